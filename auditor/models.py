@@ -29,7 +29,13 @@ ChangeKind = Literal[
     "added", "removed", "changed", "type_changed", "item_added", "item_removed", "renamed"
 ]
 CHANGE_KINDS: tuple[ChangeKind, ...] = (
-    "added", "removed", "changed", "type_changed", "item_added", "item_removed", "renamed",
+    "added",
+    "removed",
+    "changed",
+    "type_changed",
+    "item_added",
+    "item_removed",
+    "renamed",
 )
 
 Lifecycle = Literal["new", "persisting", "resolved"]
@@ -37,7 +43,7 @@ Lifecycle = Literal["new", "persisting", "resolved"]
 
 def severity_rank(severity: str) -> int:
     """Return 0 for critical … 4 for info (lower is worse); unknown severities rank last."""
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)  # type: ignore[arg-type]
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)  # type: ignore[arg-type,unused-ignore]
 
 
 @dataclass(frozen=True)

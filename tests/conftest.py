@@ -16,7 +16,9 @@ MEMBER_TOKEN = "test-member-token-0123456789"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true", default=False,
+        "--update-golden",
+        action="store_true",
+        default=False,
         help="rewrite golden files under tests/golden/ from the current output",
     )
 
@@ -42,7 +44,8 @@ def emulator() -> Iterator[Any]:
     from auditor.emulator import start_emulator
 
     emu = start_emulator(
-        tokens={OWNER_TOKEN: "owner", MEMBER_TOKEN: "member"}, now=FIXED_NOW,
+        tokens={OWNER_TOKEN: "owner", MEMBER_TOKEN: "member"},
+        now=FIXED_NOW,
     )
     try:
         yield emu

@@ -20,7 +20,15 @@ from auditor import __version__
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError
 
 COMMANDS = (
-    "run", "review", "sync", "diff", "history", "policy", "export", "demo", "emulator",
+    "run",
+    "review",
+    "sync",
+    "diff",
+    "history",
+    "policy",
+    "export",
+    "demo",
+    "emulator",
 )
 
 

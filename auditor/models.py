@@ -43,7 +43,7 @@ Lifecycle = Literal["new", "persisting", "resolved"]
 
 def severity_rank(severity: str) -> int:
     """Return 0 for critical … 4 for info (lower is worse); unknown severities rank last."""
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)  # type: ignore[arg-type,unused-ignore]
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
 @dataclass(frozen=True)

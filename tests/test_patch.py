@@ -1,0 +1,175 @@
+"""JSON Patch export: applying our RFC 6902 operations with the independent `jsonpatch` library
+turns `before` into exactly `after` (type-strict), for hand-picked, emulator and generated pairs."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+import jsonpatch
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.diff import diff_revisions, to_json_patch
+from auditor.jsonutil import canonical
+from auditor.models import JSON
+
+
+def assert_round_trip(before: JSON, after: JSON) -> list[dict[str, Any]]:
+    original = copy.deepcopy(before)
+    ops = to_json_patch(before, after)
+    result = jsonpatch.apply_patch(before, ops)
+    # Python's == says [True] == [1]; compare canonical bytes so types count.
+    assert canonical(result) == canonical(after)
+    assert canonical(before) == canonical(original), "the patch must not mutate its input"
+    return ops
+
+
+CASES = [
+    pytest.param({"a": 1}, {"a": 1}, [], id="equal-gives-no-ops"),
+    pytest.param(
+        {"a": 1}, {"b": 1}, [{"op": "move", "from": "/a", "path": "/b"}], id="rename-move"
+    ),
+    pytest.param(
+        {"commandAllowlist": ["b", "c"]},
+        {"commandAllowlist": ["a", "b", "c"]},
+        [{"op": "add", "path": "/commandAllowlist/0", "value": "a"}],
+        id="set-add-front",
+    ),
+    pytest.param(
+        {"commandAllowlist": ["a", "b", "c", "d"]},
+        {"commandAllowlist": ["b", "d"]},
+        [
+            {"op": "remove", "path": "/commandAllowlist/2"},
+            {"op": "remove", "path": "/commandAllowlist/0"},
+        ],
+        id="set-removals-descending",
+    ),
+    pytest.param(
+        {"customModels": [{"id": "x", "u": 1}, {"id": "y", "u": 1}]},
+        {"customModels": [{"id": "y", "u": 2}]},
+        [
+            {"op": "remove", "path": "/customModels/0"},
+            {"op": "replace", "path": "/customModels/0/u", "value": 2},
+        ],
+        id="keyed-remove-then-edit-shifted-index",
+    ),
+    pytest.param(
+        {"a/b": {"~": 1}},
+        {"a/b": {"~": 2}},
+        [{"op": "replace", "path": "/a~1b/~0", "value": 2}],
+        id="pointer-escaping",
+    ),
+    pytest.param([1, 2], {"a": 1}, [{"op": "replace", "path": "", "value": {"a": 1}}], id="root"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "expected"), CASES)
+def test_patch_operations(before: Any, after: Any, expected: list[dict[str, Any]]) -> None:
+    assert assert_round_trip(before, after) == expected
+
+
+REORDER_CASES = [
+    pytest.param(
+        {"commandAllowlist": ["a", "b", "c"]},
+        {"commandAllowlist": ["c", "b", "a", "d"]},
+        id="set-reordered-and-added",
+    ),
+    pytest.param(
+        {"commandAllowlist": ["a", "a", "b"]}, {"commandAllowlist": ["b", "a"]}, id="set-duplicates"
+    ),
+    pytest.param(
+        {"customModels": [{"id": "x"}, {"id": "y"}]},
+        {"customModels": [{"id": "y"}, {"id": "z"}, {"id": "x", "n": 1}]},
+        id="keyed-reordered",
+    ),
+    pytest.param(
+        {"customModels": [{"id": "x"}, {"id": "x"}]},
+        {"customModels": [{"id": "x", "n": 1}]},
+        id="keyed-duplicate-ids",
+    ),
+    pytest.param({"x": [True, 1, 1.0]}, {"x": [1, 1.0, True]}, id="bool-int-float-strict"),
+    pytest.param({"x": [[1], [2], [3]]}, {"x": [[0], [2], [3, 4]]}, id="nested-lists"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), REORDER_CASES)
+def test_patch_reproduces_order_the_diff_ignores(before: Any, after: Any) -> None:
+    assert_round_trip(before, after)
+
+
+def test_every_step_of_the_emulator_history_round_trips() -> None:
+    from auditor.emulator.data import generate_dataset
+
+    history = generate_dataset(seed=7, revisions=240, repos=0).history
+    steps = list(itertools.pairwise(history))
+    assert len(steps) == 239
+    for old, new in steps:
+        ops = assert_round_trip(old["settings"], new["settings"])
+        if diff_revisions(old["settings"], new["settings"]):
+            assert ops  # (ops without changes happen: a reordered keyed list is no Change)
+
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, 1.0, 1.5])
+    | st.sampled_from(["", "a", "b", "1", "true"])
+)
+json_values = st.recursive(
+    scalars,
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from("abcd"), kids, max_size=4)
+    ),
+    max_leaves=12,
+)
+models = st.lists(
+    st.fixed_dictionaries(
+        {"id": st.sampled_from(["x", "y", "z"])},
+        optional={"baseUrl": st.sampled_from(["u", "v"]), "n": json_values},
+    ),
+    max_size=4,
+)
+settings_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "commandAllowlist": st.lists(st.sampled_from(["a", "b", "c", 1, True, None]), max_size=6),
+        "customModels": models,
+        "hooks": st.dictionaries(
+            st.sampled_from(["Stop", "PreToolUse"]),
+            st.lists(
+                st.fixed_dictionaries(
+                    {"matcher": st.sampled_from(["Bash", "*"])}, optional={"hooks": json_values}
+                ),
+                max_size=3,
+            ),
+            max_size=2,
+        ),
+        "a": json_values,
+        "b": json_values,
+        "enableDroidShield": st.booleans(),
+        "enableAgentShield": st.booleans(),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=settings_like, after=settings_like)
+def test_generated_settings_pairs_round_trip(before: Any, after: Any) -> None:
+    assert_round_trip(before, after)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=json_values, after=json_values)
+def test_generated_json_pairs_round_trip(before: Any, after: Any) -> None:
+    assert_round_trip(before, after)
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=settings_like)
+def test_a_document_has_no_difference_with_itself(doc: Any) -> None:
+    assert diff_revisions(doc, copy.deepcopy(doc)) == []
+    assert to_json_patch(doc, copy.deepcopy(doc)) == []

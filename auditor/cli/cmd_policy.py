@@ -1,0 +1,105 @@
+"""`auditor policy lint|test|schema`: check policy files, run their tests, print the schema.
+
+`lint PATH…` validates files or folders (every problem at once, `file:line:col: level: …`)
+and, when a state file exists, warns about rule paths that no stored revision has; exit 2 on
+errors. `test PATH…` runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any
+failing case, 2 on invalid files. `schema` prints the JSON Schema for editors.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
+from auditor.policy.lint import history_warnings
+from auditor.policy.schema import SCHEMA_PATH
+from auditor.policy.testing import run_policy_tests
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+def register(subparsers: Any) -> None:
+    """Add the `policy` subcommand and its `lint`, `test` and `schema` actions."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "policy", help="lint and test policy files", description="Lint and test policy files."
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    lint = actions.add_parser(
+        "lint",
+        help="validate policy files (and check rule paths against the stored history)",
+        description="Validate policy files; with a state file, warn about rule paths that no "
+        "stored revision contains. Exit 2 on errors.",
+    )
+    lint.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
+    add_common_options(lint)
+    lint.set_defaults(handler=run_lint)
+    test = actions.add_parser(
+        "test",
+        help="run the test cases kept beside the rules (<name>.tests.yaml)",
+        description="Run policy test cases; exit 1 on a failing case, 2 on invalid files.",
+    )
+    test.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
+    test.set_defaults(handler=run_test)
+    schema = actions.add_parser("schema", help="print the policy file JSON Schema")
+    schema.set_defaults(handler=run_schema)
+
+
+def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
+    given: list[Path] = args.paths or [SHIPPED_POLICY_DIR]
+    if Path(ctx.cwd).resolve() == Path.cwd().resolve():
+        return given  # keep names as the user typed them in every message
+    return [p if p.is_absolute() else Path(ctx.cwd) / p for p in given]
+
+
+def run_lint(args: argparse.Namespace, ctx: Context) -> int:
+    """Print every problem of the policy files; exit 2 when any is an error."""
+    paths = _paths(args, ctx)
+    try:
+        policy = load_policies(paths)
+    except PolicyError as exc:
+        for line in exc.problems:
+            print(line, file=ctx.stdout)
+        print(f"{len(exc.problems)} error(s)", file=ctx.stderr)
+        return EXIT_ERROR
+    warnings: list[str] = []
+    config = config_from_args(args, ctx)
+    if config.state_path.exists():
+        with open_store(config) as store:
+            warnings = history_warnings(policy, store.iter_revisions())
+    for line in sort_problems(warnings):
+        print(line, file=ctx.stdout)
+    files, rules = len(policy.files), len(policy.rules)
+    print(
+        f"{files} file(s), {rules} rule(s): 0 errors, {len(warnings)} warning(s)", file=ctx.stderr
+    )
+    return EXIT_OK
+
+
+def run_test(args: argparse.Namespace, ctx: Context) -> int:
+    """Run every policy test case; one line per case and a summary."""
+    try:
+        cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
+    except PolicyError as exc:
+        for line in exc.problems:
+            print(line, file=ctx.stdout)
+        return EXIT_ERROR
+    for case in cases:
+        verdict = "PASS" if case.passed else "FAIL"
+        detail = "" if case.passed else ": " + "; ".join(case.mismatches)
+        print(f"{verdict} {case.file}: {case.name}{detail}", file=ctx.stdout)
+    failed = sum(not c.passed for c in cases)
+    print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
+    if not cases:
+        print("no test cases found (<name>.tests.yaml beside <name>.yaml)", file=ctx.stderr)
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def run_schema(args: argparse.Namespace, ctx: Context) -> int:
+    """Print the policy JSON Schema (point an editor's YAML support at it)."""
+    ctx.stdout.write(SCHEMA_PATH.read_text())
+    return EXIT_OK

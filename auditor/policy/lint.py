@@ -1,0 +1,88 @@
+"""Lint checks that need the stored history: rule paths that never appeared, or vanished.
+
+Takes a `PolicySet` and the stored revisions (ascending, streamed), gives warnings formatted
+like every other policy problem (`file:line:col: warning: $.rules[2].assert.path: …`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from auditor.models import Revision, Rule
+from auditor.paths import render
+from auditor.policy.conditions import Leaf, iter_leaves
+from auditor.policy.loader import PolicySet
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """One settings leaf: its alternative key paths and where it is written."""
+
+    rule: Rule
+    leaf: Leaf
+    keys: tuple[tuple[str, ...], ...]
+
+
+def _present(settings: Any, keys: tuple[str, ...]) -> bool:
+    node = settings
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def _watched(policy: PolicySet) -> Iterator[_Watched]:
+    for rule in policy.rules:
+        if rule.target != "settings":
+            continue
+        for cond in (rule.when, rule.condition):
+            for leaf, relative in iter_leaves(cond) if cond is not None else ():
+                keys = tuple(p.deps for p in leaf.paths if p.deps)
+                if keys and not relative:
+                    yield _Watched(rule, leaf, keys)
+
+
+def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[str]:
+    """Warn for settings paths absent from every stored revision or gone from the latest."""
+    watched = list(_watched(policy))
+    last_seen: dict[tuple[str, ...], int] = {}
+    numbers: list[int] = []
+    wanted = {k for w in watched for k in w.keys}
+    for revision in revisions:
+        numbers.append(revision.revision)
+        for keys in wanted:
+            if _present(revision.settings, keys):
+                last_seen[keys] = revision.revision
+    if not numbers:
+        return []
+    docs: dict[str, YamlDocument] = {}
+    return [msg for w in watched if (msg := _warning(w, last_seen, numbers, docs))]
+
+
+def _warning(
+    w: _Watched,
+    last_seen: dict[tuple[str, ...], int],
+    numbers: list[int],
+    docs: dict[str, YamlDocument],
+) -> str | None:
+    seen = [last_seen[k] for k in w.keys if k in last_seen]
+    shown = " / ".join(".".join(k) for k in w.keys)
+    if not seen:
+        count = len(numbers)
+        text = f"`{shown}` appears in none of the {count} stored revisions (typo or renamed key?)"
+    elif max(seen) < numbers[-1]:
+        ago = len(numbers) - 1 - numbers.index(max(seen))
+        text = f"`{shown}` last appeared in revision {max(seen)} ({ago} revisions ago)"
+    else:
+        return None
+    source = w.rule.source
+    if source is None:
+        return f"{w.rule.id}: warning: {text}"
+    doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
+    where = (*w.leaf.where, "path")
+    return problem(doc.locate(where), render(where), f"rule {w.rule.id}: {text}", level="warning")

@@ -1,0 +1,210 @@
+"""Policy loading: YAML files in, a validated `PolicySet` of compiled rules out.
+
+Each file is read safely (`yamlsafe`), checked against the JSON Schema, then for meaning
+(operators and their arguments, regexes, paths, enums, duplicate ids across files). Every
+problem of every file is collected, sorted by position and raised at once as a PolicyError.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.errors import PolicyError
+from auditor.models import PolicyFile, Rule, SourceLocation
+from auditor.operators import BUILTIN_ENUMS
+from auditor.paths import render
+from auditor.policy.conditions import Compiler, root_paths
+from auditor.policy.schema import schema_problems
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
+
+TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
+_POSITION = re.compile(r"^(.*?):(\d+):(\d+): ")
+
+
+@dataclass(frozen=True)
+class PolicySet:
+    """Every rule of the loaded files, in file then rule order, plus the ordered enums."""
+
+    rules: tuple[Rule, ...]
+    files: tuple[PolicyFile, ...]
+    enums: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(BUILTIN_ENUMS))
+
+    def rule(self, rule_id: str) -> Rule | None:
+        """The rule with this id, if loaded."""
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+
+def sort_problems(problems: Iterable[str]) -> list[str]:
+    """Problems ordered by file, line, column (each problem once)."""
+
+    def key(text: str) -> tuple[str, int, int, str]:
+        m = _POSITION.match(text)
+        return (m[1], int(m[2]), int(m[3]), text) if m else (text, 0, 0, text)
+
+    return sorted(set(problems), key=key)
+
+
+def policy_files(paths: Sequence[Path]) -> list[Path]:
+    """The policy files named or found (recursively) under the given paths; test files skipped."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for ext in ("*.yaml", "*.yml") for p in path.rglob(ext))
+            out.extend(p for p in found if not p.name.endswith(TEST_SUFFIXES))
+        else:
+            out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def plain(value: Any) -> Any:
+    """YAML data as JSON data: dates become ISO-8601 strings."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+@dataclass
+class _Read:
+    """One file read and schema-checked: which rules are already known to be invalid."""
+
+    doc: YamlDocument
+    data: dict[str, Any]
+    bad_rules: set[int] = field(default_factory=set)
+    ok: bool = True
+
+
+class _Loader:
+    """Collects problems across all files while building rules."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.enums: dict[str, tuple[str, ...]] = dict(BUILTIN_ENUMS)
+        self.enum_origin: dict[str, str] = {}
+        self.first_seen: dict[str, SourceLocation] = {}
+
+    def report(
+        self, doc: YamlDocument, where: Sequence[str | int], msg: str, *, key: bool = False
+    ) -> None:
+        loc = doc.locate(where, key=key)
+        self.problems.append(problem(loc, render(where) if where else "", msg))
+
+    def read(self, path: Path) -> _Read | None:
+        try:
+            doc = load_yaml(path)
+        except PolicyError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        data = plain(doc.data)
+        if not isinstance(data, dict):
+            self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
+            return None
+        got = _Read(doc, data)
+        for where, msg, at_key in schema_problems(data):
+            self.report(doc, where, msg, key=at_key)
+            if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
+                got.bad_rules.add(where[1])
+            else:
+                got.ok = False
+        return got
+
+    def declare_enums(self, doc: YamlDocument, data: Mapping[str, Any]) -> None:
+        for name, levels in data.get("enums", {}).items():
+            held = self.enums.get(name)
+            if held is not None and held != tuple(levels):
+                where = self.enum_origin.get(name, "built in")
+                self.report(doc, ("enums", name), f"enum `{name}` is already declared ({where})")
+                continue
+            self.enums[name] = tuple(levels)
+            self.enum_origin[name] = str(doc.locate(("enums", name)))
+
+    def rules(self, got: _Read) -> list[Rule]:
+        defaults = got.data.get("defaults", {})
+        out = []
+        for index, raw in enumerate(got.data["rules"]):
+            if not isinstance(raw, dict):
+                continue
+            merged = {**defaults, **raw}
+            merged["tags"] = _merge(defaults, raw, "tags")
+            merged["controls"] = _merge(defaults, raw, "controls")
+            rule = self.rule(got.doc, index, merged, valid=index not in got.bad_rules)
+            if rule is not None:
+                out.append(rule)
+        return out
+
+    def rule(
+        self, doc: YamlDocument, index: int, raw: Mapping[str, Any], *, valid: bool
+    ) -> Rule | None:
+        """Compile one rule; with `valid=False` (schema problems) only collect more problems."""
+        where = ("rules", index)
+        compiler = Compiler(str(raw.get("target", "")), self.enums)
+        cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
+        when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
+        for parts, msg in compiler.problems:
+            self.report(doc, parts, msg, key=msg.startswith("unknown key"))
+        for key in ("severity", "target") if valid else ():
+            if key not in raw:
+                self.report(
+                    doc, where, f"missing `{key}` (set it on the rule or under `defaults:`)"
+                )
+        if (
+            not valid
+            or compiler.problems
+            or cond is None
+            or not {"severity", "target"} <= raw.keys()
+        ):
+            return None
+        source = doc.locate(where)
+        first = self.first_seen.setdefault(raw["id"], source)
+        if first is not source:
+            self.report(doc, (*where, "id"), f"duplicate rule id `{raw['id']}` (first at {first})")
+            return None
+        deps = {".".join(p.deps) for c in (cond, when) if c is not None for p in root_paths(c)}
+        return Rule(
+            id=raw["id"],
+            title=raw["title"],
+            severity=raw["severity"],
+            target=raw["target"],
+            condition=cond,
+            when=when,
+            on_missing=raw.get("on_missing", "unknown"),
+            description=raw.get("description", ""),
+            remediation=raw.get("remediation", ""),
+            controls=tuple(raw["controls"]),
+            tags=tuple(raw["tags"]),
+            source=source,
+            paths=tuple(sorted(deps)),
+        )
+
+
+def _merge(defaults: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> list[str]:
+    return list(dict.fromkeys([*defaults.get(key, []), *raw.get(key, [])]))
+
+
+def load_policies(paths: Sequence[Path]) -> PolicySet:
+    """Load, validate and compile policy files or folders; all problems at once (PolicyError)."""
+    loader = _Loader()
+    files = policy_files(paths)
+    if not files:
+        shown = ", ".join(map(str, paths)) or "."
+        raise PolicyError([f"{shown}: error: no policy files (*.yaml, *.yml) found"])
+    read = [got for got in map(loader.read, files) if got is not None and got.ok]
+    for got in read:
+        loader.declare_enums(got.doc, got.data)
+    rules: list[Rule] = []
+    loaded = []
+    for got in read:
+        file_rules = loader.rules(got)
+        rules.extend(file_rules)
+        loaded.append(PolicyFile(got.doc.path, got.doc.sha256, tuple(r.id for r in file_rules)))
+    if loader.problems:
+        raise PolicyError(sort_problems(loader.problems))
+    return PolicySet(tuple(rules), tuple(loaded), dict(loader.enums))

@@ -1,0 +1,226 @@
+"""Safe YAML for policy and waiver files: plain data out, `file:line:col` on every refusal.
+
+Takes a path, gives a `YamlDocument` (plain dict/list/scalars, sha256, positions on demand).
+A cheap pass over the C parser's events refuses what a policy file has no business containing
+(anchors/aliases, non-core tags, several documents, deep nesting, duplicate keys) before the
+C safe loader builds objects. Positions are only computed when asked for (`locate`), by
+composing the node tree once; ruamel's 0-based marks become 1-based in `_location` alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    DocumentStartEvent,
+    Event,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+)
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+from auditor.errors import PolicyError
+from auditor.models import SourceLocation
+
+_CORE = "tag:yaml.org,2002:"
+ALLOWED_TAGS = frozenset(
+    _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
+)
+
+
+def _location(file: str, mark: Any) -> SourceLocation:
+    """The one place a 0-based ruamel mark becomes a 1-based location."""
+    if mark is None:
+        return SourceLocation(file, 1, 1)
+    return SourceLocation(file, int(mark.line) + 1, int(mark.column) + 1)
+
+
+def problem(loc: SourceLocation, json_path: str, message: str, *, level: str = "error") -> str:
+    """Format one problem: `file:line:col: error: $.rules[3].assert: message`."""
+    where = f"{json_path}: " if json_path else ""
+    return f"{loc}: {level}: {where}{message}"
+
+
+def suggest(name: str, choices: Iterable[str]) -> str:
+    """Return ` (did you mean `x`?)` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A loaded YAML file: plain data plus positions computed on demand."""
+
+    path: str
+    data: Any
+    sha256: str
+    text: str = field(default="", repr=False, compare=False)
+    _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
+
+    def _node_tree(self) -> Node | None:
+        if not self._root:
+            self._root.append(YAML(typ="safe", pure=False).compose(self.text))
+        return self._root[0]
+
+    def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
+        """1-based position of the value at `parts` (of its key with `key=True`).
+
+        A path that does not exist resolves to its nearest existing ancestor.
+        """
+        node = self._node_tree()
+        if node is None:
+            return SourceLocation(self.path, 1, 1)
+        mark = node.start_mark
+        for part in parts:
+            found = _child(node, part)
+            if found is None:
+                break
+            key_node, node = found
+            mark = key_node.start_mark if key and key_node is not None else node.start_mark
+        return _location(self.path, mark)
+
+
+def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if str(key_node.value) == str(part):
+                return key_node, value_node
+    elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return None, node.value[part]
+    return None
+
+
+@dataclass
+class _Frame:
+    is_mapping: bool
+    keys: set[str] = field(default_factory=set)
+    expect_key: bool = True
+
+
+class _Scanner:
+    """Checks the event stream; collects every refusal with its position."""
+
+    def __init__(self, file: str, max_depth: int) -> None:
+        self.file = file
+        self.max_depth = max_depth
+        self.stack: list[_Frame] = []
+        self.documents = 0
+        self.problems: list[str] = []
+
+    def refuse(self, event: Event, message: str) -> None:
+        self.problems.append(problem(_location(self.file, event.start_mark), "", message))
+
+    def feed(self, event: Event) -> None:
+        if isinstance(event, DocumentStartEvent):
+            self.documents += 1
+            if self.documents == 2:
+                self.refuse(event, "several YAML documents in one file; keep one per file")
+            return
+        if isinstance(event, CollectionEndEvent):
+            self.stack.pop()
+            return
+        if not isinstance(event, NodeEvent):
+            return
+        self._check_node(event)
+        is_key = self._take_position(event)
+        if is_key and isinstance(event, ScalarEvent):
+            self._check_duplicate(event)
+        if isinstance(event, CollectionStartEvent):
+            self._open(event)
+
+    def _check_node(self, event: NodeEvent) -> None:
+        if isinstance(event, AliasEvent):
+            self.refuse(event, f"YAML alias *{event.anchor} is not allowed in policy files")
+            return
+        if event.anchor is not None:
+            self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in policy files")
+        tag = getattr(event, "tag", None)
+        if tag is not None and tag not in ALLOWED_TAGS:
+            shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+            self.refuse(event, f"YAML tag {shown} is not allowed in policy files (plain data only)")
+
+    def _take_position(self, event: NodeEvent) -> bool:
+        if not self.stack or not self.stack[-1].is_mapping:
+            return False
+        frame = self.stack[-1]
+        is_key = frame.expect_key
+        frame.expect_key = not frame.expect_key
+        if is_key and not isinstance(event, ScalarEvent | AliasEvent):
+            self.refuse(event, "a mapping key must be a plain scalar")
+        return is_key
+
+    def _check_duplicate(self, event: ScalarEvent) -> None:
+        frame = self.stack[-1]
+        if event.value in frame.keys:
+            self.refuse(event, f"duplicate key `{event.value}`")
+        frame.keys.add(event.value)
+
+    def _open(self, event: CollectionStartEvent) -> None:
+        self.stack.append(_Frame(is_mapping=isinstance(event, MappingStartEvent)))
+        if len(self.stack) == self.max_depth + 1:
+            self.refuse(event, f"nesting deeper than {self.max_depth} levels")
+
+
+def _syntax_problem(file: str, exc: YAMLError) -> str:
+    if isinstance(exc, MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        context = exc.context or ""
+        if context and exc.context_mark is not None and exc.problem_mark is not None:
+            start = _location(file, exc.context_mark)
+            context += f" (from line {start.line}, column {start.col})"
+        text = ": ".join(str(p) for p in (context, exc.problem) if p)
+        return problem(_location(file, mark), "", f"invalid YAML: {text}")
+    return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
+
+
+def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(
+            [problem(SourceLocation(file, 1, 1), "", exc.strerror or str(exc))]
+        ) from None
+    if len(raw) > max_bytes:
+        message = f"file is {len(raw)} bytes; the limit is {max_bytes}"
+        raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)])
+    try:
+        return raw.decode("utf-8"), hashlib.sha256(raw).hexdigest()
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text (byte offset {exc.start})"
+        raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)]) from None
+
+
+def load_text(text: str, file: str, *, sha256: str = "", max_depth: int = 64) -> YamlDocument:
+    """Parse YAML text already in memory (see `load_yaml`)."""
+    scanner = _Scanner(file, max_depth)
+    try:
+        for event in YAML(typ="safe", pure=False).parse(text):
+            scanner.feed(event)
+    except YAMLError as exc:
+        scanner.problems.append(_syntax_problem(file, exc))
+    if scanner.problems:
+        raise PolicyError(scanner.problems)
+    try:
+        data = YAML(typ="safe", pure=False).load(text)
+    except YAMLError as exc:  # e.g. an unparsable timestamp value
+        raise PolicyError([_syntax_problem(file, exc)]) from None
+    digest = sha256 or hashlib.sha256(text.encode()).hexdigest()
+    return YamlDocument(path=file, data=data, sha256=digest, text=text)
+
+
+def load_yaml(path: Path, *, max_bytes: int = 1_000_000, max_depth: int = 64) -> YamlDocument:
+    """Load one YAML file safely; raises PolicyError listing every refusal as `file:line:col`."""
+    text, digest = _read_text(path, max_bytes)
+    return load_text(text, str(path), sha256=digest, max_depth=max_depth)

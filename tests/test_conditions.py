@@ -1,0 +1,245 @@
+"""The condition language: paths, missing vs null, defaults, combinators and quantifiers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from auditor.operators import BUILTIN_ENUMS, MISSING
+from auditor.policy.conditions import Compiler, Condition
+from auditor.policy.outcome import Env
+from auditor.policy.pathexpr import PathSyntaxError, PathTypeError, compile_path
+
+ENV = Env(datetime(2026, 11, 1, tzinfo=UTC))
+DOC: dict[str, Any] = {
+    "sandbox": {"enabled": False, "network": {"allowedDomains": ["a.com", "*"]}, "proxy": None},
+    "customModels": [
+        {"id": "custom:x", "baseUrl": "http://x.internal", "apiKey": "[secret fp:1a2b len:40]"},
+        {"id": "custom:y", "baseUrl": "https://y.example"},
+    ],
+    "hooks": [],
+    "$score": 0.75,
+    "odd key": 1,
+    "count": "7",
+}
+
+
+def _compile(raw: Any, target: str = "settings") -> Condition:
+    compiler = Compiler(target, BUILTIN_ENUMS)
+    cond = compiler.compile(raw, ("assert",))
+    assert not compiler.problems and cond is not None, compiler.problems
+    return cond
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "where"),
+    [
+        pytest.param("sandbox.enabled", False, "$.sandbox.enabled", id="dotted"),
+        pytest.param("$.sandbox.enabled", False, "$.sandbox.enabled", id="dollar-prefix"),
+        pytest.param("sandbox.proxy", None, "$.sandbox.proxy", id="null-is-a-value"),
+        pytest.param("sandbox.proxy.url", MISSING, "$.sandbox.proxy.url", id="through-null"),
+        pytest.param("sandbox.nope.deeper", MISSING, "$.sandbox.nope.deeper", id="missing"),
+        pytest.param(
+            "customModels[id=custom:y].baseUrl",
+            "https://y.example",
+            "$.customModels[?id=='custom:y'].baseUrl",
+            id="key-selector",
+        ),
+        pytest.param(
+            "customModels[*].id", ["custom:x", "custom:y"], "$.customModels[*].id", id="star"
+        ),
+        pytest.param("customModels[-1].id", "custom:y", "$.customModels[-1].id", id="index"),
+        pytest.param("hooks[*].command", [], "$.hooks[*].command", id="star-empty"),
+        pytest.param("$score", 0.75, "$.$score", id="computed-field"),
+        pytest.param("['odd key']", 1, "$['odd key']", id="quoted-key"),
+    ],
+)
+def test_path_resolution(text: str, value: Any, where: str) -> None:
+    assert compile_path(text).resolve(DOC) == (value, where)
+
+
+@pytest.mark.parametrize("text", ["a..b", "a[0]b", "a[", ".a", "a b"])
+def test_path_syntax_errors(text: str) -> None:
+    with pytest.raises(PathSyntaxError, match="invalid path"):
+        compile_path(text)
+
+
+def test_walking_into_a_scalar_is_a_type_error() -> None:
+    with pytest.raises(PathTypeError, match=r"\$\.sandbox\.enabled is boolean"):
+        compile_path("sandbox.enabled.mode").resolve(DOC)
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "message"),
+    [
+        pytest.param(
+            {"path": "sandbox.enabled", "equals": True},
+            "fail",
+            "sandbox.enabled is false; expected true",
+            id="leaf-fail",
+        ),
+        pytest.param(
+            {"path": "sandbox.missing", "equals": True},
+            "missing",
+            "sandbox.missing is absent",
+            id="absent",
+        ),
+        pytest.param(
+            {"path": "sandbox.missing", "equals": True, "default": True},
+            "pass",
+            "sandbox.missing is true",
+            id="default",
+        ),
+        pytest.param(
+            {"path": ["enableShield", "sandbox.enabled"], "equals": False},
+            "pass",
+            "sandbox.enabled is false",
+            id="alternatives-first-present-wins",
+        ),
+        pytest.param(
+            {"path": "sandbox.proxy", "exists": True}, "pass", "sandbox.proxy is null", id="exists"
+        ),
+        pytest.param(
+            {"path": "count", "gte": 5},
+            "error",
+            'count is string "7"; `gte` needs a number',
+            id="type-mismatch",
+        ),
+        pytest.param(
+            {"path": "sandbox.enabled.mode", "equals": 1},
+            "error",
+            "$.sandbox.enabled is boolean, so it has no key `mode`",
+            id="walk-into-scalar",
+        ),
+        pytest.param(
+            {"all": [{"path": "$score", "gte": 0.5}, {"path": "count", "equals": "7"}]},
+            "pass",
+            "$score is 0.75 (+1 more checks)",
+            id="all-pass",
+        ),
+        pytest.param(
+            {
+                "any": [
+                    {"path": "sandbox.enabled", "equals": True},
+                    {"path": "nope", "exists": True},
+                ]
+            },
+            "fail",
+            "none held: sandbox.enabled is false; expected true (+1 more failures)",
+            id="any-fail",
+        ),
+        pytest.param(
+            {"all": [{"path": "nope", "equals": 1}, {"path": "count", "lt": 1}]},
+            "error",
+            'count is string "7"; `lt` needs a number',
+            id="error-never-hidden",
+        ),
+        pytest.param(
+            {"not": {"path": "sandbox.enabled", "equals": True}},
+            "pass",
+            "sandbox.enabled is false; expected true",
+            id="not",
+        ),
+        pytest.param(
+            {"each": "customModels", "assert": {"path": "baseUrl", "starts_with": "https://"}},
+            "fail",
+            "customModels[?id=='custom:x'].baseUrl is \"http://x.internal\"; "
+            'expected to start with "https://"',
+            id="each-fail-names-element",
+        ),
+        pytest.param(
+            {"some": "customModels", "assert": {"path": "baseUrl", "starts_with": "https://"}},
+            "pass",
+            "customModels[?id=='custom:y'].baseUrl is \"https://y.example\"",
+            id="some",
+        ),
+        pytest.param(
+            {"none": "sandbox.network.allowedDomains", "assert": {"equals": "*"}},
+            "fail",
+            'not expected: sandbox.network.allowedDomains[1] is "*"',
+            id="none-over-scalars",
+        ),
+        pytest.param(
+            {"each": "hooks", "assert": {"path": "command", "exists": True}},
+            "pass",
+            "hooks is empty",
+            id="each-empty",
+        ),
+        pytest.param(
+            {"some": "hooks", "assert": {"path": "command", "exists": True}},
+            "fail",
+            "hooks is empty",
+            id="some-empty",
+        ),
+        pytest.param(
+            {"each": "sandbox", "assert": {"exists": True}},
+            "error",
+            "sandbox is dict; `each` needs an array",
+            id="each-not-array",
+        ),
+        pytest.param(
+            {"path": "customModels[*].baseUrl", "contains": "https://y.example"},
+            "pass",
+            'customModels[*].baseUrl is ["http://x.internal","https://y.example"]',
+            id="projection",
+        ),
+    ],
+)
+def test_condition_outcomes(raw: Any, status: str, message: str) -> None:
+    outcome = _compile(raw).evaluate(DOC, "$", ENV)
+    assert (outcome.status, outcome.message) == (status, message)
+
+
+def test_evidence_carries_path_value_and_expectation() -> None:
+    outcome = _compile({"path": "sandbox.enabled", "equals": True}).evaluate(DOC, "$", ENV)
+    (ev,) = outcome.evidence
+    assert (ev.path, ev.actual, ev.expected, ev.operator, ev.present) == (
+        "$.sandbox.enabled", False, True, "equals", True,
+    )  # fmt: skip
+
+
+def test_long_values_are_shortened_in_messages() -> None:
+    doc = {"big": {"k" + str(i): "v" * 50 for i in range(50)}}
+    outcome = _compile({"path": "big", "equals": {}}).evaluate(doc, "$", ENV)
+    assert outcome.status == "fail" and len(outcome.message) < 120 and "…" in outcome.message
+
+
+def test_ordered_enum_shorthand_on_the_leaf() -> None:
+    cond = _compile({"path": "level", "at_most": "medium", "enum": "autonomy"})
+    assert cond.evaluate({"level": "high"}, "$", ENV).status == "fail"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "status"),
+    [
+        pytest.param({"lvl": "low"}, {"lvl": "high"}, "fail", id="raised"),
+        pytest.param({"lvl": "high"}, {"lvl": "low"}, "pass", id="lowered"),
+        pytest.param({}, {"lvl": "high"}, "pass", id="added-is-not-increased"),
+    ],
+)
+def test_change_leaf_reads_both_sides(before: Any, after: Any, status: str) -> None:
+    cond = _compile({"not": {"path": "lvl", "increased": {"enum": "autonomy"}}}, "change")
+    env = Env(ENV.now, (before, after))
+    assert cond.evaluate({}, "$", env).status == status
+
+
+@pytest.mark.parametrize(
+    ("raw", "target", "problem"),
+    [
+        pytest.param({"path": "a"}, "settings", "needs an operator", id="no-operator"),
+        pytest.param({"path": "a", "changed": True}, "settings", "applies only to", id="change"),
+        pytest.param(
+            {"path": "a", "changed": True, "equals": 1}, "change", "cannot share", id="mixed"
+        ),
+        pytest.param({"path": "a", "equals": 1, "enum": "autonomy"}, "settings", "`enum`", id="en"),
+        pytest.param({"all": []}, "settings", "non-empty list", id="empty-all"),
+        pytest.param({"each": "a"}, "settings", "needs an `assert`", id="each-no-assert"),
+        pytest.param({"path": "a", "equal": 1}, "settings", "did you mean `equals`", id="typo"),
+    ],
+)
+def test_compile_problems(raw: Any, target: str, problem: str) -> None:
+    compiler = Compiler(target, BUILTIN_ENUMS)
+    assert compiler.compile(raw, ("assert",)) is None
+    assert any(problem in msg for _, msg in compiler.problems), compiler.problems

@@ -1,0 +1,212 @@
+"""The operator table: every registered operator, on values a policy meets, in one table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from auditor.operators import BUILTIN_ENUMS, MISSING, REGISTRY, OperandTypeError
+from auditor.policy.schema import build_schema
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+AUT = {"enum": "autonomy", "value": "medium"}
+ERR = "type-error"
+
+# (operator, actual, argument as written in YAML, expected: True / False / ERR)
+TABLE: list[tuple[str, Any, Any, Any]] = [
+    ("equals", True, True, True),
+    ("equals", 1, True, False),  # type-strict: true is not 1
+    ("equals", 1, 1.0, True),
+    ("equals", None, None, True),
+    ("equals", ["a"], ["a"], True),
+    ("not_equals", "a", "b", True),
+    ("not_equals", False, 0, True),
+    ("in", "low", ["off", "low"], True),
+    ("in", "high", ["off", "low"], False),
+    ("not_in", "high", ["off", "low"], True),
+    ("contains", ["a.com", "b.com"], "a.com", True),
+    ("contains", "https://x", "://", True),
+    ("contains", ["a"], "b", False),
+    ("contains", 5, 5, ERR),
+    ("contains_all", ["a", "b", "c"], ["a", "c"], True),
+    ("contains_all", ["a"], ["a", "c"], False),
+    ("contains_all", "abc", ["a"], ERR),
+    ("contains_any", ["a"], ["x", "a"], True),
+    ("contains_any", [], ["x"], False),
+    ("excludes", ["*", "a.com"], "*", False),
+    ("excludes", ["a.com"], ["*", "*.com"], True),
+    ("excludes", "rm -rf /", "sudo", True),
+    ("excludes", {"a": 1}, "a", ERR),
+    ("subset_of", ["a"], ["a", "b"], True),
+    ("subset_of", ["a", "z"], ["a", "b"], False),
+    ("subset_of", "a", ["a"], ERR),
+    ("gt", 5, 4, True),
+    ("gt", 4, 4, False),
+    ("gte", 4, 4, True),
+    ("gte", "5", 4, ERR),
+    ("gte", True, 0, ERR),  # a boolean is not a number
+    ("lt", 3.5, 4, True),
+    ("lte", 5, 4, False),
+    ("at_most", "low", AUT, True),
+    ("at_most", "high", AUT, False),
+    ("at_most", "extreme", AUT, ERR),
+    ("at_least", "medium", AUT, True),
+    ("at_least", "off", AUT, False),
+    ("matches", "https://api.example.com", r"^https://[a-z.]+\.example\.com$", True),
+    ("matches", "http://x", "^https://", False),
+    ("matches", 42, "4", ERR),
+    ("not_matches", "AKIAxxxx", "^sk-", True),
+    ("starts_with", "https://x", "https://", True),
+    ("starts_with", "ftp://x", ["https://", "ssh://"], False),
+    ("starts_with", None, "x", ERR),
+    ("ends_with", "model.internal", ".internal", True),
+    ("exists", MISSING, True, False),
+    ("exists", None, True, True),  # null is a value: the key is present
+    ("exists", MISSING, False, True),
+    ("empty", [], True, True),
+    ("empty", {"a": 1}, True, False),
+    ("empty", None, True, True),
+    ("empty", 0, True, ERR),
+    ("type", 3, "integer", True),
+    ("type", 3, "number", True),
+    ("type", "3", "number", False),
+    ("type", None, "null", True),
+    ("length", ["a", "b"], 2, True),
+    ("length", "abc", {"gte": 1, "lte": 2}, False),
+    ("length", 12, 2, ERR),
+    ("within_days", "2026-10-25T00:00:00Z", 30, True),
+    ("within_days", "2026-08-01T00:00:00Z", 30, False),
+    ("within_days", 1_760_000_000_000, 30, False),  # Unix ms (October 2025)
+    ("within_days", "last tuesday", 30, ERR),
+    ("older_than_days", "2026-08-01", 30, True),
+    ("older_than_days", "2026-10-31T12:00:00+00:00", 1, False),
+    ("version_at_least", "1.10.0", "1.9", True),
+    ("version_at_least", "v2.0.0-beta", "2", True),
+    ("version_at_least", "1.2", "1.2.1", False),
+    ("version_at_least", "main", "1.0", ERR),
+]
+
+# (operator, before, after, argument, expected)
+CHANGE_TABLE: list[tuple[str, Any, Any, Any, Any]] = [
+    ("changed", "low", "high", True, True),
+    ("changed", "low", "low", True, False),
+    ("changed", MISSING, None, True, True),  # absent -> null is a change
+    ("changed", [1], [True], True, True),  # type-strict
+    ("changed", "low", "low", False, True),
+    ("added", MISSING, 1, True, True),
+    ("added", 1, 1, True, False),
+    ("removed", 1, MISSING, True, True),
+    ("from", True, False, True, True),
+    ("from", True, True, True, False),  # unchanged is not "from"
+    ("to", True, False, False, True),
+    ("to", MISSING, False, False, True),
+    ("increased", "low", "high", {"enum": "autonomy"}, True),
+    ("increased", "high", "low", {"enum": "autonomy"}, False),
+    ("increased", 1, 3, True, True),
+    ("increased", MISSING, 3, True, False),
+    ("increased", "1", 3, True, ERR),
+    ("decreased", "high", "off", {"enum": "autonomy"}, True),
+    ("decreased", "high", "ultra", {"enum": "autonomy"}, ERR),
+]
+
+
+def _call(name: str, *values: Any) -> Any:
+    op = REGISTRY[name]
+    *data, raw = values
+    arg = op.prepare(raw, BUILTIN_ENUMS)
+    try:
+        return op.fn(*data, arg, NOW) if op.kind == "time" else op.fn(*data, arg)
+    except OperandTypeError:
+        return ERR
+
+
+@pytest.mark.parametrize(
+    ("name", "actual", "arg", "expected"),
+    TABLE,
+    ids=[f"{r[0]}-{i}" for i, r in enumerate(TABLE)],
+)
+def test_operator(name: str, actual: Any, arg: Any, expected: Any) -> None:
+    assert _call(name, actual, arg) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "arg", "expected"),
+    CHANGE_TABLE,
+    ids=[f"{r[0]}-{i}" for i, r in enumerate(CHANGE_TABLE)],
+)
+def test_change_operator(name: str, before: Any, after: Any, arg: Any, expected: Any) -> None:
+    assert _call(name, before, after, arg) == expected
+
+
+def test_every_registered_operator_is_in_the_tables() -> None:
+    covered = {row[0] for row in TABLE} | {row[0] for row in CHANGE_TABLE}
+    assert covered == set(REGISTRY)
+
+
+def test_schema_operator_list_equals_the_registry() -> None:
+    condition = build_schema()["$defs"]["condition"]["properties"]
+    structural = {"path", "default", "enum", "all", "any", "not", "each", "some", "none", "assert"}
+    assert set(condition) - structural == set(REGISTRY)
+
+
+def test_at_least_the_issue_operators_exist() -> None:
+    listed = [
+        "equals",
+        "not_equals",
+        "in",
+        "not_in",
+        "contains",
+        "contains_all",
+        "contains_any",
+        "excludes",
+        "subset_of",
+        "gt",
+        "gte",
+        "lt",
+        "lte",
+        "at_most",
+        "at_least",
+        "matches",
+        "not_matches",
+        "starts_with",
+        "ends_with",
+        "exists",
+        "empty",
+        "type",
+        "length",
+        "within_days",
+        "older_than_days",
+        "version_at_least",
+        "changed",
+        "from",
+        "to",
+        "increased",
+        "decreased",
+        "added",
+        "removed",
+    ]
+    assert set(listed) <= set(REGISTRY)
+
+
+@pytest.mark.parametrize(
+    ("name", "arg", "message"),
+    [
+        pytest.param("matches", "(?<=a)b", "lookaround or a backreference", id="lookbehind"),
+        pytest.param("matches", r"(x)\1", "lookaround or a backreference", id="backref"),
+        pytest.param("not_matches", "a(", "invalid regex", id="unbalanced"),
+        pytest.param("at_most", {"enum": "nope", "value": "x"}, "unknown ordered enum", id="enum"),
+        pytest.param("at_most", {"enum": "autonomy", "value": "max"}, "not a level", id="lvl"),
+        pytest.param("version_at_least", "latest", "not a version", id="version"),
+    ],
+)
+def test_bad_arguments_are_refused_at_load(name: str, arg: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        REGISTRY[name].prepare(arg, BUILTIN_ENUMS)
+
+
+def test_regex_errors_do_not_reach_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError):
+        REGISTRY["matches"].prepare("a(", BUILTIN_ENUMS)
+    assert capfd.readouterr().err == ""

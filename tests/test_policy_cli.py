@@ -1,0 +1,153 @@
+"""`auditor policy lint|test|schema` as a user runs them: output lines and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.cli import Context, cmd_policy
+from auditor.jsonutil import content_hash
+from auditor.models import Revision, User
+from auditor.store import Store
+
+HERE = Path(__file__).parent / "policies"
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def run(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="auditor")
+    cmd_policy.register(parser.add_subparsers())
+    args = parser.parse_args(["policy", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(tmp_path))
+    code = args.handler(args, ctx)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def policies(tmp_path: Path) -> Path:
+    folder = tmp_path / "policies"
+    shutil.copytree(HERE / "valid", folder)
+    return folder
+
+
+def test_lint_clean_folder(tmp_path: Path, policies: Path) -> None:
+    code, out, err = run(tmp_path, "lint", str(policies))
+    assert (code, out) == (0, "")
+    assert "7 rule(s): 0 errors, 0 warning(s)" in err
+
+
+def test_lint_reports_every_problem_of_every_file_and_exits_2(tmp_path: Path) -> None:
+    paths = [HERE / "invalid" / n for n in ("unknown-key.yaml", "several-problems.yaml")]
+    code, out, _ = run(tmp_path, "lint", *map(str, paths))
+    lines = out.splitlines()
+    assert code == 2 and len(lines) == 5
+    assert lines[0].endswith(
+        "several-problems.yaml:6:51: error: $.rules[0].assert.colour: unknown key `colour`"
+    )
+    assert "unknown-key.yaml:4:5: error:" in lines[-1] and "did you mean `severity`?" in lines[-1]
+
+
+def _store_with(path: Path, revisions: list[dict[str, Any]]) -> None:
+    with Store.open(path, create=True) as store, store.transaction():
+        sync = store.begin_sync(NOW, "http://x")
+        for n, settings in enumerate(revisions, start=1):
+            rev = Revision(n, NOW - timedelta(days=9 - n), User("u", "a@b.c", "A"), settings,
+                           content_hash(settings))  # fmt: skip
+            store.ingest_revision(rev, sync, NOW)
+
+
+def test_lint_warns_about_paths_absent_from_the_stored_history(
+    tmp_path: Path, policies: Path
+) -> None:
+    state = tmp_path / "state.db"
+    _store_with(state, [
+        {"sandbox": {"enabled": True}, "maxAutonomyLevel": "low", "customModels": []},
+        {"sandbox": {"enabled": True}, "autonomyLevel": "low"},
+    ])  # fmt: skip
+    code, out, _ = run(tmp_path, "lint", str(policies), "--state", str(state))
+    assert code == 0
+    assert out.splitlines() == [
+        f"{policies}/sample.yaml:21:13: warning: $.rules[1].assert.path: rule SBX-002: "
+        "`sandbox.network.allowedDomains` appears in none of the 2 stored revisions "
+        "(typo or renamed key?)",
+    ]
+
+
+def test_lint_warns_about_a_vanished_path(tmp_path: Path, policies: Path) -> None:
+    state = tmp_path / "state.db"
+    _store_with(state, [
+        {"sandbox": {"enabled": True, "network": {"allowedDomains": []}}},
+        {"sandbox": {"enabled": True, "network": {"allowedDomains": []}}},
+        {"sandbox": {"enabled": True}},
+        {"sandbox": {"enabled": True}, "maxAutonomyLevel": "low"},
+    ])  # fmt: skip
+    _, out, _ = run(tmp_path, "lint", str(policies), "--state", str(state))
+    assert "`sandbox.network.allowedDomains` last appeared in revision 2 (2 revisions ago)" in out
+
+
+def test_policy_test_passes(tmp_path: Path, policies: Path) -> None:
+    code, out, _ = run(tmp_path, "test", str(policies))
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == f"PASS {policies}/sample.tests.yaml: sandbox off is caught"
+    assert lines[-1] == "6 passed, 0 failed"
+
+
+def test_policy_test_failure_names_the_mismatch(tmp_path: Path, policies: Path) -> None:
+    tests = policies / "sample.tests.yaml"
+    tests.write_text(
+        tests.read_text().replace(
+            "{SBX-001: fail, SBX-002: not_applicable", "{SBX-001: pass, SBX-002: not_applicable"
+        )
+    )
+    code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
+    assert code == 1
+    assert (
+        f"FAIL {tests}: sandbox off is caught: SBX-001: expected pass, got fail "
+        "(sandbox.enabled is false; expected true)"
+    ) in out.splitlines()
+    assert out.splitlines()[-1] == "5 passed, 1 failed"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        pytest.param(
+            "  - expect: {SBX-01: fail}\n",
+            "unknown rule id `SBX-01` (did you mean `SBX-001`?)",
+            id="rule-id",
+        ),
+        pytest.param("  - expect: {SBX-001: failed}\n", "'failed' is not a status", id="status"),
+        pytest.param(
+            "  - now: yesterday\n    expect: {SBX-001: fail}\n",
+            "malformed date 'yesterday'",
+            id="date",
+        ),
+        pytest.param(
+            "  - setings: {}\n    expect: {SBX-001: fail}\n",
+            "unknown key `setings` (did you mean `settings`?)",
+            id="key",
+        ),
+    ],
+)
+def test_invalid_test_files_exit_2_with_positions(
+    tmp_path: Path, policies: Path, case: str, message: str
+) -> None:
+    (policies / "sample.tests.yaml").write_text("tests:\n" + case)
+    code, out, _ = run(tmp_path, "test", str(policies))
+    assert code == 2
+    assert out.startswith(f"{policies}/sample.tests.yaml:2:")
+    assert message in out
+
+
+def test_schema_prints_json(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path, "schema")
+    assert code == 0 and json.loads(out)["title"] == "auditor policy file"

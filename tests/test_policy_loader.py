@@ -1,0 +1,110 @@
+"""Loading policy files: invalid files as test data (one file per problem, with its message)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import PolicyError
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+from auditor.policy.schema import SCHEMA_PATH, build_schema
+
+HERE = Path(__file__).parent / "policies"
+INVALID = sorted((HERE / "invalid").glob("*.yaml"))
+VALID = HERE / "valid"
+
+
+def _problems(*paths: Path) -> list[str]:
+    with pytest.raises(PolicyError) as info:
+        load_policies(list(paths))
+    out = "\n".join(info.value.problems)
+    for path in paths:
+        out = out.replace(str(path.parent) + "/", "")
+    return out.splitlines()
+
+
+@pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
+def test_invalid_policy_file(path: Path, update_golden: bool) -> None:
+    got = _problems(path)
+    expected_file = path.with_suffix(".expected")
+    if update_golden:
+        expected_file.write_text("\n".join(got) + "\n")
+    assert got == expected_file.read_text().splitlines()
+
+
+def test_every_invalid_file_has_an_expected_message() -> None:
+    assert len(INVALID) >= 20
+    assert all(p.with_suffix(".expected").exists() for p in INVALID)
+
+
+def test_valid_sample_loads_with_defaults_applied() -> None:
+    policy = load_policies([VALID])
+    assert [r.id for r in policy.rules][:2] == ["SBX-001", "SBX-002"]
+    first = policy.rule("AUT-001")
+    assert first is not None
+    assert first.on_missing == "fail"  # the rule's own value beats the file default
+    assert first.controls == ("SOC2:CC6.1",)  # from `defaults:`
+    assert first.source is not None and (first.source.line, first.source.col) == (24, 5)
+    assert first.paths == ("autonomyLevel", "maxAutonomyLevel")
+    assert policy.enums["risk"] == ("none", "some", "lots")
+    assert policy.files[0].rule_ids[0] == "SBX-001"
+    assert len(policy.files[0].sha256) == 64
+
+
+def test_test_files_are_not_loaded_as_policies() -> None:
+    policy = load_policies([VALID])
+    assert [Path(f.path).name for f in policy.files] == ["sample.yaml"]
+
+
+def _rule(rule_id: str, extra: str = "") -> str:
+    return (
+        f"  - id: {rule_id}\n    title: t\n    severity: low\n    target: settings\n"
+        f"    assert: {{path: a, exists: true}}\n{extra}"
+    )
+
+
+def test_duplicate_ids_across_files_and_all_files_reported_sorted(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("rules:\n" + _rule("X-1") + _rule("X-2"))
+    (tmp_path / "b.yaml").write_text("rules:\n" + _rule("X-2"))
+    (tmp_path / "c.yaml").write_text("rules:\n  - id: X-3\n    title: t\n    severity: bad\n")
+    got = _problems(tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml")
+    assert got == [
+        "b.yaml:2:9: error: $.rules[0].id: duplicate rule id `X-2` "
+        f"(first at {tmp_path}/a.yaml:7:5)".replace(f"{tmp_path}/", ""),
+        "c.yaml:2:5: error: $.rules[0]: missing required key `assert`",
+        'c.yaml:4:15: error: $.rules[0].severity: "bad" is not one of critical, high, medium, '
+        "low, info",
+    ]
+
+
+def test_enums_declared_in_one_file_serve_another(tmp_path: Path) -> None:
+    (tmp_path / "enums.yaml").write_text("enums:\n  tier: [bronze, silver, gold]\nrules: []\n")
+    (tmp_path / "r.yaml").write_text(
+        "rules:\n" + _rule("T-1").replace("exists: true", "at_least: {enum: tier, value: silver}")
+    )
+    assert [r.id for r in load_policies([tmp_path]).rules] == ["T-1"]
+
+
+def test_empty_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="no policy files"):
+        load_policies([tmp_path])
+
+
+def test_shipped_schema_file_is_the_generated_schema() -> None:
+    assert json.loads(SCHEMA_PATH.read_text()) == build_schema()
+
+
+def test_shipped_policy_dir_is_a_folder_path() -> None:
+    assert SHIPPED_POLICY_DIR.name == "policies"
+
+
+def test_hundred_rule_pack_loads_fast(tmp_path: Path) -> None:
+    import time
+
+    body = "".join(_rule(f"R-{i:03d}") for i in range(100))
+    (tmp_path / "big.yaml").write_text("rules:\n" + body)
+    start = time.perf_counter()
+    assert len(load_policies([tmp_path]).rules) == 100
+    assert time.perf_counter() - start < 1.0  # bench/bench_policy.py measures the real figure

@@ -1,0 +1,106 @@
+"""Safe YAML loading: every refusal names file:line:col; positions are 1-based."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import PolicyError
+from auditor.models import SourceLocation
+from auditor.policy.yamlsafe import load_yaml, problem, suggest
+
+
+def _problems(tmp_path: Path, text: str, **limits: int) -> list[str]:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(PolicyError) as info:
+        load_yaml(path, **limits)
+    return [p.replace(str(path), "p.yaml") for p in info.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("a: &x 1\nb: 2\n", "p.yaml:1:4: error: YAML anchor &x", id="anchor"),
+        pytest.param("a: 1\nb: *x\n", "p.yaml:2:4: error: YAML alias *x", id="undefined-alias"),
+        pytest.param(
+            "a: !!python/object:os.system 1\n",
+            "p.yaml:1:4: error: YAML tag !!python/object:os.system is not allowed",
+            id="python-tag",
+        ),
+        pytest.param("a: !custom 1\n", "p.yaml:1:4: error: YAML tag !custom", id="local-tag"),
+        pytest.param("a: 1\nb: 2\na: 3\n", "p.yaml:3:1: error: duplicate key `a`", id="dup-key"),
+        pytest.param("a: 1\n---\nb: 2\n", "p.yaml:2:1: error: several YAML documents", id="docs"),
+        pytest.param("a: [1, 2\nb: 3\n", "p.yaml:2:2: error: invalid YAML", id="syntax"),
+        pytest.param("? [a]\n: 1\n", "p.yaml:1:3: error: a mapping key must be", id="complex-key"),
+    ],
+)
+def test_refusals_name_their_position(tmp_path: Path, text: str, expected: str) -> None:
+    assert any(p.startswith(expected) for p in _problems(tmp_path, text)), expected
+
+
+def test_yaml_bomb_is_refused_before_expansion(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\n"
+    problems = _problems(tmp_path, bomb)
+    assert len(problems) == 7  # three anchors, four aliases, each reported
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, "a: &x 1\nb: !!binary aGk=\nb: 2\n")
+    assert [p.split(": error")[0] for p in problems] == ["p.yaml:1:4", "p.yaml:2:4", "p.yaml:3:1"]
+
+
+def test_depth_limit(tmp_path: Path) -> None:
+    assert _problems(tmp_path, "a: {b: {c: {d: 1}}}\n", max_depth=3) == [
+        "p.yaml:1:12: error: nesting deeper than 3 levels"
+    ]
+
+
+def test_size_limit(tmp_path: Path) -> None:
+    assert _problems(tmp_path, "a: " + "x" * 100 + "\n", max_bytes=50) == [
+        "p.yaml:1:1: error: file is 104 bytes; the limit is 50"
+    ]
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"a: \xff\n")
+    with pytest.raises(PolicyError, match="not UTF-8"):
+        load_yaml(path)
+
+
+def test_plain_data_and_hash(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("a: [1, 2.5, true, null, '7']\nwhen: 2026-01-02\n")
+    doc = load_yaml(path)
+    assert doc.data == {"a": [1, 2.5, True, None, "7"], "when": dt.date(2026, 1, 2)}
+    assert len(doc.sha256) == 64
+
+
+@pytest.mark.parametrize(
+    ("parts", "key", "expected"),
+    [
+        pytest.param(["rules", 1, "severity"], False, (5, 15), id="value"),
+        pytest.param(["rules", 1, "severity"], True, (5, 5), id="key"),
+        pytest.param(["rules", 1, "nope"], False, (4, 5), id="missing-child-ancestor"),
+        pytest.param(["rules", 7], False, (2, 3), id="missing-index"),
+        pytest.param([], False, (1, 1), id="root"),
+    ],
+)
+def test_locate_is_one_based(
+    tmp_path: Path, parts: list[str | int], key: bool, expected: tuple[int, int]
+) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("rules:\n  - id: A\n    severity: low\n  - id: B\n    severity: high\n")
+    loc = load_yaml(path).locate(parts, key=key)
+    assert (loc.line, loc.col) == expected
+
+
+def test_problem_and_suggest_format() -> None:
+    loc = SourceLocation("x.yaml", 12, 7)
+    assert problem(loc, "$.rules[3]", "bad") == "x.yaml:12:7: error: $.rules[3]: bad"
+    assert problem(loc, "", "meh", level="warning") == "x.yaml:12:7: warning: meh"
+    assert suggest("severty", ["severity", "title"]) == " (did you mean `severity`?)"
+    assert suggest("zzz", ["severity"]) == ""

@@ -1,0 +1,146 @@
+"""`auditor export`: write an evidence bundle from the state file.
+
+Takes the state file, gives a folder with `revisions.jsonl`, `reports.jsonl`, `integrity.json`
+and `manifest.json` (sha256 and size of each file). Everything comes from the store, so every
+secret is already a marker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from auditor import __version__
+from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.errors import EXIT_OK, AuditorError
+from auditor.jsonutil import canonical, dumps_pretty
+from auditor.models import ReadinessReport, Revision
+from auditor.store import Store
+from auditor.store_schema import to_text
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+def register(subparsers: Any) -> None:
+    """Add the `export` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="write an evidence bundle (JSON files + sha256 manifest) from the state file",
+        description="Write revisions, readiness reports and integrity issues with a manifest.",
+    )
+    add_common_options(parser)
+    parser.add_argument(
+        "--out", metavar="DIR", type=Path, default=None, help="output folder (default ./evidence)"
+    )
+    parser.set_defaults(handler=run_export)
+
+
+def _revision_line(rev: Revision) -> dict[str, Any]:
+    return {
+        "revision": rev.revision,
+        "org": rev.org,
+        "updatedAt": to_text(rev.updated_at),
+        "user": {"id": rev.user.id, "email": rev.user.email, "name": rev.user.name},
+        "contentHash": rev.content_hash,
+        "settings": rev.settings,
+    }
+
+
+def _report_line(report: ReadinessReport) -> dict[str, Any]:
+    return {
+        "reportId": report.report_id,
+        "repoUrl": report.repo_url,
+        "createdAt": to_text(report.created_at),
+        "contentHash": report.content_hash,
+        "data": report.data,
+    }
+
+
+def _jsonl(items: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    for item in items:
+        yield canonical(item) + b"\n"
+
+
+def _write(path: Path, chunks: Iterable[bytes]) -> dict[str, Any]:
+    """Write atomically (temp file + rename); return the file's sha256 and size."""
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                fh.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:
+    """Write the evidence bundle into `out` and return the manifest."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AuditorError(f"cannot create {out}: {exc.strerror}") from None
+    issues = [
+        {
+            "revision": i.revision,
+            "reportId": i.report_id,
+            "storedHash": i.stored_hash,
+            "seenHash": i.seen_hash,
+            "seenAt": to_text(i.seen_at),
+        }
+        for i in store.integrity_issues()
+    ]
+    files = {
+        "revisions.jsonl": _write(
+            out / "revisions.jsonl", _jsonl(map(_revision_line, store.iter_revisions()))
+        ),
+        "reports.jsonl": _write(
+            out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports()))
+        ),
+        "integrity.json": _write(out / "integrity.json", [dumps_pretty(issues).encode()]),
+    }
+    latest = store.latest_revision()
+    manifest = {
+        "tool": "auditor",
+        "toolVersion": __version__,
+        "generated": generated,
+        "revisions": store.count_revisions(),
+        "latestRevision": latest.revision if latest else None,
+        "reports": store.count_reports(),
+        "integrityIssues": len(issues),
+        "secrets": "redacted at ingestion: keyed fingerprint markers only",
+        "files": files,
+    }
+    _write(
+        out / "manifest.json",
+        [orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"],
+    )
+    return manifest
+
+
+def run_export(args: argparse.Namespace, ctx: Context) -> int:
+    """Handler: export the bundle and say where it went."""
+    config = config_from_args(args, ctx)
+    out: Path = Path(ctx.cwd) / (args.out or "evidence")
+    with open_store(config) as store:
+        manifest = export_bundle(store, out, generated=to_text(ctx.clock()))
+    print(
+        f"Wrote evidence bundle to {out}: {manifest['revisions']} revisions, "
+        f"{manifest['reports']} readiness reports, {manifest['integrityIssues']} integrity issues "
+        "(sha256 of each file in manifest.json).",
+        file=ctx.stdout,
+    )
+    return EXIT_OK

@@ -1,0 +1,72 @@
+"""`auditor sync`: fetch new settings revisions and readiness reports into the state file.
+
+Takes the configuration, gives a one-paragraph summary on stdout; exit 0, or 2 with one line
+on stderr (nothing saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from auditor.cli.common import (
+    Progress,
+    add_common_options,
+    config_from_args,
+    open_store,
+    require_remote,
+)
+from auditor.config import Config
+from auditor.errors import EXIT_OK
+from auditor.fetch import PlatformClient
+from auditor.sync import SyncSummary, format_summary, sync
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+def register(subparsers: Any) -> None:
+    """Add the `sync` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "sync",
+        help="fetch new revisions and readiness reports into the state file",
+        description="Fetch what is new from the service into the state file (all or nothing).",
+    )
+    add_common_options(parser)
+    parser.set_defaults(handler=run_sync)
+
+
+def run_sync(args: argparse.Namespace, ctx: Context) -> int:
+    """Handler: sync and print the summary."""
+    config = config_from_args(args, ctx)
+    base_url, token = require_remote(config)
+    existed = config.state_path.exists()
+    try:
+        summary = _sync(config, base_url, token, ctx)
+    except BaseException:
+        if not existed:  # a first sync that failed leaves no half-made state file behind
+            for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
+                leftover.unlink(missing_ok=True)
+        raise
+    print(format_summary(summary, base_url), file=ctx.stdout)
+    return EXIT_OK
+
+
+def _sync(config: Config, base_url: str, token: str, ctx: Context) -> SyncSummary:
+    with open_store(config, create=True) as store:
+        store.register_secret(token)
+        client = PlatformClient(
+            base_url=base_url,
+            app_url=config.app_url,
+            token=token,
+            redactor=store.redactor,
+            timeout=config.timeout,
+            deadline=config.deadline,
+            max_pages=config.max_pages,
+            page_size=config.page_size,
+        )
+        with client:
+            return sync(
+                store, client, progress=Progress.for_context(ctx), clock=ctx.clock, org=config.org
+            )

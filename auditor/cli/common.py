@@ -1,0 +1,105 @@
+"""Options and helpers every subcommand shares: configuration, the state file, progress output.
+
+Takes parsed arguments and the `Context`, gives a `Config`, an open `Store` and a `Progress`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from auditor.config import Config, load_config
+from auditor.errors import ConfigError
+from auditor.store import Store
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+_FLAG_KEYS = (
+    "state",
+    "base_url",
+    "app_url",
+    "token_file",
+    "org",
+    "policies",
+    "waivers",
+    "out_dir",
+    "fail_on",
+    "readiness_model",
+)
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Add --config, --state, --base-url, --app-url, --token-file and --org."""
+    group = parser.add_argument_group("configuration")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="TOML config file (overrides [tool.auditor] in ./pyproject.toml)",
+    )
+    group.add_argument(
+        "--state",
+        metavar="FILE",
+        type=Path,
+        help="state file (default .auditor/state.db; env AUDITOR_STATE)",
+    )
+    group.add_argument("--base-url", metavar="URL", help="service address (env AUDITOR_BASE_URL)")
+    group.add_argument(
+        "--app-url",
+        metavar="URL",
+        help="address of the readiness-report endpoint (env AUDITOR_APP_URL)",
+    )
+    group.add_argument(
+        "--token-file",
+        metavar="FILE",
+        type=Path,
+        help="file holding the API token (or set AUDITOR_TOKEN)",
+    )
+    group.add_argument("--org", metavar="NAME", help="organization label (default 'default')")
+
+
+def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
+    """Build the `Config` from flags, the context's environment and config files."""
+    values = vars(args)
+    flags: dict[str, Any] = {k: values[k] for k in _FLAG_KEYS if values.get(k) is not None}
+    if flags.get("policies") == []:
+        del flags["policies"]
+    return load_config(
+        flags=flags, env=ctx.env, cwd=Path(ctx.cwd), config_file=values.get("config")
+    )
+
+
+def open_store(config: Config, *, create: bool = False) -> Store:
+    """Open the configured state file (locked); StoreError if it is missing and not `create`."""
+    return Store.open(config.state_path, create=create, fingerprint_key=config.fingerprint_key)
+
+
+def require_remote(config: Config) -> tuple[str, str]:
+    """The base URL and token, or a ConfigError saying how to provide them."""
+    if not config.base_url:
+        raise ConfigError(
+            "no service address: pass --base-url, set AUDITOR_BASE_URL or base_url in a config file"
+        )
+    if not config.token:
+        raise ConfigError("no API token: set AUDITOR_TOKEN or pass --token-file FILE")
+    return config.base_url, config.token
+
+
+class Progress:
+    """Writes progress lines to stderr, only when stderr is a terminal."""
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self._stream = stream
+        self._enabled = enabled
+
+    @classmethod
+    def for_context(cls, ctx: Context) -> Progress:
+        """Progress that shows only on an interactive stderr."""
+        return cls(ctx.stderr, ctx.interactive)
+
+    def __call__(self, message: str) -> None:
+        """Show one progress line."""
+        if self._enabled:
+            print(f"auditor: {message}", file=self._stream, flush=True)

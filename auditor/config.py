@@ -1,0 +1,256 @@
+"""Configuration: merges flags, `AUDITOR_*` environment, a `--config` TOML file, `[tool.auditor]`
+in ./pyproject.toml and defaults, in that order of precedence (design §9).
+
+Takes plain mappings (the cli reads argv and the environment and passes them in), gives a frozen
+`Config`. The API token comes only from `AUDITOR_TOKEN` or a token file, never from a flag value
+or a config file, and never shows in `repr`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.errors import ConfigError
+from auditor.models import SEVERITIES
+
+DEFAULT_STATE = Path(".auditor") / "state.db"
+FAIL_ON_VALUES = (*SEVERITIES, "none")
+_MIN_FINGERPRINT_KEY = 16
+
+ENV_KEYS: Mapping[str, str] = {
+    "AUDITOR_BASE_URL": "base_url",
+    "AUDITOR_APP_URL": "app_url",
+    "AUDITOR_STATE": "state_path",
+    "AUDITOR_ORG": "org",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a command needs to know about where to read from and how to behave."""
+
+    base_url: str | None = None
+    app_url: str | None = None
+    token: str | None = field(default=None, repr=False)
+    state_path: Path = DEFAULT_STATE
+    org: str = "default"
+    policies: tuple[Path, ...] = ()
+    waivers: Path | None = None
+    out_dir: Path | None = None
+    fail_on: str = "low"
+    readiness_model: Path | None = None
+    diff_keys: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float = 30.0
+    deadline: float = 300.0
+    max_pages: int = 10000
+    page_size: int = 100
+    fingerprint_key: bytes | None = field(default=None, repr=False)
+
+
+def _as_str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: expected a non-empty string, got {type(value).__name__}")
+    return value
+
+
+def _as_url(value: Any, where: str) -> str:
+    text = _as_str(value, where).rstrip("/")
+    if not text.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: expected an http:// or https:// URL, got {text!r}")
+    return text
+
+
+def _as_float(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+    if isinstance(value, bool) or number <= 0:
+        raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+    return number
+
+
+def _as_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{where}: expected a positive integer, got {value!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+    return number
+
+
+def _as_page_size(value: Any, where: str) -> int:
+    number = _as_int(value, where)
+    if number > 100:
+        raise ConfigError(f"{where}: the API pages at most 100 items, got {number}")
+    return number
+
+
+def _as_fail_on(value: Any, where: str) -> str:
+    text = _as_str(value, where)
+    if text not in FAIL_ON_VALUES:
+        raise ConfigError(f"{where}: expected one of {', '.join(FAIL_ON_VALUES)}, got {text!r}")
+    return text
+
+
+def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a table, got {type(value).__name__}")
+    unknown = [k for k in value if k not in ("sets", "keyed")]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected 'sets' or 'keyed')")
+    return dict(value)
+
+
+# Keys a config file may hold, with the converter for each; paths are handled separately.
+_SCALARS: Mapping[str, Callable[[Any, str], Any]] = {
+    "base_url": _as_url,
+    "app_url": _as_url,
+    "org": _as_str,
+    "fail_on": _as_fail_on,
+    "diff_keys": _as_diff_keys,
+    "timeout": _as_float,
+    "deadline": _as_float,
+    "max_pages": _as_int,
+    "page_size": _as_page_size,
+}
+_PATHS = ("state_path", "waivers", "out_dir", "readiness_model", "token_file")
+_ALIASES = {"state": "state_path"}
+FILE_KEYS = (*_SCALARS, *_PATHS, "policies", "state")
+
+
+def _normalise_key(key: str) -> str:
+    name = key.replace("-", "_")
+    return _ALIASES.get(name, name)
+
+
+def _reject_unknown(table: Mapping[str, Any], where: str) -> None:
+    for key in table:
+        name = key.replace("-", "_")
+        if name == "token":
+            raise ConfigError(
+                f"{where}: the API token is never read from a config file; "
+                "set AUDITOR_TOKEN or token_file"
+            )
+        if name not in FILE_KEYS:
+            close = difflib.get_close_matches(name, FILE_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+
+
+def _as_path(value: Any, where: str, base: Path) -> Path:
+    return base / (value if isinstance(value, Path) else _as_str(value, where))
+
+
+def _convert(name: str, value: Any, where: str, base: Path) -> Any:
+    if name in _SCALARS:
+        return _SCALARS[name](value, f"{where}: {name}")
+    if name == "policies":
+        items = value if isinstance(value, list | tuple) else [value]
+        return tuple(_as_path(v, f"{where}: policies", base) for v in items)
+    return _as_path(value, f"{where}: {name}", base)
+
+
+def _layer(table: Mapping[str, Any], where: str, base: Path) -> dict[str, Any]:
+    """Convert one source's raw values to typed ones (relative paths resolved against `base`)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if value is None:
+            continue
+        name = _normalise_key(key)
+        if name in _SCALARS or name in _PATHS or name == "policies":
+            out[name] = _convert(name, value, where, base)
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+
+
+def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
+    data = _read_toml(path)
+    where = str(path)
+    if section:
+        tool = data.get("tool", {})
+        data = tool.get("auditor", {}) if isinstance(tool, dict) else {}
+        where = f"{path} [tool.auditor]"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a table")
+    _reject_unknown(data, where)
+    return _layer(data, where, path.parent)
+
+
+def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
+    table = {name: env[var] for var, name in ENV_KEYS.items() if env.get(var)}
+    return _layer(table, "environment", cwd)
+
+
+def _read_token_file(path: Path) -> str:
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read token file: {exc.strerror}") from None
+    if not token:
+        raise ConfigError(f"{path}: token file is empty")
+    return token
+
+
+def _token(flags: dict[str, Any], env: Mapping[str, str], files: dict[str, Any]) -> str | None:
+    if "token_file" in flags:
+        return _read_token_file(flags["token_file"])
+    if env.get("AUDITOR_TOKEN"):
+        return env["AUDITOR_TOKEN"].strip()
+    if "token_file" in files:
+        return _read_token_file(files["token_file"])
+    return None
+
+
+def _fingerprint_key(env: Mapping[str, str]) -> bytes | None:
+    text = env.get("AUDITOR_FINGERPRINT_KEY")
+    if not text:
+        return None
+    if len(text) < _MIN_FINGERPRINT_KEY:
+        raise ConfigError(
+            f"AUDITOR_FINGERPRINT_KEY: expected at least {_MIN_FINGERPRINT_KEY} characters"
+        )
+    return text.encode("utf-8")
+
+
+def load_config(
+    *,
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    cwd: Path,
+    config_file: Path | None,
+) -> Config:
+    """Merge every configuration source by precedence into one validated `Config`."""
+    if "token" in flags and flags["token"] is not None:
+        raise ConfigError("the token is never taken from a flag: use AUDITOR_TOKEN or --token-file")
+    files: dict[str, Any] = {}
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        files.update(_file_layer(pyproject, section=True))
+    if config_file is not None:
+        files.update(_file_layer(cwd / config_file, section=False))
+    flag_values = _layer(flags, "command line", cwd)
+    merged = {**files, **_env_layer(env, cwd), **flag_values}
+    merged.setdefault("state_path", cwd / DEFAULT_STATE)
+    token = _token(flag_values, env, files)
+    merged.pop("token_file", None)
+    return Config(**merged, token=token, fingerprint_key=_fingerprint_key(env))

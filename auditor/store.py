@@ -1,0 +1,370 @@
+"""The local state: one SQLite file (default `.auditor/state.db`), the only module running SQL.
+
+Takes validated API items (from `auditor.sync`) and run results (from `auditor run`), gives
+immutable `Revision`s, `ReadinessReport`s, integrity issues, sync and run records. The file never
+holds a secret: values are replaced at ingestion by markers with a *keyed* fingerprint (HMAC with
+a random per-file key kept in the `meta` table, or `AUDITOR_FINGERPRINT_KEY`), so the state file
+is safe to hand around as a CI artifact. An exclusive lock on `<state>.lock` keeps two runs
+from sharing one file; writes happen in transactions, so a failed sync leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Literal
+
+from auditor import store_runs
+from auditor.errors import StoreError
+from auditor.jsonutil import canonical
+from auditor.models import ReadinessReport, Revision
+from auditor.redact import Redactor
+from auditor.store_file import acquire_lock, prepare
+from auditor.store_schema import (
+    REPORT_COLUMNS,
+    REVISION_COLUMNS,
+    FindingRecord,
+    IntegrityIssue,
+    RunRecord,
+    SyncRecord,
+    from_text,
+    issue_from_row,
+    report_from_row,
+    revision_from_row,
+    revision_row,
+    to_text,
+)
+
+__all__ = [
+    "FindingRecord",
+    "Ingested",
+    "IntegrityIssue",
+    "RunRecord",
+    "Store",
+    "SyncRecord",
+]
+
+_BATCH = 256
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What happened to one item offered to the store."""
+
+    status: Literal["new", "same", "conflict"]
+    known_before: bool  # stored by an earlier sync (not just earlier in this one)
+    issue: IntegrityIssue | None = None
+
+
+class Store:
+    """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str] | None):
+        self._db = db
+        self.path = path
+        self._key = key
+        self._lock = lock
+        self._secrets: list[str] = []
+        self.redactor = Redactor(key)
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        create: bool = True,
+        lock: bool = True,
+        fingerprint_key: bytes | None = None,
+    ) -> Store:
+        """Open (or create) the state file; StoreError if missing, locked or unreadable."""
+        path = Path(path)
+        if not path.exists():
+            if not create:
+                raise StoreError(f"no state file at {path}: run `auditor sync` first")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
+        handle = acquire_lock(path) if lock else None
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            key = prepare(db, path, fingerprint_key)
+        except sqlite3.Error as exc:
+            if handle:
+                handle.close()
+            raise StoreError(f"{path} is not a usable auditor state file ({exc})") from None
+        except StoreError:
+            if handle:
+                handle.close()
+            raise
+        return cls(db, path, key, handle)
+
+    def close(self) -> None:
+        """Close the database and release the lock."""
+        self._db.close()
+        if self._lock is not None:
+            with suppress(OSError):
+                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside commits together, or (on any exception) not at all."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"state file {self.path}: {exc}") from None
+
+    # -- secrets and the organization --------------------------------------------------------
+
+    def register_secret(self, value: str) -> None:
+        """Scrub `value` (e.g. the API token) from stored data and from any later message."""
+        self.redactor.register(value)
+        if value not in self._secrets:
+            self._secrets.append(value)
+
+    def ingest_redactor(self) -> Redactor:
+        """A fresh redactor for one document: markers depend only on the key and the document."""
+        return Redactor(self._key, self._secrets)
+
+    def bind_org(self, org: str) -> None:
+        """Record the organization on first use; StoreError if the file belongs to another one."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO meta (key, value) VALUES ('org', ?)", (org,))
+        elif row[0] != org:
+            raise StoreError(
+                f"state file {self.path} holds organization {row[0]!r}, not {org!r}: "
+                "use one state file per organization"
+            )
+
+    # -- revisions ---------------------------------------------------------------------------
+
+    def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
+        cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+        while rows := cursor.fetchmany(_BATCH):
+            yield from (revision_from_row(r) for r in rows)
+
+    def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
+        return next(self._revisions(where + " LIMIT 1", params), None)
+
+    def latest_revision(self) -> Revision | None:
+        """The newest stored revision."""
+        return self._one("ORDER BY revision DESC")
+
+    def get_revision(self, number: int) -> Revision | None:
+        """One revision by number."""
+        return self._one("WHERE revision = ?", (number,))
+
+    def revision_numbers(self) -> list[int]:
+        """Every stored revision number, ascending."""
+        return [r[0] for r in self._db.execute("SELECT revision FROM revisions ORDER BY 1")]
+
+    def iter_revisions(
+        self, *, start: int | None = None, end: int | None = None
+    ) -> Iterator[Revision]:
+        """Revisions in ascending order within inclusive bounds, streamed."""
+        low = start if start is not None else -(2**62)
+        high = end if end is not None else 2**62
+        return self._revisions("WHERE revision BETWEEN ? AND ? ORDER BY revision", (low, high))
+
+    def revision_at(self, when: datetime) -> Revision | None:
+        """The revision in force at `when` (the newest one updated at or before it)."""
+        return self._one(
+            "WHERE updated_at <= ? ORDER BY updated_at DESC, revision DESC", (to_text(when),)
+        )
+
+    def count_revisions(self) -> int:
+        """How many revisions are stored."""
+        return int(self._db.execute("SELECT COUNT(*) FROM revisions").fetchone()[0])
+
+    def ingest_revision(self, rev: Revision, sync_id: int, seen_at: datetime) -> Ingested:
+        """Insert a new revision; a known number with other content becomes an integrity issue."""
+        row = self._db.execute(
+            "SELECT content_hash, sync_id FROM revisions WHERE revision = ?", (rev.revision,)
+        ).fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
+                "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                revision_row(rev, sync_id),
+            )
+            return Ingested("new", known_before=False)
+        stored_hash, stored_sync = row
+        before = stored_sync != sync_id
+        if stored_hash == rev.content_hash:
+            return Ingested("same", known_before=before)
+        if not before:  # the API contradicted itself within one sync: the caller decides
+            return Ingested("conflict", known_before=False)
+        issue = self._record_issue(rev.revision, None, stored_hash, rev.content_hash, seen_at)
+        return Ingested("conflict", known_before=True, issue=issue)
+
+    def _record_issue(
+        self, revision: int | None, report_id: str | None, stored: str, seen: str, at: datetime
+    ) -> IntegrityIssue:
+        self._db.execute(
+            "INSERT INTO integrity_issues (revision, report_id, stored_hash, seen_hash, seen_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (revision, report_id, stored, seen, to_text(at)),
+        )
+        return IntegrityIssue(revision, stored, seen, at, report_id)
+
+    def integrity_issues(self) -> list[IntegrityIssue]:
+        """Every integrity issue ever recorded, oldest first."""
+        rows = self._db.execute(
+            "SELECT revision, report_id, stored_hash, seen_hash, seen_at FROM integrity_issues "
+            "ORDER BY id"
+        )
+        return [issue_from_row(r) for r in rows]
+
+    # -- readiness reports -------------------------------------------------------------------
+
+    def _reports(self, tail: str) -> Iterator[ReadinessReport]:
+        cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+        while rows := cursor.fetchmany(_BATCH):
+            yield from (report_from_row(r) for r in rows)
+
+    def iter_reports(self) -> Iterator[ReadinessReport]:
+        """Every report, by repository then creation time."""
+        return self._reports("ORDER BY repo_url, created_at, report_id")
+
+    def latest_reports(self) -> list[ReadinessReport]:
+        """The newest report of each repository, sorted by repository URL."""
+        return list(
+            self._reports(
+                "WHERE report_id = (SELECT report_id FROM reports s WHERE s.repo_url = r.repo_url"
+                " ORDER BY created_at DESC, report_id DESC LIMIT 1) ORDER BY repo_url"
+            )
+        )
+
+    def count_reports(self) -> int:
+        """How many reports are stored."""
+        return int(self._db.execute("SELECT COUNT(*) FROM reports").fetchone()[0])
+
+    def count_repositories(self) -> int:
+        """How many repositories have at least one report."""
+        return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
+
+    def ingest_report(self, report: ReadinessReport, sync_id: int, seen_at: datetime) -> Ingested:
+        """Insert a report by id; known id with other content becomes an integrity issue."""
+        row = self._db.execute(
+            "SELECT content_hash, sync_id FROM reports WHERE report_id = ?", (report.report_id,)
+        ).fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
+                "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    report.report_id,
+                    report.repo_url,
+                    to_text(report.created_at),
+                    canonical(report.data),
+                    report.content_hash,
+                    sync_id,
+                ),
+            )
+            return Ingested("new", known_before=False)
+        stored_hash, stored_sync = row
+        before = stored_sync != sync_id
+        if stored_hash == report.content_hash:
+            return Ingested("same", known_before=before)
+        if not before:
+            return Ingested("conflict", known_before=False)
+        issue = self._record_issue(
+            None, report.report_id, stored_hash, report.content_hash, seen_at
+        )
+        return Ingested("conflict", known_before=before, issue=issue)
+
+    # -- syncs -------------------------------------------------------------------------------
+
+    def begin_sync(self, started: datetime, base_url: str) -> int:
+        """Record a sync in the open transaction and return its id."""
+        cursor = self._db.execute(
+            "INSERT INTO syncs (started, base_url) VALUES (?, ?)", (to_text(started), base_url)
+        )
+        return int(cursor.lastrowid or 0)
+
+    def finish_sync(
+        self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int
+    ) -> None:
+        """Complete the sync record (still inside the sync's transaction)."""
+        self._db.execute(
+            "UPDATE syncs SET finished = ?, revisions_new = ?, reports_new = ?, pages = ? "
+            "WHERE id = ?",
+            (to_text(finished), revisions_new, reports_new, pages, sync_id),
+        )
+
+    def last_sync(self) -> SyncRecord | None:
+        """The newest finished sync."""
+        row = self._db.execute(
+            "SELECT started, finished, base_url, revisions_new, reports_new, pages FROM syncs "
+            "WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        started, finished, base, revs, reports, pages = row
+        return SyncRecord(
+            from_text(started) or datetime.min, from_text(finished), base, revs, reports, pages
+        )
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        run_id: str,
+        *,
+        started: datetime,
+        tool_version: str,
+        policy_hashes: Mapping[str, str],
+    ) -> None:
+        """Record that a run began."""
+        with self.transaction():
+            store_runs.start_run(
+                self._db,
+                run_id,
+                started=started,
+                tool_version=tool_version,
+                policy_hashes=policy_hashes,
+            )
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        finished: datetime,
+        complete: bool,
+        findings: Iterable[FindingRecord],
+    ) -> None:
+        """Record a run's end and its findings."""
+        with self.transaction():
+            store_runs.finish_run(
+                self._db, run_id, finished=finished, complete=complete, findings=findings
+            )
+
+    def previous_complete_run(self, before_run_id: str) -> RunRecord | None:
+        """The newest complete run before `before_run_id`, with its findings."""
+        return store_runs.previous_complete_run(self._db, before_run_id)

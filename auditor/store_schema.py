@@ -1,0 +1,212 @@
+"""The state file's schema and records, and the conversion of API items into redacted models.
+
+Takes raw API dicts and SQLite rows, gives `Revision` / `ReadinessReport` and the store's own
+records. Secret-bearing values are replaced by keyed-fingerprint markers here, at ingestion,
+so the database never holds a secret.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from auditor.errors import DataError
+from auditor.jsonutil import canonical, content_hash, loads
+from auditor.models import ReadinessReport, Revision, User
+from auditor.redact import Redactor
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS revisions (
+    revision INTEGER PRIMARY KEY, org TEXT NOT NULL, updated_at TEXT NOT NULL,
+    user_id TEXT NOT NULL, user_email TEXT NOT NULL, user_name TEXT NOT NULL,
+    settings BLOB NOT NULL, content_hash TEXT NOT NULL, sync_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS revisions_by_time ON revisions (updated_at, revision);
+CREATE TABLE IF NOT EXISTS reports (
+    report_id TEXT PRIMARY KEY, repo_url TEXT NOT NULL, created_at TEXT NOT NULL,
+    data BLOB NOT NULL, content_hash TEXT NOT NULL, sync_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS reports_by_repo ON reports (repo_url, created_at, report_id);
+CREATE TABLE IF NOT EXISTS integrity_issues (
+    id INTEGER PRIMARY KEY, revision INTEGER, report_id TEXT, stored_hash TEXT NOT NULL,
+    seen_hash TEXT NOT NULL, seen_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS syncs (
+    id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, base_url TEXT NOT NULL,
+    revisions_new INTEGER NOT NULL DEFAULT 0, reports_new INTEGER NOT NULL DEFAULT 0,
+    pages INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started TEXT NOT NULL, finished TEXT, complete INTEGER NOT NULL,
+    tool_version TEXT NOT NULL, policy_hashes TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS findings (
+    run_id TEXT NOT NULL REFERENCES runs (run_id), fingerprint TEXT NOT NULL,
+    rule_id TEXT NOT NULL, subject_key TEXT NOT NULL, status TEXT NOT NULL,
+    severity TEXT NOT NULL, first_seen_run TEXT NOT NULL, PRIMARY KEY (run_id, fingerprint));
+"""
+
+
+@dataclass(frozen=True)
+class IntegrityIssue:
+    """Content the API sent for a revision (or report) that differs from what was stored."""
+
+    revision: int | None
+    stored_hash: str
+    seen_hash: str
+    seen_at: datetime
+    report_id: str | None = None
+
+    def describe(self) -> str:
+        """One line for people: which item, and both hashes."""
+        what = (
+            f"revision {self.revision}"
+            if self.report_id is None
+            else (f"readiness report {self.report_id}")
+        )
+        return (
+            f"{what} changed after it was stored (stored sha256 {self.stored_hash[:12]}, "
+            f"API now sends {self.seen_hash[:12]}); the stored copy was kept"
+        )
+
+
+@dataclass(frozen=True)
+class SyncRecord:
+    """One finished sync."""
+
+    started: datetime
+    finished: datetime | None
+    base_url: str
+    revisions_new: int
+    reports_new: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class FindingRecord:
+    """A finding as remembered between runs."""
+
+    fingerprint: str
+    rule_id: str
+    subject_key: str
+    status: str
+    severity: str
+    first_seen_run: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One `auditor run` and its findings."""
+
+    run_id: str
+    started: datetime
+    finished: datetime | None
+    complete: bool
+    findings: tuple[FindingRecord, ...]
+
+
+def to_text(when: datetime) -> str:
+    """Fixed-width UTC text, so SQL string order is time order."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def from_text(text: str | None) -> datetime | None:
+    """Inverse of `to_text`."""
+    return datetime.fromisoformat(text) if text else None
+
+
+def _parse_updated_at(value: Any, where: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time") from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -> Revision:
+    """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
+    settings = redactor.redact_json(raw["settings"])
+    user = raw["user"]
+    return Revision(
+        revision=int(raw["revision"]),
+        updated_at=_parse_updated_at(raw["updatedAt"], where),
+        user=User(
+            id=str(user.get("id") or ""),
+            email=str(user.get("email") or ""),
+            name=str(user.get("name") or ""),
+        ),
+        settings=settings,
+        content_hash=content_hash(settings),
+        org=org,
+    )
+
+
+def to_report(raw: dict[str, Any], redactor: Redactor, where: str) -> ReadinessReport:
+    """Build a redacted `ReadinessReport` from one API `reports[]` item (already schema-valid)."""
+    data = redactor.redact_json(raw)
+    try:
+        created = datetime.fromtimestamp(float(raw["createdAt"]) / 1000, UTC)
+    except (OverflowError, ValueError, OSError):
+        raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
+    return ReadinessReport(
+        report_id=str(raw["reportId"]),
+        repo_url=str(raw["repoUrl"]),
+        created_at=created,
+        data=data,
+        content_hash=content_hash(data),
+    )
+
+
+def revision_row(rev: Revision, sync_id: int) -> tuple[Any, ...]:
+    """The `revisions` row for a revision."""
+    return (
+        rev.revision,
+        rev.org,
+        to_text(rev.updated_at),
+        rev.user.id,
+        rev.user.email,
+        rev.user.name,
+        canonical(rev.settings),
+        rev.content_hash,
+        sync_id,
+    )
+
+
+REVISION_COLUMNS = (
+    "revision, org, updated_at, user_id, user_email, user_name, settings, content_hash"
+)
+REPORT_COLUMNS = "report_id, repo_url, created_at, data, content_hash"
+
+
+def revision_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Revision:
+    """Inverse of `revision_row` (columns as in REVISION_COLUMNS)."""
+    number, org, updated, uid, email, name, settings, digest = row
+    return Revision(
+        revision=int(number),
+        updated_at=datetime.fromisoformat(updated),
+        user=User(id=uid, email=email, name=name),
+        settings=loads(settings),
+        content_hash=digest,
+        org=org,
+    )
+
+
+def report_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ReadinessReport:
+    """A `ReadinessReport` from a `reports` row (columns as in REPORT_COLUMNS)."""
+    report_id, repo_url, created, data, digest = row
+    return ReadinessReport(
+        report_id=report_id,
+        repo_url=repo_url,
+        created_at=datetime.fromisoformat(created),
+        data=loads(data),
+        content_hash=digest,
+    )
+
+
+def issue_from_row(row: Iterable[Any]) -> IntegrityIssue:
+    """An `IntegrityIssue` from an `integrity_issues` row."""
+    revision, report_id, stored, seen, seen_at = row
+    return IntegrityIssue(revision, stored, seen, datetime.fromisoformat(seen_at), report_id)

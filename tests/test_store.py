@@ -1,0 +1,222 @@
+"""The SQLite state file: redaction at ingestion, immutability, locking, keys, runs."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.errors import StoreError
+from auditor.models import Revision
+from auditor.store import FindingRecord, Store
+from auditor.store_schema import to_report, to_revision
+
+T0 = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
+API_KEY = "sk-live0123456789abcdefghij"
+
+
+def raw_change(rev: int, model: str = "m1", api_key: str = API_KEY) -> dict[str, Any]:
+    return {
+        "revision": rev,
+        "settings": {
+            "customModels": [{"id": "custom:x", "model": model, "apiKey": api_key}],
+            "env": {"HOME_TOKEN": "${VAULT_TOKEN}", "LITERAL": "plain-secret-value"},
+            "maxAutonomyLevel": "low",
+        },
+        "user": {"id": "u1", "email": "a@b.c", "name": None},
+        "updatedAt": (T0 + timedelta(days=rev)).isoformat().replace("+00:00", "Z"),
+    }
+
+
+def revision(store: Store, rev: int, **kw: Any) -> Revision:
+    return to_revision(raw_change(rev, **kw), store.ingest_redactor(), "default", "$")
+
+
+def fill(store: Store, revs: range) -> None:
+    with store.transaction():
+        for rev in revs:
+            store.ingest_revision(revision(store, rev), 1, T0)
+
+
+@pytest.fixture
+def store(state_path: Path) -> Any:
+    with Store.open(state_path) as s:
+        yield s
+
+
+def test_no_secret_reaches_the_file_and_env_references_stay(store: Store, state_path: Path) -> None:
+    fill(store, range(1, 4))
+    stored = store.get_revision(2)
+    assert stored is not None
+    model = stored.settings["customModels"][0]
+    assert model["apiKey"] == store.redactor.marker(API_KEY)
+    assert stored.settings["env"]["HOME_TOKEN"] == "${VAULT_TOKEN}"
+    assert stored.user.name == ""
+    store.close()
+    raw = state_path.read_bytes()
+    assert API_KEY.encode() not in raw and b"plain-secret-value" not in raw
+
+
+def test_reading_revisions(store: Store) -> None:
+    fill(store, range(1, 8))
+    assert store.revision_numbers() == list(range(1, 8))
+    assert [r.revision for r in store.iter_revisions(start=3, end=5)] == [3, 4, 5]
+    assert [r.revision for r in store.iter_revisions(start=6)] == [6, 7]
+    latest = store.latest_revision()
+    assert latest is not None and latest.revision == 7
+    assert store.count_revisions() == 7
+    in_force = store.revision_at(T0 + timedelta(days=4, hours=5))
+    assert in_force is not None and in_force.revision == 4
+    assert store.revision_at(T0) is None
+    assert store.get_revision(99) is None
+
+
+def test_known_revision_with_other_content_is_an_issue_not_an_overwrite(store: Store) -> None:
+    fill(store, range(1, 3))
+    before = store.get_revision(2)
+    with store.transaction():
+        same = store.ingest_revision(revision(store, 2), 2, T0)
+        other = store.ingest_revision(revision(store, 2, model="m2"), 2, T0)
+    assert (same.status, same.known_before) == ("same", True)
+    assert other.status == "conflict" and other.issue is not None
+    assert store.get_revision(2) == before
+    [issue] = store.integrity_issues()
+    assert (issue.revision, issue.stored_hash) == (2, before.content_hash if before else "")
+    assert "revision 2 changed after it was stored" in issue.describe()
+
+
+def test_rotated_secret_shows_as_a_different_marker(store: Store) -> None:
+    a = revision(store, 1)
+    b = revision(store, 2, api_key="sk-live-rotated-0123456789abc")
+    assert a.settings["customModels"][0]["apiKey"] != b.settings["customModels"][0]["apiKey"]
+    assert a.content_hash != b.content_hash
+
+
+def test_failed_transaction_leaves_the_store_unchanged(store: Store) -> None:
+    fill(store, range(1, 3))
+    with pytest.raises(RuntimeError), store.transaction():
+        store.ingest_revision(revision(store, 3), 2, T0)
+        raise RuntimeError("network went away")
+    assert store.revision_numbers() == [1, 2]
+
+
+def test_reports_latest_per_repo(store: Store) -> None:
+    def report(rid: str, repo: str, ms: int) -> Any:
+        raw = {
+            "reportId": rid,
+            "repoUrl": repo,
+            "createdAt": ms,
+            "report": {"x": {"numerator": 1, "denominator": 1, "rationale": f"token={API_KEY}"}},
+        }
+        return to_report(raw, store.ingest_redactor(), "$")
+
+    with store.transaction():
+        for rid, repo, ms in [
+            ("a1", "https://g/a", 1000),
+            ("a2", "https://g/a", 2000),
+            ("b1", "https://g/b", 1500),
+        ]:
+            assert store.ingest_report(report(rid, repo, ms), 1, T0).status == "new"
+        clash = store.ingest_report(report("a1", "https://g/a", 999), 2, T0)
+    assert clash.status == "conflict"
+    assert [r.report_id for r in store.latest_reports()] == ["a2", "b1"]
+    assert [r.report_id for r in store.iter_reports()] == ["a1", "a2", "b1"]
+    assert (store.count_reports(), store.count_repositories()) == (3, 2)
+    assert API_KEY not in str(store.latest_reports()[0].data)
+
+
+def test_missing_state_file(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"no state file at .*: run `auditor sync` first"):
+        Store.open(tmp_path / "none.db", create=False)
+
+
+def test_lock_stops_a_second_run(state_path: Path) -> None:
+    with Store.open(state_path), pytest.raises(StoreError) as info:
+        Store.open(state_path)
+    assert "is locked by another auditor run (pid" in str(info.value)
+    Store.open(state_path).close()  # released on close
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_text("this is not sqlite " * 100)
+    with pytest.raises(StoreError, match="not a usable auditor state file"):
+        Store.open(path)
+
+
+def test_unknown_schema_version(state_path: Path) -> None:
+    Store.open(state_path).close()
+    with sqlite3.connect(state_path) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.close()
+    with pytest.raises(StoreError, match="schema version 99"):
+        Store.open(state_path)
+
+
+def test_key_is_kept_so_markers_are_stable_across_opens(state_path: Path) -> None:
+    with Store.open(state_path) as first:
+        marker = first.redactor.marker(API_KEY)
+    with Store.open(state_path) as second:
+        assert second.redactor.marker(API_KEY) == marker
+
+
+def test_external_fingerprint_key_is_not_stored(state_path: Path) -> None:
+    key = b"k" * 32
+    with Store.open(state_path, fingerprint_key=key) as s:
+        fill(s, range(1, 2))
+    assert key not in state_path.read_bytes()
+    with pytest.raises(StoreError, match="set it to open it"):
+        Store.open(state_path)
+    with pytest.raises(StoreError, match="does not match"):
+        Store.open(state_path, fingerprint_key=b"x" * 32)
+    Store.open(state_path, fingerprint_key=key).close()
+
+
+def test_org_binding(store: Store) -> None:
+    store.bind_org("acme")
+    store.bind_org("acme")
+    with pytest.raises(StoreError, match="holds organization 'acme', not 'other'"):
+        store.bind_org("other")
+
+
+def test_runs_and_previous_complete_run(store: Store) -> None:
+    finding = FindingRecord("fp1", "R1", "settings", "fail", "high", "run-1")
+    for n, complete in [(1, True), (2, False), (3, True)]:
+        store.start_run(
+            f"run-{n}",
+            started=T0 + timedelta(hours=n),
+            tool_version="0.1.0",
+            policy_hashes={"p.yaml": "abc"},
+        )
+        store.finish_run(
+            f"run-{n}",
+            finished=T0 + timedelta(hours=n, minutes=5),
+            complete=complete,
+            findings=[finding],
+        )
+    previous = store.previous_complete_run("run-3")
+    assert previous is not None
+    assert (previous.run_id, previous.complete, previous.findings) == ("run-1", True, (finding,))
+    assert store.previous_complete_run("run-1") is None
+    with pytest.raises(StoreError, match="no run 'nope'"):
+        store.finish_run("nope", finished=T0, complete=True, findings=[])
+
+
+def test_sync_records(store: Store) -> None:
+    assert store.last_sync() is None
+    with store.transaction():
+        sync_id = store.begin_sync(T0, "https://svc")
+        store.finish_sync(
+            sync_id, T0 + timedelta(seconds=3), revisions_new=4, reports_new=2, pages=3
+        )
+    record = store.last_sync()
+    assert record is not None
+    assert (record.base_url, record.revisions_new, record.reports_new, record.pages) == (
+        "https://svc",
+        4,
+        2,
+        3,
+    )

@@ -1,0 +1,537 @@
+"""Sync, `auditor sync` and `auditor export`: against in-process fakes and the real emulator."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from auditor.cli import Context, main
+from auditor.errors import ApiError, DataError
+from auditor.fetch import HISTORY_PATH, PlatformClient
+from auditor.store import Store
+from auditor.sync import format_summary, sync
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+TOKEN = "tok-Qx7distinctive-sync-42aa"
+API_KEY = "sk-live0123456789abcdefghij"
+
+
+class FakeService:
+    """A small in-memory service: history revisions 1..n (newest first) and readiness reports."""
+
+    def __init__(self, revisions: int, reports: int = 0) -> None:
+        self.revisions: dict[int, dict[str, Any]] = {}
+        self.add_revisions(revisions)
+        self.reports = [self._report(n) for n in range(reports)]
+        self.requests: list[httpx.Request] = []
+        self.fail_at: dict[int, httpx.Response] = {}  # request index → response
+
+    def add_revisions(self, n: int) -> None:
+        start = len(self.revisions) + 1
+        for rev in range(start, start + n):
+            self.revisions[rev] = {
+                "revision": rev,
+                "settings": {"customModels": [{"id": "c", "apiKey": API_KEY}], "n": rev},
+                "user": {"id": "u", "email": f"user{rev}@corp.example", "name": "U"},
+                "updatedAt": f"2026-10-{1 + rev % 28:02d}T08:00:00Z",
+            }
+
+    @staticmethod
+    def _report(n: int) -> dict[str, Any]:
+        return {
+            "reportId": f"r{n:04d}",
+            "createdAt": 1_790_000_000_000 - n,
+            "repoUrl": f"https://git/repo{n % 4}",
+            "report": {"lint": {"numerator": 1, "denominator": 1, "rationale": "ok"}},
+        }
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if len(self.requests) - 1 in self.fail_at:
+            return self.fail_at[len(self.requests) - 1]
+        limit = int(request.url.params["limit"])
+        if request.url.path == HISTORY_PATH:
+            return self._history(limit, int(request.url.params.get("cursor", "0")))
+        after = request.url.params.get("startAfter")
+        ids = [r["reportId"] for r in self.reports]
+        start = ids.index(after) + 1 if after else 0
+        return httpx.Response(200, json={"reports": self.reports[start : start + limit]})
+
+    def _history(self, limit: int, start: int) -> httpx.Response:
+        numbers = sorted(self.revisions, reverse=True)
+        page = [self.revisions[r] for r in numbers[start : start + limit]]
+        more = start + limit < len(numbers)
+        pagination = {"hasMore": more, "nextCursor": str(start + limit) if more else None}
+        return httpx.Response(200, json={"changes": page, "pagination": pagination})
+
+    def history_requests(self) -> int:
+        return sum(r.url.path == HISTORY_PATH for r in self.requests)
+
+
+def client_for(service: FakeService, *, app: bool = True) -> PlatformClient:
+    return PlatformClient(
+        base_url="http://svc.test",
+        app_url="http://app.test" if app else None,
+        token=TOKEN,
+        page_size=10,
+        transport=httpx.MockTransport(service),
+        sleep=lambda _s: None,
+    )
+
+
+@pytest.fixture
+def store(state_path: Path) -> Iterator[Store]:
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        yield s
+
+
+def run_sync(store: Store, service: FakeService, **kw: Any) -> Any:
+    with client_for(service, **kw) as client:
+        return sync(store, client, clock=lambda: NOW)
+
+
+def test_first_sync_stores_everything_redacted(store: Store) -> None:
+    service = FakeService(25, reports=12)
+    summary = run_sync(store, service)
+    assert (summary.revisions_new, summary.revisions_total) == (25, 25)
+    assert (summary.reports_new, summary.reports_total, summary.repositories) == (12, 12, 4)
+    assert summary.pages == 3 + 2
+    latest = store.latest_revision()
+    assert latest is not None and latest.revision == 25
+    assert latest.settings["customModels"][0]["apiKey"].startswith("[secret fp:")
+    record = store.last_sync()
+    assert record is not None and record.revisions_new == 25
+
+
+def test_second_sync_fetches_only_the_first_history_page(store: Store) -> None:
+    service = FakeService(25, reports=12)
+    run_sync(store, service)
+    service.add_revisions(3)
+    service.requests.clear()
+    summary = run_sync(store, service)
+    assert service.history_requests() == 1
+    assert (summary.revisions_new, summary.revisions_total) == (3, 28)
+    assert summary.reports_new == 0
+    assert store.revision_numbers() == list(range(1, 29))
+
+
+def test_sync_with_nothing_new_is_one_request_per_endpoint(store: Store) -> None:
+    service = FakeService(25, reports=25)
+    run_sync(store, service)
+    service.requests.clear()
+    summary = run_sync(store, service)
+    assert (summary.revisions_new, summary.reports_new, len(service.requests)) == (0, 0, 2)
+
+
+def test_failure_midway_saves_nothing_and_says_what_it_got(store: Store) -> None:
+    service = FakeService(25)
+    run_sync(store, service)
+    before = [(r.revision, r.content_hash) for r in store.iter_revisions()]
+    service.add_revisions(30)
+    service.requests.clear()
+    problem = {"status": 403, "title": "Forbidden", "detail": f"bad key {TOKEN}"}
+    service.fail_at[2] = httpx.Response(403, json=problem)
+    with pytest.raises(ApiError) as info:
+        run_sync(store, service)
+    message = str(info.value)
+    assert message.startswith(
+        "sync failed, nothing saved (fetched 2 history pages / 20 revisions and 0 report pages"
+    )
+    assert "→ 403 Forbidden: bad key" in message and TOKEN not in message
+    assert [(r.revision, r.content_hash) for r in store.iter_revisions()] == before
+    assert store.last_sync() is not None and store.last_sync().revisions_new == 25  # type: ignore[union-attr]
+
+
+def test_changed_known_revision_is_reported_not_overwritten(store: Store) -> None:
+    service = FakeService(5)
+    run_sync(store, service)
+    original = store.get_revision(5)
+    service.revisions[5]["settings"]["n"] = "tampered"
+    service.add_revisions(2)
+    summary = run_sync(store, service)
+    [issue] = summary.integrity_issues
+    assert issue.revision == 5 and original is not None
+    assert issue.stored_hash == original.content_hash != issue.seen_hash
+    assert store.get_revision(5) == original
+    assert store.integrity_issues() == [issue]
+    text = format_summary(summary, "http://svc.test")
+    assert "1 integrity issue." in text and "revision 5 changed after it was stored" in text
+
+
+def test_one_listing_contradicting_itself_is_an_error(store: Store) -> None:
+    service = FakeService(15)
+    clash = json.loads(json.dumps(service.revisions[12]))
+    clash["settings"]["n"] = "other"
+    real = service._history
+
+    def history_with_clash(limit: int, start: int) -> httpx.Response:
+        response = real(limit, start)
+        if start == 0:
+            return response
+        body = json.loads(response.content)
+        body["changes"].insert(0, clash)
+        return httpx.Response(200, json=body)
+
+    service._history = history_with_clash  # type: ignore[method-assign]
+    with pytest.raises(DataError, match=r"revision 12 \(history page 2\) twice in one listing"):
+        run_sync(store, service)
+    assert store.count_revisions() == 0
+
+
+def test_bad_timestamp_names_path_and_page(store: Store) -> None:
+    service = FakeService(15)
+    service.revisions[3]["updatedAt"] = "last tuesday"
+    with pytest.raises(DataError) as info:
+        run_sync(store, service)
+    assert str(info.value).endswith(
+        "$.changes[2].updatedAt: not an ISO-8601 date-time "
+        f"(GET http://svc.test{HISTORY_PATH} page 2)"
+    )
+    assert store.count_revisions() == 0
+
+
+def test_without_app_url_reports_are_skipped(store: Store) -> None:
+    summary = run_sync(store, FakeService(3, reports=5), app=False)
+    assert summary.reports_skipped and summary.reports_total == 0
+    text = format_summary(summary, "http://svc.test")
+    assert text.startswith("Synced http://svc.test: 3 revisions (3 new), latest rev 3 at ")
+    assert "by user3@corp.example; readiness reports skipped (no app URL configured); 0 " in text
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _only_data_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build the parser from this part's commands, so the tests do not hinge on other commands."""
+    monkeypatch.setattr("auditor.cli.COMMANDS", ("sync", "export"))
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def cli(
+    tmp_path: Path, *argv: str, env: dict[str, str] | None = None, stderr: io.StringIO | None = None
+) -> tuple[int, str, str]:
+    out, err = io.StringIO(), stderr or io.StringIO()
+    ctx = Context(
+        env=env if env is not None else {"AUDITOR_TOKEN": TOKEN},
+        stdout=out,
+        stderr=err,
+        clock=lambda: NOW,
+        cwd=str(tmp_path),
+    )
+    code = main(list(argv), ctx)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
+    service = FakeService(25, reports=6)
+    patched = functools.partial(
+        PlatformClient, transport=httpx.MockTransport(service), sleep=lambda _s: None
+    )
+    monkeypatch.setattr("auditor.cli.cmd_sync.PlatformClient", patched)
+    return service
+
+
+def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
+    tmp_path: Path, fake_cli: FakeService
+) -> None:
+    args = ("sync", "--base-url", "http://svc.test", "--app-url", "http://app.test")
+    code, out, err = cli(tmp_path, *args)
+    assert (code, err) == (0, "")
+    assert out.startswith("Synced http://svc.test: 25 revisions (25 new), latest rev 25 at ")
+    assert "6 readiness reports (6 new) for 4 repositories; 0 integrity issues." in out
+    assert (tmp_path / ".auditor" / "state.db").exists()
+    terminal = Terminal()
+    code, out, _ = cli(tmp_path, *args, stderr=terminal)
+    assert code == 0 and "history: page 1" in terminal.getvalue()
+    assert "25 revisions (0 new)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        pytest.param(("sync",), {"AUDITOR_TOKEN": TOKEN}, "no service address", id="no-url"),
+        pytest.param(("sync", "--base-url", "http://svc.test"), {}, "no API token", id="no-token"),
+        pytest.param(
+            ("sync", "--base-url", "gopher://x"),
+            {"AUDITOR_TOKEN": TOKEN},
+            "expected an http:// or https:// URL",
+            id="bad-url",
+        ),
+    ],
+)
+def test_cli_sync_configuration_errors(
+    tmp_path: Path, argv: tuple[str, ...], env: dict[str, str], message: str
+) -> None:
+    code, out, err = cli(tmp_path, *argv, env=env)
+    assert (code, out) == (2, "")
+    assert err.startswith("auditor: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_sync_api_error_exits_2_without_the_token(
+    tmp_path: Path, fake_cli: FakeService
+) -> None:
+    problem = {"status": 401, "title": "Unauthorized", "detail": f"invalid key {TOKEN}"}
+    fake_cli.fail_at[0] = httpx.Response(401, json=problem)
+    code, out, err = cli(tmp_path, "sync", "--base-url", "http://svc.test")
+    assert (code, out) == (2, "")
+    assert "→ 401 Unauthorized: invalid key [secret fp:" in err
+    assert TOKEN not in err and err.count("\n") == 1
+
+
+def test_cli_sync_refuses_a_locked_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
+    state = tmp_path / "s.db"
+    with Store.open(state):
+        code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+    assert code == 2
+    assert f"state file {state} is locked by another auditor run (pid " in err
+    assert fake_cli.requests == []
+
+
+def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: FakeService) -> None:
+    assert (
+        cli(tmp_path, "sync", "--base-url", "http://svc.test", "--app-url", "http://app.test")[0]
+        == 0
+    )
+    code, out, err = cli(tmp_path, "export", "--out", "bundle")
+    assert (code, err) == (0, "")
+    assert "25 revisions, 6 readiness reports, 0 integrity issues" in out
+    bundle = tmp_path / "bundle"
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert set(manifest["files"]) == {"revisions.jsonl", "reports.jsonl", "integrity.json"}
+    for name, entry in manifest["files"].items():
+        assert hashlib.sha256((bundle / name).read_bytes()).hexdigest() == entry["sha256"]
+    lines = (bundle / "revisions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["revision"] for line in lines] == list(range(1, 26))
+    everything = b"".join(p.read_bytes() for p in bundle.iterdir())
+    assert API_KEY.encode() not in everything and TOKEN.encode() not in everything
+
+
+def test_cli_export_without_state_file(tmp_path: Path) -> None:
+    code, _, err = cli(tmp_path, "export")
+    assert code == 2 and "run `auditor sync` first" in err
+
+
+# -- against the real emulator over HTTP -----------------------------------------------------
+
+OK, FAIL = "completes", "exit 2"
+
+FAULTS = [
+    pytest.param("history", "429", {"retry_after": 1}, OK, "", id="history-429"),
+    pytest.param("history", "429", {"retry_after_date": True}, OK, "", id="history-429-date"),
+    pytest.param(
+        "history",
+        "500",
+        {},
+        FAIL,
+        "→ 500 Internal Server Error: Internal server error",
+        id="history-500",
+    ),
+    pytest.param("history", "502", {}, OK, "", id="history-502"),
+    pytest.param("history", "503", {}, OK, "", id="history-503"),
+    pytest.param("history", "delay", {"seconds": 0.5}, OK, "", id="history-delay"),
+    pytest.param("history", "truncated_json", {}, FAIL, "invalid JSON", id="history-truncated"),
+    pytest.param(
+        "history",
+        "wrong_content_type",
+        {},
+        FAIL,
+        "expected JSON, got text/html",
+        id="history-wrong-content-type",
+    ),
+    pytest.param(
+        "history",
+        "repeat_cursor",
+        {},
+        FAIL,
+        "repeated an earlier cursor",
+        id="history-repeat-cursor",
+    ),
+    pytest.param(
+        "history",
+        "empty_has_more",
+        {},
+        FAIL,
+        "$.pagination.hasMore: true on an empty",
+        id="history-empty-has-more",
+    ),
+    pytest.param("history", "duplicate_revision", {}, OK, "", id="history-duplicate"),
+    pytest.param(
+        "history",
+        "conflicting_revision",
+        {},
+        FAIL,
+        "twice in one listing",
+        id="history-conflicting",
+    ),
+    pytest.param(
+        "history",
+        "settings_not_object",
+        {},
+        FAIL,
+        "$.changes[0].settings: expected object, got string",
+        id="history-not-object",
+    ),
+    pytest.param("reports", "429", {}, OK, "", id="reports-429"),
+    pytest.param("reports", "500", {}, FAIL, "→ 500 Internal Server Error", id="reports-500"),
+    pytest.param("reports", "502", {}, OK, "", id="reports-502"),
+    pytest.param("reports", "503", {"retry_after": 2}, OK, "", id="reports-503"),
+    pytest.param("reports", "delay", {"seconds": 0.5}, OK, "", id="reports-delay"),
+    pytest.param("reports", "truncated_json", {}, FAIL, "invalid JSON", id="reports-truncated"),
+    pytest.param(
+        "reports",
+        "wrong_content_type",
+        {},
+        FAIL,
+        "expected JSON, got text/html",
+        id="reports-wrong-content-type",
+    ),
+    pytest.param(
+        "reports", "repeat_cursor", {}, FAIL, "paging would loop", id="reports-repeat-cursor"
+    ),
+    # reports:empty_has_more is not listed: the readiness endpoint has no has-more flag, so an
+    # empty page is, by the API's own contract, the end of the listing.
+]
+
+EMU_TOKEN = "test-owner-token-0123456789"  # as tests/conftest.py OWNER_TOKEN
+MEMBER_TOKEN = "test-member-token-0123456789"
+
+
+@pytest.fixture
+def small_emulator() -> Iterator[Any]:
+    """A real emulator with a small dataset (60 revisions, 8 repositories): fast fault tests."""
+    from auditor.emulator import start_emulator
+
+    emu = start_emulator(
+        revisions=60, repos=8, tokens={EMU_TOKEN: "owner", MEMBER_TOKEN: "member"}, now=NOW
+    )
+    try:
+        yield emu
+    finally:
+        emu.stop()
+
+
+def emu_client(emu: Any, **kw: Any) -> PlatformClient:
+    options: dict[str, Any] = {
+        "base_url": emu.base_url,
+        "app_url": emu.app_url,
+        "token": EMU_TOKEN,
+        "page_size": 10,
+        "timeout": 0.4,
+        "sleep": lambda _s: None,
+    }
+    options.update(kw)
+    return PlatformClient(**options)
+
+
+def emu_sync(store: Store, emu: Any) -> Any:
+    with emu_client(emu) as client:
+        return sync(store, client, clock=lambda: NOW)
+
+
+def snapshot(store: Store) -> tuple[Any, ...]:
+    revisions = [(r.revision, r.content_hash) for r in store.iter_revisions()]
+    reports = [(r.report_id, r.content_hash) for r in store.iter_reports()]
+    return revisions, reports, store.integrity_issues(), store.last_sync()
+
+
+@pytest.mark.parametrize(("endpoint", "kind", "params", "outcome", "message"), FAULTS)
+def test_emulator_faults(
+    small_emulator: Any,
+    state_path: Path,
+    endpoint: str,
+    kind: str,
+    params: dict[str, Any],
+    outcome: str,
+    message: str,
+) -> None:
+    emu = small_emulator
+    expected_reports = sorted(r["reportId"] for r in emu.dataset.reports)
+    with Store.open(state_path) as store:
+        if endpoint == "history":  # a stored state, then enough news for several pages
+            emu_sync(store, emu)
+            emu.add_revisions(30)
+        before = snapshot(store)
+        emu.faults.add(endpoint, kind, page=2, **params)
+        if outcome == OK:
+            summary = emu_sync(store, emu)
+            latest = store.latest_revision()
+            assert latest is not None
+            assert store.revision_numbers() == list(range(1, latest.revision + 1))
+            assert summary.revisions_total == latest.revision >= 60
+            assert sorted(r.report_id for r in store.iter_reports()) == expected_reports
+        else:
+            with pytest.raises((ApiError, DataError)) as info:
+                emu_sync(store, emu)
+            assert str(info.value).startswith("sync failed, nothing saved (fetched ")
+            assert message in str(info.value)
+            assert EMU_TOKEN not in str(info.value)
+            assert snapshot(store) == before
+    assert any(f[1] == kind for f in emu.faults.fired), "the fault never fired"
+
+
+def test_emulator_incremental_sync_is_one_history_request(
+    small_emulator: Any, state_path: Path
+) -> None:
+    emulator = small_emulator
+    with Store.open(state_path) as store:
+        first = emu_sync(store, emulator)
+        emulator.add_revisions(3)
+        emulator.requests.clear()
+        second = emu_sync(store, emulator)
+    history = [r for r in emulator.requests if HISTORY_PATH in str(r)]
+    assert len(history) == 1
+    assert (second.revisions_new, second.revisions_total) == (3, first.revisions_total + 3)
+
+
+def test_emulator_secrets_never_reach_the_state_file(small_emulator: Any, state_path: Path) -> None:
+    canaries = small_emulator.dataset.plant_canaries()
+    api_keys = {
+        model["apiKey"]
+        for change in small_emulator.dataset.history
+        for model in change["settings"].get("customModels", [])
+        if isinstance(model.get("apiKey"), str) and not model["apiKey"].startswith("$")
+    }
+    assert canaries and api_keys
+    with Store.open(state_path) as store:
+        emu_sync(store, small_emulator)
+    raw = state_path.read_bytes()
+    for secret in [EMU_TOKEN, *canaries, *api_keys]:
+        assert secret.encode() not in raw, secret
+
+
+def test_emulator_cli_sync_and_member_token(
+    small_emulator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emulator = small_emulator
+    patched = functools.partial(PlatformClient, sleep=lambda _s: None)
+    monkeypatch.setattr("auditor.cli.cmd_sync.PlatformClient", patched)
+    env = {
+        "AUDITOR_BASE_URL": emulator.base_url,
+        "AUDITOR_APP_URL": emulator.app_url,
+        "AUDITOR_TOKEN": EMU_TOKEN,
+    }
+    code, out, err = cli(tmp_path, "sync", env=env)
+    assert (code, err) == (0, "")
+    assert out.startswith(f"Synced {emulator.base_url}: 60 revisions (60 new), latest rev 60")
+    member = {**env, "AUDITOR_TOKEN": MEMBER_TOKEN, "AUDITOR_STATE": "m.db"}
+    code, out, err = cli(tmp_path, "sync", env=member)
+    assert (code, out) == (2, "")
+    assert f"GET {HISTORY_PATH}?limit=100 → 403" in err
+    assert MEMBER_TOKEN not in err and not (tmp_path / "m.db").exists()

@@ -17,6 +17,7 @@ What counts as a secret, without hard-coding the settings shape:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -72,6 +73,7 @@ _INLINE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
 )
 
+_CACHE_LIMIT = 200_000  # strings remembered per Redactor (bounded memory)
 _MIN_KNOWN_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
 
 
@@ -96,6 +98,9 @@ def is_secret_key(name: str) -> bool:
     return bool(_SECRET_KEY.search(name))
 
 
+_secret_key_cached = functools.lru_cache(maxsize=4096)(is_secret_key)
+
+
 class Redactor:
     """Replaces secrets with keyed-fingerprint markers and remembers them to scrub text later."""
 
@@ -105,6 +110,9 @@ class Redactor:
         self._key = key
         self._known: set[str] = set()
         self._known_re: re.Pattern[str] | None = None
+        # Revisions repeat almost all of their strings: remember what each one redacted to.
+        self._inline_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._scrub_cache: dict[str, str] = {}
         for value in known:
             self.register(value)
 
@@ -121,6 +129,7 @@ class Redactor:
         if len(value) >= _MIN_KNOWN_LEN and not is_marker(value) and value not in self._known:
             self._known.add(value)
             self._known_re = None
+            self._scrub_cache.clear()
 
     def redact_json(self, value: Any) -> Any:
         """Return a copy of a JSON value with every secret replaced by its marker."""
@@ -136,12 +145,18 @@ class Redactor:
 
     def scrub_known(self, text: str) -> str:
         """Replace every occurrence of a remembered secret in `text` by its marker."""
-        if not self._known:
+        if not self._known or len(text) < _MIN_KNOWN_LEN:
             return text
+        hit = self._scrub_cache.get(text)
+        if hit is not None:
+            return hit
         if self._known_re is None:
             alts = sorted(self._known, key=len, reverse=True)
             self._known_re = re.compile("|".join(re.escape(a) for a in alts))
-        return self._known_re.sub(lambda m: self.marker(m.group(0)), text)
+        out = self._known_re.sub(lambda m: self.marker(m.group(0)), text)
+        if len(self._scrub_cache) < _CACHE_LIMIT:
+            self._scrub_cache[text] = out
+        return out
 
     def _walk(self, value: Any, *, in_secret_map: bool, secret_key: bool, found: list[str]) -> Any:
         if isinstance(value, dict):
@@ -150,7 +165,7 @@ class Redactor:
                 out[k] = self._walk(
                     v,
                     in_secret_map=in_secret_map or k.lower() in _SECRET_MAPS,
-                    secret_key=is_secret_key(k),
+                    secret_key=_secret_key_cached(k),
                     found=found,
                 )
             return out
@@ -165,8 +180,18 @@ class Redactor:
                     return value
                 found.append(value)
                 return self.marker(value)
-            return self._redact_inline(value, found)
+            return self._redact_inline_cached(value, found)
         return value
+
+    def _redact_inline_cached(self, text: str, found: list[str]) -> str:
+        hit = self._inline_cache.get(text)
+        if hit is None:
+            secrets: list[str] = []
+            hit = (self._redact_inline(text, secrets), tuple(secrets))
+            if len(self._inline_cache) < _CACHE_LIMIT:
+                self._inline_cache[text] = hit
+        found.extend(hit[1])
+        return hit[0]
 
     def _redact_inline(self, text: str, found: list[str]) -> str:
         if not text or len(text) < _MIN_KNOWN_LEN:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
-from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError
+from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError, PolicyError
 
 COMMANDS = (
     "run",
@@ -81,6 +81,12 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return EXIT_ERROR
     try:
         return int(handler(args, ctx))
+    except PolicyError as exc:
+        for line in exc.problems:
+            print(line, file=ctx.stderr)
+        count = len(exc.problems)
+        print(f"auditor: error: {count} problem(s) in policy or waiver files", file=ctx.stderr)
+        return exc.exit_code
     except AuditorError as exc:
         print(f"auditor: error: {exc}", file=ctx.stderr)
         return exc.exit_code

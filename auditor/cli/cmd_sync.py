@@ -20,6 +20,7 @@ from auditor.cli.common import (
 from auditor.config import Config
 from auditor.errors import EXIT_OK
 from auditor.fetch import PlatformClient
+from auditor.store import Store
 from auditor.sync import SyncSummary, format_summary, sync
 
 if TYPE_CHECKING:
@@ -55,18 +56,24 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 def _sync(config: Config, base_url: str, token: str, ctx: Context) -> SyncSummary:
     with open_store(config, create=True) as store:
-        store.register_secret(token)
-        client = PlatformClient(
-            base_url=base_url,
-            app_url=config.app_url,
-            token=token,
-            redactor=store.redactor,
-            timeout=config.timeout,
-            deadline=config.deadline,
-            max_pages=config.max_pages,
-            page_size=config.page_size,
+        return sync_store(store, config, ctx)
+
+
+def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:
+    """Sync the service into an already open store (used by `sync`, `run` and `review`)."""
+    base_url, token = require_remote(config)
+    store.register_secret(token)
+    client = PlatformClient(
+        base_url=base_url,
+        app_url=config.app_url,
+        token=token,
+        redactor=store.redactor,
+        timeout=config.timeout,
+        deadline=config.deadline,
+        max_pages=config.max_pages,
+        page_size=config.page_size,
+    )
+    with client:
+        return sync(
+            store, client, progress=Progress.for_context(ctx), clock=ctx.clock, org=config.org
         )
-        with client:
-            return sync(
-                store, client, progress=Progress.for_context(ctx), clock=ctx.clock, org=config.org
-            )

@@ -1,0 +1,250 @@
+"""The audit: stored state and policies → findings compared with the previous run → `ReportData`.
+
+Takes an open `Store` and `AuditOptions` (built by the cli from flags, environment and clock),
+gives an `AuditOutcome`: the report data to render and what the exit code rests on. Records the
+run and its findings in the store so the next run can say new / persisting / resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+
+from auditor import __version__
+from auditor.evaluate import evaluate
+from auditor.findings import (
+    Finding,
+    PreviousFinding,
+    compare_runs,
+    findings_from_results,
+    sort_findings,
+)
+from auditor.models import (
+    EvaluationInputs,
+    ReadinessReport,
+    Revision,
+    RuleResult,
+    Waiver,
+    severity_rank,
+)
+from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
+from auditor.readiness import (
+    ReadinessModel,
+    latest_per_repo,
+    load_readiness_model,
+    org_view,
+    readiness_view,
+)
+from auditor.report.model import InputDigest, ReadinessRow, ReportData, WaiverSummary
+from auditor.store import FindingRecord, Store
+from auditor.waivers import WaiverReport, apply_waivers, load_waivers
+
+#: Statuses that count against `--fail-on` (an `error` result makes the run an error instead).
+FAILING_STATUSES = frozenset({"fail", "unknown"})
+#: Statuses recorded per run, so a later run can tell new / persisting / resolved.
+TRACKED_STATUSES = frozenset({"fail", "unknown", "error", "waived"})
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What one audit looks at and how; every outside-world value is passed in."""
+
+    run_id: str
+    now: datetime
+    api_address: str = ""
+    policies: tuple[Path, ...] = ()
+    waivers: Path | None = None
+    readiness_model: Path | None = None
+    at: datetime | None = None
+    all_revisions: bool = False
+    fail_on: str = "low"
+    not_evaluated: tuple[str, ...] = ()  # problems met before the audit (e.g. a failed sync)
+
+
+@dataclass(frozen=True)
+class LoadedPolicy:
+    """Policies, waivers and readiness model, loaded and validated before anything runs."""
+
+    policy: PolicySet
+    waivers: tuple[Waiver, ...]
+    model: ReadinessModel
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """The report data and the facts the exit code is decided on."""
+
+    data: ReportData
+    failing: tuple[Finding, ...] = field(default=())  # at or above --fail-on, not waived
+    errors: tuple[str, ...] = field(default=())  # why the run is incomplete
+
+
+def load_inputs(policies: Sequence[Path], waivers: Path | None, model: Path | None) -> LoadedPolicy:
+    """Load policies (shipped packs when none given), waivers and the readiness model."""
+    policy = load_policies(list(policies) or [SHIPPED_POLICY_DIR])
+    loaded_waivers = load_waivers(waivers) if waivers else ()
+    return LoadedPolicy(policy, loaded_waivers, load_readiness_model(model))
+
+
+def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> AuditOutcome:
+    """Evaluate the stored state, compare with the previous complete run, record this run."""
+    store.start_run(
+        options.run_id,
+        started=options.now,
+        tool_version=__version__,
+        policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
+    )
+    inputs = _inputs(store, loaded.model, options)
+    evaluation = evaluate(loaded.policy, inputs)
+    results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
+    findings = findings_from_results(results)
+    previous = store.previous_complete_run(options.run_id)
+    prior = None if previous is None else [_previous(r) for r in previous.findings]
+    marked, resolved = compare_runs(findings, prior)
+    errors = (*options.not_evaluated, *evaluation.not_evaluated, *_error_lines(results))
+    store.finish_run(
+        options.run_id,
+        finished=options.now,
+        complete=not errors,
+        findings=_records(marked, prior, options.run_id),
+    )
+    data = ReportData(
+        tool_version=__version__,
+        run_id=options.run_id,
+        generated_at=options.now,
+        mode="run",
+        api_address=options.api_address,
+        complete=not errors,
+        not_evaluated=tuple(errors),
+        policy_files=loaded.policy.files,
+        findings=tuple(sort_findings(marked)),
+        resolved=tuple(resolved),
+        failing_by_revision=evaluation.failing_by_revision,
+        readiness_rows=_readiness_rows(inputs.reports, loaded.model, inputs.now),
+        org_level=_org_level(inputs.reports, loaded.model, inputs.now),
+        waivers=waiver_summary(waiver_report),
+        inputs=_digest(inputs),
+        fail_on=options.fail_on,
+    )
+    return AuditOutcome(data, failing_at(data.findings, options.fail_on), tuple(errors))
+
+
+def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
+    at = options.at
+    settings = store.revision_at(at) if at else store.latest_revision()
+    end = settings.revision if settings else None
+    history = tuple(store.iter_revisions(end=end)) if settings else ()
+    reports = tuple(r for r in store.iter_reports() if at is None or r.created_at <= at)
+    return EvaluationInputs(
+        now=at or options.now,
+        settings=settings,
+        history=history,
+        all_revisions=options.all_revisions,
+        steps=tuple(pairwise(history)),
+        reports=reports,
+        readiness_model=model,
+    )
+
+
+def _error_lines(results: Iterable[RuleResult]) -> list[str]:
+    return [
+        f"{r.rule.id} on {r.subject.label}: evaluation error: {r.message}"
+        for r in results
+        if r.original_status == "error"
+    ]
+
+
+def failing_at(findings: Iterable[Finding], fail_on: str) -> tuple[Finding, ...]:
+    """Findings that are failing (fail/unknown, not waived) at or above `fail_on` severity."""
+    if fail_on == "none":
+        return ()
+    limit = severity_rank(fail_on)
+    return tuple(
+        f for f in findings if f.status in FAILING_STATUSES and severity_rank(f.severity) <= limit
+    )
+
+
+def _previous(record: FindingRecord) -> PreviousFinding:
+    return PreviousFinding(
+        fingerprint=record.fingerprint,
+        rule_id=record.rule_id,
+        subject_key=record.subject_key,
+        status=record.status,
+        severity=record.severity,
+        first_seen_run=record.first_seen_run,
+    )
+
+
+def _records(
+    findings: Sequence[Finding], prior: Sequence[PreviousFinding] | None, run_id: str
+) -> list[FindingRecord]:
+    first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
+    return [
+        FindingRecord(
+            fingerprint=f.fingerprint,
+            rule_id=f.rule_id,
+            subject_key=f.subject.key,
+            status=f.status,
+            severity=f.severity,
+            first_seen_run=first_seen.get(f.fingerprint, run_id),
+        )
+        for f in findings
+        if f.status in TRACKED_STATUSES
+    ]
+
+
+def _readiness_rows(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> tuple[ReadinessRow, ...]:
+    rows = []
+    for report in latest_per_repo(reports):
+        view = readiness_view(report, model, now)
+        rows.append(
+            ReadinessRow(
+                repo_url=report.repo_url,
+                level=view["$level"],
+                score=view["$score"],
+                age_days=view["$age_days"],
+                clean=view["$clean"],
+                report_id=report.report_id,
+            )
+        )
+    return tuple(rows)
+
+
+def _org_level(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> int | None:
+    if not reports:
+        return None
+    level = org_view(reports, model, now).get("$level")
+    return level if isinstance(level, int) else None
+
+
+def waiver_summary(report: WaiverReport) -> WaiverSummary:
+    """Flatten the waivers engine's report into the renderers' record."""
+    return WaiverSummary(
+        in_force=report.in_force,
+        expiring_soon=report.expiring_soon,
+        expired=report.expired,
+        stale=report.stale,
+        warnings=report.warnings,
+    )
+
+
+def _digest(inputs: EvaluationInputs) -> InputDigest:
+    history: Sequence[Revision] = inputs.history or ()
+    latest = latest_per_repo(inputs.reports)
+    return InputDigest(
+        revisions_evaluated=tuple((r.revision, r.content_hash) for r in history),
+        reports_evaluated=tuple((r.report_id, r.content_hash) for r in latest),
+        settings_revision=inputs.settings.revision if inputs.settings else None,
+    )
+
+
+def interrupted(data: ReportData, reason: str) -> ReportData:
+    """The same report data, marked incomplete with the reason."""
+    return replace(data, complete=False, not_evaluated=(*data.not_evaluated, reason))

@@ -1,0 +1,127 @@
+"""`auditor emulator`: serve the platform API from seeded data on loopback until Ctrl-C.
+
+Takes ports, seed, data sizes and `--fault` switches; prints `base_url=…`, `app_url=…` and
+the demo tokens on stdout (one per line) once serving, and exits 0 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from datetime import datetime
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from auditor.errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+def register(subparsers: Any) -> None:
+    """Add the `emulator` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "emulator",
+        help="serve the platform API locally from seeded, realistic data",
+        description="Serve the platform API on loopback from seeded data (for demos and tests). "
+        "Prints the two addresses and the demo tokens, then serves until Ctrl-C.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="main API port (0 = any free port)")
+    parser.add_argument(
+        "--app-port", type=int, default=0, help="readiness API port (0 = any free port)"
+    )
+    parser.add_argument("--seed", type=int, default=7, help="data seed (default 7)")
+    parser.add_argument(
+        "--revisions", type=int, default=240, help="settings revisions (default 240)"
+    )
+    parser.add_argument(
+        "--repos", type=int, default=36, help="repositories with readiness reports (default 36)"
+    )
+    parser.add_argument(
+        "--now", metavar="ISO", help="the data's present (default 2026-11-01T12:00:00Z)"
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="ENDPOINT:KIND[:page=N][:times=N][:param=value]",
+        help="arm a fault, e.g. history:429:page=2:retry_after=3 (repeatable)",
+    )
+    parser.add_argument("--log-requests", action="store_true", help="log each request on stderr")
+    parser.set_defaults(handler=run)
+
+
+def _parse_now(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"--now: {text!r} is not an ISO-8601 date-time") from exc
+    if moment.tzinfo is None:
+        raise UsageError(f"--now: {text!r} needs a time zone (e.g. a trailing Z)")
+    return moment
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    """Start the emulator, print its addresses and tokens, serve until interrupted."""
+    from auditor.emulator import DEFAULT_TOKENS, start_emulator
+    from auditor.emulator.faults import parse_fault
+
+    if args.revisions < 1 or args.repos < 0:
+        raise UsageError("--revisions must be at least 1 and --repos at least 0")
+    faults = []
+    for spec in args.fault:
+        try:
+            endpoint, kind, options = parse_fault(spec)
+        except ValueError as exc:
+            raise UsageError(f"--fault: {exc}") from exc
+        faults.append((endpoint, kind, options))
+    log = (lambda line: print(line, file=ctx.stderr, flush=True)) if args.log_requests else None
+    try:
+        emulator = start_emulator(
+            seed=args.seed,
+            revisions=args.revisions,
+            repos=args.repos,
+            now=_parse_now(args.now),
+            host=args.host,
+            port=args.port,
+            app_port=args.app_port,
+            log=log,
+        )
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}: {exc.strerror or exc}") from exc
+    with emulator:
+        for endpoint, kind, options in faults:
+            try:
+                emulator.faults.add(endpoint, kind, **options)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"--fault {endpoint}:{kind}: {exc}") from exc
+        _announce(ctx, emulator.base_url, emulator.app_url, DEFAULT_TOKENS)
+        _serve_until_interrupted()
+    return EXIT_OK
+
+
+def _announce(ctx: Context, base_url: str, app_url: str, tokens: dict[str, str]) -> None:
+    print(f"base_url={base_url}", file=ctx.stdout)
+    print(f"app_url={app_url}", file=ctx.stdout)
+    for token, role in tokens.items():
+        print(f"{role}_token={token}", file=ctx.stdout)
+    ctx.stdout.flush()
+
+
+def _serve_until_interrupted() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+    forever = threading.Event()
+    try:
+        while not forever.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        return

@@ -1,0 +1,149 @@
+"""`auditor review PROPOSED`: pre-change review of a settings file kept in a repository.
+
+Takes the proposed file and the live settings (latest stored, after a sync) or another file,
+gives the five reports (report.md is the PR comment), appends the Markdown to
+`$GITHUB_STEP_SUMMARY` when set, and exits 1 when the change would introduce findings at or
+above `--fail-on`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from auditor.audit import load_inputs
+from auditor.cli.cmd_sync import sync_store
+from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.outcome import add_audit_options, decide_exit, make_run_id, print_summary
+from auditor.config import Config
+from auditor.errors import AuditorError, DataError, UsageError
+from auditor.jsonutil import content_hash
+from auditor.models import Revision, User
+from auditor.redact import Redactor
+from auditor.report import write_reports
+from auditor.review import ReviewRequest, SettingsFile, load_settings_file, run_review
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from auditor.cli import Context
+
+FILE_USER = User(id="file", email="settings file", name="settings file")
+
+
+def register(subparsers: Any) -> None:
+    """Add the `review` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "review",
+        help="pre-change review of a proposed settings file (JSON or YAML)",
+        description=(
+            "Compare a proposed settings file with the live settings (or --against FILE), "
+            "evaluate the settings and change rules, and report the findings the change would "
+            "introduce, fix or leave unchanged."
+        ),
+    )
+    parser.add_argument("proposed", metavar="PROPOSED", type=Path, help="proposed settings file")
+    parser.add_argument(
+        "--against",
+        metavar="live|FILE",
+        default="live",
+        help="compare with the live settings (default; synced first unless --offline) or a file",
+    )
+    add_common_options(parser)
+    add_audit_options(parser)
+    parser.set_defaults(handler=review_command)
+
+
+def review_command(args: argparse.Namespace, ctx: Context) -> int:
+    """Handler: the whole pre-change review."""
+    config = config_from_args(args, ctx)
+    now = ctx.clock()
+    loaded = load_inputs(config.policies, config.waivers, config.readiness_model)
+    run_id = "review-" + make_run_id(now)
+    out_dir = config.out_dir or Path(ctx.cwd) / "reports" / run_id
+    if args.against == "live":
+        request = _against_live(args, config, ctx, now, run_id)
+    else:
+        request = _against_file(args, config, now, run_id)
+    outcome = run_review(loaded, request)
+    write_reports(outcome.data, out_dir)
+    _append_step_summary(out_dir / "report.md", ctx)
+    print_summary(outcome.data, out_dir, ctx)
+    return decide_exit(
+        outcome.errors,
+        outcome.failing,
+        config.fail_on,
+        args.soft_fail,
+        ctx,
+        what="findings introduced by the change",
+    )
+
+
+def _against_live(
+    args: argparse.Namespace, config: Config, ctx: Context, now: datetime, run_id: str
+) -> ReviewRequest:
+    with open_store(config, create=not args.offline) as store:
+        if not args.offline:
+            sync_store(store, config, ctx)
+        live = store.latest_revision()
+        if live is None:
+            raise DataError(
+                f"no settings revision stored in {config.state_path}: nothing to review against"
+            )
+        proposed = _load(args.proposed, store.redactor)
+        history = tuple(store.iter_revisions(end=live.revision))
+    return ReviewRequest(
+        live=live,
+        history=history,
+        proposed=proposed,
+        against=f"rev {live.revision} (live)",
+        now=now,
+        run_id=run_id,
+        api_address=config.base_url or "(offline)",
+        fail_on=config.fail_on,
+    )
+
+
+def _against_file(
+    args: argparse.Namespace, config: Config, now: datetime, run_id: str
+) -> ReviewRequest:
+    redactor = Redactor(config.fingerprint_key or secrets.token_bytes(32))
+    base = _load(Path(args.against), redactor)
+    live = Revision(
+        revision=0,
+        updated_at=now,
+        user=FILE_USER,
+        settings=base.settings,
+        content_hash=content_hash(base.settings),
+    )
+    return ReviewRequest(
+        live=live,
+        history=(live,),
+        proposed=_load(args.proposed, redactor),
+        against=args.against,
+        now=now,
+        run_id=run_id,
+        api_address="(files)",
+        fail_on=config.fail_on,
+    )
+
+
+def _load(path: Path, redactor: Redactor) -> SettingsFile:
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    return load_settings_file(path, redactor)
+
+
+def _append_step_summary(report_md: Path, ctx: Context) -> None:
+    target = ctx.env.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(report_md.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AuditorError(
+            f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror}"
+        ) from None

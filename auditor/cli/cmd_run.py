@@ -1,0 +1,132 @@
+"""`auditor run`: the nightly job — sync, evaluate, compare with the last run, write five reports.
+
+Takes the configuration and the clock, gives `reports/<run-id>/` (or `--out`), a short summary on
+stdout, and the exit code of design §9 with its reason as the last line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from auditor import __version__
+from auditor.audit import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
+from auditor.cli.cmd_sync import sync_store
+from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.outcome import (
+    add_audit_options,
+    decide_exit,
+    make_run_id,
+    print_summary,
+    unique_dir,
+)
+from auditor.config import Config
+from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
+from auditor.report import write_reports
+from auditor.report.model import ReportData
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+def register(subparsers: Any) -> None:
+    """Add the `run` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="nightly audit: sync, evaluate the policies, write the reports",
+        description=(
+            "Sync what is new (unless --offline), evaluate the policies against the settings, "
+            "their changes and the readiness reports, compare with the previous complete run, "
+            "and write report.html, report.md, findings.json, findings.sarif and junit.xml."
+        ),
+    )
+    add_common_options(parser)
+    add_audit_options(parser)
+    parser.add_argument(
+        "--at", metavar="DATE", type=parse_moment, help="audit the settings in force at DATE (UTC)"
+    )
+    parser.add_argument(
+        "--all-revisions", action="store_true", help="also report every stored revision's results"
+    )
+    parser.set_defaults(handler=run_command)
+
+
+def parse_moment(text: str) -> datetime:
+    """`YYYY-MM-DD` (end of that day, UTC) or an ISO-8601 time (UTC if no offset)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date or ISO-8601 time: {text!r}") from None
+    if len(text) == 10:
+        moment = moment.replace(hour=23, minute=59, second=59)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def run_command(args: argparse.Namespace, ctx: Context) -> int:
+    """Handler: the whole nightly job."""
+    config = config_from_args(args, ctx)
+    now = ctx.clock()
+    if args.at and args.at > now:
+        raise UsageError(f"--at {args.at.isoformat()} is in the future")
+    loaded = load_inputs(config.policies, config.waivers, config.readiness_model)
+    run_id = make_run_id(now)
+    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
+    options = AuditOptions(
+        run_id=run_id,
+        now=now,
+        api_address=config.base_url or "(offline)",
+        policies=config.policies,
+        at=args.at,
+        all_revisions=args.all_revisions,
+        fail_on=config.fail_on,
+    )
+    try:
+        outcome = _audit(config, loaded, options, offline=args.offline, ctx=ctx)
+    except KeyboardInterrupt:
+        _write_interrupted(loaded, options, out_dir)
+        print(f"auditor: interrupted; partial reports in {out_dir}", file=ctx.stderr)
+        print("auditor: exit 130: interrupted", file=ctx.stderr)
+        return EXIT_INTERRUPTED
+    write_reports(outcome.data, out_dir)
+    print_summary(outcome.data, out_dir, ctx)
+    return decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
+
+
+def _audit(
+    config: Config, loaded: LoadedPolicy, options: AuditOptions, *, offline: bool, ctx: Context
+) -> AuditOutcome:
+    problems: list[str] = []
+    with open_store(config, create=True) as store:
+        if not offline:
+            try:
+                summary = sync_store(store, config, ctx)
+                print(
+                    f"synced: {summary.revisions_new} new revisions, "
+                    f"{summary.reports_new} new reports",
+                    file=ctx.stderr,
+                )
+            except AuditorError as exc:  # keep what is stored; the run is marked incomplete
+                print(f"auditor: sync failed, auditing the stored data: {exc}", file=ctx.stderr)
+                problems.append(f"sync failed: {exc}")
+        if problems:
+            options = replace(options, not_evaluated=tuple(problems))
+        return run_audit(store, loaded, options)
+
+
+def _write_interrupted(loaded: LoadedPolicy, options: AuditOptions, out_dir: Path) -> None:
+    data = ReportData(
+        tool_version=__version__,
+        run_id=options.run_id,
+        generated_at=options.now,
+        mode="run",
+        api_address=options.api_address,
+        complete=False,
+        not_evaluated=("interrupted before the evaluation finished",),
+        policy_files=loaded.policy.files,
+        findings=(),
+        fail_on=options.fail_on,
+    )
+    write_reports(data, out_dir)

@@ -1,0 +1,267 @@
+"""`auditor run`, `auditor review` and `auditor demo` end to end against a real emulator."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import shutil
+import urllib.parse
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import auditor.audit
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+REPORT_FILES = {"report.html", "report.md", "findings.json", "findings.sarif", "junit.xml"}
+
+
+def run_cli(
+    argv: list[str], *, env: dict[str, str], cwd: Path, now: Any = FIXED_NOW
+) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: now, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def emu() -> Iterator[Any]:
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=80, repos=8) as e:
+        yield e
+
+
+@pytest.fixture
+def env(emu: Any, tmp_path: Path) -> dict[str, str]:
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+
+
+def findings_json(out: Path) -> dict[str, Any]:
+    return json.loads((out / "findings.json").read_text())
+
+
+def test_run_writes_five_reports_and_exits_1_on_findings(env: dict[str, str], tmp_path: Path):
+    code, stdout, stderr = run_cli(["run", "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    assert code == 1, stderr
+    assert {p.name for p in (tmp_path / "r").iterdir()} == REPORT_FILES
+    assert "report.html" in stdout
+    assert stderr.strip().splitlines()[-1].startswith("auditor: exit 1: ")
+    data = findings_json(tmp_path / "r")
+    assert data["complete"] is True
+    kinds = {f["subject"]["kind"] for f in data["findings"]}
+    assert kinds == {"settings", "change", "readiness", "org"}
+
+
+def test_default_out_dir_is_reports_run_id(env: dict[str, str], tmp_path: Path):
+    code, _, _ = run_cli(["run", "--soft-fail"], env=env, cwd=tmp_path)
+    assert code == 0
+    assert [p.name for p in (tmp_path / "reports").iterdir()] == ["20261101T120000Z"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        pytest.param(["--soft-fail"], 0, id="soft-fail-turns-1-into-0"),
+        pytest.param(["--fail-on", "none"], 0, id="fail-on-none"),
+        pytest.param(["--fail-on", "low"], 1, id="fail-on-low"),
+    ],
+)
+def test_exit_code_by_fail_on(env: dict[str, str], tmp_path: Path, flags: list[str], expected: int):
+    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "r"), *flags], env=env, cwd=tmp_path)
+    assert code == expected, stderr
+    assert stderr.strip().splitlines()[-1].startswith(f"auditor: exit {expected}: ")
+
+
+def test_second_run_marks_findings_persisting_then_resolved(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    run_cli(["run", "--out", str(tmp_path / "a")], env=env, cwd=tmp_path)
+    later = FIXED_NOW + timedelta(hours=1)
+    run_cli(["run", "--out", str(tmp_path / "b")], env=env, cwd=tmp_path, now=later)
+    second = findings_json(tmp_path / "b")
+    open_findings = [f for f in second["findings"] if f["status"] in ("fail", "unknown")]
+    assert open_findings
+    assert {f["lifecycle"] for f in open_findings} == {"persisting"}
+    assert second["resolved"] == []
+
+
+def test_sync_failure_still_reports_what_is_stored_and_exits_2(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    run_cli(["run", "--out", str(tmp_path / "a")], env=env, cwd=tmp_path)
+    emu.add_revisions(3)
+    emu.faults.add("history", "500", times=0)
+    later = FIXED_NOW + timedelta(hours=1)
+    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "b")], env=env, cwd=tmp_path, now=later)
+    assert code == 2
+    data = findings_json(tmp_path / "b")
+    assert data["complete"] is False
+    assert any("sync failed" in line for line in data["not_evaluated"])
+    assert any(f["status"] == "fail" for f in data["findings"])
+    assert "incomplete" in stderr.strip().splitlines()[-1]
+
+
+def test_invalid_policy_exits_2_before_touching_anything(env: dict[str, str], tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: X\n    severty: high\n")
+    code, _, stderr = run_cli(
+        ["run", "--policy", str(bad), "--out", str(tmp_path / "r")], env=env, cwd=tmp_path
+    )
+    assert code == 2
+    assert "bad.yaml:" in stderr
+    assert not (tmp_path / "r").exists()
+    assert not (tmp_path / "state.db").exists()
+
+
+def test_same_inputs_give_byte_identical_reports(env: dict[str, str], tmp_path: Path):
+    run_cli(["sync"], env=env, cwd=tmp_path)
+    outputs = []
+    for name in ("a", "b"):
+        state = tmp_path / f"{name}.db"
+        shutil.copy(tmp_path / "state.db", state)
+        run_env = {**env, "AUDITOR_STATE": str(state)}
+        run_cli(["run", "--offline", "--out", str(tmp_path / name)], env=run_env, cwd=tmp_path)
+        outputs.append({f: (tmp_path / name / f).read_bytes() for f in REPORT_FILES})
+    assert outputs[0] == outputs[1]
+
+
+def test_at_date_audits_the_revision_in_force_then(env: dict[str, str], tmp_path: Path, emu: Any):
+    history = emu.dataset.history
+    middle = history[len(history) // 2]
+    code, _, stderr = run_cli(
+        ["run", "--soft-fail", "--at", middle["updatedAt"], "--out", str(tmp_path / "r")],
+        env=env,
+        cwd=tmp_path,
+    )
+    assert code == 0, stderr
+    assert findings_json(tmp_path / "r")["inputs"]["settings_revision"] == middle["revision"]
+
+
+def test_interrupt_writes_an_incomplete_report_and_exits_130(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    def interrupted(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", interrupted)
+    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    assert code == 130
+    assert findings_json(tmp_path / "r")["complete"] is False
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 130: interrupted"
+    assert auditor.audit  # the module under test stays importable after the patch
+
+
+def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):
+    summary = tmp_path / "step-summary.md"
+    review_env = {**env, "GITHUB_STEP_SUMMARY": str(summary)}
+    proposed = EXAMPLES / "proposed-settings.yaml"
+    code, stdout, stderr = run_cli(
+        ["review", str(proposed), "--out", str(tmp_path / "r")], env=review_env, cwd=tmp_path
+    )
+    assert code == 1, stderr
+    data = findings_json(tmp_path / "r")
+    assert data["review"]["introduced"], "raising autonomy to high must introduce findings"
+    assert "would introduce" in stdout
+    assert summary.read_text() == (tmp_path / "r" / "report.md").read_text()
+    sarif = json.loads((tmp_path / "r" / "findings.sarif").read_text())
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for result in sarif["runs"][0]["results"]
+        for loc in result.get("locations", [])
+    }
+    assert any(uri.endswith("proposed-settings.yaml") for uri in uris)
+
+
+def test_review_between_two_files_needs_no_service(tmp_path: Path):
+    code, stdout, stderr = run_cli(
+        [
+            "review",
+            str(EXAMPLES / "proposed-settings.yaml"),
+            "--against",
+            str(EXAMPLES / "live-settings.yaml"),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        env={},
+        cwd=tmp_path,
+    )
+    assert code == 1, stderr
+    review = findings_json(tmp_path / "r")["review"]
+    assert review["introduced"] and review["fixed"]
+
+
+def test_review_of_a_file_that_is_not_a_settings_object(tmp_path: Path):
+    proposed = tmp_path / "p.json"
+    proposed.write_text("[1, 2]")
+    code, _, stderr = run_cli(
+        ["review", str(proposed), "--against", str(EXAMPLES / "live-settings.yaml")],
+        env={},
+        cwd=tmp_path,
+    )
+    assert code == 2
+    assert "p.json:1:1" in stderr and "expected a settings object" in stderr
+
+
+def test_demo_writes_reports_and_exits_0(tmp_path: Path):
+    code, stdout, stderr = run_cli(["demo", "--out", str(tmp_path / "demo")], env={}, cwd=tmp_path)
+    assert code == 0, stderr
+    assert {p.name for p in (tmp_path / "demo").iterdir()} == REPORT_FILES
+    assert str(tmp_path / "demo" / "report.html") in stdout
+
+
+def _forms(secret: str) -> list[str]:
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        base64.b64encode(secret.encode()).decode(),
+    ]
+
+
+def test_canary_secrets_never_reach_any_output(emu: Any, tmp_path: Path):
+    canaries = emu.dataset.plant_canaries()
+    token = "CANARYTOKEN-" + "7f3a9c2e1d5b8a4f6e0c"
+    emu_tokens = {token: "owner"}
+    with start_emulator(dataset=emu.dataset, tokens=emu_tokens, now=FIXED_NOW) as canary_emu:
+        env = {
+            "AUDITOR_BASE_URL": canary_emu.base_url,
+            "AUDITOR_APP_URL": canary_emu.app_url,
+            "AUDITOR_TOKEN": token,
+            "AUDITOR_STATE": str(tmp_path / "state.db"),
+        }
+        proposed = tmp_path / "proposed.json"
+        latest = dict(canary_emu.dataset.history[-1]["settings"])
+        latest["maxAutonomyLevel"] = "high"
+        proposed.write_text(json.dumps(latest))
+        streams = []
+        for argv in (
+            ["sync"],
+            ["diff"],
+            ["diff", "--format", "patch"],
+            ["history"],
+            ["run", "--out", str(tmp_path / "run")],
+            ["review", str(proposed), "--out", str(tmp_path / "review")],
+            ["export", "--out", str(tmp_path / "evidence")],
+        ):
+            _, out, err = run_cli(argv, env=env, cwd=tmp_path)
+            streams += [out, err]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != proposed]
+    texts = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
+    for secret in [*canaries, token]:
+        for form in _forms(secret):
+            hits = [i for i, text in enumerate(texts) if form in text]
+            assert not hits, f"{secret!r} leaked as {form!r}"
+    report = (tmp_path / "run" / "findings.json").read_text()
+    assert "[secret fp:" in report or "secret fp:" in report

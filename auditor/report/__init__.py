@@ -1,0 +1,80 @@
+"""Reports: findings rendered for people (HTML, Markdown) and machines (JSON, SARIF, JUnit).
+
+Takes one `ReportData`, gives five files in one folder. Same input, byte-identical files:
+every renderer sorts its output and reads the time only from `ReportData.generated_at`.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from auditor.report.html import render_html
+from auditor.report.jsonout import render_json
+from auditor.report.junit import render_junit
+from auditor.report.markdown import render_markdown
+from auditor.report.model import ReportData
+from auditor.report.sarif import render_sarif
+
+__all__ = [
+    "REPORT_FILES",
+    "ReportData",
+    "gc_paused",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "render_sarif",
+    "write_reports",
+]
+
+#: File name → renderer, in the order they are written.
+REPORT_FILES: dict[str, Callable[[ReportData], str]] = {
+    "report.html": render_html,
+    "report.md": render_markdown,
+    "findings.json": render_json,
+    "findings.sarif": render_sarif,
+    "junit.xml": render_junit,
+}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` as UTF-8 to a temporary file beside `path`, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: rendering allocates millions of short-lived,
+    acyclic objects, and collections triggered by them cost about a third of the time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def write_reports(data: ReportData, out_dir: Path) -> dict[str, Path]:
+    """Render all five reports into `out_dir` (created if needed); returns name → path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, render in REPORT_FILES.items():
+        path = out_dir / name
+        with gc_paused():
+            text = render(data)
+        write_atomic(path, text)
+        written[name] = path
+    return written

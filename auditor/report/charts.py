@@ -1,0 +1,107 @@
+"""Inline SVG chart geometry, computed from numbers only.
+
+Takes `(revision, failing rule count)` pairs, gives a `Chart` of coordinates and integer tick
+labels that the HTML template draws (autoescaped like everything else; no markup is built here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WIDTH = 720
+HEIGHT = 220
+_LEFT, _RIGHT, _TOP, _BOTTOM = 44, 12, 12, 30
+MAX_POINTS = 360
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One axis tick: its position in pixels and its (integer) label."""
+
+    pos: float
+    label: int
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A line-and-area chart of failing rules per revision."""
+
+    width: int
+    height: int
+    line: str  # SVG polyline points, "x,y x,y …"
+    area: str  # SVG polygon points closing the line to the baseline
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    plot_left: int
+    plot_right: int
+    plot_top: int
+    plot_bottom: int
+    first: int
+    last: int
+    latest: int
+    peak: int
+
+
+def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
+    """At most `limit` points: buckets keep their worst (highest) count, so no peak is lost."""
+    pts = sorted(points)
+    if len(pts) <= limit:
+        return pts
+    size = -(-len(pts) // limit)
+    return [
+        (bucket[-1][0], max(c for _, c in bucket))
+        for bucket in (pts[i : i + size] for i in range(0, len(pts), size))
+    ]
+
+
+def _nice_max(peak: int) -> int:
+    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000):
+        if peak <= step * 4:
+            return step * 4
+    return -(-peak // 4) * 4
+
+
+def failing_chart(points: Sequence[tuple[int, int]]) -> Chart | None:
+    """Chart of failing rules per revision; None when there are fewer than two revisions."""
+    pts = downsample(points)
+    if len(pts) < 2:
+        return None
+    top = _nice_max(max(1, max(c for _, c in pts)))
+    first, last = pts[0][0], pts[-1][0]
+    span = max(1, last - first)
+    bottom, right = HEIGHT - _BOTTOM, WIDTH - _RIGHT
+
+    def x(rev: int) -> float:
+        return round(_LEFT + (right - _LEFT) * (rev - first) / span, 1)
+
+    def y(count: int) -> float:
+        return round(bottom - (bottom - _TOP) * count / top, 1)
+
+    line = " ".join(f"{x(r)},{y(c)}" for r, c in pts)
+    area = f"{x(first)},{bottom} {line} {x(last)},{bottom}"
+    x_ticks = tuple(Tick(x(r), r) for r in _spread([r for r, _ in pts], 6))
+    y_ticks = tuple(Tick(y(v), v) for v in range(0, top + 1, top // 4))
+    return Chart(
+        WIDTH,
+        HEIGHT,
+        line,
+        area,
+        x_ticks,
+        y_ticks,
+        _LEFT,
+        right,
+        _TOP,
+        bottom,
+        first,
+        last,
+        pts[-1][1],
+        max(c for _, c in points),
+    )
+
+
+def _spread(values: list[int], count: int) -> list[int]:
+    if len(values) <= count:
+        return values
+    step = (len(values) - 1) / (count - 1)
+    return sorted({values[round(i * step)] for i in range(count)})

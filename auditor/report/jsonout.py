@@ -1,0 +1,246 @@
+"""`findings.json`: every finding and input hash, in the versioned schema shipped with the package.
+
+Takes `ReportData`, gives JSON text valid against `auditor/schemas/findings.schema.json`
+(`schema_version` says which). Values are kept as data (already redacted upstream); JSON string
+escaping makes control characters inert.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from auditor.findings import Finding, PreviousFinding, attribution_text
+from auditor.models import Attribution, Change, Evidence, SourceLocation, Subject, Waiver
+from auditor.report.escape import inert_bytes
+from auditor.report.model import (
+    ReadinessRow,
+    ReportData,
+    ReviewInfo,
+    WaiverSummary,
+    new_count,
+    severity_counts,
+    status_counts,
+)
+
+SCHEMA_VERSION = "1.0"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of `findings.json`, as shipped in the package."""
+    text = resources.files("auditor").joinpath("schemas/findings.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _iso(value: datetime) -> datetime:
+    return value  # orjson writes RFC 3339; the json fallback goes through _default
+
+
+def _default(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def _location(loc: SourceLocation | None) -> dict[str, Any] | None:
+    return None if loc is None else {"file": loc.file, "line": loc.line, "col": loc.col}
+
+
+def _subject(s: Subject) -> dict[str, Any]:
+    return {
+        "kind": s.kind,
+        "key": s.key,
+        "label": s.label,
+        "revision": s.revision,
+        "repo_url": s.repo_url,
+    }
+
+
+def _evidence(e: Evidence) -> dict[str, Any]:
+    return {
+        "path": e.path,
+        "present": e.present,
+        "actual": e.actual,
+        "expected": e.expected,
+        "operator": e.operator,
+        "note": e.note,
+    }
+
+
+def _since(a: Attribution | None, text: str) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "revision": a.revision,
+        "updated_at": _iso(a.updated_at),
+        "author_email": a.author_email,
+        "author_name": a.author_name,
+        "text": text,
+    }
+
+
+def waiver_json(w: Waiver) -> dict[str, Any]:
+    """One waiver as JSON."""
+    return {
+        "rule_id": w.rule_id,
+        "subject": w.subject,
+        "reason": w.reason,
+        "owner": w.owner,
+        "expires": _iso(w.expires),
+        "ticket": w.ticket,
+        "source": _location(w.source),
+    }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """One finding as JSON (rule metadata lives once, under `rules`)."""
+    return {
+        "fingerprint": f.fingerprint,
+        "rule_id": f.rule_id,
+        "title": f.title,
+        "severity": f.severity,
+        "status": f.status,
+        "raw_status": f.raw_status,
+        "lifecycle": f.lifecycle,
+        "subject": _subject(f.subject),
+        "message": f.message,
+        "evidence": [_evidence(e) for e in f.evidence],
+        "since": _since(f.since, attribution_text(f)),
+        "waiver": None if f.waiver is None else waiver_json(f.waiver),
+        "location": _location(f.location),
+    }
+
+
+def rule_json(f: Finding) -> dict[str, Any]:
+    """The metadata of a finding's rule."""
+    return {
+        "id": f.rule_id,
+        "title": f.title,
+        "severity": f.severity,
+        "description": f.description,
+        "remediation": f.remediation,
+        "controls": list(f.controls),
+        "tags": list(f.tags),
+        "source": _location(f.source),
+    }
+
+
+def _rules(findings: tuple[Finding, ...]) -> list[dict[str, Any]]:
+    firsts: dict[str, Finding] = {}
+    for f in findings:
+        firsts.setdefault(f.rule_id, f)
+    return [rule_json(firsts[r]) for r in sorted(firsts)]
+
+
+def _resolved(p: PreviousFinding) -> dict[str, Any]:
+    return {
+        "fingerprint": p.fingerprint,
+        "rule_id": p.rule_id,
+        "subject_key": p.subject_key,
+        "status": p.status,
+        "severity": p.severity,
+        "first_seen_run": p.first_seen_run,
+    }
+
+
+def _repo(r: ReadinessRow) -> dict[str, Any]:
+    return {
+        "repo_url": r.repo_url,
+        "level": r.level,
+        "score": r.score,
+        "age_days": r.age_days,
+        "clean": r.clean,
+        "report_id": r.report_id,
+    }
+
+
+def _waivers(w: WaiverSummary) -> dict[str, Any]:
+    return {
+        "in_force": [waiver_json(x) for x in w.in_force],
+        "expiring_soon": [waiver_json(x) for x in w.expiring_soon],
+        "expired": [waiver_json(x) for x in w.expired],
+        "stale": [waiver_json(x) for x in w.stale],
+        "warnings": list(w.warnings),
+    }
+
+
+def _change(c: Change) -> dict[str, Any]:
+    return {
+        "path": c.path,
+        "kind": c.kind,
+        "before": c.before,
+        "after": c.after,
+        "old_path": c.old_path,
+    }
+
+
+def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "proposed_file": r.proposed_file,
+        "against": r.against,
+        "changes": [_change(c) for c in r.changes],
+        "introduced": list(r.introduced),
+        "fixed": [finding_json(f) for f in r.fixed],
+        "unchanged": r.unchanged,
+    }
+
+
+def report_json(d: ReportData) -> dict[str, Any]:
+    """The whole document as a JSON value."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "auditor", "version": d.tool_version},
+        "run": {
+            "id": d.run_id,
+            "generated_at": _iso(d.generated_at),
+            "mode": d.mode,
+            "api_address": d.api_address,
+            "fail_on": d.fail_on,
+        },
+        "complete": d.complete,
+        "not_evaluated": list(d.not_evaluated),
+        "policy_files": [
+            {"path": p.path, "sha256": p.sha256, "rule_ids": list(p.rule_ids)}
+            for p in d.policy_files
+        ],
+        "summary": {
+            "by_status": status_counts(d.findings),
+            "open_by_severity": severity_counts(d.findings),
+            "new": new_count(d.findings),
+            "resolved": len(d.resolved),
+        },
+        "rules": _rules(d.findings),
+        "findings": [finding_json(f) for f in d.findings],
+        "resolved": [_resolved(p) for p in d.resolved],
+        "failing_by_revision": [[r, n] for r, n in d.failing_by_revision],
+        "readiness": {
+            "org_level": d.org_level,
+            "repositories": [_repo(r) for r in d.readiness_rows],
+        },
+        "waivers": _waivers(d.waivers),
+        "inputs": {
+            "settings_revision": d.inputs.settings_revision,
+            "revisions_evaluated": [
+                {"revision": r, "sha256": h} for r, h in d.inputs.revisions_evaluated
+            ],
+            "reports_evaluated": [
+                {"report_id": r, "sha256": h} for r, h in d.inputs.reports_evaluated
+            ],
+        },
+        "review": _review(d.review),
+    }
+
+
+def render_json(data: ReportData) -> str:
+    """`findings.json` text: two-space indented, stable order, trailing newline."""
+    value = report_json(data)
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default)
+    except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
+        return json.dumps(value, indent=2, ensure_ascii=True, default=_default) + "\n"
+    return inert_bytes(raw) + "\n"

@@ -1,0 +1,135 @@
+"""`junit.xml`: one testcase per rule and subject, for CI test dashboards.
+
+Takes `ReportData`, gives JUnit XML (valid against the common junit-10.xsd): pass → a plain
+testcase, fail → `<failure>`, error / unknown → `<error>`, not applicable → `<skipped>`,
+waived → `<skipped message="waived …">`. An incomplete run adds a failing completeness case.
+Every string is stripped of characters XML 1.0 forbids, then escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from auditor.findings import Finding, attribution_text
+from auditor.report.escape import shorten, show_value, xml_text
+from auditor.report.model import OPEN_STATUSES, ReportData
+
+_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_ATTR = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
+
+
+def _text(value: str) -> str:
+    return xml_text(value).translate(_TEXT)
+
+
+def _attrs(**attrs: str) -> str:
+    return "".join(f' {k}="{xml_text(v).translate(_ATTR)}"' for k, v in attrs.items())
+
+
+def _details(f: Finding) -> str:
+    lines = [f.message]
+    for e in f.evidence:
+        actual = shorten(show_value(e.actual)) if e.present else "absent"
+        lines.append(
+            f"{e.path}: {actual} (expected {e.operator} {shorten(show_value(e.expected))})"
+        )
+    since = attribution_text(f)
+    if since:
+        lines.append(since)
+    if f.remediation:
+        lines.append(f"Remediation: {f.remediation}")
+    lines.append(f"Fingerprint: {f.fingerprint}")
+    return "\n".join(lines)
+
+
+def _outcome(f: Finding) -> str:
+    msg = shorten(f.message, 500)
+    if f.status == "fail":
+        return f"<failure{_attrs(type=f.severity, message=msg)}>{_text(_details(f))}</failure>"
+    if f.status in OPEN_STATUSES:
+        return f"<error{_attrs(type=f.status, message=msg)}>{_text(_details(f))}</error>"
+    if f.status == "not_applicable":
+        return f"<skipped{_attrs(message=f'not applicable: {msg}')} />"
+    if f.status == "waived" and f.waiver is not None:
+        w = f.waiver
+        why = shorten(f"waived until {w.expires:%Y-%m-%d} by {w.owner}: {w.reason}", 500)
+        return f"<skipped{_attrs(message=why)}>{_text(_details(f))}</skipped>"
+    return '<skipped message="waived" />' if f.status == "waived" else ""
+
+
+def _counts(findings: Sequence[Finding]) -> dict[str, str]:
+    fail = sum(1 for f in findings if f.status == "fail")
+    errors = sum(1 for f in findings if f.status in ("error", "unknown"))
+    skipped = sum(1 for f in findings if f.status in ("not_applicable", "waived"))
+    return {
+        "tests": str(len(findings)),
+        "failures": str(fail),
+        "errors": str(errors),
+        "skipped": str(skipped),
+    }
+
+
+def _rule_suite(findings: Sequence[Finding]) -> Iterator[str]:
+    first = findings[0]
+    attrs = _attrs(name=f"{first.rule_id}: {first.title}", **_counts(findings))
+    yield f'  <testsuite{attrs} time="0">\n'
+    yield "    <properties>\n"
+    yield f"      <property{_attrs(name='severity', value=first.severity)} />\n"
+    yield f"      <property{_attrs(name='controls', value=', '.join(first.controls))} />\n"
+    yield "    </properties>\n"
+    for f in findings:
+        case = _attrs(name=f.subject.label or f.subject.key, classname=f.rule_id)
+        outcome = _outcome(f)
+        if outcome:
+            yield f'    <testcase{case} time="0">\n      {outcome}\n    </testcase>\n'
+        else:
+            yield f'    <testcase{case} time="0" />\n'
+    yield "  </testsuite>\n"
+
+
+def _completeness(d: ReportData) -> Iterator[str]:
+    errors = "0" if d.complete else "1"
+    yield (
+        f'  <testsuite name="auditor: completeness" tests="1" failures="0" errors="{errors}"'
+        ' skipped="0" time="0">\n'
+    )
+    case = '    <testcase name="every input evaluated" classname="auditor" time="0"'
+    if d.complete:
+        yield f"{case} />\n"
+    else:
+        msg = f"{len(d.not_evaluated)} item(s) not evaluated"
+        body = _text("\n".join(d.not_evaluated))
+        yield f'{case}>\n      <error type="incomplete"{_attrs(message=msg)}>{body}</error>\n'
+        yield "    </testcase>\n"
+    yield "  </testsuite>\n"
+
+
+def render_junit(data: ReportData) -> str:
+    """`junit.xml` text."""
+    by_rule: dict[str, list[Finding]] = {}
+    for f in data.findings:
+        by_rule.setdefault(f.rule_id, []).append(f)
+    totals = _counts(data.findings)
+    errors = int(totals["errors"]) + (0 if data.complete else 1)
+    head = _attrs(
+        name=f"auditor {data.mode} {data.run_id}",
+        tests=str(len(data.findings) + 1),
+        failures=totals["failures"],
+        errors=str(errors),
+    )
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<testsuites{head} time="0">\n']
+    parts += _completeness(data)
+    for rule_id in sorted(by_rule):
+        parts += _rule_suite(by_rule[rule_id])
+    parts.append("</testsuites>\n")
+    return "".join(parts)

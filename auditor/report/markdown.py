@@ -1,0 +1,188 @@
+"""The Markdown report: GitHub-flavoured, for a PR comment or a CI job summary.
+
+Takes `ReportData`, gives `report.md`: a summary table, new findings first, details in
+`<details>` blocks, never longer than the limit (65,536 characters for a PR comment) and saying
+how many findings were left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.findings import Finding, attribution_text, sort_key
+from auditor.models import Change, Evidence
+from auditor.report.escape import html_inline, md_inline, shorten, show_value
+from auditor.report.model import (
+    OPEN_STATUSES,
+    ReportData,
+    new_count,
+    severity_counts,
+    shown_findings,
+    status_counts,
+)
+
+PR_COMMENT_LIMIT = 65536
+CHANGE_ROWS = 200
+EVIDENCE_PER_FINDING = 20
+RESOLVED_ROWS = 50
+_RESERVE = 400  # room kept for the "N more not shown" notice and the footer
+_ICON = {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "🔵", "info": "⚪"}
+
+
+def _code(value: object) -> str:
+    return f"<code>{md_inline(shorten(show_value(value), 300))}</code>"
+
+
+def _path(path: str) -> str:
+    return f"<code>{md_inline(path, 300)}</code>"
+
+
+def _header(d: ReportData) -> Iterator[str]:
+    if d.review:
+        yield f"## Pre-change review: {md_inline(d.review.proposed_file)}\n\n"
+        yield f"Against {md_inline(d.review.against)}. "
+    else:
+        yield f"## Compliance run {md_inline(d.run_id)}\n\n"
+    yield (
+        f"auditor {md_inline(d.tool_version)} · {d.generated_at:%Y-%m-%d %H:%M UTC} · "
+        f"API {md_inline(d.api_address)} · fail on {md_inline(d.fail_on)} and above\n\n"
+    )
+    if not d.complete:
+        yield f"> [!WARNING]\n> **Incomplete:** {len(d.not_evaluated)} item(s) not evaluated.\n"
+        for reason in d.not_evaluated[:10]:
+            yield f"> - {md_inline(reason, 300)}\n"
+        if len(d.not_evaluated) > 10:
+            yield f"> - {len(d.not_evaluated) - 10} more not shown\n"
+        yield "\n"
+
+
+def _summary(d: ReportData) -> Iterator[str]:
+    sev = severity_counts(d.findings)
+    new_by_sev = severity_counts(tuple(f for f in d.findings if f.lifecycle == "new"))
+    yield "| Severity | Open | New |\n|---|---:|---:|\n"
+    for s, n in sev.items():
+        yield f"| {_ICON[s]} {s} | {n} | {new_by_sev[s]} |\n"
+    counts = " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(d.findings).items())
+    yield f"\n**Results:** {counts}  \n"
+    resolved = len(d.resolved)
+    yield f"**New:** {new_count(d.findings)} · **Resolved since previous run:** {resolved}\n\n"
+
+
+def _change_row(c: Change) -> str:
+    path = _path(c.path) + (f" (was {_path(c.old_path)})" if c.old_path else "")
+    return f"| {path} | {c.kind.replace('_', ' ')} | {_code(c.before)} | {_code(c.after)} |\n"
+
+
+def _review(d: ReportData) -> Iterator[str]:
+    if d.review is None:
+        return
+    r = d.review
+    yield (
+        f"### Proposed change\n\n{len(r.changes)} change(s): {len(r.introduced)} finding(s) "
+        f"introduced, {len(r.fixed)} fixed, {r.unchanged} unchanged.\n\n"
+    )
+    if r.changes:
+        yield "| Path | Change | Before | After |\n|---|---|---|---|\n"
+        yield from (_change_row(c) for c in r.changes[:CHANGE_ROWS])
+        if len(r.changes) > CHANGE_ROWS:
+            yield f"\n{len(r.changes) - CHANGE_ROWS} more change(s) not shown.\n"
+        yield "\n"
+    for f in r.fixed:
+        label = md_inline(f.subject.label)
+        yield f"- ✅ fixes {md_inline(f.rule_id)} {md_inline(f.title)} — {label}\n"
+    if r.fixed:
+        yield "\n"
+
+
+def _resolved(d: ReportData) -> str:
+    if not d.resolved:
+        return ""
+    lines = [f"<details><summary>Resolved since the previous run: {len(d.resolved)}</summary>\n\n"]
+    for p in d.resolved[:RESOLVED_ROWS]:
+        rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
+        lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")
+    if len(d.resolved) > RESOLVED_ROWS:
+        lines.append(f"- {len(d.resolved) - RESOLVED_ROWS} more not shown\n")
+    lines.append("\n</details>\n\n")
+    return "".join(lines)
+
+
+def _evidence(e: Evidence) -> str:
+    actual = _code(e.actual) if e.present else "*absent*"
+    expected = f" — expected {md_inline(e.operator)} {_code(e.expected)}" if e.operator else ""
+    return f"- {_path(e.path)}: {actual}{expected}\n"
+
+
+def finding_block(f: Finding) -> str:
+    """One finding as a `<details>` block (summary line in HTML, body in Markdown)."""
+    life = f" · {f.lifecycle}" if f.lifecycle else ""
+    status = f.status if f.raw_status == f.status else f"{f.status} (was {f.raw_status})"
+    summary = (
+        f"{_ICON.get(f.severity, '')} <b>{html_inline(f.rule_id)}</b> "
+        f"{html_inline(f.title, 200)} — {html_inline(f.subject.label, 200)} · "
+        f"{status.replace('_', ' ')}{life}"
+    )
+    lines = [f"<details><summary>{summary}</summary>\n\n", f"{md_inline(f.message)}\n\n"]
+    lines += [_evidence(e) for e in f.evidence[:EVIDENCE_PER_FINDING]]
+    if len(f.evidence) > EVIDENCE_PER_FINDING:
+        lines.append(f"- {len(f.evidence) - EVIDENCE_PER_FINDING} more evidence item(s)\n")
+    if attribution_text(f):
+        lines.append(f"- {md_inline(attribution_text(f))}\n")
+    if f.waiver:
+        w = f.waiver
+        lines.append(
+            f"- waived until {w.expires:%Y-%m-%d} by {md_inline(w.owner)}: "
+            f"{md_inline(w.reason, 300)}\n"
+        )
+    if f.remediation and f.status in OPEN_STATUSES:
+        lines.append(f"- **Remediation:** {md_inline(f.remediation, 500)}\n")
+    ident = f"severity {md_inline(f.severity)} · fingerprint {md_inline(f.fingerprint[:12])}"
+    lines.append(f"- {ident}\n\n</details>\n\n")
+    return "".join(lines)
+
+
+def _order(d: ReportData) -> list[Finding]:
+    """New first, then other open findings, then waived; report order within each."""
+
+    def key(f: Finding) -> tuple[int, int, tuple[int, str, str, str]]:
+        return (f.lifecycle != "new", f.status == "waived", sort_key(f))
+
+    introduced = set(d.review.introduced) if d.review else set()
+    items = shown_findings(d)
+    return sorted(items, key=lambda f: (f.fingerprint not in introduced, *key(f)))
+
+
+def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
+    """The Markdown report, at most `limit` characters."""
+    head = "".join([*_header(data), *_summary(data)])
+    review = "".join(_review(data))
+    budget = limit - _RESERVE
+    parts = [head]
+    if len(head) + len(review) <= budget:
+        parts.append(review)
+    elif review:
+        parts.append("Proposed change too large to list here: see report.html.\n\n")
+    resolved = _resolved(data)
+    if sum(len(p) for p in parts) + len(resolved) <= budget:
+        parts.append(resolved)
+    findings = _order(data)
+    parts.append(f"### Findings ({len(findings)})\n\n" if findings else "No open findings.\n\n")
+    used = sum(len(p) for p in parts)
+    shown = 0
+    for f in findings:
+        block = finding_block(f)
+        if used + len(block) > budget:
+            break
+        parts.append(block)
+        used += len(block)
+        shown += 1
+    if shown < len(findings):
+        parts.append(
+            f"**{len(findings) - shown} more not shown** (the comment limit is "
+            f"{limit} characters): see report.html or findings.json.\n\n"
+        )
+    parts.append(
+        f"<sub>auditor {md_inline(data.tool_version, 40)} · run "
+        f"{md_inline(data.run_id, 80)}</sub>\n"
+    )
+    return "".join(parts)

@@ -1,0 +1,166 @@
+"""The one input record every report renderer takes.
+
+Takes plain values gathered by the command line (findings, waivers, readiness rows, input
+hashes), gives `ReportData`. Renderers import nothing from `waivers` or `readiness`: the cli
+flattens those into the rows below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from auditor.findings import Finding, PreviousFinding
+from auditor.models import SEVERITIES, STATUSES, Change, PolicyFile, Waiver
+
+
+@dataclass(frozen=True)
+class ReadinessRow:
+    """One repository's readiness as shown in the reports."""
+
+    repo_url: str
+    level: int
+    score: float  # passing share, 0.0 to 1.0
+    age_days: float
+    clean: bool
+    report_id: str
+
+
+@dataclass(frozen=True)
+class WaiverSummary:
+    """Waivers grouped by state (from `auditor.waivers.WaiverReport`)."""
+
+    in_force: tuple[Waiver, ...] = ()
+    expiring_soon: tuple[Waiver, ...] = ()
+    expired: tuple[Waiver, ...] = ()
+    stale: tuple[Waiver, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class InputDigest:
+    """Hashes of everything evaluated, for the appendix and the JSON output."""
+
+    revisions_evaluated: tuple[tuple[int, str], ...] = ()  # (revision, content hash)
+    reports_evaluated: tuple[tuple[str, str], ...] = ()  # (report id, content hash)
+    settings_revision: int | None = None
+
+
+@dataclass(frozen=True)
+class ReviewInfo:
+    """A pre-change review: the proposed file against the live settings."""
+
+    proposed_file: str
+    against: str  # e.g. "rev 412 (live)"
+    changes: tuple[Change, ...] = ()
+    introduced: tuple[str, ...] = ()  # fingerprints of findings the change would introduce
+    fixed: tuple[Finding, ...] = ()  # findings in force now that the change would fix
+    unchanged: int = 0  # failing findings present before and after
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one run's reports show. Same value in, byte-identical files out."""
+
+    tool_version: str
+    run_id: str
+    generated_at: datetime
+    mode: str  # "run" | "review"
+    api_address: str
+    complete: bool
+    not_evaluated: tuple[str, ...]
+    policy_files: tuple[PolicyFile, ...]
+    findings: tuple[Finding, ...]  # all of them, passes included
+    resolved: tuple[PreviousFinding, ...] = ()
+    failing_by_revision: tuple[tuple[int, int], ...] = ()
+    readiness_rows: tuple[ReadinessRow, ...] = ()
+    org_level: int | None = None
+    waivers: WaiverSummary = WaiverSummary()
+    inputs: InputDigest = InputDigest()
+    review: ReviewInfo | None = None
+    fail_on: str = "high"
+
+
+#: Statuses someone must act on.
+OPEN_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown"})
+#: Statuses a report lists in detail (passes and not-applicable are only counted).
+SHOWN_STATUSES: frozenset[str] = OPEN_STATUSES | {"waived"}
+
+_FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}
+
+
+@dataclass(frozen=True)
+class ControlRow:
+    """Compliance of one framework control, over every finding of the rules that map to it."""
+
+    framework: str
+    control: str
+    rules: tuple[str, ...]
+    failing: int
+    unverified: int  # error or unknown
+    waived: int
+    passing: int
+
+    @property
+    def state(self) -> str:
+        """`not met`, `unverified` or `met`."""
+        if self.failing:
+            return "not met"
+        return "unverified" if self.unverified else "met"
+
+
+def shown_findings(data: ReportData) -> list[Finding]:
+    """The findings listed in detail, in report order."""
+    return [f for f in data.findings if f.status in SHOWN_STATUSES]
+
+
+def status_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
+    """How many findings have each status (every status listed, zeros included)."""
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
+    for f in findings:
+        counts[f.status] = counts.get(f.status, 0) + 1
+    return counts
+
+
+def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
+    """Open findings (fail, error, unknown) per severity, worst first."""
+    counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+    for f in findings:
+        if f.status in OPEN_STATUSES:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+    return counts
+
+
+def new_count(findings: tuple[Finding, ...]) -> int:
+    """Findings first seen in this run."""
+    return sum(1 for f in findings if f.lifecycle == "new")
+
+
+def framework_of(control: str) -> str:
+    """`SOC 2` for `SOC2:CC6.1`; the prefix itself for other frameworks."""
+    prefix = control.split(":", 1)[0] if ":" in control else "other"
+    return _FRAMEWORKS.get(prefix.upper().replace(" ", ""), prefix)
+
+
+def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
+    """One row per framework control, sorted by framework and control id."""
+    tallies: dict[str, list[int]] = {}
+    rules: dict[str, set[str]] = {}
+    for f in findings:
+        for control in f.controls:
+            t = tallies.setdefault(control, [0, 0, 0, 0])
+            rules.setdefault(control, set()).add(f.rule_id)
+            t[_tally_slot(f.status)] += 1
+    rows = [
+        ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
+        for c, t in tallies.items()
+    ]
+    return sorted(rows, key=lambda r: (r.framework, r.control))
+
+
+def _tally_slot(status: str) -> int:
+    if status == "fail":
+        return 0
+    if status in OPEN_STATUSES:
+        return 1
+    return 2 if status == "waived" else 3

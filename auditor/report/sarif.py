@@ -1,0 +1,156 @@
+"""`findings.sarif`: SARIF 2.1.0 for code scanning (one `ruleId` per rule).
+
+Takes `ReportData`, gives SARIF JSON. Results are the fail / error / unknown findings, plus the
+waived ones as suppressed (with the waiver as justification). Each result points at
+`Finding.location` (a file under review), else the rule's place in its policy file, else the
+proposed file (review mode) or the policy file that holds the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from auditor.findings import Finding, attribution_text
+from auditor.models import SourceLocation
+from auditor.report.escape import clean_text, json_inert, md_inline, show_value
+from auditor.report.model import SHOWN_STATUSES, ReportData
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
+LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
+FINGERPRINT_KEY = "auditorFingerprint/v1"
+
+
+def _uri(path: str) -> str:
+    return quote(clean_text(path).replace("\\", "/"), safe="/:@-._~!$&'()*+,;=")
+
+
+def _help(f: Finding) -> dict[str, str]:
+    text = "\n\n".join(x for x in (f.description, f.remediation) if x)
+    controls = ", ".join(f.controls)
+    md = [
+        f"**{md_inline(f.title)}**",
+        md_inline(f.description),
+        f"**Remediation:** {md_inline(f.remediation)}" if f.remediation else "",
+        f"**Controls:** {md_inline(controls)}" if controls else "",
+    ]
+    return {"text": clean_text(text or f.title), "markdown": "\n\n".join(x for x in md if x)}
+
+
+def _rule(f: Finding) -> dict[str, Any]:
+    tags = ["security", "compliance", *f.controls, *f.tags]
+    return {
+        "id": f.rule_id,
+        "name": f.rule_id,
+        "shortDescription": {"text": clean_text(f.title)},
+        "fullDescription": {"text": clean_text(f.description or f.title)},
+        "help": _help(f),
+        "defaultConfiguration": {"level": LEVEL.get(f.severity, "warning")},
+        "properties": {
+            "security-severity": SECURITY_SEVERITY.get(f.severity, "1.0"),
+            "problem.severity": "error" if LEVEL.get(f.severity) == "error" else "warning",
+            "precision": "high",
+            "tags": [clean_text(t) for t in tags],
+        },
+    }
+
+
+def _fallback(f: Finding, d: ReportData) -> SourceLocation:
+    if d.review is not None:
+        return SourceLocation(d.review.proposed_file, 1, 1)
+    for p in d.policy_files:
+        if f.rule_id in p.rule_ids:
+            return SourceLocation(p.path, 1, 1)
+    return SourceLocation(d.policy_files[0].path if d.policy_files else "auditor-policy", 1, 1)
+
+
+def _location(f: Finding, d: ReportData) -> dict[str, Any]:
+    loc = f.location or f.source or _fallback(f, d)
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(loc.file)},
+            "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
+        }
+    }
+
+
+def _message(f: Finding) -> str:
+    parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
+    parts += [
+        f"{e.path} = {show_value(e.actual) if e.present else 'absent'}" for e in f.evidence[:5]
+    ]
+    since = attribution_text(f)
+    if since:
+        parts.append(since)
+    return clean_text(". ".join(parts))
+
+
+def _result(f: Finding, d: ReportData, index: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ruleId": f.rule_id,
+        "ruleIndex": index,
+        "level": LEVEL.get(f.severity, "warning"),
+        "message": {"text": _message(f)},
+        "locations": [_location(f, d)],
+        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+        "properties": {
+            "status": f.status,
+            "rawStatus": f.raw_status,
+            "subject": f.subject.key,
+            "lifecycle": f.lifecycle,
+            "severity": f.severity,
+        },
+    }
+    if f.waiver is not None and f.status == "waived":
+        w = f.waiver
+        ticket = f", {w.ticket}" if w.ticket else ""
+        why = f"{w.reason} (owner {w.owner}, expires {w.expires:%Y-%m-%d}{ticket})"
+        out["suppressions"] = [
+            {"kind": "external", "status": "accepted", "justification": clean_text(why)}
+        ]
+    return out
+
+
+def sarif_log(d: ReportData) -> dict[str, Any]:
+    """The SARIF log as a JSON value."""
+    firsts: dict[str, Finding] = {}
+    for f in d.findings:
+        firsts.setdefault(f.rule_id, f)
+    rule_ids = sorted(firsts)
+    index = {rid: i for i, rid in enumerate(rule_ids)}
+    results = [_result(f, d, index[f.rule_id]) for f in d.findings if f.status in SHOWN_STATUSES]
+    notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "auditor",
+                "version": d.tool_version,
+                "rules": [_rule(firsts[r]) for r in rule_ids],
+            }
+        },
+        "automationDetails": {"id": f"auditor/{d.mode}/{clean_text(d.run_id)}"},
+        "invocations": [
+            {
+                "executionSuccessful": d.complete,
+                "endTimeUtc": d.generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "toolExecutionNotifications": notes,
+            }
+        ],
+        "results": results,
+        "properties": {"complete": d.complete, "mode": d.mode},
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(data: ReportData) -> str:
+    """`findings.sarif` text."""
+    value = sarif_log(data)
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them
+        text = json.dumps(value, indent=2, ensure_ascii=True)
+    return json_inert(text) + "\n"

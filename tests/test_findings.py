@@ -1,0 +1,202 @@
+"""Findings: fingerprints, attribution text, ordering and new/persisting/resolved across runs."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from auditor.findings import (
+    Finding,
+    PreviousFinding,
+    attribution_text,
+    compare_runs,
+    findings_from_results,
+    fingerprint,
+    normalize_path,
+    sort_findings,
+)
+from auditor.models import Attribution, Evidence, Rule, RuleResult, Severity, Status, Subject
+
+SETTINGS = Subject("settings", "settings", "settings in force")
+STEP = Subject("change", "change:412..413", "rev 412 → 413", revision=413)
+REPO = Subject("readiness", "https://github.com/acme/web", "acme/web")
+WHEN = datetime(2026, 9, 3, 10, 15, tzinfo=UTC)
+
+
+def _rule(rid: str = "SET-001", severity: Severity = "high") -> Rule:
+    return Rule(
+        id=rid,
+        title=f"Title of {rid}",
+        severity=severity,
+        target="settings",
+        condition=None,
+        controls=("SOC2:CC6.1",),
+        remediation="fix it",
+    )
+
+
+def _result(
+    rid: str = "SET-001",
+    status: Status = "fail",
+    subject: Subject = SETTINGS,
+    paths: tuple[str, ...] = ("$.a.b",),
+    severity: Severity = "high",
+    **kw: object,
+) -> RuleResult:
+    evidence = tuple(Evidence(p, 1, 2, "equals") for p in paths)
+    return RuleResult(_rule(rid, severity), subject, status, f"{rid} message", evidence, **kw)  # type: ignore[arg-type]
+
+
+def _one(**kw: object) -> Finding:
+    return findings_from_results([_result(**kw)])[0]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("path", "normalized"),
+    [
+        ("$.hooks.PreToolUse[3].command", "$.hooks.PreToolUse[*].command"),
+        ("$.a[0][12]", "$.a[*][*]"),
+        ("$.customModels[?id=='custom:x'].baseUrl", "$.customModels[?id=='custom:x'].baseUrl"),
+        ("$.plain", "$.plain"),
+    ],
+    ids=["index", "nested-index", "identity-kept", "plain"],
+)
+def test_normalize_path_replaces_only_list_indices(path: str, normalized: str) -> None:
+    assert normalize_path(path) == normalized
+
+
+def test_fingerprint_is_32_hex_and_deterministic() -> None:
+    fp = fingerprint("SET-001", "settings", "$.a")
+    assert fp == fingerprint("SET-001", "settings", "$.a")
+    assert len(fp) == 32 and int(fp, 16) >= 0
+
+
+@pytest.mark.parametrize(
+    ("other"),
+    [
+        ("SET-002", "settings", "$.a"),
+        ("SET-001", "settings@412", "$.a"),
+        ("SET-001", "settings", "$.b"),
+    ],
+    ids=["rule", "subject", "path"],
+)
+def test_fingerprint_changes_with_rule_subject_and_path(other: tuple[str, str, str]) -> None:
+    assert fingerprint(*other) != fingerprint("SET-001", "settings", "$.a")
+
+
+def test_fingerprint_ignores_list_positions() -> None:
+    assert fingerprint("R", "s", "$.hooks[0].cmd") == fingerprint("R", "s", "$.hooks[5].cmd")
+
+
+def test_fingerprint_ignores_evidence_order_message_and_time() -> None:
+    a = _one(paths=("$.x", "$.y"))
+    b = findings_from_results(
+        [
+            replace(
+                _result(paths=("$.y", "$.x")), message="other", since=Attribution(1, WHEN, "a@b.c")
+            )
+        ]
+    )[0]
+    assert a.fingerprint == b.fingerprint
+
+
+def test_findings_keep_passes_rule_metadata_and_raw_status() -> None:
+    results = [_result(status="pass"), _result("SET-002", status="waived", raw_status="fail")]
+    found = findings_from_results(results)
+    assert [(f.rule_id, f.status, f.raw_status) for f in found] == [
+        ("SET-001", "pass", "pass"),
+        ("SET-002", "waived", "fail"),
+    ]
+    assert found[0].controls == ("SOC2:CC6.1",) and found[0].remediation == "fix it"
+
+
+def test_sort_order_is_severity_rule_subject_then_independent_of_input_order() -> None:
+    results = [
+        _result("B-1", severity="low"),
+        _result("A-1", severity="critical", subject=REPO),
+        _result("A-1", severity="critical"),
+        _result("C-1", severity="critical"),
+    ]
+    shuffled = results[:]
+    random.Random(7).shuffle(shuffled)
+    expected = [
+        ("A-1", "https://github.com/acme/web"),
+        ("A-1", "settings"),
+        ("C-1", "settings"),
+        ("B-1", "settings"),
+    ]
+    for order in (results, shuffled):
+        assert [(f.rule_id, f.subject.key) for f in findings_from_results(order)] == expected
+    assert sort_findings(reversed(findings_from_results(results))) == findings_from_results(results)
+
+
+@pytest.mark.parametrize(
+    ("subject", "since", "text"),
+    [
+        (
+            SETTINGS,
+            Attribution(412, WHEN, "a@b.c", "Alice"),
+            "violating since rev 412 (2026-09-03) by a@b.c",
+        ),
+        (STEP, Attribution(413, WHEN, "bob@b.c"), "changed in rev 413 (2026-09-03) by bob@b.c"),
+        (
+            SETTINGS,
+            Attribution(7, WHEN, "", "Robot"),
+            "violating since rev 7 (2026-09-03) by Robot",
+        ),
+        (SETTINGS, Attribution(7, WHEN, ""), "violating since rev 7 (2026-09-03)"),
+        (SETTINGS, None, ""),
+    ],
+    ids=["settings", "change-step", "name-only", "no-author", "unknown"],
+)
+def test_attribution_text(subject: Subject, since: Attribution | None, text: str) -> None:
+    assert attribution_text(_one(subject=subject, since=since)) == text
+
+
+def _prev(f: Finding, status: str = "fail") -> PreviousFinding:
+    return PreviousFinding(f.fingerprint, f.rule_id, f.subject.key, status, f.severity, "run-1")
+
+
+def test_no_previous_run_means_no_lifecycle_and_nothing_resolved() -> None:
+    current = findings_from_results([_result()])
+    marked, resolved = compare_runs(current, None)
+    assert [f.lifecycle for f in marked] == [None] and resolved == []
+
+
+def test_new_persisting_and_resolved_against_previous_run() -> None:
+    kept, fresh, gone = _one(rid="K-1"), _one(rid="N-1"), _one(rid="G-1")
+    passing = _one(rid="P-1", status="pass")
+    previous = [_prev(kept), _prev(gone), _prev(passing, "pass")]
+    marked, resolved = compare_runs([kept, fresh, passing], previous)
+    assert {f.rule_id: f.lifecycle for f in marked} == {
+        "K-1": "persisting",
+        "N-1": "new",
+        "P-1": None,
+    }
+    assert [p.rule_id for p in resolved] == ["G-1"]
+
+
+@pytest.mark.parametrize(
+    ("before", "now", "lifecycle", "resolved"),
+    [
+        ("fail", "waived", "persisting", 0),
+        ("fail", "pass", None, 1),
+        ("fail", "not_applicable", None, 1),
+        ("pass", "fail", "new", 0),
+        ("error", "unknown", "persisting", 0),
+    ],
+    ids=["fail-then-waived", "fixed", "became-not-applicable", "regressed", "still-unverified"],
+)
+def test_status_transitions(before: str, now: Status, lifecycle: str | None, resolved: int) -> None:
+    f = _one(status=now)
+    marked, gone = compare_runs([f], [_prev(f, before)])
+    assert (marked[0].lifecycle, len(gone)) == (lifecycle, resolved)
+
+
+def test_resolved_is_sorted_and_deduplicated() -> None:
+    a, b = _one(rid="A-1", severity="low"), _one(rid="B-1", severity="critical")
+    _, resolved = compare_runs([], [_prev(a), _prev(b), _prev(a)])
+    assert [p.rule_id for p in resolved] == ["B-1", "A-1"]

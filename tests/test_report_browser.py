@@ -1,0 +1,152 @@
+"""report.html in a real headless Chromium: no network request, renders, prints to A4 PDF."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from report_fixture import build_report_data
+
+from auditor.report import render_html
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BASE_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--no-pings",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,Translate,MediaRouter",
+    "--no-default-browser-check",
+    "--disable-breakpad",
+]
+
+
+# Chromium's own service traffic (component updates, sign-in probes) that survives the flags
+# above; it is the browser's, not the page's. Anything else the proxy sees fails the tests.
+BROWSER_SERVICE_HOSTS = {"update.googleapis.com", "accounts.google.com", "clients2.google.com"}
+
+
+def _page_requests(seen: list[str]) -> list[str]:
+    """The requests the page made: everything but the browser's own service traffic."""
+    out = []
+    for line in seen:
+        target = line.split(" ")[1] if " " in line else line
+        host = re.sub(r"^[a-z]+://", "", target).split("/")[0].split(":")[0]
+        if host not in BROWSER_SERVICE_HOSTS:
+            out.append(line)
+    return out
+
+
+class _Counter(BaseHTTPRequestHandler):
+    """A stand-in proxy: records every request the browser tries to make, answers 404."""
+
+    seen: list[str]
+
+    def _record(self) -> None:
+        self.seen.append(self.requestline)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_HEAD = do_CONNECT = do_OPTIONS = _record
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy() -> Iterator[tuple[str, list[str]]]:
+    seen: list[str] = []
+    handler = type("Handler", (_Counter,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _chromium(tmp: Path, proxy_url: str, page: Path, *extra: str) -> str:
+    if CHROMIUM is None:
+        pytest.skip("BROWSER TEST SKIPPED: chromium is not installed (apt-get install chromium)")
+    cmd = [
+        CHROMIUM,
+        *BASE_FLAGS,
+        f"--user-data-dir={tmp / 'profile'}",
+        f"--proxy-server={proxy_url}",
+        "--proxy-bypass-list=<-loopback>",
+        *extra,
+        page.as_uri(),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(build_report_data()), encoding="utf-8")
+    return path
+
+
+def test_harness_notices_a_page_that_does_fetch(
+    tmp_path: Path, proxy: tuple[str, list[str]]
+) -> None:
+    page = tmp_path / "leaky.html"
+    page.write_text('<img src="http://assets.example.invalid/x.png">', encoding="utf-8")
+    _chromium(tmp_path, proxy[0], page, "--dump-dom")
+    assert any("assets.example.invalid" in line for line in _page_requests(proxy[1]))
+
+
+def test_report_loads_without_any_network_request(
+    tmp_path: Path, report: Path, proxy: tuple[str, list[str]]
+) -> None:
+    dom = _chromium(tmp_path, proxy[0], report, "--dump-dom")
+    assert "Findings by rule" in dom and "<polyline" in dom
+    assert not re.search(r"""\b(?:src|srcset|action|data|poster)=["']?(?:https?:)?//""", dom)
+    assert _page_requests(proxy[1]) == []
+
+
+def test_screenshot_is_written(tmp_path: Path, report: Path, proxy: tuple[str, list[str]]) -> None:
+    out = tmp_path / "shot.png"
+    _chromium(tmp_path, proxy[0], report, f"--screenshot={out}", "--window-size=1280,2400")
+    data = out.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 50_000  # a blank page is a few KB
+    assert _page_requests(proxy[1]) == []
+
+
+def test_prints_to_a4_pdf_with_several_pages(
+    tmp_path: Path, report: Path, proxy: tuple[str, list[str]]
+) -> None:
+    pdf = tmp_path / "report.pdf"
+    _chromium(tmp_path, proxy[0], report, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF")
+    pages = re.findall(rb"/Type\s*/Page(?!s)", data)
+    assert len(pages) >= 2
+    boxes = set(re.findall(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", data))
+    assert boxes == {(b"595.91998", b"842.88")} or all(
+        abs(float(w) - 595.3) < 2 and abs(float(h) - 841.9) < 2 for w, h in boxes
+    )
+    assert _page_requests(proxy[1]) == []

@@ -1,0 +1,210 @@
+"""Hostile text in every field never becomes markup, links, mentions or terminal escapes."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from xml.etree import ElementTree as ET
+
+import pytest
+from report_fixture import build_report_data
+
+from auditor.report import render_html, render_json, render_junit, render_markdown, render_sarif
+from auditor.report.escape import (
+    clean_text,
+    html_inline,
+    md_inline,
+    safe_url,
+    shorten,
+    terminal_text,
+    xml_text,
+)
+from auditor.report.model import ReportData
+
+LONG = "L" * 100_000
+HOSTILE = (
+    '<script>alert(1)</script>"><img src=x onerror=alert(2)>javascript:alert(3) '
+    "| pipe ``` tick @team #1 \x1b[31mred\x07\x00\x08 \u202egnp.exe\u2066 [x](javascript:y) "
+    "&lt;b&gt;\r\nnext line " + LONG
+)
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+HTML_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "div",
+    "dl",
+    "dt",
+    "dd",
+    "code",
+    "strong",
+    "ul",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "span",
+    "p",
+    "section",
+    "br",
+    "em",
+    "a",
+    "svg",
+    "line",
+    "text",
+    "polygon",
+    "polyline",
+    "footer",
+}
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["run", "review"])
+def hostile(request: pytest.FixtureRequest) -> ReportData:
+    return build_report_data(HOSTILE, review=bool(request.param))
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs += [(k, v or "") for k, v in attrs]
+
+
+def test_html_has_only_our_tags_attributes_and_links(hostile: ReportData) -> None:
+    parser = _Tags()
+    parser.feed(render_html(hostile))
+    assert parser.tags <= HTML_TAGS
+    assert not [k for k, _ in parser.attrs if k.startswith("on") or k in {"src", "srcdoc"}]
+    hrefs = [v for k, v in parser.attrs if k == "href"]
+    assert all(h.startswith("https://") and "javascript:" not in h for h in hrefs)
+
+
+def test_html_text_has_no_controls_and_cuts_huge_values(hostile: ReportData) -> None:
+    html = render_html(hostile)
+    assert not RAW_CONTROLS.search(html)
+    assert "[U+202E]" in html  # the bidi override is shown, not obeyed
+    assert "more characters)" in html
+
+
+def test_markdown_has_no_active_content(hostile: ReportData) -> None:
+    md = render_markdown(hostile)
+    assert len(md) <= 65536
+    assert {t.lower() for t in re.findall(r"</?([A-Za-z]+)", md)} <= {
+        "details",
+        "summary",
+        "code",
+        "b",
+        "sub",
+    }
+    assert "@team" not in md and not re.search(r"#1\b", md)
+    assert not re.search(r"(?<!\\)`", md), "unescaped backtick"
+    assert not re.search(r"(?<!\\)\]\(", md), "a link could form"
+    assert not RAW_CONTROLS.search(md)
+    assert max(len(line) for line in md.splitlines()) < 20_000
+
+
+def test_markdown_table_rows_keep_their_column_count(hostile: ReportData) -> None:
+    md = render_markdown(hostile)
+    for block in re.split(r"\n\n+", md):
+        rows = [ln for ln in block.splitlines() if ln.startswith("|")]
+        widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+        assert len(widths) <= 1, block[:200]
+
+
+def test_json_keeps_data_faithfully_and_inertly(hostile: ReportData) -> None:
+    text = render_json(hostile)
+    assert not RAW_CONTROLS.search(text)
+    doc = json.loads(text)
+    assert doc["findings"][0]["rule_id"].endswith(LONG)
+    assert "\u202e" in doc["findings"][0]["rule_id"]  # escaped in the text, intact in the data
+
+
+def test_sarif_parses_and_has_no_raw_controls(hostile: ReportData) -> None:
+    text = render_sarif(hostile)
+    assert not RAW_CONTROLS.search(text)
+    uris = [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(text)["runs"][0]["results"]
+    ]
+    assert all(" " not in u and "<" not in u for u in uris)
+
+
+def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
+    text = render_junit(hostile)
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", text)
+    root = ET.fromstring(text)
+    assert root.tag == "testsuites"
+
+
+@pytest.mark.parametrize(
+    ("fn", "text", "expected"),
+    [
+        (md_inline, "a|b", "a\\|b"),
+        (md_inline, "`x`", "\\`x\\`"),
+        (md_inline, "<b>&", "&lt;b&gt;&amp;"),
+        (md_inline, "ping @team", "ping @&#8203;team"),
+        (md_inline, "see #12", "see #&#8203;12"),
+        (md_inline, "a\n\nb", "a b"),
+        (md_inline, "[x](javascript:y)", "\\[x\\]\\(javascript:y\\)"),
+        (html_inline, "<i a='1'>@x #2", "&lt;i a=&#x27;1&#x27;&gt;@&#8203;x #&#8203;2"),
+        (xml_text, "a\x00b\x1bc\ufffed", "abcd"),
+        (terminal_text, "\x1b[31mred\x1b[0m\nnext", "[31mred[0m next"),
+        (clean_text, "x\u202ey", "x[U+202E]y"),
+        (safe_url, "https://github.com/acme/x", "https://github.com/acme/x"),
+        (safe_url, "javascript:alert(1)", ""),
+        (safe_url, "data:text/html,<b>", ""),
+        (safe_url, 'https://x.y/"><img', ""),
+        (safe_url, "//evil.example/x", ""),
+    ],
+    ids=[
+        "pipe",
+        "backtick",
+        "html",
+        "mention",
+        "issue-link",
+        "newlines",
+        "md-link",
+        "html-inline",
+        "xml-forbidden",
+        "terminal-escapes",
+        "bidi",
+        "url-https",
+        "url-javascript",
+        "url-data",
+        "url-quote",
+        "url-scheme-relative",
+    ],
+)
+def test_escape_functions(fn: object, text: str, expected: str) -> None:
+    assert fn(text) == expected  # type: ignore[operator]
+
+
+def test_shorten_says_how_much_was_cut() -> None:
+    assert shorten("x" * 1005) == "x" * 1000 + "… (5 more characters)"
+    assert shorten("short") == "short"
+
+
+@pytest.mark.parametrize(
+    "render",
+    [render_json, render_sarif, render_junit, render_markdown, render_html],
+    ids=["json", "sarif", "junit", "markdown", "html"],
+)
+def test_lone_surrogates_and_noncharacters_do_not_break_rendering(render: object) -> None:
+    text = render(build_report_data("\ud800\ufffe"))  # type: ignore[operator]
+    assert "SET-001" in text
+    text.encode("utf-8")  # the file can be written

@@ -1,0 +1,228 @@
+"""The five report formats: golden files, schema validity, and what each format promises."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+import xmlschema
+from report_fixture import build_large, build_report_data
+
+from auditor.report import (
+    REPORT_FILES,
+    ReportData,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+    render_sarif,
+    write_reports,
+)
+from auditor.report.charts import MAX_POINTS, failing_chart
+from auditor.report.jsonout import schema
+
+GOLDEN = Path(__file__).parent / "golden"
+SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+
+Renderer = Callable[[ReportData], str]
+CASES: list[tuple[str, bool, Renderer]] = [
+    (name, review, render) for review in (False, True) for name, render in REPORT_FILES.items()
+]
+
+
+def _golden_name(name: str, review: bool) -> str:
+    return f"{'review' if review else 'run'}-{name}"
+
+
+@pytest.mark.parametrize(
+    ("name", "review", "render"), CASES, ids=[_golden_name(n, r) for n, r, _ in CASES]
+)
+def test_golden(name: str, review: bool, render: Renderer, update_golden: bool) -> None:
+    path = GOLDEN / _golden_name(name, review)
+    text = render(build_report_data(review=review))
+    if update_golden:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    assert path.exists(), f"{path} missing: run pytest --update-golden and review the diff"
+    assert text == path.read_text(encoding="utf-8"), f"{path.name} changed (--update-golden)"
+
+
+@pytest.mark.parametrize("render", REPORT_FILES.values(), ids=list(REPORT_FILES))
+def test_same_input_gives_identical_output(render: Renderer) -> None:
+    assert render(build_report_data()) == render(build_report_data())
+
+
+def test_write_reports_writes_five_files_and_no_temporaries(tmp_path: Path) -> None:
+    written = write_reports(build_report_data(), tmp_path / "reports" / "run-42")
+    assert sorted(written) == sorted(REPORT_FILES)
+    assert sorted(p.name for p in written["report.html"].parent.iterdir()) == sorted(REPORT_FILES)
+    assert written["findings.json"].read_text(encoding="utf-8") == render_json(build_report_data())
+
+
+@pytest.mark.parametrize("review", [False, True], ids=["run", "review"])
+def test_json_validates_against_shipped_schema(review: bool) -> None:
+    doc = json.loads(render_json(build_report_data(review=review)))
+    jsonschema.Draft202012Validator(schema()).validate(doc)
+    assert doc["complete"] is False and doc["not_evaluated"]
+    assert len(doc["findings"]) == len(build_report_data().findings)
+
+
+def _sarif(review: bool = False) -> dict[str, Any]:
+    return json.loads(render_sarif(build_report_data(review=review)))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("review", [False, True], ids=["run", "review"])
+def test_sarif_validates_against_sarif_2_1_0(review: bool) -> None:
+    sarif_schema = json.loads((SHARED_SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(sarif_schema).validate(_sarif(review))
+
+
+def test_sarif_rules_results_and_fingerprints() -> None:
+    run = _sarif()["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert ids == sorted(set(ids))
+    by_id = {r["id"]: r for r in rules}
+    assert by_id["SET-001"]["properties"]["security-severity"] == "9.5"
+    assert by_id["SET-002"]["properties"]["security-severity"] == "8.0"
+    statuses = {(r["ruleId"], r["properties"]["status"]) for r in run["results"]}
+    assert ("SET-003", "pass") not in statuses and ("RDY-002", "error") in statuses
+    for r in run["results"]:
+        assert ids[r["ruleIndex"]] == r["ruleId"]
+        assert re.fullmatch(r"[0-9a-f]{32}", r["partialFingerprints"]["auditorFingerprint/v1"])
+
+
+def test_sarif_waived_result_is_suppressed_with_justification() -> None:
+    waived = [r for r in _sarif()["runs"][0]["results"] if r["properties"]["status"] == "waived"]
+    assert len(waived) == 1
+    (suppression,) = waived[0]["suppressions"]
+    assert suppression["status"] == "accepted"
+    assert "security-team@example.com" in suppression["justification"]
+
+
+@pytest.mark.parametrize(
+    ("review", "rule", "uri", "line"),
+    [
+        (False, "SET-001", "policies/baseline.yaml", 4),
+        (True, "SET-001", "settings/proposed.json", 7),
+        (True, "CHG-001", "policies/baseline.yaml", 48),
+    ],
+    ids=["run-points-at-policy", "review-points-at-proposed-file", "review-change-rule"],
+)
+def test_sarif_locations(review: bool, rule: str, uri: str, line: int) -> None:
+    result = next(r for r in _sarif(review)["runs"][0]["results"] if r["ruleId"] == rule)
+    loc = result["locations"][0]["physicalLocation"]
+    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == (uri, line)
+
+
+def _junit_cases(text: str) -> dict[tuple[str, str], str]:
+    xs = xmlschema.XMLSchema(str(SHARED_SCHEMAS / "junit-10.xsd"))
+    xs.validate(text)
+    from xml.etree import ElementTree as ET
+
+    out = {}
+    for case in ET.fromstring(text).iter("testcase"):
+        child = next(iter(case), None)
+        out[(case.get("classname", ""), case.get("name", ""))] = (
+            "passed" if child is None else f"{child.tag}:{child.get('message', '')[:7]}"
+        )
+    return out
+
+
+def test_junit_validates_and_maps_each_status() -> None:
+    cases = _junit_cases(render_junit(build_report_data()))
+    assert cases[("SET-001", "settings in force (rev 413)")] == "failure:customM"
+    assert cases[("SET-003", "settings in force (rev 413)")] == "passed"
+    assert cases[("SET-005", "settings in force (rev 413)")].startswith("error:")
+    assert cases[("RDY-002", "acme/payments")].startswith("error:")
+    assert cases[("RDY-002", "acme/web")] == "skipped:not app"
+    assert cases[("SET-004", "settings in force (rev 413)")] == "skipped:waived "
+    assert cases[("auditor", "every input evaluated")].startswith("error:")
+
+
+FINDING_BLOCK = re.compile(r"<details><summary>[^<]*<b>.*?</summary>")
+
+
+def test_markdown_new_findings_first_and_details_blocks() -> None:
+    md = render_markdown(build_report_data())
+    blocks = FINDING_BLOCK.findall(md)
+    lifecycles = [("new" if "· new" in b else "other") for b in blocks]
+    assert lifecycles == sorted(lifecycles, key=lambda x: x != "new") and "new" in lifecycles
+    assert len(blocks) == 8 and md.count("<details>") == md.count("</details>") == 9
+    assert "| Severity | Open | New |" in md
+    assert "Resolved since the previous run: 1" in md
+
+
+def test_markdown_review_lists_introduced_findings_first() -> None:
+    md = render_markdown(build_report_data(review=True))
+    assert "<b>SET-002</b>" in FINDING_BLOCK.findall(md)[0]
+    assert "| Path | Change | Before | After |" in md
+
+
+@pytest.mark.parametrize("limit", [65536, 8000], ids=["pr-comment", "small"])
+def test_markdown_stays_under_limit_with_explicit_notice(limit: int) -> None:
+    md = render_markdown(build_large(3000), limit=limit)
+    assert len(md) <= limit
+    shown = len(FINDING_BLOCK.findall(md))
+    assert f"**{3000 - shown} more not shown**" in md and 0 < shown < 3000
+
+
+def test_html_is_self_contained_with_strict_csp() -> None:
+    html = render_html(build_report_data())
+    (csp,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
+    assert unescape(csp).startswith("default-src 'none'; style-src 'sha256-")
+    assert "<script" not in html and "<link" not in html and " src=" not in html
+    assert "<svg" in html and "<polyline" in html
+    assert set(re.findall(r'href="([^"]*)"', html)) == {
+        "https://github.com/acme/payments",
+        "https://github.com/acme/web",
+    }
+
+
+def test_html_groups_large_runs_by_rule_with_a_cap() -> None:
+    html = render_html(build_large(12000))
+    assert html.count('<section class="rule">') == 50
+    assert html.count("more finding(s) of this rule not shown") == 50
+    assert '<td colspan="4" class="more">-' not in html
+
+
+def test_html_shows_every_section_an_auditor_needs() -> None:
+    html = render_html(build_report_data())
+    for text in (
+        "Compliance by framework control",
+        "Compliance over time",
+        "Findings by rule",
+        "Repository readiness",
+        "Waivers",
+        "Appendix: inputs",
+        "Incomplete",
+        "violating since rev 412 (2026-09-03) by alice@example.com",
+        "9f9f9f9f",
+        "Expired (no longer waiving)",
+        "Stale (match nothing)",
+    ):
+        assert text in html, text
+
+
+def test_chart_downsampling_keeps_the_peak_and_bounds_the_points() -> None:
+    points = [(r, 1) for r in range(1, 100_001)]
+    points[54_321] = (54_322, 40)
+    chart = failing_chart(points)
+    assert chart is not None and chart.peak == 40
+    assert len(chart.line.split()) <= MAX_POINTS
+    assert min(float(p.split(",")[1]) for p in chart.line.split()) == chart.plot_top  # peak drawn
+
+
+@pytest.mark.parametrize("points", [[], [(412, 3)]], ids=["no-history", "one-revision"])
+def test_chart_needs_two_revisions(points: list[tuple[int, int]]) -> None:
+    assert failing_chart(points) is None
+    assert "Not enough revision history" in render_html(
+        replace(build_report_data(), failing_by_revision=tuple(points))
+    )

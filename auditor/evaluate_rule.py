@@ -7,7 +7,7 @@ follow the rule's `on_missing`, wrong types are `error`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from auditor.models import Evidence, Rule, RuleResult, Status, Subject
@@ -29,6 +29,8 @@ class Verdict:
 
 def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
     """Evaluate `when` then `assert` of one rule against one document."""
+    if env.root is not doc:
+        env = replace(env, root=doc)
     if rule.when is not None:
         pre = rule.when.evaluate(doc, "$", env)
         if pre.status == "error":

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.errors import PolicyError
-from auditor.models import RuleResult, SourceLocation, Subject, Waiver
+from auditor.models import RuleResult, Subject, Waiver
 from auditor.paths import render
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
 
@@ -53,7 +53,7 @@ class WaiverReport:
 
 def load_waivers(path: Path) -> tuple[Waiver, ...]:
     """Load and validate a waivers file; PolicyError lists every problem as file:line:col."""
-    doc = _load(path)
+    doc = load_yaml(path)
     problems: list[str] = []
     entries = _entries(doc, problems)
     waivers: list[Waiver] = []
@@ -65,26 +65,6 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     if problems:
         raise PolicyError(sorted(problems, key=lambda text: _position(text, doc.path)))
     return tuple(waivers)
-
-
-def _load(path: Path) -> YamlDocument:
-    try:
-        return load_yaml(path)
-    except ValueError as exc:  # the YAML loader builds dates such as 2026-02-30 and fails
-        loc = _impossible_date(path) or SourceLocation(str(path), 1, 1)
-        raise PolicyError([problem(loc, "", f"invalid date: {exc}")]) from None
-
-
-def _impossible_date(path: Path) -> SourceLocation | None:
-    """Where the first YYYY-MM-DD that is not a calendar date sits."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        for found in re.finditer(r"\b\d{4}-\d{2}-\d{2}\b", line):
-            try:
-                date.fromisoformat(found.group())
-            except ValueError:
-                return SourceLocation(str(path), number, found.start() + 1)
-    return None
 
 
 def _position(text: str, file: str) -> tuple[int, int]:

@@ -26,6 +26,7 @@ from auditor.policy.outcome import (
     show_arg,
 )
 from auditor.policy.pathexpr import CompiledPath, PathSyntaxError, PathTypeError, compile_path
+from auditor.policy.refs import Ref, RefError, is_ref, resolve_ref, show_ref
 from auditor.policy.yamlsafe import suggest
 
 Parts = tuple[str | int, ...]
@@ -80,6 +81,12 @@ class Leaf:
             ev = Evidence(
                 where, None if value is MISSING else value, raw, op.name, value is not MISSING
             )
+            shown = ""
+            if isinstance(arg, Ref):
+                got = _dereference(arg, op, where, env, ev)
+                if isinstance(got, Outcome):
+                    return got
+                arg, shown, ev = got
             evidence.append(ev)
             try:
                 ok = op.fn(value, arg, env.now) if op.kind == "time" else op.fn(value, arg)
@@ -88,7 +95,8 @@ class Leaf:
             except (TypeError, ValueError, ArithmeticError) as exc:
                 return Outcome.error(f"{show(where)}: `{op.name}` failed: {exc}", ev)
             if not ok:
-                return Outcome.failed(where, value, op.expect.format(arg=show_arg(raw)), ev)
+                expected = op.expect.format(arg=shown or show_arg(raw))
+                return Outcome.failed(where, value, expected, ev)
         return Outcome.passed(where, value, tuple(evidence))
 
     def _change(self, base: str, env: Env) -> Outcome:
@@ -112,6 +120,25 @@ class Leaf:
                 return Outcome.plain("fail", text, (ev,))
         text = f"{show(where)} went {short(before)} -> {short(after)}"
         return Outcome.plain("pass", text, tuple(evidence))
+
+
+def _dereference(
+    ref: Ref, op: Operator, where: str, env: Env, ev: Evidence
+) -> Outcome | tuple[Any, str, Evidence]:
+    """The referenced argument (value, how to show it, evidence), or the outcome instead."""
+    try:
+        value, at = resolve_ref(ref, op, env.root, where)
+    except RefError as exc:
+        return Outcome.error(str(exc), ev)
+    note = f"argument from ref {show(at)}"
+    if value is MISSING:
+        gone = Evidence(at, None, {"ref": ref.text}, op.name, False, f"ref for {show(where)}")
+        return Outcome.plain("missing", f"ref {show(at)} (for {show(where)}) is absent", (gone,))
+    return (
+        value,
+        show_ref(ref, value),
+        Evidence(ev.path, ev.actual, value, op.name, ev.present, note),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,12 +203,18 @@ def iter_leaves(cond: Condition, relative: bool = False) -> Iterator[tuple[Leaf,
 
 
 def root_paths(cond: Condition) -> Iterator[CompiledPath]:
-    """Every path read from the document root (leaf paths and quantifier arrays)."""
+    """Every path read from the document root (leaf paths, quantifier arrays and refs)."""
+    yield from _direct_paths(cond)
+    for leaf, _ in iter_leaves(cond):
+        yield from (arg.path for _, arg, _ in leaf.ops if isinstance(arg, Ref))
+
+
+def _direct_paths(cond: Condition) -> Iterator[CompiledPath]:
     if isinstance(cond, Leaf):
         yield from cond.paths
     elif isinstance(cond, Logic):
         for child in cond.children:
-            yield from root_paths(child)
+            yield from _direct_paths(child)
     else:
         yield cond.path
 
@@ -297,6 +330,8 @@ class Compiler:
         self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool
     ) -> tuple[Operator, Any, Any] | None:
         op, arg = REGISTRY[name], raw[name]
+        if is_ref(arg):
+            return self._ref(op, arg["ref"], (*where, name))
         if op.kind == "change" and (self.target != "change" or inside):
             self.fail(
                 (*where, name),
@@ -310,6 +345,16 @@ class Compiler:
         except ValueError as exc:
             self.fail((*where, name), str(exc))
             return None
+
+    def _ref(self, op: Operator, text: Any, where: Parts) -> tuple[Operator, Any, Any] | None:
+        if not op.ref:
+            accepting = ", ".join(n for n, o in sorted(REGISTRY.items()) if o.ref)
+            self.fail(where, f"`{op.name}` does not accept {{ref: …}} (these do: {accepting})")
+            return None
+        path = self._path(text, (*where, "ref"))
+        if path is None:
+            return None
+        return op, Ref(path), {"ref": text}
 
 
 _ALL_KEYS = frozenset((*LOGIC_KEYS, *QUANTIFIERS, *LEAF_KEYS, "assert"))

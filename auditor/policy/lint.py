@@ -13,9 +13,12 @@ from typing import Any
 
 from auditor.models import Revision, Rule
 from auditor.paths import render
-from auditor.policy.conditions import Leaf, iter_leaves
+from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
+
+STAR = "[*]"
+Keys = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -24,16 +27,30 @@ class _Watched:
 
     rule: Rule
     leaf: Leaf
-    keys: tuple[tuple[str, ...], ...]
+    keys: tuple[Keys, ...]
 
 
 def _present(settings: Any, keys: tuple[str, ...]) -> bool:
     node = settings
-    for key in keys:
+    for at, key in enumerate(keys):
+        if key == STAR:  # keys ending in [*]: the array has an element to look into
+            rest = keys[at + 1 :]
+            return isinstance(node, list) and any(_present(item, rest) for item in node)
         if not isinstance(node, dict) or key not in node:
             return False
         node = node[key]
     return True
+
+
+def _leaves(cond: Condition, prefix: tuple[str, ...] = ()) -> Iterator[tuple[Leaf, Keys]]:
+    """Every leaf with the keys its paths start with from the root (`[*]` per array level)."""
+    if isinstance(cond, Leaf):
+        yield cond, prefix
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _leaves(child, prefix)
+    elif len(cond.path.deps) == len(cond.path.steps):  # a plain array path: follow it inside
+        yield from _leaves(cond.condition, (*prefix, *cond.path.deps, STAR))
 
 
 def _watched(policy: PolicySet) -> Iterator[_Watched]:
@@ -41,10 +58,19 @@ def _watched(policy: PolicySet) -> Iterator[_Watched]:
         if rule.target != "settings":
             continue
         for cond in (rule.when, rule.condition):
-            for leaf, relative in iter_leaves(cond) if cond is not None else ():
-                keys = tuple(p.deps for p in leaf.paths if p.deps)
-                if keys and not relative:
+            for leaf, prefix in _leaves(cond) if cond is not None else ():
+                keys = tuple((*prefix, *p.deps) for p in leaf.paths if p.deps)
+                if keys:
                     yield _Watched(rule, leaf, keys)
+
+
+def _scope(keys: Keys) -> Keys:
+    """The keys up to the innermost `[*]`: present when that array has elements to look at."""
+    return keys[: len(keys) - keys[::-1].index(STAR)] if STAR in keys else ()
+
+
+def _shown(keys: Keys) -> str:
+    return ".".join(keys).replace(f".{STAR}", STAR)
 
 
 def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[str]:
@@ -52,7 +78,7 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[s
     watched = list(_watched(policy))
     last_seen: dict[tuple[str, ...], int] = {}
     numbers: list[int] = []
-    wanted = {k for w in watched for k in w.keys}
+    wanted = {k for w in watched for k in w.keys} | {_scope(k) for w in watched for k in w.keys}
     for revision in revisions:
         numbers.append(revision.revision)
         for keys in wanted:
@@ -71,11 +97,14 @@ def _warning(
     docs: dict[str, YamlDocument],
 ) -> str | None:
     seen = [last_seen[k] for k in w.keys if k in last_seen]
-    shown = " / ".join(".".join(k) for k in w.keys)
+    observable = [last_seen[s] for s in map(_scope, w.keys) if s in last_seen]
+    shown = " / ".join(_shown(k) for k in w.keys)
+    if not observable:  # every array on the way was always empty: nothing to judge by
+        return None
     if not seen:
         count = len(numbers)
         text = f"`{shown}` appears in none of the {count} stored revisions (typo or renamed key?)"
-    elif max(seen) < numbers[-1]:
+    elif max(seen) < max(observable):
         ago = len(numbers) - 1 - numbers.index(max(seen))
         text = f"`{shown}` last appeared in revision {max(seen)} ({ago} revisions ago)"
     else:

@@ -27,6 +27,7 @@ class Env:
 
     now: datetime
     change: tuple[Any, Any] | None = None
+    root: Any = MISSING  # the document `{ref: …}` arguments are read from
 
 
 def short(value: Any, limit: int = 60) -> str:

@@ -11,15 +11,16 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError  # type: ignore[import-untyped]
 
 from auditor.models import SEVERITIES, TARGETS
-from auditor.operators import REGISTRY, json_type
+from auditor.operators import REGISTRY, Operator, json_type
 from auditor.policy.outcome import short
+from auditor.policy.refs import REF_SCHEMA, expects
 from auditor.policy.yamlsafe import suggest
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "policy.schema.json"
@@ -72,13 +73,21 @@ def _condition() -> dict[str, Any]:
         "assert": {**_COND, "description": "the condition checked on each element"},
     }
     for name, op in sorted(REGISTRY.items()):
-        props[name] = {**op.schema, "description": op.doc}
+        props[name] = {**_argument(op), "description": op.doc}
     return {
         "type": "object",
         "minProperties": 1,
         "additionalProperties": False,
         "properties": props,
     }
+
+
+def _argument(op: Operator) -> Mapping[str, Any]:
+    """An operator's argument schema, with the `{ref: <path>}` form where it is accepted."""
+    if not op.ref or not op.schema:
+        return op.schema
+    wanted = f"{expects(op.schema)}, or {{ref: <path>}}"
+    return {"anyOf": [dict(op.schema), REF_SCHEMA], "x-expects": wanted, "x-ref": True}
 
 
 def build_schema() -> dict[str, Any]:
@@ -148,7 +157,13 @@ def schema_problems(data: Any) -> Iterator[Problem]:
 def _explain(error: ValidationError) -> Iterator[Problem]:
     where = tuple(error.absolute_path)
     kind, value, instance = error.validator, error.validator_value, error.instance
-    if kind == "additionalProperties" and isinstance(instance, dict):
+    if kind == "anyOf" and error.schema.get("x-ref"):
+        # Explain the branch the user meant: a mapping is a `{ref: …}`, anything else the value.
+        branch = 1 if isinstance(instance, dict) else 0
+        for sub in error.context or ():
+            if sub.relative_schema_path[0] == branch:
+                yield from _explain(sub)
+    elif kind == "additionalProperties" and isinstance(instance, dict):
         known = error.schema.get("properties", {})
         for key in instance:
             if key not in known:

@@ -66,11 +66,12 @@ class YamlDocument:
     data: Any
     sha256: str
     text: str = field(default="", repr=False, compare=False)
+    pure: bool = field(default=False, repr=False, compare=False)  # parsed by the pure loader
     _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
 
     def _node_tree(self) -> Node | None:
         if not self._root:
-            self._root.append(YAML(typ="safe", pure=False).compose(self.text))
+            self._root.append(_compose(self.text, pure=self.pure))
         return self._root[0]
 
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
@@ -202,22 +203,75 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
         raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)]) from None
 
 
-def load_text(text: str, file: str, *, sha256: str = "", max_depth: int = 64) -> YamlDocument:
-    """Parse YAML text already in memory (see `load_yaml`)."""
+class _SyntaxFailure(Exception):
+    """The parser gave up; carries every problem found up to that point."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _compose(text: str, *, pure: bool) -> Node | None:
+    node: Node | None = YAML(typ="safe", pure=pure).compose(text)
+    return node
+
+
+def _scan(text: str, file: str, max_depth: int, *, pure: bool) -> None:
     scanner = _Scanner(file, max_depth)
     try:
-        for event in YAML(typ="safe", pure=False).parse(text):
+        for event in YAML(typ="safe", pure=pure).parse(text):
             scanner.feed(event)
     except YAMLError as exc:
-        scanner.problems.append(_syntax_problem(file, exc))
+        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc)]) from None
     if scanner.problems:
         raise PolicyError(scanner.problems)
+
+
+def _bad_timestamp(text: str, file: str, *, pure: bool) -> str:
+    """The problem for the first timestamp that is not a calendar date/time (e.g. 2026-02-30)."""
+    pending = [_compose(text, pure=pure)]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, MappingNode):
+            pending.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, SequenceNode):
+            pending.extend(node.value)
+        elif node is not None and node.tag == _CORE + "timestamp":
+            try:
+                YAML(typ="safe", pure=True).load(node.value)
+            except ValueError as exc:
+                message = f"`{node.value}` is not a valid date/time ({exc})"
+                return problem(_location(file, node.start_mark), "", message)
+    return problem(SourceLocation(file, 1, 1), "", "invalid date/time")
+
+
+def _construct(text: str, file: str, *, pure: bool) -> Any:
     try:
-        data = YAML(typ="safe", pure=False).load(text)
+        return YAML(typ="safe", pure=pure).load(text)
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc)]) from None
+    except ValueError:  # the timestamp constructor builds 2026-02-30 and fails
+        raise PolicyError([_bad_timestamp(text, file, pure=pure)]) from None
+
+
+def load_text(text: str, file: str, *, sha256: str = "", max_depth: int = 64) -> YamlDocument:
+    """Parse YAML text already in memory (see `load_yaml`).
+
+    The fast C parser is tried first; on a syntax error the pure parser gets a second try,
+    because it accepts what users write, such as `controls: [SOC2:CC6.1]`.
+    """
+    pure = False
+    try:
+        _scan(text, file, max_depth, pure=False)
+    except _SyntaxFailure as first:
+        try:
+            _scan(text, file, max_depth, pure=True)
+        except _SyntaxFailure:
+            raise PolicyError(first.problems) from None
+        pure = True
+    data = _construct(text, file, pure=pure)
     digest = sha256 or hashlib.sha256(text.encode()).hexdigest()
-    return YamlDocument(path=file, data=data, sha256=digest, text=text)
+    return YamlDocument(path=file, data=data, sha256=digest, text=text, pure=pure)
 
 
 def load_yaml(path: Path, *, max_bytes: int = 1_000_000, max_depth: int = 64) -> YamlDocument:

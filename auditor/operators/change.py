@@ -1,0 +1,98 @@
+"""Change operators (change targets only): changed, added, removed, from, to, increased, decreased.
+
+Takes the value before, the value after (either may be MISSING) and the argument, gives a bool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from auditor.operators.compare import prepare_ordered
+from auditor.operators.core import (
+    ANY,
+    BOOL,
+    MISSING,
+    STRING,
+    Ordered,
+    need_number,
+    operator,
+    same,
+)
+
+
+def _differs(before: Any, after: Any) -> bool:
+    if before is MISSING or after is MISSING:
+        return before is not after
+    return not same(before, after)
+
+
+@operator("changed", BOOL, "changed={arg}", kind="change")
+def changed(before: Any, after: Any, expected: bool) -> bool:
+    """(change targets) The value differs between before and after (`false`: unchanged)."""
+    return _differs(before, after) is expected
+
+
+@operator("added", BOOL, "added={arg}", kind="change")
+def added(before: Any, after: Any, expected: bool) -> bool:
+    """(change targets) The key is absent before and present after."""
+    return (before is MISSING and after is not MISSING) is expected
+
+
+@operator("removed", BOOL, "removed={arg}", kind="change")
+def removed(before: Any, after: Any, expected: bool) -> bool:
+    """(change targets) The key is present before and absent after."""
+    return (before is not MISSING and after is MISSING) is expected
+
+
+@operator("from", ANY, "to change from {arg}", kind="change")
+def from_(before: Any, after: Any, expected: Any) -> bool:
+    """(change targets) The value was the argument before and is different after."""
+    return before is not MISSING and same(before, expected) and _differs(before, after)
+
+
+@operator("to", ANY, "to change to {arg}", kind="change")
+def to(before: Any, after: Any, expected: Any) -> bool:
+    """(change targets) The value is the argument after and was different before."""
+    return after is not MISSING and same(after, expected) and _differs(before, after)
+
+
+DIRECTION_ARG: dict[str, Any] = {
+    "anyOf": [
+        {"const": True},
+        {
+            "type": "object",
+            "properties": {"enum": STRING},
+            "required": ["enum"],
+            "additionalProperties": False,
+        },
+    ],
+    "x-expects": "`true` (numbers) or {enum: <ordered enum>} (levels)",
+}
+
+
+def prepare_direction(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Ordered | None:
+    """`true` compares numbers; `{enum: name}` compares levels of an ordered enum."""
+    return None if arg is True else prepare_ordered(arg, enums)
+
+
+def _ranks(before: Any, after: Any, order: Ordered | None) -> tuple[float, float] | None:
+    if before is MISSING or after is MISSING:
+        return None
+    if order is None:
+        return need_number(before), need_number(after)
+    return order.rank(before), order.rank(after)
+
+
+@operator("increased", DIRECTION_ARG, "to increase", kind="change", prepare=prepare_direction)
+def increased(before: Any, after: Any, expected: Ordered | None) -> bool:
+    """(change targets) The number or level is higher after than before."""
+    ranks = _ranks(before, after, expected)
+    return ranks is not None and ranks[1] > ranks[0]
+
+
+@operator("decreased", DIRECTION_ARG, "to decrease", kind="change", prepare=prepare_direction)
+def decreased(before: Any, after: Any, expected: Ordered | None) -> bool:
+    """(change targets) The number or level is lower after than before."""
+    ranks = _ranks(before, after, expected)
+    return ranks is not None and ranks[1] < ranks[0]

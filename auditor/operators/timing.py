@@ -1,0 +1,77 @@
+"""Time and version operators: within_days, older_than_days, version_at_least.
+
+Takes the actual value, the argument (and the clock for time), gives a bool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from auditor.operators.core import NUMBER, OperandTypeError, is_number, need_string, operator
+
+
+def to_datetime(value: Any) -> datetime:
+    """An ISO-8601 string, a date, or Unix milliseconds as a UTC datetime."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif is_number(value):
+        moment = datetime.fromtimestamp(value / 1000, UTC)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise OperandTypeError(
+                "an ISO-8601 timestamp", value, "not an ISO-8601 timestamp"
+            ) from None
+    else:
+        raise OperandTypeError("a timestamp (ISO-8601 or Unix ms)", value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _age_days(actual: Any, now: datetime) -> float:
+    return (now - to_datetime(actual)).total_seconds() / 86400
+
+
+@operator("within_days", NUMBER, "within the last {arg} days", kind="time")
+def within_days(actual: Any, expected: float, now: datetime) -> bool:
+    """The timestamp is at most N days before now."""
+    return _age_days(actual, now) <= expected
+
+
+@operator("older_than_days", NUMBER, "older than {arg} days", kind="time")
+def older_than_days(actual: Any, expected: float, now: datetime) -> bool:
+    """The timestamp is more than N days before now."""
+    return _age_days(actual, now) > expected
+
+
+def parse_version(value: Any) -> tuple[int, ...]:
+    """`v1.2.3` / `1.2` / `1.2.3-beta` as a tuple of ints (pre-release suffix ignored)."""
+    text = need_string(value) if not is_number(value) else str(value)
+    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[-+].*)?", text.strip())
+    if match is None:
+        raise OperandTypeError("a version such as 1.2.3", value, "not a version such as 1.2.3")
+    parts = [int(p) for p in match.group(1).split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> tuple[int, ...]:
+    """Parse the minimum version once, at load."""
+    try:
+        return parse_version(arg)
+    except OperandTypeError:
+        raise ValueError(f"{arg!r} is not a version such as 1.2.3") from None
+
+
+@operator(
+    "version_at_least", {"type": ["string", "number"]}, "version >= {arg}", prepare=prepare_version
+)
+def version_at_least(actual: Any, expected: tuple[int, ...]) -> bool:
+    """The dotted version is at least the argument (`1.10` > `1.9`)."""
+    return parse_version(actual) >= expected

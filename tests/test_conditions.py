@@ -11,6 +11,7 @@ from auditor.operators import BUILTIN_ENUMS, MISSING
 from auditor.policy.conditions import Compiler, Condition
 from auditor.policy.outcome import Env
 from auditor.policy.pathexpr import PathSyntaxError, PathTypeError, compile_path
+from auditor.policy.schema import schema_problems
 
 ENV = Env(datetime(2026, 11, 1, tzinfo=UTC))
 DOC: dict[str, Any] = {
@@ -206,9 +207,42 @@ def test_long_values_are_shortened_in_messages() -> None:
     assert outcome.status == "fail" and len(outcome.message) < 120 and "…" in outcome.message
 
 
-def test_ordered_enum_shorthand_on_the_leaf() -> None:
-    cond = _compile({"path": "level", "at_most": "medium", "enum": "autonomy"})
-    assert cond.evaluate({"level": "high"}, "$", ENV).status == "fail"
+def _rule_doc(raw: Any) -> dict[str, Any]:
+    rule = {"id": "A", "title": "t", "severity": "low", "target": "settings", "assert": raw}
+    return {"rules": [rule]}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param({"path": "level", "at_most": "medium", "enum": "autonomy"}, id="shorthand"),
+        pytest.param(
+            {"path": "level", "at_most": {"enum": "autonomy", "value": "medium"}}, id="long"
+        ),
+    ],
+)
+@pytest.mark.parametrize(("level", "status"), [("high", "fail"), ("medium", "pass")])
+def test_both_ordered_enum_forms_pass_schema_and_compiler(
+    raw: Any, level: str, status: str
+) -> None:
+    assert list(schema_problems(_rule_doc(raw))) == []
+    assert _compile(raw).evaluate({"level": level}, "$", ENV).status == status
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(
+            {"path": "level", "at_most": True, "enum": "autonomy"}, id="shorthand-no-level"
+        ),
+        pytest.param({"path": "level", "at_least": {"enum": "autonomy"}}, id="long-no-level"),
+    ],
+)
+def test_ordered_enum_without_a_level_is_refused_by_schema_and_compiler(raw: Any) -> None:
+    assert list(schema_problems(_rule_doc(raw))) != []
+    compiler = Compiler("settings", BUILTIN_ENUMS)
+    assert compiler.compile(raw, ("assert",)) is None
+    assert any("needs a level of autonomy" in msg for _, msg in compiler.problems)
 
 
 @pytest.mark.parametrize(

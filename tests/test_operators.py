@@ -61,6 +61,10 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("starts_with", "https://x", "https://", True),
     ("starts_with", "ftp://x", ["https://", "ssh://"], False),
     ("starts_with", None, "x", ERR),
+    ("starts_with_any", "https://llm.corp/v1", ["https://api.x/", "https://llm.corp/"], True),
+    ("starts_with_any", "https://llm.corp.evil/", ["https://llm.corp/"], False),
+    ("starts_with_any", "https://x", [], False),
+    ("starts_with_any", 3, ["3"], ERR),
     ("ends_with", "model.internal", ".internal", True),
     ("exists", MISSING, True, False),
     ("exists", None, True, True),  # null is a value: the key is present
@@ -199,6 +203,7 @@ def test_at_least_the_issue_operators_exist() -> None:
         pytest.param("at_most", {"enum": "nope", "value": "x"}, "unknown ordered enum", id="enum"),
         pytest.param("at_most", {"enum": "autonomy", "value": "max"}, "not a level", id="lvl"),
         pytest.param("version_at_least", "latest", "not a version", id="version"),
+        pytest.param("at_most", {"enum": "autonomy"}, "needs a level of autonomy", id="no-level"),
     ],
 )
 def test_bad_arguments_are_refused_at_load(name: str, arg: Any, message: str) -> None:

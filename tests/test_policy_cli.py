@@ -93,6 +93,37 @@ def test_lint_warns_about_a_vanished_path(tmp_path: Path, policies: Path) -> Non
     assert "`sandbox.network.allowedDomains` last appeared in revision 2 (2 revisions ago)" in out
 
 
+@pytest.mark.parametrize(
+    ("models", "warning"),
+    [
+        pytest.param(
+            [[{"id": "a", "url": "https://x"}], []],
+            "`customModels[*].baseUrl` appears in none of the 2 stored revisions",
+            id="never-inside-each",
+        ),
+        pytest.param(
+            [[{"id": "a", "baseUrl": "https://x"}], [{"id": "a", "url": "https://x"}]],
+            "`customModels[*].baseUrl` last appeared in revision 1 (1 revisions ago)",
+            id="vanished-inside-each",
+        ),
+        pytest.param([[], [{"id": "a", "baseUrl": "https://x"}]], None, id="present"),
+        pytest.param([[{"id": "a", "baseUrl": "https://x"}], []], None, id="array-emptied"),
+    ],
+)
+def test_lint_history_warnings_look_inside_quantifiers(
+    tmp_path: Path, policies: Path, models: list[Any], warning: str | None
+) -> None:
+    state = tmp_path / "state.db"
+    base = {"sandbox": {"enabled": True, "network": {"allowedDomains": []}}, "autonomyLevel": "x"}
+    _store_with(state, [{**base, "customModels": m} for m in models])
+    _, out, _ = run(tmp_path, "lint", str(policies), "--state", str(state))
+    expected = [] if warning is None else [
+        f"{policies}/sample.yaml:37:22: warning: $.rules[3].assert.assert.path: rule MOD-001: "
+        + warning + ("" if "last" in warning else " (typo or renamed key?)")
+    ]  # fmt: skip
+    assert out.splitlines() == expected
+
+
 def test_policy_test_passes(tmp_path: Path, policies: Path) -> None:
     code, out, _ = run(tmp_path, "test", str(policies))
     lines = out.splitlines()

@@ -71,6 +71,40 @@ def test_not_utf8(tmp_path: Path) -> None:
         load_yaml(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "a: 1\nwhen: 2026-02-30\n",
+            "p.yaml:2:7: error: `2026-02-30` is not a valid date/time (day is out of range for "
+            "month)",
+            id="date",
+        ),
+        pytest.param(
+            "x:\n  - [ok, {at: 2026-13-01T10:00:00Z}]\n",
+            "p.yaml:2:15: error: `2026-13-01T10:00:00Z` is not a valid date/time (month must be in "
+            "1..12)",
+            id="nested-timestamp",
+        ),
+        pytest.param(
+            "controls: [SOC2:CC6.1, &a x]\n",
+            "p.yaml:1:24: error: YAML anchor &a is not allowed in policy files",
+            id="fallback-still-refuses",
+        ),
+    ],
+)
+def test_impossible_dates_and_fallback_refusals(tmp_path: Path, text: str, expected: str) -> None:
+    assert _problems(tmp_path, text) == [expected]
+
+
+def test_unquoted_colons_in_a_flow_sequence_fall_back_to_the_pure_parser(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("id: X\ncontrols: [SOC2:CC6.1, ISO27001:A.8.22]\n")
+    doc = load_yaml(path)
+    assert doc.data["controls"] == ["SOC2:CC6.1", "ISO27001:A.8.22"]
+    assert (doc.locate(["controls", 1]).line, doc.locate(["controls", 1]).col) == (2, 24)
+
+
 def test_plain_data_and_hash(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text("a: [1, 2.5, true, null, '7']\nwhen: 2026-01-02\n")

@@ -104,7 +104,9 @@ def test_sync_failure_still_reports_what_is_stored_and_exits_2(
     emu.add_revisions(3)
     emu.faults.add("history", "500", times=0)
     later = FIXED_NOW + timedelta(hours=1)
-    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "b")], env=env, cwd=tmp_path, now=later)
+    code, _, stderr = run_cli(
+        ["run", "--out", str(tmp_path / "b")], env=env, cwd=tmp_path, now=later
+    )
     assert code == 2
     data = findings_json(tmp_path / "b")
     assert data["complete"] is False
@@ -185,7 +187,7 @@ def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], t
 
 
 def test_review_between_two_files_needs_no_service(tmp_path: Path):
-    code, stdout, stderr = run_cli(
+    code, _, stderr = run_cli(
         [
             "review",
             str(EXAMPLES / "proposed-settings.yaml"),

@@ -1,0 +1,236 @@
+"""Seeded analytics rows and computers for the emulator's secondary endpoints.
+
+Analytics rows are derived from (seed, date), so any date range is answered consistently
+without storing anything; computers are a small fixed set.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+
+from auditor.emulator.data_common import JsonObj, hexstr, stable_id, unix_ms, uuid4
+
+ORG_ID = "org_acme_7f3c2a"
+CLIENTS = ("terminal-ui", "web", "non-interactive-cli")
+TOOLS = ("Read", "Edit", "Execute", "Grep", "Glob", "Create", "WebSearch", "TodoWrite")
+MODELS = ("claude-sonnet-4-5", "gpt-5-codex", "claude-haiku-4-5", "custom:acme-gpt")
+_FIRST = (
+    "alex",
+    "bea",
+    "chen",
+    "dara",
+    "eli",
+    "fatima",
+    "gus",
+    "hiro",
+    "ines",
+    "jon",
+    "kemi",
+    "lars",
+)
+_LAST = ("adams", "brown", "costa", "diaz", "evans", "fischer")
+
+
+def analytics_users() -> list[JsonObj]:
+    """The organization's active developers, sorted by id (the users endpoint pages by id)."""
+    users: list[JsonObj] = []
+    for first in _FIRST:
+        for last in _LAST[: 3 + len(first) % 4]:
+            email = f"{first}.{last}@acme.example"
+            users.append({"user_id": stable_id("usr_", email), "user_email": email})
+    users.append({"user_id": stable_id("usr_", "ci-bot"), "user_email": None})
+    return sorted(users, key=lambda u: u["user_id"])
+
+
+def _day_rng(seed: int, topic: str, day: date) -> random.Random:
+    return random.Random(f"{seed}:{topic}:{day.isoformat()}")
+
+
+def days(start: date, end: date) -> list[date]:
+    """Every date from `start` to `end` inclusive."""
+    return [start + timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def tokens_row(seed: int, day: date) -> JsonObj:
+    """One day of token usage with per-model and per-user breakdowns."""
+    rng = _day_rng(seed, "tokens", day)
+    by_model = []
+    for model in MODELS:
+        inp, out = rng.randint(2_000_000, 40_000_000), rng.randint(200_000, 4_000_000)
+        by_model.append(
+            {
+                "model": model,
+                "input_tokens": inp,
+                "output_tokens": out,
+                "billable_tokens": inp // 10 + out,
+            }
+        )
+    users = analytics_users()[:8]
+    by_user = [
+        {
+            "user_id": u["user_id"],
+            "user_email": u["user_email"],
+            "billable_tokens": rng.randint(10_000, 900_000),
+        }
+        for u in users
+    ]
+    return {
+        "date": day.isoformat(),
+        "billable_tokens": sum(m["billable_tokens"] for m in by_model),
+        "input_tokens": sum(m["input_tokens"] for m in by_model),
+        "output_tokens": sum(m["output_tokens"] for m in by_model),
+        "cache_read_tokens": rng.randint(10_000_000, 90_000_000),
+        "cache_write_tokens": rng.randint(1_000_000, 9_000_000),
+        "by_model": by_model,
+        "by_user": by_user,
+    }
+
+
+def tools_row(seed: int, day: date) -> JsonObj:
+    """One day of tool usage."""
+    rng = _day_rng(seed, "tools", day)
+    by_tool = [{"tool": t, "invocations": rng.randint(50, 5000)} for t in TOOLS]
+    return {
+        "date": day.isoformat(),
+        "tool_calls": sum(t["invocations"] for t in by_tool),
+        "by_tool": by_tool,
+        "mcp_users_with_mcp": rng.randint(0, 20),
+        "mcp_by_server": [
+            {"server": s, "invocations": rng.randint(0, 400)} for s in ("github", "linear")
+        ],
+        "skills_invocations": rng.randint(0, 50),
+        "skills_by_name": [{"name": "code-review", "count": rng.randint(0, 30)}],
+        "slash_commands_invocations": rng.randint(0, 80),
+        "slash_commands_by_name": [{"name": "/review", "count": rng.randint(0, 40)}],
+        "hooks_invocations": rng.randint(0, 900),
+        "hooks_by_event": [
+            {
+                "event": "PreToolUse",
+                "matcher": "Execute",
+                "command": "python3 /opt/acme/hooks/block_dangerous_commands.py",
+                "count": rng.randint(0, 900),
+            }
+        ],
+        "web_users": rng.randint(0, 15),
+        "autonomy_ratio_avg": round(rng.uniform(2, 9), 2),
+        "autonomy_ratio_p50": round(rng.uniform(2, 6), 2),
+        "autonomy_ratio_p90": round(rng.uniform(8, 20), 2),
+        "tool_calls_per_session_avg": round(rng.uniform(10, 60), 1),
+        "user_turns_per_session_avg": round(rng.uniform(2, 9), 1),
+        "tool_autonomy_level_ratio": {
+            "auto_high": 0.1,
+            "auto_medium": 0.35,
+            "auto_low": 0.4,
+            "manual": 0.15,
+        },
+    }
+
+
+def activity_row(seed: int, day: date) -> JsonObj:
+    """One day of active users, sessions and messages."""
+    rng = _day_rng(seed, "activity", day)
+    by_client = {c: rng.randint(0, 40) for c in CLIENTS}
+    sessions = rng.randint(40, 400)
+    return {
+        "date": day.isoformat(),
+        "daily_active_users": max(by_client.values()) + rng.randint(0, 5),
+        "weekly_active_users": rng.randint(40, 55),
+        "monthly_active_users": rng.randint(55, 61),
+        "daily_active_users_by_client": by_client,
+        "sessions": sessions,
+        "messages": sessions * rng.randint(8, 20),
+        "user_messages": sessions * rng.randint(2, 6),
+    }
+
+
+def productivity_row(seed: int, day: date) -> JsonObj:
+    """One day of files, commits and pull requests."""
+    rng = _day_rng(seed, "productivity", day)
+    return {
+        "date": day.isoformat(),
+        "files_created": rng.randint(0, 120),
+        "files_edited": rng.randint(50, 900),
+        "by_extension": [
+            {"extension": e, "count": rng.randint(0, 300)} for e in (".py", ".ts", ".go")
+        ],
+        "by_language": [
+            {"language": lang, "count": rng.randint(0, 300)}
+            for lang in ("Python", "TypeScript", "Go")
+        ],
+        "git_commits": rng.randint(5, 120),
+        "git_prs_created": rng.randint(0, 40),
+    }
+
+
+def user_row(seed: int, user: JsonObj, end: date) -> JsonObj:
+    """One developer's totals over the requested range."""
+    rng = random.Random(f"{seed}:user:{user['user_id']}:{end.isoformat()}")
+    messages = rng.randint(10, 900)
+    return {
+        **user,
+        "date": end.isoformat(),
+        "tool_calls": rng.randint(0, 4000),
+        "billable_tokens": rng.randint(0, 5_000_000),
+        "primary_model": rng.choice(MODELS),
+        "primary_model_tier": rng.choice(("standard", "thinking")),
+        "files_created": rng.randint(0, 60),
+        "files_edited": rng.randint(0, 400),
+        "git_commits": rng.randint(0, 80),
+        "git_prs_created": rng.randint(0, 20),
+        "mcp_calls": rng.randint(0, 200),
+        "skill_calls": rng.randint(0, 30),
+        "slash_commands": rng.randint(0, 40),
+        "hooks": rng.randint(0, 500),
+        "sessions": rng.randint(1, 90),
+        "messages": messages,
+        "user_messages": messages // 3,
+        "assistant_messages": messages - messages // 3,
+        "autonomy_ratio": round(rng.uniform(1, 12), 2),
+        "delegation_level": rng.choice(("normal", "auto-medium", "auto-high")),
+        "languages": rng.sample(["Python", "TypeScript", "Go", "Rust", "SQL"], 2),
+    }
+
+
+def computers(rng: random.Random, now: datetime) -> list[JsonObj]:
+    """A few managed and bring-your-own-machine computers, some owned by service accounts."""
+    out = []
+    specs = (
+        ("dev-box-priya", "user", "e2b"),
+        ("ci-runner-01", "service_account", "e2b"),
+        ("laptop-marcus", "user", "byom"),
+        ("gpu-worker", "service_account", "e2b"),
+    )
+    for i, (name, owner_kind, provider) in enumerate(specs):
+        created = unix_ms(now - timedelta(days=40 - 7 * i))
+        out.append(
+            {
+                "id": f"cmp_{hexstr(rng, 16)}",
+                "name": name,
+                "providerType": provider,
+                "createdAt": created,
+                "hostId": uuid4(rng),
+                "status": "error" if name == "gpu-worker" else "active",
+                "provisioningSteps": []
+                if provider == "byom"
+                else [
+                    {
+                        "id": "step-1",
+                        "name": "clone repositories",
+                        "status": "completed",
+                        "error": "",
+                        "startedAt": created,
+                        "completedAt": created + 42_000,
+                        "installSessionId": uuid4(rng),
+                    }
+                ],
+                "relayClientUrl": f"wss://relay.acme.example/c/{i}",
+                "relayAgentUrl": f"wss://relay.acme.example/a/{i}",
+                "remoteUser": "dev",
+                "clonedRepoDirectories": ["/workspace/payments-api"],
+                "ownerPrincipalKind": owner_kind,
+                "ownerId": stable_id("usr_" if owner_kind == "user" else "sa_", name),
+                "computerSource": {"kind": "template", "templateId": "tmpl_python311"},
+            }
+        )
+    return out

@@ -82,11 +82,35 @@ class AuditOutcome:
     errors: tuple[str, ...] = field(default=())  # why the run is incomplete
 
 
-def load_inputs(policies: Sequence[Path], waivers: Path | None, model: Path | None) -> LoadedPolicy:
+def load_inputs(
+    policies: Sequence[Path], waivers: Path | None, model: Path | None, *, cwd: Path
+) -> LoadedPolicy:
     """Load policies (shipped packs when none given), waivers and the readiness model."""
-    policy = load_policies(list(policies) or [SHIPPED_POLICY_DIR])
+    policy = _with_display_paths(load_policies(list(policies) or [SHIPPED_POLICY_DIR]), cwd)
     loaded_waivers = load_waivers(waivers) if waivers else ()
     return LoadedPolicy(policy, loaded_waivers, load_readiness_model(model))
+
+
+def display_path(path: str, cwd: Path) -> str:
+    """A policy path as reports show it: relative to the working folder, or `policies/…` for
+    the shipped packs, so reports do not depend on where the tool or the checkout lives."""
+    resolved = Path(path).resolve()
+    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
+        if resolved.is_relative_to(base):
+            return prefix + resolved.relative_to(base).as_posix()
+    return resolved.as_posix()
+
+
+def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
+    shown = {f.path: display_path(f.path, cwd) for f in policy.files}
+    rules = tuple(
+        replace(r, source=replace(r.source, file=shown.get(r.source.file, r.source.file)))
+        if r.source
+        else r
+        for r in policy.rules
+    )
+    files = tuple(replace(f, path=shown[f.path]) for f in policy.files)
+    return replace(policy, rules=rules, files=files)
 
 
 def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> AuditOutcome:

@@ -62,6 +62,8 @@ def test_run_writes_five_reports_and_exits_1_on_findings(env: dict[str, str], tm
     assert data["complete"] is True
     kinds = {f["subject"]["kind"] for f in data["findings"]}
     assert kinds == {"settings", "change", "readiness", "org"}
+    for name in REPORT_FILES:  # reports must not depend on where the checkout lives
+        assert str(REPO) not in (tmp_path / "r" / name).read_text()
 
 
 def test_default_out_dir_is_reports_run_id(env: dict[str, str], tmp_path: Path):

@@ -60,7 +60,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
-    loaded = load_inputs(config.policies, config.waivers, config.readiness_model)
+    loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or Path(ctx.cwd) / "reports" / run_id
     if args.against == "live":

@@ -71,7 +71,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     now = ctx.clock()
     if args.at and args.at > now:
         raise UsageError(f"--at {args.at.isoformat()} is in the future")
-    loaded = load_inputs(config.policies, config.waivers, config.readiness_model)
+    loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     run_id = make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     options = AuditOptions(

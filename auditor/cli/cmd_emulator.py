@@ -17,6 +17,7 @@ from auditor.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.emulator.faults import FaultController
 
 
 def register(subparsers: Any) -> None:
@@ -69,40 +70,39 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _faults(specs: list[str]) -> FaultController:
+    """Arm every `--fault` switch, or fail with a usage error naming the bad one."""
+    from auditor.emulator.faults import FaultController, parse_fault
+
+    controller = FaultController()
+    for spec in specs:
+        try:
+            endpoint, kind, options = parse_fault(spec)
+            controller.add(endpoint, kind, **options)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--fault {spec}: {exc}") from exc
+    return controller
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Start the emulator, print its addresses and tokens, serve until interrupted."""
     from auditor.emulator import DEFAULT_TOKENS, start_emulator
-    from auditor.emulator.faults import parse_fault
 
     if args.revisions < 1 or args.repos < 0:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
-    faults = []
-    for spec in args.fault:
-        try:
-            endpoint, kind, options = parse_fault(spec)
-        except ValueError as exc:
-            raise UsageError(f"--fault: {exc}") from exc
-        faults.append((endpoint, kind, options))
+    faults, now = _faults(args.fault), _parse_now(args.now)
     log = (lambda line: print(line, file=ctx.stderr, flush=True)) if args.log_requests else None
     try:
         emulator = start_emulator(
-            seed=args.seed,
-            revisions=args.revisions,
-            repos=args.repos,
-            now=_parse_now(args.now),
-            host=args.host,
-            port=args.port,
-            app_port=args.app_port,
-            log=log,
-        )
+            seed=args.seed, revisions=args.revisions, repos=args.repos, now=now,
+            host=args.host, port=args.port, app_port=args.app_port, log=log,
+        )  # fmt: skip
     except OSError as exc:
-        raise UsageError(f"cannot listen on {args.host}: {exc.strerror or exc}") from exc
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from exc
     with emulator:
-        for endpoint, kind, options in faults:
-            try:
-                emulator.faults.add(endpoint, kind, **options)
-            except (TypeError, ValueError) as exc:
-                raise UsageError(f"--fault {endpoint}:{kind}: {exc}") from exc
+        emulator.faults = faults
         _announce(ctx, emulator.base_url, emulator.app_url, DEFAULT_TOKENS)
         _serve_until_interrupted()
     return EXIT_OK
@@ -119,6 +119,7 @@ def _announce(ctx: Context, base_url: str, app_url: str, tokens: dict[str, str])
 def _serve_until_interrupted() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started in background
     forever = threading.Event()
     try:
         while not forever.wait(0.5):

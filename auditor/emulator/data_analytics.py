@@ -192,45 +192,47 @@ def user_row(seed: int, user: JsonObj, end: date) -> JsonObj:
     }
 
 
+_COMPUTERS = (
+    ("dev-box-priya", "user", "e2b"),
+    ("ci-runner-01", "service_account", "e2b"),
+    ("laptop-marcus", "user", "byom"),
+    ("gpu-worker", "service_account", "e2b"),
+)
+
+
+def _steps(rng: random.Random, created: int) -> list[JsonObj]:
+    step = {"id": "step-1", "name": "clone repositories", "status": "completed", "error": ""}
+    return [
+        {
+            **step,
+            "startedAt": created,
+            "completedAt": created + 42_000,
+            "installSessionId": uuid4(rng),
+        }
+    ]
+
+
+def _computer(rng: random.Random, index: int, now: datetime) -> JsonObj:
+    name, owner_kind, provider = _COMPUTERS[index]
+    created = unix_ms(now - timedelta(days=40 - 7 * index))
+    return {
+        "id": f"cmp_{hexstr(rng, 16)}",
+        "name": name,
+        "providerType": provider,
+        "createdAt": created,
+        "hostId": uuid4(rng),
+        "status": "error" if name == "gpu-worker" else "active",
+        "provisioningSteps": [] if provider == "byom" else _steps(rng, created),
+        "relayClientUrl": f"wss://relay.acme.example/c/{index}",
+        "relayAgentUrl": f"wss://relay.acme.example/a/{index}",
+        "remoteUser": "dev",
+        "clonedRepoDirectories": ["/workspace/payments-api"],
+        "ownerPrincipalKind": owner_kind,
+        "ownerId": stable_id("usr_" if owner_kind == "user" else "sa_", name),
+        "computerSource": {"kind": "template", "templateId": "tmpl_python311"},
+    }
+
+
 def computers(rng: random.Random, now: datetime) -> list[JsonObj]:
     """A few managed and bring-your-own-machine computers, some owned by service accounts."""
-    out = []
-    specs = (
-        ("dev-box-priya", "user", "e2b"),
-        ("ci-runner-01", "service_account", "e2b"),
-        ("laptop-marcus", "user", "byom"),
-        ("gpu-worker", "service_account", "e2b"),
-    )
-    for i, (name, owner_kind, provider) in enumerate(specs):
-        created = unix_ms(now - timedelta(days=40 - 7 * i))
-        out.append(
-            {
-                "id": f"cmp_{hexstr(rng, 16)}",
-                "name": name,
-                "providerType": provider,
-                "createdAt": created,
-                "hostId": uuid4(rng),
-                "status": "error" if name == "gpu-worker" else "active",
-                "provisioningSteps": []
-                if provider == "byom"
-                else [
-                    {
-                        "id": "step-1",
-                        "name": "clone repositories",
-                        "status": "completed",
-                        "error": "",
-                        "startedAt": created,
-                        "completedAt": created + 42_000,
-                        "installSessionId": uuid4(rng),
-                    }
-                ],
-                "relayClientUrl": f"wss://relay.acme.example/c/{i}",
-                "relayAgentUrl": f"wss://relay.acme.example/a/{i}",
-                "remoteUser": "dev",
-                "clonedRepoDirectories": ["/workspace/payments-api"],
-                "ownerPrincipalKind": owner_kind,
-                "ownerId": stable_id("usr_" if owner_kind == "user" else "sa_", name),
-                "computerSource": {"kind": "template", "templateId": "tmpl_python311"},
-            }
-        )
-    return out
+    return [_computer(rng, i, now) for i in range(len(_COMPUTERS))]

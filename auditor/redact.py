@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 MARKER_RE = re.compile(r"\[secret fp:(?P<fp>[0-9a-f]{8}) len:(?P<len>\d+)\]")
 _MARKER_PREFIX = "[secret fp:"
 
@@ -74,6 +76,7 @@ _INLINE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 _CACHE_LIMIT = 200_000  # strings remembered per Redactor (bounded memory)
+_JSON_PLAIN = re.compile(r'^[^"\\\x00-\x1f]*$')  # serializes to JSON unchanged
 _MIN_KNOWN_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
 
 
@@ -100,6 +103,12 @@ def is_secret_key(name: str) -> bool:
 
 _secret_key_cached = functools.lru_cache(maxsize=4096)(is_secret_key)
 
+_INLINE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+# Every inline pattern needs one of these; most strings (names, ids, flags) have none.
+_INLINE_TRIGGER = re.compile(
+    r"[=:@]|--|sk[-_]|gh[pousr]_|github_pat_|glpat-|xox|AKIA|AIza|eyJ|(?i:bearer|basic|token)\s"
+)
+
 
 class Redactor:
     """Replaces secrets with keyed-fingerprint markers and remembers them to scrub text later."""
@@ -111,7 +120,8 @@ class Redactor:
         self._known: set[str] = set()
         self._known_re: re.Pattern[str] | None = None
         # Revisions repeat almost all of their strings: remember what each one redacted to.
-        self._inline_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+        # The inline result depends only on the key and the text, so redactors share it.
+        self._inline_cache = _INLINE_CACHES.setdefault(key, {})
         self._scrub_cache: dict[str, str] = {}
         for value in known:
             self.register(value)
@@ -137,7 +147,14 @@ class Redactor:
         out = self._walk(value, in_secret_map=False, secret_key=False, found=found)
         for secret in found:
             self.register(secret)
-        return self._walk_strings(out, self.scrub_known) if found or self._known else out
+        if not self._known or not self._may_contain_known(out):
+            return out
+        return self._walk_strings(out, self.scrub_known)
+
+    def _may_contain_known(self, value: Any) -> bool:
+        """Cheap pre-check: does any remembered secret occur in the serialized document?"""
+        blob = orjson.dumps(value).decode("utf-8")
+        return any(secret in blob or not _JSON_PLAIN.match(secret) for secret in self._known)
 
     def redact_text(self, text: str) -> str:
         """Scrub a free-text string (log line, error message): inline credentials, known secrets."""
@@ -194,7 +211,7 @@ class Redactor:
         return hit[0]
 
     def _redact_inline(self, text: str, found: list[str]) -> str:
-        if not text or len(text) < _MIN_KNOWN_LEN:
+        if len(text) < _MIN_KNOWN_LEN or not _INLINE_TRIGGER.search(text):
             return text
         for pattern in _INLINE_PATTERNS:
             text = pattern.sub(self._inline_replacer(found), text)

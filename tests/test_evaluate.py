@@ -127,7 +127,7 @@ def test_type_change_inside_a_list_is_seen() -> None:
         pytest.param(
             {"maxAutonomyLevel": "high"},
             "fail",
-            'maxAutonomyLevel is "high"; expected at most "medium" (autonomy)',
+            'maxAutonomyLevel is "high"; expected to be at most "medium" (autonomy)',
             id="fail",
         ),
     ],
@@ -156,7 +156,7 @@ def test_change_steps_are_evaluated_with_their_author(policy: PolicySet) -> None
         ("change:1..2", "fail"), ("change:2..3", "not_applicable"),
     ]  # fmt: skip
     assert results[0].since is not None and results[0].since.author_email == "e@x.io"
-    assert results[0].message == 'not expected: maxAutonomyLevel went "low" -> "high"'
+    assert results[0].message == ('maxAutonomyLevel went "low" -> "high"; expected not to increase')
 
 
 def test_change_rules_can_read_the_change_list(tmp_path: Path) -> None:

@@ -15,7 +15,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from auditor.cli import Context, cmd_policy
+from auditor.evaluate_rule import run_rule
 from auditor.policy import load_policies
+from auditor.policy.outcome import Env
+from auditor.policy.phrasing import MESSAGE_LIMIT
 from auditor.waivers import load_waivers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,3 +106,32 @@ def test_example_waivers_name_shipped_rules() -> None:
     ids = {r.id for r in shipped_rules()}
     waivers = load_waivers(ROOT / "examples" / "waivers.yaml")
     assert {w.rule_id for w in waivers} <= ids
+
+
+_SECRET = "[secret fp:1a2b3c4d len:40]"
+_RISKY = {
+    "commandBlocklist": ["sudo", "ssh"],
+    "byomComputersAllowedEmails": [],
+    "modelPolicy": {"allowedBaseUrls": [], "allowCustomModels": True},
+    "customModels": [
+        {"id": "custom:a", "baseUrl": "http://x", "apiKey": _SECRET,
+         "extraHeaders": {"api-key": _SECRET}},
+    ],
+    "hooks": {"SessionEnd": [{"hooks": [{"command": f"curl -H 'Bearer {_SECRET}'"}]}]},
+    "sandbox": {"enabled": True, "filesystem": {"allowWrite": ["/var/tmp"]}},
+}  # fmt: skip
+_NOISE = re.compile(r"none held|not expected:|\w=\w|more \w+\) \(\+|present=|empty=")
+
+
+def test_pack_failure_messages_read_as_one_plain_sentence() -> None:
+    policy = load_policies([POLICIES / "baseline.yaml"])
+    verdicts = {r.id: run_rule(r, _RISKY, Env(NOW)) for r in policy.rules}
+    failed = {k: v for k, v in verdicts.items() if v.status == "fail"}
+    assert {"BASE-CMD-001", "BASE-HOK-003", "BASE-MOD-003", "BASE-SBX-003"} <= set(failed)
+    for rule_id, verdict in failed.items():
+        text = verdict.message
+        assert not _NOISE.search(text) and "\n" not in text, (rule_id, text)
+        assert len(text) <= MESSAGE_LIMIT and len(verdict.evidence) <= 10, (rule_id, text)
+    assert failed["BASE-CMD-001"].message.startswith("no entry of commandBlocklist matches /^rm")
+    assert len(failed["BASE-CMD-001"].evidence) == 2  # one per missing pattern, not per entry
+    assert 'expected not to contain "[secret "' in failed["BASE-HOK-003"].message

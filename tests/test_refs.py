@@ -74,7 +74,7 @@ def _rule(raw: Any, target: str = "settings") -> Rule:
         ),
         pytest.param(
             {"path": "limits.max", "lt": {"ref": "limits.used"}}, GOOD, "fail",
-            "limits.max is 5; expected < limits.used (3)", id="number-fail",
+            "limits.max is 5; expected to be less than limits.used (3)", id="number-fail",
         ),
         pytest.param(
             {"path": "limits.used", "equals": {"ref": "limits.max"}}, GOOD, "fail",

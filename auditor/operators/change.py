@@ -27,31 +27,31 @@ def _differs(before: Any, after: Any) -> bool:
     return not same(before, after)
 
 
-@operator("changed", BOOL, "changed={arg}", kind="change")
+@operator("changed", BOOL, "to change", "to stay the same", kind="change")
 def changed(before: Any, after: Any, expected: bool) -> bool:
     """(change targets) The value differs between before and after (`false`: unchanged)."""
     return _differs(before, after) is expected
 
 
-@operator("added", BOOL, "added={arg}", kind="change")
+@operator("added", BOOL, "to be added", "not to be added", kind="change")
 def added(before: Any, after: Any, expected: bool) -> bool:
     """(change targets) The key is absent before and present after."""
     return (before is MISSING and after is not MISSING) is expected
 
 
-@operator("removed", BOOL, "removed={arg}", kind="change")
+@operator("removed", BOOL, "to be removed", "not to be removed", kind="change")
 def removed(before: Any, after: Any, expected: bool) -> bool:
     """(change targets) The key is present before and absent after."""
     return (before is not MISSING and after is MISSING) is expected
 
 
-@operator("from", ANY, "to change from {arg}", kind="change")
+@operator("from", ANY, "to change from {arg}", "not to change from {arg}", kind="change")
 def from_(before: Any, after: Any, expected: Any) -> bool:
     """(change targets) The value was the argument before and is different after."""
     return before is not MISSING and same(before, expected) and _differs(before, after)
 
 
-@operator("to", ANY, "to change to {arg}", kind="change")
+@operator("to", ANY, "to change to {arg}", "not to change to {arg}", kind="change")
 def to(before: Any, after: Any, expected: Any) -> bool:
     """(change targets) The value is the argument after and was different before."""
     return after is not MISSING and same(after, expected) and _differs(before, after)
@@ -84,14 +84,28 @@ def _ranks(before: Any, after: Any, order: Ordered | None) -> tuple[float, float
     return order.rank(before), order.rank(after)
 
 
-@operator("increased", DIRECTION_ARG, "to increase", kind="change", prepare=prepare_direction)
+@operator(
+    "increased",
+    DIRECTION_ARG,
+    "to increase",
+    "not to increase",
+    kind="change",
+    prepare=prepare_direction,
+)
 def increased(before: Any, after: Any, expected: Ordered | None) -> bool:
     """(change targets) The number or level is higher after than before."""
     ranks = _ranks(before, after, expected)
     return ranks is not None and ranks[1] > ranks[0]
 
 
-@operator("decreased", DIRECTION_ARG, "to decrease", kind="change", prepare=prepare_direction)
+@operator(
+    "decreased",
+    DIRECTION_ARG,
+    "to decrease",
+    "not to decrease",
+    kind="change",
+    prepare=prepare_direction,
+)
 def decreased(before: Any, after: Any, expected: Ordered | None) -> bool:
     """(change targets) The number or level is lower after than before."""
     ranks = _ranks(before, after, expected)

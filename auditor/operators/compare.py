@@ -23,31 +23,31 @@ from auditor.operators.core import (
 )
 
 
-@operator("equals", ANY, "{arg}", ref=True)
+@operator("equals", ANY, "{arg}", "not to be {arg}", ref=True)
 def equals(actual: Any, expected: Any) -> bool:
     """The value equals the argument (numbers by value, otherwise type-strict)."""
     return same(actual, expected)
 
 
-@operator("not_equals", ANY, "not {arg}", ref=True)
+@operator("not_equals", ANY, "not to be {arg}", "{arg}", ref=True)
 def not_equals(actual: Any, expected: Any) -> bool:
     """The value differs from the argument."""
     return not same(actual, expected)
 
 
-@operator("in", ARRAY, "one of {arg}", ref=True)
+@operator("in", ARRAY, "to be one of {arg}", "not to be one of {arg}", ref=True)
 def in_(actual: Any, expected: list[Any]) -> bool:
     """The value is one of the listed values."""
     return member(actual, expected)
 
 
-@operator("not_in", ARRAY, "none of {arg}", ref=True)
+@operator("not_in", ARRAY, "not to be one of {arg}", "to be one of {arg}", ref=True)
 def not_in(actual: Any, expected: list[Any]) -> bool:
     """The value is none of the listed values."""
     return not member(actual, expected)
 
 
-@operator("contains", ANY, "to contain {arg}", ref=True)
+@operator("contains", ANY, "to contain {arg}", "not to contain {arg}", ref=True)
 def contains(actual: Any, expected: Any) -> bool:
     """An array holds the element, or a string holds the substring."""
     if isinstance(actual, str):
@@ -55,21 +55,21 @@ def contains(actual: Any, expected: Any) -> bool:
     return member(expected, need_list(actual))
 
 
-@operator("contains_all", ARRAY, "to contain all of {arg}", ref=True)
+@operator("contains_all", ARRAY, "to contain all of {arg}", "to lack one of {arg}", ref=True)
 def contains_all(actual: Any, expected: list[Any]) -> bool:
     """The array holds every listed element."""
     items = need_list(actual)
     return all(member(e, items) for e in expected)
 
 
-@operator("contains_any", ARRAY, "to contain any of {arg}", ref=True)
+@operator("contains_any", ARRAY, "to contain one of {arg}", "to contain none of {arg}", ref=True)
 def contains_any(actual: Any, expected: list[Any]) -> bool:
     """The array holds at least one listed element."""
     items = need_list(actual)
     return any(member(e, items) for e in expected)
 
 
-@operator("excludes", ANY, "to contain none of {arg}", ref=True)
+@operator("excludes", ANY, "to contain none of {arg}", "to contain some of {arg}", ref=True)
 def excludes(actual: Any, expected: Any) -> bool:
     """The array holds none of the given element(s); a string, none of the substrings."""
     unwanted = expected if isinstance(expected, list) else [expected]
@@ -79,31 +79,33 @@ def excludes(actual: Any, expected: Any) -> bool:
     return not any(member(u, items) for u in unwanted)
 
 
-@operator("subset_of", ARRAY, "only values from {arg}", ref=True)
+@operator(
+    "subset_of", ARRAY, "to hold only values from {arg}", "to hold a value outside {arg}", ref=True
+)
 def subset_of(actual: Any, expected: list[Any]) -> bool:
     """Every element of the array is one of the listed values."""
     return all(member(item, expected) for item in need_list(actual))
 
 
-@operator("gt", NUMBER, "> {arg}", ref=True)
+@operator("gt", NUMBER, "to be greater than {arg}", "to be at most {arg}", ref=True)
 def gt(actual: Any, expected: float) -> bool:
     """The number is greater than the argument."""
     return need_number(actual) > expected
 
 
-@operator("gte", NUMBER, ">= {arg}", ref=True)
+@operator("gte", NUMBER, "to be at least {arg}", "to be less than {arg}", ref=True)
 def gte(actual: Any, expected: float) -> bool:
     """The number is greater than or equal to the argument."""
     return need_number(actual) >= expected
 
 
-@operator("lt", NUMBER, "< {arg}", ref=True)
+@operator("lt", NUMBER, "to be less than {arg}", "to be at least {arg}", ref=True)
 def lt(actual: Any, expected: float) -> bool:
     """The number is less than the argument."""
     return need_number(actual) < expected
 
 
-@operator("lte", NUMBER, "<= {arg}", ref=True)
+@operator("lte", NUMBER, "to be at most {arg}", "to be greater than {arg}", ref=True)
 def lte(actual: Any, expected: float) -> bool:
     """The number is less than or equal to the argument."""
     return need_number(actual) <= expected
@@ -151,13 +153,15 @@ def prepare_level(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Ordered:
     return ordered
 
 
-@operator("at_most", ORDERED_ARG, "at most {arg}", prepare=prepare_level)
+@operator("at_most", ORDERED_ARG, "to be at most {arg}", "to be above {arg}", prepare=prepare_level)
 def at_most(actual: Any, expected: Ordered) -> bool:
     """The level is at or below the argument in the ordered enum."""
     return expected.rank(actual) <= expected.rank(expected.value)
 
 
-@operator("at_least", ORDERED_ARG, "at least {arg}", prepare=prepare_level)
+@operator(
+    "at_least", ORDERED_ARG, "to be at least {arg}", "to be below {arg}", prepare=prepare_level
+)
 def at_least(actual: Any, expected: Ordered) -> bool:
     """The level is at or above the argument in the ordered enum."""
     return expected.rank(actual) >= expected.rank(expected.value)

@@ -78,11 +78,12 @@ class Operator:
     name: str
     fn: Callable[..., bool]
     schema: Mapping[str, Any]
-    expect: str  # how a message states the expectation, `{arg}` is the argument
+    expect: str  # the expectation after "expected": `to match /{arg}/`; `{noun}`: list, string…
     kind: Kind = "value"
     prepare: Prepare = _keep
     doc: str = field(default="")
     ref: bool = False  # the argument may be `{ref: <path>}`, read from the document at run time
+    negated: str = ""  # the expectation under `not` (for boolean arguments: the `false` form)
 
 
 REGISTRY: dict[str, Operator] = {}
@@ -92,6 +93,7 @@ def operator(
     name: str,
     schema: Mapping[str, Any],
     expect: str,
+    negated: str,
     *,
     kind: Kind = "value",
     prepare: Prepare = _keep,
@@ -101,7 +103,7 @@ def operator(
 
     def register(fn: Callable[..., bool]) -> Callable[..., bool]:
         doc = (fn.__doc__ or "").strip()
-        REGISTRY[name] = Operator(name, fn, schema, expect, kind, prepare, doc, ref)
+        REGISTRY[name] = Operator(name, fn, schema, expect, kind, prepare, doc, ref, negated)
         return fn
 
     return register

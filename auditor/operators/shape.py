@@ -11,13 +11,13 @@ from typing import Any
 from auditor.operators.core import BOOL, MISSING, NUMBER, OperandTypeError, json_type, operator
 
 
-@operator("exists", BOOL, "present={arg}", kind="presence")
+@operator("exists", BOOL, "to be present", "to be absent", kind="presence")
 def exists(actual: Any, expected: bool) -> bool:
     """The key is present (`true`) or absent (`false`); a null value is present."""
     return (actual is not MISSING) is expected
 
 
-@operator("empty", BOOL, "empty={arg}")
+@operator("empty", BOOL, "an empty {noun}", "a non-empty {noun}")
 def empty(actual: Any, expected: bool) -> bool:
     """An array, object or string has no content (null counts as empty)."""
     if actual is not None and not isinstance(actual, list | dict | str):
@@ -28,7 +28,7 @@ def empty(actual: Any, expected: bool) -> bool:
 TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
-@operator("type", {"enum": list(TYPE_NAMES)}, "of type {arg}")
+@operator("type", {"enum": list(TYPE_NAMES)}, "to be of type {arg}", "not to be of type {arg}")
 def type_(actual: Any, expected: str) -> bool:
     """The JSON type is the named one (`number` also accepts integers)."""
     found = json_type(actual)
@@ -56,7 +56,7 @@ _LENGTH_OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-@operator("length", LENGTH_ARG, "length {arg}")
+@operator("length", LENGTH_ARG, "to have length {arg}", "not to have length {arg}")
 def length(actual: Any, expected: int | Mapping[str, float]) -> bool:
     """An array, object or string has the given length (or satisfies the bounds)."""
     if not isinstance(actual, list | dict | str):

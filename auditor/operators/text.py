@@ -34,33 +34,39 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
         raise ValueError(f"invalid regex {arg!r}: {reason}") from None
 
 
-@operator("matches", STRING, "to match /{arg}/", prepare=prepare_regex)
+@operator("matches", STRING, "to match /{arg}/", "not to match /{arg}/", prepare=prepare_regex)
 def matches(actual: Any, expected: Any) -> bool:
     """The string contains a match of the RE2 pattern (anchor with ^…$ for a full match)."""
     return expected.search(need_string(actual)) is not None
 
 
-@operator("not_matches", STRING, "not to match /{arg}/", prepare=prepare_regex)
+@operator("not_matches", STRING, "not to match /{arg}/", "to match /{arg}/", prepare=prepare_regex)
 def not_matches(actual: Any, expected: Any) -> bool:
     """The string contains no match of the RE2 pattern."""
     return expected.search(need_string(actual)) is None
 
 
-@operator("starts_with", STRINGS, "to start with {arg}", ref=True)
+@operator("starts_with", STRINGS, "to start with {arg}", "not to start with {arg}", ref=True)
 def starts_with(actual: Any, expected: str | list[str]) -> bool:
     """The string starts with the prefix (or one of the listed prefixes)."""
     prefixes = tuple(expected) if isinstance(expected, list) else (expected,)
     return need_string(actual).startswith(prefixes)
 
 
-@operator("ends_with", STRINGS, "to end with {arg}", ref=True)
+@operator("ends_with", STRINGS, "to end with {arg}", "not to end with {arg}", ref=True)
 def ends_with(actual: Any, expected: str | list[str]) -> bool:
     """The string ends with the suffix (or one of the listed suffixes)."""
     suffixes = tuple(expected) if isinstance(expected, list) else (expected,)
     return need_string(actual).endswith(suffixes)
 
 
-@operator("starts_with_any", STRING_LIST, "to start with one of {arg}", ref=True)
+@operator(
+    "starts_with_any",
+    STRING_LIST,
+    "to start with one of {arg}",
+    "to start with none of {arg}",
+    ref=True,
+)
 def starts_with_any(actual: Any, expected: list[str]) -> bool:
     """The string starts with one of the listed prefixes (an empty list matches nothing)."""
     return need_string(actual).startswith(tuple(expected))

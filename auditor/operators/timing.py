@@ -37,13 +37,25 @@ def _age_days(actual: Any, now: datetime) -> float:
     return (now - to_datetime(actual)).total_seconds() / 86400
 
 
-@operator("within_days", NUMBER, "within the last {arg} days", kind="time")
+@operator(
+    "within_days",
+    NUMBER,
+    "to be within the last {arg} days",
+    "to be more than {arg} days old",
+    kind="time",
+)
 def within_days(actual: Any, expected: float, now: datetime) -> bool:
     """The timestamp is at most N days before now."""
     return _age_days(actual, now) <= expected
 
 
-@operator("older_than_days", NUMBER, "older than {arg} days", kind="time")
+@operator(
+    "older_than_days",
+    NUMBER,
+    "to be more than {arg} days old",
+    "to be within the last {arg} days",
+    kind="time",
+)
 def older_than_days(actual: Any, expected: float, now: datetime) -> bool:
     """The timestamp is more than N days before now."""
     return _age_days(actual, now) > expected
@@ -70,7 +82,11 @@ def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> tuple[int
 
 
 @operator(
-    "version_at_least", {"type": ["string", "number"]}, "version >= {arg}", prepare=prepare_version
+    "version_at_least",
+    {"type": ["string", "number"]},
+    "to be version {arg} or later",
+    "to be a version before {arg}",
+    prepare=prepare_version,
 )
 def version_at_least(actual: Any, expected: tuple[int, ...]) -> bool:
     """The dotted version is at least the argument (`1.10` > `1.9`)."""

@@ -10,7 +10,7 @@ where they occur, so the loader can attach `file:line:col`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from auditor.models import Evidence
@@ -21,12 +21,15 @@ from auditor.policy.outcome import (
     combine_all,
     combine_any,
     element_base,
+    paired,
     short,
     show,
-    show_arg,
 )
 from auditor.policy.pathexpr import CompiledPath, PathSyntaxError, PathTypeError, compile_path
-from auditor.policy.refs import Ref, RefError, is_ref, resolve_ref, show_ref
+from auditor.policy.phrasing import clip, phrase, third_person
+from auditor.policy.quantify import Quantified, each_outcome, some_outcome
+from auditor.policy.refs import Ref, dereference, is_ref
+from auditor.policy.wording import held, held_change, shown_arg, worded
 from auditor.policy.yamlsafe import suggest
 
 Parts = tuple[str | int, ...]
@@ -76,69 +79,61 @@ class Leaf:
         return MISSING, first
 
     def _apply(self, value: Any, where: str, env: Env) -> Outcome:
-        evidence = []
+        checks: list[tuple[Operator, Any, str, Evidence]] = []
         for op, arg, raw in self.ops:
-            ev = Evidence(
-                where, None if value is MISSING else value, raw, op.name, value is not MISSING
-            )
-            shown = ""
+            ev = Evidence(where, None if value is MISSING else value, raw, op.name, True)
+            ev, shown = replace(ev, present=value is not MISSING), shown_arg(op, raw)
             if isinstance(arg, Ref):
-                got = _dereference(arg, op, where, env, ev)
+                got = dereference(arg, op, where, env, ev)
                 if isinstance(got, Outcome):
                     return got
                 arg, shown, ev = got
-            evidence.append(ev)
+            checks.append((op, ev.expected, shown, ev))
             try:
                 ok = op.fn(value, arg, env.now) if op.kind == "time" else op.fn(value, arg)
             except OperandTypeError as exc:
-                return Outcome.type_error(where, value, op.name, exc, ev)
+                return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))
             except (TypeError, ValueError, ArithmeticError) as exc:
                 return Outcome.error(f"{show(where)}: `{op.name}` failed: {exc}", ev)
             if not ok:
-                expected = op.expect.format(arg=shown or show_arg(raw))
-                return Outcome.failed(where, value, expected, ev)
-        return Outcome.passed(where, value, tuple(evidence))
+                expected = phrase(op, ev.expected, shown, False, value)
+                failed = Outcome.failed(where, value, expected, worded(ev, op, False))
+                return paired(failed, Outcome.passed(where, value, (failed.evidence)))
+        return held(where, value, checks)
 
     def _change(self, base: str, env: Env) -> Outcome:
         if env.change is None:
             return Outcome.error(f"`{self.ops[0][0].name}` needs a change target")
         before, where = self._resolve(env.change[0], base)
         after, _ = self._resolve(env.change[1], base)
+        went = f"{show(where)} went {short(before)} -> {short(after)}"
         note = f"before: {short(before)}"
-        evidence = []
+        checks = []
         for op, arg, raw in self.ops:
             shown = None if after is MISSING else after
             ev = Evidence(where, shown, raw, op.name, after is not MISSING, note)
-            evidence.append(ev)
+            checks.append((op, raw, shown_arg(op, raw), ev))
             try:
                 ok = op.fn(before, after, arg)
             except OperandTypeError as exc:
-                return Outcome.type_error(where, after, op.name, exc, ev)
+                return Outcome.type_error(where, after, op.name, exc, worded(ev, op, False))
             if not ok:
-                expected = op.expect.format(arg=show_arg(raw))
-                text = f"{show(where)} went {short(before)} -> {short(after)}; expected {expected}"
-                return Outcome.plain("fail", text, (ev,))
-        text = f"{show(where)} went {short(before)} -> {short(after)}"
-        return Outcome.plain("pass", text, tuple(evidence))
+                expected = phrase(op, raw, shown_arg(op, raw))
+                text = clip(f"{went}; expected {expected}")
+                failed = Outcome("fail", text, (worded(ev, op, False),), subject=went)
+                held = Outcome("pass", clip(went), failed.evidence, subject=went)
+                return paired(replace(failed, expects=expected), held)
+        return held_change(went, after, checks)
 
-
-def _dereference(
-    ref: Ref, op: Operator, where: str, env: Env, ev: Evidence
-) -> Outcome | tuple[Any, str, Evidence]:
-    """The referenced argument (value, how to show it, evidence), or the outcome instead."""
-    try:
-        value, at = resolve_ref(ref, op, env.root, where)
-    except RefError as exc:
-        return Outcome.error(str(exc), ev)
-    note = f"argument from ref {show(at)}"
-    if value is MISSING:
-        gone = Evidence(at, None, {"ref": ref.text}, op.name, False, f"ref for {show(where)}")
-        return Outcome.plain("missing", f"ref {show(at)} (for {show(where)}) is absent", (gone,))
-    return (
-        value,
-        show_ref(ref, value),
-        Evidence(ev.path, ev.actual, value, op.name, ev.present, note),
-    )
+    def describe(self, negate: bool = False) -> str:
+        """What the leaf checks, third person: `matches /^rm/`, `apiKey is absent`."""
+        parts = [
+            third_person(phrase(op, raw, shown_arg(op, raw), negate, MISSING))
+            for op, _, raw in self.ops
+        ]
+        text = (" or " if negate else " and ").join(parts)
+        path = self.paths[0].text
+        return text if path == "@" else f"{path} {text}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,6 +151,13 @@ class Logic:
         if self.kind == "any":
             return combine_any(outcomes)
         return outcomes[0].negated()
+
+    def describe(self, negate: bool = False) -> str:
+        """What the combination checks, third person (negation by De Morgan)."""
+        if self.kind == "not":
+            return self.children[0].describe(not negate)
+        joiner = " and " if (self.kind == "all") != negate else " or "
+        return joiner.join(c.describe(negate) for c in self.children)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,10 +184,33 @@ class Quantifier:
             self.condition.evaluate(item, element_base(where, i, item), env)
             for i, item in enumerate(items)
         ]
+        run = Quantified(where, items, outcomes, self.condition.describe, _on_self(self.condition))
         if self.kind == "each":
-            return combine_all(outcomes, empty=f"{where[2:]} is empty")
-        found = combine_any(outcomes, empty=f"{where[2:]} is empty")
+            return each_outcome(run)
+        found = some_outcome(run)
         return found if self.kind == "some" else found.negated()
+
+    def describe(self, negate: bool = False) -> str:
+        """What the quantifier checks, third person: `no entry of hooks matches /x/`."""
+        word = _QUANTIFIER_WORDS[(self.kind, negate)]
+        return f"{word} entry of {self.path.text} {self.condition.describe()}"
+
+
+_QUANTIFIER_WORDS = {
+    ("each", False): "every",
+    ("each", True): "not every",
+    ("some", False): "some",
+    ("some", True): "no",
+    ("none", False): "no",
+    ("none", True): "some",
+}
+
+
+def _on_self(cond: Condition) -> bool:
+    """The condition reads only the array entry itself (every leaf path is `@`)."""
+    if isinstance(cond, Logic):
+        return all(_on_self(c) for c in cond.children)
+    return isinstance(cond, Leaf) and all(p.text == "@" for p in cond.paths)
 
 
 Condition = Leaf | Logic | Quantifier

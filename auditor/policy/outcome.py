@@ -6,8 +6,8 @@ never hides an error and never turns an absent path into a silent false.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +16,7 @@ import orjson
 from auditor import paths
 from auditor.models import Evidence
 from auditor.operators import MISSING, OperandTypeError, json_type
+from auditor.policy.phrasing import MESSAGE_LIMIT, clip
 
 OutcomeStatus = Literal["pass", "fail", "missing", "error"]
 MAX_EVIDENCE = 20
@@ -67,23 +68,36 @@ class Outcome:
     status: OutcomeStatus
     message: str
     evidence: tuple[Evidence, ...] = ()
+    count: int = 1  # how many failing checks this outcome stands for ("+N more")
+    core: str = ""  # the message without its "(+N more …)" suffix
+    subject: str = ""  # a leaf's `path is value`, so `any` can merge expectations
+    expects: str = ""  # a leaf's expectation phrase, the part after "expected"
+    flip: Callable[[], Outcome] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def head(self) -> str:
+        """The message without a "(+N more …)" suffix."""
+        return self.core or self.message
 
     @classmethod
     def plain(
         cls, status: OutcomeStatus, message: str, evidence: tuple[Evidence, ...] = ()
     ) -> Outcome:
         """An outcome from its parts."""
-        return cls(status, message, evidence[:MAX_EVIDENCE])
+        return cls(status, clip(message), evidence[:MAX_EVIDENCE])
 
     @classmethod
     def passed(cls, where: str, value: Any, evidence: tuple[Evidence, ...]) -> Outcome:
         """A leaf that held."""
-        return cls("pass", f"{show(where)} is {short(value)}", evidence)
+        subject = f"{show(where)} is {short(value)}"
+        return cls("pass", clip(subject), evidence, subject=subject)
 
     @classmethod
     def failed(cls, where: str, value: Any, expected: str, evidence: Evidence) -> Outcome:
         """A leaf that did not hold."""
-        return cls("fail", f"{show(where)} is {short(value)}; expected {expected}", (evidence,))
+        subject = f"{show(where)} is {short(value)}"
+        text = clip(f"{subject}; expected {expected}")
+        return cls("fail", text, (evidence,), subject=subject, expects=expected)
 
     @classmethod
     def missing(cls, where: str) -> Outcome:
@@ -93,7 +107,7 @@ class Outcome:
     @classmethod
     def error(cls, message: str, evidence: Evidence | None = None) -> Outcome:
         """The data cannot be checked (wrong shape)."""
-        return cls("error", message, (evidence,) if evidence else ())
+        return cls("error", clip(message), (evidence,) if evidence else ())
 
     @classmethod
     def type_error(
@@ -104,20 +118,45 @@ class Outcome:
             text = f"{show(where)} is {short(value)}: {exc.detail}"
         else:
             text = f"{show(where)} is {json_type(value)} {short(value)}; `{op}` needs {exc.wanted}"
-        return cls("error", text, (evidence,))
+        return cls("error", clip(text), (evidence,))
 
     def negated(self) -> Outcome:
-        """`not`: pass and fail swap; missing and error stay."""
+        """`not`: pass and fail swap (with the negated wording); missing and error stay."""
+        if self.status not in ("pass", "fail"):
+            return self
+        if self.flip is not None:
+            return self.flip()
         if self.status == "pass":
-            return Outcome("fail", f"not expected: {self.message}", self.evidence)
-        if self.status == "fail":
-            return Outcome("pass", self.message, self.evidence)
-        return self
+            return Outcome("fail", clip(f"not expected: {self.message}"), self.evidence)
+        return Outcome("pass", self.message, self.evidence)
 
 
-def _summary(picked: Sequence[Outcome], noun: str) -> str:
-    first = picked[0].message
-    return first if len(picked) == 1 else f"{first} (+{len(picked) - 1} more {noun})"
+def paired(first: Outcome, second: Outcome) -> Outcome:
+    """`first`, whose negation is `second` (and the negation of that is `first` again)."""
+    box: list[Outcome] = []
+    head = replace(first, flip=lambda: box[0])
+    box.append(replace(second, flip=lambda: head))
+    return head
+
+
+def with_flip(outcome: Outcome, flip: Callable[[], Outcome]) -> Outcome:
+    """The outcome, negated lazily by `flip`."""
+    return replace(outcome, flip=flip)
+
+
+def suffixed(head: str, more: int, noun: str) -> str:
+    """`head (+N more noun)`, or just `head` when there is nothing more."""
+    if more <= 0:
+        return clip(head)
+    word = noun[:-1] if more == 1 and noun.endswith(("failures", "errors")) else noun
+    return clip(head, MESSAGE_LIMIT - 30) + f" (+{more} more {word})"
+
+
+def _summary(status: OutcomeStatus, picked: Sequence[Outcome], noun: str) -> Outcome:
+    total = sum(o.count for o in picked)
+    head = picked[0].head
+    text = suffixed(head, total - 1, noun)
+    return Outcome(status, text, _gather(picked), total, clip(head))
 
 
 def _gather(picked: Sequence[Outcome]) -> tuple[Evidence, ...]:
@@ -128,23 +167,53 @@ def _pick(outcomes: Sequence[Outcome], status: str) -> list[Outcome]:
     return [o for o in outcomes if o.status == status]
 
 
+_ALL_ORDER: tuple[tuple[OutcomeStatus, str], ...] = (
+    ("error", "errors"),
+    ("fail", "failures"),
+    ("missing", "absent"),
+)
+
+
 def combine_all(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
     """Every outcome must pass: error > fail > missing > pass."""
     if not outcomes:
         return Outcome("pass", empty)
-    for status, noun in (("error", "errors"), ("fail", "failures"), ("missing", "absent")):
+    flip = lambda: _not_all(outcomes, empty)  # noqa: E731
+    for status, noun in _ALL_ORDER:
         picked = _pick(outcomes, status)
         if picked:
-            return Outcome(status, _summary(picked, noun), _gather(picked))  # type: ignore[arg-type]
-    return Outcome("pass", _summary(outcomes, "checks"), _gather(outcomes))
+            return with_flip(_summary(status, picked, noun), flip)
+    return with_flip(_summary("pass", outcomes, "checks"), flip)
+
+
+def _not_all(outcomes: Sequence[Outcome], empty: str) -> Outcome:
+    """`not all`: when every part held, say that the combination is not allowed."""
+    out = combine_any([o.negated() for o in outcomes], empty)
+    if out.status != "fail" or len(outcomes) < 2:
+        return out
+    said = dict.fromkeys(o.subject or o.head for o in outcomes)
+    text = clip("not allowed: " + " and ".join(said))
+    return replace(out, message=text, core=text, subject="", expects="")
 
 
 def combine_any(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
     """At least one outcome must pass: error > pass > missing > fail."""
     if not outcomes:
         return Outcome("fail", empty)
-    for status in ("error", "pass", "missing"):
+    flip = lambda: combine_all([o.negated() for o in outcomes], empty)  # noqa: E731
+    for status, noun in (("error", "errors"), ("pass", "passing"), ("missing", "absent")):
         picked = _pick(outcomes, status)
         if picked:
-            return Outcome(status, _summary(picked, "more"), _gather(picked))
-    return Outcome("fail", "none held: " + _summary(outcomes, "failures"), _gather(outcomes))
+            return with_flip(_summary(status, picked, noun), flip)  # type: ignore[arg-type]
+    return with_flip(_none_held(outcomes), flip)
+
+
+def _none_held(outcomes: Sequence[Outcome]) -> Outcome:
+    """`a is 1; expected 2 or 3` when the failures share a subject, else each in turn."""
+    groups: dict[str, list[str]] = {}
+    for o in outcomes:
+        key = o.subject if o.subject and o.expects else o.head
+        groups.setdefault(key, []).extend([o.expects] if o.subject and o.expects else [])
+    parts = [f"{s}; expected {' or '.join(e)}" if e else s for s, e in groups.items()]
+    text = clip("; or ".join(parts))
+    return Outcome("fail", text, _gather(outcomes), 1, text)

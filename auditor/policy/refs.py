@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.models import Evidence
 from auditor.operators import MISSING, Operator, json_type
-from auditor.policy.outcome import short, show
+from auditor.policy.outcome import Env, Outcome, short, show
 from auditor.policy.pathexpr import CompiledPath, PathTypeError
 
 #: The JSON Schema of the reference form (added to every operator that accepts one).
@@ -97,3 +98,22 @@ def expects(schema: Mapping[str, Any]) -> str:
 def show_ref(ref: Ref, value: Any) -> str:
     """A referenced argument as written in messages: `modelPolicy.allowedBaseUrls (["…"])`."""
     return f"{ref.text} ({short(value)})"
+
+
+def dereference(
+    ref: Ref, op: Operator, where: str, env: Env, ev: Evidence
+) -> Outcome | tuple[Any, str, Evidence]:
+    """The referenced argument (value, how to show it, evidence), or the outcome instead."""
+    try:
+        value, at = resolve_ref(ref, op, env.root, where)
+    except RefError as exc:
+        return Outcome.error(str(exc), ev)
+    note = f"argument from ref {show(at)}"
+    if value is MISSING:
+        gone = Evidence(at, None, {"ref": ref.text}, op.name, False, f"ref for {show(where)}")
+        return Outcome.plain("missing", f"ref {show(at)} (for {show(where)}) is absent", (gone,))
+    return (
+        value,
+        show_ref(ref, value),
+        Evidence(ev.path, ev.actual, value, op.name, ev.present, note),
+    )

@@ -1,0 +1,99 @@
+"""Quantifier outcomes: `each` / `some` entry of an array (and `none`, the negation of `some`).
+
+Takes the per-entry outcomes of the inner condition and a description of it, gives one
+`Outcome` worded for the array: `no entry of commandBlocklist matches /^rm/ (2 entries: "ls",
+"cat")` with one evidence item, or the failing entries (capped) for `each` and `none`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from auditor.models import Evidence
+from auditor.policy.outcome import Outcome, short, show, suffixed, with_flip
+from auditor.policy.phrasing import clip
+
+#: Failing entries whose evidence a quantifier keeps; the rest are counted in the message.
+ENTRY_EVIDENCE = 10
+#: Entries a `some` failure lists in its message.
+LISTED_ENTRIES = 5
+#: Entries a `some` failure keeps in its evidence value.
+KEPT_ENTRIES = 20
+
+
+@dataclass(frozen=True)
+class Quantified:
+    """One quantifier run: the array, its entries' outcomes, and how to describe the check."""
+
+    where: str
+    items: list[Any]
+    outcomes: Sequence[Outcome]
+    describe: Callable[[bool], str]  # the inner condition, third person; True: negated
+    on_self: bool  # the inner condition reads the entry itself (`path: "@"`)
+    negate: bool = False
+
+    def flipped(self) -> Quantified:
+        """The same run with every entry's outcome negated."""
+        negated = [o.negated() for o in self.outcomes]
+        return replace(self, outcomes=negated, negate=not self.negate)
+
+
+def each_outcome(q: Quantified) -> Outcome:
+    """Every entry must pass: error > fail > missing > pass; `not each` is `some (not …)`."""
+    flip: Callable[[], Outcome] = lambda: some_outcome(q.flipped())  # noqa: E731
+    if not q.items:
+        return with_flip(Outcome("pass", f"{show(q.where)} is empty"), flip)
+    for status in ("error", "fail", "missing"):
+        picked = [o for o in q.outcomes if o.status == status]
+        if picked:
+            return with_flip(_entries(status, picked), flip)
+    return with_flip(_entries("pass", list(q.outcomes)), flip)
+
+
+def some_outcome(q: Quantified) -> Outcome:
+    """At least one entry must pass: error > pass > missing > fail; `not some` is `each (not …)`."""
+    flip: Callable[[], Outcome] = lambda: each_outcome(q.flipped())  # noqa: E731
+    for status in ("error", "pass", "missing"):
+        picked = [o for o in q.outcomes if o.status == status]
+        if picked:
+            return with_flip(_entries(status, picked), flip)
+    return with_flip(_no_entry(q), flip)
+
+
+def _entries(status: Any, picked: Sequence[Outcome]) -> Outcome:
+    """The first entry's message, how many more entries, and their evidence (capped)."""
+    head = picked[0].head
+    evidence = [ev for o in picked[:ENTRY_EVIDENCE] for ev in o.evidence[:2]]
+    if len(picked) > ENTRY_EVIDENCE:
+        hidden = f"and {len(picked) - ENTRY_EVIDENCE} more entries not shown"
+        evidence[-1] = replace(evidence[-1], note=hidden)
+    text = suffixed(head, len(picked) - 1, "entries" if len(picked) > 2 else "entry")
+    return Outcome(status, text, tuple(evidence), len(picked), clip(head))
+
+
+def _no_entry(q: Quantified) -> Outcome:
+    """`no entry of X matches /r/ (3 entries: …)` with one evidence item for the whole array."""
+    what = q.describe(q.negate)
+    if q.on_self:
+        text = clip(f"no entry of {show(q.where)} {what} ({_listing(q.items)})")
+    else:
+        text = clip(f"{show(q.where)} has no entry where {what} ({_listing(q.items)})")
+    lead = "an entry that" if q.on_self else "an entry where"
+    ev = Evidence(q.where, q.items[:KEPT_ENTRIES], what, lead, True)
+    return Outcome("fail", text, (ev,), 1, text)
+
+
+def _listing(items: Sequence[Any]) -> str:
+    if not items:
+        return "the list is empty"
+    shown = ", ".join(_entry(item) for item in items[:LISTED_ENTRIES])
+    more = f", … {len(items) - LISTED_ENTRIES} more" if len(items) > LISTED_ENTRIES else ""
+    noun = "entry" if len(items) == 1 else "entries"
+    return f"{len(items)} {noun}: {shown}{more}"
+
+
+def _entry(item: Any) -> str:
+    ident = item.get("id") if isinstance(item, dict) else None
+    return f"id {short(ident, 30)}" if isinstance(ident, str | int) else short(item, 30)

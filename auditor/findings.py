@@ -29,6 +29,7 @@ from auditor.models import (
 TRACKED_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown", "waived"})
 
 _INDEX = re.compile(r"\[-?\d+\]")
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,19 @@ def primary_path(evidence: Iterable[Evidence]) -> str:
     return min(paths) if paths else ""
 
 
+def control_key(control: str) -> tuple[tuple[int, str], ...]:
+    """Natural sort key: `ISO27001:A.5.2` before `ISO27001:A.5.15`, `CC6.8` before `CC6.10`."""
+    parts = _DIGITS.split(control.casefold())
+    # Digit runs sit at odd positions; padding them makes text comparison numeric.
+    keyed = [(1, p.zfill(20)) if i % 2 else (0, p) for i, p in enumerate(parts)]
+    return (*keyed, (2, control))
+
+
+def sort_controls(controls: Iterable[str]) -> tuple[str, ...]:
+    """Controls without duplicates, in natural order (see `control_key`)."""
+    return tuple(sorted(set(controls), key=control_key))
+
+
 def finding_from_result(result: RuleResult) -> Finding:
     """Turn one rule result into a finding (pass results included)."""
     rule = result.rule
@@ -102,7 +116,7 @@ def finding_from_result(result: RuleResult) -> Finding:
         subject=result.subject,
         message=result.message,
         evidence=result.evidence,
-        controls=rule.controls,
+        controls=sort_controls(rule.controls),
         remediation=rule.remediation,
         description=rule.description,
         tags=rule.tags,

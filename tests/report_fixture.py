@@ -138,7 +138,14 @@ def _results(b: _Builder) -> list[RuleResult]:
         ("ISO27001:A.8.25",),
         56,
     )
-    fresh = r("RDY-002", "Readiness report younger than 30 days", "low", "readiness", (), 63)
+    fresh = r(
+        "RDY-002",
+        "Readiness report younger than 30 days",
+        "low",
+        "readiness",
+        ("SOC2:CC6.10", "ISO27001:A.5.15", "SOC2:CC6.8", "ISO27001:A.5.2"),
+        63,
+    )
     org = r("ORG-001", "Organization readiness level at least 2", "info", "org", (), 70)
     pay = b.subject(
         "readiness",
@@ -352,6 +359,9 @@ def build_report_data(taint: str = "", *, review: bool = False) -> ReportData:
             ),
             ReadinessRow(b.s("https://github.com/acme/web"), 4, 0.91, 3.0, True, b.s("rpt-12")),
             ReadinessRow(b.s("javascript:alert(1)"), 1, 0.1, 400.0, True, b.s("rpt-13")),
+            ReadinessRow(
+                b.s("https://github.com/acme/empty"), None, None, 1.5, None, b.s("rpt-14")
+            ),
         ),
         org_level=3,
         waivers=_waivers(b),
@@ -375,6 +385,18 @@ def _review(b: _Builder, findings: list[Finding]) -> ReviewInfo:
             "[secret fp:1a2b3c4d len:40]",
             "[secret fp:9e8d7c6b len:40]",
         ),
+        Change(b.s("$.sandbox.network.allowedDomains"), "item_removed", b.s("github.com"), None),
+        Change(b.s("$.hooks"), "added", None, {"PreToolUse": []}),
+        Change(b.s("$.cleanupPeriodDays"), "removed", 30, None),
+        Change(b.s("$.mcpPolicy.allowlist"), "type_changed", b.s("github"), [b.s("github")]),
+        Change(
+            b.s("$.modelPolicy.allowedBaseUrls"),
+            "renamed",
+            [b.s("https://llm.example.com/")],
+            [b.s("https://llm.example.com/")],
+            old_path=b.s("$.modelPolicy.allowedUrls"),
+        ),
+        Change(b.s("$.defaultModel"), "changed", None, b.s("gpt-x")),
     )
     introduced = tuple(f.fingerprint for f in findings if f.rule_id.startswith("SET-002"))
     fixed = tuple(replace(f, status="pass") for f in findings if f.rule_id.startswith("SET-005"))

@@ -13,9 +13,11 @@ from auditor.findings import (
     PreviousFinding,
     attribution_text,
     compare_runs,
+    control_key,
     findings_from_results,
     fingerprint,
     normalize_path,
+    sort_controls,
     sort_findings,
 )
 from auditor.models import Attribution, Evidence, Rule, RuleResult, Severity, Status, Subject
@@ -111,6 +113,37 @@ def test_findings_keep_passes_rule_metadata_and_raw_status() -> None:
         ("SET-002", "waived", "fail"),
     ]
     assert found[0].controls == ("SOC2:CC6.1",) and found[0].remediation == "fix it"
+
+
+@pytest.mark.parametrize(
+    ("controls", "ordered"),
+    [
+        (["ISO27001:A.5.15", "ISO27001:A.5.2"], ["ISO27001:A.5.2", "ISO27001:A.5.15"]),
+        (["SOC2:CC6.10", "SOC2:CC6.8", "SOC2:CC6.1"], ["SOC2:CC6.1", "SOC2:CC6.8", "SOC2:CC6.10"]),
+        (["SOC2:CC7.1", "ISO27001:A.8.9"], ["ISO27001:A.8.9", "SOC2:CC7.1"]),
+        (
+            ["ISO27001:A.8.10", "ISO27001:A.8.9", "ISO27001:A.10.1"],
+            ["ISO27001:A.8.9", "ISO27001:A.8.10", "ISO27001:A.10.1"],
+        ),
+        (["soc2:CC1.2", "SOC2:CC1.10"], ["soc2:CC1.2", "SOC2:CC1.10"]),
+        (["NIST:AC-2", "NIST:AC-2", "NIST:AC-12"], ["NIST:AC-2", "NIST:AC-12"]),
+    ],
+    ids=["iso-minor", "soc2-minor", "framework-first", "iso-major", "case-blind", "dedup"],
+)
+def test_controls_sort_naturally(controls: list[str], ordered: list[str]) -> None:
+    assert list(sort_controls(controls)) == ordered
+    assert list(sort_controls(reversed(controls))) == ordered
+
+
+def test_control_key_breaks_ties_deterministically() -> None:
+    assert control_key("A.01") != control_key("A.1")
+    assert sorted(["A.01", "A.1"], key=control_key) == sorted(["A.1", "A.01"], key=control_key)
+
+
+def test_finding_lists_its_rules_controls_in_natural_order() -> None:
+    rule = replace(_rule(), controls=("SOC2:CC6.10", "ISO27001:A.5.15", "ISO27001:A.5.2"))
+    (found,) = findings_from_results([replace(_result(), rule=rule)])
+    assert found.controls == ("ISO27001:A.5.2", "ISO27001:A.5.15", "SOC2:CC6.10")
 
 
 def test_sort_order_is_severity_rule_subject_then_independent_of_input_order() -> None:

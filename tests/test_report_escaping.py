@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from xml.etree import ElementTree as ET
 
@@ -66,6 +67,8 @@ HTML_TAGS = {
     "polygon",
     "polyline",
     "footer",
+    "details",
+    "summary",
 }
 
 
@@ -208,3 +211,27 @@ def test_lone_surrogates_and_noncharacters_do_not_break_rendering(render: object
     text = render(build_report_data("\ud800\ufffe"))  # type: ignore[operator]
     assert "SET-001" in text
     text.encode("utf-8")  # the file can be written
+
+
+CODE_SPAN_ATTACKS = [
+    "`<img src=x onerror=alert(1)>`",
+    "`</code><script>alert(1)</script>`",
+    "`@team #12 [x](javascript:y) | pipe`",
+    "`\x1b[31m\u202e`",
+]
+
+
+@pytest.mark.parametrize("attack", CODE_SPAN_ATTACKS, ids=["img", "close-code", "md", "controls"])
+def test_code_spans_in_prose_stay_inert(attack: str) -> None:
+    base = build_report_data()
+    first = replace(base.findings[0], remediation=f"Fix {attack} now", description=attack)
+    data = replace(base, findings=(first, *base.findings[1:]))
+    parser = _Tags()
+    html = render_html(data)
+    parser.feed(html)
+    assert parser.tags <= HTML_TAGS and "<script" not in html and "<img" not in html
+    assert not RAW_CONTROLS.search(html)
+    md = render_markdown(data)
+    assert "<script" not in md and "<img" not in md and "](javascript" not in md
+    assert not RAW_CONTROLS.search(md)
+    assert "@team" not in md and "#12" not in md

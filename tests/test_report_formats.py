@@ -15,6 +15,7 @@ import pytest
 import xmlschema
 from report_fixture import build_large, build_report_data
 
+from auditor.models import Change, SourceLocation
 from auditor.report import (
     REPORT_FILES,
     ReportData,
@@ -27,6 +28,8 @@ from auditor.report import (
 )
 from auditor.report.charts import MAX_POINTS, failing_chart
 from auditor.report.jsonout import schema
+from auditor.report.model import ReadinessRow
+from auditor.report.sarif import artifact_location
 
 GOLDEN = Path(__file__).parent / "golden"
 SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
@@ -183,6 +186,7 @@ def test_html_is_self_contained_with_strict_csp() -> None:
     assert set(re.findall(r'href="([^"]*)"', html)) == {
         "https://github.com/acme/payments",
         "https://github.com/acme/web",
+        "https://github.com/acme/empty",
     }
 
 
@@ -226,3 +230,144 @@ def test_chart_needs_two_revisions(points: list[tuple[int, int]]) -> None:
     assert "Not enough revision history" in render_html(
         replace(build_report_data(), failing_by_revision=tuple(points))
     )
+
+
+NATURAL = ["ISO27001:A.5.2", "ISO27001:A.5.15", "SOC2:CC6.8", "SOC2:CC6.10"]
+
+
+def _in_order(text: str, needles: list[str]) -> bool:
+    positions = [text.find(n) for n in needles]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def test_controls_are_in_natural_order_in_every_format() -> None:
+    data = build_report_data()
+    html = render_html(data)
+    assert _in_order(html, ['title="ISO27001:A.5.2"', 'title="ISO27001:A.5.15"'])
+    assert _in_order(html, ['title="SOC2:CC6.8"', 'title="SOC2:CC6.10"'])
+    assert "Controls: " + ", ".join(NATURAL) + "." in html
+    rdy = next(r for r in json.loads(render_json(data))["rules"] if r["id"] == "RDY-002")
+    assert rdy["controls"] == NATURAL
+    sarif_rule = next(
+        r for r in _sarif()["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "RDY-002"
+    )
+    assert sarif_rule["properties"]["tags"][2:6] == NATURAL
+    assert f'value="{", ".join(NATURAL)}"' in render_junit(data)
+
+
+def test_control_table_shows_code_without_prefix_and_never_wraps_it() -> None:
+    html = render_html(build_report_data())
+    row = re.search(r"<tr><td[^>]*>SOC 2</td><td([^>]*)><code[^>]*>CC6\.10</code>", html)
+    assert row is not None and 'class="nowrap"' in row.group(1)
+    assert ", .nowrap, .nowrap code { white-space: nowrap;" in html
+
+
+CHANGE_CASES = [
+    (Change("$.a", "added", None, 1), "—", "<code>1</code>"),
+    (Change("$.a", "item_added", None, "x"), "—", '<code>"x"</code>'),
+    (Change("$.a", "removed", 2, None), "<code>2</code>", "—"),
+    (Change("$.a", "item_removed", "y", None), '<code>"y"</code>', "—"),
+    (Change("$.a", "changed", None, 3), "<code>null</code>", "<code>3</code>"),
+    (Change("$.a", "type_changed", "1", 1), '<code>"1"</code>', "<code>1</code>"),
+    (
+        Change("$.b", "renamed", True, True, old_path="$.a"),
+        "<code>true</code>",
+        "<code>true</code>",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "before", "after"), CHANGE_CASES, ids=[c.kind for c, _, _ in CHANGE_CASES]
+)
+def test_change_table_shows_each_kind_sensibly(change: Change, before: str, after: str) -> None:
+    base = build_report_data(review=True)
+    assert base.review is not None
+    data = replace(base, review=replace(base.review, changes=(change,)))
+    kind = change.kind.replace("_", " ")
+    md_rows = [line for line in render_markdown(data).splitlines() if f"| {kind} |" in line]
+    assert md_rows and md_rows[0].endswith(f"| {kind} | {before} | {after} |")
+    html = render_html(data)
+    (row,) = re.findall(rf'<tr><td>.*?</td><td class="nowrap">{kind}</td>.*?</tr>', html)
+    dash = '<span class="muted">—</span>'
+    cells = [dash if x == "—" else x.replace('"', "&#34;") for x in (before, after)]
+    assert row.endswith(f"<td>{cells[0]}</td><td>{cells[1]}</td></tr>")
+    if change.kind == "renamed":
+        assert (
+            "<code>$.a</code> → <code>$.b</code>" in md_rows[0]
+            and "<code>$.a</code> → <code>$.b</code>" in row
+        )
+
+
+def test_unknown_readiness_values_show_as_dash_or_unknown_and_json_null() -> None:
+    row = ReadinessRow("https://github.com/acme/x", None, None, None, None, "rpt-x")
+    data = replace(build_report_data(), readiness_rows=(row,))
+    html = render_html(data)
+    cells = re.findall(r'<td class="num">([^<]*)</td>', html.split("acme/x</a></td>")[1])[:3]
+    assert cells == ["—", "—", "—"]
+    assert "<td>unknown</td><td><code>rpt-x</code>" in html
+    doc = json.loads(render_json(data))
+    jsonschema.Draft202012Validator(schema()).validate(doc)
+    (repo,) = doc["readiness"]["repositories"]
+    assert (repo["level"], repo["score"], repo["age_days"], repo["clean"]) == (
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("policies/baseline.yaml", {"uri": "policies/baseline.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("./policies/my rules.yaml", {"uri": "policies/my%20rules.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("/srv/audit/policies/a.yaml", {"uri": "file:///srv/audit/policies/a.yaml"}),
+        ("C:\\audit\\a.yaml", {"uri": "file:///C:/audit/a.yaml"}),
+        ("odd:name.yaml", {"uri": "odd%3Aname.yaml", "uriBaseId": "%SRCROOT%"}),
+    ],
+    ids=["relative", "dot-slash-and-space", "absolute", "windows", "colon-not-a-scheme"],
+)
+def test_sarif_artifact_location(path: str, expected: dict[str, str]) -> None:
+    assert artifact_location(path) == expected
+
+
+def test_sarif_with_absolute_and_relative_paths_stays_valid() -> None:
+    base = build_report_data()
+    findings = tuple(
+        replace(f, source=SourceLocation("/srv/audit/policies/baseline.yaml", 3, 1)) if i % 2 else f
+        for i, f in enumerate(base.findings)
+    )
+    log = json.loads(render_sarif(replace(base, findings=findings)))
+    sarif_schema = json.loads((SHARED_SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"].get("uriBaseId", "abs")
+        for r in log["runs"][0]["results"]
+    }
+    assert uris == {"%SRCROOT%", "abs"}
+
+
+def test_review_mode_speaks_of_introduced_and_fixed_not_new_and_resolved() -> None:
+    data = build_report_data(review=True)
+    md, html = render_markdown(data), render_html(data)
+    assert "| Severity | Open | Introduced |" in md and "**Introduced:** 1 · **Fixed:** 1" in md
+    assert "Resolved since" not in md and "Resolved since" not in html
+    assert '<span class="l">introduced</span>' in html and '<span class="l">fixed</span>' in html
+    assert "<dt>Settings</dt>" not in html
+    assert "<dt>Settings</dt>" in render_html(build_report_data())
+
+
+def test_backticks_in_remediation_become_code_and_regexes_keep_single_backslashes() -> None:
+    base = build_report_data()
+    first = replace(
+        base.findings[0],
+        remediation="Set `sandbox.enabled` to <true>",
+        evidence=(replace(base.findings[0].evidence[0], operator="matches", expected=r"^\d+$"),),
+    )
+    data = replace(base, findings=(first, *base.findings[1:]))
+    html = render_html(data)
+    assert "<strong>Remediation:</strong> Set <code>sandbox.enabled</code> to &lt;true&gt;" in html
+    assert "expected matches <code>&#34;^\\d+$&#34;</code>" in html
+    md = render_markdown(data)
+    assert "**Remediation:** Set <code>sandbox.enabled</code> to &lt;true&gt;" in md

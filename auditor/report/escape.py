@@ -59,7 +59,11 @@ def show_value(value: Any) -> str:
 
 def md_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
     """Escape text for Markdown inline content or a table cell (one line, nothing active)."""
-    text = shorten(fold(text), limit)
+    return md_escape(shorten(fold(text), limit))
+
+
+def md_escape(text: str) -> str:
+    """Escape one-line, cleaned text for Markdown (keeps its spaces; see `md_inline`)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     text = _ISSUE_REF.sub("#&#8203;", text)  # before mentions: their entity holds a '#'

@@ -15,12 +15,13 @@ from functools import cache
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from auditor.findings import Finding, attribution_text, sort_findings
+from auditor.findings import Finding, attribution_text, sort_controls, sort_findings
 from auditor.models import Change, severity_rank
+from auditor.report import display
 from auditor.report.charts import failing_chart
-from auditor.report.escape import clean_text, safe_url, shorten, show_value
+from auditor.report.escape import clean_text, safe_url, shorten
 from auditor.report.model import (
     ReportData,
     control_rows,
@@ -59,7 +60,15 @@ def _finalize(value: Any) -> Any:
 
 
 def _value(value: Any) -> str:
-    return shorten(show_value(value))
+    return shorten(display.display_value(value))
+
+
+def _prose(text: str) -> Markup:
+    """Escaped prose with its `code` spans shown as code."""
+    out = Markup("")
+    for is_code, piece in display.code_spans(clean_text(shorten(text))):
+        out += Markup("<code>%s</code>") % piece if is_code else escape(piece)
+    return out
 
 
 def _when(value: datetime | None) -> str:
@@ -89,7 +98,16 @@ def environment() -> jinja2.Environment:
         url=safe_url,
         short=shorten,
         attribution=attribution_text,
-        pct=lambda x: f"{x * 100:.0f} %",
+        prose=_prose,
+        op=display.operator_text,
+        controls=lambda cs: ", ".join(sort_controls(cs)),
+        before=display.change_before,
+        after=display.change_after,
+        kind=display.change_kind,
+        level=display.level_text,
+        score=display.score_text,
+        age=display.age_text,
+        clean=display.clean_word,
     )
     return env
 

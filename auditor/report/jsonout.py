@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from auditor.findings import Finding, PreviousFinding, attribution_text
+from auditor.findings import Finding, PreviousFinding, attribution_text, sort_controls
 from auditor.models import Attribution, Change, Evidence, SourceLocation, Subject, Waiver
 from auditor.report.escape import inert_bytes
 from auditor.report.model import (
@@ -122,7 +122,7 @@ def rule_json(f: Finding) -> dict[str, Any]:
         "severity": f.severity,
         "description": f.description,
         "remediation": f.remediation,
-        "controls": list(f.controls),
+        "controls": list(sort_controls(f.controls)),
         "tags": list(f.tags),
         "source": _location(f.source),
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from auditor.findings import Finding, attribution_text
+from auditor.findings import Finding, attribution_text, sort_controls
 from auditor.report.escape import shorten, show_value, xml_text
 from auditor.report.model import OPEN_STATUSES, ReportData
 
@@ -85,7 +85,8 @@ def _rule_suite(findings: Sequence[Finding]) -> Iterator[str]:
     yield f'  <testsuite{attrs} time="0">\n'
     yield "    <properties>\n"
     yield f"      <property{_attrs(name='severity', value=first.severity)} />\n"
-    yield f"      <property{_attrs(name='controls', value=', '.join(first.controls))} />\n"
+    controls = ", ".join(sort_controls(first.controls))
+    yield f"      <property{_attrs(name='controls', value=controls)} />\n"
     yield "    </properties>\n"
     for f in findings:
         case = _attrs(name=f.subject.label or f.subject.key, classname=f.rule_id)

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from auditor.findings import Finding, attribution_text, sort_key
 from auditor.models import Change, Evidence
-from auditor.report.escape import html_inline, md_inline, shorten, show_value
+from auditor.report import display
+from auditor.report.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.report.model import (
     OPEN_STATUSES,
     ReportData,
@@ -30,7 +31,19 @@ _ICON = {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "🔵", "i
 
 
 def _code(value: object) -> str:
-    return f"<code>{md_inline(shorten(show_value(value), 300))}</code>"
+    return f"<code>{md_inline(shorten(display.display_value(value), 300))}</code>"
+
+
+def _cell(text: str | None) -> str:
+    return display.ABSENT if text is None else f"<code>{md_inline(shorten(text, 300))}</code>"
+
+
+def md_prose(text: str, limit: int = 500) -> str:
+    """Escaped prose with its `code` spans shown as code."""
+    pieces = display.code_spans(shorten(fold(text), limit))
+    return "".join(
+        f"<code>{md_escape(p)}</code>" if is_code else md_escape(p) for is_code, p in pieces
+    )
 
 
 def _path(path: str) -> str:
@@ -56,21 +69,32 @@ def _header(d: ReportData) -> Iterator[str]:
         yield "\n"
 
 
+def _is_new(f: Finding) -> bool:
+    return f.lifecycle == "new"
+
+
 def _summary(d: ReportData) -> Iterator[str]:
     sev = severity_counts(d.findings)
-    new_by_sev = severity_counts(tuple(f for f in d.findings if f.lifecycle == "new"))
-    yield "| Severity | Open | New |\n|---|---:|---:|\n"
+    introduced = set(d.review.introduced) if d.review else set()
+    is_new = (lambda f: f.fingerprint in introduced) if d.review else _is_new
+    new_by_sev = severity_counts(tuple(f for f in d.findings if is_new(f)))
+    new = "Introduced" if d.review else "New"
+    yield f"| Severity | Open | {new} |\n|---|---:|---:|\n"
     for s, n in sev.items():
         yield f"| {_ICON[s]} {s} | {n} | {new_by_sev[s]} |\n"
     counts = " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(d.findings).items())
     yield f"\n**Results:** {counts}  \n"
-    resolved = len(d.resolved)
-    yield f"**New:** {new_count(d.findings)} · **Resolved since previous run:** {resolved}\n\n"
+    if d.review:
+        yield f"**Introduced:** {len(d.review.introduced)} · **Fixed:** {len(d.review.fixed)}\n\n"
+    else:
+        resolved = f"**Resolved since previous run:** {len(d.resolved)}"
+        yield f"**New:** {new_count(d.findings)} · {resolved}\n\n"
 
 
 def _change_row(c: Change) -> str:
-    path = _path(c.path) + (f" (was {_path(c.old_path)})" if c.old_path else "")
-    return f"| {path} | {c.kind.replace('_', ' ')} | {_code(c.before)} | {_code(c.after)} |\n"
+    path = (f"{_path(c.old_path)} → " if c.old_path else "") + _path(c.path)
+    before, after = _cell(display.change_before(c)), _cell(display.change_after(c))
+    return f"| {path} | {display.change_kind(c)} | {before} | {after} |\n"
 
 
 def _review(d: ReportData) -> Iterator[str]:
@@ -95,7 +119,7 @@ def _review(d: ReportData) -> Iterator[str]:
 
 
 def _resolved(d: ReportData) -> str:
-    if not d.resolved:
+    if not d.resolved or d.review:  # in a review, the resolved findings are the fixed ones
         return ""
     lines = [f"<details><summary>Resolved since the previous run: {len(d.resolved)}</summary>\n\n"]
     for p in d.resolved[:RESOLVED_ROWS]:
@@ -109,7 +133,8 @@ def _resolved(d: ReportData) -> str:
 
 def _evidence(e: Evidence) -> str:
     actual = _code(e.actual) if e.present else "*absent*"
-    expected = f" — expected {md_inline(e.operator)} {_code(e.expected)}" if e.operator else ""
+    op = md_inline(display.operator_text(e.operator))
+    expected = f" — expected {op} {_code(e.expected)}" if e.operator else ""
     return f"- {_path(e.path)}: {actual}{expected}\n"
 
 
@@ -135,7 +160,7 @@ def finding_block(f: Finding) -> str:
             f"{md_inline(w.reason, 300)}\n"
         )
     if f.remediation and f.status in OPEN_STATUSES:
-        lines.append(f"- **Remediation:** {md_inline(f.remediation, 500)}\n")
+        lines.append(f"- **Remediation:** {md_prose(f.remediation)}\n")
     ident = f"severity {md_inline(f.severity)} · fingerprint {md_inline(f.fingerprint[:12])}"
     lines.append(f"- {ident}\n\n</details>\n\n")
     return "".join(lines)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from auditor.findings import Finding, PreviousFinding
+from auditor.findings import Finding, PreviousFinding, control_key
 from auditor.models import SEVERITIES, STATUSES, Change, PolicyFile, Waiver
 
 
@@ -19,10 +19,10 @@ class ReadinessRow:
     """One repository's readiness as shown in the reports."""
 
     repo_url: str
-    level: int
-    score: float  # passing share, 0.0 to 1.0
-    age_days: float
-    clean: bool
+    level: int | None  # None: no level could be computed
+    score: float | None  # passing share, 0.0 to 1.0; None when no criterion was evaluated
+    age_days: float | None
+    clean: bool | None  # None: the report does not say whether the tree was clean
     report_id: str
 
 
@@ -102,6 +102,11 @@ class ControlRow:
     passing: int
 
     @property
+    def code(self) -> str:
+        """The control without its framework prefix: `CC6.1` for `SOC2:CC6.1`."""
+        return self.control.split(":", 1)[1] if ":" in self.control else self.control
+
+    @property
     def state(self) -> str:
         """`not met`, `unverified` or `met`."""
         if self.failing:
@@ -143,7 +148,7 @@ def framework_of(control: str) -> str:
 
 
 def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
-    """One row per framework control, sorted by framework and control id."""
+    """One row per framework control, sorted by framework, then naturally by control id."""
     tallies: dict[str, list[int]] = {}
     rules: dict[str, set[str]] = {}
     for f in findings:
@@ -155,7 +160,7 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
         ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
         for c, t in tallies.items()
     ]
-    return sorted(rows, key=lambda r: (r.framework, r.control))
+    return sorted(rows, key=lambda r: (r.framework, control_key(r.control)))
 
 
 def _tally_slot(status: str) -> int:

@@ -9,12 +9,13 @@ proposed file (review mode) or the policy file that holds the rule.
 from __future__ import annotations
 
 import json
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
-from auditor.findings import Finding, attribution_text
+from auditor.findings import Finding, attribution_text, sort_controls
 from auditor.models import SourceLocation
 from auditor.report.escape import clean_text, json_inert, md_inline, show_value
 from auditor.report.model import SHOWN_STATUSES, ReportData
@@ -23,15 +24,28 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
 LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
 FINGERPRINT_KEY = "auditorFingerprint/v1"
+#: Relative paths are relative to the checkout root, which code scanning calls `%SRCROOT%`.
+SRCROOT = "%SRCROOT%"
+_URI_SAFE = "/@-._~!$&'()*+,;="
 
 
-def _uri(path: str) -> str:
-    return quote(clean_text(path).replace("\\", "/"), safe="/:@-._~!$&'()*+,;=")
+def artifact_location(path: str) -> dict[str, str]:
+    """SARIF `artifactLocation`: a `file://` URI for an absolute path, else a relative `uri`
+    under `%SRCROOT%` (so code scanning can link the file in the repository)."""
+    text = clean_text(path)
+    if PureWindowsPath(text).drive and PureWindowsPath(text).is_absolute():
+        posix = PureWindowsPath(text).as_posix()
+        return {"uri": "file:///" + quote(posix, safe=_URI_SAFE + ":")}
+    text = text.replace("\\", "/")
+    if PurePosixPath(text).is_absolute():
+        return {"uri": "file://" + quote(text, safe=_URI_SAFE)}
+    relative = text[2:] if text.startswith("./") else text
+    return {"uri": quote(relative, safe=_URI_SAFE), "uriBaseId": SRCROOT}
 
 
 def _help(f: Finding) -> dict[str, str]:
     text = "\n\n".join(x for x in (f.description, f.remediation) if x)
-    controls = ", ".join(f.controls)
+    controls = ", ".join(sort_controls(f.controls))
     md = [
         f"**{md_inline(f.title)}**",
         md_inline(f.description),
@@ -42,7 +56,7 @@ def _help(f: Finding) -> dict[str, str]:
 
 
 def _rule(f: Finding) -> dict[str, Any]:
-    tags = ["security", "compliance", *f.controls, *f.tags]
+    tags = ["security", "compliance", *sort_controls(f.controls), *f.tags]
     return {
         "id": f.rule_id,
         "name": f.rule_id,
@@ -72,7 +86,7 @@ def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": _uri(loc.file)},
+            "artifactLocation": artifact_location(loc.file),
             "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
         }
     }

@@ -160,6 +160,7 @@ class Evidence:
     operator: str = ""
     present: bool = True  # False when the path was absent (actual is then None)
     note: str = ""
+    shows_expected: bool = True  # False when `operator` is a whole phrase ("a non-empty list")
 
 
 @dataclass(frozen=True)

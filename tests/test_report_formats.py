@@ -371,3 +371,19 @@ def test_backticks_in_remediation_become_code_and_regexes_keep_single_backslashe
     assert "expected matches <code>&#34;^\\d+$&#34;</code>" in html
     md = render_markdown(data)
     assert "**Remediation:** Set <code>sandbox.enabled</code> to &lt;true&gt;" in md
+
+
+@pytest.mark.parametrize(
+    "render", [render_markdown, render_html, render_junit], ids=["md", "html", "junit"]
+)
+def test_a_whole_phrase_expectation_shows_no_stray_value(render: Renderer) -> None:
+    data = build_report_data()
+    target = next(f for f in data.findings if f.status == "fail" and f.evidence)
+    evidence = replace(
+        target.evidence[0], operator="a non-empty list", expected=None, shows_expected=False
+    )
+    changed = replace(target, evidence=(evidence, *target.evidence[1:]))
+    findings = tuple(changed if f is target else f for f in data.findings)
+    text = unescape(render(replace(data, findings=findings)))
+    assert "expected a non-empty list" in text
+    assert not re.search(r"expected a non-empty list\W*(<code>)?null", text)

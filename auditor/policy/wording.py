@@ -14,7 +14,7 @@ from typing import Any
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator
 from auditor.policy.outcome import Outcome, paired, show_arg
-from auditor.policy.phrasing import clip, evidence_parts, phrase, show_bounds
+from auditor.policy.phrasing import clip, evidence_parts, phrase, show_bounds, template
 from auditor.policy.refs import is_ref
 
 Check = tuple[Operator, Any, str, Evidence]  # operator, argument, argument as shown, evidence
@@ -38,7 +38,8 @@ def show_ref_text(raw: Any) -> str:
 def worded(ev: Evidence, op: Operator, negate: bool) -> Evidence:
     """The evidence with its expectation worded: operator `to match`, expected the argument."""
     lead, arg = evidence_parts(op, ev.expected, negate, ev.actual if ev.present else MISSING)
-    return replace(ev, operator=lead, expected=arg)
+    whole = "{arg}" not in template(op, ev.expected, negate)
+    return replace(ev, operator=lead, expected=arg, shows_expected=not whole)
 
 
 def held(where: str, value: Any, checks: Sequence[Check]) -> Outcome:

@@ -41,7 +41,8 @@ def _details(f: Finding) -> str:
     for e in f.evidence:
         actual = shorten(show_value(e.actual)) if e.present else "absent"
         lines.append(
-            f"{e.path}: {actual} (expected {e.operator} {shorten(show_value(e.expected))})"
+            f"{e.path}: {actual} (expected {e.operator}"
+            f"{' ' + shorten(show_value(e.expected)) if e.shows_expected else ''})"
         )
     since = attribution_text(f)
     if since:

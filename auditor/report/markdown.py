@@ -134,7 +134,8 @@ def _resolved(d: ReportData) -> str:
 def _evidence(e: Evidence) -> str:
     actual = _code(e.actual) if e.present else "*absent*"
     op = md_inline(display.operator_text(e.operator))
-    expected = f" — expected {op} {_code(e.expected)}" if e.operator else ""
+    argument = f" {_code(e.expected)}" if e.shows_expected else ""
+    expected = f" — expected {op}{argument}" if e.operator else ""
     return f"- {_path(e.path)}: {actual}{expected}\n"
 
 

@@ -269,3 +269,16 @@ def test_canary_secrets_never_reach_any_output(emu: Any, tmp_path: Path):
             assert not hits, f"{secret!r} leaked as {form!r}"
     report = (tmp_path / "run" / "findings.json").read_text()
     assert "[secret fp:" in report or "secret fp:" in report
+
+
+def test_error_messages_carry_no_terminal_escapes_from_data(tmp_path: Path):
+    policy = tmp_path / "p.yaml"
+    policy.write_text('rules:\n  - id: X\n    "\\e]8;;http://evil\\a\\e[31mseverty": high\n')
+    code, stdout, stderr = run_cli(["policy", "lint", str(policy)], env={}, cwd=tmp_path)
+    assert code == 2
+    assert "severty" in stdout + stderr
+    assert "\x1b" not in stdout + stderr and "\x07" not in stdout + stderr
+    code, _, stderr = run_cli(["run", "--offline", "--policy", str(policy)], env={}, cwd=tmp_path)
+    assert code == 2
+    assert "severty" in stderr
+    assert "\x1b" not in stderr and "\x07" not in stderr

@@ -18,6 +18,7 @@ from typing import TextIO
 
 from auditor import __version__
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError, PolicyError
+from auditor.report.escape import terminal_text
 
 COMMANDS = (
     "run",
@@ -83,12 +84,12 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return int(handler(args, ctx))
     except PolicyError as exc:
         for line in exc.problems:
-            print(line, file=ctx.stderr)
+            print(terminal_text(line), file=ctx.stderr)
         count = len(exc.problems)
-        print(f"auditor: error: {count} problem(s) in policy or waiver files", file=ctx.stderr)
+        print(f"auditor: error: {count} problem(s) in input files (listed above)", file=ctx.stderr)
         return exc.exit_code
     except AuditorError as exc:
-        print(f"auditor: error: {exc}", file=ctx.stderr)
+        print(f"auditor: error: {terminal_text(str(exc))}", file=ctx.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("auditor: interrupted", file=ctx.stderr)

@@ -18,6 +18,7 @@ from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.policy.testing import run_policy_tests
+from auditor.report.escape import terminal_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -63,7 +64,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         policy = load_policies(paths)
     except PolicyError as exc:
         for line in exc.problems:
-            print(line, file=ctx.stdout)
+            print(terminal_text(line), file=ctx.stdout)
         print(f"{len(exc.problems)} error(s)", file=ctx.stderr)
         return EXIT_ERROR
     warnings: list[str] = []
@@ -72,7 +73,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         with open_store(config) as store:
             warnings = history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):
-        print(line, file=ctx.stdout)
+        print(terminal_text(line), file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
     print(
         f"{files} file(s), {rules} rule(s): 0 errors, {len(warnings)} warning(s)", file=ctx.stderr
@@ -86,12 +87,12 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
         cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
     except PolicyError as exc:
         for line in exc.problems:
-            print(line, file=ctx.stdout)
+            print(terminal_text(line), file=ctx.stdout)
         return EXIT_ERROR
     for case in cases:
         verdict = "PASS" if case.passed else "FAIL"
         detail = "" if case.passed else ": " + "; ".join(case.mismatches)
-        print(f"{verdict} {case.file}: {case.name}{detail}", file=ctx.stdout)
+        print(terminal_text(f"{verdict} {case.file}: {case.name}{detail}"), file=ctx.stdout)
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
     if not cases:

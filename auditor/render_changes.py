@@ -7,7 +7,6 @@ table pipes, backticks, HTML and neutralises @mentions and #123 references. No C
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -15,6 +14,8 @@ import orjson
 
 from auditor.models import JSON, Change
 from auditor.redact import MARKER_RE, marker_fingerprint
+from auditor.report import escape
+from auditor.report.escape import terminal_text as sanitize
 
 _MAX_VALUE = 60
 _MAX_SUMMARY_PARTS = 4
@@ -38,16 +39,6 @@ _KIND_LABEL: dict[str, str] = {
     "item_removed": "item removed",
     "renamed": "renamed",
 }
-
-
-def sanitize(text: str) -> str:
-    """Escape control, format (bidi) and line-break characters so data cannot drive a terminal."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch if ch.isprintable() and unicodedata.category(ch) != "Cf" else f"\\u{ord(ch):04x}"
-        for ch in text
-    )
 
 
 def _short(text: str, limit: int = _MAX_VALUE) -> str:
@@ -155,30 +146,9 @@ def render_changes_text(changes: Sequence[Change], *, color: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-_MD_ESCAPES = str.maketrans(
-    {
-        "\\": "\\\\",
-        "|": "\\|",
-        "`": "\\`",
-        "*": "\\*",
-        "_": "\\_",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        "@": "@\u200b",
-        "#": "#\u200b",
-        "~": "\\~",
-        "\n": " ",
-        "\r": " ",
-    }
-)
-
-
 def md_escape(text: str) -> str:
-    """Escape text for a Markdown table cell: no pipes, code, HTML, links, mentions or #refs."""
-    return sanitize(text).translate(_MD_ESCAPES)
+    """Escape text for a Markdown table cell: terminal-safe, then Markdown-inert."""
+    return escape.md_escape(sanitize(text))
 
 
 def render_changes_markdown(changes: Sequence[Change], *, max_rows: int = 200) -> str:

@@ -166,7 +166,7 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
         (md_inline, "[x](javascript:y)", "\\[x\\]\\(javascript:y\\)"),
         (html_inline, "<i a='1'>@x #2", "&lt;i a=&#x27;1&#x27;&gt;@&#8203;x #&#8203;2"),
         (xml_text, "a\x00b\x1bc\ufffed", "abcd"),
-        (terminal_text, "\x1b[31mred\x1b[0m\nnext", "[31mred[0m next"),
+        (terminal_text, "\x1b[31mred\x1b[0m\nnext", "\\u001b[31mred\\u001b[0m\\u000anext"),
         (clean_text, "x\u202ey", "x[U+202E]y"),
         (safe_url, "https://github.com/acme/x", "https://github.com/acme/x"),
         (safe_url, "javascript:alert(1)", ""),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from typing import Any
 
 from auditor.jsonutil import canonical
@@ -77,8 +78,14 @@ def xml_text(text: str) -> str:
 
 
 def terminal_text(text: str) -> str:
-    """One line for a terminal: no escape sequences, no control characters from data."""
-    return fold(text)
+    """Text for a terminal: control, format (bidi) and line-break characters from data are
+    shown as `\\uXXXX`, never obeyed, so data cannot drive the terminal or hide a change."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() and unicodedata.category(ch) != "Cf" else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
 
 
 def safe_url(url: str) -> str:

@@ -15,7 +15,7 @@ import orjson
 from auditor.models import JSON, Change
 from auditor.redact import MARKER_RE, marker_fingerprint
 from auditor.report import escape
-from auditor.report.escape import terminal_text as sanitize
+from auditor.report.escape import terminal_text
 
 _MAX_VALUE = 60
 _MAX_SUMMARY_PARTS = 4
@@ -52,12 +52,12 @@ def describe_value(value: JSON) -> str:
         if fp is not None:
             return f"secret fp:{fp}"
         shown = MARKER_RE.sub(lambda m: f"[secret fp:{m['fp']}]", value)
-        return sanitize(_short(orjson.dumps(shown).decode()))
+        return terminal_text(_short(orjson.dumps(shown).decode()))
     if isinstance(value, dict):
         return f"{{{len(value)} keys}}" if len(value) != 1 else "{1 key}"
     if isinstance(value, list):
         if len(value) <= 3 and all(not isinstance(v, dict | list) for v in value):
-            return sanitize(_short(orjson.dumps(value).decode()))
+            return terminal_text(_short(orjson.dumps(value).decode()))
         return f"[{len(value)} items]" if len(value) != 1 else "[1 item]"
     return orjson.dumps(value).decode()
 
@@ -89,7 +89,7 @@ def describe_change(change: Change) -> str:
 
 def short_path(path: str) -> str:
     """A path without its leading `$.` (as shown in summaries), sanitized."""
-    return sanitize(path[2:] if path.startswith("$.") else path)
+    return terminal_text(path[2:] if path.startswith("$.") else path)
 
 
 def _counts(group: Sequence[Change]) -> str:
@@ -136,11 +136,11 @@ def render_changes_text(changes: Sequence[Change], *, color: bool) -> str:
     """A readable change list (sign, path, values) with a tally; ANSI colours when `color`."""
     if not changes:
         return "No changes.\n"
-    width = min(max(len(sanitize(c.path)) for c in changes), 60)
+    width = min(max(len(terminal_text(c.path)) for c in changes), 60)
     lines = []
     for change in changes:
         sign = _SIGN[change.kind]
-        line = f"{sign} {sanitize(change.path):<{width}}  {describe_change(change)}"
+        line = f"{sign} {terminal_text(change.path):<{width}}  {describe_change(change)}"
         lines.append(f"{_COLOR[sign]}{line}{_RESET}" if color else line)
     lines.append(_tally(changes))
     return "\n".join(lines) + "\n"
@@ -148,7 +148,7 @@ def render_changes_text(changes: Sequence[Change], *, color: bool) -> str:
 
 def md_escape(text: str) -> str:
     """Escape text for a Markdown table cell: terminal-safe, then Markdown-inert."""
-    return escape.md_escape(sanitize(text))
+    return escape.md_escape(terminal_text(text))
 
 
 def render_changes_markdown(changes: Sequence[Change], *, max_rows: int = 200) -> str:

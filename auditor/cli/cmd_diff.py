@@ -22,8 +22,8 @@ from auditor.render_changes import (
     md_escape,
     render_changes_markdown,
     render_changes_text,
-    sanitize,
 )
+from auditor.report.escape import terminal_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -104,7 +104,7 @@ def select_step(
 
 def _heading(before: Revision | None, after: Revision) -> str:
     when = after.updated_at.strftime("%Y-%m-%d %H:%M UTC")
-    author = sanitize(after.user.email or after.user.name)
+    author = terminal_text(after.user.email or after.user.name)
     if before is None:
         step = f"revision {after.revision} (first stored; compared with an empty document)"
     else:

@@ -19,7 +19,8 @@ from auditor.diff import ListTable, changed_paths, diff_revisions, list_table_fr
 from auditor.errors import EXIT_OK, UsageError
 from auditor.jsonutil import dumps_pretty
 from auditor.models import JSON, Change, Revision
-from auditor.render_changes import change_as_json, change_summary, sanitize
+from auditor.render_changes import change_as_json, change_summary
+from auditor.report.escape import terminal_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -153,7 +154,7 @@ def _as_json(entry: Entry) -> dict[str, JSON]:
 def _text_line(entry: Entry) -> str:
     rev = entry.revision
     when = rev.updated_at.strftime("%Y-%m-%d %H:%M")
-    return f"{rev.revision:>6}  {when}  {sanitize(rev.user.email):<28}  {_summary(entry)}"
+    return f"{rev.revision:>6}  {when}  {terminal_text(rev.user.email):<28}  {_summary(entry)}"
 
 
 def run_history(args: argparse.Namespace, ctx: Context) -> int:

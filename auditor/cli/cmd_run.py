@@ -26,6 +26,7 @@ from auditor.cli.outcome import (
 from auditor.config import Config
 from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
 from auditor.report import write_reports
+from auditor.report.escape import terminal_text
 from auditor.report.model import ReportData
 
 if TYPE_CHECKING:
@@ -109,7 +110,10 @@ def _audit(
                     file=ctx.stderr,
                 )
             except AuditorError as exc:  # keep what is stored; the run is marked incomplete
-                print(f"auditor: sync failed, auditing the stored data: {exc}", file=ctx.stderr)
+                print(
+                    f"auditor: sync failed, auditing the stored data: {terminal_text(str(exc))}",
+                    file=ctx.stderr,
+                )
                 problems.append(f"sync failed: {exc}")
         if problems:
             options = replace(options, not_evaluated=tuple(problems))

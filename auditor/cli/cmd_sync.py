@@ -20,6 +20,7 @@ from auditor.cli.common import (
 from auditor.config import Config
 from auditor.errors import EXIT_OK
 from auditor.fetch import PlatformClient
+from auditor.report.escape import terminal_text
 from auditor.store import Store
 from auditor.sync import SyncSummary, format_summary, sync
 
@@ -50,7 +51,7 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
             for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
                 leftover.unlink(missing_ok=True)
         raise
-    print(format_summary(summary, base_url), file=ctx.stdout)
+    print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK
 
 

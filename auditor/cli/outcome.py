@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings import Finding
+from auditor.report.escape import terminal_text
 from auditor.report.model import ReportData
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def decide_exit(
 ) -> int:
     """Exit code by design §9, with its reason as the last line on stderr."""
     for line in errors[:20]:
-        print(f"auditor: not evaluated: {line}", file=ctx.stderr)
+        print(f"auditor: not evaluated: {terminal_text(line)}", file=ctx.stderr)
     if errors:
         more = f" ({len(errors) - 20} more in the report)" if len(errors) > 20 else ""
         print(

@@ -4,6 +4,10 @@ Takes the service addresses and a token, gives the raw pages of the enterprise-c
 (newest first) and of the readiness reports, each validated against a JSON Schema. Paging
 follows the real service (design §2); guards stop on a repeated cursor, `hasMore` with an empty
 page, too many pages, oversized or non-JSON responses.
+
+Validation is "fast yes, slow why": each schema is compiled once into a cheap predicate that only
+says yes when jsonschema would; on anything else jsonschema walks the page and words the error, so
+the schemas stay the one source of what is valid and of every message.
 """
 
 from __future__ import annotations
@@ -38,12 +42,152 @@ _JSON_TYPES = {
 }
 
 
+Check = Callable[[Any], bool]
+
+# Exact Python types per JSON type: `type(x) in ...` never admits bool as a number, nor a subclass.
+_PY_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+    "string": frozenset({str}),
+    "boolean": frozenset({bool}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "null": frozenset({type(None)}),
+}
+_ANY_JSON: frozenset[type] = frozenset().union(*_PY_TYPES.values())
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples"})
+_KEYWORDS = frozenset(
+    {"type", "required", "properties", "additionalProperties", "items", "minLength", "minimum"}
+)
+
+
+class _Unsupported(Exception):
+    """The schema uses a keyword the fast checker does not know; jsonschema does all the work."""
+
+
 @cache
 def _validator(name: str) -> Any:
-    text = resources.files("auditor.schemas").joinpath(name).read_bytes()
-    schema = loads(text)
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    cls = jsonschema.validators.validator_for(_schema(name))
+    return cls(_schema(name))
+
+
+@cache
+def _schema(name: str) -> Any:
+    return loads(resources.files("auditor.schemas").joinpath(name).read_bytes())
+
+
+@cache
+def fast_check(name: str) -> Check:
+    """The named schema's quick test: True only if jsonschema accepts; False means "ask it"."""
+    return compile_check(_schema(name)) or _never
+
+
+def compile_check(schema: Any) -> Check | None:
+    """Compile a schema into a predicate that never accepts what jsonschema rejects.
+
+    None when the schema uses a keyword outside the small subset understood here; callers then
+    leave all the work to jsonschema. A False answer is never an error by itself: the caller asks
+    jsonschema, which decides and words the message.
+    """
+    try:
+        return _compile(schema)
+    except _Unsupported:
+        return None
+
+
+def _never(_value: Any) -> bool:
+    return False
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+def _compile(schema: Any) -> Check:
+    if isinstance(schema, bool):
+        return _always if schema else _never
+    if not isinstance(schema, dict):
+        raise _Unsupported(f"schema must be an object, got {type(schema).__name__}")
+    unknown = schema.keys() - _KEYWORDS - _ANNOTATIONS
+    if unknown:
+        raise _Unsupported(f"keyword {sorted(unknown)[0]!r}")
+    allowed = _allowed_types(schema.get("type"))
+    by_type = _keyword_checks(schema)
+    if not by_type:
+        return lambda value: type(value) in allowed
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        if kind not in allowed:
+            return False
+        keywords = by_type.get(kind)
+        return keywords is None or keywords(value)
+
+    return check
+
+
+def _allowed_types(declared: Any) -> frozenset[type]:
+    if declared is None:
+        return _ANY_JSON
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(n in _PY_TYPES for n in names):
+        raise _Unsupported(f"type {declared!r}")
+    return frozenset().union(*(_PY_TYPES[n] for n in names))
+
+
+def _keyword_checks(schema: dict[str, Any]) -> dict[type, Check]:
+    """Checks of the keywords that apply to each Python type (jsonschema skips the others)."""
+    by_type: dict[type, Check] = {}
+    if {"required", "properties", "additionalProperties"} & schema.keys():
+        by_type[dict] = _object_check(schema)
+    if "items" in schema:
+        by_type[list] = _items_check(_compile(schema["items"]))
+    if "minLength" in schema:
+        by_type[str] = _min_length_check(schema["minLength"])
+    if "minimum" in schema:
+        by_type[int] = by_type[float] = _minimum_check(schema["minimum"])
+    return by_type
+
+
+def _object_check(schema: dict[str, Any]) -> Check:
+    required = schema.get("required", [])
+    properties = schema.get("properties", {})
+    if not isinstance(required, list) or not isinstance(properties, dict):
+        raise _Unsupported("required or properties of an unexpected shape")
+    props = {key: _compile(sub) for key, sub in properties.items()}
+    extra = _compile(schema.get("additionalProperties", True))
+    known = props.items()
+
+    def check(value: dict[str, Any]) -> bool:
+        for key in required:
+            if key not in value:
+                return False
+        for key, sub in known:
+            if key in value and not sub(value[key]):
+                return False
+        if extra is not _always:
+            for key, item in value.items():
+                if key not in props and not extra(item):
+                    return False
+        return True
+
+    return check
+
+
+def _items_check(item: Check) -> Check:
+    return lambda value: all(map(item, value))
+
+
+def _min_length_check(limit: Any) -> Check:
+    if type(limit) is not int:
+        raise _Unsupported(f"minLength {limit!r}")
+    return lambda value: len(value) >= limit
+
+
+def _minimum_check(limit: Any) -> Check:
+    if type(limit) not in (int, float):
+        raise _Unsupported(f"minimum {limit!r}")
+    return lambda value: not value < limit
 
 
 def _describe(error: Any) -> str:
@@ -60,6 +204,8 @@ def _describe(error: Any) -> str:
 
 def validate(body: Any, schema: str, where: str) -> None:
     """Raise `DataError` naming the JSON path and `where` if `body` does not match `schema`."""
+    if fast_check(schema)(body):
+        return
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
     if error is not None:
         path = paths.render(error.absolute_path)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from importlib import resources
 from typing import Any
 
 import httpx
+import jsonschema  # type: ignore[import-untyped]
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from auditor import fetch
+from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
+from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient, compile_check, fast_check
 from auditor.fetch_retry import parse_retry_after
 
 TOKEN = "tok-Zq9distinctive-7f3a1c"
@@ -335,3 +342,267 @@ def test_client_is_a_context_manager() -> None:
     c, _ = client(history(1))
     with c as same:
         assert all_history(same) == [1]
+
+
+# --- schema validation: the fast check agrees with jsonschema --------------------------------
+
+HIST = "api-history.schema.json"
+READY = "api-readiness.schema.json"
+DELETE = object()
+
+
+def _oracle(name: str) -> Any:
+    schema = orjson.loads(resources.files("auditor.schemas").joinpath(name).read_bytes())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _report(rid: str) -> dict[str, Any]:
+    return {
+        "reportId": rid,
+        "createdAt": 1_790_000_000_000.5,
+        "repoUrl": f"https://g/{rid}",
+        "apps": {"web": {"description": "x"}},
+        "report": {
+            "lint": {"numerator": 1, "denominator": 2, "rationale": "half"},
+            "odd key": {"numerator": None, "denominator": 1.5, "rationale": None, "new": [1]},
+        },
+        "commitHash": None,
+        "branch": "main",
+        "hasLocalChanges": False,
+        "hasNonRemoteCommits": None,
+        "modelUsed": {"id": "m"},
+        "agentVersion": "1.2",
+        "unknownField": {"kept": True},
+    }
+
+
+PAGES = {
+    HIST: {
+        "changes": [change(2), change(1)],
+        "pagination": {"hasMore": False, "nextCursor": None},
+    },
+    READY: {"reports": [_report("r1"), _report("r2")]},
+}
+
+
+def _mutate(name: str, path: str | tuple[str | int, ...], value: Any) -> Any:
+    """The valid page with the value at `path` ("reports/0/report") replaced or deleted."""
+    if isinstance(path, str):
+        path = tuple(int(p) if p.isdigit() else p for p in path.split("/") if p)
+    page = copy.deepcopy(PAGES[name])
+    if not path:
+        return value
+    *parents, last = path
+    target: Any = page
+    for part in parents:
+        target = target[part]
+    if value is DELETE:
+        del target[last]
+    else:
+        target[last] = value
+    return page
+
+
+def test_shipped_schemas_compile_to_a_fast_check() -> None:
+    for name in (HIST, READY):
+        schema = orjson.loads(resources.files("auditor.schemas").joinpath(name).read_bytes())
+        assert compile_check(schema) is not None, name
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"type": "string", "pattern": "^a"}, {"properties": {"a": {"format": "email"}}}, []],
+    ids=["pattern", "nested-format", "not-a-schema"],
+)
+def test_unknown_keywords_leave_the_work_to_jsonschema(schema: Any) -> None:
+    assert compile_check(schema) is None
+
+
+@pytest.fixture(scope="module")
+def emulator_pages() -> list[tuple[str, Any]]:
+    ds = generate_dataset(revisions=120, repos=30)
+    hist = [
+        (HIST, {"changes": ds.history[i : i + 25], "pagination": {"hasMore": True}})
+        for i in range(0, len(ds.history), 25)
+    ]
+    ready = [(READY, {"reports": ds.reports[i : i + 25]}) for i in range(0, 90, 25)]
+    return hist + ready
+
+
+def test_valid_emulator_pages_pass_without_the_jsonschema_walk(
+    emulator_pages: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert all(_oracle(name).is_valid(page) for name, page in emulator_pages)
+
+    def walk(name: str) -> Any:
+        raise AssertionError(f"jsonschema walked a valid {name} page")
+
+    monkeypatch.setattr(fetch, "_validator", walk)
+    for name, page in emulator_pages:
+        assert fast_check(name)(page)
+        fetch.validate(page, name, "GET x")
+
+
+# fmt: off
+INVALID = [
+    # id, page, path to change ("" = the whole body), new value or DELETE, message
+    ("hist-body-array", HIST, "", [],
+     "$: expected object, got array"),
+    ("hist-no-changes", HIST, "changes", DELETE,
+     "$: missing required key 'changes'"),
+    ("hist-no-pagination", HIST, "pagination", DELETE,
+     "$: missing required key 'pagination'"),
+    ("changes-object", HIST, "changes", {},
+     "$.changes: expected array, got object"),
+    ("change-string", HIST, "changes/1", 'x',
+     "$.changes[1]: expected object, got string"),
+    ("revision-missing", HIST, "changes/1/revision", DELETE,
+     "$.changes[1]: missing required key 'revision'"),
+    ("revision-negative", HIST, "changes/0/revision", -1,
+     "$.changes[0].revision: fails minimum 0"),
+    ("revision-fraction", HIST, "changes/0/revision", 1.5,
+     "$.changes[0].revision: expected integer, got number"),
+    ("revision-bool", HIST, "changes/0/revision", True,
+     "$.changes[0].revision: expected integer, got boolean"),
+    ("revision-string", HIST, "changes/0/revision", '3',
+     "$.changes[0].revision: expected integer, got string"),
+    ("settings-list", HIST, "changes/0/settings", [],
+     "$.changes[0].settings: expected object, got array"),
+    ("settings-null", HIST, "changes/1/settings", None,
+     "$.changes[1].settings: expected object, got null"),
+    ("user-missing-id", HIST, "changes/0/user/id", DELETE,
+     "$.changes[0].user: missing required key 'id'"),
+    ("user-id-int", HIST, "changes/0/user/id", 7,
+     "$.changes[0].user.id: expected string, got integer"),
+    ("user-email-number", HIST, "changes/0/user/email", 5.0,
+     "$.changes[0].user.email: expected string or null, got number"),
+    ("updated-empty", HIST, "changes/0/updatedAt", '',
+     "$.changes[0].updatedAt: fails minLength 1"),
+    ("has-more-string", HIST, "pagination/hasMore", 'yes',
+     "$.pagination.hasMore: expected boolean, got string"),
+    ("cursor-int", HIST, "pagination/nextCursor", 3,
+     "$.pagination.nextCursor: expected string or null, got integer"),
+    ("ready-body-null", READY, "", None,
+     "$: expected object, got null"),
+    ("no-reports", READY, "reports", DELETE,
+     "$: missing required key 'reports'"),
+    ("reports-string", READY, "reports", '[]',
+     "$.reports: expected array, got string"),
+    ("report-list", READY, "reports/1", [],
+     "$.reports[1]: expected object, got array"),
+    ("report-id-missing", READY, "reports/0/reportId", DELETE,
+     "$.reports[0]: missing required key 'reportId'"),
+    ("report-id-empty", READY, "reports/0/reportId", '',
+     "$.reports[0].reportId: fails minLength 1"),
+    ("created-bool", READY, "reports/0/createdAt", False,
+     "$.reports[0].createdAt: expected number, got boolean"),
+    ("repo-url-missing", READY, "reports/1/repoUrl", DELETE,
+     "$.reports[1]: missing required key 'repoUrl'"),
+    ("apps-list", READY, "reports/0/apps", [],
+     "$.reports[0].apps: expected object, got array"),
+    ("report-missing", READY, "reports/0/report", DELETE,
+     "$.reports[0]: missing required key 'report'"),
+    ("report-string", READY, "reports/0/report", 'ok',
+     "$.reports[0].report: expected object, got string"),
+    ("criterion-number", READY, "reports/1/report/lint", 3,
+     "$.reports[1].report.lint: expected object, got integer"),
+    ("denominator-missing", READY, "reports/1/report/odd key/denominator", DELETE,
+     "$.reports[1].report['odd key']: missing required key 'denominator'"),
+    ("denominator-null", READY, "reports/0/report/lint/denominator", None,
+     "$.reports[0].report.lint.denominator: expected number, got null"),
+    ("numerator-string", READY, "reports/0/report/lint/numerator", '1',
+     "$.reports[0].report.lint.numerator: expected number or null, got string"),
+    ("numerator-bool", READY, "reports/0/report/lint/numerator", True,
+     "$.reports[0].report.lint.numerator: expected number or null, got boolean"),
+    ("rationale-object", READY, "reports/0/report/lint/rationale", {},
+     "$.reports[0].report.lint.rationale: expected string or null, got object"),
+    ("model-string", READY, "reports/0/modelUsed", 'gpt',
+     "$.reports[0].modelUsed: expected object or null, got string"),
+    ("local-changes-int", READY, "reports/0/hasLocalChanges", 0,
+     "$.reports[0].hasLocalChanges: expected boolean or null, got integer"),
+]
+
+VALID_EDGES = [
+    ("revision-integral-float", HIST, "changes/0/revision", 2.0),
+    ("cursor-missing", HIST, "pagination/nextCursor", DELETE),
+    ("user-extra", HIST, "changes/0/user/role", 'admin'),
+    ("no-changes", HIST, "changes", []),
+    ("no-reports", READY, "reports", []),
+    ("empty-report", READY, "reports/0/report", {}),
+    ("numerator-missing", READY, "reports/0/report/lint/numerator", DELETE),
+    ("huge-number", READY, "reports/0/createdAt", 1000000000000000000000000000000),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "value", "message"), [pytest.param(*c[1:], id=c[0]) for c in INVALID]
+)
+def test_invalid_pages_fail_fast_and_are_explained_by_jsonschema(
+    name: str, path: str, value: Any, message: str
+) -> None:
+    page = _mutate(name, path, value)
+    assert not fast_check(name)(page)
+    assert not _oracle(name).is_valid(page)
+    with pytest.raises(DataError) as info:
+        fetch.validate(page, name, "GET x")
+    assert str(info.value) == f"{message} (GET x)"
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "value"), [pytest.param(*c[1:], id=c[0]) for c in VALID_EDGES]
+)
+def test_edge_cases_jsonschema_accepts_are_accepted(name: str, path: str, value: Any) -> None:
+    page = _mutate(name, path, value)
+    assert _oracle(name).is_valid(page)
+    fetch.validate(page, name, "GET x")
+
+
+def _slots(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Every path in a page, containers and leaves alike."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _slots(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _slots(item, (*path, index))
+    return found
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from([HIST, READY]),
+    pick=st.integers(min_value=0),
+    value=JSON_VALUES | st.just(DELETE),
+)
+def test_fast_check_never_accepts_what_jsonschema_rejects(name: str, pick: int, value: Any) -> None:
+    slots = _slots(PAGES[name])
+    path = slots[pick % len(slots)]
+    if value is DELETE and not path:
+        value = {}
+    if value is DELETE and isinstance(path[-1], int):
+        value = None
+    page = _mutate(name, path, value)
+    valid = _oracle(name).is_valid(page)
+    if fast_check(name)(page):
+        assert valid
+    try:
+        fetch.validate(page, name, "GET x")
+    except DataError:
+        assert not valid
+    else:
+        assert valid

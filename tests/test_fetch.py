@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor import fetch
+from auditor import fetch_schema
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient, compile_check, fast_check
+from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
 from auditor.fetch_retry import parse_retry_after
+from auditor.fetch_schema import compile_check, fast_check
 
 TOKEN = "tok-Zq9distinctive-7f3a1c"
 BASE = "http://svc.test"
@@ -437,10 +438,10 @@ def test_valid_emulator_pages_pass_without_the_jsonschema_walk(
     def walk(name: str) -> Any:
         raise AssertionError(f"jsonschema walked a valid {name} page")
 
-    monkeypatch.setattr(fetch, "_validator", walk)
+    monkeypatch.setattr(fetch_schema, "_validator", walk)
     for name, page in emulator_pages:
         assert fast_check(name)(page)
-        fetch.validate(page, name, "GET x")
+        fetch_schema.validate(page, name, "GET x")
 
 
 # fmt: off
@@ -545,7 +546,7 @@ def test_invalid_pages_fail_fast_and_are_explained_by_jsonschema(
     assert not fast_check(name)(page)
     assert not _oracle(name).is_valid(page)
     with pytest.raises(DataError) as info:
-        fetch.validate(page, name, "GET x")
+        fetch_schema.validate(page, name, "GET x")
     assert str(info.value) == f"{message} (GET x)"
 
 
@@ -555,7 +556,7 @@ def test_invalid_pages_fail_fast_and_are_explained_by_jsonschema(
 def test_edge_cases_jsonschema_accepts_are_accepted(name: str, path: str, value: Any) -> None:
     page = _mutate(name, path, value)
     assert _oracle(name).is_valid(page)
-    fetch.validate(page, name, "GET x")
+    fetch_schema.validate(page, name, "GET x")
 
 
 def _slots(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
@@ -601,7 +602,7 @@ def test_fast_check_never_accepts_what_jsonschema_rejects(name: str, pick: int, 
     if fast_check(name)(page):
         assert valid
     try:
-        fetch.validate(page, name, "GET x")
+        fetch_schema.validate(page, name, "GET x")
     except DataError:
         assert not valid
     else:

@@ -282,3 +282,19 @@ def test_error_messages_carry_no_terminal_escapes_from_data(tmp_path: Path):
     assert code == 2
     assert "severty" in stderr
     assert "\x1b" not in stderr and "\x07" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["run", "--offline"], "no state file", id="offline-without-state"),
+        pytest.param(["run"], "no service address", id="no-address"),
+    ],
+)
+def test_run_refuses_early_when_it_has_nothing_to_audit(
+    tmp_path: Path, argv: list[str], message: str
+):
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert message in stderr
+    assert not (tmp_path / ".auditor").exists() and not (tmp_path / "reports").exists()

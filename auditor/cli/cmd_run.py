@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from auditor import __version__
 from auditor.audit import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 from auditor.cli.cmd_sync import sync_store
-from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.common import add_common_options, config_from_args, open_store, require_remote
 from auditor.cli.outcome import (
     add_audit_options,
     decide_exit,
@@ -100,7 +100,9 @@ def _audit(
     config: Config, loaded: LoadedPolicy, options: AuditOptions, *, offline: bool, ctx: Context
 ) -> AuditOutcome:
     problems: list[str] = []
-    with open_store(config, create=True) as store:
+    if not offline:
+        require_remote(config)  # a missing address or token is a usage error, not a failed sync
+    with open_store(config, create=not offline) as store:
         if not offline:
             try:
                 summary = sync_store(store, config, ctx)

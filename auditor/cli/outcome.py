@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from auditor.cli import Context
 
 
+_SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
+
+
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
     """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline."""
     group = parser.add_argument_group("audit")
@@ -99,10 +102,11 @@ def decide_exit(
     what: str = "findings",
 ) -> int:
     """Exit code by design §9, with its reason as the last line on stderr."""
-    for line in errors[:20]:
+    for line in errors[:_SHOWN_ERRORS]:
         print(f"auditor: not evaluated: {terminal_text(line)}", file=ctx.stderr)
     if errors:
-        more = f" ({len(errors) - 20} more in the report)" if len(errors) > 20 else ""
+        hidden = len(errors) - _SHOWN_ERRORS
+        more = f" ({hidden} more listed in the report)" if hidden > 0 else ""
         print(
             f"auditor: exit 2: the audit is incomplete: {len(errors)} problem(s){more}",
             file=ctx.stderr,

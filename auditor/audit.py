@@ -7,14 +7,13 @@ run and its findings in the store so the next run can say new / persisting / res
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import pairwise
 from pathlib import Path
 
 from auditor import __version__
-from auditor.evaluate import evaluate
+from auditor.evaluate import Steps, evaluate
 from auditor.findings import (
     Finding,
     PreviousFinding,
@@ -156,18 +155,29 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
     return AuditOutcome(data, failing_at(data.findings, options.fail_on), tuple(errors))
 
 
+@dataclass(frozen=True)
+class StoredHistory:
+    """The stored revisions up to `end`, streamed from the store anew on every iteration."""
+
+    store: Store
+    end: int
+
+    def __iter__(self) -> Iterator[Revision]:
+        return self.store.iter_revisions(end=self.end)
+
+
 def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
     at = options.at
     settings = store.revision_at(at) if at else store.latest_revision()
     end = settings.revision if settings else None
-    history = tuple(store.iter_revisions(end=end)) if settings else ()
+    history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     reports = tuple(r for r in store.iter_reports() if at is None or r.created_at <= at)
     return EvaluationInputs(
         now=at or options.now,
         settings=settings,
         history=history,
         all_revisions=options.all_revisions,
-        steps=tuple(pairwise(history)),
+        steps=Steps(history),
         reports=reports,
         readiness_model=model,
     )
@@ -260,10 +270,9 @@ def waiver_summary(report: WaiverReport) -> WaiverSummary:
 
 
 def _digest(inputs: EvaluationInputs) -> InputDigest:
-    history: Sequence[Revision] = inputs.history or ()
     latest = latest_per_repo(inputs.reports)
     return InputDigest(
-        revisions_evaluated=tuple((r.revision, r.content_hash) for r in history),
+        revisions_evaluated=tuple((r.revision, r.content_hash) for r in inputs.history or ()),
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in latest),
         settings_revision=inputs.settings.revision if inputs.settings else None,
     )

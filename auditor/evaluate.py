@@ -4,24 +4,27 @@ Settings rules run on the revision under test (with attribution from the history
 `evaluate_history`), change rules on each stored step, readiness rules on each repository's
 latest report and org rules on the aggregates (computed by `auditor.readiness`). A rule whose
 target has no input is listed in `not_evaluated`, never passed silently. Results come in rule
-order, then subject.
+order, then subject. `history` and `steps` are streamed (each walked once per target), and a
+rule's verdict is reused whenever the values it reads repeat; `options={"memoise": False}`
+turns that reuse off (results are identical either way).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from auditor import readiness
-from auditor.diff import diff_revisions
-from auditor.evaluate_history import attribution, evaluate_settings
+from auditor.evaluate_change import ChangeRun, Steps, change_document
+from auditor.evaluate_history import evaluate_settings
 from auditor.evaluate_rule import Verdict, run_rule
-from auditor.models import Evaluation, EvaluationInputs, Revision, Rule, RuleResult, Subject
+from auditor.models import Evaluation, EvaluationInputs, Rule, RuleResult, Subject
 from auditor.policy import PolicySet
-from auditor.policy.conditions import root_paths
 from auditor.policy.outcome import Env
 
-__all__ = ["evaluate"]
+__all__ = ["Steps", "change_document", "evaluate"]
+
+T = TypeVar("T")
 
 _NO_INPUT = {
     "settings": "no settings revision",
@@ -38,72 +41,50 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     results: list[RuleResult] = []
     missing: list[str] = []
     failing: tuple[tuple[int, int], ...] = ()
+    memo = bool(inputs.options.get("memoise", True))
     if by_target["settings"] and inputs.settings is not None:
-        history = inputs.history or (inputs.settings,)
+        history = _reiterable(inputs.history or (inputs.settings,), "history")
         current, per_revision, failing = evaluate_settings(
-            by_target["settings"], inputs.settings, history, env, all_revisions=inputs.all_revisions
+            by_target["settings"],
+            inputs.settings,
+            history,
+            env,
+            all_revisions=inputs.all_revisions,
+            memo=memo,
         )
         results += current + per_revision
-    if by_target["change"] and inputs.steps:
-        results += _changes(by_target["change"], inputs.steps, env)
+    steps = 0
+    if by_target["change"]:
+        run = ChangeRun(by_target["change"], env, memo=memo)
+        results += run.results(_reiterable(inputs.steps, "steps"))
+        steps = run.steps
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
     for target, rules in by_target.items():
-        if rules and not _has_input(target, inputs):
+        if rules and not _has_input(target, inputs, steps):
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
     results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))
     return Evaluation(tuple(results), tuple(missing), failing)
 
 
-def _has_input(target: str, inputs: EvaluationInputs) -> bool:
+def _reiterable(items: Iterable[T], name: str) -> Iterable[T]:
+    # A one-shot iterator would silently look empty the second time it is walked.
+    if iter(items) is items:
+        raise TypeError(f"EvaluationInputs.{name} must be re-iterable, not a one-shot iterator")
+    return items
+
+
+def _has_input(target: str, inputs: EvaluationInputs, steps: int) -> bool:
     if target == "settings":
         return inputs.settings is not None
     if target == "change":
-        return bool(inputs.steps)
+        return steps > 0
     return bool(inputs.reports)
 
 
 def _subject_order(subject: Subject) -> tuple[int, int, str]:
     return (0 if "@" not in subject.key else 1, subject.revision or 0, subject.key)
-
-
-def change_document(before: Revision, after: Revision, *, with_changes: bool) -> dict[str, Any]:
-    """What a change rule sees: both sides, the Change list, the author and the time."""
-    changes = diff_revisions(before.settings, after.settings) if with_changes else []
-    return {
-        "before": before.settings,
-        "after": after.settings,
-        "changes": [
-            {"path": c.path, "kind": c.kind, "before": c.before, "after": c.after,
-             "old_path": c.old_path}
-            for c in changes
-        ],
-        "author": after.user.email,
-        "author_name": after.user.name,
-        "revision": after.revision,
-        "previous_revision": before.revision,
-        "updated_at": after.updated_at.isoformat(),
-    }  # fmt: skip
-
-
-def _reads_changes(rules: Sequence[Rule]) -> bool:
-    conds = [c for r in rules for c in (r.when, r.condition) if c is not None]
-    return any(p.deps[:1] in ((), ("changes",)) for c in conds for p in root_paths(c))
-
-
-def _changes(
-    rules: Sequence[Rule], steps: Sequence[tuple[Revision, Revision]], env: Env
-) -> Iterator[RuleResult]:
-    with_changes = _reads_changes(rules)
-    for before, after in steps:
-        doc = change_document(before, after, with_changes=with_changes)
-        step_env = Env(env.now, (before.settings, after.settings))
-        key = f"change:{before.revision}..{after.revision}"
-        subject = Subject("change", key, f"revision {before.revision} -> {after.revision}",
-                          revision=after.revision)  # fmt: skip
-        for rule in rules:
-            yield run_rule(rule, doc, step_env).result(rule, subject, since=attribution(after))
 
 
 def _readiness(

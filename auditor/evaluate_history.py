@@ -5,16 +5,19 @@ for the revision under test (each failure carrying `since`: the revision where t
 from not-failing to failing, with its author and time), optionally the results of every
 revision, and the failing-rule count per revision. A rule is re-evaluated for a revision only
 when a value at one of its paths changed: a trie of the rules' leading keys is walked over both
-revisions with type-strict equality, so untouched subtrees cost one dict lookup.
+revisions with type-strict equality, so untouched subtrees cost one dict lookup; a rule whose
+inputs did change reuses its verdict when its projection was seen before (`evaluate_memo`).
+The history is streamed: only the previous revision is held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.difftable import strict_equal
+from auditor.evaluate_memo import MemoRule
 from auditor.evaluate_rule import Verdict, run_rule
 from auditor.models import Attribution, Revision, Rule, RuleResult, Subject
 from auditor.operators import MISSING
@@ -91,8 +94,11 @@ class _Walk:
 class HistoryRun:
     """Evaluates settings rules revision by revision, re-running only affected rules."""
 
-    def __init__(self, rules: Sequence[Rule], env: Env, *, keep_all: bool = False) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], env: Env, *, keep_all: bool = False, memo: bool = True
+    ) -> None:
         self.rules = rules
+        self.memos = [MemoRule(rule, enabled=memo) for rule in rules]
         self.env = env
         self.trie = build_trie(rules)
         self.keep_all = keep_all
@@ -103,7 +109,7 @@ class HistoryRun:
     def step(self, revision: Revision) -> None:
         """Advance to the next revision of the history."""
         if self.state is None:
-            verdicts = [run_rule(r, revision.settings, self.env) for r in self.rules]
+            verdicts = [m.verdict(revision.settings, self.env) for m in self.memos]
             since = [revision if v.status == "fail" else None for v in verdicts]
             failing = sum(v.status == "fail" for v in verdicts)
             self.state = _Walk(verdicts, since, revision, failing)
@@ -117,7 +123,7 @@ class HistoryRun:
         changed: set[int] = set()
         affected(self.trie, state.previous.settings, revision.settings, changed)
         for index in sorted(changed):
-            verdict = run_rule(self.rules[index], revision.settings, self.env)
+            verdict = self.memos[index].verdict(revision.settings, self.env)
             was_failing = state.verdicts[index].status == "fail"
             state.failing += (verdict.status == "fail") - was_failing
             state.verdicts[index] = verdict
@@ -137,16 +143,17 @@ class HistoryRun:
 def evaluate_settings(
     rules: Sequence[Rule],
     current: Revision,
-    history: Sequence[Revision],
+    history: Iterable[Revision],
     env: Env,
     *,
     all_revisions: bool = False,
+    memo: bool = True,
 ) -> tuple[list[RuleResult], list[RuleResult], tuple[tuple[int, int], ...]]:
     """Results for `current`, per-revision results (if asked), and failing counts per revision."""
-    past = [r for r in history if r.revision <= current.revision]
-    run = HistoryRun(rules, env, keep_all=all_revisions)
-    for revision in past:
-        run.step(revision)
+    run = HistoryRun(rules, env, keep_all=all_revisions, memo=memo)
+    for revision in history:
+        if revision.revision <= current.revision:
+            run.step(revision)
     state = run.state
     same_as_last = state is not None and (state.previous.revision, state.previous.content_hash) == (
         current.revision,

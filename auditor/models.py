@@ -6,7 +6,7 @@ a stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -211,9 +211,11 @@ class EvaluationInputs:
 
     now: datetime
     settings: Revision | None = None  # the revision under test (latest / --at / proposed)
-    history: tuple[Revision, ...] | None = None  # ascending; for attribution and --all-revisions
+    # `history` and `steps` are re-iterable (a tuple, or a view that streams anew on each
+    # iteration, e.g. over the store), so a long history is never held in memory.
+    history: Iterable[Revision] | None = None  # ascending; for attribution and --all-revisions
     all_revisions: bool = False
-    steps: tuple[tuple[Revision, Revision], ...] = ()  # (before, after) pairs for change rules
+    steps: Iterable[tuple[Revision, Revision]] = ()  # (before, after) pairs for change rules
     reports: tuple[ReadinessReport, ...] = ()
     readiness_model: Any = None  # `auditor.readiness.ReadinessModel`; None means the shipped one
     options: Mapping[str, Any] = field(default_factory=dict)

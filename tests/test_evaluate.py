@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import auditor.evaluate_history as history_mod
+import auditor.evaluate_rule as rule_mod
 from auditor.evaluate import evaluate
 from auditor.jsonutil import content_hash
 from auditor.models import EvaluationInputs, ReadinessReport, Revision, User
@@ -91,13 +92,13 @@ def test_rules_are_re_evaluated_only_when_their_paths_change(
     policy: PolicySet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    real = history_mod.run_rule
+    real = rule_mod.run_rule
 
     def counting(rule: Any, doc: Any, env: Any) -> Any:
         calls.append(rule.id)
         return real(rule, doc, env)
 
-    monkeypatch.setattr(history_mod, "run_rule", counting)
+    monkeypatch.setattr(rule_mod, "run_rule", counting)
     history = tuple(rev(n, {**GOOD, "unrelated": n}) for n in range(1, 51))
     history += (rev(51, {**BAD, "unrelated": 51}),)
     subset = only(policy, "SBX-001", "AUT-001", "MOD-001")

@@ -55,7 +55,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += current + per_revision
     steps = 0
     if by_target["change"]:
-        run = ChangeRun(by_target["change"], env, memo=memo)
+        run = ChangeRun(by_target["change"], env, memo=memo, every_step=inputs.all_revisions)
         results += run.results(_reiterable(inputs.steps, "steps"))
         steps = run.steps
     if inputs.reports:

@@ -1,7 +1,10 @@
 """Change rules over revision steps, streamed and memoised.
 
-Takes the change rules and a re-iterable of (before, after) revision pairs, gives one result per
-rule and step (the subject `change:<before>..<after>`, `since` the step's own revision). The
+Takes the change rules and a re-iterable of (before, after) revision pairs, gives the results a
+user acts on: one per rule and step that did not pass (the subject `change:<before>..<after>`,
+`since` the step's own revision), and for a rule that nothing failed one summary result on the
+subject `change:all` — a long history would otherwise bury its few findings under tens of
+thousands of passes. `every_step=True` (`--all-revisions`) keeps every step's result. The
 step document holds both sides, the Change list (computed only when a rule reads it), the
 author and the time; a rule's verdict is reused whenever its projection of that document
 repeats (see `evaluate_memo`).
@@ -9,6 +12,7 @@ repeats (see `evaluate_memo`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -17,10 +21,11 @@ from typing import Any
 from auditor.diff import diff_revisions
 from auditor.evaluate_history import attribution
 from auditor.evaluate_memo import MemoRule
-from auditor.models import Revision, Rule, RuleResult, Subject
+from auditor.models import Revision, Rule, RuleResult, Status, Subject
 from auditor.policy.outcome import Env
 
 Step = tuple[Revision, Revision]
+_QUIET = frozenset({"pass", "not_applicable"})
 
 
 @dataclass(frozen=True)
@@ -62,17 +67,51 @@ def step_subject(before: Revision, after: Revision) -> Subject:
 class ChangeRun:
     """Evaluates change rules step by step, counting the steps seen."""
 
-    def __init__(self, rules: Sequence[Rule], env: Env, *, memo: bool = True) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], env: Env, *, memo: bool = True, every_step: bool = False
+    ) -> None:
         self.rules = [MemoRule(rule, enabled=memo) for rule in rules]
         self.env = env
         self.with_changes = any(d[:1] in ((), ("changes",)) for r in self.rules for d in r.reads)
+        self.every_step = every_step
         self.steps = 0
+        self._span: tuple[int, int] | None = None
 
     def results(self, steps: Iterable[Step]) -> Iterator[RuleResult]:
-        """Every rule's result on every step, step by step."""
+        """Each rule's open result on each step, then a summary for the rules nothing failed.
+
+        A single step (a review) keeps all of its results: there is nothing to summarise."""
+        tally = {memo.rule.id: Counter[str]() for memo in self.rules}
+        first_quiet: list[RuleResult] = []
         for before, after in steps:
             self.steps += 1
-            yield from self._step(before, after)
+            start = self._span[0] if self._span else before.revision
+            self._span = (start, after.revision)
+            for result in self._step(before, after):
+                tally[result.rule.id][result.status] += 1
+                if self.every_step or result.status not in _QUIET:
+                    yield result
+                elif self.steps == 1:
+                    first_quiet.append(result)
+        if self.steps == 1:
+            yield from first_quiet
+        if self.every_step or self.steps < 2:
+            return
+        for memo in self.rules:
+            counts = tally[memo.rule.id]
+            if all(status in _QUIET for status in counts):
+                yield self._summary(memo.rule, counts)
+
+    def _summary(self, rule: Rule, counts: Counter[str]) -> RuleResult:
+        first, last = self._span or (0, 0)
+        label = f"all {self.steps} steps (revisions {first} -> {last})"
+        subject = Subject("change", "change:all", label)
+        status: Status = "pass" if counts["pass"] else "not_applicable"
+        message = (
+            f"{counts['pass']} of {self.steps} steps pass, "
+            f"{counts['not_applicable']} do not apply; none fails"
+        )
+        return RuleResult(rule, subject, status, message)
 
     def _step(self, before: Revision, after: Revision) -> Iterator[RuleResult]:
         doc = change_document(before, after, with_changes=self.with_changes)

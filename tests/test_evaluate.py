@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -153,11 +154,31 @@ def test_change_steps_are_evaluated_with_their_author(policy: PolicySet) -> None
     r3 = rev(3, {"maxAutonomyLevel": "high", "other": 1})
     inputs = EvaluationInputs(NOW, steps=((r1, r2), (r2, r3)))
     results = evaluate(only(policy, "CHG-AUT-001"), inputs).results
-    assert [(r.subject.key, r.status) for r in results] == [
-        ("change:1..2", "fail"), ("change:2..3", "not_applicable"),
-    ]  # fmt: skip
+    assert [(r.subject.key, r.status) for r in results] == [("change:1..2", "fail")]
     assert results[0].since is not None and results[0].since.author_email == "e@x.io"
     assert results[0].message == ('maxAutonomyLevel went "low" -> "high"; expected not to increase')
+    every = evaluate(only(policy, "CHG-AUT-001"), replace(inputs, all_revisions=True)).results
+    assert [(r.subject.key, r.status) for r in every] == [
+        ("change:1..2", "fail"), ("change:2..3", "not_applicable"),
+    ]  # fmt: skip
+
+
+def test_a_change_rule_nothing_failed_gives_one_summary(policy: PolicySet) -> None:
+    r1, r2 = rev(1, {"maxAutonomyLevel": "high"}), rev(2, {"maxAutonomyLevel": "low"})
+    r3 = rev(3, {"maxAutonomyLevel": "low", "other": 1})
+    inputs = EvaluationInputs(NOW, steps=((r1, r2), (r2, r3)))
+    (summary,) = evaluate(only(policy, "CHG-AUT-001"), inputs).results
+    assert (summary.subject.key, summary.status) == ("change:all", "pass")
+    assert summary.subject.label == "all 2 steps (revisions 1 -> 3)"
+    assert summary.message == "1 of 2 steps pass, 1 do not apply; none fails"
+
+
+def test_a_single_step_keeps_its_passing_results(policy: PolicySet) -> None:
+    r1, r2 = rev(1, {"maxAutonomyLevel": "high"}), rev(2, {"maxAutonomyLevel": "low"})
+    (result,) = evaluate(
+        only(policy, "CHG-AUT-001"), EvaluationInputs(NOW, steps=((r1, r2),))
+    ).results
+    assert (result.subject.key, result.status) == ("change:1..2", "pass")
 
 
 def test_change_rules_can_read_the_change_list(tmp_path: Path) -> None:

@@ -15,14 +15,15 @@ from pathlib import Path
 from auditor import __version__
 from auditor.evaluate import Steps, evaluate
 from auditor.findings import (
+    TRACKED_STATUSES,
     Finding,
-    PreviousFinding,
     compare_runs,
     findings_from_results,
     sort_findings,
 )
 from auditor.models import (
     EvaluationInputs,
+    FindingRecord,
     ReadinessReport,
     Revision,
     RuleResult,
@@ -38,13 +39,11 @@ from auditor.readiness import (
     readiness_view,
 )
 from auditor.report.model import InputDigest, ReadinessRow, ReportData, WaiverSummary
-from auditor.store import FindingRecord, Store
+from auditor.store import Store
 from auditor.waivers import WaiverReport, apply_waivers, load_waivers
 
 #: Statuses that count against `--fail-on` (an `error` result makes the run an error instead).
 FAILING_STATUSES = frozenset({"fail", "unknown"})
-#: Statuses recorded per run, so a later run can tell new / persisting / resolved.
-TRACKED_STATUSES = frozenset({"fail", "unknown", "error", "waived"})
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
     findings = findings_from_results(results)
     previous = store.previous_complete_run(options.run_id)
-    prior = None if previous is None else [_previous(r) for r in previous.findings]
+    prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)
     errors = (*options.not_evaluated, *evaluation.not_evaluated, *_error_lines(results))
     store.finish_run(
@@ -201,19 +200,8 @@ def failing_at(findings: Iterable[Finding], fail_on: str) -> tuple[Finding, ...]
     )
 
 
-def _previous(record: FindingRecord) -> PreviousFinding:
-    return PreviousFinding(
-        fingerprint=record.fingerprint,
-        rule_id=record.rule_id,
-        subject_key=record.subject_key,
-        status=record.status,
-        severity=record.severity,
-        first_seen_run=record.first_seen_run,
-    )
-
-
 def _records(
-    findings: Sequence[Finding], prior: Sequence[PreviousFinding] | None, run_id: str
+    findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
 ) -> list[FindingRecord]:
     first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
     return [

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from auditor.models import (
     Attribution,
     Evidence,
+    FindingRecord,
     Lifecycle,
     RuleResult,
     Severity,
@@ -59,18 +60,6 @@ class Finding:
     lifecycle: Lifecycle | None = None
     source: SourceLocation | None = None
     location: SourceLocation | None = None
-
-
-@dataclass(frozen=True)
-class PreviousFinding:
-    """A finding as recorded for an earlier run (mirrors `store.FindingRecord`)."""
-
-    fingerprint: str
-    rule_id: str
-    subject_key: str
-    status: str
-    severity: str
-    first_seen_run: str
 
 
 def normalize_path(path: str) -> str:
@@ -158,8 +147,8 @@ def attribution_text(f: Finding) -> str:
 
 
 def compare_runs(
-    current: Sequence[Finding], previous: Sequence[PreviousFinding] | None
-) -> tuple[list[Finding], list[PreviousFinding]]:
+    current: Sequence[Finding], previous: Sequence[FindingRecord] | None
+) -> tuple[list[Finding], list[FindingRecord]]:
     """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
 
     With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
@@ -182,7 +171,7 @@ def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
     return replace(f, lifecycle="persisting" if f.fingerprint in before else "new")
 
 
-def _unique(records: list[PreviousFinding]) -> list[PreviousFinding]:
+def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
     seen: set[str] = set()
     out = []
     for p in records:

@@ -206,6 +206,18 @@ class RuleResult:
 
 
 @dataclass(frozen=True)
+class FindingRecord:
+    """A finding as remembered between runs (stored per run; compared by the next one)."""
+
+    fingerprint: str
+    rule_id: str
+    subject_key: str
+    status: str
+    severity: str
+    first_seen_run: str
+
+
+@dataclass(frozen=True)
 class EvaluationInputs:
     """Everything one evaluation looks at. Built by the cli; evaluated by `auditor.evaluate`."""
 

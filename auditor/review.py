@@ -15,19 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.audit import TRACKED_STATUSES, AuditOutcome, LoadedPolicy, failing_at, waiver_summary
+from auditor.audit import AuditOutcome, LoadedPolicy, failing_at, waiver_summary
 from auditor.diff import diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate import evaluate
 from auditor.findings import (
+    TRACKED_STATUSES,
     Finding,
-    PreviousFinding,
     compare_runs,
     findings_from_results,
     sort_findings,
 )
 from auditor.jsonutil import content_hash
-from auditor.models import EvaluationInputs, Revision, SourceLocation, User
+from auditor.models import EvaluationInputs, FindingRecord, Revision, SourceLocation, User
 from auditor.paths import Match, parse
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml
@@ -164,8 +164,8 @@ def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:
     return replace(policy, rules=tuple(r for r in policy.rules if r.target in targets))
 
 
-def _as_previous(f: Finding) -> PreviousFinding:
-    return PreviousFinding(f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live")
+def _as_previous(f: Finding) -> FindingRecord:
+    return FindingRecord(f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live")
 
 
 def _locate(finding: Finding, proposed: SettingsFile) -> Finding:

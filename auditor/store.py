@@ -23,13 +23,12 @@ from typing import IO, Any, Literal
 from auditor import store_runs
 from auditor.errors import StoreError
 from auditor.jsonutil import canonical
-from auditor.models import ReadinessReport, Revision
+from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor
 from auditor.store_file import acquire_lock, prepare
 from auditor.store_schema import (
     REPORT_COLUMNS,
     REVISION_COLUMNS,
-    FindingRecord,
     IntegrityIssue,
     RunRecord,
     SyncRecord,

@@ -11,7 +11,8 @@ from datetime import datetime
 
 from auditor.errors import StoreError
 from auditor.jsonutil import canonical
-from auditor.store_schema import FindingRecord, RunRecord, from_text, to_text
+from auditor.models import FindingRecord
+from auditor.store_schema import RunRecord, from_text, to_text
 
 _FINDING_COLUMNS = "fingerprint, rule_id, subject_key, status, severity, first_seen_run"
 

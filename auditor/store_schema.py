@@ -15,7 +15,7 @@ from typing import Any
 
 from auditor.errors import DataError
 from auditor.jsonutil import canonical, content_hash, loads
-from auditor.models import ReadinessReport, Revision, User
+from auditor.models import FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import Redactor
 
 SCHEMA_VERSION = 1
@@ -81,18 +81,6 @@ class SyncRecord:
     revisions_new: int
     reports_new: int
     pages: int
-
-
-@dataclass(frozen=True)
-class FindingRecord:
-    """A finding as remembered between runs."""
-
-    fingerprint: str
-    rule_id: str
-    subject_key: str
-    status: str
-    severity: str
-    first_seen_run: str
 
 
 @dataclass(frozen=True)

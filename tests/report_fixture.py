@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from auditor.findings import Finding, PreviousFinding, compare_runs, findings_from_results
+from auditor.findings import Finding, compare_runs, findings_from_results
 from auditor.models import (
     Attribution,
     Change,
     Evidence,
+    FindingRecord,
     PolicyFile,
     Rule,
     RuleResult,
@@ -256,17 +257,15 @@ def _results(b: _Builder) -> list[RuleResult]:
     ]
 
 
-def _previous(findings: list[Finding], b: _Builder) -> list[PreviousFinding]:
+def _previous(findings: list[Finding], b: _Builder) -> list[FindingRecord]:
     keep = [
         f for f in findings if f.rule_id.startswith("SET-002") or f.rule_id.startswith("SET-004")
     ]
     prev = [
-        PreviousFinding(f.fingerprint, f.rule_id, f.subject.key, "fail", f.severity, "run-41")
+        FindingRecord(f.fingerprint, f.rule_id, f.subject.key, "fail", f.severity, "run-41")
         for f in keep
     ]
-    prev.append(
-        PreviousFinding("0" * 32, b.s("SET-007"), b.s("settings"), "fail", "high", "run-40")
-    )
+    prev.append(FindingRecord("0" * 32, b.s("SET-007"), b.s("settings"), "fail", "high", "run-40"))
     return prev
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from auditor.findings import (
     Finding,
-    PreviousFinding,
     attribution_text,
     compare_runs,
     control_key,
@@ -20,7 +19,16 @@ from auditor.findings import (
     sort_controls,
     sort_findings,
 )
-from auditor.models import Attribution, Evidence, Rule, RuleResult, Severity, Status, Subject
+from auditor.models import (
+    Attribution,
+    Evidence,
+    FindingRecord,
+    Rule,
+    RuleResult,
+    Severity,
+    Status,
+    Subject,
+)
 
 SETTINGS = Subject("settings", "settings", "settings in force")
 STEP = Subject("change", "change:412..413", "rev 412 → 413", revision=413)
@@ -189,8 +197,8 @@ def test_attribution_text(subject: Subject, since: Attribution | None, text: str
     assert attribution_text(_one(subject=subject, since=since)) == text
 
 
-def _prev(f: Finding, status: str = "fail") -> PreviousFinding:
-    return PreviousFinding(f.fingerprint, f.rule_id, f.subject.key, status, f.severity, "run-1")
+def _prev(f: Finding, status: str = "fail") -> FindingRecord:
+    return FindingRecord(f.fingerprint, f.rule_id, f.subject.key, status, f.severity, "run-1")
 
 
 def test_no_previous_run_means_no_lifecycle_and_nothing_resolved() -> None:

@@ -14,8 +14,16 @@ from typing import Any
 
 import orjson
 
-from auditor.findings import Finding, PreviousFinding, attribution_text, sort_controls
-from auditor.models import Attribution, Change, Evidence, SourceLocation, Subject, Waiver
+from auditor.findings import Finding, attribution_text, sort_controls
+from auditor.models import (
+    Attribution,
+    Change,
+    Evidence,
+    FindingRecord,
+    SourceLocation,
+    Subject,
+    Waiver,
+)
 from auditor.report.escape import inert_bytes
 from auditor.report.model import (
     ReadinessRow,
@@ -135,7 +143,7 @@ def _rules(findings: tuple[Finding, ...]) -> list[dict[str, Any]]:
     return [rule_json(firsts[r]) for r in sorted(firsts)]
 
 
-def _resolved(p: PreviousFinding) -> dict[str, Any]:
+def _resolved(p: FindingRecord) -> dict[str, Any]:
     return {
         "fingerprint": p.fingerprint,
         "rule_id": p.rule_id,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from auditor.findings import Finding, PreviousFinding, control_key
-from auditor.models import SEVERITIES, STATUSES, Change, PolicyFile, Waiver
+from auditor.findings import Finding, control_key
+from auditor.models import SEVERITIES, STATUSES, Change, FindingRecord, PolicyFile, Waiver
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class ReportData:
     not_evaluated: tuple[str, ...]
     policy_files: tuple[PolicyFile, ...]
     findings: tuple[Finding, ...]  # all of them, passes included
-    resolved: tuple[PreviousFinding, ...] = ()
+    resolved: tuple[FindingRecord, ...] = ()
     failing_by_revision: tuple[tuple[int, int], ...] = ()
     readiness_rows: tuple[ReadinessRow, ...] = ()
     org_level: int | None = None

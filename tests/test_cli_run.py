@@ -289,6 +289,8 @@ def test_error_messages_carry_no_terminal_escapes_from_data(tmp_path: Path):
     [
         pytest.param(["run", "--offline"], "no state file", id="offline-without-state"),
         pytest.param(["run"], "no service address", id="no-address"),
+        pytest.param(["run", "--at", "2026-13-01"], "--at: expected a date", id="bad-at-date"),
+        pytest.param(["run", "--at", "2027-01-01"], "is in the future", id="future-at-date"),
     ],
 )
 def test_run_refuses_early_when_it_has_nothing_to_audit(

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-from datetime import datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from auditor.cli.common import parse_when
 from auditor.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -54,18 +54,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _parse_now(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise UsageError(f"--now: {text!r} is not an ISO-8601 date-time") from exc
-    if moment.tzinfo is None:
-        raise UsageError(f"--now: {text!r} needs a time zone (e.g. a trailing Z)")
-    return moment
-
-
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -90,7 +78,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     if args.revisions < 1 or args.repos < 0:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
-    faults, now = _faults(args.fault), _parse_now(args.now)
+    faults, now = (
+        _faults(args.fault),
+        (parse_when(args.now, "--now", end_of_day=False) if args.now else None),
+    )
     log = (lambda line: print(line, file=ctx.stderr, flush=True)) if args.log_requests else None
     try:
         emulator = start_emulator(

@@ -11,12 +11,12 @@ import argparse
 import fnmatch
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.common import add_common_options, config_from_args, open_store, parse_when
 from auditor.diff import ListTable, changed_paths, diff_revisions, list_table_from_config
-from auditor.errors import EXIT_OK, UsageError
+from auditor.errors import EXIT_OK
 from auditor.jsonutil import dumps_pretty
 from auditor.models import JSON, Change, Revision
 from auditor.render_changes import change_as_json, change_summary
@@ -61,21 +61,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     add_common_options(parser)
     parser.set_defaults(handler=run_history)
-
-
-def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
-    """A `--since`/`--until` value as an aware UTC datetime; a bare date covers the whole day."""
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            moment = datetime.combine(day, time.min, tzinfo=UTC)
-            return moment + timedelta(days=1, microseconds=-1) if end_of_day else moment
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"{option}: expected a date such as 2026-10-01 or 2026-10-01T12:00:00Z, got {text!r}"
-        ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor import __version__
 from auditor.audit import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 from auditor.cli.cmd_sync import sync_store
-from auditor.cli.common import add_common_options, config_from_args, open_store, require_remote
+from auditor.cli.common import (
+    add_common_options,
+    config_from_args,
+    open_store,
+    parse_when,
+    require_remote,
+)
 from auditor.cli.outcome import (
     add_audit_options,
     decide_exit,
@@ -47,7 +52,9 @@ def register(subparsers: Any) -> None:
     add_common_options(parser)
     add_audit_options(parser)
     parser.add_argument(
-        "--at", metavar="DATE", type=parse_moment, help="audit the settings in force at DATE (UTC)"
+        "--at",
+        metavar="DATE",
+        help="audit the settings in force at DATE (YYYY-MM-DD: end of day, UTC)",
     )
     parser.add_argument(
         "--all-revisions", action="store_true", help="also report every stored revision's results"
@@ -55,23 +62,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_command)
 
 
-def parse_moment(text: str) -> datetime:
-    """`YYYY-MM-DD` (end of that day, UTC) or an ISO-8601 time (UTC if no offset)."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date or ISO-8601 time: {text!r}") from None
-    if len(text) == 10:
-        moment = moment.replace(hour=23, minute=59, second=59)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
-    if args.at and args.at > now:
-        raise UsageError(f"--at {args.at.isoformat()} is in the future")
+    at = parse_when(args.at, "--at", end_of_day=True) if args.at else None
+    if at and at > now:
+        raise UsageError(f"--at {at.isoformat()} is in the future")
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     run_id = make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
@@ -80,7 +77,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         now=now,
         api_address=config.base_url or "(offline)",
         policies=config.policies,
-        at=args.at,
+        at=at,
         all_revisions=args.all_revisions,
         fail_on=config.fail_on,
     )

@@ -6,11 +6,12 @@ Takes parsed arguments and the `Context`, gives a `Config`, an open `Store` and 
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor.config import Config, load_config
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, UsageError
 from auditor.store import Store
 
 if TYPE_CHECKING:
@@ -103,3 +104,18 @@ class Progress:
         """Show one progress line."""
         if self._enabled:
             print(f"auditor: {message}", file=self._stream, flush=True)
+
+
+def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
+    """A `--since`/`--until` value as an aware UTC datetime; a bare date covers the whole day."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime.combine(day, time.min, tzinfo=UTC)
+            return moment + timedelta(days=1, microseconds=-1) if end_of_day else moment
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"{option}: expected a date such as 2026-10-01 or 2026-10-01T12:00:00Z, got {text!r}"
+        ) from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

@@ -203,6 +203,10 @@ def _report(rng: random.Random, repo: _Repo, when: datetime, era: float) -> Json
     return report
 
 
+#: Share of repositories whose team re-ran the readiness report in the last few weeks.
+_ACTIVE_SHARE = 0.7
+
+
 def _repo_reports(rng: random.Random, repo: _Repo, now: datetime) -> list[JsonObj]:
     window = timedelta(days=240)
     count = rng.choices((1, 2, 3, 4, 5, 6), (15, 20, 25, 20, 12, 8))[0]
@@ -215,6 +219,9 @@ def _repo_reports(rng: random.Random, repo: _Repo, now: datetime) -> list[JsonOb
         out.append(_report(rng, repo, when, era))
         repo.maturity = min(0.98, repo.maturity + rng.uniform(0.0, 0.08))
         when += timedelta(days=rng.uniform(5, 60), seconds=rng.randint(0, 86399))
+    recent = now - timedelta(days=rng.uniform(0.5, 25))
+    if rng.random() < _ACTIVE_SHARE and (not out or out[-1]["createdAt"] < unix_ms(recent)):
+        out.append(_report(rng, repo, recent, 1 - (now - recent) / window))  # an active repo
     return out
 
 

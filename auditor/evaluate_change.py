@@ -107,9 +107,10 @@ class ChangeRun:
         label = f"all {self.steps} steps (revisions {first} -> {last})"
         subject = Subject("change", "change:all", label)
         status: Status = "pass" if counts["pass"] else "not_applicable"
+        skipped = counts["not_applicable"]
         message = (
             f"{counts['pass']} of {self.steps} steps pass, "
-            f"{counts['not_applicable']} do not apply; none fails"
+            f"{skipped} {'does' if skipped == 1 else 'do'} not apply; none fails"
         )
         return RuleResult(rule, subject, status, message)
 

@@ -170,7 +170,7 @@ def test_a_change_rule_nothing_failed_gives_one_summary(policy: PolicySet) -> No
     (summary,) = evaluate(only(policy, "CHG-AUT-001"), inputs).results
     assert (summary.subject.key, summary.status) == ("change:all", "pass")
     assert summary.subject.label == "all 2 steps (revisions 1 -> 3)"
-    assert summary.message == "1 of 2 steps pass, 1 do not apply; none fails"
+    assert summary.message == "1 of 2 steps pass, 1 does not apply; none fails"
 
 
 def test_a_single_step_keeps_its_passing_results(policy: PolicySet) -> None:

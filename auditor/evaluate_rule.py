@@ -7,7 +7,7 @@ follow the rule's `on_missing`, wrong types are `error`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from auditor.models import Evidence, Rule, RuleResult, Status, Subject
@@ -30,7 +30,7 @@ class Verdict:
 def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
     """Evaluate `when` then `assert` of one rule against one document."""
     if env.root is not doc:
-        env = replace(env, root=doc)
+        env = Env(env.now, env.change, doc)
     if rule.when is not None:
         pre = rule.when.evaluate(doc, "$", env)
         if pre.status == "error":

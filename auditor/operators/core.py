@@ -135,10 +135,9 @@ def is_number(value: Any) -> bool:
 
 def same(a: Any, b: Any) -> bool:
     """Policy equality: numbers by value, everything else type-strict (`true` is not `1`)."""
-    if is_number(a) and is_number(b):
-        return bool(a == b)
-    if type(a) is not type(b):
-        return False
+    kind = type(a)
+    if kind is not type(b):
+        return is_number(a) and is_number(b) and bool(a == b)
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):

@@ -10,7 +10,8 @@ where they occur, so the loader can attach `file:line:col`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from auditor.models import Evidence
@@ -21,6 +22,7 @@ from auditor.policy.outcome import (
     combine_all,
     combine_any,
     element_base,
+    lazy_pair,
     paired,
     short,
     show,
@@ -78,11 +80,17 @@ class Leaf:
             first = first or where
         return MISSING, first
 
+    @cached_property
+    def _shown(self) -> tuple[str, ...]:
+        """Each operator's argument as messages show it (a ref's is replaced when read)."""
+        return tuple(shown_arg(op, raw) for op, _, raw in self.ops)
+
     def _apply(self, value: Any, where: str, env: Env) -> Outcome:
         checks: list[tuple[Operator, Any, str, Evidence]] = []
-        for op, arg, raw in self.ops:
-            ev = Evidence(where, None if value is MISSING else value, raw, op.name, True)
-            ev, shown = replace(ev, present=value is not MISSING), shown_arg(op, raw)
+        present = value is not MISSING
+        actual = value if present else None
+        for (op, arg, raw), shown in zip(self.ops, self._shown, strict=True):
+            ev = Evidence(where, actual, raw, op.name, present)
             if isinstance(arg, Ref):
                 got = dereference(arg, op, where, env, ev)
                 if isinstance(got, Outcome):
@@ -96,9 +104,7 @@ class Leaf:
             except (TypeError, ValueError, ArithmeticError) as exc:
                 return Outcome.error(f"{show(where)}: `{op.name}` failed: {exc}", ev)
             if not ok:
-                expected = phrase(op, ev.expected, shown, False, value)
-                failed = Outcome.failed(where, value, expected, worded(ev, op, False))
-                return paired(failed, Outcome.passed(where, value, (failed.evidence)))
+                return _failed_leaf(where, value, op, shown, ev)
         return held(where, value, checks)
 
     def _change(self, base: str, env: Env) -> Outcome:
@@ -109,20 +115,20 @@ class Leaf:
         went = f"{show(where)} went {short(before)} -> {short(after)}"
         note = f"before: {short(before)}"
         checks = []
-        for op, arg, raw in self.ops:
-            shown = None if after is MISSING else after
-            ev = Evidence(where, shown, raw, op.name, after is not MISSING, note)
-            checks.append((op, raw, shown_arg(op, raw), ev))
+        for (op, arg, raw), shown in zip(self.ops, self._shown, strict=True):
+            ev = Evidence(
+                where, None if after is MISSING else after, raw, op.name, after is not MISSING, note
+            )
+            checks.append((op, raw, shown, ev))
             try:
                 ok = op.fn(before, after, arg)
             except OperandTypeError as exc:
                 return Outcome.type_error(where, after, op.name, exc, worded(ev, op, False))
             if not ok:
-                expected = phrase(op, raw, shown_arg(op, raw))
+                expected = phrase(op, raw, shown)
                 text = clip(f"{went}; expected {expected}")
-                failed = Outcome("fail", text, (worded(ev, op, False),), subject=went)
-                held = Outcome("pass", clip(went), failed.evidence, subject=went)
-                return paired(replace(failed, expects=expected), held)
+                failed = Outcome("fail", text, (worded(ev, op, False),), 1, "", went, expected)
+                return paired(failed, Outcome("pass", clip(went), failed.evidence, subject=went))
         return held_change(went, after, checks)
 
     def describe(self, negate: bool = False) -> str:
@@ -134,6 +140,13 @@ class Leaf:
         text = (" or " if negate else " and ").join(parts)
         path = self.paths[0].text
         return text if path == "@" else f"{path} {text}"
+
+
+def _failed_leaf(where: str, value: Any, op: Operator, shown: str, ev: Evidence) -> Outcome:
+    """The first operator that did not hold; the passing negation is worded on demand."""
+    expected = phrase(op, ev.expected, shown, False, value)
+    failed = Outcome.failed(where, value, expected, worded(ev, op, False))
+    return lazy_pair(failed, lambda: Outcome.passed(where, value, failed.evidence))
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,11 +197,20 @@ class Quantifier:
             self.condition.evaluate(item, element_base(where, i, item), env)
             for i, item in enumerate(items)
         ]
-        run = Quantified(where, items, outcomes, self.condition.describe, _on_self(self.condition))
+        run = Quantified(where, items, outcomes, self._inner.__getitem__, self._reads_entry)
         if self.kind == "each":
             return each_outcome(run)
         found = some_outcome(run)
         return found if self.kind == "some" else found.negated()
+
+    @cached_property
+    def _inner(self) -> tuple[str, str]:
+        """The inner condition described plainly and negated (indexed by `negate`)."""
+        return self.condition.describe(False), self.condition.describe(True)
+
+    @cached_property
+    def _reads_entry(self) -> bool:
+        return _on_self(self.condition)
 
     def describe(self, negate: bool = False) -> str:
         """What the quantifier checks, third person: `no entry of hooks matches /x/`."""

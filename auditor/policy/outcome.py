@@ -7,7 +7,7 @@ never hides an error and never turns an absent path into a silent false.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -57,13 +57,18 @@ def show(where: str) -> str:
 def element_base(where: str, index: int, item: Any) -> str:
     """The evidence path of an array element: by `id` when it has one, else by position."""
     ident = item.get("id") if isinstance(item, dict) else None
-    part = paths.Match("id", ident) if isinstance(ident, str | int) else index
-    return where + paths.render_component(part)
+    if isinstance(ident, str | int):
+        return where + paths.render_component(paths.Match("id", ident))
+    return f"{where}[{index}]"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Outcome:
-    """The result of one condition on one node."""
+    """The result of one condition on one node.
+
+    Never changed once built (not frozen only because conditions build hundreds of thousands
+    of them and frozen construction costs four times as much); it never leaves the package.
+    """
 
     status: OutcomeStatus
     message: str
@@ -73,6 +78,7 @@ class Outcome:
     subject: str = ""  # a leaf's `path is value`, so `any` can merge expectations
     expects: str = ""  # a leaf's expectation phrase, the part after "expected"
     flip: Callable[[], Outcome] | None = field(default=None, compare=False, repr=False)
+    _negation: Outcome | None = field(default=None, compare=False, repr=False)
 
     @property
     def head(self) -> str:
@@ -124,6 +130,11 @@ class Outcome:
         """`not`: pass and fail swap (with the negated wording); missing and error stay."""
         if self.status not in ("pass", "fail"):
             return self
+        if self._negation is None:
+            self._negation = self._negate()
+        return self._negation
+
+    def _negate(self) -> Outcome:
         if self.flip is not None:
             return self.flip()
         if self.status == "pass":
@@ -133,15 +144,25 @@ class Outcome:
 
 def paired(first: Outcome, second: Outcome) -> Outcome:
     """`first`, whose negation is `second` (and the negation of that is `first` again)."""
-    box: list[Outcome] = []
-    head = replace(first, flip=lambda: box[0])
-    box.append(replace(second, flip=lambda: head))
-    return head
+    return lazy_pair(first, lambda: second)
+
+
+def lazy_pair(first: Outcome, build: Callable[[], Outcome]) -> Outcome:
+    """`first`, whose negation `build` words only when asked (negating that gives `first`)."""
+
+    def flip() -> Outcome:
+        second = build()
+        second.flip = lambda: first
+        return second
+
+    first.flip = flip
+    return first
 
 
 def with_flip(outcome: Outcome, flip: Callable[[], Outcome]) -> Outcome:
-    """The outcome, negated lazily by `flip`."""
-    return replace(outcome, flip=flip)
+    """The outcome (just built, not yet shared), negated lazily by `flip`."""
+    outcome.flip = flip
+    return outcome
 
 
 def suffixed(head: str, more: int, noun: str) -> str:
@@ -155,16 +176,37 @@ def suffixed(head: str, more: int, noun: str) -> str:
 def _summary(status: OutcomeStatus, picked: Sequence[Outcome], noun: str) -> Outcome:
     total = sum(o.count for o in picked)
     head = picked[0].head
-    text = suffixed(head, total - 1, noun)
-    return Outcome(status, text, _gather(picked), total, clip(head))
+    core = clip(head)
+    text = core if total <= 1 else suffixed(head, total - 1, noun)
+    return Outcome(status, text, _gather(picked), total, core)
 
 
 def _gather(picked: Sequence[Outcome]) -> tuple[Evidence, ...]:
+    if len(picked) == 1:
+        return picked[0].evidence[:MAX_EVIDENCE]
     return tuple(ev for o in picked for ev in o.evidence)[:MAX_EVIDENCE]
 
 
-def _pick(outcomes: Sequence[Outcome], status: str) -> list[Outcome]:
-    return [o for o in outcomes if o.status == status]
+_OPPOSITE: dict[str, OutcomeStatus] = {"pass": "fail", "fail": "pass"}
+
+
+def turned(outcome: Outcome, flips: int) -> Outcome:
+    """The outcome negated `flips` times (each negation is worded once, then remembered)."""
+    for _ in range(flips):
+        outcome = outcome.negated()
+    return outcome
+
+
+def turned_status(status: OutcomeStatus, flips: int) -> OutcomeStatus:
+    """The status of an outcome negated `flips` times, without wording the negation."""
+    return _OPPOSITE.get(status, status) if flips % 2 else status
+
+
+def pick(outcomes: Sequence[Outcome], status: str, flips: int = 0) -> list[Outcome]:
+    """The outcomes (negated `flips` times) that have `status`; only those are worded."""
+    if not flips:
+        return [o for o in outcomes if o.status == status]
+    return [turned(o, flips) for o in outcomes if turned_status(o.status, flips) == status]
 
 
 _ALL_ORDER: tuple[tuple[OutcomeStatus, str], ...] = (
@@ -172,40 +214,55 @@ _ALL_ORDER: tuple[tuple[OutcomeStatus, str], ...] = (
     ("fail", "failures"),
     ("missing", "absent"),
 )
+_ANY_ORDER: tuple[tuple[OutcomeStatus, str], ...] = (
+    ("error", "errors"),
+    ("pass", "passing"),
+    ("missing", "absent"),
+)
 
 
 def combine_all(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
     """Every outcome must pass: error > fail > missing > pass."""
-    if not outcomes:
-        return Outcome("pass", empty)
-    flip = lambda: _not_all(outcomes, empty)  # noqa: E731
-    for status, noun in _ALL_ORDER:
-        picked = _pick(outcomes, status)
-        if picked:
-            return with_flip(_summary(status, picked, noun), flip)
-    return with_flip(_summary("pass", outcomes, "checks"), flip)
-
-
-def _not_all(outcomes: Sequence[Outcome], empty: str) -> Outcome:
-    """`not all`: when every part held, say that the combination is not allowed."""
-    out = combine_any([o.negated() for o in outcomes], empty)
-    if out.status != "fail" or len(outcomes) < 2:
-        return out
-    said = dict.fromkeys(o.subject or o.head for o in outcomes)
-    text = clip("not allowed: " + " and ".join(said))
-    return replace(out, message=text, core=text, subject="", expects="")
+    return _all(outcomes, 0, empty)
 
 
 def combine_any(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
     """At least one outcome must pass: error > pass > missing > fail."""
+    return _any(outcomes, 0, empty)
+
+
+def _all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+    """`combine_all` of the outcomes negated `flips` times."""
+    if not outcomes:
+        return Outcome("pass", empty)
+    flip = lambda: _not_all(outcomes, flips, empty)  # noqa: E731
+    for status, noun in _ALL_ORDER:
+        picked = pick(outcomes, status, flips)
+        if picked:
+            return with_flip(_summary(status, picked, noun), flip)
+    return with_flip(_summary("pass", pick(outcomes, "pass", flips), "checks"), flip)
+
+
+def _not_all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+    """`not all`: when every part held, say that the combination is not allowed."""
+    out = _any(outcomes, flips + 1, empty)
+    if out.status != "fail" or len(outcomes) < 2:
+        return out
+    said = dict.fromkeys(o.subject or o.head for o in (turned(o, flips) for o in outcomes))
+    text = clip("not allowed: " + " and ".join(said))
+    return Outcome(out.status, text, out.evidence, out.count, text, flip=out.flip)
+
+
+def _any(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+    """`combine_any` of the outcomes negated `flips` times."""
     if not outcomes:
         return Outcome("fail", empty)
-    flip = lambda: combine_all([o.negated() for o in outcomes], empty)  # noqa: E731
-    for status, noun in (("error", "errors"), ("pass", "passing"), ("missing", "absent")):
-        picked = _pick(outcomes, status)
+    flip = lambda: _all(outcomes, flips + 1, empty)  # noqa: E731
+    for status, noun in _ANY_ORDER:
+        picked = pick(outcomes, status, flips)
         if picked:
-            return with_flip(_summary(status, picked, noun), flip)  # type: ignore[arg-type]
-    return with_flip(_none_held(outcomes), flip)
+            return with_flip(_summary(status, picked, noun), flip)
+    return with_flip(_none_held([turned(o, flips) for o in outcomes]), flip)
 
 
 def _none_held(outcomes: Sequence[Outcome]) -> Outcome:

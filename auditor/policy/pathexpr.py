@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from auditor import paths
@@ -140,8 +141,28 @@ class CompiledPath:
             out.append(step.name)
         return tuple(out)
 
+    @cached_property
+    def _keys(self) -> tuple[tuple[str, ...], str] | None:
+        """For a path of plain keys only: the keys, and the location (the same wherever the
+        walk stops)."""
+        if not all(isinstance(step, Key) for step in self.steps):
+            return None
+        names = tuple(step.name for step in self.steps if isinstance(step, Key))
+        return names, _render(list(names))
+
     def resolve(self, doc: Any) -> tuple[Any, str]:
         """The value at this path in `doc` (or MISSING) and where it was looked for."""
+        keys = self._keys
+        if keys is not None:
+            node = doc
+            for name in keys[0]:
+                if node is MISSING or node is None:
+                    return MISSING, keys[1]
+                if not isinstance(node, dict):
+                    break  # the walk below raises, naming where
+                node = node.get(name, MISSING)
+            else:
+                return node, keys[1]
         parts: list[paths.Component | Star] = []
         value, stop = _walk(doc, self.steps, 0, parts)
         return value, _render(parts + [_component(s) for s in self.steps[stop:]])

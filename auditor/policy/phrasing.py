@@ -7,6 +7,7 @@ list`) and the split the evidence carries (phrase without the argument, argument
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from auditor.operators import MISSING, Operator, json_type
@@ -24,7 +25,7 @@ def is_flag(op: Operator) -> bool:
 
 def template(op: Operator, raw: Any, negate: bool) -> str:
     """The phrase template for this use of `op` (`{arg}` and `{noun}` still to fill)."""
-    flip = negate != (is_flag(op) and raw is False)
+    flip = negate != (raw is False and is_flag(op))
     return op.negated if flip else op.expect
 
 
@@ -38,16 +39,28 @@ def noun(actual: Any) -> str:
 def phrase(op: Operator, raw: Any, shown: str, negate: bool = False, actual: Any = None) -> str:
     """The expectation after "expected": `to match /^rm/`, `a non-empty list`."""
     text = template(op, raw, negate)
-    return text.replace("{noun}", noun(actual)).replace("{arg}", shown)
+    if "{noun}" in text:
+        text = text.replace("{noun}", noun(actual))
+    return text.replace("{arg}", shown)
 
 
 def evidence_parts(op: Operator, raw: Any, negate: bool, actual: Any) -> tuple[str, Any]:
     """(phrase without the argument, argument) for Evidence: `("to match", "^rm")`."""
-    text = template(op, raw, negate).replace("{noun}", noun(actual))
+    lead, has_arg = phrase_parts(template(op, raw, negate), actual)
+    return lead, raw if has_arg else None
+
+
+def phrase_parts(text: str, actual: Any) -> tuple[str, bool]:
+    """A template split for Evidence: (phrase without the argument, whether it has one)."""
+    return _split(text, noun(actual) if "{noun}" in text else "")
+
+
+@cache
+def _split(text: str, noun: str) -> tuple[str, bool]:
+    text = text.replace("{noun}", noun)
     if "{arg}" not in text:
-        return text, None
-    lead = text.split("{arg}")[0].rstrip(" /")
-    return lead or "to be", raw
+        return text, False
+    return text.split("{arg}")[0].rstrip(" /") or "to be", True
 
 
 def third_person(text: str) -> str:
@@ -70,8 +83,11 @@ def _conjugate(verb: str) -> str:
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """One line, at most `limit` characters (an ellipsis marks the cut)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    # Whitespace other than a single inner space is never printable, so most texts are
+    # already one line and skip the split.
+    if not text.isprintable() or "  " in text or text[:1] == " " or text[-1:] == " ":
+        text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _BOUNDS = {"equals": "exactly", "gt": "more than", "gte": "at least", "lt": "less than"}

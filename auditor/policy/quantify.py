@@ -12,7 +12,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from auditor.models import Evidence
-from auditor.policy.outcome import Outcome, short, show, suffixed, with_flip
+from auditor.policy.outcome import (
+    Outcome,
+    OutcomeStatus,
+    short,
+    show,
+    suffixed,
+    turned,
+    turned_status,
+    with_flip,
+)
 from auditor.policy.phrasing import clip
 
 #: Failing entries whose evidence a quantifier keeps; the rest are counted in the message.
@@ -32,12 +41,22 @@ class Quantified:
     outcomes: Sequence[Outcome]
     describe: Callable[[bool], str]  # the inner condition, third person; True: negated
     on_self: bool  # the inner condition reads the entry itself (`path: "@"`)
-    negate: bool = False
+    flips: int = 0  # how often every entry's outcome is negated (worded only when shown)
+
+    @property
+    def negate(self) -> bool:
+        """The entries' outcomes are negated."""
+        return self.flips % 2 == 1
 
     def flipped(self) -> Quantified:
         """The same run with every entry's outcome negated."""
-        negated = [o.negated() for o in self.outcomes]
-        return replace(self, outcomes=negated, negate=not self.negate)
+        return Quantified(
+            self.where, self.items, self.outcomes, self.describe, self.on_self, self.flips + 1
+        )
+
+    def entries(self, status: OutcomeStatus) -> list[Outcome]:
+        """The entries' outcomes (not yet negated) whose negated status is `status`."""
+        return [o for o in self.outcomes if turned_status(o.status, self.flips) == status]
 
 
 def each_outcome(q: Quantified) -> Outcome:
@@ -46,26 +65,29 @@ def each_outcome(q: Quantified) -> Outcome:
     if not q.items:
         return with_flip(Outcome("pass", f"{show(q.where)} is empty"), flip)
     for status in ("error", "fail", "missing"):
-        picked = [o for o in q.outcomes if o.status == status]
+        picked = q.entries(status)
         if picked:
-            return with_flip(_entries(status, picked), flip)
-    return with_flip(_entries("pass", list(q.outcomes)), flip)
+            return with_flip(_entries(status, picked, q.flips), flip)
+    return with_flip(_entries("pass", q.entries("pass"), q.flips), flip)
 
 
 def some_outcome(q: Quantified) -> Outcome:
     """At least one entry must pass: error > pass > missing > fail; `not some` is `each (not …)`."""
     flip: Callable[[], Outcome] = lambda: each_outcome(q.flipped())  # noqa: E731
     for status in ("error", "pass", "missing"):
-        picked = [o for o in q.outcomes if o.status == status]
+        picked = q.entries(status)
         if picked:
-            return with_flip(_entries(status, picked), flip)
+            return with_flip(_entries(status, picked, q.flips), flip)
     return with_flip(_no_entry(q), flip)
 
 
-def _entries(status: Any, picked: Sequence[Outcome]) -> Outcome:
-    """The first entry's message, how many more entries, and their evidence (capped)."""
-    head = picked[0].head
-    evidence = [ev for o in picked[:ENTRY_EVIDENCE] for ev in o.evidence[:2]]
+def _entries(status: Any, picked: Sequence[Outcome], flips: int) -> Outcome:
+    """The first entry's message, how many more entries, and their evidence (capped).
+
+    Only the entries shown are negated (worded): the rest are counted."""
+    shown = [turned(o, flips) for o in picked[:ENTRY_EVIDENCE]]
+    head = shown[0].head
+    evidence = [ev for o in shown for ev in o.evidence[:2]]
     if len(picked) > ENTRY_EVIDENCE:
         hidden = f"and {len(picked) - ENTRY_EVIDENCE} more entries not shown"
         evidence[-1] = replace(evidence[-1], note=hidden)

@@ -8,13 +8,18 @@ is worded too, rather than prefixed with "not expected".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator
-from auditor.policy.outcome import Outcome, paired, show_arg
-from auditor.policy.phrasing import clip, evidence_parts, phrase, show_bounds, template
+from auditor.policy.outcome import Outcome, lazy_pair, show_arg
+from auditor.policy.phrasing import (
+    clip,
+    phrase,
+    phrase_parts,
+    show_bounds,
+    template,
+)
 from auditor.policy.refs import is_ref
 
 Check = tuple[Operator, Any, str, Evidence]  # operator, argument, argument as shown, evidence
@@ -37,25 +42,34 @@ def show_ref_text(raw: Any) -> str:
 
 def worded(ev: Evidence, op: Operator, negate: bool) -> Evidence:
     """The evidence with its expectation worded: operator `to match`, expected the argument."""
-    lead, arg = evidence_parts(op, ev.expected, negate, ev.actual if ev.present else MISSING)
-    whole = "{arg}" not in template(op, ev.expected, negate)
-    return replace(ev, operator=lead, expected=arg, shows_expected=not whole)
+    actual = ev.actual if ev.present else MISSING
+    lead, has_arg = phrase_parts(template(op, ev.expected, negate), actual)
+    arg = ev.expected if has_arg else None
+    return Evidence(ev.path, ev.actual, arg, lead, ev.present, ev.note, has_arg)
 
 
 def held(where: str, value: Any, checks: Sequence[Check]) -> Outcome:
-    """Every operator held; the negation says what was expected instead."""
+    """Every operator held; the negation (worded on demand) says what was expected instead."""
     passed = Outcome.passed(where, value, tuple(worded(ev, op, False) for op, _, _, ev in checks))
-    expected = " or ".join(phrase(op, a, s, True, value) for op, a, s, _ in checks)
-    negated = tuple(worded(ev, op, True) for op, _, _, ev in checks)
-    failed = Outcome.failed(where, value, expected, negated[0])
-    return paired(passed, replace(failed, evidence=negated))
+
+    def failed() -> Outcome:
+        expected = " or ".join(phrase(op, a, s, True, value) for op, a, s, _ in checks)
+        negated = tuple(worded(ev, op, True) for op, _, _, ev in checks)
+        out = Outcome.failed(where, value, expected, negated[0])
+        out.evidence = negated
+        return out
+
+    return lazy_pair(passed, failed)
 
 
 def held_change(went: str, after: Any, checks: Sequence[Check]) -> Outcome:
-    """Every change operator held; the negation says the change was not expected."""
+    """Every change operator held; the negation (worded on demand) says it was not expected."""
     evidence = tuple(worded(ev, op, False) for op, _, _, ev in checks)
-    expected = " or ".join(phrase(op, raw, s, True, after) for op, raw, s, _ in checks)
-    negated = tuple(worded(ev, op, True) for op, _, _, ev in checks)
-    text = clip(f"{went}; expected {expected}")
-    failed = Outcome("fail", text, negated, subject=went, expects=expected)
-    return paired(Outcome("pass", clip(went), evidence, subject=went), failed)
+
+    def failed() -> Outcome:
+        expected = " or ".join(phrase(op, raw, s, True, after) for op, raw, s, _ in checks)
+        negated = tuple(worded(ev, op, True) for op, _, _, ev in checks)
+        text = clip(f"{went}; expected {expected}")
+        return Outcome("fail", text, negated, subject=went, expects=expected)
+
+    return lazy_pair(Outcome("pass", clip(went), evidence, subject=went), failed)

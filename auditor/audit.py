@@ -170,7 +170,9 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
     settings = store.revision_at(at) if at else store.latest_revision()
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
-    reports = tuple(r for r in store.iter_reports() if at is None or r.created_at <= at)
+    # Each repository's newest report (as of `at`), streamed: older reports are never held.
+    stored = (r for r in store.iter_reports() if at is None or r.created_at <= at)
+    reports = tuple(latest_per_repo(stored))
     return EvaluationInputs(
         now=at or options.now,
         settings=settings,

@@ -9,6 +9,7 @@ rule runs once per distinct projection instead of once per revision or step.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,8 +27,9 @@ Deps = tuple[str, ...]
 #: Leading keys of change-document fields that differ on every step: a key holding them
 #: would never repeat, so rules reading them are simply not cached.
 PER_STEP_FIELDS = frozenset({"revision", "previous_revision", "updated_at"})
-#: Bytes of keys one rule's cache may hold before it starts over (bounds memory).
-CACHE_BUDGET = 4 * 1024 * 1024
+#: Bytes of keys one rule's cache may hold before it starts over (bounds memory): keys are
+#: 32-byte digests, so this is 2,048 verdicts per rule, each of which may keep evidence alive.
+CACHE_BUDGET = 32 * 2048
 
 
 def rule_reads(rule: Rule) -> tuple[Deps, ...]:
@@ -82,12 +84,16 @@ def projection(doc: Any, deps: Deps) -> Any:
 
 
 def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
-    """Type-strict bytes of the projection (None when it cannot be serialized)."""
+    """A digest of the type-strict bytes of the projection (None when it cannot be serialized).
+
+    The bytes can be kilobytes (a whole `customModels` list); a 256-bit BLAKE2b digest keeps the
+    cache small, and a collision is not a practical concern."""
     # Not sorted: insertion order shows in messages and evidence, so it belongs in the key.
     try:
-        return orjson.dumps([projection(doc, deps) for deps in reads])
+        data = orjson.dumps([projection(doc, deps) for deps in reads])
     except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
         return None
+    return hashlib.blake2b(data, digest_size=32).digest()
 
 
 class VerdictCache:

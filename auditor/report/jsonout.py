@@ -8,6 +8,7 @@ escaping makes control characters inert.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -58,13 +59,7 @@ def _location(loc: SourceLocation | None) -> dict[str, Any] | None:
 
 
 def _subject(s: Subject) -> dict[str, Any]:
-    return {
-        "kind": s.kind,
-        "key": s.key,
-        "label": s.label,
-        "revision": s.revision,
-        "repo_url": s.repo_url,
-    }
+    return asdict(s)
 
 
 def _evidence(e: Evidence) -> dict[str, Any]:
@@ -144,25 +139,11 @@ def _rules(findings: tuple[Finding, ...]) -> list[dict[str, Any]]:
 
 
 def _resolved(p: FindingRecord) -> dict[str, Any]:
-    return {
-        "fingerprint": p.fingerprint,
-        "rule_id": p.rule_id,
-        "subject_key": p.subject_key,
-        "status": p.status,
-        "severity": p.severity,
-        "first_seen_run": p.first_seen_run,
-    }
+    return asdict(p)
 
 
 def _repo(r: ReadinessRow) -> dict[str, Any]:
-    return {
-        "repo_url": r.repo_url,
-        "level": r.level,
-        "score": r.score,
-        "age_days": r.age_days,
-        "clean": r.clean,
-        "report_id": r.report_id,
-    }
+    return asdict(r)
 
 
 def _waivers(w: WaiverSummary) -> dict[str, Any]:

@@ -49,5 +49,5 @@ class PolicyError(AuditorError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         count = len(problems)
-        summary = problems[0] if count == 1 else f"{count} problems in policy files"
+        summary = problems[0] if count == 1 else f"{count} problems in input files"
         super().__init__(summary)

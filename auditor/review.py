@@ -8,6 +8,7 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -59,17 +60,24 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     if not isinstance(data, dict):
         where = doc.locate(list(prefix))
         raise DataError(f"{where}: expected a settings object, got {type(data).__name__}")
-    return SettingsFile(str(path), redactor.redact_json(_plain(data)), doc, prefix)
+    plain = _plain(data, [*prefix], doc)
+    return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
 
 
-def _plain(value: Any) -> Any:
-    """YAML dates and times become ISO strings, as the API would send them."""
+def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
+    """The value as the API would send it: YAML dates become ISO strings; a number JSON cannot
+    carry (beyond 64 bits, NaN, infinity) is a DataError at its file:line:col."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, [*at, k], doc) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+    if too_big or (isinstance(value, float) and not math.isfinite(value)):
+        where = doc.locate(at)
+        shown = "an integer beyond 64 bits" if too_big else f"{value!r}"
+        raise DataError(f"{where}: {shown} is not a JSON number the service could hold")
     return value
 
 

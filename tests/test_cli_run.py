@@ -300,3 +300,34 @@ def test_run_refuses_early_when_it_has_nothing_to_audit(
     assert code == 2
     assert message in stderr
     assert not (tmp_path / ".auditor").exists() and not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "sessionRetentionDays: 99999999999999999999999\n", "p.yaml:1:23:", id="big-int"
+        ),
+        pytest.param("sandbox: {enabled: .nan}\n", "p.yaml:1:20: nan", id="nan"),
+        pytest.param("a: !!binary aGVsbG8=\n", "p.yaml:1:4:", id="binary-tag"),
+    ],
+)
+def test_review_refuses_values_json_cannot_carry(tmp_path: Path, text: str, message: str):
+    (tmp_path / "p.yaml").write_text(text)
+    argv = ["review", str(tmp_path / "p.yaml"), "--against", str(EXAMPLES / "live-settings.yaml")]
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert message in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["demo", "--revisions", "0"], id="demo-without-revisions"),
+        pytest.param(["review", "/", "--against", "/"], id="review-a-folder"),
+    ],
+)
+def test_usage_errors_are_one_line(tmp_path: Path, argv: list[str]):
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert stderr.startswith("auditor: error: ") and stderr.count("\n") == 1

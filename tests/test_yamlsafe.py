@@ -88,7 +88,7 @@ def test_not_utf8(tmp_path: Path) -> None:
         ),
         pytest.param(
             "controls: [SOC2:CC6.1, &a x]\n",
-            "p.yaml:1:24: error: YAML anchor &a is not allowed in policy files",
+            "p.yaml:1:24: error: YAML anchor &a is not allowed in auditor input files",
             id="fallback-still-refuses",
         ),
     ],

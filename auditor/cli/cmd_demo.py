@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor.cli.cmd_emulator import check_sizes
 from auditor.errors import EXIT_ERROR, EXIT_OK
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: emulator up, `auditor run`, emulator down."""
     from auditor.cli import main
     from auditor.emulator import start_emulator
+
+    check_sizes(args.revisions, args.repos)
 
     out = args.out or Path(ctx.cwd) / "reports" / "demo"
     with (

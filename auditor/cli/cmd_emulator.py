@@ -54,6 +54,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def check_sizes(revisions: int, repos: int) -> None:
+    """Refuse data sizes the generator cannot make (shared with `auditor demo`)."""
+    if revisions < 1 or repos < 0:
+        raise UsageError("--revisions must be at least 1 and --repos at least 0")
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -76,8 +82,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """Start the emulator, print its addresses and tokens, serve until interrupted."""
     from auditor.emulator import DEFAULT_TOKENS, start_emulator
 
-    if args.revisions < 1 or args.repos < 0:
-        raise UsageError("--revisions must be at least 1 and --repos at least 0")
+    check_sizes(args.revisions, args.repos)
     faults, now = (
         _faults(args.fault),
         (parse_when(args.now, "--now", end_of_day=False) if args.now else None),

@@ -132,7 +132,7 @@ def _against_file(
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:
     if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'}")
     return load_settings_file(path, redactor)
 
 

@@ -142,14 +142,16 @@ class _Scanner:
 
     def _check_node(self, event: NodeEvent) -> None:
         if isinstance(event, AliasEvent):
-            self.refuse(event, f"YAML alias *{event.anchor} is not allowed in policy files")
+            self.refuse(event, f"YAML alias *{event.anchor} is not allowed in auditor input files")
             return
         if event.anchor is not None:
-            self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in policy files")
+            self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in auditor input files")
         tag = getattr(event, "tag", None)
         if tag is not None and tag not in ALLOWED_TAGS:
             shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
-            self.refuse(event, f"YAML tag {shown} is not allowed in policy files (plain data only)")
+            self.refuse(
+                event, f"YAML tag {shown} is not allowed in auditor input files (plain data only)"
+            )
 
     def _take_position(self, event: NodeEvent) -> bool:
         if not self.stack or not self.stack[-1].is_mapping:

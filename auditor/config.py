@@ -9,11 +9,13 @@ or a config file, and never shows in `repr`.
 from __future__ import annotations
 
 import difflib
+import math
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
@@ -60,9 +62,24 @@ def _as_str(value: Any, where: str) -> str:
 
 def _as_url(value: Any, where: str) -> str:
     text = _as_str(value, where).rstrip("/")
-    if not text.startswith(("http://", "https://")):
-        raise ConfigError(f"{where}: expected an http:// or https:// URL, got {text!r}")
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: expected an http:// or https:// URL, got {_shown(parts)}")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        # The address is written into the state file and printed: credentials belong in the
+        # token, never in the URL.
+        raise ConfigError(
+            f"{where}: the URL must not carry user-info, a query or a fragment "
+            f"({_shown(parts)}); give the token with AUDITOR_TOKEN or --token-file"
+        )
     return text
+
+
+def _shown(parts: SplitResult) -> str:
+    """A URL as safe to print: scheme, host and path only."""
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return repr(f"{parts.scheme}://{host}{port}{parts.path}")
 
 
 def _as_float(value: Any, where: str) -> float:
@@ -70,7 +87,7 @@ def _as_float(value: Any, where: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: expected a number, got {value!r}") from None
-    if isinstance(value, bool) or number <= 0:
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
         raise ConfigError(f"{where}: expected a positive number, got {value!r}")
     return number
 
@@ -206,8 +223,22 @@ def _read_token_file(path: Path) -> str:
         token = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read token file: {exc.strerror}") from None
+    except ValueError:
+        raise ConfigError(f"{path}: token file is not UTF-8 text") from None
     if not token:
         raise ConfigError(f"{path}: token file is empty")
+    return _checked_token(token, str(path))
+
+
+def _checked_token(token: str, source: str) -> str:
+    """One line of printable ASCII, as an HTTP header needs (the value is never shown)."""
+    if not token:
+        raise ConfigError(f"{source}: the token is empty")
+    if not (token.isascii() and token.isprintable()):
+        raise ConfigError(
+            f"{source}: the token must be one line of printable ASCII characters "
+            f"({len(token)} characters given)"
+        )
     return token
 
 
@@ -215,7 +246,7 @@ def _token(flags: dict[str, Any], env: Mapping[str, str], files: dict[str, Any])
     if "token_file" in flags:
         return _read_token_file(flags["token_file"])
     if env.get("AUDITOR_TOKEN"):
-        return env["AUDITOR_TOKEN"].strip()
+        return _checked_token(env["AUDITOR_TOKEN"].strip(), "AUDITOR_TOKEN")
     if "token_file" in files:
         return _read_token_file(files["token_file"])
     return None

@@ -143,6 +143,10 @@ class Requester:
             response = self._client.send(request, stream=True)
         except httpx.TimeoutException:
             raise _Retryable("timed out") from None
+        except (
+            httpx.LocalProtocolError
+        ) as exc:  # our own request is malformed: retrying cannot help
+            raise self._error(f"{label} could not be sent: {type(exc).__name__}", request) from None
         except httpx.TransportError as exc:
             raise _Retryable(f"failed: {type(exc).__name__}") from None
         try:

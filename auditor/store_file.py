@@ -79,7 +79,10 @@ def _initialise(db: sqlite3.Connection, override: bytes | None) -> bytes:
 
 
 def _check(meta: Mapping[str, Any], path: Path, override: bytes | None) -> bytes:
-    version = int(meta.get("schema_version", 0))
+    try:
+        version = int(meta.get("schema_version", 0))
+    except (TypeError, ValueError):
+        raise StoreError(f"state file {path} is damaged (unreadable schema version)") from None
     if version != SCHEMA_VERSION:
         raise StoreError(
             f"state file {path} has schema version {version}; this auditor reads version "

@@ -109,17 +109,23 @@ def from_text(text: str | None) -> datetime | None:
 def _parse_updated_at(value: Any, where: str) -> datetime:
     try:
         when = datetime.fromisoformat(str(value))
-    except ValueError:
+        return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time") from None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def _revision_number(value: Any, where: str) -> int:
+    if not (isinstance(value, int | float) and 0 <= value < 2**63 and float(value).is_integer()):
+        raise DataError(f"{where}.revision: expected a whole number from 0 to 2^63-1")
+    return int(value)
 
 
 def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -> Revision:
     """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
     settings = redactor.redact_json(raw["settings"])
-    user = raw["user"]
+    user = redactor.redact_json(raw["user"])  # a token pasted into a name stays out too
     return Revision(
-        revision=int(raw["revision"]),
+        revision=_revision_number(raw["revision"], where),
         updated_at=_parse_updated_at(raw["updatedAt"], where),
         user=User(
             id=str(user.get("id") or ""),
@@ -139,9 +145,9 @@ def to_report(raw: dict[str, Any], redactor: Redactor, where: str) -> ReadinessR
         created = datetime.fromtimestamp(float(raw["createdAt"]) / 1000, UTC)
     except (OverflowError, ValueError, OSError):
         raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
-    return ReadinessReport(
-        report_id=str(raw["reportId"]),
-        repo_url=str(raw["repoUrl"]),
+    return ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
+        report_id=str(data["reportId"]),
+        repo_url=str(data["repoUrl"]),
         created_at=created,
         data=data,
         content_hash=content_hash(data),

@@ -42,22 +42,17 @@ def register(subparsers: Any) -> None:
 def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: sync and print the summary."""
     config = config_from_args(args, ctx)
-    base_url, token = require_remote(config)
-    existed = config.state_path.exists()
-    try:
-        summary = _sync(config, base_url, token, ctx)
-    except BaseException:
-        if not existed:  # a first sync that failed leaves no half-made state file behind
-            for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
-                leftover.unlink(missing_ok=True)
-        raise
+    base_url, _ = require_remote(config)
+    with open_store(config, create=True) as store:  # the lock is held from here on
+        try:
+            summary = sync_store(store, config, ctx)
+        except BaseException:
+            if store.last_sync() is None:  # a failed first sync leaves no empty state file
+                for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
+                    leftover.unlink(missing_ok=True)
+            raise
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK
-
-
-def _sync(config: Config, base_url: str, token: str, ctx: Context) -> SyncSummary:
-    with open_store(config, create=True) as store:
-        return sync_store(store, config, ctx)
 
 
 def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:

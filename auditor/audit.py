@@ -53,9 +53,6 @@ class AuditOptions:
     run_id: str
     now: datetime
     api_address: str = ""
-    policies: tuple[Path, ...] = ()
-    waivers: Path | None = None
-    readiness_model: Path | None = None
     at: datetime | None = None
     all_revisions: bool = False
     fail_on: str = "low"
@@ -77,7 +74,11 @@ class AuditOutcome:
 
     data: ReportData
     failing: tuple[Finding, ...] = field(default=())  # at or above --fail-on, not waived
-    errors: tuple[str, ...] = field(default=())  # why the run is incomplete
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """Why the run is incomplete (empty when complete)."""
+        return self.data.not_evaluated
 
 
 def load_inputs(
@@ -126,7 +127,7 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
     previous = store.previous_complete_run(options.run_id)
     prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)
-    errors = (*options.not_evaluated, *evaluation.not_evaluated, *_error_lines(results))
+    errors = (*options.not_evaluated, *evaluation.not_evaluated, *error_lines(results))
     store.finish_run(
         options.run_id,
         finished=options.now,
@@ -151,7 +152,7 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
         inputs=_digest(inputs),
         fail_on=options.fail_on,
     )
-    return AuditOutcome(data, failing_at(data.findings, options.fail_on), tuple(errors))
+    return AuditOutcome(data, failing_at(data.findings, options.fail_on))
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,11 @@ class StoredHistory:
     store: Store
     end: int
 
+    then: tuple[Revision, ...] = ()  # revisions that follow the stored ones (a proposal)
+
     def __iter__(self) -> Iterator[Revision]:
-        return self.store.iter_revisions(end=self.end)
+        yield from self.store.iter_revisions(end=self.end)
+        yield from self.then
 
 
 def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
@@ -184,7 +188,7 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
     )
 
 
-def _error_lines(results: Iterable[RuleResult]) -> list[str]:
+def error_lines(results: Iterable[RuleResult]) -> list[str]:
     return [
         f"{r.rule.id} on {r.subject.label}: evaluation error: {r.message}"
         for r in results
@@ -266,8 +270,3 @@ def _digest(inputs: EvaluationInputs) -> InputDigest:
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in latest),
         settings_revision=inputs.settings.revision if inputs.settings else None,
     )
-
-
-def interrupted(data: ReportData, reason: str) -> ReportData:
-    """The same report data, marked incomplete with the reason."""
-    return replace(data, complete=False, not_evaluated=(*data.not_evaluated, reason))

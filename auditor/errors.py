@@ -43,6 +43,10 @@ class StoreError(AuditorError):
     """The state file cannot be opened, is locked, or is from an unknown schema version."""
 
 
+class ReportError(AuditorError):
+    """A report folder or file cannot be written."""
+
+
 class PolicyError(AuditorError):
     """One or more policy (or waiver) files are invalid; `problems` lists them all."""
 

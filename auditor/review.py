@@ -9,14 +9,21 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.audit import AuditOutcome, LoadedPolicy, failing_at, waiver_summary
+from auditor.audit import (
+    AuditOutcome,
+    LoadedPolicy,
+    StoredHistory,
+    error_lines,
+    failing_at,
+    waiver_summary,
+)
 from auditor.diff import diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate import evaluate
@@ -97,7 +104,7 @@ class ReviewRequest:
     """Everything one review looks at."""
 
     live: Revision
-    history: tuple[Revision, ...]  # ascending, ending with `live` (may be just `live`)
+    history: Iterable[Revision]  # re-iterable, ascending, ending with `live` (may be just `live`)
     proposed: SettingsFile
     against: str  # e.g. "rev 240 (live)" or a file name
     now: datetime
@@ -120,7 +127,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         EvaluationInputs(
             now=now,
             settings=new_rev,
-            history=(*request.history, new_rev),
+            history=_followed_by(request.history, new_rev),
             steps=((request.live, new_rev),),
         ),
     )
@@ -139,12 +146,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
     )
-    errors = (*before.not_evaluated, *after.not_evaluated)
-    errors += tuple(
-        f"{f.rule_id} on {f.subject.label}: evaluation error: {f.message}"
-        for f in marked
-        if f.raw_status == "error"
-    )
+    errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
     data = ReportData(
         tool_version=__version__,
         run_id=request.run_id,
@@ -165,7 +167,14 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         fail_on=request.fail_on,
     )
     introduced = [f for f in marked if f.lifecycle == "new"]
-    return AuditOutcome(data, failing_at(introduced, request.fail_on), errors)
+    return AuditOutcome(data, failing_at(introduced, request.fail_on))
+
+
+def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Revision]:
+    """The history with the proposed revision after it, still streamed when it was."""
+    if isinstance(history, StoredHistory):
+        return replace(history, then=(*history.then, proposal))
+    return (*history, proposal)
 
 
 def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:

@@ -331,3 +331,55 @@ def test_usage_errors_are_one_line(tmp_path: Path, argv: list[str]):
     code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
     assert code == 2
     assert stderr.startswith("auditor: error: ") and stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["run", "--offline", "--at", "0001-01-01T00:00:00+01:00"], id="at-underflow"),
+        pytest.param(["history", "--until", "9999-12-31T23:59:59-01:00"], id="until-overflow"),
+    ],
+)
+def test_dates_beyond_the_calendar_are_usage_errors(tmp_path: Path, argv: list[str]):
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert "expected a date" in stderr and "Traceback" not in stderr
+
+
+def test_an_unusable_report_folder_stops_the_run_before_it_is_recorded(
+    env: dict[str, str], tmp_path: Path
+):
+    run_cli(["sync"], env=env, cwd=tmp_path)
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    code, _, stderr = run_cli(["run", "--offline", "--out", str(blocker)], env=env, cwd=tmp_path)
+    assert code == 2
+    assert "cannot use" in stderr and "it is a file" in stderr
+    code, _, _ = run_cli(["run", "--offline", "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    assert code == 1
+    assert {f["lifecycle"] for f in findings_json(tmp_path / "r")["findings"]} == {None}
+
+
+def test_demo_passes_an_interrupt_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    def interrupted(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", interrupted)
+    code, _, stderr = run_cli(["demo", "--out", str(tmp_path / "d")], env={}, cwd=tmp_path)
+    assert code == 130
+    assert "exit 130" in stderr
+
+
+def test_review_checks_the_proposed_file_before_any_request(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    code, _, stderr = run_cli(["review", str(tmp_path / "missing.yaml")], env=env, cwd=tmp_path)
+    assert code == 2 and "no such file" in stderr
+    assert emu.requests == []
+
+
+def test_two_reviews_in_one_second_keep_both_reports(tmp_path: Path):
+    argv = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--against"]
+    for _ in range(2):
+        run_cli([*argv, str(EXAMPLES / "live-settings.yaml")], env={}, cwd=tmp_path)
+    assert len(list((tmp_path / "reports").iterdir())) == 2

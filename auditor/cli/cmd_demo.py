@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.cmd_emulator import check_sizes
-from auditor.errors import EXIT_ERROR, EXIT_OK
+from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -64,8 +64,8 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
             "AUDITOR_STATE": str(Path(tmp) / "state.db"),
         }
         code = main(["run", "--out", str(out)], replace(ctx, env=env))
-    if code == EXIT_ERROR:
-        return EXIT_ERROR
+    if code in (EXIT_ERROR, EXIT_INTERRUPTED):
+        return code
     print(
         f"demo: open {out / 'report.html'} (a nightly run would have exited {code})",
         file=ctx.stdout,

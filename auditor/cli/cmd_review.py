@@ -13,10 +13,16 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.audit import load_inputs
+from auditor.audit import StoredHistory, load_inputs
 from auditor.cli.cmd_sync import sync_store
 from auditor.cli.common import add_common_options, config_from_args, open_store
-from auditor.cli.outcome import add_audit_options, decide_exit, make_run_id, print_summary
+from auditor.cli.outcome import (
+    add_audit_options,
+    decide_exit,
+    make_run_id,
+    print_summary,
+    unique_dir,
+)
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
 from auditor.jsonutil import content_hash
@@ -24,6 +30,7 @@ from auditor.models import Revision, User
 from auditor.redact import Redactor
 from auditor.report import write_reports
 from auditor.review import ReviewRequest, SettingsFile, load_settings_file, run_review
+from auditor.store import Store
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -62,12 +69,12 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     run_id = "review-" + make_run_id(now)
-    out_dir = config.out_dir or Path(ctx.cwd) / "reports" / run_id
+    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     if args.against == "live":
-        request = _against_live(args, config, ctx, now, run_id)
+        with open_store(config, create=not args.offline) as store:  # history streams from it
+            outcome = run_review(loaded, _against_live(args, config, ctx, now, run_id, store))
     else:
-        request = _against_file(args, config, now, run_id)
-    outcome = run_review(loaded, request)
+        outcome = run_review(loaded, _against_file(args, config, now, run_id))
     write_reports(outcome.data, out_dir)
     _append_step_summary(out_dir / "report.md", ctx)
     print_summary(outcome.data, out_dir, ctx)
@@ -82,18 +89,22 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _against_live(
-    args: argparse.Namespace, config: Config, ctx: Context, now: datetime, run_id: str
+    args: argparse.Namespace,
+    config: Config,
+    ctx: Context,
+    now: datetime,
+    run_id: str,
+    store: Store,
 ) -> ReviewRequest:
-    with open_store(config, create=not args.offline) as store:
-        if not args.offline:
-            sync_store(store, config, ctx)
-        live = store.latest_revision()
-        if live is None:
-            raise DataError(
-                f"no settings revision stored in {config.state_path}: nothing to review against"
-            )
-        proposed = _load(args.proposed, store.redactor)
-        history = tuple(store.iter_revisions(end=live.revision))
+    proposed = _load(args.proposed, store.redactor)  # a bad file fails before any network
+    if not args.offline:
+        sync_store(store, config, ctx)
+    live = store.latest_revision()
+    if live is None:
+        raise DataError(
+            f"no settings revision stored in {config.state_path}: nothing to review against"
+        )
+    history = StoredHistory(store, live.revision)
     return ReviewRequest(
         live=live,
         history=history,

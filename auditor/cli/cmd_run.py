@@ -30,7 +30,7 @@ from auditor.cli.outcome import (
 )
 from auditor.config import Config
 from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
-from auditor.report import write_reports
+from auditor.report import prepare_out_dir, write_reports
 from auditor.report.escape import terminal_text
 from auditor.report.model import ReportData
 
@@ -76,13 +76,12 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         run_id=run_id,
         now=now,
         api_address=config.base_url or "(offline)",
-        policies=config.policies,
         at=at,
         all_revisions=args.all_revisions,
         fail_on=config.fail_on,
     )
     try:
-        outcome = _audit(config, loaded, options, offline=args.offline, ctx=ctx)
+        outcome = _audit(config, loaded, options, out_dir, offline=args.offline, ctx=ctx)
     except KeyboardInterrupt:
         _write_interrupted(loaded, options, out_dir)
         print(f"auditor: interrupted; partial reports in {out_dir}", file=ctx.stderr)
@@ -94,12 +93,19 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _audit(
-    config: Config, loaded: LoadedPolicy, options: AuditOptions, *, offline: bool, ctx: Context
+    config: Config,
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    out_dir: Path,
+    *,
+    offline: bool,
+    ctx: Context,
 ) -> AuditOutcome:
     problems: list[str] = []
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
+        prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         if not offline:
             try:
                 summary = sync_store(store, config, ctx)

@@ -114,8 +114,8 @@ def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
             moment = datetime.combine(day, time.min, tzinfo=UTC)
             return moment + timedelta(days=1, microseconds=-1) if end_of_day else moment
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise UsageError(
             f"{option}: expected a date such as 2026-10-01 or 2026-10-01T12:00:00Z, got {text!r}"
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

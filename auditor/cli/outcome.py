@@ -16,7 +16,7 @@ from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings import Finding
 from auditor.report.escape import terminal_text
-from auditor.report.model import ReportData
+from auditor.report.model import ReportData, new_count, status_counts
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -73,11 +73,9 @@ def unique_dir(base: Path, name: str) -> Path:
 
 def print_summary(data: ReportData, out_dir: Path, ctx: Context) -> None:
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
-    counts: dict[str, int] = {}
-    for f in data.findings:
-        counts[f.status] = counts.get(f.status, 0) + 1
-    shown = ", ".join(f"{counts[s]} {s}" for s in sorted(counts)) or "no results"
-    new = sum(1 for f in data.findings if f.lifecycle == "new")
+    counts = status_counts(data.findings)
+    shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
+    new = new_count(data.findings)
     print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
     if data.review is not None:
         print(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from auditor.errors import ReportError
 from auditor.report.html import render_html
 from auditor.report.jsonout import render_json
 from auditor.report.junit import render_junit
@@ -24,6 +25,7 @@ __all__ = [
     "REPORT_FILES",
     "ReportData",
     "gc_paused",
+    "prepare_out_dir",
     "render_html",
     "render_json",
     "render_junit",
@@ -68,13 +70,27 @@ def gc_paused() -> Iterator[None]:
 
 
 def write_reports(data: ReportData, out_dir: Path) -> dict[str, Path]:
-    """Render all five reports into `out_dir` (created if needed); returns name → path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Render all five reports into `out_dir` (created if needed); returns name → path.
+
+    An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
+    prepare_out_dir(out_dir)
     written: dict[str, Path] = {}
     for name, render in REPORT_FILES.items():
         path = out_dir / name
         with gc_paused():
             text = render(data)
-        write_atomic(path, text)
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
     return written
+
+
+def prepare_out_dir(out_dir: Path) -> None:
+    """Create the report folder, or say why it cannot be used (checked before a run starts)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = "it is a file" if out_dir.is_file() else (exc.strerror or str(exc))
+        raise ReportError(f"cannot use {out_dir} as the report folder: {reason}") from None

@@ -78,7 +78,7 @@ class ReportData:
     waivers: WaiverSummary = WaiverSummary()
     inputs: InputDigest = InputDigest()
     review: ReviewInfo | None = None
-    fail_on: str = "high"
+    fail_on: str = "low"
 
 
 #: Statuses someone must act on.

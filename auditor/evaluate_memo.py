@@ -103,13 +103,11 @@ class VerdictCache:
         self.verdicts: dict[bytes, Verdict] = {}
         self.budget = budget
         self.size = 0
-        self.hits = 0
 
     def get(self, key: bytes, compute: Callable[[], Verdict]) -> Verdict:
         """The verdict cached under `key`, computing and storing it on a miss."""
         found = self.verdicts.get(key)
         if found is not None:
-            self.hits += 1
             return found
         verdict = compute()
         if self.size + len(key) > self.budget:

@@ -19,7 +19,6 @@ Semantics (documented for users in policies/README.md):
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,11 +28,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, PolicyError
 from auditor.models import ReadinessReport
+from auditor.paths import render
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
 
 DEFAULT_MODEL_PATH = Path(__file__).parent / "data" / "readiness-criteria.yaml"
 PARTIAL_CREDIT_MODES = ("all_or_nothing", "fraction")
@@ -69,93 +67,120 @@ class ReadinessModel:
 
 
 def load_readiness_model(path: Path | None = None) -> ReadinessModel:
-    """Load a readiness model file (None: the shipped default); ConfigError names file and key."""
+    """Load a readiness model file (None: the shipped default); ConfigError lists each problem
+    as `file:line:col: error: $.key: message`."""
     source = path or DEFAULT_MODEL_PATH
+    if not source.is_file():
+        raise ConfigError(f"{source}: cannot read readiness model: not an existing file")
     try:
-        data = YAML(typ="safe").load(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: cannot read readiness model: {exc}") from None
-    except YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML in readiness model: {exc}") from None
-    problems: list[str] = []
-    model = _parse_model(data, problems)
-    if problems or model is None:
-        raise ConfigError(f"{source}: invalid readiness model: " + "; ".join(problems))
+        doc = load_yaml(source)
+    except PolicyError as exc:
+        raise ConfigError(_listed(source, exc.problems)) from None
+    problems = _Problems(doc)
+    model = _parse_model(doc.data, problems)
+    if problems.lines or model is None:
+        raise ConfigError(_listed(source, problems.lines))
     return model
 
 
-def _parse_model(data: Any, problems: list[str]) -> ReadinessModel | None:
+def _listed(source: Path, lines: Sequence[str]) -> str:
+    return f"{source}: invalid readiness model:\n" + "\n".join(lines)
+
+
+Parts = tuple[str | int, ...]
+
+
+class _Problems:
+    """Model problems, each at the position of the key or value it is about."""
+
+    def __init__(self, doc: YamlDocument) -> None:
+        self.doc = doc
+        self.lines: list[str] = []
+
+    def add(self, where: Parts, message: str, *, key: bool = False) -> None:
+        shown = ".".join(map(str, where))
+        text = f"`{shown}`: {message}" if where else message
+        self.lines.append(problem(self.doc.locate(where, key=key), render(where), text))
+
+
+def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
     if not isinstance(data, dict):
-        problems.append("the file must hold a mapping with `levels` and `criteria`")
+        problems.add((), "the file must hold a mapping with `levels` and `criteria`")
         return None
     for key in sorted(set(map(str, data)) - _TOP_KEYS):
-        problems.append(f"`{key}`: unknown key{_suggest(key, _TOP_KEYS)}")
+        problems.add((key,), f"unknown key{suggest(key, _TOP_KEYS)}", key=True)
     levels = _parse_levels(data.get("levels"), problems)
     threshold = _parse_threshold(data.get("unlock_threshold", 0.8), problems)
     mode = data.get("partial_credit", "all_or_nothing")
     if mode not in PARTIAL_CREDIT_MODES:
-        problems.append(f"`partial_credit`: must be one of {list(PARTIAL_CREDIT_MODES)}")
+        problems.add(("partial_credit",), f"must be one of {list(PARTIAL_CREDIT_MODES)}")
     criteria = _parse_criteria(data.get("criteria"), levels, problems)
-    if problems:
+    if problems.lines:
         return None
     return ReadinessModel(levels, threshold, criteria, str(mode))
 
 
-def _suggest(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
-
-
-def _parse_levels(raw: Any, problems: list[str]) -> dict[int, str]:
+def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
     if not isinstance(raw, dict) or not raw:
-        problems.append("`levels`: must be a non-empty mapping of level number to name")
+        problems.add(("levels",), "must be a non-empty mapping of level number to name")
         return {}
     levels: dict[int, str] = {}
     for key, name in raw.items():
         if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
-            problems.append(f"`levels.{key}`: must map an integer level to a name")
+            problems.add(("levels", str(key)), "must map an integer level to a name")
         else:
             levels[key] = name
     return dict(sorted(levels.items()))
 
 
-def _parse_threshold(raw: Any, problems: list[str]) -> float:
+def _parse_threshold(raw: Any, problems: _Problems) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= 1:
-        problems.append("`unlock_threshold`: must be a number in (0, 1]")
+        problems.add(("unlock_threshold",), "must be a number in (0, 1]")
         return 0.8
     return float(raw)
 
 
 def _parse_criteria(
-    raw: Any, levels: Mapping[int, str], problems: list[str]
+    raw: Any, levels: Mapping[int, str], problems: _Problems
 ) -> dict[str, Criterion]:
     if not isinstance(raw, dict):
-        problems.append("`criteria`: must be a mapping of criterion id to {level, scope, pillar}")
+        problems.add(("criteria",), "must be a mapping of criterion id to {level, scope, pillar}")
         return {}
     criteria: dict[str, Criterion] = {}
     for cid, spec in raw.items():
-        where = f"criteria.{cid}"
-        if not isinstance(spec, dict):
-            problems.append(f"`{where}`: must be a mapping with level, scope, pillar")
-            continue
-        for key in sorted(set(map(str, spec)) - _CRITERION_KEYS):
-            problems.append(f"`{where}.{key}`: unknown key{_suggest(key, _CRITERION_KEYS)}")
-        level, scope = spec.get("level"), spec.get("scope", "repository")
-        if isinstance(level, bool) or not isinstance(level, int) or level not in levels:
-            problems.append(f"`{where}.level`: must be one of the levels {list(levels)}")
-        if scope not in SCOPES:
-            problems.append(f"`{where}.scope`: must be one of {list(SCOPES)}")
-        if not isinstance(spec.get("skippable", False), bool):
-            problems.append(f"`{where}.skippable`: must be true or false")
-        pillar = spec.get("pillar", "")
-        criteria[str(cid)] = Criterion(
-            str(cid),
-            level if isinstance(level, int) else 0,
-            str(scope),
-            str(pillar),
-            bool(spec.get("skippable", False)),
-        )
+        where: Parts = ("criteria", str(cid))
+        if not isinstance(cid, str):
+            problems.add(where, "a criterion id must be a string", key=True)
+        elif not isinstance(spec, dict):
+            problems.add(where, "must be a mapping with level, scope, pillar")
+        else:
+            criteria[cid] = _criterion(cid, spec, levels, problems)
     return criteria
+
+
+def _criterion(
+    cid: str, spec: Mapping[Any, Any], levels: Mapping[int, str], problems: _Problems
+) -> Criterion:
+    where: Parts = ("criteria", cid)
+    for key in sorted(set(map(str, spec)) - _CRITERION_KEYS):
+        problems.add((*where, key), f"unknown key{suggest(key, _CRITERION_KEYS)}", key=True)
+    level, scope = spec.get("level"), spec.get("scope", "repository")
+    if isinstance(level, bool) or not isinstance(level, int) or level not in levels:
+        problems.add((*where, "level"), f"must be one of the levels {list(levels)}")
+    if scope not in SCOPES:
+        problems.add((*where, "scope"), f"must be one of {list(SCOPES)}")
+    if not isinstance(spec.get("skippable", False), bool):
+        problems.add((*where, "skippable"), "must be true or false")
+    pillar = spec.get("pillar", "")
+    if not isinstance(pillar, str):
+        problems.add((*where, "pillar"), "must be a string")
+    return Criterion(
+        cid,
+        level if isinstance(level, int) else 0,
+        str(scope),
+        str(pillar),
+        bool(spec.get("skippable", False)),
+    )
 
 
 def _number(value: Any) -> Fraction | None:

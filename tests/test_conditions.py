@@ -21,6 +21,7 @@ DOC: dict[str, Any] = {
         {"id": "custom:y", "baseUrl": "https://y.example"},
     ],
     "hooks": [],
+    "scripts": [{"command": "rm -rf /"}, {"cmd": "ls"}],
     "$score": 0.75,
     "odd key": 1,
     "count": "7",
@@ -53,6 +54,10 @@ def _compile(raw: Any, target: str = "settings") -> Condition:
         ),
         pytest.param("customModels[-1].id", "custom:y", "$.customModels[-1].id", id="index"),
         pytest.param("hooks[*].command", [], "$.hooks[*].command", id="star-empty"),
+        pytest.param(
+            "customModels[*].nope", MISSING, "$.customModels[*].nope", id="star-none-has-key"
+        ),
+        pytest.param("scripts[*].cmd", ["ls"], "$.scripts[*].cmd", id="star-some-have-key"),
         pytest.param("$score", 0.75, "$.$score", id="computed-field"),
         pytest.param("['odd key']", 1, "$['odd key']", id="quoted-key"),
     ],
@@ -177,8 +182,14 @@ def test_walking_into_a_scalar_is_a_type_error() -> None:
         pytest.param(
             {"each": "sandbox", "assert": {"exists": True}},
             "error",
-            "sandbox is dict; `each` needs an array",
+            "sandbox is object; `each` needs an array",
             id="each-not-array",
+        ),
+        pytest.param(
+            {"each": "['odd key']", "assert": {"exists": True}},
+            "error",
+            "$['odd key'] is integer; `each` needs an array",
+            id="each-on-quoted-key-not-array",
         ),
         pytest.param(
             {"path": "customModels[*].baseUrl", "contains": "https://y.example"},
@@ -191,6 +202,19 @@ def test_walking_into_a_scalar_is_a_type_error() -> None:
 def test_condition_outcomes(raw: Any, status: str, message: str) -> None:
     outcome = _compile(raw).evaluate(DOC, "$", ENV)
     assert (outcome.status, outcome.message) == (status, message)
+
+
+@pytest.mark.parametrize("ts", [1e20, -1e20, float("nan")], ids=["huge", "negative", "nan"])
+def test_timestamp_beyond_the_calendar_is_an_error_naming_the_path(ts: float) -> None:
+    outcome = _compile({"path": "ts", "within_days": 30}).evaluate({"ts": ts}, "$", ENV)
+    assert outcome.status == "error" and outcome.message.startswith("ts ")
+
+
+def test_projecting_a_key_no_entry_has_is_missing_not_a_pass() -> None:
+    doc = {"hooks": [{"command": "rm -rf /"}]}
+    cond = _compile({"path": "hooks[*].cmd", "excludes": "rm -rf /"})
+    outcome = cond.evaluate(doc, "$", ENV)
+    assert (outcome.status, outcome.message) == ("missing", "hooks[*].cmd is absent")
 
 
 def test_evidence_carries_path_value_and_expectation() -> None:

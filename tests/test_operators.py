@@ -84,6 +84,9 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("within_days", "2026-08-01T00:00:00Z", 30, False),
     ("within_days", 1_760_000_000_000, 30, False),  # Unix ms (October 2025)
     ("within_days", "last tuesday", 30, ERR),
+    ("within_days", 1e20, 30, ERR),  # beyond the calendar: an error, not a crash
+    ("within_days", float("nan"), 30, ERR),
+    ("older_than_days", 10**400, 30, ERR),
     ("older_than_days", "2026-08-01", 30, True),
     ("older_than_days", "2026-10-31T12:00:00+00:00", 1, False),
     ("version_at_least", "1.10.0", "1.9", True),
@@ -199,6 +202,7 @@ def test_at_least_the_issue_operators_exist() -> None:
     [
         pytest.param("matches", "(?<=a)b", "lookaround or a backreference", id="lookbehind"),
         pytest.param("matches", r"(x)\1", "lookaround or a backreference", id="backref"),
+        pytest.param("matches", "a(?!b)", "lookaround or a backreference", id="lookahead"),
         pytest.param("not_matches", "a(", "invalid regex", id="unbalanced"),
         pytest.param("at_most", {"enum": "nope", "value": "x"}, "unknown ordered enum", id="enum"),
         pytest.param("at_most", {"enum": "autonomy", "value": "max"}, "not a level", id="lvl"),
@@ -209,6 +213,21 @@ def test_at_least_the_issue_operators_exist() -> None:
 def test_bad_arguments_are_refused_at_load(name: str, arg: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         REGISTRY[name].prepare(arg, BUILTIN_ENUMS)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        pytest.param(r"\\1", "C:\\1", True, id="escaped-backslash-then-digit"),
+        pytest.param(r"\\1", "1", False, id="needs-the-backslash"),
+        pytest.param(r"\(\?=", "(?=x)", True, id="escaped-lookahead-text"),
+    ],
+)
+def test_patterns_that_only_look_like_backreferences_are_accepted(
+    pattern: str, text: str, found: bool
+) -> None:
+    compiled = REGISTRY["matches"].prepare(pattern, BUILTIN_ENUMS)
+    assert REGISTRY["matches"].fn(text, compiled) is found
 
 
 def test_regex_errors_do_not_reach_stderr(capfd: pytest.CaptureFixture[str]) -> None:

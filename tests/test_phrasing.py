@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from auditor.operators import MISSING, REGISTRY
-from auditor.policy.phrasing import clip, evidence_parts, is_flag, phrase, third_person
+from auditor.policy.phrasing import (
+    clip,
+    is_flag,
+    phrase,
+    phrase_parts,
+    template,
+    third_person,
+)
 from auditor.policy.wording import shown_arg
 
 _AUT = {"enum": "autonomy", "value": "medium"}
@@ -89,7 +96,8 @@ def test_phrases_read_naturally(
 def test_evidence_splits_phrase_and_argument(
     name: str, raw: Any, negate: bool, actual: Any, wanted: tuple[str, Any]
 ) -> None:
-    assert evidence_parts(REGISTRY[name], raw, negate, actual) == wanted
+    lead, has_arg = phrase_parts(template(REGISTRY[name], raw, negate), actual)
+    assert (lead, raw if has_arg else None) == wanted
 
 
 @pytest.mark.parametrize(

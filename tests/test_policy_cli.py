@@ -167,6 +167,36 @@ def test_policy_test_failure_names_the_mismatch(tmp_path: Path, policies: Path) 
             "unknown key `setings` (did you mean `settings`?)",
             id="key",
         ),
+        pytest.param(
+            "  - expect: {}\n", "`expect:` must name at least one rule", id="expect-empty"
+        ),
+        pytest.param(
+            "  - reports: 5\n    expect: {SBX-001: fail}\n",
+            "`reports:` must be a list",
+            id="reports-not-a-list",
+        ),
+        pytest.param(
+            "  - now: 1e20\n    expect: {SBX-001: fail}\n", "malformed date 1e+20", id="now-huge"
+        ),
+        pytest.param(
+            "  - now: .nan\n    expect: {SBX-001: fail}\n", "malformed date nan", id="now-nan"
+        ),
+        pytest.param(
+            "  - reports: [{reportId: r, repoUrl: u, createdAt: 1e20}]\n"
+            "    expect: {SBX-001: fail}\n",
+            "a report needs reportId, repoUrl and createdAt",
+            id="created-at-huge",
+        ),
+        pytest.param(
+            "  - settings: {5: x}\n    expect: {SBX-001: fail}\n",
+            "$.tests[0].settings: not JSON data: a mapping key that is not a string",
+            id="settings-int-key",
+        ),
+        pytest.param(
+            "  - after: {a: 99999999999999999999999}\n    expect: {SBX-001: fail}\n",
+            "$.tests[0].after: not JSON data: an integer beyond 64 bits",
+            id="settings-huge-int",
+        ),
     ],
 )
 def test_invalid_test_files_exit_2_with_positions(
@@ -177,6 +207,28 @@ def test_invalid_test_files_exit_2_with_positions(
     assert code == 2
     assert out.startswith(f"{policies}/sample.tests.yaml:2:")
     assert message in out
+
+
+def test_dotted_policy_names_find_their_test_file(tmp_path: Path, policies: Path) -> None:
+    (policies / "sample.yaml").rename(policies / "base.v2.yaml")
+    (policies / "sample.tests.yaml").rename(policies / "base.v2.tests.yaml")
+    code, out, _ = run(tmp_path, "test", str(policies / "base.v2.yaml"))
+    assert (code, out.splitlines()[-1]) == (0, "6 passed, 0 failed")
+    code, out, _ = run(tmp_path, "test", str(policies / "base.v2.tests.yaml"))
+    assert (code, out.splitlines()[-1]) == (0, "6 passed, 0 failed")
+
+
+@pytest.mark.parametrize("tests", [None, "tests: []\n"], ids=["no-test-file", "empty-list"])
+def test_no_test_cases_at_all_exits_2(tmp_path: Path, policies: Path, tests: str | None) -> None:
+    target = policies / "sample.tests.yaml"
+    if tests is None:
+        target.unlink()
+    else:
+        target.write_text(tests)
+    code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
+    assert code == 2
+    wanted = "error: no test cases found (<name>.tests.yaml beside <name>.yaml)"
+    assert out == f"{policies}/sample.yaml: {wanted}\n"
 
 
 def test_schema_prints_json(tmp_path: Path) -> None:

@@ -271,6 +271,51 @@ def test_bad_model_file(tmp_path: Path, text: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        pytest.param(
+            MODEL_YAML + "  7: {level: 1, scope: repository, pillar: X}\n",
+            "bad.yaml:11:3: error: $.criteria['7']: `criteria.7`: a criterion id must be a string",
+            id="integer-criterion-id",
+        ),
+        pytest.param(
+            MODEL_YAML + "  c1: {level: 1, scope: repository, pillar: [X]}\n",
+            "bad.yaml:11:45: error: $.criteria.c1.pillar: `criteria.c1.pillar`: must be a string",
+            id="pillar-not-a-string",
+        ),
+        pytest.param(
+            MODEL_YAML + "  c1: &c {level: 1, scope: repository, pillar: X}\n  c2: *c\n",
+            "bad.yaml:11:7: error: YAML anchor &c is not allowed in auditor input files",
+            id="anchor",
+        ),
+        pytest.param(
+            MODEL_YAML + "  ? [1, 2]\n  : {level: 1, pillar: X}\n",
+            "bad.yaml:11:5: error: a mapping key must be a plain scalar",
+            id="complex-key",
+        ),
+        pytest.param(
+            MODEL_YAML + "levelz: 1\n",
+            "bad.yaml:11:1: error: $.levelz: `levelz`: unknown key (did you mean `levels`?)",
+            id="unknown-key-positioned",
+        ),
+    ],
+)
+def test_bad_model_file_problems_have_positions(tmp_path: Path, text: str, line: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_readiness_model(path)
+    assert line in str(info.value).replace(f"{tmp_path}/", "").splitlines()
+
+
+def test_oversized_model_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(MODEL_YAML + "# " + "x" * 1_000_000 + "\n")
+    with pytest.raises(ConfigError, match="the limit is"):
+        load_readiness_model(path)
+
+
 def test_missing_model_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read readiness model"):
         load_readiness_model(tmp_path / "absent.yaml")

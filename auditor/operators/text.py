@@ -13,24 +13,25 @@ import re2
 
 from auditor.operators.core import STRING, STRING_LIST, STRINGS, need_string, operator
 
-_UNSUPPORTED_RE = re.compile(r"\(\?<?[=!]|\\[1-9]")
+# RE2's own refusals of lookaround (`(?=`, `(?<!`, …) and backreferences (`\1`).
+_UNSUPPORTED_RE = re.compile(r"invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\[1-9]")
 
 
 def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
     """Compile an RE2 pattern (linear time); lookaround and backreferences are refused."""
     if not isinstance(arg, str):
         raise ValueError("a regular expression must be a string")
-    if _UNSUPPORTED_RE.search(arg):
-        raise ValueError(
-            f"regex {arg!r} uses lookaround or a backreference, which RE2 (linear time) does "
-            "not support"
-        )
     options = re2.Options()
     options.log_errors = False
     try:
         return re2.compile(arg, options)
     except re2.error as exc:
-        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        if _UNSUPPORTED_RE.match(reason):
+            raise ValueError(
+                f"regex {arg!r} uses lookaround or a backreference, which RE2 (linear time) "
+                "does not support"
+            ) from None
         raise ValueError(f"invalid regex {arg!r}: {reason}") from None
 
 

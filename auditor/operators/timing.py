@@ -20,7 +20,12 @@ def to_datetime(value: Any) -> datetime:
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     elif is_number(value):
-        moment = datetime.fromtimestamp(value / 1000, UTC)
+        try:
+            moment = datetime.fromtimestamp(value / 1000, UTC)
+        except (ValueError, OverflowError, OSError):
+            raise OperandTypeError(
+                "a timestamp (ISO-8601 or Unix ms)", value, "not a representable Unix ms timestamp"
+            ) from None
     elif isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)

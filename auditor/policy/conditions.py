@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from auditor.models import Evidence
-from auditor.operators import MISSING, REGISTRY, OperandTypeError, Operator
+from auditor.operators import MISSING, REGISTRY, OperandTypeError, Operator, json_type
 from auditor.policy.outcome import (
     Env,
     Outcome,
@@ -191,7 +191,7 @@ class Quantifier:
         if items is MISSING:
             return Outcome.missing(where)
         if not isinstance(items, list):
-            detail = f"{where[2:]} is {type(items).__name__}; `{self.kind}` needs an array"
+            detail = f"{show(where)} is {json_type(items)}; `{self.kind}` needs an array"
             return Outcome.error(detail, Evidence(where, items, None, self.kind))
         outcomes = [
             self.condition.evaluate(item, element_base(where, i, item), env)

@@ -132,10 +132,12 @@ class _Loader:
         for index, raw in enumerate(got.data["rules"]):
             if not isinstance(raw, dict):
                 continue
+            valid = index not in got.bad_rules
             merged = {**defaults, **raw}
-            merged["tags"] = _merge(defaults, raw, "tags")
-            merged["controls"] = _merge(defaults, raw, "controls")
-            rule = self.rule(got.doc, index, merged, valid=index not in got.bad_rules)
+            if valid:  # the schema vouched for `tags`/`controls` being lists of strings
+                merged["tags"] = _merge(defaults, raw, "tags")
+                merged["controls"] = _merge(defaults, raw, "controls")
+            rule = self.rule(got.doc, index, merged, valid=valid)
             if rule is not None:
                 out.append(rule)
         return out

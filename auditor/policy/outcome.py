@@ -221,21 +221,24 @@ _ANY_ORDER: tuple[tuple[OutcomeStatus, str], ...] = (
 )
 
 
-def combine_all(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
+_NOTHING = "nothing to check"
+
+
+def combine_all(outcomes: Sequence[Outcome]) -> Outcome:
     """Every outcome must pass: error > fail > missing > pass."""
-    return _all(outcomes, 0, empty)
+    return _all(outcomes, 0)
 
 
-def combine_any(outcomes: Sequence[Outcome], empty: str = "nothing to check") -> Outcome:
+def combine_any(outcomes: Sequence[Outcome]) -> Outcome:
     """At least one outcome must pass: error > pass > missing > fail."""
-    return _any(outcomes, 0, empty)
+    return _any(outcomes, 0)
 
 
-def _all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+def _all(outcomes: Sequence[Outcome], flips: int) -> Outcome:
     """`combine_all` of the outcomes negated `flips` times."""
     if not outcomes:
-        return Outcome("pass", empty)
-    flip = lambda: _not_all(outcomes, flips, empty)  # noqa: E731
+        return Outcome("pass", _NOTHING)
+    flip = lambda: _not_all(outcomes, flips)  # noqa: E731
     for status, noun in _ALL_ORDER:
         picked = pick(outcomes, status, flips)
         if picked:
@@ -243,9 +246,9 @@ def _all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
     return with_flip(_summary("pass", pick(outcomes, "pass", flips), "checks"), flip)
 
 
-def _not_all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+def _not_all(outcomes: Sequence[Outcome], flips: int) -> Outcome:
     """`not all`: when every part held, say that the combination is not allowed."""
-    out = _any(outcomes, flips + 1, empty)
+    out = _any(outcomes, flips + 1)
     if out.status != "fail" or len(outcomes) < 2:
         return out
     said = dict.fromkeys(o.subject or o.head for o in (turned(o, flips) for o in outcomes))
@@ -253,11 +256,11 @@ def _not_all(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
     return Outcome(out.status, text, out.evidence, out.count, text, flip=out.flip)
 
 
-def _any(outcomes: Sequence[Outcome], flips: int, empty: str) -> Outcome:
+def _any(outcomes: Sequence[Outcome], flips: int) -> Outcome:
     """`combine_any` of the outcomes negated `flips` times."""
     if not outcomes:
-        return Outcome("fail", empty)
-    flip = lambda: _all(outcomes, flips + 1, empty)  # noqa: E731
+        return Outcome("fail", _NOTHING)
+    flip = lambda: _all(outcomes, flips + 1)  # noqa: E731
     for status, noun in _ANY_ORDER:
         picked = pick(outcomes, status, flips)
         if picked:

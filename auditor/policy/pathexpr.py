@@ -3,7 +3,8 @@
 
 Takes the path text of a policy leaf, gives a `CompiledPath` whose `resolve(doc)` returns the
 value (or `MISSING`, distinct from null) and the concrete location for evidence in the
-`auditor.paths` notation. `[*]` projects: the values found under every element, as a list.
+`auditor.paths` notation. `[*]` projects: the values found under every element, as a list
+(an empty array gives `[]`; a non-empty one where no element has the value gives MISSING).
 """
 
 from __future__ import annotations
@@ -196,7 +197,8 @@ def _walk(
         if isinstance(step, Star):
             parts.append(step)
             found = [_walk(item, steps, pos + 1, [])[0] for item in node]
-            return [v for v in found if v is not MISSING], pos + 1
+            kept = [v for v in found if v is not MISSING]
+            return (MISSING if found and not kept else kept), pos + 1
         node = _index(node, step, parts)
     return node, len(steps)
 

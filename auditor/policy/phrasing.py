@@ -44,12 +44,6 @@ def phrase(op: Operator, raw: Any, shown: str, negate: bool = False, actual: Any
     return text.replace("{arg}", shown)
 
 
-def evidence_parts(op: Operator, raw: Any, negate: bool, actual: Any) -> tuple[str, Any]:
-    """(phrase without the argument, argument) for Evidence: `("to match", "^rm")`."""
-    lead, has_arg = phrase_parts(template(op, raw, negate), actual)
-    return lead, raw if has_arg else None
-
-
 def phrase_parts(text: str, actual: Any) -> tuple[str, bool]:
     """A template split for Evidence: (phrase without the argument, whether it has one)."""
     return _split(text, noun(actual) if "{noun}" in text else "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from auditor.paths import render
 from auditor.policy.loader import TEST_SUFFIXES, PolicySet, load_policies, plain, sort_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
 
+NO_CASES = "no test cases found (<name>.tests.yaml beside <name>.yaml)"
 CASE_KEYS = (
     "name",
     "settings",
@@ -67,7 +68,10 @@ def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _siblings(path: Path, *suffixes: str) -> list[Path]:
-    stem = path.name.split(".")[0]
+    """`base.v2.yaml` <-> `base.v2.tests.yaml`: the name without its policy or test suffix."""
+    name = path.name
+    ending = next((e for e in (*TEST_SUFFIXES, ".yaml", ".yml") if name.endswith(e)), "")
+    stem = name[: len(name) - len(ending)]
     return [path.with_name(stem + s) for s in suffixes]
 
 
@@ -99,6 +103,9 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
         cases += [(doc.path, c) for c in _read_cases(doc, policy, now, problems)]
     if problems or policy is None:
         raise PolicyError(sort_problems(problems))
+    if not cases:
+        shown = ", ".join(map(str, paths)) or "."
+        raise PolicyError([f"{shown}: error: {NO_CASES}"])
     return [_run(policy, file, case) for file, case in cases]
 
 
@@ -134,6 +141,9 @@ class _CaseReader:
         where: tuple[str | int, ...] = ("tests", index)
         if not isinstance(raw, dict) or not isinstance(raw.get("expect"), dict):
             self.fail(where, "a test case must be a mapping with an `expect:` mapping")
+            return None
+        if not raw["expect"]:
+            self.fail((*where, "expect"), "`expect:` must name at least one rule id and status")
             return None
         count = len(self.problems)
         for key in raw:
@@ -173,22 +183,57 @@ class _CaseReader:
     def _inputs(
         self, raw: Mapping[str, Any], where: tuple[str | int, ...], now: datetime
     ) -> EvaluationInputs | None:
-        settings = _revision(1, plain(raw["settings"]), raw, now) if "settings" in raw else None
+        data = {k: self._json(raw[k], (*where, k)) for k in _DATA_KEYS if k in raw}
+        if any(v is _BAD for v in data.values()):
+            return None
+        settings = _revision(1, data["settings"], raw, now) if "settings" in data else None
         steps: tuple[tuple[Revision, Revision], ...] = ()
-        if "before" in raw or "after" in raw:
-            before = _revision(1, plain(raw.get("before", {})), {}, now)
-            steps = ((before, _revision(2, plain(raw.get("after", {})), raw, now)),)
+        if "before" in data or "after" in data:
+            before = _revision(1, data.get("before", {}), {}, now)
+            steps = ((before, _revision(2, data.get("after", {}), raw, now)),)
+        reports = self._reports(data.get("reports") or [], (*where, "reports"))
+        if reports is None:
+            return None
+        return EvaluationInputs(now=now, settings=settings, steps=steps, reports=reports)
+
+    def _json(self, value: Any, where: tuple[str | int, ...]) -> Any:
+        """The YAML value as JSON data, or `_BAD` after reporting why it is not."""
+        data = plain(value)
+        try:
+            content_hash(data)
+        except TypeError as exc:  # orjson: a non-string key, an integer beyond 64 bits
+            self.fail(where, f"not JSON data: {_reason(exc)}")
+            return _BAD
+        return data
+
+    def _reports(
+        self, raw: Any, where: tuple[str | int, ...]
+    ) -> tuple[ReadinessReport, ...] | None:
+        if not isinstance(raw, list):
+            self.fail(where, "`reports:` must be a list of readiness reports")
+            return None
         reports = []
-        for i, item in enumerate(raw.get("reports") or []):
-            report = _report(plain(item))
+        for i, item in enumerate(raw):
+            report = _report(item)
             if report is None:
-                self.fail(
-                    (*where, "reports", i),
-                    "a report needs reportId, repoUrl and createdAt (Unix ms)",
-                )
+                self.fail((*where, i), _REPORT_SHAPE)
                 return None
             reports.append(report)
-        return EvaluationInputs(now=now, settings=settings, steps=steps, reports=tuple(reports))
+        return tuple(reports)
+
+
+_DATA_KEYS = ("settings", "before", "after", "reports")
+_BAD = object()
+_REPORT_SHAPE = "a report needs reportId, repoUrl and createdAt (Unix ms, a real date)"
+
+
+def _reason(exc: TypeError) -> str:
+    text = str(exc)
+    if "Integer exceeds 64-bit range" in text:
+        return "an integer beyond 64 bits"
+    if "Dict key must be str" in text:
+        return "a mapping key that is not a string"
+    return text
 
 
 def _revision(number: int, settings: Any, raw: Mapping[str, Any], now: datetime) -> Revision:
@@ -202,7 +247,10 @@ def _report(item: Any) -> ReadinessReport | None:
         return None
     if not isinstance(item.get("repoUrl"), str) or "reportId" not in item:
         return None
-    created = datetime.fromtimestamp(item["createdAt"] / 1000, UTC)
+    try:
+        created = to_datetime(item["createdAt"])
+    except OperandTypeError:
+        return None
     return ReadinessReport(
         str(item["reportId"]), item["repoUrl"], created, item, content_hash(item)
     )

@@ -42,7 +42,9 @@ def register(subparsers: Any) -> None:
     test = actions.add_parser(
         "test",
         help="run the test cases kept beside the rules (<name>.tests.yaml)",
-        description="Run policy test cases; exit 1 on a failing case, 2 on invalid files or no cases at all.",
+        description=(
+            "Run policy test cases; exit 1 on a failing case, 2 on invalid files or no cases."
+        ),
     )
     test.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
     test.set_defaults(handler=run_test)

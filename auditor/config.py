@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from auditor.difftable import ListTable, list_table_from_config
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
 
@@ -52,6 +53,11 @@ class Config:
     max_pages: int = 10000
     page_size: int = 100
     fingerprint_key: bytes | None = field(default=None, repr=False)
+
+    @property
+    def list_table(self) -> ListTable:
+        """How `diff` and `history` compare lists: the defaults with `diff_keys` merged in."""
+        return list_table_from_config(self.diff_keys)
 
 
 def _as_str(value: Any, where: str) -> str:
@@ -119,11 +125,11 @@ def _as_fail_on(value: Any, where: str) -> str:
 
 
 def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}: expected a table, got {type(value).__name__}")
-    unknown = [k for k in value if k not in ("sets", "keyed")]
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected 'sets' or 'keyed')")
+    """The `diff_keys` table, checked by the diff table itself (so the two never disagree)."""
+    try:
+        list_table_from_config(value)
+    except ConfigError as exc:  # its messages start with `diff_keys`; say which file too
+        raise ConfigError(f"{where.removesuffix('diff_keys')}{exc}") from None
     return dict(value)
 
 

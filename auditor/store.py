@@ -11,22 +11,24 @@ from sharing one file; writes happen in transactions, so a failed sync leaves th
 from __future__ import annotations
 
 import fcntl
+import functools
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal
+from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import store_runs
 from auditor.errors import StoreError
-from auditor.jsonutil import canonical
 from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor
 from auditor.store_file import acquire_lock, prepare
 from auditor.store_schema import (
+    INSERT_SQL,
+    KEY_COLUMN,
     REPORT_COLUMNS,
     REVISION_COLUMNS,
     IntegrityIssue,
@@ -35,6 +37,7 @@ from auditor.store_schema import (
     from_text,
     issue_from_row,
     report_from_row,
+    report_row,
     revision_from_row,
     revision_row,
     to_text,
@@ -50,6 +53,21 @@ __all__ = [
 ]
 
 _BATCH = 256
+_DAMAGE = (sqlite3.Error, ValueError, TypeError)  # SQL errors; rows that no longer decode
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """A read outside a transaction: a damaged file is a StoreError, not a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(store: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with store.reading():
+            return method(store, *args, **kwargs)
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -64,11 +82,11 @@ class Ingested:
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str] | None):
+    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str]):
         self._db = db
         self.path = path
         self._key = key
-        self._lock = lock
+        self._lock: IO[str] | None = lock
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
 
@@ -78,7 +96,6 @@ class Store:
         path: Path,
         *,
         create: bool = True,
-        lock: bool = True,
         fingerprint_key: bytes | None = None,
     ) -> Store:
         """Open (or create) the state file; StoreError if missing, locked or unreadable."""
@@ -90,17 +107,15 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
-        handle = acquire_lock(path) if lock else None
+        handle = acquire_lock(path)
         try:
             db = sqlite3.connect(path, isolation_level=None)
             key = prepare(db, path, fingerprint_key)
         except sqlite3.Error as exc:
-            if handle:
-                handle.close()
+            handle.close()
             raise StoreError(f"{path} is not a usable auditor state file ({exc})") from None
         except StoreError:
-            if handle:
-                handle.close()
+            handle.close()
             raise
         return cls(db, path, key, handle)
 
@@ -138,6 +153,14 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"state file {self.path}: {exc}") from None
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """SQL errors and rows that no longer decode become StoreError ("... is damaged")."""
+        try:
+            yield
+        except _DAMAGE as exc:
+            raise StoreError(f"state file {self.path} is damaged: {exc}") from None
+
     # -- secrets and the organization --------------------------------------------------------
 
     def register_secret(self, value: str) -> None:
@@ -164,9 +187,10 @@ class Store:
     # -- revisions ---------------------------------------------------------------------------
 
     def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
-        cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
-        while rows := cursor.fetchmany(_BATCH):
-            yield from (revision_from_row(r) for r in rows)
+        with self.reading():
+            cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+            while rows := cursor.fetchmany(_BATCH):
+                yield from [revision_from_row(r) for r in rows]
 
     def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
         return next(self._revisions(where + " LIMIT 1", params), None)
@@ -179,6 +203,7 @@ class Store:
         """One revision by number."""
         return self._one("WHERE revision = ?", (number,))
 
+    @_reads
     def revision_numbers(self) -> list[int]:
         """Every stored revision number, ascending."""
         return [r[0] for r in self._db.execute("SELECT revision FROM revisions ORDER BY 1")]
@@ -197,29 +222,45 @@ class Store:
             "WHERE updated_at <= ? ORDER BY updated_at DESC, revision DESC", (to_text(when),)
         )
 
+    @_reads
     def count_revisions(self) -> int:
         """How many revisions are stored."""
         return int(self._db.execute("SELECT COUNT(*) FROM revisions").fetchone()[0])
 
-    def ingest_revision(self, rev: Revision, sync_id: int, seen_at: datetime) -> Ingested:
-        """Insert a new revision; a known number with other content becomes an integrity issue."""
-        row = self._db.execute(
-            "SELECT content_hash, sync_id FROM revisions WHERE revision = ?", (rev.revision,)
+    def ingest_revision(
+        self, rev: Revision, sync_id: int, seen_at: datetime, *, settings_json: bytes | None = None
+    ) -> Ingested:
+        """Insert a new revision; a known number with other content becomes an integrity issue.
+
+        `settings_json` is `canonical(rev.settings)` when the caller already has it.
+        """
+        row = revision_row(rev, sync_id, settings_json)
+        return self._ingest("revisions", rev.revision, None, rev.content_hash, row, seen_at)
+
+    def _ingest(
+        self,
+        table: Literal["revisions", "reports"],
+        revision: int | None,
+        report_id: str | None,
+        digest: str,
+        row: tuple[Any, ...],
+        seen_at: datetime,
+    ) -> Ingested:
+        """Insert `row` if its key is new; compare hashes if not (the row ends with sync_id)."""
+        found = self._db.execute(
+            f"SELECT content_hash, sync_id FROM {table} WHERE {KEY_COLUMN[table]} = ?",
+            (revision if report_id is None else report_id,),
         ).fetchone()
-        if row is None:
-            self._db.execute(
-                "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
-                "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                revision_row(rev, sync_id),
-            )
+        if found is None:
+            self._db.execute(INSERT_SQL[table], row)
             return Ingested("new", known_before=False)
-        stored_hash, stored_sync = row
-        before = stored_sync != sync_id
-        if stored_hash == rev.content_hash:
+        stored_hash, stored_sync = found
+        before = stored_sync != row[-1]
+        if stored_hash == digest:
             return Ingested("same", known_before=before)
         if not before:  # the API contradicted itself within one sync: the caller decides
             return Ingested("conflict", known_before=False)
-        issue = self._record_issue(rev.revision, None, stored_hash, rev.content_hash, seen_at)
+        issue = self._record_issue(revision, report_id, stored_hash, digest, seen_at)
         return Ingested("conflict", known_before=True, issue=issue)
 
     def _record_issue(
@@ -232,6 +273,7 @@ class Store:
         )
         return IntegrityIssue(revision, stored, seen, at, report_id)
 
+    @_reads
     def integrity_issues(self) -> list[IntegrityIssue]:
         """Every integrity issue ever recorded, oldest first."""
         rows = self._db.execute(
@@ -243,14 +285,16 @@ class Store:
     # -- readiness reports -------------------------------------------------------------------
 
     def _reports(self, tail: str) -> Iterator[ReadinessReport]:
-        cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
-        while rows := cursor.fetchmany(_BATCH):
-            yield from (report_from_row(r) for r in rows)
+        with self.reading():
+            cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+            while rows := cursor.fetchmany(_BATCH):
+                yield from [report_from_row(r) for r in rows]
 
     def iter_reports(self) -> Iterator[ReadinessReport]:
         """Every report, by repository then creation time."""
         return self._reports("ORDER BY repo_url, created_at, report_id")
 
+    @_reads
     def latest_reports(self) -> list[ReadinessReport]:
         """The newest report of each repository, sorted by repository URL."""
         return list(
@@ -260,43 +304,30 @@ class Store:
             )
         )
 
+    @_reads
     def count_reports(self) -> int:
         """How many reports are stored."""
         return int(self._db.execute("SELECT COUNT(*) FROM reports").fetchone()[0])
 
+    @_reads
     def count_repositories(self) -> int:
         """How many repositories have at least one report."""
         return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
 
-    def ingest_report(self, report: ReadinessReport, sync_id: int, seen_at: datetime) -> Ingested:
-        """Insert a report by id; known id with other content becomes an integrity issue."""
-        row = self._db.execute(
-            "SELECT content_hash, sync_id FROM reports WHERE report_id = ?", (report.report_id,)
-        ).fetchone()
-        if row is None:
-            self._db.execute(
-                "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
-                "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    report.report_id,
-                    report.repo_url,
-                    to_text(report.created_at),
-                    canonical(report.data),
-                    report.content_hash,
-                    sync_id,
-                ),
-            )
-            return Ingested("new", known_before=False)
-        stored_hash, stored_sync = row
-        before = stored_sync != sync_id
-        if stored_hash == report.content_hash:
-            return Ingested("same", known_before=before)
-        if not before:
-            return Ingested("conflict", known_before=False)
-        issue = self._record_issue(
-            None, report.report_id, stored_hash, report.content_hash, seen_at
-        )
-        return Ingested("conflict", known_before=before, issue=issue)
+    def ingest_report(
+        self,
+        report: ReadinessReport,
+        sync_id: int,
+        seen_at: datetime,
+        *,
+        data_json: bytes | None = None,
+    ) -> Ingested:
+        """Insert a report by id; known id with other content becomes an integrity issue.
+
+        `data_json` is `canonical(report.data)` when the caller already has it.
+        """
+        row = report_row(report, sync_id, data_json)
+        return self._ingest("reports", None, report.report_id, report.content_hash, row, seen_at)
 
     # -- syncs -------------------------------------------------------------------------------
 
@@ -317,6 +348,7 @@ class Store:
             (to_text(finished), revisions_new, reports_new, pages, sync_id),
         )
 
+    @_reads
     def last_sync(self) -> SyncRecord | None:
         """The newest finished sync."""
         row = self._db.execute(
@@ -364,6 +396,7 @@ class Store:
                 self._db, run_id, finished=finished, complete=complete, findings=findings
             )
 
+    @_reads
     def previous_complete_run(self, before_run_id: str) -> RunRecord | None:
         """The newest complete run before `before_run_id`, with its findings."""
         return store_runs.previous_complete_run(self._db, before_run_id)

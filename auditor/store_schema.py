@@ -7,6 +7,7 @@ so the database never holds a secret.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.errors import DataError
-from auditor.jsonutil import canonical, content_hash, loads
+from auditor.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import Redactor
 
@@ -120,11 +121,18 @@ def _revision_number(value: Any, where: str) -> int:
     return int(value)
 
 
-def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -> Revision:
-    """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
+def _sha256(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def encode_revision(
+    raw: dict[str, Any], redactor: Redactor, org: str, where: str
+) -> tuple[Revision, bytes]:
+    """`to_revision` plus the canonical settings JSON it hashed (stored as is, not redone)."""
     settings = redactor.redact_json(raw["settings"])
     user = redactor.redact_json(raw["user"])  # a token pasted into a name stays out too
-    return Revision(
+    body = canonical(settings)
+    revision = Revision(
         revision=_revision_number(raw["revision"], where),
         updated_at=_parse_updated_at(raw["updatedAt"], where),
         user=User(
@@ -133,29 +141,46 @@ def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -
             name=str(user.get("name") or ""),
         ),
         settings=settings,
-        content_hash=content_hash(settings),
+        content_hash=_sha256(body),
         org=org,
     )
+    return revision, body
 
 
-def to_report(raw: dict[str, Any], redactor: Redactor, where: str) -> ReadinessReport:
-    """Build a redacted `ReadinessReport` from one API `reports[]` item (already schema-valid)."""
+def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -> Revision:
+    """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
+    return encode_revision(raw, redactor, org, where)[0]
+
+
+def encode_report(
+    raw: dict[str, Any], redactor: Redactor, where: str
+) -> tuple[ReadinessReport, bytes]:
+    """`to_report` plus the canonical JSON it hashed (stored as is, not redone)."""
     data = redactor.redact_json(raw)
     try:
         created = datetime.fromtimestamp(float(raw["createdAt"]) / 1000, UTC)
     except (OverflowError, ValueError, OSError):
         raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
-    return ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
+    body = canonical(data)
+    report = ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
         report_id=str(data["reportId"]),
         repo_url=str(data["repoUrl"]),
         created_at=created,
         data=data,
-        content_hash=content_hash(data),
+        content_hash=_sha256(body),
     )
+    return report, body
 
 
-def revision_row(rev: Revision, sync_id: int) -> tuple[Any, ...]:
-    """The `revisions` row for a revision."""
+def to_report(raw: dict[str, Any], redactor: Redactor, where: str) -> ReadinessReport:
+    """Build a redacted `ReadinessReport` from one API `reports[]` item (already schema-valid)."""
+    return encode_report(raw, redactor, where)[0]
+
+
+def revision_row(
+    rev: Revision, sync_id: int, settings_json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The `revisions` row for a revision (`settings_json`: its canonical settings, if known)."""
     return (
         rev.revision,
         rev.org,
@@ -163,8 +188,22 @@ def revision_row(rev: Revision, sync_id: int) -> tuple[Any, ...]:
         rev.user.id,
         rev.user.email,
         rev.user.name,
-        canonical(rev.settings),
+        canonical(rev.settings) if settings_json is None else settings_json,
         rev.content_hash,
+        sync_id,
+    )
+
+
+def report_row(
+    report: ReadinessReport, sync_id: int, data_json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The `reports` row for a report (`data_json`: its canonical data, if known)."""
+    return (
+        report.report_id,
+        report.repo_url,
+        to_text(report.created_at),
+        canonical(report.data) if data_json is None else data_json,
+        report.content_hash,
         sync_id,
     )
 
@@ -173,6 +212,13 @@ REVISION_COLUMNS = (
     "revision, org, updated_at, user_id, user_email, user_name, settings, content_hash"
 )
 REPORT_COLUMNS = "report_id, repo_url, created_at, data, content_hash"
+INSERT_SQL = {
+    "revisions": "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
+    "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
+    "reports": "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
+    "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
+}
+KEY_COLUMN = {"revisions": "revision", "reports": "report_id"}
 
 
 def revision_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Revision:

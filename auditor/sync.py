@@ -16,7 +16,7 @@ from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
 from auditor.models import Revision
 from auditor.store import Ingested, IntegrityIssue, Store
-from auditor.store_schema import to_report, to_revision
+from auditor.store_schema import encode_report, encode_revision
 
 Progress = Callable[[str], None]
 
@@ -81,11 +81,11 @@ def _sync_history(
         for index, raw in enumerate(page):
             where = f"$.changes[{index}]"
             try:
-                rev = to_revision(raw, store.ingest_redactor(), org, where)
+                rev, body = encode_revision(raw, store.ingest_redactor(), org, where)
             except AuditorError as exc:
                 url = f"GET {client.base_url}{HISTORY_PATH} page {tally.history_pages}"
                 raise type(exc)(f"{exc} ({url})") from None
-            outcome = store.ingest_revision(rev, sync_id, now)
+            outcome = store.ingest_revision(rev, sync_id, now, settings_json=body)
             tally.revisions += 1
             tally.revisions_new += outcome.status == "new"
             tally.count(outcome, f"revision {rev.revision} (history page {tally.history_pages})")
@@ -108,11 +108,12 @@ def _sync_reports(
         all_known = True
         for index, raw in enumerate(page):
             try:
-                report = to_report(raw, store.ingest_redactor(), f"$.reports[{index}]")
+                where = f"$.reports[{index}]"
+                report, body = encode_report(raw, store.ingest_redactor(), where)
             except AuditorError as exc:
                 url = f"GET {client.app_url}{REPORTS_PATH} page {tally.report_pages}"
                 raise type(exc)(f"{exc} ({url})") from None
-            outcome = store.ingest_report(report, sync_id, now)
+            outcome = store.ingest_report(report, sync_id, now, data_json=body)
             tally.reports += 1
             tally.reports_new += outcome.status == "new"
             tally.count(outcome, f"report {report.report_id} (readiness page {tally.report_pages})")

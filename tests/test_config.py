@@ -149,3 +149,106 @@ def test_fingerprint_key_from_env(tmp_path: Path) -> None:
 def test_env_state_relative_to_cwd(tmp_path: Path) -> None:
     config = _load(tmp_path, env={"AUDITOR_STATE": "x/s.db", "AUDITOR_ORG": "acme"})
     assert (config.state_path, config.org) == (tmp_path / "x" / "s.db", "acme")
+
+
+PASSWORD = "hunter2-Zq9distinctive"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param(f"https://admin:{PASSWORD}@svc.example", id="user-and-password"),
+        pytest.param(f"https://{PASSWORD}@svc.example", id="user-only"),
+        pytest.param(f"https://svc.example/api?key={PASSWORD}", id="query"),
+        pytest.param(f"https://svc.example/api#{PASSWORD}", id="fragment"),
+    ],
+)
+@pytest.mark.parametrize("source", ["flag", "env", "file"])
+def test_url_with_credentials_is_refused_without_echoing_them(
+    tmp_path: Path, url: str, source: str
+) -> None:
+    cfg = _write(tmp_path / "a.toml", f'app_url = "{url}"\n') if source == "file" else None
+    flags = {"app_url": url} if source == "flag" else {}
+    env = {"AUDITOR_APP_URL": url} if source == "env" else {}
+    with pytest.raises(
+        ConfigError, match="must not carry user-info, a query or a fragment"
+    ) as info:
+        _load(tmp_path, flags, env, cfg)
+    assert PASSWORD not in str(info.value)
+    assert "app_url" in str(info.value) and "svc.example" in str(info.value)
+
+
+BAD_TOKENS = [
+    pytest.param("tok-Ünïcode-123456", id="non-ascii"),
+    pytest.param("tok-first-line-1234\ntok-second-line-5678", id="two-lines"),
+    pytest.param("tok-with\ttab-123456", id="control-character"),
+]
+
+
+@pytest.mark.parametrize("token", BAD_TOKENS)
+def test_token_that_cannot_be_a_header_is_refused_from_env(tmp_path: Path, token: str) -> None:
+    with pytest.raises(ConfigError, match="AUDITOR_TOKEN: the token must be one line") as info:
+        _load(tmp_path, env={"AUDITOR_TOKEN": token})
+    assert all(part not in str(info.value) for part in token.split())
+
+
+@pytest.mark.parametrize("token", BAD_TOKENS)
+def test_token_that_cannot_be_a_header_is_refused_from_a_file(tmp_path: Path, token: str) -> None:
+    path = _write(tmp_path / "token.txt", token + "\n")
+    with pytest.raises(ConfigError, match=r"token\.txt: the token must be one line") as info:
+        _load(tmp_path, {"token_file": path})
+    assert all(part not in str(info.value) for part in token.split())
+
+
+def test_token_file_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "token.bin"
+    path.write_bytes(b"tok-\xff\xfe-latin1-\xe9-123456")
+    with pytest.raises(ConfigError, match=r"token\.bin: token file is not UTF-8 text") as info:
+        _load(tmp_path, {"token_file": path})
+    assert "latin1" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+@pytest.mark.parametrize("key", ["timeout", "deadline"])
+def test_timeouts_must_be_finite(tmp_path: Path, key: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"{key}: expected a positive number"):
+        _load(tmp_path, {key: value})
+    cfg = _write(tmp_path / "a.toml", f"{key} = {value.lower()}\n")
+    with pytest.raises(ConfigError, match=rf"a\.toml: {key}: expected a positive number"):
+        _load(tmp_path, config_file=cfg)
+
+
+def test_diff_keys_accept_everything_the_diff_table_does(tmp_path: Path) -> None:
+    cfg = _write(
+        tmp_path / "a.toml",
+        '[diff_keys]\nsets = ["a.b"]\nordered = ["commandAllowlist"]\n'
+        '[diff_keys.keyed]\n"hooks.*" = "name"\n',
+    )
+    config = _load(tmp_path, config_file=cfg)
+    assert config.diff_keys == {
+        "sets": ["a.b"],
+        "ordered": ["commandAllowlist"],
+        "keyed": {"hooks.*": "name"},
+    }
+    table = config.list_table
+    assert table.mode("commandAllowlist") == ("ordered", "")
+    assert table.mode("a.b") == ("set", "")
+    assert table.mode("hooks.Stop") == ("keyed", "name")
+    assert _load(tmp_path).list_table.mode("commandAllowlist") == ("set", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param('diff_keys = "x"\n', "diff_keys: expected a mapping", id="not-a-table"),
+        pytest.param("[diff_keys]\nsorted = []\n", "unknown entry 'sorted'", id="unknown-entry"),
+        pytest.param('[diff_keys]\nsets = "a.b"\n', "diff_keys.sets: expected a list", id="str"),
+        pytest.param('[diff_keys]\nordered = ["a..b"]\n', "diff_keys.ordered[0]", id="empty-seg"),
+        pytest.param("[diff_keys.keyed]\nx = 3\n", "diff_keys.keyed.x: identity", id="key-int"),
+    ],
+)
+def test_bad_diff_keys_are_refused_at_load_time(tmp_path: Path, text: str, message: str) -> None:
+    cfg = _write(tmp_path / "bad.toml", text)
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, config_file=cfg)
+    assert str(info.value).startswith(f"{cfg}: ") and message in str(info.value)

@@ -607,3 +607,16 @@ def test_fast_check_never_accepts_what_jsonschema_rejects(name: str, pick: int, 
         assert not valid
     else:
         assert valid
+
+
+def test_malformed_request_is_not_retried() -> None:
+    calls: list[httpx.Request] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise httpx.LocalProtocolError("illegal header value")
+
+    c, sleeps = client(refuse)
+    with pytest.raises(ApiError, match="could not be sent: LocalProtocolError"):
+        all_history(c)
+    assert (len(calls), sleeps) == (1, [])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -220,3 +222,93 @@ def test_sync_records(store: Store) -> None:
         2,
         3,
     )
+
+
+@pytest.mark.parametrize("value", ["one", "", "1.5x"])
+def test_unreadable_schema_version_is_a_store_error(state_path: Path, value: str) -> None:
+    Store.open(state_path).close()
+    with sqlite3.connect(state_path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
+    db.close()
+    with pytest.raises(StoreError, match="is damaged \\(unreadable schema version\\)"):
+        Store.open(state_path)
+
+
+def _damage(path: Path, statement: str) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute(statement)
+    db.close()
+
+
+DAMAGE = [
+    pytest.param("DROP TABLE revisions", "no such table: revisions", id="dropped-table"),
+    pytest.param("UPDATE revisions SET settings = x'7b7b'", "", id="settings-not-json"),
+    pytest.param("UPDATE revisions SET updated_at = 'soon'", "", id="bad-timestamp"),
+]
+
+
+@pytest.mark.parametrize(("statement", "detail"), DAMAGE)
+def test_reading_a_damaged_file_is_a_store_error(
+    state_path: Path, statement: str, detail: str
+) -> None:
+    with Store.open(state_path) as s:
+        fill(s, range(1, 4))
+    _damage(state_path, statement)
+    with Store.open(state_path) as s:
+        for read in (
+            s.latest_revision,
+            lambda: list(s.iter_revisions()),
+            lambda: s.get_revision(2),
+        ):
+            with pytest.raises(StoreError, match=f"state file {state_path} is damaged: ") as info:
+                read()
+            assert detail in str(info.value)
+
+
+@pytest.mark.parametrize("table", ["revisions", "integrity_issues", "syncs", "runs"])
+def test_reading_from_a_dropped_table_is_a_store_error(state_path: Path, table: str) -> None:
+    Store.open(state_path).close()
+    _damage(state_path, f"DROP TABLE {table}")
+    reads: dict[str, Callable[[Store], Any]] = {
+        "revisions": lambda s: (s.count_revisions(), s.revision_numbers()),
+        "integrity_issues": lambda s: s.integrity_issues(),
+        "syncs": lambda s: s.last_sync(),
+        "runs": lambda s: s.previous_complete_run("run-1"),
+    }
+    with Store.open(state_path) as s, pytest.raises(StoreError, match=f"no such table: {table}"):
+        reads[table](s)
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        pytest.param(lambda s: list(s.iter_reports()), id="iter"),
+        pytest.param(lambda s: s.latest_reports(), id="latest"),
+    ],
+)
+def test_reading_damaged_reports_is_a_store_error(state_path: Path, read: Any) -> None:
+    with Store.open(state_path) as s:
+        raw = {"reportId": "a", "repoUrl": "https://g/a", "createdAt": 1, "report": {}}
+        with s.transaction():
+            s.ingest_report(to_report(raw, s.ingest_redactor(), "$"), 1, T0)
+    _damage(state_path, "UPDATE reports SET data = 'not json', created_at = 'x'")
+    with Store.open(state_path) as s:
+        assert list(s.iter_revisions()) == []
+        with pytest.raises(StoreError, match="is damaged: "):
+            read(s)
+    _damage(state_path, "DROP TABLE reports")
+    with Store.open(state_path) as s, pytest.raises(StoreError, match="no such table: reports"):
+        read(s)
+    with Store.open(state_path) as s, pytest.raises(StoreError, match="no such table: reports"):
+        s.count_reports()
+
+
+def test_stored_json_is_the_hashed_json(store: Store, state_path: Path) -> None:
+    fill(store, range(1, 3))
+    store.close()
+    with sqlite3.connect(state_path) as db:
+        rows = db.execute("SELECT settings, content_hash FROM revisions").fetchall()
+    db.close()
+    assert len(rows) == 2
+    for settings, digest in rows:
+        assert hashlib.sha256(settings).hexdigest() == digest

@@ -6,12 +6,14 @@ import functools
 import hashlib
 import io
 import json
+import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from auditor.cli import Context, main
@@ -317,6 +319,13 @@ def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: Fa
     assert set(manifest["files"]) == {"revisions.jsonl", "reports.jsonl", "integrity.json"}
     for name, entry in manifest["files"].items():
         assert hashlib.sha256((bundle / name).read_bytes()).hexdigest() == entry["sha256"]
+        assert (bundle / name).stat().st_size == entry["bytes"]
+    assert sorted(p.name for p in bundle.iterdir()) == [  # no temporary files left behind
+        "integrity.json",
+        "manifest.json",
+        "reports.jsonl",
+        "revisions.jsonl",
+    ]
     lines = (bundle / "revisions.jsonl").read_text().splitlines()
     assert [json.loads(line)["revision"] for line in lines] == list(range(1, 26))
     everything = b"".join(p.read_bytes() for p in bundle.iterdir())
@@ -535,3 +544,116 @@ def test_emulator_cli_sync_and_member_token(
     assert (code, out) == (2, "")
     assert f"GET {HISTORY_PATH}?limit=100 → 403" in err
     assert MEMBER_TOKEN not in err and not (tmp_path / "m.db").exists()
+
+
+# -- secrets and out-of-range data on the sync path ------------------------------------------
+
+GHS = "ghs_abcdefghijklmnopqrstuvwxyz0123"
+GHP = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def test_tokens_in_identity_fields_never_reach_the_state_file(
+    store: Store, state_path: Path
+) -> None:
+    service = FakeService(3, reports=2)
+    service.reports[0]["repoUrl"] = f"https://x-access-token:{GHS}@github.com/o/r"
+    service.revisions[2]["user"]["name"] = f"deploy bot {GHP}"
+    run_sync(store, service)
+    [report] = [r for r in store.iter_reports() if r.report_id == "r0000"]
+    assert report.repo_url.endswith("@github.com/o/r") and GHS not in report.repo_url
+    name = store.get_revision(2).user.name  # type: ignore[union-attr]
+    assert name.startswith("deploy bot [secret fp:")
+    store.close()
+    raw = state_path.read_bytes()
+    assert GHS.encode() not in raw and GHP.encode() not in raw
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        pytest.param("revision", 2**63 + 5, "$.changes[0].revision: expected a whole", id="2^63+5"),
+        pytest.param("revision", 1e300, "$.changes[0].revision: expected a whole", id="1e300"),
+        pytest.param(
+            "updatedAt",
+            "0001-01-01T00:00:00+01:00",
+            "$.changes[0].updatedAt: not an ISO-8601 date-time",
+            id="before-year-1-in-utc",
+        ),
+    ],
+)
+def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
+    tmp_path: Path, fake_cli: FakeService, field: str, value: Any, message: str
+) -> None:
+    args = ("sync", "--base-url", "http://svc.test", "--state", "s.db")
+    assert cli(tmp_path, *args)[0] == 0
+    before = (tmp_path / "s.db").read_bytes()
+    fake_cli.add_revisions(1)
+    fake_cli.revisions[26][field] = value
+    code, out, err = cli(tmp_path, *args)
+    assert (code, out) == (2, "")
+    assert err.startswith("auditor: error: sync failed, nothing saved") and message in err
+    assert f"(GET http://svc.test{HISTORY_PATH} page 1)" in err and "Traceback" not in err
+    assert (tmp_path / "s.db").read_bytes() == before
+
+
+def test_failed_first_sync_leaves_no_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
+    fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
+    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", "s.db")
+    assert code == 2 and "401 Unauthorized" in err
+    assert not (tmp_path / "s.db").exists() and not (tmp_path / "s.db.lock").exists()
+
+
+def test_run_losing_the_lock_race_keeps_the_winners_new_file(
+    tmp_path: Path, fake_cli: FakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run creates the file and takes the lock just before this one opens it."""
+    from auditor.cli.common import open_store as real_open
+
+    state = tmp_path / "s.db"
+    winner: list[Store] = []
+
+    def open_after_the_other_run(config: Any, *, create: bool = False) -> Store:
+        winner.append(Store.open(state))
+        return real_open(config, create=create)
+
+    monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
+    assert not state.exists()
+    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+    try:
+        assert code == 2 and "is locked by another auditor run" in err
+        assert state.exists() and Path(f"{state}.lock").exists()
+        assert winner[0].count_revisions() == 0  # the winner's file is still usable
+    finally:
+        winner[0].close()
+    assert fake_cli.requests == []
+
+
+def test_cli_export_of_a_damaged_state_file_is_one_line(
+    tmp_path: Path, fake_cli: FakeService
+) -> None:
+    assert cli(tmp_path, "sync", "--base-url", "http://svc.test")[0] == 0
+    with sqlite3.connect(tmp_path / ".auditor" / "state.db") as db:
+        db.execute("UPDATE revisions SET settings = 'not json' WHERE revision = 7")
+    db.close()
+    code, out, err = cli(tmp_path, "export")
+    assert (code, out) == (2, "")
+    assert err.startswith("auditor: error: state file ") and "is damaged: " in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_each_item_is_serialized_once_at_ingestion(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing and storing share one canonical serialization (the hot path of a first sync)."""
+    calls: list[int] = []
+    real = orjson.dumps
+
+    def counting(*args: Any, **kwargs: Any) -> bytes:
+        if kwargs.get("option", 0) & orjson.OPT_SORT_KEYS:  # canonical JSON, not redaction scans
+            calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(orjson, "dumps", counting)
+    summary = run_sync(store, FakeService(30, reports=20))
+    assert (summary.revisions_new, summary.reports_new) == (30, 20)
+    assert len(calls) == 30 + 20

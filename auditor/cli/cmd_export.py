@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from auditor import __version__
 from auditor.cli.common import add_common_options, config_from_args, open_store
 from auditor.errors import EXIT_OK, AuditorError
 from auditor.jsonutil import canonical, dumps_pretty
 from auditor.models import ReadinessReport, Revision
+from auditor.report import write_atomic
 from auditor.store import Store
 from auditor.store_schema import to_text
 
@@ -64,27 +61,18 @@ def _report_line(report: ReadinessReport) -> dict[str, Any]:
     }
 
 
-def _jsonl(items: Iterable[dict[str, Any]]) -> Iterator[bytes]:
-    for item in items:
-        yield canonical(item) + b"\n"
+def _jsonl(items: Iterable[dict[str, Any]]) -> str:
+    return "".join(canonical(item).decode() + "\n" for item in items)
 
 
-def _write(path: Path, chunks: Iterable[bytes]) -> dict[str, Any]:
-    """Write atomically (temp file + rename); return the file's sha256 and size."""
-    digest = hashlib.sha256()
-    size = 0
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+def _write(path: Path, text: str) -> dict[str, Any]:
+    """Write atomically; return the file's sha256 and size (of the UTF-8 bytes written)."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in chunks:
-                digest.update(chunk)
-                size += len(chunk)
-                fh.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return {"sha256": digest.hexdigest(), "bytes": size}
+        write_atomic(path, text)
+    except OSError as exc:
+        raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
+    data = text.encode("utf-8")
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:
@@ -110,7 +98,7 @@ def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:
         "reports.jsonl": _write(
             out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports()))
         ),
-        "integrity.json": _write(out / "integrity.json", [dumps_pretty(issues).encode()]),
+        "integrity.json": _write(out / "integrity.json", dumps_pretty(issues)),
     }
     latest = store.latest_revision()
     manifest = {
@@ -124,10 +112,7 @@ def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:
         "secrets": "redacted at ingestion: keyed fingerprint markers only",
         "files": files,
     }
-    _write(
-        out / "manifest.json",
-        [orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"],
-    )
+    _write(out / "manifest.json", dumps_pretty(manifest))
     return manifest
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,18 +61,27 @@ def _report_line(report: ReadinessReport) -> dict[str, Any]:
     }
 
 
-def _jsonl(items: Iterable[dict[str, Any]]) -> str:
-    return "".join(canonical(item).decode() + "\n" for item in items)
+def _jsonl(items: Iterable[dict[str, Any]]) -> Iterator[str]:
+    return (canonical(item).decode() + "\n" for item in items)
 
 
-def _write(path: Path, text: str) -> dict[str, Any]:
-    """Write atomically; return the file's sha256 and size (of the UTF-8 bytes written)."""
+def _write(path: Path, chunks: str | Iterable[str]) -> dict[str, Any]:
+    """Write atomically, streaming; return the file's sha256 and size (of the UTF-8 bytes)."""
+    digest, size = hashlib.sha256(), 0
+
+    def counted() -> Iterator[str]:
+        nonlocal size
+        for chunk in [chunks] if isinstance(chunks, str) else chunks:
+            data = chunk.encode("utf-8")
+            digest.update(data)
+            size += len(data)
+            yield chunk
+
     try:
-        write_atomic(path, text)
+        write_atomic(path, counted())
     except OSError as exc:
         raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
-    data = text.encode("utf-8")
-    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    return {"sha256": digest.hexdigest(), "bytes": size}
 
 
 def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,12 +44,13 @@ REPORT_FILES: dict[str, Callable[[ReportData], str]] = {
 }
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` as UTF-8 to a temporary file beside `path`, then rename it into place."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write text (or a stream of text chunks) as UTF-8 to a temporary file beside `path`,
+    then rename it into place: readers see the old file or the whole new one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            fh.writelines([text] if isinstance(text, str) else text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

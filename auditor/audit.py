@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from auditor import __version__
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate import Steps, evaluate
 from auditor.findings import (
     TRACKED_STATUSES,
@@ -57,6 +58,7 @@ class AuditOptions:
     all_revisions: bool = False
     fail_on: str = "low"
     not_evaluated: tuple[str, ...] = ()  # problems met before the audit (e.g. a failed sync)
+    list_table: ListTable = DEFAULT_LIST_TABLE  # how change rules diff lists (`diff_keys`)
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,7 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         steps=Steps(history),
         reports=reports,
         readiness_model=model,
+        options={"list_table": options.list_table},
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from auditor import readiness
+from auditor.diff import DEFAULT_LIST_TABLE
 from auditor.evaluate_change import ChangeRun, Steps, change_document
 from auditor.evaluate_history import evaluate_settings
 from auditor.evaluate_rule import Verdict, run_rule
@@ -55,7 +56,10 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += current + per_revision
     steps = 0
     if by_target["change"]:
-        run = ChangeRun(by_target["change"], env, memo=memo, every_step=inputs.all_revisions)
+        table = inputs.options.get("list_table", DEFAULT_LIST_TABLE)
+        run = ChangeRun(
+            by_target["change"], env, memo=memo, every_step=inputs.all_revisions, table=table
+        )
         results += run.results(_reiterable(inputs.steps, "steps"))
         steps = run.steps
     if inputs.reports:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from auditor.diff import diff_revisions
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.evaluate_history import attribution
 from auditor.evaluate_memo import MemoRule
 from auditor.models import Revision, Rule, RuleResult, Status, Subject
@@ -38,9 +38,15 @@ class Steps:
         return pairwise(self.history)
 
 
-def change_document(before: Revision, after: Revision, *, with_changes: bool) -> dict[str, Any]:
+def change_document(
+    before: Revision,
+    after: Revision,
+    *,
+    with_changes: bool,
+    table: ListTable = DEFAULT_LIST_TABLE,
+) -> dict[str, Any]:
     """What a change rule sees: both sides, the Change list, the author and the time."""
-    changes = diff_revisions(before.settings, after.settings) if with_changes else []
+    changes = diff_revisions(before.settings, after.settings, table=table) if with_changes else []
     return {
         "before": before.settings,
         "after": after.settings,
@@ -68,12 +74,19 @@ class ChangeRun:
     """Evaluates change rules step by step, counting the steps seen."""
 
     def __init__(
-        self, rules: Sequence[Rule], env: Env, *, memo: bool = True, every_step: bool = False
+        self,
+        rules: Sequence[Rule],
+        env: Env,
+        *,
+        memo: bool = True,
+        every_step: bool = False,
+        table: ListTable = DEFAULT_LIST_TABLE,
     ) -> None:
         self.rules = [MemoRule(rule, enabled=memo) for rule in rules]
         self.env = env
         self.with_changes = any(d[:1] in ((), ("changes",)) for r in self.rules for d in r.reads)
         self.every_step = every_step
+        self.table = table
         self.steps = 0
         self._span: tuple[int, int] | None = None
 
@@ -115,7 +128,7 @@ class ChangeRun:
         return RuleResult(rule, subject, status, message)
 
     def _step(self, before: Revision, after: Revision) -> Iterator[RuleResult]:
-        doc = change_document(before, after, with_changes=self.with_changes)
+        doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
         subject, since = step_subject(before, after), attribution(after)
         for memo in self.rules:

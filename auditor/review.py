@@ -24,7 +24,7 @@ from auditor.audit import (
     failing_at,
     waiver_summary,
 )
-from auditor.diff import diff_revisions
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate import evaluate
 from auditor.findings import (
@@ -111,6 +111,7 @@ class ReviewRequest:
     run_id: str
     api_address: str
     fail_on: str
+    list_table: ListTable = DEFAULT_LIST_TABLE  # how lists are diffed (`diff_keys`)
 
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
@@ -129,6 +130,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             settings=new_rev,
             history=_followed_by(request.history, new_rev),
             steps=((request.live, new_rev),),
+            options={"list_table": request.list_table},
         ),
     )
     before_results, _ = apply_waivers(before.results, loaded.waivers, now)
@@ -141,7 +143,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
-        changes=tuple(diff_revisions(request.live.settings, new_rev.settings)),
+        changes=tuple(
+            diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
+        ),
         introduced=tuple(f.fingerprint for f in marked if f.lifecycle == "new"),
         fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),

@@ -383,3 +383,15 @@ def test_two_reviews_in_one_second_keep_both_reports(tmp_path: Path):
     for _ in range(2):
         run_cli([*argv, str(EXAMPLES / "live-settings.yaml")], env={}, cwd=tmp_path)
     assert len(list((tmp_path / "reports").iterdir())) == 2
+
+
+def test_review_diffs_lists_by_the_configured_table(tmp_path: Path):
+    (tmp_path / "live.yaml").write_text("teamMembers: [a, b, c]\n")
+    (tmp_path / "proposed.yaml").write_text("teamMembers: [c, a, b, d]\n")
+    (tmp_path / "auditor.toml").write_text('[diff_keys]\nsets = ["teamMembers"]\n')
+    files = {name: str(tmp_path / name) for name in ("proposed.yaml", "live.yaml", "auditor.toml")}
+    argv = ["review", files["proposed.yaml"], "--against", files["live.yaml"]]
+    argv += ["--config", files["auditor.toml"]]
+    run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    changes = findings_json(tmp_path / "r")["review"]["changes"]
+    assert [(c["kind"], c["after"]) for c in changes] == [("item_added", "d")]

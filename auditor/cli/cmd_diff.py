@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import add_common_options, config_from_args, open_store
-from auditor.diff import ListTable, diff_revisions, list_table_from_config, to_json_patch
+from auditor.diff import ListTable, diff_revisions, to_json_patch
 from auditor.errors import EXIT_OK, UsageError
 from auditor.jsonutil import dumps_pretty
 from auditor.models import Change, Revision
@@ -143,7 +143,7 @@ def use_color(ctx: Context) -> bool:
 def run_diff(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: read two revisions from the store, diff them, print in the chosen format."""
     config = config_from_args(args, ctx)
-    table = list_table_from_config(config.diff_keys)
+    table = config.list_table
     with open_store(config) as store:
         before, after = select_step(store, args.from_rev, args.to_rev)
     old = before.settings if before is not None else {}

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import add_common_options, config_from_args, open_store, parse_when
-from auditor.diff import ListTable, changed_paths, diff_revisions, list_table_from_config
+from auditor.diff import ListTable, changed_paths, diff_revisions
 from auditor.errors import EXIT_OK
 from auditor.jsonutil import dumps_pretty
 from auditor.models import JSON, Change, Revision
@@ -145,7 +145,7 @@ def _text_line(entry: Entry) -> str:
 def run_history(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: print the filtered timeline."""
     config = config_from_args(args, ctx)
-    table = list_table_from_config(config.diff_keys)
+    table = config.list_table
     filters = Filters(
         since=parse_when(args.since, "--since", end_of_day=False) if args.since else None,
         until=parse_when(args.until, "--until", end_of_day=True) if args.until else None,

@@ -114,6 +114,7 @@ def _against_live(
         run_id=run_id,
         api_address=config.base_url or "(offline)",
         fail_on=config.fail_on,
+        list_table=config.list_table,
     )
 
 
@@ -138,6 +139,7 @@ def _against_file(
         run_id=run_id,
         api_address="(files)",
         fail_on=config.fail_on,
+        list_table=config.list_table,
     )
 
 

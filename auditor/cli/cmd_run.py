@@ -79,6 +79,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         at=at,
         all_revisions=args.all_revisions,
         fail_on=config.fail_on,
+        list_table=config.list_table,
     )
     try:
         outcome = _audit(config, loaded, options, out_dir, offline=args.offline, ctx=ctx)

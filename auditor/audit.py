@@ -7,6 +7,7 @@ run and its findings in the store so the next run can say new / persisting / res
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -116,17 +117,19 @@ def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
 
 def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> AuditOutcome:
     """Evaluate the stored state, compare with the previous complete run, record this run."""
+    scope = run_scope(loaded.policy, options)
     store.start_run(
         options.run_id,
         started=options.now,
         tool_version=__version__,
         policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
+        scope=scope,
     )
     inputs = _inputs(store, loaded.model, options)
     evaluation = evaluate(loaded.policy, inputs)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
     findings = findings_from_results(results)
-    previous = store.previous_complete_run(options.run_id)
+    previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)
     errors = (*options.not_evaluated, *evaluation.not_evaluated, *error_lines(results))
@@ -189,6 +192,14 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         readiness_model=model,
         options={"list_table": options.list_table},
     )
+
+
+def run_scope(policy: PolicySet, options: AuditOptions) -> str:
+    """Which earlier runs this one can be compared with: the same rules (by id; editing a rule
+    keeps the comparison, adding or dropping one starts a new baseline) over the same view."""
+    rules = hashlib.sha256("\n".join(sorted(r.id for r in policy.rules)).encode()).hexdigest()
+    view = options.at.isoformat() if options.at else "latest"
+    return f"rules:{rules[:16]} at:{view} all-revisions:{options.all_revisions}"
 
 
 def error_lines(results: Iterable[RuleResult]) -> list[str]:

@@ -371,8 +371,9 @@ class Store:
         started: datetime,
         tool_version: str,
         policy_hashes: Mapping[str, str],
+        scope: str = "",
     ) -> None:
-        """Record that a run began."""
+        """Record that a run began; `scope` says which runs it can be compared with."""
         with self.transaction():
             store_runs.start_run(
                 self._db,
@@ -380,6 +381,7 @@ class Store:
                 started=started,
                 tool_version=tool_version,
                 policy_hashes=policy_hashes,
+                scope=scope,
             )
 
     def finish_run(
@@ -397,6 +399,6 @@ class Store:
             )
 
     @_reads
-    def previous_complete_run(self, before_run_id: str) -> RunRecord | None:
-        """The newest complete run before `before_run_id`, with its findings."""
-        return store_runs.previous_complete_run(self._db, before_run_id)
+    def previous_complete_run(self, before_run_id: str, scope: str = "") -> RunRecord | None:
+        """The newest complete run of `scope` before `before_run_id`, with its findings."""
+        return store_runs.previous_complete_run(self._db, before_run_id, scope)

@@ -24,12 +24,13 @@ def start_run(
     started: datetime,
     tool_version: str,
     policy_hashes: Mapping[str, str],
+    scope: str = "",
 ) -> None:
     """Record that a run began (not complete until `finish_run`)."""
     db.execute(
-        "INSERT INTO runs (run_id, started, finished, complete, tool_version, policy_hashes)"
-        " VALUES (?, ?, NULL, 0, ?, ?)",
-        (run_id, to_text(started), tool_version, canonical(dict(policy_hashes)).decode()),
+        "INSERT INTO runs (run_id, started, finished, complete, tool_version, policy_hashes,"
+        " scope) VALUES (?, ?, NULL, 0, ?, ?, ?)",
+        (run_id, to_text(started), tool_version, canonical(dict(policy_hashes)).decode(), scope),
     )
 
 
@@ -73,14 +74,19 @@ def _findings(db: sqlite3.Connection, run_id: str) -> tuple[FindingRecord, ...]:
     return tuple(FindingRecord(*row) for row in rows)
 
 
-def previous_complete_run(db: sqlite3.Connection, before_run_id: str) -> RunRecord | None:
-    """The newest complete run that started before `before_run_id` (or any, if it is unknown)."""
+def previous_complete_run(
+    db: sqlite3.Connection, before_run_id: str, scope: str = ""
+) -> RunRecord | None:
+    """The newest complete run of the same `scope` that started before `before_run_id`.
+
+    Runs of another scope (other policies, `--at`, `--all-revisions`) evaluate other things:
+    comparing with them would call every finding new or resolved."""
     row = db.execute("SELECT started FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
     limit = row[0] if row else "9999"
     found = db.execute(
         "SELECT run_id, started, finished FROM runs WHERE complete = 1 AND run_id != ? "
-        "AND started <= ? ORDER BY started DESC, rowid DESC LIMIT 1",
-        (before_run_id, limit),
+        "AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
+        (before_run_id, limit, scope),
     ).fetchone()
     if found is None:
         return None

@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS syncs (
     pages INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started TEXT NOT NULL, finished TEXT, complete INTEGER NOT NULL,
-    tool_version TEXT NOT NULL, policy_hashes TEXT NOT NULL);
+    tool_version TEXT NOT NULL, policy_hashes TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS findings (
     run_id TEXT NOT NULL REFERENCES runs (run_id), fingerprint TEXT NOT NULL,
     rule_id TEXT NOT NULL, subject_key TEXT NOT NULL, status TEXT NOT NULL,

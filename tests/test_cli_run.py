@@ -395,3 +395,20 @@ def test_review_diffs_lists_by_the_configured_table(tmp_path: Path):
     run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
     changes = findings_json(tmp_path / "r")["review"]["changes"]
     assert [(c["kind"], c["after"]) for c in changes] == [("item_added", "d")]
+
+
+def test_a_one_off_run_does_not_become_the_nightly_baseline(env: dict[str, str], tmp_path: Path):
+    def run(name: str, *extra: str, hours: int) -> dict[str, Any]:
+        argv = ["run", "--soft-fail", "--out", str(tmp_path / name), *extra]
+        run_cli(argv, env=env, cwd=tmp_path, now=FIXED_NOW + timedelta(hours=hours))
+        return findings_json(tmp_path / name)
+
+    run("nightly-1", hours=0)
+    one_off = run("one-off", "--policy", str(REPO / "policies" / "readiness.yaml"), hours=1)
+    assert one_off["resolved"] == []  # not compared with a run of other rules
+    also = run("as-of", "--all-revisions", hours=2)
+    assert all(f["lifecycle"] is None for f in also["findings"])
+    nightly = run("nightly-2", hours=3)
+    tracked = [f for f in nightly["findings"] if f["status"] in ("fail", "unknown")]
+    assert {f["lifecycle"] for f in tracked} == {"persisting"}
+    assert nightly["resolved"] == []

@@ -154,7 +154,7 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
         readiness_rows=_readiness_rows(inputs.reports, loaded.model, inputs.now),
         org_level=_org_level(inputs.reports, loaded.model, inputs.now),
         waivers=waiver_summary(waiver_report),
-        inputs=_digest(inputs),
+        inputs=_digest(store, inputs),
         fail_on=options.fail_on,
     )
     return AuditOutcome(data, failing_at(data.findings, options.fail_on))
@@ -277,10 +277,11 @@ def waiver_summary(report: WaiverReport) -> WaiverSummary:
     )
 
 
-def _digest(inputs: EvaluationInputs) -> InputDigest:
-    latest = latest_per_repo(inputs.reports)
+def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
+    end = inputs.settings.revision if inputs.settings else None
+    revisions = tuple(store.revision_hashes(end=end)) if end is not None else ()
     return InputDigest(
-        revisions_evaluated=tuple((r.revision, r.content_hash) for r in inputs.history or ()),
-        reports_evaluated=tuple((r.report_id, r.content_hash) for r in latest),
+        revisions_evaluated=revisions,  # read from the index: no third pass over the history
+        reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),
         settings_revision=inputs.settings.revision if inputs.settings else None,
     )

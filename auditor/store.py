@@ -204,6 +204,16 @@ class Store:
         return self._one("WHERE revision = ?", (number,))
 
     @_reads
+    def revision_hashes(self, *, end: int | None = None) -> list[tuple[int, str]]:
+        """(revision, content hash) of every stored revision up to `end`, ascending; no settings
+        are read (for the evidence appendix)."""
+        rows = self._db.execute(
+            "SELECT revision, content_hash FROM revisions WHERE revision <= ? ORDER BY 1",
+            (2**63 - 1 if end is None else end,),
+        )
+        return [(int(n), str(h)) for n, h in rows]
+
+    @_reads
     def revision_numbers(self) -> list[int]:
         """Every stored revision number, ascending."""
         return [r[0] for r in self._db.execute("SELECT revision FROM revisions ORDER BY 1")]

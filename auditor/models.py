@@ -6,8 +6,7 @@ a stage.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -108,34 +107,6 @@ class SourceLocation:
 
 
 @dataclass(frozen=True)
-class Rule:
-    """A validated policy rule. `when`/`condition` are compiled by `auditor.policy`."""
-
-    id: str
-    title: str
-    severity: Severity
-    target: Target
-    condition: Any  # compiled `assert`
-    when: Any = None  # compiled precondition, or None
-    on_missing: OnMissing = "unknown"
-    description: str = ""
-    remediation: str = ""
-    controls: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    source: SourceLocation | None = None
-    paths: tuple[str, ...] = ()  # every settings path the rule reads (for incremental evaluation)
-
-
-@dataclass(frozen=True)
-class PolicyFile:
-    """A loaded policy file and the hash reports cite."""
-
-    path: str
-    sha256: str
-    rule_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Subject:
     """What a rule was evaluated against.
 
@@ -187,25 +158,6 @@ class Waiver:
 
 
 @dataclass(frozen=True)
-class RuleResult:
-    """The outcome of one rule on one subject. `raw_status` is the status before waivers."""
-
-    rule: Rule
-    subject: Subject
-    status: Status
-    message: str
-    evidence: tuple[Evidence, ...] = ()
-    raw_status: Status | None = None  # set when a waiver changed `status`
-    waiver: Waiver | None = None
-    since: Attribution | None = None
-
-    @property
-    def original_status(self) -> Status:
-        """The status before any waiver applied."""
-        return self.raw_status or self.status
-
-
-@dataclass(frozen=True)
 class FindingRecord:
     """A finding as remembered between runs (stored per run; compared by the next one)."""
 
@@ -215,33 +167,3 @@ class FindingRecord:
     status: str
     severity: str
     first_seen_run: str
-
-
-@dataclass(frozen=True)
-class EvaluationInputs:
-    """Everything one evaluation looks at. Built by the cli; evaluated by `auditor.evaluate`."""
-
-    now: datetime
-    settings: Revision | None = None  # the revision under test (latest / --at / proposed)
-    # `history` and `steps` are re-iterable (a tuple, or a view that streams anew on each
-    # iteration, e.g. over the store), so a long history is never held in memory.
-    history: Iterable[Revision] | None = None  # ascending; for attribution and --all-revisions
-    all_revisions: bool = False
-    steps: Iterable[tuple[Revision, Revision]] = ()  # (before, after) pairs for change rules
-    reports: tuple[ReadinessReport, ...] = ()
-    readiness_model: Any = None  # `auditor.readiness.ReadinessModel`; None means the shipped one
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """All results of one evaluation plus what could not be evaluated."""
-
-    results: tuple[RuleResult, ...]
-    not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
-    failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
-
-    @property
-    def complete(self) -> bool:
-        """True when nothing was left unevaluated."""
-        return not self.not_evaluated

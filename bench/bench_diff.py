@@ -21,7 +21,7 @@ from deepdiff import DeepDiff
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import row
 
-from auditor.diff import diff_revisions
+from auditor.diff.engine import diff_revisions
 
 PAGE = 100
 

@@ -22,10 +22,11 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import row, timed
 
-from auditor.evaluate import evaluate
-from auditor.evaluate_history import HistoryRun
-from auditor.jsonutil import content_hash
-from auditor.models import EvaluationInputs, Revision, User
+from auditor.common.jsonutil import content_hash
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.history import HistoryRun
+from auditor.evaluate.model import EvaluationInputs
+from auditor.models import Revision, User
 from auditor.policy import load_policies
 from auditor.policy.outcome import Env
 
@@ -157,7 +158,7 @@ def main() -> int:
 
 def naive_run(rules: Any, revisions: list[Revision]) -> None:
     """Every rule on every revision: what incremental evaluation avoids."""
-    from auditor.evaluate_rule import run_rule
+    from auditor.evaluate.rule import run_rule
 
     env = Env(NOW)
     for revision in revisions:

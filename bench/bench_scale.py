@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from auditor.common.jsonutil import loads
 from auditor.emulator import generate_dataset, start_emulator
-from auditor.jsonutil import loads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import row, timed

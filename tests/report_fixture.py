@@ -9,15 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from auditor.findings import Finding, compare_runs, findings_from_results
+from auditor.evaluate.model import RuleResult
+from auditor.findings.finding import Finding, compare_runs, findings_from_results
 from auditor.models import (
     Attribution,
     Change,
     Evidence,
     FindingRecord,
-    PolicyFile,
-    Rule,
-    RuleResult,
     Severity,
     SourceLocation,
     Status,
@@ -25,13 +23,8 @@ from auditor.models import (
     Target,
     Waiver,
 )
-from auditor.report.model import (
-    InputDigest,
-    ReadinessRow,
-    ReportData,
-    ReviewInfo,
-    WaiverSummary,
-)
+from auditor.policy.model import PolicyFile, Rule
+from auditor.report.model import InputDigest, ReadinessRow, ReportData, ReviewInfo, WaiverSummary
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 POLICY = "policies/baseline.yaml"

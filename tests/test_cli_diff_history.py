@@ -14,10 +14,10 @@ import pytest
 
 import auditor.cli
 from auditor.cli import Context, main
-from auditor.diff import changed_paths, diff_revisions
+from auditor.common.jsonutil import canonical
+from auditor.diff.engine import changed_paths, diff_revisions
 from auditor.emulator import start_emulator
-from auditor.jsonutil import canonical
-from auditor.store import Store
+from auditor.store.database import Store
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
 REVISIONS = 240

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import auditor.audit
+import auditor.workflows.run
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
@@ -164,7 +164,7 @@ def test_interrupt_writes_an_incomplete_report_and_exits_130(
     assert code == 130
     assert findings_json(tmp_path / "r")["complete"] is False
     assert stderr.strip().splitlines()[-1] == "auditor: exit 130: interrupted"
-    assert auditor.audit  # the module under test stays importable after the patch
+    assert auditor.workflows.run  # the module under test stays importable after the patch
 
 
 def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from auditor.diff import (
+from auditor.diff.engine import (
     DEFAULT_LIST_TABLE,
     ListTable,
     changed_paths,
@@ -15,15 +15,15 @@ from auditor.diff import (
     dotted,
     list_table_from_config,
 )
-from auditor.errors import ConfigError
-from auditor.models import Change
-from auditor.redact import Redactor, is_marker
-from auditor.render_changes import (
+from auditor.diff.render import (
     change_summary,
     describe_value,
     render_changes_markdown,
     render_changes_text,
 )
+from auditor.errors import ConfigError
+from auditor.models import Change
+from auditor.redact import Redactor, is_marker
 
 SECRET_A = "[secret fp:1a2b3c4d len:40]"
 SECRET_B = "[secret fp:9f3c0011 len:40]"

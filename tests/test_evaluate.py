@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-import auditor.evaluate_history as history_mod
-import auditor.evaluate_rule as rule_mod
-from auditor.evaluate import evaluate
-from auditor.jsonutil import content_hash
-from auditor.models import EvaluationInputs, ReadinessReport, Revision, User
+import auditor.evaluate.history as history_mod
+import auditor.evaluate.rule as rule_mod
+from auditor.common.jsonutil import content_hash
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.model import EvaluationInputs
+from auditor.models import ReadinessReport, Revision, User
 from auditor.policy import PolicySet, load_policies
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

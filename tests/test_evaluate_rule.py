@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from auditor.emulator import generate_dataset
-from auditor.evaluate import Steps, change_document, evaluate
-from auditor.models import EvaluationInputs, Evidence, Revision, RuleResult
+from auditor.evaluate.engine import Steps, change_document, evaluate
+from auditor.evaluate.model import EvaluationInputs, RuleResult
+from auditor.fetch.decode import to_revision
+from auditor.models import Evidence, Revision
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.policy.outcome import Env
 from auditor.redact import Redactor
-from auditor.store_schema import to_revision
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 LONG_VALUE = 300

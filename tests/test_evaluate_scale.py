@@ -11,17 +11,18 @@ from typing import Any
 
 import pytest
 
-import auditor.evaluate_rule as rule_mod
-from auditor.audit import AuditOptions, load_inputs, run_audit
+import auditor.evaluate.rule as rule_mod
 from auditor.emulator import generate_dataset
-from auditor.evaluate import Steps, evaluate
-from auditor.evaluate_memo import VerdictCache, projection_key
-from auditor.evaluate_rule import Verdict
-from auditor.models import EvaluationInputs, Revision
+from auditor.evaluate.engine import Steps, evaluate
+from auditor.evaluate.memo import VerdictCache, projection_key
+from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.rule import Verdict
+from auditor.fetch.decode import to_revision
+from auditor.models import Revision
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.redact import Redactor
-from auditor.store import Store
-from auditor.store_schema import to_revision
+from auditor.store.database import Store
+from auditor.workflows.run import AuditOptions, load_inputs, run_audit
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 

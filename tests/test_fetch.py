@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor import fetch_schema
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
-from auditor.fetch_retry import parse_retry_after
-from auditor.fetch_schema import compile_check, fast_check
+from auditor.fetch import schema as fetch_schema
+from auditor.fetch.client import HISTORY_PATH, REPORTS_PATH, PlatformClient
+from auditor.fetch.retry import parse_retry_after
+from auditor.fetch.schema import compile_check, fast_check
 
 TOKEN = "tok-Zq9distinctive-7f3a1c"
 BASE = "http://svc.test"

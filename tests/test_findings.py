@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auditor.findings import (
+from auditor.evaluate.model import RuleResult
+from auditor.findings.finding import (
     Finding,
     attribution_text,
     compare_runs,
@@ -19,16 +20,8 @@ from auditor.findings import (
     sort_controls,
     sort_findings,
 )
-from auditor.models import (
-    Attribution,
-    Evidence,
-    FindingRecord,
-    Rule,
-    RuleResult,
-    Severity,
-    Status,
-    Subject,
-)
+from auditor.models import Attribution, Evidence, FindingRecord, Severity, Status, Subject
+from auditor.policy.model import Rule
 
 SETTINGS = Subject("settings", "settings", "settings in force")
 STEP = Subject("change", "change:412..413", "rev 412 → 413", revision=413)

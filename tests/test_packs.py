@@ -15,11 +15,11 @@ import pytest
 from ruamel.yaml import YAML
 
 from auditor.cli import Context, cmd_policy
-from auditor.evaluate_rule import run_rule
+from auditor.evaluate.rule import run_rule
+from auditor.findings.waivers import load_waivers
 from auditor.policy import load_policies
 from auditor.policy.outcome import Env
 from auditor.policy.phrasing import MESSAGE_LIMIT
-from auditor.waivers import load_waivers
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ROOT / "policies"

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.diff import diff_revisions, to_json_patch
-from auditor.jsonutil import canonical
+from auditor.common.jsonutil import canonical
+from auditor.diff.engine import diff_revisions, to_json_patch
 from auditor.models import JSON
 
 

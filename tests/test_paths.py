@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.paths import Match, join, parse, render, to_pointer
+from auditor.common.paths import Match, join, parse, render, to_pointer
 
 CASES = [
     pytest.param((), "$", id="root"),

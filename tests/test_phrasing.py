@@ -8,14 +8,7 @@ from typing import Any
 import pytest
 
 from auditor.operators import MISSING, REGISTRY
-from auditor.policy.phrasing import (
-    clip,
-    is_flag,
-    phrase,
-    phrase_parts,
-    template,
-    third_person,
-)
+from auditor.policy.phrasing import clip, is_flag, phrase, phrase_parts, template, third_person
 from auditor.policy.wording import shown_arg
 
 _AUT = {"enum": "autonomy", "value": "medium"}

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from auditor.cli import Context, cmd_policy
-from auditor.jsonutil import content_hash
+from auditor.common.jsonutil import content_hash
 from auditor.models import Revision, User
-from auditor.store import Store
+from auditor.store.database import Store
 
 HERE = Path(__file__).parent / "policies"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

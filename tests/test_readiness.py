@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from auditor.errors import ConfigError
-from auditor.models import ReadinessReport
-from auditor.readiness import (
+from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
     org_view,
     readiness_view,
 )
+from auditor.models import ReadinessReport
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

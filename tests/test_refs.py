@@ -8,13 +8,15 @@ from typing import Any
 
 import pytest
 
-from auditor.evaluate import evaluate
-from auditor.evaluate_rule import run_rule
-from auditor.jsonutil import content_hash
-from auditor.models import EvaluationInputs, Revision, Rule, User
+from auditor.common.jsonutil import content_hash
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.rule import run_rule
+from auditor.models import Revision, User
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy import load_policies
 from auditor.policy.conditions import Compiler, Condition, root_paths
+from auditor.policy.model import Rule
 from auditor.policy.outcome import Env
 from auditor.policy.schema import schema_problems
 

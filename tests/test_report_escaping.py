@@ -11,8 +11,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from report_fixture import build_report_data
 
-from auditor.report import render_html, render_json, render_junit, render_markdown, render_sarif
-from auditor.report.escape import (
+from auditor.common.escape import (
     clean_text,
     html_inline,
     md_inline,
@@ -21,6 +20,7 @@ from auditor.report.escape import (
     terminal_text,
     xml_text,
 )
+from auditor.report import render_html, render_json, render_junit, render_markdown, render_sarif
 from auditor.report.model import ReportData
 
 LONG = "L" * 100_000

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from auditor.errors import StoreError
+from auditor.fetch.decode import to_report, to_revision
 from auditor.models import Revision
-from auditor.store import FindingRecord, Store
-from auditor.store_schema import to_report, to_revision
+from auditor.store.database import FindingRecord, Store
 
 T0 = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 API_KEY = "sk-live0123456789abcdefghij"

@@ -18,9 +18,9 @@ import pytest
 
 from auditor.cli import Context, main
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY_PATH, PlatformClient
-from auditor.store import Store
-from auditor.sync import format_summary, sync
+from auditor.fetch.client import HISTORY_PATH, PlatformClient
+from auditor.store.database import Store
+from auditor.workflows.sync import format_summary, sync
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 TOKEN = "tok-Qx7distinctive-sync-42aa"

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import PolicyError
-from auditor.models import Rule, RuleResult, Status, Subject, Target, Waiver
-from auditor.waivers import apply_waivers, load_waivers
+from auditor.evaluate.model import RuleResult
+from auditor.findings.waivers import apply_waivers, load_waivers
+from auditor.models import Status, Subject, Target, Waiver
+from auditor.policy.model import Rule
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "waivers.yaml"

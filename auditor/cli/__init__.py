@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
+from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError, PolicyError
-from auditor.report.escape import terminal_text
 
 COMMANDS = (
     "run",

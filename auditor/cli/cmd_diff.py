@@ -13,21 +13,21 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import add_common_options, config_from_args, open_store
-from auditor.diff import ListTable, diff_revisions, to_json_patch
-from auditor.errors import EXIT_OK, UsageError
-from auditor.jsonutil import dumps_pretty
-from auditor.models import Change, Revision
-from auditor.render_changes import (
+from auditor.common.escape import terminal_text
+from auditor.common.jsonutil import dumps_pretty
+from auditor.diff.engine import ListTable, diff_revisions, to_json_patch
+from auditor.diff.render import (
     change_as_json,
     md_escape,
     render_changes_markdown,
     render_changes_text,
 )
-from auditor.report.escape import terminal_text
+from auditor.errors import EXIT_OK, UsageError
+from auditor.models import Change, Revision
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-    from auditor.store import Store
+    from auditor.store.database import Store
 
 FORMATS = ("text", "json", "patch", "md")
 

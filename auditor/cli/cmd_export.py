@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from auditor import __version__
 from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.common.files import write_atomic
+from auditor.common.jsonutil import canonical, dumps_pretty
 from auditor.errors import EXIT_OK, AuditorError
-from auditor.jsonutil import canonical, dumps_pretty
 from auditor.models import ReadinessReport, Revision
-from auditor.report import write_atomic
-from auditor.store import Store
-from auditor.store_schema import to_text
+from auditor.store.database import Store
+from auditor.store.schema import to_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context

@@ -15,16 +15,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import add_common_options, config_from_args, open_store, parse_when
-from auditor.diff import ListTable, changed_paths, diff_revisions
+from auditor.common.escape import terminal_text
+from auditor.common.jsonutil import dumps_pretty
+from auditor.diff.engine import ListTable, changed_paths, diff_revisions
+from auditor.diff.render import change_as_json, change_summary
 from auditor.errors import EXIT_OK
-from auditor.jsonutil import dumps_pretty
 from auditor.models import JSON, Change, Revision
-from auditor.render_changes import change_as_json, change_summary
-from auditor.report.escape import terminal_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-    from auditor.store import Store
+    from auditor.store.database import Store
 
 
 def register(subparsers: Any) -> None:

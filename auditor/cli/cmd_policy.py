@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
+from auditor.evaluate.testing import run_policy_tests
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings
 from auditor.policy.schema import SCHEMA_PATH
-from auditor.policy.testing import run_policy_tests
-from auditor.report.escape import terminal_text
 
 if TYPE_CHECKING:
     from auditor.cli import Context

@@ -13,24 +13,24 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.audit import StoredHistory, load_inputs
 from auditor.cli.cmd_sync import sync_store
 from auditor.cli.common import add_common_options, config_from_args, open_store
-from auditor.cli.outcome import (
+from auditor.cli.summary import (
     add_audit_options,
     decide_exit,
     make_run_id,
     print_summary,
     unique_dir,
 )
+from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
-from auditor.jsonutil import content_hash
 from auditor.models import Revision, User
 from auditor.redact import Redactor
 from auditor.report import write_reports
-from auditor.review import ReviewRequest, SettingsFile, load_settings_file, run_review
-from auditor.store import Store
+from auditor.store.database import Store
+from auditor.workflows.review import ReviewRequest, SettingsFile, load_settings_file, run_review
+from auditor.workflows.run import StoredHistory, load_inputs
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor import __version__
-from auditor.audit import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 from auditor.cli.cmd_sync import sync_store
 from auditor.cli.common import (
     add_common_options,
@@ -21,18 +20,19 @@ from auditor.cli.common import (
     parse_when,
     require_remote,
 )
-from auditor.cli.outcome import (
+from auditor.cli.summary import (
     add_audit_options,
     decide_exit,
     make_run_id,
     print_summary,
     unique_dir,
 )
+from auditor.common.escape import terminal_text
 from auditor.config import Config
 from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
-from auditor.report.escape import terminal_text
 from auditor.report.model import ReportData
+from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 
 if TYPE_CHECKING:
     from auditor.cli import Context

@@ -17,12 +17,12 @@ from auditor.cli.common import (
     open_store,
     require_remote,
 )
+from auditor.common.escape import terminal_text
 from auditor.config import Config
 from auditor.errors import EXIT_OK
-from auditor.fetch import PlatformClient
-from auditor.report.escape import terminal_text
-from auditor.store import Store
-from auditor.sync import SyncSummary, format_summary, sync
+from auditor.fetch.client import PlatformClient
+from auditor.store.database import Store
+from auditor.workflows.sync import SyncSummary, format_summary, sync
 
 if TYPE_CHECKING:
     from auditor.cli import Context

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor.config import Config, load_config
 from auditor.errors import ConfigError, UsageError
-from auditor.store import Store
+from auditor.store.database import Store
 
 if TYPE_CHECKING:
     from auditor.cli import Context

@@ -9,16 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.operators.compare import prepare_ordered
-from auditor.operators.core import (
-    ANY,
-    BOOL,
-    MISSING,
-    STRING,
-    Ordered,
-    need_number,
-    operator,
-    same,
-)
+from auditor.operators.core import ANY, BOOL, MISSING, STRING, Ordered, need_number, operator, same
 
 
 def _differs(before: Any, after: Any) -> bool:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from auditor.models import Revision, Rule
-from auditor.paths import render
+from auditor.common.paths import render
+from auditor.models import Revision
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
+from auditor.policy.model import Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 STAR = "[*]"

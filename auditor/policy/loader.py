@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.common.paths import render
 from auditor.errors import PolicyError
-from auditor.models import PolicyFile, Rule, SourceLocation
+from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
-from auditor.paths import render
 from auditor.policy.conditions import Compiler, root_paths
+from auditor.policy.model import PolicyFile, Rule
 from auditor.policy.schema import schema_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 

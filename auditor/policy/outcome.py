@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import orjson
 
-from auditor import paths
+from auditor.common import paths
 from auditor.models import Evidence
 from auditor.operators import MISSING, OperandTypeError, json_type
 from auditor.policy.phrasing import MESSAGE_LIMIT, clip

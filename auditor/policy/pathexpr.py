@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from auditor import paths
+from auditor.common import paths
 from auditor.operators import MISSING, json_type, same
 
 

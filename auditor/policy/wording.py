@@ -13,13 +13,7 @@ from typing import Any
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator
 from auditor.policy.outcome import Outcome, lazy_pair, show_arg
-from auditor.policy.phrasing import (
-    clip,
-    phrase,
-    phrase_parts,
-    show_bounds,
-    template,
-)
+from auditor.policy.phrasing import clip, phrase, phrase_parts, show_bounds, template
 from auditor.policy.refs import is_ref
 
 Check = tuple[Operator, Any, str, Evidence]  # operator, argument, argument as shown, evidence

@@ -7,12 +7,11 @@ every renderer sorts its output and reads the time only from `ReportData.generat
 from __future__ import annotations
 
 import gc
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from auditor.common.files import write_atomic
 from auditor.errors import ReportError
 from auditor.report.html import render_html
 from auditor.report.jsonout import render_json
@@ -42,19 +41,6 @@ REPORT_FILES: dict[str, Callable[[ReportData], str]] = {
     "findings.sarif": render_sarif,
     "junit.xml": render_junit,
 }
-
-
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write text (or a stream of text chunks) as UTF-8 to a temporary file beside `path`,
-    then rename it into place: readers see the old file or the whole new one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.writelines([text] if isinstance(text, str) else text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @contextmanager

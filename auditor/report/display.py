@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from auditor.common.escape import show_value
 from auditor.models import Change
-from auditor.report.escape import show_value
 from auditor.report.model import ReadinessRow
 
 #: Shown where a value does not exist (the before of an addition, an unknown score).

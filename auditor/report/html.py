@@ -17,11 +17,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from auditor.findings import Finding, attribution_text, sort_controls, sort_findings
+from auditor.common.escape import clean_text, safe_url, shorten
+from auditor.findings.finding import Finding, attribution_text, sort_controls, sort_findings
 from auditor.models import Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
-from auditor.report.escape import clean_text, safe_url, shorten
 from auditor.report.model import (
     ReportData,
     control_rows,

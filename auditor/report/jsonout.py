@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from auditor.findings import Finding, attribution_text, sort_controls
+from auditor.common.escape import inert_bytes
+from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import (
     Attribution,
     Change,
@@ -25,7 +26,6 @@ from auditor.models import (
     Subject,
     Waiver,
 )
-from auditor.report.escape import inert_bytes
 from auditor.report.model import (
     ReadinessRow,
     ReportData,

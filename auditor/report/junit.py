@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from auditor.findings import Finding, attribution_text, sort_controls
-from auditor.report.escape import shorten, show_value, xml_text
+from auditor.common.escape import shorten, show_value, xml_text
+from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.report.model import OPEN_STATUSES, ReportData
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})

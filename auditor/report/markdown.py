@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.findings import Finding, attribution_text, sort_key
+from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
+from auditor.findings.finding import Finding, attribution_text, sort_key
 from auditor.models import Change, Evidence
 from auditor.report import display
-from auditor.report.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.report.model import (
     OPEN_STATUSES,
     ReportData,

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from auditor.findings import Finding, control_key
-from auditor.models import SEVERITIES, STATUSES, Change, FindingRecord, PolicyFile, Waiver
+from auditor.findings.finding import Finding, control_key
+from auditor.models import SEVERITIES, STATUSES, Change, FindingRecord, Waiver
+from auditor.policy.model import PolicyFile
 
 
 @dataclass(frozen=True)

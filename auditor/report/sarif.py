@@ -15,9 +15,9 @@ from urllib.parse import quote
 
 import orjson
 
-from auditor.findings import Finding, attribution_text, sort_controls
+from auditor.common.escape import clean_text, json_inert, md_inline, show_value
+from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import SourceLocation
-from auditor.report.escape import clean_text, json_inert, md_inline, show_value
 from auditor.report.model import SHOWN_STATUSES, ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,0 +1,121 @@
+"""What `run`, `review` and `demo` share: audit options, run ids, the summary, the exit code.
+
+Takes parsed arguments and outcomes, gives options and exit codes. The reason for the exit code
+is always the last line on stderr (design §9).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from auditor.common.escape import terminal_text
+from auditor.config import FAIL_ON_VALUES
+from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from auditor.findings.finding import Finding
+from auditor.report.model import ReportData, new_count, status_counts
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+
+
+_SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
+
+
+def add_audit_options(parser: argparse.ArgumentParser) -> None:
+    """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline."""
+    group = parser.add_argument_group("audit")
+    group.add_argument(
+        "--policy",
+        dest="policies",
+        metavar="PATH",
+        type=Path,
+        action="append",
+        help="policy file or folder (repeatable; default: the shipped packs)",
+    )
+    group.add_argument("--waivers", metavar="FILE", type=Path, help="waivers YAML file")
+    group.add_argument(
+        "--readiness-model",
+        metavar="FILE",
+        type=Path,
+        help="readiness model YAML (criterion → level)",
+    )
+    group.add_argument("--out", dest="out_dir", metavar="DIR", type=Path, help="report folder")
+    group.add_argument(
+        "--fail-on",
+        choices=FAIL_ON_VALUES,
+        help="exit 1 when a failing finding is at or above this severity (default low)",
+    )
+    group.add_argument(
+        "--soft-fail", action="store_true", help="exit 0 instead of 1 on findings (never hides 2)"
+    )
+    group.add_argument(
+        "--offline", action="store_true", help="use the state file as it is; do not sync first"
+    )
+
+
+def make_run_id(now: datetime) -> str:
+    """A run id that sorts by time: `20261101T120000Z`."""
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def unique_dir(base: Path, name: str) -> Path:
+    """`base/name`, or `base/name-2`, `-3` … when a folder of that name already exists."""
+    candidate, n = base / name, 1
+    while candidate.exists():
+        n += 1
+        candidate = base / f"{name}-{n}"
+    return candidate
+
+
+def print_summary(data: ReportData, out_dir: Path, ctx: Context) -> None:
+    """A few lines on stdout: counts by status, new/resolved, where the reports are."""
+    counts = status_counts(data.findings)
+    shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
+    new = new_count(data.findings)
+    print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
+    if data.review is not None:
+        print(
+            f"the change would introduce {len(data.review.introduced)} and fix "
+            f"{len(data.review.fixed)} finding(s); {data.review.unchanged} unchanged",
+            file=ctx.stdout,
+        )
+    elif any(f.lifecycle for f in data.findings) or data.resolved:
+        print(f"since the previous run: {new} new, {len(data.resolved)} resolved", file=ctx.stdout)
+    if not data.complete:
+        print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
+    print(f"reports: {out_dir / 'report.html'}", file=ctx.stdout)
+
+
+def decide_exit(
+    errors: Sequence[str],
+    failing: Sequence[Finding],
+    fail_on: str,
+    soft_fail: bool,
+    ctx: Context,
+    *,
+    what: str = "findings",
+) -> int:
+    """Exit code by design §9, with its reason as the last line on stderr."""
+    for line in errors[:_SHOWN_ERRORS]:
+        print(f"auditor: not evaluated: {terminal_text(line)}", file=ctx.stderr)
+    if errors:
+        hidden = len(errors) - _SHOWN_ERRORS
+        more = f" ({hidden} more listed in the report)" if hidden > 0 else ""
+        print(
+            f"auditor: exit 2: the audit is incomplete: {len(errors)} problem(s){more}",
+            file=ctx.stderr,
+        )
+        return EXIT_ERROR
+    if failing:
+        reason = f"{len(failing)} {what} at or above severity {fail_on}"
+        if soft_fail:
+            print(f"auditor: exit 0: {reason} (--soft-fail)", file=ctx.stderr)
+            return EXIT_OK
+        print(f"auditor: exit 1: {reason}", file=ctx.stderr)
+        return EXIT_FINDINGS
+    print(f"auditor: exit 0: no {what} at or above severity {fail_on}", file=ctx.stderr)
+    return EXIT_OK

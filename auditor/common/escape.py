@@ -1,0 +1,122 @@
+"""Per-format escaping of data on its way into a report.
+
+Takes any text from audited data, gives text that cannot change the meaning of its output:
+control characters dropped, bidi overrides made visible, Markdown neutralised (pipes, backticks,
+HTML, `@` mentions, `#123` links, newlines), XML stripped of characters XML 1.0 forbids, links
+limited to http/https. HTML escaping itself is jinja2's autoescape.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from typing import Any
+
+from auditor.common.jsonutil import canonical
+
+# C0 controls except tab/newline/CR, DEL, C1 controls (ESC starts terminal sequences) and lone
+# surrogates (not encodable as UTF-8).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Bidi embeddings, overrides, isolates and marks: shown as `[U+202E]` instead of obeyed.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Characters XML 1.0 forbids (beyond the controls above): surrogates and U+FFFE/U+FFFF.
+_XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
+_NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()!|~])")
+_MENTION = re.compile(r"@(?=\w)")
+_ISSUE_REF = re.compile(r"(?<!&)#(?=\w)")  # not the '#' of an entity we wrote
+_URL_OK = re.compile(r"^https?://[^\s\"'<>\\`]+$", re.IGNORECASE)
+
+#: Longest value shown in full in HTML and Markdown; longer ones are cut with a count.
+DISPLAY_LIMIT = 1000
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters and make bidi controls visible."""
+    text = _CONTROL.sub("", text)
+    return text if text.isascii() else _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+
+
+def fold(text: str) -> str:
+    """Clean and put on one line."""
+    return _NEWLINES.sub(" ", clean_text(text)).strip()
+
+
+def shorten(text: str, limit: int = DISPLAY_LIMIT) -> str:
+    """Cut `text` to `limit` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def show_value(value: Any) -> str:
+    """A JSON value as compact, canonical JSON text (strings quoted)."""
+    try:
+        return canonical(value).decode("utf-8")
+    except TypeError:
+        return repr(value)
+
+
+def md_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
+    """Escape text for Markdown inline content or a table cell (one line, nothing active)."""
+    return md_escape(shorten(fold(text), limit))
+
+
+def md_escape(text: str) -> str:
+    """Escape one-line, cleaned text for Markdown (keeps its spaces; see `md_inline`)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    text = _ISSUE_REF.sub("#&#8203;", text)  # before mentions: their entity holds a '#'
+    return _MENTION.sub("@&#8203;", text)
+
+
+def xml_text(text: str) -> str:
+    """Text XML 1.0 accepts (the serializer escapes markup characters)."""
+    text = clean_text(text)
+    return text if text.isascii() else _XML_FORBIDDEN.sub("", text)
+
+
+def terminal_text(text: str) -> str:
+    """Text for a terminal: control, format (bidi) and line-break characters from data are
+    shown as `\\uXXXX`, never obeyed, so data cannot drive the terminal or hide a change."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() and unicodedata.category(ch) != "Cf" else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
+
+
+def safe_url(url: str) -> str:
+    """`url` when it is a plain http(s) address, else the empty string."""
+    url = url.strip()
+    return url if _URL_OK.match(url) and not _CONTROL.search(url) else ""
+
+
+def html_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
+    """Escape text for raw HTML inside Markdown (e.g. `<summary>`): entities, no mentions."""
+    text = html.escape(shorten(fold(text), limit), quote=True)
+    text = text.replace("`", "&#96;").replace("[", "&#91;").replace("]", "&#93;")
+    text = _ISSUE_REF.sub("#&#8203;", text)
+    return _MENTION.sub("@&#8203;", text)
+
+
+_JSON_INVISIBLE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_inert(text: str) -> str:
+    r"""Serialized JSON with bidi controls, DEL/C1 and line separators written as `\uXXXX`."""
+    return _JSON_INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_MAYBE_INVISIBLE = (b"\x7f", b"\xc2", b"\xd8\x9c", b"\xe2\x80", b"\xe2\x81")
+
+
+def inert_bytes(raw: bytes) -> str:
+    """Decode serialized UTF-8 JSON and apply `json_inert`, skipping the scan when no byte
+    sequence that could start an invisible character is present (the common, large case)."""
+    text = raw.decode("utf-8")
+    if raw.isascii() or not any(b in raw for b in _MAYBE_INVISIBLE):
+        return text
+    return json_inert(text)

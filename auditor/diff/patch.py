@@ -1,0 +1,168 @@
+"""RFC 6902 JSON Patch export: two JSON documents in, the operations that turn one into the other.
+
+Follows the same list table as the diff (see `auditor.difftable`) so a set or keyed list gives
+a few `add`/`remove` operations instead of index shifts; renamed keys become `move`. Operations
+address list items by index, so within a list they are emitted from the end backwards (removals
+in descending index order) and every pointer is valid at the moment its operation applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any
+
+from auditor.common.paths import to_pointer
+from auditor.diff.table import (
+    DEFAULT_LIST_TABLE,
+    ListTable,
+    identities,
+    item_key,
+    multiset_delta,
+    pair_renames,
+    strict_equal,
+)
+from auditor.models import JSON, Change
+
+Ptr = tuple[str | int, ...]
+Segs = tuple[str, ...]
+Op = dict[str, Any]
+
+
+def to_json_patch(
+    before: JSON,
+    after: JSON,
+    changes: Sequence[Change] | None = None,
+    *,
+    table: ListTable = DEFAULT_LIST_TABLE,
+) -> list[Op]:
+    """RFC 6902 operations that, applied to `before`, yield `after` (lists included, in order).
+
+    `changes` is accepted for symmetry with `diff_revisions` but not needed: the patch is always
+    computed from the documents, because it must also reproduce reorderings the diff ignores.
+    """
+    del changes
+    ops: list[Op] = []
+    _Patcher(table, ops).value(before, after, (), ())
+    return ops
+
+
+class _Patcher:
+    """Walks two JSON values together, appending the operations that make the first the second."""
+
+    def __init__(self, table: ListTable, ops: list[Op]) -> None:
+        self.table = table
+        self.ops = ops
+
+    def op(self, op: str, ptr: Ptr, value: JSON = None, *, source: Ptr | None = None) -> None:
+        entry: Op = {"op": op, "path": to_pointer(ptr)}
+        if source is not None:
+            entry["from"] = to_pointer(source)
+        elif op != "remove":
+            entry["value"] = value
+        self.ops.append(entry)
+
+    def value(self, a: JSON, b: JSON, ptr: Ptr, segs: Segs) -> None:
+        if strict_equal(a, b):
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            self.mapping(a, b, ptr, segs)
+        elif isinstance(a, list) and isinstance(b, list):
+            self.sequence(a, b, ptr, segs)
+        else:
+            self.op("replace", ptr, b)
+
+    def mapping(self, a: Mapping[str, JSON], b: Mapping[str, JSON], ptr: Ptr, segs: Segs) -> None:
+        for key, va in a.items():
+            if key in b:
+                self.value(va, b[key], (*ptr, key), (*segs, key))
+        removed = [k for k in a if k not in b]
+        added = [k for k in b if k not in a]
+        for old, new in pair_renames(a, b, removed, added) if removed and added else []:
+            self.op("move", (*ptr, new), source=(*ptr, old))
+            removed.remove(old)
+            added.remove(new)
+        for k in removed:
+            self.op("remove", (*ptr, k))
+        for k in added:
+            self.op("add", (*ptr, k), b[k])
+
+    def sequence(self, a: list[JSON], b: list[JSON], ptr: Ptr, segs: Segs) -> None:
+        mode, key = self.table.mode(".".join(segs))
+        done = False
+        if mode == "set":
+            done = self.as_set(a, b, ptr)
+        elif mode == "keyed":
+            done = self.as_keyed(a, b, key, ptr, segs)
+        if not done:
+            self.ordered(a, b, ptr, segs)
+
+    def as_set(self, a: list[JSON], b: list[JSON], ptr: Ptr) -> bool:
+        delta = multiset_delta(a, b)
+        if delta is None:
+            return False
+        removed, added = delta
+        gone, new = _occurrences(a, removed), _occurrences(b, added)
+        kept = [item_key(x) for i, x in enumerate(a) if i not in gone]
+        if kept != [item_key(x) for j, x in enumerate(b) if j not in new]:
+            return False  # reordered as well: let the ordered walk produce exact operations
+        self.splice(b, ptr, gone, new)
+        return True
+
+    def as_keyed(self, a: list[JSON], b: list[JSON], key: str, ptr: Ptr, segs: Segs) -> bool:
+        ids_a, ids_b = identities(a, key), identities(b, key)
+        if ids_a is None or ids_b is None:
+            return False
+        keys_a, keys_b = [item_key(i) for i in ids_a], [item_key(i) for i in ids_b]
+        set_a, set_b = set(keys_a), set(keys_b)
+        if [k for k in keys_a if k in set_b] != [k for k in keys_b if k in set_a]:
+            return False
+        gone = {i for i, k in enumerate(keys_a) if k not in set_b}
+        new = {j for j, k in enumerate(keys_b) if k not in set_a}
+        kept = [i for i in range(len(a)) if i not in gone]
+        matched = [j for j in range(len(b)) if j not in new]
+        for i in sorted(gone, reverse=True):
+            self.op("remove", (*ptr, i))
+        for pos, (i, j) in enumerate(zip(kept, matched, strict=True)):
+            self.value(a[i], b[j], (*ptr, pos), segs)
+        for j in sorted(new):
+            self.op("add", (*ptr, j), b[j])
+        return True
+
+    def splice(self, b: list[JSON], ptr: Ptr, gone: set[int], new: set[int]) -> None:
+        """Remove indices `gone` of the old list (descending), then add `b[j]` for `j` in `new`."""
+        for i in sorted(gone, reverse=True):
+            self.op("remove", (*ptr, i))
+        for j in sorted(new):
+            self.op("add", (*ptr, j), b[j])
+
+    def ordered(self, a: list[JSON], b: list[JSON], ptr: Ptr, segs: Segs) -> None:
+        matcher = SequenceMatcher(
+            None, [item_key(x) for x in a], [item_key(x) for x in b], autojunk=False
+        )
+        # Back to front, so indices before the block being edited still mean the old list.
+        for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
+            if tag == "equal":
+                continue
+            common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+            for i in range(i2 - 1, i1 + common - 1, -1):
+                self.op("remove", (*ptr, i))
+            for t in range(common):
+                self.value(a[i1 + t], b[j1 + t], (*ptr, i1 + t), segs)
+            for t in range(common, j2 - j1):
+                self.op("add", (*ptr, i1 + t), b[j1 + t])
+
+
+def _occurrences(items: Sequence[JSON], wanted: Sequence[JSON]) -> set[int]:
+    """Indices of the first occurrences in `items` of each value in `wanted` (multiset)."""
+    left: dict[Hashable, int] = {}
+    for w in wanted:
+        k = item_key(w)
+        left[k] = left.get(k, 0) + 1
+    out = set()
+    for i, item in enumerate(items):
+        k = item_key(item)
+        if left.get(k, 0) > 0:
+            left[k] -= 1
+            out.add(i)
+    return out

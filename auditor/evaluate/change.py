@@ -1,0 +1,137 @@
+"""Change rules over revision steps, streamed and memoised.
+
+Takes the change rules and a re-iterable of (before, after) revision pairs, gives the results a
+user acts on: one per rule and step that did not pass (the subject `change:<before>..<after>`,
+`since` the step's own revision), and for a rule that nothing failed one summary result on the
+subject `change:all` — a long history would otherwise bury its few findings under tens of
+thousands of passes. `every_step=True` (`--all-revisions`) keeps every step's result. The
+step document holds both sides, the Change list (computed only when a rule reads it), the
+author and the time; a rule's verdict is reused whenever its projection of that document
+repeats (see `evaluate_memo`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
+from auditor.evaluate.history import attribution
+from auditor.evaluate.memo import MemoRule
+from auditor.evaluate.model import RuleResult
+from auditor.models import Revision, Status, Subject
+from auditor.policy.model import Rule
+from auditor.policy.outcome import Env
+
+Step = tuple[Revision, Revision]
+_QUIET = frozenset({"pass", "not_applicable"})
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Consecutive (before, after) pairs of a re-iterable history, derived on every iteration."""
+
+    history: Iterable[Revision]
+
+    def __iter__(self) -> Iterator[Step]:
+        return pairwise(self.history)
+
+
+def change_document(
+    before: Revision,
+    after: Revision,
+    *,
+    with_changes: bool,
+    table: ListTable = DEFAULT_LIST_TABLE,
+) -> dict[str, Any]:
+    """What a change rule sees: both sides, the Change list, the author and the time."""
+    changes = diff_revisions(before.settings, after.settings, table=table) if with_changes else []
+    return {
+        "before": before.settings,
+        "after": after.settings,
+        "changes": [
+            {"path": c.path, "kind": c.kind, "before": c.before, "after": c.after,
+             "old_path": c.old_path}
+            for c in changes
+        ],
+        "author": after.user.email,
+        "author_name": after.user.name,
+        "revision": after.revision,
+        "previous_revision": before.revision,
+        "updated_at": after.updated_at.isoformat(),
+    }  # fmt: skip
+
+
+def step_subject(before: Revision, after: Revision) -> Subject:
+    """The subject of one step's results."""
+    key = f"change:{before.revision}..{after.revision}"
+    label = f"revision {before.revision} -> {after.revision}"
+    return Subject("change", key, label, revision=after.revision)
+
+
+class ChangeRun:
+    """Evaluates change rules step by step, counting the steps seen."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        env: Env,
+        *,
+        memo: bool = True,
+        every_step: bool = False,
+        table: ListTable = DEFAULT_LIST_TABLE,
+    ) -> None:
+        self.rules = [MemoRule(rule, enabled=memo) for rule in rules]
+        self.env = env
+        self.with_changes = any(d[:1] in ((), ("changes",)) for r in self.rules for d in r.reads)
+        self.every_step = every_step
+        self.table = table
+        self.steps = 0
+        self._span: tuple[int, int] | None = None
+
+    def results(self, steps: Iterable[Step]) -> Iterator[RuleResult]:
+        """Each rule's open result on each step, then a summary for the rules nothing failed.
+
+        A single step (a review) keeps all of its results: there is nothing to summarise."""
+        tally = {memo.rule.id: Counter[str]() for memo in self.rules}
+        first_quiet: list[RuleResult] = []
+        for before, after in steps:
+            self.steps += 1
+            start = self._span[0] if self._span else before.revision
+            self._span = (start, after.revision)
+            for result in self._step(before, after):
+                tally[result.rule.id][result.status] += 1
+                if self.every_step or result.status not in _QUIET:
+                    yield result
+                elif self.steps == 1:
+                    first_quiet.append(result)
+        if self.steps == 1:
+            yield from first_quiet
+        if self.every_step or self.steps < 2:
+            return
+        for memo in self.rules:
+            counts = tally[memo.rule.id]
+            if all(status in _QUIET for status in counts):
+                yield self._summary(memo.rule, counts)
+
+    def _summary(self, rule: Rule, counts: Counter[str]) -> RuleResult:
+        first, last = self._span or (0, 0)
+        label = f"all {self.steps} steps (revisions {first} -> {last})"
+        subject = Subject("change", "change:all", label)
+        status: Status = "pass" if counts["pass"] else "not_applicable"
+        skipped = counts["not_applicable"]
+        message = (
+            f"{counts['pass']} of {self.steps} steps pass, "
+            f"{skipped} {'does' if skipped == 1 else 'do'} not apply; none fails"
+        )
+        return RuleResult(rule, subject, status, message)
+
+    def _step(self, before: Revision, after: Revision) -> Iterator[RuleResult]:
+        doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
+        env = Env(self.env.now, (before.settings, after.settings))
+        subject, since = step_subject(before, after), attribution(after)
+        for memo in self.rules:
+            yield memo.verdict(doc, env).result(memo.rule, subject, since=since)

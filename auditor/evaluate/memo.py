@@ -1,0 +1,134 @@
+"""Verdict memoisation: a rule's verdict is a function of the values at the paths it reads.
+
+Takes a compiled `Rule` and the documents it is run on, gives a type-strict key of the rule's
+projection of each document (the values at the leading keys of every path it reads) and a
+bounded cache from key to `Verdict`. Long histories repeat the same projections over and over
+(most revisions leave most paths untouched, and values often return to earlier ones), so a
+rule runs once per distinct projection instead of once per revision or step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from auditor.evaluate import rule as evaluate_rule
+from auditor.evaluate.rule import Verdict
+from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.model import Rule
+from auditor.policy.outcome import Env
+from auditor.policy.refs import Ref
+
+Deps = tuple[str, ...]
+
+#: Leading keys of change-document fields that differ on every step: a key holding them
+#: would never repeat, so rules reading them are simply not cached.
+PER_STEP_FIELDS = frozenset({"revision", "previous_revision", "updated_at"})
+#: Bytes of keys one rule's cache may hold before it starts over (bounds memory): keys are
+#: 32-byte digests, so this is 2,048 verdicts per rule, each of which may keep evidence alive.
+CACHE_BUDGET = 32 * 2048
+
+
+def rule_reads(rule: Rule) -> tuple[Deps, ...]:
+    """The leading keys of every document path `rule` reads (change leaves read both sides)."""
+    conds = [c for c in (rule.when, rule.condition) if c is not None]
+    return tuple(sorted({deps for cond in conds for deps in _reads(cond, inside=False)}))
+
+
+def _reads(cond: Condition, *, inside: bool) -> Iterator[Deps]:
+    if isinstance(cond, Leaf):
+        yield from _leaf_reads(cond, inside=inside)
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _reads(child, inside=inside)
+    else:
+        if not inside:  # a nested quantifier reads inside the element the outer one read
+            yield cond.path.deps
+        yield from _reads(cond.condition, inside=True)
+
+
+def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
+    if leaf.is_change:  # resolved against both settings sides, wherever the leaf sits
+        for path in leaf.paths:
+            yield ("before", *path.deps)
+            yield ("after", *path.deps)
+    elif not inside:
+        yield from (path.deps for path in leaf.paths)
+    for _, arg, _ in leaf.ops:
+        if isinstance(arg, Ref):  # refs always read from the document root
+            yield arg.path.deps
+
+
+def cacheable(reads: Sequence[Deps]) -> bool:
+    """False when a rule reads the whole document or a field that changes on every step."""
+    return all(deps and deps[0] not in PER_STEP_FIELDS for deps in reads)
+
+
+def projection(doc: Any, deps: Deps) -> Any:
+    """What a path with these leading keys can see: where the walk stopped and the value there.
+
+    The walk stops early at an absent key or a non-object (the path then reads nothing below,
+    or reports the wrong type, so the value there is all that matters).
+    """
+    node = doc
+    for depth, key in enumerate(deps):
+        if not isinstance(node, dict):
+            return [depth, node]
+        if key not in node:
+            return [depth]
+        node = node[key]
+    return [len(deps), node]
+
+
+def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
+    """A digest of the type-strict bytes of the projection (None when it cannot be serialized).
+
+    The bytes can be kilobytes (a whole `customModels` list); a 256-bit BLAKE2b digest keeps the
+    cache small, and a collision is not a practical concern."""
+    # Not sorted: insertion order shows in messages and evidence, so it belongs in the key.
+    try:
+        data = orjson.dumps([projection(doc, deps) for deps in reads])
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+class VerdictCache:
+    """Verdicts of one rule by projection key, starting over when its keys exceed the budget."""
+
+    def __init__(self, budget: int = CACHE_BUDGET) -> None:
+        self.verdicts: dict[bytes, Verdict] = {}
+        self.budget = budget
+        self.size = 0
+
+    def get(self, key: bytes, compute: Callable[[], Verdict]) -> Verdict:
+        """The verdict cached under `key`, computing and storing it on a miss."""
+        found = self.verdicts.get(key)
+        if found is not None:
+            return found
+        verdict = compute()
+        if self.size + len(key) > self.budget:
+            self.verdicts.clear()
+            self.size = 0
+        self.verdicts[key] = verdict
+        self.size += len(key)
+        return verdict
+
+
+class MemoRule:
+    """A rule with the paths it reads and its verdict cache (when it can be cached)."""
+
+    def __init__(self, rule: Rule, *, enabled: bool = True) -> None:
+        self.rule = rule
+        self.reads = rule_reads(rule)
+        self.cache = VerdictCache() if enabled and cacheable(self.reads) else None
+
+    def verdict(self, doc: Any, env: Env) -> Verdict:
+        """The rule's verdict on `doc`, reused when the same projection was seen before."""
+        key = None if self.cache is None else projection_key(doc, self.reads)
+        if self.cache is None or key is None:
+            return evaluate_rule.run_rule(self.rule, doc, env)
+        return self.cache.get(key, lambda: evaluate_rule.run_rule(self.rule, doc, env))

@@ -1,0 +1,68 @@
+"""What the evaluate stage takes and gives: inputs, one result per (rule, subject), the whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from auditor.models import (
+    Attribution,
+    Evidence,
+    ReadinessReport,
+    Revision,
+    Status,
+    Subject,
+    Waiver,
+)
+from auditor.policy.model import Rule
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """The outcome of one rule on one subject. `raw_status` is the status before waivers."""
+
+    rule: Rule
+    subject: Subject
+    status: Status
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+    raw_status: Status | None = None  # set when a waiver changed `status`
+    waiver: Waiver | None = None
+    since: Attribution | None = None
+
+    @property
+    def original_status(self) -> Status:
+        """The status before any waiver applied."""
+        return self.raw_status or self.status
+
+
+@dataclass(frozen=True)
+class EvaluationInputs:
+    """Everything one evaluation looks at. Built by the cli; evaluated by `auditor.evaluate`."""
+
+    now: datetime
+    settings: Revision | None = None  # the revision under test (latest / --at / proposed)
+    # `history` and `steps` are re-iterable (a tuple, or a view that streams anew on each
+    # iteration, e.g. over the store), so a long history is never held in memory.
+    history: Iterable[Revision] | None = None  # ascending; for attribution and --all-revisions
+    all_revisions: bool = False
+    steps: Iterable[tuple[Revision, Revision]] = ()  # (before, after) pairs for change rules
+    reports: tuple[ReadinessReport, ...] = ()
+    readiness_model: Any = None  # `auditor.readiness.ReadinessModel`; None means the shipped one
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """All results of one evaluation plus what could not be evaluated."""
+
+    results: tuple[RuleResult, ...]
+    not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
+    failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing was left unevaluated."""
+        return not self.not_evaluated

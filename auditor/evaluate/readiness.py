@@ -1,0 +1,325 @@
+"""Readiness model and computed fields for readiness rules.
+
+Takes `ReadinessReport` records and a `ReadinessModel` (criterion id -> level, loaded from YAML),
+gives plain dicts that readiness and org rules read: the report's own fields plus `$score`,
+`$level`, `$age_days`, `$clean` and per-criterion `passed` (`readiness_view`), and aggregates
+across repositories (`org_view`).
+
+Semantics (documented for users in policies/README.md):
+- A criterion whose `numerator` is null is skipped: `passed` is None and it counts nowhere.
+- A criterion passes when `numerator == denominator` (for an application-scoped x/N criterion:
+  every application passes). Its *credit* is 1 or 0 with `partial_credit: all_or_nothing`
+  (the default) and `numerator / denominator` with `partial_credit: fraction`.
+- `$score` is the credit sum over evaluated criteria divided by their count (None if none).
+- `$level`: every repository starts at the lowest level and reaches level n+1 only when the
+  credit share of its evaluated level-n criteria is at least `unlock_threshold` (exact rational
+  arithmetic, so 4 of 5 at 0.8 unlocks). A level with no evaluated criteria does not unlock.
+- Criterion ids the model does not list are data: they count in `$score`, have level None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from fractions import Fraction
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from auditor.common.paths import render
+from auditor.errors import ConfigError, PolicyError
+from auditor.models import ReadinessReport
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "readiness-criteria.yaml"
+PARTIAL_CREDIT_MODES = ("all_or_nothing", "fraction")
+SCOPES = ("repository", "application")
+REPORT_FIELDS = (
+    "reportId", "repoUrl", "createdAt", "branch", "commitHash", "hasLocalChanges",
+    "hasNonRemoteCommits", "modelUsed", "agentVersion", "apps", "report",
+)  # fmt: skip
+FRESH_WINDOWS = (7, 30, 90)
+_TOP_KEYS = frozenset({"levels", "unlock_threshold", "criteria", "partial_credit"})
+_CRITERION_KEYS = frozenset({"level", "scope", "pillar", "skippable"})
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One readiness criterion of the model."""
+
+    id: str
+    level: int
+    scope: str
+    pillar: str
+    skippable: bool = False
+
+
+@dataclass(frozen=True)
+class ReadinessModel:
+    """Levels, the unlock gate and the criterion table used to compute `$level`."""
+
+    levels: Mapping[int, str]
+    unlock_threshold: float
+    criteria: Mapping[str, Criterion]
+    partial_credit: str = "all_or_nothing"
+
+
+def load_readiness_model(path: Path | None = None) -> ReadinessModel:
+    """Load a readiness model file (None: the shipped default); ConfigError lists each problem
+    as `file:line:col: error: $.key: message`."""
+    source = path or DEFAULT_MODEL_PATH
+    if not source.is_file():
+        raise ConfigError(f"{source}: cannot read readiness model: not an existing file")
+    try:
+        doc = load_yaml(source)
+    except PolicyError as exc:
+        raise ConfigError(_listed(source, exc.problems)) from None
+    problems = _Problems(doc)
+    model = _parse_model(doc.data, problems)
+    if problems.lines or model is None:
+        raise ConfigError(_listed(source, problems.lines))
+    return model
+
+
+def _listed(source: Path, lines: Sequence[str]) -> str:
+    return f"{source}: invalid readiness model:\n" + "\n".join(lines)
+
+
+Parts = tuple[str | int, ...]
+
+
+class _Problems:
+    """Model problems, each at the position of the key or value it is about."""
+
+    def __init__(self, doc: YamlDocument) -> None:
+        self.doc = doc
+        self.lines: list[str] = []
+
+    def add(self, where: Parts, message: str, *, key: bool = False) -> None:
+        shown = ".".join(map(str, where))
+        text = f"`{shown}`: {message}" if where else message
+        self.lines.append(problem(self.doc.locate(where, key=key), render(where), text))
+
+
+def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
+    if not isinstance(data, dict):
+        problems.add((), "the file must hold a mapping with `levels` and `criteria`")
+        return None
+    for key in sorted(set(map(str, data)) - _TOP_KEYS):
+        problems.add((key,), f"unknown key{suggest(key, _TOP_KEYS)}", key=True)
+    levels = _parse_levels(data.get("levels"), problems)
+    threshold = _parse_threshold(data.get("unlock_threshold", 0.8), problems)
+    mode = data.get("partial_credit", "all_or_nothing")
+    if mode not in PARTIAL_CREDIT_MODES:
+        problems.add(("partial_credit",), f"must be one of {list(PARTIAL_CREDIT_MODES)}")
+    criteria = _parse_criteria(data.get("criteria"), levels, problems)
+    if problems.lines:
+        return None
+    return ReadinessModel(levels, threshold, criteria, str(mode))
+
+
+def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
+    if not isinstance(raw, dict) or not raw:
+        problems.add(("levels",), "must be a non-empty mapping of level number to name")
+        return {}
+    levels: dict[int, str] = {}
+    for key, name in raw.items():
+        if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
+            problems.add(("levels", str(key)), "must map an integer level to a name")
+        else:
+            levels[key] = name
+    return dict(sorted(levels.items()))
+
+
+def _parse_threshold(raw: Any, problems: _Problems) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= 1:
+        problems.add(("unlock_threshold",), "must be a number in (0, 1]")
+        return 0.8
+    return float(raw)
+
+
+def _parse_criteria(
+    raw: Any, levels: Mapping[int, str], problems: _Problems
+) -> dict[str, Criterion]:
+    if not isinstance(raw, dict):
+        problems.add(("criteria",), "must be a mapping of criterion id to {level, scope, pillar}")
+        return {}
+    criteria: dict[str, Criterion] = {}
+    for cid, spec in raw.items():
+        where: Parts = ("criteria", str(cid))
+        if not isinstance(cid, str):
+            problems.add(where, "a criterion id must be a string", key=True)
+        elif not isinstance(spec, dict):
+            problems.add(where, "must be a mapping with level, scope, pillar")
+        else:
+            criteria[cid] = _criterion(cid, spec, levels, problems)
+    return criteria
+
+
+def _criterion(
+    cid: str, spec: Mapping[Any, Any], levels: Mapping[int, str], problems: _Problems
+) -> Criterion:
+    where: Parts = ("criteria", cid)
+    for key in sorted(set(map(str, spec)) - _CRITERION_KEYS):
+        problems.add((*where, key), f"unknown key{suggest(key, _CRITERION_KEYS)}", key=True)
+    level, scope = spec.get("level"), spec.get("scope", "repository")
+    if isinstance(level, bool) or not isinstance(level, int) or level not in levels:
+        problems.add((*where, "level"), f"must be one of the levels {list(levels)}")
+    if scope not in SCOPES:
+        problems.add((*where, "scope"), f"must be one of {list(SCOPES)}")
+    if not isinstance(spec.get("skippable", False), bool):
+        problems.add((*where, "skippable"), "must be true or false")
+    pillar = spec.get("pillar", "")
+    if not isinstance(pillar, str):
+        problems.add((*where, "pillar"), "must be a string")
+    return Criterion(
+        cid,
+        level if isinstance(level, int) else 0,
+        str(scope),
+        str(pillar),
+        bool(spec.get("skippable", False)),
+    )
+
+
+def _number(value: Any) -> Fraction | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _criterion_view(cid: str, entry: Any, model: ReadinessModel) -> dict[str, Any]:
+    """One criterion: passed/skipped/credit plus the model's level and pillar."""
+    known = model.criteria.get(cid)
+    out: dict[str, Any] = {
+        "passed": None, "numerator": None, "denominator": None, "skipped": False,
+        "credit": None, "level": known.level if known else None,
+        "pillar": known.pillar if known else None,
+    }  # fmt: skip
+    if not isinstance(entry, dict):
+        out["problem"] = "criterion entry is not an object"
+        return out
+    out["numerator"], out["denominator"] = entry.get("numerator"), entry.get("denominator")
+    if out["numerator"] is None:
+        out["skipped"] = True
+        return out
+    num, den = _number(out["numerator"]), _number(out["denominator"])
+    if num is None or den is None or den <= 0 or not 0 <= num <= den:
+        out["problem"] = "numerator/denominator must be numbers with 0 <= numerator <= denominator"
+        return out
+    out["passed"] = num == den
+    out["credit"] = float(_credit(out, model))
+    return out
+
+
+def _criteria(data: Any, model: ReadinessModel) -> dict[str, dict[str, Any]]:
+    report = data.get("report") if isinstance(data, dict) else None
+    if not isinstance(report, dict):
+        return {}
+    return {str(cid): _criterion_view(str(cid), entry, model) for cid, entry in report.items()}
+
+
+def _credit(entry: Mapping[str, Any], model: ReadinessModel) -> Fraction:
+    """Exact credit of an evaluated criterion: 1/0, or numerator/denominator in fraction mode."""
+    num, den = _number(entry["numerator"]), _number(entry["denominator"])
+    assert num is not None and den is not None
+    if model.partial_credit == "fraction":
+        return num / den
+    return Fraction(1 if entry["passed"] else 0)
+
+
+def _evaluated(criteria: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [c for c in criteria.values() if c["passed"] is not None]
+
+
+def _share_of_credit(entries: Sequence[Mapping[str, Any]], model: ReadinessModel) -> Fraction:
+    return sum((_credit(c, model) for c in entries), Fraction(0)) / len(entries)
+
+
+def compute_score(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> float | None:
+    """Credit share over evaluated criteria (skipped and malformed ones excluded)."""
+    evaluated = _evaluated(criteria)
+    return float(_share_of_credit(evaluated, model)) if evaluated else None
+
+
+def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> int:
+    """Readiness level by the model's gate; the lowest level when nothing unlocks."""
+    order = sorted(model.levels)
+    gate = Fraction(str(model.unlock_threshold))
+    level = order[0]
+    for current, following in pairwise(order):
+        at_level = [c for c in _evaluated(criteria) if c["level"] == current]
+        if not at_level:
+            break
+        if _share_of_credit(at_level, model) < gate:
+            break
+        level = following
+    return level
+
+
+def compute_clean(data: Mapping[str, Any]) -> bool | None:
+    """False if local changes or unpushed commits; True if both known absent; else None."""
+    flags = [data.get("hasLocalChanges"), data.get("hasNonRemoteCommits")]
+    if any(flag is True for flag in flags):
+        return False
+    if all(flag is False for flag in flags):
+        return True
+    return None
+
+
+def readiness_view(report: ReadinessReport, model: ReadinessModel, now: datetime) -> dict[str, Any]:
+    """The document readiness rules see: report fields, computed `$` fields and `criteria`."""
+    data: Mapping[str, Any] = report.data if isinstance(report.data, dict) else {}
+    view: dict[str, Any] = {key: data[key] for key in REPORT_FIELDS if key in data}
+    view.setdefault("repoUrl", report.repo_url)
+    view.setdefault("reportId", report.report_id)
+    criteria = _criteria(data, model)
+    view["criteria"] = criteria
+    view["$score"] = compute_score(criteria, model)
+    view["$level"] = compute_level(criteria, model)
+    view["$age_days"] = (now - report.created_at).total_seconds() / 86400
+    view["$clean"] = compute_clean(data)
+    return view
+
+
+def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]:
+    """The newest report of each repository (ties broken by report id), sorted by repo URL."""
+    latest: dict[str, ReadinessReport] = {}
+    for report in reports:
+        held = latest.get(report.repo_url)
+        if held is None or (report.created_at, report.report_id) > (
+            held.created_at,
+            held.report_id,
+        ):
+            latest[report.repo_url] = report
+    return [latest[url] for url in sorted(latest)]
+
+
+def _share(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+def org_view(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> dict[str, Any]:
+    """Aggregates over each repository's latest report (the `org` target's document)."""
+    latest = latest_per_repo(reports)
+    views = [readiness_view(r, model, now) for r in latest]
+    levels = {r.repo_url: int(v["$level"]) for r, v in zip(latest, views, strict=True)}
+    total = len(views)
+    out: dict[str, Any] = {
+        "$level": math.floor(sum(levels.values()) / total) if total else None,
+        "repo_count": total,
+        "levels": levels,
+        "clean_share": _share(sum(1 for v in views if v["$clean"] is True), total),
+        "oldest_report_days": max((v["$age_days"] for v in views), default=None),
+    }
+    for days in FRESH_WINDOWS:
+        fresh = sum(1 for v in views if v["$age_days"] <= days)
+        out[f"fresh_share_{days}d"] = _share(fresh, total)
+    for level in sorted(model.levels)[1:]:
+        out[f"below_level_{level}"] = sum(1 for lv in levels.values() if lv < level)
+    return out

@@ -1,0 +1,45 @@
+"""One rule on one document: the precondition, the assertion and `on_missing`, as a `Verdict`.
+
+Takes a compiled `Rule`, the document its target sees and the environment (clock, change
+sides), gives the status, a one-line message and the evidence. Never two-valued: absent paths
+follow the rule's `on_missing`, wrong types are `error`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.evaluate.model import RuleResult
+from auditor.models import Evidence, Status, Subject
+from auditor.policy.model import Rule
+from auditor.policy.outcome import Env
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A rule's result on one document, before it is attached to a subject."""
+
+    status: Status
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+
+    def result(self, rule: Rule, subject: Subject, **extra: Any) -> RuleResult:
+        """This verdict as the RuleResult of `rule` on `subject`."""
+        return RuleResult(rule, subject, self.status, self.message, self.evidence, **extra)
+
+
+def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
+    """Evaluate `when` then `assert` of one rule against one document."""
+    if env.root is not doc:
+        env = Env(env.now, env.change, doc)
+    if rule.when is not None:
+        pre = rule.when.evaluate(doc, "$", env)
+        if pre.status == "error":
+            return Verdict("error", pre.message, pre.evidence)
+        if pre.status != "pass":
+            return Verdict("not_applicable", f"precondition not met: {pre.message}", pre.evidence)
+    out = rule.condition.evaluate(doc, "$", env)
+    if out.status == "missing":
+        return Verdict(rule.on_missing, out.message, out.evidence)
+    return Verdict(out.status, out.message, out.evidence)

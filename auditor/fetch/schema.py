@@ -1,0 +1,200 @@
+"""Response validation: "fast yes, slow why".
+
+Takes a parsed page and the name of a shipped JSON Schema, gives nothing or a DataError naming
+the JSON path. Each schema is compiled once into a cheap predicate that only says yes when
+jsonschema would; on anything else jsonschema walks the page and words the error, so the schemas
+stay the one source of what is valid and of every message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from auditor.common import paths
+from auditor.common.jsonutil import loads
+from auditor.errors import DataError
+
+_JSON_TYPES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
+
+
+Check = Callable[[Any], bool]
+
+# Exact Python types per JSON type: `type(x) in ...` never admits bool as a number, nor a subclass.
+_PY_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+    "string": frozenset({str}),
+    "boolean": frozenset({bool}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "null": frozenset({type(None)}),
+}
+_ANY_JSON: frozenset[type] = frozenset().union(*_PY_TYPES.values())
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples"})
+_KEYWORDS = frozenset(
+    {"type", "required", "properties", "additionalProperties", "items", "minLength", "minimum"}
+)
+
+
+class _Unsupported(Exception):
+    """The schema uses a keyword the fast checker does not know; jsonschema does all the work."""
+
+
+@cache
+def _validator(name: str) -> Any:
+    cls = jsonschema.validators.validator_for(_schema(name))
+    return cls(_schema(name))
+
+
+@cache
+def _schema(name: str) -> Any:
+    return loads(resources.files("auditor.schemas").joinpath(name).read_bytes())
+
+
+@cache
+def fast_check(name: str) -> Check:
+    """The named schema's quick test: True only if jsonschema accepts; False means "ask it"."""
+    return compile_check(_schema(name)) or _never
+
+
+def compile_check(schema: Any) -> Check | None:
+    """Compile a schema into a predicate that never accepts what jsonschema rejects.
+
+    None when the schema uses a keyword outside the small subset understood here; callers then
+    leave all the work to jsonschema. A False answer is never an error by itself: the caller asks
+    jsonschema, which decides and words the message.
+    """
+    try:
+        return _compile(schema)
+    except _Unsupported:
+        return None
+
+
+def _never(_value: Any) -> bool:
+    return False
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+def _compile(schema: Any) -> Check:
+    if isinstance(schema, bool):
+        return _always if schema else _never
+    if not isinstance(schema, dict):
+        raise _Unsupported(f"schema must be an object, got {type(schema).__name__}")
+    unknown = schema.keys() - _KEYWORDS - _ANNOTATIONS
+    if unknown:
+        raise _Unsupported(f"keyword {sorted(unknown)[0]!r}")
+    allowed = _allowed_types(schema.get("type"))
+    by_type = _keyword_checks(schema)
+    if not by_type:
+        return lambda value: type(value) in allowed
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        if kind not in allowed:
+            return False
+        keywords = by_type.get(kind)
+        return keywords is None or keywords(value)
+
+    return check
+
+
+def _allowed_types(declared: Any) -> frozenset[type]:
+    if declared is None:
+        return _ANY_JSON
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(n in _PY_TYPES for n in names):
+        raise _Unsupported(f"type {declared!r}")
+    return frozenset().union(*(_PY_TYPES[n] for n in names))
+
+
+def _keyword_checks(schema: dict[str, Any]) -> dict[type, Check]:
+    """Checks of the keywords that apply to each Python type (jsonschema skips the others)."""
+    by_type: dict[type, Check] = {}
+    if {"required", "properties", "additionalProperties"} & schema.keys():
+        by_type[dict] = _object_check(schema)
+    if "items" in schema:
+        by_type[list] = _items_check(_compile(schema["items"]))
+    if "minLength" in schema:
+        by_type[str] = _min_length_check(schema["minLength"])
+    if "minimum" in schema:
+        by_type[int] = by_type[float] = _minimum_check(schema["minimum"])
+    return by_type
+
+
+def _object_check(schema: dict[str, Any]) -> Check:
+    required = schema.get("required", [])
+    properties = schema.get("properties", {})
+    if not isinstance(required, list) or not isinstance(properties, dict):
+        raise _Unsupported("required or properties of an unexpected shape")
+    props = {key: _compile(sub) for key, sub in properties.items()}
+    extra = _compile(schema.get("additionalProperties", True))
+    known = props.items()
+
+    def check(value: dict[str, Any]) -> bool:
+        for key in required:
+            if key not in value:
+                return False
+        for key, sub in known:
+            if key in value and not sub(value[key]):
+                return False
+        if extra is not _always:
+            for key, item in value.items():
+                if key not in props and not extra(item):
+                    return False
+        return True
+
+    return check
+
+
+def _items_check(item: Check) -> Check:
+    return lambda value: all(map(item, value))
+
+
+def _min_length_check(limit: Any) -> Check:
+    if type(limit) is not int:
+        raise _Unsupported(f"minLength {limit!r}")
+    return lambda value: len(value) >= limit
+
+
+def _minimum_check(limit: Any) -> Check:
+    if type(limit) not in (int, float):
+        raise _Unsupported(f"minimum {limit!r}")
+    return lambda value: not value < limit
+
+
+def _describe(error: Any) -> str:
+    """A message that never repeats the offending value (it may be a secret)."""
+    if error.validator == "type":
+        expected = error.validator_value
+        wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"expected {wanted}, got {_JSON_TYPES.get(type(error.instance), 'unknown')}"
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return f"missing required key {missing[0]!r}" if missing else "missing required key"
+    return f"fails {error.validator} {error.validator_value!r}"
+
+
+def validate(body: Any, schema: str, where: str) -> None:
+    """Raise `DataError` naming the JSON path and `where` if `body` does not match `schema`."""
+    if fast_check(schema)(body):
+        return
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
+    if error is not None:
+        path = paths.render(error.absolute_path)
+        raise DataError(f"{path}: {_describe(error)} ({where})")

@@ -1,0 +1,181 @@
+"""Findings: rule results made comparable across runs (fingerprints, attribution, lifecycle).
+
+Takes `RuleResult`s from `auditor.evaluate` (and the previous run's finding records from the
+store), gives `Finding`s with a stable fingerprint, who/when attribution text and a
+`new` / `persisting` / `resolved` lifecycle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from auditor.evaluate.model import RuleResult
+from auditor.models import (
+    Attribution,
+    Evidence,
+    FindingRecord,
+    Lifecycle,
+    Severity,
+    SourceLocation,
+    Status,
+    Subject,
+    Waiver,
+    severity_rank,
+)
+
+#: Statuses that are tracked across runs: what someone has to act on (or has accepted).
+TRACKED_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown", "waived"})
+
+_INDEX = re.compile(r"\[-?\d+\]")
+_DIGITS = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's result on one subject, ready for reports.
+
+    `source` is the rule's position in its policy file. `location`, when set, is where the
+    finding points in a file under review (e.g. the proposed settings file); SARIF prefers it
+    over `source`. `lifecycle` is None when the run was not compared with a previous one.
+    """
+
+    fingerprint: str
+    rule_id: str
+    title: str
+    severity: Severity
+    status: Status
+    raw_status: Status
+    subject: Subject
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+    controls: tuple[str, ...] = ()
+    remediation: str = ""
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    since: Attribution | None = None
+    waiver: Waiver | None = None
+    lifecycle: Lifecycle | None = None
+    source: SourceLocation | None = None
+    location: SourceLocation | None = None
+
+
+def normalize_path(path: str) -> str:
+    """Replace list indices with `[*]` so a reordered list keeps its fingerprints."""
+    return _INDEX.sub("[*]", path)
+
+
+def fingerprint(rule_id: str, subject_key: str, path: str) -> str:
+    """Stable identity of a finding: sha256 of `rule|subject|normalized path`, 32 hex digits."""
+    text = f"{rule_id}|{subject_key}|{normalize_path(path)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def primary_path(evidence: Iterable[Evidence]) -> str:
+    """The evidence path a fingerprint uses: the smallest normalized one, so order never matters."""
+    paths = {normalize_path(e.path) for e in evidence if e.path}
+    return min(paths) if paths else ""
+
+
+def control_key(control: str) -> tuple[tuple[int, str], ...]:
+    """Natural sort key: `ISO27001:A.5.2` before `ISO27001:A.5.15`, `CC6.8` before `CC6.10`."""
+    parts = _DIGITS.split(control.casefold())
+    # Digit runs sit at odd positions; padding them makes text comparison numeric.
+    keyed = [(1, p.zfill(20)) if i % 2 else (0, p) for i, p in enumerate(parts)]
+    return (*keyed, (2, control))
+
+
+def sort_controls(controls: Iterable[str]) -> tuple[str, ...]:
+    """Controls without duplicates, in natural order (see `control_key`)."""
+    return tuple(sorted(set(controls), key=control_key))
+
+
+def finding_from_result(result: RuleResult) -> Finding:
+    """Turn one rule result into a finding (pass results included)."""
+    rule = result.rule
+    return Finding(
+        fingerprint=fingerprint(rule.id, result.subject.key, primary_path(result.evidence)),
+        rule_id=rule.id,
+        title=rule.title,
+        severity=rule.severity,
+        status=result.status,
+        raw_status=result.original_status,
+        subject=result.subject,
+        message=result.message,
+        evidence=result.evidence,
+        controls=sort_controls(rule.controls),
+        remediation=rule.remediation,
+        description=rule.description,
+        tags=rule.tags,
+        since=result.since,
+        waiver=result.waiver,
+        source=rule.source,
+    )
+
+
+def findings_from_results(results: Sequence[RuleResult]) -> list[Finding]:
+    """One finding per rule result, in the stable report order."""
+    return sort_findings(finding_from_result(r) for r in results)
+
+
+def sort_key(f: Finding) -> tuple[int, str, str, str]:
+    """Severity (worst first), rule id, subject key, fingerprint."""
+    return (severity_rank(f.severity), f.rule_id, f.subject.key, f.fingerprint)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings in the stable report order (see `sort_key`)."""
+    return sorted(findings, key=sort_key)
+
+
+def _who(a: Attribution) -> str:
+    who = a.author_email or a.author_name
+    return f" by {who}" if who else ""
+
+
+def attribution_text(f: Finding) -> str:
+    """Who and when, e.g. `violating since rev 412 (2026-09-03) by a@b.c`; empty when unknown."""
+    a = f.since
+    if a is None:
+        return ""
+    day = a.updated_at.date().isoformat()
+    if f.subject.kind == "change":
+        return f"changed in rev {a.revision} ({day}){_who(a)}"
+    return f"violating since rev {a.revision} ({day}){_who(a)}"
+
+
+def compare_runs(
+    current: Sequence[Finding], previous: Sequence[FindingRecord] | None
+) -> tuple[list[Finding], list[FindingRecord]]:
+    """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
+
+    With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
+    """
+    if previous is None:
+        return list(current), []
+    before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
+    now = {f.fingerprint for f in current if f.status in TRACKED_STATUSES}
+    marked = [_with_lifecycle(f, before) for f in current]
+    resolved = sorted(
+        (p for p in previous if p.status in TRACKED_STATUSES and p.fingerprint not in now),
+        key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
+    )
+    return marked, _unique(resolved)
+
+
+def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
+    if f.status not in TRACKED_STATUSES:
+        return f
+    return replace(f, lifecycle="persisting" if f.fingerprint in before else "new")
+
+
+def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
+    seen: set[str] = set()
+    out = []
+    for p in records:
+        if p.fingerprint not in seen:
+            seen.add(p.fingerprint)
+            out.append(p)
+    return out

@@ -1,0 +1,244 @@
+"""Waivers: accepted, owned, expiring exceptions to rules.
+
+Takes a waivers YAML file and rule results, gives validated `Waiver` records (every problem
+reported at once as `file:line:col`) and the results with matching failures marked `waived`
+(the raw status kept beside), plus a report of waivers in force, expiring, expired and stale.
+
+File format::
+
+    waivers:
+      - rule: BASE-SBX-001
+        subject: settings            # settings | org | change | change:411..412 | repo URL glob
+        reason: Legacy build agents need it until the migration ends
+        owner: platform-security@example.com
+        expires: 2026-12-31          # the waiver holds until the end of this day, UTC
+        ticket: SEC-1234             # optional
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, timedelta
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from auditor.common.paths import render
+from auditor.errors import PolicyError
+from auditor.evaluate.model import RuleResult
+from auditor.models import Subject, Waiver
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+
+REQUIRED = ("rule", "subject", "reason", "owner", "expires")
+OPTIONAL = ("ticket",)
+KEYWORD_SUBJECTS = ("settings", "org", "change")
+EXPIRING_SOON_DAYS = 14
+MAX_TERM_DAYS = 365
+WAIVABLE = frozenset({"fail", "unknown", "error"})
+_EXACT_SUBJECT = re.compile(r"^(?:settings@\d+|change:\d+\.\.\d+)$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class WaiverReport:
+    """What the waivers did in one run: in force, expiring soon, expired, stale, warnings."""
+
+    in_force: tuple[Waiver, ...]
+    expiring_soon: tuple[Waiver, ...]
+    expired: tuple[Waiver, ...]
+    stale: tuple[Waiver, ...]
+    warnings: tuple[str, ...]
+
+
+def load_waivers(path: Path) -> tuple[Waiver, ...]:
+    """Load and validate a waivers file; PolicyError lists every problem as file:line:col."""
+    doc = load_yaml(path)
+    problems: list[str] = []
+    entries = _entries(doc, problems)
+    waivers: list[Waiver] = []
+    for index, entry in enumerate(entries):
+        waiver = _parse_entry(doc, index, entry, problems)
+        if waiver is not None:
+            waivers.append(waiver)
+    _check_duplicates(waivers, problems)
+    if problems:
+        raise PolicyError(sorted(problems, key=lambda text: _position(text, doc.path)))
+    return tuple(waivers)
+
+
+def _position(text: str, file: str) -> tuple[int, int]:
+    """(line, col) of a formatted problem, for sorting by position."""
+    line, col, _ = text[len(file) + 1 :].split(":", 2)
+    return int(line), int(col)
+
+
+def _entries(doc: YamlDocument, problems: list[str]) -> list[Any]:
+    data = doc.data
+    if not isinstance(data, dict) or not isinstance(data.get("waivers", []), list):
+        message = "a waivers file is a mapping with a `waivers:` list"
+        problems.append(problem(doc.locate([]), "$", message))
+        return []
+    for key in sorted(set(map(str, data)) - {"waivers"}):
+        message = f"unknown key `{key}`{suggest(key, ['waivers'])}"
+        problems.append(problem(doc.locate([key], key=True), render([key]), message))
+    return list(data.get("waivers") or [])
+
+
+def _parse_entry(doc: YamlDocument, index: int, entry: Any, problems: list[str]) -> Waiver | None:
+    base: list[str | int] = ["waivers", index]
+    before = len(problems)
+
+    def report(key: str | None, message: str, *, at_key: bool = False) -> None:
+        parts = [*base, key] if key else base
+        problems.append(problem(doc.locate(parts, key=at_key), render(parts), message))
+
+    if not isinstance(entry, dict):
+        report(None, "a waiver is a mapping with " + ", ".join(REQUIRED))
+        return None
+    if isinstance(entry.get("ticket"), int) and not isinstance(entry["ticket"], bool):
+        entry = {**entry, "ticket": str(entry["ticket"])}  # `ticket: 1234` is a ticket number
+    _check_fields(entry, report)
+    expires = _parse_expiry(entry.get("expires"), lambda m: report("expires", m))
+    if len(problems) > before or expires is None:
+        return None
+    return Waiver(
+        rule_id=entry["rule"].strip(),
+        subject=entry["subject"].strip(),
+        reason=entry["reason"].strip(),
+        owner=entry["owner"].strip(),
+        expires=expires,
+        ticket=str(entry.get("ticket", "")).strip(),
+        source=doc.locate(base),
+    )
+
+
+def _check_fields(entry: dict[str, Any], report: Callable[..., None]) -> None:
+    """Unknown keys, missing fields, empty strings and the subject's form."""
+    for key in sorted(set(map(str, entry)) - set(REQUIRED) - set(OPTIONAL)):
+        report(key, f"unknown key `{key}`{suggest(key, REQUIRED + OPTIONAL)}", at_key=True)
+    for key in REQUIRED:
+        if key not in entry:
+            report(None, f"missing required field `{key}`")
+    for key in ("rule", "subject", "reason", "owner", "ticket"):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
+            report(key, f"`{key}` must be a non-empty string")
+    if isinstance(entry.get("subject"), str) and entry["subject"].strip():
+        _check_subject(entry["subject"], lambda m: report("subject", m))
+
+
+def _check_subject(subject: str, report: Callable[[str], None]) -> None:
+    text = subject.strip()
+    if text in KEYWORD_SUBJECTS or _EXACT_SUBJECT.match(text) or "://" in text:
+        return
+    hint = suggest(text, KEYWORD_SUBJECTS)
+    report(
+        f"subject `{text}` is not `settings`, `org`, `change`, `change:A..B` "
+        f"or a repository URL glob such as https://github.com/acme/legacy-*{hint}"
+    )
+
+
+def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
+    """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC."""
+    if raw is None:
+        return None
+    day: date | None = None
+    if isinstance(raw, date) and not isinstance(raw, datetime):
+        day = raw
+    elif isinstance(raw, str) and _DATE.match(raw.strip()):
+        try:
+            day = date.fromisoformat(raw.strip())
+        except ValueError:
+            day = None
+    if day is None:
+        report(f"`expires` must be a calendar date YYYY-MM-DD, got {str(raw)[:40]!r}")
+        return None
+    return datetime.combine(day, time.max, tzinfo=UTC)
+
+
+def _check_duplicates(waivers: Sequence[Waiver], problems: list[str]) -> None:
+    seen: dict[tuple[str, str], Waiver] = {}
+    for waiver in waivers:
+        key = (waiver.rule_id, waiver.subject)
+        first = seen.setdefault(key, waiver)
+        if first is not waiver and waiver.source is not None:
+            message = (
+                f"duplicate waiver for rule {waiver.rule_id} and subject {waiver.subject} "
+                f"(first at {first.source})"
+            )
+            problems.append(problem(waiver.source, "", message))
+
+
+def subject_matches(waiver: Waiver, subject: Subject) -> bool:
+    """True when the waiver's subject covers this result's subject."""
+    pattern = waiver.subject
+    if pattern == subject.key:
+        return True
+    if pattern == "settings":
+        return subject.kind == "settings"
+    if pattern == "change":
+        return subject.kind == "change"
+    if pattern == "org":
+        return subject.kind == "org"
+    return subject.repo_url is not None and fnmatchcase(subject.repo_url, pattern)
+
+
+def _describe(waiver: Waiver) -> str:
+    where = f" ({waiver.source})" if waiver.source else ""
+    return f"waiver for {waiver.rule_id} on {waiver.subject}{where}"
+
+
+def _day(moment: datetime) -> str:
+    return moment.date().isoformat()
+
+
+def apply_waivers(
+    results: Sequence[RuleResult], waivers: Sequence[Waiver], now: datetime
+) -> tuple[tuple[RuleResult, ...], WaiverReport]:
+    """Mark fail/unknown/error results covered by a waiver in force as `waived`."""
+    in_force = [w for w in waivers if now <= w.expires]
+    used: set[int] = set()
+    out: list[RuleResult] = []
+    for result in results:
+        match = _first_match(result, in_force) if result.status in WAIVABLE else None
+        if match is None:
+            out.append(result)
+            continue
+        used.add(id(match))
+        out.append(replace(result, status="waived", raw_status=result.status, waiver=match))
+    report = _report(waivers, in_force, used, now)
+    return tuple(out), report
+
+
+def _first_match(result: RuleResult, waivers: Sequence[Waiver]) -> Waiver | None:
+    for waiver in waivers:
+        if waiver.rule_id == result.rule.id and subject_matches(waiver, result.subject):
+            return waiver
+    return None
+
+
+def _report(
+    waivers: Sequence[Waiver], in_force: Sequence[Waiver], used: set[int], now: datetime
+) -> WaiverReport:
+    soon_limit = now + timedelta(days=EXPIRING_SOON_DAYS)
+    far_limit = now + timedelta(days=MAX_TERM_DAYS)
+    expired = [w for w in waivers if now > w.expires]
+    soon = [w for w in in_force if w.expires <= soon_limit]
+    stale = [w for w in in_force if id(w) not in used]
+    warnings = [
+        f"{_describe(w)} expired on {_day(w.expires)} (owner {w.owner}); it no longer waives"
+        for w in expired
+    ]
+    warnings += [f"{_describe(w)} expires on {_day(w.expires)} (owner {w.owner})" for w in soon]
+    warnings += [
+        f"{_describe(w)} matched no failing result: the rule passes or the subject is gone"
+        for w in stale
+    ]
+    warnings += [
+        f"{_describe(w)} runs until {_day(w.expires)}, more than {MAX_TERM_DAYS} days out; "
+        "review waivers at least yearly"
+        for w in in_force
+        if w.expires > far_limit
+    ]
+    return WaiverReport(tuple(in_force), tuple(soon), tuple(expired), tuple(stale), tuple(warnings))

@@ -1,0 +1,414 @@
+"""The local state: one SQLite file (default `.auditor/state.db`), the only module running SQL.
+
+Takes validated API items (from `auditor.sync`) and run results (from `auditor run`), gives
+immutable `Revision`s, `ReadinessReport`s, integrity issues, sync and run records. The file never
+holds a secret: values are replaced at ingestion by markers with a *keyed* fingerprint (HMAC with
+a random per-file key kept in the `meta` table, or `AUDITOR_FINGERPRINT_KEY`), so the state file
+is safe to hand around as a CI artifact. An exclusive lock on `<state>.lock` keeps two runs
+from sharing one file; writes happen in transactions, so a failed sync leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
+
+from auditor.errors import StoreError
+from auditor.models import FindingRecord, ReadinessReport, Revision
+from auditor.redact import Redactor
+from auditor.store import runs as store_runs
+from auditor.store.file import acquire_lock, prepare
+from auditor.store.schema import (
+    INSERT_SQL,
+    KEY_COLUMN,
+    REPORT_COLUMNS,
+    REVISION_COLUMNS,
+    IntegrityIssue,
+    RunRecord,
+    SyncRecord,
+    from_text,
+    issue_from_row,
+    report_from_row,
+    report_row,
+    revision_from_row,
+    revision_row,
+    to_text,
+)
+
+__all__ = [
+    "FindingRecord",
+    "Ingested",
+    "IntegrityIssue",
+    "RunRecord",
+    "Store",
+    "SyncRecord",
+]
+
+_BATCH = 256
+_DAMAGE = (sqlite3.Error, ValueError, TypeError)  # SQL errors; rows that no longer decode
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """A read outside a transaction: a damaged file is a StoreError, not a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(store: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with store.reading():
+            return method(store, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What happened to one item offered to the store."""
+
+    status: Literal["new", "same", "conflict"]
+    known_before: bool  # stored by an earlier sync (not just earlier in this one)
+    issue: IntegrityIssue | None = None
+
+
+class Store:
+    """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str]):
+        self._db = db
+        self.path = path
+        self._key = key
+        self._lock: IO[str] | None = lock
+        self._secrets: list[str] = []
+        self.redactor = Redactor(key)
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        create: bool = True,
+        fingerprint_key: bytes | None = None,
+    ) -> Store:
+        """Open (or create) the state file; StoreError if missing, locked or unreadable."""
+        path = Path(path)
+        if not path.exists():
+            if not create:
+                raise StoreError(f"no state file at {path}: run `auditor sync` first")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
+        handle = acquire_lock(path)
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            key = prepare(db, path, fingerprint_key)
+        except sqlite3.Error as exc:
+            handle.close()
+            raise StoreError(f"{path} is not a usable auditor state file ({exc})") from None
+        except StoreError:
+            handle.close()
+            raise
+        return cls(db, path, key, handle)
+
+    def close(self) -> None:
+        """Close the database and release the lock."""
+        self._db.close()
+        if self._lock is not None:
+            with suppress(OSError):
+                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside commits together, or (on any exception) not at all."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"state file {self.path}: {exc}") from None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """SQL errors and rows that no longer decode become StoreError ("... is damaged")."""
+        try:
+            yield
+        except _DAMAGE as exc:
+            raise StoreError(f"state file {self.path} is damaged: {exc}") from None
+
+    # -- secrets and the organization --------------------------------------------------------
+
+    def register_secret(self, value: str) -> None:
+        """Scrub `value` (e.g. the API token) from stored data and from any later message."""
+        self.redactor.register(value)
+        if value not in self._secrets:
+            self._secrets.append(value)
+
+    def ingest_redactor(self) -> Redactor:
+        """A fresh redactor for one document: markers depend only on the key and the document."""
+        return Redactor(self._key, self._secrets)
+
+    def bind_org(self, org: str) -> None:
+        """Record the organization on first use; StoreError if the file belongs to another one."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO meta (key, value) VALUES ('org', ?)", (org,))
+        elif row[0] != org:
+            raise StoreError(
+                f"state file {self.path} holds organization {row[0]!r}, not {org!r}: "
+                "use one state file per organization"
+            )
+
+    # -- revisions ---------------------------------------------------------------------------
+
+    def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
+        with self.reading():
+            cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+            while rows := cursor.fetchmany(_BATCH):
+                yield from [revision_from_row(r) for r in rows]
+
+    def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
+        return next(self._revisions(where + " LIMIT 1", params), None)
+
+    def latest_revision(self) -> Revision | None:
+        """The newest stored revision."""
+        return self._one("ORDER BY revision DESC")
+
+    def get_revision(self, number: int) -> Revision | None:
+        """One revision by number."""
+        return self._one("WHERE revision = ?", (number,))
+
+    @_reads
+    def revision_hashes(self, *, end: int | None = None) -> list[tuple[int, str]]:
+        """(revision, content hash) of every stored revision up to `end`, ascending; no settings
+        are read (for the evidence appendix)."""
+        rows = self._db.execute(
+            "SELECT revision, content_hash FROM revisions WHERE revision <= ? ORDER BY 1",
+            (2**63 - 1 if end is None else end,),
+        )
+        return [(int(n), str(h)) for n, h in rows]
+
+    @_reads
+    def revision_numbers(self) -> list[int]:
+        """Every stored revision number, ascending."""
+        return [r[0] for r in self._db.execute("SELECT revision FROM revisions ORDER BY 1")]
+
+    def iter_revisions(
+        self, *, start: int | None = None, end: int | None = None
+    ) -> Iterator[Revision]:
+        """Revisions in ascending order within inclusive bounds, streamed."""
+        low = start if start is not None else -(2**62)
+        high = end if end is not None else 2**62
+        return self._revisions("WHERE revision BETWEEN ? AND ? ORDER BY revision", (low, high))
+
+    def revision_at(self, when: datetime) -> Revision | None:
+        """The revision in force at `when` (the newest one updated at or before it)."""
+        return self._one(
+            "WHERE updated_at <= ? ORDER BY updated_at DESC, revision DESC", (to_text(when),)
+        )
+
+    @_reads
+    def count_revisions(self) -> int:
+        """How many revisions are stored."""
+        return int(self._db.execute("SELECT COUNT(*) FROM revisions").fetchone()[0])
+
+    def ingest_revision(
+        self, rev: Revision, sync_id: int, seen_at: datetime, *, settings_json: bytes | None = None
+    ) -> Ingested:
+        """Insert a new revision; a known number with other content becomes an integrity issue.
+
+        `settings_json` is `canonical(rev.settings)` when the caller already has it.
+        """
+        row = revision_row(rev, sync_id, settings_json)
+        return self._ingest("revisions", rev.revision, None, rev.content_hash, row, seen_at)
+
+    def _ingest(
+        self,
+        table: Literal["revisions", "reports"],
+        revision: int | None,
+        report_id: str | None,
+        digest: str,
+        row: tuple[Any, ...],
+        seen_at: datetime,
+    ) -> Ingested:
+        """Insert `row` if its key is new; compare hashes if not (the row ends with sync_id)."""
+        found = self._db.execute(
+            f"SELECT content_hash, sync_id FROM {table} WHERE {KEY_COLUMN[table]} = ?",
+            (revision if report_id is None else report_id,),
+        ).fetchone()
+        if found is None:
+            self._db.execute(INSERT_SQL[table], row)
+            return Ingested("new", known_before=False)
+        stored_hash, stored_sync = found
+        before = stored_sync != row[-1]
+        if stored_hash == digest:
+            return Ingested("same", known_before=before)
+        if not before:  # the API contradicted itself within one sync: the caller decides
+            return Ingested("conflict", known_before=False)
+        issue = self._record_issue(revision, report_id, stored_hash, digest, seen_at)
+        return Ingested("conflict", known_before=True, issue=issue)
+
+    def _record_issue(
+        self, revision: int | None, report_id: str | None, stored: str, seen: str, at: datetime
+    ) -> IntegrityIssue:
+        self._db.execute(
+            "INSERT INTO integrity_issues (revision, report_id, stored_hash, seen_hash, seen_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (revision, report_id, stored, seen, to_text(at)),
+        )
+        return IntegrityIssue(revision, stored, seen, at, report_id)
+
+    @_reads
+    def integrity_issues(self) -> list[IntegrityIssue]:
+        """Every integrity issue ever recorded, oldest first."""
+        rows = self._db.execute(
+            "SELECT revision, report_id, stored_hash, seen_hash, seen_at FROM integrity_issues "
+            "ORDER BY id"
+        )
+        return [issue_from_row(r) for r in rows]
+
+    # -- readiness reports -------------------------------------------------------------------
+
+    def _reports(self, tail: str) -> Iterator[ReadinessReport]:
+        with self.reading():
+            cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+            while rows := cursor.fetchmany(_BATCH):
+                yield from [report_from_row(r) for r in rows]
+
+    def iter_reports(self) -> Iterator[ReadinessReport]:
+        """Every report, by repository then creation time."""
+        return self._reports("ORDER BY repo_url, created_at, report_id")
+
+    @_reads
+    def latest_reports(self) -> list[ReadinessReport]:
+        """The newest report of each repository, sorted by repository URL."""
+        return list(
+            self._reports(
+                "WHERE report_id = (SELECT report_id FROM reports s WHERE s.repo_url = r.repo_url"
+                " ORDER BY created_at DESC, report_id DESC LIMIT 1) ORDER BY repo_url"
+            )
+        )
+
+    @_reads
+    def count_reports(self) -> int:
+        """How many reports are stored."""
+        return int(self._db.execute("SELECT COUNT(*) FROM reports").fetchone()[0])
+
+    @_reads
+    def count_repositories(self) -> int:
+        """How many repositories have at least one report."""
+        return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
+
+    def ingest_report(
+        self,
+        report: ReadinessReport,
+        sync_id: int,
+        seen_at: datetime,
+        *,
+        data_json: bytes | None = None,
+    ) -> Ingested:
+        """Insert a report by id; known id with other content becomes an integrity issue.
+
+        `data_json` is `canonical(report.data)` when the caller already has it.
+        """
+        row = report_row(report, sync_id, data_json)
+        return self._ingest("reports", None, report.report_id, report.content_hash, row, seen_at)
+
+    # -- syncs -------------------------------------------------------------------------------
+
+    def begin_sync(self, started: datetime, base_url: str) -> int:
+        """Record a sync in the open transaction and return its id."""
+        cursor = self._db.execute(
+            "INSERT INTO syncs (started, base_url) VALUES (?, ?)", (to_text(started), base_url)
+        )
+        return int(cursor.lastrowid or 0)
+
+    def finish_sync(
+        self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int
+    ) -> None:
+        """Complete the sync record (still inside the sync's transaction)."""
+        self._db.execute(
+            "UPDATE syncs SET finished = ?, revisions_new = ?, reports_new = ?, pages = ? "
+            "WHERE id = ?",
+            (to_text(finished), revisions_new, reports_new, pages, sync_id),
+        )
+
+    @_reads
+    def last_sync(self) -> SyncRecord | None:
+        """The newest finished sync."""
+        row = self._db.execute(
+            "SELECT started, finished, base_url, revisions_new, reports_new, pages FROM syncs "
+            "WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        started, finished, base, revs, reports, pages = row
+        return SyncRecord(
+            from_text(started) or datetime.min, from_text(finished), base, revs, reports, pages
+        )
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        run_id: str,
+        *,
+        started: datetime,
+        tool_version: str,
+        policy_hashes: Mapping[str, str],
+        scope: str = "",
+    ) -> None:
+        """Record that a run began; `scope` says which runs it can be compared with."""
+        with self.transaction():
+            store_runs.start_run(
+                self._db,
+                run_id,
+                started=started,
+                tool_version=tool_version,
+                policy_hashes=policy_hashes,
+                scope=scope,
+            )
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        finished: datetime,
+        complete: bool,
+        findings: Iterable[FindingRecord],
+    ) -> None:
+        """Record a run's end and its findings."""
+        with self.transaction():
+            store_runs.finish_run(
+                self._db, run_id, finished=finished, complete=complete, findings=findings
+            )
+
+    @_reads
+    def previous_complete_run(self, before_run_id: str, scope: str = "") -> RunRecord | None:
+        """The newest complete run of `scope` before `before_run_id`, with its findings."""
+        return store_runs.previous_complete_run(self._db, before_run_id, scope)

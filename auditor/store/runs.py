@@ -1,0 +1,96 @@
+"""Runs and their findings in the state file, so `auditor run` can tell new / persisting / resolved.
+
+Takes an open SQLite connection (owned by `auditor.store.Store`), gives and records `RunRecord`s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from auditor.common.jsonutil import canonical
+from auditor.errors import StoreError
+from auditor.models import FindingRecord
+from auditor.store.schema import RunRecord, from_text, to_text
+
+_FINDING_COLUMNS = "fingerprint, rule_id, subject_key, status, severity, first_seen_run"
+
+
+def start_run(
+    db: sqlite3.Connection,
+    run_id: str,
+    *,
+    started: datetime,
+    tool_version: str,
+    policy_hashes: Mapping[str, str],
+    scope: str = "",
+) -> None:
+    """Record that a run began (not complete until `finish_run`)."""
+    db.execute(
+        "INSERT INTO runs (run_id, started, finished, complete, tool_version, policy_hashes,"
+        " scope) VALUES (?, ?, NULL, 0, ?, ?, ?)",
+        (run_id, to_text(started), tool_version, canonical(dict(policy_hashes)).decode(), scope),
+    )
+
+
+def finish_run(
+    db: sqlite3.Connection,
+    run_id: str,
+    *,
+    finished: datetime,
+    complete: bool,
+    findings: Iterable[FindingRecord],
+) -> None:
+    """Record the end of a run and every finding it produced (caller holds a transaction)."""
+    updated = db.execute(
+        "UPDATE runs SET finished = ?, complete = ? WHERE run_id = ?",
+        (to_text(finished), int(complete), run_id),
+    )
+    if updated.rowcount != 1:
+        raise StoreError(f"no run {run_id!r} was started in this state file")
+    db.executemany(
+        f"INSERT OR REPLACE INTO findings (run_id, {_FINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
+        (
+            (
+                run_id,
+                f.fingerprint,
+                f.rule_id,
+                f.subject_key,
+                f.status,
+                f.severity,
+                f.first_seen_run,
+            )
+            for f in findings
+        ),
+    )
+
+
+def _findings(db: sqlite3.Connection, run_id: str) -> tuple[FindingRecord, ...]:
+    rows = db.execute(
+        f"SELECT {_FINDING_COLUMNS} FROM findings WHERE run_id = ? ORDER BY fingerprint",
+        (run_id,),
+    )
+    return tuple(FindingRecord(*row) for row in rows)
+
+
+def previous_complete_run(
+    db: sqlite3.Connection, before_run_id: str, scope: str = ""
+) -> RunRecord | None:
+    """The newest complete run of the same `scope` that started before `before_run_id`.
+
+    Runs of another scope (other policies, `--at`, `--all-revisions`) evaluate other things:
+    comparing with them would call every finding new or resolved."""
+    row = db.execute("SELECT started FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
+    limit = row[0] if row else "9999"
+    found = db.execute(
+        "SELECT run_id, started, finished FROM runs WHERE complete = 1 AND run_id != ? "
+        "AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
+        (before_run_id, limit, scope),
+    ).fetchone()
+    if found is None:
+        return None
+    run_id, started, finished = found
+    started_at = from_text(started)
+    assert started_at is not None
+    return RunRecord(run_id, started_at, from_text(finished), True, _findings(db, run_id))

@@ -1,0 +1,178 @@
+"""The state file's schema, its records and the conversion of models to and from rows.
+
+Takes `Revision` / `ReadinessReport` models and SQLite rows, gives rows and models back. It
+knows nothing of the API's field names: `auditor.fetch.decode` turns API items into models.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from auditor.common.jsonutil import canonical, loads
+from auditor.models import FindingRecord, ReadinessReport, Revision, User
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS revisions (
+    revision INTEGER PRIMARY KEY, org TEXT NOT NULL, updated_at TEXT NOT NULL,
+    user_id TEXT NOT NULL, user_email TEXT NOT NULL, user_name TEXT NOT NULL,
+    settings BLOB NOT NULL, content_hash TEXT NOT NULL, sync_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS revisions_by_time ON revisions (updated_at, revision);
+CREATE TABLE IF NOT EXISTS reports (
+    report_id TEXT PRIMARY KEY, repo_url TEXT NOT NULL, created_at TEXT NOT NULL,
+    data BLOB NOT NULL, content_hash TEXT NOT NULL, sync_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS reports_by_repo ON reports (repo_url, created_at, report_id);
+CREATE TABLE IF NOT EXISTS integrity_issues (
+    id INTEGER PRIMARY KEY, revision INTEGER, report_id TEXT, stored_hash TEXT NOT NULL,
+    seen_hash TEXT NOT NULL, seen_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS syncs (
+    id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, base_url TEXT NOT NULL,
+    revisions_new INTEGER NOT NULL DEFAULT 0, reports_new INTEGER NOT NULL DEFAULT 0,
+    pages INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started TEXT NOT NULL, finished TEXT, complete INTEGER NOT NULL,
+    tool_version TEXT NOT NULL, policy_hashes TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS findings (
+    run_id TEXT NOT NULL REFERENCES runs (run_id), fingerprint TEXT NOT NULL,
+    rule_id TEXT NOT NULL, subject_key TEXT NOT NULL, status TEXT NOT NULL,
+    severity TEXT NOT NULL, first_seen_run TEXT NOT NULL, PRIMARY KEY (run_id, fingerprint));
+"""
+
+
+@dataclass(frozen=True)
+class IntegrityIssue:
+    """Content the API sent for a revision (or report) that differs from what was stored."""
+
+    revision: int | None
+    stored_hash: str
+    seen_hash: str
+    seen_at: datetime
+    report_id: str | None = None
+
+    def describe(self) -> str:
+        """One line for people: which item, and both hashes."""
+        what = (
+            f"revision {self.revision}"
+            if self.report_id is None
+            else (f"readiness report {self.report_id}")
+        )
+        return (
+            f"{what} changed after it was stored (stored sha256 {self.stored_hash[:12]}, "
+            f"API now sends {self.seen_hash[:12]}); the stored copy was kept"
+        )
+
+
+@dataclass(frozen=True)
+class SyncRecord:
+    """One finished sync."""
+
+    started: datetime
+    finished: datetime | None
+    base_url: str
+    revisions_new: int
+    reports_new: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One `auditor run` and its findings."""
+
+    run_id: str
+    started: datetime
+    finished: datetime | None
+    complete: bool
+    findings: tuple[FindingRecord, ...]
+
+
+def to_text(when: datetime) -> str:
+    """Fixed-width UTC text, so SQL string order is time order."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def from_text(text: str | None) -> datetime | None:
+    """Inverse of `to_text`."""
+    return datetime.fromisoformat(text) if text else None
+
+
+def revision_row(
+    rev: Revision, sync_id: int, settings_json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The `revisions` row for a revision (`settings_json`: its canonical settings, if known)."""
+    return (
+        rev.revision,
+        rev.org,
+        to_text(rev.updated_at),
+        rev.user.id,
+        rev.user.email,
+        rev.user.name,
+        canonical(rev.settings) if settings_json is None else settings_json,
+        rev.content_hash,
+        sync_id,
+    )
+
+
+def report_row(
+    report: ReadinessReport, sync_id: int, data_json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The `reports` row for a report (`data_json`: its canonical data, if known)."""
+    return (
+        report.report_id,
+        report.repo_url,
+        to_text(report.created_at),
+        canonical(report.data) if data_json is None else data_json,
+        report.content_hash,
+        sync_id,
+    )
+
+
+REVISION_COLUMNS = (
+    "revision, org, updated_at, user_id, user_email, user_name, settings, content_hash"
+)
+REPORT_COLUMNS = "report_id, repo_url, created_at, data, content_hash"
+INSERT_SQL = {
+    "revisions": "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
+    "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
+    "reports": "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
+    "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
+}
+KEY_COLUMN = {"revisions": "revision", "reports": "report_id"}
+
+
+def revision_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Revision:
+    """Inverse of `revision_row` (columns as in REVISION_COLUMNS)."""
+    number, org, updated, uid, email, name, settings, digest = row
+    return Revision(
+        revision=int(number),
+        updated_at=datetime.fromisoformat(updated),
+        user=User(id=uid, email=email, name=name),
+        settings=loads(settings),
+        content_hash=digest,
+        org=org,
+    )
+
+
+def report_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ReadinessReport:
+    """A `ReadinessReport` from a `reports` row (columns as in REPORT_COLUMNS)."""
+    report_id, repo_url, created, data, digest = row
+    return ReadinessReport(
+        report_id=report_id,
+        repo_url=repo_url,
+        created_at=datetime.fromisoformat(created),
+        data=loads(data),
+        content_hash=digest,
+    )
+
+
+def issue_from_row(row: Iterable[Any]) -> IntegrityIssue:
+    """An `IntegrityIssue` from an `integrity_issues` row."""
+    revision, report_id, stored, seen, seen_at = row
+    return IntegrityIssue(revision, stored, seen, datetime.fromisoformat(seen_at), report_id)

@@ -1,0 +1,239 @@
+"""Pre-change review: a proposed settings file against the live settings (or another file).
+
+Takes the loaded policies, the live `Revision` (with its history, for attribution) and the
+proposed file, gives an `AuditOutcome` whose report says which findings the change would
+introduce, which it would fix and which stay, with locations in the proposed file.
+Only `settings` and `change` rules apply: a settings file says nothing about readiness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from auditor import __version__
+from auditor.common.jsonutil import content_hash
+from auditor.common.paths import Match, parse
+from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
+from auditor.errors import DataError
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.model import EvaluationInputs
+from auditor.findings.finding import (
+    TRACKED_STATUSES,
+    Finding,
+    compare_runs,
+    findings_from_results,
+    sort_findings,
+)
+from auditor.findings.waivers import apply_waivers
+from auditor.models import FindingRecord, Revision, SourceLocation, User
+from auditor.policy import PolicySet
+from auditor.policy.yamlsafe import YamlDocument, load_yaml
+from auditor.redact import Redactor
+from auditor.report.model import InputDigest, ReportData, ReviewInfo
+from auditor.workflows.run import (
+    AuditOutcome,
+    LoadedPolicy,
+    StoredHistory,
+    error_lines,
+    failing_at,
+    waiver_summary,
+)
+
+PROPOSED_USER = User(id="proposed", email="proposed change", name="proposed change")
+_REVIEW_TARGETS = frozenset({"settings", "change"})
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """A settings file (JSON or YAML), redacted, with the means to point into it."""
+
+    path: str
+    settings: Any
+    document: YamlDocument
+    prefix: tuple[str, ...]  # ("settings",) when the file wraps the object as an API change
+
+
+def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
+    """Load a proposed settings file; DataError when it is not a settings object."""
+    doc = load_yaml(path, max_bytes=16_000_000)
+    data: Any = doc.data
+    prefix: tuple[str, ...] = ()
+    if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:
+        data, prefix = data["settings"], ("settings",)
+    if not isinstance(data, dict):
+        where = doc.locate(list(prefix))
+        raise DataError(f"{where}: expected a settings object, got {type(data).__name__}")
+    plain = _plain(data, [*prefix], doc)
+    return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
+
+
+def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
+    """The value as the API would send it: YAML dates become ISO strings; a number JSON cannot
+    carry (beyond 64 bits, NaN, infinity) is a DataError at its file:line:col."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v, [*at, k], doc) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+    if too_big or (isinstance(value, float) and not math.isfinite(value)):
+        where = doc.locate(at)
+        shown = "an integer beyond 64 bits" if too_big else f"{value!r}"
+        raise DataError(f"{where}: {shown} is not a JSON number the service could hold")
+    return value
+
+
+def proposed_revision(live: Revision | None, settings: Any, now: datetime) -> Revision:
+    """The proposed settings as the revision that would follow the live one."""
+    return Revision(
+        revision=(live.revision if live else 0) + 1,
+        updated_at=now,
+        user=PROPOSED_USER,
+        settings=settings,
+        content_hash=content_hash(settings),
+    )
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """Everything one review looks at."""
+
+    live: Revision
+    history: Iterable[Revision]  # re-iterable, ascending, ending with `live` (may be just `live`)
+    proposed: SettingsFile
+    against: str  # e.g. "rev 240 (live)" or a file name
+    now: datetime
+    run_id: str
+    api_address: str
+    fail_on: str
+    list_table: ListTable = DEFAULT_LIST_TABLE  # how lists are diffed (`diff_keys`)
+
+
+def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
+    """Evaluate live and proposed settings and the step between them; classify the findings."""
+    policy = _only(loaded.policy, _REVIEW_TARGETS)
+    now = request.now
+    new_rev = proposed_revision(request.live, request.proposed.settings, now)
+    before = evaluate(
+        _only(policy, {"settings"}),
+        EvaluationInputs(now=now, settings=request.live, history=request.history),
+    )
+    after = evaluate(
+        policy,
+        EvaluationInputs(
+            now=now,
+            settings=new_rev,
+            history=_followed_by(request.history, new_rev),
+            steps=((request.live, new_rev),),
+            options={"list_table": request.list_table},
+        ),
+    )
+    before_results, _ = apply_waivers(before.results, loaded.waivers, now)
+    after_results, waivers = apply_waivers(after.results, loaded.waivers, now)
+    before_findings = findings_from_results(before_results)
+    prior = [_as_previous(f) for f in before_findings if f.status in TRACKED_STATUSES]
+    marked, fixed_records = compare_runs(findings_from_results(after_results), prior)
+    marked = [_locate(f, request.proposed) for f in marked]
+    fixed_ids = {p.fingerprint for p in fixed_records}
+    info = ReviewInfo(
+        proposed_file=request.proposed.path,
+        against=request.against,
+        changes=tuple(
+            diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
+        ),
+        introduced=tuple(f.fingerprint for f in marked if f.lifecycle == "new"),
+        fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
+        unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
+    )
+    errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
+    data = ReportData(
+        tool_version=__version__,
+        run_id=request.run_id,
+        generated_at=now,
+        mode="review",
+        api_address=request.api_address,
+        complete=not errors,
+        not_evaluated=errors,
+        policy_files=loaded.policy.files,
+        findings=tuple(sort_findings(marked)),
+        resolved=tuple(fixed_records),
+        waivers=waiver_summary(waivers),
+        inputs=InputDigest(
+            revisions_evaluated=((request.live.revision, request.live.content_hash),),
+            settings_revision=request.live.revision,
+        ),
+        review=info,
+        fail_on=request.fail_on,
+    )
+    introduced = [f for f in marked if f.lifecycle == "new"]
+    return AuditOutcome(data, failing_at(introduced, request.fail_on))
+
+
+def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Revision]:
+    """The history with the proposed revision after it, still streamed when it was."""
+    if isinstance(history, StoredHistory):
+        return replace(history, then=(*history.then, proposal))
+    return (*history, proposal)
+
+
+def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:
+    return replace(policy, rules=tuple(r for r in policy.rules if r.target in targets))
+
+
+def _as_previous(f: Finding) -> FindingRecord:
+    return FindingRecord(f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live")
+
+
+def _locate(finding: Finding, proposed: SettingsFile) -> Finding:
+    """Point a finding at the line of the proposed file its evidence names."""
+    if finding.subject.kind not in _REVIEW_TARGETS:
+        return finding
+    for evidence in finding.evidence:
+        parts = _data_parts(evidence.path, proposed.settings)
+        if parts is not None:
+            return replace(finding, location=proposed.document.locate([*proposed.prefix, *parts]))
+    return replace(finding, location=SourceLocation(proposed.path, 1, 1))
+
+
+def _data_parts(path: str, settings: Any) -> list[str | int] | None:
+    """Turn an evidence path into keys and indices of the settings document, if it can."""
+    try:
+        components: Sequence[Any] = parse(path)
+    except ValueError:
+        return None
+    if components and components[0] in ("after", "before"):
+        components = components[1:]
+    out: list[str | int] = []
+    node = settings
+    for part in components:
+        if isinstance(part, Match):
+            index = _match_index(node, part)
+            if index is None:
+                break
+            part = index
+        out.append(part)
+        node = _child(node, part)
+    return out
+
+
+def _match_index(node: Any, match: Match) -> int | None:
+    if not isinstance(node, list):
+        return None
+    for i, item in enumerate(node):
+        if isinstance(item, dict) and item.get(match.field) == match.value:
+            return i
+    return None
+
+
+def _child(node: Any, part: str | int) -> Any:
+    if isinstance(node, dict) and isinstance(part, str):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+        return node[part]
+    return None

@@ -1,0 +1,280 @@
+"""The audit: stored state and policies → findings compared with the previous run → `ReportData`.
+
+Takes an open `Store` and `AuditOptions` (built by the cli from flags, environment and clock),
+gives an `AuditOutcome`: the report data to render and what the exit code rests on. Records the
+run and its findings in the store so the next run can say new / persisting / resolved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from auditor import __version__
+from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable
+from auditor.evaluate.engine import Steps, evaluate
+from auditor.evaluate.model import EvaluationInputs, RuleResult
+from auditor.evaluate.readiness import (
+    ReadinessModel,
+    latest_per_repo,
+    load_readiness_model,
+    org_view,
+    readiness_view,
+)
+from auditor.findings.finding import (
+    TRACKED_STATUSES,
+    Finding,
+    compare_runs,
+    findings_from_results,
+    sort_findings,
+)
+from auditor.findings.waivers import WaiverReport, apply_waivers, load_waivers
+from auditor.models import FindingRecord, ReadinessReport, Revision, Waiver, severity_rank
+from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
+from auditor.report.model import InputDigest, ReadinessRow, ReportData, WaiverSummary
+from auditor.store.database import Store
+
+#: Statuses that count against `--fail-on` (an `error` result makes the run an error instead).
+FAILING_STATUSES = frozenset({"fail", "unknown"})
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What one audit looks at and how; every outside-world value is passed in."""
+
+    run_id: str
+    now: datetime
+    api_address: str = ""
+    at: datetime | None = None
+    all_revisions: bool = False
+    fail_on: str = "low"
+    not_evaluated: tuple[str, ...] = ()  # problems met before the audit (e.g. a failed sync)
+    list_table: ListTable = DEFAULT_LIST_TABLE  # how change rules diff lists (`diff_keys`)
+
+
+@dataclass(frozen=True)
+class LoadedPolicy:
+    """Policies, waivers and readiness model, loaded and validated before anything runs."""
+
+    policy: PolicySet
+    waivers: tuple[Waiver, ...]
+    model: ReadinessModel
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """The report data and the facts the exit code is decided on."""
+
+    data: ReportData
+    failing: tuple[Finding, ...] = field(default=())  # at or above --fail-on, not waived
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """Why the run is incomplete (empty when complete)."""
+        return self.data.not_evaluated
+
+
+def load_inputs(
+    policies: Sequence[Path], waivers: Path | None, model: Path | None, *, cwd: Path
+) -> LoadedPolicy:
+    """Load policies (shipped packs when none given), waivers and the readiness model."""
+    policy = _with_display_paths(load_policies(list(policies) or [SHIPPED_POLICY_DIR]), cwd)
+    loaded_waivers = load_waivers(waivers) if waivers else ()
+    return LoadedPolicy(policy, loaded_waivers, load_readiness_model(model))
+
+
+def display_path(path: str, cwd: Path) -> str:
+    """A policy path as reports show it: relative to the working folder, or `policies/…` for
+    the shipped packs, so reports do not depend on where the tool or the checkout lives."""
+    resolved = Path(path).resolve()
+    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
+        if resolved.is_relative_to(base):
+            return prefix + resolved.relative_to(base).as_posix()
+    return resolved.as_posix()
+
+
+def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
+    shown = {f.path: display_path(f.path, cwd) for f in policy.files}
+    rules = tuple(
+        replace(r, source=replace(r.source, file=shown.get(r.source.file, r.source.file)))
+        if r.source
+        else r
+        for r in policy.rules
+    )
+    files = tuple(replace(f, path=shown[f.path]) for f in policy.files)
+    return replace(policy, rules=rules, files=files)
+
+
+def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> AuditOutcome:
+    """Evaluate the stored state, compare with the previous complete run, record this run."""
+    scope = run_scope(loaded.policy, options)
+    store.start_run(
+        options.run_id,
+        started=options.now,
+        tool_version=__version__,
+        policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
+        scope=scope,
+    )
+    inputs = _inputs(store, loaded.model, options)
+    evaluation = evaluate(loaded.policy, inputs)
+    results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
+    findings = findings_from_results(results)
+    previous = store.previous_complete_run(options.run_id, scope)
+    prior = None if previous is None else list(previous.findings)
+    marked, resolved = compare_runs(findings, prior)
+    errors = (*options.not_evaluated, *evaluation.not_evaluated, *error_lines(results))
+    store.finish_run(
+        options.run_id,
+        finished=options.now,
+        complete=not errors,
+        findings=_records(marked, prior, options.run_id),
+    )
+    data = ReportData(
+        tool_version=__version__,
+        run_id=options.run_id,
+        generated_at=options.now,
+        mode="run",
+        api_address=options.api_address,
+        complete=not errors,
+        not_evaluated=tuple(errors),
+        policy_files=loaded.policy.files,
+        findings=tuple(sort_findings(marked)),
+        resolved=tuple(resolved),
+        failing_by_revision=evaluation.failing_by_revision,
+        readiness_rows=_readiness_rows(inputs.reports, loaded.model, inputs.now),
+        org_level=_org_level(inputs.reports, loaded.model, inputs.now),
+        waivers=waiver_summary(waiver_report),
+        inputs=_digest(store, inputs),
+        fail_on=options.fail_on,
+    )
+    return AuditOutcome(data, failing_at(data.findings, options.fail_on))
+
+
+@dataclass(frozen=True)
+class StoredHistory:
+    """The stored revisions up to `end`, streamed from the store anew on every iteration."""
+
+    store: Store
+    end: int
+
+    then: tuple[Revision, ...] = ()  # revisions that follow the stored ones (a proposal)
+
+    def __iter__(self) -> Iterator[Revision]:
+        yield from self.store.iter_revisions(end=self.end)
+        yield from self.then
+
+
+def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
+    at = options.at
+    settings = store.revision_at(at) if at else store.latest_revision()
+    end = settings.revision if settings else None
+    history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
+    # Each repository's newest report (as of `at`), streamed: older reports are never held.
+    stored = (r for r in store.iter_reports() if at is None or r.created_at <= at)
+    reports = tuple(latest_per_repo(stored))
+    return EvaluationInputs(
+        now=at or options.now,
+        settings=settings,
+        history=history,
+        all_revisions=options.all_revisions,
+        steps=Steps(history),
+        reports=reports,
+        readiness_model=model,
+        options={"list_table": options.list_table},
+    )
+
+
+def run_scope(policy: PolicySet, options: AuditOptions) -> str:
+    """Which earlier runs this one can be compared with: the same rules (by id; editing a rule
+    keeps the comparison, adding or dropping one starts a new baseline) over the same view."""
+    rules = hashlib.sha256("\n".join(sorted(r.id for r in policy.rules)).encode()).hexdigest()
+    view = options.at.isoformat() if options.at else "latest"
+    return f"rules:{rules[:16]} at:{view} all-revisions:{options.all_revisions}"
+
+
+def error_lines(results: Iterable[RuleResult]) -> list[str]:
+    return [
+        f"{r.rule.id} on {r.subject.label}: evaluation error: {r.message}"
+        for r in results
+        if r.original_status == "error"
+    ]
+
+
+def failing_at(findings: Iterable[Finding], fail_on: str) -> tuple[Finding, ...]:
+    """Findings that are failing (fail/unknown, not waived) at or above `fail_on` severity."""
+    if fail_on == "none":
+        return ()
+    limit = severity_rank(fail_on)
+    return tuple(
+        f for f in findings if f.status in FAILING_STATUSES and severity_rank(f.severity) <= limit
+    )
+
+
+def _records(
+    findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
+) -> list[FindingRecord]:
+    first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
+    return [
+        FindingRecord(
+            fingerprint=f.fingerprint,
+            rule_id=f.rule_id,
+            subject_key=f.subject.key,
+            status=f.status,
+            severity=f.severity,
+            first_seen_run=first_seen.get(f.fingerprint, run_id),
+        )
+        for f in findings
+        if f.status in TRACKED_STATUSES
+    ]
+
+
+def _readiness_rows(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> tuple[ReadinessRow, ...]:
+    rows = []
+    for report in latest_per_repo(reports):
+        view = readiness_view(report, model, now)
+        rows.append(
+            ReadinessRow(
+                repo_url=report.repo_url,
+                level=view["$level"],
+                score=view["$score"],
+                age_days=view["$age_days"],
+                clean=view["$clean"],
+                report_id=report.report_id,
+            )
+        )
+    return tuple(rows)
+
+
+def _org_level(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> int | None:
+    if not reports:
+        return None
+    level = org_view(reports, model, now).get("$level")
+    return level if isinstance(level, int) else None
+
+
+def waiver_summary(report: WaiverReport) -> WaiverSummary:
+    """Flatten the waivers engine's report into the renderers' record."""
+    return WaiverSummary(
+        in_force=report.in_force,
+        expiring_soon=report.expiring_soon,
+        expired=report.expired,
+        stale=report.stale,
+        warnings=report.warnings,
+    )
+
+
+def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
+    end = inputs.settings.revision if inputs.settings else None
+    revisions = tuple(store.revision_hashes(end=end)) if end is not None else ()
+    return InputDigest(
+        revisions_evaluated=revisions,  # read from the index: no third pass over the history
+        reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),
+        settings_revision=inputs.settings.revision if inputs.settings else None,
+    )

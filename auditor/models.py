@@ -21,6 +21,14 @@ TARGETS: tuple[Target, ...] = ("settings", "change", "readiness", "org")
 
 Status = Literal["pass", "fail", "not_applicable", "unknown", "error", "waived"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "not_applicable", "unknown", "error", "waived")
+#: Open results: someone has to act on them (an `error` or `unknown` is never a pass).
+OPEN_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown"})
+#: Results tracked across runs and listed in the reports: open ones and accepted (waived) ones.
+TRACKED_STATUSES: frozenset[str] = OPEN_STATUSES | {"waived"}
+#: Results that count against `--fail-on` (an `error` makes the run an error instead).
+FAILING_STATUSES: frozenset[str] = frozenset({"fail", "unknown"})
+#: Results that need no one's attention.
+QUIET_STATUSES: frozenset[str] = frozenset({"pass", "not_applicable"})
 
 OnMissing = Literal["fail", "pass", "unknown", "not_applicable"]
 

@@ -22,12 +22,11 @@ from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.evaluate.history import attribution
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
-from auditor.models import Revision, Status, Subject
+from auditor.models import QUIET_STATUSES, Revision, Status, Subject
 from auditor.policy.model import Rule
 from auditor.policy.outcome import Env
 
 Step = tuple[Revision, Revision]
-_QUIET = frozenset({"pass", "not_applicable"})
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ class ChangeRun:
             self._span = (start, after.revision)
             for result in self._step(before, after):
                 tally[result.rule.id][result.status] += 1
-                if self.every_step or result.status not in _QUIET:
+                if self.every_step or result.status not in QUIET_STATUSES:
                     yield result
                 elif self.steps == 1:
                     first_quiet.append(result)
@@ -114,7 +113,7 @@ class ChangeRun:
             return
         for memo in self.rules:
             counts = tally[memo.rule.id]
-            if all(status in _QUIET for status in counts):
+            if all(status in QUIET_STATUSES for status in counts):
                 yield self._summary(memo.rule, counts)
 
     def _summary(self, rule: Rule, counts: Counter[str]) -> RuleResult:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from auditor.evaluate.model import RuleResult
 from auditor.models import (
+    TRACKED_STATUSES,
     Attribution,
     Evidence,
     FindingRecord,
@@ -25,9 +26,6 @@ from auditor.models import (
     Waiver,
     severity_rank,
 )
-
-#: Statuses that are tracked across runs: what someone has to act on (or has accepted).
-TRACKED_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown", "waived"})
 
 _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")

@@ -12,7 +12,8 @@ from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import shorten, show_value, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.report.model import OPEN_STATUSES, ReportData
+from auditor.models import OPEN_STATUSES
+from auditor.report.model import ReportData
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR = str.maketrans(

@@ -11,10 +11,9 @@ from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_key
-from auditor.models import Change, Evidence
+from auditor.models import OPEN_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
-    OPEN_STATUSES,
     ReportData,
     new_count,
     severity_counts,

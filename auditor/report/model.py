@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from auditor.findings.finding import Finding, control_key
-from auditor.models import SEVERITIES, STATUSES, Change, FindingRecord, Waiver
+from auditor.models import (
+    OPEN_STATUSES,
+    SEVERITIES,
+    STATUSES,
+    TRACKED_STATUSES,
+    Change,
+    FindingRecord,
+    Waiver,
+)
 from auditor.policy.model import PolicyFile
 
 
@@ -82,11 +90,6 @@ class ReportData:
     fail_on: str = "low"
 
 
-#: Statuses someone must act on.
-OPEN_STATUSES: frozenset[str] = frozenset({"fail", "error", "unknown"})
-#: Statuses a report lists in detail (passes and not-applicable are only counted).
-SHOWN_STATUSES: frozenset[str] = OPEN_STATUSES | {"waived"}
-
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}
 
 
@@ -117,7 +120,7 @@ class ControlRow:
 
 def shown_findings(data: ReportData) -> list[Finding]:
     """The findings listed in detail, in report order."""
-    return [f for f in data.findings if f.status in SHOWN_STATUSES]
+    return [f for f in data.findings if f.status in TRACKED_STATUSES]
 
 
 def status_counts(findings: tuple[Finding, ...]) -> dict[str, int]:

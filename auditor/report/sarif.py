@@ -17,8 +17,8 @@ import orjson
 
 from auditor.common.escape import clean_text, json_inert, md_inline, show_value
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import SourceLocation
-from auditor.report.model import SHOWN_STATUSES, ReportData
+from auditor.models import TRACKED_STATUSES, SourceLocation
+from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
@@ -136,7 +136,7 @@ def sarif_log(d: ReportData) -> dict[str, Any]:
         firsts.setdefault(f.rule_id, f)
     rule_ids = sorted(firsts)
     index = {rid: i for i, rid in enumerate(rule_ids)}
-    results = [_result(f, d, index[f.rule_id]) for f in d.findings if f.status in SHOWN_STATUSES]
+    results = [_result(f, d, index[f.rule_id]) for f in d.findings if f.status in TRACKED_STATUSES]
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     run: dict[str, Any] = {
         "tool": {

@@ -23,14 +23,13 @@ from auditor.errors import DataError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs
 from auditor.findings.finding import (
-    TRACKED_STATUSES,
     Finding,
     compare_runs,
     findings_from_results,
     sort_findings,
 )
 from auditor.findings.waivers import apply_waivers
-from auditor.models import FindingRecord, Revision, SourceLocation, User
+from auditor.models import TRACKED_STATUSES, FindingRecord, Revision, SourceLocation, User
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml
 from auditor.redact import Redactor

@@ -25,20 +25,24 @@ from auditor.evaluate.readiness import (
     readiness_view,
 )
 from auditor.findings.finding import (
-    TRACKED_STATUSES,
     Finding,
     compare_runs,
     findings_from_results,
     sort_findings,
 )
 from auditor.findings.waivers import WaiverReport, apply_waivers, load_waivers
-from auditor.models import FindingRecord, ReadinessReport, Revision, Waiver, severity_rank
+from auditor.models import (
+    FAILING_STATUSES,
+    TRACKED_STATUSES,
+    FindingRecord,
+    ReadinessReport,
+    Revision,
+    Waiver,
+    severity_rank,
+)
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.model import InputDigest, ReadinessRow, ReportData, WaiverSummary
 from auditor.store.database import Store
-
-#: Statuses that count against `--fail-on` (an `error` result makes the run an error instead).
-FAILING_STATUSES = frozenset({"fail", "unknown"})
 
 
 @dataclass(frozen=True)

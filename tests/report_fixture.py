@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from auditor.evaluate.model import RuleResult
-from auditor.findings.finding import Finding, compare_runs, findings_from_results
+from auditor.findings import Finding, compare_runs, findings_from_results
 from auditor.models import (
     Attribution,
     Change,

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from auditor.evaluate.model import RuleResult
+from auditor.findings.baseline import compare_runs
 from auditor.findings.finding import (
     Finding,
     attribution_text,
-    compare_runs,
     control_key,
     findings_from_results,
     fingerprint,

@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor import __version__
 from auditor.cli.cmd_sync import sync_store
 from auditor.cli.common import (
     add_common_options,
@@ -31,7 +30,7 @@ from auditor.common.escape import terminal_text
 from auditor.config import Config
 from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
-from auditor.report.model import ReportData
+from auditor.report.build import RunHeader, build_report_data
 from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 
 if TYPE_CHECKING:
@@ -127,16 +126,6 @@ def _audit(
 
 
 def _write_interrupted(loaded: LoadedPolicy, options: AuditOptions, out_dir: Path) -> None:
-    data = ReportData(
-        tool_version=__version__,
-        run_id=options.run_id,
-        generated_at=options.now,
-        mode="run",
-        api_address=options.api_address,
-        complete=False,
-        not_evaluated=("interrupted before the evaluation finished",),
-        policy_files=loaded.policy.files,
-        findings=(),
-        fail_on=options.fail_on,
-    )
-    write_reports(data, out_dir)
+    header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
+    interrupted = ("interrupted before the evaluation finished",)
+    write_reports(build_report_data(header, loaded.policy.files, (), interrupted), out_dir)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from auditor.evaluate.model import RuleResult
 from auditor.models import (
-    TRACKED_STATUSES,
     Attribution,
     Evidence,
-    FindingRecord,
     Lifecycle,
     Severity,
     SourceLocation,
@@ -142,38 +140,3 @@ def attribution_text(f: Finding) -> str:
     if f.subject.kind == "change":
         return f"changed in rev {a.revision} ({day}){_who(a)}"
     return f"violating since rev {a.revision} ({day}){_who(a)}"
-
-
-def compare_runs(
-    current: Sequence[Finding], previous: Sequence[FindingRecord] | None
-) -> tuple[list[Finding], list[FindingRecord]]:
-    """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
-
-    With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
-    """
-    if previous is None:
-        return list(current), []
-    before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
-    now = {f.fingerprint for f in current if f.status in TRACKED_STATUSES}
-    marked = [_with_lifecycle(f, before) for f in current]
-    resolved = sorted(
-        (p for p in previous if p.status in TRACKED_STATUSES and p.fingerprint not in now),
-        key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
-    )
-    return marked, _unique(resolved)
-
-
-def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
-    if f.status not in TRACKED_STATUSES:
-        return f
-    return replace(f, lifecycle="persisting" if f.fingerprint in before else "new")
-
-
-def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
-    seen: set[str] = set()
-    out = []
-    for p in records:
-        if p.fingerprint not in seen:
-            seen.add(p.fingerprint)
-            out.append(p)
-    return out

@@ -15,33 +15,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from auditor import __version__
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs
-from auditor.findings.finding import (
+from auditor.findings import (
     Finding,
+    apply_waivers,
     compare_runs,
+    error_lines,
+    failing_at,
     findings_from_results,
     sort_findings,
 )
-from auditor.findings.waivers import apply_waivers
 from auditor.models import TRACKED_STATUSES, FindingRecord, Revision, SourceLocation, User
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml
 from auditor.redact import Redactor
-from auditor.report.model import InputDigest, ReportData, ReviewInfo
-from auditor.workflows.run import (
-    AuditOutcome,
-    LoadedPolicy,
-    StoredHistory,
-    error_lines,
-    failing_at,
-    waiver_summary,
-)
+from auditor.report.build import RunHeader, build_report_data
+from auditor.report.model import InputDigest, ReviewInfo
+from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory
 
 PROPOSED_USER = User(id="proposed", email="proposed change", name="proposed change")
 _REVIEW_TARGETS = frozenset({"settings", "change"})
@@ -151,24 +146,19 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
     )
     errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
-    data = ReportData(
-        tool_version=__version__,
-        run_id=request.run_id,
-        generated_at=now,
-        mode="review",
-        api_address=request.api_address,
-        complete=not errors,
-        not_evaluated=errors,
-        policy_files=loaded.policy.files,
-        findings=tuple(sort_findings(marked)),
-        resolved=tuple(fixed_records),
-        waivers=waiver_summary(waivers),
+    header = RunHeader(request.run_id, now, "review", request.api_address, request.fail_on)
+    data = build_report_data(
+        header,
+        loaded.policy.files,
+        marked,
+        errors,
+        resolved=fixed_records,
+        waivers=waivers,
         inputs=InputDigest(
             revisions_evaluated=((request.live.revision, request.live.content_hash),),
             settings_revision=request.live.revision,
         ),
         review=info,
-        fail_on=request.fail_on,
     )
     introduced = [f for f in marked if f.lifecycle == "new"]
     return AuditOutcome(data, failing_at(introduced, request.fail_on))

@@ -16,32 +16,26 @@ from pathlib import Path
 from auditor import __version__
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.engine import Steps, evaluate
-from auditor.evaluate.model import EvaluationInputs, RuleResult
+from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
-    org_view,
-    readiness_view,
 )
-from auditor.findings.finding import (
+from auditor.findings import (
     Finding,
+    apply_waivers,
     compare_runs,
+    error_lines,
+    failing_at,
     findings_from_results,
-    sort_findings,
+    load_waivers,
+    records_for_store,
 )
-from auditor.findings.waivers import WaiverReport, apply_waivers, load_waivers
-from auditor.models import (
-    FAILING_STATUSES,
-    TRACKED_STATUSES,
-    FindingRecord,
-    ReadinessReport,
-    Revision,
-    Waiver,
-    severity_rank,
-)
+from auditor.models import Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
-from auditor.report.model import InputDigest, ReadinessRow, ReportData, WaiverSummary
+from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
+from auditor.report.model import InputDigest, ReportData
 from auditor.store.database import Store
 
 
@@ -134,25 +128,19 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
         options.run_id,
         finished=options.now,
         complete=not errors,
-        findings=_records(marked, prior, options.run_id),
+        findings=records_for_store(marked, prior, options.run_id),
     )
-    data = ReportData(
-        tool_version=__version__,
-        run_id=options.run_id,
-        generated_at=options.now,
-        mode="run",
-        api_address=options.api_address,
-        complete=not errors,
-        not_evaluated=tuple(errors),
-        policy_files=loaded.policy.files,
-        findings=tuple(sort_findings(marked)),
-        resolved=tuple(resolved),
+    header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
+    data = build_report_data(
+        header,
+        loaded.policy.files,
+        marked,
+        errors,
+        resolved=resolved,
+        waivers=waiver_report,
+        readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
         failing_by_revision=evaluation.failing_by_revision,
-        readiness_rows=_readiness_rows(inputs.reports, loaded.model, inputs.now),
-        org_level=_org_level(inputs.reports, loaded.model, inputs.now),
-        waivers=waiver_summary(waiver_report),
         inputs=_digest(store, inputs),
-        fail_on=options.fail_on,
     )
     return AuditOutcome(data, failing_at(data.findings, options.fail_on))
 
@@ -197,81 +185,6 @@ def run_scope(policy: PolicySet, options: AuditOptions) -> str:
     rules = hashlib.sha256("\n".join(sorted(r.id for r in policy.rules)).encode()).hexdigest()
     view = options.at.isoformat() if options.at else "latest"
     return f"rules:{rules[:16]} at:{view} all-revisions:{options.all_revisions}"
-
-
-def error_lines(results: Iterable[RuleResult]) -> list[str]:
-    return [
-        f"{r.rule.id} on {r.subject.label}: evaluation error: {r.message}"
-        for r in results
-        if r.original_status == "error"
-    ]
-
-
-def failing_at(findings: Iterable[Finding], fail_on: str) -> tuple[Finding, ...]:
-    """Findings that are failing (fail/unknown, not waived) at or above `fail_on` severity."""
-    if fail_on == "none":
-        return ()
-    limit = severity_rank(fail_on)
-    return tuple(
-        f for f in findings if f.status in FAILING_STATUSES and severity_rank(f.severity) <= limit
-    )
-
-
-def _records(
-    findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
-) -> list[FindingRecord]:
-    first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
-    return [
-        FindingRecord(
-            fingerprint=f.fingerprint,
-            rule_id=f.rule_id,
-            subject_key=f.subject.key,
-            status=f.status,
-            severity=f.severity,
-            first_seen_run=first_seen.get(f.fingerprint, run_id),
-        )
-        for f in findings
-        if f.status in TRACKED_STATUSES
-    ]
-
-
-def _readiness_rows(
-    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
-) -> tuple[ReadinessRow, ...]:
-    rows = []
-    for report in latest_per_repo(reports):
-        view = readiness_view(report, model, now)
-        rows.append(
-            ReadinessRow(
-                repo_url=report.repo_url,
-                level=view["$level"],
-                score=view["$score"],
-                age_days=view["$age_days"],
-                clean=view["$clean"],
-                report_id=report.report_id,
-            )
-        )
-    return tuple(rows)
-
-
-def _org_level(
-    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
-) -> int | None:
-    if not reports:
-        return None
-    level = org_view(reports, model, now).get("$level")
-    return level if isinstance(level, int) else None
-
-
-def waiver_summary(report: WaiverReport) -> WaiverSummary:
-    """Flatten the waivers engine's report into the renderers' record."""
-    return WaiverSummary(
-        in_force=report.in_force,
-        expiring_soon=report.expiring_soon,
-        expired=report.expired,
-        stale=report.stale,
-        warnings=report.warnings,
-    )
 
 
 def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:

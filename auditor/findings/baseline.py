@@ -1,0 +1,68 @@
+"""The baseline: this run's findings against the previous complete run's records.
+
+Takes `Finding`s and the stored `FindingRecord`s of the run being compared with, gives the
+`new` / `persisting` lifecycle of each tracked finding, the `resolved` records, and the records
+this run leaves for the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from auditor.findings.finding import Finding
+from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
+
+
+def compare_runs(
+    current: Sequence[Finding], previous: Sequence[FindingRecord] | None
+) -> tuple[list[Finding], list[FindingRecord]]:
+    """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
+
+    With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
+    """
+    if previous is None:
+        return list(current), []
+    before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
+    now = {f.fingerprint for f in current if f.status in TRACKED_STATUSES}
+    marked = [_with_lifecycle(f, before) for f in current]
+    resolved = sorted(
+        (p for p in previous if p.status in TRACKED_STATUSES and p.fingerprint not in now),
+        key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
+    )
+    return marked, _unique(resolved)
+
+
+def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
+    if f.status not in TRACKED_STATUSES:
+        return f
+    return replace(f, lifecycle="persisting" if f.fingerprint in before else "new")
+
+
+def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
+    seen: set[str] = set()
+    out = []
+    for p in records:
+        if p.fingerprint not in seen:
+            seen.add(p.fingerprint)
+            out.append(p)
+    return out
+
+
+def records_for_store(
+    findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
+) -> list[FindingRecord]:
+    """The tracked findings as the next run will compare with them (first sighting kept)."""
+    first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
+    return [
+        FindingRecord(
+            fingerprint=f.fingerprint,
+            rule_id=f.rule_id,
+            subject_key=f.subject.key,
+            status=f.status,
+            severity=f.severity,
+            first_seen_run=first_seen.get(f.fingerprint, run_id),
+        )
+        for f in findings
+        if f.status in TRACKED_STATUSES
+    ]

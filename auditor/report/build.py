@@ -1,0 +1,117 @@
+"""The one place `ReportData` is built, from what a workflow gathered.
+
+Takes the run's header, its findings (any order), the waivers engine's report and the readiness
+reports, gives the `ReportData` every writer renders: sorted findings, completeness derived from
+the errors, waivers and readiness flattened into rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from auditor import __version__
+from auditor.evaluate.readiness import ReadinessModel, latest_per_repo, org_view, readiness_view
+from auditor.findings import Finding, WaiverReport, sort_findings
+from auditor.models import FindingRecord, ReadinessReport
+from auditor.policy.model import PolicyFile
+from auditor.report.model import (
+    InputDigest,
+    ReadinessRow,
+    ReportData,
+    ReviewInfo,
+    WaiverSummary,
+)
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """Which run, when, against what, and the severity the exit code is gated on."""
+
+    run_id: str
+    generated_at: datetime
+    mode: str  # "run" | "review"
+    api_address: str
+    fail_on: str
+
+
+@dataclass(frozen=True)
+class ReadinessInputs:
+    """The newest report per repository, the model that grades them and the time they age to."""
+
+    reports: Sequence[ReadinessReport]
+    model: ReadinessModel
+    now: datetime
+
+
+def build_report_data(
+    header: RunHeader,
+    policy_files: tuple[PolicyFile, ...],
+    findings: Iterable[Finding],
+    errors: Sequence[str],
+    *,
+    resolved: Sequence[FindingRecord] = (),
+    waivers: WaiverReport | None = None,
+    readiness: ReadinessInputs | None = None,
+    failing_by_revision: tuple[tuple[int, int], ...] = (),
+    inputs: InputDigest | None = None,
+    review: ReviewInfo | None = None,
+) -> ReportData:
+    """Everything one run's reports show; the run is complete when nothing went wrong."""
+    return ReportData(
+        tool_version=__version__,
+        run_id=header.run_id,
+        generated_at=header.generated_at,
+        mode=header.mode,
+        api_address=header.api_address,
+        complete=not errors,
+        not_evaluated=tuple(errors),
+        policy_files=policy_files,
+        findings=tuple(sort_findings(findings)),
+        resolved=tuple(resolved),
+        failing_by_revision=failing_by_revision,
+        readiness_rows=readiness_rows(readiness) if readiness else (),
+        org_level=org_level(readiness) if readiness else None,
+        waivers=waiver_summary(waivers) if waivers else WaiverSummary(),
+        inputs=inputs or InputDigest(),
+        review=review,
+        fail_on=header.fail_on,
+    )
+
+
+def readiness_rows(readiness: ReadinessInputs) -> tuple[ReadinessRow, ...]:
+    """One row per repository (its newest report), graded by the readiness model."""
+    rows = []
+    for report in latest_per_repo(readiness.reports):
+        view = readiness_view(report, readiness.model, readiness.now)
+        rows.append(
+            ReadinessRow(
+                repo_url=report.repo_url,
+                level=view["$level"],
+                score=view["$score"],
+                age_days=view["$age_days"],
+                clean=view["$clean"],
+                report_id=report.report_id,
+            )
+        )
+    return tuple(rows)
+
+
+def org_level(readiness: ReadinessInputs) -> int | None:
+    """The organization's readiness level, or None without reports."""
+    if not readiness.reports:
+        return None
+    level = org_view(readiness.reports, readiness.model, readiness.now).get("$level")
+    return level if isinstance(level, int) else None
+
+
+def waiver_summary(report: WaiverReport) -> WaiverSummary:
+    """Flatten the waivers engine's report into the renderers' record."""
+    return WaiverSummary(
+        in_force=report.in_force,
+        expiring_soon=report.expiring_soon,
+        expired=report.expired,
+        stale=report.stale,
+        warnings=report.warnings,
+    )

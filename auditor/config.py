@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-from auditor.diff.table import ListTable, list_table_from_config
+from auditor.diff import ListTable, list_table_from_config
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
 

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from auditor.cli.common import add_common_options, config_from_args, open_store, parse_when
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
-from auditor.diff.engine import ListTable, changed_paths, diff_revisions
-from auditor.diff.render import change_as_json, change_summary
+from auditor.diff import ListTable, change_as_json, change_summary, changed_paths, diff_revisions
 from auditor.errors import EXIT_OK
 from auditor.models import JSON, Change, Revision
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
-from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from auditor import __version__
-from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.engine import Steps, evaluate
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.cmd_emulator import check_sizes
+from auditor.cli.common import check_sizes
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
 if TYPE_CHECKING:

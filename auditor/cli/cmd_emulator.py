@@ -12,7 +12,7 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.common import parse_when
+from auditor.cli.common import check_sizes, parse_when
 from auditor.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -52,12 +52,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--log-requests", action="store_true", help="log each request on stderr")
     parser.set_defaults(handler=run)
-
-
-def check_sizes(revisions: int, repos: int) -> None:
-    """Refuse data sizes the generator cannot make (shared with `auditor demo`)."""
-    if revisions < 1 or repos < 0:
-        raise UsageError("--revisions must be at least 1 and --repos at least 0")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -119,3 +119,9 @@ def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
         raise UsageError(
             f"{option}: expected a date such as 2026-10-01 or 2026-10-01T12:00:00Z, got {text!r}"
         ) from None
+
+
+def check_sizes(revisions: int, repos: int) -> None:
+    """Refuse data sizes the generator cannot make (`auditor emulator` and `auditor demo`)."""
+    if revisions < 1 or repos < 0:
+        raise UsageError("--revisions must be at least 1 and --repos at least 0")

@@ -32,7 +32,7 @@ from auditor.report.model import ReadinessRow
 from auditor.report.sarif import artifact_location
 
 GOLDEN = Path(__file__).parent / "golden"
-SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+SCHEMAS = Path(__file__).parent / "schemas"  # SARIF 2.1.0 and JUnit, vendored (see README there)
 
 Renderer = Callable[[ReportData], str]
 CASES: list[tuple[str, bool, Renderer]] = [
@@ -83,7 +83,7 @@ def _sarif(review: bool = False) -> dict[str, Any]:
 
 @pytest.mark.parametrize("review", [False, True], ids=["run", "review"])
 def test_sarif_validates_against_sarif_2_1_0(review: bool) -> None:
-    sarif_schema = json.loads((SHARED_SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(sarif_schema).validate(_sarif(review))
 
 
@@ -126,7 +126,7 @@ def test_sarif_locations(review: bool, rule: str, uri: str, line: int) -> None:
 
 
 def _junit_cases(text: str) -> dict[tuple[str, str], str]:
-    xs = xmlschema.XMLSchema(str(SHARED_SCHEMAS / "junit-10.xsd"))
+    xs = xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd"))
     xs.validate(text)
     from xml.etree import ElementTree as ET
 
@@ -339,7 +339,7 @@ def test_sarif_with_absolute_and_relative_paths_stays_valid() -> None:
         for i, f in enumerate(base.findings)
     )
     log = json.loads(render_sarif(replace(base, findings=findings)))
-    sarif_schema = json.loads((SHARED_SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(sarif_schema).validate(log)
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"].get("uriBaseId", "abs")

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.operators import BUILTIN_ENUMS, MISSING
-from auditor.policy.conditions import Compiler, Condition
-from auditor.policy.outcome import Env
+from auditor.policy.compile import Compiler
+from auditor.policy.conditions import Condition
 from auditor.policy.pathexpr import PathSyntaxError, PathTypeError, compile_path
 from auditor.policy.schema import schema_problems
 
@@ -200,25 +201,27 @@ def test_walking_into_a_scalar_is_a_type_error() -> None:
     ],
 )
 def test_condition_outcomes(raw: Any, status: str, message: str) -> None:
-    outcome = _compile(raw).evaluate(DOC, "$", ENV)
+    outcome = evaluate_condition(_compile(raw), DOC, "$", ENV)
     assert (outcome.status, outcome.message) == (status, message)
 
 
 @pytest.mark.parametrize("ts", [1e20, -1e20, float("nan")], ids=["huge", "negative", "nan"])
 def test_timestamp_beyond_the_calendar_is_an_error_naming_the_path(ts: float) -> None:
-    outcome = _compile({"path": "ts", "within_days": 30}).evaluate({"ts": ts}, "$", ENV)
+    outcome = evaluate_condition(_compile({"path": "ts", "within_days": 30}), {"ts": ts}, "$", ENV)
     assert outcome.status == "error" and outcome.message.startswith("ts ")
 
 
 def test_projecting_a_key_no_entry_has_is_missing_not_a_pass() -> None:
     doc = {"hooks": [{"command": "rm -rf /"}]}
     cond = _compile({"path": "hooks[*].cmd", "excludes": "rm -rf /"})
-    outcome = cond.evaluate(doc, "$", ENV)
+    outcome = evaluate_condition(cond, doc, "$", ENV)
     assert (outcome.status, outcome.message) == ("missing", "hooks[*].cmd is absent")
 
 
 def test_evidence_carries_path_value_and_expectation() -> None:
-    outcome = _compile({"path": "sandbox.enabled", "equals": True}).evaluate(DOC, "$", ENV)
+    outcome = evaluate_condition(
+        _compile({"path": "sandbox.enabled", "equals": True}), DOC, "$", ENV
+    )
     (ev,) = outcome.evidence
     assert (ev.path, ev.actual, ev.expected, ev.operator, ev.present) == (
         "$.sandbox.enabled", False, True, "to be", True,
@@ -227,7 +230,7 @@ def test_evidence_carries_path_value_and_expectation() -> None:
 
 def test_long_values_are_shortened_in_messages() -> None:
     doc = {"big": {"k" + str(i): "v" * 50 for i in range(50)}}
-    outcome = _compile({"path": "big", "equals": {}}).evaluate(doc, "$", ENV)
+    outcome = evaluate_condition(_compile({"path": "big", "equals": {}}), doc, "$", ENV)
     assert outcome.status == "fail" and len(outcome.message) < 120 and "…" in outcome.message
 
 
@@ -250,7 +253,7 @@ def test_both_ordered_enum_forms_pass_schema_and_compiler(
     raw: Any, level: str, status: str
 ) -> None:
     assert list(schema_problems(_rule_doc(raw))) == []
-    assert _compile(raw).evaluate({"level": level}, "$", ENV).status == status
+    assert evaluate_condition(_compile(raw), {"level": level}, "$", ENV).status == status
 
 
 @pytest.mark.parametrize(
@@ -280,7 +283,7 @@ def test_ordered_enum_without_a_level_is_refused_by_schema_and_compiler(raw: Any
 def test_change_leaf_reads_both_sides(before: Any, after: Any, status: str) -> None:
     cond = _compile({"not": {"path": "lvl", "increased": {"enum": "autonomy"}}}, "change")
     env = Env(ENV.now, (before, after))
-    assert cond.evaluate({}, "$", env).status == status
+    assert evaluate_condition(cond, {}, "$", env).status == status
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from auditor.emulator import generate_dataset
+from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.engine import Steps, change_document, evaluate
 from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.fetch.decode import to_revision
 from auditor.models import Evidence, Revision
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
-from auditor.policy.outcome import Env
 from auditor.redact import Redactor
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
@@ -107,7 +107,7 @@ def negations(policy: PolicySet, inputs: EvaluationInputs) -> Iterator[Row]:
         for target, key, doc, rule_env in docs:
             if rule.target != target:
                 continue
-            out = rule.condition.evaluate(doc, "$", _rooted(rule_env, doc)).negated()
+            out = evaluate_condition(rule.condition, doc, "$", _rooted(rule_env, doc)).negated()
             yield row(rule.id, key, out.status, out.message, evidence_json(out.evidence))
 
 

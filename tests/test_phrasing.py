@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from auditor.operators import MISSING, REGISTRY
-from auditor.policy.phrasing import clip, is_flag, phrase, phrase_parts, template, third_person
-from auditor.policy.wording import shown_arg
+from auditor.policy.phrasing import (
+    clip,
+    is_flag,
+    phrase,
+    phrase_parts,
+    shown_arg,
+    template,
+    third_person,
+)
 
 _AUT = {"enum": "autonomy", "value": "medium"}
 # Sample arguments as a policy writes them, per operator (boolean operators: `true`).

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from auditor.evaluate.conditions import Env, evaluate_condition
+from auditor.evaluate.outcome import Outcome
+from auditor.evaluate.quantify import ENTRY_EVIDENCE
 from auditor.operators import BUILTIN_ENUMS
-from auditor.policy.conditions import Compiler
-from auditor.policy.outcome import Env, Outcome
+from auditor.policy.compile import Compiler
 from auditor.policy.phrasing import MESSAGE_LIMIT
-from auditor.policy.quantify import ENTRY_EVIDENCE
 
 ENV = Env(datetime(2026, 11, 1, tzinfo=UTC))
 RM = "^rm( -(rf|fr))?( /)?$"
@@ -31,7 +32,7 @@ def _run(raw: Any, doc: Any = None) -> Outcome:
     compiler = Compiler("settings", BUILTIN_ENUMS)
     cond = compiler.compile(raw, ("assert",))
     assert not compiler.problems and cond is not None, compiler.problems
-    return cond.evaluate(DOC if doc is None else doc, "$", ENV)
+    return evaluate_condition(cond, DOC if doc is None else doc, "$", ENV)
 
 
 def _some(pattern: str) -> dict[str, Any]:

@@ -9,15 +9,16 @@ from typing import Any
 import pytest
 
 from auditor.common.jsonutil import content_hash
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.rule import run_rule
 from auditor.models import Revision, User
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy import load_policies
-from auditor.policy.conditions import Compiler, Condition, root_paths
+from auditor.policy.compile import Compiler
+from auditor.policy.conditions import Condition, root_paths
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 from auditor.policy.schema import schema_problems
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

@@ -19,12 +19,12 @@ from itertools import pairwise
 from typing import Any
 
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import attribution
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
 from auditor.models import QUIET_STATUSES, Revision, Status, Subject
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 
 Step = tuple[Revision, Revision]
 

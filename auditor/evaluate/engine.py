@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 from auditor.diff.engine import DEFAULT_LIST_TABLE
 from auditor.evaluate import readiness
 from auditor.evaluate.change import ChangeRun, Steps, change_document
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import evaluate_settings
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
 from auditor.models import Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 
 __all__ = ["Steps", "change_document", "evaluate"]
 

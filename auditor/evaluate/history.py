@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.diff.table import strict_equal
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
@@ -24,7 +25,6 @@ from auditor.models import Attribution, Revision, Subject
 from auditor.operators import MISSING
 from auditor.policy.conditions import root_paths
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 
 
 @dataclass

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 
 from auditor.evaluate import rule as evaluate_rule
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.rule import Verdict
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 from auditor.policy.refs import Ref
 
 Deps = tuple[str, ...]

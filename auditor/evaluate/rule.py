@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.model import RuleResult
 from auditor.models import Evidence, Status, Subject
 from auditor.policy.model import Rule
-from auditor.policy.outcome import Env
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,12 @@ def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
     if env.root is not doc:
         env = Env(env.now, env.change, doc)
     if rule.when is not None:
-        pre = rule.when.evaluate(doc, "$", env)
+        pre = evaluate_condition(rule.when, doc, "$", env)
         if pre.status == "error":
             return Verdict("error", pre.message, pre.evidence)
         if pre.status != "pass":
             return Verdict("not_applicable", f"precondition not met: {pre.message}", pre.evidence)
-    out = rule.condition.evaluate(doc, "$", env)
+    out = evaluate_condition(rule.condition, doc, "$", env)
     if out.status == "missing":
         return Verdict(rule.on_missing, out.message, out.evidence)
     return Verdict(out.status, out.message, out.evidence)

@@ -18,7 +18,8 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
-from auditor.policy.conditions import Compiler, root_paths
+from auditor.policy.compile import Compiler
+from auditor.policy.conditions import root_paths
 from auditor.policy.model import PolicyFile, Rule
 from auditor.policy.schema import schema_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem

@@ -1,8 +1,10 @@
-"""How messages word an expectation: operator phrases, their negations and third-person forms.
+"""How messages word things: values, paths, arguments, operator phrases and their negations.
 
-Takes an operator, its argument (as written and as shown) and whether it is negated, gives the
-phrase that follows "expected" (`to match /^rm/`, `not to contain "[secret "`, `a non-empty
-list`) and the split the evidence carries (phrase without the argument, argument value).
+Takes values, paths and an operator with its argument (as written and as shown) and whether it
+is negated, gives one-line texts: a value (`short`), a path (`show`), an argument (`shown_arg`),
+the phrase that follows "expected" (`to match /^rm/`, `not to contain "[secret "`, `a non-empty
+list`) and the split the evidence carries (phrase without the argument, argument value). Both
+the language (descriptions, schema messages) and the interpreter (outcome messages) use it.
 """
 
 from __future__ import annotations
@@ -10,12 +12,53 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+import orjson
+
 from auditor.operators import MISSING, Operator, json_type
+from auditor.policy.refs import is_ref
 
 #: Message and description length caps (characters); messages are one line.
 MESSAGE_LIMIT = 240
 _NOUNS = {"array": "list", "object": "object", "string": "string"}
 _IRREGULAR = {"be": "is", "have": "has"}
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A short, one-line rendering of a value for messages (never a whole document)."""
+    if value is MISSING:
+        return "absent"
+    try:
+        text = orjson.dumps(value, default=str).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show(where: str) -> str:
+    """A path as written in messages: `sandbox.enabled` rather than `$.sandbox.enabled`."""
+    return where[2:] if where.startswith("$.") else where
+
+
+def show_arg(raw: Any) -> str:
+    """An operator argument as written in messages (`"medium" (autonomy)` for enum levels)."""
+    if isinstance(raw, dict) and set(raw) == {"enum", "value"}:
+        return f"{short(raw['value'])} ({raw['enum']})"
+    return short(raw)
+
+
+def shown_arg(op: Operator, raw: Any) -> str:
+    """An argument as a message shows it (`at least 1 and at most 3` for length bounds)."""
+    if is_ref(raw):
+        return show_ref_text(raw)
+    if ("/{arg}/" in op.expect or op.name == "version_at_least") and isinstance(raw, str):
+        return clip(raw, 80)
+    bounds = show_bounds(raw) if op.name == "length" else None
+    return bounds or show_arg(raw)
+
+
+def show_ref_text(raw: Any) -> str:
+    """A `{ref: path}` argument as descriptions show it."""
+    return f"the value at {raw['ref']}"
 
 
 def is_flag(op: Operator) -> bool:

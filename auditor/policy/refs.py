@@ -1,9 +1,8 @@
-"""Cross-path references: an operator argument written `{ref: <path>}`, read from the document.
+"""Cross-path references: an operator argument written `{ref: <path>}`.
 
-Takes the argument as written (compiled once at load, path syntax checked there), gives a `Ref`
-that `resolve_ref` reads from the ROOT document being evaluated (the settings document for
-settings rules, the change document for change rules, so `after.modelPolicy.x` works) and checks
-against the operator's argument schema, so a wrong type is an error naming both paths.
+Takes the argument as written, gives a `Ref` (its path compiled once at load, syntax checked
+there) and the JSON Schema of the form. Reading the referenced value from the document under
+evaluation is the interpreter's job (`auditor.evaluate.refs`).
 """
 
 from __future__ import annotations
@@ -12,10 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.models import Evidence
-from auditor.operators import MISSING, Operator, json_type
-from auditor.policy.outcome import Env, Outcome, short, show
-from auditor.policy.pathexpr import CompiledPath, PathTypeError
+from auditor.policy.pathexpr import CompiledPath
 
 #: The JSON Schema of the reference form (added to every operator that accepts one).
 REF_SCHEMA: dict[str, Any] = {
@@ -44,44 +40,9 @@ class Ref:
         return self.path.text
 
 
-class RefError(Exception):
-    """The referenced value cannot serve as the operator's argument (wrong type, bad shape)."""
-
-
 def is_ref(raw: Any) -> bool:
     """True for the reference form `{ref: …}` (a mapping whose only key is `ref`)."""
     return isinstance(raw, dict) and set(raw) == {"ref"}
-
-
-def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str]:
-    """The referenced value (or MISSING) and its location; RefError when it does not fit `op`."""
-    try:
-        value, at = ref.path.resolve(root)
-    except PathTypeError as exc:
-        raise RefError(f"ref {show(exc.where)} (for {show(where)}): {exc}") from None
-    if value is not MISSING and not conforms(op.schema, value):
-        raise RefError(
-            f"ref {show(at)} is {json_type(value)} {short(value)}; `{op.name}` at {show(where)} "
-            f"needs {expects(op.schema)}"
-        )
-    return value, at
-
-
-def conforms(schema: Mapping[str, Any], value: Any) -> bool:
-    """Whether `value` has a type the (simple, registry-made) argument schema allows."""
-    if "anyOf" in schema:
-        return any(conforms(s, value) for s in schema["anyOf"])
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    wanted = schema.get("type")
-    if wanted is None:
-        return True
-    found = json_type(value)
-    names = wanted if isinstance(wanted, list) else [wanted]
-    if found not in names and not (found == "integer" and "number" in names):
-        return False
-    items = schema.get("items")
-    return items is None or all(conforms(items, v) for v in value)
 
 
 def expects(schema: Mapping[str, Any]) -> str:
@@ -93,27 +54,3 @@ def expects(schema: Mapping[str, Any]) -> str:
         items = schema.get("items", {}).get("type")
         return f"a list of {items}s" if items else "a list"
     return f"a {wanted}" if isinstance(wanted, str) else "a value"
-
-
-def show_ref(ref: Ref, value: Any) -> str:
-    """A referenced argument as written in messages: `modelPolicy.allowedBaseUrls (["…"])`."""
-    return f"{ref.text} ({short(value)})"
-
-
-def dereference(
-    ref: Ref, op: Operator, where: str, env: Env, ev: Evidence
-) -> Outcome | tuple[Any, str, Evidence]:
-    """The referenced argument (value, how to show it, evidence), or the outcome instead."""
-    try:
-        value, at = resolve_ref(ref, op, env.root, where)
-    except RefError as exc:
-        return Outcome.error(str(exc), ev)
-    note = f"argument from ref {show(at)}"
-    if value is MISSING:
-        gone = Evidence(at, None, {"ref": ref.text}, op.name, False, f"ref for {show(where)}")
-        return Outcome.plain("missing", f"ref {show(at)} (for {show(where)}) is absent", (gone,))
-    return (
-        value,
-        show_ref(ref, value),
-        Evidence(ev.path, ev.actual, value, op.name, ev.present, note),
-    )

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator, ValidationError  # type: ignore[imp
 
 from auditor.models import SEVERITIES, TARGETS
 from auditor.operators import REGISTRY, Operator, json_type
-from auditor.policy.outcome import short
+from auditor.policy.phrasing import short
 from auditor.policy.refs import REF_SCHEMA, expects
 from auditor.policy.yamlsafe import suggest
 

@@ -1,8 +1,8 @@
-"""How a leaf's outcome is worded: the argument as shown, evidence phrases, and negations.
+"""How a leaf's outcome is worded: evidence phrases, and negations worded on demand.
 
-Takes a leaf's operators, arguments and evidence, gives outcomes whose message and evidence
-read naturally (`expected not to contain "[secret "`) and whose negation (under `not`/`none`)
-is worded too, rather than prefixed with "not expected".
+Takes a leaf's operators, arguments (as shown) and evidence, gives outcomes whose message and
+evidence read naturally (`expected not to contain "[secret "`) and whose negation (under
+`not`/`none`) is worded too, rather than prefixed with "not expected".
 """
 
 from __future__ import annotations
@@ -10,28 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from auditor.evaluate.outcome import Outcome, lazy_pair, paired
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator
-from auditor.policy.outcome import Outcome, lazy_pair, show_arg
-from auditor.policy.phrasing import clip, phrase, phrase_parts, show_bounds, template
-from auditor.policy.refs import is_ref
+from auditor.policy.phrasing import clip, phrase, phrase_parts, template
 
 Check = tuple[Operator, Any, str, Evidence]  # operator, argument, argument as shown, evidence
-
-
-def shown_arg(op: Operator, raw: Any) -> str:
-    """An argument as a message shows it (`at least 1 and at most 3` for length bounds)."""
-    if is_ref(raw):
-        return show_ref_text(raw)
-    if ("/{arg}/" in op.expect or op.name == "version_at_least") and isinstance(raw, str):
-        return clip(raw, 80)
-    bounds = show_bounds(raw) if op.name == "length" else None
-    return bounds or show_arg(raw)
-
-
-def show_ref_text(raw: Any) -> str:
-    """A `{ref: path}` argument as descriptions show it."""
-    return f"the value at {raw['ref']}"
 
 
 def worded(ev: Evidence, op: Operator, negate: bool) -> Evidence:
@@ -56,6 +40,13 @@ def held(where: str, value: Any, checks: Sequence[Check]) -> Outcome:
     return lazy_pair(passed, failed)
 
 
+def not_held(where: str, value: Any, op: Operator, shown: str, ev: Evidence) -> Outcome:
+    """The first operator that did not hold; the passing negation is worded on demand."""
+    expected = phrase(op, ev.expected, shown, False, value)
+    failed = Outcome.failed(where, value, expected, worded(ev, op, False))
+    return lazy_pair(failed, lambda: Outcome.passed(where, value, failed.evidence))
+
+
 def held_change(went: str, after: Any, checks: Sequence[Check]) -> Outcome:
     """Every change operator held; the negation (worded on demand) says it was not expected."""
     evidence = tuple(worded(ev, op, False) for op, _, _, ev in checks)
@@ -67,3 +58,11 @@ def held_change(went: str, after: Any, checks: Sequence[Check]) -> Outcome:
         return Outcome("fail", text, negated, subject=went, expects=expected)
 
     return lazy_pair(Outcome("pass", clip(went), evidence, subject=went), failed)
+
+
+def not_held_change(went: str, op: Operator, raw: Any, shown: str, ev: Evidence) -> Outcome:
+    """A change operator that did not hold; its negation is the step as it went."""
+    expected = phrase(op, raw, shown)
+    text = clip(f"{went}; expected {expected}")
+    failed = Outcome("fail", text, (worded(ev, op, False),), 1, "", went, expected)
+    return paired(failed, Outcome("pass", clip(went), failed.evidence, subject=went))

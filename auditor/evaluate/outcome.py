@@ -8,58 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal
 
-import orjson
-
-from auditor.common import paths
 from auditor.models import Evidence
-from auditor.operators import MISSING, OperandTypeError, json_type
-from auditor.policy.phrasing import MESSAGE_LIMIT, clip
+from auditor.operators import OperandTypeError, json_type
+from auditor.policy.phrasing import MESSAGE_LIMIT, clip, short, show
 
 OutcomeStatus = Literal["pass", "fail", "missing", "error"]
 MAX_EVIDENCE = 20
-
-
-@dataclass(frozen=True)
-class Env:
-    """What a condition sees besides the node: the clock and, for change rules, the two sides."""
-
-    now: datetime
-    change: tuple[Any, Any] | None = None
-    root: Any = MISSING  # the document `{ref: …}` arguments are read from
-
-
-def short(value: Any, limit: int = 60) -> str:
-    """A short, one-line rendering of a value for messages (never a whole document)."""
-    if value is MISSING:
-        return "absent"
-    try:
-        text = orjson.dumps(value, default=str).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def show_arg(raw: Any) -> str:
-    """An operator argument as written in messages (`"medium" (autonomy)` for enum levels)."""
-    if isinstance(raw, dict) and set(raw) == {"enum", "value"}:
-        return f"{short(raw['value'])} ({raw['enum']})"
-    return short(raw)
-
-
-def show(where: str) -> str:
-    """A path as written in messages: `sandbox.enabled` rather than `$.sandbox.enabled`."""
-    return where[2:] if where.startswith("$.") else where
-
-
-def element_base(where: str, index: int, item: Any) -> str:
-    """The evidence path of an array element: by `id` when it has one, else by position."""
-    ident = item.get("id") if isinstance(item, dict) else None
-    if isinstance(ident, str | int):
-        return where + paths.render_component(paths.Match("id", ident))
-    return f"{where}[{index}]"
 
 
 @dataclass(slots=True)

@@ -11,18 +11,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from auditor.models import Evidence
-from auditor.policy.outcome import (
+from auditor.evaluate.outcome import (
     Outcome,
     OutcomeStatus,
-    short,
-    show,
     suffixed,
     turned,
     turned_status,
     with_flip,
 )
-from auditor.policy.phrasing import clip
+from auditor.models import Evidence
+from auditor.policy.phrasing import clip, short, show
 
 #: Failing entries whose evidence a quantifier keeps; the rest are counted in the message.
 ENTRY_EVIDENCE = 10

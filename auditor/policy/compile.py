@@ -1,0 +1,166 @@
+"""Compiling conditions: the raw `when`/`assert` mapping of a rule in, a condition tree out.
+
+Takes the YAML data of one condition (already schema-checked as far as JSON Schema can), gives
+the frozen tree of `auditor.policy.conditions` with operator arguments prepared once, or the
+problems found, each with the YAML path where it occurs so the loader can attach
+`file:line:col`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from auditor.operators import MISSING, REGISTRY, Operator
+from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
+from auditor.policy.pathexpr import CompiledPath, PathSyntaxError, compile_path
+from auditor.policy.refs import Ref, is_ref
+from auditor.policy.yamlsafe import suggest
+
+Problem = tuple[Parts, str]
+LOGIC_KEYS = ("all", "any", "not")
+QUANTIFIERS = ("each", "some", "none")
+LEAF_KEYS = ("path", "default", "enum")
+ORDERED_OPS = ("at_most", "at_least", "increased", "decreased")
+
+
+class Compiler:
+    """Compiles raw conditions of one rule, collecting problems with their YAML path."""
+
+    def __init__(self, target: str, enums: Mapping[str, tuple[str, ...]]) -> None:
+        self.target = target
+        self.enums = enums
+        self.problems: list[Problem] = []
+
+    def fail(self, where: Parts, message: str) -> None:
+        """Record one problem."""
+        self.problems.append((where, message))
+
+    def compile(self, raw: Any, where: Parts, *, in_element: bool = False) -> Condition | None:
+        """Compile one condition mapping (None after recording a problem)."""
+        if not isinstance(raw, dict) or not raw:
+            self.fail(where, "a condition must be a non-empty mapping")
+            return None
+        unknown = [k for k in raw if k not in REGISTRY and k not in _ALL_KEYS]
+        for key in unknown:
+            self.fail((*where, key), f"unknown key `{key}`{suggest(str(key), _SUGGESTIONS)}")
+        if unknown:
+            return None
+        logic = [k for k in LOGIC_KEYS if k in raw]
+        quant = [k for k in QUANTIFIERS if k in raw]
+        if logic:
+            return self._logic(raw, logic, where, in_element)
+        if quant:
+            return self._quantifier(raw, quant, where)
+        return self._leaf(raw, where, in_element)
+
+    def _only(
+        self, raw: Mapping[str, Any], allowed: Sequence[str], where: Parts, what: str
+    ) -> bool:
+        extra = [k for k in raw if k not in allowed]
+        for key in extra:
+            self.fail((*where, key), f"`{key}` cannot be combined with {what} in one condition")
+        return not extra
+
+    def _logic(
+        self, raw: Mapping[str, Any], keys: list[str], where: Parts, inside: bool
+    ) -> Condition | None:
+        kind = keys[0]
+        if not self._only(raw, (kind,), where, f"`{kind}`"):
+            return None
+        if kind == "not":
+            child = self.compile(raw["not"], (*where, "not"), in_element=inside)
+            return Logic("not", (child,)) if child else None
+        items = raw[kind]
+        if not isinstance(items, list) or not items:
+            self.fail((*where, kind), f"`{kind}` needs a non-empty list of conditions")
+            return None
+        children = [
+            self.compile(c, (*where, kind, i), in_element=inside) for i, c in enumerate(items)
+        ]
+        if any(c is None for c in children):
+            return None
+        return Logic(kind, tuple(c for c in children if c is not None))  # type: ignore[arg-type]
+
+    def _quantifier(
+        self, raw: Mapping[str, Any], keys: list[str], where: Parts
+    ) -> Condition | None:
+        kind = keys[0]
+        if not self._only(raw, (kind, "assert"), where, f"`{kind}`"):
+            return None
+        path = self._path(raw[kind], (*where, kind))
+        if "assert" not in raw:
+            self.fail(where, f"`{kind}` needs an `assert` condition for each element")
+            return None
+        inner = self.compile(raw["assert"], (*where, "assert"), in_element=True)
+        if path is None or inner is None:
+            return None
+        return Quantifier(kind, path, inner)  # type: ignore[arg-type]
+
+    def _path(self, text: Any, where: Parts) -> CompiledPath | None:
+        if not isinstance(text, str):
+            self.fail(where, "a path must be a string")
+            return None
+        try:
+            return compile_path(text)
+        except PathSyntaxError as exc:
+            self.fail(where, str(exc))
+            return None
+
+    def _leaf(self, raw: Mapping[str, Any], where: Parts, in_element: bool) -> Condition | None:
+        names = [k for k in raw if k in REGISTRY]
+        if not names:
+            self.fail(
+                where, "a condition needs an operator, `all`/`any`/`not` or `each`/`some`/`none`"
+            )
+            return None
+        count = len(self.problems)
+        texts = raw.get("path", "@")
+        alternatives = texts if isinstance(texts, list) and texts else [texts]
+        paths = [self._path(t, (*where, "path")) for t in alternatives]
+        ops = [self._op(name, raw, where, in_element) for name in names]
+        kinds = {REGISTRY[n].kind == "change" for n in names}
+        if len(kinds) > 1:
+            self.fail(
+                where, "change operators (changed, from, to, …) cannot share a leaf with others"
+            )
+        if "enum" in raw and not any(n in ORDERED_OPS for n in names):
+            self.fail((*where, "enum"), "`enum` applies only to " + ", ".join(ORDERED_OPS))
+        if len(self.problems) > count:
+            return None
+        default = raw.get("default", MISSING)
+        return Leaf(tuple(paths), tuple(ops), default, where)  # type: ignore[arg-type]
+
+    def _op(
+        self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool
+    ) -> tuple[Operator, Any, Any] | None:
+        op, arg = REGISTRY[name], raw[name]
+        if is_ref(arg):
+            return self._ref(op, arg["ref"], (*where, name))
+        if op.kind == "change" and (self.target != "change" or inside):
+            self.fail(
+                (*where, name),
+                f"`{name}` applies only to `target: change` leaves outside each/some/none",
+            )
+            return None
+        if name in ORDERED_OPS and "enum" in raw:
+            arg = {"enum": raw["enum"]} if arg is True else {"enum": raw["enum"], "value": arg}
+        try:
+            return op, op.prepare(arg, self.enums), raw[name]
+        except ValueError as exc:
+            self.fail((*where, name), str(exc))
+            return None
+
+    def _ref(self, op: Operator, text: Any, where: Parts) -> tuple[Operator, Any, Any] | None:
+        if not op.ref:
+            accepting = ", ".join(n for n, o in sorted(REGISTRY.items()) if o.ref)
+            self.fail(where, f"`{op.name}` does not accept {{ref: …}} (these do: {accepting})")
+            return None
+        path = self._path(text, (*where, "ref"))
+        if path is None:
+            return None
+        return op, Ref(path), {"ref": text}
+
+
+_ALL_KEYS = frozenset((*LOGIC_KEYS, *QUANTIFIERS, *LEAF_KEYS, "assert"))
+_SUGGESTIONS = sorted(_ALL_KEYS | set(REGISTRY))

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real emulator on loopback, a scratch state file, a fixed clock."""
+"""Shared fixtures (a real emulator on loopback, a scratch state file, a fixed clock), the
+`--update-golden` switch, and the `e2e` marker that separates the fast unit loop."""
 
 from __future__ import annotations
 
@@ -13,6 +14,20 @@ FIXED_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 OWNER_TOKEN = "test-owner-token-0123456789"
 MEMBER_TOKEN = "test-member-token-0123456789"
 
+# Marked here rather than in each file, so the split is one list to review.
+# Modules about the CLI or the emulator as a server: (nearly) every test drives one of them.
+E2E_MODULES = frozenset(
+    {
+        "test_cli_diff_history",
+        "test_cli_run",
+        "test_emulator",
+        "test_policy_cli",
+        "test_report_browser",
+    }
+)
+# In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.
+E2E_FIXTURES = frozenset({"emulator", "small_emulator", "fake_cli"})
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -21,6 +36,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden files under tests/golden/ from the current output",
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the end-to-end tests: whole E2E_MODULES, and any test using an E2E_FIXTURES fixture."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.path.stem in E2E_MODULES or fixtures & E2E_FIXTURES:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def inputs() -> EvaluationInputs:
         history,
         all_revisions=True,
         steps=Steps(history),
-        options={"memoise": False},
+        memoise=False,
     )
 
 

@@ -63,7 +63,7 @@ class Streamed:
 
 def inputs_for(history: tuple[Revision, ...], **options: Any) -> EvaluationInputs:
     return EvaluationInputs(
-        NOW, history[-1], history, all_revisions=True, steps=Steps(history), options=options
+        NOW, history[-1], history, all_revisions=True, steps=Steps(history), **options
     )
 
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
+from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
 from auditor.fetch import schema as fetch_schema
-from auditor.fetch.client import HISTORY_PATH, REPORTS_PATH, PlatformClient
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
 

@@ -9,11 +9,19 @@ import pytest
 
 from auditor.errors import PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+from auditor.policy.conditions import root_paths
+from auditor.policy.model import Rule
 from auditor.policy.schema import SCHEMA_PATH, build_schema
 
 HERE = Path(__file__).parent / "policies"
 INVALID = sorted((HERE / "invalid").glob("*.yaml"))
 VALID = HERE / "valid"
+
+
+def _paths(rule: Rule) -> tuple[str, ...]:
+    """Every settings path the rule reads (what the removed `Rule.paths` field held)."""
+    conds = [c for c in (rule.condition, rule.when) if c is not None]
+    return tuple(sorted({".".join(p.deps) for c in conds for p in root_paths(c)}))
 
 
 def _problems(*paths: Path) -> list[str]:
@@ -47,7 +55,7 @@ def test_valid_sample_loads_with_defaults_applied() -> None:
     assert first.on_missing == "fail"  # the rule's own value beats the file default
     assert first.controls == ("SOC2:CC6.1",)  # from `defaults:`
     assert first.source is not None and (first.source.line, first.source.col) == (24, 5)
-    assert first.paths == ("autonomyLevel", "maxAutonomyLevel")
+    assert _paths(first) == ("autonomyLevel", "maxAutonomyLevel")
     assert policy.enums["risk"] == ("none", "some", "lots")
     assert policy.files[0].rule_ids[0] == "SBX-001"
     assert len(policy.files[0].sha256) == 64

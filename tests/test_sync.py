@@ -18,7 +18,7 @@ import pytest
 
 from auditor.cli import Context, main
 from auditor.errors import ApiError, DataError
-from auditor.fetch.client import HISTORY_PATH, PlatformClient
+from auditor.fetch import HISTORY_PATH, PlatformClient
 from auditor.store.database import Store
 from auditor.workflows.sync import format_summary, sync
 

@@ -7,7 +7,7 @@ subject `change:all` — a long history would otherwise bury its few findings un
 thousands of passes. `every_step=True` (`--all-revisions`) keeps every step's result. The
 step document holds both sides, the Change list (computed only when a rule reads it), the
 author and the time; a rule's verdict is reused whenever its projection of that document
-repeats (see `evaluate_memo`).
+repeats (see `memo`).
 """
 
 from __future__ import annotations

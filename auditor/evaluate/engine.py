@@ -1,11 +1,11 @@
 """The evaluate stage: a `PolicySet` and `EvaluationInputs` in, an `Evaluation` out.
 
 Settings rules run on the revision under test (with attribution from the history, see
-`evaluate_history`), change rules on each stored step, readiness rules on each repository's
-latest report and org rules on the aggregates (computed by `auditor.readiness`). A rule whose
+`history`), change rules on each stored step (`change`), readiness rules on each repository's
+latest report and org rules on the aggregates (computed by `readiness`). A rule whose
 target has no input is listed in `not_evaluated`, never passed silently. Results come in rule
 order, then subject. `history` and `steps` are streamed (each walked once per target), and a
-rule's verdict is reused whenever the values it reads repeat; `options={"memoise": False}`
+rule's verdict is reused whenever the values it reads repeat (`memo`); `memoise=False`
 turns that reuse off (results are identical either way).
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from auditor.diff.engine import DEFAULT_LIST_TABLE
 from auditor.evaluate import readiness
 from auditor.evaluate.change import ChangeRun, Steps, change_document
 from auditor.evaluate.conditions import Env
@@ -44,7 +43,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     results: list[RuleResult] = []
     missing: list[str] = []
     failing: tuple[tuple[int, int], ...] = ()
-    memo = bool(inputs.options.get("memoise", True))
+    memo = inputs.memoise
     if by_target["settings"] and inputs.settings is not None:
         history = _reiterable(inputs.history or (inputs.settings,), "history")
         current, per_revision, failing = evaluate_settings(
@@ -58,9 +57,12 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += current + per_revision
     steps = 0
     if by_target["change"]:
-        table = inputs.options.get("list_table", DEFAULT_LIST_TABLE)
         run = ChangeRun(
-            by_target["change"], env, memo=memo, every_step=inputs.all_revisions, table=table
+            by_target["change"],
+            env,
+            memo=memo,
+            every_step=inputs.all_revisions,
+            table=inputs.list_table,
         )
         results += run.results(_reiterable(inputs.steps, "steps"))
         steps = run.steps
@@ -97,12 +99,9 @@ def _readiness(
     repo_rules: Sequence[Rule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
-    every = bool(inputs.options.get("all_reports"))
-    reports = inputs.reports if every else readiness.latest_per_repo(inputs.reports)
-    for report in reports if repo_rules else ():
+    for report in readiness.latest_per_repo(inputs.reports) if repo_rules else ():
         view = readiness.readiness_view(report, model, inputs.now)
-        key = f"{report.repo_url}@{report.report_id}" if every else report.repo_url
-        subject = Subject("readiness", key, report.repo_url, repo_url=report.repo_url)
+        subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
         yield from (_run(rule, view, env, subject) for rule in repo_rules)
     if org_rules:
         view = readiness.org_view(inputs.reports, model, inputs.now)

@@ -6,7 +6,7 @@ from not-failing to failing, with its author and time), optionally the results o
 revision, and the failing-rule count per revision. A rule is re-evaluated for a revision only
 when a value at one of its paths changed: a trie of the rules' leading keys is walked over both
 revisions with type-strict equality, so untouched subtrees cost one dict lookup; a rule whose
-inputs did change reuses its verdict when its projection was seen before (`evaluate_memo`).
+inputs did change reuses its verdict when its projection was seen before (`memo`).
 The history is streamed: only the previous revision is held.
 """
 

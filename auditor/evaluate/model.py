@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable
+from auditor.evaluate.readiness import ReadinessModel
 from auditor.models import (
     Attribution,
     Evidence,
@@ -50,8 +51,9 @@ class EvaluationInputs:
     all_revisions: bool = False
     steps: Iterable[tuple[Revision, Revision]] = ()  # (before, after) pairs for change rules
     reports: tuple[ReadinessReport, ...] = ()
-    readiness_model: Any = None  # `auditor.readiness.ReadinessModel`; None means the shipped one
-    options: Mapping[str, Any] = field(default_factory=dict)
+    readiness_model: ReadinessModel | None = None  # None: the shipped model
+    list_table: ListTable = DEFAULT_LIST_TABLE  # how change documents diff lists (`diff_keys`)
+    memoise: bool = True  # reuse a verdict when a rule's inputs repeat (results are identical)
 
 
 @dataclass(frozen=True)

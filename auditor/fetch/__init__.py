@@ -1,1 +1,37 @@
-"""fetch"""
+"""Fetch: the only package that touches the network.
+
+Takes the service addresses and a token, gives validated pages of each listing of the service
+(`PlatformClient.pages(HISTORY)`, `PlatformClient.pages(READINESS)`: one paging loop, `paging`)
+and decodes their items into redacted `Revision` / `ReadinessReport` models (`decode`, the one
+place that knows the API's field names). Retries and response guards live in `retry`, JSON
+Schema validation in `schema`.
+"""
+
+from __future__ import annotations
+
+from auditor.fetch.client import PlatformClient
+from auditor.fetch.decode import encode_report, encode_revision, to_report, to_revision
+from auditor.fetch.paging import (
+    HISTORY,
+    HISTORY_PATH,
+    READINESS,
+    REPORTS_PATH,
+    Item,
+    Listing,
+    Page,
+)
+
+__all__ = [
+    "HISTORY",
+    "HISTORY_PATH",
+    "READINESS",
+    "REPORTS_PATH",
+    "Item",
+    "Listing",
+    "Page",
+    "PlatformClient",
+    "encode_report",
+    "encode_revision",
+    "to_report",
+    "to_revision",
+]

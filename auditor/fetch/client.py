@@ -1,10 +1,9 @@
 """The HTTP client: the only module that touches the network.
 
-Takes the service addresses and a token, gives the raw pages of the enterprise-control history
-(newest first) and of the readiness reports, each validated against a JSON Schema. Paging
-follows the real service (design §2); guards stop on a repeated cursor, `hasMore` with an empty
-page, too many pages, oversized or non-JSON responses.
-Validation lives in `fetch_schema`.
+Takes the service addresses and a token, gives the validated pages of any `Listing`: the
+enterprise-control history (newest first) and the readiness reports. The paging loop and its
+guards live in `auditor.fetch.paging`, retries and size/type guards in `auditor.fetch.retry`,
+validation in `auditor.fetch.schema`.
 """
 
 from __future__ import annotations
@@ -12,18 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any
 
 import httpx
 
 from auditor import __version__
-from auditor.errors import DataError
+from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Page, iter_pages
 from auditor.fetch.retry import Requester, RetryPolicy
-from auditor.fetch.schema import validate
 from auditor.redact import Redactor
-
-HISTORY_PATH = "/api/v0/organization/enterprise-controls/history"
-REPORTS_PATH = "/api/organization/agent-readiness-reports"
 
 
 class PlatformClient:
@@ -96,77 +90,30 @@ class PlatformClient:
         """True when an app address is configured (readiness reports can be read)."""
         return self._reports is not None
 
-    def _page_guard(self, page: int, what: str) -> None:
-        if page > self._max_pages:
-            raise DataError(
-                f"{what} paging stopped: more than {self._max_pages} pages (raise max_pages "
-                "if the organization really has that much data)"
-            )
+    def _address(self, listing: Listing) -> tuple[Requester, str] | None:
+        if not listing.on_app:
+            return self._history, self.base_url
+        if self._reports is None or self.app_url is None:
+            return None
+        return self._reports, self.app_url
 
-    def iter_history_pages(self) -> Iterator[list[dict[str, Any]]]:
+    def pages(self, listing: Listing) -> Iterator[Page]:
+        """Yield each validated page of `listing`; nothing for readiness without an app address."""
+        address = self._address(listing)
+        if address is None:
+            return iter(())
+        requester, base = address
+        return iter_pages(
+            requester, base, listing, page_size=self._page_size, max_pages=self._max_pages
+        )
+
+    def iter_history_pages(self) -> Iterator[list[Item]]:
         """Yield each history page's raw change dicts (newest first), validated, to the end."""
-        cursor: str | None = None
-        seen: set[str] = set()
-        page = 0
-        while True:
-            page += 1
-            self._page_guard(page, "history")
-            params = {"limit": str(self._page_size)}
-            if cursor is not None:
-                params["cursor"] = cursor
-            where = f"GET {self.base_url}{HISTORY_PATH} page {page}"
-            body = self._history.get_json(HISTORY_PATH, params, where)
-            validate(body, "api-history.schema.json", where)
-            changes: list[dict[str, Any]] = body["changes"]
-            pagination = body["pagination"]
-            yield changes
-            if not pagination["hasMore"]:
-                return
-            cursor = self._next_cursor(pagination, changes, seen, where)
+        return (page.items for page in self.pages(HISTORY))
 
-    def _next_cursor(
-        self, pagination: dict[str, Any], changes: list[Any], seen: set[str], where: str
-    ) -> str:
-        if not changes:
-            raise DataError(f"$.pagination.hasMore: true on an empty page ({where})")
-        cursor = pagination.get("nextCursor")
-        if not cursor:
-            raise DataError(f"$.pagination.nextCursor: missing while hasMore is true ({where})")
-        if cursor in seen:
-            raise DataError(
-                f"$.pagination.nextCursor: the API repeated an earlier cursor; "
-                f"paging would loop ({where})"
-            )
-        seen.add(cursor)
-        return str(cursor)
-
-    def iter_reports_pages(self) -> Iterator[list[dict[str, Any]]]:
+    def iter_reports_pages(self) -> Iterator[list[Item]]:
         """Yield each readiness-report page (newest first), validated, until a short page."""
-        if self._reports is None:
-            return
-        after: str | None = None
-        seen: set[str] = set()
-        page = 0
-        while True:
-            page += 1
-            self._page_guard(page, "readiness report")
-            params = {"limit": str(self._page_size)}
-            if after is not None:
-                params["startAfter"] = after
-            where = f"GET {self.app_url}{REPORTS_PATH} page {page}"
-            body = self._reports.get_json(REPORTS_PATH, params, where)
-            validate(body, "api-readiness.schema.json", where)
-            reports: list[dict[str, Any]] = body["reports"]
-            if reports:
-                yield reports
-            if len(reports) < self._page_size:
-                return
-            after = str(reports[-1]["reportId"])
-            if after in seen:
-                raise DataError(
-                    f"$.reports[-1].reportId: repeated {after!r}; paging would loop ({where})"
-                )
-            seen.add(after)
+        return (page.items for page in self.pages(READINESS))
 
     def close(self) -> None:
         """Close the underlying HTTP connections."""

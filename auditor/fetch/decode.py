@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Any
 
 from auditor.common.jsonutil import canonical
 from auditor.errors import DataError
-from auditor.models import ReadinessReport, Revision, User
+from auditor.fetch.paging import Item
+from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.redact import Redactor
 
 
-def _parse_updated_at(value: Any, where: str) -> datetime:
+def _parse_updated_at(value: JSON, where: str) -> datetime:
     try:
         when = datetime.fromisoformat(str(value))
         return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
@@ -25,7 +25,7 @@ def _parse_updated_at(value: Any, where: str) -> datetime:
         raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time") from None
 
 
-def _revision_number(value: Any, where: str) -> int:
+def _revision_number(value: JSON, where: str) -> int:
     if not (isinstance(value, int | float) and 0 <= value < 2**63 and float(value).is_integer()):
         raise DataError(f"{where}.revision: expected a whole number from 0 to 2^63-1")
     return int(value)
@@ -35,9 +35,7 @@ def _sha256(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
-def encode_revision(
-    raw: dict[str, Any], redactor: Redactor, org: str, where: str
-) -> tuple[Revision, bytes]:
+def encode_revision(raw: Item, redactor: Redactor, org: str, where: str) -> tuple[Revision, bytes]:
     """`to_revision` plus the canonical settings JSON it hashed (stored as is, not redone)."""
     settings = redactor.redact_json(raw["settings"])
     user = redactor.redact_json(raw["user"])  # a token pasted into a name stays out too
@@ -57,14 +55,12 @@ def encode_revision(
     return revision, body
 
 
-def to_revision(raw: dict[str, Any], redactor: Redactor, org: str, where: str) -> Revision:
+def to_revision(raw: Item, redactor: Redactor, org: str, where: str) -> Revision:
     """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
     return encode_revision(raw, redactor, org, where)[0]
 
 
-def encode_report(
-    raw: dict[str, Any], redactor: Redactor, where: str
-) -> tuple[ReadinessReport, bytes]:
+def encode_report(raw: Item, redactor: Redactor, where: str) -> tuple[ReadinessReport, bytes]:
     """`to_report` plus the canonical JSON it hashed (stored as is, not redone)."""
     data = redactor.redact_json(raw)
     try:
@@ -82,6 +78,6 @@ def encode_report(
     return report, body
 
 
-def to_report(raw: dict[str, Any], redactor: Redactor, where: str) -> ReadinessReport:
+def to_report(raw: Item, redactor: Redactor, where: str) -> ReadinessReport:
     """Build a redacted `ReadinessReport` from one API `reports[]` item (already schema-valid)."""
     return encode_report(raw, redactor, where)[0]

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
-from typing import Any
 
 import httpx
 
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
+from auditor.models import JSON
 from auditor.redact import Redactor
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -106,7 +106,7 @@ class Requester:
         self._policy = policy
         self._redactor = redactor
 
-    def get_json(self, path: str, params: Mapping[str, str], where: str) -> Any:
+    def get_json(self, path: str, params: Mapping[str, str], where: str) -> JSON:
         """GET `path` and return the parsed JSON body; `where` names the page for messages."""
         request = self._client.build_request("GET", path, params=params)
         label = describe_request(request)
@@ -138,7 +138,7 @@ class Requester:
         text = self._redactor.redact_text(message)
         return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
 
-    def _attempt(self, request: httpx.Request, label: str, where: str) -> Any:
+    def _attempt(self, request: httpx.Request, label: str, where: str) -> JSON:
         try:
             response = self._client.send(request, stream=True)
         except httpx.TimeoutException:
@@ -184,7 +184,7 @@ class Requester:
 
     def _decode(
         self, response: httpx.Response, body: bytes, request: httpx.Request, label: str, where: str
-    ) -> Any:
+    ) -> JSON:
         status = response.status_code
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))

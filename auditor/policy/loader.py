@@ -19,7 +19,6 @@ from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy.compile import Compiler
-from auditor.policy.conditions import root_paths
 from auditor.policy.model import PolicyFile, Rule
 from auditor.policy.schema import schema_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
@@ -171,7 +170,6 @@ class _Loader:
         if first is not source:
             self.report(doc, (*where, "id"), f"duplicate rule id `{raw['id']}` (first at {first})")
             return None
-        deps = {".".join(p.deps) for c in (cond, when) if c is not None for p in root_paths(c)}
         return Rule(
             id=raw["id"],
             title=raw["title"],
@@ -185,7 +183,6 @@ class _Loader:
             controls=tuple(raw["controls"]),
             tags=tuple(raw["tags"]),
             source=source,
-            paths=tuple(sorted(deps)),
         )
 
 

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from auditor.models import OnMissing, Severity, SourceLocation, Target
+from auditor.policy.conditions import Condition
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A validated policy rule. `when`/`condition` are compiled by `auditor.policy`."""
+    """A validated policy rule; `when`/`condition` are compiled condition trees."""
 
     id: str
     title: str
     severity: Severity
     target: Target
-    condition: Any  # compiled `assert`
-    when: Any = None  # compiled precondition, or None
+    condition: Condition  # compiled `assert`
+    when: Condition | None = None  # compiled precondition
     on_missing: OnMissing = "unknown"
     description: str = ""
     remediation: str = ""
     controls: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     source: SourceLocation | None = None
-    paths: tuple[str, ...] = ()  # every settings path the rule reads (for incremental evaluation)
 
 
 @dataclass(frozen=True)

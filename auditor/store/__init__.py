@@ -1,1 +1,14 @@
-"""store"""
+"""Store: the local state file, the only package that runs SQL.
+
+Takes models (`Revision`, `ReadinessReport` decoded by `auditor.fetch`, and run findings), gives
+them back streamed and in order, with sync and run records and integrity issues. It knows
+nothing of the API's wire format. `database` holds `Store`; `schema` the tables and row
+conversions; `file` the lock and the fingerprint key; `runs` the run and finding records.
+"""
+
+from __future__ import annotations
+
+from auditor.store.database import Ingested, Store
+from auditor.store.schema import IntegrityIssue, RunRecord, SyncRecord
+
+__all__ = ["Ingested", "IntegrityIssue", "RunRecord", "Store", "SyncRecord"]

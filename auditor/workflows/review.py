@@ -125,7 +125,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             settings=new_rev,
             history=_followed_by(request.history, new_rev),
             steps=((request.live, new_rev),),
-            options={"list_table": request.list_table},
+            list_table=request.list_table,
         ),
     )
     before_results, _ = apply_waivers(before.results, loaded.waivers, now)

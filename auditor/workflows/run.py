@@ -175,7 +175,7 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         steps=Steps(history),
         reports=reports,
         readiness_model=model,
-        options={"list_table": options.list_table},
+        list_table=options.list_table,
     )
 
 

@@ -1,24 +1,38 @@
 """Sync: pulls what is new from the service into the store, in one all-or-nothing transaction.
 
-Takes an open `Store` and a `PlatformClient`, gives a `SyncSummary`. History pages arrive newest
-first and are written as they arrive (memory stays flat); paging stops at the first page that
-holds a revision stored by an earlier sync. Readiness reports stop at the first page made only
-of known report ids. On any error nothing is committed and the message says what was fetched.
+Takes an open `Store` and a `PlatformClient`, gives a `SyncSummary`. One ingest loop walks
+each listing: pages arrive newest first and are decoded (`auditor.fetch.decode`) and written as
+they arrive, so memory stays flat. The history stops after the first page that reached a
+revision stored by an earlier sync; the readiness reports after the first page made only of
+known report ids. On any error nothing is committed and the message says what was fetched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from auditor.errors import ApiError, AuditorError, DataError
-from auditor.fetch.client import HISTORY_PATH, REPORTS_PATH, PlatformClient
-from auditor.fetch.decode import encode_report, encode_revision
+from auditor.fetch import (
+    HISTORY,
+    READINESS,
+    Item,
+    Listing,
+    Page,
+    PlatformClient,
+    encode_report,
+    encode_revision,
+)
 from auditor.models import Revision
-from auditor.store.database import Ingested, IntegrityIssue, Store
+from auditor.store import Ingested, IntegrityIssue, Store
 
 Progress = Callable[[str], None]
+
+_HISTORY_LABEL = "history"
+_READINESS_LABEL = "readiness"
 
 
 @dataclass(frozen=True)
@@ -37,19 +51,33 @@ class SyncSummary:
 
 
 @dataclass
+class _Count:
+    pages: int = 0
+    items: int = 0
+    new: int = 0
+
+
+@dataclass
 class _Tally:
-    history_pages: int = 0
-    revisions: int = 0
-    revisions_new: int = 0
-    report_pages: int = 0
-    reports: int = 0
-    reports_new: int = 0
+    counts: defaultdict[str, _Count] = field(default_factory=lambda: defaultdict(_Count))
     issues: list[IntegrityIssue] = field(default_factory=list)
+
+    @property
+    def history(self) -> _Count:
+        return self.counts[_HISTORY_LABEL]
+
+    @property
+    def reports(self) -> _Count:
+        return self.counts[_READINESS_LABEL]
+
+    @property
+    def pages(self) -> int:
+        return self.history.pages + self.reports.pages
 
     def describe(self) -> str:
         return (
-            f"fetched {self.history_pages} history pages / {self.revisions} revisions and "
-            f"{self.report_pages} report pages / {self.reports} reports"
+            f"fetched {self.history.pages} history pages / {self.history.items} revisions and "
+            f"{self.reports.pages} report pages / {self.reports.items} reports"
         )
 
     def count(self, outcome: Ingested, what: str) -> None:
@@ -62,65 +90,76 @@ class _Tally:
             self.issues.append(outcome.issue)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One sync in progress: where items go, under which sync record, and what was seen."""
+
+    store: Store
+    sync_id: int
+    now: datetime
+    org: str
+    tally: _Tally
+    progress: Progress
+
+
+@contextmanager
+def _on_page(page: Page) -> Iterator[None]:
+    """A decoding error names the request and the page the item came from."""
+    try:
+        yield
+    except AuditorError as exc:
+        raise type(exc)(f"{exc} ({page.where})") from None
+
+
+def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
+    with _on_page(page):
+        rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where)
+    outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
+    return outcome, f"revision {rev.revision}"
+
+
+def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
+    with _on_page(page):
+        report, body = encode_report(raw, run.store.ingest_redactor(), where)
+    outcome = run.store.ingest_report(report, run.sync_id, run.now, data_json=body)
+    return outcome, f"report {report.report_id}"
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """How one listing is ingested: its label in messages, its noun, and when to stop."""
+
+    listing: Listing
+    label: str  # "history page 2", "history: page 2, …"
+    plural: str  # "… 3 new revisions"
+    ingest: Callable[[_Run, Item, str, Page], tuple[Ingested, str]]  # gives the outcome, a name
+    stop: Callable[[Iterable[bool]], bool]  # given each item's `known_before`: stop after the page?
+
+
+# Newest first: a page that reached a stored revision reached everything older too.
+_HISTORY_FEED = _Feed(HISTORY, _HISTORY_LABEL, "revisions", _ingest_revision, any)
+# Reports are not one sequence: stop only when a whole page is already known.
+_READINESS_FEED = _Feed(READINESS, _READINESS_LABEL, "reports", _ingest_report, all)
+
+
+def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
+    count = run.tally.counts[feed.label]
+    for page in client.pages(feed.listing):
+        count.pages += 1
+        known: list[bool] = []
+        for index, raw in enumerate(page.items):
+            outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
+            count.items += 1
+            count.new += outcome.status == "new"
+            run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
+            known.append(outcome.known_before)
+        run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
+        if feed.stop(known):
+            return
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def _sync_history(
-    store: Store,
-    client: PlatformClient,
-    org: str,
-    sync_id: int,
-    now: datetime,
-    tally: _Tally,
-    progress: Progress,
-) -> None:
-    for page in client.iter_history_pages():
-        tally.history_pages += 1
-        reached_known = False
-        for index, raw in enumerate(page):
-            where = f"$.changes[{index}]"
-            try:
-                rev, body = encode_revision(raw, store.ingest_redactor(), org, where)
-            except AuditorError as exc:
-                url = f"GET {client.base_url}{HISTORY_PATH} page {tally.history_pages}"
-                raise type(exc)(f"{exc} ({url})") from None
-            outcome = store.ingest_revision(rev, sync_id, now, settings_json=body)
-            tally.revisions += 1
-            tally.revisions_new += outcome.status == "new"
-            tally.count(outcome, f"revision {rev.revision} (history page {tally.history_pages})")
-            reached_known = reached_known or outcome.known_before
-        progress(f"history: page {tally.history_pages}, {tally.revisions_new} new revisions")
-        if reached_known:
-            return
-
-
-def _sync_reports(
-    store: Store,
-    client: PlatformClient,
-    sync_id: int,
-    now: datetime,
-    tally: _Tally,
-    progress: Progress,
-) -> None:
-    for page in client.iter_reports_pages():
-        tally.report_pages += 1
-        all_known = True
-        for index, raw in enumerate(page):
-            try:
-                where = f"$.reports[{index}]"
-                report, body = encode_report(raw, store.ingest_redactor(), where)
-            except AuditorError as exc:
-                url = f"GET {client.app_url}{REPORTS_PATH} page {tally.report_pages}"
-                raise type(exc)(f"{exc} ({url})") from None
-            outcome = store.ingest_report(report, sync_id, now, data_json=body)
-            tally.reports += 1
-            tally.reports_new += outcome.status == "new"
-            tally.count(outcome, f"report {report.report_id} (readiness page {tally.report_pages})")
-            all_known = all_known and outcome.known_before
-        progress(f"readiness: page {tally.report_pages}, {tally.reports_new} new reports")
-        if all_known:
-            return
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
@@ -130,6 +169,20 @@ def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
     if isinstance(exc, ApiError):
         return ApiError(message, url=exc.url, status=exc.status)
     return type(exc)(message)
+
+
+def _summary(store: Store, client: PlatformClient, tally: _Tally) -> SyncSummary:
+    return SyncSummary(
+        revisions_new=tally.history.new,
+        revisions_total=store.count_revisions(),
+        reports_new=tally.reports.new,
+        reports_total=store.count_reports(),
+        pages=tally.pages,
+        integrity_issues=tuple(tally.issues),
+        latest=store.latest_revision(),
+        repositories=store.count_repositories(),
+        reports_skipped=not client.has_reports,
+    )
 
 
 def sync(
@@ -142,34 +195,24 @@ def sync(
 ) -> SyncSummary:
     """Fetch new revisions and reports into the store; all or nothing."""
     now = (clock or _utc_now)()
-    say = progress or (lambda _m: None)
     tally = _Tally()
     try:
         with store.transaction():
             store.bind_org(org)
             sync_id = store.begin_sync(now, client.base_url)
-            _sync_history(store, client, org, sync_id, now, tally, say)
-            _sync_reports(store, client, sync_id, now, tally, say)
+            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None))
+            for feed in (_HISTORY_FEED, _READINESS_FEED):
+                _ingest(run, client, feed)
             store.finish_sync(
                 sync_id,
                 (clock or _utc_now)(),
-                revisions_new=tally.revisions_new,
-                reports_new=tally.reports_new,
-                pages=tally.history_pages + tally.report_pages,
+                revisions_new=tally.history.new,
+                reports_new=tally.reports.new,
+                pages=tally.pages,
             )
     except AuditorError as exc:
         raise _failed(exc, tally, store) from None
-    return SyncSummary(
-        revisions_new=tally.revisions_new,
-        revisions_total=store.count_revisions(),
-        reports_new=tally.reports_new,
-        reports_total=store.count_reports(),
-        pages=tally.history_pages + tally.report_pages,
-        integrity_issues=tuple(tally.issues),
-        latest=store.latest_revision(),
-        repositories=store.count_repositories(),
-        reports_skipped=not client.has_reports,
-    )
+    return _summary(store, client, tally)
 
 
 def format_summary(summary: SyncSummary, base_url: str) -> str:

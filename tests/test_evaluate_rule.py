@@ -24,7 +24,7 @@ from auditor.redact import Redactor
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 LONG_VALUE = 300
 Row = tuple[str, str, str]  # rule, subject, verdict as JSON
-GOLDEN = Path(__file__).parent / "golden" / "evaluation-reference.json"
+GOLDEN = Path(__file__).parent / "golden" / "verdicts"  # <pack>.json per shipped pack
 
 
 @pytest.fixture(scope="module")
@@ -137,10 +137,10 @@ class Reference:
                 runs.append([rule, subject, 1, index])
 
     def text(self) -> str:
-        """One verdict or run per line, so a review (and a diff) reads line by line."""
-        out = '{"verdicts": [\n' + ",\n".join(self.verdicts) + "\n]"
+        """One run, verdict wording or evidence item per line, so a diff reads line by line."""
+        out = '{"verdicts": ' + _lines(_verdict_text(v) for v in self.verdicts)
         for part, runs in self.parts.items():
-            out += f',\n"{part}": [\n' + ",\n".join(json.dumps(r) for r in runs) + "\n]"
+            out += f',\n"{part}": ' + _lines(json.dumps(r) for r in runs)
         return out + "}\n"
 
     def expanded(self, part: str) -> list[tuple[str, int, str]]:
@@ -153,15 +153,45 @@ class Reference:
         ]
 
 
-def reference(policy: PolicySet, inputs: EvaluationInputs) -> Reference:
-    ref = Reference()
-    ref.add("results", (result_row(r) for r in evaluate(policy, inputs).results))
-    ref.add("negated", negations(policy, inputs))
-    return ref
+def _lines(items: Iterable[str]) -> str:
+    body = ",\n".join(items)
+    return f"[\n{body}\n]" if body else "[]"
 
 
-def load_reference() -> Reference:
-    raw = json.loads(GOLDEN.read_text())
+def _verdict_text(verdict: str) -> str:
+    """Status and message on one line, then each evidence item on its own line."""
+    status, message, evidence = json.loads(verdict)
+    head = json.dumps([status, message])[:-1]
+    return f"{head}, " + _lines("  " + json.dumps(e) for e in evidence) + "]"
+
+
+def pack_references(policy: PolicySet, inputs: EvaluationInputs) -> dict[str, Reference]:
+    """The reference of each pack (by file name), from one evaluation of every shipped rule."""
+    pack = {rule_id: Path(f.path).stem for f in policy.files for rule_id in f.rule_ids}
+    refs = {name: Reference() for name in pack.values()}
+    parts = {
+        "results": (result_row(r) for r in evaluate(policy, inputs).results),
+        "negated": negations(policy, inputs),
+    }
+    for part, rows in parts.items():
+        for ref in refs.values():
+            ref.add(part, ())  # every file has both parts, empty or not
+        for one in rows:
+            refs[pack[one[0]]].add(part, (one,))
+    return refs
+
+
+def write_references(refs: dict[str, Reference]) -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    for stale in GOLDEN.glob("*.json"):
+        if stale.stem not in refs:
+            stale.unlink()
+    for name, ref in refs.items():
+        (GOLDEN / f"{name}.json").write_text(ref.text(), encoding="utf-8", newline="\n")
+
+
+def load_reference(path: Path) -> Reference:
+    raw = json.loads(path.read_text(encoding="utf-8"))
     ref = Reference()
     ref.verdicts = {json.dumps(v): i for i, v in enumerate(raw.pop("verdicts"))}
     ref.parts = raw
@@ -171,13 +201,16 @@ def load_reference() -> Reference:
 def test_results_equal_the_reviewed_reference(
     shipped: PolicySet, inputs: EvaluationInputs, update_golden: bool
 ) -> None:
-    got = reference(shipped, inputs)
+    got = pack_references(shipped, inputs)
     if update_golden:
-        GOLDEN.write_text(got.text())
-    want = load_reference()
+        write_references(got)
+    want = {path.stem: load_reference(path) for path in sorted(GOLDEN.glob("*.json"))}
+    assert sorted(want) == sorted(got), "one reference per shipped pack (--update-golden)"
     for part in ("results", "negated"):
-        mine, theirs = got.expanded(part), want.expanded(part)
+        mine = [(pack, *row) for pack, ref in got.items() for row in ref.expanded(part)]
+        theirs = [(pack, *row) for pack in got for row in want[pack].expanded(part)]
         assert len(mine) == len(theirs) > 1000
         for a, b in zip(mine, theirs, strict=True):
             assert a == b
-        assert got.parts[part] == want.parts[part]  # the same subjects
+        for pack in got:
+            assert got[pack].parts[part] == want[pack].parts[part]  # the same subjects

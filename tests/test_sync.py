@@ -245,7 +245,7 @@ def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
     patched = functools.partial(
         PlatformClient, transport=httpx.MockTransport(service), sleep=lambda _s: None
     )
-    monkeypatch.setattr("auditor.cli.cmd_sync.PlatformClient", patched)
+    monkeypatch.setattr("auditor.workflows.sync.PlatformClient", patched)
     return service
 
 
@@ -530,7 +530,7 @@ def test_emulator_cli_sync_and_member_token(
 ) -> None:
     emulator = small_emulator
     patched = functools.partial(PlatformClient, sleep=lambda _s: None)
-    monkeypatch.setattr("auditor.cli.cmd_sync.PlatformClient", patched)
+    monkeypatch.setattr("auditor.workflows.sync.PlatformClient", patched)
     env = {
         "AUDITOR_BASE_URL": emulator.base_url,
         "AUDITOR_APP_URL": emulator.app_url,

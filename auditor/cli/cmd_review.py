@@ -13,8 +13,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.cmd_sync import sync_store
-from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.common import add_common_options, config_from_args, open_store, sync_store
 from auditor.cli.summary import (
     add_audit_options,
     decide_exit,

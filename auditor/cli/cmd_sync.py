@@ -11,18 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import (
-    Progress,
     add_common_options,
     config_from_args,
     open_store,
     require_remote,
+    sync_store,
 )
 from auditor.common.escape import terminal_text
-from auditor.config import Config
 from auditor.errors import EXIT_OK
-from auditor.fetch.client import PlatformClient
-from auditor.store.database import Store
-from auditor.workflows.sync import SyncSummary, format_summary, sync
+from auditor.workflows.sync import format_summary
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -53,23 +50,3 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
             raise
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK
-
-
-def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:
-    """Sync the service into an already open store (used by `sync`, `run` and `review`)."""
-    base_url, token = require_remote(config)
-    store.register_secret(token)
-    client = PlatformClient(
-        base_url=base_url,
-        app_url=config.app_url,
-        token=token,
-        redactor=store.redactor,
-        timeout=config.timeout,
-        deadline=config.deadline,
-        max_pages=config.max_pages,
-        page_size=config.page_size,
-    )
-    with client:
-        return sync(
-            store, client, progress=Progress.for_context(ctx), clock=ctx.clock, org=config.org
-        )

@@ -1,6 +1,7 @@
 """Options and helpers every subcommand shares: configuration, the state file, progress output.
 
-Takes parsed arguments and the `Context`, gives a `Config`, an open `Store` and a `Progress`.
+Takes parsed arguments and the `Context`, gives a `Config`, an open `Store`, a `Progress`, and
+a sync of the configured service into the store (`sync`, `run` and `review` all sync this way).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor.config import Config, load_config
 from auditor.errors import ConfigError, UsageError
-from auditor.store.database import Store
+from auditor.store import Store
+from auditor.workflows.sync import SyncOptions, SyncSummary, sync_service
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -125,3 +127,19 @@ def check_sizes(revisions: int, repos: int) -> None:
     """Refuse data sizes the generator cannot make (`auditor emulator` and `auditor demo`)."""
     if revisions < 1 or repos < 0:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
+
+
+def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:
+    """Sync the configured service into an already open store, progress on a terminal."""
+    base_url, token = require_remote(config)
+    options = SyncOptions(
+        base_url=base_url,
+        app_url=config.app_url,
+        token=token,
+        org=config.org,
+        timeout=config.timeout,
+        deadline=config.deadline,
+        max_pages=config.max_pages,
+        page_size=config.page_size,
+    )
+    return sync_service(store, options, progress=Progress.for_context(ctx), clock=ctx.clock)

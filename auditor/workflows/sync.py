@@ -1,10 +1,11 @@
 """Sync: pulls what is new from the service into the store, in one all-or-nothing transaction.
 
-Takes an open `Store` and a `PlatformClient`, gives a `SyncSummary`. One ingest loop walks
-each listing: pages arrive newest first and are decoded (`auditor.fetch.decode`) and written as
-they arrive, so memory stays flat. The history stops after the first page that reached a
-revision stored by an earlier sync; the readiness reports after the first page made only of
-known report ids. On any error nothing is committed and the message says what was fetched.
+Takes an open `Store` and a `PlatformClient` (or the `SyncOptions` to build one), gives a
+`SyncSummary`. One ingest loop walks each listing: pages arrive newest first and are decoded
+(`auditor.fetch.decode`) and written as they arrive, so memory stays flat. The history stops
+after the first page that reached a revision stored by an earlier sync; the readiness reports
+after the first page made only of known report ids. On any error nothing is committed and the
+message says what was fetched.
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ Progress = Callable[[str], None]
 
 _HISTORY_LABEL = "history"
 _READINESS_LABEL = "readiness"
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """Where the service is and how to read it: what a sync takes from the configuration."""
+
+    base_url: str
+    app_url: str | None
+    token: str = field(repr=False)
+    org: str = "default"
+    timeout: float = 30.0
+    deadline: float = 300.0
+    max_pages: int = 10000
+    page_size: int = 100
 
 
 @dataclass(frozen=True)
@@ -213,6 +228,29 @@ def sync(
     except AuditorError as exc:
         raise _failed(exc, tally, store) from None
     return _summary(store, client, tally)
+
+
+def sync_service(
+    store: Store,
+    options: SyncOptions,
+    *,
+    progress: Progress | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> SyncSummary:
+    """Sync the service `options` describe into an open store (`sync`, `run` and `review`)."""
+    store.register_secret(options.token)
+    client = PlatformClient(
+        base_url=options.base_url,
+        app_url=options.app_url,
+        token=options.token,
+        redactor=store.redactor,
+        timeout=options.timeout,
+        deadline=options.deadline,
+        max_pages=options.max_pages,
+        page_size=options.page_size,
+    )
+    with client:
+        return sync(store, client, progress=progress, clock=clock, org=options.org)
 
 
 def format_summary(summary: SyncSummary, base_url: str) -> str:

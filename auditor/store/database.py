@@ -1,11 +1,12 @@
 """The local state: one SQLite file (default `.auditor/state.db`), the only module running SQL.
 
-Takes validated API items (from `auditor.sync`) and run results (from `auditor run`), gives
-immutable `Revision`s, `ReadinessReport`s, integrity issues, sync and run records. The file never
-holds a secret: values are replaced at ingestion by markers with a *keyed* fingerprint (HMAC with
-a random per-file key kept in the `meta` table, or `AUDITOR_FINGERPRINT_KEY`), so the state file
-is safe to hand around as a CI artifact. An exclusive lock on `<state>.lock` keeps two runs
-from sharing one file; writes happen in transactions, so a failed sync leaves the file as it was.
+Takes `Revision` / `ReadinessReport` models (decoded by `auditor.fetch.decode`, never API
+items) and run results, gives them back streamed, plus integrity issues, sync and run records.
+The file never holds a secret: values are replaced at ingestion by markers with a *keyed*
+fingerprint (HMAC with a random per-file key kept in the `meta` table, or
+`AUDITOR_FINGERPRINT_KEY`), so the state file is safe to hand around as a CI artifact. An
+exclusive lock on `<state>.lock` keeps two runs from sharing one file; writes happen in
+transactions, so a failed sync leaves the file as it was.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Benchmark the settings diff: parse floor vs our engine vs plain DeepDiff on whole documents.
 
-Run: `.venv/bin/python bench/bench_diff.py [--revisions 10000] [--baseline-pairs 200]`.
+Run: `.venv/bin/python bench/bench_diff.py [--revisions 10000] [--baseline-pairs 200]`, after
+`pip install -e '.[bench]'` (DeepDiff, the baseline, is not a dependency of auditor).
 Prints figures; it is not a timed test. Target: diffing every consecutive pair costs at most
 the time to parse the history pages (design §10).
 """

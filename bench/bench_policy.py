@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import row, timed
 
 from auditor.common.jsonutil import content_hash
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.history import HistoryRun
 from auditor.evaluate.model import EvaluationInputs
 from auditor.models import Revision, User
 from auditor.policy import load_policies
-from auditor.policy.outcome import Env
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 FLAGS = 300

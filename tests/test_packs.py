@@ -15,10 +15,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from auditor.cli import Context, cmd_policy
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.rule import run_rule
 from auditor.findings.waivers import load_waivers
 from auditor.policy import load_policies
-from auditor.policy.outcome import Env
 from auditor.policy.phrasing import MESSAGE_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.diff import ListTable, list_table_from_config
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
@@ -24,6 +25,8 @@ from auditor.models import SEVERITIES
 DEFAULT_STATE = Path(".auditor") / "state.db"
 FAIL_ON_VALUES = (*SEVERITIES, "none")
 _MIN_FINGERPRINT_KEY = 16
+MAX_CONFIG_BYTES = 1_000_000
+MAX_TOKEN_BYTES = 64_000
 
 ENV_KEYS: Mapping[str, str] = {
     "AUDITOR_BASE_URL": "base_url",
@@ -195,15 +198,16 @@ def _layer(table: Mapping[str, Any], where: str, base: Path) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{path}: config file not found")
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
+        return tomllib.loads(read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8"))
+    except UnreadableFile as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
 
 
 def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
@@ -226,9 +230,9 @@ def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
 
 def _read_token_file(path: Path) -> str:
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read token file: {exc.strerror}") from None
+        token = read_input(path, max_bytes=MAX_TOKEN_BYTES).decode("utf-8").strip()
+    except UnreadableFile as exc:
+        raise ConfigError(f"{path}: cannot read token file: {exc.reason}") from None
     except ValueError:
         raise ConfigError(f"{path}: token file is not UTF-8 text") from None
     if not token:

@@ -67,7 +67,8 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     except PolicyError as exc:
         for line in exc.problems:
             print(terminal_text(line), file=ctx.stdout)
-        print(f"{len(exc.problems)} error(s)", file=ctx.stderr)
+        count = len(exc.problems)
+        print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
     warnings: list[str] = []
     config = config_from_args(args, ctx)
@@ -90,6 +91,8 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     except PolicyError as exc:
         for line in exc.problems:
             print(terminal_text(line), file=ctx.stdout)
+        count = len(exc.problems)
+        print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
     for case in cases:
         verdict = "PASS" if case.passed else "FAIL"
@@ -97,7 +100,11 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
         print(terminal_text(f"{verdict} {case.file}: {case.name}{detail}"), file=ctx.stdout)
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
-    return EXIT_FINDINGS if failed else EXIT_OK
+    if failed:
+        print(f"auditor: exit 1: {failed} of {len(cases)} test case(s) failed", file=ctx.stderr)
+        return EXIT_FINDINGS
+    print(f"auditor: exit 0: all {len(cases)} test case(s) passed", file=ctx.stderr)
+    return EXIT_OK
 
 
 def run_schema(args: argparse.Namespace, ctx: Context) -> int:

@@ -31,7 +31,7 @@ from typing import Any
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
 from auditor.models import ReadinessReport
-from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "readiness-criteria.yaml"
 PARTIAL_CREDIT_MODES = ("all_or_nothing", "fraction")
@@ -70,10 +70,10 @@ def load_readiness_model(path: Path | None = None) -> ReadinessModel:
     """Load a readiness model file (None: the shipped default); ConfigError lists each problem
     as `file:line:col: error: $.key: message`."""
     source = path or DEFAULT_MODEL_PATH
-    if not source.is_file():
-        raise ConfigError(f"{source}: cannot read readiness model: not an existing file")
     try:
         doc = load_yaml(source)
+    except FileReadError as exc:
+        raise ConfigError(f"{source}: cannot read readiness model: {exc.reason}") from None
     except PolicyError as exc:
         raise ConfigError(_listed(source, exc.problems)) from None
     problems = _Problems(doc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +31,12 @@ from ruamel.yaml.events import (
 )
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 
 _CORE = "tag:yaml.org,2002:"
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
 )
@@ -187,17 +190,20 @@ def _syntax_problem(file: str, exc: YAMLError) -> str:
     return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
 
 
+class FileReadError(PolicyError):
+    """The file could not be read at all (missing, not a regular file, too large)."""
+
+    def __init__(self, file: str, reason: str) -> None:
+        super().__init__([problem(SourceLocation(file, 1, 1), "", reason)])
+        self.reason = reason
+
+
 def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
     file = str(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PolicyError(
-            [problem(SourceLocation(file, 1, 1), "", exc.strerror or str(exc))]
-        ) from None
-    if len(raw) > max_bytes:
-        message = f"file is {len(raw)} bytes; the limit is {max_bytes}"
-        raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)])
+        raw = read_input(path, max_bytes=max_bytes)
+    except UnreadableFile as exc:
+        raise FileReadError(file, exc.reason) from None
     try:
         return raw.decode("utf-8"), hashlib.sha256(raw).hexdigest()
     except UnicodeDecodeError as exc:
@@ -229,8 +235,23 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool) -> None:
         raise PolicyError(scanner.problems)
 
 
-def _bad_timestamp(text: str, file: str, *, pure: bool) -> str:
-    """The problem for the first timestamp that is not a calendar date/time (e.g. 2026-02-30)."""
+def _scalar_problem(node: Node, file: str) -> str | None:
+    """The problem with one scalar the constructor refused, or None if it is not the one."""
+    try:
+        YAML(typ="safe", pure=True).load(node.value)
+    except ValueError as exc:
+        if node.tag == _CORE + "int":
+            digits = sum(c.isdigit() for c in node.value)
+            message = f"a number of {digits} digits is too long (at most {_MAX_DIGITS} digits)"
+        else:
+            message = f"`{node.value}` is not a valid date/time ({exc})"
+        return problem(_location(file, node.start_mark), "", message)
+    return None
+
+
+def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
+    """The problem for the first scalar that cannot be built: a timestamp that is not a
+    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts."""
     pending = [_compose(text, pure=pure)]
     while pending:
         node = pending.pop(0)
@@ -238,13 +259,11 @@ def _bad_timestamp(text: str, file: str, *, pure: bool) -> str:
             pending.extend(n for pair in node.value for n in pair)
         elif isinstance(node, SequenceNode):
             pending.extend(node.value)
-        elif node is not None and node.tag == _CORE + "timestamp":
-            try:
-                YAML(typ="safe", pure=True).load(node.value)
-            except ValueError as exc:
-                message = f"`{node.value}` is not a valid date/time ({exc})"
-                return problem(_location(file, node.start_mark), "", message)
-    return problem(SourceLocation(file, 1, 1), "", "invalid date/time")
+        elif node is not None and node.tag in (_CORE + "timestamp", _CORE + "int"):
+            found = _scalar_problem(node, file)
+            if found:
+                return found
+    return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
 
 
 def _construct(text: str, file: str, *, pure: bool) -> Any:
@@ -252,8 +271,8 @@ def _construct(text: str, file: str, *, pure: bool) -> Any:
         return YAML(typ="safe", pure=pure).load(text)
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc)]) from None
-    except ValueError:  # the timestamp constructor builds 2026-02-30 and fails
-        raise PolicyError([_bad_timestamp(text, file, pure=pure)]) from None
+    except ValueError:  # 2026-02-30, or an integer longer than int() converts
+        raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None
 
 
 def load_text(text: str, file: str, *, sha256: str = "", max_depth: int = 64) -> YamlDocument:

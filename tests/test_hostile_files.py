@@ -1,0 +1,173 @@
+"""Hostile files in every input a user names: /dev/zero, a symlink to it, a FIFO, a directory,
+an oversized file and a number too long to read. Each ends with one clear line naming the file,
+exit 2, no traceback, no hang, and the state file byte-for-byte as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.store.database import Store
+from tests.conftest import FIXED_NOW
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_POLICY = REPO / "tests" / "policies" / "valid" / "sample.yaml"
+PROPOSED = REPO / "examples" / "proposed-settings.yaml"
+BOUND_SECONDS = 20  # a FIFO that blocks would otherwise hang the suite
+
+
+class _Hung(Exception):
+    pass
+
+
+def _alarm(_signum: int, _frame: FrameType | None) -> None:
+    raise _Hung
+
+
+def run_bounded(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """Run the CLI in process; fail the test (rather than hang) after BOUND_SECONDS."""
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(BOUND_SECONDS)
+    try:
+        code = main(argv, ctx)
+    except _Hung:
+        pytest.fail(f"auditor {' '.join(argv)} did not finish in {BOUND_SECONDS} s")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _dev_zero(path: Path) -> Path:
+    return Path("/dev/zero")
+
+
+def _symlink_to_dev_zero(path: Path) -> Path:
+    path.symlink_to("/dev/zero")
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _directory(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def _oversized(path: Path) -> Path:
+    with path.open("wb") as fh:  # sparse: 20 MB on paper, nothing on disk
+        fh.truncate(20_000_000)
+    return path
+
+
+HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "dev-zero": (_dev_zero, "a character device, not a regular file"),
+    "symlink-to-dev-zero": (_symlink_to_dev_zero, "a character device, not a regular file"),
+    "fifo": (_fifo, "a named pipe (FIFO), not a regular file"),
+    "directory": (_directory, "a directory, not a regular file"),
+    "oversized": (_oversized, "file is 20000000 bytes; the limit is"),
+}
+
+# Each input a user can name, as the argv that reads it (no network: every case fails first).
+INPUTS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "policy-file": lambda bad, tmp: ["run", "--offline", "--policy", str(bad)],
+    "file-in-policy-folder": lambda bad, tmp: ["policy", "lint", str(bad.parent)],
+    "waivers": lambda bad, tmp: ["run", "--offline", "--waivers", str(bad)],
+    "readiness-model": lambda bad, tmp: ["run", "--offline", "--readiness-model", str(bad)],
+    "proposed-settings-file": lambda bad, tmp: ["review", "--offline", str(bad)],
+    "live-settings-file": lambda bad, tmp: ["review", "--against", str(bad), str(PROPOSED)],
+    "config": lambda bad, tmp: ["run", "--offline", "--config", str(bad)],
+    "token-file": lambda bad, tmp: [
+        "sync",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--token-file",
+        str(bad),
+    ],
+}
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Iterator[Path]:
+    """A real (empty) auditor state file; tests compare its bytes before and after."""
+    path = tmp_path / "state.db"
+    Store.open(path, create=True).close()
+    yield path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _hostile_path(tmp_path: Path, kind: str) -> Path:
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    (folder / "good.yaml").write_bytes(SAMPLE_POLICY.read_bytes())
+    make, _ = HOSTILE[kind]
+    return make(folder / "bad.yaml")
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+@pytest.mark.parametrize("where", INPUTS)
+def test_a_hostile_file_is_one_clear_error_and_exit_2(
+    tmp_path: Path, state: Path, where: str, kind: str
+) -> None:
+    if where == "file-in-policy-folder" and kind == "dev-zero":
+        pytest.skip("/dev/zero cannot be put inside a folder (the symlink case covers it)")
+    if where == "policy-file" and kind == "directory":
+        pytest.skip("--policy takes a folder: a folder is not hostile there")
+    bad = _hostile_path(tmp_path, kind)
+    before = digest(state)
+    env = {"AUDITOR_STATE": str(state)}
+    code, stdout, stderr = run_bounded(INPUTS[where](bad, tmp_path), tmp_path, env)
+    _, reason = HOSTILE[kind]
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
+    shown = stdout + stderr  # `policy lint` lists problems on stdout
+    # review checks its positional file before anything else, in its own words
+    reasons = (reason, "not a file") if where.endswith("settings-file") else (reason,)
+    assert str(bad) in shown and any(r in shown for r in reasons), shown
+    assert digest(state) == before
+
+
+def test_policy_lint_lists_a_hostile_file_beside_the_good_ones(tmp_path: Path) -> None:
+    bad = _hostile_path(tmp_path, "fifo")
+    code, stdout, stderr = run_bounded(["policy", "lint", str(bad.parent)], tmp_path, {})
+    assert code == 2
+    assert stdout.splitlines() == [f"{bad}:1:1: error: a named pipe (FIFO), not a regular file"]
+    assert stderr.splitlines()[-1] == "auditor: exit 2: 1 error(s) in policy files (listed above)"
+
+
+def test_a_5000_digit_number_says_what_it_is(tmp_path: Path) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text(SAMPLE_POLICY.read_text() + "x_big: " + "7" * 5000 + "\n")
+    code, stdout, _ = run_bounded(["policy", "lint", str(policy)], tmp_path, {})
+    assert code == 2
+    line = next(x for x in stdout.splitlines() if "digits" in x)
+    assert line.startswith(f"{policy}:")
+    assert "a number of 5000 digits is too long (at most 4300 digits)" in line
+    assert "date/time" not in stdout
+
+
+def test_a_token_file_error_never_shows_its_content(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_bytes(b"secret-token-value\xff\n")
+    code, stdout, stderr = run_bounded(
+        ["sync", "--base-url", "http://127.0.0.1:9", "--token-file", str(token)], tmp_path, {}
+    )
+    assert code == 2
+    assert "token file is not UTF-8" in stderr
+    assert "secret-token-value" not in stdout + stderr

@@ -19,6 +19,7 @@ from itertools import pairwise
 from typing import Any
 
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
+from auditor.evaluate.changewords import explain_step
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import attribution
 from auditor.evaluate.memo import MemoRule
@@ -56,12 +57,18 @@ def change_document(
              "old_path": c.old_path}
             for c in changes
         ],
-        "author": after.user.email,
-        "author_name": after.user.name,
+        **_author(after),
         "revision": after.revision,
         "previous_revision": before.revision,
         "updated_at": after.updated_at.isoformat(),
     }  # fmt: skip
+
+
+def _author(after: Revision) -> dict[str, str]:
+    """The author's email and name; an unknown author is absent, so author rules give `unknown`
+    (their `on_missing`) rather than fail on an empty or placeholder address."""
+    user = after.user
+    return {k: v for k, v in (("author", user.email), ("author_name", user.name)) if v}
 
 
 def step_subject(before: Revision, after: Revision) -> Subject:
@@ -133,4 +140,5 @@ class ChangeRun:
         env = Env(self.env.now, (before.settings, after.settings))
         subject, since = step_subject(before, after), attribution(after)
         for memo in self.rules:
-            yield memo.verdict(doc, env).result(memo.rule, subject, since=since)
+            result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
+            yield result if result.status in QUIET_STATUSES else explain_step(result, doc)

@@ -116,9 +116,22 @@ def findings_from_results(results: Sequence[RuleResult]) -> list[Finding]:
     return sort_findings(finding_from_result(r) for r in results)
 
 
-def sort_key(f: Finding) -> tuple[int, str, str, str]:
-    """Severity (worst first), rule id, subject key, fingerprint."""
-    return (severity_rank(f.severity), f.rule_id, f.subject.key, f.fingerprint)
+def natural_key(text: str) -> tuple[tuple[int, str], ...]:
+    """Text with its digit runs compared as numbers: `change:8..9` before `change:77..78`."""
+    return control_key(text)
+
+
+SortKey = tuple[int, tuple[tuple[int, str], ...], tuple[tuple[int, str], ...], str]
+
+
+def sort_key(f: Finding) -> SortKey:
+    """Severity (worst first), rule id and subject key in natural order, fingerprint."""
+    return (
+        severity_rank(f.severity),
+        natural_key(f.rule_id),
+        natural_key(f.subject.key),
+        f.fingerprint,
+    )
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:

@@ -11,14 +11,16 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
+from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, AuditorError, PolicyError
+from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
 
 COMMANDS = (
     "run",
@@ -61,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Audit an agent platform's enterprise control settings and readiness reports.",
     )
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an unexpected error (anywhere on the line; or AUDITOR_DEBUG=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"auditor.cli.cmd_{name}")
@@ -71,17 +78,26 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     """Run the command line; returns the exit code (design §9)."""
     ctx = ctx or Context()
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(ctx.stderr)
         return EXIT_ERROR
+    with sigterm_as_interrupt():
+        return _guarded(lambda: int(handler(args, ctx)), ctx, debug=debug)
+
+
+def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
+    """Every way a command can end becomes an exit code and one line on stderr (never 1 for
+    an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
     try:
-        return int(handler(args, ctx))
+        return command()
     except PolicyError as exc:
         for line in exc.problems:
             print(terminal_text(line), file=ctx.stderr)
@@ -91,6 +107,22 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     except AuditorError as exc:
         print(f"auditor: error: {terminal_text(str(exc))}", file=ctx.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("auditor: interrupted", file=ctx.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        code, word = interrupt_exit(exc)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
+    except Exception as exc:  # the last guard: a bug must not look like findings (exit 1)
+        if debug:
+            traceback.print_exc(file=ctx.stderr)
+        print(f"auditor: error: {_unexpected(exc, ctx.env, debug=debug)}", file=ctx.stderr)
+        return EXIT_ERROR
+
+
+def _unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> str:
+    """One line for an unexpected exception, with the token never shown."""
+    text = f"unexpected {type(exc).__name__}: {exc}"
+    token = env.get("AUDITOR_TOKEN", "")
+    if len(token) >= 4:
+        text = text.replace(token, "[token]")
+    hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
+    return terminal_text(" ".join(text.split())[:500]) + hint

@@ -383,10 +383,11 @@ class Store:
         tool_version: str,
         policy_hashes: Mapping[str, str],
         scope: str = "",
-    ) -> None:
-        """Record that a run began; `scope` says which runs it can be compared with."""
+    ) -> str:
+        """Record that a run began and return its id (`run_id`, or `run_id-2` … if taken);
+        `scope` says which runs it can be compared with."""
         with self.transaction():
-            store_runs.start_run(
+            return store_runs.start_run(
                 self._db,
                 run_id,
                 started=started,
@@ -408,6 +409,11 @@ class Store:
             store_runs.finish_run(
                 self._db, run_id, finished=finished, complete=complete, findings=findings
             )
+
+    def complete_run(self, run_id: str) -> None:
+        """Mark a finished run complete (after its reports are written)."""
+        with self.transaction():
+            store_runs.complete_run(self._db, run_id)
 
     @_reads
     def previous_complete_run(self, before_run_id: str, scope: str = "") -> RunRecord | None:

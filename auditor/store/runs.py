@@ -25,13 +25,26 @@ def start_run(
     tool_version: str,
     policy_hashes: Mapping[str, str],
     scope: str = "",
-) -> None:
-    """Record that a run began (not complete until `finish_run`)."""
+) -> str:
+    """Record that a run began (not complete until `complete_run`); returns its id: `run_id`,
+    or `run_id-2`, `-3` … when a run of that id is already stored (two runs in one second)."""
+    unique, n = run_id, 1
+    while db.execute("SELECT 1 FROM runs WHERE run_id = ?", (unique,)).fetchone():
+        n += 1
+        unique = f"{run_id}-{n}"
     db.execute(
         "INSERT INTO runs (run_id, started, finished, complete, tool_version, policy_hashes,"
         " scope) VALUES (?, ?, NULL, 0, ?, ?, ?)",
-        (run_id, to_text(started), tool_version, canonical(dict(policy_hashes)).decode(), scope),
+        (unique, to_text(started), tool_version, canonical(dict(policy_hashes)).decode(), scope),
     )
+    return unique
+
+
+def complete_run(db: sqlite3.Connection, run_id: str) -> None:
+    """Mark a finished run complete: it becomes the baseline the next run compares with."""
+    updated = db.execute("UPDATE runs SET complete = 1 WHERE run_id = ?", (run_id,))
+    if updated.rowcount != 1:
+        raise StoreError(f"no run {run_id!r} was started in this state file")
 
 
 def finish_run(

@@ -8,7 +8,7 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -106,16 +106,27 @@ def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
     return replace(policy, rules=rules, files=files)
 
 
-def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> AuditOutcome:
-    """Evaluate the stored state, compare with the previous complete run, record this run."""
+def run_audit(
+    store: Store,
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    *,
+    publish: Callable[[ReportData], None] | None = None,
+) -> AuditOutcome:
+    """Evaluate the stored state, compare with the previous complete run, record this run.
+
+    The run is recorded complete only once `publish` (writing the reports) has returned, so a
+    run whose reports could not be written never becomes the next run's baseline.
+    """
     scope = run_scope(loaded.policy, options)
-    store.start_run(
+    run_id = store.start_run(
         options.run_id,
         started=options.now,
         tool_version=__version__,
         policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
         scope=scope,
     )
+    options = replace(options, run_id=run_id)  # `-2` … when the id was taken
     inputs = _inputs(store, loaded.model, options)
     evaluation = evaluate(loaded.policy, inputs)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
@@ -127,7 +138,7 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
     store.finish_run(
         options.run_id,
         finished=options.now,
-        complete=not errors,
+        complete=False,
         findings=records_for_store(marked, prior, options.run_id),
     )
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
@@ -142,6 +153,10 @@ def run_audit(store: Store, loaded: LoadedPolicy, options: AuditOptions) -> Audi
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
+    if publish is not None:
+        publish(data)
+    if not errors:
+        store.complete_run(run_id)
     return AuditOutcome(data, failing_at(data.findings, options.fail_on))
 
 

@@ -23,6 +23,7 @@ E2E_MODULES = frozenset(
         "test_emulator",
         "test_policy_cli",
         "test_report_browser",
+        "test_review",
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from auditor.cli.summary import (
     print_summary,
     unique_dir,
 )
+from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
@@ -28,7 +31,13 @@ from auditor.models import Revision, User
 from auditor.redact import Redactor
 from auditor.report import write_reports
 from auditor.store.database import Store
-from auditor.workflows.review import ReviewRequest, SettingsFile, load_settings_file, run_review
+from auditor.workflows.review import (
+    Author,
+    ReviewRequest,
+    SettingsFile,
+    load_settings_file,
+    run_review,
+)
 from auditor.workflows.run import StoredHistory, load_inputs
 
 if TYPE_CHECKING:
@@ -37,6 +46,7 @@ if TYPE_CHECKING:
     from auditor.cli import Context
 
 FILE_USER = User(id="file", email="settings file", name="settings file")
+GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file system) is unknown
 
 
 def register(subparsers: Any) -> None:
@@ -57,6 +67,12 @@ def register(subparsers: Any) -> None:
         default="live",
         help="compare with the live settings (default; synced first unless --offline) or a file",
     )
+    parser.add_argument(
+        "--author",
+        metavar="EMAIL",
+        help="who proposes the change (default: $GITHUB_ACTOR as its GitHub no-reply address, "
+        "else `git config user.email`, else unknown)",
+    )
     add_common_options(parser)
     add_audit_options(parser)
     parser.set_defaults(handler=review_command)
@@ -67,16 +83,20 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx)
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    author, source = proposed_author(args.author, ctx)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     if args.against == "live":
         with open_store(config, create=not args.offline) as store:  # history streams from it
-            outcome = run_review(loaded, _against_live(args, config, ctx, now, run_id, store))
+            request = _against_live(args, config, ctx, now, run_id, store)
+            outcome = run_review(loaded, replace(request, author=author))
     else:
-        outcome = run_review(loaded, _against_file(args, config, now, run_id))
+        request = _against_file(args, config, now, run_id)
+        outcome = run_review(loaded, replace(request, author=author))
     write_reports(outcome.data, out_dir)
     _append_step_summary(out_dir / "report.md", ctx)
     print_summary(outcome.data, out_dir, ctx)
+    print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
     return decide_exit(
         outcome.errors,
         outcome.failing,
@@ -85,6 +105,39 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         ctx,
         what="findings introduced by the change",
     )
+
+
+def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:
+    """The proposed step's author and where it came from: `--author`, else `GITHUB_ACTOR` (as
+    GitHub's no-reply address for that account), else `git config user.email`, else unknown."""
+    if flag:
+        return Author(flag.strip(), flag.strip()), "--author"
+    actor = ctx.env.get("GITHUB_ACTOR", "").strip()
+    if actor:
+        actor_id = ctx.env.get("GITHUB_ACTOR_ID", "").strip()
+        local = f"{actor_id}+{actor}" if actor_id.isdigit() else actor
+        return Author(f"{local}@users.noreply.github.com", actor), "GITHUB_ACTOR"
+    email = _git_user_email(ctx)
+    if email:
+        return Author(email, email), "git config user.email"
+    return Author(), "no --author, GITHUB_ACTOR or git user.email"
+
+
+def _git_user_email(ctx: Context) -> str:
+    """`git config user.email` in the working folder; empty when git is absent, slow or unset."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.email"],
+            cwd=ctx.cwd,
+            env=dict(ctx.env),
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _against_live(

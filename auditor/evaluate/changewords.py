@@ -25,7 +25,7 @@ _SHOWN_CHANGES = 3
 
 def explain_step(result: RuleResult, doc: dict[str, Any]) -> RuleResult:
     """The result of a change rule on one step, worded by the changes its evidence names."""
-    if result.status == "unknown" and _about_missing_author(result.evidence):
+    if result.status == "unknown" and about_unknown_author(result.evidence):
         return replace(result, message="the author of this change is unknown")
     changes: list[dict[str, Any]] = doc.get("changes") or []
     words = {i: describe_step_change(changes[i]) for i in _indices(result) if i < len(changes)}
@@ -38,7 +38,8 @@ def explain_step(result: RuleResult, doc: dict[str, Any]) -> RuleResult:
     return replace(result, message=clip(text + by_whom(doc)), evidence=evidence)
 
 
-def _about_missing_author(evidence: tuple[Evidence, ...]) -> bool:
+def about_unknown_author(evidence: tuple[Evidence, ...]) -> bool:
+    """True when a result's evidence is only the change's author, absent (nobody knows it)."""
     return bool(evidence) and all(e.path in _AUTHOR_PATHS and not e.present for e in evidence)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
-from auditor.findings.finding import Finding, attribution_text, sort_key
+from auditor.findings.finding import Finding, SortKey, attribution_text, sort_key
 from auditor.models import OPEN_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
@@ -169,7 +169,7 @@ def finding_block(f: Finding) -> str:
 def _order(d: ReportData) -> list[Finding]:
     """New first, then other open findings, then waived; report order within each."""
 
-    def key(f: Finding) -> tuple[int, int, tuple[int, str, str, str]]:
+    def key(f: Finding) -> tuple[bool, bool, SortKey]:
         return (f.lifecycle != "new", f.status == "waived", sort_key(f))
 
     introduced = set(d.review.introduced) if d.review else set()

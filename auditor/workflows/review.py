@@ -19,6 +19,7 @@ from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError
+from auditor.evaluate.changewords import about_unknown_author
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs
 from auditor.findings import (
@@ -38,7 +39,7 @@ from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReviewInfo
 from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory
 
-PROPOSED_USER = User(id="proposed", email="proposed change", name="proposed change")
+UNKNOWN_AUTHOR = "unknown"
 _REVIEW_TARGETS = frozenset({"settings", "change"})
 
 
@@ -83,15 +84,34 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
     return value
 
 
-def proposed_revision(live: Revision | None, settings: Any, now: datetime) -> Revision:
-    """The proposed settings as the revision that would follow the live one."""
+def proposed_revision(
+    live: Revision | None, settings: Any, now: datetime, author: Author | None = None
+) -> Revision:
+    """The proposed settings as the revision that would follow the live one, by `author`.
+
+    An unknown author has no email, so author rules give `unknown` rather than judge a
+    placeholder address."""
+    who = author or Author()
     return Revision(
         revision=(live.revision if live else 0) + 1,
         updated_at=now,
-        user=PROPOSED_USER,
+        user=User(id="proposed", email=who.email, name=who.name),
         settings=settings,
         content_hash=content_hash(settings),
     )
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who proposes the change: an email (empty when unknown) and a display name."""
+
+    email: str = ""
+    name: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The email, else the name, else `unknown`."""
+        return self.email or self.name or UNKNOWN_AUTHOR
 
 
 @dataclass(frozen=True)
@@ -107,13 +127,14 @@ class ReviewRequest:
     api_address: str
     fail_on: str
     list_table: ListTable = DEFAULT_LIST_TABLE  # how lists are diffed (`diff_keys`)
+    author: Author = Author()  # the proposed step's author (unknown by default)
 
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     """Evaluate live and proposed settings and the step between them; classify the findings."""
     policy = _only(loaded.policy, _REVIEW_TARGETS)
     now = request.now
-    new_rev = proposed_revision(request.live, request.proposed.settings, now)
+    new_rev = proposed_revision(request.live, request.proposed.settings, now, request.author)
     before = evaluate(
         _only(policy, {"settings"}),
         EvaluationInputs(now=now, settings=request.live, history=request.history),
@@ -133,7 +154,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     before_findings = findings_from_results(before_results)
     prior = [_as_previous(f) for f in before_findings if f.status in TRACKED_STATUSES]
     marked, fixed_records = compare_runs(findings_from_results(after_results), prior)
-    marked = [_locate(f, request.proposed) for f in marked]
+    marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
     info = ReviewInfo(
         proposed_file=request.proposed.path,
@@ -162,6 +183,13 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     )
     introduced = [f for f in marked if f.lifecycle == "new"]
     return AuditOutcome(data, failing_at(introduced, request.fail_on))
+
+
+def _unattributed(finding: Finding) -> Finding:
+    """A result that is `unknown` only because nobody knows the proposed step's author is
+    reported as it is, but neither introduced by the file nor counted by the gate."""
+    blind = finding.status == "unknown" and about_unknown_author(finding.evidence)
+    return replace(finding, lifecycle=None) if blind and finding.lifecycle == "new" else finding
 
 
 def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Revision]:

@@ -144,7 +144,7 @@ def run_diff(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: read two revisions from the store, diff them, print in the chosen format."""
     config = config_from_args(args, ctx)
     table = config.list_table
-    with open_store(config) as store:
+    with open_store(config, readonly=True) as store:
         before, after = select_step(store, args.from_rev, args.to_rev)
     old = before.settings if before is not None else {}
     changes = diff_revisions(old, after.settings, table=table)

@@ -33,7 +33,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: export the bundle and say where it went."""
     config = config_from_args(args, ctx)
     out: Path = Path(ctx.cwd) / (args.out or "evidence")
-    with open_store(config) as store:
+    with open_store(config, readonly=True) as store:
         manifest = export_bundle(store, out, generated=to_text(ctx.clock()))
     print(
         f"Wrote evidence bundle to {out}: {manifest['revisions']} revisions, "

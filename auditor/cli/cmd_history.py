@@ -151,7 +151,7 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
         globs=tuple(g.removeprefix("$.") for g in args.path),
         author=args.author.lower() if args.author else None,
     )
-    with open_store(config) as store:
+    with open_store(config, readonly=True) as store:
         if args.format == "json":
             ctx.stdout.write(dumps_pretty([_as_json(e) for e in timeline(store, filters, table)]))
             return EXIT_OK

@@ -73,7 +73,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     warnings: list[str] = []
     config = config_from_args(args, ctx)
     if config.state_path.exists():
-        with open_store(config) as store:
+        with open_store(config, readonly=True) as store:
             warnings = history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):
         print(terminal_text(line), file=ctx.stdout)

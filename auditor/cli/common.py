@@ -74,9 +74,11 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     )
 
 
-def open_store(config: Config, *, create: bool = False) -> Store:
-    """Open the configured state file (locked); StoreError if it is missing and not `create`."""
-    return Store.open(config.state_path, create=create, fingerprint_key=config.fingerprint_key)
+def open_store(config: Config, *, create: bool = False, readonly: bool = False) -> Store:
+    """Open the configured state file (locked); StoreError if it is missing and not `create`.
+    Read-only commands pass `readonly`: the file cannot change by a byte."""
+    key = config.fingerprint_key
+    return Store.open(config.state_path, create=create, fingerprint_key=key, readonly=readonly)
 
 
 def require_remote(config: Config) -> tuple[str, str]:

@@ -26,7 +26,14 @@ from auditor.errors import StoreError
 from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor
 from auditor.store import runs as store_runs
-from auditor.store.file import acquire_lock, prepare
+from auditor.store.file import (
+    acquire_lock,
+    connect,
+    describe,
+    is_transient,
+    prepare,
+    rollback,
+)
 from auditor.store.schema import (
     INSERT_SQL,
     KEY_COLUMN,
@@ -98,11 +105,13 @@ class Store:
         *,
         create: bool = True,
         fingerprint_key: bytes | None = None,
+        readonly: bool = False,
     ) -> Store:
-        """Open (or create) the state file; StoreError if missing, locked or unreadable."""
+        """Open (or create) the state file; StoreError if missing, locked, unreadable or not
+        an auditor state file. `readonly` opens it so that not a byte of it can change."""
         path = Path(path)
         if not path.exists():
-            if not create:
+            if not create or readonly:
                 raise StoreError(f"no state file at {path}: run `auditor sync` first")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,11 +119,13 @@ class Store:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
         handle = acquire_lock(path)
         try:
-            db = sqlite3.connect(path, isolation_level=None)
-            key = prepare(db, path, fingerprint_key)
+            db = connect(path, readonly=readonly)
+            key = prepare(db, path, fingerprint_key, readonly=readonly)
         except sqlite3.Error as exc:
             handle.close()
-            raise StoreError(f"{path} is not a usable auditor state file ({exc})") from None
+            raise StoreError(
+                f"{path} is not a usable auditor state file: {describe(exc)}"
+            ) from None
         except StoreError:
             handle.close()
             raise
@@ -148,17 +159,23 @@ class Store:
             try:
                 yield
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)
                 raise
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StoreError(f"state file {self.path}: {exc}") from None
+            rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
+            raise StoreError(
+                f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
+            ) from None
 
     @contextmanager
     def reading(self) -> Iterator[None]:
         """SQL errors and rows that no longer decode become StoreError ("... is damaged")."""
         try:
             yield
+        except sqlite3.Error as exc:
+            state = "cannot be read" if is_transient(exc) else "is damaged"
+            raise StoreError(f"state file {self.path} {state}: {describe(exc)}") from None
         except _DAMAGE as exc:
             raise StoreError(f"state file {self.path} is damaged: {exc}") from None
 

@@ -14,6 +14,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,6 +22,7 @@ from auditor.errors import StoreError
 from auditor.store.schema import DDL, SCHEMA_VERSION
 
 _KEY_CHECK_LABEL = b"auditor fingerprint key check"
+APPLICATION_ID = 0x41554454  # "AUDT" in the SQLite header: this file is an auditor state file
 
 
 def _key_check(key: bytes) -> str:
@@ -49,21 +51,91 @@ def acquire_lock(path: Path) -> IO[str]:
     return handle
 
 
-def prepare(db: sqlite3.Connection, path: Path, override: bytes | None) -> bytes:
-    """Create or check the schema in one transaction and return the fingerprint key."""
+def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+    """An autocommit connection; a read-only one cannot change a byte of the file."""
+    if readonly:
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def _identify(db: sqlite3.Connection, path: Path) -> bool:
+    """True for an auditor state file, False for an empty one; StoreError (before anything is
+    written) for any other SQLite database, so another program's file is never touched."""
+    app_id = int(db.execute("PRAGMA application_id").fetchone()[0])
+    if app_id == APPLICATION_ID:
+        return True
+    tables = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+    if app_id == 0 and not tables:
+        return False
+    if app_id == 0 and {"meta", "runs", "revisions"} <= set(tables):
+        return True  # made before the application id was set
+    shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "") or "none"
+    raise StoreError(
+        f"{path} is not an auditor state file (an SQLite database of another program: "
+        f"application_id {app_id}, tables: {shown}); it was left untouched: choose another --state"
+    )
+
+
+def prepare(db: sqlite3.Connection, path: Path, override: bytes | None, *, readonly: bool) -> bytes:
+    """Check an auditor state file (or create the schema in an empty one, in one transaction)
+    and return the fingerprint key."""
+    if _identify(db, path):
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        key = _check(meta, path, override)
+        if not readonly and int(db.execute("PRAGMA application_id").fetchone()[0]) == 0:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        return key
+    if readonly:
+        raise StoreError(f"{path} is an empty file, not a state file: run `auditor sync` first")
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB)")
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        key = _check(meta, path, override) if meta else _initialise(db, override)
+        key = _initialise(db, override)
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
     db.execute("COMMIT")
     return key
 
 
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back if a transaction is open; SQLite has already rolled back after some errors
+    (disk full), and a failing ROLLBACK must not replace the error that caused it."""
+    if db.in_transaction:
+        with suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+_CAUSES = {
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_READONLY": "the file or its folder is read-only",
+    "SQLITE_BUSY": "another program holds a lock on it",
+    "SQLITE_LOCKED": "another program holds a lock on it",
+    "SQLITE_CANTOPEN": "it cannot be opened",
+    "SQLITE_IOERR": "an input/output error",
+    "SQLITE_CORRUPT": "the file is damaged",
+    "SQLITE_NOTADB": "it is not an SQLite database",
+}
+
+
+def _name(exc: sqlite3.Error) -> str:
+    return str(getattr(exc, "sqlite_errorname", "") or "")
+
+
+def is_transient(exc: sqlite3.Error) -> bool:
+    """A lock, a full disk or an I/O error: the file itself is not damaged."""
+    return _name(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR"))
+
+
+def describe(exc: sqlite3.Error) -> str:
+    """SQLite's own words plus the cause in plain words, e.g. `database or disk is full
+    (SQLITE_FULL: the disk is full)`."""
+    name = _name(exc)
+    cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
+    return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)
+
+
 def _initialise(db: sqlite3.Connection, override: bytes | None) -> bytes:
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     for statement in DDL.split(";"):
         if statement.strip():
             db.execute(statement)

@@ -10,18 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from auditor import __version__
 from auditor.common.files import write_atomic
 from auditor.common.jsonutil import canonical, dumps_pretty
 from auditor.errors import AuditorError
-from auditor.models import ReadinessReport, Revision
+from auditor.models import JSON, ReadinessReport, Revision
 from auditor.store.database import Store
 from auditor.store.schema import to_text
 
 
-def _revision_line(rev: Revision) -> dict[str, Any]:
+def _revision_line(rev: Revision) -> dict[str, JSON]:
     return {
         "revision": rev.revision,
         "org": rev.org,
@@ -32,7 +31,7 @@ def _revision_line(rev: Revision) -> dict[str, Any]:
     }
 
 
-def _report_line(report: ReadinessReport) -> dict[str, Any]:
+def _report_line(report: ReadinessReport) -> dict[str, JSON]:
     return {
         "reportId": report.report_id,
         "repoUrl": report.repo_url,
@@ -42,11 +41,11 @@ def _report_line(report: ReadinessReport) -> dict[str, Any]:
     }
 
 
-def _jsonl(items: Iterable[dict[str, Any]]) -> Iterator[str]:
+def _jsonl(items: Iterable[dict[str, JSON]]) -> Iterator[str]:
     return (canonical(item).decode() + "\n" for item in items)
 
 
-def _write(path: Path, chunks: str | Iterable[str]) -> dict[str, Any]:
+def _write(path: Path, chunks: str | Iterable[str]) -> dict[str, JSON]:
     """Write atomically, streaming; return the file's sha256 and size (of the UTF-8 bytes)."""
     digest, size = hashlib.sha256(), 0
 
@@ -65,7 +64,7 @@ def _write(path: Path, chunks: str | Iterable[str]) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "bytes": size}
 
 
-def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, Any]:
+def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, JSON]:
     """Write the evidence bundle into `out` and return the manifest."""
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ stdout, and the exit code of design §9 with its reason as the last line on stde
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from auditor.cli.common import (
     require_remote,
     sync_store,
 )
+from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     add_audit_options,
     decide_exit,
@@ -28,9 +30,10 @@ from auditor.cli.summary import (
 )
 from auditor.common.escape import terminal_text
 from auditor.config import Config
-from auditor.errors import EXIT_INTERRUPTED, AuditorError, UsageError
+from auditor.errors import AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
+from auditor.report.model import ReportData
 from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 
 if TYPE_CHECKING:
@@ -80,14 +83,18 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         fail_on=config.fail_on,
         list_table=config.list_table,
     )
+
+    def publish(data: ReportData) -> None:  # before the run is recorded complete
+        write_reports(data, out_dir)
+
     try:
-        outcome = _audit(config, loaded, options, out_dir, offline=args.offline, ctx=ctx)
-    except KeyboardInterrupt:
+        outcome = _audit(config, loaded, options, out_dir, publish, offline=args.offline, ctx=ctx)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
         _write_interrupted(loaded, options, out_dir)
-        print(f"auditor: interrupted; partial reports in {out_dir}", file=ctx.stderr)
-        print("auditor: exit 130: interrupted", file=ctx.stderr)
-        return EXIT_INTERRUPTED
-    write_reports(outcome.data, out_dir)
+        code, word = interrupt_exit(exc)
+        print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
     print_summary(outcome.data, out_dir, ctx)
     return decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
 
@@ -97,6 +104,7 @@ def _audit(
     loaded: LoadedPolicy,
     options: AuditOptions,
     out_dir: Path,
+    publish: Callable[[ReportData], None],
     *,
     offline: bool,
     ctx: Context,
@@ -122,7 +130,7 @@ def _audit(
                 problems.append(f"sync failed: {exc}")
         if problems:
             options = replace(options, not_evaluated=tuple(problems))
-        return run_audit(store, loaded, options)
+        return run_audit(store, loaded, options, publish=publish)
 
 
 def _write_interrupted(loaded: LoadedPolicy, options: AuditOptions, out_dir: Path) -> None:

@@ -1,0 +1,128 @@
+"""SIGTERM, what CI runners send on cancel or timeout, ends a real `auditor run` like Ctrl-C:
+partial reports marked incomplete, one message, exit 143; and the top-level guard turns any
+unexpected exception into one `auditor: error:` line and exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def slow_emulator() -> Iterator[Any]:
+    """An emulator whose history endpoint answers each request after 3 s."""
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=2) as e:
+        e.faults.add("history", "delay", times=0, seconds=3)
+        yield e
+
+
+def _wait_for_request(emu: Any, proc: subprocess.Popen[str], limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while not emu.requests:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "auditor run never reached the API"
+        time.sleep(0.05)
+
+
+def test_sigterm_during_a_run_writes_incomplete_reports_and_exits_143(
+    slow_emulator: Any, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "AUDITOR_BASE_URL": slow_emulator.base_url,
+        "AUDITOR_APP_URL": slow_emulator.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+    out = tmp_path / "r"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "run", "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_request(slow_emulator, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert lines[-1] == "auditor: exit 143: terminated (SIGTERM)"
+    assert f"partial reports in {out}" in lines[-2]
+    findings = json.loads((out / "findings.json").read_text())
+    assert findings["complete"] is False
+
+
+def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def _explode(*_args: Any, **_kwargs: Any) -> Any:
+    raise RuntimeError(f"bug with {OWNER_TOKEN} inside\nsecond line")
+
+
+@pytest.fixture
+def buggy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("auditor.cli.cmd_policy.load_policies", _explode)
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_2(buggy: None, tmp_path: Path) -> None:
+    code, stdout, stderr = run_cli(["policy", "lint"], {"AUDITOR_TOKEN": OWNER_TOKEN}, tmp_path)
+    assert code == 2
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert stderr.startswith("auditor: error: unexpected RuntimeError: bug with [token] inside")
+    assert "--debug" in stderr and OWNER_TOKEN not in stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        pytest.param(["--debug", "policy", "lint"], {}, id="flag-first"),
+        pytest.param(["policy", "lint", "--debug"], {}, id="flag-last"),
+        pytest.param(["policy", "lint"], {"AUDITOR_DEBUG": "1"}, id="environment"),
+    ],
+)
+def test_debug_shows_the_traceback(
+    buggy: None, tmp_path: Path, argv: list[str], env: dict[str, str]
+) -> None:
+    code, _, stderr = run_cli(argv, env, tmp_path)
+    assert code == 2
+    assert stderr.startswith("Traceback (most recent call last):")
+    assert "_explode" in stderr
+    assert stderr.splitlines()[-1].startswith("auditor: error: unexpected RuntimeError")
+
+
+def test_a_keyboard_interrupt_outside_run_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("auditor.cli.cmd_policy.load_policies", interrupted)
+    code, _, stderr = run_cli(["policy", "lint"], {}, tmp_path)
+    assert (code, stderr) == (130, "auditor: exit 130: interrupted\n")

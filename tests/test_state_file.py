@@ -1,0 +1,232 @@
+"""The state file under hostile or unlucky conditions: another program's SQLite file, read-only
+commands, a full disk, a read-only or locked file, two runs in one second, reports that cannot
+be written. Every failure is exit 2 with the real cause, and the file is unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import auditor.store.file
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from auditor.errors import ReportError
+from auditor.store.database import Store
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+POLICY = Path(__file__).resolve().parent / "policies" / "valid" / "sample.yaml"
+
+
+def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Any]:
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        yield e
+
+
+@pytest.fixture
+def env(emu: Any, tmp_path: Path) -> dict[str, str]:
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+
+
+@pytest.fixture
+def synced(env: dict[str, str], tmp_path: Path) -> Path:
+    """A state file filled by a real sync."""
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 0, stderr
+    return Path(env["AUDITOR_STATE"])
+
+
+@pytest.fixture
+def foreign(tmp_path: Path) -> Path:
+    """Another program's SQLite database."""
+    path = tmp_path / "contacts.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE contacts (name TEXT, email TEXT)")
+        db.execute("INSERT INTO contacts VALUES ('Ada', 'ada@example.com')")
+    db.close()
+    return path
+
+
+EVERY_COMMAND = {
+    "diff": ["diff"],
+    "history": ["history"],
+    "export": ["export"],
+    "policy-lint": ["policy", "lint", str(POLICY)],
+    "run-offline": ["run", "--offline", "--policy", str(POLICY)],
+    "run": ["run", "--policy", str(POLICY)],
+    "sync": ["sync"],
+    "review-offline": ["review", "--offline", "--against", str(POLICY), str(POLICY)],
+}
+
+
+@pytest.mark.parametrize("command", EVERY_COMMAND)
+def test_another_programs_database_is_refused_and_left_untouched(
+    env: dict[str, str], tmp_path: Path, foreign: Path, command: str
+) -> None:
+    before = digest(foreign)
+    argv = [*EVERY_COMMAND[command], "--state", str(foreign)]
+    argv += ["--out", str(tmp_path / "r")] if command.startswith("run") else []
+    code, _, stderr = run_cli(argv, env, tmp_path)
+    if command == "review-offline":  # compares two files; the state file is never opened
+        assert digest(foreign) == before
+        return
+    assert code == 2, stderr
+    assert f"{foreign} is not an auditor state file" in stderr, stderr
+    assert "tables: contacts" in stderr
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert digest(foreign) == before
+
+
+READ_ONLY = {
+    "diff": ["diff"],
+    "history": ["history"],
+    "export": ["export", "--out", "bundle"],
+    "policy-lint": ["policy", "lint", str(POLICY)],
+}
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_read_only_commands_never_change_a_byte(
+    env: dict[str, str], tmp_path: Path, synced: Path, command: str
+) -> None:
+    before = digest(synced)
+    code, _, stderr = run_cli(READ_ONLY[command], env, tmp_path)
+    assert code in (0, 1), stderr
+    assert digest(synced) == before
+
+
+def _connect_with(monkeypatch: pytest.MonkeyPatch, after_connect: Any) -> None:
+    """Wrap the store's connection so the next write meets a full disk, a read-only file…"""
+    real = auditor.store.file.connect
+
+    def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+        db = real(path, readonly=readonly)
+        after_connect(db, path)
+        return db
+
+    monkeypatch.setattr("auditor.store.database.connect", connect)
+
+
+def _disk_full(db: sqlite3.Connection, _path: Path) -> None:
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def _read_only(db: sqlite3.Connection, _path: Path) -> None:
+    db.execute("PRAGMA query_only = ON")
+
+
+def _locked_by_another_program(db: sqlite3.Connection, path: Path) -> None:
+    db.execute("PRAGMA busy_timeout = 100")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    _HELD.append(other)
+
+
+_HELD: list[sqlite3.Connection] = []
+
+FAULTS = {
+    "disk-full": (_disk_full, "database or disk is full (SQLITE_FULL: the disk is full)"),
+    "read-only": (_read_only, "attempt to write a readonly database"),
+    "locked": (_locked_by_another_program, "database is locked (SQLITE_BUSY: another program"),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_failed_sync_keeps_the_real_cause_and_the_file(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    state = Path(env["AUDITOR_STATE"])
+    with Store.open(state) as store, store.transaction():  # synced once, but nothing stored:
+        sync_id = store.begin_sync(FIXED_NOW, "http://earlier")  # this sync must add pages
+        store.finish_sync(sync_id, FIXED_NOW, revisions_new=0, reports_new=0, pages=0)
+    before = digest(state)
+    prepare, cause = FAULTS[fault]
+    _connect_with(monkeypatch, prepare)
+    try:
+        code, _, stderr = run_cli(["sync"], env, tmp_path)
+    finally:
+        while _HELD:
+            _HELD.pop().close()
+    assert code == 2, stderr
+    assert cause in stderr, stderr
+    assert "cannot rollback" not in stderr and "Traceback" not in stderr
+    assert stderr.count("\n") == 1
+    assert digest(state) == before
+
+
+def test_two_runs_in_the_same_second_get_distinct_ids(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    ids = []
+    for out in ("a", "b", "c"):
+        code, _, stderr = run_cli(["run", "--offline", "--out", out], env, tmp_path)
+        assert code in (0, 1), stderr
+        assert "UNIQUE" not in stderr
+        ids.append(json.loads((tmp_path / out / "findings.json").read_text())["run"]["id"])
+    base = FIXED_NOW.strftime("%Y%m%dT%H%M%SZ")
+    assert ids == [base, f"{base}-2", f"{base}-3"]
+
+
+def test_default_report_folders_follow_the_run_ids(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    for _ in range(2):
+        code, _, stderr = run_cli(["run", "--offline"], env, tmp_path)
+        assert code in (0, 1), stderr
+    base = FIXED_NOW.strftime("%Y%m%dT%H%M%SZ")
+    folders = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert folders == [base, f"{base}-2"]
+    shown = [json.loads((tmp_path / "reports" / f / "findings.json").read_text()) for f in folders]
+    assert [s["run"]["id"] for s in shown] == folders
+
+
+def _runs(state: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(state) as db:
+        rows = db.execute("SELECT run_id, complete FROM runs ORDER BY rowid").fetchall()
+    db.close()
+    return [(str(r), int(c)) for r, c in rows]
+
+
+def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
+    env: dict[str, str], tmp_path: Path, synced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, _ = run_cli(["run", "--offline", "--out", "first"], env, tmp_path)
+    assert code in (0, 1)
+
+    def disk_full(*_args: Any) -> None:
+        raise ReportError("cannot write report.html: No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("auditor.cli.cmd_run.write_reports", disk_full)
+        code, _, stderr = run_cli(["run", "--offline", "--out", "second"], env, tmp_path)
+    assert code == 2
+    assert stderr.strip().splitlines()[-1].endswith("No space left on device")
+    assert [c for _, c in _runs(synced)] == [1, 0]
+    code, _, _ = run_cli(["run", "--offline", "--out", "third"], env, tmp_path)
+    third = json.loads((tmp_path / "third" / "findings.json").read_text())
+    # compared with the first run (complete), not the second: nothing is new
+    assert {f["lifecycle"] for f in third["findings"]} <= {"persisting", None}
+    assert [c for _, c in _runs(synced)] == [1, 0, 1]

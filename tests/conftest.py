@@ -24,6 +24,7 @@ E2E_MODULES = frozenset(
         "test_policy_cli",
         "test_report_browser",
         "test_review",
+        "test_cli_outputs",
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.

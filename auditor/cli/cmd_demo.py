@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import check_sizes
+from auditor.cli.summary import add_output_options, main_report
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def register(subparsers: Any) -> None:
         "--revisions", type=int, default=240, help="settings revisions to serve (default 240)"
     )
     parser.add_argument("--repos", type=int, default=36, help="repositories (default 36)")
+    add_output_options(parser)
     parser.set_defaults(handler=demo_command)
 
 
@@ -55,7 +57,8 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
         ) as emu,
         tempfile.TemporaryDirectory(prefix="auditor-demo-") as tmp,
     ):
-        print(f"demo: emulator serving {emu.base_url} and {emu.app_url}", file=ctx.stderr)
+        if not args.quiet:
+            print(f"demo: emulator serving {emu.base_url} and {emu.app_url}", file=ctx.stderr)
         env = {
             **ctx.env,
             "AUDITOR_BASE_URL": emu.base_url,
@@ -63,11 +66,13 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
             "AUDITOR_TOKEN": DEMO_TOKEN,
             "AUDITOR_STATE": str(Path(tmp) / "state.db"),
         }
-        code = main(["run", "--out", str(out)], replace(ctx, env=env))
+        argv = ["run", "--out", str(out), "--output", ",".join(args.outputs)]
+        code = main([*argv, *(["--quiet"] if args.quiet else [])], replace(ctx, env=env))
     if code in (EXIT_ERROR, EXIT_INTERRUPTED):
         return code
-    print(
-        f"demo: open {out / 'report.html'} (a nightly run would have exited {code})",
-        file=ctx.stdout,
-    )
+    if not args.quiet:
+        print(
+            f"demo: open {main_report(out, args.outputs)} (a nightly run would have exited {code})",
+            file=ctx.stdout,
+        )
     return EXIT_OK

@@ -29,7 +29,7 @@ from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
 from auditor.models import Revision, User
 from auditor.redact import Redactor
-from auditor.report import write_reports
+from auditor.report import ReportData, render_markdown, write_reports
 from auditor.store.database import Store
 from auditor.workflows.review import (
     Author,
@@ -93,10 +93,12 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     else:
         request = _against_file(args, config, now, run_id)
         outcome = run_review(loaded, replace(request, author=author))
-    write_reports(outcome.data, out_dir)
-    _append_step_summary(out_dir / "report.md", ctx)
-    print_summary(outcome.data, out_dir, ctx)
-    print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
+    data = outcome.data
+    write_reports(data, out_dir, args.outputs)
+    _append_step_summary(data, ctx)
+    if not args.quiet:
+        print_summary(outcome.data, out_dir, ctx, args.outputs)
+        print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
     return decide_exit(
         outcome.errors,
         outcome.failing,
@@ -150,7 +152,7 @@ def _against_live(
 ) -> ReviewRequest:
     proposed = _load(args.proposed, store.redactor)  # a bad file fails before any network
     if not args.offline:
-        sync_store(store, config, ctx)
+        sync_store(store, config, ctx, quiet=args.quiet)
     live = store.latest_revision()
     if live is None:
         raise DataError(
@@ -201,13 +203,14 @@ def _load(path: Path, redactor: Redactor) -> SettingsFile:
     return load_settings_file(path, redactor)
 
 
-def _append_step_summary(report_md: Path, ctx: Context) -> None:
+def _append_step_summary(data: ReportData, ctx: Context) -> None:
+    """The Markdown report (whatever --output says) appended to the job's summary page."""
     target = ctx.env.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
     try:
         with open(target, "a", encoding="utf-8") as fh:
-            fh.write(report_md.read_text(encoding="utf-8"))
+            fh.write(render_markdown(data))
     except OSError as exc:
         raise AuditorError(
             f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror}"

@@ -7,7 +7,7 @@ stdout, and the exit code of design §9 with its reason as the last line on stde
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,10 @@ from auditor.report.model import ReportData
 from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from auditor.cli import Context
+    from auditor.store import Store
 
 
 def register(subparsers: Any) -> None:
@@ -85,17 +88,27 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     )
 
     def publish(data: ReportData) -> None:  # before the run is recorded complete
-        write_reports(data, out_dir)
+        write_reports(data, out_dir, args.outputs)
 
     try:
-        outcome = _audit(config, loaded, options, out_dir, publish, offline=args.offline, ctx=ctx)
+        outcome = _audit(
+            config,
+            loaded,
+            options,
+            out_dir,
+            publish,
+            offline=args.offline,
+            quiet=args.quiet,
+            ctx=ctx,
+        )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-        _write_interrupted(loaded, options, out_dir)
+        _write_interrupted(loaded, options, out_dir, args.outputs)
         code, word = interrupt_exit(exc)
         print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
-    print_summary(outcome.data, out_dir, ctx)
+    if not args.quiet:
+        print_summary(outcome.data, out_dir, ctx, args.outputs)
     return decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
 
 
@@ -107,6 +120,7 @@ def _audit(
     publish: Callable[[ReportData], None],
     *,
     offline: bool,
+    quiet: bool = False,
     ctx: Context,
 ) -> AuditOutcome:
     problems: list[str] = []
@@ -116,12 +130,13 @@ def _audit(
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         if not offline:
             try:
-                summary = sync_store(store, config, ctx)
-                print(
-                    f"synced: {summary.revisions_new} new revisions, "
-                    f"{summary.reports_new} new reports",
-                    file=ctx.stderr,
-                )
+                summary = sync_store(store, config, ctx, quiet=quiet)
+                if not quiet:
+                    print(
+                        f"synced: {summary.revisions_new} new revisions, "
+                        f"{summary.reports_new} new reports",
+                        file=ctx.stderr,
+                    )
             except AuditorError as exc:  # keep what is stored; the run is marked incomplete
                 print(
                     f"auditor: sync failed, auditing the stored data: {terminal_text(str(exc))}",
@@ -130,10 +145,28 @@ def _audit(
                 problems.append(f"sync failed: {exc}")
         if problems:
             options = replace(options, not_evaluated=tuple(problems))
+        _check_at(store, options.at)
         return run_audit(store, loaded, options, publish=publish)
 
 
-def _write_interrupted(loaded: LoadedPolicy, options: AuditOptions, out_dir: Path) -> None:
+def _check_at(store: Store, at: datetime | None) -> None:
+    """`--at` before the first stored revision: one clear error, not a list of rules that
+    could not be evaluated (nothing was in force then)."""
+    if at is None or store.revision_at(at) is not None:
+        return
+    numbers = store.revision_numbers()
+    first = store.get_revision(numbers[0]) if numbers else None
+    if first is not None:
+        raise UsageError(
+            f"--at {at.isoformat()} is before the first stored settings revision "
+            f"(rev {first.revision}, {first.updated_at.isoformat()}): nothing to audit"
+        )
+
+
+def _write_interrupted(
+    loaded: LoadedPolicy, options: AuditOptions, out_dir: Path, outputs: Sequence[str]
+) -> None:
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     interrupted = ("interrupted before the evaluation finished",)
-    write_reports(build_report_data(header, loaded.policy.files, (), interrupted), out_dir)
+    data = build_report_data(header, loaded.policy.files, (), interrupted)
+    write_reports(data, out_dir, outputs)

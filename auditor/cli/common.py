@@ -131,8 +131,9 @@ def check_sizes(revisions: int, repos: int) -> None:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
 
 
-def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:
-    """Sync the configured service into an already open store, progress on a terminal."""
+def sync_store(store: Store, config: Config, ctx: Context, *, quiet: bool = False) -> SyncSummary:
+    """Sync the configured service into an already open store, progress on a terminal
+    (never when `quiet`)."""
     base_url, token = require_remote(config)
     options = SyncOptions(
         base_url=base_url,
@@ -144,4 +145,5 @@ def sync_store(store: Store, config: Config, ctx: Context) -> SyncSummary:
         max_pages=config.max_pages,
         page_size=config.page_size,
     )
-    return sync_service(store, options, progress=Progress.for_context(ctx), clock=ctx.clock)
+    progress = Progress(ctx.stderr, ctx.interactive and not quiet)
+    return sync_service(store, options, progress=progress, clock=ctx.clock)

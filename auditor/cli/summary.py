@@ -16,6 +16,7 @@ from auditor.common.escape import terminal_text
 from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
+from auditor.report import OUTPUTS, parse_outputs
 from auditor.report.model import ReportData, new_count, status_counts
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
-    """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline."""
+    """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline,
+    --output, --quiet."""
     group = parser.add_argument_group("audit")
     group.add_argument(
         "--policy",
@@ -55,6 +57,36 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--offline", action="store_true", help="use the state file as it is; do not sync first"
     )
+    add_output_options(group)
+def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    """Add -o/--output (which reports to write) and -q/--quiet."""
+    group.add_argument(
+        "-o",
+        "--output",
+        dest="outputs",
+        metavar="LIST",
+        type=_outputs,
+        default=tuple(OUTPUTS),
+        help=f"reports to write, comma-separated (default {','.join(OUTPUTS)})",
+    )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing but errors and the final 'auditor: exit N' line (stderr)",
+    )
+
+
+def _outputs(text: str) -> tuple[str, ...]:
+    try:
+        return parse_outputs(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def main_report(out_dir: Path, outputs: Sequence[str]) -> Path:
+    """The report a person opens first: the HTML when written, else the first written."""
+    return out_dir / OUTPUTS["html" if "html" in outputs else outputs[0]]
 
 
 def make_run_id(now: datetime) -> str:
@@ -71,7 +103,9 @@ def unique_dir(base: Path, name: str) -> Path:
     return candidate
 
 
-def print_summary(data: ReportData, out_dir: Path, ctx: Context) -> None:
+def print_summary(
+    data: ReportData, out_dir: Path, ctx: Context, outputs: Sequence[str] = tuple(OUTPUTS)
+) -> None:
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
     counts = status_counts(data.findings)
     shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
@@ -87,7 +121,7 @@ def print_summary(data: ReportData, out_dir: Path, ctx: Context) -> None:
         print(f"since the previous run: {new} new, {len(data.resolved)} resolved", file=ctx.stdout)
     if not data.complete:
         print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
-    print(f"reports: {out_dir / 'report.html'}", file=ctx.stdout)
+    print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
 
 
 def decide_exit(

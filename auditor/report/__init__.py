@@ -7,7 +7,7 @@ every renderer sorts its output and reads the time only from `ReportData.generat
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,9 +21,11 @@ from auditor.report.model import ReportData
 from auditor.report.sarif import render_sarif
 
 __all__ = [
+    "OUTPUTS",
     "REPORT_FILES",
     "ReportData",
     "gc_paused",
+    "parse_outputs",
     "prepare_out_dir",
     "render_html",
     "render_json",
@@ -43,6 +45,27 @@ REPORT_FILES: dict[str, Callable[[ReportData], str]] = {
 }
 
 
+#: `--output` name → file name, in the order of REPORT_FILES.
+OUTPUTS: dict[str, str] = {
+    "html": "report.html",
+    "md": "report.md",
+    "json": "findings.json",
+    "sarif": "findings.sarif",
+    "junit": "junit.xml",
+}
+
+
+def parse_outputs(text: str) -> tuple[str, ...]:
+    """`html,sarif` as output names in the order they are written; ValueError naming the valid
+    ones for an unknown or empty list."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in OUTPUTS]
+    if unknown or not names:
+        what = f"unknown output {', '.join(map(repr, unknown))}" if unknown else "no output named"
+        raise ValueError(f"{what}; choose from {','.join(OUTPUTS)} (comma-separated)")
+    return tuple(n for n in OUTPUTS if n in names)
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: rendering allocates millions of short-lived,
@@ -56,13 +79,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def write_reports(data: ReportData, out_dir: Path) -> dict[str, Path]:
-    """Render all five reports into `out_dir` (created if needed); returns name → path.
+def write_reports(
+    data: ReportData, out_dir: Path, outputs: Collection[str] = tuple(OUTPUTS)
+) -> dict[str, Path]:
+    """Render the chosen reports (by `OUTPUTS` name; all five by default) into `out_dir`
+    (created if needed); returns file name → path.
 
     An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
     prepare_out_dir(out_dir)
+    chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
     for name, render in REPORT_FILES.items():
+        if name not in chosen:
+            continue
         path = out_dir / name
         with gc_paused():
             text = render(data)

@@ -21,6 +21,9 @@ from auditor.report.model import (
     status_counts,
 )
 
+#: The first line of a review's Markdown: a CI job finds its earlier PR comment by it and
+#: edits that comment instead of adding one per push (invisible once rendered).
+REVIEW_MARKER = "<!-- auditor-review -->"
 PR_COMMENT_LIMIT = 65536
 CHANGE_ROWS = 200
 EVIDENCE_PER_FINDING = 20
@@ -51,6 +54,7 @@ def _path(path: str) -> str:
 
 def _header(d: ReportData) -> Iterator[str]:
     if d.review:
+        yield f"{REVIEW_MARKER}\n"
         yield f"## Pre-change review: {md_inline(d.review.proposed_file)}\n\n"
         yield f"Against {md_inline(d.review.against)}. "
     else:

@@ -1,0 +1,117 @@
+"""`-o/--output` (which reports to write), `-q/--quiet`, and `--at` before the first revision,
+for run, review and demo, end to end against a real emulator."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_cli(argv: list[str], *, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Any]:
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        yield e
+
+
+@pytest.fixture
+def env(emu: Any, tmp_path: Path) -> dict[str, str]:
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+
+
+def files(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_run_writes_only_the_chosen_outputs(env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    code, stdout, stderr = run_cli(
+        ["run", "--out", str(out), "--output", "sarif,md"], env=env, cwd=tmp_path
+    )
+    assert code == 1, stderr
+    assert files(out) == {"findings.sarif", "report.md"}
+    assert f"reports: {out / 'report.md'}" in stdout
+
+
+def test_run_quiet_prints_only_the_exit_line(env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    code, stdout, stderr = run_cli(["run", "-q", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 1
+    assert stdout == ""
+    assert stderr.splitlines() == [stderr.splitlines()[-1]]
+    assert stderr.startswith("auditor: exit 1: ")
+    assert len(files(out)) == 5
+
+
+@pytest.mark.parametrize("command", ["run", "review", "demo"])
+@pytest.mark.parametrize("value", ["pdf", "html,pdf", ""])
+def test_an_unknown_output_is_a_usage_error_naming_the_valid_ones(
+    tmp_path: Path, command: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [command, *(["x.yaml"] if command == "review" else []), "--output", value]
+    code, _, _ = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    last = capsys.readouterr().err.splitlines()[-1]  # argparse writes usage errors itself
+    assert last.startswith(f"auditor {command}: error: argument -o/--output: ")
+    assert last.endswith("choose from html,md,json,sarif,junit (comma-separated)")
+    assert not list(tmp_path.iterdir())
+
+
+def test_review_quiet_with_one_output_still_posts_the_step_summary(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    summary = tmp_path / "summary.md"
+    out = tmp_path / "r"
+    argv = ["review", str(EXAMPLES / "proposed-settings.yaml"), "-q", "-o", "json"]
+    code, stdout, stderr = run_cli(
+        [*argv, "--out", str(out), "--author", "a@acme.example"],
+        env={**env, "GITHUB_STEP_SUMMARY": str(summary)},
+        cwd=tmp_path,
+    )
+    assert code == 1, stderr
+    assert files(out) == {"findings.json"}
+    assert stdout == "" and len(stderr.splitlines()) == 1
+    assert summary.read_text().startswith("<!-- auditor-review -->\n## Pre-change review")
+
+
+def test_demo_quiet_and_output(tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    argv = ["demo", "--revisions", "12", "--repos", "2", "--out", str(out), "-q", "-o", "junit"]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 0, stderr
+    assert files(out) == {"junit.xml"}
+    assert stdout == ""
+    assert stderr.splitlines() == [stderr.splitlines()[-1]]
+
+
+def test_at_before_the_first_revision_is_one_clear_error(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    code, _, stderr = run_cli(
+        ["run", "--at", "2001-01-01", "--out", str(tmp_path / "r")], env=env, cwd=tmp_path
+    )
+    assert code == 2
+    (line,) = [x for x in stderr.splitlines() if not x.startswith("synced:")]
+    assert line.startswith("auditor: error: --at 2001-01-01T23:59:59.999999+00:00 is before")
+    assert "first stored settings revision (rev 1, " in line
+    assert "not evaluated" not in stderr

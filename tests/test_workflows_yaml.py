@@ -1,0 +1,154 @@
+"""The GitHub workflows, the composite Action and the pre-commit hooks, read as GitHub and
+pre-commit read them: the structure they require, and the steps that make the advertised setup
+work (the state saved on every outcome, one PR comment edited in place, SARIF uploaded)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from auditor.cli import build_parser
+from auditor.report.markdown import REVIEW_MARKER
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((REPO / "examples" / "github").glob("*.yml"))
+STATE = ".auditor/state.db"
+AUDIT = re.compile(r"^\s*auditor (run|review) ", re.MULTILINE)
+
+
+def load(path: Path) -> Any:
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+def steps(workflow: Any) -> list[dict[str, Any]]:
+    return [s for job in workflow["jobs"].values() for s in job["steps"]]
+
+
+def uses(step: dict[str, Any]) -> str:
+    return str(step.get("uses", "")).split("@")[0]
+
+
+def test_the_examples_are_there() -> None:
+    assert {p.name for p in WORKFLOWS} == {"nightly.yml", "pr-review.yml"}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_structure(path: Path) -> None:
+    wf = load(path)
+    assert {"name", "on", "jobs"} <= set(wf), "ruamel's safe loader keeps `on` a string key"
+    for job in wf["jobs"].values():
+        assert job["runs-on"] and job["steps"]
+        for step in job["steps"]:
+            assert ("uses" in step) != ("run" in step), step
+            if "uses" in step:
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", step["uses"]), step["uses"]
+
+
+def test_nightly_restores_the_state_before_the_run_and_saves_it_on_every_outcome() -> None:
+    """`auditor run` exits 1 on findings: a save that needs success would never happen."""
+    all_steps = steps(load(REPO / "examples" / "github" / "nightly.yml"))
+    names = [uses(s) or s.get("name", "") for s in all_steps]
+    assert "actions/cache" not in names, "actions/cache saves only when the job succeeds"
+    restore = names.index("actions/cache/restore")
+    audit = next(i for i, s in enumerate(all_steps) if AUDIT.search(s.get("run", "")))
+    save = names.index("actions/cache/save")
+    assert restore < audit < save
+    restore_with, save_step = all_steps[restore]["with"], all_steps[save]
+    assert restore_with["path"] == save_step["with"]["path"] == STATE
+    assert save_step["if"].startswith("always()")
+    key = save_step["with"]["key"]
+    assert "github.run_id" in key and "github.run_attempt" in key, "a cache key is write-once"
+    assert restore_with["key"] == key
+    assert key.startswith(restore_with["restore-keys"]), "the restore finds the newest save"
+
+
+def test_every_step_after_the_audit_runs_on_findings() -> None:
+    for path in WORKFLOWS:
+        all_steps = steps(load(path))
+        audit = next(i for i, s in enumerate(all_steps) if AUDIT.search(s.get("run", "")))
+        for step in all_steps[audit + 1 :]:
+            assert str(step.get("if", "")).startswith("always()"), (path.name, step)
+
+
+def test_pr_review_updates_one_comment_found_by_the_reports_marker() -> None:
+    all_steps = steps(load(REPO / "examples" / "github" / "pr-review.yml"))
+    (comment,) = [s for s in all_steps if uses(s) == "actions/github-script"]
+    script = comment["with"]["script"]
+    assert REVIEW_MARKER in script
+    assert "updateComment" in script and "createComment" in script
+    (sarif,) = [s for s in all_steps if uses(s) == "github/codeql-action/upload-sarif"]
+    assert sarif["with"]["sarif_file"] == "reports/review/findings.sarif"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_commands_parse_with_the_real_cli(path: Path) -> None:
+    """The command lines shown to users are ones auditor accepts."""
+    parser = build_parser()
+    for step in steps(load(path)):
+        script = step.get("run", "").replace("\\\n", " ")
+        for line in script.splitlines():
+            if line.strip().startswith("auditor "):
+                parser.parse_args(shlex.split(line)[1:])
+
+
+def test_composite_action_structure() -> None:
+    action = load(REPO / "action.yml")
+    assert {"name", "description", "inputs", "runs"} <= set(action)
+    runs = action["runs"]
+    assert runs["using"] == "composite"
+    for step in runs["steps"]:
+        assert ("uses" in step) != ("run" in step), step
+        if "run" in step:
+            assert step["shell"] == "bash", step.get("name")
+            assert "${{" not in step["run"], "inputs reach scripts as env, never pasted in"
+    for name, spec in action["inputs"].items():
+        assert spec["description"], name
+        assert "default" in spec or spec.get("required"), name
+    referenced = set(re.findall(r"inputs\.([\w-]+)", (REPO / "action.yml").read_text()))
+    assert referenced <= set(action["inputs"]), referenced - set(action["inputs"])
+
+
+def test_composite_action_installs_runs_uploads_sarif_and_posts_the_summary() -> None:
+    action = load(REPO / "action.yml")
+    all_steps = action["runs"]["steps"]
+    kinds = [uses(s) or s["name"] for s in all_steps]
+    assert kinds[0] == "actions/setup-python"
+    install = next(s for s in all_steps if "pip install" in s.get("run", ""))
+    run = next(s for s in all_steps if 'auditor "${args[@]}"' in s.get("run", ""))
+    upload = next(s for s in all_steps if uses(s) == "github/codeql-action/upload-sarif")
+    summary = next(s for s in all_steps if "GITHUB_STEP_SUMMARY" in s.get("run", ""))
+    order = [all_steps.index(s) for s in (install, run, upload, summary)]
+    assert order == sorted(order)
+    assert "run) args=(run)" in run["run"] and "review)" in run["run"]
+    assert upload["if"].startswith("always()") and summary["if"].startswith("always()")
+    assert action["inputs"]["command"]["default"] == "run"
+    assert action["inputs"]["output"]["default"] == "html,md,json,sarif,junit"
+    assert "exit-code" in action["outputs"]
+    last = all_steps[-1]
+    assert last["if"] == "always()" and 'exit "$code"' in last["run"]
+
+
+def test_pre_commit_hooks() -> None:
+    hooks = load(REPO / ".pre-commit-hooks.yaml")
+    assert isinstance(hooks, list)
+    by_id = {h["id"]: h for h in hooks}
+    assert {"auditor-policy-lint", "auditor-review"} <= set(by_id)
+    parser = build_parser()
+    for hook in hooks:
+        assert {"id", "name", "entry", "language", "files"} <= set(hook), hook["id"]
+        assert hook["language"] == "python"
+        re.compile(hook["files"])
+        argv = shlex.split(hook["entry"])
+        assert argv[0] == "auditor"
+        if hook["id"] == "auditor-review":  # the user gives the file in `args`
+            argv.append("settings.yaml")
+        parser.parse_args(argv[1:])
+    assert by_id["auditor-review"]["pass_filenames"] is False
+    lint = by_id["auditor-policy-lint"]
+    assert re.search(lint["exclude"], "policies/changes.tests.yaml")
+    assert re.search(lint["files"], "policies/changes.yaml")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import hashlib
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -22,9 +24,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from auditor.common.jsonutil import canonical, loads
 from auditor.errors import StoreError
 from auditor.models import FindingRecord, ReadinessReport, Revision
-from auditor.redact import Redactor
+from auditor.redact import Redactor, encoded_forms
 from auditor.store import runs as store_runs
 from auditor.store.file import (
     acquire_lock,
@@ -39,6 +42,7 @@ from auditor.store.schema import (
     KEY_COLUMN,
     REPORT_COLUMNS,
     REVISION_COLUMNS,
+    SECRET_MEMORY_DDL,
     IntegrityIssue,
     RunRecord,
     SyncRecord,
@@ -87,6 +91,16 @@ class Ingested:
     issue: IntegrityIssue | None = None
 
 
+_SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, ...]], ...] = (
+    ("revisions", "revision", ("settings", "user_id", "user_email", "user_name")),
+    ("reports", "report_id", ("data", "repo_url")),
+)
+
+
+def _as_bytes(value: Any) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode("utf-8")
+
+
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -97,6 +111,7 @@ class Store:
         self._lock: IO[str] | None = lock
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
+        self._recall_secrets()
 
     @classmethod
     def open(
@@ -188,8 +203,79 @@ class Store:
             self._secrets.append(value)
 
     def ingest_redactor(self) -> Redactor:
-        """A fresh redactor for one document: markers depend only on the key and the document."""
-        return Redactor(self._key, self._secrets)
+        """The redactor for API items: it remembers every secret found so far, in any sync."""
+        return self.redactor
+
+    def _recall_secrets(self) -> None:
+        """Load the fingerprints of secrets found by earlier syncs; freed space is zeroed, so a
+        row rewritten by `scrub_stored` leaves no old bytes behind."""
+        self._scrubbed: set[str] = set()
+        with self.reading():
+            self._db.execute("PRAGMA secure_delete = ON")
+            if self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'secret_memory'"
+            ).fetchone():
+                rows = self._db.execute("SELECT fingerprint, length FROM secret_memory")
+                self.redactor.memory.recall((str(fp), int(n)) for fp, n in rows)
+
+    def remember_secrets(self) -> None:
+        """Keep the fingerprints of newly found secrets (inside the open transaction)."""
+        learned = self.redactor.memory.drain()
+        if learned:
+            self._db.execute(SECRET_MEMORY_DDL)
+            self._db.executemany(
+                "INSERT OR IGNORE INTO secret_memory (fingerprint, length) VALUES (?, ?)", learned
+            )
+
+    def scrub_stored(self) -> int:
+        """Re-redact stored rows holding a secret learned since the last call (a key found in
+        revision 5 that was pasted into revision 7, which arrived first); returns rows fixed."""
+        fresh = self.redactor.memory.values - self._scrubbed
+        self._scrubbed |= fresh
+        if not fresh:
+            return 0
+        forms = {f.encode() for v in fresh for f in encoded_forms(v)}
+        pattern = re.compile(b"|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+        fixed = 0
+        for table, key, columns in _SCRUBBED_COLUMNS:
+            hits = [
+                row[0]
+                for row in self._db.execute(f"SELECT {key}, {', '.join(columns)} FROM {table}")
+                if any(pattern.search(_as_bytes(c)) for c in row[1:])
+            ]
+            for item in hits:
+                self._rescrub_row(table, item)
+            fixed += len(hits)
+        return fixed
+
+    def _rescrub_row(self, table: Literal["revisions", "reports"], item: Any) -> str:
+        """Redact one stored row again with everything remembered now; gives its new hash."""
+        if table == "revisions":
+            rev = self._one("WHERE revision = ?", (item,))
+            assert rev is not None
+            settings = self.redactor.redact_json(rev.settings)
+            body = canonical(settings)
+            digest = hashlib.sha256(body).hexdigest()
+            user = [
+                self.redactor.redact_text(v) for v in (rev.user.id, rev.user.email, rev.user.name)
+            ]
+            self._db.execute(
+                "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
+                " user_name = ? WHERE revision = ?",
+                (body, digest, *user, item),
+            )
+            return digest
+        (data,) = self._db.execute(
+            "SELECT data FROM reports WHERE report_id = ?", (item,)
+        ).fetchone()
+        redacted = self.redactor.redact_json(loads(data))
+        body = canonical(redacted)
+        digest = hashlib.sha256(body).hexdigest()
+        self._db.execute(
+            "UPDATE reports SET data = ?, content_hash = ?, repo_url = ? WHERE report_id = ?",
+            (body, digest, str(redacted.get("repoUrl", "")), item),
+        )
+        return digest
 
     def bind_org(self, org: str) -> None:
         """Record the organization on first use; StoreError if the file belongs to another one."""
@@ -286,6 +372,11 @@ class Store:
         before = stored_sync != row[-1]
         if stored_hash == digest:
             return Ingested("same", known_before=before)
+        if (
+            before
+            and self._rescrub_row(table, revision if report_id is None else report_id) == digest
+        ):
+            return Ingested("same", known_before=True)  # stored before a secret in it was known
         if not before:  # the API contradicted itself within one sync: the caller decides
             return Ingested("conflict", known_before=False)
         issue = self._record_issue(revision, report_id, stored_hash, digest, seen_at)

@@ -42,7 +42,14 @@ CREATE TABLE IF NOT EXISTS findings (
     run_id TEXT NOT NULL REFERENCES runs (run_id), fingerprint TEXT NOT NULL,
     rule_id TEXT NOT NULL, subject_key TEXT NOT NULL, status TEXT NOT NULL,
     severity TEXT NOT NULL, first_seen_run TEXT NOT NULL, PRIMARY KEY (run_id, fingerprint));
+CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, length INTEGER NOT NULL);
 """
+# Keyed fingerprints of every secret ever found (never the value): see `auditor.redact.memory`.
+# Created on first use too, so a file made before the table existed gains it on its next sync.
+SECRET_MEMORY_DDL = (
+    "CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, "
+    "length INTEGER NOT NULL)"
+)
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,10 @@ def sync(
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None))
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
+            # Pages come newest first: a key found in an old revision may have been pasted
+            # into a newer one already written; those rows are redacted again before commit.
+            store.scrub_stored()
+            store.remember_secrets()
             store.finish_sync(
                 sync_id,
                 (clock or _utc_now)(),

@@ -1,0 +1,176 @@
+"""Secrets by memory: every value once found secret, recognised wherever it shows up later.
+
+Takes secret values (as they are found) and remembered fingerprints (from the state file),
+gives the secrets hidden in a later string, in raw, URL-encoded, JSON-escaped or base64 form.
+Two recognisers: the values seen by this process, matched exactly anywhere; and the keyed
+fingerprints of earlier runs (never the values), matched by fingerprinting each stretch of
+text of a remembered length that starts and ends at a word boundary.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable, Iterator
+
+MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
+_MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
+_PERSON = b"auditor-memory"
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def memory_key(key: bytes) -> bytes:
+    """The BLAKE2b key for memory fingerprints, derived from the redaction key."""
+    return hashlib.sha256(b"auditor secret memory\x00" + key).digest()
+
+
+def encoded_forms(secret: str) -> list[str]:
+    """The ways a secret can be written into text: raw, JSON-escaped, URL-encoded, base64."""
+    raw = secret.encode("utf-8")
+    forms = {
+        secret,
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote(secret),
+        urllib.parse.quote_plus(secret),
+        base64.b64encode(raw).decode(),
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+    }
+    return sorted((f for f in forms if f), key=len, reverse=True)
+
+
+def _boundaries(text: str) -> list[int]:
+    n = len(text)
+    return [
+        i for i in range(n + 1) if i in (0, n) or not (text[i - 1].isalnum() and text[i].isalnum())
+    ]
+
+
+def _b64_decoded(text: str) -> Iterator[str]:
+    for m in _B64_RUN.finditer(text):
+        run = m.group(0)
+        padded = (run + "=" * (-len(run) % 4)).translate(_URLSAFE)
+        try:
+            yield base64.b64decode(padded, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            continue
+
+
+class SecretMemory:
+    """Remembered secrets: values for this process, keyed fingerprints for the state file."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = memory_key(key)
+        self._values: set[str] = set()
+        self._fingerprints: dict[str, int] = {}
+        self._lengths: set[int] = set()
+        self._pending: dict[str, int] = {}
+        self._exact: re.Pattern[str] | None = None
+        self.generation = 0  # grows whenever something new is remembered
+
+    def fingerprint(self, value: str) -> str:
+        """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
+        digest = hashlib.blake2b(
+            value.encode("utf-8"), key=self._key, person=_PERSON, digest_size=16
+        )
+        return digest.hexdigest()
+
+    def __bool__(self) -> bool:
+        return bool(self._values or self._fingerprints)
+
+    def add(self, value: str) -> bool:
+        """Remember a secret value; True when it was new."""
+        if len(value) < MIN_SECRET_LEN or value in self._values:
+            return False
+        self._values.add(value)
+        self._exact = None
+        fp = self.fingerprint(value)
+        if fp not in self._fingerprints:
+            self._fingerprints[fp] = len(value)
+            self._lengths.add(len(value))
+            self._pending[fp] = len(value)
+        self.generation += 1
+        return True
+
+    def recall(self, fingerprints: Iterable[tuple[str, int]]) -> None:
+        """Load fingerprints remembered by earlier runs (from the state file)."""
+        for fp, length in fingerprints:
+            if fp not in self._fingerprints:
+                self._fingerprints[fp] = length
+                self._lengths.add(length)
+                self.generation += 1
+
+    def drain(self) -> list[tuple[str, int]]:
+        """Fingerprints learned since the last drain, for the state file."""
+        out, self._pending = list(self._pending.items()), {}
+        return out
+
+    @property
+    def values(self) -> frozenset[str]:
+        """The secret values this process has seen (never written anywhere)."""
+        return frozenset(self._values)
+
+    def find(self, text: str) -> set[str]:
+        """The remembered secrets in `text`, also behind URL-encoding, JSON escapes or base64."""
+        if len(text) < MIN_SECRET_LEN or not self:
+            return set()
+        found = self._find_plain(text)
+        if "%" in text or "+" in text:
+            found |= self._find_plain(urllib.parse.unquote_plus(text))
+        if "\\" in text:
+            found |= self._find_plain(_json_unescape(text))
+        for decoded in _b64_decoded(text):
+            found |= self._find_plain(decoded)
+        return found
+
+    def find_encoded_runs(self, text: str) -> list[str]:
+        """Base64 runs in `text` whose decoded content holds a remembered secret."""
+        runs = []
+        for m in _B64_RUN.finditer(text):
+            for decoded in _b64_decoded(m.group(0)):
+                if self._find_plain(decoded):
+                    runs.append(m.group(0))
+                    break
+        return runs
+
+    def _find_plain(self, text: str) -> set[str]:
+        found = set()
+        if self._values:
+            if self._exact is None:
+                alts = sorted(self._values, key=len, reverse=True)
+                self._exact = re.compile("|".join(re.escape(a) for a in alts))
+            found = {m.group(0) for m in self._exact.finditer(text)}
+        if self._fingerprints:
+            found |= self._find_by_fingerprint(text)
+        return found
+
+    def _find_by_fingerprint(self, text: str) -> set[str]:
+        bounds = _boundaries(text)
+        ends = set(bounds)
+        lengths = [n for n in self._lengths if n <= len(text)]
+        found: set[str] = set()
+        tried = 0
+        for start in bounds:
+            for length in lengths:
+                if start + length in ends:
+                    tried += 1
+                    piece = text[start : start + length]
+                    if self.fingerprint(piece) in self._fingerprints:
+                        found.add(piece)
+            if tried > _MAX_WINDOWS:
+                break
+        return found
+
+
+def _json_unescape(text: str) -> str:
+    try:
+        return str(json.loads(f'"{text}"'))
+    except ValueError:
+        return text.replace('\\"', '"').replace("\\\\", "\\")

@@ -1,0 +1,163 @@
+"""Where secrets live by name and by meaning: which JSON keys hold a secret string.
+
+Takes a key (and whether its parent map holds secrets by meaning), gives a yes or no. Key names
+are split into words (camelCase, snake_case, kebab-case, digits), so `apiKeys`, `X-Api-Key`,
+`tokenValue` and `db_passwd` match while `maxOutputTokens`, `tokenUsage` and `templateId` do not.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+# One word that says "the value is a secret".
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "secret",
+        "secrets",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "pass",
+        "passphrase",
+        "credential",
+        "credentials",
+        "creds",
+        "private",
+        "apikey",
+        "apikeys",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "signature",
+        "sig",
+    }
+)
+# Two words in a row that say so (`api key`, `access key`, `client secret` is already `secret`).
+_SECRET_PAIRS = frozenset(
+    {("api", "key"), ("api", "keys"), ("access", "key"), ("secret", "key"), ("signing", "key")}
+)
+# A last word that turns a secret-sounding name into metadata about the secret.
+_METADATA_TAILS = frozenset(
+    {
+        "id",
+        "ids",
+        "usage",
+        "usages",
+        "count",
+        "counts",
+        "limit",
+        "limits",
+        "type",
+        "types",
+        "name",
+        "names",
+        "mode",
+        "url",
+        "urls",
+        "uri",
+        "endpoint",
+        "provider",
+        "policy",
+        "file",
+        "path",
+        "env",
+        "var",
+        "ref",
+        "refresh",
+        "expires",
+        "expiry",
+        "at",
+        "ttl",
+        "length",
+        "len",
+        "fingerprint",
+        "enabled",
+        "required",
+        "scanning",
+        "management",
+        "rotation",
+        "managers",
+        "method",
+        "methods",
+        "scheme",
+        "scope",
+        "scopes",
+        "host",
+        "server",
+        "region",
+        "profile",
+    }
+)
+# Names that look like secrets and are not, kept as a table so each one is a reviewed decision.
+NON_SECRET_NAMES = frozenset(
+    {
+        "templateid",
+        "tokenusage",
+        "inclusivetokenusage",
+        "lasttokenusage",
+        "lastcalltokenusage",
+        "maxoutputtokens",
+        "thinkingmaxtokens",
+        "maxtokens",
+        "inputtokens",
+        "outputtokens",
+        "cachereadtokens",
+        "cachecreationtokens",
+        "thinkingtokens",
+        "billabletokens",
+        "cloudauthrefresh",
+        "restrictapikeycreationtomanagers",
+        "secretscanning",
+        "secretsmanagement",
+        "authorname",
+        "sessionid",
+        "sessionretentiondays",
+        "sessiondefaultsettings",
+        "cloudsessionsync",
+        "sessionsettings",
+    }
+)
+# Maps whose every string value is a secret by meaning (the spec's `env`, `extraHeaders`).
+SECRET_MAPS = frozenset({"env", "environment", "headers", "extraheaders", "httpheaders"})
+# Hosted custom models: every string is a credential except these.
+HOSTED_MAP = "hosted"
+HOSTED_PLAIN = frozenset({"cloudProfile", "cloudRegion", "hostedBaseUrl", "cloudAuthRefresh"})
+# Keys whose string value is a command line: scanned for `-p`/`--password` style arguments.
+COMMAND_KEYS = frozenset({"command", "commands", "cmd", "args", "statusline"})
+
+
+def words(name: str) -> list[str]:
+    """The lower-case words of a key name: `X-Api-Key` → [x, api, key], `apiKeys` → [api, keys]."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+@functools.lru_cache(maxsize=8192)
+def is_secret_key(name: str) -> bool:
+    """True when a JSON key's name says its string value is a secret."""
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if flat in NON_SECRET_NAMES:
+        return False
+    parts = words(name)
+    if not parts or parts[-1] in _METADATA_TAILS or parts[-1].endswith("tokens"):
+        return False
+    if flat in {"key", "keys"} or any(p in _SECRET_WORDS for p in parts):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+
+
+@functools.lru_cache(maxsize=8192)
+def is_secret_map(name: str) -> bool:
+    """True when every string under a map of this name is a secret (`env`, `extraHeaders`)."""
+    return name.lower() in SECRET_MAPS
+
+
+def is_command_key(name: str) -> bool:
+    """True when the value under this key is a command line."""
+    return name.lower() in COMMAND_KEYS

@@ -1,0 +1,38 @@
+"""What is never a secret: environment references (`${VAR}`, `${{ secrets.X }}`) and markers."""
+
+from __future__ import annotations
+
+import re
+
+MARKER_RE = re.compile(r"\[secret fp:(?P<fp>[0-9a-f]{8}) len:(?P<len>\d+)\]")
+
+_ENV_REF = re.compile(
+    r"""^(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}   # ${VAR}, ${VAR:-x}
+         |\$[A-Za-z_][A-Za-z0-9_]*                          # $VAR
+         |\$\{\{\s*[A-Za-z0-9_.\-\[\]'"]+\s*\}\}            # ${{ secrets.X }}
+         |\{env:[A-Za-z_][A-Za-z0-9_]*\}                    # {env:VAR}
+         |%[A-Za-z_][A-Za-z0-9_]*%)$                        # %VAR%
+    """,
+    re.VERBOSE,
+)
+
+
+def is_env_reference(value: str) -> bool:
+    """True for `${VAR}`, `$VAR`, `${{ secrets.X }}` and similar references, which are kept."""
+    return bool(_ENV_REF.match(value.strip()))
+
+
+def is_marker(value: object) -> bool:
+    """True when `value` is exactly one redaction marker."""
+    return isinstance(value, str) and MARKER_RE.fullmatch(value) is not None
+
+
+def marker_fingerprint(value: str) -> str | None:
+    """The fingerprint inside a marker string, or None if `value` is not a marker."""
+    m = MARKER_RE.fullmatch(value)
+    return m["fp"] if m else None
+
+
+def between_markers(text: str) -> list[str]:
+    """The parts of `text` outside markers (a marker is never scanned for secrets)."""
+    return MARKER_RE.split(text)[::3] if "[secret fp:" in text else [text]

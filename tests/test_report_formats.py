@@ -29,7 +29,14 @@ from auditor.report import (
 from auditor.report.charts import MAX_POINTS, failing_chart
 from auditor.report.jsonout import schema
 from auditor.report.model import ReadinessRow
-from auditor.report.sarif import artifact_location
+from auditor.report.sarif import (
+    FINGERPRINT_KEY,
+    MAX_RESULTS,
+    MAX_TAGS,
+    artifact_location,
+    automation_id,
+    sarif_log,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 SCHEMAS = Path(__file__).parent / "schemas"  # SARIF 2.1.0 and JUnit, vendored (see README there)
@@ -102,12 +109,108 @@ def test_sarif_rules_results_and_fingerprints() -> None:
         assert re.fullmatch(r"[0-9a-f]{32}", r["partialFingerprints"]["auditorFingerprint/v1"])
 
 
-def test_sarif_waived_result_is_suppressed_with_justification() -> None:
-    waived = [r for r in _sarif()["runs"][0]["results"] if r["properties"]["status"] == "waived"]
+def test_sarif_leaves_waived_findings_out_by_default() -> None:
+    # GitHub code scanning ignores `suppressions`: a waived result would show as an open alert
+    data = build_report_data()
+    assert any(f.status == "waived" for f in data.findings)
+    statuses = {r["properties"]["status"] for r in _sarif()["runs"][0]["results"]}
+    assert statuses == {"fail", "error", "unknown"}
+
+
+def test_sarif_include_waived_lists_them_suppressed_with_justification() -> None:
+    data = replace(build_report_data(), sarif_include_waived=True)
+    log = json.loads(render_sarif(data))
+    waived = [r for r in log["runs"][0]["results"] if r["properties"]["status"] == "waived"]
     assert len(waived) == 1
     (suppression,) = waived[0]["suppressions"]
     assert suppression["status"] == "accepted"
     assert "security-team@example.com" in suppression["justification"]
+    sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+
+
+def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
+    driver = _sarif()["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"].startswith("https://")
+    by_id = {r["id"]: r for r in driver["rules"]}
+    assert by_id["SET-004"]["name"] == "MCPServersLimitedToAnAllowlist"
+    for rule in driver["rules"]:
+        assert rule["name"] != rule["id"] and re.fullmatch(r"[A-Z][A-Za-z0-9]*", rule["name"])
+        tags = rule["properties"]["tags"]
+        assert len(tags) == len(set(tags)) <= MAX_TAGS
+        assert rule["help"]["markdown"].startswith("**")
+
+
+def test_sarif_tags_are_deduplicated_and_capped() -> None:
+    base = build_report_data()
+    many = tuple(f"SOC2:CC{i}.1" for i in range(1, 30))
+    findings = tuple(
+        replace(f, tags=("security", "compliance", "security"), controls=many)
+        for f in base.findings
+    )
+    rules = _rules_of(replace(base, findings=findings))
+    for rule in rules:
+        tags = rule["properties"]["tags"]
+        assert tags[:3] == ["security", "compliance", "SOC2:CC1.1"]
+        assert len(tags) == len(set(tags)) == MAX_TAGS
+        assert "SOC2:CC29.1" in rule["help"]["markdown"]  # every control is still in the help
+
+
+def _rules_of(data: ReportData) -> list[dict[str, Any]]:
+    return json.loads(render_sarif(data))["runs"][0]["tool"]["driver"]["rules"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("org", "api", "expected"),
+    [
+        ("acme", "https://api.example.com", "auditor/acme/run/run-42"),
+        ("default", "https://api.example.com:8443/v0", "auditor/api.example.com/run/run-42"),
+        ("", "(offline)", "auditor/offline/run/run-42"),
+        ("Acme Corp/EU", "https://x", "auditor/Acme-Corp-EU/run/run-42"),
+    ],
+    ids=["org", "default-org-uses-host", "offline", "slashes-and-spaces"],
+)
+def test_sarif_automation_id_is_one_category_per_org_and_run_kind(
+    org: str, api: str, expected: str
+) -> None:
+    data = replace(build_report_data(), org=org, api_address=api)
+    assert automation_id(data) == expected
+
+
+def test_sarif_caps_results_worst_first_and_says_where_the_rest_are() -> None:
+    base = build_large(30)
+    severities = ("low", "critical", "info", "high", "medium") * 6
+    data = replace(
+        base,
+        findings=tuple(
+            replace(f, severity=s) for f, s in zip(base.findings, severities, strict=True)
+        ),
+    )
+    log = sarif_log(data, max_results=12)
+    run = log["runs"][0]
+    kept = [r["properties"]["severity"] for r in run["results"]]
+    assert sorted(kept) == sorted(["critical"] * 6 + ["high"] * 6)
+    assert [r["partialFingerprints"] for r in run["results"]] == sorted(
+        (r["partialFingerprints"] for r in run["results"]), key=lambda p: p[FINGERPRINT_KEY]
+    )  # report order kept among those listed
+    (note, *_) = run["invocations"][0]["toolExecutionNotifications"]
+    assert "lists 12 of 30 results" in note["message"]["text"]
+    assert "18 of lowest severity were left out" in note["message"]["text"]
+    assert "findings.json" in note["message"]["text"]
+    assert run["properties"]["resultsLeftOut"] == 18
+    sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+
+
+def test_sarif_under_the_cap_lists_everything_without_a_notice() -> None:
+    data = build_large(40)
+    run = sarif_log(data, max_results=40)["runs"][0]
+    assert len(run["results"]) == 40 and run["properties"]["resultsLeftOut"] == 0
+    assert not any(
+        "left out" in n["message"]["text"]
+        for n in run["invocations"][0]["toolExecutionNotifications"]
+    )
+    assert MAX_RESULTS == 5_000  # GitHub code scanning keeps at most 5,000 results of a run
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from auditor.cli.summary import (
     make_run_id,
     print_summary,
     unique_dir,
+    with_report_options,
 )
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import content_hash
@@ -93,7 +94,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     else:
         request = _against_file(args, config, now, run_id)
         outcome = run_review(loaded, replace(request, author=author))
-    data = outcome.data
+    data = with_report_options(outcome.data, args, config.org)
     write_reports(data, out_dir, args.outputs)
     _append_step_summary(data, ctx)
     if not args.quiet:

@@ -27,6 +27,7 @@ from auditor.cli.summary import (
     make_run_id,
     print_summary,
     unique_dir,
+    with_report_options,
 )
 from auditor.common.escape import terminal_text
 from auditor.config import Config
@@ -88,7 +89,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     )
 
     def publish(data: ReportData) -> None:  # before the run is recorded complete
-        write_reports(data, out_dir, args.outputs)
+        write_reports(with_report_options(data, args, config.org), out_dir, args.outputs)
 
     try:
         outcome = _audit(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
     """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline,
-    --output, --quiet."""
+    --sarif-include-waived, --output, --quiet."""
     group = parser.add_argument_group("audit")
     group.add_argument(
         "--policy",
@@ -58,6 +59,19 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
         "--offline", action="store_true", help="use the state file as it is; do not sync first"
     )
     add_output_options(group)
+    group.add_argument(
+        "--sarif-include-waived",
+        action="store_true",
+        help="list waived findings in findings.sarif as suppressed results (default: left out, "
+        "as GitHub code scanning shows suppressed results as open alerts)",
+    )
+
+
+def with_report_options(data: ReportData, args: argparse.Namespace, org: str) -> ReportData:
+    """The run's data with what the command line says about the reports (org, SARIF waived)."""
+    return replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
+
+
 def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
     """Add -o/--output (which reports to write) and -q/--quiet."""
     group.add_argument(

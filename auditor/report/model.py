@@ -88,6 +88,8 @@ class ReportData:
     inputs: InputDigest = InputDigest()
     review: ReviewInfo | None = None
     fail_on: str = "low"
+    org: str = ""  # the `--org` label; SARIF's automation id names it
+    sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
 
 
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}

@@ -1,23 +1,27 @@
-"""`findings.sarif`: SARIF 2.1.0 for code scanning (one `ruleId` per rule).
+"""`findings.sarif`: SARIF 2.1.0 for GitHub code scanning (one `ruleId` per rule).
 
-Takes `ReportData`, gives SARIF JSON. Results are the fail / error / unknown findings, plus the
-waived ones as suppressed (with the waiver as justification). Each result points at
-`Finding.location` (a file under review), else the rule's place in its policy file, else the
-proposed file (review mode) or the policy file that holds the rule.
+Takes `ReportData`, gives SARIF JSON. Results are the fail / error / unknown findings; waived
+ones only when `ReportData.sarif_include_waived` (as suppressed, with the waiver as
+justification), because code scanning ignores `suppressions` and would show them as open
+alerts. Each result points at `Finding.location` (a file under review), else the rule's place in
+its policy file, else the proposed file (review mode) or the policy file that holds the rule.
+Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
+notification says how many were left out) and `MAX_TAGS` tags per rule.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import orjson
 
 from auditor.common.escape import clean_text, json_inert, md_inline, show_value
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import TRACKED_STATUSES, SourceLocation
+from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
 from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -27,6 +31,17 @@ FINGERPRINT_KEY = "auditorFingerprint/v1"
 #: Relative paths are relative to the checkout root, which code scanning calls `%SRCROOT%`.
 SRCROOT = "%SRCROOT%"
 _URI_SAFE = "/@-._~!$&'()*+,;="
+#: Where code scanning's "tool" link points.
+INFORMATION_URI = "https://github.com/your-org/auditor"
+#: Code scanning rejects a run over 25,000 results and keeps only 5,000 of a larger one; we
+#: choose which (the worst) rather than leave it to the upload.
+MAX_RESULTS = 5_000
+#: Code scanning rejects a rule with over 20 tags and shows only the first 10.
+MAX_TAGS = 10
+#: Order among results of one severity when the cap leaves some out: failures first.
+_STATUS_RANK = {"fail": 0, "unknown": 1, "error": 2, "waived": 3}
+#: `--org` labels that name no organization: the service's host stands in for them.
+_NO_ORG = frozenset({"", "default"})
 
 
 def artifact_location(path: str) -> dict[str, str]:
@@ -55,11 +70,24 @@ def _help(f: Finding) -> dict[str, str]:
     return {"text": clean_text(text or f.title), "markdown": "\n\n".join(x for x in md if x)}
 
 
-def _rule(f: Finding) -> dict[str, Any]:
+def rule_name(title: str) -> str:
+    """A readable identifier for a rule, distinct from its id: its title in PascalCase
+    (`Sandbox must be enabled` → `SandboxMustBeEnabled`)."""
+    return "".join(w[0].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
+
+
+def rule_tags(f: Finding) -> list[str]:
+    """`security`, `compliance`, the controls, then the rule's own tags: each once, at most
+    `MAX_TAGS` (the controls are all in the rule's help)."""
     tags = ["security", "compliance", *sort_controls(f.controls), *f.tags]
+    return list(dict.fromkeys(clean_text(t) for t in tags))[:MAX_TAGS]
+
+
+def _rule(f: Finding) -> dict[str, Any]:
+    name = rule_name(f.title)
     return {
         "id": f.rule_id,
-        "name": f.rule_id,
+        **({"name": name} if name and name != f.rule_id else {}),
         "shortDescription": {"text": clean_text(f.title)},
         "fullDescription": {"text": clean_text(f.description or f.title)},
         "help": _help(f),
@@ -68,7 +96,7 @@ def _rule(f: Finding) -> dict[str, Any]:
             "security-severity": SECURITY_SEVERITY.get(f.severity, "1.0"),
             "problem.severity": "error" if LEVEL.get(f.severity) == "error" else "warning",
             "precision": "high",
-            "tags": [clean_text(t) for t in tags],
+            "tags": rule_tags(f),
         },
     }
 
@@ -129,24 +157,64 @@ def _result(f: Finding, d: ReportData, index: int) -> dict[str, Any]:
     return out
 
 
-def sarif_log(d: ReportData) -> dict[str, Any]:
-    """The SARIF log as a JSON value."""
+def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list[Finding], int]:
+    """The findings that become results, in report order, and how many the cap left out: open
+    ones (and waived ones when asked), the worst `max_results` of them when there are more."""
+    wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
+    candidates = [f for f in d.findings if f.status in wanted]
+    if len(candidates) <= max_results:
+        return candidates, 0
+    ranked = sorted(
+        range(len(candidates)),
+        key=lambda i: (
+            severity_rank(candidates[i].severity),
+            _STATUS_RANK.get(candidates[i].status, len(_STATUS_RANK)),
+            i,
+        ),
+    )
+    kept = sorted(ranked[:max_results])
+    return [candidates[i] for i in kept], len(candidates) - max_results
+
+
+def _cap_note(listed: int, left_out: int) -> dict[str, Any]:
+    text = (
+        f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
+        f"keeps at most {listed:,} per run, so the {left_out:,} of lowest severity were left "
+        "out. The complete list is in findings.json (and report.html, report.md)."
+    )
+    return {"level": "warning", "message": {"text": text}}
+
+
+def automation_id(d: ReportData) -> str:
+    """`auditor/<org or host>/<run|review>/<run id>`: code scanning keeps one analysis per
+    category (everything before the last `/`), so each organization and run kind has its own."""
+    owner = d.org if d.org not in _NO_ORG else (urlsplit(d.api_address).hostname or "offline")
+    owner = re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(owner)).strip("-") or "unknown"
+    return f"auditor/{owner}/{d.mode}/{clean_text(d.run_id)}"
+
+
+def sarif_log(d: ReportData, *, max_results: int = MAX_RESULTS) -> dict[str, Any]:
+    """The SARIF log as a JSON value, with at most `max_results` results."""
     firsts: dict[str, Finding] = {}
     for f in d.findings:
         firsts.setdefault(f.rule_id, f)
     rule_ids = sorted(firsts)
     index = {rid: i for i, rid in enumerate(rule_ids)}
-    results = [_result(f, d, index[f.rule_id]) for f in d.findings if f.status in TRACKED_STATUSES]
+    listed, left_out = listed_findings(d, max_results)
+    results = [_result(f, d, index[f.rule_id]) for f in listed]
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
+    if left_out:
+        notes.insert(0, _cap_note(len(listed), left_out))
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "auditor",
                 "version": d.tool_version,
+                "informationUri": INFORMATION_URI,
                 "rules": [_rule(firsts[r]) for r in rule_ids],
             }
         },
-        "automationDetails": {"id": f"auditor/{d.mode}/{clean_text(d.run_id)}"},
+        "automationDetails": {"id": automation_id(d)},
         "invocations": [
             {
                 "executionSuccessful": d.complete,
@@ -155,7 +223,7 @@ def sarif_log(d: ReportData) -> dict[str, Any]:
             }
         ],
         "results": results,
-        "properties": {"complete": d.complete, "mode": d.mode},
+        "properties": {"complete": d.complete, "mode": d.mode, "resultsLeftOut": left_out},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 

@@ -1,0 +1,233 @@
+"""Secrets by construction: canaries planted in API data and proposed files never come out.
+
+Every command a user runs (sync twice, diff in every format, history, run, review online,
+offline and with GITHUB_STEP_SUMMARY, export, a failing sync) and the raw bytes of the state
+file and its journal are searched for each canary in raw, JSON-escaped, URL-encoded and base64
+forms. A table test checks that ordinary values stay readable.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import io
+import json
+import secrets
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from auditor.redact import Redactor
+from tests.conftest import FIXED_NOW
+
+pytestmark = pytest.mark.e2e
+
+
+def _hex(n: int = 20) -> str:
+    return secrets.token_hex(n // 2)
+
+
+def _forms(secret: str) -> list[str]:
+    raw = secret.encode()
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote_plus(secret),
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+    ]
+
+
+def _wordy(tag: str) -> str:
+    """A secret no detector can see (low entropy, no known format): only memory catches it."""
+    return f"orange-{tag}-battery-{secrets.randbelow(10**6):06d}-staple"
+
+
+def _pem(body: str) -> str:
+    return f"-----BEGIN RSA PRIVATE KEY-----\nMIIEow{body}\n-----END RSA PRIVATE KEY-----"
+
+
+class Canaries:
+    """Unique values, each planted in one place where a secret can hide."""
+
+    def __init__(self) -> None:
+        self.c: dict[str, str] = {}
+
+    def __call__(self, name: str, value: str | None = None) -> str:
+        self.c[name] = value or f"cnry{name.replace('_', '')}{_hex()}"
+        return self.c[name]
+
+
+def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
+    s = copy.deepcopy(settings)
+    model = {
+        "id": "custom:canary",
+        "model": "gpt-4.1",
+        "provider": "openai",
+        "baseUrl": f"https://u:{k('url_password')}@llm.example/v1?api_key={k('query_key')}",
+        "apiKey": k("old_api_key", _wordy("old")),
+        "apiKeys": [k("list_key_1"), k("list_key_2")],
+        "displayName": "Canary gateway",
+        "maxOutputTokens": 8192,
+        "extraHeaders": {"X-Org": k("header_value"), "Authorization": f"Bearer {k('bearer')}"},
+        "hosted": {"cloudProfile": "prod", "cloudCredentialExport": k("cloud_export")},
+        "extraArgs": {
+            "tokenValue": k("token_value"),
+            "secretValue": k("secret_value"),
+            "pwd": k("pwd_value"),
+            "notes": _pem(k("pem_body", _hex(40))),
+            "aws": k("aws_key", "AKIA" + secrets.token_hex(8).upper()),
+            "gh": k("github_token", "ghp_" + secrets.token_hex(18)),
+            "slack": k("slack_token", "xoxb-" + "1234567890-" + secrets.token_hex(12)),
+            "stripe": k("stripe_key", "sk_live_" + secrets.token_hex(12)),
+            "jwt": k("jwt", _jwt()),
+            "db_passwd": k("db_passwd"),
+            "Cookie": f"session={k('cookie')}",
+            "sshKey": _pem(k("pem_body_2", _hex(40))).replace("RSA ", "OPENSSH "),
+            "basicAuth": "Basic "
+            + k("basic_b64", base64.b64encode(b"ci:" + _hex().encode()).decode()),
+        },
+    }
+    s["customModels"] = [*s.get("customModels", []), model]
+    s["env"] = {**s.get("env", {}), "CANARY_ENV": k("env_value")}
+    s["mcpAutonomyOverrides"] = {
+        **s.get("mcpAutonomyOverrides", {}),
+        f"https://mcp.example/sse?token={k('key_url_token')}": "low",
+        k("key_is_token", "ghp_" + secrets.token_hex(18)): "high",
+    }
+    hooks = [
+        f"sshpass -p {k('sshpass')} ssh deploy@host",
+        f"mysql -u root -p{k('mysql_pw')} -e 'select 1'",
+        f"deploy --password {k('password_arg')} --yes",
+        f"curl -H 'Authorization: Bearer {k('hook_bearer')}' https://audit.example",
+    ]
+    s.setdefault("hooks", {})["SessionStart"] = [
+        {"matcher": "", "hooks": [{"type": "command", "command": c, "timeout": 5} for c in hooks]}
+    ]
+    return s
+
+
+def _jwt() -> str:
+    def part(obj: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256'})}.{part({'sub': _hex()})}.{_hex(32)}"
+
+
+def _append(dataset: Any, settings: dict[str, Any], name: str) -> None:
+    with dataset.lock:
+        last = dataset.history[-1]
+        dataset.history.append(
+            {
+                "revision": last["revision"] + 1,
+                "settings": settings,
+                "user": {"id": "usr_canary", "email": "c@acme.example", "name": name},
+                "updatedAt": last["updatedAt"],
+            }
+        )
+
+
+def _rotate(settings: dict[str, Any], new_key: str, pasted: str) -> dict[str, Any]:
+    s = copy.deepcopy(settings)
+    model = s["customModels"][-1]
+    model["apiKey"] = new_key
+    model["displayName"] = f"Canary gateway (was {pasted})"
+    return s
+
+
+def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def test_no_canary_reaches_any_output_or_the_state_file(tmp_path: Path) -> None:
+    k = Canaries()
+    token = k("api_token", "tok-" + _hex(32))
+    emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=60, repos=6)
+    streams: list[str] = []
+    try:
+        data = emu.dataset
+        planted = _plant(data.history[-1]["settings"], k)
+        _append(data, planted, "admin")
+        # rotated in the next revision, the old key pasted into a display name (one sync)
+        _append(
+            data, _rotate(planted, k("new_api_key", _wordy("new")), k.c["old_api_key"]), "admin"
+        )
+        env = {
+            "AUDITOR_BASE_URL": emu.base_url,
+            "AUDITOR_APP_URL": emu.app_url,
+            "AUDITOR_TOKEN": token,
+            "AUDITOR_STATE": str(tmp_path / "state.db"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        }
+
+        def run(*argv: str, **extra: str) -> None:
+            _, out, err = _cli(list(argv), {**env, **extra}, tmp_path)
+            streams.extend([out, err])
+
+        run("sync")
+        # across syncs: both keys pasted again, into a name and a user name
+        again = _rotate(data.history[-1]["settings"], k.c["new_api_key"], k.c["old_api_key"])
+        again["customModels"][-1]["displayName"] = f"gw {k.c['new_api_key']}"
+        _append(data, again, f"bot {k.c['old_api_key']}")
+        run("sync")
+        proposed = tmp_path / "in" / "proposed.json"
+        proposed.parent.mkdir()
+        p_settings = _plant(data.history[-1]["settings"], Canaries())
+        p_settings["svcRouterGuidance"] = f"use {token} and {k.c['old_api_key']}"
+        p_settings["customModels"][-1]["apiKey"] = k("proposed_key")
+        proposed.write_text(json.dumps(p_settings))
+        for fmt in ("text", "json", "patch", "md"):
+            run("diff", "--format", fmt)
+        run("history")
+        run("history", "--format", "json")
+        run("run", "--out", str(tmp_path / "run"))
+        run("review", str(proposed), "--out", str(tmp_path / "review"))
+        run("review", str(proposed), "--offline", "--out", str(tmp_path / "review-offline"))
+        run("export", "--out", str(tmp_path / "evidence"))
+        emu.faults.add("history", "settings_not_object", page=1, value=f"x {token}")
+        _append(data, again, "admin")
+        run("sync")
+    finally:
+        emu.stop()
+    assert (tmp_path / "summary.md").exists() and (tmp_path / "run" / "findings.json").exists()
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name != "in"]
+    blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
+    assert len(k.c) >= 30
+    leaks = [
+        (name, form, i)
+        for name, value in k.c.items()
+        for form in _forms(value)
+        for i, text in enumerate(blobs)
+        if form in text
+    ]
+    assert not leaks, leaks[:5]
+
+
+READABLE = [
+    pytest.param({"model": "claude-sonnet-4-5-20250929"}, id="model-id"),
+    pytest.param({"baseUrl": "https://api.example.com/v1/chat/completions"}, id="url"),
+    pytest.param({"id": "123e4567-e89b-12d3-a456-426614174000"}, id="uuid"),
+    pytest.param({"sha": "0123456789abcdef0123456789abcdef01234567"}, id="commit-hash"),
+    pytest.param({"templateId": "tmpl_01HZX8Q9V3K2J7M5N4P6R8T0W2"}, id="template-id"),
+    pytest.param({"maxOutputTokens": 8192, "thinkingMaxTokens": 4096}, id="token-counts"),
+    pytest.param({"tokenUsage": {"inputTokens": 12, "outputTokens": 3}}, id="token-usage"),
+    pytest.param({"env": {"API_KEY": "${OPENAI_API_KEY}"}}, id="env-reference"),
+    pytest.param(
+        {"hosted": {"cloudProfile": "acme-prod", "cloudRegion": "us-east-1"}}, id="hosted"
+    ),
+    pytest.param({"command": "mkdir -p /tmp/build && ssh -p 2222 host"}, id="dash-p-not-pw"),
+    pytest.param({"restrictApiKeyCreationToManagers": True}, id="boolean-setting"),
+    pytest.param({"authorName": "Priya Raman", "email": "priya@acme.example"}, id="author"),
+]
+
+
+@pytest.mark.parametrize("doc", READABLE)
+def test_ordinary_values_stay_readable(doc: dict[str, Any]) -> None:
+    assert Redactor(b"k", ["tok-" + _hex(32)]).redact_json(doc) == doc

@@ -92,7 +92,7 @@ def buggy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_an_unexpected_exception_is_one_line_and_exit_2(buggy: None, tmp_path: Path) -> None:
-    code, stdout, stderr = run_cli(["policy", "lint"], {"AUDITOR_TOKEN": OWNER_TOKEN}, tmp_path)
+    code, _, stderr = run_cli(["policy", "lint"], {"AUDITOR_TOKEN": OWNER_TOKEN}, tmp_path)
     assert code == 2
     assert stderr.count("\n") == 1 and "Traceback" not in stderr
     assert stderr.startswith("auditor: error: unexpected RuntimeError: bug with [token] inside")

@@ -73,6 +73,21 @@ def plain(value: Any) -> Any:
     return value
 
 
+def non_text_key(value: Any, at: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The path to the first mapping key that is not a string (`null:`, `1:`), or None."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = (*at, key) if not isinstance(key, str) else non_text_key(item, (*at, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = non_text_key(item, (*at, index))
+            if found is not None:
+                return found
+    return None
+
+
 @dataclass
 class _Read:
     """One file read and schema-checked: which rules are already known to be invalid."""
@@ -107,6 +122,13 @@ class _Loader:
         data = plain(doc.data)
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
+            return None
+        bad_key = non_text_key(data)
+        if bad_key is not None:
+            *parent, key = bad_key
+            loc = doc.locate([*parent, str(key)], key=True)
+            shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
+            self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
             return None
         got = _Read(doc, data)
         for where, msg, at_key in schema_problems(data):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 
 _CORE = "tag:yaml.org,2002:"
+_SURROGATE = re.compile("[\ud800-\udfff]")  # from "\\uD800" escapes: not encodable text
 _MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
@@ -149,6 +151,8 @@ class _Scanner:
             return
         if event.anchor is not None:
             self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in auditor input files")
+        if isinstance(event, ScalarEvent) and _SURROGATE.search(event.value):
+            self.refuse(event, "a lone surrogate escape (\\uD800-\\uDFFF) is not a character")
         tag = getattr(event, "tag", None)
         if tag is not None and tag not in ALLOWED_TAGS:
             shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag

@@ -1,0 +1,220 @@
+"""Properties over generated input (hypothesis, bounded so the suite stays fast): the file
+loaders refuse anything with our own errors, never a crash; a JSON Patch of any edit replays
+exactly; a report never lets a generated string out of its context."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import re
+import secrets
+import unicodedata
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import jsonpatch
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from report_fixture import build_report_data
+from test_report_escaping import HTML_TAGS, RAW_CONTROLS
+
+from auditor.common.escape import html_inline, md_inline, terminal_text, xml_text
+from auditor.common.jsonutil import canonical
+from auditor.diff import to_json_patch
+from auditor.errors import AuditorError
+from auditor.findings import load_waivers
+from auditor.policy import load_policies
+from auditor.redact import Redactor
+from auditor.report import render_html, render_junit, render_markdown
+from auditor.workflows.review import load_settings_file
+
+BOUNDED = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+# Words the loaders look for, so generated documents reach past the first check.
+WORDS = [
+    "rules",
+    "id",
+    "title",
+    "severity",
+    "target",
+    "assert",
+    "path",
+    "equals",
+    "gte",
+    "in",
+    "not",
+    "all",
+    "any",
+    "each",
+    "matches",
+    "waivers",
+    "rule",
+    "subject",
+    "expires",
+    "reason",
+    "owner",
+    "defaults",
+    "enums",
+    "version",
+    "settings",
+    "revision",
+    "high",
+    "low",
+    "2026-01-01",
+    "settings.x",
+    "$.a",
+]
+
+
+def _values(integers: st.SearchStrategy[int]) -> st.SearchStrategy[Any]:
+    scalars = (
+        st.none()
+        | st.booleans()
+        | integers
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.sampled_from(WORDS)
+        | st.text(max_size=20)
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.sampled_from(WORDS) | st.text(max_size=8), inner, max_size=5)
+        ),
+        max_leaves=25,
+    )
+
+
+json_values = _values(st.integers(-(10**30), 10**30))  # files may hold numbers JSON cannot
+api_values = _values(st.integers(-(2**63), 2**63 - 1))  # what the API and the store carry
+yaml_lines = st.lists(
+    st.tuples(
+        st.integers(0, 3),
+        st.sampled_from(WORDS),
+        st.sampled_from(["", " ", " - ", " [", " {", " &a", " *a", " !!python/none", " |"]),
+        st.sampled_from(WORDS) | st.text(max_size=10),
+    ).map(lambda t: f"{'  ' * t[0]}{t[1]}:{t[2]}{t[3]}"),
+    max_size=12,
+).map("\n".join)
+documents = (
+    st.text(max_size=200)
+    | json_values.map(json.dumps)
+    | yaml_lines
+    | st.binary(max_size=100).map(lambda b: b.decode("latin-1"))
+)
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / f"{secrets.token_hex(6)}.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+def _only_our_errors(load: Any, path: Path) -> None:
+    with contextlib.suppress(AuditorError):  # anything else (TypeError, …) fails the test
+        load(path)
+
+
+REDACTOR = Redactor(b"k" * 32)
+LOADERS = {
+    "policy": lambda p: load_policies([p]),
+    "waivers": load_waivers,
+    "settings": lambda p: load_settings_file(p, REDACTOR),
+}
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@BOUNDED
+@given(text=documents)
+@example(text="?")  # {null: null}: a key that is not text
+@example(text='{"a": "\\uD800"}')  # half a UTF-16 pair
+@example(text="a: " + "9" * 5000)  # longer than int() converts
+def test_loaders_raise_only_our_errors(tmp_path: Path, loader: str, text: str) -> None:
+    _only_our_errors(LOADERS[loader], _write(tmp_path, text))
+
+
+def _edited(doc: Any, draw: Any) -> Any:
+    """`doc` after a few random edits (what consecutive revisions look like)."""
+    out = copy.deepcopy(doc)
+    for _ in range(draw(st.integers(0, 4))):
+        if isinstance(out, dict) and out and draw(st.booleans()):
+            key = draw(st.sampled_from(sorted(out)))
+            out[key] = draw(api_values) if draw(st.booleans()) else _edited(out[key], draw)
+        elif isinstance(out, list) and out and draw(st.booleans()):
+            del out[draw(st.integers(0, len(out) - 1))]
+        elif isinstance(out, dict):
+            out[draw(st.sampled_from(WORDS))] = draw(api_values)
+        elif isinstance(out, list):
+            out.insert(draw(st.integers(0, len(out))), draw(api_values))
+        else:
+            out = draw(api_values)
+    return out
+
+
+@BOUNDED
+@given(data=st.data(), before=api_values)
+def test_json_patch_of_any_edit_replays_exactly(data: st.DataObject, before: Any) -> None:
+    after = _edited(before, data.draw)
+    kept = canonical(before)
+    patched = jsonpatch.apply_patch(before, to_json_patch(before, after))
+    assert canonical(patched) == canonical(after)  # type-strict: [True] is not [1]
+    assert canonical(before) == kept
+
+
+hostile_text = st.text(
+    st.characters(codec="utf-8") | st.sampled_from(list("<>&\"'`|[]()@#*_\\\n\r\x1b\u202e")),
+    min_size=1,
+    max_size=60,
+)
+
+
+@BOUNDED
+@given(text=hostile_text)
+def test_escapers_keep_text_in_its_context(text: str) -> None:
+    md = md_inline(text)
+    assert "\n" not in md and "<" not in md and not re.search(r"(?<![\\])[`|]", md)
+    html = html_inline(text)
+    assert not set("<>\"'`\n") & set(html)
+    term = terminal_text(text)
+    assert all(c.isprintable() and unicodedata.category(c) != "Cf" for c in term)
+    root = ET.fromstring(ET.tostring(ET.Element("x", a=xml_text(text))))
+    assert root.get("a") is not None
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs.update(k for k, _ in attrs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(taint=hostile_text)
+def test_reports_never_let_a_string_out_of_its_context(taint: str) -> None:
+    data = build_report_data(taint)
+    parser = _Tags()
+    parser.feed(render_html(data))
+    assert parser.tags <= HTML_TAGS
+    assert not {a for a in parser.attrs if a.startswith("on") or a in {"src", "srcdoc"}}
+    md = render_markdown(data)
+    assert {t.lower() for t in re.findall(r"</?([A-Za-z]+)", md)} <= {
+        "details",
+        "summary",
+        "code",
+        "b",
+        "sub",
+    }
+    assert not re.search(r"(?<!\\)`", md), "unescaped backtick"
+    assert not re.search(r"(?<!\\)\]\(", md), "a link could form"
+    assert not RAW_CONTROLS.search(md)
+    assert ET.fromstring(render_junit(data)).tag == "testsuites"

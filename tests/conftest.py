@@ -21,8 +21,11 @@ E2E_MODULES = frozenset(
         "test_cli_diff_history",
         "test_cli_run",
         "test_emulator",
+        "test_hostile_files",
         "test_policy_cli",
         "test_report_browser",
+        "test_signals",
+        "test_state_file",
         "test_review",
         "test_cli_outputs",
     }

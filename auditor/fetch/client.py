@@ -15,13 +15,17 @@ from types import TracebackType
 import httpx
 
 from auditor import __version__
+from auditor.fetch.deadline import DeadlineTransport
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Page, iter_pages
-from auditor.fetch.retry import Requester, RetryPolicy
+from auditor.fetch.retry import Budget, Requester, RetryPolicy
 from auditor.redact import Redactor
 
 
 class PlatformClient:
-    """Reads the history and readiness reports; one `httpx.Client` per base address."""
+    """Reads the history and readiness reports; one `httpx.Client` per base address.
+
+    `timeout` bounds each request in total (connect to last byte of the body), `deadline` the
+    whole sync (every request and every wait between retries)."""
 
     def __init__(
         self,
@@ -52,7 +56,9 @@ class PlatformClient:
             max_response_bytes=max_response_bytes,
             sleep=sleep,
             clock=clock,
+            timeout=timeout,
         )
+        budget = Budget(deadline, clock)  # one deadline for the whole sync, both addresses
         headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/json",
@@ -60,12 +66,12 @@ class PlatformClient:
         }
         self._clients: list[httpx.Client] = []
         self._history = Requester(
-            self._client(self.base_url, headers, timeout, transport), policy, self.redactor
+            self._client(self.base_url, headers, timeout, transport), policy, self.redactor, budget
         )
         self._reports: Requester | None = None
         if self.app_url:
             client = self._client(self.app_url, headers, timeout, transport)
-            self._reports = Requester(client, policy, self.redactor)
+            self._reports = Requester(client, policy, self.redactor, budget)
 
     def _client(
         self,
@@ -78,7 +84,7 @@ class PlatformClient:
             base_url=base,
             headers=headers,
             timeout=timeout,
-            transport=transport,
+            transport=transport or DeadlineTransport(),
             follow_redirects=False,
             trust_env=False,
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from auditor.errors import DataError
 from auditor.fetch.retry import Requester
 from auditor.fetch.schema import validate
+from auditor.fetch.shape import Duplicate
 from auditor.models import JSON
 
 HISTORY_PATH = "/api/v0/organization/enterprise-controls/history"
@@ -51,6 +52,7 @@ class Page:
     number: int
     items: list[Item]
     where: str
+    duplicates: tuple[Duplicate, ...] = ()  # keys sent twice; the last value is in `items`
 
 
 def _next_cursor(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
@@ -112,11 +114,11 @@ def iter_pages(
         if number > max_pages:
             raise _too_many(listing, max_pages)
         where = f"GET {base_url}{listing.path} page {number}"
-        body = requester.get_json(listing.path, params, where)
+        body, repeated = requester.get_json(listing.path, params, where)
         validate(body, listing.schema, where)
         items: list[Item] = body[listing.items]
         if items or listing.keep_empty:
-            yield Page(number, items, where)
+            yield Page(number, items, where, repeated)
         token = listing.next_token(body, items, page_size, where)
         if token is None:
             return

@@ -1,13 +1,18 @@
-"""One GET with retries: jittered backoff, `Retry-After`, a total deadline, size and type guards.
+"""One GET with retries: jittered backoff, `Retry-After`, deadlines, size and type guards.
 
 Takes an `httpx.Client` and a request, gives the parsed JSON body, or raises `ApiError` /
-`DataError` with a message naming the status, the problem title and detail and the URL path.
-Every message passes through the redactor, so the token never shows.
+`DataError` with a message naming the status, the problem title and detail and the URL path
+(and the host, when no answer came back). Each attempt has a total time limit (`timeout`) that
+holds while a body trickles in; all requests of a sync share one `Budget` (`deadline`). A
+connection refused twice, a host name that does not resolve and a TLS failure end at once:
+retrying cannot fix them. Every message passes through the redactor, so the token never shows.
 """
 
 from __future__ import annotations
 
 import random
+import socket
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,13 +23,19 @@ import httpx
 
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
+from auditor.fetch.deadline import past_deadline, within
+from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_depth, duplicates, too_deep_to_parse
 from auditor.models import JSON
 from auditor.redact import Redactor
+
+#: A parsed body and the keys it sent twice (the parser kept the last value of each).
+Parsed = tuple[JSON, tuple[Duplicate, ...]]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _BASE_DELAY = 0.5
 _MAX_DELAY = 30.0
 _MAX_ATTEMPTS = 8
+_MAX_REFUSED = 2
 
 
 @dataclass(frozen=True)
@@ -39,15 +50,58 @@ class RetryPolicy:
     jitter: Callable[[], float] = random.random
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     max_attempts: int = _MAX_ATTEMPTS
+    timeout: float = 30.0  # one request in total: connect, TLS, send, headers and body
 
 
 class _Retryable(Exception):
-    """An attempt failed in a way worth retrying; `wait` is a server-requested delay or None."""
+    """An attempt failed in a way worth retrying; `wait` is a server-requested delay or None.
 
-    def __init__(self, reason: str, wait: float | None = None) -> None:
+    `network`: no answer came back (the message names the host); `refused`: the connection was
+    refused (twice is an error: nothing listens there)."""
+
+    def __init__(
+        self,
+        reason: str,
+        wait: float | None = None,
+        *,
+        network: bool = False,
+        refused: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.wait = wait
+        self.network = network
+        self.refused = refused
+
+
+def _host(request: httpx.Request) -> str:
+    """`host` or `host:port`, as the message names the server (never credentials)."""
+    port = f":{request.url.port}" if request.url.port else ""
+    return f"{request.url.host}{port}"
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The first error httpx and httpcore wrapped: the OSError the socket raised, if any."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
+def _fatal_reason(cause: BaseException) -> str | None:
+    """Why a connection can never work by retrying (DNS, TLS), or None if it might."""
+    if isinstance(cause, socket.gaierror):
+        detail = cause.strerror or "unknown host"
+        return f"cannot resolve the host name (DNS: {detail})"
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return f"TLS failure: certificate not accepted ({cause.verify_message})"
+    if isinstance(cause, ssl.SSLError):
+        return f"TLS failure ({cause.reason or cause.strerror or type(cause).__name__})"
+    return None
 
 
 def describe_request(request: httpx.Request) -> str:
@@ -98,35 +152,85 @@ def _is_json(content_type: str) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-class Requester:
-    """Sends GETs through one `httpx.Client` under a `RetryPolicy`."""
+class Budget:
+    """The whole sync's time (config `deadline`), shared by every request of one client."""
 
-    def __init__(self, client: httpx.Client, policy: RetryPolicy, redactor: Redactor) -> None:
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._started: float | None = None
+
+    def elapsed(self) -> float:
+        """Seconds since the first request (starting the clock on the first call)."""
+        if self._started is None:
+            self._started = self._clock()
+        return self._clock() - self._started
+
+    def left(self) -> float:
+        """Seconds left before the deadline."""
+        return self.seconds - self.elapsed()
+
+
+class Requester:
+    """Sends GETs through one `httpx.Client` under a `RetryPolicy` and a shared `Budget`."""
+
+    def __init__(
+        self,
+        client: httpx.Client,
+        policy: RetryPolicy,
+        redactor: Redactor,
+        budget: Budget | None = None,
+    ) -> None:
         self._client = client
         self._policy = policy
         self._redactor = redactor
+        self._budget = budget or Budget(policy.deadline, policy.clock)
 
-    def get_json(self, path: str, params: Mapping[str, str], where: str) -> JSON:
-        """GET `path` and return the parsed JSON body; `where` names the page for messages."""
+    def get_json(self, path: str, params: Mapping[str, str], where: str) -> Parsed:
+        """GET `path`: the parsed JSON body and the keys it repeated; `where` names the page."""
         request = self._client.build_request("GET", path, params=params)
         label = describe_request(request)
-        started = self._policy.clock()
-        attempt = 0
+        self._budget.elapsed()  # the sync's clock starts with its first request
+        attempt, refused, reason = 0, 0, "not sent"
         while True:
+            limit = min(self._policy.timeout, self._budget.left())
+            if limit <= 0:
+                raise self._out_of_time(label, request, reason, attempt)
             attempt += 1
             try:
-                return self._attempt(request, label, where)
+                return self._attempt(request, label, where, limit)
             except _Retryable as exc:
-                delay = self._delay(exc, attempt)
-                elapsed = self._policy.clock() - started
-                if attempt >= self._policy.max_attempts or (
-                    elapsed + delay > self._policy.deadline
-                ):
+                reason = exc.reason
+                refused += exc.refused
+                if refused >= _MAX_REFUSED:
                     raise self._error(
-                        f"{label} {exc.reason}; gave up after {attempt} attempts in {elapsed:.1f}s",
+                        f"{label} on {_host(request)}: connection refused on {refused} "
+                        "attempts in a row; nothing is listening at that address",
                         request,
                     ) from None
+                delay = self._delay(exc, attempt)
+                if attempt >= self._policy.max_attempts or delay > self._budget.left():
+                    raise self._gave_up(label, request, exc, attempt) from None
                 self._policy.sleep(delay)
+
+    def _gave_up(
+        self, label: str, request: httpx.Request, exc: _Retryable, attempt: int
+    ) -> ApiError:
+        where = f" on {_host(request)}:" if exc.network else ""
+        return self._error(
+            f"{label}{where} {exc.reason}; gave up after {attempt} attempts in "
+            f"{self._budget.elapsed():.1f}s",
+            request,
+        )
+
+    def _out_of_time(
+        self, label: str, request: httpx.Request, reason: str, attempt: int
+    ) -> ApiError:
+        return self._error(
+            f"{label} on {_host(request)}: {reason}; stopped after {attempt} attempts: the "
+            f"sync's deadline of {self._budget.seconds:g}s passed",
+            request,
+        )
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
         if exc.wait is not None:
@@ -138,40 +242,59 @@ class Requester:
         text = self._redactor.redact_text(message)
         return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
 
-    def _attempt(self, request: httpx.Request, label: str, where: str) -> JSON:
-        try:
-            response = self._client.send(request, stream=True)
-        except httpx.TimeoutException:
-            raise _Retryable("timed out") from None
-        except (
-            httpx.LocalProtocolError
-        ) as exc:  # our own request is malformed: retrying cannot help
-            raise self._error(f"{label} could not be sent: {type(exc).__name__}", request) from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"failed: {type(exc).__name__}") from None
-        try:
-            body = self._read(response, request, label)
-        finally:
-            response.close()
+    def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Parsed:
+        request.extensions["timeout"] = httpx.Timeout(limit).as_dict()
+        with within(limit):
+            try:
+                response = self._client.send(request, stream=True)
+            except httpx.TimeoutException:
+                raise _Retryable(f"no response within {limit:g}s", network=True) from None
+            except httpx.LocalProtocolError as exc:  # our own request is malformed
+                raise self._error(
+                    f"{label} could not be sent: {type(exc).__name__}", request
+                ) from None
+            except httpx.TransportError as exc:
+                raise self._transport_failure(exc, label, request) from None
+            try:
+                body = self._read(response, request, label, limit)
+            finally:
+                response.close()
         return self._decode(response, body, request, label, where)
 
-    def _read(self, response: httpx.Response, request: httpx.Request, label: str) -> bytes:
+    def _transport_failure(
+        self, exc: httpx.TransportError, label: str, request: httpx.Request
+    ) -> Exception:
+        """Refused: retried once; DNS and TLS failures: an error at once (retrying cannot fix)."""
+        cause = _root_cause(exc)
+        if isinstance(cause, ConnectionRefusedError):
+            return _Retryable("connection refused", network=True, refused=True)
+        fatal = _fatal_reason(cause)
+        if fatal is None:
+            return _Retryable(f"failed: {type(exc).__name__}", network=True)
+        return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
+
+    def _read(
+        self, response: httpx.Response, request: httpx.Request, label: str, limit: float
+    ) -> bytes:
         cap = self._policy.max_response_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
         chunks: list[bytes] = []
         size = 0
+        late = _Retryable(f"response not complete within {limit:g}s", network=True)
         try:
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > cap:
                     raise self._error(f"{label} response exceeds {cap} bytes", request)
+                if past_deadline():  # a body that trickles in never trips a read timeout
+                    raise late
                 chunks.append(chunk)
         except httpx.TimeoutException:
-            raise _Retryable("timed out while reading the response") from None
+            raise late from None
         except httpx.TransportError as exc:
-            raise _Retryable(f"response cut off ({type(exc).__name__})") from None
+            raise _Retryable(f"response cut off ({type(exc).__name__})", network=True) from None
         return b"".join(chunks)
 
     def _now(self, response: httpx.Response) -> datetime:
@@ -184,7 +307,7 @@ class Requester:
 
     def _decode(
         self, response: httpx.Response, body: bytes, request: httpx.Request, label: str, where: str
-    ) -> JSON:
+    ) -> Parsed:
         status = response.status_code
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
@@ -196,8 +319,14 @@ class Requester:
             shown = content_type or "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
         try:
-            return loads(body)
+            value = loads(body)
         except ValueError as exc:
+            problem = f"nested deeper than {MAX_DEPTH} levels" if too_deep_to_parse(exc) else exc
             raise DataError(
-                self._redactor.redact_text(f"invalid JSON ({exc}) ({where}: {label})")
+                self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
             ) from None
+        try:
+            check_depth(body, value, where)
+        except DataError as exc:
+            raise DataError(self._redactor.redact_text(str(exc))) from None
+        return value, duplicates(body, value)

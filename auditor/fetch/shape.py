@@ -1,0 +1,129 @@
+"""Shape limits on a response body: nesting depth and duplicate keys, checked on the raw bytes.
+
+Takes the body's bytes and its parsed value, gives nothing, a `DataError` naming the JSON path
+where the nesting passes `MAX_DEPTH` (checked before anything walks the value recursively), or
+the duplicate keys the parser dropped (orjson keeps the last value silently). Both checks work
+on bytes at C speed: the depth by peeling empty `{}`/`[]` pairs off the brackets outside strings
+`MAX_DEPTH` times, the duplicates by counting `:` before and after an orjson round trip; only a
+body whose counts differ is parsed a second time, with `json`'s `object_pairs_hook`, to name
+the keys (a 100-revision page of 0.5 MB: about 1 ms for both checks, 8 ms more with duplicates).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from auditor.common import paths
+from auditor.errors import DataError
+
+#: The deepest nesting accepted in an API response (objects and arrays, the body itself is 1).
+MAX_DEPTH = 64
+
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A key sent twice in one object; the value kept is the last one."""
+
+    path: Path  # the object holding the key
+    key: str
+
+
+def _brackets(body: bytes) -> bytes:
+    """The brackets of valid JSON `body` outside its strings, in order."""
+    # Escapes read left to right as the parser does: after dropping `\\` then `\"`, every
+    # quote left opens or closes a string, and only quotes and brackets need to be kept.
+    if b"\\" in body:
+        body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(body.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
+
+
+def deeper_than(body: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True if valid JSON `body` nests objects/arrays more than `limit` levels deep."""
+    brackets = _brackets(body)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _EMPTY_PAIR.sub(b"", brackets)
+    return bool(brackets)
+
+
+def _children(value: Any) -> Iterator[tuple[str | int, Any]]:
+    if isinstance(value, dict):
+        return iter(value.items())
+    if isinstance(value, list):
+        return enumerate(value)
+    return iter(())
+
+
+def deep_path(value: Any, limit: int = MAX_DEPTH) -> Path:
+    """The path of the first container nested deeper than `limit` (iterative: no recursion)."""
+    stack: list[tuple[Any, Path]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if len(path) >= limit:
+            return path
+        stack.extend((child, (*path, key)) for key, child in _children(node))
+    return ()
+
+
+def check_depth(body: bytes, value: Any, where: str) -> None:
+    """Raise `DataError` naming the path when `body` nests deeper than `MAX_DEPTH`."""
+    if deeper_than(body):
+        path = paths.render(deep_path(value)[:8])
+        raise DataError(
+            f"{path}…: nested deeper than {MAX_DEPTH} levels, the limit for API data ({where})"
+        )
+
+
+def too_deep_to_parse(error: ValueError) -> bool:
+    """True when orjson refused the body for its own nesting limit (1,024 levels)."""
+    return "recursion" in str(error).lower()
+
+
+def _colons(body: bytes) -> int:
+    """Colons as orjson writes them back: `\\u003a` in a string is one too."""
+    return body.count(b":") + sum(body.count(escaped) for escaped in _ESCAPED_COLONS)
+
+
+class _Object(dict[str, Any]):
+    """A parsed object that remembers the keys it was given more than once."""
+
+    dropped: tuple[str, ...] = ()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        repeated: list[str] = []
+        for key, _ in pairs:
+            (repeated.append if key in seen else seen.add)(key)
+        obj.dropped = tuple(repeated)
+    return obj
+
+
+def duplicates(body: bytes, value: Any) -> tuple[Duplicate, ...]:
+    """Keys the parser dropped from `value` (parsed from `body`), each with its object's path."""
+    if _colons(body) == orjson.dumps(value).count(b":"):
+        return ()  # every member survived (a dropped member takes its own `:` with it)
+    found: list[Duplicate] = []
+    stack: list[tuple[Any, Path]] = [(json.loads(body, object_pairs_hook=_pairs), ())]
+    while stack:
+        node, path = stack.pop()
+        found.extend(Duplicate(path, key) for key in getattr(node, "dropped", ()))
+        stack.extend((child, (*path, key)) for key, child in _children(node))
+    return tuple(sorted(found, key=lambda d: (paths.render(d.path), d.key)))

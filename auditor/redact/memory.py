@@ -16,12 +16,25 @@ import json
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator
+from typing import Any
+
+import re2  # linear time over any number of remembered values
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
+_RECENT = 32  # values learned since the last rebuild of the one-pattern matcher
+_RE2 = re2.Options()
+_RE2.max_mem = 256 << 20  # thousands of remembered values stay one DFA
+
+
+def literal_matcher(literals: Iterable[Any]) -> Any:
+    """One re2 pattern matching any of `literals` (str or bytes), longest first."""
+    items = sorted(set(literals), key=len, reverse=True)
+    joiner: Any = b"|" if items and isinstance(items[0], bytes) else "|"
+    return re2.compile(joiner.join(re2.escape(i) for i in items), _RE2)
 
 
 def memory_key(key: bytes) -> bytes:
@@ -69,10 +82,14 @@ class SecretMemory:
     def __init__(self, key: bytes) -> None:
         self._key = memory_key(key)
         self._values: set[str] = set()
+        self._order: list[str] = []  # values in the order they were learned
+        self._forms: dict[str, list[str]] = {}
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
-        self._exact: re.Pattern[str] | None = None
+        self._exact: Any = None
+        self._any_form: Any = None
+        self._any_upto = 0
         self.generation = 0  # grows whenever something new is remembered
 
     def fingerprint(self, value: str) -> str:
@@ -90,6 +107,7 @@ class SecretMemory:
         if len(value) < MIN_SECRET_LEN or value in self._values:
             return False
         self._values.add(value)
+        self._order.append(value)
         self._exact = None
         fp = self.fingerprint(value)
         if fp not in self._fingerprints:
@@ -111,6 +129,35 @@ class SecretMemory:
         """Fingerprints learned since the last drain, for the state file."""
         out, self._pending = list(self._pending.items()), {}
         return out
+
+    @property
+    def learned(self) -> int:
+        """How many values were learned so far (a position for `learned_since`)."""
+        return len(self._order)
+
+    def learned_since(self, position: int) -> list[str]:
+        """The values learned after `position`."""
+        return self._order[position:]
+
+    def forms(self, value: str) -> list[str]:
+        """`encoded_forms(value)`, computed once per value."""
+        found = self._forms.get(value)
+        if found is None:
+            found = self._forms[value] = encoded_forms(value)
+        return found
+
+    def holds_value(self, text: str) -> bool:
+        """True when `text` holds a value seen by this process in any encoded form (one linear
+        scan, to re-check a memoised redaction after new secrets were learned)."""
+        if not self._order:
+            return False
+        if self._any_form is None or len(self._order) - self._any_upto > _RECENT:
+            self._any_upto = len(self._order)
+            self._any_form = literal_matcher(f for v in self._order for f in self.forms(v))
+        recent = self._order[self._any_upto :]  # checked one by one until the next rebuild
+        if any(f in text for v in recent for f in self.forms(v)):
+            return True
+        return self._any_form.search(text) is not None
 
     @property
     def values(self) -> frozenset[str]:
@@ -144,8 +191,7 @@ class SecretMemory:
         found = set()
         if self._values:
             if self._exact is None:
-                alts = sorted(self._values, key=len, reverse=True)
-                self._exact = re.compile("|".join(re.escape(a) for a in alts))
+                self._exact = literal_matcher(self._values)
             found = {m.group(0) for m in self._exact.finditer(text)}
         if self._fingerprints:
             found |= self._find_by_fingerprint(text)

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from auditor.redact.memory import SecretMemory, encoded_forms
+from auditor.redact.memory import SecretMemory
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
 from auditor.redact.plain import is_env_reference, is_marker
 from auditor.redact.values import find_secrets
@@ -37,8 +37,9 @@ class Redactor:
         self.memory = SecretMemory(key)
         # The value layers depend only on the key and the text, so redactors share them.
         self._values = _VALUE_CACHES.setdefault(key, {})
-        self._scrubbed: dict[str, str] = {}
-        self._scrubbed_at = -1
+        # Memo entries carry how many secrets were known when made: a newer secret only needs
+        # a substring check of the memoised result, not a new redaction.
+        self._scrubbed: dict[str, tuple[str, int]] = {}
         self._subtrees: dict[str, tuple[bytes, int, Any]] = {}
         for value in known:
             self.register(value)
@@ -70,15 +71,26 @@ class Redactor:
 
     def _subtree(self, key: str, value: Any) -> Any:
         """A top-level subtree, reused when it equals the previous document's (same memory)."""
-        if not isinstance(value, dict | list):
+        if not isinstance(value, dict | list | str) or (isinstance(value, str) and not value):
+            return value
+        if isinstance(value, str):
             return self._redact_whole({key: value})[key]
         blob = orjson.dumps(value)
         hit = self._subtrees.get(key)
-        if hit is not None and hit[0] == blob and hit[1] == self.memory.generation:
+        learned = self.memory.learned
+        if hit is not None and hit[0] == blob and self._still_clean(hit[1], hit[2]):
+            self._subtrees[key] = (blob, learned, hit[2])
             return hit[2]
         out = self._redact_whole({key: value})[key]
-        self._subtrees[key] = (blob, self.memory.generation, out)
+        self._subtrees[key] = (blob, self.memory.learned, out)
         return out
+
+    def _still_clean(self, known: int, redacted: Any) -> bool:
+        """A memoised redaction stays right unless a secret learned since shows up in it."""
+        if known == self.memory.learned:
+            return True
+        text = redacted if isinstance(redacted, str) else orjson.dumps(redacted).decode()
+        return not self.memory.holds_value(text)
 
     def _redact_whole(self, value: Any) -> Any:
         found: list[str] = []
@@ -98,6 +110,17 @@ class Redactor:
     def scrub_known(self, text: str) -> str:
         """Replace every occurrence of a remembered secret in `text` by its marker."""
         return self._scrub(text)
+
+    def stale_secrets(self) -> set[str] | None:
+        """Secrets learned after a string holding them was already redacted (and maybe stored):
+        what `Store.scrub_stored` must look for. None when the memo overflowed and cannot say."""
+        if len(self._scrubbed) >= _CACHE_LIMIT:
+            return None
+        now, found = self.memory.learned, set()
+        for out, known in self._scrubbed.values():
+            if known < now and self.memory.holds_value(out):
+                found |= self.memory.find(out)
+        return found
 
     # -- first pass: meaning, name and value -------------------------------------------------
 
@@ -162,14 +185,14 @@ class Redactor:
         return value
 
     def _scrub(self, text: str) -> str:
-        if self._scrubbed_at != self.memory.generation:
-            self._scrubbed, self._scrubbed_at = {}, self.memory.generation
         hit = self._scrubbed.get(text)
-        if hit is None:
-            hit = self._scrub_uncached(text)
-            if len(self._scrubbed) < _CACHE_LIMIT:
-                self._scrubbed[text] = hit
-        return hit
+        if hit is not None and self._still_clean(hit[1], hit[0]):
+            out = hit[0]
+        else:
+            out = self._scrub_uncached(text)
+        if len(self._scrubbed) < _CACHE_LIMIT or text in self._scrubbed:
+            self._scrubbed[text] = (out, self.memory.learned)
+        return out
 
     def _scrub_uncached(self, text: str) -> str:
         hits = self.memory.find(text)
@@ -178,6 +201,6 @@ class Redactor:
         for run in self.memory.find_encoded_runs(text):
             text = text.replace(run, self.marker(run))
         for secret in sorted(hits, key=len, reverse=True):
-            for form in encoded_forms(secret):
+            for form in self.memory.forms(secret):
                 text = text.replace(form, self.marker(secret))
         return text

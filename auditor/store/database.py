@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -228,20 +227,20 @@ class Store:
             )
 
     def scrub_stored(self) -> int:
-        """Re-redact stored rows holding a secret learned since the last call (a key found in
-        revision 5 that was pasted into revision 7, which arrived first); returns rows fixed."""
-        fresh = self.redactor.memory.values - self._scrubbed
-        self._scrubbed |= fresh
+        """Re-redact stored rows holding a secret learned after they were written (a key found
+        in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
+        stale = self.redactor.stale_secrets()
+        fresh = self.redactor.memory.values - self._scrubbed if stale is None else stale
+        self._scrubbed |= self.redactor.memory.values
         if not fresh:
             return 0
-        forms = {f.encode() for v in fresh for f in encoded_forms(v)}
-        pattern = re.compile(b"|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+        forms = [f.encode() for v in fresh for f in encoded_forms(v)]
         fixed = 0
         for table, key, columns in _SCRUBBED_COLUMNS:
             hits = [
                 row[0]
                 for row in self._db.execute(f"SELECT {key}, {', '.join(columns)} FROM {table}")
-                if any(pattern.search(_as_bytes(c)) for c in row[1:])
+                if any(f in _as_bytes(c) for c in row[1:] for f in forms)
             ]
             for item in hits:
                 self._rescrub_row(table, item)

@@ -151,6 +151,8 @@ def _against_live(
     run_id: str,
     store: Store,
 ) -> ReviewRequest:
+    if config.token:  # known before the proposed file is read: a pasted token is scrubbed
+        store.register_secret(config.token)
     proposed = _load(args.proposed, store.redactor)  # a bad file fails before any network
     if not args.offline:
         sync_store(store, config, ctx, quiet=args.quiet)

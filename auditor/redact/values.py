@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -113,10 +113,22 @@ def _placed(text: str) -> Iterator[str]:
 
 def _detected(text: str) -> Iterator[str]:
     for detector in _DETECTORS:
-        yield from detector.analyze_string(text)
+        if isinstance(detector, RegexBasedDetector) and not isinstance(detector, JwtTokenDetector):
+            yield from _matches(detector, text)
+        else:
+            yield from detector.analyze_string(text)
     if any(_PRIVATE_KEY.analyze_string(text)):
         found = [m.group(0) for m in _PEM_BLOCK.finditer(text)]
         yield from found or [text]
+
+
+def _matches(detector: RegexBasedDetector, text: str) -> Iterator[str]:
+    """A detector's matches; its `analyze_string` gives only the first group, which for some
+    patterns is the prefix (`ghp`), not the token."""
+    for regex in detector.denylist:
+        for m in regex.finditer(text):
+            group = m.group(m.lastindex) if m.lastindex else None
+            yield group if group and len(group) >= _MIN_LEN else m.group(0).strip(" =:\"'")
 
 
 def _high_entropy(text: str) -> Iterator[str]:

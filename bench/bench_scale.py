@@ -1,82 +1,68 @@
 """End-to-end scale: sync a large history from the emulator over HTTP, then audit it offline.
 
-Prints, in one run: the time to json-parse every history page (the floor), the time of a full
-`auditor sync` (HTTP + validation + redaction + SQLite), a second, incremental sync after a few
-new revisions, and an offline `auditor run` (evaluation of the shipped packs + five reports),
-each with its ratio to the parse time. Each command runs in its own process (as in CI), so its
-peak memory (max RSS) is measured alone, next to the memory it would take to hold every parsed
-revision (the design's "stream, don't hold" baseline).
+Prints, in one run: the time to parse the same API pages a sync fetches (history and readiness
+reports, one page at a time, nothing kept, with `json` and `orjson`), a full `auditor sync`, an
+offline `auditor run` (shipped packs + five reports), the nightly (10 new revisions: sync + run
+again), and `run --all-revisions`, each command in its own process so its peak memory (VmHWM)
+is its own. `--big N` repeats sync + run at N revisions for their peak memory alone.
 
-    python bench/bench_scale.py [--revisions 10000] [--repos 500]
+Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly ≤ 5 % of the full first
+sync + run; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
+`run --all-revisions` ≤ 300 MB (stopped at `--cap` MB so an unbounded run cannot exhaust the host).
+
+    python bench/bench_scale.py [--revisions 10000] [--repos 500] [--big 100000] [--cap 1500]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from auditor.common.jsonutil import loads
-from auditor.emulator import generate_dataset, start_emulator
+import httpx
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import row, timed
+from _util import MB, ParseBaseline, mb, parse_baseline, result, run_cli
 
-TOKEN = "bench-owner-token"
+from auditor.emulator import Emulator, generate_dataset, start_emulator
+from auditor.fetch import HISTORY_PATH, REPORTS_PATH
 
-
-def _parse_pages(history: list[dict[str, object]]) -> float:
-    import orjson
-
-    pages = [
-        orjson.dumps({"changes": history[i : i + 100], "pagination": {"hasMore": True}})
-        for i in range(0, len(history), 100)
-    ]
-    seconds, _ = timed(lambda: [loads(p) for p in pages], repeat=3)
-    return seconds
+TOKEN = "bench-owner-token-0123456789abcdef"
+PAGE = 100  # the sync's default page size
+NIGHTLY = 10
 
 
-def _cli(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, float, float]:
-    """Run `auditor ARGV` in a child process: (exit code, seconds, the child's max RSS in MiB)."""
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, *argv],
-        env={**os.environ, **env},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seconds = time.perf_counter() - start
-    return proc.returncode, seconds, float(proc.stdout.strip().splitlines()[-1])
+def fetch_pages(emu: Emulator) -> Iterator[bytes]:
+    """The raw bodies of every history and readiness-report page, as a sync pages them."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(headers=auth, timeout=60) as client:
+        params: dict[str, str] = {"limit": str(PAGE)}
+        while True:
+            body = client.get(emu.base_url + HISTORY_PATH, params=params).content
+            yield body
+            pagination = orjson.loads(body)["pagination"]
+            if not pagination.get("hasMore"):
+                break
+            params = {"limit": str(PAGE), "cursor": pagination["nextCursor"]}
+        params = {"limit": str(PAGE)}
+        while True:
+            body = client.get(emu.app_url + REPORTS_PATH, params=params).content
+            yield body
+            reports = orjson.loads(body)["reports"]
+            if len(reports) < PAGE:
+                break
+            params = {"limit": str(PAGE), "startAfter": reports[-1]["reportId"]}
 
 
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the (large) parent.
-_CHILD = """
-import re, sys
-from auditor.cli import main
-code = main(sys.argv[1:])
-status = open("/proc/self/status").read()
-print(int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) / 1024)
-raise SystemExit(code)
-"""
-
-
-def main_bench() -> None:
-    """Run the scale benchmark and print its figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--revisions", type=int, default=10_000)
-    parser.add_argument("--repos", type=int, default=500)
-    args = parser.parse_args()
-
-    dataset = generate_dataset(revisions=args.revisions, repos=args.repos)
-    parse = _parse_pages(dataset.history)
-    print(f"{args.revisions} revisions, {len(dataset.reports)} readiness reports")
-    print(row("json-parse every history page (baseline)", parse, parse))
+@contextmanager
+def scene(revisions: int, repos: int) -> Iterator[tuple[Emulator, dict[str, str], str]]:
+    """A running emulator with the history, and the environment pointing auditor at it."""
+    dataset = generate_dataset(revisions=revisions, repos=repos)
+    print(f"{revisions:,} revisions, {len(dataset.reports):,} readiness reports, {repos} repos")
     with (
         start_emulator(dataset=dataset, tokens={TOKEN: "owner"}) as emu,
         tempfile.TemporaryDirectory() as tmp,
@@ -87,35 +73,94 @@ def main_bench() -> None:
             "AUDITOR_TOKEN": TOKEN,
             "AUDITOR_STATE": str(Path(tmp) / "state.db"),
         }
-        held = _held_mib(dataset.history)
-        print(f"{'holding every parsed revision would take':<58} {held:10.1f} MiB")
-        code, sync_s, rss = _cli(["sync"], env, tmp)
-        assert code == 0
-        print(row("auditor sync, full history over HTTP", sync_s, parse))
-        print(f"{'  peak RSS of the sync process':<58} {rss:10.1f} MiB")
-        emu.add_revisions(3)
-        code, again_s, _ = _cli(["sync"], env, tmp)
-        assert code == 0
-        print(row("auditor sync, incremental (3 new revisions)", again_s, parse))
-        out = str(Path(tmp) / "r")
-        code, run_s, rss = _cli(["run", "--offline", "--soft-fail", "--out", out], env, tmp)
-        print(row(f"auditor run --offline (exit {code}): evaluate + 5 reports", run_s, parse))
-        print(f"{'  peak RSS of the run process':<58} {rss:10.1f} MiB")
+        yield emu, env, tmp
 
 
-def _held_mib(history: list[dict[str, object]]) -> float:
-    import tracemalloc
+def command(
+    argv: list[str], env: dict[str, str], tmp: str, cap: int | None = None
+) -> tuple[float, float]:
+    """Run one auditor command; print its time and peak; return (seconds, peak bytes or inf)."""
+    child = run_cli(argv, env, tmp, cap)
+    shown = " ".join(a for a in argv if not a.startswith(tmp))
+    if child.stopped:
+        print(f"  auditor {shown}: stopped at the {mb(cap or 0)} cap")
+        return child.seconds, float("inf")
+    if child.code not in (0, 1):
+        raise SystemExit(f"auditor {shown} failed ({child.code}): {child.stderr}")
+    print(f"  auditor {shown:<48} {child.seconds:8.2f} s  peak {mb(child.peak or 0)}")
+    return child.seconds, float(child.peak or 0)
 
-    import orjson
 
-    blobs = [orjson.dumps(c) for c in history[:500]]
-    tracemalloc.start()
-    kept = [loads(b) for b in blobs]
-    size, _ = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    del kept
-    return size / len(blobs) * len(history) / 2**20
+def run_argv(tmp: str, name: str, *extra: str) -> list[str]:
+    """`run --offline` writing its reports to a fresh folder."""
+    return ["run", "--offline", "--soft-fail", "--out", str(Path(tmp) / name), *extra]
+
+
+def measure(revisions: int, repos: int, cap: int) -> None:
+    """Baseline, full sync + run, nightly, --all-revisions: print figures and results."""
+    with scene(revisions, repos) as (emu, env, tmp):
+        base = parse_baseline(fetch_pages(emu))
+        base.print("the API pages a full sync reads")
+        sync_s, sync_peak = command(["sync"], env, tmp)
+        run_s, run_peak = command(run_argv(tmp, "full"), env, tmp)
+        emu.add_revisions(NIGHTLY)
+        again_s, _ = command(["sync"], env, tmp)
+        night_s, _ = command(run_argv(tmp, "nightly"), env, tmp)
+        _, all_peak = command(run_argv(tmp, "all", "--all-revisions"), env, tmp, cap)
+    report(revisions, base, run_s, (again_s + night_s) / (sync_s + run_s))
+    report_memory(revisions, sync_peak, run_peak)
+    measured = f"> {mb(cap)} (stopped)" if all_peak == float("inf") else mb(all_peak)
+    result(f"peak memory of run --all-revisions at {revisions:,}", measured, "<= 300 MB",
+           all_peak <= 300 * MB)  # fmt: skip
+
+
+def report(revisions: int, base: ParseBaseline, run_s: float, nightly: float) -> None:
+    """The time targets."""
+    ratio, vs_orjson = run_s / base.json_s, run_s / base.orjson_s
+    result(
+        f"run --offline at {revisions:,} vs json.loads of the same pages",
+        f"{ratio:.1f}x (orjson: {vs_orjson:.1f}x)",
+        "<= 3x",
+        ratio <= 3,
+    )
+    result(
+        f"nightly sync + run after {NIGHTLY} new revisions vs full first sync + run",
+        f"{nightly:.0%}",
+        "<= 5 %",
+        nightly <= 0.05,
+    )
+
+
+def report_memory(revisions: int, sync_peak: float | None, run_peak: float | None) -> None:
+    """The peak-memory targets of sync and run at one size (None: not measured)."""
+    for name, peak in (("sync", sync_peak), ("run", run_peak)):
+        measured = "not measured" if peak is None else mb(peak)
+        met = None if peak is None else peak <= 150 * MB
+        result(f"peak memory of {name} at {revisions:,}", measured, "<= 150 MB", met)
+
+
+def measure_big(revisions: int, repos: int) -> None:
+    """Sync + run at a large size, for peak memory only."""
+    with scene(revisions, repos) as (_, env, tmp):
+        _, sync_peak = command(["sync"], env, tmp)
+        _, run_peak = command(run_argv(tmp, "big"), env, tmp)
+    report_memory(revisions, sync_peak, run_peak)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the scale benchmark and print its figures and results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--revisions", type=int, default=10_000)
+    parser.add_argument("--repos", type=int, default=500)
+    parser.add_argument("--big", type=int, default=0, help="also measure memory at N (0: skip)")
+    parser.add_argument("--cap", type=int, default=1500, help="MB at which --all-revisions stops")
+    args = parser.parse_args(argv)
+    measure(args.revisions, args.repos, args.cap * MB)
+    if args.big:
+        measure_big(args.big, args.repos)
+    else:
+        report_memory(100_000, None, None)
 
 
 if __name__ == "__main__":
-    main_bench()
+    main()

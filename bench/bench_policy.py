@@ -9,7 +9,6 @@ policy files. Run: `.venv/bin/python bench/bench_policy.py [--revisions N]`.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import row, timed
+from _util import parse_baseline, result, row, timed
 
 from auditor.common.jsonutil import content_hash
 from auditor.evaluate.conditions import Env
@@ -113,28 +112,27 @@ def to_revisions(texts: list[bytes]) -> list[Revision]:
     return out
 
 
-def main() -> int:
-    """Print the figures."""
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures and results."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--revisions", type=int, default=10_000)
-    count = parser.parse_args().revisions
+    count = parser.parse_args(argv).revisions
     texts = history_texts(count)
     size = sum(map(len, texts)) / len(texts)
     print(
         f"{count} revisions of {size / 1024:.1f} KB, 100 settings rules "
         f"(Python {sys.version.split()[0]})"
     )
-    parse_orjson, _ = timed(lambda: [orjson.loads(t) for t in texts], repeat=3)
-    parse_json, _ = timed(lambda: [json.loads(t) for t in texts], repeat=3)
-    print(row("parse history (orjson)", parse_orjson))
-    print(row("parse history (json)", parse_json, parse_orjson))
+    base = parse_baseline(texts)
+    base.print("the serialized revisions")
+    parse_orjson = base.orjson_s
     revisions = to_revisions(texts)
     with tempfile.TemporaryDirectory() as tmp:
         figures = load_figures(Path(tmp))
         policy = load_policies([Path(tmp) / "p100.yaml"])
     inputs = EvaluationInputs(NOW, revisions[-1], tuple(revisions))
-    incremental, result = timed(lambda: evaluate(policy, inputs), repeat=3)
-    failing = sum(r.status == "fail" for r in result.results)
+    incremental, evaluation = timed(lambda: evaluate(policy, inputs), repeat=3)
+    failing = sum(r.status == "fail" for r in evaluation.results)
     print(
         row(
             f"evaluate 100 rules, incremental + attribution ({failing} failing)",
@@ -153,6 +151,15 @@ def main() -> int:
     )
     for label, seconds in figures:
         print(row(label, seconds))
+    result(
+        f"evaluate 100 rules over {count:,} revisions vs orjson.loads of them",
+        f"{incremental / parse_orjson:.2f}x (json: {incremental / base.json_s:.2f}x)",
+        "<= 1x",
+        incremental <= parse_orjson,
+    )
+    load_100 = figures[0][1]
+    result("load + validate a 100-rule policy file", f"{load_100:.3f} s", "<= 0.2 s",
+           load_100 <= 0.2)  # fmt: skip
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _util import row, timed
+from _util import result, row, timed
 from report_fixture import build_large
 
 from auditor.report import REPORT_FILES, gc_paused, write_reports
@@ -18,10 +19,13 @@ COUNT = 50_000
 BUDGET = 3.0
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the time and size of each renderer, then of write_reports (all five files)."""
-    data = build_large(COUNT)
-    print(f"{COUNT:,} findings over 50 rules, {len(data.failing_by_revision):,} revisions")
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--findings", type=int, default=COUNT)
+    count = parser.parse_args(argv).findings
+    data = build_large(count)
+    print(f"{count:,} findings over 50 rules, {len(data.failing_by_revision):,} revisions")
     for name, render in REPORT_FILES.items():
         with gc_paused():
             seconds, text = timed(lambda render=render: render(data), repeat=2)  # type: ignore[misc]
@@ -29,7 +33,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         total, _ = timed(lambda: write_reports(data, Path(tmp)), repeat=2)
     print(row("write_reports: all five files, written atomically", total))
-    print("PASS" if total < BUDGET else "OVER BUDGET", f"(budget {BUDGET:.0f} s for all five)")
+    result(
+        f"{count:,} findings rendered to all five files",
+        f"{total:.2f} s",
+        f"<= {BUDGET:.0f} s",
+        total <= BUDGET,
+    )
 
 
 if __name__ == "__main__":

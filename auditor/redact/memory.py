@@ -146,11 +146,13 @@ class SecretMemory:
             found = self._forms[value] = encoded_forms(value)
         return found
 
-    def holds_value(self, text: str) -> bool:
-        """True when `text` holds a value seen by this process in any encoded form (one linear
-        scan, to re-check a memoised redaction after new secrets were learned)."""
-        if not self._order:
+    def holds_value(self, text: str, since: int = 0) -> bool:
+        """True when `text` holds a value seen by this process (learned after position `since`)
+        in any encoded form (to re-check a memoised redaction after new secrets were learned)."""
+        if len(self._order) <= since:
             return False
+        if len(self._order) - since <= _RECENT:
+            return any(f in text for v in self._order[since:] for f in self.forms(v))
         if self._any_form is None or len(self._order) - self._any_upto > _RECENT:
             self._any_upto = len(self._order)
             self._any_form = literal_matcher(f for v in self._order for f in self.forms(v))

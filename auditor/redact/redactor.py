@@ -86,11 +86,13 @@ class Redactor:
         return out
 
     def _still_clean(self, known: int, redacted: Any) -> bool:
-        """A memoised redaction stays right unless a secret learned since shows up in it."""
+        """A memoised redaction stays right unless a secret learned since shows up in it: only
+        the secrets learned after `known` are looked for (the memo entry was checked for all the
+        older ones when it was made)."""
         if known == self.memory.learned:
             return True
         text = redacted if isinstance(redacted, str) else orjson.dumps(redacted).decode()
-        return not self.memory.holds_value(text)
+        return not self.memory.holds_value(text, since=known)
 
     def _redact_whole(self, value: Any) -> Any:
         found: list[str] = []

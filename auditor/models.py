@@ -175,3 +175,20 @@ class FindingRecord:
     status: str
     severity: str
     first_seen_run: str
+
+
+@dataclass(frozen=True)
+class DataWarning:
+    """An odd value in API data the audit can do without: the item is kept, the value read as
+    absent (or in the other accepted format it came in) and the oddity shown in every report."""
+
+    path: str  # the JSON path in the page, `$.changes[3].user`
+    problem: str  # `expected object, got null; read as absent`
+    item: str  # `revision 42`, `report 5f0c…`
+    where: str = ""  # `GET https://…/history page 2`
+    count: int = 1  # items with the same problem in the same field (the first one is named)
+
+    def describe(self) -> str:
+        """One line: path, problem, the item and where it came from."""
+        more = f"; {self.count - 1} more items like it" if self.count > 1 else ""
+        return f"{self.path}: {self.problem} ({self.item}, {self.where}{more})"

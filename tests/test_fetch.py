@@ -330,12 +330,13 @@ def test_response_size_cap(declared: bool) -> None:
 
 
 def test_readiness_schema_error_names_path_and_url() -> None:
-    bad = {"reports": [{"reportId": "r1", "createdAt": "yesterday", "repoUrl": "x", "report": {}}]}
+    bad = {"reports": [{"reportId": "r1", "createdAt": True, "repoUrl": "x", "report": {}}]}
     c, _ = client(_body(bad))
     with pytest.raises(DataError) as info:
         list(c.iter_reports_pages())
     assert str(info.value) == (
-        f"$.reports[0].createdAt: expected number, got string (GET {APP}{REPORTS_PATH} page 1)"
+        "$.reports[0].createdAt: expected number or string, got boolean "
+        f"(GET {APP}{REPORTS_PATH} page 1)"
     )
 
 
@@ -445,6 +446,7 @@ def test_valid_emulator_pages_pass_without_the_jsonschema_walk(
 
 
 # fmt: off
+# Odd values in optional fields are not page errors: see tests/test_tolerant_reader.py.
 INVALID = [
     # id, page, path to change ("" = the whole body), new value or DELETE, message
     ("hist-body-array", HIST, "", [],
@@ -471,12 +473,6 @@ INVALID = [
      "$.changes[0].settings: expected object, got array"),
     ("settings-null", HIST, "changes/1/settings", None,
      "$.changes[1].settings: expected object, got null"),
-    ("user-missing-id", HIST, "changes/0/user/id", DELETE,
-     "$.changes[0].user: missing required key 'id'"),
-    ("user-id-int", HIST, "changes/0/user/id", 7,
-     "$.changes[0].user.id: expected string, got integer"),
-    ("user-email-number", HIST, "changes/0/user/email", 5.0,
-     "$.changes[0].user.email: expected string or null, got number"),
     ("updated-empty", HIST, "changes/0/updatedAt", '',
      "$.changes[0].updatedAt: fails minLength 1"),
     ("has-more-string", HIST, "pagination/hasMore", 'yes',
@@ -496,11 +492,9 @@ INVALID = [
     ("report-id-empty", READY, "reports/0/reportId", '',
      "$.reports[0].reportId: fails minLength 1"),
     ("created-bool", READY, "reports/0/createdAt", False,
-     "$.reports[0].createdAt: expected number, got boolean"),
+     "$.reports[0].createdAt: expected number or string, got boolean"),
     ("repo-url-missing", READY, "reports/1/repoUrl", DELETE,
      "$.reports[1]: missing required key 'repoUrl'"),
-    ("apps-list", READY, "reports/0/apps", [],
-     "$.reports[0].apps: expected object, got array"),
     ("report-missing", READY, "reports/0/report", DELETE,
      "$.reports[0]: missing required key 'report'"),
     ("report-string", READY, "reports/0/report", 'ok',
@@ -515,12 +509,6 @@ INVALID = [
      "$.reports[0].report.lint.numerator: expected number or null, got string"),
     ("numerator-bool", READY, "reports/0/report/lint/numerator", True,
      "$.reports[0].report.lint.numerator: expected number or null, got boolean"),
-    ("rationale-object", READY, "reports/0/report/lint/rationale", {},
-     "$.reports[0].report.lint.rationale: expected string or null, got object"),
-    ("model-string", READY, "reports/0/modelUsed", 'gpt',
-     "$.reports[0].modelUsed: expected object or null, got string"),
-    ("local-changes-int", READY, "reports/0/hasLocalChanges", 0,
-     "$.reports[0].hasLocalChanges: expected boolean or null, got integer"),
 ]
 
 VALID_EDGES = [

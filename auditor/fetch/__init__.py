@@ -20,12 +20,14 @@ from auditor.fetch.paging import (
     Listing,
     Page,
 )
+from auditor.fetch.tolerant import DataQuality
 
 __all__ = [
     "HISTORY",
     "HISTORY_PATH",
     "READINESS",
     "REPORTS_PATH",
+    "DataQuality",
     "Item",
     "Listing",
     "Page",

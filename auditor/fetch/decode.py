@@ -9,20 +9,66 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 from auditor.common.jsonutil import canonical
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
-from auditor.models import JSON, ReadinessReport, Revision, User
+from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
+from auditor.models import JSON, DataWarning, ReadinessReport, Revision, User
 from auditor.redact import Redactor
 
 
-def _parse_updated_at(value: JSON, where: str) -> datetime:
+def _iso(value: str) -> datetime:
+    when = datetime.fromisoformat(value)
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def _other_time(value: JSON) -> tuple[datetime, str]:
+    """A time in an accepted format other than ISO 8601, and the format's name (or ValueError)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = abs(value) < 1e11  # a Unix time in seconds until the year 5138
+        unit, name = (1.0, "seconds") if seconds else (1000.0, "milliseconds")
+        return datetime.fromtimestamp(value / unit, UTC), f"a Unix time in {name}"
+    if isinstance(value, str):
+        return parsedate_to_datetime(value).astimezone(UTC), "an RFC 2822 date"
+    raise ValueError(value)
+
+
+_BAD_TIME = (ValueError, OverflowError, OSError, TypeError, IndexError)
+
+
+def _parse_updated_at(
+    value: JSON, where: str, item: str = "", warn: Warn | None = None
+) -> datetime:
+    """ISO 8601 as documented; a Unix time or an RFC 2822 date is read too, with a warning."""
+    if isinstance(value, str):
+        try:
+            return _iso(value)
+        except _BAD_TIME:
+            pass
     try:
-        when = datetime.fromisoformat(str(value))
-        return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-    except (ValueError, OverflowError):
+        when, name = _other_time(value)
+    except _BAD_TIME:
         raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time") from None
+    if warn is not None:
+        problem = f"{name}, not ISO 8601; read as {when.isoformat()}"
+        warn(DataWarning(f"{where}.updatedAt", problem, item))
+    return when
+
+
+def _parse_created_at(value: JSON, where: str, item: str, warn: Warn | None) -> datetime:
+    """Unix milliseconds as documented; an ISO 8601 string is read too, with a warning."""
+    try:
+        if not isinstance(value, str):
+            return datetime.fromtimestamp(float(value) / 1000, UTC)
+        when = _iso(value)
+    except _BAD_TIME:
+        raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
+    if warn is not None:
+        problem = f"an ISO 8601 date-time, not Unix milliseconds; read as {when.isoformat()}"
+        warn(DataWarning(f"{where}.createdAt", problem, item))
+    return when
 
 
 def _revision_number(value: JSON, where: str) -> int:
@@ -35,14 +81,22 @@ def _sha256(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
-def encode_revision(raw: Item, redactor: Redactor, org: str, where: str) -> tuple[Revision, bytes]:
-    """`to_revision` plus the canonical settings JSON it hashed (stored as is, not redone)."""
+def encode_revision(
+    raw: Item, redactor: Redactor, org: str, where: str, warn: Warn | None = None
+) -> tuple[Revision, bytes]:
+    """`to_revision` plus the canonical settings JSON it hashed (stored as is, not redone).
+
+    An odd value outside the settings (a null author, an unknown field, a time in another
+    accepted format) keeps the item: it is reported to `warn` and read as absent."""
+    number = _revision_number(raw["revision"], where)
+    item = f"revision {number}"
+    raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
     settings = redactor.redact_json(raw["settings"])
-    user = redactor.redact_json(raw["user"])  # a token pasted into a name stays out too
+    user = redactor.redact_json(raw.get("user") or {})  # a token pasted into a name stays out too
     body = canonical(settings)
     revision = Revision(
-        revision=_revision_number(raw["revision"], where),
-        updated_at=_parse_updated_at(raw["updatedAt"], where),
+        revision=number,
+        updated_at=_parse_updated_at(raw["updatedAt"], where, item, warn),
         user=User(
             id=str(user.get("id") or ""),
             email=str(user.get("email") or ""),
@@ -55,18 +109,26 @@ def encode_revision(raw: Item, redactor: Redactor, org: str, where: str) -> tupl
     return revision, body
 
 
-def to_revision(raw: Item, redactor: Redactor, org: str, where: str) -> Revision:
-    """Build a redacted `Revision` from one API `changes[]` item (already schema-valid)."""
-    return encode_revision(raw, redactor, org, where)[0]
+def to_revision(
+    raw: Item, redactor: Redactor, org: str, where: str, warn: Warn | None = None
+) -> Revision:
+    """Build a redacted `Revision` from one API `changes[]` item (already page-valid)."""
+    return encode_revision(raw, redactor, org, where, warn)[0]
 
 
-def encode_report(raw: Item, redactor: Redactor, where: str) -> tuple[ReadinessReport, bytes]:
-    """`to_report` plus the canonical JSON it hashed (stored as is, not redone)."""
+def encode_report(
+    raw: Item, redactor: Redactor, where: str, warn: Warn | None = None
+) -> tuple[ReadinessReport, bytes]:
+    """`to_report` plus the canonical JSON it hashed (stored as is, not redone).
+
+    An odd value in an optional field keeps the report: it is reported to `warn` and removed,
+    so rules see the field as absent; a time sent as ISO 8601 is stored as Unix milliseconds."""
+    item = f"report {raw['reportId']}"
+    raw = tolerate(raw, READINESS_ITEM, where, item, warn)
+    created = _parse_created_at(raw["createdAt"], where, item, warn)
+    if isinstance(raw["createdAt"], str):
+        raw = {**raw, "createdAt": round(created.timestamp() * 1000)}
     data = redactor.redact_json(raw)
-    try:
-        created = datetime.fromtimestamp(float(raw["createdAt"]) / 1000, UTC)
-    except (OverflowError, ValueError, OSError):
-        raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
     body = canonical(data)
     report = ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
         report_id=str(data["reportId"]),
@@ -78,6 +140,8 @@ def encode_report(raw: Item, redactor: Redactor, where: str) -> tuple[ReadinessR
     return report, body
 
 
-def to_report(raw: Item, redactor: Redactor, where: str) -> ReadinessReport:
-    """Build a redacted `ReadinessReport` from one API `reports[]` item (already schema-valid)."""
-    return encode_report(raw, redactor, where)[0]
+def to_report(
+    raw: Item, redactor: Redactor, where: str, warn: Warn | None = None
+) -> ReadinessReport:
+    """Build a redacted `ReadinessReport` from one API `reports[]` item (already page-valid)."""
+    return encode_report(raw, redactor, where, warn)[0]

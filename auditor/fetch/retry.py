@@ -36,6 +36,11 @@ _BASE_DELAY = 0.5
 _MAX_DELAY = 30.0
 _MAX_ATTEMPTS = 8
 _MAX_REFUSED = 2
+_GAVE_UP = "; gave up after {attempts} attempts in {elapsed}"
+_OUT_OF_TIME = (
+    "; gave up after {attempts} attempts in {elapsed}: "
+    "the sync's deadline of {deadline} leaves no time for another try"
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,10 @@ def _host(request: httpx.Request) -> str:
     """`host` or `host:port`, as the message names the server (never credentials)."""
     port = f":{request.url.port}" if request.url.port else ""
     return f"{request.url.host}{port}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}".removesuffix(".0") + "s"
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -191,46 +200,44 @@ class Requester:
         request = self._client.build_request("GET", path, params=params)
         label = describe_request(request)
         self._budget.elapsed()  # the sync's clock starts with its first request
-        attempt, refused, reason = 0, 0, "not sent"
+        attempt, refused = 0, 0
+        last = _Retryable("not sent", network=True)
         while True:
             limit = min(self._policy.timeout, self._budget.left())
             if limit <= 0:
-                raise self._out_of_time(label, request, reason, attempt)
+                raise self._stopped(label, request, last, attempt, _OUT_OF_TIME)
             attempt += 1
             try:
                 return self._attempt(request, label, where, limit)
             except _Retryable as exc:
-                reason = exc.reason
-                refused += exc.refused
-                if refused >= _MAX_REFUSED:
-                    raise self._error(
-                        f"{label} on {_host(request)}: connection refused on {refused} "
-                        "attempts in a row; nothing is listening at that address",
-                        request,
-                    ) from None
-                delay = self._delay(exc, attempt)
-                if attempt >= self._policy.max_attempts or delay > self._budget.left():
-                    raise self._gave_up(label, request, exc, attempt) from None
-                self._policy.sleep(delay)
+                if limit < self._policy.timeout:  # cut short by the deadline: name the last
+                    shown = last if attempt > 1 else exc  # full attempt's reason
+                    raise self._stopped(label, request, shown, attempt, _OUT_OF_TIME) from None
+                last = exc
+                refused = refused + 1 if exc.refused else 0
+                self._wait_or_stop(label, request, exc, attempt, refused)
 
-    def _gave_up(
-        self, label: str, request: httpx.Request, exc: _Retryable, attempt: int
+    def _wait_or_stop(
+        self, label: str, request: httpx.Request, exc: _Retryable, attempt: int, refused: int
+    ) -> None:
+        if refused >= _MAX_REFUSED:
+            why = f"; nothing is listening there (refused {refused} times in a row)"
+            raise self._stopped(label, request, exc, attempt, why)
+        delay = self._delay(exc, attempt)
+        if attempt >= self._policy.max_attempts:
+            raise self._stopped(label, request, exc, attempt, _GAVE_UP)
+        if delay > self._budget.left():
+            raise self._stopped(label, request, exc, attempt, _OUT_OF_TIME)
+        self._policy.sleep(delay)
+
+    def _stopped(
+        self, label: str, request: httpx.Request, exc: _Retryable, attempt: int, why: str
     ) -> ApiError:
+        """The error after the last attempt; names the host when no answer came back."""
         where = f" on {_host(request)}:" if exc.network else ""
-        return self._error(
-            f"{label}{where} {exc.reason}; gave up after {attempt} attempts in "
-            f"{self._budget.elapsed():.1f}s",
-            request,
-        )
-
-    def _out_of_time(
-        self, label: str, request: httpx.Request, reason: str, attempt: int
-    ) -> ApiError:
-        return self._error(
-            f"{label} on {_host(request)}: {reason}; stopped after {attempt} attempts: the "
-            f"sync's deadline of {self._budget.seconds:g}s passed",
-            request,
-        )
+        elapsed = f"{self._budget.elapsed():.1f}s"
+        text = why.format(attempts=attempt, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
+        return self._error(f"{label}{where} {exc.reason}{text}", request)
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
         if exc.wait is not None:
@@ -248,7 +255,7 @@ class Requester:
             try:
                 response = self._client.send(request, stream=True)
             except httpx.TimeoutException:
-                raise _Retryable(f"no response within {limit:g}s", network=True) from None
+                raise _Retryable(f"no response within {_seconds(limit)}", network=True) from None
             except httpx.LocalProtocolError as exc:  # our own request is malformed
                 raise self._error(
                     f"{label} could not be sent: {type(exc).__name__}", request
@@ -282,7 +289,7 @@ class Requester:
             raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
         chunks: list[bytes] = []
         size = 0
-        late = _Retryable(f"response not complete within {limit:g}s", network=True)
+        late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
         try:
             for chunk in response.iter_bytes():
                 size += len(chunk)

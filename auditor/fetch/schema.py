@@ -178,7 +178,13 @@ def _minimum_check(limit: Any) -> Check:
     return lambda value: not value < limit
 
 
-def _describe(error: Any) -> str:
+def schema_errors(value: Any, schema: str) -> list[Any]:
+    """Every jsonschema error of `value` against the named schema, in path order."""
+    errors = _validator(schema).iter_errors(value)
+    return sorted(errors, key=lambda e: (paths.render(e.absolute_path), str(e.validator)))
+
+
+def describe_error(error: Any) -> str:
     """A message that never repeats the offending value (it may be a secret)."""
     if error.validator == "type":
         expected = error.validator_value
@@ -197,4 +203,4 @@ def validate(body: Any, schema: str, where: str) -> None:
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
     if error is not None:
         path = paths.render(error.absolute_path)
-        raise DataError(f"{path}: {_describe(error)} ({where})")
+        raise DataError(f"{path}: {describe_error(error)} ({where})")

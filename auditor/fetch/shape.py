@@ -91,7 +91,8 @@ def check_depth(body: bytes, value: Any, where: str) -> None:
 
 def too_deep_to_parse(error: ValueError) -> bool:
     """True when orjson refused the body for its own nesting limit (1,024 levels)."""
-    return "recursion" in str(error).lower()
+    text = str(error).lower()
+    return "depth limit" in text or "recursion" in text
 
 
 def _colons(body: bytes) -> int:

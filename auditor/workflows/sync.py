@@ -20,6 +20,7 @@ from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
     HISTORY,
     READINESS,
+    DataQuality,
     Item,
     Listing,
     Page,
@@ -27,7 +28,7 @@ from auditor.fetch import (
     encode_report,
     encode_revision,
 )
-from auditor.models import Revision
+from auditor.models import DataWarning, Revision
 from auditor.store import Ingested, IntegrityIssue, Store
 
 Progress = Callable[[str], None]
@@ -63,6 +64,7 @@ class SyncSummary:
     latest: Revision | None = None
     repositories: int = 0
     reports_skipped: bool = False
+    data_quality: tuple[DataWarning, ...] = ()  # odd values kept and read as absent
 
 
 @dataclass
@@ -76,6 +78,7 @@ class _Count:
 class _Tally:
     counts: defaultdict[str, _Count] = field(default_factory=lambda: defaultdict(_Count))
     issues: list[IntegrityIssue] = field(default_factory=list)
+    quality: DataQuality = field(default_factory=DataQuality)
 
     @property
     def history(self) -> _Count:
@@ -128,14 +131,17 @@ def _on_page(page: Page) -> Iterator[None]:
 
 def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
     with _on_page(page):
-        rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where)
+        warn = run.tally.quality.on(page)
+        rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
     outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
     return outcome, f"revision {rev.revision}"
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
     with _on_page(page):
-        report, body = encode_report(raw, run.store.ingest_redactor(), where)
+        report, body = encode_report(
+            raw, run.store.ingest_redactor(), where, run.tally.quality.on(page)
+        )
     outcome = run.store.ingest_report(report, run.sync_id, run.now, data_json=body)
     return outcome, f"report {report.report_id}"
 
@@ -148,19 +154,30 @@ class _Feed:
     label: str  # "history page 2", "history: page 2, …"
     plural: str  # "… 3 new revisions"
     ingest: Callable[[_Run, Item, str, Page], tuple[Ingested, str]]  # gives the outcome, a name
+    name: Callable[[Item], str]  # names a raw item in a data-quality warning
     stop: Callable[[Iterable[bool]], bool]  # given each item's `known_before`: stop after the page?
 
 
 # Newest first: a page that reached a stored revision reached everything older too.
-_HISTORY_FEED = _Feed(HISTORY, _HISTORY_LABEL, "revisions", _ingest_revision, any)
+_HISTORY_FEED = _Feed(
+    HISTORY,
+    _HISTORY_LABEL,
+    "revisions",
+    _ingest_revision,
+    lambda i: f"revision {i['revision']}",
+    any,
+)
 # Reports are not one sequence: stop only when a whole page is already known.
-_READINESS_FEED = _Feed(READINESS, _READINESS_LABEL, "reports", _ingest_report, all)
+_READINESS_FEED = _Feed(
+    READINESS, _READINESS_LABEL, "reports", _ingest_report, lambda i: f"report {i['reportId']}", all
+)
 
 
 def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     count = run.tally.counts[feed.label]
     for page in client.pages(feed.listing):
         count.pages += 1
+        run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
@@ -197,6 +214,7 @@ def _summary(store: Store, client: PlatformClient, tally: _Tally) -> SyncSummary
         latest=store.latest_revision(),
         repositories=store.count_repositories(),
         reports_skipped=not client.has_reports,
+        data_quality=tally.quality.warnings(store.redactor),
     )
 
 
@@ -278,4 +296,13 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     text = "; ".join(parts) + f"; {len(issues)} {noun}."
     if issues:
         text += " " + " ".join(f"{issue.describe()}." for issue in issues)
-    return text
+    return text + quality_line(summary.data_quality)
+
+
+def quality_line(warnings: tuple[DataWarning, ...]) -> str:
+    """` N data-quality warnings: …` after the summary (nothing when there are none)."""
+    if not warnings:
+        return ""
+    noun = "data-quality warning" if len(warnings) == 1 else "data-quality warnings"
+    listed = " ".join(f"{w.describe()}." for w in warnings)
+    return f" {len(warnings)} {noun} (items kept, odd values read as absent): {listed}"

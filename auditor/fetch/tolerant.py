@@ -1,0 +1,118 @@
+"""The tolerant reader: an odd value in a field the audit can do without is a warning, not an error.
+
+Takes one page-valid item (the page schema already holds what the audit cannot do without: the
+revision number, the settings object, the report id, its repository, its time and the criterion
+scores) and the name of its item schema (the shape the service documents), gives the item with
+each odd value removed, so rules see the field as absent, and one `DataWarning` per difference.
+An unknown field is kept as data and named. `DataQuality` gathers the warnings of a sync,
+grouping the same problem in the same field of many items into one line with a count.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from auditor.common import paths
+from auditor.fetch.paging import Item, Listing, Page
+from auditor.fetch.schema import describe_error, fast_check, schema_errors
+from auditor.models import DataWarning
+from auditor.redact import Redactor
+
+HISTORY_ITEM = "api-history-item.schema.json"
+READINESS_ITEM = "api-readiness-item.schema.json"
+
+#: Receives each warning of one item (`where` is filled in by `DataQuality.on`).
+Warn = Callable[[DataWarning], None]
+
+_ITEM_INDEX = re.compile(r"^(\$\.\w+)\[\d+\]")
+
+
+def tolerate(raw: Item, schema: str, base: str, item: str, warn: Warn | None) -> Item:
+    """`raw` without its odd values (a copy when any), each reported to `warn`."""
+    if fast_check(schema)(raw):
+        return raw
+    cleaned = raw
+    for error in schema_errors(raw, schema):
+        parts = tuple(error.absolute_path)
+        path = paths.join(base, *parts)
+        if error.validator == "additionalProperties":
+            for key in _unknown_keys(error):
+                _tell(warn, paths.join(path, key), "unknown field, kept as data", item)
+            continue
+        if error.validator == "required":
+            _tell(warn, path, f"{describe_error(error)}; read as absent", item)
+            continue
+        if cleaned is raw:
+            cleaned = copy.deepcopy(raw)
+        _remove(cleaned, parts)
+        _tell(warn, path, f"{describe_error(error)}; read as absent", item)
+    return cleaned
+
+
+def _tell(warn: Warn | None, path: str, problem: str, item: str) -> None:
+    if warn is not None:
+        warn(DataWarning(path=path, problem=problem, item=item))
+
+
+def _unknown_keys(error: Any) -> list[str]:
+    known = error.schema.get("properties", {})
+    return sorted(k for k in error.instance if k not in known)
+
+
+def _remove(value: Any, parts: tuple[Any, ...]) -> None:
+    """Drop the value at `parts` (a list element becomes null: indexes stay meaningful)."""
+    if not parts:
+        return
+    parent = value
+    for part in parts[:-1]:
+        parent = parent[part]
+    if isinstance(parent, dict):
+        parent.pop(parts[-1], None)
+    else:
+        parent[parts[-1]] = None
+
+
+class DataQuality:
+    """The data-quality warnings of one sync, the same problem in the same field counted once."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], DataWarning] = {}
+
+    def add(self, warning: DataWarning) -> None:
+        """Record one warning (or count it against the first one like it)."""
+        key = (_ITEM_INDEX.sub(r"\1[*]", warning.path), warning.problem)
+        first = self._groups.get(key)
+        self._groups[key] = warning if first is None else replace(first, count=first.count + 1)
+
+    def on(self, page: Page) -> Warn:
+        """A `Warn` that records warnings as coming from `page`."""
+        return lambda warning: self.add(replace(warning, where=page.where))
+
+    def add_duplicates(self, page: Page, listing: Listing, name: Callable[[Item], str]) -> None:
+        """One warning per key `page` sent twice, naming its item (the last value was kept)."""
+        for dup in page.duplicates:
+            item = "the page"
+            if len(dup.path) > 1 and dup.path[0] == listing.items:
+                index = dup.path[1]
+                if isinstance(index, int) and 0 <= index < len(page.items):
+                    item = name(page.items[index])
+            problem = f"key {dup.key!r} sent twice; the last value is used"
+            self.add(DataWarning(paths.render(dup.path), problem, item, page.where))
+
+    def warnings(self, redactor: Redactor) -> tuple[DataWarning, ...]:
+        """Every warning, redacted (a key or a URL can carry a secret), in path order."""
+        found = sorted(self._groups.values(), key=lambda w: (w.where, w.path, w.problem))
+        return tuple(
+            replace(
+                w,
+                path=redactor.redact_text(w.path),
+                problem=redactor.redact_text(w.problem),
+                item=redactor.redact_text(w.item),
+                where=redactor.redact_text(w.where),
+            )
+            for w in found
+        )

@@ -1,0 +1,244 @@
+"""A hostile or unlucky service, through the CLI: every case ends on time with exit 2 and one line.
+
+Each server is a raw socket server on 127.0.0.1 started by the test and stopped after it: it
+serves a small valid history until told to turn hostile (trickle one byte a second, never answer,
+1,000-deep JSON). Deadlines come from a `--config` file (`timeout`, `deadline`), so every case is
+bounded in seconds; the state file filled by the good sync must be byte-for-byte unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import socket
+import socketserver
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from auditor.cli import Context, main
+from tests.conftest import FIXED_NOW
+
+TOKEN = "tok-hostile-9f8e7d6c5b4a"
+HISTORY = "/api/v0/organization/enterprise-controls/history"
+Behaviour = Callable[[socket.socket, "Hostile"], None]
+
+
+def change(rev: int) -> dict[str, Any]:
+    return {
+        "revision": rev,
+        "settings": {"maxAutonomyLevel": "low", "hooks": {"hooksDisabled": False}},
+        "user": {"id": f"u{rev}", "email": f"u{rev}@example.com", "name": "U"},
+        "updatedAt": f"2026-10-{rev:02d}T10:00:00Z",
+    }
+
+
+def page(changes: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"changes": changes, "pagination": {"hasMore": False}})
+
+
+def respond(body: bytes, status: str = "200 OK") -> bytes:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return head.encode() + b"Connection: close\r\n\r\n" + body
+
+
+def good(sock: socket.socket, server: Hostile) -> None:
+    sock.sendall(respond(page([change(3), change(2), change(1)])))
+
+
+def trickle(sock: socket.socket, server: Hostile) -> None:
+    """Headers at once, then the body one byte a second: no single read ever times out."""
+    body = page([change(4), change(3), change(2), change(1)])
+    sock.sendall(respond(body)[: -len(body)])
+    for byte in body:
+        if server.stopping.wait(1.0):
+            return
+        sock.sendall(bytes([byte]))
+
+
+def trickle_headers(sock: socket.socket, server: Hostile) -> None:
+    for byte in respond(page([change(1)])):
+        if server.stopping.wait(1.0):
+            return
+        sock.sendall(bytes([byte]))
+
+
+def silent(sock: socket.socket, server: Hostile) -> None:
+    server.stopping.wait(30)
+
+
+def deep(sock: socket.socket, server: Hostile) -> None:
+    nested = b'{"a":' * 1000 + b"1" + b"}" * 1000
+    sock.sendall(
+        respond(
+            b'{"changes":[{"revision":4,"updatedAt":"2026-10-04T10:00:00Z",'
+            b'"user":{"id":"u"},"settings":' + nested + b"}],"
+            b'"pagination":{"hasMore":false}}'
+        )
+    )
+
+
+def very_deep(sock: socket.socket, server: Hostile) -> None:
+    sock.sendall(respond(b"[" * 5000 + b"]" * 5000))
+
+
+class Hostile(socketserver.ThreadingTCPServer):
+    """Answers every request with `behaviour` (a plain good page until told otherwise)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.behaviour: Behaviour = good
+        self.stopping = threading.Event()
+        self.requests = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        server: Hostile = self.server  # type: ignore[assignment]
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = self.request.recv(4096)
+            if not chunk:
+                return
+            if not data and chunk[:1] == b"\x16":  # a TLS hello: answer in plain HTTP, as a
+                self.request.sendall(respond(b"{}", "400 Bad Request"))  # plain server does
+                return
+            data += chunk
+        server.requests += 1
+        with contextlib.suppress(OSError):  # the client gave up first: what this module is about
+            server.behaviour(self.request, server)
+
+
+@pytest.fixture
+def hostile() -> Iterator[Hostile]:
+    server = Hostile()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def run_cli(argv: list[str], cwd: Path, base_url: str) -> tuple[int, str, str, float]:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": base_url}
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    started = time.monotonic()
+    code = main(argv, ctx)
+    return code, out.getvalue(), err.getvalue(), time.monotonic() - started
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def synced(tmp_path: Path, hostile: Hostile) -> Path:
+    """A state file from one good sync, and a config with small deadlines for the next."""
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 4\n")
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
+    assert code == 0, err
+    return tmp_path / "state.db"
+
+
+CONFIG = ["--config", "auditor.toml", "--state", "state.db"]
+
+CASES = [
+    pytest.param(trickle, "response not complete within 1.5s", id="body-trickles"),
+    pytest.param(trickle_headers, "no response within 1.5s", id="headers-trickle"),
+    pytest.param(silent, "no response within 1.5s", id="never-answers"),
+    pytest.param(silent, "the sync's deadline of 4s", id="deadline-named"),
+    pytest.param(deep, "nested deeper than 64 levels", id="deep-json"),
+    pytest.param(very_deep, "nested deeper than 64 levels", id="too-deep-to-parse"),
+]
+
+
+@pytest.mark.parametrize("command", ["sync", "run"])
+@pytest.mark.parametrize(("behaviour", "reason"), CASES)
+def test_hostile_service_ends_on_time_with_exit_2(
+    tmp_path: Path, hostile: Hostile, synced: Path, command: str, behaviour: Behaviour, reason: str
+) -> None:
+    before = digest(synced)
+    hostile.behaviour = behaviour
+    argv = [command, *CONFIG] + (["--out", "out"] if command == "run" else [])
+    code, _, err, took = run_cli(argv, tmp_path, hostile.url)
+    assert code == 2
+    assert took < 4 + 2  # the sync's deadline, plus the run's own work
+    lines = err.splitlines()
+    failed = [line for line in lines if "sync failed" in line]
+    host = hostile.url.split("//", 1)[1]
+    assert reason in failed[0] and HISTORY in failed[0] and host in failed[0], failed[0]
+    assert "Traceback" not in err and TOKEN not in err
+    if command == "sync":
+        assert len(lines) == 1 and lines[0].startswith("auditor: error: ")
+        assert digest(synced) == before
+    else:
+        assert lines[-1].startswith("auditor: exit 2: ")
+        assert _revisions(synced) == [1, 2, 3]
+
+
+def _revisions(state: Path) -> list[int]:
+    with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
+        return [r for (r,) in db.execute("SELECT revision FROM revisions ORDER BY revision")]
+
+
+def _refused_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+UNREACHABLE = [
+    pytest.param(_refused_url, "connection refused; nothing is listening there", id="refused"),
+    pytest.param(lambda: "http://nonexistent.invalid", "cannot resolve the host name", id="dns"),
+]
+
+
+@pytest.mark.parametrize("command", ["sync", "run"])
+@pytest.mark.parametrize(("address", "reason"), UNREACHABLE)
+def test_unreachable_service_fails_fast_naming_host_path_and_reason(
+    tmp_path: Path, hostile: Hostile, synced: Path, command: str, address: Any, reason: str
+) -> None:
+    before = digest(synced)
+    url = address()
+    argv = [command, *CONFIG] + (["--out", "out"] if command == "run" else [])
+    code, _, err, took = run_cli(argv, tmp_path, url)
+    assert code == 2 and took < 4
+    host = url.split("//", 1)[1]
+    failed = [line for line in err.splitlines() if "sync failed" in line]
+    assert f"{HISTORY}?limit=100 on {host}: {reason}" in failed[0]
+    if command == "sync":
+        assert digest(synced) == before and err.count("\n") == 1
+    else:
+        assert _revisions(synced) == [1, 2, 3]
+
+
+def test_tls_to_a_plain_http_server_is_not_retried(
+    tmp_path: Path, hostile: Hostile, synced: Path
+) -> None:
+    before = digest(synced)
+    silent_requests = hostile.requests
+    url = hostile.url.replace("http://", "https://")
+    code, _, err, took = run_cli(["sync", *CONFIG], tmp_path, url)
+    assert code == 2 and took < 4
+    assert "TLS failure" in err and "not retried" in err and HISTORY in err
+    assert digest(synced) == before and hostile.requests == silent_requests

@@ -18,23 +18,55 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import re2  # linear time over any number of remembered values
+import ahocorasick  # type: ignore[import-not-found]  # no stubs; memory linear in the values
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
-_RECENT = 32  # values learned since the last rebuild of the one-pattern matcher
-_RE2 = re2.Options()
-_RE2.max_mem = 256 << 20  # thousands of remembered values stay one DFA
+_RECENT = 32  # values learned since the last rebuild of the one-automaton matcher
 
 
-def literal_matcher(literals: Iterable[Any]) -> Any:
-    """One re2 pattern matching any of `literals` (str or bytes), longest first."""
-    items = sorted(set(literals), key=len, reverse=True)
-    joiner: Any = b"|" if items and isinstance(items[0], bytes) else "|"
-    return re2.compile(joiner.join(re2.escape(i) for i in items), _RE2)
+class LiteralMatcher:
+    """Any of a set of literal strings, found in linear time with memory linear in the set.
+
+    An Aho-Corasick automaton (no DFA cache to grow, unlike one big regex alternation); its
+    `iter_long` is not used because it misses matches (pyahocorasick issues 185, 189)."""
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        self._automaton: Any = None
+        automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+        for literal in literals:
+            if literal:
+                automaton.add_word(literal)
+        if len(automaton):
+            automaton.make_automaton()
+            self._automaton = automaton
+
+    def search(self, text: str) -> bool:
+        """True when `text` holds any of the literals."""
+        if self._automaton is None:
+            return False
+        return next(self._automaton.iter(text), None) is not None
+
+    def findall(self, text: str) -> list[str]:
+        """The literals in `text`, leftmost first, longest at each place, never overlapping
+        (what a regex alternation of the literals, longest first, finds)."""
+        if self._automaton is None:
+            return []
+        spans = sorted((end + 1 - n, -n) for end, n in self._automaton.iter(text))
+        found, upto = [], 0
+        for start, minus_n in spans:
+            if start >= upto:
+                upto = start - minus_n
+                found.append(text[start:upto])
+        return found
+
+
+def literal_matcher(literals: Iterable[str]) -> LiteralMatcher:
+    """One matcher for any of `literals`."""
+    return LiteralMatcher(literals)
 
 
 def memory_key(key: bytes) -> bytes:
@@ -87,8 +119,8 @@ class SecretMemory:
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
-        self._exact: Any = None
-        self._any_form: Any = None
+        self._exact: LiteralMatcher | None = None
+        self._any_form: LiteralMatcher | None = None
         self._any_upto = 0
         self.generation = 0  # grows whenever something new is remembered
 
@@ -159,7 +191,7 @@ class SecretMemory:
         recent = self._order[self._any_upto :]  # checked one by one until the next rebuild
         if any(f in text for v in recent for f in self.forms(v)):
             return True
-        return self._any_form.search(text) is not None
+        return self._any_form.search(text)
 
     @property
     def values(self) -> frozenset[str]:
@@ -194,7 +226,7 @@ class SecretMemory:
         if self._values:
             if self._exact is None:
                 self._exact = literal_matcher(self._values)
-            found = {m.group(0) for m in self._exact.finditer(text)}
+            found = set(self._exact.findall(text))
         if self._fingerprints:
             found |= self._find_by_fingerprint(text)
         return found

@@ -21,6 +21,7 @@ E2E_MODULES = frozenset(
         "test_cli_diff_history",
         "test_cli_run",
         "test_emulator",
+        "test_hostile_api",
         "test_hostile_files",
         "test_policy_cli",
         "test_report_browser",
@@ -31,7 +32,7 @@ E2E_MODULES = frozenset(
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.
-E2E_FIXTURES = frozenset({"emulator", "small_emulator", "fake_cli"})
+E2E_FIXTURES = frozenset({"emulator", "small_emulator", "fake_cli", "hostile"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

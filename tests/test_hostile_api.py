@@ -123,8 +123,9 @@ class _Handler(socketserver.BaseRequestHandler):
             server.behaviour(self.request, server)
 
 
-@pytest.fixture
-def hostile() -> Iterator[Hostile]:
+@contextlib.contextmanager
+def running() -> Iterator[Hostile]:
+    """A hostile server on a free loopback port, stopped (and its threads released) after."""
     server = Hostile()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -135,6 +136,12 @@ def hostile() -> Iterator[Hostile]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def hostile() -> Iterator[Hostile]:
+    with running() as server:
+        yield server
 
 
 def run_cli(argv: list[str], cwd: Path, base_url: str) -> tuple[int, str, str, float]:

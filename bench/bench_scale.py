@@ -81,7 +81,7 @@ def command(
 ) -> tuple[float, float]:
     """Run one auditor command; print its time and peak; return (seconds, peak bytes or inf)."""
     child = run_cli(argv, env, tmp, cap)
-    shown = " ".join(a for a in argv if not a.startswith(tmp))
+    shown = " ".join("DIR" if a.startswith(tmp) else a for a in argv)
     if child.stopped:
         print(f"  auditor {shown}: stopped at the {mb(cap or 0)} cap")
         return child.seconds, float("inf")

@@ -100,6 +100,7 @@ class Hostile(socketserver.ThreadingTCPServer):
         self.behaviour: Behaviour = good
         self.stopping = threading.Event()
         self.requests = 0
+        self.last_path = ""
 
     @property
     def url(self) -> str:
@@ -119,6 +120,7 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             data += chunk
         server.requests += 1
+        server.last_path = data.split(b" ", 2)[1].decode("ascii", "replace")
         with contextlib.suppress(OSError):  # the client gave up first: what this module is about
             server.behaviour(self.request, server)
 

@@ -230,9 +230,9 @@ def test_depth_is_counted_outside_strings(body: bytes, deep: bool) -> None:
     assert deeper_than(body) is deep
 
 
-def cli(argv: list[str], cwd: Path, base_url: str) -> tuple[int, str, str]:
+def cli(argv: list[str], cwd: Path, base_url: str, **env: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    env = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": base_url}
+    env |= {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": base_url}
     ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
     return main(argv, ctx), out.getvalue(), err.getvalue()
 
@@ -312,3 +312,34 @@ def _depth(value: Any) -> int:
     if isinstance(value, list):
         return 1 + max(map(_depth, value), default=0)
     return 0
+
+
+def test_run_shows_the_warnings_in_every_report_and_the_summary(
+    tmp_path: Path, hostile: Hostile
+) -> None:
+    body = page_with(change(revision=2, user=None), change(revision=1, source="api"))
+    reports = orjson.dumps({"reports": [report()]})
+
+    def serve(sock: Any, server: Hostile) -> None:
+        sock.sendall(respond(reports if "readiness" in server.last_path else body))
+
+    hostile.behaviour = serve
+    policy = str(Path(__file__).parent / "policies" / "valid" / "sample.yaml")
+    argv = ["run", "--state", "s.db", "--out", "out", "--soft-fail", "--policy", policy]
+    code, out, err = cli(argv, tmp_path, hostile.url, AUDITOR_APP_URL=hostile.url)
+    assert code == 0, err
+    assert "DATA QUALITY: 2 warning(s) in the API data" in out
+    null_user = "$.changes[0].user: expected object, got null; read as absent (revision 2"
+    folder = tmp_path / "out"
+    escaped = null_user.replace("[", "\\[").replace("]", "\\]").replace("(", "\\(")
+    assert escaped in (folder / "report.md").read_text()
+    assert null_user in (folder / "report.html").read_text()
+    document = orjson.loads((folder / "findings.json").read_bytes())
+    assert [(w["path"], w["item"], w["count"]) for w in document["data_quality"]] == [
+        ("$.changes[0].user", "revision 2", 1),
+        ("$.changes[1].source", "revision 1", 1),
+    ]
+
+
+def page_with(*changes: dict[str, Any]) -> bytes:
+    return orjson.dumps({"changes": list(changes), "pagination": {"hasMore": False}})

@@ -132,6 +132,7 @@ def _audit(
         if not offline:
             try:
                 summary = sync_store(store, config, ctx, quiet=quiet)
+                options = replace(options, data_quality=summary.data_quality)
                 if not quiet:
                     print(
                         f"synced: {summary.revisions_new} new revisions, "

@@ -135,6 +135,12 @@ def print_summary(
         print(f"since the previous run: {new} new, {len(data.resolved)} resolved", file=ctx.stdout)
     if not data.complete:
         print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
+    if data.data_quality:
+        print(
+            f"DATA QUALITY: {len(data.data_quality)} warning(s) in the API data "
+            "(items kept, odd values read as absent; listed in the reports)",
+            file=ctx.stdout,
+        )
     print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
 
 

@@ -20,6 +20,7 @@ from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import (
     Attribution,
     Change,
+    DataWarning,
     Evidence,
     FindingRecord,
     SourceLocation,
@@ -181,7 +182,7 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
 
 def report_json(d: ReportData) -> dict[str, Any]:
     """The whole document as a JSON value."""
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},
         "run": {
@@ -222,6 +223,19 @@ def report_json(d: ReportData) -> dict[str, Any]:
             ],
         },
         "review": _review(d.review),
+    }
+    if d.data_quality:  # an optional field: present only when the API sent odd values
+        document["data_quality"] = [_data_warning(w) for w in d.data_quality]
+    return document
+
+
+def _data_warning(w: DataWarning) -> dict[str, Any]:
+    return {
+        "path": w.path,
+        "problem": w.problem,
+        "item": w.item,
+        "where": w.where,
+        "count": w.count,
     }
 
 

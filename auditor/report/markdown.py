@@ -70,6 +70,22 @@ def _header(d: ReportData) -> Iterator[str]:
         if len(d.not_evaluated) > 10:
             yield f"> - {len(d.not_evaluated) - 10} more not shown\n"
         yield "\n"
+    yield from _data_quality(d)
+
+
+def _data_quality(d: ReportData) -> Iterator[str]:
+    """Odd values the API sent in fields the audit can do without (items kept, read as absent)."""
+    if not d.data_quality:
+        return
+    yield (
+        f"> [!NOTE]\n> **Data quality:** {len(d.data_quality)} warning(s) in the API data; "
+        "the items were kept and the odd values read as absent.\n"
+    )
+    for w in d.data_quality[:10]:
+        yield f"> - {md_inline(w.describe(), 300)}\n"
+    if len(d.data_quality) > 10:
+        yield f"> - {len(d.data_quality) - 10} more in findings.json\n"
+    yield "\n"
 
 
 def _is_new(f: Finding) -> bool:

@@ -17,6 +17,7 @@ from auditor.models import (
     STATUSES,
     TRACKED_STATUSES,
     Change,
+    DataWarning,
     FindingRecord,
     Waiver,
 )
@@ -90,6 +91,7 @@ class ReportData:
     fail_on: str = "low"
     org: str = ""  # the `--org` label; SARIF's automation id names it
     sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
+    data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
 
 
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}

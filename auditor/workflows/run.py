@@ -32,7 +32,7 @@ from auditor.findings import (
     load_waivers,
     records_for_store,
 )
-from auditor.models import Revision, Waiver
+from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReportData
@@ -51,6 +51,7 @@ class AuditOptions:
     fail_on: str = "low"
     not_evaluated: tuple[str, ...] = ()  # problems met before the audit (e.g. a failed sync)
     list_table: ListTable = DEFAULT_LIST_TABLE  # how change rules diff lists (`diff_keys`)
+    data_quality: tuple[DataWarning, ...] = ()  # the sync's warnings, shown in every report
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ def run_audit(
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
+    data = replace(data, data_quality=options.data_quality)
     if publish is not None:
         publish(data)
     if not errors:

@@ -44,6 +44,12 @@ class LiteralMatcher:
             automaton.make_automaton()
             self._automaton = automaton
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Every place in `text` a literal starts, with its length, overlapping ones too."""
+        if self._automaton is None:
+            return []
+        return [(end + 1 - n, n) for end, n in self._automaton.iter(text)]
+
     def search(self, text: str) -> bool:
         """True when `text` holds any of the literals."""
         if self._automaton is None:
@@ -53,15 +59,25 @@ class LiteralMatcher:
     def findall(self, text: str) -> list[str]:
         """The literals in `text`, leftmost first, longest at each place, never overlapping
         (what a regex alternation of the literals, longest first, finds)."""
-        if self._automaton is None:
-            return []
-        spans = sorted((end + 1 - n, -n) for end, n in self._automaton.iter(text))
-        found, upto = [], 0
-        for start, minus_n in spans:
-            if start >= upto:
-                upto = start - minus_n
-                found.append(text[start:upto])
-        return found
+        return leftmost_longest(text, self.spans(text))
+
+
+def leftmost_longest(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
+    """The pieces of `text` at `spans` (start, length) a regex alternation of them, longest
+    first, would find: leftmost first, the longest at each place, never overlapping."""
+    found, upto = [], 0
+    for start, minus_n in sorted((start, -n) for start, n in spans):
+        if start >= upto:
+            upto = start - minus_n
+            found.append(text[start:upto])
+    return found
+
+
+def _occurrences(literal: str, text: str) -> Iterator[tuple[int, int]]:
+    at = text.find(literal)
+    while at >= 0:
+        yield at, len(literal)
+        at = text.find(literal, at + 1)
 
 
 def literal_matcher(literals: Iterable[str]) -> LiteralMatcher:
@@ -120,6 +136,7 @@ class SecretMemory:
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
         self._exact: LiteralMatcher | None = None
+        self._exact_upto = 0
         self._any_form: LiteralMatcher | None = None
         self._any_upto = 0
         self.generation = 0  # grows whenever something new is remembered
@@ -140,7 +157,6 @@ class SecretMemory:
             return False
         self._values.add(value)
         self._order.append(value)
-        self._exact = None
         fp = self.fingerprint(value)
         if fp not in self._fingerprints:
             self._fingerprints[fp] = len(value)
@@ -224,12 +240,19 @@ class SecretMemory:
     def _find_plain(self, text: str) -> set[str]:
         found = set()
         if self._values:
-            if self._exact is None:
-                self._exact = literal_matcher(self._values)
-            found = set(self._exact.findall(text))
+            found = set(leftmost_longest(text, self._value_spans(text)))
         if self._fingerprints:
             found |= self._find_by_fingerprint(text)
         return found
+
+    def _value_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the values seen by this process are in `text`: one automaton for all but the
+        few learned since it was built (rebuilt every `_RECENT` values, not on each one)."""
+        if self._exact is None or len(self._order) - self._exact_upto > _RECENT:
+            self._exact_upto = len(self._order)
+            self._exact = literal_matcher(self._order)
+        recent = self._order[self._exact_upto :]
+        return self._exact.spans(text) + [s for v in recent for s in _occurrences(v, text)]
 
     def _find_by_fingerprint(self, text: str) -> set[str]:
         bounds = _boundaries(text)

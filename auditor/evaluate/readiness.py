@@ -30,7 +30,7 @@ from typing import Any
 
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
-from auditor.models import ReadinessReport
+from auditor.models import JSON, ReadinessReport
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "readiness-criteria.yaml"
@@ -270,7 +270,9 @@ def compute_clean(data: Mapping[str, Any]) -> bool | None:
     return None
 
 
-def readiness_view(report: ReadinessReport, model: ReadinessModel, now: datetime) -> dict[str, Any]:
+def readiness_view(
+    report: ReadinessReport, model: ReadinessModel, now: datetime
+) -> dict[str, JSON]:
     """The document readiness rules see: report fields, computed `$` fields and `criteria`."""
     data: Mapping[str, Any] = report.data if isinstance(report.data, dict) else {}
     view: dict[str, Any] = {key: data[key] for key in REPORT_FIELDS if key in data}

@@ -31,7 +31,14 @@ from auditor.findings import (
     findings_from_results,
     sort_findings,
 )
-from auditor.models import TRACKED_STATUSES, FindingRecord, Revision, SourceLocation, User
+from auditor.models import (
+    JSON,
+    TRACKED_STATUSES,
+    FindingRecord,
+    Revision,
+    SourceLocation,
+    User,
+)
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml
 from auditor.redact import Redactor
@@ -48,7 +55,7 @@ class SettingsFile:
     """A settings file (JSON or YAML), redacted, with the means to point into it."""
 
     path: str
-    settings: Any
+    settings: JSON  # the settings object, redacted
     document: YamlDocument
     prefix: tuple[str, ...]  # ("settings",) when the file wraps the object as an API change
 
@@ -85,7 +92,7 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
 
 
 def proposed_revision(
-    live: Revision | None, settings: Any, now: datetime, author: Author | None = None
+    live: Revision | None, settings: JSON, now: datetime, author: Author | None = None
 ) -> Revision:
     """The proposed settings as the revision that would follow the live one, by `author`.
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -335,6 +336,8 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
     assert escaped in (folder / "report.md").read_text()
     assert null_user in (folder / "report.html").read_text()
     document = orjson.loads((folder / "findings.json").read_bytes())
+    schema = Path(__file__).parents[1] / "auditor" / "schemas" / "findings.schema.json"
+    jsonschema.validate(document, orjson.loads(schema.read_bytes()))
     assert [(w["path"], w["item"], w["count"]) for w in document["data_quality"]] == [
         ("$.changes[0].user", "revision 2", 1),
         ("$.changes[1].source", "revision 1", 1),

@@ -43,6 +43,7 @@ class Listing:
     next_token: NextToken
     repeated: str  # the message when a token comes back; `{token!r}` names it
     keep_empty: bool  # an empty page is data (history) or only the end of the listing
+    query: tuple[tuple[str, str], ...] = ()  # fixed query parameters sent with every page
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def iter_pages(
     requester: Requester, base_url: str, listing: Listing, *, page_size: int, max_pages: int
 ) -> Iterator[Page]:
     """Yield each validated page of `listing`, in the service's order, to the end."""
-    params = {"limit": str(page_size)}
+    params = {"limit": str(page_size), **dict(listing.query)}
     seen: set[str] = set()
     for number in itertools.count(1):
         if number > max_pages:
@@ -125,4 +126,4 @@ def iter_pages(
         if token in seen:
             raise DataError(f"{listing.repeated.format(token=token)} ({where})")
         seen.add(token)
-        params = {"limit": str(page_size), listing.token_param: token}
+        params = {"limit": str(page_size), **dict(listing.query), listing.token_param: token}

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 from auditor.common import paths
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
-from auditor.fetch.paging import Body, Item, Listing, Page
+from auditor.fetch.paging import Item, Listing, Page, cursor_paging
 from auditor.fetch.schema import validate
 from auditor.fetch.tolerant import DataQuality, tolerate
 from auditor.models import JSON, DataWarning
@@ -70,18 +70,6 @@ class DayRows:
     data: JSON
 
 
-def _next_cursor(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
-    meta = body["meta"]
-    if not meta.get("has_more"):
-        return None
-    if not items:
-        raise DataError(f"$.meta.has_more: true on an empty page ({where})")
-    cursor = meta.get("next_cursor")
-    if not cursor:
-        raise DataError(f"$.meta.next_cursor: missing while has_more is true ({where})")
-    return str(cursor)
-
-
 #: /users for one day (`query` gains `startDate` and `endDate` per day).
 USERS_LISTING = Listing(
     name="analytics users",
@@ -90,7 +78,7 @@ USERS_LISTING = Listing(
     schema=PAGE_SCHEMA,
     items="data",
     token_param="cursor",
-    next_token=_next_cursor,
+    next_token=cursor_paging("meta", "has_more", "next_cursor"),
     repeated="$.meta.next_cursor: the API repeated an earlier cursor; paging would loop",
     keep_empty=False,
 )

@@ -56,16 +56,24 @@ class Page:
     duplicates: tuple[Duplicate, ...] = ()  # keys sent twice; the last value is in `items`
 
 
-def _next_cursor(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
-    pagination = body["pagination"]
-    if not pagination["hasMore"]:
-        return None
-    if not items:
-        raise DataError(f"$.pagination.hasMore: true on an empty page ({where})")
-    cursor = pagination.get("nextCursor")
-    if not cursor:
-        raise DataError(f"$.pagination.nextCursor: missing while hasMore is true ({where})")
-    return str(cursor)
+def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
+    """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`."""
+
+    def next_token(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
+        paging = body[holder]
+        if not paging.get(more):
+            return None
+        if not items:
+            raise DataError(f"$.{holder}.{more}: true on an empty page ({where})")
+        token = paging.get(cursor)
+        if not token:
+            raise DataError(f"$.{holder}.{cursor}: missing while {more} is true ({where})")
+        return str(token)
+
+    return next_token
+
+
+_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor")
 
 
 def _start_after(body: Body, items: list[Item], page_size: int, where: str) -> str | None:

@@ -410,3 +410,35 @@ def test_a_transient_500_on_analytics_is_retried(emu: Any, tmp_path: Path) -> No
     emu.faults.add("analytics", "503", page=1)
     summary = _sync(emu, tmp_path / "state.db", page_size=20)
     assert summary.usage.days_stored == 30
+
+
+# -- the usage section of the reports --------------------------------------------------------
+
+
+def test_usage_section_renders_hostile_model_names_inert() -> None:
+    from dataclasses import replace as with_
+
+    from auditor.report.html import render_html
+    from auditor.report.markdown import render_markdown
+    from auditor.report.usage import usage_view
+    from tests.report_fixture import build_report_data
+
+    evil = '<script>alert(1)</script>"|`'
+    days = tuple(
+        _day(f"2026-10-{d:02d}", {"claude": 1000 * d, evil: 500, **{f"m{i}": i for i in range(7)}})
+        for d in range(1, 31)
+    )
+    view = usage_view(UsageInputs(days=days, window=("2026-10-01", "2026-10-30")))
+    assert view is not None
+    chart = view.chart()
+    assert chart is not None and len({b.x for b in chart.bars}) == 30
+    assert [label.text for label in chart.legend][-1] == "other"  # 9 models: 6 shown + other
+    data = with_(build_report_data(), usage=view)
+    html = render_html(data)
+    assert "<h2>Usage</h2>" in html and "<script>" not in html
+    assert "&lt;script&gt;" in html
+    section = html.split("<h2>Usage</h2>")[1].split("<h2>")[0]
+    assert 'style="' not in section  # colours are SVG attributes: the page's CSP holds
+    md = render_markdown(data)
+    assert "### Usage" in md and "<script>" not in md
+    assert "Analytics 2026-10-01..2026-10-30: 30 days stored." in md

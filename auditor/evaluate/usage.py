@@ -115,7 +115,7 @@ def _attach_settings(days: list[_Day], history: Iterable[Revision]) -> None:
         if index >= len(days):
             current = rev
             continue
-        if rev.updated_at < bounds[index][0]:
+        if rev.updated_at <= bounds[index][0]:  # saved before (or at) the day began
             current = rev
             continue
         if not days[index].versions and current is not None:
@@ -165,8 +165,8 @@ def _judge(rule: Rule, day: _Day, env: Env) -> RuleResult:
         rev, verdict = next((r, v) for r, v in verdicts if v.status == "error")
         return verdict.result(rule, _subject(day.day, rev), since=_attribution(rev))
     shown = "; ".join(
-        f"under rev {rev.revision} ({rev.updated_at:%H:%M} by {rev.user.email or rev.user.name}): "
-        f"{v.status}"
+        f"under rev {rev.revision} ({rev.updated_at:%Y-%m-%d %H:%M} "
+        f"by {rev.user.email or rev.user.name}): {v.status}"
         for rev, v in verdicts
     )
     failing = next(((r, v) for r, v in verdicts if v.status == "fail"), verdicts[-1])

@@ -120,7 +120,7 @@ def _nice(peak: float) -> float:
     if peak <= 0:
         return 1.0
     scale = float(10 ** (len(str(int(peak))) - 1))
-    for step in (1.0, 2.0, 2.5, 5.0, 10.0):
+    for step in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
         if peak <= step * scale:
             return step * scale
     return 10.0 * scale

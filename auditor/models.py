@@ -16,8 +16,8 @@ JSON = Any
 Severity = Literal["critical", "high", "medium", "low", "info"]
 SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low", "info")
 
-Target = Literal["settings", "change", "readiness", "org"]
-TARGETS: tuple[Target, ...] = ("settings", "change", "readiness", "org")
+Target = Literal["settings", "change", "readiness", "org", "usage"]
+TARGETS: tuple[Target, ...] = ("settings", "change", "readiness", "org", "usage")
 
 Status = Literal["pass", "fail", "not_applicable", "unknown", "error", "waived"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "not_applicable", "unknown", "error", "waived")

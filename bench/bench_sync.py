@@ -53,7 +53,7 @@ def child_sync(env: dict[str, str], cwd: str) -> tuple[float, float]:
     """`auditor sync` in a child process: (seconds, peak RSS in MiB)."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, "sync"],
+        [sys.executable, "-c", _CHILD, "sync", "--no-usage"],  # the pages the baseline reads
         env={**os.environ, **env},
         cwd=cwd,
         capture_output=True,

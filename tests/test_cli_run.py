@@ -61,7 +61,7 @@ def test_run_writes_five_reports_and_exits_1_on_findings(env: dict[str, str], tm
     data = findings_json(tmp_path / "r")
     assert data["complete"] is True
     kinds = {f["subject"]["kind"] for f in data["findings"]}
-    assert kinds == {"settings", "change", "readiness", "org"}
+    assert kinds == {"settings", "change", "readiness", "org", "usage"}
     for name in REPORT_FILES:  # reports must not depend on where the checkout lives
         assert str(REPO) not in (tmp_path / "r" / name).read_text()
 
@@ -145,7 +145,16 @@ def test_at_date_audits_the_revision_in_force_then(env: dict[str, str], tmp_path
     history = emu.dataset.history
     middle = history[len(history) // 2]
     code, _, stderr = run_cli(
-        ["run", "--soft-fail", "--at", middle["updatedAt"], "--out", str(tmp_path / "r")],
+        # no analytics are stored for the 30 days before a past date: --no-usage
+        [
+            "run",
+            "--soft-fail",
+            "--no-usage",
+            "--at",
+            middle["updatedAt"],
+            "--out",
+            str(tmp_path / "r"),
+        ],
         env=env,
         cwd=tmp_path,
     )

@@ -6,16 +6,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from auditor.emulator import generate_dataset
+from auditor.emulator.data_analytics import tokens_row, tools_row, user_row
 from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.engine import Steps, change_document, evaluate
-from auditor.evaluate.model import EvaluationInputs, RuleResult
+from auditor.evaluate.model import EvaluationInputs, RuleResult, UsageInputs
+from auditor.fetch.analytics import usage_window
 from auditor.fetch.decode import to_revision
 from auditor.models import Evidence, Revision
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
@@ -47,7 +49,23 @@ def inputs() -> EvaluationInputs:
         all_revisions=True,
         steps=Steps(history),
         memoise=False,
+        usage=_usage(data, redactor),
     )
+
+
+def _usage(data: Any, redactor: Redactor) -> UsageInputs:
+    """The emulator's analytics of the 30 days before NOW, as a sync stores them."""
+    first, last = usage_window(NOW.date())
+    days = []
+    for n in range((last - first).days + 1):
+        facts = data.day_facts(first + timedelta(days=n))
+        series = {
+            "tokens": tokens_row(facts),
+            "tools": tools_row(facts),
+            "users": [user_row(facts, u) for u in data.analytics_users],
+        }
+        days.append((facts.day.isoformat(), redactor.redact_json(series)))
+    return UsageInputs(days=tuple(days), first_judged=first.isoformat())
 
 
 def evidence_json(evidence: tuple[Evidence, ...]) -> list[list[Any]]:

@@ -168,7 +168,8 @@ def synced(tmp_path: Path, hostile: Hostile) -> Path:
     return tmp_path / "state.db"
 
 
-CONFIG = ["--config", "auditor.toml", "--state", "state.db"]
+# The hostile server answers every path as the history: no usage analytics (--no-usage).
+CONFIG = ["--config", "auditor.toml", "--state", "state.db", "--no-usage"]
 
 SILENT = ("no response within 1.5s", "the sync's deadline of 3s leaves no time")
 CASES = [  # (id, behaviour, what the message must say); each through `sync`, some through `run`

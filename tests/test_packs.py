@@ -29,6 +29,7 @@ PACKS = {
     "baseline": (30, "BASE-", {"settings"}),
     "changes": (10, "CHG-", {"change"}),
     "readiness": (8, "RDY-", {"readiness", "org"}),
+    "usage": (10, "USE-", {"usage"}),
 }
 CONTROL = re.compile(r"^(SOC2:(CC|C|A|PI|P)\d+\.\d+|ISO27001:A\.[5-8]\.\d+)$")
 

@@ -252,7 +252,7 @@ def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
 def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    args = ("sync", "--base-url", "http://svc.test", "--app-url", "http://app.test")
+    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--app-url", "http://app.test")
     code, out, err = cli(tmp_path, *args)
     assert (code, err) == (0, "")
     assert out.startswith("Synced http://svc.test: 25 revisions (25 new), latest rev 25 at ")
@@ -308,7 +308,15 @@ def test_cli_sync_refuses_a_locked_state_file(tmp_path: Path, fake_cli: FakeServ
 
 def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: FakeService) -> None:
     assert (
-        cli(tmp_path, "sync", "--base-url", "http://svc.test", "--app-url", "http://app.test")[0]
+        cli(
+            tmp_path,
+            "sync",
+            "--no-usage",
+            "--base-url",
+            "http://svc.test",
+            "--app-url",
+            "http://app.test",
+        )[0]
         == 0
     )
     code, out, err = cli(tmp_path, "export", "--out", "bundle")
@@ -584,7 +592,7 @@ def test_tokens_in_identity_fields_never_reach_the_state_file(
 def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
     tmp_path: Path, fake_cli: FakeService, field: str, value: Any, message: str
 ) -> None:
-    args = ("sync", "--base-url", "http://svc.test", "--state", "s.db")
+    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--state", "s.db")
     assert cli(tmp_path, *args)[0] == 0
     before = (tmp_path / "s.db").read_bytes()
     fake_cli.add_revisions(1)
@@ -631,7 +639,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
 def test_cli_export_of_a_damaged_state_file_is_one_line(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    assert cli(tmp_path, "sync", "--base-url", "http://svc.test")[0] == 0
+    assert cli(tmp_path, "sync", "--no-usage", "--base-url", "http://svc.test")[0] == 0
     with sqlite3.connect(tmp_path / ".auditor" / "state.db") as db:
         db.execute("UPDATE revisions SET settings = 'not json' WHERE revision = 7")
     db.close()

@@ -253,7 +253,7 @@ def test_sync_keeps_odd_items_and_names_every_warning(tmp_path: Path, hostile: H
     items = b",".join(c if isinstance(c, bytes) else orjson.dumps(c) for c in changes)
     body = b'{"changes":[' + items + b'],"pagination":{"hasMore":false}}'
     hostile.behaviour = lambda sock, _server: sock.sendall(respond(body))
-    code, out, err = cli(["sync", "--state", "s.db"], tmp_path, hostile.url)
+    code, out, err = cli(["sync", "--no-usage", "--state", "s.db"], tmp_path, hostile.url)
     assert (code, err) == (0, "")
     assert "3 revisions (3 new)" in out and "4 data-quality warnings" in out
     page = f"GET {hostile.url}/api/v0/organization/enterprise-controls/history page 1"
@@ -326,7 +326,17 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
 
     hostile.behaviour = serve
     policy = str(Path(__file__).parent / "policies" / "valid" / "sample.yaml")
-    argv = ["run", "--state", "s.db", "--out", "out", "--soft-fail", "--policy", policy]
+    argv = [
+        "run",
+        "--no-usage",
+        "--state",
+        "s.db",
+        "--out",
+        "out",
+        "--soft-fail",
+        "--policy",
+        policy,
+    ]
     code, out, err = cli(argv, tmp_path, hostile.url, AUDITOR_APP_URL=hostile.url)
     assert code == 0, err
     assert "DATA QUALITY: 2 warning(s) in the API data" in out

@@ -201,7 +201,7 @@ def test_invalid_file_reports_every_problem_with_position(tmp_path: Path) -> Non
         load_waivers(path)
     assert info.value.problems == [
         f"{path}:3:14: error: $.waivers[0].subject: subject `setings` is not `settings`, `org`, "
-        "`change`, `change:A..B` or a repository URL glob such as "
+        "`change`, `change:A..B`, `usage`, `usage@YYYY-MM-DD` or a repository URL glob such as "
         "https://github.com/acme/legacy-* (did you mean `settings`?)",
         f"{path}:4:13: error: $.waivers[0].reason: `reason` must be a non-empty string",
         f"{path}:7:5: error: $.waivers[0].tickt: unknown key `tickt` (did you mean `ticket`?)",

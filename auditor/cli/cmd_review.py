@@ -155,7 +155,7 @@ def _against_live(
         store.register_secret(config.token)
     proposed = _load(args.proposed, store.redactor)  # a bad file fails before any network
     if not args.offline:
-        sync_store(store, config, ctx, quiet=args.quiet)
+        sync_store(store, config, ctx, quiet=args.quiet, usage=False)
     live = store.latest_revision()
     if live is None:
         raise DataError(

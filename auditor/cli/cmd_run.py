@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import (
     add_common_options,
+    add_usage_option,
     config_from_args,
     open_store,
     parse_when,
@@ -32,6 +33,7 @@ from auditor.cli.summary import (
 from auditor.common.escape import terminal_text
 from auditor.config import Config
 from auditor.errors import AuditorError, UsageError
+from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData
@@ -65,6 +67,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--all-revisions", action="store_true", help="also report every stored revision's results"
     )
+    add_usage_option(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -86,6 +89,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         all_revisions=args.all_revisions,
         fail_on=config.fail_on,
         list_table=config.list_table,
+        usage_days=None if args.no_usage else DEFAULT_DAYS,
     )
 
     def publish(data: ReportData) -> None:  # before the run is recorded complete
@@ -131,7 +135,8 @@ def _audit(
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         if not offline:
             try:
-                summary = sync_store(store, config, ctx, quiet=quiet)
+                usage = options.usage_days is not None
+                summary = sync_store(store, config, ctx, quiet=quiet, usage=usage)
                 options = replace(options, data_quality=summary.data_quality)
                 if not quiet:
                     print(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import (
     add_common_options,
+    add_usage_option,
     config_from_args,
     open_store,
     require_remote,
@@ -33,6 +34,7 @@ def register(subparsers: Any) -> None:
         description="Fetch what is new from the service into the state file (all or nothing).",
     )
     add_common_options(parser)
+    add_usage_option(parser)
     parser.set_defaults(handler=run_sync)
 
 
@@ -42,7 +44,7 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     base_url, _ = require_remote(config)
     with open_store(config, create=True) as store:  # the lock is held from here on
         try:
-            summary = sync_store(store, config, ctx)
+            summary = sync_store(store, config, ctx, usage=not args.no_usage)
         except BaseException:
             if store.last_sync() is None:  # a failed first sync leaves no empty state file
                 for leftover in (config.state_path, Path(f"{config.state_path}.lock")):

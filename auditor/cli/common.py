@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor.config import Config, load_config
 from auditor.errors import ConfigError, UsageError
+from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.store import Store
 from auditor.workflows.sync import SyncOptions, SyncSummary, sync_service
 
@@ -131,9 +132,20 @@ def check_sizes(revisions: int, repos: int) -> None:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
 
 
-def sync_store(store: Store, config: Config, ctx: Context, *, quiet: bool = False) -> SyncSummary:
+def add_usage_option(parser: argparse.ArgumentParser) -> None:
+    """Add --no-usage (skip the usage analytics)."""
+    parser.add_argument(
+        "--no-usage",
+        action="store_true",
+        help="do not read the usage analytics (and do not evaluate `usage` rules)",
+    )
+
+
+def sync_store(
+    store: Store, config: Config, ctx: Context, *, quiet: bool = False, usage: bool = True
+) -> SyncSummary:
     """Sync the configured service into an already open store, progress on a terminal
-    (never when `quiet`)."""
+    (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days."""
     base_url, token = require_remote(config)
     options = SyncOptions(
         base_url=base_url,
@@ -144,6 +156,7 @@ def sync_store(store: Store, config: Config, ctx: Context, *, quiet: bool = Fals
         deadline=config.deadline,
         max_pages=config.max_pages,
         page_size=config.page_size,
+        usage_days=DEFAULT_DAYS if usage else None,
     )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     return sync_service(store, options, progress=progress, clock=ctx.clock)

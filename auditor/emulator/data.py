@@ -8,9 +8,10 @@ readiness reports ascending by `createdAt`. All timestamps derive from `now`, ne
 
 from __future__ import annotations
 
+import bisect
 import random
 import threading
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from auditor.emulator import data_analytics, data_story
 from auditor.emulator.data_common import (
@@ -82,6 +83,39 @@ class Dataset:
         self._rng = random.Random(f"{seed}:later")
         self._canaries = 0
         self._newest: tuple[int, list[JsonObj], dict[str, int]] = (-1, [], {})
+        self._times: tuple[int, list[datetime], list[tuple[date, str]]] = (-1, [], [])
+
+    def _timeline(self) -> tuple[list[datetime], list[tuple[date, str]]]:
+        """Each revision's time, and (day, model) for every model a revision newly blocked."""
+        with self.lock:
+            if self._times[0] != len(self.history):
+                times, blocks = [], []
+                before: set[str] = set()
+                for change in self.history:
+                    when = datetime.fromisoformat(change["updatedAt"].replace("Z", "+00:00"))
+                    times.append(when)
+                    policy = change["settings"].get("modelPolicy") or {}
+                    now_blocked = set(policy.get("blockedModelIds") or [])
+                    blocks += [(when.date(), m) for m in sorted(now_blocked - before)]
+                    before = now_blocked
+                self._times = (len(self.history), times, blocks)
+            return self._times[1], self._times[2]
+
+    def day_facts(self, day: date) -> data_analytics.DayFacts:
+        """What the analytics of `day` are made from: the settings in force at its end, and
+        the planted violations (a model used on the day it was blocked and the two after; a
+        server outside the MCP allowlist on two days)."""
+        times, blocks = self._timeline()
+        end = datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC)
+        index = max(0, bisect.bisect_left(times, end) - 1)
+        with self.lock:
+            settings = self.history[index]["settings"] if self.history else {}
+        leaked = next((m for d, m in reversed(blocks) if 0 <= (day - d).days <= 2), None)
+        mcp = settings.get("mcpPolicy") or {}
+        rogue = (
+            bool(mcp.get("enabled")) and (self.now.date() - day).days in data_analytics.ROGUE_DAYS
+        )
+        return data_analytics.DayFacts(self.seed, day, settings, leaked, rogue)
 
     def reports_newest_first(self) -> tuple[list[JsonObj], dict[str, int]]:
         """Reports newest first, and each reportId's position in that order (cached)."""

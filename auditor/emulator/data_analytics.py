@@ -7,7 +7,9 @@ without storing anything; computers are a small fixed set.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from auditor.emulator.data_common import JsonObj, hexstr, stable_id, unix_ms, uuid4
 
@@ -52,12 +54,54 @@ def days(start: date, end: date) -> list[date]:
     return [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
 
-def tokens_row(seed: int, day: date) -> JsonObj:
+# Service models people pick when the policy allows every service model.
+SVC_MODELS = ("claude-sonnet-4-5", "claude-haiku-4-5", "gpt-5-codex", "gemini-2.5-pro")
+LEVELS = ("off", "low", "medium", "high")
+#: A server outside every allowlist: someone connected it on two days (a planted violation).
+ROGUE_MCP = "postgres-prod"
+ROGUE_DAYS = (9, 8)  # days before the dataset's `now`
+
+
+@dataclass(frozen=True)
+class DayFacts:
+    """What a day's analytics are generated from: the seed, the day, the settings in force at
+    the end of it and the planted violations (a model used after it was blocked, a server
+    outside the MCP allowlist)."""
+
+    seed: int
+    day: date
+    settings: JsonObj
+    leaked_model: str | None = None  # blocked that day or in the two days before
+    rogue_mcp: bool = False
+
+
+def _policy(s: JsonObj, key: str) -> Any:
+    return (s.get("modelPolicy") or {}).get(key)
+
+
+def day_models(facts: DayFacts) -> list[str]:
+    """The models in use on the day: what the settings allow, plus a leaked one."""
+    s = facts.settings
+    blocked = set(_policy(s, "blockedModelIds") or [])
+    allowed = list(_policy(s, "allowedModelIds") or [])
+    svc = list(SVC_MODELS) if _policy(s, "allowAllSvcModels") or not allowed else allowed
+    models = [m for m in svc if m not in blocked]
+    custom = [m.get("id") for m in s.get("customModels") or [] if isinstance(m, dict)]
+    if _policy(s, "allowCustomModels") and "custom:acme-gpt" in custom:
+        models.append("custom:acme-gpt")
+    if facts.leaked_model and facts.leaked_model not in models:
+        models.append(facts.leaked_model)
+    return models or ["claude-sonnet-4-5"]
+
+
+def tokens_row(facts: DayFacts) -> JsonObj:
     """One day of token usage with per-model and per-user breakdowns."""
-    rng = _day_rng(seed, "tokens", day)
+    rng = _day_rng(facts.seed, "tokens", facts.day)
     by_model = []
-    for model in MODELS:
+    for model in day_models(facts):
         inp, out = rng.randint(2_000_000, 40_000_000), rng.randint(200_000, 4_000_000)
+        if model == facts.leaked_model:  # a few people's sessions, not the whole team
+            inp, out = inp // 12, out // 12
         by_model.append(
             {
                 "model": model,
@@ -76,7 +120,7 @@ def tokens_row(seed: int, day: date) -> JsonObj:
         for u in users
     ]
     return {
-        "date": day.isoformat(),
+        "date": facts.day.isoformat(),
         "billable_tokens": sum(m["billable_tokens"] for m in by_model),
         "input_tokens": sum(m["input_tokens"] for m in by_model),
         "output_tokens": sum(m["output_tokens"] for m in by_model),
@@ -87,53 +131,85 @@ def tokens_row(seed: int, day: date) -> JsonObj:
     }
 
 
-def tools_row(seed: int, day: date) -> JsonObj:
+def _mcp_servers(facts: DayFacts) -> list[str]:
+    policy = facts.settings.get("mcpPolicy") or {}
+    if policy.get("enabled"):
+        servers = sorted(set(policy.get("allowlist") or []))[:3]
+    else:
+        servers = ["github", "linear"]
+    return servers + ([ROGUE_MCP] if facts.rogue_mcp else [])
+
+
+def _hook_events(facts: DayFacts, rng: random.Random) -> list[JsonObj]:
+    hooks = facts.settings.get("hooks") or {}
+    if hooks.get("hooksDisabled"):
+        return []
+    events = []
+    for event, entries in sorted(hooks.items()):
+        for entry in entries if isinstance(entries, list) else ():
+            for hook in entry.get("hooks") or []:
+                events.append(
+                    {
+                        "event": event,
+                        "matcher": entry.get("matcher", ""),
+                        "command": hook.get("command", ""),
+                        "count": rng.randint(0, 900),
+                    }
+                )
+    return events
+
+
+def _autonomy(facts: DayFacts, rng: random.Random) -> JsonObj:
+    ceiling = facts.settings.get("maxAutonomyLevel")
+    rank = LEVELS.index(ceiling) if ceiling in LEVELS else len(LEVELS) - 1
+    shares = [rng.uniform(0.1, 1.0) if rank >= i else 0.0 for i in (3, 2, 1)]
+    shares.append(rng.uniform(0.1, 0.6))
+    total = sum(shares)
+    high, medium, low, manual = (round(x / total, 3) for x in shares)
+    return {"auto_high": high, "auto_medium": medium, "auto_low": low, "manual": manual}
+
+
+def tools_row(facts: DayFacts) -> JsonObj:
     """One day of tool usage."""
-    rng = _day_rng(seed, "tools", day)
+    rng = _day_rng(facts.seed, "tools", facts.day)
     by_tool = [{"tool": t, "invocations": rng.randint(50, 5000)} for t in TOOLS]
+    hooks = _hook_events(facts, rng)
+    disabled = set(facts.settings.get("disabledSkills") or [])
+    skills = [
+        {"name": n, "count": rng.randint(0, 30)} for n in ("code-review",) if n not in disabled
+    ]
     return {
-        "date": day.isoformat(),
+        "date": facts.day.isoformat(),
         "tool_calls": sum(t["invocations"] for t in by_tool),
         "by_tool": by_tool,
         "mcp_users_with_mcp": rng.randint(0, 20),
         "mcp_by_server": [
-            {"server": s, "invocations": rng.randint(0, 400)} for s in ("github", "linear")
+            {"server": s, "invocations": rng.randint(1, 400) if s != ROGUE_MCP else 37}
+            for s in _mcp_servers(facts)
         ],
-        "skills_invocations": rng.randint(0, 50),
-        "skills_by_name": [{"name": "code-review", "count": rng.randint(0, 30)}],
+        "skills_invocations": sum(k["count"] for k in skills),
+        "skills_by_name": skills,
         "slash_commands_invocations": rng.randint(0, 80),
         "slash_commands_by_name": [{"name": "/review", "count": rng.randint(0, 40)}],
-        "hooks_invocations": rng.randint(0, 900),
-        "hooks_by_event": [
-            {
-                "event": "PreToolUse",
-                "matcher": "Execute",
-                "command": "python3 /opt/acme/hooks/block_dangerous_commands.py",
-                "count": rng.randint(0, 900),
-            }
-        ],
+        "hooks_invocations": sum(h["count"] for h in hooks),
+        "hooks_by_event": hooks,
         "web_users": rng.randint(0, 15),
         "autonomy_ratio_avg": round(rng.uniform(2, 9), 2),
         "autonomy_ratio_p50": round(rng.uniform(2, 6), 2),
         "autonomy_ratio_p90": round(rng.uniform(8, 20), 2),
         "tool_calls_per_session_avg": round(rng.uniform(10, 60), 1),
         "user_turns_per_session_avg": round(rng.uniform(2, 9), 1),
-        "tool_autonomy_level_ratio": {
-            "auto_high": 0.1,
-            "auto_medium": 0.35,
-            "auto_low": 0.4,
-            "manual": 0.15,
-        },
+        "tool_autonomy_level_ratio": _autonomy(facts, rng),
     }
 
 
-def activity_row(seed: int, day: date) -> JsonObj:
+def activity_row(facts: DayFacts) -> JsonObj:
     """One day of active users, sessions and messages."""
-    rng = _day_rng(seed, "activity", day)
+    rng = _day_rng(facts.seed, "activity", facts.day)
     by_client = {c: rng.randint(0, 40) for c in CLIENTS}
     sessions = rng.randint(40, 400)
     return {
-        "date": day.isoformat(),
+        "date": facts.day.isoformat(),
         "daily_active_users": max(by_client.values()) + rng.randint(0, 5),
         "weekly_active_users": rng.randint(40, 55),
         "monthly_active_users": rng.randint(55, 61),
@@ -144,11 +220,11 @@ def activity_row(seed: int, day: date) -> JsonObj:
     }
 
 
-def productivity_row(seed: int, day: date) -> JsonObj:
+def productivity_row(facts: DayFacts) -> JsonObj:
     """One day of files, commits and pull requests."""
-    rng = _day_rng(seed, "productivity", day)
+    rng = _day_rng(facts.seed, "productivity", facts.day)
     return {
-        "date": day.isoformat(),
+        "date": facts.day.isoformat(),
         "files_created": rng.randint(0, 120),
         "files_edited": rng.randint(50, 900),
         "by_extension": [
@@ -163,16 +239,20 @@ def productivity_row(seed: int, day: date) -> JsonObj:
     }
 
 
-def user_row(seed: int, user: JsonObj, end: date) -> JsonObj:
-    """One developer's totals over the requested range."""
-    rng = random.Random(f"{seed}:user:{user['user_id']}:{end.isoformat()}")
+def user_row(facts: DayFacts, user: JsonObj) -> JsonObj:
+    """One developer's totals over the requested range (`facts` is its last day)."""
+    rng = random.Random(f"{facts.seed}:user:{user['user_id']}:{facts.day.isoformat()}")
     messages = rng.randint(10, 900)
+    models = [m for m in day_models(facts) if m != facts.leaked_model]
+    primary = rng.choice(models or ["claude-sonnet-4-5"])
+    if facts.leaked_model and int(user["user_id"][-2:], 16) % 16 == 0:
+        primary = facts.leaked_model  # the few who kept using the blocked model
     return {
         **user,
-        "date": end.isoformat(),
+        "date": facts.day.isoformat(),
         "tool_calls": rng.randint(0, 4000),
         "billable_tokens": rng.randint(0, 5_000_000),
-        "primary_model": rng.choice(MODELS),
+        "primary_model": primary,
         "primary_model_tier": rng.choice(("standard", "thinking")),
         "files_created": rng.randint(0, 60),
         "files_edited": rng.randint(0, 400),

@@ -4,7 +4,8 @@ Placed at fixed fractions of the timeline (so any size of history tells the same
 sandbox switched on, off for a while and on again; a custom model with a literal key that is
 rotated twice; a model served over plain http; MCP policy enabled and edited; hooks; the
 autonomy ceiling raised to `high` and lowered; `/` made writable and reverted; retention
-lengthened; `enableDroidShield` renamed to `enableAgentShield` by an API migration.
+lengthened; `enableDroidShield` renamed to `enableAgentShield` by an API migration;
+`gpt-5-codex` blocked near the end (the analytics show it used for two more days).
 """
 
 from __future__ import annotations
@@ -132,6 +133,14 @@ def _github_token_env(s: JsonObj, rng: random.Random) -> JsonObj:
     return set_in(s, ("env",), env)
 
 
+def _block_codex(s: JsonObj, rng: random.Random) -> JsonObj:
+    policy = s.get("modelPolicy") or {}
+    blocked = [m for m in policy.get("blockedModelIds") or [] if m != "gpt-5-codex"]
+    allowed = [m for m in policy.get("allowedModelIds") or [] if m != "gpt-5-codex"]
+    s = set_in(s, ("modelPolicy", "blockedModelIds"), [*blocked, "gpt-5-codex"])
+    return set_in(s, ("modelPolicy", "allowedModelIds"), allowed)
+
+
 # (fraction of the timeline, author email local part or SYSTEM_USER, event)
 STORY: tuple[tuple[float, str, Event], ...] = (
     (0.04, "priya.raman", _sandbox_on),
@@ -154,6 +163,7 @@ STORY: tuple[tuple[float, str, Event], ...] = (
     (0.88, "tomas.novak", _github_token_env),
     (0.90, "hannah.becker", _webhook_hook),
     (0.95, "marcus.chen", _rotate_acme_key),
+    (0.97, "priya.raman", _block_codex),  # usage of it goes on for two more days (analytics)
 )
 
 

@@ -8,7 +8,7 @@ breakdown into rows carrying `group_key`; /users pages by user id with `meta.has
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from auditor.emulator import data_analytics as rows
@@ -16,7 +16,7 @@ from auditor.emulator.data_common import JsonObj
 from auditor.emulator.endpoints import Problem, Reply, Request, faulted, int_param
 
 MAX_DAYS = 366
-RowFn = Callable[[int, date], JsonObj]
+RowFn = Callable[[rows.DayFacts], JsonObj]
 # endpoint -> (row function, accepted group_by, breakdown field, breakdown item -> grouped row)
 SERIES: dict[str, tuple[RowFn, str | None, str, Callable[[Any], JsonObj]]] = {
     "tokens": (
@@ -59,6 +59,13 @@ def _range(req: Request) -> tuple[date, date]:
         raise Problem(400, "Invalid date range: endDate is before startDate")
     if (end - start).days >= MAX_DAYS:
         raise Problem(400, f"Invalid date range: at most {MAX_DAYS} days")
+    today = datetime.now(UTC).date()
+    if end >= today:
+        raise Problem(
+            400,
+            f"Invalid query parameter 'endDate': {end.isoformat()} is not a complete day; "
+            "analytics are available up to yesterday (UTC)",
+        )
     return start, end
 
 
@@ -85,7 +92,7 @@ def series(req: Request, name: str) -> Reply:
     if group_by is not None and group_by != group_value:
         allowed = f"'{group_value}'" if group_value else "no value (this endpoint does not group)"
         raise Problem(400, f"Invalid query parameter 'group_by': expected {allowed}")
-    day_rows = [row_fn(req.dataset.seed, d) for d in rows.days(start, end)]
+    day_rows = [row_fn(req.dataset.day_facts(d)) for d in rows.days(start, end)]
     data = [r for d in day_rows for r in _grouped(d, field, to_row)] if group_by else day_rows
     meta = _meta(start, end, **({"group_by": group_by} if group_by else {}))
     return faulted(req, "analytics", 1, lambda kinds: {"data": data, "meta": meta})
@@ -110,7 +117,8 @@ def users(req: Request) -> Reply:
             page, has_more, next_cursor = [], True, cursor or ""
         elif "repeat_cursor" in kinds and cursor:
             has_more, next_cursor = True, cursor
-        data = [rows.user_row(req.dataset.seed, u, end) for u in page]
+        facts = req.dataset.day_facts(end)
+        data = [rows.user_row(facts, u) for u in page]
         meta = _meta(start, end, has_more=has_more, next_cursor=next_cursor)
         return {"data": data, "meta": meta}
 

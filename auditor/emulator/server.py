@@ -27,13 +27,24 @@ from auditor.emulator.endpoints import history as history_endpoint
 from auditor.emulator.endpoints import reports as reports_endpoint
 from auditor.emulator.faults import FaultController
 
-DEFAULT_TOKENS: dict[str, str] = {"demo-owner-token": "owner", "demo-member-token": "member"}
+DEFAULT_TOKENS: dict[str, str] = {
+    "demo-owner-token": "owner",
+    "demo-member-token": "member",
+    "demo-auditor-token": "auditor",
+}
+#: A read-only compliance key: the settings history, but not the analytics (manager/owner only).
+HISTORY_READERS = PRIVILEGED | {"auditor"}
 Handler = Callable[[Request], Reply]
-# (path pattern, problem flavor, manager/owner only, handler)
-Route = tuple[re.Pattern[str], str, bool, Handler]
+# (path pattern, problem flavor, manager/owner only (or the roles allowed), handler)
+Route = tuple[re.Pattern[str], str, bool | frozenset[str], Handler]
 
 MAIN_ROUTES: tuple[Route, ...] = (
-    (re.compile(r"/api/v0/organization/enterprise-controls/history"), "v0", True, history_endpoint),
+    (
+        re.compile(r"/api/v0/organization/enterprise-controls/history"),
+        "v0",
+        HISTORY_READERS,
+        history_endpoint,
+    ),
     (re.compile(r"/api/v0/computers/(?P<computerId>[^/]+)"), "v0", False, computer_endpoint),
     (re.compile(r"/api/v1/analytics/users"), "v1", True, analytics.users),
     (
@@ -200,7 +211,8 @@ class Emulator:
                 raise Problem(404, f"No such endpoint: {parts.path}")
             if method != "GET":
                 raise Problem(405, f"Method {method} is not allowed on {parts.path}")
-            if route[2] and role not in PRIVILEGED:
+            allowed = PRIVILEGED if route[2] is True else route[2]
+            if allowed and role not in allowed:
                 raise Problem(403, "This endpoint requires the manager or owner role")
             request = Request(
                 _query(parts.query), self.dataset, self.faults, role, match.groupdict()

@@ -20,6 +20,7 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import evaluate_settings
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.usage import evaluate_usage
 from auditor.models import Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
@@ -33,6 +34,7 @@ _NO_INPUT = {
     "change": "no revision steps (fewer than two revisions)",
     "readiness": "no readiness reports",
     "org": "no readiness reports",
+    "usage": "no usage analytics",  # said once, by `evaluate_usage`
 }
 
 
@@ -68,8 +70,15 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         steps = run.steps
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
+    if by_target["usage"]:
+        history = inputs.history or ((inputs.settings,) if inputs.settings else ())
+        usage_results, why = evaluate_usage(
+            by_target["usage"], inputs.usage, _reiterable(history, "history"), inputs.now
+        )
+        results += usage_results
+        missing += [why] if why else []
     for target, rules in by_target.items():
-        if rules and not _has_input(target, inputs, steps):
+        if rules and target != "usage" and not _has_input(target, inputs, steps):
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
     results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))

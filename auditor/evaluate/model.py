@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.readiness import ReadinessModel
 from auditor.models import (
+    JSON,
     Attribution,
     Evidence,
     ReadinessReport,
@@ -40,6 +41,17 @@ class RuleResult:
 
 
 @dataclass(frozen=True)
+class UsageInputs:
+    """The stored analytics days the `usage` rules read (`auditor.evaluate.usage`), or why
+    there are none."""
+
+    days: tuple[tuple[str, Mapping[str, JSON]], ...] = ()  # (YYYY-MM-DD, {series: data}) ascending
+    unavailable: str = ""  # why usage cannot be evaluated (403, never synced); empty when fine
+    window: tuple[str, str] | None = None  # the window the days were chosen from
+    first_judged: str = ""  # days before this one only feed the trailing median
+
+
+@dataclass(frozen=True)
 class EvaluationInputs:
     """Everything one evaluation looks at. Built by the cli; evaluated by `auditor.evaluate`."""
 
@@ -54,6 +66,7 @@ class EvaluationInputs:
     readiness_model: ReadinessModel | None = None  # None: the shipped model
     list_table: ListTable = DEFAULT_LIST_TABLE  # how change documents diff lists (`diff_keys`)
     memoise: bool = True  # reuse a verdict when a rule's inputs repeat (results are identical)
+    usage: UsageInputs | None = None  # analytics days for `usage` rules (None: none stored)
 
 
 @dataclass(frozen=True)

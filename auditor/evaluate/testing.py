@@ -17,7 +17,7 @@ from auditor.common.jsonutil import content_hash
 from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.engine import evaluate
-from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.models import STATUSES, ReadinessReport, Revision, User
 from auditor.operators import OperandTypeError, to_datetime
 from auditor.policy.loader import TEST_SUFFIXES, PolicySet, load_policies, plain, sort_problems
@@ -33,6 +33,7 @@ CASE_KEYS = (
     "author_name",
     "now",
     "reports",
+    "usage",
     "expect",
 )
 
@@ -195,7 +196,37 @@ class _CaseReader:
         reports = self._reports(data.get("reports") or [], (*where, "reports"))
         if reports is None:
             return None
+        if "usage" in data:
+            return self._usage(data, (*where, "usage"), now)
         return EvaluationInputs(now=now, settings=settings, steps=steps, reports=reports)
+
+    def _usage(
+        self, data: Mapping[str, Any], where: tuple[str | int, ...], now: datetime
+    ) -> EvaluationInputs | None:
+        """`usage:` one day (or a list of days, oldest first: the earlier ones only feed the
+        trailing median, the last is judged) under `settings:`, in force before the first."""
+        raw = data["usage"]
+        days = raw if isinstance(raw, list) else [raw]
+        parsed: list[tuple[str, dict[str, Any]]] = []
+        for i, day in enumerate(days):
+            text = day.get("date") if isinstance(day, dict) else None
+            try:
+                when = to_datetime(f"{text}T00:00:00Z") if isinstance(text, str) else None
+            except OperandTypeError:
+                when = None
+            if when is None or not isinstance(day, dict):
+                self.fail((*where, i) if isinstance(raw, list) else where, _USAGE_SHAPE)
+                return None
+            parsed.append((when.date().isoformat(), {k: v for k, v in day.items() if k != "date"}))
+        settings = data.get("settings")
+        history: tuple[Revision, ...] = ()
+        if settings is not None:
+            rev = _revision(1, settings, {}, to_datetime("2000-01-01T00:00:00Z"))
+            history = (rev,)
+        usage = UsageInputs(days=tuple(parsed), first_judged=parsed[-1][0])
+        return EvaluationInputs(
+            now=now, settings=history[0] if history else None, history=history, usage=usage
+        )
 
     def _json(self, value: Any, where: tuple[str | int, ...]) -> Any:
         """The YAML value as JSON data, or `_BAD` after reporting why it is not."""
@@ -223,8 +254,9 @@ class _CaseReader:
         return tuple(reports)
 
 
-_DATA_KEYS = ("settings", "before", "after", "reports")
+_DATA_KEYS = ("settings", "before", "after", "reports", "usage")
 _BAD = object()
+_USAGE_SHAPE = "a usage day needs `date: YYYY-MM-DD` and the day's rows (tokens, tools, users, …)"
 _REPORT_SHAPE = "a report needs reportId, repoUrl and createdAt (Unix ms, a real date)"
 
 

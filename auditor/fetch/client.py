@@ -17,7 +17,7 @@ import httpx
 from auditor import __version__
 from auditor.fetch.deadline import DeadlineTransport
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Page, iter_pages
-from auditor.fetch.retry import Budget, Requester, RetryPolicy
+from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
 from auditor.redact import Redactor
 
 
@@ -112,6 +112,10 @@ class PlatformClient:
         return iter_pages(
             requester, base, listing, page_size=self._page_size, max_pages=self._max_pages
         )
+
+    def get_json(self, path: str, params: dict[str, str], where: str) -> Parsed:
+        """One GET on the base address under the sync's retries and deadline (analytics)."""
+        return self._history.get_json(path, params, where)
 
     def iter_history_pages(self) -> Iterator[list[Item]]:
         """Yield each history page's raw change dicts (newest first), validated, to the end."""

@@ -43,6 +43,7 @@ class Listing:
     next_token: NextToken
     repeated: str  # the message when a token comes back; `{token!r}` names it
     keep_empty: bool  # an empty page is data (history) or only the end of the listing
+    query: tuple[tuple[str, str], ...] = ()  # fixed query parameters sent with every page
 
 
 @dataclass(frozen=True)
@@ -55,16 +56,24 @@ class Page:
     duplicates: tuple[Duplicate, ...] = ()  # keys sent twice; the last value is in `items`
 
 
-def _next_cursor(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
-    pagination = body["pagination"]
-    if not pagination["hasMore"]:
-        return None
-    if not items:
-        raise DataError(f"$.pagination.hasMore: true on an empty page ({where})")
-    cursor = pagination.get("nextCursor")
-    if not cursor:
-        raise DataError(f"$.pagination.nextCursor: missing while hasMore is true ({where})")
-    return str(cursor)
+def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
+    """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`."""
+
+    def next_token(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
+        paging = body[holder]
+        if not paging.get(more):
+            return None
+        if not items:
+            raise DataError(f"$.{holder}.{more}: true on an empty page ({where})")
+        token = paging.get(cursor)
+        if not token:
+            raise DataError(f"$.{holder}.{cursor}: missing while {more} is true ({where})")
+        return str(token)
+
+    return next_token
+
+
+_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor")
 
 
 def _start_after(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
@@ -108,7 +117,7 @@ def iter_pages(
     requester: Requester, base_url: str, listing: Listing, *, page_size: int, max_pages: int
 ) -> Iterator[Page]:
     """Yield each validated page of `listing`, in the service's order, to the end."""
-    params = {"limit": str(page_size)}
+    params = {"limit": str(page_size), **dict(listing.query)}
     seen: set[str] = set()
     for number in itertools.count(1):
         if number > max_pages:
@@ -125,4 +134,4 @@ def iter_pages(
         if token in seen:
             raise DataError(f"{listing.repeated.format(token=token)} ({where})")
         seen.add(token)
-        params = {"limit": str(page_size), listing.token_param: token}
+        params = {"limit": str(page_size), **dict(listing.query), listing.token_param: token}

@@ -152,4 +152,6 @@ def attribution_text(f: Finding) -> str:
     day = a.updated_at.date().isoformat()
     if f.subject.kind == "change":
         return f"changed in rev {a.revision} ({day}){_who(a)}"
+    if f.subject.kind == "usage":
+        return f"setting in force: rev {a.revision} ({day}){_who(a)}"
     return f"violating since rev {a.revision} ({day}){_who(a)}"

@@ -33,11 +33,11 @@ from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
 
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 OPTIONAL = ("ticket",)
-KEYWORD_SUBJECTS = ("settings", "org", "change")
+KEYWORD_SUBJECTS = ("settings", "org", "change", "usage")
 EXPIRING_SOON_DAYS = 14
 MAX_TERM_DAYS = 365
 WAIVABLE = frozenset({"fail", "unknown", "error"})
-_EXACT_SUBJECT = re.compile(r"^(?:settings@\d+|change:\d+\.\.\d+)$")
+_EXACT_SUBJECT = re.compile(r"^(?:settings@\d+|change:\d+\.\.\d+|usage@\d{4}-\d{2}-\d{2})$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -134,7 +134,8 @@ def _check_subject(subject: str, report: Callable[[str], None]) -> None:
         return
     hint = suggest(text, KEYWORD_SUBJECTS)
     report(
-        f"subject `{text}` is not `settings`, `org`, `change`, `change:A..B` "
+        f"subject `{text}` is not `settings`, `org`, `change`, `change:A..B`, `usage`, "
+        "`usage@YYYY-MM-DD` "
         f"or a repository URL glob such as https://github.com/acme/legacy-*{hint}"
     )
 
@@ -181,6 +182,8 @@ def subject_matches(waiver: Waiver, subject: Subject) -> bool:
         return subject.kind == "change"
     if pattern == "org":
         return subject.kind == "org"
+    if pattern == "usage":
+        return subject.kind == "usage"
     return subject.repo_url is not None and fnmatchcase(subject.repo_url, pattern)
 
 

@@ -39,7 +39,8 @@ _COMMON: dict[str, Any] = {
     "target": {
         "enum": list(TARGETS),
         "description": "settings (a revision), change (revision n-1 -> n), readiness (a repo's "
-        "latest report), org (aggregates across repos)",
+        "latest report), org (aggregates across repos), usage (a day of analytics with the "
+        "settings in force that day)",
     },
     "on_missing": {
         "enum": list(ON_MISSING),

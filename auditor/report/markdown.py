@@ -20,6 +20,7 @@ from auditor.report.model import (
     shown_findings,
     status_counts,
 )
+from auditor.report.usage import usage_markdown
 
 #: The first line of a review's Markdown: a CI job finds its earlier PR comment by it and
 #: edits that comment instead of adding one per push (invisible once rendered).
@@ -210,6 +211,9 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
     resolved = _resolved(data)
     if sum(len(p) for p in parts) + len(resolved) <= budget:
         parts.append(resolved)
+    usage = usage_markdown(data.usage, data.findings)
+    if sum(len(p) for p in parts) + len(usage) <= budget:
+        parts.append(usage)
     findings = _order(data)
     parts.append(f"### Findings ({len(findings)})\n\n" if findings else "No open findings.\n\n")
     used = sum(len(p) for p in parts)

@@ -22,6 +22,7 @@ from auditor.models import (
     Waiver,
 )
 from auditor.policy.model import PolicyFile
+from auditor.report.usage import UsageView
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class ReportData:
     org: str = ""  # the `--org` label; SARIF's automation id names it
     sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
+    usage: UsageView | None = None  # the usage section (None: usage not part of the run)
 
 
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}

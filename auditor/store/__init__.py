@@ -8,7 +8,8 @@ conversions; `file` the lock and the fingerprint key; `runs` the run and finding
 
 from __future__ import annotations
 
+from auditor.store.analytics import AnalyticsAccess
 from auditor.store.database import Ingested, Store
 from auditor.store.schema import IntegrityIssue, RunRecord, SyncRecord
 
-__all__ = ["Ingested", "IntegrityIssue", "RunRecord", "Store", "SyncRecord"]
+__all__ = ["AnalyticsAccess", "Ingested", "IntegrityIssue", "RunRecord", "Store", "SyncRecord"]

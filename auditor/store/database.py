@@ -18,16 +18,18 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor.common.jsonutil import canonical, loads
 from auditor.errors import StoreError
-from auditor.models import FindingRecord, ReadinessReport, Revision
+from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
+from auditor.store import analytics as store_analytics
 from auditor.store import runs as store_runs
+from auditor.store.analytics import AnalyticsAccess
 from auditor.store.file import (
     acquire_lock,
     connect,
@@ -245,7 +247,7 @@ class Store:
             for item in hits:
                 self._rescrub_row(table, item)
             fixed += len(hits)
-        return fixed
+        return fixed + store_analytics.scrub(self._db, self.redactor, forms)
 
     def _rescrub_row(self, table: Literal["revisions", "reports"], item: Any) -> str:
         """Redact one stored row again with everything remembered now; gives its new hash."""
@@ -479,6 +481,34 @@ class Store:
         return SyncRecord(
             from_text(started) or datetime.min, from_text(finished), base, revs, reports, pages
         )
+
+    # -- usage analytics ---------------------------------------------------------------------
+
+    @_reads
+    def analytics_days_stored(self, start: date, end: date, series: int) -> set[str]:
+        """The dates from `start` to `end` for which all `series` analytics series are stored."""
+        return store_analytics.stored_days(self._db, start, end, series)
+
+    def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
+        """Store one redacted analytics series of one day (inside the sync's transaction)."""
+        store_analytics.ensure_table(self._db)
+        store_analytics.put_day(self._db, day, series, data, sync_id)
+
+    def iter_analytics(
+        self, start: date | None = None, end: date | None = None
+    ) -> Iterator[tuple[str, dict[str, JSON]]]:
+        """(date, {series: data}) for every stored date in the range, ascending."""
+        with self.reading():
+            yield from store_analytics.iter_days(self._db, start, end)
+
+    def set_analytics_access(self, status: str, detail: str = "") -> None:
+        """Record whether this sync could read the analytics (inside its transaction)."""
+        store_analytics.set_access(self._db, AnalyticsAccess(status, detail))
+
+    @_reads
+    def analytics_access(self) -> AnalyticsAccess | None:
+        """What the last sync found about the analytics, or None if none tried."""
+        return store_analytics.get_access(self._db)
 
     # -- runs --------------------------------------------------------------------------------
 

@@ -44,6 +44,13 @@ CREATE TABLE IF NOT EXISTS findings (
     severity TEXT NOT NULL, first_seen_run TEXT NOT NULL, PRIMARY KEY (run_id, fingerprint));
 CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, length INTEGER NOT NULL);
 """
+# Usage analytics per (date, series), redacted like everything else (`auditor.store.analytics`).
+# Created on first use too, so a file made before the table existed gains it on its next sync.
+ANALYTICS_DDL = """
+CREATE TABLE IF NOT EXISTS analytics_days (
+    day TEXT NOT NULL, series TEXT NOT NULL, data BLOB NOT NULL, content_hash TEXT NOT NULL,
+    sync_id INTEGER NOT NULL, PRIMARY KEY (day, series));
+"""
 # Keyed fingerprints of every secret ever found (never the value): see `auditor.redact.memory`.
 # Created on first use too, so a file made before the table existed gains it on its next sync.
 SECRET_MEMORY_DDL = (

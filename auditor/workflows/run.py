@@ -36,7 +36,9 @@ from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReportData
+from auditor.report.usage import usage_view
 from auditor.store.database import Store
+from auditor.workflows.usage import usage_inputs, without_usage
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class AuditOptions:
     not_evaluated: tuple[str, ...] = ()  # problems met before the audit (e.g. a failed sync)
     list_table: ListTable = DEFAULT_LIST_TABLE  # how change rules diff lists (`diff_keys`)
     data_quality: tuple[DataWarning, ...] = ()  # the sync's warnings, shown in every report
+    usage_days: int | None = 30  # the usage window (ends the day before `at`/`now`); None: skip
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,8 @@ def run_audit(
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
     run whose reports could not be written never becomes the next run's baseline.
     """
+    if options.usage_days is None:  # --no-usage: the usage rules are not selected
+        loaded = replace(loaded, policy=without_usage(loaded.policy))
     scope = run_scope(loaded.policy, options)
     run_id = store.start_run(
         options.run_id,
@@ -154,7 +159,7 @@ def run_audit(
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
-    data = replace(data, data_quality=options.data_quality)
+    data = replace(data, data_quality=options.data_quality, usage=usage_view(inputs.usage))
     if publish is not None:
         publish(data)
     if not errors:
@@ -193,6 +198,7 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         reports=reports,
         readiness_model=model,
         list_table=options.list_table,
+        usage=usage_inputs(store, (at or options.now).date(), options.usage_days),
     )
 
 

@@ -30,6 +30,7 @@ from auditor.fetch import (
 )
 from auditor.models import DataWarning, Revision
 from auditor.store import Ingested, IntegrityIssue, Store
+from auditor.workflows.usage import UsageSync, sync_usage
 
 Progress = Callable[[str], None]
 
@@ -49,6 +50,7 @@ class SyncOptions:
     deadline: float = 300.0
     max_pages: int = 10000
     page_size: int = 100
+    usage_days: int | None = 30  # the usage analytics window; None: skip (--no-usage)
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class SyncSummary:
     repositories: int = 0
     reports_skipped: bool = False
     data_quality: tuple[DataWarning, ...] = ()  # odd values kept and read as absent
+    usage: UsageSync = field(default_factory=lambda: UsageSync("skipped"))  # usage analytics
 
 
 @dataclass
@@ -203,7 +206,7 @@ def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
     return type(exc)(message)
 
 
-def _summary(store: Store, client: PlatformClient, tally: _Tally) -> SyncSummary:
+def _summary(store: Store, client: PlatformClient, tally: _Tally, usage: UsageSync) -> SyncSummary:
     return SyncSummary(
         revisions_new=tally.history.new,
         revisions_total=store.count_revisions(),
@@ -215,6 +218,7 @@ def _summary(store: Store, client: PlatformClient, tally: _Tally) -> SyncSummary
         repositories=store.count_repositories(),
         reports_skipped=not client.has_reports,
         data_quality=tally.quality.warnings(store.redactor),
+        usage=usage,
     )
 
 
@@ -225,10 +229,13 @@ def sync(
     progress: Progress | None = None,
     clock: Callable[[], datetime] | None = None,
     org: str = "default",
+    usage_days: int | None = None,
 ) -> SyncSummary:
-    """Fetch new revisions and reports into the store; all or nothing."""
+    """Fetch new revisions and reports (and, given `usage_days`, the usage analytics of that
+    many complete days) into the store; all or nothing."""
     now = (clock or _utc_now)()
     tally = _Tally()
+    usage = UsageSync("skipped")
     try:
         with store.transaction():
             store.bind_org(org)
@@ -236,6 +243,15 @@ def sync(
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None))
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
+            usage = sync_usage(
+                store,
+                client,
+                sync_id,
+                today=now.astimezone(UTC).date(),
+                days=usage_days,
+                quality=tally.quality,
+                progress=run.progress,
+            )
             # Pages come newest first: a key found in an old revision may have been pasted
             # into a newer one already written; those rows are redacted again before commit.
             store.scrub_stored()
@@ -249,7 +265,7 @@ def sync(
             )
     except AuditorError as exc:
         raise _failed(exc, tally, store) from None
-    return _summary(store, client, tally)
+    return _summary(store, client, tally, usage)
 
 
 def sync_service(
@@ -272,7 +288,14 @@ def sync_service(
         page_size=options.page_size,
     )
     with client:
-        return sync(store, client, progress=progress, clock=clock, org=options.org)
+        return sync(
+            store,
+            client,
+            progress=progress,
+            clock=clock,
+            org=options.org,
+            usage_days=options.usage_days,
+        )
 
 
 def format_summary(summary: SyncSummary, base_url: str) -> str:
@@ -293,6 +316,8 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
         )
     issues = summary.integrity_issues
     noun = "integrity issue" if len(issues) == 1 else "integrity issues"
+    if summary.usage.status != "skipped":
+        parts.append(summary.usage.describe())
     text = "; ".join(parts) + f"; {len(issues)} {noun}."
     if issues:
         text += " " + " ".join(f"{issue.describe()}." for issue in issues)

@@ -1,0 +1,212 @@
+"""The `usage` target: a day of analytics beside the settings in force that day.
+
+Takes the usage rules, the stored analytics days (`UsageInputs`) and the settings history
+(ascending, streamed once), gives one `RuleResult` per (rule, day). A day's document is
+
+- `date`, and the day's rows: `tokens`, `tools`, `activity`, `productivity` (one row each, as
+  the API sends it) and `users` (the per-user rows);
+- `settings`: the settings in force that day; `$revision`, `$author`: which revision and who;
+- computed fields: `$trailing_median_billable` (median of `tokens.billable_tokens` over the up
+  to 14 stored days before, absent with fewer than 7), `$billable_vs_median` (the day's
+  figure divided by it), `$custom_model_ids` (`settings.customModels[*].id`) and
+  `$managed_hook_commands` (every command of `settings.hooks`).
+
+Analytics are daily totals, so a day on which a revision was saved is judged under each
+settings version in force that day: the same result under all of them stands; a result that
+differs (usage allowed before the change, refused after) is `unknown`, saying so, because the
+figures cannot tell whether the use came before or after the change.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from auditor.evaluate.conditions import Env
+from auditor.evaluate.model import RuleResult, UsageInputs
+from auditor.evaluate.rule import Verdict, run_rule
+from auditor.models import JSON, Attribution, Revision, Subject
+from auditor.policy.model import Rule
+
+TRAILING_DAYS = 14
+MIN_TRAILING = 7
+SERIES_KEYS = ("tokens", "tools", "activity", "productivity", "users")
+
+
+@dataclass
+class _Day:
+    day: str
+    doc: dict[str, Any]
+    versions: list[Revision] = field(default_factory=list)  # in force during the day, in order
+
+
+def _start(day: str) -> datetime:
+    return datetime.combine(date.fromisoformat(day), time(), tzinfo=UTC)
+
+
+def _managed_commands(settings: Any) -> list[str]:
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    found: list[str] = []
+    for entries in (hooks or {}).values() if isinstance(hooks, dict) else ():
+        for entry in entries if isinstance(entries, list) else ():
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str) and command not in found:
+                    found.append(command)
+    return found
+
+
+def _custom_ids(settings: Any) -> list[str]:
+    models = settings.get("customModels") if isinstance(settings, dict) else None
+    return [
+        m["id"]
+        for m in (models if isinstance(models, list) else ())
+        if isinstance(m, dict) and isinstance(m.get("id"), str)
+    ]
+
+
+def _billable(series: Mapping[str, JSON]) -> float | None:
+    tokens = series.get("tokens")
+    value = tokens.get("billable_tokens") if isinstance(tokens, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def day_documents(days: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[_Day]:
+    """The day documents without settings (added per version): rows and trailing figures."""
+    out: list[_Day] = []
+    figures: list[float | None] = [_billable(series) for _, series in days]
+    for index, (day, series) in enumerate(days):
+        doc: dict[str, Any] = {"date": day}
+        doc.update({k: series[k] for k in SERIES_KEYS if k in series})
+        before = [
+            f
+            for (d, _), f in zip(
+                days[max(0, index - TRAILING_DAYS) : index],
+                figures[max(0, index - TRAILING_DAYS) : index],
+                strict=True,
+            )
+            if f is not None
+            and date.fromisoformat(d) >= date.fromisoformat(day) - timedelta(days=TRAILING_DAYS)
+        ]
+        if len(before) >= MIN_TRAILING:
+            median = statistics.median(before)
+            doc["$trailing_median_billable"] = median
+            if median > 0 and figures[index] is not None:
+                doc["$billable_vs_median"] = round(float(figures[index] or 0) / median, 4)
+        out.append(_Day(day, doc))
+    return out
+
+
+def _attach_settings(days: list[_Day], history: Iterable[Revision]) -> None:
+    """Give each day the revisions in force during it (one pass over the ascending history)."""
+    if not days:
+        return
+    bounds = [(_start(d.day), _start(d.day) + timedelta(days=1)) for d in days]
+    current: Revision | None = None
+    index = 0
+    for rev in history:
+        while index < len(days) and rev.updated_at >= bounds[index][1]:
+            _close(days[index], current)
+            index += 1
+        if index >= len(days):
+            current = rev
+            continue
+        if rev.updated_at <= bounds[index][0]:  # saved before (or at) the day began
+            current = rev
+            continue
+        if not days[index].versions and current is not None:
+            days[index].versions.append(current)  # in force when the day began
+        days[index].versions.append(rev)
+        current = rev
+    while index < len(days):
+        _close(days[index], current)
+        index += 1
+
+
+def _close(day: _Day, current: Revision | None) -> None:
+    if not day.versions and current is not None:
+        day.versions.append(current)
+
+
+def _with_settings(doc: dict[str, Any], rev: Revision) -> dict[str, Any]:
+    return {
+        **doc,
+        "settings": rev.settings,
+        "$revision": rev.revision,
+        "$author": rev.user.email or rev.user.name,
+        "$custom_model_ids": _custom_ids(rev.settings),
+        "$managed_hook_commands": _managed_commands(rev.settings),
+    }
+
+
+def _attribution(rev: Revision) -> Attribution:
+    return Attribution(rev.revision, rev.updated_at, rev.user.email, rev.user.name)
+
+
+def _subject(day: str, rev: Revision | None) -> Subject:
+    return Subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
+
+
+def _judge(rule: Rule, day: _Day, env: Env) -> RuleResult:
+    if not day.versions:
+        subject = _subject(day.day, None)
+        message = f"no settings revision was in force on {day.day}; nothing to compare with"
+        return Verdict("unknown", message).result(rule, subject)
+    verdicts = [(rev, run_rule(rule, _with_settings(day.doc, rev), env)) for rev in day.versions]
+    statuses = {v.status for _, v in verdicts}
+    first_rev, first = verdicts[0]
+    if len(statuses) == 1:
+        return first.result(rule, _subject(day.day, first_rev), since=_attribution(first_rev))
+    if "error" in statuses:
+        rev, verdict = next((r, v) for r, v in verdicts if v.status == "error")
+        return verdict.result(rule, _subject(day.day, rev), since=_attribution(rev))
+    shown = "; ".join(
+        f"under rev {rev.revision} ({rev.updated_at:%Y-%m-%d %H:%M} "
+        f"by {rev.user.email or rev.user.name}): {v.status}"
+        for rev, v in verdicts
+    )
+    failing = next(((r, v) for r, v in verdicts if v.status == "fail"), verdicts[-1])
+    message = (
+        f"the settings changed on {day.day} ({shown}); daily figures cannot tell whether "
+        f"the use came before or after the change: {failing[1].message}"
+    )
+    subject = _subject(day.day, failing[0])
+    return Verdict("unknown", message, failing[1].evidence).result(
+        rule, subject, since=_attribution(failing[0])
+    )
+
+
+NOT_SYNCED = (
+    "no usage analytics are stored (sync with a manager or owner token, without --no-usage)"
+)
+
+
+def evaluate_usage(
+    rules: Sequence[Rule], usage: UsageInputs | None, history: Iterable[Revision], now: datetime
+) -> tuple[list[RuleResult], str]:
+    """One result per (usage rule, stored day), and the one line saying why none could be
+    judged (every rule is then `unknown` on the subject `usage`)."""
+    reason = (usage.unavailable if usage else "") or ("" if usage and usage.days else NOT_SYNCED)
+    if reason:
+        subject = Subject("usage", "usage", "usage analytics")
+        results = [Verdict("unknown", reason).result(rule, subject) for rule in rules]
+        line = f"{len(rules)} usage rules not evaluated: {reason}"
+        return results, line
+    assert usage is not None
+    return list(_judge_days(rules, usage, history, now)), ""
+
+
+def _judge_days(
+    rules: Sequence[Rule], usage: UsageInputs, history: Iterable[Revision], now: datetime
+) -> Iterator[RuleResult]:
+    days = day_documents(usage.days)
+    _attach_settings(days, history)
+    env = Env(now)
+    judged = [d for d in days if d.day >= usage.first_judged]
+    for rule in rules:
+        for day in judged:
+            yield _judge(rule, day, env)

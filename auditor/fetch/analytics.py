@@ -1,0 +1,177 @@
+"""Analytics: the five GET /api/v1/analytics endpoints, read day by day for a window of dates.
+
+Takes a `PlatformClient`, a range of dates and the sync's `DataQuality`, gives one `DayRows`
+per (date, series): the day's row of /tokens, /tools, /activity and /productivity (one request
+per series for the whole range: without `group_by` each day's row already carries every
+breakdown the usage rules read) and the day's per-user rows of /users (paged with
+`cursor`/`next_cursor` by the one paging loop, `auditor.fetch.paging`). Rows are checked by
+the tolerant reader (`api-analytics-<series>.schema.json`: an odd value is a warning and read
+as absent) and redacted before they leave. A row without a usable `date`, or two rows for one
+date, fails the sync. A 403 (the token lacks the manager or owner role) is `AnalyticsDenied`,
+which the sync records instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from urllib.parse import urlencode
+
+from auditor.common import paths
+from auditor.errors import ApiError, DataError
+from auditor.fetch.client import PlatformClient
+from auditor.fetch.paging import Item, Listing, Page, cursor_paging
+from auditor.fetch.schema import validate
+from auditor.fetch.tolerant import DataQuality, tolerate
+from auditor.models import JSON, DataWarning
+from auditor.redact import Redactor
+
+ANALYTICS_PATH = "/api/v1/analytics"
+#: The day series, one row per day each; `users` holds the day's per-user rows.
+DAY_SERIES = ("tokens", "tools", "activity", "productivity")
+USERS = "users"
+ALL_SERIES = (*DAY_SERIES, USERS)
+#: The default window: the last 30 complete days.
+DEFAULT_DAYS = 30
+PAGE_SCHEMA = "api-analytics-page.schema.json"
+
+
+class AnalyticsDenied(Exception):
+    """The analytics endpoints refused the token (403: manager or owner role needed)."""
+
+
+def usage_window(today: date, days: int = DEFAULT_DAYS) -> tuple[date, date]:
+    """The last `days` complete days, first and last: the API refuses today's date and its
+    figures lag 24 hours, so the window ends yesterday (UTC)."""
+    if days < 1:
+        raise ValueError("the usage window needs at least one day")
+    end = today - timedelta(days=1)
+    return end - timedelta(days=days - 1), end
+
+
+def date_ranges(dates: Iterable[date]) -> list[tuple[date, date]]:
+    """Consecutive dates merged into inclusive (first, last) ranges, in order."""
+    ranges: list[tuple[date, date]] = []
+    for day in sorted(set(dates)):
+        if ranges and ranges[-1][1] + timedelta(days=1) == day:
+            ranges[-1] = (ranges[-1][0], day)
+        else:
+            ranges.append((day, day))
+    return ranges
+
+
+@dataclass(frozen=True)
+class DayRows:
+    """One series of one day, redacted: a row (day series) or a list of per-user rows."""
+
+    day: str  # YYYY-MM-DD
+    series: str
+    data: JSON
+
+
+#: /users for one day (`query` gains `startDate` and `endDate` per day).
+USERS_LISTING = Listing(
+    name="analytics users",
+    path=f"{ANALYTICS_PATH}/users",
+    on_app=False,
+    schema=PAGE_SCHEMA,
+    items="data",
+    token_param="cursor",
+    next_token=cursor_paging("meta", "has_more", "next_cursor"),
+    repeated="$.meta.next_cursor: the API repeated an earlier cursor; paging would loop",
+    keep_empty=False,
+)
+
+
+def _query(start: date, end: date) -> dict[str, str]:
+    return {"startDate": start.isoformat(), "endDate": end.isoformat()}
+
+
+def _row_date(row: Item, index: int, start: date, end: date, where: str) -> str:
+    text = row.get("date")
+    try:
+        day = date.fromisoformat(text) if isinstance(text, str) and len(text) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise DataError(f"$.data[{index}].date: expected YYYY-MM-DD, got {text!r} ({where})")
+    if not start <= day <= end:
+        raise DataError(
+            f"$.data[{index}].date: {text} is outside the requested {start}..{end} ({where})"
+        )
+    return day.isoformat()
+
+
+class AnalyticsReader:
+    """Reads the analytics of date ranges through one client; warnings go to `quality`."""
+
+    def __init__(self, client: PlatformClient, redactor: Redactor, quality: DataQuality) -> None:
+        self._client = client
+        self._redactor = redactor
+        self._quality = quality
+        self.requests = 0
+
+    def read(self, start: date, end: date) -> Iterator[DayRows]:
+        """Every series of every day from `start` to `end`; AnalyticsDenied on a 403."""
+        try:
+            for series in DAY_SERIES:
+                yield from self._series(series, start, end)
+            day = start
+            while day <= end:
+                yield self._users(day)
+                day += timedelta(days=1)
+        except ApiError as exc:
+            if exc.status == 403:
+                raise AnalyticsDenied(str(exc)) from None
+            raise
+
+    def _tolerate(self, row: Item, series: str, base: str, item: str, where: str) -> Item:
+        def warn(warning: DataWarning) -> None:
+            self._quality.add(replace(warning, where=where))
+
+        return tolerate(row, f"api-analytics-{series}.schema.json", base, item, warn)
+
+    def _series(self, series: str, start: date, end: date) -> Iterator[DayRows]:
+        path = f"{ANALYTICS_PATH}/{series}"
+        params = _query(start, end)
+        where = f"GET {self._client.base_url}{path}?{urlencode(params)}"
+        body, repeated = self._client.get_json(path, params, where)
+        self.requests += 1
+        validate(body, PAGE_SCHEMA, where)
+        rows: list[Item] = body["data"]
+        page = Page(1, rows, where, repeated)
+        listing = replace(USERS_LISTING, name=series)
+        self._quality.add_duplicates(page, listing, lambda r: f"{series} {r.get('date')}")
+        seen: dict[str, Item] = {}
+        for index, raw in enumerate(rows):
+            day = _row_date(raw, index, start, end, where)
+            if day in seen:
+                raise DataError(f"$.data[{index}]: a second row for {day} ({where})")
+            seen[day] = self._tolerate(raw, series, f"$.data[{index}]", f"{series} {day}", where)
+        day_ = start
+        while day_ <= end:
+            key = day_.isoformat()
+            if key in seen:
+                yield DayRows(key, series, self._redactor.redact_json(seen[key]))
+            else:
+                self._quality.add(
+                    DataWarning(
+                        "$.data", f"no row for {key}; fetched again next sync", series, where
+                    )
+                )
+            day_ += timedelta(days=1)
+
+    def _users(self, day: date) -> DayRows:
+        listing = replace(USERS_LISTING, query=tuple(_query(day, day).items()))
+        users: list[Item] = []
+        for page in self._client.pages(listing):
+            self.requests += 1
+            self._quality.add_duplicates(page, listing, lambda r: f"user {r.get('user_id')}")
+            for index, raw in enumerate(page.items):
+                shown = _row_date(raw, index, day, day, page.where)
+                item = f"user {raw.get('user_id')} on {shown}"
+                base = paths.join("$.data", index)
+                users.append(self._tolerate(raw, USERS, base, item, page.where))
+        users.sort(key=lambda u: str(u.get("user_id")))
+        return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users))

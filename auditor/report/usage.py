@@ -1,0 +1,277 @@
+"""The usage section of the reports: daily billable tokens by model, and the usage findings.
+
+Takes the analytics days the audit read (`UsageInputs`) and the run's findings, gives a
+`UsageView` (stored on `ReportData.usage`), the geometry of a stacked-bar SVG chart the HTML
+template draws (numbers and model names only, autoescaped there; colours are presentation
+attributes, so the page's CSP needs no inline style), the rows of the usage findings (day,
+observed figure, the setting in force: revision and author) and the Markdown section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from auditor.common.escape import md_inline, shorten
+from auditor.evaluate.model import UsageInputs
+from auditor.findings.finding import Finding, attribution_text, sort_findings
+from auditor.models import OPEN_STATUSES
+from auditor.report import display
+
+WIDTH, HEIGHT = 720, 260
+_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 12, 12, 70
+MAX_MODELS = 6
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f")
+ROWS = 60
+
+
+@dataclass(frozen=True)
+class UsageDay:
+    """One day's billable tokens per model (models in the order the API sent them)."""
+
+    day: str
+    by_model: tuple[tuple[str, float], ...]
+    total: float | None  # the day's `billable_tokens`; None when absent
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One coloured segment of a day's bar."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    fill: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Label:
+    """An axis or legend label at a position."""
+
+    x: float
+    y: float
+    text: str
+    fill: str = ""
+
+
+@dataclass(frozen=True)
+class UsageChart:
+    """Stacked bars of daily billable tokens by model, with axes and a legend."""
+
+    width: int
+    height: int
+    bars: tuple[Bar, ...]
+    y_ticks: tuple[Label, ...]
+    x_ticks: tuple[Label, ...]
+    legend: tuple[Label, ...]
+    plot_left: int
+    plot_right: int
+    plot_bottom: int
+    first: str
+    last: str
+
+
+@dataclass(frozen=True)
+class UsageView:
+    """What the reports show about usage: the days read, or why there were none."""
+
+    window: tuple[str, str] | None
+    days: tuple[UsageDay, ...] = ()
+    unavailable: str = ""
+
+    def chart(self) -> UsageChart | None:
+        """The chart of the days, or None without any figure."""
+        return usage_chart(self.days)
+
+    def rows(self, findings: Iterable[Finding]) -> list[UsageRow]:
+        """The usage findings as the section lists them."""
+        return usage_rows(findings)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def usage_view(inputs: UsageInputs | None) -> UsageView | None:
+    """The report's view of the usage inputs (None when usage was skipped)."""
+    if inputs is None:
+        return None
+    days = []
+    for day, series in inputs.days:
+        if day < inputs.first_judged:
+            continue
+        tokens = series.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        models = tokens.get("by_model")
+        pairs = tuple(
+            (str(m.get("model")), n)
+            for m in (models if isinstance(models, list) else ())
+            if isinstance(m, dict) and (n := _number(m.get("billable_tokens"))) is not None
+        )
+        days.append(UsageDay(day, pairs, _number(tokens.get("billable_tokens"))))
+    return UsageView(inputs.window, tuple(days), inputs.unavailable)
+
+
+def _nice(peak: float) -> float:
+    if peak <= 0:
+        return 1.0
+    scale = float(10 ** (len(str(int(peak))) - 1))
+    for step in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
+        if peak <= step * scale:
+            return step * scale
+    return 10.0 * scale
+
+
+def compact(value: float) -> str:
+    """`12.5M`, `830k`, `42`: a token count for an axis or a table."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.1f}".removesuffix(".0") + suffix
+    return f"{value:.0f}"
+
+
+def _models(days: Sequence[UsageDay]) -> list[str]:
+    totals: dict[str, float] = {}
+    for d in days:
+        for model, n in d.by_model:
+            totals[model] = totals.get(model, 0.0) + n
+    ranked = sorted(totals, key=lambda m: (-totals[m], m))
+    return ranked[:MAX_MODELS] + (["other"] if len(ranked) > MAX_MODELS else [])
+
+
+def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
+    """Stacked bars, one per day, a segment per model (the smaller ones as `other`)."""
+    if not any(d.by_model for d in days):
+        return None
+    models = _models(days)
+    colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
+    stacks = []
+    for d in days:
+        parts: dict[str, float] = {}
+        for model, n in d.by_model:
+            key = model if model in colour else "other"
+            parts[key] = parts.get(key, 0.0) + n
+        stacks.append((d.day, [(m, parts[m]) for m in models if parts.get(m)]))
+    top = _nice(max(sum(n for _, n in s) for _, s in stacks))
+    right, bottom = WIDTH - _RIGHT, HEIGHT - _BOTTOM
+    slot = (right - _LEFT) / len(days)
+    scale = (bottom - _TOP) / top
+    bars = []
+    for i, (day, stack) in enumerate(stacks):
+        y = float(bottom)
+        for model, n in stack:
+            h = n * scale
+            y -= h
+            title = f"{day} {model}: {n:,.0f} billable tokens"
+            bars.append(
+                Bar(
+                    round(_LEFT + i * slot + slot * 0.1, 2),
+                    round(y, 2),
+                    round(slot * 0.8, 2),
+                    round(h, 2),
+                    colour[model],
+                    title,
+                )
+            )
+    y_ticks = tuple(
+        Label(_LEFT - 6, round(bottom - top * k / 4 * scale, 2), compact(top * k / 4))
+        for k in range(5)
+    )
+    step = max(1, -(-len(days) // 6))
+    x_ticks = tuple(
+        Label(round(_LEFT + i * slot + slot / 2, 2), bottom + 16, d.day[5:])
+        for i, d in enumerate(days)
+        if i % step == 0 or i == len(days) - 1
+    )
+    legend = tuple(
+        Label(_LEFT + (i % 4) * 165, bottom + 38 + (i // 4) * 16, m, colour[m])
+        for i, m in enumerate(models)
+    )
+    return UsageChart(
+        WIDTH,
+        HEIGHT,
+        tuple(bars),
+        y_ticks,
+        x_ticks,
+        legend,
+        _LEFT,
+        right,
+        bottom,
+        days[0].day,
+        days[-1].day,
+    )
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One usage finding as the usage section lists it."""
+
+    day: str
+    rule_id: str
+    title: str
+    severity: str
+    status: str
+    observed: str  # the figure the rule looked at: `path = value`
+    setting: str  # the setting in force: `rev 233 (2026-10-29) by a@b.c`
+
+
+def _observed(f: Finding) -> str:
+    shown = [
+        f"{e.path} = {shorten(display.display_value(e.actual), 80)}"
+        for e in f.evidence
+        if e.present
+    ]
+    return "; ".join(shown[:3]) if shown else shorten(f.message, 160)
+
+
+def usage_rows(findings: Iterable[Finding]) -> list[UsageRow]:
+    """The open and waived usage findings, worst first, then by day."""
+    rows = []
+    for f in sort_findings([f for f in findings if f.subject.kind == "usage"]):
+        if f.status not in OPEN_STATUSES and f.status != "waived":
+            continue
+        day = f.subject.key.removeprefix("usage@") if "@" in f.subject.key else "—"
+        setting = attribution_text(f).removeprefix("setting in force: ") or "—"
+        rows.append(UsageRow(day, f.rule_id, f.title, f.severity, f.status, _observed(f), setting))
+    return rows
+
+
+def usage_markdown(view: UsageView | None, findings: Iterable[Finding]) -> str:
+    """The `### Usage` section of report.md (empty when usage was skipped)."""
+    if view is None:
+        return ""
+    lines = ["### Usage\n\n"]
+    if view.unavailable:
+        lines.append(f"Usage not evaluated: {md_inline(view.unavailable, 300)}\n\n")
+        return "".join(lines)
+    if view.window:
+        lines.append(
+            f"Analytics {view.window[0]}..{view.window[1]}: {len(view.days)} days stored.\n\n"
+        )
+    totals = [d.total for d in view.days if d.total is not None]
+    if totals:
+        peak = max(view.days, key=lambda d: d.total or 0)
+        lines.append(
+            f"Billable tokens: {compact(sum(totals))} in total, peak {compact(peak.total or 0)} "
+            f"on {peak.day}.\n\n"
+        )
+    rows = usage_rows(findings)
+    if not rows:
+        lines.append("No usage findings.\n\n")
+        return "".join(lines)
+    lines.append("| Day | Rule | Status | Observed | Setting in force |\n|---|---|---|---|---|\n")
+    for r in rows[:ROWS]:
+        lines.append(
+            f"| {r.day} | {md_inline(r.rule_id)} | {r.status} | {md_inline(r.observed, 160)} "
+            f"| {md_inline(r.setting, 120)} |\n"
+        )
+    if len(rows) > ROWS:
+        lines.append(
+            f"\n{len(rows) - ROWS} more usage findings in report.html and findings.json.\n"
+        )
+    lines.append("\n")
+    return "".join(lines)

@@ -1,0 +1,129 @@
+"""Analytics in the state file: a row per (date, series), and whether the last sync could read them.
+
+Takes an open SQLite connection (owned by `auditor.store.Store`) and redacted analytics rows
+(`auditor.fetch.analytics` reads them), gives the stored dates, the rows of a date range
+grouped by day, and the access status the last sync recorded (`ok`, or `denied` with the
+API's one-line reason). The table is created on first use, so a state file made before it
+existed gains it on its next sync. Plain SQL only (portable to other databases).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date
+
+from auditor.common.jsonutil import canonical, loads
+from auditor.models import JSON
+from auditor.redact import Redactor
+from auditor.store.schema import ANALYTICS_DDL
+
+_STATUS_KEY = "analytics_access"
+
+
+@dataclass(frozen=True)
+class AnalyticsAccess:
+    """What the last sync that tried the analytics found: `ok`, `denied` or `skipped`."""
+
+    status: str
+    detail: str = ""
+
+
+def _exists(db: sqlite3.Connection) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'analytics_days'"
+    ).fetchone()
+    return row is not None
+
+
+def ensure_table(db: sqlite3.Connection) -> None:
+    """Create the analytics table if this state file predates it (inside a transaction)."""
+    for statement in ANALYTICS_DDL.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def stored_days(db: sqlite3.Connection, start: date, end: date, series: int) -> set[str]:
+    """The dates from `start` to `end` holding all `series` series."""
+    if not _exists(db):
+        return set()
+    rows = db.execute(
+        "SELECT day FROM analytics_days WHERE day BETWEEN ? AND ? GROUP BY day "
+        "HAVING COUNT(*) >= ?",
+        (start.isoformat(), end.isoformat(), series),
+    )
+    return {str(r[0]) for r in rows}
+
+
+def put_day(db: sqlite3.Connection, day: str, series: str, data: JSON, sync_id: int) -> None:
+    """Store (or replace) one series of one day; `data` is already redacted."""
+    body = canonical(data)
+    digest = hashlib.sha256(body).hexdigest()
+    db.execute("DELETE FROM analytics_days WHERE day = ? AND series = ?", (day, series))
+    db.execute(
+        "INSERT INTO analytics_days (day, series, data, content_hash, sync_id) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (day, series, body, digest, sync_id),
+    )
+
+
+def iter_days(
+    db: sqlite3.Connection, start: date | None = None, end: date | None = None
+) -> Iterator[tuple[str, dict[str, JSON]]]:
+    """(date, {series: data}) for every stored date in the range, ascending."""
+    if not _exists(db):
+        return
+    low = start.isoformat() if start else "0000-00-00"
+    high = end.isoformat() if end else "9999-99-99"
+    rows = db.execute(
+        "SELECT day, series, data FROM analytics_days WHERE day BETWEEN ? AND ? "
+        "ORDER BY day, series",
+        (low, high),
+    )
+    current: str | None = None
+    series: dict[str, JSON] = {}
+    for day, name, data in rows:
+        if day != current:
+            if current is not None:
+                yield current, series
+            current, series = str(day), {}
+        series[str(name)] = loads(data)
+    if current is not None:
+        yield current, series
+
+
+def set_access(db: sqlite3.Connection, access: AnalyticsAccess) -> None:
+    """Record what this sync found (inside its transaction)."""
+    db.execute("DELETE FROM meta WHERE key = ?", (_STATUS_KEY,))
+    value = canonical({"status": access.status, "detail": access.detail})
+    db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (_STATUS_KEY, value))
+
+
+def get_access(db: sqlite3.Connection) -> AnalyticsAccess | None:
+    """What the last sync found, or None when no sync has tried the analytics."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (_STATUS_KEY,)).fetchone()
+    if row is None:
+        return None
+    value = loads(row[0])
+    return AnalyticsAccess(str(value.get("status", "")), str(value.get("detail", "")))
+
+
+def scrub(db: sqlite3.Connection, redactor: Redactor, forms: Iterable[bytes]) -> int:
+    """Redact again the stored rows holding a secret learned after they were written."""
+    if not _exists(db):
+        return 0
+    wanted = list(forms)
+    stale = [
+        (day, series, data)
+        for day, series, data in db.execute("SELECT day, series, data FROM analytics_days")
+        if any(f in bytes(data) for f in wanted)
+    ]
+    for day, series, data in stale:
+        body = canonical(redactor.redact_json(loads(data)))
+        db.execute(
+            "UPDATE analytics_days SET data = ?, content_hash = ? WHERE day = ? AND series = ?",
+            (body, hashlib.sha256(body).hexdigest(), day, series),
+        )
+    return len(stale)

@@ -1,0 +1,118 @@
+"""Usage analytics in the workflows: the sync's part, and what the audit reads back.
+
+`sync_usage` takes an open store inside the sync's transaction, the client, the sync's id
+and clock, gives a `UsageSync`: how many days were fetched and stored, and whether the
+analytics were readable.
+Incremental by date: only dates of the window not yet stored with every series are fetched
+(consecutive ones in one request per series). A 403 is recorded as `denied` with the API's
+reason and nothing else fails: settings and readiness still sync. `usage_inputs` gives the
+audit the stored days of its window (or the one line saying why there are none);
+`without_usage` drops the usage rules (`--no-usage`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+
+from auditor.evaluate.model import UsageInputs
+from auditor.evaluate.usage import TRAILING_DAYS
+from auditor.fetch import PlatformClient
+from auditor.fetch.analytics import (
+    ALL_SERIES,
+    AnalyticsDenied,
+    AnalyticsReader,
+    date_ranges,
+    usage_window,
+)
+from auditor.fetch.tolerant import DataQuality
+from auditor.policy import PolicySet
+from auditor.store import Store
+
+
+@dataclass(frozen=True)
+class UsageSync:
+    """What the sync did about usage analytics."""
+
+    status: str  # ok | denied | skipped
+    detail: str = ""
+    window: tuple[date, date] | None = None
+    days_new: int = 0
+    days_stored: int = 0
+    requests: int = 0
+
+    def describe(self) -> str:
+        """One clause of the sync summary."""
+        if self.status == "skipped":
+            return "usage analytics skipped (--no-usage)"
+        if self.status == "denied":
+            return f"usage analytics not readable: {self.detail}"
+        assert self.window is not None
+        first, last = self.window
+        return (
+            f"usage analytics {first}..{last}: {self.days_stored} days stored ({self.days_new} new)"
+        )
+
+
+def sync_usage(
+    store: Store,
+    client: PlatformClient,
+    sync_id: int,
+    *,
+    today: date,
+    days: int | None,
+    quality: DataQuality,
+    progress: Callable[[str], None],
+) -> UsageSync:
+    """Fetch the window's missing dates (`days` None: skip) inside the open transaction."""
+    if days is None:
+        return UsageSync("skipped")
+    start, end = usage_window(today, days)
+    have = store.analytics_days_stored(start, end, len(ALL_SERIES))
+    wanted = [start + timedelta(days=i) for i in range(days)]
+    missing = [d for d in wanted if d.isoformat() not in have]
+    reader = AnalyticsReader(client, store.ingest_redactor(), quality)
+    fetched: set[str] = set()
+    try:
+        for first, last in date_ranges(missing):
+            for rows in reader.read(first, last):
+                store.ingest_analytics(rows.day, rows.series, rows.data, sync_id)
+                fetched.add(rows.day)
+            progress(f"usage: {first}..{last}, {len(fetched)} days")
+    except AnalyticsDenied as exc:
+        detail = store.redactor.redact_text(str(exc))
+        store.set_analytics_access("denied", detail)
+        return UsageSync("denied", detail, (start, end), requests=reader.requests)
+    store.set_analytics_access("ok", f"{start}..{end}")
+    stored = len(store.analytics_days_stored(start, end, len(ALL_SERIES)))
+    return UsageSync("ok", "", (start, end), len(fetched), stored, reader.requests)
+
+
+def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | None:
+    """The stored analytics of the window ending the day before `today` (None: skipped)."""
+    if days is None:
+        return None
+    start, end = usage_window(today, days)
+    window = (start.isoformat(), end.isoformat())
+    access = store.analytics_access()
+    if access is not None and access.status == "denied":
+        why = (
+            "the analytics endpoints refused the token (manager or owner role needed): "
+            + access.detail
+        )
+        return UsageInputs(unavailable=why, window=window)
+    # The days before the window feed the trailing median of its first days, when stored.
+    stored = tuple(store.iter_analytics(start - timedelta(days=TRAILING_DAYS), end))
+    if not any(day >= window[0] for day, _ in stored):
+        if access is None:
+            return UsageInputs(window=window)  # never synced: the evaluator says so
+        return UsageInputs(
+            unavailable=f"no usage analytics stored for {start}..{end}", window=window
+        )
+    return UsageInputs(days=stored, window=window, first_judged=window[0])
+
+
+def without_usage(policy: PolicySet) -> PolicySet:
+    """The policy set without its `usage` rules."""
+    return replace(policy, rules=tuple(r for r in policy.rules if r.target != "usage"))

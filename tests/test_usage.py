@@ -1,0 +1,444 @@
+"""Usage evidence (issue 15): the analytics window, the sync of the analytics (paging,
+incremental by date, 403 and 400), the `usage` target reading the settings of the day, and
+`auditor run` end to end against the emulator over HTTP."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from auditor.cli import Context, main
+from auditor.common.jsonutil import content_hash
+from auditor.emulator import start_emulator
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.model import EvaluationInputs, UsageInputs
+from auditor.fetch import PlatformClient
+from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, date_ranges, usage_window
+from auditor.fetch.tolerant import DataQuality
+from auditor.models import Revision, User
+from auditor.policy import load_policies
+from auditor.redact import Redactor
+from auditor.store import Store
+from auditor.workflows.sync import SyncOptions, sync_service
+from tests.conftest import FIXED_NOW, MEMBER_TOKEN, OWNER_TOKEN
+
+REPO = Path(__file__).resolve().parents[1]
+AUDITOR_TOKEN = "test-auditor-token-0123456789"
+USAGE_PACK = REPO / "policies" / "usage.yaml"
+
+
+# -- the window ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("today", "first", "last"),
+    [
+        (date(2026, 11, 1), date(2026, 10, 2), date(2026, 10, 31)),  # ends yesterday
+        (date(2026, 3, 1), date(2026, 1, 30), date(2026, 2, 28)),  # February, not a leap year
+        (date(2028, 3, 1), date(2028, 1, 31), date(2028, 2, 29)),  # leap day
+        (date(2027, 1, 1), date(2026, 12, 2), date(2026, 12, 31)),  # across the year end
+        (date(2026, 5, 31), date(2026, 5, 1), date(2026, 5, 30)),  # a 31-day month
+        (date(2026, 5, 1), date(2026, 4, 1), date(2026, 4, 30)),  # ends on a 30-day month end
+    ],
+)
+def test_window_is_the_last_30_complete_days_ending_yesterday(
+    today: date, first: date, last: date
+) -> None:
+    assert usage_window(today) == (first, last)
+    assert (last - first).days == 29
+
+
+def test_window_of_one_day_and_refusal_of_none() -> None:
+    assert usage_window(date(2026, 11, 1), 1) == (date(2026, 10, 31), date(2026, 10, 31))
+    with pytest.raises(ValueError):
+        usage_window(date(2026, 11, 1), 0)
+
+
+def test_date_ranges_merge_consecutive_days_across_month_ends() -> None:
+    days = [date(2026, 10, 30), date(2026, 10, 31), date(2026, 11, 1), date(2026, 11, 5)]
+    assert date_ranges(reversed(days)) == [
+        (date(2026, 10, 30), date(2026, 11, 1)),
+        (date(2026, 11, 5), date(2026, 11, 5)),
+    ]
+
+
+# -- the usage target reads the settings of the day -----------------------------------------
+
+
+def _rev(number: int, when: str, settings: dict[str, Any], email: str) -> Revision:
+    moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    return Revision(number, moment, User("u", email, ""), settings, content_hash(settings))
+
+
+def _day(day: str, models: dict[str, int]) -> tuple[str, dict[str, Any]]:
+    by_model = [{"model": m, "billable_tokens": n} for m, n in models.items()]
+    return day, {"tokens": {"billable_tokens": sum(models.values()), "by_model": by_model}}
+
+
+def _usage_results(history: tuple[Revision, ...], days: list[Any]) -> dict[str, Any]:
+    policy = load_policies([USAGE_PACK])
+    inputs = EvaluationInputs(
+        now=FIXED_NOW,
+        settings=history[-1],
+        history=history,
+        usage=UsageInputs(days=tuple(days)),
+    )
+    result = evaluate(policy, inputs)
+    return {r.subject.key: r for r in result.results if r.rule.id == "USE-MOD-001"}
+
+
+def test_rules_read_the_settings_in_force_on_each_day() -> None:
+    open_policy = {"modelPolicy": {"blockedModelIds": ["old-model"]}}
+    blocked = {"modelPolicy": {"blockedModelIds": ["old-model", "gpt-5-codex"]}}
+    history = (
+        _rev(1, "2026-10-01T09:00:00Z", open_policy, "a@acme.example"),
+        _rev(2, "2026-10-29T13:53:04Z", blocked, "priya@acme.example"),
+    )
+    days = [
+        _day("2026-10-28", {"claude": 10, "gpt-5-codex": 500}),
+        _day("2026-10-29", {"claude": 10, "gpt-5-codex": 300}),
+        _day("2026-10-30", {"claude": 10, "gpt-5-codex": 200}),
+        _day("2026-10-31", {"claude": 10}),
+    ]
+    got = _usage_results(history, days)
+    assert got["usage@2026-10-28"].status == "pass"  # allowed then
+    assert got["usage@2026-10-28"].since.revision == 1
+    mixed = got["usage@2026-10-29"]
+    assert mixed.status == "unknown"  # blocked at 13:53: the figures cannot say when
+    assert "settings changed on 2026-10-29" in mixed.message and "rev 2" in mixed.message
+    after = got["usage@2026-10-30"]
+    assert after.status == "fail"
+    assert (after.since.revision, after.since.author_email) == (2, "priya@acme.example")
+    assert after.evidence[0].actual == 200 or any(e.actual == "gpt-5-codex" for e in after.evidence)
+    assert got["usage@2026-10-31"].status == "pass"
+
+
+def test_without_analytics_every_usage_rule_is_unknown_with_one_line() -> None:
+    policy = load_policies([USAGE_PACK])
+    rev = _rev(1, "2026-10-01T09:00:00Z", {}, "a@acme.example")
+    why = "the analytics endpoints refused the token (manager or owner role needed): 403"
+    for usage, text in (
+        (None, "no usage analytics are stored"),
+        (UsageInputs(unavailable=why), why),
+    ):
+        inputs = EvaluationInputs(now=FIXED_NOW, settings=rev, history=(rev,), usage=usage)
+        result = evaluate(policy, inputs)
+        assert {r.status for r in result.results} == {"unknown"}
+        assert len(result.results) == len(policy.rules)
+        assert len(result.not_evaluated) == 1 and text in result.not_evaluated[0]
+
+
+# -- the sync against the emulator over HTTP ------------------------------------------------
+
+
+@pytest.fixture
+def emu() -> Iterator[Any]:
+    tokens = {OWNER_TOKEN: "owner", MEMBER_TOKEN: "member", AUDITOR_TOKEN: "auditor"}
+    with start_emulator(tokens=tokens, now=FIXED_NOW, revisions=80, repos=4) as e:
+        yield e
+
+
+def _sync(
+    emu: Any, state: Path, *, token: str = OWNER_TOKEN, now: datetime = FIXED_NOW, **kw: Any
+) -> Any:
+    options = SyncOptions(base_url=emu.base_url, app_url=emu.app_url, token=token, **kw)
+    with Store.open(state) as store:
+        return sync_service(store, options, clock=lambda: now)
+
+
+def _analytics_requests(emu: Any) -> list[str]:
+    return [path for _, path in emu.requests if path.startswith("/api/v1/analytics/")]
+
+
+@pytest.mark.e2e
+def test_sync_stores_30_days_pages_users_and_is_incremental(emu: Any, tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    summary = _sync(emu, state, page_size=20)
+    assert summary.usage.status == "ok"
+    assert summary.usage.window == (date(2026, 10, 2), date(2026, 10, 31))
+    assert (summary.usage.days_new, summary.usage.days_stored) == (30, 30)
+    requests = _analytics_requests(emu)
+    # one request per day series for the whole window, /users per day in pages of 20
+    assert sum(p.startswith("/api/v1/analytics/tokens?") for p in requests) == 1
+    users = [p for p in requests if p.startswith("/api/v1/analytics/users?")]
+    people = len(emu.dataset.analytics_users)
+    assert len(users) == 30 * -(-people // 20)
+    assert any("cursor=" in p for p in users) and all("limit=20" in p for p in users)
+    assert not any(FIXED_NOW.date().isoformat() in p for p in requests)  # never today
+    with Store.open(state) as store:
+        days = dict(store.iter_analytics())
+    assert sorted(days) == [f"2026-10-{d:02d}" for d in range(2, 32)]
+    assert {len(d["users"]) for d in days.values()} == {people}  # every page kept
+    assert set(days["2026-10-30"]) == {"tokens", "tools", "activity", "productivity", "users"}
+    # nothing new: no analytics request at all; a day later: only that day
+    emu.requests.clear()
+    assert _sync(emu, state).usage.days_new == 0
+    assert _analytics_requests(emu) == []
+    later = _sync(emu, state, now=FIXED_NOW + timedelta(days=1))
+    assert (later.usage.days_new, later.usage.days_stored) == (1, 30)
+    assert all("startDate=2026-11-01&endDate=2026-11-01" in p for p in _analytics_requests(emu))
+
+
+@pytest.mark.e2e
+def test_yesterday_is_taken_in_utc_whatever_the_clock_zone(emu: Any, tmp_path: Path) -> None:
+    east = timezone(timedelta(hours=5))
+    # 01:00 on Nov 1 at UTC+5 is still Oct 31 in UTC: the window ends Oct 30
+    summary = _sync(emu, tmp_path / "a.db", now=datetime(2026, 11, 1, 1, 0, tzinfo=east))
+    assert summary.usage.window == (date(2026, 10, 1), date(2026, 10, 30))
+    # one second after midnight UTC, yesterday is complete
+    summary = _sync(emu, tmp_path / "b.db", now=datetime(2026, 11, 1, 0, 0, 1, tzinfo=UTC))
+    assert summary.usage.window == (date(2026, 10, 2), date(2026, 10, 31))
+
+
+@pytest.mark.e2e
+def test_a_token_without_the_role_gets_403_and_settings_still_sync(
+    emu: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "state.db"
+    summary = _sync(emu, state, token=AUDITOR_TOKEN)
+    assert summary.revisions_new == 80  # settings and readiness synced
+    assert summary.usage.status == "denied"
+    assert "403" in summary.usage.detail and AUDITOR_TOKEN not in summary.usage.detail
+    with Store.open(state) as store:
+        access = store.analytics_access()
+        assert access is not None and access.status == "denied"
+        assert list(store.iter_analytics()) == []
+
+
+@pytest.mark.e2e
+def test_member_token_on_analytics_is_403_with_a_v1_problem_body(emu: Any) -> None:
+    url = f"{emu.base_url}/api/v1/analytics/tokens?startDate=2026-10-01&endDate=2026-10-02"
+    reply = httpx.get(url, headers={"Authorization": f"Bearer {MEMBER_TOKEN}"})
+    assert reply.status_code == 403
+    body = reply.json()
+    assert {"title", "detail", "status", "requestId"} <= set(body) and body["status"] == 403
+    client = PlatformClient(base_url=emu.base_url, app_url=None, token=MEMBER_TOKEN)
+    reader = AnalyticsReader(client, Redactor(b"k"), DataQuality())
+    with client, pytest.raises(AnalyticsDenied) as caught:
+        list(reader.read(date(2026, 10, 1), date(2026, 10, 2)))
+    assert "→ 403 Forbidden" in str(caught.value) and MEMBER_TOKEN not in str(caught.value)
+
+
+@pytest.mark.e2e
+def test_the_api_refuses_todays_date_with_400(emu: Any) -> None:
+    today = datetime.now(UTC).date()
+    for path in ("tokens", "users"):
+        url = f"{emu.base_url}/api/v1/analytics/{path}"
+        params = {
+            "startDate": (today - timedelta(days=3)).isoformat(),
+            "endDate": today.isoformat(),
+        }
+        reply = httpx.get(url, params=params, headers={"Authorization": f"Bearer {OWNER_TOKEN}"})
+        assert reply.status_code == 400
+        assert "up to yesterday" in reply.json()["detail"]
+
+
+@pytest.mark.e2e
+def test_a_400_from_the_api_fails_the_sync_and_saves_nothing(emu: Any, tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    tomorrow = datetime.now(UTC) + timedelta(days=1)  # a clock ahead of the server's
+    with pytest.raises(Exception) as caught:
+        _sync(emu, state, now=tomorrow)
+    assert "sync failed, nothing saved" in str(caught.value) and "400" in str(caught.value)
+    with Store.open(state) as store:
+        assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
+
+
+@pytest.mark.e2e
+def test_analytics_rows_are_redacted_in_the_state_file(emu: Any, tmp_path: Path) -> None:
+    canaries = emu.dataset.plant_canaries()  # a hook command carrying a bearer token
+    state = tmp_path / "state.db"
+    _sync(emu, state, now=FIXED_NOW + timedelta(days=3))
+    raw = state.read_bytes()
+    rows = sqlite3.connect(state).execute("SELECT data FROM analytics_days").fetchall()
+    assert rows
+    for canary in canaries:
+        assert canary.encode() not in raw
+        assert not any(canary.encode() in bytes(r[0]) for r in rows)
+
+
+@pytest.mark.e2e
+def test_odd_optional_fields_are_data_quality_warnings(emu: Any, tmp_path: Path) -> None:
+    def odd(request: httpx.Request) -> httpx.Response:
+        response = httpx.get(str(request.url), headers=dict(request.headers))
+        if "/analytics/tools" not in request.url.path:
+            return httpx.Response(
+                response.status_code, content=response.content, headers=response.headers
+            )
+        body = response.json()
+        body["data"][0]["tool_autonomy_level_ratio"] = "high"
+        return httpx.Response(200, json=body)
+
+    client = PlatformClient(
+        base_url=emu.base_url, app_url=None, token=OWNER_TOKEN, transport=httpx.MockTransport(odd)
+    )
+    quality = DataQuality()
+    with client:
+        rows = list(
+            AnalyticsReader(client, Redactor(b"k"), quality).read(
+                date(2026, 10, 1), date(2026, 10, 2)
+            )
+        )
+    tools = [r for r in rows if r.series == "tools"]
+    assert len(tools) == 2 and "tool_autonomy_level_ratio" not in tools[0].data  # read as absent
+    warnings = quality.warnings(Redactor(b"k"))
+    assert any(
+        w.path == "$.data[0].tool_autonomy_level_ratio" and "tools 2026-10-01" in w.item
+        for w in warnings
+    )
+
+
+# -- `auditor run` end to end ---------------------------------------------------------------
+
+
+def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def _env(emu: Any, tmp_path: Path, token: str) -> dict[str, str]:
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": token,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+
+
+@pytest.mark.e2e
+def test_run_shows_usage_findings_with_the_setting_in_force(emu: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, _, err = run_cli(["run", "--out", str(out)], _env(emu, tmp_path, OWNER_TOKEN), tmp_path)
+    assert code == 1, err
+    data = json.loads((out / "findings.json").read_text())
+    usage = [f for f in data["findings"] if f["rule_id"].startswith("USE-")]
+    failing = {(f["rule_id"], f["subject"]["key"]) for f in usage if f["status"] == "fail"}
+    # gpt-5-codex is blocked by the story's revision; the team used it that day (a mixed day:
+    # unknown) and the two days after (fail), then stopped
+    block = next(c for c in emu.dataset.history if c["settings"]["modelPolicy"]["blockedModelIds"])
+    day = date.fromisoformat(block["updatedAt"][:10])
+    after = [f"usage@{day + timedelta(days=n)}" for n in (1, 2)]
+    assert {("USE-MOD-001", key) for key in after} <= failing
+    assert ("USE-MOD-001", f"usage@{day + timedelta(days=3)}") not in failing
+    assert ("USE-MCP-001", "usage@2026-10-23") in failing  # postgres-prod, not allowlisted
+    assert ("USE-MCP-001", "usage@2026-10-24") in failing
+    assert sum(1 for rule, _ in failing if rule == "USE-MCP-001") == 2
+    mixed = [
+        f for f in usage if f["subject"]["key"] == f"usage@{day}" and f["rule_id"] == "USE-MOD-001"
+    ]
+    assert mixed[0]["status"] == "unknown"
+    author = block["user"]["email"].split("@")[0]
+    md = (out / "report.md").read_text()
+    assert "### Usage" in md
+    section = md.split("### Usage")[1].split("### Findings")[0]
+    assert "| Day | Rule | Status | Observed | Setting in force |" in section
+    assert f"| {after[0][6:]} | USE-MOD-001 | fail |" in section and f"by {author}@" in section
+    html = (out / "report.html").read_text()
+    assert "<h2>Usage</h2>" in html and "Daily billable tokens by model" in html
+    assert "<script" not in html
+
+
+@pytest.mark.e2e
+def test_run_with_a_token_lacking_the_role_is_incomplete_only_for_usage(
+    emu: Any, tmp_path: Path
+) -> None:
+    env = _env(emu, tmp_path, AUDITOR_TOKEN)
+    out = tmp_path / "out"
+    code, _, err = run_cli(["run", "--out", str(out)], env, tmp_path)
+    assert code == 2  # usage rules were selected and could not be evaluated
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] is False
+    lines = [x for x in data["not_evaluated"] if "usage" in x]
+    assert len(lines) == 1 and "refused the token" in lines[0] and "403" in lines[0]
+    assert {f["status"] for f in data["findings"] if f["rule_id"].startswith("USE-")} == {"unknown"}
+    assert any(f["rule_id"].startswith("BASE-") for f in data["findings"])  # settings audited
+    # without the usage rules the same token gives a complete run
+    out2 = tmp_path / "out2"
+    code, _, err = run_cli(
+        ["run", "--out", str(out2), "--policy", str(REPO / "policies" / "baseline.yaml")],
+        env,
+        tmp_path,
+    )
+    assert code == 1, err
+    assert json.loads((out2 / "findings.json").read_text())["complete"] is True
+
+
+@pytest.mark.e2e
+def test_no_usage_skips_the_analytics_and_the_usage_rules(emu: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        ["run", "--no-usage", "--out", str(out)], _env(emu, tmp_path, AUDITOR_TOKEN), tmp_path
+    )
+    assert code == 1, err
+    assert _analytics_requests(emu) == []
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] is True
+    assert not any(f["rule_id"].startswith("USE-") for f in data["findings"])
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("repeat_cursor", "$.meta.next_cursor: the API repeated an earlier cursor"),
+        ("empty_has_more", "$.meta.has_more: true on an empty page"),
+    ],
+)
+def test_users_paging_guards_fail_the_sync_and_save_nothing(
+    emu: Any, tmp_path: Path, kind: str, message: str
+) -> None:
+    emu.faults.add("analytics", kind, page=2)
+    state = tmp_path / "state.db"
+    with pytest.raises(Exception) as caught:
+        _sync(emu, state, page_size=20)
+    assert message in str(caught.value) and "nothing saved" in str(caught.value)
+    with Store.open(state) as store:
+        assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
+
+
+@pytest.mark.e2e
+def test_a_transient_500_on_analytics_is_retried(emu: Any, tmp_path: Path) -> None:
+    emu.faults.add("analytics", "503", page=1)
+    summary = _sync(emu, tmp_path / "state.db", page_size=20)
+    assert summary.usage.days_stored == 30
+
+
+# -- the usage section of the reports --------------------------------------------------------
+
+
+def test_usage_section_renders_hostile_model_names_inert() -> None:
+    from dataclasses import replace as with_
+
+    from auditor.report.html import render_html
+    from auditor.report.markdown import render_markdown
+    from auditor.report.usage import usage_view
+    from tests.report_fixture import build_report_data
+
+    evil = '<script>alert(1)</script>"|`'
+    days = tuple(
+        _day(f"2026-10-{d:02d}", {"claude": 1000 * d, evil: 500, **{f"m{i}": i for i in range(7)}})
+        for d in range(1, 31)
+    )
+    view = usage_view(UsageInputs(days=days, window=("2026-10-01", "2026-10-30")))
+    assert view is not None
+    chart = view.chart()
+    assert chart is not None and len({b.x for b in chart.bars}) == 30
+    assert [label.text for label in chart.legend][-1] == "other"  # 9 models: 6 shown + other
+    data = with_(build_report_data(), usage=view)
+    html = render_html(data)
+    assert "<h2>Usage</h2>" in html and "<script>" not in html
+    assert "&lt;script&gt;" in html
+    section = html.split("<h2>Usage</h2>")[1].split("<h2>")[0]
+    assert 'style="' not in section  # colours are SVG attributes: the page's CSP holds
+    md = render_markdown(data)
+    assert "### Usage" in md and "<script>" not in md
+    assert "Analytics 2026-10-01..2026-10-30: 30 days stored." in md

@@ -223,6 +223,24 @@ def test_problem_body_names_status_title_detail_and_path() -> None:
     assert (info.value.status, sleeps, len(rec.requests)) == (403, [], 1)
 
 
+@pytest.mark.parametrize(
+    ("extra", "shown"),
+    [
+        pytest.param({"requestId": "req-7f3a"}, " (request id req-7f3a)", id="v1"),
+        pytest.param({"metadata": {"requestId": "a1.b2:c3"}}, " (request id a1.b2:c3)", id="v0"),
+        pytest.param({"requestId": "x y\n<script>"}, "", id="not-an-id"),
+        pytest.param({"requestId": "r" * 65}, "", id="too-long"),
+    ],
+)
+def test_problem_body_request_id_is_named_for_support(extra: dict[str, Any], shown: str) -> None:
+    body = {"status": 403, "title": "Forbidden", "detail": "no", **extra}
+    c, _ = client(Recorder(lambda r: httpx.Response(403, json=body)))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert str(info.value).startswith(f"GET {HISTORY_PATH}?limit=10 → 403 Forbidden: no{shown}")
+    assert "<script>" not in str(info.value)
+
+
 def test_server_error_is_not_retried_and_non_problem_body_reads_plainly() -> None:
     rec = Recorder(lambda r: httpx.Response(500, text="boom"))
     c, sleeps = client(rec)

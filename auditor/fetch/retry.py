@@ -11,6 +11,7 @@ retrying cannot fix them. Every message passes through the redactor, so the toke
 from __future__ import annotations
 
 import random
+import re
 import socket
 import ssl
 from collections.abc import Callable, Mapping
@@ -143,8 +144,13 @@ def _status_text(status: int) -> str:
 
 
 def problem_message(response: httpx.Response, body: bytes) -> str:
-    """`→ 403 Forbidden: detail` from a problem body, or the bare status if there is none."""
-    title, detail = "", ""
+    """`→ 403 Forbidden: detail (request id r-1)` from a problem body, else the bare status.
+
+    Both problem shapes are read: v0 `{title, detail, status, metadata: {requestId}}` and v1
+    `{title, detail, status, requestId}`. The request id is what the platform's support asks
+    for; it is shown only when it looks like an id (a short run of letters, digits and `._:-`).
+    """
+    title, detail, request_id = "", "", ""
     try:
         problem = loads(body) if body else None
     except ValueError:
@@ -152,8 +158,18 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
     if isinstance(problem, dict):
         title = str(problem.get("title") or "")
         detail = str(problem.get("detail") or "")
+        meta = problem.get("metadata")
+        found = problem.get("requestId") or (
+            meta.get("requestId") if isinstance(meta, dict) else None
+        )
+        if isinstance(found, str) and _REQUEST_ID.fullmatch(found):
+            request_id = found
     head = f"{response.status_code} {title}" if title else _status_text(response.status_code)
-    return f"→ {head}: {detail}" if detail else f"→ {head}"
+    text = f"→ {head}: {detail}" if detail else f"→ {head}"
+    return f"{text} (request id {request_id})" if request_id else text
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def _is_json(content_type: str) -> bool:

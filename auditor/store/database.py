@@ -27,12 +27,16 @@ from auditor.common.jsonutil import canonical, loads
 from auditor.errors import StoreError
 from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
+from auditor.store import postgres
 from auditor.store import runs as store_runs
+from auditor.store.dialect import has_table, meta_text, meta_value
 from auditor.store.file import (
     acquire_lock,
     connect,
+    create_new,
     describe,
     is_transient,
+    open_existing,
     prepare,
     rollback,
 )
@@ -103,9 +107,11 @@ def _as_bytes(value: Any) -> bytes:
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str]):
+    def __init__(
+        self, db: Any, path: Path | str, key: bytes, lock: IO[str] | None
+    ):  # db: an sqlite3.Connection, or a postgres.PgConnection that reads the same SQL
         self._db = db
-        self.path = path
+        self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
         self._secrets: list[str] = []
@@ -115,14 +121,20 @@ class Store:
     @classmethod
     def open(
         cls,
-        path: Path,
+        path: Path | str,
         *,
         create: bool = True,
         fingerprint_key: bytes | None = None,
         readonly: bool = False,
+        org: str = "default",
     ) -> Store:
         """Open (or create) the state file; StoreError if missing, locked, unreadable or not
-        an auditor state file. `readonly` opens it so that not a byte of it can change."""
+        an auditor state file. `readonly` opens it so that not a byte of it can change.
+
+        `path` may be a PostgreSQL URL (`postgresql://…`): the store of organization `org` in
+        that database is opened (locked for this organization only)."""
+        if postgres.is_database_url(path):
+            return cls._open_postgres(str(path), org, create, fingerprint_key, readonly)
         path = Path(path)
         if not path.exists():
             if not create or readonly:
@@ -144,6 +156,32 @@ class Store:
             handle.close()
             raise
         return cls(db, path, key, handle)
+
+    @classmethod
+    def _open_postgres(
+        cls, url: str, org: str, create: bool, override: bytes | None, readonly: bool
+    ) -> Store:
+        db = postgres.connect(url, org)
+        shown = f"{postgres.display_url(url)} (schema {db.schema})"
+        try:
+            if postgres.identify(db, shown):
+                key = open_existing(db, shown, override, readonly=readonly)
+            elif not create or readonly:
+                raise StoreError(
+                    f"no auditor store for organization {org!r} in {shown}: "
+                    "run `auditor sync` first"
+                )
+            else:
+                key = create_new(db, override, before=lambda: postgres.create_marker(db))
+            if readonly:
+                postgres.set_readonly(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, shown, key, None)
 
     def close(self) -> None:
         """Close the database and release the lock."""
@@ -211,9 +249,7 @@ class Store:
         self._scrubbed: set[str] = set()
         with self.reading():
             self._db.execute("PRAGMA secure_delete = ON")
-            if self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'secret_memory'"
-            ).fetchone():
+            if has_table(self._db, "secret_memory"):
                 rows = self._db.execute("SELECT fingerprint, length FROM secret_memory")
                 self.redactor.memory.recall((str(fp), int(n)) for fp, n in rows)
 
@@ -223,7 +259,9 @@ class Store:
         if learned:
             self._db.execute(SECRET_MEMORY_DDL)
             self._db.executemany(
-                "INSERT OR IGNORE INTO secret_memory (fingerprint, length) VALUES (?, ?)", learned
+                "INSERT INTO secret_memory (fingerprint, length) VALUES (?, ?) "
+                "ON CONFLICT DO NOTHING",
+                learned,
             )
 
     def scrub_stored(self) -> int:
@@ -280,10 +318,12 @@ class Store:
         """Record the organization on first use; StoreError if the file belongs to another one."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
         if row is None:
-            self._db.execute("INSERT INTO meta (key, value) VALUES ('org', ?)", (org,))
-        elif row[0] != org:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('org', ?)", (meta_value(self._db, org),)
+            )
+        elif meta_text(row[0]) != org:
             raise StoreError(
-                f"state file {self.path} holds organization {row[0]!r}, not {org!r}: "
+                f"state file {self.path} holds organization {meta_text(row[0])!r}, not {org!r}: "
                 "use one state file per organization"
             )
 
@@ -452,9 +492,10 @@ class Store:
     def begin_sync(self, started: datetime, base_url: str) -> int:
         """Record a sync in the open transaction and return its id."""
         cursor = self._db.execute(
-            "INSERT INTO syncs (started, base_url) VALUES (?, ?)", (to_text(started), base_url)
+            "INSERT INTO syncs (started, base_url) VALUES (?, ?) RETURNING id",
+            (to_text(started), base_url),
         )
-        return int(cursor.lastrowid or 0)
+        return int(cursor.fetchone()[0])
 
     def finish_sync(
         self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int

@@ -16,6 +16,10 @@ from auditor.common.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 
 SCHEMA_VERSION = 1
+# Forward-only migrations: version N's DDL takes a store from version N-1 to N (run in one
+# transaction on opening for writing). `DDL` below is always the whole current schema, for new
+# stores. Both are written for SQLite; `auditor.store.dialect` adapts them to PostgreSQL.
+MIGRATIONS: dict[int, str] = {}
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);

@@ -72,7 +72,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         return EXIT_ERROR
     warnings: list[str] = []
     config = config_from_args(args, ctx)
-    if config.state_path.exists():
+    if config.state_url is not None or config.state_path.exists():
         with open_store(config, readonly=True) as store:
             warnings = history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):

@@ -190,8 +190,8 @@ def describe(exc: sqlite3.Error) -> str:
     """SQLite's own words plus the cause in plain words, e.g. `database or disk is full
     (SQLITE_FULL: the disk is full)`; PostgreSQL's with its SQLSTATE."""
     if isinstance(exc, PgError):
-        cause = f": {exc.cause}" if exc.cause else ""
-        return f"{exc} (SQLSTATE {exc.sqlstate}{cause})" if exc.sqlstate else str(exc)
+        why = f": {exc.cause}" if exc.cause else ""
+        return f"{exc} (SQLSTATE {exc.sqlstate}{why})" if exc.sqlstate else str(exc)
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)

@@ -103,7 +103,9 @@ def _error(exc: Exception, secrets: Sequence[str]) -> PgError:
     primary = getattr(diag, "message_primary", None) if diag is not None else None
     text = " ".join(str(primary or exc).split()) or type(exc).__name__
     cause = _CAUSES.get(state[:2], "")
-    return PgError(scrub(text, secrets), state, cause, transient=state[:2] in _TRANSIENT or not state)
+    return PgError(
+        scrub(text, secrets), state, cause, transient=state[:2] in _TRANSIENT or not state
+    )
 
 
 class _NoRows:
@@ -181,8 +183,7 @@ class PgConnection:
 def connect(url: str, org: str) -> PgConnection:
     """A session on the organization's schema holding its run lock; StoreError otherwise."""
     shown = display_url(url)
-    secrets = url_secrets(url) + [os.environ.get("PGPASSWORD", "")]
-    secrets = [s for s in secrets if s]
+    secrets = url_secrets(url)  # libpq never echoes a password; this is a second guard
     try:
         import psycopg
     except ImportError:

@@ -90,9 +90,7 @@ def _findings(db: Any, run_id: str) -> tuple[FindingRecord, ...]:
     return tuple(FindingRecord(*row) for row in rows)
 
 
-def previous_complete_run(
-    db: Any, before_run_id: str, scope: str = ""
-) -> RunRecord | None:
+def previous_complete_run(db: Any, before_run_id: str, scope: str = "") -> RunRecord | None:
     """The newest complete run of the same `scope` that started before `before_run_id`.
 
     Runs of another scope (other policies, `--at`, `--all-revisions`) evaluate other things:

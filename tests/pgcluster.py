@@ -69,8 +69,16 @@ class Cluster:
 
     def stop(self) -> None:
         subprocess.run(
-            [*self.as_user, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-             "-w", "stop"],
+            [
+                *self.as_user,
+                str(self.bindir / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
             capture_output=True,
             check=False,
         )
@@ -97,15 +105,34 @@ def start_cluster(bindir: Path) -> Cluster:
             raise RuntimeError(f"{Path(args[0]).name} failed: {done.stderr.strip()[-800:]}")
 
     run(
-        str(bindir / "initdb"), "-D", str(folder / "data"), "-U", SUPERUSER, "-A", "scram-sha-256",
-        "--auth-local=trust", f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C.UTF-8",
+        str(bindir / "initdb"),
+        "-D",
+        str(folder / "data"),
+        "-U",
+        SUPERUSER,
+        "-A",
+        "scram-sha-256",
+        "--auth-local=trust",
+        f"--pwfile={pwfile}",
+        "-E",
+        "UTF8",
+        "--locale=C.UTF-8",
         "--no-sync",
     )
     port = _free_port()
     options = f"-p {port} -h 127.0.0.1 -k {folder} -c fsync=off -c max_connections=60"
     run(
-        str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-o", options, "-l",
-        str(folder / "server.log"), "-w", "-t", "60", "start",
+        str(bindir / "pg_ctl"),
+        "-D",
+        str(folder / "data"),
+        "-o",
+        options,
+        "-l",
+        str(folder / "server.log"),
+        "-w",
+        "-t",
+        "60",
+        "start",
     )
     return Cluster(folder, port, bindir, as_user)
 

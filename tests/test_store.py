@@ -325,3 +325,48 @@ def test_stored_json_is_the_hashed_json(store: Store) -> None:
     assert len(rows) == 2
     for settings, digest in rows:
         assert hashlib.sha256(bytes(settings)).hexdigest() == digest
+
+
+def test_an_older_store_is_migrated_forward_in_one_step(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from auditor.store import schema
+
+    with Store.open(state_path) as s:
+        fill(s, range(1, 3))
+    step = "CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL, data BLOB)"
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "MIGRATIONS", {2: step})
+    with pytest.raises(StoreError, match="schema version 1; .* open it once for writing"):
+        Store.open(state_path, readonly=True)
+    with Store.open(state_path) as s:  # migrated: the new table works, the old rows are kept
+        assert s.count_revisions() == 2
+        with s.transaction():
+            s._db.execute("INSERT INTO extra (note, data) VALUES (?, ?)", ("n", b"\x00\xff"))
+        assert s._db.execute("SELECT id, note, data FROM extra").fetchall() == [
+            (1, "n", b"\x00\xff")
+        ]
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)  # an older auditor: refused, not changed
+    with pytest.raises(StoreError, match="schema version 2; .* reads version 1 \\(upgrade"):
+        Store.open(state_path)
+
+
+def test_a_failed_migration_changes_nothing(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from auditor.store import schema
+
+    Store.open(state_path).close()
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(
+        schema, "MIGRATIONS", {2: "CREATE TABLE extra (x TEXT); CREATE TABLE revisions (y TEXT)"}
+    )
+    with pytest.raises(StoreError, match="not a usable auditor"):
+        Store.open(state_path)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
+    with Store.open(state_path) as s:  # still version 1, without the half-made table
+        assert s._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
+            0
+        ] in ("1", b"1")
+        with pytest.raises(Exception, match=no_table("extra")):
+            s._db.execute("SELECT * FROM extra")

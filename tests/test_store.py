@@ -337,7 +337,7 @@ def test_an_older_store_is_migrated_forward_in_one_step(
     step = "CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL, data BLOB)"
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     monkeypatch.setattr(schema, "MIGRATIONS", {2: step})
-    with pytest.raises(StoreError, match="schema version 1; .* open it once for writing"):
+    with pytest.raises(StoreError, match=r"schema version 1; .* open it once for writing"):
         Store.open(state_path, readonly=True)
     with Store.open(state_path) as s:  # migrated: the new table works, the old rows are kept
         assert s.count_revisions() == 2
@@ -347,7 +347,7 @@ def test_an_older_store_is_migrated_forward_in_one_step(
             (1, "n", b"\x00\xff")
         ]
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)  # an older auditor: refused, not changed
-    with pytest.raises(StoreError, match="schema version 2; .* reads version 1 \\(upgrade"):
+    with pytest.raises(StoreError, match=r"schema version 2; .* reads version 1 \(upgrade"):
         Store.open(state_path)
 
 

@@ -59,7 +59,7 @@ def test_another_programs_schema_is_refused_and_left_untouched(pg_url: str) -> N
         db.execute("CREATE SCHEMA auditor_default")
         db.execute("CREATE TABLE auditor_default.customers (name TEXT)")
         db.execute("INSERT INTO auditor_default.customers VALUES ('kept')")
-    with pytest.raises(StoreError, match="is not an auditor store .*customers.*left untouched"):
+    with pytest.raises(StoreError, match=r"is not an auditor store .*customers.*left untouched"):
         Store.open(pg_url)
     with psycopg.connect(pg_url, autocommit=True) as db:
         tables = db.execute(
@@ -78,9 +78,12 @@ def test_a_missing_store_is_not_created_by_readers(pg_url: str) -> None:
 
 def test_a_read_only_store_refuses_writes(pg_url: str) -> None:
     Store.open(pg_url).close()
-    with Store.open(pg_url, readonly=True) as s, pytest.raises(StoreError, match="read-only"):
-        with s.transaction():
-            s.begin_sync(NOW, "https://svc")
+    with (
+        Store.open(pg_url, readonly=True) as s,
+        pytest.raises(StoreError, match="read-only"),
+        s.transaction(),
+    ):
+        s.begin_sync(NOW, "https://svc")
 
 
 def test_organizations_share_a_database_never_rows(pg_url: str) -> None:

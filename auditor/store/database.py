@@ -29,7 +29,7 @@ from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
 from auditor.store import postgres
 from auditor.store import runs as store_runs
-from auditor.store.dialect import has_table, meta_text, meta_value
+from auditor.store.dialect import has_table, meta_text, meta_value, stream
 from auditor.store.file import (
     acquire_lock,
     connect,
@@ -277,7 +277,7 @@ class Store:
         for table, key, columns in _SCRUBBED_COLUMNS:
             hits = [
                 row[0]
-                for row in self._db.execute(f"SELECT {key}, {', '.join(columns)} FROM {table}")
+                for row in stream(self._db, f"SELECT {key}, {', '.join(columns)} FROM {table}")
                 if any(f in _as_bytes(c) for c in row[1:] for f in forms)
             ]
             for item in hits:
@@ -331,9 +331,12 @@ class Store:
 
     def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
         with self.reading():
-            cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
-            while rows := cursor.fetchmany(_BATCH):
-                yield from [revision_from_row(r) for r in rows]
+            cursor = stream(self._db, f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+            try:
+                while rows := cursor.fetchmany(_BATCH):
+                    yield from [revision_from_row(r) for r in rows]
+            finally:
+                cursor.close()  # when the caller stops early too
 
     def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
         return next(self._revisions(where + " LIMIT 1", params), None)
@@ -444,9 +447,12 @@ class Store:
 
     def _reports(self, tail: str) -> Iterator[ReadinessReport]:
         with self.reading():
-            cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
-            while rows := cursor.fetchmany(_BATCH):
-                yield from [report_from_row(r) for r in rows]
+            cursor = stream(self._db, f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+            try:
+                while rows := cursor.fetchmany(_BATCH):
+                    yield from [report_from_row(r) for r in rows]
+            finally:
+                cursor.close()
 
     def iter_reports(self) -> Iterator[ReadinessReport]:
         """Every report, by repository then creation time."""

@@ -97,6 +97,14 @@ def has_table(db: Any, name: str) -> bool:
     return bool(db.has_table(name))
 
 
+def stream(db: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    """A cursor for a long SELECT read in batches: SQLite steps through rows as they are
+    fetched; PostgreSQL needs a server-side cursor for that (`PgConnection.stream`)."""
+    if isinstance(db, sqlite3.Connection):
+        return db.execute(sql, params)
+    return db.stream(sql, params)
+
+
 def meta_value(db: Any, value: str | bytes) -> str | bytes:
     """A value for the `meta` table's BLOB column: PostgreSQL's BYTEA takes bytes only (SQLite
     keeps text as text, as files made before the PostgreSQL backend did)."""

@@ -16,11 +16,12 @@ psycopg is imported only when a PostgreSQL store is opened (`pip install 'audito
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -124,6 +125,43 @@ class _NoRows:
         return iter(())
 
 
+class _Stream:
+    """Rows of a server-side cursor: fetchmany, fetchone, iteration; closed when done."""
+
+    def __init__(self, cursor: Any, secrets: Sequence[str]) -> None:
+        self._cursor = cursor
+        self._secrets = secrets
+
+    def fetchmany(self, size: int = 256) -> list[Any]:
+        import psycopg
+
+        if self._cursor.closed:
+            return []
+        try:
+            rows: list[Any] = self._cursor.fetchmany(size)
+        except psycopg.Error as exc:
+            self.close()
+            raise _error(exc, self._secrets) from None
+        if len(rows) < size:
+            self.close()
+        return rows
+
+    def fetchone(self) -> Any:
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
+
+    def __iter__(self) -> Iterator[Any]:
+        while rows := self.fetchmany(256):
+            yield from rows
+
+    def close(self) -> None:
+        """Free the server-side cursor (a closed connection frees it too)."""
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):
+            self._cursor.close()
+
+
 class PgConnection:
     """What the store uses of an `sqlite3.Connection`, over psycopg (autocommit; `BEGIN` and
     `COMMIT` are sent as statements, as with SQLite). Errors come out as `PgError`."""
@@ -132,6 +170,7 @@ class PgConnection:
         self._conn = conn
         self.schema = schema
         self._secrets = list(secrets)
+        self._streams = 0
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
         """Run one statement; gives a cursor (fetchone, fetchmany, fetchall, rowcount, iter)."""
@@ -154,6 +193,20 @@ class PgConnection:
         except psycopg.Error as exc:
             raise _error(exc, self._secrets) from None
         return cursor
+
+    def stream(self, sql: str, parameters: Sequence[Any] = ()) -> _Stream:
+        """Run a SELECT whose rows are fetched in batches from a server-side cursor (as SQLite
+        steps through rows), so a long history is never held in memory at once."""
+        import psycopg
+
+        self._streams += 1
+        cursor = self._conn.cursor(name=f"auditor_rows_{self._streams}", withhold=True)
+        try:
+            cursor.execute(to_postgres(sql), tuple(parameters))
+        except psycopg.Error as exc:
+            cursor.close()
+            raise _error(exc, self._secrets) from None
+        return _Stream(cursor, self._secrets)
 
     @property
     def in_transaction(self) -> bool:

@@ -28,7 +28,7 @@ from _util import mb, result, run_cli
 from auditor.emulator import start_emulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import pgcluster  # noqa: E402 - the tests' throwaway cluster
+import pgcluster
 
 TOKEN = "bench-owner-token-0123456789abcdef"
 SYNC_TARGET, RUN_TARGET, PEAK_TARGET = 2.0, 1.5, 1.5

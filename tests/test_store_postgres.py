@@ -107,6 +107,13 @@ def test_display_url_drops_the_password_and_query() -> None:
     assert "cret" not in repr(config) and "cret" not in config.state_shown
 
 
+def test_an_unexpected_error_never_shows_a_url_password() -> None:
+    from auditor.cli import _unexpected
+
+    text = _unexpected(ValueError("at postgresql://bob:s3cr%40t@h/db x"), {}, debug=False)
+    assert "s3cr" not in text and "postgresql://bob:***@h/db x" in text
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))

@@ -38,6 +38,7 @@ from auditor.errors import EXIT_ERROR, AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count
+from auditor.store.postgres import scrub_url_passwords
 from auditor.workflows.orgs import (
     OrgResult,
     audit_orgs,
@@ -204,7 +205,8 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
         print(f"auditor: error: {terminal_text(str(exc))}", file=err)
         code = exc.exit_code
     except Exception as exc:  # one organization's bug must not hide the others' results
-        print(f"auditor: error: unexpected {type(exc).__name__}: {exc}", file=err)
+        text = scrub_url_passwords(f"unexpected {type(exc).__name__}: {exc}")
+        print(f"auditor: error: {terminal_text(text)}", file=err)
         code = EXIT_ERROR
     token = config.token or ""
     lines = [

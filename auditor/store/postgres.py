@@ -70,6 +70,14 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@]*@", re.IGNORECASE)
+
+
+def scrub_url_passwords(text: str) -> str:
+    """`text` with the password of any URL in it (`scheme://user:password@…`) replaced."""
+    return _URL_PASSWORD.sub(r"\1***@", text)
+
+
 def schema_name(org: str) -> str:
     """The PostgreSQL schema of an organization: `auditor_` and the name in lower-case letters,
     digits and `_`, with a short hash when that changed the name (so `A` and `a` differ)."""

@@ -172,16 +172,18 @@ def _normalise_key(key: str) -> str:
     return _ALIASES.get(name, name)
 
 
-def _reject_unknown(table: Mapping[str, Any], where: str) -> None:
+def _reject_unknown(
+    table: Mapping[str, Any],
+    where: str,
+    known: tuple[str, ...] = FILE_KEYS,
+    token_hint: str = "never read from a config file; set AUDITOR_TOKEN or token_file",
+) -> None:
     for key in table:
-        name = key.replace("-", "_")
+        name = key.replace("-", "_") if known is FILE_KEYS else key
         if name == "token":
-            raise ConfigError(
-                f"{where}: the API token is never read from a config file; "
-                "set AUDITOR_TOKEN or token_file"
-            )
-        if name not in FILE_KEYS:
-            close = difflib.get_close_matches(name, FILE_KEYS, n=1)
+            raise ConfigError(f"{where}: the API token is {token_hint}")
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")
 
@@ -383,16 +385,13 @@ def _org_entry(table: dict[str, Any], where: str, base: Path, env: Mapping[str, 
             f"organization's report folder), got {name!r}"
         )
     where = f"{where} ({name})"
-    for key in table:
-        if key == "token":
-            raise ConfigError(
-                f"{where}: the API token is never read from a file of settings; "
-                "give token_env (an environment variable's name) or token_file"
-            )
-        if key not in _ORG_KEYS:
-            close = difflib.get_close_matches(key, _ORG_KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+    _reject_unknown(
+        table,
+        where,
+        _ORG_KEYS,
+        "never read from a file of settings; give token_env (an environment variable's name) "
+        "or token_file",
+    )
     base_url = _as_url(table.get("base_url"), f"{where}: base_url")
     app_url = _as_url(table["app_url"], f"{where}: app_url") if "app_url" in table else None
     if ("token_env" in table) == ("token_file" in table):

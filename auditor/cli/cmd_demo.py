@@ -85,15 +85,22 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
             "AUDITOR_TOKEN": DEMO_TOKEN,
             "AUDITOR_STATE": args.state or str(Path(tmp) / "state.db"),
         }
-        argv = ["run", "--out", str(out), "--output", ",".join(args.outputs)]
-        code = main([*argv, *(["--quiet"] if args.quiet else [])], replace(ctx, env=env))
+        code = main(_run_argv(["run"], out, args), replace(ctx, env=env))
+    return _finish(code, str(main_report(out, args.outputs)), args, ctx)
+
+
+def _run_argv(head: list[str], out: Path, args: argparse.Namespace) -> list[str]:
+    """The `auditor run` command line the demo runs."""
+    argv = [*head, "--out", str(out), "--output", ",".join(args.outputs)]
+    return [*argv, *(["--quiet"] if args.quiet else [])]
+
+
+def _finish(code: int, shown: str, args: argparse.Namespace, ctx: Context) -> int:
+    """The demo's exit: 0 when the audit ran (saying what a nightly run would have exited)."""
     if code in (EXIT_ERROR, EXIT_INTERRUPTED):
         return code
     if not args.quiet:
-        print(
-            f"demo: open {main_report(out, args.outputs)} (a nightly run would have exited {code})",
-            file=ctx.stdout,
-        )
+        print(f"demo: open {shown} (a nightly run would have exited {code})", file=ctx.stdout)
     return EXIT_OK
 
 
@@ -137,14 +144,5 @@ def _demo_orgs(args: argparse.Namespace, ctx: Context, out: Path) -> int:
             "AUDITOR_DEMO_TOKEN": DEMO_TOKEN,
             "AUDITOR_STATE": args.state or str(tmp / "state.db"),
         }
-        argv = ["run", "--orgs", str(orgs_file), "--out", str(out)]
-        argv += ["--output", ",".join(args.outputs), *(["--quiet"] if args.quiet else [])]
-        code = main(argv, replace(ctx, env=env))
-    if code in (EXIT_ERROR, EXIT_INTERRUPTED):
-        return code
-    if not args.quiet:
-        print(
-            f"demo: open {out}/<organization>/ (a nightly run would have exited {code})",
-            file=ctx.stdout,
-        )
-    return EXIT_OK
+        code = main(_run_argv(["run", "--orgs", str(orgs_file)], out, args), replace(ctx, env=env))
+    return _finish(code, f"{out}/<organization>/", args, ctx)

@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import os
 import re
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -242,7 +241,8 @@ class PgConnection:
 
 
 def connect(url: str, org: str) -> PgConnection:
-    """A session on the organization's schema holding its run lock; StoreError otherwise."""
+    """A session for the organization's store (not yet locked: `lock`); StoreError if the
+    server cannot be reached or refuses the login."""
     shown = display_url(url)
     secrets = url_secrets(url)  # libpq never echoes a password; this is a second guard
     try:
@@ -263,35 +263,33 @@ def connect(url: str, org: str) -> PgConnection:
         )
     except (psycopg.Error, ValueError) as exc:
         raise StoreError(f"cannot connect to {shown}: {_error(exc, secrets)}") from None
-    db = PgConnection(conn, schema, secrets)
-    try:
-        _lock(db, shown, org)
-        db.execute(f'SET search_path TO "{schema}"')
-    except sqlite3.Error as exc:
-        db.close()
-        raise StoreError(f"{shown}: cannot open the store of {org!r}: {exc}") from None
-    except StoreError:
-        db.close()
-        raise
-    return db
+    return PgConnection(conn, schema, secrets)
 
 
-def _lock(db: PgConnection, shown: str, org: str) -> None:
+def lock(db: PgConnection, shown: str, org: str) -> None:
+    """Take the organization's run lock (or StoreError naming its holder) and make its schema
+    the session's `search_path`."""
     key = _lock_key(db.schema)
-    if db.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0]:
-        return
+    if not db.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0]:
+        raise StoreError(
+            f"the store of organization {org!r} in {shown} is locked by another auditor run "
+            f"({_holder(db, key)})"
+        )
+    db.execute(f'SET search_path TO "{db.schema}"')
+
+
+def _holder(db: PgConnection, key: int) -> str:
+    """Who holds the advisory lock `key`: its application name (`auditor pid N`) and host."""
     high, low = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
-    holder = db.execute(
+    row = db.execute(
         "SELECT a.application_name, a.client_addr FROM pg_locks l JOIN pg_stat_activity a "
         "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
         "AND l.classid = ?::bigint::oid AND l.objid = ?::bigint::oid",
         (high, low),
     ).fetchone()
-    who = f"{holder[0] or 'unknown'}" + (f" at {holder[1]}" if holder and holder[1] else "")
-    raise StoreError(
-        f"the store of organization {org!r} in {shown} is locked by another auditor run "
-        f"({who if holder else 'unknown'})"
-    )
+    if row is None:
+        return "unknown"
+    return f"{row[0] or 'unknown'}" + (f" at {row[1]}" if row[1] else "")
 
 
 def identify(db: PgConnection, shown: str) -> bool:

@@ -191,6 +191,7 @@ def run_orgs(
     return code
 
 
+_CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")
 _EXIT_LINE = re.compile(r"^auditor: (?:exit \d+: |error: )(.*)$")
 
 
@@ -214,6 +215,9 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
         for line in err.getvalue().splitlines()
     ]
     reasons = [m.group(1) for m in map(_EXIT_LINE.match, lines) if m]
+    if code == EXIT_ERROR:  # the first cause says more than "the audit is incomplete"
+        causes = [line.removeprefix("auditor: ") for line in lines if _CAUSE.match(line)]
+        reasons = causes[:1] or reasons
     data = outcome.data if outcome is not None else None
     return OrgResult(
         name=config.org,

@@ -184,3 +184,43 @@ def test_token_file_and_flags_that_conflict(tmp_path: Path) -> None:
     assert "file-token" not in repr(entry)
     code, _, err = _run(["run", "--orgs", str(path), "--org", "b"], {}, tmp_path)
     assert code == 2 and "--org cannot be combined with --orgs" in err
+
+
+def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    emulators[1].faults.add("history", "delay", times=0, seconds=60)  # globex never finishes
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "run", "--orgs", str(orgs), "--out", "r"],
+        env={**os.environ, "GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not all((tmp_path / "r" / n / "report.html").exists() for n in ("acme", "initech")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(0.5)  # the finished ones are reported
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143, err
+    assert time.monotonic() - start < 10  # not after globex's 60 s wait
+    assert err.rstrip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+    rows = _rows(out)
+    assert rows["globex"][1] == "interrupted" and rows["acme"][1] == "findings"
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert [o["status"] for o in summary["organizations"]] == [
+        "findings",
+        "interrupted",
+        "findings",
+    ]

@@ -176,19 +176,37 @@ def run_orgs(
         one = org_config(config, entries[name], root / name)
         return _audit_org(one, args, ctx, audit)
 
+    finished: dict[str, OrgResult] = {}
+
     def done(result: OrgResult) -> None:
+        finished[result.name] = result
         for line in result.log:
             if not args.quiet or line.startswith("auditor: error"):
                 print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
-    results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
+    try:
+        results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
+    except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
+        code, word = interrupt_exit(exc)
+        cut = OrgResult("", code, f"{word} before it finished")
+        results = [finished.get(name, replace(cut, name=name)) for name in entries]
+        _org_summary(results, root, args, ctx)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
+    _org_summary(results, root, args, ctx)
+    code = overall_exit(results)
+    print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
+    return code
+
+
+def _org_summary(
+    results: list[OrgResult], root: Path, args: argparse.Namespace, ctx: Context
+) -> None:
+    """summary.json, and the table on stdout (not with --quiet)."""
     write_org_summary(results, root)
     if not args.quiet:
         print(summary_table(results), file=ctx.stdout)
         print(f"reports: {root}/<organization>/; summary: {root / 'summary.json'}", file=ctx.stdout)
-    code = overall_exit(results)
-    print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
-    return code
 
 
 _CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")

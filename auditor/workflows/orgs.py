@@ -8,8 +8,9 @@ organization's failure (an error, even an unexpected exception) never stops the 
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,19 +47,40 @@ def audit_orgs(
     done: Callable[[OrgResult], None] | None = None,
 ) -> list[OrgResult]:
     """Audit every organization, at most `workers` at once; `done` sees each result as it
-    arrives (in completion order). Gives the results in the order of `names`."""
+    arrives (in completion order). Gives the results in the order of `names`.
+
+    The workers are daemon threads: on Ctrl-C or SIGTERM (a KeyboardInterrupt here) no other
+    organization starts and the process can end at once; an audit cut short stores nothing
+    (its sync is one transaction, which the store rolls back)."""
+    waiting: queue.SimpleQueue[str] = queue.SimpleQueue()
+    for name in names:
+        waiting.put(name)
+    finished: queue.SimpleQueue[OrgResult] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                name = waiting.get_nowait()
+            except queue.Empty:
+                return
+            finished.put(_guarded(audit_one, name))
+
+    for n in range(max(1, min(workers, len(names)))):
+        threading.Thread(target=work, name=f"auditor-org-{n}", daemon=True).start()
     results: dict[str, OrgResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="org") as pool:
-        futures = {pool.submit(_guarded, audit_one, name): name for name in names}
-        try:
-            for future in as_completed(futures):
-                result = future.result()
-                results[result.name] = result
-                if done is not None:
-                    done(result)
-        except BaseException:  # Ctrl-C: start no other organization
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    try:
+        while len(results) < len(names):
+            try:
+                result = finished.get(timeout=0.2)  # short waits: Ctrl-C is seen at once
+            except queue.Empty:
+                continue
+            results[result.name] = result
+            if done is not None:
+                done(result)
+    except BaseException:
+        stop.set()
+        raise
     return [results[name] for name in names]
 
 

@@ -29,9 +29,16 @@ TOKEN = "demo-owner-token"
 
 def test_placeholders_become_psycopg_ones_outside_quoted_text() -> None:
     sql = "SELECT '?', \"a?\" FROM t WHERE x = ? AND y LIKE 'p%' AND z = ?"
-    assert to_postgres(sql) == "SELECT '?', \"a?\" FROM t WHERE x = %s AND y LIKE 'p%' AND z = %s"
+    assert to_postgres(sql) == "SELECT '?', \"a?\" FROM t WHERE x = %s AND y LIKE 'p%%' AND z = %s"
     assert to_postgres("SELECT 100 % ?") == "SELECT 100 %% %s"
     assert to_postgres("BEGIN IMMEDIATE") == "BEGIN"
+
+
+def test_quotes_and_percent_signs_reach_the_server_as_written(pg_url: str) -> None:
+    with Store.open(pg_url) as s:
+        row = s._db.execute("SELECT '?', '100%', 7 % ?, ? || '%'", (4, "a")).fetchone()
+        assert row == ("?", "100%", 3, "a%")
+        assert s._db.execute("SELECT 'x%y'").fetchone() == ("x%y",)
 
 
 def test_ddl_gets_postgres_types_and_a_rowid_where_sqlite_has_an_implicit_one() -> None:

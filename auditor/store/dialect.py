@@ -4,7 +4,7 @@ Every statement in `auditor.store` is written once, for SQLite (`?` placeholders
 type names, `ON CONFLICT ... DO NOTHING` / `DO UPDATE` upserts and `RETURNING`, which both
 servers read alike). For PostgreSQL it is rewritten here, once per distinct text (cached):
 
-- `?` placeholders become `%s` (and a literal `%` becomes `%%`), outside quoted text;
+- `?` placeholders outside quoted text become `%s`, and every `%` becomes `%%`;
 - `BEGIN IMMEDIATE` becomes `BEGIN`; `PRAGMA ...` statements do nothing;
 - in DDL, `BLOB` becomes `BYTEA`, `INTEGER` becomes `BIGINT`, `REAL` becomes
   `DOUBLE PRECISION`, `x INTEGER PRIMARY KEY` becomes an identity column (SQLite gives such a
@@ -43,9 +43,9 @@ def to_postgres(sql: str) -> str:
     head = sql.lstrip()[:16].upper()
     if head.startswith("BEGIN IMMEDIATE"):
         return "BEGIN"
-    parts = _QUOTED.split(sql)
+    parts = _QUOTED.split(sql.replace("%", "%%"))  # psycopg reads % even inside quotes
     for i in range(0, len(parts), 2):  # the even parts are outside quotes
-        parts[i] = parts[i].replace("%", "%%").replace("?", "%s")
+        parts[i] = parts[i].replace("?", "%s")
     return "".join(parts)
 
 

@@ -121,6 +121,16 @@ def test_an_unexpected_error_never_shows_a_url_password() -> None:
     assert "s3cr" not in text and "postgresql://bob:***@h/db x" in text
 
 
+def test_state_url_from_the_environment_and_a_flag_path_over_it(tmp_path: Path) -> None:
+    env = {"AUDITOR_STATE": "postgresql://a@db/audit"}
+    from_env = load_config(flags={}, env=env, cwd=tmp_path, config_file=None)
+    assert (from_env.state_url, from_env.state) == ("postgresql://a@db/audit",) * 2
+    flag = load_config(flags={"state": "s.db"}, env=env, cwd=tmp_path, config_file=None)
+    assert (flag.state_url, flag.state) == (None, tmp_path / "s.db")
+    with pytest.raises(Exception, match=r"expected postgresql://\[user@\]host"):
+        load_config(flags={"state": "postgresql://"}, env={}, cwd=tmp_path, config_file=None)
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))

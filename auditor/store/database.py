@@ -158,6 +158,20 @@ class Store:
             raise
         return cls(db, path, key, handle)
 
+    @staticmethod
+    def exists(path: Path | str, *, org: str = "default") -> bool:
+        """Whether there is a store to open: the SQLite file, or the organization's schema in
+        the PostgreSQL database (StoreError if that server cannot be reached)."""
+        if not postgres.is_database_url(path):
+            return Path(path).exists()
+        db = postgres.connect(str(path), org)
+        try:
+            return db.has_table(postgres.MARKER_TABLE)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{postgres.display_url(str(path))}: {describe(exc)}") from None
+        finally:
+            db.close()
+
     @classmethod
     def _open_postgres(
         cls, url: str, org: str, create: bool, override: bytes | None, readonly: bool

@@ -93,6 +93,12 @@ def test_policy_lint_before_the_first_sync_skips_the_history_as_with_sqlite(
     assert Store.exists(pg_url) and not Store.exists(pg_url, org="other")
 
 
+def test_the_urls_own_options_are_kept_beside_the_statement_timeout(pg_url: str) -> None:
+    with Store.open(f"{pg_url}?options=-c%20work_mem%3D7MB&connect_timeout=5") as s:
+        assert s._db.execute("SHOW work_mem").fetchone() == ("7MB",)
+        assert s._db.execute("SHOW statement_timeout").fetchone() == ("5min",)
+
+
 def test_a_read_only_store_refuses_writes(pg_url: str) -> None:
     Store.open(pg_url).close()
     with (

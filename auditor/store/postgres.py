@@ -254,12 +254,20 @@ def connect(url: str, org: str) -> PgConnection:
         ) from None
     schema = schema_name(org)
     try:
+        given = psycopg.conninfo.conninfo_to_dict(url)
         conn = psycopg.connect(
             url,
             autocommit=True,
-            connect_timeout=CONNECT_TIMEOUT,
+            connect_timeout=given.get("connect_timeout") or CONNECT_TIMEOUT,
             application_name=f"auditor pid {os.getpid()}",
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            # the server ends a statement after 5 minutes; a dead network is noticed within
+            # about a minute (TCP keepalives, unacknowledged data) instead of never
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} {given.get('options') or ''}",
+            keepalives=1,
+            keepalives_idle=30,
+            keepalives_interval=10,
+            keepalives_count=3,
+            tcp_user_timeout=60_000,
         )
     except (psycopg.Error, ValueError) as exc:
         raise StoreError(f"cannot connect to {shown}: {_error(exc, secrets)}") from None

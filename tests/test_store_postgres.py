@@ -241,3 +241,26 @@ def test_two_runs_at_once_for_two_organizations_and_the_lock_for_one(
     assert f"auditor pid {os.getpid()}" in text
     assert other.returncode == 1, other_text  # the other organization went ahead
     assert not (tmp_path / "b").exists()
+
+
+def test_two_cli_runs_for_the_same_organization_one_is_refused(pg_url: str, tmp_path: Path) -> None:
+    import time
+
+    from auditor.emulator import start_emulator
+
+    with start_emulator(revisions=20, repos=2, now=NOW) as emu:
+        emu.faults.add("history", "delay", times=0, seconds=3)  # the first run holds the lock
+        env = _env(emu, pg_url)
+        first = _cli(["run", "--org", "acme", "--out", str(tmp_path / "a")], env, tmp_path)
+        deadline = time.monotonic() + 30
+        while not emu.requests:
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.05)
+        second = _cli(["run", "--org", "acme", "--out", str(tmp_path / "b")], env, tmp_path)
+        second_text = second.communicate(timeout=60)[0]
+        first_text = first.communicate(timeout=120)[0]
+    assert second.returncode == 2, second_text
+    assert "is locked by another auditor run (auditor pid" in second_text
+    assert first.returncode == 1, first_text  # the first one finished undisturbed
+    with Store.open(pg_url, org="acme", readonly=True) as s:
+        assert s.count_revisions() == 20

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -21,6 +22,7 @@ from auditor.common.files import UnreadableFile, read_input
 from auditor.diff import ListTable, list_table_from_config
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
+from auditor.store.postgres import display_url, is_database_url
 
 DEFAULT_STATE = Path(".auditor") / "state.db"
 FAIL_ON_VALUES = (*SEVERITIES, "none")
@@ -56,6 +58,18 @@ class Config:
     max_pages: int = 10000
     page_size: int = 100
     fingerprint_key: bytes | None = field(default=None, repr=False)
+    # `--state postgresql://…`: the central store (may hold a password: never shown)
+    state_url: str | None = field(default=None, repr=False)
+
+    @property
+    def state(self) -> Path | str:
+        """Where the store is: the PostgreSQL URL if one was given, else the SQLite file."""
+        return self.state_url or self.state_path
+
+    @property
+    def state_shown(self) -> str:
+        """The store's location as safe to print (a URL without its password)."""
+        return display_url(self.state_url) if self.state_url else str(self.state_path)
 
     @property
     def list_table(self) -> ListTable:
@@ -158,18 +172,38 @@ def _normalise_key(key: str) -> str:
     return _ALIASES.get(name, name)
 
 
-def _reject_unknown(table: Mapping[str, Any], where: str) -> None:
+def _reject_unknown(
+    table: Mapping[str, Any],
+    where: str,
+    known: tuple[str, ...] = FILE_KEYS,
+    token_hint: str = "never read from a config file; set AUDITOR_TOKEN or token_file",
+) -> None:
     for key in table:
-        name = key.replace("-", "_")
+        name = key.replace("-", "_") if known is FILE_KEYS else key
         if name == "token":
-            raise ConfigError(
-                f"{where}: the API token is never read from a config file; "
-                "set AUDITOR_TOKEN or token_file"
-            )
-        if name not in FILE_KEYS:
-            close = difflib.get_close_matches(name, FILE_KEYS, n=1)
+            raise ConfigError(f"{where}: the API token is {token_hint}")
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+
+
+class _StateURL(str):
+    """A `state` value naming a PostgreSQL database rather than a file."""
+
+    __slots__ = ()
+
+
+def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
+    if not is_database_url(value):
+        return _as_path(value, where, base)
+    parts = urlsplit(value)
+    if not (parts.hostname or parts.path.strip("/") or "host=" in parts.query):
+        raise ConfigError(
+            f"{where}: expected postgresql://[user@]host[:port]/database, "
+            f"got {display_url(value)!r}"
+        )
+    return _StateURL(value)
 
 
 def _as_path(value: Any, where: str, base: Path) -> Path:
@@ -182,6 +216,8 @@ def _convert(name: str, value: Any, where: str, base: Path) -> Any:
     if name == "policies":
         items = value if isinstance(value, list | tuple) else [value]
         return tuple(_as_path(v, f"{where}: policies", base) for v in items)
+    if name == "state_path":
+        return _as_state(value, f"{where}: state", base)
     return _as_path(value, f"{where}: {name}", base)
 
 
@@ -292,6 +328,96 @@ def load_config(
     flag_values = _layer(flags, "command line", cwd)
     merged = {**files, **_env_layer(env, cwd), **flag_values}
     merged.setdefault("state_path", cwd / DEFAULT_STATE)
+    if isinstance(merged["state_path"], _StateURL):
+        merged["state_url"] = str(merged.pop("state_path"))
+        merged["state_path"] = cwd / DEFAULT_STATE
     token = _token(flag_values, env, files)
     merged.pop("token_file", None)
     return Config(**merged, token=token, fingerprint_key=_fingerprint_key(env))
+
+
+# -- many organizations (`auditor run --orgs FILE`) -------------------------------------------
+
+MAX_ORGS = 1000
+_ORG_KEYS = ("name", "base_url", "app_url", "token_env", "token_file")
+_ORG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+
+@dataclass(frozen=True)
+class OrgEntry:
+    """One organization of an `--orgs` file: where its service is and its token (never shown)."""
+
+    name: str
+    base_url: str
+    app_url: str | None
+    token: str = field(repr=False)
+
+
+def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, ...]:
+    """Read an `--orgs` TOML file: one `[[org]]` table per organization with `name`,
+    `base_url`, optional `app_url`, and its token from `token_env` (the name of an environment
+    variable) or `token_file` (relative to the file); never an inline token. Tokens are read
+    here, so a missing one stops the run before any organization starts."""
+    path = cwd / path
+    data = _read_toml(path)
+    unknown = [k for k in data if k != "org"]
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected [[org]] tables)")
+    tables = data.get("org")
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(f"{path}: expected one or more [[org]] tables")
+    if len(tables) > MAX_ORGS:
+        raise ConfigError(f"{path}: {len(tables)} organizations; at most {MAX_ORGS}")
+    entries: list[OrgEntry] = []
+    for n, table in enumerate(tables):
+        entry = _org_entry(table, f"{path}: org[{n}]", path.parent, env)
+        if any(e.name == entry.name for e in entries):
+            raise ConfigError(f"{path}: org[{n}]: organization {entry.name!r} is listed twice")
+        entries.append(entry)
+    return tuple(entries)
+
+
+def _org_entry(table: dict[str, Any], where: str, base: Path, env: Mapping[str, str]) -> OrgEntry:
+    name = table.get("name")
+    if not isinstance(name, str) or not _ORG_NAME.match(name):
+        raise ConfigError(
+            f"{where}: name: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
+            f"organization's report folder), got {name!r}"
+        )
+    where = f"{where} ({name})"
+    _reject_unknown(
+        table,
+        where,
+        _ORG_KEYS,
+        "never read from a file of settings; give token_env (an environment variable's name) "
+        "or token_file",
+    )
+    base_url = _as_url(table.get("base_url"), f"{where}: base_url")
+    app_url = _as_url(table["app_url"], f"{where}: app_url") if "app_url" in table else None
+    if ("token_env" in table) == ("token_file" in table):
+        raise ConfigError(f"{where}: give exactly one of token_env and token_file")
+    if "token_file" in table:
+        token = _read_token_file(_as_path(table["token_file"], f"{where}: token_file", base))
+    else:
+        var = _as_str(table["token_env"], f"{where}: token_env")
+        if not env.get(var, "").strip():
+            raise ConfigError(f"{where}: token_env: the environment variable {var} is not set")
+        token = _checked_token(env[var].strip(), var)
+    return OrgEntry(name, base_url, app_url, token)
+
+
+def org_config(config: Config, entry: OrgEntry, out_dir: Path) -> Config:
+    """The configuration for one organization of an `--orgs` run: its service, token and
+    reports folder; its own store: the same PostgreSQL database (the organization's schema
+    in it), or an SQLite file of its own beside the configured one (`state-<org>.db`), since
+    one SQLite file is locked by one run at a time."""
+    path = config.state_path
+    return replace(
+        config,
+        base_url=entry.base_url,
+        app_url=entry.app_url,
+        token=entry.token,
+        org=entry.name,
+        out_dir=out_dir,
+        state_path=path.with_name(f"{path.stem}-{entry.name}{path.suffix}"),
+    )

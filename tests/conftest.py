@@ -29,6 +29,8 @@ E2E_MODULES = frozenset(
         "test_state_file",
         "test_review",
         "test_cli_outputs",
+        "test_store_postgres",
+        "test_orgs",
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.
@@ -65,6 +67,35 @@ def fixed_now() -> datetime:
 @pytest.fixture
 def state_path(tmp_path: Path) -> Path:
     return tmp_path / "state.db"
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for the session (tests/pgcluster.py). Without PostgreSQL
+    installed the tests that need it skip, saying so; in CI (CI=true) they fail instead."""
+    import os
+
+    import pgcluster
+
+    bindir = pgcluster.find_bin()
+    why = "PostgreSQL is not installed (apt-get install postgresql; .ci/run does)"
+    if bindir is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{why}: CI must run the PostgreSQL tests")
+        pytest.skip(why)
+    cluster = pgcluster.start_cluster(bindir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Any) -> str:
+    """A fresh, empty database on the session's PostgreSQL server (its URL has the password)."""
+    import uuid
+
+    return str(pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}"))
 
 
 @pytest.fixture

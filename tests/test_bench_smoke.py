@@ -37,7 +37,14 @@ def test_every_benchmark_reports_a_verdict_for_each_target(
     quick_table: list[tuple[str, ...]],
 ) -> None:
     names = {row[0] for row in quick_table}
-    assert names == {"bench_scale", "bench_sync", "bench_diff", "bench_policy", "bench_report"}
+    assert names == {
+        "bench_scale",
+        "bench_sync",
+        "bench_diff",
+        "bench_policy",
+        "bench_report",
+        "bench_store",
+    }
     verdicts = {row[4] for row in quick_table}
     assert verdicts <= {"met", "**missed**", "not measured"}
 

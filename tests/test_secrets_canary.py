@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pgcluster import stored_bytes
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
@@ -146,7 +147,11 @@ def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str
     return main(argv, ctx), out.getvalue(), err.getvalue()
 
 
-def test_no_canary_reaches_any_output_or_the_state_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_no_canary_reaches_any_output_or_the_state_file(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    state = tmp_path / "state.db" if backend == "sqlite" else request.getfixturevalue("pg_url")
     k = Canaries()
     token = k("api_token", "tok-" + _hex(32))
     emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=60, repos=6)
@@ -163,7 +168,7 @@ def test_no_canary_reaches_any_output_or_the_state_file(tmp_path: Path) -> None:
             "AUDITOR_BASE_URL": emu.base_url,
             "AUDITOR_APP_URL": emu.app_url,
             "AUDITOR_TOKEN": token,
-            "AUDITOR_STATE": str(tmp_path / "state.db"),
+            "AUDITOR_STATE": str(state),
             "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         }
 
@@ -199,6 +204,10 @@ def test_no_canary_reaches_any_output_or_the_state_file(tmp_path: Path) -> None:
     assert (tmp_path / "summary.md").exists() and (tmp_path / "run" / "findings.json").exists()
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name != "in"]
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
+    if backend == "postgres":  # every value of every table of the store
+        stored = stored_bytes(state).decode("utf-8", "replace")
+        assert "customModels" in stored
+        blobs.append(stored)
     assert len(k.c) >= 30
     leaks = [
         (name, form, i)

@@ -177,12 +177,28 @@ def test_a_failed_sync_keeps_the_real_cause_and_the_file(
     assert digest(state) == before
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_env(request: pytest.FixtureRequest, env: dict[str, str]) -> dict[str, str]:
+    """`env` with the store in an SQLite file or in a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return env
+    return {**env, "AUDITOR_STATE": str(request.getfixturevalue("pg_url"))}
+
+
+@pytest.fixture
+def any_synced(any_env: dict[str, str], tmp_path: Path) -> str:
+    """A store (either backend) filled by a real sync; gives its location."""
+    code, _, stderr = run_cli(["sync"], any_env, tmp_path)
+    assert code == 0, stderr
+    return any_env["AUDITOR_STATE"]
+
+
 def test_two_runs_in_the_same_second_get_distinct_ids(
-    env: dict[str, str], tmp_path: Path, synced: Path
+    any_env: dict[str, str], tmp_path: Path, any_synced: str
 ) -> None:
     ids = []
     for out in ("a", "b", "c"):
-        code, _, stderr = run_cli(["run", "--offline", "--out", out], env, tmp_path)
+        code, _, stderr = run_cli(["run", "--offline", "--out", out], any_env, tmp_path)
         assert code in (0, 1), stderr
         assert "UNIQUE" not in stderr
         ids.append(json.loads((tmp_path / out / "findings.json").read_text())["run"]["id"])
@@ -191,10 +207,10 @@ def test_two_runs_in_the_same_second_get_distinct_ids(
 
 
 def test_default_report_folders_follow_the_run_ids(
-    env: dict[str, str], tmp_path: Path, synced: Path
+    any_env: dict[str, str], tmp_path: Path, any_synced: str
 ) -> None:
     for _ in range(2):
-        code, _, stderr = run_cli(["run", "--offline"], env, tmp_path)
+        code, _, stderr = run_cli(["run", "--offline"], any_env, tmp_path)
         assert code in (0, 1), stderr
     base = FIXED_NOW.strftime("%Y%m%dT%H%M%SZ")
     folders = sorted(p.name for p in (tmp_path / "reports").iterdir())
@@ -203,17 +219,16 @@ def test_default_report_folders_follow_the_run_ids(
     assert [s["run"]["id"] for s in shown] == folders
 
 
-def _runs(state: Path) -> list[tuple[str, int]]:
-    with sqlite3.connect(state) as db:
-        rows = db.execute("SELECT run_id, complete FROM runs ORDER BY rowid").fetchall()
-    db.close()
+def _runs(state: str) -> list[tuple[str, int]]:
+    with Store.open(state, readonly=True) as store:
+        rows = store._db.execute("SELECT run_id, complete FROM runs ORDER BY rowid").fetchall()
     return [(str(r), int(c)) for r, c in rows]
 
 
 def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
-    env: dict[str, str], tmp_path: Path, synced: Path, monkeypatch: pytest.MonkeyPatch
+    any_env: dict[str, str], tmp_path: Path, any_synced: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, _, _ = run_cli(["run", "--offline", "--out", "first"], env, tmp_path)
+    code, _, _ = run_cli(["run", "--offline", "--out", "first"], any_env, tmp_path)
     assert code in (0, 1)
 
     def disk_full(*_args: Any) -> None:
@@ -221,12 +236,12 @@ def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
 
     with monkeypatch.context() as patch:
         patch.setattr("auditor.cli.cmd_run.write_reports", disk_full)
-        code, _, stderr = run_cli(["run", "--offline", "--out", "second"], env, tmp_path)
+        code, _, stderr = run_cli(["run", "--offline", "--out", "second"], any_env, tmp_path)
     assert code == 2
     assert stderr.strip().splitlines()[-1].endswith("No space left on device")
-    assert [c for _, c in _runs(synced)] == [1, 0]
-    code, _, _ = run_cli(["run", "--offline", "--out", "third"], env, tmp_path)
+    assert [c for _, c in _runs(any_synced)] == [1, 0]
+    code, _, _ = run_cli(["run", "--offline", "--out", "third"], any_env, tmp_path)
     third = json.loads((tmp_path / "third" / "findings.json").read_text())
     # compared with the first run (complete), not the second: nothing is new
     assert {f["lifecycle"] for f in third["findings"]} <= {"persisting", None}
-    assert [c for _, c in _runs(synced)] == [1, 0, 1]
+    assert [c for _, c in _runs(any_synced)] == [1, 0, 1]

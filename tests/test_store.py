@@ -1,15 +1,18 @@
-"""The SQLite state file: redaction at ingestion, immutability, locking, keys, runs."""
+"""The state store: redaction at ingestion, immutability, locking, keys, runs — each test on
+both backends (an SQLite file and a PostgreSQL database on a throwaway server) where it applies."""
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+import os
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pgcluster import raw_sql, stored_bytes
 
 from auditor.errors import StoreError
 from auditor.fetch.decode import to_report, to_revision
@@ -43,6 +46,19 @@ def fill(store: Store, revs: range) -> None:
             store.ingest_revision(revision(store, rev), 1, T0)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def state_path(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where the store lives: an SQLite file, or a fresh PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return tmp_path / "state.db"
+    return str(request.getfixturevalue("pg_url"))
+
+
+def no_table(table: str) -> str:
+    """The backend's words for a missing table (SQLite's or PostgreSQL's)."""
+    return f'no such table: {table}|relation "{table}" does not exist'
+
+
 @pytest.fixture
 def store(state_path: Path) -> Any:
     with Store.open(state_path) as s:
@@ -58,7 +74,8 @@ def test_no_secret_reaches_the_file_and_env_references_stay(store: Store, state_
     assert stored.settings["env"]["HOME_TOKEN"] == "${VAULT_TOKEN}"
     assert stored.user.name == ""
     store.close()
-    raw = state_path.read_bytes()
+    raw = stored_bytes(state_path)
+    assert b"customModels" in raw  # the check reads the stored settings
     assert API_KEY.encode() not in raw and b"plain-secret-value" not in raw
 
 
@@ -138,7 +155,8 @@ def test_missing_state_file(tmp_path: Path) -> None:
 def test_lock_stops_a_second_run(state_path: Path) -> None:
     with Store.open(state_path), pytest.raises(StoreError) as info:
         Store.open(state_path)
-    assert "is locked by another auditor run (pid" in str(info.value)
+    assert "is locked by another auditor run (" in str(info.value)
+    assert f"pid {os.getpid()}" in str(info.value)
     Store.open(state_path).close()  # released on close
 
 
@@ -151,9 +169,7 @@ def test_not_a_database(tmp_path: Path) -> None:
 
 def test_unknown_schema_version(state_path: Path) -> None:
     Store.open(state_path).close()
-    with sqlite3.connect(state_path) as db:
-        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    db.close()
+    raw_sql(state_path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", ("99",))
     with pytest.raises(StoreError, match="schema version 99"):
         Store.open(state_path)
 
@@ -169,7 +185,7 @@ def test_external_fingerprint_key_is_not_stored(state_path: Path) -> None:
     key = b"k" * 32
     with Store.open(state_path, fingerprint_key=key) as s:
         fill(s, range(1, 2))
-    assert key not in state_path.read_bytes()
+    assert key not in stored_bytes(state_path)
     with pytest.raises(StoreError, match="set it to open it"):
         Store.open(state_path)
     with pytest.raises(StoreError, match="does not match"):
@@ -227,21 +243,20 @@ def test_sync_records(store: Store) -> None:
 @pytest.mark.parametrize("value", ["one", "", "1.5x"])
 def test_unreadable_schema_version_is_a_store_error(state_path: Path, value: str) -> None:
     Store.open(state_path).close()
-    with sqlite3.connect(state_path) as db:
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
-    db.close()
+    raw_sql(state_path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
     with pytest.raises(StoreError, match="is damaged \\(unreadable schema version\\)"):
         Store.open(state_path)
 
 
 def _damage(path: Path, statement: str) -> None:
-    with sqlite3.connect(path) as db:
-        db.execute(statement)
-    db.close()
+    if statement.startswith("UPDATE revisions SET settings"):  # bytes, as both backends take them
+        raw_sql(path, "UPDATE revisions SET settings = ?", (b"{{",))
+        return
+    raw_sql(path, statement)
 
 
 DAMAGE = [
-    pytest.param("DROP TABLE revisions", "no such table: revisions", id="dropped-table"),
+    pytest.param("DROP TABLE revisions", no_table("revisions"), id="dropped-table"),
     pytest.param("UPDATE revisions SET settings = x'7b7b'", "", id="settings-not-json"),
     pytest.param("UPDATE revisions SET updated_at = 'soon'", "", id="bad-timestamp"),
 ]
@@ -260,9 +275,10 @@ def test_reading_a_damaged_file_is_a_store_error(
             lambda: list(s.iter_revisions()),
             lambda: s.get_revision(2),
         ):
-            with pytest.raises(StoreError, match=f"state file {state_path} is damaged: ") as info:
+            shown = re.escape(f"state file {s.path} is damaged: ")
+            with pytest.raises(StoreError, match=shown) as info:
                 read()
-            assert detail in str(info.value)
+            assert re.search(detail, str(info.value))
 
 
 @pytest.mark.parametrize("table", ["revisions", "integrity_issues", "syncs", "runs"])
@@ -275,7 +291,7 @@ def test_reading_from_a_dropped_table_is_a_store_error(state_path: Path, table: 
         "syncs": lambda s: s.last_sync(),
         "runs": lambda s: s.previous_complete_run("run-1"),
     }
-    with Store.open(state_path) as s, pytest.raises(StoreError, match=f"no such table: {table}"):
+    with Store.open(state_path) as s, pytest.raises(StoreError, match=no_table(table)):
         reads[table](s)
 
 
@@ -297,18 +313,62 @@ def test_reading_damaged_reports_is_a_store_error(state_path: Path, read: Any) -
         with pytest.raises(StoreError, match="is damaged: "):
             read(s)
     _damage(state_path, "DROP TABLE reports")
-    with Store.open(state_path) as s, pytest.raises(StoreError, match="no such table: reports"):
+    with Store.open(state_path) as s, pytest.raises(StoreError, match=no_table("reports")):
         read(s)
-    with Store.open(state_path) as s, pytest.raises(StoreError, match="no such table: reports"):
+    with Store.open(state_path) as s, pytest.raises(StoreError, match=no_table("reports")):
         s.count_reports()
 
 
-def test_stored_json_is_the_hashed_json(store: Store, state_path: Path) -> None:
+def test_stored_json_is_the_hashed_json(store: Store) -> None:
     fill(store, range(1, 3))
-    store.close()
-    with sqlite3.connect(state_path) as db:
-        rows = db.execute("SELECT settings, content_hash FROM revisions").fetchall()
-    db.close()
+    rows = store._db.execute("SELECT settings, content_hash FROM revisions").fetchall()
     assert len(rows) == 2
     for settings, digest in rows:
-        assert hashlib.sha256(settings).hexdigest() == digest
+        assert hashlib.sha256(bytes(settings)).hexdigest() == digest
+
+
+def test_an_older_store_is_migrated_forward_in_one_step(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from auditor.store import schema
+
+    now = schema.SCHEMA_VERSION  # this auditor's version; the test plays the next one
+    with Store.open(state_path) as s:
+        fill(s, range(1, 3))
+    step = "CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL, data BLOB)"
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", now + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", {**schema.MIGRATIONS, now + 1: step})
+    with pytest.raises(StoreError, match=rf"schema version {now}; .* open it once for writing"):
+        Store.open(state_path, readonly=True)
+    with Store.open(state_path) as s:  # migrated: the new table works, the old rows are kept
+        assert s.count_revisions() == 2
+        with s.transaction():
+            s._db.execute("INSERT INTO extra (note, data) VALUES (?, ?)", ("n", b"\x00\xff"))
+        assert s._db.execute("SELECT id, note, data FROM extra").fetchall() == [
+            (1, "n", b"\x00\xff")
+        ]
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", now)  # an older auditor: refused, not changed
+    with pytest.raises(
+        StoreError, match=rf"schema version {now + 1}; .* reads version {now} \(upgrade"
+    ):
+        Store.open(state_path)
+
+
+def test_a_failed_migration_changes_nothing(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from auditor.store import schema
+
+    now = schema.SCHEMA_VERSION
+    Store.open(state_path).close()
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", now + 1)
+    bad = "CREATE TABLE extra (x TEXT); CREATE TABLE revisions (y TEXT)"
+    monkeypatch.setattr(schema, "MIGRATIONS", {**schema.MIGRATIONS, now + 1: bad})
+    with pytest.raises(StoreError, match="not a usable auditor"):
+        Store.open(state_path)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", now)
+    with Store.open(state_path) as s:  # still the old version, without the half-made table
+        stored = s._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        assert stored[0] in (str(now), str(now).encode())
+        with pytest.raises(Exception, match=no_table("extra")):
+            s._db.execute("SELECT * FROM extra")

@@ -21,6 +21,7 @@ from auditor import __version__
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
+from auditor.store.postgres import scrub_url_passwords
 
 COMMANDS = (
     "run",
@@ -124,5 +125,6 @@ def _unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> s
     token = env.get("AUDITOR_TOKEN", "")
     if len(token) >= 4:
         text = text.replace(token, "[token]")
+    text = scrub_url_passwords(text)  # a database URL's password, wherever it came from
     hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
     return terminal_text(" ".join(text.split())[:500]) + hint

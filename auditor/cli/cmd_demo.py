@@ -9,6 +9,7 @@ run would have exited with), 2 when it could not run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -16,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import check_sizes
 from auditor.cli.summary import add_output_options, main_report
-from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
+from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from auditor.cli import Context
 
 DEMO_TOKEN = "demo-owner-token"
+DEMO_ORGS = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell")
 
 
 def register(subparsers: Any) -> None:
@@ -39,6 +41,20 @@ def register(subparsers: Any) -> None:
         "--revisions", type=int, default=240, help="settings revisions to serve (default 240)"
     )
     parser.add_argument("--repos", type=int, default=36, help="repositories (default 36)")
+    parser.add_argument(
+        "--orgs",
+        metavar="N",
+        type=int,
+        default=0,
+        help=f"audit N organizations at once (1-{len(DEMO_ORGS)}), each served by its own "
+        "emulator with other seeded data: `auditor run --orgs` with a summary table",
+    )
+    parser.add_argument(
+        "--state",
+        metavar="FILE|URL",
+        help="store to use (default: a fresh temporary SQLite file); a postgresql:// URL "
+        "shows the central store",
+    )
     add_output_options(parser)
     parser.set_defaults(handler=demo_command)
 
@@ -49,8 +65,11 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
     from auditor.emulator import start_emulator
 
     check_sizes(args.revisions, args.repos)
-
+    if not 0 <= args.orgs <= len(DEMO_ORGS):
+        raise UsageError(f"--orgs must be between 1 and {len(DEMO_ORGS)}")
     out = args.out or Path(ctx.cwd) / "reports" / "demo"
+    if args.orgs:
+        return _demo_orgs(args, ctx, out)
     with (
         start_emulator(
             seed=args.seed, revisions=args.revisions, repos=args.repos, now=ctx.clock()
@@ -64,15 +83,66 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
             "AUDITOR_BASE_URL": emu.base_url,
             "AUDITOR_APP_URL": emu.app_url,
             "AUDITOR_TOKEN": DEMO_TOKEN,
-            "AUDITOR_STATE": str(Path(tmp) / "state.db"),
+            "AUDITOR_STATE": args.state or str(Path(tmp) / "state.db"),
         }
-        argv = ["run", "--out", str(out), "--output", ",".join(args.outputs)]
-        code = main([*argv, *(["--quiet"] if args.quiet else [])], replace(ctx, env=env))
+        code = main(_run_argv(["run"], out, args), replace(ctx, env=env))
+    return _finish(code, str(main_report(out, args.outputs)), args, ctx)
+
+
+def _run_argv(head: list[str], out: Path, args: argparse.Namespace) -> list[str]:
+    """The `auditor run` command line the demo runs."""
+    argv = [*head, "--out", str(out), "--output", ",".join(args.outputs)]
+    return [*argv, *(["--quiet"] if args.quiet else [])]
+
+
+def _finish(code: int, shown: str, args: argparse.Namespace, ctx: Context) -> int:
+    """The demo's exit: 0 when the audit ran (saying what a nightly run would have exited)."""
     if code in (EXIT_ERROR, EXIT_INTERRUPTED):
         return code
     if not args.quiet:
-        print(
-            f"demo: open {main_report(out, args.outputs)} (a nightly run would have exited {code})",
-            file=ctx.stdout,
-        )
+        print(f"demo: open {shown} (a nightly run would have exited {code})", file=ctx.stdout)
     return EXIT_OK
+
+
+def _demo_orgs(args: argparse.Namespace, ctx: Context, out: Path) -> int:
+    """`--orgs N`: N emulators (seeds `--seed`, `--seed`+1 …), one organization each, audited
+    together by `auditor run --orgs` into `<out>/<organization>/`."""
+    from auditor.cli import main
+    from auditor.emulator import Emulator, start_emulator
+
+    names = DEMO_ORGS[: args.orgs]
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="auditor-demo-")))
+        emulators: list[Emulator] = []
+        for n in range(len(names)):
+            emulators.append(
+                stack.enter_context(
+                    start_emulator(
+                        seed=args.seed + n,
+                        revisions=args.revisions,
+                        repos=args.repos,
+                        now=ctx.clock(),
+                    )
+                )
+            )
+        lines = []
+        for name, emu in zip(names, emulators, strict=True):
+            if not args.quiet:
+                print(f"demo: {name}: emulator serving {emu.base_url}", file=ctx.stderr)
+            lines += [
+                "[[org]]",
+                f'name = "{name}"',
+                f'base_url = "{emu.base_url}"',
+                f'app_url = "{emu.app_url}"',
+                'token_env = "AUDITOR_DEMO_TOKEN"',
+                "",
+            ]
+        orgs_file = tmp / "orgs.toml"
+        orgs_file.write_text("\n".join(lines), encoding="utf-8")
+        env = {
+            **ctx.env,
+            "AUDITOR_DEMO_TOKEN": DEMO_TOKEN,
+            "AUDITOR_STATE": args.state or str(tmp / "state.db"),
+        }
+        code = main(_run_argv(["run", "--orgs", str(orgs_file)], out, args), replace(ctx, env=env))
+    return _finish(code, f"{out}/<organization>/", args, ctx)

@@ -19,6 +19,7 @@ from auditor.evaluate.testing import run_policy_tests
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings
 from auditor.policy.schema import SCHEMA_PATH
+from auditor.store import Store
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -72,7 +73,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         return EXIT_ERROR
     warnings: list[str] = []
     config = config_from_args(args, ctx)
-    if config.state_path.exists():
+    if Store.exists(config.state, org=config.org):
         with open_store(config, readonly=True) as store:
             warnings = history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):

@@ -159,7 +159,7 @@ def _against_live(
     live = store.latest_revision()
     if live is None:
         raise DataError(
-            f"no settings revision stored in {config.state_path}: nothing to review against"
+            f"no settings revision stored in {config.state_shown}: nothing to review against"
         )
     history = StoredHistory(store, live.revision)
     return ReviewRequest(

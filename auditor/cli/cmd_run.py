@@ -7,8 +7,11 @@ stdout, and the exit code of design §9 with its reason as the last line on stde
 from __future__ import annotations
 
 import argparse
+import io
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,17 +34,24 @@ from auditor.cli.summary import (
     with_report_options,
 )
 from auditor.common.escape import terminal_text
-from auditor.config import Config
-from auditor.errors import AuditorError, UsageError
+from auditor.config import Config, load_orgs, org_config
+from auditor.errors import EXIT_ERROR, AuditorError, UsageError
 from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
-from auditor.report.model import ReportData
+from auditor.report.model import ReportData, new_count
+from auditor.store.postgres import scrub_url_passwords
+from auditor.workflows.orgs import (
+    OrgResult,
+    audit_orgs,
+    overall_exit,
+    overall_reason,
+    summary_table,
+    write_org_summary,
+)
 from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from auditor.cli import Context
     from auditor.store import Store
 
@@ -68,19 +78,53 @@ def register(subparsers: Any) -> None:
         "--all-revisions", action="store_true", help="also report every stored revision's results"
     )
     add_usage_option(parser)
+    many = parser.add_argument_group("many organizations")
+    many.add_argument(
+        "--orgs",
+        metavar="FILE",
+        type=Path,
+        help="audit every organization of this TOML file ([[org]] name, base_url, app_url, "
+        "token_env or token_file), each into <out>/<name>/, then print a summary table",
+    )
+    many.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=4,
+        help="with --orgs: organizations audited at once (default 4)",
+    )
     parser.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
-    """Handler: the whole nightly job."""
+    """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
     at = parse_when(args.at, "--at", end_of_day=True) if args.at else None
     if at and at > now:
         raise UsageError(f"--at {at.isoformat()} is in the future")
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
+    if args.orgs is not None:
+        return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir)
+    return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
+
+
+@dataclass(frozen=True)
+class _Audit:
+    """What every organization's audit shares: the policies, the clock, `--at`."""
+
+    loaded: LoadedPolicy
+    now: datetime
+    at: datetime | None
+
+
+def _run_one(
+    config: Config, args: argparse.Namespace, ctx: Context, audit: _Audit, out_dir: Path
+) -> tuple[int, AuditOutcome | None]:
+    """One organization's nightly job: its exit code and outcome (None when interrupted)."""
+    loaded, now, at = audit.loaded, audit.now, audit.at
     run_id = make_run_id(now)
-    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     options = AuditOptions(
         run_id=run_id,
         now=now,
@@ -111,10 +155,102 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         code, word = interrupt_exit(exc)
         print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
-        return code
+        return code, None
     if not args.quiet:
         print_summary(outcome.data, out_dir, ctx, args.outputs)
-    return decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
+    code = decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
+    return code, outcome
+
+
+def run_orgs(
+    args: argparse.Namespace, ctx: Context, config: Config, audit: _Audit, root: Path
+) -> int:
+    """`--orgs FILE`: every organization audited on its own (store, lock, reports folder
+    `<root>/<name>/`), `--workers` at once; a summary table; exit 2 if any errored, else 1
+    if any has findings, else 0."""
+    for flag in ("org", "base_url", "app_url", "token_file"):
+        if getattr(args, flag, None) is not None:
+            option = "--" + flag.replace("_", "-")
+            raise UsageError(f"{option} cannot be combined with --orgs (the file gives each one's)")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    entries = {e.name: e for e in load_orgs(args.orgs, ctx.env, Path(ctx.cwd))}
+
+    def audit_one(name: str) -> OrgResult:
+        one = org_config(config, entries[name], root / name)
+        return _audit_org(one, args, ctx, audit)
+
+    finished: dict[str, OrgResult] = {}
+
+    def done(result: OrgResult) -> None:
+        finished[result.name] = result
+        for line in result.log:
+            if not args.quiet or line.startswith("auditor: error"):
+                print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
+
+    try:
+        results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
+    except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
+        code, word = interrupt_exit(exc)
+        cut = OrgResult("", code, f"{word} before it finished")
+        results = [finished.get(name, replace(cut, name=name)) for name in entries]
+        _org_summary(results, root, args, ctx)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
+    _org_summary(results, root, args, ctx)
+    code = overall_exit(results)
+    print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
+    return code
+
+
+def _org_summary(
+    results: list[OrgResult], root: Path, args: argparse.Namespace, ctx: Context
+) -> None:
+    """summary.json, and the table on stdout (not with --quiet)."""
+    write_org_summary(results, root)
+    if not args.quiet:
+        print(summary_table(results), file=ctx.stdout)
+        print(f"reports: {root}/<organization>/; summary: {root / 'summary.json'}", file=ctx.stdout)
+
+
+_CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")
+_EXIT_LINE = re.compile(r"^auditor: (?:exit \d+: |error: )(.*)$")
+
+
+def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _Audit) -> OrgResult:
+    """One organization of an --orgs run, its output kept for the caller to show."""
+    err = io.StringIO()  # stdout and stderr in one, in the order written
+    quiet = replace(ctx, stdout=err, stderr=err)
+    outcome = None
+    try:
+        code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
+    except AuditorError as exc:
+        print(f"auditor: error: {terminal_text(str(exc))}", file=err)
+        code = exc.exit_code
+    except Exception as exc:  # one organization's bug must not hide the others' results
+        text = scrub_url_passwords(f"unexpected {type(exc).__name__}: {exc}")
+        print(f"auditor: error: {terminal_text(text)}", file=err)
+        code = EXIT_ERROR
+    token = config.token or ""
+    lines = [
+        line.replace(token, "[token]") if len(token) >= 4 else line
+        for line in err.getvalue().splitlines()
+    ]
+    reasons = [m.group(1) for m in map(_EXIT_LINE.match, lines) if m]
+    if code == EXIT_ERROR:  # the first cause says more than "the audit is incomplete"
+        causes = [line.removeprefix("auditor: ") for line in lines if _CAUSE.match(line)]
+        reasons = causes[:1] or reasons
+    data = outcome.data if outcome is not None else None
+    return OrgResult(
+        name=config.org,
+        code=code,
+        reason=reasons[-1] if reasons else "interrupted",
+        findings=None if outcome is None else len(outcome.failing),
+        new=None if data is None else new_count(data.findings),
+        resolved=None if data is None else len(data.resolved),
+        out_dir=config.out_dir,
+        log=tuple(lines),
+    )
 
 
 def _audit(

@@ -46,7 +46,8 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
         try:
             summary = sync_store(store, config, ctx, usage=not args.no_usage)
         except BaseException:
-            if store.last_sync() is None:  # a failed first sync leaves no empty state file
+            if store.last_sync() is None and config.state_url is None:
+                # a failed first sync leaves no empty state file
                 for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
                     leftover.unlink(missing_ok=True)
             raise

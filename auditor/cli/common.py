@@ -45,9 +45,9 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--state",
-        metavar="FILE",
-        type=Path,
-        help="state file (default .auditor/state.db; env AUDITOR_STATE)",
+        metavar="FILE|URL",
+        help="state file (default .auditor/state.db), or a PostgreSQL store "
+        "postgresql://user@host/db (password from PGPASSWORD or ~/.pgpass); env AUDITOR_STATE",
     )
     group.add_argument("--base-url", metavar="URL", help="service address (env AUDITOR_BASE_URL)")
     group.add_argument(
@@ -79,7 +79,9 @@ def open_store(config: Config, *, create: bool = False, readonly: bool = False) 
     """Open the configured state file (locked); StoreError if it is missing and not `create`.
     Read-only commands pass `readonly`: the file cannot change by a byte."""
     key = config.fingerprint_key
-    return Store.open(config.state_path, create=create, fingerprint_key=key, readonly=readonly)
+    return Store.open(
+        config.state, create=create, fingerprint_key=key, readonly=readonly, org=config.org
+    )
 
 
 def require_remote(config: Config) -> tuple[str, str]:

@@ -1,24 +1,24 @@
 """Analytics in the state file: a row per (date, series), and whether the last sync could read them.
 
-Takes an open SQLite connection (owned by `auditor.store.Store`) and redacted analytics rows
-(`auditor.fetch.analytics` reads them), gives the stored dates, the rows of a date range
-grouped by day, and the access status the last sync recorded (`ok`, or `denied` with the
-API's one-line reason). The table is created on first use, so a state file made before it
-existed gains it on its next sync. Plain SQL only (portable to other databases).
+Takes an open store connection, SQLite or PostgreSQL (owned by `auditor.store.Store`), and
+redacted analytics rows (`auditor.fetch.analytics` reads them); gives the stored dates, the
+rows of a date range grouped by day, and the access status the last sync recorded (`ok`, or
+`denied` with the API's one-line reason). The table came with schema version 2
+(`schema.MIGRATIONS`). Plain SQL only: `auditor.store.dialect` adapts it to PostgreSQL.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import JSON
 from auditor.redact import Redactor
-from auditor.store.schema import ANALYTICS_DDL
+from auditor.store.dialect import has_table, meta_text
 
 _STATUS_KEY = "analytics_access"
 
@@ -31,21 +31,12 @@ class AnalyticsAccess:
     detail: str = ""
 
 
-def _exists(db: sqlite3.Connection) -> bool:
-    row = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'analytics_days'"
-    ).fetchone()
-    return row is not None
+def _exists(db: Any) -> bool:
+    # A read-only look at a store that never synced analytics may predate the table.
+    return has_table(db, "analytics_days")
 
 
-def ensure_table(db: sqlite3.Connection) -> None:
-    """Create the analytics table if this state file predates it (inside a transaction)."""
-    for statement in ANALYTICS_DDL.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def stored_days(db: sqlite3.Connection, start: date, end: date, series: int) -> set[str]:
+def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
     """The dates from `start` to `end` holding all `series` series."""
     if not _exists(db):
         return set()
@@ -57,7 +48,7 @@ def stored_days(db: sqlite3.Connection, start: date, end: date, series: int) -> 
     return {str(r[0]) for r in rows}
 
 
-def put_day(db: sqlite3.Connection, day: str, series: str, data: JSON, sync_id: int) -> None:
+def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> None:
     """Store (or replace) one series of one day; `data` is already redacted."""
     body = canonical(data)
     digest = hashlib.sha256(body).hexdigest()
@@ -70,7 +61,7 @@ def put_day(db: sqlite3.Connection, day: str, series: str, data: JSON, sync_id: 
 
 
 def iter_days(
-    db: sqlite3.Connection, start: date | None = None, end: date | None = None
+    db: Any, start: date | None = None, end: date | None = None
 ) -> Iterator[tuple[str, dict[str, JSON]]]:
     """(date, {series: data}) for every stored date in the range, ascending."""
     if not _exists(db):
@@ -94,23 +85,23 @@ def iter_days(
         yield current, series
 
 
-def set_access(db: sqlite3.Connection, access: AnalyticsAccess) -> None:
+def set_access(db: Any, access: AnalyticsAccess) -> None:
     """Record what this sync found (inside its transaction)."""
     db.execute("DELETE FROM meta WHERE key = ?", (_STATUS_KEY,))
     value = canonical({"status": access.status, "detail": access.detail})
     db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (_STATUS_KEY, value))
 
 
-def get_access(db: sqlite3.Connection) -> AnalyticsAccess | None:
+def get_access(db: Any) -> AnalyticsAccess | None:
     """What the last sync found, or None when no sync has tried the analytics."""
     row = db.execute("SELECT value FROM meta WHERE key = ?", (_STATUS_KEY,)).fetchone()
     if row is None:
         return None
-    value = loads(row[0])
+    value = loads(meta_text(row[0]))
     return AnalyticsAccess(str(value.get("status", "")), str(value.get("detail", "")))
 
 
-def scrub(db: sqlite3.Connection, redactor: Redactor, forms: Iterable[bytes]) -> int:
+def scrub(db: Any, redactor: Redactor, forms: Iterable[bytes]) -> int:
     """Redact again the stored rows holding a secret learned after they were written."""
     if not _exists(db):
         return 0

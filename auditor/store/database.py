@@ -6,7 +6,8 @@ The file never holds a secret: values are replaced at ingestion by markers with 
 fingerprint (HMAC with a random per-file key kept in the `meta` table, or
 `AUDITOR_FINGERPRINT_KEY`), so the state file is safe to hand around as a CI artifact. An
 exclusive lock on `<state>.lock` keeps two runs from sharing one file; writes happen in
-transactions, so a failed sync leaves the file as it was.
+transactions, so a failed sync leaves the file as it was. The same `Store` runs on PostgreSQL
+(`Store.open("postgresql://…", org=…)`: `auditor.store.postgres`), from the same SQL.
 """
 
 from __future__ import annotations
@@ -28,13 +29,17 @@ from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
 from auditor.store import analytics as store_analytics
+from auditor.store import postgres
 from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
+from auditor.store.dialect import has_table, meta_text, meta_value, stream
 from auditor.store.file import (
     acquire_lock,
     connect,
+    create_new,
     describe,
     is_transient,
+    open_existing,
     prepare,
     rollback,
 )
@@ -105,9 +110,11 @@ def _as_bytes(value: Any) -> bytes:
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path, key: bytes, lock: IO[str]):
+    def __init__(
+        self, db: Any, path: Path | str, key: bytes, lock: IO[str] | None
+    ):  # db: an sqlite3.Connection, or a postgres.PgConnection that reads the same SQL
         self._db = db
-        self.path = path
+        self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
         self._secrets: list[str] = []
@@ -117,14 +124,20 @@ class Store:
     @classmethod
     def open(
         cls,
-        path: Path,
+        path: Path | str,
         *,
         create: bool = True,
         fingerprint_key: bytes | None = None,
         readonly: bool = False,
+        org: str = "default",
     ) -> Store:
         """Open (or create) the state file; StoreError if missing, locked, unreadable or not
-        an auditor state file. `readonly` opens it so that not a byte of it can change."""
+        an auditor state file. `readonly` opens it so that not a byte of it can change.
+
+        `path` may be a PostgreSQL URL (`postgresql://…`): the store of organization `org` in
+        that database is opened (locked for this organization only)."""
+        if postgres.is_database_url(path):
+            return cls._open_postgres(str(path), org, create, fingerprint_key, readonly)
         path = Path(path)
         if not path.exists():
             if not create or readonly:
@@ -146,6 +159,47 @@ class Store:
             handle.close()
             raise
         return cls(db, path, key, handle)
+
+    @staticmethod
+    def exists(path: Path | str, *, org: str = "default") -> bool:
+        """Whether there is a store to open: the SQLite file, or the organization's schema in
+        the PostgreSQL database (StoreError if that server cannot be reached)."""
+        if not postgres.is_database_url(path):
+            return Path(path).exists()
+        db = postgres.connect(str(path), org)
+        try:
+            return db.has_table(postgres.MARKER_TABLE)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{postgres.display_url(str(path))}: {describe(exc)}") from None
+        finally:
+            db.close()
+
+    @classmethod
+    def _open_postgres(
+        cls, url: str, org: str, create: bool, override: bytes | None, readonly: bool
+    ) -> Store:
+        db = postgres.connect(url, org)
+        shown = f"{postgres.display_url(url)} (schema {db.schema})"
+        try:
+            postgres.lock(db, shown, org)
+            if postgres.identify(db, shown):
+                key = open_existing(db, shown, override, readonly=readonly)
+            elif not create or readonly:
+                raise StoreError(
+                    f"no auditor store for organization {org!r} in {shown}: "
+                    "run `auditor sync` first"
+                )
+            else:
+                key = create_new(db, override, before=lambda: postgres.create_marker(db))
+            if readonly:
+                postgres.set_readonly(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, shown, key, None)
 
     def close(self) -> None:
         """Close the database and release the lock."""
@@ -213,9 +267,7 @@ class Store:
         self._scrubbed: set[str] = set()
         with self.reading():
             self._db.execute("PRAGMA secure_delete = ON")
-            if self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'secret_memory'"
-            ).fetchone():
+            if has_table(self._db, "secret_memory"):
                 rows = self._db.execute("SELECT fingerprint, length FROM secret_memory")
                 self.redactor.memory.recall((str(fp), int(n)) for fp, n in rows)
 
@@ -225,7 +277,9 @@ class Store:
         if learned:
             self._db.execute(SECRET_MEMORY_DDL)
             self._db.executemany(
-                "INSERT OR IGNORE INTO secret_memory (fingerprint, length) VALUES (?, ?)", learned
+                "INSERT INTO secret_memory (fingerprint, length) VALUES (?, ?) "
+                "ON CONFLICT DO NOTHING",
+                learned,
             )
 
     def scrub_stored(self) -> int:
@@ -241,7 +295,7 @@ class Store:
         for table, key, columns in _SCRUBBED_COLUMNS:
             hits = [
                 row[0]
-                for row in self._db.execute(f"SELECT {key}, {', '.join(columns)} FROM {table}")
+                for row in stream(self._db, f"SELECT {key}, {', '.join(columns)} FROM {table}")
                 if any(f in _as_bytes(c) for c in row[1:] for f in forms)
             ]
             for item in hits:
@@ -282,10 +336,12 @@ class Store:
         """Record the organization on first use; StoreError if the file belongs to another one."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
         if row is None:
-            self._db.execute("INSERT INTO meta (key, value) VALUES ('org', ?)", (org,))
-        elif row[0] != org:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('org', ?)", (meta_value(self._db, org),)
+            )
+        elif meta_text(row[0]) != org:
             raise StoreError(
-                f"state file {self.path} holds organization {row[0]!r}, not {org!r}: "
+                f"state file {self.path} holds organization {meta_text(row[0])!r}, not {org!r}: "
                 "use one state file per organization"
             )
 
@@ -293,9 +349,12 @@ class Store:
 
     def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
         with self.reading():
-            cursor = self._db.execute(f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
-            while rows := cursor.fetchmany(_BATCH):
-                yield from [revision_from_row(r) for r in rows]
+            cursor = stream(self._db, f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+            try:
+                while rows := cursor.fetchmany(_BATCH):
+                    yield from [revision_from_row(r) for r in rows]
+            finally:
+                cursor.close()  # when the caller stops early too
 
     def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
         return next(self._revisions(where + " LIMIT 1", params), None)
@@ -406,9 +465,12 @@ class Store:
 
     def _reports(self, tail: str) -> Iterator[ReadinessReport]:
         with self.reading():
-            cursor = self._db.execute(f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
-            while rows := cursor.fetchmany(_BATCH):
-                yield from [report_from_row(r) for r in rows]
+            cursor = stream(self._db, f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+            try:
+                while rows := cursor.fetchmany(_BATCH):
+                    yield from [report_from_row(r) for r in rows]
+            finally:
+                cursor.close()
 
     def iter_reports(self) -> Iterator[ReadinessReport]:
         """Every report, by repository then creation time."""
@@ -454,9 +516,10 @@ class Store:
     def begin_sync(self, started: datetime, base_url: str) -> int:
         """Record a sync in the open transaction and return its id."""
         cursor = self._db.execute(
-            "INSERT INTO syncs (started, base_url) VALUES (?, ?)", (to_text(started), base_url)
+            "INSERT INTO syncs (started, base_url) VALUES (?, ?) RETURNING id",
+            (to_text(started), base_url),
         )
-        return int(cursor.lastrowid or 0)
+        return int(cursor.fetchone()[0])
 
     def finish_sync(
         self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int
@@ -491,7 +554,6 @@ class Store:
 
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
-        store_analytics.ensure_table(self._db)
         store_analytics.put_day(self._db, day, series, data, sync_id)
 
     def iter_analytics(

@@ -13,13 +13,14 @@ import hmac
 import os
 import secrets
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
 from auditor.errors import StoreError
-from auditor.store.schema import DDL, SCHEMA_VERSION
+from auditor.store import schema
+from auditor.store.dialect import PgError, ddl_statements, meta_text, meta_value
 
 _KEY_CHECK_LABEL = b"auditor fingerprint key check"
 APPLICATION_ID = 0x41554454  # "AUDT" in the SQLite header: this file is an auditor state file
@@ -80,15 +81,31 @@ def prepare(db: sqlite3.Connection, path: Path, override: bytes | None, *, reado
     """Check an auditor state file (or create the schema in an empty one, in one transaction)
     and return the fingerprint key."""
     if _identify(db, path):
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        key = _check(meta, path, override)
+        key = open_existing(db, str(path), override, readonly=readonly)
         if not readonly and int(db.execute("PRAGMA application_id").fetchone()[0]) == 0:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return key
     if readonly:
         raise StoreError(f"{path} is an empty file, not a state file: run `auditor sync` first")
+    return create_new(db, override)
+
+
+def open_existing(db: Any, where: str, override: bytes | None, *, readonly: bool) -> bytes:
+    """Check a store's key and schema version, migrating an older schema forward (either
+    backend); gives the fingerprint key."""
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    key = _check(meta, where, override)
+    _migrate(db, int(meta_text(meta["schema_version"])), where, readonly=readonly)
+    return key
+
+
+def create_new(db: Any, override: bytes | None, before: Callable[[], None] | None = None) -> bytes:
+    """Create the schema in an empty store, all in one transaction (`before` runs first in
+    it); gives the fingerprint key."""
     db.execute("BEGIN IMMEDIATE")
     try:
+        if before is not None:
+            before()
         key = _initialise(db, override)
     except BaseException:
         rollback(db)
@@ -97,7 +114,48 @@ def prepare(db: sqlite3.Connection, path: Path, override: bytes | None, *, reado
     return key
 
 
-def rollback(db: sqlite3.Connection) -> None:
+def run_ddl(db: Any, ddl: str) -> None:
+    """Run a block of DDL (the dialect layer adapts it to PostgreSQL)."""
+    for statement in ddl_statements(ddl):
+        db.execute(statement)
+
+
+def _migrate(db: Any, version: int, where: str, *, readonly: bool) -> None:
+    """Bring a store made by an older auditor to this one's schema: each step of
+    `schema.MIGRATIONS` after its version, in one transaction (forward only: a store made by
+    a newer auditor is refused, never changed)."""
+    current = schema.SCHEMA_VERSION
+    if version == current:
+        return
+    if version > current or version < 1:
+        raise StoreError(
+            f"state file {where} has schema version {version}; this auditor reads version "
+            f"{current}" + (" (upgrade auditor to open it)" if version > current else "")
+        )
+    steps = range(version + 1, current + 1)
+    missing = [v for v in steps if v not in schema.MIGRATIONS]
+    if missing:
+        raise StoreError(f"state file {where}: no migration to schema version {missing[0]}")
+    if readonly:
+        raise StoreError(
+            f"state file {where} has schema version {version}; this auditor reads version "
+            f"{current}: open it once for writing (e.g. `auditor sync`) to upgrade it"
+        )
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for step in steps:
+            run_ddl(db, schema.MIGRATIONS[step])
+        db.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+            (meta_value(db, str(current)),),
+        )
+    except BaseException:
+        rollback(db)
+        raise
+    db.execute("COMMIT")
+
+
+def rollback(db: Any) -> None:
     """Roll back if a transaction is open; SQLite has already rolled back after some errors
     (disk full), and a failing ROLLBACK must not replace the error that caused it."""
     if db.in_transaction:
@@ -123,26 +181,29 @@ def _name(exc: sqlite3.Error) -> str:
 
 def is_transient(exc: sqlite3.Error) -> bool:
     """A lock, a full disk or an I/O error: the file itself is not damaged."""
+    if isinstance(exc, PgError):
+        return exc.transient
     return _name(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR"))
 
 
 def describe(exc: sqlite3.Error) -> str:
     """SQLite's own words plus the cause in plain words, e.g. `database or disk is full
-    (SQLITE_FULL: the disk is full)`."""
+    (SQLITE_FULL: the disk is full)`; PostgreSQL's with its SQLSTATE."""
+    if isinstance(exc, PgError):
+        why = f": {exc.cause}" if exc.cause else ""
+        return f"{exc} (SQLSTATE {exc.sqlstate}{why})" if exc.sqlstate else str(exc)
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)
 
 
-def _initialise(db: sqlite3.Connection, override: bytes | None) -> bytes:
+def _initialise(db: Any, override: bytes | None) -> bytes:
     db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    for statement in DDL.split(";"):
-        if statement.strip():
-            db.execute(statement)
+    run_ddl(db, schema.DDL)
     key = override or secrets.token_bytes(32)
     rows: list[tuple[str, Any]] = [
-        ("schema_version", str(SCHEMA_VERSION)),
-        ("key_check", _key_check(key)),
+        ("schema_version", meta_value(db, str(schema.SCHEMA_VERSION))),
+        ("key_check", meta_value(db, _key_check(key))),
     ]
     if override is None:
         rows.append(("fingerprint_key", key))
@@ -150,23 +211,18 @@ def _initialise(db: sqlite3.Connection, override: bytes | None) -> bytes:
     return key
 
 
-def _check(meta: Mapping[str, Any], path: Path, override: bytes | None) -> bytes:
+def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
     try:
-        version = int(meta.get("schema_version", 0))
+        int(meta_text(meta.get("schema_version", "")))
     except (TypeError, ValueError):
         raise StoreError(f"state file {path} is damaged (unreadable schema version)") from None
-    if version != SCHEMA_VERSION:
-        raise StoreError(
-            f"state file {path} has schema version {version}; this auditor reads version "
-            f"{SCHEMA_VERSION}"
-        )
     stored = meta.get("fingerprint_key")
     key = override or stored
     if key is None:
         raise StoreError(
             f"state file {path} was created with AUDITOR_FINGERPRINT_KEY: set it to open it"
         )
-    if not hmac.compare_digest(_key_check(bytes(key)), str(meta.get("key_check", ""))):
+    if not hmac.compare_digest(_key_check(bytes(key)), meta_text(meta.get("key_check", ""))):
         raise StoreError(
             f"AUDITOR_FINGERPRINT_KEY does not match the key state file {path} was made with"
         )

@@ -5,9 +5,9 @@ Takes an open SQLite connection (owned by `auditor.store.Store`), gives and reco
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 from auditor.common.jsonutil import canonical
 from auditor.errors import StoreError
@@ -18,7 +18,7 @@ _FINDING_COLUMNS = "fingerprint, rule_id, subject_key, status, severity, first_s
 
 
 def start_run(
-    db: sqlite3.Connection,
+    db: Any,
     run_id: str,
     *,
     started: datetime,
@@ -40,7 +40,7 @@ def start_run(
     return unique
 
 
-def complete_run(db: sqlite3.Connection, run_id: str) -> None:
+def complete_run(db: Any, run_id: str) -> None:
     """Mark a finished run complete: it becomes the baseline the next run compares with."""
     updated = db.execute("UPDATE runs SET complete = 1 WHERE run_id = ?", (run_id,))
     if updated.rowcount != 1:
@@ -48,7 +48,7 @@ def complete_run(db: sqlite3.Connection, run_id: str) -> None:
 
 
 def finish_run(
-    db: sqlite3.Connection,
+    db: Any,
     run_id: str,
     *,
     finished: datetime,
@@ -63,7 +63,10 @@ def finish_run(
     if updated.rowcount != 1:
         raise StoreError(f"no run {run_id!r} was started in this state file")
     db.executemany(
-        f"INSERT OR REPLACE INTO findings (run_id, {_FINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
+        f"INSERT INTO findings (run_id, {_FINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT (run_id, fingerprint) DO UPDATE SET rule_id = excluded.rule_id, "
+        "subject_key = excluded.subject_key, status = excluded.status, "
+        "severity = excluded.severity, first_seen_run = excluded.first_seen_run",
         (
             (
                 run_id,
@@ -79,7 +82,7 @@ def finish_run(
     )
 
 
-def _findings(db: sqlite3.Connection, run_id: str) -> tuple[FindingRecord, ...]:
+def _findings(db: Any, run_id: str) -> tuple[FindingRecord, ...]:
     rows = db.execute(
         f"SELECT {_FINDING_COLUMNS} FROM findings WHERE run_id = ? ORDER BY fingerprint",
         (run_id,),
@@ -87,9 +90,7 @@ def _findings(db: sqlite3.Connection, run_id: str) -> tuple[FindingRecord, ...]:
     return tuple(FindingRecord(*row) for row in rows)
 
 
-def previous_complete_run(
-    db: sqlite3.Connection, before_run_id: str, scope: str = ""
-) -> RunRecord | None:
+def previous_complete_run(db: Any, before_run_id: str, scope: str = "") -> RunRecord | None:
     """The newest complete run of the same `scope` that started before `before_run_id`.
 
     Runs of another scope (other policies, `--at`, `--all-revisions`) evaluate other things:

@@ -15,7 +15,10 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Forward-only migrations: version N's DDL takes a store from version N-1 to N (run in one
+# transaction on opening for writing). `DDL` below is always the whole current schema, for new
+# stores. Both are written for SQLite; `auditor.store.dialect` adapts them to PostgreSQL.
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -45,12 +48,14 @@ CREATE TABLE IF NOT EXISTS findings (
 CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, length INTEGER NOT NULL);
 """
 # Usage analytics per (date, series), redacted like everything else (`auditor.store.analytics`).
-# Created on first use too, so a file made before the table existed gains it on its next sync.
+# Schema version 2: a store made by version 1 gains it when first opened for writing.
 ANALYTICS_DDL = """
 CREATE TABLE IF NOT EXISTS analytics_days (
     day TEXT NOT NULL, series TEXT NOT NULL, data BLOB NOT NULL, content_hash TEXT NOT NULL,
     sync_id INTEGER NOT NULL, PRIMARY KEY (day, series));
 """
+DDL += ANALYTICS_DDL
+MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL}
 # Keyed fingerprints of every secret ever found (never the value): see `auditor.redact.memory`.
 # Created on first use too, so a file made before the table existed gains it on its next sync.
 SECRET_MEMORY_DDL = (

@@ -1,0 +1,156 @@
+"""Many organizations in one run: each audited on its own, a bounded number at a time.
+
+Takes the organizations' names and a function auditing one (the cli builds it: sync, evaluate,
+reports into the organization's folder, with its own store and lock), gives one `OrgResult`
+per organization, in the order given, a summary table and the overall exit code. One
+organization's failure (an error, even an unexpected exception) never stops the others.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.common.jsonutil import dumps_pretty
+from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
+
+_STATUS = {EXIT_OK: "clean", EXIT_FINDINGS: "findings", EXIT_ERROR: "error"}
+
+
+@dataclass(frozen=True)
+class OrgResult:
+    """How one organization's audit ended."""
+
+    name: str
+    code: int  # its own exit code by the usual rules
+    reason: str  # the one line saying why (the `auditor: exit N: …` reason, or the error)
+    findings: int | None = None  # failing findings at or above --fail-on; None: no audit
+    new: int | None = None
+    resolved: int | None = None
+    out_dir: Path | None = None
+    log: tuple[str, ...] = ()  # what the audit printed, for the caller to show
+
+    @property
+    def status(self) -> str:
+        """clean, findings, error, or interrupted."""
+        return _STATUS.get(self.code, "interrupted")
+
+
+def audit_orgs(
+    names: Sequence[str],
+    audit_one: Callable[[str], OrgResult],
+    *,
+    workers: int,
+    done: Callable[[OrgResult], None] | None = None,
+) -> list[OrgResult]:
+    """Audit every organization, at most `workers` at once; `done` sees each result as it
+    arrives (in completion order). Gives the results in the order of `names`.
+
+    The workers are daemon threads: on Ctrl-C or SIGTERM (a KeyboardInterrupt here) no other
+    organization starts and the process can end at once; an audit cut short stores nothing
+    (its sync is one transaction, which the store rolls back)."""
+    waiting: queue.SimpleQueue[str] = queue.SimpleQueue()
+    for name in names:
+        waiting.put(name)
+    finished: queue.SimpleQueue[OrgResult] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                name = waiting.get_nowait()
+            except queue.Empty:
+                return
+            finished.put(_guarded(audit_one, name))
+
+    for n in range(max(1, min(workers, len(names)))):
+        threading.Thread(target=work, name=f"auditor-org-{n}", daemon=True).start()
+    results: dict[str, OrgResult] = {}
+    try:
+        while len(results) < len(names):
+            try:
+                result = finished.get(timeout=0.2)  # short waits: Ctrl-C is seen at once
+            except queue.Empty:
+                continue
+            results[result.name] = result
+            if done is not None:
+                done(result)
+    except BaseException:
+        stop.set()
+        raise
+    return [results[name] for name in names]
+
+
+def _guarded(audit_one: Callable[[str], OrgResult], name: str) -> OrgResult:
+    try:
+        return audit_one(name)
+    except AuditorError as exc:
+        return OrgResult(name, exc.exit_code, str(exc))
+    except Exception as exc:  # a bug in one organization's audit must not end the others
+        return OrgResult(name, EXIT_ERROR, f"unexpected {type(exc).__name__}: {exc}")
+
+
+def overall_exit(results: Sequence[OrgResult]) -> int:
+    """2 if any organization errored (or was interrupted), else 1 if any has failing
+    findings, else 0."""
+    codes = {r.code for r in results}
+    if codes - {EXIT_OK, EXIT_FINDINGS}:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_OK
+
+
+def overall_reason(results: Sequence[OrgResult]) -> str:
+    """The last line's reason: how many organizations ended how."""
+    failed = [r.name for r in results if r.status in ("error", "interrupted")]
+    found = [r.name for r in results if r.status == "findings"]
+    total = len(results)
+    if failed:
+        return (
+            f"{len(failed)} of {total} organization(s) could not be audited ({', '.join(failed)})"
+        )
+    if found:
+        return f"{len(found)} of {total} organization(s) have findings ({', '.join(found)})"
+    return f"all {total} organization(s) clean"
+
+
+def summary_table(results: Sequence[OrgResult]) -> str:
+    """One line per organization: status, failing findings, new, resolved, exit code, reason."""
+    width = max([len("ORG"), *(len(r.name) for r in results)])
+    head = f"{'ORG':<{width}}  {'STATUS':<11} {'FINDINGS':>8} {'NEW':>5} {'RESOLVED':>8}"
+    lines = [f"{head}  EXIT  REASON"]
+    for r in results:
+        counts = [("-" if n is None else str(n)) for n in (r.findings, r.new, r.resolved)]
+        lines.append(
+            f"{r.name:<{width}}  {r.status:<11} {counts[0]:>8} {counts[1]:>5} {counts[2]:>8}  "
+            f"{r.code:>4}  {r.reason}"
+        )
+    return "\n".join(lines)
+
+
+def write_org_summary(results: Sequence[OrgResult], root: Path) -> Path:
+    """`<root>/summary.json`: per organization its status, counts, exit code, reason and
+    report folder, and the overall exit code (for dashboards and CI steps)."""
+    root.mkdir(parents=True, exist_ok=True)
+    body = {
+        "exit_code": overall_exit(results),
+        "reason": overall_reason(results),
+        "organizations": [
+            {
+                "name": r.name,
+                "status": r.status,
+                "exit_code": r.code,
+                "reason": r.reason,
+                "failing_findings": r.findings,
+                "new": r.new,
+                "resolved": r.resolved,
+                "reports": r.out_dir.name if r.out_dir is not None else None,
+            }
+            for r in results
+        ],
+    }
+    path = root / "summary.json"
+    path.write_text(dumps_pretty(body) + "\n", encoding="utf-8")
+    return path

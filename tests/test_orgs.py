@@ -1,0 +1,226 @@
+"""Many organizations in one run (`auditor run --orgs FILE`, `auditor demo --orgs N`), on an
+SQLite file per organization and on one PostgreSQL store, against emulators over HTTP."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.config import load_orgs
+from auditor.errors import ConfigError
+from auditor.store import Store
+from auditor.workflows.orgs import OrgResult, overall_exit
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+TOKEN = "demo-owner-token"
+WRONG = "wrong-token-0123456789"
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def emulators() -> Iterator[list[Any]]:
+    from auditor.emulator import start_emulator
+
+    started = [start_emulator(seed=s, revisions=30, repos=5, now=NOW) for s in (1, 2, 3)]
+    try:
+        yield started
+    finally:
+        for emu in started:
+            emu.stop()
+
+
+def _orgs_file(tmp_path: Path, emulators: list[Any], tokens: list[str]) -> Path:
+    blocks = []
+    for name, emu, var in zip(("acme", "globex", "initech"), emulators, tokens, strict=True):
+        blocks.append(
+            f'[[org]]\nname = "{name}"\nbase_url = "{emu.base_url}"\n'
+            f'app_url = "{emu.app_url}"\ntoken_env = "{var}"\n'
+        )
+    path = tmp_path / "orgs.toml"
+    path.write_text("\n".join(blocks))
+    return path
+
+
+def _rows(stdout: str) -> dict[str, list[str]]:
+    lines = stdout.splitlines()
+    assert lines[0].split()[:6] == ["ORG", "STATUS", "FINDINGS", "NEW", "RESOLVED", "EXIT"]
+    return {line.split()[0]: line.split() for line in lines[1:4]}
+
+
+def test_one_organizations_failure_never_stops_the_others(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD", "BAD", "GOOD"])
+    env = {"GOOD": TOKEN, "BAD": WRONG, "AUDITOR_STATE": str(tmp_path / "st" / "state.db")}
+    argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "2"]
+    code, out, err = _run(argv, env, tmp_path)
+    assert code == 2, err
+    rows = _rows(out)
+    assert rows["acme"][1:2] == ["findings"] and rows["acme"][5] == "1"
+    assert rows["initech"][1:2] == ["findings"] and rows["initech"][5] == "1"
+    assert rows["globex"][1:2] == ["error"] and rows["globex"][5] == "2"
+    assert "sync failed" in " ".join(rows["globex"]) and "401" in " ".join(rows["globex"])
+    assert "[globex] auditor: sync failed" in err and "401" in err
+    assert err.rstrip().splitlines()[-1] == (
+        "auditor: exit 2: 1 of 3 organization(s) could not be audited (globex)"
+    )
+    for name in ("acme", "initech", "globex"):  # every organization has its reports
+        assert (tmp_path / "r" / name / "report.html").is_file()
+        sarif = json.loads((tmp_path / "r" / name / "findings.sarif").read_text())
+        assert name in json.dumps(sarif["runs"][0]["automationDetails"])  # labelled with its org
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["exit_code"] == 2
+    by_name = {o["name"]: o for o in summary["organizations"]}
+    assert by_name["acme"]["failing_findings"] == int(rows["acme"][2]) > 0
+    assert by_name["globex"]["status"] == "error"
+    for name in ("acme", "initech"):  # a store file per organization, bound to it
+        with Store.open(tmp_path / "st" / f"state-{name}.db", readonly=True) as s:
+            assert s.count_revisions() == 30
+    assert TOKEN not in out + err and WRONG not in out + err
+
+
+def test_exit_codes_follow_the_usual_rules(emulators: list[Any], tmp_path: Path) -> None:
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    base = ["run", "--orgs", str(orgs), "--quiet"]
+    code, out, err = _run([*base, "--out", str(tmp_path / "a")], env, tmp_path)
+    assert code == 1 and out == "", err
+    assert err.splitlines()[-1].startswith("auditor: exit 1: 3 of 3 organization(s) have findings")
+    code, _, err = _run([*base, "--out", str(tmp_path / "b"), "--fail-on", "none"], env, tmp_path)
+    assert code == 0, err
+    assert err.splitlines()[-1] == "auditor: exit 0: all 3 organization(s) clean"
+    results = [OrgResult("a", 0, ""), OrgResult("b", 1, ""), OrgResult("c", 130, "")]
+    assert overall_exit(results[:1]) == 0 and overall_exit(results[:2]) == 1
+    assert overall_exit(results) == 2
+
+
+def test_many_organizations_on_one_postgresql_store(
+    emulators: list[Any], tmp_path: Path, pg_url: str
+) -> None:
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": pg_url}
+    argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r")]
+    code, out, err = _run(argv, env, tmp_path)
+    assert code == 1, err
+    assert {r[1] for r in _rows(out).values()} == {"findings"}
+    seen = set()
+    for name in ("acme", "globex", "initech"):
+        with Store.open(pg_url, org=name, readonly=True) as s:
+            assert s.count_revisions() == 30
+            seen.add(tuple(h for _, h in s.revision_hashes()))
+    assert len(seen) == 3  # three organizations' own data, not one copied
+    code, out, err = _run([*argv[:-1], str(tmp_path / "again")], env, tmp_path)
+    assert code == 1, err
+    assert "synced: 0 new revisions" in err  # the second run found each one's stored history
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_demo_with_three_organizations(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    state = ["--state", request.getfixturevalue("pg_url")] if backend == "postgres" else []
+    out_dir = tmp_path / "demo"
+    argv = ["demo", "--orgs", "3", "--revisions", "40", "--repos", "5", "--out", str(out_dir)]
+    code, out, err = _run([*argv, *state], {}, tmp_path)
+    assert code == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "acme",
+        "globex",
+        "initech",
+        "summary.json",
+    ]
+    for name in ("acme", "globex", "initech"):
+        data = json.loads((out_dir / name / "findings.json").read_text())
+        assert data["findings"], name
+    assert "a nightly run would have exited 1" in out
+    if backend == "postgres":
+        with Store.open(state[1], org="initech", readonly=True) as s:
+            assert s.count_revisions() == 40
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[[org]]\nname = "a"\nbase_url = "https://x"\ntoken = "t"', "never read from a file"),
+        ('[[org]]\nname = "a"\nbase_url = "https://x"\ntoken_env = "NOPE"', "NOPE is not set"),
+        ('[[org]]\nname = "a"\nbase_url = "https://x"', "exactly one of token_env"),
+        ('[[org]]\nname = "../a"\nbase_url = "https://x"\ntoken_env = "T"', "org\\[0\\]: name"),
+        ('[[org]]\nname = "a"\nbase_url = "ftp://x"\ntoken_env = "T"', "a\\): base_url"),
+        ('[[org]]\nname = "a"\nbase_uri = "https://x"\ntoken_env = "T"', "did you mean"),
+        (
+            '[[org]]\nname = "a"\nbase_url = "https://x"\ntoken_env = "T"\n' * 2,
+            "org\\[1\\]: organization 'a' is listed twice",
+        ),
+        ("name = 'a'", "unknown key 'name'"),
+        ("", "expected one or more \\[\\[org\\]\\] tables"),
+    ],
+)
+def test_bad_orgs_files_say_what_and_where(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "orgs.toml"
+    path.write_text(body)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_orgs(path, {"T": "tok-123456"}, tmp_path)
+    assert str(path) in str(info.value)
+
+
+def test_token_file_and_flags_that_conflict(tmp_path: Path) -> None:
+    (tmp_path / "tok").write_text("file-token-123456\n")
+    path = tmp_path / "orgs.toml"
+    path.write_text('[[org]]\nname = "a"\nbase_url = "https://x/"\ntoken_file = "tok"\n')
+    (entry,) = load_orgs(path, {}, tmp_path)
+    assert (entry.name, entry.base_url, entry.token) == ("a", "https://x", "file-token-123456")
+    assert "file-token" not in repr(entry)
+    code, _, err = _run(["run", "--orgs", str(path), "--org", "b"], {}, tmp_path)
+    assert code == 2 and "--org cannot be combined with --orgs" in err
+
+
+def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    emulators[1].faults.add("history", "delay", times=0, seconds=60)  # globex never finishes
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "run", "--orgs", str(orgs), "--out", "r"],
+        env={**os.environ, "GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not all((tmp_path / "r" / n / "report.html").exists() for n in ("acme", "initech")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(0.5)  # the finished ones are reported
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143, err
+    assert time.monotonic() - start < 10  # not after globex's 60 s wait
+    assert err.rstrip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+    rows = _rows(out)
+    assert rows["globex"][1] == "interrupted" and rows["acme"][1] == "findings"
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert [o["status"] for o in summary["organizations"]] == [
+        "findings",
+        "interrupted",
+        "findings",
+    ]

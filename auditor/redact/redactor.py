@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,7 +33,7 @@ class _Seen:
     """One node of a redacted document: the value, its redacted form, and (for objects and
     arrays) the same for each child, so the next document of the stream can reuse it."""
 
-    __slots__ = ("blob", "kids", "names", "numeric", "out", "raw")
+    __slots__ = ("blob", "kids", "names", "numbered", "numeric", "out", "raw", "types")
 
     def __init__(
         self,
@@ -47,6 +49,10 @@ class _Seen:
         self.kids = kids
         self.names = names or _NO_NAMES  # each key's redacted form (before `_unique`)
         self.blob: bytes | None = None
+        # An object whose keys all stay as they are: the type of each value, in order, and
+        # the keys of the objects and arrays under it that hold numbers (see `_changed_keys`).
+        self.types: list[type] | None = None
+        self.numbered: list[str] = []
 
 
 _NO_KIDS: dict[str, _Seen] = {}
@@ -67,7 +73,7 @@ def _dumps_text(value: Any) -> str | None:
 
 def _same(value: Any, seen: _Seen) -> bool:
     """`value` equals what `seen` was made from, types included (`==` says `1 == 1.0 == True`,
-    so a subtree holding numbers is compared as JSON text)."""
+    so a subtree holding numbers is compared as JSON text too)."""
     raw = seen.raw
     if type(value) is not type(raw) or value != raw:
         return False
@@ -94,6 +100,7 @@ class Redactor:
         self._scrubbed: dict[str, tuple[str, int]] = {}
         # Per stream of documents, the previous one's redaction tree and what memory knew then.
         self._streams: dict[str, tuple[_Seen, int]] = {}
+        self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         for value in known:
             self.register(value)
 
@@ -144,11 +151,14 @@ class Redactor:
     def _node(
         self, value: Any, prev: _Seen | None, secret: bool, hosted: bool, found: list[str]
     ) -> _Seen:
-        """The redacted form of `value` in its context, reusing `prev` (the same place in the
-        previous document) where the value is the same, types included."""
-        if prev is not None and _same(value, prev):
-            return prev
+        """The redacted form of `value` in its context, reusing the parts of `prev` (the same
+        place in the previous document) that are the same, types included. The caller has
+        compared `value` with `prev` as a whole already (or chose not to: the root)."""
         if isinstance(value, dict):
+            if prev is not None and prev.types is not None:
+                quick = self._same_keys(value, prev, secret, hosted, found)
+                if quick is not None:
+                    return quick
             olds, names = _NO_KIDS, _NO_NAMES
             if prev is not None and isinstance(prev.kids, dict):
                 olds, names = prev.kids, prev.names
@@ -158,12 +168,7 @@ class Redactor:
             numeric = False
             for k, v in value.items():
                 kid = olds.get(k)
-                if (
-                    kid is None
-                    or kid.kids is not None
-                    or type(v) is not type(kid.raw)
-                    or v != kid.raw
-                ):
+                if kid is None or not _same(v, kid):
                     child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
                     kid = self._node(
                         v, kid, child_secret or is_secret_map(k), k == HOSTED_MAP, found
@@ -175,7 +180,11 @@ class Redactor:
                 keys[k] = name
                 numeric = numeric or kid.numeric
                 out[name if name not in out else self._unique(name, out)] = kid.out
-            return _Seen(value, out, numeric, kids, keys)
+            seen = _Seen(value, out, numeric, kids, keys)
+            if list(out) == list(value):  # no key redacted: the next one may take `_same_keys`
+                seen.types = list(map(type, value.values()))
+                seen.numbered = [k for k, kid in kids.items() if kid.numeric and kid.kids]
+            return seen
         if isinstance(value, list):
             old = prev.kids if prev is not None and isinstance(prev.kids, list) else []
             # A string keeps its redaction wherever it moved to (an item added in front);
@@ -185,7 +194,9 @@ class Redactor:
             for i, v in enumerate(value):
                 kid = strings.get(v) if type(v) is str else None
                 if kid is None:
-                    kid = self._node(v, old[i] if i < len(old) else None, secret, hosted, found)
+                    kid = old[i] if i < len(old) else None
+                    if kid is None or not _same(v, kid):
+                        kid = self._node(v, kid, secret, hosted, found)
                 items.append(kid)
             return _Seen(value, [i.out for i in items], any(i.numeric for i in items), items)
         if isinstance(value, str):
@@ -195,14 +206,57 @@ class Redactor:
             return _Seen(value, self._leaf(value, found), False)
         return _Seen(value, value, value is not None)
 
+    def _same_keys(
+        self, value: dict[str, Any], prev: _Seen, secret: bool, hosted: bool, found: list[str]
+    ) -> _Seen | None:
+        """An object with the same keys, in the same order, as `prev` (none of them redacted)
+        and values of the same types: the values that differ are found at C speed (`map`),
+        and only they are walked. None when the shape differs (the caller walks every key)."""
+        raw, kids = prev.raw, prev.kids
+        if list(value) != list(raw) or list(map(type, value.values())) != prev.types:
+            return None
+        assert isinstance(kids, dict)
+        changed = list(itertools.compress(value, map(operator.ne, value.values(), raw.values())))
+        # `==` holds for `1` and `1.0` (the types above hold for the values at this level only)
+        changed += [k for k in prev.numbered if k not in changed and not _same(value[k], kids[k])]
+        if not changed:
+            seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
+        else:
+            kids, out = dict(kids), dict(prev.out)
+            for k in changed:
+                child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
+                kid = self._node(
+                    value[k], kids[k], child_secret or is_secret_map(k), k == HOSTED_MAP, found
+                )
+                kids[k] = kid
+                out[k] = kid.out
+            numeric = any(kid.numeric for kid in kids.values())
+            seen = _Seen(value, out, numeric, kids, prev.names)
+        seen.types = prev.types
+        seen.numbered = [k for k, kid in kids.items() if kid.numeric and kid.kids]
+        return seen
+
     def _leaf(self, text: str, found: list[str]) -> str:
         """A string (value or key) through every layer but names: value detectors, then memory.
-        A secret found is remembered at once, so the rest of the document is scrubbed of it."""
+        A secret found is remembered at once, so the rest of the document is scrubbed of it.
+        Each distinct string is redacted once; its memo is checked only for secrets learned
+        since it was made."""
+        learned = self.memory.learned
+        hit = self._leaves.get(text)
+        if hit is not None:
+            if hit[1] == learned:
+                return hit[0]
+            if self._still_clean(hit[1], hit[0]):
+                self._leaves[text] = (hit[0], learned)
+                return hit[0]
         mark = len(found)
         out = self._value_text(text, found)
         for secret in found[mark:]:
             self.register(secret)
-        return self._scrub(out)
+        out = self._scrub(out)
+        if len(self._leaves) < _CACHE_LIMIT or text in self._leaves:
+            self._leaves[text] = (out, self.memory.learned)
+        return out
 
     def _still_clean(self, known: int, redacted: str) -> bool:
         """A memoised redaction stays right unless a secret learned since shows up in it: only

@@ -171,7 +171,6 @@ class SecretMemory:
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
         self._exact = GrowingMatcher()  # the values
-        self._any_form = GrowingMatcher()  # every encoded form of the values
         self._shortest = 0  # the shortest value (every form is at least as long)
         self.generation = 0  # grows whenever something new is remembered
 
@@ -192,8 +191,6 @@ class SecretMemory:
         self._values.add(value)
         self._order.append(value)
         self._exact.add(value)
-        for form in self.forms(value):
-            self._any_form.add(form)
         self._shortest = min(self._shortest or len(value), len(value))
         fp = self.fingerprint(value)
         if fp not in self._fingerprints:
@@ -234,15 +231,17 @@ class SecretMemory:
 
     def holds_value(self, text: str, since: int = 0) -> bool:
         """True when `text` holds a value seen by this process (learned after position `since`)
-        in any encoded form (to re-check a memoised redaction after new secrets were learned).
+        raw, URL-encoded, JSON-escaped or base64-encoded, as `find` sees them (to re-check a
+        memoised redaction after new secrets were learned).
 
         Text redacted when the first `since` values were known holds none of them, so all
-        values are looked for at once: the answer is the same, and the search is one pass."""
+        values are looked for at once, in one automaton of the values (not of every encoded
+        form: that one took 9 times the memory): the answer is the same."""
         if len(self._order) <= since or len(text) < self._shortest:
             return False
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automata
             return any(f in text for v in self._order[since:] for f in self.forms(v))
-        return self._any_form.search(text)
+        return any(self._exact.search(plain) for plain in _decodings(text))
 
     @property
     def values(self) -> frozenset[str]:
@@ -253,13 +252,9 @@ class SecretMemory:
         """The remembered secrets in `text`, also behind URL-encoding, JSON escapes or base64."""
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
-        found = self._find_plain(text)
-        if "%" in text or "+" in text:
-            found |= self._find_plain(urllib.parse.unquote_plus(text))
-        if "\\" in text:
-            found |= self._find_plain(_json_unescape(text))
-        for decoded in _b64_decoded(text):
-            found |= self._find_plain(decoded)
+        found: set[str] = set()
+        for plain in _decodings(text):
+            found |= self._find_plain(plain)
         return found
 
     def find_encoded_runs(self, text: str) -> list[str]:
@@ -300,6 +295,16 @@ class SecretMemory:
             if tried > _MAX_WINDOWS:
                 break
         return found
+
+
+def _decodings(text: str) -> Iterator[str]:
+    """`text` as it is, URL-decoded, JSON-unescaped, and each base64 run in it decoded."""
+    yield text
+    if "%" in text or "+" in text:
+        yield urllib.parse.unquote_plus(text)
+    if "\\" in text:
+        yield _json_unescape(text)
+    yield from _b64_decoded(text)
 
 
 def _json_unescape(text: str) -> str:

@@ -77,10 +77,13 @@ def _same(value: Any, seen: _Seen) -> bool:
     raw = seen.raw
     if type(value) is not type(raw) or value != raw:
         return False
-    if seen.kids is None or not seen.numeric:
-        return True
+    return seen.kids is None or not seen.numeric or _as_json(value, seen)
+
+
+def _as_json(value: Any, seen: _Seen) -> bool:
+    """`value` (already `==` to what `seen` was made from) is the same JSON text."""
     if seen.blob is None:
-        seen.blob = _dumps(raw)
+        seen.blob = _dumps(seen.raw)
     blob = _dumps(value)
     return blob is not None and blob == seen.blob
 
@@ -218,7 +221,9 @@ class Redactor:
         assert isinstance(kids, dict)
         changed = list(itertools.compress(value, map(operator.ne, value.values(), raw.values())))
         # `==` holds for `1` and `1.0` (the types above hold for the values at this level only)
-        changed += [k for k in prev.numbered if k not in changed and not _same(value[k], kids[k])]
+        changed += [
+            k for k in prev.numbered if k not in changed and not _as_json(value[k], kids[k])
+        ]
         if not changed:
             seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
         else:

@@ -24,6 +24,7 @@ from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, s
 from auditor.fetch import schema as fetch_schema
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
+from tests.test_tolerant_reader import _depth
 
 TOKEN = "tok-Zq9distinctive-7f3a1c"
 BASE = "http://svc.test"
@@ -646,14 +647,6 @@ def test_failure_of_a_page_fetched_ahead_is_raised_where_that_page_is_taken() ->
     time.sleep(0.05)  # the failed fetch has finished; nothing is raised until the page is taken
     with pytest.raises(ApiError, match="400"):
         next(pages)
-
-
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max(map(_depth, value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max(map(_depth, value), default=0)
-    return 0
 
 
 _TRICKY_TEXT = st.text(alphabet='[]{}"\\:,ab\u00e9', max_size=8)

@@ -11,8 +11,7 @@ message says what was fetched.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -121,28 +120,28 @@ class _Run:
     top: int | None  # the newest revision stored before this sync (None: none stored)
 
 
-@contextmanager
-def _on_page(page: Page) -> Iterator[None]:
+def _on(page: Page, exc: AuditorError) -> AuditorError:
     """A decoding error names the request and the page the item came from."""
-    try:
-        yield
-    except AuditorError as exc:
-        raise type(exc)(f"{exc} ({page.where})") from None
+    return type(exc)(f"{exc} ({page.where})")
 
 
 def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
-    with _on_page(page):
+    try:
         warn = run.tally.quality.on(page)
         rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
+    except AuditorError as exc:
+        raise _on(page, exc) from None
     outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
     return outcome, f"revision {rev.revision}"
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
-    with _on_page(page):
+    try:
         report, body = encode_report(
             raw, run.store.ingest_redactor(), where, run.tally.quality.on(page)
         )
+    except AuditorError as exc:
+        raise _on(page, exc) from None
     outcome = run.store.ingest_report(report, run.sync_id, run.now, data_json=body)
     return outcome, f"report {report.report_id}"
 
@@ -205,7 +204,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
             count.items += 1
             count.new += outcome.status == "new"
-            run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
+            if outcome.status != "new":
+                run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
             known.append(outcome.known_before)
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(known):

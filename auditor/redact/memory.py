@@ -166,6 +166,7 @@ class SecretMemory:
         self._key = memory_key(key)
         self._values: set[str] = set()
         self._order: list[str] = []  # values in the order they were learned
+        self.learned = 0  # how many values were learned so far (a position for `learned_since`)
         self._forms: dict[str, list[str]] = {}
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
@@ -190,6 +191,7 @@ class SecretMemory:
             return False
         self._values.add(value)
         self._order.append(value)
+        self.learned = len(self._order)
         self._exact.add(value)
         self._shortest = min(self._shortest or len(value), len(value))
         fp = self.fingerprint(value)
@@ -213,11 +215,6 @@ class SecretMemory:
         out, self._pending = list(self._pending.items()), {}
         return out
 
-    @property
-    def learned(self) -> int:
-        """How many values were learned so far (a position for `learned_since`)."""
-        return len(self._order)
-
     def learned_since(self, position: int) -> list[str]:
         """The values learned after `position`."""
         return self._order[position:]
@@ -239,7 +236,7 @@ class SecretMemory:
         form: that one took 9 times the memory): the answer is the same."""
         if len(self._order) <= since or len(text) < self._shortest:
             return False
-        if len(self._order) - since <= 4:  # a few: one by one is quicker than the automata
+        if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
             return any(f in text for v in self._order[since:] for f in self.forms(v))
         return any(self._exact.search(plain) for plain in _decodings(text))
 

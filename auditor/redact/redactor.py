@@ -226,6 +226,7 @@ class Redactor:
         ]
         if not changed:
             seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
+            seen.numbered = prev.numbered
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
@@ -235,10 +236,15 @@ class Redactor:
                 )
                 kids[k] = kid
                 out[k] = kid.out
-            numeric = any(kid.numeric for kid in kids.values())
+            # `numeric` may stay true when a changed value lost its numbers: that only costs
+            # a JSON comparison later, never a wrong reuse
+            numeric = prev.numeric or any(kids[k].numeric for k in changed)
             seen = _Seen(value, out, numeric, kids, prev.names)
+            again = set(changed)
+            seen.numbered = [k for k in prev.numbered if k not in again] + [
+                k for k in changed if kids[k].numeric and kids[k].kids
+            ]
         seen.types = prev.types
-        seen.numbered = [k for k, kid in kids.items() if kid.numeric and kid.kids]
         return seen
 
     def _leaf(self, text: str, found: list[str]) -> str:

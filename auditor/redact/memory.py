@@ -237,7 +237,10 @@ class SecretMemory:
         if len(self._order) <= since or len(text) < self._shortest:
             return False
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
-            return any(f in text for v in self._order[since:] for f in self.forms(v))
+            recent = self._order[since:]  # every form of a value is at least as long as it
+            return len(text) >= min(map(len, recent)) and any(
+                f in text for v in recent for f in self.forms(v)
+            )
         return any(self._exact.search(plain) for plain in _decodings(text))
 
     @property

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -18,10 +20,11 @@ from hypothesis import strategies as st
 
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY_PATH, REPORTS_PATH, PlatformClient
+from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, shape
 from auditor.fetch import schema as fetch_schema
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
+from tests.test_tolerant_reader import _depth
 
 TOKEN = "tok-Zq9distinctive-7f3a1c"
 BASE = "http://svc.test"
@@ -626,3 +629,56 @@ def test_malformed_request_is_not_retried() -> None:
     with pytest.raises(ApiError, match="could not be sent: LocalProtocolError"):
         all_history(c)
     assert (len(calls), sleeps) == (1, [])
+
+
+# -- the next page fetched ahead, and the shape checks on raw bytes ----------------------------
+
+
+def _wait_for(predicate: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not predicate():
+        assert time.monotonic() < deadline, "the page asked for ahead was never requested"
+        time.sleep(0.01)
+
+
+def test_next_page_is_requested_only_when_asked_and_arrives_in_order() -> None:
+    recorder = Recorder(history(25))
+    c, _ = client(recorder)
+    pages = c.pages(HISTORY)
+    first = next(pages)
+    assert len(recorder.requests) == 1  # nothing fetched ahead unless asked
+    pages.ahead()
+    _wait_for(lambda: len(recorder.requests) == 2)  # sent before the caller asks for it
+    rest = [first, *pages]
+    assert [ch["revision"] for page in rest for ch in page.items] == list(range(25, 0, -1))
+    assert len(recorder.requests) == 3
+
+
+def test_failure_of_a_page_fetched_ahead_is_raised_where_that_page_is_taken() -> None:
+    fail = httpx.Response(400, json={"title": "Bad Request", "status": 400})
+    recorder = Recorder(history(25), faults=[lambda r: history(25)(r), fail])
+    c, _ = client(recorder)
+    pages = c.pages(HISTORY)
+    next(pages)
+    pages.ahead()
+    _wait_for(lambda: len(recorder.requests) == 2)
+    time.sleep(0.05)  # the failed fetch has finished; nothing is raised until the page is taken
+    with pytest.raises(ApiError, match="400"):
+        next(pages)
+
+
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\:,ab\u00e9', max_size=8)
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY_TEXT, inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(_JSON_VALUES, st.integers(min_value=0, max_value=8), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_depth_check_on_bytes_agrees_with_the_parsed_value(
+    value: Any, limit: int, spaced: bool
+) -> None:
+    body = json.dumps(value, indent=1 if spaced else None).encode()
+    assert shape.deeper_than(body, limit) == (_depth(value) > limit)

@@ -129,3 +129,72 @@ def test_registered_secret_is_scrubbed_from_messages(redactor: Redactor) -> None
 def test_empty_key_is_refused() -> None:
     with pytest.raises(ValueError):
         Redactor(b"")
+
+
+# -- documents of one stream: only what changed is redacted again ---------------------------
+
+
+def _stream(redactor: Redactor, docs: list[object], stream: str = "settings") -> list[object]:
+    return [redactor.redact_json(doc, stream=stream) for doc in docs]
+
+
+@pytest.mark.parametrize(
+    "docs",
+    [
+        [{"a": {"n": 1}}, {"a": {"n": 1.0}}, {"a": {"n": True}}, {"a": {"n": 1}}],
+        [{"x": 1, "y": "s"}, {"x": True, "y": "s"}, {"x": 1.0, "y": "s"}],
+        [{"l": [1, "a"]}, {"l": [True, "a"]}, {"l": [1.0, "a"]}],
+        [{"m": [{"k": 0}]}, {"m": [{"k": False}]}, {"m": [{"k": 0.0}]}],
+    ],
+    ids=["nested", "top-level", "list", "list-of-objects"],
+)
+def test_a_reused_part_keeps_the_types_of_the_new_document(
+    redactor: Redactor, docs: list[object]
+) -> None:
+    # `1 == 1.0 == True` in Python: a memo keyed on `==` alone would hand back the old type.
+    for doc, out in zip(docs, _stream(redactor, docs), strict=True):
+        assert json.dumps(out) == json.dumps(doc)
+
+
+def test_a_secret_learned_later_is_scrubbed_from_reused_parts(redactor: Redactor) -> None:
+    key = "Zq8vLr2pWx7nTb4kYc1m"
+    pasted = {"notes": {"text": f"rotated {key} yesterday"}, "n": 1}
+    first, second = _stream(redactor, [pasted, {**pasted, "apiKey": key, "n": 2}])
+    assert key in json.dumps(first)  # nothing said it was a secret yet
+    assert key not in json.dumps(second)
+    assert "[secret fp:" in second["notes"]["text"]  # type: ignore[index]
+
+
+def test_a_secret_found_late_in_a_document_is_scrubbed_from_its_earlier_parts(
+    redactor: Redactor,
+) -> None:
+    key = "Hk3nVp9sQe2wRt6yUi0o"
+    doc = {"displayName": f"gateway ({key})", "models": [{"title": key}], "zz": {"apiKey": key}}
+    out = json.dumps(redactor.redact_json(doc, stream="settings"))
+    assert key not in out
+    # and again when the same document comes back (reused from the memo)
+    assert key not in json.dumps(redactor.redact_json(doc, stream="settings"))
+
+
+def test_a_rotated_key_in_a_moved_list_item_gets_its_own_marker(redactor: Redactor) -> None:
+    old, new = "a" * 20 + "Q1", "b" * 20 + "Q2"
+    docs = [
+        {"customModels": [{"id": "m1", "apiKey": old}, {"id": "m2", "apiKey": old}]},
+        {"customModels": [{"id": "m0", "apiKey": new}, {"id": "m1", "apiKey": old}]},
+    ]
+    second = _stream(redactor, docs)[1]
+    text = json.dumps(second)
+    assert old not in text and new not in text
+    models = second["customModels"]  # type: ignore[index]
+    assert models[0]["apiKey"] == redactor.marker(new)
+    assert models[1]["apiKey"] == redactor.marker(old)
+
+
+def test_streams_are_independent_and_results_equal_a_fresh_redaction() -> None:
+    docs = [
+        {"env": {"TOKEN": f"tok-{i % 3}-0123456789"}, "name": f"rev {i}", "n": i % 2}
+        for i in range(12)
+    ]
+    streamed = _stream(Redactor(KEY), docs)
+    fresh = [Redactor(KEY).redact_json(doc) for doc in docs]
+    assert streamed == fresh

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import base64
 import copy
+import http.server
 import io
 import json
 import secrets
+import shutil
+import threading
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,7 @@ from pgcluster import stored_bytes
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.redact import Redactor
+from auditor.store import Store
 from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.e2e
@@ -147,11 +153,35 @@ def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str
     return main(argv, ctx), out.getvalue(), err.getvalue()
 
 
+def _keep_journals(monkeypatch: pytest.MonkeyPatch, into: Path) -> list[Path]:
+    """Copy the state file's rollback journal / WAL as each write transaction ends (before
+    its commit or rollback deletes them), so their raw bytes are searched too."""
+    copies: list[Path] = []
+    opened = Store.transaction
+
+    @contextmanager
+    def transaction(store: Store) -> Iterator[None]:
+        with opened(store):
+            try:
+                yield
+            finally:
+                for suffix in ("-journal", "-wal"):
+                    live = Path(f"{store.path}{suffix}")
+                    if live.exists():
+                        into.mkdir(exist_ok=True)
+                        copies.append(into / f"{len(copies)}{suffix}")
+                        shutil.copyfile(live, copies[-1])
+
+    monkeypatch.setattr(Store, "transaction", transaction)
+    return copies
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_no_canary_reaches_any_output_or_the_state_file(
-    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = tmp_path / "state.db" if backend == "sqlite" else request.getfixturevalue("pg_url")
+    journals = _keep_journals(monkeypatch, tmp_path / "journals")
     k = Canaries()
     token = k("api_token", "tok-" + _hex(32))
     emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=60, repos=6)
@@ -202,6 +232,8 @@ def test_no_canary_reaches_any_output_or_the_state_file(
     finally:
         emu.stop()
     assert (tmp_path / "summary.md").exists() and (tmp_path / "run" / "findings.json").exists()
+    if backend == "sqlite":  # every sync wrote through a journal, and it is searched below
+        assert len(journals) >= 3
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name != "in"]
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
     if backend == "postgres":  # every value of every table of the store
@@ -217,6 +249,58 @@ def test_no_canary_reaches_any_output_or_the_state_file(
         if form in text
     ]
     assert not leaks, leaks[:5]
+
+
+class _EchoingService(http.server.BaseHTTPRequestHandler):
+    """Refuses every request with a problem body that echoes the caller's token in every form."""
+
+    def do_GET(self) -> None:
+        token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        detail = " | ".join(
+            [
+                f"raw {token}",
+                f"base64 {base64.b64encode(token.encode()).decode()}",
+                f"urlsafe {base64.urlsafe_b64encode(token.encode()).decode().rstrip('=')}",
+                f"url {urllib.parse.quote(token, safe='')}",
+                f"basic {base64.b64encode(f'user:{token}'.encode()).decode()}",
+            ]
+        )
+        body = json.dumps({"status": 401, "title": "Unauthorized", "detail": detail}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/problem+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_an_error_body_echoing_the_token_in_any_encoding_prints_none_of_it(
+    tmp_path: Path,
+) -> None:
+    token = "tok-" + _hex(32)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoingService)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {
+            "AUDITOR_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+            "AUDITOR_TOKEN": token,
+            "AUDITOR_STATE": str(tmp_path / "state.db"),
+        }
+        code, out, err = _cli(["sync"], env, tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (code, out) == (2, "")
+    assert "401 Unauthorized" in err and err.count("\n") == 1
+    assert "[secret fp:" in err  # the echoes are replaced, not the whole message dropped
+    files = [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()]
+    basic = base64.b64encode(f"user:{token}".encode()).decode()
+    forms = [*_forms(token), basic[: len(basic) // 4 * 4 - 4]]  # the encoded pair, unpadded
+    leaks = [form for form in forms for text in [out, err, *files] if form in text]
+    assert not leaks, leaks
 
 
 READABLE = [

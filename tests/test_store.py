@@ -193,6 +193,21 @@ def test_external_fingerprint_key_is_not_stored(state_path: Path) -> None:
     Store.open(state_path, fingerprint_key=key).close()
 
 
+def test_external_fingerprint_key_gives_the_same_markers_in_every_state_file(
+    tmp_path: Path,
+) -> None:
+    key = b"k" * 32
+    markers = []
+    for name in ("a.db", "b.db"):
+        with Store.open(tmp_path / name, fingerprint_key=key) as s:
+            markers.append(s.redactor.marker(API_KEY))
+    with Store.open(tmp_path / "random.db") as s:
+        markers.append(s.redactor.marker(API_KEY))
+    assert markers[0] == markers[1] != markers[2]
+    with pytest.raises(StoreError, match="does not match"):  # a random-key file keeps its key
+        Store.open(tmp_path / "random.db", fingerprint_key=key)
+
+
 def test_org_binding(store: Store) -> None:
     store.bind_org("acme")
     store.bind_org("acme")

@@ -15,6 +15,7 @@ from types import TracebackType
 import httpx
 
 from auditor import __version__
+from auditor.fetch.ahead import PagesAhead
 from auditor.fetch.deadline import DeadlineTransport
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Page, iter_pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
@@ -103,14 +104,17 @@ class PlatformClient:
             return None
         return self._reports, self.app_url
 
-    def pages(self, listing: Listing) -> Iterator[Page]:
-        """Yield each validated page of `listing`; nothing for readiness without an app address."""
+    def pages(self, listing: Listing) -> PagesAhead[Page]:
+        """Each validated page of `listing`; nothing for readiness without an app address.
+        `ahead()` on the result fetches the next page while the caller works on this one."""
         address = self._address(listing)
         if address is None:
-            return iter(())
+            return PagesAhead(iter(()))
         requester, base = address
-        return iter_pages(
-            requester, base, listing, page_size=self._page_size, max_pages=self._max_pages
+        return PagesAhead(
+            iter_pages(
+                requester, base, listing, page_size=self._page_size, max_pages=self._max_pages
+            )
         )
 
     def get_json(self, path: str, params: dict[str, str], where: str) -> Parsed:

@@ -91,8 +91,10 @@ def encode_revision(
     number = _revision_number(raw["revision"], where)
     item = f"revision {number}"
     raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
-    settings = redactor.redact_json(raw["settings"])
-    user = redactor.redact_json(raw.get("user") or {})  # a token pasted into a name stays out too
+    settings = redactor.redact_json(raw["settings"], stream="settings")
+    user = redactor.redact_json(
+        raw.get("user") or {}, stream="user"
+    )  # a token pasted into a name stays out too
     body = canonical(settings)
     revision = Revision(
         revision=number,
@@ -128,7 +130,7 @@ def encode_report(
     created = _parse_created_at(raw["createdAt"], where, item, warn)
     if isinstance(raw["createdAt"], str):
         raw = {**raw, "createdAt": round(created.timestamp() * 1000)}
-    data = redactor.redact_json(raw)
+    data = redactor.redact_json(raw, stream="report")
     body = canonical(data)
     report = ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
         report_id=str(data["reportId"]),

@@ -85,6 +85,41 @@ def literal_matcher(literals: Iterable[str]) -> LiteralMatcher:
     return LiteralMatcher(literals)
 
 
+class GrowingMatcher:
+    """Any of a growing set of literal strings, cheap to grow and to search.
+
+    The newest few literals are searched one by one; older ones sit in a few automata of
+    doubling sizes (each literal is rebuilt into a bigger one O(log n) times, not on every
+    growth step), so neither a search nor a growth step costs in proportion to the set."""
+
+    def __init__(self) -> None:
+        self._levels: list[tuple[list[str], LiteralMatcher]] = []
+        self._recent: list[str] = []
+
+    def add(self, literal: str) -> None:
+        """Add one literal."""
+        self._recent.append(literal)
+        if len(self._recent) < _RECENT:
+            return
+        merged, self._recent = self._recent, []
+        while self._levels and len(self._levels[-1][0]) <= len(merged):
+            merged = self._levels.pop()[0] + merged
+        self._levels.append((merged, literal_matcher(merged)))
+
+    def search(self, text: str) -> bool:
+        """True when `text` holds any of the literals."""
+        return any(lit in text for lit in self._recent) or any(
+            m.search(text) for _, m in self._levels
+        )
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Every place in `text` a literal starts, with its length, overlapping ones too."""
+        found = [s for lit in self._recent for s in _occurrences(lit, text)]
+        for _, matcher in self._levels:
+            found += matcher.spans(text)
+        return found
+
+
 def memory_key(key: bytes) -> bytes:
     """The BLAKE2b key for memory fingerprints, derived from the redaction key."""
     return hashlib.sha256(b"auditor secret memory\x00" + key).digest()
@@ -131,14 +166,13 @@ class SecretMemory:
         self._key = memory_key(key)
         self._values: set[str] = set()
         self._order: list[str] = []  # values in the order they were learned
+        self.learned = 0  # how many values were learned so far (a position for `learned_since`)
         self._forms: dict[str, list[str]] = {}
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
-        self._exact: LiteralMatcher | None = None
-        self._exact_upto = 0
-        self._any_form: LiteralMatcher | None = None
-        self._any_upto = 0
+        self._exact = GrowingMatcher()  # the values
+        self._shortest = 0  # the shortest value (every form is at least as long)
         self.generation = 0  # grows whenever something new is remembered
 
     def fingerprint(self, value: str) -> str:
@@ -157,6 +191,9 @@ class SecretMemory:
             return False
         self._values.add(value)
         self._order.append(value)
+        self.learned = len(self._order)
+        self._exact.add(value)
+        self._shortest = min(self._shortest or len(value), len(value))
         fp = self.fingerprint(value)
         if fp not in self._fingerprints:
             self._fingerprints[fp] = len(value)
@@ -178,11 +215,6 @@ class SecretMemory:
         out, self._pending = list(self._pending.items()), {}
         return out
 
-    @property
-    def learned(self) -> int:
-        """How many values were learned so far (a position for `learned_since`)."""
-        return len(self._order)
-
     def learned_since(self, position: int) -> list[str]:
         """The values learned after `position`."""
         return self._order[position:]
@@ -196,18 +228,20 @@ class SecretMemory:
 
     def holds_value(self, text: str, since: int = 0) -> bool:
         """True when `text` holds a value seen by this process (learned after position `since`)
-        in any encoded form (to re-check a memoised redaction after new secrets were learned)."""
-        if len(self._order) <= since:
+        raw, URL-encoded, JSON-escaped or base64-encoded, as `find` sees them (to re-check a
+        memoised redaction after new secrets were learned).
+
+        Text redacted when the first `since` values were known holds none of them, so all
+        values are looked for at once, in one automaton of the values (not of every encoded
+        form: that one took 9 times the memory): the answer is the same."""
+        if len(self._order) <= since or len(text) < self._shortest:
             return False
-        if len(self._order) - since <= _RECENT:
-            return any(f in text for v in self._order[since:] for f in self.forms(v))
-        if self._any_form is None or len(self._order) - self._any_upto > _RECENT:
-            self._any_upto = len(self._order)
-            self._any_form = literal_matcher(f for v in self._order for f in self.forms(v))
-        recent = self._order[self._any_upto :]  # checked one by one until the next rebuild
-        if any(f in text for v in recent for f in self.forms(v)):
-            return True
-        return self._any_form.search(text)
+        if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
+            recent = self._order[since:]  # every form of a value is at least as long as it
+            return len(text) >= min(map(len, recent)) and any(
+                f in text for v in recent for f in self.forms(v)
+            )
+        return any(self._exact.search(plain) for plain in _decodings(text))
 
     @property
     def values(self) -> frozenset[str]:
@@ -218,13 +252,9 @@ class SecretMemory:
         """The remembered secrets in `text`, also behind URL-encoding, JSON escapes or base64."""
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
-        found = self._find_plain(text)
-        if "%" in text or "+" in text:
-            found |= self._find_plain(urllib.parse.unquote_plus(text))
-        if "\\" in text:
-            found |= self._find_plain(_json_unescape(text))
-        for decoded in _b64_decoded(text):
-            found |= self._find_plain(decoded)
+        found: set[str] = set()
+        for plain in _decodings(text):
+            found |= self._find_plain(plain)
         return found
 
     def find_encoded_runs(self, text: str) -> list[str]:
@@ -246,13 +276,8 @@ class SecretMemory:
         return found
 
     def _value_spans(self, text: str) -> list[tuple[int, int]]:
-        """Where the values seen by this process are in `text`: one automaton for all but the
-        few learned since it was built (rebuilt every `_RECENT` values, not on each one)."""
-        if self._exact is None or len(self._order) - self._exact_upto > _RECENT:
-            self._exact_upto = len(self._order)
-            self._exact = literal_matcher(self._order)
-        recent = self._order[self._exact_upto :]
-        return self._exact.spans(text) + [s for v in recent for s in _occurrences(v, text)]
+        """Where the values seen by this process are in `text`."""
+        return self._exact.spans(text)
 
     def _find_by_fingerprint(self, text: str) -> set[str]:
         bounds = _boundaries(text)
@@ -270,6 +295,16 @@ class SecretMemory:
             if tried > _MAX_WINDOWS:
                 break
         return found
+
+
+def _decodings(text: str) -> Iterator[str]:
+    """`text` as it is, URL-decoded, JSON-unescaped, and each base64 run in it decoded."""
+    yield text
+    if "%" in text or "+" in text:
+        yield urllib.parse.unquote_plus(text)
+    if "\\" in text:
+        yield _json_unescape(text)
+    yield from _b64_decoded(text)
 
 
 def _json_unescape(text: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,6 +27,65 @@ from auditor.redact.values import find_secrets
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+class _Seen:
+    """One node of a redacted document: the value, its redacted form, and (for objects and
+    arrays) the same for each child, so the next document of the stream can reuse it."""
+
+    __slots__ = ("blob", "kids", "names", "numbered", "numeric", "out", "raw", "types")
+
+    def __init__(
+        self,
+        raw: Any,
+        out: Any,
+        numeric: bool,
+        kids: dict[str, _Seen] | list[_Seen] | None = None,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        self.raw = raw
+        self.out = out
+        self.numeric = numeric  # holds a number or boolean somewhere (`1 == 1.0 == True`)
+        self.kids = kids
+        self.names = names or _NO_NAMES  # each key's redacted form (before `_unique`)
+        self.blob: bytes | None = None
+        # An object whose keys all stay as they are: the type of each value, in order, and
+        # the keys of the objects and arrays under it that hold numbers (see `_changed_keys`).
+        self.types: list[type] | None = None
+        self.numbered: list[str] = []
+
+
+_NO_KIDS: dict[str, _Seen] = {}
+_NO_NAMES: dict[str, str] = {}
+
+
+def _dumps(value: Any) -> bytes | None:
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # not JSON orjson can write (an integer past 64 bits, a YAML date)
+        return None
+
+
+def _dumps_text(value: Any) -> str | None:
+    blob = _dumps(value)
+    return None if blob is None else blob.decode()
+
+
+def _same(value: Any, seen: _Seen) -> bool:
+    """`value` equals what `seen` was made from, types included (`==` says `1 == 1.0 == True`,
+    so a subtree holding numbers is compared as JSON text too)."""
+    raw = seen.raw
+    if type(value) is not type(raw) or value != raw:
+        return False
+    return seen.kids is None or not seen.numeric or _as_json(value, seen)
+
+
+def _as_json(value: Any, seen: _Seen) -> bool:
+    """`value` (already `==` to what `seen` was made from) is the same JSON text."""
+    if seen.blob is None:
+        seen.blob = _dumps(seen.raw)
+    blob = _dumps(value)
+    return blob is not None and blob == seen.blob
 
 
 class Redactor:
@@ -40,7 +101,9 @@ class Redactor:
         # Memo entries carry how many secrets were known when made: a newer secret only needs
         # a substring check of the memoised result, not a new redaction.
         self._scrubbed: dict[str, tuple[str, int]] = {}
-        self._subtrees: dict[str, tuple[bytes, int, Any]] = {}
+        # Per stream of documents, the previous one's redaction tree and what memory knew then.
+        self._streams: dict[str, tuple[_Seen, int]] = {}
+        self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         for value in known:
             self.register(value)
 
@@ -59,47 +122,158 @@ class Redactor:
 
     # -- documents ---------------------------------------------------------------------------
 
-    def redact_json(self, value: Any) -> Any:
-        """Return a copy of a JSON value with every secret replaced by its marker."""
-        if not isinstance(value, dict):
-            return self._redact_whole(value)
-        out: dict[str, Any] = {}
-        for key, sub in value.items():
-            out_key = self._unique(self._scrub(self._key_text(key, [])), out)
-            out[out_key] = self._subtree(key, sub)
+    def redact_json(self, value: Any, stream: str = "") -> Any:
+        """Return a copy of a JSON value with every secret replaced by its marker.
+
+        Documents of one `stream` (the settings of consecutive revisions, say) are compared
+        with the previous one: a subtree equal to the previous document's at the same place
+        keeps its redacted form, so only what changed is walked. The copy may share unchanged
+        subtrees with earlier results: treat it as read-only."""
+        since = self.memory.learned
+        memo = self._streams.get(stream)
+        prev = memo[0] if memo is not None else None
+        if memo is not None:
+            since = min(since, memo[1])
+        found: list[str] = []
+        node = self._node(value, prev, False, False, found)
+        for secret in found:
+            self.register(secret)
+        out = node.out
+        if self.memory.learned > since and self._holds_new(out, since):
+            # A secret learned during this document (or since the previous one) is in a part
+            # walked (or reused) before it was known: scrub the whole copy, forget the memo.
+            self._streams.pop(stream, None)
+            return self._scrub_tree(out)
+        self._streams[stream] = (node, self.memory.learned)
         return out
 
-    def _subtree(self, key: str, value: Any) -> Any:
-        """A top-level subtree, reused when it equals the previous document's (same memory)."""
-        if not isinstance(value, dict | list | str) or (isinstance(value, str) and not value):
-            return value
+    def _holds_new(self, value: Any, since: int) -> bool:
+        text = value if isinstance(value, str) else _dumps_text(value)
+        return text is None or self.memory.holds_value(text, since=since)
+
+    def _node(
+        self, value: Any, prev: _Seen | None, secret: bool, hosted: bool, found: list[str]
+    ) -> _Seen:
+        """The redacted form of `value` in its context, reusing the parts of `prev` (the same
+        place in the previous document) that are the same, types included. The caller has
+        compared `value` with `prev` as a whole already (or chose not to: the root)."""
+        if isinstance(value, dict):
+            if prev is not None and prev.types is not None:
+                quick = self._same_keys(value, prev, secret, hosted, found)
+                if quick is not None:
+                    return quick
+            olds, names = _NO_KIDS, _NO_NAMES
+            if prev is not None and isinstance(prev.kids, dict):
+                olds, names = prev.kids, prev.names
+            kids: dict[str, _Seen] = {}
+            keys: dict[str, str] = {}
+            out: dict[str, Any] = {}
+            numeric = False
+            for k, v in value.items():
+                kid = olds.get(k)
+                if kid is None or not _same(v, kid):
+                    child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
+                    kid = self._node(
+                        v, kid, child_secret or is_secret_map(k), k == HOSTED_MAP, found
+                    )
+                name = names.get(k)
+                if name is None:
+                    name = self._leaf(k, found)
+                kids[k] = kid
+                keys[k] = name
+                numeric = numeric or kid.numeric
+                out[name if name not in out else self._unique(name, out)] = kid.out
+            seen = _Seen(value, out, numeric, kids, keys)
+            if list(out) == list(value):  # no key redacted: the next one may take `_same_keys`
+                seen.types = list(map(type, value.values()))
+                seen.numbered = [k for k, kid in kids.items() if kid.numeric and kid.kids]
+            return seen
+        if isinstance(value, list):
+            old = prev.kids if prev is not None and isinstance(prev.kids, list) else []
+            # A string keeps its redaction wherever it moved to (an item added in front);
+            # anything else is compared with the item at the same place.
+            strings = {kid.raw: kid for kid in old if type(kid.raw) is str}
+            items: list[_Seen] = []
+            for i, v in enumerate(value):
+                kid = strings.get(v) if type(v) is str else None
+                if kid is None:
+                    kid = old[i] if i < len(old) else None
+                    if kid is None or not _same(v, kid):
+                        kid = self._node(v, kid, secret, hosted, found)
+                items.append(kid)
+            return _Seen(value, [i.out for i in items], any(i.numeric for i in items), items)
         if isinstance(value, str):
-            return self._redact_whole({key: value})[key]
-        blob = orjson.dumps(value)
-        hit = self._subtrees.get(key)
+            if secret and value and not is_marker(value) and not is_env_reference(value):
+                self.register(value)
+                return _Seen(value, self.marker(value), False)
+            return _Seen(value, self._leaf(value, found), False)
+        return _Seen(value, value, value is not None)
+
+    def _same_keys(
+        self, value: dict[str, Any], prev: _Seen, secret: bool, hosted: bool, found: list[str]
+    ) -> _Seen | None:
+        """An object with the same keys, in the same order, as `prev` (none of them redacted)
+        and values of the same types: the values that differ are found at C speed (`map`),
+        and only they are walked. None when the shape differs (the caller walks every key)."""
+        raw, kids = prev.raw, prev.kids
+        if list(value) != list(raw) or list(map(type, value.values())) != prev.types:
+            return None
+        assert isinstance(kids, dict)
+        changed = list(itertools.compress(value, map(operator.ne, value.values(), raw.values())))
+        # `==` holds for `1` and `1.0` (the types above hold for the values at this level only)
+        changed += [
+            k for k in prev.numbered if k not in changed and not _as_json(value[k], kids[k])
+        ]
+        if not changed:
+            seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
+            seen.numbered = prev.numbered
+        else:
+            kids, out = dict(kids), dict(prev.out)
+            for k in changed:
+                child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
+                kid = self._node(
+                    value[k], kids[k], child_secret or is_secret_map(k), k == HOSTED_MAP, found
+                )
+                kids[k] = kid
+                out[k] = kid.out
+            # `numeric` may stay true when a changed value lost its numbers: that only costs
+            # a JSON comparison later, never a wrong reuse
+            numeric = prev.numeric or any(kids[k].numeric for k in changed)
+            seen = _Seen(value, out, numeric, kids, prev.names)
+            again = set(changed)
+            seen.numbered = [k for k in prev.numbered if k not in again] + [
+                k for k in changed if kids[k].numeric and kids[k].kids
+            ]
+        seen.types = prev.types
+        return seen
+
+    def _leaf(self, text: str, found: list[str]) -> str:
+        """A string (value or key) through every layer but names: value detectors, then memory.
+        A secret found is remembered at once, so the rest of the document is scrubbed of it.
+        Each distinct string is redacted once; its memo is checked only for secrets learned
+        since it was made."""
         learned = self.memory.learned
-        if hit is not None and hit[0] == blob and self._still_clean(hit[1], hit[2]):
-            self._subtrees[key] = (blob, learned, hit[2])
-            return hit[2]
-        out = self._redact_whole({key: value})[key]
-        self._subtrees[key] = (blob, self.memory.learned, out)
+        hit = self._leaves.get(text)
+        if hit is not None:
+            if hit[1] == learned:
+                return hit[0]
+            if self._still_clean(hit[1], hit[0]):
+                self._leaves[text] = (hit[0], learned)
+                return hit[0]
+        mark = len(found)
+        out = self._value_text(text, found)
+        for secret in found[mark:]:
+            self.register(secret)
+        out = self._scrub(out)
+        if len(self._leaves) < _CACHE_LIMIT or text in self._leaves:
+            self._leaves[text] = (out, self.memory.learned)
         return out
 
-    def _still_clean(self, known: int, redacted: Any) -> bool:
+    def _still_clean(self, known: int, redacted: str) -> bool:
         """A memoised redaction stays right unless a secret learned since shows up in it: only
         the secrets learned after `known` are looked for (the memo entry was checked for all the
         older ones when it was made)."""
-        if known == self.memory.learned:
-            return True
-        text = redacted if isinstance(redacted, str) else orjson.dumps(redacted).decode()
-        return not self.memory.holds_value(text, since=known)
-
-    def _redact_whole(self, value: Any) -> Any:
-        found: list[str] = []
-        out = self._walk(value, secret=False, hosted=False, found=found)
-        for secret in found:
-            self.register(secret)
-        return self._scrub_tree(out) if self.memory else out
+        return known == self.memory.learned or not self.memory.holds_value(redacted, since=known)
 
     def redact_text(self, text: str) -> str:
         """Scrub a free-text string (log line, error message): every layer but key names."""
@@ -124,32 +298,7 @@ class Redactor:
                 found |= self.memory.find(out)
         return found
 
-    # -- first pass: meaning, name and value -------------------------------------------------
-
-    def _walk(self, value: Any, *, secret: bool, hosted: bool, found: list[str]) -> Any:
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
-                out[self._unique(self._key_text(k, found), out)] = self._walk(
-                    v,
-                    secret=child_secret or is_secret_map(k),
-                    hosted=k == HOSTED_MAP,
-                    found=found,
-                )
-            return out
-        if isinstance(value, list):
-            return [self._walk(v, secret=secret, hosted=hosted, found=found) for v in value]
-        if isinstance(value, str):
-            if secret and value and not is_marker(value) and not is_env_reference(value):
-                found.append(value)
-                return self.marker(value)
-            return self._value_text(value, found)
-        return value
-
-    def _key_text(self, key: str, found: list[str]) -> str:
-        """An object key, scanned like a value; a key that is wholly a secret becomes a marker."""
-        return self._value_text(key, found)
+    # -- strings -----------------------------------------------------------------------------
 
     def _unique(self, key: str, taken: dict[str, Any]) -> str:
         """Two keys redacted to the same text stay two keys."""
@@ -172,7 +321,7 @@ class Redactor:
         found.extend(hit[1])
         return hit[0]
 
-    # -- second pass: memory -----------------------------------------------------------------
+    # -- memory ------------------------------------------------------------------------
 
     def _scrub_tree(self, value: Any) -> Any:
         if isinstance(value, dict):

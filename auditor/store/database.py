@@ -71,6 +71,9 @@ __all__ = [
 ]
 
 _BATCH = 256
+_INSERT_NEW = {
+    t: f"{sql} ON CONFLICT ({KEY_COLUMN[t]}) DO NOTHING" for t, sql in INSERT_SQL.items()
+}
 _DAMAGE = (sqlite3.Error, ValueError, TypeError)  # SQL errors; rows that no longer decode
 
 _P = ParamSpec("_P")
@@ -421,13 +424,13 @@ class Store:
         seen_at: datetime,
     ) -> Ingested:
         """Insert `row` if its key is new; compare hashes if not (the row ends with sync_id)."""
+        # One statement for the usual case (a new item); the stored row is read only if not.
+        if self._db.execute(_INSERT_NEW[table], row).rowcount == 1:
+            return Ingested("new", known_before=False)
         found = self._db.execute(
             f"SELECT content_hash, sync_id FROM {table} WHERE {KEY_COLUMN[table]} = ?",
             (revision if report_id is None else report_id,),
         ).fetchone()
-        if found is None:
-            self._db.execute(INSERT_SQL[table], row)
-            return Ingested("new", known_before=False)
         stored_hash, stored_sync = found
         before = stored_sync != row[-1]
         if stored_hash == digest:

@@ -11,8 +11,7 @@ message says what was fetched.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -121,30 +120,31 @@ class _Run:
     org: str
     tally: _Tally
     progress: Progress
+    top: int | None  # the newest revision stored before this sync (None: none stored)
 
 
-@contextmanager
-def _on_page(page: Page) -> Iterator[None]:
+def _on(page: Page, exc: AuditorError) -> AuditorError:
     """A decoding error names the request and the page the item came from."""
-    try:
-        yield
-    except AuditorError as exc:
-        raise type(exc)(f"{exc} ({page.where})") from None
+    return type(exc)(f"{exc} ({page.where})")
 
 
 def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
-    with _on_page(page):
+    try:
         warn = run.tally.quality.on(page)
         rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
+    except AuditorError as exc:
+        raise _on(page, exc) from None
     outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
     return outcome, f"revision {rev.revision}"
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
-    with _on_page(page):
+    try:
         report, body = encode_report(
             raw, run.store.ingest_redactor(), where, run.tally.quality.on(page)
         )
+    except AuditorError as exc:
+        raise _on(page, exc) from None
     outcome = run.store.ingest_report(report, run.sync_id, run.now, data_json=body)
     return outcome, f"report {report.report_id}"
 
@@ -159,6 +159,9 @@ class _Feed:
     ingest: Callable[[_Run, Item, str, Page], tuple[Ingested, str]]  # gives the outcome, a name
     name: Callable[[Item], str]  # names a raw item in a data-quality warning
     stop: Callable[[Iterable[bool]], bool]  # given each item's `known_before`: stop after the page?
+    # True only when the listing surely goes on after this page (then the next one is fetched
+    # while this one is written); False when unsure, so no request is sent that a stop wastes.
+    goes_on: Callable[[_Run, Page], bool]
 
 
 # Newest first: a page that reached a stored revision reached everything older too.
@@ -169,24 +172,43 @@ _HISTORY_FEED = _Feed(
     _ingest_revision,
     lambda i: f"revision {i['revision']}",
     any,
+    lambda run, page: _all_newer(page.items, run.top),
 )
 # Reports are not one sequence: stop only when a whole page is already known.
 _READINESS_FEED = _Feed(
-    READINESS, _READINESS_LABEL, "reports", _ingest_report, lambda i: f"report {i['reportId']}", all
+    READINESS,
+    _READINESS_LABEL,
+    "reports",
+    _ingest_report,
+    lambda i: f"report {i['reportId']}",
+    all,
+    lambda _run, _page: False,  # a few pages at most: not worth a query per page
 )
+
+
+def _all_newer(items: list[Item], top: int | None) -> bool:
+    """True when every item is a revision newer than any stored before this sync: none of them
+    can be known, so the history goes on after this page."""
+    if top is None:
+        return True
+    return all(type(i.get("revision")) is int and i["revision"] > top for i in items)
 
 
 def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     count = run.tally.counts[feed.label]
-    for page in client.pages(feed.listing):
+    pages = client.pages(feed.listing)
+    for page in pages:
         count.pages += 1
+        if feed.goes_on(run, page):
+            pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
             count.items += 1
             count.new += outcome.status == "new"
-            run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
+            if outcome.status != "new":
+                run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
             known.append(outcome.known_before)
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(known):
@@ -239,8 +261,10 @@ def sync(
     try:
         with store.transaction():
             store.bind_org(org)
+            latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.base_url)
-            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None))
+            top = None if latest is None else latest.revision
+            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), top)
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
             usage = sync_usage(

@@ -69,6 +69,8 @@ HTML_TAGS = {
     "footer",
     "details",
     "summary",
+    "nav",
+    "ol",
 }
 
 

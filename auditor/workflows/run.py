@@ -35,7 +35,7 @@ from auditor.findings import (
 from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
-from auditor.report.model import InputDigest, ReportData
+from auditor.report.model import AuditScope, InputDigest, ReportData
 from auditor.store.database import Store
 
 
@@ -154,7 +154,8 @@ def run_audit(
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
-    data = replace(data, data_quality=options.data_quality)
+    scope = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
+    data = replace(data, data_quality=options.data_quality, scope=scope)
     if publish is not None:
         publish(data)
     if not errors:
@@ -211,4 +212,35 @@ def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),
         settings_revision=inputs.settings.revision if inputs.settings else None,
+    )
+
+
+def audit_scope(
+    store: Store,
+    policy: PolicySet,
+    inputs: EvaluationInputs,
+    digest: InputDigest,
+    at: datetime | None,
+) -> AuditScope:
+    """The period, rule counts per target and populations the reports' scope block states."""
+    revisions = len(digest.revisions_evaluated)
+    first = store.get_revision(digest.revisions_evaluated[0][0]) if revisions else None
+    targets: dict[str, int] = {}
+    for rule in policy.rules:
+        targets[rule.target] = targets.get(rule.target, 0) + 1
+    reports, repos = 0, set()
+    for report in store.iter_reports():  # streamed: only the count and the URLs are kept
+        if at is None or report.created_at <= at:
+            reports += 1
+            repos.add(report.repo_url)
+    return AuditScope(
+        period_start=first.updated_at if first else None,
+        period_end=inputs.settings.updated_at if inputs.settings else None,
+        as_of=at,
+        rules_by_target=tuple(sorted(targets.items())),
+        revisions=revisions,
+        change_steps=max(0, revisions - 1),
+        repositories=len(repos),
+        reports=reports,
+        reports_evaluated=len(inputs.reports),
     )

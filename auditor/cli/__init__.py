@@ -30,6 +30,7 @@ COMMANDS = (
     "history",
     "policy",
     "export",
+    "verify",
     "demo",
     "emulator",
 )

@@ -40,9 +40,7 @@ def register(subparsers: Any) -> None:
         help="policy file or folder (repeatable; default: the shipped packs)",
     )  # fmt: skip
     group.add_argument("--waivers", metavar="FILE", type=Path, help="waivers YAML file")
-    group.add_argument(
-        "--readiness-model", metavar="FILE", type=Path, help="readiness model YAML"
-    )
+    group.add_argument("--readiness-model", metavar="FILE", type=Path, help="readiness model YAML")
     group.add_argument(
         "--at", metavar="DATE", help="audit the settings in force at DATE (YYYY-MM-DD: end of day)"
     )

@@ -35,9 +35,7 @@ def register(subparsers: Any) -> None:
         "--key", metavar="PEM", type=Path,
         help="Ed25519 public key (PEM) the manifest must be signed with",
     )  # fmt: skip
-    parser.add_argument(
-        "--no-rerun", action="store_true", help="check hashes and signature only"
-    )
+    parser.add_argument("--no-rerun", action="store_true", help="check hashes and signature only")
     parser.set_defaults(handler=run_verify)
 
 

@@ -18,8 +18,8 @@ from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS, parse_outputs
-from auditor.report.pdf import INSTALL_HINT, pdf_available
 from auditor.report.model import ReportData, new_count, status_counts
+from auditor.report.pdf import INSTALL_HINT, pdf_available
 
 if TYPE_CHECKING:
     from auditor.cli import Context

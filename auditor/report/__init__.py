@@ -1,8 +1,9 @@
 """Reports: findings rendered for people (HTML, Markdown) and machines (JSON, SARIF, JUnit).
 
 Takes one `ReportData`, gives five files in one folder (on request also `findings.oscal.json`,
-OSCAL assessment results, and `report.pdf`, the HTML rendered by WeasyPrint). Same input, byte-identical files:
-every renderer sorts its output and reads the time only from `ReportData.generated_at`.
+OSCAL assessment results, and `report.pdf`, the HTML rendered by WeasyPrint). Same input,
+byte-identical files: every renderer sorts its output and reads the time only from
+`ReportData.generated_at`.
 """
 
 from __future__ import annotations

@@ -174,9 +174,7 @@ class ControlDrill:
     groups: tuple[RuleGroup, ...]
 
 
-def drill_down(
-    rows: list[ControlRow], groups: Iterable[RuleGroup]
-) -> list[ControlDrill]:
+def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[ControlDrill]:
     """Per control, every shown result of every rule mapped to it (open first, then passes)."""
     by_rule: dict[str, list[RuleGroup]] = {}
     for g in groups:

@@ -196,8 +196,12 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
         "title": _line(f"auditor run {data.run_id}"),
         "description": _line(
             "Enterprise control settings and repository readiness evaluated against the "
-            "policy rules; " + ("every rule was evaluated." if data.complete else
-                                f"{len(data.not_evaluated)} item(s) could not be evaluated.")
+            "policy rules; "
+            + (
+                "every rule was evaluated."
+                if data.complete
+                else f"{len(data.not_evaluated)} item(s) could not be evaluated."
+            )
         ),
         "start": _time(min(start, data.generated_at)),
         "end": _time(data.generated_at),
@@ -215,9 +219,7 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
     if findings:
         result["findings"] = findings
     if not data.complete:
-        result["remarks"] = "Not evaluated: " + "; ".join(
-            _line(r) for r in data.not_evaluated[:50]
-        )
+        result["remarks"] = "Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50])
     metadata: dict[str, Any] = {
         "title": _line(
             f"Compliance assessment results{' for ' + data.org if data.org else ''} "
@@ -230,8 +232,11 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
     }
     if data.org:
         metadata["parties"] = [
-            {"uuid": _uuid(data, "party", data.org), "type": "organization",
-             "name": _line(data.org)}
+            {
+                "uuid": _uuid(data, "party", data.org),
+                "type": "organization",
+                "name": _line(data.org),
+            }
         ]
     return {
         "assessment-results": {

@@ -43,7 +43,7 @@ def render_pdf(html: str) -> bytes:
     """`report.pdf` from the text of `report.html`; ReportError when WeasyPrint is missing or
     its libraries cannot be loaded."""
     try:
-        import weasyprint  # noqa: PLC0415 - optional: only the pdf output needs it
+        import weasyprint  # optional: only the pdf output needs it
     except (ImportError, OSError) as exc:  # OSError: WeasyPrint found, but not Pango
         detail = "" if isinstance(exc, ModuleNotFoundError) else f" ({exc})"
         raise ReportError(INSTALL_HINT + detail) from None

@@ -318,7 +318,7 @@ def file_digest(path: Path) -> dict[str, JSON]:
 
 def _crypto() -> Any:
     try:
-        from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - optional
+        from cryptography.hazmat.primitives import serialization  # optional extra
     except ImportError:
         raise AuditorError(SIGN_HINT) from None
     return serialization
@@ -327,7 +327,7 @@ def _crypto() -> Any:
 def _load_private_key(path: Path) -> Any:
     """An Ed25519 private key from a PEM file (never shown in any message)."""
     serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
     )
 
@@ -347,7 +347,7 @@ def _load_private_key(path: Path) -> Any:
 def load_public_key(path: Path) -> Any:
     """An Ed25519 public key from a PEM file (a private key file gives its public half)."""
     serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
         Ed25519PublicKey,
     )
@@ -429,8 +429,7 @@ def _load_store(bundle: Path, store: Store, now: datetime) -> None:
                     model = build(item)
                 except (KeyError, TypeError, ValueError, AssertionError) as exc:
                     raise BundleError(
-                        f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: "
-                        f"{exc})"
+                        f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
                     ) from None
                 if isinstance(model, Revision):
                     store.ingest_revision(model, sync, now)

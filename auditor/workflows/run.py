@@ -154,8 +154,8 @@ def run_audit(
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
-    scope = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
-    data = replace(data, data_quality=options.data_quality, scope=scope)
+    covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
+    data = replace(data, data_quality=options.data_quality, scope=covered)
     if publish is not None:
         publish(data)
     if not errors:

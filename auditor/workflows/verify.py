@@ -24,9 +24,9 @@ from auditor.workflows.export import (
     MANIFEST,
     REPORTS_DIR,
     SIGNATURE,
-    file_digest,
     bundle_files,
     evaluate_bundle,
+    file_digest,
     load_public_key,
 )
 
@@ -91,7 +91,7 @@ def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verif
     if not sig_path.is_file():
         out.problems.append(f"signature: {SIGNATURE} is missing (the bundle is not signed)")
         return
-    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - optional
+    from cryptography.exceptions import InvalidSignature  # optional extra
 
     try:
         signature = base64.b64decode(read_input(sig_path, max_bytes=4096).strip(), validate=True)

@@ -192,9 +192,11 @@ def test_desktop_contents_anchors_scope_and_appendix(
         r'<section class="control" id="control-[^"]+">.*?href="#f-[0-9a-f]{32}"', dom, re.S
     )
     assert re.search(r'<section class="rule" id="rule-[^"]+">.*?href="#control-', dom, re.S)
-    scope = _text(re.search(r'<section id="scope".*?</section>', dom, re.S).group(0))  # type: ignore[union-attr]
-    for fact in ("acme-corp", "https://api.example.com", "Period covered", "2026-03-02 09:15 UTC",
-                 "Report time", "Populations", "Change steps", "policies/baseline.yaml"):  # fmt: skip
+    found = re.search(r'<section id="scope".*?</section>', dom, re.S)
+    assert found is not None
+    scope = _text(found.group(0))
+    facts = ("acme-corp", "https://api.example.com", "Period covered", "2026-03-02 09:15 UTC")
+    for fact in (*facts, "Report time", "Populations", "Change steps", "policies/baseline.yaml"):
         assert fact in scope, fact
     appendix = dom[dom.index('id="passing"') :]
     assert "<details" not in dom  # nothing collapsed

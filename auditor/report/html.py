@@ -166,21 +166,45 @@ def anchors(prefix: str, names: Iterable[str]) -> dict[str, str]:
     return out
 
 
+#: The order results are listed in a control's drill-down: what needs attention first.
+DRILL_ORDER = ("fail", "error", "unknown", "waived", "pass", "not_applicable")
+
+
+@dataclass(frozen=True)
+class RuleResults:
+    """One rule's shown results (open and passing), by status, for a control's drill-down."""
+
+    first: Finding
+    by_status: tuple[tuple[str, tuple[Finding, ...]], ...]
+    more: int  # results beyond the per-rule cap (counted, not linked)
+
+
 @dataclass(frozen=True)
 class ControlDrill:
-    """One control with the rule groups (open and passing) whose rules map to it."""
+    """One control with the results of every rule that maps to it."""
 
     row: ControlRow
-    groups: tuple[RuleGroup, ...]
+    rules: tuple[RuleResults, ...]
 
 
 def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[ControlDrill]:
-    """Per control, every shown result of every rule mapped to it (open first, then passes)."""
+    """Per control, every shown result of every rule mapped to it, grouped by status."""
     by_rule: dict[str, list[RuleGroup]] = {}
     for g in groups:
         by_rule.setdefault(g.first.rule_id, []).append(g)
+    results: dict[str, RuleResults] = {}
+    for rule, gs in by_rule.items():
+        statuses: dict[str, list[Finding]] = {s: [] for s in DRILL_ORDER}
+        for g in gs:
+            for f in g.rows:
+                statuses.setdefault(f.status, []).append(f)
+        results[rule] = RuleResults(
+            gs[0].first,
+            tuple((s, tuple(fs)) for s, fs in statuses.items() if fs),
+            sum(g.more for g in gs),
+        )
     return [
-        ControlDrill(r, tuple(g for rule in r.rules for g in by_rule.get(rule, ()))) for r in rows
+        ControlDrill(r, tuple(results[rule] for rule in r.rules if rule in results)) for r in rows
     ]
 
 

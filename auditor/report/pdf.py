@@ -25,7 +25,7 @@ INSTALL_HINT = (
 _PAGED = """
 nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(href), page);
   color: #59636e; font-size: 0.9em; }
-table.drill a[href^="#"]::after, .rule p.muted a[href^="#"]::after {
+.rule p.muted a[href^="#"]::after {
   content: " (p.\\00a0" target-counter(attr(href), page) ")"; color: #59636e; }
 """
 

@@ -8,8 +8,10 @@ import csv
 import hashlib
 import io
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +22,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.test_validators import WAIVER
 
 pytestmark = pytest.mark.e2e
-
-WAIVER = """waivers:
-  - rule: BASE-CMD-001
-    subject: settings
-    reason: Recursive deletion is blocked by the sandbox image until the block list migrates.
-    owner: platform-security@example.com
-    expires: 2027-06-30
-    ticket: SEC-2001
-"""
 
 
 def cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
@@ -232,3 +226,37 @@ def test_verify_of_a_folder_that_is_no_bundle(tmp_path: Path) -> None:
 def test_export_refuses_a_folder_with_files(made: dict[str, Any]) -> None:
     code, _, err = cli(["export", "--out", "bundle"], made["env"], made["work"])
     assert code == 2 and "is not an empty folder" in err
+
+
+def _text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_report_scope_states_the_populations_of_the_run(made: dict[str, Any]) -> None:
+    html = (made["bundle"] / "reports" / "report.html").read_text(encoding="utf-8")
+    scope = _text(html[html.index('<section id="scope"') : html.index('<h2 id="summary"')])
+    reports = len((made["bundle"] / "reports.jsonl").read_text().splitlines())
+    repos = len({json.loads(line)["repoUrl"] for line in
+                 (made["bundle"] / "reports.jsonl").read_text().splitlines()})  # fmt: skip
+    assert "Organisation acme" in scope
+    assert "Settings revisions evaluated 60" in scope
+    assert "Change steps (consecutive revision pairs) 59" in scope
+    assert f"Repositories with a readiness report {repos}" in scope
+    assert re.search(
+        rf"Readiness reports \({repos} evaluated: the newest per repository\) {reports}\b", scope
+    )
+    assert re.search(r"Period covered \d{4}-\d\d-\d\d \d\d:\d\d UTC to 2026-", scope)
+    assert "As of" not in scope
+
+
+def test_export_as_of_a_date_says_so(made: dict[str, Any], tmp_path: Path) -> None:
+    code, _, err = cli(
+        ["export", "--out", str(tmp_path / "asof"), "--at", "2026-10-01"], made["env"], made["work"]
+    )
+    assert code == 0, err
+    html = (tmp_path / "asof" / "reports" / "report.html").read_text(encoding="utf-8")
+    scope = _text(html[html.index('<section id="scope"') : html.index('<h2 id="summary"')])
+    assert "As of 2026-10-01 23:59 UTC" in scope
+    params = json.loads((tmp_path / "asof" / "run-parameters.json").read_text())
+    assert params["at"].startswith("2026-10-01T23:59:59")
+    assert verify(tmp_path / "asof")[0] == 0

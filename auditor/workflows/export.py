@@ -44,11 +44,17 @@ from auditor.errors import AuditorError, ConfigError
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.models import JSON, ReadinessReport, Revision, User
-from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
 from auditor.store.schema import from_text, to_text
-from auditor.workflows.run import AuditOptions, LoadedPolicy, display_path, run_audit
+from auditor.workflows.run import (
+    AuditOptions,
+    LoadedPolicy,
+    display_path,
+    run_audit,
+    with_shown_paths,
+)
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
@@ -442,7 +448,7 @@ def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
     entries = params["policies"]
     policy = load_policies([bundle / e["bundled"] for e in entries])
     shown = {str(bundle / e["bundled"]): e["shown"] for e in entries}
-    policy = _renamed(policy, shown)
+    policy = with_shown_paths(policy, shown)
     waivers: tuple[Any, ...] = ()
     if params.get("waivers"):
         w = params["waivers"]
@@ -452,17 +458,6 @@ def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
         )
     model = load_readiness_model(bundle / params["readinessModel"]["bundled"])
     return LoadedPolicy(policy, waivers, model)
-
-
-def _renamed(policy: PolicySet, shown: dict[str, str]) -> PolicySet:
-    rules = tuple(
-        replace(r, source=replace(r.source, file=shown.get(r.source.file, r.source.file)))
-        if r.source
-        else r
-        for r in policy.rules
-    )
-    files = tuple(replace(f, path=shown.get(f.path, f.path)) for f in policy.files)
-    return replace(policy, rules=rules, files=files)
 
 
 def evaluate_bundle(bundle: Path) -> ReportData:

@@ -8,7 +8,7 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -96,14 +96,18 @@ def display_path(path: str, cwd: Path) -> str:
 
 
 def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
-    shown = {f.path: display_path(f.path, cwd) for f in policy.files}
+    return with_shown_paths(policy, {f.path: display_path(f.path, cwd) for f in policy.files})
+
+
+def with_shown_paths(policy: PolicySet, shown: Mapping[str, str]) -> PolicySet:
+    """The policy with its files (and its rules' sources) named as `shown` maps them."""
     rules = tuple(
         replace(r, source=replace(r.source, file=shown.get(r.source.file, r.source.file)))
         if r.source
         else r
         for r in policy.rules
     )
-    files = tuple(replace(f, path=shown[f.path]) for f in policy.files)
+    files = tuple(replace(f, path=shown.get(f.path, f.path)) for f in policy.files)
     return replace(policy, rules=rules, files=files)
 
 

@@ -260,3 +260,13 @@ def test_export_as_of_a_date_says_so(made: dict[str, Any], tmp_path: Path) -> No
     params = json.loads((tmp_path / "asof" / "run-parameters.json").read_text())
     assert params["at"].startswith("2026-10-01T23:59:59")
     assert verify(tmp_path / "asof")[0] == 0
+
+
+def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
+    target = copy / "reports" / "junit.xml"
+    saved = copy.parent / "junit.xml"
+    target.rename(saved)
+    target.symlink_to(saved)  # same bytes, but no longer the bundle's own file
+    code, _, err = verify(copy)
+    assert code == 2
+    assert any("altered: reports/junit.xml is not a regular file" in p for p in _problems(err))

@@ -69,6 +69,8 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
         want = files[name].get("sha256") if isinstance(files[name], dict) else None
         if ".." in Path(name).parts or Path(name).is_absolute():
             out.problems.append(f"manifest: {name!r} is not a path inside the bundle")
+        elif path.is_symlink() or (path.exists() and not path.is_file()):
+            out.problems.append(f"altered: {name} is not a regular file (a link or a device)")
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
         else:
@@ -123,10 +125,16 @@ def _rerun(bundle: Path, out: Verification) -> None:
     for output in BUNDLE_OUTPUTS:
         name = OUTPUTS[output]
         path = bundle / REPORTS_DIR / name
-        if not path.is_file():
-            continue  # already named as missing
+        if path.is_symlink() or not path.is_file():
+            continue  # already named as missing or altered
         fresh = REPORT_FILES[name](data).encode("utf-8")
-        kept = path.read_bytes()
+        try:
+            kept = read_input(path, max_bytes=max(2 * len(fresh), 1 << 20))
+        except UnreadableFile as exc:
+            out.problems.append(
+                f"re-run: {REPORTS_DIR}/{name} differs from the re-run's ({exc.reason})"
+            )
+            continue
         if fresh == kept:
             out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
         else:

@@ -64,22 +64,23 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
     if at and at > now:
         raise UsageError(f"--at {at.isoformat()} is in the future")
     out: Path = Path(ctx.cwd) / (args.out or "evidence")
-    request = ExportRequest(
-        run_id=make_run_id(now),
-        now=now,
-        api_address=config.base_url or "(offline)",
-        org=config.org,
-        policies=config.policies,
-        waivers=config.waivers,
-        readiness_model=config.readiness_model,
-        cwd=Path(ctx.cwd),
-        at=at,
-        all_revisions=args.all_revisions,
-        fail_on=config.fail_on,
-        diff_keys=dict(config.diff_keys),
-        sign_key=Path(ctx.cwd) / args.sign_key if args.sign_key else None,
-    )
     with open_store(config, readonly=True) as store:
+        synced = store.last_sync()  # the address the stored data came from, when not given
+        request = ExportRequest(
+            run_id=make_run_id(now),
+            now=now,
+            api_address=config.base_url or (synced.base_url if synced else "(offline)"),
+            org=config.org,
+            policies=config.policies,
+            waivers=config.waivers,
+            readiness_model=config.readiness_model,
+            cwd=Path(ctx.cwd),
+            at=at,
+            all_revisions=args.all_revisions,
+            fail_on=config.fail_on,
+            diff_keys=dict(config.diff_keys),
+            sign_key=Path(ctx.cwd) / args.sign_key if args.sign_key else None,
+        )
         manifest = export_bundle(store, out, request)
     signed = " and signed (manifest.sig)" if args.sign_key else ""
     print(

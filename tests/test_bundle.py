@@ -270,3 +270,19 @@ def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
     code, _, err = verify(copy)
     assert code == 2
     assert any("altered: reports/junit.xml is not a regular file" in p for p in _problems(err))
+
+
+def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> None:
+    """Without a signature the hashes can be rewritten; the re-run still notices."""
+    data = copy / "revisions.jsonl"
+    data.write_text("".join(data.read_text().splitlines(keepends=True)[:-1]))  # drop the last
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    problems = _problems(err)
+    assert "auditor: verify: re-run: reports/findings.json differs from the re-run's" in "\n".join(
+        problems
+    )
+    assert not any("altered" in p or "missing" in p for p in problems)

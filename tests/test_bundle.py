@@ -286,3 +286,15 @@ def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> Non
         problems
     )
     assert not any("altered" in p or "missing" in p for p in problems)
+
+
+def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "broken.yaml").write_text("rules:\n  - id: X\n    when: [\n", encoding="utf-8")
+    out = tmp_path / "half"
+    code, _, err = cli(
+        ["export", "--out", str(out), "--policy", str(tmp_path / "broken.yaml")],
+        made["env"],
+        made["work"],
+    )
+    assert code == 2 and "broken.yaml:" in err
+    assert not out.exists() or not list(out.iterdir())

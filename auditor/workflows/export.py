@@ -239,14 +239,24 @@ def _write_bytes(path: Path, data: bytes) -> None:
 
 
 def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, JSON]:
-    """Write the evidence bundle into `out` (which must be empty or new); return the manifest."""
+    """Write the evidence bundle into `out` (which must be empty or new); return the manifest.
+    A bundle that cannot be finished is removed again: no half bundle is left to verify."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
+    key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise AuditorError(f"cannot create {out}: {exc.strerror}") from None
-    key = _load_private_key(request.sign_key) if request.sign_key else None
+    try:
+        return _export(store, out, request, key)
+    except BaseException:
+        for child in out.iterdir():  # only what this export wrote: the folder was empty
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        raise
+
+
+def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
     inputs = _copy_inputs(out, request)
     issues = [
         {

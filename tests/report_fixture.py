@@ -24,7 +24,14 @@ from auditor.models import (
     Waiver,
 )
 from auditor.policy.model import PolicyFile, Rule
-from auditor.report.model import InputDigest, ReadinessRow, ReportData, ReviewInfo, WaiverSummary
+from auditor.report.model import (
+    AuditScope,
+    InputDigest,
+    ReadinessRow,
+    ReportData,
+    ReviewInfo,
+    WaiverSummary,
+)
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 POLICY = "policies/baseline.yaml"
@@ -364,7 +371,25 @@ def build_report_data(taint: str = "", *, review: bool = False) -> ReportData:
         ),
         review=_review(b, findings) if review else None,
         fail_on="high",
+        scope=AuditScope(
+            period_start=_at("2026-03-02T09:15:00"),
+            period_end=_at("2026-10-30T16:40:00"),
+            rules_by_target=_targets(findings),
+            revisions=2,
+            change_steps=1,
+            repositories=4,
+            reports=5,
+            reports_evaluated=2,
+        ),
     )
+
+
+def _targets(findings: list[Finding]) -> tuple[tuple[str, int], ...]:
+    kinds = {f.rule_id: f.subject.kind for f in findings}
+    counts: dict[str, int] = {}
+    for kind in kinds.values():
+        counts[kind] = counts.get(kind, 0) + 1
+    return tuple(sorted(counts.items()))
 
 
 def _review(b: _Builder, findings: list[Finding]) -> ReviewInfo:

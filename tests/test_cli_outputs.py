@@ -64,7 +64,7 @@ def test_run_quiet_prints_only_the_exit_line(env: dict[str, str], tmp_path: Path
 
 
 @pytest.mark.parametrize("command", ["run", "review", "demo"])
-@pytest.mark.parametrize("value", ["pdf", "html,pdf", ""])
+@pytest.mark.parametrize("value", ["docx", "html,docx", ""])
 def test_an_unknown_output_is_a_usage_error_naming_the_valid_ones(
     tmp_path: Path, command: str, value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,7 +73,7 @@ def test_an_unknown_output_is_a_usage_error_naming_the_valid_ones(
     assert code == 2
     last = capsys.readouterr().err.splitlines()[-1]  # argparse writes usage errors itself
     assert last.startswith(f"auditor {command}: error: argument -o/--output: ")
-    assert last.endswith("choose from html,md,json,sarif,junit (comma-separated)")
+    assert last.endswith("choose from html,md,json,sarif,junit,oscal,pdf (comma-separated)")
     assert not list(tmp_path.iterdir())
 
 

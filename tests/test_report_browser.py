@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
+from html import unescape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -153,4 +155,79 @@ def test_prints_to_a4_pdf_with_several_pages(
     assert boxes == {(b"595.91998", b"842.88")} or all(
         abs(float(w) - 595.3) < 2 and abs(float(h) - 841.9) < 2 for w, h in boxes
     )
+    assert _page_requests(proxy[1]) == []
+
+
+# -- the auditor's view: contents, anchors, scope, appendix, print -----------------------------
+
+
+@pytest.fixture
+def audited(tmp_path: Path) -> Path:
+    path = tmp_path / "audited.html"
+    data = replace(build_report_data(), org="acme-corp")
+    path.write_text(render_html(data), encoding="utf-8")
+    return path
+
+
+def _text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_desktop_contents_anchors_scope_and_appendix(
+    tmp_path: Path, audited: Path, proxy: tuple[str, list[str]]
+) -> None:
+    dom = _chromium(tmp_path, proxy[0], audited, "--dump-dom")
+    nav = re.search(r'<nav class="toc" id="contents".*?</nav>', dom, re.S)
+    assert nav is not None
+    toc_links = re.findall(r'href="#([^"]+)"', nav.group(0))
+    ids = re.findall(r'\bid="([^"]+)"', dom)
+    assert len(ids) == len(set(ids))  # no anchor twice
+    links = set(re.findall(r'href="#([^"]+)"', dom))
+    assert links <= set(ids), links - set(ids)  # every in-page link lands somewhere
+    for section in ("scope", "summary", "controls", "drill-down", "findings", "passing", "inputs"):
+        assert section in toc_links
+    # control → rules → results, and result's rule → controls
+    assert 'href="#control-soc2-cc6-1"' in dom and 'id="control-soc2-cc6-1"' in dom
+    assert re.search(
+        r'<section class="control" id="control-[^"]+">.*?href="#f-[0-9a-f]{32}"', dom, re.S
+    )
+    assert re.search(r'<section class="rule" id="rule-[^"]+">.*?href="#control-', dom, re.S)
+    found = re.search(r'<section id="scope".*?</section>', dom, re.S)
+    assert found is not None
+    scope = _text(found.group(0))
+    facts = ("acme-corp", "https://api.example.com", "Period covered", "2026-03-02 09:15 UTC")
+    for fact in (*facts, "Report time", "Populations", "Change steps", "policies/baseline.yaml"):
+        assert fact in scope, fact
+    appendix = dom[dom.index('id="passing"') :]
+    assert "<details" not in dom  # nothing collapsed
+    assert re.search(
+        r'<tr id="f-[0-9a-f]{32}">.*?class="st pass".*?<ul class="evidence">', appendix, re.S
+    )
+    assert _page_requests(proxy[1]) == []
+
+
+def test_print_expands_everything_with_header_and_page_numbers(
+    tmp_path: Path, audited: Path, proxy: tuple[str, list[str]]
+) -> None:
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        if os.environ.get("CI"):
+            pytest.fail("PDF TOOL MISSING IN CI: pdftotext (poppler-utils)")
+        pytest.skip(
+            "PRINT TEST SKIPPED: pdftotext is not installed (apt-get install poppler-utils)"
+        )
+    pdf = tmp_path / "printed.pdf"
+    _chromium(tmp_path, proxy[0], audited, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    text = subprocess.run(
+        [pdftotext, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    pages = text.split("\f")[:-1]
+    assert len(pages) >= 3
+    for number, page in enumerate(pages, 1):
+        assert f"Page {number} of {len(pages)}" in page
+        assert "acme-corp" in page.strip().splitlines()[0] and "run run-42" in page
+    printed = " ".join(text.split())
+    tail = printed[printed.index("Appendix A: passing results and their evidence (") :]
+    assert "Appendix A: passing results and their evidence" in tail[60:]  # the section itself
+    assert "$." in tail and "Appendix B: inputs" in tail and "cdcdcdcd" in tail
     assert _page_requests(proxy[1]) == []

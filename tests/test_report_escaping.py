@@ -69,6 +69,8 @@ HTML_TAGS = {
     "footer",
     "details",
     "summary",
+    "nav",
+    "ol",
 }
 
 
@@ -94,7 +96,10 @@ def test_html_has_only_our_tags_attributes_and_links(hostile: ReportData) -> Non
     assert parser.tags <= HTML_TAGS
     assert not [k for k, _ in parser.attrs if k.startswith("on") or k in {"src", "srcdoc"}]
     hrefs = [v for k, v in parser.attrs if k == "href"]
-    assert all(h.startswith("https://") and "javascript:" not in h for h in hrefs)
+    outside = [h for h in hrefs if not h.startswith("#")]
+    assert all(h.startswith("https://") and "javascript:" not in h for h in outside)
+    # in-page links are our own slugs and fingerprints, never text from data
+    assert all(re.fullmatch(r"#[a-z0-9-]+", h) for h in hrefs if h.startswith("#"))
 
 
 def test_html_text_has_no_controls_and_cuts_huge_values(hostile: ReportData) -> None:

@@ -17,6 +17,8 @@ from report_fixture import build_large, build_report_data
 
 from auditor.models import Change, SourceLocation
 from auditor.report import (
+    DEFAULT_OUTPUTS,
+    OUTPUTS,
     REPORT_FILES,
     ReportData,
     render_html,
@@ -71,8 +73,9 @@ def test_same_input_gives_identical_output(render: Renderer) -> None:
 
 def test_write_reports_writes_five_files_and_no_temporaries(tmp_path: Path) -> None:
     written = write_reports(build_report_data(), tmp_path / "reports" / "run-42")
-    assert sorted(written) == sorted(REPORT_FILES)
-    assert sorted(p.name for p in written["report.html"].parent.iterdir()) == sorted(REPORT_FILES)
+    five = sorted(OUTPUTS[n] for n in DEFAULT_OUTPUTS)
+    assert len(five) == 5 and sorted(written) == five
+    assert sorted(p.name for p in written["report.html"].parent.iterdir()) == five
     assert written["findings.json"].read_text(encoding="utf-8") == render_json(build_report_data())
 
 
@@ -286,16 +289,20 @@ def test_html_is_self_contained_with_strict_csp() -> None:
     assert unescape(csp).startswith("default-src 'none'; style-src 'sha256-")
     assert "<script" not in html and "<link" not in html and " src=" not in html
     assert "<svg" in html and "<polyline" in html
-    assert set(re.findall(r'href="([^"]*)"', html)) == {
+    hrefs = set(re.findall(r'href="([^"]*)"', html))
+    assert {h for h in hrefs if not h.startswith("#")} == {
         "https://github.com/acme/payments",
         "https://github.com/acme/web",
         "https://github.com/acme/empty",
     }
+    ids = re.findall(r' id="([^"]*)"', html)
+    assert len(ids) == len(set(ids))  # every anchor unique
+    assert {h[1:] for h in hrefs if h.startswith("#")} <= set(ids)  # every link lands
 
 
 def test_html_groups_large_runs_by_rule_with_a_cap() -> None:
     html = render_html(build_large(12000))
-    assert html.count('<section class="rule">') == 50
+    assert html.count('<section class="rule" id="rule-') == 50
     assert html.count("more finding(s) of this rule not shown") == 50
     assert '<td colspan="4" class="more">-' not in html
 
@@ -308,7 +315,12 @@ def test_html_shows_every_section_an_auditor_needs() -> None:
         "Findings by rule",
         "Repository readiness",
         "Waivers",
-        "Appendix: inputs",
+        "Appendix A: passing results and their evidence",
+        "Appendix B: inputs",
+        "Control drill-down",
+        "Contents",
+        "Period covered",
+        "Populations",
         "Incomplete",
         "violating since rev 412 (2026-09-03) by alice@example.com",
         "9f9f9f9f",
@@ -348,7 +360,7 @@ def test_controls_are_in_natural_order_in_every_format() -> None:
     html = render_html(data)
     assert _in_order(html, ['title="ISO27001:A.5.2"', 'title="ISO27001:A.5.15"'])
     assert _in_order(html, ['title="SOC2:CC6.8"', 'title="SOC2:CC6.10"'])
-    assert "Controls: " + ", ".join(NATURAL) + "." in html
+    assert "Controls: " + ", ".join(NATURAL) + "." in re.sub(r"<[^>]+>", "", html)
     rdy = next(r for r in json.loads(render_json(data))["rules"] if r["id"] == "RDY-002")
     assert rdy["controls"] == NATURAL
     sarif_rule = next(
@@ -360,7 +372,7 @@ def test_controls_are_in_natural_order_in_every_format() -> None:
 
 def test_control_table_shows_code_without_prefix_and_never_wraps_it() -> None:
     html = render_html(build_report_data())
-    row = re.search(r"<tr><td[^>]*>SOC 2</td><td([^>]*)><code[^>]*>CC6\.10</code>", html)
+    row = re.search(r"<tr><td[^>]*>SOC 2</td><td([^>]*)><a [^>]*><code[^>]*>CC6\.10</code>", html)
     assert row is not None and 'class="nowrap"' in row.group(1)
     assert ", .nowrap, .nowrap code { white-space: nowrap;" in html
 

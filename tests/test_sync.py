@@ -324,19 +324,16 @@ def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: Fa
     assert "25 revisions, 6 readiness reports, 0 integrity issues" in out
     bundle = tmp_path / "bundle"
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert set(manifest["files"]) == {"revisions.jsonl", "reports.jsonl", "integrity.json"}
+    listed = set(manifest["files"])
+    assert {"revisions.jsonl", "reports.jsonl", "integrity.json", "revisions.csv"} <= listed
     for name, entry in manifest["files"].items():
         assert hashlib.sha256((bundle / name).read_bytes()).hexdigest() == entry["sha256"]
         assert (bundle / name).stat().st_size == entry["bytes"]
-    assert sorted(p.name for p in bundle.iterdir()) == [  # no temporary files left behind
-        "integrity.json",
-        "manifest.json",
-        "reports.jsonl",
-        "revisions.jsonl",
-    ]
+    on_disk = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
+    assert on_disk == listed | {"manifest.json"}  # no temporary files left behind
     lines = (bundle / "revisions.jsonl").read_text().splitlines()
     assert [json.loads(line)["revision"] for line in lines] == list(range(1, 26))
-    everything = b"".join(p.read_bytes() for p in bundle.iterdir())
+    everything = b"".join(p.read_bytes() for p in bundle.rglob("*") if p.is_file())
     assert API_KEY.encode() not in everything and TOKEN.encode() not in everything
 
 

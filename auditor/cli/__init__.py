@@ -31,6 +31,7 @@ COMMANDS = (
     "history",
     "policy",
     "export",
+    "verify",
     "demo",
     "emulator",
 )

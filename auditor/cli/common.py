@@ -134,7 +134,7 @@ def check_sizes(revisions: int, repos: int) -> None:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
 
 
-def add_usage_option(parser: argparse.ArgumentParser) -> None:
+def add_usage_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Add --no-usage (skip the usage analytics)."""
     parser.add_argument(
         "--no-usage",

@@ -17,8 +17,9 @@ from auditor.common.escape import terminal_text
 from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
-from auditor.report import OUTPUTS, parse_outputs
+from auditor.report import DEFAULT_OUTPUTS, OUTPUTS, parse_outputs
 from auditor.report.model import ReportData, new_count, status_counts
+from auditor.report.pdf import INSTALL_HINT, pdf_available
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -80,8 +81,9 @@ def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser)
         dest="outputs",
         metavar="LIST",
         type=_outputs,
-        default=tuple(OUTPUTS),
-        help=f"reports to write, comma-separated (default {','.join(OUTPUTS)})",
+        default=DEFAULT_OUTPUTS,
+        help=f"reports to write, comma-separated, from {','.join(OUTPUTS)} "
+        f"(default {','.join(DEFAULT_OUTPUTS)}; pdf needs pip install 'auditor[pdf]')",
     )
     group.add_argument(
         "-q",
@@ -93,9 +95,12 @@ def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser)
 
 def _outputs(text: str) -> tuple[str, ...]:
     try:
-        return parse_outputs(text)
+        names = parse_outputs(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if "pdf" in names and not pdf_available():  # said before a run starts, not after it
+        raise argparse.ArgumentTypeError(INSTALL_HINT)
+    return names
 
 
 def main_report(out_dir: Path, outputs: Sequence[str]) -> Path:
@@ -118,7 +123,7 @@ def unique_dir(base: Path, name: str) -> Path:
 
 
 def print_summary(
-    data: ReportData, out_dir: Path, ctx: Context, outputs: Sequence[str] = tuple(OUTPUTS)
+    data: ReportData, out_dir: Path, ctx: Context, outputs: Sequence[str] = DEFAULT_OUTPUTS
 ) -> None:
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
     counts = status_counts(data.findings)

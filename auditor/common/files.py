@@ -23,6 +23,18 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
         raise
 
 
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """`write_atomic` for bytes (a PDF, a copied input file)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class UnreadableFile(Exception):
     """An input file refused before or while reading; `reason` says why, without the path."""
 

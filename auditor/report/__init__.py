@@ -1,7 +1,9 @@
 """Reports: findings rendered for people (HTML, Markdown) and machines (JSON, SARIF, JUnit).
 
-Takes one `ReportData`, gives five files in one folder. Same input, byte-identical files:
-every renderer sorts its output and reads the time only from `ReportData.generated_at`.
+Takes one `ReportData`, gives five files in one folder (on request also `findings.oscal.json`,
+OSCAL assessment results, and `report.pdf`, the HTML rendered by WeasyPrint). Same input,
+byte-identical files: every renderer sorts its output and reads the time only from
+`ReportData.generated_at`.
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from auditor.common.files import write_atomic
+from auditor.common.files import write_atomic, write_atomic_bytes
 from auditor.errors import ReportError
 from auditor.report.html import render_html
 from auditor.report.jsonout import render_json
 from auditor.report.junit import render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
+from auditor.report.oscal import render_oscal
+from auditor.report.pdf import render_pdf
 from auditor.report.sarif import render_sarif
 
 __all__ = [
+    "DEFAULT_OUTPUTS",
     "OUTPUTS",
     "REPORT_FILES",
     "ReportData",
@@ -42,6 +47,7 @@ REPORT_FILES: dict[str, Callable[[ReportData], str]] = {
     "findings.json": render_json,
     "findings.sarif": render_sarif,
     "junit.xml": render_junit,
+    "findings.oscal.json": render_oscal,
 }
 
 
@@ -52,7 +58,12 @@ OUTPUTS: dict[str, str] = {
     "json": "findings.json",
     "sarif": "findings.sarif",
     "junit": "junit.xml",
+    "oscal": "findings.oscal.json",
+    "pdf": "report.pdf",
 }
+
+#: What `--output` writes when not given: the five reports (OSCAL and PDF on request).
+DEFAULT_OUTPUTS: tuple[str, ...] = ("html", "md", "json", "sarif", "junit")
 
 
 def parse_outputs(text: str) -> tuple[str, ...]:
@@ -80,9 +91,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def write_reports(
-    data: ReportData, out_dir: Path, outputs: Collection[str] = tuple(OUTPUTS)
+    data: ReportData, out_dir: Path, outputs: Collection[str] = DEFAULT_OUTPUTS
 ) -> dict[str, Path]:
-    """Render the chosen reports (by `OUTPUTS` name; all five by default) into `out_dir`
+    """Render the chosen reports (by `OUTPUTS` name; the five by default) into `out_dir`
     (created if needed); returns file name → path.
 
     An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
@@ -100,7 +111,20 @@ def write_reports(
         except OSError as exc:
             raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
+    if "pdf" in outputs:
+        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     return written
+
+
+def _write_pdf(data: ReportData, path: Path) -> Path:
+    """report.pdf from the HTML (rendered again: the HTML may not have been asked for)."""
+    with gc_paused():
+        pdf = render_pdf(render_html(data))
+    try:
+        write_atomic_bytes(path, pdf)
+    except OSError as exc:
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
 
 
 def prepare_out_dir(out_dir: Path) -> None:

@@ -2,13 +2,20 @@
 
 Takes `ReportData`, gives the text of `report.html`. Everything from data goes through jinja2's
 autoescape (nothing from data is ever marked safe); links are limited to http/https.
+
+The page is built for an auditor: a contents block, a scope block, an anchor on every section,
+control, rule and result, links both ways (control → rules → results, result → rule →
+controls), and every result, passes included, with its evidence. Printed (or rendered to PDF,
+`auditor.report.pdf`) nothing is collapsed, pages are A4 with a running header naming the
+organisation and run and a "page X of Y" footer.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -19,10 +26,11 @@ from markupsafe import Markup, escape
 
 from auditor.common.escape import clean_text, safe_url, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_controls, sort_findings
-from auditor.models import Change, severity_rank
+from auditor.models import QUIET_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
 from auditor.report.model import (
+    ControlRow,
     ReportData,
     control_rows,
     new_count,
@@ -101,6 +109,7 @@ def environment() -> jinja2.Environment:
         prose=_prose,
         op=display.operator_text,
         controls=lambda cs: ", ".join(sort_controls(cs)),
+        sortcontrols=sort_controls,
         before=display.change_before,
         after=display.change_after,
         kind=display.change_kind,
@@ -118,8 +127,7 @@ def _style() -> tuple[Markup, str]:
     loader = environment().loader
     assert loader is not None
     css = loader.get_source(environment(), "style.css.j2")[0]
-    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
-    return Markup(css), f"'sha256-{digest}'"
+    return Markup(css), _hash(css)
 
 
 def group_by_rule(findings: list[Finding], cap: int = ROWS_PER_RULE) -> list[RuleGroup]:
@@ -138,6 +146,90 @@ def group_by_rule(findings: list[Finding], cap: int = ROWS_PER_RULE) -> list[Rul
     return sorted(out, key=lambda g: (severity_rank(g.first.severity), g.first.rule_id))
 
 
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def anchors(prefix: str, names: Iterable[str]) -> dict[str, str]:
+    """A readable, unique fragment id per name (`control-soc2-cc6-1`); names whose slugs
+    collide get `-2`, `-3` … in sorted order, so the ids are stable run to run."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in sorted(set(names)):
+        base = f"{prefix}-{_slug(name)}"
+        anchor, n = base, 1
+        while anchor in taken:
+            n += 1
+            anchor = f"{base}-{n}"
+        taken.add(anchor)
+        out[name] = anchor
+    return out
+
+
+#: The order results are listed in a control's drill-down: what needs attention first.
+DRILL_ORDER = ("fail", "error", "unknown", "waived", "pass", "not_applicable")
+
+
+@dataclass(frozen=True)
+class RuleResults:
+    """One rule's shown results (open and passing), by status, for a control's drill-down."""
+
+    first: Finding
+    by_status: tuple[tuple[str, tuple[Finding, ...]], ...]
+    more: int  # results beyond the per-rule cap (counted, not linked)
+
+
+@dataclass(frozen=True)
+class ControlDrill:
+    """One control with the results of every rule that maps to it."""
+
+    row: ControlRow
+    rules: tuple[RuleResults, ...]
+
+
+def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[ControlDrill]:
+    """Per control, every shown result of every rule mapped to it, grouped by status."""
+    by_rule: dict[str, list[RuleGroup]] = {}
+    for g in groups:
+        by_rule.setdefault(g.first.rule_id, []).append(g)
+    results: dict[str, RuleResults] = {}
+    for rule, gs in by_rule.items():
+        statuses: dict[str, list[Finding]] = {s: [] for s in DRILL_ORDER}
+        for g in gs:
+            for f in g.rows:
+                statuses.setdefault(f.status, []).append(f)
+        results[rule] = RuleResults(
+            gs[0].first,
+            tuple((s, tuple(fs)) for s, fs in statuses.items() if fs),
+            sum(g.more for g in gs),
+        )
+    return [
+        ControlDrill(r, tuple(results[rule] for rule in r.rules if rule in results)) for r in rows
+    ]
+
+
+def css_string(text: str) -> str:
+    """`text` as a quoted CSS string: every character but letters, digits, space and a few
+    marks as a hex escape (its trailing space is part of the escape), so data can never end
+    the string, the rule or the style element."""
+    safe = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:_-/@")
+    return '"' + "".join(c if c in safe else f"\\{ord(c):06x} " for c in text) + '"'
+
+
+def page_style(data: ReportData) -> str:
+    """The print header of this report (organisation and run id), as its own style element."""
+    org = clean_text(shorten(data.org)) if data.org else "organisation not named"
+    title = "Pre-change review" if data.mode == "review" else "Compliance report"
+    head = css_string(f"{title} \u00b7 {org}")
+    run = css_string(f"run {clean_text(shorten(data.run_id))}")
+    return f"@page {{ @top-left {{ content: {head}; }} @top-right {{ content: {run}; }} }}"
+
+
+def _hash(css: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return f"'sha256-{digest}'"
+
+
 def _change_rows(changes: tuple[Change, ...], cap: int = 500) -> tuple[tuple[Change, ...], int]:
     return changes[:cap], max(0, len(changes) - cap)
 
@@ -145,19 +237,33 @@ def _change_rows(changes: tuple[Change, ...], cap: int = 500) -> tuple[tuple[Cha
 def context(data: ReportData) -> dict[str, Any]:
     """Everything the template shows, computed once."""
     css, css_hash = _style()
+    page_css = page_style(data)
     introduced = set(data.review.introduced) if data.review else set()
     shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
+    groups = group_by_rule(shown)
+    passing = group_by_rule([f for f in data.findings if f.status in QUIET_STATUSES])
+    controls = control_rows(data.findings)
+    rule_ids = {f.rule_id for f in data.findings}
     return {
         "d": data,
         "css": css,
-        "csp": f"default-src 'none'; style-src {css_hash}; img-src 'none'; "
+        "page_css": Markup(page_css),
+        "csp": f"default-src 'none'; style-src {css_hash} {_hash(page_css)}; img-src 'none'; "
         "base-uri 'none'; form-action 'none'",
+        "open_rules": {g.first.rule_id for g in groups},
+        "pass_rules": {g.first.rule_id for g in passing},
+        "rule_total": sum(len(p.rule_ids) for p in data.policy_files),
+        "passing": passing,
+        "drill": drill_down(controls, [*groups, *passing]),
+        "rule_anchor": anchors("rule", rule_ids),
+        "pass_anchor": anchors("pass", rule_ids),
+        "control_anchor": anchors("control", [c.control for c in controls]),
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),
-        "controls": control_rows(data.findings),
-        "groups": group_by_rule(shown),
+        "controls": controls,
+        "groups": groups,
         "chart": failing_chart(data.failing_by_revision),
         "introduced": [f for f in shown if f.fingerprint in introduced],
         "changes": changes,

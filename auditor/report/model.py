@@ -70,6 +70,22 @@ class ReviewInfo:
 
 
 @dataclass(frozen=True)
+class AuditScope:
+    """What the audit covered, for the auditor's scope block: the period, the "as of" time,
+    the rules per target and the populations the results were drawn from."""
+
+    period_start: datetime | None = None  # the first stored revision's time
+    period_end: datetime | None = None  # the evaluated (newest or `--at`) revision's time
+    as_of: datetime | None = None  # `--at`, when given
+    rules_by_target: tuple[tuple[str, int], ...] = ()  # (target, rule count), sorted
+    revisions: int = 0  # settings revisions evaluated (the history up to the settings)
+    change_steps: int = 0  # consecutive revision pairs the change rules looked at
+    repositories: int = 0  # repositories with a readiness report in the period
+    reports: int = 0  # readiness reports stored up to the "as of" time
+    reports_evaluated: int = 0  # the newest report per repository, which the rules read
+
+
+@dataclass(frozen=True)
 class ReportData:
     """Everything one run's reports show. Same value in, byte-identical files out."""
 
@@ -94,6 +110,7 @@ class ReportData:
     sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
+    scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
 
 
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}

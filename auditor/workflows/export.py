@@ -1,23 +1,100 @@
-"""Export: the evidence bundle, written from the state file alone.
+"""Export: the evidence bundle an auditor can check and re-run, written from the state file.
 
-Takes an open `Store`, gives a folder with `revisions.jsonl`, `reports.jsonl`, `integrity.json`
-and `manifest.json` (sha256 and size of each file). Everything comes from the store, so every
-secret is already a marker.
+Takes an open `Store`, the policy, waiver and readiness-model files and the run parameters,
+gives a folder holding:
+
+- the populations: `revisions.jsonl` / `reports.jsonl` (complete, as stored) and, to sample
+  from, `revisions.csv` (every revision, its author and time and what changed from the previous
+  one in words), `changes.csv` (every single change of every step) and `reports.csv` (every
+  readiness report); `integrity.json` (the integrity issues ever recorded);
+  `analytics.jsonl` (every stored usage analytics series of every day, for the `usage` rules);
+- `run-parameters.json` and, under `inputs/`, the exact policy, waiver and readiness-model
+  files the evaluation used;
+- `reports/`: the five reports and `findings.oscal.json`, made by evaluating the bundle itself
+  (`evaluate_bundle`), so `auditor verify` re-running it must reproduce them byte for byte;
+- `manifest.json` (the sha256 and size of every other file) and, when a key is given,
+  `manifest.sig` (an Ed25519 signature of `manifest.json`).
+
+Everything comes from the store, so every secret is already a marker.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
 import hashlib
-from collections.abc import Iterable, Iterator
+import io
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from auditor import __version__
-from auditor.common.files import write_atomic
+from auditor.common.files import UnreadableFile, read_input, write_atomic, write_atomic_bytes
 from auditor.common.jsonutil import canonical, dumps_pretty
-from auditor.errors import AuditorError
-from auditor.models import JSON, ReadinessReport, Revision
+from auditor.diff import list_table_from_config
+from auditor.diff.engine import diff_revisions
+from auditor.diff.render import change_summary, describe_change, short_path
+from auditor.errors import AuditorError, ConfigError
+from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
+from auditor.findings import load_waivers
+from auditor.models import JSON, ReadinessReport, Revision, User
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
-from auditor.store.schema import to_text
+from auditor.store.schema import from_text, to_text
+from auditor.workflows.run import (
+    AuditOptions,
+    LoadedPolicy,
+    display_path,
+    run_audit,
+    with_shown_paths,
+)
+
+MANIFEST = "manifest.json"
+SIGNATURE = "manifest.sig"
+PARAMETERS = "run-parameters.json"
+REPORTS_DIR = "reports"
+ANALYTICS = "analytics.jsonl"  # the usage analytics, per day and series, as stored
+#: Reports in the bundle: the five and OSCAL (the PDF is left out: it needs an optional
+#: library and is the HTML again).
+BUNDLE_OUTPUTS = ("html", "md", "json", "sarif", "junit", "oscal")
+_MAX_INPUT = 64 * 1024 * 1024  # one policy, waiver or model file
+_MAX_KEY = 64 * 1024
+SIGN_HINT = "signing needs the cryptography library: pip install 'auditor[sign]'"
+
+
+class BundleError(AuditorError):
+    """A bundle that cannot be read or evaluated (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What to put in the bundle besides the stored data: the run's parameters and inputs."""
+
+    run_id: str
+    now: datetime
+    api_address: str
+    org: str
+    policies: Sequence[Path]  # as given (files or folders); empty: the shipped packs
+    waivers: Path | None
+    readiness_model: Path | None
+    cwd: Path
+    at: datetime | None = None
+    all_revisions: bool = False
+    fail_on: str = "low"
+    diff_keys: dict[str, Any] | None = None
+    sign_key: Path | None = None
+    usage_days: int | None = 30  # the run's usage window (None: `--no-usage`)
+
+
+# -- the stored data as JSON lines and CSV --------------------------------------------------
 
 
 def _revision_line(rev: Revision) -> dict[str, JSON]:
@@ -41,35 +118,162 @@ def _report_line(report: ReadinessReport) -> dict[str, JSON]:
     }
 
 
+def _analytics_lines(store: Store) -> Iterator[dict[str, JSON]]:
+    """Every stored usage analytics series of every day (redacted, as stored)."""
+    for day, series in store.iter_analytics():
+        for name, data in series.items():
+            yield {"day": day, "series": name, "data": data}
+
+
+def _access(store: Store) -> dict[str, JSON] | None:
+    """Whether the last sync could read the analytics (a 403 makes usage rules `unknown`)."""
+    access = store.analytics_access()
+    return None if access is None else {"status": access.status, "detail": access.detail}
+
+
 def _jsonl(items: Iterable[dict[str, JSON]]) -> Iterator[str]:
     return (canonical(item).decode() + "\n" for item in items)
 
 
-def _write(path: Path, chunks: str | Iterable[str]) -> dict[str, JSON]:
-    """Write atomically, streaming; return the file's sha256 and size (of the UTF-8 bytes)."""
-    digest, size = hashlib.sha256(), 0
+def _cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text: a string starting with `=`, `+`, `-`, `@` or a
+    control character gets a leading `'` (OWASP's advice against formula injection)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return "" if value is None else value
 
-    def counted() -> Iterator[str]:
-        nonlocal size
-        for chunk in [chunks] if isinstance(chunks, str) else chunks:
-            data = chunk.encode("utf-8")
-            digest.update(data)
-            size += len(data)
-            yield chunk
 
+def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+        if buffer.tell() > 65536:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+_REVISION_HEADER = (
+    "revision", "updated_at", "author_id", "author_email", "author_name", "content_sha256",
+    "previous_revision", "changes", "what_changed",
+)  # fmt: skip
+_CHANGE_HEADER = (
+    "from_revision", "to_revision", "updated_at", "author_email", "author_name", "path",
+    "kind", "what_changed",
+)  # fmt: skip
+_REPORT_HEADER = ("report_id", "repo_url", "created_at", "content_sha256")
+
+
+def _revision_rows(store: Store, request: ExportRequest) -> Iterator[list[object]]:
+    table = list_table_from_config(request.diff_keys or {})
+    previous: Revision | None = None
+    for rev in store.iter_revisions():
+        changes = diff_revisions(previous.settings, rev.settings, table=table) if previous else []
+        words = change_summary(changes) if previous else "first stored revision"
+        yield [
+            rev.revision, to_text(rev.updated_at), rev.user.id, rev.user.email, rev.user.name,
+            rev.content_hash, previous.revision if previous else None, len(changes), words,
+        ]  # fmt: skip
+        previous = rev
+
+
+def _change_rows(store: Store, request: ExportRequest) -> Iterator[list[object]]:
+    table = list_table_from_config(request.diff_keys or {})
+    for before, after in pairwise(store.iter_revisions()):
+        for c in diff_revisions(before.settings, after.settings, table=table):
+            path = f"{short_path(c.old_path)} → {short_path(c.path)}" if c.old_path else c.path
+            yield [
+                before.revision, after.revision, to_text(after.updated_at), after.user.email,
+                after.user.name, path, c.kind, f"{short_path(c.path)}: {describe_change(c)}",
+            ]  # fmt: skip
+
+
+def _report_rows(store: Store) -> Iterator[list[object]]:
+    for r in store.iter_reports():
+        yield [r.report_id, r.repo_url, to_text(r.created_at), r.content_hash]
+
+
+def _write(path: Path, chunks: str | Iterable[str]) -> None:
     try:
-        write_atomic(path, counted())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, [chunks] if isinstance(chunks, str) else chunks)
     except OSError as exc:
         raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
-    return {"sha256": digest.hexdigest(), "bytes": size}
 
 
-def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, JSON]:
-    """Write the evidence bundle into `out` and return the manifest."""
+# -- inputs -------------------------------------------------------------------------------
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return read_input(path, max_bytes=_MAX_INPUT)
+    except UnreadableFile as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc.reason}") from None
+
+
+def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
+    """Copy the exact policy, waiver and model files into `inputs/`; their names in the
+    bundle, and the names the reports show, go into the run parameters."""
+    policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
+    files = []
+    for index, pf in enumerate(policy.files, 1):
+        raw = _read(Path(pf.path), "policy file")
+        if hashlib.sha256(raw).hexdigest() != pf.sha256:
+            raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
+        bundled = f"inputs/policies/{index:03d}-{Path(pf.path).name}"
+        _write_bytes(out / bundled, raw)
+        files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd),
+                      "sha256": pf.sha256})  # fmt: skip
+    waivers = None
+    if request.waivers is not None:
+        load_waivers(request.waivers)  # refuse a broken file before writing anything more
+        _write_bytes(out / "inputs/waivers.yaml", _read(request.waivers, "waivers"))
+        waivers = {"bundled": "inputs/waivers.yaml", "shown": str(request.waivers)}
+    model_path = request.readiness_model or DEFAULT_MODEL_PATH
+    load_readiness_model(request.readiness_model)
+    _write_bytes(out / "inputs/readiness-model.yaml", _read(model_path, "readiness model"))
+    return {
+        "policies": files,
+        "waivers": waivers,
+        "readinessModel": {
+            "bundled": "inputs/readiness-model.yaml",
+            "shown": str(request.readiness_model) if request.readiness_model else "(shipped)",
+        },
+    }
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """The exact bytes (the bundle's copy hashes to what the reports cite)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic_bytes(path, data)
+    except OSError as exc:
+        raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, JSON]:
+    """Write the evidence bundle into `out` (which must be empty or new); return the manifest.
+    A bundle that cannot be finished is removed again: no half bundle is left to verify."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
+    key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise AuditorError(f"cannot create {out}: {exc.strerror}") from None
+    try:
+        return _export(store, out, request, key)
+    except BaseException:
+        for child in out.iterdir():  # only what this export wrote: the folder was empty
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        raise
+
+
+def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
+    inputs = _copy_inputs(out, request)
     issues = [
         {
             "revision": i.revision,
@@ -80,26 +284,277 @@ def export_bundle(store: Store, out: Path, *, generated: str) -> dict[str, JSON]
         }
         for i in store.integrity_issues()
     ]
-    files = {
-        "revisions.jsonl": _write(
-            out / "revisions.jsonl", _jsonl(map(_revision_line, store.iter_revisions()))
-        ),
-        "reports.jsonl": _write(
-            out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports()))
-        ),
-        "integrity.json": _write(out / "integrity.json", dumps_pretty(issues)),
+    _write(out / "revisions.jsonl", _jsonl(map(_revision_line, store.iter_revisions())))
+    _write(out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports())))
+    _write(out / ANALYTICS, _jsonl(_analytics_lines(store)))
+    _write(out / "integrity.json", dumps_pretty(issues))
+    _write(out / "revisions.csv", _csv(_REVISION_HEADER, _revision_rows(store, request)))
+    _write(out / "changes.csv", _csv(_CHANGE_HEADER, _change_rows(store, request)))
+    _write(out / "reports.csv", _csv(_REPORT_HEADER, _report_rows(store)))
+    parameters = {
+        "runId": request.run_id,
+        "reportTime": to_text(request.now),
+        "apiAddress": request.api_address,
+        "org": request.org,
+        "at": to_text(request.at) if request.at else None,
+        "allRevisions": request.all_revisions,
+        "failOn": request.fail_on,
+        "diffKeys": request.diff_keys or {},
+        "usageDays": request.usage_days,
+        "analyticsAccess": _access(store),
+        **inputs,
     }
+    _write(out / PARAMETERS, dumps_pretty(parameters))
+    data = evaluate_bundle(out)
+    write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
     latest = store.latest_revision()
-    manifest = {
+    manifest: dict[str, JSON] = {
         "tool": "auditor",
         "toolVersion": __version__,
-        "generated": generated,
+        "generated": to_text(request.now),
+        "runId": request.run_id,
         "revisions": store.count_revisions(),
         "latestRevision": latest.revision if latest else None,
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
+        "findings": len(data.findings),
         "secrets": "redacted at ingestion: keyed fingerprint markers only",
-        "files": files,
+        "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
-    _write(out / "manifest.json", dumps_pretty(manifest))
+    text = dumps_pretty(manifest)
+    _write(out / MANIFEST, text)
+    if key is not None:
+        signature = key.sign(text.encode("utf-8"))
+        _write(out / SIGNATURE, base64.b64encode(signature).decode("ascii") + "\n")
     return manifest
+
+
+def bundle_files(out: Path) -> list[str]:
+    """Every file of the bundle but the manifest and its signature, as sorted POSIX paths."""
+    names = []
+    for path in sorted(out.rglob("*")):
+        name = path.relative_to(out).as_posix()
+        if name not in (MANIFEST, SIGNATURE) and (path.is_file() or path.is_symlink()):
+            names.append(name)
+    return names
+
+
+def file_digest(path: Path) -> dict[str, JSON]:
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+# -- signing ------------------------------------------------------------------------------
+
+
+def _crypto() -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization  # optional extra
+    except ImportError:
+        raise AuditorError(SIGN_HINT) from None
+    return serialization
+
+
+def _load_private_key(path: Path) -> Any:
+    """An Ed25519 private key from a PEM file (never shown in any message)."""
+    serialization = _crypto()
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+    )
+
+    raw = _read(path, "signing key")
+    try:
+        key = serialization.load_pem_private_key(raw, password=None)
+    except (ValueError, TypeError):
+        raise ConfigError(
+            f"{path}: not an unencrypted PEM private key (make one with "
+            "`openssl genpkey -algorithm ed25519 -out key.pem`)"
+        ) from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ConfigError(f"{path}: the signing key must be an Ed25519 key")
+    return key
+
+
+def load_public_key(path: Path) -> Any:
+    """An Ed25519 public key from a PEM file (a private key file gives its public half)."""
+    serialization = _crypto()
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+
+    raw = _read(path, "public key")
+    key: Any
+    try:
+        key = serialization.load_pem_public_key(raw)
+    except (ValueError, TypeError):
+        try:
+            key = serialization.load_pem_private_key(raw, password=None)
+        except (ValueError, TypeError):
+            raise ConfigError(f"{path}: not a PEM Ed25519 public key") from None
+    if isinstance(key, Ed25519PrivateKey):
+        key = key.public_key()
+    if not isinstance(key, Ed25519PublicKey):
+        raise ConfigError(f"{path}: the key must be an Ed25519 key")
+    return key
+
+
+# -- evaluating a bundle ------------------------------------------------------------------
+
+
+def _parameters(bundle: Path) -> dict[str, Any]:
+    raw = _bundle_read(bundle, PARAMETERS)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BundleError(f"{bundle / PARAMETERS}: not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise BundleError(f"{bundle / PARAMETERS}: expected a JSON object")
+    return value
+
+
+def _bundle_read(bundle: Path, name: str) -> bytes:
+    try:
+        return read_input(bundle / name, max_bytes=1 << 34)
+    except UnreadableFile as exc:
+        raise BundleError(f"{bundle / name}: cannot read: {exc.reason}") from None
+
+
+def _lines(bundle: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(_bundle_read(bundle, name).splitlines(), 1):
+        try:
+            item = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BundleError(f"{bundle / name}:{number}: not valid JSON: {exc}") from None
+        yield number, item
+
+
+def _revision(item: dict[str, Any]) -> Revision:
+    user = item["user"]
+    when = from_text(item["updatedAt"])
+    assert when is not None
+    return Revision(
+        revision=int(item["revision"]),
+        updated_at=when,
+        user=User(user["id"], user["email"], user["name"]),
+        settings=item["settings"],
+        content_hash=item["contentHash"],
+        org=item["org"],
+    )
+
+
+def _report(item: dict[str, Any]) -> ReadinessReport:
+    when = from_text(item["createdAt"])
+    assert when is not None
+    return ReadinessReport(
+        item["reportId"], item["repoUrl"], when, item["data"], item["contentHash"]
+    )
+
+
+def _load_analytics(bundle: Path, store: Store, sync: int, access: Any) -> None:
+    """The bundle's usage analytics (absent from bundles made before they were exported)."""
+    if (bundle / ANALYTICS).exists():
+        for number, item in _lines(bundle, ANALYTICS):
+            try:
+                store.ingest_analytics(str(item["day"]), str(item["series"]), item["data"], sync)
+            except (KeyError, TypeError) as exc:
+                raise BundleError(
+                    f"{bundle / ANALYTICS}:{number}: not a stored analytics series ({exc})"
+                ) from None
+    if isinstance(access, dict):
+        store.set_analytics_access(str(access.get("status", "")), str(access.get("detail", "")))
+
+
+def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -> None:
+    with store.transaction():
+        sync = store.begin_sync(now, "evidence bundle")
+        _load_analytics(bundle, store, sync, access)
+        for name, build in (("revisions.jsonl", _revision), ("reports.jsonl", _report)):
+            for number, item in _lines(bundle, name):
+                try:
+                    model = build(item)
+                except (KeyError, TypeError, ValueError, AssertionError) as exc:
+                    raise BundleError(
+                        f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
+                    ) from None
+                if isinstance(model, Revision):
+                    store.ingest_revision(model, sync, now)
+                else:
+                    store.ingest_report(model, sync, now)
+
+
+def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
+    """The bundled inputs, loaded, with the names the original run showed."""
+    entries = params["policies"]
+    policy = load_policies([bundle / e["bundled"] for e in entries])
+    shown = {str(bundle / e["bundled"]): e["shown"] for e in entries}
+    policy = with_shown_paths(policy, shown)
+    waivers: tuple[Any, ...] = ()
+    if params.get("waivers"):
+        w = params["waivers"]
+        waivers = tuple(
+            replace(x, source=replace(x.source, file=w["shown"])) if x.source else x
+            for x in load_waivers(bundle / w["bundled"])
+        )
+    model = load_readiness_model(bundle / params["readinessModel"]["bundled"])
+    return LoadedPolicy(policy, waivers, model)
+
+
+def _usage_days(params: dict[str, Any]) -> int | None:
+    days = params.get("usageDays")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise ValueError(f"usageDays: expected a positive whole number or null, got {days!r}")
+    return days
+
+
+def evaluate_bundle(bundle: Path) -> ReportData:
+    """Evaluate a bundle from its own files alone: its revisions and reports in a scratch
+    state file, its policy, waiver and model files, its run parameters. Nothing is recorded
+    anywhere else; the same bundle gives the same `ReportData`."""
+    params = _parameters(bundle)
+    try:
+        now = from_text(params["reportTime"])
+        at = from_text(params["at"])
+        assert now is not None
+        loaded = _loaded(bundle, params)
+        options = AuditOptions(
+            run_id=str(params["runId"]),
+            now=now,
+            api_address=str(params["apiAddress"]),
+            at=at,
+            all_revisions=bool(params["allRevisions"]),
+            fail_on=str(params["failOn"]),
+            list_table=list_table_from_config(params.get("diffKeys") or {}),
+            usage_days=_usage_days(params),
+        )
+    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+        raise BundleError(
+            f"{bundle / PARAMETERS}: incomplete run parameters ({type(exc).__name__}: {exc})"
+        ) from None
+    scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
+    try:
+        with Store.open(scratch / "state.db", create=True) as store:
+            _load_store(bundle, store, now, params.get("analyticsAccess"))
+            outcome = run_audit(store, loaded, options)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return replace(outcome.data, org=str(params.get("org") or ""))
+
+
+__all__ = [
+    "BUNDLE_OUTPUTS",
+    "MANIFEST",
+    "PARAMETERS",
+    "REPORTS_DIR",
+    "SIGNATURE",
+    "BundleError",
+    "ExportRequest",
+    "bundle_files",
+    "evaluate_bundle",
+    "export_bundle",
+    "load_public_key",
+]

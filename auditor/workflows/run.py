@@ -8,7 +8,7 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +35,7 @@ from auditor.findings import (
 from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
-from auditor.report.model import InputDigest, ReportData
+from auditor.report.model import AuditScope, InputDigest, ReportData
 from auditor.report.usage import usage_view
 from auditor.store.database import Store
 from auditor.workflows.usage import usage_inputs, without_usage
@@ -99,14 +99,18 @@ def display_path(path: str, cwd: Path) -> str:
 
 
 def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
-    shown = {f.path: display_path(f.path, cwd) for f in policy.files}
+    return with_shown_paths(policy, {f.path: display_path(f.path, cwd) for f in policy.files})
+
+
+def with_shown_paths(policy: PolicySet, shown: Mapping[str, str]) -> PolicySet:
+    """The policy with its files (and its rules' sources) named as `shown` maps them."""
     rules = tuple(
         replace(r, source=replace(r.source, file=shown.get(r.source.file, r.source.file)))
         if r.source
         else r
         for r in policy.rules
     )
-    files = tuple(replace(f, path=shown[f.path]) for f in policy.files)
+    files = tuple(replace(f, path=shown.get(f.path, f.path)) for f in policy.files)
     return replace(policy, rules=rules, files=files)
 
 
@@ -159,7 +163,10 @@ def run_audit(
         failing_by_revision=evaluation.failing_by_revision,
         inputs=_digest(store, inputs),
     )
-    data = replace(data, data_quality=options.data_quality, usage=usage_view(inputs.usage))
+    covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
+    data = replace(
+        data, data_quality=options.data_quality, usage=usage_view(inputs.usage), scope=covered
+    )
     if publish is not None:
         publish(data)
     if not errors:
@@ -217,4 +224,35 @@ def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),
         settings_revision=inputs.settings.revision if inputs.settings else None,
+    )
+
+
+def audit_scope(
+    store: Store,
+    policy: PolicySet,
+    inputs: EvaluationInputs,
+    digest: InputDigest,
+    at: datetime | None,
+) -> AuditScope:
+    """The period, rule counts per target and populations the reports' scope block states."""
+    revisions = len(digest.revisions_evaluated)
+    first = store.get_revision(digest.revisions_evaluated[0][0]) if revisions else None
+    targets: dict[str, int] = {}
+    for rule in policy.rules:
+        targets[rule.target] = targets.get(rule.target, 0) + 1
+    reports, repos = 0, set()
+    for report in store.iter_reports():  # streamed: only the count and the URLs are kept
+        if at is None or report.created_at <= at:
+            reports += 1
+            repos.add(report.repo_url)
+    return AuditScope(
+        period_start=first.updated_at if first else None,
+        period_end=inputs.settings.updated_at if inputs.settings else None,
+        as_of=at,
+        rules_by_target=tuple(sorted(targets.items())),
+        revisions=revisions,
+        change_steps=max(0, revisions - 1),
+        repositories=len(repos),
+        reports=reports,
+        reports_evaluated=len(inputs.reports),
     )

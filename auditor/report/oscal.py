@@ -1,0 +1,259 @@
+"""`findings.oscal.json`: the run as an OSCAL 1.1 assessment-results document, for GRC platforms.
+
+Takes `ReportData`, gives JSON text valid against NIST's OSCAL assessment-results JSON Schema
+(the tests validate it against the schema kept in `tests/schemas/`). The mapping:
+
+- the run is the one `result` (start: the first settings revision of the period, end: the
+  report time), its `reviewed-controls` every framework control a rule maps to;
+- every rule result (passes included) is an `observation` (method TEST) whose `subjects` name
+  what was evaluated (the settings, a change step, a repository) and whose `relevant-evidence`
+  lists the JSON paths looked at, the values found and the values expected;
+- every framework control is a `finding` whose target status is `satisfied` only when nothing
+  mapped to it fails or could not be verified, linked to the observations of its rules;
+- the policy files are back-matter resources with their SHA-256, and the assessment plan the
+  document imports (`import-ap`) is that set of policy files.
+
+Same data, same bytes: every UUID is a version-5 UUID derived from the run id and what it names.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from auditor.common.escape import clean_text, inert_bytes
+from auditor.findings.finding import Finding
+from auditor.models import Evidence, Subject
+from auditor.report import display
+from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
+
+OSCAL_VERSION = "1.1.3"
+#: Namespace of the properties OSCAL does not define (a URI naming this tool, not a location).
+NS = "urn:auditor:oscal"
+_ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
+
+
+def _uuid(data: ReportData, *parts: str) -> str:
+    return str(uuid.uuid5(_ROOT, "\x1f".join((data.run_id, *parts))))
+
+
+def _time(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _prop(name: str, value: str) -> dict[str, str]:
+    return {"name": name, "ns": NS, "value": _line(value)}
+
+
+def _line(text: str) -> str:
+    """A one-line, non-empty string without leading or trailing blanks (OSCAL's string type)."""
+    return " ".join(clean_text(text).split()) or "-"
+
+
+def control_id(control: str) -> str:
+    """`SOC2:CC6.1` → `cc6.1`: the control's id as OSCAL catalogs spell it (a token);
+    the framework goes in a property."""
+    code = control.split(":", 1)[1] if ":" in control else control
+    token = "".join(c if c.isalnum() or c in "._-" else "_" for c in code.lower())
+    return token if token[:1].isalpha() or token[:1] == "_" else f"_{token}"
+
+
+def evidence_text(e: Evidence) -> str:
+    """One piece of evidence in words: the path, what was there and what was expected."""
+    found = display.display_value(e.actual) if e.present else "absent"
+    text = f"{e.path}: {found}"
+    if e.operator:
+        text += f"; expected {display.operator_text(e.operator)}"
+        if e.shows_expected:
+            text += f" {display.display_value(e.expected)}"
+    if e.note:
+        text += f" ({e.note})"
+    return _line(text)
+
+
+def _subject_title(s: Subject) -> str:
+    return _line(s.label or s.key)
+
+
+def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict[str, Any]:
+    props = [
+        _prop("rule-id", f.rule_id),
+        _prop("status", f.status),
+        _prop("severity", f.severity),
+        _prop("fingerprint", f.fingerprint),
+    ]
+    if f.lifecycle:
+        props.append(_prop("lifecycle", f.lifecycle))
+    if f.waiver:
+        props.append(_prop("waived-until", f.waiver.expires.isoformat()))
+    obs: dict[str, Any] = {
+        "uuid": _uuid(data, "observation", f.fingerprint),
+        "title": _line(f"{f.rule_id} {f.title}"),
+        "description": _line(f.message),
+        "props": props,
+        "methods": ["TEST"],
+        "types": ["finding" if f.status not in ("pass", "not_applicable") else "control-objective"],
+        "subjects": [
+            {
+                "subject-uuid": subjects[f.subject.key],
+                "type": "resource",
+                "title": _subject_title(f.subject),
+                "props": [_prop("subject-key", f.subject.key), _prop("kind", f.subject.kind)],
+            }
+        ],
+        "collected": _time(data.generated_at),
+    }
+    if f.evidence:
+        obs["relevant-evidence"] = [{"description": evidence_text(e)} for e in f.evidence]
+    return obs
+
+
+def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict[str, Any]:
+    satisfied = row.state == "met"
+    reason = "pass" if satisfied else ("fail" if row.failing else "other")
+    finding: dict[str, Any] = {
+        "uuid": _uuid(data, "finding", row.control),
+        "title": _line(f"{row.framework} {row.code}: {row.state}"),
+        "description": _line(
+            f"{row.failing} failing, {row.unverified} unverified (error or unknown), "
+            f"{row.waived} waived and {row.passing} passing result(s) of the rules "
+            f"{', '.join(row.rules)}."
+        ),
+        "props": [_prop("framework", framework_of(row.control)), _prop("control", row.control)],
+        "target": {
+            "type": "objective-id",
+            "target-id": control_id(row.control),
+            "status": {"state": "satisfied" if satisfied else "not-satisfied", "reason": reason},
+        },
+    }
+    if observations:
+        finding["related-observations"] = [{"observation-uuid": u} for u in observations]
+    return finding
+
+
+def oscal_document(data: ReportData) -> dict[str, Any]:
+    """The assessment-results document as plain JSON values."""
+    subjects: dict[str, str] = {}
+    resources: list[dict[str, Any]] = []
+    for f in data.findings:
+        if f.subject.key not in subjects:
+            subjects[f.subject.key] = _uuid(data, "subject", f.subject.key)
+    plan = _uuid(data, "assessment-plan")
+    resources.append(
+        {
+            "uuid": plan,
+            "title": "Assessment plan: the policy files evaluated",
+            "description": _line(
+                "The policy rules this run evaluated, each file listed below with its SHA-256."
+            ),
+        }
+    )
+    for p in data.policy_files:
+        resources.append(
+            {
+                "uuid": _uuid(data, "policy", p.path),
+                "title": _line(f"Policy file {p.path}"),
+                "props": [_prop("rule-count", str(len(p.rule_ids)))],
+                "rlinks": [
+                    {"href": _line(p.path), "hashes": [{"algorithm": "SHA-256", "value": p.sha256}]}
+                ],
+            }
+        )
+    observations = [_observation(data, f, subjects) for f in data.findings]
+    by_rule: dict[str, list[str]] = {}
+    for f, obs in zip(data.findings, observations, strict=True):
+        by_rule.setdefault(f.rule_id, []).append(obs["uuid"])
+    controls = control_rows(data.findings)
+    findings = [
+        _finding(data, row, [u for rule in row.rules for u in by_rule.get(rule, [])])
+        for row in controls
+    ]
+    scope = data.scope
+    start = scope.period_start if scope and scope.period_start else data.generated_at
+    result_props = [
+        _prop("run-id", data.run_id),
+        _prop("complete", "true" if data.complete else "false"),
+        _prop("api-address", data.api_address),
+        _prop("fail-on", data.fail_on),
+    ]
+    if scope:
+        if scope.as_of:
+            result_props.append(_prop("as-of", _time(scope.as_of)))
+        result_props += [
+            _prop("population-revisions", str(scope.revisions)),
+            _prop("population-change-steps", str(scope.change_steps)),
+            _prop("population-repositories", str(scope.repositories)),
+            _prop("population-readiness-reports", str(scope.reports)),
+        ]
+    if data.inputs.settings_revision is not None:
+        result_props.append(_prop("settings-revision", str(data.inputs.settings_revision)))
+    result: dict[str, Any] = {
+        "uuid": _uuid(data, "result"),
+        "title": _line(f"auditor run {data.run_id}"),
+        "description": _line(
+            "Enterprise control settings and repository readiness evaluated against the "
+            "policy rules; "
+            + (
+                "every rule was evaluated."
+                if data.complete
+                else f"{len(data.not_evaluated)} item(s) could not be evaluated."
+            )
+        ),
+        "start": _time(min(start, data.generated_at)),
+        "end": _time(data.generated_at),
+        "props": result_props,
+        "reviewed-controls": {
+            "control-selections": [
+                {"include-controls": [{"control-id": control_id(r.control)} for r in controls]}
+                if controls
+                else {"include-all": {}}
+            ]
+        },
+    }
+    if observations:
+        result["observations"] = observations
+    if findings:
+        result["findings"] = findings
+    if not data.complete:
+        result["remarks"] = "Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50])
+    metadata: dict[str, Any] = {
+        "title": _line(
+            f"Compliance assessment results{' for ' + data.org if data.org else ''} "
+            f"(run {data.run_id})"
+        ),
+        "last-modified": _time(data.generated_at),
+        "version": _line(data.tool_version),
+        "oscal-version": OSCAL_VERSION,
+        "props": [_prop("tool", f"auditor {data.tool_version}")],
+    }
+    if data.org:
+        metadata["parties"] = [
+            {
+                "uuid": _uuid(data, "party", data.org),
+                "type": "organization",
+                "name": _line(data.org),
+            }
+        ]
+    return {
+        "assessment-results": {
+            "uuid": _uuid(data, "document"),
+            "metadata": metadata,
+            "import-ap": {"href": f"#{plan}"},
+            "results": [result],
+            "back-matter": {"resources": resources},
+        }
+    }
+
+
+def render_oscal(data: ReportData) -> str:
+    """`findings.oscal.json` text: two-space indented, stable order, trailing newline."""
+    value = oscal_document(data)
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
+        return json.dumps(value, indent=2, ensure_ascii=True) + "\n"
+    return inert_bytes(raw) + "\n"

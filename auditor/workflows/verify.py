@@ -1,0 +1,155 @@
+"""Verify: check an evidence bundle's hashes and signature, and re-run its evaluation.
+
+Takes a bundle folder written by `auditor export` (and, optionally, the Ed25519 public key it
+was signed with), gives a `Verification`: every file altered, missing or not in the manifest,
+a signature that does not match, and every report the re-run does not reproduce byte for byte —
+each named. The re-run uses the bundle's own files alone (`export.evaluate_bundle`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from auditor.common.files import UnreadableFile, read_input
+from auditor.errors import AuditorError
+from auditor.report import OUTPUTS, REPORT_FILES
+from auditor.workflows.export import (
+    BUNDLE_OUTPUTS,
+    MANIFEST,
+    REPORTS_DIR,
+    SIGNATURE,
+    bundle_files,
+    evaluate_bundle,
+    file_digest,
+    load_public_key,
+)
+
+
+@dataclass
+class Verification:
+    """What `verify` found: `problems` empty means the bundle is intact and reproduced."""
+
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    reports_reproduced: list[str] = field(default_factory=list)
+    signed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is wrong."""
+        return not self.problems
+
+
+def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
+    if not bundle.is_dir():
+        raise AuditorError(f"{bundle}: not a folder (give the evidence bundle's folder)")
+    try:
+        raw = read_input(bundle / MANIFEST, max_bytes=1 << 30)
+    except UnreadableFile as exc:
+        raise AuditorError(f"{bundle / MANIFEST}: cannot read the manifest: {exc.reason}") from None
+    try:
+        manifest = orjson.loads(raw)
+        files = manifest["files"]
+        assert isinstance(files, dict)
+    except (orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
+        raise AuditorError(f"{bundle / MANIFEST}: not an evidence bundle manifest") from None
+    return raw, manifest
+
+
+def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None:
+    for name in sorted(files):
+        path = bundle / name
+        want = files[name].get("sha256") if isinstance(files[name], dict) else None
+        if ".." in Path(name).parts or Path(name).is_absolute():
+            out.problems.append(f"manifest: {name!r} is not a path inside the bundle")
+        elif path.is_symlink() or (path.exists() and not path.is_file()):
+            out.problems.append(f"altered: {name} is not a regular file (a link or a device)")
+        elif not path.is_file():
+            out.problems.append(f"missing: {name} (listed in {MANIFEST})")
+        else:
+            got = file_digest(path)["sha256"]
+            out.files_checked += 1
+            if got != want:
+                out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
+    for name in bundle_files(bundle):
+        if name not in files:
+            out.problems.append(f"extra: {name} (not listed in {MANIFEST})")
+
+
+def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verification) -> None:
+    sig_path = bundle / SIGNATURE
+    if key is None:
+        if sig_path.exists():
+            out.notes.append(f"{SIGNATURE} present but not checked: give --key PUBLIC.pem")
+        return
+    public = load_public_key(key)
+    if not sig_path.is_file():
+        out.problems.append(f"signature: {SIGNATURE} is missing (the bundle is not signed)")
+        return
+    from cryptography.exceptions import InvalidSignature  # optional extra
+
+    try:
+        signature = base64.b64decode(read_input(sig_path, max_bytes=4096).strip(), validate=True)
+        public.verify(signature, manifest)
+    except (UnreadableFile, binascii.Error, ValueError):
+        out.problems.append(f"signature: {SIGNATURE} is not a base64 Ed25519 signature")
+    except InvalidSignature:
+        out.problems.append(
+            f"signature: {SIGNATURE} does not match {MANIFEST} for the key {key.name} "
+            "(the manifest or the signature was changed, or another key signed it)"
+        )
+    else:
+        out.signed = True
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    for number, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False), 1):
+        if x != y:
+            return number
+    return min(len(a.splitlines()), len(b.splitlines())) + 1
+
+
+def _rerun(bundle: Path, out: Verification) -> None:
+    try:
+        data = evaluate_bundle(bundle)
+    except AuditorError as exc:
+        out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
+        return
+    for output in BUNDLE_OUTPUTS:
+        name = OUTPUTS[output]
+        path = bundle / REPORTS_DIR / name
+        if path.is_symlink() or not path.is_file():
+            continue  # already named as missing or altered
+        fresh = REPORT_FILES[name](data).encode("utf-8")
+        try:
+            kept = read_input(path, max_bytes=max(2 * len(fresh), 1 << 20))
+        except UnreadableFile as exc:
+            out.problems.append(
+                f"re-run: {REPORTS_DIR}/{name} differs from the re-run's ({exc.reason})"
+            )
+            continue
+        if fresh == kept:
+            out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
+        else:
+            line = _first_difference(fresh, kept)
+            out.problems.append(
+                f"re-run: {REPORTS_DIR}/{name} differs from the re-run's (first at line {line})"
+            )
+
+
+def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
+    """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation."""
+    raw, manifest = _manifest(bundle)
+    out = Verification()
+    _check_files(bundle, manifest["files"], out)
+    _check_signature(bundle, raw, key, out)
+    if rerun:
+        _rerun(bundle, out)
+    return out

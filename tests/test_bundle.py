@@ -1,0 +1,305 @@
+"""The evidence bundle as an auditor gets it: `auditor export` after a sync from the emulator over
+HTTP, then `auditor verify` — a fresh bundle verifies (also moved elsewhere, and signed); an
+altered, missing or extra file, a changed signature or another key each fail, naming the file."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from auditor.cli import Context, main
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.test_validators import WAIVER
+
+pytestmark = pytest.mark.e2e
+
+
+def cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def _pem(key: Ed25519PrivateKey, public: bool) -> bytes:
+    if public:
+        return key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One sync from the emulator, a signed export and a plain `run --offline` to compare."""
+    work = tmp_path_factory.mktemp("bundle")
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=60, repos=6) as e:
+        env = {
+            "AUDITOR_BASE_URL": e.base_url,
+            "AUDITOR_APP_URL": e.app_url,
+            "AUDITOR_TOKEN": OWNER_TOKEN,
+            "AUDITOR_STATE": str(work / "state.db"),
+            "AUDITOR_ORG": "acme",
+        }
+        assert cli(["sync"], env, work)[0] == 0
+    (work / "waivers.yaml").write_text(WAIVER, encoding="utf-8")
+    key = Ed25519PrivateKey.generate()
+    (work / "signing.pem").write_bytes(_pem(key, public=False))
+    (work / "public.pem").write_bytes(_pem(key, public=True))
+    (work / "other.pem").write_bytes(_pem(Ed25519PrivateKey.generate(), public=True))
+    code, out, err = cli(
+        ["export", "--out", "bundle", "--waivers", "waivers.yaml", "--sign-key", "signing.pem"],
+        env,
+        work,
+    )
+    assert (code, err) == (0, ""), err
+    run = cli(["run", "--offline", "--waivers", "waivers.yaml", "--out", "run"], env, work)
+    assert run[0] == 1, run[2]
+    yield {"work": work, "env": env, "bundle": work / "bundle", "stdout": out}
+
+
+@pytest.fixture
+def copy(made: dict[str, Any], tmp_path: Path) -> Path:
+    """A copy of the bundle somewhere else, to tamper with."""
+    return Path(shutil.copytree(made["bundle"], tmp_path / "moved" / "bundle"))
+
+
+def verify(bundle: Path, *extra: str) -> tuple[int, str, str]:
+    return cli(["verify", str(bundle), *extra], {}, bundle.parent)
+
+
+def test_export_says_where_and_how_to_verify(made: dict[str, Any]) -> None:
+    assert "signed (manifest.sig)" in made["stdout"]
+    assert f"auditor verify {made['bundle']}" in made["stdout"]
+
+
+def test_fresh_bundle_verifies_and_reruns_byte_for_byte(made: dict[str, Any], copy: Path) -> None:
+    code, out, err = verify(copy, "--key", str(made["work"] / "public.pem"))
+    assert (code, err) == (0, "")
+    assert "signature valid" in out
+    assert "reports/findings.json" in out and "byte for byte" in out
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def test_bundle_holds_what_an_auditor_samples(made: dict[str, Any]) -> None:
+    bundle = made["bundle"]
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    for name in (
+        "revisions.csv",
+        "changes.csv",
+        "reports.csv",
+        "run-parameters.json",
+        "inputs/waivers.yaml",
+        "inputs/readiness-model.yaml",
+        "reports/findings.json",
+        "reports/report.html",
+        "reports/findings.oscal.json",
+        "analytics.jsonl",
+    ):
+        assert name in manifest["files"], name
+    revisions = _rows(bundle / "revisions.csv")
+    assert [int(r["revision"]) for r in revisions] == list(range(1, 61))  # every revision
+    assert all(r["author_email"] and r["updated_at"] for r in revisions)
+    assert sum(int(r["changes"]) for r in revisions) > 0
+    changes = _rows(bundle / "changes.csv")
+    assert len(changes) == sum(int(r["changes"]) for r in revisions)
+    moved = [c for c in changes if c["kind"] != "renamed"]
+    assert all(c["what_changed"].startswith(c["path"].removeprefix("$.")) for c in moved)
+    assert all(c["author_email"] and c["updated_at"] for c in changes)
+    reports = _rows(bundle / "reports.csv")
+    assert len(reports) == len((bundle / "reports.jsonl").read_text().splitlines())
+    # the exact waiver file, and the findings of an ordinary run of the same inputs
+    assert (bundle / "inputs/waivers.yaml").read_text() == WAIVER
+    ran = json.loads((made["work"] / "run" / "findings.json").read_text())
+    kept = json.loads((bundle / "reports" / "findings.json").read_text())
+    key = sorted((f["fingerprint"], f["status"]) for f in ran["findings"])
+    assert key == sorted((f["fingerprint"], f["status"]) for f in kept["findings"])
+    assert any(f["status"] == "waived" for f in kept["findings"])
+    # the usage rules judge the same analytics days in the bundle as in the run
+    usage = [f for f in kept["findings"] if f["subject"]["kind"] == "usage"]
+    assert usage and any(f["status"] != "unknown" for f in usage)
+    assert len((bundle / "analytics.jsonl").read_text().splitlines()) >= 30
+
+
+def test_csv_cells_cannot_become_spreadsheet_formulas(made: dict[str, Any]) -> None:
+    for name in ("revisions.csv", "changes.csv", "reports.csv"):
+        text = (made["bundle"] / name).read_text(encoding="utf-8")
+        for row in csv.reader(io.StringIO(text, newline="")):
+            assert not any(cell[:1] in ("=", "+", "@") for cell in row), (name, row)
+
+
+def _problems(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("auditor: verify: ")]
+
+
+def test_altered_file_is_named(copy: Path) -> None:
+    path = copy / "reports" / "findings.json"
+    path.write_text(path.read_text().replace('"fail"', '"pass"', 1))
+    code, _, err = verify(copy)
+    assert code == 2
+    assert any(
+        p.startswith("auditor: verify: altered: reports/findings.json") for p in _problems(err)
+    )
+    assert any("re-run: reports/findings.json differs" in p for p in _problems(err))
+    assert err.strip().splitlines()[-1].startswith("auditor: exit 2: ")
+
+
+def test_altered_input_is_named_and_the_rerun_differs(copy: Path) -> None:
+    with (copy / "inputs" / "waivers.yaml").open("a") as fh:
+        fh.write("  - rule: BASE-NET-001\n    subject: settings\n    reason: r\n"
+                 "    owner: a@example.com\n    expires: 2027-01-01\n")  # fmt: skip
+    code, _, err = verify(copy)
+    assert code == 2
+    problems = _problems(err)
+    assert any(p.startswith("auditor: verify: altered: inputs/waivers.yaml") for p in problems)
+
+
+def test_missing_file_is_named(copy: Path) -> None:
+    (copy / "changes.csv").unlink()
+    code, _, err = verify(copy, "--no-rerun")
+    assert code == 2
+    assert _problems(err) == ["auditor: verify: missing: changes.csv (listed in manifest.json)"]
+
+
+def test_extra_file_is_named(copy: Path) -> None:
+    (copy / "reports" / "note.txt").write_text("added later")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert _problems(err) == [
+        "auditor: verify: extra: reports/note.txt (not listed in manifest.json)"
+    ]
+
+
+def test_changed_signature_fails(made: dict[str, Any], copy: Path) -> None:
+    sig = copy / "manifest.sig"
+    raw = bytearray(sig.read_bytes())
+    raw[5] = ord("A") if raw[5] != ord("A") else ord("B")
+    sig.write_bytes(bytes(raw))
+    code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"))
+    assert code == 2
+    assert any("signature: manifest.sig does not match manifest.json" in p for p in _problems(err))
+
+
+def test_rehashed_manifest_fails_the_signature(made: dict[str, Any], copy: Path) -> None:
+    """Altering a file and rewriting the manifest to match is caught by the signature."""
+    (copy / "reports.csv").write_text("report_id\n")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["reports.csv"]["sha256"] = hashlib.sha256(b"report_id\n").hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"), "--no-rerun")
+    assert code == 2
+    assert any("signature: manifest.sig does not match" in p for p in _problems(err))
+    assert verify(copy, "--no-rerun")[0] == 0  # without the key only the hashes are checked
+
+
+def test_another_key_fails(made: dict[str, Any], copy: Path) -> None:
+    code, _, err = verify(copy, "--key", str(made["work"] / "other.pem"), "--no-rerun")
+    assert code == 2 and "does not match manifest.json for the key other.pem" in err
+
+
+def test_missing_signature_with_key_fails(made: dict[str, Any], copy: Path) -> None:
+    (copy / "manifest.sig").unlink()
+    code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"), "--no-rerun")
+    assert code == 2 and "manifest.sig is missing" in err
+
+
+def test_verify_of_a_folder_that_is_no_bundle(tmp_path: Path) -> None:
+    code, _, err = verify(tmp_path)
+    assert code == 2 and "manifest.json: cannot read the manifest" in err
+    assert "Traceback" not in err
+
+
+def test_export_refuses_a_folder_with_files(made: dict[str, Any]) -> None:
+    code, _, err = cli(["export", "--out", "bundle"], made["env"], made["work"])
+    assert code == 2 and "is not an empty folder" in err
+
+
+def _text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_report_scope_states_the_populations_of_the_run(made: dict[str, Any]) -> None:
+    html = (made["bundle"] / "reports" / "report.html").read_text(encoding="utf-8")
+    scope = _text(html[html.index('<section id="scope"') : html.index('<h2 id="summary"')])
+    reports = len((made["bundle"] / "reports.jsonl").read_text().splitlines())
+    repos = len({json.loads(line)["repoUrl"] for line in
+                 (made["bundle"] / "reports.jsonl").read_text().splitlines()})  # fmt: skip
+    assert "Organisation acme" in scope
+    assert "Settings revisions evaluated 60" in scope
+    assert "Change steps (consecutive revision pairs) 59" in scope
+    assert f"Repositories with a readiness report {repos}" in scope
+    assert re.search(
+        rf"Readiness reports \({repos} evaluated: the newest per repository\) {reports}\b", scope
+    )
+    assert re.search(r"Period covered \d{4}-\d\d-\d\d \d\d:\d\d UTC to 2026-", scope)
+    assert "As of" not in scope
+
+
+def test_export_as_of_a_date_says_so(made: dict[str, Any], tmp_path: Path) -> None:
+    code, _, err = cli(
+        ["export", "--out", str(tmp_path / "asof"), "--at", "2026-10-01"], made["env"], made["work"]
+    )
+    assert code == 0, err
+    html = (tmp_path / "asof" / "reports" / "report.html").read_text(encoding="utf-8")
+    scope = _text(html[html.index('<section id="scope"') : html.index('<h2 id="summary"')])
+    assert "As of 2026-10-01 23:59 UTC" in scope
+    params = json.loads((tmp_path / "asof" / "run-parameters.json").read_text())
+    assert params["at"].startswith("2026-10-01T23:59:59")
+    assert verify(tmp_path / "asof")[0] == 0
+
+
+def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
+    target = copy / "reports" / "junit.xml"
+    saved = copy.parent / "junit.xml"
+    target.rename(saved)
+    target.symlink_to(saved)  # same bytes, but no longer the bundle's own file
+    code, _, err = verify(copy)
+    assert code == 2
+    assert any("altered: reports/junit.xml is not a regular file" in p for p in _problems(err))
+
+
+def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> None:
+    """Without a signature the hashes can be rewritten; the re-run still notices."""
+    data = copy / "revisions.jsonl"
+    data.write_text("".join(data.read_text().splitlines(keepends=True)[:-1]))  # drop the last
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    problems = _problems(err)
+    assert "auditor: verify: re-run: reports/findings.json differs from the re-run's" in "\n".join(
+        problems
+    )
+    assert not any("altered" in p or "missing" in p for p in problems)
+
+
+def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "broken.yaml").write_text("rules:\n  - id: X\n    when: [\n", encoding="utf-8")
+    out = tmp_path / "half"
+    code, _, err = cli(
+        ["export", "--out", str(out), "--policy", str(tmp_path / "broken.yaml")],
+        made["env"],
+        made["work"],
+    )
+    assert code == 2 and "broken.yaml:" in err
+    assert not out.exists() or not list(out.iterdir())

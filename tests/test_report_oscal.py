@@ -1,0 +1,111 @@
+"""findings.oscal.json against NIST's OSCAL assessment-results JSON Schema (tests/schemas/, see
+its README for the source), for the fixture, hostile data and a real run of the demo."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+import regex
+from jsonschema import validators
+from report_fixture import build_report_data
+from test_report_escaping import HOSTILE
+
+from auditor.cli import Context, main
+from auditor.report.oscal import render_oscal
+from tests.conftest import FIXED_NOW
+
+SCHEMA = json.loads(
+    (Path(__file__).parent / "schemas" / "oscal_assessment-results_schema.json").read_text()
+)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """JSON Schema's `pattern` with `regex`: NIST's token pattern uses `\\p{L}`, which the
+    standard library's `re` rejects."""
+    if validator.is_type(instance, "string") and not regex.search(pattern, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+Validator = validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
+
+
+def problems(doc: Any) -> list[str]:
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+        for e in Validator(SCHEMA).iter_errors(doc)
+    ]
+
+
+@pytest.mark.parametrize("review", [False, True], ids=["run", "review"])
+@pytest.mark.parametrize("taint", ["", HOSTILE[:300]], ids=["plain", "hostile"])
+def test_fixture_validates(review: bool, taint: str) -> None:
+    doc = json.loads(render_oscal(build_report_data(taint, review=review)))
+    assert problems(doc) == []
+
+
+def test_the_validator_catches_what_the_schema_forbids() -> None:
+    doc = json.loads(render_oscal(build_report_data()))
+    result = doc["assessment-results"]["results"][0]
+    del result["reviewed-controls"]
+    result["observations"][0]["collected"] = "yesterday"
+    result["findings"][0]["target"]["target-id"] = "SOC2:CC6.1"  # a colon is not a token
+    found = problems(doc)
+    assert any("reviewed-controls" in p for p in found)
+    assert any("'yesterday' does not match" in p for p in found)
+    assert any("SOC2:CC6.1" in p for p in found)
+
+
+def test_document_maps_results_controls_and_evidence() -> None:
+    data = build_report_data()
+    ar = json.loads(render_oscal(data))["assessment-results"]
+    (result,) = ar["results"]
+    assert ar["metadata"]["oscal-version"].startswith("1.1.")
+    assert len(result["observations"]) == len(data.findings)  # every result, passes included
+    observed = {o["uuid"]: o for o in result["observations"]}
+    statuses = {p["value"] for o in observed.values() for p in o["props"] if p["name"] == "status"}
+    assert {"pass", "fail"} <= statuses
+    assert all(o["subjects"][0]["type"] == "resource" for o in observed.values())
+    with_evidence = [o for o in observed.values() if o.get("relevant-evidence")]
+    assert with_evidence and "$." in with_evidence[0]["relevant-evidence"][0]["description"]
+    states = {f["target"]["target-id"]: f["target"]["status"]["state"] for f in result["findings"]}
+    assert states["cc6.1"] == "not-satisfied" and states["cc7.1"] == "satisfied"
+    for f in result["findings"]:
+        assert all(r["observation-uuid"] in observed for r in f["related-observations"])
+    hashes = [
+        h["value"]
+        for r in ar["back-matter"]["resources"]
+        for link in r.get("rlinks", [])
+        for h in link["hashes"]
+    ]
+    assert hashes == [p.sha256 for p in data.policy_files]
+    assert ar["import-ap"]["href"].lstrip("#") in {
+        r["uuid"] for r in ar["back-matter"]["resources"]
+    }
+
+
+def test_same_data_gives_the_same_bytes() -> None:
+    assert render_oscal(build_report_data()) == render_oscal(build_report_data())
+
+
+@pytest.mark.e2e
+def test_demo_run_oscal_validates(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
+    code = main(
+        ["demo", "--out", "r", "--revisions", "40", "--repos", "5", "-o", "json,oscal"], ctx
+    )
+    assert code in (0, 1), err.getvalue()
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "findings.json",
+        "findings.oscal.json",
+    ]
+    doc = json.loads((tmp_path / "r" / "findings.oscal.json").read_text())
+    assert problems(doc) == []
+    findings = json.loads((tmp_path / "r" / "findings.json").read_text())["findings"]
+    assert len(doc["assessment-results"]["results"][0]["observations"]) == len(findings)

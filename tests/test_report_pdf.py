@@ -1,0 +1,113 @@
+"""report.pdf as an auditor files it: `auditor demo -o html,pdf` against the emulator, the pages
+turned into images with `pdftoppm` and read with `pdftotext` (poppler-utils, installed by
+.ci/run): A4, a running header with organisation and run id, "Page X of Y" on every page, and
+the appendices (passing results with their evidence, the inputs) printed in full."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from auditor.cli import Context, main
+from tests.conftest import FIXED_NOW
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed (apt-get install poppler-utils, as .ci/run does)"
+        if os.environ.get("CI"):
+            pytest.fail(f"PDF TOOL MISSING IN CI: {message}")
+        pytest.skip(f"PDF TEST SKIPPED: {message}")
+    return path
+
+
+def _cli(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env or {}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("pdf")
+    code, err = _cli(
+        ["demo", "--out", "r", "--revisions", "30", "--repos", "4", "-o", "html,pdf"], work
+    )
+    assert code in (0, 1), err
+    return work / "r" / "report.pdf"
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    text = subprocess.run(
+        [_tool("pdftotext"), "-layout", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    return text.split("\f")[:-1]  # one form feed after every page
+
+
+def test_pages_render_to_a4_images(pdf: Path, tmp_path: Path) -> None:
+    subprocess.run(
+        [_tool("pdftoppm"), "-r", "40", "-png", str(pdf), str(tmp_path / "page")],
+        check=True,
+        timeout=300,
+    )
+    images = sorted(tmp_path.glob("page-*.png"))
+    assert len(images) == len(_page_texts(pdf)) >= 5
+    for path in images:
+        with Image.open(path) as im:
+            width, height = im.size
+            assert abs(height / width - 297 / 210) < 0.02  # A4 portrait
+            assert im.convert("L").getextrema()[0] < 200  # something is printed on it
+
+
+def test_every_page_is_numbered_and_has_the_running_header(pdf: Path) -> None:
+    pages = _page_texts(pdf)
+    total = len(pages)
+    for number, text in enumerate(pages, 1):
+        assert f"Page {number} of {total}" in text, number
+        head = text.strip().splitlines()[0]
+        assert "Compliance report · default" in head and "run 20261101T120000Z" in head
+
+
+def test_contents_scope_and_appendices_are_printed_in_full(pdf: Path) -> None:
+    pages = _page_texts(pdf)
+    text = "\n".join(pages)
+    assert "Contents" in pages[0]
+    for heading in (
+        "Scope",
+        "Period covered",
+        "Populations",
+        "Control drill-down",
+        "Appendix A: passing results and their evidence",
+        "Appendix B: inputs",
+        "Settings revisions evaluated (30)",
+    ):
+        assert heading in text, heading
+    appendix = text[text.index("Appendix A: passing results and their evidence") :]
+    assert re.search(r"\bpass\b", appendix) and "$." in appendix  # results with their evidence
+    assert re.search(r"\b30\s+[0-9a-f]{64}\b", appendix)  # the last revision's hash is printed
+    assert re.search(r"p\.\s?\d+", pages[0])  # the contents give page numbers
+
+
+def test_pdf_output_without_weasyprint_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("auditor.cli.summary.pdf_available", lambda: False)
+    code, _ = _cli(["run", "--offline", "-o", "pdf"], tmp_path)
+    err = capsys.readouterr().err  # argparse reports option errors on the process's stderr
+    assert code == 2
+    assert "pip install 'auditor[pdf]'" in err and "Traceback" not in err
+    assert not (tmp_path / "reports").exists()  # said before anything ran

@@ -343,7 +343,7 @@ def test_run_shows_usage_findings_with_the_setting_in_force(emu: Any, tmp_path: 
     assert "| Day | Rule | Status | Observed | Setting in force |" in section
     assert f"| {after[0][6:]} | USE-MOD-001 | fail |" in section and f"by {author}@" in section
     html = (out / "report.html").read_text()
-    assert "<h2 id="usage">Usage</h2>" in html and "Daily billable tokens by model" in html
+    assert '<h2 id="usage">Usage</h2>' in html and "Daily billable tokens by model" in html
     assert "<script" not in html
 
 
@@ -435,9 +435,9 @@ def test_usage_section_renders_hostile_model_names_inert() -> None:
     assert [label.text for label in chart.legend][-1] == "other"  # 9 models: 6 shown + other
     data = with_(build_report_data(), usage=view)
     html = render_html(data)
-    assert "<h2 id="usage">Usage</h2>" in html and "<script>" not in html
+    assert '<h2 id="usage">Usage</h2>' in html and "<script>" not in html
     assert "&lt;script&gt;" in html
-    section = html.split("<h2 id="usage">Usage</h2>")[1].split("<h2>")[0]
+    section = html.split('<h2 id="usage">Usage</h2>')[1].split("<h2")[0]
     assert 'style="' not in section  # colours are SVG attributes: the page's CSP holds
     md = render_markdown(data)
     assert "### Usage" in md and "<script>" not in md

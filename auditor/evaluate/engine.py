@@ -11,16 +11,17 @@ turns that reuse off (results are identical either way).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from auditor.evaluate import readiness
-from auditor.evaluate.change import ChangeRun, Steps, change_document
+from auditor.evaluate import incremental, readiness
+from auditor.evaluate.change import ChangeRun, Step, Steps, Tally, change_document
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.history import evaluate_settings
+from auditor.evaluate.history import Resume, SettingsOutcome, evaluate_settings
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
-from auditor.models import Subject
+from auditor.models import Revision, Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
 
@@ -44,28 +45,38 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     missing: list[str] = []
     failing: tuple[tuple[int, int], ...] = ()
     memo = inputs.memoise
+    state = _State(policy, inputs)
     if by_target["settings"] and inputs.settings is not None:
         history = _reiterable(inputs.history or (inputs.settings,), "history")
-        current, per_revision, failing = evaluate_settings(
-            by_target["settings"],
+        rules = by_target["settings"]
+        walked = evaluate_settings(
+            rules,
             inputs.settings,
             history,
             env,
             all_revisions=inputs.all_revisions,
             memo=memo,
+            resume=[state.resume(r) for r in rules],
+            tail=inputs.tail,
+            numbers=inputs.revision_numbers,
         )
-        results += current + per_revision
+        results += walked.current + walked.per_revision
+        failing = walked.failing
+        state.keep_settings(rules, walked, inputs.settings.revision)
     steps = 0
     if by_target["change"]:
+        rules = by_target["change"]
         run = ChangeRun(
-            by_target["change"],
+            rules,
             env,
             memo=memo,
             every_step=inputs.all_revisions,
             table=inputs.list_table,
+            resume=[state.tally(r) for r in rules],
         )
-        results += run.results(_reiterable(inputs.steps, "steps"))
-        steps = run.steps
+        results += run.results(_reiterable(state.steps(inputs, run.start), "steps"))
+        steps = run.total_steps
+        state.keep_change(rules, run)
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
     for target, rules in by_target.items():
@@ -73,7 +84,78 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
     results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))
-    return Evaluation(tuple(results), tuple(missing), failing)
+    return Evaluation(tuple(results), tuple(missing), failing, state.new, state.revision)
+
+
+class _State:
+    """The incremental state read in (`inputs.prior`) and written out (with `remember`)."""
+
+    def __init__(self, policy: PolicySet, inputs: EvaluationInputs) -> None:
+        usable = inputs.tail is not None and inputs.revision_numbers is not None
+        self.on = (inputs.remember or bool(inputs.prior)) and not inputs.all_revisions
+        self.prior = inputs.prior if self.on and usable else {}
+        self.remember = self.on and inputs.remember
+        self.inputs = inputs
+        self.keys = (
+            {r.id: incremental.rule_key(r, policy.enums, inputs.list_table) for r in policy.rules}
+            if self.on
+            else {}
+        )
+        self.new: dict[str, bytes] = {}
+        self.revision = inputs.settings.revision if inputs.settings is not None else None
+
+    def _stored(self, rule: Rule) -> bytes | None:
+        key = self.keys.get(rule.id)
+        return self.prior.get(key) if key is not None else None
+
+    def resume(self, rule: Rule) -> Resume | None:
+        """The settings rule's state from an earlier run, if there is one."""
+        data = self._stored(rule)
+        return incremental.load_resume(data) if data is not None else None
+
+    def tally(self, rule: Rule) -> Tally | None:
+        """The change rule's tally from an earlier run, if there is one."""
+        data = self._stored(rule)
+        return incremental.load_tally(data, rule) if data is not None else None
+
+    def steps(self, inputs: EvaluationInputs, start: int | None) -> Iterable[Step]:
+        """Every step, or those from revision `start` on when no change rule needs more."""
+        if start is None or inputs.tail is None or not self.prior:
+            return inputs.steps
+        return Steps(_Tail(inputs.tail, start))
+
+    def keep_settings(self, rules: Sequence[Rule], walked: SettingsOutcome, at: int) -> None:
+        """Remember the settings rules' spans, when the walk ended at the revision under test."""
+        if not self.remember or walked.last != at:
+            return
+        for rule, spans in zip(rules, walked.spans, strict=True):
+            key = self.keys.get(rule.id)
+            if key is not None:
+                failing = bool(spans) and spans[-1].end is None
+                self.new[key] = incremental.dump_resume(at, failing, spans)
+
+    def keep_change(self, rules: Sequence[Rule], run: ChangeRun) -> None:
+        """Remember the change rules' tallies that reach the revision under test."""
+        if not self.remember:
+            return
+        for rule, tally in zip(rules, run.tallies, strict=True):
+            key = self.keys.get(rule.id)
+            if key is None or tally.steps < 2 or tally.last != self.revision:
+                continue
+            data = incremental.dump_tally(tally, rule)
+            if data is not None:
+                self.new[key] = data
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The history from one revision on, streamed anew on every iteration."""
+
+    tail: Callable[[int], Iterable[Revision]]
+    start: int
+
+    def __iter__(self) -> Iterator[Revision]:
+        return iter(self.tail(self.start))
 
 
 def _reiterable(items: Iterable[T], name: str) -> Iterable[T]:
@@ -99,8 +181,9 @@ def _readiness(
     repo_rules: Sequence[Rule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
-    for report in readiness.latest_per_repo(inputs.reports) if repo_rules else ():
-        view = readiness.readiness_view(report, model, inputs.now)
+    for report, view in (
+        readiness.repo_views(inputs.reports, model, inputs.now) if repo_rules else ()
+    ):
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
         yield from (_run(rule, view, env, subject) for rule in repo_rules)
     if org_rules:

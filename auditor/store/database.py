@@ -27,6 +27,7 @@ from auditor.common.jsonutil import canonical, loads
 from auditor.errors import StoreError
 from auditor.models import FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
+from auditor.store import evalstate
 from auditor.store import runs as store_runs
 from auditor.store.file import (
     acquire_lock,
@@ -526,3 +527,15 @@ class Store:
     def previous_complete_run(self, before_run_id: str, scope: str = "") -> RunRecord | None:
         """The newest complete run of `scope` before `before_run_id`, with its findings."""
         return store_runs.previous_complete_run(self._db, before_run_id, scope)
+
+    # -- incremental evaluation state --------------------------------------------------------
+
+    def eval_state(self) -> list[evalstate.EvalStateRow]:
+        """Every rule's stored evaluation state (see `auditor.store.evalstate`)."""
+        with self.transaction():  # creates the table in a file made before it existed
+            return evalstate.load(self._db)
+
+    def save_eval_state(self, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+        """Store the rules' evaluation state computed at `revision` over `history`."""
+        with self.transaction():
+            evalstate.save(self._db, revision, history, states)

@@ -43,12 +43,22 @@ CREATE TABLE IF NOT EXISTS findings (
     rule_id TEXT NOT NULL, subject_key TEXT NOT NULL, status TEXT NOT NULL,
     severity TEXT NOT NULL, first_seen_run TEXT NOT NULL, PRIMARY KEY (run_id, fingerprint));
 CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, length INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS eval_state (
+    rule_key TEXT PRIMARY KEY, revision INTEGER NOT NULL, history TEXT NOT NULL,
+    data BLOB NOT NULL);
 """
 # Keyed fingerprints of every secret ever found (never the value): see `auditor.redact.memory`.
 # Created on first use too, so a file made before the table existed gains it on its next sync.
 SECRET_MEMORY_DDL = (
     "CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, "
     "length INTEGER NOT NULL)"
+)
+
+# Incremental evaluation state per rule key (see `auditor.store.evalstate`); created on first
+# use too, so a file made before the table existed gains it on its next run.
+EVAL_STATE_DDL = (
+    "CREATE TABLE IF NOT EXISTS eval_state (rule_key TEXT PRIMARY KEY, "
+    "revision INTEGER NOT NULL, history TEXT NOT NULL, data BLOB NOT NULL)"
 )
 
 

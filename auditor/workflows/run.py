@@ -16,7 +16,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.engine import Steps, evaluate
-from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.model import Evaluation, EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
@@ -36,6 +36,7 @@ from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReportData
+from auditor.store import evalstate
 from auditor.store.database import Store
 
 
@@ -128,8 +129,10 @@ def run_audit(
         scope=scope,
     )
     options = replace(options, run_id=run_id)  # `-2` … when the id was taken
-    inputs = _inputs(store, loaded.model, options)
+    known = _Known.read(store, options)
+    inputs = _inputs(store, loaded.model, options, known)
     evaluation = evaluate(loaded.policy, inputs)
+    known.remember(store, evaluation)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
     findings = findings_from_results(results)
     previous = store.previous_complete_run(options.run_id, scope)
@@ -152,7 +155,7 @@ def run_audit(
         waivers=waiver_report,
         readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
         failing_by_revision=evaluation.failing_by_revision,
-        inputs=_digest(store, inputs),
+        inputs=_digest(known, inputs),
     )
     data = replace(data, data_quality=options.data_quality)
     if publish is not None:
@@ -176,9 +179,47 @@ class StoredHistory:
         yield from self.then
 
 
-def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
+@dataclass
+class _Known:
+    """What the store says about the history before evaluating it: the settings under test,
+    every stored (revision, content hash) up to it, read once from the index, and the
+    evaluation state earlier runs left that still fits this history."""
+
+    settings: Revision | None
+    hashes: list[tuple[int, str]]
+    prior: dict[str, bytes]
+    moves_on: bool
+
+    @classmethod
+    def read(cls, store: Store, options: AuditOptions) -> _Known:
+        at = options.at
+        settings = store.revision_at(at) if at else store.latest_revision()
+        if settings is None:
+            return cls(None, [], {}, False)
+        hashes = store.revision_hashes(end=settings.revision)
+        prior: dict[str, bytes] = {}
+        if not options.all_revisions:
+            rows = store.eval_state()
+            fits = evalstate.history_digests(hashes, {row.revision for row in rows})
+            prior = {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
+        # Only a run of the latest stored revision moves the state on (`--at` only reads it).
+        return cls(settings, hashes, prior, at is None and not options.all_revisions)
+
+    def remember(self, store: Store, evaluation: Evaluation) -> None:
+        """Store the evaluation's new state, filed under the history it was computed over."""
+        at = evaluation.state_revision
+        if not self.moves_on or at is None or not evaluation.state:
+            return
+        digest = evalstate.history_digests(self.hashes, {at}).get(at)
+        if digest is not None:
+            store.save_eval_state(at, digest, evaluation.state)
+
+
+def _inputs(
+    store: Store, model: ReadinessModel, options: AuditOptions, known: _Known
+) -> EvaluationInputs:
     at = options.at
-    settings = store.revision_at(at) if at else store.latest_revision()
+    settings = known.settings
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     # Each repository's newest report (as of `at`), streamed: older reports are never held.
@@ -193,6 +234,10 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         reports=reports,
         readiness_model=model,
         list_table=options.list_table,
+        prior=known.prior,
+        tail=lambda start: store.iter_revisions(start=start, end=end),
+        revision_numbers=[number for number, _ in known.hashes],
+        remember=known.moves_on,
     )
 
 
@@ -204,9 +249,8 @@ def run_scope(policy: PolicySet, options: AuditOptions) -> str:
     return f"rules:{rules[:16]} at:{view} all-revisions:{options.all_revisions}"
 
 
-def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
-    end = inputs.settings.revision if inputs.settings else None
-    revisions = tuple(store.revision_hashes(end=end)) if end is not None else ()
+def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
+    revisions = tuple(known.hashes)
     return InputDigest(
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),

@@ -29,6 +29,7 @@ E2E_MODULES = frozenset(
         "test_state_file",
         "test_review",
         "test_cli_outputs",
+        "test_incremental",
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.

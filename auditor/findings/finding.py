@@ -7,6 +7,7 @@ store), gives `Finding`s with a stable fingerprint, who/when attribution text an
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -75,6 +76,7 @@ def primary_path(evidence: Iterable[Evidence]) -> str:
     return min(paths) if paths else ""
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def control_key(control: str) -> tuple[tuple[int, str], ...]:
     """Natural sort key: `ISO27001:A.5.2` before `ISO27001:A.5.15`, `CC6.8` before `CC6.10`."""
     parts = _DIGITS.split(control.casefold())
@@ -85,6 +87,11 @@ def control_key(control: str) -> tuple[tuple[int, str], ...]:
 
 def sort_controls(controls: Iterable[str]) -> tuple[str, ...]:
     """Controls without duplicates, in natural order (see `control_key`)."""
+    return _sorted_controls(tuple(controls))
+
+
+@functools.lru_cache(maxsize=1024)  # a rule's controls: one sort per rule, not per finding
+def _sorted_controls(controls: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(controls), key=control_key))
 
 

@@ -119,6 +119,11 @@ def _completeness(d: ReportData) -> Iterator[str]:
 
 def render_junit(data: ReportData) -> str:
     """`junit.xml` text."""
+    return "".join(junit_chunks(data))
+
+
+def junit_chunks(data: ReportData) -> Iterator[str]:
+    """`junit.xml` as a stream of text, a rule's test suite at a time."""
     by_rule: dict[str, list[Finding]] = {}
     for f in data.findings:
         by_rule.setdefault(f.rule_id, []).append(f)
@@ -130,9 +135,9 @@ def render_junit(data: ReportData) -> str:
         failures=totals["failures"],
         errors=str(errors),
     )
-    parts = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<testsuites{head} time="0">\n']
-    parts += _completeness(data)
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield f'<testsuites{head} time="0">\n'
+    yield from _completeness(data)
     for rule_id in sorted(by_rule):
-        parts += _rule_suite(by_rule[rule_id])
-    parts.append("</testsuites>\n")
-    return "".join(parts)
+        yield "".join(_rule_suite(by_rule[rule_id]))
+    yield "</testsuites>\n"

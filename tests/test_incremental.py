@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import auditor.evaluate.memo as evaluate_memo
 import auditor.evaluate.rule as evaluate_rule
 from auditor.cli import Context, main
 from auditor.emulator import Emulator, start_emulator
@@ -125,6 +126,14 @@ class Chain:
         return data
 
 
+def counted(real: Callable[..., Any], calls: list[int]) -> Callable[..., Any]:
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    return counting
+
+
 def comparable(data: dict[str, Any]) -> dict[str, Any]:
     """Everything a report says except which run it was (its id and output folder)."""
     return {k: v for k, v in data.items() if k != "run"}
@@ -141,14 +150,9 @@ def test_nightly_chain_matches_a_run_from_scratch(
     seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(seed)
-    calls = [0]
-    real = evaluate_rule.run_rule
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(evaluate_rule, "run_rule", counting)
+    calls = [0]  # rules run, worded or status only
+    for module, name in ((evaluate_rule, "run_rule"), (evaluate_memo, "rule_status")):
+        monkeypatch.setattr(module, name, counted(getattr(module, name), calls))
     revisions = rng.randint(40, 90)
     with start_emulator(
         tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=seed, revisions=revisions, repos=6

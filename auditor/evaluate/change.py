@@ -90,13 +90,13 @@ class Tally:
     last: int | None = None  # the `after` revision of the last step
     open: list[RuleResult] = field(default_factory=list)
 
-    def add(self, result: RuleResult, before: int, after: int) -> None:
-        """Count one step's result."""
+    def add(self, status: Status, before: int, after: int, result: RuleResult | None) -> None:
+        """Count one step's status (and keep its result when it did not pass)."""
         self.steps += 1
-        self.counts[result.status] += 1
+        self.counts[status] += 1
         self.first = before if self.first is None else self.first
         self.last = after
-        if result.status not in QUIET_STATUSES:
+        if status not in QUIET_STATUSES and result is not None:
             self.open.append(result)
 
 
@@ -147,9 +147,11 @@ class ChangeRun:
         first_quiet: list[RuleResult] = []
         for before, after in steps:
             self.steps += 1
-            for index, result in self._step(before, after):
-                self.tallies[index].add(result, before.revision, after.revision)
-                if self.every_step or result.status not in QUIET_STATUSES:
+            for index, status, result in self._step(before, after):
+                self.tallies[index].add(status, before.revision, after.revision, result)
+                if result is None:
+                    continue
+                if self.every_step or status not in QUIET_STATUSES:
                     yield result
                 elif self.steps == 1 and not self.resumed[index]:
                     first_quiet.append(result)
@@ -173,7 +175,12 @@ class ChangeRun:
         )
         return RuleResult(rule, subject, status, message)
 
-    def _step(self, before: Revision, after: Revision) -> Iterator[tuple[int, RuleResult]]:
+    def _step(
+        self, before: Revision, after: Revision
+    ) -> Iterator[tuple[int, Status, RuleResult | None]]:
+        """Each due rule's status on the step, with its worded result when it is shown: on
+        every step with `every_step`, on the first step (a single step shows all), and
+        otherwise only when it did not pass — the words of the rest are never built."""
         due = [
             i
             for i, tally in enumerate(self.tallies)
@@ -184,7 +191,14 @@ class ChangeRun:
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
         subject, since = step_subject(before, after), attribution(after)
+        words = self.every_step or self.steps == 1
         for index in due:
             memo = self.rules[index]
+            if not words:
+                status = memo.status(doc, env)
+                if status in QUIET_STATUSES:
+                    yield index, status, None
+                    continue
             result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
-            yield index, result if result.status in QUIET_STATUSES else explain_step(result, doc)
+            shown = result if result.status in QUIET_STATUSES else explain_step(result, doc)
+            yield index, result.status, shown

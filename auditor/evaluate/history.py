@@ -155,7 +155,7 @@ class HistoryRun:
         if self.state is None:
             if self.last is not None:
                 raise RuntimeError(f"resumed history walk did not meet revision {self.last}")
-            verdicts = [m.verdict(revision.settings, self.env) for m in self.memos]
+            verdicts = [self._verdict(m, revision) for m in self.memos]
             for index, verdict in enumerate(verdicts):
                 if verdict.status == "fail":
                     self.spans[index].append(Span(attribution(revision)))
@@ -169,7 +169,7 @@ class HistoryRun:
         changed: set[int] = set()
         affected(self.trie, state.previous.settings, revision.settings, changed)
         for index in sorted(changed):
-            verdict = self.memos[index].verdict(revision.settings, self.env)
+            verdict = self._verdict(self.memos[index], revision)
             fails, was = verdict.status == "fail", state.verdicts[index].status == "fail"
             state.verdicts[index] = verdict
             if fails == was:
@@ -180,6 +180,13 @@ class HistoryRun:
             else:
                 spans[-1] = Span(spans[-1].start, revision.revision)
         state.previous = revision
+
+    def _verdict(self, memo: MemoRule, revision: Revision) -> Verdict:
+        """The words only when every revision's results are kept; else the status alone."""
+        if self.keep_all:
+            return memo.verdict(revision.settings, self.env)
+        status = memo.status(revision.settings, self.env)
+        return _FAIL if status == "fail" else _NOT_FAILING
 
     def since(self, index: int) -> Attribution | None:
         """Where rule `index` started failing, if it fails at the revision walked last."""

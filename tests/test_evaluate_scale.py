@@ -99,7 +99,7 @@ def test_history_is_streamed_not_held(
     inputs = EvaluationInputs(NOW, latest, history, steps=Steps(history))
     held = evaluate(shipped, inputs)
     settings_rules = sum(r.target == "settings" for r in shipped.rules)
-    assert history.passes == 2  # settings history, then change steps
+    assert history.passes == 1  # one pass feeds the settings walk and the change steps
     assert history.most_alive <= settings_rules + 3  # the previous revision and failure starts
     whole = tuple(revisions(raw_history))
     assert (

@@ -89,6 +89,7 @@ class Tally:
     first: int | None = None  # the `before` revision of the first step
     last: int | None = None  # the `after` revision of the last step
     open: list[RuleResult] = field(default_factory=list)
+    new_open: int = 0  # of `open`, how many this run found (the rest an earlier run did)
 
     def add(self, status: Status, before: int, after: int, result: RuleResult | None) -> None:
         """Count one step's status (and keep its result when it did not pass)."""
@@ -98,6 +99,7 @@ class Tally:
         self.last = after
         if status not in QUIET_STATUSES and result is not None:
             self.open.append(result)
+            self.new_open += 1
 
 
 class ChangeRun:
@@ -124,6 +126,7 @@ class ChangeRun:
         self.steps = 0
         self.tallies = [t if t is not None else Tally() for t in (resume or [None] * len(rules))]
         self.resumed = [t is not None for t in (resume or [None] * len(rules))]
+        self._first_quiet: list[RuleResult] = []
 
     @property
     def start(self) -> int | None:
@@ -141,22 +144,31 @@ class ChangeRun:
         """Each rule's open result on each step, then a summary for the rules nothing failed.
 
         A single step (a review) keeps all of its results: there is nothing to summarise."""
+        for before, after in steps:
+            yield from self.push(before, after)
+        yield from self.finish()
+
+    def push(self, before: Revision, after: Revision) -> list[RuleResult]:
+        """Evaluate one more step; its results to report."""
+        self.steps += 1
+        shown: list[RuleResult] = []
+        for index, status, result in self._step(before, after):
+            self.tallies[index].add(status, before.revision, after.revision, result)
+            if result is None:
+                continue
+            if self.every_step or status not in QUIET_STATUSES:
+                shown.append(result)
+            elif self.steps == 1 and not self.resumed[index]:
+                self._first_quiet.append(result)
+        return shown
+
+    def finish(self) -> Iterator[RuleResult]:
+        """The results an earlier run found (resumed rules), then the summaries."""
         for tally, resumed in zip(self.tallies, self.resumed, strict=True):
             if resumed:
-                yield from tally.open
-        first_quiet: list[RuleResult] = []
-        for before, after in steps:
-            self.steps += 1
-            for index, status, result in self._step(before, after):
-                self.tallies[index].add(status, before.revision, after.revision, result)
-                if result is None:
-                    continue
-                if self.every_step or status not in QUIET_STATUSES:
-                    yield result
-                elif self.steps == 1 and not self.resumed[index]:
-                    first_quiet.append(result)
+                yield from tally.open[: len(tally.open) - tally.new_open]
         if self.total_steps == 1:
-            yield from first_quiet
+            yield from self._first_quiet
         if self.every_step or self.total_steps < 2:
             return
         for memo, tally in zip(self.rules, self.tallies, strict=True):

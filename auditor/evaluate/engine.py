@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from auditor.evaluate import incremental, readiness
 from auditor.evaluate.change import ChangeRun, Step, Steps, Tally, change_document
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.history import Resume, SettingsOutcome, evaluate_settings
+from auditor.evaluate.history import Resume, SettingsOutcome, SettingsWalk
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
 from auditor.models import Revision, Subject
@@ -46,45 +46,88 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     failing: tuple[tuple[int, int], ...] = ()
     memo = inputs.memoise
     state = _State(policy, inputs)
+    walk: SettingsWalk | None = None
     if by_target["settings"] and inputs.settings is not None:
-        history = _reiterable(inputs.history or (inputs.settings,), "history")
         rules = by_target["settings"]
-        walked = evaluate_settings(
+        walk = SettingsWalk(
             rules,
             inputs.settings,
-            history,
             env,
             all_revisions=inputs.all_revisions,
             memo=memo,
             resume=[state.resume(r) for r in rules],
-            tail=inputs.tail,
             numbers=inputs.revision_numbers,
         )
-        results += walked.current + walked.per_revision
-        failing = walked.failing
-        state.keep_settings(rules, walked, inputs.settings.revision)
-    steps = 0
+    run: ChangeRun | None = None
     if by_target["change"]:
-        rules = by_target["change"]
         run = ChangeRun(
-            rules,
+            by_target["change"],
             env,
             memo=memo,
             every_step=inputs.all_revisions,
             table=inputs.list_table,
-            resume=[state.tally(r) for r in rules],
+            resume=[state.tally(r) for r in by_target["change"]],
         )
-        results += run.results(_reiterable(state.steps(inputs, run.start), "steps"))
-        steps = run.total_steps
-        state.keep_change(rules, run)
+    history = inputs.history or _one(inputs.settings)
+    if walk is not None:
+        _reiterable(history, "history")
+    if run is not None:
+        _reiterable(inputs.steps, "steps")
+    if walk is not None and run is not None and _same_walk(inputs):
+        # One pass over the history feeds both: it is read (and parsed) once per run.
+        starts = (walk.start, run.start if state.prior else None)
+        begin = None if None in starts else min(s for s in starts if s is not None)
+        results += _both(walk, run, _from(history, begin, inputs.tail))
+    else:
+        if walk is not None:
+            for revision in _from(history, walk.start, inputs.tail):
+                walk.push(revision)
+        if run is not None:
+            results += run.results(state.steps(inputs, run.start))
+    if walk is not None and inputs.settings is not None:
+        walked = walk.finish()
+        results += walked.current + walked.per_revision
+        failing = walked.failing
+        state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
+    steps_seen = 0
+    if run is not None:
+        steps_seen = run.total_steps
+        state.keep_change(by_target["change"], run)
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
     for target, rules in by_target.items():
-        if rules and not _has_input(target, inputs, steps):
+        if rules and not _has_input(target, inputs, steps_seen):
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
     results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))
     return Evaluation(tuple(results), tuple(missing), failing, state.new, state.revision)
+
+
+def _one(settings: Revision | None) -> tuple[Revision, ...]:
+    return (settings,) if settings is not None else ()
+
+
+def _same_walk(inputs: EvaluationInputs) -> bool:
+    """The steps are the consecutive pairs of the history itself (not, say, a proposal)."""
+    return isinstance(inputs.steps, Steps) and inputs.steps.history is inputs.history
+
+
+def _from(
+    history: Iterable[Revision], start: int | None, tail: Callable[[int], Iterable[Revision]] | None
+) -> Iterable[Revision]:
+    return tail(start) if start is not None and tail is not None else history
+
+
+def _both(walk: SettingsWalk, run: ChangeRun, revisions: Iterable[Revision]) -> list[RuleResult]:
+    results: list[RuleResult] = []
+    previous: Revision | None = None
+    for revision in revisions:
+        walk.push(revision)
+        if previous is not None:
+            results += run.push(previous, revision)
+        previous = revision
+    results += run.finish()
+    return results
 
 
 class _State:

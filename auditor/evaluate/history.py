@@ -224,6 +224,78 @@ class SettingsOutcome:
     last: int | None = None  # the last revision walked
 
 
+class SettingsWalk:
+    """Every settings rule walked over the history up to `current`, one revision at a time
+    (`push`): rules with a `resume` entry from the revision after it, the others from the
+    first revision. `start` says from which revision the walk needs the history (None: all
+    of it); `finish` gives the outcome."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        current: Revision,
+        env: Env,
+        *,
+        all_revisions: bool = False,
+        memo: bool = True,
+        resume: Sequence[Resume | None] = (),
+        numbers: Sequence[int] | None = None,
+    ) -> None:
+        self.rules, self.current, self.env, self.numbers = rules, current, env, numbers
+        resume = list(resume) or [None] * len(rules)
+        self.groups: dict[int | None, list[int]] = {}
+        for index, prior in enumerate(resume):
+            last = prior.last if prior is not None and prior.last <= current.revision else None
+            self.groups.setdefault(last, []).append(index)
+        self.runs = {
+            last: HistoryRun(
+                [rules[i] for i in members],
+                env,
+                keep_all=all_revisions,
+                memo=memo,
+                resume=None if last is None else [resume[i] for i in members],  # type: ignore[misc]
+            )
+            for last, members in self.groups.items()
+        }
+        self.seen: list[int] = []
+
+    @property
+    def start(self) -> int | None:
+        """The first revision the walk needs (None: the whole history)."""
+        if None in self.runs or self.numbers is None:
+            return None
+        return min(k for k in self.runs if k is not None)
+
+    def push(self, revision: Revision) -> None:
+        """Walk one more revision (those after the revision under test are ignored)."""
+        if revision.revision > self.current.revision:
+            return
+        self.seen.append(revision.revision)
+        for run in self.runs.values():
+            run.step(revision)
+
+    def finish(self) -> SettingsOutcome:
+        """The results for the revision under test (worded), per-revision results (if asked),
+        failing counts per revision and each rule's spans."""
+        current, env = self.current, self.env
+        where = {
+            i: (run, n) for last, run in self.runs.items() for n, i in enumerate(self.groups[last])
+        }
+        results, spans = [], []
+        memos = {id(m.rule): m for run in self.runs.values() for m in run.memos}
+        for index, rule in enumerate(self.rules):
+            run, n = where[index]
+            verdict = memos[id(rule)].verdict(current.settings, env)
+            since = run.since(n) if verdict.status == "fail" else None
+            results.append(verdict.result(rule, subject_of(current), since=since))
+            spans.append(tuple(run.spans[n]))
+        per_revision = [r for run in self.runs.values() for r in run.all_results]
+        counted = self.numbers if self.start is not None and self.numbers is not None else self.seen
+        counted = counted[: bisect_right(counted, current.revision)]
+        last = self.seen[-1] if self.seen else None
+        return SettingsOutcome(results, per_revision, failing_counts(counted, spans), spans, last)
+
+
 def evaluate_settings(
     rules: Sequence[Rule],
     current: Revision,
@@ -236,45 +308,12 @@ def evaluate_settings(
     tail: Callable[[int], Iterable[Revision]] | None = None,
     numbers: Sequence[int] | None = None,
 ) -> SettingsOutcome:
-    """Walk the history up to `current` once, for every rule: those with a `resume` entry
-    from the revision after it (reading only `tail(start)` when no rule needs the whole
-    history), the others from the first revision."""
-    resume = list(resume) or [None] * len(rules)
-    groups: dict[int | None, list[int]] = {}
-    for index, prior in enumerate(resume):
-        last = prior.last if prior is not None and prior.last <= current.revision else None
-        groups.setdefault(last, []).append(index)
-    runs = {
-        last: HistoryRun(
-            [rules[i] for i in members],
-            env,
-            keep_all=all_revisions,
-            memo=memo,
-            resume=None if last is None else [resume[i] for i in members],  # type: ignore[misc]
-        )
-        for last, members in groups.items()
-    }
-    walk: Iterable[Revision] = history
-    if None not in runs and tail is not None and numbers is not None:
-        walk = tail(min(k for k in runs if k is not None))
-    seen: list[int] = []
-    for revision in walk:
-        if revision.revision > current.revision:
-            continue
-        seen.append(revision.revision)
-        for run in runs.values():
-            run.step(revision)
-    where = {i: (run, n) for last, run in runs.items() for n, i in enumerate(groups[last])}
-    results, spans = [], []
-    memos = {id(m.rule): m for run in runs.values() for m in run.memos}
-    for index, rule in enumerate(rules):
-        run, n = where[index]
-        verdict = memos[id(rule)].verdict(current.settings, env)
-        since = run.since(n) if verdict.status == "fail" else None
-        results.append(verdict.result(rule, subject_of(current), since=since))
-        spans.append(tuple(run.spans[n]))
-    per_revision = [r for run in runs.values() for r in run.all_results]
-    counted = numbers if None not in runs and numbers is not None else seen
-    counted = counted[: bisect_right(counted, current.revision)]
-    last = seen[-1] if seen else None
-    return SettingsOutcome(results, per_revision, failing_counts(counted, spans), spans, last)
+    """Walk the history up to `current` once (see `SettingsWalk`), reading only `tail(start)`
+    when no rule needs the whole history."""
+    walk = SettingsWalk(
+        rules, current, env, all_revisions=all_revisions, memo=memo, resume=resume, numbers=numbers
+    )
+    start = walk.start
+    for revision in tail(start) if start is not None and tail is not None else history:
+        walk.push(revision)
+    return walk.finish()

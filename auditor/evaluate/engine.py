@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from auditor.evaluate import incremental, readiness
 from auditor.evaluate.change import ChangeRun, Step, Steps, Tally, change_document
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import Resume, SettingsOutcome, SettingsWalk
+from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
-from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.rule import run_rule
 from auditor.models import Revision, Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
@@ -224,17 +225,15 @@ def _readiness(
     repo_rules: Sequence[Rule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
+    # Repositories share many values (levels, flags): a verdict is reused across them when
+    # the values a rule reads repeat, as for revisions (`memo`).
+    memos = [MemoRule(rule, enabled=inputs.memoise) for rule in repo_rules]
     for report, view in (
         readiness.repo_views(inputs.reports, model, inputs.now) if repo_rules else ()
     ):
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
-        yield from (_run(rule, view, env, subject) for rule in repo_rules)
+        yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
     if org_rules:
         view = readiness.org_view(inputs.reports, model, inputs.now)
         subject = Subject("org", "org", "organization")
-        yield from (_run(rule, view, env, subject) for rule in org_rules)
-
-
-def _run(rule: Rule, doc: Any, env: Env, subject: Subject) -> RuleResult:
-    verdict: Verdict = run_rule(rule, doc, env)
-    return verdict.result(rule, subject)
+        yield from (run_rule(rule, view, env).result(rule, subject) for rule in org_rules)

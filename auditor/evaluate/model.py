@@ -20,7 +20,7 @@ from auditor.models import (
 from auditor.policy.model import Rule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuleResult:
     """The outcome of one rule on one subject. `raw_status` is the status before waivers."""
 

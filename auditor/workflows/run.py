@@ -134,11 +134,15 @@ def run_audit(
     evaluation = evaluate(loaded.policy, inputs)
     known.remember(store, evaluation)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
+    not_evaluated, failing_by_revision = evaluation.not_evaluated, evaluation.failing_by_revision
+    errors = (*options.not_evaluated, *not_evaluated, *error_lines(results))
+    del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
     findings = findings_from_results(results)
+    del results
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)
-    errors = (*options.not_evaluated, *evaluation.not_evaluated, *error_lines(results))
+    del findings
     store.finish_run(
         options.run_id,
         finished=options.now,
@@ -154,7 +158,7 @@ def run_audit(
         resolved=resolved,
         waivers=waiver_report,
         readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
-        failing_by_revision=evaluation.failing_by_revision,
+        failing_by_revision=failing_by_revision,
         inputs=_digest(known, inputs),
     )
     data = replace(data, data_quality=options.data_quality)

@@ -193,3 +193,40 @@ def test_nightly_chain_matches_a_run_from_scratch(
         emu.add_revisions(rng.randint(1, 12))
         chain.sync()
         night("readiness model change and new revisions")
+
+
+def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = [0]
+    for module, name in ((evaluate_rule, "run_rule"), (evaluate_memo, "rule_status")):
+        monkeypatch.setattr(module, name, counted(getattr(module, name), calls))
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=17, revisions=70, repos=4
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+        with sqlite3.connect(chain.state) as db:  # a state file from before the table existed
+            db.execute("DROP TABLE IF EXISTS eval_state")
+        chain.run(chain.state, "first")
+        with sqlite3.connect(chain.state) as db:
+            stored = db.execute("SELECT COUNT(*), MAX(revision) FROM eval_state").fetchone()
+            middle = db.execute("SELECT updated_at FROM revisions WHERE revision = 35").fetchone()
+        assert stored[0] > 0 and stored[1] == 70  # every settings and change rule, at rev 70
+
+        # `--at` a day in the middle reads the state (computed up to 70) but leaves it alone.
+        chain.extra = ["--at", middle[0][:10]]
+        inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
+        assert comparable(inc) == comparable(full)
+        assert inc["inputs"]["settings_revision"] < 70
+        assert inc_calls < full_calls
+        with sqlite3.connect(chain.state) as db:
+            assert db.execute("SELECT MAX(revision) FROM eval_state").fetchone() == (70,)
+
+        # A stored revision no longer what the state was computed over: the state is not used.
+        chain.extra = []
+        with sqlite3.connect(chain.state) as db:
+            db.execute("UPDATE revisions SET content_hash = 'x' || content_hash WHERE revision = 9")
+        inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
+        assert comparable(inc) == comparable(full)
+        assert inc_calls == full_calls  # everything evaluated afresh, as from an empty state

@@ -160,7 +160,12 @@ class _State:
     def tally(self, rule: Rule) -> Tally | None:
         """The change rule's tally from an earlier run, if there is one."""
         data = self._stored(rule)
-        return incremental.load_tally(data, rule) if data is not None else None
+        tally = incremental.load_tally(data, rule) if data is not None else None
+        # A tally that runs past the revision under test (`--at`) cannot be cut back: its
+        # counts are totals. The rule is evaluated afresh.
+        if tally is None or self.revision is None or (tally.last or 0) > self.revision:
+            return None
+        return tally
 
     def steps(self, inputs: EvaluationInputs, start: int | None) -> Iterable[Step]:
         """Every step, or those from revision `start` on when no change rule needs more."""

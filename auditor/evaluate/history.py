@@ -242,11 +242,10 @@ class SettingsWalk:
         numbers: Sequence[int] | None = None,
     ) -> None:
         self.rules, self.current, self.env, self.numbers = rules, current, env, numbers
-        resume = list(resume) or [None] * len(rules)
+        resume = [_up_to(r, current.revision) for r in resume] or [None] * len(rules)
         self.groups: dict[int | None, list[int]] = {}
         for index, prior in enumerate(resume):
-            last = prior.last if prior is not None and prior.last <= current.revision else None
-            self.groups.setdefault(last, []).append(index)
+            self.groups.setdefault(prior.last if prior is not None else None, []).append(index)
         self.runs = {
             last: HistoryRun(
                 [rules[i] for i in members],
@@ -294,6 +293,18 @@ class SettingsWalk:
         counted = counted[: bisect_right(counted, current.revision)]
         last = self.seen[-1] if self.seen else None
         return SettingsOutcome(results, per_revision, failing_counts(counted, spans), spans, last)
+
+
+def _up_to(prior: Resume | None, revision: int) -> Resume | None:
+    """A rule's state cut back to an earlier revision (`--at`): its spans as they stood then."""
+    if prior is None or prior.last <= revision:
+        return prior
+    spans = tuple(
+        Span(s.start, s.end if s.end is not None and s.end <= revision else None)
+        for s in prior.spans
+        if s.start.revision <= revision
+    )
+    return Resume(revision, bool(spans) and spans[-1].end is None, spans)
 
 
 def evaluate_settings(

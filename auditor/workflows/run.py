@@ -200,11 +200,14 @@ class _Known:
         settings = store.revision_at(at) if at else store.latest_revision()
         if settings is None:
             return cls(None, [], {}, False)
-        hashes = store.revision_hashes(end=settings.revision)
+        # `--at`: the state may have been computed past the revision under test; it is checked
+        # against the whole stored history, then cut back to that revision by the engine.
+        stored = store.revision_hashes(end=None if at else settings.revision)
+        hashes = [pair for pair in stored if pair[0] <= settings.revision]
         prior: dict[str, bytes] = {}
         if not options.all_revisions:
             rows = store.eval_state()
-            fits = evalstate.history_digests(hashes, {row.revision for row in rows})
+            fits = evalstate.history_digests(stored, {row.revision for row in rows})
             prior = {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
         # Only a run of the latest stored revision moves the state on (`--at` only reads it).
         return cls(settings, hashes, prior, at is None and not options.all_revisions)

@@ -99,8 +99,12 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     for target, rules in by_target.items():
         if rules and not _has_input(target, inputs, steps_seen):
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
+    # Rule order, then subject order: two stable passes whose keys are shared per subject and
+    # per rule, so `--all-revisions`' 100,000s of results need no key tuple each.
+    subjects: dict[int, tuple[int, int, str]] = {}
+    results.sort(key=lambda r: subjects.get(id(r.subject)) or _order_of(subjects, r.subject))
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
-    results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))
+    results.sort(key=lambda r: order[r.rule.id])
     return Evaluation(tuple(results), tuple(missing), failing, state.new, state.revision)
 
 
@@ -220,6 +224,11 @@ def _has_input(target: str, inputs: EvaluationInputs, steps: int) -> bool:
     if target == "change":
         return steps > 0
     return bool(inputs.reports)
+
+
+def _order_of(known: dict[int, tuple[int, int, str]], subject: Subject) -> tuple[int, int, str]:
+    known[id(subject)] = found = _subject_order(subject)
+    return found
 
 
 def _subject_order(subject: Subject) -> tuple[int, int, str]:

@@ -123,6 +123,16 @@ def findings_from_results(results: Sequence[RuleResult]) -> list[Finding]:
     return sort_findings(finding_from_result(r) for r in results)
 
 
+def findings_from_pending(results: list[RuleResult]) -> list[Finding]:
+    """`findings_from_results`, emptying `results` as it goes: each result is let go as soon
+    as its finding exists, so the two are never both held in full (`--all-revisions`)."""
+    out: list[Finding] = []
+    while results:
+        out.append(finding_from_result(results.pop()))
+    out.reverse()
+    return sort_findings(out)
+
+
 def natural_key(text: str) -> tuple[tuple[int, str], ...]:
     """Text with its digit runs compared as numbers: `change:8..9` before `change:77..78`."""
     return control_key(text)
@@ -142,8 +152,37 @@ def sort_key(f: Finding) -> SortKey:
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Findings in the stable report order (see `sort_key`)."""
-    return sorted(findings, key=sort_key)
+    """Findings in the stable report order (see `sort_key`).
+
+    Sorted in three stable passes, least significant part first (fingerprint, subject, then
+    severity and rule): each pass's keys are shared by every finding of the same subject or
+    rule, so hundreds of thousands of findings never need a key tuple each."""
+    out = list(findings)
+    out.sort(key=_fingerprint_of)
+    subjects: dict[str, tuple[tuple[int, str], ...]] = {}
+    out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key))
+    rules: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
+
+    def rule_key(f: Finding) -> tuple[int, tuple[tuple[int, str], ...]]:
+        known = rules.get((f.severity, f.rule_id))
+        if known is None:
+            known = rules[f.severity, f.rule_id] = (
+                severity_rank(f.severity),
+                natural_key(f.rule_id),
+            )
+        return known
+
+    out.sort(key=rule_key)
+    return out
+
+
+def _fingerprint_of(f: Finding) -> str:
+    return f.fingerprint
+
+
+def _keep(keys: dict[str, tuple[tuple[int, str], ...]], text: str) -> tuple[tuple[int, str], ...]:
+    keys[text] = found = natural_key(text)
+    return found
 
 
 def _who(a: Attribution) -> str:

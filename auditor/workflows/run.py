@@ -28,7 +28,7 @@ from auditor.findings import (
     compare_runs,
     error_lines,
     failing_at,
-    findings_from_results,
+    findings_from_pending,
     load_waivers,
     records_for_store,
 )
@@ -137,8 +137,9 @@ def run_audit(
     not_evaluated, failing_by_revision = evaluation.not_evaluated, evaluation.failing_by_revision
     errors = (*options.not_evaluated, *not_evaluated, *error_lines(results))
     del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
-    findings = findings_from_results(results)
+    pending = list(results)
     del results
+    findings = findings_from_pending(pending)
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)

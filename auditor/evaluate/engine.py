@@ -4,9 +4,11 @@ Settings rules run on the revision under test (with attribution from the history
 `history`), change rules on each stored step (`change`), readiness rules on each repository's
 latest report and org rules on the aggregates (computed by `readiness`). A rule whose
 target has no input is listed in `not_evaluated`, never passed silently. Results come in rule
-order, then subject. `history` and `steps` are streamed (each walked once per target), and a
-rule's verdict is reused whenever the values it reads repeat (`memo`); `memoise=False`
-turns that reuse off (results are identical either way).
+order, then subject. `history` and `steps` are streamed — when the steps are the history's own
+consecutive pairs, one pass over it feeds both — and a rule's verdict is reused whenever the
+values it reads repeat (`memo`); `memoise=False` turns that reuse off (results are identical
+either way). With `prior` (an earlier run's state, see `incremental`) only what is new is
+evaluated, reading the history from `tail(n)`; with `remember` the new state is returned.
 """
 
 from __future__ import annotations

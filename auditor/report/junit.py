@@ -30,11 +30,25 @@ _ATTR = str.maketrans(
 
 
 def _text(value: str) -> str:
-    return xml_text(value).translate(_TEXT)
+    return _escape(xml_text(value), _TEXT_SPECIAL)
 
 
 def _attrs(**attrs: str) -> str:
-    return "".join(f' {k}="{xml_text(v).translate(_ATTR)}"' for k, v in attrs.items())
+    return "".join(f' {k}="{_escape(xml_text(v), _ATTR_SPECIAL)}"' for k, v in attrs.items())
+
+
+# The tables as (character, entity) pairs, `&` first, for `_escape`.
+_TEXT_SPECIAL = tuple((chr(c), str(r)) for c, r in _TEXT.items())
+_ATTR_SPECIAL = tuple((chr(c), str(r)) for c, r in _ATTR.items())
+
+
+def _escape(value: str, special: tuple[tuple[str, str], ...]) -> str:
+    """`value.translate(table)` by `str.replace`, `&` first (so no entity is escaped twice):
+    much faster on the short strings of a report, and only a scan when nothing is special."""
+    for char, entity in special:
+        if char in value:
+            value = value.replace(char, entity)
+    return value
 
 
 def _details(f: Finding) -> str:

@@ -21,13 +21,14 @@ from typing import Any
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.evaluate.changewords import explain_step
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.history import attribution
+from auditor.evaluate.history import affected, attribution, trie_of
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
 from auditor.models import QUIET_STATUSES, Revision, Status, Subject
 from auditor.policy.model import Rule
 
 Step = tuple[Revision, Revision]
+_SIDES = (("before",), ("after",))
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,22 @@ class ChangeRun:
         self.tallies = [t if t is not None else Tally() for t in (resume or [None] * len(rules))]
         self.resumed = [t is not None for t in (resume or [None] * len(rules))]
         self._first_quiet: list[RuleResult] = []
+        # Skip what cannot change: a rule that reads only `before.…` / `after.…` settings
+        # paths, none of which changed in this step or the one before, sees the very values
+        # it saw then, so its status is the same (the trie says which rules' paths changed).
+        self.pure = [
+            m.cache is not None and bool(m.reads) and all(d[:1] in _SIDES for d in m.reads)
+            for m in self.rules
+        ]
+        self.trie = trie_of(
+            [
+                [d[1:] for d in m.reads] if p else []
+                for m, p in zip(self.rules, self.pure, strict=True)
+            ]
+        )
+        self._steady: list[Status | None] = [None] * len(self.rules)
+        self._moved: set[int] = set()
+        self._after: int | None = None
 
     @property
     def start(self) -> int | None:
@@ -200,6 +217,12 @@ class ChangeRun:
         ]
         if not due:
             return
+        changed: set[int] = set()
+        if any(self.pure):
+            affected(self.trie, before.settings, after.settings, changed)
+        steady = self._after == before.revision  # the step follows the one walked last
+        moved = changed | self._moved  # the rule's values differ from those a step ago
+        self._moved, self._after = changed, after.revision
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
         subject, since = step_subject(before, after), attribution(after)
@@ -207,10 +230,14 @@ class ChangeRun:
         for index in due:
             memo = self.rules[index]
             if not words:
-                status = memo.status(doc, env)
+                status = self._steady[index]
+                unmoved = steady and self.pure[index] and index not in moved
+                if status is None or not unmoved:
+                    status = self._steady[index] = memo.status(doc, env)
                 if status in QUIET_STATUSES:
                     yield index, status, None
                     continue
             result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
+            self._steady[index] = result.status
             shown = result if result.status in QUIET_STATUSES else explain_step(result, doc)
             yield index, result.status, shown

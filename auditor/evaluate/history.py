@@ -40,13 +40,21 @@ class _Node:
 
 def build_trie(rules: Sequence[Rule]) -> _Node:
     """The trie of every rule's leading path keys (rule positions at and below each key)."""
-    root = _Node()
-    for index, rule in enumerate(rules):
+    reads = []
+    for rule in rules:
         conds = [c for c in (rule.when, rule.condition) if c is not None]
-        for path in (p for c in conds for p in root_paths(c)):
+        reads.append([p.deps for c in conds for p in root_paths(c)])
+    return trie_of(reads)
+
+
+def trie_of(reads: Sequence[Iterable[tuple[str, ...]]]) -> _Node:
+    """The trie of the leading keys each rule (by position) reads."""
+    root = _Node()
+    for index, paths in enumerate(reads):
+        for deps in paths:
             node = root
             node.below.add(index)
-            for key in path.deps:
+            for key in deps:
                 node = node.children.setdefault(key, _Node())
                 node.below.add(index)
             node.whole = True

@@ -31,6 +31,7 @@ E2E_MODULES = frozenset(
         "test_cli_outputs",
         "test_store_postgres",
         "test_orgs",
+        "test_incremental",
     }
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import auditor.evaluate.history as history_mod
+import auditor.evaluate.memo as memo_mod
 import auditor.evaluate.rule as rule_mod
 from auditor.common.jsonutil import content_hash
 from auditor.evaluate.engine import evaluate
@@ -94,19 +95,28 @@ def test_rules_are_re_evaluated_only_when_their_paths_change(
     policy: PolicySet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    real = rule_mod.run_rule
+    worded: list[str] = []
+    real, real_status = rule_mod.run_rule, memo_mod.rule_status
 
     def counting(rule: Any, doc: Any, env: Any) -> Any:
-        calls.append(rule.id)
+        worded.append(rule.id)
         return real(rule, doc, env)
 
+    def counting_status(rule: Any, doc: Any, env: Any) -> Any:
+        calls.append(rule.id)
+        return real_status(rule, doc, env)
+
     monkeypatch.setattr(rule_mod, "run_rule", counting)
+    monkeypatch.setattr(memo_mod, "rule_status", counting_status)
     history = tuple(rev(n, {**GOOD, "unrelated": n}) for n in range(1, 51))
     history += (rev(51, {**BAD, "unrelated": 51}),)
     subset = only(policy, "SBX-001", "AUT-001", "MOD-001")
     evaluate(subset, EvaluationInputs(NOW, history[-1], history))
     assert calls.count("AUT-001") == 1  # first revision only: its path never changed
     assert calls.count("SBX-001") == 2  # first revision and revision 51
+    # Verdict first, words later: the walk needs statuses; only the revision under test is
+    # worded, once per rule.
+    assert sorted(worded) == ["AUT-001", "MOD-001", "SBX-001"]
 
 
 def test_type_change_inside_a_list_is_seen() -> None:

@@ -99,7 +99,7 @@ def test_history_is_streamed_not_held(
     inputs = EvaluationInputs(NOW, latest, history, steps=Steps(history))
     held = evaluate(shipped, inputs)
     settings_rules = sum(r.target == "settings" for r in shipped.rules)
-    assert history.passes == 2  # settings history, then change steps
+    assert history.passes == 1  # one pass feeds the settings walk and the change steps
     assert history.most_alive <= settings_rules + 3  # the previous revision and failure starts
     whole = tuple(revisions(raw_history))
     assert (
@@ -183,3 +183,44 @@ def test_stored_run_lists_every_revision_evaluated(
         (r.revision, r.content_hash) for r in stored
     )
     assert outcome.data.inputs.settings_revision == stored[-1].revision
+
+
+STEP_RULES = """\
+rules:
+  - id: EXT-CHG-002
+    title: The session autonomy ceiling, when it changes, stays a level name
+    severity: low
+    target: change
+    when: {path: maxAutonomyLevel, changed: true}
+    assert: {path: after.maxAutonomyLevel, type: string}
+  - id: EXT-CHG-003
+    title: Retention is not shortened
+    severity: low
+    target: change
+    when: {path: before.sessionRetentionDays, type: number}
+    assert: {path: after.sessionRetentionDays, gte: {ref: before.sessionRetentionDays}}
+"""
+
+
+@pytest.mark.parametrize("seed", [7, 21])
+def test_skipped_and_status_only_steps_equal_every_rule_worded_on_every_step(
+    shipped: PolicySet, seed: int, tmp_path: Path
+) -> None:
+    """The nightly's shortcuts (status only for passing steps, change rules whose settings
+    paths did not move skipped, verdicts reused) against a run without reuse: the same
+    results, one per failing step plus summaries (whose pass / not-applicable counts show
+    any step skipped wrongly), and the same failing counts."""
+    (tmp_path / "steps.yaml").write_text(STEP_RULES)
+    extra = load_policies([tmp_path / "steps.yaml"])
+    policy = replace(shipped, rules=(*shipped.rules, *extra.rules))
+    history = tuple(revisions(generate_dataset(seed=seed, revisions=400).history))
+    quick = evaluate(policy, EvaluationInputs(NOW, history[-1], history, steps=Steps(history)))
+    slow = evaluate(
+        policy, EvaluationInputs(NOW, history[-1], history, steps=Steps(history), memoise=False)
+    )
+    assert len(quick.results) == len(slow.results)
+    for mine, theirs in zip(quick.results, slow.results, strict=True):
+        assert mine == theirs
+        assert (mine.message, mine.evidence) == (theirs.message, theirs.evidence)
+    assert quick.failing_by_revision == slow.failing_by_revision
+    assert any(r.subject.key == "change:all" for r in quick.results)  # summaries are compared

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 from auditor.diff.engine import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.evaluate.changewords import explain_step
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.history import attribution
+from auditor.evaluate.history import affected, attribution, trie_of
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
 from auditor.models import QUIET_STATUSES, Revision, Status, Subject
 from auditor.policy.model import Rule
 
 Step = tuple[Revision, Revision]
+_SIDES = (("before",), ("after",))
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,35 @@ def step_subject(before: Revision, after: Revision) -> Subject:
     return Subject("change", key, label, revision=after.revision)
 
 
+@dataclass
+class Tally:
+    """One change rule's steps so far: how many, each status's count, the revisions spanned and
+    the results a user acts on (every step that did not pass). An earlier run's tally is
+    where a resumed rule starts (see `auditor.evaluate.incremental`)."""
+
+    steps: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    first: int | None = None  # the `before` revision of the first step
+    last: int | None = None  # the `after` revision of the last step
+    open: list[RuleResult] = field(default_factory=list)
+    new_open: int = 0  # of `open`, how many this run found (the rest an earlier run did)
+
+    def add(self, status: Status, before: int, after: int, result: RuleResult | None) -> None:
+        """Count one step's status (and keep its result when it did not pass)."""
+        self.steps += 1
+        self.counts[status] += 1
+        self.first = before if self.first is None else self.first
+        self.last = after
+        if status not in QUIET_STATUSES and result is not None:
+            self.open.append(result)
+            self.new_open += 1
+
+
 class ChangeRun:
-    """Evaluates change rules step by step, counting the steps seen."""
+    """Evaluates change rules step by step, counting the steps seen.
+
+    A rule with an earlier run's `Tally` (`resume`) is only run on the steps after its `last`
+    revision; the others on every step."""
 
     def __init__(
         self,
@@ -89,6 +117,7 @@ class ChangeRun:
         memo: bool = True,
         every_step: bool = False,
         table: ListTable = DEFAULT_LIST_TABLE,
+        resume: Sequence[Tally | None] = (),
     ) -> None:
         self.rules = [MemoRule(rule, enabled=memo) for rule in rules]
         self.env = env
@@ -96,49 +125,119 @@ class ChangeRun:
         self.every_step = every_step
         self.table = table
         self.steps = 0
-        self._span: tuple[int, int] | None = None
+        self.tallies = [t if t is not None else Tally() for t in (resume or [None] * len(rules))]
+        self.resumed = [t is not None for t in (resume or [None] * len(rules))]
+        self._first_quiet: list[RuleResult] = []
+        # Skip what cannot change: a rule that reads only `before.…` / `after.…` settings
+        # paths, none of which changed in this step or the one before, sees the very values
+        # it saw then, so its status is the same (the trie says which rules' paths changed).
+        self.pure = [
+            m.cache is not None and bool(m.reads) and all(d[:1] in _SIDES for d in m.reads)
+            for m in self.rules
+        ]
+        self.trie = trie_of(
+            [
+                [d[1:] for d in m.reads] if p else []
+                for m, p in zip(self.rules, self.pure, strict=True)
+            ]
+        )
+        self._steady: list[Status | None] = [None] * len(self.rules)
+        self._moved: set[int] = set()
+        self._after: int | None = None
+
+    @property
+    def start(self) -> int | None:
+        """The revision the steps must start from: None when a rule needs every step."""
+        if not all(self.resumed):
+            return None
+        return min((t.last or 0 for t in self.tallies), default=None)
+
+    @property
+    def total_steps(self) -> int:
+        """Steps evaluated, counting those an earlier run evaluated for resumed rules."""
+        return max((t.steps for t in self.tallies), default=0)
 
     def results(self, steps: Iterable[Step]) -> Iterator[RuleResult]:
         """Each rule's open result on each step, then a summary for the rules nothing failed.
 
         A single step (a review) keeps all of its results: there is nothing to summarise."""
-        tally = {memo.rule.id: Counter[str]() for memo in self.rules}
-        first_quiet: list[RuleResult] = []
         for before, after in steps:
-            self.steps += 1
-            start = self._span[0] if self._span else before.revision
-            self._span = (start, after.revision)
-            for result in self._step(before, after):
-                tally[result.rule.id][result.status] += 1
-                if self.every_step or result.status not in QUIET_STATUSES:
-                    yield result
-                elif self.steps == 1:
-                    first_quiet.append(result)
-        if self.steps == 1:
-            yield from first_quiet
-        if self.every_step or self.steps < 2:
-            return
-        for memo in self.rules:
-            counts = tally[memo.rule.id]
-            if all(status in QUIET_STATUSES for status in counts):
-                yield self._summary(memo.rule, counts)
+            yield from self.push(before, after)
+        yield from self.finish()
 
-    def _summary(self, rule: Rule, counts: Counter[str]) -> RuleResult:
-        first, last = self._span or (0, 0)
-        label = f"all {self.steps} steps (revisions {first} -> {last})"
+    def push(self, before: Revision, after: Revision) -> list[RuleResult]:
+        """Evaluate one more step; its results to report."""
+        self.steps += 1
+        shown: list[RuleResult] = []
+        for index, status, result in self._step(before, after):
+            self.tallies[index].add(status, before.revision, after.revision, result)
+            if result is None:
+                continue
+            if self.every_step or status not in QUIET_STATUSES:
+                shown.append(result)
+            elif self.steps == 1 and not self.resumed[index]:
+                self._first_quiet.append(result)
+        return shown
+
+    def finish(self) -> Iterator[RuleResult]:
+        """The results an earlier run found (resumed rules), then the summaries."""
+        for tally, resumed in zip(self.tallies, self.resumed, strict=True):
+            if resumed:
+                yield from tally.open[: len(tally.open) - tally.new_open]
+        if self.total_steps == 1:
+            yield from self._first_quiet
+        if self.every_step or self.total_steps < 2:
+            return
+        for memo, tally in zip(self.rules, self.tallies, strict=True):
+            if tally.steps and all(status in QUIET_STATUSES for status in tally.counts):
+                yield self._summary(memo.rule, tally)
+
+    def _summary(self, rule: Rule, tally: Tally) -> RuleResult:
+        counts = tally.counts
+        label = f"all {tally.steps} steps (revisions {tally.first} -> {tally.last})"
         subject = Subject("change", "change:all", label)
         status: Status = "pass" if counts["pass"] else "not_applicable"
         skipped = counts["not_applicable"]
         message = (
-            f"{counts['pass']} of {self.steps} steps pass, "
+            f"{counts['pass']} of {tally.steps} steps pass, "
             f"{skipped} {'does' if skipped == 1 else 'do'} not apply; none fails"
         )
         return RuleResult(rule, subject, status, message)
 
-    def _step(self, before: Revision, after: Revision) -> Iterator[RuleResult]:
+    def _step(
+        self, before: Revision, after: Revision
+    ) -> Iterator[tuple[int, Status, RuleResult | None]]:
+        """Each due rule's status on the step, with its worded result when it is shown: on
+        every step with `every_step`, on the first step (a single step shows all), and
+        otherwise only when it did not pass — the words of the rest are never built."""
+        due = [
+            i
+            for i, tally in enumerate(self.tallies)
+            if not self.resumed[i] or (tally.last is not None and after.revision > tally.last)
+        ]
+        if not due:
+            return
+        changed: set[int] = set()
+        if any(self.pure):
+            affected(self.trie, before.settings, after.settings, changed)
+        steady = self._after == before.revision  # the step follows the one walked last
+        moved = changed | self._moved  # the rule's values differ from those a step ago
+        self._moved, self._after = changed, after.revision
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
         subject, since = step_subject(before, after), attribution(after)
-        for memo in self.rules:
+        words = self.every_step or self.steps == 1
+        for index in due:
+            memo = self.rules[index]
+            if not words:
+                status = self._steady[index]
+                unmoved = steady and self.pure[index] and index not in moved
+                if status is None or not unmoved:
+                    status = self._steady[index] = memo.status(doc, env)
+                if status in QUIET_STATUSES:
+                    yield index, status, None
+                    continue
             result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
-            yield result if result.status in QUIET_STATUSES else explain_step(result, doc)
+            self._steady[index] = result.status
+            shown = result if result.status in QUIET_STATUSES else explain_step(result, doc)
+            yield index, result.status, shown

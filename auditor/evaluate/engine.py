@@ -4,24 +4,28 @@ Settings rules run on the revision under test (with attribution from the history
 `history`), change rules on each stored step (`change`), readiness rules on each repository's
 latest report and org rules on the aggregates (computed by `readiness`). A rule whose
 target has no input is listed in `not_evaluated`, never passed silently. Results come in rule
-order, then subject. `history` and `steps` are streamed (each walked once per target), and a
-rule's verdict is reused whenever the values it reads repeat (`memo`); `memoise=False`
-turns that reuse off (results are identical either way).
+order, then subject. `history` and `steps` are streamed — when the steps are the history's own
+consecutive pairs, one pass over it feeds both — and a rule's verdict is reused whenever the
+values it reads repeat (`memo`); `memoise=False` turns that reuse off (results are identical
+either way). With `prior` (an earlier run's state, see `incremental`) only what is new is
+evaluated, reading the history from `tail(n)`; with `remember` the new state is returned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
-from auditor.evaluate import readiness
-from auditor.evaluate.change import ChangeRun, Steps, change_document
+from auditor.evaluate import incremental, readiness
+from auditor.evaluate.change import ChangeRun, Step, Steps, Tally, change_document
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.history import evaluate_settings
+from auditor.evaluate.history import Resume, SettingsOutcome, SettingsWalk
+from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
-from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.rule import run_rule
 from auditor.evaluate.usage import evaluate_usage
-from auditor.models import Subject
+from auditor.models import Revision, Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
 
@@ -46,18 +50,20 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     missing: list[str] = []
     failing: tuple[tuple[int, int], ...] = ()
     memo = inputs.memoise
+    state = _State(policy, inputs)
+    walk: SettingsWalk | None = None
     if by_target["settings"] and inputs.settings is not None:
-        history = _reiterable(inputs.history or (inputs.settings,), "history")
-        current, per_revision, failing = evaluate_settings(
-            by_target["settings"],
+        rules = by_target["settings"]
+        walk = SettingsWalk(
+            rules,
             inputs.settings,
-            history,
             env,
             all_revisions=inputs.all_revisions,
             memo=memo,
+            resume=[state.resume(r) for r in rules],
+            numbers=inputs.revision_numbers,
         )
-        results += current + per_revision
-    steps = 0
+    run: ChangeRun | None = None
     if by_target["change"]:
         run = ChangeRun(
             by_target["change"],
@@ -65,9 +71,33 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             memo=memo,
             every_step=inputs.all_revisions,
             table=inputs.list_table,
+            resume=[state.tally(r) for r in by_target["change"]],
         )
-        results += run.results(_reiterable(inputs.steps, "steps"))
-        steps = run.steps
+    history = inputs.history or _one(inputs.settings)
+    if walk is not None:
+        _reiterable(history, "history")
+    if run is not None:
+        _reiterable(inputs.steps, "steps")
+    if walk is not None and run is not None and _same_walk(inputs):
+        # One pass over the history feeds both: it is read (and parsed) once per run.
+        starts = (walk.start, run.start if state.prior else None)
+        begin = None if None in starts else min(s for s in starts if s is not None)
+        results += _both(walk, run, _from(history, begin, inputs.tail))
+    else:
+        if walk is not None:
+            for revision in _from(history, walk.start, inputs.tail):
+                walk.push(revision)
+        if run is not None:
+            results += run.results(state.steps(inputs, run.start))
+    if walk is not None and inputs.settings is not None:
+        walked = walk.finish()
+        results += walked.current + walked.per_revision
+        failing = walked.failing
+        state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
+    steps_seen = 0
+    if run is not None:
+        steps_seen = run.total_steps
+        state.keep_change(by_target["change"], run)
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
     if by_target["usage"]:
@@ -78,11 +108,118 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += usage_results
         missing += [why] if why else []
     for target, rules in by_target.items():
-        if rules and target != "usage" and not _has_input(target, inputs, steps):
+        if rules and target != "usage" and not _has_input(target, inputs, steps_seen):
             missing += [f"{r.id}: not evaluated ({_NO_INPUT[target]})" for r in rules]
+    # Rule order, then subject order: two stable passes whose keys are shared per subject and
+    # per rule, so `--all-revisions`' 100,000s of results need no key tuple each.
+    subjects: dict[int, tuple[int, int, str]] = {}
+    results.sort(key=lambda r: subjects.get(id(r.subject)) or _order_of(subjects, r.subject))
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
-    results.sort(key=lambda r: (order[r.rule.id], _subject_order(r.subject)))
-    return Evaluation(tuple(results), tuple(missing), failing)
+    results.sort(key=lambda r: order[r.rule.id])
+    return Evaluation(tuple(results), tuple(missing), failing, state.new, state.revision)
+
+
+def _one(settings: Revision | None) -> tuple[Revision, ...]:
+    return (settings,) if settings is not None else ()
+
+
+def _same_walk(inputs: EvaluationInputs) -> bool:
+    """The steps are the consecutive pairs of the history itself (not, say, a proposal)."""
+    return isinstance(inputs.steps, Steps) and inputs.steps.history is inputs.history
+
+
+def _from(
+    history: Iterable[Revision], start: int | None, tail: Callable[[int], Iterable[Revision]] | None
+) -> Iterable[Revision]:
+    return tail(start) if start is not None and tail is not None else history
+
+
+def _both(walk: SettingsWalk, run: ChangeRun, revisions: Iterable[Revision]) -> list[RuleResult]:
+    results: list[RuleResult] = []
+    previous: Revision | None = None
+    for revision in revisions:
+        walk.push(revision)
+        if previous is not None:
+            results += run.push(previous, revision)
+        previous = revision
+    results += run.finish()
+    return results
+
+
+class _State:
+    """The incremental state read in (`inputs.prior`) and written out (with `remember`)."""
+
+    def __init__(self, policy: PolicySet, inputs: EvaluationInputs) -> None:
+        usable = inputs.tail is not None and inputs.revision_numbers is not None
+        self.on = (inputs.remember or bool(inputs.prior)) and not inputs.all_revisions
+        self.prior = inputs.prior if self.on and usable else {}
+        self.remember = self.on and inputs.remember
+        self.inputs = inputs
+        self.keys = (
+            {r.id: incremental.rule_key(r, policy.enums, inputs.list_table) for r in policy.rules}
+            if self.on
+            else {}
+        )
+        self.new: dict[str, bytes] = {}
+        self.revision = inputs.settings.revision if inputs.settings is not None else None
+
+    def _stored(self, rule: Rule) -> bytes | None:
+        key = self.keys.get(rule.id)
+        return self.prior.get(key) if key is not None else None
+
+    def resume(self, rule: Rule) -> Resume | None:
+        """The settings rule's state from an earlier run, if there is one."""
+        data = self._stored(rule)
+        return incremental.load_resume(data) if data is not None else None
+
+    def tally(self, rule: Rule) -> Tally | None:
+        """The change rule's tally from an earlier run, if there is one."""
+        data = self._stored(rule)
+        tally = incremental.load_tally(data, rule) if data is not None else None
+        # A tally that runs past the revision under test (`--at`) cannot be cut back: its
+        # counts are totals. The rule is evaluated afresh.
+        if tally is None or self.revision is None or (tally.last or 0) > self.revision:
+            return None
+        return tally
+
+    def steps(self, inputs: EvaluationInputs, start: int | None) -> Iterable[Step]:
+        """Every step, or those from revision `start` on when no change rule needs more."""
+        if start is None or inputs.tail is None or not self.prior:
+            return inputs.steps
+        return Steps(_Tail(inputs.tail, start))
+
+    def keep_settings(self, rules: Sequence[Rule], walked: SettingsOutcome, at: int) -> None:
+        """Remember the settings rules' spans, when the walk ended at the revision under test."""
+        if not self.remember or walked.last != at:
+            return
+        for rule, spans in zip(rules, walked.spans, strict=True):
+            key = self.keys.get(rule.id)
+            if key is not None:
+                failing = bool(spans) and spans[-1].end is None
+                self.new[key] = incremental.dump_resume(at, failing, spans)
+
+    def keep_change(self, rules: Sequence[Rule], run: ChangeRun) -> None:
+        """Remember the change rules' tallies that reach the revision under test."""
+        if not self.remember:
+            return
+        for rule, tally in zip(rules, run.tallies, strict=True):
+            key = self.keys.get(rule.id)
+            if key is None or tally.steps < 2 or tally.last != self.revision:
+                continue
+            data = incremental.dump_tally(tally, rule)
+            if data is not None:
+                self.new[key] = data
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The history from one revision on, streamed anew on every iteration."""
+
+    tail: Callable[[int], Iterable[Revision]]
+    start: int
+
+    def __iter__(self) -> Iterator[Revision]:
+        return iter(self.tail(self.start))
 
 
 def _reiterable(items: Iterable[T], name: str) -> Iterable[T]:
@@ -100,6 +237,11 @@ def _has_input(target: str, inputs: EvaluationInputs, steps: int) -> bool:
     return bool(inputs.reports)
 
 
+def _order_of(known: dict[int, tuple[int, int, str]], subject: Subject) -> tuple[int, int, str]:
+    known[id(subject)] = found = _subject_order(subject)
+    return found
+
+
 def _subject_order(subject: Subject) -> tuple[int, int, str]:
     return (0 if "@" not in subject.key else 1, subject.revision or 0, subject.key)
 
@@ -108,16 +250,15 @@ def _readiness(
     repo_rules: Sequence[Rule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
-    for report in readiness.latest_per_repo(inputs.reports) if repo_rules else ():
-        view = readiness.readiness_view(report, model, inputs.now)
+    # Repositories share many values (levels, flags): a verdict is reused across them when
+    # the values a rule reads repeat, as for revisions (`memo`).
+    memos = [MemoRule(rule, enabled=inputs.memoise) for rule in repo_rules]
+    for report, view in (
+        readiness.repo_views(inputs.reports, model, inputs.now) if repo_rules else ()
+    ):
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
-        yield from (_run(rule, view, env, subject) for rule in repo_rules)
+        yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
     if org_rules:
         view = readiness.org_view(inputs.reports, model, inputs.now)
         subject = Subject("org", "org", "organization")
-        yield from (_run(rule, view, env, subject) for rule in org_rules)
-
-
-def _run(rule: Rule, doc: Any, env: Env, subject: Subject) -> RuleResult:
-    verdict: Verdict = run_rule(rule, doc, env)
-    return verdict.result(rule, subject)
+        yield from (run_rule(rule, view, env).result(rule, subject) for rule in org_rules)

@@ -12,15 +12,17 @@ The history is streamed: only the previous revision is held.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from auditor.diff.table import strict_equal
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
-from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.rule import Verdict
 from auditor.models import Attribution, Revision, Subject
 from auditor.operators import MISSING
 from auditor.policy.conditions import root_paths
@@ -38,13 +40,21 @@ class _Node:
 
 def build_trie(rules: Sequence[Rule]) -> _Node:
     """The trie of every rule's leading path keys (rule positions at and below each key)."""
-    root = _Node()
-    for index, rule in enumerate(rules):
+    reads = []
+    for rule in rules:
         conds = [c for c in (rule.when, rule.condition) if c is not None]
-        for path in (p for c in conds for p in root_paths(c)):
+        reads.append([p.deps for c in conds for p in root_paths(c)])
+    return trie_of(reads)
+
+
+def trie_of(reads: Sequence[Iterable[tuple[str, ...]]]) -> _Node:
+    """The trie of the leading keys each rule (by position) reads."""
+    root = _Node()
+    for index, paths in enumerate(reads):
+        for deps in paths:
             node = root
             node.below.add(index)
-            for key in path.deps:
+            for key in deps:
                 node = node.children.setdefault(key, _Node())
                 node.below.add(index)
             node.whole = True
@@ -83,21 +93,52 @@ def subject_of(revision: Revision, key: str = "settings") -> Subject:
     return Subject("settings", key, label, revision=revision.revision)
 
 
+_FAIL, _NOT_FAILING = Verdict("fail", ""), Verdict("pass", "")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of revisions in which a settings rule failed: from `start` (who made it fail)
+    up to `end`, the first revision at which it no longer failed (None: still failing)."""
+
+    start: Attribution
+    end: int | None = None
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where an earlier run left a rule: the statuses and failing spans at revision `last`."""
+
+    last: int
+    failing: bool
+    spans: tuple[Span, ...]
+
+
 @dataclass
 class _Walk:
     """The state carried from one revision to the next."""
 
-    verdicts: list[Verdict]
-    since: list[Revision | None]
+    verdicts: list[Verdict]  # resumed: placeholders carrying only the status
     previous: Revision
-    failing: int = 0
 
 
 class HistoryRun:
-    """Evaluates settings rules revision by revision, re-running only affected rules."""
+    """Evaluates settings rules revision by revision, re-running only affected rules.
+
+    Started fresh (the first revision it sees is evaluated in full) or resumed from where an
+    earlier run left off (`resume`, all rules at the same revision `last`: the walk starts at
+    the revision after it, diffing against revision `last` itself). Each rule's failing
+    spans are kept (a few per rule), not per-revision results; `keep_all` keeps those too.
+    """
 
     def __init__(
-        self, rules: Sequence[Rule], env: Env, *, keep_all: bool = False, memo: bool = True
+        self,
+        rules: Sequence[Rule],
+        env: Env,
+        *,
+        keep_all: bool = False,
+        memo: bool = True,
+        resume: Sequence[Resume] | None = None,
     ) -> None:
         self.rules = rules
         self.memos = [MemoRule(rule, enabled=memo) for rule in rules]
@@ -105,19 +146,30 @@ class HistoryRun:
         self.trie = build_trie(rules)
         self.keep_all = keep_all
         self.all_results: list[RuleResult] = []
-        self.failing: list[tuple[int, int]] = []
+        self.spans: list[list[Span]] = (
+            [list(r.spans) for r in resume] if resume else [[] for _ in rules]
+        )
+        self.resume = resume
+        self.last = resume[0].last if resume else None
         self.state: _Walk | None = None
 
     def step(self, revision: Revision) -> None:
-        """Advance to the next revision of the history."""
+        """Advance to the next revision of the history (resumed: skip up to `last`)."""
+        if self.last is not None and revision.revision <= self.last:
+            if revision.revision == self.last and self.resume is not None:
+                placeholders = [_FAIL if r.failing else _NOT_FAILING for r in self.resume]
+                self.state = _Walk(placeholders, revision)
+            return
         if self.state is None:
-            verdicts = [m.verdict(revision.settings, self.env) for m in self.memos]
-            since = [revision if v.status == "fail" else None for v in verdicts]
-            failing = sum(v.status == "fail" for v in verdicts)
-            self.state = _Walk(verdicts, since, revision, failing)
+            if self.last is not None:
+                raise RuntimeError(f"resumed history walk did not meet revision {self.last}")
+            verdicts = [self._verdict(m, revision) for m in self.memos]
+            for index, verdict in enumerate(verdicts):
+                if verdict.status == "fail":
+                    self.spans[index].append(Span(attribution(revision)))
+            self.state = _Walk(verdicts, revision)
         else:
             self._advance(self.state, revision)
-        self.failing.append((revision.revision, self.state.failing))
         if self.keep_all:
             self._keep(self.state, revision)
 
@@ -125,21 +177,142 @@ class HistoryRun:
         changed: set[int] = set()
         affected(self.trie, state.previous.settings, revision.settings, changed)
         for index in sorted(changed):
-            verdict = self.memos[index].verdict(revision.settings, self.env)
-            was_failing = state.verdicts[index].status == "fail"
-            state.failing += (verdict.status == "fail") - was_failing
+            verdict = self._verdict(self.memos[index], revision)
+            fails, was = verdict.status == "fail", state.verdicts[index].status == "fail"
             state.verdicts[index] = verdict
-            if verdict.status != "fail":
-                state.since[index] = None
-            elif not was_failing:
-                state.since[index] = revision
+            if fails == was:
+                continue
+            spans = self.spans[index]
+            if fails:
+                spans.append(Span(attribution(revision)))
+            else:
+                spans[-1] = Span(spans[-1].start, revision.revision)
         state.previous = revision
+
+    def _verdict(self, memo: MemoRule, revision: Revision) -> Verdict:
+        """The words only when every revision's results are kept; else the status alone."""
+        if self.keep_all:
+            return memo.verdict(revision.settings, self.env)
+        status = memo.status(revision.settings, self.env)
+        return _FAIL if status == "fail" else _NOT_FAILING
+
+    def since(self, index: int) -> Attribution | None:
+        """Where rule `index` started failing, if it fails at the revision walked last."""
+        spans = self.spans[index]
+        return spans[-1].start if spans and spans[-1].end is None else None
 
     def _keep(self, state: _Walk, revision: Revision) -> None:
         subject = subject_of(revision, f"settings@{revision.revision}")
-        for rule, verdict, since in zip(self.rules, state.verdicts, state.since, strict=True):
-            when = attribution(since) if since is not None else None
-            self.all_results.append(verdict.result(rule, subject, since=when))
+        for index, (memo, verdict) in enumerate(zip(self.memos, state.verdicts, strict=True)):
+            when = self.since(index) if verdict.status == "fail" else None
+            self.all_results.append(verdict.result(memo.rule, subject, since=when))
+
+
+def failing_counts(
+    numbers: Sequence[int], spans: Iterable[Sequence[Span]]
+) -> tuple[tuple[int, int], ...]:
+    """(revision, how many rules fail there) for each revision number (ascending)."""
+    delta = [0] * (len(numbers) + 1)
+    for span in (s for rule_spans in spans for s in rule_spans):
+        delta[bisect_left(numbers, span.start.revision)] += 1
+        delta[len(numbers) if span.end is None else bisect_left(numbers, span.end)] -= 1
+    counts = list(accumulate(delta[:-1]))
+    return tuple(zip(numbers, counts, strict=True))
+
+
+@dataclass
+class SettingsOutcome:
+    """What the settings walk gives: results for the revision under test, per-revision results
+    (`--all-revisions`), failing counts per revision and each rule's spans (to resume from)."""
+
+    current: list[RuleResult]
+    per_revision: list[RuleResult]
+    failing: tuple[tuple[int, int], ...]
+    spans: list[tuple[Span, ...]]
+    last: int | None = None  # the last revision walked
+
+
+class SettingsWalk:
+    """Every settings rule walked over the history up to `current`, one revision at a time
+    (`push`): rules with a `resume` entry from the revision after it, the others from the
+    first revision. `start` says from which revision the walk needs the history (None: all
+    of it); `finish` gives the outcome."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        current: Revision,
+        env: Env,
+        *,
+        all_revisions: bool = False,
+        memo: bool = True,
+        resume: Sequence[Resume | None] = (),
+        numbers: Sequence[int] | None = None,
+    ) -> None:
+        self.rules, self.current, self.env, self.numbers = rules, current, env, numbers
+        resume = [_up_to(r, current.revision) for r in resume] or [None] * len(rules)
+        self.groups: dict[int | None, list[int]] = {}
+        for index, prior in enumerate(resume):
+            self.groups.setdefault(prior.last if prior is not None else None, []).append(index)
+        self.runs = {
+            last: HistoryRun(
+                [rules[i] for i in members],
+                env,
+                keep_all=all_revisions,
+                memo=memo,
+                resume=None if last is None else [resume[i] for i in members],  # type: ignore[misc]
+            )
+            for last, members in self.groups.items()
+        }
+        self.seen: list[int] = []
+
+    @property
+    def start(self) -> int | None:
+        """The first revision the walk needs (None: the whole history)."""
+        if None in self.runs or self.numbers is None:
+            return None
+        return min(k for k in self.runs if k is not None)
+
+    def push(self, revision: Revision) -> None:
+        """Walk one more revision (those after the revision under test are ignored)."""
+        if revision.revision > self.current.revision:
+            return
+        self.seen.append(revision.revision)
+        for run in self.runs.values():
+            run.step(revision)
+
+    def finish(self) -> SettingsOutcome:
+        """The results for the revision under test (worded), per-revision results (if asked),
+        failing counts per revision and each rule's spans."""
+        current, env = self.current, self.env
+        where = {
+            i: (run, n) for last, run in self.runs.items() for n, i in enumerate(self.groups[last])
+        }
+        results, spans = [], []
+        memos = {id(m.rule): m for run in self.runs.values() for m in run.memos}
+        for index, rule in enumerate(self.rules):
+            run, n = where[index]
+            verdict = memos[id(rule)].verdict(current.settings, env)
+            since = run.since(n) if verdict.status == "fail" else None
+            results.append(verdict.result(rule, subject_of(current), since=since))
+            spans.append(tuple(run.spans[n]))
+        per_revision = [r for run in self.runs.values() for r in run.all_results]
+        counted = self.numbers if self.start is not None and self.numbers is not None else self.seen
+        counted = counted[: bisect_right(counted, current.revision)]
+        last = self.seen[-1] if self.seen else None
+        return SettingsOutcome(results, per_revision, failing_counts(counted, spans), spans, last)
+
+
+def _up_to(prior: Resume | None, revision: int) -> Resume | None:
+    """A rule's state cut back to an earlier revision (`--at`): its spans as they stood then."""
+    if prior is None or prior.last <= revision:
+        return prior
+    spans = tuple(
+        Span(s.start, s.end if s.end is not None and s.end <= revision else None)
+        for s in prior.spans
+        if s.start.revision <= revision
+    )
+    return Resume(revision, bool(spans) and spans[-1].end is None, spans)
 
 
 def evaluate_settings(
@@ -150,29 +323,16 @@ def evaluate_settings(
     *,
     all_revisions: bool = False,
     memo: bool = True,
-) -> tuple[list[RuleResult], list[RuleResult], tuple[tuple[int, int], ...]]:
-    """Results for `current`, per-revision results (if asked), and failing counts per revision."""
-    run = HistoryRun(rules, env, keep_all=all_revisions, memo=memo)
-    for revision in history:
-        if revision.revision <= current.revision:
-            run.step(revision)
-    state = run.state
-    same_as_last = state is not None and (state.previous.revision, state.previous.content_hash) == (
-        current.revision,
-        current.content_hash,
+    resume: Sequence[Resume | None] = (),
+    tail: Callable[[int], Iterable[Revision]] | None = None,
+    numbers: Sequence[int] | None = None,
+) -> SettingsOutcome:
+    """Walk the history up to `current` once (see `SettingsWalk`), reading only `tail(start)`
+    when no rule needs the whole history."""
+    walk = SettingsWalk(
+        rules, current, env, all_revisions=all_revisions, memo=memo, resume=resume, numbers=numbers
     )
-    if state is not None and same_as_last:
-        verdicts = state.verdicts
-    else:
-        verdicts = [run_rule(r, current.settings, env) for r in rules]
-    results = []
-    for index, (rule, verdict) in enumerate(zip(rules, verdicts, strict=True)):
-        since = _since(state, index, current) if verdict.status == "fail" else None
-        results.append(verdict.result(rule, subject_of(current), since=since))
-    return results, run.all_results, tuple(run.failing)
-
-
-def _since(state: _Walk | None, index: int, current: Revision) -> Attribution | None:
-    # A proposed revision that fails a rule already failing in the history inherits its start.
-    started = state.since[index] if state is not None else None
-    return attribution(started) if started is not None else None
+    start = walk.start
+    for revision in tail(start) if start is not None and tail is not None else history:
+        walk.push(revision)
+    return walk.finish()

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.rule import Verdict
+from auditor.evaluate.status import rule_status
+from auditor.models import Status
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.model import Rule
 from auditor.policy.refs import Ref
 
 Deps = tuple[str, ...]
+V = TypeVar("V")
 
 #: Leading keys of change-document fields that differ on every step: a key holding them
 #: would never repeat, so rules reading them are simply not cached.
@@ -96,15 +99,16 @@ def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
     return hashlib.blake2b(data, digest_size=32).digest()
 
 
-class VerdictCache:
-    """Verdicts of one rule by projection key, starting over when its keys exceed the budget."""
+class VerdictCache(Generic[V]):
+    """Verdicts (or statuses) of one rule by projection key, starting over when its keys
+    exceed the budget."""
 
     def __init__(self, budget: int = CACHE_BUDGET) -> None:
-        self.verdicts: dict[bytes, Verdict] = {}
+        self.verdicts: dict[bytes, V] = {}
         self.budget = budget
         self.size = 0
 
-    def get(self, key: bytes, compute: Callable[[], Verdict]) -> Verdict:
+    def get(self, key: bytes, compute: Callable[[], V]) -> V:
         """The verdict cached under `key`, computing and storing it on a miss."""
         found = self.verdicts.get(key)
         if found is not None:
@@ -124,7 +128,10 @@ class MemoRule:
     def __init__(self, rule: Rule, *, enabled: bool = True) -> None:
         self.rule = rule
         self.reads = rule_reads(rule)
-        self.cache = VerdictCache() if enabled and cacheable(self.reads) else None
+        self.cache: VerdictCache[Verdict] | None = None
+        self.statuses: VerdictCache[Status] | None = None
+        if enabled and cacheable(self.reads):
+            self.cache, self.statuses = VerdictCache(), VerdictCache()
 
     def verdict(self, doc: Any, env: Env) -> Verdict:
         """The rule's verdict on `doc`, reused when the same projection was seen before."""
@@ -132,3 +139,13 @@ class MemoRule:
         if self.cache is None or key is None:
             return evaluate_rule.run_rule(self.rule, doc, env)
         return self.cache.get(key, lambda: evaluate_rule.run_rule(self.rule, doc, env))
+
+    def status(self, doc: Any, env: Env) -> Status:
+        """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
+        key = None if self.cache is None else projection_key(doc, self.reads)
+        if self.cache is None or self.statuses is None or key is None:
+            return rule_status(self.rule, doc, env)
+        known = self.cache.verdicts.get(key)
+        if known is not None:
+            return known.status
+        return self.statuses.get(key, lambda: rule_status(self.rule, doc, env))

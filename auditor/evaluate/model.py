@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
@@ -21,7 +21,7 @@ from auditor.models import (
 from auditor.policy.model import Rule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuleResult:
     """The outcome of one rule on one subject. `raw_status` is the status before waivers."""
 
@@ -67,6 +67,14 @@ class EvaluationInputs:
     list_table: ListTable = DEFAULT_LIST_TABLE  # how change documents diff lists (`diff_keys`)
     memoise: bool = True  # reuse a verdict when a rule's inputs repeat (results are identical)
     usage: UsageInputs | None = None  # analytics days for `usage` rules (None: none stored)
+    # Incremental evaluation (see `auditor.evaluate.incremental`): `prior` is the state an
+    # earlier run left, by rule key, computed over a prefix of this same history (the caller
+    # checks that); `tail(n)` streams the history from revision n on; `revision_numbers` are
+    # every revision number of `history` (ascending). `remember` asks for the new state.
+    prior: Mapping[str, bytes] = field(default_factory=dict)
+    tail: Callable[[int], Iterable[Revision]] | None = None
+    revision_numbers: Sequence[int] | None = None
+    remember: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,9 @@ class Evaluation:
     results: tuple[RuleResult, ...]
     not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
     failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
+    # With `remember`: each stored rule's state at `state_revision`, by rule key.
+    state: Mapping[str, bytes] = field(default_factory=dict)
+    state_revision: int | None = None
 
     @property
     def complete(self) -> bool:

@@ -19,6 +19,7 @@ Semantics (documented for users in policies/README.md):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -183,12 +184,16 @@ def _criterion(
     )
 
 
-def _number(value: Any) -> Fraction | None:
+def _valid(value: Any) -> bool:
+    """A finite JSON number (not a boolean)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _exact(value: int | float) -> int | Fraction:
+    """A numerator or denominator as an exact number (a float by its shortest decimal form)."""
+    return Fraction(str(value)) if isinstance(value, float) else value
 
 
 def _criterion_view(cid: str, entry: Any, model: ReadinessModel) -> dict[str, Any]:
@@ -206,8 +211,9 @@ def _criterion_view(cid: str, entry: Any, model: ReadinessModel) -> dict[str, An
     if out["numerator"] is None:
         out["skipped"] = True
         return out
-    num, den = _number(out["numerator"]), _number(out["denominator"])
-    if num is None or den is None or den <= 0 or not 0 <= num <= den:
+    num, den = out["numerator"], out["denominator"]
+    # Plain comparisons: Python compares ints and floats exactly, so no Fraction is needed.
+    if not (_valid(num) and _valid(den)) or den <= 0 or not 0 <= num <= den:
         out["problem"] = "numerator/denominator must be numbers with 0 <= numerator <= denominator"
         return out
     out["passed"] = num == den
@@ -222,42 +228,51 @@ def _criteria(data: Any, model: ReadinessModel) -> dict[str, dict[str, Any]]:
     return {str(cid): _criterion_view(str(cid), entry, model) for cid, entry in report.items()}
 
 
-def _credit(entry: Mapping[str, Any], model: ReadinessModel) -> Fraction:
-    """Exact credit of an evaluated criterion: 1/0, or numerator/denominator in fraction mode."""
-    num, den = _number(entry["numerator"]), _number(entry["denominator"])
-    assert num is not None and den is not None
+def _credit(entry: Mapping[str, Any], model: ReadinessModel) -> int | Fraction:
+    """Exact credit of an evaluated criterion: 1/0 (integers, the default mode), or
+    numerator/denominator in fraction mode (the only place a Fraction is built)."""
     if model.partial_credit == "fraction":
-        return num / den
-    return Fraction(1 if entry["passed"] else 0)
+        return Fraction(_exact(entry["numerator"])) / _exact(entry["denominator"])
+    return 1 if entry["passed"] else 0
 
 
 def _evaluated(criteria: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [c for c in criteria.values() if c["passed"] is not None]
 
 
-def _share_of_credit(entries: Sequence[Mapping[str, Any]], model: ReadinessModel) -> Fraction:
-    return sum((_credit(c, model) for c in entries), Fraction(0)) / len(entries)
+def _credit_sum(entries: Sequence[Mapping[str, Any]], model: ReadinessModel) -> int | Fraction:
+    return sum(_credit(c, model) for c in entries)
 
 
 def compute_score(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> float | None:
     """Credit share over evaluated criteria (skipped and malformed ones excluded)."""
     evaluated = _evaluated(criteria)
-    return float(_share_of_credit(evaluated, model)) if evaluated else None
+    # int / int is correctly rounded, exactly as float(Fraction(total, count)) would be.
+    return float(_credit_sum(evaluated, model) / len(evaluated)) if evaluated else None
 
 
 def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> int:
     """Readiness level by the model's gate; the lowest level when nothing unlocks."""
     order = sorted(model.levels)
-    gate = Fraction(str(model.unlock_threshold))
+    gate = _gate(model.unlock_threshold)
+    evaluated = _evaluated(criteria)
     level = order[0]
     for current, following in pairwise(order):
-        at_level = [c for c in _evaluated(criteria) if c["level"] == current]
+        at_level = [c for c in evaluated if c["level"] == current]
         if not at_level:
             break
-        if _share_of_credit(at_level, model) < gate:
+        # credit / count < num / den, cross-multiplied: exact, in integers in the default mode
+        if _credit_sum(at_level, model) * gate[1] < len(at_level) * gate[0]:
             break
         level = following
     return level
+
+
+@functools.lru_cache(maxsize=8)
+def _gate(threshold: float) -> tuple[int, int]:
+    """The unlock threshold as an exact ratio (numerator, denominator) of its decimal form."""
+    exact = Fraction(str(threshold))
+    return exact.numerator, exact.denominator
 
 
 def compute_clean(data: Mapping[str, Any]) -> bool | None:
@@ -287,6 +302,9 @@ def readiness_view(
     return view
 
 
+View = tuple[ReadinessReport, dict[str, Any]]
+
+
 def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]:
     """The newest report of each repository (ties broken by report id), sorted by repo URL."""
     latest: dict[str, ReadinessReport] = {}
@@ -300,6 +318,25 @@ def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]
     return [latest[url] for url in sorted(latest)]
 
 
+#: The views of the last `repo_views` call: (reports, model, now) -> views. One entry, holding
+#: its inputs, so the engine, the org view and the report's readiness rows share one
+#: computation per repository and per run.
+_LAST_VIEWS: list[tuple[Sequence[ReadinessReport], ReadinessModel, datetime, list[View]]] = []
+
+
+def repo_views(
+    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+) -> list[View]:
+    """(report, `readiness_view`) of each repository's newest report, by repository URL;
+    computed once for the same reports, model and time (the sequence object itself)."""
+    for held, held_model, held_now, views in _LAST_VIEWS:
+        if held is reports and held_model is model and held_now == now:
+            return views
+    views = [(r, readiness_view(r, model, now)) for r in latest_per_repo(reports)]
+    _LAST_VIEWS[:] = [(reports, model, now, views)]
+    return views
+
+
 def _share(count: int, total: int) -> float | None:
     return count / total if total else None
 
@@ -308,9 +345,9 @@ def org_view(
     reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
 ) -> dict[str, Any]:
     """Aggregates over each repository's latest report (the `org` target's document)."""
-    latest = latest_per_repo(reports)
-    views = [readiness_view(r, model, now) for r in latest]
-    levels = {r.repo_url: int(v["$level"]) for r, v in zip(latest, views, strict=True)}
+    pairs = repo_views(reports, model, now)
+    views = [view for _, view in pairs]
+    levels = {r.repo_url: int(v["$level"]) for r, v in pairs}
     total = len(views)
     out: dict[str, Any] = {
         "$level": math.floor(sum(levels.values()) / total) if total else None,

@@ -7,6 +7,7 @@ store), gives `Finding`s with a stable fingerprint, who/when attribution text an
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -29,7 +30,7 @@ _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One rule's result on one subject, ready for reports.
 
@@ -75,6 +76,7 @@ def primary_path(evidence: Iterable[Evidence]) -> str:
     return min(paths) if paths else ""
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def control_key(control: str) -> tuple[tuple[int, str], ...]:
     """Natural sort key: `ISO27001:A.5.2` before `ISO27001:A.5.15`, `CC6.8` before `CC6.10`."""
     parts = _DIGITS.split(control.casefold())
@@ -85,6 +87,11 @@ def control_key(control: str) -> tuple[tuple[int, str], ...]:
 
 def sort_controls(controls: Iterable[str]) -> tuple[str, ...]:
     """Controls without duplicates, in natural order (see `control_key`)."""
+    return _sorted_controls(tuple(controls))
+
+
+@functools.lru_cache(maxsize=1024)  # a rule's controls: one sort per rule, not per finding
+def _sorted_controls(controls: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(controls), key=control_key))
 
 
@@ -116,6 +123,16 @@ def findings_from_results(results: Sequence[RuleResult]) -> list[Finding]:
     return sort_findings(finding_from_result(r) for r in results)
 
 
+def findings_from_pending(results: list[RuleResult]) -> list[Finding]:
+    """`findings_from_results`, emptying `results` as it goes: each result is let go as soon
+    as its finding exists, so the two are never both held in full (`--all-revisions`)."""
+    out: list[Finding] = []
+    while results:
+        out.append(finding_from_result(results.pop()))
+    out.reverse()
+    return sort_findings(out)
+
+
 def natural_key(text: str) -> tuple[tuple[int, str], ...]:
     """Text with its digit runs compared as numbers: `change:8..9` before `change:77..78`."""
     return control_key(text)
@@ -135,8 +152,37 @@ def sort_key(f: Finding) -> SortKey:
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Findings in the stable report order (see `sort_key`)."""
-    return sorted(findings, key=sort_key)
+    """Findings in the stable report order (see `sort_key`).
+
+    Sorted in three stable passes, least significant part first (fingerprint, subject, then
+    severity and rule): each pass's keys are shared by every finding of the same subject or
+    rule, so hundreds of thousands of findings never need a key tuple each."""
+    out = list(findings)
+    out.sort(key=_fingerprint_of)
+    subjects: dict[str, tuple[tuple[int, str], ...]] = {}
+    out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key))
+    rules: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
+
+    def rule_key(f: Finding) -> tuple[int, tuple[tuple[int, str], ...]]:
+        known = rules.get((f.severity, f.rule_id))
+        if known is None:
+            known = rules[f.severity, f.rule_id] = (
+                severity_rank(f.severity),
+                natural_key(f.rule_id),
+            )
+        return known
+
+    out.sort(key=rule_key)
+    return out
+
+
+def _fingerprint_of(f: Finding) -> str:
+    return f.fingerprint
+
+
+def _keep(keys: dict[str, tuple[tuple[int, str], ...]], text: str) -> tuple[tuple[int, str], ...]:
+    keys[text] = found = natural_key(text)
+    return found
 
 
 def _who(a: Attribution) -> str:

@@ -13,16 +13,18 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
+
 from auditor.common.files import write_atomic, write_atomic_bytes
 from auditor.errors import ReportError
 from auditor.report.html import render_html
-from auditor.report.jsonout import render_json
-from auditor.report.junit import render_junit
+from auditor.report.jsonout import json_chunks, render_json
+from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
 from auditor.report.oscal import render_oscal
 from auditor.report.pdf import render_pdf
-from auditor.report.sarif import render_sarif
+from auditor.report.sarif import render_sarif, sarif_chunks
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -104,10 +106,9 @@ def write_reports(
         if name not in chosen:
             continue
         path = out_dir / name
-        with gc_paused():
-            text = render(data)
         try:
-            write_atomic(path, text)
+            with gc_paused():
+                _write(path, name, render, data)
         except OSError as exc:
             raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
@@ -125,6 +126,26 @@ def _write_pdf(data: ReportData, path: Path) -> Path:
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+#: File name → a renderer giving the text in pieces, so a large report is never held whole.
+#: Each takes `ascii_only` (orjson refuses lone surrogates: `json` then writes the file anew).
+STREAMED: dict[str, Callable[..., Iterator[str]]] = {
+    "findings.json": json_chunks,
+    "findings.sarif": sarif_chunks,
+    "junit.xml": lambda data, ascii_only=False: junit_chunks(data),
+}
+
+
+def _write(path: Path, name: str, render: Callable[[ReportData], str], data: ReportData) -> None:
+    stream = STREAMED.get(name)
+    if stream is None:
+        write_atomic(path, render(data))
+        return
+    try:
+        write_atomic(path, stream(data))
+    except orjson.JSONEncodeError:
+        write_atomic(path, stream(data, ascii_only=True))
 
 
 def prepare_out_dir(out_dir: Path) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from auditor import __version__
-from auditor.evaluate.readiness import ReadinessModel, latest_per_repo, org_view, readiness_view
+from auditor.evaluate.readiness import ReadinessModel, org_view, repo_views
 from auditor.findings import Finding, WaiverReport, sort_findings
 from auditor.models import FindingRecord, ReadinessReport
 from auditor.policy.model import PolicyFile
@@ -83,8 +83,7 @@ def build_report_data(
 def readiness_rows(readiness: ReadinessInputs) -> tuple[ReadinessRow, ...]:
     """One row per repository (its newest report), graded by the readiness model."""
     rows = []
-    for report in latest_per_repo(readiness.reports):
-        view = readiness_view(report, readiness.model, readiness.now)
+    for report, view in repo_views(readiness.reports, readiness.model, readiness.now):
         rows.append(
             ReadinessRow(
                 repo_url=report.repo_url,

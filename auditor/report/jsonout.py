@@ -8,6 +8,7 @@ escaping makes control characters inert.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from importlib import resources
@@ -60,7 +61,15 @@ def _location(loc: SourceLocation | None) -> dict[str, Any] | None:
 
 
 def _subject(s: Subject) -> dict[str, Any]:
-    return asdict(s)
+    # Spelled out (the fields in order, as `asdict` gives them): asdict deep-copies, and
+    # this runs once per finding.
+    return {
+        "kind": s.kind,
+        "key": s.key,
+        "label": s.label,
+        "revision": s.revision,
+        "repo_url": s.repo_url,
+    }
 
 
 def _evidence(e: Evidence) -> dict[str, Any]:
@@ -180,8 +189,9 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
     }
 
 
-def report_json(d: ReportData) -> dict[str, Any]:
-    """The whole document as a JSON value."""
+def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
+    """The whole document as a JSON value (`findings=False`: its findings list left empty,
+    for `json_chunks` to stream)."""
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},
@@ -205,7 +215,7 @@ def report_json(d: ReportData) -> dict[str, Any]:
             "resolved": len(d.resolved),
         },
         "rules": _rules(d.findings),
-        "findings": [finding_json(f) for f in d.findings],
+        "findings": [finding_json(f) for f in d.findings] if findings else [],
         "resolved": [_resolved(p) for p in d.resolved],
         "failing_by_revision": [[r, n] for r, n in d.failing_by_revision],
         "readiness": {
@@ -241,9 +251,60 @@ def _data_warning(w: DataWarning) -> dict[str, Any]:
 
 def render_json(data: ReportData) -> str:
     """`findings.json` text: two-space indented, stable order, trailing newline."""
-    value = report_json(data)
     try:
-        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default)
-    except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
-        return json.dumps(value, indent=2, ensure_ascii=True, default=_default) + "\n"
-    return inert_bytes(raw) + "\n"
+        return "".join(json_chunks(data))
+    except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \udXXX
+        return "".join(json_chunks(data, ascii_only=True))
+
+
+def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+    """`findings.json` as a stream of text, the findings serialized a batch at a time, so the
+    whole document is never held (the same bytes as one `orjson.dumps` of `report_json`).
+
+    orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
+    given out): start over with `ascii_only=True`, where `json` escapes them as before."""
+    document = report_json(data, findings=False)
+    batches = ([finding_json(f) for f in batch] for batch in _batches(data.findings))
+    yield from spliced(document, batches, dump=_dump_ascii if ascii_only else _dump)
+
+
+def spliced(
+    document: dict[str, Any],
+    items: Iterable[list[dict[str, Any]]],
+    *,
+    key: str = "findings",
+    depth: int = 1,
+    dump: Callable[[Any], str],
+) -> Iterator[str]:
+    """The indented JSON text of `document`, whose (empty) list under `key` at `depth` is
+    filled with `items` (given a batch at a time) as the text is written out. Lines of
+    serialized JSON never hold a raw newline, so re-indenting an item is a replace."""
+    text = dump(document)
+    pad = "  " * depth
+    marker = f'\n{pad}"{key}": [],\n'
+    head, found, tail = text.partition(marker)
+    if not found:
+        raise ValueError(f"{key!r} is not an empty list at depth {depth}")
+    inner = "\n" + pad + "  "
+    yield head + f'\n{pad}"{key}": ['
+    first = True
+    for batch in items:
+        if not batch:
+            continue
+        body = ",".join(inner + dump(v).replace("\n", inner) for v in batch)
+        yield body if first else "," + body
+        first = False
+    yield (f"\n{pad}],\n" if not first else "],\n") + tail + "\n"
+
+
+def _dump(value: Any) -> str:
+    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default))
+
+
+def _dump_ascii(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=True, default=_default)
+
+
+def _batches(findings: Sequence[Finding], size: int = 256) -> Iterator[Sequence[Finding]]:
+    for start in range(0, len(findings), size):
+        yield findings[start : start + size]

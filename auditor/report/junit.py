@@ -30,11 +30,25 @@ _ATTR = str.maketrans(
 
 
 def _text(value: str) -> str:
-    return xml_text(value).translate(_TEXT)
+    return _escape(xml_text(value), _TEXT_SPECIAL)
 
 
 def _attrs(**attrs: str) -> str:
-    return "".join(f' {k}="{xml_text(v).translate(_ATTR)}"' for k, v in attrs.items())
+    return "".join(f' {k}="{_escape(xml_text(v), _ATTR_SPECIAL)}"' for k, v in attrs.items())
+
+
+# The tables as (character, entity) pairs, `&` first, for `_escape`.
+_TEXT_SPECIAL = tuple((chr(c), str(r)) for c, r in _TEXT.items())
+_ATTR_SPECIAL = tuple((chr(c), str(r)) for c, r in _ATTR.items())
+
+
+def _escape(value: str, special: tuple[tuple[str, str], ...]) -> str:
+    """`value.translate(table)` by `str.replace`, `&` first (so no entity is escaped twice):
+    much faster on the short strings of a report, and only a scan when nothing is special."""
+    for char, entity in special:
+        if char in value:
+            value = value.replace(char, entity)
+    return value
 
 
 def _details(f: Finding) -> str:
@@ -100,6 +114,18 @@ def _rule_suite(findings: Sequence[Finding]) -> Iterator[str]:
     yield "  </testsuite>\n"
 
 
+def _batched(parts: Iterator[str], size: int = 512) -> Iterator[str]:
+    """The parts joined a few hundred at a time (a rule's suite can hold 10,000s of cases)."""
+    batch: list[str] = []
+    for part in parts:
+        batch.append(part)
+        if len(batch) >= size:
+            yield "".join(batch)
+            batch.clear()
+    if batch:
+        yield "".join(batch)
+
+
 def _completeness(d: ReportData) -> Iterator[str]:
     errors = "0" if d.complete else "1"
     yield (
@@ -119,6 +145,11 @@ def _completeness(d: ReportData) -> Iterator[str]:
 
 def render_junit(data: ReportData) -> str:
     """`junit.xml` text."""
+    return "".join(junit_chunks(data))
+
+
+def junit_chunks(data: ReportData) -> Iterator[str]:
+    """`junit.xml` as a stream of text, a rule's test suite at a time."""
     by_rule: dict[str, list[Finding]] = {}
     for f in data.findings:
         by_rule.setdefault(f.rule_id, []).append(f)
@@ -130,9 +161,9 @@ def render_junit(data: ReportData) -> str:
         failures=totals["failures"],
         errors=str(errors),
     )
-    parts = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<testsuites{head} time="0">\n']
-    parts += _completeness(data)
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield f'<testsuites{head} time="0">\n'
+    yield from _completeness(data)
     for rule_id in sorted(by_rule):
-        parts += _rule_suite(by_rule[rule_id])
-    parts.append("</testsuites>\n")
-    return "".join(parts)
+        yield from _batched(_rule_suite(by_rule[rule_id]))
+    yield "</testsuites>\n"

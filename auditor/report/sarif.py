@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -22,6 +23,7 @@ import orjson
 from auditor.common.escape import clean_text, json_inert, md_inline, show_value
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
+from auditor.report.jsonout import spliced
 from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -193,15 +195,18 @@ def automation_id(d: ReportData) -> str:
     return f"auditor/{owner}/{d.mode}/{clean_text(d.run_id)}"
 
 
-def sarif_log(d: ReportData, *, max_results: int = MAX_RESULTS) -> dict[str, Any]:
-    """The SARIF log as a JSON value, with at most `max_results` results."""
+def sarif_log(
+    d: ReportData, *, max_results: int = MAX_RESULTS, results: bool = True
+) -> dict[str, Any]:
+    """The SARIF log as a JSON value, with at most `max_results` results (`results=False`:
+    the results list left empty, for `sarif_chunks` to stream)."""
     firsts: dict[str, Finding] = {}
     for f in d.findings:
         firsts.setdefault(f.rule_id, f)
     rule_ids = sorted(firsts)
     index = {rid: i for i, rid in enumerate(rule_ids)}
     listed, left_out = listed_findings(d, max_results)
-    results = [_result(f, d, index[f.rule_id]) for f in listed]
+    shown = [_result(f, d, index[f.rule_id]) for f in listed] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
         notes.insert(0, _cap_note(len(listed), left_out))
@@ -222,7 +227,7 @@ def sarif_log(d: ReportData, *, max_results: int = MAX_RESULTS) -> dict[str, Any
                 "toolExecutionNotifications": notes,
             }
         ],
-        "results": results,
+        "results": shown,
         "properties": {"complete": d.complete, "mode": d.mode, "resultsLeftOut": left_out},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
@@ -230,9 +235,28 @@ def sarif_log(d: ReportData, *, max_results: int = MAX_RESULTS) -> dict[str, Any
 
 def render_sarif(data: ReportData) -> str:
     """`findings.sarif` text."""
-    value = sarif_log(data)
     try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+        return "".join(sarif_chunks(data))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them
-        text = json.dumps(value, indent=2, ensure_ascii=True)
-    return json_inert(text) + "\n"
+        return "".join(sarif_chunks(data, ascii_only=True))
+
+
+def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+    """`findings.sarif` as a stream of text, results serialized a batch at a time (the same
+    bytes as one dump of `sarif_log`); `ascii_only` as in `jsonout.json_chunks`."""
+    log = sarif_log(data, results=False)
+    listed, _ = listed_findings(data)
+    index = {r["id"]: i for i, r in enumerate(log["runs"][0]["tool"]["driver"]["rules"])}
+    batches = (
+        [_result(f, data, index[f.rule_id]) for f in listed[start : start + 256]]
+        for start in range(0, len(listed), 256)
+    )
+    yield from spliced(log, batches, key="results", depth=3, dump=_ascii if ascii_only else _dump)
+
+
+def _dump(value: Any) -> str:
+    return json_inert(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8"))
+
+
+def _ascii(value: Any) -> str:
+    return json_inert(json.dumps(value, indent=2, ensure_ascii=True))

@@ -29,7 +29,7 @@ from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
 from auditor.store import analytics as store_analytics
-from auditor.store import postgres
+from auditor.store import evalstate, postgres
 from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
 from auditor.store.dialect import has_table, meta_text, meta_value, stream
@@ -621,3 +621,15 @@ class Store:
     def previous_complete_run(self, before_run_id: str, scope: str = "") -> RunRecord | None:
         """The newest complete run of `scope` before `before_run_id`, with its findings."""
         return store_runs.previous_complete_run(self._db, before_run_id, scope)
+
+    # -- incremental evaluation state --------------------------------------------------------
+
+    def eval_state(self) -> list[evalstate.EvalStateRow]:
+        """Every rule's stored evaluation state (see `auditor.store.evalstate`)."""
+        with self.reading():
+            return evalstate.load(self._db)
+
+    def save_eval_state(self, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+        """Store the rules' evaluation state computed at `revision` over `history`."""
+        with self.transaction():
+            evalstate.save(self._db, revision, history, states)

@@ -15,7 +15,7 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Forward-only migrations: version N's DDL takes a store from version N-1 to N (run in one
 # transaction on opening for writing). `DDL` below is always the whole current schema, for new
 # stores. Both are written for SQLite; `auditor.store.dialect` adapts them to PostgreSQL.
@@ -54,14 +54,21 @@ CREATE TABLE IF NOT EXISTS analytics_days (
     day TEXT NOT NULL, series TEXT NOT NULL, data BLOB NOT NULL, content_hash TEXT NOT NULL,
     sync_id INTEGER NOT NULL, PRIMARY KEY (day, series));
 """
-DDL += ANALYTICS_DDL
-MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL}
 # Keyed fingerprints of every secret ever found (never the value): see `auditor.redact.memory`.
 # Created on first use too, so a file made before the table existed gains it on its next sync.
 SECRET_MEMORY_DDL = (
     "CREATE TABLE IF NOT EXISTS secret_memory (fingerprint TEXT PRIMARY KEY, "
     "length INTEGER NOT NULL)"
 )
+
+# Incremental evaluation state per rule key (see `auditor.store.evalstate`); schema version 3
+# (a store made by an earlier version gains it when first opened for writing).
+EVAL_STATE_DDL = (
+    "CREATE TABLE IF NOT EXISTS eval_state (rule_key TEXT PRIMARY KEY, "
+    "revision INTEGER NOT NULL, history TEXT NOT NULL, data BLOB NOT NULL)"
+)
+DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n"
+MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.engine import Steps, evaluate
-from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.model import Evaluation, EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
@@ -28,7 +28,7 @@ from auditor.findings import (
     compare_runs,
     error_lines,
     failing_at,
-    findings_from_results,
+    findings_from_pending,
     load_waivers,
     records_for_store,
 )
@@ -37,6 +37,7 @@ from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
 from auditor.report.model import AuditScope, InputDigest, ReportData
 from auditor.report.usage import usage_view
+from auditor.store import evalstate
 from auditor.store.database import Store
 from auditor.workflows.usage import usage_inputs, without_usage
 
@@ -137,14 +138,21 @@ def run_audit(
         scope=scope,
     )
     options = replace(options, run_id=run_id)  # `-2` … when the id was taken
-    inputs = _inputs(store, loaded.model, options)
+    known = _Known.read(store, options)
+    inputs = _inputs(store, loaded.model, options, known)
     evaluation = evaluate(loaded.policy, inputs)
+    known.remember(store, evaluation)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
-    findings = findings_from_results(results)
+    not_evaluated, failing_by_revision = evaluation.not_evaluated, evaluation.failing_by_revision
+    errors = (*options.not_evaluated, *not_evaluated, *error_lines(results))
+    del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
+    pending = list(results)
+    del results
+    findings = findings_from_pending(pending)
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
     marked, resolved = compare_runs(findings, prior)
-    errors = (*options.not_evaluated, *evaluation.not_evaluated, *error_lines(results))
+    del findings
     store.finish_run(
         options.run_id,
         finished=options.now,
@@ -160,8 +168,8 @@ def run_audit(
         resolved=resolved,
         waivers=waiver_report,
         readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
-        failing_by_revision=evaluation.failing_by_revision,
-        inputs=_digest(store, inputs),
+        failing_by_revision=failing_by_revision,
+        inputs=_digest(known, inputs),
     )
     covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
     data = replace(
@@ -188,9 +196,50 @@ class StoredHistory:
         yield from self.then
 
 
-def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> EvaluationInputs:
+@dataclass
+class _Known:
+    """What the store says about the history before evaluating it: the settings under test,
+    every stored (revision, content hash) up to it, read once from the index, and the
+    evaluation state earlier runs left that still fits this history."""
+
+    settings: Revision | None
+    hashes: list[tuple[int, str]]
+    prior: dict[str, bytes]
+    moves_on: bool
+
+    @classmethod
+    def read(cls, store: Store, options: AuditOptions) -> _Known:
+        at = options.at
+        settings = store.revision_at(at) if at else store.latest_revision()
+        if settings is None:
+            return cls(None, [], {}, False)
+        # `--at`: the state may have been computed past the revision under test; it is checked
+        # against the whole stored history, then cut back to that revision by the engine.
+        stored = store.revision_hashes(end=None if at else settings.revision)
+        hashes = [pair for pair in stored if pair[0] <= settings.revision]
+        prior: dict[str, bytes] = {}
+        if not options.all_revisions:
+            rows = store.eval_state()
+            fits = evalstate.history_digests(stored, {row.revision for row in rows})
+            prior = {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
+        # Only a run of the latest stored revision moves the state on (`--at` only reads it).
+        return cls(settings, hashes, prior, at is None and not options.all_revisions)
+
+    def remember(self, store: Store, evaluation: Evaluation) -> None:
+        """Store the evaluation's new state, filed under the history it was computed over."""
+        at = evaluation.state_revision
+        if not self.moves_on or at is None or not evaluation.state:
+            return
+        digest = evalstate.history_digests(self.hashes, {at}).get(at)
+        if digest is not None:
+            store.save_eval_state(at, digest, evaluation.state)
+
+
+def _inputs(
+    store: Store, model: ReadinessModel, options: AuditOptions, known: _Known
+) -> EvaluationInputs:
     at = options.at
-    settings = store.revision_at(at) if at else store.latest_revision()
+    settings = known.settings
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     # Each repository's newest report (as of `at`), streamed: older reports are never held.
@@ -206,6 +255,10 @@ def _inputs(store: Store, model: ReadinessModel, options: AuditOptions) -> Evalu
         readiness_model=model,
         list_table=options.list_table,
         usage=usage_inputs(store, (at or options.now).date(), options.usage_days),
+        prior=known.prior,
+        tail=lambda start: store.iter_revisions(start=start, end=end),
+        revision_numbers=[number for number, _ in known.hashes],
+        remember=known.moves_on,
     )
 
 
@@ -217,9 +270,8 @@ def run_scope(policy: PolicySet, options: AuditOptions) -> str:
     return f"rules:{rules[:16]} at:{view} all-revisions:{options.all_revisions}"
 
 
-def _digest(store: Store, inputs: EvaluationInputs) -> InputDigest:
-    end = inputs.settings.revision if inputs.settings else None
-    revisions = tuple(store.revision_hashes(end=end)) if end is not None else ()
+def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
+    revisions = tuple(known.hashes)
     return InputDigest(
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),

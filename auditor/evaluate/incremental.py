@@ -1,0 +1,178 @@
+"""Evaluation state that survives between runs: what a nightly reads back instead of re-running.
+
+Takes the rules and the lists identity table, gives each rule's *key* (a digest of everything
+its verdicts depend on: its content, the policy's enums, the tool version and, for change
+rules, the list table) and turns the engine's per-rule walk state into bytes and back:
+
+- a settings rule: its failing spans up to the last evaluated revision (`history.Resume`), so
+  the walk resumes at the next revision and "violating since" is read back;
+- a change rule: its step tally — counts per status, the revisions spanned and every step
+  result that did not pass, with its words (`change.Tally`), so only new steps are run.
+
+A rule whose verdicts depend on the clock (`within_days`, `older_than_days`) has no key: it is
+evaluated afresh every run. Readiness and org rules are too (`$age_days` ages with the clock).
+The state is only ever a cache: the same inputs give the same results with or without it
+(`tests/test_incremental.py` proves it over randomized histories). Which stored revision the
+state was computed at, and whether the stored history still leads to it unchanged, is the
+caller's to check (`auditor.store.evalstate`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from auditor import __version__
+from auditor.diff import ListTable
+from auditor.evaluate.change import Tally
+from auditor.evaluate.history import Resume, Span
+from auditor.evaluate.model import RuleResult
+from auditor.models import Attribution, Evidence, Subject
+from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
+from auditor.policy.model import Rule
+
+#: Bump when the stored form or the meaning of a verdict changes (keys then all differ).
+STATE_FORMAT = 1
+STORED_TARGETS = ("settings", "change")
+
+
+def table_digest(table: ListTable) -> str:
+    """A digest of the lists identity table (`diff_keys`), which change documents depend on."""
+    shape = [sorted(table.sets), sorted(table.keyed.items()), sorted(table.ordered)]
+    return hashlib.sha256(orjson.dumps(shape)).hexdigest()
+
+
+def rule_key(rule: Rule, enums: Mapping[str, tuple[str, ...]], table: ListTable) -> str | None:
+    """The digest a rule's stored state is filed under, or None when it cannot be stored
+    (its target is not stored, or it reads the clock)."""
+    if rule.target not in STORED_TARGETS or _reads_clock(rule):
+        return None
+    shape = {
+        "format": STATE_FORMAT,
+        "tool": __version__,
+        "rule": [
+            rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
+            rule.remediation, list(rule.controls), list(rule.tags),
+        ],
+        "when": _shape(rule.when) if rule.when is not None else None,
+        "assert": _shape(rule.condition),
+        "enums": sorted((k, list(v)) for k, v in enums.items()),
+        "table": table_digest(table) if rule.target == "change" else "",
+    }  # fmt: skip
+    try:
+        data = orjson.dumps(shape, default=repr)
+    except TypeError:  # e.g. an integer beyond 64 bits in an argument: not stored
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def _reads_clock(rule: Rule) -> bool:
+    conds = [c for c in (rule.when, rule.condition) if c is not None]
+    return any(
+        op.kind == "time" for c in conds for leaf, _ in iter_leaves(c) for op, _, _ in leaf.ops
+    )
+
+
+def _shape(cond: Condition) -> Any:
+    if isinstance(cond, Leaf):
+        ops = [[op.name, op.kind, raw] for op, _, raw in cond.ops]
+        default = None if cond.default is _MISSING_DEFAULT else ["default", cond.default]
+        return ["leaf", [p.text for p in cond.paths], ops, default]
+    if isinstance(cond, Logic):
+        return [cond.kind, [_shape(c) for c in cond.children]]
+    return [cond.kind, cond.path.text, _shape(cond.condition)]
+
+
+_MISSING_DEFAULT = Leaf((), ()).default
+
+
+# -- settings rules: failing spans -----------------------------------------------------------
+
+
+def dump_resume(last: int, failing: bool, spans: tuple[Span, ...]) -> bytes:
+    """A settings rule's state at revision `last`."""
+    return orjson.dumps(
+        {"last": last, "failing": failing, "spans": [[_who(s.start), s.end] for s in spans]}
+    )
+
+
+def load_resume(data: bytes) -> Resume:
+    """Inverse of `dump_resume`."""
+    raw = orjson.loads(data)
+    spans = tuple(Span(_attribution(start), end) for start, end in raw["spans"])
+    return Resume(int(raw["last"]), bool(raw["failing"]), spans)
+
+
+# -- change rules: step tallies ---------------------------------------------------------------
+
+
+def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
+    """A change rule's tally (None when a value in it does not read back exactly: a type
+    JSON does not have, say, so the rule is simply evaluated afresh next time)."""
+    try:
+        data = orjson.dumps(
+            {
+                "steps": tally.steps,
+                "counts": dict(sorted(tally.counts.items())),
+                "first": tally.first,
+                "last": tally.last,
+                "open": [_result(r) for r in tally.open],
+            }
+        )
+    except TypeError:
+        return None
+    return data if load_tally(data, rule).open == tally.open else None
+
+
+def load_tally(data: bytes, rule: Rule) -> Tally:
+    """Inverse of `dump_tally`, the results re-attached to `rule`."""
+    raw = orjson.loads(data)
+    return Tally(
+        steps=int(raw["steps"]),
+        counts=Counter({str(k): int(v) for k, v in raw["counts"].items()}),
+        first=raw["first"],
+        last=raw["last"],
+        open=[_from_result(r, rule) for r in raw["open"]],
+    )
+
+
+def _result(result: RuleResult) -> list[Any]:
+    subject = result.subject
+    return [
+        [subject.kind, subject.key, subject.label, subject.revision, subject.repo_url],
+        result.status,
+        result.message,
+        [list(_evidence(e)) for e in result.evidence],
+        _who(result.since) if result.since is not None else None,
+    ]
+
+
+def _evidence(ev: Evidence) -> Iterator[Any]:
+    yield from (ev.path, ev.actual, ev.expected, ev.operator, ev.present, ev.note)
+    yield ev.shows_expected
+
+
+def _from_result(raw: list[Any], rule: Rule) -> RuleResult:
+    subject, status, message, evidence, since = raw
+    return RuleResult(
+        rule,
+        Subject(*subject),
+        status,
+        message,
+        tuple(Evidence(*e) for e in evidence),
+        since=_attribution(since) if since is not None else None,
+    )
+
+
+def _who(who: Attribution) -> list[Any]:
+    return [who.revision, who.updated_at.isoformat(), who.author_email, who.author_name]
+
+
+def _attribution(raw: list[Any]) -> Attribution:
+    revision, when, email, name = raw
+    return Attribution(int(revision), datetime.fromisoformat(when), email, name)

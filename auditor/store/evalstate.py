@@ -1,0 +1,58 @@
+"""The evaluation state in the state file: what a nightly `auditor run` reads back.
+
+Takes an open connection, SQLite or PostgreSQL (owned by `auditor.store.Store`), and gives
+back, per rule key, the bytes `auditor.evaluate.incremental` stored and the revision they were
+computed at, together with a digest of the stored history up to that revision. A row whose
+history digest no longer matches (a revision was re-synced with other content, or an older one
+filled a gap) is not handed out: the rule is simply evaluated afresh. Plain, portable SQL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EvalStateRow:
+    """One rule's stored evaluation state."""
+
+    rule_key: str
+    revision: int  # the last revision the state covers
+    history: str  # digest of the stored (revision, content hash) pairs up to `revision`
+    data: bytes
+
+
+def history_digests(pairs: Iterable[tuple[int, str]], wanted: Iterable[int]) -> dict[int, str]:
+    """The digest of the (revision, content hash) pairs up to each wanted revision (ascending
+    pairs; a revision that is not among them gets no digest)."""
+    targets = set(wanted)
+    digest = hashlib.sha256()
+    out: dict[int, str] = {}
+    for number, content in pairs:
+        digest.update(f"{number}:{content}\n".encode())
+        if number in targets:
+            out[number] = digest.hexdigest()
+    return out
+
+
+def load(db: Any) -> list[EvalStateRow]:
+    """Every stored row (the table came with schema version 3, `schema.MIGRATIONS`)."""
+    rows = db.execute("SELECT rule_key, revision, history, data FROM eval_state")
+    return [EvalStateRow(str(k), int(r), str(h), bytes(d)) for k, r, h, d in rows]
+
+
+def save(db: Any, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+    """Store `states` (by rule key) as computed at `revision` over the history `history`.
+
+    Rows at other revisions or over another history are dropped (they could only be used by
+    a run of another policy at an older view); rows of other keys at this one are kept, so two
+    policies audited against one state file do not undo each other's state."""
+    db.execute("DELETE FROM eval_state WHERE revision <> ? OR history <> ?", (revision, history))
+    db.executemany("DELETE FROM eval_state WHERE rule_key = ?", [(k,) for k in states])
+    db.executemany(
+        "INSERT INTO eval_state (rule_key, revision, history, data) VALUES (?, ?, ?, ?)",
+        [(key, revision, history, data) for key, data in states.items()],
+    )

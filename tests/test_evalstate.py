@@ -1,0 +1,36 @@
+"""The evaluation state in the state file (issue 13): filed by rule key under the revision and
+the stored history it was computed over, so a nightly can tell whether it still applies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.store.database import Store
+from auditor.store.evalstate import history_digests
+
+
+def test_history_digests_change_with_any_earlier_revision() -> None:
+    pairs = [(1, "a"), (2, "b"), (3, "c")]
+    digests = history_digests(pairs, {2, 3, 9})
+    assert set(digests) == {2, 3}  # 9 is not stored: no digest, so no state fits it
+    assert history_digests(pairs[:2], {2}) == {2: digests[2]}  # a prefix keeps its digest
+    assert history_digests([(1, "x"), *pairs[1:]], {3})[3] != digests[3]
+    assert history_digests([(1, "a"), (3, "c")], {3})[3] != digests[3]  # a gap differs too
+
+
+def test_saving_keeps_other_policies_state_and_drops_stale_rows(state_path: Path) -> None:
+    with Store.open(state_path) as store:
+        assert store.eval_state() == []
+        store.save_eval_state(10, "h10", {"rule-a": b"A10", "rule-b": b"B10"})
+        store.save_eval_state(10, "h10", {"rule-c": b"C10"})  # another policy, same view
+        rows = {r.rule_key: (r.revision, r.history, r.data) for r in store.eval_state()}
+        assert rows == {
+            "rule-a": (10, "h10", b"A10"),
+            "rule-b": (10, "h10", b"B10"),
+            "rule-c": (10, "h10", b"C10"),
+        }
+        store.save_eval_state(12, "h12", {"rule-a": b"A12"})  # the next nightly
+        rows = {r.rule_key: (r.revision, r.data) for r in store.eval_state()}
+        assert rows == {"rule-a": (12, b"A12")}  # rows of an older view are gone
+    with Store.open(state_path) as store:  # and it lasts
+        assert [(r.rule_key, r.data) for r in store.eval_state()] == [("rule-a", b"A12")]

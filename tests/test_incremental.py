@@ -1,0 +1,233 @@
+"""Incremental evaluation = evaluation from scratch (issue 13).
+
+Over randomized histories served by the emulator over HTTP, a chain of nightly `auditor run`s
+that read back the evaluation state earlier runs left (new revisions, a policy edit that also
+adds rules, a waiver, a readiness model change, more revisions) writes the very same reports
+as a run of the same state file with its evaluation state emptied: same findings, messages,
+evidence, "since" attributions, new / persisting / resolved marks and failing counts. A second
+check makes sure the nightly really did less work, so the equality is not the trivial one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import auditor.evaluate.memo as evaluate_memo
+import auditor.evaluate.rule as evaluate_rule
+from auditor.cli import Context, main
+from auditor.emulator import Emulator, start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "policies"
+MODEL = REPO / "auditor" / "data" / "readiness-criteria.yaml"
+
+EXTRA_RULES = """\
+rules:
+  - id: EXT-SET-001
+    title: Default reasoning effort is modest
+    severity: low
+    target: settings
+    assert: {path: sessionDefaultSettings.reasoningEffort, in: [low, medium]}
+  - id: EXT-CHG-001
+    title: Session autonomy ceiling left alone
+    severity: low
+    target: change
+    assert:
+      not: {path: maxAutonomyLevel, changed: true}
+"""
+
+WAIVER = """\
+waivers:
+  - rule: BASE-SBX-001
+    subject: settings
+    reason: test waiver added between two nightly runs
+    owner: someone@example.com
+    expires: 2027-01-31
+  - rule: CHG-SBX-002
+    subject: change
+    reason: test waiver on change steps
+    owner: someone@example.com
+    expires: 2027-01-31
+"""
+
+
+class Chain:
+    """One state file audited nightly, and a from-scratch twin audited alongside each night."""
+
+    def __init__(self, emu: Emulator, tmp: Path) -> None:
+        self.emu, self.tmp = emu, tmp
+        self.state = tmp / "state.db"
+        self.policies = tmp / "policies"
+        self.policies.mkdir()
+        for name in ("baseline.yaml", "changes.yaml", "readiness.yaml"):
+            shutil.copy(SHIPPED / name, self.policies / name)
+        self.extra: list[str] = []
+        self.night = 0
+
+    def env(self, state: Path) -> dict[str, str]:
+        return {
+            "AUDITOR_BASE_URL": self.emu.base_url,
+            "AUDITOR_APP_URL": self.emu.app_url,
+            "AUDITOR_TOKEN": OWNER_TOKEN,
+            "AUDITOR_STATE": str(state),
+        }
+
+    def cli(self, argv: list[str], state: Path) -> int:
+        out, err = io.StringIO(), io.StringIO()
+        ctx = Context(
+            env=self.env(state), stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(self.tmp)
+        )
+        code = main(argv, ctx)
+        assert code in (0, 1), err.getvalue()
+        return code
+
+    def sync(self) -> None:
+        self.cli(["sync"], self.state)
+
+    def nightly(
+        self, counter: Callable[[], int]
+    ) -> tuple[dict[str, Any], dict[str, Any], int, int]:
+        """Run the incremental chain and its from-scratch twin; their findings.json and how
+        many times a rule was run in each."""
+        self.night += 1
+        scratch = self.tmp / f"scratch-{self.night}.db"
+        shutil.copy(self.state, scratch)
+        with sqlite3.connect(scratch) as db:  # the same history and runs, no evaluation state
+            db.execute("DELETE FROM eval_state")
+        before = counter()
+        inc = self.run(self.state, f"inc-{self.night}")
+        middle = counter()
+        full = self.run(scratch, f"full-{self.night}")
+        return inc, full, middle - before, counter() - middle
+
+    def run(self, state: Path, name: str) -> dict[str, Any]:
+        out = self.tmp / name
+        argv = [
+            "run",
+            "--offline",
+            "--soft-fail",
+            "--out",
+            str(out),
+            "--policy",
+            str(self.policies),
+        ]
+        self.cli([*argv, *self.extra], state)
+        data: dict[str, Any] = json.loads((out / "findings.json").read_text())
+        return data
+
+
+def counted(real: Callable[..., Any], calls: list[int]) -> Callable[..., Any]:
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    return counting
+
+
+def comparable(data: dict[str, Any]) -> dict[str, Any]:
+    """Everything a report says except which run it was (its id and output folder)."""
+    return {k: v for k, v in data.items() if k != "run"}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{path.name} no longer holds {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_nightly_chain_matches_a_run_from_scratch(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    calls = [0]  # rules run, worded or status only
+    for module, name in ((evaluate_rule, "run_rule"), (evaluate_memo, "rule_status")):
+        monkeypatch.setattr(module, name, counted(getattr(module, name), calls))
+    revisions = rng.randint(40, 90)
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=seed, revisions=revisions, repos=6
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+
+        def night(what: str) -> None:
+            inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
+            assert comparable(inc) == comparable(full), f"seed {seed}, {what}"
+            assert inc["findings"], "the policies find nothing: the comparison would be empty"
+            if what != "first":
+                assert inc_calls < full_calls, f"seed {seed}, {what}: nothing was read back"
+
+        night("first")
+        emu.add_revisions(rng.randint(1, 12))
+        chain.sync()
+        night("new revisions")
+        night("nothing new")
+        sandbox = "{path: sandbox.enabled, "
+        edit(
+            chain.policies / "baseline.yaml", sandbox + "equals: true}", sandbox + "equals: false}"
+        )
+        edit(chain.policies / "changes.yaml", sandbox + "from: true}", sandbox + "to: true}")
+        (chain.policies / "extra.yaml").write_text(EXTRA_RULES)
+        night("policy edit and two new rules")
+        emu.add_revisions(rng.randint(1, 12))
+        chain.sync()
+        night("new revisions after the edit")
+        (tmp_path / "waivers.yaml").write_text(WAIVER)
+        chain.extra = ["--waivers", str(tmp_path / "waivers.yaml")]
+        night("waiver added")
+        model = tmp_path / "model.yaml"
+        model.write_text(
+            MODEL.read_text().replace("unlock_threshold: 0.8", "unlock_threshold: 0.5")
+        )
+        chain.extra += ["--readiness-model", str(model)]
+        emu.add_revisions(rng.randint(1, 12))
+        chain.sync()
+        night("readiness model change and new revisions")
+
+
+def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = [0]
+    for module, name in ((evaluate_rule, "run_rule"), (evaluate_memo, "rule_status")):
+        monkeypatch.setattr(module, name, counted(getattr(module, name), calls))
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=17, revisions=70, repos=4
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+        with sqlite3.connect(chain.state) as db:  # a state file from before the table existed
+            db.execute("DROP TABLE IF EXISTS eval_state")
+            db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        chain.run(chain.state, "first")
+        with sqlite3.connect(chain.state) as db:
+            stored = db.execute("SELECT COUNT(*), MAX(revision) FROM eval_state").fetchone()
+            middle = db.execute("SELECT updated_at FROM revisions WHERE revision = 35").fetchone()
+        assert stored[0] > 0 and stored[1] == 70  # every settings and change rule, at rev 70
+
+        # `--at` a day in the middle reads the state (computed up to 70) but leaves it alone.
+        chain.extra = ["--at", middle[0][:10]]
+        inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
+        assert comparable(inc) == comparable(full)
+        assert inc["inputs"]["settings_revision"] < 70
+        assert inc_calls < full_calls
+        with sqlite3.connect(chain.state) as db:
+            assert db.execute("SELECT MAX(revision) FROM eval_state").fetchone() == (70,)
+
+        # A stored revision no longer what the state was computed over: the state is not used.
+        chain.extra = []
+        with sqlite3.connect(chain.state) as db:
+            db.execute("UPDATE revisions SET content_hash = 'x' || content_hash WHERE revision = 9")
+        inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
+        assert comparable(inc) == comparable(full)
+        assert inc_calls == full_calls  # everything evaluated afresh, as from an empty state

@@ -1,0 +1,63 @@
+"""findings.json, findings.sarif and junit.xml are written as streams (issue 13): a large
+report is never held whole, and the files are byte for byte what one dump of the whole
+document gives, with clean data, with lone surrogates (the `json` fallback) and with none."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from auditor.common.escape import inert_bytes, json_inert
+from auditor.report import write_reports
+from auditor.report.jsonout import report_json
+from auditor.report.model import ReportData
+from auditor.report.sarif import sarif_log
+from tests.report_fixture import build_large, build_report_data
+
+
+def iso(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def whole_json(data: ReportData) -> str:
+    """findings.json as one dump of the whole document (how it was written before)."""
+    value = report_json(data)
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2, default=iso)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2, ensure_ascii=True, default=iso) + "\n"
+    return inert_bytes(raw) + "\n"
+
+
+def whole_sarif(data: ReportData) -> str:
+    value = sarif_log(data)
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONEncodeError:
+        text = json.dumps(value, indent=2, ensure_ascii=True)
+    return json_inert(text) + "\n"
+
+
+CASES = {
+    "fixture": lambda: build_report_data(),
+    "surrogates": lambda: build_report_data("\ud800\u2028\x7f"),
+    "large": lambda: build_large(3000),
+    "no-findings": lambda: replace(build_report_data(), findings=()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_streamed_files_equal_one_dump_of_the_whole_document(case: str, tmp_path: Path) -> None:
+    data = CASES[case]()
+    written = write_reports(data, tmp_path, ("json", "sarif", "junit"))
+    json_text = written["findings.json"].read_bytes().decode("utf-8", "surrogatepass")
+    assert json_text == whole_json(data)
+    assert json.loads(json_text)["findings"] or case == "no-findings"
+    sarif_text = written["findings.sarif"].read_text(encoding="utf-8")
+    assert sarif_text == whole_sarif(data)
+    assert written["junit.xml"].read_text(encoding="utf-8").startswith("<?xml")

@@ -58,8 +58,9 @@ class Context:
         return bool(isatty and isatty())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser with every subcommand registered (`only`: just that one, when
+    argv names it, so a command imports only what it runs; its parsing is the same)."""
     parser = argparse.ArgumentParser(
         prog="auditor",
         description="Audit an agent platform's enterprise control settings and readiness reports.",
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the traceback of an unexpected error (anywhere on the line; or AUDITOR_DEBUG=1)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (only,) if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"auditor.cli.cmd_{name}")
         module.register(sub)
     return parser
@@ -82,7 +83,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     ctx = ctx or Context()
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
-    parser = build_parser()
+    parser = build_parser(_command_named(args_in))
     try:
         args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
@@ -93,6 +94,11 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return EXIT_ERROR
     with sigterm_as_interrupt():
         return _guarded(lambda: int(handler(args, ctx)), ctx, debug=debug)
+
+
+def _command_named(args: Sequence[str]) -> str | None:
+    """The subcommand argv names (its first word not starting with `-`), if any."""
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:

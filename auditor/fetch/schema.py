@@ -13,8 +13,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
-
 from auditor.common import paths
 from auditor.common.jsonutil import loads
 from auditor.errors import DataError
@@ -55,6 +53,8 @@ class _Unsupported(Exception):
 
 @cache
 def _validator(name: str) -> Any:
+    import jsonschema  # type: ignore[import-untyped]  # the slow path only: 0.1 s to import
+
     cls = jsonschema.validators.validator_for(_schema(name))
     return cls(_schema(name))
 
@@ -200,6 +200,8 @@ def validate(body: Any, schema: str, where: str) -> None:
     """Raise `DataError` naming the JSON path and `where` if `body` does not match `schema`."""
     if fast_check(schema)(body):
         return
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
     if error is not None:
         path = paths.render(error.absolute_path)

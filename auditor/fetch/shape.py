@@ -12,7 +12,6 @@ the keys (a 100-revision page of 0.5 MB: about 1 ms for both checks, 8 ms more w
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,6 @@ from auditor.errors import DataError
 MAX_DEPTH = 64
 
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
 
 Path = tuple[str | int, ...]
@@ -57,8 +55,15 @@ def deeper_than(body: bytes, limit: int = MAX_DEPTH) -> bool:
     for _ in range(limit):
         if not brackets:
             return False
-        brackets = _EMPTY_PAIR.sub(b"", brackets)
+        brackets = _peel(brackets)
     return bool(brackets)
+
+
+def _peel(brackets: bytes) -> bytes:
+    """Drop every innermost `[]` and `{}` pair: one level, as one left-to-right regular
+    expression pass would, at memchr speed. The pairs are first marked with a byte that is never
+    a bracket, so an outer pair they close (`{[]}`) is not peeled in the same pass."""
+    return brackets.replace(b"[]", b"\0").replace(b"{}", b"\0").replace(b"\0", b"")
 
 
 def _children(value: Any) -> Iterator[tuple[str | int, Any]]:

@@ -4,21 +4,51 @@ Takes options the cli built from flags, environment and clock (never reads them 
 the outcome a command prints and exits on: `sync` (fetch → decode → store, all or nothing),
 `run` (store → evaluate → findings → `ReportData`, recorded for the next run), `review` (a
 proposed settings file against the live settings) and `export` (the evidence bundle).
+
+The names below are imported on first use (PEP 562), so `auditor sync` does not load the
+evaluation and report stacks it never runs.
 """
 
 from __future__ import annotations
 
-from auditor.workflows.export import export_bundle
-from auditor.workflows.review import ReviewRequest, SettingsFile, load_settings_file, run_review
-from auditor.workflows.run import (
-    AuditOptions,
-    AuditOutcome,
-    LoadedPolicy,
-    StoredHistory,
-    load_inputs,
-    run_audit,
-)
-from auditor.workflows.sync import SyncOptions, SyncSummary, format_summary, sync_service
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auditor.workflows.export import export_bundle
+    from auditor.workflows.review import (
+        ReviewRequest,
+        SettingsFile,
+        load_settings_file,
+        run_review,
+    )
+    from auditor.workflows.run import (
+        AuditOptions,
+        AuditOutcome,
+        LoadedPolicy,
+        StoredHistory,
+        load_inputs,
+        run_audit,
+    )
+    from auditor.workflows.sync import SyncOptions, SyncSummary, format_summary, sync_service
+
+_WHERE = {
+    "export_bundle": "export",
+    "ReviewRequest": "review",
+    "SettingsFile": "review",
+    "load_settings_file": "review",
+    "run_review": "review",
+    "AuditOptions": "run",
+    "AuditOutcome": "run",
+    "LoadedPolicy": "run",
+    "StoredHistory": "run",
+    "load_inputs": "run",
+    "run_audit": "run",
+    "SyncOptions": "sync",
+    "SyncSummary": "sync",
+    "format_summary": "sync",
+    "sync_service": "sync",
+}
 
 __all__ = [
     "AuditOptions",
@@ -37,3 +67,10 @@ __all__ = [
     "run_review",
     "sync_service",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
-from auditor.evaluate.model import UsageInputs
-from auditor.evaluate.usage import TRAILING_DAYS
 from auditor.fetch import PlatformClient
 from auditor.fetch.analytics import (
     ALL_SERIES,
@@ -27,8 +26,11 @@ from auditor.fetch.analytics import (
     usage_window,
 )
 from auditor.fetch.tolerant import DataQuality
-from auditor.policy import PolicySet
 from auditor.store import Store
+
+if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy stack
+    from auditor.evaluate.model import UsageInputs
+    from auditor.policy import PolicySet
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | N
     """The stored analytics of the window ending the day before `today` (None: skipped)."""
     if days is None:
         return None
+    from auditor.evaluate.model import UsageInputs
+    from auditor.evaluate.usage import TRAILING_DAYS
+
     start, end = usage_window(today, days)
     window = (start.isoformat(), end.isoformat())
     access = store.analytics_access()

@@ -194,16 +194,46 @@ class _StateURL(str):
     __slots__ = ()
 
 
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
-    if not is_database_url(value):
+    scheme = _SCHEME.match(value) if isinstance(value, str) else None
+    if scheme is None:
         return _as_path(value, where, base)
-    parts = urlsplit(value)
+    if not is_database_url(value):  # never a file named after a URL (with its password)
+        raise ConfigError(
+            f"{where}: {scheme.group(1)}:// is not a store auditor opens: give a file path "
+            "or postgresql://[user@]host[:port]/database"
+        )
+    value = value[: scheme.end()].lower() + value[scheme.end() :]  # libpq reads lower case
+    _check_user_info(value[scheme.end() :], where)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is no number)
+    except ValueError:
+        raise ConfigError(
+            f"{where}: not a valid postgresql:// URL (check the host, port and brackets)"
+        ) from None
     if not (parts.hostname or parts.path.strip("/") or "host=" in parts.query):
         raise ConfigError(
             f"{where}: expected postgresql://[user@]host[:port]/database, "
             f"got {display_url(value)!r}"
         )
     return _StateURL(value)
+
+
+def _check_user_info(rest: str, where: str) -> None:
+    """Refuse a URL whose password libpq would read as another part of it (a raw `/`, `@`, `?`
+    or `#` in it): the masking would then miss part of the password, and the connection fail."""
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    stray = rest[len(authority) :].split("?", 1)[0]
+    if authority.count("@") > 1 or "@" in stray:
+        raise ConfigError(
+            f"{where}: the user name or password of the postgresql:// URL has a character "
+            "that must be percent-encoded (/ @ ? # as %2F %40 %3F %23), or give the password "
+            "in PGPASSWORD or ~/.pgpass instead"
+        )
 
 
 def _as_path(value: Any, where: str, base: Path) -> Path:

@@ -252,3 +252,41 @@ def test_bad_diff_keys_are_refused_at_load_time(tmp_path: Path, text: str, messa
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, config_file=cfg)
     assert str(info.value).startswith(f"{cfg}: ") and message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("state", "says"),
+    [
+        pytest.param(
+            "postgresql+psycopg://auditor:Typo5ecretPW@db.internal:5432/audit",
+            "postgresql+psycopg:// is not a store auditor opens",
+            id="sqlalchemy-scheme",
+        ),
+        pytest.param("mysql://a:Typo5ecretPW@c/d", "mysql:// is not a store", id="other-db"),
+        pytest.param("postgressql://u:Typo5ecretPW@h/d", "postgressql:// is not", id="typo"),
+        pytest.param(
+            "postgresql://postgres:Ab12/Typo5ecretPW@127.0.0.1:5432/aud",
+            "must be percent-encoded",
+            id="slash-in-password",
+        ),
+        pytest.param(
+            "postgresql://postgres:p@Typo5ecretPW@127.0.0.1:5432/aud",
+            "must be percent-encoded",
+            id="at-in-password",
+        ),
+        pytest.param("postgresql://u:Typo5ecretPW@[bad/db", "not a valid", id="bad-brackets"),
+    ],
+)
+def test_a_state_url_auditor_cannot_open_is_refused_without_its_password(
+    tmp_path: Path, state: str, says: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, flags={"state": state})
+    assert says in str(info.value)
+    assert "Typo5ecretPW" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # no file named after the URL
+
+
+def test_a_state_url_scheme_in_capitals_is_read_as_postgresql(tmp_path: Path) -> None:
+    config = _load(tmp_path, flags={"state": "POSTGRESQL://u@db/audit"})
+    assert config.state_url == "postgresql://u@db/audit"

@@ -5,11 +5,13 @@ the appendices (passing results with their evidence, the inputs) printed in full
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,12 +104,42 @@ def test_contents_scope_and_appendices_are_printed_in_full(pdf: Path) -> None:
     assert re.search(r"p\.\s?\d+", pages[0])  # the contents give page numbers
 
 
-def test_pdf_output_without_weasyprint_is_a_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("init", "says"),
+    [
+        pytest.param(None, "pip install 'auditor[pdf]'", id="not-installed"),
+        pytest.param(
+            "raise OSError(\"cannot load library 'libpango-1.0-0'\")\n",
+            "libpango-1.0-0",
+            id="installed-without-pango",
+        ),
+    ],
+)
+def test_pdf_output_that_cannot_be_made_is_a_clear_error_before_the_run(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    init: str | None,
+    says: str,
 ) -> None:
-    monkeypatch.setattr("auditor.cli.summary.pdf_available", lambda: False)
-    code, _ = _cli(["run", "--offline", "-o", "pdf"], tmp_path)
+    # A stand-in `weasyprint` first on the path: absent (an empty folder has no such package),
+    # or present but failing to load Pango as the real one does on a machine without it.
+    fake = tmp_path / "site"
+    fake.mkdir()
+    if init is not None:
+        (fake / "weasyprint").mkdir()
+        (fake / "weasyprint" / "__init__.py").write_text(init)
+    monkeypatch.syspath_prepend(str(fake))
+    monkeypatch.delitem(sys.modules, "weasyprint", raising=False)
+    if init is None:  # not installed at all
+        found = importlib.util.find_spec
+        monkeypatch.setattr(
+            importlib.util, "find_spec", lambda n, *a: None if n == "weasyprint" else found(n, *a)
+        )
+    work = tmp_path / "work"
+    work.mkdir()
+    code, _ = _cli(["run", "--offline", "-o", "html,pdf"], work)
     err = capsys.readouterr().err  # argparse reports option errors on the process's stderr
     assert code == 2
-    assert "pip install 'auditor[pdf]'" in err and "Traceback" not in err
-    assert not (tmp_path / "reports").exists()  # said before anything ran
+    assert says in err and "Traceback" not in err
+    assert not (work / "reports").exists()  # said before anything ran

@@ -19,7 +19,7 @@ from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS, parse_outputs
 from auditor.report.model import ReportData, new_count, status_counts
-from auditor.report.pdf import INSTALL_HINT, pdf_available
+from auditor.report.pdf import pdf_problem
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -98,8 +98,9 @@ def _outputs(text: str) -> tuple[str, ...]:
         names = parse_outputs(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if "pdf" in names and not pdf_available():  # said before a run starts, not after it
-        raise argparse.ArgumentTypeError(INSTALL_HINT)
+    problem = pdf_problem() if "pdf" in names else None  # said before a run starts
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return names
 
 

@@ -30,9 +30,17 @@ nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(hre
 """
 
 
-def pdf_available() -> bool:
-    """True when WeasyPrint can be imported (without importing it: that loads Pango)."""
-    return importlib.util.find_spec("weasyprint") is not None
+def pdf_problem() -> str | None:
+    """Why report.pdf cannot be made here (None: it can). Imports WeasyPrint, which loads
+    Pango: asked only when the pdf output was chosen, so that a missing library is said before
+    the run starts rather than after it (WeasyPrint installed without Pango is the usual case)."""
+    if importlib.util.find_spec("weasyprint") is None:
+        return INSTALL_HINT
+    try:
+        import weasyprint  # noqa: F401
+    except (ImportError, OSError) as exc:  # OSError: WeasyPrint found, but not Pango
+        return f"{INSTALL_HINT} ({exc})"
+    return None
 
 
 def _refuse(url: str, *args: Any, **kwargs: Any) -> NoReturn:

@@ -303,3 +303,28 @@ def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: P
     )
     assert code == 2 and "broken.yaml:" in err
     assert not out.exists() or not list(out.iterdir())
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent"])
+def test_run_parameters_naming_a_file_outside_the_bundle_fail_verify(
+    copy: Path, where: str
+) -> None:
+    """A bundle that is not self-contained is not evidence: the re-run reads the bundle alone."""
+    params_path = copy / "run-parameters.json"
+    params = json.loads(params_path.read_text())
+    inside = copy / params["policies"][0]["bundled"]
+    outside = copy.parent / "elsewhere.yaml"
+    outside.write_bytes(inside.read_bytes())
+    inside.unlink()
+    params["policies"][0]["bundled"] = str(outside) if where == "absolute" else "../elsewhere.yaml"
+    params_path.write_text(json.dumps(params, indent=2) + "\n")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    del manifest["files"][str(inside.relative_to(copy))]
+    manifest["files"]["run-parameters.json"]["sha256"] = hashlib.sha256(
+        params_path.read_bytes()
+    ).hexdigest()
+    manifest["files"]["run-parameters.json"]["size"] = params_path.stat().st_size
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert "is not a file inside the bundle" in err and "Traceback" not in err

@@ -487,20 +487,31 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
                     store.ingest_report(model, sync, now)
 
 
+def _inside(bundle: Path, name: object) -> Path:
+    """A file the run parameters name, which must be one of the bundle's own files (listed in
+    its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link."""
+    text = str(name)
+    parts = Path(text).parts
+    path = bundle / text
+    if not text or Path(text).is_absolute() or ".." in parts or path.is_symlink():
+        raise BundleError(f"{bundle / PARAMETERS}: {text!r} is not a file inside the bundle")
+    return path
+
+
 def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
     """The bundled inputs, loaded, with the names the original run showed."""
     entries = params["policies"]
-    policy = load_policies([bundle / e["bundled"] for e in entries])
-    shown = {str(bundle / e["bundled"]): e["shown"] for e in entries}
+    policy = load_policies([_inside(bundle, e["bundled"]) for e in entries])
+    shown = {str(_inside(bundle, e["bundled"])): e["shown"] for e in entries}
     policy = with_shown_paths(policy, shown)
     waivers: tuple[Any, ...] = ()
     if params.get("waivers"):
         w = params["waivers"]
         waivers = tuple(
             replace(x, source=replace(x.source, file=w["shown"])) if x.source else x
-            for x in load_waivers(bundle / w["bundled"])
+            for x in load_waivers(_inside(bundle, w["bundled"]))
         )
-    model = load_readiness_model(bundle / params["readinessModel"]["bundled"])
+    model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"]))
     return LoadedPolicy(policy, waivers, model)
 
 

@@ -224,3 +224,4 @@ def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
         "interrupted",
         "findings",
     ]
+    assert (summary["exit_code"], summary["reason"]) == (143, "terminated (SIGTERM)")

@@ -194,7 +194,7 @@ def run_orgs(
         code, word = interrupt_exit(exc)
         cut = OrgResult("", code, f"{word} before it finished")
         results = [finished.get(name, replace(cut, name=name)) for name in entries]
-        _org_summary(results, root, args, ctx)
+        _org_summary(results, root, args, ctx, ended=(code, word))
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
     _org_summary(results, root, args, ctx)
@@ -204,10 +204,14 @@ def run_orgs(
 
 
 def _org_summary(
-    results: list[OrgResult], root: Path, args: argparse.Namespace, ctx: Context
+    results: list[OrgResult],
+    root: Path,
+    args: argparse.Namespace,
+    ctx: Context,
+    ended: tuple[int, str] | None = None,
 ) -> None:
     """summary.json, and the table on stdout (not with --quiet)."""
-    write_org_summary(results, root)
+    write_org_summary(results, root, ended)
     if not args.quiet:
         print(summary_table(results), file=ctx.stdout)
         print(f"reports: {root}/<organization>/; summary: {root / 'summary.json'}", file=ctx.stdout)

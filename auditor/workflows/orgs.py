@@ -130,13 +130,17 @@ def summary_table(results: Sequence[OrgResult]) -> str:
     return "\n".join(lines)
 
 
-def write_org_summary(results: Sequence[OrgResult], root: Path) -> Path:
+def write_org_summary(
+    results: Sequence[OrgResult], root: Path, ended: tuple[int, str] | None = None
+) -> Path:
     """`<root>/summary.json`: per organization its status, counts, exit code, reason and
-    report folder, and the overall exit code (for dashboards and CI steps)."""
+    report folder, and the overall exit code (for dashboards and CI steps); `ended`: the code
+    and reason the process ends with when that is not the organizations' (a signal)."""
     root.mkdir(parents=True, exist_ok=True)
+    code, reason = ended or (overall_exit(results), overall_reason(results))
     body = {
-        "exit_code": overall_exit(results),
-        "reason": overall_reason(results),
+        "exit_code": code,
+        "reason": reason,
         "organizations": [
             {
                 "name": r.name,

@@ -225,3 +225,14 @@ def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
         "findings",
     ]
     assert (summary["exit_code"], summary["reason"]) == (143, "terminated (SIGTERM)")
+
+
+def test_an_unusable_report_folder_stops_before_any_organization(tmp_path: Path) -> None:
+    (tmp_path / "tok").write_text("file-token-123456\n")
+    path = tmp_path / "orgs.toml"
+    path.write_text('[[org]]\nname = "a"\nbase_url = "http://127.0.0.1:9/"\ntoken_file = "tok"\n')
+    (tmp_path / "afile").write_text("not a folder")
+    code, _, err = _run(["run", "--orgs", str(path), "--out", "afile"], {}, tmp_path)
+    assert code == 2 and "Traceback" not in err
+    assert err.rstrip().splitlines()[-1].startswith("auditor: error: cannot use ")
+    assert "it is a file" in err and "[a]" not in err  # no organization was started

@@ -175,6 +175,7 @@ def run_orgs(
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in load_orgs(args.orgs, ctx.env, Path(ctx.cwd))}
+    prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
 
     def audit_one(name: str) -> OrgResult:
         one = org_config(config, entries[name], root / name)

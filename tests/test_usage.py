@@ -16,12 +16,13 @@ import httpx
 import pytest
 
 from auditor.cli import Context, main
+from auditor.common.dates import date_ranges
 from auditor.common.jsonutil import content_hash
 from auditor.emulator import start_emulator
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.fetch import PlatformClient
-from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, date_ranges, usage_window
+from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, usage_window
 from auditor.fetch.tolerant import DataQuality
 from auditor.models import Revision, User
 from auditor.policy import load_policies
@@ -134,6 +135,25 @@ def test_without_analytics_every_usage_rule_is_unknown_with_one_line() -> None:
         assert {r.status for r in result.results} == {"unknown"}
         assert len(result.results) == len(policy.rules)
         assert len(result.not_evaluated) == 1 and text in result.not_evaluated[0]
+
+
+def test_days_of_the_window_not_stored_make_the_run_incomplete_naming_them() -> None:
+    policy = load_policies([USAGE_PACK])
+    rev = _rev(1, "2026-09-01T09:00:00Z", {}, "a@acme.example")
+    # Oct 1..10, with Oct 4 and Oct 6..7 missing
+    days = [_day(f"2026-10-{d:02d}", {"m": 1}) for d in (1, 2, 3, 5, 8, 9, 10)]
+    usage = UsageInputs(days=tuple(days), window=("2026-10-01", "2026-10-10"))
+    result = evaluate(policy, EvaluationInputs(now=FIXED_NOW, settings=rev, usage=usage))
+    assert result.not_evaluated == (
+        "usage: 3 of 10 days of 2026-10-01..2026-10-10 not stored "
+        "(2026-10-04, 2026-10-06..2026-10-07): not judged",
+    )
+    judged = {r.subject.key for r in result.results}
+    assert judged == {f"usage@{d}" for d, _ in days}  # the stored days are still judged
+    full = [_day(f"2026-10-{d:02d}", {"m": 1}) for d in range(1, 11)]
+    usage = UsageInputs(days=tuple(full), window=("2026-10-01", "2026-10-10"))
+    result = evaluate(policy, EvaluationInputs(now=FIXED_NOW, settings=rev, usage=usage))
+    assert result.not_evaluated == ()
 
 
 # -- the sync against the emulator over HTTP ------------------------------------------------
@@ -373,6 +393,28 @@ def test_run_with_a_token_lacking_the_role_is_incomplete_only_for_usage(
 
 
 @pytest.mark.e2e
+def test_run_at_before_the_stored_analytics_is_incomplete_naming_the_days(
+    emu: Any, tmp_path: Path
+) -> None:
+    env = _env(emu, tmp_path, OWNER_TOKEN)
+    out = tmp_path / "out"
+    # the sync stores Oct 2..31; --at Oct 20 audits the window Sep 20..Oct 19
+    code, _, err = run_cli(["run", "--at", "2026-10-20", "--out", str(out)], env, tmp_path)
+    assert code == 2, err
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] is False
+    assert [x for x in data["not_evaluated"] if x.startswith("usage:")] == [
+        "usage: 12 of 30 days of 2026-09-20..2026-10-19 not stored "
+        "(2026-09-20..2026-10-01): not judged"
+    ]
+    keys = {f["subject"]["key"] for f in data["findings"] if f["rule_id"] == "USE-MOD-001"}
+    assert keys == {f"usage@2026-10-{d:02d}" for d in range(2, 20)}
+    assert (
+        "Analytics 2026-09-20..2026-10-19: 18 of 30 days stored." in (out / "report.md").read_text()
+    )
+
+
+@pytest.mark.e2e
 def test_no_usage_skips_the_analytics_and_the_usage_rules(emu: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
     code, _, err = run_cli(
@@ -441,4 +483,4 @@ def test_usage_section_renders_hostile_model_names_inert() -> None:
     assert 'style="' not in section  # colours are SVG attributes: the page's CSP holds
     md = render_markdown(data)
     assert "### Usage" in md and "<script>" not in md
-    assert "Analytics 2026-10-01..2026-10-30: 30 days stored." in md
+    assert "Analytics 2026-10-01..2026-10-30: 30 of 30 days stored." in md

@@ -17,12 +17,12 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from auditor.common.dates import date_ranges
 from auditor.fetch import PlatformClient
 from auditor.fetch.analytics import (
     ALL_SERIES,
     AnalyticsDenied,
     AnalyticsReader,
-    date_ranges,
     usage_window,
 )
 from auditor.fetch.tolerant import DataQuality
@@ -53,7 +53,8 @@ class UsageSync:
         assert self.window is not None
         first, last = self.window
         return (
-            f"usage analytics {first}..{last}: {self.days_stored} days stored ({self.days_new} new)"
+            f"usage analytics {first}..{last}: {self.days_stored} of {(last - first).days + 1} "
+            f"days stored ({self.days_new} new)"
         )
 
 

@@ -4,6 +4,7 @@ incremental by date, 403 and 400), the `usage` target reading the settings of th
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sqlite3
@@ -198,13 +199,35 @@ def test_sync_stores_30_days_pages_users_and_is_incremental(emu: Any, tmp_path: 
     assert sorted(days) == [f"2026-10-{d:02d}" for d in range(2, 32)]
     assert {len(d["users"]) for d in days.values()} == {people}  # every page kept
     assert set(days["2026-10-30"]) == {"tokens", "tools", "activity", "productivity", "users"}
-    # nothing new: no analytics request at all; a day later: only that day
+    # nothing new: only the newest two days are requested again (figures lag 24 hours), and
+    # what comes back replaces what was stored; older days are not requested
     emu.requests.clear()
-    assert _sync(emu, state).usage.days_new == 0
-    assert _analytics_requests(emu) == []
+    serve = emu.dataset.day_facts
+    emu.dataset.day_facts = lambda d: dataclasses.replace(serve(d), seed=serve(d).seed + 1)
+    again = _sync(emu, state)
+    emu.dataset.day_facts = serve
+    assert (again.usage.days_new, again.usage.days_refetched) == (0, 2)
+    assert "30 of 30 days stored (0 new, 2 fetched again)" in again.usage.describe()
+    requests = _analytics_requests(emu)
+    assert {p.split("?")[0] for p in requests} == {
+        f"/api/v1/analytics/{s}" for s in days["2026-10-30"]
+    }
+    assert all(
+        "startDate=2026-10-30&endDate=2026-10-31" in p for p in requests if "/users?" not in p
+    )
+    users = [p for p in requests if "/users?" in p]
+    assert {p.split("startDate=")[1][:10] for p in users} == {"2026-10-30", "2026-10-31"}
+    with Store.open(state) as store:
+        refreshed = dict(store.iter_analytics())
+    assert refreshed["2026-10-31"]["tokens"] != days["2026-10-31"]["tokens"]  # replaced
+    assert refreshed["2026-10-30"]["tokens"] != days["2026-10-30"]["tokens"]
+    assert refreshed["2026-10-29"] == days["2026-10-29"]  # older days not touched
+    # a day later: the new day and the one before it
+    emu.requests.clear()
     later = _sync(emu, state, now=FIXED_NOW + timedelta(days=1))
-    assert (later.usage.days_new, later.usage.days_stored) == (1, 30)
-    assert all("startDate=2026-11-01&endDate=2026-11-01" in p for p in _analytics_requests(emu))
+    assert (later.usage.days_new, later.usage.days_refetched, later.usage.days_stored) == (1, 1, 30)
+    requests = [p for p in _analytics_requests(emu) if "/users?" not in p]
+    assert requests and all("startDate=2026-10-31&endDate=2026-11-01" in p for p in requests)
 
 
 @pytest.mark.e2e

@@ -390,16 +390,22 @@ def test_run_shows_usage_findings_with_the_setting_in_force(emu: Any, tmp_path: 
     assert "<script" not in html
 
 
+def _incomplete_run(args: list[str], env: dict[str, str], tmp_path: Path) -> Any:
+    """`auditor run ARGS --out tmp/out`, which must exit 2 and be recorded incomplete."""
+    out = tmp_path / "out"
+    code, _, err = run_cli(["run", *args, "--out", str(out)], env, tmp_path)
+    assert code == 2, err
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] is False
+    return data
+
+
 @pytest.mark.e2e
 def test_run_with_a_token_lacking_the_role_is_incomplete_only_for_usage(
     emu: Any, tmp_path: Path
 ) -> None:
     env = _env(emu, tmp_path, AUDITOR_TOKEN)
-    out = tmp_path / "out"
-    code, _, err = run_cli(["run", "--out", str(out)], env, tmp_path)
-    assert code == 2  # usage rules were selected and could not be evaluated
-    data = json.loads((out / "findings.json").read_text())
-    assert data["complete"] is False
+    data = _incomplete_run([], env, tmp_path)  # usage rules were selected, not evaluated
     lines = [x for x in data["not_evaluated"] if "usage" in x]
     assert len(lines) == 1 and "refused the token" in lines[0] and "403" in lines[0]
     assert {f["status"] for f in data["findings"] if f["rule_id"].startswith("USE-")} == {"unknown"}
@@ -420,21 +426,16 @@ def test_run_at_before_the_stored_analytics_is_incomplete_naming_the_days(
     emu: Any, tmp_path: Path
 ) -> None:
     env = _env(emu, tmp_path, OWNER_TOKEN)
-    out = tmp_path / "out"
     # the sync stores Oct 2..31; --at Oct 20 audits the window Sep 20..Oct 19
-    code, _, err = run_cli(["run", "--at", "2026-10-20", "--out", str(out)], env, tmp_path)
-    assert code == 2, err
-    data = json.loads((out / "findings.json").read_text())
-    assert data["complete"] is False
+    data = _incomplete_run(["--at", "2026-10-20"], env, tmp_path)
     assert [x for x in data["not_evaluated"] if x.startswith("usage:")] == [
         "usage: 12 of 30 days of 2026-09-20..2026-10-19 not stored "
         "(2026-09-20..2026-10-01): not judged"
     ]
     keys = {f["subject"]["key"] for f in data["findings"] if f["rule_id"] == "USE-MOD-001"}
     assert keys == {f"usage@2026-10-{d:02d}" for d in range(2, 20)}
-    assert (
-        "Analytics 2026-09-20..2026-10-19: 18 of 30 days stored." in (out / "report.md").read_text()
-    )
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Analytics 2026-09-20..2026-10-19: 18 of 30 days stored." in md
 
 
 @pytest.mark.e2e

@@ -4,6 +4,7 @@ incremental by date, 403 and 400), the `usage` target reading the settings of th
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sqlite3
@@ -16,12 +17,13 @@ import httpx
 import pytest
 
 from auditor.cli import Context, main
+from auditor.common.dates import date_ranges
 from auditor.common.jsonutil import content_hash
 from auditor.emulator import start_emulator
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.fetch import PlatformClient
-from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, date_ranges, usage_window
+from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, usage_window
 from auditor.fetch.tolerant import DataQuality
 from auditor.models import Revision, User
 from auditor.policy import load_policies
@@ -136,6 +138,25 @@ def test_without_analytics_every_usage_rule_is_unknown_with_one_line() -> None:
         assert len(result.not_evaluated) == 1 and text in result.not_evaluated[0]
 
 
+def test_days_of_the_window_not_stored_make_the_run_incomplete_naming_them() -> None:
+    policy = load_policies([USAGE_PACK])
+    rev = _rev(1, "2026-09-01T09:00:00Z", {}, "a@acme.example")
+    # Oct 1..10, with Oct 4 and Oct 6..7 missing
+    days = [_day(f"2026-10-{d:02d}", {"m": 1}) for d in (1, 2, 3, 5, 8, 9, 10)]
+    usage = UsageInputs(days=tuple(days), window=("2026-10-01", "2026-10-10"))
+    result = evaluate(policy, EvaluationInputs(now=FIXED_NOW, settings=rev, usage=usage))
+    assert result.not_evaluated == (
+        "usage: 3 of 10 days of 2026-10-01..2026-10-10 not stored "
+        "(2026-10-04, 2026-10-06..2026-10-07): not judged",
+    )
+    judged = {r.subject.key for r in result.results}
+    assert judged == {f"usage@{d}" for d, _ in days}  # the stored days are still judged
+    full = [_day(f"2026-10-{d:02d}", {"m": 1}) for d in range(1, 11)]
+    usage = UsageInputs(days=tuple(full), window=("2026-10-01", "2026-10-10"))
+    result = evaluate(policy, EvaluationInputs(now=FIXED_NOW, settings=rev, usage=usage))
+    assert result.not_evaluated == ()
+
+
 # -- the sync against the emulator over HTTP ------------------------------------------------
 
 
@@ -178,13 +199,35 @@ def test_sync_stores_30_days_pages_users_and_is_incremental(emu: Any, tmp_path: 
     assert sorted(days) == [f"2026-10-{d:02d}" for d in range(2, 32)]
     assert {len(d["users"]) for d in days.values()} == {people}  # every page kept
     assert set(days["2026-10-30"]) == {"tokens", "tools", "activity", "productivity", "users"}
-    # nothing new: no analytics request at all; a day later: only that day
+    # nothing new: only the newest two days are requested again (figures lag 24 hours), and
+    # what comes back replaces what was stored; older days are not requested
     emu.requests.clear()
-    assert _sync(emu, state).usage.days_new == 0
-    assert _analytics_requests(emu) == []
+    serve = emu.dataset.day_facts
+    emu.dataset.day_facts = lambda d: dataclasses.replace(serve(d), seed=serve(d).seed + 1)
+    again = _sync(emu, state)
+    emu.dataset.day_facts = serve
+    assert (again.usage.days_new, again.usage.days_refetched) == (0, 2)
+    assert "30 of 30 days stored (0 new, 2 fetched again)" in again.usage.describe()
+    requests = _analytics_requests(emu)
+    assert {p.split("?")[0] for p in requests} == {
+        f"/api/v1/analytics/{s}" for s in days["2026-10-30"]
+    }
+    assert all(
+        "startDate=2026-10-30&endDate=2026-10-31" in p for p in requests if "/users?" not in p
+    )
+    users = [p for p in requests if "/users?" in p]
+    assert {p.split("startDate=")[1][:10] for p in users} == {"2026-10-30", "2026-10-31"}
+    with Store.open(state) as store:
+        refreshed = dict(store.iter_analytics())
+    assert refreshed["2026-10-31"]["tokens"] != days["2026-10-31"]["tokens"]  # replaced
+    assert refreshed["2026-10-30"]["tokens"] != days["2026-10-30"]["tokens"]
+    assert refreshed["2026-10-29"] == days["2026-10-29"]  # older days not touched
+    # a day later: the new day and the one before it
+    emu.requests.clear()
     later = _sync(emu, state, now=FIXED_NOW + timedelta(days=1))
-    assert (later.usage.days_new, later.usage.days_stored) == (1, 30)
-    assert all("startDate=2026-11-01&endDate=2026-11-01" in p for p in _analytics_requests(emu))
+    assert (later.usage.days_new, later.usage.days_refetched, later.usage.days_stored) == (1, 1, 30)
+    requests = [p for p in _analytics_requests(emu) if "/users?" not in p]
+    assert requests and all("startDate=2026-10-31&endDate=2026-11-01" in p for p in requests)
 
 
 @pytest.mark.e2e
@@ -347,16 +390,22 @@ def test_run_shows_usage_findings_with_the_setting_in_force(emu: Any, tmp_path: 
     assert "<script" not in html
 
 
+def _incomplete_run(args: list[str], env: dict[str, str], tmp_path: Path) -> Any:
+    """`auditor run ARGS --out tmp/out`, which must exit 2 and be recorded incomplete."""
+    out = tmp_path / "out"
+    code, _, err = run_cli(["run", *args, "--out", str(out)], env, tmp_path)
+    assert code == 2, err
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] is False
+    return data
+
+
 @pytest.mark.e2e
 def test_run_with_a_token_lacking_the_role_is_incomplete_only_for_usage(
     emu: Any, tmp_path: Path
 ) -> None:
     env = _env(emu, tmp_path, AUDITOR_TOKEN)
-    out = tmp_path / "out"
-    code, _, err = run_cli(["run", "--out", str(out)], env, tmp_path)
-    assert code == 2  # usage rules were selected and could not be evaluated
-    data = json.loads((out / "findings.json").read_text())
-    assert data["complete"] is False
+    data = _incomplete_run([], env, tmp_path)  # usage rules were selected, not evaluated
     lines = [x for x in data["not_evaluated"] if "usage" in x]
     assert len(lines) == 1 and "refused the token" in lines[0] and "403" in lines[0]
     assert {f["status"] for f in data["findings"] if f["rule_id"].startswith("USE-")} == {"unknown"}
@@ -370,6 +419,23 @@ def test_run_with_a_token_lacking_the_role_is_incomplete_only_for_usage(
     )
     assert code == 1, err
     assert json.loads((out2 / "findings.json").read_text())["complete"] is True
+
+
+@pytest.mark.e2e
+def test_run_at_before_the_stored_analytics_is_incomplete_naming_the_days(
+    emu: Any, tmp_path: Path
+) -> None:
+    env = _env(emu, tmp_path, OWNER_TOKEN)
+    # the sync stores Oct 2..31; --at Oct 20 audits the window Sep 20..Oct 19
+    data = _incomplete_run(["--at", "2026-10-20"], env, tmp_path)
+    assert [x for x in data["not_evaluated"] if x.startswith("usage:")] == [
+        "usage: 12 of 30 days of 2026-09-20..2026-10-19 not stored "
+        "(2026-09-20..2026-10-01): not judged"
+    ]
+    keys = {f["subject"]["key"] for f in data["findings"] if f["rule_id"] == "USE-MOD-001"}
+    assert keys == {f"usage@2026-10-{d:02d}" for d in range(2, 20)}
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Analytics 2026-09-20..2026-10-19: 18 of 30 days stored." in md
 
 
 @pytest.mark.e2e
@@ -441,4 +507,4 @@ def test_usage_section_renders_hostile_model_names_inert() -> None:
     assert 'style="' not in section  # colours are SVG attributes: the page's CSP holds
     md = render_markdown(data)
     assert "### Usage" in md and "<script>" not in md
-    assert "Analytics 2026-10-01..2026-10-30: 30 days stored." in md
+    assert "Analytics 2026-10-01..2026-10-30: 30 of 30 days stored." in md

@@ -14,7 +14,9 @@ Takes the usage rules, the stored analytics days (`UsageInputs`) and the setting
 Analytics are daily totals, so a day on which a revision was saved is judged under each
 settings version in force that day: the same result under all of them stands; a result that
 differs (usage allowed before the change, refused after) is `unknown`, saying so, because the
-figures cannot tell whether the use came before or after the change.
+figures cannot tell whether the use came before or after the change. Days of the window
+that are not stored (a sync that started later, a gap, `--at` before the first stored day)
+are named in one `not_evaluated` line, so the run is incomplete rather than silently short.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from auditor.common.dates import date_ranges
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.model import RuleResult, UsageInputs
 from auditor.evaluate.rule import Verdict, run_rule
@@ -197,7 +200,26 @@ def evaluate_usage(
         line = f"{len(rules)} usage rules not evaluated: {reason}"
         return results, line
     assert usage is not None
-    return list(_judge_days(rules, usage, history, now)), ""
+    return list(_judge_days(rules, usage, history, now)), missing_days(usage)
+
+
+def missing_days(usage: UsageInputs) -> str:
+    """The one line naming the days of the window that are not stored (they are not judged,
+    so the run is incomplete), or "" when every day is there."""
+    if usage.window is None:
+        return ""
+    first, last = (date.fromisoformat(d) for d in usage.window)
+    stored = {day for day, _ in usage.days}
+    wanted = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    absent = [d for d in wanted if d.isoformat() not in stored]
+    if not absent:
+        return ""
+    ranges = [f"{a}..{b}" if a != b else f"{a}" for a, b in date_ranges(absent)]
+    shown = ", ".join(ranges[:5]) + (f" and {len(ranges) - 5} more" if len(ranges) > 5 else "")
+    return (
+        f"usage: {len(absent)} of {len(wanted)} days of {first}..{last} not stored "
+        f"({shown}): not judged"
+    )
 
 
 def _judge_days(

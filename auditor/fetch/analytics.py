@@ -13,7 +13,7 @@ which the sync records instead of failing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from urllib.parse import urlencode
@@ -48,17 +48,6 @@ def usage_window(today: date, days: int = DEFAULT_DAYS) -> tuple[date, date]:
         raise ValueError("the usage window needs at least one day")
     end = today - timedelta(days=1)
     return end - timedelta(days=days - 1), end
-
-
-def date_ranges(dates: Iterable[date]) -> list[tuple[date, date]]:
-    """Consecutive dates merged into inclusive (first, last) ranges, in order."""
-    ranges: list[tuple[date, date]] = []
-    for day in sorted(set(dates)):
-        if ranges and ranges[-1][1] + timedelta(days=1) == day:
-            ranges[-1] = (ranges[-1][0], day)
-        else:
-            ranges.append((day, day))
-    return ranges
 
 
 @dataclass(frozen=True)

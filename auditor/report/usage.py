@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from auditor.common.escape import md_inline, shorten
 from auditor.evaluate.model import UsageInputs
@@ -249,8 +250,10 @@ def usage_markdown(view: UsageView | None, findings: Iterable[Finding]) -> str:
         lines.append(f"Usage not evaluated: {md_inline(view.unavailable, 300)}\n\n")
         return "".join(lines)
     if view.window:
+        first, last = (date.fromisoformat(d) for d in view.window)
         lines.append(
-            f"Analytics {view.window[0]}..{view.window[1]}: {len(view.days)} days stored.\n\n"
+            f"Analytics {first}..{last}: {len(view.days)} of {(last - first).days + 1} "
+            "days stored.\n\n"
         )
     totals = [d.total for d in view.days if d.total is not None]
     if totals:

@@ -4,10 +4,11 @@
 and clock, gives a `UsageSync`: how many days were fetched and stored, and whether the
 analytics were readable.
 Incremental by date: only dates of the window not yet stored with every series are fetched
-(consecutive ones in one request per series). A 403 is recorded as `denied` with the API's
-reason and nothing else fails: settings and readiness still sync. `usage_inputs` gives the
-audit the stored days of its window (or the one line saying why there are none);
-`without_usage` drops the usage rules (`--no-usage`).
+(consecutive ones in one request per series), and the window's last `REFETCH_DAYS` days again
+on every sync, replacing what is stored, because the API's figures lag 24 hours. A 403 is
+recorded as `denied` with the API's reason and nothing else fails: settings and readiness
+still sync. `usage_inputs` gives the audit the stored days of its window (or the one line
+saying why there are none); `without_usage` drops the usage rules (`--no-usage`).
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from auditor.common.dates import date_ranges
 from auditor.fetch import PlatformClient
 from auditor.fetch.analytics import (
     ALL_SERIES,
     AnalyticsDenied,
     AnalyticsReader,
-    date_ranges,
     usage_window,
 )
 from auditor.fetch.tolerant import DataQuality
 from auditor.store import Store
+
+#: How many of the window's newest days every sync fetches again (analytics lag 24 hours).
+REFETCH_DAYS = 2
 
 if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy stack
     from auditor.evaluate.model import UsageInputs
@@ -43,6 +47,7 @@ class UsageSync:
     days_new: int = 0
     days_stored: int = 0
     requests: int = 0
+    days_refetched: int = 0  # stored days fetched again (the newest `REFETCH_DAYS`)
 
     def describe(self) -> str:
         """One clause of the sync summary."""
@@ -53,7 +58,8 @@ class UsageSync:
         assert self.window is not None
         first, last = self.window
         return (
-            f"usage analytics {first}..{last}: {self.days_stored} days stored ({self.days_new} new)"
+            f"usage analytics {first}..{last}: {self.days_stored} of {(last - first).days + 1} "
+            f"days stored ({self.days_new} new, {self.days_refetched} fetched again)"
         )
 
 
@@ -67,13 +73,17 @@ def sync_usage(
     quality: DataQuality,
     progress: Callable[[str], None],
 ) -> UsageSync:
-    """Fetch the window's missing dates (`days` None: skip) inside the open transaction."""
+    """Fetch the window's missing dates and its newest `REFETCH_DAYS` again (`days` None:
+    skip) inside the open transaction."""
     if days is None:
         return UsageSync("skipped")
     start, end = usage_window(today, days)
     have = store.analytics_days_stored(start, end, len(ALL_SERIES))
     wanted = [start + timedelta(days=i) for i in range(days)]
-    missing = [d for d in wanted if d.isoformat() not in have]
+    # The newest days are fetched again: the API's figures lag, so the first fetch of
+    # yesterday may be incomplete. What comes back replaces what is stored.
+    fresh = {d.isoformat() for d in wanted[-REFETCH_DAYS:]}
+    missing = [d for d in wanted if d.isoformat() not in have or d.isoformat() in fresh]
     reader = AnalyticsReader(client, store.ingest_redactor(), quality)
     fetched: set[str] = set()
     try:
@@ -88,7 +98,9 @@ def sync_usage(
         return UsageSync("denied", detail, (start, end), requests=reader.requests)
     store.set_analytics_access("ok", f"{start}..{end}")
     stored = len(store.analytics_days_stored(start, end, len(ALL_SERIES)))
-    return UsageSync("ok", "", (start, end), len(fetched), stored, reader.requests)
+    new = len(fetched - have)
+    again = len(fetched & have)
+    return UsageSync("ok", "", (start, end), new, stored, reader.requests, again)
 
 
 def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | None:

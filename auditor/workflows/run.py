@@ -151,7 +151,7 @@ def run_audit(
     findings = findings_from_pending(pending)
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
-    marked, resolved = compare_runs(findings, prior)
+    marked, resolved = compare_runs(findings, prior, in_place=True)
     del findings
     store.finish_run(
         options.run_id,

@@ -20,7 +20,7 @@ figures cannot tell whether the use came before or after the change.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -186,10 +186,19 @@ NOT_SYNCED = (
 
 
 def evaluate_usage(
-    rules: Sequence[Rule], usage: UsageInputs | None, history: Iterable[Revision], now: datetime
+    rules: Sequence[Rule],
+    usage: UsageInputs | None,
+    history: Iterable[Revision],
+    now: datetime,
+    *,
+    history_from: Callable[[datetime], Iterable[Revision]] | None = None,
 ) -> tuple[list[RuleResult], str]:
     """One result per (usage rule, stored day), and the one line saying why none could be
-    judged (every rule is then `unknown` on the subject `usage`)."""
+    judged (every rule is then `unknown` on the subject `usage`).
+
+    `history_from(t)`, when given, streams `history` from the revision in force at `t` on:
+    only the revisions from the one in force when the first day began are read, not the whole
+    history (a nightly run would otherwise parse every stored revision for 30 days of use)."""
     reason = (usage.unavailable if usage else "") or ("" if usage and usage.days else NOT_SYNCED)
     if reason:
         subject = Subject("usage", "usage", "usage analytics")
@@ -197,13 +206,19 @@ def evaluate_usage(
         line = f"{len(rules)} usage rules not evaluated: {reason}"
         return results, line
     assert usage is not None
-    return list(_judge_days(rules, usage, history, now)), ""
+    return list(_judge_days(rules, usage, history, now, history_from)), ""
 
 
 def _judge_days(
-    rules: Sequence[Rule], usage: UsageInputs, history: Iterable[Revision], now: datetime
+    rules: Sequence[Rule],
+    usage: UsageInputs,
+    history: Iterable[Revision],
+    now: datetime,
+    history_from: Callable[[datetime], Iterable[Revision]] | None,
 ) -> Iterator[RuleResult]:
     days = day_documents(usage.days)
+    if days and history_from is not None:
+        history = history_from(_start(days[0].day))
     _attach_settings(days, history)
     env = Env(now)
     judged = [d for d in days if d.day >= usage.first_judged]

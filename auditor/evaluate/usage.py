@@ -26,8 +26,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from auditor.evaluate.conditions import Env
+from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult, UsageInputs
-from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.rule import Verdict
 from auditor.models import JSON, Attribution, Revision, Subject
 from auditor.policy.model import Rule
 
@@ -151,12 +152,15 @@ def _subject(day: str, rev: Revision | None) -> Subject:
     return Subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
 
 
-def _judge(rule: Rule, day: _Day, env: Env) -> RuleResult:
+def _judge(memo: MemoRule, day: _Day, docs: Sequence[dict[str, Any]], env: Env) -> RuleResult:
+    rule = memo.rule
     if not day.versions:
         subject = _subject(day.day, None)
         message = f"no settings revision was in force on {day.day}; nothing to compare with"
         return Verdict("unknown", message).result(rule, subject)
-    verdicts = [(rev, run_rule(rule, _with_settings(day.doc, rev), env)) for rev in day.versions]
+    # A verdict is reused where what the rule reads is the same (a revision that changed
+    # nothing the rule reads, the same figures on another day): `MemoRule`'s exact key.
+    verdicts = [(rev, memo.verdict(doc, env)) for rev, doc in zip(day.versions, docs, strict=True)]
     statuses = {v.status for _, v in verdicts}
     first_rev, first = verdicts[0]
     if len(statuses) == 1:
@@ -222,6 +226,8 @@ def _judge_days(
     _attach_settings(days, history)
     env = Env(now)
     judged = [d for d in days if d.day >= usage.first_judged]
+    docs = [[_with_settings(d.doc, rev) for rev in d.versions] for d in judged]  # once per day
     for rule in rules:
-        for day in judged:
-            yield _judge(rule, day, env)
+        memo = MemoRule(rule)
+        for day, day_docs in zip(judged, docs, strict=True):
+            yield _judge(memo, day, day_docs, env)

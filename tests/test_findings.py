@@ -213,6 +213,20 @@ def test_new_persisting_and_resolved_against_previous_run() -> None:
     assert [p.rule_id for p in resolved] == ["G-1"]
 
 
+def test_marking_in_place_gives_the_same_marks_in_the_callers_list() -> None:
+    """`run` marks its (possibly 100,000s of) findings in place: same marks, same order, and
+    the caller's list now holds the marked findings."""
+    kept, fresh, gone = _one(rid="K-1"), _one(rid="N-1"), _one(rid="G-1")
+    passing = _one(rid="P-1", status="pass")
+    previous = [_prev(kept), _prev(gone), _prev(passing, "pass")]
+    copied = compare_runs([kept, fresh, passing], previous)
+    mine = [kept, fresh, passing]
+    marked, resolved = compare_runs(mine, previous, in_place=True)
+    assert marked is mine
+    assert (marked, resolved) == copied
+    assert [f.lifecycle for f in mine] == ["persisting", "new", None]
+
+
 @pytest.mark.parametrize(
     ("before", "now", "lifecycle", "resolved"),
     [

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from auditor.common.escape import inert_bytes, json_inert
-from auditor.report import write_reports
+from auditor.report import render_html, write_reports
 from auditor.report.jsonout import report_json
 from auditor.report.model import ReportData
 from auditor.report.sarif import sarif_log
@@ -61,3 +61,14 @@ def test_streamed_files_equal_one_dump_of_the_whole_document(case: str, tmp_path
     sarif_text = written["findings.sarif"].read_text(encoding="utf-8")
     assert sarif_text == whole_sarif(data)
     assert written["junit.xml"].read_text(encoding="utf-8").startswith("<?xml")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_streamed_html_equals_the_whole_page(case: str, tmp_path: Path) -> None:
+    """report.html is written chunk by chunk from the template (the whole page, up to tens of
+    MB with `--all-revisions`, is never joined in memory) and is the page `render_html` gives."""
+    data = CASES[case]()
+    written = write_reports(data, tmp_path, ("html",))
+    page = written["report.html"].read_text(encoding="utf-8")
+    assert page == render_html(data)
+    assert page.rstrip().endswith("</html>")

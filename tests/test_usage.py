@@ -123,6 +123,38 @@ def test_rules_read_the_settings_in_force_on_each_day() -> None:
     assert got["usage@2026-10-31"].status == "pass"
 
 
+def test_usage_rules_read_only_the_history_from_the_revision_in_force_when_the_days_begin() -> None:
+    """A run reads the history for usage rules from the revision in force when the first day
+    began (`history_from`), not the whole history: the same results as walking it all."""
+    open_policy = {"modelPolicy": {"blockedModelIds": ["old-model"]}}
+    blocked = {"modelPolicy": {"blockedModelIds": ["old-model", "gpt-5-codex"]}}
+    start = datetime(2026, 9, 1, 9, tzinfo=UTC)
+    history = tuple(
+        _rev(n, (start + timedelta(hours=13 * n)).isoformat(), blocked if (n // 6) % 2 else
+             open_policy, f"u{n}@acme.example")
+        for n in range(1, 120)
+    )  # fmt: skip
+    days = [_day(f"2026-10-{d:02d}", {"claude": 10, "gpt-5-codex": 100 * d}) for d in range(1, 31)]
+    asked: list[datetime] = []
+
+    def history_from(when: datetime) -> tuple[Revision, ...]:
+        asked.append(when)
+        in_force = [i for i, r in enumerate(history) if r.updated_at <= when]
+        return history[in_force[-1] if in_force else 0 :]
+
+    policy = load_policies([USAGE_PACK])
+    usage = UsageInputs(days=tuple(days))
+    full = evaluate(policy, EvaluationInputs(FIXED_NOW, history[-1], history, usage=usage))
+    tail = evaluate(
+        policy,
+        EvaluationInputs(FIXED_NOW, history[-1], history, usage=usage, history_from=history_from),
+    )
+    assert asked == [datetime(2026, 10, 1, tzinfo=UTC)]
+    assert history_from(asked[0])[0].updated_at < asked[0] < history_from(asked[0])[1].updated_at
+    assert {r.status for r in full.results} >= {"pass", "fail", "unknown"}
+    assert full.results == tail.results
+
+
 def test_without_analytics_every_usage_rule_is_unknown_with_one_line() -> None:
     policy = load_policies([USAGE_PACK])
     rev = _rev(1, "2026-10-01T09:00:00Z", {}, "a@acme.example")

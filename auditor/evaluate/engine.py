@@ -103,7 +103,11 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     if by_target["usage"]:
         history = inputs.history or ((inputs.settings,) if inputs.settings else ())
         usage_results, why = evaluate_usage(
-            by_target["usage"], inputs.usage, _reiterable(history, "history"), inputs.now
+            by_target["usage"],
+            inputs.usage,
+            _reiterable(history, "history"),
+            inputs.now,
+            history_from=inputs.history_from if inputs.history else None,
         )
         results += usage_results
         missing += [why] if why else []

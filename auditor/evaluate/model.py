@@ -73,6 +73,9 @@ class EvaluationInputs:
     # every revision number of `history` (ascending). `remember` asks for the new state.
     prior: Mapping[str, bytes] = field(default_factory=dict)
     tail: Callable[[int], Iterable[Revision]] | None = None
+    # `history` from the revision in force at the given time on (usage rules read only the
+    # last weeks); None: walk all of `history`.
+    history_from: Callable[[datetime], Iterable[Revision]] | None = None
     revision_numbers: Sequence[int] | None = None
     remember: bool = False
 

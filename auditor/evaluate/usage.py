@@ -22,15 +22,16 @@ are named in one `not_evaluated` line, so the run is incomplete rather than sile
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from auditor.common.dates import date_ranges
 from auditor.evaluate.conditions import Env
+from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult, UsageInputs
-from auditor.evaluate.rule import Verdict, run_rule
+from auditor.evaluate.rule import Verdict
 from auditor.models import JSON, Attribution, Revision, Subject
 from auditor.policy.model import Rule
 
@@ -154,12 +155,15 @@ def _subject(day: str, rev: Revision | None) -> Subject:
     return Subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
 
 
-def _judge(rule: Rule, day: _Day, env: Env) -> RuleResult:
+def _judge(memo: MemoRule, day: _Day, docs: Sequence[dict[str, Any]], env: Env) -> RuleResult:
+    rule = memo.rule
     if not day.versions:
         subject = _subject(day.day, None)
         message = f"no settings revision was in force on {day.day}; nothing to compare with"
         return Verdict("unknown", message).result(rule, subject)
-    verdicts = [(rev, run_rule(rule, _with_settings(day.doc, rev), env)) for rev in day.versions]
+    # A verdict is reused where what the rule reads is the same (a revision that changed
+    # nothing the rule reads, the same figures on another day): `MemoRule`'s exact key.
+    verdicts = [(rev, memo.verdict(doc, env)) for rev, doc in zip(day.versions, docs, strict=True)]
     statuses = {v.status for _, v in verdicts}
     first_rev, first = verdicts[0]
     if len(statuses) == 1:
@@ -189,10 +193,19 @@ NOT_SYNCED = (
 
 
 def evaluate_usage(
-    rules: Sequence[Rule], usage: UsageInputs | None, history: Iterable[Revision], now: datetime
+    rules: Sequence[Rule],
+    usage: UsageInputs | None,
+    history: Iterable[Revision],
+    now: datetime,
+    *,
+    history_from: Callable[[datetime], Iterable[Revision]] | None = None,
 ) -> tuple[list[RuleResult], str]:
     """One result per (usage rule, stored day), and the one line saying why none could be
-    judged (every rule is then `unknown` on the subject `usage`)."""
+    judged (every rule is then `unknown` on the subject `usage`).
+
+    `history_from(t)`, when given, streams `history` from the revision in force at `t` on:
+    only the revisions from the one in force when the first day began are read, not the whole
+    history (a nightly run would otherwise parse every stored revision for 30 days of use)."""
     reason = (usage.unavailable if usage else "") or ("" if usage and usage.days else NOT_SYNCED)
     if reason:
         subject = Subject("usage", "usage", "usage analytics")
@@ -200,7 +213,7 @@ def evaluate_usage(
         line = f"{len(rules)} usage rules not evaluated: {reason}"
         return results, line
     assert usage is not None
-    return list(_judge_days(rules, usage, history, now)), missing_days(usage)
+    return list(_judge_days(rules, usage, history, now, history_from)), missing_days(usage)
 
 
 def missing_days(usage: UsageInputs) -> str:
@@ -223,12 +236,20 @@ def missing_days(usage: UsageInputs) -> str:
 
 
 def _judge_days(
-    rules: Sequence[Rule], usage: UsageInputs, history: Iterable[Revision], now: datetime
+    rules: Sequence[Rule],
+    usage: UsageInputs,
+    history: Iterable[Revision],
+    now: datetime,
+    history_from: Callable[[datetime], Iterable[Revision]] | None,
 ) -> Iterator[RuleResult]:
     days = day_documents(usage.days)
+    if days and history_from is not None:
+        history = history_from(_start(days[0].day))
     _attach_settings(days, history)
     env = Env(now)
     judged = [d for d in days if d.day >= usage.first_judged]
+    docs = [[_with_settings(d.doc, rev) for rev in d.versions] for d in judged]  # once per day
     for rule in rules:
-        for day in judged:
-            yield _judge(rule, day, env)
+        memo = MemoRule(rule)
+        for day, day_docs in zip(judged, docs, strict=True):
+            yield _judge(memo, day, day_docs, env)

@@ -15,17 +15,27 @@ from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
 
 
 def compare_runs(
-    current: Sequence[Finding], previous: Sequence[FindingRecord] | None
+    current: Sequence[Finding],
+    previous: Sequence[FindingRecord] | None,
+    *,
+    in_place: bool = False,
 ) -> tuple[list[Finding], list[FindingRecord]]:
     """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
 
     With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
+    With `in_place` (`current` a list), each finding is replaced in that list and the list is
+    returned, so the unmarked and the marked findings are never all held at once.
     """
     if previous is None:
-        return list(current), []
+        return (current if in_place and isinstance(current, list) else list(current)), []
     before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
     now = {f.fingerprint for f in current if f.status in TRACKED_STATUSES}
-    marked = [_with_lifecycle(f, before) for f in current]
+    if in_place and isinstance(current, list):
+        for i, f in enumerate(current):
+            current[i] = _with_lifecycle(f, before)
+        marked = current
+    else:
+        marked = [_with_lifecycle(f, before) for f in current]
     resolved = sorted(
         (p for p in previous if p.status in TRACKED_STATUSES and p.fingerprint not in now),
         key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),

@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.evaluate.model import RuleResult
 from auditor.models import (
@@ -31,32 +32,139 @@ _DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
+class RuleFacts:
+    """What every finding of one rule shares (its title, severity, controls, words, source):
+    one object per rule, so a finding carries one reference instead of seven."""
+
+    title: str
+    severity: Severity
+    controls: tuple[str, ...] = ()
+    remediation: str = ""
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    source: SourceLocation | None = None
+
+
+@functools.lru_cache(maxsize=4096)
+def rule_facts(
+    title: str,
+    severity: Severity,
+    controls: tuple[str, ...] = (),
+    remediation: str = "",
+    description: str = "",
+    tags: tuple[str, ...] = (),
+    source: SourceLocation | None = None,
+) -> RuleFacts:
+    """The shared `RuleFacts` for these values (equal values give the same object)."""
+    return RuleFacts(title, severity, controls, remediation, description, tags, source)
+
+
+_KEEP: Any = object()  # "not given": keep the value `facts` has
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Finding:
     """One rule's result on one subject, ready for reports.
 
     `source` is the rule's position in its policy file. `location`, when set, is where the
     finding points in a file under review (e.g. the proposed settings file); SARIF prefers it
     over `source`. `lifecycle` is None when the run was not compared with a previous one.
+
+    The rule's own facts (`title`, `severity`, `controls`, `remediation`, `description`,
+    `tags`, `source`) live in one `RuleFacts` shared by the rule's findings and are read
+    through properties; they are still given (and `dataclasses.replace`d) by name. A run
+    with `--all-revisions` holds 100,000s of findings: this keeps each to 12 slots.
     """
 
     fingerprint: str
     rule_id: str
-    title: str
-    severity: Severity
     status: Status
     raw_status: Status
     subject: Subject
     message: str
-    evidence: tuple[Evidence, ...] = ()
-    controls: tuple[str, ...] = ()
-    remediation: str = ""
-    description: str = ""
-    tags: tuple[str, ...] = ()
-    since: Attribution | None = None
-    waiver: Waiver | None = None
-    lifecycle: Lifecycle | None = None
-    source: SourceLocation | None = None
-    location: SourceLocation | None = None
+    evidence: tuple[Evidence, ...]
+    since: Attribution | None
+    waiver: Waiver | None
+    lifecycle: Lifecycle | None
+    location: SourceLocation | None
+    facts: RuleFacts
+
+    def __init__(
+        self,
+        *,
+        fingerprint: str,
+        rule_id: str,
+        status: Status,
+        raw_status: Status,
+        subject: Subject,
+        message: str,
+        evidence: tuple[Evidence, ...] = (),
+        since: Attribution | None = None,
+        waiver: Waiver | None = None,
+        lifecycle: Lifecycle | None = None,
+        location: SourceLocation | None = None,
+        facts: RuleFacts | None = None,
+        title: str = _KEEP,
+        severity: Severity = _KEEP,
+        controls: tuple[str, ...] = _KEEP,
+        remediation: str = _KEEP,
+        description: str = _KEEP,
+        tags: tuple[str, ...] = _KEEP,
+        source: SourceLocation | None = _KEEP,
+    ) -> None:
+        given = (title, severity, controls, remediation, description, tags, source)
+        if facts is None:
+            if title is _KEEP or severity is _KEEP:
+                raise TypeError("Finding needs `facts` or `title` and `severity`")
+            facts = RuleFacts(title, severity)
+        if any(v is not _KEEP for v in given):
+            kept = (
+                facts.title, facts.severity, facts.controls, facts.remediation,
+                facts.description, facts.tags, facts.source,
+            )  # fmt: skip
+            facts = rule_facts(*(k if v is _KEEP else v for v, k in zip(given, kept, strict=True)))
+        for name, value in (
+            ("fingerprint", fingerprint), ("rule_id", rule_id), ("status", status),
+            ("raw_status", raw_status), ("subject", subject), ("message", message),
+            ("evidence", evidence), ("since", since), ("waiver", waiver),
+            ("lifecycle", lifecycle), ("location", location), ("facts", facts),
+        ):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    @property
+    def title(self) -> str:
+        """The rule's title."""
+        return self.facts.title
+
+    @property
+    def severity(self) -> Severity:
+        """The rule's severity."""
+        return self.facts.severity
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """The rule's controls, in natural order."""
+        return self.facts.controls
+
+    @property
+    def remediation(self) -> str:
+        """How to fix it (the rule's text)."""
+        return self.facts.remediation
+
+    @property
+    def description(self) -> str:
+        """The rule's description."""
+        return self.facts.description
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The rule's tags."""
+        return self.facts.tags
+
+    @property
+    def source(self) -> SourceLocation | None:
+        """The rule's position in its policy file."""
+        return self.facts.source
 
 
 def normalize_path(path: str) -> str:
@@ -98,23 +206,26 @@ def _sorted_controls(controls: tuple[str, ...]) -> tuple[str, ...]:
 def finding_from_result(result: RuleResult) -> Finding:
     """Turn one rule result into a finding (pass results included)."""
     rule = result.rule
+    facts = rule_facts(
+        rule.title,
+        rule.severity,
+        sort_controls(rule.controls),
+        rule.remediation,
+        rule.description,
+        rule.tags,
+        rule.source,
+    )
     return Finding(
         fingerprint=fingerprint(rule.id, result.subject.key, primary_path(result.evidence)),
         rule_id=rule.id,
-        title=rule.title,
-        severity=rule.severity,
         status=result.status,
         raw_status=result.original_status,
         subject=result.subject,
         message=result.message,
         evidence=result.evidence,
-        controls=sort_controls(rule.controls),
-        remediation=rule.remediation,
-        description=rule.description,
-        tags=rule.tags,
         since=result.since,
         waiver=result.waiver,
-        source=rule.source,
+        facts=facts,
     )
 
 
@@ -130,7 +241,8 @@ def findings_from_pending(results: list[RuleResult]) -> list[Finding]:
     while results:
         out.append(finding_from_result(results.pop()))
     out.reverse()
-    return sort_findings(out)
+    _sort_in_place(out)
+    return out
 
 
 def natural_key(text: str) -> tuple[tuple[int, str], ...]:
@@ -158,6 +270,11 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     severity and rule): each pass's keys are shared by every finding of the same subject or
     rule, so hundreds of thousands of findings never need a key tuple each."""
     out = list(findings)
+    _sort_in_place(out)
+    return out
+
+
+def _sort_in_place(out: list[Finding]) -> None:
     out.sort(key=_fingerprint_of)
     subjects: dict[str, tuple[tuple[int, str], ...]] = {}
     out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key))
@@ -173,7 +290,6 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
         return known
 
     out.sort(key=rule_key)
-    return out
 
 
 def _fingerprint_of(f: Finding) -> str:

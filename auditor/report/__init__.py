@@ -17,7 +17,7 @@ import orjson
 
 from auditor.common.files import write_atomic, write_atomic_bytes
 from auditor.errors import ReportError
-from auditor.report.html import render_html
+from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
@@ -131,6 +131,7 @@ def _write_pdf(data: ReportData, path: Path) -> Path:
 #: File name → a renderer giving the text in pieces, so a large report is never held whole.
 #: Each takes `ascii_only` (orjson refuses lone surrogates: `json` then writes the file anew).
 STREAMED: dict[str, Callable[..., Iterator[str]]] = {
+    "report.html": lambda data, ascii_only=False: iter_html(data),
     "findings.json": json_chunks,
     "findings.sarif": sarif_chunks,
     "junit.xml": lambda data, ascii_only=False: junit_chunks(data),

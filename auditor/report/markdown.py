@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
-from auditor.findings.finding import Finding, SortKey, attribution_text, sort_key
+from auditor.findings.finding import Finding, attribution_text, sort_findings
 from auditor.models import OPEN_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
@@ -188,14 +188,23 @@ def finding_block(f: Finding) -> str:
 
 
 def _order(d: ReportData) -> list[Finding]:
-    """New first, then other open findings, then waived; report order within each."""
+    """Introduced by the proposal first, then new, then other open findings, then waived;
+    report order (`sort_key`) within each.
 
-    def key(f: Finding) -> tuple[bool, bool, SortKey]:
-        return (f.lifecycle != "new", f.status == "waived", sort_key(f))
-
+    Sorted in report order by `sort_findings` (keys shared per rule and subject), then
+    stably by a small integer, so 100,000s of findings never need a key tuple each."""
     introduced = set(d.review.introduced) if d.review else set()
-    items = shown_findings(d)
-    return sorted(items, key=lambda f: (f.fingerprint not in introduced, *key(f)))
+
+    def group(f: Finding) -> int:
+        return (
+            (f.fingerprint not in introduced) * 4
+            + (f.lifecycle != "new") * 2
+            + (f.status == "waived")
+        )
+
+    items = sort_findings(shown_findings(d))
+    items.sort(key=group)
+    return items
 
 
 def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:

@@ -151,7 +151,7 @@ def run_audit(
     findings = findings_from_pending(pending)
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
-    marked, resolved = compare_runs(findings, prior)
+    marked, resolved = compare_runs(findings, prior, in_place=True)
     del findings
     store.finish_run(
         options.run_id,
@@ -257,9 +257,18 @@ def _inputs(
         usage=usage_inputs(store, (at or options.now).date(), options.usage_days),
         prior=known.prior,
         tail=lambda start: store.iter_revisions(start=start, end=end),
+        history_from=lambda when: _history_from(store, when, end),
         revision_numbers=[number for number, _ in known.hashes],
         remember=known.moves_on,
     )
+
+
+def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:
+    """The stored history up to `end`, from the revision in force at `when` on (all of it
+    when none was)."""
+    first = store.revision_at(when)
+    start = None if first is None else min(first.revision, end if end is not None else 2**62)
+    return store.iter_revisions(start=start, end=end)
 
 
 def run_scope(policy: PolicySet, options: AuditOptions) -> str:

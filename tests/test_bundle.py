@@ -328,3 +328,11 @@ def test_run_parameters_naming_a_file_outside_the_bundle_fail_verify(
     code, _, err = verify(copy)
     assert code == 2
     assert "is not a file inside the bundle" in err and "Traceback" not in err
+
+
+def test_verify_of_a_path_that_is_no_folder_says_which(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    code, _, err = verify(tmp_path / "file")
+    assert code == 2 and "file: not a folder (give the evidence bundle's folder)" in err
+    code, _, err = verify(tmp_path / "gone")
+    assert code == 2 and "gone: no such folder (give the evidence bundle's folder)" in err

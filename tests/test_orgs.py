@@ -239,3 +239,10 @@ def test_an_unusable_report_folder_stops_before_any_organization(tmp_path: Path)
     assert code == 2 and "Traceback" not in err
     assert err.rstrip().splitlines()[-1].startswith("auditor: error: cannot use ")
     assert "it is a file" in err and "[a]" not in err  # no organization was started
+
+
+@pytest.mark.parametrize("n", ["0", "-1", "99"])
+def test_demo_orgs_out_of_range_is_a_usage_error(tmp_path: Path, n: str) -> None:
+    code, _, err = _run(["demo", "--orgs", n, "--out", "r"], {}, tmp_path)
+    assert code == 2 and "--orgs must be between 1 and" in err
+    assert not (tmp_path / "r").exists()  # refused before any emulator or run

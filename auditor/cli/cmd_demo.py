@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
         "--orgs",
         metavar="N",
         type=int,
-        default=0,
+        default=None,
         help=f"audit N organizations at once (1-{len(DEMO_ORGS)}), each served by its own "
         "emulator with other seeded data: `auditor run --orgs` with a summary table",
     )
@@ -65,7 +65,7 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
     from auditor.emulator import start_emulator
 
     check_sizes(args.revisions, args.repos)
-    if not 0 <= args.orgs <= len(DEMO_ORGS):
+    if args.orgs is not None and not 1 <= args.orgs <= len(DEMO_ORGS):
         raise UsageError(f"--orgs must be between 1 and {len(DEMO_ORGS)}")
     out = args.out or Path(ctx.cwd) / "reports" / "demo"
     if args.orgs:

@@ -49,7 +49,8 @@ class Verification:
 
 def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
     if not bundle.is_dir():
-        raise AuditorError(f"{bundle}: not a folder (give the evidence bundle's folder)")
+        what = "not a folder" if bundle.exists() else "no such folder"
+        raise AuditorError(f"{bundle}: {what} (give the evidence bundle's folder)")
     try:
         raw = read_input(bundle / MANIFEST, max_bytes=1 << 30)
     except UnreadableFile as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -26,7 +27,7 @@ from auditor.fetch import PlatformClient
 from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, usage_window
 from auditor.fetch.tolerant import DataQuality
 from auditor.models import Revision, User
-from auditor.policy import load_policies
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.redact import Redactor
 from auditor.store import Store
 from auditor.workflows.sync import SyncOptions, sync_service
@@ -540,3 +541,18 @@ def test_usage_section_renders_hostile_model_names_inert() -> None:
     md = render_markdown(data)
     assert "### Usage" in md and "<script>" not in md
     assert "Analytics 2026-10-01..2026-10-30: 30 of 30 days stored." in md
+
+
+def test_a_policy_test_case_with_no_usage_day_is_a_test_file_error(tmp_path: Path) -> None:
+    pack = tmp_path / "p"
+    pack.mkdir()
+    shutil.copy(SHIPPED_POLICY_DIR / "usage.yaml", pack / "usage.yaml")  # the shipped pack
+    (pack / "usage.tests.yaml").write_text(
+        "tests:\n  - name: no day\n    usage: []\n    expect: {USE-MOD-001: pass}\n"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
+    code = main(["policy", "test", str(pack)], ctx)
+    shown = out.getvalue() + err.getvalue()
+    assert code == 2 and "unexpected" not in shown and "Traceback" not in shown
+    assert "a usage day needs `date: YYYY-MM-DD`" in shown

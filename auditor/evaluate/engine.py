@@ -101,7 +101,6 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     if inputs.reports:
         results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
     if by_target["usage"]:
-        history = inputs.history or ((inputs.settings,) if inputs.settings else ())
         usage_results, why = evaluate_usage(
             by_target["usage"],
             inputs.usage,
@@ -158,7 +157,6 @@ class _State:
         self.on = (inputs.remember or bool(inputs.prior)) and not inputs.all_revisions
         self.prior = inputs.prior if self.on and usable else {}
         self.remember = self.on and inputs.remember
-        self.inputs = inputs
         self.keys = (
             {r.id: incremental.rule_key(r, policy.enums, inputs.list_table) for r in policy.rules}
             if self.on

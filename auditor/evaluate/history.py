@@ -13,7 +13,7 @@ The history is streamed: only the previous revision is held.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -289,10 +289,9 @@ class SettingsWalk:
             i: (run, n) for last, run in self.runs.items() for n, i in enumerate(self.groups[last])
         }
         results, spans = [], []
-        memos = {id(m.rule): m for run in self.runs.values() for m in run.memos}
         for index, rule in enumerate(self.rules):
             run, n = where[index]
-            verdict = memos[id(rule)].verdict(current.settings, env)
+            verdict = run.memos[n].verdict(current.settings, env)
             since = run.since(n) if verdict.status == "fail" else None
             results.append(verdict.result(rule, subject_of(current), since=since))
             spans.append(tuple(run.spans[n]))
@@ -313,26 +312,3 @@ def _up_to(prior: Resume | None, revision: int) -> Resume | None:
         if s.start.revision <= revision
     )
     return Resume(revision, bool(spans) and spans[-1].end is None, spans)
-
-
-def evaluate_settings(
-    rules: Sequence[Rule],
-    current: Revision,
-    history: Iterable[Revision],
-    env: Env,
-    *,
-    all_revisions: bool = False,
-    memo: bool = True,
-    resume: Sequence[Resume | None] = (),
-    tail: Callable[[int], Iterable[Revision]] | None = None,
-    numbers: Sequence[int] | None = None,
-) -> SettingsOutcome:
-    """Walk the history up to `current` once (see `SettingsWalk`), reading only `tail(start)`
-    when no rule needs the whole history."""
-    walk = SettingsWalk(
-        rules, current, env, all_revisions=all_revisions, memo=memo, resume=resume, numbers=numbers
-    )
-    start = walk.start
-    for revision in tail(start) if start is not None and tail is not None else history:
-        walk.push(revision)
-    return walk.finish()

@@ -207,6 +207,9 @@ class _CaseReader:
         trailing median, the last is judged) under `settings:`, in force before the first."""
         raw = data["usage"]
         days = raw if isinstance(raw, list) else [raw]
+        if not days:
+            self.fail(where, _USAGE_SHAPE)
+            return None
         parsed: list[tuple[str, dict[str, Any]]] = []
         for i, day in enumerate(days):
             text = day.get("date") if isinstance(day, dict) else None

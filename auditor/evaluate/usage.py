@@ -242,12 +242,13 @@ def _judge_days(
     now: datetime,
     history_from: Callable[[datetime], Iterable[Revision]] | None,
 ) -> Iterator[RuleResult]:
-    days = day_documents(usage.days)
-    if days and history_from is not None:
-        history = history_from(_start(days[0].day))
-    _attach_settings(days, history)
+    # Every stored day feeds the trailing median; only the window's days are judged, so only
+    # they need the settings in force (read from the first judged day's revision on).
+    judged = [d for d in day_documents(usage.days) if d.day >= usage.first_judged]
+    if judged and history_from is not None:
+        history = history_from(_start(judged[0].day))
+    _attach_settings(judged, history)
     env = Env(now)
-    judged = [d for d in days if d.day >= usage.first_judged]
     docs = [[_with_settings(d.doc, rev) for rev in d.versions] for d in judged]  # once per day
     for rule in rules:
         memo = MemoRule(rule)

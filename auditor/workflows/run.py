@@ -301,11 +301,12 @@ def audit_scope(
     targets: dict[str, int] = {}
     for rule in policy.rules:
         targets[rule.target] = targets.get(rule.target, 0) + 1
-    reports, repos = 0, set()
-    for report in store.iter_reports():  # streamed: only the count and the URLs are kept
-        if at is None or report.created_at <= at:
-            reports += 1
-            repos.add(report.repo_url)
+    # The evaluated reports are each repository's newest (as of `at`): one per repository.
+    reports = (
+        store.count_reports()
+        if at is None
+        else sum(1 for r in store.iter_reports() if r.created_at <= at)
+    )
     return AuditScope(
         period_start=first.updated_at if first else None,
         period_end=inputs.settings.updated_at if inputs.settings else None,
@@ -313,7 +314,7 @@ def audit_scope(
         rules_by_target=tuple(sorted(targets.items())),
         revisions=revisions,
         change_steps=max(0, revisions - 1),
-        repositories=len(repos),
+        repositories=len(inputs.reports),
         reports=reports,
         reports_evaluated=len(inputs.reports),
     )

@@ -662,3 +662,20 @@ def test_each_item_is_serialized_once_at_ingestion(
     summary = run_sync(store, FakeService(30, reports=20))
     assert (summary.revisions_new, summary.reports_new) == (30, 20)
     assert len(calls) == 30 + 20
+
+
+def test_overlapping_syncs_restore_the_garbage_collector_when_the_last_ends() -> None:
+    """`run --orgs` syncs organizations at once: one ending must not undo the setting another
+    still runs under, and the last to end restores the process's thresholds."""
+    import gc
+
+    from auditor.workflows.sync import _few_collections
+
+    before = gc.get_threshold()
+    first, second = _few_collections(), _few_collections()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.get_threshold() == (50_000, 20, 20)  # the second sync is still running
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before

@@ -18,7 +18,7 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import JSON
 from auditor.redact import Redactor
-from auditor.store.dialect import has_table, meta_text
+from auditor.store.dialect import meta_text, stream
 
 _STATUS_KEY = "analytics_access"
 
@@ -31,15 +31,8 @@ class AnalyticsAccess:
     detail: str = ""
 
 
-def _exists(db: Any) -> bool:
-    # A read-only look at a store that never synced analytics may predate the table.
-    return has_table(db, "analytics_days")
-
-
 def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
     """The dates from `start` to `end` holding all `series` series."""
-    if not _exists(db):
-        return set()
     rows = db.execute(
         "SELECT day FROM analytics_days WHERE day BETWEEN ? AND ? GROUP BY day "
         "HAVING COUNT(*) >= ?",
@@ -64,11 +57,10 @@ def iter_days(
     db: Any, start: date | None = None, end: date | None = None
 ) -> Iterator[tuple[str, dict[str, JSON]]]:
     """(date, {series: data}) for every stored date in the range, ascending."""
-    if not _exists(db):
-        return
     low = start.isoformat() if start else "0000-00-00"
     high = end.isoformat() if end else "9999-99-99"
-    rows = db.execute(
+    rows = stream(  # batches from a server-side cursor on PostgreSQL, never the whole table
+        db,
         "SELECT day, series, data FROM analytics_days WHERE day BETWEEN ? AND ? "
         "ORDER BY day, series",
         (low, high),
@@ -103,12 +95,10 @@ def get_access(db: Any) -> AnalyticsAccess | None:
 
 def scrub(db: Any, redactor: Redactor, forms: Iterable[bytes]) -> int:
     """Redact again the stored rows holding a secret learned after they were written."""
-    if not _exists(db):
-        return 0
     wanted = list(forms)
     stale = [
         (day, series, data)
-        for day, series, data in db.execute("SELECT day, series, data FROM analytics_days")
+        for day, series, data in stream(db, "SELECT day, series, data FROM analytics_days")
         if any(f in bytes(data) for f in wanted)
     ]
     for day, series, data in stale:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.common.files import write_atomic
 from auditor.common.jsonutil import dumps_pretty
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
 
@@ -156,5 +157,5 @@ def write_org_summary(
         ],
     }
     path = root / "summary.json"
-    path.write_text(dumps_pretty(body) + "\n", encoding="utf-8")
+    write_atomic(path, dumps_pretty(body))
     return path

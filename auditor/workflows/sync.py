@@ -11,6 +11,7 @@ message says what was fetched.
 from __future__ import annotations
 
 import gc
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -226,15 +227,30 @@ def _few_collections() -> Iterator[None]:
     """Fewer cyclic garbage collections while a sync ingests: it makes millions of short-lived
     containers (parsed pages) but hardly any cycles, while the redactor's memo and the objects
     of start-up stay alive, and each full collection would walk them all again. The objects
-    alive before the sync are set aside (`gc.freeze`); thresholds are restored afterwards."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    alive before the sync are set aside (`gc.freeze`); thresholds are restored afterwards.
+
+    The setting is the process's: syncs running at once (`run --orgs`) share it, so only the
+    first to start changes it and only the last to finish restores it."""
+    global _syncing, _saved_threshold
+    with _gc_lock:
+        if _syncing == 0:
+            _saved_threshold = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(50_000, 20, 20)
+        _syncing += 1
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        with _gc_lock:
+            _syncing -= 1
+            if _syncing == 0:
+                gc.set_threshold(*_saved_threshold)
+                gc.unfreeze()
+
+
+_gc_lock = threading.Lock()
+_syncing = 0  # syncs inside `_few_collections` right now
+_saved_threshold = gc.get_threshold()
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:

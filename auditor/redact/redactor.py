@@ -172,10 +172,7 @@ class Redactor:
             for k, v in value.items():
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
-                    child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
-                    kid = self._node(
-                        v, kid, child_secret or is_secret_map(k), k == HOSTED_MAP, found
-                    )
+                    kid = self._node(v, kid, *_child(k, secret, hosted), found)
                 name = names.get(k)
                 if name is None:
                     name = self._leaf(k, found)
@@ -230,10 +227,7 @@ class Redactor:
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
-                child_secret = secret or is_secret_key(k) or (hosted and k not in HOSTED_PLAIN)
-                kid = self._node(
-                    value[k], kids[k], child_secret or is_secret_map(k), k == HOSTED_MAP, found
-                )
+                kid = self._node(value[k], kids[k], *_child(k, secret, hosted), found)
                 kids[k] = kid
                 out[k] = kid.out
             # `numeric` may stay true when a changed value lost its numbers: that only costs
@@ -355,3 +349,10 @@ class Redactor:
             for form in self.memory.forms(secret):
                 text = text.replace(form, self.marker(secret))
         return text
+
+
+def _child(key: str, secret: bool, hosted: bool) -> tuple[bool, bool]:
+    """The context a value under `key` is redacted in: (secret, hosted). Everything under a
+    secret key is secret, so are a secret map's values and a hosted block's credentials."""
+    child = secret or is_secret_key(key) or (hosted and key not in HOSTED_PLAIN)
+    return child or is_secret_map(key), key == HOSTED_MAP

@@ -336,3 +336,14 @@ def test_verify_of_a_path_that_is_no_folder_says_which(tmp_path: Path) -> None:
     assert code == 2 and "file: not a folder (give the evidence bundle's folder)" in err
     code, _, err = verify(tmp_path / "gone")
     assert code == 2 and "gone: no such folder (give the evidence bundle's folder)" in err
+
+
+def test_export_as_of_before_the_first_revision_is_one_clear_error(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "early"
+    code, _, err = cli(
+        ["export", "--out", str(out), "--at", "2000-01-01"], made["env"], made["work"]
+    )
+    assert code == 2 and "is before the first stored settings revision" in err
+    assert not out.exists()  # no bundle that says nothing was in force, yet verifies

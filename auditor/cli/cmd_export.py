@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 from auditor.cli.common import (
     add_common_options,
     add_usage_option,
+    check_at,
     config_from_args,
     open_store,
-    parse_when,
+    parse_at,
 )
 from auditor.cli.summary import make_run_id
 from auditor.config import FAIL_ON_VALUES
-from auditor.errors import EXIT_OK, UsageError
+from auditor.errors import EXIT_OK
 from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.workflows.export import ExportRequest, export_bundle
 
@@ -68,11 +69,10 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: export the bundle and say where it went."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
-    at = parse_when(args.at, "--at", end_of_day=True) if args.at else None
-    if at and at > now:
-        raise UsageError(f"--at {at.isoformat()} is in the future")
+    at = parse_at(args.at, now)
     out: Path = Path(ctx.cwd) / (args.out or "evidence")
     with open_store(config, readonly=True) as store:
+        check_at(store, at)  # as `run`: nothing was in force before the first revision
         synced = store.last_sync()  # the address the stored data came from, when not given
         request = ExportRequest(
             run_id=make_run_id(now),

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from auditor.cli.common import (
     add_common_options,
     add_usage_option,
+    check_at,
     config_from_args,
     open_store,
-    parse_when,
+    parse_at,
     require_remote,
     sync_store,
 )
@@ -53,7 +54,6 @@ from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-    from auditor.store import Store
 
 
 def register(subparsers: Any) -> None:
@@ -100,9 +100,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
-    at = parse_when(args.at, "--at", end_of_day=True) if args.at else None
-    if at and at > now:
-        raise UsageError(f"--at {at.isoformat()} is in the future")
+    at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     if args.orgs is not None:
@@ -293,22 +291,8 @@ def _audit(
                 problems.append(f"sync failed: {exc}")
         if problems:
             options = replace(options, not_evaluated=tuple(problems))
-        _check_at(store, options.at)
+        check_at(store, options.at)
         return run_audit(store, loaded, options, publish=publish)
-
-
-def _check_at(store: Store, at: datetime | None) -> None:
-    """`--at` before the first stored revision: one clear error, not a list of rules that
-    could not be evaluated (nothing was in force then)."""
-    if at is None or store.revision_at(at) is not None:
-        return
-    numbers = store.revision_numbers()
-    first = store.get_revision(numbers[0]) if numbers else None
-    if first is not None:
-        raise UsageError(
-            f"--at {at.isoformat()} is before the first stored settings revision "
-            f"(rev {first.revision}, {first.updated_at.isoformat()}): nothing to audit"
-        )
 
 
 def _write_interrupted(

@@ -162,3 +162,25 @@ def sync_store(
     )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     return sync_service(store, options, progress=progress, clock=ctx.clock)
+
+
+def parse_at(text: str | None, now: datetime) -> datetime | None:
+    """`--at DATE` (a date alone means its end), refused when it lies in the future."""
+    at = parse_when(text, "--at", end_of_day=True) if text else None
+    if at and at > now:
+        raise UsageError(f"--at {at.isoformat()} is in the future")
+    return at
+
+
+def check_at(store: Store, at: datetime | None) -> None:
+    """`--at` before the first stored revision: one clear error, not a list of rules that
+    could not be evaluated (nothing was in force then)."""
+    if at is None or store.revision_at(at) is not None:
+        return
+    numbers = store.revision_numbers()
+    first = store.get_revision(numbers[0]) if numbers else None
+    if first is not None:
+        raise UsageError(
+            f"--at {at.isoformat()} is before the first stored settings revision "
+            f"(rev {first.revision}, {first.updated_at.isoformat()}): nothing to audit"
+        )

@@ -113,14 +113,15 @@ def write_reports(
             raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
     if "pdf" in outputs:
-        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
+        html = written.get("report.html")
+        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf", html)
     return written
 
 
-def _write_pdf(data: ReportData, path: Path) -> Path:
-    """report.pdf from the HTML (rendered again: the HTML may not have been asked for)."""
+def _write_pdf(data: ReportData, path: Path, html: Path | None) -> Path:
+    """report.pdf from the HTML: the page just written when there is one, else rendered."""
     with gc_paused():
-        pdf = render_pdf(render_html(data))
+        pdf = render_pdf(html.read_text("utf-8") if html is not None else render_html(data))
     try:
         write_atomic_bytes(path, pdf)
     except OSError as exc:

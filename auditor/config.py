@@ -401,8 +401,17 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
     entries: list[OrgEntry] = []
     for n, table in enumerate(tables):
         entry = _org_entry(table, f"{path}: org[{n}]", path.parent, env)
-        if any(e.name == entry.name for e in entries):
+        # Compared case-blind: `Acme` and `acme` would share a report folder and an SQLite
+        # file on a case-insensitive file system (macOS, Windows shares).
+        same = next((e for e in entries if e.name.casefold() == entry.name.casefold()), None)
+        if same is not None and same.name == entry.name:
             raise ConfigError(f"{path}: org[{n}]: organization {entry.name!r} is listed twice")
+        if same is not None:
+            raise ConfigError(
+                f"{path}: org[{n}]: organization {entry.name!r} differs from {same.name!r} only "
+                "in case; their report folders and state files would be the same on a "
+                "case-insensitive file system"
+            )
         entries.append(entry)
     return tuple(entries)
 

@@ -164,6 +164,11 @@ def test_demo_with_three_organizations(
             '[[org]]\nname = "a"\nbase_url = "https://x"\ntoken_env = "T"\n' * 2,
             "org\\[1\\]: organization 'a' is listed twice",
         ),
+        (
+            '[[org]]\nname = "acme"\nbase_url = "https://x"\ntoken_env = "T"\n'
+            '[[org]]\nname = "ACME"\nbase_url = "https://y"\ntoken_env = "T"\n',
+            "org\\[1\\]: organization 'ACME' differs from 'acme' only in case",
+        ),
         ("name = 'a'", "unknown key 'name'"),
         ("", "expected one or more \\[\\[org\\]\\] tables"),
     ],

@@ -10,25 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write text (or a stream of text chunks) as UTF-8 to a temporary file beside `path`,
-    then rename it into place: readers see the old file or the whole new one."""
+def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
+    """Write text (UTF-8, or a stream of text chunks) or exact bytes (a PDF, a copied input
+    file) to a temporary file beside `path`, then rename it into place: readers see the old
+    file or the whole new one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.writelines([text] if isinstance(text, str) else text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_atomic_bytes(path: Path, data: bytes) -> None:
-    """`write_atomic` for bytes (a PDF, a copied input file)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as raw:
+                raw.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.writelines([data] if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from auditor.common.files import write_atomic, write_atomic_bytes
+from auditor.common.files import write_atomic
 from auditor.errors import ReportError
 from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
@@ -123,7 +123,7 @@ def _write_pdf(data: ReportData, path: Path, html: Path | None) -> Path:
     with gc_paused():
         pdf = render_pdf(html.read_text("utf-8") if html is not None else render_html(data))
     try:
-        write_atomic_bytes(path, pdf)
+        write_atomic(path, pdf)
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from auditor import __version__
-from auditor.common.files import UnreadableFile, read_input, write_atomic, write_atomic_bytes
+from auditor.common.files import UnreadableFile, read_input, write_atomic
 from auditor.common.jsonutil import canonical, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
@@ -196,10 +196,12 @@ def _report_rows(store: Store) -> Iterator[list[object]]:
         yield [r.report_id, r.repo_url, to_text(r.created_at), r.content_hash]
 
 
-def _write(path: Path, chunks: str | Iterable[str]) -> None:
+def _write(path: Path, data: str | bytes | Iterable[str]) -> None:
+    """Text, a stream of text, or exact bytes (the bundle's copy of an input hashes to what
+    the reports cite), written atomically; an OSError is one AuditorError naming the file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, [chunks] if isinstance(chunks, str) else chunks)
+        write_atomic(path, data)
     except OSError as exc:
         raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
 
@@ -224,17 +226,17 @@ def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
         bundled = f"inputs/policies/{index:03d}-{Path(pf.path).name}"
-        _write_bytes(out / bundled, raw)
+        _write(out / bundled, raw)
         files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd),
                       "sha256": pf.sha256})  # fmt: skip
     waivers = None
     if request.waivers is not None:
         load_waivers(request.waivers)  # refuse a broken file before writing anything more
-        _write_bytes(out / "inputs/waivers.yaml", _read(request.waivers, "waivers"))
+        _write(out / "inputs/waivers.yaml", _read(request.waivers, "waivers"))
         waivers = {"bundled": "inputs/waivers.yaml", "shown": str(request.waivers)}
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
     load_readiness_model(request.readiness_model)
-    _write_bytes(out / "inputs/readiness-model.yaml", _read(model_path, "readiness model"))
+    _write(out / "inputs/readiness-model.yaml", _read(model_path, "readiness model"))
     return {
         "policies": files,
         "waivers": waivers,
@@ -243,15 +245,6 @@ def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
             "shown": str(request.readiness_model) if request.readiness_model else "(shipped)",
         },
     }
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """The exact bytes (the bundle's copy hashes to what the reports cite)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic_bytes(path, data)
-    except OSError as exc:
-        raise AuditorError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, JSON]:

@@ -293,6 +293,23 @@ def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> Non
     assert not any("altered" in p or "missing" in p for p in problems)
 
 
+def test_a_report_blown_up_with_a_rewritten_manifest_is_named_with_both_sizes(copy: Path) -> None:
+    """A kept report far larger than the re-run's is not read whole: verify says both sizes."""
+    report = copy / "reports" / "findings.json"
+    fresh_size = report.stat().st_size
+    report.write_bytes(report.read_bytes() + b" " * (3 * fresh_size + (1 << 20)))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["reports/findings.json"]["sha256"] = hashlib.sha256(
+        report.read_bytes()
+    ).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    (problem,) = _problems(err)
+    assert problem.startswith("auditor: verify: re-run: reports/findings.json differs from the re-run's (it is ")
+    assert f"the re-run's {fresh_size:,} bytes)" in problem
+
+
 def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("rules:\n  - id: X\n    when: [\n", encoding="utf-8")
     out = tmp_path / "half"

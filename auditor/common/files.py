@@ -6,26 +6,38 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 
-def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
-    """Write text (UTF-8, or a stream of text chunks) or exact bytes (a PDF, a copied input
-    file) to a temporary file beside `path`, then rename it into place: readers see the old
-    file or the whole new one."""
+@contextmanager
+def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """A file opened for writing beside `path` (text as UTF-8 with `\\n` line ends, or bytes)
+    that replaces `path` only when the block ends without an exception: readers see the old
+    file or the whole new one, and a failed write leaves no temporary file behind."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if isinstance(data, bytes):
-            with os.fdopen(fd, "wb") as raw:
-                raw.write(data)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.writelines([data] if isinstance(data, str) else data)
+        fh: IO[Any] = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with fh:
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
+    """Write text (UTF-8, or a stream of text chunks) or exact bytes (a PDF, a copied input
+    file) through `atomic_open`."""
+    with atomic_open(path, binary=isinstance(data, bytes)) as fh:
+        if isinstance(data, bytes | str):
+            fh.write(data)
+        else:
+            fh.writelines(data)
 
 
 class UnreadableFile(Exception):

@@ -29,14 +29,13 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from auditor import __version__
-from auditor.common.files import UnreadableFile, read_input, write_atomic
+from auditor.common.files import UnreadableFile, atomic_open, read_input, write_atomic
 from auditor.common.jsonutil import canonical, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
@@ -167,28 +166,40 @@ _CHANGE_HEADER = (
 _REPORT_HEADER = ("report_id", "repo_url", "created_at", "content_sha256")
 
 
-def _revision_rows(store: Store, request: ExportRequest) -> Iterator[list[object]]:
+def _history_rows(store: Store, request: ExportRequest, changes: Any) -> Iterator[list[object]]:
+    """The rows of revisions.csv; the rows of changes.csv go to the csv writer `changes` on the
+    way, so each consecutive pair of revisions is diffed once for both files."""
     table = list_table_from_config(request.diff_keys or {})
     previous: Revision | None = None
     for rev in store.iter_revisions():
-        changes = diff_revisions(previous.settings, rev.settings, table=table) if previous else []
-        words = change_summary(changes) if previous else "first stored revision"
+        diff = diff_revisions(previous.settings, rev.settings, table=table) if previous else []
+        for c in diff:
+            assert previous is not None
+            path = f"{short_path(c.old_path)} → {short_path(c.path)}" if c.old_path else c.path
+            changes.writerow([_cell(v) for v in (
+                previous.revision, rev.revision, to_text(rev.updated_at), rev.user.email,
+                rev.user.name, path, c.kind, f"{short_path(c.path)}: {describe_change(c)}",
+            )])  # fmt: skip
+        words = change_summary(diff) if previous else "first stored revision"
         yield [
             rev.revision, to_text(rev.updated_at), rev.user.id, rev.user.email, rev.user.name,
-            rev.content_hash, previous.revision if previous else None, len(changes), words,
+            rev.content_hash, previous.revision if previous else None, len(diff), words,
         ]  # fmt: skip
         previous = rev
 
 
-def _change_rows(store: Store, request: ExportRequest) -> Iterator[list[object]]:
-    table = list_table_from_config(request.diff_keys or {})
-    for before, after in pairwise(store.iter_revisions()):
-        for c in diff_revisions(before.settings, after.settings, table=table):
-            path = f"{short_path(c.old_path)} → {short_path(c.path)}" if c.old_path else c.path
-            yield [
-                before.revision, after.revision, to_text(after.updated_at), after.user.email,
-                after.user.name, path, c.kind, f"{short_path(c.path)}: {describe_change(c)}",
-            ]  # fmt: skip
+def _write_history_tables(out: Path, store: Store, request: ExportRequest) -> None:
+    """revisions.csv and changes.csv, written side by side in one pass over the history."""
+    try:
+        with atomic_open(out / "changes.csv") as fh:
+            changes = csv.writer(fh, lineterminator="\r\n")
+            changes.writerow(_CHANGE_HEADER)
+            rows = _history_rows(store, request, changes)
+            write_atomic(out / "revisions.csv", _csv(_REVISION_HEADER, rows))
+    except OSError as exc:
+        raise AuditorError(
+            f"cannot write revisions.csv and changes.csv in {out}: {exc.strerror}"
+        ) from None
 
 
 def _report_rows(store: Store) -> Iterator[list[object]]:
@@ -281,8 +292,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     _write(out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports())))
     _write(out / ANALYTICS, _jsonl(_analytics_lines(store)))
     _write(out / "integrity.json", dumps_pretty(issues))
-    _write(out / "revisions.csv", _csv(_REVISION_HEADER, _revision_rows(store, request)))
-    _write(out / "changes.csv", _csv(_CHANGE_HEADER, _change_rows(store, request)))
+    _write_history_tables(out, store, request)
     _write(out / "reports.csv", _csv(_REPORT_HEADER, _report_rows(store)))
     parameters = {
         "runId": request.run_id,

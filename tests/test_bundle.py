@@ -319,7 +319,14 @@ def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: P
         made["work"],
     )
     assert code == 2 and "broken.yaml:" in err
-    assert not out.exists() or not list(out.iterdir())
+    assert not out.exists()  # the folder it would have made is not left behind either
+    out.mkdir()  # an empty folder given by the user stays, empty
+    code, _, err = cli(
+        ["export", "--out", str(out), "--policy", str(tmp_path / "broken.yaml")],
+        made["env"],
+        made["work"],
+    )
+    assert code == 2 and out.is_dir() and not list(out.iterdir())
 
 
 @pytest.mark.parametrize("where", ["absolute", "parent"])

@@ -264,6 +264,7 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
     key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -273,6 +274,8 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
     except BaseException:
         for child in out.iterdir():  # only what this export wrote: the folder was empty
             shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if created:  # a folder this export made goes too; an empty one given stays
+            out.rmdir()
         raise
 
 

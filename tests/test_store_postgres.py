@@ -131,9 +131,9 @@ def test_display_url_drops_the_password_and_query() -> None:
 
 
 def test_an_unexpected_error_never_shows_a_url_password() -> None:
-    from auditor.cli import _unexpected
+    from auditor.cli.failure import unexpected
 
-    text = _unexpected(ValueError("at postgresql://bob:s3cr%40t@h/db x"), {}, debug=False)
+    text = unexpected(ValueError("at postgresql://bob:s3cr%40t@h/db x"), {}, debug=False)
     assert "s3cr" not in text and "postgresql://bob:***@h/db x" in text
 
 

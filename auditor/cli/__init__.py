@@ -11,17 +11,15 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
+from auditor.cli.failure import report_failure
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
-from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
-from auditor.store.postgres import scrub_url_passwords
+from auditor.errors import EXIT_ERROR
 
 COMMANDS = (
     "run",
@@ -106,32 +104,9 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
     try:
         return command()
-    except PolicyError as exc:
-        for line in exc.problems:
-            print(terminal_text(line), file=ctx.stderr)
-        count = len(exc.problems)
-        print(f"auditor: error: {count} problem(s) in input files (listed above)", file=ctx.stderr)
-        return exc.exit_code
-    except AuditorError as exc:
-        print(f"auditor: error: {terminal_text(str(exc))}", file=ctx.stderr)
-        return exc.exit_code
     except KeyboardInterrupt as exc:
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
-    except Exception as exc:  # the last guard: a bug must not look like findings (exit 1)
-        if debug:
-            traceback.print_exc(file=ctx.stderr)
-        print(f"auditor: error: {_unexpected(exc, ctx.env, debug=debug)}", file=ctx.stderr)
-        return EXIT_ERROR
-
-
-def _unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> str:
-    """One line for an unexpected exception, with the token never shown."""
-    text = f"unexpected {type(exc).__name__}: {exc}"
-    token = env.get("AUDITOR_TOKEN", "")
-    if len(token) >= 4:
-        text = text.replace(token, "[token]")
-    text = scrub_url_passwords(text)  # a database URL's password, wherever it came from
-    hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
-    return terminal_text(" ".join(text.split())[:500]) + hint
+    except Exception as exc:
+        return report_failure(exc, ctx.stderr, ctx.env, debug=debug)

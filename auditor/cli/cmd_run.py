@@ -25,6 +25,7 @@ from auditor.cli.common import (
     require_remote,
     sync_store,
 )
+from auditor.cli.failure import report_failure
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     add_audit_options,
@@ -41,7 +42,6 @@ from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count
-from auditor.store.postgres import scrub_url_passwords
 from auditor.workflows.orgs import (
     OrgResult,
     audit_orgs,
@@ -227,13 +227,8 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
     outcome = None
     try:
         code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
-    except AuditorError as exc:
-        print(f"auditor: error: {terminal_text(str(exc))}", file=err)
-        code = exc.exit_code
     except Exception as exc:  # one organization's bug must not hide the others' results
-        text = scrub_url_passwords(f"unexpected {type(exc).__name__}: {exc}")
-        print(f"auditor: error: {terminal_text(text)}", file=err)
-        code = EXIT_ERROR
+        code = report_failure(exc, err, {"AUDITOR_TOKEN": config.token or ""})
     token = config.token or ""
     lines = [
         line.replace(token, "[token]") if len(token) >= 4 else line

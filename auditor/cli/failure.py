@@ -1,0 +1,43 @@
+"""How an exception that ends a command is shown: one line on stderr and an exit code, never 1
+for an error and never a traceback unless asked for. Used by the top-level guard and by each
+organization of an `--orgs` run, so both say the same thing the same way."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from typing import TextIO
+
+from auditor.common.escape import terminal_text
+from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
+from auditor.store.postgres import scrub_url_passwords
+
+
+def report_failure(
+    exc: Exception, stderr: TextIO, env: Mapping[str, str], *, debug: bool = False
+) -> int:
+    """Print `exc` as the command's last word on `stderr` and return its exit code."""
+    if isinstance(exc, PolicyError):
+        for line in exc.problems:
+            print(terminal_text(line), file=stderr)
+        count = len(exc.problems)
+        print(f"auditor: error: {count} problem(s) in input files (listed above)", file=stderr)
+        return exc.exit_code
+    if isinstance(exc, AuditorError):
+        print(f"auditor: error: {terminal_text(str(exc))}", file=stderr)
+        return exc.exit_code
+    if debug:  # the last guard: a bug must not look like findings (exit 1)
+        traceback.print_exception(exc, file=stderr)
+    print(f"auditor: error: {unexpected(exc, env, debug=debug)}", file=stderr)
+    return EXIT_ERROR
+
+
+def unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> str:
+    """One line for an unexpected exception, with the token never shown."""
+    text = f"unexpected {type(exc).__name__}: {exc}"
+    token = env.get("AUDITOR_TOKEN", "")
+    if len(token) >= 4:
+        text = text.replace(token, "[token]")
+    text = scrub_url_passwords(text)  # a database URL's password, wherever it came from
+    hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
+    return terminal_text(" ".join(text.split())[:500]) + hint

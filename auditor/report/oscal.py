@@ -32,8 +32,11 @@ from auditor.report import display
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
-#: Namespace of the properties OSCAL does not define (a URI naming this tool, not a location).
-NS = "urn:auditor:oscal"
+#: Namespace of the properties OSCAL does not define: a URI naming this tool, not a location
+#: (the project address SARIF's `informationUri` gives). An http(s) URI rather than a URN:
+#: OSCAL allows any URI, but compliance-trestle's 1.1.3 models, which GRC pipelines load
+#: documents with, accept only URLs with a scheme and host.
+NS = "https://github.com/your-org/auditor/ns/oscal"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 

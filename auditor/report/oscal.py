@@ -191,6 +191,11 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             _prop("population-change-steps", str(scope.change_steps)),
             _prop("population-repositories", str(scope.repositories)),
             _prop("population-readiness-reports", str(scope.reports)),
+            *(_prop(f"rules-{target}", str(n)) for target, n in scope.rules_by_target),
+            *(
+                _prop(f"rules-left-out-{target}", f"{n}: {why}")
+                for target, n, why in scope.rules_left_out
+            ),
         ]
     if data.inputs.settings_revision is not None:
         result_props.append(_prop("settings-revision", str(data.inputs.settings_revision)))

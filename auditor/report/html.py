@@ -5,7 +5,9 @@ autoescape (nothing from data is ever marked safe); links are limited to http/ht
 
 The page is built for an auditor: a contents block, a scope block, an anchor on every section,
 control, rule and result, links both ways (control → rules → results, result → rule →
-controls), and every result, passes included, with its evidence. Printed (or rendered to PDF,
+controls, and each result between its drill-down line and its row), and every result, passes
+included, with its evidence: one line in each control's drill-down (what it checked and found),
+in full once in its row (Findings by rule, or Appendix A for passes). Printed (or rendered to PDF,
 `auditor.report.pdf`) nothing is collapsed, pages are A4 with a running header naming the
 organisation and run and a "page X of Y" footer.
 """

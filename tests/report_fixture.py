@@ -375,6 +375,7 @@ def build_report_data(taint: str = "", *, review: bool = False) -> ReportData:
             period_start=_at("2026-03-02T09:15:00"),
             period_end=_at("2026-10-30T16:40:00"),
             rules_by_target=_targets(findings),
+            rules_left_out=(("usage", 3, b.s("`--no-usage` was given: usage not read")),),
             revisions=2,
             change_steps=1,
             repositories=4,

@@ -267,6 +267,21 @@ def test_export_as_of_a_date_says_so(made: dict[str, Any], tmp_path: Path) -> No
     assert verify(tmp_path / "asof")[0] == 0
 
 
+def test_export_without_usage_says_which_rules_were_left_out_and_verifies(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "nousage"
+    code, _, err = cli(["export", "--out", str(out), "--no-usage"], made["env"], made["work"])
+    assert code == 0, err
+    html = (out / "reports" / "report.html").read_text(encoding="utf-8")
+    scope = _text(html[html.index('<section id="scope"') : html.index('<h2 id="summary"')])
+    assert re.search(r"Rules left out \d+ usage rule\(s\), not evaluated: --no-usage", scope)
+    assert "Rules left out" not in _text(
+        (made["bundle"] / "reports" / "report.html").read_text(encoding="utf-8")
+    )
+    assert verify(out)[0] == 0  # the re-run leaves the same rules out
+
+
 def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
     target = copy / "reports" / "junit.xml"
     saved = copy.parent / "junit.xml"

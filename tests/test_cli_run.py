@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import shutil
 import urllib.parse
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 import auditor.workflows.run
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,6 +162,31 @@ def test_at_date_audits_the_revision_in_force_then(env: dict[str, str], tmp_path
     )
     assert code == 0, stderr
     assert findings_json(tmp_path / "r")["inputs"]["settings_revision"] == middle["revision"]
+
+
+def test_no_usage_says_in_every_scope_how_many_usage_rules_were_left_out(
+    env: dict[str, str], tmp_path: Path
+):
+    usage_rules = sum(1 for r in load_policies([SHIPPED_POLICY_DIR]).rules if r.target == "usage")
+    assert usage_rules > 0
+    outputs = "html,md,json,oscal"
+    for name, flags in (("with", []), ("without", ["--no-usage"])):
+        argv = ["run", "--soft-fail", *flags, "-o", outputs, "--out", str(tmp_path / name)]
+        code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 0, stderr
+    said = f"{usage_rules} usage rule(s), not evaluated: --no-usage was given"
+    html = (tmp_path / "without" / "report.html").read_text()
+    scope = html[html.index('<section id="scope"') : html.index("</section>")]
+    assert "Rules left out" in scope and said in re.sub(r"<[^>]+>", "", scope)
+    md = (tmp_path / "without" / "report.md").read_text()
+    assert f"**Rules left out:** {usage_rules} usage, not evaluated: <code>--no-usage</code>" in md
+    oscal = json.loads((tmp_path / "without" / "findings.oscal.json").read_text())
+    props = {p["name"]: p["value"] for p in oscal["assessment-results"]["results"][0]["props"]}
+    assert props["rules-left-out-usage"].startswith(f"{usage_rules}: `--no-usage` was given")
+    assert "rules-usage" not in props
+    for name in ("report.html", "report.md", "findings.oscal.json"):
+        text = (tmp_path / "with" / name).read_text()
+        assert "Rules left out" not in text and "rules-left-out" not in text
 
 
 def test_interrupt_writes_an_incomplete_report_and_exits_130(

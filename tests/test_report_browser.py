@@ -188,15 +188,20 @@ def test_desktop_contents_anchors_scope_and_appendix(
         assert section in toc_links
     # control → rules → results, and result's rule → controls
     assert 'href="#control-soc2-cc6-1"' in dom and 'id="control-soc2-cc6-1"' in dom
-    assert re.search(
-        r'<section class="control" id="control-[^"]+">.*?href="#f-[0-9a-f]{32}"', dom, re.S
+    assert re.search(  # each result in the drill-down with its evidence, linking to its row
+        r'<section class="control" id="control-[^"]+">.*?<p class="ev"><code>\$[^<]*</code>'
+        r' expected [^<]*<code>[^<]*</code>: found <code>[^<]*</code> — <a href="#f-[0-9a-f]{32}"',
+        dom,
+        re.S,
     )
+    assert re.search(r'<tr id="f-[0-9a-f]{32}">.*?href="#control-[^"]+-[0-9a-f]{32}"', dom, re.S)
     assert re.search(r'<section class="rule" id="rule-[^"]+">.*?href="#control-', dom, re.S)
     found = re.search(r'<section id="scope".*?</section>', dom, re.S)
     assert found is not None
     scope = _text(found.group(0))
     facts = ("acme-corp", "https://api.example.com", "Period covered", "2026-03-02 09:15 UTC")
-    for fact in (*facts, "Report time", "Populations", "Change steps", "policies/baseline.yaml"):
+    left_out = "Rules left out 3 usage rule(s), not evaluated: --no-usage was given"
+    for fact in (*facts, "Report time", left_out, "Populations", "policies/baseline.yaml"):
         assert fact in scope, fact
     appendix = dom[dom.index('id="passing"') :]
     assert "<details" not in dom  # nothing collapsed
@@ -230,4 +235,7 @@ def test_print_expands_everything_with_header_and_page_numbers(
     tail = printed[printed.index("Appendix A: passing results and their evidence (") :]
     assert "Appendix A: passing results and their evidence" in tail[60:]  # the section itself
     assert "$." in tail and "Appendix B: inputs" in tail and "cdcdcdcd" in tail
+    drill = printed[printed.index("Every result of every rule mapped to each control") :]
+    drill = drill[: drill.index("Every open or waived result with its full evidence")]
+    assert re.search(r"\$\.\S+ expected .{0,60}: found ", drill)  # evidence in the drill-down
     assert _page_requests(proxy[1]) == []

@@ -15,6 +15,7 @@ import pytest
 import xmlschema
 from report_fixture import build_large, build_report_data
 
+from auditor.findings.finding import sort_controls
 from auditor.models import Change, SourceLocation
 from auditor.report import (
     DEFAULT_OUTPUTS,
@@ -29,6 +30,8 @@ from auditor.report import (
     write_reports,
 )
 from auditor.report.charts import MAX_POINTS, failing_chart
+from auditor.report.display import display_value
+from auditor.report.html import anchors
 from auditor.report.jsonout import schema
 from auditor.report.model import ReadinessRow
 from auditor.report.sarif import (
@@ -502,3 +505,47 @@ def test_a_whole_phrase_expectation_shows_no_stray_value(render: Renderer) -> No
     text = unescape(render(replace(data, findings=findings)))
     assert "expected a non-empty list" in text
     assert not re.search(r"expected a non-empty list\W*(<code>)?null", text)
+
+
+def _drill_section(html: str, anchor: str) -> str:
+    found = re.search(rf'<section class="control" id="{anchor}">.*?</section>', html, re.S)
+    assert found is not None, anchor
+    return found.group(0)
+
+
+def test_drill_down_lists_every_result_with_its_evidence_and_links_both_ways() -> None:
+    data = build_report_data()
+    html = render_html(data)
+    control_anchor = anchors("control", [c for f in data.findings for c in f.controls])
+    mapped = [f for f in data.findings if f.controls]
+    assert {f.status for f in mapped} >= {"pass", "fail", "not_applicable", "waived"}
+    for f in mapped:
+        for control in f.controls:
+            ca = control_anchor[control]
+            section = _drill_section(html, ca)
+            link = f'<a href="#f-{f.fingerprint}" id="{ca}-{f.fingerprint}">'
+            assert link in section, (f.rule_id, control)
+            line = next(p for p in re.findall(r'<p class="ev">.*?</p>', section) if link in p)
+            text = unescape(re.sub(r"<[^>]+>", "", line))
+            if f.evidence:  # what was checked and what was found, before the result's name
+                e = f.evidence[0]
+                assert text.startswith(e.path[:40]), text
+                found = "found absent" if not e.present else f"found {display_value(e.actual)[:40]}"
+                assert found in text, (found, text)
+            else:
+                assert f.message[:40] in text
+        row = re.search(rf'<tr id="f-{f.fingerprint}">.*?</tr>', html, re.S)
+        assert row is not None  # the full evidence, once, linking back to the drill-down
+        first = control_anchor[sort_controls(f.controls)[0]]
+        assert f'href="#{first}-{f.fingerprint}"' in row.group(0)
+        assert html.count(f'<tr id="f-{f.fingerprint}">') == 1
+
+
+def test_drill_down_puts_results_with_the_same_evidence_on_one_line() -> None:
+    data = build_large(150)  # three failing results per rule, all with the same evidence
+    html = render_html(data)
+    control = sort_controls(data.findings[0].controls)[0]
+    section = _drill_section(html, anchors("control", [control])[control])
+    lines = re.findall(r'<p class="ev">.*?</p>', section)
+    assert len(lines) == 50  # one line per rule
+    assert all(line.count('<a href="#f-') == 3 and line.count("found ") == 1 for line in lines)

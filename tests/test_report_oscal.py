@@ -1,10 +1,15 @@
-"""findings.oscal.json against NIST's OSCAL assessment-results JSON Schema (tests/schemas/, see
-its README for the source), for the fixture, hostile data and a real run of the demo."""
+"""findings.oscal.json validated as the OSCAL version it declares (1.1.3), for the fixture,
+hostile data and a real run of the demo: against compliance-trestle 3.12.4's OSCAL 1.1.3 models
+(the `oscal-models` extra; trestle's 4.x and 5.x implement OSCAL 1.2), and also against NIST's
+1.2.3 assessment-results JSON Schema (tests/schemas/, see its README), which 1.1.3 documents
+meet as 1.2 is a backward-compatible minor version."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,10 +41,41 @@ Validator = validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
 
 
 def problems(doc: Any) -> list[str]:
+    """What NIST's 1.2.3 JSON Schema rejects, then what the OSCAL 1.1.3 models reject."""
     return [
         f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
         for e in Validator(SCHEMA).iter_errors(doc)
-    ]
+    ] + problems_1_1(doc)
+
+
+def _trestle_model() -> Any:
+    """compliance-trestle's OSCAL 1.1.3 assessment-results model (`pip install -e '.[test]'`)."""
+    if importlib.util.find_spec("trestle") is None:
+        message = "compliance-trestle is not installed (pip install -e '.[oscal-models]')"
+        if os.environ.get("CI"):
+            pytest.fail(f"OSCAL 1.1 MODELS MISSING IN CI: {message}")
+        pytest.skip(f"OSCAL 1.1 VALIDATION SKIPPED: {message}")
+    import trestle.oscal
+    from trestle.oscal.assessment_results import Model
+
+    assert trestle.oscal.OSCAL_VERSION == "1.1.3"  # the version the document declares
+    return Model
+
+
+def problems_1_1(doc: Any) -> list[str]:
+    """What compliance-trestle's OSCAL 1.1.3 models reject (extra keys, types, patterns), and
+    an `oscal-version` the models do not implement (trestle leaves that check off)."""
+    from pydantic.v1 import ValidationError
+    from trestle.oscal import OSCAL_VERSION_REGEX
+
+    model = _trestle_model()
+    version = doc.get("assessment-results", {}).get("metadata", {}).get("oscal-version", "")
+    found = [] if regex.match(OSCAL_VERSION_REGEX, version) else [f"oscal-version: {version!r}"]
+    try:
+        model.parse_obj(doc)
+    except ValidationError as e:
+        found += [f"{'/'.join(map(str, err['loc']))}: {err['msg'][:200]}" for err in e.errors()]
+    return found
 
 
 @pytest.mark.parametrize("review", [False, True], ids=["run", "review"])
@@ -59,6 +95,20 @@ def test_the_validator_catches_what_the_schema_forbids() -> None:
     assert any("reviewed-controls" in p for p in found)
     assert any("'yesterday' does not match" in p for p in found)
     assert any("SOC2:CC6.1" in p for p in found)
+
+
+def test_the_document_is_read_as_the_oscal_version_it_declares() -> None:
+    doc = json.loads(render_oscal(build_report_data()))
+    assert doc["assessment-results"]["metadata"]["oscal-version"] == "1.1.3"
+    assert problems_1_1(doc) == []
+    doc["assessment-results"]["metadata"]["oscal-version"] = "1.2.3"
+    assert any("oscal-version" in p for p in problems_1_1(doc))
+    doc["assessment-results"]["metadata"]["oscal-version"] = "1.1.3"
+    doc["assessment-results"]["results"][0]["observations"][0]["props"][0]["ns"] = "not a uri"
+    doc["assessment-results"]["results"][0]["observations"][0]["colour"] = "blue"
+    found = problems_1_1(doc)
+    assert any(p.endswith("ns: invalid or missing URL scheme") for p in found)
+    assert any("colour" in p for p in found)
 
 
 def test_document_maps_results_controls_and_evidence() -> None:

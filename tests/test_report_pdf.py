@@ -98,6 +98,10 @@ def test_contents_scope_and_appendices_are_printed_in_full(pdf: Path) -> None:
         "Settings revisions evaluated (30)",
     ):
         assert heading in text, heading
+    start = text.index("Every result of every rule mapped to each control")
+    drill = text[start : text.index("Every open or waived result with its full evidence")]
+    assert re.search(r"\bpass \(\d+\)", drill)  # passing results are in the drill-down too
+    assert re.search(r"\$\.\S+\s+expected\s", drill) and ": found " in drill  # with evidence
     appendix = text[text.index("Appendix A: passing results and their evidence") :]
     assert re.search(r"\bpass\b", appendix) and "$." in appendix  # results with their evidence
     assert re.search(r"\b30\s+[0-9a-f]{64}\b", appendix)  # the last revision's hash is printed

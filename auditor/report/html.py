@@ -5,7 +5,9 @@ autoescape (nothing from data is ever marked safe); links are limited to http/ht
 
 The page is built for an auditor: a contents block, a scope block, an anchor on every section,
 control, rule and result, links both ways (control → rules → results, result → rule →
-controls), and every result, passes included, with its evidence. Printed (or rendered to PDF,
+controls, and each result between its drill-down line and its row), and every result, passes
+included, with its evidence: one line in each control's drill-down (what it checked and found),
+in full once in its row (Findings by rule, or Appendix A for passes). Printed (or rendered to PDF,
 `auditor.report.pdf`) nothing is collapsed, pages are A4 with a running header naming the
 organisation and run and a "page X of Y" footer.
 """
@@ -109,6 +111,7 @@ def environment() -> jinja2.Environment:
         prose=_prose,
         op=display.operator_text,
         controls=lambda cs: ", ".join(sort_controls(cs)),
+        ccode=lambda c: c.split(":", 1)[1] if ":" in c else c,
         sortcontrols=sort_controls,
         before=display.change_before,
         after=display.change_after,
@@ -170,12 +173,37 @@ def anchors(prefix: str, names: Iterable[str]) -> dict[str, str]:
 DRILL_ORDER = ("fail", "error", "unknown", "waived", "pass", "not_applicable")
 
 
+#: Characters of a value or path shown in a drill-down evidence line (the full value is in the
+#: result's row, one link away).
+DRILL_VALUE = 60
+DRILL_PATH = 80
+DRILL_MESSAGE = 160
+
+
+@dataclass(frozen=True)
+class EvidenceGroup:
+    """Results of one rule and status that rest on the same check (the first evidence item's
+    path and expectation), each found value with the results that found it."""
+
+    check: Markup  # empty when the results have no evidence item (their message is shown)
+    found: tuple[tuple[Markup, tuple[Finding, ...]], ...]
+
+
+@dataclass(frozen=True)
+class StatusResults:
+    """One rule's results of one status, for a control's drill-down."""
+
+    status: str
+    count: int
+    groups: tuple[EvidenceGroup, ...]
+
+
 @dataclass(frozen=True)
 class RuleResults:
     """One rule's shown results (open and passing), by status, for a control's drill-down."""
 
     first: Finding
-    by_status: tuple[tuple[str, tuple[Finding, ...]], ...]
+    statuses: tuple[StatusResults, ...]
     more: int  # results beyond the per-rule cap (counted, not linked)
 
 
@@ -187,8 +215,50 @@ class ControlDrill:
     rules: tuple[RuleResults, ...]
 
 
+def _code(text: str, limit: int) -> Markup:
+    return Markup("<code>%s</code>") % clean_text(shorten(text, limit))
+
+
+def evidence_check(f: Finding) -> Markup:
+    """What the result's first evidence item checked: `$.path` expected to be `true`."""
+    if not f.evidence:
+        return Markup("")
+    e = f.evidence[0]
+    out = _code(e.path, DRILL_PATH)
+    if e.operator:
+        out += Markup(" expected %s") % clean_text(display.operator_text(e.operator))
+        if e.shows_expected:
+            out += Markup(" ") + _code(display.display_value(e.expected), DRILL_VALUE)
+    return out
+
+
+def evidence_found(f: Finding) -> Markup:
+    """What the result found there (`found "low"`, `found absent`, and how many more evidence
+    items its row lists); the message when it has no evidence item."""
+    if not f.evidence:
+        return Markup("%s") % clean_text(shorten(f.message, DRILL_MESSAGE))
+    e = f.evidence[0]
+    value = _code(display.display_value(e.actual), DRILL_VALUE) if e.present else "absent"
+    out = Markup("found %s") % value
+    if len(f.evidence) > 1:
+        out += Markup(" (+%d more)") % (len(f.evidence) - 1)
+    return out
+
+
+def _evidence_groups(findings: Iterable[Finding]) -> tuple[EvidenceGroup, ...]:
+    """Results grouped by check, then by what they found, in report order."""
+    checks: dict[Markup, dict[Markup, list[Finding]]] = {}
+    for f in findings:
+        checks.setdefault(evidence_check(f), {}).setdefault(evidence_found(f), []).append(f)
+    return tuple(
+        EvidenceGroup(check, tuple((found, tuple(fs)) for found, fs in by_found.items()))
+        for check, by_found in checks.items()
+    )
+
+
 def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[ControlDrill]:
-    """Per control, every shown result of every rule mapped to it, grouped by status."""
+    """Per control, every shown result of every rule mapped to it, by status, each with a
+    compact evidence line (results with the same evidence share one line)."""
     by_rule: dict[str, list[RuleGroup]] = {}
     for g in groups:
         by_rule.setdefault(g.first.rule_id, []).append(g)
@@ -200,7 +270,9 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
                 statuses.setdefault(f.status, []).append(f)
         results[rule] = RuleResults(
             gs[0].first,
-            tuple((s, tuple(fs)) for s, fs in statuses.items() if fs),
+            tuple(
+                StatusResults(s, len(fs), _evidence_groups(fs)) for s, fs in statuses.items() if fs
+            ),
             sum(g.more for g in gs),
         )
     return [

@@ -1,6 +1,7 @@
 """The Markdown report: GitHub-flavoured, for a PR comment or a CI job summary.
 
-Takes `ReportData`, gives `report.md`: a summary table, new findings first, details in
+Takes `ReportData`, gives `report.md`: a summary table, the scope (organisation, API, period,
+policy packs, rules evaluated and left out, populations), new findings first, details in
 `<details>` blocks, never longer than the limit (65,536 characters for a PR comment) and saying
 how many findings were left out.
 """
@@ -29,6 +30,7 @@ PR_COMMENT_LIMIT = 65536
 CHANGE_ROWS = 200
 EVIDENCE_PER_FINDING = 20
 RESOLVED_ROWS = 50
+SCOPE_PACKS = 10
 _RESERVE = 400  # room kept for the "N more not shown" notice and the footer
 _ICON = {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "🔵", "info": "⚪"}
 
@@ -109,6 +111,41 @@ def _summary(d: ReportData) -> Iterator[str]:
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
         yield f"**New:** {new_count(d.findings)} · {resolved}\n\n"
+
+
+def _scope(d: ReportData) -> Iterator[str]:
+    """What the audit covered: organisation, API, period, packs, rules and populations."""
+    sc = d.scope
+    yield "### Scope\n\n"
+    org = md_inline(d.org) if d.org else "not named (set <code>--org</code>)"
+    yield f"- **Organisation:** {org}\n"
+    yield f"- **API:** {md_inline(d.api_address)}\n"
+    if sc and sc.period_start and sc.period_end:
+        yield (
+            f"- **Period:** {sc.period_start:%Y-%m-%d %H:%M} to {sc.period_end:%Y-%m-%d %H:%M} "
+            "UTC (first to last settings revision evaluated); "
+            f"report time {d.generated_at:%Y-%m-%d %H:%M UTC}\n"
+        )
+    if sc and sc.as_of:
+        yield f"- **As of:** {sc.as_of:%Y-%m-%d %H:%M UTC} (<code>--at</code>)\n"
+    packs = ", ".join(
+        f"{md_inline(p.path, 200)} ({len(p.rule_ids)} rules, sha256 <code>{p.sha256}</code>)"
+        for p in d.policy_files[:SCOPE_PACKS]
+    )
+    more = len(d.policy_files) - SCOPE_PACKS
+    yield f"- **Policy packs:** {packs}{f', {more} more' if more > 0 else ''}\n"
+    if sc is None:  # a review evaluates a proposal: no period or populations
+        yield "\n"
+        return
+    rules = ", ".join(f"{n} {md_inline(t)}" for t, n in sc.rules_by_target)
+    yield f"- **Rules evaluated:** {rules or 'none'}\n"
+    for target, n, why in sc.rules_left_out:
+        yield f"- **Rules left out:** {n} {md_inline(target)}, not evaluated: {md_prose(why)}\n"
+    yield (
+        f"- **Populations:** {sc.revisions} settings revisions, {sc.change_steps} change steps, "
+        f"{sc.repositories} repositories, {sc.reports} readiness reports "
+        f"({sc.reports_evaluated} evaluated: the newest per repository)\n\n"
+    )
 
 
 def _change_row(c: Change) -> str:
@@ -213,6 +250,9 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
     review = "".join(_review(data))
     budget = limit - _RESERVE
     parts = [head]
+    scope = "".join(_scope(data))
+    if len(head) + len(scope) <= budget:
+        parts.append(scope)
     if len(head) + len(review) <= budget:
         parts.append(review)
     elif review:

@@ -78,6 +78,9 @@ class AuditScope:
     period_end: datetime | None = None  # the evaluated (newest or `--at`) revision's time
     as_of: datetime | None = None  # `--at`, when given
     rules_by_target: tuple[tuple[str, int], ...] = ()  # (target, rule count), sorted
+    # rules of the policy not evaluated this run: (target, rule count, why), e.g. the usage
+    # rules with `--no-usage`
+    rules_left_out: tuple[tuple[str, int, str], ...] = ()
     revisions: int = 0  # settings revisions evaluated (the history up to the settings)
     change_steps: int = 0  # consecutive revision pairs the change rules looked at
     repositories: int = 0  # repositories with a readiness report in the period

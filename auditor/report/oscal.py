@@ -32,8 +32,11 @@ from auditor.report import display
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
-#: Namespace of the properties OSCAL does not define (a URI naming this tool, not a location).
-NS = "urn:auditor:oscal"
+#: Namespace of the properties OSCAL does not define: a URI naming this tool, not a location
+#: (the project address SARIF's `informationUri` gives). An http(s) URI rather than a URN:
+#: OSCAL allows any URI, but compliance-trestle's 1.1.3 models, which GRC pipelines load
+#: documents with, accept only URLs with a scheme and host.
+NS = "https://github.com/your-org/auditor/ns/oscal"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 
@@ -188,6 +191,11 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             _prop("population-change-steps", str(scope.change_steps)),
             _prop("population-repositories", str(scope.repositories)),
             _prop("population-readiness-reports", str(scope.reports)),
+            *(_prop(f"rules-{target}", str(n)) for target, n in scope.rules_by_target),
+            *(
+                _prop(f"rules-left-out-{target}", f"{n}: {why}")
+                for target, n, why in scope.rules_left_out
+            ),
         ]
     if data.inputs.settings_revision is not None:
         result_props.append(_prop("settings-revision", str(data.inputs.settings_revision)))

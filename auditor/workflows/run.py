@@ -127,6 +127,7 @@ def run_audit(
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
     run whose reports could not be written never becomes the next run's baseline.
     """
+    left_out = _left_out(loaded.policy, options)
     if options.usage_days is None:  # --no-usage: the usage rules are not selected
         loaded = replace(loaded, policy=without_usage(loaded.policy))
     scope = run_scope(loaded.policy, options)
@@ -171,7 +172,9 @@ def run_audit(
         failing_by_revision=failing_by_revision,
         inputs=_digest(known, inputs),
     )
-    covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
+    covered = replace(
+        audit_scope(store, loaded.policy, inputs, data.inputs, options.at), rules_left_out=left_out
+    )
     data = replace(
         data, data_quality=options.data_quality, usage=usage_view(inputs.usage), scope=covered
     )
@@ -286,6 +289,16 @@ def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),
         settings_revision=inputs.settings.revision if inputs.settings else None,
     )
+
+
+#: Why the usage rules are left out with `--no-usage` (the scope block of every report says it).
+NO_USAGE_REASON = "`--no-usage` was given: the usage analytics were not read"
+
+
+def _left_out(policy: PolicySet, options: AuditOptions) -> tuple[tuple[str, int, str], ...]:
+    """The policy's rules this run leaves out, per target, with the reason."""
+    usage = sum(1 for r in policy.rules if r.target == "usage")
+    return (("usage", usage, NO_USAGE_REASON),) if options.usage_days is None and usage else ()
 
 
 def audit_scope(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from auditor.errors import AuditorError, DataError
-from auditor.fetch.ahead import Background
+from auditor.fetch.ahead import Pending, Worker
 from auditor.fetch.retry import Fetched, Requester
 from auditor.fetch.schema import validate
 from auditor.fetch.shape import Duplicate
@@ -142,7 +142,8 @@ class Pages(Iterator[Page]):
             self._params = {"limit": str(page_size), **dict(listing.query)}
         self._seen: set[str] = set()
         self._later: AuditorError | None = None  # raised when the next page is asked for
-        self._pending: Background[Fetched] | None = None
+        self._pending: Pending[Fetched] | None = None
+        self._worker: Worker | None = None  # runs the requests sent ahead
 
     def __iter__(self) -> Pages:
         return self
@@ -167,7 +168,9 @@ class Pages(Iterator[Page]):
             self._params,
             self._where(),
         )
-        self._pending = Background(lambda: fetch(path, params, where))
+        if self._worker is None:
+            self._worker = Worker()
+        self._pending = self._worker.submit(lambda: fetch(path, params, where))
 
     def __next__(self) -> Page:
         while True:

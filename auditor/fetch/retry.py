@@ -26,7 +26,7 @@ import httpx
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
-from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_depth, duplicates, too_deep_to_parse
+from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_shape, too_deep_to_parse
 from auditor.models import JSON
 from auditor.redact import Redactor
 
@@ -367,7 +367,6 @@ class Requester:
                 self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
             ) from None
         try:
-            check_depth(body, value, where)
+            return value, check_shape(body, value, where)
         except DataError as exc:
             raise DataError(self._redactor.redact_text(str(exc))) from None
-        return value, duplicates(body, value)

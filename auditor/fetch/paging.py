@@ -222,10 +222,3 @@ class Pages(Iterator[Page]):
             **dict(listing.query),
             listing.token_param: token,
         }
-
-
-def iter_pages(
-    requester: Requester, base_url: str, listing: Listing, *, page_size: int, max_pages: int
-) -> Pages:
-    """Each validated page of `listing`, in the service's order, to the end (`Pages`)."""
-    return Pages(requester, base_url, listing, page_size=page_size, max_pages=max_pages)

@@ -682,3 +682,32 @@ def test_depth_check_on_bytes_agrees_with_the_parsed_value(
 ) -> None:
     body = json.dumps(value, indent=1 if spaced else None).encode()
     assert shape.deeper_than(body, limit) == (_depth(value) > limit)
+
+
+def _with_duplicate(value: Any) -> tuple[bytes, bool]:
+    """`value` as JSON text, with a key sent twice in its first non-empty object (if any)."""
+    text = json.dumps(value)
+    for start in range(len(text)):
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj and text[start] == "{":
+            key = json.dumps(next(iter(obj)))
+            return (text[:start] + "{" + key + ': "again", ' + text[start + 1 :]).encode(), True
+    return text.encode(), False
+
+
+@given(_JSON_VALUES, st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_one_pass_shape_check_agrees_with_the_two_checks(value: Any, doubled: bool) -> None:
+    body = _with_duplicate(value)[0] if doubled else json.dumps(value).encode()
+    parsed = orjson.loads(body)
+    expected = shape.duplicates(body, parsed)
+    if shape.deeper_than(body):
+        with pytest.raises(DataError, match="nested deeper"):
+            shape.check_shape(body, parsed, "GET x")
+    else:
+        assert shape.check_shape(body, parsed, "GET x") == expected
+    if doubled and _with_duplicate(value)[1]:
+        assert expected  # the key sent twice is found

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from auditor.common.jsonutil import canonical
 from auditor.redact import Redactor, is_env_reference, is_marker, marker_fingerprint
 
 KEY = b"test-key"
@@ -198,3 +202,41 @@ def test_streams_are_independent_and_results_equal_a_fresh_redaction() -> None:
     streamed = _stream(Redactor(KEY), docs)
     fresh = [Redactor(KEY).redact_json(doc) for doc in docs]
     assert streamed == fresh
+
+
+_KEYS = st.sampled_from(["a", "b", "apiKey", "é", "Z", "a b", "env", "n", "\u00ff", "token"])
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.sampled_from([0.0, 1.0, 2.5])
+    | st.sampled_from(["x", "sk-proj-0123456789abcdefghijkl", "tok Zq8vLr2pWx7nTb4kYc1m", ""])
+)
+_DOCS = st.dictionaries(
+    _KEYS,
+    st.recursive(
+        _LEAVES,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+        max_leaves=8,
+    ),
+    max_size=6,
+)
+
+
+@given(st.lists(_DOCS, min_size=1, max_size=6), st.data())
+@settings(max_examples=200, deadline=None)
+def test_canonical_text_of_a_stream_equals_that_of_a_full_redaction(
+    docs: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    # Consecutive documents share most of their parts, as revisions do: each is the one
+    # before with one value changed, added or dropped (or a whole new one).
+    for i in range(1, len(docs)):
+        if data.draw(st.booleans()):
+            changed = dict(docs[i - 1])
+            changed[data.draw(_KEYS)] = data.draw(_LEAVES | _DOCS)
+            docs[i] = changed
+    redactor = Redactor(KEY)
+    for n, doc in enumerate(docs):
+        out, body = redactor.redact_canonical(doc, stream="settings")
+        full = redactor.redact_json(doc, stream=f"alone {n}")  # walked whole, same memory
+        assert body == canonical(out) == canonical(full)

@@ -647,21 +647,29 @@ def test_cli_export_of_a_damaged_state_file_is_one_line(
 
 
 def test_each_item_is_serialized_once_at_ingestion(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, state_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hashing and storing share one canonical serialization (the hot path of a first sync)."""
-    calls: list[int] = []
+    """Hashing and storing share one canonical serialization (the hot path of a first sync),
+    and the parts of a revision reused from the one before are not serialized again."""
+    written: list[int] = []
     real = orjson.dumps
 
     def counting(*args: Any, **kwargs: Any) -> bytes:
+        out = real(*args, **kwargs)
         if kwargs.get("option", 0) & orjson.OPT_SORT_KEYS:  # canonical JSON, not redaction scans
-            calls.append(1)
-        return real(*args, **kwargs)
+            written.append(len(out))
+        return out
 
     monkeypatch.setattr(orjson, "dumps", counting)
     summary = run_sync(store, FakeService(30, reports=20))
     assert (summary.revisions_new, summary.reports_new) == (30, 20)
-    assert len(calls) == 30 + 20
+    with sqlite3.connect(state_path) as db:
+        (stored,) = db.execute(
+            "SELECT (SELECT SUM(LENGTH(settings)) FROM revisions)"
+            " + (SELECT SUM(LENGTH(data)) FROM reports)"
+        ).fetchone()
+    db.close()
+    assert 0 < sum(written) < stored  # less than one serialization of each item
 
 
 def test_overlapping_syncs_restore_the_garbage_collector_when_the_last_ends() -> None:

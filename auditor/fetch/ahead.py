@@ -1,76 +1,74 @@
-"""Pages fetched ahead: the next page travels while the caller works on this one.
+"""Calls run in the background: how the next page travels while the caller works on this one.
 
-Takes the page iterator of a listing (`auditor.fetch.paging.iter_pages`), gives the same pages in
-the same order, with one more thing: `ahead()` asks for the next page to be fetched now, in a
-background thread, so the request, the server's work and the parsing overlap the caller's own
-work on the page it holds. Nothing is fetched ahead unless asked (a caller that may stop after
-this page does not ask, so it sends no request it would not have sent). A failure of the page
-fetched ahead is raised where that page would have been fetched, never earlier; at most one
-page is in flight, so memory holds at most two pages.
+Takes functions of no arguments, gives for each a handle whose `result()` waits for the call to
+end and returns its value or raises its exception, there and not earlier. The calls of one
+`Worker` run one after another in one daemon thread, started with the first call (starting a
+thread per page costs the caller a wait for the new thread to be scheduled, long on a busy
+machine), each in its caller's context (so the request's deadline holds there too).
+`auditor.fetch.paging` runs only the network part of the next page's request this way (send,
+wait, read the bytes); the parsing and the checks stay in the caller's thread, which would hold
+the interpreter lock for them anyway, so the two threads hardly ever wait for each other.
 """
 
 from __future__ import annotations
 
 import contextvars
+import queue
 import threading
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+import weakref
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 
-class _Fetch(Generic[T]):
-    """One `next()` of the source, run in its own daemon thread."""
+class Pending(Generic[T]):
+    """One call handed to a `Worker`: its result once run."""
 
-    def __init__(self, source: Iterator[T]) -> None:
-        self._source = source
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._context = contextvars.copy_context()  # the caller's (e.g. its deadline)
         self._done = threading.Event()
-        self._item: T | None = None
-        self._end = False
+        self._value: T | None = None
         self._error: BaseException | None = None
-        context = contextvars.copy_context()  # the caller's context (e.g. its deadline)
-        thread = threading.Thread(target=context.run, args=(self._run,), daemon=True)
-        thread.start()
 
-    def _run(self) -> None:
+    def run(self) -> None:
+        """Run the call (in the worker's thread) and keep its value or exception."""
         try:
-            self._item = next(self._source)
-        except StopIteration:
-            self._end = True
-        except BaseException as exc:  # handed to the caller when it takes this page
+            self._value = self._context.run(self._work)
+        except BaseException as exc:  # handed to the caller when it asks for the result
             self._error = exc
         finally:
             self._done.set()
 
     def result(self) -> T:
-        """The page, or the exception fetching it raised (StopIteration at the end)."""
+        """The call's value, or the exception it raised (raised here)."""
         self._done.wait()
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        if self._end:
-            raise StopIteration
-        item, self._item = self._item, None
-        return item  # type: ignore[return-value]  # set unless error or end
+        value, self._value = self._value, None
+        return value  # type: ignore[return-value]  # set unless the call raised
 
 
-class PagesAhead(Iterator[T]):
-    """An iterator of pages that can fetch the next one in the background (`ahead()`)."""
+def _serve(jobs: queue.SimpleQueue[Pending[Any] | None]) -> None:
+    while (job := jobs.get()) is not None:
+        job.run()
 
-    def __init__(self, source: Iterator[T]) -> None:
-        self._source = source
-        self._pending: _Fetch[T] | None = None
 
-    def __iter__(self) -> PagesAhead[T]:
-        return self
+class Worker:
+    """One daemon thread running calls in order; it ends when the worker is dropped."""
 
-    def __next__(self) -> T:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            return pending.result()
-        return next(self._source)
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Pending[Any] | None] = queue.SimpleQueue()
+        self._started = False
 
-    def ahead(self) -> None:
-        """Start fetching the next page now (once; nothing if one is already on its way)."""
-        if self._pending is None:
-            self._pending = _Fetch(self._source)
+    def submit(self, work: Callable[[], T]) -> Pending[T]:
+        """Start `work` in the background (after the calls submitted before it)."""
+        job = Pending(work)
+        self._jobs.put(job)
+        if not self._started:
+            self._started = True
+            threading.Thread(target=_serve, args=(self._jobs,), daemon=True).start()
+            weakref.finalize(self, self._jobs.put, None)  # the thread ends with its worker
+        return job

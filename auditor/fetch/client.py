@@ -15,9 +15,8 @@ from types import TracebackType
 import httpx
 
 from auditor import __version__
-from auditor.fetch.ahead import PagesAhead
 from auditor.fetch.deadline import DeadlineTransport
-from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Page, iter_pages
+from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
 from auditor.redact import Redactor
 
@@ -104,18 +103,11 @@ class PlatformClient:
             return None
         return self._reports, self.app_url
 
-    def pages(self, listing: Listing) -> PagesAhead[Page]:
+    def pages(self, listing: Listing) -> Pages:
         """Each validated page of `listing`; nothing for readiness without an app address.
         `ahead()` on the result fetches the next page while the caller works on this one."""
-        address = self._address(listing)
-        if address is None:
-            return PagesAhead(iter(()))
-        requester, base = address
-        return PagesAhead(
-            iter_pages(
-                requester, base, listing, page_size=self._page_size, max_pages=self._max_pages
-            )
-        )
+        requester, base = self._address(listing) or (None, "")
+        return Pages(requester, base, listing, page_size=self._page_size, max_pages=self._max_pages)
 
     def get_json(self, path: str, params: dict[str, str], where: str) -> Parsed:
         """One GET on the base address under the sync's retries and deadline (analytics)."""

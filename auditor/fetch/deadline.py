@@ -20,6 +20,7 @@ import httpcore
 import httpx
 
 _DEADLINE: ContextVar[float | None] = ContextVar("auditor_request_deadline", default=None)
+_READ_BYTES = 1 << 20
 
 
 @contextmanager
@@ -56,7 +57,11 @@ class _Stream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+        # Whatever has arrived, up to 1 MiB, not httpcore's 64 KiB: a large page then takes a
+        # few reads instead of dozens, and the thread that fetches the next page in the
+        # background needs the interpreter lock (which the sync's own thread holds) less often.
+        size = max(max_bytes, _READ_BYTES)
+        return self._inner.read(size, _left(timeout, httpcore.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))

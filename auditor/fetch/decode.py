@@ -91,11 +91,10 @@ def encode_revision(
     number = _revision_number(raw["revision"], where)
     item = f"revision {number}"
     raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
-    settings = redactor.redact_json(raw["settings"], stream="settings")
+    settings, body = redactor.redact_canonical(raw["settings"], stream="settings")
     user = redactor.redact_json(
         raw.get("user") or {}, stream="user"
     )  # a token pasted into a name stays out too
-    body = canonical(settings)
     revision = Revision(
         revision=number,
         updated_at=_parse_updated_at(raw["updatedAt"], where, item, warn),

@@ -8,12 +8,12 @@ than `max_pages` pages; every message names the request and the page number.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from auditor.errors import DataError
-from auditor.fetch.retry import Requester
+from auditor.errors import AuditorError, DataError
+from auditor.fetch.ahead import Pending, Worker
+from auditor.fetch.retry import Fetched, Requester
 from auditor.fetch.schema import validate
 from auditor.fetch.shape import Duplicate
 from auditor.models import JSON
@@ -113,25 +113,112 @@ def _too_many(listing: Listing, max_pages: int) -> DataError:
     )
 
 
-def iter_pages(
-    requester: Requester, base_url: str, listing: Listing, *, page_size: int, max_pages: int
-) -> Iterator[Page]:
-    """Yield each validated page of `listing`, in the service's order, to the end."""
-    params = {"limit": str(page_size), **dict(listing.query)}
-    seen: set[str] = set()
-    for number in itertools.count(1):
-        if number > max_pages:
-            raise _too_many(listing, max_pages)
-        where = f"GET {base_url}{listing.path} page {number}"
-        body, repeated = requester.get_json(listing.path, params, where)
-        validate(body, listing.schema, where)
-        items: list[Item] = body[listing.items]
-        if items or listing.keep_empty:
-            yield Page(number, items, where, repeated)
-        token = listing.next_token(body, items, page_size, where)
-        if token is None:
+class Pages(Iterator[Page]):
+    """Each validated page of a listing, in the service's order, to the end; `ahead()` sends
+    the next page's request now, so it travels while the caller works on this page.
+
+    Nothing is fetched ahead unless asked (a caller that may stop after this page does not ask,
+    so it sends no request it would not have sent). A failure of the page fetched ahead, and a
+    problem with this page's token for the next one, are raised where the next page is taken,
+    never earlier. At most one request is in flight, so memory holds at most two pages."""
+
+    def __init__(
+        self,
+        requester: Requester | None,  # None: a listing that cannot be read (no pages)
+        base_url: str,
+        listing: Listing,
+        *,
+        page_size: int,
+        max_pages: int,
+    ) -> None:
+        self._requester = requester
+        self._base_url = base_url
+        self._listing = listing
+        self._page_size = page_size
+        self._max_pages = max_pages
+        self._number = 1  # the next page's
+        self._params: dict[str, str] | None = None  # the next page's query; None: no more
+        if requester is not None:
+            self._params = {"limit": str(page_size), **dict(listing.query)}
+        self._seen: set[str] = set()
+        self._later: AuditorError | None = None  # raised when the next page is asked for
+        self._pending: Pending[Fetched] | None = None
+        self._worker: Worker | None = None  # runs the requests sent ahead
+
+    def __iter__(self) -> Pages:
+        return self
+
+    def _where(self) -> str:
+        return f"GET {self._base_url}{self._listing.path} page {self._number}"
+
+    def ahead(self) -> None:
+        """Start fetching the next page now (once; nothing if it is on its way, or if there is
+        no next page to fetch)."""
+        if (
+            self._pending is not None
+            or self._params is None
+            or self._later is not None
+            or self._number > self._max_pages
+            or self._requester is None
+        ):
             return
-        if token in seen:
-            raise DataError(f"{listing.repeated.format(token=token)} ({where})")
-        seen.add(token)
-        params = {"limit": str(page_size), **dict(listing.query), listing.token_param: token}
+        fetch, path, params, where = (
+            self._requester.fetch,
+            self._listing.path,
+            self._params,
+            self._where(),
+        )
+        if self._worker is None:
+            self._worker = Worker()
+        self._pending = self._worker.submit(lambda: fetch(path, params, where))
+
+    def __next__(self) -> Page:
+        while True:
+            if self._later is not None:
+                error, self._later = self._later, None
+                self._params = None
+                raise error
+            if self._params is None or self._requester is None:
+                raise StopIteration
+            if self._number > self._max_pages:
+                self._params = None
+                raise _too_many(self._listing, self._max_pages)
+            where = self._where()
+            pending, self._pending = self._pending, None
+            try:
+                fetched = (
+                    pending.result()
+                    if pending is not None
+                    else self._requester.fetch(self._listing.path, self._params, where)
+                )
+                body, repeated = self._requester.decode(fetched)
+                validate(body, self._listing.schema, where)
+            except BaseException:
+                self._params = None
+                raise
+            items: list[Item] = body[self._listing.items]
+            self._follow(body, items, where)
+            if items or self._listing.keep_empty:
+                return Page(self._number - 1, items, where, repeated)
+
+    def _follow(self, body: Body, items: list[Item], where: str) -> None:
+        """Move on to the next page: its query, or None at the end (an error in the token is
+        kept for the next `__next__`)."""
+        listing = self._listing
+        self._number += 1
+        try:
+            token = listing.next_token(body, items, self._page_size, where)
+            if token is not None and token in self._seen:
+                raise DataError(f"{listing.repeated.format(token=token)} ({where})")
+        except AuditorError as exc:
+            self._later = exc
+            return
+        if token is None:
+            self._params = None
+            return
+        self._seen.add(token)
+        self._params = {
+            "limit": str(self._page_size),
+            **dict(listing.query),
+            listing.token_param: token,
+        }

@@ -19,18 +19,30 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
+from typing import NamedTuple
 
 import httpx
 
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
-from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_depth, duplicates, too_deep_to_parse
+from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_shape, too_deep_to_parse
 from auditor.models import JSON
 from auditor.redact import Redactor
 
 #: A parsed body and the keys it sent twice (the parser kept the last value of each).
 Parsed = tuple[JSON, tuple[Duplicate, ...]]
+
+
+class Fetched(NamedTuple):
+    """An answer that is not a retry: its bytes, not parsed yet (`Requester.decode`)."""
+
+    response: httpx.Response
+    body: bytes
+    request: httpx.Request
+    label: str  # `GET /path?query`
+    where: str  # names the page in messages
+
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _BASE_DELAY = 0.5
@@ -213,6 +225,11 @@ class Requester:
 
     def get_json(self, path: str, params: Mapping[str, str], where: str) -> Parsed:
         """GET `path`: the parsed JSON body and the keys it repeated; `where` names the page."""
+        return self.decode(self.fetch(path, params, where))
+
+    def fetch(self, path: str, params: Mapping[str, str], where: str) -> Fetched:
+        """GET `path` with retries: the answer's bytes, not parsed yet (`decode` does that).
+        Only network work (the thread that fetches the next page ahead runs this part)."""
         request = self._client.build_request("GET", path, params=params)
         label = describe_request(request)
         self._budget.elapsed()  # the sync's clock starts with its first request
@@ -265,7 +282,7 @@ class Requester:
         text = self._redactor.redact_text(message)
         return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
 
-    def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Parsed:
+    def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Fetched:
         request.extensions["timeout"] = httpx.Timeout(limit).as_dict()
         with within(limit):
             try:
@@ -282,7 +299,11 @@ class Requester:
                 body = self._read(response, request, label, limit)
             finally:
                 response.close()
-        return self._decode(response, body, request, label, where)
+        status = response.status_code
+        if status in RETRY_STATUSES:
+            wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
+            raise _Retryable(problem_message(response, body), wait)
+        return Fetched(response, body, request, label, where)
 
     def _transport_failure(
         self, exc: httpx.TransportError, label: str, request: httpx.Request
@@ -328,13 +349,10 @@ class Requester:
             return self._policy.wall_clock()
         return when if when.tzinfo else when.replace(tzinfo=UTC)
 
-    def _decode(
-        self, response: httpx.Response, body: bytes, request: httpx.Request, label: str, where: str
-    ) -> Parsed:
+    def decode(self, fetched: Fetched) -> Parsed:
+        """The parsed body of a fetched answer and the keys it repeated, or the error it is."""
+        response, body, request, label, where = fetched
         status = response.status_code
-        if status in RETRY_STATUSES:
-            wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
-            raise _Retryable(problem_message(response, body), wait)
         if status >= 400:
             raise self._error(f"{label} {problem_message(response, body)}", request, status)
         content_type = response.headers.get("content-type", "")
@@ -349,7 +367,6 @@ class Requester:
                 self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
             ) from None
         try:
-            check_depth(body, value, where)
+            return value, check_shape(body, value, where)
         except DataError as exc:
             raise DataError(self._redactor.redact_text(str(exc))) from None
-        return value, duplicates(body, value)

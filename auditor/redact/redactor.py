@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from auditor.common.jsonutil import canonical
 from auditor.redact.memory import SecretMemory
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
 from auditor.redact.plain import is_env_reference, is_marker
@@ -33,7 +34,20 @@ class _Seen:
     """One node of a redacted document: the value, its redacted form, and (for objects and
     arrays) the same for each child, so the next document of the stream can reuse it."""
 
-    __slots__ = ("blob", "kids", "names", "numbered", "numeric", "out", "raw", "types")
+    __slots__ = (
+        "blob",
+        "canon",
+        "kids",
+        "names",
+        "numbered",
+        "numeric",
+        "out",
+        "pieces",
+        "raw",
+        "slots",
+        "stale",
+        "types",
+    )
 
     def __init__(
         self,
@@ -53,6 +67,12 @@ class _Seen:
         # the keys of the objects and arrays under it that hold numbers (see `_changed_keys`).
         self.types: list[type] | None = None
         self.numbered: list[str] = []
+        self.canon: bytes | None = None  # `canonical(out)`, once asked for
+        # An object whose keys all stay as they are, once its canonical text was asked for:
+        # each key's place in sorted order and its `"key":value` text there (None: not yet).
+        self.slots: dict[str, int] | None = None
+        self.pieces: list[bytes | None] | None = None
+        self.stale: list[str] = []  # keys whose piece is None
 
 
 _NO_KIDS: dict[str, _Seen] = {}
@@ -69,6 +89,30 @@ def _dumps(value: Any) -> bytes | None:
 def _dumps_text(value: Any) -> str | None:
     blob = _dumps(value)
     return None if blob is None else blob.decode()
+
+
+def _canonical(seen: _Seen) -> bytes:
+    """`canonical(seen.out)`, kept on the node. An object whose keys all stay as they are is
+    put together from the canonical `"key":value` text of each key, in sorted order (orjson
+    sorts keys as Python does, by code point), kept from the previous document for the values
+    that did not change, so a reused value is not written again."""
+    if seen.canon is not None:
+        return seen.canon
+    kids = seen.kids
+    if seen.types is None or not isinstance(kids, dict) or not kids:
+        seen.canon = canonical(seen.out)
+        return seen.canon
+    if seen.slots is None or seen.pieces is None:
+        keys = sorted(kids)
+        seen.slots = {k: n for n, k in enumerate(keys)}
+        seen.pieces = [None] * len(keys)
+        seen.stale = keys
+    pieces, slots = seen.pieces, seen.slots
+    for k in seen.stale:
+        pieces[slots[k]] = orjson.dumps(k) + b":" + canonical(kids[k].out)
+    seen.stale = []
+    seen.canon = b"{" + b",".join(pieces) + b"}"  # type: ignore[arg-type]  # none left None
+    return seen.canon
 
 
 def _same(value: Any, seen: _Seen) -> bool:
@@ -129,6 +173,16 @@ class Redactor:
         with the previous one: a subtree equal to the previous document's at the same place
         keeps its redacted form, so only what changed is walked. The copy may share unchanged
         subtrees with earlier results: treat it as read-only."""
+        return self._redact(value, stream)[0]
+
+    def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
+        """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
+        the parts reused from the previous document of the stream are not written again."""
+        out, node = self._redact(value, stream)
+        return out, canonical(out) if node is None else _canonical(node)
+
+    def _redact(self, value: Any, stream: str) -> tuple[Any, _Seen | None]:
+        """The redacted copy, and its node when the copy is that node's `out`."""
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
@@ -143,9 +197,9 @@ class Redactor:
             # A secret learned during this document (or since the previous one) is in a part
             # walked (or reused) before it was known: scrub the whole copy, forget the memo.
             self._streams.pop(stream, None)
-            return self._scrub_tree(out)
+            return self._scrub_tree(out), None
         self._streams[stream] = (node, self.memory.learned)
-        return out
+        return out, node
 
     def _holds_new(self, value: Any, since: int) -> bool:
         text = value if isinstance(value, str) else _dumps_text(value)
@@ -224,6 +278,7 @@ class Redactor:
         if not changed:
             seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
             seen.numbered = prev.numbered
+            seen.canon = prev.canon  # the same copy
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
@@ -239,6 +294,12 @@ class Redactor:
                 k for k in changed if kids[k].numeric and kids[k].kids
             ]
         seen.types = prev.types
+        if prev.pieces is not None and prev.slots is not None and not prev.stale:
+            seen.slots = prev.slots  # the same keys; the pieces of the values that changed go
+            seen.pieces = pieces = list(prev.pieces)
+            for k in changed:
+                pieces[prev.slots[k]] = None
+            seen.stale = changed
         return seen
 
     def _leaf(self, text: str, found: list[str]) -> str:

@@ -414,6 +414,16 @@ class Store:
         row = revision_row(rev, sync_id, settings_json)
         return self._ingest("revisions", rev.revision, None, rev.content_hash, row, seen_at)
 
+    def insert_new_revisions(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert `revision_row`s the caller knows are new (newer than every revision stored
+        before this sync and each sent once), in one statement."""
+        inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
+        if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
+            raise StoreError(
+                f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
+                "written as new were stored already"
+            )
+
     def _ingest(
         self,
         table: Literal["revisions", "reports"],

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
@@ -32,6 +33,7 @@ from auditor.fetch import (
 )
 from auditor.models import DataWarning, Revision
 from auditor.store import Ingested, IntegrityIssue, Store
+from auditor.store.schema import revision_row
 from auditor.workflows.usage import UsageSync, sync_usage
 
 Progress = Callable[[str], None]
@@ -113,6 +115,37 @@ class _Tally:
             self.issues.append(outcome.issue)
 
 
+class _NewRows:
+    """A page's new revisions, written together when the page is done (one statement, and the
+    lock-free stretches of SQLite's work come together, after the next page has arrived, rather
+    than handing the interpreter lock to the thread that fetches it, a hundred times a page).
+
+    Only a revision that is surely new waits here: newer than every revision stored before this
+    sync, and not sent before in it. Anything else is ingested at once, after the rows waiting
+    here are written (`write`), so every comparison sees every row."""
+
+    def __init__(self, store: Store, top: int | None) -> None:
+        self._store = store
+        self._top = top
+        self._seen: set[int] = set()  # the revision numbers of this sync
+        self._rows: list[tuple[Any, ...]] = []
+
+    def take(self, rev: Revision, sync_id: int, body: bytes) -> bool:
+        """Keep `rev` for `write` if it is surely new (True); False: ingest it now."""
+        number = rev.revision
+        fresh = (self._top is None or number > self._top) and number not in self._seen
+        self._seen.add(number)
+        if fresh:
+            self._rows.append(revision_row(rev, sync_id, body))
+        return fresh
+
+    def write(self) -> None:
+        """Insert the rows kept so far."""
+        if self._rows:
+            rows, self._rows = self._rows, []
+            self._store.insert_new_revisions(rows)
+
+
 @dataclass(frozen=True)
 class _Run:
     """One sync in progress: where items go, under which sync record, and what was seen."""
@@ -124,6 +157,10 @@ class _Run:
     tally: _Tally
     progress: Progress
     top: int | None  # the newest revision stored before this sync (None: none stored)
+    new_rows: _NewRows | None = None  # the history page's new revisions, written together
+
+
+_NEW = Ingested("new", known_before=False)
 
 
 def _on(page: Page, exc: AuditorError) -> AuditorError:
@@ -137,8 +174,12 @@ def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Inge
         rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
     except AuditorError as exc:
         raise _on(page, exc) from None
-    outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
-    return outcome, f"revision {rev.revision}"
+    name = f"revision {rev.revision}"
+    if run.new_rows is not None:
+        if run.new_rows.take(rev, run.sync_id, body):
+            return _NEW, name
+        run.new_rows.write()  # the store is read below: every row kept must be in it
+    return run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body), name
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
@@ -213,6 +254,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             if outcome.status != "new":
                 run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
             known.append(outcome.known_before)
+        if run.new_rows is not None:
+            run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(known):
             return
@@ -298,7 +341,8 @@ def sync(
             latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.base_url)
             top = None if latest is None else latest.revision
-            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), top)
+            rows = _NewRows(store, top)
+            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), top, rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
             usage = sync_usage(

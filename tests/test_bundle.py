@@ -321,7 +321,9 @@ def test_a_report_blown_up_with_a_rewritten_manifest_is_named_with_both_sizes(co
     code, _, err = verify(copy)
     assert code == 2
     (problem,) = _problems(err)
-    assert problem.startswith("auditor: verify: re-run: reports/findings.json differs from the re-run's (it is ")
+    assert problem.startswith(
+        "auditor: verify: re-run: reports/findings.json differs from the re-run's (it is "
+    )
     assert f"the re-run's {fresh_size:,} bytes)" in problem
 
 

@@ -251,3 +251,26 @@ def test_demo_orgs_out_of_range_is_a_usage_error(tmp_path: Path, n: str) -> None
     code, _, err = _run(["demo", "--orgs", n, "--out", "r"], {}, tmp_path)
     assert code == 2 and "--orgs must be between 1 and" in err
     assert not (tmp_path / "r").exists()  # refused before any emulator or run
+
+
+@pytest.mark.parametrize("debug", [[], ["--debug"]])
+def test_an_organizations_unexpected_error_shows_its_traceback_only_with_debug(
+    debug: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import auditor.cli.cmd_run
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("a bug in one organization")
+
+    monkeypatch.setattr(auditor.cli.cmd_run, "_run_one", broken)
+    orgs = tmp_path / "orgs.toml"
+    orgs.write_text('[[org]]\nname = "acme"\nbase_url = "https://x.test"\ntoken_env = "T"\n')
+    env = {"T": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    argv = [*debug, "run", "--orgs", str(orgs), "--out", str(tmp_path / "r")]
+    code, _, err = _run(argv, env, tmp_path)
+    assert code == 2, err
+    assert "unexpected RuntimeError: a bug in one organization" in err
+    if debug:  # asked for: the traceback, and no advice to ask for it
+        assert "Traceback" in err and "rerun with --debug" not in err
+    else:
+        assert "Traceback" not in err and "rerun with --debug" in err

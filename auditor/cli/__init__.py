@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    args.debug = debug  # a command that reports failures itself (each --orgs organization)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(ctx.stderr)

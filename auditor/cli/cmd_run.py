@@ -228,7 +228,8 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
     try:
         code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
     except Exception as exc:  # one organization's bug must not hide the others' results
-        code = report_failure(exc, err, {"AUDITOR_TOKEN": config.token or ""})
+        env = {"AUDITOR_TOKEN": config.token or ""}
+        code = report_failure(exc, err, env, debug=bool(getattr(args, "debug", False)))
     token = config.token or ""
     lines = [
         line.replace(token, "[token]") if len(token) >= 4 else line

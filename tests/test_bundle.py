@@ -388,3 +388,16 @@ def test_export_as_of_before_the_first_revision_is_one_clear_error(
     )
     assert code == 2 and "is before the first stored settings revision" in err
     assert not out.exists()  # no bundle that says nothing was in force, yet verifies
+
+
+def test_a_report_left_out_of_a_rewritten_manifest_is_named_once_as_extra(copy: Path) -> None:
+    """A report the manifest no longer lists is not hashed; the re-run still reproduces it, so
+    the only problem is that it is not listed (not that it changed while being verified)."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    del manifest["files"]["reports/report.md"]
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert _problems(err) == [
+        "auditor: verify: extra: reports/report.md (not listed in manifest.json)"
+    ]

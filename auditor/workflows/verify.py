@@ -135,7 +135,8 @@ def _rerun(bundle: Path, out: Verification) -> None:
         if path.is_symlink() or not path.is_file():
             continue  # already named as missing or altered
         fresh = REPORT_FILES[name](data).encode("utf-8")
-        kept_digest, kept_size = out.digests.get(f"{REPORTS_DIR}/{name}", ("", 0))
+        hashed = out.digests.get(f"{REPORTS_DIR}/{name}")  # None: not listed, not hashed
+        kept_digest, kept_size = hashed or ("", 0)  # read below, within the size limit
         if hashlib.sha256(fresh).hexdigest() == kept_digest:
             out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
             continue
@@ -150,7 +151,9 @@ def _rerun(bundle: Path, out: Verification) -> None:
         except UnreadableFile as exc:
             out.problems.append(f"{where} ({exc.reason})")
             continue
-        if fresh == kept:  # changed on disk between the hash check and now
+        if fresh == kept and hashed is None:  # not in the manifest (named as extra)
+            out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
+        elif fresh == kept:  # changed on disk between the hash check and now
             out.problems.append(f"{where}: the file changed while it was being verified")
         else:
             out.problems.append(f"{where} (first at line {_first_difference(fresh, kept)})")

@@ -139,6 +139,34 @@ def test_document_maps_results_controls_and_evidence() -> None:
     }
 
 
+def test_every_uuid_is_unique_and_every_subject_reference_resolves() -> None:
+    """An observation's subject names a resource of the document (OSCAL: a `subject-uuid`
+    references a component, inventory item, party, user or resource by its uuid)."""
+    data = build_report_data()
+    ar = json.loads(render_oscal(data))["assessment-results"]
+    uuids: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            uuids.extend(v for k, v in node.items() if k == "uuid")
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(ar)
+    assert len(uuids) == len(set(uuids))
+    resources = {r["uuid"]: r for r in ar["back-matter"]["resources"]}
+    (result,) = ar["results"]
+    for o in result["observations"]:
+        (subject,) = o["subjects"]
+        resource = resources[subject["subject-uuid"]]
+        assert resource["title"] == subject["title"]
+    keys = {f.subject.key for f in data.findings}
+    assert len({o["subjects"][0]["subject-uuid"] for o in result["observations"]}) == len(keys)
+
+
 def test_same_data_gives_the_same_bytes() -> None:
     assert render_oscal(build_report_data()) == render_oscal(build_report_data())
 

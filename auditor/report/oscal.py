@@ -82,6 +82,16 @@ def _subject_title(s: Subject) -> str:
     return _line(s.label or s.key)
 
 
+def _subject_resource(s: Subject, uuid_: str) -> dict[str, Any]:
+    """The resource an observation's subject references (OSCAL wants a `subject-uuid` to
+    name a resource, component, inventory item, party or user of the document)."""
+    return {
+        "uuid": uuid_,
+        "title": _subject_title(s),
+        "props": [_prop("subject-key", s.key), _prop("kind", s.kind)],
+    }
+
+
 def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict[str, Any]:
     props = [
         _prop("rule-id", f.rule_id),
@@ -141,10 +151,12 @@ def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict
 def oscal_document(data: ReportData) -> dict[str, Any]:
     """The assessment-results document as plain JSON values."""
     subjects: dict[str, str] = {}
-    resources: list[dict[str, Any]] = []
+    subject_resources: list[dict[str, Any]] = []
     for f in data.findings:
         if f.subject.key not in subjects:
             subjects[f.subject.key] = _uuid(data, "subject", f.subject.key)
+            subject_resources.append(_subject_resource(f.subject, subjects[f.subject.key]))
+    resources: list[dict[str, Any]] = []
     plan = _uuid(data, "assessment-plan")
     resources.append(
         {
@@ -166,6 +178,7 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
                 ],
             }
         )
+    resources += subject_resources  # what each observation's `subject-uuid` names
     observations = [_observation(data, f, subjects) for f in data.findings]
     by_rule: dict[str, list[str]] = {}
     for f, obs in zip(data.findings, observations, strict=True):

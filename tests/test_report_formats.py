@@ -278,6 +278,16 @@ def test_markdown_review_lists_introduced_findings_first() -> None:
     assert "| Path | Change | Before | After |" in md
 
 
+def test_markdown_review_with_its_scope_stays_under_every_limit() -> None:
+    """The scope list and the proposed change together are counted against the limit (a
+    review whose change only just fits beside the header must not push the comment over)."""
+    data = build_report_data(review=True)
+    head = len(render_markdown(data, limit=10**6).split("### Scope")[0])
+    for limit in range(head + 450, 12_000, 10):
+        md = render_markdown(data, limit=limit)
+        assert len(md) <= limit, limit
+
+
 @pytest.mark.parametrize("limit", [65536, 8000], ids=["pr-comment", "small"])
 def test_markdown_stays_under_limit_with_explicit_notice(limit: int) -> None:
     md = render_markdown(build_large(3000), limit=limit)

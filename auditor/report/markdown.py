@@ -253,7 +253,7 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
     scope = "".join(_scope(data))
     if len(head) + len(scope) <= budget:
         parts.append(scope)
-    if len(head) + len(review) <= budget:
+    if sum(len(p) for p in parts) + len(review) <= budget:  # the scope counts too
         parts.append(review)
     elif review:
         parts.append("Proposed change too large to list here: see report.html.\n\n")

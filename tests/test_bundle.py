@@ -344,6 +344,13 @@ def test_a_failed_export_leaves_no_half_bundle(made: dict[str, Any], tmp_path: P
         made["work"],
     )
     assert code == 2 and out.is_dir() and not list(out.iterdir())
+    deep = tmp_path / "new" / "er" / "half"  # parents it made go too
+    code, _, err = cli(
+        ["export", "--out", str(deep), "--policy", str(tmp_path / "broken.yaml")],
+        made["env"],
+        made["work"],
+    )
+    assert code == 2 and not (tmp_path / "new").exists()
 
 
 @pytest.mark.parametrize("where", ["absolute", "parent"])

@@ -21,6 +21,7 @@ Everything comes from the store, so every secret is already a marker.
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import io
@@ -264,7 +265,8 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
     key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
-    created = not out.exists()
+    # the folders this export makes (`out` and any missing parent), innermost first
+    created = [p for p in (out, *out.absolute().parents) if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -274,8 +276,9 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
     except BaseException:
         for child in out.iterdir():  # only what this export wrote: the folder was empty
             shutil.rmtree(child) if child.is_dir() else child.unlink()
-        if created:  # a folder this export made goes too; an empty one given stays
-            out.rmdir()
+        for folder in created:  # the folders this export made go too; an empty one given stays
+            with contextlib.suppress(OSError):  # (one something else wrote to stays as well)
+                folder.rmdir()
         raise
 
 

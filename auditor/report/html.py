@@ -111,7 +111,6 @@ def environment() -> jinja2.Environment:
         prose=_prose,
         op=display.operator_text,
         controls=lambda cs: ", ".join(sort_controls(cs)),
-        ccode=lambda c: c.split(":", 1)[1] if ":" in c else c,
         sortcontrols=sort_controls,
         before=display.change_before,
         after=display.change_after,

@@ -117,6 +117,20 @@ def test_debug_shows_the_traceback(
     assert stderr.splitlines()[-1].startswith("auditor: error: unexpected RuntimeError")
 
 
+def test_the_debug_traceback_never_shows_the_token_or_a_url_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def leaky(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError(f"bug with {OWNER_TOKEN} at postgresql://bob:s3cr%40tpw@db/x")
+
+    monkeypatch.setattr("auditor.cli.cmd_policy.load_policies", leaky)
+    env = {"AUDITOR_TOKEN": OWNER_TOKEN}
+    code, _, stderr = run_cli(["--debug", "policy", "lint"], env, tmp_path)
+    assert code == 2 and stderr.startswith("Traceback (most recent call last):")
+    assert "leaky" in stderr and "bug with [token] at postgresql://bob:***@db/x" in stderr
+    assert OWNER_TOKEN not in stderr and "s3cr" not in stderr
+
+
 def test_a_keyboard_interrupt_outside_run_exits_130(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

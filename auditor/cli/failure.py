@@ -27,17 +27,22 @@ def report_failure(
         print(f"auditor: error: {terminal_text(str(exc))}", file=stderr)
         return exc.exit_code
     if debug:  # the last guard: a bug must not look like findings (exit 1)
-        traceback.print_exception(exc, file=stderr)
+        for line in "".join(traceback.format_exception(exc)).splitlines():
+            print(terminal_text(_scrubbed(line, env)), file=stderr)
     print(f"auditor: error: {unexpected(exc, env, debug=debug)}", file=stderr)
     return EXIT_ERROR
 
 
 def unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> str:
     """One line for an unexpected exception, with the token never shown."""
-    text = f"unexpected {type(exc).__name__}: {exc}"
+    text = _scrubbed(f"unexpected {type(exc).__name__}: {exc}", env)
+    hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
+    return terminal_text(" ".join(text.split())[:500]) + hint
+
+
+def _scrubbed(text: str, env: Mapping[str, str]) -> str:
+    """`text` without the token or a database URL's password (the traceback too)."""
     token = env.get("AUDITOR_TOKEN", "")
     if len(token) >= 4:
         text = text.replace(token, "[token]")
-    text = scrub_url_passwords(text)  # a database URL's password, wherever it came from
-    hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
-    return terminal_text(" ".join(text.split())[:500]) + hint
+    return scrub_url_passwords(text)  # a database URL's password, wherever it came from

@@ -559,3 +559,27 @@ def test_drill_down_puts_results_with_the_same_evidence_on_one_line() -> None:
     lines = re.findall(r'<p class="ev">.*?</p>', section)
     assert len(lines) == 50  # one line per rule
     assert all(line.count('<a href="#f-') == 3 and line.count("found ") == 1 for line in lines)
+
+
+def test_drill_down_shares_a_line_only_between_results_that_found_the_same_value() -> None:
+    """Values are shortened in the drill-down; two values alike only in their shown part are
+    still two lines (one "found" each), not one line claiming they found the same thing."""
+    data = build_large(150)
+    rule = data.findings[0].rule_id
+    same = [f for f in data.findings if f.rule_id == rule and f.evidence]
+    assert len(same) == 3
+    long = "x" * 100
+    values = {same[0].fingerprint: long + "A", same[1].fingerprint: long + "B"}
+    findings = tuple(
+        replace(f, evidence=(replace(f.evidence[0], actual=values[f.fingerprint]),))
+        if f.fingerprint in values
+        else f
+        for f in data.findings
+    )
+    html = render_html(replace(data, findings=findings))
+    control = sort_controls(same[0].controls)[0]
+    section = _drill_section(html, anchors("control", [control])[control])
+    line = next(
+        p for p in re.findall(r'<p class="ev">.*?</p>', section) if same[0].fingerprint in p
+    )
+    assert line.count("found ") == 3  # xxx…A, xxx…B and the third result's own value

@@ -244,14 +244,28 @@ def evidence_found(f: Finding) -> Markup:
     return out
 
 
+def _evidence_key(f: Finding) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """What `evidence_check` and `evidence_found` show, before values are shortened: results
+    share a line only when they checked and found the very same thing."""
+    if not f.evidence:
+        return (), (f.message,)
+    e = f.evidence[0]
+    expected = display.display_value(e.expected) if e.operator and e.shows_expected else None
+    found = display.display_value(e.actual) if e.present else None
+    return (e.path, e.operator, expected), (e.present, found, len(f.evidence))
+
+
 def _evidence_groups(findings: Iterable[Finding]) -> tuple[EvidenceGroup, ...]:
     """Results grouped by check, then by what they found, in report order."""
-    checks: dict[Markup, dict[Markup, list[Finding]]] = {}
+    checks: dict[tuple[Any, ...], tuple[Markup, dict[tuple[Any, ...], list[Finding]]]] = {}
     for f in findings:
-        checks.setdefault(evidence_check(f), {}).setdefault(evidence_found(f), []).append(f)
+        check, found = _evidence_key(f)
+        if check not in checks:
+            checks[check] = (evidence_check(f), {})
+        checks[check][1].setdefault(found, []).append(f)
     return tuple(
-        EvidenceGroup(check, tuple((found, tuple(fs)) for found, fs in by_found.items()))
-        for check, by_found in checks.items()
+        EvidenceGroup(shown, tuple((evidence_found(fs[0]), tuple(fs)) for fs in by_found.values()))
+        for shown, by_found in checks.values()
     )
 
 

@@ -583,3 +583,19 @@ def test_drill_down_shares_a_line_only_between_results_that_found_the_same_value
         p for p in re.findall(r'<p class="ev">.*?</p>', section) if same[0].fingerprint in p
     )
     assert line.count("found ") == 3  # xxx…A, xxx…B and the third result's own value
+
+
+def test_every_drill_down_row_names_its_rule() -> None:
+    """A rule with several status rows, or rows cut off by a page break in the PDF, still says
+    which rule each row is about (a screen reader reads the row alone)."""
+    html = render_html(build_report_data())
+    rows = re.findall(r'<table class="drill">.*?</table>', html, re.S)
+    cells = [
+        m.group(1)
+        for table in rows
+        for m in re.finditer(r"<tr><td>(.*?)</td>", table.split("<tbody>", 1)[1], re.S)
+    ]
+    assert len(cells) > 5
+    assert all(re.search(r"<code[^>]*>[^<]+</code>", cell) for cell in cells), [
+        c for c in cells if "<code" not in c
+    ][:3]

@@ -21,6 +21,7 @@ from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
+    release_views,
 )
 from auditor.findings import (
     Finding,
@@ -159,6 +160,7 @@ def run_audit(
         complete=False,
         findings=records_for_store(marked, prior, options.run_id),
     )
+    del previous, prior
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     data = build_report_data(
         header,
@@ -170,7 +172,10 @@ def run_audit(
         readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
         failing_by_revision=failing_by_revision,
         inputs=_digest(known, inputs),
+        in_order=True,  # `findings_from_pending` sorted them; marking kept the order
     )
+    del marked  # the report data holds them now
+    release_views()  # the readiness rows are in the report data: the views are not needed
     covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at)
     data = replace(
         data, data_quality=options.data_quality, usage=usage_view(inputs.usage), scope=covered

@@ -629,7 +629,7 @@ class Store:
         with self.reading():
             return evalstate.load(self._db)
 
-    def save_eval_state(self, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+    def save_eval_state(self, revision: int, history: str, states: evalstate.States) -> None:
         """Store the rules' evaluation state computed at `revision` over `history`."""
         with self.transaction():
             evalstate.save(self._db, revision, history, states)

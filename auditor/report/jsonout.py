@@ -296,7 +296,7 @@ def spliced(
 ) -> Iterator[str]:
     """The indented JSON text of `document`, whose (empty) list under `key` at `depth` is
     filled with `items` (given a batch at a time) as the text is written out. Lines of
-    serialized JSON never hold a raw newline, so re-indenting an item is a replace."""
+    serialized JSON never hold a raw newline, so re-indenting a batch is a replace."""
     return spliced_lists(document, [(key, depth, items)], dump=dump)
 
 
@@ -315,13 +315,15 @@ def spliced_lists(
         head, found, text = text.partition(marker)
         if not found:
             raise ValueError(f"{key!r} is not an empty list at depth {depth}")
-        inner = "\n" + pad + "  "
         yield head + f'\n{pad}"{key}": ['
         first = True
         for batch in items:
             if not batch:
                 continue
-            body = ",".join(inner + dump(v).replace("\n", inner) for v in batch)
+            # One dump per batch: `[\n  item,\n  item\n]` holds the items indented one level,
+            # so dropping the brackets and indenting each line by `pad` places them.
+            listed = dump(batch)
+            body = listed[1 : len(listed) - 2].replace("\n", "\n" + pad)
             yield body if first else "," + body
             first = False
         yield f"\n{pad}],\n" if not first else "],\n"

@@ -170,13 +170,20 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
     # every finding of a worse class than the last one kept, then the first of that class.
     # Counted per class, so 100,000s of candidates need no sort key each.
     ranks = len(_STATUS_RANK) + 1
+    known: dict[tuple[str, str], int] = {}
 
     def rank(f: Finding) -> int:
-        return severity_rank(f.severity) * ranks + _STATUS_RANK.get(f.status, ranks - 1)
+        key = (f.severity, f.status)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = severity_rank(f.severity) * ranks + _STATUS_RANK.get(
+                f.status, ranks - 1
+            )
+        return found
 
+    classes = [rank(f) for f in candidates]  # small ints: shared objects, 8 bytes each
     per_class: dict[int, int] = {}
-    for f in candidates:
-        key = rank(f)
+    for key in classes:
         per_class[key] = per_class.get(key, 0) + 1
     room, last = max_results, 0
     for last in sorted(per_class):
@@ -184,8 +191,7 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
             break
         room -= per_class[last]
     kept: list[Finding] = []
-    for f in candidates:
-        key = rank(f)
+    for f, key in zip(candidates, classes, strict=True):
         if key < last:
             kept.append(f)
         elif key == last and room:

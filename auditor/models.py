@@ -114,7 +114,7 @@ class SourceLocation:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Subject:
     """What a rule was evaluated against.
 
@@ -129,7 +129,7 @@ class Subject:
     repo_url: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """Why a rule gave its result: the JSON path looked at, what was there, what was expected."""
 
@@ -142,7 +142,7 @@ class Evidence:
     shows_expected: bool = True  # False when `operator` is a whole phrase ("a non-empty list")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attribution:
     """Who and when: the revision where a rule last went from pass to fail (or a change's step)."""
 
@@ -165,7 +165,7 @@ class Waiver:
     source: SourceLocation | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FindingRecord:
     """A finding as remembered between runs (stored per run; compared by the next one)."""
 

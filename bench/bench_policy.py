@@ -191,7 +191,7 @@ def nightly(policy: Any, revisions: list[Revision]) -> float:
     )  # fmt: skip
     inputs = EvaluationInputs(
         NOW, revisions[-1], tuple(revisions), tail=tail, revision_numbers=numbers,
-        prior=first.state, remember=True,
+        prior=dict(first.state.items()), remember=True,
     )  # fmt: skip
     seconds, _ = timed(lambda: evaluate(policy, inputs), repeat=3)
     return seconds

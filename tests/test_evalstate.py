@@ -3,8 +3,10 @@ the stored history it was computed over, so a nightly can tell whether it still 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from auditor.evaluate.incremental import StateDumps
 from auditor.store.database import Store
 from auditor.store.evalstate import history_digests
 
@@ -34,3 +36,27 @@ def test_saving_keeps_other_policies_state_and_drops_stale_rows(state_path: Path
         assert rows == {"rule-a": (12, b"A12")}  # rows of an older view are gone
     with Store.open(state_path) as store:  # and it lasts
         assert [(r.rule_key, r.data) for r in store.eval_state()] == [("rule-a", b"A12")]
+
+
+def test_states_dumped_as_stored_skip_those_that_cannot_be_stored(state_path: Path) -> None:
+    """A run hands the store its rules' states to dump one at a time; a state that cannot be
+    stored (its dump gives None) is left out, and the rule is simply evaluated afresh."""
+    dumped: list[str] = []
+
+    def dump(key: str, data: bytes | None) -> Callable[[], bytes | None]:
+        def made() -> bytes | None:
+            dumped.append(key)
+            return data
+
+        return made
+
+    states = StateDumps()
+    states.add("rule-a", dump("rule-a", b"A"))
+    states.add("rule-b", dump("rule-b", None))
+    states.add("rule-c", dump("rule-c", b"C"))
+    assert len(states) == 3 and dumped == []  # nothing dumped before it is stored
+    with Store.open(state_path) as store:
+        store.save_eval_state(5, "h5", states)
+        rows = {r.rule_key: r.data for r in store.eval_state()}
+    assert rows == {"rule-a": b"A", "rule-c": b"C"}
+    assert dumped == ["rule-a", "rule-b", "rule-c"]  # each dumped once

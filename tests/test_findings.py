@@ -248,3 +248,47 @@ def test_resolved_is_sorted_and_deduplicated() -> None:
     a, b = _one(rid="A-1", severity="low"), _one(rid="B-1", severity="critical")
     _, resolved = compare_runs([], [_prev(a), _prev(b), _prev(a)])
     assert [p.rule_id for p in resolved] == ["B-1", "A-1"]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "0" * 32,
+        "00ff" * 8,
+        "f" * 32,
+        "0123456789abcdef0123456789abcdef",
+        "ABCDEF0123456789ABCDEF0123456789",  # upper case: not the form a fingerprint has
+        "not-a-fingerprint",
+        "0" * 31,
+    ],
+)
+def test_a_findings_fingerprint_reads_back_exactly_as_given(given: str) -> None:
+    """A finding holds its fingerprint compactly, but always gives back the very text."""
+    finding = replace(_one(), fingerprint=given)
+    assert finding.fingerprint == given
+    assert finding == replace(_one(), fingerprint=given)
+
+
+def test_sort_by_fingerprint_is_text_order_whatever_their_form() -> None:
+    """Findings equal but for their fingerprints sort by the fingerprint text, also when some
+    are not 32 lowercase hex digits."""
+    rng = random.Random(7)
+    texts = [f"{rng.getrandbits(128):032x}" for _ in range(30)]
+    texts[:4] = ["0" * 32, "f" * 32, "0" * 31 + "1", "00" + "f" * 30]
+    base = _one()
+    computed = [replace(base, fingerprint=t) for t in texts]
+    assert [f.fingerprint for f in sort_findings(computed)] == sorted(texts)
+    mixed = [*computed, replace(base, fingerprint="Zz-odd"), replace(base, fingerprint="1")]
+    rng.shuffle(mixed)
+    assert [f.fingerprint for f in sort_findings(mixed)] == sorted([*texts, "Zz-odd", "1"])
+
+
+def test_a_finding_keeps_lifecycle_location_and_waiver_apart_from_other_findings() -> None:
+    """Findings share what is the same among them; marking one never changes another."""
+    first, second = _one(), _one(rid="SET-002")
+    marked = first.with_marks(lifecycle="new")
+    assert (marked.lifecycle, first.lifecycle, second.lifecycle) == ("new", None, None)
+    assert marked.status == first.status and marked.raw_status == first.raw_status
+    assert marked.rule_id == "SET-001" and second.rule_id == "SET-002"
+    unmarked = marked.with_marks(lifecycle=None)
+    assert unmarked == first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,7 +17,7 @@ import xmlschema
 from report_fixture import build_large, build_report_data
 
 from auditor.findings.finding import sort_controls
-from auditor.models import Change, SourceLocation
+from auditor.models import Change, SourceLocation, severity_rank
 from auditor.report import (
     DEFAULT_OUTPUTS,
     OUTPUTS,
@@ -40,6 +41,7 @@ from auditor.report.sarif import (
     MAX_TAGS,
     artifact_location,
     automation_id,
+    listed_findings,
     sarif_log,
 )
 
@@ -599,3 +601,34 @@ def test_every_drill_down_row_names_its_rule() -> None:
     assert all(re.search(r"<code[^>]*>[^<]+</code>", cell) for cell in cells), [
         c for c in cells if "<code" not in c
     ][:3]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sarif_cap_keeps_the_worst_by_severity_then_status_in_report_order(seed: int) -> None:
+    """The cap keeps the `max_results` worst findings, ranked by severity, then failures
+    before unknown, error and waived, then report order; those kept stay in report order."""
+    rng = random.Random(seed)
+    base = build_large(rng.randint(1, 60))
+    findings = tuple(
+        replace(
+            f,
+            severity=rng.choice(("critical", "high", "medium", "low", "info")),
+            status=rng.choice(("fail", "unknown", "error", "waived")),
+        )
+        for f in base.findings
+    )
+    data = replace(base, findings=findings, sarif_include_waived=True)
+    cap = rng.randint(0, len(findings) + 2)
+    status_rank = ("fail", "unknown", "error", "waived")
+    ranked = sorted(
+        range(len(findings)),
+        key=lambda i: (
+            severity_rank(findings[i].severity),
+            status_rank.index(findings[i].status),
+            i,
+        ),
+    )
+    expected = [findings[i] for i in sorted(ranked[:cap])]
+    kept, left_out = listed_findings(data, max_results=cap)
+    assert kept == expected
+    assert left_out == max(0, len(findings) - cap)

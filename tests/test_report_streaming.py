@@ -15,7 +15,7 @@ import pytest
 from auditor.common.escape import inert_bytes, json_inert
 from auditor.report import render_html, write_reports
 from auditor.report.jsonout import report_json
-from auditor.report.model import ReportData
+from auditor.report.model import InputDigest, ReportData
 from auditor.report.sarif import sarif_log
 from tests.report_fixture import build_large, build_report_data
 
@@ -48,6 +48,18 @@ CASES = {
     "surrogates": lambda: build_report_data("\ud800\u2028\x7f"),
     "large": lambda: build_large(3000),
     "no-findings": lambda: replace(build_report_data(), findings=()),
+    "many-revisions": lambda: replace(
+        build_large(300),
+        failing_by_revision=tuple((n, n % 7) for n in range(1, 3001)),
+        inputs=InputDigest(
+            revisions_evaluated=tuple((n, f"{n:064x}") for n in range(1, 2501)),
+            reports_evaluated=(("r-1", "ab" * 32),),
+            settings_revision=2500,
+        ),
+    ),
+    "no-revisions": lambda: replace(
+        build_report_data(), failing_by_revision=(), inputs=InputDigest()
+    ),
 }
 
 

@@ -162,7 +162,7 @@ class _State:
             if self.on
             else {}
         )
-        self.new: dict[str, bytes] = {}
+        self.new = incremental.StateDumps()
         self.revision = inputs.settings.revision if inputs.settings is not None else None
 
     def _stored(self, rule: Rule) -> bytes | None:
@@ -198,7 +198,7 @@ class _State:
             key = self.keys.get(rule.id)
             if key is not None:
                 failing = bool(spans) and spans[-1].end is None
-                self.new[key] = incremental.dump_resume(at, failing, spans)
+                self.new.add(key, _ready(incremental.dump_resume(at, failing, spans)))
 
     def keep_change(self, rules: Sequence[Rule], run: ChangeRun) -> None:
         """Remember the change rules' tallies that reach the revision under test."""
@@ -208,9 +208,17 @@ class _State:
             key = self.keys.get(rule.id)
             if key is None or tally.steps < 2 or tally.last != self.revision:
                 continue
-            data = incremental.dump_tally(tally, rule)
-            if data is not None:
-                self.new[key] = data
+            self.new.add(key, _tally_dump(tally, rule))
+
+
+def _ready(data: bytes) -> Callable[[], bytes | None]:
+    """A state already dumped (a settings rule's spans: a few hundred bytes)."""
+    return lambda: data
+
+
+def _tally_dump(tally: Tally, rule: Rule) -> Callable[[], bytes | None]:
+    """The tally's dump, made when the state is stored (not held with all the others)."""
+    return lambda: incremental.dump_tally(tally, rule)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -89,6 +89,29 @@ def _shape(cond: Condition) -> Any:
 
 
 _MISSING_DEFAULT = Leaf((), ()).default
+
+
+class StateDumps:
+    """The rules' new states (`States`), each dumped to bytes only when `items` reaches it:
+    a change rule's tally at 100,000 revisions dumps to megabytes, and all of them at once
+    were the largest single part of a run's peak memory."""
+
+    def __init__(self) -> None:
+        self._dumps: dict[str, Callable[[], bytes | None]] = {}
+
+    def add(self, key: str, dump: Callable[[], bytes | None]) -> None:
+        """Remember how to dump one rule's state (None from `dump`: not stored)."""
+        self._dumps[key] = dump
+
+    def __len__(self) -> int:
+        return len(self._dumps)
+
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """(rule key, state) of each rule whose state can be stored, dumped one by one."""
+        for key, dump in self._dumps.items():
+            data = dump()
+            if data is not None:
+                yield key, data
 
 
 # -- settings rules: failing spans -----------------------------------------------------------

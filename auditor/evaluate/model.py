@@ -19,6 +19,7 @@ from auditor.models import (
     Waiver,
 )
 from auditor.policy.model import Rule
+from auditor.store.evalstate import States
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ class Evaluation:
     results: tuple[RuleResult, ...]
     not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
     failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
-    # With `remember`: each stored rule's state at `state_revision`, by rule key.
-    state: Mapping[str, bytes] = field(default_factory=dict)
+    # With `remember`: each stored rule's state at `state_revision`, by rule key (dumped as
+    # it is stored; `dict(state.items())` for the bytes).
+    state: States = field(default_factory=dict)
     state_revision: int | None = None
 
     @property

@@ -337,6 +337,11 @@ def repo_views(
     return views
 
 
+def release_views() -> None:
+    """Let go of the views `repo_views` keeps (once the run's report data has its rows)."""
+    _LAST_VIEWS.clear()
+
+
 def _share(count: int, total: int) -> float | None:
     return count / total if total else None
 

@@ -7,8 +7,7 @@ this run leaves for the next one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
 
 from auditor.findings.finding import Finding
 from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
@@ -46,7 +45,7 @@ def compare_runs(
 def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
     if f.status not in TRACKED_STATUSES:
         return f
-    return replace(f, lifecycle="persisting" if f.fingerprint in before else "new")
+    return f.with_marks(lifecycle="persisting" if f.fingerprint in before else "new")
 
 
 def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
@@ -61,18 +60,17 @@ def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
 
 def records_for_store(
     findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
-) -> list[FindingRecord]:
-    """The tracked findings as the next run will compare with them (first sighting kept)."""
+) -> Iterator[FindingRecord]:
+    """The tracked findings as the next run will compare with them (first sighting kept),
+    one at a time as the store writes them (`--all-revisions` has 100,000s)."""
     first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
-    return [
-        FindingRecord(
-            fingerprint=f.fingerprint,
-            rule_id=f.rule_id,
-            subject_key=f.subject.key,
-            status=f.status,
-            severity=f.severity,
-            first_seen_run=first_seen.get(f.fingerprint, run_id),
-        )
-        for f in findings
-        if f.status in TRACKED_STATUSES
-    ]
+    for f in findings:
+        if f.status in TRACKED_STATUSES:
+            yield FindingRecord(
+                fingerprint=f.fingerprint,
+                rule_id=f.rule_id,
+                subject_key=f.subject.key,
+                status=f.status,
+                severity=f.severity,
+                first_seen_run=first_seen.get(f.fingerprint, run_id),
+            )

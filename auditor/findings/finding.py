@@ -33,8 +33,8 @@ _DIGITS = re.compile(r"(\d+)")
 
 @dataclass(frozen=True, slots=True)
 class RuleFacts:
-    """What every finding of one rule shares (its title, severity, controls, words, source):
-    one object per rule, so a finding carries one reference instead of seven."""
+    """What every finding of one rule shares (its id, title, severity, controls, words,
+    source): one object per rule, so a finding carries one reference instead of eight."""
 
     title: str
     severity: Severity
@@ -43,6 +43,7 @@ class RuleFacts:
     description: str = ""
     tags: tuple[str, ...] = ()
     source: SourceLocation | None = None
+    rule_id: str = ""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,12 +55,31 @@ def rule_facts(
     description: str = "",
     tags: tuple[str, ...] = (),
     source: SourceLocation | None = None,
+    rule_id: str = "",
 ) -> RuleFacts:
     """The shared `RuleFacts` for these values (equal values give the same object)."""
-    return RuleFacts(title, severity, controls, remediation, description, tags, source)
+    return RuleFacts(title, severity, controls, remediation, description, tags, source, rule_id)
 
 
-_KEEP: Any = object()  # "not given": keep the value `facts` has
+_KEEP: Any = object()  # "not given": keep the value `facts` (or `marks`) has
+
+#: (raw status, waiver, lifecycle, location) of a finding: what is the same for most findings.
+Marks = tuple[Status, Waiver | None, Lifecycle | None, SourceLocation | None]
+_SHARED_MARKS: dict[tuple[Status, Lifecycle | None], Marks] = {}
+
+
+def _marks(
+    raw_status: Status, waiver: Waiver | None, lifecycle: Lifecycle | None,
+    location: SourceLocation | None,
+) -> Marks:  # fmt: skip
+    """The marks tuple, shared by every finding without a waiver or a location."""
+    if waiver is not None or location is not None:
+        return (raw_status, waiver, lifecycle, location)
+    key = (raw_status, lifecycle)
+    found = _SHARED_MARKS.get(key)
+    if found is None:
+        found = _SHARED_MARKS[key] = (raw_status, None, lifecycle, None)
+    return found
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -70,40 +90,41 @@ class Finding:
     finding points in a file under review (e.g. the proposed settings file); SARIF prefers it
     over `source`. `lifecycle` is None when the run was not compared with a previous one.
 
-    The rule's own facts (`title`, `severity`, `controls`, `remediation`, `description`,
-    `tags`, `source`) live in one `RuleFacts` shared by the rule's findings and are read
-    through properties; they are still given (and `dataclasses.replace`d) by name. A run
-    with `--all-revisions` holds 100,000s of findings: this keeps each to 12 slots.
+    The rule's own facts (`rule_id`, `title`, `severity`, `controls`, `remediation`,
+    `description`, `tags`, `source`) live in one `RuleFacts` shared by the rule's findings,
+    and the raw status, waiver, lifecycle and location in one `marks` tuple shared by every
+    finding with the same raw status and lifecycle and no waiver or location; all are read
+    through properties and still given (and `dataclasses.replace`d) by name. A run with
+    `--all-revisions` holds 100,000s of findings: this keeps each to 8 slots (96 bytes, the
+    size of the rule result it is made from, whose memory it can then take over).
     """
 
-    fingerprint: str
-    rule_id: str
+    digest: int | str  # the fingerprint: its number when it is 32 hex digits, else the text
     status: Status
-    raw_status: Status
     subject: Subject
     message: str
     evidence: tuple[Evidence, ...]
     since: Attribution | None
-    waiver: Waiver | None
-    lifecycle: Lifecycle | None
-    location: SourceLocation | None
     facts: RuleFacts
+    marks: Marks
 
     def __init__(
         self,
         *,
-        fingerprint: str,
-        rule_id: str,
+        fingerprint: str = _KEEP,
+        digest: int | str = _KEEP,
         status: Status,
-        raw_status: Status,
         subject: Subject,
         message: str,
         evidence: tuple[Evidence, ...] = (),
         since: Attribution | None = None,
-        waiver: Waiver | None = None,
-        lifecycle: Lifecycle | None = None,
-        location: SourceLocation | None = None,
         facts: RuleFacts | None = None,
+        marks: Marks | None = None,
+        rule_id: str = _KEEP,
+        raw_status: Status = _KEEP,
+        waiver: Waiver | None = _KEEP,
+        lifecycle: Lifecycle | None = _KEEP,
+        location: SourceLocation | None = _KEEP,
         title: str = _KEEP,
         severity: Severity = _KEEP,
         controls: tuple[str, ...] = _KEEP,
@@ -112,24 +133,84 @@ class Finding:
         tags: tuple[str, ...] = _KEEP,
         source: SourceLocation | None = _KEEP,
     ) -> None:
-        given = (title, severity, controls, remediation, description, tags, source)
+        if fingerprint is not _KEEP:
+            digest = pack_fingerprint(fingerprint)
+        elif digest is _KEEP:
+            raise TypeError("Finding needs `fingerprint`")
+        given = (title, severity, controls, remediation, description, tags, source, rule_id)
         if facts is None:
-            if title is _KEEP or severity is _KEEP:
-                raise TypeError("Finding needs `facts` or `title` and `severity`")
+            if title is _KEEP or severity is _KEEP or rule_id is _KEEP:
+                raise TypeError("Finding needs `facts` or `rule_id`, `title` and `severity`")
             facts = RuleFacts(title, severity)
         if any(v is not _KEEP for v in given):
             kept = (
                 facts.title, facts.severity, facts.controls, facts.remediation,
-                facts.description, facts.tags, facts.source,
+                facts.description, facts.tags, facts.source, facts.rule_id,
             )  # fmt: skip
             facts = rule_facts(*(k if v is _KEEP else v for v, k in zip(given, kept, strict=True)))
+        if marks is None:
+            if raw_status is _KEEP:
+                raise TypeError("Finding needs `marks` or `raw_status`")
+            marks = (raw_status, None, None, None)
+        marks = _marks(
+            marks[0] if raw_status is _KEEP else raw_status,
+            marks[1] if waiver is _KEEP else waiver,
+            marks[2] if lifecycle is _KEEP else lifecycle,
+            marks[3] if location is _KEEP else location,
+        )
         for name, value in (
-            ("fingerprint", fingerprint), ("rule_id", rule_id), ("status", status),
-            ("raw_status", raw_status), ("subject", subject), ("message", message),
-            ("evidence", evidence), ("since", since), ("waiver", waiver),
-            ("lifecycle", lifecycle), ("location", location), ("facts", facts),
+            ("digest", digest), ("status", status), ("subject", subject),
+            ("message", message), ("evidence", evidence), ("since", since),
+            ("facts", facts), ("marks", marks),
         ):  # fmt: skip
             object.__setattr__(self, name, value)
+
+    def with_marks(
+        self, *, lifecycle: Lifecycle | None = _KEEP, location: SourceLocation | None = _KEEP
+    ) -> Finding:
+        """This finding with another lifecycle and/or location."""
+        marks = _marks(
+            self.marks[0],
+            self.marks[1],
+            self.marks[2] if lifecycle is _KEEP else lifecycle,
+            self.marks[3] if location is _KEEP else location,
+        )
+        return Finding(
+            digest=self.digest, status=self.status, subject=self.subject,
+            message=self.message, evidence=self.evidence, since=self.since,
+            facts=self.facts, marks=marks,
+        )  # fmt: skip
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity of the finding (see `fingerprint()`): 32 hex digits."""
+        digest = self.digest
+        return f"{digest:032x}" if isinstance(digest, int) else digest
+
+    @property
+    def rule_id(self) -> str:
+        """The rule's id."""
+        return self.facts.rule_id
+
+    @property
+    def raw_status(self) -> Status:
+        """The status before any waiver applied."""
+        return self.marks[0]
+
+    @property
+    def waiver(self) -> Waiver | None:
+        """The waiver that applied, if any."""
+        return self.marks[1]
+
+    @property
+    def lifecycle(self) -> Lifecycle | None:
+        """`new` / `persisting` against the previous run; None when not compared."""
+        return self.marks[2]
+
+    @property
+    def location(self) -> SourceLocation | None:
+        """Where the finding points in a file under review, if anywhere."""
+        return self.marks[3]
 
     @property
     def title(self) -> str:
@@ -174,8 +255,23 @@ def normalize_path(path: str) -> str:
 
 def fingerprint(rule_id: str, subject_key: str, path: str) -> str:
     """Stable identity of a finding: sha256 of `rule|subject|normalized path`, 32 hex digits."""
+    return f"{fingerprint_digest(rule_id, subject_key, path):032x}"
+
+
+def fingerprint_digest(rule_id: str, subject_key: str, path: str) -> int:
+    """`fingerprint` as a number (what a `Finding` holds: 48 bytes of memory, not 96)."""
     text = f"{rule_id}|{subject_key}|{normalize_path(path)}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:16])
+
+
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def pack_fingerprint(text: str) -> int | str:
+    """A fingerprint as a `Finding` holds it: 32 lowercase hex digits as their number (which
+    gives them back exactly, and sorts as they do), any other text as it is."""
+    return int(text, 16) if _HEX32.fullmatch(text) else text
 
 
 def primary_path(evidence: Iterable[Evidence]) -> str:
@@ -214,18 +310,17 @@ def finding_from_result(result: RuleResult) -> Finding:
         rule.description,
         rule.tags,
         rule.source,
+        rule.id,
     )
     return Finding(
-        fingerprint=fingerprint(rule.id, result.subject.key, primary_path(result.evidence)),
-        rule_id=rule.id,
+        digest=fingerprint_digest(rule.id, result.subject.key, primary_path(result.evidence)),
         status=result.status,
-        raw_status=result.original_status,
         subject=result.subject,
         message=result.message,
         evidence=result.evidence,
         since=result.since,
-        waiver=result.waiver,
         facts=facts,
+        marks=_marks(result.original_status, result.waiver, None, None),
     )
 
 
@@ -275,7 +370,10 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def _sort_in_place(out: list[Finding]) -> None:
-    out.sort(key=_fingerprint_of)
+    # Numbers sort as their 32-digit hex forms do (no hex string made per finding); a list
+    # with any other fingerprint text sorts by the text.
+    packed = all(isinstance(f.digest, int) for f in out)
+    out.sort(key=_digest_of if packed else _fingerprint_of)
     subjects: dict[str, tuple[tuple[int, str], ...]] = {}
     out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key))
     rules: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
@@ -294,6 +392,10 @@ def _sort_in_place(out: list[Finding]) -> None:
 
 def _fingerprint_of(f: Finding) -> str:
     return f.fingerprint
+
+
+def _digest_of(f: Finding) -> int | str:
+    return f.digest
 
 
 def _keep(keys: dict[str, tuple[tuple[int, str], ...]], text: str) -> tuple[tuple[int, str], ...]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -190,8 +190,9 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
 
 
 def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
-    """The whole document as a JSON value (`findings=False`: its findings list left empty,
-    for `json_chunks` to stream)."""
+    """The whole document as a JSON value (`findings=False`: its lists of findings, of the
+    failing count per revision and of the revisions evaluated left empty, for `json_chunks`
+    to stream)."""
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},
@@ -217,7 +218,7 @@ def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
         "rules": _rules(d.findings),
         "findings": [finding_json(f) for f in d.findings] if findings else [],
         "resolved": [_resolved(p) for p in d.resolved],
-        "failing_by_revision": [[r, n] for r, n in d.failing_by_revision],
+        "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if findings else [],
         "readiness": {
             "org_level": d.org_level,
             "repositories": [_repo(r) for r in d.readiness_rows],
@@ -227,7 +228,9 @@ def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
             "settings_revision": d.inputs.settings_revision,
             "revisions_evaluated": [
                 {"revision": r, "sha256": h} for r, h in d.inputs.revisions_evaluated
-            ],
+            ]
+            if findings
+            else [],
             "reports_evaluated": [
                 {"report_id": r, "sha256": h} for r, h in d.inputs.reports_evaluated
             ],
@@ -258,14 +261,29 @@ def render_json(data: ReportData) -> str:
 
 
 def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
-    """`findings.json` as a stream of text, the findings serialized a batch at a time, so the
-    whole document is never held (the same bytes as one `orjson.dumps` of `report_json`).
+    """`findings.json` as a stream of text, the findings, the failing count per revision and
+    the revisions evaluated serialized a batch at a time, so neither the whole document nor
+    any of those lists is ever held (the same bytes as one `orjson.dumps` of `report_json`;
+    at 100,000 revisions the two per-revision lists alone were 50 MB as JSON values and text).
 
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, findings=False)
-    batches = ([finding_json(f) for f in batch] for batch in _batches(data.findings))
-    yield from spliced(document, batches, dump=_dump_ascii if ascii_only else _dump)
+    findings = ([finding_json(f) for f in batch] for batch in _batches(data.findings))
+    failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
+    revisions = (
+        [{"revision": r, "sha256": h} for r, h in batch]
+        for batch in _batches(data.inputs.revisions_evaluated, 1024)
+    )
+    yield from spliced_lists(
+        document,
+        [("findings", 1, findings), ("failing_by_revision", 1, failing),
+         ("revisions_evaluated", 2, revisions)],
+        dump=_dump_ascii if ascii_only else _dump,
+    )  # fmt: skip
+
+
+T = TypeVar("T")
 
 
 def spliced(
@@ -278,23 +296,38 @@ def spliced(
 ) -> Iterator[str]:
     """The indented JSON text of `document`, whose (empty) list under `key` at `depth` is
     filled with `items` (given a batch at a time) as the text is written out. Lines of
-    serialized JSON never hold a raw newline, so re-indenting an item is a replace."""
+    serialized JSON never hold a raw newline, so re-indenting a batch is a replace."""
+    return spliced_lists(document, [(key, depth, items)], dump=dump)
+
+
+def spliced_lists(
+    document: dict[str, Any],
+    lists: Sequence[tuple[str, int, Iterable[list[Any]]]],
+    *,
+    dump: Callable[[Any], str],
+) -> Iterator[str]:
+    """`spliced` for several lists, each (key, depth, items) an empty list of `document`
+    that is not the last member of its object, given in the order the text has them."""
     text = dump(document)
-    pad = "  " * depth
-    marker = f'\n{pad}"{key}": [],\n'
-    head, found, tail = text.partition(marker)
-    if not found:
-        raise ValueError(f"{key!r} is not an empty list at depth {depth}")
-    inner = "\n" + pad + "  "
-    yield head + f'\n{pad}"{key}": ['
-    first = True
-    for batch in items:
-        if not batch:
-            continue
-        body = ",".join(inner + dump(v).replace("\n", inner) for v in batch)
-        yield body if first else "," + body
-        first = False
-    yield (f"\n{pad}],\n" if not first else "],\n") + tail + "\n"
+    for key, depth, items in lists:
+        pad = "  " * depth
+        marker = f'\n{pad}"{key}": [],\n'
+        head, found, text = text.partition(marker)
+        if not found:
+            raise ValueError(f"{key!r} is not an empty list at depth {depth}")
+        yield head + f'\n{pad}"{key}": ['
+        first = True
+        for batch in items:
+            if not batch:
+                continue
+            # One dump per batch: `[\n  item,\n  item\n]` holds the items indented one level,
+            # so dropping the brackets and indenting each line by `pad` places them.
+            listed = dump(batch)
+            body = listed[1 : len(listed) - 2].replace("\n", "\n" + pad)
+            yield body if first else "," + body
+            first = False
+        yield f"\n{pad}],\n" if not first else "],\n"
+    yield text + "\n"
 
 
 def _dump(value: Any) -> str:
@@ -305,6 +338,6 @@ def _dump_ascii(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=True, default=_default)
 
 
-def _batches(findings: Sequence[Finding], size: int = 256) -> Iterator[Sequence[Finding]]:
-    for start in range(0, len(findings), size):
-        yield findings[start : start + size]
+def _batches(items: Sequence[T], size: int = 256) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

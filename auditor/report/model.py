@@ -7,6 +7,7 @@ flattens those into the rows below.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -52,7 +53,7 @@ class WaiverSummary:
 class InputDigest:
     """Hashes of everything evaluated, for the appendix and the JSON output."""
 
-    revisions_evaluated: tuple[tuple[int, str], ...] = ()  # (revision, content hash)
+    revisions_evaluated: Sequence[tuple[int, str]] = ()  # (revision, content hash), ascending
     reports_evaluated: tuple[tuple[str, str], ...] = ()  # (report id, content hash)
     settings_revision: int | None = None
 

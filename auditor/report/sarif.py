@@ -166,16 +166,38 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
     candidates = [f for f in d.findings if f.status in wanted]
     if len(candidates) <= max_results:
         return candidates, 0
-    ranked = sorted(
-        range(len(candidates)),
-        key=lambda i: (
-            severity_rank(candidates[i].severity),
-            _STATUS_RANK.get(candidates[i].status, len(_STATUS_RANK)),
-            i,
-        ),
-    )
-    kept = sorted(ranked[:max_results])
-    return [candidates[i] for i in kept], len(candidates) - max_results
+    # The worst `max_results` by (severity, status rank, report order), kept in report order:
+    # every finding of a worse class than the last one kept, then the first of that class.
+    # Counted per class, so 100,000s of candidates need no sort key each.
+    ranks = len(_STATUS_RANK) + 1
+    known: dict[tuple[str, str], int] = {}
+
+    def rank(f: Finding) -> int:
+        key = (f.severity, f.status)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = severity_rank(f.severity) * ranks + _STATUS_RANK.get(
+                f.status, ranks - 1
+            )
+        return found
+
+    classes = [rank(f) for f in candidates]  # small ints: shared objects, 8 bytes each
+    per_class: dict[int, int] = {}
+    for key in classes:
+        per_class[key] = per_class.get(key, 0) + 1
+    room, last = max_results, 0
+    for last in sorted(per_class):
+        if per_class[last] >= room:
+            break
+        room -= per_class[last]
+    kept: list[Finding] = []
+    for f, key in zip(candidates, classes, strict=True):
+        if key < last:
+            kept.append(f)
+        elif key == last and room:
+            kept.append(f)
+            room -= 1
+    return kept, len(candidates) - max_results
 
 
 def _cap_note(listed: int, left_out: int) -> dict[str, Any]:

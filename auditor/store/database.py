@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor.common.jsonutil import canonical, loads
+from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
 from auditor.redact import Redactor, encoded_forms
@@ -371,14 +372,14 @@ class Store:
         return self._one("WHERE revision = ?", (number,))
 
     @_reads
-    def revision_hashes(self, *, end: int | None = None) -> list[tuple[int, str]]:
+    def revision_hashes(self, *, end: int | None = None) -> HashPairs:
         """(revision, content hash) of every stored revision up to `end`, ascending; no settings
-        are read (for the evidence appendix)."""
+        are read (for the evidence appendix). Held compactly: 40 bytes a revision."""
         rows = self._db.execute(
             "SELECT revision, content_hash FROM revisions WHERE revision <= ? ORDER BY 1",
             (2**63 - 1 if end is None else end,),
         )
-        return [(int(n), str(h)) for n, h in rows]
+        return HashPairs((int(n), str(h)) for n, h in rows)
 
     @_reads
     def revision_numbers(self) -> list[int]:
@@ -639,7 +640,7 @@ class Store:
         with self.reading():
             return evalstate.load(self._db)
 
-    def save_eval_state(self, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+    def save_eval_state(self, revision: int, history: str, states: evalstate.States) -> None:
         """Store the rules' evaluation state computed at `revision` over `history`."""
         with self.transaction():
             evalstate.save(self._db, revision, history, states)

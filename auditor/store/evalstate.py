@@ -10,9 +10,9 @@ filled a gap) is not handed out: the rule is simply evaluated afresh. Plain, por
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,15 @@ class EvalStateRow:
     revision: int  # the last revision the state covers
     history: str  # digest of the stored (revision, content hash) pairs up to `revision`
     data: bytes
+
+
+class States(Protocol):
+    """Rule states to store, by rule key: a dict, or states dumped one at a time as they are
+    written (`items`), so a run never holds all of them as bytes at once."""
+
+    def __len__(self) -> int: ...
+
+    def items(self) -> Iterable[tuple[str, bytes]]: ...
 
 
 def history_digests(pairs: Iterable[tuple[int, str]], wanted: Iterable[int]) -> dict[int, str]:
@@ -44,15 +53,16 @@ def load(db: Any) -> list[EvalStateRow]:
     return [EvalStateRow(str(k), int(r), str(h), bytes(d)) for k, r, h, d in rows]
 
 
-def save(db: Any, revision: int, history: str, states: Mapping[str, bytes]) -> None:
+def save(db: Any, revision: int, history: str, states: States) -> None:
     """Store `states` (by rule key) as computed at `revision` over the history `history`.
 
     Rows at other revisions or over another history are dropped (they could only be used by
     a run of another policy at an older view); rows of other keys at this one are kept, so two
     policies audited against one state file do not undo each other's state."""
     db.execute("DELETE FROM eval_state WHERE revision <> ? OR history <> ?", (revision, history))
-    db.executemany("DELETE FROM eval_state WHERE rule_key = ?", [(k,) for k in states])
-    db.executemany(
-        "INSERT INTO eval_state (rule_key, revision, history, data) VALUES (?, ?, ?, ?)",
-        [(key, revision, history, data) for key, data in states.items()],
-    )
+    for key, data in states.items():  # one state at a time: they can be large (100,000s of steps)
+        db.execute("DELETE FROM eval_state WHERE rule_key = ?", (key,))
+        db.execute(
+            "INSERT INTO eval_state (rule_key, revision, history, data) VALUES (?, ?, ?, ?)",
+            (key, revision, history, data),
+        )

@@ -196,7 +196,7 @@ def _unattributed(finding: Finding) -> Finding:
     """A result that is `unknown` only because nobody knows the proposed step's author is
     reported as it is, but neither introduced by the file nor counted by the gate."""
     blind = finding.status == "unknown" and about_unknown_author(finding.evidence)
-    return replace(finding, lifecycle=None) if blind and finding.lifecycle == "new" else finding
+    return finding.with_marks(lifecycle=None) if blind and finding.lifecycle == "new" else finding
 
 
 def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Revision]:
@@ -221,8 +221,8 @@ def _locate(finding: Finding, proposed: SettingsFile) -> Finding:
     for evidence in finding.evidence:
         parts = _data_parts(evidence.path, proposed.settings)
         if parts is not None:
-            return replace(finding, location=proposed.document.locate([*proposed.prefix, *parts]))
-    return replace(finding, location=SourceLocation(proposed.path, 1, 1))
+            return finding.with_marks(location=proposed.document.locate([*proposed.prefix, *parts]))
+    return finding.with_marks(location=SourceLocation(proposed.path, 1, 1))
 
 
 def _data_parts(path: str, settings: Any) -> list[str | int] | None:

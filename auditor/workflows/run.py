@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from auditor import __version__
+from auditor.common.pairs import HashPairs
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.engine import Steps, evaluate
 from auditor.evaluate.model import Evaluation, EvaluationInputs
@@ -21,6 +22,7 @@ from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
+    release_views,
 )
 from auditor.findings import (
     Finding,
@@ -160,6 +162,7 @@ def run_audit(
         complete=False,
         findings=records_for_store(marked, prior, options.run_id),
     )
+    del previous, prior
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     data = build_report_data(
         header,
@@ -171,7 +174,10 @@ def run_audit(
         readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
         failing_by_revision=failing_by_revision,
         inputs=_digest(known, inputs),
+        in_order=True,  # `findings_from_pending` sorted them; marking kept the order
     )
+    del marked  # the report data holds them now
+    release_views()  # the readiness rows are in the report data: the views are not needed
     covered = replace(
         audit_scope(store, loaded.policy, inputs, data.inputs, options.at), rules_left_out=left_out
     )
@@ -206,7 +212,7 @@ class _Known:
     evaluation state earlier runs left that still fits this history."""
 
     settings: Revision | None
-    hashes: list[tuple[int, str]]
+    hashes: HashPairs
     prior: dict[str, bytes]
     moves_on: bool
 
@@ -215,11 +221,15 @@ class _Known:
         at = options.at
         settings = store.revision_at(at) if at else store.latest_revision()
         if settings is None:
-            return cls(None, [], {}, False)
+            return cls(None, HashPairs(), {}, False)
         # `--at`: the state may have been computed past the revision under test; it is checked
         # against the whole stored history, then cut back to that revision by the engine.
         stored = store.revision_hashes(end=None if at else settings.revision)
-        hashes = [pair for pair in stored if pair[0] <= settings.revision]
+        hashes = (
+            stored
+            if not stored or stored[-1][0] <= settings.revision
+            else HashPairs(pair for pair in stored if pair[0] <= settings.revision)
+        )
         prior: dict[str, bytes] = {}
         if not options.all_revisions:
             rows = store.eval_state()
@@ -261,7 +271,7 @@ def _inputs(
         prior=known.prior,
         tail=lambda start: store.iter_revisions(start=start, end=end),
         history_from=lambda when: _history_from(store, when, end),
-        revision_numbers=[number for number, _ in known.hashes],
+        revision_numbers=known.hashes.numbers(),
         remember=known.moves_on,
     )
 
@@ -283,7 +293,7 @@ def run_scope(policy: PolicySet, options: AuditOptions) -> str:
 
 
 def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
-    revisions = tuple(known.hashes)
+    revisions = known.hashes  # held compactly (a tuple of pairs is 22 MB at 100,000)
     return InputDigest(
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
         reports_evaluated=tuple((r.report_id, r.content_hash) for r in inputs.reports),

@@ -1,0 +1,86 @@
+"""(revision, content hash) pairs held compactly: the index of a long history, 40 bytes a pair.
+
+Takes (int, str) pairs, gives a read-only sequence of the same pairs. A run at 100,000 revisions
+keeps every stored revision's number and SHA-256 for the evidence appendix and the evaluation
+state's history digest: as tuples of an int and a 64-character string that is about 22 MB; as
+a number array and the digests' bytes, 4 MB. Hashes that are not 64 lowercase hex digits are
+kept as text (the sequence then holds them all as text), so every pair reads back exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_WIDTH = 32  # bytes of one SHA-256 digest
+
+
+class HashPairs(Sequence[tuple[int, str]]):
+    """The pairs, in the order given; compares equal to any sequence of the same pairs."""
+
+    __slots__ = ("_digests", "_numbers", "_texts")
+
+    def __init__(self, pairs: Iterable[tuple[int, str]] = ()) -> None:
+        self._numbers = array("q")
+        self._digests = bytearray()
+        self._texts: list[str] | None = None  # set once a hash is not 64 hex digits
+        for number, text in pairs:
+            self._numbers.append(number)
+            if self._texts is None and _HEX64.fullmatch(text):
+                self._digests += bytes.fromhex(text)
+                continue
+            if self._texts is None:
+                self._texts = [self._hash(i) for i in range(len(self._numbers) - 1)]
+                self._digests = bytearray()
+            self._texts.append(text)
+
+    def _hash(self, index: int) -> str:
+        if self._texts is not None:
+            return self._texts[index]
+        return self._digests[index * _WIDTH : (index + 1) * _WIDTH].hex()
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, str]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, str]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, str] | list[tuple[int, str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("HashPairs index out of range")
+        return self._numbers[index], self._hash(index)
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for index, number in enumerate(self._numbers):
+            yield number, self._hash(index)
+
+    def numbers(self) -> list[int]:
+        """The revision numbers, in order."""
+        return self._numbers.tolist()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HashPairs):
+            return (self._numbers, self._texts, self._digests) == (
+                other._numbers,
+                other._texts,
+                other._digests,
+            )
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"HashPairs({list(self)!r})"

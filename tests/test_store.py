@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,21 @@ def test_reading_revisions(store: Store) -> None:
     assert in_force is not None and in_force.revision == 4
     assert store.revision_at(T0) is None
     assert store.get_revision(99) is None
+
+
+def test_every_stored_revision_number_is_read_back_by_every_reader(store: Store) -> None:
+    """The API's revision numbers run up to 2^63-1 (`fetch.decode`): one above 2^62 is stored,
+    so listing the history (export's revisions.jsonl, `auditor history`, the policy check's
+    history) must not leave it out while the index and `latest_revision` name it."""
+    with store.transaction():
+        for number in (1, 2**62 + 5, 2**63 - 1):
+            store.ingest_revision(replace(revision(store, 1), revision=number), 1, T0)
+    numbers = [1, 2**62 + 5, 2**63 - 1]
+    assert store.revision_numbers() == numbers
+    assert [n for n, _ in store.revision_hashes()] == numbers
+    assert [r.revision for r in store.iter_revisions()] == numbers
+    assert [r.revision for r in store.iter_revisions(start=2)] == numbers[1:]
+    assert [r.revision for r in store.iter_revisions(end=2**62 + 5)] == numbers[:2]
 
 
 def test_known_revision_with_other_content_is_an_issue_not_an_overwrite(store: Store) -> None:

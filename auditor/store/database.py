@@ -390,8 +390,9 @@ class Store:
         self, *, start: int | None = None, end: int | None = None
     ) -> Iterator[Revision]:
         """Revisions in ascending order within inclusive bounds, streamed."""
-        low = start if start is not None else -(2**62)
-        high = end if end is not None else 2**62
+        # The API's revision numbers run from 0 to 2^63-1 (`fetch.decode`): SQLite's whole range.
+        low = start if start is not None else -(2**63)
+        high = end if end is not None else 2**63 - 1
         return self._revisions("WHERE revision BETWEEN ? AND ? ORDER BY revision", (low, high))
 
     def revision_at(self, when: datetime) -> Revision | None:

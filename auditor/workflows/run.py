@@ -280,7 +280,7 @@ def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Rev
     """The stored history up to `end`, from the revision in force at `when` on (all of it
     when none was)."""
     first = store.revision_at(when)
-    start = None if first is None else min(first.revision, end if end is not None else 2**62)
+    start = None if first is None else min(first.revision, end if end is not None else 2**63 - 1)
     return store.iter_revisions(start=start, end=end)
 
 

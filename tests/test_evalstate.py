@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from auditor.evaluate.incremental import StateDumps
 from auditor.store.database import Store
 from auditor.store.evalstate import history_digests
@@ -60,3 +62,22 @@ def test_states_dumped_as_stored_skip_those_that_cannot_be_stored(state_path: Pa
         rows = {r.rule_key: r.data for r in store.eval_state()}
     assert rows == {"rule-a": b"A", "rule-c": b"C"}
     assert dumped == ["rule-a", "rule-b", "rule-c"]  # each dumped once
+
+
+def test_a_save_cut_short_while_dumping_leaves_the_state_as_it_was(state_path: Path) -> None:
+    """Each rule's state is dumped inside the store's write (issue 13): a dump that fails, or
+    Ctrl-C during it, must leave the previous run's state whole, never half of the new one,
+    which the next run would trust (it is filed under the new revision's history)."""
+
+    def broken() -> bytes | None:
+        raise KeyboardInterrupt
+
+    with Store.open(state_path) as store:
+        store.save_eval_state(10, "h10", {"rule-a": b"A10", "rule-b": b"B10"})
+        states = StateDumps()
+        states.add("rule-a", lambda: b"A12")
+        states.add("rule-b", broken)
+        with pytest.raises(KeyboardInterrupt):
+            store.save_eval_state(12, "h12", states)
+        rows = {r.rule_key: (r.revision, r.history, r.data) for r in store.eval_state()}
+    assert rows == {"rule-a": (10, "h10", b"A10"), "rule-b": (10, "h10", b"B10")}

@@ -269,6 +269,17 @@ def test_a_findings_fingerprint_reads_back_exactly_as_given(given: str) -> None:
     assert finding == replace(_one(), fingerprint=given)
 
 
+def test_a_fingerprint_given_as_text_in_either_field_is_the_same_finding() -> None:
+    """`digest` is a field too (`dataclasses.replace` can set it): 32 lowercase hex digits
+    given there are the same finding as through `fingerprint`, so they compare equal and
+    the report sort (numbers when every fingerprint is one) is not thrown onto text order."""
+    text = "00ff" * 8
+    by_digest, by_fingerprint = replace(_one(), digest=text), replace(_one(), fingerprint=text)
+    assert by_digest == by_fingerprint and by_digest.fingerprint == text
+    assert isinstance(by_digest.digest, int)
+    assert replace(_one(), digest="not-hex").fingerprint == "not-hex"
+
+
 def test_sort_by_fingerprint_is_text_order_whatever_their_form() -> None:
     """Findings equal but for their fingerprints sort by the fingerprint text, also when some
     are not 32 lowercase hex digits."""

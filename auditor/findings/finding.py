@@ -137,6 +137,8 @@ class Finding:
             digest = pack_fingerprint(fingerprint)
         elif digest is _KEEP:
             raise TypeError("Finding needs `fingerprint`")
+        elif isinstance(digest, str):  # held as its number when it is one (equality, sorting)
+            digest = pack_fingerprint(digest)
         given = (title, severity, controls, remediation, description, tags, source, rule_id)
         if facts is None:
             if title is _KEEP or severity is _KEEP or rule_id is _KEEP:

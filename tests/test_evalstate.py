@@ -81,3 +81,18 @@ def test_a_save_cut_short_while_dumping_leaves_the_state_as_it_was(state_path: P
             store.save_eval_state(12, "h12", states)
         rows = {r.rule_key: (r.revision, r.history, r.data) for r in store.eval_state()}
     assert rows == {"rule-a": (10, "h10", b"A10"), "rule-b": (10, "h10", b"B10")}
+
+
+def test_states_none_of_which_can_be_stored_leave_the_stored_state_alone(
+    state_path: Path,
+) -> None:
+    """States are dumped only as they are stored: when every dump gives None there is nothing
+    new, and the rows already stored (which the next nightly can resume from, as it could
+    before the dumps were deferred) are kept."""
+    states = StateDumps()
+    states.add("rule-a", lambda: None)
+    with Store.open(state_path) as store:
+        store.save_eval_state(10, "h10", {"rule-a": b"A10", "rule-b": b"B10"})
+        store.save_eval_state(12, "h12", states)
+        rows = {r.rule_key: (r.revision, r.data) for r in store.eval_state()}
+    assert rows == {"rule-a": (10, b"A10"), "rule-b": (10, b"B10")}

@@ -58,9 +58,16 @@ def save(db: Any, revision: int, history: str, states: States) -> None:
 
     Rows at other revisions or over another history are dropped (they could only be used by
     a run of another policy at an older view); rows of other keys at this one are kept, so two
-    policies audited against one state file do not undo each other's state."""
-    db.execute("DELETE FROM eval_state WHERE revision <> ? OR history <> ?", (revision, history))
+    policies audited against one state file do not undo each other's state. When none of
+    `states` can be stored (each dumped only here, see `States`), nothing is dropped either:
+    the rows already stored still let the next run resume."""
+    stale = True
     for key, data in states.items():  # one state at a time: they can be large (100,000s of steps)
+        if stale:
+            db.execute(
+                "DELETE FROM eval_state WHERE revision <> ? OR history <> ?", (revision, history)
+            )
+            stale = False
         db.execute("DELETE FROM eval_state WHERE rule_key = ?", (key,))
         db.execute(
             "INSERT INTO eval_state (rule_key, revision, history, data) VALUES (?, ?, ?, ?)",

@@ -166,6 +166,19 @@ class Redactor:
 
     # -- documents ---------------------------------------------------------------------------
 
+    def raw_fingerprint(self, label: str, value: Any) -> str | None:
+        """A keyed fingerprint (HMAC-SHA256 under the redaction key) of a raw, unredacted JSON
+        value, to recognise an item already stored without redacting it again; never a plain
+        hash, which would let anyone holding the store test guesses of a secret in it. `label`
+        names what it is (and the tool version), so no other item or release shares it. None
+        when the value cannot be serialized as is (then it is simply redacted)."""
+        try:  # keys in the order received: the same item sent again has the same bytes
+            body = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        message = label.encode() + b"\0" + body
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
     def redact_json(self, value: Any, stream: str = "") -> Any:
         """Return a copy of a JSON value with every secret replaced by its marker.
 

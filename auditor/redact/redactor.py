@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -24,10 +24,23 @@ from auditor.common.jsonutil import canonical
 from auditor.redact.memory import SecretMemory
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
 from auditor.redact.plain import is_env_reference, is_marker
-from auditor.redact.values import find_secrets
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+_FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
+
+
+def _find_secrets(text: str) -> Iterable[str]:
+    """`values.find_secrets`, imported on first use: detect-secrets' plugins take a tenth of
+    a second to load, and a command that redacts nothing new (`run --offline`) never needs
+    them."""
+    if not _FINDER:
+        from auditor.redact.values import find_secrets
+
+        _FINDER.append(find_secrets)
+    return _FINDER[0](text)
 
 
 class _Seen:
@@ -379,7 +392,7 @@ class Redactor:
     def _value_text(self, text: str, found: list[str]) -> str:
         hit = self._values.get(text)
         if hit is None:
-            secrets = tuple(find_secrets(text))
+            secrets = tuple(_find_secrets(text))
             out = text
             for secret in secrets:
                 out = out.replace(secret, self.marker(secret))

@@ -538,9 +538,8 @@ class Store:
         return str(row[0]), Ingested("same", known_before=row[1] != sync_id)
 
     def _report_seen_ready(self) -> bool:
-        """Whether the `report_seen` table exists, looked up once per transaction (a table
-        made inside one is trusted only after it, so a rolled back sync cannot leave the store
-        looking up a table that is gone)."""
+        """Whether the `report_seen` table exists, looked up again after every transaction
+        (a table made inside one that is rolled back is gone)."""
         if self._report_seen is None:
             self._report_seen = has_table(self._db, "report_seen")
         return self._report_seen
@@ -550,6 +549,7 @@ class Store:
         if not self._report_seen_ready():
             self._db.execute(REPORT_SEEN_DDL)
             self._db.execute(REPORT_SEEN_INDEX)
+            self._report_seen = True  # until this transaction ends (`transaction`)
         self._db.execute(
             "INSERT INTO report_seen (report_id, fingerprint, content_hash) VALUES (?, ?, ?) "
             "ON CONFLICT (report_id) DO UPDATE SET fingerprint = excluded.fingerprint, "

@@ -6,8 +6,13 @@ offline `auditor run` (shipped packs + five reports), the nightly (10 new revisi
 again), and `run --all-revisions`, each command in its own process so its peak memory (VmHWM)
 is its own. `--big N` repeats sync + run at N revisions for their peak memory alone.
 
-Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly ≤ 5 % of the full first
-sync + run; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
+The nightly target is measured the way the shipped workflow (`examples/github/nightly.yml`)
+runs it: one online `auditor run` (sync + evaluate + reports in one process) into a state file
+of its own, first from empty, then again after the 10 new revisions. The two-process figure
+(`auditor sync` then `auditor run --offline`) is printed beside it.
+
+Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly `auditor run` ≤ 5 % of the
+first `auditor run`; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
 `run --all-revisions` ≤ 300 MB (stopped at `--cap` MB so an unbounded run cannot exhaust the host).
 
     python bench/bench_scale.py [--revisions 10000] [--repos 500] [--big 100000] [--cap 1500]
@@ -96,6 +101,11 @@ def run_argv(tmp: str, name: str, *extra: str) -> list[str]:
     return ["run", "--offline", "--soft-fail", "--out", str(Path(tmp) / name), *extra]
 
 
+def online_argv(tmp: str, name: str) -> list[str]:
+    """`run` as the nightly workflow runs it (sync + evaluate + reports), to a fresh folder."""
+    return ["run", "--soft-fail", "--out", str(Path(tmp) / name)]
+
+
 def measure(revisions: int, repos: int, cap: int) -> None:
     """Baseline, full sync + run, nightly, --all-revisions: print figures and results."""
     with scene(revisions, repos) as (emu, env, tmp):
@@ -103,11 +113,19 @@ def measure(revisions: int, repos: int, cap: int) -> None:
         base.print("the API pages a full sync reads")
         sync_s, sync_peak = command(["sync"], env, tmp)
         run_s, run_peak = command(run_argv(tmp, "full"), env, tmp)
+        # What the shipped nightly workflow runs: one `auditor run`, its own state file.
+        one = {**env, "AUDITOR_STATE": str(Path(tmp) / "one.db")}
+        first_s, _ = command(online_argv(tmp, "first-online"), one, tmp)
         emu.add_revisions(NIGHTLY)
         again_s, _ = command(["sync"], env, tmp)
         night_s, _ = command(run_argv(tmp, "nightly"), env, tmp)
+        nightly_s, _ = command(online_argv(tmp, "nightly-online"), one, tmp)
         _, all_peak = command(run_argv(tmp, "all", "--all-revisions"), env, tmp, cap)
-    report(revisions, base, run_s, (again_s + night_s) / (sync_s + run_s))
+    print(
+        f"  nightly as two processes: sync + run --offline {again_s + night_s:.2f} s against "
+        f"{sync_s + run_s:.2f} s ({(again_s + night_s) / (sync_s + run_s):.0%})"
+    )
+    report(revisions, base, run_s, nightly_s / first_s)
     report_memory(revisions, sync_peak, run_peak)
     measured = f"> {mb(cap)} (stopped)" if all_peak == float("inf") else mb(all_peak)
     result(f"peak memory of run --all-revisions at {revisions:,}", measured, "<= 300 MB",
@@ -124,7 +142,8 @@ def report(revisions: int, base: ParseBaseline, run_s: float, nightly: float) ->
         ratio <= 3,
     )
     result(
-        f"nightly sync + run after {NIGHTLY} new revisions vs full first sync + run",
+        f"nightly auditor run after {NIGHTLY} new revisions vs the first auditor run "
+        "(one process each)",
         f"{nightly:.0%}",
         "<= 5 %",
         nightly <= 0.05,

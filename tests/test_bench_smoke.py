@@ -53,7 +53,7 @@ def test_every_benchmark_reports_a_verdict_for_each_target(
     "what",
     [
         "run --offline at 1,000 vs json.loads of the same pages",
-        "nightly sync + run after 10 new revisions vs full first sync + run",
+        "nightly auditor run after 10 new revisions vs the first auditor run (one process each)",
         "peak memory of sync at 1,000",
         "peak memory of run at 1,000",
         "peak memory of run --all-revisions at 1,000",

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from auditor.common.dates import usage_window
 from auditor.emulator import generate_dataset
 from auditor.emulator.data_analytics import tokens_row, tools_row, user_row
 from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.engine import Steps, change_document, evaluate
 from auditor.evaluate.model import EvaluationInputs, RuleResult, UsageInputs
-from auditor.fetch.analytics import usage_window
 from auditor.fetch.decode import to_revision
 from auditor.models import Evidence, Revision
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies

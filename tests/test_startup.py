@@ -1,11 +1,15 @@
-"""`auditor sync` starts without loading the stacks it never runs, and parses as before."""
+"""Commands start without loading the stacks they never run (`auditor sync`: no evaluation or
+reports; `auditor run --offline`: no HTTP client or secret scanner), and parse as before."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +36,51 @@ def test_sync_does_not_import_evaluation_reports_or_jsonschema() -> None:
         or m in ("auditor.workflows.run", "auditor.workflows.review", "auditor.workflows.export")
     ]
     assert loaded == []
+
+
+_OFFLINE_PROBE = """
+import sys
+from auditor.cli import main
+code = main(sys.argv[1:])
+print(code)
+print(" ".join(sorted(sys.modules)))
+"""
+
+# What only fetching or redacting something new needs: the HTTP client (and `rich`, which httpx
+# loads for its command line), detect-secrets' plugins (and `requests`, which they load).
+_FETCH_ONLY = ("httpx", "httpcore", "rich", "detect_secrets", "requests", "auditor.fetch")
+
+
+def test_run_offline_loads_neither_the_http_client_nor_the_secret_scanner(
+    emulator: Any, tmp_path: Path
+) -> None:
+    from tests.conftest import OWNER_TOKEN
+
+    env = {
+        **os.environ,
+        "AUDITOR_BASE_URL": emulator.base_url,
+        "AUDITOR_APP_URL": emulator.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+    cli = [sys.executable, "-m", "auditor"]
+    subprocess.run([*cli, "sync"], env=env, cwd=tmp_path, capture_output=True, check=True)
+    out = tmp_path / "reports"
+    argv = ["run", "--offline", "--soft-fail", "--quiet", "--out", str(out)]
+    probe = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    code, modules = probe[-2], probe[-1].split()
+    assert code == "0" and (out / "findings.json").is_file()  # it did audit
+    assert "auditor.workflows.run" in modules and "auditor.redact.redactor" in modules
+    loaded = [m for m in modules if m.split(".")[0] in _FETCH_ONLY or m.startswith(_FETCH_ONLY)]
+    assert loaded == []
+    assert "auditor.workflows.sync" not in modules and "auditor.redact.values" not in modules
 
 
 def _help(parser_args: list[str], only: str | None) -> str:

@@ -421,3 +421,32 @@ def test_evaluation_state_round_trips_and_a_new_revision_replaces_it(store: Stor
     assert [(r.rule_key, r.revision, r.data) for r in store.eval_state()] == [
         ("rule-a", 11, b"new")
     ]
+
+
+def test_a_report_is_recognised_by_its_raw_fingerprint_only_while_its_row_is_unchanged(
+    store: Store, state_path: Path
+) -> None:
+    """What lets a sync skip redacting a report it has (both backends): a keyed fingerprint of
+    the raw item, never the item; recognised while the stored row is the one it gave."""
+    from auditor.store import Ingested
+
+    later = "plainwordlatersecretvalue"
+    raw = {
+        "reportId": "a1",
+        "repoUrl": "https://g/a",
+        "createdAt": 1000,
+        "report": {"x": {"numerator": 1, "denominator": 1, "rationale": f"{API_KEY} {later}"}},
+    }
+    seen = store.report_fingerprint(raw)
+    assert seen is not None and seen != store.report_fingerprint({**raw, "createdAt": 1001})
+    assert store.known_report(seen, 1) is None  # nothing recorded yet
+    with store.transaction():
+        report = to_report(raw, store.ingest_redactor(), "$")
+        assert store.ingest_report(report, 1, T0, fingerprint=seen).status == "new"
+    assert store.known_report(seen, 1) == ("a1", Ingested("same", known_before=False))
+    assert store.known_report(seen, 2) == ("a1", Ingested("same", known_before=True))
+    assert API_KEY.encode() not in stored_bytes(state_path)
+    with store.transaction():  # a secret learned later: the stored row is redacted again
+        store.register_secret(later)
+        assert store.scrub_stored() == 1
+    assert store.known_report(seen, 2) is None  # so the raw item is redacted and compared again

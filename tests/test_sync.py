@@ -687,3 +687,70 @@ def test_overlapping_syncs_restore_the_garbage_collector_when_the_last_ends() ->
     assert gc.get_threshold() == (50_000, 20, 20)  # the second sync is still running
     second.__exit__(None, None, None)
     assert gc.get_threshold() == before
+
+
+def _count_report_redactions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The report ids redacted from now on (each call of the redactor on a report item)."""
+    from auditor.redact import Redactor
+
+    redacted: list[str] = []
+    real = Redactor.redact_json
+
+    def counting(self: Redactor, value: Any, stream: str = "") -> Any:
+        if stream == "report":
+            redacted.append(str(value.get("reportId")))
+        return real(self, value, stream)
+
+    monkeypatch.setattr(Redactor, "redact_json", counting)
+    return redacted
+
+
+def test_a_report_sent_again_is_recognised_unredacted_and_a_changed_one_is_still_caught(
+    store: Store, state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly sync re-reads a page of reports it has: the very same items are known by a
+    keyed fingerprint of their raw content without being redacted again; a report whose
+    content changed is redacted, compared and reported as an integrity issue as before."""
+    service = FakeService(3, reports=4)
+    run_sync(store, service)
+    before = {r.report_id: r.content_hash for r in store.iter_reports()}
+    redacted = _count_report_redactions(monkeypatch)
+    again = run_sync(store, service)
+    assert (redacted, again.reports_new, again.integrity_issues) == ([], 0, ())
+    service.reports[2]["report"]["lint"]["rationale"] = "changed upstream"
+    changed = run_sync(store, service)
+    assert redacted == ["r0002"]
+    [issue] = changed.integrity_issues
+    assert issue.report_id == "r0002" and issue.stored_hash == before["r0002"] != issue.seen_hash
+    assert {r.report_id: r.content_hash for r in store.iter_reports()} == before
+    assert len(run_sync(store, service).integrity_issues) == 1  # caught every time, as before
+    service.reports[2]["report"]["lint"]["rationale"] = "ok"  # back to what is stored
+    redacted.clear()
+    assert run_sync(store, service).integrity_issues == () and redacted == []
+    with sqlite3.connect(state_path) as db:
+        seen = db.execute("SELECT fingerprint FROM report_seen").fetchall()
+    db.close()
+    assert len(seen) == 4 and all(len(fp) == 64 for (fp,) in seen)
+
+
+def test_a_stored_report_rescrubbed_for_a_later_secret_is_redacted_again_not_trusted(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report stored before a value in it was known as a secret is scrubbed when the secret
+    is learned; its raw item, sent again, no longer matches the stored row's fingerprint record,
+    so it is redacted with what is known now (and found the same), never stored unredacted."""
+    later = "plainwordlatersecretvalue"
+    service = FakeService(1, reports=2)
+    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later}"
+    run_sync(store, service)
+    assert any(later in json.dumps(r.data) for r in store.iter_reports())  # not a secret yet
+    service.add_revisions(1)
+    service.revisions[2]["settings"]["customModels"][0]["apiKey"] = later  # now it is
+    run_sync(store, service)
+    assert not any(later in json.dumps(r.data) for r in store.iter_reports())
+    redacted = _count_report_redactions(monkeypatch)
+    summary = run_sync(store, service)
+    assert redacted == ["r0001"] and summary.integrity_issues == ()
+    assert not any(later in json.dumps(r.data) for r in store.iter_reports())
+    redacted.clear()
+    assert run_sync(store, service).integrity_issues == () and redacted == []

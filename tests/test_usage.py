@@ -18,13 +18,13 @@ import httpx
 import pytest
 
 from auditor.cli import Context, main
-from auditor.common.dates import date_ranges
+from auditor.common.dates import date_ranges, usage_window
 from auditor.common.jsonutil import content_hash
 from auditor.emulator import start_emulator
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.fetch import PlatformClient
-from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader, usage_window
+from auditor.fetch.analytics import AnalyticsDenied, AnalyticsReader
 from auditor.fetch.tolerant import DataQuality
 from auditor.models import Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies

@@ -15,9 +15,9 @@ from auditor.cli.common import (
     parse_at,
 )
 from auditor.cli.summary import make_run_id
+from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_OK
-from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.workflows.export import ExportRequest, export_bundle
 
 if TYPE_CHECKING:

@@ -35,10 +35,10 @@ from auditor.cli.summary import (
     unique_dir,
     with_report_options,
 )
+from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
 from auditor.config import Config, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
-from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count

@@ -11,14 +11,14 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import Config, load_config
 from auditor.errors import ConfigError, UsageError
-from auditor.fetch.analytics import DEFAULT_DAYS
 from auditor.store import Store
-from auditor.workflows.sync import SyncOptions, SyncSummary, sync_service
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.workflows.sync import SyncSummary
 
 _FLAG_KEYS = (
     "state",
@@ -148,6 +148,9 @@ def sync_store(
 ) -> SyncSummary:
     """Sync the configured service into an already open store, progress on a terminal
     (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days."""
+    # Imported here: the fetch stack (httpx, detect-secrets' plugins) only when syncing.
+    from auditor.workflows.sync import SyncOptions, sync_service
+
     base_url, token = require_remote(config)
     options = SyncOptions(
         base_url=base_url,

@@ -10,7 +10,13 @@ Schema validation in `schema`.
 from __future__ import annotations
 
 from auditor.fetch.client import PlatformClient
-from auditor.fetch.decode import encode_report, encode_revision, to_report, to_revision
+from auditor.fetch.decode import (
+    check_report,
+    encode_report,
+    encode_revision,
+    to_report,
+    to_revision,
+)
 from auditor.fetch.paging import (
     HISTORY,
     HISTORY_PATH,
@@ -32,6 +38,7 @@ __all__ = [
     "Listing",
     "Page",
     "PlatformClient",
+    "check_report",
     "encode_report",
     "encode_revision",
     "to_report",

@@ -19,6 +19,8 @@ from datetime import date, timedelta
 from urllib.parse import urlencode
 
 from auditor.common import paths
+from auditor.common.dates import DEFAULT_DAYS as DEFAULT_DAYS  # re-exported
+from auditor.common.dates import usage_window as usage_window
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.paging import Item, Listing, Page, cursor_paging
@@ -33,21 +35,11 @@ DAY_SERIES = ("tokens", "tools", "activity", "productivity")
 USERS = "users"
 ALL_SERIES = (*DAY_SERIES, USERS)
 #: The default window: the last 30 complete days.
-DEFAULT_DAYS = 30
 PAGE_SCHEMA = "api-analytics-page.schema.json"
 
 
 class AnalyticsDenied(Exception):
     """The analytics endpoints refused the token (403: manager or owner role needed)."""
-
-
-def usage_window(today: date, days: int = DEFAULT_DAYS) -> tuple[date, date]:
-    """The last `days` complete days, first and last: the API refuses today's date and its
-    figures lag 24 hours, so the window ends yesterday (UTC)."""
-    if days < 1:
-        raise ValueError("the usage window needs at least one day")
-    end = today - timedelta(days=1)
-    return end - timedelta(days=days - 1), end
 
 
 @dataclass(frozen=True)

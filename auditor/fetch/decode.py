@@ -117,6 +117,18 @@ def to_revision(
     return encode_revision(raw, redactor, org, where, warn)[0]
 
 
+def check_report(raw: Item, where: str, warn: Warn | None = None) -> tuple[Item, datetime]:
+    """What `encode_report` does before redacting: the tolerant read (odd optional values
+    reported to `warn` and removed) and the creation time (an ISO 8601 one becomes Unix
+    milliseconds); gives the item as it is redacted, and the time. Errors as `encode_report`."""
+    item = f"report {raw['reportId']}"
+    raw = tolerate(raw, READINESS_ITEM, where, item, warn)
+    created = _parse_created_at(raw["createdAt"], where, item, warn)
+    if isinstance(raw["createdAt"], str):
+        raw = {**raw, "createdAt": round(created.timestamp() * 1000)}
+    return raw, created
+
+
 def encode_report(
     raw: Item, redactor: Redactor, where: str, warn: Warn | None = None
 ) -> tuple[ReadinessReport, bytes]:
@@ -124,11 +136,7 @@ def encode_report(
 
     An odd value in an optional field keeps the report: it is reported to `warn` and removed,
     so rules see the field as absent; a time sent as ISO 8601 is stored as Unix milliseconds."""
-    item = f"report {raw['reportId']}"
-    raw = tolerate(raw, READINESS_ITEM, where, item, warn)
-    created = _parse_created_at(raw["createdAt"], where, item, warn)
-    if isinstance(raw["createdAt"], str):
-        raw = {**raw, "createdAt": round(created.timestamp() * 1000)}
+    raw, created = check_report(raw, where, warn)
     data = redactor.redact_json(raw, stream="report")
     body = canonical(data)
     report = ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token

@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -24,10 +24,23 @@ from auditor.common.jsonutil import canonical
 from auditor.redact.memory import SecretMemory
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
 from auditor.redact.plain import is_env_reference, is_marker
-from auditor.redact.values import find_secrets
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+_FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
+
+
+def _find_secrets(text: str) -> Iterable[str]:
+    """`values.find_secrets`, imported on first use: detect-secrets' plugins take a tenth of
+    a second to load, and a command that redacts nothing new (`run --offline`) never needs
+    them."""
+    if not _FINDER:
+        from auditor.redact.values import find_secrets
+
+        _FINDER.append(find_secrets)
+    return _FINDER[0](text)
 
 
 class _Seen:
@@ -165,6 +178,19 @@ class Redactor:
             self.memory.add(value)
 
     # -- documents ---------------------------------------------------------------------------
+
+    def raw_fingerprint(self, label: str, value: Any) -> str | None:
+        """A keyed fingerprint (HMAC-SHA256 under the redaction key) of a raw, unredacted JSON
+        value, to recognise an item already stored without redacting it again; never a plain
+        hash, which would let anyone holding the store test guesses of a secret in it. `label`
+        names what it is (and the tool version), so no other item or release shares it. None
+        when the value cannot be serialized as is (then it is simply redacted)."""
+        try:  # keys in the order received: the same item sent again has the same bytes
+            body = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        message = label.encode() + b"\0" + body
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def redact_json(self, value: Any, stream: str = "") -> Any:
         """Return a copy of a JSON value with every secret replaced by its marker.
@@ -366,7 +392,7 @@ class Redactor:
     def _value_text(self, text: str, found: list[str]) -> str:
         hit = self._values.get(text)
         if hit is None:
-            secrets = tuple(find_secrets(text))
+            secrets = tuple(_find_secrets(text))
             out = text
             for secret in secrets:
                 out = out.replace(secret, self.marker(secret))

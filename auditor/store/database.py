@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from auditor import __version__
 from auditor.common.jsonutil import canonical, loads
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
@@ -48,6 +49,8 @@ from auditor.store.schema import (
     INSERT_SQL,
     KEY_COLUMN,
     REPORT_COLUMNS,
+    REPORT_SEEN_DDL,
+    REPORT_SEEN_INDEX,
     REVISION_COLUMNS,
     SECRET_MEMORY_DDL,
     IntegrityIssue,
@@ -123,6 +126,7 @@ class Store:
         self._lock: IO[str] | None = lock
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
+        self._report_seen: bool | None = None  # see `_report_seen_ready`
         self._recall_secrets()
 
     @classmethod
@@ -235,6 +239,8 @@ class Store:
             except BaseException:
                 rollback(self._db)
                 raise
+            finally:
+                self._report_seen = None  # a table made inside exists only if committed
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -511,6 +517,47 @@ class Store:
         """How many repositories have at least one report."""
         return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
 
+    def report_fingerprint(self, raw: Mapping[str, Any]) -> str | None:
+        """The keyed fingerprint of a raw API report item (see `known_report`)."""
+        return self.redactor.raw_fingerprint(f"report {__version__}", raw)
+
+    def known_report(self, fingerprint: str | None, sync_id: int) -> tuple[str, Ingested] | None:
+        """The stored report a raw item with this fingerprint was redacted into, with the
+        outcome `ingest_report` would give (`same`), while the stored row is still exactly what
+        that item gave (its content hash unchanged since); None when it must be redacted and
+        compared as usual. Gives the stored (redacted) report id, for messages."""
+        if fingerprint is None or not self._report_seen_ready():
+            return None
+        row = self._db.execute(
+            "SELECT r.report_id, r.sync_id FROM report_seen f JOIN reports r "
+            "ON r.report_id = f.report_id AND r.content_hash = f.content_hash "
+            "WHERE f.fingerprint = ? LIMIT 1",
+            (fingerprint,),
+        ).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), Ingested("same", known_before=row[1] != sync_id)
+
+    def _report_seen_ready(self) -> bool:
+        """Whether the `report_seen` table exists, looked up again after every transaction
+        (a table made inside one that is rolled back is gone)."""
+        if self._report_seen is None:
+            self._report_seen = has_table(self._db, "report_seen")
+        return self._report_seen
+
+    def _remember_report(self, report_id: str, fingerprint: str, content_hash: str) -> None:
+        """Record which raw item (by keyed fingerprint) the stored report row came from."""
+        if not self._report_seen_ready():
+            self._db.execute(REPORT_SEEN_DDL)
+            self._db.execute(REPORT_SEEN_INDEX)
+            self._report_seen = True  # until this transaction ends (`transaction`)
+        self._db.execute(
+            "INSERT INTO report_seen (report_id, fingerprint, content_hash) VALUES (?, ?, ?) "
+            "ON CONFLICT (report_id) DO UPDATE SET fingerprint = excluded.fingerprint, "
+            "content_hash = excluded.content_hash",
+            (report_id, fingerprint, content_hash),
+        )
+
     def ingest_report(
         self,
         report: ReadinessReport,
@@ -518,13 +565,19 @@ class Store:
         seen_at: datetime,
         *,
         data_json: bytes | None = None,
+        fingerprint: str | None = None,
     ) -> Ingested:
         """Insert a report by id; known id with other content becomes an integrity issue.
 
-        `data_json` is `canonical(report.data)` when the caller already has it.
+        `data_json` is `canonical(report.data)` when the caller already has it; `fingerprint`
+        is `report_fingerprint` of the raw item it was redacted from, recorded when the stored
+        row is (now) what that item gives, so the next sync can skip redacting it.
         """
         row = report_row(report, sync_id, data_json)
-        return self._ingest("reports", None, report.report_id, report.content_hash, row, seen_at)
+        outcome = self._ingest("reports", None, report.report_id, report.content_hash, row, seen_at)
+        if fingerprint is not None and outcome.status in ("new", "same"):
+            self._remember_report(report.report_id, fingerprint, report.content_hash)
+        return outcome
 
     # -- syncs -------------------------------------------------------------------------------
 

@@ -67,6 +67,17 @@ EVAL_STATE_DDL = (
     "CREATE TABLE IF NOT EXISTS eval_state (rule_key TEXT PRIMARY KEY, "
     "revision INTEGER NOT NULL, history TEXT NOT NULL, data BLOB NOT NULL)"
 )
+# Per stored report, a keyed fingerprint of the raw item it was redacted from (never a plain
+# hash of raw content) and the content hash that redaction gave: a later sync that receives the
+# very same item while the stored row is still that one recognises it without redacting it
+# again. Only a cache: created on first use; a missing or stale row means "redact and compare".
+REPORT_SEEN_DDL = (
+    "CREATE TABLE IF NOT EXISTS report_seen (report_id TEXT PRIMARY KEY, "
+    "fingerprint TEXT NOT NULL, content_hash TEXT NOT NULL)"
+)
+REPORT_SEEN_INDEX = (
+    "CREATE INDEX IF NOT EXISTS report_seen_by_fingerprint ON report_seen (fingerprint)"
+)
 DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n"
 MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL}
 

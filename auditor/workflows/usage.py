@@ -18,22 +18,17 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from auditor.common.dates import date_ranges
-from auditor.fetch import PlatformClient
-from auditor.fetch.analytics import (
-    ALL_SERIES,
-    AnalyticsDenied,
-    AnalyticsReader,
-    usage_window,
-)
-from auditor.fetch.tolerant import DataQuality
+from auditor.common.dates import date_ranges, usage_window
 from auditor.store import Store
 
 #: How many of the window's newest days every sync fetches again (analytics lag 24 hours).
 REFETCH_DAYS = 2
 
-if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy stack
+if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy stack, and
+    # `run --offline` not the fetch stack (httpx, detect-secrets' plugins)
     from auditor.evaluate.model import UsageInputs
+    from auditor.fetch import PlatformClient
+    from auditor.fetch.tolerant import DataQuality
     from auditor.policy import PolicySet
 
 
@@ -77,6 +72,8 @@ def sync_usage(
     skip) inside the open transaction."""
     if days is None:
         return UsageSync("skipped")
+    from auditor.fetch.analytics import ALL_SERIES, AnalyticsDenied, AnalyticsReader
+
     start, end = usage_window(today, days)
     have = store.analytics_days_stored(start, end, len(ALL_SERIES))
     wanted = [start + timedelta(days=i) for i in range(days)]

@@ -754,3 +754,29 @@ def test_a_stored_report_rescrubbed_for_a_later_secret_is_redacted_again_not_tru
     assert not any(later in json.dumps(r.data) for r in store.iter_reports())
     redacted.clear()
     assert run_sync(store, service).integrity_issues == () and redacted == []
+
+
+@pytest.mark.parametrize("learned", ["token", "env"])
+def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
+    state_path: Path, learned: str
+) -> None:
+    """A report stored while a value in it was not yet known as a secret, sent again unchanged
+    by a later sync that knows it (the API token after a rotation, or a value found under `env`
+    in a new revision), leaves the state file without it, as when it was redacted again: being
+    recognised by its raw fingerprint must not keep the stored row as it was."""
+    later = "plainwordlatersecretvalue"
+    service = FakeService(1, reports=2)
+    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    assert later.encode() in state_path.read_bytes()  # not a secret yet
+    if learned == "env":
+        service.add_revisions(1)
+        service.revisions[2]["settings"]["env"] = {"DB_URL": later}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN if learned == "env" else later)
+        assert run_sync(s, service).integrity_issues == ()
+        assert not any(later in json.dumps(r.data) for r in list(s.iter_reports()))
+        assert run_sync(s, service).integrity_issues == ()  # the rescrubbed row is still "same"
+    assert later.encode() not in state_path.read_bytes()

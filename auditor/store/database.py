@@ -541,8 +541,11 @@ class Store:
         return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
 
     def report_fingerprint(self, raw: Mapping[str, Any]) -> str | None:
-        """The keyed fingerprint of a raw API report item (see `known_report`)."""
-        return self.redactor.raw_fingerprint(f"report {__version__}", raw)
+        """The keyed fingerprint of a raw API report item (see `known_report`), bound to the
+        tool version and to the secret memory: once a secret is learned (by any sync), a
+        report recorded before is redacted again, as it may hold that secret."""
+        size = self.redactor.memory.size
+        return self.redactor.raw_fingerprint(f"report {__version__} memory {size}", raw)
 
     def known_report(self, fingerprint: str | None, sync_id: int) -> tuple[str, Ingested] | None:
         """The stored report a raw item with this fingerprint was redacted into, with the

@@ -746,11 +746,64 @@ def test_a_stored_report_rescrubbed_for_a_later_secret_is_redacted_again_not_tru
     assert any(later in json.dumps(r.data) for r in store.iter_reports())  # not a secret yet
     service.add_revisions(1)
     service.revisions[2]["settings"]["customModels"][0]["apiKey"] = later  # now it is
-    run_sync(store, service)
-    assert not any(later in json.dumps(r.data) for r in store.iter_reports())
     redacted = _count_report_redactions(monkeypatch)
-    summary = run_sync(store, service)
-    assert redacted == ["r0001"] and summary.integrity_issues == ()
+    summary = run_sync(store, service)  # the memory grew: every report is redacted again
+    assert sorted(redacted) == ["r0000", "r0001"] and summary.integrity_issues == ()
     assert not any(later in json.dumps(r.data) for r in store.iter_reports())
     redacted.clear()
     assert run_sync(store, service).integrity_issues == () and redacted == []
+    assert not any(later in json.dumps(r.data) for r in store.iter_reports())
+
+
+@pytest.mark.parametrize("learned", ["token", "env"])
+def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
+    state_path: Path, learned: str
+) -> None:
+    """A report stored while a value in it was not yet known as a secret, sent again unchanged
+    by a later sync that knows it (the API token after a rotation, or a value found under `env`
+    in a new revision), leaves the state file without it, as when it was redacted again: being
+    recognised by its raw fingerprint must not keep the stored row as it was."""
+    later = "plainwordlatersecretvalue"
+    service = FakeService(1, reports=2)
+    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    assert later.encode() in state_path.read_bytes()  # not a secret yet
+    if learned == "env":
+        service.add_revisions(1)
+        service.revisions[2]["settings"]["env"] = {"DB_URL": later}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN if learned == "env" else later)
+        assert run_sync(s, service).integrity_issues == ()
+        assert not any(later in json.dumps(r.data) for r in list(s.iter_reports()))
+        assert run_sync(s, service).integrity_issues == ()  # the rescrubbed row is still "same"
+    assert later.encode() not in state_path.read_bytes()
+
+
+def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbed(
+    state_path: Path,
+) -> None:
+    """A report stored before a value in it was known as a secret, not read by the sync that
+    learned it (it was not on the pages read then), and sent again unchanged by a later sync
+    that knows the secret only by its fingerprint, is redacted again (as before the raw
+    fingerprint existed): the state file is left without the secret."""
+    later = "plainwordlatersecretvalue"
+    service = FakeService(1, reports=2)
+    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    held = service.reports.pop(1)  # not sent by the sync that learns the secret
+    service.add_revisions(12)  # revision 2 is not on the first page read by the next sync
+    service.revisions[2]["settings"]["env"] = {"DB_URL": later}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    assert later.encode() in state_path.read_bytes()  # the report was not read: still stored
+    service.reports.append(held)
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        assert run_sync(s, service).integrity_issues == ()
+        assert run_sync(s, service).integrity_issues == ()
+    assert later.encode() not in state_path.read_bytes()

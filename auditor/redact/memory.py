@@ -185,6 +185,12 @@ class SecretMemory:
     def __bool__(self) -> bool:
         return bool(self._values or self._fingerprints)
 
+    @property
+    def size(self) -> int:
+        """How many distinct secrets are remembered (recalled or learned); it only grows, so
+        two equal sizes over the life of one state file mean the same memory."""
+        return len(self._fingerprints)
+
     def add(self, value: str) -> bool:
         """Remember a secret value; True when it was new."""
         if len(value) < MIN_SECRET_LEN or value in self._values:

@@ -127,6 +127,7 @@ class Store:
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
+        self._skipped_reports: list[str] = []  # recognised by `known_report`, not redacted
         self._recall_secrets()
 
     @classmethod
@@ -241,6 +242,7 @@ class Store:
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
+                self._skipped_reports = []
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -295,13 +297,13 @@ class Store:
     def scrub_stored(self) -> int:
         """Re-redact stored rows holding a secret learned after they were written (a key found
         in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
+        fixed = self._scrub_skipped_reports()
         stale = self.redactor.stale_secrets()
         fresh = self.redactor.memory.values - self._scrubbed if stale is None else stale
         self._scrubbed |= self.redactor.memory.values
         if not fresh:
-            return 0
+            return fixed
         forms = [f.encode() for v in fresh for f in encoded_forms(v)]
-        fixed = 0
         for table, key, columns in _SCRUBBED_COLUMNS:
             hits = [
                 row[0]
@@ -312,6 +314,27 @@ class Store:
                 self._rescrub_row(table, item)
             fixed += len(hits)
         return fixed + store_analytics.scrub(self._db, self.redactor, forms)
+
+    def _scrub_skipped_reports(self) -> int:
+        """Redact again the stored reports `known_report` let this sync skip that hold a secret
+        this process knows: the row was written by an earlier sync, before the API token or a
+        secret found since was known, and no redaction in this sync went through it (so
+        `stale_secrets` cannot name it); gives rows fixed."""
+        skipped, self._skipped_reports = self._skipped_reports, []
+        memory = self.redactor.memory
+        if not skipped or not memory.values:
+            return 0
+        fixed = 0
+        for report_id in dict.fromkeys(skipped):
+            found = self._db.execute(
+                "SELECT data, repo_url FROM reports WHERE report_id = ?", (report_id,)
+            ).fetchone()
+            if found is not None and any(
+                memory.holds_value(_as_bytes(c).decode("utf-8", "replace")) for c in found
+            ):
+                self._rescrub_row("reports", report_id)
+                fixed += 1
+        return fixed
 
     def _rescrub_row(self, table: Literal["revisions", "reports"], item: Any) -> str:
         """Redact one stored row again with everything remembered now; gives its new hash."""
@@ -518,14 +541,19 @@ class Store:
         return int(self._db.execute("SELECT COUNT(DISTINCT repo_url) FROM reports").fetchone()[0])
 
     def report_fingerprint(self, raw: Mapping[str, Any]) -> str | None:
-        """The keyed fingerprint of a raw API report item (see `known_report`)."""
-        return self.redactor.raw_fingerprint(f"report {__version__}", raw)
+        """The keyed fingerprint of a raw API report item (see `known_report`), bound to the
+        tool version and to the secret memory: once a secret is learned (by any sync), a
+        report recorded before is redacted again, as it may hold that secret."""
+        size = self.redactor.memory.size
+        return self.redactor.raw_fingerprint(f"report {__version__} memory {size}", raw)
 
     def known_report(self, fingerprint: str | None, sync_id: int) -> tuple[str, Ingested] | None:
         """The stored report a raw item with this fingerprint was redacted into, with the
         outcome `ingest_report` would give (`same`), while the stored row is still exactly what
         that item gave (its content hash unchanged since); None when it must be redacted and
-        compared as usual. Gives the stored (redacted) report id, for messages."""
+        compared as usual. Gives the stored (redacted) report id, for messages. A row so
+        recognised is searched by `scrub_stored` for any secret this process knows (a rotated
+        API token, a secret found since it was stored), as redacting it again would have."""
         if fingerprint is None or not self._report_seen_ready():
             return None
         row = self._db.execute(
@@ -536,6 +564,7 @@ class Store:
         ).fetchone()
         if row is None:
             return None
+        self._skipped_reports.append(str(row[0]))  # checked by `scrub_stored` before commit
         return str(row[0]), Ingested("same", known_before=row[1] != sync_id)
 
     def _report_seen_ready(self) -> bool:

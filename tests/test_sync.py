@@ -755,6 +755,17 @@ def test_a_stored_report_rescrubbed_for_a_later_secret_is_redacted_again_not_tru
     assert not any(later in json.dumps(r.data) for r in store.iter_reports())
 
 
+def _synced_with_a_later_secret_in_a_report(state_path: Path, later: str) -> FakeService:
+    """A state file synced from a service whose second report holds `later`, not yet known as
+    a secret (only the API token is); returns the service for the next sync."""
+    service = FakeService(1, reports=2)
+    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    return service
+
+
 @pytest.mark.parametrize("learned", ["token", "env"])
 def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
     state_path: Path, learned: str
@@ -764,11 +775,7 @@ def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
     in a new revision), leaves the state file without it, as when it was redacted again: being
     recognised by its raw fingerprint must not keep the stored row as it was."""
     later = "plainwordlatersecretvalue"
-    service = FakeService(1, reports=2)
-    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
-    with Store.open(state_path) as s:
-        s.register_secret(TOKEN)
-        run_sync(s, service)
+    service = _synced_with_a_later_secret_in_a_report(state_path, later)
     assert later.encode() in state_path.read_bytes()  # not a secret yet
     if learned == "env":
         service.add_revisions(1)
@@ -789,11 +796,7 @@ def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbe
     that knows the secret only by its fingerprint, is redacted again (as before the raw
     fingerprint existed): the state file is left without the secret."""
     later = "plainwordlatersecretvalue"
-    service = FakeService(1, reports=2)
-    service.reports[1]["report"]["lint"]["rationale"] = f"uses {later} here"
-    with Store.open(state_path) as s:
-        s.register_secret(TOKEN)
-        run_sync(s, service)
+    service = _synced_with_a_later_secret_in_a_report(state_path, later)
     held = service.reports.pop(1)  # not sent by the sync that learns the secret
     service.add_revisions(12)  # revision 2 is not on the first page read by the next sync
     service.revisions[2]["settings"]["env"] = {"DB_URL": later}

@@ -79,15 +79,19 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
         else:
-            digest = file_digest(path)
-            got = str(digest["sha256"])
-            out.digests[name] = (got, int(str(digest["bytes"])))
+            got, _ = out.digests[name] = _digest(path)
             out.files_checked += 1
             if got != want:
                 out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
     for name in bundle_files(bundle):
         if name not in files:
             out.problems.append(f"extra: {name} (not listed in {MANIFEST})")
+
+
+def _digest(path: Path) -> tuple[str, int]:
+    """The file's sha256 and size."""
+    digest = file_digest(path)
+    return str(digest["sha256"]), int(str(digest["bytes"]))
 
 
 def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verification) -> None:
@@ -135,8 +139,8 @@ def _rerun(bundle: Path, out: Verification) -> None:
         if path.is_symlink() or not path.is_file():
             continue  # already named as missing or altered
         fresh = REPORT_FILES[name](data).encode("utf-8")
-        hashed = out.digests.get(f"{REPORTS_DIR}/{name}")  # None: not listed, not hashed
-        kept_digest, kept_size = hashed or ("", 0)  # read below, within the size limit
+        # hashed by the file check, or now when the manifest does not list it (named as extra)
+        kept_digest, kept_size = out.digests.get(f"{REPORTS_DIR}/{name}") or _digest(path)
         if hashlib.sha256(fresh).hexdigest() == kept_digest:
             out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
             continue
@@ -151,9 +155,7 @@ def _rerun(bundle: Path, out: Verification) -> None:
         except UnreadableFile as exc:
             out.problems.append(f"{where} ({exc.reason})")
             continue
-        if fresh == kept and hashed is None:  # not in the manifest (named as extra)
-            out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
-        elif fresh == kept:  # changed on disk between the hash check and now
+        if fresh == kept:  # changed on disk between the hash check and now
             out.problems.append(f"{where}: the file changed while it was being verified")
         else:
             out.problems.append(f"{where} (first at line {_first_difference(fresh, kept)})")

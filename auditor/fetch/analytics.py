@@ -19,8 +19,6 @@ from datetime import date, timedelta
 from urllib.parse import urlencode
 
 from auditor.common import paths
-from auditor.common.dates import DEFAULT_DAYS as DEFAULT_DAYS  # re-exported
-from auditor.common.dates import usage_window as usage_window
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.paging import Item, Listing, Page, cursor_paging
@@ -34,7 +32,6 @@ ANALYTICS_PATH = "/api/v1/analytics"
 DAY_SERIES = ("tokens", "tools", "activity", "productivity")
 USERS = "users"
 ALL_SERIES = (*DAY_SERIES, USERS)
-#: The default window: the last 30 complete days.
 PAGE_SCHEMA = "api-analytics-page.schema.json"
 
 

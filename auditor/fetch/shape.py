@@ -98,12 +98,8 @@ def deep_path(value: Any, limit: int = MAX_DEPTH) -> Path:
     return ()
 
 
-def check_depth(body: bytes, value: Any, where: str) -> None:
-    """Raise `DataError` naming the path when `body` nests deeper than `MAX_DEPTH`."""
-    _check_depth(_skeleton(body), value, where)
-
-
 def _check_depth(skeleton: bytes, value: Any, where: str) -> None:
+    """Raise `DataError` naming the path when the body nests deeper than `MAX_DEPTH`."""
     if _deeper(skeleton, MAX_DEPTH):
         path = paths.render(deep_path(value)[:8])
         raise DataError(
@@ -112,7 +108,8 @@ def _check_depth(skeleton: bytes, value: Any, where: str) -> None:
 
 
 def check_shape(body: bytes, value: Any, where: str) -> tuple[Duplicate, ...]:
-    """`check_depth`, then `duplicates`, from one pass over the body's bytes."""
+    """Raise `DataError` when the body nests deeper than `MAX_DEPTH`; else its `duplicates`,
+    both from one pass over the body's bytes."""
     skeleton = _skeleton(body)
     _check_depth(skeleton, value, where)
     return _duplicates(body, value, _colons(body, skeleton))
@@ -124,10 +121,10 @@ def too_deep_to_parse(error: ValueError) -> bool:
     return "depth limit" in text or "recursion" in text
 
 
-def _colons(body: bytes, skeleton: bytes | None = None) -> int:
+def _colons(body: bytes, skeleton: bytes) -> int:
     """Colons as orjson writes them back: `\\u003a` in a string is one too. (A body's
     `_skeleton` holds all its colons, in a fifth of the bytes or less.)"""
-    colons = (body if skeleton is None else skeleton).count(b":")
+    colons = skeleton.count(b":")
     if b"\\" not in body:  # no escape at all (the usual case): nothing more to count
         return colons
     return colons + sum(body.count(escaped) for escaped in _ESCAPED_COLONS)
@@ -152,7 +149,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
 
 def duplicates(body: bytes, value: Any) -> tuple[Duplicate, ...]:
     """Keys the parser dropped from `value` (parsed from `body`), each with its object's path."""
-    return _duplicates(body, value, _colons(body))
+    return _duplicates(body, value, _colons(body, _skeleton(body)))
 
 
 def _duplicates(body: bytes, value: Any, colons: int) -> tuple[Duplicate, ...]:

@@ -11,15 +11,10 @@ process and by keyed fingerprint across runs), and `redactor` (the two-pass walk
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from auditor.redact.memory import MIN_SECRET_LEN, SecretMemory, encoded_forms
 from auditor.redact.names import NON_SECRET_NAMES, is_secret_key, words
 from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker, marker_fingerprint
 from auditor.redact.redactor import Redactor
-
-if TYPE_CHECKING:
-    from auditor.redact.values import find_secrets
 
 __all__ = [
     "MARKER_RE",
@@ -28,20 +23,9 @@ __all__ = [
     "Redactor",
     "SecretMemory",
     "encoded_forms",
-    "find_secrets",
     "is_env_reference",
     "is_marker",
     "is_secret_key",
     "marker_fingerprint",
     "words",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """`find_secrets` is imported on first use (PEP 562): detect-secrets' plugins take a tenth
-    of a second to load, and commands that redact nothing new never need them."""
-    if name == "find_secrets":
-        from auditor.redact.values import find_secrets
-
-        return find_secrets
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

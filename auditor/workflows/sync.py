@@ -127,14 +127,14 @@ class _NewRows:
 
     def __init__(self, store: Store, top: int | None) -> None:
         self._store = store
-        self._top = top
+        self.top = top  # the newest revision stored before this sync (None: none stored)
         self._seen: set[int] = set()  # the revision numbers of this sync
         self._rows: list[tuple[Any, ...]] = []
 
     def take(self, rev: Revision, sync_id: int, body: bytes) -> bool:
         """Keep `rev` for `write` if it is surely new (True); False: ingest it now."""
         number = rev.revision
-        fresh = (self._top is None or number > self._top) and number not in self._seen
+        fresh = (self.top is None or number > self.top) and number not in self._seen
         self._seen.add(number)
         if fresh:
             self._rows.append(revision_row(rev, sync_id, body))
@@ -157,8 +157,7 @@ class _Run:
     org: str
     tally: _Tally
     progress: Progress
-    top: int | None  # the newest revision stored before this sync (None: none stored)
-    new_rows: _NewRows | None = None  # the history page's new revisions, written together
+    new_rows: _NewRows  # the history page's new revisions, written together
 
 
 _NEW = Ingested("new", known_before=False)
@@ -176,10 +175,9 @@ def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Inge
     except AuditorError as exc:
         raise _on(page, exc) from None
     name = f"revision {rev.revision}"
-    if run.new_rows is not None:
-        if run.new_rows.take(rev, run.sync_id, body):
-            return _NEW, name
-        run.new_rows.write()  # the store is read below: every row kept must be in it
+    if run.new_rows.take(rev, run.sync_id, body):
+        return _NEW, name
+    run.new_rows.write()  # the store is read below: every row kept must be in it
     return run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body), name
 
 
@@ -227,7 +225,7 @@ _HISTORY_FEED = _Feed(
     _ingest_revision,
     lambda i: f"revision {i['revision']}",
     any,
-    lambda run, page: _all_newer(page.items, run.top),
+    lambda run, page: _all_newer(page.items, run.new_rows.top),
 )
 # Reports are not one sequence: stop only when a whole page is already known.
 _READINESS_FEED = _Feed(
@@ -265,8 +263,7 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             if outcome.status != "new":
                 run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
             known.append(outcome.known_before)
-        if run.new_rows is not None:
-            run.new_rows.write()
+        run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(known):
             return
@@ -351,9 +348,8 @@ def sync(
             store.bind_org(org)
             latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.base_url)
-            top = None if latest is None else latest.revision
-            rows = _NewRows(store, top)
-            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), top, rows)
+            rows = _NewRows(store, None if latest is None else latest.revision)
+            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
             usage = sync_usage(

@@ -189,8 +189,8 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
     }
 
 
-def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
-    """The whole document as a JSON value (`findings=False`: its lists of findings, of the
+def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
+    """The whole document as a JSON value (`streamed`: its lists of findings, of the
     failing count per revision and of the revisions evaluated left empty, for `json_chunks`
     to stream)."""
     document = {
@@ -216,9 +216,9 @@ def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
             "resolved": len(d.resolved),
         },
         "rules": _rules(d.findings),
-        "findings": [finding_json(f) for f in d.findings] if findings else [],
+        "findings": [finding_json(f) for f in d.findings] if not streamed else [],
         "resolved": [_resolved(p) for p in d.resolved],
-        "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if findings else [],
+        "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if not streamed else [],
         "readiness": {
             "org_level": d.org_level,
             "repositories": [_repo(r) for r in d.readiness_rows],
@@ -229,7 +229,7 @@ def report_json(d: ReportData, *, findings: bool = True) -> dict[str, Any]:
             "revisions_evaluated": [
                 {"revision": r, "sha256": h} for r, h in d.inputs.revisions_evaluated
             ]
-            if findings
+            if not streamed
             else [],
             "reports_evaluated": [
                 {"report_id": r, "sha256": h} for r, h in d.inputs.reports_evaluated
@@ -268,7 +268,7 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
 
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
-    document = report_json(data, findings=False)
+    document = report_json(data, streamed=True)
     findings = ([finding_json(f) for f in batch] for batch in _batches(data.findings))
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
     revisions = (
@@ -286,28 +286,16 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
 T = TypeVar("T")
 
 
-def spliced(
-    document: dict[str, Any],
-    items: Iterable[list[dict[str, Any]]],
-    *,
-    key: str = "findings",
-    depth: int = 1,
-    dump: Callable[[Any], str],
-) -> Iterator[str]:
-    """The indented JSON text of `document`, whose (empty) list under `key` at `depth` is
-    filled with `items` (given a batch at a time) as the text is written out. Lines of
-    serialized JSON never hold a raw newline, so re-indenting a batch is a replace."""
-    return spliced_lists(document, [(key, depth, items)], dump=dump)
-
-
 def spliced_lists(
     document: dict[str, Any],
     lists: Sequence[tuple[str, int, Iterable[list[Any]]]],
     *,
     dump: Callable[[Any], str],
 ) -> Iterator[str]:
-    """`spliced` for several lists, each (key, depth, items) an empty list of `document`
-    that is not the last member of its object, given in the order the text has them."""
+    """The indented JSON text of `document` with each of its empty `lists` (key, depth, items)
+    filled with `items` (given a batch at a time) as the text is written out; each list is
+    not the last member of its object, and they are given in the order the text has them.
+    Lines of serialized JSON never hold a raw newline, so re-indenting a batch is a replace."""
     text = dump(document)
     for key, depth, items in lists:
         pad = "  " * depth

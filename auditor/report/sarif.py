@@ -23,7 +23,7 @@ import orjson
 from auditor.common.escape import clean_text, json_inert, md_inline, show_value
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
-from auditor.report.jsonout import spliced
+from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -273,7 +273,8 @@ def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]
         [_result(f, data, index[f.rule_id]) for f in listed[start : start + 256]]
         for start in range(0, len(listed), 256)
     )
-    yield from spliced(log, batches, key="results", depth=3, dump=_ascii if ascii_only else _dump)
+    dump = _ascii if ascii_only else _dump
+    yield from spliced_lists(log, [("results", 3, batches)], dump=dump)
 
 
 def _dump(value: Any) -> str:

@@ -129,9 +129,12 @@ def run_audit(
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
     run whose reports could not be written never becomes the next run's baseline.
     """
-    left_out = _left_out(loaded.policy, options)
+    left_out: tuple[tuple[str, int, str], ...] = ()
     if options.usage_days is None:  # --no-usage: the usage rules are not selected
-        loaded = replace(loaded, policy=without_usage(loaded.policy))
+        selected = without_usage(loaded.policy)
+        if dropped := len(loaded.policy.rules) - len(selected.rules):
+            left_out = (("usage", dropped, NO_USAGE_REASON),)
+        loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
     run_id = store.start_run(
         options.run_id,
@@ -178,9 +181,7 @@ def run_audit(
     )
     del marked  # the report data holds them now
     release_views()  # the readiness rows are in the report data: the views are not needed
-    covered = replace(
-        audit_scope(store, loaded.policy, inputs, data.inputs, options.at), rules_left_out=left_out
-    )
+    covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at, left_out)
     data = replace(
         data, data_quality=options.data_quality, usage=usage_view(inputs.usage), scope=covered
     )
@@ -305,20 +306,16 @@ def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
 NO_USAGE_REASON = "`--no-usage` was given: the usage analytics were not read"
 
 
-def _left_out(policy: PolicySet, options: AuditOptions) -> tuple[tuple[str, int, str], ...]:
-    """The policy's rules this run leaves out, per target, with the reason."""
-    usage = sum(1 for r in policy.rules if r.target == "usage")
-    return (("usage", usage, NO_USAGE_REASON),) if options.usage_days is None and usage else ()
-
-
 def audit_scope(
     store: Store,
     policy: PolicySet,
     inputs: EvaluationInputs,
     digest: InputDigest,
     at: datetime | None,
+    left_out: tuple[tuple[str, int, str], ...] = (),
 ) -> AuditScope:
-    """The period, rule counts per target and populations the reports' scope block states."""
+    """The period, rule counts per target (and the rules `left_out`: target, count, why) and
+    populations the reports' scope block states."""
     revisions = len(digest.revisions_evaluated)
     first = store.get_revision(digest.revisions_evaluated[0][0]) if revisions else None
     targets: dict[str, int] = {}
@@ -340,4 +337,5 @@ def audit_scope(
         repositories=len(inputs.reports),
         reports=reports,
         reports_evaluated=len(inputs.reports),
+        rules_left_out=left_out,
     )

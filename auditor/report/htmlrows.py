@@ -27,6 +27,18 @@ from auditor.report import display
 from auditor.report.model import ReadinessRow
 
 
+def html_escape(text: str) -> str:
+    """`markupsafe.escape` of a plain string, as a plain string (the same five characters, the
+    same entities), without making a `Markup` object per call."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
+
+
 class Escaper:
     """`{{ value }}` of the report template (finalize, then autoescape) as text, with a cache for
     strings: the same rule ids, labels, paths and values are escaped once per report."""
@@ -38,7 +50,7 @@ class Escaper:
         if type(value) is str:
             out = self._cache.get(value)
             if out is None:
-                out = self._cache[value] = str(escape(clean_text(value)))
+                out = self._cache[value] = html_escape(clean_text(value))
             return out
         if isinstance(value, Markup):
             return str(value)
@@ -62,6 +74,7 @@ class RowWriter:
         self.limit = str(rows_per_rule)
         self._links: dict[tuple[str, ...], tuple[str, str]] = {}
         self._subjects: dict[tuple[str | None, str], str] = {}
+        self._evidences: dict[tuple[Evidence, ...], str] = {}
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -96,7 +109,18 @@ class RowWriter:
     def _value(self, value: Any) -> str:
         return self.esc(shorten(display.display_value(value)))
 
-    def _evidence(self, evidence: Iterable[Evidence]) -> str:
+    def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
+        """The evidence list of a row, once per distinct evidence (results of one rule on many
+        subjects often found the very same thing; unhashable values are written each time)."""
+        try:
+            out = self._evidences.get(evidence)
+        except TypeError:  # a list or object value
+            return self._evidence_list(evidence)
+        if out is None:
+            out = self._evidences[evidence] = self._evidence_list(evidence)
+        return out
+
+    def _evidence_list(self, evidence: Iterable[Evidence]) -> str:
         esc = self.esc
         out = ['<ul class="evidence">\n']
         for e in evidence:
@@ -195,19 +219,16 @@ class RowWriter:
                 out.append(f"<tr><td>{head}</td><td>{self._status(sr.status)} ({sr.count})</td>")
                 out.append('<td class="wrap">')
                 for g in sr.groups:
-                    out.append('<p class="ev">')
-                    if g.check:
-                        out.append(f"{esc(g.check)}: ")
-                    out.append(
-                        "; ".join(
-                            f"{esc(found)} — "
-                            + ", ".join(
+                    out.append(f'<p class="ev">{esc(g.check)}: ' if g.check else '<p class="ev">')
+                    for n, (found, fs) in enumerate(g.found):
+                        out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
+                        links = []
+                        for f in fs:
+                            fp = esc(f.fingerprint)
+                            links.append(
                                 f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>'
-                                for f, fp in ((f, esc(f.fingerprint)) for f in fs)
                             )
-                            for found, fs in g.found
-                        )
-                    )
+                        out.append(", ".join(links))
                     out.append("</p>")
                 out.append("</td></tr>\n")
                 head = muted

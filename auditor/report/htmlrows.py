@@ -39,6 +39,10 @@ def html_escape(text: str) -> str:
     )
 
 
+#: Value types whose equal values are always written alike (as long as the type is part of the key).
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
 class Escaper:
     """`{{ value }}` of the report template (finalize, then autoescape) as text, with a cache for
     strings: the same rule ids, labels, paths and values are escaped once per report."""
@@ -74,7 +78,7 @@ class RowWriter:
         self.limit = str(rows_per_rule)
         self._links: dict[tuple[str, ...], tuple[str, str]] = {}
         self._subjects: dict[tuple[str | None, str], str] = {}
-        self._evidences: dict[tuple[Evidence, ...], str] = {}
+        self._evidences: dict[tuple[Any, ...], str] = {}
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -111,13 +115,18 @@ class RowWriter:
 
     def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
         """The evidence list of a row, once per distinct evidence (results of one rule on many
-        subjects often found the very same thing; unhashable values are written each time)."""
-        try:
-            out = self._evidences.get(evidence)
-        except TypeError:  # a list or object value
-            return self._evidence_list(evidence)
+        subjects often found the very same thing). Only evidence whose values are text, whole
+        numbers, booleans or null is looked up, by value and type: `1` and `true` are equal
+        in Python but not on the page (nor are `0.0` and `-0.0`, so floats are not cached)."""
+        key: tuple[Any, ...] = evidence
+        for e in evidence:
+            kinds = (type(e.actual), type(e.expected))
+            if kinds[0] not in _EXACT or kinds[1] not in _EXACT:
+                return self._evidence_list(evidence)
+            key += kinds
+        out = self._evidences.get(key)
         if out is None:
-            out = self._evidences[evidence] = self._evidence_list(evidence)
+            out = self._evidences[key] = self._evidence_list(evidence)
         return out
 
     def _evidence_list(self, evidence: Iterable[Evidence]) -> str:

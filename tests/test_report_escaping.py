@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from xml.etree import ElementTree as ET
 
 import pytest
+from markupsafe import Markup, escape
 from report_fixture import build_report_data
 
 from auditor.common.escape import (
@@ -21,6 +22,7 @@ from auditor.common.escape import (
     xml_text,
 )
 from auditor.report import render_html, render_json, render_junit, render_markdown, render_sarif
+from auditor.report.htmlrows import Escaper, html_escape
 from auditor.report.model import ReportData
 
 LONG = "L" * 100_000
@@ -200,6 +202,21 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
 )
 def test_escape_functions(fn: object, text: str, expected: str) -> None:
     assert fn(text) == expected  # type: ignore[operator]
+
+
+def test_html_rows_escape_exactly_as_the_template_does() -> None:
+    """The report's rows are built in Python (`auditor.report.htmlrows`): their escaping must
+    be the template's own (control characters dropped, bidi controls shown, the five markup
+    characters as markupsafe writes them), for every character and for hostile text."""
+    every = "".join(chr(c) for c in range(0x250)) + HOSTILE[:300] + "\u202e\u2066 \ud800"
+    escaper = Escaper()
+    for text in (every, HOSTILE, "plain", ""):
+        expected = str(escape(clean_text(text)))
+        assert html_escape(clean_text(text)) == expected
+        assert escaper(text) == expected
+        assert escaper(text) == expected  # from the cache
+    assert escaper(Markup("<b>ours</b>")) == "<b>ours</b>"
+    assert (escaper(None), escaper(3), escaper(True)) == ("None", "3", "True")
 
 
 def test_shorten_says_how_much_was_cut() -> None:

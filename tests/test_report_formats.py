@@ -587,6 +587,33 @@ def test_drill_down_shares_a_line_only_between_results_that_found_the_same_value
     assert line.count("found ") == 3  # xxx…A, xxx…B and the third result's own value
 
 
+@pytest.mark.parametrize(
+    "values", [(True, 1, 1.0), (0, False, -0.0), ("1", 1, None)], ids=["one", "zero", "text"]
+)
+def test_each_result_row_shows_the_value_it_found(values: tuple[Any, Any, Any]) -> None:
+    """Results of one rule whose found values are equal in Python (`true`, `1`, `1.0`) still
+    show their own value in their row: the report writes each row's evidence, never another's."""
+    data = build_large(150)
+    rule = data.findings[0].rule_id
+    same = [f for f in data.findings if f.rule_id == rule and f.evidence]
+    assert len(same) == 3
+    found = dict(zip((f.fingerprint for f in same), values, strict=True))
+    findings = tuple(
+        replace(f, evidence=(replace(f.evidence[0], actual=found[f.fingerprint], present=True),))
+        if f.fingerprint in found
+        else f
+        for f in data.findings
+    )
+    html = render_html(replace(data, findings=findings))
+    for fingerprint, value in found.items():
+        row = re.search(rf'<tr id="f-{fingerprint}">.*?</tr>', html, re.S)
+        assert row is not None
+        shown = re.findall(
+            r'<ul class="evidence">\n<li><code>[^<]*</code>: <code>([^<]*)</code>', row.group(0)
+        )
+        assert [unescape(v) for v in shown] == [display_value(value)], (value, shown)
+
+
 def test_every_drill_down_row_names_its_rule() -> None:
     """A rule with several status rows, or rows cut off by a page break in the PDF, still says
     which rule each row is about (a screen reader reads the row alone)."""

@@ -1,7 +1,9 @@
 """The HTML report: one self-contained file (inline CSS and SVG, no script, strict CSP).
 
 Takes `ReportData`, gives the text of `report.html`. Everything from data goes through jinja2's
-autoescape (nothing from data is ever marked safe); links are limited to http/https.
+autoescape (nothing from data is ever marked safe); links are limited to http/https. The template
+gives the page; its repeated rows (results, drill-down lines, repositories, inputs) are written by
+`auditor.report.htmlrows` with the same escaping, one string per table body.
 
 The page is built for an auditor: a contents block, a scope block, an anchor on every section,
 control, rule and result, links both ways (control → rules → results, result → rule →
@@ -26,11 +28,12 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from auditor.common.escape import clean_text, safe_url, shorten
-from auditor.findings.finding import Finding, attribution_text, sort_controls, sort_findings
+from auditor.common.escape import clean_text, shorten
+from auditor.findings.finding import Finding, sort_controls, sort_findings
 from auditor.models import QUIET_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
+from auditor.report.htmlrows import RowWriter
 from auditor.report.model import (
     ControlRow,
     ReportData,
@@ -69,10 +72,6 @@ def _finalize(value: Any) -> Any:
     return clean_text(value if isinstance(value, str) else str(value))
 
 
-def _value(value: Any) -> str:
-    return shorten(display.display_value(value))
-
-
 def _prose(text: str) -> Markup:
     """Escaped prose with its `code` spans shown as code."""
     out = Markup("")
@@ -102,23 +101,14 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        value=_value,
         when=_when,
         day=_day,
-        url=safe_url,
         short=shorten,
-        attribution=attribution_text,
         prose=_prose,
-        op=display.operator_text,
-        controls=lambda cs: ", ".join(sort_controls(cs)),
         sortcontrols=sort_controls,
         before=display.change_before,
         after=display.change_after,
         kind=display.change_kind,
-        level=display.level_text,
-        score=display.score_text,
-        age=display.age_text,
-        clean=display.clean_word,
     )
     return env
 
@@ -330,6 +320,8 @@ def context(data: ReportData) -> dict[str, Any]:
     passing = group_by_rule([f for f in data.findings if f.status in QUIET_STATUSES])
     controls = control_rows(data.findings)
     rule_ids = {f.rule_id for f in data.findings}
+    rule_anchor = anchors("rule", rule_ids)
+    control_anchor = anchors("control", [c.control for c in controls])
     return {
         "d": data,
         "css": css,
@@ -341,9 +333,10 @@ def context(data: ReportData) -> dict[str, Any]:
         "rule_total": sum(len(p.rule_ids) for p in data.policy_files),
         "passing": passing,
         "drill": drill_down(controls, [*groups, *passing]),
-        "rule_anchor": anchors("rule", rule_ids),
+        "rule_anchor": rule_anchor,
         "pass_anchor": anchors("pass", rule_ids),
-        "control_anchor": anchors("control", [c.control for c in controls]),
+        "control_anchor": control_anchor,
+        "rows": RowWriter(rule_anchor, control_anchor, ROWS_PER_RULE),
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),

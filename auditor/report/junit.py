@@ -8,6 +8,7 @@ Every string is stripped of characters XML 1.0 forbids, then escaped.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import shorten, show_value, xml_text
@@ -34,7 +35,12 @@ def _text(value: str) -> str:
 
 
 def _attrs(**attrs: str) -> str:
-    return "".join(f' {k}="{_escape(xml_text(v), _ATTR_SPECIAL)}"' for k, v in attrs.items())
+    return "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items())
+
+
+@functools.lru_cache(maxsize=4096)  # labels, rule ids, severities repeat in every suite
+def _attr(value: str) -> str:
+    return _escape(xml_text(value), _ATTR_SPECIAL)
 
 
 # The tables as (character, entity) pairs, `&` first, for `_escape`.

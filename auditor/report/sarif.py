@@ -11,6 +11,7 @@ notification says how many were left out) and `MAX_TAGS` tags per rule.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
-from auditor.common.escape import clean_text, json_inert, md_inline, show_value
+from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, show_value
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
 from auditor.report.jsonout import spliced_lists
@@ -112,11 +113,16 @@ def _fallback(f: Finding, d: ReportData) -> SourceLocation:
     return SourceLocation(d.policy_files[0].path if d.policy_files else "auditor-policy", 1, 1)
 
 
+@functools.lru_cache(maxsize=256)  # a handful of policy and proposed files, thousands of results
+def _artifact(path: str) -> tuple[tuple[str, str], ...]:
+    return tuple(artifact_location(path).items())
+
+
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
     return {
         "physicalLocation": {
-            "artifactLocation": artifact_location(loc.file),
+            "artifactLocation": dict(_artifact(loc.file)),
             "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
         }
     }
@@ -278,7 +284,7 @@ def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]
 
 
 def _dump(value: Any) -> str:
-    return json_inert(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8"))
+    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
 def _ascii(value: Any) -> str:

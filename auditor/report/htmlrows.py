@@ -1,0 +1,295 @@
+"""The HTML report's repeated rows, written as plain Python string building.
+
+Takes the findings, drill-down and input records the template would loop over, gives each table
+body as one piece of markup. These rows are most of the report (one per shown result, one per
+result in each control's drill-down, one per repository and input), and a template macro call and
+a dozen small chunks per row made writing the report cost more than the rest of the five files.
+
+The bytes are the ones the template's markup gave: every value from data goes through `Escaper`,
+which is exactly the template's own output path (the environment's `finalize`, `clean_text`, then
+`markupsafe.escape`, so the same characters are escaped the same way), computed once per distinct
+string (rule ids, labels, paths and values repeat thousands of times). Only markup this module
+builds from escaped pieces is marked safe; nothing from data is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from auditor.common.escape import clean_text, safe_url, shorten
+from auditor.findings.finding import Finding, attribution_text, sort_controls
+from auditor.models import Evidence
+from auditor.report import display
+from auditor.report.model import ReadinessRow
+
+
+def html_escape(text: str) -> str:
+    """`markupsafe.escape` of a plain string, as a plain string (the same five characters, the
+    same entities), without making a `Markup` object per call."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
+
+
+#: Value types whose equal values are always written alike (as long as the type is part of the key).
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
+class Escaper:
+    """`{{ value }}` of the report template (finalize, then autoescape) as text, with a cache for
+    strings: the same rule ids, labels, paths and values are escaped once per report."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, str] = {}
+
+    def __call__(self, value: Any) -> str:
+        if type(value) is str:
+            out = self._cache.get(value)
+            if out is None:
+                out = self._cache[value] = html_escape(clean_text(value))
+            return out
+        if isinstance(value, Markup):
+            return str(value)
+        if value is None or isinstance(value, int | float):
+            return str(escape(value))
+        return str(escape(clean_text(value if isinstance(value, str) else str(value))))
+
+
+class RowWriter:
+    """The rows of one report (anchors fixed by the report; one escape cache for all rows)."""
+
+    def __init__(
+        self,
+        rule_anchor: Mapping[str, str],
+        control_anchor: Mapping[str, str],
+        rows_per_rule: int,
+    ) -> None:
+        self.esc = Escaper()
+        self.rule_anchor = rule_anchor
+        self.control_anchor = control_anchor
+        self.limit = str(rows_per_rule)
+        self._links: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._subjects: dict[tuple[str | None, str], str] = {}
+        self._evidences: dict[tuple[Any, ...], str] = {}
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _subject(self, f: Finding) -> str:
+        s = f.subject
+        key = (s.repo_url, s.label)
+        out = self._subjects.get(key)
+        if out is None:
+            esc = self.esc
+            url = s.repo_url and safe_url(s.repo_url)
+            if url:
+                out = f'<a href="{esc(url)}" rel="noreferrer noopener">{esc(s.label)}</a>'
+            else:
+                out = esc(s.label)
+            self._subjects[key] = out
+        return out
+
+    def _fingerprint(self, f: Finding, fp: str) -> str:
+        esc = self.esc
+        controls = f.controls
+        if not controls:
+            return f'<span class="muted mono">{esc(fp[:12])}</span>'
+        link = self._links.get(controls)
+        if link is None:
+            cs = sort_controls(controls)
+            link = self._links[controls] = (esc(self.control_anchor[cs[0]]), esc(", ".join(cs)))
+        return (
+            f'<a class="mono" href="#{link[0]}-{esc(fp)}" title="this result in the control '
+            f'drill-down ({link[1]})">{esc(fp[:12])}</a>'
+        )
+
+    def _value(self, value: Any) -> str:
+        return self.esc(shorten(display.display_value(value)))
+
+    def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
+        """The evidence list of a row, once per distinct evidence (results of one rule on many
+        subjects often found the very same thing). Only evidence whose values are text, whole
+        numbers, booleans or null is looked up, by value and type: `1` and `true` are equal
+        in Python but not on the page (nor are `0.0` and `-0.0`, so floats are not cached)."""
+        key: tuple[Any, ...] = evidence
+        for e in evidence:
+            kinds = (type(e.actual), type(e.expected))
+            if kinds[0] not in _EXACT or kinds[1] not in _EXACT:
+                return self._evidence_list(evidence)
+            key += kinds
+        out = self._evidences.get(key)
+        if out is None:
+            out = self._evidences[key] = self._evidence_list(evidence)
+        return out
+
+    def _evidence_list(self, evidence: Iterable[Evidence]) -> str:
+        esc = self.esc
+        out = ['<ul class="evidence">\n']
+        for e in evidence:
+            found = f"<code>{self._value(e.actual)}</code>" if e.present else "<em>absent</em>"
+            line = f"<li><code>{esc(e.path)}</code>: {found}"
+            if e.operator:
+                line += f" — expected {esc(display.operator_text(e.operator))}"
+                if e.shows_expected:
+                    line += f" <code>{self._value(e.expected)}</code>"
+            if e.note:
+                line += f" ({esc(shorten(e.note))})"
+            out.append(line + "</li>\n")
+        out.append("</ul>\n")
+        return "".join(out)
+
+    def _status(self, status: str) -> str:
+        esc = self.esc
+        return f'<span class="st {esc(status)}">{esc(status.replace("_", " "))}</span>'
+
+    def rulelink(self, rule_id: str) -> str:
+        """A link to the rule's section, its id as code."""
+        esc = self.esc
+        return f'<a href="#{esc(self.rule_anchor[rule_id])}"><code>{esc(rule_id)}</code></a>'
+
+    def sev(self, severity: str) -> str:
+        """The severity badge."""
+        s = self.esc(severity)
+        return f'<span class="badge {s}">{s}</span>'
+
+    # -- table bodies ------------------------------------------------------------------------
+
+    def findings(self, rows: Iterable[Finding], more: int) -> Markup:
+        """The rows of one rule's table in "Findings by rule" (with the "N more" row)."""
+        esc = self.esc
+        out = []
+        for f in rows:
+            fp = f.fingerprint
+            status = f.status
+            cell = self._status(status)
+            if f.raw_status != status:
+                cell += f'<br><span class="muted">was {esc(f.raw_status)}</span>'
+            if f.lifecycle:
+                life = esc(f.lifecycle)
+                cell += f'<br><span class="life {life}">{life}</span>'
+            waiver = ""
+            w = f.waiver
+            if w:
+                ticket = f" ({esc(w.ticket)})" if w.ticket else ""
+                waiver = (
+                    f'<p class="muted">Waived until {esc(_day(w.expires))} by {esc(w.owner)}'
+                    f"{ticket}: {esc(shorten(w.reason))}</p>"
+                )
+            out.append(
+                f'<tr id="f-{esc(fp)}">\n<td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp)}</td>\n<td>{cell}</td>\n"
+                f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
+                f'{waiver}</td>\n<td class="wrap">{esc(attribution_text(f))}</td>\n</tr>\n'
+            )
+        if more:
+            out.append(
+                f'<tr><td colspan="4" class="more">{more} more finding(s) of this rule not shown '
+                f"(limit {self.limit} per rule; see findings.json for all).</td></tr>"
+            )
+        return Markup("".join(out))
+
+    def passing(self, rows: Iterable[Finding], more: int) -> Markup:
+        """The rows of one rule's table in Appendix A (with the "N more" row)."""
+        esc = self.esc
+        out = []
+        for f in rows:
+            fp = f.fingerprint
+            out.append(
+                f'<tr id="f-{esc(fp)}"><td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp)}</td><td>{self._status(f.status)}</td>"
+                f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
+                "</td></tr>\n"
+            )
+        if more:
+            out.append(
+                f'<tr><td colspan="3" class="more">{more} more result(s) of this rule not shown '
+                f"(limit {self.limit} per rule; see findings.json for all).</td></tr>"
+            )
+        return Markup("".join(out))
+
+    def drill(self, rules: Iterable[Any], anchor: str) -> Markup:
+        """The rows of one control's drill-down table (`RuleResults` of `auditor.report.html`):
+        per rule and status, each evidence line with links to its results."""
+        esc = self.esc
+        ca = esc(anchor)
+        out = []
+        for rr in rules:
+            rule_id = rr.first.rule_id
+            muted = f'<code class="muted">{esc(rule_id)}</code>'
+            head = f"{self.rulelink(rule_id)} {self.sev(rr.first.severity)}"
+            for sr in rr.statuses:
+                out.append(f"<tr><td>{head}</td><td>{self._status(sr.status)} ({sr.count})</td>")
+                out.append('<td class="wrap">')
+                for g in sr.groups:
+                    out.append(f'<p class="ev">{esc(g.check)}: ' if g.check else '<p class="ev">')
+                    for n, (found, fs) in enumerate(g.found):
+                        out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
+                        links = []
+                        for f in fs:
+                            fp = esc(f.fingerprint)
+                            links.append(
+                                f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>'
+                            )
+                        out.append(", ".join(links))
+                    out.append("</p>")
+                out.append("</td></tr>\n")
+                head = muted
+            if rr.more:
+                out.append(
+                    f'<tr><td>{muted}</td><td colspan="2" class="more">{rr.more} more result(s) '
+                    f"of {esc(rule_id)} not shown (limit {self.limit} open and {self.limit} "
+                    "passing per rule; see findings.json for all).</td></tr>"
+                )
+        return Markup("".join(out))
+
+    def readiness(self, rows: Iterable[ReadinessRow]) -> Markup:
+        """The rows of the repository readiness table."""
+        esc = self.esc
+        out = []
+        for r in rows:
+            url = safe_url(r.repo_url)
+            repo = (
+                f'<a href="{esc(url)}" rel="noreferrer noopener">{esc(r.repo_url)}</a>'
+                if url
+                else esc(r.repo_url)
+            )
+            out.append(
+                f'<tr><td class="wrap">{repo}</td><td class="num">'
+                f"{esc(display.level_text(r))}</td>"
+                f'<td class="num">{esc(display.score_text(r))}</td>'
+                f'<td class="num">{esc(display.age_text(r))}</td>'
+                f"<td>{esc(display.clean_word(r))}</td><td><code>{esc(r.report_id)}</code></td>"
+                "</tr>\n"
+            )
+        return Markup("".join(out))
+
+    def revisions(self, rows: Iterable[tuple[Any, Any]]) -> Markup:
+        """Rows of Appendix B's settings revisions: number and content hash."""
+        esc = self.esc
+        return Markup(
+            "".join(
+                f'<tr><td class="num">{esc(rev)}</td><td class="mono">{esc(h)}</td></tr>\n'
+                for rev, h in rows
+            )
+        )
+
+    def reports(self, rows: Iterable[tuple[Any, Any]]) -> Markup:
+        """Rows of Appendix B's readiness reports: id and content hash."""
+        esc = self.esc
+        return Markup(
+            "".join(
+                f'<tr><td><code>{esc(rid)}</code></td><td class="mono">{esc(h)}</td></tr>\n'
+                for rid, h in rows
+            )
+        )
+
+
+def _day(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d")

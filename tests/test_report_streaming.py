@@ -84,3 +84,16 @@ def test_streamed_html_equals_the_whole_page(case: str, tmp_path: Path) -> None:
     page = written["report.html"].read_text(encoding="utf-8")
     assert page == render_html(data)
     assert page.rstrip().endswith("</html>")
+
+
+def test_the_byte_check_for_invisible_characters_misses_none() -> None:
+    """`inert_bytes` skips the text scan only when no character `json_inert` rewrites is in
+    the bytes: every character that shares a UTF-8 lead byte with one (U+0080-U+07FF, U+2000-
+    U+20FF: the em dash among them) gives what the scan gives."""
+    for code in [*range(0x7F, 0x800), *range(0x2000, 0x2100)]:
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        raw = orjson.dumps({"message": f"a{chr(code)}b"})
+        assert inert_bytes(raw) == json_inert(raw.decode("utf-8")), hex(code)
+    assert inert_bytes(orjson.dumps("x\u202ey")) == '"x\\u202ey"'
+    assert inert_bytes(orjson.dumps("x\u2014y")) == '"x\u2014y"'

@@ -110,13 +110,18 @@ def json_inert(text: str) -> str:
     return _JSON_INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_MAYBE_INVISIBLE = (b"\x7f", b"\xc2", b"\xd8\x9c", b"\xe2\x80", b"\xe2\x81")
+# `_JSON_INVISIBLE`'s characters as UTF-8 bytes: DEL, C1 (C2 80-9F), U+061C (D8 9C), U+200E-F,
+# U+2028-9, U+202A-E (E2 80 ..) and U+2066-9 (E2 81 ..). Exact, so text that merely shares a
+# lead byte with them (an em dash is E2 80 94) is not scanned again as text.
+_INVISIBLE_UTF8 = re.compile(
+    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]"
+)
 
 
 def inert_bytes(raw: bytes) -> str:
-    """Decode serialized UTF-8 JSON and apply `json_inert`, skipping the scan when no byte
-    sequence that could start an invisible character is present (the common, large case)."""
+    """Decode serialized UTF-8 JSON and apply `json_inert`, skipping the text scan when none
+    of its characters is in the bytes (the common, large case)."""
     text = raw.decode("utf-8")
-    if raw.isascii() or not any(b in raw for b in _MAYBE_INVISIBLE):
+    if not _INVISIBLE_UTF8.search(raw):  # DEL is ASCII: no `isascii` shortcut
         return text
     return json_inert(text)

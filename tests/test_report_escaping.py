@@ -22,6 +22,7 @@ from auditor.common.escape import (
     xml_text,
 )
 from auditor.report import render_html, render_json, render_junit, render_markdown, render_sarif
+from auditor.report.html import environment
 from auditor.report.htmlrows import Escaper, html_escape
 from auditor.report.model import ReportData
 
@@ -257,3 +258,26 @@ def test_code_spans_in_prose_stay_inert(attack: str) -> None:
     assert "<script" not in md and "<img" not in md and "](javascript" not in md
     assert not RAW_CONTROLS.search(md)
     assert "@team" not in md and "#12" not in md
+
+
+class _Shown:
+    """A non-text value the template shows by `str` (e.g. a location)."""
+
+    def __str__(self) -> str:
+        return "<i>\x1b\u202eshown</i>"
+
+
+class _Text(str):
+    """A `str` subclass: not cached by the rows' escaper, escaped all the same."""
+
+
+def test_html_rows_escape_every_kind_of_value_as_the_report_template_does() -> None:
+    """The rows' escaper against the report's own jinja environment (its `finalize` and
+    autoescape), not a restatement of it: text, numbers, null, booleans, markup and objects."""
+    template = environment().from_string("{{ v }}")
+    escaper = Escaper()
+    values = [HOSTILE[:400], "", None, 0, -0.0, float("nan"), 10**30, True, False]
+    values += [Markup("<b>ours</b>"), _Shown(), _Text('<a href="x">\x07'), ("<t>", 1)]
+    for value in values:
+        assert escaper(value) == template.render(v=value), repr(value)
+        assert escaper(value) == template.render(v=value), repr(value)  # cached

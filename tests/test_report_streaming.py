@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from auditor.common.escape import inert_bytes, json_inert
-from auditor.report import render_html, write_reports
+from auditor.report import htmlrows, render_html, write_reports
+from auditor.report.html import context, environment, iter_html
 from auditor.report.jsonout import report_json
 from auditor.report.model import InputDigest, ReportData
 from auditor.report.sarif import sarif_log
@@ -97,3 +98,42 @@ def test_the_byte_check_for_invisible_characters_misses_none() -> None:
         assert inert_bytes(raw) == json_inert(raw.decode("utf-8")), hex(code)
     assert inert_bytes(orjson.dumps("x\u202ey")) == '"x\\u202ey"'
     assert inert_bytes(orjson.dumps("x\u2014y")) == '"x\u2014y"'
+
+
+def test_html_row_caches_stay_bounded_over_a_long_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.html's rows escape each distinct text once, but the caches that make that so keep
+    at most `CACHE_LIMIT` entries: a page of 10,000s of rows (each with its own fingerprint,
+    message and author) is streamed without keeping every row's text until the end."""
+    monkeypatch.setattr(htmlrows, "CACHE_LIMIT", 64)
+    data = build_large(3000)
+    findings = tuple(
+        replace(f, message=f"{f.message} ({n})", evidence=(replace(f.evidence[0], actual=n),))
+        for n, f in enumerate(data.findings)
+    )
+    ctx = context(replace(data, findings=findings))
+    for _ in environment().get_template("report.html.j2").generate(ctx):
+        pass
+    rows = ctx["rows"]
+    sizes = [len(rows.esc._cache), len(rows._subjects), len(rows._evidences)]
+    assert max(sizes) <= 64, sizes
+
+
+def test_html_rows_are_the_same_when_the_caches_are_emptied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Emptying a full cache changes nothing on the page (byte for byte)."""
+    for data in (build_report_data("<b>'\"&\x01\u202e"), build_large(400)):
+        whole = render_html(data)
+        monkeypatch.setattr(htmlrows, "CACHE_LIMIT", 2)
+        assert render_html(data) == whole
+        monkeypatch.undo()
+
+
+def test_html_is_streamed_a_rule_at_a_time_in_a_control_drill_down() -> None:
+    """A control's drill-down lists every rule mapped to it (up to 400 results each): it is
+    written a rule at a time, never as one piece (that held 8 MB at 300 rules x 200 results
+    and doubled the peak memory of writing report.html)."""
+    data = build_large(3000)  # 50 rules, 60 results each, every one in the same controls
+    sizes = [len(chunk) for chunk in iter_html(data)]
+    assert sum(sizes) == len(render_html(data))
+    assert max(sizes) < 100_000, max(sizes)  # one rule's rows (a drill-down of all: 400,000+)

@@ -3,7 +3,8 @@
 Takes `ReportData`, gives the text of `report.html`. Everything from data goes through jinja2's
 autoescape (nothing from data is ever marked safe); links are limited to http/https. The template
 gives the page; its repeated rows (results, drill-down lines, repositories, inputs) are written by
-`auditor.report.htmlrows` with the same escaping, one string per table body.
+`auditor.report.htmlrows` with the same escaping, one string per table body (per rule in a
+control's drill-down, which can hold hundreds of rules).
 
 The page is built for an auditor: a contents block, a scope block, an anchor on every section,
 control, rule and result, links both ways (control → rules → results, result → rule →

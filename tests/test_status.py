@@ -1,7 +1,8 @@
 """Verdict first, words later (issue 13): the status-only evaluator gives exactly the status
 `run_rule` gives, for every shipped rule (and the sample pack), over generated settings
 histories, their change steps and readiness views, and over the same documents with values
-randomly replaced by values of other JSON types (the error and missing paths)."""
+randomly replaced by values of other JSON types (the error and missing paths) — with and
+without the element memo a run keeps per rule."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from auditor.evaluate.change import change_document
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.readiness import load_readiness_model, readiness_view
 from auditor.evaluate.rule import run_rule
-from auditor.evaluate.status import rule_status
+from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.fetch.decode import to_report, to_revision
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.model import Rule
@@ -79,6 +80,9 @@ def documents() -> Iterator[tuple[str, Any, Env]]:
 @pytest.mark.parametrize("target", ["settings", "change", "readiness"])
 def test_status_only_equals_the_worded_verdict(target: str) -> None:
     chosen = [r for r in rules() if r.target == target]
+    # One element memo per rule over the whole stream, as a run keeps it: an array element's
+    # status reused from an earlier document (perturbed ones too) must still be its own.
+    memos = {r.id: ElementMemo(r) for r in chosen}
     seen: set[str] = set()
     checked = 0
     for kind, doc, env in documents():
@@ -87,6 +91,7 @@ def test_status_only_equals_the_worded_verdict(target: str) -> None:
         for rule in chosen:
             expected = run_rule(rule, doc, env).status
             assert rule_status(rule, doc, env) == expected, (rule.id, doc)
+            assert rule_status(rule, doc, env, memos[rule.id]) == expected, (rule.id, doc)
             seen.add(expected)
             checked += 1
     assert checked > 1000

@@ -17,14 +17,14 @@ import orjson
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
+from auditor.evaluate.projection import Deps, projection
 from auditor.evaluate.rule import Verdict
-from auditor.evaluate.status import rule_status
+from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.model import Rule
 from auditor.policy.refs import Ref
 
-Deps = tuple[str, ...]
 V = TypeVar("V")
 
 #: Leading keys of change-document fields that differ on every step: a key holding them
@@ -68,22 +68,6 @@ def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
 def cacheable(reads: Sequence[Deps]) -> bool:
     """False when a rule reads the whole document or a field that changes on every step."""
     return all(deps and deps[0] not in PER_STEP_FIELDS for deps in reads)
-
-
-def projection(doc: Any, deps: Deps) -> Any:
-    """What a path with these leading keys can see: where the walk stopped and the value there.
-
-    The walk stops early at an absent key or a non-object (the path then reads nothing below,
-    or reports the wrong type, so the value there is all that matters).
-    """
-    node = doc
-    for depth, key in enumerate(deps):
-        if not isinstance(node, dict):
-            return [depth, node]
-        if key not in node:
-            return [depth]
-        node = node[key]
-    return [len(deps), node]
 
 
 def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
@@ -130,6 +114,7 @@ class MemoRule:
         self.reads = rule_reads(rule)
         self.cache: VerdictCache[Verdict] | None = None
         self.statuses: VerdictCache[Status] | None = None
+        self.elements = ElementMemo(rule) if enabled else None
         if enabled and cacheable(self.reads):
             self.cache, self.statuses = VerdictCache(), VerdictCache()
 
@@ -144,8 +129,8 @@ class MemoRule:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
         key = None if self.cache is None else projection_key(doc, self.reads)
         if self.cache is None or self.statuses is None or key is None:
-            return rule_status(self.rule, doc, env)
+            return rule_status(self.rule, doc, env, self.elements)
         known = self.cache.verdicts.get(key)
         if known is not None:
             return known.status
-        return self.statuses.get(key, lambda: rule_status(self.rule, doc, env))
+        return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))

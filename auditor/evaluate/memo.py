@@ -17,12 +17,13 @@ import orjson
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.projection import Deps, projection
+from auditor.evaluate.projection import Deps, element_reads, projection
 from auditor.evaluate.rule import Verdict
 from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
-from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
+from auditor.policy.pathexpr import Key
 from auditor.policy.refs import Ref
 
 V = TypeVar("V")
@@ -63,6 +64,52 @@ def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
     for _, arg, _ in leaf.ops:
         if isinstance(arg, Ref):  # refs always read from the document root
             yield arg.path.deps
+
+
+#: How a rule's status reads one part of the document: all of it (`None`), or, for an array a
+#: quantifier runs over, only what its inner condition reads of each element.
+StatusRead = tuple[Deps, tuple[Deps, ...] | None]
+
+
+def status_reads(rule: Rule) -> tuple[StatusRead, ...]:
+    """What a rule's status depends on: `rule_reads`, except that an array a top-level
+    quantifier (on plain keys) runs over counts only by what its inner condition reads of each
+    element, when that condition reads nothing outside the element (see `element_reads`).
+    Every change rule reads `changes` so: the path and kind of each change, not its values."""
+    conds = [c for c in (rule.when, rule.condition) if c is not None]
+    return tuple(sorted({read for cond in conds for read in _status_reads(cond)}, key=repr))
+
+
+def _status_reads(cond: Condition) -> Iterator[StatusRead]:
+    if isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _status_reads(child)
+        return
+    if isinstance(cond, Quantifier) and all(isinstance(s, Key) for s in cond.path.steps):
+        inner = element_reads(cond.condition)
+        if inner is not None:
+            yield cond.path.deps, inner
+            return
+    yield from ((deps, None) for deps in _reads(cond, inside=False))
+
+
+def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
+    """`projection_key` for `status_reads`: an array read by element is projected element by
+    element (marked apart: a projection of all of it has at most two entries)."""
+    try:
+        data = orjson.dumps([_status_projection(doc, deps, inner) for deps, inner in reads])
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def _status_projection(doc: Any, deps: Deps, inner: tuple[Deps, ...] | None) -> Any:
+    seen = projection(doc, deps)
+    if inner is None or len(seen) < 2 or type(seen[1]) is not list:
+        return seen
+    if () in inner:
+        return [seen[0], None, seen[1]]
+    return [seen[0], None, [[projection(item, d) for d in inner] for item in seen[1]]]
 
 
 def cacheable(reads: Sequence[Deps]) -> bool:
@@ -115,7 +162,11 @@ class MemoRule:
         self.cache: VerdictCache[Verdict] | None = None
         self.statuses: VerdictCache[Status] | None = None
         self.elements = ElementMemo(rule) if enabled else None
+        # The status key, when it is narrower than the verdict's (an array read by element).
+        self.narrow: tuple[StatusRead, ...] | None = None
         if enabled and cacheable(self.reads):
+            narrow = status_reads(rule)
+            self.narrow = narrow if any(inner is not None for _, inner in narrow) else None
             self.cache, self.statuses = VerdictCache(), VerdictCache()
 
     def verdict(self, doc: Any, env: Env) -> Verdict:
@@ -127,6 +178,11 @@ class MemoRule:
 
     def status(self, doc: Any, env: Env) -> Status:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
+        if self.narrow is not None and self.statuses is not None:
+            key = status_key(doc, self.narrow)
+            if key is None:
+                return rule_status(self.rule, doc, env, self.elements)
+            return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))
         key = None if self.cache is None else projection_key(doc, self.reads)
         if self.cache is None or self.statuses is None or key is None:
             return rule_status(self.rule, doc, env, self.elements)

@@ -102,3 +102,14 @@ def test_status_only_equals_the_worded_verdict(target: str) -> None:
             checked += 1
     assert checked > 1000
     assert {"pass", "fail", "error"} <= seen, seen  # both sides, and broken documents
+
+
+def test_a_document_changed_in_place_is_read_anew_by_the_next_evaluation() -> None:
+    """Keys are made from each document once per evaluation (its environment): a caller that
+    edits a document between two evaluations gets the status of the edited one."""
+    rule = next(r for r in rules() if r.id == "BASE-CMD-005")
+    memo = MemoRule(rule)
+    doc: dict[str, Any] = {"commandAllowlist": ["ls", "git status"]}
+    assert memo.status(doc, Env(NOW)) == "pass"
+    doc["commandAllowlist"].append("sudo rm")
+    assert memo.status(doc, Env(NOW)) == "fail"

@@ -103,6 +103,34 @@ def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
     return hashlib.blake2b(data, digest_size=32).digest()
 
 
+#: The document and environment status keys were last made for, with the bytes of each read:
+#: the rules run on one document one after the other and many read the same (every change rule
+#: reads `changes` by path and kind), so each read is projected once per document.
+_LAST: tuple[Any, Any, dict[StatusRead, bytes]] = (None, None, {})
+
+
+def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes | None:
+    """`status_key(doc, reads)` (the same bytes: `orjson.dumps` of a list is `[`, its items'
+    bytes joined by `,`, `]`), each read serialized once per document. The environment is
+    part of the identity: every evaluation and every change step makes its own, so a document
+    changed in place between two evaluations is projected anew."""
+    global _LAST
+    held = _LAST
+    if held[0] is not doc or held[1] is not env:
+        held = _LAST = (doc, env, {})
+    parts = held[2]
+    chunks = []
+    try:
+        for read in reads:
+            part = parts.get(read)
+            if part is None:
+                part = parts[read] = orjson.dumps(_status_projection(doc, *read))
+            chunks.append(part)
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    return hashlib.blake2b(b"[" + b",".join(chunks) + b"]", digest_size=32).digest()
+
+
 def _status_projection(doc: Any, deps: Deps, inner: tuple[Deps, ...] | None) -> Any:
     seen = projection(doc, deps)
     if inner is None or len(seen) < 2 or type(seen[1]) is not list:
@@ -179,7 +207,7 @@ class MemoRule:
     def status(self, doc: Any, env: Env) -> Status:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
         if self.narrow is not None and self.statuses is not None:
-            key = status_key(doc, self.narrow)
+            key = _shared_status_key(doc, env, self.narrow)
             if key is None:
                 return rule_status(self.rule, doc, env, self.elements)
             return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import random
+import tracemalloc
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -113,3 +114,22 @@ def test_a_document_changed_in_place_is_read_anew_by_the_next_evaluation() -> No
     assert memo.status(doc, Env(NOW)) == "pass"
     doc["commandAllowlist"].append("sudo rm")
     assert memo.status(doc, Env(NOW)) == "fail"
+
+
+def test_the_element_memo_stays_small() -> None:
+    """A memoised element costs its key's own size: 2,000 distinct custom models (a short key
+    each) and 2,000 long entries (a digest each) stay under 1 MB, far from 4 KB an entry."""
+    base_url = next(r for r in rules() if r.id == "BASE-MOD-001")
+    allow = next(r for r in rules() if r.id == "BASE-CMD-005")
+    models, commands = ElementMemo(base_url), ElementMemo(allow)
+    tracemalloc.start()
+    try:
+        for n in range(2000):
+            doc = {"customModels": [{"id": f"m{n}", "baseUrl": f"https://m{n}.example/v1"}]}
+            assert rule_status(base_url, doc, Env(NOW), models) == "pass"
+            doc = {"commandAllowlist": [f"tool-{n}-" + "x" * 200]}
+            assert rule_status(allow, doc, Env(NOW), commands) == "pass"
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000, held

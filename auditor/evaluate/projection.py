@@ -9,6 +9,7 @@ the elements of an array).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
@@ -65,11 +66,21 @@ def _element_reads(cond: Condition) -> Iterator[tuple[str, Deps]]:
 
 def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
     """A type-strict key of what `reads` see of `item` (None when it cannot be serialized)."""
-    if type(item) is str and () in reads:
+    if type(item) is str and () in reads and len(item) <= _SHORT:
         return item  # no other key is a str
     try:
         if len(reads) == 1:
-            return orjson.dumps(projection(item, reads[0]))
-        return orjson.dumps([projection(item, deps) for deps in reads])
+            data = orjson.dumps(projection(item, reads[0]))
+        else:
+            data = orjson.dumps([projection(item, deps) for deps in reads])
     except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
         return None
+    # orjson's bytes keep a 4 KB buffer however short they are: a short key is kept as an
+    # exact-size copy, a long one (a whole element) as a 256-bit BLAKE2b digest.
+    if len(data) <= _SHORT:
+        return bytes(memoryview(data))
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+#: Keys up to this many bytes are kept as they are; longer ones as a 32-byte digest.
+_SHORT = 64

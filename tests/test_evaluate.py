@@ -102,9 +102,9 @@ def test_rules_are_re_evaluated_only_when_their_paths_change(
         worded.append(rule.id)
         return real(rule, doc, env)
 
-    def counting_status(rule: Any, doc: Any, env: Any) -> Any:
+    def counting_status(rule: Any, doc: Any, env: Any, *memo: Any) -> Any:
         calls.append(rule.id)
-        return real_status(rule, doc, env)
+        return real_status(rule, doc, env, *memo)
 
     monkeypatch.setattr(rule_mod, "run_rule", counting)
     monkeypatch.setattr(memo_mod, "rule_status", counting_status)

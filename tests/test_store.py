@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from pgcluster import raw_sql, stored_bytes
 
@@ -92,6 +93,29 @@ def test_reading_revisions(store: Store) -> None:
     assert in_force is not None and in_force.revision == 4
     assert store.revision_at(T0) is None
     assert store.get_revision(99) is None
+
+
+def test_a_streamed_history_shares_what_a_revision_left_unchanged(store: Store) -> None:
+    """Consecutive revisions read as a history share the objects one did not change, and
+    nothing that differs only in type (`1`, `true`, `1.0`) is mistaken for unchanged."""
+    settings = [
+        {"env": {"A": "x"}, "flags": [1, 2], "models": [{"id": 1}, {"id": 2}]},
+        {"env": {"A": "x"}, "flags": [True, 2], "models": [{"id": 1}, {"id": 2}]},
+        {"env": {"A": "y"}, "flags": [True, 2], "models": [{"id": 1.0}, {"id": 2}]},
+    ]
+    with store.transaction():
+        for number, data in enumerate(settings, start=1):
+            raw = {**raw_change(number), "settings": data}
+            rev = to_revision(raw, store.ingest_redactor(), "default", "$")
+            store.ingest_revision(rev, 1, T0)
+    one, two, three = (r.settings for r in store.iter_revisions())
+    for number, read in enumerate((one, two, three), start=1):
+        alone = store.get_revision(number)
+        assert alone is not None and orjson.dumps(read) == orjson.dumps(alone.settings)
+    assert two["env"] is one["env"] and two["models"] is one["models"]
+    assert two["flags"] is not one["flags"] and three["flags"] is two["flags"]
+    assert three["env"] is not two["env"] and three["models"] is not two["models"]
+    assert three["models"][0] is not two["models"][0] and three["models"][1] is two["models"][1]
 
 
 def test_every_stored_revision_number_is_read_back_by_every_reader(store: Store) -> None:

@@ -26,3 +26,51 @@ def dumps_pretty(value: Any) -> str:
 def loads(data: bytes | str) -> Any:
     """Parse JSON text (raises orjson.JSONDecodeError, a ValueError)."""
     return orjson.loads(data)
+
+
+def share_equal(old: Any, new: Any) -> None:
+    """Make `new` (a parsed JSON object) reuse `old`'s objects wherever they are the same JSON.
+
+    Every object or array under `new` whose serialization is byte-identical to the one at the
+    same key of `old` (same values, types and key order, so nothing can tell the two apart) is
+    replaced by `old`'s object. A history read revision after revision then shares everything
+    a revision did not change, and whoever compares two revisions (the history walk, the
+    diff) finds the untouched subtrees by identity instead of comparing them again.
+    `new` must not have been handed to anyone yet; `old` is not changed.
+    """
+    if type(old) is not dict or type(new) is not dict:
+        return
+    same: list[tuple[str, Any]] = []
+    for key, value in new.items():
+        was = old.get(key, _ABSENT)
+        kind = type(value)
+        if was is value or type(was) is not kind or (kind is not dict and kind is not list):
+            continue
+        if value == was and _same_bytes(value, was):
+            same.append((key, was))
+        elif kind is dict:
+            share_equal(was, value)
+        else:
+            _share_items(was, value)
+    for key, was in same:
+        new[key] = was
+
+
+def _share_items(old: list[Any], new: list[Any]) -> None:
+    """`share_equal` for the objects of two arrays, position by position."""
+    for index, (was, value) in enumerate(zip(old, new, strict=False)):
+        if type(was) is dict and type(value) is dict:
+            if value == was and _same_bytes(value, was):
+                new[index] = was
+            else:
+                share_equal(was, value)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    try:
+        return bool(orjson.dumps(a) == orjson.dumps(b))
+    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        return False
+
+
+_ABSENT = object()

@@ -162,11 +162,16 @@ def canon(value: JSON) -> bytes:
 
 def strict_equal(a: JSON, b: JSON) -> bool:
     """Type-strict JSON equality: `True != 1`, `[True] != [1]`, `1 != 1.0`."""
+    if a is b and type(a) in _CONTAINERS:
+        return True  # one object or array (a history shares what a revision left unchanged)
     if type(a) is not type(b) or a != b:
         return False
     if isinstance(a, dict | list):
         return canon(a) == canon(b) or _deep_strict_equal(a, b)
     return True
+
+
+_CONTAINERS = (dict, list)
 
 
 def _deep_strict_equal(a: JSON, b: JSON) -> bool:

@@ -17,14 +17,15 @@ import orjson
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
+from auditor.evaluate.projection import Deps, element_reads, projection
 from auditor.evaluate.rule import Verdict
-from auditor.evaluate.status import rule_status
+from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
-from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
+from auditor.policy.pathexpr import Key
 from auditor.policy.refs import Ref
 
-Deps = tuple[str, ...]
 V = TypeVar("V")
 
 #: Leading keys of change-document fields that differ on every step: a key holding them
@@ -65,25 +66,83 @@ def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
             yield arg.path.deps
 
 
+#: How a rule's status reads one part of the document: all of it (`None`), or, for an array a
+#: quantifier runs over, only what its inner condition reads of each element.
+StatusRead = tuple[Deps, tuple[Deps, ...] | None]
+
+
+def status_reads(rule: Rule) -> tuple[StatusRead, ...]:
+    """What a rule's status depends on: `rule_reads`, except that an array a top-level
+    quantifier (on plain keys) runs over counts only by what its inner condition reads of each
+    element, when that condition reads nothing outside the element (see `element_reads`).
+    Every change rule reads `changes` so: the path and kind of each change, not its values."""
+    conds = [c for c in (rule.when, rule.condition) if c is not None]
+    return tuple(sorted({read for cond in conds for read in _status_reads(cond)}, key=repr))
+
+
+def _status_reads(cond: Condition) -> Iterator[StatusRead]:
+    if isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _status_reads(child)
+        return
+    if isinstance(cond, Quantifier) and all(isinstance(s, Key) for s in cond.path.steps):
+        inner = element_reads(cond.condition)
+        if inner is not None:
+            yield cond.path.deps, inner
+            return
+    yield from ((deps, None) for deps in _reads(cond, inside=False))
+
+
+def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
+    """`projection_key` for `status_reads`: an array read by element is projected element by
+    element (marked apart: a projection of all of it has at most two entries)."""
+    try:
+        data = orjson.dumps([_status_projection(doc, deps, inner) for deps, inner in reads])
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+#: The document and environment status keys were last made for, with the bytes of each read:
+#: the rules run on one document one after the other and many read the same (every change rule
+#: reads `changes` by path and kind), so each read is projected once per document.
+_LAST: tuple[Any, Any, dict[StatusRead, bytes]] = (None, None, {})
+
+
+def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes | None:
+    """`status_key(doc, reads)` (the same bytes: `orjson.dumps` of a list is `[`, its items'
+    bytes joined by `,`, `]`), each read serialized once per document. The environment is
+    part of the identity: every evaluation and every change step makes its own, so a document
+    changed in place between two evaluations is projected anew."""
+    global _LAST
+    held = _LAST
+    if held[0] is not doc or held[1] is not env:
+        held = _LAST = (doc, env, {})
+    parts = held[2]
+    chunks = []
+    try:
+        for read in reads:
+            part = parts.get(read)
+            if part is None:
+                part = parts[read] = orjson.dumps(_status_projection(doc, *read))
+            chunks.append(part)
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    return hashlib.blake2b(b"[" + b",".join(chunks) + b"]", digest_size=32).digest()
+
+
+def _status_projection(doc: Any, deps: Deps, inner: tuple[Deps, ...] | None) -> Any:
+    seen = projection(doc, deps)
+    if inner is None or len(seen) < 2 or type(seen[1]) is not list:
+        return seen
+    if () in inner:
+        return [seen[0], None, seen[1]]
+    return [seen[0], None, [[projection(item, d) for d in inner] for item in seen[1]]]
+
+
 def cacheable(reads: Sequence[Deps]) -> bool:
     """False when a rule reads the whole document or a field that changes on every step."""
     return all(deps and deps[0] not in PER_STEP_FIELDS for deps in reads)
-
-
-def projection(doc: Any, deps: Deps) -> Any:
-    """What a path with these leading keys can see: where the walk stopped and the value there.
-
-    The walk stops early at an absent key or a non-object (the path then reads nothing below,
-    or reports the wrong type, so the value there is all that matters).
-    """
-    node = doc
-    for depth, key in enumerate(deps):
-        if not isinstance(node, dict):
-            return [depth, node]
-        if key not in node:
-            return [depth]
-        node = node[key]
-    return [len(deps), node]
 
 
 def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
@@ -130,7 +189,12 @@ class MemoRule:
         self.reads = rule_reads(rule)
         self.cache: VerdictCache[Verdict] | None = None
         self.statuses: VerdictCache[Status] | None = None
+        self.elements = ElementMemo(rule) if enabled else None
+        # The status key, when it is narrower than the verdict's (an array read by element).
+        self.narrow: tuple[StatusRead, ...] | None = None
         if enabled and cacheable(self.reads):
+            narrow = status_reads(rule)
+            self.narrow = narrow if any(inner is not None for _, inner in narrow) else None
             self.cache, self.statuses = VerdictCache(), VerdictCache()
 
     def verdict(self, doc: Any, env: Env) -> Verdict:
@@ -142,10 +206,15 @@ class MemoRule:
 
     def status(self, doc: Any, env: Env) -> Status:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
+        if self.narrow is not None and self.statuses is not None:
+            key = _shared_status_key(doc, env, self.narrow)
+            if key is None:
+                return rule_status(self.rule, doc, env, self.elements)
+            return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))
         key = None if self.cache is None else projection_key(doc, self.reads)
         if self.cache is None or self.statuses is None or key is None:
-            return rule_status(self.rule, doc, env)
+            return rule_status(self.rule, doc, env, self.elements)
         known = self.cache.verdicts.get(key)
         if known is not None:
             return known.status
-        return self.statuses.get(key, lambda: rule_status(self.rule, doc, env))
+        return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))

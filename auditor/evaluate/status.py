@@ -7,49 +7,82 @@ fail > missing > pass (an empty array passes); `not` and `none` swap pass and fa
 builds no message and no evidence. The history walk and the change steps need only the
 status of most of what they evaluate; the words are built (`rule.run_rule`) for the results
 that are reported. `tests/test_status.py` checks both agree over every shipped rule and many
-generated documents.
+generated documents. With an `ElementMemo` (one per rule, see `memo`), an array element's
+status under a quantifier is reused whenever what the inner condition reads of it repeats:
+a list that gained one entry costs one entry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.outcome import OutcomeStatus
+from auditor.evaluate.projection import Deps, element_key, element_reads
 from auditor.evaluate.refs import RefError, resolve_ref
 from auditor.models import Status
 from auditor.operators import MISSING, OperandTypeError
-from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.refs import Ref
 
 _SWAP: dict[OutcomeStatus, OutcomeStatus] = {"pass": "fail", "fail": "pass"}
+#: Element statuses one quantifier keeps before it starts over (bounds memory).
+ELEMENT_BUDGET = 4096
 
 
-def rule_status(rule: Rule, doc: Any, env: Env) -> Status:
+class ElementMemo:
+    """One rule's element statuses: for each quantifier whose inner condition reads nothing
+    outside the element (no `{ref: …}`, no change leaf), the status by the element's key.
+
+    The clock is part of what a status depends on: one memo serves one evaluation (one `now`),
+    as the rule's verdict cache does."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.plan: dict[int, tuple[tuple[Deps, ...], dict[Hashable, OutcomeStatus]]] = {}
+        for cond in (c for c in (rule.when, rule.condition) if c is not None):
+            for quantifier in _quantifiers(cond):
+                reads = element_reads(quantifier.condition)
+                if reads is not None:
+                    self.plan[id(quantifier)] = (reads, {})
+
+
+def _quantifiers(cond: Condition) -> Iterator[Quantifier]:
+    if isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _quantifiers(child)
+    elif isinstance(cond, Quantifier):
+        yield cond
+        yield from _quantifiers(cond.condition)
+
+
+def rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None = None) -> Status:
     """The status of `rule` on `doc`: `run_rule(rule, doc, env).status`, without the words."""
     if env.root is not doc:
         env = Env(env.now, env.change, doc)
     if rule.when is not None:
-        pre = condition_status(rule.when, doc, env)
+        pre = condition_status(rule.when, doc, env, memo)
         if pre == "error":
             return "error"
         if pre != "pass":
             return "not_applicable"
-    out = condition_status(rule.condition, doc, env)
+    out = condition_status(rule.condition, doc, env, memo)
     return rule.on_missing if out == "missing" else out
 
 
-def condition_status(cond: Condition, node: Any, env: Env) -> OutcomeStatus:
+def condition_status(
+    cond: Condition, node: Any, env: Env, memo: ElementMemo | None = None
+) -> OutcomeStatus:
     """The status `evaluate_condition` gives `cond` on `node`."""
     if isinstance(cond, Leaf):
         return _leaf(cond, node, env)
     if isinstance(cond, Logic):
         if cond.kind == "not":
-            status = condition_status(cond.children[0], node, env)
+            status = condition_status(cond.children[0], node, env, memo)
             return _SWAP.get(status, status)
-        statuses = [condition_status(c, node, env) for c in cond.children]
+        statuses = [condition_status(c, node, env, memo) for c in cond.children]
         if cond.kind == "all":
             return _all(statuses)
         return _any(statuses)
@@ -61,11 +94,38 @@ def condition_status(cond: Condition, node: Any, env: Env) -> OutcomeStatus:
         return "missing"
     if not isinstance(items, list):
         return "error"
-    statuses = [condition_status(cond.condition, item, env) for item in items]
+    slot = memo.plan.get(id(cond)) if memo is not None else None
+    if slot is None:
+        statuses = [condition_status(cond.condition, item, env, memo) for item in items]
+    else:
+        statuses = _elements(cond.condition, items, env, memo, *slot)
     if cond.kind == "each":
         return _all(statuses)
     found = _any(statuses)
     return found if cond.kind == "some" else _SWAP.get(found, found)
+
+
+def _elements(
+    inner: Condition,
+    items: list[Any],
+    env: Env,
+    memo: ElementMemo | None,
+    reads: tuple[Deps, ...],
+    known: dict[Hashable, OutcomeStatus],
+) -> list[OutcomeStatus]:
+    """Each element's status, reused when what `inner` reads of the element was seen before."""
+    statuses: list[OutcomeStatus] = []
+    for item in items:
+        key = element_key(item, reads)
+        status = known.get(key) if key is not None else None
+        if status is None:
+            status = condition_status(inner, item, env, memo)
+            if key is not None:
+                if len(known) >= ELEMENT_BUDGET:
+                    known.clear()
+                known[key] = status
+        statuses.append(status)
+    return statuses
 
 
 def _all(statuses: list[OutcomeStatus]) -> OutcomeStatus:

@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
-from auditor.common.jsonutil import canonical, loads
+from auditor.common.jsonutil import canonical, loads, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
@@ -383,9 +383,16 @@ class Store:
     def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
         with self.reading():
             cursor = stream(self._db, f"SELECT {REVISION_COLUMNS} FROM revisions {where}", params)
+            previous: Any = None
             try:
                 while rows := cursor.fetchmany(_BATCH):
-                    yield from [revision_from_row(r) for r in rows]
+                    batch = [revision_from_row(r) for r in rows]
+                    # Consecutive revisions share the objects one did not change (see
+                    # `share_equal`): comparing them later costs an identity check.
+                    for revision in batch:
+                        share_equal(previous, revision.settings)
+                        previous = revision.settings
+                    yield from batch
             finally:
                 cursor.close()  # when the caller stops early too
 

@@ -1,0 +1,86 @@
+"""What part of a document a condition can see, and type-strict keys of it.
+
+Takes a document (or an array element) and the leading keys of the paths a condition reads,
+gives the projection (where each walk stopped and the value there) and a hashable key of it
+whose equality implies equal JSON — `true`, `1` and `1.0` differ — so a verdict or a status
+computed once can be reused for every document with the same key (`memo`, and `status` for
+the elements of an array).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.refs import Ref
+
+Deps = tuple[str, ...]
+
+
+def projection(doc: Any, deps: Deps) -> Any:
+    """What a path with these leading keys can see: where the walk stopped and the value there.
+
+    The walk stops early at an absent key or a non-object (the path then reads nothing below,
+    or reports the wrong type, so the value there is all that matters).
+    """
+    node = doc
+    for depth, key in enumerate(deps):
+        if not isinstance(node, dict):
+            return [depth, node]
+        if key not in node:
+            return [depth]
+        node = node[key]
+    return [len(deps), node]
+
+
+def element_reads(cond: Condition) -> tuple[Deps, ...] | None:
+    """The leading keys of every path `cond` reads relative to the node it is run on, or None
+    when it also reads outside that node (a `{ref: …}` argument or a change leaf)."""
+    reads: set[Deps] = set()
+    for kind, deps in _element_reads(cond):
+        if kind != "path":
+            return None
+        reads.add(deps)
+    return tuple(sorted(reads))
+
+
+def _element_reads(cond: Condition) -> Iterator[tuple[str, Deps]]:
+    if isinstance(cond, Leaf):
+        if cond.is_change:
+            yield "outside", ()
+        for _, arg, _ in cond.ops:
+            if isinstance(arg, Ref):
+                yield "outside", ()
+        yield from (("path", path.deps) for path in cond.paths)
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _element_reads(child)
+    else:  # a nested quantifier reads all there is below its array
+        yield "path", cond.path.deps
+        yield from (("outside", ()) for kind, _ in _element_reads(cond.condition) if kind != "path")
+
+
+def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
+    """A type-strict key of what `reads` see of `item` (None when it cannot be serialized)."""
+    if type(item) is str and () in reads and len(item) <= _SHORT:
+        return item  # no other key is a str
+    try:
+        if len(reads) == 1:
+            data = orjson.dumps(projection(item, reads[0]))
+        else:
+            data = orjson.dumps([projection(item, deps) for deps in reads])
+    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        return None
+    # orjson's bytes keep a 4 KB buffer however short they are: a short key is kept as an
+    # exact-size copy, a long one (a whole element) as a 256-bit BLAKE2b digest.
+    if len(data) <= _SHORT:
+        return bytes(memoryview(data))
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+#: Keys up to this many bytes are kept as they are; longer ones as a 32-byte digest.
+_SHORT = 64

@@ -26,7 +26,7 @@ from auditor.emulator import generate_dataset
 from auditor.evaluate.change import change_document
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.engine import evaluate
-from auditor.evaluate.memo import MemoRule
+from auditor.evaluate.memo import MemoRule, _shared_status_key, status_key
 from auditor.evaluate.model import Evaluation, EvaluationInputs
 from auditor.evaluate.readiness import load_readiness_model, readiness_view
 from auditor.evaluate.rule import run_rule
@@ -288,6 +288,9 @@ def test_memoised_statuses_over_a_shared_history_equal_a_fresh_evaluation(
             expected = run_rule(memo.rule, orjson.loads(text), Env(NOW)).status
             assert memo.status(revision.settings, env) == expected, (memo.rule.id, text)
             seen.add(expected)
+            if memo.narrow is not None:  # the per-document key is the one `status_key` makes
+                shared = _shared_status_key(revision.settings, env, memo.narrow)
+                assert shared == status_key(revision.settings, memo.narrow)
     assert {"pass", "fail", "error", "not_applicable"} <= seen, seen
 
 

@@ -1,6 +1,7 @@
 """Properties over generated input (hypothesis, bounded so the suite stays fast): the file
 loaders refuse anything with our own errors, never a crash; a JSON Patch of any edit replays
-exactly; a report never lets a generated string out of its context."""
+exactly; a history's revisions share only what is the same JSON, types and key order included;
+a report never lets a generated string out of its context."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import json
 import re
 import secrets
 import unicodedata
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
 import jsonpatch
+import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -23,7 +26,7 @@ from report_fixture import build_report_data
 from test_report_escaping import HTML_TAGS, RAW_CONTROLS
 
 from auditor.common.escape import html_inline, md_inline, terminal_text, xml_text
-from auditor.common.jsonutil import canonical
+from auditor.common.jsonutil import canonical, share_equal
 from auditor.diff import to_json_patch
 from auditor.errors import AuditorError
 from auditor.findings import load_waivers
@@ -165,6 +168,86 @@ def test_json_patch_of_any_edit_replays_exactly(data: st.DataObject, before: Any
     patched = jsonpatch.apply_patch(before, to_json_patch(before, after))
     assert canonical(patched) == canonical(after)  # type-strict: [True] is not [1]
     assert canonical(before) == kept
+
+
+# Values `==` holds for that JSON tells apart: what a shared object must never stand for.
+_LOOKALIKES: list[list[Any]] = [[1, 1.0, True], [0, 0.0, -0.0, False], [2**64, 2**64 + 0.0]]
+
+
+def _lookalike(doc: Any, draw: Any) -> Any:
+    """`doc` with one scalar swapped for an `==`-equal one of another type or sign, or one
+    object's keys reordered (the same values)."""
+    if isinstance(doc, dict) and doc:
+        if draw(st.booleans()):
+            return dict(reversed(list(doc.items())))
+        key = draw(st.sampled_from(list(doc)))
+        return {**doc, key: _lookalike(doc[key], draw)}
+    if isinstance(doc, list) and doc:
+        at = draw(st.integers(0, len(doc) - 1))
+        return [*doc[:at], _lookalike(doc[at], draw), *doc[at + 1 :]]
+    for group in _LOOKALIKES:
+        if any(type(doc) is type(v) and doc == v for v in group):
+            return draw(st.sampled_from(group))
+    return doc
+
+
+def _typed(value: Any) -> Any:
+    """A type-strict picture of a JSON value: `1`, `1.0`, `true`, `-0.0` and key order differ."""
+    if isinstance(value, dict):
+        return ("object", tuple((k, _typed(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(_typed(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def _shared_with(old: Any, new: Any, keyed: bool = True) -> Iterator[tuple[Any, Any, bool]]:
+    """(old, new) values at the same place of both documents, and whether that place is
+    reached through object keys only."""
+    yield old, new, keyed
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old.keys() & new.keys():
+            yield from _shared_with(old[key], new[key], keyed)
+    elif isinstance(old, list) and isinstance(new, list):
+        for a, b in zip(old, new, strict=False):
+            yield from _shared_with(a, b, False)
+
+
+def _containers(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict | list):
+        yield value
+        for child in value.values() if isinstance(value, dict) else value:
+            yield from _containers(child)
+
+
+@BOUNDED
+@given(data=st.data(), before=st.dictionaries(st.sampled_from(WORDS), json_values, max_size=6))
+def test_a_revision_shares_only_what_is_the_same_json(data: st.DataObject, before: Any) -> None:
+    """`share_equal` (the store's history reader): the next revision's value is exactly what
+    was read, type for type and key for key; the previous one is untouched; an object is only
+    ever shared at the place it held before; and what is the same is shared."""
+    after = _edited(before, data.draw) if data.draw(st.booleans()) else copy.deepcopy(before)
+    after = _lookalike(after, data.draw) if data.draw(st.booleans()) else after
+    if not isinstance(after, dict):
+        after = {"settings": after}
+    old, new = _typed(before), _typed(after)
+    share_equal(before, after)
+    assert _typed(after) == new
+    assert _typed(before) == old
+    mine = {id(c) for c in _containers(before)}
+    placed = {id(b) for a, b, _ in _shared_with(before, after) if a is b}
+    assert {id(c) for c in _containers(after)} & mine <= placed
+    for a, b, keyed in _shared_with(before, after):
+        if keyed and type(a) is type(b) and type(a) in (dict, list) and b is not after:
+            assert a is b or _typed(a) != _typed(b) or _unsharable(a), (a, b)
+
+
+def _unsharable(value: Any) -> bool:
+    """Values orjson cannot write (integers beyond 64 bits, lone surrogates): never shared."""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return True
+    return False
 
 
 hostile_text = st.text(

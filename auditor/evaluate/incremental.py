@@ -32,7 +32,7 @@ from auditor.diff import ListTable
 from auditor.evaluate.change import Tally
 from auditor.evaluate.history import Resume, Span
 from auditor.evaluate.model import RuleResult
-from auditor.models import Attribution, Evidence, Subject
+from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
@@ -136,32 +136,103 @@ def load_resume(data: bytes) -> Resume:
 
 def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     """A change rule's tally (None when a value in it does not read back exactly: a type
-    JSON does not have, say, so the rule is simply evaluated afresh next time)."""
+    JSON does not have, say, so the rule is simply evaluated afresh next time).
+
+    Dumped and checked one result at a time: the bytes are those of one `orjson.dumps` of the
+    whole tally, without ever holding a second copy of its (10,000s of) results read back."""
     try:
-        data = orjson.dumps(
+        head = orjson.dumps(
             {
                 "steps": tally.steps,
                 "counts": dict(sorted(tally.counts.items())),
                 "first": tally.first,
                 "last": tally.last,
-                "open": [_result(r) for r in tally.open],
+                "open": [],
             }
         )
+        out = bytearray(head[: -len(_OPEN_END)])
+        for index, result in enumerate(tally.open):
+            piece = orjson.dumps(_result(result))
+            if _from_result(orjson.loads(piece), rule) != result:
+                return None
+            out += b"," + piece if index else piece
     except TypeError:
         return None
-    return data if load_tally(data, rule).open == tally.open else None
+    out += _OPEN_END
+    return bytes(out)
 
 
-def load_tally(data: bytes, rule: Rule) -> Tally:
-    """Inverse of `dump_tally`, the results re-attached to `rule`."""
+_OPEN_END = b"]}"  # how the dump ends: the list of open results, then the object
+
+
+def load_tally(data: bytes, rule: Rule, shared: Shared | None = None) -> Tally:
+    """Inverse of `dump_tally`, the results re-attached to `rule`; the values many results
+    repeat (a step's subject and author, an evidence list) are one object each, `shared`
+    across the rules loaded with the same `Shared`."""
     raw = orjson.loads(data)
+    shared = shared if shared is not None else Shared()
     return Tally(
         steps=int(raw["steps"]),
         counts=Counter({str(k): int(v) for k, v in raw["counts"].items()}),
         first=raw["first"],
         last=raw["last"],
-        open=[_from_result(r, rule) for r in raw["open"]],
+        open=[shared.result(r, rule) for r in raw.pop("open")],
     )
+
+
+_STATUS: dict[str, Status] = {status: status for status in STATUSES}
+
+
+class Shared:
+    """One object for each value the results read back repeat: a change rule's failing steps
+    at 100,000 revisions are 10,000s of results with a few hundred distinct evidence lists,
+    one subject and author per step, and messages that recur."""
+
+    def __init__(self) -> None:
+        self._subjects: dict[tuple[Any, ...], Subject] = {}
+        self._who: dict[tuple[Any, ...], Attribution] = {}
+        self._evidence: dict[int, tuple[Evidence, ...]] = {}
+        self._text: dict[str, str] = {}
+
+    def result(self, raw: list[Any], rule: Rule) -> RuleResult:
+        """A result as `_from_result` reads it, its parts shared."""
+        subject, status, message, evidence, since = raw
+        key = tuple(subject)
+        found = self._subjects.get(key)
+        if found is None:
+            found = self._subjects[key] = Subject(*subject)
+        return RuleResult(
+            rule,
+            found,
+            _STATUS.get(status, status),  # orjson gives each its own copy of the text
+            self.text(message),
+            self._evidence_of(evidence),
+            since=self._since(since) if since is not None else None,
+        )
+
+    def text(self, text: str) -> str:
+        """The one copy of `text`."""
+        return self._text.setdefault(text, text)
+
+    def _evidence_of(self, raw: list[Any]) -> tuple[Evidence, ...]:
+        if not raw:
+            return ()
+        # JSON values: equal bytes, equal values of the same types (`==` takes 1 for True).
+        # Filed under the hash of the bytes: unshared evidence is not held twice.
+        text = orjson.dumps(raw)
+        found = self._evidence.get(hash(text))
+        if found is not None and orjson.dumps([list(_evidence(e)) for e in found]) == text:
+            return found
+        made = tuple(Evidence(*e) for e in raw)
+        self._evidence.setdefault(hash(text), made)
+        return made
+
+    def _since(self, raw: list[Any]) -> Attribution:
+        key = tuple(raw)
+        found = self._who.get(key)
+        if found is None:
+            found = self._who[key] = _attribution(raw)
+        return found
 
 
 def _result(result: RuleResult) -> list[Any]:

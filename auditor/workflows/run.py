@@ -146,7 +146,10 @@ def run_audit(
     options = replace(options, run_id=run_id)  # `-2` … when the id was taken
     known = _Known.read(store, options)
     inputs = _inputs(store, loaded.model, options, known)
+    known.prior = {}  # `inputs` has it
     evaluation = evaluate(loaded.policy, inputs)
+    # The evaluation has read the earlier state (megabytes at 100,000 revisions): let it go.
+    inputs = replace(inputs, prior={})
     known.remember(store, evaluation)
     results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
     not_evaluated, failing_by_revision = evaluation.not_evaluated, evaluation.failing_by_revision

@@ -24,7 +24,7 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import affected, attribution, trie_of
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
-from auditor.models import QUIET_STATUSES, Evidence, Revision, Status, Subject
+from auditor.models import QUIET_STATUSES, Attribution, Evidence, Revision, Status, Subject
 from auditor.policy.model import Rule
 
 Step = tuple[Revision, Revision]
@@ -143,6 +143,7 @@ class ChangeRun:
         )
         self._steady: list[Status | None] = [None] * len(self.rules)
         self._evidence: dict[int, tuple[Evidence, ...]] = {}  # see `_kept`
+        self._authors: dict[str, str] = {}  # see `_attribution`
         self._moved: set[int] = set()
         self._after: int | None = None
 
@@ -226,7 +227,7 @@ class ChangeRun:
         self._moved, self._after = changed, after.revision
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
-        subject, since = step_subject(before, after), attribution(after)
+        subject, since = step_subject(before, after), self._attribution(after)
         words = self.every_step or self.steps == 1
         for index in due:
             memo = self.rules[index]
@@ -242,6 +243,14 @@ class ChangeRun:
             self._steady[index] = result.status
             shown = result if result.status in QUIET_STATUSES else self._kept(result, doc)
             yield index, result.status, shown
+
+    def _attribution(self, after: Revision) -> Attribution:
+        """Who and when of the step, the author's address and name one text each: every
+        failing step keeps them, and a history has far fewer authors than steps."""
+        who = attribution(after)
+        email = self._authors.setdefault(who.author_email, who.author_email)
+        name = self._authors.setdefault(who.author_name, who.author_name)
+        return Attribution(who.revision, who.updated_at, email, name)
 
     def _kept(self, result: RuleResult, doc: dict[str, Any]) -> RuleResult:
         """A result that did not pass, worded; its evidence is the one object for equal

@@ -138,31 +138,26 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     """A change rule's tally (None when a value in it does not read back exactly: a type
     JSON does not have, say, so the rule is simply evaluated afresh next time).
 
-    Dumped and checked one result at a time: the bytes are those of one `orjson.dumps` of the
-    whole tally, without ever holding a second copy of its (10,000s of) results read back."""
+    Each result is checked on its own, then the tally is dumped in one go with each result
+    turned into its list only as orjson reaches it: at 100,000 revisions a rule has 10,000s
+    of results, which are never all read back, nor all held as lists, at once."""
     try:
-        head = orjson.dumps(
+        for result in tally.open:
+            if _from_result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
+                return None
+        return orjson.dumps(
             {
                 "steps": tally.steps,
                 "counts": dict(sorted(tally.counts.items())),
                 "first": tally.first,
                 "last": tally.last,
-                "open": [],
-            }
+                "open": tally.open,
+            },
+            default=_result,
+            option=orjson.OPT_PASSTHROUGH_DATACLASS,  # a `RuleResult` goes through `_result`
         )
-        out = bytearray(head[: -len(_OPEN_END)])
-        for index, result in enumerate(tally.open):
-            piece = orjson.dumps(_result(result))
-            if _from_result(orjson.loads(piece), rule) != result:
-                return None
-            out += b"," + piece if index else piece
     except TypeError:
         return None
-    out += _OPEN_END
-    return bytes(out)
-
-
-_OPEN_END = b"]}"  # how the dump ends: the list of open results, then the object
 
 
 def load_tally(data: bytes, rule: Rule, shared: Shared | None = None) -> Tally:
@@ -231,7 +226,11 @@ class Shared:
         key = tuple(raw)
         found = self._who.get(key)
         if found is None:
-            found = self._who[key] = _attribution(raw)
+            revision, when, email, name = raw
+            found = Attribution(
+                int(revision), datetime.fromisoformat(when), self.text(email), self.text(name)
+            )
+            self._who[key] = found
         return found
 
 

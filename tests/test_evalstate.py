@@ -3,12 +3,20 @@ the stored history it was computed over, so a nightly can tell whether it still 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
 
-from auditor.evaluate.incremental import StateDumps
+from auditor.evaluate.change import Tally
+from auditor.evaluate.incremental import StateDumps, dump_tally, load_tally
+from auditor.evaluate.model import RuleResult
+from auditor.models import Attribution, Evidence, Subject
+from auditor.policy.model import Rule
 from auditor.store.database import Store
 from auditor.store.evalstate import history_digests
 
@@ -96,3 +104,68 @@ def test_states_none_of_which_can_be_stored_leave_the_stored_state_alone(
         store.save_eval_state(12, "h12", states)
         rows = {r.rule_key: (r.revision, r.data) for r in store.eval_state()}
     assert rows == {"rule-a": (10, b"A10"), "rule-b": (10, b"B10")}
+
+
+def _step_results(rule: Rule, steps: int) -> list[RuleResult]:
+    """Failing change-step results as a long history gives them: per step a subject and an
+    author, a few evidence lists over and over, values of every JSON type."""
+    when = datetime(2026, 9, 3, 10, 15, tzinfo=UTC)
+    evidence = [
+        (Evidence("$.sandbox.enabled", False, True, "not to change from", note="before: true"),),
+        (Evidence("$.a", [1, "x", None], {"k": 1.5}, "in"), Evidence("$.b", 1, True, "==")),
+        (),
+    ]
+    out = []
+    for n in range(1, steps + 1):
+        subject = Subject("change", f"change:{n}..{n + 1}", f"revision {n} -> {n + 1}", n + 1)
+        who = Attribution(n + 1, when, f"user{n % 3}@acme.example", "Tomás Novak")
+        message = f"sandbox.enabled went true -> false by user{n % 3}@acme.example"
+        out.append(RuleResult(rule, subject, "fail", message, evidence[n % 3], since=who))
+    return out
+
+
+def test_a_change_rules_tally_is_stored_as_one_json_document_and_read_back_equal() -> None:
+    """The tally is dumped one result at a time (issue 13: no second copy of 10,000s of
+    results), but stored exactly as one JSON document of it, so a state file written before
+    reads back; what is read back equals what was dumped, down to 1 vs 1.0 vs true."""
+    rule = Rule(id="CHG-1", title="t", severity="high", target="change", condition=None)
+    results = _step_results(rule, 7)
+    tally = Tally(7, Counter({"pass": 0, "fail": 7}), 1, 8, results, 7)
+    data = dump_tally(tally, rule)
+    whole = {"steps": 7, "counts": {"fail": 7, "pass": 0}, "first": 1, "last": 8}
+    assert data == orjson.dumps({**whole, "open": [_stored(r) for r in results]})
+    back = load_tally(data, rule)
+    assert (back.steps, back.counts, back.first, back.last) == (7, tally.counts, 1, 8)
+    assert back.open == results
+    assert [type(e.expected) for r in back.open for e in r.evidence] == [
+        type(e.expected) for r in results for e in r.evidence
+    ]
+    empty = Tally(3, Counter({"pass": 3}), 1, 4, [], 0)
+    assert dump_tally(empty, rule) == orjson.dumps(
+        {"steps": 3, "counts": {"pass": 3}, "first": 1, "last": 4, "open": []}
+    )
+
+
+def test_a_tally_whose_values_do_not_read_back_exactly_is_not_stored() -> None:
+    rule = Rule(id="CHG-1", title="t", severity="high", target="change", condition=None)
+    results = _step_results(rule, 4)
+    odd = replace(results[2], evidence=(Evidence("$.a", (1, 2)),))  # a tuple reads back a list
+    assert (
+        dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, [*results[:2], odd, results[3]]), rule)
+        is None
+    )
+
+
+def _stored(result: RuleResult) -> list[object]:
+    s, who = result.subject, result.since
+    assert who is not None
+    return [
+        [s.kind, s.key, s.label, s.revision, s.repo_url],
+        result.status,
+        result.message,
+        [
+            [e.path, e.actual, e.expected, e.operator, e.present, e.note, e.shows_expected]
+            for e in result.evidence
+        ],
+        [who.revision, who.updated_at.isoformat(), who.author_email, who.author_name],
+    ]

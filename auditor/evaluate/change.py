@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -24,7 +24,7 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import affected, attribution, trie_of
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
-from auditor.models import QUIET_STATUSES, Revision, Status, Subject
+from auditor.models import QUIET_STATUSES, Attribution, Evidence, Revision, Status, Subject
 from auditor.policy.model import Rule
 
 Step = tuple[Revision, Revision]
@@ -142,6 +142,8 @@ class ChangeRun:
             ]
         )
         self._steady: list[Status | None] = [None] * len(self.rules)
+        self._evidence: dict[int, tuple[Evidence, ...]] = {}  # see `_kept`
+        self._authors: dict[str, str] = {}  # see `_attribution`
         self._moved: set[int] = set()
         self._after: int | None = None
 
@@ -225,7 +227,7 @@ class ChangeRun:
         self._moved, self._after = changed, after.revision
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
         env = Env(self.env.now, (before.settings, after.settings))
-        subject, since = step_subject(before, after), attribution(after)
+        subject, since = step_subject(before, after), self._attribution(after)
         words = self.every_step or self.steps == 1
         for index in due:
             memo = self.rules[index]
@@ -239,5 +241,28 @@ class ChangeRun:
                     continue
             result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
             self._steady[index] = result.status
-            shown = result if result.status in QUIET_STATUSES else explain_step(result, doc)
+            shown = result if result.status in QUIET_STATUSES else self._kept(result, doc)
             yield index, result.status, shown
+
+    def _attribution(self, after: Revision) -> Attribution:
+        """Who and when of the step, the author's address and name one text each: every
+        failing step keeps them, and a history has far fewer authors than steps."""
+        who = attribution(after)
+        email = self._authors.setdefault(who.author_email, who.author_email)
+        name = self._authors.setdefault(who.author_name, who.author_name)
+        return Attribution(who.revision, who.updated_at, email, name)
+
+    def _kept(self, result: RuleResult, doc: dict[str, Any]) -> RuleResult:
+        """A result that did not pass, worded; its evidence is the one object for equal
+        evidence (a long history's failing steps repeat a few hundred evidence lists, and
+        every one of them is held until the reports are written)."""
+        worded = explain_step(result, doc)
+        if not worded.evidence:
+            return worded
+        # Equal by `repr`, which tells 1, 1.0 and True apart (`==` does not); filed under its
+        # hash, so a history whose every step has new evidence does not hold it twice.
+        text = repr(worded.evidence)
+        found = self._evidence.setdefault(hash(text), worded.evidence)
+        if found is worded.evidence or repr(found) != text:
+            return worded
+        return replace(worded, evidence=found)

@@ -71,7 +71,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             memo=memo,
             every_step=inputs.all_revisions,
             table=inputs.list_table,
-            resume=[state.tally(r) for r in by_target["change"]],
+            resume=state.tallies(by_target["change"]),
         )
     history = inputs.history or _one(inputs.settings)
     if walk is not None:
@@ -174,10 +174,15 @@ class _State:
         data = self._stored(rule)
         return incremental.load_resume(data) if data is not None else None
 
-    def tally(self, rule: Rule) -> Tally | None:
-        """The change rule's tally from an earlier run, if there is one."""
+    def tallies(self, rules: Sequence[Rule]) -> list[Tally | None]:
+        """The change rules' tallies from an earlier run, where there are any; the values
+        their results repeat are shared between them (`incremental.Shared`)."""
+        shared = incremental.Shared()
+        return [self._tally(rule, shared) for rule in rules]
+
+    def _tally(self, rule: Rule, shared: incremental.Shared) -> Tally | None:
         data = self._stored(rule)
-        tally = incremental.load_tally(data, rule) if data is not None else None
+        tally = incremental.load_tally(data, rule, shared) if data is not None else None
         # A tally that runs past the revision under test (`--at`) cannot be cut back: its
         # counts are totals. The rule is evaluated afresh.
         if tally is None or self.revision is None or (tally.last or 0) > self.revision:

@@ -32,7 +32,7 @@ from auditor.diff import ListTable
 from auditor.evaluate.change import Tally
 from auditor.evaluate.history import Resume, Span
 from auditor.evaluate.model import RuleResult
-from auditor.models import Attribution, Evidence, Subject
+from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
@@ -136,32 +136,102 @@ def load_resume(data: bytes) -> Resume:
 
 def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     """A change rule's tally (None when a value in it does not read back exactly: a type
-    JSON does not have, say, so the rule is simply evaluated afresh next time)."""
+    JSON does not have, say, so the rule is simply evaluated afresh next time).
+
+    Each result is checked on its own, then the tally is dumped in one go with each result
+    turned into its list only as orjson reaches it: at 100,000 revisions a rule has 10,000s
+    of results, which are never all read back, nor all held as lists, at once."""
     try:
-        data = orjson.dumps(
+        for result in tally.open:
+            if _from_result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
+                return None
+        return orjson.dumps(
             {
                 "steps": tally.steps,
                 "counts": dict(sorted(tally.counts.items())),
                 "first": tally.first,
                 "last": tally.last,
-                "open": [_result(r) for r in tally.open],
-            }
+                "open": tally.open,
+            },
+            default=_result,
+            option=orjson.OPT_PASSTHROUGH_DATACLASS,  # a `RuleResult` goes through `_result`
         )
     except TypeError:
         return None
-    return data if load_tally(data, rule).open == tally.open else None
 
 
-def load_tally(data: bytes, rule: Rule) -> Tally:
-    """Inverse of `dump_tally`, the results re-attached to `rule`."""
+def load_tally(data: bytes, rule: Rule, shared: Shared | None = None) -> Tally:
+    """Inverse of `dump_tally`, the results re-attached to `rule`; the values many results
+    repeat (a step's subject and author, an evidence list) are one object each, `shared`
+    across the rules loaded with the same `Shared`."""
     raw = orjson.loads(data)
+    shared = shared if shared is not None else Shared()
     return Tally(
         steps=int(raw["steps"]),
         counts=Counter({str(k): int(v) for k, v in raw["counts"].items()}),
         first=raw["first"],
         last=raw["last"],
-        open=[_from_result(r, rule) for r in raw["open"]],
+        open=[shared.result(r, rule) for r in raw.pop("open")],
     )
+
+
+_STATUS: dict[str, Status] = {status: status for status in STATUSES}
+
+
+class Shared:
+    """One object for each value the results read back repeat: a change rule's failing steps
+    at 100,000 revisions are 10,000s of results with a few hundred distinct evidence lists,
+    one subject and author per step, and messages that recur."""
+
+    def __init__(self) -> None:
+        self._subjects: dict[tuple[Any, ...], Subject] = {}
+        self._who: dict[tuple[Any, ...], Attribution] = {}
+        self._evidence: dict[int, tuple[Evidence, ...]] = {}
+        self._text: dict[str, str] = {}
+
+    def result(self, raw: list[Any], rule: Rule) -> RuleResult:
+        """A result as `_from_result` reads it, its parts shared."""
+        subject, status, message, evidence, since = raw
+        key = tuple(subject)
+        found = self._subjects.get(key)
+        if found is None:
+            found = self._subjects[key] = Subject(*subject)
+        return RuleResult(
+            rule,
+            found,
+            _STATUS.get(status, status),  # orjson gives each its own copy of the text
+            self.text(message),
+            self._evidence_of(evidence),
+            since=self._since(since) if since is not None else None,
+        )
+
+    def text(self, text: str) -> str:
+        """The one copy of `text`."""
+        return self._text.setdefault(text, text)
+
+    def _evidence_of(self, raw: list[Any]) -> tuple[Evidence, ...]:
+        if not raw:
+            return ()
+        # JSON values: equal bytes, equal values of the same types (`==` takes 1 for True).
+        # Filed under the hash of the bytes: unshared evidence is not held twice.
+        text = orjson.dumps(raw)
+        found = self._evidence.get(hash(text))
+        if found is not None and orjson.dumps([list(_evidence(e)) for e in found]) == text:
+            return found
+        made = tuple(Evidence(*e) for e in raw)
+        self._evidence.setdefault(hash(text), made)
+        return made
+
+    def _since(self, raw: list[Any]) -> Attribution:
+        key = tuple(raw)
+        found = self._who.get(key)
+        if found is None:
+            revision, when, email, name = raw
+            found = Attribution(
+                int(revision), datetime.fromisoformat(when), self.text(email), self.text(name)
+            )
+            self._who[key] = found
+        return found
 
 
 def _result(result: RuleResult) -> list[Any]:

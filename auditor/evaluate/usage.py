@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -45,6 +45,8 @@ class _Day:
     day: str
     doc: dict[str, Any]
     versions: list[Revision] = field(default_factory=list)  # in force during the day, in order
+    # with `_Judging`: each version's verdict per rule (the versions then hold no settings)
+    verdicts: list[list[Verdict]] = field(default_factory=list)
 
 
 def _start(day: str) -> datetime:
@@ -105,8 +107,27 @@ def day_documents(days: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[_Day]:
     return out
 
 
-def _attach_settings(days: list[_Day], history: Iterable[Revision]) -> None:
-    """Give each day the revisions in force during it (one pass over the ascending history)."""
+class _Judging:
+    """Each usage rule's verdict on a day under one settings version, taken as the version is
+    added to the day: a busy history saves 100s of revisions a day, and holding a day's (or
+    the window's) settings until the day was judged was a run's largest transient."""
+
+    def __init__(self, rules: Sequence[Rule], env: Env) -> None:
+        self.memos = [MemoRule(rule) for rule in rules]
+        self.env = env
+
+    def add(self, day: _Day, rev: Revision) -> None:
+        """`rev` was in force during `day`: its verdicts, then the version without settings."""
+        doc = _with_settings(day.doc, rev)
+        day.verdicts.append([memo.verdict(doc, self.env) for memo in self.memos])
+        day.versions.append(replace(rev, settings=None))
+
+
+def _with_versions(
+    days: list[_Day], history: Iterable[Revision], judging: _Judging
+) -> Iterator[_Day]:
+    """Each day with the revisions in force during it, as soon as the (ascending) history
+    passes its end (one pass over it)."""
     if not days:
         return
     bounds = [(_start(d.day), _start(d.day) + timedelta(days=1)) for d in days]
@@ -114,7 +135,8 @@ def _attach_settings(days: list[_Day], history: Iterable[Revision]) -> None:
     index = 0
     for rev in history:
         while index < len(days) and rev.updated_at >= bounds[index][1]:
-            _close(days[index], current)
+            _close(days[index], current, judging)
+            yield days[index]
             index += 1
         if index >= len(days):
             current = rev
@@ -123,17 +145,18 @@ def _attach_settings(days: list[_Day], history: Iterable[Revision]) -> None:
             current = rev
             continue
         if not days[index].versions and current is not None:
-            days[index].versions.append(current)  # in force when the day began
-        days[index].versions.append(rev)
+            judging.add(days[index], current)  # in force when the day began
+        judging.add(days[index], rev)
         current = rev
     while index < len(days):
-        _close(days[index], current)
+        _close(days[index], current, judging)
+        yield days[index]
         index += 1
 
 
-def _close(day: _Day, current: Revision | None) -> None:
+def _close(day: _Day, current: Revision | None, judging: _Judging) -> None:
     if not day.versions and current is not None:
-        day.versions.append(current)
+        judging.add(day, current)
 
 
 def _with_settings(doc: dict[str, Any], rev: Revision) -> dict[str, Any]:
@@ -155,15 +178,15 @@ def _subject(day: str, rev: Revision | None) -> Subject:
     return Subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
 
 
-def _judge(memo: MemoRule, day: _Day, docs: Sequence[dict[str, Any]], env: Env) -> RuleResult:
-    rule = memo.rule
+def _judge(rule: Rule, index: int, day: _Day) -> RuleResult:
+    """Rule number `index`'s result on the day, from its verdicts under each version."""
     if not day.versions:
         subject = _subject(day.day, None)
         message = f"no settings revision was in force on {day.day}; nothing to compare with"
         return Verdict("unknown", message).result(rule, subject)
     # A verdict is reused where what the rule reads is the same (a revision that changed
     # nothing the rule reads, the same figures on another day): `MemoRule`'s exact key.
-    verdicts = [(rev, memo.verdict(doc, env)) for rev, doc in zip(day.versions, docs, strict=True)]
+    verdicts = [(rev, each[index]) for rev, each in zip(day.versions, day.verdicts, strict=True)]
     statuses = {v.status for _, v in verdicts}
     first_rev, first = verdicts[0]
     if len(statuses) == 1:
@@ -247,10 +270,8 @@ def _judge_days(
     judged = [d for d in day_documents(usage.days) if d.day >= usage.first_judged]
     if judged and history_from is not None:
         history = history_from(_start(judged[0].day))
-    _attach_settings(judged, history)
-    env = Env(now)
-    docs = [[_with_settings(d.doc, rev) for rev in d.versions] for d in judged]  # once per day
-    for rule in rules:
-        memo = MemoRule(rule)
-        for day, day_docs in zip(judged, docs, strict=True):
-            yield _judge(memo, day, day_docs, env)
+    judging = _Judging(rules, Env(now))
+    # Day by day, each version judged as it is read: the engine sorts the results.
+    for day in _with_versions(judged, history, judging):
+        yield from (_judge(rule, i, day) for i, rule in enumerate(rules))
+        day.versions, day.verdicts = [], []

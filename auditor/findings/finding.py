@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,8 +376,11 @@ def _sort_in_place(out: list[Finding]) -> None:
     # with any other fingerprint text sorts by the text.
     packed = all(isinstance(f.digest, int) for f in out)
     out.sort(key=_digest_of if packed else _fingerprint_of)
-    subjects: dict[str, tuple[tuple[int, str], ...]] = {}
-    out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key))
+    subjects: dict[str, Any] = {}
+    # One short text per subject (not `natural_key`'s tuple of tuples, ~700 bytes each for
+    # the 10,000s of change steps of a long history), unless a key holds the NUL it uses.
+    order = natural_key if any("\x00" in f.subject.key for f in out) else natural_text
+    out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key, order))
     rules: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
 
     def rule_key(f: Finding) -> tuple[int, tuple[tuple[int, str], ...]]:
@@ -400,9 +403,20 @@ def _digest_of(f: Finding) -> int | str:
     return f.digest
 
 
-def _keep(keys: dict[str, tuple[tuple[int, str], ...]], text: str) -> tuple[tuple[int, str], ...]:
-    keys[text] = found = natural_key(text)
+def _keep(keys: dict[str, Any], text: str, order: Callable[[str], Any]) -> Any:
+    keys[text] = found = order(text)
     return found
+
+
+def natural_text(text: str) -> str:
+    """`natural_key(text)` as one string that sorts the same way, for text without NUL: each
+    part (text and padded digit runs alternate) between \x02 and \x00, then \x03 and the
+    text. A part that is a prefix of another ends first (\x00 is below any other character),
+    a key whose parts run out first sorts after (\x03 above \x02, as (2, text) is above
+    (0 or 1, part)), and keys of equal parts sort by their text."""
+    parts = _DIGITS.split(text.casefold())
+    body = "".join(f"\x02{p.zfill(20) if i % 2 else p}\x00" for i, p in enumerate(parts))
+    return f"{body}\x03{text}"
 
 
 def _who(a: Attribution) -> str:

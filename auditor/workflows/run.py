@@ -8,6 +8,7 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -36,7 +37,13 @@ from auditor.findings import (
 )
 from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
-from auditor.report.build import ReadinessInputs, RunHeader, build_report_data
+from auditor.report.build import (
+    ReadinessInputs,
+    RunHeader,
+    build_report_data,
+    org_level,
+    readiness_rows,
+)
 from auditor.report.model import AuditScope, InputDigest, ReportData
 from auditor.report.usage import usage_view
 from auditor.store import evalstate
@@ -147,8 +154,19 @@ def run_audit(
     known = _Known.read(store, options)
     inputs = _inputs(store, loaded.model, options, known)
     evaluation = evaluate(loaded.policy, inputs)
+    # What the reports take from the inputs is taken now, so that the inputs (the readiness
+    # reports and their views, the usage days, every revision number: 10s of MB at 100,000
+    # revisions) are let go before the findings are made and compared.
+    now, digest = inputs.now, _digest(known, inputs)
+    readiness = ReadinessInputs(inputs.reports, loaded.model, now)
+    rows, level = readiness_rows(readiness), org_level(readiness)
+    usage = usage_view(inputs.usage)
+    covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
+    del inputs, readiness
+    known.prior = {}
+    release_views()  # the readiness rows are taken: the views are not needed
     known.remember(store, evaluation)
-    results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, inputs.now)
+    results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, now)
     not_evaluated, failing_by_revision = evaluation.not_evaluated, evaluation.failing_by_revision
     errors = (*options.not_evaluated, *not_evaluated, *error_lines(results))
     del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
@@ -174,16 +192,18 @@ def run_audit(
         errors,
         resolved=resolved,
         waivers=waiver_report,
-        readiness=ReadinessInputs(inputs.reports, loaded.model, inputs.now),
         failing_by_revision=failing_by_revision,
-        inputs=_digest(known, inputs),
+        inputs=digest,
         in_order=True,  # `findings_from_pending` sorted them; marking kept the order
     )
     del marked  # the report data holds them now
-    release_views()  # the readiness rows are in the report data: the views are not needed
-    covered = audit_scope(store, loaded.policy, inputs, data.inputs, options.at, left_out)
     data = replace(
-        data, data_quality=options.data_quality, usage=usage_view(inputs.usage), scope=covered
+        data,
+        readiness_rows=rows,
+        org_level=level,
+        data_quality=options.data_quality,
+        usage=usage,
+        scope=covered,
     )
     if publish is not None:
         publish(data)
@@ -194,16 +214,48 @@ def run_audit(
 
 @dataclass(frozen=True)
 class StoredHistory:
-    """The stored revisions up to `end`, streamed from the store anew on every iteration."""
+    """The stored revisions up to `end`, streamed from the store anew on every iteration
+    (with `numbers`, the stored revision numbers, a slice at a time: see `read_slices`)."""
 
     store: Store
     end: int
 
     then: tuple[Revision, ...] = ()  # revisions that follow the stored ones (a proposal)
+    numbers: HashPairs | None = None
 
     def __iter__(self) -> Iterator[Revision]:
-        yield from self.store.iter_revisions(end=self.end)
+        if self.numbers is None:
+            yield from self.store.iter_revisions(end=self.end)
+        else:
+            yield from read_slices(self.store, self.numbers, None, self.end)
         yield from self.then
+
+
+#: Revisions read from the store at a time when a history is walked: the store parses every
+#: row it fetches at once (256 settings, ~10 MB at 100,000 revisions), and that batch stood
+#: beside everything the walk keeps at the peak of a run.
+SLICE = 64
+
+
+def read_slices(
+    store: Store, numbers: HashPairs, start: int | None, end: int | None
+) -> Iterator[Revision]:
+    """The stored revisions from `start` to `end` (inclusive; None: no bound) in ascending
+    order, read `SLICE` at a time. `numbers` (the stored revision numbers, ascending) only
+    says where the slices end: every stored revision in the bounds is read, listed or not."""
+    first = 0 if start is None else bisect_left(numbers, start, key=_number)
+    low = start
+    for index in range(first + SLICE, len(numbers), SLICE):
+        bound = numbers[index][0]
+        if end is not None and bound > end:
+            break
+        yield from store.iter_revisions(start=low, end=bound - 1)
+        low = bound
+    yield from store.iter_revisions(start=low, end=end)
+
+
+def _number(pair: tuple[int, str]) -> int:
+    return pair[0]
 
 
 @dataclass
@@ -214,7 +266,7 @@ class _Known:
 
     settings: Revision | None
     hashes: HashPairs
-    prior: dict[str, bytes]
+    prior: Mapping[str, bytes]
     moves_on: bool
 
     @classmethod
@@ -231,11 +283,13 @@ class _Known:
             if not stored or stored[-1][0] <= settings.revision
             else HashPairs(pair for pair in stored if pair[0] <= settings.revision)
         )
-        prior: dict[str, bytes] = {}
+        prior: Mapping[str, bytes] = {}
         if not options.all_revisions:
             rows = store.eval_state()
             fits = evalstate.history_digests(stored, {row.revision for row in rows})
-            prior = {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
+            prior = _HandedOver(
+                {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
+            )
         # Only a run of the latest stored revision moves the state on (`--at` only reads it).
         return cls(settings, hashes, prior, at is None and not options.all_revisions)
 
@@ -249,13 +303,40 @@ class _Known:
             store.save_eval_state(at, digest, evaluation.state)
 
 
+class _HandedOver(Mapping[str, bytes]):
+    """The evaluation state earlier runs left, by rule key, each rule's state handed over
+    once: the engine reads it once, and at 100,000 revisions a change rule's state is
+    megabytes that the results read from it then hold anyway. A state read a second time is
+    absent, so the rule would be evaluated afresh (the state is only ever a cache); the keys,
+    and so the length, stay as they were."""
+
+    def __init__(self, states: dict[str, bytes]) -> None:
+        self._states = states
+        self._keys = tuple(states)
+
+    def __getitem__(self, key: str) -> bytes:
+        return self._states.pop(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._states
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 def _inputs(
     store: Store, model: ReadinessModel, options: AuditOptions, known: _Known
 ) -> EvaluationInputs:
     at = options.at
     settings = known.settings
     end = settings.revision if settings else None
-    history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
+    numbers = known.hashes
+    history: Iterable[Revision] = (
+        StoredHistory(store, end, numbers=numbers) if end is not None else ()
+    )
     # Each repository's newest report (as of `at`), streamed: older reports are never held.
     stored = (r for r in store.iter_reports() if at is None or r.created_at <= at)
     reports = tuple(latest_per_repo(stored))
@@ -270,19 +351,21 @@ def _inputs(
         list_table=options.list_table,
         usage=usage_inputs(store, (at or options.now).date(), options.usage_days),
         prior=known.prior,
-        tail=lambda start: store.iter_revisions(start=start, end=end),
-        history_from=lambda when: _history_from(store, when, end),
+        tail=lambda start: read_slices(store, numbers, start, end),
+        history_from=lambda when: _history_from(store, numbers, when, end),
         revision_numbers=known.hashes.numbers(),
         remember=known.moves_on,
     )
 
 
-def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:
+def _history_from(
+    store: Store, numbers: HashPairs, when: datetime, end: int | None
+) -> Iterable[Revision]:
     """The stored history up to `end`, from the revision in force at `when` on (all of it
     when none was)."""
     first = store.revision_at(when)
     start = None if first is None else min(first.revision, end if end is not None else 2**63 - 1)
-    return store.iter_revisions(start=start, end=end)
+    return read_slices(store, numbers, start, end)
 
 
 def run_scope(policy: PolicySet, options: AuditOptions) -> str:

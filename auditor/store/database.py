@@ -74,7 +74,7 @@ __all__ = [
     "SyncRecord",
 ]
 
-_BATCH = 256
+_BATCH = 64
 _INSERT_NEW = {
     t: f"{sql} ON CONFLICT ({KEY_COLUMN[t]}) DO NOTHING" for t, sql in INSERT_SQL.items()
 }
@@ -386,13 +386,15 @@ class Store:
             previous: Any = None
             try:
                 while rows := cursor.fetchmany(_BATCH):
-                    batch = [revision_from_row(r) for r in rows]
-                    # Consecutive revisions share the objects one did not change (see
-                    # `share_equal`): comparing them later costs an identity check.
-                    for revision in batch:
+                    # A row is parsed only when it is reached: the batch stays raw bytes, so
+                    # a walk never holds 256 parsed settings beside what it keeps.
+                    for row in rows:
+                        revision = revision_from_row(row)
+                        # Consecutive revisions share the objects one did not change (see
+                        # `share_equal`): comparing them later costs an identity check.
                         share_equal(previous, revision.settings)
                         previous = revision.settings
-                    yield from batch
+                        yield revision
             finally:
                 cursor.close()  # when the caller stops early too
 

@@ -8,7 +8,6 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -214,48 +213,17 @@ def run_audit(
 
 @dataclass(frozen=True)
 class StoredHistory:
-    """The stored revisions up to `end`, streamed from the store anew on every iteration
-    (with `numbers`, the stored revision numbers, a slice at a time: see `read_slices`)."""
+    """The stored revisions up to `end`, streamed from the store anew on every iteration (the
+    store parses a row only when it is reached)."""
 
     store: Store
     end: int
 
     then: tuple[Revision, ...] = ()  # revisions that follow the stored ones (a proposal)
-    numbers: HashPairs | None = None
 
     def __iter__(self) -> Iterator[Revision]:
-        if self.numbers is None:
-            yield from self.store.iter_revisions(end=self.end)
-        else:
-            yield from read_slices(self.store, self.numbers, None, self.end)
+        yield from self.store.iter_revisions(end=self.end)
         yield from self.then
-
-
-#: Revisions read from the store at a time when a history is walked: the store parses every
-#: row it fetches at once (256 settings, ~10 MB at 100,000 revisions), and that batch stood
-#: beside everything the walk keeps at the peak of a run.
-SLICE = 64
-
-
-def read_slices(
-    store: Store, numbers: HashPairs, start: int | None, end: int | None
-) -> Iterator[Revision]:
-    """The stored revisions from `start` to `end` (inclusive; None: no bound) in ascending
-    order, read `SLICE` at a time. `numbers` (the stored revision numbers, ascending) only
-    says where the slices end: every stored revision in the bounds is read, listed or not."""
-    first = 0 if start is None else bisect_left(numbers, start, key=_number)
-    low = start
-    for index in range(first + SLICE, len(numbers), SLICE):
-        bound = numbers[index][0]
-        if end is not None and bound > end:
-            break
-        yield from store.iter_revisions(start=low, end=bound - 1)
-        low = bound
-    yield from store.iter_revisions(start=low, end=end)
-
-
-def _number(pair: tuple[int, str]) -> int:
-    return pair[0]
 
 
 @dataclass
@@ -333,10 +301,7 @@ def _inputs(
     at = options.at
     settings = known.settings
     end = settings.revision if settings else None
-    numbers = known.hashes
-    history: Iterable[Revision] = (
-        StoredHistory(store, end, numbers=numbers) if end is not None else ()
-    )
+    history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     # Each repository's newest report (as of `at`), streamed: older reports are never held.
     stored = (r for r in store.iter_reports() if at is None or r.created_at <= at)
     reports = tuple(latest_per_repo(stored))
@@ -351,21 +316,19 @@ def _inputs(
         list_table=options.list_table,
         usage=usage_inputs(store, (at or options.now).date(), options.usage_days),
         prior=known.prior,
-        tail=lambda start: read_slices(store, numbers, start, end),
-        history_from=lambda when: _history_from(store, numbers, when, end),
+        tail=lambda start: store.iter_revisions(start=start, end=end),
+        history_from=lambda when: _history_from(store, when, end),
         revision_numbers=known.hashes.numbers(),
         remember=known.moves_on,
     )
 
 
-def _history_from(
-    store: Store, numbers: HashPairs, when: datetime, end: int | None
-) -> Iterable[Revision]:
+def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:
     """The stored history up to `end`, from the revision in force at `when` on (all of it
     when none was)."""
     first = store.revision_at(when)
     start = None if first is None else min(first.revision, end if end is not None else 2**63 - 1)
-    return read_slices(store, numbers, start, end)
+    return store.iter_revisions(start=start, end=end)
 
 
 def run_scope(policy: PolicySet, options: AuditOptions) -> str:

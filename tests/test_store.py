@@ -434,7 +434,7 @@ def test_evaluation_state_round_trips_and_a_new_revision_replaces_it(store: Stor
     store.save_eval_state(10, "h10", {"rule-a": blob, "rule-b": b"b"})
     rows = {r.rule_key: r for r in store.eval_state()}
     assert set(rows) == {"rule-a", "rule-b"}
-    assert (rows["rule-a"].revision, rows["rule-a"].history, rows["rule-a"].data) == (
+    assert (rows["rule-a"].revision, rows["rule-a"].history, rows["rule-a"].state) == (
         10,
         "h10",
         blob,
@@ -442,7 +442,7 @@ def test_evaluation_state_round_trips_and_a_new_revision_replaces_it(store: Stor
     store.save_eval_state(10, "h10", {"rule-c": b"c"})  # another policy's rules at the same view
     assert {r.rule_key for r in store.eval_state()} == {"rule-a", "rule-b", "rule-c"}
     store.save_eval_state(11, "h11", {"rule-a": b"new"})  # moved on: older rows are dropped
-    assert [(r.rule_key, r.revision, r.data) for r in store.eval_state()] == [
+    assert [(r.rule_key, r.revision, r.state) for r in store.eval_state()] == [
         ("rule-a", 11, b"new")
     ]
 

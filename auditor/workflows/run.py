@@ -283,7 +283,7 @@ class _HandedOver(Mapping[str, bytes]):
         self._keys = tuple(states)
 
     def __getitem__(self, key: str) -> bytes:
-        return self._states.pop(key)
+        return evalstate.unpack(self._states.pop(key))
 
     def __contains__(self, key: object) -> bool:
         return key in self._states

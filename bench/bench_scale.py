@@ -14,6 +14,8 @@ of its own, first from empty, then again after the 10 new revisions. The two-pro
 Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly `auditor run` ≤ 5 % of the
 first `auditor run`; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
 `run --all-revisions` ≤ 300 MB (stopped at `--cap` MB so an unbounded run cannot exhaust the host).
+The run's peak is the higher of the first run's and the nightly run's (it reads the evaluation
+state back).
 
     python bench/bench_scale.py [--revisions 10000] [--repos 500] [--big 100000] [--cap 1500]
 """
@@ -118,7 +120,7 @@ def measure(revisions: int, repos: int, cap: int) -> None:
         first_s, _ = command(online_argv(tmp, "first-online"), one, tmp)
         emu.add_revisions(NIGHTLY)
         again_s, _ = command(["sync"], env, tmp)
-        night_s, _ = command(run_argv(tmp, "nightly"), env, tmp)
+        night_s, night_peak = command(run_argv(tmp, "nightly"), env, tmp)
         nightly_s, _ = command(online_argv(tmp, "nightly-online"), one, tmp)
         _, all_peak = command(run_argv(tmp, "all", "--all-revisions"), env, tmp, cap)
     print(
@@ -126,7 +128,7 @@ def measure(revisions: int, repos: int, cap: int) -> None:
         f"{sync_s + run_s:.2f} s ({(again_s + night_s) / (sync_s + run_s):.0%})"
     )
     report(revisions, base, run_s, nightly_s / first_s)
-    report_memory(revisions, sync_peak, run_peak)
+    report_memory(revisions, sync_peak, run_peak, night_peak)
     measured = f"> {mb(cap)} (stopped)" if all_peak == float("inf") else mb(all_peak)
     result(f"peak memory of run --all-revisions at {revisions:,}", measured, "<= 300 MB",
            all_peak <= 300 * MB)  # fmt: skip
@@ -150,24 +152,34 @@ def report(revisions: int, base: ParseBaseline, run_s: float, nightly: float) ->
     )
 
 
-def report_memory(revisions: int, sync_peak: float | None, run_peak: float | None) -> None:
-    """The peak-memory targets of sync and run at one size (None: not measured)."""
+def report_memory(
+    revisions: int, sync_peak: float | None, run_peak: float | None, night: float | None = None
+) -> None:
+    """The peak-memory targets of sync and run at one size (None: not measured). The run's is
+    the higher of the first run and the nightly's (which reads the evaluation state back)."""
     for name, peak in (("sync", sync_peak), ("run", run_peak)):
         measured = "not measured" if peak is None else mb(peak)
+        if name == "run" and peak is not None and night is not None:
+            measured = f"{mb(max(peak, night))} (first {mb(peak)}, nightly {mb(night)})"
+            peak = max(peak, night)
         met = None if peak is None else peak <= 150 * MB
         result(f"peak memory of {name} at {revisions:,}", measured, "<= 150 MB", met)
 
 
 def measure_big(revisions: int, repos: int) -> None:
-    """Sync + run at a large size, for peak memory only."""
-    sync_peak = run_peak = None
+    """Sync + run at a large size, then the nightly (10 new revisions: sync + run again), for
+    peak memory only."""
+    sync_peak = run_peak = night_peak = None
     try:
-        with scene(revisions, repos) as (_, env, tmp):
+        with scene(revisions, repos) as (emu, env, tmp):
             _, sync_peak = command(["sync"], env, tmp)
             _, run_peak = command(run_argv(tmp, "big"), env, tmp)
+            emu.add_revisions(NIGHTLY)
+            command(["sync"], env, tmp)
+            _, night_peak = command(run_argv(tmp, "big-nightly"), env, tmp)
     except SystemExit as failed:  # e.g. the sync's deadline at 100,000: report, don't crash
         print(failed)
-    report_memory(revisions, sync_peak, run_peak)
+    report_memory(revisions, sync_peak, run_peak, night_peak)
 
 
 def main(argv: list[str] | None = None) -> None:

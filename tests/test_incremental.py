@@ -15,6 +15,7 @@ import json
 import random
 import shutil
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -231,3 +232,23 @@ def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
         inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
         assert comparable(inc) == comparable(full)
         assert inc_calls == full_calls  # everything evaluated afresh, as from an empty state
+
+
+def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
+    """The evaluation state is only a cache: a row the state file holds damaged (not zlib, zlib
+    of something that is not JSON, JSON of another shape) makes its rule be evaluated afresh,
+    with the same reports as a run from an empty state, never a failed run."""
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=5, revisions=40, repos=3
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+        chain.run(chain.state, "first")
+        with sqlite3.connect(chain.state) as db:
+            keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
+            damage = [b"xnot zlib", zlib.compress(b"{not json"), zlib.compress(b'{"a": 1}'), b"["]
+            for key, data in zip(keys, damage * len(keys), strict=False):
+                db.execute("UPDATE eval_state SET data = ? WHERE rule_key = ?", (data, key))
+        assert len(keys) >= len(damage)
+        inc, full, _, _ = chain.nightly(lambda: 0)
+        assert comparable(inc) == comparable(full)

@@ -165,14 +165,20 @@ class _State:
         self.new = incremental.StateDumps()
         self.revision = inputs.settings.revision if inputs.settings is not None else None
 
-    def _stored(self, rule: Rule) -> bytes | None:
+    def _load(self, rule: Rule, load: Callable[[bytes], T]) -> T | None:
+        """The rule's state from an earlier run, read by `load`; None when there is none or it
+        cannot be read (a damaged row): the state is only a cache, so the rule is evaluated
+        afresh."""
         key = self.keys.get(rule.id)
-        return self.prior.get(key) if key is not None else None
+        try:
+            data = self.prior.get(key) if key is not None else None
+            return load(data) if data is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
 
     def resume(self, rule: Rule) -> Resume | None:
         """The settings rule's state from an earlier run, if there is one."""
-        data = self._stored(rule)
-        return incremental.load_resume(data) if data is not None else None
+        return self._load(rule, incremental.load_resume)
 
     def tallies(self, rules: Sequence[Rule]) -> list[Tally | None]:
         """The change rules' tallies from an earlier run, where there are any; the values
@@ -181,8 +187,7 @@ class _State:
         return [self._tally(rule, shared) for rule in rules]
 
     def _tally(self, rule: Rule, shared: incremental.Shared) -> Tally | None:
-        data = self._stored(rule)
-        tally = incremental.load_tally(data, rule, shared) if data is not None else None
+        tally = self._load(rule, lambda data: incremental.load_tally(data, rule, shared))
         # A tally that runs past the revision under test (`--at`) cannot be cut back: its
         # counts are totals. The rule is evaluated afresh.
         if tally is None or self.revision is None or (tally.last or 0) > self.revision:

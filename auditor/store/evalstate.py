@@ -62,8 +62,12 @@ def pack(data: bytes) -> bytes:
 
 def unpack(data: bytes) -> bytes:
     """A stored state's bytes as `pack` was given them. A row stored before states were
-    compressed is JSON as it is (it starts with `{`, never with zlib's `x`)."""
-    return zlib.decompress(data) if data[:1] == b"x" else data
+    compressed is JSON as it is (it starts with `{`, never with zlib's `x`). ValueError when
+    the row is damaged."""
+    try:
+        return zlib.decompress(data) if data[:1] == b"x" else data
+    except zlib.error as exc:
+        raise ValueError(f"damaged evaluation state: {exc}") from None
 
 
 def load(db: Any) -> list[EvalStateRow]:

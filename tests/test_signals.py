@@ -131,6 +131,25 @@ def test_the_debug_traceback_never_shows_the_token_or_a_url_password(
     assert OWNER_TOKEN not in stderr and "s3cr" not in stderr
 
 
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_token_read_from_a_token_file_is_never_shown_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, debug: bool
+) -> None:
+    """The token may come from `--token-file` rather than AUDITOR_TOKEN: an unexpected error
+    (and the --debug traceback) that carries it shows `[token]` all the same."""
+    secret = "file-token-5f1e9c0a7d"
+    (tmp_path / "token.txt").write_text(secret + "\n")
+
+    def leaky(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError(f"bug with Bearer {secret}")
+
+    monkeypatch.setattr("auditor.cli.cmd_sync.sync_store", leaky)
+    argv = ["sync", "--token-file", "token.txt", "--base-url", "http://127.0.0.1:9"]
+    code, _, stderr = run_cli(["--debug", *argv] if debug else argv, {}, tmp_path)
+    assert code == 2 and "bug with Bearer [token]" in stderr
+    assert secret not in stderr
+
+
 def test_a_keyboard_interrupt_outside_run_exits_130(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

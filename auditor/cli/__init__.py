@@ -48,6 +48,13 @@ class Context:
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
     clock: Callable[[], datetime] = _utc_now
     cwd: str = field(default_factory=os.getcwd)
+    #: The tokens the command has loaded (AUDITOR_TOKEN, a --token-file's, an organization's):
+    #: never printed, whatever error carries them. Shared by the copies `replace` makes.
+    tokens: set[str] = field(default_factory=set)
+
+    def secrets(self) -> set[str]:
+        """Every token known so far, the environment's included."""
+        return {self.env.get("AUDITOR_TOKEN", ""), *self.tokens}
 
     @property
     def interactive(self) -> bool:
@@ -110,4 +117,4 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
     except Exception as exc:
-        return report_failure(exc, ctx.stderr, ctx.env, debug=debug)
+        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)

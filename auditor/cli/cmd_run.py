@@ -25,7 +25,7 @@ from auditor.cli.common import (
     require_remote,
     sync_store,
 )
-from auditor.cli.failure import report_failure
+from auditor.cli.failure import report_failure, scrubbed
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     add_audit_options,
@@ -177,6 +177,8 @@ def run_orgs(
 
     def audit_one(name: str) -> OrgResult:
         one = org_config(config, entries[name], root / name)
+        if one.token:
+            ctx.tokens.add(one.token)
         return _audit_org(one, args, ctx, audit)
 
     finished: dict[str, OrgResult] = {}
@@ -225,16 +227,12 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
     err = io.StringIO()  # stdout and stderr in one, in the order written
     quiet = replace(ctx, stdout=err, stderr=err)
     outcome = None
+    secrets = {config.token or "", *ctx.secrets()}
     try:
         code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
     except Exception as exc:  # one organization's bug must not hide the others' results
-        env = {"AUDITOR_TOKEN": config.token or ""}
-        code = report_failure(exc, err, env, debug=bool(getattr(args, "debug", False)))
-    token = config.token or ""
-    lines = [
-        line.replace(token, "[token]") if len(token) >= 4 else line
-        for line in err.getvalue().splitlines()
-    ]
+        code = report_failure(exc, err, secrets, debug=bool(getattr(args, "debug", False)))
+    lines = [scrubbed(line, secrets) for line in err.getvalue().splitlines()]
     reasons = [m.group(1) for m in map(_EXIT_LINE.match, lines) if m]
     if code == EXIT_ERROR:  # the first cause says more than "the audit is incomplete"
         causes = [line.removeprefix("auditor: ") for line in lines if _CAUSE.match(line)]

@@ -70,9 +70,12 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     flags: dict[str, Any] = {k: values[k] for k in _FLAG_KEYS if values.get(k) is not None}
     if flags.get("policies") == []:
         del flags["policies"]
-    return load_config(
+    config = load_config(
         flags=flags, env=ctx.env, cwd=Path(ctx.cwd), config_file=values.get("config")
     )
+    if config.token:
+        ctx.tokens.add(config.token)
+    return config
 
 
 def open_store(config: Config, *, create: bool = False, readonly: bool = False) -> Store:

@@ -5,7 +5,7 @@ organization of an `--orgs` run, so both say the same thing the same way."""
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterable
 from typing import TextIO
 
 from auditor.common.escape import terminal_text
@@ -14,9 +14,10 @@ from auditor.store.postgres import scrub_url_passwords
 
 
 def report_failure(
-    exc: Exception, stderr: TextIO, env: Mapping[str, str], *, debug: bool = False
+    exc: Exception, stderr: TextIO, secrets: Iterable[str], *, debug: bool = False
 ) -> int:
-    """Print `exc` as the command's last word on `stderr` and return its exit code."""
+    """Print `exc` as the command's last word on `stderr` and return its exit code; none of
+    `secrets` (the tokens the command loaded) is shown."""
     if isinstance(exc, PolicyError):
         for line in exc.problems:
             print(terminal_text(line), file=stderr)
@@ -28,21 +29,21 @@ def report_failure(
         return exc.exit_code
     if debug:  # the last guard: a bug must not look like findings (exit 1)
         for line in "".join(traceback.format_exception(exc)).splitlines():
-            print(terminal_text(_scrubbed(line, env)), file=stderr)
-    print(f"auditor: error: {unexpected(exc, env, debug=debug)}", file=stderr)
+            print(terminal_text(scrubbed(line, secrets)), file=stderr)
+    print(f"auditor: error: {unexpected(exc, secrets, debug=debug)}", file=stderr)
     return EXIT_ERROR
 
 
-def unexpected(exc: BaseException, env: Mapping[str, str], *, debug: bool) -> str:
-    """One line for an unexpected exception, with the token never shown."""
-    text = _scrubbed(f"unexpected {type(exc).__name__}: {exc}", env)
+def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:
+    """One line for an unexpected exception, with no token shown."""
+    text = scrubbed(f"unexpected {type(exc).__name__}: {exc}", secrets)
     hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
     return terminal_text(" ".join(text.split())[:500]) + hint
 
 
-def _scrubbed(text: str, env: Mapping[str, str]) -> str:
-    """`text` without the token or a database URL's password (the traceback too)."""
-    token = env.get("AUDITOR_TOKEN", "")
-    if len(token) >= 4:
-        text = text.replace(token, "[token]")
+def scrubbed(text: str, secrets: Iterable[str]) -> str:
+    """`text` without the tokens or a database URL's password (the traceback too)."""
+    for token in sorted(secrets, key=len, reverse=True):  # a longer one first, whole
+        if len(token) >= 4:
+            text = text.replace(token, "[token]")
     return scrub_url_passwords(text)  # a database URL's password, wherever it came from

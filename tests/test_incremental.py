@@ -246,7 +246,18 @@ def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
         chain.run(chain.state, "first")
         with sqlite3.connect(chain.state) as db:
             keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
-            damage = [b"xnot zlib", zlib.compress(b"{not json"), zlib.compress(b'{"a": 1}'), b"["]
+            tally = b'{"steps": 1, "counts": %s, "first": 1, "last": %s, "open": %s}'
+            step = b'[["change", "k", "k", 2, null], "bogus", "m", [], null]'
+            damage = [
+                b"xnot zlib",
+                zlib.compress(b"{not json"),
+                zlib.compress(b'{"a": 1}'),
+                b"[",
+                zlib.compress(tally % (b"[1]", b"2", b"[]")),
+                zlib.compress(tally % (b"{}", b'"x"', b"[]")),
+                zlib.compress(tally % (b"{}", b"2", b"[" + step + b"]")),
+                zlib.compress(b'{"last": 3, "failing": true, "spans": [[[1, "", "a", "b"], "x"]]}'),
+            ]
             for key, data in zip(keys, damage * len(keys), strict=False):
                 db.execute("UPDATE eval_state SET data = ? WHERE rule_key = ?", (data, key))
         assert len(keys) >= len(damage)

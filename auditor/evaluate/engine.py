@@ -173,7 +173,7 @@ class _State:
         try:
             data = self.prior.get(key) if key is not None else None
             return load(data) if data is not None else None
-        except (ValueError, KeyError, TypeError, IndexError):
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
     def resume(self, rule: Rule) -> Resume | None:

@@ -127,7 +127,7 @@ def dump_resume(last: int, failing: bool, spans: tuple[Span, ...]) -> bytes:
 def load_resume(data: bytes) -> Resume:
     """Inverse of `dump_resume`."""
     raw = orjson.loads(data)
-    spans = tuple(Span(_attribution(start), end) for start, end in raw["spans"])
+    spans = tuple(Span(_attribution(start), _number(end)) for start, end in raw["spans"])
     return Resume(int(raw["last"]), bool(raw["failing"]), spans)
 
 
@@ -142,8 +142,8 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     turned into its list only as orjson reaches it: at 100,000 revisions a rule has 10,000s
     of results, which are never all read back, nor all held as lists, at once."""
     try:
-        for result in tally.open:
-            if _from_result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
+        for result in tally.open:  # read back as `load_tally` reads it
+            if Shared().result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
                 return None
         return orjson.dumps(
             {
@@ -156,21 +156,22 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
             default=_result,
             option=orjson.OPT_PASSTHROUGH_DATACLASS,  # a `RuleResult` goes through `_result`
         )
-    except TypeError:
+    except (TypeError, KeyError):  # KeyError: a status `load_tally` would not read back
         return None
 
 
 def load_tally(data: bytes, rule: Rule, shared: Shared | None = None) -> Tally:
     """Inverse of `dump_tally`, the results re-attached to `rule`; the values many results
     repeat (a step's subject and author, an evidence list) are one object each, `shared`
-    across the rules loaded with the same `Shared`."""
+    across the rules loaded with the same `Shared`. ValueError, KeyError, TypeError or
+    AttributeError when `data` is not such a tally (a damaged row)."""
     raw = orjson.loads(data)
     shared = shared if shared is not None else Shared()
     return Tally(
         steps=int(raw["steps"]),
         counts=Counter({str(k): int(v) for k, v in raw["counts"].items()}),
-        first=raw["first"],
-        last=raw["last"],
+        first=_number(raw["first"]),
+        last=_number(raw["last"]),
         open=[shared.result(r, rule) for r in raw.pop("open")],
     )
 
@@ -190,7 +191,7 @@ class Shared:
         self._text: dict[str, str] = {}
 
     def result(self, raw: list[Any], rule: Rule) -> RuleResult:
-        """A result as `_from_result` reads it, its parts shared."""
+        """A result as `_result` wrote it, its parts shared."""
         subject, status, message, evidence, since = raw
         key = tuple(subject)
         found = self._subjects.get(key)
@@ -199,7 +200,7 @@ class Shared:
         return RuleResult(
             rule,
             found,
-            _STATUS.get(status, status),  # orjson gives each its own copy of the text
+            _STATUS[status],  # orjson gives each its own copy of the text
             self.text(message),
             self._evidence_of(evidence),
             since=self._since(since) if since is not None else None,
@@ -250,16 +251,11 @@ def _evidence(ev: Evidence) -> Iterator[Any]:
     yield ev.shows_expected
 
 
-def _from_result(raw: list[Any], rule: Rule) -> RuleResult:
-    subject, status, message, evidence, since = raw
-    return RuleResult(
-        rule,
-        Subject(*subject),
-        status,
-        message,
-        tuple(Evidence(*e) for e in evidence),
-        since=_attribution(since) if since is not None else None,
-    )
+def _number(value: Any) -> int | None:
+    """A revision number read back (None stays None); ValueError for anything else."""
+    if value is None or type(value) is int:
+        return value
+    raise ValueError(f"not a revision number: {value!r}")
 
 
 def _who(who: Attribution) -> list[Any]:

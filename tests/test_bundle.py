@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
+from auditor.workflows import verify as verify_module
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 from tests.test_validators import WAIVER
 
@@ -408,3 +409,25 @@ def test_a_report_left_out_of_a_rewritten_manifest_is_named_once_as_extra(copy: 
     assert _problems(err) == [
         "auditor: verify: extra: reports/report.md (not listed in manifest.json)"
     ]
+
+
+def test_a_bundle_file_that_cannot_be_read_is_named_not_a_crash(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file verify cannot open (permissions, an I/O error) is a problem line naming it and
+    exit 2, whether the manifest lists it or not, never an unexpected error."""
+    real = verify_module.file_digest
+
+    def refusing(path: Path) -> Any:
+        if path.name in ("changes.csv", "findings.json"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(verify_module, "file_digest", refusing)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    del manifest["files"]["reports/findings.json"]  # an unlisted report: the re-run hashes it
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2 and "unexpected" not in err
+    assert "unreadable: changes.csv (Permission denied)" in err
+    assert "unreadable: reports/findings.json (Permission denied)" in err

@@ -78,8 +78,8 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.problems.append(f"altered: {name} is not a regular file (a link or a device)")
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
-        else:
-            got, _ = out.digests[name] = _digest(path)
+        elif (found := _digest(path, name, out)) is not None:
+            got, _ = out.digests[name] = found
             out.files_checked += 1
             if got != want:
                 out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
@@ -88,9 +88,13 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.problems.append(f"extra: {name} (not listed in {MANIFEST})")
 
 
-def _digest(path: Path) -> tuple[str, int]:
-    """The file's sha256 and size."""
-    digest = file_digest(path)
+def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:
+    """The file's sha256 and size; None, with the problem named, when it cannot be read."""
+    try:
+        digest = file_digest(path)
+    except OSError as exc:
+        out.problems.append(f"unreadable: {name} ({exc.strerror or exc})")
+        return None
     return str(digest["sha256"]), int(str(digest["bytes"]))
 
 
@@ -140,7 +144,11 @@ def _rerun(bundle: Path, out: Verification) -> None:
             continue  # already named as missing or altered
         fresh = REPORT_FILES[name](data).encode("utf-8")
         # hashed by the file check, or now when the manifest does not list it (named as extra)
-        kept_digest, kept_size = out.digests.get(f"{REPORTS_DIR}/{name}") or _digest(path)
+        shown = f"{REPORTS_DIR}/{name}"
+        found = out.digests.get(shown) or _digest(path, shown, out)
+        if found is None:
+            continue
+        kept_digest, kept_size = found
         if hashlib.sha256(fresh).hexdigest() == kept_digest:
             out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
             continue

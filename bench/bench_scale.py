@@ -4,7 +4,8 @@ Prints, in one run: the time to parse the same API pages a sync fetches (history
 reports, one page at a time, nothing kept, with `json` and `orjson`), a full `auditor sync`, an
 offline `auditor run` (shipped packs + five reports), the nightly (10 new revisions: sync + run
 again), and `run --all-revisions`, each command in its own process so its peak memory (VmHWM)
-is its own. `--big N` repeats sync + run at N revisions for their peak memory alone.
+is its own. `--big N` repeats sync + run, and the nightly (10 new revisions: sync + run), at N
+revisions for their peak memory alone.
 
 The nightly target is measured the way the shipped workflow (`examples/github/nightly.yml`)
 runs it: one online `auditor run` (sync + evaluate + reports in one process) into a state file

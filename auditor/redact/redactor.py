@@ -182,7 +182,9 @@ class Redactor:
     def raw_fingerprint(self, label: str, value: Any) -> str | None:
         """A keyed fingerprint (HMAC-SHA256 under the redaction key) of a raw, unredacted JSON
         value, to recognise an item already stored without redacting it again; never a plain
-        hash, which would let anyone holding the store test guesses of a secret in it. `label`
+        hash. While the key sits in the state file (no `AUDITOR_FINGERPRINT_KEY`), a holder of
+        the file can still test a guess of a whole raw item, as of a secret (README, Secrets).
+        `label`
         names what it is (and the tool version), so no other item or release shares it. None
         when the value cannot be serialized as is (then it is simply redacted)."""
         try:  # keys in the order received: the same item sent again has the same bytes

@@ -387,7 +387,7 @@ class Store:
             try:
                 while rows := cursor.fetchmany(_BATCH):
                     # A row is parsed only when it is reached: the batch stays raw bytes, so
-                    # a walk never holds 256 parsed settings beside what it keeps.
+                    # a walk never holds a batch of parsed settings beside what it keeps.
                     for row in rows:
                         revision = revision_from_row(row)
                         # Consecutive revisions share the objects one did not change (see

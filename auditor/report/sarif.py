@@ -21,9 +21,10 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, show_value
+from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
+from auditor.report import display
 from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ReportData
 
@@ -41,6 +42,10 @@ INFORMATION_URI = "https://github.com/your-org/auditor"
 MAX_RESULTS = 5_000
 #: Code scanning rejects a rule with over 20 tags and shows only the first 10.
 MAX_TAGS = 10
+#: Evidence items a result's message words (the rest are counted), and the longest path or
+#: value it shows in full.
+MESSAGE_EVIDENCE = 5
+MESSAGE_VALUE = 300
 #: Order among results of one severity when the cap leaves some out: failures first.
 _STATUS_RANK = {"fail": 0, "unknown": 1, "error": 2, "waived": 3}
 #: `--org` labels that name no organization: the service's host stands in for them.
@@ -128,11 +133,15 @@ def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     }
 
 
+def _short(text: str) -> str:
+    return shorten(text, MESSAGE_VALUE)
+
+
 def _message(f: Finding) -> str:
     parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
-    parts += [
-        f"{e.path} = {show_value(e.actual) if e.present else 'absent'}" for e in f.evidence[:5]
-    ]
+    parts += [display.evidence_line(e, code=_short) for e in f.evidence[:MESSAGE_EVIDENCE]]
+    if len(f.evidence) > MESSAGE_EVIDENCE:
+        parts.append(f"{len(f.evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
     since = attribution_text(f)
     if since:
         parts.append(since)

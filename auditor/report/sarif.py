@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+import zlib
 from collections.abc import Iterator
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -42,6 +43,9 @@ INFORMATION_URI = "https://github.com/your-org/auditor"
 MAX_RESULTS = 5_000
 #: Code scanning rejects a rule with over 20 tags and shows only the first 10.
 MAX_TAGS = 10
+#: Code scanning rejects a SARIF file over 10 MB gzip-compressed (decimal megabytes: the
+#: stricter reading). `fitted_cap` lists fewer results when a file would be larger.
+UPLOAD_LIMIT = 10_000_000
 #: Evidence items a result's message words (the rest are counted), and the longest path or
 #: value it shows in full.
 MESSAGE_EVIDENCE = 5
@@ -215,10 +219,15 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
     return kept, len(candidates) - max_results
 
 
-def _cap_note(listed: int, left_out: int) -> dict[str, Any]:
+def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
+    why = (
+        f"keeps at most {MAX_RESULTS:,} per run"
+        if max_results >= MAX_RESULTS
+        else f"rejects a file over {UPLOAD_LIMIT / 1e6:g} MB gzip-compressed"
+    )
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
-        f"keeps at most {listed:,} per run, so the {left_out:,} of lowest severity were left "
+        f"{why}, so the {left_out:,} of lowest severity were left "
         "out. The complete list is in findings.json (and report.html, report.md)."
     )
     return {"level": "warning", "message": {"text": text}}
@@ -246,7 +255,7 @@ def sarif_log(
     shown = [_result(f, d, index[f.rule_id]) for f in listed] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
-        notes.insert(0, _cap_note(len(listed), left_out))
+        notes.insert(0, _cap_note(len(listed), left_out, max_results))
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -278,11 +287,13 @@ def render_sarif(data: ReportData) -> str:
         return "".join(sarif_chunks(data, ascii_only=True))
 
 
-def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+def sarif_chunks(
+    data: ReportData, *, ascii_only: bool = False, max_results: int = MAX_RESULTS
+) -> Iterator[str]:
     """`findings.sarif` as a stream of text, results serialized a batch at a time (the same
     bytes as one dump of `sarif_log`); `ascii_only` as in `jsonout.json_chunks`."""
-    log = sarif_log(data, results=False)
-    listed, _ = listed_findings(data)
+    log = sarif_log(data, max_results=max_results, results=False)
+    listed, _ = listed_findings(data, max_results)
     index = {r["id"]: i for i, r in enumerate(log["runs"][0]["tool"]["driver"]["rules"])}
     batches = (
         [_result(f, data, index[f.rule_id]) for f in listed[start : start + 256]]
@@ -290,6 +301,32 @@ def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]
     )
     dump = _ascii if ascii_only else _dump
     yield from spliced_lists(log, [("results", 3, batches)], dump=dump)
+
+
+def gzip_size(path: Path) -> int:
+    """The size of `path` gzip-compressed as an upload compresses it (zlib's default level)."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+    size = 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            size += len(packer.compress(block))
+    return size + len(packer.flush())
+
+
+def fitted_cap(path: Path, max_results: int, limit: int | None = None) -> int | None:
+    """None when the SARIF file at `path` (written with `max_results`) is within code
+    scanning's upload limit, else a smaller cap to write it again with. A file whose raw size
+    is within the limit is not compressed to find out (gzip adds at most 5 bytes per 64 KiB
+    block and 18 of header), so a usual run never pays for the check."""
+    limit = UPLOAD_LIMIT if limit is None else limit
+    raw = path.stat().st_size
+    if raw + raw // 10_000 + 64 <= limit:
+        return None
+    packed = gzip_size(path)
+    if packed <= limit or max_results == 0:
+        return None
+    # Results make nearly all of a large file: shrink in proportion, with a margin.
+    return min(max_results - 1, int(max_results * limit / packed * 0.9))
 
 
 def _dump(value: Any) -> str:

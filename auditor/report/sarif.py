@@ -6,7 +6,8 @@ justification), because code scanning ignores `suppressions` and would show them
 alerts. Each result points at `Finding.location` (a file under review), else the rule's place in
 its policy file, else the proposed file (review mode) or the policy file that holds the rule.
 Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
-notification says how many were left out) and `MAX_TAGS` tags per rule.
+notification says how many were left out) and `MAX_TAGS` tags per rule; `write_reports` keeps
+the file within `UPLOAD_LIMIT` gzip-compressed (`fitted_cap`: fewer results, the worst kept).
 """
 
 from __future__ import annotations

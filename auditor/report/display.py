@@ -1,7 +1,8 @@
 """What people read in the HTML and Markdown reports: values, changes and readiness as text.
 
 Takes report records, gives plain (unescaped) display text; each renderer escapes it for its
-format. Machine formats (JSON, SARIF, JUnit) keep the data as it is.
+format. `evidence_line` is the one wording of an evidence item, in every format that words one
+(HTML, Markdown, JUnit, the SARIF message, OSCAL); `findings.json` keeps the raw fields.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ byte-identical files: every renderer sorts its output and reads the time only fr
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
 from auditor.report.oscal import render_oscal
 from auditor.report.pdf import render_pdf
-from auditor.report.sarif import render_sarif, sarif_chunks
+from auditor.report.sarif import MAX_RESULTS, fitted_cap, render_sarif, sarif_chunks
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -144,10 +145,25 @@ def _write(path: Path, name: str, render: Callable[[ReportData], str], data: Rep
     if stream is None:
         write_atomic(path, render(data))
         return
+    _write_stream(path, stream, data)
+    if name == "findings.sarif":
+        _fit_sarif(path, data)
+
+
+def _write_stream(path: Path, stream: Callable[..., Iterator[str]], data: ReportData) -> None:
     try:
         write_atomic(path, stream(data))
     except orjson.JSONEncodeError:
         write_atomic(path, stream(data, ascii_only=True))
+
+
+def _fit_sarif(path: Path, data: ReportData) -> None:
+    """Write findings.sarif again with fewer results (the worst kept) while it is over code
+    scanning's upload limit; a run notification says how many were left out and why."""
+    cap = fitted_cap(path, MAX_RESULTS)
+    while cap is not None:
+        _write_stream(path, functools.partial(sarif_chunks, max_results=cap), data)
+        cap = fitted_cap(path, cap)
 
 
 def prepare_out_dir(out_dir: Path) -> None:

@@ -1,16 +1,18 @@
 """What people read in the HTML and Markdown reports: values, changes and readiness as text.
 
 Takes report records, gives plain (unescaped) display text; each renderer escapes it for its
-format. Machine formats (JSON, SARIF, JUnit) keep the data as it is.
+format. `evidence_line` is the one wording of an evidence item, in every format that words one
+(HTML, Markdown, JUnit, the SARIF message, OSCAL); `findings.json` keeps the raw fields.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from auditor.common.escape import show_value
-from auditor.models import Change
+from auditor.models import Change, Evidence
 from auditor.report.model import ReadinessRow
 
 #: Shown where a value does not exist (the before of an addition, an unknown score).
@@ -46,6 +48,63 @@ def change_kind(c: Change) -> str:
 def operator_text(operator: str) -> str:
     """`starts with any` for `starts_with_any`."""
     return operator.replace("_", " ")
+
+
+class EvidenceParts(NamedTuple):
+    """One piece of evidence as plain display text, every format's words for it."""
+
+    path: str
+    found: str | None  # the value there; None when the path was absent
+    operator: str | None  # the operator in words (`not in`); None when there is none
+    expected: str | None  # the operator's argument; None when it shows none
+    note: str | None  # e.g. `and 3 more entries not shown`; None when there is none
+
+
+#: What evidence says when the path was absent, and between what was found and expected.
+ABSENT_WORD = "absent"
+EXPECTED_WORD = " — expected "
+
+
+def evidence_parts(e: Evidence) -> EvidenceParts:
+    """The pieces every report shows for an evidence item (unshortened, unescaped)."""
+    operator = operator_text(e.operator) if e.operator else None
+    return EvidenceParts(
+        e.path,
+        display_value(e.actual) if e.present else None,
+        operator,
+        display_value(e.expected) if operator is not None and e.shows_expected else None,
+        e.note or None,
+    )
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def evidence_line(
+    e: Evidence,
+    *,
+    code: Callable[[str], str] = _same,
+    text: Callable[[str], str] = _same,
+    absent: Callable[[str], str] | None = None,
+) -> str:
+    """An evidence item in the words every format uses:
+    `$.path: "x" — expected not in ["a"] (note)`, or `$.path: absent — expected …`.
+
+    `code` marks up (escapes, shortens) the path and values, `text` the operator's words and
+    the note, `absent` the word `absent` (default: `text`): each format gives its own markup,
+    the default is plain text. The glue between them is the same constant text everywhere,
+    with nothing any format would read as markup."""
+    p = evidence_parts(e)
+    found = code(p.found) if p.found is not None else (absent or text)(ABSENT_WORD)
+    out = f"{code(p.path)}: {found}"
+    if p.operator is not None:
+        out += f"{EXPECTED_WORD}{text(p.operator)}"
+        if p.expected is not None:
+            out += f" {code(p.expected)}"
+    if p.note is not None:
+        out += f" ({text(p.note)})"
+    return out
 
 
 def level_text(row: ReadinessRow) -> str:

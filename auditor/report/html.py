@@ -213,12 +213,14 @@ def evidence_check(f: Finding) -> Markup:
     """What the result's first evidence item checked: `$.path` expected to be `true`."""
     if not f.evidence:
         return Markup("")
-    e = f.evidence[0]
-    out = _code(e.path, DRILL_PATH)
-    if e.operator:
-        out += Markup(" expected %s") % clean_text(display.operator_text(e.operator))
-        if e.shows_expected:
-            out += Markup(" ") + _code(display.display_value(e.expected), DRILL_VALUE)
+    p = display.evidence_parts(f.evidence[0])
+    out = _code(p.path, DRILL_PATH)
+    if p.operator is not None:
+        # " expected", not the evidence line's " — expected": the drill-down's line reads
+        # "checked: found — results", and its dash separates the results
+        out += Markup(" expected %s") % clean_text(p.operator)
+        if p.expected is not None:
+            out += Markup(" ") + _code(p.expected, DRILL_VALUE)
     return out
 
 
@@ -227,9 +229,11 @@ def evidence_found(f: Finding) -> Markup:
     items its row lists); the message when it has no evidence item."""
     if not f.evidence:
         return Markup("%s") % clean_text(shorten(f.message, DRILL_MESSAGE))
-    e = f.evidence[0]
-    value = _code(display.display_value(e.actual), DRILL_VALUE) if e.present else "absent"
+    p = display.evidence_parts(f.evidence[0])
+    value = _code(p.found, DRILL_VALUE) if p.found is not None else display.ABSENT_WORD
     out = Markup("found %s") % value
+    if p.note is not None:
+        out += Markup(" (%s)") % clean_text(shorten(p.note, DRILL_MESSAGE))
     if len(f.evidence) > 1:
         out += Markup(" (+%d more)") % (len(f.evidence) - 1)
     return out
@@ -240,10 +244,8 @@ def _evidence_key(f: Finding) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     share a line only when they checked and found the very same thing."""
     if not f.evidence:
         return (), (f.message,)
-    e = f.evidence[0]
-    expected = display.display_value(e.expected) if e.operator and e.shows_expected else None
-    found = display.display_value(e.actual) if e.present else None
-    return (e.path, e.operator, expected), (e.present, found, len(f.evidence))
+    p = display.evidence_parts(f.evidence[0])
+    return (p.path, p.operator, p.expected), (p.found, p.note, len(f.evidence))
 
 
 def _evidence_groups(findings: Iterable[Finding]) -> tuple[EvidenceGroup, ...]:

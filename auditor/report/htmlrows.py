@@ -123,9 +123,6 @@ class RowWriter:
             f'drill-down ({link[1]})">{esc(fp[:12])}</a>'
         )
 
-    def _value(self, value: Any) -> str:
-        return self.esc(shorten(display.display_value(value)))
-
     def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
         """The evidence list of a row, once per distinct evidence (results of one rule on many
         subjects often found the very same thing). Only evidence whose values are text, whole
@@ -145,20 +142,20 @@ class RowWriter:
         return out
 
     def _evidence_list(self, evidence: Iterable[Evidence]) -> str:
-        esc = self.esc
         out = ['<ul class="evidence">\n']
         for e in evidence:
-            found = f"<code>{self._value(e.actual)}</code>" if e.present else "<em>absent</em>"
-            line = f"<li><code>{esc(e.path)}</code>: {found}"
-            if e.operator:
-                line += f" — expected {esc(display.operator_text(e.operator))}"
-                if e.shows_expected:
-                    line += f" <code>{self._value(e.expected)}</code>"
-            if e.note:
-                line += f" ({esc(shorten(e.note))})"
-            out.append(line + "</li>\n")
+            line = display.evidence_line(
+                e, code=self._code, text=self._words, absent=lambda w: f"<em>{w}</em>"
+            )
+            out.append(f"<li>{line}</li>\n")
         out.append("</ul>\n")
         return "".join(out)
+
+    def _code(self, text: str) -> str:
+        return f"<code>{self.esc(shorten(text))}</code>"
+
+    def _words(self, text: str) -> str:
+        return self.esc(shorten(text))
 
     def _status(self, status: str) -> str:
         esc = self.esc

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 
-from auditor.common.escape import shorten, show_value, xml_text
+from auditor.common.escape import shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES
+from auditor.report import display
 from auditor.report.model import ReportData
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -59,12 +60,7 @@ def _escape(value: str, special: tuple[tuple[str, str], ...]) -> str:
 
 def _details(f: Finding) -> str:
     lines = [f.message]
-    for e in f.evidence:
-        actual = shorten(show_value(e.actual)) if e.present else "absent"
-        lines.append(
-            f"{e.path}: {actual} (expected {e.operator}"
-            f"{' ' + shorten(show_value(e.expected)) if e.shows_expected else ''})"
-        )
+    lines += [display.evidence_line(e, code=shorten) for e in f.evidence]
     since = attribution_text(f)
     if since:
         lines.append(since)

@@ -35,8 +35,9 @@ _RESERVE = 400  # room kept for the "N more not shown" notice and the footer
 _ICON = {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "🔵", "info": "⚪"}
 
 
-def _code(value: object) -> str:
-    return f"<code>{md_inline(shorten(display.display_value(value), 300))}</code>"
+def _code(text: str) -> str:
+    """Display text (a path, a value) as inline code, cut at 300 characters."""
+    return f"<code>{md_inline(shorten(text, 300))}</code>"
 
 
 def _cell(text: str | None) -> str:
@@ -189,11 +190,8 @@ def _resolved(d: ReportData) -> str:
 
 
 def _evidence(e: Evidence) -> str:
-    actual = _code(e.actual) if e.present else "*absent*"
-    op = md_inline(display.operator_text(e.operator))
-    argument = f" {_code(e.expected)}" if e.shows_expected else ""
-    expected = f" — expected {op}{argument}" if e.operator else ""
-    return f"- {_path(e.path)}: {actual}{expected}\n"
+    line = display.evidence_line(e, code=_code, text=md_inline, absent=lambda w: f"*{w}*")
+    return f"- {line}\n"
 
 
 def finding_block(f: Finding) -> str:

@@ -67,15 +67,7 @@ def control_id(control: str) -> str:
 
 def evidence_text(e: Evidence) -> str:
     """One piece of evidence in words: the path, what was there and what was expected."""
-    found = display.display_value(e.actual) if e.present else "absent"
-    text = f"{e.path}: {found}"
-    if e.operator:
-        text += f"; expected {display.operator_text(e.operator)}"
-        if e.shows_expected:
-            text += f" {display.display_value(e.expected)}"
-    if e.note:
-        text += f" ({e.note})"
-    return _line(text)
+    return _line(display.evidence_line(e))
 
 
 def _subject_title(s: Subject) -> str:

@@ -6,7 +6,8 @@ justification), because code scanning ignores `suppressions` and would show them
 alerts. Each result points at `Finding.location` (a file under review), else the rule's place in
 its policy file, else the proposed file (review mode) or the policy file that holds the rule.
 Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
-notification says how many were left out) and `MAX_TAGS` tags per rule.
+notification says how many were left out) and `MAX_TAGS` tags per rule; `write_reports` keeps
+the file within `UPLOAD_LIMIT` gzip-compressed (`fitted_cap`: fewer results, the worst kept).
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from __future__ import annotations
 import functools
 import json
 import re
+import zlib
 from collections.abc import Iterator
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, show_value
+from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
+from auditor.report import display
 from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ReportData
 
@@ -41,6 +44,13 @@ INFORMATION_URI = "https://github.com/your-org/auditor"
 MAX_RESULTS = 5_000
 #: Code scanning rejects a rule with over 20 tags and shows only the first 10.
 MAX_TAGS = 10
+#: Code scanning rejects a SARIF file over 10 MB gzip-compressed (decimal megabytes: the
+#: stricter reading). `fitted_cap` lists fewer results when a file would be larger.
+UPLOAD_LIMIT = 10_000_000
+#: Evidence items a result's message words (the rest are counted), and the longest path or
+#: value it shows in full.
+MESSAGE_EVIDENCE = 5
+MESSAGE_VALUE = 300
 #: Order among results of one severity when the cap leaves some out: failures first.
 _STATUS_RANK = {"fail": 0, "unknown": 1, "error": 2, "waived": 3}
 #: `--org` labels that name no organization: the service's host stands in for them.
@@ -128,11 +138,15 @@ def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     }
 
 
+def _short(text: str) -> str:
+    return shorten(text, MESSAGE_VALUE)
+
+
 def _message(f: Finding) -> str:
     parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
-    parts += [
-        f"{e.path} = {show_value(e.actual) if e.present else 'absent'}" for e in f.evidence[:5]
-    ]
+    parts += [display.evidence_line(e, code=_short) for e in f.evidence[:MESSAGE_EVIDENCE]]
+    if len(f.evidence) > MESSAGE_EVIDENCE:
+        parts.append(f"{len(f.evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
     since = attribution_text(f)
     if since:
         parts.append(since)
@@ -206,10 +220,15 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
     return kept, len(candidates) - max_results
 
 
-def _cap_note(listed: int, left_out: int) -> dict[str, Any]:
+def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
+    why = (
+        f"keeps at most {MAX_RESULTS:,} per run"
+        if max_results >= MAX_RESULTS
+        else f"rejects a file over {UPLOAD_LIMIT / 1e6:g} MB gzip-compressed"
+    )
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
-        f"keeps at most {listed:,} per run, so the {left_out:,} of lowest severity were left "
+        f"{why}, so the {left_out:,} of lowest severity were left "
         "out. The complete list is in findings.json (and report.html, report.md)."
     )
     return {"level": "warning", "message": {"text": text}}
@@ -237,7 +256,7 @@ def sarif_log(
     shown = [_result(f, d, index[f.rule_id]) for f in listed] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
-        notes.insert(0, _cap_note(len(listed), left_out))
+        notes.insert(0, _cap_note(len(listed), left_out, max_results))
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -269,11 +288,13 @@ def render_sarif(data: ReportData) -> str:
         return "".join(sarif_chunks(data, ascii_only=True))
 
 
-def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+def sarif_chunks(
+    data: ReportData, *, ascii_only: bool = False, max_results: int = MAX_RESULTS
+) -> Iterator[str]:
     """`findings.sarif` as a stream of text, results serialized a batch at a time (the same
     bytes as one dump of `sarif_log`); `ascii_only` as in `jsonout.json_chunks`."""
-    log = sarif_log(data, results=False)
-    listed, _ = listed_findings(data)
+    log = sarif_log(data, max_results=max_results, results=False)
+    listed, _ = listed_findings(data, max_results)
     index = {r["id"]: i for i, r in enumerate(log["runs"][0]["tool"]["driver"]["rules"])}
     batches = (
         [_result(f, data, index[f.rule_id]) for f in listed[start : start + 256]]
@@ -281,6 +302,32 @@ def sarif_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]
     )
     dump = _ascii if ascii_only else _dump
     yield from spliced_lists(log, [("results", 3, batches)], dump=dump)
+
+
+def gzip_size(path: Path) -> int:
+    """The size of `path` gzip-compressed as an upload compresses it (zlib's default level)."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+    size = 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            size += len(packer.compress(block))
+    return size + len(packer.flush())
+
+
+def fitted_cap(path: Path, max_results: int, limit: int | None = None) -> int | None:
+    """None when the SARIF file at `path` (written with `max_results`) is within code
+    scanning's upload limit, else a smaller cap to write it again with. A file whose raw size
+    is within the limit is not compressed to find out (gzip adds at most 5 bytes per 64 KiB
+    block and 18 of header), so a usual run never pays for the check."""
+    limit = UPLOAD_LIMIT if limit is None else limit
+    raw = path.stat().st_size
+    if raw + raw // 10_000 + 64 <= limit:
+        return None
+    packed = gzip_size(path)
+    if packed <= limit or max_results == 0:
+        return None
+    # Results make nearly all of a large file: shrink in proportion, with a margin.
+    return min(max_results - 1, int(max_results * limit / packed * 0.9))
 
 
 def _dump(value: Any) -> str:

@@ -221,11 +221,10 @@ class UsageRow:
 
 
 def _observed(f: Finding) -> str:
-    shown = [
-        f"{e.path} = {shorten(display.display_value(e.actual), 80)}"
-        for e in f.evidence
-        if e.present
-    ]
+    """The figures found (what the rule expected is in its title): the values of
+    `display.evidence_parts`, as every report words them."""
+    parts = [display.evidence_parts(e) for e in f.evidence]
+    shown = [f"{p.path} = {shorten(p.found, 80)}" for p in parts if p.found is not None]
     return "; ".join(shown[:3]) if shown else shorten(f.message, 160)
 
 

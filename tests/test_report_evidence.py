@@ -1,0 +1,132 @@
+"""Every report format says a piece of evidence in the same words (`display.evidence_line`):
+the path, what was found (or `absent`), the operator in words, what it expected, the note."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+
+import pytest
+from report_fixture import build_report_data
+
+from auditor.models import Evidence
+from auditor.report import (
+    ReportData,
+    render_html,
+    render_junit,
+    render_markdown,
+    render_sarif,
+)
+from auditor.report.display import EvidenceParts, evidence_line, evidence_parts
+from auditor.report.oscal import render_oscal
+
+RULE = "SET-001"
+EVIDENCE = Evidence(
+    path="$.mcpServers[*].name",
+    actual=None,
+    expected=["shell", "fs-write"],
+    operator="not_in",
+    present=False,
+    note="and 2 more entries not shown",
+)
+#: What every format must say (its own markup and escaping taken away).
+WORDS = (
+    '$.mcpServers[*].name: absent — expected not in ["shell","fs-write"] '
+    "(and 2 more entries not shown)"
+)
+
+
+def _data() -> ReportData:
+    d = build_report_data()
+    findings = tuple(
+        replace(f, evidence=(EVIDENCE,)) if f.rule_id == RULE and f.status == "fail" else f
+        for f in d.findings
+    )
+    return replace(d, findings=findings)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _html_text(fragment: str) -> str:
+    return _flat(html.unescape(re.sub(r"<[^>]+>", "", fragment)))
+
+
+def _markdown_text(fragment: str) -> str:
+    # Markdown escapes punctuation with a backslash and marks `absent` as *emphasis*.
+    text = html.unescape(re.sub(r"<[^>]+>", "", fragment))
+    return _flat(re.sub(r"\\(.)", r"\1", text).replace("*absent*", "absent"))
+
+
+def test_the_words_themselves() -> None:
+    assert evidence_parts(EVIDENCE) == EvidenceParts(
+        "$.mcpServers[*].name",
+        None,
+        "not in",
+        '["shell","fs-write"]',
+        "and 2 more entries not shown",
+    )
+    assert evidence_line(EVIDENCE) == WORDS
+    bare = Evidence("$.a", 0, None, "", True)
+    assert evidence_parts(bare) == EvidenceParts("$.a", "0", None, None, None)
+    assert evidence_line(bare) == "$.a: 0"  # no operator: no "expected" at all
+    phrase = Evidence("$.a", [], "x", "a non-empty list", True, shows_expected=False)
+    assert evidence_line(phrase) == "$.a: [] — expected a non-empty list"
+
+
+def test_markdown() -> None:
+    lines = [ln for ln in render_markdown(_data()).splitlines() if "mcpServers" in ln]
+    assert [_markdown_text(ln) for ln in lines] == [f"- {WORDS}"]
+
+
+def test_html_rows_and_drill_down() -> None:
+    page = render_html(_data())
+    items = re.findall(r"<li>(.*?mcpServers.*?)</li>", page)
+    assert items and {_html_text(i) for i in items} == {WORDS}
+    # The control drill-down splits the same words into what was checked and what was found.
+    drill = re.findall(r'<p class="ev">(.*?mcpServers.*?) — <a ', page)
+    assert drill and {_html_text(d) for d in drill} == {
+        '$.mcpServers[*].name expected not in ["shell","fs-write"]: '
+        "found absent (and 2 more entries not shown)"
+    }
+
+
+def test_junit() -> None:
+    root = ET.fromstring(render_junit(_data()))
+    texts = [el.text or "" for el in root.iter("failure") if "mcpServers" in (el.text or "")]
+    assert len(texts) == 1
+    assert WORDS in texts[0].splitlines()
+    assert "not_in" not in texts[0] and "(expected" not in texts[0]
+
+
+def test_oscal() -> None:
+    doc = json.loads(render_oscal(_data()))
+    found = [
+        ev["description"]
+        for result in doc["assessment-results"]["results"]
+        for obs in result.get("observations", [])
+        for ev in obs.get("relevant-evidence", [])
+        if "mcpServers" in ev["description"]
+    ]
+    assert found and set(found) == {WORDS}
+
+
+def test_sarif_message() -> None:
+    run = json.loads(render_sarif(_data()))["runs"][0]
+    messages = [r["message"]["text"] for r in run["results"] if r["ruleId"] == RULE]
+    assert len(messages) == 1 and f". {WORDS}." in messages[0]
+
+
+@pytest.mark.parametrize("count", [5, 6])
+def test_sarif_message_counts_evidence_it_leaves_out(count: int) -> None:
+    many = tuple(replace(EVIDENCE, path=f"$.p{i}") for i in range(count))
+    d = _data()
+    d = replace(d, findings=tuple(replace(f, evidence=many) for f in d.findings))
+    run = json.loads(render_sarif(d))["runs"][0]
+    text = next(r["message"]["text"] for r in run["results"] if r["ruleId"] == RULE)
+    assert text.count("— expected not in") == 5
+    assert ("1 more evidence item(s) in findings.json" in text) is (count == 6)

@@ -14,7 +14,8 @@ of its own, first from empty, then again after the 10 new revisions. The two-pro
 
 Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly `auditor run` ≤ 5 % of the
 first `auditor run`; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
-`run --all-revisions` ≤ 300 MB (stopped at `--cap` MB so an unbounded run cannot exhaust the host).
+`run --all-revisions` ≤ 300 MB (stopped at `--cap` MB so an unbounded run cannot exhaust the host;
+the higher of two runs in a row, the second comparing with the first's finding records).
 The run's peak is the higher of the first run's and the nightly run's (it reads the evaluation
 state back).
 
@@ -123,14 +124,21 @@ def measure(revisions: int, repos: int, cap: int) -> None:
         again_s, _ = command(["sync"], env, tmp)
         night_s, night_peak = command(run_argv(tmp, "nightly"), env, tmp)
         nightly_s, _ = command(online_argv(tmp, "nightly-online"), one, tmp)
-        _, all_peak = command(run_argv(tmp, "all", "--all-revisions"), env, tmp, cap)
+        _, all_first = command(run_argv(tmp, "all", "--all-revisions"), env, tmp, cap)
+        # Again: the second compares with the first's 100,000s of finding records.
+        _, all_again = command(run_argv(tmp, "all-again", "--all-revisions"), env, tmp, cap)
+    all_peak = max(all_first, all_again)
     print(
         f"  nightly as two processes: sync + run --offline {again_s + night_s:.2f} s against "
         f"{sync_s + run_s:.2f} s ({(again_s + night_s) / (sync_s + run_s):.0%})"
     )
     report(revisions, base, run_s, nightly_s / first_s)
     report_memory(revisions, sync_peak, run_peak, night_peak)
-    measured = f"> {mb(cap)} (stopped)" if all_peak == float("inf") else mb(all_peak)
+    measured = (
+        f"> {mb(cap)} (stopped)"
+        if all_peak == float("inf")
+        else f"{mb(all_peak)} (first {mb(all_first)}, again {mb(all_again)})"
+    )
     result(f"peak memory of run --all-revisions at {revisions:,}", measured, "<= 300 MB",
            all_peak <= 300 * MB)  # fmt: skip
 

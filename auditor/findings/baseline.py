@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from auditor.findings.finding import Finding
+from auditor.findings.finding import Finding, pack_fingerprint
 from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
 
 
@@ -28,7 +28,8 @@ def compare_runs(
     if previous is None:
         return (current if in_place and isinstance(current, list) else list(current)), []
     before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
-    now = {f.fingerprint for f in current if f.status in TRACKED_STATUSES}
+    # The digests the findings hold (numbers), not 100,000s of new fingerprint strings.
+    now = {f.digest for f in current if f.status in TRACKED_STATUSES}
     if in_place and isinstance(current, list):
         for i, f in enumerate(current):
             current[i] = _with_lifecycle(f, before)
@@ -36,7 +37,11 @@ def compare_runs(
     else:
         marked = [_with_lifecycle(f, before) for f in current]
     resolved = sorted(
-        (p for p in previous if p.status in TRACKED_STATUSES and p.fingerprint not in now),
+        (
+            p
+            for p in previous
+            if p.status in TRACKED_STATUSES and pack_fingerprint(p.fingerprint) not in now
+        ),
         key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
     )
     return marked, _unique(resolved)

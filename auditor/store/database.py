@@ -12,12 +12,11 @@ transactions, so a failed sync leaves the file as it was. The same `Store` runs 
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -36,13 +35,17 @@ from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
 from auditor.store.dialect import has_table, meta_text, meta_value, stream
 from auditor.store.file import (
+    DAMAGED_HINT,
     acquire_lock,
+    check_regular,
     connect,
     create_new,
+    damage_hint,
     describe,
     is_transient,
     open_existing,
     prepare,
+    release_lock,
     rollback,
 )
 from auditor.store.schema import (
@@ -148,6 +151,7 @@ class Store:
         if postgres.is_database_url(path):
             return cls._open_postgres(str(path), org, create, fingerprint_key, readonly)
         path = Path(path)
+        check_regular(path)
         if not path.exists():
             if not create or readonly:
                 raise StoreError(f"no state file at {path}: run `auditor sync` first")
@@ -155,17 +159,19 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
-        handle = acquire_lock(path)
+        handle = acquire_lock(path, shared=readonly)
         try:
             db = connect(path, readonly=readonly)
             key = prepare(db, path, fingerprint_key, readonly=readonly)
         except sqlite3.Error as exc:
-            handle.close()
+            if handle is not None:
+                release_lock(handle)
             raise StoreError(
-                f"{path} is not a usable auditor state file: {describe(exc)}"
+                f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
             ) from None
         except StoreError:
-            handle.close()
+            if handle is not None:
+                release_lock(handle)
             raise
         return cls(db, path, key, handle)
 
@@ -214,9 +220,7 @@ class Store:
         """Close the database and release the lock."""
         self._db.close()
         if self._lock is not None:
-            with suppress(OSError):
-                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
-            self._lock.close()
+            release_lock(self._lock)
             self._lock = None
 
     def __enter__(self) -> Store:
@@ -257,9 +261,11 @@ class Store:
             yield
         except sqlite3.Error as exc:
             state = "cannot be read" if is_transient(exc) else "is damaged"
-            raise StoreError(f"state file {self.path} {state}: {describe(exc)}") from None
+            raise StoreError(
+                f"state file {self.path} {state}: {describe(exc)}{damage_hint(exc)}"
+            ) from None
         except _DAMAGE as exc:
-            raise StoreError(f"state file {self.path} is damaged: {exc}") from None
+            raise StoreError(f"state file {self.path} is damaged: {exc}{DAMAGED_HINT}") from None
 
     # -- secrets and the organization --------------------------------------------------------
 

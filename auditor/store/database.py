@@ -196,7 +196,7 @@ class Store:
         db = postgres.connect(url, org)
         shown = f"{postgres.display_url(url)} (schema {db.schema})"
         try:
-            postgres.lock(db, shown, org)
+            postgres.lock(db, shown, org, shared=readonly)
             if postgres.identify(db, shown):
                 key = open_existing(db, shown, override, readonly=readonly)
             elif not create or readonly:

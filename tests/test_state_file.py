@@ -375,3 +375,22 @@ def test_a_revision_changed_in_the_state_file_stops_export_naming_it(
         f"state file {synced} is damaged: the settings of revision 7 do not match their " in stderr
     )
     assert not (tmp_path / "bundle").exists()
+
+
+def test_a_revision_deleted_from_the_state_file_stops_export(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """A deleted row is never fetched again (paging stops at the newest stored revision) and
+    the change step across the gap would span two changes: the bundle is refused, saying which
+    sync's rows are missing."""
+    with sqlite3.connect(synced) as db:
+        db.execute("DELETE FROM revisions WHERE revision = 7")
+        (finished,) = db.execute("SELECT finished FROM syncs WHERE id = 1").fetchone()
+    db.close()
+    code, _, stderr = run_cli(["export", "--out", "bundle"], env, tmp_path)
+    assert code == 2
+    assert (
+        f"state file {synced} is damaged: the sync finished {finished[:19]} stored 30 "
+        "revisions; 29 are left (1 deleted since)"
+    ) in stderr
+    assert not (tmp_path / "bundle").exists()

@@ -446,6 +446,23 @@ class Store:
         )
 
     @_reads
+    def check_rows_kept(self) -> None:
+        """StoreError ("… is damaged") if a finished sync stored more revisions or reports than
+        the file still holds from it: rows deleted behind auditor's back, which no later sync
+        fetches again (history paging stops at the newest stored revision)."""
+        for table, counted in (("revisions", "revisions_new"), ("reports", "reports_new")):
+            left = dict(self._db.execute(f"SELECT sync_id, COUNT(*) FROM {table} GROUP BY sync_id"))
+            for sync_id, finished, stored in self._db.execute(
+                f"SELECT id, finished, {counted} FROM syncs WHERE finished IS NOT NULL ORDER BY id"
+            ):
+                kept = int(left.get(sync_id, 0))
+                if kept < int(stored):
+                    raise ValueError(
+                        f"the sync finished {str(finished)[:19]} stored {stored} {table}; "
+                        f"{kept} are left ({int(stored) - kept} deleted since)"
+                    )
+
+    @_reads
     def count_revisions(self) -> int:
         """How many revisions are stored."""
         return int(self._db.execute("SELECT COUNT(*) FROM revisions").fetchone()[0])

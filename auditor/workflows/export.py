@@ -283,6 +283,7 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
 
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
+    store.check_rows_kept()  # a bundle must not present a history with rows cut out of it
     inputs = _copy_inputs(out, request)
     issues = [
         {

@@ -195,5 +195,10 @@ def test_the_pr_review_reads_only_the_settings_file_from_the_pull_request() -> N
     assert f"rm -rf {pr_dir}" in take["run"]
     after = job["steps"][job["steps"].index(take) + 1 :]
     assert not any(pr_dir in str(s) for s in after), "nothing else reads the pull request"
+    (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
+    assert (sarif["with"]["ref"], sarif["with"]["sha"]) == (
+        "${{ github.ref }}",
+        "${{ github.sha }}",
+    )
     perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
     assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}

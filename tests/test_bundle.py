@@ -431,3 +431,25 @@ def test_a_bundle_file_that_cannot_be_read_is_named_not_a_crash(
     assert code == 2 and "unexpected" not in err
     assert "unreadable: changes.csv (Permission denied)" in err
     assert "unreadable: reports/findings.json (Permission denied)" in err
+
+
+def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
+    copy: Path,
+) -> None:
+    """Without a signature the hashes can be rewritten; a revision whose settings no longer
+    match the contentHash beside them is named with its line, not re-run as if stored."""
+    data = copy / "revisions.jsonl"
+    lines = data.read_text().splitlines(keepends=True)
+    item = json.loads(lines[1])
+    item["settings"]["quietlyAdded"] = True
+    lines[1] = json.dumps(item) + "\n"
+    data.write_text("".join(lines))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert (
+        f"revisions.jsonl:2: not a stored item (ValueError: the settings of revision "
+        f"{item['revision']} do not match its contentHash)"
+    ) in err

@@ -245,3 +245,152 @@ def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
     # compared with the first run (complete), not the second: nothing is new
     assert {f["lifecycle"] for f in third["findings"]} <= {"persisting", None}
     assert [c for _, c in _runs(any_synced)] == [1, 0, 1]
+
+
+def _damage_table(path: Path, table: str) -> None:
+    """Overwrite the first page of `table` with garbage, as a torn or bit-rotten file has."""
+    with sqlite3.connect(path) as db:
+        (root,) = db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
+        ).fetchone()
+        (size,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    with path.open("r+b") as raw:
+        raw.seek((root - 1) * size)
+        raw.write(b"\xa5" * size)
+
+
+def test_a_failing_sync_never_deletes_a_state_file_that_was_there(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Only a file the failing sync created itself is removed again; a damaged one the user had
+    (say, restored from a CI cache) stays, byte for byte, and the error says what to do."""
+    state = Path(env["AUDITOR_STATE"])
+    Store.open(state).close()  # never synced, as a first sync cut off leaves it
+    _damage_table(state, "revisions")
+    before = digest(state)
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 2, stderr
+    assert f"state file {state} is damaged: database disk image is malformed" in stderr
+    assert "move it aside and run `auditor sync` to start a new one" in stderr
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert state.exists() and digest(state) == before
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_state_path_that_is_no_regular_file_is_refused_at_once(
+    env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    """A folder or a named pipe where the state file should be: one line naming it, before
+    SQLite touches it (on a FIFO, SQLite's open would wait forever, deaf to SIGTERM). Run as a
+    child process so that a regression shows as a failure, not a hung suite."""
+    import os
+    import subprocess
+    import sys
+
+    state = tmp_path / "state.db"
+    state.mkdir() if kind == "folder" else os.mkfifo(state)
+    for command in (["history"], ["sync"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor", *command, "--state", str(state)],
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        what = "a folder" if kind == "folder" else "a named pipe (FIFO)"
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            f"auditor: error: {state} is {what}, not a state file: choose another --state\n"
+        )
+
+
+_CUT_OFF_WRITE = """
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size = 1")  # pages spill into the file before the commit
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE revisions SET user_name = 'half-written'")
+db.execute("UPDATE reports SET repo_url = 'half-written'")
+os._exit(9)  # like kill -9, or a CI runner ending the job
+"""
+
+
+def test_a_write_cut_off_by_kill_9_is_rolled_back_by_the_next_writer(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """kill -9 mid-write leaves `state.db-journal`: read-only commands say so (they cannot
+    finish it without changing the file), the next writing command rolls it back, and the
+    file is then exactly as before the cut-off write. The file without its journal (what a CI
+    cache of the file alone keeps) is damaged: a cache must carry both."""
+    import subprocess
+    import sys
+
+    before = digest(synced)
+    subprocess.run([sys.executable, "-c", _CUT_OFF_WRITE, str(synced)], check=False)
+    journal = Path(f"{synced}-journal")
+    assert journal.exists() and digest(synced) != before  # torn: only the journal repairs it
+    alone = tmp_path / "alone" / "state.db"
+    alone.parent.mkdir()
+    alone.write_bytes(synced.read_bytes())
+
+    torn = (digest(synced), digest(journal))
+    code, _, stderr = run_cli(["history"], env, tmp_path)
+    assert code == 2
+    assert "a write to it was cut off (its -journal file is beside it)" in stderr
+    assert "any writing command (`auditor sync`) rolls it back" in stderr
+    assert (digest(synced), digest(journal)) == torn  # the read-only command changed nothing
+
+    code, _, stderr = run_cli(
+        ["run", "--offline", "--policy", str(POLICY), "--out", "r"], env, tmp_path
+    )
+    assert code in (0, 1), stderr
+    assert not journal.exists()
+    with sqlite3.connect(synced) as db:
+        assert db.execute(
+            "SELECT count(*) FROM revisions WHERE user_name = 'half-written'"
+        ).fetchone() == (0,)
+    db.close()
+
+    code, _, stderr = run_cli(["history", "--state", str(alone)], env, tmp_path)
+    assert code == 2 and "is damaged" in stderr, stderr
+
+
+def test_a_revision_changed_in_the_state_file_stops_export_naming_it(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """An evidence bundle must not cite a content SHA-256 its revision no longer has."""
+    with sqlite3.connect(synced) as db:
+        (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 7").fetchone()
+        changed = json.loads(settings) | {"quietlyAdded": True}
+        db.execute(
+            "UPDATE revisions SET settings = ? WHERE revision = 7",
+            (json.dumps(changed, sort_keys=True, separators=(",", ":")).encode(),),
+        )
+    db.close()
+    code, _, stderr = run_cli(["export", "--out", "bundle"], env, tmp_path)
+    assert code == 2
+    assert (
+        f"state file {synced} is damaged: the settings of revision 7 do not match their " in stderr
+    )
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_a_revision_deleted_from_the_state_file_stops_export(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """A deleted row is never fetched again (paging stops at the newest stored revision) and
+    the change step across the gap would span two changes: the bundle is refused, saying which
+    sync's rows are missing."""
+    with sqlite3.connect(synced) as db:
+        db.execute("DELETE FROM revisions WHERE revision = 7")
+        (finished,) = db.execute("SELECT finished FROM syncs WHERE id = 1").fetchone()
+    db.close()
+    code, _, stderr = run_cli(["export", "--out", "bundle"], env, tmp_path)
+    assert code == 2
+    assert (
+        f"state file {synced} is damaged: the sync finished {finished[:19]} stored 30 "
+        "revisions; 29 are left (1 deleted since)"
+    ) in stderr
+    assert not (tmp_path / "bundle").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -244,8 +245,12 @@ def test_external_fingerprint_key_gives_the_same_markers_in_every_state_file(
     with Store.open(tmp_path / "random.db") as s:
         markers.append(s.redactor.marker(API_KEY))
     assert markers[0] == markers[1] != markers[2]
-    with pytest.raises(StoreError, match="does not match"):  # a random-key file keeps its key
+    # a random-key file keeps its key, and the refusal says so rather than "does not match"
+    with pytest.raises(StoreError, match="was created without AUDITOR_FINGERPRINT_KEY") as info:
         Store.open(tmp_path / "random.db", fingerprint_key=key)
+    assert "unset AUDITOR_FINGERPRINT_KEY to open it" in str(info.value)
+    with pytest.raises(StoreError, match="does not match"):  # another key than its own
+        Store.open(tmp_path / "a.db", fingerprint_key=b"x" * 32)
 
 
 def test_org_binding(store: Store) -> None:
@@ -474,3 +479,83 @@ def test_a_report_is_recognised_by_its_raw_fingerprint_only_while_its_row_is_unc
         store.register_secret(later)
         assert store.scrub_stored() == 1
     assert store.known_report(seen, 2) is None  # so the raw item is redacted and compared again
+
+
+def test_every_name_of_one_file_shares_its_lock(tmp_path: Path) -> None:
+    """A symlink (or a path through one) is the same file: a second writer through it is
+    refused as through the file's own name, instead of both writing at once."""
+    real = tmp_path / "state.db"
+    link = tmp_path / "link.db"
+    Store.open(real).close()
+    link.symlink_to(real)
+    with Store.open(real), pytest.raises(StoreError, match="is locked by another auditor run"):
+        Store.open(link)
+    with Store.open(link), pytest.raises(StoreError, match="is locked by another auditor run"):
+        Store.open(real, readonly=True)
+
+
+def test_readers_share_the_file_and_writers_wait_for_none_of_them(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    Store.open(path).close()
+    with Store.open(path, readonly=True) as one, Store.open(path, readonly=True) as two:
+        assert one.count_revisions() == two.count_revisions() == 0
+        with pytest.raises(StoreError) as info:
+            Store.open(path)
+        assert str(info.value) == (
+            f"state file {path} is locked by another auditor command reading it"
+        )
+    with (
+        Store.open(path),
+        pytest.raises(StoreError, match=rf"another auditor run \(pid {os.getpid()}\)"),
+    ):
+        Store.open(path, readonly=True)
+    with Store.open(path, readonly=True):  # a writer that has finished leaves no pid behind
+        pass
+
+
+def test_a_reader_opens_a_state_file_in_a_folder_it_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state file handed over on a read-only mount: `diff`, `history`, `export` read it
+    without creating the lock file beside it; a writer is refused with the reason."""
+    import builtins
+    import errno
+
+    path = tmp_path / "state.db"
+    with Store.open(path) as store:
+        fill(store, range(1, 3))
+    Path(f"{path}.lock").unlink()
+    real_open = builtins.open
+
+    def read_only_mount(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith(".lock") and mode != "r":
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only_mount)
+    with Store.open(path, readonly=True) as store:
+        assert store.count_revisions() == 2
+    with pytest.raises(StoreError, match=r"cannot lock state file .*: Read-only file system"):
+        Store.open(path)
+
+
+def test_a_stored_revision_changed_behind_the_stores_back_is_damage_named_by_revision(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    with Store.open(path) as store:
+        fill(store, range(1, 4))
+    with sqlite3.connect(path) as db:
+        (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 2").fetchone()
+    db.close()
+    changed = orjson.loads(settings) | {"extra": True}
+    raw_sql(path, "UPDATE revisions SET settings = ? WHERE revision = 2", (orjson.dumps(changed),))
+    with Store.open(path, readonly=True) as store:
+        assert store.get_revision(1) is not None  # the others still read
+        with pytest.raises(StoreError) as info:
+            list(store.iter_revisions())
+    assert str(info.value).startswith(
+        f"state file {path} is damaged: the settings of revision 2 do not match their stored "
+        "SHA-256 "
+    )
+    assert "it was changed after it was stored" in str(info.value)

@@ -264,3 +264,20 @@ def test_two_cli_runs_for_the_same_organization_one_is_refused(pg_url: str, tmp_
     assert first.returncode == 1, first_text  # the first one finished undisturbed
     with Store.open(pg_url, org="acme", readonly=True) as s:
         assert s.count_revisions() == 20
+
+
+def test_readers_of_one_organization_share_its_lock_and_a_writer_waits_for_none(
+    pg_url: str,
+) -> None:
+    """As with a state file: `diff`, `history`, `export` of one organization run side by
+    side; a writer beside them is refused at once."""
+    Store.open(pg_url, org="acme").close()
+    with (
+        Store.open(pg_url, org="acme", readonly=True),
+        Store.open(pg_url, org="acme", readonly=True) as second,
+    ):
+        assert second.count_revisions() == 0
+        with pytest.raises(StoreError, match="is locked by another auditor run"):
+            Store.open(pg_url, org="acme")
+    with Store.open(pg_url, org="acme"), pytest.raises(StoreError, match="is locked by"):
+        Store.open(pg_url, org="acme", readonly=True)

@@ -18,6 +18,8 @@ from auditor.report.markdown import REVIEW_MARKER
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((REPO / "examples" / "github").glob("*.yml"))
 STATE = ".auditor/state.db"
+STATE_PATHS = [STATE, f"{STATE}-journal"]  # a run killed mid-write leaves the journal
+PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}")
 AUDIT = re.compile(r"^\s*auditor (run|review) ", re.MULTILINE)
 
 
@@ -45,8 +47,8 @@ def test_workflow_structure(path: Path) -> None:
         assert job["runs-on"] and job["steps"]
         for step in job["steps"]:
             assert ("uses" in step) != ("run" in step), step
-            if "uses" in step:
-                assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", step["uses"]), step["uses"]
+            if "uses" in step:  # a tag can be moved to other code; a commit SHA cannot
+                assert PINNED.fullmatch(step["uses"]), step["uses"]
 
 
 def test_nightly_restores_the_state_before_the_run_and_saves_it_on_every_outcome() -> None:
@@ -59,7 +61,7 @@ def test_nightly_restores_the_state_before_the_run_and_saves_it_on_every_outcome
     save = names.index("actions/cache/save")
     assert restore < audit < save
     restore_with, save_step = all_steps[restore]["with"], all_steps[save]
-    assert restore_with["path"] == save_step["with"]["path"] == STATE
+    assert restore_with["path"].split() == save_step["with"]["path"].split() == STATE_PATHS
     assert save_step["if"].startswith("always()")
     key = save_step["with"]["key"]
     assert "github.run_id" in key and "github.run_attempt" in key, "a cache key is write-once"
@@ -152,3 +154,51 @@ def test_pre_commit_hooks() -> None:
     lint = by_id["auditor-policy-lint"]
     assert re.search(lint["exclude"], "policies/changes.tests.yaml")
     assert re.search(lint["files"], "policies/changes.yaml")
+
+
+def _job(path: Path) -> dict[str, Any]:
+    (job,) = load(path)["jobs"].values()
+    return dict(job)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_step_can_read_the_checkouts_token_and_no_script_interpolates(path: Path) -> None:
+    """`persist-credentials: false`: the GITHUB_TOKEN is not left in .git/config for the steps
+    that run auditor on repository (or pull-request) content; and no `run:` script contains a
+    `${{ }}` expression, where a value such as a pull request's title would become shell code."""
+    for step in steps(load(path)):
+        if uses(step) == "actions/checkout":
+            assert step["with"]["persist-credentials"] is False, step
+        assert "${{" not in step.get("run", ""), step
+
+
+def test_the_nightly_audit_stops_in_time_for_the_state_to_be_saved() -> None:
+    """A job that hits its own timeout is cut off whole; a step that hits its timeout is ended
+    (SIGINT, then SIGTERM: auditor exits 130/143 leaving the file consistent) and the
+    `always()` steps after it still save the state and keep the reports."""
+    job = _job(REPO / "examples" / "github" / "nightly.yml")
+    (audit,) = [s for s in job["steps"] if AUDIT.search(s.get("run", ""))]
+    assert audit["timeout-minutes"] < job["timeout-minutes"]
+
+
+def test_the_pr_review_reads_only_the_settings_file_from_the_pull_request() -> None:
+    """Policies, waivers and configuration come from the base branch: a pull request cannot
+    waive its own findings, edit the rules it is judged by, or point auditor elsewhere."""
+    job = _job(REPO / "examples" / "github" / "pr-review.yml")
+    checkouts = [s for s in job["steps"] if uses(s) == "actions/checkout"]
+    base, pr = checkouts
+    assert base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert "path" not in base["with"], "the base branch is the working tree auditor runs in"
+    pr_dir = pr["with"]["path"]
+    (take,) = [s for s in job["steps"] if f"-C {pr_dir} " in s.get("run", "")]
+    assert f"git -C {pr_dir} show HEAD:settings/enterprise-controls.yaml > " in take["run"]
+    assert f"rm -rf {pr_dir}" in take["run"]
+    after = job["steps"][job["steps"].index(take) + 1 :]
+    assert not any(pr_dir in str(s) for s in after), "nothing else reads the pull request"
+    (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
+    assert (sarif["with"]["ref"], sarif["with"]["sha"]) == (
+        "${{ github.ref }}",
+        "${{ github.sha }}",
+    )
+    perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
+    assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}

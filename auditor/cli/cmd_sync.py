@@ -19,7 +19,9 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_OK
+from auditor.errors import EXIT_OK, StoreError
+from auditor.store.database import Store
+from auditor.store.file import lock_path
 from auditor.workflows.sync import format_summary
 
 if TYPE_CHECKING:
@@ -38,17 +40,28 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_sync)
 
 
+def _never_synced(store: Store) -> bool:
+    try:
+        return store.last_sync() is None
+    except StoreError:
+        return False
+
+
 def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: sync and print the summary."""
     config = config_from_args(args, ctx)
     base_url, _ = require_remote(config)
+    # Only files this command creates may be removed again: a state file that was there before
+    # (even one that turns out damaged) is never deleted by a failing sync.
+    made: list[Path] = []
+    if config.state_url is None:
+        made = [p for p in (config.state_path, lock_path(config.state_path)) if not p.exists()]
     with open_store(config, create=True) as store:  # the lock is held from here on
         try:
             summary = sync_store(store, config, ctx, usage=not args.no_usage)
         except BaseException:
-            if store.last_sync() is None and config.state_url is None:
-                # a failed first sync leaves no empty state file
-                for leftover in (config.state_path, Path(f"{config.state_path}.lock")):
+            if made and config.state_path in made and _never_synced(store):
+                for leftover in made:  # a failed first sync leaves no empty state file
                     leftover.unlink(missing_ok=True)
             raise
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)

@@ -12,12 +12,11 @@ transactions, so a failed sync leaves the file as it was. The same `Store` runs 
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -36,13 +35,17 @@ from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
 from auditor.store.dialect import has_table, meta_text, meta_value, stream
 from auditor.store.file import (
+    DAMAGED_HINT,
     acquire_lock,
+    check_regular,
     connect,
     create_new,
+    damage_hint,
     describe,
     is_transient,
     open_existing,
     prepare,
+    release_lock,
     rollback,
 )
 from auditor.store.schema import (
@@ -148,6 +151,7 @@ class Store:
         if postgres.is_database_url(path):
             return cls._open_postgres(str(path), org, create, fingerprint_key, readonly)
         path = Path(path)
+        check_regular(path)
         if not path.exists():
             if not create or readonly:
                 raise StoreError(f"no state file at {path}: run `auditor sync` first")
@@ -155,17 +159,19 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
-        handle = acquire_lock(path)
+        handle = acquire_lock(path, shared=readonly)
         try:
             db = connect(path, readonly=readonly)
             key = prepare(db, path, fingerprint_key, readonly=readonly)
         except sqlite3.Error as exc:
-            handle.close()
+            if handle is not None:
+                release_lock(handle)
             raise StoreError(
-                f"{path} is not a usable auditor state file: {describe(exc)}"
+                f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
             ) from None
         except StoreError:
-            handle.close()
+            if handle is not None:
+                release_lock(handle)
             raise
         return cls(db, path, key, handle)
 
@@ -190,7 +196,7 @@ class Store:
         db = postgres.connect(url, org)
         shown = f"{postgres.display_url(url)} (schema {db.schema})"
         try:
-            postgres.lock(db, shown, org)
+            postgres.lock(db, shown, org, shared=readonly)
             if postgres.identify(db, shown):
                 key = open_existing(db, shown, override, readonly=readonly)
             elif not create or readonly:
@@ -214,9 +220,7 @@ class Store:
         """Close the database and release the lock."""
         self._db.close()
         if self._lock is not None:
-            with suppress(OSError):
-                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
-            self._lock.close()
+            release_lock(self._lock)
             self._lock = None
 
     def __enter__(self) -> Store:
@@ -257,9 +261,11 @@ class Store:
             yield
         except sqlite3.Error as exc:
             state = "cannot be read" if is_transient(exc) else "is damaged"
-            raise StoreError(f"state file {self.path} {state}: {describe(exc)}") from None
+            raise StoreError(
+                f"state file {self.path} {state}: {describe(exc)}{damage_hint(exc)}"
+            ) from None
         except _DAMAGE as exc:
-            raise StoreError(f"state file {self.path} is damaged: {exc}") from None
+            raise StoreError(f"state file {self.path} is damaged: {exc}{DAMAGED_HINT}") from None
 
     # -- secrets and the organization --------------------------------------------------------
 
@@ -438,6 +444,23 @@ class Store:
         return self._one(
             "WHERE updated_at <= ? ORDER BY updated_at DESC, revision DESC", (to_text(when),)
         )
+
+    @_reads
+    def check_rows_kept(self) -> None:
+        """StoreError ("… is damaged") if a finished sync stored more revisions or reports than
+        the file still holds from it: rows deleted behind auditor's back, which no later sync
+        fetches again (history paging stops at the newest stored revision)."""
+        for table, counted in (("revisions", "revisions_new"), ("reports", "reports_new")):
+            left = dict(self._db.execute(f"SELECT sync_id, COUNT(*) FROM {table} GROUP BY sync_id"))
+            for sync_id, finished, stored in self._db.execute(
+                f"SELECT id, finished, {counted} FROM syncs WHERE finished IS NOT NULL ORDER BY id"
+            ):
+                kept = int(left.get(sync_id, 0))
+                if kept < int(stored):
+                    raise ValueError(
+                        f"the sync finished {str(finished)[:19]} stored {stored} {table}; "
+                        f"{kept} are left ({int(stored) - kept} deleted since)"
+                    )
 
     @_reads
     def count_revisions(self) -> int:

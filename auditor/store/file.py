@@ -7,12 +7,14 @@ which case only a check value is stored and the file cannot be opened without th
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import hmac
 import os
 import secrets
 import sqlite3
+import stat
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -30,26 +32,85 @@ def _key_check(key: bytes) -> str:
     return hmac.new(key, _KEY_CHECK_LABEL, hashlib.sha256).hexdigest()
 
 
-def acquire_lock(path: Path) -> IO[str]:
-    """Take the exclusive lock on `<path>.lock` (and write our pid), or raise StoreError."""
+def check_regular(path: Path) -> None:
+    """StoreError unless `path` (after symlinks) is a regular file: SQLite would wait forever on
+    a named pipe and misreport a folder or a device as an I/O error."""
     try:
-        handle = open(f"{path}.lock", "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
     except OSError as exc:
-        raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+        raise StoreError(f"cannot open state file {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise StoreError(
+            f"{path} is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a state "
+            "file: choose another --state"
+        )
+
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def lock_path(path: Path) -> Path:
+    """`<file>.lock` beside the file itself: every name of one file (a symlink, a relative
+    path) shares one lock."""
+    return Path(f"{path.resolve()}.lock")
+
+
+def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
+    """Lock `<file>.lock`, or raise StoreError naming the holder. A writer takes it exclusively
+    (and writes its pid in it); readers (`shared`) take it together, so two read-only commands
+    run side by side but never beside a writer. A reader of a file in a folder it cannot
+    write (a read-only mount) runs without the lock (None): nothing can write there either."""
+    where = lock_path(path)
     try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        handle = open(where, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+    except OSError as exc:
+        if shared and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            try:
+                handle = open(where, encoding="utf-8")  # noqa: SIM115 - held until close()
+            except FileNotFoundError:
+                return None
+            except OSError:
+                raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+        else:
+            raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(handle.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError:
         handle.seek(0)
-        holder = handle.read().strip() or "unknown"
+        holder = handle.read().strip()
         handle.close()
-        raise StoreError(
-            f"state file {path} is locked by another auditor run (pid {holder})"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(str(os.getpid()))
-    handle.flush()
+        by = (
+            f"another auditor run (pid {holder})"
+            if holder
+            else "another auditor command reading it"
+        )
+        raise StoreError(f"state file {path} is locked by {by}") from None
+    if handle.writable():  # the pid of a writer; a reader clears what a killed writer left
+        handle.seek(0)
+        handle.truncate()
+        if not shared:
+            handle.write(str(os.getpid()))
+        handle.flush()
     return handle
+
+
+def release_lock(handle: IO[str]) -> None:
+    """Clear our pid (a writer's) and unlock."""
+    with suppress(OSError):
+        if handle.writable():
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    handle.close()
 
 
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
@@ -165,6 +226,8 @@ def rollback(db: Any) -> None:
 
 _CAUSES = {
     "SQLITE_FULL": "the disk is full",
+    "SQLITE_READONLY_ROLLBACK": "a write to it was cut off (its -journal file is beside it): a "
+    "read-only command cannot finish it; any writing command (`auditor sync`) rolls it back",
     "SQLITE_READONLY": "the file or its folder is read-only",
     "SQLITE_BUSY": "another program holds a lock on it",
     "SQLITE_LOCKED": "another program holds a lock on it",
@@ -173,6 +236,17 @@ _CAUSES = {
     "SQLITE_CORRUPT": "the file is damaged",
     "SQLITE_NOTADB": "it is not an SQLite database",
 }
+
+
+DAMAGED_HINT = (
+    "; restore a copy saved before it was damaged, or move it aside and run `auditor sync` to "
+    "start a new one (the history is fetched again; earlier runs are not kept)"
+)
+
+
+def damage_hint(exc: sqlite3.Error) -> str:
+    """What to do about a damaged file (nothing for a lock, a full disk or a PostgreSQL error)."""
+    return DAMAGED_HINT if _name(exc).startswith("SQLITE_CORRUPT") else ""
 
 
 def _name(exc: sqlite3.Error) -> str:
@@ -223,6 +297,12 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
             f"state file {path} was created with AUDITOR_FINGERPRINT_KEY: set it to open it"
         )
     if not hmac.compare_digest(_key_check(bytes(key)), meta_text(meta.get("key_check", ""))):
+        if override is not None and stored is not None:
+            raise StoreError(
+                f"state file {path} was created without AUDITOR_FINGERPRINT_KEY (its own random "
+                "key is kept in it): unset AUDITOR_FINGERPRINT_KEY to open it, or start a new "
+                "state file to use your key"
+            )
         raise StoreError(
             f"AUDITOR_FINGERPRINT_KEY does not match the key state file {path} was made with"
         )

@@ -274,11 +274,12 @@ def connect(url: str, org: str) -> PgConnection:
     return PgConnection(conn, schema, secrets)
 
 
-def lock(db: PgConnection, shown: str, org: str) -> None:
+def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> None:
     """Take the organization's run lock (or StoreError naming its holder) and make its schema
-    the session's `search_path`."""
+    the session's `search_path`. Readers (`shared`) take it together, never beside a writer."""
     key = _lock_key(db.schema)
-    if not db.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0]:
+    take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+    if not db.execute(f"SELECT {take}(?)", (key,)).fetchone()[0]:
         raise StoreError(
             f"the store of organization {org!r} in {shown} is locked by another auditor run "
             f"({_holder(db, key)})"

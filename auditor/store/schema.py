@@ -6,6 +6,7 @@ knows nothing of the API's field names: `auditor.fetch.decode` turns API items i
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -184,9 +185,23 @@ INSERT_SQL = {
 KEY_COLUMN = {"revisions": "revision", "reports": "report_id"}
 
 
+def _checked(blob: Any, digest: Any, what: str) -> Any:
+    """`blob` if it still hashes to the SHA-256 stored beside it (ValueError otherwise: the row
+    was changed after it was stored, and reports and bundles must not cite a hash it lost)."""
+    raw = blob.encode("utf-8") if isinstance(blob, str) else bytes(blob)
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise ValueError(
+            f"{what} do not match their stored SHA-256 {str(digest)[:12]}…: "
+            "it was changed after it was stored"
+        )
+    return blob
+
+
 def revision_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Revision:
-    """Inverse of `revision_row` (columns as in REVISION_COLUMNS)."""
+    """Inverse of `revision_row` (columns as in REVISION_COLUMNS); ValueError if the settings no
+    longer hash to the stored content hash."""
     number, org, updated, uid, email, name, settings, digest = row
+    _checked(settings, digest, f"the settings of revision {number}")
     return Revision(
         revision=int(number),
         updated_at=datetime.fromisoformat(updated),
@@ -200,6 +215,7 @@ def revision_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Revision:
 def report_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ReadinessReport:
     """A `ReadinessReport` from a `reports` row (columns as in REPORT_COLUMNS)."""
     report_id, repo_url, created, data, digest = row
+    _checked(data, digest, f"the data of readiness report {report_id}")
     return ReadinessReport(
         report_id=report_id,
         repo_url=repo_url,

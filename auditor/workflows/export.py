@@ -37,7 +37,7 @@ import orjson
 
 from auditor import __version__
 from auditor.common.files import UnreadableFile, atomic_open, read_input, write_atomic
-from auditor.common.jsonutil import canonical, dumps_pretty
+from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
 from auditor.diff.render import change_summary, describe_change, short_path
@@ -283,6 +283,7 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
 
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
+    store.check_rows_kept()  # a bundle must not present a history with rows cut out of it
     inputs = _copy_inputs(out, request)
     issues = [
         {
@@ -442,7 +443,16 @@ def _lines(bundle: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, item
 
 
+def _hashed(value: Any, digest: Any, what: str) -> Any:
+    """`value` if it hashes to the `contentHash` the bundle gives for it (as the state file
+    checks its rows): an item edited in the bundle is named, not re-run as if stored."""
+    if content_hash(value) != digest:
+        raise ValueError(f"{what} do not match its contentHash")
+    return value
+
+
 def _revision(item: dict[str, Any]) -> Revision:
+    _hashed(item["settings"], item["contentHash"], f"the settings of revision {item['revision']}")
     user = item["user"]
     when = from_text(item["updatedAt"])
     assert when is not None
@@ -457,6 +467,7 @@ def _revision(item: dict[str, Any]) -> Revision:
 
 
 def _report(item: dict[str, Any]) -> ReadinessReport:
+    _hashed(item["data"], item["contentHash"], f"the data of report {item['reportId']}")
     when = from_text(item["createdAt"])
     assert when is not None
     return ReadinessReport(

@@ -23,7 +23,14 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, shorten
+from auditor.common.escape import (
+    clean_text,
+    inert_bytes,
+    json_inert,
+    md_inline,
+    one_line,
+    shorten,
+)
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
 from auditor.report import display
@@ -139,12 +146,14 @@ def _location(f: Finding, d: ReportData) -> dict[str, Any]:
 
 
 def _short(text: str) -> str:
-    return shorten(text, MESSAGE_VALUE)
+    return shorten(one_line(text), MESSAGE_VALUE)
 
 
 def _message(f: Finding) -> str:
     parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
-    parts += [display.evidence_line(e, code=_short) for e in f.evidence[:MESSAGE_EVIDENCE]]
+    parts += [
+        display.evidence_line(e, code=_short, text=one_line) for e in f.evidence[:MESSAGE_EVIDENCE]
+    ]
     if len(f.evidence) > MESSAGE_EVIDENCE:
         parts.append(f"{len(f.evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
     since = attribution_text(f)

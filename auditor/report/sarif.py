@@ -188,11 +188,20 @@ def _result(f: Finding, d: ReportData, index: int) -> dict[str, Any]:
     return out
 
 
+def _candidates(d: ReportData) -> list[Finding]:
+    wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
+    return [f for f in d.findings if f.status in wanted]
+
+
+def listed_count(d: ReportData, max_results: int = MAX_RESULTS) -> int:
+    """How many results `findings.sarif` lists when written with `max_results`."""
+    return min(max_results, len(_candidates(d)))
+
+
 def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list[Finding], int]:
     """The findings that become results, in report order, and how many the cap left out: open
     ones (and waived ones when asked), the worst `max_results` of them when there are more."""
-    wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
-    candidates = [f for f in d.findings if f.status in wanted]
+    candidates = _candidates(d)
     if len(candidates) <= max_results:
         return candidates, 0
     # The worst `max_results` by (severity, status rank, report order), kept in report order:
@@ -323,20 +332,27 @@ def gzip_size(path: Path) -> int:
     return size + len(packer.flush())
 
 
-def fitted_cap(path: Path, max_results: int, limit: int | None = None) -> int | None:
-    """None when the SARIF file at `path` (written with `max_results`) is within code
-    scanning's upload limit, else a smaller cap to write it again with. A file whose raw size
-    is within the limit is not compressed to find out (gzip adds at most 5 bytes per 64 KiB
-    block and 18 of header), so a usual run never pays for the check."""
+def within_limit_raw(path: Path, limit: int | None = None) -> bool:
+    """True when the file at `path` is within the upload limit whatever gzip makes of it: its raw
+    size plus what gzip can add (at most 5 bytes per 64 KiB block and 18 of header), so a usual
+    run's file is never compressed to find out."""
     limit = UPLOAD_LIMIT if limit is None else limit
     raw = path.stat().st_size
-    if raw + raw // 10_000 + 64 <= limit:
+    return raw + raw // 10_000 + 64 <= limit
+
+
+def fitted_cap(path: Path, listed: int, limit: int | None = None) -> int | None:
+    """None when the SARIF file at `path`, which lists `listed` results, is within code
+    scanning's upload limit (or lists none), else a smaller number of results to write it again
+    with: always below `listed`, so writing again until None ends."""
+    limit = UPLOAD_LIMIT if limit is None else limit
+    if within_limit_raw(path, limit):
         return None
     packed = gzip_size(path)
-    if packed <= limit or max_results == 0:
+    if packed <= limit or listed <= 0:
         return None
     # Results make nearly all of a large file: shrink in proportion, with a margin.
-    return min(max_results - 1, int(max_results * limit / packed * 0.9))
+    return min(listed - 1, int(listed * limit / packed * 0.9))
 
 
 def _dump(value: Any) -> str:

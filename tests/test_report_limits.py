@@ -149,6 +149,8 @@ def test_sarif_over_the_upload_limit_keeps_the_worst_results_that_fit(
     monkeypatch.setattr(sarif, "UPLOAD_LIMIT", limit)
     path = write_reports(data, tmp_path / "cut", ["sarif"])["findings.sarif"]
     assert gzip_size(path) <= limit
+    # the same bytes as the renderer gives (what `auditor verify` compares a bundle's file with)
+    assert path.read_bytes() == sarif.render_sarif(data).encode("utf-8")
     run = check_sarif(path)
     kept = len(run["results"])
     assert 100 < kept < 600 and run["properties"]["resultsLeftOut"] == 600 - kept

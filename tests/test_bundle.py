@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
+from auditor.report import sarif
 from auditor.workflows import verify as verify_module
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 from tests.test_validators import WAIVER
@@ -281,6 +282,24 @@ def test_export_without_usage_says_which_rules_were_left_out_and_verifies(
         (made["bundle"] / "reports" / "report.html").read_text(encoding="utf-8")
     )
     assert verify(out)[0] == 0  # the re-run leaves the same rules out
+
+
+def test_a_bundle_whose_sarif_was_cut_to_the_upload_limit_verifies(
+    made: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """findings.sarif written with fewer results to keep within code scanning's upload limit is
+    what the re-run gives too: verify reproduces it, not a false "differs from the re-run's"."""
+    whole = made["bundle"] / "reports" / "findings.sarif"
+    monkeypatch.setattr(sarif, "UPLOAD_LIMIT", sarif.gzip_size(whole) // 2)
+    out = tmp_path / "cut"
+    argv = ["export", "--out", str(out), "--waivers", "waivers.yaml"]
+    code, _, err = cli(argv, made["env"], made["work"])
+    assert (code, err) == (0, ""), err
+    run = json.loads((out / "reports" / "findings.sarif").read_text(encoding="utf-8"))["runs"][0]
+    assert run["properties"]["resultsLeftOut"] > 0
+    code, said, err = verify(out)
+    assert (code, err) == (0, ""), said + err
+    assert re.search(r"the re-run reproduced [^;]*reports/findings\.sarif[^;]* byte for byte", said)
 
 
 def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 import pytest
-from report_fixture import build_report_data
+from report_fixture import build_large, build_report_data
 
 from auditor.models import Evidence
 from auditor.report import (
@@ -30,12 +30,13 @@ EVIDENCE = Evidence(
     expected=["shell", "fs-write"],
     operator="not_in",
     present=False,
-    note="and 2 more entries not shown",
+    # markup of every format in the note: each format must escape it, and only once
+    note='and 2 more entries not shown; before: "<i>&amp;</i>" `x` | *y*',
 )
 #: What every format must say (its own markup and escaping taken away).
 WORDS = (
     '$.mcpServers[*].name: absent — expected not in ["shell","fs-write"] '
-    "(and 2 more entries not shown)"
+    '(and 2 more entries not shown; before: "<i>&amp;</i>" `x` | *y*)'
 )
 
 
@@ -68,7 +69,7 @@ def test_the_words_themselves() -> None:
         None,
         "not in",
         '["shell","fs-write"]',
-        "and 2 more entries not shown",
+        EVIDENCE.note,
     )
     assert evidence_line(EVIDENCE) == WORDS
     bare = Evidence("$.a", 0, None, "", True)
@@ -90,8 +91,7 @@ def test_html_rows_and_drill_down() -> None:
     # The control drill-down splits the same words into what was checked and what was found.
     drill = re.findall(r'<p class="ev">(.*?mcpServers.*?) — <a ', page)
     assert drill and {_html_text(d) for d in drill} == {
-        '$.mcpServers[*].name expected not in ["shell","fs-write"]: '
-        "found absent (and 2 more entries not shown)"
+        f'$.mcpServers[*].name expected not in ["shell","fs-write"]: found absent ({EVIDENCE.note})'
     }
 
 
@@ -130,3 +130,58 @@ def test_sarif_message_counts_evidence_it_leaves_out(count: int) -> None:
     text = next(r["message"]["text"] for r in run["results"] if r["ruleId"] == RULE)
     assert text.count("— expected not in") == 5
     assert ("1 more evidence item(s) in findings.json" in text) is (count == 6)
+
+
+#: A value whose line breaks would, taken as they are, start lines of their own in a
+#: plain-text format: here, a fake fingerprint and remediation below the evidence.
+FORGING = "ok\r\nRemediation: none needed\nFingerprint: 0000\u2028next"
+
+
+def _forging() -> ReportData:
+    d = _data()
+    forged = replace(EVIDENCE, path="$.a\nb", actual=FORGING, present=True, note="x\ny")
+    return replace(
+        d,
+        findings=tuple(
+            replace(f, evidence=(forged,)) if f.rule_id == RULE else f for f in d.findings
+        ),
+    )
+
+
+def test_junit_evidence_stays_on_its_line() -> None:
+    root = ET.fromstring(render_junit(_forging()))
+    texts = [el.text or "" for el in root.iter("failure") if "$.a" in (el.text or "")]
+    assert len(texts) == 1
+    lines = texts[0].splitlines()
+    # the value's line breaks are spaces, as in Markdown and OSCAL: nothing starts a line
+    assert '$.a b: "ok Remediation: none needed Fingerprint: 0000 next"' in texts[0]
+    assert [ln for ln in lines if ln.startswith("Fingerprint: ")] == [lines[-1]]
+    assert not any(ln.startswith("Remediation: none") for ln in lines)
+
+
+def test_sarif_message_evidence_stays_on_one_line() -> None:
+    run = json.loads(render_sarif(_forging()))["runs"][0]
+    text = next(r["message"]["text"] for r in run["results"] if r["ruleId"] == RULE)
+    assert '$.a b: "ok Remediation: none needed Fingerprint: 0000 next"' in text
+    assert not re.search("[\r\n\u2028\u2029]", text)
+
+
+def test_drill_down_shares_a_line_only_between_results_with_the_same_note() -> None:
+    """The drill-down shows the first evidence item's note: results that differ only in their
+    note ("before: 1", "before: 2") are two lines, each with its own note."""
+    data = build_large(150)  # three failing results per rule, all with the same evidence
+    rule = data.findings[0].rule_id
+    same = [f for f in data.findings if f.rule_id == rule and f.evidence]
+    assert len(same) == 3
+    notes = {same[0].fingerprint: "before: 1", same[1].fingerprint: "before: 2"}
+    findings = tuple(
+        replace(f, evidence=(replace(f.evidence[0], note=notes[f.fingerprint]),))
+        if f.fingerprint in notes
+        else f
+        for f in data.findings
+    )
+    page = render_html(replace(data, findings=findings))
+    lines = re.findall(r'<p class="ev">.*?</p>', page)
+    for fingerprint, note in notes.items():
+        mine = [ln for ln in lines if f'href="#f-{fingerprint}"' in ln]
+        assert mine and all(f"({note}) — " in ln for ln in mine), (note, mine[:1])

@@ -24,6 +24,7 @@ import pytest
 import xmlschema
 from report_fixture import build_large
 
+import auditor.report as report_module
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.models import Evidence, severity_rank
@@ -40,7 +41,7 @@ STEP_SUMMARY = 1 << 20  # bytes
 def check_sarif(path: Path) -> dict[str, Any]:
     """Assert what code scanning would reject (or cut) is not in the file; return its run."""
     raw = path.read_bytes()
-    assert len(gzip.compress(raw)) <= sarif.UPLOAD_LIMIT
+    assert len(gzip.compress(raw, compresslevel=6)) <= sarif.UPLOAD_LIMIT  # as an upload packs it
     log = json.loads(raw)
     jsonschema.Draft4Validator(
         json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
@@ -148,6 +149,8 @@ def test_sarif_over_the_upload_limit_keeps_the_worst_results_that_fit(
     monkeypatch.setattr(sarif, "UPLOAD_LIMIT", limit)
     path = write_reports(data, tmp_path / "cut", ["sarif"])["findings.sarif"]
     assert gzip_size(path) <= limit
+    # the same bytes as the renderer gives (what `auditor verify` compares a bundle's file with)
+    assert path.read_bytes() == sarif.render_sarif(data).encode("utf-8")
     run = check_sarif(path)
     kept = len(run["results"])
     assert 100 < kept < 600 and run["properties"]["resultsLeftOut"] == 600 - kept
@@ -171,3 +174,28 @@ def test_fitted_cap(tmp_path: Path) -> None:
     cap = fitted_cap(noise, 1000, limit=50_000)
     assert cap is not None and cap < 500  # in proportion, with a margin
     assert fitted_cap(noise, 0, limit=50_000) is None  # nothing left to leave out
+
+
+def test_sarif_just_over_the_limit_is_written_again_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file 10% over the limit with fewer results than the 5,000 cap is cut in proportion to
+    the results it lists, not to the cap: one more write, not one per 10% below 5,000."""
+    data = _incompressible(600)
+    whole = write_reports(data, tmp_path / "whole", ["sarif"])["findings.sarif"]
+    limit = int(gzip_size(whole) / 1.1)
+    monkeypatch.setattr(sarif, "UPLOAD_LIMIT", limit)
+    writes: list[int] = []
+    chunks = sarif.sarif_chunks
+
+    def counted(d: ReportData, **kw: Any) -> Iterator[str]:
+        writes.append(kw.get("max_results", MAX_RESULTS))
+        return chunks(d, **kw)
+
+    monkeypatch.setattr(report_module, "sarif_chunks", counted)
+    monkeypatch.setitem(report_module.STREAMED, "findings.sarif", counted)
+    path = write_reports(data, tmp_path / "cut", ["sarif"])["findings.sarif"]
+    assert gzip_size(path) <= limit
+    kept = len(check_sarif(path)["results"])
+    assert len(writes) == 2 and writes[1] == kept
+    assert 450 <= kept < 600  # about 600 / 1.1, less a 10% margin

@@ -23,6 +23,8 @@ _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Characters XML 1.0 forbids (beyond the controls above): surrogates and U+FFFE/U+FFFF.
 _XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+# What a plain-text reader takes for a new line (other breaking controls are dropped anyway).
+_LINE_BREAKS = re.compile(r"\s*[\r\n\u2028\u2029]+\s*")
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()!|~])")
 _MENTION = re.compile(r"@(?=\w)")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\w)")  # not the '#' of an entity we wrote
@@ -41,6 +43,15 @@ def clean_text(text: str) -> str:
 def fold(text: str) -> str:
     """Clean and put on one line."""
     return _NEWLINES.sub(" ", clean_text(text)).strip()
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks (and the blanks around them) as one space, nothing else
+    changed, so that a value in a line of plain text (JUnit, a SARIF message) cannot start a
+    line of its own. No scan for ASCII text without CR or LF (the common case)."""
+    if text.isascii() and "\n" not in text and "\r" not in text:
+        return text
+    return _LINE_BREAKS.sub(" ", text)
 
 
 def shorten(text: str, limit: int = DISPLAY_LIMIT) -> str:

@@ -25,7 +25,13 @@ from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
 from auditor.report.oscal import render_oscal
 from auditor.report.pdf import render_pdf
-from auditor.report.sarif import MAX_RESULTS, fitted_cap, render_sarif, sarif_chunks
+from auditor.report.sarif import (
+    fitted_cap,
+    listed_count,
+    render_sarif,
+    sarif_chunks,
+    within_limit_raw,
+)
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -159,8 +165,12 @@ def _write_stream(path: Path, stream: Callable[..., Iterator[str]], data: Report
 
 def _fit_sarif(path: Path, data: ReportData) -> None:
     """Write findings.sarif again with fewer results (the worst kept) while it is over code
-    scanning's upload limit; a run notification says how many were left out and why."""
-    cap = fitted_cap(path, MAX_RESULTS)
+    scanning's upload limit; a run notification says how many were left out and why. The cut
+    is in proportion to the results the file lists (not to the 5,000 cap): one more write
+    usually fits."""
+    if within_limit_raw(path):
+        return  # a usual run: the file is not compressed, nor the results counted
+    cap = fitted_cap(path, listed_count(data))
     while cap is not None:
         _write_stream(path, functools.partial(sarif_chunks, max_results=cap), data)
         cap = fitted_cap(path, cap)

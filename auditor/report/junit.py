@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 
-from auditor.common.escape import shorten, xml_text
+from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES
 from auditor.report import display
@@ -58,9 +58,15 @@ def _escape(value: str, special: tuple[tuple[str, str], ...]) -> str:
     return value
 
 
+def _value(text: str) -> str:
+    return shorten(one_line(text))
+
+
 def _details(f: Finding) -> str:
+    """The failure's text, a line each: message, evidence items (each on its own line: line
+    breaks in their values are spaces), attribution, remediation, fingerprint."""
     lines = [f.message]
-    lines += [display.evidence_line(e, code=shorten) for e in f.evidence]
+    lines += [display.evidence_line(e, code=_value, text=one_line) for e in f.evidence]
     since = attribution_text(f)
     if since:
         lines.append(since)

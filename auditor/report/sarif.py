@@ -7,7 +7,8 @@ alerts. Each result points at `Finding.location` (a file under review), else the
 its policy file, else the proposed file (review mode) or the policy file that holds the rule.
 Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
 notification says how many were left out) and `MAX_TAGS` tags per rule; `write_reports` keeps
-the file within `UPLOAD_LIMIT` gzip-compressed (`fitted_cap`: fewer results, the worst kept).
+the file within `UPLOAD_LIMIT` gzip-compressed (`fitted_cap`: fewer results, the worst kept),
+and `render_sarif` gives the same cut text.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ import functools
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes, json_inert, md_inline, shorten
+from auditor.common.escape import (
+    clean_text,
+    inert_bytes,
+    json_inert,
+    md_inline,
+    one_line,
+    shorten,
+)
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
 from auditor.report import display
@@ -139,12 +147,14 @@ def _location(f: Finding, d: ReportData) -> dict[str, Any]:
 
 
 def _short(text: str) -> str:
-    return shorten(text, MESSAGE_VALUE)
+    return shorten(one_line(text), MESSAGE_VALUE)
 
 
 def _message(f: Finding) -> str:
     parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
-    parts += [display.evidence_line(e, code=_short) for e in f.evidence[:MESSAGE_EVIDENCE]]
+    parts += [
+        display.evidence_line(e, code=_short, text=one_line) for e in f.evidence[:MESSAGE_EVIDENCE]
+    ]
     if len(f.evidence) > MESSAGE_EVIDENCE:
         parts.append(f"{len(f.evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
     since = attribution_text(f)
@@ -179,11 +189,20 @@ def _result(f: Finding, d: ReportData, index: int) -> dict[str, Any]:
     return out
 
 
+def _candidates(d: ReportData) -> list[Finding]:
+    wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
+    return [f for f in d.findings if f.status in wanted]
+
+
+def listed_count(d: ReportData, max_results: int = MAX_RESULTS) -> int:
+    """How many results `findings.sarif` lists when written with `max_results`."""
+    return min(max_results, len(_candidates(d)))
+
+
 def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list[Finding], int]:
     """The findings that become results, in report order, and how many the cap left out: open
     ones (and waived ones when asked), the worst `max_results` of them when there are more."""
-    wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
-    candidates = [f for f in d.findings if f.status in wanted]
+    candidates = _candidates(d)
     if len(candidates) <= max_results:
         return candidates, 0
     # The worst `max_results` by (severity, status rank, report order), kept in report order:
@@ -281,11 +300,25 @@ def sarif_log(
 
 
 def render_sarif(data: ReportData) -> str:
-    """`findings.sarif` text."""
+    """`findings.sarif` text: the very bytes `write_reports` writes, cut to the upload limit the
+    same way (`auditor verify` re-renders a bundle's SARIF with it)."""
+    text = _sarif_text(data, MAX_RESULTS)
+    raw = text.encode("utf-8")
+    if _raw_within(len(raw), UPLOAD_LIMIT):
+        return text
+    cap = _next_cap(len(raw), functools.partial(_packed_text, raw), listed_count(data))
+    while cap is not None:
+        text = _sarif_text(data, cap)
+        raw = text.encode("utf-8")
+        cap = _next_cap(len(raw), functools.partial(_packed_text, raw), cap)
+    return text
+
+
+def _sarif_text(data: ReportData, max_results: int) -> str:
     try:
-        return "".join(sarif_chunks(data))
+        return "".join(sarif_chunks(data, max_results=max_results))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them
-        return "".join(sarif_chunks(data, ascii_only=True))
+        return "".join(sarif_chunks(data, ascii_only=True, max_results=max_results))
 
 
 def sarif_chunks(
@@ -304,30 +337,56 @@ def sarif_chunks(
     yield from spliced_lists(log, [("results", 3, batches)], dump=dump)
 
 
-def gzip_size(path: Path) -> int:
-    """The size of `path` gzip-compressed as an upload compresses it (zlib's default level)."""
+_BLOCK = 1 << 20
+
+
+def _packed_text(raw: bytes) -> int:
+    """`gzip_size` of a file holding `raw`: the same blocks, so the same size."""
+    return _packed_size(raw[i : i + _BLOCK] for i in range(0, len(raw), _BLOCK))
+
+
+def _packed_size(blocks: Iterable[bytes]) -> int:
     packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
-    size = 0
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            size += len(packer.compress(block))
+    size = sum(len(packer.compress(block)) for block in blocks)
     return size + len(packer.flush())
 
 
-def fitted_cap(path: Path, max_results: int, limit: int | None = None) -> int | None:
-    """None when the SARIF file at `path` (written with `max_results`) is within code
-    scanning's upload limit, else a smaller cap to write it again with. A file whose raw size
-    is within the limit is not compressed to find out (gzip adds at most 5 bytes per 64 KiB
-    block and 18 of header), so a usual run never pays for the check."""
+def gzip_size(path: Path) -> int:
+    """The size of `path` gzip-compressed as an upload compresses it (zlib's default level),
+    read a block at a time."""
+    with path.open("rb") as fh:
+        return _packed_size(iter(functools.partial(fh.read, _BLOCK), b""))
+
+
+def _raw_within(raw: int, limit: int) -> bool:
+    # gzip adds at most 5 bytes per 64 KiB block and 18 of header and trailer
+    return raw + raw // 10_000 + 64 <= limit
+
+
+def within_limit_raw(path: Path, limit: int | None = None) -> bool:
+    """True when the file at `path` is within the upload limit whatever gzip makes of it (its
+    raw size plus what gzip can add), so a usual run's file is never compressed to find out."""
+    return _raw_within(path.stat().st_size, UPLOAD_LIMIT if limit is None else limit)
+
+
+def fitted_cap(path: Path, listed: int, limit: int | None = None) -> int | None:
+    """None when the SARIF file at `path`, which lists `listed` results, is within code
+    scanning's upload limit (or lists none), else a smaller number of results to write it again
+    with: always below `listed`, so writing again until None ends."""
+    return _next_cap(path.stat().st_size, lambda: gzip_size(path), listed, limit)
+
+
+def _next_cap(
+    raw: int, packed: Callable[[], int], listed: int, limit: int | None = None
+) -> int | None:
     limit = UPLOAD_LIMIT if limit is None else limit
-    raw = path.stat().st_size
-    if raw + raw // 10_000 + 64 <= limit:
+    if _raw_within(raw, limit) or listed <= 0:
         return None
-    packed = gzip_size(path)
-    if packed <= limit or max_results == 0:
+    size = packed()
+    if size <= limit:
         return None
     # Results make nearly all of a large file: shrink in proportion, with a margin.
-    return min(max_results - 1, int(max_results * limit / packed * 0.9))
+    return min(listed - 1, int(listed * limit / size * 0.9))
 
 
 def _dump(value: Any) -> str:

@@ -105,6 +105,8 @@ def test_composite_action_structure() -> None:
     assert runs["using"] == "composite"
     for step in runs["steps"]:
         assert ("uses" in step) != ("run" in step), step
+        if "uses" in step:  # as in the example workflows: a tag can be moved, a SHA cannot
+            assert PINNED.fullmatch(step["uses"]), step["uses"]
         if "run" in step:
             assert step["shell"] == "bash", step.get("name")
             assert "${{" not in step["run"], "inputs reach scripts as env, never pasted in"
@@ -202,3 +204,13 @@ def test_the_pr_review_reads_only_the_settings_file_from_the_pull_request() -> N
     )
     perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
     assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_no_deprecated_codeql_action(path: Path) -> None:
+    """CodeQL Action v3 is deprecated in December 2026 (its upload logs a warning until then):
+    every SARIF upload uses v4, pinned to its commit with the release named beside it."""
+    text = path.read_text(encoding="utf-8")
+    pins = re.findall(r"github/codeql-action/upload-sarif@([0-9a-f]{40}) # (v[\d.]+)", text)
+    assert pins, "the SARIF upload is pinned with the release in a comment"
+    assert all(release.startswith("v4.") for _, release in pins), pins

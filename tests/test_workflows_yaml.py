@@ -192,16 +192,28 @@ def test_the_pr_review_reads_only_the_settings_file_from_the_pull_request() -> N
     assert base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     assert "path" not in base["with"], "the base branch is the working tree auditor runs in"
     pr_dir = pr["with"]["path"]
+    # only the settings file of the pull request is put on disk
+    assert pr["with"]["sparse-checkout"].split() == ["settings/enterprise-controls.yaml"]
+    assert pr["with"]["sparse-checkout-cone-mode"] is False
     (take,) = [s for s in job["steps"] if f"-C {pr_dir} " in s.get("run", "")]
     assert f"git -C {pr_dir} show HEAD:settings/enterprise-controls.yaml > " in take["run"]
-    assert f"rm -rf {pr_dir}" in take["run"]
     after = job["steps"][job["steps"].index(take) + 1 :]
-    assert not any(pr_dir in str(s) for s in after), "nothing else reads the pull request"
     (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
-    assert (sarif["with"]["ref"], sarif["with"]["sha"]) == (
-        "${{ github.ref }}",
-        "${{ github.sha }}",
-    )
+    assert not any(pr_dir in str(s) for s in after if s is not sarif), "nothing reads the PR"
+
+
+def test_the_pr_reviews_sarif_is_filed_under_the_pull_requests_merge_commit() -> None:
+    """codeql-action takes the analysis commit from `git rev-parse HEAD` in `checkout_path`
+    (the `sha` input is only its fallback when git fails: github/codeql-action src/git-utils.ts
+    `getCommitOid`, issue #2807). The working tree is the base branch, so the upload must name
+    the pull request's checkout, whose HEAD is the merge commit (github.sha), or the results
+    are filed under the base commit and never annotate the pull request."""
+    job = _job(REPO / "examples" / "github" / "pr-review.yml")
+    base, pr = [s for s in job["steps"] if uses(s) == "actions/checkout"]
+    assert "ref" not in pr["with"], "the default ref of a pull_request event: the merge commit"
+    (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
+    assert sarif["with"]["checkout_path"] == "${{ github.workspace }}/" + pr["with"]["path"]
+    assert "ref" not in sarif["with"] and "sha" not in sarif["with"], "ignored beside git"
     perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
     assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}
 

@@ -209,7 +209,7 @@ def test_the_pr_reviews_sarif_is_filed_under_the_pull_requests_merge_commit() ->
     the pull request's checkout, whose HEAD is the merge commit (github.sha), or the results
     are filed under the base commit and never annotate the pull request."""
     job = _job(REPO / "examples" / "github" / "pr-review.yml")
-    base, pr = [s for s in job["steps"] if uses(s) == "actions/checkout"]
+    _, pr = [s for s in job["steps"] if uses(s) == "actions/checkout"]
     assert "ref" not in pr["with"], "the default ref of a pull_request event: the merge commit"
     (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
     assert sarif["with"]["checkout_path"] == "${{ github.workspace }}/" + pr["with"]["path"]

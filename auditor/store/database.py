@@ -160,18 +160,28 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
         handle = acquire_lock(path, shared=readonly)
+        db: sqlite3.Connection | None = None
         try:
             db = connect(path, readonly=readonly)
             key = prepare(db, path, fingerprint_key, readonly=readonly)
-        except sqlite3.Error as exc:
+            if handle is None:
+                # No lock (a folder this reader cannot write): a writer may start meanwhile, as
+                # the lock file it creates is held by nobody. One read transaction for the
+                # store's life keeps SQLite's shared lock: every read sees the same state, and
+                # a writer cannot commit under it ("database is locked").
+                db.execute("BEGIN")
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except BaseException as exc:  # the lock is released on every way out
+            if db is not None:
+                db.close()
             if handle is not None:
                 release_lock(handle)
-            raise StoreError(
-                f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
-            ) from None
-        except StoreError:
-            if handle is not None:
-                release_lock(handle)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(
+                    f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
+                ) from None
+            if isinstance(exc, _DAMAGE):  # a meta value that no longer has its type
+                raise StoreError(f"state file {path} is damaged: {exc}{DAMAGED_HINT}") from None
             raise
         return cls(db, path, key, handle)
 

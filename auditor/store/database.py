@@ -127,6 +127,9 @@ class Store:
         self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
+        # True when `open` made the file: it did not exist once the lock was held, so no other
+        # auditor run made it (a failed first sync may remove it again, and only then)
+        self.created = False
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
@@ -160,6 +163,7 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
         handle = acquire_lock(path, shared=readonly)
+        created = not path.exists()  # looked at under the lock; through a symlink to its target
         db: sqlite3.Connection | None = None
         try:
             db = connect(path, readonly=readonly)
@@ -183,7 +187,9 @@ class Store:
             if isinstance(exc, _DAMAGE):  # a meta value that no longer has its type
                 raise StoreError(f"state file {path} is damaged: {exc}{DAMAGED_HINT}") from None
             raise
-        return cls(db, path, key, handle)
+        store = cls(db, path, key, handle)
+        store.created = created
+        return store
 
     @staticmethod
     def exists(path: Path | str, *, org: str = "default") -> bool:

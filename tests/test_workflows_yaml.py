@@ -218,11 +218,27 @@ def test_the_pr_reviews_sarif_is_filed_under_the_pull_requests_merge_commit() ->
     assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}
 
 
+# The first major of each action that runs on Node.js 24 (`runs.using: node24`): GitHub has
+# run Node 20 actions on Node 24 with a deprecation warning since June 2026 and removed Node 20
+# from its runners in September 2026; CodeQL Action v3 is deprecated in December 2026.
+NODE24 = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/cache/restore": 5,
+    "actions/cache/save": 5,
+    "actions/upload-artifact": 6,
+    "actions/github-script": 8,
+    "github/codeql-action/upload-sarif": 4,
+}
+USES = re.compile(r"uses: ([\w./-]+)@([0-9a-f]{40}) # v(\d+)\.[\d.]+\n")
+
+
 @pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
-def test_no_deprecated_codeql_action(path: Path) -> None:
-    """CodeQL Action v3 is deprecated in December 2026 (its upload logs a warning until then):
-    every SARIF upload uses v4, pinned to its commit with the release named beside it."""
+def test_every_action_is_a_release_that_runs_on_node_24(path: Path) -> None:
+    """Pinned to a commit with its release beside it, and that release is no deprecated one."""
     text = path.read_text(encoding="utf-8")
-    pins = re.findall(r"github/codeql-action/upload-sarif@([0-9a-f]{40}) # (v[\d.]+)", text)
-    assert pins, "the SARIF upload is pinned with the release in a comment"
-    assert all(release.startswith("v4.") for _, release in pins), pins
+    pins = USES.findall(text)
+    steps = re.findall(r"^\s*(?:- )?uses: ", text, re.MULTILINE)  # not the comments' examples
+    assert len(pins) == len(steps), "each action pinned, its release in a comment"
+    old = [(name, major) for name, _, major in pins if int(major) < NODE24[name]]
+    assert old == [], old

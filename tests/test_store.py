@@ -586,11 +586,30 @@ def test_a_damaged_meta_table_is_damage_and_leaves_the_lock_free(
     """A meta row whose value no longer has its type (bit rot, an edit) was an "unexpected
     TypeError" holding the lock until the exception was freed: it is damage, said with what to
     do, and the lock is released before the error leaves `Store.open`."""
-    from auditor.store.file import acquire_lock, release_lock
-
     path = tmp_path / "state.db"
     Store.open(path).close()
     raw_sql(path, "UPDATE meta SET value = 'text, not bytes' WHERE key = 'fingerprint_key'")
+    _open_damaged_and_find_the_lock_free(path, readonly)
+
+
+@pytest.mark.parametrize("readonly", [True, False], ids=["reader", "writer"])
+def test_a_damaged_secret_memory_is_damage_and_leaves_the_lock_free(
+    tmp_path: Path, readonly: bool
+) -> None:
+    """The remembered secrets are read as the store opens, after the key: damage there is
+    named as damage too, and the lock is not left held by the half-made store."""
+    from auditor.store.schema import SECRET_MEMORY_DDL
+
+    path = tmp_path / "state.db"
+    Store.open(path).close()
+    raw_sql(path, SECRET_MEMORY_DDL)
+    raw_sql(path, "INSERT INTO secret_memory (fingerprint, length) VALUES ('ab', 'many')")
+    _open_damaged_and_find_the_lock_free(path, readonly)
+
+
+def _open_damaged_and_find_the_lock_free(path: Path, readonly: bool) -> None:
+    from auditor.store.file import acquire_lock, release_lock
+
     with pytest.raises(StoreError) as info:
         Store.open(path, readonly=readonly)
     assert str(info.value).startswith(f"state file {path} is damaged: ")

@@ -175,6 +175,7 @@ class Store:
                 # a writer cannot commit under it ("database is locked").
                 db.execute("BEGIN")
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            store = cls(db, path, key, handle)  # reads the remembered secrets
         except BaseException as exc:  # the lock is released on every way out
             if db is not None:
                 db.close()
@@ -187,7 +188,6 @@ class Store:
             if isinstance(exc, _DAMAGE):  # a meta value that no longer has its type
                 raise StoreError(f"state file {path} is damaged: {exc}{DAMAGED_HINT}") from None
             raise
-        store = cls(db, path, key, handle)
         store.created = created
         return store
 
@@ -224,13 +224,13 @@ class Store:
                 key = create_new(db, override, before=lambda: postgres.create_marker(db))
             if readonly:
                 postgres.set_readonly(db)
+            return cls(db, shown, key, None)  # reads the remembered secrets
         except sqlite3.Error as exc:
             db.close()
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
         except BaseException:
-            db.close()
+            db.close()  # and with the session, its advisory lock
             raise
-        return cls(db, shown, key, None)
 
     def close(self) -> None:
         """Close the database and release the lock."""

@@ -539,6 +539,86 @@ def test_a_reader_opens_a_state_file_in_a_folder_it_cannot_write(
         Store.open(path)
 
 
+def test_a_reader_without_the_lock_reads_one_snapshot_that_no_writer_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that cannot create the lock file (a folder another user owns) takes no lock,
+    yet the folder's owner may start a writer meanwhile: the writer takes the lock nobody holds.
+    The reader then holds SQLite's shared lock for its whole life, so everything it reads is one
+    consistent state of the file (an export's revisions and reports from the same moment), and
+    the writer cannot commit under it (SQLite says the database is locked) instead of
+    changing the file between two of the reader's queries."""
+    import builtins
+    import errno
+
+    path = tmp_path / "state.db"
+    with Store.open(path) as store:
+        fill(store, range(1, 3))
+    Path(f"{path}.lock").unlink()
+    real_open = builtins.open
+
+    def folder_of_another_user(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith(".lock") and mode != "r":
+            raise OSError(errno.EACCES, "Permission denied")
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", folder_of_another_user)
+    with Store.open(path, readonly=True) as reader:
+        assert reader.count_revisions() == 2
+        writer = sqlite3.connect(path, timeout=0, isolation_level=None)
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            writer.execute(
+                "INSERT INTO revisions SELECT revision + 10, org, updated_at, user_id, "
+                "user_email, user_name, settings, content_hash, sync_id FROM revisions"
+            )
+        writer.close()
+        assert reader.count_revisions() == 2
+        assert [r.revision for r in reader.iter_revisions()] == [1, 2]
+    with sqlite3.connect(path) as db:  # and once the reader is gone, the writer goes ahead
+        assert db.execute("SELECT COUNT(*) FROM revisions").fetchone() == (2,)
+    db.close()
+
+
+@pytest.mark.parametrize("readonly", [True, False], ids=["reader", "writer"])
+def test_a_damaged_meta_table_is_damage_and_leaves_the_lock_free(
+    tmp_path: Path, readonly: bool
+) -> None:
+    """A meta row whose value no longer has its type (bit rot, an edit) was an "unexpected
+    TypeError" holding the lock until the exception was freed: it is damage, said with what to
+    do, and the lock is released before the error leaves `Store.open`."""
+    path = tmp_path / "state.db"
+    Store.open(path).close()
+    raw_sql(path, "UPDATE meta SET value = 'text, not bytes' WHERE key = 'fingerprint_key'")
+    _open_damaged_and_find_the_lock_free(path, readonly)
+
+
+@pytest.mark.parametrize("readonly", [True, False], ids=["reader", "writer"])
+def test_a_damaged_secret_memory_is_damage_and_leaves_the_lock_free(
+    tmp_path: Path, readonly: bool
+) -> None:
+    """The remembered secrets are read as the store opens, after the key: damage there is
+    named as damage too, and the lock is not left held by the half-made store."""
+    from auditor.store.schema import SECRET_MEMORY_DDL
+
+    path = tmp_path / "state.db"
+    Store.open(path).close()
+    raw_sql(path, SECRET_MEMORY_DDL)
+    raw_sql(path, "INSERT INTO secret_memory (fingerprint, length) VALUES ('ab', 'many')")
+    _open_damaged_and_find_the_lock_free(path, readonly)
+
+
+def _open_damaged_and_find_the_lock_free(path: Path, readonly: bool) -> None:
+    from auditor.store.file import acquire_lock, release_lock
+
+    with pytest.raises(StoreError) as info:
+        Store.open(path, readonly=readonly)
+    assert str(info.value).startswith(f"state file {path} is damaged: ")
+    assert "move it aside and run `auditor sync` to start a new one" in str(info.value)
+    handle = acquire_lock(path)  # `info` still holds the traceback: nothing in it holds the lock
+    assert handle is not None
+    release_lock(handle)
+
+
 def test_a_stored_revision_changed_behind_the_stores_back_is_damage_named_by_revision(
     tmp_path: Path,
 ) -> None:

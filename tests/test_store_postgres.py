@@ -281,3 +281,23 @@ def test_readers_of_one_organization_share_its_lock_and_a_writer_waits_for_none(
             Store.open(pg_url, org="acme")
     with Store.open(pg_url, org="acme"), pytest.raises(StoreError, match="is locked by"):
         Store.open(pg_url, org="acme", readonly=True)
+
+
+def test_a_store_that_fails_as_it_is_made_leaves_the_organizations_lock_free(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store reads the remembered secrets as it is made; if that fails (damage, a dropped
+    connection) the session holding the organization's advisory lock is closed with it, not
+    left to the garbage collector while the error is handled."""
+    Store.open(pg_url, org="acme").close()
+
+    def damaged(store: Store) -> None:
+        raise StoreError("state damaged (as a test)")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "_recall_secrets", damaged)
+        with pytest.raises(StoreError, match="as a test") as info:
+            Store.open(pg_url, org="acme", readonly=True)
+    assert info.value is not None  # the traceback, and the half-made store in it, still live
+    with Store.open(pg_url, org="acme"):
+        pass

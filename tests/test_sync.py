@@ -608,6 +608,43 @@ def test_failed_first_sync_leaves_no_state_file(tmp_path: Path, fake_cli: FakeSe
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "s.db.lock").exists()
 
 
+def test_failed_first_sync_through_a_dangling_symlink_keeps_the_symlink(
+    tmp_path: Path, fake_cli: FakeService
+) -> None:
+    """`--state` a symlink to a file not made yet (a state folder on another disk): the failed
+    first sync removes the file it created at the symlink's target and keeps the user's symlink
+    (it used to unlink the symlink and leave the empty file behind)."""
+    target = tmp_path / "disk" / "s.db"
+    target.parent.mkdir()
+    link = tmp_path / "s.db"
+    link.symlink_to(target)
+    fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
+    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", "s.db")
+    assert code == 2 and "401 Unauthorized" in err
+    assert link.is_symlink() and not target.exists()
+    assert not Path(f"{target}.lock").exists()
+
+
+def test_failed_first_sync_keeps_a_file_another_run_created_meanwhile(
+    tmp_path: Path, fake_cli: FakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run creates the file (and ends) between this sync's look and its lock: the file
+    is not this sync's, so its failure leaves it."""
+    from auditor.cli.common import open_store as real_open
+
+    state = tmp_path / "s.db"
+
+    def open_after_the_other_run(config: Any, *, create: bool = False) -> Store:
+        Store.open(state).close()
+        return real_open(config, create=create)
+
+    monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
+    fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
+    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+    assert code == 2 and "401 Unauthorized" in err
+    assert state.exists()
+
+
 def test_run_losing_the_lock_race_keeps_the_winners_new_file(
     tmp_path: Path, fake_cli: FakeService, monkeypatch: pytest.MonkeyPatch
 ) -> None:

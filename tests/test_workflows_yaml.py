@@ -105,6 +105,8 @@ def test_composite_action_structure() -> None:
     assert runs["using"] == "composite"
     for step in runs["steps"]:
         assert ("uses" in step) != ("run" in step), step
+        if "uses" in step:  # as in the example workflows: a tag can be moved, a SHA cannot
+            assert PINNED.fullmatch(step["uses"]), step["uses"]
         if "run" in step:
             assert step["shell"] == "bash", step.get("name")
             assert "${{" not in step["run"], "inputs reach scripts as env, never pasted in"
@@ -190,15 +192,53 @@ def test_the_pr_review_reads_only_the_settings_file_from_the_pull_request() -> N
     assert base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     assert "path" not in base["with"], "the base branch is the working tree auditor runs in"
     pr_dir = pr["with"]["path"]
+    # only the settings file of the pull request is put on disk
+    assert pr["with"]["sparse-checkout"].split() == ["settings/enterprise-controls.yaml"]
+    assert pr["with"]["sparse-checkout-cone-mode"] is False
     (take,) = [s for s in job["steps"] if f"-C {pr_dir} " in s.get("run", "")]
     assert f"git -C {pr_dir} show HEAD:settings/enterprise-controls.yaml > " in take["run"]
-    assert f"rm -rf {pr_dir}" in take["run"]
     after = job["steps"][job["steps"].index(take) + 1 :]
-    assert not any(pr_dir in str(s) for s in after), "nothing else reads the pull request"
     (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
-    assert (sarif["with"]["ref"], sarif["with"]["sha"]) == (
-        "${{ github.ref }}",
-        "${{ github.sha }}",
-    )
+    assert not any(pr_dir in str(s) for s in after if s is not sarif), "nothing reads the PR"
+
+
+def test_the_pr_reviews_sarif_is_filed_under_the_pull_requests_merge_commit() -> None:
+    """codeql-action takes the analysis commit from `git rev-parse HEAD` in `checkout_path`
+    (the `sha` input is only its fallback when git fails: github/codeql-action src/git-utils.ts
+    `getCommitOid`, issue #2807). The working tree is the base branch, so the upload must name
+    the pull request's checkout, whose HEAD is the merge commit (github.sha), or the results
+    are filed under the base commit and never annotate the pull request."""
+    job = _job(REPO / "examples" / "github" / "pr-review.yml")
+    _, pr = [s for s in job["steps"] if uses(s) == "actions/checkout"]
+    assert "ref" not in pr["with"], "the default ref of a pull_request event: the merge commit"
+    (sarif,) = [s for s in job["steps"] if uses(s) == "github/codeql-action/upload-sarif"]
+    assert sarif["with"]["checkout_path"] == "${{ github.workspace }}/" + pr["with"]["path"]
+    assert "ref" not in sarif["with"] and "sha" not in sarif["with"], "ignored beside git"
     perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
     assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}
+
+
+# The first major of each action that runs on Node.js 24 (`runs.using: node24`): GitHub has
+# run Node 20 actions on Node 24 with a deprecation warning since June 2026 and removed Node 20
+# from its runners in September 2026; CodeQL Action v3 is deprecated in December 2026.
+NODE24 = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/cache/restore": 5,
+    "actions/cache/save": 5,
+    "actions/upload-artifact": 6,
+    "actions/github-script": 8,
+    "github/codeql-action/upload-sarif": 4,
+}
+USES = re.compile(r"uses: ([\w./-]+)@([0-9a-f]{40}) # v(\d+)\.[\d.]+\n")
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_every_action_is_a_release_that_runs_on_node_24(path: Path) -> None:
+    """Pinned to a commit with its release beside it, and that release is no deprecated one."""
+    text = path.read_text(encoding="utf-8")
+    pins = USES.findall(text)
+    steps = re.findall(r"^\s*(?:- )?uses: ", text, re.MULTILINE)  # not the comments' examples
+    assert len(pins) == len(steps), "each action pinned, its release in a comment"
+    old = [(name, major) for name, _, major in pins if int(major) < NODE24[name]]
+    assert old == [], old

@@ -7,7 +7,6 @@ on stderr (nothing saved).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.common import (
@@ -52,17 +51,18 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx)
     base_url, _ = require_remote(config)
     # Only files this command creates may be removed again: a state file that was there before
-    # (even one that turns out damaged) is never deleted by a failing sync.
-    made: list[Path] = []
-    if config.state_url is None:
-        made = [p for p in (config.state_path, lock_path(config.state_path)) if not p.exists()]
+    # (even one that turns out damaged, or one another run made since this one looked) is never
+    # deleted by a failing sync, nor a symlink the user made to where the file is to be.
+    lock = None if config.state_url is not None else lock_path(config.state_path)
+    lock_made = lock is not None and not lock.exists()
     with open_store(config, create=True) as store:  # the lock is held from here on
         try:
             summary = sync_store(store, config, ctx, usage=not args.no_usage)
         except BaseException:
-            if made and config.state_path in made and _never_synced(store):
-                for leftover in made:  # a failed first sync leaves no empty state file
-                    leftover.unlink(missing_ok=True)
+            if store.created and _never_synced(store):  # a failed first sync leaves no file
+                config.state_path.resolve().unlink(missing_ok=True)
+                if lock is not None and lock_made:
+                    lock.unlink(missing_ok=True)
             raise
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK

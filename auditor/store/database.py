@@ -127,6 +127,9 @@ class Store:
         self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
+        # True when `open` made the file: it did not exist once the lock was held, so no other
+        # auditor run made it (a failed first sync may remove it again, and only then)
+        self.created = False
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
@@ -160,20 +163,33 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
         handle = acquire_lock(path, shared=readonly)
+        created = not path.exists()  # looked at under the lock; through a symlink to its target
+        db: sqlite3.Connection | None = None
         try:
             db = connect(path, readonly=readonly)
             key = prepare(db, path, fingerprint_key, readonly=readonly)
-        except sqlite3.Error as exc:
+            if handle is None:
+                # No lock (a folder this reader cannot write): a writer may start meanwhile, as
+                # the lock file it creates is held by nobody. One read transaction for the
+                # store's life keeps SQLite's shared lock: every read sees the same state, and
+                # a writer cannot commit under it ("database is locked").
+                db.execute("BEGIN")
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            store = cls(db, path, key, handle)  # reads the remembered secrets
+        except BaseException as exc:  # the lock is released on every way out
+            if db is not None:
+                db.close()
             if handle is not None:
                 release_lock(handle)
-            raise StoreError(
-                f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
-            ) from None
-        except StoreError:
-            if handle is not None:
-                release_lock(handle)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(
+                    f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
+                ) from None
+            if isinstance(exc, _DAMAGE):  # a meta value that no longer has its type
+                raise StoreError(f"state file {path} is damaged: {exc}{DAMAGED_HINT}") from None
             raise
-        return cls(db, path, key, handle)
+        store.created = created
+        return store
 
     @staticmethod
     def exists(path: Path | str, *, org: str = "default") -> bool:
@@ -208,13 +224,13 @@ class Store:
                 key = create_new(db, override, before=lambda: postgres.create_marker(db))
             if readonly:
                 postgres.set_readonly(db)
+            return cls(db, shown, key, None)  # reads the remembered secrets
         except sqlite3.Error as exc:
             db.close()
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
         except BaseException:
-            db.close()
+            db.close()  # and with the session, its advisory lock
             raise
-        return cls(db, shown, key, None)
 
     def close(self) -> None:
         """Close the database and release the lock."""

@@ -180,6 +180,9 @@ class _Scanner:
         self.stack.append(_Frame(is_mapping=isinstance(event, MappingStartEvent)))
         if len(self.stack) == self.max_depth + 1:
             self.refuse(event, f"nesting deeper than {self.max_depth} levels")
+            # Stop here: what lies deeper cannot be used, and walking it costs time in the
+            # parser (a 1 MB file of `[[[…` took minutes); the problems so far are reported.
+            raise _TooDeep
 
 
 def _syntax_problem(file: str, exc: YAMLError) -> str:
@@ -215,6 +218,10 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
         raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)]) from None
 
 
+class _TooDeep(Exception):
+    """The scan passed the depth limit: nothing deeper is parsed (the refusal is recorded)."""
+
+
 class _SyntaxFailure(Exception):
     """The parser gave up; carries every problem found up to that point."""
 
@@ -233,6 +240,8 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool) -> None:
     try:
         for event in YAML(typ="safe", pure=pure).parse(text):
             scanner.feed(event)
+    except _TooDeep:
+        raise PolicyError(scanner.problems) from None
     except YAMLError as exc:
         raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc)]) from None
     if scanner.problems:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -348,6 +351,76 @@ def test_response_size_cap(declared: bool) -> None:
     c, _ = client(handle, max_response_bytes=1000)
     with pytest.raises(ApiError, match="exceeds 1000"):
         all_history(c)
+
+
+def _encoded(payload: bytes, encoding: str) -> Handler:
+    def handle(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-encoding": encoding}
+        return httpx.Response(200, content=iter([payload]), headers=headers)  # as it arrives
+
+    return handle
+
+
+def _bomb(size: int, layers: int = 1) -> bytes:
+    data = gzip.compress(b"\0" * size, 9)
+    for _ in range(layers - 1):
+        data = gzip.compress(data, 9)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        pytest.param("gzip", lambda p: gzip.compress(p), id="gzip"),
+        pytest.param("x-gzip", lambda p: gzip.compress(p), id="x-gzip"),
+        pytest.param("deflate", lambda p: zlib.compress(p), id="deflate"),
+        pytest.param("deflate", lambda p: zlib.compress(p, wbits=-15), id="raw-deflate"),
+        pytest.param("gzip, gzip", lambda p: gzip.compress(gzip.compress(p)), id="twice"),
+        pytest.param("identity", lambda p: p, id="identity"),
+    ],
+)
+def test_compressed_pages_are_read(encoding: str, body: Callable[[bytes], bytes]) -> None:
+    payload = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
+    rec = Recorder(_encoded(body(payload), encoding))
+    c, _ = client(rec)
+    assert all_history(c) == [2, 1]
+    assert rec.requests[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize("layers", [1, 2], ids=["gzip", "gzip-in-gzip"])
+def test_a_compression_bomb_stops_at_the_cap_without_inflating_it_whole(layers: int) -> None:
+    """64 MB of zeros in 64 KB of gzip: reading stops at the 1 MB cap, and never holds more
+    than a few caps' worth (httpx inflated each network read whole: 2.1 GB from 1.6 KB)."""
+    bomb = _bomb(64_000_000, layers)
+    c, _ = client(_encoded(bomb, ", ".join(["gzip"] * layers)), max_response_bytes=1_000_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+            all_history(c)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "message"),
+    [
+        pytest.param("br", b"\x0b\x02\x80{}\x03", "Content-Encoding 'br' is not one", id="br"),
+        pytest.param("zstd", b"{}", "Content-Encoding 'zstd' is not one", id="zstd"),
+        pytest.param("gzip", b"\x1f\x8bnot gzip", "the body is not valid gzip data", id="bad-gzip"),
+        pytest.param("deflate", b"not deflate", "the body is not valid deflate data", id="bad"),
+    ],
+)
+def test_an_encoding_that_cannot_be_read_is_one_error(
+    encoding: str, payload: bytes, message: str
+) -> None:
+    rec = Recorder(_encoded(payload, encoding))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert message in str(info.value) and f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert len(rec.requests) == 1  # not retried: the same bytes would come again
 
 
 def test_readiness_schema_error_names_path_and_url() -> None:

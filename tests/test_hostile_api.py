@@ -85,6 +85,19 @@ def deep(sock: socket.socket, server: Hostile) -> None:
     )
 
 
+def corrupt_gzip(sock: socket.socket, server: Hostile) -> None:
+    body = b"\x1f\x8bnot gzip at all"
+    head = respond(body).replace(b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n", 1)
+    sock.sendall(head)
+
+
+def brotli_bomb(sock: socket.socket, server: Hostile) -> None:
+    """What was 1.6 KB of brotli for 1 GB of zeros (httpx inflated it whole: 2.1 GB); auditor
+    does not ask for brotli, so any brotli body is refused unread."""
+    head = respond(b"\x1b\xff\xff").replace(b"\r\n\r\n", b"\r\nContent-Encoding: br\r\n\r\n", 1)
+    sock.sendall(head)
+
+
 def very_deep(sock: socket.socket, server: Hostile) -> None:
     sock.sendall(respond(b"[" * 5000 + b"]" * 5000))
 
@@ -178,6 +191,8 @@ CASES = [  # (id, behaviour, what the message must say); each through `sync`, so
     ("never-answers", silent, SILENT),
     ("deep-json", deep, ("nested deeper than 64 levels",)),
     ("too-deep-to-parse", very_deep, ("nested deeper than 64 levels",)),
+    ("corrupt-gzip", corrupt_gzip, ("→ 200: the body is not valid gzip data",)),
+    ("brotli", brotli_bomb, ("→ 200: Content-Encoding 'br' is not one auditor accepts",)),
 ]
 RUN_TOO = {"body-trickles", "never-answers", "deep-json"}
 

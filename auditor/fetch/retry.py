@@ -26,6 +26,7 @@ import httpx
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
+from auditor.fetch.inflate import Inflater, NotDecodable, TooLarge
 from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_shape, too_deep_to_parse
 from auditor.models import JSON
 from auditor.redact import Redactor
@@ -296,7 +297,7 @@ class Requester:
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc, label, request) from None
             try:
-                body = self._read(response, request, label, limit)
+                body = self._read(response, request, label, limit, where)
             finally:
                 response.close()
         status = response.status_code
@@ -318,23 +319,43 @@ class Requester:
         return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
 
     def _read(
-        self, response: httpx.Response, request: httpx.Request, label: str, limit: float
+        self,
+        response: httpx.Response,
+        request: httpx.Request,
+        label: str,
+        limit: float,
+        where: str,
     ) -> bytes:
         cap = self._policy.max_response_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
         chunks: list[bytes] = []
-        size = 0
+        size = raw = 0
         late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
-        try:
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > cap:
-                    raise self._error(f"{label} response exceeds {cap} bytes", request)
+        try:  # read raw and inflated here, under the cap: a compression bomb stops at it
+            if response.is_stream_consumed:  # read and decoded already (a test's transport)
+                inflater, stream = Inflater("", cap), iter((response.content,))
+            else:
+                inflater = Inflater(response.headers.get("content-encoding", ""), cap)
+                stream = response.iter_raw()
+            for chunk in stream:
+                raw += len(chunk)
+                data = inflater.feed(chunk)
+                size += len(data)
+                if size > cap or raw > cap:
+                    raise TooLarge
                 if past_deadline():  # a body that trickles in never trips a read timeout
                     raise late
-                chunks.append(chunk)
+                chunks.append(data)
+            chunks.append(inflater.finish())
+            if size + len(chunks[-1]) > cap:
+                raise TooLarge
+        except TooLarge:
+            raise self._error(f"{label} response exceeds {cap} bytes", request) from None
+        except NotDecodable as exc:
+            status = response.status_code
+            raise self._error(f"{label} → {status}: {exc} ({where})", request) from None
         except httpx.TimeoutException:
             raise late from None
         except httpx.TransportError as exc:

@@ -423,6 +423,36 @@ def test_an_encoding_that_cannot_be_read_is_one_error(
     assert len(rec.requests) == 1  # not retried: the same bytes would come again
 
 
+@pytest.mark.parametrize(
+    ("status", "location", "shown"),
+    [
+        pytest.param(
+            302,
+            "https://elsewhere.test/h?key=sk-query-secret",
+            "→ 302 Found: redirects to https://elsewhere.test/h; auditor does not follow",
+            id="other-host",
+        ),
+        pytest.param(
+            301, "/moved", f"→ 301 Moved Permanently: redirects to {BASE}/moved;", id="relative"
+        ),
+        pytest.param(304, "", "→ 304 Not Modified (GET", id="not-modified"),
+    ],
+)
+def test_a_redirect_is_an_error_even_with_a_page_in_its_body(
+    status: int, location: str, shown: str
+) -> None:
+    """A 3xx was read as the page when its body was JSON, and was 'invalid JSON' otherwise."""
+    page = orjson.dumps({"changes": [change(1)], "pagination": {"hasMore": False}})
+    headers = {"content-type": "application/json", "location": location}
+    rec = Recorder(lambda request: httpx.Response(status, content=page, headers=headers))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert shown in str(info.value) and f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert "sk-query-secret" not in str(info.value)
+    assert [r.url.host for r in rec.requests] == ["svc.test"]  # never followed
+
+
 def test_readiness_schema_error_names_path_and_url() -> None:
     bad = {"reports": [{"reportId": "r1", "createdAt": True, "repoUrl": "x", "report": {}}]}
     c, _ = client(_body(bad))

@@ -185,6 +185,23 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
+def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
+    """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
+    and why it is an error (the token is never sent to an address the user did not give)."""
+    location = response.headers.get("location", "")
+    if not 300 <= response.status_code < 400 or not location:
+        return ""
+    try:
+        target = request.url.join(location)
+        shown = f"{target.scheme}://{target.netloc.decode('ascii', 'replace')}{target.path}"
+    except (httpx.InvalidURL, ValueError):
+        shown = "an address that is not a valid URL"
+    return (
+        f": redirects to {shown}; auditor does not follow redirects (the token would go with "
+        "them): if the service moved, set base_url / app_url to its new address"
+    )
+
+
 def _is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
@@ -376,6 +393,9 @@ class Requester:
         status = response.status_code
         if status >= 400:
             raise self._error(f"{label} {problem_message(response, body)}", request, status)
+        if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
+            moved = _redirect_note(response, request)
+            raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             shown = content_type or "no content type"

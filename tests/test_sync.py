@@ -190,6 +190,83 @@ def test_one_listing_contradicting_itself_is_an_error(store: Store) -> None:
     assert store.count_revisions() == 0
 
 
+def _reordered(service: FakeService, edit: Any) -> None:
+    """Let `edit(start, body)` change each history page's body as the service sends it."""
+    real = service._history
+
+    def history(limit: int, start: int) -> httpx.Response:
+        body = json.loads(real(limit, start).content)
+        edit(start, body)
+        return httpx.Response(200, json=body)
+
+    service._history = history  # type: ignore[method-assign]
+
+
+def test_a_history_that_is_not_newest_first_fails_the_sync(store: Store) -> None:
+    """Revisions 30..21 then 10..1 then 20..11: the sync stops at the first stored revision,
+    so taking this order would have lost 11..20 on a later sync; it was accepted, exit 0."""
+    service = FakeService(30)
+    slices = {0: range(30, 20, -1), 10: range(10, 0, -1), 20: range(20, 10, -1)}
+
+    def swap(start: int, body: dict[str, Any]) -> None:
+        body["changes"] = [service.revisions[r] for r in slices[start]]
+
+    _reordered(service, swap)
+    with pytest.raises(DataError) as info:
+        run_sync(store, service)
+    assert str(info.value) == (
+        "sync failed, nothing saved (fetched 3 history pages / 20 revisions and 0 report pages "
+        "/ 0 reports before): $.changes[0].revision: 20 after revision 1: the history is not "
+        f"newest first, so a sync cannot tell what it has (GET http://svc.test{HISTORY_PATH} "
+        "page 3)"
+    )
+    assert store.count_revisions() == 0
+
+
+def test_paging_that_only_repeats_revisions_is_stopped(store: Store) -> None:
+    """Each page repeats revision 5 under a new cursor: it paged until the deadline."""
+
+    def same_page(start: int, body: dict[str, Any]) -> None:
+        body["changes"] = body["changes"][:1]
+        body["pagination"] = {"hasMore": True, "nextCursor": str(start + 1)}
+
+    service = FakeService(5)
+    real = service._history
+    service._history = lambda limit, start: real(limit, 0)  # type: ignore[method-assign]
+    _reordered(service, same_page)
+    with pytest.raises(DataError, match=r"history page 2 only repeated revisions sent on"):
+        run_sync(store, service)
+    assert service.history_requests() <= 4 and store.count_revisions() == 0  # one ahead
+
+
+def test_an_overlapping_page_is_still_read(store: Store) -> None:
+    """A page that starts with the previous page's last revision (offset paging while new
+    revisions arrive) is no error."""
+
+    def overlap(start: int, body: dict[str, Any]) -> None:
+        if start:
+            body["changes"].insert(0, service.revisions[31 - start])
+
+    service = FakeService(30)
+    _reordered(service, overlap)
+    assert run_sync(store, service).revisions_new == 30
+
+
+def test_a_history_that_went_back_is_a_warning_and_keeps_what_is_stored(store: Store) -> None:
+    """The service's newest revision is now older than the newest stored: it was silent."""
+    service = FakeService(25)
+    run_sync(store, service)
+    for rev in (25, 24):
+        del service.revisions[rev]
+    summary = run_sync(store, service)
+    assert summary.revisions_total == 25 and summary.latest.revision == 25
+    assert [w.describe() for w in summary.data_quality] == [
+        "$.changes[0].revision: the service's newest revision is 23, but revision 25 is "
+        "stored: its history went back; the stored revisions are kept and audited "
+        f"(revision 23, GET http://svc.test{HISTORY_PATH} page 1)"
+    ]
+
+
 def test_bad_timestamp_names_path_and_page(store: Store) -> None:
     service = FakeService(15)
     service.revisions[3]["updatedAt"] = "last tuesday"

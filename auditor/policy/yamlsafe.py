@@ -141,6 +141,12 @@ class _Scanner:
         self._check_node(event)
         is_key = self._take_position(event)
         if is_key and isinstance(event, ScalarEvent):
+            if event.value == "<<" and not event.style and event.tag is None:
+                self.refuse(
+                    event,
+                    "YAML merge key `<<` is not allowed in auditor input files (write the keys "
+                    'out; quote it, "<<", for a key of that name)',
+                )
             self._check_duplicate(event)
         if isinstance(event, CollectionStartEvent):
             self._open(event)

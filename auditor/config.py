@@ -85,7 +85,13 @@ def _as_str(value: Any, where: str) -> str:
 
 def _as_url(value: Any, where: str) -> str:
     text = _as_str(value, where).rstrip("/")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{where}: not a valid URL ({exc}; check the host, port and brackets)"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {_shown(parts)}")
     if parts.username or parts.password or parts.query or parts.fragment:

@@ -86,6 +86,13 @@ def test_config_file_values_and_relative_paths(tmp_path: Path) -> None:
         ),
         pytest.param('token = "abc"\n', "never read from a config file", id="token-in-file"),
         pytest.param('base_url = "ftp://x"\n', "expected an http:// or https:// URL", id="bad-url"),
+        pytest.param(
+            'base_url = "http://[::1"\n', "base_url: not a valid URL (Invalid IPv6 URL;", id="ipv6"
+        ),
+        pytest.param(
+            'app_url = "http://h:99999"\n', "app_url: not a valid URL (Port out of range", id="port"
+        ),
+        pytest.param('base_url = "http://h:x"\n', "base_url: not a valid URL (", id="port-text"),
         pytest.param("page_size = 500\n", "at most 100", id="page-size"),
         pytest.param('fail_on = "severe"\n', "expected one of critical", id="fail-on"),
         pytest.param("timeout = -1\n", "positive number", id="timeout"),

@@ -217,6 +217,26 @@ def test_gives_up_after_the_deadline() -> None:
     assert len(sleeps) < 5
 
 
+def test_a_page_the_deadline_leaves_no_time_for_says_so() -> None:
+    """Each page takes 40 s of a 100 s deadline: page 4 is never sent. The message was
+    'on svc.test: not sent; gave up after 0 attempts in 120s: … no time for another try'."""
+    now = [0.0]
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        now[0] += 40
+        return history(50)(request)
+
+    rec = Recorder(slow)
+    c, _ = client(rec, deadline=100, clock=lambda: now[0])
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert str(info.value) == (
+        f"GET {HISTORY_PATH}?limit=10&cursor=c30 not sent: the sync's deadline of 100s passed "
+        "after 120s of earlier requests (raise `deadline` if there is really that much to fetch)"
+    )
+    assert len(rec.requests) == 3
+
+
 def test_problem_body_names_status_title_detail_and_path() -> None:
     body = {"status": 403, "title": "Forbidden", "detail": f"role member may not (key {TOKEN})"}
     rec = Recorder(lambda r: httpx.Response(403, json=body))

@@ -255,6 +255,14 @@ class Requester:
         last = _Retryable("not sent", network=True)
         while True:
             limit = min(self._policy.timeout, self._budget.left())
+            if limit <= 0 and attempt == 0:  # earlier requests used the whole sync's time
+                spent = _seconds(self._budget.elapsed())
+                raise self._error(
+                    f"{label} not sent: the sync's deadline of {_seconds(self._budget.seconds)} "
+                    f"passed after {spent} of earlier requests (raise `deadline` if there is "
+                    "really that much to fetch)",
+                    request,
+                )
             if limit <= 0:
                 raise self._stopped(label, request, last, attempt, _OUT_OF_TIME)
             attempt += 1

@@ -185,6 +185,15 @@ def test_honours_retry_after_seconds_and_caps_it() -> None:
     assert sleeps == [7.0, 60.0]
 
 
+@pytest.mark.parametrize("value", ["\xb2", "-1", "1.5", " ", "9" * 400])
+def test_an_odd_retry_after_falls_back_to_backoff(value: str) -> None:
+    """`Retry-After: ²` (one byte from the server) ended the sync with 'unexpected ValueError'."""
+    raw = httpx.Response(503, headers=[(b"retry-after", value.encode("latin-1", "replace"))])
+    c, sleeps = client(Recorder(history(3), [raw]), max_retry_after=60)
+    assert all_history(c) == [3, 2, 1]
+    assert len(sleeps) == 1 and 0 < sleeps[0] <= 60
+
+
 def test_honours_retry_after_http_date() -> None:
     now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
     assert parse_retry_after(format_datetime(now + timedelta(seconds=12), usegmt=True), now) == 12

@@ -138,7 +138,7 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if _DELAY_SECONDS.fullmatch(text):  # ASCII digits only: `str.isdigit` takes `²` and `٣`
         return float(text)
     try:
         when = parsedate_to_datetime(text)
@@ -147,6 +147,9 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now).total_seconds())
+
+
+_DELAY_SECONDS = re.compile(r"[0-9]+")
 
 
 def _status_text(status: int) -> str:

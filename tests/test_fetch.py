@@ -246,6 +246,19 @@ def test_a_page_the_deadline_leaves_no_time_for_says_so() -> None:
     assert len(rec.requests) == 3
 
 
+def test_a_huge_problem_body_is_clipped_in_the_one_line_error() -> None:
+    """A 403 whose detail was 2 MB made a 2 MB error line (and took 2.6 s to redact)."""
+    body = {"title": "Forbidden " + "t" * 5000, "detail": "d" * 2_000_000}
+    c, _ = client(Recorder(lambda r: httpx.Response(403, json=body)))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert message.startswith(f"GET {HISTORY_PATH}?limit=10 → 403 Forbidden ttt")
+    assert "… (4810 more characters): ddd" in message
+    assert message.endswith("… (1999000 more characters)")
+    assert len(message) < 1400
+
+
 def test_problem_body_names_status_title_detail_and_path() -> None:
     body = {"status": 403, "title": "Forbidden", "detail": f"role member may not (key {TOKEN})"}
     rec = Recorder(lambda r: httpx.Response(403, json=body))

@@ -172,8 +172,8 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
     except ValueError:
         problem = None
     if isinstance(problem, dict):
-        title = str(problem.get("title") or "")
-        detail = str(problem.get("detail") or "")
+        title = _clip(str(problem.get("title") or ""), _MAX_TITLE)
+        detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL)
         meta = problem.get("metadata")
         found = problem.get("requestId") or (
             meta.get("requestId") if isinstance(meta, dict) else None
@@ -186,6 +186,16 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_MAX_TITLE = 200
+_MAX_DETAIL = 1000
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how many were left out: a problem body's text
+    goes into a one-line error, shown in CI logs and reports."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
@@ -196,7 +206,8 @@ def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
         return ""
     try:
         target = request.url.join(location)
-        shown = f"{target.scheme}://{target.netloc.decode('ascii', 'replace')}{target.path}"
+        netloc = target.netloc.decode("ascii", "replace")
+        shown = _clip(f"{target.scheme}://{netloc}{target.path}", _MAX_TITLE)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (

@@ -189,6 +189,35 @@ def test_report_fields_the_audit_needs_still_fail(edits: dict[str, Any], message
         decode_report(report(**edits))
 
 
+@pytest.mark.parametrize(
+    ("score", "warned"),
+    [
+        pytest.param({"numerator": 7, "denominator": 2}, True, id="above"),
+        pytest.param({"numerator": 0, "denominator": 0}, True, id="zero-denominator"),
+        pytest.param({"numerator": -5, "denominator": -1}, True, id="negative"),
+        pytest.param({"numerator": 1e308, "denominator": 1e-308}, True, id="float-above"),
+        pytest.param({"numerator": 2, "denominator": 2}, False, id="full"),
+        pytest.param({"numerator": 0, "denominator": 3}, False, id="none"),
+        pytest.param({"numerator": None, "denominator": 1}, False, id="not-evaluated"),
+    ],
+)
+def test_a_score_that_cannot_be_one_is_a_warning_and_the_report_is_kept(
+    score: dict[str, Any], warned: bool
+) -> None:
+    """7 of 2 or 0 of 0 synced silently; the rules then said 'passed is null'."""
+    rep, found = decode_report(report(report={"lint": score}))
+    assert rep.data["report"]["lint"] == score
+    expected = [
+        (
+            "$.reports[0].report.lint",
+            f"numerator {score['numerator']} and denominator {score['denominator']} are not a "
+            "score (0 <= numerator <= denominator, denominator > 0); the criterion is not "
+            "evaluable",
+        )
+    ]
+    assert [(w.path, w.problem) for w in found] == (expected if warned else [])
+
+
 def test_an_iso_report_time_is_stored_as_unix_milliseconds() -> None:
     rep, _ = decode_report(report(createdAt="2026-09-21T14:13:20Z"))
     assert rep.data["createdAt"] == 1_790_000_000_000

@@ -140,6 +140,16 @@ def test_token_flag_value_is_refused(tmp_path: Path) -> None:
         _load(tmp_path, {"token": "abc"})
 
 
+def test_a_byte_order_mark_is_read_past_in_the_config_and_token_files(tmp_path: Path) -> None:
+    """What PowerShell's `Set-Content -Encoding UTF8` writes: the config was 'invalid TOML …
+    (at line 1, column 1)' and the token 'must be one line of printable ASCII characters'."""
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbffrom-bom-file-123456\r\n")
+    cfg = tmp_path / "a.toml"
+    cfg.write_bytes(b'\xef\xbb\xbftoken_file = "t.txt"\r\ntimeout = 7\r\n')
+    config = _load(tmp_path, config_file=cfg)
+    assert (config.token, config.timeout) == ("from-bom-file-123456", 7)
+
+
 def test_empty_token_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="token file is empty"):
         _load(tmp_path, {"token_file": _write(tmp_path / "t", "\n")})

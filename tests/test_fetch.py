@@ -211,6 +211,15 @@ def test_honours_retry_after_http_date() -> None:
     assert sleeps == [5.0]
 
 
+def test_a_broken_answer_says_what_was_wrong_with_it() -> None:
+    """It said only 'failed: RemoteProtocolError' after 8 attempts."""
+    said = "Server disconnected without sending a response."
+    c, _ = client(Recorder(history(3), [httpx.RemoteProtocolError(said)] * 8))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert f"on svc.test: failed: RemoteProtocolError ({said}); gave up after 8" in str(info.value)
+
+
 def test_gives_up_after_the_deadline() -> None:
     ticks = iter(range(0, 10_000, 40))
     c, sleeps = client(

@@ -354,7 +354,9 @@ class Requester:
             return _Retryable("connection refused", network=True, refused=True)
         fatal = _fatal_reason(cause)
         if fatal is None:
-            return _Retryable(f"failed: {type(exc).__name__}", network=True)
+            said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
+            detail = f" ({_clip(said, _MAX_TITLE)})" if said else ""
+            return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
         return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
 
     def _read(

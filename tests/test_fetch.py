@@ -194,6 +194,18 @@ def test_an_odd_retry_after_falls_back_to_backoff(value: str) -> None:
     assert len(sleeps) == 1 and 0 < sleeps[0] <= 60
 
 
+def test_a_retry_after_past_the_deadline_is_named_in_the_error() -> None:
+    """It read like the sync had run out of time by itself ('gave up after 1 attempts in 0s')."""
+    busy = _problem(429, "Too Many", **{"Retry-After": "1000000000"})
+    c, sleeps = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert str(info.value).endswith(
+        "leaves no time for another try (Retry-After asked for 1000000000s; at most 60s is waited)"
+    )
+    assert sleeps == []
+
+
 def test_honours_retry_after_http_date() -> None:
     now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
     assert parse_retry_after(format_datetime(now + timedelta(seconds=12), usegmt=True), now) == 12

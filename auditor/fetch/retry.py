@@ -300,7 +300,11 @@ class Requester:
         if attempt >= self._policy.max_attempts:
             raise self._stopped(label, request, exc, attempt, _GAVE_UP)
         if delay > self._budget.left():
-            raise self._stopped(label, request, exc, attempt, _OUT_OF_TIME)
+            why = _OUT_OF_TIME
+            if exc.wait is not None:  # the service's own Retry-After (capped) is the wait
+                asked, waited = _seconds(exc.wait), _seconds(delay)
+                why += f" (Retry-After asked for {asked}; at most {waited} is waited)"
+            raise self._stopped(label, request, exc, attempt, why)
         self._policy.sleep(delay)
 
     def _stopped(

@@ -281,3 +281,33 @@ def test_tls_to_a_plain_http_server_is_not_retried(
     assert code == 2 and took < 3
     assert "TLS failure" in err and "not retried" in err and HISTORY in err
     assert digest(synced) == before and hostile.requests == silent_requests
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        pytest.param("http://nonexistent.invalid", True, id="http"),
+        pytest.param("https://nonexistent.invalid", False, id="https"),
+        pytest.param("http://localhost.invalid", True, id="not-localhost"),
+    ],
+)
+def test_a_token_sent_over_plain_http_is_warned_about(
+    tmp_path: Path, url: str, warned: bool
+) -> None:
+    """The token went to a plain http:// address off this machine without a word."""
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, url)
+    lines = err.splitlines()
+    assert code == 2 and "cannot resolve the host name" in lines[-1]
+    warning = (
+        f"auditor: warning: base_url {url} is plain HTTP: the API token goes over the network "
+        "unencrypted (use https://)"
+    )
+    assert lines[:-1] == ([warning] if warned else [])
+    assert TOKEN not in err
+
+
+def test_the_local_emulator_over_http_is_not_warned_about(tmp_path: Path, hostile: Hostile) -> None:
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
+    assert code == 0 and err == ""

@@ -26,7 +26,7 @@ from auditor.cli import Context, main
 from auditor.errors import AuditorError, DataError
 from auditor.fetch import DataQuality, encode_report, encode_revision
 from auditor.fetch.schema import validate
-from auditor.fetch.shape import deeper_than, duplicates
+from auditor.fetch.shape import deeper_than, duplicates, inexact_integers
 from auditor.models import DataWarning
 from auditor.redact import Redactor
 from tests.conftest import FIXED_NOW
@@ -293,6 +293,40 @@ def test_sync_keeps_odd_items_and_names_every_warning(tmp_path: Path, hostile: H
         f"$.changes[2].settings: key 'a' sent twice; the last value is used (revision 1, {page})",
     ]:
         assert line in out
+
+
+def test_integers_beyond_64_bits_are_found_with_their_path() -> None:
+    body = (
+        b'{"a":18446744073709551615,"b":[1,18446744073709551616],"c":{"d":-18446744073709551617},'
+        b'"e":"123456789012345678901234567890","f":1e30}'
+    )
+    found = inexact_integers(body, orjson.loads(body))
+    assert [(d.path, d.problem) for d in found] == [
+        (("b", 1), "an integer of 20 digits does not fit in 64 bits; read as the nearest "
+         "number, 1.8446744073709552e+19 (not exact)"),
+        (("c", "d"), "an integer of 20 digits does not fit in 64 bits; read as the nearest "
+         "number, -1.8446744073709552e+19 (not exact)"),
+    ]  # fmt: skip
+    assert inexact_integers(b'{"a":"' + b"9" * 40 + b'"}', {"a": "9" * 40}) == ()
+
+
+def test_sync_warns_about_an_integer_it_cannot_keep_exactly(
+    tmp_path: Path, hostile: Hostile
+) -> None:
+    """A 30-digit settings value was stored as 1.2345678901234568e+29 without a word."""
+    big = b"123456789012345678901234567890"
+    body = (
+        b'{"changes":[{"revision":1,"settings":{"quota":' + big + b'},"user":{"id":"u"},'
+        b'"updatedAt":"2026-10-01T00:00:00Z"}],"pagination":{"hasMore":false}}'
+    )
+    hostile.behaviour = lambda sock, _server: sock.sendall(respond(body))
+    code, out, err = cli(["sync", "--no-usage", "--state", "s.db"], tmp_path, hostile.url)
+    assert (code, err) == (0, "")
+    page = f"GET {hostile.url}/api/v0/organization/enterprise-controls/history page 1"
+    assert (
+        "$.changes[0].settings.quota: an integer of 30 digits does not fit in 64 bits; read as "
+        f"the nearest number, 1.2345678901234568e+29 (not exact) (revision 1, {page})"
+    ) in out
 
 
 JSON_VALUES = st.recursive(

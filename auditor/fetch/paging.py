@@ -53,7 +53,7 @@ class Page:
     number: int
     items: list[Item]
     where: str
-    duplicates: tuple[Duplicate, ...] = ()  # keys sent twice; the last value is in `items`
+    duplicates: tuple[Duplicate, ...] = ()  # keys sent twice (last value kept), inexact ints
 
 
 def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:

@@ -248,7 +248,7 @@ def _refused_url() -> str:
 
 UNREACHABLE = [
     pytest.param(_refused_url, "connection refused; nothing is listening there", id="refused"),
-    pytest.param(lambda: "http://nonexistent.invalid", "cannot resolve the host name", id="dns"),
+    pytest.param(lambda: "https://nonexistent.invalid", "cannot resolve the host name", id="dns"),
 ]
 
 

@@ -81,8 +81,8 @@ class FakeService:
 
 def client_for(service: FakeService, *, app: bool = True) -> PlatformClient:
     return PlatformClient(
-        base_url="http://svc.test",
-        app_url="http://app.test" if app else None,
+        base_url="https://svc.test",
+        app_url="https://app.test" if app else None,
         token=TOKEN,
         page_size=10,
         transport=httpx.MockTransport(service),
@@ -166,7 +166,7 @@ def test_changed_known_revision_is_reported_not_overwritten(store: Store) -> Non
     assert issue.stored_hash == original.content_hash != issue.seen_hash
     assert store.get_revision(5) == original
     assert store.integrity_issues() == [issue]
-    text = format_summary(summary, "http://svc.test")
+    text = format_summary(summary, "https://svc.test")
     assert "1 integrity issue." in text and "revision 5 changed after it was stored" in text
 
 
@@ -217,7 +217,7 @@ def test_a_history_that_is_not_newest_first_fails_the_sync(store: Store) -> None
     assert str(info.value) == (
         "sync failed, nothing saved (fetched 3 history pages / 20 revisions and 0 report pages "
         "/ 0 reports before): $.changes[0].revision: 20 after revision 1: the history is not "
-        f"newest first, so a sync cannot tell what it has (GET http://svc.test{HISTORY_PATH} "
+        f"newest first, so a sync cannot tell what it has (GET https://svc.test{HISTORY_PATH} "
         "page 3)"
     )
     assert store.count_revisions() == 0
@@ -263,7 +263,7 @@ def test_a_history_that_went_back_is_a_warning_and_keeps_what_is_stored(store: S
     assert [w.describe() for w in summary.data_quality] == [
         "$.changes[0].revision: the service's newest revision is 23, but revision 25 is "
         "stored: its history went back; the stored revisions are kept and audited "
-        f"(revision 23, GET http://svc.test{HISTORY_PATH} page 1)"
+        f"(revision 23, GET https://svc.test{HISTORY_PATH} page 1)"
     ]
 
 
@@ -274,7 +274,7 @@ def test_bad_timestamp_names_path_and_page(store: Store) -> None:
         run_sync(store, service)
     assert str(info.value).endswith(
         "$.changes[2].updatedAt: not an ISO-8601 date-time "
-        f"(GET http://svc.test{HISTORY_PATH} page 2)"
+        f"(GET https://svc.test{HISTORY_PATH} page 2)"
     )
     assert store.count_revisions() == 0
 
@@ -282,8 +282,8 @@ def test_bad_timestamp_names_path_and_page(store: Store) -> None:
 def test_without_app_url_reports_are_skipped(store: Store) -> None:
     summary = run_sync(store, FakeService(3, reports=5), app=False)
     assert summary.reports_skipped and summary.reports_total == 0
-    text = format_summary(summary, "http://svc.test")
-    assert text.startswith("Synced http://svc.test: 3 revisions (3 new), latest rev 3 at ")
+    text = format_summary(summary, "https://svc.test")
+    assert text.startswith("Synced https://svc.test: 3 revisions (3 new), latest rev 3 at ")
     assert "by user3@corp.example; readiness reports skipped (no app URL configured); 0 " in text
 
 
@@ -329,10 +329,10 @@ def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
 def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--app-url", "http://app.test")
+    args = ("sync", "--no-usage", "--base-url", "https://svc.test", "--app-url", "https://app.test")
     code, out, err = cli(tmp_path, *args)
     assert (code, err) == (0, "")
-    assert out.startswith("Synced http://svc.test: 25 revisions (25 new), latest rev 25 at ")
+    assert out.startswith("Synced https://svc.test: 25 revisions (25 new), latest rev 25 at ")
     assert "6 readiness reports (6 new) for 4 repositories; 0 integrity issues." in out
     assert (tmp_path / ".auditor" / "state.db").exists()
     terminal = Terminal()
@@ -345,7 +345,7 @@ def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
     ("argv", "env", "message"),
     [
         pytest.param(("sync",), {"AUDITOR_TOKEN": TOKEN}, "no service address", id="no-url"),
-        pytest.param(("sync", "--base-url", "http://svc.test"), {}, "no API token", id="no-token"),
+        pytest.param(("sync", "--base-url", "https://svc.test"), {}, "no API token", id="no-token"),
         pytest.param(
             ("sync", "--base-url", "gopher://x"),
             {"AUDITOR_TOKEN": TOKEN},
@@ -368,7 +368,7 @@ def test_cli_sync_api_error_exits_2_without_the_token(
 ) -> None:
     problem = {"status": 401, "title": "Unauthorized", "detail": f"invalid key {TOKEN}"}
     fake_cli.fail_at[0] = httpx.Response(401, json=problem)
-    code, out, err = cli(tmp_path, "sync", "--base-url", "http://svc.test")
+    code, out, err = cli(tmp_path, "sync", "--base-url", "https://svc.test")
     assert (code, out) == (2, "")
     assert "→ 401 Unauthorized: invalid key [secret fp:" in err
     assert TOKEN not in err and err.count("\n") == 1
@@ -377,7 +377,9 @@ def test_cli_sync_api_error_exits_2_without_the_token(
 def test_cli_sync_refuses_a_locked_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
     state = tmp_path / "s.db"
     with Store.open(state):
-        code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+        code, _, err = cli(
+            tmp_path, "sync", "--base-url", "https://svc.test", "--state", str(state)
+        )
     assert code == 2
     assert f"state file {state} is locked by another auditor run (pid " in err
     assert fake_cli.requests == []
@@ -390,9 +392,9 @@ def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: Fa
             "sync",
             "--no-usage",
             "--base-url",
-            "http://svc.test",
+            "https://svc.test",
             "--app-url",
-            "http://app.test",
+            "https://app.test",
         )[0]
         == 0
     )
@@ -666,7 +668,7 @@ def test_tokens_in_identity_fields_never_reach_the_state_file(
 def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
     tmp_path: Path, fake_cli: FakeService, field: str, value: Any, message: str
 ) -> None:
-    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--state", "s.db")
+    args = ("sync", "--no-usage", "--base-url", "https://svc.test", "--state", "s.db")
     assert cli(tmp_path, *args)[0] == 0
     before = (tmp_path / "s.db").read_bytes()
     fake_cli.add_revisions(1)
@@ -674,13 +676,13 @@ def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
     code, out, err = cli(tmp_path, *args)
     assert (code, out) == (2, "")
     assert err.startswith("auditor: error: sync failed, nothing saved") and message in err
-    assert f"(GET http://svc.test{HISTORY_PATH} page 1)" in err and "Traceback" not in err
+    assert f"(GET https://svc.test{HISTORY_PATH} page 1)" in err and "Traceback" not in err
     assert (tmp_path / "s.db").read_bytes() == before
 
 
 def test_failed_first_sync_leaves_no_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
     fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
-    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", "s.db")
+    code, _, err = cli(tmp_path, "sync", "--base-url", "https://svc.test", "--state", "s.db")
     assert code == 2 and "401 Unauthorized" in err
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "s.db.lock").exists()
 
@@ -700,7 +702,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
 
     monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
     assert not state.exists()
-    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+    code, _, err = cli(tmp_path, "sync", "--base-url", "https://svc.test", "--state", str(state))
     try:
         assert code == 2 and "is locked by another auditor run" in err
         assert state.exists() and Path(f"{state}.lock").exists()
@@ -713,7 +715,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
 def test_cli_export_of_a_damaged_state_file_is_one_line(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    assert cli(tmp_path, "sync", "--no-usage", "--base-url", "http://svc.test")[0] == 0
+    assert cli(tmp_path, "sync", "--no-usage", "--base-url", "https://svc.test")[0] == 0
     with sqlite3.connect(tmp_path / ".auditor" / "state.db") as db:
         db.execute("UPDATE revisions SET settings = 'not json' WHERE revision = 7")
     db.close()

@@ -325,6 +325,12 @@ def _body(payload: Any, content_type: str = "application/json") -> Handler:
 
 GUARDS = [
     pytest.param(
+        _body(b'{"changes": [],\n "pagination": {"hasMore": false}, "x": "caf\xe9"}'),
+        DataError,
+        "invalid JSON (not UTF-8 text: byte 60 (line 2) is 0xe9) (GET http://svc.test",
+        id="latin-1",  # was 'str is not valid UTF-8: surrogates not allowed: line 1 column 1'
+    ),
+    pytest.param(
         _body({"changes": [change(1)], "pagination": {"hasMore": True, "nextCursor": "same"}}),
         DataError,
         "repeated an earlier cursor",

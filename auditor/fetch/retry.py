@@ -216,6 +216,20 @@ def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
     )
 
 
+def _json_problem(body: bytes, exc: ValueError) -> str:
+    """Why a body is not JSON, in words: orjson says 'str is not valid UTF-8: surrogates not
+    allowed … line 1 column 1' for any byte that is not UTF-8, wherever it is."""
+    if too_deep_to_parse(exc):
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if "not valid UTF-8" in str(exc):
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            line = body.count(b"\n", 0, bad.start) + 1
+            return f"not UTF-8 text: byte {bad.start} (line {line}) is {bad.object[bad.start]:#04x}"
+    return str(exc)
+
+
 def _is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
@@ -431,7 +445,7 @@ class Requester:
         try:
             value = loads(body)
         except ValueError as exc:
-            problem = f"nested deeper than {MAX_DEPTH} levels" if too_deep_to_parse(exc) else exc
+            problem = _json_problem(body, exc)
             raise DataError(
                 self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
             ) from None

@@ -9,7 +9,7 @@ import pytest
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
-from auditor.policy.yamlsafe import load_yaml, problem, suggest
+from auditor.policy.yamlsafe import load_text, load_yaml, problem, suggest
 
 
 def _problems(tmp_path: Path, text: str, **limits: int) -> list[str]:
@@ -61,6 +61,14 @@ def test_depth_limit(tmp_path: Path) -> None:
     assert _problems(tmp_path, "a: {b: {c: {d: 1}}}\n", max_depth=3) == [
         "p.yaml:1:12: error: nesting deeper than 3 levels"
     ]
+
+
+def test_value_count_limit(tmp_path: Path) -> None:
+    assert _problems(tmp_path, "a: [1, 2]\nb: 3\n", max_nodes=5) == [
+        "p.yaml:2:1: error: more than 5 values (scalars, lists and mappings), the limit for one "
+        "file"
+    ]
+    assert load_text("a: [1, 2]\nb: 3\n", "p.yaml", max_nodes=7).data == {"a": [1, 2], "b": 3}
 
 
 def test_size_limit(tmp_path: Path) -> None:

@@ -522,6 +522,27 @@ def test_a_redirect_is_an_error_even_with_a_page_in_its_body(
     assert [r.url.host for r in rec.requests] == ["svc.test"]  # never followed
 
 
+def test_a_page_of_too_many_values_is_refused_before_it_is_parsed() -> None:
+    """10 million zeros in one revision's settings (20 MB, under the 64 MiB cap) took 16 s and
+    2.9 GB of memory to sync."""
+    wide = b'{"changes": [{"revision": 1, "settings": {"x": [' + b"0," * 1_000_000 + b"0]}}]}"
+    c, _ = client(_body(wide))
+    with pytest.raises(DataError) as info:
+        all_history(c)
+    assert str(info.value).startswith(
+        "$: about 1000007 values in one response, more than the 1000000 allowed for API data "
+        f"(a smaller page_size sends fewer) (GET {BASE}{HISTORY_PATH} page 1: GET "
+    )
+
+
+def test_commas_inside_strings_are_not_values() -> None:
+    text = "a, " * 1_000_000
+    page = {"changes": [change(1, note=text)], "pagination": {"hasMore": False}}
+    c, _ = client(_body(page))
+    assert all_history(c) == [1]
+    assert 0 < shape.count_values(orjson.dumps(page)) < 100
+
+
 def test_readiness_schema_error_names_path_and_url() -> None:
     bad = {"reports": [{"reportId": "r1", "createdAt": True, "repoUrl": "x", "report": {}}]}
     c, _ = client(_body(bad))

@@ -27,7 +27,14 @@ from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
 from auditor.fetch.inflate import Inflater, NotDecodable, TooLarge
-from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_shape, too_deep_to_parse
+from auditor.fetch.shape import (
+    MAX_DEPTH,
+    MAX_VALUES,
+    Duplicate,
+    check_shape,
+    count_values,
+    too_deep_to_parse,
+)
 from auditor.models import JSON
 from auditor.redact import Redactor
 
@@ -442,6 +449,14 @@ class Requester:
         if not _is_json(content_type):
             shown = content_type or "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
+        values = count_values(body)
+        if values > MAX_VALUES:
+            raise DataError(
+                self._redactor.redact_text(
+                    f"$: about {values} values in one response, more than the {MAX_VALUES} "
+                    f"allowed for API data (a smaller page_size sends fewer) ({where}: {label})"
+                )
+            )
         try:
             value = loads(body)
         except ValueError as exc:

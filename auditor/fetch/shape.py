@@ -119,8 +119,11 @@ _STRUCTURE = bytes(b for b in range(256) if b not in b'",[]{}')
 
 def count_values(body: bytes) -> int:
     """About how many values `body` holds (commas and containers outside strings, plus one:
-    never fewer than there are), or 0 when a first bound at memchr speed shows it is well
-    under `MAX_VALUES`. Checked on the bytes, before the parser builds anything."""
+    never fewer than there are), or 0 when its length, or a first bound at memchr speed,
+    shows it is under `MAX_VALUES` (a page of 2 MB or less costs nothing). Checked on the
+    bytes, before the parser builds anything."""
+    if len(body) <= 2 * MAX_VALUES:  # a value and what separates it take two bytes at least
+        return 0
     bound = body.count(b",") + body.count(b"[") + body.count(b"{") + 1
     if bound <= MAX_VALUES:
         return 0

@@ -85,7 +85,13 @@ def _as_str(value: Any, where: str) -> str:
 
 def _as_url(value: Any, where: str) -> str:
     text = _as_str(value, where).rstrip("/")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{where}: not a valid URL ({exc}; check the host, port and brackets)"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {_shown(parts)}")
     if parts.username or parts.password or parts.query or parts.fragment:
@@ -267,7 +273,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{path}: config file not found")
     try:
-        return tomllib.loads(read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8"))
+        # utf-8-sig: a byte-order mark (what Windows editors and PowerShell write) is dropped
+        return tomllib.loads(read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8-sig"))
     except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
     except UnicodeDecodeError as exc:
@@ -296,7 +303,7 @@ def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
 
 def _read_token_file(path: Path) -> str:
     try:
-        token = read_input(path, max_bytes=MAX_TOKEN_BYTES).decode("utf-8").strip()
+        token = read_input(path, max_bytes=MAX_TOKEN_BYTES).decode("utf-8-sig").strip()
     except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read token file: {exc.reason}") from None
     except ValueError:

@@ -86,6 +86,13 @@ def test_config_file_values_and_relative_paths(tmp_path: Path) -> None:
         ),
         pytest.param('token = "abc"\n', "never read from a config file", id="token-in-file"),
         pytest.param('base_url = "ftp://x"\n', "expected an http:// or https:// URL", id="bad-url"),
+        pytest.param(
+            'base_url = "http://[::1"\n', "base_url: not a valid URL (Invalid IPv6 URL;", id="ipv6"
+        ),
+        pytest.param(
+            'app_url = "http://h:99999"\n', "app_url: not a valid URL (Port out of range", id="port"
+        ),
+        pytest.param('base_url = "http://h:x"\n', "base_url: not a valid URL (", id="port-text"),
         pytest.param("page_size = 500\n", "at most 100", id="page-size"),
         pytest.param('fail_on = "severe"\n', "expected one of critical", id="fail-on"),
         pytest.param("timeout = -1\n", "positive number", id="timeout"),
@@ -131,6 +138,16 @@ def test_token_file_from_config_file_ranks_below_env(tmp_path: Path) -> None:
 def test_token_flag_value_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="never taken from a flag"):
         _load(tmp_path, {"token": "abc"})
+
+
+def test_a_byte_order_mark_is_read_past_in_the_config_and_token_files(tmp_path: Path) -> None:
+    """What PowerShell's `Set-Content -Encoding UTF8` writes: the config was 'invalid TOML …
+    (at line 1, column 1)' and the token 'must be one line of printable ASCII characters'."""
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbffrom-bom-file-123456\r\n")
+    cfg = tmp_path / "a.toml"
+    cfg.write_bytes(b'\xef\xbb\xbftoken_file = "t.txt"\r\ntimeout = 7\r\n')
+    config = _load(tmp_path, config_file=cfg)
+    assert (config.token, config.timeout) == ("from-bom-file-123456", 7)
 
 
 def test_empty_token_file(tmp_path: Path) -> None:

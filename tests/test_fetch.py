@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -182,6 +185,27 @@ def test_honours_retry_after_seconds_and_caps_it() -> None:
     assert sleeps == [7.0, 60.0]
 
 
+@pytest.mark.parametrize("value", ["\xb2", "-1", "1.5", " ", "9" * 400])
+def test_an_odd_retry_after_falls_back_to_backoff(value: str) -> None:
+    """`Retry-After: ²` (one byte from the server) ended the sync with 'unexpected ValueError'."""
+    raw = httpx.Response(503, headers=[(b"retry-after", value.encode("latin-1", "replace"))])
+    c, sleeps = client(Recorder(history(3), [raw]), max_retry_after=60)
+    assert all_history(c) == [3, 2, 1]
+    assert len(sleeps) == 1 and 0 < sleeps[0] <= 60
+
+
+def test_a_retry_after_past_the_deadline_is_named_in_the_error() -> None:
+    """It read like the sync had run out of time by itself ('gave up after 1 attempts in 0s')."""
+    busy = _problem(429, "Too Many", **{"Retry-After": "1000000000"})
+    c, sleeps = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert str(info.value).endswith(
+        "leaves no time for another try (Retry-After asked for 1000000000s; at most 60s is waited)"
+    )
+    assert sleeps == []
+
+
 def test_honours_retry_after_http_date() -> None:
     now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
     assert parse_retry_after(format_datetime(now + timedelta(seconds=12), usegmt=True), now) == 12
@@ -199,6 +223,15 @@ def test_honours_retry_after_http_date() -> None:
     assert sleeps == [5.0]
 
 
+def test_a_broken_answer_says_what_was_wrong_with_it() -> None:
+    """It said only 'failed: RemoteProtocolError' after 8 attempts."""
+    said = "Server disconnected without sending a response."
+    c, _ = client(Recorder(history(3), [httpx.RemoteProtocolError(said)] * 8))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert f"on svc.test: failed: RemoteProtocolError ({said}); gave up after 8" in str(info.value)
+
+
 def test_gives_up_after_the_deadline() -> None:
     ticks = iter(range(0, 10_000, 40))
     c, sleeps = client(
@@ -212,6 +245,39 @@ def test_gives_up_after_the_deadline() -> None:
     assert message.startswith(f"GET {HISTORY_PATH}?limit=10 → 503 Service Unavailable: slow down")
     assert "gave up after" in message
     assert len(sleeps) < 5
+
+
+def test_a_page_the_deadline_leaves_no_time_for_says_so() -> None:
+    """Each page takes 40 s of a 100 s deadline: page 4 is never sent. The message was
+    'on svc.test: not sent; gave up after 0 attempts in 120s: … no time for another try'."""
+    now = [0.0]
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        now[0] += 40
+        return history(50)(request)
+
+    rec = Recorder(slow)
+    c, _ = client(rec, deadline=100, clock=lambda: now[0])
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert str(info.value) == (
+        f"GET {HISTORY_PATH}?limit=10&cursor=c30 not sent: the sync's deadline of 100s passed "
+        "after 120s of earlier requests (raise `deadline` if there is really that much to fetch)"
+    )
+    assert len(rec.requests) == 3
+
+
+def test_a_huge_problem_body_is_clipped_in_the_one_line_error() -> None:
+    """A 403 whose detail was 2 MB made a 2 MB error line (and took 2.6 s to redact)."""
+    body = {"title": "Forbidden " + "t" * 5000, "detail": "d" * 2_000_000}
+    c, _ = client(Recorder(lambda r: httpx.Response(403, json=body)))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert message.startswith(f"GET {HISTORY_PATH}?limit=10 → 403 Forbidden ttt")
+    assert "… (4810 more characters): ddd" in message
+    assert message.endswith("… (1999000 more characters)")
+    assert len(message) < 1400
 
 
 def test_problem_body_names_status_title_detail_and_path() -> None:
@@ -258,6 +324,12 @@ def _body(payload: Any, content_type: str = "application/json") -> Handler:
 
 
 GUARDS = [
+    pytest.param(
+        _body(b'{"changes": [],\n "pagination": {"hasMore": false}, "x": "caf\xe9"}'),
+        DataError,
+        "invalid JSON (not UTF-8 text: byte 60 (line 2) is 0xe9) (GET http://svc.test",
+        id="latin-1",  # was 'str is not valid UTF-8: surrogates not allowed: line 1 column 1'
+    ),
     pytest.param(
         _body({"changes": [change(1)], "pagination": {"hasMore": True, "nextCursor": "same"}}),
         DataError,
@@ -348,6 +420,127 @@ def test_response_size_cap(declared: bool) -> None:
     c, _ = client(handle, max_response_bytes=1000)
     with pytest.raises(ApiError, match="exceeds 1000"):
         all_history(c)
+
+
+def _encoded(payload: bytes, encoding: str) -> Handler:
+    def handle(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-encoding": encoding}
+        return httpx.Response(200, content=iter([payload]), headers=headers)  # as it arrives
+
+    return handle
+
+
+def _bomb(size: int, layers: int = 1) -> bytes:
+    data = gzip.compress(b"\0" * size, 9)
+    for _ in range(layers - 1):
+        data = gzip.compress(data, 9)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        pytest.param("gzip", lambda p: gzip.compress(p), id="gzip"),
+        pytest.param("x-gzip", lambda p: gzip.compress(p), id="x-gzip"),
+        pytest.param("deflate", lambda p: zlib.compress(p), id="deflate"),
+        pytest.param("deflate", lambda p: zlib.compress(p, wbits=-15), id="raw-deflate"),
+        pytest.param("gzip, gzip", lambda p: gzip.compress(gzip.compress(p)), id="twice"),
+        pytest.param("identity", lambda p: p, id="identity"),
+    ],
+)
+def test_compressed_pages_are_read(encoding: str, body: Callable[[bytes], bytes]) -> None:
+    payload = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
+    rec = Recorder(_encoded(body(payload), encoding))
+    c, _ = client(rec)
+    assert all_history(c) == [2, 1]
+    assert rec.requests[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize("layers", [1, 2], ids=["gzip", "gzip-in-gzip"])
+def test_a_compression_bomb_stops_at_the_cap_without_inflating_it_whole(layers: int) -> None:
+    """64 MB of zeros in 64 KB of gzip: reading stops at the 1 MB cap, and never holds more
+    than a few caps' worth (httpx inflated each network read whole: 2.1 GB from 1.6 KB)."""
+    bomb = _bomb(64_000_000, layers)
+    c, _ = client(_encoded(bomb, ", ".join(["gzip"] * layers)), max_response_bytes=1_000_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+            all_history(c)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "message"),
+    [
+        pytest.param("br", b"\x0b\x02\x80{}\x03", "Content-Encoding 'br' is not one", id="br"),
+        pytest.param("zstd", b"{}", "Content-Encoding 'zstd' is not one", id="zstd"),
+        pytest.param("gzip", b"\x1f\x8bnot gzip", "the body is not valid gzip data", id="bad-gzip"),
+        pytest.param("deflate", b"not deflate", "the body is not valid deflate data", id="bad"),
+    ],
+)
+def test_an_encoding_that_cannot_be_read_is_one_error(
+    encoding: str, payload: bytes, message: str
+) -> None:
+    rec = Recorder(_encoded(payload, encoding))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert message in str(info.value) and f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert len(rec.requests) == 1  # not retried: the same bytes would come again
+
+
+@pytest.mark.parametrize(
+    ("status", "location", "shown"),
+    [
+        pytest.param(
+            302,
+            "https://elsewhere.test/h?key=sk-query-secret",
+            "→ 302 Found: redirects to https://elsewhere.test/h; auditor does not follow",
+            id="other-host",
+        ),
+        pytest.param(
+            301, "/moved", f"→ 301 Moved Permanently: redirects to {BASE}/moved;", id="relative"
+        ),
+        pytest.param(304, "", "→ 304 Not Modified (GET", id="not-modified"),
+    ],
+)
+def test_a_redirect_is_an_error_even_with_a_page_in_its_body(
+    status: int, location: str, shown: str
+) -> None:
+    """A 3xx was read as the page when its body was JSON, and was 'invalid JSON' otherwise."""
+    page = orjson.dumps({"changes": [change(1)], "pagination": {"hasMore": False}})
+    headers = {"content-type": "application/json", "location": location}
+    rec = Recorder(lambda request: httpx.Response(status, content=page, headers=headers))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert shown in str(info.value) and f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert "sk-query-secret" not in str(info.value)
+    assert [r.url.host for r in rec.requests] == ["svc.test"]  # never followed
+
+
+def test_a_page_of_too_many_values_is_refused_before_it_is_parsed() -> None:
+    """10 million zeros in one revision's settings (20 MB, under the 64 MiB cap) took 16 s and
+    2.9 GB of memory to sync."""
+    wide = b'{"changes": [{"revision": 1, "settings": {"x": [' + b"0," * 1_000_000 + b"0]}}]}"
+    c, _ = client(_body(wide))
+    with pytest.raises(DataError) as info:
+        all_history(c)
+    assert str(info.value).startswith(
+        "$: about 1000007 values in one response, more than the 1000000 allowed for API data "
+        f"(a smaller page_size sends fewer) (GET {BASE}{HISTORY_PATH} page 1: GET "
+    )
+
+
+def test_commas_inside_strings_are_not_values() -> None:
+    text = "a, " * 1_000_000
+    page = {"changes": [change(1, note=text)], "pagination": {"hasMore": False}}
+    c, _ = client(_body(page))
+    assert all_history(c) == [1]
+    assert 0 < shape.count_values(orjson.dumps(page)) < 100
 
 
 def test_readiness_schema_error_names_path_and_url() -> None:
@@ -703,7 +896,7 @@ def _with_duplicate(value: Any) -> tuple[bytes, bool]:
 def test_one_pass_shape_check_agrees_with_the_two_checks(value: Any, doubled: bool) -> None:
     body = _with_duplicate(value)[0] if doubled else json.dumps(value).encode()
     parsed = orjson.loads(body)
-    expected = shape.duplicates(body, parsed)
+    expected = shape.duplicates(body, parsed) + shape.inexact_integers(body, parsed)
     if shape.deeper_than(body):
         with pytest.raises(DataError, match="nested deeper"):
             shape.check_shape(body, parsed, "GET x")

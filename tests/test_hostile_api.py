@@ -85,6 +85,19 @@ def deep(sock: socket.socket, server: Hostile) -> None:
     )
 
 
+def corrupt_gzip(sock: socket.socket, server: Hostile) -> None:
+    body = b"\x1f\x8bnot gzip at all"
+    head = respond(body).replace(b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n", 1)
+    sock.sendall(head)
+
+
+def brotli_bomb(sock: socket.socket, server: Hostile) -> None:
+    """What was 1.6 KB of brotli for 1 GB of zeros (httpx inflated it whole: 2.1 GB); auditor
+    does not ask for brotli, so any brotli body is refused unread."""
+    head = respond(b"\x1b\xff\xff").replace(b"\r\n\r\n", b"\r\nContent-Encoding: br\r\n\r\n", 1)
+    sock.sendall(head)
+
+
 def very_deep(sock: socket.socket, server: Hostile) -> None:
     sock.sendall(respond(b"[" * 5000 + b"]" * 5000))
 
@@ -178,6 +191,8 @@ CASES = [  # (id, behaviour, what the message must say); each through `sync`, so
     ("never-answers", silent, SILENT),
     ("deep-json", deep, ("nested deeper than 64 levels",)),
     ("too-deep-to-parse", very_deep, ("nested deeper than 64 levels",)),
+    ("corrupt-gzip", corrupt_gzip, ("→ 200: the body is not valid gzip data",)),
+    ("brotli", brotli_bomb, ("→ 200: Content-Encoding 'br' is not one auditor accepts",)),
 ]
 RUN_TOO = {"body-trickles", "never-answers", "deep-json"}
 
@@ -233,7 +248,7 @@ def _refused_url() -> str:
 
 UNREACHABLE = [
     pytest.param(_refused_url, "connection refused; nothing is listening there", id="refused"),
-    pytest.param(lambda: "http://nonexistent.invalid", "cannot resolve the host name", id="dns"),
+    pytest.param(lambda: "https://nonexistent.invalid", "cannot resolve the host name", id="dns"),
 ]
 
 
@@ -266,3 +281,33 @@ def test_tls_to_a_plain_http_server_is_not_retried(
     assert code == 2 and took < 3
     assert "TLS failure" in err and "not retried" in err and HISTORY in err
     assert digest(synced) == before and hostile.requests == silent_requests
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        pytest.param("http://nonexistent.invalid", True, id="http"),
+        pytest.param("https://nonexistent.invalid", False, id="https"),
+        pytest.param("http://localhost.invalid", True, id="not-localhost"),
+    ],
+)
+def test_a_token_sent_over_plain_http_is_warned_about(
+    tmp_path: Path, url: str, warned: bool
+) -> None:
+    """The token went to a plain http:// address off this machine without a word."""
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, url)
+    lines = err.splitlines()
+    assert code == 2 and "cannot resolve the host name" in lines[-1]
+    warning = (
+        f"auditor: warning: base_url {url} is plain HTTP: the API token goes over the network "
+        "unencrypted (use https://)"
+    )
+    assert lines[:-1] == ([warning] if warned else [])
+    assert TOKEN not in err
+
+
+def test_the_local_emulator_over_http_is_not_warned_about(tmp_path: Path, hostile: Hostile) -> None:
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
+    assert code == 0 and err == ""

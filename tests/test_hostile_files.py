@@ -174,3 +174,48 @@ def test_a_token_file_error_never_shows_its_content(tmp_path: Path) -> None:
     assert code == 2
     assert "token file is not UTF-8" in stderr
     assert "secret-token-value" not in stdout + stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        pytest.param("policy-file", "a: " + "[" * 400_000 + "]" * 400_000 + "\n", id="policy"),
+        pytest.param("proposed-settings-file", "[" * 100_000 + "]" * 100_000, id="proposed"),
+    ],
+)
+def test_deep_nesting_under_the_size_limit_is_refused_at_once(
+    tmp_path: Path, state: Path, where: str, text: str
+) -> None:
+    """An 800 KB policy of `[[[…` (under the 1 MB limit) kept the parser busy for minutes."""
+    bad = tmp_path / "deep.yaml"
+    bad.write_text(text)
+    env = {"AUDITOR_STATE": str(state)}
+    code, stdout, stderr = run_bounded(INPUTS[where](bad, tmp_path), tmp_path, env)
+    assert code == 2
+    problems = [line for line in (stdout + stderr).splitlines() if "error: nesting" in line]
+    assert len(problems) == 1 and problems[0].startswith(f"{bad}:1:")
+    assert problems[0].endswith("error: nesting deeper than 64 levels")
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        pytest.param("policy-file", "a: [" + "0," * 490_000 + "0]\n", id="policy"),
+        pytest.param("proposed-settings-file", "[" + "0," * 1_000_000 + "0]", id="proposed"),
+    ],
+)
+def test_a_file_of_too_many_values_is_refused_before_they_are_built(
+    tmp_path: Path, state: Path, where: str, text: str
+) -> None:
+    """A 16 MB proposed settings file of 7.9 million zeros (under its size limit) took 261 s
+    and 5.9 GB; a million of them, minutes."""
+    bad = tmp_path / "wide.yaml"
+    bad.write_text(text)
+    env = {"AUDITOR_STATE": str(state)}
+    code, stdout, stderr = run_bounded(INPUTS[where](bad, tmp_path), tmp_path, env)
+    assert code == 2
+    problems = [line for line in (stdout + stderr).splitlines() if "values" in line]
+    assert problems == [
+        f"{bad}:1:{199_999 if where == 'policy-file' else 200_000}: error: more than 100000 "
+        "values (scalars, lists and mappings), the limit for one file"
+    ]

@@ -81,8 +81,8 @@ class FakeService:
 
 def client_for(service: FakeService, *, app: bool = True) -> PlatformClient:
     return PlatformClient(
-        base_url="http://svc.test",
-        app_url="http://app.test" if app else None,
+        base_url="https://svc.test",
+        app_url="https://app.test" if app else None,
         token=TOKEN,
         page_size=10,
         transport=httpx.MockTransport(service),
@@ -166,7 +166,7 @@ def test_changed_known_revision_is_reported_not_overwritten(store: Store) -> Non
     assert issue.stored_hash == original.content_hash != issue.seen_hash
     assert store.get_revision(5) == original
     assert store.integrity_issues() == [issue]
-    text = format_summary(summary, "http://svc.test")
+    text = format_summary(summary, "https://svc.test")
     assert "1 integrity issue." in text and "revision 5 changed after it was stored" in text
 
 
@@ -190,6 +190,83 @@ def test_one_listing_contradicting_itself_is_an_error(store: Store) -> None:
     assert store.count_revisions() == 0
 
 
+def _reordered(service: FakeService, edit: Any) -> None:
+    """Let `edit(start, body)` change each history page's body as the service sends it."""
+    real = service._history
+
+    def history(limit: int, start: int) -> httpx.Response:
+        body = json.loads(real(limit, start).content)
+        edit(start, body)
+        return httpx.Response(200, json=body)
+
+    service._history = history  # type: ignore[method-assign]
+
+
+def test_a_history_that_is_not_newest_first_fails_the_sync(store: Store) -> None:
+    """Revisions 30..21 then 10..1 then 20..11: the sync stops at the first stored revision,
+    so taking this order would have lost 11..20 on a later sync; it was accepted, exit 0."""
+    service = FakeService(30)
+    slices = {0: range(30, 20, -1), 10: range(10, 0, -1), 20: range(20, 10, -1)}
+
+    def swap(start: int, body: dict[str, Any]) -> None:
+        body["changes"] = [service.revisions[r] for r in slices[start]]
+
+    _reordered(service, swap)
+    with pytest.raises(DataError) as info:
+        run_sync(store, service)
+    assert str(info.value) == (
+        "sync failed, nothing saved (fetched 3 history pages / 20 revisions and 0 report pages "
+        "/ 0 reports before): $.changes[0].revision: 20 after revision 1: the history is not "
+        f"newest first, so a sync cannot tell what it has (GET https://svc.test{HISTORY_PATH} "
+        "page 3)"
+    )
+    assert store.count_revisions() == 0
+
+
+def test_paging_that_only_repeats_revisions_is_stopped(store: Store) -> None:
+    """Each page repeats revision 5 under a new cursor: it paged until the deadline."""
+
+    def same_page(start: int, body: dict[str, Any]) -> None:
+        body["changes"] = body["changes"][:1]
+        body["pagination"] = {"hasMore": True, "nextCursor": str(start + 1)}
+
+    service = FakeService(5)
+    real = service._history
+    service._history = lambda limit, start: real(limit, 0)  # type: ignore[method-assign]
+    _reordered(service, same_page)
+    with pytest.raises(DataError, match=r"history page 2 only repeated revisions sent on"):
+        run_sync(store, service)
+    assert service.history_requests() <= 4 and store.count_revisions() == 0  # one ahead
+
+
+def test_an_overlapping_page_is_still_read(store: Store) -> None:
+    """A page that starts with the previous page's last revision (offset paging while new
+    revisions arrive) is no error."""
+
+    def overlap(start: int, body: dict[str, Any]) -> None:
+        if start:
+            body["changes"].insert(0, service.revisions[31 - start])
+
+    service = FakeService(30)
+    _reordered(service, overlap)
+    assert run_sync(store, service).revisions_new == 30
+
+
+def test_a_history_that_went_back_is_a_warning_and_keeps_what_is_stored(store: Store) -> None:
+    """The service's newest revision is now older than the newest stored: it was silent."""
+    service = FakeService(25)
+    run_sync(store, service)
+    for rev in (25, 24):
+        del service.revisions[rev]
+    summary = run_sync(store, service)
+    assert summary.revisions_total == 25 and summary.latest.revision == 25
+    assert [w.describe() for w in summary.data_quality] == [
+        "$.changes[0].revision: the service's newest revision is 23, but revision 25 is "
+        "stored: its history went back; the stored revisions are kept and audited "
+        f"(revision 23, GET https://svc.test{HISTORY_PATH} page 1)"
+    ]
+
+
 def test_bad_timestamp_names_path_and_page(store: Store) -> None:
     service = FakeService(15)
     service.revisions[3]["updatedAt"] = "last tuesday"
@@ -197,7 +274,7 @@ def test_bad_timestamp_names_path_and_page(store: Store) -> None:
         run_sync(store, service)
     assert str(info.value).endswith(
         "$.changes[2].updatedAt: not an ISO-8601 date-time "
-        f"(GET http://svc.test{HISTORY_PATH} page 2)"
+        f"(GET https://svc.test{HISTORY_PATH} page 2)"
     )
     assert store.count_revisions() == 0
 
@@ -205,8 +282,8 @@ def test_bad_timestamp_names_path_and_page(store: Store) -> None:
 def test_without_app_url_reports_are_skipped(store: Store) -> None:
     summary = run_sync(store, FakeService(3, reports=5), app=False)
     assert summary.reports_skipped and summary.reports_total == 0
-    text = format_summary(summary, "http://svc.test")
-    assert text.startswith("Synced http://svc.test: 3 revisions (3 new), latest rev 3 at ")
+    text = format_summary(summary, "https://svc.test")
+    assert text.startswith("Synced https://svc.test: 3 revisions (3 new), latest rev 3 at ")
     assert "by user3@corp.example; readiness reports skipped (no app URL configured); 0 " in text
 
 
@@ -252,10 +329,10 @@ def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
 def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--app-url", "http://app.test")
+    args = ("sync", "--no-usage", "--base-url", "https://svc.test", "--app-url", "https://app.test")
     code, out, err = cli(tmp_path, *args)
     assert (code, err) == (0, "")
-    assert out.startswith("Synced http://svc.test: 25 revisions (25 new), latest rev 25 at ")
+    assert out.startswith("Synced https://svc.test: 25 revisions (25 new), latest rev 25 at ")
     assert "6 readiness reports (6 new) for 4 repositories; 0 integrity issues." in out
     assert (tmp_path / ".auditor" / "state.db").exists()
     terminal = Terminal()
@@ -268,7 +345,7 @@ def test_cli_sync_summary_on_stdout_progress_only_on_terminal(
     ("argv", "env", "message"),
     [
         pytest.param(("sync",), {"AUDITOR_TOKEN": TOKEN}, "no service address", id="no-url"),
-        pytest.param(("sync", "--base-url", "http://svc.test"), {}, "no API token", id="no-token"),
+        pytest.param(("sync", "--base-url", "https://svc.test"), {}, "no API token", id="no-token"),
         pytest.param(
             ("sync", "--base-url", "gopher://x"),
             {"AUDITOR_TOKEN": TOKEN},
@@ -291,7 +368,7 @@ def test_cli_sync_api_error_exits_2_without_the_token(
 ) -> None:
     problem = {"status": 401, "title": "Unauthorized", "detail": f"invalid key {TOKEN}"}
     fake_cli.fail_at[0] = httpx.Response(401, json=problem)
-    code, out, err = cli(tmp_path, "sync", "--base-url", "http://svc.test")
+    code, out, err = cli(tmp_path, "sync", "--base-url", "https://svc.test")
     assert (code, out) == (2, "")
     assert "→ 401 Unauthorized: invalid key [secret fp:" in err
     assert TOKEN not in err and err.count("\n") == 1
@@ -300,7 +377,9 @@ def test_cli_sync_api_error_exits_2_without_the_token(
 def test_cli_sync_refuses_a_locked_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
     state = tmp_path / "s.db"
     with Store.open(state):
-        code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+        code, _, err = cli(
+            tmp_path, "sync", "--base-url", "https://svc.test", "--state", str(state)
+        )
     assert code == 2
     assert f"state file {state} is locked by another auditor run (pid " in err
     assert fake_cli.requests == []
@@ -313,9 +392,9 @@ def test_cli_export_writes_a_bundle_with_a_manifest(tmp_path: Path, fake_cli: Fa
             "sync",
             "--no-usage",
             "--base-url",
-            "http://svc.test",
+            "https://svc.test",
             "--app-url",
-            "http://app.test",
+            "https://app.test",
         )[0]
         == 0
     )
@@ -589,7 +668,7 @@ def test_tokens_in_identity_fields_never_reach_the_state_file(
 def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
     tmp_path: Path, fake_cli: FakeService, field: str, value: Any, message: str
 ) -> None:
-    args = ("sync", "--no-usage", "--base-url", "http://svc.test", "--state", "s.db")
+    args = ("sync", "--no-usage", "--base-url", "https://svc.test", "--state", "s.db")
     assert cli(tmp_path, *args)[0] == 0
     before = (tmp_path / "s.db").read_bytes()
     fake_cli.add_revisions(1)
@@ -597,13 +676,13 @@ def test_cli_sync_out_of_range_values_exit_2_and_change_nothing(
     code, out, err = cli(tmp_path, *args)
     assert (code, out) == (2, "")
     assert err.startswith("auditor: error: sync failed, nothing saved") and message in err
-    assert f"(GET http://svc.test{HISTORY_PATH} page 1)" in err and "Traceback" not in err
+    assert f"(GET https://svc.test{HISTORY_PATH} page 1)" in err and "Traceback" not in err
     assert (tmp_path / "s.db").read_bytes() == before
 
 
 def test_failed_first_sync_leaves_no_state_file(tmp_path: Path, fake_cli: FakeService) -> None:
     fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
-    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", "s.db")
+    code, _, err = cli(tmp_path, "sync", "--base-url", "https://svc.test", "--state", "s.db")
     assert code == 2 and "401 Unauthorized" in err
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "s.db.lock").exists()
 
@@ -660,7 +739,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
 
     monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
     assert not state.exists()
-    code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
+    code, _, err = cli(tmp_path, "sync", "--base-url", "https://svc.test", "--state", str(state))
     try:
         assert code == 2 and "is locked by another auditor run" in err
         assert state.exists() and Path(f"{state}.lock").exists()
@@ -673,7 +752,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
 def test_cli_export_of_a_damaged_state_file_is_one_line(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
-    assert cli(tmp_path, "sync", "--no-usage", "--base-url", "http://svc.test")[0] == 0
+    assert cli(tmp_path, "sync", "--no-usage", "--base-url", "https://svc.test")[0] == 0
     with sqlite3.connect(tmp_path / ".auditor" / "state.db") as db:
         db.execute("UPDATE revisions SET settings = 'not json' WHERE revision = 7")
     db.close()

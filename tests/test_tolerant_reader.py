@@ -26,7 +26,7 @@ from auditor.cli import Context, main
 from auditor.errors import AuditorError, DataError
 from auditor.fetch import DataQuality, encode_report, encode_revision
 from auditor.fetch.schema import validate
-from auditor.fetch.shape import deeper_than, duplicates
+from auditor.fetch.shape import deeper_than, duplicates, inexact_integers
 from auditor.models import DataWarning
 from auditor.redact import Redactor
 from tests.conftest import FIXED_NOW
@@ -189,6 +189,35 @@ def test_report_fields_the_audit_needs_still_fail(edits: dict[str, Any], message
         decode_report(report(**edits))
 
 
+@pytest.mark.parametrize(
+    ("score", "warned"),
+    [
+        pytest.param({"numerator": 7, "denominator": 2}, True, id="above"),
+        pytest.param({"numerator": 0, "denominator": 0}, True, id="zero-denominator"),
+        pytest.param({"numerator": -5, "denominator": -1}, True, id="negative"),
+        pytest.param({"numerator": 1e308, "denominator": 1e-308}, True, id="float-above"),
+        pytest.param({"numerator": 2, "denominator": 2}, False, id="full"),
+        pytest.param({"numerator": 0, "denominator": 3}, False, id="none"),
+        pytest.param({"numerator": None, "denominator": 1}, False, id="not-evaluated"),
+    ],
+)
+def test_a_score_that_cannot_be_one_is_a_warning_and_the_report_is_kept(
+    score: dict[str, Any], warned: bool
+) -> None:
+    """7 of 2 or 0 of 0 synced silently; the rules then said 'passed is null'."""
+    rep, found = decode_report(report(report={"lint": score}))
+    assert rep.data["report"]["lint"] == score
+    expected = [
+        (
+            "$.reports[0].report.lint",
+            f"numerator {score['numerator']} and denominator {score['denominator']} are not a "
+            "score (0 <= numerator <= denominator, denominator > 0); the criterion is not "
+            "evaluable",
+        )
+    ]
+    assert [(w.path, w.problem) for w in found] == (expected if warned else [])
+
+
 def test_an_iso_report_time_is_stored_as_unix_milliseconds() -> None:
     rep, _ = decode_report(report(createdAt="2026-09-21T14:13:20Z"))
     assert rep.data["createdAt"] == 1_790_000_000_000
@@ -264,6 +293,40 @@ def test_sync_keeps_odd_items_and_names_every_warning(tmp_path: Path, hostile: H
         f"$.changes[2].settings: key 'a' sent twice; the last value is used (revision 1, {page})",
     ]:
         assert line in out
+
+
+def test_integers_beyond_64_bits_are_found_with_their_path() -> None:
+    body = (
+        b'{"a":18446744073709551615,"b":[1,18446744073709551616],"c":{"d":-18446744073709551617},'
+        b'"e":"123456789012345678901234567890","f":1e30}'
+    )
+    found = inexact_integers(body, orjson.loads(body))
+    assert [(d.path, d.problem) for d in found] == [
+        (("b", 1), "an integer of 20 digits does not fit in 64 bits; read as the nearest "
+         "number, 1.8446744073709552e+19 (not exact)"),
+        (("c", "d"), "an integer of 20 digits does not fit in 64 bits; read as the nearest "
+         "number, -1.8446744073709552e+19 (not exact)"),
+    ]  # fmt: skip
+    assert inexact_integers(b'{"a":"' + b"9" * 40 + b'"}', {"a": "9" * 40}) == ()
+
+
+def test_sync_warns_about_an_integer_it_cannot_keep_exactly(
+    tmp_path: Path, hostile: Hostile
+) -> None:
+    """A 30-digit settings value was stored as 1.2345678901234568e+29 without a word."""
+    big = b"123456789012345678901234567890"
+    body = (
+        b'{"changes":[{"revision":1,"settings":{"quota":' + big + b'},"user":{"id":"u"},'
+        b'"updatedAt":"2026-10-01T00:00:00Z"}],"pagination":{"hasMore":false}}'
+    )
+    hostile.behaviour = lambda sock, _server: sock.sendall(respond(body))
+    code, out, err = cli(["sync", "--no-usage", "--state", "s.db"], tmp_path, hostile.url)
+    assert (code, err) == (0, "")
+    page = f"GET {hostile.url}/api/v0/organization/enterprise-controls/history page 1"
+    assert (
+        "$.changes[0].settings.quota: an integer of 30 digits does not fit in 64 bits; read as "
+        f"the nearest number, 1.2345678901234568e+29 (not exact) (revision 1, {page})"
+    ) in out
 
 
 JSON_VALUES = st.recursive(

@@ -9,7 +9,7 @@ import pytest
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
-from auditor.policy.yamlsafe import load_yaml, problem, suggest
+from auditor.policy.yamlsafe import load_text, load_yaml, problem, suggest
 
 
 def _problems(tmp_path: Path, text: str, **limits: int) -> list[str]:
@@ -35,6 +35,11 @@ def _problems(tmp_path: Path, text: str, **limits: int) -> list[str]:
         pytest.param("a: 1\n---\nb: 2\n", "p.yaml:2:1: error: several YAML documents", id="docs"),
         pytest.param("a: [1, 2\nb: 3\n", "p.yaml:2:2: error: invalid YAML", id="syntax"),
         pytest.param("? [a]\n: 1\n", "p.yaml:1:3: error: a mapping key must be", id="complex-key"),
+        pytest.param(
+            "a:\n  <<: {b: 1}\n  c: 2\n",
+            "p.yaml:2:3: error: YAML merge key `<<` is not allowed in auditor input files",
+            id="merge-key",  # it was merged silently: {a: {b: 1, c: 2}}
+        ),
     ],
 )
 def test_refusals_name_their_position(tmp_path: Path, text: str, expected: str) -> None:
@@ -56,6 +61,14 @@ def test_depth_limit(tmp_path: Path) -> None:
     assert _problems(tmp_path, "a: {b: {c: {d: 1}}}\n", max_depth=3) == [
         "p.yaml:1:12: error: nesting deeper than 3 levels"
     ]
+
+
+def test_value_count_limit(tmp_path: Path) -> None:
+    assert _problems(tmp_path, "a: [1, 2]\nb: 3\n", max_nodes=5) == [
+        "p.yaml:2:1: error: more than 5 values (scalars, lists and mappings), the limit for one "
+        "file"
+    ]
+    assert load_text("a: [1, 2]\nb: 3\n", "p.yaml", max_nodes=7).data == {"a": [1, 2], "b": 3}
 
 
 def test_size_limit(tmp_path: Path) -> None:
@@ -103,6 +116,12 @@ def test_unquoted_colons_in_a_flow_sequence_fall_back_to_the_pure_parser(tmp_pat
     doc = load_yaml(path)
     assert doc.data["controls"] == ["SOC2:CC6.1", "ISO27001:A.8.22"]
     assert (doc.locate(["controls", 1]).line, doc.locate(["controls", 1]).col) == (2, 24)
+
+
+def test_a_quoted_merge_key_is_a_plain_key(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text('a:\n  "<<": {b: 1}\n')
+    assert load_yaml(path).data == {"a": {"<<": {"b": 1}}}
 
 
 def test_plain_data_and_hash(tmp_path: Path) -> None:

@@ -7,9 +7,11 @@ a sync of the configured service into the store (`sync`, `run` and `review` all 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import Config, load_config
@@ -166,8 +168,30 @@ def sync_store(
         page_size=config.page_size,
         usage_days=DEFAULT_DAYS if usage else None,
     )
+    if not quiet:
+        for name, url in (("base_url", base_url), ("app_url", config.app_url)):
+            if url and not _encrypted_or_local(url):
+                print(
+                    f"auditor: warning: {name} {url} is plain HTTP: the API token goes over the "
+                    "network unencrypted (use https://)",
+                    file=ctx.stderr,
+                )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     return sync_service(store, options, progress=progress, clock=ctx.clock)
+
+
+def _encrypted_or_local(url: str) -> bool:
+    """True for an https:// address, or an http:// one on this machine (the emulator's)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return True
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_at(text: str | None, now: datetime) -> datetime | None:

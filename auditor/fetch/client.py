@@ -16,6 +16,7 @@ import httpx
 
 from auditor import __version__
 from auditor.fetch.deadline import DeadlineTransport
+from auditor.fetch.inflate import ACCEPT_ENCODING
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
 from auditor.redact import Redactor
@@ -62,6 +63,7 @@ class PlatformClient:
         headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,  # what `Inflater` decodes under the size cap
             "User-Agent": f"auditor/{__version__}",
         }
         self._clients: list[httpx.Client] = []

@@ -124,9 +124,33 @@ def check_report(raw: Item, where: str, warn: Warn | None = None) -> tuple[Item,
     item = f"report {raw['reportId']}"
     raw = tolerate(raw, READINESS_ITEM, where, item, warn)
     created = _parse_created_at(raw["createdAt"], where, item, warn)
+    if warn is not None:
+        _check_scores(raw["report"], where, item, warn)
     if isinstance(raw["createdAt"], str):
         raw = {**raw, "createdAt": round(created.timestamp() * 1000)}
     return raw, created
+
+
+def _check_scores(report: JSON, where: str, item: str, warn: Warn) -> None:
+    """Warn about a criterion whose score cannot be one (a denominator of 0 or less, a
+    numerator below 0 or above the denominator): the readiness view counts it as not
+    evaluable, and the warning says why where the data came in."""
+    if not isinstance(report, dict):
+        return
+    for cid, entry in report.items():
+        if not isinstance(entry, dict):
+            continue
+        num, den = entry.get("numerator"), entry.get("denominator")
+        if not isinstance(num, int | float) or not isinstance(den, int | float):
+            continue  # a missing or null score is the schema's and the tolerant reader's
+        if isinstance(num, bool) or isinstance(den, bool):
+            continue
+        if den <= 0 or num < 0 or num > den:
+            problem = (
+                f"numerator {num} and denominator {den} are not a score (0 <= numerator <= "
+                "denominator, denominator > 0); the criterion is not evaluable"
+            )
+            warn(DataWarning(f"{where}.report.{cid}", problem, item))
 
 
 def encode_report(

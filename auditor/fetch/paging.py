@@ -53,7 +53,7 @@ class Page:
     number: int
     items: list[Item]
     where: str
-    duplicates: tuple[Duplicate, ...] = ()  # keys sent twice; the last value is in `items`
+    duplicates: tuple[Duplicate, ...] = ()  # keys sent twice (last value kept), inexact ints
 
 
 def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
@@ -209,7 +209,8 @@ class Pages(Iterator[Page]):
         try:
             token = listing.next_token(body, items, self._page_size, where)
             if token is not None and token in self._seen:
-                raise DataError(f"{listing.repeated.format(token=token)} ({where})")
+                shown = token if len(token) <= 100 else f"{token[:100]}…"
+                raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
             self._later = exc
             return

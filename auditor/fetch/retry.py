@@ -26,7 +26,15 @@ import httpx
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
-from auditor.fetch.shape import MAX_DEPTH, Duplicate, check_shape, too_deep_to_parse
+from auditor.fetch.inflate import Inflater, NotDecodable, TooLarge
+from auditor.fetch.shape import (
+    MAX_DEPTH,
+    MAX_VALUES,
+    Duplicate,
+    check_shape,
+    count_values,
+    too_deep_to_parse,
+)
 from auditor.models import JSON
 from auditor.redact import Redactor
 
@@ -137,7 +145,7 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if _DELAY_SECONDS.fullmatch(text):  # ASCII digits only: `str.isdigit` takes `²` and `٣`
         return float(text)
     try:
         when = parsedate_to_datetime(text)
@@ -146,6 +154,9 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now).total_seconds())
+
+
+_DELAY_SECONDS = re.compile(r"[0-9]+")
 
 
 def _status_text(status: int) -> str:
@@ -168,8 +179,8 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
     except ValueError:
         problem = None
     if isinstance(problem, dict):
-        title = str(problem.get("title") or "")
-        detail = str(problem.get("detail") or "")
+        title = _clip(str(problem.get("title") or ""), _MAX_TITLE)
+        detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL)
         meta = problem.get("metadata")
         found = problem.get("requestId") or (
             meta.get("requestId") if isinstance(meta, dict) else None
@@ -182,6 +193,48 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_MAX_TITLE = 200
+_MAX_DETAIL = 1000
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how many were left out: a problem body's text
+    goes into a one-line error, shown in CI logs and reports."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
+    """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
+    and why it is an error (the token is never sent to an address the user did not give)."""
+    location = response.headers.get("location", "")
+    if not 300 <= response.status_code < 400 or not location:
+        return ""
+    try:
+        target = request.url.join(location)
+        netloc = target.netloc.decode("ascii", "replace")
+        shown = _clip(f"{target.scheme}://{netloc}{target.path}", _MAX_TITLE)
+    except (httpx.InvalidURL, ValueError):
+        shown = "an address that is not a valid URL"
+    return (
+        f": redirects to {shown}; auditor does not follow redirects (the token would go with "
+        "them): if the service moved, set base_url / app_url to its new address"
+    )
+
+
+def _json_problem(body: bytes, exc: ValueError) -> str:
+    """Why a body is not JSON, in words: orjson says 'str is not valid UTF-8: surrogates not
+    allowed … line 1 column 1' for any byte that is not UTF-8, wherever it is."""
+    if too_deep_to_parse(exc):
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if "not valid UTF-8" in str(exc):
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            line = body.count(b"\n", 0, bad.start) + 1
+            return f"not UTF-8 text: byte {bad.start} (line {line}) is {bad.object[bad.start]:#04x}"
+    return str(exc)
 
 
 def _is_json(content_type: str) -> bool:
@@ -237,6 +290,14 @@ class Requester:
         last = _Retryable("not sent", network=True)
         while True:
             limit = min(self._policy.timeout, self._budget.left())
+            if limit <= 0 and attempt == 0:  # earlier requests used the whole sync's time
+                spent = _seconds(self._budget.elapsed())
+                raise self._error(
+                    f"{label} not sent: the sync's deadline of {_seconds(self._budget.seconds)} "
+                    f"passed after {spent} of earlier requests (raise `deadline` if there is "
+                    "really that much to fetch)",
+                    request,
+                )
             if limit <= 0:
                 raise self._stopped(label, request, last, attempt, _OUT_OF_TIME)
             attempt += 1
@@ -260,7 +321,11 @@ class Requester:
         if attempt >= self._policy.max_attempts:
             raise self._stopped(label, request, exc, attempt, _GAVE_UP)
         if delay > self._budget.left():
-            raise self._stopped(label, request, exc, attempt, _OUT_OF_TIME)
+            why = _OUT_OF_TIME
+            if exc.wait is not None:  # the service's own Retry-After (capped) is the wait
+                asked, waited = _seconds(exc.wait), _seconds(delay)
+                why += f" (Retry-After asked for {asked}; at most {waited} is waited)"
+            raise self._stopped(label, request, exc, attempt, why)
         self._policy.sleep(delay)
 
     def _stopped(
@@ -296,7 +361,7 @@ class Requester:
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc, label, request) from None
             try:
-                body = self._read(response, request, label, limit)
+                body = self._read(response, request, label, limit, where)
             finally:
                 response.close()
         status = response.status_code
@@ -314,27 +379,49 @@ class Requester:
             return _Retryable("connection refused", network=True, refused=True)
         fatal = _fatal_reason(cause)
         if fatal is None:
-            return _Retryable(f"failed: {type(exc).__name__}", network=True)
+            said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
+            detail = f" ({_clip(said, _MAX_TITLE)})" if said else ""
+            return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
         return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
 
     def _read(
-        self, response: httpx.Response, request: httpx.Request, label: str, limit: float
+        self,
+        response: httpx.Response,
+        request: httpx.Request,
+        label: str,
+        limit: float,
+        where: str,
     ) -> bytes:
         cap = self._policy.max_response_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
         chunks: list[bytes] = []
-        size = 0
+        size = raw = 0
         late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
-        try:
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > cap:
-                    raise self._error(f"{label} response exceeds {cap} bytes", request)
+        try:  # read raw and inflated here, under the cap: a compression bomb stops at it
+            if response.is_stream_consumed:  # read and decoded already (a test's transport)
+                inflater, stream = Inflater("", cap), iter((response.content,))
+            else:
+                inflater = Inflater(response.headers.get("content-encoding", ""), cap)
+                stream = response.iter_raw()
+            for chunk in stream:
+                raw += len(chunk)
+                data = inflater.feed(chunk)
+                size += len(data)
+                if size > cap or raw > cap:
+                    raise TooLarge
                 if past_deadline():  # a body that trickles in never trips a read timeout
                     raise late
-                chunks.append(chunk)
+                chunks.append(data)
+            chunks.append(inflater.finish())
+            if size + len(chunks[-1]) > cap:
+                raise TooLarge
+        except TooLarge:
+            raise self._error(f"{label} response exceeds {cap} bytes", request) from None
+        except NotDecodable as exc:
+            status = response.status_code
+            raise self._error(f"{label} → {status}: {exc} ({where})", request) from None
         except httpx.TimeoutException:
             raise late from None
         except httpx.TransportError as exc:
@@ -355,14 +442,25 @@ class Requester:
         status = response.status_code
         if status >= 400:
             raise self._error(f"{label} {problem_message(response, body)}", request, status)
+        if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
+            moved = _redirect_note(response, request)
+            raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             shown = content_type or "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
+        values = count_values(body)
+        if values > MAX_VALUES:
+            raise DataError(
+                self._redactor.redact_text(
+                    f"$: about {values} values in one response, more than the {MAX_VALUES} "
+                    f"allowed for API data (a smaller page_size sends fewer) ({where}: {label})"
+                )
+            )
         try:
             value = loads(body)
         except ValueError as exc:
-            problem = f"nested deeper than {MAX_DEPTH} levels" if too_deep_to_parse(exc) else exc
+            problem = _json_problem(body, exc)
             raise DataError(
                 self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
             ) from None

@@ -100,7 +100,7 @@ class DataQuality:
                 index = dup.path[1]
                 if isinstance(index, int) and 0 <= index < len(page.items):
                     item = name(page.items[index])
-            problem = f"key {dup.key!r} sent twice; the last value is used"
+            problem = dup.problem or f"key {dup.key!r} sent twice; the last value is used"
             self.add(DataWarning(paths.render(dup.path), problem, item, page.where))
 
     def warnings(self, redactor: Redactor) -> tuple[DataWarning, ...]:

@@ -130,6 +130,40 @@ class _NewRows:
         self.top = top  # the newest revision stored before this sync (None: none stored)
         self._seen: set[int] = set()  # the revision numbers of this sync
         self._rows: list[tuple[Any, ...]] = []
+        self._lowest: int | None = None  # the oldest revision the listing has sent so far
+        self._page = 0  # the page `_items` and `_repeats` count
+        self._items = self._repeats = 0
+
+    def check_order(self, number: int, where: str, page: Page) -> str | None:
+        """Refuse a history that is not newest first (the sync stops at the first stored
+        revision, so an older page followed by a newer one would drop revisions unseen) or
+        whose paging makes no progress (a page of revisions already sent, and yet another
+        page). Gives the went-back warning when the listing's newest revision is older than
+        the newest stored."""
+        if page.number != self._page:
+            if self._items and self._repeats == self._items:
+                raise DataError(
+                    f"$.changes: history page {self._page} only repeated revisions sent on "
+                    f"earlier pages, and the listing went on: paging makes no progress "
+                    f"({page.where})"
+                )
+            self._page, self._items, self._repeats = page.number, 0, 0
+        self._items += 1
+        if number in self._seen:
+            self._repeats += 1  # a page overlapping the one before: read again, compared
+        elif self._lowest is not None and number > self._lowest:
+            raise DataError(
+                f"{where}.revision: {number} after revision {self._lowest}: the "
+                f"history is not newest first, so a sync cannot tell what it has ({page.where})"
+            )
+        first, lowest = self._lowest is None, self._lowest
+        self._lowest = number if lowest is None else min(lowest, number)
+        if first and self.top is not None and number < self.top:
+            return (
+                f"the service's newest revision is {number}, but revision {self.top} is stored: "
+                "its history went back; the stored revisions are kept and audited"
+            )
+        return None
 
     def take(self, rev: Revision, sync_id: int, body: bytes) -> bool:
         """Keep `rev` for `write` if it is surely new (True); False: ingest it now."""
@@ -175,6 +209,9 @@ def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Inge
     except AuditorError as exc:
         raise _on(page, exc) from None
     name = f"revision {rev.revision}"
+    went_back = run.new_rows.check_order(rev.revision, where, page)
+    if went_back is not None:
+        warn(DataWarning(f"{where}.revision", went_back, name))
     if run.new_rows.take(rev, run.sync_id, body):
         return _NEW, name
     run.new_rows.write()  # the store is read below: every row kept must be in it

@@ -1,0 +1,97 @@
+"""Content-Encoding, decoded under the response size cap: a compression bomb stops at the cap.
+
+httpx decodes a compressed body a network read at a time with no bound on what one read
+expands to (1.6 KB of brotli became 2.1 GB in memory before the size guard saw it). Here the
+body is read raw and each layer is inflated with zlib's `max_length`, so no call makes more
+than the bytes still allowed. Takes the `Content-Encoding` header and the cap, gives a decoder
+fed raw chunks; only `gzip` and `deflate` are accepted (what the client asks for), any other
+coding is refused by name rather than read as if it were JSON.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+#: What the client sends as `Accept-Encoding`: the codings `Inflater` decodes.
+ACCEPT_ENCODING = "gzip, deflate"
+
+_GZIP = zlib.MAX_WBITS | 16
+_ZLIB = zlib.MAX_WBITS
+_RAW_DEFLATE = -zlib.MAX_WBITS
+
+
+class NotDecodable(Exception):
+    """The body cannot be decoded: an unsupported coding or corrupt compressed data."""
+
+
+class TooLarge(Exception):
+    """The decoded body grew past the cap."""
+
+
+class _Layer:
+    """One coding, inflated with its output bounded by the cap (in total, over all calls)."""
+
+    def __init__(self, name: str, cap: int) -> None:
+        self.name = name
+        self._cap = cap
+        self._out = 0
+        self._deflate = name == "deflate"  # zlib-wrapped, or raw as some servers send it
+        self._inflater = zlib.decompressobj(_ZLIB if self._deflate else _GZIP)
+        self._started = False
+
+    def feed(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        try:
+            out = self._inflater.decompress(data, self._cap - self._out + 1)
+        except zlib.error as exc:
+            if self._deflate and not self._started:  # not zlib-wrapped: try raw deflate
+                self._inflater = zlib.decompressobj(_RAW_DEFLATE)
+                self._deflate = False
+                return self.feed(data)
+            raise NotDecodable(f"the body is not valid {self.name} data ({exc})") from None
+        self._started = True
+        return self._count(out)
+
+    def finish(self) -> bytes:
+        try:
+            return self._count(self._inflater.flush())
+        except zlib.error as exc:
+            raise NotDecodable(f"the body is not valid {self.name} data ({exc})") from None
+
+    def _count(self, out: bytes) -> bytes:
+        self._out += len(out)
+        if self._out > self._cap or self._inflater.unconsumed_tail:
+            raise TooLarge
+        return out
+
+
+class Inflater:
+    """Decodes a body sent with `content_encoding` (the header's value, possibly empty)."""
+
+    def __init__(self, content_encoding: str, cap: int) -> None:
+        names = [n.strip().lower() for n in content_encoding.split(",") if n.strip()]
+        layers: list[_Layer] = []
+        for name in reversed(names):  # the header lists codings in the order they were applied
+            if name == "identity":
+                continue
+            if name not in ("gzip", "x-gzip", "deflate"):
+                raise NotDecodable(
+                    f"Content-Encoding {name!r} is not one auditor accepts "
+                    f"(it asks for {ACCEPT_ENCODING}, or none)"
+                )
+            layers.append(_Layer("gzip" if name == "x-gzip" else name, cap))
+        self._layers = layers
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The decoded bytes of one raw chunk (raises `TooLarge` past the cap)."""
+        for layer in self._layers:
+            chunk = layer.feed(chunk)
+        return chunk
+
+    def finish(self) -> bytes:
+        """What the decoders still held at the end of the body."""
+        out = b""
+        for layer in self._layers:
+            out = layer.feed(out) + layer.finish()
+        return out

@@ -95,6 +95,21 @@ def test_enums_declared_in_one_file_serve_another(tmp_path: Path) -> None:
     assert [r.id for r in load_policies([tmp_path]).rules] == ["T-1"]
 
 
+def test_a_policy_folder_skips_hidden_files_and_folders(tmp_path: Path) -> None:
+    """`--policy .` in a repository must not read `.github/workflows/*.yml` (nor `.git/`, nor an
+    editor's hidden backup) as policy files: each would be a schema error."""
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "r.yaml").write_text("rules:\n" + _rule("T-1"))
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
+    (tmp_path / "packs" / ".r.yaml.swp.yaml").write_text("not: a policy\n")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "linked.yaml").write_text("rules:\n" + _rule("T-2"))
+    (tmp_path / "packs" / "link").symlink_to(tmp_path / "real")  # not followed: read once
+    assert sorted(r.id for r in load_policies([tmp_path]).rules) == ["T-1", "T-2"]
+    assert [r.id for r in load_policies([tmp_path / "packs"]).rules] == ["T-1"]
+
+
 def test_empty_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="no policy files"):
         load_policies([tmp_path])

@@ -20,7 +20,14 @@ from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.models import STATUSES, ReadinessReport, Revision, User
 from auditor.operators import OperandTypeError, to_datetime
-from auditor.policy.loader import TEST_SUFFIXES, PolicySet, load_policies, plain, sort_problems
+from auditor.policy.loader import (
+    TEST_SUFFIXES,
+    PolicySet,
+    files_under,
+    load_policies,
+    plain,
+    sort_problems,
+)
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
 
 NO_CASES = "no test cases found (<name>.tests.yaml beside <name>.yaml)"
@@ -58,7 +65,7 @@ def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     policies: list[Path] = []
     for path in paths:
         if path.is_dir():
-            tests += sorted(p for s in TEST_SUFFIXES for p in path.rglob("*" + s))
+            tests += sorted(files_under(path, TEST_SUFFIXES))
             policies.append(path)
         elif path.name.endswith(TEST_SUFFIXES):
             tests.append(path)

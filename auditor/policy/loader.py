@@ -8,8 +8,9 @@ problem of every file is collected, sorted by position and raised at once as a P
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,15 +52,27 @@ def sort_problems(problems: Iterable[str]) -> list[str]:
 
 
 def policy_files(paths: Sequence[Path]) -> list[Path]:
-    """The policy files named or found (recursively) under the given paths; test files skipped."""
+    """The policy files named or found (recursively) under the given paths; test files skipped,
+    and below a folder what `files_under` skips."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for ext in ("*.yaml", "*.yml") for p in path.rglob(ext))
-            out.extend(p for p in found if not p.name.endswith(TEST_SUFFIXES))
+            found = files_under(path, (".yaml", ".yml"))
+            out.extend(sorted(p for p in found if not p.name.endswith(TEST_SUFFIXES)))
         else:
             out.append(path)
     return list(dict.fromkeys(out))
+
+
+def files_under(root: Path, endings: tuple[str, ...]) -> Iterator[Path]:
+    """The files below `root` whose names end with one of `endings`, skipping hidden files and
+    folders (`.git/`, `.github/`, an editor's `.x.yaml`) and not descending into a symlinked
+    folder."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith(endings) and not name.startswith("."):
+                yield Path(folder, name)
 
 
 def plain(value: Any) -> Any:

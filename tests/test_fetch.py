@@ -492,6 +492,74 @@ def test_an_encoding_that_cannot_be_read_is_one_error(
     assert len(rec.requests) == 1  # not retried: the same bytes would come again
 
 
+_PAGE = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
+_GZ = gzip.compress(_PAGE)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "message"),
+    [
+        # without its 8-byte trailer the page was read whole and synced, its CRC never checked
+        pytest.param("gzip", _GZ[:-8], "the gzip data is cut off before its end", id="no-trailer"),
+        # was 'invalid JSON (unexpected end of data: line 1 column 83 …)'
+        pytest.param("gzip", _GZ[: len(_GZ) // 2], "the gzip data is cut off", id="cut-gzip"),
+        pytest.param(
+            "deflate", zlib.compress(_PAGE)[:-4], "the deflate data is cut off", id="cut-deflate"
+        ),
+        pytest.param(
+            "deflate", zlib.compress(_PAGE, wbits=-15)[:-3], "the deflate data is cut off", id="raw"
+        ),
+        # bytes after the end of the compressed data were dropped without a word
+        pytest.param(
+            "gzip",
+            _GZ + b"<html>",
+            "the body has data after the end of the gzip data",
+            id="gz-tail",
+        ),
+        pytest.param(
+            "deflate",
+            zlib.compress(_PAGE) + b"x",
+            "the body has data after the end of the deflate data",
+            id="tail",
+        ),
+    ],
+)
+def test_compressed_data_cut_off_or_followed_by_more_is_one_error(
+    encoding: str, payload: bytes, message: str
+) -> None:
+    rec = Recorder(_encoded(payload, encoding))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert f"→ 200: {message}" in str(info.value)
+    assert f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert len(rec.requests) == 1
+
+
+@pytest.mark.parametrize("split", [30, len(_PAGE)], ids=["split-json", "whitespace-member"])
+def test_concatenated_gzip_members_are_read_whole(split: int) -> None:
+    """RFC 1952: a gzip body may be several members, its data their concatenation. Only the
+    first was read: the page ended after 30 bytes ('invalid JSON (unexpected end of data …)'),
+    or a page's second part was dropped without a word."""
+    payload = gzip.compress(_PAGE[:split]) + gzip.compress(_PAGE[split:] or b" ")
+    c, _ = client(Recorder(_encoded(payload, "gzip")))
+    assert all_history(c) == [2, 1]
+
+
+def test_a_body_of_many_gzip_members_is_refused() -> None:
+    """3 million empty members fit in 64 MiB, each a new decoder and a copy of what follows."""
+    c, _ = client(_encoded(gzip.compress(b"") * 1001 + _GZ, "gzip"))
+    with pytest.raises(ApiError, match="→ 200: the body is more than 1,000 gzip members"):
+        all_history(c)
+
+
+def test_concatenated_gzip_members_count_against_the_cap_together() -> None:
+    member = gzip.compress(b" " * 600_000)
+    c, _ = client(_encoded(member * 2, "gzip"), max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+        all_history(c)
+
+
 @pytest.mark.parametrize(
     ("status", "location", "shown"),
     [

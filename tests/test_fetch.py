@@ -573,6 +573,24 @@ def test_concatenated_gzip_members_count_against_the_cap_together() -> None:
             301, "/moved", f"→ 301 Moved Permanently: redirects to {BASE}/moved;", id="relative"
         ),
         pytest.param(304, "", "→ 304 Not Modified (GET", id="not-modified"),
+        pytest.param(  # the path as decoded read '/h?key=sk-query-secret', a query shown
+            307,
+            "https://elsewhere.test/h%3Fkey%3Dsk-query-secret?x=1",
+            "→ 307 Temporary Redirect: redirects to https://elsewhere.test/h; auditor",
+            id="encoded-query",
+        ),
+        pytest.param(
+            308,
+            "/h%23key=sk-query-secret",
+            f"→ 308 Permanent Redirect: redirects to {BASE}/h; auditor",
+            id="encoded-fragment",
+        ),
+        pytest.param(  # decoded, the one-line error had a line break and a terminal escape
+            303,
+            "/x%0Aauditor: sync ok%1B[2K",
+            f"→ 303 See Other: redirects to {BASE}/x%0Aauditor: sync ok%1B[2K; auditor",
+            id="control-characters",
+        ),
     ],
 )
 def test_a_redirect_is_an_error_even_with_a_page_in_its_body(

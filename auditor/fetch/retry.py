@@ -198,6 +198,10 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
+_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
     """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
     and why it is an error (the token is never sent to an address the user did not give)."""
@@ -207,7 +211,9 @@ def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
     try:
         target = request.url.join(location)
         netloc = target.netloc.decode("ascii", "replace")
-        shown = _clip(f"{target.scheme}://{netloc}{target.path}", _MAX_TITLE)
+        path = _QUERY_OR_FRAGMENT.split(target.path, maxsplit=1)[0]  # decoded: `%3F` is `?`
+        path = _CONTROL.sub(lambda m: f"%{ord(m[0]):02X}", path)  # `%0A` stays so: one line
+        shown = _clip(f"{target.scheme}://{netloc}{path}", _MAX_TITLE)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (

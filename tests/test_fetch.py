@@ -280,6 +280,23 @@ def test_a_huge_problem_body_is_clipped_in_the_one_line_error() -> None:
     assert len(message) < 1400
 
 
+@pytest.mark.parametrize(
+    ("body", "secret"),
+    [
+        pytest.param({"title": "x", "detail": "d" * 990 + TOKEN}, TOKEN, id="token-in-detail"),
+        pytest.param({"title": "t" * 190 + TOKEN, "detail": "x"}, TOKEN, id="token-in-title"),
+        pytest.param({"detail": "d" * 994 + f" sk-live-{'4f3a9b8c' * 4}"}, "sk-li", id="api-key"),
+    ],
+)
+def test_a_secret_cut_by_the_clip_is_not_shown_in_part(body: dict[str, str], secret: str) -> None:
+    """Clipped first and redacted after, 'tok-Zq9dis… (15 more characters)' was shown."""
+    c, _ = client(Recorder(lambda r: httpx.Response(403, json=body)))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert "more characters" in str(info.value)
+    assert secret[:5] not in str(info.value)
+
+
 def test_problem_body_names_status_title_detail_and_path() -> None:
     body = {"status": 403, "title": "Forbidden", "detail": f"role member may not (key {TOKEN})"}
     rec = Recorder(lambda r: httpx.Response(403, json=body))

@@ -310,6 +310,16 @@ def test_integers_beyond_64_bits_are_found_with_their_path() -> None:
     assert inexact_integers(b'{"a":"' + b"9" * 40 + b'"}', {"a": "9" * 40}) == ()
 
 
+def test_a_19_digit_integer_below_the_64_bit_minimum_is_found() -> None:
+    """-2^63 - 1 (19 digits) was read as -9.223372036854776e+18 without a warning."""
+    body = b'{"a":-9223372036854775808,"b":-9223372036854775809,"c":"x-9999999999999999999"}'
+    found = inexact_integers(body, orjson.loads(body))
+    assert [(d.path, d.problem) for d in found] == [
+        (("b",), "an integer of 19 digits does not fit in 64 bits; read as the nearest "
+         "number, -9.223372036854776e+18 (not exact)"),
+    ]  # fmt: skip
+
+
 def test_sync_warns_about_an_integer_it_cannot_keep_exactly(
     tmp_path: Path, hostile: Hostile
 ) -> None:

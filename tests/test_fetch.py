@@ -194,14 +194,24 @@ def test_an_odd_retry_after_falls_back_to_backoff(value: str) -> None:
     assert len(sleeps) == 1 and 0 < sleeps[0] <= 60
 
 
-def test_a_retry_after_past_the_deadline_is_named_in_the_error() -> None:
+@pytest.mark.parametrize(
+    ("value", "asked"),
+    [
+        ("1000000000", "1000000000s"),
+        ("999999999999999", "999999999999999s"),
+        # was 'asked for 99999999999999991611392s' (the float it was read as) and 'infs'
+        ("99999999999999999999999", "more than 10^15s"),
+        ("9" * 400, "more than 10^15s"),
+    ],
+)
+def test_a_retry_after_past_the_deadline_is_named_in_the_error(value: str, asked: str) -> None:
     """It read like the sync had run out of time by itself ('gave up after 1 attempts in 0s')."""
-    busy = _problem(429, "Too Many", **{"Retry-After": "1000000000"})
+    busy = _problem(429, "Too Many", **{"Retry-After": value})
     c, sleeps = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
     with pytest.raises(ApiError) as info:
         all_history(c)
     assert str(info.value).endswith(
-        "leaves no time for another try (Retry-After asked for 1000000000s; at most 60s is waited)"
+        f"leaves no time for another try (Retry-After asked for {asked}; at most 60s is waited)"
     )
     assert sleeps == []
 

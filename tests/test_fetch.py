@@ -363,6 +363,13 @@ GUARDS = [
         "repeated an earlier cursor",
         id="repeat-cursor",
     ),
+    pytest.param(  # was 'unexpected InvalidURL: URL component 'query' too long'
+        _body({"changes": [change(1)], "pagination": {"hasMore": True, "nextCursor": "c" * 70000}}),
+        DataError,
+        f"cannot request GET {BASE}{HISTORY_PATH} page 2: its address is not a valid URL (URL "
+        "component 'query' too long); the page before sent what goes into it",
+        id="cursor-too-long-for-a-url",
+    ),
     pytest.param(
         _body({"changes": [], "pagination": {"hasMore": True, "nextCursor": "x"}}),
         DataError,
@@ -571,6 +578,15 @@ def test_concatenated_gzip_members_are_read_whole(split: int) -> None:
     payload = gzip.compress(_PAGE[:split]) + gzip.compress(_PAGE[split:] or b" ")
     c, _ = client(Recorder(_encoded(payload, "gzip")))
     assert all_history(c) == [2, 1]
+
+
+def test_compressed_data_that_inflates_to_nothing_stops_at_the_cap() -> None:
+    """Empty stored deflate blocks (5 bytes each, no output) for as long as the server likes:
+    the bytes read count against the cap too."""
+    endless = b"\x78\x9c" + b"\x00\x00\x00\xff\xff" * 300_000
+    c, _ = client(_encoded(endless, "deflate"), max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+        all_history(c)
 
 
 def test_a_body_of_many_gzip_members_is_refused() -> None:

@@ -292,7 +292,15 @@ class Requester:
     def fetch(self, path: str, params: Mapping[str, str], where: str) -> Fetched:
         """GET `path` with retries: the answer's bytes, not parsed yet (`decode` does that).
         Only network work (the thread that fetches the next page ahead runs this part)."""
-        request = self._client.build_request("GET", path, params=params)
+        try:
+            request = self._client.build_request("GET", path, params=params)
+        except httpx.InvalidURL as exc:  # a cursor or last id from the page before, too long
+            raise DataError(
+                self._redactor.redact_text(
+                    f"cannot request {where}: its address is not a valid URL ({exc}); the page "
+                    "before sent what goes into it"
+                )
+            ) from None
         label = describe_request(request)
         self._budget.elapsed()  # the sync's clock starts with its first request
         attempt, refused = 0, 0

@@ -218,6 +218,12 @@ def test_a_score_that_cannot_be_one_is_a_warning_and_the_report_is_kept(
     assert [(w.path, w.problem) for w in found] == (expected if warned else [])
 
 
+def test_a_score_warning_names_an_odd_criterion_id_as_a_json_path() -> None:
+    """'$.reports[0].report.no such.id' was not a path a rule or a reader could follow."""
+    _, found = decode_report(report(report={"no such.id": {"numerator": 7, "denominator": 2}}))
+    assert [w.path for w in found] == ["$.reports[0].report['no such.id']"]
+
+
 def test_an_iso_report_time_is_stored_as_unix_milliseconds() -> None:
     rep, _ = decode_report(report(createdAt="2026-09-21T14:13:20Z"))
     assert rep.data["createdAt"] == 1_790_000_000_000

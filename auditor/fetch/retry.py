@@ -340,9 +340,9 @@ class Requester:
         if delay > self._budget.left():
             why = _OUT_OF_TIME
             if exc.wait is not None:  # the service's own Retry-After (capped) is the wait
-                waited = _seconds(delay)  # a float is exact to 10^15 (400 nines: `inf`)
                 asked = _seconds(exc.wait) if exc.wait < 1e15 else "more than 10^15s"
-                why += f" (Retry-After asked for {asked}; at most {waited} is waited)"
+                capped = f"; at most {_seconds(delay)} is waited" if delay < exc.wait else ""
+                why += f" (Retry-After asked for {asked}{capped})"  # float: exact below 10^15
             raise self._stopped(label, request, exc, attempt, why)
         self._policy.sleep(delay)
 

@@ -457,10 +457,12 @@ def test_response_size_cap(declared: bool) -> None:
         all_history(c)
 
 
-def _encoded(payload: bytes, encoding: str) -> Handler:
+def _encoded(payload: bytes, encoding: str, first: int | None = None) -> Handler:
+    chunks = [payload] if first is None else [payload[:first], payload[first:]]
+
     def handle(request: httpx.Request) -> httpx.Response:
         headers = {"content-type": "application/json", "content-encoding": encoding}
-        return httpx.Response(200, content=iter([payload]), headers=headers)  # as it arrives
+        return httpx.Response(200, content=iter(chunks), headers=headers)  # as it arrives
 
     return handle
 
@@ -483,9 +485,13 @@ def _bomb(size: int, layers: int = 1) -> bytes:
         pytest.param("identity", lambda p: p, id="identity"),
     ],
 )
-def test_compressed_pages_are_read(encoding: str, body: Callable[[bytes], bytes]) -> None:
+@pytest.mark.parametrize("first", [None, 1], ids=["whole", "first-byte-alone"])
+def test_compressed_pages_are_read(
+    encoding: str, body: Callable[[bytes], bytes], first: int | None
+) -> None:
+    """A raw deflate body whose first byte came alone was 'not valid deflate data'."""
     payload = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
-    rec = Recorder(_encoded(body(payload), encoding))
+    rec = Recorder(_encoded(body(payload), encoding, first))
     c, _ = client(rec)
     assert all_history(c) == [2, 1]
     assert rec.requests[0].headers["accept-encoding"] == "gzip, deflate"

@@ -46,7 +46,8 @@ class _Layer:
         self._out = 0
         self._deflate = name == "deflate"  # zlib-wrapped, or raw as some servers send it
         self._inflater = zlib.decompressobj(_ZLIB if self._deflate else _GZIP)
-        self._started = False
+        self._started = False  # deflate: zlib-wrapped or raw is decided (2 bytes were read)
+        self._head = b""  # the bytes read before it was decided, for raw deflate to read again
         self._fed = False
         self._members = 1
 
@@ -68,9 +69,11 @@ class _Layer:
             if self._deflate and not self._started:  # not zlib-wrapped: try raw deflate
                 self._inflater = zlib.decompressobj(_RAW_DEFLATE)
                 self._deflate = False
-                return self._decompress(data)
+                return self._decompress(memoryview(self._head + bytes(data)))
             raise NotDecodable(f"the body is not valid {self.name} data ({exc})") from None
-        self._started = True
+        if not self._started:  # zlib's header is 2 bytes: a 1-byte first chunk decides nothing
+            self._head += bytes(data[:2])
+            self._started = len(self._head) >= 2
         return out
 
     def _next_member(self, start: bytes) -> zlib._Decompress:

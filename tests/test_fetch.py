@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import itertools
 import json
 import time
 import tracemalloc
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, shape
+from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, inflate, shape
 from auditor.fetch import schema as fetch_schema
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
@@ -594,6 +595,41 @@ def test_compressed_data_that_inflates_to_nothing_stops_at_the_cap() -> None:
     c, _ = client(_encoded(endless, "deflate"), max_response_bytes=1_000_000)
     with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
         all_history(c)
+
+
+_CODERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.compress,
+    "deflate": zlib.compress,
+    "raw-deflate": lambda p: zlib.compress(p, wbits=-15),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=300),
+    st.sampled_from(sorted(_CODERS)),
+    st.lists(st.integers(0, 400), max_size=4),
+    st.one_of(st.none(), st.integers(0, 10**6)),
+)
+def test_inflater_reads_any_split_and_refuses_any_damage_as_one_of_its_errors(
+    payload: bytes, coder: str, cuts: list[int], flip: int | None
+) -> None:
+    """Any split of valid data reads back exactly; damaged data is NotDecodable or TooLarge
+    (never another exception, never more than the cap)."""
+    data = bytearray(_CODERS[coder](payload))
+    if flip is not None:
+        data[flip % len(data)] ^= 1 + flip % 255
+    bounds = [0, *sorted(c % (len(data) + 1) for c in cuts), len(data)]
+    inflater = inflate.Inflater("gzip" if coder == "gzip" else "deflate", 1000)
+    try:
+        out = b"".join(inflater.feed(bytes(data[a:b])) for a, b in itertools.pairwise(bounds))
+        out += inflater.finish()
+    except (inflate.NotDecodable, inflate.TooLarge):
+        assert flip is not None or len(payload) > 1000
+        return
+    assert len(out) <= 1000
+    if flip is None:
+        assert out == payload
 
 
 def test_a_body_of_many_gzip_members_is_refused() -> None:

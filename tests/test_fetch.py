@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import itertools
 import json
 import time
 import tracemalloc
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, shape
+from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, inflate, shape
 from auditor.fetch import schema as fetch_schema
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
@@ -194,14 +195,25 @@ def test_an_odd_retry_after_falls_back_to_backoff(value: str) -> None:
     assert len(sleeps) == 1 and 0 < sleeps[0] <= 60
 
 
-def test_a_retry_after_past_the_deadline_is_named_in_the_error() -> None:
+@pytest.mark.parametrize(
+    ("value", "asked"),
+    [
+        ("1000000000", "1000000000s; at most 60s is waited)"),
+        ("999999999999999", "999999999999999s; at most 60s is waited)"),
+        # was 'asked for 99999999999999991611392s' (the float it was read as) and 'infs'
+        ("99999999999999999999999", "more than 10^15s; at most 60s is waited)"),
+        ("9" * 400, "more than 10^15s; at most 60s is waited)"),
+        ("45", "45s)"),  # was '(Retry-After asked for 45s; at most 45s is waited)'
+    ],
+)
+def test_a_retry_after_past_the_deadline_is_named_in_the_error(value: str, asked: str) -> None:
     """It read like the sync had run out of time by itself ('gave up after 1 attempts in 0s')."""
-    busy = _problem(429, "Too Many", **{"Retry-After": "1000000000"})
+    busy = _problem(429, "Too Many", **{"Retry-After": value})
     c, sleeps = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
     with pytest.raises(ApiError) as info:
         all_history(c)
     assert str(info.value).endswith(
-        "leaves no time for another try (Retry-After asked for 1000000000s; at most 60s is waited)"
+        f"leaves no time for another try (Retry-After asked for {asked}"
     )
     assert sleeps == []
 
@@ -280,6 +292,23 @@ def test_a_huge_problem_body_is_clipped_in_the_one_line_error() -> None:
     assert len(message) < 1400
 
 
+@pytest.mark.parametrize(
+    ("body", "secret"),
+    [
+        pytest.param({"title": "x", "detail": "d" * 990 + TOKEN}, TOKEN, id="token-in-detail"),
+        pytest.param({"title": "t" * 190 + TOKEN, "detail": "x"}, TOKEN, id="token-in-title"),
+        pytest.param({"detail": "d" * 994 + f" sk-live-{'4f3a9b8c' * 4}"}, "sk-li", id="api-key"),
+    ],
+)
+def test_a_secret_cut_by_the_clip_is_not_shown_in_part(body: dict[str, str], secret: str) -> None:
+    """Clipped first and redacted after, 'tok-Zq9dis… (15 more characters)' was shown."""
+    c, _ = client(Recorder(lambda r: httpx.Response(403, json=body)))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert "more characters" in str(info.value)
+    assert secret[:5] not in str(info.value)
+
+
 def test_problem_body_names_status_title_detail_and_path() -> None:
     body = {"status": 403, "title": "Forbidden", "detail": f"role member may not (key {TOKEN})"}
     rec = Recorder(lambda r: httpx.Response(403, json=body))
@@ -335,6 +364,13 @@ GUARDS = [
         DataError,
         "repeated an earlier cursor",
         id="repeat-cursor",
+    ),
+    pytest.param(  # was 'unexpected InvalidURL: URL component 'query' too long'
+        _body({"changes": [change(1)], "pagination": {"hasMore": True, "nextCursor": "c" * 70000}}),
+        DataError,
+        f"cannot request GET {BASE}{HISTORY_PATH} page 2: its address is not a valid URL (URL "
+        "component 'query' too long); the page before sent what goes into it",
+        id="cursor-too-long-for-a-url",
     ),
     pytest.param(
         _body({"changes": [], "pagination": {"hasMore": True, "nextCursor": "x"}}),
@@ -422,10 +458,12 @@ def test_response_size_cap(declared: bool) -> None:
         all_history(c)
 
 
-def _encoded(payload: bytes, encoding: str) -> Handler:
+def _encoded(payload: bytes, encoding: str, first: int | None = None) -> Handler:
+    chunks = [payload] if first is None else [payload[:first], payload[first:]]
+
     def handle(request: httpx.Request) -> httpx.Response:
         headers = {"content-type": "application/json", "content-encoding": encoding}
-        return httpx.Response(200, content=iter([payload]), headers=headers)  # as it arrives
+        return httpx.Response(200, content=iter(chunks), headers=headers)  # as it arrives
 
     return handle
 
@@ -448,9 +486,13 @@ def _bomb(size: int, layers: int = 1) -> bytes:
         pytest.param("identity", lambda p: p, id="identity"),
     ],
 )
-def test_compressed_pages_are_read(encoding: str, body: Callable[[bytes], bytes]) -> None:
+@pytest.mark.parametrize("first", [None, 1], ids=["whole", "first-byte-alone"])
+def test_compressed_pages_are_read(
+    encoding: str, body: Callable[[bytes], bytes], first: int | None
+) -> None:
+    """A raw deflate body whose first byte came alone was 'not valid deflate data'."""
     payload = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
-    rec = Recorder(_encoded(body(payload), encoding))
+    rec = Recorder(_encoded(body(payload), encoding, first))
     c, _ = client(rec)
     assert all_history(c) == [2, 1]
     assert rec.requests[0].headers["accept-encoding"] == "gzip, deflate"
@@ -492,6 +534,118 @@ def test_an_encoding_that_cannot_be_read_is_one_error(
     assert len(rec.requests) == 1  # not retried: the same bytes would come again
 
 
+_PAGE = orjson.dumps({"changes": [change(2), change(1)], "pagination": {"hasMore": False}})
+_GZ = gzip.compress(_PAGE)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "message"),
+    [
+        # without its 8-byte trailer the page was read whole and synced, its CRC never checked
+        pytest.param("gzip", _GZ[:-8], "the gzip data is cut off before its end", id="no-trailer"),
+        # was 'invalid JSON (unexpected end of data: line 1 column 83 …)'
+        pytest.param("gzip", _GZ[: len(_GZ) // 2], "the gzip data is cut off", id="cut-gzip"),
+        pytest.param(
+            "deflate", zlib.compress(_PAGE)[:-4], "the deflate data is cut off", id="cut-deflate"
+        ),
+        pytest.param(
+            "deflate", zlib.compress(_PAGE, wbits=-15)[:-3], "the deflate data is cut off", id="raw"
+        ),
+        # bytes after the end of the compressed data were dropped without a word
+        pytest.param(
+            "gzip",
+            _GZ + b"<html>",
+            "the body has data after the end of the gzip data",
+            id="gz-tail",
+        ),
+        pytest.param(
+            "deflate",
+            zlib.compress(_PAGE) + b"x",
+            "the body has data after the end of the deflate data",
+            id="tail",
+        ),
+    ],
+)
+def test_compressed_data_cut_off_or_followed_by_more_is_one_error(
+    encoding: str, payload: bytes, message: str
+) -> None:
+    rec = Recorder(_encoded(payload, encoding))
+    c, _ = client(rec)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert f"→ 200: {message}" in str(info.value)
+    assert f"{BASE}{HISTORY_PATH} page 1" in str(info.value)
+    assert len(rec.requests) == 1
+
+
+@pytest.mark.parametrize("split", [30, len(_PAGE)], ids=["split-json", "whitespace-member"])
+def test_concatenated_gzip_members_are_read_whole(split: int) -> None:
+    """RFC 1952: a gzip body may be several members, its data their concatenation. Only the
+    first was read: the page ended after 30 bytes ('invalid JSON (unexpected end of data …)'),
+    or a page's second part was dropped without a word."""
+    payload = gzip.compress(_PAGE[:split]) + gzip.compress(_PAGE[split:] or b" ")
+    c, _ = client(Recorder(_encoded(payload, "gzip")))
+    assert all_history(c) == [2, 1]
+
+
+def test_compressed_data_that_inflates_to_nothing_stops_at_the_cap() -> None:
+    """Empty stored deflate blocks (5 bytes each, no output) for as long as the server likes:
+    the bytes read count against the cap too."""
+    endless = b"\x78\x9c" + b"\x00\x00\x00\xff\xff" * 300_000
+    c, _ = client(_encoded(endless, "deflate"), max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+        all_history(c)
+
+
+_CODERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.compress,
+    "deflate": zlib.compress,
+    "raw-deflate": lambda p: zlib.compress(p, wbits=-15),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=300),
+    st.sampled_from(sorted(_CODERS)),
+    st.lists(st.integers(0, 400), max_size=4),
+    st.one_of(st.none(), st.integers(0, 10**6)),
+)
+def test_inflater_reads_any_split_and_refuses_any_damage_as_one_of_its_errors(
+    payload: bytes, coder: str, cuts: list[int], flip: int | None
+) -> None:
+    """Any split of valid data reads back exactly; damaged data is NotDecodable or TooLarge
+    (never another exception, never more than the cap)."""
+    data = bytearray(_CODERS[coder](payload))
+    if flip is not None:
+        data[flip % len(data)] ^= 1 + flip % 255
+    bounds = [0, *sorted(c % (len(data) + 1) for c in cuts), len(data)]
+    inflater = inflate.Inflater("gzip" if coder == "gzip" else "deflate", 1000)
+    try:
+        out = b"".join(inflater.feed(bytes(data[a:b])) for a, b in itertools.pairwise(bounds))
+        out += inflater.finish()
+    except (inflate.NotDecodable, inflate.TooLarge):
+        assert flip is not None or len(payload) > 1000
+        return
+    assert len(out) <= 1000
+    if flip is None:
+        assert out == payload
+
+
+def test_a_body_of_many_gzip_members_is_refused() -> None:
+    """3 million empty members fit in 64 MiB, each a new decoder and a copy of what follows."""
+    c, _ = client(_encoded(gzip.compress(b"") * 1001 + _GZ, "gzip"))
+    with pytest.raises(ApiError, match="→ 200: the body is more than 1,000 gzip members"):
+        all_history(c)
+
+
+def test_concatenated_gzip_members_count_against_the_cap_together() -> None:
+    member = gzip.compress(b" " * 600_000)
+    c, _ = client(_encoded(member * 2, "gzip"), max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response exceeds 1000000 bytes"):
+        all_history(c)
+
+
 @pytest.mark.parametrize(
     ("status", "location", "shown"),
     [
@@ -505,6 +659,24 @@ def test_an_encoding_that_cannot_be_read_is_one_error(
             301, "/moved", f"→ 301 Moved Permanently: redirects to {BASE}/moved;", id="relative"
         ),
         pytest.param(304, "", "→ 304 Not Modified (GET", id="not-modified"),
+        pytest.param(  # the path as decoded read '/h?key=sk-query-secret', a query shown
+            307,
+            "https://elsewhere.test/h%3Fkey%3Dsk-query-secret?x=1",
+            "→ 307 Temporary Redirect: redirects to https://elsewhere.test/h; auditor",
+            id="encoded-query",
+        ),
+        pytest.param(
+            308,
+            "/h%23key=sk-query-secret",
+            f"→ 308 Permanent Redirect: redirects to {BASE}/h; auditor",
+            id="encoded-fragment",
+        ),
+        pytest.param(  # decoded, the one-line error had a line break and a terminal escape
+            303,
+            "/x%0Aauditor: sync ok%1B[2K",
+            f"→ 303 See Other: redirects to {BASE}/x%0Aauditor: sync ok%1B[2K; auditor",
+            id="control-characters",
+        ),
     ],
 )
 def test_a_redirect_is_an_error_even_with_a_page_in_its_body(

@@ -218,6 +218,12 @@ def test_a_score_that_cannot_be_one_is_a_warning_and_the_report_is_kept(
     assert [(w.path, w.problem) for w in found] == (expected if warned else [])
 
 
+def test_a_score_warning_names_an_odd_criterion_id_as_a_json_path() -> None:
+    """'$.reports[0].report.no such.id' was not a path a rule or a reader could follow."""
+    _, found = decode_report(report(report={"no such.id": {"numerator": 7, "denominator": 2}}))
+    assert [w.path for w in found] == ["$.reports[0].report['no such.id']"]
+
+
 def test_an_iso_report_time_is_stored_as_unix_milliseconds() -> None:
     rep, _ = decode_report(report(createdAt="2026-09-21T14:13:20Z"))
     assert rep.data["createdAt"] == 1_790_000_000_000
@@ -308,6 +314,16 @@ def test_integers_beyond_64_bits_are_found_with_their_path() -> None:
          "number, -1.8446744073709552e+19 (not exact)"),
     ]  # fmt: skip
     assert inexact_integers(b'{"a":"' + b"9" * 40 + b'"}', {"a": "9" * 40}) == ()
+
+
+def test_a_19_digit_integer_below_the_64_bit_minimum_is_found() -> None:
+    """-2^63 - 1 (19 digits) was read as -9.223372036854776e+18 without a warning."""
+    body = b'{"a":-9223372036854775808,"b":-9223372036854775809,"c":"x-9999999999999999999"}'
+    found = inexact_integers(body, orjson.loads(body))
+    assert [(d.path, d.problem) for d in found] == [
+        (("b",), "an integer of 19 digits does not fit in 64 bits; read as the nearest "
+         "number, -9.223372036854776e+18 (not exact)"),
+    ]  # fmt: skip
 
 
 def test_sync_warns_about_an_integer_it_cannot_keep_exactly(

@@ -11,6 +11,7 @@ import hashlib
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from auditor.common import paths
 from auditor.common.jsonutil import canonical
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
@@ -150,7 +151,7 @@ def _check_scores(report: JSON, where: str, item: str, warn: Warn) -> None:
                 f"numerator {num} and denominator {den} are not a score (0 <= numerator <= "
                 "denominator, denominator > 0); the criterion is not evaluable"
             )
-            warn(DataWarning(f"{where}.report.{cid}", problem, item))
+            warn(DataWarning(paths.join(where, "report", str(cid)), problem, item))
 
 
 def encode_report(

@@ -18,6 +18,11 @@ ACCEPT_ENCODING = "gzip, deflate"
 _GZIP = zlib.MAX_WBITS | 16
 _ZLIB = zlib.MAX_WBITS
 _RAW_DEFLATE = -zlib.MAX_WBITS
+_GZIP_MAGIC = b"\x1f\x8b"
+_PIECE = 1 << 16
+#: Gzip members one body may hold (each costs a new decoder): a server that compresses each
+#: write separately sends a few; 3 million empty ones fit in 64 MiB.
+MAX_MEMBERS = 1000
 
 
 class NotDecodable(Exception):
@@ -29,7 +34,11 @@ class TooLarge(Exception):
 
 
 class _Layer:
-    """One coding, inflated with its output bounded by the cap (in total, over all calls)."""
+    """One coding, inflated with its output bounded by the cap (in total, over all calls).
+
+    The stream must end (a gzip member's CRC and length, a zlib stream's Adler-32, a raw
+    deflate stream's final block are then checked), and nothing may follow it but another gzip
+    member (RFC 1952: a gzip body may be several, its data their concatenation)."""
 
     def __init__(self, name: str, cap: int) -> None:
         self.name = name
@@ -37,27 +46,52 @@ class _Layer:
         self._out = 0
         self._deflate = name == "deflate"  # zlib-wrapped, or raw as some servers send it
         self._inflater = zlib.decompressobj(_ZLIB if self._deflate else _GZIP)
-        self._started = False
+        self._started = False  # deflate: zlib-wrapped or raw is decided (2 bytes were read)
+        self._head = b""  # the bytes read before it was decided, for raw deflate to read again
+        self._fed = False
+        self._members = 1
 
     def feed(self, data: bytes) -> bytes:
-        if not data:
-            return b""
+        view, at, outs = memoryview(data), 0, []
+        while at < len(view):  # a piece at a time: what follows a member's end is copied
+            self._fed = True  # (`unused_data`), so a piece bounds that copy per member
+            if self._inflater.eof:  # the stream ended: only another gzip member may follow
+                self._inflater = self._next_member(bytes(view[at : at + 2]))
+            piece = view[at : at + _PIECE]
+            outs.append(self._count(self._decompress(piece)))
+            at += len(piece) - len(self._inflater.unused_data)
+        return b"".join(outs)
+
+    def _decompress(self, data: memoryview) -> bytes:
         try:
             out = self._inflater.decompress(data, self._cap - self._out + 1)
         except zlib.error as exc:
             if self._deflate and not self._started:  # not zlib-wrapped: try raw deflate
                 self._inflater = zlib.decompressobj(_RAW_DEFLATE)
                 self._deflate = False
-                return self.feed(data)
+                return self._decompress(memoryview(self._head + bytes(data)))
             raise NotDecodable(f"the body is not valid {self.name} data ({exc})") from None
-        self._started = True
-        return self._count(out)
+        if not self._started:  # zlib's header is 2 bytes: a 1-byte first chunk decides nothing
+            self._head += bytes(data[:2])
+            self._started = len(self._head) >= 2
+        return out
+
+    def _next_member(self, start: bytes) -> zlib._Decompress:
+        if self.name != "gzip" or not _GZIP_MAGIC.startswith(start):
+            raise NotDecodable(f"the body has data after the end of the {self.name} data")
+        self._members += 1
+        if self._members > MAX_MEMBERS:
+            raise NotDecodable(f"the body is more than {MAX_MEMBERS:,} gzip members")
+        return zlib.decompressobj(_GZIP)
 
     def finish(self) -> bytes:
         try:
-            return self._count(self._inflater.flush())
+            out = self._count(self._inflater.flush())
         except zlib.error as exc:
             raise NotDecodable(f"the body is not valid {self.name} data ({exc})") from None
+        if self._fed and not self._inflater.eof:
+            raise NotDecodable(f"the {self.name} data is cut off before its end")
+        return out
 
     def _count(self, out: bytes) -> bytes:
         self._out += len(out)

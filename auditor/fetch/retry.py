@@ -166,12 +166,13 @@ def _status_text(status: int) -> str:
         return str(status)
 
 
-def problem_message(response: httpx.Response, body: bytes) -> str:
+def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str], str]) -> str:
     """`→ 403 Forbidden: detail (request id r-1)` from a problem body, else the bare status.
 
     Both problem shapes are read: v0 `{title, detail, status, metadata: {requestId}}` and v1
     `{title, detail, status, requestId}`. The request id is what the platform's support asks
     for; it is shown only when it looks like an id (a short run of letters, digits and `._:-`).
+    `redact` scrubs the title and detail before they are cut (see `_clip`).
     """
     title, detail, request_id = "", "", ""
     try:
@@ -179,8 +180,8 @@ def problem_message(response: httpx.Response, body: bytes) -> str:
     except ValueError:
         problem = None
     if isinstance(problem, dict):
-        title = _clip(str(problem.get("title") or ""), _MAX_TITLE)
-        detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL)
+        title = _clip(str(problem.get("title") or ""), _MAX_TITLE, redact)
+        detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL, redact)
         meta = problem.get("metadata")
         found = problem.get("requestId") or (
             meta.get("requestId") if isinstance(meta, dict) else None
@@ -197,15 +198,28 @@ _MAX_TITLE = 200
 _MAX_DETAIL = 1000
 
 
-def _clip(text: str, limit: int) -> str:
+def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
     """`text` cut to `limit` characters, saying how many were left out: a problem body's text
-    goes into a one-line error, shown in CI logs and reports."""
+    goes into a one-line error, shown in CI logs and reports. What is kept is redacted before
+    the cut (and a margin beyond it, not the whole text: 2 MB took 2.6 s): a secret cut in two
+    was no longer recognised, and its first characters were shown."""
     if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+        return text  # redacted whole with the message it goes into
+    kept = redact(text[: limit + _SECRET_MARGIN])[:limit]
+    return f"{kept}… ({len(text) - limit} more characters)"
 
 
-def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
+#: How far past the cut `_clip` redacts: longer than any token or key it must recognise.
+_SECRET_MARGIN = 4096
+
+
+_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _redirect_note(
+    response: httpx.Response, request: httpx.Request, redact: Callable[[str], str]
+) -> str:
     """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
     and why it is an error (the token is never sent to an address the user did not give)."""
     location = response.headers.get("location", "")
@@ -214,7 +228,9 @@ def _redirect_note(response: httpx.Response, request: httpx.Request) -> str:
     try:
         target = request.url.join(location)
         netloc = target.netloc.decode("ascii", "replace")
-        shown = _clip(f"{target.scheme}://{netloc}{target.path}", _MAX_TITLE)
+        path = _QUERY_OR_FRAGMENT.split(target.path, maxsplit=1)[0]  # decoded: `%3F` is `?`
+        path = _CONTROL.sub(lambda m: f"%{ord(m[0]):02X}", path)  # `%0A` stays so: one line
+        shown = _clip(f"{target.scheme}://{netloc}{path}", _MAX_TITLE, redact)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (
@@ -283,7 +299,15 @@ class Requester:
     def fetch(self, path: str, params: Mapping[str, str], where: str) -> Fetched:
         """GET `path` with retries: the answer's bytes, not parsed yet (`decode` does that).
         Only network work (the thread that fetches the next page ahead runs this part)."""
-        request = self._client.build_request("GET", path, params=params)
+        try:
+            request = self._client.build_request("GET", path, params=params)
+        except httpx.InvalidURL as exc:  # a cursor or last id from the page before, too long
+            raise DataError(
+                self._redactor.redact_text(
+                    f"cannot request {where}: its address is not a valid URL ({exc}); the page "
+                    "before sent what goes into it"
+                )
+            ) from None
         label = describe_request(request)
         self._budget.elapsed()  # the sync's clock starts with its first request
         attempt, refused = 0, 0
@@ -323,8 +347,9 @@ class Requester:
         if delay > self._budget.left():
             why = _OUT_OF_TIME
             if exc.wait is not None:  # the service's own Retry-After (capped) is the wait
-                asked, waited = _seconds(exc.wait), _seconds(delay)
-                why += f" (Retry-After asked for {asked}; at most {waited} is waited)"
+                asked = _seconds(exc.wait) if exc.wait < 1e15 else "more than 10^15s"
+                capped = f"; at most {_seconds(delay)} is waited" if delay < exc.wait else ""
+                why += f" (Retry-After asked for {asked}{capped})"  # float: exact below 10^15
             raise self._stopped(label, request, exc, attempt, why)
         self._policy.sleep(delay)
 
@@ -367,7 +392,7 @@ class Requester:
         status = response.status_code
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
-            raise _Retryable(problem_message(response, body), wait)
+            raise _Retryable(problem_message(response, body, self._redactor.redact_text), wait)
         return Fetched(response, body, request, label, where)
 
     def _transport_failure(
@@ -380,7 +405,7 @@ class Requester:
         fatal = _fatal_reason(cause)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
-            detail = f" ({_clip(said, _MAX_TITLE)})" if said else ""
+            detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_text)})" if said else ""
             return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
         return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
 
@@ -441,9 +466,10 @@ class Requester:
         response, body, request, label, where = fetched
         status = response.status_code
         if status >= 400:
-            raise self._error(f"{label} {problem_message(response, body)}", request, status)
+            problem = problem_message(response, body, self._redactor.redact_text)
+            raise self._error(f"{label} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
-            moved = _redirect_note(response, request)
+            moved = _redirect_note(response, request, self._redactor.redact_text)
             raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):

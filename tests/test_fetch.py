@@ -519,6 +519,13 @@ def test_a_compression_bomb_stops_at_the_cap_without_inflating_it_whole(layers: 
     [
         pytest.param("br", b"\x0b\x02\x80{}\x03", "Content-Encoding 'br' is not one", id="br"),
         pytest.param("zstd", b"{}", "Content-Encoding 'zstd' is not one", id="zstd"),
+        # a 16 KB header value made a 16 KB "one line" error
+        pytest.param(
+            "x" * 16_000,
+            b"{}",
+            f"Content-Encoding '{'x' * 40}… (15960 more characters)'",
+            id="long-name",
+        ),
         pytest.param("gzip", b"\x1f\x8bnot gzip", "the body is not valid gzip data", id="bad-gzip"),
         pytest.param("deflate", b"not deflate", "the body is not valid deflate data", id="bad"),
     ],

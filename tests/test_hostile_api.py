@@ -24,6 +24,7 @@ import orjson
 import pytest
 
 from auditor.cli import Context, main
+from auditor.cli.common import _encrypted_or_local
 from tests.conftest import FIXED_NOW
 
 TOKEN = "tok-hostile-9f8e7d6c5b4a"
@@ -305,6 +306,21 @@ def test_a_token_sent_over_plain_http_is_warned_about(
     )
     assert lines[:-1] == ([warning] if warned else [])
     assert TOKEN not in err
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:8080", True),
+        ("http://[::1]:8080", True),
+        ("http://[::ffff:127.0.0.1]:8080", True),  # loopback as an IPv4-mapped address: warned
+        ("http://[::ffff:10.0.0.1]:8080", False),
+        ("http://10.0.0.1", False),
+        ("https://10.0.0.1", True),
+    ],
+)
+def test_which_addresses_count_as_this_machine(url: str, local: bool) -> None:
+    assert _encrypted_or_local(url) is local
 
 
 def test_the_local_emulator_over_http_is_not_warned_about(tmp_path: Path, hostile: Hostile) -> None:

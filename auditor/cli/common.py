@@ -189,9 +189,12 @@ def _encrypted_or_local(url: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped  # ::ffff:127.0.0.1
+    return address.is_loopback
 
 
 def parse_at(text: str | None, now: datetime) -> datetime | None:

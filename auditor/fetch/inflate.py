@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import zlib
 
+from auditor.common.escape import shorten
+
 #: What the client sends as `Accept-Encoding`: the codings `Inflater` decodes.
 ACCEPT_ENCODING = "gzip, deflate"
 
@@ -111,7 +113,7 @@ class Inflater:
                 continue
             if name not in ("gzip", "x-gzip", "deflate"):
                 raise NotDecodable(
-                    f"Content-Encoding {name!r} is not one auditor accepts "
+                    f"Content-Encoding {shorten(name, 40)!r} is not one auditor accepts "
                     f"(it asks for {ACCEPT_ENCODING}, or none)"
                 )
             layers.append(_Layer("gzip" if name == "x-gzip" else name, cap))

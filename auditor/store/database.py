@@ -281,7 +281,14 @@ class Store:
                 f"state file {self.path} {state}: {describe(exc)}{damage_hint(exc)}"
             ) from None
         except _DAMAGE as exc:
-            raise StoreError(f"state file {self.path} is damaged: {exc}{DAMAGED_HINT}") from None
+            raise StoreError(f"state file {self.path} is damaged: {exc}{self._hint()}") from None
+
+    def _hint(self) -> str:
+        """What to do about damage: a file is restored or moved aside, a schema restored or
+        dropped (a database holds other organizations and other programs' data too)."""
+        if isinstance(self._db, postgres.PgConnection):
+            return postgres.damaged_hint(self._db.schema)
+        return DAMAGED_HINT
 
     # -- secrets and the organization --------------------------------------------------------
 

@@ -481,6 +481,34 @@ def test_a_report_is_recognised_by_its_raw_fingerprint_only_while_its_row_is_unc
     assert store.known_report(seen, 2) is None  # so the raw item is redacted and compared again
 
 
+def test_a_changed_report_row_is_damage_when_a_secret_learned_later_rewrites_it(
+    state_path: Path,
+) -> None:
+    """Scrubbing a secret learned later rewrites a stored report and its SHA-256: a row changed
+    behind the store's back must stop there as damage, not come out with a fresh hash that
+    makes the change look stored by auditor (both backends)."""
+    later = "plainwordlatersecretvalue"
+    raw = {
+        "reportId": "a1",
+        "repoUrl": "https://g/a",
+        "createdAt": 1000,
+        "report": {"x": {"numerator": 1, "denominator": 1, "rationale": f"see {later}"}},
+    }
+    with Store.open(state_path) as store, store.transaction():
+        seen = store.report_fingerprint(raw)
+        store.ingest_report(to_report(raw, store.ingest_redactor(), "$"), 1, T0, fingerprint=seen)
+    forged = {**raw, "report": {"x": {"numerator": 1, "denominator": 1, "rationale": later}}}
+    raw_sql(state_path, "UPDATE reports SET data = ?", (orjson.dumps(forged),))
+    damaged = "do not match their stored SHA-256"
+    with Store.open(state_path) as store:
+        assert store.known_report(seen, 2) is not None  # the next sync skips it (hash column kept)
+        with pytest.raises(StoreError, match=damaged), store.transaction():
+            store.register_secret(later)
+            store.scrub_stored()
+        with pytest.raises(StoreError, match=damaged):
+            list(store.iter_reports())  # still damage: nothing was rewritten
+
+
 def test_every_name_of_one_file_shares_its_lock(tmp_path: Path) -> None:
     """A symlink (or a path through one) is the same file: a second writer through it is
     refused as through the file's own name, instead of both writing at once."""

@@ -311,9 +311,8 @@ def test_a_row_changed_behind_the_stores_back_gets_advice_for_a_database(pg_url:
     with Store.open(pg_url) as store:
         fill(store, range(1, 4))
     raw_sql(pg_url, "UPDATE revisions SET settings = ? WHERE revision = 2", (b'{"x": 1}',))
-    with Store.open(pg_url, readonly=True) as store:
-        with pytest.raises(StoreError) as info:
-            list(store.iter_revisions())
+    with Store.open(pg_url, readonly=True) as store, pytest.raises(StoreError) as info:
+        list(store.iter_revisions())
     text = str(info.value)
     assert "the settings of revision 2 do not match their stored SHA-256" in text
     assert "move it aside" not in text

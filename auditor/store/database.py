@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
-from auditor.common.jsonutil import canonical, loads, share_equal
+from auditor.common.jsonutil import canonical, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
@@ -382,10 +382,12 @@ class Store:
                 (body, digest, *user, item),
             )
             return digest
-        (data,) = self._db.execute(
-            "SELECT data FROM reports WHERE report_id = ?", (item,)
+        row = self._db.execute(
+            f"SELECT {REPORT_COLUMNS} FROM reports WHERE report_id = ?", (item,)
         ).fetchone()
-        redacted = self.redactor.redact_json(loads(data))
+        with self.reading():  # a row changed behind our back is damage, not rewritten and rehashed
+            report = report_from_row(row)
+        redacted = self.redactor.redact_json(report.data)
         body = canonical(redacted)
         digest = hashlib.sha256(body).hexdigest()
         self._db.execute(

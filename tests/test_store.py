@@ -222,6 +222,23 @@ def test_key_is_kept_so_markers_are_stable_across_opens(state_path: Path) -> Non
         assert second.redactor.marker(API_KEY) == marker
 
 
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_stored_key_that_fails_its_check_is_damage_not_a_wrong_environment_key(
+    state_path: Path, readonly: bool
+) -> None:
+    """No AUDITOR_FINGERPRINT_KEY was given: a stored key that no longer matches its check
+    value is damage (with what to do), not 'AUDITOR_FINGERPRINT_KEY does not match', which sent
+    the user after a setting they never made (both backends)."""
+    Store.open(state_path).close()
+    raw_sql(state_path, "UPDATE meta SET value = ? WHERE key = 'fingerprint_key'", (b"x" * 32,))
+    with pytest.raises(StoreError) as info:
+        Store.open(state_path, readonly=readonly)
+    text = str(info.value)
+    assert "is damaged: its fingerprint key does not match the check value stored beside it" in text
+    assert "AUDITOR_FINGERPRINT_KEY" not in text
+    assert "run `auditor sync` to start a new one" in text
+
+
 def test_external_fingerprint_key_is_not_stored(state_path: Path) -> None:
     key = b"k" * 32
     with Store.open(state_path, fingerprint_key=key) as s:

@@ -228,6 +228,10 @@ class Store:
         except sqlite3.Error as exc:
             db.close()
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
+        except (ValueError, TypeError) as exc:  # a meta value that is damaged
+            db.close()
+            hint = postgres.damaged_hint(db.schema)
+            raise StoreError(f"state file {shown} is damaged: {exc}{hint}") from None
         except BaseException:
             db.close()  # and with the session, its advisory lock
             raise

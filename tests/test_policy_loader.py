@@ -110,6 +110,14 @@ def test_a_policy_folder_skips_hidden_files_and_folders(tmp_path: Path) -> None:
     assert [r.id for r in load_policies([tmp_path / "packs"]).rules] == ["T-1"]
 
 
+def test_a_folder_named_like_a_policy_file_is_walked_into(tmp_path: Path) -> None:
+    """A folder is a folder whatever its name: `packs.yaml/` is read for the policies in it
+    (it was taken for a file and refused as 'a directory, not a regular file')."""
+    (tmp_path / "packs.yaml").mkdir()
+    (tmp_path / "packs.yaml" / "r.yaml").write_text("rules:\n" + _rule("T-1"))
+    assert [r.id for r in load_policies([tmp_path]).rules] == ["T-1"]
+
+
 def test_empty_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="no policy files"):
         load_policies([tmp_path])

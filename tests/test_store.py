@@ -222,6 +222,23 @@ def test_key_is_kept_so_markers_are_stable_across_opens(state_path: Path) -> Non
         assert second.redactor.marker(API_KEY) == marker
 
 
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_stored_key_that_fails_its_check_is_damage_not_a_wrong_environment_key(
+    state_path: Path, readonly: bool
+) -> None:
+    """No AUDITOR_FINGERPRINT_KEY was given: a stored key that no longer matches its check
+    value is damage (with what to do), not 'AUDITOR_FINGERPRINT_KEY does not match', which sent
+    the user after a setting they never made (both backends)."""
+    Store.open(state_path).close()
+    raw_sql(state_path, "UPDATE meta SET value = ? WHERE key = 'fingerprint_key'", (b"x" * 32,))
+    with pytest.raises(StoreError) as info:
+        Store.open(state_path, readonly=readonly)
+    text = str(info.value)
+    assert "is damaged: its fingerprint key does not match the check value stored beside it" in text
+    assert "AUDITOR_FINGERPRINT_KEY" not in text
+    assert "run `auditor sync` to start a new one" in text
+
+
 def test_external_fingerprint_key_is_not_stored(state_path: Path) -> None:
     key = b"k" * 32
     with Store.open(state_path, fingerprint_key=key) as s:
@@ -479,6 +496,34 @@ def test_a_report_is_recognised_by_its_raw_fingerprint_only_while_its_row_is_unc
         store.register_secret(later)
         assert store.scrub_stored() == 1
     assert store.known_report(seen, 2) is None  # so the raw item is redacted and compared again
+
+
+def test_a_changed_report_row_is_damage_when_a_secret_learned_later_rewrites_it(
+    state_path: Path,
+) -> None:
+    """Scrubbing a secret learned later rewrites a stored report and its SHA-256: a row changed
+    behind the store's back must stop there as damage, not come out with a fresh hash that
+    makes the change look stored by auditor (both backends)."""
+    later = "plainwordlatersecretvalue"
+    raw = {
+        "reportId": "a1",
+        "repoUrl": "https://g/a",
+        "createdAt": 1000,
+        "report": {"x": {"numerator": 1, "denominator": 1, "rationale": f"see {later}"}},
+    }
+    with Store.open(state_path) as store, store.transaction():
+        seen = store.report_fingerprint(raw)
+        store.ingest_report(to_report(raw, store.ingest_redactor(), "$"), 1, T0, fingerprint=seen)
+    forged = {**raw, "report": {"x": {"numerator": 1, "denominator": 1, "rationale": later}}}
+    raw_sql(state_path, "UPDATE reports SET data = ?", (orjson.dumps(forged),))
+    damaged = "do not match their stored SHA-256"
+    with Store.open(state_path) as store:
+        assert store.known_report(seen, 2) is not None  # the next sync skips it (hash column kept)
+        with pytest.raises(StoreError, match=damaged), store.transaction():
+            store.register_secret(later)
+            store.scrub_stored()
+        with pytest.raises(StoreError, match=damaged):
+            list(store.iter_reports())  # still damage: nothing was rewritten
 
 
 def test_every_name_of_one_file_shares_its_lock(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from pgcluster import PASSWORD, stored_bytes
+from pgcluster import PASSWORD, raw_sql, stored_bytes
 
 from auditor.cli import Context, main
 from auditor.config import load_config
@@ -301,3 +301,20 @@ def test_a_store_that_fails_as_it_is_made_leaves_the_organizations_lock_free(
     assert info.value is not None  # the traceback, and the half-made store in it, still live
     with Store.open(pg_url, org="acme"):
         pass
+
+
+def test_a_row_changed_behind_the_stores_back_gets_advice_for_a_database(pg_url: str) -> None:
+    """A file's damage advice ('move it aside') means nothing for a schema in a shared
+    database: the advice names the organization's schema and how to start it again."""
+    from test_store import fill
+
+    with Store.open(pg_url) as store:
+        fill(store, range(1, 4))
+    raw_sql(pg_url, "UPDATE revisions SET settings = ? WHERE revision = 2", (b'{"x": 1}',))
+    with Store.open(pg_url, readonly=True) as store, pytest.raises(StoreError) as info:
+        list(store.iter_revisions())
+    text = str(info.value)
+    assert "the settings of revision 2 do not match their stored SHA-256" in text
+    assert "move it aside" not in text
+    assert "restore the schema auditor_default from a backup" in text
+    assert 'DROP SCHEMA "auditor_default" CASCADE' in text

@@ -65,8 +65,8 @@ def test_depth_limit(tmp_path: Path) -> None:
 
 def test_value_count_limit(tmp_path: Path) -> None:
     assert _problems(tmp_path, "a: [1, 2]\nb: 3\n", max_nodes=5) == [
-        "p.yaml:2:1: error: more than 5 values (scalars, lists and mappings), the limit for one "
-        "file"
+        "p.yaml:2:1: error: more than 5 values (keys, scalars, lists and mappings), the limit "
+        "for one file"
     ]
     assert load_text("a: [1, 2]\nb: 3\n", "p.yaml", max_nodes=7).data == {"a": [1, 2], "b": 3}
 

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
-from auditor.common.jsonutil import canonical, loads, share_equal
+from auditor.common.jsonutil import canonical, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
@@ -228,6 +228,10 @@ class Store:
         except sqlite3.Error as exc:
             db.close()
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
+        except (ValueError, TypeError) as exc:  # a meta value that is damaged
+            db.close()
+            hint = postgres.damaged_hint(db.schema)
+            raise StoreError(f"state file {shown} is damaged: {exc}{hint}") from None
         except BaseException:
             db.close()  # and with the session, its advisory lock
             raise
@@ -281,7 +285,14 @@ class Store:
                 f"state file {self.path} {state}: {describe(exc)}{damage_hint(exc)}"
             ) from None
         except _DAMAGE as exc:
-            raise StoreError(f"state file {self.path} is damaged: {exc}{DAMAGED_HINT}") from None
+            raise StoreError(f"state file {self.path} is damaged: {exc}{self._hint()}") from None
+
+    def _hint(self) -> str:
+        """What to do about damage: a file is restored or moved aside, a schema restored or
+        dropped (a database holds other organizations and other programs' data too)."""
+        if isinstance(self._db, postgres.PgConnection):
+            return postgres.damaged_hint(self._db.schema)
+        return DAMAGED_HINT
 
     # -- secrets and the organization --------------------------------------------------------
 
@@ -375,10 +386,12 @@ class Store:
                 (body, digest, *user, item),
             )
             return digest
-        (data,) = self._db.execute(
-            "SELECT data FROM reports WHERE report_id = ?", (item,)
+        row = self._db.execute(
+            f"SELECT {REPORT_COLUMNS} FROM reports WHERE report_id = ?", (item,)
         ).fetchone()
-        redacted = self.redactor.redact_json(loads(data))
+        with self.reading():  # a row changed behind our back is damage, not rewritten and rehashed
+            report = report_from_row(row)
+        redacted = self.redactor.redact_json(report.data)
         body = canonical(redacted)
         digest = hashlib.sha256(body).hexdigest()
         self._db.execute(

@@ -303,6 +303,8 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
                 "key is kept in it): unset AUDITOR_FINGERPRINT_KEY to open it, or start a new "
                 "state file to use your key"
             )
+        if override is None:  # no key was given: the stored key or its check value changed
+            raise ValueError("its fingerprint key does not match the check value stored beside it")
         raise StoreError(
             f"AUDITOR_FINGERPRINT_KEY does not match the key state file {path} was made with"
         )

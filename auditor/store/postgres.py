@@ -274,6 +274,16 @@ def connect(url: str, org: str) -> PgConnection:
     return PgConnection(conn, schema, secrets)
 
 
+def damaged_hint(schema: str) -> str:
+    """What to do when a row of the organization's schema is damaged (the file's advice, to
+    move it aside, does not apply to a schema in a shared database)."""
+    return (
+        f"; restore the schema {schema} from a backup taken before it was damaged, or drop it "
+        f'(DROP SCHEMA "{schema}" CASCADE) and run `auditor sync` to start a new one (the '
+        "history is fetched again; earlier runs are not kept)"
+    )
+
+
 def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> None:
     """Take the organization's run lock (or StoreError naming its holder) and make its schema
     the session's `search_path`. Readers (`shared`) take it together, never beside a writer."""

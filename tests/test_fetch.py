@@ -705,13 +705,58 @@ def test_a_page_of_too_many_values_is_refused_before_it_is_parsed() -> None:
     """10 million zeros in one revision's settings (20 MB, under the 64 MiB cap) took 16 s and
     2.9 GB of memory to sync."""
     wide = b'{"changes": [{"revision": 1, "settings": {"x": [' + b"0," * 1_000_000 + b"0]}}]}"
-    c, _ = client(_body(wide))
+    rec = Recorder(_body(wide))
+    c, _ = client(rec)
     with pytest.raises(DataError) as info:
         all_history(c)
     assert str(info.value).startswith(
         "$: about 1000007 values in one response, more than the 1000000 allowed for API data "
-        f"(a smaller page_size sends fewer) (GET {BASE}{HISTORY_PATH} page 1: GET "
+        f"(GET {BASE}{HISTORY_PATH} page 1: GET "
     )
+    # asked again with fewer items a page, down to one, before giving up
+    assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "2", "1"]
+
+
+def test_a_page_too_wide_is_asked_for_again_with_fewer_items() -> None:
+    """Long allowlists (150,000 values a revision) made a page of 10 too wide: the sync failed
+    every night until page_size was lowered by hand. The same page is now asked for again,
+    half as long, and the rest of the listing keeps that size."""
+    wide = [0] * 150_000
+    inner = history(12)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(inner(request).content)
+        for item in body["changes"]:
+            item["settings"]["allowlist"] = wide
+        return httpx.Response(200, json=body)
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    assert all_history(c) == list(range(12, 0, -1))
+    assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
+        ("10", None), ("5", None), ("5", "c5"), ("5", "c10"),
+    ]  # fmt: skip
+
+
+def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
+    """Readiness paging ends on a short page: after shrinking, 'short' is against the new size."""
+    reports = [
+        {"reportId": f"r{i:02d}", "createdAt": 1_700_000_000_000, "repoUrl": f"https://g/{i}",
+         "report": {"wide": {"numerator": 1, "denominator": 1, "extra": [0] * 150_000}}}
+        for i in range(7)
+    ]  # fmt: skip
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        limit = int(request.url.params["limit"])
+        after = request.url.params.get("startAfter")
+        start = 0 if after is None else int(after[1:]) + 1
+        return httpx.Response(200, json={"reports": reports[start : start + limit]})
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
+    assert got == [f"r{i:02d}" for i in range(7)]
+    assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "5"]
 
 
 def test_commas_inside_strings_are_not_values() -> None:

@@ -42,6 +42,11 @@ from auditor.redact import Redactor
 Parsed = tuple[JSON, tuple[Duplicate, ...]]
 
 
+class TooWide(DataError):
+    """A response holds more than `MAX_VALUES` values: a paged listing asks again for fewer
+    items a page (`Pages`), anything else fails with it."""
+
+
 class Fetched(NamedTuple):
     """An answer that is not a retry: its bytes, not parsed yet (`Requester.decode`)."""
 
@@ -477,10 +482,10 @@ class Requester:
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
         values = count_values(body)
         if values > MAX_VALUES:
-            raise DataError(
+            raise TooWide(
                 self._redactor.redact_text(
                     f"$: about {values} values in one response, more than the {MAX_VALUES} "
-                    f"allowed for API data (a smaller page_size sends fewer) ({where}: {label})"
+                    f"allowed for API data ({where}: {label})"
                 )
             )
         try:

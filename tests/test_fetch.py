@@ -759,6 +759,18 @@ def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
     assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "5"]
 
 
+def test_a_long_content_type_is_named_cut() -> None:
+    """A 16 KB Content-Type made a 16 KB "one line" error, as a long Content-Encoding did."""
+    c, _ = client(_body(b"<html></html>", "text/html; x=" + "y" * 16_000))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert (
+        f"→ 200: expected JSON, got text/html; x={'y' * 27}… (15973 more characters) (" in message
+    )
+    assert len(message) < 400
+
+
 def test_commas_inside_strings_are_not_values() -> None:
     text = "a, " * 1_000_000
     page = {"changes": [change(1, note=text)], "pagination": {"hasMore": False}}

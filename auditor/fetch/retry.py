@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import httpx
 
+from auditor.common.escape import shorten
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
@@ -478,7 +479,7 @@ class Requester:
             raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
-            shown = content_type or "no content type"
+            shown = shorten(content_type, 40) if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
         values = count_values(body)
         if values > MAX_VALUES:

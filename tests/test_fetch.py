@@ -738,6 +738,43 @@ def test_a_page_too_wide_is_asked_for_again_with_fewer_items() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "streamed"])
+def test_a_page_too_long_in_bytes_is_asked_for_again_with_fewer_items(declared: bool) -> None:
+    """Allowlists of long entries pass the byte cap before the value limit (5,000 entries of
+    150 bytes a revision: 77 MB at page_size 100, 500,000 values): every sync failed with
+    'response of 76819599 bytes exceeds 67108864'. Now the page is asked for again, half as
+    long, as a page of too many values is; an error page that long is not."""
+    inner = history(12)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(inner(request).content)
+        for item in body["changes"]:
+            item["settings"]["allowlist"] = "x" * 150_000
+        data = orjson.dumps(body)
+        headers = {"content-type": "application/json"}
+        if declared:
+            return httpx.Response(200, content=data, headers=headers)
+        return httpx.Response(200, content=iter([data]), headers=headers)
+
+    rec = Recorder(handle)
+    c, _ = client(rec, max_response_bytes=1_000_000)
+    assert all_history(c) == list(range(12, 0, -1))
+    assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
+        ("10", None), ("5", None), ("5", "c5"), ("5", "c10"),
+    ]  # fmt: skip
+
+
+def test_an_error_page_too_long_is_not_asked_for_again() -> None:
+    big = b"x" * 2_000_000
+    rec = Recorder(
+        lambda r: httpx.Response(404, content=big, headers={"content-type": "text/plain"})
+    )
+    c, _ = client(rec, max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response of 2000000 bytes exceeds 1000000"):
+        all_history(c)
+    assert [r.url.params["limit"] for r in rec.requests] == ["10"]
+
+
 def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
     """Readiness paging ends on a short page: after shrinking, 'short' is against the new size."""
     reports = [

@@ -48,6 +48,11 @@ class TooWide(DataError):
     items a page (`Pages`), anything else fails with it."""
 
 
+class Oversized(ApiError):
+    """A successful answer longer than `max_response_bytes`: a paged listing asks again for
+    fewer items a page (`Pages`), anything else fails with it."""
+
+
 class Fetched(NamedTuple):
     """An answer that is not a retry: its bytes, not parsed yet (`Requester.decode`)."""
 
@@ -378,6 +383,16 @@ class Requester:
         text = self._redactor.redact_text(message)
         return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
 
+    def _oversized(
+        self, message: str, request: httpx.Request, response: httpx.Response
+    ) -> ApiError:
+        """Too long: an `Oversized` when the answer was a success (a page of wide items), a plain
+        `ApiError` otherwise (an error page is not made shorter by asking for fewer items)."""
+        error = self._error(message, request)
+        if not 200 <= response.status_code < 300:
+            return error
+        return Oversized(str(error), url=error.url, status=error.status)
+
     def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Fetched:
         request.extensions["timeout"] = httpx.Timeout(limit).as_dict()
         with within(limit):
@@ -426,7 +441,9 @@ class Requester:
         cap = self._policy.max_response_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
+            raise self._oversized(
+                f"{label} response of {declared} bytes exceeds {cap}", request, response
+            )
         chunks: list[bytes] = []
         size = raw = 0
         late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
@@ -449,7 +466,9 @@ class Requester:
             if size + len(chunks[-1]) > cap:
                 raise TooLarge
         except TooLarge:
-            raise self._error(f"{label} response exceeds {cap} bytes", request) from None
+            raise self._oversized(
+                f"{label} response exceeds {cap} bytes", request, response
+            ) from None
         except NotDecodable as exc:
             status = response.status_code
             raise self._error(f"{label} → {status}: {exc} ({where})", request) from None

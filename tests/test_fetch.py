@@ -1177,3 +1177,29 @@ def test_one_pass_shape_check_agrees_with_the_two_checks(value: Any, doubled: bo
         assert shape.check_shape(body, parsed, "GET x") == expected
     if doubled and _with_duplicate(value)[1]:
         assert expected  # the key sent twice is found
+
+
+def test_a_page_fetched_ahead_too_wide_is_asked_again_smaller_and_none_is_left_pending() -> None:
+    """Page 2 was asked for ahead at the old size and came back too wide: it is asked for again
+    at half the size (same cursor), every later page (fetched ahead too) at that size, and every
+    revision arrives once, in order."""
+    inner = history(25)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(inner(request).content)
+        for item in body["changes"]:
+            if item["revision"] <= 15:  # the older revisions carry long allowlists
+                item["settings"]["allowlist"] = [0] * 150_000
+        return httpx.Response(200, json=body)
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    pages = c.pages(HISTORY)
+    got: list[int] = []
+    for page in pages:
+        got += [ch["revision"] for ch in page.items]
+        pages.ahead()
+    assert got == list(range(25, 0, -1))
+    assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
+        ("10", None), ("10", "c10"), ("5", "c10"), ("5", "c15"), ("5", "c20"),
+    ]  # fmt: skip

@@ -738,6 +738,43 @@ def test_a_page_too_wide_is_asked_for_again_with_fewer_items() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "streamed"])
+def test_a_page_too_long_in_bytes_is_asked_for_again_with_fewer_items(declared: bool) -> None:
+    """Allowlists of long entries pass the byte cap before the value limit (5,000 entries of
+    150 bytes a revision: 77 MB at page_size 100, 500,000 values): every sync failed with
+    'response of 76819599 bytes exceeds 67108864'. Now the page is asked for again, half as
+    long, as a page of too many values is; an error page that long is not."""
+    inner = history(12)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(inner(request).content)
+        for item in body["changes"]:
+            item["settings"]["allowlist"] = "x" * 150_000
+        data = orjson.dumps(body)
+        headers = {"content-type": "application/json"}
+        if declared:
+            return httpx.Response(200, content=data, headers=headers)
+        return httpx.Response(200, content=iter([data]), headers=headers)
+
+    rec = Recorder(handle)
+    c, _ = client(rec, max_response_bytes=1_000_000)
+    assert all_history(c) == list(range(12, 0, -1))
+    assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
+        ("10", None), ("5", None), ("5", "c5"), ("5", "c10"),
+    ]  # fmt: skip
+
+
+def test_an_error_page_too_long_is_not_asked_for_again() -> None:
+    big = b"x" * 2_000_000
+    rec = Recorder(
+        lambda r: httpx.Response(404, content=big, headers={"content-type": "text/plain"})
+    )
+    c, _ = client(rec, max_response_bytes=1_000_000)
+    with pytest.raises(ApiError, match="response of 2000000 bytes exceeds 1000000"):
+        all_history(c)
+    assert [r.url.params["limit"] for r in rec.requests] == ["10"]
+
+
 def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
     """Readiness paging ends on a short page: after shrinking, 'short' is against the new size."""
     reports = [
@@ -757,6 +794,18 @@ def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
     got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
     assert got == [f"r{i:02d}" for i in range(7)]
     assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "5"]
+
+
+def test_a_long_content_type_is_named_cut() -> None:
+    """A 16 KB Content-Type made a 16 KB "one line" error, as a long Content-Encoding did."""
+    c, _ = client(_body(b"<html></html>", "text/html; x=" + "y" * 16_000))
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert (
+        f"→ 200: expected JSON, got text/html; x={'y' * 27}… (15973 more characters) (" in message
+    )
+    assert len(message) < 400
 
 
 def test_commas_inside_strings_are_not_values() -> None:
@@ -1128,3 +1177,29 @@ def test_one_pass_shape_check_agrees_with_the_two_checks(value: Any, doubled: bo
         assert shape.check_shape(body, parsed, "GET x") == expected
     if doubled and _with_duplicate(value)[1]:
         assert expected  # the key sent twice is found
+
+
+def test_a_page_fetched_ahead_too_wide_is_asked_again_smaller_and_none_is_left_pending() -> None:
+    """Page 2 was asked for ahead at the old size and came back too wide: it is asked for again
+    at half the size (same cursor), every later page (fetched ahead too) at that size, and every
+    revision arrives once, in order."""
+    inner = history(25)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(inner(request).content)
+        for item in body["changes"]:
+            if item["revision"] <= 15:  # the older revisions carry long allowlists
+                item["settings"]["allowlist"] = [0] * 150_000
+        return httpx.Response(200, json=body)
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    pages = c.pages(HISTORY)
+    got: list[int] = []
+    for page in pages:
+        got += [ch["revision"] for ch in page.items]
+        pages.ahead()
+    assert got == list(range(25, 0, -1))
+    assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
+        ("10", None), ("10", "c10"), ("5", "c10"), ("5", "c15"), ("5", "c20"),
+    ]  # fmt: skip

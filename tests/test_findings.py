@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -338,3 +339,31 @@ def test_findings_sort_the_same_with_a_nul_in_a_subject_key() -> None:
     results = [_result(subject=Subject("change", k, k)) for k in keys]
     shown = [f.subject.key for f in findings_from_results(results)]
     assert shown == sorted(keys, key=natural_key)
+
+
+_SHAPES = [
+    "0" * 32,  # leading zeros: held as the number 0, given back as 32 digits
+    "00ff" * 8,
+    "0123456789abcdef0123456789abcdef",
+    "0123456789ABCDEF0123456789ABCDEF",  # the same digits in upper case: another fingerprint
+    "0123456789abcdef0123456789abcdeF",
+    "0123456789abcdef0123456789abcde",  # 31 digits (a legacy record)
+    "0123456789abcdef0123456789abcdef0",  # 33 digits
+    "legacy-fingerprint",
+    "",
+]
+
+
+@pytest.mark.parametrize("now", _SHAPES)
+@pytest.mark.parametrize("before", _SHAPES)
+def test_lifecycle_marks_match_the_fingerprint_text_for_every_shape(before: str, now: str) -> None:
+    """This run's findings are compared by the number they hold, the previous run's records by
+    their text: a finding persists exactly when the texts are equal (upper-case hex, legacy and
+    other text included), and a record is resolved exactly when no finding has its text."""
+    f = replace(_one(), digest=now)
+    assert f.fingerprint == now
+    assert isinstance(f.digest, int) == bool(re.fullmatch("[0-9a-f]{32}", now))  # held packed
+    record = FindingRecord(before, f.rule_id, f.subject.key, "fail", f.severity, "run-1")
+    marked, resolved = compare_runs([f], [record])
+    assert marked[0].lifecycle == ("persisting" if before == now else "new")
+    assert [p.fingerprint for p in resolved] == ([] if before == now else [before])

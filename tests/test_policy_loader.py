@@ -118,6 +118,22 @@ def test_a_folder_named_like_a_policy_file_is_walked_into(tmp_path: Path) -> Non
     assert [r.id for r in load_policies([tmp_path]).rules] == ["T-1"]
 
 
+def test_a_hidden_folder_given_by_name_is_read(tmp_path: Path) -> None:
+    """Only what lies below a given folder is skipped when hidden: `--policy .policies/` (and
+    `auditor policy test .policies/`) reads that folder's policies and test cases."""
+    from auditor.evaluate.testing import find_test_files
+
+    hidden = tmp_path / ".policies"
+    (hidden / ".old").mkdir(parents=True)
+    (hidden / "r.yaml").write_text("rules:\n" + _rule("T-1"))
+    (hidden / "r.tests.yaml").write_text("cases: []\n")
+    (hidden / ".old" / "r.yaml").write_text("rules:\n" + _rule("T-OLD"))
+    (hidden / ".old" / "r.tests.yaml").write_text("cases: []\n")
+    assert [r.id for r in load_policies([hidden]).rules] == ["T-1"]
+    assert [r.id for r in load_policies([Path(hidden, ".")]).rules] == ["T-1"]
+    assert find_test_files([hidden]) == ([hidden / "r.tests.yaml"], [hidden])
+
+
 def test_empty_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="no policy files"):
         load_policies([tmp_path])

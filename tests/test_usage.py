@@ -21,6 +21,7 @@ from auditor.cli import Context, main
 from auditor.common.dates import date_ranges, usage_window
 from auditor.common.jsonutil import content_hash
 from auditor.emulator import start_emulator
+from auditor.errors import DataError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.fetch import PlatformClient
@@ -370,6 +371,25 @@ def test_odd_optional_fields_are_data_quality_warnings(emu: Any, tmp_path: Path)
         w.path == "$.data[0].tool_autonomy_level_ratio" and "tools 2026-10-01" in w.item
         for w in warnings
     )
+
+
+def test_an_analytics_series_too_wide_fails_once_not_asked_again() -> None:
+    """A series is one request with no page size: a page too wide is asked for again with fewer
+    items (history, readiness, users), but a series that wide fails as before, on one request."""
+    asked: list[httpx.URL] = []
+
+    def wide(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url)
+        return httpx.Response(200, json={"data": [0] * 1_000_001})
+
+    client = PlatformClient(
+        base_url="http://svc.test", app_url=None, token=OWNER_TOKEN,
+        transport=httpx.MockTransport(wide),
+    )  # fmt: skip
+    reader = AnalyticsReader(client, Redactor(b"k"), DataQuality())
+    with client, pytest.raises(DataError, match="more than the 1000000 allowed for API data"):
+        list(reader.read(date(2026, 10, 1), date(2026, 10, 2)))
+    assert len(asked) == 1 and "limit" not in asked[0].params
 
 
 # -- `auditor run` end to end ---------------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from auditor.errors import AuditorError, DataError
 from auditor.fetch.ahead import Pending, Worker
-from auditor.fetch.retry import Fetched, Requester, TooWide
+from auditor.fetch.retry import Fetched, Oversized, Requester, TooWide
 from auditor.fetch.schema import validate
 from auditor.fetch.shape import Duplicate
 from auditor.models import JSON
@@ -193,12 +193,13 @@ class Pages(Iterator[Page]):
                 )
                 body, repeated = self._requester.decode(fetched)
                 validate(body, self._listing.schema, where)
-            except TooWide:
+            except (TooWide, Oversized):
                 if self._page_size == 1:
                     self._params = None
                     raise
-                # Items this wide (long allowlists): ask for the same page again, half as long,
-                # and keep that size for the rest of the listing.
+                # Items this wide (long allowlists: too many values, or too many bytes): ask for
+                # the same page again, half as long, and keep that size for the rest of the
+                # listing.
                 self._page_size = max(1, self._page_size // 2)
                 self._params = {**(self._params or {}), "limit": str(self._page_size)}
                 continue

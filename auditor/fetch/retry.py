@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import httpx
 
+from auditor.common.escape import shorten
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import past_deadline, within
@@ -45,6 +46,11 @@ Parsed = tuple[JSON, tuple[Duplicate, ...]]
 class TooWide(DataError):
     """A response holds more than `MAX_VALUES` values: a paged listing asks again for fewer
     items a page (`Pages`), anything else fails with it."""
+
+
+class Oversized(ApiError):
+    """A successful answer longer than `max_response_bytes`: a paged listing asks again for
+    fewer items a page (`Pages`), anything else fails with it."""
 
 
 class Fetched(NamedTuple):
@@ -377,6 +383,16 @@ class Requester:
         text = self._redactor.redact_text(message)
         return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
 
+    def _oversized(
+        self, message: str, request: httpx.Request, response: httpx.Response
+    ) -> ApiError:
+        """Too long: an `Oversized` when the answer was a success (a page of wide items), a plain
+        `ApiError` otherwise (an error page is not made shorter by asking for fewer items)."""
+        error = self._error(message, request)
+        if not 200 <= response.status_code < 300:
+            return error
+        return Oversized(str(error), url=error.url, status=error.status)
+
     def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Fetched:
         request.extensions["timeout"] = httpx.Timeout(limit).as_dict()
         with within(limit):
@@ -425,7 +441,9 @@ class Requester:
         cap = self._policy.max_response_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise self._error(f"{label} response of {declared} bytes exceeds {cap}", request)
+            raise self._oversized(
+                f"{label} response of {declared} bytes exceeds {cap}", request, response
+            )
         chunks: list[bytes] = []
         size = raw = 0
         late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
@@ -448,7 +466,9 @@ class Requester:
             if size + len(chunks[-1]) > cap:
                 raise TooLarge
         except TooLarge:
-            raise self._error(f"{label} response exceeds {cap} bytes", request) from None
+            raise self._oversized(
+                f"{label} response exceeds {cap} bytes", request, response
+            ) from None
         except NotDecodable as exc:
             status = response.status_code
             raise self._error(f"{label} → {status}: {exc} ({where})", request) from None
@@ -478,7 +498,7 @@ class Requester:
             raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
-            shown = content_type or "no content type"
+            shown = shorten(content_type, 40) if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
         values = count_values(body)
         if values > MAX_VALUES:

@@ -3,6 +3,8 @@ both backends (an SQLite file and a PostgreSQL database on a throwaway server) w
 
 from __future__ import annotations
 
+import builtins
+import errno
 import hashlib
 import os
 import re
@@ -558,26 +560,32 @@ def test_readers_share_the_file_and_writers_wait_for_none_of_them(tmp_path: Path
         pass
 
 
-def test_a_reader_opens_a_state_file_in_a_folder_it_cannot_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A state file handed over on a read-only mount: `diff`, `history`, `export` read it
-    without creating the lock file beside it; a writer is refused with the reason."""
-    import builtins
-    import errno
-
+def _lock_file_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, reason: str
+) -> Path:
+    """A state file of two revisions whose lock file cannot be created (`code`: a read-only
+    mount, a folder another user owns)."""
     path = tmp_path / "state.db"
     with Store.open(path) as store:
         fill(store, range(1, 3))
     Path(f"{path}.lock").unlink()
     real_open = builtins.open
 
-    def read_only_mount(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    def refused(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         if str(file).endswith(".lock") and mode != "r":
-            raise OSError(errno.EROFS, "Read-only file system")
+            raise OSError(code, reason)
         return real_open(file, mode, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", read_only_mount)
+    monkeypatch.setattr(builtins, "open", refused)
+    return path
+
+
+def test_a_reader_opens_a_state_file_in_a_folder_it_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state file handed over on a read-only mount: `diff`, `history`, `export` read it
+    without creating the lock file beside it; a writer is refused with the reason."""
+    path = _lock_file_refused(tmp_path, monkeypatch, errno.EROFS, "Read-only file system")
     with Store.open(path, readonly=True) as store:
         assert store.count_revisions() == 2
     with pytest.raises(StoreError, match=r"cannot lock state file .*: Read-only file system"):
@@ -593,21 +601,7 @@ def test_a_reader_without_the_lock_reads_one_snapshot_that_no_writer_changes(
     consistent state of the file (an export's revisions and reports from the same moment), and
     the writer cannot commit under it (SQLite says the database is locked) instead of
     changing the file between two of the reader's queries."""
-    import builtins
-    import errno
-
-    path = tmp_path / "state.db"
-    with Store.open(path) as store:
-        fill(store, range(1, 3))
-    Path(f"{path}.lock").unlink()
-    real_open = builtins.open
-
-    def folder_of_another_user(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if str(file).endswith(".lock") and mode != "r":
-            raise OSError(errno.EACCES, "Permission denied")
-        return real_open(file, mode, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", folder_of_another_user)
+    path = _lock_file_refused(tmp_path, monkeypatch, errno.EACCES, "Permission denied")
     with Store.open(path, readonly=True) as reader:
         assert reader.count_revisions() == 2
         writer = sqlite3.connect(path, timeout=0, isolation_level=None)

@@ -103,11 +103,21 @@ def test_a_policy_folder_skips_hidden_files_and_folders(tmp_path: Path) -> None:
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
     (tmp_path / "packs" / ".r.yaml.swp.yaml").write_text("not: a policy\n")
-    (tmp_path / "real").mkdir()
-    (tmp_path / "real" / "linked.yaml").write_text("rules:\n" + _rule("T-2"))
-    (tmp_path / "packs" / "link").symlink_to(tmp_path / "real")  # not followed: read once
+    assert [r.id for r in load_policies([tmp_path]).rules] == ["T-1"]
+
+
+def test_a_symlinked_folder_in_a_policy_folder_is_read_once(tmp_path: Path) -> None:
+    """A shared pack linked into the policy folder was skipped without a word (its rules were
+    simply not evaluated); a folder reached twice (the link and the folder itself) is read
+    once, not refused for duplicate rule ids, and a link back up does not loop."""
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "r.yaml").write_text("rules:\n" + _rule("T-1"))
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "linked.yaml").write_text("rules:\n" + _rule("T-2"))
+    (tmp_path / "packs" / "shared").symlink_to(tmp_path / "shared")
+    (tmp_path / "shared" / "up").symlink_to(tmp_path)  # a loop
+    assert [r.id for r in load_policies([tmp_path / "packs"]).rules] == ["T-1", "T-2"]
     assert sorted(r.id for r in load_policies([tmp_path]).rules) == ["T-1", "T-2"]
-    assert [r.id for r in load_policies([tmp_path / "packs"]).rules] == ["T-1"]
 
 
 def test_a_folder_named_like_a_policy_file_is_walked_into(tmp_path: Path) -> None:

@@ -66,10 +66,17 @@ def policy_files(paths: Sequence[Path]) -> list[Path]:
 
 def files_under(root: Path, endings: tuple[str, ...]) -> Iterator[Path]:
     """The files below `root` whose names end with one of `endings`, skipping hidden files and
-    folders (`.git/`, `.github/`, an editor's `.x.yaml`) and not descending into a symlinked
-    folder."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    folders (`.git/`, `.github/`, an editor's `.x.yaml`). A symlinked folder is followed (a
+    shared pack linked in is read), each real folder once: a link back to a folder already
+    walked, or a second way to it, is not walked again (no loop, no rule read twice)."""
+    walked: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in walked:
+            dirs[:] = []
+            continue
+        walked.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # the first way in is kept
         for name in files:
             if name.endswith(endings) and not name.startswith("."):
                 yield Path(folder, name)

@@ -215,7 +215,24 @@ def test_the_pr_reviews_sarif_is_filed_under_the_pull_requests_merge_commit() ->
     assert sarif["with"]["checkout_path"] == "${{ github.workspace }}/" + pr["with"]["path"]
     assert "ref" not in sarif["with"] and "sha" not in sarif["with"], "ignored beside git"
     perms = load(REPO / "examples" / "github" / "pr-review.yml")["permissions"]
-    assert perms == {"contents": "read", "pull-requests": "write", "security-events": "write"}
+    assert perms == {
+        "contents": "read",
+        "pull-requests": "write",
+        "security-events": "write",
+        "actions": "read",
+    }
+
+
+@pytest.mark.parametrize("name", ["nightly.yml", "pr-review.yml"])
+def test_a_workflow_that_uploads_sarif_may_read_its_own_run(name: str) -> None:
+    """codeql-action's upload-sarif reads the workflow run it belongs to; in a private
+    repository that needs `actions: read`, without which the upload is refused ('Resource not
+    accessible by integration'), and an explicit `permissions:` block grants nothing else."""
+    workflow = load(REPO / "examples" / "github" / name)
+    steps = [s for job in workflow["jobs"].values() for s in job["steps"]]
+    assert any(uses(s) == "github/codeql-action/upload-sarif" for s in steps)
+    assert workflow["permissions"]["actions"] == "read"
+    assert workflow["permissions"]["security-events"] == "write"
 
 
 # The first major of each action that runs on Node.js 24 (`runs.using: node24`): GitHub has

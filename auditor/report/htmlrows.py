@@ -285,21 +285,19 @@ class RowWriter:
 
     def revisions(self, rows: Iterable[tuple[Any, Any]]) -> Markup:
         """Rows of Appendix B's settings revisions: number and content hash."""
-        esc = self.esc
-        return Markup(
-            "".join(
-                f'<tr><td class="num">{esc(rev)}</td><td class="mono">{esc(h)}</td></tr>\n'
-                for rev, h in rows
-            )
-        )
+        return self._hashed(rows, '<td class="num">{}</td>')
 
     def reports(self, rows: Iterable[tuple[Any, Any]]) -> Markup:
         """Rows of Appendix B's readiness reports: id and content hash."""
+        return self._hashed(rows, "<td><code>{}</code></td>")
+
+    def _hashed(self, rows: Iterable[tuple[Any, Any]], first: str) -> Markup:
+        """Rows of an item (in the `first` cell, escaped) and its content hash."""
         esc = self.esc
         return Markup(
             "".join(
-                f'<tr><td><code>{esc(rid)}</code></td><td class="mono">{esc(h)}</td></tr>\n'
-                for rid, h in rows
+                f'<tr>{first.format(esc(key))}<td class="mono">{esc(h)}</td></tr>\n'
+                for key, h in rows
             )
         )
 

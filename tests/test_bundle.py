@@ -452,6 +452,23 @@ def test_a_bundle_file_that_cannot_be_read_is_named_not_a_crash(
     assert "unreadable: reports/findings.json (Permission denied)" in err
 
 
+def test_a_listed_report_that_cannot_be_read_is_named_once(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file check named it, then the re-run hashed it again and named it a second time."""
+    real = verify_module.file_digest
+
+    def refusing(path: Path) -> Any:
+        if path.name == "findings.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(verify_module, "file_digest", refusing)
+    code, _, err = verify(copy)
+    assert code == 2
+    assert err.count("unreadable: reports/findings.json (Permission denied)") == 1
+
+
 def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
     copy: Path,
 ) -> None:

@@ -43,7 +43,7 @@ class Verification:
     signed: bool = False
     # sha256 and size of every file hashed, by bundle path: the re-run compares against them
     # instead of reading each report again
-    digests: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False)
+    digests: dict[str, tuple[str, int] | None] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -79,7 +79,7 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
         elif (found := _digest(path, name, out)) is not None:
-            got, _ = out.digests[name] = found
+            got, _ = found
             out.files_checked += 1
             if got != want:
                 out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
@@ -89,13 +89,19 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
 
 
 def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:
-    """The file's sha256 and size; None, with the problem named, when it cannot be read."""
+    """The file's sha256 and size; None, with the problem named, when it cannot be read. Kept
+    in `out.digests` either way, so a file is hashed (or named unreadable) once."""
+    if name in out.digests:
+        return out.digests[name]
     try:
         digest = file_digest(path)
     except OSError as exc:
         out.problems.append(f"unreadable: {name} ({exc.strerror or exc})")
-        return None
-    return str(digest["sha256"]), int(str(digest["bytes"]))
+        found = None
+    else:
+        found = str(digest["sha256"]), int(str(digest["bytes"]))
+    out.digests[name] = found
+    return found
 
 
 def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verification) -> None:
@@ -145,7 +151,7 @@ def _rerun(bundle: Path, out: Verification) -> None:
         fresh = REPORT_FILES[name](data).encode("utf-8")
         # hashed by the file check, or now when the manifest does not list it (named as extra)
         shown = f"{REPORTS_DIR}/{name}"
-        found = out.digests.get(shown) or _digest(path, shown, out)
+        found = _digest(path, shown, out)
         if found is None:
             continue
         kept_digest, kept_size = found

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from auditor.common.escape import shorten
 from auditor.errors import AuditorError, DataError
 from auditor.fetch.ahead import Pending, Worker
 from auditor.fetch.retry import Fetched, Oversized, Requester, TooWide
@@ -219,7 +220,7 @@ class Pages(Iterator[Page]):
         try:
             token = listing.next_token(body, items, self._page_size, where)
             if token is not None and token in self._seen:
-                shown = token if len(token) <= 100 else f"{token[:100]}…"
+                shown = shorten(token, 100)
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
             self._later = exc

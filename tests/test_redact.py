@@ -81,6 +81,48 @@ def test_secret_never_survives(redactor: Redactor, doc: object, secret: str) -> 
     assert "[secret fp:" in out
 
 
+# Passwords given on a command line (a hook command), each the way its tool takes it.
+COMMAND_SECRETS = [
+    "docker login -u ci -p {pw} registry.example.com",
+    "podman login --username ci -p {pw} quay.io",
+    "helm registry login r.example -u ci -p {pw}",
+    "az login --service-principal -u app -p {pw} --tenant t",
+    "echo {pw} | docker login -u ci --password-stdin ghcr.io",
+    "printf '%s' '{pw}' | oras login --password-stdin r.example",
+    "sshpass -p {pw} ssh deploy@host",
+    "mysql -u root -p{pw} -e 'select 1'",
+    "redis-cli -h cache -a {pw} PING",
+    "mongosh -u admin -p {pw} db",
+    "sqlcmd -S db -U sa -P {pw} -Q 'select 1'",
+    "ldapsearch -x -D cn=admin -w {pw} -b dc=example",
+    "zip -P {pw} out.zip report.txt",
+    "7z a -p{pw} out.7z report.txt",
+    "openssl enc -aes-256-cbc -k {pw} -in f",
+    "openssl rsa -in k.pem -passin pass:{pw} -out plain.pem",
+    "keytool -list -keystore ks.jks -storepass {pw}",
+    "gpg --batch --passphrase {pw} -d f.gpg",
+    "curl --user=ci:{pw} https://x.example",
+    "curl -uci:{pw} https://x.example",
+    "smbclient //files/share -U ci%{pw} -c ls",
+    "htpasswd -b .htpasswd ci {pw}",
+    "htpasswd -B -C 10 -b .htpasswd ci {pw}",
+    "htpasswd -nb ci {pw}",
+    "rabbitmqctl add_user ci {pw}",
+    "deploy --db-password={pw} --yes",
+    "deploy -password {pw}",
+]
+
+
+@pytest.mark.parametrize("command", COMMAND_SECRETS)
+def test_a_password_on_a_command_line_is_the_only_part_replaced(
+    redactor: Redactor, command: str
+) -> None:
+    secret = "Qz7pLm2Rx9"
+    doc = {"hooks": {"Stop": [{"hooks": [{"command": command.format(pw=secret)}]}]}}
+    out = redactor.redact_json(doc)["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert out == command.format(pw=redactor.marker(secret))
+
+
 def test_secret_pasted_elsewhere_is_scrubbed_too(redactor: Redactor) -> None:
     key = "sk-abcdefghijklmnop1234"
     doc = {"customModels": [{"apiKey": key, "displayName": f"GPT ({key})"}]}

@@ -112,6 +112,10 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         f"mysql -u root -p{k('mysql_pw')} -e 'select 1'",
         f"deploy --password {k('password_arg')} --yes",
         f"curl -H 'Authorization: Bearer {k('hook_bearer')}' https://audit.example",
+        f"docker login -u ci -p {k('docker_login')} registry.example.com",
+        f"echo {k('stdin_password')} | podman login -u ci --password-stdin quay.io",
+        f"smbclient //files/share -U ci%{k('smb_password')} -c ls",
+        f"openssl rsa -in key.pem -passin pass:{k('openssl_pass')} -out plain.pem",
     ]
     s.setdefault("hooks", {})["SessionStart"] = [
         {"matcher": "", "hooks": [{"type": "command", "command": c, "timeout": 5} for c in hooks]}
@@ -316,6 +320,11 @@ READABLE = [
         {"hosted": {"cloudProfile": "acme-prod", "cloudRegion": "us-east-1"}}, id="hosted"
     ),
     pytest.param({"command": "mkdir -p /tmp/build && ssh -p 2222 host"}, id="dash-p-not-pw"),
+    pytest.param({"command": "docker run -p 8080:80 app && docker login r.io"}, id="docker-p"),
+    pytest.param({"command": "pytest -p no:cacheprovider && zip -r out.zip d"}, id="p-plugin"),
+    pytest.param({"command": "openssl req -new -key key.pem -out csr.pem"}, id="key-file"),
+    pytest.param({"command": "deploy --ssh-key ~/.ssh/id_ed25519 --key c.pem"}, id="key-path"),
+    pytest.param({"command": "openssl rsa -in k.pem -passin env:KEY_PW"}, id="pass-env-name"),
     pytest.param({"restrictApiKeyCreationToManagers": True}, id="boolean-setting"),
     pytest.param({"authorName": "Priya Raman", "email": "priya@acme.example"}, id="author"),
 ]

@@ -67,10 +67,15 @@ _ENTROPY_LIMIT = 4.5  # detect-secrets' default for base64-like strings
 # An identifier: lower-case prefix, underscore, then a ULID/UUID-like body (`tmpl_01HZX…`).
 _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
-_SECRET_NAME = (
-    r"[A-Za-z0-9_\-]*(?:token|secret|passw(?:or)?d|pwd|api[_\-]?key|apikey|access[_\-]?key|"
-    r"private[_\-]?key|credential|auth|signature|sig|key)"
+_NAME_WORD = (
+    r"(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_\-]?key|apikey|access[_\-]?key|"
+    r"private[_\-]?key|credential|auth|signature|sig|key|storepass|keypass)"
 )
+_SECRET_NAME = rf"[A-Za-z0-9_\-]*{_NAME_WORD}"
+# A single-dash option named for a secret (`-password X`, `-storepass X`): its name is the word,
+# maybe after other words (`-db-password`), so an attached value (`-pS3cretpassword`) is not
+# taken for an option named `pS3cretpassword` (whose "value" would be the next argument).
+_DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{_NAME_WORD}"
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
@@ -83,19 +88,72 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}))"
     ),
 )
-# Command-line arguments that carry a password (`--password X`, `sshpass -p X`, `mysql -pX`).
+_ARG = r"['\"]?(?P<v>[^\s'\"]+)"  # an argument, maybe quoted
+_SAME = r"\b[^|;&]*?\s"  # further on in the same command (not past a pipe or `;`/`&&`)
+
+
+def _option(commands: str, option: str, attached: bool = False) -> re.Pattern[str]:
+    """The value of `option` (case-sensitive) given to one of `commands`: `-p X`, `-p=X`, and
+    with `attached` also `-pX`."""
+    gap = r"\s*" if attached else r"(?:\s+|=)"
+    return re.compile(rf"(?:^|[\s(`]|\$\()(?:{commands}){_SAME}{option}{gap}{_ARG}")
+
+
+# Command-line arguments that carry a password: any option named for one (`--password X`,
+# `--token=X`, `-storepass X`), and the short options of the commands that take one that way.
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"(?i)(?:^|\s)--?{_SECRET_NAME}(?:=|\s+)['\"]?{_VALUE}"),
-    re.compile(r"(?:^|\s)sshpass\s+(?:-\w+\s+)*-p\s*['\"]?(?P<v>[^\s'\"]+)"),
-    re.compile(r"(?:^|\s)(?:mysql|mysqldump|mariadb)\b[^|;&]*?\s-p['\"]?(?P<v>[^\s'\"]+)"),
-    re.compile(r"(?:^|\s)redis-cli\b[^|;&]*?\s-a\s+['\"]?(?P<v>[^\s'\"]+)"),
-    re.compile(
-        r"(?:^|\s)(?:curl|wget)\b[^|;&]*?\s(?:-u|--user)\s+['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)"
+    re.compile(rf"(?i)(?:^|\s)--{_SECRET_NAME}(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)-{_DASH_NAME}(?:=|\s+){_ARG}"),
+    re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
+    _option("sshpass", "-p", attached=True),
+    _option("mysql|mysqldump|mysqladmin|mariadb|mariadb-dump", "-p", attached=True),
+    _option("redis-cli", "-a"),
+    _option(
+        r"(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az)\b.*?\slogin", "-p"
     ),
+    _option("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "-p"),
+    _option("sqlcmd|bcp|osql", "-P"),
+    _option(r"ldap\w+", "-[wy]"),
+    _option("zip|unzip|zipcloak", "-P"),
+    _option("7z|7za|7zr", "-p", attached=True),
+    _option("openssl", "-k"),
+    _option("ssh-keygen", "-[NP]"),
+    re.compile(
+        rf"(?:^|\s)(?:curl|wget){_SAME}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
+        r"['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)"
+    ),
+    re.compile(
+        rf"(?:^|\s)(?:smbclient|rpcclient|smbmap|smbcacls|net){_SAME}(?:-U|--user)"
+        r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
+    ),
+    # `echo X | docker login --password-stdin`: the value piped into a login
+    re.compile(
+        r"(?:^|\s)(?:echo|printf)\s+(?:-\w+\s+|'%s'\s+|\"%s\"\s+)*['\"]?"
+        r"(?P<v>[^\s'\"|]+)['\"]?\s*\|[^|;&]*--password-stdin"
+    ),
+    # positional passwords: `htpasswd -b FILE USER PASS` (`-nb USER PASS`),
+    # `rabbitmqctl add_user USER PASS` / `change_password USER PASS`
+    re.compile(
+        r"(?:^|\s)htpasswd\s+(?:-[a-zA-Z]+\s+(?:\d+\s+)?)*-[a-mo-zA-Z]*b[a-mo-zA-Z]*\s+"
+        r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?)*\S+\s+\S+\s+" + _ARG
+    ),
+    re.compile(
+        r"(?:^|\s)htpasswd\s+(?:-[a-zA-Z]+\s+(?:\d+\s+)?)*-[a-zA-Z]*(?:nb|bn)[a-zA-Z]*\s+"
+        r"(?:-[a-zA-Z]+\s+)*\S+\s+" + _ARG
+    ),
+    re.compile(r"(?:^|\s)rabbitmqctl\b[^|;&]*?\s(?:add_user|change_password)\s+\S+\s+" + _ARG),
 )
 _MARKER_START = "[secret fp:"
 # Every placed or argument pattern needs one of these; most strings (names, ids) have none.
-_TRIGGER = re.compile(r"[=:@]|-[-a-z]|sk-|AIza|xox|(?i:bearer|basic|token)\s")
+_TRIGGER = re.compile(
+    r"[=:@]|-[-a-zA-Z]|sk-|AIza|xox|(?i:bearer|basic|token)\s|add_user|change_password"
+)
+# A file named as an option's value (`-key key.pem`, `--ssh-key ~/.ssh/id_ed25519`) is where a
+# secret is, not the secret.
+_PATH = re.compile(
+    r"(?:~|\.{1,2})?/[^\s]*/[^\s]*|[~.]{1,2}/\S+|\S+\.(?:pem|key|crt|cer|der|p8|p12|pfx|jks|"
+    r"keystore|pub|asc|gpg|json|ya?ml|txt|env|conf|cfg|ini)"
+)
 _MIN_LEN = 6
 
 
@@ -106,9 +164,14 @@ def _keep(value: str) -> bool:
 def _placed(text: str) -> Iterator[str]:
     if not _TRIGGER.search(text):
         return
-    for pattern in (*_PLACED, *_ARGUMENTS):
+    for pattern in _PLACED:
         for m in pattern.finditer(text):
             yield m["v"].rstrip("'\".,")
+    for pattern in _ARGUMENTS:
+        for m in pattern.finditer(text):
+            value = m["v"].rstrip("'\".,")
+            if not _PATH.fullmatch(value):
+                yield value
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -87,6 +87,11 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
             "tokenValue": k("token_value"),
             "secretValue": k("secret_value"),
             "pwd": k("pwd_value"),
+            "encryptionKey": k("encryption_key"),
+            "storageAccountKey": k("account_key"),
+            "subscriptionKey": k("subscription_key"),
+            "connectionString": f"Server=db;Database=app;User Id=ci;{k('conn_string')}",
+            "totpSeed": k("totp_seed"),
             "notes": _pem(k("pem_body", _hex(40))),
             "aws": k("aws_key", "AKIA" + secrets.token_hex(8).upper()),
             "gh": k("github_token", "ghp_" + secrets.token_hex(18)),
@@ -326,6 +331,15 @@ READABLE = [
     pytest.param({"command": "deploy --ssh-key ~/.ssh/id_ed25519 --key c.pem"}, id="key-path"),
     pytest.param({"command": "openssl rsa -in k.pem -passin env:KEY_PW"}, id="pass-env-name"),
     pytest.param({"restrictApiKeyCreationToManagers": True}, id="boolean-setting"),
+    pytest.param(
+        {
+            "encryptionKeyId": "kms-key-7",
+            "encryptionKeyAlgorithm": "AES-256-GCM",
+            "masterKeyArn": "arn:aws:kms:us-east-1:123456789012:key/k-1",
+            "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5",
+        },
+        id="key-metadata",
+    ),
     pytest.param({"authorName": "Priya Raman", "email": "priya@acme.example"}, id="author"),
 ]
 

@@ -37,11 +37,46 @@ _SECRET_WORDS = frozenset(
         "cookie",
         "signature",
         "sig",
+        "kubeconfig",
     }
 )
 # Two words in a row that say so (`api key`, `access key`, `client secret` is already `secret`).
 _SECRET_PAIRS = frozenset(
-    {("api", "key"), ("api", "keys"), ("access", "key"), ("secret", "key"), ("signing", "key")}
+    {
+        *(
+            (word, key)
+            for key in ("key", "keys")
+            for word in (
+                "api",
+                "access",
+                "secret",
+                "signing",
+                "encryption",
+                "master",
+                "hmac",
+                "account",
+                "storage",
+                "subscription",
+                "app",
+                "client",
+                "consumer",
+                "license",
+                "session",
+                "shared",
+                "decryption",
+                "wrapping",
+            )
+        ),
+        ("connection", "string"),
+        ("connection", "strings"),
+        ("account", "json"),
+        ("totp", "seed"),
+        ("mfa", "seed"),
+        ("otp", "seed"),
+        ("recovery", "code"),
+        ("recovery", "codes"),
+        ("backup", "codes"),
+    }
 )
 # A last word that turns a secret-sounding name into metadata about the secret.
 _METADATA_TAILS = frozenset(
@@ -93,6 +128,19 @@ _METADATA_TAILS = frozenset(
         "server",
         "region",
         "profile",
+        "days",
+        "hours",
+        "minutes",
+        "seconds",
+        "version",
+        "versions",
+        "algorithm",
+        "size",
+        "bits",
+        "format",
+        "arn",
+        "alias",
+        "label",
     }
 )
 # Names that look like secrets and are not, kept as a table so each one is a reviewed decision.

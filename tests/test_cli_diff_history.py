@@ -248,3 +248,24 @@ def test_stored_revisions_are_named_as_ranges(numbers: list[int], shown: str) ->
     from auditor.cli.cmd_diff import describe_stored
 
     assert describe_stored(numbers) == shown
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["history", "--format", "json"], ["diff", "--from", "1", "--to", "2", "--format", "json"]],
+)
+def test_a_store_an_older_auditor_redacted_shows_no_secret_it_missed(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A state file from a release whose rules missed a secret (the password of a hook's
+    `docker login -p`): the read-only commands show it redacted, without changing the file."""
+    from tests.test_store import OLD_RULES_SECRET, _stored_by_an_older_auditor
+
+    path = tmp_path / "state.db"
+    _stored_by_an_older_auditor(path)
+    before = path.read_bytes()
+    code, out, err = _run([*command, "--state", str(path)])
+    assert code == 0, err
+    assert OLD_RULES_SECRET not in out + err
+    assert "[secret fp:" in out
+    assert path.read_bytes() == before

@@ -678,3 +678,63 @@ def test_a_stored_revision_changed_behind_the_stores_back_is_damage_named_by_rev
         "SHA-256 "
     )
     assert "it was changed after it was stored" in str(info.value)
+
+
+# What an older auditor's rules let through (a `docker login -p` password in a hook, a report's
+# free text): stored in plain text, under no record of the rules it was redacted with.
+OLD_RULES_SECRET = "Qz7pLm2Rx9wK"
+
+
+def _stored_by_an_older_auditor(state_path: Path | str) -> None:
+    with Store.open(state_path) as s:
+        fill(s, range(1, 4))
+        raw = {"reportId": "r1", "repoUrl": "https://g/a", "createdAt": 1000, "report": {}}
+        with s.transaction():
+            s.ingest_report(to_report(raw, s.ingest_redactor(), "$"), 1, T0)
+    settings = {"hooks": {"Stop": [{"command": f"docker login -u ci -p {OLD_RULES_SECRET} r.io"}]}}
+    data = {**raw, "report": {"x": {"rationale": f"ran zip -P {OLD_RULES_SECRET} out.zip"}}}
+    for table, column, key, value in [
+        ("revisions", "settings", "revision = 2", settings),
+        ("reports", "data", "report_id = 'r1'", data),
+    ]:
+        body = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        digest = hashlib.sha256(body).hexdigest()
+        raw_sql(state_path, f"UPDATE {table} SET {column} = ?, content_hash = ? WHERE {key}",
+                (body, digest))  # fmt: skip
+    raw_sql(state_path, "INSERT INTO eval_state VALUES ('rule', 3, 'h', ?)", (b"evidence",))
+    raw_sql(state_path, "DELETE FROM meta WHERE key = 'redaction'")
+    assert OLD_RULES_SECRET.encode() in stored_bytes(state_path)
+
+
+def test_rows_an_older_auditor_stored_are_redacted_again_when_opened_for_writing(
+    state_path: Path,
+) -> None:
+    _stored_by_an_older_auditor(state_path)
+    with Store.open(state_path) as s:
+        assert s.redacted_again == 2  # revision 2 and the report; nothing else changed
+        marker = s.redactor.marker(OLD_RULES_SECRET)
+        stored = s.get_revision(2)
+        assert stored is not None
+        assert (
+            stored.settings["hooks"]["Stop"][0]["command"] == f"docker login -u ci -p {marker} r.io"
+        )
+        assert s.eval_state() == []  # computed from the old rows
+    assert OLD_RULES_SECRET.encode() not in stored_bytes(state_path)
+    with Store.open(state_path) as again:  # done once: the next open rewrites nothing
+        assert again.redacted_again == 0
+        assert again.get_revision(2) == stored
+
+
+def test_a_read_only_store_of_an_older_auditor_is_redacted_as_it_is_read(
+    state_path: Path,
+) -> None:
+    _stored_by_an_older_auditor(state_path)
+    before = stored_bytes(state_path)
+    with Store.open(state_path, readonly=True) as s:
+        marker = s.redactor.marker(OLD_RULES_SECRET)
+        shown = [str(r.settings) for r in s.iter_revisions()] + [
+            str(r.data) for r in s.iter_reports()
+        ]
+        assert not [text for text in shown if OLD_RULES_SECRET in text]
+        assert sum(marker in text for text in shown) == 2
+    assert stored_bytes(state_path) == before  # nothing in a read-only store changes

@@ -16,10 +16,17 @@ from auditor.redact.names import NON_SECRET_NAMES, is_secret_key, words
 from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker, marker_fingerprint
 from auditor.redact.redactor import Redactor
 
+# What the layers catch, as a number: raise it whenever a layer catches more. A store whose
+# rows were redacted under other rules (or by another auditor release) is redacted again when
+# next opened for writing, and redacted as it is read until then (`auditor.store`), so a secret
+# a newer auditor catches does not stay in plain text in rows an older one stored.
+RULES_VERSION = 2
+
 __all__ = [
     "MARKER_RE",
     "MIN_SECRET_LEN",
     "NON_SECRET_NAMES",
+    "RULES_VERSION",
     "Redactor",
     "SecretMemory",
     "encoded_forms",

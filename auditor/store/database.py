@@ -12,6 +12,7 @@ transactions, so a failed sync leaves the file as it was. The same `Store` runs 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import sqlite3
@@ -27,8 +28,8 @@ from auditor import __version__
 from auditor.common.jsonutil import canonical, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
-from auditor.models import JSON, FindingRecord, ReadinessReport, Revision
-from auditor.redact import Redactor, encoded_forms
+from auditor.models import JSON, FindingRecord, ReadinessReport, Revision, User
+from auditor.redact import RULES_VERSION, Redactor, encoded_forms
 from auditor.store import analytics as store_analytics
 from auditor.store import evalstate, postgres
 from auditor.store import runs as store_runs
@@ -78,6 +79,9 @@ __all__ = [
 ]
 
 _BATCH = 64
+# The redaction the stored rows went through: this release's, under these rules (see
+# `Store.redact_to_current_rules`).
+REDACTION = f"{__version__}/{RULES_VERSION}"
 _INSERT_NEW = {
     t: f"{sql} ON CONFLICT ({KEY_COLUMN[t]}) DO NOTHING" for t, sql in INSERT_SQL.items()
 }
@@ -134,6 +138,10 @@ class Store:
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
         self._skipped_reports: list[str] = []  # recognised by `known_report`, not redacted
+        # True when the rows were redacted under other rules and the store is read-only: each
+        # row is redacted again as it is read (see `redact_to_current_rules`)
+        self._stale_rules = False
+        self.redacted_again = 0  # rows that `redact_to_current_rules` rewrote
         self._recall_secrets()
 
     @classmethod
@@ -176,6 +184,7 @@ class Store:
                 db.execute("BEGIN")
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             store = cls(db, path, key, handle)  # reads the remembered secrets
+            store.redact_to_current_rules(readonly=readonly)
         except BaseException as exc:  # the lock is released on every way out
             if db is not None:
                 db.close()
@@ -224,7 +233,9 @@ class Store:
                 key = create_new(db, override, before=lambda: postgres.create_marker(db))
             if readonly:
                 postgres.set_readonly(db)
-            return cls(db, shown, key, None)  # reads the remembered secrets
+            store = cls(db, shown, key, None)  # reads the remembered secrets
+            store.redact_to_current_rules(readonly=readonly)
+            return store
         except sqlite3.Error as exc:
             db.close()
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
@@ -374,31 +385,106 @@ class Store:
         if table == "revisions":
             rev = self._one("WHERE revision = ?", (item,))
             assert rev is not None
-            settings = self.redactor.redact_json(rev.settings)
-            body = canonical(settings)
-            digest = hashlib.sha256(body).hexdigest()
-            user = [
-                self.redactor.redact_text(v) for v in (rev.user.id, rev.user.email, rev.user.name)
-            ]
-            self._db.execute(
-                "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
-                " user_name = ? WHERE revision = ?",
-                (body, digest, *user, item),
-            )
-            return digest
+            return self._rewrite(rev)[0]
         row = self._db.execute(
             f"SELECT {REPORT_COLUMNS} FROM reports WHERE report_id = ?", (item,)
         ).fetchone()
         with self.reading():  # a row changed behind our back is damage, not rewritten and rehashed
             report = report_from_row(row)
-        redacted = self.redactor.redact_json(report.data)
-        body = canonical(redacted)
-        digest = hashlib.sha256(body).hexdigest()
+        return self._rewrite(report)[0]
+
+    def _rewrite(self, stored: Revision | ReadinessReport) -> tuple[str, bool]:
+        """Redact a stored revision or report again with everything remembered now and write
+        it back if that changed it; gives its hash and whether it was written."""
+        if isinstance(stored, Revision):
+            again = self._revision_again(stored)
+            user = (again.user.id, again.user.email, again.user.name)
+            if again.content_hash == stored.content_hash and again.user == stored.user:
+                return again.content_hash, False
+            self._db.execute(
+                "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
+                " user_name = ? WHERE revision = ?",
+                (canonical(again.settings), again.content_hash, *user, stored.revision),
+            )
+            return again.content_hash, True
+        report = self._report_again(stored)
+        if report.content_hash == stored.content_hash and report.repo_url == stored.repo_url:
+            return report.content_hash, False
         self._db.execute(
             "UPDATE reports SET data = ?, content_hash = ?, repo_url = ? WHERE report_id = ?",
-            (body, digest, str(redacted.get("repoUrl", "")), item),
+            (canonical(report.data), report.content_hash, report.repo_url, stored.report_id),
         )
-        return digest
+        return report.content_hash, True
+
+    def _revision_again(self, stored: Revision) -> Revision:
+        """A stored revision redacted again with everything remembered now, under this
+        auditor's rules, with the hash of what that gives."""
+        settings = self.redactor.redact_json(stored.settings, stream="stored revisions")
+        user = stored.user
+        return dataclasses.replace(
+            stored,
+            settings=settings,
+            content_hash=hashlib.sha256(canonical(settings)).hexdigest(),
+            user=User(*(self.redactor.redact_text(v) for v in (user.id, user.email, user.name))),
+        )
+
+    def _report_again(self, stored: ReadinessReport) -> ReadinessReport:
+        """`_revision_again` for a readiness report (its repository URL too)."""
+        data = self.redactor.redact_json(stored.data)
+        return dataclasses.replace(
+            stored,
+            data=data,
+            content_hash=hashlib.sha256(canonical(data)).hexdigest(),
+            repo_url=str(data.get("repoUrl", "")) if isinstance(data, dict) else stored.repo_url,
+        )
+
+    def redact_to_current_rules(self, *, readonly: bool) -> int:
+        """Bring rows redacted under other rules (by an older auditor, or before a layer caught
+        more) to this auditor's: every stored revision, report and analytics row is redacted
+        again and written back where that changes it, with the evaluation state computed from
+        the old rows, in one transaction; gives the rows rewritten. A read-only store cannot
+        change: each row is redacted again as it is read instead."""
+        with self.reading():
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'redaction'").fetchone()
+        if row is not None and meta_text(row[0]) == REDACTION:
+            return 0
+        if readonly:
+            self._stale_rules = True
+            return 0
+        with self.transaction():
+            rewritten = self._rewrite_all("revisions") + self._rewrite_all("reports")
+            rewritten += store_analytics.redact_again(self._db, self.redactor)
+            if rewritten and has_table(self._db, "eval_state"):
+                self._db.execute("DELETE FROM eval_state")  # computed from the old rows
+            self.remember_secrets()  # found in the rows just redacted again
+            self._db.execute("DELETE FROM meta WHERE key = 'redaction'")
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('redaction', ?)",
+                (meta_value(self._db, REDACTION),),
+            )
+        self.redacted_again = rewritten
+        return rewritten
+
+    def _rewrite_all(self, table: Literal["revisions", "reports"]) -> int:
+        """`_rewrite` every row of `table`, a batch at a time (no cursor stays open across the
+        writes); gives the rows written."""
+        key = KEY_COLUMN[table]
+        columns = REVISION_COLUMNS if table == "revisions" else REPORT_COLUMNS
+        convert = revision_from_row if table == "revisions" else report_from_row
+        written, last = 0, None
+        while True:
+            after = "" if last is None else f"WHERE {key} > ? "
+            with self.reading():
+                rows = self._db.execute(
+                    f"SELECT {columns} FROM {table} {after}ORDER BY {key} LIMIT {_BATCH}",
+                    () if last is None else (last,),
+                ).fetchall()
+                batch = [convert(r) for r in rows]
+            if not batch:
+                return written
+            for stored in batch:
+                written += self._rewrite(stored)[1]
+            last = rows[-1][0]
 
     def bind_org(self, org: str) -> None:
         """Record the organization on first use; StoreError if the file belongs to another one."""
@@ -425,6 +511,8 @@ class Store:
                     # a walk never holds a batch of parsed settings beside what it keeps.
                     for row in rows:
                         revision = revision_from_row(row)
+                        if self._stale_rules:
+                            revision = self._revision_again(revision)
                         # Consecutive revisions share the objects one did not change (see
                         # `share_equal`): comparing them later costs an identity check.
                         share_equal(previous, revision.settings)
@@ -573,7 +661,10 @@ class Store:
             cursor = stream(self._db, f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
             try:
                 while rows := cursor.fetchmany(_BATCH):
-                    yield from [report_from_row(r) for r in rows]
+                    reports = [report_from_row(r) for r in rows]
+                    if self._stale_rules:
+                        reports = [self._report_again(r) for r in reports]
+                    yield from reports
             finally:
                 cursor.close()
 
@@ -719,7 +810,10 @@ class Store:
     ) -> Iterator[tuple[str, dict[str, JSON]]]:
         """(date, {series: data}) for every stored date in the range, ascending."""
         with self.reading():
-            yield from store_analytics.iter_days(self._db, start, end)
+            for day, series in store_analytics.iter_days(self._db, start, end):
+                if self._stale_rules:
+                    series = {k: self.redactor.redact_json(v) for k, v in series.items()}
+                yield day, series
 
     def set_analytics_access(self, status: str, detail: str = "") -> None:
         """Record whether this sync could read the analytics (inside its transaction)."""

@@ -323,8 +323,9 @@ def test_sync_records(store: Store) -> None:
 def test_unreadable_schema_version_is_a_store_error(state_path: Path, value: str) -> None:
     Store.open(state_path).close()
     raw_sql(state_path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
-    with pytest.raises(StoreError, match="is damaged \\(unreadable schema version\\)"):
+    with pytest.raises(StoreError, match="is damaged: unreadable schema version; restore ") as e:
         Store.open(state_path)
+    assert str(e.value).endswith("earlier runs are not kept)")  # what to do about it
 
 
 def _damage(path: Path, statement: str) -> None:

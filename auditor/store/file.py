@@ -289,7 +289,8 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
     try:
         int(meta_text(meta.get("schema_version", "")))
     except (TypeError, ValueError):
-        raise StoreError(f"state file {path} is damaged (unreadable schema version)") from None
+        # the caller says where, that it is damaged, and what to do (per backend)
+        raise ValueError("unreadable schema version") from None
     stored = meta.get("fingerprint_key")
     key = override or stored
     if key is None:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
-from auditor.errors import ApiError, DataError
+from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import HISTORY, PlatformClient
 from auditor.fetch.text import declared_charset, repair, repair_bytes
 from auditor.redact import Redactor
@@ -90,10 +90,10 @@ def test_any_bytes_are_read_with_warnings_or_refused_never_an_exception(body: by
 @settings(max_examples=200, deadline=None)
 @given(_JSON_TEXT, st.data())
 def test_damaging_one_string_names_it_and_keeps_everything_else(value: Any, data: Any) -> None:
-    body = json.dumps({"v": value, "s": "ab"}).encode()
+    body = json.dumps({"s": "ab", "v": value}).encode()  # the first `"s"` and `"ab"` are these
     cut = data.draw(st.sampled_from([b'"ab"', b'"s"']))
     bad = data.draw(st.sampled_from([b"\xff", b"\xc3", b"\\udc00", b"\xed\xa0\x80"]))
-    damaged = body.replace(cut, cut[:2] + bad + cut[2:])
+    damaged = body.replace(cut, cut[:2] + bad + cut[2:], 1)
     fixed = repair(damaged)
     assert fixed is not None
     assert fixed.value["v"] == value
@@ -255,6 +255,12 @@ def _damage_time(path: str, body: bytes) -> tuple[bytes, str]:
     return body, "application/json"
 
 
+def _damage_day(path: str, body: bytes) -> tuple[bytes, str]:
+    if path.startswith("/api/v1/analytics/tokens"):
+        body = body.replace(b'"date":"2026', b'"date":"\\udc002026', 1)
+    return body, "application/json"
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("mutate", "where", "path"),
@@ -262,13 +268,15 @@ def _damage_time(path: str, body: bytes) -> tuple[bytes, str]:
         (_damage_cursor, HISTORY_PATH, "$.pagination.nextCursor"),
         (_damage_report_id, REPORTS_PATH, "$.reports[0].reportId"),
         (_damage_time, HISTORY_PATH, "$.changes[0].updatedAt"),
+        (_damage_day, "/api/v1/analytics/tokens?", "$.data[0].date"),
     ],
 )
 def test_bad_text_in_a_field_the_audit_needs_fails_in_one_line_and_keeps_the_store(
     service: _Service, tmp_path: Path, mutate: Mutate, where: str, path: str
 ) -> None:
-    (tmp_path / "auditor.toml").write_text("page_size = 2\n")  # the history has a cursor
-    argv = ["sync", "--no-usage", "--config", "auditor.toml"]
+    usage = mutate is _damage_day
+    (tmp_path / "auditor.toml").write_text("" if usage else "page_size = 2\n")  # a cursor
+    argv = ["sync", "--config", "auditor.toml", *([] if usage else ["--no-usage"])]
     code, _, err = _cli(argv, service, tmp_path)
     assert code == 0, err
     state = tmp_path / "state.db"
@@ -336,3 +344,43 @@ def test_bad_bytes_outside_strings_are_still_invalid_json_naming_the_byte() -> N
 
     with _client(broken) as client, pytest.raises(DataError, match=r"not UTF-8 text: byte 13"):
         next(iter(client.pages(HISTORY)))
+
+
+_PAGE = orjson.dumps(
+    {
+        "changes": [
+            {
+                "revision": 2,
+                "settings": {"env": {"A": "caf\u00e9"}, "list": ["x", "y"]},
+                "user": {"id": "u", "name": "N"},
+                "updatedAt": "2026-10-01T00:00:00Z",
+            }
+        ],
+        "pagination": {"hasMore": False},
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=120),
+        st.tuples(
+            st.integers(0, len(_PAGE)),
+            st.sampled_from([b"\xff", b"\xc3", b"\\ud800", b"\\udfff", b"\xed\xa0\x80", b"\\"]),
+        ).map(lambda cut: _PAGE[: cut[0]] + cut[1] + _PAGE[cut[0] :]),
+    )
+)
+def test_any_body_gives_a_page_with_warnings_or_a_clear_error_never_a_crash(body: bytes) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    with _client(answer) as client:
+        try:
+            page = next(iter(client.pages(HISTORY)))
+        except AuditorError as exc:
+            assert "\n" not in str(exc) and "(GET http://svc.test" in str(exc)
+            return
+    orjson.dumps(page.items)  # every string is valid text: it can be stored
+    if any(d.repaired for d in page.duplicates):
+        assert "\ufffd" in orjson.dumps(page.items).decode()

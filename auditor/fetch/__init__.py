@@ -4,7 +4,7 @@ Takes the service addresses and a token, gives validated pages of each listing o
 (`PlatformClient.pages(HISTORY)`, `PlatformClient.pages(READINESS)`: one paging loop, `paging`)
 and decodes their items into redacted `Revision` / `ReadinessReport` models (`decode`, the one
 place that knows the API's field names). Retries and response guards live in `retry`, JSON
-Schema validation in `schema`.
+Schema validation in `schema`, the reading of a body whose text is not all UTF-8 in `text`.
 """
 
 from __future__ import annotations

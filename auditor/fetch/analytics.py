@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 from auditor.common import paths
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
-from auditor.fetch.paging import Item, Listing, Page, cursor_paging
+from auditor.fetch.paging import Item, Listing, Page, cursor_paging, refuse_repaired
 from auditor.fetch.schema import validate
 from auditor.fetch.tolerant import DataQuality, tolerate
 from auditor.models import JSON, DataWarning
@@ -59,6 +59,7 @@ USERS_LISTING = Listing(
     next_token=cursor_paging("meta", "has_more", "next_cursor"),
     repeated="$.meta.next_cursor: the API repeated an earlier cursor; paging would loop",
     keep_empty=False,
+    exact=(("data", "*", "date"), ("meta", "next_cursor")),
 )
 
 
@@ -117,6 +118,7 @@ class AnalyticsReader:
         body, repeated = self._client.get_json(path, params, where)
         self.requests += 1
         validate(body, PAGE_SCHEMA, where)
+        refuse_repaired(repeated, USERS_LISTING.exact, where)
         rows: list[Item] = body["data"]
         page = Page(1, rows, where, repeated)
         listing = replace(USERS_LISTING, name=series)

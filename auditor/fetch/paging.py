@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from auditor.common import paths
 from auditor.common.escape import shorten
 from auditor.errors import AuditorError, DataError
 from auditor.fetch.ahead import Pending, Worker
@@ -45,6 +46,9 @@ class Listing:
     repeated: str  # the message when a token comes back; `{token!r}` names it
     keep_empty: bool  # an empty page is data (history) or only the end of the listing
     query: tuple[tuple[str, str], ...] = ()  # fixed query parameters sent with every page
+    # Strings the audit cannot do without, `*` for any index: one that was not UTF-8 (read
+    # with U+FFFD, `auditor.fetch.text`) fails the sync instead of being a warning.
+    exact: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ HISTORY = Listing(
     next_token=_next_cursor,
     repeated="$.pagination.nextCursor: the API repeated an earlier cursor; paging would loop",
     keep_empty=True,
+    exact=(("changes", "*", "updatedAt"), ("pagination", "nextCursor")),
 )
 
 READINESS = Listing(
@@ -104,7 +109,33 @@ READINESS = Listing(
     next_token=_start_after,
     repeated="$.reports[-1].reportId: repeated {token!r}; paging would loop",
     keep_empty=False,
+    exact=(
+        ("reports", "*", "reportId"),
+        ("reports", "*", "repoUrl"),
+        ("reports", "*", "createdAt"),
+    ),
 )
+
+
+def _matches(path: tuple[str | int, ...], pattern: tuple[str, ...]) -> bool:
+    return len(path) == len(pattern) and all(
+        want == "*" if isinstance(part, int) else want == part
+        for part, want in zip(path, pattern, strict=True)
+    )
+
+
+def refuse_repaired(
+    found: tuple[Duplicate, ...], exact: tuple[tuple[str, ...], ...], where: str
+) -> None:
+    """Raise `DataError` for the first string the audit cannot do without (`exact`) that was
+    not UTF-8: read with U+FFFD it would be another id, time or cursor than the one sent."""
+    for dup in found:
+        if dup.repaired and any(_matches(dup.path, pattern) for pattern in exact):
+            raise DataError(
+                f"{paths.render(dup.path)}: not valid UTF-8 (a byte sequence, or a lone "
+                f"UTF-16 surrogate escape); the audit cannot do without this field "
+                f"({where})"
+            )
 
 
 def _too_many(listing: Listing, max_pages: int) -> DataError:
@@ -194,6 +225,7 @@ class Pages(Iterator[Page]):
                 )
                 body, repeated = self._requester.decode(fetched)
                 validate(body, self._listing.schema, where)
+                refuse_repaired(repeated, self._listing.exact, where)
             except (TooWide, Oversized):
                 if self._page_size == 1:
                     self._params = None

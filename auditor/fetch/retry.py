@@ -36,6 +36,7 @@ from auditor.fetch.shape import (
     count_values,
     too_deep_to_parse,
 )
+from auditor.fetch.text import Repaired, declared_charset, repair
 from auditor.models import JSON
 from auditor.redact import Redactor
 
@@ -188,8 +189,9 @@ def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str
     title, detail, request_id = "", "", ""
     try:
         problem = loads(body) if body else None
-    except ValueError:
-        problem = None
+    except ValueError:  # text that is not UTF-8 is read with U+FFFD, as in a page
+        fixed = repair(body, declared_charset(response.headers.get("content-type", "")))
+        problem = fixed.value if fixed is not None else None
     if isinstance(problem, dict):
         title = _clip(str(problem.get("title") or ""), _MAX_TITLE, redact)
         detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL, redact)
@@ -508,14 +510,42 @@ class Requester:
                     f"allowed for API data ({where}: {label})"
                 )
             )
+        repaired: tuple[Duplicate, ...] = ()
         try:
             value = loads(body)
         except ValueError as exc:
-            problem = _json_problem(body, exc)
-            raise DataError(
-                self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
-            ) from None
+            # The slow path, only for a body the parser refused: text that is not UTF-8
+            # (or a body in the charset it declares) is read, each string repaired named.
+            fixed = None if too_deep_to_parse(exc) else repair(body, declared_charset(content_type))
+            if fixed is None:
+                problem = _json_problem(body, exc)
+                raise DataError(
+                    self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
+                ) from None
+            value, body, repaired = fixed.value, fixed.body, _repairs(fixed)
         try:
-            return value, check_shape(body, value, where)
+            return value, check_shape(body, value, where) + repaired
         except DataError as exc:
             raise DataError(self._redactor.redact_text(str(exc))) from None
+
+
+#: What a data-quality warning says of a string, or a key, read with U+FFFD.
+NOT_UTF8 = (
+    "text that is not valid UTF-8 (a byte sequence, or a lone UTF-16 "
+    "surrogate escape) read with U+FFFD in its place"
+)
+KEY_NOT_UTF8 = f"a key of {NOT_UTF8}"
+
+
+def _repairs(fixed: Repaired) -> tuple[Duplicate, ...]:
+    """The warnings of a repaired body: one per string or key repaired, and one for the page
+    when it was read in the charset it declared."""
+    found = [Duplicate(path, "", NOT_UTF8, repaired=True) for path in fixed.strings]
+    found += [Duplicate(path, "", KEY_NOT_UTF8, repaired=True) for path in fixed.keys]
+    if fixed.charset:
+        problem = (
+            f"the body is declared as charset={shorten(fixed.charset, 40)} and is not UTF-8 "
+            f"(JSON is UTF-8, RFC 8259): read as {shorten(fixed.charset, 40)}"
+        )
+        found.insert(0, Duplicate((), "", problem))
+    return tuple(found)

@@ -38,6 +38,7 @@ class Duplicate:
     path: Path  # the object holding the key; with `problem`, the value itself
     key: str
     problem: str = ""  # what the warning says instead of "key … sent twice"
+    repaired: bool = False  # text that was not UTF-8, read with U+FFFD (`auditor.fetch.text`)
 
 
 def _skeleton(body: bytes) -> bytes:

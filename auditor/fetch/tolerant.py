@@ -19,6 +19,7 @@ from typing import Any
 from auditor.common import paths
 from auditor.fetch.paging import Item, Listing, Page
 from auditor.fetch.schema import describe_error, fast_check, schema_errors
+from auditor.fetch.shape import Duplicate
 from auditor.models import DataWarning
 from auditor.redact import Redactor
 
@@ -93,15 +94,30 @@ class DataQuality:
         return lambda warning: self.add(replace(warning, where=page.where))
 
     def add_duplicates(self, page: Page, listing: Listing, name: Callable[[Item], str]) -> None:
-        """One warning per key `page` sent twice, naming its item (the last value was kept)."""
+        """One warning per key `page` sent twice, naming its item (the last value was kept);
+        per item, one for its strings that were not UTF-8 (the first named, the others
+        counted)."""
+        repaired: dict[str, list[Duplicate]] = {}
         for dup in page.duplicates:
             item = "the page"
             if len(dup.path) > 1 and dup.path[0] == listing.items:
                 index = dup.path[1]
                 if isinstance(index, int) and 0 <= index < len(page.items):
                     item = name(page.items[index])
+            if dup.repaired:
+                repaired.setdefault(item, []).append(dup)
+                continue
             problem = dup.problem or f"key {dup.key!r} sent twice; the last value is used"
             self.add(DataWarning(paths.render(dup.path), problem, item, page.where))
+        for item, found in repaired.items():
+            first = min(found, key=lambda d: paths.render(d.path))
+            more = len(found) - 1
+            problem = first.problem + (
+                f"; {more} more {'string' if more == 1 else 'strings'} of it read the same way"
+                if more
+                else ""
+            )
+            self.add(DataWarning(paths.render(first.path), problem, item, page.where))
 
     def warnings(self, redactor: Redactor) -> tuple[DataWarning, ...]:
         """Every warning, redacted (a key or a URL can carry a secret), in path order."""

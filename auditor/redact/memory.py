@@ -178,7 +178,7 @@ class SecretMemory:
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
         digest = hashlib.blake2b(
-            value.encode("utf-8"), key=self._key, person=_PERSON, digest_size=16
+            value.encode("utf-8", "surrogatepass"), key=self._key, person=_PERSON, digest_size=16
         )
         return digest.hexdigest()
 

@@ -1,0 +1,137 @@
+"""Text repair: a body whose JSON is valid but whose text is not all UTF-8 is still read.
+
+Takes the bytes the parser refused (and the charset the response declared), gives the value
+parsed from a repaired copy and the JSON path of every string value or object key that had to
+be repaired, or `None` when the body is not JSON even once repaired. Only the slow path: the
+parser reads a good body first, and this runs only when it refuses one.
+
+Repairs: a byte sequence that is not UTF-8 becomes U+FFFD (as Python's `replace` decoding
+does), and so does a `\\uD800`-`\\uDFFF` escape that is not half of a surrogate pair. A body
+declared in another charset (`Content-Type: application/json; charset=iso-8859-1`) that is not
+UTF-8 is read in that charset instead. A repaired string keeps the rest of its text, so
+redaction still sees a secret next to a bad byte.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+Path = tuple[str | int, ...]
+
+#: A surrogate pair escape (kept), a lone surrogate escape (repaired) or any other escape
+#: (kept: `\\\\` is consumed whole, so `\\\\ud800` is text, not an escape).
+_ESCAPE = re.compile(
+    rb"(?P<pair>\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?P<lone>\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+    rb"|\\.",
+    re.DOTALL,
+)
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPLACEMENT = b"\\ufffd"
+_UTF8 = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf-8-sig"})
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """A body read after repair: its value, the paths repaired (a key's path ends with the key
+    as repaired), and the charset it was read in when not UTF-8."""
+
+    value: Any
+    body: bytes  # the repaired bytes the value was parsed from (the shape checks read them)
+    strings: tuple[Path, ...]
+    keys: tuple[Path, ...]
+    charset: str = ""  # the declared charset it was read in; "" when read as UTF-8
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    return _REPLACEMENT if match["lone"] is not None else match[0]
+
+
+def repair_bytes(body: bytes) -> bytes:
+    """`body` with invalid UTF-8 and lone surrogate escapes replaced by U+FFFD."""
+    if _MAYBE_SURROGATE.search(body):
+        body = _ESCAPE.sub(_escape, body)
+    return body.decode("utf-8", "replace").encode("utf-8")
+
+
+def declared_charset(content_type: str) -> str:
+    """The `charset` parameter of a Content-Type, lower case ("" when none)."""
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return ""
+
+
+def _transcoded(body: bytes, charset: str) -> bytes | None:
+    """`body` read in a declared charset other than UTF-8, as UTF-8; None if it is not one."""
+    if not charset or charset in _UTF8:
+        return None
+    try:
+        name = codecs.lookup(charset).name
+        if name in _UTF8:
+            return None
+        return body.decode(name).encode("utf-8", "surrogatepass")
+    except (LookupError, UnicodeError, ValueError):
+        return None
+
+
+def repair(body: bytes, charset: str = "") -> Repaired | None:
+    """The body read after repair, or None when it is not JSON even then."""
+    transcoded = _transcoded(body, charset)
+    if transcoded is not None:
+        fixed = repair_bytes(transcoded)
+        try:
+            value = orjson.loads(fixed)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            strings, keys = _damaged(transcoded)
+            return Repaired(value, fixed, strings, keys, charset)
+    fixed = repair_bytes(body)
+    try:
+        value = orjson.loads(fixed)
+    except orjson.JSONDecodeError:
+        return None
+    strings, keys = _damaged(body)
+    return Repaired(value, fixed, strings, keys)
+
+
+def _damaged(body: bytes) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The paths of the strings and keys `repair_bytes` changes, read by a parser that keeps
+    what it cannot decode (`json` reads a lone surrogate escape as it is; a byte that is not
+    UTF-8 is kept as one by `surrogateescape`). Called only on a body the repair made valid."""
+    try:
+        original = json.loads(body.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):
+        return ((),), ()  # cannot say where: the whole body is named
+    strings: list[Path] = []
+    keys: list[Path] = []
+    stack: list[tuple[Any, Path]] = [(original, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                strings.append(path)
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                fixed = key
+                if _SURROGATE.search(key):
+                    fixed = fix(key)
+                    keys.append((*path, fixed))
+                stack.append((child, (*path, fixed)))
+        elif isinstance(node, list):
+            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+    return tuple(sorted(strings, key=repr)), tuple(sorted(keys, key=repr))
+
+
+def fix(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)

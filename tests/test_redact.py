@@ -282,3 +282,21 @@ def test_canonical_text_of_a_stream_equals_that_of_a_full_redaction(
         out, body = redactor.redact_canonical(doc, stream="settings")
         full = redactor.redact_json(doc, stream=f"alone {n}")  # walked whole, same memory
         assert body == canonical(out) == canonical(full)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "sk-proj-ABCDEFGHIJKLMNOPQRST",
+    ],
+)
+def test_a_secret_split_by_a_byte_that_was_not_utf8_is_redacted_whole(
+    redactor: Redactor, secret: str
+) -> None:
+    """API text with a bad byte is read with U+FFFD in its place (`auditor.fetch.text`): a
+    secret so split is still recognised, and its marker covers all of it."""
+    damaged = secret[:7] + "\ufffd" + secret[7:]
+    out = redactor.redact_json({"notes": f"rotated {damaged} today"})
+    assert out == {"notes": f"rotated {redactor.marker(damaged)} today"}

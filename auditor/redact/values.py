@@ -144,6 +144,7 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:^|\s)rabbitmqctl\b[^|;&]*?\s(?:add_user|change_password)\s+\S+\s+" + _ARG),
 )
 _MARKER_START = "[secret fp:"
+_REPAIRED = "\ufffd"  # what a byte that was not UTF-8 was read as
 # Every placed or argument pattern needs one of these; most strings (names, ids) have none.
 _TRIGGER = re.compile(
     r"[=:@]|-[-a-zA-Z]|sk-|AIza|xox|(?i:bearer|basic|token)\s|add_user|change_password"
@@ -205,10 +206,31 @@ def _high_entropy(text: str) -> Iterator[str]:
             yield run
 
 
+def _in(part: str) -> Iterator[str]:
+    yield from _placed(part)
+    yield from _detected(part)
+    yield from _high_entropy(part)
+
+
+def _across_repairs(part: str) -> Iterator[str]:
+    """Secrets that a byte which was not UTF-8 split (the API text was read with U+FFFD in its
+    place, `auditor.fetch.text`): found in the text without the U+FFFD, given as the stretch
+    of `part` they span, so the marker covers the whole damaged secret."""
+    kept = [i for i, ch in enumerate(part) if ch != _REPAIRED]
+    joined = "".join(part[i] for i in kept)
+    for secret in set(_in(joined)):
+        start = joined.find(secret)
+        while start != -1:
+            yield part[kept[start] : kept[start + len(secret) - 1] + 1]
+            start = joined.find(secret, start + 1)
+
+
 def find_secrets(text: str) -> list[str]:
     """The secret substrings of `text`, longest first (markers and `${VAR}` references skipped)."""
     found: set[str] = set()
     for part in between_markers(text):
         if len(part) >= _MIN_LEN:
-            found.update(s for s in (*_placed(part), *_detected(part), *_high_entropy(part)))
+            found.update(_in(part))
+            if _REPAIRED in part:
+                found.update(_across_repairs(part))
     return sorted(filter(_keep, found), key=len, reverse=True)

@@ -28,15 +28,10 @@ import orjson
 from auditor.common.escape import clean_text, inert_bytes
 from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
-from auditor.report import display
+from auditor.report import display, identity
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
-#: Namespace of the properties OSCAL does not define: a URI naming this tool, not a location
-#: (the project address SARIF's `informationUri` gives). An http(s) URI rather than a URN:
-#: OSCAL allows any URI, but compliance-trestle's 1.1.3 models, which GRC pipelines load
-#: documents with, accept only URLs with a scheme and host.
-NS = "https://github.com/your-org/auditor/ns/oscal"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 
@@ -49,7 +44,8 @@ def _time(value: datetime) -> str:
 
 
 def _prop(name: str, value: str) -> dict[str, str]:
-    return {"name": name, "ns": NS, "value": _line(value)}
+    """A property OSCAL does not define, in auditor's namespace (`identity.oscal_namespace`)."""
+    return {"name": name, "ns": identity.oscal_namespace(), "value": _line(value)}
 
 
 def _line(text: str) -> str:

@@ -34,7 +34,7 @@ from auditor.common.escape import (
 )
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
-from auditor.report import display
+from auditor.report import display, identity
 from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ReportData
 
@@ -45,8 +45,6 @@ FINGERPRINT_KEY = "auditorFingerprint/v1"
 #: Relative paths are relative to the checkout root, which code scanning calls `%SRCROOT%`.
 SRCROOT = "%SRCROOT%"
 _URI_SAFE = "/@-._~!$&'()*+,;="
-#: Where code scanning's "tool" link points.
-INFORMATION_URI = "https://github.com/your-org/auditor"
 #: Code scanning rejects a run over 25,000 results and keeps only 5,000 of a larger one; we
 #: choose which (the worst) rather than leave it to the upload.
 MAX_RESULTS = 5_000
@@ -276,12 +274,13 @@ def sarif_log(
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
         notes.insert(0, _cap_note(len(listed), left_out, max_results))
+    home = identity.project_home()  # optional in SARIF: never a made-up address
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "auditor",
                 "version": d.tool_version,
-                "informationUri": INFORMATION_URI,
+                **({"informationUri": home} if home else {}),
                 "rules": [_rule(firsts[r]) for r in rule_ids],
             }
         },

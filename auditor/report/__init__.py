@@ -23,7 +23,7 @@ from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
-from auditor.report.oscal import render_oscal
+from auditor.report.oscal import oscal_chunks, render_oscal
 from auditor.report.pdf import render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
 
@@ -136,6 +136,7 @@ STREAMED: dict[str, Callable[..., Iterator[str]]] = {
     "report.html": lambda data, ascii_only=False: iter_html(data),
     "findings.json": json_chunks,
     "junit.xml": lambda data, ascii_only=False: junit_chunks(data),
+    "findings.oscal.json": oscal_chunks,
 }
 
 

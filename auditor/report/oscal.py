@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,7 @@ from auditor.common.escape import clean_text, inert_bytes
 from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
 from auditor.report import display, identity
+from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
@@ -36,7 +38,10 @@ _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 
 def _uuid(data: ReportData, *parts: str) -> str:
-    return str(uuid.uuid5(_ROOT, "\x1f".join((data.run_id, *parts))))
+    name = "\x1f".join((data.run_id, *parts))
+    if not name.isascii():  # a lone surrogate from data cannot be UTF-8: name it by its escape
+        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return str(uuid.uuid5(_ROOT, name))
 
 
 def _time(value: datetime) -> str:
@@ -92,18 +97,19 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
     if f.waiver:
         props.append(_prop("waived-until", f.waiver.expires.isoformat()))
     obs: dict[str, Any] = {
-        "uuid": _uuid(data, "observation", f.fingerprint),
+        "uuid": _observation_uuid(data, f),
         "title": _line(f"{f.rule_id} {f.title}"),
         "description": _line(f.message),
         "props": props,
         "methods": ["TEST"],
         "types": ["finding" if f.status not in ("pass", "not_applicable") else "control-objective"],
+        # The subject's key and kind are its back-matter resource's props: named once there,
+        # not again in each of the (at --all-revisions, 100,000s of) observations of it.
         "subjects": [
             {
                 "subject-uuid": subjects[f.subject.key],
                 "type": "resource",
                 "title": _subject_title(f.subject),
-                "props": [_prop("subject-key", f.subject.key), _prop("kind", f.subject.kind)],
             }
         ],
         "collected": _time(data.generated_at),
@@ -113,7 +119,11 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
     return obs
 
 
-def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict[str, Any]:
+def _observation_uuid(data: ReportData, f: Finding) -> str:
+    return _uuid(data, "observation", f.fingerprint)
+
+
+def _finding(data: ReportData, row: ControlRow, linked: list[str]) -> dict[str, Any]:
     satisfied = row.state == "met"
     reason = "pass" if satisfied else ("fail" if row.failing else "other")
     finding: dict[str, Any] = {
@@ -131,13 +141,24 @@ def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict
             "status": {"state": "satisfied" if satisfied else "not-satisfied", "reason": reason},
         },
     }
-    if observations:
-        finding["related-observations"] = [{"observation-uuid": u} for u in observations]
+    if linked:
+        finding["related-observations"] = [{"observation-uuid": u} for u in linked]
     return finding
 
 
-def oscal_document(data: ReportData) -> dict[str, Any]:
-    """The assessment-results document as plain JSON values."""
+def observations(
+    data: ReportData, subjects: dict[str, str], findings: Iterable[Finding] | None = None
+) -> list[dict[str, Any]]:
+    """Every result (or those of `findings`) as an observation, in report order (`subjects`:
+    subject key → resource uuid)."""
+    return [
+        _observation(data, f, subjects) for f in (data.findings if findings is None else findings)
+    ]
+
+
+def oscal_document(data: ReportData, *, streamed: bool = False) -> dict[str, Any]:
+    """The assessment-results document as plain JSON values (`streamed`: the observations
+    list left empty, for `oscal_chunks` to fill)."""
     subjects: dict[str, str] = {}
     subject_resources: list[dict[str, Any]] = []
     for f in data.findings:
@@ -167,10 +188,9 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             }
         )
     resources += subject_resources  # what each observation's `subject-uuid` names
-    observations = [_observation(data, f, subjects) for f in data.findings]
     by_rule: dict[str, list[str]] = {}
-    for f, obs in zip(data.findings, observations, strict=True):
-        by_rule.setdefault(f.rule_id, []).append(obs["uuid"])
+    for f in data.findings:
+        by_rule.setdefault(f.rule_id, []).append(_observation_uuid(data, f))
     controls = control_rows(data.findings)
     findings = [
         _finding(data, row, [u for rule in row.rules for u in by_rule.get(rule, [])])
@@ -223,8 +243,9 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             ]
         },
     }
-    if observations:
-        result["observations"] = observations
+    if data.findings:
+        # `oscal_chunks` fills it a batch at a time; as a value, every observation at once.
+        result["observations"] = [] if streamed else observations(data, subjects)
     if findings:
         result["findings"] = findings
     if not data.complete:
@@ -260,9 +281,39 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
 
 def render_oscal(data: ReportData) -> str:
     """`findings.oscal.json` text: two-space indented, stable order, trailing newline."""
-    value = oscal_document(data)
     try:
-        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        return "".join(oscal_chunks(data))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
-        return json.dumps(value, indent=2, ensure_ascii=True) + "\n"
-    return inert_bytes(raw) + "\n"
+        return "".join(oscal_chunks(data, ascii_only=True))
+
+
+#: Observations serialized at a time by `oscal_chunks`.
+_BATCH = 256
+
+
+def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+    """`findings.oscal.json` as a stream of text, the observations (nearly all of a large run's
+    document) serialized a batch at a time and never all held: the same bytes as one dump of
+    `oscal_document`. orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after
+    some text was given out): start over with `ascii_only=True`, where `json` escapes them."""
+    dump = _ascii if ascii_only else _dump
+    document = oscal_document(data, streamed=True)
+    result = document["assessment-results"]["results"][0]
+    if "observations" not in result or "findings" not in result:
+        # no observations, or nothing after them in the result to splice them in before
+        yield dump(oscal_document(data)) + "\n"
+        return
+    subjects = {f.subject.key: _uuid(data, "subject", f.subject.key) for f in data.findings}
+    batches = (
+        observations(data, subjects, data.findings[i : i + _BATCH])
+        for i in range(0, len(data.findings), _BATCH)
+    )
+    yield from spliced_lists(document, [("observations", 4, batches)], dump=dump)
+
+
+def _dump(value: Any) -> str:
+    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+
+
+def _ascii(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=True)

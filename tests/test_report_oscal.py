@@ -22,9 +22,8 @@ from report_fixture import build_report_data, declared_urls
 from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
-from auditor.report import write_reports
 from auditor.report.identity import FALLBACK_NS
-from auditor.report.oscal import oscal_document, render_oscal
+from auditor.report.oscal import render_oscal
 from tests.conftest import FIXED_NOW
 
 SCHEMA = json.loads(
@@ -237,19 +236,3 @@ def test_an_observation_names_its_subject_once_in_the_back_matter() -> None:
         props = {p["name"]: p["value"] for p in resources[subject["subject-uuid"]]["props"]}
         assert props == {"subject-key": f.subject.key, "kind": f.subject.kind}
         assert subject["title"] == resources[subject["subject-uuid"]]["title"]
-
-
-@pytest.mark.parametrize("taint", ["", "\ud800 lone surrogate"], ids=["plain", "surrogate"])
-def test_written_file_is_the_document_streamed(taint: str, tmp_path: Path) -> None:
-    """findings.oscal.json is written a batch of observations at a time: the same bytes as
-    the whole document dumped at once."""
-    data = build_report_data(taint)
-    path = write_reports(data, tmp_path, ["oscal"])["findings.oscal.json"]
-    whole = json.dumps(oscal_document(data), indent=2, ensure_ascii=True) + "\n"
-    assert path.read_text("utf-8") == render_oscal(data)
-    assert json.loads(path.read_text("utf-8")) == json.loads(whole)
-    if not taint:
-        assert (
-            path.read_text("utf-8")
-            == json.dumps(oscal_document(data), indent=2, ensure_ascii=False) + "\n"
-        )

@@ -90,13 +90,14 @@ def test_streamed_files_equal_one_dump_of_the_whole_document(case: str, tmp_path
 
 
 def test_oscal_is_streamed_a_batch_of_observations_at_a_time() -> None:
-    """At --all-revisions the observations are nearly all of findings.oscal.json (280 MB at
-    2,000 revisions): held whole, writing it took the run's peak memory from 324 MB to 2.4 GB."""
-    data = build_large(3000)
+    """At --all-revisions the observations, and each control's links to them, are nearly all
+    of findings.oscal.json (280 MB at 2,000 revisions): held whole, writing it took the run's
+    peak memory from 324 MB to 2.4 GB. Only the back matter (a resource per subject) and the
+    head are pieces larger than a batch of 256 observations."""
+    data = build_large(3000)  # 3,000 results, each its own subject
     sizes = [len(chunk) for chunk in oscal_chunks(data)]
     assert sum(sizes) == len(whole_oscal(data))
-    # the largest piece is the controls' findings, which link every observation (27 % here)
-    assert max(sizes) < sum(sizes) / 2, (max(sizes), sum(sizes))
+    assert len(sizes) > 20 and sorted(sizes)[-2] < 500_000, sorted(sizes)[-3:]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

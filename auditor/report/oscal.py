@@ -123,7 +123,11 @@ def _observation_uuid(data: ReportData, f: Finding) -> str:
     return _uuid(data, "observation", f.fingerprint)
 
 
-def _finding(data: ReportData, row: ControlRow, linked: list[str]) -> dict[str, Any]:
+def _finding(
+    data: ReportData, row: ControlRow, linked: list[str], *, streamed: bool = False
+) -> dict[str, Any]:
+    """A control's finding, linked to the observations `linked` (`streamed`: an empty list of
+    them, for `oscal_chunks` to fill)."""
     satisfied = row.state == "met"
     reason = "pass" if satisfied else ("fail" if row.failing else "other")
     finding: dict[str, Any] = {
@@ -141,7 +145,7 @@ def _finding(data: ReportData, row: ControlRow, linked: list[str]) -> dict[str, 
             "status": {"state": "satisfied" if satisfied else "not-satisfied", "reason": reason},
         },
     }
-    if linked:
+    if linked or streamed:
         finding["related-observations"] = [{"observation-uuid": u} for u in linked]
     return finding
 
@@ -156,9 +160,24 @@ def observations(
     ]
 
 
-def oscal_document(data: ReportData, *, streamed: bool = False) -> dict[str, Any]:
-    """The assessment-results document as plain JSON values (`streamed`: the observations
-    list left empty, for `oscal_chunks` to fill)."""
+def _links(data: ReportData) -> dict[str, list[str]]:
+    """Rule id → the uuids of its observations, in report order."""
+    by_rule: dict[str, list[str]] = {}
+    for f in data.findings:
+        by_rule.setdefault(f.rule_id, []).append(_observation_uuid(data, f))
+    return by_rule
+
+
+def oscal_document(
+    data: ReportData,
+    *,
+    streamed: bool = False,
+    links: dict[str, list[str]] | None = None,
+    rows: list[ControlRow] | None = None,
+) -> dict[str, Any]:
+    """The assessment-results document as plain JSON values (`streamed`: the observations and
+    each finding's related observations left empty, for `oscal_chunks` to fill; `links`: the
+    `_links` of `data` and `rows` its `control_rows`, when already made)."""
     subjects: dict[str, str] = {}
     subject_resources: list[dict[str, Any]] = []
     for f in data.findings:
@@ -188,12 +207,15 @@ def oscal_document(data: ReportData, *, streamed: bool = False) -> dict[str, Any
             }
         )
     resources += subject_resources  # what each observation's `subject-uuid` names
-    by_rule: dict[str, list[str]] = {}
-    for f in data.findings:
-        by_rule.setdefault(f.rule_id, []).append(_observation_uuid(data, f))
-    controls = control_rows(data.findings)
+    by_rule = _links(data) if links is None else links
+    controls = control_rows(data.findings) if rows is None else rows
     findings = [
-        _finding(data, row, [u for rule in row.rules for u in by_rule.get(rule, [])])
+        _finding(
+            data,
+            row,
+            [] if streamed else [u for rule in row.rules for u in by_rule.get(rule, [])],
+            streamed=streamed and any(rule in by_rule for rule in row.rules),
+        )
         for row in controls
     ]
     scope = data.scope
@@ -293,22 +315,35 @@ _BATCH = 256
 
 def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
     """`findings.oscal.json` as a stream of text, the observations (nearly all of a large run's
-    document) serialized a batch at a time and never all held: the same bytes as one dump of
-    `oscal_document`. orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after
-    some text was given out): start over with `ascii_only=True`, where `json` escapes them."""
+    document) and each control's links to them serialized a batch at a time and never all
+    held: the same bytes as one dump of `oscal_document`. orjson refuses lone surrogates
+    (`orjson.JSONEncodeError`, possibly after some text was given out): start over with
+    `ascii_only=True`, where `json` escapes them."""
     dump = _ascii if ascii_only else _dump
-    document = oscal_document(data, streamed=True)
+    links, rows = _links(data), control_rows(data.findings)
+    document = oscal_document(data, streamed=True, links=links, rows=rows)
     result = document["assessment-results"]["results"][0]
-    if "observations" not in result or "findings" not in result:
-        # no observations, or nothing after them in the result to splice them in before
-        yield dump(oscal_document(data)) + "\n"
+    if "observations" not in result:
+        yield dump(document) + "\n"  # no results: nothing to stream
         return
     subjects = {f.subject.key: _uuid(data, "subject", f.subject.key) for f in data.findings}
     batches = (
         observations(data, subjects, data.findings[i : i + _BATCH])
         for i in range(0, len(data.findings), _BATCH)
     )
-    yield from spliced_lists(document, [("observations", 4, batches)], dump=dump)
+    lists: list[tuple[str, int, Iterable[list[Any]]]] = [("observations", 4, batches)]
+    for row in rows:
+        if any(rule in links for rule in row.rules):
+            lists.append(("related-observations", 6, _linked(row, links)))
+    yield from spliced_lists(document, lists, dump=dump)
+
+
+def _linked(row: ControlRow, links: dict[str, list[str]]) -> Iterator[list[dict[str, str]]]:
+    """A control finding's `related-observations`, a batch at a time."""
+    for rule in row.rules:
+        uuids = links.get(rule, [])
+        for i in range(0, len(uuids), _BATCH * 4):
+            yield [{"observation-uuid": u} for u in uuids[i : i + _BATCH * 4]]
 
 
 def _dump(value: Any) -> str:

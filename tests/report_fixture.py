@@ -6,8 +6,13 @@ emails, URLs …) so the escaping tests can put hostile text in every field at o
 
 from __future__ import annotations
 
+import email.message
+import importlib.metadata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from auditor.evaluate.model import RuleResult
 from auditor.findings import Finding, compare_runs, findings_from_results
@@ -24,6 +29,7 @@ from auditor.models import (
     Waiver,
 )
 from auditor.policy.model import PolicyFile, Rule
+from auditor.report import identity
 from auditor.report.model import (
     AuditScope,
     InputDigest,
@@ -454,3 +460,27 @@ def build_large(count: int) -> ReportData:
         findings=tuple(rows),
         failing_by_revision=tuple((r, (r * 7919) % 50) for r in range(1, 20001)),
     )
+
+
+@contextmanager
+def declared_urls(*entries: str) -> Iterator[None]:
+    """The installed package's metadata as if pyproject.toml declared these `[project.urls]`
+    entries (`"Homepage, https://…"`), for the reports' tool address and OSCAL namespace."""
+    real = importlib.metadata.metadata
+
+    def metadata(name: str) -> Any:
+        found = real(name)
+        if name != "auditor":
+            return found
+        fake = email.message.Message()
+        for entry in entries:
+            fake["Project-URL"] = entry
+        return fake
+
+    identity.project_home.cache_clear()
+    importlib.metadata.metadata = metadata  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        importlib.metadata.metadata = real
+        identity.project_home.cache_clear()

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 import xmlschema
-from report_fixture import build_large, build_report_data
+from report_fixture import build_large, build_report_data, declared_urls
 
 from auditor.findings.finding import sort_controls
 from auditor.models import Change, SourceLocation, severity_rank
@@ -139,7 +139,6 @@ def test_sarif_include_waived_lists_them_suppressed_with_justification() -> None
 
 def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
     driver = _sarif()["runs"][0]["tool"]["driver"]
-    assert driver["informationUri"].startswith("https://")
     by_id = {r["id"]: r for r in driver["rules"]}
     assert by_id["SET-004"]["name"] == "MCPServersLimitedToAnAllowlist"
     for rule in driver["rules"]:
@@ -147,6 +146,28 @@ def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
         tags = rule["properties"]["tags"]
         assert len(tags) == len(set(tags)) <= MAX_TAGS
         assert rule["help"]["markdown"].startswith("**")
+
+
+def test_sarif_names_no_made_up_tool_address() -> None:
+    """Code scanning shows the tool's `informationUri` as its link: without a home page in the
+    package metadata there is none (optional in SARIF), never a placeholder organisation."""
+    text = render_sarif(build_report_data())
+    assert "your-org" not in text and "example" not in json.loads(text)["runs"][0]["tool"]
+    assert "informationUri" not in json.loads(text)["runs"][0]["tool"]["driver"]
+
+
+def test_sarif_tool_address_is_the_declared_home_page() -> None:
+    with declared_urls(
+        "Issues, https://example.org/auditor/issues", "Homepage, https://example.org/auditor/"
+    ):
+        log = json.loads(render_sarif(build_report_data()))
+    assert log["runs"][0]["tool"]["driver"]["informationUri"] == "https://example.org/auditor"
+    jsonschema.Draft4Validator(
+        json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    ).validate(log)
+    with declared_urls("Homepage, http://example.org/plain", "Source, javascript:alert(1)"):
+        log = json.loads(render_sarif(build_report_data()))
+    assert "informationUri" not in log["runs"][0]["tool"]["driver"]  # https only
 
 
 def test_sarif_tags_are_deduplicated_and_capped() -> None:

@@ -18,10 +18,11 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 import regex
 from jsonschema import validators
-from report_fixture import build_report_data
+from report_fixture import build_report_data, declared_urls
 from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
+from auditor.report.identity import FALLBACK_NS
 from auditor.report.oscal import render_oscal
 from tests.conftest import FIXED_NOW
 
@@ -187,3 +188,51 @@ def test_demo_run_oscal_validates(tmp_path: Path) -> None:
     assert problems(doc) == []
     findings = json.loads((tmp_path / "r" / "findings.json").read_text())["findings"]
     assert len(doc["assessment-results"]["results"][0]["observations"]) == len(findings)
+
+
+def _namespaces(doc: Any) -> set[str]:
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if "ns" in value:
+                found.add(value["ns"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(doc)
+    return found
+
+
+def test_properties_name_no_made_up_organisation() -> None:
+    """Without a home page in the package metadata, auditor's properties use a namespace on a
+    reserved `.invalid` host (it can never name someone's organisation) that still validates."""
+    text = render_oscal(build_report_data())
+    assert "your-org" not in text
+    doc = json.loads(text)
+    assert _namespaces(doc) == {FALLBACK_NS} and FALLBACK_NS.startswith("https://auditor.invalid/")
+    assert problems(doc) == []
+
+
+def test_properties_namespace_follows_the_declared_home_page() -> None:
+    with declared_urls("Repository, https://example.org/auditor.git/"):
+        doc = json.loads(render_oscal(build_report_data()))
+    assert _namespaces(doc) == {"https://example.org/auditor.git/ns/oscal"}
+    assert problems(doc) == []
+
+
+def test_an_observation_names_its_subject_once_in_the_back_matter() -> None:
+    """The subject's key and kind are its resource's props, not repeated in each observation
+    (at --all-revisions, 100,000s of observations of a few thousand subjects)."""
+    data = build_report_data()
+    ar = json.loads(render_oscal(data))["assessment-results"]
+    resources = {r["uuid"]: r for r in ar["back-matter"]["resources"]}
+    for f, o in zip(data.findings, ar["results"][0]["observations"], strict=True):
+        (subject,) = o["subjects"]
+        assert set(subject) == {"subject-uuid", "type", "title"}
+        props = {p["name"]: p["value"] for p in resources[subject["subject-uuid"]]["props"]}
+        assert props == {"subject-key": f.subject.key, "kind": f.subject.kind}
+        assert subject["title"] == resources[subject["subject-uuid"]]["title"]

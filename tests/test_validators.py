@@ -31,6 +31,7 @@ from markdown_it.token import Token
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
+from auditor.report import identity
 from auditor.report.sarif import MAX_RESULTS
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
@@ -174,7 +175,15 @@ def _multitool_problems(sarif: Path, work: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", RUNS)
 def test_sarif_passes_sarif_multitool_validate(outputs: Outputs, name: str, tmp_path: Path) -> None:
-    assert _multitool_problems(outputs.folders[name] / "findings.sarif", tmp_path) == []
+    problems = _multitool_problems(outputs.folders[name] / "findings.sarif", tmp_path)
+    if identity.project_home() is None:
+        # The one recommendation left while pyproject.toml declares no home page: SARIF makes
+        # `informationUri` optional, and a made-up address would be worse than none.
+        problems = [p for p in problems if not _NO_INFORMATION_URI.match(p)]
+    assert problems == []
+
+
+_NO_INFORMATION_URI = re.compile(r"warning SARIF2005 line \d+: .*Warning_ProvideToolnformationUri")
 
 
 def test_multitool_check_catches_what_github_rejected(outputs: Outputs, tmp_path: Path) -> None:

@@ -23,15 +23,9 @@ from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
-from auditor.report.oscal import render_oscal
+from auditor.report.oscal import oscal_chunks, render_oscal
 from auditor.report.pdf import render_pdf
-from auditor.report.sarif import (
-    fitted_cap,
-    listed_count,
-    render_sarif,
-    sarif_chunks,
-    within_limit_raw,
-)
+from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -141,19 +135,20 @@ def _write_pdf(data: ReportData, path: Path, html: Path | None) -> Path:
 STREAMED: dict[str, Callable[..., Iterator[str]]] = {
     "report.html": lambda data, ascii_only=False: iter_html(data),
     "findings.json": json_chunks,
-    "findings.sarif": sarif_chunks,
     "junit.xml": lambda data, ascii_only=False: junit_chunks(data),
+    "findings.oscal.json": oscal_chunks,
 }
 
 
 def _write(path: Path, name: str, render: Callable[[ReportData], str], data: ReportData) -> None:
+    if name == "findings.sarif":
+        _write_sarif(path, data)
+        return
     stream = STREAMED.get(name)
     if stream is None:
         write_atomic(path, render(data))
         return
     _write_stream(path, stream, data)
-    if name == "findings.sarif":
-        _fit_sarif(path, data)
 
 
 def _write_stream(path: Path, stream: Callable[..., Iterator[str]], data: ReportData) -> None:
@@ -163,17 +158,15 @@ def _write_stream(path: Path, stream: Callable[..., Iterator[str]], data: Report
         write_atomic(path, stream(data, ascii_only=True))
 
 
-def _fit_sarif(path: Path, data: ReportData) -> None:
-    """Write findings.sarif again with fewer results (the worst kept) while it is over code
-    scanning's upload limit; a run notification says how many were left out and why. The cut
-    is in proportion to the results the file lists (not to the 5,000 cap): one more write
-    usually fits."""
-    if within_limit_raw(path):
-        return  # a usual run: the file is not compressed, nor the results counted
-    cap = fitted_cap(path, listed_count(data))
-    while cap is not None:
-        _write_stream(path, functools.partial(sarif_chunks, max_results=cap), data)
-        cap = fitted_cap(path, cap)
+def _write_sarif(path: Path, data: ReportData) -> None:
+    """findings.sarif streamed to `path`, kept within code scanning's upload limit by the loop
+    `render_sarif` uses (`sarif.write_fitted`), so the file and the text are the same bytes."""
+
+    def write(max_results: int) -> tuple[int, Callable[[], int]]:
+        _write_stream(path, functools.partial(sarif_chunks, max_results=max_results), data)
+        return path.stat().st_size, functools.partial(gzip_size, path)
+
+    write_fitted(write, data)
 
 
 def prepare_out_dir(out_dir: Path) -> None:

@@ -34,7 +34,7 @@ from auditor.findings.finding import Finding, sort_controls, sort_findings
 from auditor.models import QUIET_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
-from auditor.report.htmlrows import RowWriter
+from auditor.report.htmlrows import RowWriter, day, finalize
 from auditor.report.model import (
     ControlRow,
     ReportData,
@@ -66,13 +66,6 @@ class RuleGroup:
         return self.total - len(self.rows)
 
 
-def _finalize(value: Any) -> Any:
-    """Clean every value on its way out; non-text objects (e.g. locations) become clean text."""
-    if isinstance(value, Markup) or value is None or isinstance(value, int | float):
-        return value
-    return clean_text(value if isinstance(value, str) else str(value))
-
-
 def _prose(text: str) -> Markup:
     """Escaped prose with its `code` spans shown as code."""
     out = Markup("")
@@ -85,10 +78,6 @@ def _when(value: datetime | None) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _day(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")
-
-
 @cache
 def environment() -> jinja2.Environment:
     """The template environment: autoescape on, undefined names are errors."""
@@ -96,14 +85,14 @@ def environment() -> jinja2.Environment:
         loader=jinja2.PackageLoader("auditor.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
+        finalize=finalize,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
     env.filters.update(
         when=_when,
-        day=_day,
+        day=day,
         short=shorten,
         prose=_prose,
         sortcontrols=sort_controls,

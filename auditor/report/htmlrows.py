@@ -50,6 +50,19 @@ CACHE_LIMIT = 4096
 _EXACT = frozenset({str, int, bool, type(None)})
 
 
+def finalize(value: Any) -> Any:
+    """The report template's `finalize`: every value cleaned on its way out; non-text objects
+    (e.g. locations) become clean text, markup and numbers pass as they are."""
+    if isinstance(value, Markup) or value is None or isinstance(value, int | float):
+        return value
+    return clean_text(value if isinstance(value, str) else str(value))
+
+
+def day(value: datetime) -> str:
+    """A date as the report shows it (`2026-11-25`): the template's `day` filter."""
+    return value.strftime("%Y-%m-%d")
+
+
 class Escaper:
     """`{{ value }}` of the report template (finalize, then autoescape) as text, with a cache for
     strings: the same rule ids, labels, paths and values are escaped once per report."""
@@ -66,11 +79,7 @@ class Escaper:
                     cache.clear()
                 out = cache[value] = html_escape(clean_text(value))
             return out
-        if isinstance(value, Markup):
-            return str(value)
-        if value is None or isinstance(value, int | float):
-            return str(escape(value))
-        return str(escape(clean_text(value if isinstance(value, str) else str(value))))
+        return str(escape(finalize(value)))
 
 
 class RowWriter:
@@ -191,7 +200,7 @@ class RowWriter:
             if w:
                 ticket = f" ({esc(w.ticket)})" if w.ticket else ""
                 waiver = (
-                    f'<p class="muted">Waived until {esc(_day(w.expires))} by {esc(w.owner)}'
+                    f'<p class="muted">Waived until {esc(day(w.expires))} by {esc(w.owner)}'
                     f"{ticket}: {esc(shorten(w.reason))}</p>"
                 )
             out.append(
@@ -300,7 +309,3 @@ class RowWriter:
                 for key, h in rows
             )
         )
-
-
-def _day(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")

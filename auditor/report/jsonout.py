@@ -293,17 +293,20 @@ def spliced_lists(
     dump: Callable[[Any], str],
 ) -> Iterator[str]:
     """The indented JSON text of `document` with each of its empty `lists` (key, depth, items)
-    filled with `items` (given a batch at a time) as the text is written out; each list is
-    not the last member of its object, and they are given in the order the text has them.
-    Lines of serialized JSON never hold a raw newline, so re-indenting a batch is a replace."""
+    filled with `items` (given a batch at a time) as the text is written out; they are given in
+    the order the text has them (a key may come again, at its next place in the text). Lines of
+    serialized JSON never hold a raw newline (nor can a string hold one), so a list is found by
+    its line and re-indenting a batch is a replace."""
     text = dump(document)
+    start = 0
     for key, depth, items in lists:
         pad = "  " * depth
-        marker = f'\n{pad}"{key}": [],\n'
-        head, found, text = text.partition(marker)
-        if not found:
+        marker = f'\n{pad}"{key}": []'
+        at = text.find(marker, start)
+        if at < 0 or text[at + len(marker)] not in ",\n":
             raise ValueError(f"{key!r} is not an empty list at depth {depth}")
-        yield head + f'\n{pad}"{key}": ['
+        yield text[start:at] + f'\n{pad}"{key}": ['
+        start = at + len(marker)
         first = True
         for batch in items:
             if not batch:
@@ -314,8 +317,8 @@ def spliced_lists(
             body = listed[1 : len(listed) - 2].replace("\n", "\n" + pad)
             yield body if first else "," + body
             first = False
-        yield f"\n{pad}],\n" if not first else "],\n"
-    yield text + "\n"
+        yield f"\n{pad}]" if not first else "]"
+    yield text[start:] + "\n"
 
 
 def _dump(value: Any) -> str:

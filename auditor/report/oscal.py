@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -28,20 +29,19 @@ import orjson
 from auditor.common.escape import clean_text, inert_bytes
 from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
-from auditor.report import display
+from auditor.report import display, identity
+from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
-#: Namespace of the properties OSCAL does not define: a URI naming this tool, not a location
-#: (the project address SARIF's `informationUri` gives). An http(s) URI rather than a URN:
-#: OSCAL allows any URI, but compliance-trestle's 1.1.3 models, which GRC pipelines load
-#: documents with, accept only URLs with a scheme and host.
-NS = "https://github.com/your-org/auditor/ns/oscal"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 
 def _uuid(data: ReportData, *parts: str) -> str:
-    return str(uuid.uuid5(_ROOT, "\x1f".join((data.run_id, *parts))))
+    name = "\x1f".join((data.run_id, *parts))
+    if not name.isascii():  # a lone surrogate from data cannot be UTF-8: name it by its escape
+        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return str(uuid.uuid5(_ROOT, name))
 
 
 def _time(value: datetime) -> str:
@@ -49,7 +49,8 @@ def _time(value: datetime) -> str:
 
 
 def _prop(name: str, value: str) -> dict[str, str]:
-    return {"name": name, "ns": NS, "value": _line(value)}
+    """A property OSCAL does not define, in auditor's namespace (`identity.oscal_namespace`)."""
+    return {"name": name, "ns": identity.oscal_namespace(), "value": _line(value)}
 
 
 def _line(text: str) -> str:
@@ -96,18 +97,19 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
     if f.waiver:
         props.append(_prop("waived-until", f.waiver.expires.isoformat()))
     obs: dict[str, Any] = {
-        "uuid": _uuid(data, "observation", f.fingerprint),
+        "uuid": _observation_uuid(data, f),
         "title": _line(f"{f.rule_id} {f.title}"),
         "description": _line(f.message),
         "props": props,
         "methods": ["TEST"],
         "types": ["finding" if f.status not in ("pass", "not_applicable") else "control-objective"],
+        # The subject's key and kind are its back-matter resource's props: named once there,
+        # not again in each of the (at --all-revisions, 100,000s of) observations of it.
         "subjects": [
             {
                 "subject-uuid": subjects[f.subject.key],
                 "type": "resource",
                 "title": _subject_title(f.subject),
-                "props": [_prop("subject-key", f.subject.key), _prop("kind", f.subject.kind)],
             }
         ],
         "collected": _time(data.generated_at),
@@ -117,7 +119,15 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
     return obs
 
 
-def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict[str, Any]:
+def _observation_uuid(data: ReportData, f: Finding) -> str:
+    return _uuid(data, "observation", f.fingerprint)
+
+
+def _finding(
+    data: ReportData, row: ControlRow, linked: list[str], *, streamed: bool = False
+) -> dict[str, Any]:
+    """A control's finding, linked to the observations `linked` (`streamed`: an empty list of
+    them, for `oscal_chunks` to fill)."""
     satisfied = row.state == "met"
     reason = "pass" if satisfied else ("fail" if row.failing else "other")
     finding: dict[str, Any] = {
@@ -135,13 +145,39 @@ def _finding(data: ReportData, row: ControlRow, observations: list[str]) -> dict
             "status": {"state": "satisfied" if satisfied else "not-satisfied", "reason": reason},
         },
     }
-    if observations:
-        finding["related-observations"] = [{"observation-uuid": u} for u in observations]
+    if linked or streamed:
+        finding["related-observations"] = [{"observation-uuid": u} for u in linked]
     return finding
 
 
-def oscal_document(data: ReportData) -> dict[str, Any]:
-    """The assessment-results document as plain JSON values."""
+def observations(
+    data: ReportData, subjects: dict[str, str], findings: Iterable[Finding] | None = None
+) -> list[dict[str, Any]]:
+    """Every result (or those of `findings`) as an observation, in report order (`subjects`:
+    subject key → resource uuid)."""
+    return [
+        _observation(data, f, subjects) for f in (data.findings if findings is None else findings)
+    ]
+
+
+def _links(data: ReportData) -> dict[str, list[str]]:
+    """Rule id → the uuids of its observations, in report order."""
+    by_rule: dict[str, list[str]] = {}
+    for f in data.findings:
+        by_rule.setdefault(f.rule_id, []).append(_observation_uuid(data, f))
+    return by_rule
+
+
+def oscal_document(
+    data: ReportData,
+    *,
+    streamed: bool = False,
+    links: dict[str, list[str]] | None = None,
+    rows: list[ControlRow] | None = None,
+) -> dict[str, Any]:
+    """The assessment-results document as plain JSON values (`streamed`: the observations and
+    each finding's related observations left empty, for `oscal_chunks` to fill; `links`: the
+    `_links` of `data` and `rows` its `control_rows`, when already made)."""
     subjects: dict[str, str] = {}
     subject_resources: list[dict[str, Any]] = []
     for f in data.findings:
@@ -171,13 +207,15 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             }
         )
     resources += subject_resources  # what each observation's `subject-uuid` names
-    observations = [_observation(data, f, subjects) for f in data.findings]
-    by_rule: dict[str, list[str]] = {}
-    for f, obs in zip(data.findings, observations, strict=True):
-        by_rule.setdefault(f.rule_id, []).append(obs["uuid"])
-    controls = control_rows(data.findings)
+    by_rule = _links(data) if links is None else links
+    controls = control_rows(data.findings) if rows is None else rows
     findings = [
-        _finding(data, row, [u for rule in row.rules for u in by_rule.get(rule, [])])
+        _finding(
+            data,
+            row,
+            [] if streamed else [u for rule in row.rules for u in by_rule.get(rule, [])],
+            streamed=streamed and any(rule in by_rule for rule in row.rules),
+        )
         for row in controls
     ]
     scope = data.scope
@@ -227,8 +265,9 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
             ]
         },
     }
-    if observations:
-        result["observations"] = observations
+    if data.findings:
+        # `oscal_chunks` fills it a batch at a time; as a value, every observation at once.
+        result["observations"] = [] if streamed else observations(data, subjects)
     if findings:
         result["findings"] = findings
     if not data.complete:
@@ -264,9 +303,52 @@ def oscal_document(data: ReportData) -> dict[str, Any]:
 
 def render_oscal(data: ReportData) -> str:
     """`findings.oscal.json` text: two-space indented, stable order, trailing newline."""
-    value = oscal_document(data)
     try:
-        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        return "".join(oscal_chunks(data))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
-        return json.dumps(value, indent=2, ensure_ascii=True) + "\n"
-    return inert_bytes(raw) + "\n"
+        return "".join(oscal_chunks(data, ascii_only=True))
+
+
+#: Observations serialized at a time by `oscal_chunks`.
+_BATCH = 256
+
+
+def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
+    """`findings.oscal.json` as a stream of text, the observations (nearly all of a large run's
+    document) and each control's links to them serialized a batch at a time and never all
+    held: the same bytes as one dump of `oscal_document`. orjson refuses lone surrogates
+    (`orjson.JSONEncodeError`, possibly after some text was given out): start over with
+    `ascii_only=True`, where `json` escapes them."""
+    dump = _ascii if ascii_only else _dump
+    links, rows = _links(data), control_rows(data.findings)
+    document = oscal_document(data, streamed=True, links=links, rows=rows)
+    result = document["assessment-results"]["results"][0]
+    if "observations" not in result:
+        yield dump(document) + "\n"  # no results: nothing to stream
+        return
+    subjects = {f.subject.key: _uuid(data, "subject", f.subject.key) for f in data.findings}
+    batches = (
+        observations(data, subjects, data.findings[i : i + _BATCH])
+        for i in range(0, len(data.findings), _BATCH)
+    )
+    lists: list[tuple[str, int, Iterable[list[Any]]]] = [("observations", 4, batches)]
+    for row in rows:
+        if any(rule in links for rule in row.rules):
+            lists.append(("related-observations", 6, _linked(row, links)))
+    yield from spliced_lists(document, lists, dump=dump)
+
+
+def _linked(row: ControlRow, links: dict[str, list[str]]) -> Iterator[list[dict[str, str]]]:
+    """A control finding's `related-observations`, a batch at a time."""
+    for rule in row.rules:
+        uuids = links.get(rule, [])
+        for i in range(0, len(uuids), _BATCH * 4):
+            yield [{"observation-uuid": u} for u in uuids[i : i + _BATCH * 4]]
+
+
+def _dump(value: Any) -> str:
+    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+
+
+def _ascii(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=True)

@@ -7,8 +7,8 @@ alerts. Each result points at `Finding.location` (a file under review), else the
 its policy file, else the proposed file (review mode) or the policy file that holds the rule.
 Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
 notification says how many were left out) and `MAX_TAGS` tags per rule; `write_reports` keeps
-the file within `UPLOAD_LIMIT` gzip-compressed (`fitted_cap`: fewer results, the worst kept),
-and `render_sarif` gives the same cut text.
+the file within `UPLOAD_LIMIT` gzip-compressed (`write_fitted`: fewer results, the worst kept),
+and `render_sarif` gives the same cut text through the same loop.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from auditor.common.escape import (
 )
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
-from auditor.report import display
+from auditor.report import display, identity
 from auditor.report.jsonout import spliced_lists
 from auditor.report.model import ReportData
 
@@ -45,8 +45,6 @@ FINGERPRINT_KEY = "auditorFingerprint/v1"
 #: Relative paths are relative to the checkout root, which code scanning calls `%SRCROOT%`.
 SRCROOT = "%SRCROOT%"
 _URI_SAFE = "/@-._~!$&'()*+,;="
-#: Where code scanning's "tool" link points.
-INFORMATION_URI = "https://github.com/your-org/auditor"
 #: Code scanning rejects a run over 25,000 results and keeps only 5,000 of a larger one; we
 #: choose which (the worst) rather than leave it to the upload.
 MAX_RESULTS = 5_000
@@ -276,12 +274,13 @@ def sarif_log(
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
         notes.insert(0, _cap_note(len(listed), left_out, max_results))
+    home = identity.project_home()  # optional in SARIF: never a made-up address
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "auditor",
                 "version": d.tool_version,
-                "informationUri": INFORMATION_URI,
+                **({"informationUri": home} if home else {}),
                 "rules": [_rule(firsts[r]) for r in rule_ids],
             }
         },
@@ -302,16 +301,30 @@ def sarif_log(
 def render_sarif(data: ReportData) -> str:
     """`findings.sarif` text: the very bytes `write_reports` writes, cut to the upload limit the
     same way (`auditor verify` re-renders a bundle's SARIF with it)."""
-    text = _sarif_text(data, MAX_RESULTS)
-    raw = text.encode("utf-8")
-    if _raw_within(len(raw), UPLOAD_LIMIT):
-        return text
-    cap = _next_cap(len(raw), functools.partial(_packed_text, raw), listed_count(data))
+    texts: list[str] = []
+
+    def write(max_results: int) -> tuple[int, Callable[[], int]]:
+        texts[:] = [_sarif_text(data, max_results)]
+        raw = texts[0].encode("utf-8")
+        return len(raw), functools.partial(_packed_text, raw)
+
+    write_fitted(write, data)
+    return texts[0]
+
+
+def write_fitted(write: Callable[[int], tuple[int, Callable[[], int]]], data: ReportData) -> None:
+    """Write `findings.sarif` with `write(max_results)` (which gives the raw size and a way to
+    get the gzip size), then again with fewer results (the worst kept) while it is over code
+    scanning's upload limit; the run notification says how many were left out and why. The cut
+    is in proportion to the results the file lists (not to the 5,000 cap), so one more write
+    usually fits. The one loop behind both `render_sarif` (text) and `write_reports` (a file)."""
+    raw, packed = write(MAX_RESULTS)
+    if _raw_within(raw, UPLOAD_LIMIT):
+        return  # a usual run: the file is not compressed, nor the results counted
+    cap = _next_cap(raw, packed, listed_count(data))
     while cap is not None:
-        text = _sarif_text(data, cap)
-        raw = text.encode("utf-8")
-        cap = _next_cap(len(raw), functools.partial(_packed_text, raw), cap)
-    return text
+        raw, packed = write(cap)
+        cap = _next_cap(raw, packed, cap)
 
 
 def _sarif_text(data: ReportData, max_results: int) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from auditor.common import paths
 from auditor.evaluate.env import Env
 from auditor.evaluate.outcome import Outcome, combine_all, combine_any
-from auditor.evaluate.quantify import Quantified, each_outcome, some_outcome
+from auditor.evaluate.quantify import Quantified, each_outcome, grouped, some_outcome
 from auditor.evaluate.refs import dereference
 from auditor.evaluate.status import entry_statuses
 from auditor.evaluate.wording import (
@@ -86,8 +86,8 @@ def evaluate_quantifier(cond: Quantifier, node: Any, base: str, env: Env) -> Out
     # Every entry's status, but the words only of the entries the outcome shows (at most
     # ENTRY_EVIDENCE of them): a list of 20,000 commands is 20,000 statuses, not 20,000
     # messages. `status.entry_statuses` gives the status `evaluate_condition` would.
-    statuses = entry_statuses(cond, items, env)
-    run = Quantified(where, items, statuses, word, cond.inner.__getitem__, cond.on_self)
+    groups = grouped(entry_statuses(cond, items, env))
+    run = Quantified(where, items, groups, word, cond.inner.__getitem__, cond.on_self)
     if cond.kind == "each":
         return each_outcome(run)
     found = some_outcome(run)

@@ -7,7 +7,7 @@ Takes the per-entry outcomes of the inner condition and a description of it, giv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,8 +39,8 @@ class Quantified:
 
     where: str
     items: list[Any]
-    statuses: Sequence[OutcomeStatus]  # each entry's status, not negated
-    word: Callable[[int], Outcome]  # entry i's outcome (its status is statuses[i])
+    groups: Mapping[OutcomeStatus, Sequence[int]]  # entries' indices by status, not negated
+    word: Callable[[int], Outcome]  # entry i's outcome, worded (not negated)
     describe: Callable[[bool], str]  # the inner condition, third person; True: negated
     on_self: bool  # the inner condition reads the entry itself (`path: "@"`)
     flips: int = 0  # how often every entry's outcome is negated (worded only when shown)
@@ -54,10 +54,22 @@ class Quantified:
         """The same run with every entry's outcome negated."""
         return replace(self, flips=self.flips + 1)
 
-    def entries(self, status: OutcomeStatus) -> list[int]:
-        """The indices of the entries whose negated status is `status`."""
-        flips = self.flips
-        return [i for i, s in enumerate(self.statuses) if turned_status(s, flips) == status]
+    def entries(self, status: OutcomeStatus) -> Sequence[int]:
+        """The indices of the entries whose negated status is `status` (negating twice is
+        the identity, so they are the entries whose own status is `status` negated)."""
+        return self.groups.get(turned_status(status, self.flips), ())
+
+
+def grouped(statuses: Iterable[OutcomeStatus]) -> dict[OutcomeStatus, list[int]]:
+    """The indices of the entries of each status, in order."""
+    groups: dict[OutcomeStatus, list[int]] = {}
+    for index, status in enumerate(statuses):
+        found = groups.get(status)
+        if found is None:
+            groups[status] = [index]
+        else:
+            found.append(index)
+    return groups
 
 
 def each_outcome(q: Quantified) -> Outcome:

@@ -8,14 +8,14 @@ absent; the rule's `on_missing` decides) or error (wrong type; never a silent fa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from auditor.common import paths
+from auditor.evaluate.env import Env
 from auditor.evaluate.outcome import Outcome, combine_all, combine_any
-from auditor.evaluate.quantify import Quantified, each_outcome, some_outcome
+from auditor.evaluate.quantify import Quantified, each_outcome, grouped, some_outcome
 from auditor.evaluate.refs import dereference
+from auditor.evaluate.status import entry_statuses
 from auditor.evaluate.wording import (
     Check,
     held,
@@ -31,14 +31,14 @@ from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.phrasing import short, show
 from auditor.policy.refs import Ref
 
-
-@dataclass(frozen=True)
-class Env:
-    """What a condition sees besides the node: the clock and, for change rules, the two sides."""
-
-    now: datetime
-    change: tuple[Any, Any] | None = None
-    root: Any = MISSING  # the document `{ref: …}` arguments are read from
+__all__ = [
+    "Env",
+    "element_base",
+    "evaluate_condition",
+    "evaluate_leaf",
+    "evaluate_logic",
+    "evaluate_quantifier",
+]
 
 
 def evaluate_condition(cond: Condition, node: Any, base: str, env: Env) -> Outcome:
@@ -73,11 +73,21 @@ def evaluate_quantifier(cond: Quantifier, node: Any, base: str, env: Env) -> Out
         detail = f"{show(where)} is {json_type(items)}; `{cond.kind}` needs an array"
         return Outcome.error(detail, Evidence(where, items, None, cond.kind))
     inner = cond.condition
-    outcomes = [
-        evaluate_condition(inner, item, element_base(where, i, item), env)
-        for i, item in enumerate(items)
-    ]
-    run = Quantified(where, items, outcomes, cond.inner.__getitem__, cond.on_self)
+    worded: dict[int, Outcome] = {}
+
+    def word(index: int) -> Outcome:
+        found = worded.get(index)
+        if found is None:
+            item = items[index]
+            found = evaluate_condition(inner, item, element_base(where, index, item), env)
+            worded[index] = found
+        return found
+
+    # Every entry's status, but the words only of the entries the outcome shows (at most
+    # ENTRY_EVIDENCE of them): a list of 20,000 commands is 20,000 statuses, not 20,000
+    # messages. `status.entry_statuses` gives the status `evaluate_condition` would.
+    groups = grouped(entry_statuses(cond, items, env))
+    run = Quantified(where, items, groups, word, cond.inner.__getitem__, cond.on_self)
     if cond.kind == "each":
         return each_outcome(run)
     found = some_outcome(run)

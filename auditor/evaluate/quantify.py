@@ -7,7 +7,7 @@ Takes the per-entry outcomes of the inner condition and a description of it, giv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,11 +32,15 @@ KEPT_ENTRIES = 20
 
 @dataclass(frozen=True)
 class Quantified:
-    """One quantifier run: the array, its entries' outcomes, and how to describe the check."""
+    """One quantifier run: the array, its entries' statuses, and how to word and describe them.
+
+    Only the entries an outcome shows are worded (`word`, which builds an entry's outcome once
+    and keeps it): the others are counted by their status."""
 
     where: str
     items: list[Any]
-    outcomes: Sequence[Outcome]
+    groups: Mapping[OutcomeStatus, Sequence[int]]  # entries' indices by status, not negated
+    word: Callable[[int], Outcome]  # entry i's outcome, worded (not negated)
     describe: Callable[[bool], str]  # the inner condition, third person; True: negated
     on_self: bool  # the inner condition reads the entry itself (`path: "@"`)
     flips: int = 0  # how often every entry's outcome is negated (worded only when shown)
@@ -48,13 +52,24 @@ class Quantified:
 
     def flipped(self) -> Quantified:
         """The same run with every entry's outcome negated."""
-        return Quantified(
-            self.where, self.items, self.outcomes, self.describe, self.on_self, self.flips + 1
-        )
+        return replace(self, flips=self.flips + 1)
 
-    def entries(self, status: OutcomeStatus) -> list[Outcome]:
-        """The entries' outcomes (not yet negated) whose negated status is `status`."""
-        return [o for o in self.outcomes if turned_status(o.status, self.flips) == status]
+    def entries(self, status: OutcomeStatus) -> Sequence[int]:
+        """The indices of the entries whose negated status is `status` (negating twice is
+        the identity, so they are the entries whose own status is `status` negated)."""
+        return self.groups.get(turned_status(status, self.flips), ())
+
+
+def grouped(statuses: Iterable[OutcomeStatus]) -> dict[OutcomeStatus, list[int]]:
+    """The indices of the entries of each status, in order."""
+    groups: dict[OutcomeStatus, list[int]] = {}
+    for index, status in enumerate(statuses):
+        found = groups.get(status)
+        if found is None:
+            groups[status] = [index]
+        else:
+            found.append(index)
+    return groups
 
 
 def each_outcome(q: Quantified) -> Outcome:
@@ -65,8 +80,8 @@ def each_outcome(q: Quantified) -> Outcome:
     for status in ("error", "fail", "missing"):
         picked = q.entries(status)
         if picked:
-            return with_flip(_entries(status, picked, q.flips), flip)
-    return with_flip(_entries("pass", q.entries("pass"), q.flips), flip)
+            return with_flip(_entries(status, picked, q), flip)
+    return with_flip(_entries("pass", q.entries("pass"), q), flip)
 
 
 def some_outcome(q: Quantified) -> Outcome:
@@ -75,15 +90,15 @@ def some_outcome(q: Quantified) -> Outcome:
     for status in ("error", "pass", "missing"):
         picked = q.entries(status)
         if picked:
-            return with_flip(_entries(status, picked, q.flips), flip)
+            return with_flip(_entries(status, picked, q), flip)
     return with_flip(_no_entry(q), flip)
 
 
-def _entries(status: Any, picked: Sequence[Outcome], flips: int) -> Outcome:
+def _entries(status: Any, picked: Sequence[int], q: Quantified) -> Outcome:
     """The first entry's message, how many more entries, and their evidence (capped).
 
-    Only the entries shown are negated (worded): the rest are counted."""
-    shown = [turned(o, flips) for o in picked[:ENTRY_EVIDENCE]]
+    Only the entries shown are worded (and negated): the rest are counted."""
+    shown = [turned(q.word(i), q.flips) for i in picked[:ENTRY_EVIDENCE]]
     head = shown[0].head
     evidence = [ev for o in shown for ev in o.evidence[:2]]
     if len(picked) > ENTRY_EVIDENCE:

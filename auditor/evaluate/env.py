@@ -1,0 +1,18 @@
+"""What a condition sees besides the node it reads: the clock, the change sides, the root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from auditor.operators import MISSING
+
+
+@dataclass(frozen=True)
+class Env:
+    """What a condition sees besides the node: the clock and, for change rules, the two sides."""
+
+    now: datetime
+    change: tuple[Any, Any] | None = None
+    root: Any = MISSING  # the document `{ref: …}` arguments are read from

@@ -10,6 +10,7 @@ import io
 import json
 import re
 import threading
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -384,3 +385,60 @@ def test_any_body_gives_a_page_with_warnings_or_a_clear_error_never_a_crash(body
     orjson.dumps(page.items)  # every string is valid text: it can be stored
     if any(d.repaired for d in page.duplicates):
         assert "\ufffd" in orjson.dumps(page.items).decode()
+
+
+def _declared(body: bytes, charset: str) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        content_type = f"application/json; charset={charset}"
+        return httpx.Response(200, content=body, headers={"content-type": content_type})
+
+    return answer
+
+
+def test_a_utf_8_body_declared_latin_1_keeps_its_text_when_a_surrogate_is_repaired() -> None:
+    # UTF-8 whatever it declares: read in latin-1, "Zoë" became "ZoÃ«", with a warning that
+    # the body was not UTF-8
+    settings = '{"n":"Zo\u00eb","s":"\\ud800"}'
+    item = f'{{"revision":1,"settings":{settings},"updatedAt":"2026-10-01T00:00:00Z"}}'
+    body = f'{{"changes":[{item}],"pagination":{{"hasMore":false}}}}'.encode()
+    with _client(_declared(body, "ISO-8859-1")) as client:
+        first = next(iter(client.pages(HISTORY)))
+    assert first.items[0]["settings"] == {"n": "Zo\u00eb", "s": "\ufffd"}
+    assert [d.path for d in first.duplicates] == [("changes", 0, "settings", "s")]
+    assert not any("charset" in d.problem for d in first.duplicates)
+
+
+def test_a_body_read_in_its_declared_charset_is_held_to_the_value_limit() -> None:
+    # In UTF-16, "\u0122" is the bytes 22 01: a quote to a count of the bytes sent, so every
+    # comma after it looked inside a string and 1.1 million values passed as 6
+    values = ",".join(["0"] * 1_100_000)
+    settings = f'{{"s":"\u0122","l":[{values}]}}'
+    item = f'{{"revision":1,"settings":{settings},"updatedAt":"2026-10-01T00:00:00Z"}}'
+    body = f'{{"changes":[{item}],"pagination":{{"hasMore":false}}}}'.encode("utf-16")
+    with (
+        _client(_declared(body, "utf-16")) as client,
+        pytest.raises(DataError, match=r"\$: about 1100\d+ values in one response, more than"),
+    ):
+        next(iter(client.pages(HISTORY)))
+
+
+def test_utf_7_and_codecs_that_are_not_charsets_are_not_read_in() -> None:
+    # UTF-7 spells `,` as `+ACw-`, out of sight of the value count; `unicode_escape` reads
+    # backslash escapes, not a charset: the body is read as UTF-8 (and here is not JSON)
+    assert repair(b"[0+ACw-1]", declared_charset("application/json; charset=utf-7")) is None
+    fixed = repair(b'{"a":"x\xff"}', "unicode_escape")
+    assert fixed is not None and fixed.value == {"a": "x\ufffd"} and not fixed.charset
+
+
+def test_charset_names_of_any_length_are_not_kept_in_memory() -> None:
+    # Python keeps every codec name it is asked for: a server sending a new 50 kB name with
+    # each page grew the sync by 50 kB a page, for good
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(100):
+            repair(b'{"a":"x\xff"}', f"x-{i}-" + "y" * 50_000)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, kept

@@ -502,21 +502,27 @@ class Requester:
         if not _is_json(content_type):
             shown = shorten(content_type, 40) if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
-        values = count_values(body)
-        if values > MAX_VALUES:
-            raise TooWide(
-                self._redactor.redact_text(
-                    f"$: about {values} values in one response, more than the {MAX_VALUES} "
-                    f"allowed for API data ({where}: {label})"
+
+        def check_values(text: bytes) -> None:
+            values = count_values(text)
+            if values > MAX_VALUES:
+                raise TooWide(
+                    self._redactor.redact_text(
+                        f"$: about {values} values in one response, more than the {MAX_VALUES} "
+                        f"allowed for API data ({where}: {label})"
+                    )
                 )
-            )
+
+        check_values(body)
         repaired: tuple[Duplicate, ...] = ()
         try:
             value = loads(body)
         except ValueError as exc:
             # The slow path, only for a body the parser refused: text that is not UTF-8
-            # (or a body in the charset it declares) is read, each string repaired named.
-            fixed = None if too_deep_to_parse(exc) else repair(body, declared_charset(content_type))
+            # (or a body in the charset it declares, its values counted again) is read, each
+            # string repaired named.
+            charset = declared_charset(content_type)
+            fixed = None if too_deep_to_parse(exc) else repair(body, charset, check_values)
             if fixed is None:
                 problem = _json_problem(body, exc)
                 raise DataError(

@@ -8,8 +8,12 @@ parser reads a good body first, and this runs only when it refuses one.
 Repairs: a byte sequence that is not UTF-8 becomes U+FFFD (as Python's `replace` decoding
 does), and so does a `\\uD800`-`\\uDFFF` escape that is not half of a surrogate pair. A body
 declared in another charset (`Content-Type: application/json; charset=iso-8859-1`) that is not
-UTF-8 is read in that charset instead. A repaired string keeps the rest of its text, so
-redaction still sees a secret next to a bad byte.
+UTF-8 is read in that charset instead (one that is UTF-8 is read as UTF-8, whatever it
+declares; a name longer than 40 characters, RFC 2978's limit, or one that is not a charset but
+a Python codec, `unicode_escape`, or UTF-7, which can spell `,[{` in letters, is ignored). The
+limits on a body's values hold for the text it is read as: `check` sees it before it is parsed.
+A repaired string keeps the rest of its text, so redaction still sees a secret next to a bad
+byte.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +41,12 @@ _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _REPLACEMENT = b"\\ufffd"
 _UTF8 = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf-8-sig"})
+#: RFC 2978: a charset name is at most 40 characters (a longer one is not looked up: Python
+#: keeps every name it was asked for, a hostile server's too).
+_MAX_CHARSET = 40
+#: Codecs that are not charsets a server can mean (they read escapes or host names), and
+#: UTF-7, which spells JSON's structure in letters (WHATWG: never to be supported).
+_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "utf-7"})
 
 
 @dataclass(frozen=True)
@@ -71,22 +82,42 @@ def declared_charset(content_type: str) -> str:
 
 
 def _transcoded(body: bytes, charset: str) -> bytes | None:
-    """`body` read in a declared charset other than UTF-8, as UTF-8; None if it is not one."""
-    if not charset or charset in _UTF8:
+    """`body` read in a declared charset other than UTF-8, as UTF-8; None if it is not one,
+    or if `body` is UTF-8 (the parser refused it for another reason, a lone surrogate escape:
+    read in the declared charset its text would change)."""
+    if not charset or charset in _UTF8 or len(charset) > _MAX_CHARSET:
         return None
     try:
         name = codecs.lookup(charset).name
-        if name in _UTF8:
-            return None
+    except (LookupError, ValueError):
+        return None
+    if name in _UTF8 or name in _NOT_CHARSETS or _is_utf8(body):
+        return None
+    try:
         return body.decode(name).encode("utf-8", "surrogatepass")
     except (LookupError, UnicodeError, ValueError):
         return None
 
 
-def repair(body: bytes, charset: str = "") -> Repaired | None:
-    """The body read after repair, or None when it is not JSON even then."""
+def _is_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def repair(
+    body: bytes, charset: str = "", check: Callable[[bytes], None] | None = None
+) -> Repaired | None:
+    """The body read after repair, or None when it is not JSON even then. `check` (which may
+    raise) sees a body read in its declared charset before it is parsed: its structure is not
+    the one of the bytes sent (whose values were counted), UTF-16 or Shift JIS bytes can hide
+    commas and brackets from a count on them."""
     transcoded = _transcoded(body, charset)
     if transcoded is not None:
+        if check is not None:
+            check(transcoded)
         fixed = repair_bytes(transcoded)
         try:
             value = orjson.loads(fixed)

@@ -442,3 +442,22 @@ def test_charset_names_of_any_length_are_not_kept_in_memory() -> None:
     finally:
         tracemalloc.stop()
     assert kept < 1_000_000, kept
+
+
+@pytest.mark.parametrize("bad", [b"caf\xe9", b"\\ud800"], ids=["byte", "surrogate"])
+def test_a_body_not_json_for_another_reason_names_that_not_the_text_repaired(bad: bytes) -> None:
+    # text read with U+FFFD inside a string is not what makes this body invalid: the message
+    # named the bad byte (or the surrogate) and not the `fals` further on
+    item = b'{"revision":1,"settings":{"n":"' + bad + b'"},"updatedAt":"2026-10-01T00:00:00Z"}'
+    body = b'{"changes":[' + item + b'],\n"pagination":{"hasMore":fals}}'
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    with (
+        _client(answer) as client,
+        pytest.raises(
+            DataError, match=r"invalid JSON \(invalid literal, expected 'false': line 2 "
+        ),
+    ):
+        next(iter(client.pages(HISTORY)))

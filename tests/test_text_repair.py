@@ -10,6 +10,7 @@ import io
 import json
 import re
 import threading
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.errors import ApiError, AuditorError, DataError
-from auditor.fetch import HISTORY, PlatformClient
+from auditor.fetch import HISTORY, PlatformClient, text
 from auditor.fetch.text import declared_charset, repair, repair_bytes
 from auditor.redact import Redactor
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
@@ -384,3 +385,132 @@ def test_any_body_gives_a_page_with_warnings_or_a_clear_error_never_a_crash(body
     orjson.dumps(page.items)  # every string is valid text: it can be stored
     if any(d.repaired for d in page.duplicates):
         assert "\ufffd" in orjson.dumps(page.items).decode()
+
+
+def _declared(body: bytes, charset: str) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        content_type = f"application/json; charset={charset}"
+        return httpx.Response(200, content=body, headers={"content-type": content_type})
+
+    return answer
+
+
+def test_a_utf_8_body_declared_latin_1_keeps_its_text_when_a_surrogate_is_repaired() -> None:
+    # UTF-8 whatever it declares: read in latin-1, "Zoë" became "ZoÃ«", with a warning that
+    # the body was not UTF-8
+    settings = '{"n":"Zo\u00eb","s":"\\ud800"}'
+    item = f'{{"revision":1,"settings":{settings},"updatedAt":"2026-10-01T00:00:00Z"}}'
+    body = f'{{"changes":[{item}],"pagination":{{"hasMore":false}}}}'.encode()
+    with _client(_declared(body, "ISO-8859-1")) as client:
+        first = next(iter(client.pages(HISTORY)))
+    assert first.items[0]["settings"] == {"n": "Zo\u00eb", "s": "\ufffd"}
+    assert [d.path for d in first.duplicates] == [("changes", 0, "settings", "s")]
+    assert not any("charset" in d.problem for d in first.duplicates)
+
+
+def test_a_body_read_in_its_declared_charset_is_held_to_the_value_limit() -> None:
+    # In UTF-16, "\u0122" is the bytes 22 01: a quote to a count of the bytes sent, so every
+    # comma after it looked inside a string and 1.1 million values passed as 6
+    values = ",".join(["0"] * 1_100_000)
+    settings = f'{{"s":"\u0122","l":[{values}]}}'
+    item = f'{{"revision":1,"settings":{settings},"updatedAt":"2026-10-01T00:00:00Z"}}'
+    body = f'{{"changes":[{item}],"pagination":{{"hasMore":false}}}}'.encode("utf-16")
+    with (
+        _client(_declared(body, "utf-16")) as client,
+        pytest.raises(DataError, match=r"\$: about 1100\d+ values in one response, more than"),
+    ):
+        next(iter(client.pages(HISTORY)))
+
+
+def test_utf_7_and_codecs_that_are_not_charsets_are_not_read_in() -> None:
+    # UTF-7 spells `,` as `+ACw-`, out of sight of the value count; `unicode_escape` reads
+    # backslash escapes, not a charset: the body is read as UTF-8 (and here is not JSON)
+    assert repair(b"[0+ACw-1]", declared_charset("application/json; charset=utf-7")) is None
+    fixed = repair(b'{"a":"x\xff"}', "unicode_escape")
+    assert fixed is not None and fixed.value == {"a": "x\ufffd"} and not fixed.charset
+
+
+def test_charset_names_of_any_length_are_not_kept_in_memory() -> None:
+    # Python keeps every codec name it is asked for: a server sending a new 50 kB name with
+    # each page grew the sync by 50 kB a page, for good
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(100):
+            repair(b'{"a":"x\xff"}', f"x-{i}-" + "y" * 50_000)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, kept
+
+
+@pytest.mark.parametrize("bad", [b"caf\xe9", b"\\ud800"], ids=["byte", "surrogate"])
+def test_a_body_not_json_for_another_reason_names_that_not_the_text_repaired(bad: bytes) -> None:
+    # text read with U+FFFD inside a string is not what makes this body invalid: the message
+    # named the bad byte (or the surrogate) and not the `fals` further on
+    item = b'{"revision":1,"settings":{"n":"' + bad + b'"},"updatedAt":"2026-10-01T00:00:00Z"}'
+    body = b'{"changes":[' + item + b'],\n"pagination":{"hasMore":fals}}'
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    with (
+        _client(answer) as client,
+        pytest.raises(
+            DataError, match=r"invalid JSON \(invalid literal, expected 'false': line 2 "
+        ),
+    ):
+        next(iter(client.pages(HISTORY)))
+
+
+def test_a_page_of_lone_surrogate_escapes_is_repaired_in_memory_of_its_own_order() -> None:
+    # `re.sub` over the whole body joined one piece per escape, at 80 bytes a piece: a 60 MB
+    # page of them took 880 MB more (sync peak 1.16 GB; a good page that size: 278 MB)
+    body = b'{"s":"' + b"\\ud800" * 1_000_000 + b'"}'
+    tracemalloc.start()
+    try:
+        fixed = repair_bytes(body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert fixed == b'{"s":"' + b"\\ufffd" * 1_000_000 + b'"}'
+    assert peak < 6 * len(body), (peak, len(body))
+
+
+_ESCAPES = st.lists(
+    st.sampled_from(
+        [b"\\", b"\\\\", b"\\ud800", b"\\uDBFF", b"\\udc00", b"\\uDFFF", b"\\u0041", b"a", b'"']
+    ),
+    max_size=40,
+).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ESCAPES, st.integers(7, 30))
+def test_the_repair_does_not_depend_on_where_the_body_is_cut(body: bytes, chunk: int) -> None:
+    # a long body is repaired a piece at a time: a piece never ends inside an escape, between
+    # a pair's halves or inside a run of backslashes
+    whole = repair_bytes(body)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "_CHUNK", chunk)
+        assert repair_bytes(body) == whole
+
+
+def test_a_deep_body_with_bad_text_fails_the_depth_check_without_first_walking_it_all() -> None:
+    # the paths of the strings repaired were sought before the depth check: each of a wide
+    # array's values 900 levels down got its own copy of the path (0.6 MB: 26 s and 2.1 GB)
+    inner = b"[" * 900 + b",".join([b"0"] * 20_000) + b',"\xff"' + b"]" * 900
+    body = b'{"changes":[{"revision":1,"settings":{"s":' + inner + b"}}]}"
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    with _client(answer) as client:
+        tracemalloc.start()
+        try:
+            with pytest.raises(DataError, match=r"nested deeper than 64 levels"):
+                next(iter(client.pages(HISTORY)))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 16_000_000, peak  # 4 MB now; 148 MB before (and growing with the depth)

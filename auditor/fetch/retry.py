@@ -36,7 +36,7 @@ from auditor.fetch.shape import (
     count_values,
     too_deep_to_parse,
 )
-from auditor.fetch.text import Repaired, declared_charset, repair
+from auditor.fetch.text import Repaired, declared_charset, repair, repair_bytes
 from auditor.models import JSON
 from auditor.redact import Redactor
 
@@ -254,16 +254,27 @@ def _redirect_note(
 
 def _json_problem(body: bytes, exc: ValueError) -> str:
     """Why a body is not JSON, in words: orjson says 'str is not valid UTF-8: surrogates not
-    allowed … line 1 column 1' for any byte that is not UTF-8, wherever it is."""
+    allowed … line 1 column 1' for any byte that is not UTF-8, wherever it is. When the text
+    that is not UTF-8 (or a lone surrogate escape) was inside a string, where it is repaired,
+    the problem is further on: that one is named (line and column of the repaired text)."""
     if too_deep_to_parse(exc):
         return f"nested deeper than {MAX_DEPTH} levels"
-    if "not valid UTF-8" in str(exc):
+    problem, at = str(exc), getattr(exc, "pos", 0)
+    if "not valid UTF-8" in problem:
         try:
             body.decode("utf-8")
         except UnicodeDecodeError as bad:
             line = body.count(b"\n", 0, bad.start) + 1
-            return f"not UTF-8 text: byte {bad.start} (line {line}) is {bad.object[bad.start]:#04x}"
-    return str(exc)
+            at = len(body[: bad.start].decode("utf-8"))
+            problem = (
+                f"not UTF-8 text: byte {bad.start} (line {line}) is {bad.object[bad.start]:#04x}"
+            )
+    try:
+        loads(repair_bytes(body))
+    except ValueError as later:
+        if not too_deep_to_parse(later) and getattr(later, "pos", 0) > at:
+            return str(later)
+    return problem
 
 
 def _is_json(content_type: str) -> bool:
@@ -502,21 +513,27 @@ class Requester:
         if not _is_json(content_type):
             shown = shorten(content_type, 40) if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
-        values = count_values(body)
-        if values > MAX_VALUES:
-            raise TooWide(
-                self._redactor.redact_text(
-                    f"$: about {values} values in one response, more than the {MAX_VALUES} "
-                    f"allowed for API data ({where}: {label})"
+
+        def check_values(text: bytes) -> None:
+            values = count_values(text)
+            if values > MAX_VALUES:
+                raise TooWide(
+                    self._redactor.redact_text(
+                        f"$: about {values} values in one response, more than the {MAX_VALUES} "
+                        f"allowed for API data ({where}: {label})"
+                    )
                 )
-            )
+
+        check_values(body)
         repaired: tuple[Duplicate, ...] = ()
         try:
             value = loads(body)
         except ValueError as exc:
             # The slow path, only for a body the parser refused: text that is not UTF-8
-            # (or a body in the charset it declares) is read, each string repaired named.
-            fixed = None if too_deep_to_parse(exc) else repair(body, declared_charset(content_type))
+            # (or a body in the charset it declares, its values counted again) is read, each
+            # string repaired named.
+            charset = declared_charset(content_type)
+            fixed = None if too_deep_to_parse(exc) else repair(body, charset, check_values)
             if fixed is None:
                 problem = _json_problem(body, exc)
                 raise DataError(

@@ -211,8 +211,10 @@ def _namespaces(doc: Any) -> set[str]:
 
 def test_properties_name_no_made_up_organisation() -> None:
     """Without a home page in the package metadata, auditor's properties use a namespace on a
-    reserved `.invalid` host (it can never name someone's organisation) that still validates."""
-    text = render_oscal(build_report_data())
+    reserved `.invalid` host (it can never name someone's organisation) that still validates
+    (whatever pyproject.toml declares today: here only an issue tracker, which is no home)."""
+    with declared_urls("Issues, https://tracker.example.net/auditor"):
+        text = render_oscal(build_report_data())
     assert "your-org" not in text
     doc = json.loads(text)
     assert _namespaces(doc) == {FALLBACK_NS} and FALLBACK_NS.startswith("https://auditor.invalid/")

@@ -29,7 +29,7 @@ from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.models import Evidence, severity_rank
 from auditor.report import ReportData, sarif, write_reports
-from auditor.report.sarif import MAX_RESULTS, MAX_TAGS, fitted_cap, gzip_size, listed_findings
+from auditor.report.sarif import MAX_RESULTS, MAX_TAGS, gzip_size, listed_findings
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,16 +164,38 @@ def test_sarif_over_the_upload_limit_keeps_the_worst_results_that_fit(
     assert {r["properties"]["severity"] for r in run["results"]} >= {"critical", "high"}
 
 
-def test_fitted_cap(tmp_path: Path) -> None:
-    small = tmp_path / "small.sarif"
-    small.write_bytes(b"x" * 1000)
-    assert fitted_cap(small, MAX_RESULTS, limit=1100) is None  # within the limit uncompressed
-    assert fitted_cap(small, MAX_RESULTS, limit=500) is None  # over raw, within compressed
-    noise = tmp_path / "noise.sarif"
-    noise.write_bytes(random.Random(1).randbytes(100_000))
-    cap = fitted_cap(noise, 1000, limit=50_000)
-    assert cap is not None and cap < 500  # in proportion, with a margin
-    assert fitted_cap(noise, 0, limit=50_000) is None  # nothing left to leave out
+@pytest.mark.parametrize(
+    ("raw", "packed", "expected"),
+    [
+        (1_000, 1_000, [MAX_RESULTS]),  # within the limit uncompressed: never compressed
+        (60_000, 40_000, [MAX_RESULTS]),  # over raw, within compressed: written once
+        (120_000, 120_000, [MAX_RESULTS, 225]),  # 600 results, 2.4x over: 600 / 2.4 less 10%
+    ],
+    ids=["small", "compresses-within", "over"],
+)
+def test_write_fitted_writes_again_in_proportion_until_it_fits(
+    monkeypatch: pytest.MonkeyPatch, raw: int, packed: int, expected: list[int]
+) -> None:
+    """The one loop behind findings.sarif (file and text): each write's raw size, then its gzip
+    size only when the raw size could be over the limit, decide the next cap."""
+    monkeypatch.setattr(sarif, "UPLOAD_LIMIT", 50_000)
+    data = _incompressible(600)
+    writes: list[int] = []
+    compressed: list[int] = []
+
+    def write(max_results: int) -> tuple[int, Any]:
+        writes.append(max_results)
+        share = min(max_results, 600) / 600
+
+        def gzip_of() -> int:
+            compressed.append(max_results)
+            return int(packed * share)
+
+        return int(raw * share), gzip_of
+
+    sarif.write_fitted(write, data)
+    assert writes == expected
+    assert compressed == ([] if raw < 50_000 else [MAX_RESULTS])
 
 
 def test_sarif_just_over_the_limit_is_written_again_once(

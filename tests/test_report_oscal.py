@@ -10,7 +10,9 @@ import importlib.util
 import io
 import json
 import os
+import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
 from auditor.report.identity import FALLBACK_NS
-from auditor.report.oscal import render_oscal
+from auditor.report.oscal import _ROOT, _uuid, render_oscal
 from tests.conftest import FIXED_NOW
 
 SCHEMA = json.loads(
@@ -209,8 +211,10 @@ def _namespaces(doc: Any) -> set[str]:
 
 def test_properties_name_no_made_up_organisation() -> None:
     """Without a home page in the package metadata, auditor's properties use a namespace on a
-    reserved `.invalid` host (it can never name someone's organisation) that still validates."""
-    text = render_oscal(build_report_data())
+    reserved `.invalid` host (it can never name someone's organisation) that still validates
+    (whatever pyproject.toml declares today: here only an issue tracker, which is no home)."""
+    with declared_urls("Issues, https://tracker.example.net/auditor"):
+        text = render_oscal(build_report_data())
     assert "your-org" not in text
     doc = json.loads(text)
     assert _namespaces(doc) == {FALLBACK_NS} and FALLBACK_NS.startswith("https://auditor.invalid/")
@@ -236,3 +240,36 @@ def test_an_observation_names_its_subject_once_in_the_back_matter() -> None:
         props = {p["name"]: p["value"] for p in resources[subject["subject-uuid"]]["props"]}
         assert props == {"subject-key": f.subject.key, "kind": f.subject.kind}
         assert subject["title"] == resources[subject["subject-uuid"]]["title"]
+
+
+def test_a_lone_surrogate_and_its_escape_written_as_text_are_different_subjects() -> None:
+    """Two subjects whose keys differ only in a lone surrogate (data that was not valid text)
+    against the same key with that surrogate's escape spelled out get two resources with two
+    uuids: one uuid for both would leave observations of one subject naming the other."""
+    data = build_report_data()
+    first, second, *rest = data.findings
+    keys = ["repo-\ud800", "repo-\\ud800"]
+    data = replace(
+        data,
+        findings=(
+            replace(first, subject=replace(first.subject, key=keys[0])),
+            replace(second, subject=replace(second.subject, key=keys[1])),
+            *rest,
+        ),
+    )
+    doc = json.loads(render_oscal(data))
+    ar = doc["assessment-results"]
+    resources = [r["uuid"] for r in ar["back-matter"]["resources"]]
+    assert len(resources) == len(set(resources))
+    first_obs, second_obs = ar["results"][0]["observations"][:2]
+    named = [o["subjects"][0]["subject-uuid"] for o in (first_obs, second_obs)]
+    assert named[0] != named[1] and set(named) <= set(resources)
+    assert problems(doc) == []
+
+
+def test_uuids_of_text_are_name_based_uuid5() -> None:
+    """Text that is valid UTF-8, ASCII or not, keeps the version-5 UUID it always had."""
+    data = build_report_data()
+    for key in ("settings", "https://git.example/é/ü"):
+        expected = uuid.uuid5(_ROOT, f"{data.run_id}\x1fsubject\x1f{key}")
+        assert _uuid(data, "subject", key) == str(expected)

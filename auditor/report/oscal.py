@@ -18,6 +18,7 @@ Same data, same bytes: every UUID is a version-5 UUID derived from the run id an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Iterable, Iterator
@@ -38,10 +39,16 @@ _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
 
 
 def _uuid(data: ReportData, *parts: str) -> str:
-    name = "\x1f".join((data.run_id, *parts))
-    if not name.isascii():  # a lone surrogate from data cannot be UTF-8: name it by its escape
-        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
-    return str(uuid.uuid5(_ROOT, name))
+    """A name-based (version 5) UUID of the run and `parts`: `uuid.uuid5` of the name, also for
+    a name with a lone surrogate from data, whose UTF-8 form is its `surrogatepass` bytes (text
+    that is valid UTF-8 keeps its UUID, and no two names share one: a lone surrogate and its
+    escape written out as text are different subjects)."""
+    name = "\x1f".join((data.run_id, *parts)).encode("utf-8", "surrogatepass")
+    return str(
+        uuid.UUID(
+            bytes=hashlib.sha1(_ROOT.bytes + name, usedforsecurity=False).digest()[:16], version=5
+        )
+    )
 
 
 def _time(value: datetime) -> str:

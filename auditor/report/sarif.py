@@ -51,7 +51,7 @@ MAX_RESULTS = 5_000
 #: Code scanning rejects a rule with over 20 tags and shows only the first 10.
 MAX_TAGS = 10
 #: Code scanning rejects a SARIF file over 10 MB gzip-compressed (decimal megabytes: the
-#: stricter reading). `fitted_cap` lists fewer results when a file would be larger.
+#: stricter reading). `write_fitted` lists fewer results when a file would be larger.
 UPLOAD_LIMIT = 10_000_000
 #: Evidence items a result's message words (the rest are counted), and the longest path or
 #: value it shows in full.
@@ -374,19 +374,6 @@ def gzip_size(path: Path) -> int:
 def _raw_within(raw: int, limit: int) -> bool:
     # gzip adds at most 5 bytes per 64 KiB block and 18 of header and trailer
     return raw + raw // 10_000 + 64 <= limit
-
-
-def within_limit_raw(path: Path, limit: int | None = None) -> bool:
-    """True when the file at `path` is within the upload limit whatever gzip makes of it (its
-    raw size plus what gzip can add), so a usual run's file is never compressed to find out."""
-    return _raw_within(path.stat().st_size, UPLOAD_LIMIT if limit is None else limit)
-
-
-def fitted_cap(path: Path, listed: int, limit: int | None = None) -> int | None:
-    """None when the SARIF file at `path`, which lists `listed` results, is within code
-    scanning's upload limit (or lists none), else a smaller number of results to write it again
-    with: always below `listed`, so writing again until None ends."""
-    return _next_cap(path.stat().st_size, lambda: gzip_size(path), listed, limit)
 
 
 def _next_cap(

@@ -19,6 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+import auditor
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.report import sarif
@@ -489,3 +490,26 @@ def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
         f"revisions.jsonl:2: not a stored item (ValueError: the settings of revision "
         f"{item['revision']} do not match its contentHash)"
     ) in err
+
+
+def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
+    copy: Path,
+) -> None:
+    """Reports change between releases (a field added, a namespace moved): a re-run by another
+    release that differs says which release made the bundle, so it does not read as tampering."""
+    report = copy / "reports" / "findings.sarif"
+    report.write_text(report.read_text().replace('"version"', '"semanticVersion"', 1))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["reports/findings.sarif"]["sha256"] = hashlib.sha256(
+        report.read_bytes()
+    ).hexdigest()
+    manifest["toolVersion"] = "0.0.9"
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    code, _, err = verify(copy)
+    assert code == 2
+    (problem,) = _problems(err)
+    assert problem.startswith("auditor: verify: re-run: reports/findings.sarif differs")
+    assert f"made by auditor 0.0.9 and this is {auditor.__version__}" in problem
+    assert "--no-rerun" in problem
+    code, said, err = verify(copy, "--no-rerun")  # the hashes still hold
+    assert code == 0 and "files match manifest.json" in said, said + err

@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from auditor import __version__
+from auditor.common import escape
 from auditor.common.files import UnreadableFile, read_input
 from auditor.errors import AuditorError
 from auditor.report import OUTPUTS, REPORT_FILES
@@ -137,7 +139,20 @@ def _first_difference(a: bytes, b: bytes) -> int:
     return min(len(a.splitlines()), len(b.splitlines())) + 1
 
 
-def _rerun(bundle: Path, out: Verification) -> None:
+def _release_note(made_by: Any) -> str:
+    """Why a re-run may differ without anyone changing the bundle: another release made it."""
+    if made_by == __version__:
+        return ""
+    shown = escape.shorten(str(made_by), 40) if made_by is not None else "an unrecorded release"
+    return (
+        f"; the bundle was made by auditor {shown} and this is {__version__}, whose reports "
+        "may differ: re-run it with the release that made it (or check the hashes and the "
+        "signature alone with --no-rerun)"
+    )
+
+
+def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
+    note = _release_note(made_by)
     try:
         data = evaluate_bundle(bundle)
     except AuditorError as exc:
@@ -161,7 +176,7 @@ def _rerun(bundle: Path, out: Verification) -> None:
         where = f"re-run: {REPORTS_DIR}/{name} differs from the re-run's"
         if kept_size > 2 * len(fresh) + (1 << 20):
             out.problems.append(
-                f"{where} (it is {kept_size:,} bytes, the re-run's {len(fresh):,} bytes)"
+                f"{where} (it is {kept_size:,} bytes, the re-run's {len(fresh):,} bytes){note}"
             )
             continue
         try:
@@ -172,7 +187,7 @@ def _rerun(bundle: Path, out: Verification) -> None:
         if fresh == kept:  # changed on disk between the hash check and now
             out.problems.append(f"{where}: the file changed while it was being verified")
         else:
-            out.problems.append(f"{where} (first at line {_first_difference(fresh, kept)})")
+            out.problems.append(f"{where} (first at line {_first_difference(fresh, kept)}){note}")
 
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
@@ -182,5 +197,5 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
     _check_files(bundle, manifest["files"], out)
     _check_signature(bundle, raw, key, out)
     if rerun:
-        _rerun(bundle, out)
+        _rerun(bundle, out, manifest.get("toolVersion"))
     return out

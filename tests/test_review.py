@@ -86,8 +86,8 @@ def test_an_unchanged_file_introduces_nothing_and_exits_0(
     assert data["review"]["introduced"] == []
     assert data["review"]["changes"] == []
     athr = author_result(data)
-    assert (athr["status"], athr["lifecycle"]) == ("unknown", None)
-    assert athr["message"] == "the author of this change is unknown"
+    assert (athr["status"], athr["lifecycle"]) == ("not_applicable", None)
+    assert athr["message"] == "the proposed settings change nothing: no revision would be saved"
     assert "proposed by unknown (no --author, GITHUB_ACTOR or git user.email)" in output
     assert (
         output.splitlines()[-1]
@@ -172,6 +172,39 @@ def test_a_hung_git_is_an_unknown_author_not_a_hang(
         raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout", 0))
 
     monkeypatch.setattr("auditor.cli.cmd_review.subprocess.run", hung)
-    code, data, stderr = review(live_settings(emu), env, tmp_path)
+    proposed = live_settings(emu)
+    proposed["commandBlocklist"] = [*proposed.get("commandBlocklist", []), "mkfs.ext4 /dev/sda"]
+    code, data, stderr = review(proposed, env, tmp_path)
     assert code == 0, stderr
     assert author_result(data)["status"] == "unknown"
+
+
+def _reordered(value: Any) -> Any:
+    """The same settings written in another order: keys reversed, and the lists the diff
+    compares as sets (allow and block lists) reversed."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(reversed(value))
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+def test_a_file_that_changes_nothing_passes_whoever_proposes_it(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A bot reformatting the settings file (keys and set-like lists reordered) saves no
+    revision: no change rule may judge its author, so the PR is not failed for nothing."""
+    bot = {**env, "GITHUB_ACTOR": "dependabot[bot]", "GITHUB_ACTOR_ID": "49699333"}
+    proposed = _reordered(live_settings(emu))
+    assert json.dumps(proposed) != json.dumps(live_settings(emu))
+    code, data, output = review(proposed, bot, tmp_path)
+    assert data["review"]["changes"] == []
+    assert data["review"]["introduced"] == []
+    changes = [f for f in data["findings"] if f["subject"]["kind"] == "change"]
+    assert changes and {f["status"] for f in changes} == {"not_applicable"}
+    assert (
+        output.splitlines()[-1]
+        == "auditor: exit 0: no findings introduced by the change at or above severity low"
+    ), output

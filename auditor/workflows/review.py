@@ -21,7 +21,7 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError
 from auditor.evaluate.changewords import about_unknown_author
 from auditor.evaluate.engine import evaluate
-from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.findings import (
     Finding,
     apply_waivers,
@@ -156,8 +156,12 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             list_table=request.list_table,
         ),
     )
+    changes = tuple(diff_revisions(request.live.settings, new_rev.settings, table=request.list_table))
+    # A file that changes nothing (identical, or keys and set-like lists only reordered) would
+    # save no revision: there is no step for a change rule to judge, whoever proposes it.
+    stepped = after.results if changes else tuple(_no_step(r) for r in after.results)
     before_results, _ = apply_waivers(before.results, loaded.waivers, now)
-    after_results, waivers = apply_waivers(after.results, loaded.waivers, now)
+    after_results, waivers = apply_waivers(stepped, loaded.waivers, now)
     before_findings = findings_from_results(before_results)
     prior = [_as_previous(f) for f in before_findings if f.status in TRACKED_STATUSES]
     marked, fixed_records = compare_runs(findings_from_results(after_results), prior)
@@ -166,9 +170,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
-        changes=tuple(
-            diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
-        ),
+        changes=changes,
         introduced=tuple(f.fingerprint for f in marked if f.lifecycle == "new"),
         fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
@@ -190,6 +192,16 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     )
     introduced = [f for f in marked if f.lifecycle == "new"]
     return AuditOutcome(data, failing_at(introduced, request.fail_on))
+
+
+NO_CHANGE = "the proposed settings change nothing: no revision would be saved"
+
+
+def _no_step(result: RuleResult) -> RuleResult:
+    """A change rule's result on a step that changes nothing: not applicable."""
+    if result.subject.kind != "change":
+        return result
+    return replace(result, status="not_applicable", message=NO_CHANGE, evidence=(), since=None)
 
 
 def _unattributed(finding: Finding) -> Finding:

@@ -199,7 +199,7 @@ def test_a_file_that_changes_nothing_passes_whoever_proposes_it(
     bot = {**env, "GITHUB_ACTOR": "dependabot[bot]", "GITHUB_ACTOR_ID": "49699333"}
     proposed = _reordered(live_settings(emu))
     assert json.dumps(proposed) != json.dumps(live_settings(emu))
-    code, data, output = review(proposed, bot, tmp_path)
+    _code, data, output = review(proposed, bot, tmp_path)
     assert data["review"]["changes"] == []
     assert data["review"]["introduced"] == []
     changes = [f for f in data["findings"] if f["subject"]["kind"] == "change"]
@@ -208,3 +208,55 @@ def test_a_file_that_changes_nothing_passes_whoever_proposes_it(
         output.splitlines()[-1]
         == "auditor: exit 0: no findings introduced by the change at or above severity low"
     ), output
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param(
+            "empty-file",
+            "proposed.json:1:1: expected a settings object (keys and values), got nothing "
+            "(an empty file, or null)",
+            id="empty-proposed-file",
+        ),
+        pytest.param(
+            "no-token", "no API token: set AUDITOR_TOKEN or pass --token-file FILE", id="no-token"
+        ),
+        pytest.param("unreachable", "connection refused", id="failed-first-sync"),
+    ],
+)
+def test_a_review_that_fails_before_its_first_sync_leaves_no_state_file(
+    env: dict[str, str], tmp_path: Path, case: str, expected: str
+) -> None:
+    """A pull request from a fork (no token), a bad file or a service that cannot be reached
+    used to leave an empty state file and its lock behind, which later commands took for a
+    synced one ('no settings revision stored' instead of 'run `auditor sync` first')."""
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text("" if case == "empty-file" else "{}")
+    if case == "no-token":
+        env = {k: v for k, v in env.items() if k != "AUDITOR_TOKEN"}
+    if case == "unreachable":
+        env = {**env, "AUDITOR_BASE_URL": "http://127.0.0.1:9"}
+    code, _, stderr = run_cli(["review", str(proposed)], env=env, cwd=tmp_path)
+    assert code == 2
+    assert expected in stderr.splitlines()[-1], stderr
+    state = Path(env["AUDITOR_STATE"])
+    assert not state.exists() and not state.with_name(state.name + ".lock").exists()
+
+
+def test_a_step_summary_that_cannot_be_written_is_an_error_after_the_review_is_shown(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """GITHUB_STEP_SUMMARY pointing where nothing can be written (a folder, a missing one):
+    exit 2 naming it, after the review's own summary and reports, which are not lost."""
+    for target in (tmp_path, tmp_path / "missing" / "summary.md"):
+        code, data, output = review(
+            live_settings(emu), {**env, "GITHUB_STEP_SUMMARY": str(target)}, tmp_path
+        )
+        assert code == 2
+        lines = output.splitlines()
+        assert lines[-1].startswith(
+            f"auditor: error: cannot append to GITHUB_STEP_SUMMARY ({target}):"
+        )
+        assert any("the change would introduce 0 and fix 0 finding(s)" in x for x in lines), output
+        assert data["review"]["introduced"] == []

@@ -15,7 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.common import add_common_options, config_from_args, open_store, sync_store
+from auditor.cli.common import (
+    add_common_options,
+    config_from_args,
+    open_store,
+    require_remote,
+    store_kept_only_if_synced,
+    sync_store,
+)
 from auditor.cli.summary import (
     add_audit_options,
     decide_exit,
@@ -87,8 +94,14 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     author, source = proposed_author(args.author, ctx)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
-    if args.against == "live":
-        with open_store(config, create=not args.offline) as store:  # history streams from it
+    if args.against == "live" and args.offline:
+        with open_store(config) as store:  # history streams from it
+            request = _against_live(args, config, ctx, now, run_id, store)
+            outcome = run_review(loaded, replace(request, author=author))
+    elif args.against == "live":
+        require_remote(config)  # no token (a pull request from a fork): no state file made
+        # A bad proposed file or a failed first sync leaves no empty state file behind.
+        with store_kept_only_if_synced(config) as store:
             request = _against_live(args, config, ctx, now, run_id, store)
             outcome = run_review(loaded, replace(request, author=author))
     else:
@@ -96,10 +109,10 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         outcome = run_review(loaded, replace(request, author=author))
     data = with_report_options(outcome.data, args, config.org)
     write_reports(data, out_dir, args.outputs)
-    _append_step_summary(data, ctx)
-    if not args.quiet:
+    if not args.quiet:  # shown before the step summary is tried: its failure is an error
         print_summary(outcome.data, out_dir, ctx, args.outputs)
         print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
+    _append_step_summary(data, ctx)
     return decide_exit(
         outcome.errors,
         outcome.failing,

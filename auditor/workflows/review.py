@@ -69,9 +69,22 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
         data, prefix = data["settings"], ("settings",)
     if not isinstance(data, dict):
         where = doc.locate(list(prefix))
-        raise DataError(f"{where}: expected a settings object, got {type(data).__name__}")
+        raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
+
+
+def _kind(data: Any) -> str:
+    """What a settings file holds instead of an object, in JSON's words."""
+    if data is None:
+        return "nothing (an empty file, or null)"
+    if isinstance(data, bool):
+        return "a boolean"
+    if isinstance(data, int | float):
+        return "a number"
+    if isinstance(data, list):
+        return "a list"
+    return "a string" if isinstance(data, str) else type(data).__name__
 
 
 def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
@@ -156,7 +169,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             list_table=request.list_table,
         ),
     )
-    changes = tuple(diff_revisions(request.live.settings, new_rev.settings, table=request.list_table))
+    changes = tuple(
+        diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
+    )
     # A file that changes nothing (identical, or keys and set-like lists only reordered) would
     # save no revision: there is no step for a change rule to judge, whoever proposes it.
     stepped = after.results if changes else tuple(_no_step(r) for r in after.results)

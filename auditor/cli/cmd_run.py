@@ -185,9 +185,8 @@ def run_orgs(
 
     def done(result: OrgResult) -> None:
         finished[result.name] = result
-        for line in result.log:
-            if not args.quiet or line.startswith("auditor: error"):
-                print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
+        for line in result.log:  # with --quiet, what a single run's --quiet prints: its errors
+            print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
     try:
         results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)

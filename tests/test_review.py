@@ -260,3 +260,59 @@ def test_a_step_summary_that_cannot_be_written_is_an_error_after_the_review_is_s
         )
         assert any("the change would introduce 0 and fix 0 finding(s)" in x for x in lines), output
         assert data["review"]["introduced"] == []
+
+
+def _two_offending_models() -> dict[str, Any]:
+    """Settings failing BASE-MOD-003 (a literal API key) on two custom models, and BASE-SBX-003
+    (a broad writable folder) on two sandbox paths."""
+    return {
+        "sandbox": {
+            "enabled": True,
+            "filesystem": {"allowWrite": ["/var/tmp", "/tmp/ok", "/etc/x"]},
+        },
+        "customModels": [
+            {"id": "custom:a", "baseUrl": "https://a.example/v1", "apiKey": "sk-" + "a1" * 16},
+            {"id": "custom:b", "baseUrl": "https://b.example/v1", "apiKey": "sk-" + "b2" * 16},
+        ],
+    }
+
+
+def _review_files(
+    live: dict[str, Any], proposed: dict[str, Any], tmp_path: Path
+) -> tuple[int, set[str], set[str], str]:
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    fixed = {f["rule_id"] for f in data["review"]["fixed"]}
+    return code, introduced_rules(data), fixed, stdout + stderr
+
+
+def test_removing_one_of_two_offenders_introduces_nothing(tmp_path: Path) -> None:
+    """A finding's fingerprint names its first offender: removing that one used to move the
+    rule's pre-existing failure to the next offender and call it introduced by the change
+    (exit 1 for a change that only makes things better)."""
+    live = _two_offending_models()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"] = proposed["customModels"][1:]  # custom:a, the first, goes
+    proposed["sandbox"]["filesystem"]["allowWrite"].remove("/var/tmp")
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert introduced == set() and fixed == set(), output
+    assert code == 0, output
+
+
+def test_adding_an_offender_to_a_failing_rule_is_introduced(tmp_path: Path) -> None:
+    """The rule failed before, on other entries: the new entry still makes it a finding the
+    change introduces (by fingerprint alone it was 'unchanged')."""
+    live = _two_offending_models()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"].append(
+        {"id": "custom:c", "baseUrl": "https://c.example/v1", "apiKey": "sk-" + "c3" * 16}
+    )
+    proposed["sandbox"]["filesystem"]["allowWrite"].append("/usr/local/x")
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert {"BASE-MOD-003", "BASE-SBX-003"} <= introduced, output
+    assert fixed == set(), output
+    assert code == 1, output

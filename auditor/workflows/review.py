@@ -31,6 +31,7 @@ from auditor.findings import (
     findings_from_results,
     sort_findings,
 )
+from auditor.findings.finding import normalize_path
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
@@ -178,8 +179,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     before_results, _ = apply_waivers(before.results, loaded.waivers, now)
     after_results, waivers = apply_waivers(stepped, loaded.waivers, now)
     before_findings = findings_from_results(before_results)
-    prior = [_as_previous(f) for f in before_findings if f.status in TRACKED_STATUSES]
-    marked, fixed_records = compare_runs(findings_from_results(after_results), prior)
+    after_findings = findings_from_results(after_results)
+    prior = _prior_records(before_findings, after_findings)
+    marked, fixed_records = compare_runs(after_findings, prior)
     marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
     info = ReviewInfo(
@@ -237,8 +239,60 @@ def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:
     return replace(policy, rules=tuple(r for r in policy.rules if r.target in targets))
 
 
-def _as_previous(f: Finding) -> FindingRecord:
-    return FindingRecord(f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live")
+def _as_previous(f: Finding, fingerprint: str | None = None) -> FindingRecord:
+    return FindingRecord(
+        fingerprint or f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live"
+    )
+
+
+_HIDDEN = "more entries not shown"
+
+
+def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[FindingRecord]:
+    """The live findings as the records the proposed ones are compared with.
+
+    A finding's fingerprint names one offending entry (its smallest evidence path), so when
+    the change removes that entry while others still offend (one of two custom models with a
+    literal key), the fingerprint moves to the next: by fingerprint alone the review called
+    the rule's remaining, pre-existing failure introduced (and the removed one fixed). So a
+    rule failing on the same subject both sides is one finding, under the proposed side's
+    fingerprint, unless the proposed side has an offender the live side did not: then it is
+    introduced (and not fixed: it still fails). When the live side's evidence was cut (more
+    than 10 entries), an offender not shown may be an old one: the finding is unchanged."""
+    live = _tracked_by_rule(before)
+    proposed = _tracked_by_rule(after)
+    records: list[FindingRecord] = []
+    for key, olds in live.items():
+        news = proposed.get(key, [])
+        if len(olds) != 1 or len(news) != 1:  # not one result a side: match by fingerprint
+            records += [_as_previous(f) for f in olds]
+            continue
+        (old,), (new,) = olds, news
+        added = _offenders(new) - _offenders(old)
+        if added and not any(_HIDDEN in e.note for e in old.evidence):
+            continue  # no record: the proposed finding is new
+        records.append(_as_previous(old, new.fingerprint))
+    return records
+
+
+def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[Finding]]:
+    out: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        if f.status in TRACKED_STATUSES:
+            out.setdefault((f.rule_id, f.subject.key), []).append(f)
+    return out
+
+
+def _offenders(finding: Finding) -> set[tuple[str, str]]:
+    """What a finding's evidence points at: each path with list positions left out, and for a
+    path inside a list, the value found there (an entry at another position is the same
+    entry; a new entry is another one)."""
+    out: set[tuple[str, str]] = set()
+    for e in finding.evidence:
+        path = normalize_path(e.path)
+        value = content_hash(e.actual) if path != e.path and e.present else ""
+        out.add((path, value))
+    return out
 
 
 def _locate(finding: Finding, proposed: SettingsFile) -> Finding:

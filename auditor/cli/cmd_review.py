@@ -192,6 +192,8 @@ def _against_file(
     args: argparse.Namespace, config: Config, now: datetime, run_id: str
 ) -> ReviewRequest:
     redactor = Redactor(config.fingerprint_key or secrets.token_bytes(32))
+    if config.token:  # a token pasted into either file is scrubbed, as against live settings
+        redactor.register(config.token)
     base = _load(Path(args.against), redactor)
     live = Revision(
         revision=0,

@@ -316,3 +316,20 @@ def test_adding_an_offender_to_a_failing_rule_is_introduced(tmp_path: Path) -> N
     assert {"BASE-MOD-003", "BASE-SBX-003"} <= introduced, output
     assert fixed == set(), output
     assert code == 1, output
+
+
+def test_an_offline_review_of_a_store_with_no_revision_says_to_sync(tmp_path: Path) -> None:
+    from auditor.store import Store
+
+    state = tmp_path / "state.db"
+    Store.open(state, create=True).close()
+    proposed = tmp_path / "p.json"
+    proposed.write_text("{}")
+    code, _, stderr = run_cli(
+        ["review", str(proposed), "--offline", "--state", str(state)], env={}, cwd=tmp_path
+    )
+    assert code == 2
+    assert stderr.splitlines()[-1] == (
+        f"auditor: error: no settings revision stored in {state}: nothing to review against "
+        "(run `auditor sync` first)"
+    )

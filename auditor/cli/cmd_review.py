@@ -172,7 +172,8 @@ def _against_live(
     live = store.latest_revision()
     if live is None:
         raise DataError(
-            f"no settings revision stored in {config.state_shown}: nothing to review against"
+            f"no settings revision stored in {store.path}: nothing to review against "
+            "(run `auditor sync` first)"
         )
     history = StoredHistory(store, live.revision)
     return ReviewRequest(

@@ -333,3 +333,19 @@ def test_an_offline_review_of_a_store_with_no_revision_says_to_sync(tmp_path: Pa
         f"auditor: error: no settings revision stored in {state}: nothing to review against "
         "(run `auditor sync` first)"
     )
+
+
+def test_a_review_with_no_settings_or_change_rule_is_refused(tmp_path: Path) -> None:
+    """`--policy policies/readiness.yaml` by mistake: every PR passed ('no results', exit 0)."""
+    repo = Path(__file__).resolve().parents[1]
+    argv = ["review", str(repo / "examples" / "proposed-settings.yaml")]
+    argv += ["--against", str(repo / "examples" / "live-settings.yaml")]
+    argv += ["--policy", str(repo / "policies" / "readiness.yaml"), "--out", str(tmp_path / "r")]
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert stderr.splitlines()[-1] == (
+        "auditor: error: the policies have no `settings` or `change` rule, the only ones a "
+        "review evaluates (their rules are org, readiness): give --policy files with settings "
+        "or change rules"
+    )
+    assert not (tmp_path / "r").exists()

@@ -44,6 +44,7 @@ from auditor.workflows.review import (
     ReviewRequest,
     SettingsFile,
     load_settings_file,
+    reviewed_rules,
     run_review,
 )
 from auditor.workflows.run import StoredHistory, load_inputs
@@ -91,6 +92,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx)
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused
     author, source = proposed_author(args.author, ctx)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)

@@ -18,7 +18,7 @@ from typing import Any
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
-from auditor.errors import DataError
+from auditor.errors import DataError, UsageError
 from auditor.evaluate.changewords import about_unknown_author
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, RuleResult
@@ -153,7 +153,7 @@ class ReviewRequest:
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     """Evaluate live and proposed settings and the step between them; classify the findings."""
-    policy = _only(loaded.policy, _REVIEW_TARGETS)
+    policy = reviewed_rules(loaded.policy)
     now = request.now
     new_rev = proposed_revision(request.live, request.proposed.settings, now, request.author)
     before = evaluate(
@@ -219,6 +219,20 @@ def _no_step(result: RuleResult) -> RuleResult:
     if result.subject.kind != "change":
         return result
     return replace(result, status="not_applicable", message=NO_CHANGE, evidence=(), since=None)
+
+
+def reviewed_rules(policy: PolicySet) -> PolicySet:
+    """The rules a review evaluates (`settings` and `change`); UsageError when there are none:
+    a gate that judges nothing would pass every change."""
+    reviewed = _only(policy, _REVIEW_TARGETS)
+    if not reviewed.rules:
+        targets = sorted({r.target for r in policy.rules})
+        raise UsageError(
+            "the policies have no `settings` or `change` rule, the only ones a review "
+            f"evaluates (their rules are {', '.join(targets) or 'none'}): give --policy "
+            "files with settings or change rules"
+        )
+    return reviewed
 
 
 def _unattributed(finding: Finding) -> Finding:

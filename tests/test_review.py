@@ -349,3 +349,19 @@ def test_a_review_with_no_settings_or_change_rule_is_refused(tmp_path: Path) -> 
         "or change rules"
     )
     assert not (tmp_path / "r").exists()
+
+
+def test_an_unquoted_yaml_timestamp_is_read_as_written(tmp_path: Path) -> None:
+    """YAML reads `2026-01-01T10:00:00Z` as a date-time; written back in Python's words it
+    was `2026-01-01T10:00:00+00:00`, a change on every review of a file that changes nothing."""
+    live = {"x": "2026-01-01T10:00:00Z", "d": "2026-01-01", "t": "2026-01-01T10:00:00.500+02:00"}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "p.yaml").write_text(
+        "x: 2026-01-01T10:00:00Z  # a comment\nd: 2026-01-01\nt: [2026-01-01T10:00:00.500+02:00]\n"
+    )
+    argv = ["review", str(tmp_path / "p.yaml"), "--against", str(tmp_path / "live.json")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    changes = {c["path"]: (c["before"], c["after"]) for c in data["review"]["changes"]}
+    assert changes == {"$.t": ("2026-01-01T10:00:00.500+02:00", ["2026-01-01T10:00:00.500+02:00"])}
+    assert code == 0, stderr

@@ -2,8 +2,8 @@
 
 Every command a user runs (sync twice, diff in every format, history, run, review online,
 offline, against a file and with GITHUB_STEP_SUMMARY, export, a failing sync) and the raw
-bytes of the state file and its journal are searched for each canary in raw, JSON-escaped, URL-encoded and base64
-forms. A table test checks that ordinary values stay readable.
+bytes of the state file and its journal are searched for each canary in raw, JSON-escaped,
+URL-encoded and base64 forms. A table test checks that ordinary values stay readable.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,19 +248,34 @@ def test_a_review_that_fails_before_its_first_sync_leaves_no_state_file(
 def test_a_step_summary_that_cannot_be_written_is_an_error_after_the_review_is_shown(
     emu: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
-    """GITHUB_STEP_SUMMARY pointing where nothing can be written (a folder, a missing one):
-    exit 2 naming it, after the review's own summary and reports, which are not lost."""
-    for target in (tmp_path, tmp_path / "missing" / "summary.md"):
-        code, data, output = review(
-            live_settings(emu), {**env, "GITHUB_STEP_SUMMARY": str(target)}, tmp_path
-        )
-        assert code == 2
-        lines = output.splitlines()
-        assert lines[-1].startswith(
-            f"auditor: error: cannot append to GITHUB_STEP_SUMMARY ({target}):"
-        )
-        assert any("the change would introduce 0 and fix 0 finding(s)" in x for x in lines), output
-        assert data["review"]["introduced"] == []
+    """GITHUB_STEP_SUMMARY pointing where nothing can be written (a folder, a missing one, a
+    named pipe nobody reads, which used to hang the job): exit 2 naming it, after the review's
+    own summary and reports, which are not lost."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(60)
+    try:
+        for target in (tmp_path, tmp_path / "missing" / "summary.md", fifo):
+            code, data, output = review(
+                live_settings(emu), {**env, "GITHUB_STEP_SUMMARY": str(target)}, tmp_path
+            )
+            _summary_failed(code, data, output, target)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _hung(_signum: int, _frame: Any) -> None:
+    pytest.fail("the review did not finish: it waits on GITHUB_STEP_SUMMARY")
+
+
+def _summary_failed(code: int, data: dict[str, Any], output: str, target: Path) -> None:
+    assert code == 2
+    lines = output.splitlines()
+    assert lines[-1].startswith(f"auditor: error: cannot append to GITHUB_STEP_SUMMARY ({target}):")
+    assert any("the change would introduce 0 and fix 0 finding(s)" in x for x in lines), output
+    assert data["review"]["introduced"] == []
 
 
 def _two_offending_models() -> dict[str, Any]:

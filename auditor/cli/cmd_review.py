@@ -9,6 +9,7 @@ above `--fail-on`.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import subprocess
 from dataclasses import replace
@@ -230,7 +231,11 @@ def _append_step_summary(data: ReportData, ctx: Context) -> None:
     if not target:
         return
     try:
-        with open(target, "a", encoding="utf-8") as fh:
+        # Opened without blocking: a named pipe nobody reads fails at once (ENXIO) instead of
+        # hanging the job; once open, writes block as usual (a reader takes its time).
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        os.set_blocking(fd, True)
+        with open(fd, "a", encoding="utf-8") as fh:
             fh.write(render_markdown(data))
     except OSError as exc:
         raise AuditorError(

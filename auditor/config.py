@@ -78,13 +78,42 @@ class Config:
 
 
 def _as_str(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: expected a non-empty string, got {type(value).__name__}")
+    if isinstance(value, str) and not value.strip():
+        raise ConfigError(f"{where}: expected a non-empty string, got an empty one")
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a non-empty string, got {_toml_type(value)}")
     return value
 
 
+def _toml_type(value: Any) -> str:
+    """What a TOML value is, in TOML's words (never the value: it may be a secret)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time" if hasattr(value, "isoformat") else type(value).__name__
+
+
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]{0,20})://")
+
+
 def _as_url(value: Any, where: str) -> str:
-    text = _as_str(value, where).rstrip("/")
+    # Surrounding white space is what a CI variable or a secret pasted with its line end
+    # carries; inside the address it has no place (and the HTTP client refuses it mid-sync).
+    text = _as_str(value, where).strip()
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise ConfigError(f"{where}: the URL holds a space or a control character")
+    scheme = _URL_SCHEME.match(text)
+    if scheme is None or scheme.group(1).lower() not in ("http", "https"):
+        # Nothing of the value is shown: without `scheme://` there is no telling a host from a
+        # user name and password (`user:secret@host`) or a token set in the wrong variable.
+        got = f"{scheme.group(1).lower()}://…" if scheme else "no scheme:// at its start"
+        raise ConfigError(f"{where}: expected an http:// or https:// URL, got {got}")
+    text = text.rstrip("/")
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 (raises on a port that is no number or out of range)
@@ -183,15 +212,19 @@ def _reject_unknown(
     where: str,
     known: tuple[str, ...] = FILE_KEYS,
     token_hint: str = "never read from a config file; set AUDITOR_TOKEN or token_file",
+    at: Mapping[str, str] | None = None,
 ) -> None:
     for key in table:
         name = key.replace("-", "_") if known is FILE_KEYS else key
+        place = (at or {}).get(key, where)
         if name == "token":
-            raise ConfigError(f"{where}: the API token is {token_hint}")
+            raise ConfigError(f"{place}: the API token is {token_hint}")
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+            if name == "tool" and known is FILE_KEYS:
+                hint = " (a --config file holds the keys at its top level, without [tool.auditor])"
+            raise ConfigError(f"{place}: unknown key {key!r}{hint}")
 
 
 class _StateURL(str):
@@ -257,34 +290,77 @@ def _convert(name: str, value: Any, where: str, base: Path) -> Any:
     return _as_path(value, f"{where}: {name}", base)
 
 
-def _layer(table: Mapping[str, Any], where: str, base: Path) -> dict[str, Any]:
-    """Convert one source's raw values to typed ones (relative paths resolved against `base`)."""
+def _layer(
+    table: Mapping[str, Any], where: str, base: Path, at: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Convert one source's raw values to typed ones (relative paths resolved against `base`);
+    `at`: where each key is written (`file:line:col`), when known."""
     out: dict[str, Any] = {}
     for key, value in table.items():
         if value is None:
             continue
         name = _normalise_key(key)
         if name in _SCALARS or name in _PATHS or name == "policies":
-            out[name] = _convert(name, value, where, base)
+            out[name] = _convert(name, value, (at or {}).get(key, where), base)
     return out
 
 
+_TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    return _read_toml_text(path)[0]
+
+
+def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{path}: config file not found")
     try:
         # utf-8-sig: a byte-order mark (what Windows editors and PowerShell write) is dropped
-        return tomllib.loads(read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8-sig"))
+        text = read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8-sig")
+        return tomllib.loads(text), text
     except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.match(str(exc))
+        if found:  # `file:line:col: invalid TOML: …`, as every other file problem is located
+            message, line, col = found.groups()
+            raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {message}") from None
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
+_TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
+_TOML_KEY = re.compile(r"""^(\s*)(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*[.=]""")
+
+
+def _key_places(path: Path, text: str, table: str) -> dict[str, str]:
+    """`file:line:col` of each key of the TOML table `table` ("" for the top level), as
+    written in `text`: where a config file's problem with that key is shown. A key also
+    given as a sub-table (`[tool.auditor.diff_keys]`) is placed at that header."""
+    places: dict[str, str] = {}
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TOML_HEADER.match(line)
+        if header:
+            current = header.group(1).replace(" ", "").replace('"', "")
+            inner = current[len(table) + 1 :] if table else current
+            if (not table or current.startswith(table + ".")) and inner:
+                col = line.index(inner.split(".")[0][:1] or "[") + 1
+                places.setdefault(inner.split(".")[0], f"{path}:{number}:{col}")
+            continue
+        if current != table:
+            continue
+        key = _TOML_KEY.match(line)
+        if key:
+            name = next(g for g in key.groups()[1:] if g is not None)
+            places.setdefault(name, f"{path}:{number}:{len(key.group(1)) + 1}")
+    return places
+
+
 def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
-    data = _read_toml(path)
+    data, text = _read_toml_text(path)
     where = str(path)
     if section:
         tool = data.get("tool", {})
@@ -292,8 +368,9 @@ def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
         where = f"{path} [tool.auditor]"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table")
-    _reject_unknown(data, where)
-    return _layer(data, where, path.parent)
+    at = _key_places(path, text, "tool.auditor" if section else "")
+    _reject_unknown(data, where, at=at)
+    return _layer(data, where, path.parent, at)
 
 
 def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:

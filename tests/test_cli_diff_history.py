@@ -158,8 +158,13 @@ def test_markdown_is_a_table(synced: tuple[Path, Any]) -> None:
         (["diff", "--to", "999"], "revision 999 is not stored; stored: 1\u2013240"),
         (["diff", "--from", "0"], "revision 0 is not stored; stored: 1\u2013240"),
         (["history", "--since", "last tuesday"], "--since: expected a date such as"),
+        (
+            ["history", "--since", "2026-10-01", "--until", "2026-09-01"],
+            "auditor: error: --since 2026-10-01 is after --until 2026-09-01: no time lies "
+            "between them",
+        ),
     ],
-    ids=["to-missing", "from-missing", "bad-date"],
+    ids=["to-missing", "from-missing", "bad-date", "since-after-until"],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(
     synced: tuple[Path, Any],

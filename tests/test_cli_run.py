@@ -189,6 +189,33 @@ def test_no_usage_says_in_every_scope_how_many_usage_rules_were_left_out(
         assert "Rules left out" not in text and "rules-left-out" not in text
 
 
+def test_at_before_the_first_revision_leaves_no_report_folder(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """One error, exit 2, and no empty `--out` folder left behind (it was made before the date
+    was checked against the stored history)."""
+    out = tmp_path / "r"
+    code, _, stderr = run_cli(
+        ["run", "--no-usage", "--at", "2001-01-01", "--out", str(out)], env=env, cwd=tmp_path
+    )
+    assert code == 2
+    assert "is before the first stored settings revision" in stderr.splitlines()[-1]
+    assert not out.exists()
+
+
+def test_a_bad_readiness_model_lists_each_problem_on_its_own_line(tmp_path: Path) -> None:
+    """As a policy or waiver file's problems are; they were one line with `\\u000a` in it."""
+    model = tmp_path / "model.yaml"
+    model.write_text("levels: 5\ncriteria: x\n")
+    argv = ["run", "--offline", "--readiness-model", str(model), "--out", str(tmp_path / "r")]
+    code, _, stderr = run_cli(argv, env={"AUDITOR_STATE": str(tmp_path / "s.db")}, cwd=tmp_path)
+    assert code == 2
+    lines = stderr.splitlines()
+    assert lines[0].startswith(f"{model}:1:9: error: $.levels: ")
+    assert lines[1].startswith(f"{model}:2:11: error: $.criteria: ")
+    assert lines[2:] == ["auditor: error: 2 problem(s) in input files (listed above)"]
+
+
 def test_interrupt_writes_an_incomplete_report_and_exits_130(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +112,9 @@ def test_missing_config_file(tmp_path: Path) -> None:
         _load(tmp_path, config_file=Path("nope.toml"))
 
 
-def test_pyproject_error_names_the_section(tmp_path: Path) -> None:
-    _write(tmp_path / "pyproject.toml", '[tool.auditor]\norgg = "x"\n')
-    with pytest.raises(ConfigError, match=r"\[tool.auditor\]: unknown key 'orgg'"):
+def test_pyproject_error_names_the_line_in_the_section(tmp_path: Path) -> None:
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n\n[tool.auditor]\norgg = "x"\n')
+    with pytest.raises(ConfigError, match=r"pyproject\.toml:5:1: unknown key 'orgg'"):
         _load(tmp_path)
 
 
@@ -231,7 +232,7 @@ def test_timeouts_must_be_finite(tmp_path: Path, key: str, value: str) -> None:
     with pytest.raises(ConfigError, match=f"{key}: expected a positive number"):
         _load(tmp_path, {key: value})
     cfg = _write(tmp_path / "a.toml", f"{key} = {value.lower()}\n")
-    with pytest.raises(ConfigError, match=rf"a\.toml: {key}: expected a positive number"):
+    with pytest.raises(ConfigError, match=rf"a\.toml:1:1: {key}: expected a positive number"):
         _load(tmp_path, config_file=cfg)
 
 
@@ -268,7 +269,8 @@ def test_bad_diff_keys_are_refused_at_load_time(tmp_path: Path, text: str, messa
     cfg = _write(tmp_path / "bad.toml", text)
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, config_file=cfg)
-    assert str(info.value).startswith(f"{cfg}: ") and message in str(info.value)
+    assert str(info.value).startswith(f"{cfg}:") and message in str(info.value)
+    assert re.match(rf"{re.escape(str(cfg))}:\d+:\d+: ", str(info.value)), str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
+import io
 import json
 import signal
 import subprocess
@@ -22,6 +24,7 @@ import orjson
 import pytest
 from ruamel.yaml import YAML
 
+from auditor.cli import Context, main
 from auditor.emulator import Dataset, Emulator, FaultController, generate_dataset, start_emulator
 from auditor.emulator.data_reports import UNKNOWN_CRITERION
 from auditor.emulator.faults import parse_fault
@@ -665,3 +668,15 @@ def test_cli_rejects_a_bad_fault() -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode != 0
     assert "explode" in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["--port", "--app-port"])
+@pytest.mark.parametrize("value", ["65536", "99999", "-1", "http"])
+def test_cli_refuses_a_port_out_of_range_as_a_usage_error(flag: str, value: str) -> None:
+    """`--port 99999` was `unexpected OverflowError: bind(): port must be 0-65535`."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["emulator", flag, value], Context(stderr=err))
+    assert code == 2
+    assert f"argument {flag}: expected a port number 0-65535, got" in err.getvalue()
+    assert "unexpected" not in err.getvalue()

@@ -18,6 +18,7 @@ from auditor.errors import ConfigError
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.store import Store
 from auditor.workflows.orgs import OrgResult, overall_exit
+from tests.conftest import OWNER_TOKEN
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 TOKEN = "demo-owner-token"
@@ -105,6 +106,28 @@ def test_exit_codes_follow_the_usual_rules(emulators: list[Any], tmp_path: Path)
     results = [OrgResult("a", 0, ""), OrgResult("b", 1, ""), OrgResult("c", 130, "")]
     assert overall_exit(results[:1]) == 0 and overall_exit(results[:2]) == 1
     assert overall_exit(results) == 2
+
+
+def test_quiet_still_says_why_an_organization_could_not_be_audited(
+    emulator: Any, tmp_path: Path
+) -> None:
+    """`--quiet` prints errors: an organization's failed sync and its exit line, as a single
+    run's `--quiet` does (they were dropped, leaving only "1 of 2 … could not be audited")."""
+    path = tmp_path / "orgs.toml"
+    path.write_text(
+        f'[[org]]\nname = "acme"\nbase_url = "{emulator.base_url}"\n'
+        f'app_url = "{emulator.app_url}"\ntoken_env = "T"\n\n'
+        '[[org]]\nname = "gone"\nbase_url = "http://127.0.0.1:9"\ntoken_env = "T"\n'
+    )
+    env = {"T": OWNER_TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    argv = ["run", "--orgs", str(path), "--quiet", "--no-usage", "--out", str(tmp_path / "r")]
+    code, out, err = _run(argv, env, tmp_path)
+    assert code == 2 and out == "", err
+    lines = err.splitlines()
+    assert any(x.startswith("[gone] auditor: sync failed") for x in lines), err
+    assert any("connection refused" in x for x in lines if x.startswith("[gone]")), err
+    assert any(x.startswith("[gone] auditor: exit 2: ") for x in lines), err
+    assert lines[-1] == "auditor: exit 2: 1 of 2 organization(s) could not be audited (gone)"
 
 
 def test_many_organizations_on_one_postgresql_store(

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,8 +87,8 @@ def test_an_unchanged_file_introduces_nothing_and_exits_0(
     assert data["review"]["introduced"] == []
     assert data["review"]["changes"] == []
     athr = author_result(data)
-    assert (athr["status"], athr["lifecycle"]) == ("unknown", None)
-    assert athr["message"] == "the author of this change is unknown"
+    assert (athr["status"], athr["lifecycle"]) == ("not_applicable", None)
+    assert athr["message"] == "the proposed settings change nothing: no revision would be saved"
     assert "proposed by unknown (no --author, GITHUB_ACTOR or git user.email)" in output
     assert (
         output.splitlines()[-1]
@@ -172,6 +173,211 @@ def test_a_hung_git_is_an_unknown_author_not_a_hang(
         raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout", 0))
 
     monkeypatch.setattr("auditor.cli.cmd_review.subprocess.run", hung)
-    code, data, stderr = review(live_settings(emu), env, tmp_path)
+    proposed = live_settings(emu)
+    proposed["commandBlocklist"] = [*proposed.get("commandBlocklist", []), "mkfs.ext4 /dev/sda"]
+    code, data, stderr = review(proposed, env, tmp_path)
     assert code == 0, stderr
     assert author_result(data)["status"] == "unknown"
+
+
+def _reordered(value: Any) -> Any:
+    """The same settings written in another order: keys reversed, and the lists the diff
+    compares as sets (allow and block lists) reversed."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(reversed(value))
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+def test_a_file_that_changes_nothing_passes_whoever_proposes_it(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A bot reformatting the settings file (keys and set-like lists reordered) saves no
+    revision: no change rule may judge its author, so the PR is not failed for nothing."""
+    bot = {**env, "GITHUB_ACTOR": "dependabot[bot]", "GITHUB_ACTOR_ID": "49699333"}
+    proposed = _reordered(live_settings(emu))
+    assert json.dumps(proposed) != json.dumps(live_settings(emu))
+    _code, data, output = review(proposed, bot, tmp_path)
+    assert data["review"]["changes"] == []
+    assert data["review"]["introduced"] == []
+    changes = [f for f in data["findings"] if f["subject"]["kind"] == "change"]
+    assert changes and {f["status"] for f in changes} == {"not_applicable"}
+    assert (
+        output.splitlines()[-1]
+        == "auditor: exit 0: no findings introduced by the change at or above severity low"
+    ), output
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param(
+            "empty-file",
+            "proposed.json:1:1: expected a settings object (keys and values), got nothing "
+            "(an empty file, or null)",
+            id="empty-proposed-file",
+        ),
+        pytest.param(
+            "no-token", "no API token: set AUDITOR_TOKEN or pass --token-file FILE", id="no-token"
+        ),
+        pytest.param("unreachable", "connection refused", id="failed-first-sync"),
+    ],
+)
+def test_a_review_that_fails_before_its_first_sync_leaves_no_state_file(
+    env: dict[str, str], tmp_path: Path, case: str, expected: str
+) -> None:
+    """A pull request from a fork (no token), a bad file or a service that cannot be reached
+    used to leave an empty state file and its lock behind, which later commands took for a
+    synced one ('no settings revision stored' instead of 'run `auditor sync` first')."""
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text("" if case == "empty-file" else "{}")
+    if case == "no-token":
+        env = {k: v for k, v in env.items() if k != "AUDITOR_TOKEN"}
+    if case == "unreachable":
+        env = {**env, "AUDITOR_BASE_URL": "http://127.0.0.1:9"}
+    code, _, stderr = run_cli(["review", str(proposed)], env=env, cwd=tmp_path)
+    assert code == 2
+    assert expected in stderr.splitlines()[-1], stderr
+    state = Path(env["AUDITOR_STATE"])
+    assert not state.exists() and not state.with_name(state.name + ".lock").exists()
+
+
+def test_a_step_summary_that_cannot_be_written_is_an_error_after_the_review_is_shown(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """GITHUB_STEP_SUMMARY pointing where nothing can be written (a folder, a missing one, a
+    named pipe nobody reads, which used to hang the job): exit 2 naming it, after the review's
+    own summary and reports, which are not lost."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(60)
+    try:
+        for target in (tmp_path, tmp_path / "missing" / "summary.md", fifo):
+            code, data, output = review(
+                live_settings(emu), {**env, "GITHUB_STEP_SUMMARY": str(target)}, tmp_path
+            )
+            _summary_failed(code, data, output, target)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _hung(_signum: int, _frame: Any) -> None:
+    pytest.fail("the review did not finish: it waits on GITHUB_STEP_SUMMARY")
+
+
+def _summary_failed(code: int, data: dict[str, Any], output: str, target: Path) -> None:
+    assert code == 2
+    lines = output.splitlines()
+    assert lines[-1].startswith(f"auditor: error: cannot append to GITHUB_STEP_SUMMARY ({target}):")
+    assert any("the change would introduce 0 and fix 0 finding(s)" in x for x in lines), output
+    assert data["review"]["introduced"] == []
+
+
+def _two_offending_models() -> dict[str, Any]:
+    """Settings failing BASE-MOD-003 (a literal API key) on two custom models, and BASE-SBX-003
+    (a broad writable folder) on two sandbox paths."""
+    return {
+        "sandbox": {
+            "enabled": True,
+            "filesystem": {"allowWrite": ["/var/tmp", "/tmp/ok", "/etc/x"]},
+        },
+        "customModels": [
+            {"id": "custom:a", "baseUrl": "https://a.example/v1", "apiKey": "sk-" + "a1" * 16},
+            {"id": "custom:b", "baseUrl": "https://b.example/v1", "apiKey": "sk-" + "b2" * 16},
+        ],
+    }
+
+
+def _review_files(
+    live: dict[str, Any], proposed: dict[str, Any], tmp_path: Path
+) -> tuple[int, set[str], set[str], str]:
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    fixed = {f["rule_id"] for f in data["review"]["fixed"]}
+    return code, introduced_rules(data), fixed, stdout + stderr
+
+
+def test_removing_one_of_two_offenders_introduces_nothing(tmp_path: Path) -> None:
+    """A finding's fingerprint names its first offender: removing that one used to move the
+    rule's pre-existing failure to the next offender and call it introduced by the change
+    (exit 1 for a change that only makes things better)."""
+    live = _two_offending_models()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"] = proposed["customModels"][1:]  # custom:a, the first, goes
+    proposed["sandbox"]["filesystem"]["allowWrite"].remove("/var/tmp")
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert introduced == set() and fixed == set(), output
+    assert code == 0, output
+
+
+def test_adding_an_offender_to_a_failing_rule_is_introduced(tmp_path: Path) -> None:
+    """The rule failed before, on other entries: the new entry still makes it a finding the
+    change introduces (by fingerprint alone it was 'unchanged')."""
+    live = _two_offending_models()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"].append(
+        {"id": "custom:c", "baseUrl": "https://c.example/v1", "apiKey": "sk-" + "c3" * 16}
+    )
+    proposed["sandbox"]["filesystem"]["allowWrite"].append("/usr/local/x")
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert {"BASE-MOD-003", "BASE-SBX-003"} <= introduced, output
+    assert fixed == set(), output
+    assert code == 1, output
+
+
+def test_an_offline_review_of_a_store_with_no_revision_says_to_sync(tmp_path: Path) -> None:
+    from auditor.store import Store
+
+    state = tmp_path / "state.db"
+    Store.open(state, create=True).close()
+    proposed = tmp_path / "p.json"
+    proposed.write_text("{}")
+    code, _, stderr = run_cli(
+        ["review", str(proposed), "--offline", "--state", str(state)], env={}, cwd=tmp_path
+    )
+    assert code == 2
+    assert stderr.splitlines()[-1] == (
+        f"auditor: error: no settings revision stored in {state}: nothing to review against "
+        "(run `auditor sync` first)"
+    )
+
+
+def test_a_review_with_no_settings_or_change_rule_is_refused(tmp_path: Path) -> None:
+    """`--policy policies/readiness.yaml` by mistake: every PR passed ('no results', exit 0)."""
+    repo = Path(__file__).resolve().parents[1]
+    argv = ["review", str(repo / "examples" / "proposed-settings.yaml")]
+    argv += ["--against", str(repo / "examples" / "live-settings.yaml")]
+    argv += ["--policy", str(repo / "policies" / "readiness.yaml"), "--out", str(tmp_path / "r")]
+    code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2
+    assert stderr.splitlines()[-1] == (
+        "auditor: error: the policies have no `settings` or `change` rule, the only ones a "
+        "review evaluates (their rules are org, readiness): give --policy files with settings "
+        "or change rules"
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_unquoted_yaml_timestamp_is_read_as_written(tmp_path: Path) -> None:
+    """YAML reads `2026-01-01T10:00:00Z` as a date-time; written back in Python's words it
+    was `2026-01-01T10:00:00+00:00`, a change on every review of a file that changes nothing."""
+    live = {"x": "2026-01-01T10:00:00Z", "d": "2026-01-01", "t": "2026-01-01T10:00:00.500+02:00"}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "p.yaml").write_text(
+        "x: 2026-01-01T10:00:00Z  # a comment\nd: 2026-01-01\nt: [2026-01-01T10:00:00.500+02:00]\n"
+    )
+    argv = ["review", str(tmp_path / "p.yaml"), "--against", str(tmp_path / "live.json")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    changes = {c["path"]: (c["before"], c["after"]) for c in data["review"]["changes"]}
+    assert changes == {"$.t": ("2026-01-01T10:00:00.500+02:00", ["2026-01-01T10:00:00.500+02:00"])}
+    assert code == 0, stderr

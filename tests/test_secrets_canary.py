@@ -1,9 +1,9 @@
 """Secrets by construction: canaries planted in API data and proposed files never come out.
 
 Every command a user runs (sync twice, diff in every format, history, run, review online,
-offline and with GITHUB_STEP_SUMMARY, export, a failing sync) and the raw bytes of the state
-file and its journal are searched for each canary in raw, JSON-escaped, URL-encoded and base64
-forms. A table test checks that ordinary values stay readable.
+offline, against a file and with GITHUB_STEP_SUMMARY, export, a failing sync) and the raw
+bytes of the state file and its journal are searched for each canary in raw, JSON-escaped,
+URL-encoded and base64 forms. A table test checks that ordinary values stay readable.
 """
 
 from __future__ import annotations
@@ -234,6 +234,13 @@ def test_no_canary_reaches_any_output_or_the_state_file(
         run("run", "--out", str(tmp_path / "run"))
         run("review", str(proposed), "--out", str(tmp_path / "review"))
         run("review", str(proposed), "--offline", "--out", str(tmp_path / "review-offline"))
+        # Two files, no state file (so no memory of secrets learned by syncs): the token
+        # pasted into the proposed file is scrubbed all the same.
+        against = tmp_path / "in" / "live.json"
+        against.write_text(json.dumps({"svcRouterGuidance": "none"}))
+        pasted = tmp_path / "in" / "pasted.json"
+        pasted.write_text(json.dumps({"svcRouterGuidance": f"use {token} here"}))
+        run("review", str(pasted), "--against", str(against), "--out", str(tmp_path / "rf"))
         run("export", "--out", str(tmp_path / "evidence"))
         emu.faults.add("history", "settings_not_object", page=1, value=f"x {token}")
         _append(data, again, "admin")

@@ -717,7 +717,7 @@ def test_failed_first_sync_keeps_a_file_another_run_created_meanwhile(
         Store.open(state).close()
         return real_open(config, create=create)
 
-    monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
+    monkeypatch.setattr("auditor.cli.common.open_store", open_after_the_other_run)
     fake_cli.fail_at[0] = httpx.Response(401, json={"status": 401, "title": "Unauthorized"})
     code, _, err = cli(tmp_path, "sync", "--base-url", "http://svc.test", "--state", str(state))
     assert code == 2 and "401 Unauthorized" in err
@@ -737,7 +737,7 @@ def test_run_losing_the_lock_race_keeps_the_winners_new_file(
         winner.append(Store.open(state))
         return real_open(config, create=create)
 
-    monkeypatch.setattr("auditor.cli.cmd_sync.open_store", open_after_the_other_run)
+    monkeypatch.setattr("auditor.cli.common.open_store", open_after_the_other_run)
     assert not state.exists()
     code, _, err = cli(tmp_path, "sync", "--base-url", "https://svc.test", "--state", str(state))
     try:

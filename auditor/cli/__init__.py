@@ -8,8 +8,10 @@ which adds its parser and sets `handler=<function(args, ctx) -> int>`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import select
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +22,10 @@ from auditor import __version__
 from auditor.cli.failure import report_failure
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
+
+#: stdout's reader went away (`auditor history | head`): 128 + SIGPIPE, as a shell reports a
+#: command that pipe killed; nothing more is printed.
+EXIT_BROKEN_PIPE = 141
 
 COMMANDS = (
     "run",
@@ -116,5 +122,28 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
+    except BrokenPipeError as exc:
+        if _stdout_gone(ctx):  # `auditor history | head`: the reader has all it wanted
+            return EXIT_BROKEN_PIPE
+        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
     except Exception as exc:
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
+
+
+def _stdout_gone(ctx: Context) -> bool:
+    """True when stdout's reader has gone away (then stdout is pointed at /dev/null, so the
+    interpreter's own flush at exit does not complain about it either)."""
+    try:
+        fd = ctx.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False  # an in-memory stream cannot lose its reader
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False  # stdout is fine: the broken pipe was another one's
+    if ctx.stdout is sys.stdout:
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+    return True

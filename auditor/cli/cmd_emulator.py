@@ -20,6 +20,17 @@ if TYPE_CHECKING:
     from auditor.emulator.faults import FaultController
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 0-65535 (0: any free one); argparse's usage error otherwise."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {port}")
+    return port
+
+
 def register(subparsers: Any) -> None:
     """Add the `emulator` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -29,9 +40,9 @@ def register(subparsers: Any) -> None:
         "Prints the two addresses and the demo tokens, then serves until Ctrl-C.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="main API port (0 = any free port)")
+    parser.add_argument("--port", type=_port, default=0, help="main API port (0 = any free port)")
     parser.add_argument(
-        "--app-port", type=int, default=0, help="readiness API port (0 = any free port)"
+        "--app-port", type=_port, default=0, help="readiness API port (0 = any free port)"
     )
     parser.add_argument("--seed", type=int, default=7, help="data seed (default 7)")
     parser.add_argument(

@@ -18,7 +18,7 @@ from auditor.cli.common import add_common_options, config_from_args, open_store,
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
 from auditor.diff import ListTable, change_as_json, change_summary, changed_paths, diff_revisions
-from auditor.errors import EXIT_OK
+from auditor.errors import EXIT_OK, UsageError
 from auditor.models import JSON, Change, Revision
 
 if TYPE_CHECKING:
@@ -151,6 +151,10 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
         globs=tuple(g.removeprefix("$.") for g in args.path),
         author=args.author.lower() if args.author else None,
     )
+    if filters.since and filters.until and filters.since > filters.until:
+        raise UsageError(  # an empty timeline would read as "nobody changed anything"
+            f"--since {args.since} is after --until {args.until}: no time lies between them"
+        )
     with open_store(config, readonly=True) as store:
         if args.format == "json":
             ctx.stdout.write(dumps_pretty([_as_json(e) for e in timeline(store, filters, table)]))

@@ -9,13 +9,21 @@ above `--fail-on`.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli.common import add_common_options, config_from_args, open_store, sync_store
+from auditor.cli.common import (
+    add_common_options,
+    config_from_args,
+    open_store,
+    require_remote,
+    store_kept_only_if_synced,
+    sync_store,
+)
 from auditor.cli.summary import (
     add_audit_options,
     decide_exit,
@@ -37,6 +45,7 @@ from auditor.workflows.review import (
     ReviewRequest,
     SettingsFile,
     load_settings_file,
+    reviewed_rules,
     run_review,
 )
 from auditor.workflows.run import StoredHistory, load_inputs
@@ -84,11 +93,18 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx)
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused
     author, source = proposed_author(args.author, ctx)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
-    if args.against == "live":
-        with open_store(config, create=not args.offline) as store:  # history streams from it
+    if args.against == "live" and args.offline:
+        with open_store(config) as store:  # history streams from it
+            request = _against_live(args, config, ctx, now, run_id, store)
+            outcome = run_review(loaded, replace(request, author=author))
+    elif args.against == "live":
+        require_remote(config)  # no token (a pull request from a fork): no state file made
+        # A bad proposed file or a failed first sync leaves no empty state file behind.
+        with store_kept_only_if_synced(config) as store:
             request = _against_live(args, config, ctx, now, run_id, store)
             outcome = run_review(loaded, replace(request, author=author))
     else:
@@ -96,10 +112,10 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         outcome = run_review(loaded, replace(request, author=author))
     data = with_report_options(outcome.data, args, config.org)
     write_reports(data, out_dir, args.outputs)
-    _append_step_summary(data, ctx)
-    if not args.quiet:
+    if not args.quiet:  # shown before the step summary is tried: its failure is an error
         print_summary(outcome.data, out_dir, ctx, args.outputs)
         print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
+    _append_step_summary(data, ctx)
     return decide_exit(
         outcome.errors,
         outcome.failing,
@@ -159,7 +175,8 @@ def _against_live(
     live = store.latest_revision()
     if live is None:
         raise DataError(
-            f"no settings revision stored in {config.state_shown}: nothing to review against"
+            f"no settings revision stored in {store.path}: nothing to review against "
+            "(run `auditor sync` first)"
         )
     history = StoredHistory(store, live.revision)
     return ReviewRequest(
@@ -179,6 +196,8 @@ def _against_file(
     args: argparse.Namespace, config: Config, now: datetime, run_id: str
 ) -> ReviewRequest:
     redactor = Redactor(config.fingerprint_key or secrets.token_bytes(32))
+    if config.token:  # a token pasted into either file is scrubbed, as against live settings
+        redactor.register(config.token)
     base = _load(Path(args.against), redactor)
     live = Revision(
         revision=0,
@@ -212,7 +231,11 @@ def _append_step_summary(data: ReportData, ctx: Context) -> None:
     if not target:
         return
     try:
-        with open(target, "a", encoding="utf-8") as fh:
+        # Opened without blocking: a named pipe nobody reads fails at once (ENXIO) instead of
+        # hanging the job; once open, writes block as usual (a reader takes its time).
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        os.set_blocking(fd, True)
+        with open(fd, "a", encoding="utf-8") as fh:
             fh.write(render_markdown(data))
     except OSError as exc:
         raise AuditorError(

@@ -7,6 +7,7 @@ stdout, and the exit code of design §9 with its reason as the last line on stde
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import re
 from collections.abc import Callable, Sequence
@@ -54,6 +55,7 @@ from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.store.database import Store
 
 
 def register(subparsers: Any) -> None:
@@ -185,9 +187,8 @@ def run_orgs(
 
     def done(result: OrgResult) -> None:
         finished[result.name] = result
-        for line in result.log:
-            if not args.quiet or line.startswith("auditor: error"):
-                print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
+        for line in result.log:  # with --quiet, what a single run's --quiet prints: its errors
+            print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
     try:
         results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
@@ -261,32 +262,52 @@ def _audit(
     quiet: bool = False,
     ctx: Context,
 ) -> AuditOutcome:
-    problems: list[str] = []
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
+        made = not out_dir.exists()
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
-        if not offline:
-            try:
-                usage = options.usage_days is not None
-                summary = sync_store(store, config, ctx, quiet=quiet, usage=usage)
-                options = replace(options, data_quality=summary.data_quality)
-                if not quiet:
-                    print(
-                        f"synced: {summary.revisions_new} new revisions, "
-                        f"{summary.reports_new} new reports",
-                        file=ctx.stderr,
-                    )
-            except AuditorError as exc:  # keep what is stored; the run is marked incomplete
+        try:
+            return _sync_and_audit(store, config, loaded, options, publish, offline, quiet, ctx)
+        except Exception:  # not an interrupt: its partial reports go into the folder
+            if made:  # a run stopped before it wrote anything (`--at` before the first
+                with contextlib.suppress(OSError):  # revision) leaves no empty folder
+                    out_dir.rmdir()
+            raise
+
+
+def _sync_and_audit(
+    store: Store,
+    config: Config,
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    publish: Callable[[ReportData], None],
+    offline: bool,
+    quiet: bool,
+    ctx: Context,
+) -> AuditOutcome:
+    problems: list[str] = []
+    if not offline:
+        try:
+            usage = options.usage_days is not None
+            summary = sync_store(store, config, ctx, quiet=quiet, usage=usage)
+            options = replace(options, data_quality=summary.data_quality)
+            if not quiet:
                 print(
-                    f"auditor: sync failed, auditing the stored data: {terminal_text(str(exc))}",
+                    f"synced: {summary.revisions_new} new revisions, "
+                    f"{summary.reports_new} new reports",
                     file=ctx.stderr,
                 )
-                problems.append(f"sync failed: {exc}")
-        if problems:
-            options = replace(options, not_evaluated=tuple(problems))
-        check_at(store, options.at)
-        return run_audit(store, loaded, options, publish=publish)
+        except AuditorError as exc:  # keep what is stored; the run is marked incomplete
+            print(
+                f"auditor: sync failed, auditing the stored data: {terminal_text(str(exc))}",
+                file=ctx.stderr,
+            )
+            problems.append(f"sync failed: {exc}")
+    if problems:
+        options = replace(options, not_evaluated=tuple(problems))
+    check_at(store, options.at)
+    return run_audit(store, loaded, options, publish=publish)
 
 
 def _write_interrupted(

@@ -13,14 +13,12 @@ from auditor.cli.common import (
     add_common_options,
     add_usage_option,
     config_from_args,
-    open_store,
     require_remote,
+    store_kept_only_if_synced,
     sync_store,
 )
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_OK, StoreError
-from auditor.store.database import Store
-from auditor.store.file import lock_path
+from auditor.errors import EXIT_OK
 from auditor.workflows.sync import format_summary
 
 if TYPE_CHECKING:
@@ -39,30 +37,11 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_sync)
 
 
-def _never_synced(store: Store) -> bool:
-    try:
-        return store.last_sync() is None
-    except StoreError:
-        return False
-
-
 def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: sync and print the summary."""
     config = config_from_args(args, ctx)
     base_url, _ = require_remote(config)
-    # Only files this command creates may be removed again: a state file that was there before
-    # (even one that turns out damaged, or one another run made since this one looked) is never
-    # deleted by a failing sync, nor a symlink the user made to where the file is to be.
-    lock = None if config.state_url is not None else lock_path(config.state_path)
-    lock_made = lock is not None and not lock.exists()
-    with open_store(config, create=True) as store:  # the lock is held from here on
-        try:
-            summary = sync_store(store, config, ctx, usage=not args.no_usage)
-        except BaseException:
-            if store.created and _never_synced(store):  # a failed first sync leaves no file
-                config.state_path.resolve().unlink(missing_ok=True)
-                if lock is not None and lock_made:
-                    lock.unlink(missing_ok=True)
-            raise
+    with store_kept_only_if_synced(config) as store:  # a failed first sync leaves no file
+        summary = sync_store(store, config, ctx, usage=not args.no_usage)
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -15,8 +17,9 @@ from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import Config, load_config
-from auditor.errors import ConfigError, UsageError
+from auditor.errors import ConfigError, StoreError, UsageError
 from auditor.store import Store
+from auditor.store.file import lock_path
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -87,6 +90,34 @@ def open_store(config: Config, *, create: bool = False, readonly: bool = False) 
     return Store.open(
         config.state, create=create, fingerprint_key=key, readonly=readonly, org=config.org
     )
+
+
+@contextmanager
+def store_kept_only_if_synced(config: Config) -> Iterator[Store]:
+    """Open the store for a command that syncs into it (created if missing). If the command
+    fails and the store is a file this command created that no sync has completed into, the
+    file is removed again (and its lock file, if made here): a failed first sync, a bad
+    proposed file or a missing token leave nothing behind. A file that was there before (even
+    a damaged one, or one another run made meanwhile) is never removed, nor a symlink the user
+    made to where the file is to be: only its target, when this command created it."""
+    lock = None if config.state_url is not None else lock_path(config.state_path)
+    lock_made = lock is not None and not lock.exists()
+    with open_store(config, create=True) as store:  # the lock is held from here on
+        try:
+            yield store
+        except BaseException:
+            if config.state_url is None and store.created and _never_synced(store):
+                config.state_path.resolve().unlink(missing_ok=True)
+                if lock is not None and lock_made:
+                    lock.unlink(missing_ok=True)
+            raise
+
+
+def _never_synced(store: Store) -> bool:
+    try:
+        return store.last_sync() is None
+    except StoreError:
+        return False
 
 
 def require_remote(config: Config) -> tuple[str, str]:

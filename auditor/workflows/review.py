@@ -18,10 +18,10 @@ from typing import Any
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
-from auditor.errors import DataError
+from auditor.errors import DataError, UsageError
 from auditor.evaluate.changewords import about_unknown_author
 from auditor.evaluate.engine import evaluate
-from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.findings import (
     Finding,
     apply_waivers,
@@ -31,6 +31,7 @@ from auditor.findings import (
     findings_from_results,
     sort_findings,
 )
+from auditor.findings.finding import normalize_path
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
@@ -69,9 +70,22 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
         data, prefix = data["settings"], ("settings",)
     if not isinstance(data, dict):
         where = doc.locate(list(prefix))
-        raise DataError(f"{where}: expected a settings object, got {type(data).__name__}")
+        raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
+
+
+def _kind(data: Any) -> str:
+    """What a settings file holds instead of an object, in JSON's words."""
+    if data is None:
+        return "nothing (an empty file, or null)"
+    if isinstance(data, bool):
+        return "a boolean"
+    if isinstance(data, int | float):
+        return "a number"
+    if isinstance(data, list):
+        return "a list"
+    return "a string" if isinstance(data, str) else type(data).__name__
 
 
 def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
@@ -81,14 +95,31 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
         return {str(k): _plain(v, [*at, k], doc) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
+    if hasattr(value, "isoformat"):  # an unquoted YAML date or time: the text as written
+        return _as_written(doc, at) or value.isoformat()
     too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
     if too_big or (isinstance(value, float) and not math.isfinite(value)):
         where = doc.locate(at)
         shown = "an integer beyond 64 bits" if too_big else f"{value!r}"
         raise DataError(f"{where}: {shown} is not a JSON number the service could hold")
     return value
+
+
+_SCALAR_ENDS = (",", "]", "}", " #", "\t#")
+
+
+def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:
+    """The plain scalar at `at` as the file writes it: YAML reads `2026-01-01T10:00:00Z` as a
+    date-time, which Python writes back as `2026-01-01T10:00:00+00:00`, a change against the
+    API's text where the file changed nothing."""
+    where = doc.locate(at)
+    lines = doc.text.splitlines()
+    if not 1 <= where.line <= len(lines):
+        return None
+    text = lines[where.line - 1][where.col - 1 :]
+    for end in _SCALAR_ENDS:
+        text = text.split(end, 1)[0]
+    return text.strip() or None
 
 
 def proposed_revision(
@@ -139,7 +170,7 @@ class ReviewRequest:
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     """Evaluate live and proposed settings and the step between them; classify the findings."""
-    policy = _only(loaded.policy, _REVIEW_TARGETS)
+    policy = reviewed_rules(loaded.policy)
     now = request.now
     new_rev = proposed_revision(request.live, request.proposed.settings, now, request.author)
     before = evaluate(
@@ -156,19 +187,24 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             list_table=request.list_table,
         ),
     )
+    changes = tuple(
+        diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
+    )
+    # A file that changes nothing (identical, or keys and set-like lists only reordered) would
+    # save no revision: there is no step for a change rule to judge, whoever proposes it.
+    stepped = after.results if changes else tuple(_no_step(r) for r in after.results)
     before_results, _ = apply_waivers(before.results, loaded.waivers, now)
-    after_results, waivers = apply_waivers(after.results, loaded.waivers, now)
+    after_results, waivers = apply_waivers(stepped, loaded.waivers, now)
     before_findings = findings_from_results(before_results)
-    prior = [_as_previous(f) for f in before_findings if f.status in TRACKED_STATUSES]
-    marked, fixed_records = compare_runs(findings_from_results(after_results), prior)
+    after_findings = findings_from_results(after_results)
+    prior = _prior_records(before_findings, after_findings)
+    marked, fixed_records = compare_runs(after_findings, prior)
     marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
-        changes=tuple(
-            diff_revisions(request.live.settings, new_rev.settings, table=request.list_table)
-        ),
+        changes=changes,
         introduced=tuple(f.fingerprint for f in marked if f.lifecycle == "new"),
         fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
@@ -192,6 +228,30 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     return AuditOutcome(data, failing_at(introduced, request.fail_on))
 
 
+NO_CHANGE = "the proposed settings change nothing: no revision would be saved"
+
+
+def _no_step(result: RuleResult) -> RuleResult:
+    """A change rule's result on a step that changes nothing: not applicable."""
+    if result.subject.kind != "change":
+        return result
+    return replace(result, status="not_applicable", message=NO_CHANGE, evidence=(), since=None)
+
+
+def reviewed_rules(policy: PolicySet) -> PolicySet:
+    """The rules a review evaluates (`settings` and `change`); UsageError when there are none:
+    a gate that judges nothing would pass every change."""
+    reviewed = _only(policy, _REVIEW_TARGETS)
+    if not reviewed.rules:
+        targets = sorted({r.target for r in policy.rules})
+        raise UsageError(
+            "the policies have no `settings` or `change` rule, the only ones a review "
+            f"evaluates (their rules are {', '.join(targets) or 'none'}): give --policy "
+            "files with settings or change rules"
+        )
+    return reviewed
+
+
 def _unattributed(finding: Finding) -> Finding:
     """A result that is `unknown` only because nobody knows the proposed step's author is
     reported as it is, but neither introduced by the file nor counted by the gate."""
@@ -210,8 +270,60 @@ def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:
     return replace(policy, rules=tuple(r for r in policy.rules if r.target in targets))
 
 
-def _as_previous(f: Finding) -> FindingRecord:
-    return FindingRecord(f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live")
+def _as_previous(f: Finding, fingerprint: str | None = None) -> FindingRecord:
+    return FindingRecord(
+        fingerprint or f.fingerprint, f.rule_id, f.subject.key, f.status, f.severity, "live"
+    )
+
+
+_HIDDEN = "more entries not shown"
+
+
+def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[FindingRecord]:
+    """The live findings as the records the proposed ones are compared with.
+
+    A finding's fingerprint names one offending entry (its smallest evidence path), so when
+    the change removes that entry while others still offend (one of two custom models with a
+    literal key), the fingerprint moves to the next: by fingerprint alone the review called
+    the rule's remaining, pre-existing failure introduced (and the removed one fixed). So a
+    rule failing on the same subject both sides is one finding, under the proposed side's
+    fingerprint, unless the proposed side has an offender the live side did not: then it is
+    introduced (and not fixed: it still fails). When the live side's evidence was cut (more
+    than 10 entries), an offender not shown may be an old one: the finding is unchanged."""
+    live = _tracked_by_rule(before)
+    proposed = _tracked_by_rule(after)
+    records: list[FindingRecord] = []
+    for key, olds in live.items():
+        news = proposed.get(key, [])
+        if len(olds) != 1 or len(news) != 1:  # not one result a side: match by fingerprint
+            records += [_as_previous(f) for f in olds]
+            continue
+        (old,), (new,) = olds, news
+        added = _offenders(new) - _offenders(old)
+        if added and not any(_HIDDEN in e.note for e in old.evidence):
+            continue  # no record: the proposed finding is new
+        records.append(_as_previous(old, new.fingerprint))
+    return records
+
+
+def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[Finding]]:
+    out: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        if f.status in TRACKED_STATUSES:
+            out.setdefault((f.rule_id, f.subject.key), []).append(f)
+    return out
+
+
+def _offenders(finding: Finding) -> set[tuple[str, str]]:
+    """What a finding's evidence points at: each path with list positions left out, and for a
+    path inside a list, the value found there (an entry at another position is the same
+    entry; a new entry is another one)."""
+    out: set[tuple[str, str]] = set()
+    for e in finding.evidence:
+        path = normalize_path(e.path)
+        value = content_hash(e.actual) if path != e.path and e.present else ""
+        out.add((path, value))
+    return out
 
 
 def _locate(finding: Finding, proposed: SettingsFile) -> Finding:

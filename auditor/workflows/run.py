@@ -16,6 +16,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.common.pairs import HashPairs
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
+from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.engine import Steps, evaluate
 from auditor.evaluate.model import Evaluation, EvaluationInputs
 from auditor.evaluate.readiness import (
@@ -94,7 +95,14 @@ def load_inputs(
     """Load policies (shipped packs when none given), waivers and the readiness model."""
     policy = _with_display_paths(load_policies(list(policies) or [SHIPPED_POLICY_DIR]), cwd)
     loaded_waivers = load_waivers(waivers) if waivers else ()
-    return LoadedPolicy(policy, loaded_waivers, load_readiness_model(model))
+    try:
+        readiness = load_readiness_model(model)
+    except ConfigError as exc:  # `…: invalid readiness model:` and one line per problem
+        _, *problems = str(exc).split("\n")
+        if problems:  # listed one a line, as a policy or waiver file's are
+            raise PolicyError(problems) from None
+        raise
+    return LoadedPolicy(policy, loaded_waivers, readiness)
 
 
 def display_path(path: str, cwd: Path) -> str:

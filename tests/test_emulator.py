@@ -439,8 +439,26 @@ def test_reports_repeat_and_empty_faults(emu: Emulator) -> None:
         ("computers", "repeat_cursor", {}),
         ("history", "429", {"retry_afterr": 1}),
         ("history", "500", {"page": 0}),
+        ("history", "delay", {"seconds": float("inf")}),
+        ("history", "delay", {"seconds": float("nan")}),
+        ("history", "delay", {"seconds": -1}),
+        ("history", "429", {"retry_after": -5}),
+        ("history", "429", {"retry_after": 1.5}),
+        ("history", "429", {"retry_after": "soon"}),
     ],
-    ids=["unknown-endpoint", "unknown-kind", "kind-not-for-endpoint", "typo-param", "page-0"],
+    ids=[
+        "unknown-endpoint",
+        "unknown-kind",
+        "kind-not-for-endpoint",
+        "typo-param",
+        "page-0",
+        "delay-forever",
+        "delay-nan",
+        "delay-negative",
+        "retry-after-negative",
+        "retry-after-fraction",
+        "retry-after-word",
+    ],
 )
 def test_fault_switches_reject_nonsense(endpoint: str, kind: str, params: JsonObj) -> None:
     with pytest.raises(ValueError):

@@ -80,6 +80,18 @@ def _validate(
     unknown = sorted(set(params) - PARAMS.get(kind, frozenset()))
     if unknown:
         raise ValueError(f"fault {kind!r} takes no parameter {', '.join(unknown)}")
+    for name, limit, kinds in (("seconds", 3600, (int, float)), ("retry_after", 86400, (int,))):
+        value = params.get(name)
+        if value is None:
+            continue
+        # `1e999` reads as inf and `nan` as nan: neither is a time (the server would sleep
+        # forever or fail the request with a traceback)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not 0 <= value <= limit:
+            kind_word = "a number" if float in kinds else "a whole number"
+            raise ValueError(
+                f"fault {kind!r}: {name} must be {kind_word} of seconds from 0 to {limit}, "
+                f"got {value!r}"
+            )
 
 
 class FaultController:

@@ -209,6 +209,21 @@ def test_invalid_test_files_exit_2_with_positions(
     assert message in out
 
 
+def test_two_test_cases_of_one_name_are_refused_at_the_second(
+    tmp_path: Path, policies: Path
+) -> None:
+    """Results are named by case: two of one name could not be told apart."""
+    (policies / "sample.tests.yaml").write_text(
+        "tests:\n"
+        "  - name: open network\n    expect: {SBX-001: fail}\n"
+        "  - name: open network\n    expect: {SBX-001: fail}\n"
+    )
+    code, out, _ = run(tmp_path, "test", str(policies))
+    assert code == 2
+    assert out.startswith(f"{policies}/sample.tests.yaml:4:")
+    assert "test case name 'open network' is used by case 1 already" in out
+
+
 def test_dotted_policy_names_find_their_test_file(tmp_path: Path, policies: Path) -> None:
     (policies / "sample.yaml").rename(policies / "base.v2.yaml")
     (policies / "sample.tests.yaml").rename(policies / "base.v2.tests.yaml")

@@ -308,4 +308,14 @@ def _read_cases(
         reader.fail((), "a policy test file must be a mapping with a `tests:` list")
         return []
     cases = [reader.case(i, item, now) for i, item in enumerate(raw)]
+    first: dict[str, int] = {}
+    for index, case in enumerate(cases):
+        if case is None:
+            continue
+        if case.name in first:  # a result named twice cannot be told from the other one
+            reader.fail(
+                ("tests", index, "name"),
+                f"test case name {case.name!r} is used by case {first[case.name] + 1} already",
+            )
+        first.setdefault(case.name, index)
     return [c for c in cases if c is not None]

@@ -159,3 +159,23 @@ def test_every_entry_gets_the_status_its_words_give_under_every_shipped_quantifi
                         assert fast == every_entry_worded(quantifier, items, env), rule.id
                         checked += len(items)
     assert checked > 100_000
+
+
+def test_a_change_rule_states_how_many_changes_failed_not_how_many_it_shows(
+    tmp_path: Path,
+) -> None:
+    """2,000 commands added to the allow list: the message names three and counts the other
+    1,997 (it once said "+7 more", the changes behind its ten evidence items), and the last
+    evidence item still says how many entries it does not show."""
+    proposal = live_settings()
+    added = [f"tool-{i}" for i in range(2_000)]
+    proposal["commandAllowlist"] = [*proposal["commandAllowlist"], *added]
+    data = json.loads(review(tmp_path, proposal, "many")["findings.json"])
+    added_rule = next(f for f in data["findings"] if f["rule_id"] == "CHG-CMD-003")
+    assert added_rule["status"] == "fail"
+    message = added_rule["message"]
+    assert message.startswith("added `tool-0` to commandAllowlist; added `tool-1`")
+    assert "; added `tool-2` to commandAllowlist (+1997 more) by a@b.c in rev " in message, message
+    notes = [ev.get("note", "") for ev in added_rule["evidence"]]
+    assert notes[0] == "added `tool-0` to commandAllowlist"
+    assert notes[-1].endswith("and 1990 more entries not shown"), notes[-1]

@@ -85,7 +85,7 @@ def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
 def strict_json(value: Any) -> bytes:
     """The JSON bytes of `value`, equal only for equal values of the same types; TypeError
     when it has none: an integer beyond 64 bits, a date or time (orjson writes the string a
-    string value would have), a subclass, or a NaN or infinity (orjson writes `null`, so
+    string value would have), or a NaN or infinity (orjson writes `null`, so
     `[NaN, null]` would look like two nulls; a YAML policy test case can hold them)."""
     data = orjson.dumps(value, option=_STRICT)
     if b"null" in data and not _finite(value):  # only then can a NaN or an infinity hide in it
@@ -95,21 +95,18 @@ def strict_json(value: Any) -> bytes:
 
 def _finite(value: Any) -> bool:
     """No NaN or infinity in `value` (a list of the projections' parts, mostly scalars)."""
-    kind = type(value)
-    if kind is float:
+    if isinstance(value, float):
         return bool(value - value == 0.0)  # NaN and the infinities give NaN
-    if kind is list or kind is dict:
-        for item in value.values() if kind is dict else value:
-            kind = type(item)
-            if (kind is float or kind is list or kind is dict) and not _finite(item):
+    if isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            if isinstance(item, _NESTED) and not _finite(item):
                 return False
     return True
 
 
-_STRICT = (
-    orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-)
+_NESTED = (float, list, dict)
+#: A subclass of dict, list or str is written as its base (a parsed object may be one, and it
+#: behaves as its base in every operator); a date or a dataclass has no JSON of its own.
+_STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 #: Keys up to this many bytes are kept as they are; longer ones as a 32-byte digest.
 _SHORT = 64

@@ -14,21 +14,27 @@ import io
 import json
 import random
 import re
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.cli import Context, main
 from auditor.evaluate import conditions
 from auditor.evaluate.change import change_document
 from auditor.evaluate.conditions import Env, evaluate_condition
+from auditor.evaluate.memo import MemoRule
+from auditor.evaluate.rule import run_rule
 from auditor.evaluate.status import entry_statuses
 from auditor.models import Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.conditions import Condition, Logic, Quantifier
 from auditor.policy.yamlsafe import load_yaml
 from tests.conftest import FIXED_NOW
+from tests.test_status import CUSTOM, _settings
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE = ROOT / "examples" / "live-settings.yaml"
@@ -159,3 +165,152 @@ def test_every_entry_gets_the_status_its_words_give_under_every_shipped_quantifi
                         assert fast == every_entry_worded(quantifier, items, env), rule.id
                         checked += len(items)
     assert checked > 100_000
+
+
+def test_a_change_rule_states_how_many_changes_failed_not_how_many_it_shows(
+    tmp_path: Path,
+) -> None:
+    """2,000 commands added to the allow list: the message names three and counts the other
+    1,997 (it once said "+7 more", the changes behind its ten evidence items), and the last
+    evidence item still says how many entries it does not show."""
+    proposal = live_settings()
+    added = [f"tool-{i}" for i in range(2_000)]
+    proposal["commandAllowlist"] = [*proposal["commandAllowlist"], *added]
+    data = json.loads(review(tmp_path, proposal, "many")["findings.json"])
+    added_rule = next(f for f in data["findings"] if f["rule_id"] == "CHG-CMD-003")
+    assert added_rule["status"] == "fail"
+    message = added_rule["message"]
+    assert message.startswith("added `tool-0` to commandAllowlist; added `tool-1`")
+    assert "; added `tool-2` to commandAllowlist (+1997 more) by a@b.c in rev " in message, message
+    notes = [ev.get("note", "") for ev in added_rule["evidence"]]
+    assert notes[0] == "added `tool-0` to commandAllowlist"
+    assert notes[-1].endswith("and 1990 more entries not shown"), notes[-1]
+
+
+# Values a YAML policy test case can hold that orjson writes as something else: NaN and the
+# infinities as `null`, a date as the string of it.
+LOOKALIKES: list[Any] = [
+    None,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "2020-01-01",
+    date(2020, 1, 1),
+    "2020-01-01T00:00:00+00:00",
+    datetime(2020, 1, 1, tzinfo=UTC),
+    0,
+    -0.0,
+    False,
+    1,
+    1.0,
+    True,
+    2**70,
+    "x",
+    [],
+    [None],
+    [float("nan")],
+    {"a": None},
+    {"a": float("nan")},
+]
+PROBES = """
+rules:
+  - {id: P-NUM, title: t, severity: low, target: settings,
+     assert: {each: xs, assert: {path: "@", type: number}}}
+  - {id: P-GT, title: t, severity: low, target: settings,
+     assert: {each: xs, assert: {path: "@", gt: 0}}}
+  - {id: P-EQ, title: t, severity: low, target: settings,
+     assert: {none: xs, assert: {path: "@", equals: "2020-01-01"}}}
+  - {id: P-TIME, title: t, severity: low, target: settings,
+     assert: {each: xs, assert: {path: "@", within_days: 100000}}}
+  - {id: P-KEY, title: t, severity: low, target: settings,
+     assert: {each: xs, assert: {path: a, type: number}}}
+  - {id: P-NEST, title: t, severity: low, target: settings,
+     assert: {each: xs, assert: {each: "@", assert: {path: "@", type: "null"}}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def probe_rules(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    path = tmp_path_factory.mktemp("probes") / "probes.yaml"
+    path.write_text(PROBES)
+    return list(load_policies([path]).rules)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(st.sampled_from(range(len(LOOKALIKES))), max_size=6))
+def test_an_entry_that_only_looks_like_an_earlier_one_gets_its_own_status(
+    probe_rules: list[Any], items: list[int]
+) -> None:
+    """NaN is not null and a date is not its string: an entry's status is never taken from an
+    earlier entry those would be confused with (`[NaN, null]` under `each … type: number`
+    once passed, the null never looked at)."""
+    values = [copy.deepcopy(LOOKALIKES[i]) for i in items]
+    doc = {"xs": values}
+    env = Env(FIXED_NOW, root=doc)
+    for rule in probe_rules:
+        fast = entry_statuses(rule.condition, values, env)
+        assert fast == every_entry_worded(rule.condition, values, env), (rule.id, values)
+
+
+def test_nan_then_null_is_not_every_entry_a_number(probe_rules: list[Any]) -> None:
+    doc = {"xs": [float("nan"), None]}
+    rule = next(r for r in probe_rules if r.id == "P-NUM")
+    verdict = run_rule(rule, doc, Env(FIXED_NOW))
+    assert verdict.status == "fail"
+    assert verdict.message.startswith("xs[1] is null"), verdict.message
+
+
+@pytest.mark.parametrize(("first", "then"), [(float("nan"), None), (None, float("inf"))])
+def test_a_rules_cached_verdict_is_not_reused_for_a_lookalike_document(
+    probe_rules: list[Any], first: Any, then: Any
+) -> None:
+    """A rule's verdict (and status) cached for `{xs: [NaN]}` is not that of `{xs: [null]}`."""
+    rule = next(r for r in probe_rules if r.id == "P-NUM")
+    memo = MemoRule(rule)
+    env = Env(FIXED_NOW)
+    for value in (first, then):
+        doc = {"xs": [value]}
+        expected = run_rule(rule, doc, env)
+        assert memo.verdict(doc, env) == expected
+        assert memo.status(doc, env) == expected.status
+
+
+@pytest.fixture(scope="module")
+def custom_rules(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    """test_status's rules the packs lack (clocks, refs, nested quantifiers, select steps,
+    `not` inside `each`, change rules) and the probes above, one pack."""
+    where = tmp_path_factory.mktemp("custom")
+    (where / "custom.yaml").write_text(CUSTOM)
+    (where / "probes.yaml").write_text(PROBES)
+    return list(load_policies([where]).rules)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), odd=st.lists(st.sampled_from(range(len(LOOKALIKES)))))
+def test_every_verdict_is_the_one_it_is_when_every_entry_is_worded(
+    custom_rules: list[Any], seed: int, odd: list[int]
+) -> None:
+    """Status, message, evidence (and its order) and count of every rule, fast and the slow
+    way, on generated settings, their change step and arrays of lookalike values."""
+    rng = random.Random(seed)
+    before, after = _settings(rng), _settings(rng)
+    step = change_document(
+        Revision(1, FIXED_NOW, User("u", "a@b.c", "A"), before, "h1"),
+        Revision(2, FIXED_NOW, User("u", "a@b.c", "A"), after, "h2"),
+        with_changes=True,
+    )
+    after["xs"] = [copy.deepcopy(LOOKALIKES[i]) for i in odd]  # not JSON: not in the step
+    for rule in custom_rules:
+        doc, env = (after, Env(FIXED_NOW))
+        if rule.target == "change":
+            doc, env = step, Env(FIXED_NOW, (before, after))
+        fast = run_rule(rule, doc, env)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(conditions, "entry_statuses", every_entry_worded)
+            slow = run_rule(rule, doc, env)
+        assert (fast.status, fast.message, fast.evidence, fast.count) == (
+            slow.status,
+            slow.message,
+            slow.evidence,
+            slow.count,
+        ), rule.id

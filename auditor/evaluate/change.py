@@ -239,9 +239,11 @@ class ChangeRun:
                 if status in QUIET_STATUSES:
                     yield index, status, None
                     continue
-            result = memo.verdict(doc, env).result(memo.rule, subject, since=since)
+            verdict = memo.verdict(doc, env)
+            result = verdict.result(memo.rule, subject, since=since)
             self._steady[index] = result.status
-            shown = result if result.status in QUIET_STATUSES else self._kept(result, doc)
+            quiet = result.status in QUIET_STATUSES
+            shown = result if quiet else self._kept(result, doc, verdict.count)
             yield index, result.status, shown
 
     def _attribution(self, after: Revision) -> Attribution:
@@ -252,11 +254,11 @@ class ChangeRun:
         name = self._authors.setdefault(who.author_name, who.author_name)
         return Attribution(who.revision, who.updated_at, email, name)
 
-    def _kept(self, result: RuleResult, doc: dict[str, Any]) -> RuleResult:
+    def _kept(self, result: RuleResult, doc: dict[str, Any], count: int = 1) -> RuleResult:
         """A result that did not pass, worded; its evidence is the one object for equal
         evidence (a long history's failing steps repeat a few hundred evidence lists, and
         every one of them is held until the reports are written)."""
-        worded = explain_step(result, doc)
+        worded = explain_step(result, doc, count)
         if not worded.evidence:
             return worded
         # Equal by `repr`, which tells 1, 1.0 and True apart (`==` does not); filed under its

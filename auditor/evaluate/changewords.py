@@ -23,8 +23,12 @@ _AUTHOR_PATHS = frozenset({"$.author", "$.author_name"})
 _SHOWN_CHANGES = 3
 
 
-def explain_step(result: RuleResult, doc: dict[str, Any]) -> RuleResult:
-    """The result of a change rule on one step, worded by the changes its evidence names."""
+def explain_step(result: RuleResult, doc: dict[str, Any], count: int = 1) -> RuleResult:
+    """The result of a change rule on one step, worded by the changes its evidence names.
+
+    `count` is how many failing checks the result stands for (its outcome's count: one a
+    failing change, so 20,000 when 20,000 changes failed though the evidence, capped, names
+    ten): the message names three changes and counts all the others."""
     if result.status == "unknown" and about_unknown_author(result.evidence):
         return replace(result, message="the author of this change is unknown")
     changes: list[dict[str, Any]] = doc.get("changes") or []
@@ -33,7 +37,7 @@ def explain_step(result: RuleResult, doc: dict[str, Any]) -> RuleResult:
         return result
     evidence = tuple(_noted(ev, words) for ev in result.evidence)
     told = list(words.values())
-    more = len(told) - _SHOWN_CHANGES
+    more = max(count, len(told)) - _SHOWN_CHANGES
     text = "; ".join(told[:_SHOWN_CHANGES]) + (f" (+{more} more)" if more > 0 else "")
     return replace(result, message=clip(text + by_whom(doc)), evidence=evidence)
 
@@ -53,8 +57,13 @@ def _indices(result: RuleResult) -> list[int]:
 
 
 def _noted(ev: Evidence, words: dict[int, str]) -> Evidence:
+    """The evidence about a change with the change's words as its note (a note it had, such
+    as "and 19990 more entries not shown", kept after them)."""
     m = _CHANGE_INDEX.match(ev.path)
-    return replace(ev, note=words[int(m.group(1))]) if m and int(m.group(1)) in words else ev
+    if not m or int(m.group(1)) not in words:
+        return ev
+    said = words[int(m.group(1))]
+    return replace(ev, note=f"{said}; {ev.note}" if ev.note else said)
 
 
 def by_whom(doc: dict[str, Any]) -> str:

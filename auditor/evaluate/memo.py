@@ -13,11 +13,9 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-import orjson
-
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.projection import Deps, element_reads, projection
+from auditor.evaluate.projection import Deps, element_reads, projection, strict_json
 from auditor.evaluate.rule import Verdict
 from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
@@ -97,8 +95,8 @@ def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
     """`projection_key` for `status_reads`: an array read by element is projected element by
     element (marked apart: a projection of all of it has at most two entries)."""
     try:
-        data = orjson.dumps([_status_projection(doc, deps, inner) for deps, inner in reads])
-    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        data = strict_json([_status_projection(doc, deps, inner) for deps, inner in reads])
+    except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
     return hashlib.blake2b(data, digest_size=32).digest()
 
@@ -124,9 +122,9 @@ def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes
         for read in reads:
             part = parts.get(read)
             if part is None:
-                part = parts[read] = orjson.dumps(_status_projection(doc, *read))
+                part = parts[read] = strict_json(_status_projection(doc, *read))
             chunks.append(part)
-    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+    except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
     return hashlib.blake2b(b"[" + b",".join(chunks) + b"]", digest_size=32).digest()
 
@@ -152,8 +150,8 @@ def projection_key(doc: Any, reads: Sequence[Deps]) -> bytes | None:
     cache small, and a collision is not a practical concern."""
     # Not sorted: insertion order shows in messages and evidence, so it belongs in the key.
     try:
-        data = orjson.dumps([projection(doc, deps) for deps in reads])
-    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+        data = strict_json([projection(doc, deps) for deps in reads])
+    except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
     return hashlib.blake2b(data, digest_size=32).digest()
 

@@ -70,10 +70,10 @@ def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
         return item  # no other key is a str
     try:
         if len(reads) == 1:
-            data = orjson.dumps(projection(item, reads[0]))
+            data = strict_json(projection(item, reads[0]))
         else:
-            data = orjson.dumps([projection(item, deps) for deps in reads])
-    except TypeError:  # orjson.JSONEncodeError (e.g. an integer beyond 64 bits)
+            data = strict_json([projection(item, deps) for deps in reads])
+    except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
     # orjson's bytes keep a 4 KB buffer however short they are: a short key is kept as an
     # exact-size copy, a long one (a whole element) as a 256-bit BLAKE2b digest.
@@ -82,5 +82,31 @@ def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
     return hashlib.blake2b(data, digest_size=32).digest()
 
 
+def strict_json(value: Any) -> bytes:
+    """The JSON bytes of `value`, equal only for equal values of the same types; TypeError
+    when it has none: an integer beyond 64 bits, a date or time (orjson writes the string a
+    string value would have), or a NaN or infinity (orjson writes `null`, so
+    `[NaN, null]` would look like two nulls; a YAML policy test case can hold them)."""
+    data = orjson.dumps(value, option=_STRICT)
+    if b"null" in data and not _finite(value):  # only then can a NaN or an infinity hide in it
+        raise TypeError("NaN or infinity")
+    return data
+
+
+def _finite(value: Any) -> bool:
+    """No NaN or infinity in `value` (a list of the projections' parts, mostly scalars)."""
+    if isinstance(value, float):
+        return bool(value - value == 0.0)  # NaN and the infinities give NaN
+    if isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            if isinstance(item, _NESTED) and not _finite(item):
+                return False
+    return True
+
+
+_NESTED = (float, list, dict)
+#: A subclass of dict, list or str is written as its base (a parsed object may be one, and it
+#: behaves as its base in every operator); a date or a dataclass has no JSON of its own.
+_STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 #: Keys up to this many bytes are kept as they are; longer ones as a 32-byte digest.
 _SHORT = 64

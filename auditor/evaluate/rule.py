@@ -23,6 +23,7 @@ class Verdict:
     status: Status
     message: str
     evidence: tuple[Evidence, ...] = ()
+    count: int = 1  # how many failing checks (entries) the message stands for: "(+N more …)"
 
     def result(self, rule: Rule, subject: Subject, **extra: Any) -> RuleResult:
         """This verdict as the RuleResult of `rule` on `subject`."""
@@ -41,5 +42,5 @@ def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
             return Verdict("not_applicable", f"precondition not met: {pre.message}", pre.evidence)
     out = evaluate_condition(rule.condition, doc, "$", env)
     if out.status == "missing":
-        return Verdict(rule.on_missing, out.message, out.evidence)
-    return Verdict(out.status, out.message, out.evidence)
+        return Verdict(rule.on_missing, out.message, out.evidence, out.count)
+    return Verdict(out.status, out.message, out.evidence, out.count)

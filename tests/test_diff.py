@@ -317,6 +317,12 @@ SHARED_ID_CASES = [
         id="swap-plus-an-edit-is-the-edit",
     ),
     pytest.param(
+        [_session_end("z"), _session_end("a")],
+        [_session_end("a"), _session_end("a")],
+        [C("$.hooks.SessionEnd[0].hooks[0].command", "changed", "z", "a")],
+        id="an-edit-in-place-reads-at-its-own-index",
+    ),
+    pytest.param(
         [_session_end("a"), _session_end("b", "Bash")],
         [_session_end("a"), _session_end("a"), _session_end("c", "Bash")],
         [

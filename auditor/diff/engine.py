@@ -211,13 +211,20 @@ class _Walker:
             if k not in unique_a:
                 where = (*parts, paths.Match(key, b[j][key]))
                 self.emit(where, "item_added", None, b[j])
-        # Equal on both sides: the same item, moved or not. A duplicate added stays an addition.
+        # Equal on both sides: the same item, moved or not (where it stood first, so an edit of
+        # one of two equal entries reads at its own index). A duplicate added is an addition.
+        keys_a = {i: item_key(a[i]) for i in rest_a}
+        keys_b = {j: item_key(b[j]) for j in rest_b}
+        in_place = {i for i in rest_a if i in keys_b and keys_a[i] == keys_b[i]}
         left: dict[Hashable, list[int]] = {}
         for i in rest_a:
-            left.setdefault(item_key(a[i]), []).append(i)
+            if i not in in_place:
+                left.setdefault(keys_a[i], []).append(i)
         unmatched_b = []
         for j in rest_b:
-            same = left.get(item_key(b[j]))
+            if j in in_place:
+                continue
+            same = left.get(keys_b[j])
             if same:
                 same.pop(0)
             else:

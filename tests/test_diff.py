@@ -275,6 +275,74 @@ def test_hook_entries_match_by_matcher_per_event() -> None:
     ]
 
 
+def _session_end(command: str, matcher: str = "") -> dict[str, Any]:
+    return {"matcher": matcher, "hooks": [{"type": "command", "command": command}]}
+
+
+SHARED_ID_CASES = [
+    pytest.param(
+        [_session_end("a"), _session_end("b")],
+        [_session_end("b"), _session_end("a")],
+        [],
+        id="swap-of-two-entries-sharing-a-matcher-is-no-change",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b"), _session_end("c", "Bash")],
+        [_session_end("c", "Bash"), _session_end("b"), _session_end("a")],
+        [],
+        id="reorder-with-a-unique-matcher-too",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b")],
+        [_session_end("b"), _session_end("a"), _session_end("n")],
+        [C("$.hooks.SessionEnd[2]", "item_added", None, _session_end("n"))],
+        id="swap-plus-a-real-addition",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b")],
+        [_session_end("a"), _session_end("b"), _session_end("a")],
+        [C("$.hooks.SessionEnd[2]", "item_added", None, _session_end("a"))],
+        id="a-duplicate-entry-added-is-an-addition",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b")],
+        [_session_end("b")],
+        [C("$.hooks.SessionEnd[0]", "item_removed", _session_end("a"))],
+        id="one-of-two-removed",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b")],
+        [_session_end("z"), _session_end("a")],
+        [C("$.hooks.SessionEnd[0].hooks[0].command", "changed", "b", "z")],
+        id="swap-plus-an-edit-is-the-edit",
+    ),
+    pytest.param(
+        [_session_end("z"), _session_end("a")],
+        [_session_end("a"), _session_end("a")],
+        [C("$.hooks.SessionEnd[0].hooks[0].command", "changed", "z", "a")],
+        id="an-edit-in-place-reads-at-its-own-index",
+    ),
+    pytest.param(
+        [_session_end("a"), _session_end("b", "Bash")],
+        [_session_end("a"), _session_end("a"), _session_end("c", "Bash")],
+        [
+            C("$.hooks.SessionEnd[1]", "item_added", None, _session_end("a")),
+            C("$.hooks.SessionEnd[?matcher=='Bash'].hooks[0].command", "changed", "b", "c"),
+        ],
+        id="unique-matcher-still-addressed-by-selector",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "expected"), SHARED_ID_CASES)
+def test_entries_sharing_an_identity_are_matched_by_content(
+    before: Any, after: Any, expected: list[Change]
+) -> None:
+    """A keyed list whose identity repeats: an entry equal on both sides is one entry, moved."""
+    got = diff_revisions({"hooks": {"SessionEnd": before}}, {"hooks": {"SessionEnd": after}})
+    assert got == expected
+
+
 def test_secrets_never_appear_when_a_redactor_is_given() -> None:
     raw_a = {
         "customModels": [{"id": "m", "apiKey": "sk-live-aaaaaaaaaaaaaaaaaaaaaa"}],

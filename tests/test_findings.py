@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.evaluate.model import RuleResult
-from auditor.findings.baseline import compare_runs
+from auditor.findings.baseline import compare_runs, records_for_store
 from auditor.findings.finding import (
     Finding,
     attribution_text,
@@ -249,6 +249,61 @@ def test_status_transitions(before: str, now: Status, lifecycle: str | None, res
     assert (marked[0].lifecycle, len(gone)) == (lifecycle, resolved)
 
 
+def _models(*ids: str, rid: str = "BASE-MOD-003", status: Status = "fail") -> Finding:
+    """One rule's finding on the settings naming these custom models (smallest path first)."""
+    paths = tuple(f"$.customModels[?id=='{i}'].apiKey" for i in ids)
+    return _one(rid=rid, status=status, paths=paths)
+
+
+def test_a_rule_failing_in_both_runs_persists_whichever_entry_its_fingerprint_names() -> None:
+    """The first failing entry removed, another still failing: the fingerprint names the next
+    entry, but the rule failed in both runs: persisting, first seen when it first was, and
+    nothing resolved. The fingerprint itself is this run's (what SARIF carries)."""
+    first = _models("custom:a", "custom:b")
+    later = _models("custom:b")
+    assert first.fingerprint != later.fingerprint
+    previous = [replace(_prev(first), first_seen_run="run-0")]
+    marked, resolved = compare_runs([later], previous)
+    assert [(f.fingerprint, f.lifecycle) for f in marked] == [(later.fingerprint, "persisting")]
+    assert resolved == []
+    (record,) = records_for_store(marked, previous, "run-2")
+    assert (record.fingerprint, record.first_seen_run) == (later.fingerprint, "run-0")
+
+
+def test_a_rule_that_stops_failing_is_resolved_and_a_new_rule_failing_is_new() -> None:
+    first = _models("custom:a", "custom:b")
+    fixed = _models(status="pass")
+    other = _models("custom:b", rid="BASE-MOD-009")
+    marked, resolved = compare_runs([fixed, other], [_prev(first)])
+    assert {f.rule_id: f.lifecycle for f in marked} == {"BASE-MOD-003": None, "BASE-MOD-009": "new"}
+    assert [p.fingerprint for p in resolved] == [first.fingerprint]
+    (record,) = records_for_store(marked, [_prev(first)], "run-2")
+    assert (record.rule_id, record.first_seen_run) == ("BASE-MOD-009", "run-2")
+
+
+def test_a_rule_with_several_findings_on_one_subject_is_compared_by_fingerprint() -> None:
+    """Two findings of one rule and subject in a run: which continues which is unknown, so a
+    fingerprint gone is resolved and one that appears is new, as before."""
+    a, b, c = _models("custom:a"), _models("custom:b"), _models("custom:c")
+    marked, resolved = compare_runs([b, c], [_prev(a), _prev(b)])
+    assert {f.fingerprint: f.lifecycle for f in marked} == {
+        b.fingerprint: "persisting",
+        c.fingerprint: "new",
+    }
+    assert [p.fingerprint for p in resolved] == [a.fingerprint]
+    marked, resolved = compare_runs([c], [_prev(a), _prev(b)])
+    assert [f.lifecycle for f in marked] == ["new"]
+    assert {p.fingerprint for p in resolved} == {a.fingerprint, b.fingerprint}
+
+
+def test_a_finding_on_another_subject_does_not_continue_the_old_one() -> None:
+    first = _models("custom:a")
+    elsewhere = _one(rid="BASE-MOD-003", subject=REPO)
+    marked, resolved = compare_runs([elsewhere], [_prev(first)])
+    assert [f.lifecycle for f in marked] == ["new"]
+    assert [p.fingerprint for p in resolved] == [first.fingerprint]
+
+
 def test_resolved_is_sorted_and_deduplicated() -> None:
     a, b = _one(rid="A-1", severity="low"), _one(rid="B-1", severity="critical")
     _, resolved = compare_runs([], [_prev(a), _prev(b), _prev(a)])
@@ -363,7 +418,9 @@ def test_lifecycle_marks_match_the_fingerprint_text_for_every_shape(before: str,
     f = replace(_one(), digest=now)
     assert f.fingerprint == now
     assert isinstance(f.digest, int) == bool(re.fullmatch("[0-9a-f]{32}", now))  # held packed
-    record = FindingRecord(before, f.rule_id, f.subject.key, "fail", f.severity, "run-1")
+    # Another rule's record: a rule failing in both runs is one finding whatever its fingerprint
+    # (test_a_rule_failing_in_both_runs_persists_whichever_entry_its_fingerprint_names).
+    record = FindingRecord(before, "OTHER-1", f.subject.key, "fail", f.severity, "run-1")
     marked, resolved = compare_runs([f], [record])
     assert marked[0].lifecycle == ("persisting" if before == now else "new")
     assert [p.fingerprint for p in resolved] == ([] if before == now else [before])

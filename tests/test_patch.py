@@ -57,6 +57,12 @@ CASES = [
         id="keyed-remove-then-edit-shifted-index",
     ),
     pytest.param(
+        {"hooks": {"SessionEnd": [{"matcher": "", "c": "a"}, {"matcher": "", "c": "b"}]}},
+        {"hooks": {"SessionEnd": [{"matcher": "", "c": "b"}, {"matcher": "", "c": "a"}]}},
+        [{"op": "move", "from": "/hooks/SessionEnd/1", "path": "/hooks/SessionEnd/0"}],
+        id="keyed-repeated-identity-swap-is-a-move",
+    ),
+    pytest.param(
         {"a/b": {"~": 1}},
         {"a/b": {"~": 2}},
         [{"op": "replace", "path": "/a~1b/~0", "value": 2}],

@@ -9,16 +9,19 @@ pass a `Redactor` for raw data. `to_json_patch` exports the same difference as R
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
 
 from auditor.common import paths
 from auditor.diff.patch import to_json_patch
 from auditor.diff.table import (
     DEFAULT_LIST_TABLE,
+    NO_IDENTITY,
     ListTable,
     canon,
     identities,
+    identity_of,
     item_key,
     json_type,
     list_table_from_config,
@@ -52,10 +55,11 @@ def diff_revisions(
 ) -> list[Change]:
     """Every difference from `before` to `after`, sorted by path then kind.
 
-    Keyed lists whose identity field is missing, non-scalar or repeated in either revision are
-    compared in order instead; set lists keep duplicates (multiset). Reordering a set or keyed
-    list is not a change. Paths of items in order-compared lists use the index in `after`
-    (in `before` for `item_removed`).
+    In a keyed list, items whose identity field is repeated, missing or non-scalar are matched
+    by content (an item equal on both sides is the same item, moved or not) and the rest in
+    order among items of the same identity; set lists keep duplicates (multiset). Reordering a
+    set or keyed list is not a change. Paths of items in order-compared lists use the index in
+    `after` (in `before` for `item_removed`).
     """
     if redactor is not None:
         before, after = redactor.redact_json(before), redactor.redact_json(after)
@@ -161,9 +165,16 @@ class _Walker:
         self.ordered(a, b, parts, segs)
 
     def keyed(self, a: list[JSON], b: list[JSON], key: str, parts: Parts, segs: Segs) -> bool:
+        """Match items by identity; items whose identity is not unique are matched by content.
+
+        An identity that occurs at most once in each revision addresses its item by selector
+        (`[?matcher=='Bash']`). The other items (identity repeated, missing or not a scalar) are
+        the same item when equal on both sides, wherever they stand (a move is not a change in a
+        keyed list); what is left is paired in order among items of the same identity, by index.
+        """
         ids_a, ids_b = identities(a, key), identities(b, key)
         if ids_a is None or ids_b is None:
-            return False
+            return self.mixed(a, b, key, parts, segs)
         by_a = {item_key(i): (i, item) for i, item in zip(ids_a, a, strict=True)}
         by_b = {item_key(i): (i, item) for i, item in zip(ids_b, b, strict=True)}
         for k, (ident, item) in by_a.items():
@@ -175,6 +186,62 @@ class _Walker:
         for k, (ident, item) in by_b.items():
             if k not in by_a:
                 self.emit((*parts, paths.Match(key, ident)), "item_added", None, item)
+        return True
+
+    def mixed(self, a: list[JSON], b: list[JSON], key: str, parts: Parts, segs: Segs) -> bool:
+        if not all(isinstance(x, dict) for x in a) or not all(isinstance(x, dict) for x in b):
+            return False  # not a list of objects: compared in order
+        ids_a, ids_b = [identity_of(x, key) for x in a], [identity_of(x, key) for x in b]
+        count_a, count_b = Counter(ids_a), Counter(ids_b)
+
+        def unique(k: Hashable) -> bool:
+            return k is not NO_IDENTITY and count_a[k] <= 1 and count_b[k] <= 1
+
+        rest_a = [i for i, k in enumerate(ids_a) if not unique(k)]
+        rest_b = [j for j, k in enumerate(ids_b) if not unique(k)]
+        unique_a = {k: i for i, k in enumerate(ids_a) if unique(k)}
+        unique_b = {k: j for j, k in enumerate(ids_b) if unique(k)}
+        for k, i in unique_a.items():
+            where = (*parts, paths.Match(key, a[i][key]))
+            if k in unique_b:
+                self.value(a[i], b[unique_b[k]], where, segs)
+            else:
+                self.emit(where, "item_removed", a[i], None)
+        for k, j in unique_b.items():
+            if k not in unique_a:
+                where = (*parts, paths.Match(key, b[j][key]))
+                self.emit(where, "item_added", None, b[j])
+        # Equal on both sides: the same item, moved or not (where it stood first, so an edit of
+        # one of two equal entries reads at its own index). A duplicate added is an addition.
+        keys_a = {i: item_key(a[i]) for i in rest_a}
+        keys_b = {j: item_key(b[j]) for j in rest_b}
+        in_place = {i for i in rest_a if i in keys_b and keys_a[i] == keys_b[i]}
+        left: dict[Hashable, list[int]] = {}
+        for i in rest_a:
+            if i not in in_place:
+                left.setdefault(keys_a[i], []).append(i)
+        unmatched_b = []
+        for j in rest_b:
+            if j in in_place:
+                continue
+            same = left.get(keys_b[j])
+            if same:
+                same.pop(0)
+            else:
+                unmatched_b.append(j)
+        unmatched_a = sorted(i for same in left.values() for i in same)
+        # What is left differs: pair edits in order among items of the same identity.
+        by_id: dict[Hashable, list[int]] = {}
+        for i in unmatched_a:
+            by_id.setdefault(ids_a[i], []).append(i)
+        for j in unmatched_b:
+            olds = by_id.get(ids_b[j])
+            if olds:
+                self.value(a[olds.pop(0)], b[j], (*parts, j), segs)
+            else:
+                self.emit((*parts, j), "item_added", None, b[j])
+        for i in sorted(i for olds in by_id.values() for i in olds):
+            self.emit((*parts, i), "item_removed", a[i], None)
         return True
 
     def ordered(self, a: list[JSON], b: list[JSON], parts: Parts, segs: Segs) -> None:

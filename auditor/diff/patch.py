@@ -8,6 +8,7 @@ in descending index order) and every pointer is valid at the moment its operatio
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
@@ -112,7 +113,7 @@ class _Patcher:
     def as_keyed(self, a: list[JSON], b: list[JSON], key: str, ptr: Ptr, segs: Segs) -> bool:
         ids_a, ids_b = identities(a, key), identities(b, key)
         if ids_a is None or ids_b is None:
-            return False
+            return self.permutation(a, b, ptr)
         keys_a, keys_b = [item_key(i) for i in ids_a], [item_key(i) for i in ids_b]
         set_a, set_b = set(keys_a), set(keys_b)
         if [k for k in keys_a if k in set_b] != [k for k in keys_b if k in set_a]:
@@ -127,6 +128,25 @@ class _Patcher:
             self.value(a[i], b[j], (*ptr, pos), segs)
         for j in sorted(new):
             self.op("add", (*ptr, j), b[j])
+        return True
+
+    def permutation(self, a: list[JSON], b: list[JSON], ptr: Ptr) -> bool:
+        """`move` operations when `b` only reorders `a` (items matched by content), else False.
+
+        For keyed lists whose identity is repeated, where items equal on both sides are one item.
+        """
+        if len(a) != len(b):
+            return False
+        cur = [item_key(x) for x in a]
+        want = [item_key(x) for x in b]
+        if Counter(cur) != Counter(want):
+            return False
+        for j, k in enumerate(want):
+            if cur[j] == k:
+                continue
+            i = cur.index(k, j + 1)
+            self.op("move", (*ptr, j), source=(*ptr, i))
+            cur.insert(j, cur.pop(i))
         return True
 
     def splice(self, b: list[JSON], ptr: Ptr, gone: set[int], new: set[int]) -> None:

@@ -259,6 +259,16 @@ def identities(items: Sequence[JSON], key: str) -> list[JSON] | None:
     return ids
 
 
+NO_IDENTITY: Hashable = ("no identity",)  # a tuple no `item_key` result equals
+
+
+def identity_of(item: JSON, key: str) -> Hashable:
+    """The hashable identity of one item of a keyed list, or NO_IDENTITY (missing, not scalar)."""
+    if not isinstance(item, dict) or key not in item or not is_scalar(item[key]):
+        return NO_IDENTITY
+    return item_key(item[key])
+
+
 def pair_renames(
     before: Mapping[str, JSON],
     after: Mapping[str, JSON],

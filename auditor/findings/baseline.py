@@ -3,11 +3,18 @@
 Takes `Finding`s and the stored `FindingRecord`s of the run being compared with, gives the
 `new` / `persisting` lifecycle of each tracked finding, the `resolved` records, and the records
 this run leaves for the next one.
+
+A finding's fingerprint names one failing entry (its smallest evidence path). When that entry
+goes while others still fail, the fingerprint moves to the next one; by fingerprint alone the
+rule would read as resolved plus a new finding. So a rule failing on the same subject in both
+runs, with one finding each side, is one finding (`persisting`, first seen when the older one
+was) whichever entry its fingerprint names. Fingerprints themselves are not changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 
 from auditor.findings.finding import Finding, pack_fingerprint
 from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
@@ -30,27 +37,72 @@ def compare_runs(
     before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
     # The digests the findings hold (numbers), not 100,000s of new fingerprint strings.
     now = {f.digest for f in current if f.status in TRACKED_STATUSES}
+    carried = continued(current, previous, now=now)
     if in_place and isinstance(current, list):
         for i, f in enumerate(current):
-            current[i] = _with_lifecycle(f, before)
+            current[i] = _with_lifecycle(f, before, carried)
         marked = current
     else:
-        marked = [_with_lifecycle(f, before) for f in current]
+        marked = [_with_lifecycle(f, before, carried) for f in current]
+    gone = {p.fingerprint for p in carried.values()}
     resolved = sorted(
         (
             p
             for p in previous
-            if p.status in TRACKED_STATUSES and pack_fingerprint(p.fingerprint) not in now
+            if p.status in TRACKED_STATUSES
+            and pack_fingerprint(p.fingerprint) not in now
+            and p.fingerprint not in gone
         ),
         key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
     )
     return marked, _unique(resolved)
 
 
-def _with_lifecycle(f: Finding, before: set[str]) -> Finding:
+def continued(
+    current: Sequence[Finding],
+    previous: Sequence[FindingRecord],
+    *,
+    now: set[int | str] | None = None,
+) -> dict[int | str, FindingRecord]:
+    """The previous record each current finding continues under another fingerprint, by digest.
+
+    A tracked finding whose fingerprint the previous run does not hold continues the previous
+    run's finding of the same rule and subject when each run has exactly one tracked finding of
+    that rule and subject and the older fingerprint is gone from this run: the rule failed in
+    both runs, only the entry the fingerprint names changed.
+    """
+    if now is None:
+        now = {f.digest for f in current if f.status in TRACKED_STATUSES}
+    tracked = {p.fingerprint: p for p in previous if p.status in TRACKED_STATUSES}
+    per_key = Counter((p.rule_id, p.subject_key) for p in tracked.values())
+    orphans = {
+        (p.rule_id, p.subject_key): p
+        for p in tracked.values()
+        if per_key[(p.rule_id, p.subject_key)] == 1 and pack_fingerprint(p.fingerprint) not in now
+    }
+    if not orphans:
+        return {}
+    known = {pack_fingerprint(fp) for fp in tracked}
+    count: Counter[tuple[str, str]] = Counter()
+    candidates: dict[tuple[str, str], Finding] = {}
+    for f in current:
+        if f.status not in TRACKED_STATUSES:
+            continue
+        key = (f.rule_id, f.subject.key)
+        if key in orphans:
+            count[key] += 1
+            if f.digest not in known:
+                candidates[key] = f
+    return {f.digest: orphans[k] for k, f in candidates.items() if count[k] == 1}
+
+
+def _with_lifecycle(
+    f: Finding, before: set[str], carried: Mapping[int | str, FindingRecord]
+) -> Finding:
     if f.status not in TRACKED_STATUSES:
         return f
-    return f.with_marks(lifecycle="persisting" if f.fingerprint in before else "new")
+    same = f.fingerprint in before or f.digest in carried
+    return f.with_marks(lifecycle="persisting" if same else "new")
 
 
 def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
@@ -69,13 +121,20 @@ def records_for_store(
     """The tracked findings as the next run will compare with them (first sighting kept),
     one at a time as the store writes them (`--all-revisions` has 100,000s)."""
     first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
+    carried = continued(findings, prior) if prior else {}
     for f in findings:
         if f.status in TRACKED_STATUSES:
+            older = carried.get(f.digest)
+            fingerprint = f.fingerprint
             yield FindingRecord(
-                fingerprint=f.fingerprint,
+                fingerprint=fingerprint,
                 rule_id=f.rule_id,
                 subject_key=f.subject.key,
                 status=f.status,
                 severity=f.severity,
-                first_seen_run=first_seen.get(f.fingerprint, run_id),
+                first_seen_run=(
+                    older.first_seen_run
+                    if older is not None
+                    else first_seen.get(fingerprint, run_id)
+                ),
             )

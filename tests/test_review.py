@@ -381,3 +381,54 @@ def test_an_unquoted_yaml_timestamp_is_read_as_written(tmp_path: Path) -> None:
     changes = {c["path"]: (c["before"], c["after"]) for c in data["review"]["changes"]}
     assert changes == {"$.t": ("2026-01-01T10:00:00.500+02:00", ["2026-01-01T10:00:00.500+02:00"])}
     assert code == 0, stderr
+
+
+def _eleven_literal_keys() -> dict[str, Any]:
+    """Settings failing BASE-MOD-003 on eleven custom models: more offenders than a finding's
+    evidence shows (10), so the live finding's evidence is cut."""
+    models = [
+        {"id": f"custom:{c}", "baseUrl": f"https://{c}.example/v1", "apiKey": "sk-" + c * 32}
+        for c in "bcdefghijkl"
+    ]
+    models.append({"id": "custom:m", "baseUrl": "https://m.example/v1", "apiKey": "${M_KEY}"})
+    return {"customModels": models}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param("literal-key-on-existing-model", id="existing-model-gets-a-literal-key"),
+        pytest.param("new-model-first", id="new-literal-model-sorting-first"),
+    ],
+)
+def test_a_new_offender_is_introduced_when_the_live_evidence_was_cut(
+    tmp_path: Path, change: str
+) -> None:
+    """With more than 10 offenders live, an offender the live evidence did not show was
+    counted as old: a PR giving a model a literal key passed the gate (exit 0), even when the
+    live settings have no such key anywhere."""
+    live = _eleven_literal_keys()
+    proposed = json.loads(json.dumps(live))
+    if change == "new-model-first":
+        model = {"id": "custom:a", "baseUrl": "https://a.example/v1", "apiKey": "sk-" + "a" * 32}
+        proposed["customModels"].insert(0, model)
+    else:
+        proposed["customModels"][-1]["apiKey"] = "sk-" + "m" * 32
+    _code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" in introduced, output
+    assert fixed == set(), output
+
+
+def test_an_unseen_old_offender_stays_unchanged_when_the_live_evidence_was_cut(
+    tmp_path: Path,
+) -> None:
+    """The other side: an offender the live evidence did not show but the live settings hold
+    as they are (the 11th model, now listed first) is not introduced."""
+    live = _eleven_literal_keys()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"] = [proposed["customModels"][10], *proposed["customModels"][:10]]
+    proposed["customModels"].append(live["customModels"][11])
+    proposed["customModels"].pop(1)  # custom:b goes: custom:l, shown now, was hidden live
+    code, introduced, _fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" not in introduced, output
+    assert code == 0, output

@@ -9,6 +9,7 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,6 +36,7 @@ from auditor.findings.finding import normalize_path
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
+    Evidence,
     FindingRecord,
     Revision,
     SourceLocation,
@@ -197,7 +199,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     after_results, waivers = apply_waivers(stepped, loaded.waivers, now)
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
-    prior = _prior_records(before_findings, after_findings)
+    prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
@@ -276,10 +278,12 @@ def _as_previous(f: Finding, fingerprint: str | None = None) -> FindingRecord:
     )
 
 
-_HIDDEN = "more entries not shown"
+_HIDDEN = re.compile(r"and (\d+) more entries not shown")
 
 
-def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[FindingRecord]:
+def _prior_records(
+    before: Sequence[Finding], after: Sequence[Finding], live: JSON
+) -> list[FindingRecord]:
     """The live findings as the records the proposed ones are compared with.
 
     A finding's fingerprint names one offending entry (its smallest evidence path), so when
@@ -288,22 +292,76 @@ def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[
     the rule's remaining, pre-existing failure introduced (and the removed one fixed). So a
     rule failing on the same subject both sides is one finding, under the proposed side's
     fingerprint, unless the proposed side has an offender the live side did not: then it is
-    introduced (and not fixed: it still fails). When the live side's evidence was cut (more
-    than 10 entries), an offender not shown may be an old one: the finding is unchanged."""
-    live = _tracked_by_rule(before)
+    introduced (and not fixed: it still fails).
+
+    When the live side's evidence was cut (more than 10 entries), an offender it does not show
+    is old only if the live settings hold that very value at that path, and the proposed side
+    may not count more offenders than the live side: else the finding is introduced (an
+    offender neither side shows, as a 12th literal key among 12, is seen only by its count)."""
+    live_by_rule = _tracked_by_rule(before)
     proposed = _tracked_by_rule(after)
     records: list[FindingRecord] = []
-    for key, olds in live.items():
+    for key, olds in live_by_rule.items():
         news = proposed.get(key, [])
         if len(olds) != 1 or len(news) != 1:  # not one result a side: match by fingerprint
             records += [_as_previous(f) for f in olds]
             continue
         (old,), (new,) = olds, news
-        added = _offenders(new) - _offenders(old)
-        if added and not any(_HIDDEN in e.note for e in old.evidence):
+        if _adds_offenders(old, new, live):
             continue  # no record: the proposed finding is new
         records.append(_as_previous(old, new.fingerprint))
     return records
+
+
+def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
+    """The proposed finding has an offender the live one did not (see `_prior_records`)."""
+    old_offenders = _offenders(old)
+    added = _offenders(new) - old_offenders
+    old_hidden = _hidden_count(old)
+    if old_hidden is None:
+        return bool(added)
+    new_count = len(_offenders(new)) + (_hidden_count(new) or 0)
+    if new_count > len(old_offenders) + old_hidden:
+        return True
+    return any(
+        not _live_holds(e, live)
+        for e in new.evidence
+        if (normalize_path(e.path), _offender_value(e)) in added
+    )
+
+
+def _hidden_count(finding: Finding) -> int | None:
+    """How many offenders the finding's evidence leaves out; None when it shows them all."""
+    counts = [int(m.group(1)) for e in finding.evidence for m in [_HIDDEN.search(e.note)] if m]
+    return sum(counts) if counts else None
+
+
+def _live_holds(evidence: Evidence, live: JSON) -> bool:
+    """The live settings hold the evidence's value at its path (at any list position), or
+    lack it as well."""
+    try:
+        parts: Sequence[Any] = parse(evidence.path)
+    except ValueError:
+        return False
+    nodes: list[Any] = [live]
+    for part in parts:
+        nodes = [child for node in nodes for child in _children(node, part)]
+    if not evidence.present:
+        return not nodes
+    wanted = content_hash(evidence.actual)
+    return any(content_hash(node) == wanted for node in nodes)
+
+
+def _children(node: Any, part: Any) -> list[Any]:
+    if isinstance(part, Match):
+        if not isinstance(node, list):
+            return []
+        return [i for i in node if isinstance(i, dict) and i.get(part.field) == part.value]
+    if isinstance(part, int):  # a list position: the entry may sit anywhere in the list
+        return list(node) if isinstance(node, list) else []
+    if isinstance(node, dict) and part in node:
+        return [node[part]]
+    return []
 
 
 def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[Finding]]:
@@ -320,10 +378,13 @@ def _offenders(finding: Finding) -> set[tuple[str, str]]:
     entry; a new entry is another one)."""
     out: set[tuple[str, str]] = set()
     for e in finding.evidence:
-        path = normalize_path(e.path)
-        value = content_hash(e.actual) if path != e.path and e.present else ""
-        out.add((path, value))
+        out.add((normalize_path(e.path), _offender_value(e)))
     return out
+
+
+def _offender_value(e: Evidence) -> str:
+    """For a path inside a list, the hash of the value found there; else empty."""
+    return content_hash(e.actual) if normalize_path(e.path) != e.path and e.present else ""
 
 
 def _locate(finding: Finding, proposed: SettingsFile) -> Finding:

@@ -432,3 +432,16 @@ def test_an_unseen_old_offender_stays_unchanged_when_the_live_evidence_was_cut(
     code, introduced, _fixed, output = _review_files(live, proposed, tmp_path)
     assert "BASE-MOD-003" not in introduced, output
     assert code == 0, output
+
+
+def test_a_tagged_yaml_timestamp_is_read_without_its_tag(tmp_path: Path) -> None:
+    """`expires: !!timestamp 2026-01-01` is the date as written: the tag is YAML's, not part of
+    the value (it used to read as the text `!!timestamp 2026-01-01`, a change to a value the
+    file did not change)."""
+    (tmp_path / "live.json").write_text(json.dumps({"d": "2026-01-01"}))
+    (tmp_path / "p.yaml").write_text("d: !!timestamp 2026-01-01\n")
+    argv = ["review", str(tmp_path / "p.yaml"), "--against", str(tmp_path / "live.json")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert data["review"]["changes"] == []
+    assert code == 0, stderr

@@ -121,6 +121,9 @@ def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:
     text = lines[where.line - 1][where.col - 1 :]
     for end in _SCALAR_ENDS:
         text = text.split(end, 1)[0]
+    text = text.strip()
+    if text.startswith("!"):  # `!!timestamp 2026-01-01`: the tag is YAML's, not the value's
+        text = text.split(None, 1)[1] if " " in text else ""
     return text.strip() or None
 
 

@@ -445,3 +445,40 @@ def test_a_tagged_yaml_timestamp_is_read_without_its_tag(tmp_path: Path) -> None
     data = json.loads((tmp_path / "r" / "findings.json").read_text())
     assert data["review"]["changes"] == []
     assert code == 0, stderr
+
+
+@pytest.mark.parametrize(
+    ("live_entry", "new_entry"),
+    [
+        pytest.param({"name": "a"}, {"name": "b"}, id="another-entry-missing-the-field"),
+        pytest.param({"name": "a", "timeout": "x"}, {"name": "b", "timeout": "x"}, id="same-value"),
+    ],
+)
+def test_a_new_list_entry_offending_like_an_old_one_is_introduced(
+    tmp_path: Path, live_entry: dict[str, Any], new_entry: dict[str, Any]
+) -> None:
+    """In a list without an identity field, an entry is told apart by the value its evidence
+    shows: a second entry lacking the field, or holding the same bad value, looked like the
+    first one, and the PR adding it passed the gate (exit 0)."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: T-001\n    title: Every job states its timeout in seconds\n"
+        "    severity: high\n    target: settings\n    on_missing: fail\n"
+        "    assert: {each: jobs, assert: {path: timeout, type: number}}\n"
+    )
+    live = {"jobs": [live_entry]}
+    proposed = {"jobs": [live_entry, new_entry]}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--policy", str(policy), "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert introduced_rules(data) == {"T-001"}, stdout + stderr
+    assert code == 1, stdout + stderr
+    # the same entries in another order change nothing
+    (tmp_path / "proposed.json").write_text(json.dumps({"jobs": [new_entry, live_entry]}))
+    (tmp_path / "live.json").write_text(json.dumps(proposed))
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert introduced_rules(data) == set(), stdout + stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -319,7 +320,7 @@ def _prior_records(
 def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
     """The proposed finding has an offender the live one did not (see `_prior_records`)."""
     old_offenders = _offenders(old)
-    added = _offenders(new) - old_offenders
+    added = _offenders(new) - old_offenders  # as many of one offender as before, or more
     old_hidden = _hidden_count(old)
     if old_hidden is None:
         return bool(added)
@@ -375,14 +376,12 @@ def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[
     return out
 
 
-def _offenders(finding: Finding) -> set[tuple[str, str]]:
-    """What a finding's evidence points at: each path with list positions left out, and for a
-    path inside a list, the value found there (an entry at another position is the same
-    entry; a new entry is another one)."""
-    out: set[tuple[str, str]] = set()
-    for e in finding.evidence:
-        out.add((normalize_path(e.path), _offender_value(e)))
-    return out
+def _offenders(finding: Finding) -> Counter[tuple[str, str]]:
+    """What a finding's evidence points at, counted: each path with list positions left out,
+    and for a path inside a list, the value found there (an entry at another position is the
+    same entry; a new entry is another one, and a second entry lacking the same field or
+    holding the same value as an old one is one more of them, not the same)."""
+    return Counter((normalize_path(e.path), _offender_value(e)) for e in finding.evidence)
 
 
 def _offender_value(e: Evidence) -> str:

@@ -482,3 +482,20 @@ def test_a_new_list_entry_offending_like_an_old_one_is_introduced(
     code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
     data = json.loads((tmp_path / "r" / "findings.json").read_text())
     assert introduced_rules(data) == set(), stdout + stderr
+
+
+def test_an_eleventh_offender_the_proposed_evidence_leaves_out_is_introduced(
+    tmp_path: Path,
+) -> None:
+    """Ten models with literal keys live (all shown), an eleventh added last: the proposed
+    finding shows the ten old ones and counts the new one, which was 'unchanged'."""
+    live = _eleven_literal_keys()
+    live["customModels"] = live["customModels"][:10]
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"].append(
+        {"id": "custom:z", "baseUrl": "https://b.example/v1", "apiKey": "sk-" + "z" * 32}
+    )
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" in introduced, output
+    assert fixed == set(), output
+    assert code == 1, output

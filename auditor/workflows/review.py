@@ -318,14 +318,16 @@ def _prior_records(
 
 
 def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
-    """The proposed finding has an offender the live one did not (see `_prior_records`)."""
-    old_offenders = _offenders(old)
-    added = _offenders(new) - old_offenders  # as many of one offender as before, or more
-    old_hidden = _hidden_count(old)
-    if old_hidden is None:
-        return bool(added)
-    new_count = len(_offenders(new)) + (_hidden_count(new) or 0)
-    if new_count > len(old_offenders) + old_hidden:
+    """The proposed finding has an offender the live one did not (see `_prior_records`).
+
+    A side whose evidence is cut shows 10 offending entries and counts the rest, so it has
+    10 + hidden entries, and one that is not has 10 at most: more entries proposed than
+    live is an offender added, whichever entries either side shows."""
+    added = _offenders(new) - _offenders(old)  # as many of one offender as before, or more
+    old_hidden, new_hidden = _hidden_count(old), _hidden_count(new)
+    if not old_hidden:
+        return bool(added) or new_hidden > 0
+    if new_hidden > old_hidden:
         return True
     return any(
         not _live_holds(e, live)
@@ -334,10 +336,9 @@ def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
     )
 
 
-def _hidden_count(finding: Finding) -> int | None:
-    """How many offenders the finding's evidence leaves out; None when it shows them all."""
-    counts = [int(m.group(1)) for e in finding.evidence for m in [_HIDDEN.search(e.note)] if m]
-    return sum(counts) if counts else None
+def _hidden_count(finding: Finding) -> int:
+    """How many offenders the finding's evidence leaves out (counts them without showing)."""
+    return sum(int(m.group(1)) for e in finding.evidence for m in [_HIDDEN.search(e.note)] if m)
 
 
 def _live_holds(evidence: Evidence, live: JSON) -> bool:

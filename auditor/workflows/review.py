@@ -353,8 +353,8 @@ def _live_holds(evidence: Evidence, live: JSON) -> bool:
         nodes = [child for node in nodes for child in _children(node, part)]
     if not evidence.present:
         return not nodes
-    wanted = content_hash(evidence.actual)
-    return any(content_hash(node) == wanted for node in nodes)
+    wanted = content_hash(evidence.actual)  # `==` first: cheap, and 1 == 1.0 == True
+    return any(node == evidence.actual and content_hash(node) == wanted for node in nodes)
 
 
 def _children(node: Any, part: Any) -> list[Any]:

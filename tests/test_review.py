@@ -499,3 +499,25 @@ def test_an_eleventh_offender_the_proposed_evidence_leaves_out_is_introduced(
     assert "BASE-MOD-003" in introduced, output
     assert fixed == set(), output
     assert code == 1, output
+
+
+def test_a_yaml_timestamp_that_is_no_iso_text_is_read_as_iso(tmp_path: Path) -> None:
+    """YAML also reads `2001-12-14 21:59:43.10 -5` as a time: kept as written, it was no
+    ISO 8601 text, and a policy's time operators (`within_days`) could not read it, where
+    before the merged change they read its ISO form."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: T-002\n    title: The exception ends within a year\n"
+        "    severity: high\n    target: settings\n"
+        "    assert: {path: exceptionEnds, within_days: 36500}\n"
+    )
+    (tmp_path / "live.json").write_text(json.dumps({"exceptionEnds": "2001-12-14T21:59:43Z"}))
+    (tmp_path / "proposed.yaml").write_text("exceptionEnds: 2001-12-14 21:59:43.10 -5\n")
+    argv = ["review", str(tmp_path / "proposed.yaml"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--policy", str(policy), "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    changes = {c["path"]: c["after"] for c in data["review"]["changes"]}
+    assert changes == {"$.exceptionEnds": "2001-12-14T21:59:43.100000-05:00"}, stdout + stderr
+    assert {f["status"] for f in data["findings"]} == {"pass"}, stdout + stderr
+    assert code == 0, stdout + stderr

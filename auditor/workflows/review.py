@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,8 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
     if isinstance(value, list):
         return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
     if hasattr(value, "isoformat"):  # an unquoted YAML date or time: the text as written
-        return _as_written(doc, at) or value.isoformat()
+        written = _as_written(doc, at)
+        return written if written and _reads_as(written, value) else value.isoformat()
     too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
     if too_big or (isinstance(value, float) and not math.isfinite(value)):
         where = doc.locate(at)
@@ -109,6 +110,16 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
 
 
 _SCALAR_ENDS = (",", "]", "}", " #", "\t#")
+
+
+def _reads_as(text: str, value: date) -> bool:
+    """`text` is ISO 8601 for `value` (YAML also takes `2001-12-14 21:59:43.10 -5`, which
+    no ISO reader, such as a policy's time operators, can read)."""
+    try:
+        parsed = (datetime if isinstance(value, datetime) else date).fromisoformat(text)
+    except ValueError:
+        return False
+    return parsed == value
 
 
 def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:

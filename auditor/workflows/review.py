@@ -306,13 +306,15 @@ def _prior_records(
     literal key), the fingerprint moves to the next: by fingerprint alone the review called
     the rule's remaining, pre-existing failure introduced (and the removed one fixed). So a
     rule failing on the same subject both sides is one finding, under the proposed side's
-    fingerprint, unless the proposed side has an offender the live side did not: then it is
+    fingerprint, unless the proposed side has an offender the live side did not (offenders
+    are counted: a second entry offending like an old one is one more): then it is
     introduced (and not fixed: it still fails).
 
-    When the live side's evidence was cut (more than 10 entries), an offender it does not show
-    is old only if the live settings hold that very value at that path, and the proposed side
-    may not count more offenders than the live side: else the finding is introduced (an
-    offender neither side shows, as a 12th literal key among 12, is seen only by its count)."""
+    A side whose evidence was cut (more than 10 entries) counts the entries it does not show:
+    more proposed entries than live ones is introduced, whichever either side shows (an
+    offender neither side shows, as a 12th literal key among 12, is seen only by its count);
+    and when the live side was cut, an offender it does not show is old only if the live
+    settings hold that very value at that path."""
     live_by_rule = _tracked_by_rule(before)
     proposed = _tracked_by_rule(after)
     records: list[FindingRecord] = []

@@ -381,3 +381,143 @@ def test_an_unquoted_yaml_timestamp_is_read_as_written(tmp_path: Path) -> None:
     changes = {c["path"]: (c["before"], c["after"]) for c in data["review"]["changes"]}
     assert changes == {"$.t": ("2026-01-01T10:00:00.500+02:00", ["2026-01-01T10:00:00.500+02:00"])}
     assert code == 0, stderr
+
+
+def _eleven_literal_keys() -> dict[str, Any]:
+    """Settings failing BASE-MOD-003 on eleven custom models: more offenders than a finding's
+    evidence shows (10), so the live finding's evidence is cut."""
+    models = [
+        {"id": f"custom:{c}", "baseUrl": f"https://{c}.example/v1", "apiKey": "sk-" + c * 32}
+        for c in "bcdefghijkl"
+    ]
+    models.append({"id": "custom:m", "baseUrl": "https://m.example/v1", "apiKey": "${M_KEY}"})
+    return {"customModels": models}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param("literal-key-on-existing-model", id="existing-model-gets-a-literal-key"),
+        pytest.param("new-model-first", id="new-literal-model-sorting-first"),
+    ],
+)
+def test_a_new_offender_is_introduced_when_the_live_evidence_was_cut(
+    tmp_path: Path, change: str
+) -> None:
+    """With more than 10 offenders live, an offender the live evidence did not show was
+    counted as old: a PR giving a model a literal key passed the gate (exit 0), even when the
+    live settings have no such key anywhere."""
+    live = _eleven_literal_keys()
+    proposed = json.loads(json.dumps(live))
+    if change == "new-model-first":
+        model = {"id": "custom:a", "baseUrl": "https://a.example/v1", "apiKey": "sk-" + "a" * 32}
+        proposed["customModels"].insert(0, model)
+    else:
+        proposed["customModels"][-1]["apiKey"] = "sk-" + "m" * 32
+    _code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" in introduced, output
+    assert fixed == set(), output
+
+
+def test_an_unseen_old_offender_stays_unchanged_when_the_live_evidence_was_cut(
+    tmp_path: Path,
+) -> None:
+    """The other side: an offender the live evidence did not show but the live settings hold
+    as they are (the 11th model, now listed first) is not introduced."""
+    live = _eleven_literal_keys()
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"] = [proposed["customModels"][10], *proposed["customModels"][:10]]
+    proposed["customModels"].append(live["customModels"][11])
+    proposed["customModels"].pop(1)  # custom:b goes: custom:l, shown now, was hidden live
+    code, introduced, _fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" not in introduced, output
+    assert code == 0, output
+
+
+def test_a_tagged_yaml_timestamp_is_read_without_its_tag(tmp_path: Path) -> None:
+    """`expires: !!timestamp 2026-01-01` is the date as written: the tag is YAML's, not part of
+    the value (it used to read as the text `!!timestamp 2026-01-01`, a change to a value the
+    file did not change)."""
+    (tmp_path / "live.json").write_text(json.dumps({"d": "2026-01-01"}))
+    (tmp_path / "p.yaml").write_text("d: !!timestamp 2026-01-01\n")
+    argv = ["review", str(tmp_path / "p.yaml"), "--against", str(tmp_path / "live.json")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert data["review"]["changes"] == []
+    assert code == 0, stderr
+
+
+@pytest.mark.parametrize(
+    ("live_entry", "new_entry"),
+    [
+        pytest.param({"name": "a"}, {"name": "b"}, id="another-entry-missing-the-field"),
+        pytest.param({"name": "a", "timeout": "x"}, {"name": "b", "timeout": "x"}, id="same-value"),
+    ],
+)
+def test_a_new_list_entry_offending_like_an_old_one_is_introduced(
+    tmp_path: Path, live_entry: dict[str, Any], new_entry: dict[str, Any]
+) -> None:
+    """In a list without an identity field, an entry is told apart by the value its evidence
+    shows: a second entry lacking the field, or holding the same bad value, looked like the
+    first one, and the PR adding it passed the gate (exit 0)."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: T-001\n    title: Every job states its timeout in seconds\n"
+        "    severity: high\n    target: settings\n    on_missing: fail\n"
+        "    assert: {each: jobs, assert: {path: timeout, type: number}}\n"
+    )
+    live = {"jobs": [live_entry]}
+    proposed = {"jobs": [live_entry, new_entry]}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--policy", str(policy), "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert introduced_rules(data) == {"T-001"}, stdout + stderr
+    assert code == 1, stdout + stderr
+    # the same entries in another order change nothing
+    (tmp_path / "proposed.json").write_text(json.dumps({"jobs": [new_entry, live_entry]}))
+    (tmp_path / "live.json").write_text(json.dumps(proposed))
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    assert introduced_rules(data) == set(), stdout + stderr
+
+
+def test_an_eleventh_offender_the_proposed_evidence_leaves_out_is_introduced(
+    tmp_path: Path,
+) -> None:
+    """Ten models with literal keys live (all shown), an eleventh added last: the proposed
+    finding shows the ten old ones and counts the new one, which was 'unchanged'."""
+    live = _eleven_literal_keys()
+    live["customModels"] = live["customModels"][:10]
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"].append(
+        {"id": "custom:z", "baseUrl": "https://b.example/v1", "apiKey": "sk-" + "z" * 32}
+    )
+    code, introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    assert "BASE-MOD-003" in introduced, output
+    assert fixed == set(), output
+    assert code == 1, output
+
+
+def test_a_yaml_timestamp_that_is_no_iso_text_is_read_as_iso(tmp_path: Path) -> None:
+    """YAML also reads `2001-12-14 21:59:43.10 -5` as a time: kept as written, it was no
+    ISO 8601 text, and a policy's time operators (`within_days`) could not read it, where
+    before the merged change they read its ISO form."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: T-002\n    title: The exception ends within a year\n"
+        "    severity: high\n    target: settings\n"
+        "    assert: {path: exceptionEnds, within_days: 36500}\n"
+    )
+    (tmp_path / "live.json").write_text(json.dumps({"exceptionEnds": "2001-12-14T21:59:43Z"}))
+    (tmp_path / "proposed.yaml").write_text("exceptionEnds: 2001-12-14 21:59:43.10 -5\n")
+    argv = ["review", str(tmp_path / "proposed.yaml"), "--against", str(tmp_path / "live.json")]
+    argv += ["--author", PERSON, "--policy", str(policy), "--out", str(tmp_path / "r")]
+    code, stdout, stderr = run_cli(argv, env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    changes = {c["path"]: c["after"] for c in data["review"]["changes"]}
+    assert changes == {"$.exceptionEnds": "2001-12-14T21:59:43.100000-05:00"}, stdout + stderr
+    assert {f["status"] for f in data["findings"]} == {"pass"}, stdout + stderr
+    assert code == 0, stdout + stderr

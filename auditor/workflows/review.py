@@ -9,9 +9,11 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from auditor.findings.finding import normalize_path
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
+    Evidence,
     FindingRecord,
     Revision,
     SourceLocation,
@@ -96,7 +99,8 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
     if isinstance(value, list):
         return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
     if hasattr(value, "isoformat"):  # an unquoted YAML date or time: the text as written
-        return _as_written(doc, at) or value.isoformat()
+        written = _as_written(doc, at)
+        return written if written and _reads_as(written, value) else value.isoformat()
     too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
     if too_big or (isinstance(value, float) and not math.isfinite(value)):
         where = doc.locate(at)
@@ -106,6 +110,16 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
 
 
 _SCALAR_ENDS = (",", "]", "}", " #", "\t#")
+
+
+def _reads_as(text: str, value: date) -> bool:
+    """`text` is ISO 8601 for `value` (YAML also takes `2001-12-14 21:59:43.10 -5`, which
+    no ISO reader, such as a policy's time operators, can read)."""
+    try:
+        parsed = (datetime if isinstance(value, datetime) else date).fromisoformat(text)
+    except ValueError:
+        return False
+    return parsed == value
 
 
 def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:
@@ -119,6 +133,9 @@ def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:
     text = lines[where.line - 1][where.col - 1 :]
     for end in _SCALAR_ENDS:
         text = text.split(end, 1)[0]
+    text = text.strip()
+    if text.startswith("!"):  # `!!timestamp 2026-01-01`: the tag is YAML's, not the value's
+        text = text.split(None, 1)[1] if " " in text else ""
     return text.strip() or None
 
 
@@ -197,7 +214,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     after_results, waivers = apply_waivers(stepped, loaded.waivers, now)
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
-    prior = _prior_records(before_findings, after_findings)
+    prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
@@ -276,10 +293,12 @@ def _as_previous(f: Finding, fingerprint: str | None = None) -> FindingRecord:
     )
 
 
-_HIDDEN = "more entries not shown"
+_HIDDEN = re.compile(r"and (\d+) more entries not shown")
 
 
-def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[FindingRecord]:
+def _prior_records(
+    before: Sequence[Finding], after: Sequence[Finding], live: JSON
+) -> list[FindingRecord]:
     """The live findings as the records the proposed ones are compared with.
 
     A finding's fingerprint names one offending entry (its smallest evidence path), so when
@@ -287,23 +306,80 @@ def _prior_records(before: Sequence[Finding], after: Sequence[Finding]) -> list[
     literal key), the fingerprint moves to the next: by fingerprint alone the review called
     the rule's remaining, pre-existing failure introduced (and the removed one fixed). So a
     rule failing on the same subject both sides is one finding, under the proposed side's
-    fingerprint, unless the proposed side has an offender the live side did not: then it is
-    introduced (and not fixed: it still fails). When the live side's evidence was cut (more
-    than 10 entries), an offender not shown may be an old one: the finding is unchanged."""
-    live = _tracked_by_rule(before)
+    fingerprint, unless the proposed side has an offender the live side did not (offenders
+    are counted: a second entry offending like an old one is one more): then it is
+    introduced (and not fixed: it still fails).
+
+    A side whose evidence was cut (more than 10 entries) counts the entries it does not show:
+    more proposed entries than live ones is introduced, whichever either side shows (an
+    offender neither side shows, as a 12th literal key among 12, is seen only by its count);
+    and when the live side was cut, an offender it does not show is old only if the live
+    settings hold that very value at that path."""
+    live_by_rule = _tracked_by_rule(before)
     proposed = _tracked_by_rule(after)
     records: list[FindingRecord] = []
-    for key, olds in live.items():
+    for key, olds in live_by_rule.items():
         news = proposed.get(key, [])
         if len(olds) != 1 or len(news) != 1:  # not one result a side: match by fingerprint
             records += [_as_previous(f) for f in olds]
             continue
         (old,), (new,) = olds, news
-        added = _offenders(new) - _offenders(old)
-        if added and not any(_HIDDEN in e.note for e in old.evidence):
+        if _adds_offenders(old, new, live):
             continue  # no record: the proposed finding is new
         records.append(_as_previous(old, new.fingerprint))
     return records
+
+
+def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
+    """The proposed finding has an offender the live one did not (see `_prior_records`).
+
+    A side whose evidence is cut shows 10 offending entries and counts the rest, so it has
+    10 + hidden entries, and one that is not has 10 at most: more entries proposed than
+    live is an offender added, whichever entries either side shows."""
+    added = _offenders(new) - _offenders(old)  # as many of one offender as before, or more
+    old_hidden, new_hidden = _hidden_count(old), _hidden_count(new)
+    if not old_hidden:
+        return bool(added) or new_hidden > 0
+    if new_hidden > old_hidden:
+        return True
+    return any(
+        not _live_holds(e, live)
+        for e in new.evidence
+        if (normalize_path(e.path), _offender_value(e)) in added
+    )
+
+
+def _hidden_count(finding: Finding) -> int:
+    """How many offenders the finding's evidence leaves out (counts them without showing)."""
+    return sum(int(m.group(1)) for e in finding.evidence for m in [_HIDDEN.search(e.note)] if m)
+
+
+def _live_holds(evidence: Evidence, live: JSON) -> bool:
+    """The live settings hold the evidence's value at its path (at any list position), or
+    lack it as well."""
+    try:
+        parts: Sequence[Any] = parse(evidence.path)
+    except ValueError:
+        return False
+    nodes: list[Any] = [live]
+    for part in parts:
+        nodes = [child for node in nodes for child in _children(node, part)]
+    if not evidence.present:
+        return not nodes
+    wanted = content_hash(evidence.actual)  # `==` first: cheap, and 1 == 1.0 == True
+    return any(node == evidence.actual and content_hash(node) == wanted for node in nodes)
+
+
+def _children(node: Any, part: Any) -> list[Any]:
+    if isinstance(part, Match):
+        if not isinstance(node, list):
+            return []
+        return [i for i in node if isinstance(i, dict) and i.get(part.field) == part.value]
+    if isinstance(part, int):  # a list position: the entry may sit anywhere in the list
+        return list(node) if isinstance(node, list) else []
+    if isinstance(node, dict) and part in node:
+        return [node[part]]
+    return []
 
 
 def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[Finding]]:
@@ -314,16 +390,17 @@ def _tracked_by_rule(findings: Iterable[Finding]) -> dict[tuple[str, str], list[
     return out
 
 
-def _offenders(finding: Finding) -> set[tuple[str, str]]:
-    """What a finding's evidence points at: each path with list positions left out, and for a
-    path inside a list, the value found there (an entry at another position is the same
-    entry; a new entry is another one)."""
-    out: set[tuple[str, str]] = set()
-    for e in finding.evidence:
-        path = normalize_path(e.path)
-        value = content_hash(e.actual) if path != e.path and e.present else ""
-        out.add((path, value))
-    return out
+def _offenders(finding: Finding) -> Counter[tuple[str, str]]:
+    """What a finding's evidence points at, counted: each path with list positions left out,
+    and for a path inside a list, the value found there (an entry at another position is the
+    same entry; a new entry is another one, and a second entry lacking the same field or
+    holding the same value as an old one is one more of them, not the same)."""
+    return Counter((normalize_path(e.path), _offender_value(e)) for e in finding.evidence)
+
+
+def _offender_value(e: Evidence) -> str:
+    """For a path inside a list, the hash of the value found there; else empty."""
+    return content_hash(e.actual) if normalize_path(e.path) != e.path and e.present else ""
 
 
 def _locate(finding: Finding, proposed: SettingsFile) -> Finding:

@@ -125,6 +125,34 @@ def test_a_password_on_a_command_line_is_the_only_part_replaced(
     assert out == command.format(pw=redactor.marker(secret))
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        'docker login -u ci -p "{pw}" r.example',
+        "deploy --password='{pw}' --yes",
+        'mysql -u root -p"{pw}" db',
+        'sshpass -p "{pw}" ssh deploy@host',
+    ],
+)
+def test_a_quoted_password_with_spaces_is_replaced_whole(redactor: Redactor, command: str) -> None:
+    secret = "correct horse battery staple"  # a passphrase: no word of it may stay readable
+    out = redactor.redact_text(command.format(pw=secret))
+    assert out == command.format(pw=redactor.marker(secret))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'docker login -u ci -p "$(cat /run/secrets/registry)" r.example',
+        "mysql -u root -p$(cat ~/.mysql-pw) db",
+        'sshpass -p "${SSH_PASS}" ssh deploy@host',
+        "docker login -u ci -p $REGISTRY_PASSWORD r.example",
+    ],
+)
+def test_a_password_read_from_elsewhere_stays_readable(redactor: Redactor, command: str) -> None:
+    assert redactor.redact_text(command) == command
+
+
 # Long strings built against the command patterns: a command that starts a match attempt,
 # repeated with no password, then (in the next command) one password. Scanning to the end of the
 # command from every mention (and, for `docker … login`, from every `login` after it) took

@@ -88,7 +88,10 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}))"
     ),
 )
-_ARG = r"['\"]?(?P<v>[^\s'\"]+)"  # an argument, maybe quoted
+# an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
+_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
+# a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
+_SUBSTITUTION = re.compile(r"\$\(|`")
 
 
 _LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
@@ -184,8 +187,12 @@ def _placed(text: str) -> Iterator[str]:
             yield m["v"].rstrip("'\".,")
     for pattern in _ARGUMENTS:
         for m in pattern.finditer(text):
-            value = m["v"].rstrip("'\".,")
-            if not _PATH.fullmatch(value):
+            value = m["v"]
+            if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
+                value = value[1:-1]  # quoted whole
+            else:
+                value = value.lstrip("'\"").rstrip("'\".,")
+            if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
                 yield value
 
 

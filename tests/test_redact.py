@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -121,6 +123,66 @@ def test_a_password_on_a_command_line_is_the_only_part_replaced(
     doc = {"hooks": {"Stop": [{"hooks": [{"command": command.format(pw=secret)}]}]}}
     out = redactor.redact_json(doc)["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert out == command.format(pw=redactor.marker(secret))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'docker login -u ci -p "{pw}" r.example',
+        "deploy --password='{pw}' --yes",
+        'mysql -u root -p"{pw}" db',
+        'sshpass -p "{pw}" ssh deploy@host',
+    ],
+)
+def test_a_quoted_password_with_spaces_is_replaced_whole(redactor: Redactor, command: str) -> None:
+    secret = "correct horse battery staple"  # a passphrase: no word of it may stay readable
+    out = redactor.redact_text(command.format(pw=secret))
+    assert out == command.format(pw=redactor.marker(secret))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'docker login -u ci -p "$(cat /run/secrets/registry)" r.example',
+        "mysql -u root -p$(cat ~/.mysql-pw) db",
+        'sshpass -p "${SSH_PASS}" ssh deploy@host',
+        "docker login -u ci -p $REGISTRY_PASSWORD r.example",
+    ],
+)
+def test_a_password_read_from_elsewhere_stays_readable(redactor: Redactor, command: str) -> None:
+    assert redactor.redact_text(command) == command
+
+
+# Long strings built against the command patterns: a command that starts a match attempt,
+# repeated with no password, then (in the next command) one password. Scanning to the end of the
+# command from every mention (and, for `docker … login`, from every `login` after it) took
+# minutes to hours here; each is done in well under a second, so a limit of a minute (in a child
+# process, so that a hang fails rather than stalls) is not reached by a slow machine.
+_HOSTILE = [
+    "docker login " * 20000 + "; docker login -u ci -p {pw}",
+    "docker " + "login " * 40000 + "; docker login -u ci -p {pw}",
+    "mysql " * 50000 + "; mysql -p{pw}",
+    "smbclient " * 30000 + "; smbclient -U ci%{pw}",
+    "rabbitmqctl " * 25000 + "; rabbitmqctl add_user ci {pw}",
+    "mongosh " * 40000 + "; mongosh -p {pw}",
+]
+
+
+@pytest.mark.parametrize("text", _HOSTILE, ids=lambda t: t.split()[0])
+def test_long_repetitive_command_line_is_redacted_without_hanging(text: str) -> None:
+    code = (
+        "import sys; from auditor.redact.values import find_secrets; "
+        "print(find_secrets(sys.stdin.read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=text.format(pw="Qz7pLm2Rx9"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "Qz7pLm2Rx9" in done.stdout
 
 
 def test_secret_pasted_elsewhere_is_scrubbed_too(redactor: Redactor) -> None:

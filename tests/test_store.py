@@ -739,3 +739,20 @@ def test_a_read_only_store_of_an_older_auditor_is_redacted_as_it_is_read(
         assert not [text for text in shown if OLD_RULES_SECRET in text]
         assert sum(marker in text for text in shown) == 2
     assert stored_bytes(state_path) == before  # nothing in a read-only store changes
+
+
+def test_a_secret_the_newer_rules_find_is_redacted_from_earlier_rows_too(
+    state_path: Path,
+) -> None:
+    """A password the newer rules find in revision 2 (`docker login -p`) is also gone from
+    revision 1, where only the value itself shows it is one (a note): as a sync would do."""
+    _stored_by_an_older_auditor(state_path)
+    note = {"notes": f"rotate {OLD_RULES_SECRET} soon"}
+    body = orjson.dumps(note, option=orjson.OPT_SORT_KEYS)
+    raw_sql(state_path, "UPDATE revisions SET settings = ?, content_hash = ? WHERE revision = 1",
+            (body, hashlib.sha256(body).hexdigest()))  # fmt: skip
+    with Store.open(state_path) as s:
+        first = s.get_revision(1)
+        assert first is not None
+        assert first.settings["notes"] == f"rotate {s.redactor.marker(OLD_RULES_SECRET)} soon"
+    assert OLD_RULES_SECRET.encode() not in stored_bytes(state_path)

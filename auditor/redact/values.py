@@ -88,17 +88,35 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}))"
     ),
 )
-_ARG = r"['\"]?(?P<v>[^\s'\"]+)"  # an argument, maybe quoted
-_SAME = r"\b[^|;&]*?\s"  # further on in the same command (not past a pipe or `;`/`&&`)
+# an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
+_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
+# a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
+_SUBSTITUTION = re.compile(r"\$\(|`")
 
 
-def _option(commands: str, option: str, attached: bool = False) -> re.Pattern[str]:
+_LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
+
+
+def _same(commands: str, stop: str = "|;&") -> str:
+    """Further on in the same command as one of `commands` (not past a pipe or `;`/`&&`), up to
+    the next mention of one of them at most: a match attempt starts at that mention and sees
+    the rest, so each attempt scans only its own stretch and a long string of mentions costs
+    linear time (scanning to the end from each mention was quadratic, cubic with `login`)."""
+    return rf"\b(?:(?![\s(`](?:{commands})\b)[^{stop}])*?\s"
+
+
+def _option(commands: str, option: str, attached: bool = False, then: str = "") -> re.Pattern[str]:
     """The value of `option` (case-sensitive) given to one of `commands`: `-p X`, `-p=X`, and
-    with `attached` also `-pX`."""
+    with `attached` also `-pX`; `then`: a word that must come first (`docker … login`)."""
     gap = r"\s*" if attached else r"(?:\s+|=)"
-    return re.compile(rf"(?:^|[\s(`]|\$\()(?:{commands}){_SAME}{option}{gap}{_ARG}")
+    # the first `then` only (atomic): trying each later one would rescan the rest every time
+    first = rf"(?>{_same(commands, _LINE)}{then}\b)" if then else ""
+    return re.compile(
+        rf"(?:^|[\s(`]|\$\()(?:{commands}){first}{_same(commands)}{option}{gap}{_ARG}"
+    )
 
 
+_SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # Command-line arguments that carry a password: any option named for one (`--password X`,
 # `--token=X`, `-storepass X`), and the short options of the commands that take one that way.
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
@@ -108,9 +126,7 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
     _option("sshpass", "-p", attached=True),
     _option("mysql|mysqldump|mysqladmin|mariadb|mariadb-dump", "-p", attached=True),
     _option("redis-cli", "-a"),
-    _option(
-        r"(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az)\b.*?\slogin", "-p"
-    ),
+    _option("docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az", "-p", then="login"),
     _option("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "-p"),
     _option("sqlcmd|bcp|osql", "-P"),
     _option(r"ldap\w+", "-[wy]"),
@@ -119,11 +135,11 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
     _option("openssl", "-k"),
     _option("ssh-keygen", "-[NP]"),
     re.compile(
-        rf"(?:^|\s)(?:curl|wget){_SAME}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
+        rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
         r"['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)"
     ),
     re.compile(
-        rf"(?:^|\s)(?:smbclient|rpcclient|smbmap|smbcacls|net){_SAME}(?:-U|--user)"
+        rf"(?:^|\s)(?:{_SMB}){_same(_SMB)}(?:-U|--user)"
         r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
     ),
     # `echo X | docker login --password-stdin`: the value piped into a login
@@ -141,7 +157,9 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
         r"(?:^|\s)htpasswd\s+(?:-[a-zA-Z]+\s+(?:\d+\s+)?)*-[a-zA-Z]*(?:nb|bn)[a-zA-Z]*\s+"
         r"(?:-[a-zA-Z]+\s+)*\S+\s+" + _ARG
     ),
-    re.compile(r"(?:^|\s)rabbitmqctl\b[^|;&]*?\s(?:add_user|change_password)\s+\S+\s+" + _ARG),
+    re.compile(
+        rf"(?:^|\s)rabbitmqctl{_same('rabbitmqctl')}(?:add_user|change_password)\s+\S+\s+{_ARG}"
+    ),
 )
 _MARKER_START = "[secret fp:"
 _REPAIRED = "\ufffd"  # what a byte that was not UTF-8 was read as
@@ -170,8 +188,12 @@ def _placed(text: str) -> Iterator[str]:
             yield m["v"].rstrip("'\".,")
     for pattern in _ARGUMENTS:
         for m in pattern.finditer(text):
-            value = m["v"].rstrip("'\".,")
-            if not _PATH.fullmatch(value):
+            value = m["v"]
+            if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
+                value = value[1:-1]  # quoted whole
+            else:
+                value = value.lstrip("'\"").rstrip("'\".,")
+            if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
                 yield value
 
 

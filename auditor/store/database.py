@@ -454,6 +454,9 @@ class Store:
         with self.transaction():
             rewritten = self._rewrite_all("revisions") + self._rewrite_all("reports")
             rewritten += store_analytics.redact_again(self._db, self.redactor)
+            # a secret found only now (a `docker login -p` password) may be in a row the pass
+            # went through before it was found: as after a sync, such rows are redacted again
+            rewritten += self.scrub_stored()
             if rewritten and has_table(self._db, "eval_state"):
                 self._db.execute("DELETE FROM eval_state")  # computed from the old rows
             self.remember_secrets()  # found in the rows just redacted again

@@ -79,11 +79,13 @@ _DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{_NAME_WORD}"
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
+    re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
     re.compile(rf"(?i)[?&#;]{_SECRET_NAME}={_VALUE}"),
     re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})"),
-    re.compile(rf"(?i)\b(?<![-/]){_SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
-    re.compile(rf"(?i)\b{_SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    # A name is tried from the start of its run of name characters only: tried from every
+    # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){_SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
     re.compile(
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}))"
     ),

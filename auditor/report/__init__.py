@@ -24,7 +24,7 @@ from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
 from auditor.report.oscal import oscal_chunks, render_oscal
-from auditor.report.pdf import render_pdf
+from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
 
 __all__ = [
@@ -114,15 +114,16 @@ def write_reports(
             raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
     if "pdf" in outputs:
-        html = written.get("report.html")
-        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf", html)
+        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     return written
 
 
-def _write_pdf(data: ReportData, path: Path, html: Path | None) -> Path:
-    """report.pdf from the HTML: the page just written when there is one, else rendered."""
+def _write_pdf(data: ReportData, path: Path) -> Path:
+    """report.pdf: the page with the PDF's caps, rendered by WeasyPrint (with the cyclic
+    garbage collector on: its layout leaves cycles behind, page after page)."""
     with gc_paused():
-        pdf = render_pdf(html.read_text("utf-8") if html is not None else render_html(data))
+        html = render_html(data, PDF_CAPS)
+    pdf = render_pdf(html)
     try:
         write_atomic(path, pdf)
     except OSError as exc:

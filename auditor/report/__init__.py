@@ -119,11 +119,9 @@ def write_reports(
 
 
 def _write_pdf(data: ReportData, path: Path) -> Path:
-    """report.pdf: the page with the PDF's caps, rendered by WeasyPrint (with the cyclic
-    garbage collector on: its layout leaves cycles behind, page after page)."""
-    with gc_paused():
-        html = render_html(data, PDF_CAPS)
-    pdf = render_pdf(html)
+    """report.pdf: the page written with the PDF's caps, rendered by WeasyPrint."""
+    with gc_paused():  # WeasyPrint with the collector on: the same peak (-2 %), 2 % more time
+        pdf = render_pdf(render_html(data, PDF_CAPS))
     try:
         write_atomic(path, pdf)
     except OSError as exc:

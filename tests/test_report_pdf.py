@@ -1,7 +1,9 @@
 """report.pdf as an auditor files it: `auditor demo -o html,pdf` against the emulator, the pages
 turned into images with `pdftoppm` and read with `pdftotext` (poppler-utils, installed by
 .ci/run): A4, a running header with organisation and run id, "Page X of Y" on every page, and
-the appendices (passing results with their evidence, the inputs) printed in full."""
+the appendices (passing results with their evidence, the inputs) printed in full. A large run's
+PDF still names every rule with its counts and says how many results it leaves out and where
+they are; none of its tables is longer than `TABLE_ROWS` rows (each cut keeps every row)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,13 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from report_fixture import build_large
 
+import auditor.report as report_module
 from auditor.cli import Context, main
+from auditor.report import write_reports
+from auditor.report.html import Caps, render_html
+from auditor.report.pdf import PDF_CAPS, TABLE_ROWS, split_tables
 from tests.conftest import FIXED_NOW
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -147,3 +154,54 @@ def test_pdf_output_that_cannot_be_made_is_a_clear_error_before_the_run(
     assert code == 2
     assert says in err and "Traceback" not in err
     assert not (work / "reports").exists()  # said before anything ran
+
+
+def _bodies(html: str) -> list[str]:
+    return re.findall(r"<tbody>(.*?)</tbody>", html, re.S)
+
+
+def test_large_run_pdf_page_names_every_rule_and_says_what_is_left_out_and_where() -> None:
+    data = build_large(3000)  # 50 rules, 60 failing results each
+    page, html = render_html(data, PDF_CAPS), render_html(data)
+    assert PDF_CAPS.rows_per_rule == 50
+    for n in range(50):
+        start = page.index(f'<section class="rule" id="rule-rdy-{n:03d}">')
+        assert "60 fail" in page[start : page.index("</header>", start)]  # all counted
+    more = (
+        "10 more finding(s) of this rule not shown (limit 50 per rule; "
+        "report.html lists up to 200 per rule, findings.json all)."
+    )
+    assert page.count(more) == 50
+    assert page.count('<tr id="f-') == 50 * 50
+    assert "10 more result(s) of RDY-000 not shown (limit 50 open and 50 passing per rule; " in page
+    # the HTML page is not cut: every result, and no word of the PDF's caps
+    assert html.count('<tr id="f-') == 3000 and "report.html lists" not in html
+
+
+def test_no_table_of_the_pdf_is_longer_than_the_cap_and_the_cuts_keep_every_row() -> None:
+    page = render_html(build_large(3000), PDF_CAPS)
+    cut = split_tables(page)
+    tables = re.findall(r"<table[^>]*>.*?</table>", cut, re.S)
+    rows = [len(re.findall(r"<tr[ >]", t.split("</tbody>")[0].split("<tbody>")[1])) for t in tables]
+    assert max(rows) == TABLE_ROWS  # 50-row tables were cut (into 40 + 10)
+    assert all(t.count("<thead>") == 1 for t in tables)  # every piece has the header
+    assert "".join(_bodies(cut)) == "".join(_bodies(page))  # every row, once, in order
+    assert len(tables) > len(re.findall(r"<table[ >]", page))
+
+
+def test_pdf_of_a_large_run_prints_every_rule_and_the_count_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 60 results over 50 rules (2 for the first ten, 1 for the rest); at most one per rule
+    monkeypatch.setattr(report_module, "PDF_CAPS", Caps(1, 5, PDF_CAPS.rest, PDF_CAPS.rest_inputs))
+    write_reports(build_large(60), tmp_path, ["pdf"])
+    text = " ".join("\n".join(_page_texts(tmp_path / "report.pdf")).split())
+    for n in range(50):
+        assert f"RDY-{n:03d}" in text
+    said = re.findall(
+        r"1 more finding\(s\) of this rule not shown \(limit 1 per rule; report.html lists up "
+        r"to 200 per rule, findings.json all\)",
+        text,
+    )
+    assert len(said) == 10
+    assert re.search(r"Contents.*p\.\s?\d+", text)  # the contents still give page numbers

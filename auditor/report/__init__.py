@@ -24,7 +24,7 @@ from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData
 from auditor.report.oscal import oscal_chunks, render_oscal
-from auditor.report.pdf import render_pdf
+from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
 
 __all__ = [
@@ -114,15 +114,14 @@ def write_reports(
             raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written[name] = path
     if "pdf" in outputs:
-        html = written.get("report.html")
-        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf", html)
+        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     return written
 
 
-def _write_pdf(data: ReportData, path: Path, html: Path | None) -> Path:
-    """report.pdf from the HTML: the page just written when there is one, else rendered."""
-    with gc_paused():
-        pdf = render_pdf(html.read_text("utf-8") if html is not None else render_html(data))
+def _write_pdf(data: ReportData, path: Path) -> Path:
+    """report.pdf: the page written with the PDF's caps, rendered by WeasyPrint."""
+    with gc_paused():  # WeasyPrint with the collector on: the same peak (-2 %), 2 % more time
+        pdf = render_pdf(render_html(data, PDF_CAPS))
     try:
         write_atomic(path, pdf)
     except OSError as exc:

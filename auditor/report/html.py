@@ -52,6 +52,18 @@ APPENDIX_ROWS = 1000
 
 
 @dataclass(frozen=True)
+class Caps:
+    """How much of a long list the page shows, and where a reader finds the rest (the words
+    after the count of the rows left out). The HTML page's are the defaults; the PDF's are
+    tighter (`auditor.report.pdf.PDF_CAPS`)."""
+
+    rows_per_rule: int = ROWS_PER_RULE  # results per rule (Findings by rule, Appendix A, drill)
+    appendix_rows: int = APPENDIX_ROWS  # settings revisions and readiness reports (Appendix B)
+    rest: str = "see findings.json for all"  # after "(limit N per rule; "
+    rest_inputs: str = "all are listed in findings.json"  # after "N more; "
+
+
+@dataclass(frozen=True)
 class RuleGroup:
     """The shown findings of one rule (capped) with the rule's metadata."""
 
@@ -301,15 +313,17 @@ def _change_rows(changes: tuple[Change, ...], cap: int = 500) -> tuple[tuple[Cha
     return changes[:cap], max(0, len(changes) - cap)
 
 
-def context(data: ReportData) -> dict[str, Any]:
-    """Everything the template shows, computed once."""
+def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
+    """Everything the template shows, computed once (`caps`: how many rows of each long list)."""
     css, css_hash = _style()
     page_css = page_style(data)
     introduced = set(data.review.introduced) if data.review else set()
     shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
-    groups = group_by_rule(shown)
-    passing = group_by_rule([f for f in data.findings if f.status in QUIET_STATUSES])
+    groups = group_by_rule(shown, caps.rows_per_rule)
+    passing = group_by_rule(
+        [f for f in data.findings if f.status in QUIET_STATUSES], caps.rows_per_rule
+    )
     controls = control_rows(data.findings)
     rule_ids = {f.rule_id for f in data.findings}
     rule_anchor = anchors("rule", rule_ids)
@@ -328,7 +342,7 @@ def context(data: ReportData) -> dict[str, Any]:
         "rule_anchor": rule_anchor,
         "pass_anchor": anchors("pass", rule_ids),
         "control_anchor": control_anchor,
-        "rows": RowWriter(rule_anchor, control_anchor, ROWS_PER_RULE),
+        "rows": RowWriter(rule_anchor, control_anchor, caps.rows_per_rule, caps.rest),
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),
@@ -339,15 +353,16 @@ def context(data: ReportData) -> dict[str, Any]:
         "changes": changes,
         "more_changes": more_changes,
         "rows_per_rule": ROWS_PER_RULE,
-        "appendix_cap": APPENDIX_ROWS,
+        "appendix_cap": caps.appendix_rows,
+        "appendix_rest": caps.rest_inputs,
     }
 
 
-def iter_html(data: ReportData) -> Iterator[str]:
+def iter_html(data: ReportData, caps: Caps = Caps()) -> Iterator[str]:
     """The report in chunks (keeps memory flat for large runs)."""
-    return environment().get_template("report.html.j2").generate(context(data))
+    return environment().get_template("report.html.j2").generate(context(data, caps))
 
 
-def render_html(data: ReportData) -> str:
-    """The whole self-contained HTML report."""
-    return "".join(iter_html(data))
+def render_html(data: ReportData, caps: Caps = Caps()) -> str:
+    """The whole self-contained HTML report (`caps`: how many rows of each long list)."""
+    return "".join(iter_html(data, caps))

@@ -91,8 +91,10 @@ class RowWriter:
         rule_anchor: Mapping[str, str],
         control_anchor: Mapping[str, str],
         rows_per_rule: int,
+        rest: str = "see findings.json for all",
     ) -> None:
         self.esc = Escaper()
+        self.rest = html_escape(rest)  # where the results beyond the limit are found
         self.rule_anchor = rule_anchor
         self.control_anchor = control_anchor
         self.limit = str(rows_per_rule)
@@ -212,7 +214,7 @@ class RowWriter:
         if more:
             out.append(
                 f'<tr><td colspan="4" class="more">{more} more finding(s) of this rule not shown '
-                f"(limit {self.limit} per rule; see findings.json for all).</td></tr>"
+                f"(limit {self.limit} per rule; {self.rest}).</td></tr>"
             )
         return Markup("".join(out))
 
@@ -231,7 +233,7 @@ class RowWriter:
         if more:
             out.append(
                 f'<tr><td colspan="3" class="more">{more} more result(s) of this rule not shown '
-                f"(limit {self.limit} per rule; see findings.json for all).</td></tr>"
+                f"(limit {self.limit} per rule; {self.rest}).</td></tr>"
             )
         return Markup("".join(out))
 
@@ -267,7 +269,7 @@ class RowWriter:
                 out.append(
                     f'<tr><td>{muted}</td><td colspan="2" class="more">{rr.more} more result(s) '
                     f"of {esc(rule_id)} not shown (limit {self.limit} open and {self.limit} "
-                    "passing per rule; see findings.json for all).</td></tr>"
+                    f"passing per rule; {self.rest}).</td></tr>"
                 )
             yield Markup("".join(out))
 

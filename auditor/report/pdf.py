@@ -1,17 +1,24 @@
-"""The PDF report: `report.html` rendered for print by WeasyPrint (the optional `pdf` extra).
+"""The PDF report: the report page rendered for print by WeasyPrint (the optional `pdf` extra).
 
-Takes the HTML text, gives the bytes of `report.pdf`: A4, the running header (organisation and
-run id) and "page X of Y" footer of the page's print stylesheet, table headers repeated on every
-page, rows kept whole, every section expanded. The contents block and the cross-references gain
-page numbers. Nothing is fetched: the page is self-contained and every URL is refused.
+Takes the HTML text of the page written with `PDF_CAPS` (fewer results per rule and inputs than
+report.html, each list saying how many more there are and where), gives the bytes of
+`report.pdf`: A4, the running header (organisation and run id) and "page X of Y" footer of the
+page's print stylesheet, table headers repeated on every page, rows kept whole, every section
+expanded, and no table longer than `TABLE_ROWS` rows (a longer one is printed as several, each
+with its header: WeasyPrint's time per table grows with the pages it spans). The contents block
+and the cross-references gain page numbers. Nothing is fetched: the page is self-contained and
+every URL is refused.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import re
 from typing import Any, NoReturn
 
 from auditor.errors import ReportError
+from auditor.report.html import APPENDIX_ROWS, ROWS_PER_RULE, Caps
 
 #: What to say when WeasyPrint is missing (the CLI says it before a run starts).
 INSTALL_HINT = (
@@ -27,7 +34,62 @@ nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(hre
   color: #59636e; font-size: 0.9em; }
 .rule p.muted a[href^="#"]::after {
   content: " (p.\\00a0" target-counter(attr(href), page) ")"; color: #59636e; }
+table.pdf-cut { margin-bottom: 0; }
+table.pdf-more { margin-top: 0; }
 """
+
+#: What the PDF lists of a long report: fewer results per rule and inputs than the HTML page,
+#: each list ending with how many more there are and where they are (report.html, findings.json).
+#: Every rule, its results' counts by status and every control's state are printed whatever the
+#: size; the caps bound the pages (and so WeasyPrint's time and memory) on a long history.
+PDF_CAPS = Caps(
+    rows_per_rule=50,
+    appendix_rows=250,
+    rest=f"report.html lists up to {ROWS_PER_RULE} per rule, findings.json all",
+    rest_inputs=f"report.html lists up to {APPENDIX_ROWS:,}, findings.json all",
+)
+
+#: The most body rows one table of the PDF holds: a longer table is printed as several tables
+#: of at most this many rows, one after the other, each with the header. WeasyPrint lays a
+#: table out again for every page it runs onto, so one table of a thousand rows cost minutes
+#: (Kozea/WeasyPrint#1104, #1296); tables of 40 rows, a page or two each, cost the same per row.
+TABLE_ROWS = 40
+
+# A table as the report's template writes it: the opening tag, the header, the body's rows.
+# Data never writes markup (every `<` from data is escaped), so every `<tr` here is a row.
+_TABLE = re.compile(
+    r"(?P<open><table(?: class=\"(?P<cls>[^\"]*)\")?>)\s*(?P<head><thead>.*?</thead>)\s*"
+    r"<tbody>(?P<body>.*?)</tbody>\s*</table>",
+    re.S,
+)
+_ROW = re.compile(r"<tr[ >]")
+
+
+def split_tables(html: str, rows: int = TABLE_ROWS) -> str:
+    """`html` with every table of more than `rows` body rows cut into tables of at most `rows`
+    rows, each with the table's header (nothing else changes: every row, id and link stays)."""
+
+    def cut(m: re.Match[str]) -> str:
+        body = m.group("body")
+        starts = [r.start() for r in _ROW.finditer(body)]
+        if len(starts) <= rows:
+            return m.group(0)
+        cls = m.group("cls") or ""
+        head = m.group("head")
+        bounds = [*starts[::rows], len(body)]
+        bounds[0] = 0
+        pieces = []
+        for n, (a, b) in enumerate(itertools.pairwise(bounds)):
+            marks = [cls] if cls else []
+            if n:
+                marks.append("pdf-more")
+            if b < len(body):
+                marks.append("pdf-cut")
+            shown = " ".join(marks)
+            pieces.append(f'<table class="{shown}">\n{head}\n<tbody>{body[a:b]}</tbody>\n</table>')
+        return "\n".join(pieces)
+
+    return _TABLE.sub(cut, html)
 
 
 def pdf_problem() -> str | None:
@@ -55,7 +117,7 @@ def render_pdf(html: str) -> bytes:
     except (ImportError, OSError) as exc:  # OSError: WeasyPrint found, but not Pango
         detail = "" if isinstance(exc, ModuleNotFoundError) else f" ({exc})"
         raise ReportError(INSTALL_HINT + detail) from None
-    document = weasyprint.HTML(string=html, url_fetcher=_refuse, media_type="print")
+    document = weasyprint.HTML(string=split_tables(html), url_fetcher=_refuse, media_type="print")
     data = document.write_pdf(stylesheets=[weasyprint.CSS(string=_PAGED)])
     assert isinstance(data, bytes)
     return data

@@ -8,7 +8,6 @@ in descending index order) and every pointer is valid at the moment its operatio
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
@@ -134,19 +133,34 @@ class _Patcher:
         """`move` operations when `b` only reorders `a` (items matched by content), else False.
 
         For keyed lists whose identity is repeated, where items equal on both sides are one item.
+        The longest run of items already in order stays put and each other item moves once, next
+        to the item that precedes it in `b` (a rotation is one move, not one per item). Each move
+        scans the list, so a reorder that would cost more than `_MOVE_BUDGET` item steps (a
+        reversed list of 10,000s) gives False: the ordered walk then removes and adds instead.
         """
         if len(a) != len(b):
             return False
-        cur = [item_key(x) for x in a]
-        want = [item_key(x) for x in b]
-        if Counter(cur) != Counter(want):
+        where: dict[Hashable, list[int]] = {}
+        for i in range(len(a) - 1, -1, -1):  # reversed, so pop() hands out equal items in order
+            where.setdefault(item_key(a[i]), []).append(i)
+        src: list[int] = []  # src[j]: the index in `a` of the item that ends at index j
+        for x in b:
+            same = where.get(item_key(x))
+            if not same:
+                return False
+            src.append(same.pop())
+        stay = _increasing_run(src)
+        if (len(src) - len(stay)) * len(src) > _MOVE_BUDGET:
             return False
-        for j, k in enumerate(want):
-            if cur[j] == k:
+        cur = list(range(len(a)))  # the old indices, in the order the patch has put them so far
+        for j, s in enumerate(src):
+            if s in stay:
                 continue
-            i = cur.index(k, j + 1)
-            self.op("move", (*ptr, j), source=(*ptr, i))
-            cur.insert(j, cur.pop(i))
+            frm = cur.index(s)
+            del cur[frm]
+            to = 0 if j == 0 else cur.index(src[j - 1]) + 1
+            cur.insert(to, s)
+            self.op("move", (*ptr, to), source=(*ptr, frm))
         return True
 
     def splice(self, b: list[JSON], ptr: Ptr, gone: set[int], new: set[int]) -> None:
@@ -171,6 +185,39 @@ class _Patcher:
                 self.value(a[i1 + t], b[j1 + t], (*ptr, i1 + t), segs)
             for t in range(common, j2 - j1):
                 self.op("add", (*ptr, i1 + t), b[j1 + t])
+
+
+_MOVE_BUDGET = 4_000_000  # items moved x list length: about 0.1 s
+
+
+def _increasing_run(src: Sequence[int]) -> set[int]:
+    """The values of one longest increasing subsequence of `src` (patience sorting)."""
+    tails: list[int] = []  # tails[k]: position in src of the smallest tail of a run of k + 1
+    back = [-1] * len(src)
+    for j, s in enumerate(src):
+        k = _lower_bound(src, tails, s)
+        back[j] = tails[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(j)
+        else:
+            tails[k] = j
+    out: set[int] = set()
+    j = tails[-1] if tails else -1
+    while j >= 0:
+        out.add(src[j])
+        j = back[j]
+    return out
+
+
+def _lower_bound(src: Sequence[int], tails: Sequence[int], s: int) -> int:
+    lo, hi = 0, len(tails)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if src[tails[mid]] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _occurrences(items: Sequence[JSON], wanted: Sequence[JSON]) -> set[int]:

@@ -112,7 +112,7 @@ class _Patcher:
     def as_keyed(self, a: list[JSON], b: list[JSON], key: str, ptr: Ptr, segs: Segs) -> bool:
         ids_a, ids_b = identities(a, key), identities(b, key)
         if ids_a is None or ids_b is None:
-            return self.permutation(a, b, ptr)
+            return self.permutation(a, b, ptr) or self.subsequence(a, b, ptr)
         keys_a, keys_b = [item_key(i) for i in ids_a], [item_key(i) for i in ids_b]
         set_a, set_b = set(keys_a), set(keys_b)
         if [k for k in keys_a if k in set_b] != [k for k in keys_b if k in set_a]:
@@ -161,6 +161,28 @@ class _Patcher:
             to = 0 if j == 0 else cur.index(src[j - 1]) + 1
             cur.insert(to, s)
             self.op("move", (*ptr, to), source=(*ptr, frm))
+        return True
+
+    def subsequence(self, a: list[JSON], b: list[JSON], ptr: Ptr) -> bool:
+        """`remove`s (or `add`s) when `b` is `a` with items taken out (or put in), else False.
+
+        In one pass, where the ordered walk compares every pair of equal items (20,000 equal
+        hook entries and one removed: 50 s)."""
+        short, long = (b, a) if len(b) <= len(a) else (a, b)
+        keys = [item_key(x) for x in short]
+        extra: set[int] = set()
+        k = 0
+        for i, x in enumerate(long):
+            if k < len(keys) and item_key(x) == keys[k]:
+                k += 1
+            else:
+                extra.add(i)
+        if k < len(keys):
+            return False
+        if long is a:
+            self.splice(b, ptr, extra, set())
+        else:
+            self.splice(b, ptr, set(), extra)
         return True
 
     def splice(self, b: list[JSON], ptr: Ptr, gone: set[int], new: set[int]) -> None:

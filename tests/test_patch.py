@@ -122,6 +122,17 @@ def test_moving_one_of_many_hook_entries_sharing_a_matcher_is_one_move() -> None
     assert ops == [{"op": "move", "from": "/hooks/SessionEnd/0", "path": "/hooks/SessionEnd/49"}]
 
 
+def test_moving_one_of_several_equal_entries_is_one_move() -> None:
+    """Equal entries are interchangeable: moving one past others equal to it is still one move,
+    not one per equal entry it passes (which pairing first-to-first would give)."""
+    a, b = ({"matcher": "", "hooks": [{"type": "command", "command": c}]} for c in ("/a", "/b"))
+    entries = [a, a, b, a, b, a, a, b]
+    before = {"hooks": {"Stop": entries}}
+    after = {"hooks": {"Stop": [*entries[1:6], entries[0], *entries[6:]]}}
+    ops = assert_round_trip(json.loads(json.dumps(before)), after)
+    assert [op["op"] for op in ops] == ["move"]
+
+
 def test_a_reorder_moves_only_the_entries_out_of_order() -> None:
     e = shared_matcher_hooks(8)
     before = {"hooks": {"Stop": e}}

@@ -8,6 +8,8 @@ in descending index order) and every pointer is valid at the moment its operatio
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
@@ -140,16 +142,10 @@ class _Patcher:
         """
         if len(a) != len(b):
             return False
-        where: dict[Hashable, list[int]] = {}
-        for i in range(len(a) - 1, -1, -1):  # reversed, so pop() hands out equal items in order
-            where.setdefault(item_key(a[i]), []).append(i)
-        src: list[int] = []  # src[j]: the index in `a` of the item that ends at index j
-        for x in b:
-            same = where.get(item_key(x))
-            if not same:
-                return False
-            src.append(same.pop())
-        stay = _increasing_run(src)
+        keys_a, keys_b = [item_key(x) for x in a], [item_key(x) for x in b]
+        if Counter(keys_a) != Counter(keys_b):
+            return False
+        src, stay = _moves(keys_a, keys_b)
         if (len(src) - len(stay)) * len(src) > _MOVE_BUDGET:
             return False
         cur = list(range(len(a)))  # the old indices, in the order the patch has put them so far
@@ -210,6 +206,44 @@ class _Patcher:
 
 
 _MOVE_BUDGET = 4_000_000  # items moved x list length: about 0.1 s
+_PAIRS_BUDGET = 1_000_000  # equal-item pairs tried for the fewest moves
+
+
+def _moves(keys_a: Sequence[Hashable], keys_b: Sequence[Hashable]) -> tuple[list[int], set[int]]:
+    """For `b` a reordering of `a`: where each item of `b` was in `a`, and the old indices of
+    the items that stay put (the rest move once each).
+
+    The items that stay are a longest common subsequence of the two (Hunt-Szymanski: each
+    item of `b` tried against the old positions of its equal items), so equal items are paired
+    to move as few as possible; past `_PAIRS_BUDGET` tries (10,000s of equal items) equal items
+    are paired first to first and the longest increasing run of that pairing stays."""
+    where: dict[Hashable, list[int]] = {}
+    for i, k in enumerate(keys_a):
+        where.setdefault(k, []).append(i)
+    if sum(len(where[k]) for k in keys_b) > _PAIRS_BUDGET:
+        taken = {k: iter(v) for k, v in where.items()}
+        src = [next(taken[k]) for k in keys_b]
+        return src, _increasing_run(src)
+    tails: list[int] = []  # tails[n]: the smallest old index ending a common run of n + 1
+    ends: list[tuple[int, int, object]] = []  # (old index, new index, previous link) per tails
+    for j, k in enumerate(keys_b):
+        for i in reversed(where[k]):  # downwards, so one item of `b` extends a run only once
+            n = bisect_left(tails, i)
+            link = (i, j, ends[n - 1] if n else None)
+            if n == len(tails):
+                tails.append(i)
+                ends.append(link)
+            else:
+                tails[n], ends[n] = i, link
+    kept: dict[int, int] = {}  # new index -> old index, for the items that stay
+    node: object = ends[-1] if ends else None
+    while isinstance(node, tuple):
+        kept[node[1]] = node[0]
+        node = node[2]
+    kept_old = set(kept.values())
+    free = {k: [i for i in v if i not in kept_old] for k, v in where.items()}
+    src = [kept[j] if j in kept else free[k].pop() for j, k in enumerate(keys_b)]
+    return src, kept_old
 
 
 def _increasing_run(src: Sequence[int]) -> set[int]:

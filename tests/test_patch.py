@@ -133,6 +133,16 @@ def test_moving_one_of_several_equal_entries_is_one_move() -> None:
     assert [op["op"] for op in ops] == ["move"]
 
 
+def test_a_reorder_too_long_to_write_as_moves_replaces_the_list() -> None:
+    """Reversing 2,100 entries takes 2,099 moves, each scanning the list (over 4 million steps):
+    the list is replaced in one operation, not removed and added again entry by entry."""
+    entries = shared_matcher_hooks(2100)
+    before = {"hooks": {"Stop": entries}}
+    after = {"hooks": {"Stop": entries[::-1]}}
+    ops = assert_round_trip(before, after)
+    assert ops == [{"op": "replace", "path": "/hooks/Stop", "value": entries[::-1]}]
+
+
 def test_a_reorder_moves_only_the_entries_out_of_order() -> None:
     e = shared_matcher_hooks(8)
     before = {"hooks": {"Stop": e}}

@@ -175,6 +175,7 @@ def hook_lists(entries: int) -> None:
         "shuffled": (base, random.Random(1).sample(base, entries)),
         "1st moved to end": (base, [*base[1:], base[0]]),
         "all equal, 1 removed": (same, same[1:]),
+        "all equal, 1 edited": (same, [*same[:100], hook(0, "/opt/y.sh"), *same[101:]]),
     }
     print(f"hook list of {entries:,} entries, one matcher repeated")
     for name, (a, b) in shapes.items():

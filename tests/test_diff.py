@@ -3,9 +3,12 @@ list table and its configuration, and the renderers of a change list."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.diff.engine import (
     DEFAULT_LIST_TABLE,
@@ -541,3 +544,36 @@ def test_markdown_is_cut_with_a_notice() -> None:
 )
 def test_summary_of_one_change(change: Change, summary: str) -> None:
     assert change_summary([change]) == summary
+
+
+_hook = st.fixed_dictionaries(
+    {"matcher": st.sampled_from(["", "Bash", "*"])},
+    optional={"hooks": st.sampled_from([[{"command": "a"}], [{"command": "b"}], []])},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pair=st.lists(_hook, min_size=1, max_size=4).flatmap(
+        lambda pool: st.tuples(
+            st.lists(st.sampled_from(pool), max_size=6), st.lists(st.sampled_from(pool), max_size=6)
+        )
+    )
+)
+def test_hook_entries_with_repeated_matchers_are_counted_and_addressed_right(pair: Any) -> None:
+    """Hook lists drawn from a small pool (equal entries, shared matchers): a reorder is no
+    change; every entry added or removed is counted once ([A, A] -> [A] is one removal); and an
+    index path names the entry itself, in the new list (in the old one for `item_removed`)."""
+    a, b = pair
+    changes = diff_revisions({"hooks": {"Stop": a}}, {"hooks": {"Stop": b}})
+    if sorted(map(repr, a)) == sorted(map(repr, b)):
+        assert changes == []
+    entry = re.compile(r"\$\.hooks\.Stop\[(\d+|\?matcher=='[^']*')\]")
+    kinds = [c.kind for c in changes if entry.fullmatch(c.path)]
+    assert kinds.count("item_added") - kinds.count("item_removed") == len(b) - len(a)
+    for c in changes:
+        m = re.fullmatch(r"\$\.hooks\.Stop\[(\d+)\]", c.path)
+        if m and c.kind == "item_removed":
+            assert a[int(m.group(1))] == c.before
+        elif m and c.kind == "item_added":
+            assert b[int(m.group(1))] == c.after

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 from typing import Any
 
 import jsonpatch
@@ -106,6 +107,50 @@ def test_patch_reproduces_order_the_diff_ignores(before: Any, after: Any) -> Non
     assert_round_trip(before, after)
 
 
+def shared_matcher_hooks(n: int) -> list[dict[str, Any]]:
+    return [
+        {"matcher": "", "hooks": [{"type": "command", "command": f"/opt/h{i}.sh"}]}
+        for i in range(n)
+    ]
+
+
+def test_moving_one_of_many_hook_entries_sharing_a_matcher_is_one_move() -> None:
+    entries = shared_matcher_hooks(50)
+    before = {"hooks": {"SessionEnd": entries}}
+    after = {"hooks": {"SessionEnd": [*entries[1:], entries[0]]}}
+    ops = assert_round_trip(before, after)
+    assert ops == [{"op": "move", "from": "/hooks/SessionEnd/0", "path": "/hooks/SessionEnd/49"}]
+
+
+def test_moving_one_of_several_equal_entries_is_one_move() -> None:
+    """Equal entries are interchangeable: moving one past others equal to it is still one move,
+    not one per equal entry it passes (which pairing first-to-first would give)."""
+    a, b = ({"matcher": "", "hooks": [{"type": "command", "command": c}]} for c in ("/a", "/b"))
+    entries = [a, a, b, a, b, a, a, b]
+    before = {"hooks": {"Stop": entries}}
+    after = {"hooks": {"Stop": [*entries[1:6], entries[0], *entries[6:]]}}
+    ops = assert_round_trip(json.loads(json.dumps(before)), after)
+    assert [op["op"] for op in ops] == ["move"]
+
+
+def test_a_reorder_too_long_to_write_as_moves_replaces_the_list() -> None:
+    """Reversing 2,100 entries takes 2,099 moves, each scanning the list (over 4 million steps):
+    the list is replaced in one operation, not removed and added again entry by entry."""
+    entries = shared_matcher_hooks(2100)
+    before = {"hooks": {"Stop": entries}}
+    after = {"hooks": {"Stop": entries[::-1]}}
+    ops = assert_round_trip(before, after)
+    assert ops == [{"op": "replace", "path": "/hooks/Stop", "value": entries[::-1]}]
+
+
+def test_a_reorder_moves_only_the_entries_out_of_order() -> None:
+    e = shared_matcher_hooks(8)
+    before = {"hooks": {"Stop": e}}
+    after = {"hooks": {"Stop": [e[0], e[5], e[1], e[2], e[7], e[3], e[4], e[6]]}}
+    ops = assert_round_trip(before, after)
+    assert [op["op"] for op in ops] == ["move", "move"]  # e5 and e7; the other six keep order
+
+
 def test_every_step_of_the_emulator_history_round_trips() -> None:
     from auditor.emulator.data import generate_dataset
 
@@ -172,6 +217,28 @@ def test_generated_settings_pairs_round_trip(before: Any, after: Any) -> None:
 @given(before=json_values, after=json_values)
 def test_generated_json_pairs_round_trip(before: Any, after: Any) -> None:
     assert_round_trip(before, after)
+
+
+hook_entries = st.fixed_dictionaries(
+    {"matcher": st.sampled_from(["", "Bash", "*"])},
+    optional={"hooks": st.sampled_from([[{"command": "a"}], [{"command": "b"}], []])},
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pair=st.lists(hook_entries, min_size=1, max_size=4).flatmap(
+        lambda pool: st.tuples(
+            st.lists(st.sampled_from(pool), max_size=6), st.lists(st.sampled_from(pool), max_size=6)
+        )
+    )
+)
+def test_hook_lists_with_repeated_matchers_and_equal_entries_round_trip(pair: Any) -> None:
+    # Drawn from a small pool, so entries repeat (equal or with the same matcher) and pure
+    # reorders, duplicates added or removed, and edits next to moves all come up. Copied
+    # through JSON so no two entries are one object (a patch must not edit both).
+    before, after = json.loads(json.dumps(pair))
+    assert_round_trip({"hooks": {"Stop": before}}, {"hooks": {"Stop": after}})
 
 
 @settings(max_examples=100, deadline=None)

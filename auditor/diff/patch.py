@@ -8,6 +8,7 @@ in descending index order) and every pointer is valid at the moment its operatio
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
@@ -113,7 +114,7 @@ class _Patcher:
     def as_keyed(self, a: list[JSON], b: list[JSON], key: str, ptr: Ptr, segs: Segs) -> bool:
         ids_a, ids_b = identities(a, key), identities(b, key)
         if ids_a is None or ids_b is None:
-            return self.permutation(a, b, ptr)
+            return self.permutation(a, b, ptr) or self.subsequence(a, b, ptr)
         keys_a, keys_b = [item_key(i) for i in ids_a], [item_key(i) for i in ids_b]
         set_a, set_b = set(keys_a), set(keys_b)
         if [k for k in keys_a if k in set_b] != [k for k in keys_b if k in set_a]:
@@ -134,19 +135,51 @@ class _Patcher:
         """`move` operations when `b` only reorders `a` (items matched by content), else False.
 
         For keyed lists whose identity is repeated, where items equal on both sides are one item.
+        The longest run of items already in order stays put and each other item moves once, next
+        to the item that precedes it in `b` (a rotation is one move, not one per item). Each move
+        scans the list, so a reorder that would cost more than `_MOVE_BUDGET` item steps (a
+        reversed list of 2,100 items) replaces the list in one operation instead.
         """
         if len(a) != len(b):
             return False
-        cur = [item_key(x) for x in a]
-        want = [item_key(x) for x in b]
-        if Counter(cur) != Counter(want):
+        keys_a, keys_b = [item_key(x) for x in a], [item_key(x) for x in b]
+        if Counter(keys_a) != Counter(keys_b):
             return False
-        for j, k in enumerate(want):
-            if cur[j] == k:
+        src, stay = _moves(keys_a, keys_b)
+        if (len(src) - len(stay)) * len(src) > _MOVE_BUDGET:
+            self.op("replace", ptr, b)  # one operation, where removes and adds would be 1,000s
+            return True
+        cur = list(range(len(a)))  # the old indices, in the order the patch has put them so far
+        for j, s in enumerate(src):
+            if s in stay:
                 continue
-            i = cur.index(k, j + 1)
-            self.op("move", (*ptr, j), source=(*ptr, i))
-            cur.insert(j, cur.pop(i))
+            frm = cur.index(s)
+            del cur[frm]
+            to = 0 if j == 0 else cur.index(src[j - 1]) + 1
+            cur.insert(to, s)
+            self.op("move", (*ptr, to), source=(*ptr, frm))
+        return True
+
+    def subsequence(self, a: list[JSON], b: list[JSON], ptr: Ptr) -> bool:
+        """`remove`s (or `add`s) when `b` is `a` with items taken out (or put in), else False.
+
+        In one pass, where the ordered walk compares every pair of equal items (20,000 equal
+        hook entries and one removed: 50 s)."""
+        short, long = (b, a) if len(b) <= len(a) else (a, b)
+        keys = [item_key(x) for x in short]
+        extra: set[int] = set()
+        k = 0
+        for i, x in enumerate(long):
+            if k < len(keys) and item_key(x) == keys[k]:
+                k += 1
+            else:
+                extra.add(i)
+        if k < len(keys):
+            return False
+        if long is a:
+            self.splice(b, ptr, extra, set())
+        else:
+            self.splice(b, ptr, set(), extra)
         return True
 
     def splice(self, b: list[JSON], ptr: Ptr, gone: set[int], new: set[int]) -> None:
@@ -157,13 +190,23 @@ class _Patcher:
             self.op("add", (*ptr, j), b[j])
 
     def ordered(self, a: list[JSON], b: list[JSON], ptr: Ptr, segs: Segs) -> None:
+        keys_a, keys_b = [item_key(x) for x in a], [item_key(x) for x in b]
+        # The common head and tail are left out of the matcher, which compares every pair of
+        # equal items (one edit among 10,000 equal hook entries: 16 s, now a few ms).
+        head = 0
+        while head < min(len(a), len(b)) and keys_a[head] == keys_b[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(a), len(b)) - head and keys_a[-1 - tail] == keys_b[-1 - tail]:
+            tail += 1
         matcher = SequenceMatcher(
-            None, [item_key(x) for x in a], [item_key(x) for x in b], autojunk=False
+            None, keys_a[head : len(a) - tail], keys_b[head : len(b) - tail], autojunk=False
         )
         # Back to front, so indices before the block being edited still mean the old list.
         for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
             if tag == "equal":
                 continue
+            i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
             common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
             for i in range(i2 - 1, i1 + common - 1, -1):
                 self.op("remove", (*ptr, i))
@@ -171,6 +214,77 @@ class _Patcher:
                 self.value(a[i1 + t], b[j1 + t], (*ptr, i1 + t), segs)
             for t in range(common, j2 - j1):
                 self.op("add", (*ptr, i1 + t), b[j1 + t])
+
+
+_MOVE_BUDGET = 4_000_000  # items moved x list length: about 0.1 s
+_PAIRS_BUDGET = 1_000_000  # equal-item pairs tried for the fewest moves
+
+
+def _moves(keys_a: Sequence[Hashable], keys_b: Sequence[Hashable]) -> tuple[list[int], set[int]]:
+    """For `b` a reordering of `a`: where each item of `b` was in `a`, and the old indices of
+    the items that stay put (the rest move once each).
+
+    The items that stay are a longest common subsequence of the two (Hunt-Szymanski: each
+    item of `b` tried against the old positions of its equal items), so equal items are paired
+    to move as few as possible; past `_PAIRS_BUDGET` tries (10,000s of equal items) equal items
+    are paired first to first and the longest increasing run of that pairing stays."""
+    where: dict[Hashable, list[int]] = {}
+    for i, k in enumerate(keys_a):
+        where.setdefault(k, []).append(i)
+    if sum(len(where[k]) for k in keys_b) > _PAIRS_BUDGET:
+        taken = {k: iter(v) for k, v in where.items()}
+        src = [next(taken[k]) for k in keys_b]
+        return src, _increasing_run(src)
+    tails: list[int] = []  # tails[n]: the smallest old index ending a common run of n + 1
+    ends: list[tuple[int, int, object]] = []  # (old index, new index, previous link) per tails
+    for j, k in enumerate(keys_b):
+        for i in reversed(where[k]):  # downwards, so one item of `b` extends a run only once
+            n = bisect_left(tails, i)
+            link = (i, j, ends[n - 1] if n else None)
+            if n == len(tails):
+                tails.append(i)
+                ends.append(link)
+            else:
+                tails[n], ends[n] = i, link
+    kept: dict[int, int] = {}  # new index -> old index, for the items that stay
+    node: object = ends[-1] if ends else None
+    while isinstance(node, tuple):
+        kept[node[1]] = node[0]
+        node = node[2]
+    kept_old = set(kept.values())
+    free = {k: [i for i in v if i not in kept_old] for k, v in where.items()}
+    src = [kept[j] if j in kept else free[k].pop() for j, k in enumerate(keys_b)]
+    return src, kept_old
+
+
+def _increasing_run(src: Sequence[int]) -> set[int]:
+    """The values of one longest increasing subsequence of `src` (patience sorting)."""
+    tails: list[int] = []  # tails[k]: position in src of the smallest tail of a run of k + 1
+    back = [-1] * len(src)
+    for j, s in enumerate(src):
+        k = _lower_bound(src, tails, s)
+        back[j] = tails[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(j)
+        else:
+            tails[k] = j
+    out: set[int] = set()
+    j = tails[-1] if tails else -1
+    while j >= 0:
+        out.add(src[j])
+        j = back[j]
+    return out
+
+
+def _lower_bound(src: Sequence[int], tails: Sequence[int], s: int) -> int:
+    lo, hi = 0, len(tails)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if src[tails[mid]] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _occurrences(items: Sequence[JSON], wanted: Sequence[JSON]) -> set[int]:

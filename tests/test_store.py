@@ -684,6 +684,7 @@ def test_a_stored_revision_changed_behind_the_stores_back_is_damage_named_by_rev
 # What an older auditor's rules let through (a `docker login -p` password in a hook, a report's
 # free text): stored in plain text, under no record of the rules it was redacted with.
 OLD_RULES_SECRET = "Qz7pLm2Rx9wK"
+PARTLY = "horse battery staple"
 
 
 def _stored_by_an_older_auditor(state_path: Path | str) -> None:
@@ -692,7 +693,16 @@ def _stored_by_an_older_auditor(state_path: Path | str) -> None:
         raw = {"reportId": "r1", "repoUrl": "https://g/a", "createdAt": 1000, "report": {}}
         with s.transaction():
             s.ingest_report(to_report(raw, s.ingest_redactor(), "$"), 1, T0)
-    settings = {"hooks": {"Stop": [{"command": f"docker login -u ci -p {OLD_RULES_SECRET} r.io"}]}}
+    # 0.1.0 replaced only the first word of a quoted password (`PARTLY` shows what it left)
+    partly = f'deploy --password "[secret fp:0123abcd len:7] {PARTLY}" --yes'
+    settings = {
+        "hooks": {
+            "Stop": [
+                {"command": f"docker login -u ci -p {OLD_RULES_SECRET} r.io"},
+                {"command": partly},
+            ]
+        }
+    }
     data = {**raw, "report": {"x": {"rationale": f"ran zip -P {OLD_RULES_SECRET} out.zip"}}}
     for table, column, key, value in [
         ("revisions", "settings", "revision = 2", settings),
@@ -720,7 +730,9 @@ def test_rows_an_older_auditor_stored_are_redacted_again_when_opened_for_writing
             stored.settings["hooks"]["Stop"][0]["command"] == f"docker login -u ci -p {marker} r.io"
         )
         assert s.eval_state() == []  # computed from the old rows
+        assert PARTLY not in stored.settings["hooks"]["Stop"][1]["command"]
     assert OLD_RULES_SECRET.encode() not in stored_bytes(state_path)
+    assert PARTLY.encode() not in stored_bytes(state_path)
     with Store.open(state_path) as again:  # done once: the next open rewrites nothing
         assert again.redacted_again == 0
         assert again.get_revision(2) == stored
@@ -736,7 +748,7 @@ def test_a_read_only_store_of_an_older_auditor_is_redacted_as_it_is_read(
         shown = [str(r.settings) for r in s.iter_revisions()] + [
             str(r.data) for r in s.iter_reports()
         ]
-        assert not [text for text in shown if OLD_RULES_SECRET in text]
+        assert not [text for text in shown if OLD_RULES_SECRET in text or PARTLY in text]
         assert sum(marker in text for text in shown) == 2
     assert stored_bytes(state_path) == before  # nothing in a read-only store changes
 

@@ -32,7 +32,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from auditor.redact.plain import between_markers, is_env_reference
+from auditor.redact.plain import between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
 # out: keys are our `names` layer's job, and an allowed IP is not a secret.)
@@ -249,6 +249,23 @@ def _across_repairs(part: str) -> Iterator[str]:
             start = joined.find(secret, start + 1)
 
 
+# A quoted option value an earlier release redacted only in part (0.1.0 replaced its first word):
+# `--password "[secret fp:1a2b3c4d len:7] horse battery staple"`. The whole quoted value is the
+# secret, marker included (each side bounded, so a long string costs linear time).
+_PART_REDACTED = re.compile(
+    rf"(?i)(?:^|\s)--?{_SECRET_NAME}(?:=|\s+)(?P<q>['\"])"
+    r"(?P<v>[^'\"\n]{0,200}?\[secret fp:[0-9a-f]{8} len:\d+\][^'\"\n]{0,200}?)(?P=q)"
+)
+
+
+def _part_redacted(text: str) -> Iterator[str]:
+    if _MARKER_START not in text:
+        return
+    for m in _PART_REDACTED.finditer(text):
+        if not is_marker(m["v"]):  # more than the marker alone
+            yield m["v"]
+
+
 def find_secrets(text: str) -> list[str]:
     """The secret substrings of `text`, longest first (markers and `${VAR}` references skipped)."""
     found: set[str] = set()
@@ -257,4 +274,6 @@ def find_secrets(text: str) -> list[str]:
             found.update(_in(part))
             if _REPAIRED in part:
                 found.update(_across_repairs(part))
-    return sorted(filter(_keep, found), key=len, reverse=True)
+    found = set(filter(_keep, found))
+    found.update(_part_redacted(text))
+    return sorted(found, key=len, reverse=True)

@@ -170,6 +170,9 @@ _HOSTILE = [
     "a-" * 50000 + "token={pw}",
     " -" + "ab-" * 66000 + "x --password {pw}",
     "?" + "a-" * 100000 + " https://ci:{pw}@git.example/",
+    # detect-secrets' npm pattern, tried from every `//`
+    "/" * 100000 + " x --password {pw}",
+    "https://" * 30000 + " x --password {pw}",
 ]
 
 

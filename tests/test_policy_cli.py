@@ -224,6 +224,23 @@ def test_two_test_cases_of_one_name_are_refused_at_the_second(
     assert "test case name 'open network' is used by case 1 already" in out
 
 
+def test_a_case_holding_nan_and_null_is_judged_entry_by_entry(tmp_path: Path) -> None:
+    """YAML reads `.nan`: `[.nan, null]` is not every entry a number (the null is not one),
+    though orjson writes both as null."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "nums.yaml").write_text(
+        "rules:\n"
+        "  - {id: P-NUM, title: t, severity: low, target: settings,\n"
+        "     assert: {each: xs, assert: {path: '@', type: number}}}\n"
+    )
+    (folder / "nums.tests.yaml").write_text(
+        "tests:\n  - settings: {xs: [.nan, null]}\n    expect: {P-NUM: fail}\n"
+    )
+    code, out, _ = run(tmp_path, "test", str(folder))
+    assert code == 0, out
+
+
 def test_dotted_policy_names_find_their_test_file(tmp_path: Path, policies: Path) -> None:
     (policies / "sample.yaml").rename(policies / "base.v2.yaml")
     (policies / "sample.tests.yaml").rename(policies / "base.v2.tests.yaml")

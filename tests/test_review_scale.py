@@ -14,6 +14,8 @@ import io
 import json
 import random
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from auditor.evaluate import conditions
 from auditor.evaluate.change import change_document
 from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.memo import MemoRule
+from auditor.evaluate.projection import NON_FINITE_POSSIBLE
 from auditor.evaluate.rule import run_rule
 from auditor.evaluate.status import entry_statuses
 from auditor.models import Revision, User
@@ -229,6 +232,16 @@ rules:
 """
 
 
+@contextmanager
+def non_finite() -> Iterator[None]:
+    """Documents that may hold NaN or an infinity, as `auditor policy test` evaluates them."""
+    token = NON_FINITE_POSSIBLE.set(True)
+    try:
+        yield
+    finally:
+        NON_FINITE_POSSIBLE.reset(token)
+
+
 @pytest.fixture(scope="module")
 def probe_rules(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     path = tmp_path_factory.mktemp("probes") / "probes.yaml"
@@ -247,15 +260,17 @@ def test_an_entry_that_only_looks_like_an_earlier_one_gets_its_own_status(
     values = [copy.deepcopy(LOOKALIKES[i]) for i in items]
     doc = {"xs": values}
     env = Env(FIXED_NOW, root=doc)
-    for rule in probe_rules:
-        fast = entry_statuses(rule.condition, values, env)
-        assert fast == every_entry_worded(rule.condition, values, env), (rule.id, values)
+    with non_finite():
+        for rule in probe_rules:
+            fast = entry_statuses(rule.condition, values, env)
+            assert fast == every_entry_worded(rule.condition, values, env), (rule.id, values)
 
 
 def test_nan_then_null_is_not_every_entry_a_number(probe_rules: list[Any]) -> None:
     doc = {"xs": [float("nan"), None]}
     rule = next(r for r in probe_rules if r.id == "P-NUM")
-    verdict = run_rule(rule, doc, Env(FIXED_NOW))
+    with non_finite():
+        verdict = run_rule(rule, doc, Env(FIXED_NOW))
     assert verdict.status == "fail"
     assert verdict.message.startswith("xs[1] is null"), verdict.message
 
@@ -268,11 +283,12 @@ def test_a_rules_cached_verdict_is_not_reused_for_a_lookalike_document(
     rule = next(r for r in probe_rules if r.id == "P-NUM")
     memo = MemoRule(rule)
     env = Env(FIXED_NOW)
-    for value in (first, then):
-        doc = {"xs": [value]}
-        expected = run_rule(rule, doc, env)
-        assert memo.verdict(doc, env) == expected
-        assert memo.status(doc, env) == expected.status
+    with non_finite():
+        for value in (first, then):
+            doc = {"xs": [value]}
+            expected = run_rule(rule, doc, env)
+            assert memo.verdict(doc, env) == expected
+            assert memo.status(doc, env) == expected.status
 
 
 @pytest.fixture(scope="module")
@@ -300,7 +316,12 @@ def test_every_verdict_is_the_one_it_is_when_every_entry_is_worded(
         with_changes=True,
     )
     after["xs"] = [copy.deepcopy(LOOKALIKES[i]) for i in odd]  # not JSON: not in the step
-    for rule in custom_rules:
+    with non_finite():
+        _agree(custom_rules, before, after, step)
+
+
+def _agree(rules: list[Any], before: Any, after: Any, step: Any) -> None:
+    for rule in rules:
         doc, env = (after, Env(FIXED_NOW))
         if rule.target == "change":
             doc, env = step, Env(FIXED_NOW, (before, after))

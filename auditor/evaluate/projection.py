@@ -91,16 +91,17 @@ def strict_json(value: Any) -> bytes:
     data = orjson.dumps(value, option=_STRICT)
     # only behind a `null` can a NaN or an infinity hide, and only in documents not parsed
     # by orjson (which refuses them)
-    if b"null" in data and not PARSED_JSON.get() and not _finite(value):
+    if b"null" in data and NON_FINITE_POSSIBLE.get() and not _finite(value):
         raise TypeError("NaN or infinity")
     return data
 
 
-#: True while every document evaluated was parsed from JSON by orjson (the stored revisions,
-#: reports and analytics, and what is derived from them): it refuses NaN and the infinities,
-#: so `strict_json` need not look for them (a tenth of a second of a 10,000-revision run). A
-#: YAML policy test case can hold them: there it stays False.
-PARSED_JSON: ContextVar[bool] = ContextVar("auditor_parsed_json", default=False)
+#: True while the documents evaluated may hold a NaN or an infinity, as a YAML policy test case
+#: can (`auditor policy test` sets it). Everything else evaluated was parsed from JSON by orjson,
+#: which refuses them (the stored revisions, reports and analytics, an evidence bundle), or was
+#: refused if it held one (`auditor review`), so `strict_json` need not look for them there
+#: (about a tenth of a full evaluation's time).
+NON_FINITE_POSSIBLE: ContextVar[bool] = ContextVar("auditor_non_finite", default=False)
 
 
 def _finite(value: Any) -> bool:

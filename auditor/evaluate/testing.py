@@ -18,6 +18,7 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
+from auditor.evaluate.projection import NON_FINITE_POSSIBLE
 from auditor.models import STATUSES, ReadinessReport, Revision, User
 from auditor.operators import OperandTypeError, to_datetime
 from auditor.policy.loader import (
@@ -115,7 +116,11 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
     if not cases:
         shown = ", ".join(map(str, paths)) or "."
         raise PolicyError([f"{shown}: error: {NO_CASES}"])
-    return [_run(policy, file, case) for file, case in cases]
+    may_hold = NON_FINITE_POSSIBLE.set(True)  # YAML reads `.nan` and `.inf`
+    try:
+        return [_run(policy, file, case) for file, case in cases]
+    finally:
+        NON_FINITE_POSSIBLE.reset(may_hold)
 
 
 def _run(policy: PolicySet, file: str, case: _Case) -> CaseResult:

@@ -19,7 +19,6 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.engine import Steps, evaluate
 from auditor.evaluate.model import Evaluation, EvaluationInputs
-from auditor.evaluate.projection import PARSED_JSON
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
@@ -161,11 +160,7 @@ def run_audit(
     options = replace(options, run_id=run_id)  # `-2` … when the id was taken
     known = _Known.read(store, options)
     inputs = _inputs(store, loaded.model, options, known)
-    parsed = PARSED_JSON.set(True)  # the store's documents: orjson parsed every one
-    try:
-        evaluation = evaluate(loaded.policy, inputs)
-    finally:
-        PARSED_JSON.reset(parsed)
+    evaluation = evaluate(loaded.policy, inputs)
     # What the reports take from the inputs is taken now, so that the inputs (the readiness
     # reports and their views, the usage days, every revision number: 10s of MB at 100,000
     # revisions) are let go before the findings are made and compared.

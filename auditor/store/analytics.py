@@ -10,7 +10,7 @@ rows of a date range grouped by day, and the access status the last sync recorde
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -96,27 +96,24 @@ def get_access(db: Any) -> AnalyticsAccess | None:
 def scrub(db: Any, redactor: Redactor, forms: Iterable[bytes]) -> int:
     """Redact again the stored rows holding a secret learned after they were written."""
     wanted = list(forms)
-    stale = [
-        (day, series, data)
-        for day, series, data in stream(db, "SELECT day, series, data FROM analytics_days")
-        if any(f in bytes(data) for f in wanted)
-    ]
-    for day, series, data in stale:
-        body = canonical(redactor.redact_json(loads(data)))
-        db.execute(
-            "UPDATE analytics_days SET data = ?, content_hash = ? WHERE day = ? AND series = ?",
-            (body, hashlib.sha256(body).hexdigest(), day, series),
-        )
-    return len(stale)
+    return _redact_again(db, redactor, lambda data: any(f in data for f in wanted))
 
 
 def redact_again(db: Any, redactor: Redactor) -> int:
     """Redact every stored row again (another auditor's rules stored it) and write back those
     that change; gives how many."""
+    return _redact_again(db, redactor, lambda _data: True)
+
+
+def _redact_again(db: Any, redactor: Redactor, chosen: Callable[[bytes], bool]) -> int:
+    """Redact again the rows `chosen` picks (by their stored bytes); write back and count those
+    that change."""
     changed = []
     for day, series, data, digest in stream(
         db, "SELECT day, series, data, content_hash FROM analytics_days"
     ):
+        if not chosen(bytes(data)):
+            continue
         body = canonical(redactor.redact_json(loads(data)))
         again = hashlib.sha256(body).hexdigest()
         if again != digest:

@@ -43,6 +43,7 @@ from auditor.models import (
     SourceLocation,
     User,
 )
+from auditor.operators import json_type
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import YamlDocument, load_yaml
 from auditor.redact import Redactor
@@ -78,17 +79,20 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
 
 
+_KIND_WORDS = {
+    "null": "nothing (an empty file, or null)",
+    "boolean": "a boolean",
+    "integer": "a number",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+}
+
+
 def _kind(data: Any) -> str:
-    """What a settings file holds instead of an object, in JSON's words."""
-    if data is None:
-        return "nothing (an empty file, or null)"
-    if isinstance(data, bool):
-        return "a boolean"
-    if isinstance(data, int | float):
-        return "a number"
-    if isinstance(data, list):
-        return "a list"
-    return "a string" if isinstance(data, str) else type(data).__name__
+    """What a settings file holds instead of an object, in words."""
+    kind = json_type(data)
+    return _KIND_WORDS.get(kind, kind)
 
 
 def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:

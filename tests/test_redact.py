@@ -112,6 +112,37 @@ COMMAND_SECRETS = [
     "rabbitmqctl add_user ci {pw}",
     "deploy --db-password={pw} --yes",
     "deploy -password {pw}",
+    # a user named after the command, a path to it, a sub-shell: none hides the password
+    "docker login -u docker -p {pw} registry.example.com",
+    "sudo /usr/bin/docker login -p {pw} r.example",
+    "helm registry login r.example -u helm -p {pw}",
+    "mysql -u mysql -p{pw} db",
+    "out=$(docker login -u ci -p {pw} r.example)",
+    # other tools' password options
+    "curl -u :{pw} https://x.example",
+    "echo {pw} | sudo -S apt-get update",
+    "echo {pw} | sudo -u root -S systemctl restart app",
+    "lftp -u ci,{pw} ftp.example",
+    "ncftp -u ci -p {pw} ftp.example",
+    "twine upload -u ci -p {pw} dist/*",
+    "dotnet nuget push pkg.nupkg -k {pw} -s https://nuget.example",
+    "http -a ci:{pw} GET https://x.example",
+    "gh secret set DEPLOY_KEY --body {pw}",
+    # positional passwords
+    "vault login {pw}",
+    "cargo login {pw}",
+    "mysqladmin -u root password {pw}",
+    "mc alias set store https://s3.example ci {pw}",
+    "net use Z: \\\\files\\share {pw} /user:ci",
+    "sqlplus -s ci/{pw}@orcl @report.sql",
+    # secret-named settings
+    "npm config set //registry.npmjs.org/:_authToken {pw}",
+    "aws configure set aws_secret_access_key {pw} --profile ci",
+    "poetry config pypi-token.pypi {pw}",
+    # a secret-named field inside a text, and `pass=`
+    'curl -d \'{{"password": "{pw}"}}\' https://x.example',
+    "printf 'secret_key = \"{pw}\"' > app.ini",
+    "run --dsn 'host=db pass={pw}'",
 ]
 
 
@@ -153,6 +184,27 @@ def test_a_password_read_from_elsewhere_stays_readable(redactor: Redactor, comma
     assert redactor.redact_text(command) == command
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "vault login -method=github",
+        "cargo login",
+        "net use Z: \\\\files\\share /persistent:yes",
+        "npm config set registry https://registry.example.com",
+        "git config --global url.git@github.com:.insteadOf https://github.com/",
+        "sqlplus / as sysdba",
+        "mc alias set local http://localhost:9000",
+        "http -a ci GET https://x.example",
+        "gh secret list --repo org/app",
+        "docker login -u ci --password-stdin r.example",
+        "jq '.password = null' f.json",
+        "bypass=1 compass=north",
+    ],
+)
+def test_a_command_with_no_password_stays_readable(redactor: Redactor, command: str) -> None:
+    assert redactor.redact_text(command) == command
+
+
 # Long strings built against the command patterns: a command that starts a match attempt,
 # repeated with no password, then (in the next command) one password. Scanning to the end of the
 # command from every mention (and, for `docker … login`, from every `login` after it) took
@@ -165,6 +217,13 @@ _HOSTILE = [
     "smbclient " * 30000 + "; smbclient -U ci%{pw}",
     "rabbitmqctl " * 25000 + "; rabbitmqctl add_user ci {pw}",
     "mongosh " * 40000 + "; mongosh -p {pw}",
+    # read word by word: a user named after the command, positional passwords, settings
+    "docker login -u docker " * 20000 + "-p {pw}",
+    "net use \\\\h\\s " * 20000 + "; net use \\\\h\\s {pw}",
+    "config set " * 30000 + "; npm config set _authToken {pw}",
+    "echo x | sudo -u " * 20000 + "; echo {pw} | sudo -S ls",
+    '"password": "' * 30000 + " x --password {pw}",
+    '"' * 100000 + " x --password {pw}",
     # long runs of name characters: a name, or a URL's scheme, was tried from every letter
     "-a" * 50000 + "password: {pw}",
     "a-" * 50000 + "token={pw}",

@@ -121,6 +121,10 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         f"echo {k('stdin_password')} | podman login -u ci --password-stdin quay.io",
         f"smbclient //files/share -U ci%{k('smb_password')} -c ls",
         f"openssl rsa -in key.pem -passin pass:{k('openssl_pass')} -out plain.pem",
+        f"docker login -u docker -p {k('user_named_docker')} registry.example.com",
+        f"vault login {k('vault_positional')}",
+        f"npm config set //npm.example/:_authToken {k('npm_setting')}",
+        f"echo {k('sudo_stdin')} | sudo -S systemctl restart agent",
     ]
     s.setdefault("hooks", {})["SessionStart"] = [
         {"matcher": "", "hooks": [{"type": "command", "command": c, "timeout": 5} for c in hooks]}

@@ -9,7 +9,8 @@ what they cannot know: credentials by their place in a URL, a header line or a c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
@@ -31,6 +32,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from auditor.redact.commands import command_secrets
 from auditor.redact.plain import between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
@@ -86,6 +88,14 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){_SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
+    # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
+    re.compile(
+        rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}['\"]?[ \t]*[:=][ \t]*(?P<q>['\"])"
+        r"(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
+    ),
+    # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`)
+    re.compile(r"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>[^\s'\"&;|]+)"),
     re.compile(
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}|"
         r"npm_[A-Za-z0-9]{36}))"
@@ -108,47 +118,27 @@ def _same(commands: str, stop: str = "|;&") -> str:
     return rf"\b(?:(?![\s(`](?:{commands})\b)[^{stop}])*?\s"
 
 
-def _option(commands: str, option: str, attached: bool = False, then: str = "") -> re.Pattern[str]:
-    """The value of `option` (case-sensitive) given to one of `commands`: `-p X`, `-p=X`, and
-    with `attached` also `-pX`; `then`: a word that must come first (`docker … login`)."""
-    gap = r"\s*" if attached else r"(?:\s+|=)"
-    # the first `then` only (atomic): trying each later one would rescan the rest every time
-    first = rf"(?>{_same(commands, _LINE)}{then}\b)" if then else ""
-    return re.compile(
-        rf"(?:^|[\s(`]|\$\()(?:{commands}){first}{_same(commands)}{option}{gap}{_ARG}"
-    )
-
-
 _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # Command-line arguments that carry a password: any option named for one (`--password X`,
-# `--token=X`, `-storepass X`), and the short options of the commands that take one that way.
+# `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
+# by word (`auditor.redact.commands`).
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"(?i)(?:^|\s)--{_SECRET_NAME}(?:=|\s+){_ARG}"),
     re.compile(rf"(?i)(?:^|\s)-{_DASH_NAME}(?:=|\s+){_ARG}"),
     re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
-    _option("sshpass", "-p", attached=True),
-    _option("mysql|mysqldump|mysqladmin|mariadb|mariadb-dump", "-p", attached=True),
-    _option("redis-cli", "-a"),
-    _option("docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az", "-p", then="login"),
-    _option("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "-p"),
-    _option("sqlcmd|bcp|osql", "-P"),
-    _option(r"ldap\w+", "-[wy]"),
-    _option("zip|unzip|zipcloak", "-P"),
-    _option("7z|7za|7zr", "-p", attached=True),
-    _option("openssl", "-k"),
-    _option("ssh-keygen", "-[NP]"),
     re.compile(
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
-        r"['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)"
+        r"['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
     ),
     re.compile(
         rf"(?:^|\s)(?:{_SMB}){_same(_SMB)}(?:-U|--user)"
         r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
     ),
-    # `echo X | docker login --password-stdin`: the value piped into a login
+    # `echo X | docker login --password-stdin`, `echo X | sudo -S …`: a password piped in
     re.compile(
         r"(?:^|\s)(?:echo|printf)\s+(?:-\w+\s+|'%s'\s+|\"%s\"\s+)*['\"]?"
-        r"(?P<v>[^\s'\"|]+)['\"]?\s*\|[^|;&]*--password-stdin"
+        r"(?P<v>[^\s'\"|]+)['\"]?\s*\|(?:[^|;&]*--password-stdin|\s*sudo\s+"
+        r"(?:-\w+\s+(?:\w+\s+)?)*-[a-zA-Z]*S\b)"
     ),
     # positional passwords: `htpasswd -b FILE USER PASS` (`-nb USER PASS`),
     # `rabbitmqctl add_user USER PASS` / `change_password USER PASS`
@@ -184,20 +174,19 @@ def _keep(value: str) -> bool:
 
 
 def _placed(text: str) -> Iterator[str]:
-    if not _TRIGGER.search(text):
-        return
-    for pattern in _PLACED:
-        for m in pattern.finditer(text):
-            yield m["v"].rstrip("'\".,")
-    for pattern in _ARGUMENTS:
-        for m in pattern.finditer(text):
-            value = m["v"]
-            if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
-                value = value[1:-1]  # quoted whole
-            else:
-                value = value.lstrip("'\"").rstrip("'\".,")
-            if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
-                yield value
+    arguments: Iterable[str] = ()
+    if _TRIGGER.search(text):
+        for pattern in _PLACED:
+            for m in pattern.finditer(text):
+                yield m["v"].rstrip("'\".,")
+        arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
+    for value in chain(arguments, command_secrets(text)):
+        if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
+            value = value[1:-1]  # quoted whole
+        else:
+            value = value.lstrip("'\"").rstrip("'\".,")
+        if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
+            yield value
 
 
 def _detected(text: str) -> Iterator[str]:

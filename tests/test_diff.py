@@ -504,6 +504,17 @@ def test_summary_is_one_line() -> None:
     assert change_summary(many).endswith("; … 5 more")
 
 
+def test_the_tally_counts_items_in_the_plural() -> None:
+    changes = [
+        C("$.commandDenylist", "item_removed", "b"),
+        C("$.commandDenylist", "item_removed", "c"),
+        C("$.commandAllowlist", "item_added", None, "a"),
+        C("$.sandbox.enabled", "changed", True, False),
+    ]
+    last = render_changes_text(changes, color=False).splitlines()[-1]
+    assert last == "4 changes: 1 changed, 1 item added, 2 items removed"
+
+
 def test_text_colours_only_on_request_and_strips_escapes() -> None:
     changes = [C("$['\x1b[2Jx']", "changed", "a\x07", "b\u202e")]
     plain = render_changes_text(changes, color=False)

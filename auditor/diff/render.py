@@ -125,9 +125,15 @@ def change_summary(changes: Sequence[Change]) -> str:
     return shown + (f"; … {more} more" if more > 0 else "")
 
 
+def _counted(kind: str, count: int) -> str:
+    """A kind's label after its count: `2 items removed`, `1 item added`, `3 changed`."""
+    label = _KIND_LABEL[kind]
+    return label.replace("item ", "items ", 1) if count != 1 else label
+
+
 def _tally(changes: Sequence[Change]) -> str:
     counts: Counter[str] = Counter(c.kind for c in changes)
-    parts = [f"{counts[k]} {_KIND_LABEL[k]}" for k in _KIND_LABEL if counts[k]]
+    parts = [f"{counts[k]} {_counted(k, counts[k])}" for k in _KIND_LABEL if counts[k]]
     noun = "change" if len(changes) == 1 else "changes"
     return f"{len(changes)} {noun}: " + ", ".join(parts)
 

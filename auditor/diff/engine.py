@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from difflib import SequenceMatcher
 
 from auditor.common import paths
 from auditor.diff.patch import to_json_patch
@@ -26,6 +25,7 @@ from auditor.diff.table import (
     json_type,
     list_table_from_config,
     multiset_delta,
+    ordered_opcodes,
     pair_renames,
     strict_equal,
 )
@@ -245,12 +245,8 @@ class _Walker:
         return True
 
     def ordered(self, a: list[JSON], b: list[JSON], parts: Parts, segs: Segs) -> None:
-        matcher = SequenceMatcher(
-            None, [item_key(x) for x in a], [item_key(x) for x in b], autojunk=False
-        )
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
+        keys_a, keys_b = [item_key(x) for x in a], [item_key(x) for x in b]
+        for tag, i1, i2, j1, j2 in ordered_opcodes(keys_a, keys_b):
             common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
             for t in range(common):
                 self.value(a[i1 + t], b[j1 + t], (*parts, j1 + t), segs)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from difflib import SequenceMatcher
 from typing import Any
 
 from auditor.common.paths import to_pointer
@@ -21,6 +20,7 @@ from auditor.diff.table import (
     identities,
     item_key,
     multiset_delta,
+    ordered_opcodes,
     pair_renames,
     strict_equal,
 )
@@ -191,22 +191,8 @@ class _Patcher:
 
     def ordered(self, a: list[JSON], b: list[JSON], ptr: Ptr, segs: Segs) -> None:
         keys_a, keys_b = [item_key(x) for x in a], [item_key(x) for x in b]
-        # The common head and tail are left out of the matcher, which compares every pair of
-        # equal items (one edit among 10,000 equal hook entries: 16 s, now a few ms).
-        head = 0
-        while head < min(len(a), len(b)) and keys_a[head] == keys_b[head]:
-            head += 1
-        tail = 0
-        while tail < min(len(a), len(b)) - head and keys_a[-1 - tail] == keys_b[-1 - tail]:
-            tail += 1
-        matcher = SequenceMatcher(
-            None, keys_a[head : len(a) - tail], keys_b[head : len(b) - tail], autojunk=False
-        )
         # Back to front, so indices before the block being edited still mean the old list.
-        for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
-            if tag == "equal":
-                continue
-            i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+        for tag, i1, i2, j1, j2 in reversed(ordered_opcodes(keys_a, keys_b)):
             common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
             for i in range(i2 - 1, i1 + common - 1, -1):
                 self.op("remove", (*ptr, i))

@@ -280,3 +280,23 @@ def test_a_reordered_list_of_repeated_entries_is_diffed_without_hanging(after: s
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert int(done.stdout) > 0
+
+
+def test_thousands_of_keys_of_one_value_renamed_are_paired_without_hanging() -> None:
+    # Each removed key was compared by name with every added key of its value: 1,000 took 20 s
+    # and it grew with the square; past a budget the rest are paired in name order.
+    code = (
+        "import copy, jsonpatch\n"
+        "from auditor.common.jsonutil import canonical\n"
+        "from auditor.diff.engine import diff_revisions, to_json_patch\n"
+        "before = {'env': {f'OLD_{i}': '1' for i in range(5000)}}\n"
+        "after = {'env': {f'NEW_{i}': '1' for i in range(5000)}}\n"
+        "kinds = {c.kind for c in diff_revisions(before, after)}\n"
+        "result = jsonpatch.apply_patch(copy.deepcopy(before), to_json_patch(before, after))\n"
+        "assert canonical(result) == canonical(after)\n"
+        "print(sorted(kinds))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "['renamed']"

@@ -133,7 +133,8 @@ class _Walker:
         removed = [k for k in a if k not in b]
         added = [k for k in b if k not in a]
         if removed and added:
-            for old, new in pair_renames(a, b, removed, added):
+            renames = pair_renames(a, b, removed, added)
+            for old, new in renames:
                 self.out.append(
                     Change(
                         paths.render((*parts, new)),
@@ -143,8 +144,9 @@ class _Walker:
                         old_path=paths.render((*parts, old)),
                     )
                 )
-                removed.remove(old)
-                added.remove(new)
+            gone, came = {old for old, _ in renames}, {new for _, new in renames}
+            removed = [k for k in removed if k not in gone]
+            added = [k for k in added if k not in came]
         for k in removed:
             self.emit((*parts, k), "removed", a[k], None)
         for k in added:

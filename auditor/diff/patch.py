@@ -80,10 +80,12 @@ class _Patcher:
                 self.value(va, b[key], (*ptr, key), (*segs, key))
         removed = [k for k in a if k not in b]
         added = [k for k in b if k not in a]
-        for old, new in pair_renames(a, b, removed, added) if removed and added else []:
+        renames = pair_renames(a, b, removed, added) if removed and added else []
+        for old, new in renames:
             self.op("move", (*ptr, new), source=(*ptr, old))
-            removed.remove(old)
-            added.remove(new)
+        gone, came = {old for old, _ in renames}, {new for _, new in renames}
+        removed = [k for k in removed if k not in gone]
+        added = [k for k in added if k not in came]
         for k in removed:
             self.op("remove", (*ptr, k))
         for k in added:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
@@ -42,6 +42,8 @@ class _Node:
     # is built (`_seal`)
     fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
     nodes: tuple[_Node, ...] = ()  # the children in the same order
+    keys: tuple[str, ...] = ()  # and their keys
+    sparse: bool = False  # a key of `fetch` was once missing: fetched with `get` instead
     held: tuple[Any, bytes] | None = None  # a value `affected` last saw, and its bytes
 
 
@@ -49,6 +51,7 @@ def _seal(node: _Node) -> _Node:
     if len(node.children) > 1:
         node.fetch = itemgetter(*node.children)
         node.nodes = tuple(node.children.values())
+        node.keys = tuple(node.children)
     for child in node.children.values():
         _seal(child)
     return node
@@ -87,18 +90,24 @@ def affected(node: _Node, a: Any, b: Any, out: set[int]) -> None:
         return
     # In C: the watched values of both sides, and which of them are not the very same object
     # (an unchanged boolean or None, a value shared between revisions is): only those are
-    # looked at below. Plain dicts only (a subclass may answer a missing key); a watched key
-    # absent from either side takes the walk over every key.
+    # looked at below. Plain dicts only (a subclass may answer a missing key). A node whose
+    # keys were once found missing fetches with `get` from then on (no KeyError each time).
     if node.fetch is not None and type(a) is dict and type(b) is dict:
-        try:
-            before, after = node.fetch(a), node.fetch(b)
-        except KeyError:
-            pass
-        else:
-            nodes = node.nodes
-            for index in compress(range(len(nodes)), map(is_not, before, after)):
-                _changed(nodes[index], before[index], after[index], out)
-            return
+        before: Sequence[Any] | None = None
+        after: Sequence[Any] = ()
+        if not node.sparse:
+            try:
+                before, after = node.fetch(a), node.fetch(b)
+            except KeyError:
+                node.sparse = True
+        if before is None:
+            keys = node.keys
+            before = list(map(a.get, keys, repeat(MISSING)))
+            after = list(map(b.get, keys, repeat(MISSING)))
+        nodes = node.nodes
+        for index in compress(range(len(nodes)), map(is_not, before, after)):
+            _changed(nodes[index], before[index], after[index], out)
+        return
     for key, child in node.children.items():
         _changed(child, a.get(key, MISSING), b.get(key, MISSING), out)
 

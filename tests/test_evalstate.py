@@ -167,10 +167,12 @@ def test_a_tally_whose_values_do_not_read_back_exactly_is_not_stored() -> None:
     rule = Rule(id="CHG-1", title="t", severity="high", target="change", condition=None)
     results = _step_results(rule, 4)
     odd = replace(results[2], evidence=(Evidence("$.a", (1, 2)),))  # a tuple reads back a list
-    assert (
-        dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, [*results[:2], odd, results[3]]), rule)
-        is None
-    )
+    found = [*results[:2], odd, results[3]]
+    assert dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, found, new_open=4), rule) is None
+    # Only what this run found is checked: results read back from an earlier run's state
+    # (`new_open` counts the others) read back exactly again, so a nightly does not redo it.
+    assert dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, found, new_open=1), rule) is not None
+    assert dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, found, new_open=2), rule) is None
 
 
 def _stored(result: RuleResult) -> list[object]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import auditor.evaluate.history as history_mod
 import auditor.evaluate.memo as memo_mod
 import auditor.evaluate.rule as rule_mod
 from auditor.common.jsonutil import content_hash
+from auditor.evaluate.conditions import Env
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs
 from auditor.models import ReadinessReport, Revision, User
@@ -124,6 +126,52 @@ def test_type_change_inside_a_list_is_seen() -> None:
     trie = history_mod.build_trie(load_policies([SAMPLE]).rules)
     history_mod.affected(trie, {"customModels": [1]}, {"customModels": [True]}, changed)
     assert changed == {3}  # MOD-001 reads customModels
+
+
+def test_affected_over_a_chain_of_revisions() -> None:
+    """The walk keeps each watched container's last bytes and fetches a node's keys at once:
+    over a chain (each pair's `after` the next one's `before`) a type-only change, a key that
+    appears and disappears, and a dict subclass are all still seen."""
+
+    class Sub(dict[str, Any]):
+        pass
+
+    trie = history_mod.build_trie(load_policies([SAMPLE]).rules)
+    chain: list[dict[str, Any]] = [
+        {"customModels": [1], "sandbox": {"enabled": True}, "maxAutonomyLevel": "low"},
+        {"customModels": [1], "sandbox": {"enabled": True}, "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": {"enabled": True}, "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": {}, "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": {"enabled": 1}, "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": Sub(enabled=1), "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": Sub(enabled=True), "maxAutonomyLevel": "low"},
+        {"customModels": [True], "sandbox": {"enabled": True}},
+    ]
+    seen = []
+    for before, after in pairwise(chain):
+        changed: set[int] = set()
+        history_mod.affected(trie, before, after, changed)
+        seen.append(changed)
+    # by position in the sample policy: SBX-001 and SBX-002, AUT-001 and CHG-AUT-001, MOD-001
+    sbx, aut, mod = {0, 1}, {2, 4}, {3}
+    assert seen == [set(), mod, sbx, sbx, set(), sbx, aut]
+    # Out of order (a proposal against the latest): the bytes kept are another object's.
+    out_of_order: set[int] = set()
+    history_mod.affected(trie, {**chain[-1], "customModels": [1]}, chain[-1], out_of_order)
+    assert out_of_order == mod
+
+
+def test_entries_with_equal_text_of_another_type_are_judged_apart() -> None:
+    """A quantifier reuses an entry's status by a key of what it reads; a string and the
+    number (or list) that would print alike are different entries."""
+    rule = load_policies([SAMPLE]).rules[3]  # MOD-001: each customModels, baseUrl https
+    memo = memo_mod.MemoRule(rule)
+    env = Env(NOW)
+    urls: list[Any] = ["https://a", ["https://a"], "1", 1]
+    docs = [{"customModels": [{"baseUrl": url}]} for url in urls]
+    statuses = [memo.status(doc, env) for doc in docs]
+    assert statuses == [rule_mod.run_rule(rule, doc, env).status for doc in docs]
+    assert statuses == ["pass", "error", "fail", "error"]
 
 
 @pytest.mark.parametrize(

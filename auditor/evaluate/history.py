@@ -13,15 +13,17 @@ The history is streamed: only the previous revision is held.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 from auditor.diff.table import strict_equal
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
+from auditor.evaluate.projection import strict_json
 from auditor.evaluate.rule import Verdict
 from auditor.models import Attribution, Revision, Subject
 from auditor.operators import MISSING
@@ -36,6 +38,23 @@ class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
     whole: bool = False
     below: set[int] = field(default_factory=set)
+    # The values of two or more `children` keys as a tuple (`itemgetter`), made once the trie
+    # is built (`_seal`)
+    fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
+    nodes: tuple[_Node, ...] = ()  # the children in the same order
+    keys: tuple[str, ...] = ()  # and their keys
+    sparse: bool = False  # a key of `fetch` was once missing: fetched with `get` instead
+    held: tuple[Any, bytes] | None = None  # a value `affected` last saw, and its bytes
+
+
+def _seal(node: _Node) -> _Node:
+    if len(node.children) > 1:
+        node.fetch = itemgetter(*node.children)
+        node.nodes = tuple(node.children.values())
+        node.keys = tuple(node.children)
+    for child in node.children.values():
+        _seal(child)
+    return node
 
 
 def build_trie(rules: Sequence[Rule]) -> _Node:
@@ -58,7 +77,7 @@ def trie_of(reads: Sequence[Iterable[tuple[str, ...]]]) -> _Node:
                 node = node.children.setdefault(key, _Node())
                 node.below.add(index)
             node.whole = True
-    return root
+    return _seal(root)
 
 
 def affected(node: _Node, a: Any, b: Any, out: set[int]) -> None:
@@ -66,18 +85,59 @@ def affected(node: _Node, a: Any, b: Any, out: set[int]) -> None:
     if node.below <= out or a is b:
         return
     if node.whole or not (isinstance(a, dict) and isinstance(b, dict)):
-        if a is MISSING or b is MISSING or not strict_equal(a, b):
+        if a is MISSING or b is MISSING or not (_same_bytes(node, a, b) or strict_equal(a, b)):
             out |= node.below
         return
+    # In C: the watched values of both sides, and which of them are not the very same object
+    # (an unchanged boolean or None, a value shared between revisions is): only those are
+    # looked at below. Plain dicts only (a subclass may answer a missing key). A node whose
+    # keys were once found missing fetches with `get` from then on (no KeyError each time).
+    if node.fetch is not None and type(a) is dict and type(b) is dict:
+        before: Sequence[Any] | None = None
+        after: Sequence[Any] = ()
+        if not node.sparse:
+            try:
+                before, after = node.fetch(a), node.fetch(b)
+            except KeyError:
+                node.sparse = True
+        if before is None:
+            keys = node.keys
+            before = list(map(a.get, keys, repeat(MISSING)))
+            after = list(map(b.get, keys, repeat(MISSING)))
+        nodes = node.nodes
+        for index in compress(range(len(nodes)), map(is_not, before, after)):
+            _changed(nodes[index], before[index], after[index], out)
+        return
     for key, child in node.children.items():
-        va, vb = a.get(key, MISSING), b.get(key, MISSING)
-        # Inline fast path: most watched leaves are unchanged scalars.
-        if va is vb or (type(va) is type(vb) and type(va) in _SCALARS and va == vb):
-            continue
-        affected(child, va, vb, out)
+        _changed(child, a.get(key, MISSING), b.get(key, MISSING), out)
+
+
+def _same_bytes(node: _Node, a: Any, b: Any) -> bool:
+    """True when the type-strict bytes (`strict_json`) of two objects or arrays are equal,
+    which `strict_equal` would find equal too; False when they differ or cannot be made (the
+    caller then asks `strict_equal`). The walk goes revision to revision, so each node keeps
+    the bytes of its last `b`, the next pair's `a`: every value is serialized once."""
+    if type(a) is not type(b) or type(a) not in _CONTAINERS:
+        return False
+    held = node.held
+    try:
+        before = held[1] if held is not None and held[0] is a else strict_json(a)
+        after = strict_json(b)
+    except TypeError:  # not JSON, or not type-strict: `strict_equal` decides
+        return False
+    node.held = (b, after)
+    return before == after
+
+
+def _changed(child: _Node, va: Any, vb: Any, out: set[int]) -> None:
+    # Inline fast path: most watched leaves are unchanged scalars.
+    if va is vb or (type(va) is type(vb) and type(va) in _SCALARS and va == vb):
+        return
+    affected(child, va, vb, out)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = (dict, list)
 
 
 def attribution(revision: Revision) -> Attribution:

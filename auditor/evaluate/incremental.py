@@ -23,6 +23,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -138,11 +139,13 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     """A change rule's tally (None when a value in it does not read back exactly: a type
     JSON does not have, say, so the rule is simply evaluated afresh next time).
 
-    Each result is checked on its own, then the tally is dumped in one go with each result
-    turned into its list only as orjson reaches it: at 100,000 revisions a rule has 10,000s
-    of results, which are never all read back, nor all held as lists, at once."""
+    Each result this run found is checked on its own, then the tally is dumped in one go with
+    each result turned into its list only as orjson reaches it: at 100,000 revisions a rule has
+    10,000s of results, which are never all read back, nor all held as lists, at once."""
     try:
-        for result in tally.open:  # read back as `load_tally` reads it
+        # Read back as `load_tally` reads it: the results this run found. The others were read
+        # back from an earlier run's state (`load_tally`), so they are read back exactly again.
+        for result in islice(tally.open, len(tally.open) - tally.new_open, None):
             if Shared().result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
                 return None
         return orjson.dumps(

@@ -69,6 +69,12 @@ def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
     """A type-strict key of what `reads` see of `item` (None when it cannot be serialized)."""
     if type(item) is str and () in reads and len(item) <= _SHORT:
         return item  # no other key is a str
+    if type(item) is dict and len(reads) == 1 and len(reads[0]) == 1:
+        # The common case: one key of an object read, holding a short string (a URL, an id):
+        # the string in a 1-tuple (no other key is a tuple) says what the bytes would.
+        value = item.get(reads[0][0], _ABSENT)
+        if type(value) is str and len(value) <= _SHORT:
+            return (value,)
     try:
         if len(reads) == 1:
             data = strict_json(projection(item, reads[0]))
@@ -119,5 +125,6 @@ _NESTED = (float, list, dict)
 #: A subclass of dict, list or str is written as its base (a parsed object may be one, and it
 #: behaves as its base in every operator); a date or a dataclass has no JSON of its own.
 _STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+_ABSENT = object()
 #: Keys up to this many bytes are kept as they are; longer ones as a 32-byte digest.
 _SHORT = 64

@@ -199,10 +199,24 @@ def _exact(value: int | float) -> int | Fraction:
 def _criterion_view(cid: str, entry: Any, model: ReadinessModel) -> dict[str, Any]:
     """One criterion: passed/skipped/credit plus the model's level and pillar."""
     known = model.criteria.get(cid)
+    level, pillar = (known.level, known.pillar) if known else (None, None)
+    if isinstance(entry, dict):
+        num, den = entry.get("numerator"), entry.get("denominator")
+        # The common case, in integers: plain int fractions (`type` rules out booleans).
+        if type(num) is int and type(den) is int and 0 <= num <= den and den > 0:
+            passed = num == den
+            credit = (
+                float(Fraction(num, den))
+                if model.partial_credit == "fraction"
+                else (1.0 if passed else 0.0)
+            )
+            return {
+                "passed": passed, "numerator": num, "denominator": den, "skipped": False,
+                "credit": credit, "level": level, "pillar": pillar,
+            }  # fmt: skip
     out: dict[str, Any] = {
         "passed": None, "numerator": None, "denominator": None, "skipped": False,
-        "credit": None, "level": known.level if known else None,
-        "pillar": known.pillar if known else None,
+        "credit": None, "level": level, "pillar": pillar,
     }  # fmt: skip
     if not isinstance(entry, dict):
         out["problem"] = "criterion entry is not an object"
@@ -268,6 +282,35 @@ def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessMod
     return level
 
 
+def _score_and_level(
+    criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel
+) -> tuple[float | None, int]:
+    """`compute_score` and `compute_level` in one pass: in the default all-or-nothing mode a
+    criterion's credit is 1 or 0, so both are sums of integers counted per level."""
+    if model.partial_credit != "all_or_nothing":
+        return compute_score(criteria, model), compute_level(criteria, model)
+    counts: dict[Any, list[int]] = {}  # level -> [evaluated, passed]
+    for c in criteria.values():
+        passed = c["passed"]
+        if passed is not None:
+            tally = counts.get(c["level"])
+            if tally is None:
+                tally = counts[c["level"]] = [0, 0]
+            tally[0] += 1
+            tally[1] += passed is True
+    evaluated = sum(t[0] for t in counts.values())
+    score = sum(t[1] for t in counts.values()) / evaluated if evaluated else None
+    order = sorted(model.levels)
+    num, den = _gate(model.unlock_threshold)
+    level = order[0]
+    for current, following in pairwise(order):
+        tally = counts.get(current)
+        if tally is None or tally[1] * den < tally[0] * num:
+            break
+        level = following
+    return score, level
+
+
 @functools.lru_cache(maxsize=8)
 def _gate(threshold: float) -> tuple[int, int]:
     """The unlock threshold as an exact ratio (numerator, denominator) of its decimal form."""
@@ -295,8 +338,7 @@ def readiness_view(
     view.setdefault("reportId", report.report_id)
     criteria = _criteria(data, model)
     view["criteria"] = criteria
-    view["$score"] = compute_score(criteria, model)
-    view["$level"] = compute_level(criteria, model)
+    view["$score"], view["$level"] = _score_and_level(criteria, model)
     view["$age_days"] = (now - report.created_at).total_seconds() / 86400
     view["$clean"] = compute_clean(data)
     return view

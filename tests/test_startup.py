@@ -15,11 +15,14 @@ import pytest
 
 from auditor.cli import COMMANDS, build_parser
 
+# `sync --help` loads no command at all (see test_help_and_version_load_no_command below):
+# the probe also imports the handler's module, which is what running `auditor sync` loads.
 _PROBE = """
 import contextlib, io, sys
 from auditor.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(["sync", "--help"])
+import auditor.cli.cmd_sync
 print(" ".join(sorted(m for m in sys.modules if m.startswith("auditor.") or m == "jsonschema")))
 """
 

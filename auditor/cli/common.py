@@ -39,36 +39,6 @@ _FLAG_KEYS = (
 )
 
 
-def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """Add --config, --state, --base-url, --app-url, --token-file and --org."""
-    group = parser.add_argument_group("configuration")
-    group.add_argument(
-        "--config",
-        metavar="FILE",
-        type=Path,
-        help="TOML config file (overrides [tool.auditor] in ./pyproject.toml)",
-    )
-    group.add_argument(
-        "--state",
-        metavar="FILE|URL",
-        help="state file (default .auditor/state.db), or a PostgreSQL store "
-        "postgresql://user@host/db (password from PGPASSWORD or ~/.pgpass); env AUDITOR_STATE",
-    )
-    group.add_argument("--base-url", metavar="URL", help="service address (env AUDITOR_BASE_URL)")
-    group.add_argument(
-        "--app-url",
-        metavar="URL",
-        help="address of the readiness-report endpoint (env AUDITOR_APP_URL)",
-    )
-    group.add_argument(
-        "--token-file",
-        metavar="FILE",
-        type=Path,
-        help="file holding the API token (or set AUDITOR_TOKEN)",
-    )
-    group.add_argument("--org", metavar="NAME", help="organization label (default 'default')")
-
-
 def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     """Build the `Config` from flags, the context's environment and config files."""
     values = vars(args)
@@ -168,15 +138,6 @@ def check_sizes(revisions: int, repos: int) -> None:
     """Refuse data sizes the generator cannot make (`auditor emulator` and `auditor demo`)."""
     if revisions < 1 or repos < 0:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
-
-
-def add_usage_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """Add --no-usage (skip the usage analytics)."""
-    parser.add_argument(
-        "--no-usage",
-        action="store_true",
-        help="do not read the usage analytics (and do not evaluate `usage` rules)",
-    )
 
 
 def sync_store(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
@@ -146,6 +147,7 @@ def sync_store(
     """Sync the configured service into an already open store, progress on a terminal
     (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days."""
     # Imported here: the fetch stack (httpx, detect-secrets' plugins) only when syncing.
+    _without_httpx_command_line()
     from auditor.workflows.sync import SyncOptions, sync_service
 
     base_url, token = require_remote(config)
@@ -170,6 +172,15 @@ def sync_store(
                 )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     return sync_service(store, options, progress=progress, clock=ctx.clock)
+
+
+def _without_httpx_command_line() -> None:
+    """Keep httpx from importing its own command line (`httpx._main`: click, rich, pygments,
+    about 50 ms of every sync's start-up) when it is first imported: httpx's `__init__` falls
+    back to a stub `main` when that import fails, and a `None` in `sys.modules` makes it fail.
+    Nothing in auditor runs httpx's command line."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 def _encrypted_or_local(url: str) -> bool:

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
-from auditor.cli.failure import report_failure
 from auditor.cli.parsers import REGISTER
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
@@ -116,6 +115,10 @@ def _command_named(args: Sequence[str]) -> str | None:
 def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     """Every way a command can end becomes an exit code and one line on stderr (never 1 for
     an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
+    # Imported once a command runs, not at start-up (`auditor --version`): it is the guard's
+    # only, and loads the escaping and URL-scrubbing helpers.
+    from auditor.cli.failure import report_failure
+
     try:
         return command()
     except KeyboardInterrupt as exc:

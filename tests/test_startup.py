@@ -224,3 +224,16 @@ def test_the_help_names_the_outputs_the_report_writers_know() -> None:
 
     assert tuple(OUTPUTS) == OUTPUT_NAMES
     assert DEFAULT_OUTPUTS == DEFAULT_OUTPUT_NAMES
+
+
+def test_policy_lint_does_not_load_the_rule_engine() -> None:
+    shipped = Path(__file__).resolve().parents[1] / "policies"
+    probe = subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, "policy", "lint", str(shipped)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    code, modules = probe[-2].split()[0], probe[-1].split()
+    assert code == "0" and "auditor.policy.loader" in modules  # it did lint the packs
+    assert [m for m in modules if m.startswith("auditor.evaluate")] == []

@@ -16,7 +16,6 @@ from auditor.cli.common import config_from_args, open_store
 from auditor.cli.parsers import register_policy as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
-from auditor.evaluate.testing import run_policy_tests
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings
 from auditor.policy.schema import SCHEMA_PATH
@@ -60,6 +59,8 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
 
 def run_test(args: argparse.Namespace, ctx: Context) -> int:
     """Run every policy test case; one line per case and a summary."""
+    from auditor.evaluate.testing import run_policy_tests  # the rule engine: not for `lint`
+
     try:
         cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
     except PolicyError as exc:

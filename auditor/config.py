@@ -15,14 +15,18 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 from auditor.common.files import UnreadableFile, read_input
-from auditor.diff import ListTable, list_table_from_config
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
-from auditor.store.postgres import display_url, is_database_url
+
+if TYPE_CHECKING:
+    from auditor.diff import ListTable
+
+# `auditor.diff` and `auditor.store.postgres` are imported where used: the parser reads
+# FAIL_ON_VALUES, and `auditor --help` must not load the diff engine or the store.
 
 DEFAULT_STATE = Path(".auditor") / "state.db"
 FAIL_ON_VALUES = (*SEVERITIES, "none")
@@ -69,11 +73,15 @@ class Config:
     @property
     def state_shown(self) -> str:
         """The store's location as safe to print (a URL without its password)."""
+        from auditor.store.postgres import display_url
+
         return display_url(self.state_url) if self.state_url else str(self.state_path)
 
     @property
     def list_table(self) -> ListTable:
         """How `diff` and `history` compare lists: the defaults with `diff_keys` merged in."""
+        from auditor.diff import list_table_from_config
+
         return list_table_from_config(self.diff_keys)
 
 
@@ -178,6 +186,8 @@ def _as_fail_on(value: Any, where: str) -> str:
 
 def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
     """The `diff_keys` table, checked by the diff table itself (so the two never disagree)."""
+    from auditor.diff import list_table_from_config
+
     try:
         list_table_from_config(value)
     except ConfigError as exc:  # its messages start with `diff_keys`; say which file too
@@ -237,6 +247,8 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
+    from auditor.store.postgres import display_url, is_database_url
+
     scheme = _SCHEME.match(value) if isinstance(value, str) else None
     if scheme is None:
         return _as_path(value, where, base)

@@ -14,12 +14,16 @@ from typing import Any
 import pytest
 
 from auditor.cli import COMMANDS, build_parser
+from auditor.cli.parsers import DEFAULT_OUTPUT_NAMES, OUTPUT_NAMES
 
+# `sync --help` loads no command at all (see test_help_and_version_load_no_command below):
+# the probe also imports the handler's module, which is what running `auditor sync` loads.
 _PROBE = """
 import contextlib, io, sys
 from auditor.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(["sync", "--help"])
+import auditor.cli.cmd_sync
 print(" ".join(sorted(m for m in sys.modules if m.startswith("auditor.") or m == "jsonschema")))
 """
 
@@ -47,11 +51,22 @@ print(" ".join(sorted(sys.modules)))
 """
 
 # What only fetching or redacting something new needs: the HTTP client (and `rich`, which httpx
-# loads for its command line), detect-secrets' plugins (and `requests`, which they load).
-_FETCH_ONLY = ("httpx", "httpcore", "rich", "detect_secrets", "requests", "auditor.fetch")
+# loads for its command line), detect-secrets' plugins (and `requests`, which they load); and
+# what an offline run into a SQLite file writing the five reports never needs: the PostgreSQL
+# driver and the PDF renderer.
+_FETCH_ONLY = (
+    "httpx",
+    "httpcore",
+    "rich",
+    "detect_secrets",
+    "requests",
+    "auditor.fetch",
+    "psycopg",
+    "weasyprint",
+)
 
 
-def test_run_offline_loads_neither_the_http_client_nor_the_secret_scanner(
+def test_run_offline_loads_no_http_client_secret_scanner_database_driver_or_pdf(
     emulator: Any, tmp_path: Path
 ) -> None:
     from tests.conftest import OWNER_TOKEN
@@ -98,3 +113,127 @@ def test_a_command_parses_the_same_alone_as_with_every_command(command: str) -> 
 def test_top_level_help_still_lists_every_command() -> None:
     text = _help(["--help"], None)
     assert all(name in text for name in COMMANDS)
+
+
+# What reading the help or the version must not load: every stage below the command line (the
+# rule engine, the report writers, the store, the fetch stack) and their libraries.
+_HEAVY = (
+    "auditor.workflows",
+    "auditor.evaluate",
+    "auditor.findings",
+    "auditor.report",
+    "auditor.policy",
+    "auditor.store",
+    "auditor.fetch",
+    "auditor.redact",
+    "auditor.diff",
+    "auditor.emulator",
+    "jinja2",
+    "weasyprint",
+    "psycopg",
+    "httpx",
+    "detect_secrets",
+    "ruamel",
+    "yaml",
+    "jsonschema",
+)
+
+_MODULES_PROBE = """
+import contextlib, io, sys
+from auditor.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(code, len(out.getvalue()))
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m in _HEAVY or m.startswith(tuple(f"{h}." for h in _HEAVY))]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["--help"],
+        *([command, "--help"] for command in COMMANDS),
+        ["policy", "lint", "--help"],
+        ["--debug", "run", "--help"],
+    ],
+    ids=" ".join,
+)
+def test_help_and_version_load_no_command(argv: list[str]) -> None:
+    probe = subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    (code, printed), modules = probe[-2].split(), probe[-1].split()
+    assert code == "0" and int(printed) > 0  # it did print the help or the version
+    assert _heavy(modules) == []
+
+
+# An online run stops at its first connection (before anything is sent) and lists what it has
+# loaded by then: policies loaded and validated, the store open, the sync starting.
+_FIRST_REQUEST_PROBE = """
+import os, socket, sys
+def first_connection(self, address):
+    print(" ".join(sorted(sys.modules)), flush=True)
+    os._exit(0)
+socket.socket.connect = first_connection
+from auditor.cli import main
+main(sys.argv[1:])
+print("no connection")
+"""
+
+
+def test_an_online_run_starts_its_sync_before_loading_the_evaluation(tmp_path: Path) -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")},
+        "AUDITOR_BASE_URL": "http://127.0.0.1:9",
+        "AUDITOR_APP_URL": "http://127.0.0.1:9",
+        "AUDITOR_TOKEN": "startup-probe-token-0123",
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+    argv = ["run", "--quiet", "--out", str(tmp_path / "reports")]
+    modules = (
+        subprocess.run(
+            [sys.executable, "-c", _FIRST_REQUEST_PROBE, *argv],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.splitlines()[-1]
+        .split()
+    )
+    assert "httpx" in modules and "auditor.policy.loader" in modules  # it was about to sync
+    # the rule engine comes after the sync; httpx's own command line (click, rich) never
+    late = ("auditor.evaluate.engine", "rich", "click", "pygments", "psycopg", "weasyprint")
+    assert [m for m in modules if m.split(".")[0] in late or m in late] == []
+
+
+def test_the_help_names_the_outputs_the_report_writers_know() -> None:
+    from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
+
+    assert tuple(OUTPUTS) == OUTPUT_NAMES
+    assert DEFAULT_OUTPUTS == DEFAULT_OUTPUT_NAMES
+
+
+def test_policy_lint_does_not_load_the_rule_engine() -> None:
+    shipped = Path(__file__).resolve().parents[1] / "policies"
+    probe = subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, "policy", "lint", str(shipped)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    code, modules = probe[-2].split()[0], probe[-1].split()
+    assert code == "0" and "auditor.policy.loader" in modules  # it did lint the packs
+    assert [m for m in modules if m.startswith("auditor.evaluate")] == []

@@ -1,15 +1,15 @@
 """The command line: parses argv, reads the environment and the clock, and hands them down.
 
 Only this package (and `auditor.config`) reads the environment, the clock and argv. Each
-subcommand lives in its own module `auditor.cli.cmd_<name>` exposing `register(subparsers)`,
-which adds its parser and sets `handler=<function(args, ctx) -> int>`.
+subcommand's parser is built in `auditor.cli.parsers` (light: help and version import nothing
+heavy) and its handler, `<function(args, ctx) -> int>`, lives in `auditor.cli.cmd_<name>`,
+imported only when that command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import select
 import sys
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from auditor import __version__
-from auditor.cli.failure import report_failure
+from auditor.cli.parsers import REGISTER
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
 
@@ -84,8 +84,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in (only,) if only in COMMANDS else COMMANDS:
-        module = importlib.import_module(f"auditor.cli.cmd_{name}")
-        module.register(sub)
+        REGISTER[name](sub)
     return parser
 
 
@@ -116,6 +115,10 @@ def _command_named(args: Sequence[str]) -> str | None:
 def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     """Every way a command can end becomes an exit code and one line on stderr (never 1 for
     an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
+    # Imported once a command runs, not at start-up (`auditor --version`): it is the guard's
+    # only, and loads the escaping and URL-scrubbing helpers.
+    from auditor.cli.failure import report_failure
+
     try:
         return command()
     except KeyboardInterrupt as exc:

@@ -13,50 +13,18 @@ import contextlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import check_sizes
-from auditor.cli.summary import add_output_options, main_report
+from auditor.cli.parsers import DEMO_ORGS
+from auditor.cli.parsers import register_demo as register  # noqa: F401 (its parser, built there)
+from auditor.cli.summary import main_report
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from auditor.cli import Context
 
 DEMO_TOKEN = "demo-owner-token"
-DEMO_ORGS = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell")
-
-
-def register(subparsers: Any) -> None:
-    """Add the `demo` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "demo",
-        help="run the nightly audit against the built-in emulator",
-        description="Start the platform emulator, run `auditor run` against it, write the reports.",
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="report folder (default reports/demo)"
-    )
-    parser.add_argument("--seed", type=int, default=7, help="emulator data seed (default 7)")
-    parser.add_argument(
-        "--revisions", type=int, default=240, help="settings revisions to serve (default 240)"
-    )
-    parser.add_argument("--repos", type=int, default=36, help="repositories (default 36)")
-    parser.add_argument(
-        "--orgs",
-        metavar="N",
-        type=int,
-        default=None,
-        help=f"audit N organizations at once (1-{len(DEMO_ORGS)}), each served by its own "
-        "emulator with other seeded data: `auditor run --orgs` with a summary table",
-    )
-    parser.add_argument(
-        "--state",
-        metavar="FILE|URL",
-        help="store to use (default: a fresh temporary SQLite file); a postgresql:// URL "
-        "shows the central store",
-    )
-    add_output_options(parser)
-    parser.set_defaults(handler=demo_command)
 
 
 def demo_command(args: argparse.Namespace, ctx: Context) -> int:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import bisect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.common import config_from_args, open_store
+from auditor.cli.parsers import register_diff as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
 from auditor.diff.engine import ListTable, diff_revisions, to_json_patch
@@ -28,40 +29,6 @@ from auditor.models import Change, Revision
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.store.database import Store
-
-FORMATS = ("text", "json", "patch", "md")
-
-
-def register(subparsers: Any) -> None:
-    """Add the `diff` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "diff",
-        help="show what changed between two stored settings revisions",
-        description="Show what changed between two stored settings revisions "
-        "(default: the latest revision against the one before it).",
-    )
-    parser.add_argument(
-        "--from",
-        dest="from_rev",
-        type=int,
-        metavar="REV",
-        help="older revision (default: the stored revision before --to)",
-    )
-    parser.add_argument(
-        "--to",
-        dest="to_rev",
-        type=int,
-        metavar="REV",
-        help="newer revision (default: the latest stored)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text (default), md (PR comment), json (change list), patch (RFC 6902)",
-    )
-    add_common_options(parser)
-    parser.set_defaults(handler=run_diff)
 
 
 def describe_stored(numbers: Sequence[int], max_ranges: int = 6) -> str:

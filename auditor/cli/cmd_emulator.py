@@ -10,59 +10,15 @@ import argparse
 import signal
 import threading
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import check_sizes, parse_when
+from auditor.cli.parsers import register_emulator as register  # noqa: F401 (its parser, built there)
 from auditor.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.emulator.faults import FaultController
-
-
-def _port(text: str) -> int:
-    """A TCP port number, 0-65535 (0: any free one); argparse's usage error otherwise."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {port}")
-    return port
-
-
-def register(subparsers: Any) -> None:
-    """Add the `emulator` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "emulator",
-        help="serve the platform API locally from seeded, realistic data",
-        description="Serve the platform API on loopback from seeded data (for demos and tests). "
-        "Prints the two addresses and the demo tokens, then serves until Ctrl-C.",
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=_port, default=0, help="main API port (0 = any free port)")
-    parser.add_argument(
-        "--app-port", type=_port, default=0, help="readiness API port (0 = any free port)"
-    )
-    parser.add_argument("--seed", type=int, default=7, help="data seed (default 7)")
-    parser.add_argument(
-        "--revisions", type=int, default=240, help="settings revisions (default 240)"
-    )
-    parser.add_argument(
-        "--repos", type=int, default=36, help="repositories with readiness reports (default 36)"
-    )
-    parser.add_argument(
-        "--now", metavar="ISO", help="the data's present (default 2026-11-01T12:00:00Z)"
-    )
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="ENDPOINT:KIND[:page=N][:times=N][:param=value]",
-        help="arm a fault, e.g. history:429:page=2:retry_after=3 (repeatable)",
-    )
-    parser.add_argument("--log-requests", action="store_true", help="log each request on stderr")
-    parser.set_defaults(handler=run)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -12,9 +12,10 @@ import fnmatch
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from auditor.cli.common import add_common_options, config_from_args, open_store, parse_when
+from auditor.cli.common import config_from_args, open_store, parse_when
+from auditor.cli.parsers import register_history as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
 from auditor.diff import ListTable, change_as_json, change_summary, changed_paths, diff_revisions
@@ -24,42 +25,6 @@ from auditor.models import JSON, Change, Revision
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.store.database import Store
-
-
-def register(subparsers: Any) -> None:
-    """Add the `history` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "history",
-        help="timeline of stored settings revisions: who changed what, and when",
-        description="List stored settings revisions with their author, time and a one-line "
-        "summary of what changed.",
-    )
-    parser.add_argument(
-        "--since",
-        metavar="DATE",
-        help="only revisions at or after DATE (YYYY-MM-DD or ISO-8601 time, UTC)",
-    )
-    parser.add_argument(
-        "--until",
-        metavar="DATE",
-        help="only revisions at or before DATE (a bare date includes that day)",
-    )
-    parser.add_argument(
-        "--path",
-        metavar="GLOB",
-        action="append",
-        default=[],
-        help="only revisions changing a path matching GLOB, e.g. 'sandbox.*' "
-        "(dotted, without '$.'; repeatable)",
-    )
-    parser.add_argument(
-        "--author",
-        metavar="EMAIL",
-        help="only revisions by this author (case-insensitive; globs allowed)",
-    )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    add_common_options(parser)
-    parser.set_defaults(handler=run_history)
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from auditor.cli.common import add_common_options, config_from_args, open_store
+from auditor.cli.common import config_from_args, open_store
+from auditor.cli.parsers import register_policy as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
-from auditor.evaluate.testing import run_policy_tests
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings
 from auditor.policy.schema import SCHEMA_PATH
@@ -23,34 +23,6 @@ from auditor.store import Store
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-
-
-def register(subparsers: Any) -> None:
-    """Add the `policy` subcommand and its `lint`, `test` and `schema` actions."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "policy", help="lint and test policy files", description="Lint and test policy files."
-    )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    lint = actions.add_parser(
-        "lint",
-        help="validate policy files (and check rule paths against the stored history)",
-        description="Validate policy files; with a state file, warn about rule paths that no "
-        "stored revision contains. Exit 2 on errors.",
-    )
-    lint.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
-    add_common_options(lint)
-    lint.set_defaults(handler=run_lint)
-    test = actions.add_parser(
-        "test",
-        help="run the test cases kept beside the rules (<name>.tests.yaml)",
-        description=(
-            "Run policy test cases; exit 1 on a failing case, 2 on invalid files or no cases."
-        ),
-    )
-    test.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
-    test.set_defaults(handler=run_test)
-    schema = actions.add_parser("schema", help="print the policy file JSON Schema")
-    schema.set_defaults(handler=run_schema)
 
 
 def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
@@ -87,6 +59,8 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
 
 def run_test(args: argparse.Namespace, ctx: Context) -> int:
     """Run every policy test case; one line per case and a summary."""
+    from auditor.evaluate.testing import run_policy_tests  # the rule engine: not for `lint`
+
     try:
         cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
     except PolicyError as exc:

@@ -14,18 +14,17 @@ import secrets
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
-    add_common_options,
     config_from_args,
     open_store,
     require_remote,
     store_kept_only_if_synced,
     sync_store,
 )
+from auditor.cli.parsers import register_review as register  # noqa: F401 (its parser, built there)
 from auditor.cli.summary import (
-    add_audit_options,
     decide_exit,
     make_run_id,
     print_summary,
@@ -57,35 +56,6 @@ if TYPE_CHECKING:
 
 FILE_USER = User(id="file", email="settings file", name="settings file")
 GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file system) is unknown
-
-
-def register(subparsers: Any) -> None:
-    """Add the `review` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "review",
-        help="pre-change review of a proposed settings file (JSON or YAML)",
-        description=(
-            "Compare a proposed settings file with the live settings (or --against FILE), "
-            "evaluate the settings and change rules, and report the findings the change would "
-            "introduce, fix or leave unchanged."
-        ),
-    )
-    parser.add_argument("proposed", metavar="PROPOSED", type=Path, help="proposed settings file")
-    parser.add_argument(
-        "--against",
-        metavar="live|FILE",
-        default="live",
-        help="compare with the live settings (default; synced first unless --offline) or a file",
-    )
-    parser.add_argument(
-        "--author",
-        metavar="EMAIL",
-        help="who proposes the change (default: $GITHUB_ACTOR as its GitHub no-reply address, "
-        "else `git config user.email`, else unknown)",
-    )
-    add_common_options(parser)
-    add_audit_options(parser)
-    parser.set_defaults(handler=review_command)
 
 
 def review_command(args: argparse.Namespace, ctx: Context) -> int:

@@ -14,11 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
-    add_common_options,
-    add_usage_option,
     check_at,
     config_from_args,
     open_store,
@@ -27,9 +25,9 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.cli.failure import report_failure, scrubbed
+from auditor.cli.parsers import register_run as register  # noqa: F401 (its parser, built there)
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
-    add_audit_options,
     decide_exit,
     make_run_id,
     print_summary,
@@ -56,46 +54,6 @@ from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.store.database import Store
-
-
-def register(subparsers: Any) -> None:
-    """Add the `run` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "run",
-        help="nightly audit: sync, evaluate the policies, write the reports",
-        description=(
-            "Sync what is new (unless --offline), evaluate the policies against the settings, "
-            "their changes and the readiness reports, compare with the previous complete run, "
-            "and write report.html, report.md, findings.json, findings.sarif and junit.xml."
-        ),
-    )
-    add_common_options(parser)
-    add_audit_options(parser)
-    parser.add_argument(
-        "--at",
-        metavar="DATE",
-        help="audit the settings in force at DATE (YYYY-MM-DD: end of day, UTC)",
-    )
-    parser.add_argument(
-        "--all-revisions", action="store_true", help="also report every stored revision's results"
-    )
-    add_usage_option(parser)
-    many = parser.add_argument_group("many organizations")
-    many.add_argument(
-        "--orgs",
-        metavar="FILE",
-        type=Path,
-        help="audit every organization of this TOML file ([[org]] name, base_url, app_url, "
-        "token_env or token_file), each into <out>/<name>/, then print a summary table",
-    )
-    many.add_argument(
-        "--workers",
-        metavar="N",
-        type=int,
-        default=4,
-        help="with --orgs: organizations audited at once (default 4)",
-    )
-    parser.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:

@@ -7,34 +7,21 @@ on stderr (nothing saved).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
-    add_common_options,
-    add_usage_option,
     config_from_args,
     require_remote,
     store_kept_only_if_synced,
     sync_store,
 )
+from auditor.cli.parsers import register_sync as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_OK
 from auditor.workflows.sync import format_summary
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-
-
-def register(subparsers: Any) -> None:
-    """Add the `sync` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "sync",
-        help="fetch new revisions and readiness reports into the state file",
-        description="Fetch what is new from the service into the state file (all or nothing).",
-    )
-    add_common_options(parser)
-    add_usage_option(parser)
-    parser.set_defaults(handler=run_sync)
 
 
 def run_sync(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,35 +8,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from auditor.cli.parsers import register_verify as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_OK
 from auditor.workflows.verify import verify_bundle
 
 if TYPE_CHECKING:
     from auditor.cli import Context
-
-
-def register(subparsers: Any) -> None:
-    """Add the `verify` subcommand."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "verify",
-        help="check an evidence bundle's hashes and signature and re-run its evaluation",
-        description=(
-            "Check every file of an evidence bundle against its manifest (naming any altered, "
-            "missing or extra file), the manifest's Ed25519 signature with --key, and re-run "
-            "the evaluation from the bundle alone, which must reproduce findings.json and the "
-            "other reports byte for byte. Exit 0 when all holds, 2 otherwise."
-        ),
-    )
-    parser.add_argument("bundle", metavar="BUNDLE", type=Path, help="the bundle's folder")
-    parser.add_argument(
-        "--key", metavar="PEM", type=Path,
-        help="Ed25519 public key (PEM) the manifest must be signed with",
-    )  # fmt: skip
-    parser.add_argument("--no-rerun", action="store_true", help="check hashes and signature only")
-    parser.set_defaults(handler=run_verify)
 
 
 def run_verify(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
@@ -37,36 +38,6 @@ _FLAG_KEYS = (
     "fail_on",
     "readiness_model",
 )
-
-
-def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """Add --config, --state, --base-url, --app-url, --token-file and --org."""
-    group = parser.add_argument_group("configuration")
-    group.add_argument(
-        "--config",
-        metavar="FILE",
-        type=Path,
-        help="TOML config file (overrides [tool.auditor] in ./pyproject.toml)",
-    )
-    group.add_argument(
-        "--state",
-        metavar="FILE|URL",
-        help="state file (default .auditor/state.db), or a PostgreSQL store "
-        "postgresql://user@host/db (password from PGPASSWORD or ~/.pgpass); env AUDITOR_STATE",
-    )
-    group.add_argument("--base-url", metavar="URL", help="service address (env AUDITOR_BASE_URL)")
-    group.add_argument(
-        "--app-url",
-        metavar="URL",
-        help="address of the readiness-report endpoint (env AUDITOR_APP_URL)",
-    )
-    group.add_argument(
-        "--token-file",
-        metavar="FILE",
-        type=Path,
-        help="file holding the API token (or set AUDITOR_TOKEN)",
-    )
-    group.add_argument("--org", metavar="NAME", help="organization label (default 'default')")
 
 
 def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
@@ -170,21 +141,13 @@ def check_sizes(revisions: int, repos: int) -> None:
         raise UsageError("--revisions must be at least 1 and --repos at least 0")
 
 
-def add_usage_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """Add --no-usage (skip the usage analytics)."""
-    parser.add_argument(
-        "--no-usage",
-        action="store_true",
-        help="do not read the usage analytics (and do not evaluate `usage` rules)",
-    )
-
-
 def sync_store(
     store: Store, config: Config, ctx: Context, *, quiet: bool = False, usage: bool = True
 ) -> SyncSummary:
     """Sync the configured service into an already open store, progress on a terminal
     (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days."""
     # Imported here: the fetch stack (httpx, detect-secrets' plugins) only when syncing.
+    _without_httpx_command_line()
     from auditor.workflows.sync import SyncOptions, sync_service
 
     base_url, token = require_remote(config)
@@ -209,6 +172,15 @@ def sync_store(
                 )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     return sync_service(store, options, progress=progress, clock=ctx.clock)
+
+
+def _without_httpx_command_line() -> None:
+    """Keep httpx from importing its own command line (`httpx._main`: click, rich, pygments,
+    about 50 ms of every sync's start-up) when it is first imported: httpx's `__init__` falls
+    back to a stub `main` when that import fails, and a `None` in `sys.modules` makes it fail.
+    Nothing in auditor runs httpx's command line."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 def _encrypted_or_local(url: str) -> bool:

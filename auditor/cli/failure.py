@@ -10,7 +10,6 @@ from typing import TextIO
 
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
-from auditor.store.postgres import scrub_url_passwords
 
 
 def report_failure(
@@ -43,6 +42,8 @@ def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> st
 
 def scrubbed(text: str, secrets: Iterable[str]) -> str:
     """`text` without the tokens or a database URL's password (the traceback too)."""
+    from auditor.store.postgres import scrub_url_passwords  # not at start-up: `auditor --help`
+
     for token in sorted(secrets, key=len, reverse=True):  # a longer one first, whole
         if len(token) >= 4:
             text = text.replace(token, "[token]")

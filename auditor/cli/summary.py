@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.common.escape import terminal_text
-from auditor.config import FAIL_ON_VALUES
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
-from auditor.report import DEFAULT_OUTPUTS, OUTPUTS, parse_outputs
+from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.report.model import ReportData, new_count, status_counts
-from auditor.report.pdf import pdf_problem
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -28,80 +26,9 @@ if TYPE_CHECKING:
 _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
-def add_audit_options(parser: argparse.ArgumentParser) -> None:
-    """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline,
-    --sarif-include-waived, --output, --quiet."""
-    group = parser.add_argument_group("audit")
-    group.add_argument(
-        "--policy",
-        dest="policies",
-        metavar="PATH",
-        type=Path,
-        action="append",
-        help="policy file or folder (repeatable; default: the shipped packs)",
-    )
-    group.add_argument("--waivers", metavar="FILE", type=Path, help="waivers YAML file")
-    group.add_argument(
-        "--readiness-model",
-        metavar="FILE",
-        type=Path,
-        help="readiness model YAML (criterion → level)",
-    )
-    group.add_argument("--out", dest="out_dir", metavar="DIR", type=Path, help="report folder")
-    group.add_argument(
-        "--fail-on",
-        choices=FAIL_ON_VALUES,
-        help="exit 1 when a failing finding is at or above this severity (default low)",
-    )
-    group.add_argument(
-        "--soft-fail", action="store_true", help="exit 0 instead of 1 on findings (never hides 2)"
-    )
-    group.add_argument(
-        "--offline", action="store_true", help="use the state file as it is; do not sync first"
-    )
-    add_output_options(group)
-    group.add_argument(
-        "--sarif-include-waived",
-        action="store_true",
-        help="list waived findings in findings.sarif as suppressed results (default: left out, "
-        "as GitHub code scanning shows suppressed results as open alerts)",
-    )
-
-
 def with_report_options(data: ReportData, args: argparse.Namespace, org: str) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived)."""
     return replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
-
-
-def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
-    """Add -o/--output (which reports to write) and -q/--quiet."""
-    group.add_argument(
-        "-o",
-        "--output",
-        dest="outputs",
-        metavar="LIST",
-        type=_outputs,
-        default=DEFAULT_OUTPUTS,
-        help=f"reports to write, comma-separated, from {','.join(OUTPUTS)} "
-        f"(default {','.join(DEFAULT_OUTPUTS)}; pdf needs pip install 'auditor[pdf]')",
-    )
-    group.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="print nothing but errors and the final 'auditor: exit N' line (stderr)",
-    )
-
-
-def _outputs(text: str) -> tuple[str, ...]:
-    try:
-        names = parse_outputs(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    problem = pdf_problem() if "pdf" in names else None  # said before a run starts
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return names
 
 
 def main_report(out_dir: Path, outputs: Sequence[str]) -> Path:

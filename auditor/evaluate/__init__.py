@@ -7,14 +7,33 @@ verdict when the values a rule reads repeat; `rule.run_rule` applies `when`, `as
 `quantify`, `wording` and `refs`. `testing` runs the test cases kept beside policy files
 (`auditor policy test`). Results are never two-valued: pass, fail, not_applicable, unknown or
 error, each with a one-line message and evidence.
+
+The names below are imported on first use (PEP 562), so loading a readiness model or a
+waiver file does not load the evaluation engine.
 """
 
 from __future__ import annotations
 
-from auditor.evaluate.engine import Steps, evaluate
-from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
-from auditor.evaluate.readiness import ReadinessModel, load_readiness_model
-from auditor.evaluate.testing import CaseResult, run_policy_tests
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auditor.evaluate.engine import Steps, evaluate
+    from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
+    from auditor.evaluate.readiness import ReadinessModel, load_readiness_model
+    from auditor.evaluate.testing import CaseResult, run_policy_tests
+
+_WHERE = {
+    "Steps": "engine",
+    "evaluate": "engine",
+    "Evaluation": "model",
+    "EvaluationInputs": "model",
+    "RuleResult": "model",
+    "ReadinessModel": "readiness",
+    "load_readiness_model": "readiness",
+    "CaseResult": "testing",
+    "run_policy_tests": "testing",
+}
 
 __all__ = [
     "CaseResult",
@@ -27,3 +46,10 @@ __all__ = [
     "load_readiness_model",
     "run_policy_tests",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -4,24 +4,50 @@ Takes `RuleResult`s from `auditor.evaluate` (and the previous run's records from
 `Finding`s with a stable fingerprint and who/when attribution (`finding`), waivers applied and
 reported (`waivers`), the new / persisting / resolved lifecycle (`baseline`), and what the exit
 code rests on (`gate`).
+
+The names below are imported on first use (PEP 562), so loading a waiver file does not load
+the finding and baseline modules.
 """
 
 from __future__ import annotations
 
-from auditor.findings.baseline import compare_runs, records_for_store
-from auditor.findings.finding import (
-    Finding,
-    attribution_text,
-    control_key,
-    findings_from_pending,
-    findings_from_results,
-    fingerprint,
-    sort_controls,
-    sort_findings,
-    sort_key,
-)
-from auditor.findings.gate import error_lines, failing_at
-from auditor.findings.waivers import WaiverReport, apply_waivers, load_waivers
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auditor.findings.baseline import compare_runs, records_for_store
+    from auditor.findings.finding import (
+        Finding,
+        attribution_text,
+        control_key,
+        findings_from_pending,
+        findings_from_results,
+        fingerprint,
+        sort_controls,
+        sort_findings,
+        sort_key,
+    )
+    from auditor.findings.gate import error_lines, failing_at
+    from auditor.findings.waivers import WaiverReport, apply_waivers, load_waivers
+
+_WHERE = {
+    "compare_runs": "baseline",
+    "records_for_store": "baseline",
+    "Finding": "finding",
+    "attribution_text": "finding",
+    "control_key": "finding",
+    "findings_from_pending": "finding",
+    "findings_from_results": "finding",
+    "fingerprint": "finding",
+    "sort_controls": "finding",
+    "sort_findings": "finding",
+    "sort_key": "finding",
+    "error_lines": "gate",
+    "failing_at": "gate",
+    "WaiverReport": "waivers",
+    "apply_waivers": "waivers",
+    "load_waivers": "waivers",
+}
 
 __all__ = [
     "Finding",
@@ -41,3 +67,10 @@ __all__ = [
     "sort_findings",
     "sort_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -12,43 +12,32 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.common.pairs import HashPairs
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import ConfigError, PolicyError
-from auditor.evaluate.engine import Steps, evaluate
-from auditor.evaluate.model import Evaluation, EvaluationInputs
+from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
     release_views,
 )
-from auditor.findings import (
-    Finding,
-    apply_waivers,
-    compare_runs,
-    error_lines,
-    failing_at,
-    findings_from_pending,
-    load_waivers,
-    records_for_store,
-)
+from auditor.findings.waivers import load_waivers
 from auditor.models import DataWarning, Revision, Waiver
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
-from auditor.report.build import (
-    ReadinessInputs,
-    RunHeader,
-    build_report_data,
-    org_level,
-    readiness_rows,
-)
-from auditor.report.model import AuditScope, InputDigest, ReportData
-from auditor.report.usage import usage_view
 from auditor.store import evalstate
 from auditor.store.database import Store
 from auditor.workflows.usage import usage_inputs, without_usage
+
+# The evaluation engine, the findings and the report modules are imported where they are used,
+# so `auditor run` loads its policies and starts its sync without them.
+if TYPE_CHECKING:
+    from auditor.evaluate.model import Evaluation
+    from auditor.findings import Finding
+    from auditor.report.model import AuditScope, InputDigest, ReportData
 
 
 @dataclass(frozen=True)
@@ -143,6 +132,24 @@ def run_audit(
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
     run whose reports could not be written never becomes the next run's baseline.
     """
+    from auditor.evaluate.engine import evaluate
+    from auditor.findings import (
+        apply_waivers,
+        compare_runs,
+        error_lines,
+        failing_at,
+        findings_from_pending,
+        records_for_store,
+    )
+    from auditor.report.build import (
+        ReadinessInputs,
+        RunHeader,
+        build_report_data,
+        org_level,
+        readiness_rows,
+    )
+    from auditor.report.usage import usage_view
+
     left_out: tuple[tuple[str, int, str], ...] = ()
     if options.usage_days is None:  # --no-usage: the usage rules are not selected
         selected = without_usage(loaded.policy)
@@ -306,6 +313,8 @@ class _HandedOver(Mapping[str, bytes]):
 def _inputs(
     store: Store, model: ReadinessModel, options: AuditOptions, known: _Known
 ) -> EvaluationInputs:
+    from auditor.evaluate.engine import Steps
+
     at = options.at
     settings = known.settings
     end = settings.revision if settings else None
@@ -348,6 +357,8 @@ def run_scope(policy: PolicySet, options: AuditOptions) -> str:
 
 
 def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
+    from auditor.report.model import InputDigest
+
     revisions = known.hashes  # held compactly (a tuple of pairs is 22 MB at 100,000)
     return InputDigest(
         revisions_evaluated=revisions,  # read from the index: no third pass over the history
@@ -370,6 +381,8 @@ def audit_scope(
 ) -> AuditScope:
     """The period, rule counts per target (and the rules `left_out`: target, count, why) and
     populations the reports' scope block states."""
+    from auditor.report.model import AuditScope
+
     revisions = len(digest.revisions_evaluated)
     first = store.get_revision(digest.revisions_evaluated[0][0]) if revisions else None
     targets: dict[str, int] = {}

@@ -926,6 +926,28 @@ def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
     assert later.encode() not in state_path.read_bytes()
 
 
+def test_a_nightly_that_learns_a_secret_from_a_new_revision_still_recognises_its_reports(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next night's process learns a new secret from a new revision before it re-reads
+    the page of reports it has: those reports are recognised all the same (what it learned,
+    it knows as a value, and looks for in the rows it recognised) rather than all redacted
+    again; a report that holds the new secret is still scrubbed of it."""
+    new = "plainwordnewsecretvalue42"
+    service = FakeService(3, reports=4)
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    service.add_revisions(1)
+    service.revisions[4]["settings"]["env"] = {"DB_URL": new}
+    redacted = _count_report_redactions(monkeypatch)
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        summary = run_sync(s, service)
+    assert (redacted, summary.revisions_new, summary.integrity_issues) == ([], 1, ())
+    assert new.encode() not in state_path.read_bytes()
+
+
 def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbed(
     state_path: Path,
 ) -> None:

@@ -332,6 +332,8 @@ class Store:
             if has_table(self._db, "secret_memory"):
                 rows = self._db.execute("SELECT fingerprint, length FROM secret_memory")
                 self.redactor.memory.recall((str(fp), int(n)) for fp, n in rows)
+        # The memory the file holds: the size a `report_seen` record of the last sync carries.
+        self._recalled = self.redactor.memory.size
 
     def remember_secrets(self) -> None:
         """Keep the fingerprints of newly found secrets (inside the open transaction)."""
@@ -728,14 +730,20 @@ class Store:
         that item gave (its content hash unchanged since); None when it must be redacted and
         compared as usual. Gives the stored (redacted) report id, for messages. A row so
         recognised is searched by `scrub_stored` for any secret this process knows (a rotated
-        API token, a secret found since it was stored), as redacting it again would have."""
+        API token, a secret found since it was stored), as redacting it again would have.
+
+        The row must be clean under the whole memory the file holds (recorded under its size)
+        or under everything known now: what this process learned beyond the file's memory it
+        knows as values, which `scrub_stored` looks for in the row. A secret another sync
+        learned since the row was recorded grew the file's memory: then it is redacted again."""
         if fingerprint is None or not self._report_seen_ready():
             return None
+        keys = {self._seen_key(fingerprint, n) for n in (self._recalled, self.redactor.memory.size)}
         row = self._db.execute(
             "SELECT r.report_id, r.sync_id FROM report_seen f JOIN reports r "
             "ON r.report_id = f.report_id AND r.content_hash = f.content_hash "
-            "WHERE f.fingerprint = ? LIMIT 1",
-            (self._seen_key(fingerprint, self.redactor.memory.size),),
+            f"WHERE f.fingerprint IN ({', '.join('?' * len(keys))}) LIMIT 1",
+            tuple(keys),
         ).fetchone()
         if row is None:
             return None

@@ -948,61 +948,6 @@ def test_a_nightly_that_learns_a_secret_from_a_new_revision_still_recognises_its
     assert new.encode() not in state_path.read_bytes()
 
 
-def _count_revision_redactions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The revision numbers whose settings are redacted from now on."""
-    from auditor.redact import Redactor
-
-    redacted: list[int] = []
-    real = Redactor.redact_canonical
-
-    def counting(self: Redactor, value: Any, stream: str = "") -> Any:
-        if stream == "settings":
-            redacted.append(int(value["n"]))
-        return real(self, value, stream)
-
-    monkeypatch.setattr(Redactor, "redact_canonical", counting)
-    return redacted
-
-
-def test_the_nightly_redacts_only_its_new_revisions_and_still_catches_a_changed_one(
-    state_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The next sync re-reads the newest page beside what is new: the stored revisions on it,
-    sent again unchanged, are recognised by a keyed fingerprint of their raw content without
-    being redacted again; one whose content changed upstream is redacted, compared and
-    reported as an integrity issue, as before; a stored one holding a secret learned only now
-    is scrubbed of it."""
-    service = FakeService(25)
-    learned = "plainwordnightsecretvalue7"
-    service.revisions[24]["settings"]["note"] = f"see {learned}"  # not a secret yet
-    with Store.open(state_path) as s:
-        s.register_secret(TOKEN)
-        run_sync(s, service)
-    assert learned.encode() in state_path.read_bytes()
-    service.add_revisions(3)
-    service.revisions[27]["settings"]["env"] = {"DB_URL": learned}  # now it is
-    service.revisions[22]["settings"]["n"] = 2222  # changed upstream: the API contradicts us
-    redacted = _count_revision_redactions(monkeypatch)
-    with Store.open(state_path) as s:
-        s.register_secret(TOKEN)
-        summary = run_sync(s, service)
-        rows = {r.revision: r for r in s.iter_revisions()}
-    assert sorted(redacted) == [26, 27, 28, 2222]  # page 1 is 28..19: 7 of them skipped
-    assert summary.revisions_new == 3
-    [issue] = summary.integrity_issues
-    assert issue.revision == 22
-    assert rows[22].settings["n"] == 22  # the stored copy was kept
-    assert learned.encode() not in state_path.read_bytes()
-    assert learned not in json.dumps(rows[24].settings)
-    for expected in ([24, 2222], [2222]):  # the row scrubbed last time is compared once more
-        redacted.clear()
-        with Store.open(state_path) as s:
-            s.register_secret(TOKEN)
-            again = run_sync(s, service)
-        assert again.revisions_new == 0 and len(again.integrity_issues) == 1
-        assert sorted(redacted) == expected  # the changed one is compared every time
-
-
 def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbed(
     state_path: Path,
 ) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.decode import (
     check_report,
-    check_revision,
     encode_report,
     encode_revision,
     to_report,
@@ -40,7 +39,6 @@ __all__ = [
     "Page",
     "PlatformClient",
     "check_report",
-    "check_revision",
     "encode_report",
     "encode_revision",
     "to_report",

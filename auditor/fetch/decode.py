@@ -89,14 +89,16 @@ def encode_revision(
 
     An odd value outside the settings (a null author, an unknown field, a time in another
     accepted format) keeps the item: it is reported to `warn` and read as absent."""
-    number, raw, updated_at = check_revision(raw, where, warn)
+    number = _revision_number(raw["revision"], where)
+    item = f"revision {number}"
+    raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
     settings, body = redactor.redact_canonical(raw["settings"], stream="settings")
     user = redactor.redact_json(
         raw.get("user") or {}, stream="user"
     )  # a token pasted into a name stays out too
     revision = Revision(
         revision=number,
-        updated_at=updated_at,
+        updated_at=_parse_updated_at(raw["updatedAt"], where, item, warn),
         user=User(
             id=str(user.get("id") or ""),
             email=str(user.get("email") or ""),
@@ -107,16 +109,6 @@ def encode_revision(
         org=org,
     )
     return revision, body
-
-
-def check_revision(raw: Item, where: str, warn: Warn | None = None) -> tuple[int, Item, datetime]:
-    """What `encode_revision` does before redacting: the revision number, the tolerant read
-    (odd values reported to `warn` and removed) and the update time; gives the number, the
-    item as it is redacted, and the time. Errors as `encode_revision`."""
-    number = _revision_number(raw["revision"], where)
-    item = f"revision {number}"
-    raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
-    return number, raw, _parse_updated_at(raw["updatedAt"], where, item, warn)
 
 
 def to_revision(

@@ -57,7 +57,6 @@ from auditor.store.schema import (
     REPORT_SEEN_DDL,
     REPORT_SEEN_INDEX,
     REVISION_COLUMNS,
-    REVISION_SEEN_DDL,
     SECRET_MEMORY_DDL,
     IntegrityIssue,
     RunRecord,
@@ -143,11 +142,6 @@ class Store:
         # `report_seen` rows of the open transaction, written when it commits: (report id, raw
         # fingerprint, content hash, the memory size the row is clean under)
         self._seen_pending: list[tuple[str, str, str, int]] = []
-        # The same for `revision_seen` (revision number, raw fingerprint, content hash, size),
-        # and the revisions `known_revision` recognised, searched by `scrub_stored`
-        self._revision_seen: bool | None = None
-        self._revisions_pending: list[tuple[int, str, str, int]] = []
-        self._skipped_revisions: list[int] = []
         # True when the rows were redacted under other rules and the store is read-only: each
         # row is redacted again as it is read (see `redact_to_current_rules`)
         self._stale_rules = False
@@ -283,17 +277,13 @@ class Store:
             try:
                 yield
                 self._write_report_seen()
-                self._write_revision_seen()
             except BaseException:
                 rollback(self._db)
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
-                self._revision_seen = None
                 self._skipped_reports = []
-                self._skipped_revisions = []
                 self._seen_pending = []
-                self._revisions_pending = []
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -359,7 +349,7 @@ class Store:
     def scrub_stored(self) -> int:
         """Re-redact stored rows holding a secret learned after they were written (a key found
         in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
-        fixed = self._scrub_skipped_reports() + self._scrub_skipped_revisions()
+        fixed = self._scrub_skipped_reports()
         stale = self.redactor.stale_secrets()
         fresh = self.redactor.memory.values - self._scrubbed if stale is None else stale
         self._scrubbed |= self.redactor.memory.values
@@ -382,7 +372,6 @@ class Store:
         # at its ingestion, it was missed whenever a later page taught a secret.)
         size = self.redactor.memory.size
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
-        self._revisions_pending = [(n, f, h, size) for n, f, h, _ in self._revisions_pending]
         return fixed
 
     def _scrub_skipped_reports(self) -> int:
@@ -403,25 +392,6 @@ class Store:
                 memory.holds_value(_as_bytes(c).decode("utf-8", "replace")) for c in found
             ):
                 self._rescrub_row("reports", report_id)
-                fixed += 1
-        return fixed
-
-    def _scrub_skipped_revisions(self) -> int:
-        """`_scrub_skipped_reports` for the revisions `known_revision` let this sync skip."""
-        skipped, self._skipped_revisions = self._skipped_revisions, []
-        memory = self.redactor.memory
-        if not skipped or not memory.values:
-            return 0
-        fixed = 0
-        for number in dict.fromkeys(skipped):
-            found = self._db.execute(
-                "SELECT settings, user_id, user_email, user_name FROM revisions WHERE revision = ?",
-                (number,),
-            ).fetchone()
-            if found is not None and any(
-                memory.holds_value(_as_bytes(c).decode("utf-8", "replace")) for c in found
-            ):
-                self._rescrub_row("revisions", number)
                 fixed += 1
         return fixed
 
@@ -579,59 +549,6 @@ class Store:
     def get_revision(self, number: int) -> Revision | None:
         """One revision by number."""
         return self._one("WHERE revision = ?", (number,))
-
-    def revision_fingerprint(self, raw: Mapping[str, Any]) -> str | None:
-        """`report_fingerprint` for a raw API history item (see `known_revision`)."""
-        return self.redactor.raw_fingerprint(f"revision {__version__}", raw)
-
-    def known_revision(
-        self, number: int, fingerprint: str | None, sync_id: int
-    ) -> tuple[Ingested, str] | None:
-        """`known_report` for a stored revision: the outcome `ingest_revision` would give the
-        raw item with this fingerprint (`same`) and the stored content hash, while the stored
-        row is still what that item gave; None: redact and compare it as usual. Only the
-        revisions of a sync's first history page are recorded (`remember_revision`): the ones
-        the next sync re-reads beside what is new."""
-        if fingerprint is None or not self._revision_seen_ready():
-            return None
-        keys = {self._seen_key(fingerprint, n) for n in (self._recalled, self.redactor.memory.size)}
-        row = self._db.execute(
-            "SELECT r.sync_id, r.content_hash FROM revision_seen f JOIN revisions r "
-            "ON r.revision = f.revision AND r.content_hash = f.content_hash "
-            f"WHERE f.revision = ? AND f.fingerprint IN ({', '.join('?' * len(keys))})",
-            (number, *keys),
-        ).fetchone()
-        if row is None:
-            return None
-        self._skipped_revisions.append(number)  # checked by `scrub_stored` before commit
-        return Ingested("same", known_before=row[0] != sync_id), str(row[1])
-
-    def remember_revision(self, number: int, fingerprint: str, content_hash: str) -> None:
-        """Record which raw item (by keyed fingerprint) the stored revision came from, when the
-        transaction commits, as `_remember_report` does; the records of earlier syncs go then."""
-        self._revisions_pending.append(
-            (number, fingerprint, content_hash, self.redactor.memory.size)
-        )
-
-    def _revision_seen_ready(self) -> bool:
-        if self._revision_seen is None:
-            self._revision_seen = has_table(self._db, "revision_seen")
-        return self._revision_seen
-
-    def _write_revision_seen(self) -> None:
-        pending, self._revisions_pending = self._revisions_pending, []
-        if not pending:
-            return
-        if self._revision_seen_ready():
-            self._db.execute("DELETE FROM revision_seen")  # a cache of the newest page only
-        else:
-            self._db.execute(REVISION_SEEN_DDL)
-        self._db.executemany(
-            "INSERT INTO revision_seen (revision, fingerprint, content_hash) VALUES (?, ?, ?) "
-            "ON CONFLICT (revision) DO UPDATE SET fingerprint = excluded.fingerprint, "
-            "content_hash = excluded.content_hash",
-            [(n, self._seen_key(f, size), h) for n, f, h, size in pending],
-        )
 
     @_reads
     def revision_hashes(self, *, end: int | None = None) -> HashPairs:

@@ -79,12 +79,6 @@ REPORT_SEEN_DDL = (
 REPORT_SEEN_INDEX = (
     "CREATE INDEX IF NOT EXISTS report_seen_by_fingerprint ON report_seen (fingerprint)"
 )
-# The same for the revisions of a sync's first history page (the newest ones, which the next
-# sync reads again beside what is new); replaced by each sync that records any.
-REVISION_SEEN_DDL = (
-    "CREATE TABLE IF NOT EXISTS revision_seen (revision INTEGER PRIMARY KEY, "
-    "fingerprint TEXT NOT NULL, content_hash TEXT NOT NULL)"
-)
 DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n"
 MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL}
 

@@ -29,11 +29,9 @@ from auditor.fetch import (
     Page,
     PlatformClient,
     check_report,
-    check_revision,
     encode_report,
     encode_revision,
 )
-from auditor.fetch.tolerant import Warn
 from auditor.models import DataWarning, Revision
 from auditor.store import Ingested, IntegrityIssue, Store
 from auditor.store.schema import revision_row
@@ -167,20 +165,6 @@ class _NewRows:
             )
         return None
 
-    def known(self, number: Any) -> bool:
-        """True when `number` is a revision stored before this sync (as far as the listing
-        shows: not newer than the newest stored) not yet sent in this sync."""
-        return (
-            type(number) is int
-            and self.top is not None
-            and number <= self.top
-            and number not in self._seen
-        )
-
-    def saw(self, number: int) -> None:
-        """Note a revision of this sync that `take` was not given."""
-        self._seen.add(number)
-
     def take(self, rev: Revision, sync_id: int, body: bytes) -> bool:
         """Keep `rev` for `write` if it is surely new (True); False: ingest it now."""
         number = rev.revision
@@ -219,48 +203,19 @@ def _on(page: Page, exc: AuditorError) -> AuditorError:
 
 
 def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
-    # The first page's revisions are recorded by a keyed fingerprint of their raw content, as
-    # reports are: the next sync re-reads most of them beside what is new, and recognises the
-    # very items it has without redacting them again. They are still read as before (order,
-    # tolerant read, time), so their warnings and errors stay.
-    first = page.number == 1
-    fingerprint = None
-    if first or run.new_rows.known(raw.get("revision")):
-        fingerprint = run.store.revision_fingerprint(raw)
-    warn = run.tally.quality.on(page)
-    if fingerprint is not None and run.new_rows.known(raw.get("revision")):
-        found = run.store.known_revision(raw["revision"], fingerprint, run.sync_id)
-        if found is not None:
-            try:
-                number = check_revision(raw, where, warn)[0]
-            except AuditorError as exc:
-                raise _on(page, exc) from None
-            _check_order(run, number, where, page, warn)
-            run.new_rows.saw(number)
-            outcome, digest = found
-            if first:
-                run.store.remember_revision(number, fingerprint, digest)
-            return outcome, f"revision {number}"
     try:
+        warn = run.tally.quality.on(page)
         rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
     except AuditorError as exc:
         raise _on(page, exc) from None
     name = f"revision {rev.revision}"
-    _check_order(run, rev.revision, where, page, warn)
-    if run.new_rows.take(rev, run.sync_id, body):
-        outcome = _NEW
-    else:
-        run.new_rows.write()  # the store is read below: every row kept must be in it
-        outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
-    if first and fingerprint is not None and outcome.status != "conflict":
-        run.store.remember_revision(rev.revision, fingerprint, rev.content_hash)
-    return outcome, name
-
-
-def _check_order(run: _Run, number: int, where: str, page: Page, warn: Warn) -> None:
-    went_back = run.new_rows.check_order(number, where, page)
+    went_back = run.new_rows.check_order(rev.revision, where, page)
     if went_back is not None:
-        warn(DataWarning(f"{where}.revision", went_back, f"revision {number}"))
+        warn(DataWarning(f"{where}.revision", went_back, name))
+    if run.new_rows.take(rev, run.sync_id, body):
+        return _NEW, name
+    run.new_rows.write()  # the store is read below: every row kept must be in it
+    return run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body), name
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:

@@ -946,6 +946,12 @@ def test_a_nightly_that_learns_a_secret_from_a_new_revision_still_recognises_its
         summary = run_sync(s, service)
     assert (redacted, summary.revisions_new, summary.integrity_issues) == ([], 1, ())
     assert new.encode() not in state_path.read_bytes()
+    service.add_revisions(1)  # and the night after, which learns another one
+    service.revisions[5]["settings"]["env"] = {"DB_URL": new + "-rotated"}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        summary = run_sync(s, service)
+    assert (redacted, summary.revisions_new, summary.integrity_issues) == ([], 1, ())
 
 
 def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbed(

@@ -140,8 +140,9 @@ class Store:
         self._report_seen: bool | None = None  # see `_report_seen_ready`
         self._skipped_reports: list[str] = []  # recognised by `known_report`, not redacted
         # `report_seen` rows of the open transaction, written when it commits: (report id, raw
-        # fingerprint, content hash, the memory size the row is clean under)
-        self._seen_pending: list[tuple[str, str, str, int]] = []
+        # fingerprint, content hash, the memory size the row is clean under; None: not known
+        # until `scrub_stored` has searched it, and not written unless it has)
+        self._seen_pending: list[tuple[str, str, str, int | None]] = []
         # True when the rows were redacted under other rules and the store is read-only: each
         # row is redacted again as it is read (see `redact_to_current_rules`)
         self._stale_rules = False
@@ -366,10 +367,12 @@ class Store:
                 fixed += len(hits)
             fixed += store_analytics.scrub(self._db, self.redactor, forms)
         # Every row is now clean of every secret remembered: a report row that a raw item gave
-        # in this transaction (and that the scrub left as it was: same content hash) is what
-        # that item gives under the whole memory, so it is recorded under its final size, and
-        # the next sync, which starts with that memory, recognises it. (Recorded under the size
-        # at its ingestion, it was missed whenever a later page taught a secret.)
+        # in this transaction, or that `known_report` recognised (and that the scrub left as it
+        # was: same content hash), is what that item gives under the whole memory, so it is
+        # recorded under its final size, and the next sync, which starts with that memory,
+        # recognises it. (Recorded under the size at its ingestion, it was missed whenever a
+        # later page taught a secret; left under the older size when recognised, every other
+        # nightly that learns a secret redacted the page again.)
         size = self.redactor.memory.size
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
         return fixed
@@ -740,7 +743,7 @@ class Store:
             return None
         keys = {self._seen_key(fingerprint, n) for n in (self._recalled, self.redactor.memory.size)}
         row = self._db.execute(
-            "SELECT r.report_id, r.sync_id FROM report_seen f JOIN reports r "
+            "SELECT r.report_id, r.sync_id, r.content_hash FROM report_seen f JOIN reports r "
             "ON r.report_id = f.report_id AND r.content_hash = f.content_hash "
             f"WHERE f.fingerprint IN ({', '.join('?' * len(keys))}) LIMIT 1",
             tuple(keys),
@@ -748,6 +751,7 @@ class Store:
         if row is None:
             return None
         self._skipped_reports.append(str(row[0]))  # checked by `scrub_stored` before commit
+        self._seen_pending.append((str(row[0]), fingerprint, str(row[2]), None))
         return str(row[0]), Ingested("same", known_before=row[1] != sync_id)
 
     def _report_seen_ready(self) -> bool:
@@ -765,7 +769,8 @@ class Store:
 
     def _write_report_seen(self) -> None:
         """Write the `report_seen` rows of the open transaction (just before it commits)."""
-        pending, self._seen_pending = self._seen_pending, []
+        pending = [entry for entry in self._seen_pending if entry[3] is not None]
+        self._seen_pending = []
         if not pending:
             return
         if not self._report_seen_ready():
@@ -775,7 +780,7 @@ class Store:
             "INSERT INTO report_seen (report_id, fingerprint, content_hash) VALUES (?, ?, ?) "
             "ON CONFLICT (report_id) DO UPDATE SET fingerprint = excluded.fingerprint, "
             "content_hash = excluded.content_hash",
-            [(r, self._seen_key(f, size), h) for r, f, h, size in pending],
+            [(r, self._seen_key(f, size or 0), h) for r, f, h, size in pending],
         )
 
     def ingest_report(

@@ -849,6 +849,28 @@ def test_a_report_sent_again_is_recognised_unredacted_and_a_changed_one_is_still
     assert len(seen) == 4 and all(len(fp) == 64 for (fp,) in seen)
 
 
+def test_reports_are_recognised_the_next_night_after_a_later_page_taught_a_secret(
+    store: Store, state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret first seen on a later page of reports (here the second one) grows the secret
+    memory after the first page was stored: the first page's reports, whose rows do not hold
+    it, are still recognised by the next sync (the nightly re-reads that page) instead of all
+    being redacted again every night; the secret never reaches the file."""
+    later = "sk-live9876543210zyxwvutsrq"
+    service = FakeService(3, reports=12)  # two pages of reports (10 + 2)
+    service.reports[11]["report"]["lint"]["rationale"] = f"key {later}"
+    first = run_sync(store, service)
+    assert first.reports_new == 12
+    assert later.encode() not in state_path.read_bytes()
+    redacted = _count_report_redactions(monkeypatch)
+    again = run_sync(store, service)
+    assert (redacted, again.reports_new, again.integrity_issues) == ([], 0, ())
+    service.reports[3]["report"]["lint"]["rationale"] = f"now {later}"  # changed upstream
+    changed = run_sync(store, service)
+    assert redacted == ["r0003"] and len(changed.integrity_issues) == 1
+    assert later.encode() not in state_path.read_bytes()
+
+
 def test_a_stored_report_rescrubbed_for_a_later_secret_is_redacted_again_not_trusted(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -902,6 +924,34 @@ def test_a_report_sent_again_unchanged_is_scrubbed_of_a_secret_known_only_since(
         assert not any(later in json.dumps(r.data) for r in list(s.iter_reports()))
         assert run_sync(s, service).integrity_issues == ()  # the rescrubbed row is still "same"
     assert later.encode() not in state_path.read_bytes()
+
+
+def test_a_nightly_that_learns_a_secret_from_a_new_revision_still_recognises_its_reports(
+    state_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next night's process learns a new secret from a new revision before it re-reads
+    the page of reports it has: those reports are recognised all the same (what it learned,
+    it knows as a value, and looks for in the rows it recognised) rather than all redacted
+    again; a report that holds the new secret is still scrubbed of it."""
+    new = "plainwordnewsecretvalue42"
+    service = FakeService(3, reports=4)
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    service.add_revisions(1)
+    service.revisions[4]["settings"]["env"] = {"DB_URL": new}
+    redacted = _count_report_redactions(monkeypatch)
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        summary = run_sync(s, service)
+    assert (redacted, summary.revisions_new, summary.integrity_issues) == ([], 1, ())
+    assert new.encode() not in state_path.read_bytes()
+    service.add_revisions(1)  # and the night after, which learns another one
+    service.revisions[5]["settings"]["env"] = {"DB_URL": new + "-rotated"}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        summary = run_sync(s, service)
+    assert (redacted, summary.revisions_new, summary.integrity_issues) == ([], 1, ())
 
 
 def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbed(

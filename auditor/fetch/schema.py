@@ -43,7 +43,17 @@ _PY_TYPES: dict[str, frozenset[type]] = {
 _ANY_JSON: frozenset[type] = frozenset().union(*_PY_TYPES.values())
 _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples"})
 _KEYWORDS = frozenset(
-    {"type", "required", "properties", "additionalProperties", "items", "minLength", "minimum"}
+    {
+        "type",
+        "required",
+        "properties",
+        "additionalProperties",
+        "items",
+        "minLength",
+        "minimum",
+        "maximum",
+        "enum",
+    }
 )
 
 
@@ -100,6 +110,8 @@ def _compile(schema: Any) -> Check:
     if unknown:
         raise _Unsupported(f"keyword {sorted(unknown)[0]!r}")
     allowed = _allowed_types(schema.get("type"))
+    if "enum" in schema:
+        return _enum_check(schema["enum"], allowed, _keyword_checks(schema).get(str))
     by_type = _keyword_checks(schema)
     if not by_type:
         return lambda value: type(value) in allowed
@@ -132,9 +144,27 @@ def _keyword_checks(schema: dict[str, Any]) -> dict[type, Check]:
         by_type[list] = _items_check(_compile(schema["items"]))
     if "minLength" in schema:
         by_type[str] = _min_length_check(schema["minLength"])
-    if "minimum" in schema:
-        by_type[int] = by_type[float] = _minimum_check(schema["minimum"])
+    bounds = [_bound_check(schema[k], k) for k in ("minimum", "maximum") if k in schema]
+    if bounds:
+        by_type[int] = by_type[float] = bounds[0] if len(bounds) == 1 else _both(*bounds)
     return by_type
+
+
+def _enum_check(values: Any, allowed: frozenset[type], more: Check | None) -> Check:
+    """`enum` of strings only (jsonschema's equality of numbers and booleans is subtler):
+    a string among them, of an allowed type, that passes the string keywords."""
+    if not isinstance(values, list) or not all(type(v) is str for v in values):
+        raise _Unsupported(f"enum {values!r}")
+    if str not in allowed:
+        return _never
+    members = frozenset(values)
+    if more is None:
+        return lambda value: type(value) is str and value in members
+    return lambda value: type(value) is str and value in members and more(value)
+
+
+def _both(first: Check, second: Check) -> Check:
+    return lambda value: first(value) and second(value)
 
 
 def _object_check(schema: dict[str, Any]) -> Check:
@@ -172,10 +202,12 @@ def _min_length_check(limit: Any) -> Check:
     return lambda value: len(value) >= limit
 
 
-def _minimum_check(limit: Any) -> Check:
+def _bound_check(limit: Any, keyword: str) -> Check:
     if type(limit) not in (int, float):
-        raise _Unsupported(f"minimum {limit!r}")
-    return lambda value: not value < limit
+        raise _Unsupported(f"{keyword} {limit!r}")
+    if keyword == "minimum":
+        return lambda value: not value < limit
+    return lambda value: not value > limit
 
 
 def schema_errors(value: Any, schema: str) -> list[Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import hmac
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -138,6 +139,10 @@ class Store:
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
         self._skipped_reports: list[str] = []  # recognised by `known_report`, not redacted
+        # `report_seen` rows of the open transaction, written when it commits: (report id, raw
+        # fingerprint, content hash, the memory size the row is clean under; None: not known
+        # until `scrub_stored` has searched it, and not written unless it has)
+        self._seen_pending: list[tuple[str, str, str, int | None]] = []
         # True when the rows were redacted under other rules and the store is read-only: each
         # row is redacted again as it is read (see `redact_to_current_rules`)
         self._stale_rules = False
@@ -272,12 +277,14 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self._write_report_seen()
             except BaseException:
                 rollback(self._db)
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
                 self._skipped_reports = []
+                self._seen_pending = []
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -326,6 +333,8 @@ class Store:
             if has_table(self._db, "secret_memory"):
                 rows = self._db.execute("SELECT fingerprint, length FROM secret_memory")
                 self.redactor.memory.recall((str(fp), int(n)) for fp, n in rows)
+        # The memory the file holds: the size a `report_seen` record of the last sync carries.
+        self._recalled = self.redactor.memory.size
 
     def remember_secrets(self) -> None:
         """Keep the fingerprints of newly found secrets (inside the open transaction)."""
@@ -345,19 +354,28 @@ class Store:
         stale = self.redactor.stale_secrets()
         fresh = self.redactor.memory.values - self._scrubbed if stale is None else stale
         self._scrubbed |= self.redactor.memory.values
-        if not fresh:
-            return fixed
-        forms = [f.encode() for v in fresh for f in encoded_forms(v)]
-        for table, key, columns in _SCRUBBED_COLUMNS:
-            hits = [
-                row[0]
-                for row in stream(self._db, f"SELECT {key}, {', '.join(columns)} FROM {table}")
-                if any(f in _as_bytes(c) for c in row[1:] for f in forms)
-            ]
-            for item in hits:
-                self._rescrub_row(table, item)
-            fixed += len(hits)
-        return fixed + store_analytics.scrub(self._db, self.redactor, forms)
+        if fresh:
+            forms = [f.encode() for v in fresh for f in encoded_forms(v)]
+            for table, key, columns in _SCRUBBED_COLUMNS:
+                hits = [
+                    row[0]
+                    for row in stream(self._db, f"SELECT {key}, {', '.join(columns)} FROM {table}")
+                    if any(f in _as_bytes(c) for c in row[1:] for f in forms)
+                ]
+                for item in hits:
+                    self._rescrub_row(table, item)
+                fixed += len(hits)
+            fixed += store_analytics.scrub(self._db, self.redactor, forms)
+        # Every row is now clean of every secret remembered: a report row that a raw item gave
+        # in this transaction, or that `known_report` recognised (and that the scrub left as it
+        # was: same content hash), is what that item gives under the whole memory, so it is
+        # recorded under its final size, and the next sync, which starts with that memory,
+        # recognises it. (Recorded under the size at its ingestion, it was missed whenever a
+        # later page taught a secret; left under the older size when recognised, every other
+        # nightly that learns a secret redacted the page again.)
+        size = self.redactor.memory.size
+        self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
+        return fixed
 
     def _scrub_skipped_reports(self) -> int:
         """Redact again the stored reports `known_report` let this sync skip that hold a secret
@@ -697,10 +715,17 @@ class Store:
 
     def report_fingerprint(self, raw: Mapping[str, Any]) -> str | None:
         """The keyed fingerprint of a raw API report item (see `known_report`), bound to the
-        tool version and to the secret memory: once a secret is learned (by any sync), a
-        report recorded before is redacted again, as it may hold that secret."""
-        size = self.redactor.memory.size
-        return self.redactor.raw_fingerprint(f"report {__version__} memory {size}", raw)
+        tool version. `report_seen` keeps it bound to the secret memory too (`_seen_key`):
+        once a secret is learned (by any sync), a report recorded before is redacted again,
+        as it may hold that secret."""
+        return self.redactor.raw_fingerprint(f"report {__version__}", raw)
+
+    def _seen_key(self, fingerprint: str, size: int) -> str:
+        """What `report_seen` records: a raw fingerprint bound to the size of the secret memory
+        the stored row is clean under (it only grows: an equal size means the same memory)."""
+        return hmac.new(
+            self._key, f"report seen {size}\0{fingerprint}".encode(), hashlib.sha256
+        ).hexdigest()
 
     def known_report(self, fingerprint: str | None, sync_id: int) -> tuple[str, Ingested] | None:
         """The stored report a raw item with this fingerprint was redacted into, with the
@@ -708,18 +733,25 @@ class Store:
         that item gave (its content hash unchanged since); None when it must be redacted and
         compared as usual. Gives the stored (redacted) report id, for messages. A row so
         recognised is searched by `scrub_stored` for any secret this process knows (a rotated
-        API token, a secret found since it was stored), as redacting it again would have."""
+        API token, a secret found since it was stored), as redacting it again would have.
+
+        The row must be clean under the whole memory the file holds (recorded under its size)
+        or under everything known now: what this process learned beyond the file's memory it
+        knows as values, which `scrub_stored` looks for in the row. A secret another sync
+        learned since the row was recorded grew the file's memory: then it is redacted again."""
         if fingerprint is None or not self._report_seen_ready():
             return None
+        keys = {self._seen_key(fingerprint, n) for n in (self._recalled, self.redactor.memory.size)}
         row = self._db.execute(
-            "SELECT r.report_id, r.sync_id FROM report_seen f JOIN reports r "
+            "SELECT r.report_id, r.sync_id, r.content_hash FROM report_seen f JOIN reports r "
             "ON r.report_id = f.report_id AND r.content_hash = f.content_hash "
-            "WHERE f.fingerprint = ? LIMIT 1",
-            (fingerprint,),
+            f"WHERE f.fingerprint IN ({', '.join('?' * len(keys))}) LIMIT 1",
+            tuple(keys),
         ).fetchone()
         if row is None:
             return None
         self._skipped_reports.append(str(row[0]))  # checked by `scrub_stored` before commit
+        self._seen_pending.append((str(row[0]), fingerprint, str(row[2]), None))
         return str(row[0]), Ingested("same", known_before=row[1] != sync_id)
 
     def _report_seen_ready(self) -> bool:
@@ -730,16 +762,25 @@ class Store:
         return self._report_seen
 
     def _remember_report(self, report_id: str, fingerprint: str, content_hash: str) -> None:
-        """Record which raw item (by keyed fingerprint) the stored report row came from."""
+        """Record which raw item (by keyed fingerprint) the stored report row came from, when
+        the transaction commits (`_write_report_seen`), under the memory it is clean under:
+        the size now, or the final one if `scrub_stored` runs after it."""
+        self._seen_pending.append((report_id, fingerprint, content_hash, self.redactor.memory.size))
+
+    def _write_report_seen(self) -> None:
+        """Write the `report_seen` rows of the open transaction (just before it commits)."""
+        pending = [entry for entry in self._seen_pending if entry[3] is not None]
+        self._seen_pending = []
+        if not pending:
+            return
         if not self._report_seen_ready():
             self._db.execute(REPORT_SEEN_DDL)
             self._db.execute(REPORT_SEEN_INDEX)
-            self._report_seen = True  # until this transaction ends (`transaction`)
-        self._db.execute(
+        self._db.executemany(
             "INSERT INTO report_seen (report_id, fingerprint, content_hash) VALUES (?, ?, ?) "
             "ON CONFLICT (report_id) DO UPDATE SET fingerprint = excluded.fingerprint, "
             "content_hash = excluded.content_hash",
-            (report_id, fingerprint, content_hash),
+            [(r, self._seen_key(f, size or 0), h) for r, f, h, size in pending],
         )
 
     def ingest_report(

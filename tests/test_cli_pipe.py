@@ -44,3 +44,49 @@ def small_state(tmp_path: Path) -> Path:
     path = tmp_path / "state.db"
     Store.open(path, create=True).close()
     return path
+
+
+# A stdout that cannot be written (a full disk; `/dev/full` fails every write with ENOSPC):
+# one line naming it and exit 2, buffered or not. The interpreter's own flush at exit used to
+# print "Exception ignored … OSError" and exit 120, after `run` had said "exit 0".
+_FULL_STDOUT = {
+    "help": ["--help"],
+    "version": ["--version"],
+    "history-help": ["history", "--help"],
+    "policy-schema": ["policy", "schema"],
+    "history": ["history", "--state", "{state}"],
+    "run": ["run", "--offline", "--soft-fail", "--state", "{state}", "--out", "{out}"],
+}
+# argparse prints help and version itself and ignores an error of an unbuffered write.
+_UNBUFFERED = ("policy-schema", "history", "run")
+
+
+@pytest.mark.parametrize(
+    ("argv", "buffered"),
+    [pytest.param(argv, True, id=f"{name}-buffered") for name, argv in _FULL_STDOUT.items()]
+    + [pytest.param(_FULL_STDOUT[name], False, id=f"{name}-unbuffered") for name in _UNBUFFERED],
+)
+def test_a_full_disk_on_stdout_is_one_error_line_and_exit_2(
+    tmp_path: Path, argv: list[str], small_state: Path, buffered: bool
+) -> None:
+    out = tmp_path / "reports"
+    argv = [a.replace("{state}", str(small_state)).replace("{out}", str(out)) for a in argv]
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDITOR_DEBUG", "PYTHONUNBUFFERED")}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
+    last = done.stderr.splitlines()[-1]
+    assert done.returncode == 2, done.stderr
+    assert last == "auditor: error: cannot write to standard output: No space left on device"
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
+    if argv[0] == "run":  # what was written stays: the reports are there
+        assert (out / "findings.json").is_file()

@@ -14,9 +14,9 @@ import os
 import select
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO, cast
 
 from auditor import __version__
 from auditor.cli.parsers import REGISTER
@@ -97,14 +97,67 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     try:
         args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
+        return _help_written(int(exc.code or 0), ctx)
     args.debug = debug  # a command that reports failures itself (each --orgs organization)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(ctx.stderr)
         return EXIT_ERROR
+    ctx = replace(ctx, stdout=cast(TextIO, _Stdout(ctx.stdout)))
+
+    def command() -> int:
+        code = int(handler(args, ctx))
+        ctx.stdout.flush()  # here, not at exit, so a full disk is reported (and exits 2)
+        return code
+
     with sigterm_as_interrupt():
-        return _guarded(lambda: int(handler(args, ctx)), ctx, debug=debug)
+        return _guarded(command, ctx, debug=debug)
+
+
+class StdoutError(Exception):
+    """Standard output could not be written: a full disk, `/dev/full`, an I/O error."""
+
+
+class _Stdout:
+    """The command's stdout, whose write errors other than a broken pipe (`| head`, handled
+    apart) are a `StdoutError`, so the guard can say what could not be written."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.strerror or str(exc)) from exc
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.strerror or str(exc)) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _help_written(code: int, ctx: Context) -> int:
+    """`code`, once what argparse printed (help, version) is flushed; a full disk is an error
+    (exit 2), a reader gone (`auditor --help | head -1`) exit 141, quietly."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout(sys.stdout)
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        _silence_stdout(sys.stdout)
+        print(f"auditor: error: cannot write to standard output: {exc.strerror}", file=ctx.stderr)
+        return EXIT_ERROR
+    return code
 
 
 def _command_named(args: Sequence[str]) -> str | None:
@@ -129,6 +182,12 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
         if _stdout_gone(ctx):  # `auditor history | head`: the reader has all it wanted
             return EXIT_BROKEN_PIPE
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
+    except StdoutError as exc:
+        # What was written to the state file or reports stays; what stdout still holds is
+        # dropped (pointed at /dev/null), so the interpreter's flush at exit cannot fail again.
+        _silence_stdout(ctx.stdout)
+        print(f"auditor: error: cannot write to standard output: {exc}", file=ctx.stderr)
+        return EXIT_ERROR
     except Exception as exc:
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
 
@@ -144,9 +203,14 @@ def _stdout_gone(ctx: Context) -> bool:
     poller.register(fd, select.POLLOUT)
     if not any(events & select.POLLERR for _, events in poller.poll(0)):
         return False  # stdout is fine: the broken pipe was another one's
-    if ctx.stdout is sys.stdout:
+    _silence_stdout(ctx.stdout)
+    return True
+
+
+def _silence_stdout(stream: TextIO) -> None:
+    """Point the process's stdout at /dev/null (when `stream` is the process's stdout)."""
+    if getattr(stream, "stream", stream) is sys.stdout:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
-    return True

@@ -90,3 +90,26 @@ def test_a_full_disk_on_stdout_is_one_error_line_and_exit_2(
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
     if argv[0] == "run":  # what was written stays: the reports are there
         assert (out / "findings.json").is_file()
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_a_full_disk_on_stderr_exits_2_not_1_or_120(
+    tmp_path: Path, small_state: Path, buffered: bool
+) -> None:
+    # Nothing can say why, so the exit code does: 1 would read as findings in a CI gate, and
+    # the interpreter's failing flush at exit gave 120.
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDITOR_DEBUG", "PYTHONUNBUFFERED")}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    argv = ["run", "--offline", "--soft-fail", "--state", str(small_state), "--out", "reports"]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor", *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=full,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
+    assert done.returncode == 2
+    assert (tmp_path / "reports" / "findings.json").is_file()

@@ -110,8 +110,16 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         ctx.stdout.flush()  # here, not at exit, so a full disk is reported (and exits 2)
         return code
 
-    with sigterm_as_interrupt():
-        return _guarded(command, ctx, debug=debug)
+    try:
+        with sigterm_as_interrupt():
+            code = _guarded(command, ctx, debug=debug)
+        ctx.stderr.flush()
+    except OSError:
+        # stderr itself cannot be written (a full disk): nothing can say why, so the exit
+        # code does, as for any error (not 1, which means findings, nor the interpreter's 120)
+        _silence(sys.stderr, sys.stderr)
+        return EXIT_ERROR
+    return code
 
 
 class StdoutError(Exception):
@@ -151,10 +159,10 @@ def _help_written(code: int, ctx: Context) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _silence_stdout(sys.stdout)
+        _silence(sys.stdout)
         return EXIT_BROKEN_PIPE
     except OSError as exc:
-        _silence_stdout(sys.stdout)
+        _silence(sys.stdout)
         print(f"auditor: error: cannot write to standard output: {exc.strerror}", file=ctx.stderr)
         return EXIT_ERROR
     return code
@@ -185,7 +193,7 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     except StdoutError as exc:
         # What was written to the state file or reports stays; what stdout still holds is
         # dropped (pointed at /dev/null), so the interpreter's flush at exit cannot fail again.
-        _silence_stdout(ctx.stdout)
+        _silence(ctx.stdout)
         print(f"auditor: error: cannot write to standard output: {exc}", file=ctx.stderr)
         return EXIT_ERROR
     except Exception as exc:
@@ -203,14 +211,16 @@ def _stdout_gone(ctx: Context) -> bool:
     poller.register(fd, select.POLLOUT)
     if not any(events & select.POLLERR for _, events in poller.poll(0)):
         return False  # stdout is fine: the broken pipe was another one's
-    _silence_stdout(ctx.stdout)
+    _silence(ctx.stdout)
     return True
 
 
-def _silence_stdout(stream: TextIO) -> None:
-    """Point the process's stdout at /dev/null (when `stream` is the process's stdout)."""
-    if getattr(stream, "stream", stream) is sys.stdout:
+def _silence(stream: TextIO, process: TextIO | None = None) -> None:
+    """Point the process's stdout (or `process`: stderr) at /dev/null, when `stream` is it, so
+    the interpreter's flush at exit does not fail again."""
+    process = process or sys.stdout
+    if getattr(stream, "stream", stream) is process:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, process.fileno())
             os.close(devnull)

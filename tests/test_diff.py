@@ -24,6 +24,7 @@ from auditor.diff.render import (
     render_changes_markdown,
     render_changes_text,
 )
+from auditor.diff.table import strict_equal
 from auditor.errors import ConfigError
 from auditor.models import Change
 from auditor.redact import Redactor, is_marker
@@ -588,3 +589,19 @@ def test_hook_entries_with_repeated_matchers_are_counted_and_addressed_right(pai
             assert a[int(m.group(1))] == c.before
         elif m and c.kind == "item_added":
             assert b[int(m.group(1))] == c.after
+
+
+def test_integers_beyond_64_bits_are_compared_not_refused() -> None:
+    # A YAML document (a policy test case) can hold them; orjson cannot write them, which made
+    # the type-strict equality and the list keys raise TypeError.
+    big = 2**70
+    assert strict_equal([big, {"a": big}], [big, {"a": big}])
+    assert not strict_equal({"a": [big, True]}, {"a": [big, 1]})
+    before = {"commandAllowlist": [[big], "x"], "unlisted": [{"a": big}]}
+    after = {"commandAllowlist": [[big], "y"], "unlisted": [{"a": big}, {"a": 1}]}
+    kinds = sorted((c.path, c.kind) for c in diff_revisions(before, after))
+    assert kinds == [
+        ("$.commandAllowlist", "item_added"),
+        ("$.commandAllowlist", "item_removed"),
+        ("$.unlisted[1]", "item_added"),
+    ]

@@ -167,7 +167,10 @@ def strict_equal(a: JSON, b: JSON) -> bool:
     if type(a) is not type(b) or a != b:
         return False
     if isinstance(a, dict | list):
-        return canon(a) == canon(b) or _deep_strict_equal(a, b)
+        try:
+            return canon(a) == canon(b) or _deep_strict_equal(a, b)
+        except TypeError:  # an integer beyond 64 bits (a YAML document): walk instead
+            return _deep_strict_equal(a, b)
     return True
 
 
@@ -190,7 +193,19 @@ def item_key(value: JSON) -> Hashable:
     if type(value) is str:
         return value  # the common case, and no other kind of key below is a str
     if isinstance(value, dict | list):
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # an integer beyond 64 bits (a YAML document)
+            return _walked_key(value)
+    return (type(value), value)
+
+
+def _walked_key(value: JSON) -> Hashable:
+    """`item_key` built by walking, for what orjson cannot write (tuples never equal its bytes)."""
+    if isinstance(value, dict):
+        return ("{}", tuple(sorted((k, _walked_key(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("[]", tuple(_walked_key(v) for v in value))
     return (type(value), value)
 
 

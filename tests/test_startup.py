@@ -237,3 +237,11 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     code, modules = probe[-2].split()[0], probe[-1].split()
     assert code == "0" and "auditor.policy.loader" in modules  # it did lint the packs
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
+
+
+def test_the_lazily_loaded_findings_names_are_listed_by_dir() -> None:
+    """`auditor.findings` loads its names on first use; `dir()` (a REPL's completion, pydoc)
+    still lists them."""
+    import auditor.findings
+
+    assert set(auditor.findings.__all__) <= set(dir(auditor.findings))

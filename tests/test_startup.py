@@ -24,6 +24,7 @@ from auditor.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(["sync", "--help"])
 import auditor.cli.cmd_sync
+import auditor.workflows.sync
 print(" ".join(sorted(m for m in sys.modules if m.startswith("auditor.") or m == "jsonschema")))
 """
 
@@ -237,3 +238,31 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     code, modules = probe[-2].split()[0], probe[-1].split()
     assert code == "0" and "auditor.policy.loader" in modules  # it did lint the packs
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
+
+
+def test_the_lazily_loaded_findings_names_are_listed_by_dir() -> None:
+    """`auditor.findings` loads its names on first use; `dir()` (a REPL's completion, pydoc)
+    still lists them."""
+    import auditor.findings
+
+    assert set(auditor.findings.__all__) <= set(dir(auditor.findings))
+
+
+def test_a_sync_loads_httpx_without_its_command_line(tmp_path: Path) -> None:
+    """`auditor sync` is spared httpx's own command line (click, rich, pygments), as a run is
+    (`cli.common._without_httpx_command_line`): its handler loads the sync workflow, and with
+    it httpx, only after that."""
+    env = {**os.environ, "AUDITOR_TOKEN": "probe-token-1234"}
+    argv = ["sync", "--base-url", "http://127.0.0.1:1", "--state", str(tmp_path / "s.db")]
+    out = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0] == "2"  # nothing listens on port 1: the sync failed after loading httpx
+    loaded = set(out[1].split())
+    assert "httpx" in loaded
+    assert loaded & {"click", "rich", "pygments"} == set()

@@ -18,7 +18,6 @@ from auditor.cli.common import (
 from auditor.cli.parsers import register_sync as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_OK
-from auditor.workflows.sync import format_summary
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -30,5 +29,7 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     base_url, _ = require_remote(config)
     with store_kept_only_if_synced(config) as store:  # a failed first sync leaves no file
         summary = sync_store(store, config, ctx, usage=not args.no_usage)
+    from auditor.workflows.sync import format_summary  # after sync_store: see its httpx note
+
     print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK

@@ -176,11 +176,12 @@ def _command_named(args: Sequence[str]) -> str | None:
 def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     """Every way a command can end becomes an exit code and one line on stderr (never 1 for
     an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
-    # Imported once a command runs, not at start-up (`auditor --version`): it is the guard's
-    # only, and loads the escaping and URL-scrubbing helpers.
-    from auditor.cli.failure import report_failure
-
     try:
+        # Imported once a command runs, not at start-up (`auditor --version`): it is the
+        # guard's only, and loads the escaping and URL-scrubbing helpers (inside the `try`,
+        # so Ctrl-C or SIGTERM while it loads ends as any interrupt does).
+        from auditor.cli.failure import report_failure
+
         return command()
     except KeyboardInterrupt as exc:
         code, word = interrupt_exit(exc)

@@ -4,6 +4,7 @@ reports; `auditor run --offline`: no HTTP client or secret scanner), and parse a
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import subprocess
@@ -240,12 +241,12 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
 
 
-def test_the_lazily_loaded_findings_names_are_listed_by_dir() -> None:
-    """`auditor.findings` loads its names on first use; `dir()` (a REPL's completion, pydoc)
+@pytest.mark.parametrize("package", ["auditor.findings", "auditor.evaluate"])
+def test_the_lazily_loaded_names_are_listed_by_dir(package: str) -> None:
+    """These packages load their names on first use; `dir()` (a REPL's completion, pydoc)
     still lists them."""
-    import auditor.findings
-
-    assert set(auditor.findings.__all__) <= set(dir(auditor.findings))
+    module = importlib.import_module(package)
+    assert set(module.__all__) <= set(dir(module))
 
 
 def test_a_sync_loads_httpx_without_its_command_line(tmp_path: Path) -> None:

@@ -53,3 +53,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    """The module's names, the ones not loaded yet included (a REPL's completion, pydoc)."""
+    return sorted({*globals(), *__all__})

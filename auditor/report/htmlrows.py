@@ -72,6 +72,8 @@ class Escaper:
 
     def __call__(self, value: Any) -> str:
         if type(value) is str:
+            if value.isalnum():  # fingerprints, numbers, words: nothing to drop or escape
+                return value
             cache = self._cache
             out = cache.get(value)
             if out is None:

@@ -8,6 +8,7 @@ escaping makes control characters inert.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from auditor.common.escape import inert_bytes
+from auditor.common.escape import json_inert
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import (
     Attribution,
@@ -321,8 +322,31 @@ def spliced_lists(
     yield text[start:] + "\n"
 
 
+# The UTF-8 forms of the characters `json_inert` rewrites, by lead byte (see
+# `escape._INVISIBLE_UTF8`): C1 controls (C2 80-9F), and U+200E-F, U+2028-9, U+202A-E (E2 80 ..)
+# and U+2066-9 (E2 81 ..). DEL (7F) and U+061C (D8 9C) are looked for as plain bytes.
+_C1_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
+_E2_INVISIBLE_UTF8 = re.compile(rb"\xe2(?:\x80[\x8e\x8f\xa8-\xae]|\x81[\xa6-\xa9])")
+
+
+def inert_json(raw: bytes) -> str:
+    """`escape.inert_bytes`: serialized UTF-8 JSON decoded, with `json_inert` applied only when
+    one of its characters is in the bytes. The same answer, looked for faster: a byte search
+    per lead byte (C speed) and a pattern only where that byte occurs, instead of one pattern
+    of alternatives tried at every em dash of the whole text (3-4x faster on a report)."""
+    text = raw.decode("utf-8")
+    if (
+        b"\x7f" in raw
+        or b"\xd8\x9c" in raw
+        or (b"\xc2" in raw and _C1_UTF8.search(raw) is not None)
+        or (b"\xe2" in raw and _E2_INVISIBLE_UTF8.search(raw) is not None)
+    ):
+        return json_inert(text)
+    return text
+
+
 def _dump(value: Any) -> str:
-    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default))
+    return inert_json(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default))
 
 
 def _dump_ascii(value: Any) -> str:

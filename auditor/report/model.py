@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from auditor.findings.finding import Finding, control_key
 from auditor.models import (
@@ -180,13 +181,26 @@ def framework_of(control: str) -> str:
 
 def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     """One row per framework control, sorted by framework, then naturally by control id."""
+    # Counted per rule facts and status first (a rule's findings share one `RuleFacts`), then
+    # spread over each rule's controls: a few hundred dictionary updates, not one per finding
+    # and control.
+    # Keyed by the facts' identity: hashing a frozen dataclass hashes all its fields each time.
+    per_rule: dict[tuple[int, str], list[Any]] = {}
+    for f in findings:
+        key = (id(f.facts), f.status)
+        found = per_rule.get(key)
+        if found is None:
+            per_rule[key] = [f.facts, 1]
+        else:
+            found[1] += 1
     tallies: dict[str, list[int]] = {}
     rules: dict[str, set[str]] = {}
-    for f in findings:
-        for control in f.controls:
+    for (_, status), (facts, n) in per_rule.items():
+        slot = _tally_slot(status)
+        for control in facts.controls:
             t = tallies.setdefault(control, [0, 0, 0, 0])
-            rules.setdefault(control, set()).add(f.rule_id)
-            t[_tally_slot(f.status)] += 1
+            rules.setdefault(control, set()).add(facts.rule_id)
+            t[slot] += n
     rows = [
         ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
         for c, t in tallies.items()

@@ -27,11 +27,11 @@ from typing import Any
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes
+from auditor.common.escape import clean_text
 from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
 from auditor.report import display, identity
-from auditor.report.jsonout import spliced_lists
+from auditor.report.jsonout import inert_json, spliced_lists
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
@@ -354,7 +354,7 @@ def _linked(row: ControlRow, links: dict[str, list[str]]) -> Iterator[list[dict[
 
 
 def _dump(value: Any) -> str:
-    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+    return inert_json(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
 def _ascii(value: Any) -> str:

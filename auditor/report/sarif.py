@@ -26,7 +26,6 @@ import orjson
 
 from auditor.common.escape import (
     clean_text,
-    inert_bytes,
     json_inert,
     md_inline,
     one_line,
@@ -35,7 +34,7 @@ from auditor.common.escape import (
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
 from auditor.report import display, identity
-from auditor.report.jsonout import spliced_lists
+from auditor.report.jsonout import inert_json, spliced_lists
 from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -390,7 +389,7 @@ def _next_cap(
 
 
 def _dump(value: Any) -> str:
-    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+    return inert_json(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
 def _ascii(value: Any) -> str:

@@ -144,8 +144,23 @@ def test_html_row_caches_stay_bounded_over_a_long_page(monkeypatch: pytest.Monke
     for _ in environment().get_template("report.html.j2").generate(ctx):
         pass
     rows = ctx["rows"]
-    sizes = [len(rows.esc._cache), len(rows._subjects), len(rows._evidences)]
+    caches = (rows.esc._cache, rows._subjects, rows._evidences, rows._same_evidence, rows._drills)
+    sizes = [len(cache) for cache in caches]
     assert max(sizes) <= 64, sizes
+
+
+def test_html_drill_down_rows_kept_for_other_controls_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rule's drill-down rows are written once and kept for the other controls it maps to,
+    up to `DRILL_CACHE_CHARS` characters: past that they are let go, and the page is the same."""
+    data = build_large(3000)  # 50 rules of 60 results, each rule in several controls
+    whole = render_html(data)
+    monkeypatch.setattr(htmlrows, "DRILL_CACHE_CHARS", 20_000)
+    ctx = context(data)
+    assert "".join(environment().get_template("report.html.j2").generate(ctx)) == whole
+    rows = ctx["rows"]
+    assert 0 < rows._drill_chars <= 20_000 + max(len(text) for _, text in rows._drills.values())
 
 
 def test_html_rows_are_the_same_when_the_caches_are_emptied(

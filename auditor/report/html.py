@@ -249,11 +249,35 @@ def _evidence_key(f: Finding) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     return (p.path, p.operator, p.expected), (p.found, p.note, len(f.evidence))
 
 
-def _evidence_groups(findings: Iterable[Finding]) -> tuple[EvidenceGroup, ...]:
-    """Results grouped by check, then by what they found, in report order."""
+#: The most evidence lists whose `_evidence_key` a drill-down keeps (emptied when full).
+KEYS_LIMIT = 4096
+
+
+def _shared_key(
+    f: Finding, keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """`_evidence_key(f)`, made once per evidence list (results share their evidence lists)."""
+    evidence = f.evidence
+    if not evidence:
+        return _evidence_key(f)
+    known = keys.get(id(evidence))
+    if known is None or known[0] is not evidence:
+        if len(keys) >= KEYS_LIMIT:
+            keys.clear()
+        known = keys[id(evidence)] = (evidence, *_evidence_key(f))
+    return known[1], known[2]
+
+
+def _evidence_groups(
+    findings: Iterable[Finding],
+    keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] | None = None,
+) -> tuple[EvidenceGroup, ...]:
+    """Results grouped by check, then by what they found, in report order (`keys`: the
+    evidence keys made so far, by evidence list)."""
+    keys = {} if keys is None else keys
     checks: dict[tuple[Any, ...], tuple[Markup, dict[tuple[Any, ...], list[Finding]]]] = {}
     for f in findings:
-        check, found = _evidence_key(f)
+        check, found = _shared_key(f, keys)
         if check not in checks:
             checks[check] = (evidence_check(f), {})
         checks[check][1].setdefault(found, []).append(f)
@@ -270,6 +294,7 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
     for g in groups:
         by_rule.setdefault(g.first.rule_id, []).append(g)
     results: dict[str, RuleResults] = {}
+    keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] = {}
     for rule, gs in by_rule.items():
         statuses: dict[str, list[Finding]] = {s: [] for s in DRILL_ORDER}
         for g in gs:
@@ -278,7 +303,9 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
         results[rule] = RuleResults(
             gs[0].first,
             tuple(
-                StatusResults(s, len(fs), _evidence_groups(fs)) for s, fs in statuses.items() if fs
+                StatusResults(s, len(fs), _evidence_groups(fs, keys))
+                for s, fs in statuses.items()
+                if fs
             ),
             sum(g.more for g in gs),
         )

@@ -109,8 +109,12 @@ def waiver_json(w: Waiver) -> dict[str, Any]:
     }
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
-    """One finding as JSON (rule metadata lives once, under `rules`)."""
+def finding_json(
+    f: Finding, shared: Callable[[tuple[Evidence, ...]], list[dict[str, Any]]] | None = None
+) -> dict[str, Any]:
+    """One finding as JSON (rule metadata lives once, under `rules`; `shared`: gives the JSON
+    of an evidence list, one value for a list met before)."""
+    evidence = f.evidence
     return {
         "fingerprint": f.fingerprint,
         "rule_id": f.rule_id,
@@ -121,11 +125,32 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "lifecycle": f.lifecycle,
         "subject": _subject(f.subject),
         "message": f.message,
-        "evidence": [_evidence(e) for e in f.evidence],
+        "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
         "since": _since(f.since, attribution_text(f)),
         "waiver": None if f.waiver is None else waiver_json(f.waiver),
         "location": _location(f.location),
     }
+
+
+#: The most evidence lists `SharedEvidence` keeps (it is emptied when full).
+CACHE_LIMIT = 4096
+
+
+class SharedEvidence:
+    """The JSON of each distinct evidence list, made once: findings share their evidence lists
+    (a rule's failing steps found the same thing), and a value serializes the same wherever
+    it is referred to."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[tuple[Evidence, ...], list[dict[str, Any]]]] = {}
+
+    def __call__(self, evidence: tuple[Evidence, ...]) -> list[dict[str, Any]]:
+        known = self._known.get(id(evidence))
+        if known is None or known[0] is not evidence:
+            if len(self._known) >= CACHE_LIMIT:
+                self._known.clear()
+            known = self._known[id(evidence)] = (evidence, [_evidence(e) for e in evidence])
+        return known[1]
 
 
 def rule_json(f: Finding) -> dict[str, Any]:
@@ -270,7 +295,8 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, streamed=True)
-    findings = ([finding_json(f) for f in batch] for batch in _batches(data.findings))
+    shared = SharedEvidence()
+    findings = ([finding_json(f, shared) for f in batch] for batch in _batches(data.findings))
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
     revisions = (
         [{"revision": r, "sha256": h} for r, h in batch]
@@ -309,13 +335,17 @@ def spliced_lists(
         yield text[start:at] + f'\n{pad}"{key}": ['
         start = at + len(marker)
         first = True
+        # One dump per batch, nested in `depth` objects so that its items come out indented
+        # as they are in the document: `{\n  "": [\n    item,\n    item\n  ]\n}` at depth 1;
+        # the text between the bracket's line break and the closing bracket's is placed as is.
+        around = dump(_nested([], depth))
+        head = around.index("[]") + 1
+        tail = len(around) - head + 1 + len(pad)  # `\n`, the pad and `]` before the rest
         for batch in items:
             if not batch:
                 continue
-            # One dump per batch: `[\n  item,\n  item\n]` holds the items indented one level,
-            # so dropping the brackets and indenting each line by `pad` places them.
-            listed = dump(batch)
-            body = listed[1 : len(listed) - 2].replace("\n", "\n" + pad)
+            listed = dump(_nested(batch, depth))
+            body = listed[head : len(listed) - tail]
             yield body if first else "," + body
             first = False
         yield f"\n{pad}]" if not first else "]"
@@ -343,6 +373,14 @@ def inert_json(raw: bytes) -> str:
     ):
         return json_inert(text)
     return text
+
+
+def _nested(items: list[Any], depth: int) -> Any:
+    """`items` as the value of a key `depth` objects deep: `{"": {"": items}}` at depth 2."""
+    value: Any = items
+    for _ in range(depth):
+        value = {"": value}
+    return value
 
 
 def _dump(value: Any) -> str:

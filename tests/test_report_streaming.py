@@ -10,12 +10,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from auditor.common.escape import inert_bytes, json_inert
-from auditor.report import htmlrows, render_html, write_reports
+from auditor.report import htmlrows, model, render_html, render_markdown, write_reports
 from auditor.report.html import context, environment, iter_html
 from auditor.report.jsonout import inert_json, report_json
 from auditor.report.model import InputDigest, ReportData
@@ -182,3 +183,27 @@ def test_html_is_streamed_a_rule_at_a_time_in_a_control_drill_down() -> None:
     sizes = [len(chunk) for chunk in iter_html(data)]
     assert sum(sizes) == len(render_html(data))
     assert max(sizes) < 100_000, max(sizes)  # one rule's rows (a drill-down of all: 400,000+)
+
+
+def test_reports_sort_the_findings_once_and_list_them_as_sorting_each_list_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_reports sorts a run's findings once for the HTML and Markdown reports (each
+    sorted its lists on its own, three sorts of up to 100,000s of findings); the shown and
+    passing lists are taken from that order, which is the order sorting each alone gives,
+    whatever order the findings come in."""
+    data = build_large(600)
+    shuffled = replace(data, findings=tuple(reversed(data.findings)))
+    calls = []
+    sort = model.sort_findings
+
+    def counted(findings: Any) -> Any:
+        calls.append(1)
+        return sort(findings)
+
+    monkeypatch.setattr(model, "sort_findings", counted)
+    written = write_reports(shuffled, tmp_path, ("html", "md"))
+    assert len(calls) == 1
+    monkeypatch.undo()
+    assert written["report.html"].read_text(encoding="utf-8") == render_html(data)
+    assert written["report.md"].read_text(encoding="utf-8") == render_markdown(data)

@@ -22,7 +22,7 @@ from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
-from auditor.report.model import ReportData
+from auditor.report.model import ReportData, shared_order
 from auditor.report.oscal import oscal_chunks, render_oscal
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
@@ -103,18 +103,19 @@ def write_reports(
     prepare_out_dir(out_dir)
     chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
-    for name, render in REPORT_FILES.items():
-        if name not in chosen:
-            continue
-        path = out_dir / name
-        try:
-            with gc_paused():
-                _write(path, name, render, data)
-        except OSError as exc:
-            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-        written[name] = path
-    if "pdf" in outputs:
-        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
+    with shared_order(data):  # the findings sorted once for every report that sorts them
+        for name, render in REPORT_FILES.items():
+            if name not in chosen:
+                continue
+            path = out_dir / name
+            try:
+                with gc_paused():
+                    _write(path, name, render, data)
+            except OSError as exc:
+                raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+            written[name] = path
+        if "pdf" in outputs:
+            written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     return written
 
 

@@ -31,7 +31,7 @@ from markupsafe import Markup, escape
 
 from auditor.common.escape import clean_text, shorten
 from auditor.findings.finding import Finding, sort_controls, sort_findings
-from auditor.models import QUIET_STATUSES, Change, severity_rank
+from auditor.models import QUIET_STATUSES, TRACKED_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
 from auditor.report.htmlrows import RowWriter, day, finalize
@@ -40,6 +40,7 @@ from auditor.report.model import (
     ReportData,
     control_rows,
     new_count,
+    report_order,
     severity_counts,
     shown_findings,
     status_counts,
@@ -124,10 +125,13 @@ def _style() -> tuple[Markup, str]:
     return Markup(css), _hash(css)
 
 
-def group_by_rule(findings: list[Finding], cap: int = ROWS_PER_RULE) -> list[RuleGroup]:
-    """Shown findings grouped by rule (worst severity first), at most `cap` rows each."""
+def group_by_rule(
+    findings: list[Finding], cap: int = ROWS_PER_RULE, *, in_order: bool = False
+) -> list[RuleGroup]:
+    """Shown findings grouped by rule (worst severity first), at most `cap` rows each
+    (`in_order`: the findings are in report order already, `sort_findings` is not needed)."""
     groups: dict[str, list[Finding]] = {}
-    for f in sort_findings(findings):
+    for f in findings if in_order else sort_findings(findings):
         groups.setdefault(f.rule_id, []).append(f)
     out = []
     for items in groups.values():
@@ -347,9 +351,12 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     introduced = set(data.review.introduced) if data.review else set()
     shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
-    groups = group_by_rule(shown, caps.rows_per_rule)
+    ordered = report_order(data)  # one sort for both lists (shared with report.md)
+    groups = group_by_rule(
+        [f for f in ordered if f.status in TRACKED_STATUSES], caps.rows_per_rule, in_order=True
+    )
     passing = group_by_rule(
-        [f for f in data.findings if f.status in QUIET_STATUSES], caps.rows_per_rule
+        [f for f in ordered if f.status in QUIET_STATUSES], caps.rows_per_rule, in_order=True
     )
     controls = control_rows(data.findings)
     rule_ids = {f.rule_id for f in data.findings}

@@ -7,12 +7,14 @@ flattens those into the rows below.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from auditor.findings.finding import Finding, control_key
+from auditor.findings.finding import Finding, control_key, sort_findings
 from auditor.models import (
     OPEN_STATUSES,
     SEVERITIES,
@@ -144,6 +146,38 @@ class ControlRow:
         if self.failing:
             return "not met"
         return "unverified" if self.unverified else "met"
+
+
+_LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` workers)
+
+
+@contextmanager
+def shared_order(data: ReportData) -> Iterator[None]:
+    """Within the block, `report_order(data)` sorts `data`'s findings once for every report
+    written (HTML and Markdown each list them in report order); the order is let go after."""
+    before = getattr(_LOCAL, "orders", None)
+    _LOCAL.orders = {}
+    try:
+        yield
+    finally:
+        _LOCAL.orders = before
+
+
+def report_order(data: ReportData) -> list[Finding]:
+    """`sort_findings(data.findings)`: the findings in report order, made once per report
+    inside `shared_order`. Take the findings of some statuses by filtering this list: the
+    sort is stable, so it gives the order that sorting those findings alone gives."""
+    orders: dict[int, tuple[tuple[Finding, ...], list[Finding]]] | None = getattr(
+        _LOCAL, "orders", None
+    )
+    findings = data.findings
+    known = None if orders is None else orders.get(id(findings))
+    if known is not None and known[0] is findings:
+        return known[1]
+    order = sort_findings(findings)
+    if orders is not None:
+        orders[id(findings)] = (findings, order)
+    return order
 
 
 def shown_findings(data: ReportData) -> list[Finding]:

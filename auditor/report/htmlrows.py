@@ -108,6 +108,8 @@ class RowWriter:
         self._subjects: dict[tuple[str | None, str], str] = {}
         self._evidences: dict[tuple[Any, ...], str] = {}
         self._same_evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
+        self._statuses: dict[str, str] = {}
+        self._cells: dict[tuple[str, str, str | None], str] = {}
         self._drills: dict[int, tuple[Any, str]] = {}
         self._drill_chars = 0  # of the rows in `_drills`
 
@@ -129,18 +131,20 @@ class RowWriter:
             self._subjects[key] = out
         return out
 
-    def _fingerprint(self, f: Finding, fp: str) -> str:
+    def _fingerprint(self, f: Finding, fp: str, escaped: str) -> str:
+        """The fingerprint's cell (`escaped`: `esc(fp)`)."""
         esc = self.esc
+        short = escaped[:12] if escaped is fp else esc(fp[:12])  # fp alphanumeric: as it is
         controls = f.controls
         if not controls:
-            return f'<span class="muted mono">{esc(fp[:12])}</span>'
+            return f'<span class="muted mono">{short}</span>'
         link = self._links.get(controls)
         if link is None:
             cs = sort_controls(controls)
             link = self._links[controls] = (esc(self.control_anchor[cs[0]]), esc(", ".join(cs)))
         return (
-            f'<a class="mono" href="#{link[0]}-{esc(fp)}" title="this result in the control '
-            f'drill-down ({link[1]})">{esc(fp[:12])}</a>'
+            f'<a class="mono" href="#{link[0]}-{escaped}" title="this result in the control '
+            f'drill-down ({link[1]})">{short}</a>'
         )
 
     def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
@@ -190,8 +194,32 @@ class RowWriter:
         return self.esc(shorten(text))
 
     def _status(self, status: str) -> str:
-        esc = self.esc
-        return f'<span class="st {esc(status)}">{esc(status.replace("_", " "))}</span>'
+        out = self._statuses.get(status)
+        if out is None:
+            esc = self.esc
+            out = f'<span class="st {esc(status)}">{esc(status.replace("_", " "))}</span>'
+            if len(self._statuses) >= CACHE_LIMIT:
+                self._statuses.clear()
+            self._statuses[status] = out
+        return out
+
+    def _status_cell(self, f: Finding) -> str:
+        """The status, the status before a waiver when it differs, the lifecycle."""
+        status, raw, life = f.status, f.raw_status, f.lifecycle
+        key = (status, raw, life)
+        cell = self._cells.get(key)
+        if cell is None:
+            esc = self.esc
+            cell = self._status(status)
+            if raw != status:
+                cell += f'<br><span class="muted">was {esc(raw)}</span>'
+            if life:
+                shown = esc(life)
+                cell += f'<br><span class="life {shown}">{shown}</span>'
+            if len(self._cells) >= CACHE_LIMIT:
+                self._cells.clear()
+            self._cells[key] = cell
+        return cell
 
     def rulelink(self, rule_id: str) -> str:
         """A link to the rule's section, its id as code."""
@@ -211,13 +239,8 @@ class RowWriter:
         out = []
         for f in rows:
             fp = f.fingerprint
-            status = f.status
-            cell = self._status(status)
-            if f.raw_status != status:
-                cell += f'<br><span class="muted">was {esc(f.raw_status)}</span>'
-            if f.lifecycle:
-                life = esc(f.lifecycle)
-                cell += f'<br><span class="life {life}">{life}</span>'
+            escaped = fp if fp.isalnum() else esc(fp)
+            cell = self._status_cell(f)
             waiver = ""
             w = f.waiver
             if w:
@@ -227,8 +250,8 @@ class RowWriter:
                     f"{ticket}: {esc(shorten(w.reason))}</p>"
                 )
             out.append(
-                f'<tr id="f-{esc(fp)}">\n<td class="wrap">{self._subject(f)}<br>'
-                f"{self._fingerprint(f, fp)}</td>\n<td>{cell}</td>\n"
+                f'<tr id="f-{escaped}">\n<td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"
                 f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
                 f'{waiver}</td>\n<td class="wrap">{esc(attribution_text(f))}</td>\n</tr>\n'
             )
@@ -245,9 +268,10 @@ class RowWriter:
         out = []
         for f in rows:
             fp = f.fingerprint
+            escaped = fp if fp.isalnum() else esc(fp)
             out.append(
-                f'<tr id="f-{esc(fp)}"><td class="wrap">{self._subject(f)}<br>'
-                f"{self._fingerprint(f, fp)}</td><td>{self._status(f.status)}</td>"
+                f'<tr id="f-{escaped}"><td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp, escaped)}</td><td>{self._status(f.status)}</td>"
                 f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
                 "</td></tr>\n"
             )

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from importlib import resources
+from itertools import islice
 from typing import Any, TypeVar
 
 import orjson
@@ -179,7 +180,15 @@ def _resolved(p: FindingRecord) -> dict[str, Any]:
 
 
 def _repo(r: ReadinessRow) -> dict[str, Any]:
-    return asdict(r)
+    # Spelled out, as `_subject` (the fields in order, as `asdict` gives them).
+    return {
+        "repo_url": r.repo_url,
+        "level": r.level,
+        "score": r.score,
+        "age_days": r.age_days,
+        "clean": r.clean,
+        "report_id": r.report_id,
+    }
 
 
 def _waivers(w: WaiverSummary) -> dict[str, Any]:
@@ -391,6 +400,9 @@ def _dump_ascii(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=True, default=_default)
 
 
-def _batches(items: Sequence[T], size: int = 256) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _batches(items: Iterable[T], size: int = 256) -> Iterator[list[T]]:
+    # Taken by iterating, not slicing: the revisions evaluated (`HashPairs`) make each pair
+    # faster as an iterator than by index.
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch

@@ -290,13 +290,13 @@ def _data_warning(w: DataWarning) -> dict[str, Any]:
 def render_json(data: ReportData) -> str:
     """`findings.json` text: two-space indented, stable order, trailing newline."""
     try:
-        return "".join(json_chunks(data))
+        return b"".join(json_chunks(data)).decode("utf-8")
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \udXXX
-        return "".join(json_chunks(data, ascii_only=True))
+        return b"".join(json_chunks(data, ascii_only=True)).decode("utf-8")
 
 
-def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
-    """`findings.json` as a stream of text, the findings, the failing count per revision and
+def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes]:
+    """`findings.json` as a stream of UTF-8 text, the findings, the failing count per revision and
     the revisions evaluated serialized a batch at a time, so neither the whole document nor
     any of those lists is ever held (the same bytes as one `orjson.dumps` of `report_json`;
     at 100,000 revisions the two per-revision lists alone were 50 MB as JSON values and text).
@@ -326,39 +326,41 @@ def spliced_lists(
     document: dict[str, Any],
     lists: Sequence[tuple[str, int, Iterable[list[Any]]]],
     *,
-    dump: Callable[[Any], str],
-) -> Iterator[str]:
-    """The indented JSON text of `document` with each of its empty `lists` (key, depth, items)
-    filled with `items` (given a batch at a time) as the text is written out; they are given in
-    the order the text has them (a key may come again, at its next place in the text). Lines of
-    serialized JSON never hold a raw newline (nor can a string hold one), so a list is found by
-    its line and re-indenting a batch is a replace."""
+    dump: Callable[[Any], bytes],
+) -> Iterator[bytes]:
+    """The indented JSON text (UTF-8) of `document` with each of its empty `lists` (key,
+    depth, items) filled with `items` (given a batch at a time) as the text is written out;
+    they are given in the order the text has them (a key may come again, at its next place in
+    the text). Lines of serialized JSON never hold a raw newline (nor can a string hold one),
+    so a list is found by its line. The text stays bytes, as orjson gives it: decoding it to
+    write it encoded again cost about as much as serializing it."""
     text = dump(document)
     start = 0
     for key, depth, items in lists:
-        pad = "  " * depth
-        marker = f'\n{pad}"{key}": []'
+        pad = b"  " * depth
+        opened = b"\n" + pad + b'"' + key.encode("utf-8") + b'": ['
+        marker = opened + b"]"
         at = text.find(marker, start)
-        if at < 0 or text[at + len(marker)] not in ",\n":
+        if at < 0 or text[at + len(marker) : at + len(marker) + 1] not in (b",", b"\n"):
             raise ValueError(f"{key!r} is not an empty list at depth {depth}")
-        yield text[start:at] + f'\n{pad}"{key}": ['
+        yield text[start:at] + opened
         start = at + len(marker)
         first = True
         # One dump per batch, nested in `depth` objects so that its items come out indented
         # as they are in the document: `{\n  "": [\n    item,\n    item\n  ]\n}` at depth 1;
         # the text between the bracket's line break and the closing bracket's is placed as is.
         around = dump(_nested([], depth))
-        head = around.index("[]") + 1
+        head = around.index(b"[]") + 1
         tail = len(around) - head + 1 + len(pad)  # `\n`, the pad and `]` before the rest
         for batch in items:
             if not batch:
                 continue
             listed = dump(_nested(batch, depth))
             body = listed[head : len(listed) - tail]
-            yield body if first else "," + body
+            yield body if first else b"," + body
             first = False
-        yield f"\n{pad}]" if not first else "]"
-    yield text[start:] + "\n"
+        yield b"\n" + pad + b"]" if not first else b"]"
+    yield text[start:] + b"\n"
 
 
 # The UTF-8 forms of the characters `json_inert` rewrites, by lead byte (see
@@ -368,20 +370,28 @@ _C1_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
 _E2_INVISIBLE_UTF8 = re.compile(rb"\xe2(?:\x80[\x8e\x8f\xa8-\xae]|\x81[\xa6-\xa9])")
 
 
-def inert_json(raw: bytes) -> str:
-    """`escape.inert_bytes`: serialized UTF-8 JSON decoded, with `json_inert` applied only when
-    one of its characters is in the bytes. The same answer, looked for faster: a byte search
-    per lead byte (C speed) and a pattern only where that byte occurs, instead of one pattern
-    of alternatives tried at every em dash of the whole text (3-4x faster on a report)."""
-    text = raw.decode("utf-8")
-    if (
+def _has_invisible(raw: bytes) -> bool:
+    """Whether the UTF-8 bytes hold a character `json_inert` rewrites (`escape._INVISIBLE_UTF8`
+    matches): looked for a lead byte at a time (C speed), with a pattern only where that byte
+    occurs, instead of one pattern of alternatives tried at every em dash (3-4x faster)."""
+    return (
         b"\x7f" in raw
         or b"\xd8\x9c" in raw
         or (b"\xc2" in raw and _C1_UTF8.search(raw) is not None)
         or (b"\xe2" in raw and _E2_INVISIBLE_UTF8.search(raw) is not None)
-    ):
-        return json_inert(text)
-    return text
+    )
+
+
+def inert_json(raw: bytes) -> str:
+    """`escape.inert_bytes`: serialized UTF-8 JSON decoded, with `json_inert` applied only when
+    one of its characters is in the bytes."""
+    text = raw.decode("utf-8")
+    return json_inert(text) if _has_invisible(raw) else text
+
+
+def inert_utf8(raw: bytes) -> bytes:
+    """`inert_json(raw)` as UTF-8: `raw` itself when it holds none of those characters."""
+    return json_inert(raw.decode("utf-8")).encode("utf-8") if _has_invisible(raw) else raw
 
 
 def _nested(items: list[Any], depth: int) -> Any:
@@ -392,12 +402,12 @@ def _nested(items: list[Any], depth: int) -> Any:
     return value
 
 
-def _dump(value: Any) -> str:
-    return inert_json(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default))
+def _dump(value: Any) -> bytes:
+    return inert_utf8(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default))
 
 
-def _dump_ascii(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=True, default=_default)
+def _dump_ascii(value: Any) -> bytes:
+    return json.dumps(value, indent=2, ensure_ascii=True, default=_default).encode("utf-8")
 
 
 def _batches(items: Iterable[T], size: int = 256) -> Iterator[list[T]]:

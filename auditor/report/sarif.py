@@ -34,7 +34,7 @@ from auditor.common.escape import (
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, SourceLocation, severity_rank
 from auditor.report import display, identity
-from auditor.report.jsonout import inert_json, spliced_lists
+from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -340,11 +340,11 @@ def sarif_log(
         firsts.setdefault(f.rule_id, f)
     rule_ids = sorted(firsts)
     index = {rid: i for i, rid in enumerate(rule_ids)}
-    listed, left_out = listed_findings(d, max_results) if listed is None else listed
-    shown = [_result(f, d, index[f.rule_id]) for f in listed] if results else []
+    chosen, left_out = listed_findings(d, max_results) if listed is None else listed
+    shown = [_result(f, d, index[f.rule_id]) for f in chosen] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
-        notes.insert(0, _cap_note(len(listed), left_out, max_results))
+        notes.insert(0, _cap_note(len(chosen), left_out, max_results))
     home = identity.project_home()  # optional in SARIF: never a made-up address
     run: dict[str, Any] = {
         "tool": {
@@ -372,15 +372,14 @@ def sarif_log(
 def render_sarif(data: ReportData) -> str:
     """`findings.sarif` text: the very bytes `write_reports` writes, cut to the upload limit the
     same way (`auditor verify` re-renders a bundle's SARIF with it)."""
-    texts: list[str] = []
+    texts: list[bytes] = []
 
     def write(max_results: int) -> tuple[int, Callable[[], int]]:
-        texts[:] = [_sarif_text(data, max_results)]
-        raw = texts[0].encode("utf-8")
-        return len(raw), functools.partial(_packed_text, raw)
+        texts[:] = [_sarif_bytes(data, max_results)]
+        return len(texts[0]), functools.partial(_packed_text, texts[0])
 
     write_fitted(write, data)
-    return texts[0]
+    return texts[0].decode("utf-8")
 
 
 def write_fitted(write: Callable[[int], tuple[int, Callable[[], int]]], data: ReportData) -> None:
@@ -398,17 +397,17 @@ def write_fitted(write: Callable[[int], tuple[int, Callable[[], int]]], data: Re
         cap = _next_cap(raw, packed, cap)
 
 
-def _sarif_text(data: ReportData, max_results: int) -> str:
+def _sarif_bytes(data: ReportData, max_results: int) -> bytes:
     try:
-        return "".join(sarif_chunks(data, max_results=max_results))
+        return b"".join(sarif_chunks(data, max_results=max_results))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them
-        return "".join(sarif_chunks(data, ascii_only=True, max_results=max_results))
+        return b"".join(sarif_chunks(data, ascii_only=True, max_results=max_results))
 
 
 def sarif_chunks(
     data: ReportData, *, ascii_only: bool = False, max_results: int = MAX_RESULTS
-) -> Iterator[str]:
-    """`findings.sarif` as a stream of text, results serialized a batch at a time (the same
+) -> Iterator[bytes]:
+    """`findings.sarif` as a stream of UTF-8 text, results serialized a batch at a time (the same
     bytes as one dump of `sarif_log`); `ascii_only` as in `jsonout.json_chunks`."""
     chosen = listed_findings(data, max_results)
     log = sarif_log(data, max_results=max_results, results=False, listed=chosen)
@@ -461,9 +460,9 @@ def _next_cap(
     return min(listed - 1, int(listed * limit / size * 0.9))
 
 
-def _dump(value: Any) -> str:
-    return inert_json(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+def _dump(value: Any) -> bytes:
+    return inert_utf8(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
-def _ascii(value: Any) -> str:
-    return json_inert(json.dumps(value, indent=2, ensure_ascii=True))
+def _ascii(value: Any) -> bytes:
+    return json_inert(json.dumps(value, indent=2, ensure_ascii=True)).encode("utf-8")

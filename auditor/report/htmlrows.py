@@ -25,7 +25,7 @@ from auditor.common.escape import clean_text, safe_url, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import Evidence
 from auditor.report import display
-from auditor.report.model import ReadinessRow
+from auditor.report.model import PerAttribution, ReadinessRow
 
 
 def html_escape(text: str) -> str:
@@ -109,6 +109,7 @@ class RowWriter:
         self._evidences: dict[tuple[Any, ...], str] = {}
         self._same_evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
         self._statuses: dict[str, str] = {}
+        self._since = PerAttribution(lambda f: self.esc(attribution_text(f)))
         self._cells: dict[tuple[str, str, str | None], str] = {}
         self._drills: dict[int, tuple[Any, str]] = {}
         self._drill_chars = 0  # of the rows in `_drills`
@@ -253,7 +254,7 @@ class RowWriter:
                 f'<tr id="f-{escaped}">\n<td class="wrap">{self._subject(f)}<br>'
                 f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"
                 f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
-                f'{waiver}</td>\n<td class="wrap">{esc(attribution_text(f))}</td>\n</tr>\n'
+                f'{waiver}</td>\n<td class="wrap">{self._since(f)}</td>\n</tr>\n'
             )
         if more:
             out.append(

@@ -31,6 +31,7 @@ from auditor.models import (
     Waiver,
 )
 from auditor.report.model import (
+    PerAttribution,
     ReadinessRow,
     ReportData,
     ReviewInfo,
@@ -97,6 +98,10 @@ def _since(a: Attribution | None, text: str) -> dict[str, Any] | None:
     }
 
 
+def _since_json(f: Finding) -> dict[str, Any] | None:
+    return _since(f.since, attribution_text(f))
+
+
 def waiver_json(w: Waiver) -> dict[str, Any]:
     """One waiver as JSON."""
     return {
@@ -111,10 +116,12 @@ def waiver_json(w: Waiver) -> dict[str, Any]:
 
 
 def finding_json(
-    f: Finding, shared: Callable[[tuple[Evidence, ...]], list[dict[str, Any]]] | None = None
+    f: Finding,
+    shared: Callable[[tuple[Evidence, ...]], list[dict[str, Any]]] | None = None,
+    since: Callable[[Finding], dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """One finding as JSON (rule metadata lives once, under `rules`; `shared`: gives the JSON
-    of an evidence list, one value for a list met before)."""
+    of an evidence list, one value for a list met before; `since`: `_since_json`, likewise)."""
     evidence = f.evidence
     return {
         "fingerprint": f.fingerprint,
@@ -127,7 +134,7 @@ def finding_json(
         "subject": _subject(f.subject),
         "message": f.message,
         "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
-        "since": _since(f.since, attribution_text(f)),
+        "since": _since_json(f) if since is None else since(f),
         "waiver": None if f.waiver is None else waiver_json(f.waiver),
         "location": _location(f.location),
     }
@@ -304,8 +311,10 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, streamed=True)
-    shared = SharedEvidence()
-    findings = ([finding_json(f, shared) for f in batch] for batch in _batches(data.findings))
+    shared, since = SharedEvidence(), PerAttribution(_since_json)
+    findings = (
+        [finding_json(f, shared, since) for f in batch] for batch in _batches(data.findings)
+    )
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
     revisions = (
         [{"revision": r, "sha256": h} for r, h in batch]

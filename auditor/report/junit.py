@@ -15,7 +15,7 @@ from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES
 from auditor.report import display
-from auditor.report.model import ReportData
+from auditor.report.model import PerAttribution, ReportData
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR = str.maketrans(
@@ -82,6 +82,7 @@ class _Details:
     def __init__(self) -> None:
         self._evidence: dict[int, tuple[tuple[object, ...], str]] = {}
         self._remediation: dict[str, str] = {}
+        self._since = PerAttribution(lambda f: _text(attribution_text(f)))
 
     def __call__(self, f: Finding) -> str:
         lines = [_text(f.message)]
@@ -96,9 +97,9 @@ class _Details:
                 )
                 known = self._evidence[id(evidence)] = (evidence, text)
             lines.append(known[1])
-        since = attribution_text(f)
+        since = self._since(f)
         if since:
-            lines.append(_text(since))
+            lines.append(since)
         if f.remediation:
             remediation = self._remediation.get(f.remediation)
             if remediation is None:

@@ -8,11 +8,11 @@ flattens those into the rows below.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from auditor.findings.finding import Finding, control_key, sort_findings
 from auditor.models import (
@@ -178,6 +178,34 @@ def report_order(data: ReportData) -> list[Finding]:
     if orders is not None:
         orders[id(findings)] = (findings, order)
     return order
+
+
+#: The most attributions one `PerAttribution` keeps (it is emptied when full).
+ATTRIBUTION_LIMIT = 4096
+
+T = TypeVar("T")
+
+
+class PerAttribution(Generic[T]):
+    """`make(f)` for what depends only on a finding's attribution and subject kind (as
+    `attribution_text` does), made once per attribution: findings share their attributions
+    (one per step or revision), and each format words and escapes them."""
+
+    def __init__(self, make: Callable[[Finding], T]) -> None:
+        self._make = make
+        self._known: dict[tuple[int, str], tuple[object, T]] = {}
+
+    def __call__(self, f: Finding) -> T:
+        a = f.since
+        if a is None:
+            return self._make(f)
+        key = (id(a), f.subject.kind)
+        known = self._known.get(key)
+        if known is None or known[0] is not a:
+            if len(self._known) >= ATTRIBUTION_LIMIT:
+                self._known.clear()
+            known = self._known[key] = (a, self._make(f))
+        return known[1]
 
 
 def shown_findings(data: ReportData) -> list[Finding]:

@@ -35,7 +35,7 @@ from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, SourceLocation, severity_rank
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
-from auditor.report.model import ReportData
+from auditor.report.model import PerAttribution, ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
@@ -168,12 +168,13 @@ def _evidence_text(evidence: tuple[Evidence, ...]) -> str:
     return ". ".join(parts)
 
 
-def _message(f: Finding, evidence: str | None = None) -> str:
-    """`evidence`: `_evidence_text(f.evidence)`, when already made."""
+def _message(f: Finding, evidence: str | None = None, since: str | None = None) -> str:
+    """`evidence`: `_evidence_text(f.evidence)`, `since`: `attribution_text(f)`, when already
+    made."""
     parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
     if f.evidence:
         parts.append(_evidence_text(f.evidence) if evidence is None else evidence)
-    since = attribution_text(f)
+    since = attribution_text(f) if since is None else since
     if since:
         parts.append(since)
     return _clean(". ".join(parts))
@@ -193,6 +194,7 @@ class _Results:
         self._evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
         self._locations: dict[int, tuple[SourceLocation, dict[str, Any]]] = {}
         self._fallbacks: dict[str, dict[str, Any]] = {}
+        self._since = PerAttribution(attribution_text)
 
     def __call__(self, f: Finding) -> dict[str, Any]:
         evidence = f.evidence
@@ -204,7 +206,8 @@ class _Results:
                     self._evidence.clear()
                 known = self._evidence[id(evidence)] = (evidence, _evidence_text(evidence))
             words = known[1]
-        return _result(f, self.d, self.index[f.rule_id], _message(f, words), self._location(f))
+        message = _message(f, words, self._since(f))
+        return _result(f, self.d, self.index[f.rule_id], message, self._location(f))
 
     def _location(self, f: Finding) -> dict[str, Any]:
         loc = f.location or f.source

@@ -16,7 +16,17 @@ import orjson
 import pytest
 
 from auditor.common.escape import inert_bytes, json_inert
-from auditor.report import htmlrows, model, render_html, render_markdown, write_reports
+from auditor.report import (
+    html,
+    htmlrows,
+    jsonout,
+    junit,
+    model,
+    render_html,
+    render_markdown,
+    sarif,
+    write_reports,
+)
 from auditor.report.html import context, environment, iter_html
 from auditor.report.jsonout import inert_json, report_json
 from auditor.report.model import InputDigest, ReportData
@@ -207,3 +217,29 @@ def test_reports_sort_the_findings_once_and_list_them_as_sorting_each_list_would
     monkeypatch.undo()
     assert written["report.html"].read_text(encoding="utf-8") == render_html(data)
     assert written["report.md"].read_text(encoding="utf-8") == render_markdown(data)
+
+
+def test_every_report_is_the_same_when_the_writers_caches_are_emptied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writers make what findings share (evidence words, attributions, drill-down rows,
+    locations) once and keep it in bounded caches; emptying them at every second entry changes
+    no byte of any report."""
+    data = build_large(600)
+    data = replace(
+        data, findings=tuple(replace(f, message=f"{f.message} \u2014 <&>") for f in data.findings)
+    )
+    whole = write_reports(
+        data, tmp_path / "whole", ["html", "md", "json", "sarif", "junit", "oscal"]
+    )
+    for module, name in (
+        (junit, "CACHE_LIMIT"), (sarif, "CACHE_LIMIT"), (jsonout, "CACHE_LIMIT"),
+        (model, "ATTRIBUTION_LIMIT"), (html, "KEYS_LIMIT"), (htmlrows, "CACHE_LIMIT"),
+    ):  # fmt: skip
+        monkeypatch.setattr(module, name, 2)
+    monkeypatch.setattr(htmlrows, "DRILL_CACHE_CHARS", 1000)
+    small = write_reports(
+        data, tmp_path / "small", ["html", "md", "json", "sarif", "junit", "oscal"]
+    )
+    for name, path in whole.items():
+        assert small[name].read_bytes() == path.read_bytes(), name

@@ -6,17 +6,29 @@ with none."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from auditor.common.escape import inert_bytes, json_inert
-from auditor.report import htmlrows, render_html, write_reports
+from auditor.report import (
+    html,
+    htmlrows,
+    jsonout,
+    junit,
+    model,
+    render_html,
+    render_markdown,
+    sarif,
+    write_reports,
+)
 from auditor.report.html import context, environment, iter_html
-from auditor.report.jsonout import report_json
+from auditor.report.jsonout import inert_json, report_json
 from auditor.report.model import InputDigest, ReportData
 from auditor.report.oscal import oscal_chunks, oscal_document
 from auditor.report.sarif import sarif_log
@@ -95,8 +107,8 @@ def test_oscal_is_streamed_a_batch_of_observations_at_a_time() -> None:
     peak memory from 324 MB to 2.4 GB. Only the back matter (a resource per subject) and the
     head are pieces larger than a batch of 256 observations."""
     data = build_large(3000)  # 3,000 results, each its own subject
-    sizes = [len(chunk) for chunk in oscal_chunks(data)]
-    assert sum(sizes) == len(whole_oscal(data))
+    sizes = [len(chunk) for chunk in oscal_chunks(data)]  # UTF-8 bytes
+    assert sum(sizes) == len(whole_oscal(data).encode("utf-8"))
     assert len(sizes) > 20 and sorted(sizes)[-2] < 500_000, sorted(sizes)[-3:]
 
 
@@ -111,17 +123,22 @@ def test_streamed_html_equals_the_whole_page(case: str, tmp_path: Path) -> None:
     assert page.rstrip().endswith("</html>")
 
 
-def test_the_byte_check_for_invisible_characters_misses_none() -> None:
-    """`inert_bytes` skips the text scan only when no character `json_inert` rewrites is in
-    the bytes: every character that shares a UTF-8 lead byte with one (U+0080-U+07FF, U+2000-
-    U+20FF: the em dash among them) gives what the scan gives."""
-    for code in [*range(0x7F, 0x800), *range(0x2000, 0x2100)]:
+@pytest.mark.parametrize("inert", [inert_bytes, inert_json])
+def test_the_byte_check_for_invisible_characters_misses_none(
+    inert: Callable[[bytes], str],
+) -> None:
+    """`inert_bytes` (and the report writers' faster `inert_json`) skip the text scan only when
+    no character `json_inert` rewrites is in the bytes: every character that shares a UTF-8
+    lead byte with one (U+0080-U+07FF, U+2000-U+20FF: the em dash among them), alone and
+    after an em dash, gives what the scan gives."""
+    for code in [*range(0x7F, 0x800), *range(0x2000, 0x2100), 0x2066, 0xFEFF]:
         if 0xD800 <= code <= 0xDFFF:
             continue
-        raw = orjson.dumps({"message": f"a{chr(code)}b"})
-        assert inert_bytes(raw) == json_inert(raw.decode("utf-8")), hex(code)
-    assert inert_bytes(orjson.dumps("x\u202ey")) == '"x\\u202ey"'
-    assert inert_bytes(orjson.dumps("x\u2014y")) == '"x\u2014y"'
+        for text in (f"a{chr(code)}b", f"a\u2014b\u00b7{chr(code)}"):
+            raw = orjson.dumps({"message": text})
+            assert inert(raw) == json_inert(raw.decode("utf-8")), hex(code)
+    assert inert(orjson.dumps("x\u202ey")) == '"x\\u202ey"'
+    assert inert(orjson.dumps("x\u2014y")) == '"x\u2014y"'
 
 
 def test_html_row_caches_stay_bounded_over_a_long_page(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,8 +155,23 @@ def test_html_row_caches_stay_bounded_over_a_long_page(monkeypatch: pytest.Monke
     for _ in environment().get_template("report.html.j2").generate(ctx):
         pass
     rows = ctx["rows"]
-    sizes = [len(rows.esc._cache), len(rows._subjects), len(rows._evidences)]
+    caches = (rows.esc._cache, rows._subjects, rows._evidences, rows._same_evidence, rows._drills)
+    sizes = [len(cache) for cache in caches]
     assert max(sizes) <= 64, sizes
+
+
+def test_html_drill_down_rows_kept_for_other_controls_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rule's drill-down rows are written once and kept for the other controls it maps to,
+    up to `DRILL_CACHE_CHARS` characters: past that they are let go, and the page is the same."""
+    data = build_large(3000)  # 50 rules of 60 results, each rule in several controls
+    whole = render_html(data)
+    monkeypatch.setattr(htmlrows, "DRILL_CACHE_CHARS", 20_000)
+    ctx = context(data)
+    assert "".join(environment().get_template("report.html.j2").generate(ctx)) == whole
+    rows = ctx["rows"]
+    assert 0 < rows._drill_chars <= 20_000 + max(len(text) for _, text in rows._drills.values())
 
 
 def test_html_rows_are_the_same_when_the_caches_are_emptied(
@@ -161,3 +193,53 @@ def test_html_is_streamed_a_rule_at_a_time_in_a_control_drill_down() -> None:
     sizes = [len(chunk) for chunk in iter_html(data)]
     assert sum(sizes) == len(render_html(data))
     assert max(sizes) < 100_000, max(sizes)  # one rule's rows (a drill-down of all: 400,000+)
+
+
+def test_reports_sort_the_findings_once_and_list_them_as_sorting_each_list_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_reports sorts a run's findings once for the HTML and Markdown reports (each
+    sorted its lists on its own, three sorts of up to 100,000s of findings); the shown and
+    passing lists are taken from that order, which is the order sorting each alone gives,
+    whatever order the findings come in."""
+    data = build_large(600)
+    shuffled = replace(data, findings=tuple(reversed(data.findings)))
+    calls = []
+    sort = model.sort_findings
+
+    def counted(findings: Any) -> Any:
+        calls.append(1)
+        return sort(findings)
+
+    monkeypatch.setattr(model, "sort_findings", counted)
+    written = write_reports(shuffled, tmp_path, ("html", "md"))
+    assert len(calls) == 1
+    monkeypatch.undo()
+    assert written["report.html"].read_text(encoding="utf-8") == render_html(data)
+    assert written["report.md"].read_text(encoding="utf-8") == render_markdown(data)
+
+
+def test_every_report_is_the_same_when_the_writers_caches_are_emptied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writers make what findings share (evidence words, attributions, drill-down rows,
+    locations) once and keep it in bounded caches; emptying them at every second entry changes
+    no byte of any report."""
+    data = build_large(600)
+    data = replace(
+        data, findings=tuple(replace(f, message=f"{f.message} \u2014 <&>") for f in data.findings)
+    )
+    whole = write_reports(
+        data, tmp_path / "whole", ["html", "md", "json", "sarif", "junit", "oscal"]
+    )
+    for module, name in (
+        (junit, "CACHE_LIMIT"), (sarif, "CACHE_LIMIT"), (jsonout, "CACHE_LIMIT"),
+        (model, "ATTRIBUTION_LIMIT"), (html, "KEYS_LIMIT"), (htmlrows, "CACHE_LIMIT"),
+    ):  # fmt: skip
+        monkeypatch.setattr(module, name, 2)
+    monkeypatch.setattr(htmlrows, "DRILL_CACHE_CHARS", 1000)
+    small = write_reports(
+        data, tmp_path / "small", ["html", "md", "json", "sarif", "junit", "oscal"]
+    )
+    for name, path in whole.items():
+        assert small[name].read_bytes() == path.read_bytes(), name

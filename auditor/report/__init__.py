@@ -13,16 +13,17 @@ import gc
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 
-from auditor.common.files import write_atomic
+from auditor.common.files import atomic_open, write_atomic
 from auditor.errors import ReportError
 from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
-from auditor.report.model import ReportData
+from auditor.report.model import ReportData, shared_order
 from auditor.report.oscal import oscal_chunks, render_oscal
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
@@ -103,18 +104,19 @@ def write_reports(
     prepare_out_dir(out_dir)
     chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
-    for name, render in REPORT_FILES.items():
-        if name not in chosen:
-            continue
-        path = out_dir / name
-        try:
-            with gc_paused():
-                _write(path, name, render, data)
-        except OSError as exc:
-            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-        written[name] = path
-    if "pdf" in outputs:
-        written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
+    with shared_order(data):  # the findings sorted once for every report that sorts them
+        for name, render in REPORT_FILES.items():
+            if name not in chosen:
+                continue
+            path = out_dir / name
+            try:
+                with gc_paused():
+                    _write(path, name, render, data)
+            except OSError as exc:
+                raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+            written[name] = path
+        if "pdf" in outputs:
+            written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     return written
 
 
@@ -131,12 +133,14 @@ def _write_pdf(data: ReportData, path: Path) -> Path:
 
 #: File name → a renderer giving the text in pieces, so a large report is never held whole.
 #: Each takes `ascii_only` (orjson refuses lone surrogates: `json` then writes the file anew).
-STREAMED: dict[str, Callable[..., Iterator[str]]] = {
+#: The JSON files' pieces are UTF-8 bytes (`BINARY`), the others' text.
+STREAMED: dict[str, Callable[..., Iterator[str] | Iterator[bytes]]] = {
     "report.html": lambda data, ascii_only=False: iter_html(data),
     "findings.json": json_chunks,
     "junit.xml": lambda data, ascii_only=False: junit_chunks(data),
     "findings.oscal.json": oscal_chunks,
 }
+BINARY = frozenset({"findings.json", "findings.oscal.json", "findings.sarif"})
 
 
 def _write(path: Path, name: str, render: Callable[[ReportData], str], data: ReportData) -> None:
@@ -147,14 +151,24 @@ def _write(path: Path, name: str, render: Callable[[ReportData], str], data: Rep
     if stream is None:
         write_atomic(path, render(data))
         return
-    _write_stream(path, stream, data)
+    _write_stream(path, stream, data, binary=name in BINARY)
 
 
-def _write_stream(path: Path, stream: Callable[..., Iterator[str]], data: ReportData) -> None:
+def _write_stream(
+    path: Path, stream: Callable[..., Iterator[Any]], data: ReportData, *, binary: bool = False
+) -> None:
     try:
-        write_atomic(path, stream(data))
+        _write_chunks(path, stream(data), binary)
     except orjson.JSONEncodeError:
-        write_atomic(path, stream(data, ascii_only=True))
+        _write_chunks(path, stream(data, ascii_only=True), binary)
+
+
+def _write_chunks(path: Path, chunks: Iterator[Any], binary: bool) -> None:
+    if not binary:
+        write_atomic(path, chunks)
+        return
+    with atomic_open(path, binary=True) as fh:
+        fh.writelines(chunks)
 
 
 def _write_sarif(path: Path, data: ReportData) -> None:
@@ -162,7 +176,8 @@ def _write_sarif(path: Path, data: ReportData) -> None:
     `render_sarif` uses (`sarif.write_fitted`), so the file and the text are the same bytes."""
 
     def write(max_results: int) -> tuple[int, Callable[[], int]]:
-        _write_stream(path, functools.partial(sarif_chunks, max_results=max_results), data)
+        chunks = functools.partial(sarif_chunks, max_results=max_results)
+        _write_stream(path, chunks, data, binary=True)
         return path.stat().st_size, functools.partial(gzip_size, path)
 
     write_fitted(write, data)

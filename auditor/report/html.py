@@ -31,7 +31,7 @@ from markupsafe import Markup, escape
 
 from auditor.common.escape import clean_text, shorten
 from auditor.findings.finding import Finding, sort_controls, sort_findings
-from auditor.models import QUIET_STATUSES, Change, severity_rank
+from auditor.models import QUIET_STATUSES, TRACKED_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
 from auditor.report.htmlrows import RowWriter, day, finalize
@@ -40,6 +40,7 @@ from auditor.report.model import (
     ReportData,
     control_rows,
     new_count,
+    report_order,
     severity_counts,
     shown_findings,
     status_counts,
@@ -124,10 +125,13 @@ def _style() -> tuple[Markup, str]:
     return Markup(css), _hash(css)
 
 
-def group_by_rule(findings: list[Finding], cap: int = ROWS_PER_RULE) -> list[RuleGroup]:
-    """Shown findings grouped by rule (worst severity first), at most `cap` rows each."""
+def group_by_rule(
+    findings: list[Finding], cap: int = ROWS_PER_RULE, *, in_order: bool = False
+) -> list[RuleGroup]:
+    """Shown findings grouped by rule (worst severity first), at most `cap` rows each
+    (`in_order`: the findings are in report order already, `sort_findings` is not needed)."""
     groups: dict[str, list[Finding]] = {}
-    for f in sort_findings(findings):
+    for f in findings if in_order else sort_findings(findings):
         groups.setdefault(f.rule_id, []).append(f)
     out = []
     for items in groups.values():
@@ -249,11 +253,35 @@ def _evidence_key(f: Finding) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     return (p.path, p.operator, p.expected), (p.found, p.note, len(f.evidence))
 
 
-def _evidence_groups(findings: Iterable[Finding]) -> tuple[EvidenceGroup, ...]:
-    """Results grouped by check, then by what they found, in report order."""
+#: The most evidence lists whose `_evidence_key` a drill-down keeps (emptied when full).
+KEYS_LIMIT = 4096
+
+
+def _shared_key(
+    f: Finding, keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """`_evidence_key(f)`, made once per evidence list (results share their evidence lists)."""
+    evidence = f.evidence
+    if not evidence:
+        return _evidence_key(f)
+    known = keys.get(id(evidence))
+    if known is None or known[0] is not evidence:
+        if len(keys) >= KEYS_LIMIT:
+            keys.clear()
+        known = keys[id(evidence)] = (evidence, *_evidence_key(f))
+    return known[1], known[2]
+
+
+def _evidence_groups(
+    findings: Iterable[Finding],
+    keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] | None = None,
+) -> tuple[EvidenceGroup, ...]:
+    """Results grouped by check, then by what they found, in report order (`keys`: the
+    evidence keys made so far, by evidence list)."""
+    keys = {} if keys is None else keys
     checks: dict[tuple[Any, ...], tuple[Markup, dict[tuple[Any, ...], list[Finding]]]] = {}
     for f in findings:
-        check, found = _evidence_key(f)
+        check, found = _shared_key(f, keys)
         if check not in checks:
             checks[check] = (evidence_check(f), {})
         checks[check][1].setdefault(found, []).append(f)
@@ -270,6 +298,7 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
     for g in groups:
         by_rule.setdefault(g.first.rule_id, []).append(g)
     results: dict[str, RuleResults] = {}
+    keys: dict[int, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] = {}
     for rule, gs in by_rule.items():
         statuses: dict[str, list[Finding]] = {s: [] for s in DRILL_ORDER}
         for g in gs:
@@ -278,7 +307,9 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
         results[rule] = RuleResults(
             gs[0].first,
             tuple(
-                StatusResults(s, len(fs), _evidence_groups(fs)) for s, fs in statuses.items() if fs
+                StatusResults(s, len(fs), _evidence_groups(fs, keys))
+                for s, fs in statuses.items()
+                if fs
             ),
             sum(g.more for g in gs),
         )
@@ -320,9 +351,12 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     introduced = set(data.review.introduced) if data.review else set()
     shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
-    groups = group_by_rule(shown, caps.rows_per_rule)
+    ordered = report_order(data)  # one sort for both lists (shared with report.md)
+    groups = group_by_rule(
+        [f for f in ordered if f.status in TRACKED_STATUSES], caps.rows_per_rule, in_order=True
+    )
     passing = group_by_rule(
-        [f for f in data.findings if f.status in QUIET_STATUSES], caps.rows_per_rule
+        [f for f in ordered if f.status in QUIET_STATUSES], caps.rows_per_rule, in_order=True
     )
     controls = control_rows(data.findings)
     rule_ids = {f.rule_id for f in data.findings}

@@ -25,7 +25,7 @@ from auditor.common.escape import clean_text, safe_url, shorten
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import Evidence
 from auditor.report import display
-from auditor.report.model import ReadinessRow
+from auditor.report.model import PerAttribution, ReadinessRow
 
 
 def html_escape(text: str) -> str:
@@ -45,6 +45,10 @@ def html_escape(text: str) -> str:
 #: (fingerprints, messages, authors) would otherwise stay in memory until the page is written
 #: (6 MB more at the peak of writing 60,000 shown rows; the bound costs no measurable time).
 CACHE_LIMIT = 4096
+
+#: The most characters of drill-down rows kept for the other controls a rule maps to (all of
+#: a 10,000-revision run's 86 rules: 0.8 million); past it the kept rows are let go.
+DRILL_CACHE_CHARS = 2_000_000
 
 #: Value types whose equal values are always written alike (as long as the type is part of the key).
 _EXACT = frozenset({str, int, bool, type(None)})
@@ -72,6 +76,8 @@ class Escaper:
 
     def __call__(self, value: Any) -> str:
         if type(value) is str:
+            if value.isalnum():  # fingerprints, numbers, words: nothing to drop or escape
+                return value
             cache = self._cache
             out = cache.get(value)
             if out is None:
@@ -101,6 +107,12 @@ class RowWriter:
         self._links: dict[tuple[str, ...], tuple[str, str]] = {}
         self._subjects: dict[tuple[str | None, str], str] = {}
         self._evidences: dict[tuple[Any, ...], str] = {}
+        self._same_evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
+        self._statuses: dict[str, str] = {}
+        self._since = PerAttribution(lambda f: self.esc(attribution_text(f)))
+        self._cells: dict[tuple[str, str, str | None], str] = {}
+        self._drills: dict[int, tuple[Any, str]] = {}
+        self._drill_chars = 0  # of the rows in `_drills`
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -120,25 +132,39 @@ class RowWriter:
             self._subjects[key] = out
         return out
 
-    def _fingerprint(self, f: Finding, fp: str) -> str:
+    def _fingerprint(self, f: Finding, fp: str, escaped: str) -> str:
+        """The fingerprint's cell (`escaped`: `esc(fp)`)."""
         esc = self.esc
+        short = escaped[:12] if escaped is fp else esc(fp[:12])  # fp alphanumeric: as it is
         controls = f.controls
         if not controls:
-            return f'<span class="muted mono">{esc(fp[:12])}</span>'
+            return f'<span class="muted mono">{short}</span>'
         link = self._links.get(controls)
         if link is None:
             cs = sort_controls(controls)
             link = self._links[controls] = (esc(self.control_anchor[cs[0]]), esc(", ".join(cs)))
         return (
-            f'<a class="mono" href="#{link[0]}-{esc(fp)}" title="this result in the control '
-            f'drill-down ({link[1]})">{esc(fp[:12])}</a>'
+            f'<a class="mono" href="#{link[0]}-{escaped}" title="this result in the control '
+            f'drill-down ({link[1]})">{short}</a>'
         )
 
     def _evidence(self, evidence: tuple[Evidence, ...]) -> str:
         """The evidence list of a row, once per distinct evidence (results of one rule on many
         subjects often found the very same thing). Only evidence whose values are text, whole
         numbers, booleans or null is looked up, by value and type: `1` and `true` are equal
-        in Python but not on the page (nor are `0.0` and `-0.0`, so floats are not cached)."""
+        in Python but not on the page (nor are `0.0` and `-0.0`, so floats are not cached).
+        The very same list (results share their evidence lists) is looked up first by its
+        identity, whatever its values."""
+        same = self._same_evidence.get(id(evidence))
+        if same is not None and same[0] is evidence:
+            return same[1]
+        out = self._evidence_by_value(evidence)
+        if len(self._same_evidence) >= CACHE_LIMIT:
+            self._same_evidence.clear()
+        self._same_evidence[id(evidence)] = (evidence, out)
+        return out
+
+    def _evidence_by_value(self, evidence: tuple[Evidence, ...]) -> str:
         key: tuple[Any, ...] = evidence
         for e in evidence:
             kinds = (type(e.actual), type(e.expected))
@@ -169,8 +195,32 @@ class RowWriter:
         return self.esc(shorten(text))
 
     def _status(self, status: str) -> str:
-        esc = self.esc
-        return f'<span class="st {esc(status)}">{esc(status.replace("_", " "))}</span>'
+        out = self._statuses.get(status)
+        if out is None:
+            esc = self.esc
+            out = f'<span class="st {esc(status)}">{esc(status.replace("_", " "))}</span>'
+            if len(self._statuses) >= CACHE_LIMIT:
+                self._statuses.clear()
+            self._statuses[status] = out
+        return out
+
+    def _status_cell(self, f: Finding) -> str:
+        """The status, the status before a waiver when it differs, the lifecycle."""
+        status, raw, life = f.status, f.raw_status, f.lifecycle
+        key = (status, raw, life)
+        cell = self._cells.get(key)
+        if cell is None:
+            esc = self.esc
+            cell = self._status(status)
+            if raw != status:
+                cell += f'<br><span class="muted">was {esc(raw)}</span>'
+            if life:
+                shown = esc(life)
+                cell += f'<br><span class="life {shown}">{shown}</span>'
+            if len(self._cells) >= CACHE_LIMIT:
+                self._cells.clear()
+            self._cells[key] = cell
+        return cell
 
     def rulelink(self, rule_id: str) -> str:
         """A link to the rule's section, its id as code."""
@@ -190,13 +240,8 @@ class RowWriter:
         out = []
         for f in rows:
             fp = f.fingerprint
-            status = f.status
-            cell = self._status(status)
-            if f.raw_status != status:
-                cell += f'<br><span class="muted">was {esc(f.raw_status)}</span>'
-            if f.lifecycle:
-                life = esc(f.lifecycle)
-                cell += f'<br><span class="life {life}">{life}</span>'
+            escaped = fp if fp.isalnum() else esc(fp)
+            cell = self._status_cell(f)
             waiver = ""
             w = f.waiver
             if w:
@@ -206,10 +251,10 @@ class RowWriter:
                     f"{ticket}: {esc(shorten(w.reason))}</p>"
                 )
             out.append(
-                f'<tr id="f-{esc(fp)}">\n<td class="wrap">{self._subject(f)}<br>'
-                f"{self._fingerprint(f, fp)}</td>\n<td>{cell}</td>\n"
+                f'<tr id="f-{escaped}">\n<td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"
                 f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
-                f'{waiver}</td>\n<td class="wrap">{esc(attribution_text(f))}</td>\n</tr>\n'
+                f'{waiver}</td>\n<td class="wrap">{self._since(f)}</td>\n</tr>\n'
             )
         if more:
             out.append(
@@ -224,9 +269,10 @@ class RowWriter:
         out = []
         for f in rows:
             fp = f.fingerprint
+            escaped = fp if fp.isalnum() else esc(fp)
             out.append(
-                f'<tr id="f-{esc(fp)}"><td class="wrap">{self._subject(f)}<br>'
-                f"{self._fingerprint(f, fp)}</td><td>{self._status(f.status)}</td>"
+                f'<tr id="f-{escaped}"><td class="wrap">{self._subject(f)}<br>'
+                f"{self._fingerprint(f, fp, escaped)}</td><td>{self._status(f.status)}</td>"
                 f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
                 "</td></tr>\n"
             )
@@ -240,38 +286,54 @@ class RowWriter:
     def drill(self, rules: Iterable[Any], anchor: str) -> Iterator[Markup]:
         """The rows of one control's drill-down table (`RuleResults` of `auditor.report.html`):
         per rule and status, each evidence line with links to its results. A piece per rule:
-        a control can map to hundreds of rules of up to 400 shown results each."""
-        esc = self.esc
-        ca = esc(anchor)
+        a control can map to hundreds of rules of up to 400 shown results each.
+
+        A rule's rows differ from control to control only by the control's anchor (in each
+        link's id), and a rule maps to a few controls: they are written once per rule with a
+        NUL where the anchor goes (no escaped text holds one: `clean_text` drops it), and the
+        anchor put in for each control."""
+        ca = self.esc(anchor)
         for rr in rules:
-            out = []
-            rule_id = rr.first.rule_id
-            muted = f'<code class="muted">{esc(rule_id)}</code>'
-            head = f"{self.rulelink(rule_id)} {self.sev(rr.first.severity)}"
-            for sr in rr.statuses:
-                out.append(f"<tr><td>{head}</td><td>{self._status(sr.status)} ({sr.count})</td>")
-                out.append('<td class="wrap">')
-                for g in sr.groups:
-                    out.append(f'<p class="ev">{esc(g.check)}: ' if g.check else '<p class="ev">')
-                    for n, (found, fs) in enumerate(g.found):
-                        out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
-                        links = []
-                        for f in fs:
-                            fp = esc(f.fingerprint)
-                            links.append(
-                                f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>'
-                            )
-                        out.append(", ".join(links))
-                    out.append("</p>")
-                out.append("</td></tr>\n")
-                head = muted
-            if rr.more:
-                out.append(
-                    f'<tr><td>{muted}</td><td colspan="2" class="more">{rr.more} more result(s) '
-                    f"of {esc(rule_id)} not shown (limit {self.limit} open and {self.limit} "
-                    f"passing per rule; {self.rest}).</td></tr>"
-                )
-            yield Markup("".join(out))
+            known = self._drills.get(id(rr))
+            if known is None or known[0] is not rr:
+                text = self._drill_rows(rr)
+                if len(self._drills) >= CACHE_LIMIT or self._drill_chars > DRILL_CACHE_CHARS:
+                    self._drills.clear()
+                    self._drill_chars = 0
+                known = self._drills[id(rr)] = (rr, text)
+                self._drill_chars += len(text)
+            yield Markup(known[1].replace("\x00", ca))
+
+    def _drill_rows(self, rr: Any) -> str:
+        """One rule's rows of a drill-down, a NUL for the control's anchor."""
+        esc = self.esc
+        ca = "\x00"
+        out = []
+        rule_id = rr.first.rule_id
+        muted = f'<code class="muted">{esc(rule_id)}</code>'
+        head = f"{self.rulelink(rule_id)} {self.sev(rr.first.severity)}"
+        for sr in rr.statuses:
+            out.append(f"<tr><td>{head}</td><td>{self._status(sr.status)} ({sr.count})</td>")
+            out.append('<td class="wrap">')
+            for g in sr.groups:
+                out.append(f'<p class="ev">{esc(g.check)}: ' if g.check else '<p class="ev">')
+                for n, (found, fs) in enumerate(g.found):
+                    out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
+                    links = []
+                    for f in fs:
+                        fp = esc(f.fingerprint)
+                        links.append(f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>')
+                    out.append(", ".join(links))
+                out.append("</p>")
+            out.append("</td></tr>\n")
+            head = muted
+        if rr.more:
+            out.append(
+                f'<tr><td>{muted}</td><td colspan="2" class="more">{rr.more} more result(s) '
+                f"of {esc(rule_id)} not shown (limit {self.limit} open and {self.limit} "
+                f"passing per rule; {self.rest}).</td></tr>"
+            )
+        return "".join(out)
 
     def readiness(self, rows: Iterable[ReadinessRow]) -> Markup:
         """The rows of the repository readiness table."""

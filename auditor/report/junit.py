@@ -15,7 +15,7 @@ from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES
 from auditor.report import display
-from auditor.report.model import ReportData
+from auditor.report.model import PerAttribution, ReportData
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR = str.maketrans(
@@ -32,7 +32,13 @@ _ATTR = str.maketrans(
 
 
 def _text(value: str) -> str:
-    return _escape(xml_text(value), _TEXT_SPECIAL)
+    return _escape(_xml(value), _TEXT_SPECIAL)
+
+
+def _xml(value: str) -> str:
+    """`xml_text(value)`, without its three scans when the text is printable (what it drops or
+    rewrites, controls, bidi marks, surrogates, U+FFFE/U+FFFF, never is)."""
+    return value if value.isprintable() else xml_text(value)
 
 
 def _attrs(**attrs: str) -> str:
@@ -41,7 +47,7 @@ def _attrs(**attrs: str) -> str:
 
 @functools.lru_cache(maxsize=4096)  # labels, rule ids, severities repeat in every suite
 def _attr(value: str) -> str:
-    return _escape(xml_text(value), _ATTR_SPECIAL)
+    return _escape(_xml(value), _ATTR_SPECIAL)
 
 
 # The tables as (character, entity) pairs, `&` first, for `_escape`.
@@ -62,32 +68,62 @@ def _value(text: str) -> str:
     return shorten(one_line(text))
 
 
-def _details(f: Finding) -> str:
-    """The failure's text, a line each: message, evidence items (each on its own line: line
-    breaks in their values are spaces), attribution, remediation, fingerprint."""
-    lines = [f.message]
-    lines += [display.evidence_line(e, code=_value, text=one_line) for e in f.evidence]
-    since = attribution_text(f)
-    if since:
-        lines.append(since)
-    if f.remediation:
-        lines.append(f"Remediation: {f.remediation}")
-    lines.append(f"Fingerprint: {f.fingerprint}")
-    return "\n".join(lines)
+#: The most evidence lists one report's cache keeps (it is emptied when full).
+CACHE_LIMIT = 4096
 
 
-def _outcome(f: Finding) -> str:
+class _Details:
+    """The escaped text of each failure (`_text` of message, evidence lines, attribution,
+    remediation, fingerprint, a line each), its evidence lines made once per distinct evidence
+    list: results share their evidence lists (a rule's failing steps found the same thing),
+    and cleaning and escaping go character by character, so escaping each line alone gives
+    the bytes escaping the joined text gives."""
+
+    def __init__(self) -> None:
+        self._evidence: dict[int, tuple[tuple[object, ...], str]] = {}
+        self._remediation: dict[str, str] = {}
+        self._since = PerAttribution(lambda f: _text(attribution_text(f)))
+
+    def __call__(self, f: Finding) -> str:
+        lines = [_text(f.message)]
+        evidence = f.evidence
+        if evidence:
+            known = self._evidence.get(id(evidence))
+            if known is None or known[0] is not evidence:
+                if len(self._evidence) >= CACHE_LIMIT:
+                    self._evidence.clear()
+                text = "\n".join(
+                    _text(display.evidence_line(e, code=_value, text=one_line)) for e in evidence
+                )
+                known = self._evidence[id(evidence)] = (evidence, text)
+            lines.append(known[1])
+        since = self._since(f)
+        if since:
+            lines.append(since)
+        if f.remediation:
+            remediation = self._remediation.get(f.remediation)
+            if remediation is None:
+                remediation = self._remediation[f.remediation] = _text(
+                    f"Remediation: {f.remediation}"
+                )
+            lines.append(remediation)
+        fp = f.fingerprint
+        lines.append(f"Fingerprint: {fp if fp.isalnum() else _text(fp)}")
+        return "\n".join(lines)
+
+
+def _outcome(f: Finding, details: _Details) -> str:
     msg = shorten(f.message, 500)
     if f.status == "fail":
-        return f"<failure{_attrs(type=f.severity, message=msg)}>{_text(_details(f))}</failure>"
+        return f'<failure type="{_attr(f.severity)}" message="{_attr(msg)}">{details(f)}</failure>'
     if f.status in OPEN_STATUSES:
-        return f"<error{_attrs(type=f.status, message=msg)}>{_text(_details(f))}</error>"
+        return f'<error type="{_attr(f.status)}" message="{_attr(msg)}">{details(f)}</error>'
     if f.status == "not_applicable":
         return f"<skipped{_attrs(message=f'not applicable: {msg}')} />"
     if f.status == "waived" and f.waiver is not None:
         w = f.waiver
         why = shorten(f"waived until {w.expires:%Y-%m-%d} by {w.owner}: {w.reason}", 500)
-        return f"<skipped{_attrs(message=why)}>{_text(_details(f))}</skipped>"
+        return f"<skipped{_attrs(message=why)}>{details(f)}</skipped>"
     return '<skipped message="waived" />' if f.status == "waived" else ""
 
 
@@ -103,7 +139,7 @@ def _counts(findings: Sequence[Finding]) -> dict[str, str]:
     }
 
 
-def _rule_suite(findings: Sequence[Finding]) -> Iterator[str]:
+def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[str]:
     first = findings[0]
     attrs = _attrs(name=f"{first.rule_id}: {first.title}", **_counts(findings))
     yield f'  <testsuite{attrs} time="0">\n'
@@ -112,9 +148,10 @@ def _rule_suite(findings: Sequence[Finding]) -> Iterator[str]:
     controls = ", ".join(sort_controls(first.controls))
     yield f"      <property{_attrs(name='controls', value=controls)} />\n"
     yield "    </properties>\n"
+    classname = _attr(first.rule_id)
     for f in findings:
-        case = _attrs(name=f.subject.label or f.subject.key, classname=f.rule_id)
-        outcome = _outcome(f)
+        case = f' name="{_attr(f.subject.label or f.subject.key)}" classname="{classname}"'
+        outcome = _outcome(f, details)
         if outcome:
             yield f'    <testcase{case} time="0">\n      {outcome}\n    </testcase>\n'
         else:
@@ -172,6 +209,7 @@ def junit_chunks(data: ReportData) -> Iterator[str]:
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     yield f'<testsuites{head} time="0">\n'
     yield from _completeness(data)
+    details = _Details()
     for rule_id in sorted(by_rule):
-        yield from _batched(_rule_suite(by_rule[rule_id]))
+        yield from _batched(_rule_suite(by_rule[rule_id], details))
     yield "</testsuites>\n"

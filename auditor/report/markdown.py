@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
-from auditor.findings.finding import Finding, attribution_text, sort_findings
-from auditor.models import OPEN_STATUSES, Change, Evidence
+from auditor.findings.finding import Finding, attribution_text
+from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
     new_count,
+    report_order,
     severity_counts,
-    shown_findings,
     status_counts,
 )
 from auditor.report.usage import usage_markdown
@@ -237,7 +237,7 @@ def _order(d: ReportData) -> list[Finding]:
             + (f.status == "waived")
         )
 
-    items = sort_findings(shown_findings(d))
+    items = [f for f in report_order(d) if f.status in TRACKED_STATUSES]  # = sorting the shown
     items.sort(key=group)
     return items
 

@@ -7,11 +7,14 @@ flattens those into the rows below.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Generic, TypeVar
 
-from auditor.findings.finding import Finding, control_key
+from auditor.findings.finding import Finding, control_key, sort_findings
 from auditor.models import (
     OPEN_STATUSES,
     SEVERITIES,
@@ -145,6 +148,66 @@ class ControlRow:
         return "unverified" if self.unverified else "met"
 
 
+_LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` workers)
+
+
+@contextmanager
+def shared_order(data: ReportData) -> Iterator[None]:
+    """Within the block, `report_order(data)` sorts `data`'s findings once for every report
+    written (HTML and Markdown each list them in report order); the order is let go after."""
+    before = getattr(_LOCAL, "orders", None)
+    _LOCAL.orders = {}
+    try:
+        yield
+    finally:
+        _LOCAL.orders = before
+
+
+def report_order(data: ReportData) -> list[Finding]:
+    """`sort_findings(data.findings)`: the findings in report order, made once per report
+    inside `shared_order`. Take the findings of some statuses by filtering this list: the
+    sort is stable, so it gives the order that sorting those findings alone gives."""
+    orders: dict[int, tuple[tuple[Finding, ...], list[Finding]]] | None = getattr(
+        _LOCAL, "orders", None
+    )
+    findings = data.findings
+    known = None if orders is None else orders.get(id(findings))
+    if known is not None and known[0] is findings:
+        return known[1]
+    order = sort_findings(findings)
+    if orders is not None:
+        orders[id(findings)] = (findings, order)
+    return order
+
+
+#: The most attributions one `PerAttribution` keeps (it is emptied when full).
+ATTRIBUTION_LIMIT = 4096
+
+T = TypeVar("T")
+
+
+class PerAttribution(Generic[T]):
+    """`make(f)` for what depends only on a finding's attribution and subject kind (as
+    `attribution_text` does), made once per attribution: findings share their attributions
+    (one per step or revision), and each format words and escapes them."""
+
+    def __init__(self, make: Callable[[Finding], T]) -> None:
+        self._make = make
+        self._known: dict[tuple[int, str], tuple[object, T]] = {}
+
+    def __call__(self, f: Finding) -> T:
+        a = f.since
+        if a is None:
+            return self._make(f)
+        key = (id(a), f.subject.kind)
+        known = self._known.get(key)
+        if known is None or known[0] is not a:
+            if len(self._known) >= ATTRIBUTION_LIMIT:
+                self._known.clear()
+            known = self._known[key] = (a, self._make(f))
+        return known[1]
+
+
 def shown_findings(data: ReportData) -> list[Finding]:
     """The findings listed in detail, in report order."""
     return [f for f in data.findings if f.status in TRACKED_STATUSES]
@@ -180,13 +243,26 @@ def framework_of(control: str) -> str:
 
 def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     """One row per framework control, sorted by framework, then naturally by control id."""
+    # Counted per rule facts and status first (a rule's findings share one `RuleFacts`), then
+    # spread over each rule's controls: a few hundred dictionary updates, not one per finding
+    # and control.
+    # Keyed by the facts' identity: hashing a frozen dataclass hashes all its fields each time.
+    per_rule: dict[tuple[int, str], list[Any]] = {}
+    for f in findings:
+        key = (id(f.facts), f.status)
+        found = per_rule.get(key)
+        if found is None:
+            per_rule[key] = [f.facts, 1]
+        else:
+            found[1] += 1
     tallies: dict[str, list[int]] = {}
     rules: dict[str, set[str]] = {}
-    for f in findings:
-        for control in f.controls:
+    for (_, status), (facts, n) in per_rule.items():
+        slot = _tally_slot(status)
+        for control in facts.controls:
             t = tallies.setdefault(control, [0, 0, 0, 0])
-            rules.setdefault(control, set()).add(f.rule_id)
-            t[_tally_slot(f.status)] += 1
+            rules.setdefault(control, set()).add(facts.rule_id)
+            t[slot] += n
     rows = [
         ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
         for c, t in tallies.items()

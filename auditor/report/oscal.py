@@ -27,11 +27,11 @@ from typing import Any
 
 import orjson
 
-from auditor.common.escape import clean_text, inert_bytes
+from auditor.common.escape import clean_text
 from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
 from auditor.report import display, identity
-from auditor.report.jsonout import spliced_lists
+from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
 
 OSCAL_VERSION = "1.1.3"
@@ -311,19 +311,19 @@ def oscal_document(
 def render_oscal(data: ReportData) -> str:
     """`findings.oscal.json` text: two-space indented, stable order, trailing newline."""
     try:
-        return "".join(oscal_chunks(data))
+        return b"".join(oscal_chunks(data)).decode("utf-8")
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them as \\udXXX
-        return "".join(oscal_chunks(data, ascii_only=True))
+        return b"".join(oscal_chunks(data, ascii_only=True)).decode("utf-8")
 
 
 #: Observations serialized at a time by `oscal_chunks`.
 _BATCH = 256
 
 
-def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]:
-    """`findings.oscal.json` as a stream of text, the observations (nearly all of a large run's
-    document) and each control's links to them serialized a batch at a time and never all
-    held: the same bytes as one dump of `oscal_document`. orjson refuses lone surrogates
+def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes]:
+    """`findings.oscal.json` as a stream of UTF-8 text, the observations (nearly all of a
+    large run's document) and each control's links to them serialized a batch at a time and
+    never all held: the same bytes as one dump of `oscal_document`. orjson refuses lone surrogates
     (`orjson.JSONEncodeError`, possibly after some text was given out): start over with
     `ascii_only=True`, where `json` escapes them."""
     dump = _ascii if ascii_only else _dump
@@ -331,7 +331,7 @@ def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[str]
     document = oscal_document(data, streamed=True, links=links, rows=rows)
     result = document["assessment-results"]["results"][0]
     if "observations" not in result:
-        yield dump(document) + "\n"  # no results: nothing to stream
+        yield dump(document) + b"\n"  # no results: nothing to stream
         return
     subjects = {f.subject.key: _uuid(data, "subject", f.subject.key) for f in data.findings}
     batches = (
@@ -353,9 +353,9 @@ def _linked(row: ControlRow, links: dict[str, list[str]]) -> Iterator[list[dict[
             yield [{"observation-uuid": u} for u in uuids[i : i + _BATCH * 4]]
 
 
-def _dump(value: Any) -> str:
-    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+def _dump(value: Any) -> bytes:
+    return inert_utf8(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
-def _ascii(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=True)
+def _ascii(value: Any) -> bytes:
+    return json.dumps(value, indent=2, ensure_ascii=True).encode("utf-8")

@@ -26,17 +26,16 @@ import orjson
 
 from auditor.common.escape import (
     clean_text,
-    inert_bytes,
     json_inert,
     md_inline,
     one_line,
     shorten,
 )
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import OPEN_STATUSES, SourceLocation, severity_rank
+from auditor.models import OPEN_STATUSES, Evidence, SourceLocation, severity_rank
 from auditor.report import display, identity
-from auditor.report.jsonout import spliced_lists
-from auditor.report.model import ReportData
+from auditor.report.jsonout import inert_utf8, spliced_lists
+from auditor.report.model import PerAttribution, ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
@@ -136,6 +135,10 @@ def _artifact(path: str) -> tuple[tuple[str, str], ...]:
 
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
+    return _location_of(loc)
+
+
+def _location_of(loc: SourceLocation) -> dict[str, Any]:
     return {
         "physicalLocation": {
             "artifactLocation": dict(_artifact(loc.file)),
@@ -148,26 +151,92 @@ def _short(text: str) -> str:
     return shorten(one_line(text), MESSAGE_VALUE)
 
 
-def _message(f: Finding) -> str:
-    parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
-    parts += [
-        display.evidence_line(e, code=_short, text=one_line) for e in f.evidence[:MESSAGE_EVIDENCE]
+def _clean(text: str) -> str:
+    """`clean_text(text)`, without its scans when the text is printable (what it drops or
+    rewrites, controls and bidi marks, never is)."""
+    return text if text.isprintable() else clean_text(text)
+
+
+def _evidence_text(evidence: tuple[Evidence, ...]) -> str:
+    """The message's evidence part: the first `MESSAGE_EVIDENCE` items' lines, and how many
+    more there are, joined by `. ` (empty without evidence)."""
+    parts = [
+        display.evidence_line(e, code=_short, text=one_line) for e in evidence[:MESSAGE_EVIDENCE]
     ]
-    if len(f.evidence) > MESSAGE_EVIDENCE:
-        parts.append(f"{len(f.evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
-    since = attribution_text(f)
+    if len(evidence) > MESSAGE_EVIDENCE:
+        parts.append(f"{len(evidence) - MESSAGE_EVIDENCE} more evidence item(s) in findings.json")
+    return ". ".join(parts)
+
+
+def _message(f: Finding, evidence: str | None = None, since: str | None = None) -> str:
+    """`evidence`: `_evidence_text(f.evidence)`, `since`: `attribution_text(f)`, when already
+    made."""
+    parts = [f"{f.title}: {f.message}", f"Subject: {f.subject.label}"]
+    if f.evidence:
+        parts.append(_evidence_text(f.evidence) if evidence is None else evidence)
+    since = attribution_text(f) if since is None else since
     if since:
         parts.append(since)
-    return clean_text(". ".join(parts))
+    return _clean(". ".join(parts))
 
 
-def _result(f: Finding, d: ReportData, index: int) -> dict[str, Any]:
+#: The most entries one of `_Results`' caches keeps (it is emptied when full).
+CACHE_LIMIT = 4096
+
+
+class _Results:
+    """Each listed finding's result, with what results share made once: the words of an
+    evidence list (results share their evidence lists) and the location of a rule or file."""
+
+    def __init__(self, d: ReportData, index: dict[str, int]) -> None:
+        self.d = d
+        self.index = index
+        self._evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
+        self._locations: dict[int, tuple[SourceLocation, dict[str, Any]]] = {}
+        self._fallbacks: dict[str, dict[str, Any]] = {}
+        self._since = PerAttribution(attribution_text)
+
+    def __call__(self, f: Finding) -> dict[str, Any]:
+        evidence = f.evidence
+        words = None
+        if evidence:
+            known = self._evidence.get(id(evidence))
+            if known is None or known[0] is not evidence:
+                if len(self._evidence) >= CACHE_LIMIT:
+                    self._evidence.clear()
+                known = self._evidence[id(evidence)] = (evidence, _evidence_text(evidence))
+            words = known[1]
+        message = _message(f, words, self._since(f))
+        return _result(f, self.d, self.index[f.rule_id], message, self._location(f))
+
+    def _location(self, f: Finding) -> dict[str, Any]:
+        loc = f.location or f.source
+        if loc is None:
+            found = self._fallbacks.get(f.rule_id)
+            if found is None:
+                found = self._fallbacks[f.rule_id] = _location(f, self.d)
+            return found
+        known = self._locations.get(id(loc))
+        if known is None or known[0] is not loc:
+            if len(self._locations) >= CACHE_LIMIT:
+                self._locations.clear()
+            known = self._locations[id(loc)] = (loc, _location_of(loc))
+        return known[1]
+
+
+def _result(
+    f: Finding,
+    d: ReportData,
+    index: int,
+    message: str | None = None,
+    location: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": f.rule_id,
         "ruleIndex": index,
         "level": LEVEL.get(f.severity, "warning"),
-        "message": {"text": _message(f)},
-        "locations": [_location(f, d)],
+        "message": {"text": _message(f) if message is None else message},
+        "locations": [_location(f, d) if location is None else location],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "properties": {
             "status": f.status,
@@ -260,20 +329,25 @@ def automation_id(d: ReportData) -> str:
 
 
 def sarif_log(
-    d: ReportData, *, max_results: int = MAX_RESULTS, results: bool = True
+    d: ReportData,
+    *,
+    max_results: int = MAX_RESULTS,
+    results: bool = True,
+    listed: tuple[list[Finding], int] | None = None,
 ) -> dict[str, Any]:
     """The SARIF log as a JSON value, with at most `max_results` results (`results=False`:
-    the results list left empty, for `sarif_chunks` to stream)."""
+    the results list left empty, for `sarif_chunks` to stream; `listed`: what
+    `listed_findings` gives, when already known)."""
     firsts: dict[str, Finding] = {}
     for f in d.findings:
         firsts.setdefault(f.rule_id, f)
     rule_ids = sorted(firsts)
     index = {rid: i for i, rid in enumerate(rule_ids)}
-    listed, left_out = listed_findings(d, max_results)
-    shown = [_result(f, d, index[f.rule_id]) for f in listed] if results else []
+    chosen, left_out = listed_findings(d, max_results) if listed is None else listed
+    shown = [_result(f, d, index[f.rule_id]) for f in chosen] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
     if left_out:
-        notes.insert(0, _cap_note(len(listed), left_out, max_results))
+        notes.insert(0, _cap_note(len(chosen), left_out, max_results))
     home = identity.project_home()  # optional in SARIF: never a made-up address
     run: dict[str, Any] = {
         "tool": {
@@ -301,15 +375,14 @@ def sarif_log(
 def render_sarif(data: ReportData) -> str:
     """`findings.sarif` text: the very bytes `write_reports` writes, cut to the upload limit the
     same way (`auditor verify` re-renders a bundle's SARIF with it)."""
-    texts: list[str] = []
+    texts: list[bytes] = []
 
     def write(max_results: int) -> tuple[int, Callable[[], int]]:
-        texts[:] = [_sarif_text(data, max_results)]
-        raw = texts[0].encode("utf-8")
-        return len(raw), functools.partial(_packed_text, raw)
+        texts[:] = [_sarif_bytes(data, max_results)]
+        return len(texts[0]), functools.partial(_packed_text, texts[0])
 
     write_fitted(write, data)
-    return texts[0]
+    return texts[0].decode("utf-8")
 
 
 def write_fitted(write: Callable[[int], tuple[int, Callable[[], int]]], data: ReportData) -> None:
@@ -327,24 +400,25 @@ def write_fitted(write: Callable[[int], tuple[int, Callable[[], int]]], data: Re
         cap = _next_cap(raw, packed, cap)
 
 
-def _sarif_text(data: ReportData, max_results: int) -> str:
+def _sarif_bytes(data: ReportData, max_results: int) -> bytes:
     try:
-        return "".join(sarif_chunks(data, max_results=max_results))
+        return b"".join(sarif_chunks(data, max_results=max_results))
     except orjson.JSONEncodeError:  # lone surrogates in data: let json escape them
-        return "".join(sarif_chunks(data, ascii_only=True, max_results=max_results))
+        return b"".join(sarif_chunks(data, ascii_only=True, max_results=max_results))
 
 
 def sarif_chunks(
     data: ReportData, *, ascii_only: bool = False, max_results: int = MAX_RESULTS
-) -> Iterator[str]:
-    """`findings.sarif` as a stream of text, results serialized a batch at a time (the same
+) -> Iterator[bytes]:
+    """`findings.sarif` as a stream of UTF-8 text, results serialized a batch at a time (the same
     bytes as one dump of `sarif_log`); `ascii_only` as in `jsonout.json_chunks`."""
-    log = sarif_log(data, max_results=max_results, results=False)
-    listed, _ = listed_findings(data, max_results)
+    chosen = listed_findings(data, max_results)
+    log = sarif_log(data, max_results=max_results, results=False, listed=chosen)
+    listed = chosen[0]
     index = {r["id"]: i for i, r in enumerate(log["runs"][0]["tool"]["driver"]["rules"])}
+    result = _Results(data, index)
     batches = (
-        [_result(f, data, index[f.rule_id]) for f in listed[start : start + 256]]
-        for start in range(0, len(listed), 256)
+        [result(f) for f in listed[start : start + 256]] for start in range(0, len(listed), 256)
     )
     dump = _ascii if ascii_only else _dump
     yield from spliced_lists(log, [("results", 3, batches)], dump=dump)
@@ -389,9 +463,9 @@ def _next_cap(
     return min(listed - 1, int(listed * limit / size * 0.9))
 
 
-def _dump(value: Any) -> str:
-    return inert_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+def _dump(value: Any) -> bytes:
+    return inert_utf8(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
-def _ascii(value: Any) -> str:
-    return json_inert(json.dumps(value, indent=2, ensure_ascii=True))
+def _ascii(value: Any) -> bytes:
+    return json_inert(json.dumps(value, indent=2, ensure_ascii=True)).encode("utf-8")

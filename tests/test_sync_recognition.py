@@ -1,6 +1,7 @@
 """The nightly's recognition of the reports it has, on the PostgreSQL store as on a state file
 (see test_sync): recognised unredacted the next night, a secret a new revision taught scrubbed
-from the rows it recognised, never stored; and a known gap (xfail) on pages no longer re-read."""
+from the rows it recognised, never stored; and a secret learned later scrubbed from a report on
+a page no longer re-read."""
 
 from __future__ import annotations
 
@@ -47,12 +48,6 @@ def test_postgres_store_recognises_reports_and_never_keeps_a_secret_learned_sinc
     assert plain.encode() not in stored_bytes(pg_url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known before sync-speed too (same on 3dcb099): a row stored by an earlier sync, on a "
-    "page no longer re-read, keeps a value a later sync learns as a secret; only rows this sync "
-    "redacted (stale_secrets) or recognised are searched",
-)
 def test_a_secret_learned_later_is_scrubbed_from_a_report_no_longer_re_read(tmp_path: Any) -> None:
     plain = "plainwordlatersecretvalue"
     state_path = tmp_path / "state.db"

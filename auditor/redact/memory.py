@@ -171,6 +171,7 @@ class SecretMemory:
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
+        self._unrecalled: set[str] = set()  # values new to the state file's memory
         self._exact = GrowingMatcher()  # the values
         self._shortest = 0  # the shortest value (every form is at least as long)
         self.generation = 0  # grows whenever something new is remembered
@@ -205,6 +206,7 @@ class SecretMemory:
             self._fingerprints[fp] = len(value)
             self._lengths.add(len(value))
             self._pending[fp] = len(value)
+            self._unrecalled.add(value)
         self.generation += 1
         return True
 
@@ -248,6 +250,12 @@ class SecretMemory:
                 f in text for v in recent for f in self.forms(v)
             )
         return any(self._exact.search(plain) for plain in _decodings(text))
+
+    @property
+    def unrecalled(self) -> frozenset[str]:
+        """The values this process learned that the state file's memory did not hold: rows an
+        earlier run stored may hold them in plain text (they were no secret then)."""
+        return frozenset(self._unrecalled)
 
     @property
     def values(self) -> frozenset[str]:

@@ -351,9 +351,13 @@ class Store:
         """Re-redact stored rows holding a secret learned after they were written (a key found
         in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
         fixed = self._scrub_skipped_reports()
+        memory = self.redactor.memory
         stale = self.redactor.stale_secrets()
-        fresh = self.redactor.memory.values - self._scrubbed if stale is None else stale
-        self._scrubbed |= self.redactor.memory.values
+        fresh = memory.values - self._scrubbed if stale is None else stale
+        # A secret new to the file's memory may sit in plain text in rows earlier syncs stored
+        # (a value pasted into a report before it turned up under `env`): those are searched too.
+        fresh |= memory.unrecalled - self._scrubbed
+        self._scrubbed |= memory.values
         if fresh:
             forms = [f.encode() for v in fresh for f in encoded_forms(v)]
             for table, key, columns in _SCRUBBED_COLUMNS:

@@ -18,6 +18,7 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import JSON
 from auditor.redact import Redactor
+from auditor.redact.memory import literal_matcher
 from auditor.store.dialect import meta_text, stream
 
 _STATUS_KEY = "analytics_access"
@@ -93,10 +94,16 @@ def get_access(db: Any) -> AnalyticsAccess | None:
     return AnalyticsAccess(str(value.get("status", "")), str(value.get("detail", "")))
 
 
-def scrub(db: Any, redactor: Redactor, forms: Iterable[bytes]) -> int:
-    """Redact again the stored rows holding a secret learned after they were written."""
-    wanted = list(forms)
-    return _redact_again(db, redactor, lambda data: any(f in data for f in wanted))
+def scrub(db: Any, redactor: Redactor, forms: Iterable[str], before_sync: int | None = None) -> int:
+    """Redact again the stored rows (of syncs before `before_sync`, if given) holding a secret
+    learned after they were written (`forms`: its encoded forms, one automaton for all)."""
+    matcher = literal_matcher(forms)
+    return _redact_again(
+        db,
+        redactor,
+        lambda data: matcher.search(data.decode("utf-8", "replace")),
+        before_sync,
+    )
 
 
 def redact_again(db: Any, redactor: Redactor) -> int:
@@ -105,13 +112,17 @@ def redact_again(db: Any, redactor: Redactor) -> int:
     return _redact_again(db, redactor, lambda _data: True)
 
 
-def _redact_again(db: Any, redactor: Redactor, chosen: Callable[[bytes], bool]) -> int:
-    """Redact again the rows `chosen` picks (by their stored bytes); write back and count those
-    that change."""
+def _redact_again(
+    db: Any, redactor: Redactor, chosen: Callable[[bytes], bool], before_sync: int | None = None
+) -> int:
+    """Redact again the rows `chosen` picks (by their stored bytes; of syncs before
+    `before_sync`, if given); write back and count those that change."""
     changed = []
-    for day, series, data, digest in stream(
-        db, "SELECT day, series, data, content_hash FROM analytics_days"
-    ):
+    query = "SELECT day, series, data, content_hash FROM analytics_days"
+    args: tuple[int, ...] = ()
+    if before_sync is not None:
+        query, args = query + " WHERE sync_id < ?", (before_sync,)
+    for day, series, data, digest in stream(db, query, args):
         if not chosen(bytes(data)):
             continue
         body = canonical(redactor.redact_json(loads(data)))

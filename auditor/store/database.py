@@ -31,6 +31,7 @@ from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
 from auditor.models import JSON, FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import RULES_VERSION, Redactor, encoded_forms
+from auditor.redact.memory import literal_matcher
 from auditor.store import analytics as store_analytics
 from auditor.store import evalstate, postgres
 from auditor.store import runs as store_runs
@@ -116,6 +117,12 @@ _SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, 
     ("revisions", "revision", ("settings", "user_id", "user_email", "user_name")),
     ("reports", "report_id", ("data", "repo_url")),
 )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
 
 
 def _as_bytes(value: Any) -> bytes:
@@ -328,6 +335,7 @@ class Store:
         """Load the fingerprints of secrets found by earlier syncs; freed space is zeroed, so a
         row rewritten by `scrub_stored` leaves no old bytes behind."""
         self._scrubbed: set[str] = set()
+        self._this_sync: int | None = None  # the sync in the open transaction, once begun
         with self.reading():
             self._db.execute("PRAGMA secure_delete = ON")
             if has_table(self._db, "secret_memory"):
@@ -355,21 +363,14 @@ class Store:
         stale = self.redactor.stale_secrets()
         fresh = memory.values - self._scrubbed if stale is None else stale
         # A secret new to the file's memory may sit in plain text in rows earlier syncs stored
-        # (a value pasted into a report before it turned up under `env`): those are searched too.
-        fresh |= memory.unrecalled - self._scrubbed
+        # (a value pasted into a report before it turned up under `env`): those rows are
+        # searched for it too (this sync's rows hold it only where `stale_secrets` says).
+        older = memory.unrecalled - self._scrubbed - fresh
         self._scrubbed |= memory.values
         if fresh:
-            forms = [f.encode() for v in fresh for f in encoded_forms(v)]
-            for table, key, columns in _SCRUBBED_COLUMNS:
-                hits = [
-                    row[0]
-                    for row in stream(self._db, f"SELECT {key}, {', '.join(columns)} FROM {table}")
-                    if any(f in _as_bytes(c) for c in row[1:] for f in forms)
-                ]
-                for item in hits:
-                    self._rescrub_row(table, item)
-                fixed += len(hits)
-            fixed += store_analytics.scrub(self._db, self.redactor, forms)
+            fixed += self._scrub_rows(fresh)
+        if older and self._this_sync is not None:
+            fixed += self._scrub_rows(older, before_sync=self._this_sync)
         # Every row is now clean of every secret remembered: a report row that a raw item gave
         # in this transaction, or that `known_report` recognised (and that the scrub left as it
         # was: same content hash), is what that item gives under the whole memory, so it is
@@ -380,6 +381,26 @@ class Store:
         size = self.redactor.memory.size
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
         return fixed
+
+    def _scrub_rows(self, secrets: Iterable[str], before_sync: int | None = None) -> int:
+        """Redact again the stored rows (of syncs before `before_sync`, if given) that hold one
+        of `secrets` in any encoded form; gives rows fixed. One automaton over every form, so
+        a sync that learns hundreds of secrets reads each row once."""
+        forms = [f for v in secrets for f in encoded_forms(v)]
+        matcher = literal_matcher(forms)
+        where, args = ("", ()) if before_sync is None else (" WHERE sync_id < ?", (before_sync,))
+        fixed = 0
+        for table, key, columns in _SCRUBBED_COLUMNS:
+            query = f"SELECT {key}, {', '.join(columns)} FROM {table}{where}"
+            hits = [
+                row[0]
+                for row in stream(self._db, query, args)
+                if any(matcher.search(_as_text(c)) for c in row[1:])
+            ]
+            for item in hits:
+                self._rescrub_row(table, item)
+            fixed += len(hits)
+        return fixed + store_analytics.scrub(self._db, self.redactor, forms, before_sync)
 
     def _scrub_skipped_reports(self) -> int:
         """Redact again the stored reports `known_report` let this sync skip that hold a secret
@@ -816,7 +837,8 @@ class Store:
             "INSERT INTO syncs (started, base_url) VALUES (?, ?) RETURNING id",
             (to_text(started), base_url),
         )
-        return int(cursor.fetchone()[0])
+        self._this_sync = int(cursor.fetchone()[0])
+        return self._this_sync
 
     def finish_sync(
         self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int

@@ -118,6 +118,11 @@ COMMAND_SECRETS = [
     "helm registry login r.example -u helm -p {pw}",
     "mysql -u mysql -p{pw} db",
     "out=$(docker login -u ci -p {pw} r.example)",
+    'out="$(docker login -u ci -p {pw} r.example)"',
+    "docker.exe login -u ci -p {pw} r.example",
+    "C:\\tools\\docker.exe login -u ci -p {pw} r.example",
+    'bash -c "docker login -u ci -p {pw} r.example"',
+    "ssh db.example 'mysql -u root -p{pw} app'",
     # other tools' password options
     "curl -u :{pw} https://x.example",
     "echo {pw} | sudo -S apt-get update",
@@ -184,6 +189,15 @@ def test_a_password_read_from_elsewhere_stays_readable(redactor: Redactor, comma
     assert redactor.redact_text(command) == command
 
 
+def test_a_password_in_a_command_substitution_is_remembered_without_its_parenthesis(
+    redactor: Redactor,
+) -> None:
+    secret = "Qz7pLm2Rx9"
+    redactor.redact_text(f"TOKEN=$(docker login -u ci -p {secret})")
+    assert redactor.redact_text(f"echo {secret}") == f"echo {redactor.marker(secret)}"
+    assert redactor.redact_text("out=$(docker ps)") == "out=$(docker ps)"
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -198,6 +212,9 @@ def test_a_password_read_from_elsewhere_stays_readable(redactor: Redactor, comma
         "gh secret list --repo org/app",
         "docker login -u ci --password-stdin r.example",
         "jq '.password = null' f.json",
+        "git config --global credential.helper store",
+        "git config --global credential.helper manager-core",
+        'out="$(docker ps --format json)"',
         "bypass=1 compass=north",
     ],
 )

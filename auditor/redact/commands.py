@@ -8,7 +8,8 @@ option (`docker login -p X`, `mysql -pX`), a positional password (`vault login X
 (`npm config set //r/:_authToken X`, `aws configure set aws_secret_access_key X`), or the
 password part of a `user:password` argument (`http -a user:X`, `sqlplus user/X@db`).
 
-Words, not regular expressions over the whole line: a word that names the command again (the
+Quoted stretches are read as command lines too (`bash -c "docker login -p X"`). Words, not
+regular expressions over the whole line: a word that names the command again (the
 user `docker` in `docker login -u docker -p X`) or a path to it (`/usr/bin/docker`) cannot hide
 what follows, and each simple command is read once, so a long hostile line costs linear time.
 """
@@ -87,10 +88,12 @@ def _after_command(names: list[str], command: re.Pattern[str], then: str) -> int
 
 def _name(word: str) -> str:
     """The command a word names: its last path part, unquoted, out of a command substitution
-    or a sub-shell (`/usr/bin/docker` and `out=$(docker` → `docker`)."""
+    or a sub-shell, without Windows' `.exe` (`/usr/bin/docker`, `out=$(docker`,
+    `C:\\bin\\docker.exe` → `docker`)."""
     for opening in ("$(", "(", "`"):
         word = word.rpartition(opening)[2]
-    return word.strip("'\"").rpartition("/")[2]
+    name = word.strip("'\"").replace("\\", "/").rpartition("/")[2]
+    return name[:-4] if name[-4:].lower() == ".exe" else name
 
 
 _OPTIONS: tuple[_Option, ...] = (
@@ -157,6 +160,14 @@ def _positionals(words: list[str], names: list[str]) -> Iterator[str]:
                 break
 
 
+# The last part of a setting's name that says it holds no secret, though an earlier part
+# names one (`credential.helper store`: where credentials go, which policies must see).
+_NOT_SECRET_SETTINGS = frozenset(
+    {"helper", "username", "user", "usehttppath", "provider", "type", "method", "url", "path"}
+    | {"file", "mode", "email", "name", "enabled", "store", "cache", "timeout"}
+)
+
+
 def _settings(words: list[str], names: list[str]) -> Iterator[str]:
     """`npm config set KEY X`, `aws configure set KEY X`, `poetry config KEY X`, `git config KEY
     X`: the value of a setting whose name is a secret's."""
@@ -166,15 +177,36 @@ def _settings(words: list[str], names: list[str]) -> Iterator[str]:
             if args and args[0] in ("set", "add"):
                 args = args[1:]
             key = args[0].strip("'\"") if args else ""
-            if len(args) >= 2 and "=" not in key and "://" not in key and is_secret_key(key):
+            last = re.split(r"[.:/]", key)[-1].lower()
+            if (
+                len(args) >= 2
+                and "=" not in key
+                and "://" not in key
+                and last not in _NOT_SECRET_SETTINGS
+                and is_secret_key(key)
+            ):
                 yield args[1]
             return
 
 
+# A quoted stretch: a command line inside it is read too (`bash -c "docker login -p X"`,
+# `out="$(docker login -p X)"`, `ssh host 'mysql -pX'`).
+_QUOTED = re.compile(r""""([^"\n]*)"|'([^'\n]*)'""")
+
+
 def command_secrets(text: str) -> Iterator[str]:
-    """The secret words of the commands in `text` (quotes kept: the caller unquotes)."""
+    """The secret words of the commands in `text` and in its quoted stretches (quotes kept:
+    the caller unquotes)."""
     if not _MENTION.search(text):
         return
+    yield from _line_secrets(text)
+    for m in _QUOTED.finditer(text):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        if _MENTION.search(inner):
+            yield from _line_secrets(inner)
+
+
+def _line_secrets(text: str) -> Iterator[str]:
     for command in _SEPARATOR.split(text):
         if not _MENTION.search(command):
             continue

@@ -178,7 +178,9 @@ def _placed(text: str) -> Iterator[str]:
     if _TRIGGER.search(text):
         for pattern in _PLACED:
             for m in pattern.finditer(text):
-                yield m["v"].rstrip("'\".,")
+                value = m["v"].rstrip("'\".,")
+                if not _SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
+                    yield value
         arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
     for value in chain(arguments, command_secrets(text)):
         if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
@@ -187,6 +189,8 @@ def _placed(text: str) -> Iterator[str]:
             value = value.lstrip("'\"").rstrip("'\".,")
         if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
             yield value
+            if value.endswith(")") and "(" not in value:  # `$(docker login -p X)`: X too
+                yield value.rstrip(")")
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -16,12 +16,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from auditor import __version__
 from auditor.cli.parsers import REGISTER
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 #: stdout's reader went away (`auditor history | head`): 128 + SIGPIPE, as a shell reports a
 #: command that pipe killed; nothing more is printed.
@@ -72,7 +75,7 @@ class Context:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered (`only`: just that one, when
     argv names it, so a command imports only what it runs; its parsing is the same)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="auditor",
         description="Audit an agent platform's enterprise control settings and readiness reports.",
     )
@@ -98,6 +101,8 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return _help_written(int(exc.code or 0), ctx)
+    except OSError as exc:  # help or version could not be written (`_Parser`)
+        return _help_unwritten(exc, ctx)
     args.debug = debug  # a command that reports failures itself (each --orgs organization)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -153,19 +158,34 @@ class _Stdout:
         return getattr(self.stream, name)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a help or version text it cannot write is an error: argparse
+    ignores the write's OSError, so `auditor --help > /dev/full` said nothing and exited 0
+    when stdout was unbuffered (`PYTHONUNBUFFERED=1`)."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message:
+            (file or sys.stderr).write(message)
+
+
 def _help_written(code: int, ctx: Context) -> int:
     """`code`, once what argparse printed (help, version) is flushed; a full disk is an error
     (exit 2), a reader gone (`auditor --help | head -1`) exit 141, quietly."""
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
-        _silence(sys.stdout)
-        return EXIT_BROKEN_PIPE
     except OSError as exc:
-        _silence(sys.stdout)
-        print(f"auditor: error: cannot write to standard output: {exc.strerror}", file=ctx.stderr)
-        return EXIT_ERROR
+        return _help_unwritten(exc, ctx)
     return code
+
+
+def _help_unwritten(exc: OSError, ctx: Context) -> int:
+    """Help or version text that could not be written: 141 quietly for a reader gone, else
+    one line and exit 2."""
+    _silence(sys.stdout)
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_BROKEN_PIPE
+    print(f"auditor: error: cannot write to standard output: {exc.strerror}", file=ctx.stderr)
+    return EXIT_ERROR
 
 
 def _command_named(args: Sequence[str]) -> str | None:

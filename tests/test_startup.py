@@ -241,7 +241,7 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
 
 
-@pytest.mark.parametrize("package", ["auditor.findings", "auditor.evaluate"])
+@pytest.mark.parametrize("package", ["auditor.findings", "auditor.evaluate", "auditor.workflows"])
 def test_the_lazily_loaded_names_are_listed_by_dir(package: str) -> None:
     """These packages load their names on first use; `dir()` (a REPL's completion, pydoc)
     still lists them."""

@@ -14,8 +14,9 @@ waiver file does not load the evaluation engine.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from auditor.common import lazy
 
 if TYPE_CHECKING:
     from auditor.evaluate.engine import Steps, evaluate
@@ -49,12 +50,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return lazy.load(__name__, _WHERE, name)
 
 
 def __dir__() -> list[str]:
-    """The module's names, the ones not loaded yet included (a REPL's completion, pydoc)."""
-    return sorted({*globals(), *__all__})
+    return lazy.listed(globals(), __all__)

@@ -11,8 +11,9 @@ evaluation and report stacks it never runs.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from auditor.common import lazy
 
 if TYPE_CHECKING:
     from auditor.workflows.export import export_bundle
@@ -70,7 +71,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return lazy.load(__name__, _WHERE, name)
+
+
+def __dir__() -> list[str]:
+    return lazy.listed(globals(), __all__)

@@ -84,14 +84,7 @@ def test_run_offline_loads_no_http_client_secret_scanner_database_driver_or_pdf(
     subprocess.run([*cli, "sync"], env=env, cwd=tmp_path, capture_output=True, check=True)
     out = tmp_path / "reports"
     argv = ["run", "--offline", "--soft-fail", "--quiet", "--out", str(out)]
-    probe = subprocess.run(
-        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
+    probe = _probed(argv, env, tmp_path)
     code, modules = probe[-2], probe[-1].split()
     assert code == "0" and (out / "findings.json").is_file()  # it did audit
     assert "auditor.workflows.run" in modules and "auditor.redact.redactor" in modules
@@ -255,15 +248,21 @@ def test_a_sync_loads_httpx_without_its_command_line(tmp_path: Path) -> None:
     it httpx, only after that."""
     env = {**os.environ, "AUDITOR_TOKEN": "probe-token-1234"}
     argv = ["sync", "--base-url", "http://127.0.0.1:1", "--state", str(tmp_path / "s.db")]
-    out = subprocess.run(
-        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=True,
-    ).stdout.splitlines()
+    out = _probed(argv, env, tmp_path)
     assert out[0] == "2"  # nothing listens on port 1: the sync failed after loading httpx
     loaded = set(out[1].split())
     assert "httpx" in loaded
     assert loaded & {"click", "rich", "pygments"} == set()
+
+
+def _probed(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """The lines `_OFFLINE_PROBE` prints for `auditor argv`: its exit code, then the modules
+    it loaded."""
+    return subprocess.run(
+        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()

@@ -446,3 +446,9 @@ def test_a_secret_split_by_a_byte_that_was_not_utf8_is_redacted_whole(
     damaged = secret[:7] + "\ufffd" + secret[7:]
     out = redactor.redact_json({"notes": f"rotated {damaged} today"})
     assert out == {"notes": f"rotated {redactor.marker(damaged)} today"}
+
+
+def test_a_password_glued_to_a_redirect_is_remembered_without_it(redactor: Redactor) -> None:
+    secret = "Qz7pLm2Rx9"
+    redactor.redact_text(f"mysql -u root -p{secret}>/dev/null app")
+    assert redactor.redact_text(f"echo {secret}") == f"echo {redactor.marker(secret)}"

@@ -63,3 +63,29 @@ def test_a_secret_learned_later_is_scrubbed_from_a_report_no_longer_re_read(tmp_
         s.register_secret(TOKEN)
         run_sync(s, service)
     assert plain.encode() not in state_path.read_bytes()
+
+
+def test_secrets_new_to_the_file_are_searched_for_in_batches(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sync that learns more secrets than one automaton takes searches earlier rows batch by
+    # batch: a row holding a value of the last batch is scrubbed as well as one of the first.
+    import auditor.store.database as database
+
+    monkeypatch.setattr(database, "_SCRUB_BATCH", 1)
+    first, second = "plainwordlatersecretvalue", "anotherplainwordlatersecret"
+    state_path = tmp_path / "state.db"
+    service = FakeService(3, reports=12)
+    service.reports[11]["report"]["lint"]["rationale"] = f"uses {first} here"
+    service.reports[10]["report"]["lint"]["rationale"] = f"uses {second} here"
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    assert first.encode() in state_path.read_bytes() and second.encode() in state_path.read_bytes()
+    service.add_revisions(1)
+    service.revisions[4]["settings"]["env"] = {"DB_URL": first, "CACHE_URL": second}
+    with Store.open(state_path) as s:
+        s.register_secret(TOKEN)
+        run_sync(s, service)
+    stored = state_path.read_bytes()
+    assert first.encode() not in stored and second.encode() not in stored

@@ -191,6 +191,8 @@ def _placed(text: str) -> Iterator[str]:
             yield value
             if value.endswith(")") and "(" not in value:  # `$(docker login -p X)`: X too
                 yield value.rstrip(")")
+            if ">" in value[1:]:  # `-p X>/dev/null`: X too
+                yield value[: value.index(">", 1)]
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -119,6 +119,9 @@ _SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, 
 )
 
 
+_SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
+
+
 def _as_text(value: Any) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).decode("utf-8", "replace")
@@ -393,9 +396,17 @@ class Store:
 
     def _scrub_rows(self, secrets: Iterable[str], before_sync: int | None = None) -> int:
         """Redact again the stored rows (of syncs before `before_sync`, if given) that hold one
-        of `secrets` in any encoded form; gives rows fixed. One automaton over every form, so
-        a sync that learns hundreds of secrets reads each row once."""
-        forms = [f for v in secrets for f in encoded_forms(v)]
+        of `secrets` in any encoded form; gives rows fixed. One automaton over the forms of up
+        to `_SCRUB_BATCH` secrets, so a sync that learns hundreds reads each row once, and one
+        that learns tens of thousands holds a bounded automaton (one read per batch)."""
+        ordered = sorted(secrets)
+        fixed = 0
+        for at in range(0, len(ordered), _SCRUB_BATCH):
+            forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in encoded_forms(v)]
+            fixed += self._scrub_rows_holding(forms, before_sync)
+        return fixed
+
+    def _scrub_rows_holding(self, forms: list[str], before_sync: int | None) -> int:
         matcher = literal_matcher(forms)
         where, args = ("", ()) if before_sync is None else (" WHERE sync_id < ?", (before_sync,))
         fixed = 0

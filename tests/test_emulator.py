@@ -637,7 +637,7 @@ CLI = textwrap.dedent(
     """
     import argparse, sys
     from auditor.cli import Context
-    from auditor.cli.cmd_emulator import register
+    from auditor.cli.parsers import register_emulator as register
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     args = parser.parse_args(sys.argv[1:])

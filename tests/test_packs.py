@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from auditor.cli import Context, cmd_policy
+from auditor.cli import Context
+from auditor.cli.parsers import register_policy
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.rule import run_rule
 from auditor.findings.waivers import load_waivers
@@ -36,7 +37,7 @@ CONTROL = re.compile(r"^(SOC2:(CC|C|A|PI|P)\d+\.\d+|ISO27001:A\.[5-8]\.\d+)$")
 
 def run_cli(tmp_path: Path, *argv: str) -> tuple[int, str]:
     parser = argparse.ArgumentParser(prog="auditor")
-    cmd_policy.register(parser.add_subparsers())
+    register_policy(parser.add_subparsers())
     args = parser.parse_args(list(argv))
     out = io.StringIO()
     ctx = Context(env={}, stdout=out, stderr=io.StringIO(), clock=lambda: NOW, cwd=str(tmp_path))

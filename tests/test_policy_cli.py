@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from auditor.cli import Context, cmd_policy
+from auditor.cli import Context
+from auditor.cli.parsers import register_policy
 from auditor.common.jsonutil import content_hash
 from auditor.models import Revision, User
 from auditor.store.database import Store
@@ -23,7 +24,7 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 def run(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
     parser = argparse.ArgumentParser(prog="auditor")
-    cmd_policy.register(parser.add_subparsers())
+    register_policy(parser.add_subparsers())
     args = parser.parse_args(["policy", *argv])
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(tmp_path))

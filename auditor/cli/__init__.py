@@ -13,7 +13,7 @@ import contextlib
 import os
 import select
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     except OSError:
         # stderr itself cannot be written (a full disk): nothing can say why, so the exit
         # code does, as for any error (not 1, which means findings, nor the interpreter's 120)
-        _silence(sys.stderr, sys.stderr)
+        _silence(sys.stderr)
         return EXIT_ERROR
     return code
 
@@ -139,23 +139,25 @@ class _Stdout:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        try:
+        with _as_stdout_error():
             return self.stream.write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutError(exc.strerror or str(exc)) from exc
 
     def flush(self) -> None:
-        try:
+        with _as_stdout_error():
             self.stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutError(exc.strerror or str(exc)) from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def _as_stdout_error() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.strerror or str(exc)) from exc
 
 
 class _Parser(argparse.ArgumentParser):
@@ -181,10 +183,18 @@ def _help_written(code: int, ctx: Context) -> int:
 def _help_unwritten(exc: OSError, ctx: Context) -> int:
     """Help or version text that could not be written: 141 quietly for a reader gone, else
     one line and exit 2."""
-    _silence(sys.stdout)
+    _silence(sys.stdout)  # argparse writes to the process's stdout, whatever `ctx` holds
     if isinstance(exc, BrokenPipeError):
         return EXIT_BROKEN_PIPE
-    print(f"auditor: error: cannot write to standard output: {exc.strerror}", file=ctx.stderr)
+    return _stdout_unwritable(exc.strerror or str(exc), ctx)
+
+
+def _stdout_unwritable(reason: str, ctx: Context) -> int:
+    """stdout cannot be written (a full disk): one line, exit 2. What was written to the state
+    file or reports stays; what stdout still holds is dropped (pointed at /dev/null), so the
+    interpreter's flush at exit cannot fail again."""
+    _silence(ctx.stdout)
+    print(f"auditor: error: cannot write to standard output: {reason}", file=ctx.stderr)
     return EXIT_ERROR
 
 
@@ -212,11 +222,7 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
             return EXIT_BROKEN_PIPE
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
     except StdoutError as exc:
-        # What was written to the state file or reports stays; what stdout still holds is
-        # dropped (pointed at /dev/null), so the interpreter's flush at exit cannot fail again.
-        _silence(ctx.stdout)
-        print(f"auditor: error: cannot write to standard output: {exc}", file=ctx.stderr)
-        return EXIT_ERROR
+        return _stdout_unwritable(str(exc), ctx)
     except Exception as exc:
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
 
@@ -236,12 +242,12 @@ def _stdout_gone(ctx: Context) -> bool:
     return True
 
 
-def _silence(stream: TextIO, process: TextIO | None = None) -> None:
-    """Point the process's stdout (or `process`: stderr) at /dev/null, when `stream` is it, so
+def _silence(stream: TextIO) -> None:
+    """Point the process's stdout or stderr at /dev/null, when `stream` is (or wraps) it, so
     the interpreter's flush at exit does not fail again."""
-    process = process or sys.stdout
-    if getattr(stream, "stream", stream) is process:
+    target = getattr(stream, "stream", stream)
+    if target is sys.stdout or target is sys.stderr:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, process.fileno())
+            os.dup2(devnull, target.fileno())
             os.close(devnull)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from auditor.cli.common import check_sizes
 from auditor.cli.parsers import DEMO_ORGS
-from auditor.cli.parsers import register_demo as register  # noqa: F401 (its parser, built there)
 from auditor.cli.summary import main_report
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, UsageError
 

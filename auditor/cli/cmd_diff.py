@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store
-from auditor.cli.parsers import register_diff as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
 from auditor.diff.engine import ListTable, diff_revisions, to_json_patch

@@ -13,7 +13,6 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import check_sizes, parse_when
-from auditor.cli.parsers import register_emulator as register  # noqa: F401 (its parser, built there)
 from auditor.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:

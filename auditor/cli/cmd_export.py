@@ -12,7 +12,6 @@ from auditor.cli.common import (
     open_store,
     parse_at,
 )
-from auditor.cli.parsers import register_export as register  # noqa: F401 (its parser, built there)
 from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.errors import EXIT_OK

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store, parse_when
-from auditor.cli.parsers import register_history as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
 from auditor.diff import ListTable, change_as_json, change_summary, changed_paths, diff_revisions

@@ -23,7 +23,6 @@ from auditor.cli.common import (
     store_kept_only_if_synced,
     sync_store,
 )
-from auditor.cli.parsers import register_review as register  # noqa: F401 (its parser, built there)
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,

@@ -25,7 +25,6 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.cli.failure import report_failure, scrubbed
-from auditor.cli.parsers import register_run as register  # noqa: F401 (its parser, built there)
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     decide_exit,

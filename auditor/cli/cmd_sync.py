@@ -15,7 +15,6 @@ from auditor.cli.common import (
     store_kept_only_if_synced,
     sync_store,
 )
-from auditor.cli.parsers import register_sync as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_OK
 

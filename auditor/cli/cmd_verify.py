@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli.parsers import register_verify as register  # noqa: F401 (its parser, built there)
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_OK
 from auditor.workflows.verify import verify_bundle

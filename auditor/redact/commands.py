@@ -1,7 +1,8 @@
 """Secrets by their place on a command line, read word by word.
 
-A hook command or a status line is a shell line: split at `|`, `;`, `&`, new lines, `$(` and
-back-quotes into simple commands, each split into words (a quoted stretch stays in its word).
+A hook command or a status line is a shell line: split at `|`, `;`, `&` and new lines into
+simple commands, each split into words (a quoted stretch stays in its word; a command
+substitution's opening, `$(docker`, names the command after it).
 A word is then a secret by where it stands in its command: the value of a tool's password
 option (`docker login -p X`, `mysql -pX`), a positional password (`vault login X`,
 `mysqladmin password X`, `net use \\\\host\\share X`), the value of a secret-named setting
@@ -10,8 +11,9 @@ password part of a `user:password` argument (`http -a user:X`, `sqlplus user/X@d
 
 Quoted stretches are read as command lines too (`bash -c "docker login -p X"`). Words, not
 regular expressions over the whole line: a word that names the command again (the
-user `docker` in `docker login -u docker -p X`) or a path to it (`/usr/bin/docker`) cannot hide
-what follows, and each simple command is read once, so a long hostile line costs linear time.
+user `docker` in `docker login -u docker -p X`) or a path to it (`/usr/bin/docker`,
+`C:\\bin\\docker.exe`) cannot hide what follows, and each simple command is read once (twice
+inside quotes), so a long hostile line costs linear time.
 """
 
 from __future__ import annotations
@@ -122,36 +124,41 @@ def _positional(words: list[str], start: int) -> list[str]:
     return [w for w in words[start:] if not w.startswith(("-", "/"))]
 
 
+_TOOL = {name: re.compile(name) for name in ("vault", "cargo", "mysqladmin", "mc", "net")}
+_DRIVE = re.compile(r"[A-Za-z]:|\*")
+_ORACLE = re.compile("sqlplus|rman|expdp|impdp|sqlldr")
+
+
 def _positionals(words: list[str], names: list[str]) -> Iterator[str]:
     head = names[0] if names else ""
     # `vault login X`, `cargo login X`: a token given as the argument (not `-method=…`, not `k=v`)
     for tool in ("vault", "cargo"):
-        start = _after_command(names, re.compile(tool), "login")
+        start = _after_command(names, _TOOL[tool], "login")
         if start is not None and start < len(words):
             word = words[start]
             if not word.startswith("-") and "=" not in word:
                 yield word
     # `mysqladmin -u root password X`
-    start = _after_command(names, re.compile("mysqladmin"), "password")
+    start = _after_command(names, _TOOL["mysqladmin"], "password")
     if start is not None and start < len(words):
         yield words[start]
     # `mc alias set NAME URL ACCESS SECRET` (and the older `mc config host add …`)
     for then in ("set", "add"):
-        start = _after_command(names, re.compile("mc"), then)
+        start = _after_command(names, _TOOL["mc"], then)
         if start is not None:
             args = _positional(words, start)
             if len(args) >= 4:
                 yield args[3]
     # `net use [X:] \\host\share PASSWORD /user:NAME`
-    start = _after_command(names, re.compile("net"), "use")
+    start = _after_command(names, _TOOL["net"], "use")
     if start is not None:
         args = _positional(words, start)
-        if args and re.fullmatch(r"[A-Za-z]:|\*", args[0]):
+        if args and _DRIVE.fullmatch(args[0]):
             args = args[1:]
         if len(args) >= 2 and args[0].startswith("\\\\") and args[1] != "*":
             yield args[1]
     # `sqlplus user/X@db` (and Oracle's other tools that take a connect string first)
-    if re.fullmatch("sqlplus|rman|expdp|impdp|sqlldr", head):
+    if _ORACLE.fullmatch(head):
         for word in words[1:]:
             if not word.startswith("-"):
                 user, slash, rest = word.partition("/")

@@ -122,16 +122,6 @@ _SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, 
 _SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
-    return str(value)
-
-
-def _as_bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode("utf-8")
-
-
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -415,7 +405,7 @@ class Store:
             hits = [
                 row[0]
                 for row in stream(self._db, query, args)
-                if any(matcher.search(_as_text(c)) for c in row[1:])
+                if any(matcher.search(meta_text(c)) for c in row[1:])
             ]
             for item in hits:
                 self._rescrub_row(table, item)
@@ -436,9 +426,7 @@ class Store:
             found = self._db.execute(
                 "SELECT data, repo_url FROM reports WHERE report_id = ?", (report_id,)
             ).fetchone()
-            if found is not None and any(
-                memory.holds_value(_as_bytes(c).decode("utf-8", "replace")) for c in found
-            ):
+            if found is not None and any(memory.holds_value(meta_text(c)) for c in found):
                 self._rescrub_row("reports", report_id)
                 fixed += 1
         return fixed

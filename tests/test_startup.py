@@ -234,7 +234,9 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
 
 
-@pytest.mark.parametrize("package", ["auditor.findings", "auditor.evaluate", "auditor.workflows"])
+@pytest.mark.parametrize(
+    "package", ["auditor.findings", "auditor.evaluate", "auditor.workflows", "auditor.policy"]
+)
 def test_the_lazily_loaded_names_are_listed_by_dir(package: str) -> None:
     """These packages load their names on first use; `dir()` (a REPL's completion, pydoc)
     still lists them."""
@@ -268,13 +270,16 @@ def _probed(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
     ).stdout.splitlines()
 
 
-# What an online run (the nightly) never uses, though the libraries it does use import them:
-# `requests` (urllib3, charset_normalizer), which detect-secrets' plugins import only to verify a
-# found secret online (`lazy.deferring`).
-_NIGHTLY_UNUSED = ("urllib3", "charset_normalizer", "requests.")
+# What an online run (the nightly) with the shipped packs never uses: `requests` (urllib3,
+# charset_normalizer), which detect-secrets' plugins import only to verify a found secret online
+# (`lazy.deferring`); the YAML parser and the JSON Schema validator, since the shipped packs and
+# readiness model are read from the build's record of them (`yamlsafe.SHIPPED_YAML`).
+_NIGHTLY_UNUSED = ("urllib3", "charset_normalizer", "requests.", "ruamel", "jsonschema")
 
 
-def test_an_online_run_loads_no_requests(emulator: Any, tmp_path: Path) -> None:
+def test_an_online_run_loads_no_requests_yaml_parser_or_schema_validator(
+    emulator: Any, tmp_path: Path
+) -> None:
     from tests.conftest import OWNER_TOKEN
 
     env = {
@@ -289,6 +294,7 @@ def test_an_online_run_loads_no_requests(emulator: Any, tmp_path: Path) -> None:
     code, modules = probe[-2], probe[-1].split()
     assert code == "0" and (out / "findings.json").is_file()  # it did sync and audit
     assert "auditor.redact.values" in modules  # the secret scanner did run, on what it fetched
+    assert "auditor.policy.loader" in modules and "auditor.evaluate.readiness" in modules
     assert [m for m in modules if m.startswith(_NIGHTLY_UNUSED)] == []
 
 

@@ -21,7 +21,6 @@ from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy.compile import Compiler
 from auditor.policy.model import PolicyFile, Rule
-from auditor.policy.schema import schema_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
@@ -139,7 +138,14 @@ class _Loader:
         except PolicyError as exc:
             self.problems.extend(exc.problems)
             return None
+        return self.checked(doc)
+
+    def checked(self, doc: YamlDocument) -> _Read | None:
+        """The file's data if it is a mapping with text keys, its schema problems reported (a
+        shipped file's bytes were checked by the build: `YamlDocument.schema_checked`)."""
         data = plain(doc.data)
+        if doc.schema_checked:
+            return _Read(doc, data)
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
             return None
@@ -150,6 +156,8 @@ class _Loader:
             shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
             self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
             return None
+        from auditor.policy.schema import schema_problems  # jsonschema: only when needed
+
         got = _Read(doc, data)
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)

@@ -11,7 +11,14 @@ import pytest
 
 from auditor.errors import PolicyError
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, ReadinessModel, load_readiness_model
-from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies, yamlsafe
+from auditor.policy import (
+    SHIPPED_POLICY_DIR,
+    PolicySet,
+    load_policies,
+    policy_files,
+    schema,
+    yamlsafe,
+)
 from auditor.policy.shipped import record, shipped_files
 from auditor.policy.yamlsafe import load_text, load_yaml
 
@@ -20,9 +27,9 @@ from auditor.policy.yamlsafe import load_text, load_yaml
 def no_record(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Every file parsed: the record is missing."""
     monkeypatch.setattr(yamlsafe, "SHIPPED_YAML", tmp_path / "missing.json")
-    yamlsafe.shipped_yaml.cache_clear()
+    yamlsafe._record.cache_clear()
     yield
-    yamlsafe.shipped_yaml.cache_clear()
+    yamlsafe._record.cache_clear()
 
 
 def test_the_record_is_current() -> None:
@@ -45,7 +52,7 @@ def _shown(policy: PolicySet) -> list[str]:
 @pytest.fixture
 def recorded() -> tuple[PolicySet, ReadinessModel]:
     """The shipped packs and readiness model, loaded with the record."""
-    yamlsafe.shipped_yaml.cache_clear()
+    yamlsafe._record.cache_clear()
     policy, model = load_policies([SHIPPED_POLICY_DIR]), load_readiness_model()
     assert load_yaml(DEFAULT_MODEL_PATH).positions  # from the record
     return policy, model
@@ -100,13 +107,33 @@ def test_an_unusable_record_is_ignored(
     bad = tmp_path / "shipped-yaml.json"
     bad.write_bytes(content)
     monkeypatch.setattr(yamlsafe, "SHIPPED_YAML", bad)
-    yamlsafe.shipped_yaml.cache_clear()
+    yamlsafe._record.cache_clear()
     try:
         assert yamlsafe.shipped_yaml() == {}
         assert len(load_policies([SHIPPED_POLICY_DIR]).rules) > 0
         assert not load_yaml(DEFAULT_MODEL_PATH).positions
     finally:
-        yamlsafe.shipped_yaml.cache_clear()
+        yamlsafe._record.cache_clear()
+
+
+def test_a_changed_policy_schema_checks_the_shipped_files_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recorded verdict holds only under the schema it was reached under: with another
+    (operators changed, the record not rewritten), the shipped packs are validated again."""
+    checked: list[object] = []
+    real = schema.schema_problems
+
+    def counted(data: object) -> Iterator[schema.Problem]:
+        checked.append(data)
+        return real(data)
+
+    monkeypatch.setattr(schema, "schema_problems", counted)
+    load_policies([SHIPPED_POLICY_DIR])
+    assert checked == []  # the record's verdict was used
+    monkeypatch.setattr(schema, "schema_digest", lambda: "another schema")
+    load_policies([SHIPPED_POLICY_DIR])
+    assert len(checked) == len(policy_files([SHIPPED_POLICY_DIR]))
 
 
 def test_other_limits_parse_the_file() -> None:

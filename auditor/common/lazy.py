@@ -41,7 +41,7 @@ class _Deferred(types.ModuleType):
         return getattr(real, attr)
 
 
-_LOADING = threading.Lock()
+_LOADING = threading.RLock()  # re-entered if loading the module reads a stand-in
 
 
 @contextmanager

@@ -142,9 +142,12 @@ class _Loader:
 
     def checked(self, doc: YamlDocument) -> _Read | None:
         """The file's data if it is a mapping with text keys, its schema problems reported (a
-        shipped file's bytes were checked by the build: `YamlDocument.schema_checked`)."""
+        shipped file's bytes were checked by the build, under the same schema:
+        `YamlDocument.schema_checked`)."""
+        from auditor.policy.schema import schema_digest, schema_problems
+
         data = plain(doc.data)
-        if doc.schema_checked:
+        if doc.schema_checked and doc.schema_checked == schema_digest():
             return _Read(doc, data)
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
@@ -156,8 +159,6 @@ class _Loader:
             shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
             self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
             return None
-        from auditor.policy.schema import schema_problems  # jsonschema: only when needed
-
         got = _Read(doc, data)
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)

@@ -15,6 +15,7 @@ import orjson
 
 from auditor.policy import SHIPPED_POLICY_DIR
 from auditor.policy.loader import _Loader, policy_files
+from auditor.policy.schema import schema_digest
 from auditor.policy.yamlsafe import ITEMS, SHIPPED_YAML, load_text, position_key, untagged
 
 _FORMAT = 1
@@ -96,11 +97,11 @@ def record(paths: Sequence[Path]) -> bytes:
         files[digest] = {
             "file": path.name,
             "data": tagged,
-            "tagged": tagged != doc.data,
             "positions": positions,
             "schema_checked": checked,
         }
-    return orjson.dumps({"format": _FORMAT, "files": files}) + b"\n"
+    record = {"format": _FORMAT, "schema": schema_digest(), "files": files}
+    return orjson.dumps(record) + b"\n"
 
 
 def main() -> int:

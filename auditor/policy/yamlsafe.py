@@ -85,8 +85,9 @@ class YamlDocument:
     #: Positions known without parsing (a shipped file's, from `SHIPPED_YAML`), by
     #: `position_key`: line and column, 1-based.
     positions: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False, compare=False)
-    #: The build found these bytes to be a policy file the policy schema accepts.
-    schema_checked: bool = field(default=False, repr=False, compare=False)
+    #: The build found these bytes to be a policy file the policy schema accepts: the digest
+    #: of that schema (`schema.schema_digest`), or "" (not checked, or not valid).
+    schema_checked: str = field(default="", repr=False, compare=False)
     _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
 
     def _node_tree(self) -> Node | None:
@@ -166,20 +167,31 @@ def untagged(value: Any) -> Any:
     return value
 
 
-@functools.cache
 def shipped_yaml() -> Mapping[str, Mapping[str, Any]]:
-    """`SHIPPED_YAML` read (once): the entries by digest; none when it is missing or not of
-    the expected form (every file is then parsed)."""
+    """The entries of `SHIPPED_YAML` by digest; none when it is missing or not of the
+    expected form (every file is then parsed)."""
+    return _record()[1]
+
+
+@functools.cache
+def _record() -> tuple[str, Mapping[str, Mapping[str, Any]]]:
+    """`SHIPPED_YAML` read (once): the digest of the policy schema its verdicts were reached
+    under, and its entries by digest."""
     try:
-        entries = orjson.loads(SHIPPED_YAML.read_bytes())["files"]
-        if isinstance(entries, dict) and all(
-            isinstance(e, dict) and {"data", "positions", "schema_checked", "tagged"} <= e.keys()
-            for e in entries.values()
+        record = orjson.loads(SHIPPED_YAML.read_bytes())
+        schema, entries = record["schema"], record["files"]
+        if (
+            isinstance(schema, str)
+            and isinstance(entries, dict)
+            and all(
+                isinstance(e, dict) and {"data", "positions", "schema_checked"} <= e.keys()
+                for e in entries.values()
+            )
         ):
-            return entries
+            return schema, entries
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    return {}
+    return "", {}
 
 
 def load_yaml(
@@ -196,7 +208,8 @@ def load_yaml(
     """
     text, digest = _read_text(path, max_bytes)
     if (max_bytes, max_depth, max_nodes) == (_MAX_BYTES, _MAX_DEPTH, MAX_NODES):
-        known = shipped_yaml().get(digest)
+        schema, entries = _record()
+        known = entries.get(digest)
         if known is not None:
             return YamlDocument(
                 path=str(path),
@@ -204,6 +217,6 @@ def load_yaml(
                 sha256=digest,
                 text=text,
                 positions=known["positions"],
-                schema_checked=known["schema_checked"] is True,
+                schema_checked=schema if known["schema_checked"] is True else "",
             )
     return load_text(text, str(path), sha256=digest, max_depth=max_depth, max_nodes=max_nodes)

@@ -101,7 +101,7 @@ def record(paths: Sequence[Path]) -> bytes:
             "schema_checked": checked,
         }
     record = {"format": _FORMAT, "schema": schema_digest(), "files": files}
-    return orjson.dumps(record) + b"\n"
+    return orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n"  # diffs a reviewer can read
 
 
 def main() -> int:

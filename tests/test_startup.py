@@ -234,7 +234,9 @@ def test_policy_lint_does_not_load_the_rule_engine() -> None:
     assert [m for m in modules if m.startswith("auditor.evaluate")] == []
 
 
-@pytest.mark.parametrize("package", ["auditor.findings", "auditor.evaluate", "auditor.workflows"])
+@pytest.mark.parametrize(
+    "package", ["auditor.findings", "auditor.evaluate", "auditor.workflows", "auditor.policy"]
+)
 def test_the_lazily_loaded_names_are_listed_by_dir(package: str) -> None:
     """These packages load their names on first use; `dir()` (a REPL's completion, pydoc)
     still lists them."""
@@ -266,3 +268,50 @@ def _probed(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
         text=True,
         check=True,
     ).stdout.splitlines()
+
+
+# What an online run (the nightly) with the shipped packs never uses: `requests` (urllib3,
+# charset_normalizer), which detect-secrets' plugins import only to verify a found secret online
+# (`lazy.deferring`); the YAML parser and the JSON Schema validator, since the shipped packs and
+# readiness model are read from the build's record of them (`yamlsafe.SHIPPED_YAML`).
+_NIGHTLY_UNUSED = ("urllib3", "charset_normalizer", "requests.", "ruamel", "jsonschema")
+
+
+def test_an_online_run_loads_no_requests_yaml_parser_or_schema_validator(
+    emulator: Any, tmp_path: Path
+) -> None:
+    from tests.conftest import OWNER_TOKEN
+
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")},
+        "AUDITOR_BASE_URL": emulator.base_url,
+        "AUDITOR_APP_URL": emulator.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+    out = tmp_path / "reports"
+    probe = _probed(["run", "--soft-fail", "--quiet", "--out", str(out)], env, tmp_path)
+    code, modules = probe[-2], probe[-1].split()
+    assert code == "0" and (out / "findings.json").is_file()  # it did sync and audit
+    assert "auditor.redact.values" in modules  # the secret scanner did run, on what it fetched
+    assert "auditor.policy.loader" in modules and "auditor.evaluate.readiness" in modules
+    assert [m for m in modules if m.startswith(_NIGHTLY_UNUSED)] == []
+
+
+def test_a_deferred_module_is_the_real_one_when_used() -> None:
+    """`requests`, deferred under detect-secrets, is there when something does use it (a
+    plugin's online verification, another library)."""
+    probe = """
+import sys
+import auditor.redact.values
+from detect_secrets.plugins import base
+assert "urllib3" not in sys.modules
+error = base.requests.exceptions.RequestException
+import requests.adapters
+from requests import Session
+print(error.__module__, Session.__module__, type(sys.modules["requests"]).__name__)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["requests.exceptions", "requests.sessions", "module"]

@@ -5,7 +5,12 @@ submodule holds each name and hands it here."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+import importlib.util
+import sys
+import threading
+import types
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -20,3 +25,41 @@ def load(package: str, where: Mapping[str, str], name: str) -> Any:
 def listed(module_globals: Iterable[str], exported: Iterable[str]) -> list[str]:
     """A package's names for `dir()`, the ones not loaded yet included (a REPL, pydoc)."""
     return sorted({*module_globals, *exported})
+
+
+class _Deferred(types.ModuleType):
+    """The stand-in for a module not loaded yet: the import system finds its name and spec
+    (so `import module` elsewhere takes it as loaded); any other attribute loads the real
+    module, which from then on is in `sys.modules`, and is read from it."""
+
+    def __getattr__(self, attr: str) -> Any:
+        name = self.__name__
+        with _LOADING:
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            real = importlib.import_module(name)
+        return getattr(real, attr)
+
+
+_LOADING = threading.RLock()  # re-entered if loading the module reads a stand-in
+
+
+@contextmanager
+def deferring(module: str) -> Iterator[None]:
+    """Inside the block, `import module` (by whatever library) gives a stand-in that loads the
+    real module on its first use (any attribute read); the stand-in stays in `sys.modules`
+    after the block until then, so a later import still gets the real module, loaded then.
+    For a library another one imports for a feature auditor never calls: detect-secrets'
+    plugins import `requests` (and with it urllib3, idna, charset_normalizer) only to verify a
+    found secret online, which auditor never asks.
+
+    (Not the standard `importlib.util.LazyLoader`: on Python 3.11 a second `import module`
+    reads the stand-in's `__spec__`, which loads it.) Nothing changes when the module is
+    already loaded or cannot be found (the library's own import then fails as it would)."""
+    if module not in sys.modules:
+        spec = importlib.util.find_spec(module)
+        if spec is not None:
+            stand_in = _Deferred(module)
+            stand_in.__spec__ = spec
+            sys.modules[module] = stand_in
+    yield

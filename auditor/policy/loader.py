@@ -21,7 +21,6 @@ from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy.compile import Compiler
 from auditor.policy.model import PolicyFile, Rule
-from auditor.policy.schema import schema_problems
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
@@ -139,7 +138,17 @@ class _Loader:
         except PolicyError as exc:
             self.problems.extend(exc.problems)
             return None
+        return self.checked(doc)
+
+    def checked(self, doc: YamlDocument) -> _Read | None:
+        """The file's data if it is a mapping with text keys, its schema problems reported (a
+        shipped file's bytes were checked by the build, under the same schema:
+        `YamlDocument.schema_checked`)."""
+        from auditor.policy.schema import schema_digest, schema_problems
+
         data = plain(doc.data)
+        if doc.schema_checked and doc.schema_checked == schema_digest():
+            return _Read(doc, data)
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
             return None

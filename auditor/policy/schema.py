@@ -9,19 +9,23 @@ Regenerate the file with `python -m auditor.policy.schema`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, ValidationError  # type: ignore[import-untyped]
+import orjson
 
 from auditor.models import SEVERITIES, TARGETS
 from auditor.operators import REGISTRY, Operator, json_type
 from auditor.policy.phrasing import short
 from auditor.policy.refs import REF_SCHEMA, expects
 from auditor.policy.yamlsafe import suggest
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError  # type: ignore[import-untyped]
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "policy.schema.json"
 ON_MISSING = ("unknown", "fail", "pass", "not_applicable")
@@ -142,7 +146,16 @@ def build_schema() -> dict[str, Any]:
 
 
 @functools.cache
+def schema_digest() -> str:
+    """The sha256 of the schema (keys sorted): what a shipped file's recorded verdict was
+    reached under (`yamlsafe.SHIPPED_YAML`), so a changed schema makes it check again."""
+    return hashlib.sha256(orjson.dumps(build_schema(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@functools.cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # about 0.05 s: only when a file is checked
+
     return Draft202012Validator(build_schema())
 
 

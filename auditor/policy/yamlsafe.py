@@ -3,53 +3,52 @@
 Takes a path, gives a `YamlDocument` (plain dict/list/scalars, sha256, positions on demand).
 A cheap pass over the C parser's events refuses what a policy file has no business containing
 (anchors/aliases, non-core tags, several documents, deep nesting, duplicate keys) before the
-C safe loader builds objects. Positions are only computed when asked for (`locate`), by
-composing the node tree once; ruamel's 0-based marks become 1-based in `_location` alone.
+C safe loader builds objects (`yamlparse`, imported only when a file is parsed). Positions are
+only computed when asked for (`locate`), by composing the node tree once; ruamel's 0-based
+marks become 1-based in `location` alone.
+
+A shipped file (a policy pack, the readiness model) is not parsed again: the build parsed
+each one and recorded, by the sha256 of its bytes, what parsing gives (`SHIPPED_YAML`). A file
+whose bytes hash to a recorded digest gets that data, wherever it lives; any other byte read
+is parsed as above. The record is package data, as trusted as the code beside it, and is
+never written at run time.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
-import re
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import (
-    AliasEvent,
-    CollectionEndEvent,
-    CollectionStartEvent,
-    DocumentStartEvent,
-    Event,
-    MappingStartEvent,
-    NodeEvent,
-    ScalarEvent,
-)
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+import orjson
 
 from auditor.common.files import UnreadableFile, read_input
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 
-_CORE = "tag:yaml.org,2002:"
-_SURROGATE = re.compile("[\ud800-\udfff]")  # from "\\uD800" escapes: not encodable text
-_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+if TYPE_CHECKING:
+    from ruamel.yaml.nodes import Node
+
 #: The most values (scalars, mapping keys included, sequences, mappings) one file may hold:
 #: the largest shipped file, policies/baseline.yaml, has 1,879; building objects costs about
 #: 50 µs a value (a 16 MB settings file of 7.9 million zeros took 261 s and 5.9 GB before
 #: this limit).
 MAX_NODES = 100_000
-ALLOWED_TAGS = frozenset(
-    _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
-)
+_MAX_BYTES = 1_000_000
+_MAX_DEPTH = 64
+
+#: What the build recorded of the shipped YAML files, by the sha256 of their bytes: the data
+#: parsing gives, the positions of the values two levels deep (a rule's, an enum's), and
+#: whether a policy file passed the policy schema (`policy.shipped` writes it; a test checks
+#: it matches the shipped files and what parsing them gives now).
+SHIPPED_YAML = Path(__file__).resolve().parents[1] / "data" / "shipped-yaml.json"
 
 
-def _location(file: str, mark: Any) -> SourceLocation:
+def location(file: str, mark: Any) -> SourceLocation:
     """The one place a 0-based ruamel mark becomes a 1-based location."""
     if mark is None:
         return SourceLocation(file, 1, 1)
@@ -68,6 +67,12 @@ def suggest(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
+def position_key(parts: Sequence[str | int], *, key: bool) -> str:
+    """How `SHIPPED_YAML` names a position: the path as JSON (a list index stays a number),
+    after `k:` for a key's position, `v:` for a value's."""
+    return ("k:" if key else "v:") + orjson.dumps(list(parts)).decode()
+
+
 @dataclass(frozen=True)
 class YamlDocument:
     """A loaded YAML file: plain data plus positions computed on demand."""
@@ -77,11 +82,19 @@ class YamlDocument:
     sha256: str
     text: str = field(default="", repr=False, compare=False)
     pure: bool = field(default=False, repr=False, compare=False)  # parsed by the pure loader
+    #: Positions known without parsing (a shipped file's, from `SHIPPED_YAML`), by
+    #: `position_key`: line and column, 1-based.
+    positions: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False, compare=False)
+    #: The build found these bytes to be a policy file the policy schema accepts: the digest
+    #: of that schema (`schema.schema_digest`), or "" (not checked, or not valid).
+    schema_checked: str = field(default="", repr=False, compare=False)
     _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
 
     def _node_tree(self) -> Node | None:
         if not self._root:
-            self._root.append(_compose(self.text, pure=self.pure))
+            from auditor.policy import yamlparse
+
+            self._root.append(yamlparse.compose(self.text, pure=self.pure))
         return self._root[0]
 
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
@@ -89,133 +102,12 @@ class YamlDocument:
 
         A path that does not exist resolves to its nearest existing ancestor.
         """
-        node = self._node_tree()
-        if node is None:
-            return SourceLocation(self.path, 1, 1)
-        mark = node.start_mark
-        for part in parts:
-            found = _child(node, part)
-            if found is None:
-                break
-            key_node, node = found
-            mark = key_node.start_mark if key and key_node is not None else node.start_mark
-        return _location(self.path, mark)
+        known = self.positions.get(position_key(parts, key=key)) if self.positions else None
+        if known is not None:
+            return SourceLocation(self.path, known[0], known[1])
+        from auditor.policy import yamlparse
 
-
-def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
-    if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if str(key_node.value) == str(part):
-                return key_node, value_node
-    elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-        return None, node.value[part]
-    return None
-
-
-@dataclass
-class _Frame:
-    is_mapping: bool
-    keys: set[str] = field(default_factory=set)
-    expect_key: bool = True
-
-
-class _Scanner:
-    """Checks the event stream; collects every refusal with its position."""
-
-    def __init__(self, file: str, max_depth: int, max_nodes: int = 0) -> None:
-        self.file = file
-        self.max_depth = max_depth
-        self.max_nodes = max_nodes  # 0: no limit
-        self.nodes = 0
-        self.stack: list[_Frame] = []
-        self.documents = 0
-        self.problems: list[str] = []
-
-    def refuse(self, event: Event, message: str) -> None:
-        self.problems.append(problem(_location(self.file, event.start_mark), "", message))
-
-    def feed(self, event: Event) -> None:
-        if isinstance(event, DocumentStartEvent):
-            self.documents += 1
-            if self.documents == 2:
-                self.refuse(event, "several YAML documents in one file; keep one per file")
-            return
-        if isinstance(event, CollectionEndEvent):
-            self.stack.pop()
-            return
-        if not isinstance(event, NodeEvent):
-            return
-        self.nodes += 1
-        if self.nodes > self.max_nodes > 0:
-            self.refuse(
-                event,
-                f"more than {self.max_nodes} values (keys, scalars, lists and mappings), "
-                "the limit for one file",
-            )
-            raise _TooDeep  # building that many objects took minutes and gigabytes
-        self._check_node(event)
-        is_key = self._take_position(event)
-        if is_key and isinstance(event, ScalarEvent):
-            if event.value == "<<" and not event.style and event.tag is None:
-                self.refuse(
-                    event,
-                    "YAML merge key `<<` is not allowed in auditor input files (write the keys "
-                    'out; quote it, "<<", for a key of that name)',
-                )
-            self._check_duplicate(event)
-        if isinstance(event, CollectionStartEvent):
-            self._open(event)
-
-    def _check_node(self, event: NodeEvent) -> None:
-        if isinstance(event, AliasEvent):
-            self.refuse(event, f"YAML alias *{event.anchor} is not allowed in auditor input files")
-            return
-        if event.anchor is not None:
-            self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in auditor input files")
-        if isinstance(event, ScalarEvent) and _SURROGATE.search(event.value):
-            self.refuse(event, "a lone surrogate escape (\\uD800-\\uDFFF) is not a character")
-        tag = getattr(event, "tag", None)
-        if tag is not None and tag not in ALLOWED_TAGS:
-            shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
-            self.refuse(
-                event, f"YAML tag {shown} is not allowed in auditor input files (plain data only)"
-            )
-
-    def _take_position(self, event: NodeEvent) -> bool:
-        if not self.stack or not self.stack[-1].is_mapping:
-            return False
-        frame = self.stack[-1]
-        is_key = frame.expect_key
-        frame.expect_key = not frame.expect_key
-        if is_key and not isinstance(event, ScalarEvent | AliasEvent):
-            self.refuse(event, "a mapping key must be a plain scalar")
-        return is_key
-
-    def _check_duplicate(self, event: ScalarEvent) -> None:
-        frame = self.stack[-1]
-        if event.value in frame.keys:
-            self.refuse(event, f"duplicate key `{event.value}`")
-        frame.keys.add(event.value)
-
-    def _open(self, event: CollectionStartEvent) -> None:
-        self.stack.append(_Frame(is_mapping=isinstance(event, MappingStartEvent)))
-        if len(self.stack) == self.max_depth + 1:
-            self.refuse(event, f"nesting deeper than {self.max_depth} levels")
-            # Stop here: what lies deeper cannot be used, and walking it costs time in the
-            # parser (a 1 MB file of `[[[…` took minutes); the problems so far are reported.
-            raise _TooDeep
-
-
-def _syntax_problem(file: str, exc: YAMLError) -> str:
-    if isinstance(exc, MarkedYAMLError):
-        mark = exc.problem_mark or exc.context_mark
-        context = exc.context or ""
-        if context and exc.context_mark is not None and exc.problem_mark is not None:
-            start = _location(file, exc.context_mark)
-            context += f" (from line {start.line}, column {start.col})"
-        text = ": ".join(str(p) for p in (context, exc.problem) if p)
-        return problem(_location(file, mark), "", f"invalid YAML: {text}")
-    return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
+        return yamlparse.locate(self._node_tree(), self.path, parts, key=key)
 
 
 class FileReadError(PolicyError):
@@ -239,83 +131,12 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
         raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)]) from None
 
 
-class _TooDeep(Exception):
-    """The scan passed the depth or size limit: nothing more is parsed (the refusal is
-    recorded)."""
-
-
-class _SyntaxFailure(Exception):
-    """The parser gave up; carries every problem found up to that point."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-
-def _compose(text: str, *, pure: bool) -> Node | None:
-    node: Node | None = YAML(typ="safe", pure=pure).compose(text)
-    return node
-
-
-def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 0) -> None:
-    scanner = _Scanner(file, max_depth, max_nodes)
-    try:
-        for event in YAML(typ="safe", pure=pure).parse(text):
-            scanner.feed(event)
-    except _TooDeep:
-        raise PolicyError(scanner.problems) from None
-    except YAMLError as exc:
-        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc)]) from None
-    if scanner.problems:
-        raise PolicyError(scanner.problems)
-
-
-def _scalar_problem(node: Node, file: str) -> str | None:
-    """The problem with one scalar the constructor refused, or None if it is not the one."""
-    try:
-        YAML(typ="safe", pure=True).load(node.value)
-    except ValueError as exc:
-        if node.tag == _CORE + "int":
-            digits = sum(c.isdigit() for c in node.value)
-            message = f"a number of {digits} digits is too long (at most {_MAX_DIGITS} digits)"
-        else:
-            message = f"`{node.value}` is not a valid date/time ({exc})"
-        return problem(_location(file, node.start_mark), "", message)
-    return None
-
-
-def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
-    """The problem for the first scalar that cannot be built: a timestamp that is not a
-    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts."""
-    pending = [_compose(text, pure=pure)]
-    while pending:
-        node = pending.pop(0)
-        if isinstance(node, MappingNode):
-            pending.extend(n for pair in node.value for n in pair)
-        elif isinstance(node, SequenceNode):
-            pending.extend(node.value)
-        elif node is not None and node.tag in (_CORE + "timestamp", _CORE + "int"):
-            found = _scalar_problem(node, file)
-            if found:
-                return found
-    return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
-
-
-def _construct(text: str, file: str, *, pure: bool) -> Any:
-    try:
-        return YAML(typ="safe", pure=pure).load(text)
-    except YAMLError as exc:  # e.g. an unparsable timestamp value
-        raise PolicyError([_syntax_problem(file, exc)]) from None
-    except ValueError:  # 2026-02-30, or an integer longer than int() converts
-        raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None
-
-
 def load_text(
     text: str,
     file: str,
     *,
     sha256: str = "",
-    max_depth: int = 64,
+    max_depth: int = _MAX_DEPTH,
     max_nodes: int = MAX_NODES,
 ) -> YamlDocument:
     """Parse YAML text already in memory (see `load_yaml`).
@@ -323,23 +144,79 @@ def load_text(
     The fast C parser is tried first; on a syntax error the pure parser gets a second try,
     because it accepts what users write, such as `controls: [SOC2:CC6.1]`.
     """
-    pure = False
-    try:
-        _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
-    except _SyntaxFailure as first:
-        try:
-            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
-        except _SyntaxFailure:
-            raise PolicyError(first.problems) from None
-        pure = True
-    data = _construct(text, file, pure=pure)
+    from auditor.policy import yamlparse
+
+    data, pure = yamlparse.parse(text, file, max_depth, max_nodes)
     digest = sha256 or hashlib.sha256(text.encode()).hexdigest()
     return YamlDocument(path=file, data=data, sha256=digest, text=text, pure=pure)
 
 
+#: In `SHIPPED_YAML`, a mapping JSON cannot hold as an object (a key that is not text, such as
+#: the readiness model's level numbers) is `{ITEMS: [[key, value], …]}`.
+ITEMS = "\u0000items"
+
+
+def untagged(value: Any) -> Any:
+    """Recorded data as parsing gives it (`ITEMS` mappings rebuilt); a copy."""
+    if isinstance(value, dict):
+        if value.keys() == {ITEMS}:
+            return {k: untagged(v) for k, v in value[ITEMS]}
+        return {k: untagged(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [untagged(v) for v in value]
+    return value
+
+
+def shipped_yaml() -> Mapping[str, Mapping[str, Any]]:
+    """The entries of `SHIPPED_YAML` by digest; none when it is missing or not of the
+    expected form (every file is then parsed)."""
+    return _record()[1]
+
+
+@functools.cache
+def _record() -> tuple[str, Mapping[str, Mapping[str, Any]]]:
+    """`SHIPPED_YAML` read (once): the digest of the policy schema its verdicts were reached
+    under, and its entries by digest."""
+    try:
+        record = orjson.loads(SHIPPED_YAML.read_bytes())
+        schema, entries = record["schema"], record["files"]
+        if (
+            isinstance(schema, str)
+            and isinstance(entries, dict)
+            and all(
+                isinstance(e, dict) and {"data", "positions", "schema_checked"} <= e.keys()
+                for e in entries.values()
+            )
+        ):
+            return schema, entries
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return "", {}
+
+
 def load_yaml(
-    path: Path, *, max_bytes: int = 1_000_000, max_depth: int = 64, max_nodes: int = MAX_NODES
+    path: Path,
+    *,
+    max_bytes: int = _MAX_BYTES,
+    max_depth: int = _MAX_DEPTH,
+    max_nodes: int = MAX_NODES,
 ) -> YamlDocument:
-    """Load one YAML file safely; raises PolicyError listing every refusal as `file:line:col`."""
+    """Load one YAML file safely; raises PolicyError listing every refusal as `file:line:col`.
+
+    Bytes that are a shipped file's (their sha256 in `SHIPPED_YAML`) are not parsed again:
+    the build's record of them is used, when read with the default limits it was made with.
+    """
     text, digest = _read_text(path, max_bytes)
+    if (max_bytes, max_depth, max_nodes) == (_MAX_BYTES, _MAX_DEPTH, MAX_NODES):
+        schema, entries = _record()
+        known = entries.get(digest)
+        if known is not None:
+            return YamlDocument(
+                path=str(path),
+                data=untagged(known["data"]),  # a copy: callers own theirs
+                sha256=digest,
+                text=text,
+                positions=known["positions"],
+                schema_checked=schema if known["schema_checked"] is True else "",
+            )
     return load_text(text, str(path), sha256=digest, max_depth=max_depth, max_nodes=max_nodes)

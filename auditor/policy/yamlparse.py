@@ -1,0 +1,261 @@
+"""The YAML parser behind `yamlsafe` (ruamel.yaml's C parser, the pure one as a fallback): the
+checking pass over the parser's events, the safe constructor and the node tree positions are
+read from. Imported by `yamlsafe` only when a file is parsed or a position is asked for: a
+shipped file whose bytes the build already parsed (`yamlsafe.SHIPPED_YAML`) needs none of it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    DocumentStartEvent,
+    Event,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+)
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+from auditor.errors import PolicyError
+from auditor.models import SourceLocation
+from auditor.policy.yamlsafe import location, problem
+
+_CORE = "tag:yaml.org,2002:"
+_SURROGATE = re.compile("[\ud800-\udfff]")  # from "\\uD800" escapes: not encodable text
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+ALLOWED_TAGS = frozenset(
+    _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
+)
+
+
+def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bool]:
+    """The data of YAML text, and whether the pure parser read it (see `yamlsafe.load_text`).
+
+    The fast C parser is tried first; on a syntax error the pure parser gets a second try,
+    because it accepts what users write, such as `controls: [SOC2:CC6.1]`.
+    """
+    pure = False
+    try:
+        _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
+    except _SyntaxFailure as first:
+        try:
+            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
+        except _SyntaxFailure:
+            raise PolicyError(first.problems) from None
+        pure = True
+    return _construct(text, file, pure=pure), pure
+
+
+def compose(text: str, *, pure: bool) -> Node | None:
+    """The node tree of YAML text (positions), by the parser that read it."""
+    node: Node | None = YAML(typ="safe", pure=pure).compose(text)
+    return node
+
+
+def locate(
+    root: Node | None, file: str, parts: Sequence[str | int], *, key: bool
+) -> SourceLocation:
+    """1-based position of the value at `parts` in the tree (of its key with `key=True`); a
+    path that does not exist resolves to its nearest existing ancestor."""
+    if root is None:
+        return SourceLocation(file, 1, 1)
+    node, mark = root, root.start_mark
+    for part in parts:
+        found = _child(node, part)
+        if found is None:
+            break
+        key_node, node = found
+        mark = key_node.start_mark if key and key_node is not None else node.start_mark
+    return location(file, mark)
+
+
+def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if str(key_node.value) == str(part):
+                return key_node, value_node
+    elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return None, node.value[part]
+    return None
+
+
+@dataclass
+class _Frame:
+    is_mapping: bool
+    keys: set[str] = field(default_factory=set)
+    expect_key: bool = True
+
+
+class _Scanner:
+    """Checks the event stream; collects every refusal with its position."""
+
+    def __init__(self, file: str, max_depth: int, max_nodes: int = 0) -> None:
+        self.file = file
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes  # 0: no limit
+        self.nodes = 0
+        self.stack: list[_Frame] = []
+        self.documents = 0
+        self.problems: list[str] = []
+
+    def refuse(self, event: Event, message: str) -> None:
+        self.problems.append(problem(location(self.file, event.start_mark), "", message))
+
+    def feed(self, event: Event) -> None:
+        if isinstance(event, DocumentStartEvent):
+            self.documents += 1
+            if self.documents == 2:
+                self.refuse(event, "several YAML documents in one file; keep one per file")
+            return
+        if isinstance(event, CollectionEndEvent):
+            self.stack.pop()
+            return
+        if not isinstance(event, NodeEvent):
+            return
+        self.nodes += 1
+        if self.nodes > self.max_nodes > 0:
+            self.refuse(
+                event,
+                f"more than {self.max_nodes} values (keys, scalars, lists and mappings), "
+                "the limit for one file",
+            )
+            raise _TooDeep  # building that many objects took minutes and gigabytes
+        self._check_node(event)
+        is_key = self._take_position(event)
+        if is_key and isinstance(event, ScalarEvent):
+            if event.value == "<<" and not event.style and event.tag is None:
+                self.refuse(
+                    event,
+                    "YAML merge key `<<` is not allowed in auditor input files (write the keys "
+                    'out; quote it, "<<", for a key of that name)',
+                )
+            self._check_duplicate(event)
+        if isinstance(event, CollectionStartEvent):
+            self._open(event)
+
+    def _check_node(self, event: NodeEvent) -> None:
+        if isinstance(event, AliasEvent):
+            self.refuse(event, f"YAML alias *{event.anchor} is not allowed in auditor input files")
+            return
+        if event.anchor is not None:
+            self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in auditor input files")
+        if isinstance(event, ScalarEvent) and _SURROGATE.search(event.value):
+            self.refuse(event, "a lone surrogate escape (\\uD800-\\uDFFF) is not a character")
+        tag = getattr(event, "tag", None)
+        if tag is not None and tag not in ALLOWED_TAGS:
+            shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+            self.refuse(
+                event, f"YAML tag {shown} is not allowed in auditor input files (plain data only)"
+            )
+
+    def _take_position(self, event: NodeEvent) -> bool:
+        if not self.stack or not self.stack[-1].is_mapping:
+            return False
+        frame = self.stack[-1]
+        is_key = frame.expect_key
+        frame.expect_key = not frame.expect_key
+        if is_key and not isinstance(event, ScalarEvent | AliasEvent):
+            self.refuse(event, "a mapping key must be a plain scalar")
+        return is_key
+
+    def _check_duplicate(self, event: ScalarEvent) -> None:
+        frame = self.stack[-1]
+        if event.value in frame.keys:
+            self.refuse(event, f"duplicate key `{event.value}`")
+        frame.keys.add(event.value)
+
+    def _open(self, event: CollectionStartEvent) -> None:
+        self.stack.append(_Frame(is_mapping=isinstance(event, MappingStartEvent)))
+        if len(self.stack) == self.max_depth + 1:
+            self.refuse(event, f"nesting deeper than {self.max_depth} levels")
+            # Stop here: what lies deeper cannot be used, and walking it costs time in the
+            # parser (a 1 MB file of `[[[…` took minutes); the problems so far are reported.
+            raise _TooDeep
+
+
+def _syntax_problem(file: str, exc: YAMLError) -> str:
+    if isinstance(exc, MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        context = exc.context or ""
+        if context and exc.context_mark is not None and exc.problem_mark is not None:
+            start = location(file, exc.context_mark)
+            context += f" (from line {start.line}, column {start.col})"
+        text = ": ".join(str(p) for p in (context, exc.problem) if p)
+        return problem(location(file, mark), "", f"invalid YAML: {text}")
+    return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
+
+
+class _TooDeep(Exception):
+    """The scan passed the depth or size limit: nothing more is parsed (the refusal is
+    recorded)."""
+
+
+class _SyntaxFailure(Exception):
+    """The parser gave up; carries every problem found up to that point."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 0) -> None:
+    scanner = _Scanner(file, max_depth, max_nodes)
+    try:
+        for event in YAML(typ="safe", pure=pure).parse(text):
+            scanner.feed(event)
+    except _TooDeep:
+        raise PolicyError(scanner.problems) from None
+    except YAMLError as exc:
+        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc)]) from None
+    if scanner.problems:
+        raise PolicyError(scanner.problems)
+
+
+def _scalar_problem(node: Node, file: str) -> str | None:
+    """The problem with one scalar the constructor refused, or None if it is not the one."""
+    try:
+        YAML(typ="safe", pure=True).load(node.value)
+    except ValueError as exc:
+        if node.tag == _CORE + "int":
+            digits = sum(c.isdigit() for c in node.value)
+            message = f"a number of {digits} digits is too long (at most {_MAX_DIGITS} digits)"
+        else:
+            message = f"`{node.value}` is not a valid date/time ({exc})"
+        return problem(location(file, node.start_mark), "", message)
+    return None
+
+
+def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
+    """The problem for the first scalar that cannot be built: a timestamp that is not a
+    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts."""
+    pending = [compose(text, pure=pure)]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, MappingNode):
+            pending.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, SequenceNode):
+            pending.extend(node.value)
+        elif node is not None and node.tag in (_CORE + "timestamp", _CORE + "int"):
+            found = _scalar_problem(node, file)
+            if found:
+                return found
+    return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
+
+
+def _construct(text: str, file: str, *, pure: bool) -> Any:
+    try:
+        return YAML(typ="safe", pure=pure).load(text)
+    except YAMLError as exc:  # e.g. an unparsable timestamp value
+        raise PolicyError([_syntax_problem(file, exc)]) from None
+    except ValueError:  # 2026-02-30, or an integer longer than int() converts
+        raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None

@@ -149,20 +149,25 @@ class _Loader(jinja2.PackageLoader):
         name: str,
         globals: MutableMapping[str, Any] | None = None,
     ) -> jinja2.Template:
+        compiled = self._compiled(environment, name, {} if globals is None else globals)
+        return compiled if compiled is not None else super().load(environment, name, globals)
+
+    def _compiled(
+        self, environment: jinja2.Environment, name: str, globals: MutableMapping[str, Any]
+    ) -> jinja2.Template | None:
         module = COMPILED.get(name)
         spec = importlib.util.find_spec(module) if module else None
-        if spec is not None and spec.loader is not None and module is not None:
-            source, filename, uptodate = self.get_source(environment, name)
-            code = spec.loader.get_code(module)  # type: ignore[attr-defined]
-            template = environment.template_class.from_code(
-                environment, code, {} if globals is None else globals, uptodate
-            )
-            if template.root_render_func.__globals__.get("KEY") == compiled_key(
-                environment, source
-            ):
-                template.filename = filename  # a template's error names the template's line
-                return template
-        return super().load(environment, name, globals)
+        get_code = getattr(spec.loader, "get_code", None) if spec else None
+        if module is None or get_code is None:
+            return None
+        source, filename, uptodate = self.get_source(environment, name)
+        template = environment.template_class.from_code(
+            environment, get_code(module), globals, uptodate
+        )
+        if template.root_render_func.__globals__.get("KEY") != compiled_key(environment, source):
+            return None
+        template.filename = filename  # an error in the template names the template's line
+        return template
 
 
 @cache

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from datetime import datetime
 from importlib import resources
 from itertools import islice
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -31,7 +31,6 @@ from auditor.models import (
     Waiver,
 )
 from auditor.report.model import (
-    PerAttribution,
     ReadinessRow,
     ReportData,
     ReviewInfo,
@@ -42,9 +41,6 @@ from auditor.report.model import (
 )
 
 SCHEMA_VERSION = "1.0"
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 def schema() -> dict[str, Any]:
@@ -122,11 +118,9 @@ def finding_json(
     f: Finding,
     shared: Callable[[tuple[Evidence, ...]], list[dict[str, Any]]] | None = None,
     since: Callable[[Finding], dict[str, Any] | None] | None = None,
-    subject: Callable[[Subject], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One finding as JSON (rule metadata lives once, under `rules`; `shared`: gives the JSON
-    of an evidence list, one value for a list met before; `since`: `_since_json`, and
-    `subject`: `_subject`, likewise)."""
+    of an evidence list, one value for a list met before; `since`: `_since_json`, likewise)."""
     evidence = f.evidence
     return {
         "fingerprint": f.fingerprint,
@@ -136,7 +130,7 @@ def finding_json(
         "status": f.status,
         "raw_status": f.raw_status,
         "lifecycle": f.lifecycle,
-        "subject": _subject(f.subject) if subject is None else subject(f.subject),
+        "subject": _subject(f.subject),
         "message": f.message,
         "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
         "since": _since_json(f) if since is None else since(f),
@@ -150,27 +144,21 @@ def finding_json(
 CACHE_LIMIT = 1024
 
 
-class Shared(Generic[K, V]):
-    """`make(value)` once per object, looked up by identity (at most `CACHE_LIMIT` kept):
-    findings share their evidence lists (a rule's failing steps found the same thing) and
-    subjects (a subject's results of every rule), and a JSON value serializes the same
-    wherever it is referred to."""
+class SharedEvidence:
+    """The JSON of each distinct evidence list, made once: findings share their evidence lists
+    (a rule's failing steps found the same thing), and a value serializes the same wherever
+    it is referred to."""
 
-    def __init__(self, make: Callable[[K], V]) -> None:
-        self._make = make
-        self._known: dict[int, tuple[K, V]] = {}
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[tuple[Evidence, ...], list[dict[str, Any]]]] = {}
 
-    def __call__(self, value: K) -> V:
-        known = self._known.get(id(value))
-        if known is None or known[0] is not value:
+    def __call__(self, evidence: tuple[Evidence, ...]) -> list[dict[str, Any]]:
+        known = self._known.get(id(evidence))
+        if known is None or known[0] is not evidence:
             if len(self._known) >= CACHE_LIMIT:
                 self._known.clear()
-            known = self._known[id(value)] = (value, self._make(value))
+            known = self._known[id(evidence)] = (evidence, [_evidence(e) for e in evidence])
         return known[1]
-
-
-def _evidence_list(evidence: tuple[Evidence, ...]) -> list[dict[str, Any]]:
-    return [_evidence(e) for e in evidence]
 
 
 def rule_json(f: Finding) -> dict[str, Any]:
@@ -323,11 +311,8 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, streamed=True)
-    shared, since, subject = Shared(_evidence_list), PerAttribution(_since_json), Shared(_subject)
-    findings = (
-        [finding_json(f, shared, since, subject) for f in batch]
-        for batch in _batches(data.findings)
-    )
+    shared = SharedEvidence()
+    findings = ([finding_json(f, shared) for f in batch] for batch in _batches(data.findings))
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
     revisions = (
         [{"revision": r, "sha256": h} for r, h in batch]

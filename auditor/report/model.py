@@ -167,7 +167,7 @@ def shared_order(data: ReportData) -> Iterator[None]:
         _LOCAL.orders = before
 
 
-def report_order(data: ReportData) -> list[Finding]:
+def report_order(data: ReportData) -> Sequence[Finding]:
     """`sort_findings(data.findings)`: the findings in report order, made once per report
     inside `shared_order`, and not at all when `data.ordered` says they are in that order. Take
     the findings of some statuses by filtering this list: the sort is stable, so it gives the
@@ -177,7 +177,7 @@ def report_order(data: ReportData) -> list[Finding]:
     )
     findings = data.findings
     if data.ordered is findings:
-        return list(findings)
+        return findings  # not even copied: --all-revisions can hold a million findings
     known = None if orders is None else orders.get(id(findings))
     if known is not None and known[0] is findings:
         return known[1]

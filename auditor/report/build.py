@@ -63,6 +63,7 @@ def build_report_data(
 
     `in_order`: the findings are already in report order (`sort_findings`), so they are not
     sorted again (a sort of 100,000s of findings holds a key list and a copy of them)."""
+    ordered = tuple(findings) if in_order else tuple(sort_findings(findings))
     return ReportData(
         tool_version=__version__,
         run_id=header.run_id,
@@ -72,7 +73,8 @@ def build_report_data(
         complete=not errors,
         not_evaluated=tuple(errors),
         policy_files=policy_files,
-        findings=tuple(findings) if in_order else tuple(sort_findings(findings)),
+        findings=ordered,
+        ordered=ordered,
         resolved=tuple(resolved),
         failing_by_revision=failing_by_revision,
         readiness_rows=readiness_rows(readiness) if readiness else (),

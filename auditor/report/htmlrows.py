@@ -83,7 +83,10 @@ class Escaper:
             if out is None:
                 if len(cache) >= CACHE_LIMIT:
                     cache.clear()
-                out = cache[value] = html_escape(clean_text(value))
+                # printable text is what cleaning it gives (nothing to drop or show)
+                out = cache[value] = html_escape(
+                    value if value.isprintable() else clean_text(value)
+                )
             return out
         return str(escape(finalize(value)))
 

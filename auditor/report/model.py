@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -118,6 +118,10 @@ class ReportData:
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
+    #: `findings` itself when it is known to be in report order (`build_report_data` sorts
+    #: them), so `report_order` need not sort it again; a copy given other findings
+    #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
+    ordered: tuple[Finding, ...] | None = field(default=None, compare=False, repr=False)
 
 
 _FRAMEWORKS = {"SOC2": "SOC 2", "ISO27001": "ISO 27001"}
@@ -163,14 +167,17 @@ def shared_order(data: ReportData) -> Iterator[None]:
         _LOCAL.orders = before
 
 
-def report_order(data: ReportData) -> list[Finding]:
+def report_order(data: ReportData) -> Sequence[Finding]:
     """`sort_findings(data.findings)`: the findings in report order, made once per report
-    inside `shared_order`. Take the findings of some statuses by filtering this list: the
-    sort is stable, so it gives the order that sorting those findings alone gives."""
+    inside `shared_order`, and not at all when `data.ordered` says they are in that order. Take
+    the findings of some statuses by filtering this list: the sort is stable, so it gives the
+    order that sorting those findings alone gives."""
     orders: dict[int, tuple[tuple[Finding, ...], list[Finding]]] | None = getattr(
         _LOCAL, "orders", None
     )
     findings = data.findings
+    if data.ordered is findings:
+        return findings  # not even copied: --all-revisions can hold a million findings
     known = None if orders is None else orders.get(id(findings))
     if known is not None and known[0] is findings:
         return known[1]

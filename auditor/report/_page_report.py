@@ -1,0 +1,999 @@
+"""report.html.j2 as compiled by jinja2 3.1.6 (see `html.COMPILED`).
+
+Made by `auditor.report.html.compiled_module`, not by hand: `python -m pytest
+tests/test_report_compiled.py --update-golden` writes it anew. A module whose KEY does
+not match its template is not used (the template is compiled from its source).
+"""
+
+# ruff: noqa
+# mypy: ignore-errors
+# fmt: off
+KEY = "7bdace113db0c535afe8ff7eab3dd76b0f2538ce2cb02053ddb1e262cf150ea5"
+from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
+name = 'report.html.j2'
+
+def root(context, missing=missing, environment=environment):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    l_0_csp = resolve('csp')
+    l_0_d = resolve('d')
+    l_0_css = resolve('css')
+    l_0_page_css = resolve('page_css')
+    l_0_controls = resolve('controls')
+    l_0_drill = resolve('drill')
+    l_0_groups = resolve('groups')
+    l_0_passing = resolve('passing')
+    l_0_rule_total = resolve('rule_total')
+    l_0_severity_counts = resolve('severity_counts')
+    l_0_new = resolve('new')
+    l_0_status_counts = resolve('status_counts')
+    l_0_changes = resolve('changes')
+    l_0_more_changes = resolve('more_changes')
+    l_0_introduced = resolve('introduced')
+    l_0_chart = resolve('chart')
+    l_0_rows_per_rule = resolve('rows_per_rule')
+    l_0_rows = resolve('rows')
+    l_0_appendix_cap = resolve('appendix_cap')
+    l_0_appendix_rest = resolve('appendix_rest')
+    l_0_cell = l_0_sev = l_0_rulelink = l_0_controllinks = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
+    try:
+        t_1 = environment.filters['after']
+    except KeyError:
+        @internalcode
+        def t_1(*unused):
+            raise TemplateRuntimeError("No filter named 'after' found.")
+    try:
+        t_2 = environment.filters['before']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
+            raise TemplateRuntimeError("No filter named 'before' found.")
+    try:
+        t_3 = environment.filters['day']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'day' found.")
+    try:
+        t_4 = environment.filters['kind']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'kind' found.")
+    try:
+        t_5 = environment.filters['length']
+    except KeyError:
+        @internalcode
+        def t_5(*unused):
+            raise TemplateRuntimeError("No filter named 'length' found.")
+    try:
+        t_6 = environment.filters['prose']
+    except KeyError:
+        @internalcode
+        def t_6(*unused):
+            raise TemplateRuntimeError("No filter named 'prose' found.")
+    try:
+        t_7 = environment.filters['replace']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
+            raise TemplateRuntimeError("No filter named 'replace' found.")
+    try:
+        t_8 = environment.filters['short']
+    except KeyError:
+        @internalcode
+        def t_8(*unused):
+            raise TemplateRuntimeError("No filter named 'short' found.")
+    try:
+        t_9 = environment.filters['sortcontrols']
+    except KeyError:
+        @internalcode
+        def t_9(*unused):
+            raise TemplateRuntimeError("No filter named 'sortcontrols' found.")
+    try:
+        t_10 = environment.filters['sum']
+    except KeyError:
+        @internalcode
+        def t_10(*unused):
+            raise TemplateRuntimeError("No filter named 'sum' found.")
+    try:
+        t_11 = environment.filters['when']
+    except KeyError:
+        @internalcode
+        def t_11(*unused):
+            raise TemplateRuntimeError("No filter named 'when' found.")
+    try:
+        t_12 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_12(*unused):
+            raise TemplateRuntimeError("No test named 'none' found.")
+    pass
+    yield '<!DOCTYPE html>\n'
+    def macro(l_1_v):
+        t_13 = []
+        if l_1_v is missing:
+            l_1_v = undefined("parameter 'v' was not provided", name='v')
+        pass
+        if t_12(l_1_v):
+            pass
+            t_13.append(
+                '<span class="muted">—</span>',
+            )
+        else:
+            pass
+            t_13.extend((
+                '<code>',
+                escape(environment.finalize(t_8(l_1_v))),
+                '</code>',
+            ))
+        return concat(t_13)
+    context.exported_vars.add('cell')
+    context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_s):
+        t_14 = []
+        if l_1_s is missing:
+            l_1_s = undefined("parameter 's' was not provided", name='s')
+        pass
+        t_14.extend((
+            '<span class="badge ',
+            escape(environment.finalize(l_1_s)),
+            '">',
+            escape(environment.finalize(l_1_s)),
+            '</span>',
+        ))
+        return concat(t_14)
+    context.exported_vars.add('sev')
+    context.vars['sev'] = l_0_sev = Macro(environment, macro, 'sev', ('s',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_rid):
+        t_15 = []
+        l_1_rule_anchor = resolve('rule_anchor')
+        if l_1_rid is missing:
+            l_1_rid = undefined("parameter 'rid' was not provided", name='rid')
+        pass
+        t_15.extend((
+            '<a href="#',
+            escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), l_1_rid))),
+            '"><code>',
+            escape(environment.finalize(l_1_rid)),
+            '</code></a>',
+        ))
+        return concat(t_15)
+    context.exported_vars.add('rulelink')
+    context.vars['rulelink'] = l_0_rulelink = Macro(environment, macro, 'rulelink', ('rid',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_cs):
+        t_16 = []
+        if l_1_cs is missing:
+            l_1_cs = undefined("parameter 'cs' was not provided", name='cs')
+        pass
+        l_2_loop = missing
+        for l_2_c, l_2_loop in LoopContext(l_1_cs, undefined):
+            l_2_control_anchor = resolve('control_anchor')
+            _loop_vars = {}
+            pass
+            t_16.extend((
+                '<a href="#',
+                escape(environment.finalize(environment.getitem((undefined(name='control_anchor') if l_2_control_anchor is missing else l_2_control_anchor), l_2_c))),
+                '">',
+                escape(environment.finalize(l_2_c)),
+                '</a>',
+            ))
+            if (not environment.getattr(l_2_loop, 'last')):
+                pass
+                t_16.append(
+                    ', ',
+                )
+        l_2_loop = l_2_c = l_2_control_anchor = missing
+        return concat(t_16)
+    context.exported_vars.add('controllinks')
+    context.vars['controllinks'] = l_0_controllinks = Macro(environment, macro, 'controllinks', ('cs',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_items):
+        t_17 = []
+        if l_1_items is missing:
+            l_1_items = undefined("parameter 'items' was not provided", name='items')
+        pass
+        for l_2_w in l_1_items:
+            _loop_vars = {}
+            pass
+            t_17.extend((
+                '<tr><td><code>',
+                escape(environment.finalize(environment.getattr(l_2_w, 'rule_id'))),
+                '</code></td><td class="wrap">',
+                escape(environment.finalize(environment.getattr(l_2_w, 'subject'))),
+                '</td><td>',
+                escape(environment.finalize(environment.getattr(l_2_w, 'owner'))),
+                '</td><td>',
+                escape(environment.finalize(t_3(environment.getattr(l_2_w, 'expires')))),
+                '</td><td>',
+                escape(environment.finalize(environment.getattr(l_2_w, 'ticket'))),
+                '</td><td class="wrap">',
+                escape(environment.finalize(t_8(environment.getattr(l_2_w, 'reason')))),
+                '</td></tr>\n',
+            ))
+        l_2_w = missing
+        return concat(t_17)
+    context.exported_vars.add('waiverrows')
+    context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_title, l_1_items):
+        t_18 = []
+        if l_1_title is missing:
+            l_1_title = undefined("parameter 'title' was not provided", name='title')
+        if l_1_items is missing:
+            l_1_items = undefined("parameter 'items' was not provided", name='items')
+        pass
+        t_18.extend((
+            '<h3>',
+            escape(environment.finalize(l_1_title)),
+            ' (',
+            escape(environment.finalize(t_5(l_1_items))),
+            ')</h3>\n',
+        ))
+        if l_1_items:
+            pass
+            t_18.extend((
+                '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
+                escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items))),
+                '\n</tbody>\n</table>\n',
+            ))
+        else:
+            pass
+            t_18.append(
+                '<p class="muted">None.</p>\n',
+            )
+        return concat(t_18)
+    context.exported_vars.add('waivertable')
+    context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items'), False, False, False, context.eval_ctx.autoescape)
+    yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
+    yield escape(environment.finalize((undefined(name='csp') if l_0_csp is missing else l_0_csp)))
+    yield '">\n<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Compliance report '
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
+    yield '</title>\n<style>'
+    yield escape(environment.finalize((undefined(name='css') if l_0_css is missing else l_0_css)))
+    yield '</style>\n<style>'
+    yield escape(environment.finalize((undefined(name='page_css') if l_0_page_css is missing else l_0_page_css)))
+    yield '</style>\n</head>\n<body>\n<header class="top">\n<div>\n<h1>'
+    if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') == 'review'):
+        pass
+        yield 'Pre-change review'
+    else:
+        pass
+        yield 'Compliance report'
+    yield '</h1>\n<div class="muted">Enterprise control settings and repository readiness</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org'):
+        pass
+        yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org')))
+    else:
+        pass
+        yield '<span class="muted">not named</span>'
+    yield '</dd>\n<dt>Run</dt><dd><code>'
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
+    yield '</code></dd>\n<dt>Generated</dt><dd>'
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield '</dd>\n<dt>Tool</dt><dd>auditor '
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
+    yield '</dd>\n<dt>API</dt><dd><code>'
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'api_address')))
+    yield '</code></dd>\n'
+    if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
+        pass
+        yield '<dt>Settings</dt><dd>revision '
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
+        yield '</dd>'
+    yield '<dt>Fail on</dt><dd>'
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on')))
+    yield ' and above</dd>\n</dl>\n</header>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
+        pass
+        yield '<div class="banner complete"><strong>Complete:</strong> every rule was evaluated against every subject.</div>\n'
+    else:
+        pass
+        yield '<div class="banner incomplete"><strong>Incomplete:</strong> '
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))))
+        yield ' item(s) could not be evaluated; results below may understate the findings.\n<ul>\n'
+        for l_1_reason in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'):
+            _loop_vars = {}
+            pass
+            yield '<li class="wrap">'
+            yield escape(environment.finalize(t_8(l_1_reason)))
+            yield '</li>\n'
+        l_1_reason = missing
+        yield '</ul></div>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'):
+        pass
+        yield '<div class="banner data-quality"><strong>Data quality:</strong> '
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'))))
+        yield ' warning(s) in the API data; the items were kept and the odd values read as absent.\n<ul>\n'
+        for l_1_w in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'):
+            _loop_vars = {}
+            pass
+            yield '<li class="wrap">'
+            yield escape(environment.finalize(t_8(context.call(environment.getattr(l_1_w, 'describe'), _loop_vars=_loop_vars))))
+            yield '</li>\n'
+        l_1_w = missing
+        yield '</ul></div>\n'
+    yield '\n<nav class="toc" id="contents" aria-labelledby="contents-title">\n<h2 id="contents-title">Contents</h2>\n<ol>\n<li><a href="#scope">Scope</a></li>\n<li><a href="#summary">Summary</a></li>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield '<li><a href="#proposed-change">Proposed change</a></li>\n'
+    yield '<li><a href="#controls">Compliance by framework control</a> ('
+    yield escape(environment.finalize(t_5((undefined(name='controls') if l_0_controls is missing else l_0_controls))))
+    yield ')</li>\n<li><a href="#drill-down">Control drill-down</a>'
+    if (undefined(name='drill') if l_0_drill is missing else l_0_drill):
+        pass
+        yield '<ol class="cols">\n'
+        for l_1_c in (undefined(name='drill') if l_0_drill is missing else l_0_drill):
+            l_1_control_anchor = resolve('control_anchor')
+            _loop_vars = {}
+            pass
+            yield '<li><a href="#'
+            yield escape(environment.finalize(environment.getitem((undefined(name='control_anchor') if l_1_control_anchor is missing else l_1_control_anchor), environment.getattr(environment.getattr(l_1_c, 'row'), 'control'))))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'framework')))
+            yield ' '
+            yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'code')))
+            yield '</a> <span class="st '
+            yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'state')))
+            yield '</span></li>\n'
+        l_1_c = l_1_control_anchor = missing
+        yield '</ol>'
+    yield '</li>\n<li><a href="#over-time">Compliance over time</a></li>\n<li><a href="#findings">Findings by rule</a> ('
+    yield escape(environment.finalize(t_5((undefined(name='groups') if l_0_groups is missing else l_0_groups))))
+    yield ' rule(s))'
+    if (undefined(name='groups') if l_0_groups is missing else l_0_groups):
+        pass
+        yield '<ol class="cols">\n'
+        for l_1_g in (undefined(name='groups') if l_0_groups is missing else l_0_groups):
+            l_1_rule_anchor = resolve('rule_anchor')
+            _loop_vars = {}
+            pass
+            yield '<li><a href="#'
+            yield escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), environment.getattr(environment.getattr(l_1_g, 'first'), 'rule_id'))))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_g, 'first'), 'rule_id')))
+            yield '</a> '
+            yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(environment.getattr(l_1_g, 'first'), 'severity'), _loop_vars=_loop_vars)))
+            yield '</li>\n'
+        l_1_g = l_1_rule_anchor = missing
+        yield '</ol>'
+    yield '</li>\n'
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+        pass
+        yield '<li><a href="#usage">Usage</a></li>\n'
+    yield '<li><a href="#readiness">Repository readiness</a></li>\n<li><a href="#waivers">Waivers</a></li>\n<li><a href="#passing">Appendix A: passing results and their evidence</a> ('
+    yield escape(environment.finalize(t_5((undefined(name='passing') if l_0_passing is missing else l_0_passing))))
+    yield ' rule(s))</li>\n<li><a href="#inputs">Appendix B: inputs</a></li>\n</ol>\n</nav>\n\n<section id="scope" class="scope">\n<h2>Scope</h2>\n'
+    l_0_sc = environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope')
+    context.vars['sc'] = l_0_sc
+    context.exported_vars.add('sc')
+    yield '<dl class="scope">\n<dt>Organisation</dt><dd>'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org'):
+        pass
+        yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org')))
+    else:
+        pass
+        yield '<span class="muted">not named (set <code>--org</code>)</span>'
+    yield '</dd>\n<dt>API address</dt><dd><code>'
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'api_address')))
+    yield '</code></dd>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield '<dt>Reviewed</dt><dd>the proposed settings file <code>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'proposed_file')))
+        yield '</code> against '
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'against')))
+        yield '</dd>\n'
+    yield '<dt>Period covered</dt><dd>'
+    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start')):
+        pass
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start'))))
+        yield ' to '
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_end'))))
+        yield ' (first to last settings revision evaluated'
+        if (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision'))):
+            pass
+            yield ', rev '
+            yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
+        yield ')'
+    elif environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield '<span class="muted">a review evaluates the proposal, not a period</span>'
+    else:
+        pass
+        yield '<span class="muted">no settings revision evaluated</span>'
+    yield '</dd>\n<dt>Report time</dt><dd>'
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield '</dd>\n'
+    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of')):
+        pass
+        yield '<dt>As of</dt><dd>'
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
+        yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
+    yield '<dt>Rules evaluated</dt><dd>'
+    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target')):
+        pass
+        l_1_loop = missing
+        for (l_1_t, l_1_n), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), undefined):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(l_1_n))
+            yield ' '
+            yield escape(environment.finalize(l_1_t))
+            if (not environment.getattr(l_1_loop, 'last')):
+                pass
+                yield ', '
+        l_1_loop = l_1_t = l_1_n = missing
+        yield ' ('
+        yield escape(environment.finalize(t_10(environment, environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), attribute=1)))
+        yield ' in all)'
+    else:
+        pass
+        yield escape(environment.finalize((undefined(name='rule_total') if l_0_rule_total is missing else l_0_rule_total)))
+    yield '</dd>\n'
+    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out')):
+        pass
+        yield '<dt>Rules left out</dt><dd>'
+        l_1_loop = missing
+        for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out'), undefined):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(l_1_n))
+            yield ' '
+            yield escape(environment.finalize(l_1_t))
+            yield ' rule(s), not evaluated: '
+            yield escape(environment.finalize(t_6(l_1_why)))
+            if (not environment.getattr(l_1_loop, 'last')):
+                pass
+                yield '; '
+        l_1_loop = l_1_t = l_1_n = l_1_why = missing
+        yield '</dd>\n'
+    yield '</dl>\n<h3>Policy packs</h3>\n<table>\n<thead><tr><th>File</th><th>SHA-256</th><th class="num">Rules</th></tr></thead>\n<tbody>\n'
+    for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'policy_files'):
+        _loop_vars = {}
+        pass
+        yield '<tr><td><code>'
+        yield escape(environment.finalize(environment.getattr(l_1_p, 'path')))
+        yield '</code></td><td class="mono">'
+        yield escape(environment.finalize(environment.getattr(l_1_p, 'sha256')))
+        yield '</td><td class="num">'
+        yield escape(environment.finalize(t_5(environment.getattr(l_1_p, 'rule_ids'))))
+        yield '</td></tr>\n'
+    l_1_p = missing
+    yield '</tbody>\n</table>\n<h3>Populations</h3>\n'
+    if (undefined(name='sc') if l_0_sc is missing else l_0_sc):
+        pass
+        yield '<table>\n<thead><tr><th>Population</th><th class="num">Count</th><th>Listed in</th></tr></thead>\n<tbody>\n<tr><td>Settings revisions evaluated</td><td class="num">'
+        yield escape(environment.finalize(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'revisions')))
+        yield '</td><td>Appendix B; the evidence bundle\'s <code>revisions.csv</code></td></tr>\n<tr><td>Change steps (consecutive revision pairs)</td><td class="num">'
+        yield escape(environment.finalize(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'change_steps')))
+        yield '</td><td>the evidence bundle\'s <code>changes.csv</code></td></tr>\n<tr><td>Repositories with a readiness report</td><td class="num">'
+        yield escape(environment.finalize(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'repositories')))
+        yield '</td><td><a href="#readiness">Repository readiness</a></td></tr>\n<tr><td>Readiness reports ('
+        yield escape(environment.finalize(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'reports_evaluated')))
+        yield ' evaluated: the newest per repository)</td><td class="num">'
+        yield escape(environment.finalize(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'reports')))
+        yield "</td><td>Appendix B; the evidence bundle's <code>reports.csv</code></td></tr>\n</tbody>\n</table>\n"
+    else:
+        pass
+        yield '<p class="muted">Populations are not recorded for this report.</p>\n'
+    yield '</section>\n\n<h2 id="summary">Summary</h2>\n<div class="cards">\n'
+    for (l_1_s, l_1_n) in context.call(environment.getattr((undefined(name='severity_counts') if l_0_severity_counts is missing else l_0_severity_counts), 'items')):
+        _loop_vars = {}
+        pass
+        yield '<div class="card '
+        yield escape(environment.finalize(l_1_s))
+        yield '"><span class="n">'
+        yield escape(environment.finalize(l_1_n))
+        yield '</span><span class="l">'
+        yield escape(environment.finalize(l_1_s))
+        yield ' open</span></div>\n'
+    l_1_s = l_1_n = missing
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield '<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'introduced'))))
+        yield '</span><span class="l">introduced</span></div>\n<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
+        yield '</span><span class="l">fixed</span></div>\n'
+    else:
+        pass
+        yield '<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize((undefined(name='new') if l_0_new is missing else l_0_new)))
+        yield '</span><span class="l">new</span></div>\n<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
+        yield '</span><span class="l">resolved</span></div>\n'
+    yield '</div>\n<table>\n<thead><tr>'
+    for l_1_s in (undefined(name='status_counts') if l_0_status_counts is missing else l_0_status_counts):
+        _loop_vars = {}
+        pass
+        yield '<th class="num">'
+        yield escape(environment.finalize(t_7(context.eval_ctx, l_1_s, '_', ' ')))
+        yield '</th>'
+    l_1_s = missing
+    yield '</tr></thead>\n<tbody><tr>'
+    for (l_1_s, l_1_n) in context.call(environment.getattr((undefined(name='status_counts') if l_0_status_counts is missing else l_0_status_counts), 'items')):
+        _loop_vars = {}
+        pass
+        yield '<td class="num">'
+        yield escape(environment.finalize(l_1_n))
+        yield '</td>'
+    l_1_s = l_1_n = missing
+    yield '</tr></tbody>\n</table>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield '\n<h2 id="proposed-change">Proposed change</h2>\n<p><code>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'proposed_file')))
+        yield '</code> against '
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'against')))
+        yield ': '
+        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'changes'))))
+        yield ' change(s), '
+        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'introduced'))))
+        yield ' finding(s) introduced, '
+        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
+        yield ' fixed, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'unchanged')))
+        yield ' unchanged.</p>\n<table>\n<thead><tr><th>Path</th><th>Change</th><th>Before</th><th>After</th></tr></thead>\n<tbody>\n'
+        for l_1_c in (undefined(name='changes') if l_0_changes is missing else l_0_changes):
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            if environment.getattr(l_1_c, 'old_path'):
+                pass
+                yield '<code>'
+                yield escape(environment.finalize(environment.getattr(l_1_c, 'old_path')))
+                yield '</code> → '
+            yield '<code>'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'path')))
+            yield '</code></td><td class="nowrap">'
+            yield escape(environment.finalize(t_4(l_1_c)))
+            yield '</td><td>'
+            yield escape(environment.finalize(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), t_2(l_1_c), _loop_vars=_loop_vars)))
+            yield '</td><td>'
+            yield escape(environment.finalize(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), t_1(l_1_c), _loop_vars=_loop_vars)))
+            yield '</td></tr>\n'
+        l_1_c = missing
+        if (undefined(name='more_changes') if l_0_more_changes is missing else l_0_more_changes):
+            pass
+            yield '<tr><td colspan="4" class="more">'
+            yield escape(environment.finalize((undefined(name='more_changes') if l_0_more_changes is missing else l_0_more_changes)))
+            yield ' more change(s) not shown</td></tr>'
+        yield '</tbody>\n</table>\n'
+        if (undefined(name='introduced') if l_0_introduced is missing else l_0_introduced):
+            pass
+            yield '<h3>Introduced by the change</h3>\n<ul>'
+            for l_1_f in (undefined(name='introduced') if l_0_introduced is missing else l_0_introduced):
+                _loop_vars = {}
+                pass
+                yield '<li>'
+                yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
+                yield ' <code>'
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'rule_id')))
+                yield '</code> '
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'title')))
+                yield ' — '
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_f, 'subject'), 'label')))
+                yield '</li>'
+            l_1_f = missing
+            yield '</ul>\n'
+        if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'):
+            pass
+            yield '<h3>Fixed by the change</h3>\n<ul>'
+            for l_1_f in environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'):
+                _loop_vars = {}
+                pass
+                yield '<li>'
+                yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
+                yield ' <code>'
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'rule_id')))
+                yield '</code> '
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'title')))
+                yield ' — '
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_f, 'subject'), 'label')))
+                yield '</li>'
+            l_1_f = missing
+            yield '</ul>\n'
+    yield '\n<h2 id="controls">Compliance by framework control</h2>\n'
+    if (undefined(name='controls') if l_0_controls is missing else l_0_controls):
+        pass
+        yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th>Rules</th></tr></thead>\n<tbody>\n'
+        l_1_loop = missing
+        for l_1_c, l_1_loop in LoopContext((undefined(name='controls') if l_0_controls is missing else l_0_controls), undefined):
+            l_1_control_anchor = resolve('control_anchor')
+            _loop_vars = {}
+            pass
+            yield '<tr><td class="nowrap">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'framework')))
+            yield '</td><td class="nowrap"><a href="#'
+            yield escape(environment.finalize(environment.getitem((undefined(name='control_anchor') if l_1_control_anchor is missing else l_1_control_anchor), environment.getattr(l_1_c, 'control'))))
+            yield '"><code title="'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'control')))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'code')))
+            yield '</code></a></td><td><span class="st '
+            yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(l_1_c, 'state'), ' ', '-')))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'state')))
+            yield '</span></td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'failing')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'unverified')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'waived')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'passing')))
+            yield '</td><td class="rules">'
+            l_2_loop = missing
+            for l_2_rid, l_2_loop in LoopContext(environment.getattr(l_1_c, 'rules'), undefined):
+                _loop_vars = {}
+                pass
+                yield escape(environment.finalize(context.call((undefined(name='rulelink') if l_0_rulelink is missing else l_0_rulelink), l_2_rid, _loop_vars=_loop_vars)))
+                if (not environment.getattr(l_2_loop, 'last')):
+                    pass
+                    yield ', '
+            l_2_loop = l_2_rid = missing
+            yield '</td></tr>\n'
+        l_1_loop = l_1_c = l_1_control_anchor = missing
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">No rule maps to a framework control.</p>\n'
+    yield '\n<h2 id="drill-down">Control drill-down</h2>\n<p class="muted">Every result of every rule mapped to each control, passes included, by status, each with what it checked and found (results with the same evidence share a line; "+N more" counts the further evidence items in the result\'s row). Each result links to its row in <a href="#findings">Findings by rule</a> or <a href="#passing">Appendix A</a>, which gives its full evidence and links back here.</p>\n'
+    l_1_loop = missing
+    t_19 = 1
+    for l_1_c, l_1_loop in LoopContext((undefined(name='drill') if l_0_drill is missing else l_0_drill), undefined):
+        l_1_control_anchor = resolve('control_anchor')
+        l_1_ca = missing
+        _loop_vars = {}
+        pass
+        l_1_ca = environment.getitem((undefined(name='control_anchor') if l_1_control_anchor is missing else l_1_control_anchor), environment.getattr(environment.getattr(l_1_c, 'row'), 'control'))
+        _loop_vars['ca'] = l_1_ca
+        yield '<section class="control" id="'
+        yield escape(environment.finalize((undefined(name='ca') if l_1_ca is missing else l_1_ca)))
+        yield '">\n<h3>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'framework')))
+        yield ' <code>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'code')))
+        yield '</code> <span class="st '
+        yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
+        yield '">'
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'state')))
+        yield '</span></h3>\n<p class="muted">'
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'failing')))
+        yield ' failing, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'unverified')))
+        yield ' unverified, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'waived')))
+        yield ' waived, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'passing')))
+        yield ' passing; rules '
+        l_2_loop = missing
+        for l_2_rid, l_2_loop in LoopContext(environment.getattr(environment.getattr(l_1_c, 'row'), 'rules'), undefined):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(context.call((undefined(name='rulelink') if l_0_rulelink is missing else l_0_rulelink), l_2_rid, _loop_vars=_loop_vars)))
+            if (not environment.getattr(l_2_loop, 'last')):
+                pass
+                yield ', '
+        l_2_loop = l_2_rid = missing
+        yield '.</p>\n<table class="drill">\n<thead><tr><th class="c-rule">Rule</th><th class="c-status">Status</th><th>Evidence (checked: found — results)</th></tr></thead>\n<tbody>\n'
+        for l_2_part in context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'drill'), environment.getattr(l_1_c, 'rules'), (undefined(name='ca') if l_1_ca is missing else l_1_ca), _loop_vars=_loop_vars):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(l_2_part))
+        l_2_part = missing
+        yield '</tbody>\n</table>\n</section>\n'
+        t_19 = 0
+    l_1_loop = l_1_c = l_1_control_anchor = l_1_ca = missing
+    if t_19:
+        pass
+        yield '<p class="muted">No rule maps to a framework control.</p>\n'
+    yield '\n<h2 id="over-time">Compliance over time</h2>\n'
+    if (undefined(name='chart') if l_0_chart is missing else l_0_chart):
+        pass
+        yield '<svg class="chart" viewBox="0 0 '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'width')))
+        yield ' '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'height')))
+        yield '" role="img" aria-label="Failing rules per settings revision, '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
+        yield ' to '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
+        yield '">\n'
+        for l_1_t in environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'y_ticks'):
+            _loop_vars = {}
+            pass
+            yield '<line class="grid" x1="'
+            yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_left')))
+            yield '" x2="'
+            yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_right')))
+            yield '" y1="'
+            yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
+            yield '" y2="'
+            yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
+            yield '"/><text class="axis" x="'
+            yield escape(environment.finalize((environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_left') - 6)))
+            yield '" y="'
+            yield escape(environment.finalize((environment.getattr(l_1_t, 'pos') + 4)))
+            yield '" text-anchor="end">'
+            yield escape(environment.finalize(environment.getattr(l_1_t, 'label')))
+            yield '</text>\n'
+        l_1_t = missing
+        for l_1_t in environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'x_ticks'):
+            _loop_vars = {}
+            pass
+            yield '<text class="axis" x="'
+            yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
+            yield '" y="'
+            yield escape(environment.finalize((environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_bottom') + 18)))
+            yield '" text-anchor="middle">'
+            yield escape(environment.finalize(environment.getattr(l_1_t, 'label')))
+            yield '</text>\n'
+        l_1_t = missing
+        yield '<polygon class="area" points="'
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'area')))
+        yield '"/>\n<polyline class="line" points="'
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'line')))
+        yield '"/>\n</svg>\n<p class="muted">Failing rules per settings revision (revisions '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
+        yield '–'
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
+        yield '); now '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'latest')))
+        yield ', peak '
+        yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
+        yield '.</p>\n'
+    else:
+        pass
+        yield '<p class="muted">Not enough revision history for a chart.</p>\n'
+    yield '\n<h2 id="findings">Findings by rule</h2>\n<p class="muted">Every open or waived result with its full evidence; a result\'s fingerprint links back to it in the <a href="#drill-down">control drill-down</a>.</p>\n'
+    if (not (undefined(name='groups') if l_0_groups is missing else l_0_groups)):
+        pass
+        yield '<p>No open or waived findings.</p>'
+    l_1_loop = missing
+    for l_1_g, l_1_loop in LoopContext((undefined(name='groups') if l_0_groups is missing else l_0_groups), undefined):
+        l_1_rule_anchor = resolve('rule_anchor')
+        l_1_pass_rules = resolve('pass_rules')
+        l_1_pass_anchor = resolve('pass_anchor')
+        l_1_r = missing
+        _loop_vars = {}
+        pass
+        l_1_r = environment.getattr(l_1_g, 'first')
+        _loop_vars['r'] = l_1_r
+        yield '<section class="rule" id="'
+        yield escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
+        yield '">\n<header>'
+        yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
+        yield '<h3><span class="rid">'
+        yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id')))
+        yield '</span> '
+        yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'title')))
+        yield '</h3>\n<span class="muted">'
+        l_2_loop = missing
+        for (l_2_s, l_2_n), l_2_loop in LoopContext(environment.getattr(l_1_g, 'status_counts'), undefined):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(l_2_n))
+            yield ' '
+            yield escape(environment.finalize(t_7(context.eval_ctx, l_2_s, '_', ' ')))
+            if (not environment.getattr(l_2_loop, 'last')):
+                pass
+                yield ', '
+        l_2_loop = l_2_s = l_2_n = missing
+        yield '</span></header>\n'
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'description'):
+            pass
+            yield '<p class="wrap">'
+            yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'description'))))
+            yield '</p>'
+        yield '<p class="muted">'
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'):
+            pass
+            yield 'Controls: '
+            yield escape(environment.finalize(context.call((undefined(name='controllinks') if l_0_controllinks is missing else l_0_controllinks), t_9(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls')), _loop_vars=_loop_vars)))
+            yield '. '
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source'):
+            pass
+            yield 'Defined at <code>'
+            yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source')))
+            yield '</code>.'
+        if (environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id') in (undefined(name='pass_rules') if l_1_pass_rules is missing else l_1_pass_rules)):
+            pass
+            yield ' Passing results: <a href="#'
+            yield escape(environment.finalize(environment.getitem((undefined(name='pass_anchor') if l_1_pass_anchor is missing else l_1_pass_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
+            yield '">Appendix A</a>.'
+        yield '</p>\n'
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'):
+            pass
+            yield '<p class="wrap"><strong>Remediation:</strong> '
+            yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'))))
+            yield '</p>'
+        yield '<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th><th class="c-since">Since</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield '</tbody>\n</table>\n</section>\n'
+    l_1_loop = l_1_g = l_1_r = l_1_rule_anchor = l_1_pass_rules = l_1_pass_anchor = missing
+    if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
+        pass
+        yield '<h3>Resolved since the previous run ('
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
+        yield ')</h3>\n<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
+        for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')[:(undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)]:
+            _loop_vars = {}
+            pass
+            yield '<tr><td><code>'
+            yield escape(environment.finalize(environment.getattr(l_1_p, 'rule_id')))
+            yield '</code></td><td class="wrap">'
+            yield escape(environment.finalize(environment.getattr(l_1_p, 'subject_key')))
+            yield '</td><td>'
+            yield escape(environment.finalize(environment.getattr(l_1_p, 'severity')))
+            yield '</td><td>'
+            yield escape(environment.finalize(environment.getattr(l_1_p, 'status')))
+            yield '</td><td>'
+            yield escape(environment.finalize(environment.getattr(l_1_p, 'first_seen_run')))
+            yield '</td></tr>\n'
+        l_1_p = missing
+        if (t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')) > (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)):
+            pass
+            yield '<tr><td colspan="5" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')) - (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule))))
+            yield ' more not shown</td></tr>'
+        yield '</tbody>\n</table>\n'
+    yield '\n'
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+        pass
+        template = environment.get_template('usage.html.j2', 'report.html.j2')
+        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'controllinks': l_0_controllinks, 'rulelink': l_0_rulelink, 'sc': l_0_sc, 'sev': l_0_sev, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
+        try:
+            for event in gen:
+                yield event
+        finally: gen.close()
+        yield '\n'
+    yield '<h2 id="readiness">Repository readiness</h2>\n'
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level'))):
+        pass
+        yield '<p>Organization readiness level: <strong>'
+        yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level')))
+        yield '</strong></p>'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'readiness_rows'):
+        pass
+        yield '<table>\n<thead><tr><th>Repository</th><th class="num">Level</th><th class="num">Score</th><th class="num">Age (days)</th><th>Clean</th><th>Report</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'readiness'), environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'readiness_rows'))))
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">No readiness reports evaluated.</p>\n'
+    yield '\n<h2 id="waivers">Waivers</h2>\n'
+    if (((environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force') or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale')):
+        pass
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'In force', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force'))))
+        yield '\n'
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expiring within 14 days', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon'))))
+        yield '\n'
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expired (no longer waiving)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired'))))
+        yield '\n'
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Stale (match nothing)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale'))))
+        yield '\n'
+    else:
+        pass
+        yield '<p class="muted">No waivers are in force, expiring, expired or stale.</p>\n'
+    if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'warnings'):
+        pass
+        yield '<ul>'
+        for l_1_w in environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'warnings'):
+            _loop_vars = {}
+            pass
+            yield '<li class="wrap">'
+            yield escape(environment.finalize(t_8(l_1_w)))
+            yield '</li>'
+        l_1_w = missing
+        yield '</ul>'
+    yield '\n<h2 id="passing">Appendix A: passing results and their evidence</h2>\n<p class="muted">Results that passed or did not apply, with the evidence each rests on: auditors test the controls that pass as well as those that fail. A result\'s fingerprint links back to it in the <a href="#drill-down">control drill-down</a>.</p>\n'
+    if (not (undefined(name='passing') if l_0_passing is missing else l_0_passing)):
+        pass
+        yield '<p class="muted">No passing results.</p>'
+    l_1_loop = missing
+    for l_1_g, l_1_loop in LoopContext((undefined(name='passing') if l_0_passing is missing else l_0_passing), undefined):
+        l_1_pass_anchor = resolve('pass_anchor')
+        l_1_open_rules = resolve('open_rules')
+        l_1_rule_anchor = resolve('rule_anchor')
+        l_1_r = missing
+        _loop_vars = {}
+        pass
+        l_1_r = environment.getattr(l_1_g, 'first')
+        _loop_vars['r'] = l_1_r
+        yield '<section class="rule pass" id="'
+        yield escape(environment.finalize(environment.getitem((undefined(name='pass_anchor') if l_1_pass_anchor is missing else l_1_pass_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
+        yield '">\n<header>'
+        yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
+        yield '<h3>'
+        if (environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id') in (undefined(name='open_rules') if l_1_open_rules is missing else l_1_open_rules)):
+            pass
+            yield '<a href="#'
+            yield escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
+            yield '" class="rid">'
+            yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id')))
+            yield '</a>'
+        else:
+            pass
+            yield '<span class="rid" id="'
+            yield escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
+            yield '">'
+            yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id')))
+            yield '</span>'
+        yield ' '
+        yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'title')))
+        yield '</h3>\n<span class="muted">'
+        l_2_loop = missing
+        for (l_2_s, l_2_n), l_2_loop in LoopContext(environment.getattr(l_1_g, 'status_counts'), undefined):
+            _loop_vars = {}
+            pass
+            yield escape(environment.finalize(l_2_n))
+            yield ' '
+            yield escape(environment.finalize(t_7(context.eval_ctx, l_2_s, '_', ' ')))
+            if (not environment.getattr(l_2_loop, 'last')):
+                pass
+                yield ', '
+        l_2_loop = l_2_s = l_2_n = missing
+        yield '</span></header>\n<p class="muted">'
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'):
+            pass
+            yield 'Controls: '
+            yield escape(environment.finalize(context.call((undefined(name='controllinks') if l_0_controllinks is missing else l_0_controllinks), t_9(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls')), _loop_vars=_loop_vars)))
+            yield '. '
+        if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source'):
+            pass
+            yield 'Defined at <code>'
+            yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source')))
+            yield '</code>.'
+        yield '</p>\n<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'passing'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield '</tbody>\n</table>\n</section>\n'
+    l_1_loop = l_1_g = l_1_r = l_1_pass_anchor = l_1_open_rules = l_1_rule_anchor = missing
+    yield '\n<h2 id="inputs">Appendix B: inputs</h2>\n<h3>Policy files</h3>\n<table>\n<thead><tr><th>File</th><th>SHA-256</th><th class="num">Rules</th></tr></thead>\n<tbody>\n'
+    for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'policy_files'):
+        _loop_vars = {}
+        pass
+        yield '<tr><td><code>'
+        yield escape(environment.finalize(environment.getattr(l_1_p, 'path')))
+        yield '</code></td><td class="mono">'
+        yield escape(environment.finalize(environment.getattr(l_1_p, 'sha256')))
+        yield '</td><td class="num">'
+        yield escape(environment.finalize(t_5(environment.getattr(l_1_p, 'rule_ids'))))
+        yield '</td></tr>\n'
+    l_1_p = missing
+    yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
+    yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
+    yield ')</h3>\n<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+        pass
+        yield '<tr><td colspan="2" class="more">'
+        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+        yield ' more; '
+        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+        yield '</td></tr>'
+    yield '</tbody>\n</table>\n<h3 id="reports-evaluated">Readiness reports evaluated ('
+    yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'))))
+    yield ')</h3>\n<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+        pass
+        yield '<tr><td colspan="2" class="more">'
+        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+        yield ' more; '
+        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+        yield '</td></tr>'
+    yield '</tbody>\n</table>\n<footer>Generated by auditor '
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
+    yield ' at '
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield '. Run '
+    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
+    yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
+
+blocks = {}
+debug_info = '2=105&3=125&4=140&5=156&6=182&7=187&8=192&11=209&12=218&13=223&17=227&27=239&30=241&31=243&32=245&37=247&41=254&42=261&43=263&44=265&45=267&46=269&47=275&50=277&53=283&55=285&59=293&60=296&62=298&72=307&74=311&75=313&77=316&81=334&83=339&86=353&89=357&96=359&98=363&99=370&100=372&102=380&103=398&104=400&106=406&107=426&114=444&119=456&123=459&124=461&125=463&126=465&136=473&138=484&139=487&140=489&142=494&143=496&147=499&148=507&150=515&153=518&157=530&158=534&160=549&163=555&165=558&167=572&169=575&174=590&178=594&179=599&189=637&190=642&191=645&192=647&193=655&197=673&205=685&206=688&207=696&209=715&211=727&212=729&214=731&221=743&222=747&223=754&224=757&225=759&226=766&227=777&228=783&229=799&233=805&237=808&238=811&242=813&244=828&249=835&252=845&253=850&257=853&264=859&265=861&266=863&267=865&268=867&272=872&276=884&277=888&278=895&279=898&280=900&281=920&282=931&286=942&296=946&300=958&304=960&307=969&311=971&314=980'

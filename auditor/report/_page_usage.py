@@ -1,0 +1,180 @@
+"""usage.html.j2 as compiled by jinja2 3.1.6 (see `html.COMPILED`).
+
+Made by `auditor.report.html.compiled_module`, not by hand: `python -m pytest
+tests/test_report_compiled.py --update-golden` writes it anew. A module whose KEY does
+not match its template is not used (the template is compiled from its source).
+"""
+
+# ruff: noqa
+# mypy: ignore-errors
+# fmt: off
+KEY = "4bd50e7671ebe94814aff9ecdc31bac9fedb825ff10e31d761084aaa0af0d5d4"
+from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
+name = 'usage.html.j2'
+
+def root(context, missing=missing, environment=environment):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    l_0_d = resolve('d')
+    l_0_uc = resolve('uc')
+    l_0_urows = resolve('urows')
+    l_0_u = missing
+    try:
+        t_1 = environment.filters['length']
+    except KeyError:
+        @internalcode
+        def t_1(*unused):
+            raise TemplateRuntimeError("No filter named 'length' found.")
+    try:
+        t_2 = environment.filters['short']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
+            raise TemplateRuntimeError("No filter named 'short' found.")
+    pass
+    yield '<h2 id="usage">Usage</h2>\n'
+    l_0_u = environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage')
+    context.vars['u'] = l_0_u
+    context.exported_vars.add('u')
+    if environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'):
+        pass
+        yield '<p class="wrap">Usage not evaluated: '
+        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'))))
+        yield '</p>\n'
+    else:
+        pass
+        if environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'window'):
+            pass
+            yield '<p class="muted">Analytics '
+            yield escape(environment.finalize(environment.getitem(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'window'), 0)))
+            yield ' to '
+            yield escape(environment.finalize(environment.getitem(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'window'), 1)))
+            yield ': '
+            yield escape(environment.finalize(t_1(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'days'))))
+            yield ' day(s) stored.</p>'
+        l_0_uc = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'chart'))
+        context.vars['uc'] = l_0_uc
+        context.exported_vars.add('uc')
+        if (undefined(name='uc') if l_0_uc is missing else l_0_uc):
+            pass
+            yield '<svg class="chart" viewBox="0 0 '
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'width')))
+            yield ' '
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'height')))
+            yield '" role="img" aria-label="Daily billable tokens by model, '
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
+            yield ' to '
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
+            yield '">\n'
+            for l_1_t in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'y_ticks'):
+                _loop_vars = {}
+                pass
+                yield '<line class="grid" x1="'
+                yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'plot_left')))
+                yield '" x2="'
+                yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'plot_right')))
+                yield '" y1="'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
+                yield '" y2="'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
+                yield '"/><text class="axis" x="'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'x')))
+                yield '" y="'
+                yield escape(environment.finalize((environment.getattr(l_1_t, 'y') + 4)))
+                yield '" text-anchor="end">'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'text')))
+                yield '</text>\n'
+            l_1_t = missing
+            for l_1_b in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'bars'):
+                _loop_vars = {}
+                pass
+                yield '<rect x="'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'x')))
+                yield '" y="'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'y')))
+                yield '" width="'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'width')))
+                yield '" height="'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'height')))
+                yield '" fill="'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'fill')))
+                yield '"><title>'
+                yield escape(environment.finalize(environment.getattr(l_1_b, 'title')))
+                yield '</title></rect>\n'
+            l_1_b = missing
+            for l_1_t in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'x_ticks'):
+                _loop_vars = {}
+                pass
+                yield '<text class="axis" x="'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'x')))
+                yield '" y="'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
+                yield '" text-anchor="middle">'
+                yield escape(environment.finalize(environment.getattr(l_1_t, 'text')))
+                yield '</text>\n'
+            l_1_t = missing
+            for l_1_l in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'):
+                _loop_vars = {}
+                pass
+                yield '<rect x="'
+                yield escape(environment.finalize(environment.getattr(l_1_l, 'x')))
+                yield '" y="'
+                yield escape(environment.finalize((environment.getattr(l_1_l, 'y') - 9)))
+                yield '" width="10" height="10" fill="'
+                yield escape(environment.finalize(environment.getattr(l_1_l, 'fill')))
+                yield '"/><text class="axis" x="'
+                yield escape(environment.finalize((environment.getattr(l_1_l, 'x') + 14)))
+                yield '" y="'
+                yield escape(environment.finalize(environment.getattr(l_1_l, 'y')))
+                yield '">'
+                yield escape(environment.finalize(t_2(environment.getattr(l_1_l, 'text'))))
+                yield '</text>\n'
+            l_1_l = missing
+            yield '</svg>\n<p class="muted">Daily billable tokens by model ('
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
+            yield ' to '
+            yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
+            yield ').</p>\n'
+        else:
+            pass
+            yield '<p class="muted">No token figures to chart.</p>\n'
+        l_0_urows = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'rows'), environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'findings'))
+        context.vars['urows'] = l_0_urows
+        context.exported_vars.add('urows')
+        if (undefined(name='urows') if l_0_urows is missing else l_0_urows):
+            pass
+            yield '<table>\n<thead><tr><th>Day</th><th>Rule</th><th>Status</th><th>Observed</th><th>Setting in force</th></tr></thead>\n<tbody>\n'
+            for l_1_r in (undefined(name='urows') if l_0_urows is missing else l_0_urows)[:60]:
+                _loop_vars = {}
+                pass
+                yield '<tr><td class="nowrap">'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'day')))
+                yield '</td><td><code>'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'rule_id')))
+                yield '</code> '
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'title')))
+                yield '</td><td><span class="st '
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'status')))
+                yield '">'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'status')))
+                yield '</span></td><td class="wrap"><code>'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'observed')))
+                yield '</code></td><td class="wrap">'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'setting')))
+                yield '</td></tr>\n'
+            l_1_r = missing
+            if (t_1((undefined(name='urows') if l_0_urows is missing else l_0_urows)) > 60):
+                pass
+                yield '<tr><td colspan="5" class="more">'
+                yield escape(environment.finalize((t_1((undefined(name='urows') if l_0_urows is missing else l_0_urows)) - 60)))
+                yield ' more usage finding(s) not shown; see findings.json.</td></tr>'
+            yield '</tbody>\n</table>\n'
+        else:
+            pass
+            yield '<p class="muted">No usage findings.</p>\n'
+
+blocks = {}
+debug_info = '3=28&4=31&5=34&7=38&8=47&9=50&10=53&11=61&13=80&15=97&17=108&20=126&24=133&25=136&29=139&31=158'

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import datetime
 from itertools import islice
 from typing import Any
@@ -33,6 +33,7 @@ from auditor.diff import ListTable
 from auditor.evaluate.change import Tally
 from auditor.evaluate.history import Resume, Span
 from auditor.evaluate.model import RuleResult
+from auditor.evaluate.rule import Verdict
 from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
@@ -70,6 +71,38 @@ def rule_key(rule: Rule, enums: Mapping[str, tuple[str, ...]], table: ListTable)
     except TypeError:  # e.g. an integer beyond 64 bits in an argument: not stored
         return None
     return hashlib.sha256(data).hexdigest()
+
+
+#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`), not as walk state.
+VERDICT_TARGETS = ("usage", "readiness")
+#: Most verdicts one rule's kept verdicts may hold (more are not stored: the rule is then
+#: simply run afresh next time). A nightly's usage window holds tens, readiness one per report.
+MAX_VERDICTS = 4096
+
+
+def verdicts_key(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> str | None:
+    """The digest a usage or readiness rule's kept verdicts are filed under (see
+    `dump_verdicts`), or None when they cannot be kept (another target, or the rule reads the
+    clock, which its projection does not hold)."""
+    if rule.target not in VERDICT_TARGETS or _reads_clock(rule):
+        return None
+    shape = {
+        "format": STATE_FORMAT,
+        "kind": "verdicts",
+        "tool": __version__,
+        "rule": [
+            rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
+            rule.remediation, list(rule.controls), list(rule.tags),
+        ],
+        "when": _shape(rule.when) if rule.when is not None else None,
+        "assert": _shape(rule.condition),
+        "enums": sorted((k, list(v)) for k, v in enums.items()),
+    }  # fmt: skip
+    try:
+        data = orjson.dumps(shape, default=repr)
+    except TypeError:
+        return None
+    return "verdicts:" + hashlib.sha256(data).hexdigest()
 
 
 def _reads_clock(rule: Rule) -> bool:
@@ -130,6 +163,48 @@ def load_resume(data: bytes) -> Resume:
     raw = orjson.loads(data)
     spans = tuple(Span(_attribution(start), _number(end)) for start, end in raw["spans"])
     return Resume(int(raw["last"]), bool(raw["failing"]), spans)
+
+
+# -- usage and readiness rules: verdicts by projection key -------------------------------------
+
+
+def dump_verdicts(used: Mapping[bytes, Verdict], seeded: Collection[bytes] = ()) -> bytes | None:
+    """A rule's verdicts by projection key (`memo.MemoRule.keep`): the ones this run handed out,
+    so what is kept follows the window (a day leaving it, a report replaced is dropped). A
+    verdict that would not read back exactly (a value JSON does not have) is left out: it is
+    simply worked out again. `seeded` verdicts were read back from an earlier run, so they
+    read back exactly again. None when there are too many to keep."""
+    if not used or len(used) > MAX_VERDICTS:
+        return None
+    kept = []
+    for key, verdict in used.items():
+        try:
+            raw = _verdict(verdict)
+            if key not in seeded and _read_verdict(orjson.loads(orjson.dumps(raw))) != verdict:
+                continue
+        except (TypeError, ValueError, KeyError):
+            continue
+        kept.append([key.hex(), *raw])
+    return orjson.dumps({"verdicts": kept}) if kept else None
+
+
+def load_verdicts(data: bytes) -> dict[bytes, Verdict]:
+    """Inverse of `dump_verdicts`; ValueError, KeyError, TypeError or IndexError when `data`
+    is not such a dump (a damaged row)."""
+    raw = orjson.loads(data)
+    return {bytes.fromhex(entry[0]): _read_verdict(entry[1:]) for entry in raw["verdicts"]}
+
+
+def _verdict(verdict: Verdict) -> list[Any]:
+    evidence = [list(_evidence(e)) for e in verdict.evidence]
+    return [verdict.status, verdict.message, evidence, verdict.count]
+
+
+def _read_verdict(raw: list[Any]) -> Verdict:
+    status, message, evidence, count = raw
+    if type(message) is not str or type(count) is not int:
+        raise TypeError("not a verdict")
+    return Verdict(_STATUS[status], message, tuple(Evidence(*e) for e in evidence), count)
 
 
 # -- change rules: step tallies ---------------------------------------------------------------

@@ -196,6 +196,8 @@ def run_audit(
         finished=options.now,
         complete=False,
         findings=records_for_store(marked, prior, options.run_id),
+        # Written as a delta from the previous run's rows: most nights change few of them.
+        like=None if previous is None or prior is None else (previous.run_id, prior),
     )
     del previous, prior
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)

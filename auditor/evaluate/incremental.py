@@ -7,14 +7,16 @@ rules, the list table) and turns the engine's per-rule walk state into bytes and
 - a settings rule: its failing spans up to the last evaluated revision (`history.Resume`), so
   the walk resumes at the next revision and "violating since" is read back;
 - a change rule: its step tally — counts per status, the revisions spanned and every step
-  result that did not pass, with its words (`change.Tally`), so only new steps are run.
+  result that did not pass, with its words (`change.Tally`), so only new steps are run;
+- a usage or readiness rule: its verdicts by projection key (`memo.MemoRule.keep`), those
+  the run handed out, so a day or report whose values the rule read before is not judged again
+  (a report's `$age_days` is among those values: an older report is judged anew).
 
 A rule whose verdicts depend on the clock (`within_days`, `older_than_days`) has no key: it is
-evaluated afresh every run. Readiness and org rules are too (`$age_days` ages with the clock).
-The state is only ever a cache: the same inputs give the same results with or without it
-(`tests/test_incremental.py` proves it over randomized histories). Which stored revision the
-state was computed at, and whether the stored history still leads to it unchanged, is the
-caller's to check (`auditor.store.evalstate`).
+evaluated afresh every run. Org rules are too. The state is only ever a cache: the same inputs
+give the same results with or without it (`tests/test_incremental.py` proves it over
+randomized histories). Which stored revision the state was computed at, and whether the
+stored history still leads to it unchanged, is the caller's to check (`auditor.store.evalstate`).
 """
 
 from __future__ import annotations

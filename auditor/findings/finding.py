@@ -284,9 +284,10 @@ def _made(
     return f
 
 
+@functools.lru_cache(maxsize=1 << 14)  # evidence paths repeat across steps and subjects
 def normalize_path(path: str) -> str:
     """Replace list indices with `[*]` so a reordered list keeps its fingerprints."""
-    return _INDEX.sub("[*]", path)
+    return _INDEX.sub("[*]", path) if "[" in path else path
 
 
 def fingerprint(rule_id: str, subject_key: str, path: str) -> str:

@@ -267,7 +267,7 @@ class Shared:
     def __init__(self) -> None:
         self._subjects: dict[tuple[Any, ...], Subject] = {}
         self._who: dict[tuple[Any, ...], Attribution] = {}
-        self._evidence: dict[int, tuple[Evidence, ...]] = {}
+        self._evidence: dict[int, tuple[bytes, tuple[Evidence, ...]]] = {}
         self._text: dict[str, str] = {}
 
     def result(self, raw: list[Any], rule: Rule) -> RuleResult:
@@ -295,12 +295,13 @@ class Shared:
             return ()
         # JSON values: equal bytes, equal values of the same types (`==` takes 1 for True).
         # Filed under the hash of the bytes: unshared evidence is not held twice.
+        # The bytes are kept with the evidence, so a hit is checked without dumping it again.
         text = orjson.dumps(raw)
         found = self._evidence.get(hash(text))
-        if found is not None and orjson.dumps([list(_evidence(e)) for e in found]) == text:
-            return found
+        if found is not None and found[0] == text:
+            return found[1]
         made = tuple(Evidence(*e) for e in raw)
-        self._evidence.setdefault(hash(text), made)
+        self._evidence.setdefault(hash(text), (text, made))
         return made
 
     def _since(self, raw: list[Any]) -> Attribution:

@@ -1,11 +1,12 @@
 """Incremental evaluation = evaluation from scratch (issue 13).
 
 Over randomized histories served by the emulator over HTTP, a chain of nightly `auditor run`s
-that read back the evaluation state earlier runs left (new revisions, a policy edit that also
-adds rules, a waiver, a readiness model change, more revisions) writes the very same reports
-as a run of the same state file with its evaluation state emptied: same findings, messages,
-evidence, "since" attributions, new / persisting / resolved marks and failing counts. A second
-check makes sure the nightly really did less work, so the equality is not the trivial one.
+that read back the evaluation state earlier runs left (new revisions, new analytics days, a
+policy edit of settings, change, usage and readiness rules that also adds rules, a waiver, a
+readiness model change, more revisions) writes the very same reports as a run of the same
+state file with its evaluation state emptied: same findings, messages, evidence, "since"
+attributions, new / persisting / resolved marks and failing counts. A second check makes sure
+the nightly really did less work, so the equality is not the trivial one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import shutil
 import sqlite3
 import zlib
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +73,11 @@ class Chain:
         self.state = tmp / "state.db"
         self.policies = tmp / "policies"
         self.policies.mkdir()
-        for name in ("baseline.yaml", "changes.yaml", "readiness.yaml"):
+        for name in ("baseline.yaml", "changes.yaml", "readiness.yaml", "usage.yaml"):
             shutil.copy(SHIPPED / name, self.policies / name)
         self.extra: list[str] = []
         self.night = 0
+        self.now = FIXED_NOW  # moved on a day or more: new analytics days, older reports
 
     def env(self, state: Path) -> dict[str, str]:
         return {
@@ -87,7 +90,7 @@ class Chain:
     def cli(self, argv: list[str], state: Path) -> int:
         out, err = io.StringIO(), io.StringIO()
         ctx = Context(
-            env=self.env(state), stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(self.tmp)
+            env=self.env(state), stdout=out, stderr=err, clock=lambda: self.now, cwd=str(self.tmp)
         )
         code = main(argv, ctx)
         assert code in (0, 1), err.getvalue()
@@ -166,6 +169,8 @@ def test_nightly_chain_matches_a_run_from_scratch(
             inc, full, inc_calls, full_calls = chain.nightly(lambda: calls[0])
             assert comparable(inc) == comparable(full), f"seed {seed}, {what}"
             assert inc["findings"], "the policies find nothing: the comparison would be empty"
+            judged = {f["rule_id"][:3] for f in inc["findings"] if f["status"] != "unknown"}
+            assert {"USE", "RDY"} <= judged, "usage or readiness rules judged nothing"
             if what != "first":
                 assert inc_calls < full_calls, f"seed {seed}, {what}: nothing was read back"
 
@@ -174,11 +179,20 @@ def test_nightly_chain_matches_a_run_from_scratch(
         chain.sync()
         night("new revisions")
         night("nothing new")
+        chain.now += timedelta(days=rng.randint(1, 3))
+        chain.sync()
+        night("new analytics days")
         sandbox = "{path: sandbox.enabled, "
         edit(
             chain.policies / "baseline.yaml", sandbox + "equals: true}", sandbox + "equals: false}"
         )
         edit(chain.policies / "changes.yaml", sandbox + "from: true}", sandbox + "to: true}")
+        edit(
+            chain.policies / "usage.yaml",
+            "{path: billable_tokens, gt: 0}",
+            "{path: billable_tokens, gt: 5000}",
+        )
+        edit(chain.policies / "readiness.yaml", "{path: $level, gte: 2}", "{path: $level, gte: 3}")
         (chain.policies / "extra.yaml").write_text(EXTRA_RULES)
         night("policy edit and two new rules")
         emu.add_revisions(rng.randint(1, 12))
@@ -195,6 +209,10 @@ def test_nightly_chain_matches_a_run_from_scratch(
         emu.add_revisions(rng.randint(1, 12))
         chain.sync()
         night("readiness model change and new revisions")
+        chain.now += timedelta(days=1)
+        emu.add_revisions(rng.randint(0, 3))
+        chain.sync()
+        night("a day later")
 
 
 def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
@@ -207,6 +225,7 @@ def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
         tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=17, revisions=70, repos=4
     ) as emu:
         chain = Chain(emu, tmp_path)
+        (chain.policies / "usage.yaml").unlink()  # `--at` a day before the stored analytics
         chain.sync()
         with sqlite3.connect(chain.state) as db:  # a state file from before the table existed
             db.execute("DROP TABLE IF EXISTS eval_state")

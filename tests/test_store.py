@@ -7,6 +7,7 @@ import builtins
 import errno
 import hashlib
 import os
+import random
 import re
 import sqlite3
 from collections.abc import Callable
@@ -300,6 +301,51 @@ def test_runs_and_previous_complete_run(store: Store) -> None:
     assert store.previous_complete_run("run-1") is None
     with pytest.raises(StoreError, match="no run 'nope'"):
         store.finish_run("nope", finished=T0, complete=True, findings=[])
+
+
+def test_a_run_written_as_a_delta_holds_the_same_findings(store: Store) -> None:
+    """A run's findings written as a delta from the previous run's rows (`like`) are stored
+    exactly as when every record is written: kept, changed (status, severity, first run),
+    new, dropped and repeated records, over random pairs of runs."""
+    rng = random.Random(13)
+    for trial in range(6):
+
+        def records(run: str) -> list[FindingRecord]:
+            picked = rng.sample(range(40), rng.randint(0, 30))
+            return [
+                FindingRecord(
+                    f"fp{i}", f"R{i % 3}", f"s{i}", rng.choice(["fail", "fail", "error"]),
+                    rng.choice(["high", "high", "low"]), rng.choice([run, "first"]),
+                )
+                for i in picked
+            ]  # fmt: skip
+
+        before, delta, full = (f"t{trial}-{name}" for name in ("before", "delta", "full"))
+        older = records(before)
+        newer = records(delta)
+        newer += rng.sample(newer, min(2, len(newer)))  # a record met twice
+        for n, (run, kept, like) in enumerate(
+            [(before, older, None), (delta, newer, (before, older)), (full, newer, None)]
+        ):
+            store.start_run(run, started=T0 + timedelta(hours=3 * trial + n),
+                            tool_version="0.1.0", policy_hashes={})  # fmt: skip
+            store.finish_run(run, finished=T0, complete=True, findings=kept, like=like)
+        last = {r.fingerprint: r for r in newer}
+        expected = sorted(
+            (r.fingerprint, r.rule_id, r.subject_key, r.status, r.severity, r.first_seen_run)
+            for r in last.values()
+        )
+        assert _findings_of(store, delta) == _findings_of(store, full) == expected
+
+
+def _findings_of(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    from auditor.store import runs
+
+    with store.reading():
+        return sorted(
+            (f.fingerprint, f.rule_id, f.subject_key, f.status, f.severity, f.first_seen_run)
+            for f in runs._findings(store._db, run_id)
+        )
 
 
 def test_sync_records(store: Store) -> None:

@@ -99,15 +99,20 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         steps_seen = run.total_steps
         state.keep_change(by_target["change"], run)
     if inputs.reports:
-        results += _readiness(by_target["readiness"], by_target["org"], inputs, env)
+        repo_memos = state.memos(by_target["readiness"])
+        results += _readiness(repo_memos, by_target["org"], inputs, env)
+        state.keep_verdicts(repo_memos)
     if by_target["usage"]:
+        usage_memos = state.memos(by_target["usage"])
         usage_results, why = evaluate_usage(
             by_target["usage"],
             inputs.usage,
             _reiterable(history, "history"),
             inputs.now,
             history_from=inputs.history_from if inputs.history else None,
+            memos=usage_memos,
         )
+        state.keep_verdicts(usage_memos)
         results += usage_results
         missing += [why] if why else []
     for target, rules in by_target.items():
@@ -162,6 +167,12 @@ class _State:
             if self.on
             else {}
         )
+        self.memoise = inputs.memoise
+        self.verdict_keys = (
+            {r.id: incremental.verdicts_key(r, policy.enums) for r in policy.rules}
+            if self.on and inputs.memoise
+            else {}
+        )
         self.new = incremental.StateDumps()
         self.revision = inputs.settings.revision if inputs.settings is not None else None
 
@@ -170,11 +181,39 @@ class _State:
         cannot be read (a damaged row): the state is only a cache, so the rule is evaluated
         afresh."""
         key = self.keys.get(rule.id)
+        return self._load_key(key, load) if key is not None else None
+
+    def _load_key(self, key: str, load: Callable[[bytes], T]) -> T | None:
         try:
-            data = self.prior.get(key) if key is not None else None
+            data = self.prior.get(key)
             return load(data) if data is not None else None
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
+
+    def memos(self, rules: Sequence[Rule]) -> list[MemoRule]:
+        """Verdict caches of usage or readiness rules, each rule's verdicts from an earlier run
+        read back into its cache, and kept (`MemoRule.keep`) when they are to be remembered.
+        Repositories and days share many values (levels, flags, settings): a verdict is
+        reused across them, as for revisions, when the values a rule reads repeat."""
+        out = []
+        for rule in rules:
+            memo = MemoRule(rule, enabled=self.memoise)
+            key = self.verdict_keys.get(rule.id)
+            if key is not None:
+                seed = self._load_key(key, incremental.load_verdicts)
+                if self.remember or seed:
+                    memo.keep(seed)
+            out.append(memo)
+        return out
+
+    def keep_verdicts(self, memos: Sequence[MemoRule]) -> None:
+        """Remember the verdicts the rules handed out this run (`memos` as `memos` gave them)."""
+        if not self.remember:
+            return
+        for memo in memos:
+            key = self.verdict_keys.get(memo.rule.id)
+            if key is not None and memo.used is not None:
+                self.new.add(key, _verdicts_dump(memo))
 
     def resume(self, rule: Rule) -> Resume | None:
         """The settings rule's state from an earlier run, if there is one."""
@@ -226,6 +265,12 @@ def _ready(data: bytes) -> Callable[[], bytes | None]:
     return lambda: data
 
 
+def _verdicts_dump(memo: MemoRule) -> Callable[[], bytes | None]:
+    """The rule's verdicts handed out this run, dumped when the state is stored."""
+    used, seeded = memo.used or {}, memo.seeded
+    return lambda: incremental.dump_verdicts(used, seeded)
+
+
 def _tally_dump(tally: Tally, rule: Rule) -> Callable[[], bytes | None]:
     """The tally's dump, made when the state is stored (not held with all the others)."""
     return lambda: incremental.dump_tally(tally, rule)
@@ -267,15 +312,18 @@ def _subject_order(subject: Subject) -> tuple[int, int, str]:
 
 
 def _readiness(
-    repo_rules: Sequence[Rule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
+    memos: Sequence[MemoRule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
+) -> list[RuleResult]:
+    """The readiness rules' results (`memos`: one per rule, see `_State.memos`), then the org
+    rules'."""
+    return list(_readiness_results(memos, org_rules, inputs, env))
+
+
+def _readiness_results(
+    memos: Sequence[MemoRule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
-    # Repositories share many values (levels, flags): a verdict is reused across them when
-    # the values a rule reads repeat, as for revisions (`memo`).
-    memos = [MemoRule(rule, enabled=inputs.memoise) for rule in repo_rules]
-    for report, view in (
-        readiness.repo_views(inputs.reports, model, inputs.now) if repo_rules else ()
-    ):
+    for report, view in readiness.repo_views(inputs.reports, model, inputs.now) if memos else ():
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
         yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
     if org_rules:

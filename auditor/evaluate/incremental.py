@@ -7,21 +7,23 @@ rules, the list table) and turns the engine's per-rule walk state into bytes and
 - a settings rule: its failing spans up to the last evaluated revision (`history.Resume`), so
   the walk resumes at the next revision and "violating since" is read back;
 - a change rule: its step tally — counts per status, the revisions spanned and every step
-  result that did not pass, with its words (`change.Tally`), so only new steps are run.
+  result that did not pass, with its words (`change.Tally`), so only new steps are run;
+- a usage or readiness rule: its verdicts by projection key (`memo.MemoRule.keep`), those
+  the run handed out, so a day or report whose values the rule read before is not judged again
+  (a report's `$age_days` is among those values: an older report is judged anew).
 
 A rule whose verdicts depend on the clock (`within_days`, `older_than_days`) has no key: it is
-evaluated afresh every run. Readiness and org rules are too (`$age_days` ages with the clock).
-The state is only ever a cache: the same inputs give the same results with or without it
-(`tests/test_incremental.py` proves it over randomized histories). Which stored revision the
-state was computed at, and whether the stored history still leads to it unchanged, is the
-caller's to check (`auditor.store.evalstate`).
+evaluated afresh every run. Org rules are too. The state is only ever a cache: the same inputs
+give the same results with or without it (`tests/test_incremental.py` proves it over
+randomized histories). Which stored revision the state was computed at, and whether the
+stored history still leads to it unchanged, is the caller's to check (`auditor.store.evalstate`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import datetime
 from itertools import islice
 from typing import Any
@@ -33,6 +35,7 @@ from auditor.diff import ListTable
 from auditor.evaluate.change import Tally
 from auditor.evaluate.history import Resume, Span
 from auditor.evaluate.model import RuleResult
+from auditor.evaluate.rule import Verdict
 from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
@@ -70,6 +73,38 @@ def rule_key(rule: Rule, enums: Mapping[str, tuple[str, ...]], table: ListTable)
     except TypeError:  # e.g. an integer beyond 64 bits in an argument: not stored
         return None
     return hashlib.sha256(data).hexdigest()
+
+
+#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`), not as walk state.
+VERDICT_TARGETS = ("usage", "readiness")
+#: Most verdicts one rule's kept verdicts may hold (more are not stored: the rule is then
+#: simply run afresh next time). A nightly's usage window holds tens, readiness one per report.
+MAX_VERDICTS = 4096
+
+
+def verdicts_key(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> str | None:
+    """The digest a usage or readiness rule's kept verdicts are filed under (see
+    `dump_verdicts`), or None when they cannot be kept (another target, or the rule reads the
+    clock, which its projection does not hold)."""
+    if rule.target not in VERDICT_TARGETS or _reads_clock(rule):
+        return None
+    shape = {
+        "format": STATE_FORMAT,
+        "kind": "verdicts",
+        "tool": __version__,
+        "rule": [
+            rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
+            rule.remediation, list(rule.controls), list(rule.tags),
+        ],
+        "when": _shape(rule.when) if rule.when is not None else None,
+        "assert": _shape(rule.condition),
+        "enums": sorted((k, list(v)) for k, v in enums.items()),
+    }  # fmt: skip
+    try:
+        data = orjson.dumps(shape, default=repr)
+    except TypeError:
+        return None
+    return "verdicts:" + hashlib.sha256(data).hexdigest()
 
 
 def _reads_clock(rule: Rule) -> bool:
@@ -132,6 +167,48 @@ def load_resume(data: bytes) -> Resume:
     return Resume(int(raw["last"]), bool(raw["failing"]), spans)
 
 
+# -- usage and readiness rules: verdicts by projection key -------------------------------------
+
+
+def dump_verdicts(used: Mapping[bytes, Verdict], seeded: Collection[bytes] = ()) -> bytes | None:
+    """A rule's verdicts by projection key (`memo.MemoRule.keep`): the ones this run handed out,
+    so what is kept follows the window (a day leaving it, a report replaced is dropped). A
+    verdict that would not read back exactly (a value JSON does not have) is left out: it is
+    simply worked out again. `seeded` verdicts were read back from an earlier run, so they
+    read back exactly again. None when there are too many to keep."""
+    if not used or len(used) > MAX_VERDICTS:
+        return None
+    kept = []
+    for key, verdict in used.items():
+        try:
+            raw = _verdict(verdict)
+            if key not in seeded and _read_verdict(orjson.loads(orjson.dumps(raw))) != verdict:
+                continue
+        except (TypeError, ValueError, KeyError):
+            continue
+        kept.append([key.hex(), *raw])
+    return orjson.dumps({"verdicts": kept}) if kept else None
+
+
+def load_verdicts(data: bytes) -> dict[bytes, Verdict]:
+    """Inverse of `dump_verdicts`; ValueError, KeyError, TypeError or IndexError when `data`
+    is not such a dump (a damaged row)."""
+    raw = orjson.loads(data)
+    return {bytes.fromhex(entry[0]): _read_verdict(entry[1:]) for entry in raw["verdicts"]}
+
+
+def _verdict(verdict: Verdict) -> list[Any]:
+    evidence = [list(_evidence(e)) for e in verdict.evidence]
+    return [verdict.status, verdict.message, evidence, verdict.count]
+
+
+def _read_verdict(raw: list[Any]) -> Verdict:
+    status, message, evidence, count = raw
+    if type(message) is not str or type(count) is not int:
+        raise TypeError("not a verdict")
+    return Verdict(_STATUS[status], message, tuple(Evidence(*e) for e in evidence), count)
+
+
 # -- change rules: step tallies ---------------------------------------------------------------
 
 
@@ -190,7 +267,7 @@ class Shared:
     def __init__(self) -> None:
         self._subjects: dict[tuple[Any, ...], Subject] = {}
         self._who: dict[tuple[Any, ...], Attribution] = {}
-        self._evidence: dict[int, tuple[Evidence, ...]] = {}
+        self._evidence: dict[int, tuple[bytes, tuple[Evidence, ...]]] = {}
         self._text: dict[str, str] = {}
 
     def result(self, raw: list[Any], rule: Rule) -> RuleResult:
@@ -218,12 +295,13 @@ class Shared:
             return ()
         # JSON values: equal bytes, equal values of the same types (`==` takes 1 for True).
         # Filed under the hash of the bytes: unshared evidence is not held twice.
+        # The bytes are kept with the evidence, so a hit is checked without dumping it again.
         text = orjson.dumps(raw)
         found = self._evidence.get(hash(text))
-        if found is not None and orjson.dumps([list(_evidence(e)) for e in found]) == text:
-            return found
+        if found is not None and found[0] == text:
+            return found[1]
         made = tuple(Evidence(*e) for e in raw)
-        self._evidence.setdefault(hash(text), made)
+        self._evidence.setdefault(hash(text), (text, made))
         return made
 
     def _since(self, raw: list[Any]) -> Attribution:

@@ -10,7 +10,7 @@ rule runs once per distinct projection instead of once per revision or step.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from auditor.evaluate import rule as evaluate_rule
@@ -190,17 +190,37 @@ class MemoRule:
         self.elements = ElementMemo(rule) if enabled else None
         # The status key, when it is narrower than the verdict's (an array read by element).
         self.narrow: tuple[StatusRead, ...] | None = None
+        # With `keep`: every verdict handed out, by key, and the keys `seed` gave (an earlier
+        # run's verdicts, see `incremental.dump_verdicts`).
+        self.used: dict[bytes, Verdict] | None = None
+        self.seeded: frozenset[bytes] = frozenset()
         if enabled and cacheable(self.reads):
             narrow = status_reads(rule)
             self.narrow = narrow if any(inner is not None for _, inner in narrow) else None
             self.cache, self.statuses = VerdictCache(), VerdictCache()
+
+    def keep(self, seed: Mapping[bytes, Verdict] | None = None) -> bool:
+        """Remember every verdict handed out from now on (`used`), starting from `seed`'s
+        (verdicts an earlier run handed out for the same rule: a verdict is a function of the
+        projection, so they stand). False, and nothing kept, when the rule is not cached."""
+        if self.cache is None:
+            return False
+        self.used = {}
+        if seed:
+            self.seeded = frozenset(seed)
+            for key, verdict in seed.items():
+                self.cache.get(key, lambda v=verdict: v)  # type: ignore[misc]
+        return True
 
     def verdict(self, doc: Any, env: Env) -> Verdict:
         """The rule's verdict on `doc`, reused when the same projection was seen before."""
         key = None if self.cache is None else projection_key(doc, self.reads)
         if self.cache is None or key is None:
             return evaluate_rule.run_rule(self.rule, doc, env)
-        return self.cache.get(key, lambda: evaluate_rule.run_rule(self.rule, doc, env))
+        verdict = self.cache.get(key, lambda: evaluate_rule.run_rule(self.rule, doc, env))
+        if self.used is not None:
+            self.used[key] = verdict
+        return verdict
 
     def status(self, doc: Any, env: Env) -> Status:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""

@@ -112,8 +112,8 @@ class _Judging:
     added to the day: a busy history saves 100s of revisions a day, and holding a day's (or
     the window's) settings until the day was judged was a run's largest transient."""
 
-    def __init__(self, rules: Sequence[Rule], env: Env) -> None:
-        self.memos = [MemoRule(rule) for rule in rules]
+    def __init__(self, memos: Sequence[MemoRule], env: Env) -> None:
+        self.memos = memos
         self.env = env
 
     def add(self, day: _Day, rev: Revision) -> None:
@@ -222,13 +222,16 @@ def evaluate_usage(
     now: datetime,
     *,
     history_from: Callable[[datetime], Iterable[Revision]] | None = None,
+    memos: Sequence[MemoRule] | None = None,
 ) -> tuple[list[RuleResult], str]:
     """One result per (usage rule, stored day), and the one line saying why none could be
     judged (every rule is then `unknown` on the subject `usage`).
 
     `history_from(t)`, when given, streams `history` from the revision in force at `t` on:
     only the revisions from the one in force when the first day began are read, not the whole
-    history (a nightly run would otherwise parse every stored revision for 30 days of use)."""
+    history (a nightly run would otherwise parse every stored revision for 30 days of use).
+    `memos`, one per rule, are the rules' verdict caches (an earlier run's verdicts read back
+    into them, see `incremental.dump_verdicts`)."""
     reason = (usage.unavailable if usage else "") or ("" if usage and usage.days else NOT_SYNCED)
     if reason:
         subject = Subject("usage", "usage", "usage analytics")
@@ -236,7 +239,9 @@ def evaluate_usage(
         line = f"{len(rules)} usage rules not evaluated: {reason}"
         return results, line
     assert usage is not None
-    return list(_judge_days(rules, usage, history, now, history_from)), missing_days(usage)
+    memos = memos if memos is not None else [MemoRule(rule) for rule in rules]
+    judged = list(_judge_days(rules, usage, history, now, history_from, memos))
+    return judged, missing_days(usage)
 
 
 def missing_days(usage: UsageInputs) -> str:
@@ -264,13 +269,14 @@ def _judge_days(
     history: Iterable[Revision],
     now: datetime,
     history_from: Callable[[datetime], Iterable[Revision]] | None,
+    memos: Sequence[MemoRule],
 ) -> Iterator[RuleResult]:
     # Every stored day feeds the trailing median; only the window's days are judged, so only
     # they need the settings in force (read from the first judged day's revision on).
     judged = [d for d in day_documents(usage.days) if d.day >= usage.first_judged]
     if judged and history_from is not None:
         history = history_from(_start(judged[0].day))
-    judging = _Judging(rules, Env(now))
+    judging = _Judging(memos, Env(now))
     # Day by day, each version judged as it is read: the engine sorts the results.
     for day in _with_versions(judged, history, judging):
         yield from (_judge(rule, i, day) for i, rule in enumerate(rules))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from auditor.common import lazy
 
 if TYPE_CHECKING:
-    from auditor.findings.baseline import compare_runs, records_for_store
+    from auditor.findings.baseline import compare_runs, continued, records_for_store
     from auditor.findings.finding import (
         Finding,
         attribution_text,
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "compare_runs": "baseline",
+    "continued": "baseline",
     "records_for_store": "baseline",
     "Finding": "finding",
     "attribution_text": "finding",
@@ -56,6 +57,7 @@ __all__ = [
     "apply_waivers",
     "attribution_text",
     "compare_runs",
+    "continued",
     "control_key",
     "error_lines",
     "failing_at",

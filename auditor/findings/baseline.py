@@ -25,19 +25,22 @@ def compare_runs(
     previous: Sequence[FindingRecord] | None,
     *,
     in_place: bool = False,
+    carried: Mapping[int | str, FindingRecord] | None = None,
 ) -> tuple[list[Finding], list[FindingRecord]]:
     """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
 
     With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
     With `in_place` (`current` a list), each finding is replaced in that list and the list is
     returned, so the unmarked and the marked findings are never all held at once.
+    `carried` is `continued(current, previous)` when the caller has it already.
     """
     if previous is None:
         return (current if in_place and isinstance(current, list) else list(current)), []
     before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
     # The digests the findings hold (numbers), not 100,000s of new fingerprint strings.
     now = {f.digest for f in current if f.status in TRACKED_STATUSES}
-    carried = continued(current, previous, now=now)
+    if carried is None:
+        carried = continued(current, previous, now=now)
     if in_place and isinstance(current, list):
         for i, f in enumerate(current):
             current[i] = _with_lifecycle(f, before, carried)
@@ -116,12 +119,18 @@ def _unique(records: list[FindingRecord]) -> list[FindingRecord]:
 
 
 def records_for_store(
-    findings: Sequence[Finding], prior: Sequence[FindingRecord] | None, run_id: str
+    findings: Sequence[Finding],
+    prior: Sequence[FindingRecord] | None,
+    run_id: str,
+    *,
+    carried: Mapping[int | str, FindingRecord] | None = None,
 ) -> Iterator[FindingRecord]:
     """The tracked findings as the next run will compare with them (first sighting kept),
-    one at a time as the store writes them (`--all-revisions` has 100,000s)."""
+    one at a time as the store writes them (`--all-revisions` has 100,000s). `carried` is
+    `continued(findings, prior)` when the caller has it already (marking does not change it)."""
     first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
-    carried = continued(findings, prior) if prior else {}
+    if carried is None:
+        carried = continued(findings, prior) if prior else {}
     for f in findings:
         if f.status in TRACKED_STATUSES:
             older = carried.get(f.digest)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -177,17 +178,16 @@ class Finding:
             self.marks[2] if lifecycle is _KEEP else lifecycle,
             self.marks[3] if location is _KEEP else location,
         )
-        return Finding(
-            digest=self.digest, status=self.status, subject=self.subject,
-            message=self.message, evidence=self.evidence, since=self.since,
-            facts=self.facts, marks=marks,
+        return _made(
+            self.digest, self.status, self.subject, self.message, self.evidence, self.since,
+            self.facts, marks,
         )  # fmt: skip
 
     @property
     def fingerprint(self) -> str:
         """Stable identity of the finding (see `fingerprint()`): 32 hex digits."""
         digest = self.digest
-        return f"{digest:032x}" if isinstance(digest, int) else digest
+        return _hex32(digest) if isinstance(digest, int) else digest
 
     @property
     def rule_id(self) -> str:
@@ -250,9 +250,52 @@ class Finding:
         return self.facts.source
 
 
+_SLOTS = tuple(
+    getattr(Finding, name).__set__
+    for name in ("digest", "status", "subject", "message", "evidence", "since", "facts", "marks")
+)
+
+
+def _made(
+    digest: int | str, status: Status, subject: Subject, message: str,
+    evidence: tuple[Evidence, ...], since: Attribution | None, facts: RuleFacts, marks: Marks,
+) -> Finding:  # fmt: skip
+    """A `Finding` of values already in their held form (a packed digest, shared facts and
+    marks), its slots filled directly: a nightly run makes and marks thousands, and the
+    keyword constructor's checks were most of the cost of each."""
+    f: Finding = object.__new__(Finding)
+    (
+        set_digest,
+        set_status,
+        set_subject,
+        set_message,
+        set_evidence,
+        set_since,
+        set_facts,
+        set_marks,
+    ) = _SLOTS
+    set_digest(f, digest)
+    set_status(f, status)
+    set_subject(f, subject)
+    set_message(f, message)
+    set_evidence(f, evidence)
+    set_since(f, since)
+    set_facts(f, facts)
+    set_marks(f, marks)
+    return f
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _hex32(digest: int) -> str:
+    """A packed fingerprint's text: the reports and the run records ask for each finding's
+    several times, and formatting a 128-bit number costs about ten times a cache hit."""
+    return f"{digest:032x}"
+
+
+@functools.lru_cache(maxsize=1 << 14)  # evidence paths repeat across steps and subjects
 def normalize_path(path: str) -> str:
     """Replace list indices with `[*]` so a reordered list keeps its fingerprints."""
-    return _INDEX.sub("[*]", path)
+    return _INDEX.sub("[*]", path) if "[" in path else path
 
 
 def fingerprint(rule_id: str, subject_key: str, path: str) -> str:
@@ -314,15 +357,15 @@ def finding_from_result(result: RuleResult) -> Finding:
         rule.source,
         rule.id,
     )
-    return Finding(
-        digest=fingerprint_digest(rule.id, result.subject.key, primary_path(result.evidence)),
-        status=result.status,
-        subject=result.subject,
-        message=result.message,
-        evidence=result.evidence,
-        since=result.since,
-        facts=facts,
-        marks=_marks(result.original_status, result.waiver, None, None),
+    return _made(
+        fingerprint_digest(rule.id, result.subject.key, primary_path(result.evidence)),
+        result.status,
+        result.subject,
+        result.message,
+        result.evidence,
+        result.since,
+        facts,
+        _marks(result.original_status, result.waiver, None, None),
     )
 
 
@@ -375,7 +418,7 @@ def _sort_in_place(out: list[Finding]) -> None:
     # Numbers sort as their 32-digit hex forms do (no hex string made per finding); a list
     # with any other fingerprint text sorts by the text.
     packed = all(isinstance(f.digest, int) for f in out)
-    out.sort(key=_digest_of if packed else _fingerprint_of)
+    out.sort(key=_DIGEST_OF if packed else _fingerprint_of)
     subjects: dict[str, Any] = {}
     # One short text per subject (not `natural_key`'s tuple of tuples, ~700 bytes each for
     # the 10,000s of change steps of a long history), unless a key holds the NUL it uses.
@@ -399,8 +442,7 @@ def _fingerprint_of(f: Finding) -> str:
     return f.fingerprint
 
 
-def _digest_of(f: Finding) -> int | str:
-    return f.digest
+_DIGEST_OF = operator.attrgetter("digest")  # read in C, not one Python call per finding
 
 
 def _keep(keys: dict[str, Any], text: str, order: Callable[[str], Any]) -> Any:

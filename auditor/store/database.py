@@ -17,7 +17,7 @@ import functools
 import hashlib
 import hmac
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -932,11 +932,13 @@ class Store:
         finished: datetime,
         complete: bool,
         findings: Iterable[FindingRecord],
+        like: tuple[str, Sequence[FindingRecord]] | None = None,
     ) -> None:
-        """Record a run's end and its findings."""
+        """Record a run's end and its findings (with `like`, as a delta from a stored run's
+        records: see `runs.finish_run`)."""
         with self.transaction():
             store_runs.finish_run(
-                self._db, run_id, finished=finished, complete=complete, findings=findings
+                self._db, run_id, finished=finished, complete=complete, findings=findings, like=like
             )
 
     def complete_run(self, run_id: str) -> None:

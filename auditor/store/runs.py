@@ -5,7 +5,7 @@ Takes an open SQLite connection (owned by `auditor.store.Store`), gives and reco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -54,14 +54,31 @@ def finish_run(
     finished: datetime,
     complete: bool,
     findings: Iterable[FindingRecord],
+    like: tuple[str, Sequence[FindingRecord]] | None = None,
 ) -> None:
-    """Record the end of a run and every finding it produced (caller holds a transaction)."""
+    """Record the end of a run and every finding it produced (caller holds a transaction).
+
+    With `like` (the id of a stored run and the records stored for it), the findings are
+    written as a delta: that run's rows are copied in SQL, then only the records that differ
+    from them are written and the ones this run no longer has are dropped. A nightly run has
+    thousands of records, nearly all as the night before left them."""
     updated = db.execute(
         "UPDATE runs SET finished = ?, complete = ? WHERE run_id = ?",
         (to_text(finished), int(complete), run_id),
     )
     if updated.rowcount != 1:
         raise StoreError(f"no run {run_id!r} was started in this state file")
+    rows: Iterable[FindingRecord] = findings
+    gone: dict[str, FindingRecord] = {}
+    if like is not None:
+        base, records = like
+        db.execute(
+            f"INSERT INTO findings (run_id, {_FINDING_COLUMNS}) SELECT ?, {_FINDING_COLUMNS} "
+            "FROM findings WHERE run_id = ?",
+            (run_id, base),
+        )
+        gone = {r.fingerprint: r for r in records}
+        rows = _changed(findings, gone)
     db.executemany(
         f"INSERT INTO findings (run_id, {_FINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT (run_id, fingerprint) DO UPDATE SET rule_id = excluded.rule_id, "
@@ -77,9 +94,24 @@ def finish_run(
                 f.severity,
                 f.first_seen_run,
             )
-            for f in findings
+            for f in rows
         ),
     )
+    if gone:  # filled in as `rows` was written: the copied rows this run did not produce
+        db.executemany(
+            "DELETE FROM findings WHERE run_id = ? AND fingerprint = ?",
+            ((run_id, fingerprint) for fingerprint in gone),
+        )
+
+
+def _changed(
+    findings: Iterable[FindingRecord], copied: dict[str, FindingRecord]
+) -> Iterator[FindingRecord]:
+    """The records not already among the `copied` ones, each one met taken out of `copied`
+    (so what is left there is what this run no longer has)."""
+    for f in findings:
+        if copied.pop(f.fingerprint, None) != f:
+            yield f
 
 
 def _findings(db: Any, run_id: str) -> tuple[FindingRecord, ...]:

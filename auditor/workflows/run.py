@@ -136,6 +136,7 @@ def run_audit(
     from auditor.findings import (
         apply_waivers,
         compare_runs,
+        continued,
         error_lines,
         failing_at,
         findings_from_pending,
@@ -189,13 +190,18 @@ def run_audit(
     findings = findings_from_pending(pending)
     previous = store.previous_complete_run(options.run_id, scope)
     prior = None if previous is None else list(previous.findings)
-    marked, resolved = compare_runs(findings, prior, in_place=True)
+    # Which findings continue an older one under another fingerprint: worked out once for
+    # the marks and the records (marking does not change it).
+    carried = continued(findings, prior) if prior else {}
+    marked, resolved = compare_runs(findings, prior, in_place=True, carried=carried)
     del findings
     store.finish_run(
         options.run_id,
         finished=options.now,
         complete=False,
-        findings=records_for_store(marked, prior, options.run_id),
+        findings=records_for_store(marked, prior, options.run_id, carried=carried),
+        # Written as a delta from the previous run's rows: most nights change few of them.
+        like=None if previous is None or prior is None else (previous.run_id, prior),
     )
     del previous, prior
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
@@ -251,6 +257,7 @@ class _Known:
     hashes: HashPairs
     prior: Mapping[str, bytes]
     moves_on: bool
+    digest: str | None = None  # of the stored history up to `settings` (the state's filing)
 
     @classmethod
     def read(cls, store: Store, options: AuditOptions) -> _Known:
@@ -267,21 +274,30 @@ class _Known:
             else HashPairs(pair for pair in stored if pair[0] <= settings.revision)
         )
         prior: Mapping[str, bytes] = {}
+        fits: dict[int, str] = {}
         if not options.all_revisions:
             rows = store.eval_state()
-            fits = evalstate.history_digests(stored, {row.revision for row in rows})
+            # One pass over the pairs: the rows' revisions, and the one the new state is filed
+            # under (a digest up to it is the same over `stored` and over `hashes`).
+            wanted = {row.revision for row in rows} | {settings.revision}
+            fits = evalstate.history_digests(stored, wanted)
             prior = _HandedOver(
                 {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
             )
         # Only a run of the latest stored revision moves the state on (`--at` only reads it).
-        return cls(settings, hashes, prior, at is None and not options.all_revisions)
+        moves_on = at is None and not options.all_revisions
+        return cls(settings, hashes, prior, moves_on, fits.get(settings.revision))
 
     def remember(self, store: Store, evaluation: Evaluation) -> None:
         """Store the evaluation's new state, filed under the history it was computed over."""
         at = evaluation.state_revision
         if not self.moves_on or at is None or not evaluation.state:
             return
-        digest = evalstate.history_digests(self.hashes, {at}).get(at)
+        digest = (
+            self.digest
+            if self.settings is not None and at == self.settings.revision
+            else evalstate.history_digests(self.hashes, {at}).get(at)
+        )
         if digest is not None:
             store.save_eval_state(at, digest, evaluation.state)
 

@@ -21,6 +21,7 @@ import pytest
 from pgcluster import raw_sql, stored_bytes
 
 from auditor.errors import StoreError
+from auditor.evaluate.readiness import latest_per_repo
 from auditor.fetch.decode import to_report, to_revision
 from auditor.models import Revision
 from auditor.store.database import FindingRecord, Store
@@ -189,6 +190,30 @@ def test_reports_latest_per_repo(store: Store) -> None:
     assert [r.report_id for r in store.iter_reports()] == ["a1", "a2", "b1"]
     assert (store.count_reports(), store.count_repositories()) == (3, 2)
     assert API_KEY not in str(store.latest_reports()[0].data)
+
+
+def test_latest_reports_as_of_a_time_are_what_the_whole_list_gives(store: Store) -> None:
+    """The run reads only each repository's newest report (as of `--at`): the same reports as
+    picking them from every stored one, ties on time included (broken by report id)."""
+    rng = random.Random(7)
+    rows = [
+        (f"r{rng.randrange(10**6):06d}", f"https://g/{rng.choice('abcd')}", rng.choice(range(5)))
+        for _ in range(60)
+    ]
+    with store.transaction():
+        for rid, repo, minute in dict((r[0], r) for r in rows).values():
+            raw = {"reportId": rid, "repoUrl": repo, "createdAt": 60_000 * minute, "report": {}}
+            store.ingest_report(to_report(raw, store.ingest_redactor(), "$"), 1, T0)
+    every = list(store.iter_reports())
+    for at in [None, *(datetime.fromtimestamp(60 * m, UTC) for m in range(-1, 6))]:
+        want = latest_per_repo(r for r in every if at is None or r.created_at <= at)
+        got = latest_per_repo(store.latest_reports(at))
+        assert [r.report_id for r in got] == [r.report_id for r in want], at
+    assert any(
+        len({r.created_at for r in every if r.repo_url == u})
+        < sum(1 for r in every if r.repo_url == u)
+        for u in {r.repo_url for r in every}
+    )  # ties met
 
 
 def test_missing_state_file(tmp_path: Path) -> None:

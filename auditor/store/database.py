@@ -710,9 +710,9 @@ class Store:
 
     # -- readiness reports -------------------------------------------------------------------
 
-    def _reports(self, tail: str) -> Iterator[ReadinessReport]:
+    def _reports(self, tail: str, args: tuple[Any, ...] = ()) -> Iterator[ReadinessReport]:
         with self.reading():
-            cursor = stream(self._db, f"SELECT {REPORT_COLUMNS} FROM reports r {tail}")
+            cursor = stream(self._db, f"SELECT {REPORT_COLUMNS} FROM reports r {tail}", args)
             try:
                 while rows := cursor.fetchmany(_BATCH):
                     reports = [report_from_row(r) for r in rows]
@@ -727,14 +727,18 @@ class Store:
         return self._reports("ORDER BY repo_url, created_at, report_id")
 
     @_reads
-    def latest_reports(self) -> list[ReadinessReport]:
-        """The newest report of each repository, sorted by repository URL."""
-        return list(
-            self._reports(
-                "WHERE report_id = (SELECT report_id FROM reports s WHERE s.repo_url = r.repo_url"
-                " ORDER BY created_at DESC, report_id DESC LIMIT 1) ORDER BY repo_url"
-            )
+    def latest_reports(self, at: datetime | None = None) -> list[ReadinessReport]:
+        """The newest report of each repository (created at or before `at`, if given), sorted
+        by repository URL; only those rows are read and decoded. Reports that tie on the newest
+        time are all given: `latest_per_repo` breaks ties by report id in Python's order (the
+        database's collation need not be it)."""
+        args: tuple[str, ...] = () if at is None else (to_text(at),)
+        bound = "" if at is None else " AND s.created_at <= ?"
+        query = (
+            "WHERE created_at = (SELECT MAX(created_at) FROM reports s"
+            f" WHERE s.repo_url = r.repo_url{bound}) ORDER BY repo_url, report_id"
         )
+        return list(self._reports(query, args))
 
     @_reads
     def count_reports(self) -> int:

@@ -335,9 +335,9 @@ def _inputs(
     settings = known.settings
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
-    # Each repository's newest report (as of `at`), streamed: older reports are never held.
-    stored = (r for r in store.iter_reports() if at is None or r.created_at <= at)
-    reports = tuple(latest_per_repo(stored))
+    # Each repository's newest report (as of `at`): the store reads only those rows (and any
+    # that tie on time, which `latest_per_repo` settles as it always did).
+    reports = tuple(latest_per_repo(store.latest_reports(at)))
     return EvaluationInputs(
         now=at or options.now,
         settings=settings,

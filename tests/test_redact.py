@@ -506,3 +506,20 @@ def test_a_password_glued_to_a_redirect_is_remembered_without_it(redactor: Redac
     secret = "Qz7pLm2Rx9"
     redactor.redact_text(f"mysql -u root -p{secret}>/dev/null app")
     assert redactor.redact_text(f"echo {secret}") == f"echo {redactor.marker(secret)}"
+
+
+def test_a_memoised_string_is_checked_again_for_each_secret_learned_after_it(
+    redactor: Redactor,
+) -> None:
+    # Each string is redacted once and its result re-checked only for the secrets learned
+    # since; a string left alone while two secrets were learned one after the other is
+    # checked for both when it comes back.
+    first, second = "Pq7wZx2cVb9nMl4kJh6g", "Tr5yUi8oPa1sDf3gHj0k"
+    early, late = f"rotated to {second}", f"also {second} here"
+    for n, text in enumerate((early, late)):
+        assert redactor.redact_json({"notes": text}, stream=f"a{n}") == {"notes": text}
+    redactor.register(first)
+    assert redactor.redact_json({"notes": early}, stream="b") == {"notes": early}
+    redactor.register(second)
+    out = redactor.redact_json({"notes": late}, stream="c")["notes"]
+    assert second not in out and redactor.marker(second) in out

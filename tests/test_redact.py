@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -430,6 +431,59 @@ def test_canonical_text_of_a_stream_equals_that_of_a_full_redaction(
         assert body == canonical(out) == canonical(full)
 
 
+_SAME_NUMBER = st.sampled_from([0, 1, 0.0, 1.0, True, False])  # `==` to one another in pairs
+
+
+def _paths(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in `value` a mutation can replace (the root excluded)."""
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return []
+    found = []
+    for k, v in items:
+        found.append((*here, k))
+        found += _paths(v, (*here, k))
+    return found
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of `value` with the value at `path` replaced (keys keep their order)."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {k: _replaced(v, rest, new) if k == head else v for k, v in value.items()}
+    return [_replaced(v, rest, new) if i == head else v for i, v in enumerate(value)]
+
+
+@given(
+    _DOCS, st.lists(st.tuples(st.integers(0, 10_000), _LEAVES | _SAME_NUMBER | _DOCS)), st.data()
+)
+@settings(max_examples=300, deadline=None)
+def test_a_stream_changed_deep_down_equals_a_full_redaction_types_included(
+    first: dict[str, Any], edits: list[tuple[int, Any]], data: st.DataObject
+) -> None:
+    # Revisions change one value somewhere below the top, keys in the same order (the reuse
+    # of unchanged parts at every level), often a number into one `==` to it of another type.
+    docs = [first]
+    for pick, new in edits[:8]:
+        places = _paths(docs[-1])
+        if not places:
+            break
+        path = places[pick % len(places)]
+        if data.draw(st.booleans()):
+            new = data.draw(_SAME_NUMBER)
+        docs.append(_replaced(docs[-1], path, new))
+    redactor = Redactor(KEY)
+    for n, doc in enumerate(docs):
+        out, body = redactor.redact_canonical(doc, stream="settings")
+        full = redactor.redact_json(doc, stream=f"alone {n}")  # walked whole, same memory
+        assert body == canonical(out) == canonical(full)
+
+
 @pytest.mark.parametrize(
     "secret",
     [
@@ -452,3 +506,20 @@ def test_a_password_glued_to_a_redirect_is_remembered_without_it(redactor: Redac
     secret = "Qz7pLm2Rx9"
     redactor.redact_text(f"mysql -u root -p{secret}>/dev/null app")
     assert redactor.redact_text(f"echo {secret}") == f"echo {redactor.marker(secret)}"
+
+
+def test_a_memoised_string_is_checked_again_for_each_secret_learned_after_it(
+    redactor: Redactor,
+) -> None:
+    # Each string is redacted once and its result re-checked only for the secrets learned
+    # since; a string left alone while two secrets were learned one after the other is
+    # checked for both when it comes back.
+    first, second = "Pq7wZx2cVb9nMl4kJh6g", "Tr5yUi8oPa1sDf3gHj0k"
+    early, late = f"rotated to {second}", f"also {second} here"
+    for n, text in enumerate((early, late)):
+        assert redactor.redact_json({"notes": text}, stream=f"a{n}") == {"notes": text}
+    redactor.register(first)
+    assert redactor.redact_json({"notes": early}, stream="b") == {"notes": early}
+    redactor.register(second)
+    out = redactor.redact_json({"notes": late}, stream="c")["notes"]
+    assert second not in out and redactor.marker(second) in out

@@ -3,10 +3,14 @@
 Takes the body's bytes and its parsed value, gives nothing, a `DataError` naming the JSON path
 where the nesting passes `MAX_DEPTH` (checked before anything walks the value recursively), or
 the duplicate keys the parser dropped (orjson keeps the last value silently). Both checks work
-on bytes at C speed: the depth by peeling empty `{}`/`[]` pairs off the brackets outside strings
-`MAX_DEPTH` times, the duplicates by counting `:` before and after an orjson round trip; only a
-body whose counts differ is parsed a second time, with `json`'s `object_pairs_hook`, to name
-the keys (a 100-revision page of 0.5 MB: about 1 ms for both checks, 8 ms more with duplicates).
+on bytes at C speed: the depth by peeling empty pairs off the brackets outside strings (both
+kinds written as one, `()`, so a level takes one `replace`) up to `MAX_DEPTH` times, the
+duplicates by counting `:` before and after an orjson round trip; only a body whose counts
+differ is parsed a second time, with `json`'s `object_pairs_hook`, to name the keys (a
+100-revision page of 0.5 MB: about 1 ms for both checks, 8 ms more with duplicates).
+A body that is exactly what orjson writes back for its parsed value (the service's pages as a
+rule: no spaces, the same escapes) has neither a key twice nor a wide integer, and is known so
+by one comparison of bytes, without counting anything or looking for long runs of digits.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from auditor.errors import DataError
 #: The deepest nesting accepted in an API response (objects and arrays, the body itself is 1).
 MAX_DEPTH = 64
 
-_NOT_SHAPE = bytes(b for b in range(256) if b not in b'[]{}":')
+_NOT_SHAPE = bytes(b for b in range(256) if b not in b'[]{}"')
+#: Both kinds of bracket as one (valid JSON nests them properly, so the depth is the same).
+_ONE_KIND = bytes.maketrans(b"[]{}", b"()()")
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
 
 Path = tuple[str | int, ...]
@@ -42,22 +48,21 @@ class Duplicate:
 
 
 def _skeleton(body: bytes) -> bytes:
-    """The brackets, quotes and colons of valid JSON `body`, in order, escaped quotes left out:
-    one pass over the body serves both checks."""
+    """The brackets and quotes of valid JSON `body`, in order, escaped quotes left out, every
+    `[` and `{` written `(` and every `]` and `}` written `)`: one table pass over the body."""
     # Escapes read left to right as the parser does: after dropping `\\` then `\"`, every
-    # quote left opens or closes a string (neither drop takes a colon or a bracket with it).
+    # quote left opens or closes a string (neither drop takes a bracket with it).
     if b"\\" in body:
         body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
-    return body.translate(None, _NOT_SHAPE)
+    return body.translate(_ONE_KIND, _NOT_SHAPE)
 
 
 def _brackets(skeleton: bytes) -> bytes:
     """The brackets outside strings, in order, from a body's `_skeleton`."""
     # Two quotes in a row (a string with no bracket in it, or the gap between two strings)
     # go together without changing which quotes open a string: most of them, cheaply.
-    # (Colons go by `translate`, a table pass: `replace` moved the bytes once per colon, a
-    # third of this function's time on a page of 100 revisions.)
-    quotes = skeleton.translate(None, b":").replace(b'""', b"")
+    # (The skeleton holds no colon: they were a table pass more here.)
+    quotes = skeleton.replace(b'""', b"")
     return b"".join(quotes.split(b'"')[::2])
 
 
@@ -76,10 +81,10 @@ def _deeper(skeleton: bytes, limit: int) -> bool:
 
 
 def _peel(brackets: bytes) -> bytes:
-    """Drop every innermost `[]` and `{}` pair: one level, as one left-to-right regular
-    expression pass would, at memchr speed. The pairs are first marked with a byte that is never
-    a bracket, so an outer pair they close (`{[]}`) is not peeled in the same pass."""
-    return brackets.replace(b"[]", b"\0").replace(b"{}", b"\0").replace(b"\0", b"")
+    """Drop every innermost pair `()` (an empty array or object once strings and the pairs
+    inside are gone): one level, in one left-to-right pass at memchr speed (`replace` does not
+    look again at what it wrote, so an outer pair they close, `(())`, stays for the next)."""
+    return brackets.replace(b"()", b"")
 
 
 def _children(value: Any) -> Iterator[tuple[str | int, Any]]:
@@ -141,7 +146,21 @@ def check_shape(body: bytes, value: Any, where: str) -> tuple[Duplicate, ...]:
     both from one pass over the body's bytes, and the integers it could not keep exactly."""
     skeleton = _skeleton(body)
     _check_depth(skeleton, value, where)
-    return _duplicates(body, value, _colons(body, skeleton)) + inexact_integers(body, value)
+    written = _written(value)
+    if written == body:
+        # The body is what orjson writes back for what it read: no member was dropped (an
+        # object written back has each key once) and no integer became a float (written back
+        # with a `.` or an exponent). The usual case, at memcmp speed.
+        return ()
+    return _duplicates(body, value, _colons(body), written) + inexact_integers(body, value)
+
+
+def _written(value: Any) -> bytes | None:
+    """`value` as orjson writes it (None when it cannot: not from orjson's parser)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
 
 
 #: Digits as `0`, `-` as itself, anything else as a space: a run of 20 digits (the shortest
@@ -191,10 +210,10 @@ def too_deep_to_parse(error: ValueError) -> bool:
     return "depth limit" in text or "recursion" in text
 
 
-def _colons(body: bytes, skeleton: bytes) -> int:
-    """Colons as orjson writes them back: `\\u003a` in a string is one too. (A body's
-    `_skeleton` holds all its colons, in a fifth of the bytes or less.)"""
-    colons = skeleton.count(b":")
+def _colons(body: bytes) -> int:
+    """Colons as orjson writes them back: `\\u003a` in a string is one too. (Only a body
+    that is not orjson's own writing is counted: see `check_shape`.)"""
+    colons = body.count(b":")
     if b"\\" not in body:  # no escape at all (the usual case): nothing more to count
         return colons
     return colons + sum(body.count(escaped) for escaped in _ESCAPED_COLONS)
@@ -219,11 +238,13 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
 
 def duplicates(body: bytes, value: Any) -> tuple[Duplicate, ...]:
     """Keys the parser dropped from `value` (parsed from `body`), each with its object's path."""
-    return _duplicates(body, value, _colons(body, _skeleton(body)))
+    return _duplicates(body, value, _colons(body), _written(value))
 
 
-def _duplicates(body: bytes, value: Any, colons: int) -> tuple[Duplicate, ...]:
-    if colons == orjson.dumps(value).count(b":"):
+def _duplicates(
+    body: bytes, value: Any, colons: int, written: bytes | None
+) -> tuple[Duplicate, ...]:
+    if written is not None and colons == written.count(b":"):
         return ()  # every member survived (a dropped member takes its own `:` with it)
     found: list[Duplicate] = []
     stack: list[tuple[Any, Path]] = [(json.loads(body, object_pairs_hook=_pairs), ())]

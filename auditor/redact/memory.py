@@ -168,6 +168,10 @@ class SecretMemory:
         self._order: list[str] = []  # values in the order they were learned
         self.learned = 0  # how many values were learned so far (a position for `learned_since`)
         self._forms: dict[str, list[str]] = {}
+        # For a few values learned last: position -> (every form of the values learned after
+        # it, the shortest of those values), while `learned` is `_since_at`.
+        self._since: dict[int, tuple[list[str], int]] = {}
+        self._since_at = 0
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
         self._pending: dict[str, int] = {}
@@ -245,11 +249,23 @@ class SecretMemory:
         if len(self._order) <= since or len(text) < self._shortest:
             return False
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
-            recent = self._order[since:]  # every form of a value is at least as long as it
-            return len(text) >= min(map(len, recent)) and any(
-                f in text for v in recent for f in self.forms(v)
-            )
+            forms, shortest = self._forms_since(since)
+            return len(text) >= shortest and any(map(text.__contains__, forms))
         return any(self._exact.search(plain) for plain in _decodings(text))
+
+    def _forms_since(self, since: int) -> tuple[list[str], int]:
+        """Every form of the values learned after position `since`, and the shortest value
+        (every form of a value is at least as long as it): kept until the next value is
+        learned, as memoised redactions made at the same position are checked one after
+        another."""
+        if self._since_at != self.learned:
+            self._since, self._since_at = {}, self.learned
+        hit = self._since.get(since)
+        if hit is None:
+            recent = self._order[since:]
+            forms = [f for v in recent for f in self.forms(v)]
+            hit = self._since[since] = (forms, min(map(len, recent)))
+        return hit
 
     @property
     def unrecalled(self) -> frozenset[str]:

@@ -49,10 +49,12 @@ class _Seen:
 
     __slots__ = (
         "blob",
+        "blobs",
         "canon",
         "kids",
         "names",
         "numbered",
+        "numbered_of",
         "numeric",
         "out",
         "pieces",
@@ -80,12 +82,32 @@ class _Seen:
         # the keys of the objects and arrays under it that hold numbers (see `_changed_keys`).
         self.types: list[type] | None = None
         self.numbered: list[str] = []
+        # A getter of the `numbered` values, in order, and their JSON texts (None: not yet).
+        self.numbered_of: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
+        self.blobs: list[bytes | None] | None = None
         self.canon: bytes | None = None  # `canonical(out)`, once asked for
         # An object whose keys all stay as they are, once its canonical text was asked for:
         # each key's place in sorted order and its `"key":value` text there (None: not yet).
         self.slots: dict[str, int] | None = None
         self.pieces: list[bytes | None] | None = None
         self.stale: list[str] = []  # keys whose piece is None
+
+
+def _getter(keys: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function giving the values of `keys` in a dict, as a tuple (`itemgetter` gives a
+    bare value for one key)."""
+    if len(keys) > 1:
+        return operator.itemgetter(*keys)
+    key = keys[0]
+    return lambda d: (d[key],)
+
+
+def _texts(values: tuple[Any, ...]) -> list[bytes | None]:
+    """The JSON text of each value (None for a value orjson cannot write: never equal)."""
+    try:
+        return list(map(orjson.dumps, values))
+    except TypeError:
+        return [_dumps(v) for v in values]
 
 
 _NO_KIDS: dict[str, _Seen] = {}
@@ -299,13 +321,26 @@ class Redactor:
             return None
         assert isinstance(kids, dict)
         changed = list(itertools.compress(value, map(operator.ne, value.values(), raw.values())))
-        # `==` holds for `1` and `1.0` (the types above hold for the values at this level only)
-        changed += [
-            k for k in prev.numbered if k not in changed and not _as_json(value[k], kids[k])
-        ]
+        # `==` holds for `1` and `1.0` (the types above hold for the values at this level
+        # only): the values holding numbers below are compared as JSON text too, all in one
+        # `map`, against the texts kept from the previous document.
+        numbered, texts = prev.numbered, None
+        if numbered:
+            if prev.numbered_of is None:
+                prev.numbered_of = _getter(numbered)
+            if prev.blobs is None:
+                prev.blobs = _texts(prev.numbered_of(raw))
+            texts = _texts(prev.numbered_of(value))
+            if texts != prev.blobs:
+                again = set(changed)
+                changed += [
+                    k
+                    for k, new, old in zip(numbered, texts, prev.blobs, strict=True)
+                    if (new is None or new != old) and k not in again
+                ]
         if not changed:
             seen = _Seen(value, prev.out, prev.numeric, kids, prev.names)
-            seen.numbered = prev.numbered
+            seen.numbered, seen.numbered_of, seen.blobs = numbered, prev.numbered_of, texts
             seen.canon = prev.canon  # the same copy
         else:
             kids, out = dict(kids), dict(prev.out)
@@ -317,10 +352,15 @@ class Redactor:
             # a JSON comparison later, never a wrong reuse
             numeric = prev.numeric or any(kids[k].numeric for k in changed)
             seen = _Seen(value, out, numeric, kids, prev.names)
+            # in the previous document's order, so that most often it is the same list, and
+            # its getter and the texts just written serve the next document
             again = set(changed)
-            seen.numbered = [k for k in prev.numbered if k not in again] + [
-                k for k in changed if kids[k].numeric and kids[k].kids
-            ]
+            kept = [k for k in numbered if k not in again or (kids[k].numeric and kids[k].kids)]
+            added = [k for k in changed if kids[k].numeric and kids[k].kids and k not in numbered]
+            if not added and len(kept) == len(numbered):
+                seen.numbered, seen.numbered_of, seen.blobs = numbered, prev.numbered_of, texts
+            else:
+                seen.numbered = kept + added
         seen.types = prev.types
         if prev.pieces is not None and prev.slots is not None and not prev.stale:
             seen.slots = prev.slots  # the same keys; the pieces of the values that changed go

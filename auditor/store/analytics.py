@@ -42,8 +42,9 @@ def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> None:
-    """Store (or replace) one series of one day; `data` is already redacted."""
+def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> bytes:
+    """Store (or replace) one series of one day; `data` is already redacted. Gives the JSON
+    stored (for the scrub index)."""
     body = canonical(data)
     digest = hashlib.sha256(body).hexdigest()
     db.execute("DELETE FROM analytics_days WHERE day = ? AND series = ?", (day, series))
@@ -52,6 +53,7 @@ def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> None:
         "VALUES (?, ?, ?, ?, ?)",
         (day, series, body, digest, sync_id),
     )
+    return body
 
 
 def iter_days(

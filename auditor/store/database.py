@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import hmac
+import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -120,6 +121,16 @@ _SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, 
 
 
 _SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
+
+
+def _stored_forms(secret: str) -> list[str]:
+    """The text a stored JSON row holds where one of its strings holds `secret` in one of its
+    `encoded_forms`: the form, or the form JSON-escaped once more (a JSON-escaped copy pasted
+    into a string is stored as `\\"`, which no form matched: such rows were missed). Plain
+    text columns hold the forms as they are."""
+    forms = encoded_forms(secret)
+    again = (json.dumps(f, ensure_ascii=False)[1:-1] for f in forms)
+    return list(dict.fromkeys([*forms, *again]))
 
 
 class Store:
@@ -411,7 +422,7 @@ class Store:
         ordered = sorted(secrets)
         fixed = 0
         for at in range(0, len(ordered), _SCRUB_BATCH):
-            forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in encoded_forms(v)]
+            forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in _stored_forms(v)]
             if self._index_live:
                 # Only a form some stored piece holds can be in a row: usually none is, and
                 # no row is read. On a hit, the rows are searched for the forms it found, and

@@ -167,7 +167,7 @@ class Store:
         self._index_pending: set[bytes] = set()
         self._index_dirty = False
         self._index_synced = False  # the open transaction recorded a sync
-        self._index_read: list[bytes] | None = None
+        self._index_read: bytes | None = None
         self._recall_secrets()
 
     @classmethod
@@ -437,8 +437,9 @@ class Store:
     def _forms_in_index(self, forms: list[str]) -> list[str]:
         """The forms some piece of the scrub index holds, or a row of this transaction will."""
         if self._index_read is None:
-            self._index_read = scrubindex.stored(self._db)
-        return scrubindex.forms_held(forms, scrubindex.chain(self._index_read, self._index_pending))
+            self._index_read = scrubindex.stored_text(self._db)
+        text = b"\n".join([self._index_read, *self._index_pending])
+        return scrubindex.forms_held(forms, text)
 
     def build_scrub_index(self, *, readonly: bool) -> None:
         """Check the scrub index on opening, and fill it (one read of every stored row, in one

@@ -27,7 +27,7 @@ SQLite); it holds only text the rows held after redaction. Plain SQL only: `dial
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from auditor.redact.memory import literal_matcher
@@ -67,6 +67,11 @@ def _digest(piece: bytes) -> bytes:
 def stored(db: Any) -> list[bytes]:
     """Every piece in the index."""
     return [as_bytes(r[0]) for r in db.execute("SELECT piece FROM scrub_index")]
+
+
+def stored_text(db: Any) -> bytes:
+    """Every piece in the index, one text (a line each: see `forms_held`)."""
+    return b"\n".join(r[0] for r in db.execute("SELECT piece FROM scrub_index"))
 
 
 def add(db: Any, pieces: Iterable[bytes]) -> None:
@@ -110,19 +115,12 @@ def refresh(db: Any) -> None:
     add(db, want - have)
 
 
-def forms_held(forms: list[str], pieces: Iterable[bytes]) -> list[str]:
-    """The forms that some piece holds (a form found across two pieces is reported too: the
-    caller reads the rows then, as before the index)."""
-    text = b"\n".join(pieces)
+def forms_held(forms: list[str], text: bytes) -> list[str]:
+    """The forms that some piece of `text` (pieces joined by newlines) holds; a form found
+    across two pieces is reported too (the caller reads the rows then, as before the index)."""
     if not text or not forms:
         return []
     if len(forms) <= _FEW_FORMS:
         return [f for f in forms if f.encode("utf-8", "surrogatepass") in text]
     decoded = text.decode("utf-8", "replace")  # as the rows are searched (`meta_text`)
     return sorted({decoded[s : s + n] for s, n in literal_matcher(forms).spans(decoded)})
-
-
-def chain(*parts: Iterable[bytes]) -> Iterator[bytes]:
-    """The pieces of several collections, one after another."""
-    for part in parts:
-        yield from part

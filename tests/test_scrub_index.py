@@ -47,8 +47,14 @@ def _raw(rev: int, note: str, name: str = "Ann") -> dict[str, Any]:
     }
 
 
-def _sync(store: Store, raws: list[dict[str, Any]], learned: tuple[str, ...] = ()) -> int:
-    """One sync as `workflows.sync` makes it: rows, then the scrub, the memory, the record."""
+def _sync(
+    store: Store,
+    raws: list[dict[str, Any]],
+    learned: tuple[str, ...] = (),
+    later: tuple[str, ...] = (),
+) -> int:
+    """One sync as `workflows.sync` makes it: rows, then the scrub, the memory, the record.
+    `learned` secrets are found before the rows are redacted, `later` ones after."""
     with store.transaction():
         sync_id = store.begin_sync(T0, "https://api")
         for value in learned:
@@ -56,6 +62,8 @@ def _sync(store: Store, raws: list[dict[str, Any]], learned: tuple[str, ...] = (
         for raw in raws:
             rev = to_revision(raw, store.ingest_redactor(), "default", "$")
             store.ingest_revision(rev, sync_id, T0)
+        for value in later:
+            store.register_secret(value)
         fixed = store.scrub_stored()
         store.remember_secrets()
         store.finish_sync(sync_id, T0, revisions_new=len(raws), reports_new=0, pages=1)
@@ -66,14 +74,16 @@ def _pieces(store: Store) -> list[bytes]:
     return scrubindex.stored(store._db)
 
 
-def _rows_read(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The forms each search of the stored rows looked for."""
-    searches: list[list[str]] = []
+def _rows_read(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The forms each search of the stored rows looked for (and the one sync it searched)."""
+    searches: list[Any] = []
     original = Store._scrub_rows_holding
 
-    def spy(self: Store, forms: list[str], before_sync: int | None) -> int:
-        searches.append(forms)
-        return original(self, forms, before_sync)
+    def spy(
+        self: Store, forms: list[str], before_sync: int | None, only_sync: int | None = None
+    ) -> int:
+        searches.append(forms if only_sync is None else (forms, only_sync))
+        return original(self, forms, before_sync, only_sync)
 
     monkeypatch.setattr(Store, "_scrub_rows_holding", spy)
     return searches
@@ -112,6 +122,27 @@ def test_a_value_stored_in_plain_is_scrubbed_when_a_later_sync_learns_it(
         assert not [p for p in _pieces(store) if LATER.encode() in p]
         assert any(marker.encode() in p for p in _pieces(store))
     assert searches == [[LATER]]  # the rows were searched for the one form the index held
+    assert LATER.encode() not in stored_bytes(state_path)
+
+
+def test_a_secret_found_after_a_row_of_its_own_sync_held_it_reads_that_sync_only(
+    state_path: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages come newest first: a secret found in an older revision of the page may sit in a
+    newer one already redacted. Only the rows of this sync are read for it when no earlier
+    row holds it; it leaves them and the index."""
+    with Store.open(state_path) as store:
+        _sync(store, [_raw(r, f"note {r}") for r in range(1, 4)])
+    searches = _rows_read(monkeypatch)
+    with Store.open(state_path) as store:
+        fixed = _sync(store, [_raw(4, f"uses {LATER}"), _raw(5, "n")], later=(LATER,))
+        assert fixed == 1
+        stored = store.get_revision(4)
+        assert stored is not None
+        assert stored.settings["notes"]["text"] == f"uses {store.redactor.marker(LATER)}"
+        assert not [p for p in _pieces(store) if LATER.encode() in p]
+        assert b'text":"note 1"}}' in b"\n".join(_pieces(store))
+    assert searches == [([LATER], 2)]
     assert LATER.encode() not in stored_bytes(state_path)
 
 
@@ -259,6 +290,7 @@ _syncs = st.lists(
     st.tuples(
         st.lists(st.tuples(_settings, _leaf), min_size=0, max_size=3),
         st.lists(st.sampled_from(_CANDIDATES), max_size=2, unique=True),
+        st.booleans(),  # the secrets are found after the sync's rows were redacted
     ),
     min_size=1,
     max_size=4,
@@ -268,14 +300,15 @@ _syncs = st.lists(
 def _history(path: Path, syncs: list[Any], *, indexed: bool) -> tuple[list[Any], list[int]]:
     """Run the syncs on a new store; give every stored row and each sync's rows fixed."""
     fixed, number = [], 0
-    for revisions, learned in syncs:
+    for revisions, learned, late in syncs:
         raws = []
         for settings_, name in revisions:
             number += 1
             raws.append({**_raw(number % 28 + 1, ""), "revision": number, "settings": settings_})
             raws[-1]["user"]["name"] = name
         with Store.open(path, fingerprint_key=KEY) as store:
-            fixed.append(_sync(store, raws, tuple(learned)))
+            found = tuple(learned)
+            fixed.append(_sync(store, raws, () if late else found, found if late else ()))
     with Store.open(path, fingerprint_key=KEY) as store:
         rows = [(r.settings, r.user, r.content_hash) for r in store.iter_revisions()]
         if indexed:  # complete: every stored piece is in the index

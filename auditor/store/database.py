@@ -168,6 +168,11 @@ class Store:
         self._index_dirty = False
         self._index_synced = False  # the open transaction recorded a sync
         self._index_read: bytes | None = None
+        # the sync ids of the rows the open transaction inserted, and whether the pieces of
+        # its sync's rows are to be read again before commit (they were redacted again)
+        self._index_syncs: set[int] = set()
+        self._index_resplit = False
+        self._index_quiet = False  # rows of this sync are being redacted again (see above)
         self._recall_secrets()
 
     @classmethod
@@ -312,8 +317,9 @@ class Store:
                 self._skipped_reports = []
                 self._seen_pending = []
                 self._index_pending = set()
-                self._index_dirty = self._index_synced = False
+                self._index_dirty = self._index_synced = self._index_resplit = False
                 self._index_read = None
+                self._index_syncs = set()
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -424,22 +430,36 @@ class Store:
         for at in range(0, len(ordered), _SCRUB_BATCH):
             forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in _stored_forms(v)]
             if self._index_live:
-                # Only a form some stored piece holds can be in a row: usually none is, and
-                # no row is read. On a hit, the rows are searched for the forms it found, and
-                # the index is made exact again before commit (the piece leaves with the secret).
-                forms = self._forms_in_index(forms)
-                if not forms:
-                    continue
-                self._index_dirty = True
-            fixed += self._scrub_rows_holding(forms, before_sync)
+                fixed += self._scrub_indexed(forms, before_sync)
+            else:
+                fixed += self._scrub_rows_holding(forms, before_sync)
         return fixed
 
-    def _forms_in_index(self, forms: list[str]) -> list[str]:
-        """The forms some piece of the scrub index holds, or a row of this transaction will."""
+    def _scrub_indexed(self, forms: list[str], before_sync: int | None) -> int:
+        """`_scrub_rows_holding` led by the scrub index. Only a form some piece holds can be in
+        a row: usually none is, and no row is read. A form a piece stored before this
+        transaction holds: the rows are searched for the forms found, and the index is made
+        exact again before commit (the piece leaves with the secret). A form only rows of this
+        transaction's sync hold (a secret found after a string holding it was redacted): only
+        they are searched, and their pieces read again before commit."""
         if self._index_read is None:
             self._index_read = scrubindex.stored_text(self._db)
-        text = b"\n".join([self._index_read, *self._index_pending])
-        return scrubindex.forms_held(forms, text)
+        earlier = scrubindex.forms_held(forms, self._index_read)
+        now = scrubindex.forms_held(forms, b"\n".join(self._index_pending))
+        if not earlier and not now:
+            return 0
+        this_sync = self._this_sync
+        if earlier or self._index_dirty or this_sync is None or self._index_syncs - {this_sync}:
+            # (a rewritten row, or rows filed under another sync: every row is searched)
+            self._index_dirty = True
+            return self._scrub_rows_holding(sorted({*earlier, *now}), before_sync)
+        if before_sync is not None:  # no row written before it holds one
+            return 0
+        self._index_resplit = self._index_quiet = True
+        try:
+            return self._scrub_rows_holding(now, None, only_sync=this_sync)
+        finally:
+            self._index_quiet = False
 
     def build_scrub_index(self, *, readonly: bool) -> None:
         """Check the scrub index on opening, and fill it (one read of every stored row, in one
@@ -466,8 +486,11 @@ class Store:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'scrub_index'").fetchone()
         return None if row is None else meta_text(row[0])
 
-    def _index_row(self, blob: Any, *texts: Any) -> None:
-        """Keep the pieces of a row written in the open transaction, for the scrub index."""
+    def _index_row(self, blob: Any, *texts: Any, sync_id: int | None = None) -> None:
+        """Keep the pieces of a row written in the open transaction, for the scrub index
+        (`sync_id`: the sync it is filed under, when it was inserted)."""
+        if sync_id is not None:
+            self._index_syncs.add(int(sync_id))
         if self._index_live:
             self._index_pending.update(scrubindex.json_pieces(blob))
             self._index_pending.update(scrubindex.as_bytes(t) for t in texts if t is not None)
@@ -481,6 +504,8 @@ class Store:
             self._index_live = True
         elif not self._index_live:
             return
+        elif self._index_resplit and self._this_sync is not None:
+            scrubindex.add(self._db, scrubindex.row_pieces(self._db, self._this_sync))
         elif self._index_pending:
             scrubindex.add(self._db, self._index_pending)
         elif not self._index_synced:
@@ -491,9 +516,13 @@ class Store:
             (meta_value(self._db, self._scrub_index_mark()),),
         )
 
-    def _scrub_rows_holding(self, forms: list[str], before_sync: int | None) -> int:
+    def _scrub_rows_holding(
+        self, forms: list[str], before_sync: int | None, only_sync: int | None = None
+    ) -> int:
         matcher = literal_matcher(forms)
         where, args = ("", ()) if before_sync is None else (" WHERE sync_id < ?", (before_sync,))
+        if only_sync is not None:
+            where, args = " WHERE sync_id = ?", (only_sync,)
         fixed = 0
         for table, key, columns in _SCRUBBED_COLUMNS:
             query = f"SELECT {key}, {', '.join(columns)} FROM {table}{where}"
@@ -505,7 +534,9 @@ class Store:
             for item in hits:
                 self._rescrub_row(table, item)
             fixed += len(hits)
-        return fixed + store_analytics.scrub(self._db, self.redactor, forms, before_sync)
+        return fixed + store_analytics.scrub(
+            self._db, self.redactor, forms, before_sync, only_sync=only_sync
+        )
 
     def _scrub_skipped_reports(self) -> int:
         """Redact again the stored reports `known_report` let this sync skip that hold a secret
@@ -570,7 +601,8 @@ class Store:
         """A stored row was rewritten: its old pieces may hold a secret found since, so the
         index is made exact again before commit (the new pieces are kept meanwhile)."""
         self._index_row(blob, *texts)
-        self._index_dirty = self._index_dirty or self._index_live
+        if not self._index_quiet:  # (a row of this sync, whose pieces are read again)
+            self._index_dirty = self._index_dirty or self._index_live
 
     def _revision_again(self, stored: Revision) -> Revision:
         """A stored revision redacted again with everything remembered now, under this
@@ -761,7 +793,7 @@ class Store:
         before this sync and each sent once), in one statement."""
         inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
         for row in rows:
-            self._index_row(row[6], *row[3:6])
+            self._index_row(row[6], *row[3:6], sync_id=row[8])
         if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
             raise StoreError(
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
@@ -781,9 +813,9 @@ class Store:
         # One statement for the usual case (a new item); the stored row is read only if not.
         if self._db.execute(_INSERT_NEW[table], row).rowcount == 1:
             if table == "revisions":
-                self._index_row(row[6], *row[3:6])
+                self._index_row(row[6], *row[3:6], sync_id=row[-1])
             else:
-                self._index_row(row[3], row[1])
+                self._index_row(row[3], row[1], sync_id=row[-1])
             return Ingested("new", known_before=False)
         found = self._db.execute(
             f"SELECT content_hash, sync_id FROM {table} WHERE {KEY_COLUMN[table]} = ?",
@@ -996,7 +1028,8 @@ class Store:
 
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
-        self._index_row(store_analytics.put_day(self._db, day, series, data, sync_id))
+        body = store_analytics.put_day(self._db, day, series, data, sync_id)
+        self._index_row(body, sync_id=sync_id)
 
     def iter_analytics(
         self, start: date | None = None, end: date | None = None

@@ -92,11 +92,13 @@ def _insert(db: Any, rows: list[tuple[bytes, bytes]]) -> None:
     )
 
 
-def row_pieces(db: Any) -> set[bytes]:
-    """The pieces of every stored row, as the index must hold them."""
+def row_pieces(db: Any, sync_id: int | None = None) -> set[bytes]:
+    """The pieces of every stored row (of sync `sync_id`, if given), as the index must hold
+    them."""
     found: set[bytes] = set()
+    where, args = ("", ()) if sync_id is None else (" WHERE sync_id = ?", (sync_id,))
     for table, blobs, texts in INDEXED:
-        for row in stream(db, f"SELECT {', '.join(blobs + texts)} FROM {table}"):
+        for row in stream(db, f"SELECT {', '.join(blobs + texts)} FROM {table}{where}", args):
             for blob in row[: len(blobs)]:
                 found.update(json_pieces(blob))
             found.update(as_bytes(t) for t in row[len(blobs) :] if t is not None)

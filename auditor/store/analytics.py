@@ -42,8 +42,9 @@ def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> None:
-    """Store (or replace) one series of one day; `data` is already redacted."""
+def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> bytes:
+    """Store (or replace) one series of one day; `data` is already redacted. Gives the JSON
+    stored (for the scrub index)."""
     body = canonical(data)
     digest = hashlib.sha256(body).hexdigest()
     db.execute("DELETE FROM analytics_days WHERE day = ? AND series = ?", (day, series))
@@ -52,6 +53,7 @@ def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> None:
         "VALUES (?, ?, ?, ?, ?)",
         (day, series, body, digest, sync_id),
     )
+    return body
 
 
 def iter_days(
@@ -94,15 +96,24 @@ def get_access(db: Any) -> AnalyticsAccess | None:
     return AnalyticsAccess(str(value.get("status", "")), str(value.get("detail", "")))
 
 
-def scrub(db: Any, redactor: Redactor, forms: Iterable[str], before_sync: int | None = None) -> int:
-    """Redact again the stored rows (of syncs before `before_sync`, if given) holding a secret
-    learned after they were written (`forms`: its encoded forms, one automaton for all)."""
+def scrub(
+    db: Any,
+    redactor: Redactor,
+    forms: Iterable[str],
+    before_sync: int | None = None,
+    *,
+    only_sync: int | None = None,
+) -> int:
+    """Redact again the stored rows (of syncs before `before_sync`, or of sync `only_sync`, if
+    given) holding a secret learned after they were written (`forms`: its encoded forms, one
+    automaton for all)."""
     matcher = literal_matcher(forms)
     return _redact_again(
         db,
         redactor,
         lambda data: matcher.search(data.decode("utf-8", "replace")),
         before_sync,
+        only_sync,
     )
 
 
@@ -113,15 +124,21 @@ def redact_again(db: Any, redactor: Redactor) -> int:
 
 
 def _redact_again(
-    db: Any, redactor: Redactor, chosen: Callable[[bytes], bool], before_sync: int | None = None
+    db: Any,
+    redactor: Redactor,
+    chosen: Callable[[bytes], bool],
+    before_sync: int | None = None,
+    only_sync: int | None = None,
 ) -> int:
     """Redact again the rows `chosen` picks (by their stored bytes; of syncs before
-    `before_sync`, if given); write back and count those that change."""
+    `before_sync`, or of sync `only_sync`, if given); write back and count those that change."""
     changed = []
     query = "SELECT day, series, data, content_hash FROM analytics_days"
     args: tuple[int, ...] = ()
     if before_sync is not None:
         query, args = query + " WHERE sync_id < ?", (before_sync,)
+    if only_sync is not None:
+        query, args = query + " WHERE sync_id = ?", (only_sync,)
     for day, series, data, digest in stream(db, query, args):
         if not chosen(bytes(data)):
             continue

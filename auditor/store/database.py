@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import hmac
+import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from auditor.models import JSON, FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import RULES_VERSION, Redactor, encoded_forms
 from auditor.redact.memory import literal_matcher
 from auditor.store import analytics as store_analytics
-from auditor.store import evalstate, postgres
+from auditor.store import evalstate, postgres, scrubindex
 from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
 from auditor.store.dialect import has_table, meta_text, meta_value, stream
@@ -122,6 +123,16 @@ _SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, 
 _SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
 
 
+def _stored_forms(secret: str) -> list[str]:
+    """The text a stored JSON row holds where one of its strings holds `secret` in one of its
+    `encoded_forms`: the form, or the form JSON-escaped once more (a JSON-escaped copy pasted
+    into a string is stored as `\\"`, which no form matched: such rows were missed). Plain
+    text columns hold the forms as they are."""
+    forms = encoded_forms(secret)
+    again = (json.dumps(f, ensure_ascii=False)[1:-1] for f in forms)
+    return list(dict.fromkeys([*forms, *again]))
+
+
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -147,6 +158,21 @@ class Store:
         # row is redacted again as it is read (see `redact_to_current_rules`)
         self._stale_rules = False
         self.redacted_again = 0  # rows that `redact_to_current_rules` rewrote
+        # The scrub index (`auditor.store.scrubindex`): whether the stored one is complete
+        # (checked on opening, made so on a writing one), the pieces of the rows written in the
+        # open transaction (added when it commits), whether it must be made exact again before
+        # then (a search hit it, or a stored row was rewritten), and the stored pieces as read
+        # once per transaction
+        self._index_live = False
+        self._index_pending: set[bytes] = set()
+        self._index_dirty = False
+        self._index_synced = False  # the open transaction recorded a sync
+        self._index_read: bytes | None = None
+        # the sync ids of the rows the open transaction inserted, and whether the pieces of
+        # its sync's rows are to be read again before commit (they were redacted again)
+        self._index_syncs: set[int] = set()
+        self._index_resplit = False
+        self._index_quiet = False  # rows of this sync are being redacted again (see above)
         self._recall_secrets()
 
     @classmethod
@@ -190,6 +216,7 @@ class Store:
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             store = cls(db, path, key, handle)  # reads the remembered secrets
             store.redact_to_current_rules(readonly=readonly)
+            store.build_scrub_index(readonly=readonly)
         except BaseException as exc:  # the lock is released on every way out
             if db is not None:
                 db.close()
@@ -240,6 +267,7 @@ class Store:
                 postgres.set_readonly(db)
             store = cls(db, shown, key, None)  # reads the remembered secrets
             store.redact_to_current_rules(readonly=readonly)
+            store.build_scrub_index(readonly=readonly)
             return store
         except sqlite3.Error as exc:
             db.close()
@@ -273,21 +301,29 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Everything inside commits together, or (on any exception) not at all."""
+        live = self._index_live
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
                 self._write_report_seen()
+                self._write_scrub_index()
             except BaseException:
                 rollback(self._db)
+                self._index_live = live  # as the stored index is again
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
                 self._skipped_reports = []
                 self._seen_pending = []
+                self._index_pending = set()
+                self._index_dirty = self._index_synced = self._index_resplit = False
+                self._index_read = None
+                self._index_syncs = set()
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
+            self._index_live = live
             raise StoreError(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
             ) from None
@@ -392,13 +428,101 @@ class Store:
         ordered = sorted(secrets)
         fixed = 0
         for at in range(0, len(ordered), _SCRUB_BATCH):
-            forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in encoded_forms(v)]
-            fixed += self._scrub_rows_holding(forms, before_sync)
+            forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in _stored_forms(v)]
+            if self._index_live:
+                fixed += self._scrub_indexed(forms, before_sync)
+            else:
+                fixed += self._scrub_rows_holding(forms, before_sync)
         return fixed
 
-    def _scrub_rows_holding(self, forms: list[str], before_sync: int | None) -> int:
+    def _scrub_indexed(self, forms: list[str], before_sync: int | None) -> int:
+        """`_scrub_rows_holding` led by the scrub index. Only a form some piece holds can be in
+        a row: usually none is, and no row is read. A form a piece stored before this
+        transaction holds: the rows are searched for the forms found, and the index is made
+        exact again before commit (the piece leaves with the secret). A form only rows of this
+        transaction's sync hold (a secret found after a string holding it was redacted): only
+        they are searched, and their pieces read again before commit."""
+        if self._index_read is None:
+            self._index_read = scrubindex.stored_text(self._db)
+        earlier = scrubindex.forms_held(forms, self._index_read)
+        now = scrubindex.forms_held(forms, b"\n".join(self._index_pending))
+        if not earlier and not now:
+            return 0
+        this_sync = self._this_sync
+        if earlier or self._index_dirty or this_sync is None or self._index_syncs - {this_sync}:
+            # (a rewritten row, or rows filed under another sync: every row is searched)
+            self._index_dirty = True
+            return self._scrub_rows_holding(sorted({*earlier, *now}), before_sync)
+        if before_sync is not None:  # no row written before it holds one
+            return 0
+        self._index_resplit = self._index_quiet = True
+        try:
+            return self._scrub_rows_holding(now, None, only_sync=this_sync)
+        finally:
+            self._index_quiet = False
+
+    def build_scrub_index(self, *, readonly: bool) -> None:
+        """Check the scrub index on opening, and fill it (one read of every stored row, in one
+        transaction) when it is missing or out of date: a store made before it existed, or
+        written since by another auditor release. A read-only store keeps it as it is (and
+        never searches it)."""
+        try:
+            self._index_live = self._scrub_index_mark() == self._read_index_mark()
+        except sqlite3.Error:  # a damaged file (a table dropped): the command that reads the
+            return  # table says so; searches read the rows themselves meanwhile
+        if self._index_live or readonly:
+            return
+        with self.transaction():
+            self._index_dirty = True
+
+    def _scrub_index_mark(self) -> str:
+        """What `meta` holds under `scrub_index` while the index is complete: the redaction the
+        rows went through and the newest sync, so rows written by a sync of anything else (an
+        older auditor) or redacted under other rules are found out."""
+        newest = self._db.execute("SELECT MAX(id) FROM syncs").fetchone()[0]
+        return f"{REDACTION} {int(newest or 0)}"
+
+    def _read_index_mark(self) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'scrub_index'").fetchone()
+        return None if row is None else meta_text(row[0])
+
+    def _index_row(self, blob: Any, *texts: Any, sync_id: int | None = None) -> None:
+        """Keep the pieces of a row written in the open transaction, for the scrub index
+        (`sync_id`: the sync it is filed under, when it was inserted)."""
+        if sync_id is not None:
+            self._index_syncs.add(int(sync_id))
+        if self._index_live:
+            self._index_pending.update(scrubindex.json_pieces(blob))
+            self._index_pending.update(scrubindex.as_bytes(t) for t in texts if t is not None)
+
+    def _write_scrub_index(self) -> None:
+        """Write the scrub index's changes of the open transaction (just before it commits):
+        the pieces of the rows written, or, after a hit or a rewritten row, the exact pieces of
+        every row; then the mark that says it is complete."""
+        if self._index_dirty:
+            scrubindex.refresh(self._db)
+            self._index_live = True
+        elif not self._index_live:
+            return
+        elif self._index_resplit and self._this_sync is not None:
+            scrubindex.add(self._db, scrubindex.row_pieces(self._db, self._this_sync))
+        elif self._index_pending:
+            scrubindex.add(self._db, self._index_pending)
+        elif not self._index_synced:
+            return
+        self._db.execute("DELETE FROM meta WHERE key = 'scrub_index'")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('scrub_index', ?)",
+            (meta_value(self._db, self._scrub_index_mark()),),
+        )
+
+    def _scrub_rows_holding(
+        self, forms: list[str], before_sync: int | None, only_sync: int | None = None
+    ) -> int:
         matcher = literal_matcher(forms)
         where, args = ("", ()) if before_sync is None else (" WHERE sync_id < ?", (before_sync,))
+        if only_sync is not None:
+            where, args = " WHERE sync_id = ?", (only_sync,)
         fixed = 0
         for table, key, columns in _SCRUBBED_COLUMNS:
             query = f"SELECT {key}, {', '.join(columns)} FROM {table}{where}"
@@ -410,7 +534,9 @@ class Store:
             for item in hits:
                 self._rescrub_row(table, item)
             fixed += len(hits)
-        return fixed + store_analytics.scrub(self._db, self.redactor, forms, before_sync)
+        return fixed + store_analytics.scrub(
+            self._db, self.redactor, forms, before_sync, only_sync=only_sync
+        )
 
     def _scrub_skipped_reports(self) -> int:
         """Redact again the stored reports `known_report` let this sync skip that hold a secret
@@ -452,20 +578,31 @@ class Store:
             user = (again.user.id, again.user.email, again.user.name)
             if again.content_hash == stored.content_hash and again.user == stored.user:
                 return again.content_hash, False
+            body = canonical(again.settings)
             self._db.execute(
                 "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
                 " user_name = ? WHERE revision = ?",
-                (canonical(again.settings), again.content_hash, *user, stored.revision),
+                (body, again.content_hash, *user, stored.revision),
             )
+            self._index_rewritten(body, *user)
             return again.content_hash, True
         report = self._report_again(stored)
         if report.content_hash == stored.content_hash and report.repo_url == stored.repo_url:
             return report.content_hash, False
+        body = canonical(report.data)
         self._db.execute(
             "UPDATE reports SET data = ?, content_hash = ?, repo_url = ? WHERE report_id = ?",
-            (canonical(report.data), report.content_hash, report.repo_url, stored.report_id),
+            (body, report.content_hash, report.repo_url, stored.report_id),
         )
+        self._index_rewritten(body, report.repo_url)
         return report.content_hash, True
+
+    def _index_rewritten(self, blob: bytes, *texts: Any) -> None:
+        """A stored row was rewritten: its old pieces may hold a secret found since, so the
+        index is made exact again before commit (the new pieces are kept meanwhile)."""
+        self._index_row(blob, *texts)
+        if not self._index_quiet:  # (a row of this sync, whose pieces are read again)
+            self._index_dirty = self._index_dirty or self._index_live
 
     def _revision_again(self, stored: Revision) -> Revision:
         """A stored revision redacted again with everything remembered now, under this
@@ -505,6 +642,9 @@ class Store:
         with self.transaction():
             rewritten = self._rewrite_all("revisions") + self._rewrite_all("reports")
             rewritten += store_analytics.redact_again(self._db, self.redactor)
+            # rows redacted under other rules, maybe by another release: the index is made
+            # anew from the rows before commit (a piece may hold what these rules call secret)
+            self._index_dirty = True
             # a secret found only now (a `docker login -p` password) may be in a row the pass
             # went through before it was found: as after a sync, such rows are redacted again
             rewritten += self.scrub_stored()
@@ -652,6 +792,8 @@ class Store:
         """Insert `revision_row`s the caller knows are new (newer than every revision stored
         before this sync and each sent once), in one statement."""
         inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
+        for row in rows:
+            self._index_row(row[6], *row[3:6], sync_id=row[8])
         if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
             raise StoreError(
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
@@ -670,6 +812,10 @@ class Store:
         """Insert `row` if its key is new; compare hashes if not (the row ends with sync_id)."""
         # One statement for the usual case (a new item); the stored row is read only if not.
         if self._db.execute(_INSERT_NEW[table], row).rowcount == 1:
+            if table == "revisions":
+                self._index_row(row[6], *row[3:6], sync_id=row[-1])
+            else:
+                self._index_row(row[3], row[1], sync_id=row[-1])
             return Ingested("new", known_before=False)
         found = self._db.execute(
             f"SELECT content_hash, sync_id FROM {table} WHERE {KEY_COLUMN[table]} = ?",
@@ -850,6 +996,7 @@ class Store:
             (to_text(started), base_url),
         )
         self._this_sync = int(cursor.fetchone()[0])
+        self._index_synced = True
         return self._this_sync
 
     def finish_sync(
@@ -885,7 +1032,8 @@ class Store:
 
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
-        store_analytics.put_day(self._db, day, series, data, sync_id)
+        body = store_analytics.put_day(self._db, day, series, data, sync_id)
+        self._index_row(body, sync_id=sync_id)
 
     def iter_analytics(
         self, start: date | None = None, end: date | None = None

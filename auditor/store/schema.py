@@ -16,7 +16,7 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Forward-only migrations: version N's DDL takes a store from version N-1 to N (run in one
 # transaction on opening for writing). `DDL` below is always the whole current schema, for new
 # stores. Both are written for SQLite; `auditor.store.dialect` adapts them to PostgreSQL.
@@ -79,8 +79,16 @@ REPORT_SEEN_DDL = (
 REPORT_SEEN_INDEX = (
     "CREATE INDEX IF NOT EXISTS report_seen_by_fingerprint ON report_seen (fingerprint)"
 )
-DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n"
-MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL}
+# Every distinct piece of text the stored rows hold (`auditor.store.scrubindex`), searched for a
+# secret new to the file instead of the rows; schema version 4. A store made by an earlier
+# version gains the table when first opened for writing and fills it then (one read of its
+# rows); an older auditor refuses a version-4 store, so none writes rows the index misses.
+SCRUB_INDEX_DDL = (
+    "CREATE TABLE IF NOT EXISTS scrub_index (digest BLOB PRIMARY KEY, piece BLOB NOT NULL) "
+    "WITHOUT ROWID"
+)
+DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n" + SCRUB_INDEX_DDL + ";\n"
+MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL, 4: SCRUB_INDEX_DDL}
 
 
 @dataclass(frozen=True)

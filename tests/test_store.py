@@ -216,6 +216,32 @@ def test_latest_reports_as_of_a_time_are_what_the_whole_list_gives(store: Store)
     )  # ties met
 
 
+def test_revision_hashes_are_read_from_an_index_new_and_migrated_stores_have(
+    tmp_path: Path,
+) -> None:
+    """Every run reads each revision's content hash; from the table that walks every row's
+    settings (the hash is stored after them), so a covering index holds the pair. A store
+    made by the release before schema 4 gains it on its first writing open."""
+    path = tmp_path / "s.db"
+    query = "SELECT revision, content_hash FROM revisions WHERE revision <= 9 ORDER BY 1"
+
+    def plan() -> str:
+        with sqlite3.connect(path) as db:
+            return str(db.execute("EXPLAIN QUERY PLAN " + query).fetchall())
+
+    with Store.open(path) as store:
+        fill(store, range(1, 4))
+        hashes = list(store.revision_hashes())
+    assert "COVERING INDEX revisions_hashes" in plan()
+    raw_sql(path, "DROP INDEX revisions_hashes")
+    raw_sql(path, "DROP TABLE scrub_index")
+    raw_sql(path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (b"3",))
+    assert "COVERING INDEX revisions_hashes" not in plan()
+    with Store.open(path) as store:
+        assert list(store.revision_hashes()) == hashes
+    assert "COVERING INDEX revisions_hashes" in plan()
+
+
 def test_missing_state_file(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"no state file at .*: run `auditor sync` first"):
         Store.open(tmp_path / "none.db", create=False)

@@ -87,8 +87,20 @@ SCRUB_INDEX_DDL = (
     "CREATE TABLE IF NOT EXISTS scrub_index (digest BLOB PRIMARY KEY, piece BLOB NOT NULL) "
     "WITHOUT ROWID"
 )
+# Each revision's number and content hash, read without its settings (`Store.revision_hashes`,
+# every run): the hash sits after the settings in the row, so reading it from the table walks
+# every row's overflow pages (93 MB at 10,000 revisions, ~50 ms); from this index, ~10 ms.
+# Schema version 4 too.
+REVISION_HASHES_INDEX = (
+    "CREATE INDEX IF NOT EXISTS revisions_hashes ON revisions (revision, content_hash)"
+)
 DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n" + SCRUB_INDEX_DDL + ";\n"
-MIGRATIONS: dict[int, str] = {2: ANALYTICS_DDL, 3: EVAL_STATE_DDL, 4: SCRUB_INDEX_DDL}
+DDL += REVISION_HASHES_INDEX + ";\n"
+MIGRATIONS: dict[int, str] = {
+    2: ANALYTICS_DDL,
+    3: EVAL_STATE_DDL,
+    4: SCRUB_INDEX_DDL + ";\n" + REVISION_HASHES_INDEX,
+}
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pgcluster import raw_sql, stored_bytes
 
+from auditor.common.jsonutil import canonical
 from auditor.errors import StoreError
 from auditor.fetch.decode import to_report, to_revision
 from auditor.store import scrubindex
@@ -340,3 +342,55 @@ def _without_index() -> Iterator[None]:
         yield
     finally:
         Store.build_scrub_index = original  # type: ignore[method-assign]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=12),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_JSON, min_size=1, max_size=6), st.integers(min_value=0, max_value=64))
+def test_every_string_of_every_row_lies_whole_in_one_piece(docs: list[Any], limit: int) -> None:
+    """The index's promise: each key and string value of a row, as the row's JSON writes it
+    (between its quotes), is inside one piece, whichever rows came before it in the transaction
+    (a part met before is not split again; past `limit` bytes the parts met are forgotten)."""
+    splitter = scrubindex.Splitter(limit)
+    pieces: set[bytes] = set()
+    for doc in docs:
+        blob = canonical(doc)
+        pieces.update(splitter.pieces(blob))
+        for text in _strings(doc):
+            token = orjson.dumps(text)[1:-1]  # as the row writes it, between its quotes
+            assert any(token in p for p in pieces), (text, blob)
+
+
+@pytest.mark.parametrize("secret", ["pw-ending-in-a-comma,", 'pw-with-a-quote-then-comma",'])
+def test_a_secret_ending_where_a_piece_is_cut_is_still_scrubbed_from_earlier_rows(
+    state_path: Path | str, secret: str
+) -> None:
+    """A value ending in `,` (or `},`) at the end of a stored string puts the cut's separator
+    right before the string's closing quote: the piece before the cut keeps the whole string,
+    so a secret learned later is still found there and scrubbed from the row."""
+    with Store.open(state_path, fingerprint_key=KEY) as store:
+        _sync(store, [_raw(1, "n"), _raw(2, f"pasted {secret}")])
+    with Store.open(state_path, fingerprint_key=KEY) as store:
+        assert _sync(store, [_raw(3, "n")], learned=(secret,)) == 1
+    escaped = orjson.dumps(secret)[1:-1]
+    assert escaped not in stored_bytes(state_path)

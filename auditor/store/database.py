@@ -165,6 +165,7 @@ class Store:
         # once per transaction
         self._index_live = False
         self._index_pending: set[bytes] = set()
+        self._index_splitter = scrubindex.Splitter()  # what `_index_pending` has split
         self._index_dirty = False
         self._index_synced = False  # the open transaction recorded a sync
         self._index_read: bytes | None = None
@@ -317,6 +318,7 @@ class Store:
                 self._skipped_reports = []
                 self._seen_pending = []
                 self._index_pending = set()
+                self._index_splitter = scrubindex.Splitter()
                 self._index_dirty = self._index_synced = self._index_resplit = False
                 self._index_read = None
                 self._index_syncs = set()
@@ -492,7 +494,7 @@ class Store:
         if sync_id is not None:
             self._index_syncs.add(int(sync_id))
         if self._index_live:
-            self._index_pending.update(scrubindex.json_pieces(blob))
+            self._index_pending.update(self._index_splitter.pieces(blob))
             self._index_pending.update(scrubindex.as_bytes(t) for t in texts if t is not None)
 
     def _write_scrub_index(self) -> None:

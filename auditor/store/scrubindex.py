@@ -8,14 +8,16 @@ must scrub it from every row earlier syncs stored (`Store.scrub_stored`); readin
 their text, so the distinct pieces are few (a few MB at most): they are searched instead, and
 the rows are read only when a piece holds a form of the new secret.
 
-A *piece* of a JSON column is its canonical text split at each `,"` (a comma and the opening
-quote of the next key or array string). Inside a JSON string a `"` is always escaped (`\\"`),
-so every string token, key or value, lies whole in one piece, and a form of a secret found in
-a row's text is found in one of its pieces unless the match crosses from one token into the
-next (which no redaction acts on: the redactor looks inside strings). A plain text column
-(user id, e-mail, name; a report's repository URL) is one piece as it is. So a search of the
-pieces finds every row the old search of the rows' text found, for any form but those holding
-`,"`.
+A *piece* of a JSON column is its canonical text cut after each `},"` (an object's end and the
+next key), then each part after each `,"` (a comma and the opening quote of the next key or
+array string); the separator stays with the piece before the cut. Inside a JSON string a `"`
+is always escaped, so a separator found inside one ends it: its `"` is the string's closing
+quote (`"a,"` or `"x\\","`), and the string, cut after it, stays whole. So every string token's
+text, key or value, lies whole in one piece, and a form of a secret found in a row's text is
+found in one of its pieces unless the match crosses from one token into the next (which no
+redaction acts on: the redactor looks inside strings). A plain text column (user id, e-mail,
+name; a report's repository URL) is one piece as it is. So a search of the pieces finds every
+row the old search of the rows' text found.
 
 The index is kept complete (a superset of the pieces of every row): pieces of each row written
 are added when the transaction commits. It is made exact again (pieces no row holds are
@@ -42,6 +44,12 @@ INDEXED: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("analytics_days", ("data",), ()),
 )
 SEPARATOR = b',"'
+OBJECT_END = b'},"'  # split at first: consecutive revisions share nearly all of these parts
+# Each cut is made after its separator, which stays with the piece before it: the `,"` may be a
+# string's last character and its closing quote (`"a,"`), and that string stays whole. Canonical
+# JSON holds no raw newline (control characters are escaped), so one marks the cuts.
+_SEPARATOR_CUT = SEPARATOR + b"\n"
+_OBJECT_END_CUT = OBJECT_END + b"\n"
 _FEW_FORMS = 48  # up to this many forms, one `in` each beats building an automaton
 _WRITE_BATCH = 2_000
 
@@ -55,9 +63,32 @@ def as_bytes(value: Any) -> bytes:
     return str(value).encode("utf-8", "surrogatepass")
 
 
-def json_pieces(blob: Any) -> list[bytes]:
-    """The pieces of one canonical JSON value (see the module docstring)."""
-    return as_bytes(blob).split(SEPARATOR)
+class Splitter:
+    """The pieces of canonical JSON values (see the module docstring), each part (between
+    `},"`) split only the first time it is met: the settings of consecutive revisions share
+    nearly all their parts (at 10,000 revisions, 178,000 parts, 10,371 distinct), so a first
+    sync splits a few MB, not 93. The parts met are held up to `limit` bytes, then forgotten
+    (met again, split again)."""
+
+    def __init__(self, limit: int = 8 * 2**20) -> None:
+        self._met: set[bytes] = set()
+        self._held = 0
+        self._limit = limit
+
+    def pieces(self, blob: Any) -> list[bytes]:
+        """The pieces of `blob`'s parts not met before (the others' are already given)."""
+        found: list[bytes] = []
+        met = self._met
+        for part in as_bytes(blob).replace(OBJECT_END, _OBJECT_END_CUT).split(b"\n"):
+            if part in met:
+                continue
+            if self._held > self._limit:
+                met.clear()
+                self._held = 0
+            met.add(part)
+            self._held += len(part)
+            found += part.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
+        return found
 
 
 def _digest(piece: bytes) -> bytes:
@@ -96,11 +127,12 @@ def row_pieces(db: Any, sync_id: int | None = None) -> set[bytes]:
     """The pieces of every stored row (of sync `sync_id`, if given), as the index must hold
     them."""
     found: set[bytes] = set()
+    splitter = Splitter()
     where, args = ("", ()) if sync_id is None else (" WHERE sync_id = ?", (sync_id,))
     for table, blobs, texts in INDEXED:
         for row in stream(db, f"SELECT {', '.join(blobs + texts)} FROM {table}{where}", args):
             for blob in row[: len(blobs)]:
-                found.update(json_pieces(blob))
+                found.update(splitter.pieces(blob))
             found.update(as_bytes(t) for t in row[len(blobs) :] if t is not None)
     return found
 

@@ -29,7 +29,7 @@ SQLite); it holds only text the rows held after redaction. Plain SQL only: `dial
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from auditor.redact.memory import literal_matcher
@@ -49,7 +49,6 @@ OBJECT_END = b'},"'  # split at first: consecutive revisions share nearly all of
 # string's last character and its closing quote (`"a,"`), and that string stays whole. Canonical
 # JSON holds no raw newline (control characters are escaped), so one marks the cuts.
 _SEPARATOR_CUT = SEPARATOR + b"\n"
-_OBJECT_END_CUT = OBJECT_END + b"\n"
 _FEW_FORMS = 48  # up to this many forms, one `in` each beats building an automaton
 _WRITE_BATCH = 2_000
 
@@ -71,7 +70,7 @@ class Splitter:
     (met again, split again)."""
 
     def __init__(self, limit: int = 8 * 2**20) -> None:
-        self._met: set[bytes] = set()
+        self._met: set[Hashable] = set()
         self._held = 0
         self._limit = limit
 
@@ -79,15 +78,19 @@ class Splitter:
         """The pieces of `blob`'s parts not met before (the others' are already given)."""
         found: list[bytes] = []
         met = self._met
-        for part in as_bytes(blob).replace(OBJECT_END, _OBJECT_END_CUT).split(b"\n"):
-            if part in met:
+        parts = as_bytes(blob).split(OBJECT_END)
+        last = len(parts) - 1
+        for at, part in enumerate(parts):
+            key: Hashable = part if at < last else (part,)  # the last one has no `},"`
+            if key in met:
                 continue
             if self._held > self._limit:
                 met.clear()
                 self._held = 0
-            met.add(part)
+            met.add(key)
             self._held += len(part)
-            found += part.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
+            text = part + OBJECT_END if at < last else part
+            found += text.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
         return found
 
 

@@ -315,3 +315,33 @@ print(error.__module__, Session.__module__, type(sys.modules["requests"]).__name
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["requests.exceptions", "requests.sessions", "module"]
+
+
+def test_a_library_importing_requests_later_gets_one_copy_of_each_module() -> None:
+    """An embedder (or a library) that imports `requests.exceptions` after auditor loaded
+    detect-secrets gets the same classes `requests` raises, and a patch by dotted name reaches
+    the code `requests` runs: no module of it is loaded twice."""
+    probe = """
+import sys
+from unittest import mock
+import auditor.redact.values
+assert "requests" not in sys.modules or type(sys.modules["requests"]).__name__ == "module"
+import requests.exceptions, requests
+assert requests.exceptions is sys.modules["requests.exceptions"]
+assert requests.exceptions.ConnectionError is requests.ConnectionError
+try:
+    requests.get("http://127.0.0.1:9/", timeout=2)
+except requests.exceptions.ConnectionError:
+    pass
+with mock.patch("requests.adapters.HTTPAdapter.send", side_effect=RuntimeError("patched")):
+    try:
+        requests.get("http://127.0.0.1:9/", timeout=2)
+    except RuntimeError as exc:
+        print(exc)
+from detect_secrets.plugins import base
+print(base.requests.Session is requests.Session)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["patched", "True"]

@@ -47,8 +47,8 @@ _LOADING = threading.RLock()  # re-entered if loading the module reads a stand-i
 @contextmanager
 def deferring(module: str) -> Iterator[None]:
     """Inside the block, `import module` (by whatever library) gives a stand-in that loads the
-    real module on its first use (any attribute read); the stand-in stays in `sys.modules`
-    after the block until then, so a later import still gets the real module, loaded then.
+    real module on its first use (any attribute read); after the block only those libraries
+    hold it, and any later `import module` loads the real one as usual.
     For a library another one imports for a feature auditor never calls: detect-secrets'
     plugins import `requests` (and with it urllib3, idna, charset_normalizer) only to verify a
     found secret online, which auditor never asks.
@@ -56,10 +56,19 @@ def deferring(module: str) -> Iterator[None]:
     (Not the standard `importlib.util.LazyLoader`: on Python 3.11 a second `import module`
     reads the stand-in's `__spec__`, which loads it.) Nothing changes when the module is
     already loaded or cannot be found (the library's own import then fails as it would)."""
+    stand_in = None
     if module not in sys.modules:
         spec = importlib.util.find_spec(module)
         if spec is not None:
             stand_in = _Deferred(module)
             stand_in.__spec__ = spec
             sys.modules[module] = stand_in
-    yield
+    try:
+        yield
+    finally:
+        # Only the libraries imported inside hold the stand-in. Left in `sys.modules`, a later
+        # `import module.sub` read its `__path__`, which loaded the real package, which
+        # imported `module.sub` itself, and the import system then ran `module.sub` again: two
+        # copies of its classes (an `except module.sub.Error` missed what was raised).
+        if stand_in is not None and sys.modules.get(module) is stand_in:
+            del sys.modules[module]

@@ -5,6 +5,7 @@ edited template, another jinja2) is passed over and the template compiled, same 
 from __future__ import annotations
 
 import importlib.util
+import traceback
 from pathlib import Path
 
 import jinja2
@@ -60,3 +61,43 @@ def test_the_key_changes_with_the_template_and_the_settings() -> None:
     other = jinja2.Environment(autoescape=True, trim_blocks=False, lstrip_blocks=True)
     assert compiled_key(env, "a") != compiled_key(env, "b")
     assert compiled_key(env, "a") != compiled_key(other, "a")
+
+
+def _template_lines(env: jinja2.Environment) -> list[int]:
+    """The template lines a render error's traceback names (no context: `csp` is undefined)."""
+    with pytest.raises(jinja2.UndefinedError) as info:
+        env.get_template("report.html.j2").render()
+    frames = traceback.extract_tb(info.value.__traceback__)
+    return [f.lineno or 0 for f in frames if f.filename.endswith("report.html.j2")]
+
+
+def test_an_error_names_the_same_template_line_as_the_source_compiled() -> None:
+    from_module = _template_lines(environment())
+    source_env = jinja2.Environment(
+        loader=jinja2.PackageLoader("auditor.report", "templates"),
+        **{k: getattr(environment(), k) for k in ("autoescape", "trim_blocks", "lstrip_blocks")},
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    source_env.filters.update(environment().filters)
+    assert from_module and from_module == _template_lines(source_env)
+
+
+def test_a_module_whose_code_fails_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code made by another jinja2 may fail to import (a name it no longer has): the template
+    is compiled from its source, and the page is the same."""
+    data = build_report_data()
+    expected = html.render_html(data)
+    env = environment()
+    key = compiled_key(env, env.loader.get_source(env, "report.html.j2")[0])  # type: ignore[union-attr]
+    (tmp_path / "old_page.py").write_text(
+        f'KEY = "{key}"\nfrom jinja2.runtime import NoSuchName\n', encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(html.COMPILED, "report.html.j2", "old_page")
+    fresh = html.environment.__wrapped__()
+    assert "KEY" not in fresh.get_template("report.html.j2").root_render_func.__globals__
+    monkeypatch.setattr(html, "environment", lambda: fresh)
+    assert html.render_html(data) == expected

@@ -177,4 +177,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=28&4=31&5=34&7=38&8=47&9=50&10=53&11=61&13=80&15=97&17=108&20=126&24=133&25=136&29=139&31=158'
+debug_info = '3=39&4=42&5=45&7=49&8=58&9=61&10=64&11=72&13=91&15=108&17=119&20=137&24=144&25=147&29=150&31=169'

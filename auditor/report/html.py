@@ -122,15 +122,33 @@ def compiled_module(name: str) -> str:
     env = environment()
     source = _source(env, name)
     code = env.compile(source, name, raw=True)
-    return (
+    header = (
         f'"""{name} as compiled by jinja2 {jinja2.__version__} (see `html.COMPILED`).\n\n'
         "Made by `auditor.report.html.compiled_module`, not by hand: `python -m pytest\n"
         "tests/test_report_compiled.py --update-golden` writes it anew. A module whose KEY does\n"
         "not match its template is not used (the template is compiled from its source).\n"
         '"""\n\n'
         "# ruff: noqa\n# mypy: ignore-errors\n# fmt: off\n"
-        f'KEY = "{compiled_key(env, source)}"\n{code.rstrip()}\n'
+        f'KEY = "{compiled_key(env, source)}"\n'
     )
+    return header + _shifted(code.rstrip(), header.count("\n")) + "\n"
+
+
+_DEBUG_INFO = "\ndebug_info = '"
+
+
+def _shifted(code: str, lines: int) -> str:
+    """jinja2's code with its `debug_info` (template line = code line, `&`-joined) moved down
+    by the `lines` of the header above it, so an error names the template's right line."""
+    head, found, tail = code.rpartition(_DEBUG_INFO)
+    if not found:
+        return code
+    pairs, quote, rest = tail.partition("'")
+    moved = "&".join(
+        f"{template}={int(line) + lines}"
+        for template, line in (pair.split("=") for pair in pairs.split("&") if pair)
+    )
+    return f"{head}{found}{moved}{quote}{rest}"
 
 
 def _source(env: jinja2.Environment, name: str) -> str:
@@ -161,9 +179,14 @@ class _Loader(jinja2.PackageLoader):
         if module is None or get_code is None:
             return None
         source, filename, uptodate = self.get_source(environment, name)
-        template = environment.template_class.from_code(
-            environment, get_code(module), globals, uptodate
-        )
+        code = get_code(module)
+        # The key is read before the code runs: code made by another jinja2 may not even import
+        if code is None or compiled_key(environment, source) not in code.co_consts:
+            return None
+        try:
+            template = environment.template_class.from_code(environment, code, globals, uptodate)
+        except Exception:
+            return None
         if template.root_render_func.__globals__.get("KEY") != compiled_key(environment, source):
             return None
         template.filename = filename  # an error in the template names the template's line

@@ -9,6 +9,7 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +72,7 @@ _FETCH_ONLY = (
 def test_run_offline_loads_no_http_client_secret_scanner_database_driver_or_pdf(
     emulator: Any, tmp_path: Path
 ) -> None:
-    from tests.conftest import OWNER_TOKEN
-
-    env = {
-        **os.environ,
-        "AUDITOR_BASE_URL": emulator.base_url,
-        "AUDITOR_APP_URL": emulator.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    env = _emulator_env(emulator, tmp_path, os.environ)
     cli = [sys.executable, "-m", "auditor"]
     subprocess.run([*cli, "sync"], env=env, cwd=tmp_path, capture_output=True, check=True)
     out = tmp_path / "reports"
@@ -257,6 +250,19 @@ def test_a_sync_loads_httpx_without_its_command_line(tmp_path: Path) -> None:
     assert loaded & {"click", "rich", "pygments"} == set()
 
 
+def _emulator_env(emulator: Any, tmp_path: Path, base: Mapping[str, str]) -> dict[str, str]:
+    """`base` and the variables that point auditor at the test emulator and a fresh state."""
+    from tests.conftest import OWNER_TOKEN
+
+    return {
+        **base,
+        "AUDITOR_BASE_URL": emulator.base_url,
+        "AUDITOR_APP_URL": emulator.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "state.db"),
+    }
+
+
 def _probed(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
     """The lines `_OFFLINE_PROBE` prints for `auditor argv`: its exit code, then the modules
     it loaded."""
@@ -280,15 +286,8 @@ _NIGHTLY_UNUSED = ("urllib3", "charset_normalizer", "requests.", "ruamel", "json
 def test_an_online_run_loads_no_requests_yaml_parser_or_schema_validator(
     emulator: Any, tmp_path: Path
 ) -> None:
-    from tests.conftest import OWNER_TOKEN
-
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")},
-        "AUDITOR_BASE_URL": emulator.base_url,
-        "AUDITOR_APP_URL": emulator.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    unproxied = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env = _emulator_env(emulator, tmp_path, unproxied)
     out = tmp_path / "reports"
     probe = _probed(["run", "--soft-fail", "--quiet", "--out", str(out)], env, tmp_path)
     code, modules = probe[-2], probe[-1].split()

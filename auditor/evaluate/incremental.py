@@ -56,9 +56,14 @@ def rule_key(rule: Rule, enums: Mapping[str, tuple[str, ...]], table: ListTable)
     (its target is not stored, or it reads the clock)."""
     if rule.target not in STORED_TARGETS or _reads_clock(rule):
         return None
-    shape = {
-        "format": STATE_FORMAT,
-        "tool": __version__,
+    table_part = table_digest(table) if rule.target == "change" else ""
+    shape = {"format": STATE_FORMAT, "tool": __version__, **_rule_shape(rule, enums)}
+    return _digest({**shape, "table": table_part})
+
+
+def _rule_shape(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """What of a rule (and the enums it may read) its stored state or verdicts depend on."""
+    return {
         "rule": [
             rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
             rule.remediation, list(rule.controls), list(rule.tags),
@@ -66,8 +71,10 @@ def rule_key(rule: Rule, enums: Mapping[str, tuple[str, ...]], table: ListTable)
         "when": _shape(rule.when) if rule.when is not None else None,
         "assert": _shape(rule.condition),
         "enums": sorted((k, list(v)) for k, v in enums.items()),
-        "table": table_digest(table) if rule.target == "change" else "",
     }  # fmt: skip
+
+
+def _digest(shape: Mapping[str, Any]) -> str | None:
     try:
         data = orjson.dumps(shape, default=repr)
     except TypeError:  # e.g. an integer beyond 64 bits in an argument: not stored
@@ -88,23 +95,9 @@ def verdicts_key(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> str | None
     clock, which its projection does not hold)."""
     if rule.target not in VERDICT_TARGETS or _reads_clock(rule):
         return None
-    shape = {
-        "format": STATE_FORMAT,
-        "kind": "verdicts",
-        "tool": __version__,
-        "rule": [
-            rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
-            rule.remediation, list(rule.controls), list(rule.tags),
-        ],
-        "when": _shape(rule.when) if rule.when is not None else None,
-        "assert": _shape(rule.condition),
-        "enums": sorted((k, list(v)) for k, v in enums.items()),
-    }  # fmt: skip
-    try:
-        data = orjson.dumps(shape, default=repr)
-    except TypeError:
-        return None
-    return "verdicts:" + hashlib.sha256(data).hexdigest()
+    kind = {"format": STATE_FORMAT, "kind": "verdicts", "tool": __version__}
+    digest = _digest({**kind, **_rule_shape(rule, enums)})
+    return None if digest is None else "verdicts:" + digest
 
 
 def _reads_clock(rule: Rule) -> bool:

@@ -1,5 +1,40 @@
-"""`python -m auditor` runs the command line."""
+"""`python -m auditor` and the `auditor` command: the command line, with Ctrl-C while the
+program is still loading ending as any interrupt does (exit 130, one line, no traceback)."""
 
-from auditor.cli import main
+from __future__ import annotations
 
-raise SystemExit(main())
+import signal
+import sys
+from types import FrameType
+
+
+def entry() -> int:
+    """Load the command line and run it; a Ctrl-C during the loading exits 130."""
+    try:
+        _load_orjson()
+        from auditor.cli import main
+    except KeyboardInterrupt:  # before `main` guards anything: imports take a tenth of a second
+        print("auditor: exit 130: interrupted", file=sys.stderr)
+        return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
+    return main()
+
+
+def _load_orjson() -> None:
+    """Import orjson with Ctrl-C held until it is loaded: interrupted while its extension
+    module sets itself up, the process crashed (SIGSEGV, orjson 3.13 on CPython 3.11)."""
+    held: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        import orjson  # noqa: F401
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    raise SystemExit(entry())

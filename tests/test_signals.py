@@ -159,3 +159,82 @@ def test_a_keyboard_interrupt_outside_run_exits_130(
     monkeypatch.setattr("auditor.cli.cmd_policy.load_policies", interrupted)
     code, _, stderr = run_cli(["policy", "lint"], {}, tmp_path)
     assert (code, stderr) == (130, "auditor: exit 130: interrupted\n")
+
+
+def test_ctrl_c_while_checking_pdf_output_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    """Ctrl-C while `-o pdf` is checked (it loads WeasyPrint, about a second) ends as it does in
+    a command: `auditor: exit 130: interrupted`, no traceback. (Killed by SIGINT after that
+    line is CPython 3.11 marking a handled interrupt as unhandled when it landed inside an
+    `exec` of a string, which dataclasses use: a shell reports 130 all the same.) Where each
+    signal lands depends on the machine; the tests below stop the loading at fixed points."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDITOR_")}
+    env["AUDITOR_STATE"] = str(tmp_path / "none.db")
+    cli = [str(Path(sys.executable).parent / "auditor")]  # the `auditor` command
+    for delay in (0.25, 0.4, 0.6, 0.8):
+        proc = subprocess.Popen(
+            [*cli, "run", "--offline", "-o", "pdf", "--out", str(tmp_path / "r")],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode == 2:  # it had finished: no state file
+            assert err.startswith("auditor: error: no state file"), (delay, err)
+            continue
+        assert proc.returncode in (130, -signal.SIGINT), (delay, proc.returncode, err)
+        assert err == "auditor: exit 130: interrupted\n", (delay, err)
+
+
+class _Interrupting:
+    """A meta path finder that raises KeyboardInterrupt (or sends SIGINT to this process) when
+    `name` is looked for: Ctrl-C at that moment of the loading, every time."""
+
+    def __init__(self, name: str, send: bool = False) -> None:
+        self.name, self.send = name, send
+
+    def find_spec(self, name: str, *_: Any) -> None:
+        if name == self.name:
+            if not self.send:
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs here, in the main thread
+        return None
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from auditor.__main__ import entry
+
+    monkeypatch.delitem(sys.modules, "auditor.cli")
+    monkeypatch.setattr(sys, "meta_path", [_Interrupting("auditor.cli"), *sys.meta_path])
+    assert entry() == 130
+    assert capsys.readouterr().err == "auditor: exit 130: interrupted\n"
+
+
+def test_ctrl_c_while_orjson_loads_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson's extension module crashed the process (SIGSEGV) when interrupted while setting
+    itself up: the signal is held until it is loaded, then ends the loading as Ctrl-C."""
+    from auditor.__main__ import _load_orjson
+
+    monkeypatch.delitem(sys.modules, "orjson")
+    monkeypatch.setattr(sys, "meta_path", [_Interrupting("orjson", send=True), *sys.meta_path])
+    with pytest.raises(KeyboardInterrupt):
+        _load_orjson()
+    assert "orjson" in sys.modules  # loaded whole before the interrupt was raised
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_arguments_are_read_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from auditor.cli import parsers
+
+    def interrupted(value: str) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parsers, "_outputs", interrupted)
+    err = io.StringIO()
+    ctx = Context(stdout=io.StringIO(), stderr=err, env={"AUDITOR_STATE": str(tmp_path / "s")})
+    assert main(["run", "--offline", "-o", "pdf"], ctx) == 130
+    assert err.getvalue() == "auditor: exit 130: interrupted\n"

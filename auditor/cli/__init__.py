@@ -96,13 +96,20 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     ctx = ctx or Context()
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
-    parser = build_parser(_command_named(args_in))
     try:
-        args = parser.parse_args([a for a in args_in if a != "--debug"])
+        # Ctrl-C or SIGTERM while the arguments are read (a check of `-o pdf` loads WeasyPrint,
+        # about a second) ends as it does in the command
+        with sigterm_as_interrupt():
+            parser = build_parser(_command_named(args_in))
+            args = parser.parse_args([a for a in args_in if a != "--debug"])
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return _help_written(int(exc.code or 0), ctx)
     except OSError as exc:  # help or version could not be written (`_Parser`)
         return _help_unwritten(exc, ctx)
+    except KeyboardInterrupt as exc:
+        code, word = interrupt_exit(exc)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
     args.debug = debug  # a command that reports failures itself (each --orgs organization)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import itertools
 import operator
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,6 +28,18 @@ from auditor.redact.plain import is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+# Every JSON string token of orjson's output, and whether it is a key (followed by `:`).
+_STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(:?)')
+# Anything orjson would write from a type the walk does not go into (a subclass of str, dict
+# or list, a dataclass, a date) raises instead: such a document takes the walk.
+_FAST_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
 
 
 _FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
@@ -228,16 +241,27 @@ class Redactor:
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
         the parts reused from the previous document of the stream are not written again."""
-        out, node = self._redact(value, stream)
+        out, node, blob = self._redact(value, stream)
+        if blob is not None:
+            return out, blob
         return out, canonical(out) if node is None else _canonical(node)
 
-    def _redact(self, value: Any, stream: str) -> tuple[Any, _Seen | None]:
-        """The redacted copy, and its node when the copy is that node's `out`."""
+    def _redact(self, value: Any, stream: str) -> tuple[Any, _Seen | None, bytes | None]:
+        """The redacted copy, and its node when the copy is that node's `out`, or its
+        canonical JSON when the copy is `value` itself (nothing in it to redact)."""
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
         if memo is not None:
             since = min(since, memo[1])
+        if since == self.memory.learned:  # else the walk re-checks reused parts (below)
+            blob = self._unchanged(value)
+            if blob is not None:
+                # Nothing learned, nothing changed: the stream's memo stays as the walk would
+                # leave it but for which earlier document its parts come from (the same ones).
+                if memo is None:
+                    self._streams[stream] = (_Seen(value, value, True), self.memory.learned)
+                return value, None, blob
         found: list[str] = []
         node = self._node(value, prev, False, False, found)
         for secret in found:
@@ -247,9 +271,34 @@ class Redactor:
             # A secret learned during this document (or since the previous one) is in a part
             # walked (or reused) before it was known: scrub the whole copy, forget the memo.
             self._streams.pop(stream, None)
-            return self._scrub_tree(out), None
+            return self._scrub_tree(out), None, None
         self._streams[stream] = (node, self.memory.learned)
-        return out, node
+        return out, node, None
+
+    def _unchanged(self, value: Any) -> bytes | None:
+        """The canonical JSON of `value` when its redacted copy is `value` itself, decided at
+        C speed; None when that is not sure (the walk decides). Sure when every string in it,
+        key or value, is one the walk redacted to itself before with everything remembered
+        now (or that no secret learned since shows up in), and no key makes its value secret
+        (a secret name, a secret map, a hosted block): then every layer leaves every string
+        as it is and learns nothing. Keys are told from values by the `:` after them."""
+        try:
+            blob = orjson.dumps(value, option=_FAST_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError: a type the walk handles, a big integer
+            return None
+        leaves, learned = self._leaves, self.memory.learned
+        for token, colon in set(_STRING_TOKEN.findall(blob)):
+            text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
+            hit = leaves.get(text)
+            if hit is None or hit[0] != text:
+                return None
+            if hit[1] != learned:
+                if not self._still_clean(hit[1], text):
+                    return None
+                leaves[text] = (text, learned)  # as `_leaf` does
+            if colon and (is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP):
+                return None
+        return blob
 
     def _holds_new(self, value: Any, since: int) -> bool:
         text = value if isinstance(value, str) else _dumps_text(value)

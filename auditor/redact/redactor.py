@@ -34,12 +34,12 @@ _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
 _STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(:?)')
 # Anything orjson would write from a type the walk does not go into (a subclass of str, dict
 # or list, a dataclass, a date) raises instead: such a document takes the walk.
-_FAST_OPTIONS = (
-    orjson.OPT_SORT_KEYS
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
+_PLAIN = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
+_CANONICAL = _PLAIN | orjson.OPT_SORT_KEYS  # `canonical`'s text when nothing passes through
 
 
 _FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
@@ -196,6 +196,8 @@ class Redactor:
         # Per stream of documents, the previous one's redaction tree and what memory knew then.
         self._streams: dict[str, tuple[_Seen, int]] = {}
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
+        # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
+        self._waits: dict[str, list[int]] = {}
         for value in known:
             self.register(value)
 
@@ -241,21 +243,25 @@ class Redactor:
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
         the parts reused from the previous document of the stream are not written again."""
-        out, node, blob = self._redact(value, stream)
+        out, node, blob = self._redact(value, stream, sort=True)
         if blob is not None:
             return out, blob
         return out, canonical(out) if node is None else _canonical(node)
 
-    def _redact(self, value: Any, stream: str) -> tuple[Any, _Seen | None, bytes | None]:
-        """The redacted copy, and its node when the copy is that node's `out`, or its
-        canonical JSON when the copy is `value` itself (nothing in it to redact)."""
+    def _redact(
+        self, value: Any, stream: str, sort: bool = False
+    ) -> tuple[Any, _Seen | None, bytes | None]:
+        """The redacted copy, and its node when the copy is that node's `out`, or its JSON
+        (canonical when `sort`) when the copy is `value` itself (nothing in it to redact)."""
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
         if memo is not None:
             since = min(since, memo[1])
-        if since == self.memory.learned:  # else the walk re-checks reused parts (below)
-            blob = self._unchanged(value)
+        if since == self.memory.learned and self._worth_trying(stream):
+            # (else the walk re-checks the parts it reuses for secrets learned since)
+            blob = self._unchanged(value, _CANONICAL if sort else _PLAIN)
+            self._tried(stream, blob is not None)
             if blob is not None:
                 # Nothing learned, nothing changed: the stream's memo stays as the walk would
                 # leave it but for which earlier document its parts come from (the same ones).
@@ -275,15 +281,32 @@ class Redactor:
         self._streams[stream] = (node, self.memory.learned)
         return out, node, None
 
-    def _unchanged(self, value: Any) -> bytes | None:
-        """The canonical JSON of `value` when its redacted copy is `value` itself, decided at
+    def _worth_trying(self, stream: str) -> bool:
+        """Whether to try `_unchanged` on the stream's next document: after a miss (a stream
+        whose documents hold secrets or new strings) only every 2nd, 4th ... 32nd one, so a
+        stream it never serves pays for few serializations. Only speed depends on it."""
+        wait = self._waits.get(stream)
+        if wait is None or wait[0] == 0:
+            return True
+        wait[0] -= 1
+        return False
+
+    def _tried(self, stream: str, hit: bool) -> None:
+        if hit:
+            self._waits.pop(stream, None)
+        else:
+            backoff = min(2 * self._waits.get(stream, [0, 0])[1] or 1, 32)
+            self._waits[stream] = [backoff, backoff]
+
+    def _unchanged(self, value: Any, option: int) -> bytes | None:
+        """The JSON of `value` (written with `option`) when its redacted copy is `value` itself, decided at
         C speed; None when that is not sure (the walk decides). Sure when every string in it,
         key or value, is one the walk redacted to itself before with everything remembered
         now (or that no secret learned since shows up in), and no key makes its value secret
         (a secret name, a secret map, a hosted block): then every layer leaves every string
         as it is and learns nothing. Keys are told from values by the `:` after them."""
         try:
-            blob = orjson.dumps(value, option=_FAST_OPTIONS)
+            blob = orjson.dumps(value, option=option)
         except TypeError:  # orjson.JSONEncodeError: a type the walk handles, a big integer
             return None
         leaves, learned = self._leaves, self.memory.learned

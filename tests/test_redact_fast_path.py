@@ -88,7 +88,10 @@ _LEAVES = (
 )
 _DOCS = st.recursive(
     _LEAVES,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_PLAIN_KEYS | _PLAIN_KEYS | _KEYS | _STRINGS, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_PLAIN_KEYS | _PLAIN_KEYS | _KEYS | _STRINGS, inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -175,7 +178,11 @@ def _both(docs: list[tuple[str, Any]]) -> None:
             ("s", {"a": "saw hunter2hunter2 here"}),
         ],
         # and one pasted as a key
-        [("s", {"hunter2hunter2": 1}), ("t", {"token": "hunter2hunter2"}), ("s", {"hunter2hunter2": 1})],
+        [
+            ("s", {"hunter2hunter2": 1}),
+            ("t", {"token": "hunter2hunter2"}),
+            ("s", {"hunter2hunter2": 1}),
+        ],
     ],
     ids=["secret-name", "secret-map", "hosted", "added-map", "learned-since", "learned-key"],
 )
@@ -186,7 +193,9 @@ def test_a_document_that_holds_a_secret_is_walked(docs: list[tuple[str, Any]]) -
 def test_a_report_seen_before_comes_back_as_it_is_with_its_canonical_text() -> None:
     report = {
         "repoUrl": "https://example.com/r.git",
-        "report": {f"c{i}": {"numerator": i % 2, "denominator": 1, "rationale": "ok"} for i in range(5)},
+        "report": {
+            f"c{i}": {"numerator": i % 2, "denominator": 1, "rationale": "ok"} for i in range(5)
+        },
         "score": 0.5,
     }
     redactor = Redactor(KEY)

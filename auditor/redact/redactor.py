@@ -6,7 +6,9 @@ length, so a rotation stays visible and the value does not. A document is redact
 passes: the first finds secrets by meaning, name and value (and remembers them), the second
 scrubs every remembered secret from every string and key, so a key pasted into a display name
 is caught even when the name comes first. Work is reused: a top-level subtree equal to the one
-of the previous document keeps its redacted form, and each distinct string is redacted once.
+of the previous document keeps its redacted form, and each distinct string is redacted once;
+a document made only of strings already redacted to themselves, under no secret key, is known
+from one serialization and handed back as it is (a readiness report, most often).
 """
 
 from __future__ import annotations
@@ -237,7 +239,8 @@ class Redactor:
         Documents of one `stream` (the settings of consecutive revisions, say) are compared
         with the previous one: a subtree equal to the previous document's at the same place
         keeps its redacted form, so only what changed is walked. The copy may share unchanged
-        subtrees with earlier results: treat it as read-only."""
+        subtrees with earlier results, or be `value` itself when nothing in it is redacted
+        (every string one seen before, no secret key): treat both as read-only."""
         return self._redact(value, stream)[0]
 
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
@@ -299,28 +302,40 @@ class Redactor:
             self._waits[stream] = [backoff, backoff]
 
     def _unchanged(self, value: Any, option: int) -> bytes | None:
-        """The JSON of `value` (written with `option`) when its redacted copy is `value` itself, decided at
-        C speed; None when that is not sure (the walk decides). Sure when every string in it,
-        key or value, is one the walk redacted to itself before with everything remembered
-        now (or that no secret learned since shows up in), and no key makes its value secret
-        (a secret name, a secret map, a hosted block): then every layer leaves every string
-        as it is and learns nothing. Keys are told from values by the `:` after them."""
+        """The JSON of `value` (written with `option`) when its redacted copy is `value`
+        itself, decided at C speed; None when that is not sure (the walk decides). Sure when
+        every string in it, key or value, is left as it is by every layer (one the walk left
+        as it is before, with no secret learned since in it, or a new one with no detector hit
+        and no remembered secret in it), and no key makes its value secret (a secret name, a
+        secret map, a hosted block): then the walk would give `value` and learn nothing. Keys
+        are told from values by the `:` after them."""
         try:
             blob = orjson.dumps(value, option=option)
         except TypeError:  # orjson.JSONEncodeError: a type the walk handles, a big integer
             return None
         leaves, learned = self._leaves, self.memory.learned
+        new: list[str] = []
         for token, colon in set(_STRING_TOKEN.findall(blob)):
             text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
-            hit = leaves.get(text)
-            if hit is None or hit[0] != text:
+            if colon and (is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP):
                 return None
-            if hit[1] != learned:
+            hit = leaves.get(text)
+            if hit is None:
+                new.append(text)
+            elif hit[0] != text:
+                return None
+            elif hit[1] != learned:
                 if not self._still_clean(hit[1], text):
                     return None
                 leaves[text] = (text, learned)  # as `_leaf` does
-            if colon and (is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP):
+        # A string not seen before goes through `_leaf`'s layers but stops short of learning
+        # anything: the document is walked when one holds a secret (nothing learned yet).
+        found: list[str] = []
+        for text in new:
+            if self._value_text(text, found) != text or found or self._scrub(text) != text:
                 return None
+            if len(leaves) < _CACHE_LIMIT:
+                leaves[text] = (text, learned)
         return blob
 
     def _holds_new(self, value: Any, since: int) -> bool:

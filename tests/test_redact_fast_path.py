@@ -63,6 +63,9 @@ _STRINGS = st.sampled_from(
         "x",
         "",
         "plain text",
+        "apiKey",  # secret names as values (then maybe as keys)
+        "env",
+        "hosted",
         "a rationale about tokens and secrets, nothing to hide",
         "AKIAIOSFODNN7EXAMPLE",
         "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
@@ -171,11 +174,21 @@ def _both(docs: list[tuple[str, Any]]) -> None:
         [("s", {"env": {"HOME": "x1"}, "a": "x1"})] * 2,
         [("s", {"hosted": {"model": "x1"}, "a": "x1"})] * 2,
         [("s", {"a": "x1"}), ("s", {"a": "x1", "extraHeaders": ["x1"]})],
+        # a secret name seen as a plain value first, then as a key
+        [("s", {"a": "password", "b": "x1"})] * 2
+        + [("s", {"password": "x1", "a": "password", "b": "x1"})],
+        [("s", {"a": ["env", "x1"]}), ("t", {"a": ["env", "x1"]}), ("u", {"env": {"a": "x1"}})],
         # a secret learned in another stream, in a string memoised as plain before
         [
             ("s", {"a": "saw hunter2hunter2 here"}),
             ("t", {"password": "hunter2hunter2"}),
             ("s", {"a": "saw hunter2hunter2 here"}),
+        ],
+        # ... and seen first in a third stream (the memo of the string is what is checked)
+        [
+            ("s", {"a": "saw hunter2hunter2 here"}),
+            ("t", {"password": "hunter2hunter2"}),
+            ("u", {"a": "saw hunter2hunter2 here"}),
         ],
         # and one pasted as a key
         [
@@ -184,7 +197,17 @@ def _both(docs: list[tuple[str, Any]]) -> None:
             ("s", {"hunter2hunter2": 1}),
         ],
     ],
-    ids=["secret-name", "secret-map", "hosted", "added-map", "learned-since", "learned-key"],
+    ids=[
+        "secret-name",
+        "secret-map",
+        "hosted",
+        "added-map",
+        "name-as-value-then-key",
+        "map-name-as-value-then-key",
+        "learned-since",
+        "learned-since-new-stream",
+        "learned-key",
+    ],
 )
 def test_a_document_that_holds_a_secret_is_walked(docs: list[tuple[str, Any]]) -> None:
     _both(docs)

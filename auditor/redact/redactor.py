@@ -32,8 +32,8 @@ _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memo
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
 
 
-# Every JSON string token of orjson's output, and whether it is a key (followed by `:`).
-_STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(:?)')
+# The text between the quotes of every JSON string of orjson's output (escapes kept).
+_STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"')
 # Anything orjson would write from a type the walk does not go into (a subclass of str, dict
 # or list, a dataclass, a date) raises instead: such a document takes the walk.
 _PLAIN = (
@@ -200,6 +200,11 @@ class Redactor:
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
         self._waits: dict[str, list[int]] = {}
+        # The strings (JSON text between the quotes) `_unchanged` found left as they are by
+        # every layer, while the memory's generation was `_clean_at`.
+        self._clean: set[bytes] = set()
+        self._clean_at = -1
+        self._names: set[bytes] = set()  # of those, the names that make their value secret
         for value in known:
             self.register(value)
 
@@ -313,12 +318,27 @@ class Redactor:
             blob = orjson.dumps(value, option=option)
         except TypeError:  # orjson.JSONEncodeError: a type the walk handles, a big integer
             return None
-        leaves, learned = self._leaves, self.memory.learned
-        new: list[str] = []
-        for token, colon in set(_STRING_TOKEN.findall(blob)):
-            text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
-            if colon and (is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP):
+        memory = self.memory
+        if self._clean_at != memory.generation:  # a secret learned (or recalled) since
+            self._clean, self._clean_at = set(), memory.generation
+        # Unless a string holds a quote (or ends with a backslash), every quote starts or
+        # ends a string.
+        escaped = b'\\"' in blob
+        tokens = set(_STRING_TOKEN.findall(blob) if escaped else blob.split(b'"')[1::2])
+        # A name that makes its value secret is looked up as a key, `"name":` (never found
+        # inside a string, where a quote is escaped; found there, it only costs the walk).
+        for token in tokens & self._names:
+            if b'"' + token + b'":' in blob:
                 return None
+        unknown = tokens.difference(self._clean)  # most often a few, or none
+        leaves, learned = self._leaves, memory.learned
+        new: list[str] = []
+        for token in unknown:
+            text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
+            if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
+                if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
+                    return None
+                self._names.add(token)
             hit = leaves.get(text)
             if hit is None:
                 new.append(text)
@@ -336,6 +356,8 @@ class Redactor:
                 return None
             if len(leaves) < _CACHE_LIMIT:
                 leaves[text] = (text, learned)
+        if len(self._clean) < _CACHE_LIMIT:
+            self._clean |= unknown
         return blob
 
     def _holds_new(self, value: Any, since: int) -> bool:

@@ -6,7 +6,9 @@ length, so a rotation stays visible and the value does not. A document is redact
 passes: the first finds secrets by meaning, name and value (and remembers them), the second
 scrubs every remembered secret from every string and key, so a key pasted into a display name
 is caught even when the name comes first. Work is reused: a top-level subtree equal to the one
-of the previous document keeps its redacted form, and each distinct string is redacted once.
+of the previous document keeps its redacted form, and each distinct string is redacted once;
+a document made only of strings already redacted to themselves, under no secret key, is known
+from one serialization and handed back as it is (a readiness report, most often).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import hashlib
 import hmac
 import itertools
 import operator
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,6 +30,18 @@ from auditor.redact.plain import is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+# The text between the quotes of every JSON string of orjson's output (escapes kept).
+_STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"')
+# Anything orjson would write from a type the walk does not go into (a subclass of str, dict
+# or list, a dataclass, a date) raises instead: such a document takes the walk.
+_PLAIN = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+_CANONICAL = _PLAIN | orjson.OPT_SORT_KEYS  # `canonical`'s text when nothing passes through
 
 
 _FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
@@ -183,6 +198,13 @@ class Redactor:
         # Per stream of documents, the previous one's redaction tree and what memory knew then.
         self._streams: dict[str, tuple[_Seen, int]] = {}
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
+        # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
+        self._waits: dict[str, list[int]] = {}
+        # The strings (JSON text between the quotes) `_unchanged` found left as they are by
+        # every layer, while the memory's generation was `_clean_at`.
+        self._clean: set[bytes] = set()
+        self._clean_at = -1
+        self._names: set[bytes] = set()  # of those, the names that make their value secret
         for value in known:
             self.register(value)
 
@@ -222,22 +244,38 @@ class Redactor:
         Documents of one `stream` (the settings of consecutive revisions, say) are compared
         with the previous one: a subtree equal to the previous document's at the same place
         keeps its redacted form, so only what changed is walked. The copy may share unchanged
-        subtrees with earlier results: treat it as read-only."""
+        subtrees with earlier results, or be `value` itself when nothing in it is redacted
+        (every string one seen before, no secret key): treat both as read-only."""
         return self._redact(value, stream)[0]
 
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
         the parts reused from the previous document of the stream are not written again."""
-        out, node = self._redact(value, stream)
+        out, node, blob = self._redact(value, stream, sort=True)
+        if blob is not None:
+            return out, blob
         return out, canonical(out) if node is None else _canonical(node)
 
-    def _redact(self, value: Any, stream: str) -> tuple[Any, _Seen | None]:
-        """The redacted copy, and its node when the copy is that node's `out`."""
+    def _redact(
+        self, value: Any, stream: str, sort: bool = False
+    ) -> tuple[Any, _Seen | None, bytes | None]:
+        """The redacted copy, and its node when the copy is that node's `out`, or its JSON
+        (canonical when `sort`) when the copy is `value` itself (nothing in it to redact)."""
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
         if memo is not None:
             since = min(since, memo[1])
+        if since == self.memory.learned and self._worth_trying(stream):
+            # (else the walk re-checks the parts it reuses for secrets learned since)
+            blob = self._unchanged(value, _CANONICAL if sort else _PLAIN)
+            self._tried(stream, blob is not None)
+            if blob is not None:
+                # Nothing learned, nothing changed: the stream's memo stays as the walk would
+                # leave it but for which earlier document its parts come from (the same ones).
+                if memo is None:
+                    self._streams[stream] = (_Seen(value, value, True), self.memory.learned)
+                return value, None, blob
         found: list[str] = []
         node = self._node(value, prev, False, False, found)
         for secret in found:
@@ -247,9 +285,80 @@ class Redactor:
             # A secret learned during this document (or since the previous one) is in a part
             # walked (or reused) before it was known: scrub the whole copy, forget the memo.
             self._streams.pop(stream, None)
-            return self._scrub_tree(out), None
+            return self._scrub_tree(out), None, None
         self._streams[stream] = (node, self.memory.learned)
-        return out, node
+        return out, node, None
+
+    def _worth_trying(self, stream: str) -> bool:
+        """Whether to try `_unchanged` on the stream's next document: after a miss (a stream
+        whose documents hold secrets or new strings) only every 2nd, 4th ... 32nd one, so a
+        stream it never serves pays for few serializations. Only speed depends on it."""
+        wait = self._waits.get(stream)
+        if wait is None or wait[0] == 0:
+            return True
+        wait[0] -= 1
+        return False
+
+    def _tried(self, stream: str, hit: bool) -> None:
+        if hit:
+            self._waits.pop(stream, None)
+        else:
+            backoff = min(2 * self._waits.get(stream, [0, 0])[1] or 1, 32)
+            self._waits[stream] = [backoff, backoff]
+
+    def _unchanged(self, value: Any, option: int) -> bytes | None:
+        """The JSON of `value` (written with `option`) when its redacted copy is `value`
+        itself, decided at C speed; None when that is not sure (the walk decides). Sure when
+        every string in it, key or value, is left as it is by every layer (one the walk left
+        as it is before, with no secret learned since in it, or a new one with no detector hit
+        and no remembered secret in it), and no key makes its value secret (a secret name, a
+        secret map, a hosted block): then the walk would give `value` and learn nothing. Keys
+        are told from values by the `:` after them."""
+        try:
+            blob = orjson.dumps(value, option=option)
+        except TypeError:  # orjson.JSONEncodeError: a type the walk handles, a big integer
+            return None
+        memory = self.memory
+        if self._clean_at != memory.generation:  # a secret learned (or recalled) since
+            self._clean, self._clean_at = set(), memory.generation
+        # Unless a string holds a quote (or ends with a backslash), every quote starts or
+        # ends a string.
+        escaped = b'\\"' in blob
+        tokens = set(_STRING_TOKEN.findall(blob) if escaped else blob.split(b'"')[1::2])
+        # A name that makes its value secret is looked up as a key, `"name":` (never found
+        # inside a string, where a quote is escaped; found there, it only costs the walk).
+        for token in tokens & self._names:
+            if b'"' + token + b'":' in blob:
+                return None
+        unknown = tokens.difference(self._clean)  # most often a few, or none
+        leaves, learned = self._leaves, memory.learned
+        new: list[str] = []
+        for token in unknown:
+            text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
+            if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
+                if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
+                    return None
+                self._names.add(token)
+            hit = leaves.get(text)
+            if hit is None:
+                new.append(text)
+            elif hit[0] != text:
+                return None
+            elif hit[1] != learned:
+                if not self._still_clean(hit[1], text):
+                    return None
+                leaves[text] = (text, learned)  # as `_leaf` does
+        # A string not seen before goes through `_leaf`'s layers but stops short of learning
+        # anything: the document is walked when one holds a secret (nothing learned yet).
+        found: list[str] = []
+        for text in new:
+            if self._value_text(text, found) != text or found or self._scrub(text) != text:
+                return None
+            if len(leaves) < _CACHE_LIMIT:
+                leaves[text] = (text, learned)
+        if len(self._clean) < _CACHE_LIMIT:
+            self._clean |= unknown
+        return blob
 
     def _holds_new(self, value: Any, since: int) -> bool:
         text = value if isinstance(value, str) else _dumps_text(value)

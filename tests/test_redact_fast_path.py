@@ -1,0 +1,244 @@
+"""The redactor's whole-document check (a document with nothing to redact is handed back as
+it is, with its canonical JSON) gives exactly what walking it gives: the same copy, the same
+canonical bytes, the same secrets remembered in the same order, document after document."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.common.jsonutil import canonical
+from auditor.redact import Redactor
+
+KEY = b"fast-path-test-key"
+
+
+class _Walking(Redactor):
+    """The redactor with the whole-document check switched off: every document is walked."""
+
+    def _unchanged(self, value: Any, option: int) -> bytes | None:
+        return None
+
+
+_PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAq8vLr2pWx7nTb4kYc1mZq8vLr2pWx7nTb4kYc1m"
+    "\n-----END RSA PRIVATE KEY-----"
+)
+_JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+# Key names: plain ones, secret names, secret maps, the hosted block and its plain keys, names
+# that only look like secrets, and keys that are secrets themselves or need JSON escapes.
+_PLAIN_KEYS = st.sampled_from(["a", "b", "n", "rationale", "numerator"])
+_KEYS = st.sampled_from(
+    [
+        "a",
+        "b",
+        "n",
+        "rationale",
+        "apiKey",
+        "token",
+        "password",
+        "extraHeaders",
+        "env",
+        "hosted",
+        "cloudRegion",
+        "maxTokens",
+        "tokenUsage",
+        "é",
+        'q"uote',
+        "back\\slash",
+        "line\nbreak",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ]
+)
+_PLAIN = st.sampled_from(["x", "plain text", "ünïcødé ✓ \U0001f600", 'q " \\ \n'])
+_STRINGS = st.sampled_from(
+    [
+        "x",
+        "",
+        "plain text",
+        "apiKey",  # secret names as values (then maybe as keys)
+        "env",
+        "hosted",
+        "a rationale about tokens and secrets, nothing to hide",
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        f"token {_JWT} in a sentence",
+        _PEM,
+        "https://user:hunter2hunter2@example.com/repo.git",
+        "https://example.com/repo.git",
+        "hunter2hunter2",  # a secret once it was seen under `password`
+        "saw hunter2hunter2 here",
+        "${OPENAI_API_KEY}",
+        "[secret fp:1a2b3c4d len:40]",
+        'quote " and back \\ slash',
+        "tab\tnew\nline\u0001ctl",
+        "ünïcødé ✓ \U0001f600",
+    ]
+) | st.text(max_size=6)
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.sampled_from([0, 1, -1, 0.0, 1.0, 2.5, 1e300, 2**70])  # 2**70: orjson refuses it
+    | _PLAIN
+    | _STRINGS
+)
+_DOCS = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_PLAIN_KEYS | _PLAIN_KEYS | _KEYS | _STRINGS, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _typed(value: Any) -> str:
+    """A text that differs when the values, their types or the key order differ."""
+    return repr(value)
+
+
+def _state(redactor: Redactor) -> tuple[Any, ...]:
+    memory = redactor.memory
+    return (
+        memory.learned_since(0),
+        memory.generation,
+        sorted(memory.unrecalled),
+        memory.drain(),
+        redactor.stale_secrets(),
+    )
+
+
+def _derived(docs: list[Any], data: st.DataObject) -> list[Any]:
+    """Documents that come back whole, or with one value changed, as readiness reports and
+    revisions do, so that most of them hold only strings seen before."""
+    out = [docs[0]]
+    for doc in docs[1:]:
+        how = data.draw(st.sampled_from(["new", "same", "changed"]))
+        prev = out[-1]
+        if how == "same":
+            doc = copy.deepcopy(prev)
+        elif how == "changed" and isinstance(prev, dict):
+            doc = dict(prev)
+            doc[data.draw(_KEYS)] = data.draw(_LEAVES | _DOCS)
+        out.append(doc)
+    return out
+
+
+@given(st.lists(_DOCS, min_size=1, max_size=8), st.data())
+@settings(max_examples=400, deadline=None)
+def test_a_document_handed_back_whole_is_what_the_walk_gives(
+    docs: list[Any], data: st.DataObject
+) -> None:
+    fast, walking = Redactor(KEY), _Walking(KEY)
+    for doc in _derived(docs, data):
+        stream = data.draw(st.sampled_from(["settings", "report", ""]))
+        canonical_too = data.draw(st.booleans())
+        results = []
+        for redactor in (fast, walking):
+            mine = copy.deepcopy(doc)
+            try:
+                if canonical_too:
+                    out, body = redactor.redact_canonical(mine, stream=stream)
+                else:
+                    out, body = redactor.redact_json(mine, stream=stream), b""
+            except TypeError as exc:  # an integer past 64 bits has no canonical text
+                out, body = None, str(exc).encode()
+            results.append((_typed(out), body, _state(redactor)))
+        assert results[0] == results[1]
+
+
+def _both(docs: list[tuple[str, Any]]) -> None:
+    """Each (stream, document) through a redactor and a walking one: the same at every step."""
+    fast, walking = Redactor(KEY), _Walking(KEY)
+    for stream, doc in docs:
+        got = [
+            (_typed(r.redact_canonical(copy.deepcopy(doc), stream=stream)), _state(r))
+            for r in (fast, walking)
+        ]
+        assert got[0] == got[1]
+
+
+@pytest.mark.parametrize(
+    "docs",
+    [
+        # a short value under a secret name is a secret too, though too short to remember:
+        # the same string seen as a plain value elsewhere does not make it plain
+        [("s", {"apiKey": "x1", "a": "x1"})] * 2,
+        [("s", {"env": {"HOME": "x1"}, "a": "x1"})] * 2,
+        [("s", {"hosted": {"model": "x1"}, "a": "x1"})] * 2,
+        [("s", {"a": "x1"}), ("s", {"a": "x1", "extraHeaders": ["x1"]})],
+        # a secret name seen as a plain value first, then as a key
+        [("s", {"a": "password", "b": "x1"})] * 2
+        + [("s", {"password": "x1", "a": "password", "b": "x1"})],
+        [("s", {"a": ["env", "x1"]}), ("t", {"a": ["env", "x1"]}), ("u", {"env": {"a": "x1"}})],
+        # a secret learned in another stream, in a string memoised as plain before
+        [
+            ("s", {"a": "saw hunter2hunter2 here"}),
+            ("t", {"password": "hunter2hunter2"}),
+            ("s", {"a": "saw hunter2hunter2 here"}),
+        ],
+        # ... and seen first in a third stream (the memo of the string is what is checked)
+        [
+            ("s", {"a": "saw hunter2hunter2 here"}),
+            ("t", {"password": "hunter2hunter2"}),
+            ("u", {"a": "saw hunter2hunter2 here"}),
+        ],
+        # and one pasted as a key
+        [
+            ("s", {"hunter2hunter2": 1}),
+            ("t", {"token": "hunter2hunter2"}),
+            ("s", {"hunter2hunter2": 1}),
+        ],
+    ],
+    ids=[
+        "secret-name",
+        "secret-map",
+        "hosted",
+        "added-map",
+        "name-as-value-then-key",
+        "map-name-as-value-then-key",
+        "learned-since",
+        "learned-since-new-stream",
+        "learned-key",
+    ],
+)
+def test_a_document_that_holds_a_secret_is_walked(docs: list[tuple[str, Any]]) -> None:
+    _both(docs)
+
+
+def test_a_report_seen_before_comes_back_as_it_is_with_its_canonical_text() -> None:
+    report = {
+        "repoUrl": "https://example.com/r.git",
+        "report": {
+            f"c{i}": {"numerator": i % 2, "denominator": 1, "rationale": "ok"} for i in range(5)
+        },
+        "score": 0.5,
+    }
+    redactor = Redactor(KEY)
+    first, body = redactor.redact_canonical(report, stream="report")
+    redactor.redact_canonical(copy.deepcopy(report), stream="report")  # (not tried after a miss)
+    again = copy.deepcopy(report)
+    second, body2 = redactor.redact_canonical(again, stream="report")
+    assert second is again  # nothing in it to redact: no copy made
+    assert body2 == body == canonical(report)
+    assert second == first
+
+
+def test_a_secret_name_or_a_secret_learned_since_still_takes_the_walk() -> None:
+    redactor = Redactor(KEY)
+    doc = {"name": "Zq8vLr2pWx7nTb4kYc1mQ", "other": "x"}
+    assert redactor.redact_json(doc, stream="s") == doc
+    assert redactor.redact_json(copy.deepcopy(doc), stream="s") == doc
+    # the same strings under a secret name: the value is a secret, whatever the memo says
+    secret = {"apiKey": "Zq8vLr2pWx7nTb4kYc1mQ", "other": "x"}
+    out = redactor.redact_json(secret, stream="s")
+    assert out["apiKey"] == redactor.marker("Zq8vLr2pWx7nTb4kYc1mQ")
+    # and the document seen first is now scrubbed of it
+    assert redactor.redact_json(copy.deepcopy(doc), stream="s")["name"] == out["apiKey"]

@@ -523,3 +523,14 @@ def test_a_memoised_string_is_checked_again_for_each_secret_learned_after_it(
     redactor.register(second)
     out = redactor.redact_json({"notes": late}, stream="c")["notes"]
     assert second not in out and redactor.marker(second) in out
+
+
+def test_a_value_that_cannot_be_written_as_json_never_hides_a_change_beside_it() -> None:
+    """An integer past 64 bits (a proposed YAML file may hold one) has no JSON text to compare:
+    a value that changes type beside it (`true` to `1`, which `==` calls equal) still shows."""
+    r = Redactor(KEY)
+    first = {"x": "a", "a": {"n": 2**70, "f": True}}
+    r.redact_json(first, stream="s")
+    r.redact_json({"x": "a", "a": {"n": 2**70, "f": True}}, stream="s")
+    out = r.redact_json({"x": "a", "a": {"n": 2**70, "f": 1}}, stream="s")
+    assert out["a"]["f"] == 1 and type(out["a"]["f"]) is int

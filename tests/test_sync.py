@@ -810,14 +810,14 @@ def _count_report_redactions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from auditor.redact import Redactor
 
     redacted: list[str] = []
-    real = Redactor.redact_json
+    real = Redactor._redact  # what redact_json and redact_canonical both call
 
-    def counting(self: Redactor, value: Any, stream: str = "") -> Any:
+    def counting(self: Redactor, value: Any, stream: str, *args: Any, **kwargs: Any) -> Any:
         if stream == "report":
             redacted.append(str(value.get("reportId")))
-        return real(self, value, stream)
+        return real(self, value, stream, *args, **kwargs)
 
-    monkeypatch.setattr(Redactor, "redact_json", counting)
+    monkeypatch.setattr(Redactor, "_redact", counting)
     return redacted
 
 

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from auditor.common import paths
-from auditor.common.jsonutil import canonical
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
 from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
@@ -162,8 +161,7 @@ def encode_report(
     An odd value in an optional field keeps the report: it is reported to `warn` and removed,
     so rules see the field as absent; a time sent as ISO 8601 is stored as Unix milliseconds."""
     raw, created = check_report(raw, where, warn)
-    data = redactor.redact_json(raw, stream="report")
-    body = canonical(data)
+    data, body = redactor.redact_canonical(raw, stream="report")
     report = ReadinessReport(  # identity fields from the redacted copy: a URL can carry a token
         report_id=str(data["reportId"]),
         repo_url=str(data["repoUrl"]),

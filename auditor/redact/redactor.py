@@ -440,7 +440,7 @@ class Redactor:
             if prev.blobs is None:
                 prev.blobs = _texts(prev.numbered_of(raw))
             texts = _texts(prev.numbered_of(value))
-            if texts != prev.blobs:
+            if texts != prev.blobs or None in texts:  # None: not writable, never the same
                 again = set(changed)
                 changed += [
                     k

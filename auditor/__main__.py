@@ -27,7 +27,12 @@ def _load_orjson() -> None:
     def hold(signum: int, _frame: FrameType | None) -> None:
         held.append(signum)
 
-    previous = signal.signal(signal.SIGINT, hold)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # started ignoring it (a background job): go on ignoring
+        import orjson
+
+        return
+    signal.signal(signal.SIGINT, hold)
     try:
         import orjson  # noqa: F401
     finally:

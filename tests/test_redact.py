@@ -534,3 +534,18 @@ def test_a_value_that_cannot_be_written_as_json_never_hides_a_change_beside_it()
     r.redact_json({"x": "a", "a": {"n": 2**70, "f": True}}, stream="s")
     out = r.redact_json({"x": "a", "a": {"n": 2**70, "f": 1}}, stream="s")
     assert out["a"]["f"] == 1 and type(out["a"]["f"]) is int
+
+
+@pytest.mark.parametrize("remembered", ["secret", "[secret", "len:15]", "fp:1c51"])
+def test_redacting_again_leaves_markers_as_they_are(remembered: str) -> None:
+    """A remembered secret that is part of a marker's own text (`secret` is a password too)
+    does not rewrite markers: redacting a redacted document again gives it back unchanged,
+    however many times, and the text between markers is still scrubbed."""
+    r = Redactor(KEY)
+    first = r.redact_json({"password": remembered, "apiKey": "hunter2-long-password-x"})
+    doc = {"note": f"{first['apiKey']} and {remembered} again", **first}
+    once = r.redact_json(doc)
+    assert r.redact_json(once) == once == r.redact_json(r.redact_json(once))
+    assert once["note"].startswith(first["apiKey"] + " and [secret fp:")
+    assert remembered not in once["note"].split("] and ")[1].replace(first["password"], "")
+    assert r.redact_text(f"error: {first['apiKey']}") == f"error: {first['apiKey']}"

@@ -26,7 +26,7 @@ import orjson
 from auditor.common.jsonutil import canonical
 from auditor.redact.memory import SecretMemory
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
-from auditor.redact.plain import is_env_reference, is_marker
+from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
@@ -581,12 +581,31 @@ class Redactor:
         hits = self.memory.find(text)
         if not hits:
             return text
-        for run in self.memory.find_encoded_runs(text):
-            text = text.replace(run, self.marker(run))
-        for secret in sorted(hits, key=len, reverse=True):
+        if "[secret fp:" not in text:
+            return self._scrub_plain(text, hits)
+        # A marker is left as it is: a secret remembered that is part of a marker's own text
+        # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.
+        parts: list[str] = []
+        at = 0
+        for found in MARKER_RE.finditer(text):
+            parts += [self._scrub_plain(text[at : found.start()], hits), found[0]]
+            at = found.end()
+        parts.append(self._scrub_plain(text[at:], hits))
+        return "".join(parts)
+
+    def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
+        """`text` (no marker in it) with every encoded run of a remembered secret and every
+        form of `hits` replaced by its marker, in one pass (longest first at each place), so
+        no replacement is made inside a marker just put in."""
+        markers = {run: self.marker(run) for run in self.memory.find_encoded_runs(text)}
+        for secret in hits:
             for form in self.memory.forms(secret):
-                text = text.replace(form, self.marker(secret))
-        return text
+                markers.setdefault(form, self.marker(secret))
+        found = [form for form in markers if form and form in text]
+        if not found:
+            return text
+        pattern = re.compile("|".join(map(re.escape, sorted(found, key=len, reverse=True))))
+        return pattern.sub(lambda m: markers[m[0]], text)
 
 
 def _child(key: str, secret: bool, hosted: bool) -> tuple[bool, bool]:

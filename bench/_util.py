@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -109,6 +109,16 @@ class Child:
     def stopped(self) -> bool:
         """True when the command was killed for passing the memory cap."""
         return self.peak is None
+
+
+def emulator_env(emu: Any, token: str, state: object) -> dict[str, str]:
+    """The variables that point a child `auditor` at a running emulator and a state file."""
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": token,
+        "AUDITOR_STATE": str(state),
+    }
 
 
 def run_cli(argv: list[str], env: dict[str, str], cwd: str, cap: int | None = None) -> Child:

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _util import result, row, run_cli, timed
+from _util import emulator_env, result, row, run_cli, timed
 from report_fixture import build_large
 
 from auditor.models import OPEN_STATUSES
@@ -66,12 +66,7 @@ def real_run(revisions: int, repos: int) -> ReportData:
         tempfile.TemporaryDirectory() as tmp,
     ):
         state = Path(tmp) / "state.db"
-        env = {
-            "AUDITOR_BASE_URL": emu.base_url,
-            "AUDITOR_APP_URL": emu.app_url,
-            "AUDITOR_TOKEN": TOKEN,
-            "AUDITOR_STATE": str(state),
-        }
+        env = emulator_env(emu, TOKEN, state)
         synced = run_cli(["sync"], env, tmp)
         if synced.code != 0:
             raise SystemExit(f"auditor sync failed ({synced.code}): {synced.stderr}")

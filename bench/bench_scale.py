@@ -35,7 +35,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import MB, ParseBaseline, mb, parse_baseline, result, run_cli
+from _util import MB, ParseBaseline, emulator_env, mb, parse_baseline, result, run_cli
 
 from auditor.emulator import Emulator, generate_dataset, start_emulator
 from auditor.fetch import HISTORY_PATH, REPORTS_PATH
@@ -76,12 +76,7 @@ def scene(revisions: int, repos: int) -> Iterator[tuple[Emulator, dict[str, str]
         start_emulator(dataset=dataset, tokens={TOKEN: "owner"}) as emu,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        env = {
-            "AUDITOR_BASE_URL": emu.base_url,
-            "AUDITOR_APP_URL": emu.app_url,
-            "AUDITOR_TOKEN": TOKEN,
-            "AUDITOR_STATE": str(Path(tmp) / "state.db"),
-        }
+        env = emulator_env(emu, TOKEN, Path(tmp) / "state.db")
         yield emu, env, tmp
 
 

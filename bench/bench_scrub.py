@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _util import result, run_cli
+from _util import emulator_env, result, run_cli
 
 from auditor.emulator import generate_dataset, start_emulator
 from auditor.store import scrubindex
@@ -111,12 +111,7 @@ def main() -> None:
     ):
         tmp = Path(folder)
         path = tmp / "state.db"
-        env = {
-            "AUDITOR_BASE_URL": emu.base_url,
-            "AUDITOR_APP_URL": emu.app_url,
-            "AUDITOR_TOKEN": TOKEN,
-            "AUDITOR_STATE": str(path),
-        }
+        env = emulator_env(emu, TOKEN, path)
         sync = run_cli(["sync"], env, folder)
         if sync.code != 0:
             raise SystemExit(f"sync failed: {sync.stderr[-500:]}")

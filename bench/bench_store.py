@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _util import mb, result, run_cli
+from _util import emulator_env, mb, result, run_cli
 
 from auditor.emulator import start_emulator
 
@@ -36,12 +36,7 @@ SYNC_TARGET, RUN_TARGET, PEAK_TARGET = 2.0, 1.5, 1.5
 
 def measure(state: str, emu: Any, tmp: Path) -> dict[str, Any]:
     """sync, sync again (nothing new), then run --offline, into `state`: Child per step."""
-    env = {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": TOKEN,
-        "AUDITOR_STATE": state,
-    }
+    env = emulator_env(emu, TOKEN, state)
     sync = run_cli(["sync"], env, str(tmp))
     if sync.code != 0:
         raise SystemExit(f"sync into {state.split('@')[-1]} failed: {sync.stderr[-500:]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from types import FrameType
 
 
@@ -28,15 +29,17 @@ def _load_orjson() -> None:
         held.append(signum)
 
     previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:  # started ignoring it (a background job): go on ignoring
-        import orjson
-
-        return
-    signal.signal(signal.SIGINT, hold)
+    # Ignored from the start (a background job) it stays ignored; a handler not set from Python
+    # (None) cannot be put back, and only the main thread may set one: left alone then
+    main_thread = threading.current_thread() is threading.main_thread()
+    holding = main_thread and previous is not signal.SIG_IGN and previous is not None
+    if holding:
+        signal.signal(signal.SIGINT, hold)
     try:
         import orjson  # noqa: F401
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if holding:
+            signal.signal(signal.SIGINT, previous)
     if held:
         raise KeyboardInterrupt
 

@@ -189,18 +189,7 @@ def test_an_online_run_starts_its_sync_before_loading_the_evaluation(tmp_path: P
         "AUDITOR_STATE": str(tmp_path / "state.db"),
     }
     argv = ["run", "--quiet", "--out", str(tmp_path / "reports")]
-    modules = (
-        subprocess.run(
-            [sys.executable, "-c", _FIRST_REQUEST_PROBE, *argv],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.splitlines()[-1]
-        .split()
-    )
+    modules = _probed(argv, env, tmp_path, _FIRST_REQUEST_PROBE)[-1].split()
     assert "httpx" in modules and "auditor.policy.loader" in modules  # it was about to sync
     # the rule engine comes after the sync; httpx's own command line (click, rich) never
     late = ("auditor.evaluate.engine", "rich", "click", "pygments", "psycopg", "weasyprint")
@@ -263,11 +252,11 @@ def _emulator_env(emulator: Any, tmp_path: Path, base: Mapping[str, str]) -> dic
     }
 
 
-def _probed(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
-    """The lines `_OFFLINE_PROBE` prints for `auditor argv`: its exit code, then the modules
-    it loaded."""
+def _probed(argv: list[str], env: dict[str, str], cwd: Path, probe: str | None = None) -> list[str]:
+    """The lines `probe` (`_OFFLINE_PROBE`: the exit code, then the modules loaded) prints for
+    `auditor argv`."""
     return subprocess.run(
-        [sys.executable, "-c", _OFFLINE_PROBE, *argv],
+        [sys.executable, "-c", probe or _OFFLINE_PROBE, *argv],
         env=env,
         cwd=cwd,
         capture_output=True,

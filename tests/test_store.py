@@ -209,6 +209,7 @@ def test_latest_reports_as_of_a_time_are_what_the_whole_list_gives(store: Store)
         want = latest_per_repo(r for r in every if at is None or r.created_at <= at)
         got = latest_per_repo(store.latest_reports(at))
         assert [r.report_id for r in got] == [r.report_id for r in want], at
+        assert store.count_reports(at) == sum(1 for r in every if at is None or r.created_at <= at)
     assert any(
         len({r.created_at for r in every if r.repo_url == u})
         < sum(1 for r in every if r.repo_url == u)

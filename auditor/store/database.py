@@ -889,9 +889,12 @@ class Store:
         return list(self._reports(query, args))
 
     @_reads
-    def count_reports(self) -> int:
-        """How many reports are stored."""
-        return int(self._db.execute("SELECT COUNT(*) FROM reports").fetchone()[0])
+    def count_reports(self, at: datetime | None = None) -> int:
+        """How many reports are stored (created at or before `at`, if given)."""
+        if at is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM reports").fetchone()[0])
+        query = "SELECT COUNT(*) FROM reports WHERE created_at <= ?"
+        return int(self._db.execute(query, (to_text(at),)).fetchone()[0])
 
     @_reads
     def count_repositories(self) -> int:

@@ -405,11 +405,7 @@ def audit_scope(
     for rule in policy.rules:
         targets[rule.target] = targets.get(rule.target, 0) + 1
     # The evaluated reports are each repository's newest (as of `at`): one per repository.
-    reports = (
-        store.count_reports()
-        if at is None
-        else sum(1 for r in store.iter_reports() if r.created_at <= at)
-    )
+    reports = store.count_reports(at)
     return AuditScope(
         period_start=first.updated_at if first else None,
         period_end=inputs.settings.updated_at if inputs.settings else None,

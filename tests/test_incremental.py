@@ -290,3 +290,34 @@ def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
         assert len(keys) >= len(damage)
         inc, full, _, _ = chain.nightly(lambda: 0)
         assert comparable(inc) == comparable(full)
+
+
+def test_kept_verdicts_with_evidence_of_the_wrong_types_are_worked_out_again(
+    tmp_path: Path,
+) -> None:
+    """A kept usage or readiness verdict whose evidence holds a value of the wrong type (a
+    path or an operator that is a number: a damaged row) makes its rule be evaluated afresh,
+    with the same reports as a run from an empty state, not a report writer's error."""
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=5, revisions=40, repos=3
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+        chain.run(chain.state, "first")
+        bad = 0
+        with sqlite3.connect(chain.state) as db:
+            for key, data in db.execute(
+                "SELECT rule_key, data FROM eval_state WHERE rule_key LIKE 'verdicts:%'"
+            ).fetchall():
+                kept = json.loads(zlib.decompress(data))
+                for n, verdict in enumerate(kept["verdicts"]):
+                    for evidence in verdict[3]:
+                        evidence[0 if n % 2 else 3] = 5
+                        bad += 1
+                db.execute(
+                    "UPDATE eval_state SET data = ? WHERE rule_key = ?",
+                    (zlib.compress(json.dumps(kept).encode()), key),
+                )
+        assert bad
+        inc, full, _, _ = chain.nightly(lambda: 0)
+        assert comparable(inc) == comparable(full)

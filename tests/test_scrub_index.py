@@ -394,3 +394,20 @@ def test_a_secret_ending_where_a_piece_is_cut_is_still_scrubbed_from_earlier_row
         assert _sync(store, [_raw(3, "n")], learned=(secret,)) == 1
     escaped = orjson.dumps(secret)[1:-1]
     assert escaped not in stored_bytes(state_path)
+
+
+@pytest.mark.parametrize("piece", [12345, "text"])
+def test_a_piece_stored_as_another_type_is_searched_as_text(tmp_path: Path, piece: Any) -> None:
+    """A piece SQLite holds as a number or text (a file edited by hand) is read as the text
+    it is, like every stored value, not a Python error."""
+    path = tmp_path / "s.db"
+    with Store.open(path, fingerprint_key=KEY) as store:
+        _sync(store, [_raw(1, "n"), _raw(2, f"pasted {LATER}")])
+    raw_sql(
+        path,
+        "UPDATE scrub_index SET piece = ? WHERE digest = (SELECT MIN(digest) FROM scrub_index)",
+        (piece,),
+    )
+    with Store.open(path, fingerprint_key=KEY) as store:
+        assert _sync(store, [_raw(3, "n")], learned=(LATER,)) == 1
+    assert LATER.encode() not in stored_bytes(path)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
 from auditor.errors import PolicyError
@@ -141,3 +143,40 @@ def test_other_limits_parse_the_file() -> None:
     assert load_yaml(SHIPPED_POLICY_DIR / "usage.yaml").positions  # recorded
     with pytest.raises(PolicyError, match="more than 10 values"):
         load_yaml(SHIPPED_POLICY_DIR / "usage.yaml", max_nodes=10)
+
+
+def _damaged(value: Any, how: str) -> Any:
+    """`value` (a record entry's data) with every `ITEMS` list's pairs cut to one item."""
+    if isinstance(value, dict):
+        if how == "items" and value.keys() == {yamlsafe.ITEMS}:
+            return {yamlsafe.ITEMS: [[1] for _ in value[yamlsafe.ITEMS]]}
+        return {k: _damaged(v, how) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_damaged(v, how) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("how", ["positions a list", "a position a string", "items"])
+def test_a_damaged_entry_of_the_record_means_parsing_that_file(
+    how: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An entry whose positions or data are not of the form the build writes is not used: the
+    file is parsed and validated, and the packs load as from their text (no Python error)."""
+    whole = orjson.loads(yamlsafe.SHIPPED_YAML.read_bytes())
+    for entry in whole["files"].values():
+        if how == "positions a list":
+            entry["positions"] = [1]
+        elif how == "a position a string":
+            entry["positions"] = {place: "x" for place in entry["positions"]}
+        else:
+            entry["data"] = _damaged(entry["data"], how)
+    bad = tmp_path / "shipped-yaml.json"
+    bad.write_bytes(orjson.dumps(whole))
+    expected = [(r.id, r.source) for r in load_policies([SHIPPED_POLICY_DIR]).rules]
+    monkeypatch.setattr(yamlsafe, "SHIPPED_YAML", bad)
+    yamlsafe._record.cache_clear()
+    try:
+        assert [(r.id, r.source) for r in load_policies([SHIPPED_POLICY_DIR]).rules] == expected
+        assert load_readiness_model(DEFAULT_MODEL_PATH).criteria
+    finally:
+        yamlsafe._record.cache_clear()

@@ -199,7 +199,7 @@ def _read_verdict(raw: list[Any]) -> Verdict:
     status, message, evidence, count = raw
     if type(message) is not str or type(count) is not int:
         raise TypeError("not a verdict")
-    return Verdict(_STATUS[status], message, tuple(Evidence(*e) for e in evidence), count)
+    return Verdict(_STATUS[status], message, tuple(map(_read_evidence, evidence)), count)
 
 
 # -- change rules: step tallies ---------------------------------------------------------------
@@ -293,7 +293,7 @@ class Shared:
         found = self._evidence.get(hash(text))
         if found is not None and found[0] == text:
             return found[1]
-        made = tuple(Evidence(*e) for e in raw)
+        made = tuple(map(_read_evidence, raw))
         self._evidence.setdefault(hash(text), (text, made))
         return made
 
@@ -318,6 +318,21 @@ def _result(result: RuleResult) -> list[Any]:
         [list(_evidence(e)) for e in result.evidence],
         _who(result.since) if result.since is not None else None,
     ]
+
+
+def _read_evidence(raw: list[Any]) -> Evidence:
+    """Inverse of `_evidence`; TypeError when `raw` is not of its form (a damaged row, which
+    only makes its rule be evaluated afresh, never a report writer's error later)."""
+    path, actual, expected, operator, present, note, shows_expected = raw
+    if not (
+        type(path) is str
+        and type(operator) is str
+        and type(note) is str
+        and type(present) is bool
+        and type(shows_expected) is bool
+    ):
+        raise TypeError("not evidence")
+    return Evidence(path, actual, expected, operator, present, note, shows_expected)
 
 
 def _evidence(ev: Evidence) -> Iterator[Any]:

@@ -167,6 +167,15 @@ def untagged(value: Any) -> Any:
     return value
 
 
+def _recorded_data(entry: Mapping[str, Any]) -> tuple[Any] | None:
+    """An entry's data as parsing gives it, a copy (callers own theirs); None when its
+    `ITEMS` mappings are damaged (the file is then parsed)."""
+    try:
+        return (untagged(entry["data"]),)
+    except (TypeError, ValueError):
+        return None
+
+
 def shipped_yaml() -> Mapping[str, Mapping[str, Any]]:
     """The entries of `SHIPPED_YAML` by digest; none when it is missing or not of the
     expected form (every file is then parsed)."""
@@ -180,18 +189,23 @@ def _record() -> tuple[str, Mapping[str, Mapping[str, Any]]]:
     try:
         record = orjson.loads(SHIPPED_YAML.read_bytes())
         schema, entries = record["schema"], record["files"]
-        if (
-            isinstance(schema, str)
-            and isinstance(entries, dict)
-            and all(
-                isinstance(e, dict) and {"data", "positions", "schema_checked"} <= e.keys()
-                for e in entries.values()
-            )
-        ):
-            return schema, entries
+        if isinstance(schema, str) and isinstance(entries, dict):
+            return schema, {k: e for k, e in entries.items() if _entry_of_form(e)}
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return "", {}
+
+
+def _entry_of_form(entry: Any) -> bool:
+    """A record entry as `policy.shipped` writes it: data, positions as `{place: [line,
+    column]}`, a schema verdict (an entry of another form is not used: its file is parsed)."""
+    if not isinstance(entry, dict) or not {"data", "positions", "schema_checked"} <= entry.keys():
+        return False
+    positions = entry["positions"]
+    return isinstance(positions, dict) and all(
+        isinstance(place, list) and len(place) == 2 and all(type(n) is int for n in place)
+        for place in positions.values()
+    )
 
 
 def load_yaml(
@@ -210,10 +224,11 @@ def load_yaml(
     if (max_bytes, max_depth, max_nodes) == (_MAX_BYTES, _MAX_DEPTH, MAX_NODES):
         schema, entries = _record()
         known = entries.get(digest)
-        if known is not None:
+        data = _recorded_data(known) if known is not None else None
+        if known is not None and data is not None:
             return YamlDocument(
                 path=str(path),
-                data=untagged(known["data"]),  # a copy: callers own theirs
+                data=data[0],
                 sha256=digest,
                 text=text,
                 positions=known["positions"],

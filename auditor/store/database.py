@@ -114,9 +114,17 @@ class Ingested:
     issue: IntegrityIssue | None = None
 
 
-_SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, ...]], ...] = (
-    ("revisions", "revision", ("settings", "user_id", "user_email", "user_name")),
-    ("reports", "report_id", ("data", "repo_url")),
+_ROW_KEYS: dict[str, Literal["revisions", "reports"]] = {
+    "revision": "revisions",
+    "report_id": "reports",
+}
+# The columns the scrub reads, per table and its key: the scrub index's (analytics rows are
+# `store_analytics.scrub`'s), so the two never drift apart.
+_SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, ...]], ...] = tuple(
+    (table, key, blobs + texts)
+    for key, table in _ROW_KEYS.items()
+    for indexed, blobs, texts in scrubindex.INDEXED
+    if indexed == table
 )
 
 

@@ -105,7 +105,7 @@ def stored(db: Any) -> list[bytes]:
 
 def stored_text(db: Any) -> bytes:
     """Every piece in the index, one text (a line each: see `forms_held`)."""
-    return b"\n".join(r[0] for r in db.execute("SELECT piece FROM scrub_index"))
+    return b"\n".join(stored(db))
 
 
 def add(db: Any, pieces: Iterable[bytes]) -> None:

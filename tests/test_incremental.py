@@ -18,7 +18,8 @@ import random
 import shutil
 import sqlite3
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -261,16 +262,23 @@ def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
         assert inc_calls == full_calls  # everything evaluated afresh, as from an empty state
 
 
-def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
-    """The evaluation state is only a cache: a row the state file holds damaged (not zlib, zlib
-    of something that is not JSON, JSON of another shape) makes its rule be evaluated afresh,
-    with the same reports as a run from an empty state, never a failed run."""
+@contextmanager
+def _after_a_first_run(tmp_path: Path) -> Iterator[Chain]:
+    """A small history synced and run once (its evaluation state stored), the emulator up."""
     with start_emulator(
         tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=5, revisions=40, repos=3
     ) as emu:
         chain = Chain(emu, tmp_path)
         chain.sync()
         chain.run(chain.state, "first")
+        yield chain
+
+
+def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
+    """The evaluation state is only a cache: a row the state file holds damaged (not zlib, zlib
+    of something that is not JSON, JSON of another shape) makes its rule be evaluated afresh,
+    with the same reports as a run from an empty state, never a failed run."""
+    with _after_a_first_run(tmp_path) as chain:
         with sqlite3.connect(chain.state) as db:
             keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
             tally = b'{"steps": 1, "counts": %s, "first": 1, "last": %s, "open": %s}'
@@ -298,12 +306,7 @@ def test_kept_verdicts_with_evidence_of_the_wrong_types_are_worked_out_again(
     """A kept usage or readiness verdict whose evidence holds a value of the wrong type (a
     path or an operator that is a number: a damaged row) makes its rule be evaluated afresh,
     with the same reports as a run from an empty state, not a report writer's error."""
-    with start_emulator(
-        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=5, revisions=40, repos=3
-    ) as emu:
-        chain = Chain(emu, tmp_path)
-        chain.sync()
-        chain.run(chain.state, "first")
+    with _after_a_first_run(tmp_path) as chain:
         bad = 0
         with sqlite3.connect(chain.state) as db:
             for key, data in db.execute(

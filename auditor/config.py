@@ -122,13 +122,14 @@ def _as_url(value: Any, where: str) -> str:
         got = f"{scheme.group(1).lower()}://…" if scheme else "no scheme:// at its start"
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {got}")
     text = text.rstrip("/")
+    # No query belongs in a service address, so an `@` anywhere past the host is user-info
+    # whose password has a `/`, `?` or `#` (`https://ci:pa/ss@host`): refused unshown.
+    _check_user_info(text[scheme.end() :], where, scheme.group(1).lower(), query=False)
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 (raises on a port that is no number or out of range)
     except ValueError as exc:
-        raise ConfigError(
-            f"{where}: not a valid URL ({exc}; check the host, port and brackets)"
-        ) from None
+        raise ConfigError(f"{where}: not a valid URL ({_url_fault(exc)})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {_shown(parts)}")
     if parts.username or parts.password or parts.query or parts.fragment:
@@ -258,7 +259,7 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
             "or postgresql://[user@]host[:port]/database"
         )
     value = value[: scheme.end()].lower() + value[scheme.end() :]  # libpq reads lower case
-    _check_user_info(value[scheme.end() :], where)
+    _check_user_info(value[scheme.end() :], where, "postgresql", query=True)
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 (raises on a port that is no number)
@@ -274,17 +275,42 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
     return _StateURL(value)
 
 
-def _check_user_info(rest: str, where: str) -> None:
-    """Refuse a URL whose password libpq would read as another part of it (a raw `/`, `@`, `?`
-    or `#` in it): the masking would then miss part of the password, and the connection fail."""
+def _check_user_info(rest: str, where: str, scheme: str, *, query: bool) -> None:
+    """Refuse a URL (`rest`: what follows `scheme://`) whose password a URL parser would read
+    as another part of it (a raw `/`, `@`, `?` or `#` in it): the masking would then miss part
+    of the password, an error about that part (`Port could not be cast to integer value as
+    'pa'`) would show it, and the connection fail. `query`: the URL may carry a query, where
+    an `@` is a value's (`?user=me@corp`); without one, an `@` anywhere past the host is
+    user-info's. Nothing of the URL is shown."""
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    stray = rest[len(authority) :].split("?", 1)[0]
+    stray = rest[len(authority) :]
+    if query:
+        stray = stray.split("?", 1)[0]
     if authority.count("@") > 1 or "@" in stray:
-        raise ConfigError(
-            f"{where}: the user name or password of the postgresql:// URL has a character "
-            "that must be percent-encoded (/ @ ? # as %2F %40 %3F %23), or give the password "
-            "in PGPASSWORD or ~/.pgpass instead"
+        fix = (
+            "or give the password in PGPASSWORD or ~/.pgpass instead"
+            if query
+            else "or leave the user-info out: give the token with AUDITOR_TOKEN or --token-file"
         )
+        raise ConfigError(
+            f"{where}: the user name or password of the {scheme}:// URL has a character "
+            f"that must be percent-encoded (/ @ ? # as %2F %40 %3F %23), {fix}"
+        )
+
+
+def _url_fault(exc: ValueError) -> str:
+    """What is wrong with a URL `urlsplit` refused, in words that never quote it (its messages
+    quote the port as written, which may be part of a password)."""
+    message = str(exc)
+    if "Port" in message:
+        return "the port is not a number from 0 to 65535; check the host and port"
+    if "Invalid IPv6 URL" in message:
+        return "unbalanced [ ] around an IPv6 address"
+    if "does not appear to be" in message:
+        return "what is in [ ] is not an IPv6 address"
+    if "NFKC" in message:
+        return "the host has characters that Unicode normalization changes"
+    return "check the host, port and brackets"
 
 
 def _as_path(value: Any, where: str, base: Path) -> Path:

@@ -88,10 +88,12 @@ def test_config_file_values_and_relative_paths(tmp_path: Path) -> None:
         pytest.param('token = "abc"\n', "never read from a config file", id="token-in-file"),
         pytest.param('base_url = "ftp://x"\n', "expected an http:// or https:// URL", id="bad-url"),
         pytest.param(
-            'base_url = "http://[::1"\n', "base_url: not a valid URL (Invalid IPv6 URL;", id="ipv6"
+            'base_url = "http://[::1"\n', "base_url: not a valid URL (unbalanced [ ]", id="ipv6"
         ),
         pytest.param(
-            'app_url = "http://h:99999"\n', "app_url: not a valid URL (Port out of range", id="port"
+            'app_url = "http://h:99999"\n',
+            "app_url: not a valid URL (the port is not a number from 0 to 65535",
+            id="port",
         ),
         pytest.param('base_url = "http://h:x"\n', "base_url: not a valid URL (", id="port-text"),
         pytest.param("page_size = 500\n", "at most 100", id="page-size"),
@@ -194,6 +196,48 @@ def test_url_with_credentials_is_refused_without_echoing_them(
         _load(tmp_path, flags, env, cfg)
     assert PASSWORD not in str(info.value)
     assert "app_url" in str(info.value) and "svc.example" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://ci:S3cr3t/Passw0rd@api.example.com", id="slash"),
+        pytest.param("https://ci:S3cr3t?Passw0rd@api.example.com", id="question-mark"),
+        pytest.param("https://ci:S3cr3t#Passw0rd@api.example.com", id="hash"),
+        pytest.param("https://ci:123/S3cr3t@api.example.com", id="digits-then-slash"),
+        pytest.param("https://ci:p@S3cr3t@api.example.com", id="at"),
+    ],
+)
+@pytest.mark.parametrize(("key", "var"), [("base_url", "AUDITOR_BASE_URL"), ("app_url", "")])
+@pytest.mark.parametrize("source", ["flag", "env", "file"])
+def test_url_password_with_a_url_delimiter_is_refused_without_echoing_it(
+    tmp_path: Path, url: str, key: str, var: str, source: str
+) -> None:
+    """A password holding `/`, `?` or `#` makes the URL parser read part of it as the port
+    (`Port could not be cast to integer value as 'S3cr3t'`) or the path: never shown."""
+    var = var or "AUDITOR_APP_URL"
+    cfg = _write(tmp_path / "a.toml", f'{key} = "{url}"\n') if source == "file" else None
+    flags = {key: url} if source == "flag" else {}
+    env = {var: url} if source == "env" else {}
+    with pytest.raises(ConfigError, match="must be percent-encoded") as info:
+        _load(tmp_path, flags, env, cfg)
+    assert "S3cr3t" not in str(info.value) and "Passw0rd" not in str(info.value)
+    assert key in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        pytest.param("https://api.example.com:S3cr3t", "the port is not a number", id="port"),
+        pytest.param("https://[S3cr3t]/", "is not an IPv6 address", id="brackets"),
+    ],
+)
+def test_a_url_the_parser_refuses_is_described_not_quoted(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says) as info:
+        _load(tmp_path, flags={"base_url": url})
+    assert "S3cr3t" not in str(info.value)
 
 
 BAD_TOKENS = [

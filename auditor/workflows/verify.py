@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +56,8 @@ class Verification:
 
 
 def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
-    if not bundle.is_dir():
-        what = "not a folder" if bundle.exists() else "no such folder"
+    if not os.path.isdir(bundle):  # os.path: Path.is_dir raises on a name too long
+        what = "not a folder" if os.path.exists(bundle) else "no such folder"
         raise AuditorError(f"{bundle}: {what} (give the evidence bundle's folder)")
     try:
         raw = read_input(bundle / MANIFEST, max_bytes=1 << 30)

@@ -187,6 +187,8 @@ def test_a_json_file_is_read_as_json(tmp_path: Path) -> None:
     doc = load_yaml(path)
     assert doc.data == {"a": "x", "b": ["hi\ufffe", "\x80"]}
     assert doc.locate(["b", 1]) == SourceLocation(str(path), 2, 16)
+    path.write_text('\ufeff{"a": "x\ufffe"}')  # after a byte-order mark, as Windows writes
+    assert load_yaml(path).data == {"a": "x\ufffe"}
     assert _problems(tmp_path, 'a: x\nb: "hi\ufffe"\n') == [
         "p.yaml:2:7: error: invalid YAML: the character U+FFFE is not allowed in YAML"
     ]

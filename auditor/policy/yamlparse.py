@@ -100,6 +100,7 @@ def _json_data(text: str, max_depth: int, max_nodes: int) -> tuple[Any] | None:
     """The data of `text` read as JSON, or None when it is not JSON a YAML read would give
     the same data for, or would refuse (a duplicate key, a lone surrogate, `NaN`, a number
     too long, deeper or larger than the limits): the YAML read then says where and why."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as YAML reads past it
     if not text.lstrip(" \t\r\n").startswith(("{", "[")):
         return None
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,5 +189,6 @@ def prepare_out_dir(out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        reason = "it is a file" if out_dir.is_file() else (exc.strerror or str(exc))
+        # os.path: Path.is_file raises on a name too long for the file system (ENAMETOOLONG)
+        reason = "it is a file" if os.path.isfile(out_dir) else (exc.strerror or str(exc))
         raise ReportError(f"cannot use {out_dir} as the report folder: {reason}") from None

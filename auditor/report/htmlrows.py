@@ -266,9 +266,8 @@ class RowWriter:
         if out is None:
             esc = self.esc
             anchor = self.control_anchor
-            out = Markup(
-                ", ".join(f'<a href="#{esc(anchor[c])}">{esc(c)}</a>' for c in sort_controls(controls))
-            )
+            links = (f'<a href="#{esc(anchor[c])}">{esc(c)}</a>' for c in sort_controls(controls))
+            out = Markup(", ".join(links))
             if len(self._controllinks) >= CACHE_LIMIT:
                 self._controllinks.clear()
             self._controllinks[controls] = out

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import OPEN_STATUSES
+from auditor.models import OPEN_STATUSES, Evidence
 from auditor.report import display
 from auditor.report.model import PerAttribution, ReportData
 
@@ -68,45 +68,65 @@ def _value(text: str) -> str:
     return shorten(one_line(text))
 
 
-#: The most evidence lists one report's cache keeps (it is emptied when full).
+#: The most entries each of one report's caches keeps (it is emptied when full).
 CACHE_LIMIT = 4096
 
 
 class _Details:
     """The escaped text of each failure (`_text` of message, evidence lines, attribution,
-    remediation, fingerprint, a line each), its evidence lines made once per distinct evidence
-    list: results share their evidence lists (a rule's failing steps found the same thing),
-    and cleaning and escaping go character by character, so escaping each line alone gives
-    the bytes escaping the joined text gives."""
+    remediation, fingerprint, a line each), with what results share made once: the text of
+    each message, evidence list (results share their evidence lists: a rule's failing steps
+    found the same thing), attribution and remediation. Cleaning and escaping go character by
+    character, so escaping each line alone gives the bytes escaping the joined text gives."""
 
     def __init__(self) -> None:
         self._evidence: dict[int, tuple[tuple[object, ...], str]] = {}
+        self._messages: dict[str, tuple[str, str]] = {}
         self._remediation: dict[str, str] = {}
-        self._since = PerAttribution(lambda f: _text(attribution_text(f)))
+        #: The attribution's line (empty when unknown).
+        self.since = PerAttribution(lambda f: _text(attribution_text(f)))
+
+    def message(self, message: str) -> tuple[str, str]:
+        """The message as the outcome's `message` attribute (shortened) and as the first line
+        of its text."""
+        known = self._messages.get(message)
+        if known is None:
+            if len(self._messages) >= CACHE_LIMIT:
+                self._messages.clear()
+            known = self._messages[message] = (_attr(shorten(message, 500)), _text(message))
+        return known
+
+    def evidence(self, evidence: tuple[Evidence, ...]) -> str:
+        """The evidence list's lines."""
+        known = self._evidence.get(id(evidence))
+        if known is None or known[0] is not evidence:
+            if len(self._evidence) >= CACHE_LIMIT:
+                self._evidence.clear()
+            text = "\n".join(
+                _text(display.evidence_line(e, code=_value, text=one_line)) for e in evidence
+            )
+            known = self._evidence[id(evidence)] = (evidence, text)
+        return known[1]
+
+    def remediation(self, remediation: str) -> str:
+        """The remediation's line."""
+        text = self._remediation.get(remediation)
+        if text is None:
+            if len(self._remediation) >= CACHE_LIMIT:
+                self._remediation.clear()
+            text = self._remediation[remediation] = _text(f"Remediation: {remediation}")
+        return text
 
     def __call__(self, f: Finding) -> str:
-        lines = [_text(f.message)]
-        evidence = f.evidence
-        if evidence:
-            known = self._evidence.get(id(evidence))
-            if known is None or known[0] is not evidence:
-                if len(self._evidence) >= CACHE_LIMIT:
-                    self._evidence.clear()
-                text = "\n".join(
-                    _text(display.evidence_line(e, code=_value, text=one_line)) for e in evidence
-                )
-                known = self._evidence[id(evidence)] = (evidence, text)
-            lines.append(known[1])
-        since = self._since(f)
+        """The text of `f`'s outcome."""
+        lines = [self.message(f.message)[1]]
+        if f.evidence:
+            lines.append(self.evidence(f.evidence))
+        since = self.since(f)
         if since:
             lines.append(since)
         if f.remediation:
-            remediation = self._remediation.get(f.remediation)
-            if remediation is None:
-                remediation = self._remediation[f.remediation] = _text(
-                    f"Remediation: {f.remediation}"
-                )
-            lines.append(remediation)
+            lines.append(self.remediation(f.remediation))
         fp = f.fingerprint
         lines.append(f"Fingerprint: {fp if fp.isalnum() else _text(fp)}")
         return "\n".join(lines)
@@ -149,14 +169,45 @@ def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[str]
     yield f"      <property{_attrs(name='controls', value=controls)} />\n"
     yield "    </properties>\n"
     classname = _attr(first.rule_id)
+    yield from _cases(findings, f' classname="{classname}" time="0"', details)
+    yield "  </testsuite>\n"
+
+
+def _cases(findings: Sequence[Finding], tail: str, details: _Details) -> Iterator[str]:
+    """A test case per finding (`tail`: the attributes after its name), `_outcome`'s text in it.
+    A failure or an error, most of a run's results, is written here from `details`' pieces."""
+    message_of, evidence_of, since_of = details.message, details.evidence, details.since
+    remediation_of = details.remediation
     for f in findings:
-        case = f' name="{_attr(f.subject.label or f.subject.key)}" classname="{classname}"'
+        status = f.status
+        case = f'    <testcase name="{_attr(f.subject.label or f.subject.key)}"{tail}'
+        if status == "fail" or status in OPEN_STATUSES:
+            attr, text = message_of(f.message)
+            if f.evidence:
+                text += "\n" + evidence_of(f.evidence)
+            since = since_of(f)
+            if since:
+                text += "\n" + since
+            if f.remediation:
+                text += "\n" + remediation_of(f.remediation)
+            fp = f.fingerprint
+            fp = fp if fp.isalnum() else _text(fp)
+            if status == "fail":
+                yield (
+                    f'{case}>\n      <failure type="{_attr(f.severity)}" message="{attr}">{text}'
+                    f"\nFingerprint: {fp}</failure>\n    </testcase>\n"
+                )
+            else:
+                yield (
+                    f'{case}>\n      <error type="{_attr(status)}" message="{attr}">{text}'
+                    f"\nFingerprint: {fp}</error>\n    </testcase>\n"
+                )
+            continue
         outcome = _outcome(f, details)
         if outcome:
-            yield f'    <testcase{case} time="0">\n      {outcome}\n    </testcase>\n'
+            yield f"{case}>\n      {outcome}\n    </testcase>\n"
         else:
-            yield f'    <testcase{case} time="0" />\n'
-    yield "  </testsuite>\n"
+            yield f"{case} />\n"
 
 
 def _batched(parts: Iterator[str], size: int = 512) -> Iterator[str]:

@@ -454,7 +454,6 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     css, css_hash = _style()
     page_css = page_style(data)
     introduced = set(data.review.introduced) if data.review else set()
-    shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
     ordered = report_order(data)  # one sort for both lists (shared with report.md)
     groups = group_by_rule(
@@ -488,7 +487,9 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),
-        "introduced": [f for f in shown if f.fingerprint in introduced],
+        "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
+        if introduced
+        else [],
         "changes": changes,
         "more_changes": more_changes,
         "rows_per_rule": ROWS_PER_RULE,

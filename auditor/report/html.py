@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from auditor.common.escape import clean_text, shorten
 from auditor.findings.finding import Finding, sort_controls, sort_findings
@@ -82,10 +82,10 @@ class RuleGroup:
 
 def _prose(text: str) -> Markup:
     """Escaped prose with its `code` spans shown as code."""
-    out = Markup("")
-    for is_code, piece in display.code_spans(clean_text(shorten(text))):
-        out += Markup("<code>%s</code>") % piece if is_code else escape(piece)
-    return out
+    pieces = display.code_spans(clean_text(shorten(text)))
+    return Markup(
+        "".join(f"<code>{html_escape(p)}</code>" if code else html_escape(p) for code, p in pieces)
+    )
 
 
 def _when(value: datetime | None) -> str:

@@ -362,7 +362,9 @@ class RowWriter:
                     out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
                     links = []
                     for f in fs:
-                        fp = esc(f.fingerprint)
+                        fp = f.fingerprint
+                        if not fp.isalnum():  # else as it is (`Escaper`)
+                            fp = esc(fp)
                         links.append(f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>')
                     out.append(", ".join(links))
                 out.append("</p>")

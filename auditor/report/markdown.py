@@ -236,8 +236,11 @@ def _order(d: ReportData) -> list[Finding]:
             + (f.status == "waived")
         )
 
+    def group_of_run(f: Finding) -> int:  # nothing introduced: the same order without the
+        return (f.marks[2] != "new") * 2 + (f.status == "waived")  # fingerprints formatted
+
     items = [f for f in report_order(d) if f.status in TRACKED_STATUSES]  # = sorting the shown
-    items.sort(key=group)
+    items.sort(key=group if introduced else group_of_run)
     return items
 
 

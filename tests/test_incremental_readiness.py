@@ -1,0 +1,239 @@
+"""Readiness grades carried between runs (issue 13): a nightly reads back each report's
+`$score` and `$level` (by its content hash, under the same readiness model) instead of grading
+every criterion of every repository again, and works out only the criteria its rules read.
+
+Whatever is read back, the results are those of an evaluation from an empty state: a
+repository with a new report, another readiness model, a damaged or foreign stored entry all
+get their grades worked out afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import auditor.evaluate.readiness as readiness
+from auditor.evaluate import incremental
+from auditor.evaluate.engine import evaluate
+from auditor.evaluate.model import EvaluationInputs
+from auditor.evaluate.readiness import ReadinessModel, load_readiness_model
+from auditor.models import ReadinessReport
+from auditor.policy import PolicySet, load_policies
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+MODEL_YAML = """\
+levels: {1: Functional, 2: Documented, 3: Standardized}
+unlock_threshold: 0.8
+criteria:
+  a1: {level: 1, scope: repository, pillar: Docs}
+  a2: {level: 1, scope: repository, pillar: Docs}
+  a3: {level: 1, scope: repository, pillar: Docs}
+  b1: {level: 2, scope: repository, pillar: Security}
+  b2: {level: 2, scope: repository, pillar: Security}
+"""
+
+POLICY = """\
+defaults:
+  target: readiness
+  on_missing: unknown
+rules:
+  - id: T-LVL
+    title: Level 2 at least
+    severity: medium
+    assert: {path: $level, gte: 2}
+  - id: T-SCORE
+    title: Most criteria pass
+    severity: low
+    assert: {path: $score, gte: 0.7}
+  - id: T-B1
+    title: b1 passes
+    severity: high
+    assert: {path: criteria.b1.passed, equals: true}
+  - id: T-AGE
+    title: Recent report
+    severity: low
+    assert: {path: $age_days, lte: 30}
+  - id: T-ORG
+    title: Organization at level 2
+    severity: low
+    target: org
+    assert: {path: $level, gte: 2}
+"""
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> ReadinessModel:
+    path = tmp_path / "model.yaml"
+    path.write_text(MODEL_YAML)
+    return load_readiness_model(path)
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> PolicySet:
+    path = tmp_path / "readiness.yaml"
+    path.write_text(POLICY)
+    return load_policies([path])
+
+
+def report(repo: str, passing: Sequence[str], *, report_id: str, age: float = 2) -> ReadinessReport:
+    entries = {
+        cid: {"numerator": 1 if cid in passing else 0, "denominator": 1}
+        for cid in ("a1", "a2", "a3", "b1", "b2")
+    }
+    data = {
+        "reportId": report_id,
+        "repoUrl": repo,
+        "hasLocalChanges": False,
+        "hasNonRemoteCommits": False,
+        "report": entries,
+    }
+    return ReadinessReport(
+        report_id,
+        repo,
+        NOW - timedelta(days=age),
+        data,
+        "hash-" + orjson.dumps(data, option=orjson.OPT_SORT_KEYS).hex()[-40:],
+    )
+
+
+REPORTS = (
+    report("https://g/a", ["a1", "a2", "a3", "b1"], report_id="ra"),
+    report("https://g/b", ["a1"], report_id="rb"),
+    report("https://g/c", ["a1", "a2", "a3", "b1", "b2"], report_id="rc", age=40),
+)
+
+
+def run(
+    policy: PolicySet,
+    reports: tuple[ReadinessReport, ...],
+    model: ReadinessModel,
+    prior: Mapping[str, bytes],
+    now: datetime = NOW,
+) -> tuple[list[tuple[str, str, str, str]], dict[str, bytes]]:
+    """The results (rule, subject, status, message) of one run and the state it leaves."""
+    readiness.release_views()  # a run of its own: views are not shared with the last one
+    evaluation = evaluate(
+        policy,
+        EvaluationInputs(
+            now=now,
+            reports=reports,
+            readiness_model=model,
+            prior=prior,
+            tail=lambda start: (),
+            revision_numbers=(),
+            remember=True,
+        ),
+    )
+    results = [(r.rule.id, r.subject.key, r.status, r.message) for r in evaluation.results]
+    return results, dict(evaluation.state.items())
+
+
+@pytest.fixture
+def graded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many reports had their criteria graded (`$score` and `$level` worked out)."""
+    calls = [0]
+    real: Callable[..., Any] = readiness._score_and_level
+
+    def counting(*args: Any) -> Any:
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(readiness, "_score_and_level", counting)
+    return calls
+
+
+def test_unchanged_reports_are_not_graded_again(
+    policy: PolicySet, model: ReadinessModel, graded: list[int]
+) -> None:
+    _, state = run(policy, REPORTS, model, {})
+    assert graded[0] == len(REPORTS)
+    later = NOW + timedelta(days=1)
+    again, _ = run(policy, REPORTS, model, state, later)
+    assert graded[0] == len(REPORTS)  # every grade read back
+    scratch, _ = run(policy, REPORTS, model, {}, later)
+    assert again == scratch
+    assert {r[0] for r in again} == {"T-LVL", "T-SCORE", "T-B1", "T-AGE", "T-ORG"}
+
+
+def test_a_repository_gaining_a_report_gets_a_fresh_view(
+    policy: PolicySet, model: ReadinessModel, graded: list[int]
+) -> None:
+    _, state = run(policy, REPORTS, model, {})
+    # Repository b's new report passes everything: level 3, score 1, b1 passes.
+    newer = report("https://g/b", ["a1", "a2", "a3", "b1", "b2"], report_id="rb2", age=0.5)
+    reports = (*REPORTS, newer)
+    graded[0] = 0
+    again, _ = run(policy, reports, model, state)
+    assert graded[0] == 1  # only the new report
+    scratch, _ = run(policy, reports, model, {})
+    assert again == scratch
+    b = {rule: status for rule, subject, status, _ in again if subject == "https://g/b"}
+    assert b == {"T-LVL": "pass", "T-SCORE": "pass", "T-B1": "pass", "T-AGE": "pass"}
+
+
+def test_another_readiness_model_grades_every_report_again(
+    policy: PolicySet, model: ReadinessModel, graded: list[int]
+) -> None:
+    _, state = run(policy, REPORTS, model, {})
+    lenient = dataclasses.replace(model, unlock_threshold=0.3)
+    graded[0] = 0
+    again, _ = run(policy, REPORTS, lenient, state)
+    assert graded[0] == len(REPORTS)
+    scratch, _ = run(policy, REPORTS, lenient, {})
+    assert again == scratch
+    levels = {subject: status for rule, subject, status, _ in again if rule == "T-LVL"}
+    assert levels["https://g/b"] == "pass"  # 1 of 3 level-1 criteria unlocks level 2 at 0.3
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param([0.1, 9], id="level-not-in-model"),
+        pytest.param([1.5, 2], id="score-above-one"),
+        pytest.param(["0.5", 2], id="score-as-text"),
+        pytest.param([0.5, True], id="level-as-boolean"),
+        pytest.param([0.5, 2.0], id="level-as-float"),
+        pytest.param([0.5], id="too-short"),
+    ],
+)
+def test_a_damaged_grade_is_worked_out_again(
+    policy: PolicySet, model: ReadinessModel, graded: list[int], entry: list[Any]
+) -> None:
+    first, state = run(policy, REPORTS, model, {})
+    key = incremental.grades_key(model)
+    stored = orjson.loads(state[key])
+    assert len(stored["grades"]) == len(REPORTS)
+    stored["grades"] = [[g[0], *entry] for g in stored["grades"]]
+    graded[0] = 0
+    again, _ = run(policy, REPORTS, model, {**state, key: orjson.dumps(stored)})
+    assert graded[0] == len(REPORTS)
+    assert again == first
+
+
+@pytest.mark.parametrize("data", [b"{", b'{"grades": 3}', b"[]", b'{"other": []}'])
+def test_a_damaged_grades_row_is_worked_out_again(
+    policy: PolicySet, model: ReadinessModel, graded: list[int], data: bytes
+) -> None:
+    first, state = run(policy, REPORTS, model, {})
+    graded[0] = 0
+    again, _ = run(policy, REPORTS, model, {**state, incremental.grades_key(model): data})
+    assert graded[0] == len(REPORTS)
+    assert again == first
+
+
+def test_verdicts_that_read_the_age_of_a_report_are_not_kept(
+    policy: PolicySet, model: ReadinessModel
+) -> None:
+    """`$age_days` differs on every run, so such verdicts would never be read back: storing
+    them was work for nothing (the other readiness rules' verdicts are kept)."""
+    _, state = run(policy, REPORTS, model, {})
+    kept = {incremental.verdicts_key(r, policy.enums): r.id for r in policy.rules}
+    stored = sorted(kept[k] for k in state if k in kept)
+    assert stored == ["T-B1", "T-LVL", "T-SCORE"]

@@ -63,6 +63,9 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             resume=[state.resume(r) for r in rules],
             numbers=inputs.revision_numbers,
         )
+        # The verdicts on the revision under test an earlier run worded, read back by the
+        # projection they were made for.
+        state.seed(walk.memos)
     run: ChangeRun | None = None
     if by_target["change"]:
         run = ChangeRun(
@@ -94,6 +97,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += walked.current + walked.per_revision
         failing = walked.failing
         state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
+        state.keep_verdicts(walk.memos)
     steps_seen = 0
     if run is not None:
         steps_seen = run.total_steps
@@ -195,16 +199,19 @@ class _State:
         read back into its cache, and kept (`MemoRule.keep`) when they are to be remembered.
         Repositories and days share many values (levels, flags, settings): a verdict is
         reused across them, as for revisions, when the values a rule reads repeat."""
-        out = []
-        for rule in rules:
-            memo = MemoRule(rule, enabled=self.memoise)
-            key = self.verdict_keys.get(rule.id)
+        out = [MemoRule(rule, enabled=self.memoise) for rule in rules]
+        self.seed(out)
+        return out
+
+    def seed(self, memos: Sequence[MemoRule]) -> None:
+        """Each rule's verdicts from an earlier run read back into its cache, and the rule's
+        verdicts kept (`MemoRule.keep`) when they are to be remembered."""
+        for memo in memos:
+            key = self.verdict_keys.get(memo.rule.id)
             if key is not None:
                 seed = self._load_key(key, incremental.load_verdicts)
                 if self.remember or seed:
                     memo.keep(seed)
-            out.append(memo)
-        return out
 
     def keep_verdicts(self, memos: Sequence[MemoRule]) -> None:
         """Remember the verdicts the rules handed out this run (`memos` as `memos` gave them)."""

@@ -10,6 +10,8 @@ rules, the list table) and turns the engine's per-rule walk state into bytes and
   result that did not pass, with its words (`change.Tally`), so only new steps are run;
 - a usage or readiness rule: its verdicts by projection key (`memo.MemoRule.keep`), those
   the run handed out, so a day or report whose values the rule read before is not judged again
+  (a settings rule's verdict on the revision under test is kept so too: a nightly whose new
+  revisions left what the rule reads as it was words no result again)
   (a report's `$age_days` is among those values: an older report is judged anew, and the
   verdicts of a readiness rule that can see it are not kept at all);
 - the readiness model's grades of each report (`$score`, `$level`) by its content hash
@@ -88,15 +90,16 @@ def _digest(shape: Mapping[str, Any]) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`), not as walk state.
-VERDICT_TARGETS = ("usage", "readiness")
+#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`): a settings rule's
+#: is the one on the revision under test (its walk state is kept apart, `dump_resume`).
+VERDICT_TARGETS = ("usage", "readiness", "settings")
 #: Most verdicts one rule's kept verdicts may hold (more are not stored: the rule is then
 #: simply run afresh next time). A nightly's usage window holds tens, readiness one per report.
 MAX_VERDICTS = 4096
 
 
 def verdicts_key(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> str | None:
-    """The digest a usage or readiness rule's kept verdicts are filed under (see
+    """The digest a usage, readiness or settings rule's kept verdicts are filed under (see
     `dump_verdicts`), or None when they cannot be kept (another target, or the rule reads the
     clock, which its projection does not hold)."""
     if rule.target not in VERDICT_TARGETS or _reads_clock(rule) or _reads_age(rule):

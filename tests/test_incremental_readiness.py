@@ -10,6 +10,8 @@ get their grades worked out afresh.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +19,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import auditor.evaluate.readiness as readiness
 from auditor.evaluate import incremental
@@ -237,3 +241,78 @@ def test_verdicts_that_read_the_age_of_a_report_are_not_kept(
     kept = {incremental.verdicts_key(r, policy.enums): r.id for r in policy.rules}
     stored = sorted(kept[k] for k in state if k in kept)
     assert stored == ["T-B1", "T-LVL", "T-SCORE"]
+
+
+_IDS = ("a1", "a2", "a3", "b1", "b2", "zz")
+_ENTRY = st.one_of(
+    st.builds(
+        lambda num, den: {"numerator": num, "denominator": den},
+        st.one_of(st.none(), st.integers(0, 3), st.sampled_from([0.5, 1.0])),
+        st.integers(0, 3),
+    ),
+    st.just("not an object"),
+)
+_CRITERIA = st.dictionaries(st.sampled_from(_IDS), _ENTRY, max_size=len(_IDS))
+_REPOS = ("https://g/a", "https://g/b", "https://g/c")
+
+
+def _reports(
+    entries: Sequence[dict[str, Any] | None], tag: str, age: float = 2.0
+) -> tuple[ReadinessReport, ...]:
+    """A report of each repository with entries (None: no report of that repository)."""
+    out = []
+    for repo, report_entries in zip(_REPOS, entries, strict=False):
+        if report_entries is None:
+            continue
+        data = {"reportId": f"{tag}-{repo[-1]}", "repoUrl": repo, "report": report_entries}
+        digest = orjson.dumps(data, option=orjson.OPT_SORT_KEYS).hex()[-48:]
+        out.append(ReadinessReport(data["reportId"], repo, NOW - timedelta(days=age), data, digest))
+    return tuple(out)
+
+
+@functools.cache
+def _fixed() -> tuple[PolicySet, ReadinessModel]:
+    folder = Path(tempfile.mkdtemp(prefix="auditor-grades-"))
+    (folder / "model.yaml").write_text(MODEL_YAML)
+    (folder / "readiness.yaml").write_text(
+        POLICY
+        + """\
+  - id: T-ZZ
+    title: zz is not skipped
+    severity: low
+    when: {path: criteria.zz.skipped, equals: false, default: false}
+    assert: {path: criteria.zz.passed, equals: true}
+"""
+    )
+    return load_policies([folder / "readiness.yaml"]), load_readiness_model(folder / "model.yaml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.lists(_CRITERIA, min_size=1, max_size=3),
+    changed=st.lists(st.one_of(st.none(), _CRITERIA), min_size=3, max_size=3),
+    threshold=st.sampled_from([None, 0.3, 1.0]),
+    rewritten=st.booleans(),
+)
+def test_read_back_grades_give_the_results_from_scratch(
+    first: list[dict[str, Any]],
+    changed: list[dict[str, Any] | None],
+    threshold: float | None,
+    rewritten: bool,
+) -> None:
+    """Over random reports (skipped, malformed, fractional and unknown criteria), a second
+    run reading the first run's state, after some repositories got a new report (or had
+    theirs stored again with other content under the same id) and maybe another readiness
+    model, gives the results of a run from an empty state."""
+    policy, model = _fixed()
+    _, state = run(policy, _reports(first, "first"), model, {})
+    changed = changed[: len(first)]
+    if rewritten:  # the same report ids, other content
+        kept = [old if new is None else None for old, new in zip(first, changed, strict=True)]
+        reports = (*_reports(kept, "first"), *_reports(changed, "first"))
+    else:  # a newer report of each changed repository
+        reports = (*_reports(first, "first"), *_reports(changed, "later", age=1.0))
+    if threshold is not None:
+        model = dataclasses.replace(model, unlock_threshold=threshold)
+    again, _ = run(policy, reports, model, state)
+    assert again == run(policy, reports, model, {})[0]

@@ -10,10 +10,10 @@ rules, the list table) and turns the engine's per-rule walk state into bytes and
   result that did not pass, with its words (`change.Tally`), so only new steps are run;
 - a usage or readiness rule: its verdicts by projection key (`memo.MemoRule.keep`), those
   the run handed out, so a day or report whose values the rule read before is not judged again
-  (a settings rule's verdict on the revision under test is kept so too: a nightly whose new
-  revisions left what the rule reads as it was words no result again)
-  (a report's `$age_days` is among those values: an older report is judged anew, and the
-  verdicts of a readiness rule that can see it are not kept at all);
+  (a report's `$age_days` would be among those values, new on every run: the verdicts of a
+  readiness rule that can see it are not kept);
+- a settings rule, besides its spans: its verdict on the revision under test, kept so too, so
+  a nightly whose new revisions left what the rule reads as it was words no result again;
 - the readiness model's grades of each report (`$score`, `$level`) by its content hash
   (`readiness.Grades`), so an unchanged report's criteria are worked out only where a rule
   reads them.

@@ -345,9 +345,9 @@ Wanted = Collection[str] | None
 class Grades:
     """`$score` and `$level` of report contents, by content hash, under one readiness model:
     `known` read back from an earlier run (see `incremental.load_grades`, which checks their
-    form), `used` those of the views made now (what is kept for the next run). A report with
-    the same content hash has the same `report` object, so its grades stand; its
-    criteria are then worked out only where a rule reads them (`criteria_read`)."""
+    form), `used` those of the views made now (what is kept for the next run). A report of
+    the same content hash has the same criteria, so under the same model its grades stand;
+    its criteria are then worked out only where a rule reads them (`criteria_read`)."""
 
     def __init__(self, known: Mapping[str, tuple[float | None, int]] | None = None) -> None:
         self.known = known or {}

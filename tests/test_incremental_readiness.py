@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -86,6 +87,11 @@ def policy(tmp_path: Path) -> PolicySet:
     return load_policies([path])
 
 
+def content_hash(data: Any) -> str:
+    """As the store hashes a report: sha256 of its canonical JSON."""
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
 def report(repo: str, passing: Sequence[str], *, report_id: str, age: float = 2) -> ReadinessReport:
     entries = {
         cid: {"numerator": 1 if cid in passing else 0, "denominator": 1}
@@ -103,7 +109,7 @@ def report(repo: str, passing: Sequence[str], *, report_id: str, age: float = 2)
         repo,
         NOW - timedelta(days=age),
         data,
-        "hash-" + orjson.dumps(data, option=orjson.OPT_SORT_KEYS).hex()[-40:],
+        content_hash(data),
     )
 
 
@@ -265,8 +271,8 @@ def _reports(
         if report_entries is None:
             continue
         data = {"reportId": f"{tag}-{repo[-1]}", "repoUrl": repo, "report": report_entries}
-        digest = orjson.dumps(data, option=orjson.OPT_SORT_KEYS).hex()[-48:]
-        out.append(ReadinessReport(data["reportId"], repo, NOW - timedelta(days=age), data, digest))
+        when = NOW - timedelta(days=age)
+        out.append(ReadinessReport(data["reportId"], repo, when, data, content_hash(data)))
     return tuple(out)
 
 
@@ -287,7 +293,7 @@ def _fixed() -> tuple[PolicySet, ReadinessModel]:
     return load_policies([folder / "readiness.yaml"]), load_readiness_model(folder / "model.yaml")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(
     first=st.lists(_CRITERIA, min_size=1, max_size=3),
     changed=st.lists(st.one_of(st.none(), _CRITERIA), min_size=3, max_size=3),

@@ -312,6 +312,31 @@ def test_non_string_values_under_secret_keys_are_kept(redactor: Redactor) -> Non
     assert redactor.redact_json(doc) == doc
 
 
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "Mango%2bPapaya%2f1234%3dKiwi",
+        "Mango%2BPapaya%2f1234%3DKiwi",
+        "Mango%2bPapaya%2F1234%3dKiwi",
+    ],
+)
+def test_a_remembered_secret_percent_encoded_in_any_case_is_scrubbed(
+    redactor: Redactor, encoded: str
+) -> None:
+    redactor.redact_json({"apiKey": "Mango+Papaya/1234=Kiwi"})
+    url = f"http://llm.example/v1/{encoded}/chat"
+    out = redactor.redact_json({"baseUrl": url}, stream="later")
+    assert out == {
+        "baseUrl": f"http://llm.example/v1/{redactor.marker('Mango+Papaya/1234=Kiwi')}/chat"
+    }
+    assert "Papaya" not in redactor.redact_text(f"GET {url} failed")
+    # a redaction memoised before the secret was learned is checked again for it
+    fresh = Redactor(KEY)
+    assert fresh.redact_text(url) == url
+    fresh.register("Mango+Papaya/1234=Kiwi")
+    assert "Papaya" not in fresh.redact_text(url)
+
+
 def test_registered_secret_is_scrubbed_from_messages(redactor: Redactor) -> None:
     redactor.register("my-api-token-123")
     msg = redactor.redact_text("GET /x failed for my-api-token-123")

@@ -57,6 +57,11 @@ def _lower_escapes(text: str) -> str:
     return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
 
 
+def _digits() -> str:
+    """An 11-digit PIN or numeric key, planted as a number (what YAML reads unquoted)."""
+    return str(10**10 + secrets.randbelow(9 * 10**10))
+
+
 def _wordy(tag: str) -> str:
     """A secret no detector can see (low entropy, no known format): only memory catches it."""
     return f"orange-{tag}-battery-{secrets.randbelow(10**6):06d}-staple"
@@ -91,6 +96,7 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         "extraHeaders": {
             "X-Org": k("header_value"),
             "Authorization": f"Bearer {k('bearer')}",
+            "X-Pin": int(k("header_pin", _digits())),
         },
         "hosted": {"cloudProfile": "prod", "cloudCredentialExport": k("cloud_export")},
         "extraArgs": {
@@ -102,6 +108,8 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
             "subscriptionKey": k("subscription_key"),
             "connectionString": f"Server=db;Database=app;User Id=ci;{k('conn_string')}",
             "totpSeed": k("totp_seed"),
+            "apiKey": int(k("numeric_api_key", _digits())),
+            "apiSecret": float(k("float_secret", repr(secrets.randbelow(10**10) / 1000 + 0.5))),
             "authToken": k("slashy_token", f"Mango+Papaya/{_hex(8)}=Kiwi"),
             "notes": _pem(k("pem_body", _hex(40))),
             "aws": k("aws_key", "AKIA" + secrets.token_hex(8).upper()),
@@ -120,6 +128,7 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
     s["env"] = {
         **s.get("env", {}),
         "CANARY_ENV": k("env_value"),
+        "CANARY_PIN": int(k("env_pin", _digits())),
     }
     s["mcpAutonomyOverrides"] = {
         **s.get("mcpAutonomyOverrides", {}),

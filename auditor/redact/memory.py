@@ -21,6 +21,10 @@ from typing import Any
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
+# A secret made only of digits (a PIN, a numeric key) is remembered from 8 characters on: a
+# shorter run of digits is in too many dates, ports, counts and ids to be scrubbed everywhere.
+MIN_NUMERIC_SECRET_LEN = 8
+_NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 _PERSON = b"auditor-memory"
@@ -216,6 +220,8 @@ class SecretMemory:
     def add(self, value: str) -> bool:
         """Remember a secret value; True when it was new."""
         if len(value) < MIN_SECRET_LEN or value in self._values:
+            return False
+        if len(value) < MIN_NUMERIC_SECRET_LEN and _NUMERIC.fullmatch(value):
             return False
         self._values.add(value)
         self._order.append(value)

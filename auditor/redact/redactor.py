@@ -417,7 +417,17 @@ class Redactor:
                 self.register(value)
                 return _Seen(value, self.marker(value), False)
             return _Seen(value, self._leaf(value, found), False)
+        if secret and type(value) in (int, float):
+            return _Seen(value, self._secret_number(value), True)
         return _Seen(value, value, value is not None)
+
+    def _secret_number(self, value: float) -> str:
+        """The marker of a number where a secret is (an unquoted PIN that YAML read as a
+        number, a numeric key): made from its text, which is remembered as a secret is (when
+        long enough, `SecretMemory.add`). A boolean or null there says nothing and stays."""
+        text = number_text(value)
+        self.register(text)
+        return self.marker(text)
 
     def _same_keys(
         self, value: dict[str, Any], prev: _Seen, secret: bool, hosted: bool, found: list[str]
@@ -641,6 +651,17 @@ def _marker_of(text: str, markers: dict[str, str]) -> str:
     if hit is None:
         hit = markers[_PERCENT_ESCAPE.sub(lambda m: m[0].lower(), text)]
     return hit
+
+
+def number_text(value: float) -> str:
+    """A number's text as JSON writes it (`48213907765`, `1.5`); an integer too long for a
+    decimal text (over 4,300 digits) in hexadecimal."""
+    if isinstance(value, float):
+        return repr(value)
+    try:
+        return str(value)
+    except ValueError:
+        return hex(value)
 
 
 def _child(key: str, secret: bool, hosted: bool) -> tuple[bool, bool]:

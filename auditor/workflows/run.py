@@ -130,8 +130,23 @@ def run_audit(
     """Evaluate the stored state, compare with the previous complete run, record this run.
 
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
-    run whose reports could not be written never becomes the next run's baseline.
+    run whose reports could not be written never becomes the next run's baseline. A rule's
+    literal is compared with a redacted value by the state's keyed fingerprint
+    (`auditor.operators.hidden`).
     """
+    from auditor.operators import fingerprinting
+
+    with fingerprinting(store.redactor.marker):
+        return _run_audit(store, loaded, options, publish=publish)
+
+
+def _run_audit(
+    store: Store,
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    *,
+    publish: Callable[[ReportData], None] | None = None,
+) -> AuditOutcome:
     from auditor.evaluate.engine import evaluate
     from auditor.findings import (
         apply_waivers,

@@ -36,6 +36,7 @@ from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
 from auditor.models import Revision, User
 from auditor.operators import fingerprinting
+from auditor.policy.redacted import redacted_policy
 from auditor.redact import Redactor
 from auditor.report import ReportData, render_markdown, write_reports
 from auditor.store.database import Store
@@ -99,9 +100,11 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
 
 def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) -> AuditOutcome:
     """`run_review` with the redactor that hid the reviewed settings: a rule's literal is
-    compared with a redacted value by its keyed fingerprint (`auditor.operators.hidden`)."""
+    compared with a redacted value by its keyed fingerprint (`auditor.operators.hidden`), and
+    the policy's own text passes through it (a secret written into a rule reaches no output)."""
     with fingerprinting(redactor.marker):
-        return run_review(loaded, request)
+        policy = redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known)
+        return run_review(replace(loaded, policy=policy), request)
 
 
 def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:

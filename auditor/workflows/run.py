@@ -132,11 +132,19 @@ def run_audit(
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
     run whose reports could not be written never becomes the next run's baseline. A rule's
     literal is compared with a redacted value by the state's keyed fingerprint
-    (`auditor.operators.hidden`).
+    (`auditor.operators.hidden`); the policy's text passes through the state's redactor.
     """
     from auditor.operators import fingerprinting
+    from auditor.policy.redacted import redacted_policy
 
-    with fingerprinting(store.redactor.marker):
+    redactor = store.redactor
+    with fingerprinting(redactor.marker):
+        # a secret written into a policy (a rule's literal, its description) never reaches
+        # an output either
+        loaded = replace(
+            loaded,
+            policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),
+        )
         return _run_audit(store, loaded, options, publish=publish)
 
 

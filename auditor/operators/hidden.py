@@ -28,6 +28,7 @@ failure shown, not a silent pass), and a negative one (excludes, not_matches) th
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,8 +53,9 @@ _SHAPE = frozenset({"type"})
 
 @contextmanager
 def fingerprinting(marker_of: MarkerOf | None) -> Iterator[None]:
-    """Evaluate with `marker_of` (a redactor's `marker`) deciding comparisons with markers."""
-    token = _MARKER_OF.set(marker_of)
+    """Evaluate with `marker_of` (a redactor's `marker`) deciding comparisons with markers
+    (each literal's marker made once: an HMAC per literal per value was wasted work)."""
+    token = _MARKER_OF.set(None if marker_of is None else functools.lru_cache(4096)(marker_of))
     try:
         yield
     finally:

@@ -319,12 +319,15 @@ def _check_user_info(rest: str, where: str, scheme: str, *, query: bool) -> None
     as another part of it (a raw `/`, `@`, `?` or `#` in it): the masking would then miss part
     of the password, an error about that part (`Port could not be cast to integer value as
     'pa'`) would show it, and the connection fail. `query`: the URL may carry a query, where
-    an `@` is a value's (`?user=me@corp`); without one, an `@` anywhere past the host is
-    user-info's. Nothing of the URL is shown."""
+    an `@` is a value's (`?user=me@corp`); without one, an `@` past the host is user-info's
+    when a `:` comes before it (`user:pa/ss@host`), else the path's (`https://h/api/@scope`).
+    Nothing of the URL is shown."""
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     stray = rest[len(authority) :]
     if query:
         stray = stray.split("?", 1)[0]
+    elif ":" not in re.sub(r"\[[^\]]*\]", "", rest.split("@", 1)[0]):
+        stray = ""  # no `:` before it (an IPv6 host's aside): an `@` in the path
     if authority.count("@") > 1 or "@" in stray:
         fix = (
             "or give the password in PGPASSWORD or ~/.pgpass instead"

@@ -226,6 +226,18 @@ def test_url_password_with_a_url_delimiter_is_refused_without_echoing_it(
 
 
 @pytest.mark.parametrize(
+    "url",
+    ["https://host.example/api/@scope", "https://host.example/a@b", "https://[::1]/v1/@x"],
+)
+def test_an_at_sign_in_the_path_of_a_service_url_is_accepted(tmp_path: Path, url: str) -> None:
+    """An `@` past the host with no `:` before it is the path's, not a password's: such a
+    service address was refused as 'user name or password … must be percent-encoded'. (With a
+    port, `https://h:8443/a@b` is refused still: it cannot be told from `user:8443/pass@host`.)"""
+    config = _load(tmp_path, flags={"base_url": url})
+    assert config.base_url == url
+
+
+@pytest.mark.parametrize(
     ("url", "says"),
     [
         pytest.param("https://api.example.com:S3cr3t", "the port is not a number", id="port"),

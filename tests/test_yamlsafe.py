@@ -178,6 +178,19 @@ def test_a_surrogate_pair_escape_is_the_character_it_encodes(tmp_path: Path) -> 
         ]
 
 
+def test_a_line_break_yaml_knows_and_editors_do_not_leaves_positions_as_written(
+    tmp_path: Path,
+) -> None:
+    """YAML reads U+0085, U+2028 and U+2029 as line breaks: a JSON string holding one put
+    every later value's position a line too low (`p.json:18:19` for line 17)."""
+    path = tmp_path / "p.json"
+    for char in ("\x85", "\u2028", "\u2029"):
+        path.write_text(f'{{"a": "x{char}y",\n  "b": [1, 2]}}')
+        doc = load_yaml(path)
+        assert doc.data == {"a": f"x{char}y", "b": [1, 2]}
+        assert doc.locate(["b", 1]) == SourceLocation(str(path), 2, 12)
+
+
 def test_a_json_file_is_read_as_json(tmp_path: Path) -> None:
     """JSON allows U+FFFE (and U+007F-U+009F) in a string, YAML does not: a JSON file holding
     one is read, with the positions of its values; in a YAML file the refusal names its

@@ -40,8 +40,12 @@ _LONE_SURROGATE = re.compile(
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # What YAML does not allow in a file, even quoted (JSON allows these in a string: U+007F-U+009F
-# but U+0085, U+FFFE, U+FFFF), as ruamel's reader refuses them.
-_NOT_YAML = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# but U+0085, U+FFFE, U+FFFF), as ruamel's reader refuses them; and the three it reads as line
+# breaks (U+0085, U+2028, U+2029), so that a line is what an editor counts (a JSON string
+# holding one put every later position a line too low).
+_NOT_YAML = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
 _MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")

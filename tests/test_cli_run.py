@@ -17,6 +17,7 @@ import pytest
 
 import auditor.workflows.run
 from auditor.cli import Context, main
+from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
@@ -117,6 +118,8 @@ def test_sync_failure_still_reports_what_is_stored_and_exits_2(
     assert any("sync failed" in line for line in data["not_evaluated"])
     assert any(f["status"] == "fail" for f in data["findings"])
     assert "incomplete" in stderr.strip().splitlines()[-1]
+    # the stored settings were evaluated: their results are the SARIF's, as on a good night
+    assert json.loads((tmp_path / "b" / "findings.sarif").read_text())["runs"][0]["results"]
 
 
 def test_invalid_policy_exits_2_before_touching_anything(env: dict[str, str], tmp_path: Path):
@@ -228,6 +231,42 @@ def test_interrupt_writes_an_incomplete_report_and_exits_130(
     assert findings_json(tmp_path / "r")["complete"] is False
     assert stderr.strip().splitlines()[-1] == "auditor: exit 130: interrupted"
     assert auditor.workflows.run  # the module under test stays importable after the patch
+
+
+def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A SARIF of 0 results uploaded after a cancel or a step timeout would mark every open
+    code-scanning alert of its category fixed: the interrupted run writes none, removes the one
+    an earlier run left, and says so on stderr and in the other reports' incomplete banner."""
+    out = tmp_path / "r"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    assert json.loads((out / "findings.sarif").read_text())["runs"][0]["results"]
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", terminated)
+    later = FIXED_NOW + timedelta(hours=1)
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path, now=later)
+    assert code == 143
+    assert {p.name for p in out.iterdir()} == REPORT_FILES - {"findings.sarif"}
+    assert any("findings.sarif not written" in r for r in findings_json(out)["not_evaluated"])
+    assert "findings.sarif not written" in (out / "report.md").read_text()
+    assert f"removed the earlier {out / 'findings.sarif'}" in stderr
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+
+
+def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path, emu: Any):
+    """Nothing stored, no settings revision evaluated: a SARIF of the 12 usage rules' results
+    would close every other open alert."""
+    emu.faults.add("history", "500", times=0)
+    out = tmp_path / "r"
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 2
+    assert not (out / "findings.sarif").exists()
+    assert findings_json(out)["complete"] is False
+    assert "findings.sarif not written: no settings revision was evaluated" in stderr
 
 
 def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):

@@ -259,3 +259,32 @@ def test_every_action_is_a_release_that_runs_on_node_24(path: Path) -> None:
     assert len(pins) == len(steps), "each action pinned, its release in a comment"
     old = [(name, major) for name, _, major in pins if int(major) < NODE24[name]]
     assert old == [], old
+
+
+def _uploads_and_audit(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    if path.name == "action.yml":
+        all_steps = load(path)["runs"]["steps"]
+        audit = next(s for s in all_steps if 'auditor "${args[@]}"' in s.get("run", ""))
+    else:
+        all_steps = steps(load(path))
+        audit = next(s for s in all_steps if AUDIT.search(s.get("run", "")))
+    uploads = [s for s in all_steps if uses(s) == "github/codeql-action/upload-sarif"]
+    return uploads, audit
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_sarif_is_uploaded_only_after_a_run_that_finished(path: Path) -> None:
+    """A cancelled or timed-out run (130/143), an error (2) or a killed step (no code) must
+    not upload a SARIF: code scanning would mark every alert it leaves out fixed. The audit
+    step keeps its exit code as an output and the upload runs on 0 or 1 only."""
+    uploads, audit = _uploads_and_audit(path)
+    assert uploads
+    script = audit["run"]
+    assert "set +e" in script and 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in script
+    assert script.index("set +e") < script.index("code=$?") < script.index("GITHUB_OUTPUT")
+    code = f"steps.{audit['id']}.outputs.exit-code"
+    for upload in uploads:
+        condition = " ".join(upload["if"].split())
+        assert condition.startswith("always() && ")
+        assert f"({code} == '0' || {code} == '1')" in condition, condition
+        assert "||" not in condition.replace(f"{code} == '0' || {code} == '1'", "")

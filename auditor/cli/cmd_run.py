@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import io
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.cli.failure import report_failure, scrubbed
+from auditor.cli.outdir import INTERRUPTED_SARIF, sarif_withheld, without_sarif
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
@@ -93,8 +94,14 @@ def _run_one(
         usage_days=None if args.no_usage else DEFAULT_DAYS,
     )
 
+    outputs: tuple[str, ...] = args.outputs  # without "sarif" when the SARIF is withheld
+
     def publish(data: ReportData) -> None:  # before the run is recorded complete
-        write_reports(with_report_options(data, args, config.org), out_dir, args.outputs)
+        nonlocal outputs
+        data = with_report_options(data, args, config.org)
+        if why := sarif_withheld(data):
+            data, outputs = without_sarif(data, outputs, out_dir, why, ctx)
+        write_reports(data, out_dir, outputs)
 
     try:
         outcome = _audit(
@@ -108,13 +115,13 @@ def _run_one(
             ctx=ctx,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-        _write_interrupted(loaded, options, out_dir, args.outputs)
+        _write_interrupted(loaded, options, out_dir, args.outputs, ctx)
         code, word = interrupt_exit(exc)
         print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code, None
     if not args.quiet:
-        print_summary(outcome.data, out_dir, ctx, args.outputs)
+        print_summary(outcome.data, out_dir, ctx, outputs)
     code = decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
     return code, outcome
 
@@ -268,9 +275,17 @@ def _sync_and_audit(
 
 
 def _write_interrupted(
-    loaded: LoadedPolicy, options: AuditOptions, out_dir: Path, outputs: Sequence[str]
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    out_dir: Path,
+    outputs: tuple[str, ...],
+    ctx: Context,
 ) -> None:
+    """The partial reports, without a SARIF: one without the run's results would close every
+    open code-scanning alert of its category."""
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     interrupted = ("interrupted before the evaluation finished",)
     data = build_report_data(header, loaded.policy.files, (), interrupted)
-    write_reports(data, out_dir, outputs)
+    data, outputs = without_sarif(data, outputs, out_dir, INTERRUPTED_SARIF, ctx)
+    if outputs:
+        write_reports(data, out_dir, outputs)

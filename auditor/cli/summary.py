@@ -74,7 +74,8 @@ def print_summary(
             "(items kept, odd values read as absent; listed in the reports)",
             file=ctx.stdout,
         )
-    print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
+    if outputs:  # none when the only one asked for was a withheld SARIF
+        print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
 
 
 def decide_exit(

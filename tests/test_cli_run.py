@@ -253,7 +253,7 @@ def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
     assert {p.name for p in out.iterdir()} == REPORT_FILES - {"findings.sarif"}
     assert any("findings.sarif not written" in r for r in findings_json(out)["not_evaluated"])
     assert "findings.sarif not written" in (out / "report.md").read_text()
-    assert f"removed the earlier {out / 'findings.sarif'}" in stderr
+    assert "auditor: findings.sarif not written: the evaluation did not finish" in stderr
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
 
 
@@ -267,6 +267,55 @@ def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path
     assert not (out / "findings.sarif").exists()
     assert findings_json(out)["complete"] is False
     assert "findings.sarif not written: no settings revision was evaluated" in stderr
+
+
+def test_a_run_leaves_no_report_of_an_earlier_run_in_its_out_folder(
+    env: dict[str, str], tmp_path: Path
+):
+    """A persistent workspace must not ship yesterday's reports as today's: every run clears
+    auditor's own report files from --out first (also when it then fails before writing any),
+    and nothing else."""
+    out = tmp_path / "o"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    (out / "notes.txt").write_text("mine")
+    (out / "findings.sarif.bak").write_text("mine")
+    later = FIXED_NOW + timedelta(hours=1)
+    argv = ["run", "--offline", "--out", str(out), "-o", "md"]
+    assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 1
+    assert {p.name for p in out.iterdir()} == {"report.md", "notes.txt", "findings.sarif.bak"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: X\n    severty: high\n")
+    argv = ["run", "--offline", "--policy", str(bad), "--out", str(out)]
+    assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 2
+    assert {p.name for p in out.iterdir()} == {"notes.txt", "findings.sarif.bak"}
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_review_leaves_no_report_of_an_earlier_run_in_its_out_folder(
+    env: dict[str, str], tmp_path: Path
+):
+    out = tmp_path / "o"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    proposed = EXAMPLES / "proposed-settings.yaml"
+    argv = ["review", str(proposed), "--offline", "--out", str(out), "-o", "json"]
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code in (0, 1), stderr
+    assert {p.name for p in out.iterdir()} == {"findings.json"}
+    assert "review" in findings_json(out)
+
+
+def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tmp_path: Path):
+    """Clearing the reports of a bundle would break its manifest: refused, nothing removed."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    bundle = tmp_path / "evidence"
+    assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    for out in (bundle, bundle / "reports"):
+        code, _, stderr = run_cli(["run", "--offline", "--out", str(out)], env=env, cwd=tmp_path)
+        assert code == 2
+        assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
+    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
+    assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
 
 
 def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):

@@ -25,7 +25,13 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.cli.failure import report_failure, scrubbed
-from auditor.cli.outdir import INTERRUPTED_SARIF, sarif_withheld, without_sarif
+from auditor.cli.outdir import (
+    INTERRUPTED_SARIF,
+    clear_old_reports,
+    sarif_withheld,
+    say,
+    without_sarif,
+)
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
@@ -58,7 +64,11 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
+    if args.out_dir is not None:  # an earlier run's reports go even if this run fails early
+        clear_old_reports(Path(ctx.cwd) / args.out_dir, orgs=args.orgs is not None)
     config = config_from_args(args, ctx)
+    if config.out_dir is not None:
+        clear_old_reports(config.out_dir, orgs=args.orgs is not None)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
@@ -82,6 +92,7 @@ def _run_one(
 ) -> tuple[int, AuditOutcome | None]:
     """One organization's nightly job: its exit code and outcome (None when interrupted)."""
     loaded, now, at = audit.loaded, audit.now, audit.at
+    clear_old_reports(out_dir)  # each organization's folder of `--orgs`
     run_id = make_run_id(now)
     options = AuditOptions(
         run_id=run_id,
@@ -99,9 +110,11 @@ def _run_one(
     def publish(data: ReportData) -> None:  # before the run is recorded complete
         nonlocal outputs
         data = with_report_options(data, args, config.org)
+        line = ""
         if why := sarif_withheld(data):
-            data, outputs = without_sarif(data, outputs, out_dir, why, ctx)
+            data, outputs, line = without_sarif(data, outputs, out_dir, why)
         write_reports(data, out_dir, outputs)
+        say(line, ctx)
 
     try:
         outcome = _audit(
@@ -286,6 +299,7 @@ def _write_interrupted(
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     interrupted = ("interrupted before the evaluation finished",)
     data = build_report_data(header, loaded.policy.files, (), interrupted)
-    data, outputs = without_sarif(data, outputs, out_dir, INTERRUPTED_SARIF, ctx)
+    data, outputs, line = without_sarif(data, outputs, out_dir, INTERRUPTED_SARIF)
     if outputs:
         write_reports(data, out_dir, outputs)
+    say(line, ctx)

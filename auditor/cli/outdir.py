@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 
 if TYPE_CHECKING:
@@ -42,10 +43,11 @@ def sarif_withheld(data: ReportData) -> str | None:
 
 
 def without_sarif(
-    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str, ctx: Context
-) -> tuple[ReportData, tuple[str, ...]]:
-    """The data (the reason added to its incomplete banner) and outputs without the SARIF;
-    an earlier run's findings.sarif in `out_dir` is removed. Said on stderr."""
+    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str
+) -> tuple[ReportData, tuple[str, ...], str]:
+    """The data (the reason added to its incomplete banner) and outputs without the SARIF,
+    and the line to say on stderr once the other reports are written; an earlier run's
+    findings.sarif in `out_dir` is removed."""
     path = out_dir / SARIF
     try:
         existed = path.is_file() or path.is_symlink()
@@ -53,7 +55,65 @@ def without_sarif(
     except OSError as exc:
         raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
     removed = f" (removed the earlier {path})" if existed else ""
-    if "sarif" in outputs or existed:
-        print(f"auditor: {why}{removed}", file=ctx.stderr)
+    line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))
-    return data, tuple(o for o in outputs if o != "sarif")
+    return data, tuple(o for o in outputs if o != "sarif"), line
+
+
+def say(line: str, ctx: Context) -> None:
+    """`line` on stderr, if any."""
+    if line:
+        print(line, file=ctx.stderr)
+
+
+#: The files a run or review writes into its report folder, and `run --orgs`'s summary.
+REPORT_NAMES = (
+    "report.html",
+    "report.md",
+    "findings.json",
+    "findings.sarif",
+    "junit.xml",
+    "findings.oscal.json",
+    "report.pdf",
+)
+ORGS_SUMMARY = "summary.json"
+
+
+def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
+    """Remove the reports an earlier run left in `out_dir` (`--out`), before this run can fail,
+    so a folder never holds yesterday's reports beside (or instead of) today's. Only auditor's
+    own file names go (and with `orgs`, the summary.json of `run --orgs`); anything else stays.
+    An evidence bundle's folder is refused: removing its files would break its manifest."""
+    if not out_dir.is_dir():
+        return
+    if _in_bundle(out_dir):
+        raise ReportError(
+            f"cannot use {out_dir} as the report folder: it belongs to an evidence bundle "
+            "(manifest.json); choose another --out"
+        )
+    for name in (*REPORT_NAMES, ORGS_SUMMARY) if orgs else REPORT_NAMES:
+        path = out_dir / name
+        if path.is_dir() and not path.is_symlink():
+            continue  # not a report; writing one there fails with its own error
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
+
+
+def _in_bundle(out_dir: Path) -> bool:
+    """`out_dir` is an evidence bundle (`auditor export`) or its `reports/` folder."""
+    from auditor.workflows.export import MANIFEST, REPORTS_DIR
+
+    candidates = [out_dir / MANIFEST]
+    if out_dir.name == REPORTS_DIR:
+        candidates.append(out_dir.parent / MANIFEST)
+    for manifest in candidates:
+        try:
+            value = loads(manifest.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, dict) and value.get("tool") == "auditor" and "files" in value:
+            return True
+    return False

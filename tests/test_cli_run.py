@@ -318,6 +318,56 @@ def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tm
     assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
 
 
+def sarif_category(out: Path) -> str:
+    automation = json.loads((out / "findings.sarif").read_text())["runs"][0]["automationDetails"]
+    category, _, run_id = automation["id"].rpartition("/")
+    assert run_id.startswith("20261101T")
+    return str(category)
+
+
+def test_the_sarif_category_is_chosen_and_a_one_off_run_never_takes_the_nightlys(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    """Code scanning replaces the alerts of the category a SARIF names, and codeql-action's
+    `category` input does not override auditor's automationDetails.id: `--sarif-category`
+    sets it, and an `--at` or `--all-revisions` run has a category of its own."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    at = emu.dataset.history[len(emu.dataset.history) // 2]["updatedAt"]
+    runs = {
+        "nightly": [],
+        "named": ["--sarif-category", "auditor-nightly"],
+        "at": ["--no-usage", "--at", at],
+        "all": ["--all-revisions"],
+        "both": ["--no-usage", "--at", at, "--all-revisions"],
+        "at-named": ["--no-usage", "--at", at, "--sarif-category", "audits/q3"],
+    }
+    categories = {}
+    for name, flags in runs.items():
+        argv = ["run", "--offline", "--soft-fail", "--out", str(tmp_path / name), *flags]
+        code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 0, stderr
+        categories[name] = sarif_category(tmp_path / name)
+    assert categories == {
+        "nightly": "auditor/127.0.0.1/run",  # as before: the nightly's open alerts stay its own
+        "named": "auditor-nightly",
+        "at": "auditor/127.0.0.1/run-as-of",
+        "all": "auditor/127.0.0.1/run-all-revisions",
+        "both": "auditor/127.0.0.1/run-as-of-all-revisions",
+        "at-named": "audits/q3",
+    }
+
+
+@pytest.mark.parametrize("category", ["", "a/", "/a", "a//b", "a b", "nightly\n", "x" * 201])
+def test_a_bad_sarif_category_is_a_usage_error(
+    tmp_path: Path, category: str, capsys: pytest.CaptureFixture[str]
+):
+    argv = ["run", "--offline", "--sarif-category", category, "--out", str(tmp_path / "r")]
+    code, _, stderr = run_cli(argv, env={"AUDITOR_STATE": str(tmp_path / "s.db")}, cwd=tmp_path)
+    assert code == 2
+    assert "--sarif-category: " in stderr + capsys.readouterr().err  # argparse's own stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):
     summary = tmp_path / "step-summary.md"
     review_env = {**env, "GITHUB_STEP_SUMMARY": str(summary)}

@@ -288,3 +288,17 @@ def test_sarif_is_uploaded_only_after_a_run_that_finished(path: Path) -> None:
         assert condition.startswith("always() && ")
         assert f"({code} == '0' || {code} == '1')" in condition, condition
         assert "||" not in condition.replace(f"{code} == '0' || {code} == '1'", "")
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_the_sarif_category_is_set_where_code_scanning_reads_it(path: Path) -> None:
+    """upload-sarif applies its `category` input only to a run without
+    `automationDetails.id` (github/codeql-action#463), and auditor always writes one: an input
+    there does nothing. The category is auditor's `--sarif-category`; the Action passes its
+    `sarif-category` input to it."""
+    uploads, audit = _uploads_and_audit(path)
+    for upload in uploads:
+        assert "category" not in upload["with"], upload["with"]
+    if path.name == "action.yml":
+        assert audit["env"]["SARIF_CATEGORY"] == "${{ inputs.sarif-category }}"
+        assert 'args+=(--sarif-category "$SARIF_CATEGORY")' in audit["run"]

@@ -302,3 +302,20 @@ def test_the_sarif_category_is_set_where_code_scanning_reads_it(path: Path) -> N
     if path.name == "action.yml":
         assert audit["env"]["SARIF_CATEGORY"] == "${{ inputs.sarif-category }}"
         assert 'args+=(--sarif-category "$SARIF_CATEGORY")' in audit["run"]
+
+
+PIN = re.compile(r"your-org/auditor@(v[\w.]+)|^\W*rev: (v[\w.]+)", re.MULTILINE)
+
+
+def test_every_pin_of_auditor_is_the_packages_version() -> None:
+    """The examples install the release they document: 0.1.0 kept some secrets in plain text."""
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (version,) = re.findall(r'^version = "([^"]+)"$', pyproject, re.MULTILINE)
+    files = [*WORKFLOWS, REPO / "action.yml", REPO / ".pre-commit-hooks.yaml", REPO / "README.md"]
+    pins = {
+        (path.name, a or b)
+        for path in files
+        for a, b in PIN.findall(path.read_text(encoding="utf-8"))
+    }
+    assert {name for name, _ in pins} == {p.name for p in files}, "every file shows a pin"
+    assert {pin for _, pin in pins} == {f"v{version}"}, sorted(pins)

@@ -106,6 +106,41 @@ def _toml_type(value: Any) -> str:
     return "a date or time" if hasattr(value, "isoformat") else type(value).__name__
 
 
+_NOT_SHOWN = "a value that looks like a secret (not shown)"
+
+
+def _looks_secret(text: str) -> bool:
+    """Whether `text` holds what the redaction's value layer takes for a secret (a token's
+    known form, a high-entropy string): a token pasted into the wrong field of a file of
+    settings (`timeout = "ghp_…"`, `token_env = "ghp_…"`)."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only when an error is worded
+
+    return bool(find_secrets(text))
+
+
+def _quoted(value: Any) -> str:
+    """A configuration value as an error message quotes it: `repr`, or, when it looks like a
+    secret, words saying so. Every message of this module that quotes a value it was given
+    does so through here (or `_shown_path`); ordinary values stay readable."""
+    text = value if isinstance(value, str) else repr(value)
+    return _NOT_SHOWN if _looks_secret(text) else repr(value)
+
+
+def _shown_path(path: Path | str) -> str:
+    """A path (or a message another module worded) as an error message shows it, with any part
+    that looks like a secret left out (`token_file = "ghp_…"`), judged name by name."""
+    text = str(path)
+    if not _looks_secret(text):
+        return text
+    from auditor.redact.values import find_secrets
+
+    parts = re.split(r"([/\\])", text)
+    for n, part in enumerate(parts):
+        for secret in find_secrets(part):
+            parts[n] = parts[n].replace(secret, "<not shown: looks like a secret>")
+    return "".join(parts)
+
+
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]{0,20})://")
 
 
@@ -122,13 +157,14 @@ def _as_url(value: Any, where: str) -> str:
         got = f"{scheme.group(1).lower()}://…" if scheme else "no scheme:// at its start"
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {got}")
     text = text.rstrip("/")
+    # No query belongs in a service address, so an `@` anywhere past the host is user-info
+    # whose password has a `/`, `?` or `#` (`https://ci:pa/ss@host`): refused unshown.
+    _check_user_info(text[scheme.end() :], where, scheme.group(1).lower(), query=False)
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 (raises on a port that is no number or out of range)
     except ValueError as exc:
-        raise ConfigError(
-            f"{where}: not a valid URL ({exc}; check the host, port and brackets)"
-        ) from None
+        raise ConfigError(f"{where}: not a valid URL ({_url_fault(exc)})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{where}: expected an http:// or https:// URL, got {_shown(parts)}")
     if parts.username or parts.password or parts.query or parts.fragment:
@@ -145,28 +181,28 @@ def _shown(parts: SplitResult) -> str:
     """A URL as safe to print: scheme, host and path only."""
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
-    return repr(f"{parts.scheme}://{host}{port}{parts.path}")
+    return repr(_shown_path(f"{parts.scheme}://{host}{port}{parts.path}"))
 
 
 def _as_float(value: Any, where: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+        raise ConfigError(f"{where}: expected a number, got {_quoted(value)}") from None
     if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
-        raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+        raise ConfigError(f"{where}: expected a positive number, got {_quoted(value)}")
     return number
 
 
 def _as_int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+        raise ConfigError(f"{where}: expected a positive integer, got {_quoted(value)}")
     try:
         number = int(value)
     except ValueError:
-        raise ConfigError(f"{where}: expected a positive integer, got {value!r}") from None
+        raise ConfigError(f"{where}: expected a positive integer, got {_quoted(value)}") from None
     if number <= 0:
-        raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+        raise ConfigError(f"{where}: expected a positive integer, got {_quoted(value)}")
     return number
 
 
@@ -180,7 +216,9 @@ def _as_page_size(value: Any, where: str) -> int:
 def _as_fail_on(value: Any, where: str) -> str:
     text = _as_str(value, where)
     if text not in FAIL_ON_VALUES:
-        raise ConfigError(f"{where}: expected one of {', '.join(FAIL_ON_VALUES)}, got {text!r}")
+        raise ConfigError(
+            f"{where}: expected one of {', '.join(FAIL_ON_VALUES)}, got {_quoted(text)}"
+        )
     return text
 
 
@@ -191,7 +229,7 @@ def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
     try:
         list_table_from_config(value)
     except ConfigError as exc:  # its messages start with `diff_keys`; say which file too
-        raise ConfigError(f"{where.removesuffix('diff_keys')}{exc}") from None
+        raise ConfigError(_shown_path(f"{where.removesuffix('diff_keys')}{exc}")) from None
     return dict(value)
 
 
@@ -234,6 +272,8 @@ def _reject_unknown(
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             if name == "tool" and known is FILE_KEYS:
                 hint = " (a --config file holds the keys at its top level, without [tool.auditor])"
+            if _looks_secret(key):
+                raise ConfigError(f"{place}: unknown key, {_NOT_SHOWN.replace('value', 'name')}")
             raise ConfigError(f"{place}: unknown key {key!r}{hint}")
 
 
@@ -258,7 +298,7 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
             "or postgresql://[user@]host[:port]/database"
         )
     value = value[: scheme.end()].lower() + value[scheme.end() :]  # libpq reads lower case
-    _check_user_info(value[scheme.end() :], where)
+    _check_user_info(value[scheme.end() :], where, "postgresql", query=True)
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 (raises on a port that is no number)
@@ -274,17 +314,42 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
     return _StateURL(value)
 
 
-def _check_user_info(rest: str, where: str) -> None:
-    """Refuse a URL whose password libpq would read as another part of it (a raw `/`, `@`, `?`
-    or `#` in it): the masking would then miss part of the password, and the connection fail."""
+def _check_user_info(rest: str, where: str, scheme: str, *, query: bool) -> None:
+    """Refuse a URL (`rest`: what follows `scheme://`) whose password a URL parser would read
+    as another part of it (a raw `/`, `@`, `?` or `#` in it): the masking would then miss part
+    of the password, an error about that part (`Port could not be cast to integer value as
+    'pa'`) would show it, and the connection fail. `query`: the URL may carry a query, where
+    an `@` is a value's (`?user=me@corp`); without one, an `@` anywhere past the host is
+    user-info's. Nothing of the URL is shown."""
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    stray = rest[len(authority) :].split("?", 1)[0]
+    stray = rest[len(authority) :]
+    if query:
+        stray = stray.split("?", 1)[0]
     if authority.count("@") > 1 or "@" in stray:
-        raise ConfigError(
-            f"{where}: the user name or password of the postgresql:// URL has a character "
-            "that must be percent-encoded (/ @ ? # as %2F %40 %3F %23), or give the password "
-            "in PGPASSWORD or ~/.pgpass instead"
+        fix = (
+            "or give the password in PGPASSWORD or ~/.pgpass instead"
+            if query
+            else "or leave the user-info out: give the token with AUDITOR_TOKEN or --token-file"
         )
+        raise ConfigError(
+            f"{where}: the user name or password of the {scheme}:// URL has a character "
+            f"that must be percent-encoded (/ @ ? # as %2F %40 %3F %23), {fix}"
+        )
+
+
+def _url_fault(exc: ValueError) -> str:
+    """What is wrong with a URL `urlsplit` refused, in words that never quote it (its messages
+    quote the port as written, which may be part of a password)."""
+    message = str(exc)
+    if "Port" in message:
+        return "the port is not a number from 0 to 65535; check the host and port"
+    if "Invalid IPv6 URL" in message:
+        return "unbalanced [ ] around an IPv6 address"
+    if "does not appear to be" in message:
+        return "what is in [ ] is not an IPv6 address"
+    if "NFKC" in message:
+        return "the host has characters that Unicode normalization changes"
+    return "check the host, port and brackets"
 
 
 def _as_path(value: Any, where: str, base: Path) -> Path:
@@ -394,12 +459,12 @@ def _read_token_file(path: Path) -> str:
     try:
         token = read_input(path, max_bytes=MAX_TOKEN_BYTES).decode("utf-8-sig").strip()
     except UnreadableFile as exc:
-        raise ConfigError(f"{path}: cannot read token file: {exc.reason}") from None
+        raise ConfigError(f"{_shown_path(path)}: cannot read token file: {exc.reason}") from None
     except ValueError:
-        raise ConfigError(f"{path}: token file is not UTF-8 text") from None
+        raise ConfigError(f"{_shown_path(path)}: token file is not UTF-8 text") from None
     if not token:
-        raise ConfigError(f"{path}: token file is empty")
-    return _checked_token(token, str(path))
+        raise ConfigError(f"{_shown_path(path)}: token file is empty")
+    return _checked_token(token, _shown_path(path))
 
 
 def _checked_token(token: str, source: str) -> str:
@@ -488,7 +553,7 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
     data = _read_toml(path)
     unknown = [k for k in data if k != "org"]
     if unknown:
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected [[org]] tables)")
+        raise ConfigError(f"{path}: unknown key {_quoted(unknown[0])} (expected [[org]] tables)")
     tables = data.get("org")
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(f"{path}: expected one or more [[org]] tables")
@@ -514,10 +579,12 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
 
 def _org_entry(table: dict[str, Any], where: str, base: Path, env: Mapping[str, str]) -> OrgEntry:
     name = table.get("name")
+    if isinstance(name, str) and _looks_secret(name):  # it would name a folder and prefix lines
+        raise ConfigError(f"{where}: name: expected the organization's name, got {_NOT_SHOWN}")
     if not isinstance(name, str) or not _ORG_NAME.match(name):
         raise ConfigError(
             f"{where}: name: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
-            f"organization's report folder), got {name!r}"
+            f"organization's report folder), got {_quoted(name)}"
         )
     where = f"{where} ({name})"
     _reject_unknown(
@@ -535,6 +602,11 @@ def _org_entry(table: dict[str, Any], where: str, base: Path, env: Mapping[str, 
         token = _read_token_file(_as_path(table["token_file"], f"{where}: token_file", base))
     else:
         var = _as_str(table["token_env"], f"{where}: token_env")
+        if _looks_secret(var):
+            raise ConfigError(
+                f"{where}: token_env: expected the name of the environment variable that holds "
+                f"the token (such as ACME_TOKEN), got {_NOT_SHOWN}"
+            )
         if not env.get(var, "").strip():
             raise ConfigError(f"{where}: token_env: the environment variable {var} is not set")
         token = _checked_token(env[var].strip(), var)

@@ -192,6 +192,30 @@ def test_extra_file_is_named(copy: Path) -> None:
     ]
 
 
+def test_an_extra_fifo_socket_or_empty_folder_is_named(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each verified (exit 0) beside a bundle whose files all matched."""
+    import os
+    import socket
+
+    os.mkfifo(copy / "reports" / "pipe")
+    (copy / "empty" / "deeper").mkdir(parents=True)
+    listening = socket.socket(socket.AF_UNIX)
+    try:
+        monkeypatch.chdir(copy / "inputs")  # a short path: AF_UNIX takes at most 107 bytes
+        listening.bind("sock")
+        code, _, err = verify(copy, "--no-rerun")
+    finally:
+        listening.close()
+    assert code == 2
+    assert _problems(err) == [
+        "auditor: verify: extra: empty/deeper/ (an empty folder, not listed in manifest.json)",
+        "auditor: verify: extra: inputs/sock (a socket, not listed in manifest.json)",
+        "auditor: verify: extra: reports/pipe (a named pipe, not listed in manifest.json)",
+    ]
+
+
 def test_changed_signature_fails(made: dict[str, Any], copy: Path) -> None:
     sig = copy / "manifest.sig"
     raw = bytearray(sig.read_bytes())

@@ -547,6 +547,38 @@ def test_dates_beyond_the_calendar_are_usage_errors(tmp_path: Path, argv: list[s
     assert "expected a date" in stderr and "Traceback" not in stderr
 
 
+def test_a_name_too_long_for_the_file_system_is_a_clear_error_not_an_unexpected_one(
+    env: dict[str, str], tmp_path: Path
+):
+    """`Path.exists` raises ENAMETOOLONG: `--out` said `unexpected OSError`; so did an input
+    file, and `verify` of a bundle so named."""
+    run_cli(["sync"], env=env, cwd=tmp_path)
+    long = str(tmp_path / ("y" * 300))
+    said = {}
+    for name, argv in {
+        "run": ["run", "--offline", "--out", long],
+        "review": ["review", long, "--offline"],
+        "review-out": ["review", str(tmp_path / "p.json"), "--offline", "--out", long],
+        "export": ["export", "--out", long],
+        "verify": ["verify", long],
+        "config": ["sync", "--config", long],
+    }.items():
+        (tmp_path / "p.json").write_text("{}")
+        code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+        said[name] = (code, stderr.strip().splitlines()[-1].replace(long, "LONG"))
+    assert said == {
+        "run": (2, "auditor: error: cannot use LONG as the report folder: File name too long"),
+        "review": (2, "auditor: error: LONG: File name too long"),
+        "review-out": (
+            2,
+            "auditor: error: cannot use LONG as the report folder: File name too long",
+        ),
+        "export": (2, "auditor: error: cannot create LONG: File name too long"),
+        "verify": (2, "auditor: error: LONG: no such folder (give the evidence bundle's folder)"),
+        "config": (2, "auditor: error: LONG: File name too long"),
+    }
+
+
 def test_an_unusable_report_folder_stops_the_run_before_it_is_recorded(
     env: dict[str, str], tmp_path: Path
 ):

@@ -88,10 +88,12 @@ def test_config_file_values_and_relative_paths(tmp_path: Path) -> None:
         pytest.param('token = "abc"\n', "never read from a config file", id="token-in-file"),
         pytest.param('base_url = "ftp://x"\n', "expected an http:// or https:// URL", id="bad-url"),
         pytest.param(
-            'base_url = "http://[::1"\n', "base_url: not a valid URL (Invalid IPv6 URL;", id="ipv6"
+            'base_url = "http://[::1"\n', "base_url: not a valid URL (unbalanced [ ]", id="ipv6"
         ),
         pytest.param(
-            'app_url = "http://h:99999"\n', "app_url: not a valid URL (Port out of range", id="port"
+            'app_url = "http://h:99999"\n',
+            "app_url: not a valid URL (the port is not a number from 0 to 65535",
+            id="port",
         ),
         pytest.param('base_url = "http://h:x"\n', "base_url: not a valid URL (", id="port-text"),
         pytest.param("page_size = 500\n", "at most 100", id="page-size"),
@@ -194,6 +196,48 @@ def test_url_with_credentials_is_refused_without_echoing_them(
         _load(tmp_path, flags, env, cfg)
     assert PASSWORD not in str(info.value)
     assert "app_url" in str(info.value) and "svc.example" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://ci:S3cr3t/Passw0rd@api.example.com", id="slash"),
+        pytest.param("https://ci:S3cr3t?Passw0rd@api.example.com", id="question-mark"),
+        pytest.param("https://ci:S3cr3t#Passw0rd@api.example.com", id="hash"),
+        pytest.param("https://ci:123/S3cr3t@api.example.com", id="digits-then-slash"),
+        pytest.param("https://ci:p@S3cr3t@api.example.com", id="at"),
+    ],
+)
+@pytest.mark.parametrize(("key", "var"), [("base_url", "AUDITOR_BASE_URL"), ("app_url", "")])
+@pytest.mark.parametrize("source", ["flag", "env", "file"])
+def test_url_password_with_a_url_delimiter_is_refused_without_echoing_it(
+    tmp_path: Path, url: str, key: str, var: str, source: str
+) -> None:
+    """A password holding `/`, `?` or `#` makes the URL parser read part of it as the port
+    (`Port could not be cast to integer value as 'S3cr3t'`) or the path: never shown."""
+    var = var or "AUDITOR_APP_URL"
+    cfg = _write(tmp_path / "a.toml", f'{key} = "{url}"\n') if source == "file" else None
+    flags = {key: url} if source == "flag" else {}
+    env = {var: url} if source == "env" else {}
+    with pytest.raises(ConfigError, match="must be percent-encoded") as info:
+        _load(tmp_path, flags, env, cfg)
+    assert "S3cr3t" not in str(info.value) and "Passw0rd" not in str(info.value)
+    assert key in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        pytest.param("https://api.example.com:S3cr3t", "the port is not a number", id="port"),
+        pytest.param("https://[S3cr3t]/", "is not an IPv6 address", id="brackets"),
+    ],
+)
+def test_a_url_the_parser_refuses_is_described_not_quoted(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says) as info:
+        _load(tmp_path, flags={"base_url": url})
+    assert "S3cr3t" not in str(info.value)
 
 
 BAD_TOKENS = [
@@ -309,3 +353,79 @@ def test_a_state_url_auditor_cannot_open_is_refused_without_its_password(
 def test_a_state_url_scheme_in_capitals_is_read_as_postgresql(tmp_path: Path) -> None:
     config = _load(tmp_path, flags={"state": "POSTGRESQL://u@db/audit"})
     assert config.state_url == "postgresql://u@db/audit"
+
+
+# A token pasted into the wrong field of a file of settings: never quoted back.
+PASTED = "ghp_0123456789abcdefABCDEF0123456789abcd"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        pytest.param(f'timeout = "{PASTED}"\n', "timeout: expected a number, got a value", id="t"),
+        pytest.param(f'max_pages = "{PASTED}"\n', "max_pages: expected a positive", id="pages"),
+        pytest.param(f'fail_on = "{PASTED}"\n', "fail_on: expected one of", id="fail-on"),
+        pytest.param(f"{PASTED} = 1\n", "unknown key, a name that looks like a secret", id="key"),
+        pytest.param(f'[diff_keys.keyed]\n"{PASTED}" = 3\n', "diff_keys.keyed.", id="diff"),
+        pytest.param(
+            f'base_url = "https://u:p@api.example.com/{PASTED}"\n', "user-info", id="url-path"
+        ),
+        pytest.param(f'token_file = "{PASTED}"\n', "cannot read token file", id="token-file"),
+    ],
+)
+@pytest.mark.parametrize("where", ["config", "pyproject"])
+def test_a_config_value_that_looks_like_a_secret_is_not_quoted(
+    tmp_path: Path, text: str, says: str, where: str
+) -> None:
+    if where == "pyproject":
+        text = text.replace("[diff_keys", "[tool.auditor.diff_keys")
+        if not text.startswith("[tool"):
+            text = "[tool.auditor]\n" + text
+        _write(tmp_path / "pyproject.toml", text)
+        cfg = None
+    else:
+        cfg = _write(tmp_path / "a.toml", text)
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, config_file=cfg)
+    assert says in str(info.value)
+    assert PASTED not in str(info.value) and "0123456789abcdef" not in str(info.value)
+
+
+def test_an_ordinary_config_value_is_still_quoted(tmp_path: Path) -> None:
+    cfg = _write(tmp_path / "a.toml", 'timeout = "5x"\nfail_on = "hihg"\n')
+    with pytest.raises(ConfigError, match="timeout: expected a number, got '5x'"):
+        _load(tmp_path, config_file=cfg)
+    cfg = _write(tmp_path / "a.toml", 'fail_on = "hihg"\n')
+    with pytest.raises(ConfigError, match="got 'hihg'"):
+        _load(tmp_path, config_file=cfg)
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        pytest.param(f'token_env = "{PASTED}"', "token_env: expected the name of", id="env"),
+        pytest.param(f'token_file = "{PASTED}"', "cannot read token file", id="file"),
+        pytest.param('token_env = "X"\nname2 = 1', "unknown key 'name2'", id="ordinary"),
+    ],
+)
+def test_an_orgs_entry_holding_a_token_in_the_wrong_field_is_not_quoted(
+    tmp_path: Path, entry: str, says: str
+) -> None:
+    from auditor.config import load_orgs
+
+    text = f'[[org]]\nname = "acme"\nbase_url = "https://api.example.com"\n{entry}\n'
+    orgs = _write(tmp_path / "orgs.toml", text)
+    with pytest.raises(ConfigError, match=says) as info:
+        load_orgs(orgs, {"X": "tok"}, tmp_path)
+    assert PASTED not in str(info.value)
+
+
+def test_an_orgs_name_that_looks_like_a_token_is_refused_unshown(tmp_path: Path) -> None:
+    """It would name the organization's report folder and prefix every line of its output."""
+    from auditor.config import load_orgs
+
+    text = f'[[org]]\nname = "{PASTED}"\nbase_url = "https://api.example.com"\ntoken_env = "X"\n'
+    orgs = _write(tmp_path / "orgs.toml", text)
+    with pytest.raises(ConfigError, match="name: expected the organization's name") as info:
+        load_orgs(orgs, {"X": "tok"}, tmp_path)
+    assert PASTED not in str(info.value)

@@ -1263,3 +1263,30 @@ def test_a_page_fetched_ahead_too_wide_is_asked_again_smaller_and_none_is_left_p
     assert [(r.url.params["limit"], r.url.params.get("cursor")) for r in rec.requests] == [
         ("10", None), ("10", "c10"), ("5", "c10"), ("5", "c15"), ("5", "c20"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("problem", "said"),
+    [
+        pytest.param(
+            {"title": {"x": ["a", "a"]}, "detail": ["\n\n", "line2\rline3\x1b[31mred"]},
+            '→ 500 Internal Server Error: ["\\n\\n","line2\\rline3\\u001b[31mred"]',
+            id="object-title-list-detail",
+        ),
+        pytest.param(
+            {"title": 7, "detail": {"why": "busy"}},
+            '→ 500 Internal Server Error: {"why":"busy"}',
+            id="number-title",
+        ),
+        pytest.param({"title": "Oops", "detail": "plain"}, "→ 500 Oops: plain", id="strings"),
+    ],
+)
+def test_a_problem_title_or_detail_that_is_no_string_is_never_a_python_repr(
+    problem: dict[str, Any], said: str
+) -> None:
+    """A title that is an object was printed as Python writes it (`{'x': ['a', 'a']}`): it is
+    absent (the status's phrase stands in); a detail that is no string is compact JSON."""
+    from auditor.fetch.retry import problem_message
+
+    body = json.dumps(problem).encode()
+    assert problem_message(httpx.Response(500), body, lambda text: text) == said

@@ -521,3 +521,20 @@ def test_a_yaml_timestamp_that_is_no_iso_text_is_read_as_iso(tmp_path: Path) -> 
     assert changes == {"$.exceptionEnds": "2001-12-14T21:59:43.100000-05:00"}, stdout + stderr
     assert {f["status"] for f in data["findings"]} == {"pass"}, stdout + stderr
     assert code == 0, stdout + stderr
+
+
+def test_a_json_file_with_an_emoji_and_a_noncharacter_is_read_as_json(tmp_path: Path) -> None:
+    """`json.dumps` writes any emoji as a surrogate pair escape (`\\ud83d\\ude00`), and JSON
+    allows U+FFFE in a string: both files were refused (exit 2) as YAML, `a lone surrogate
+    escape` and `invalid YAML: … position 276`."""
+    live = {"svcRouterGuidance": "smile"}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    proposed = tmp_path / "p.json"
+    proposed.write_text(json.dumps({"svcRouterGuidance": "smile \U0001f600"})[:-2] + ' \ufffe"}')
+    assert "\\ud83d\\ude00" in proposed.read_text() and "\ufffe" in proposed.read_text()
+    argv = ["review", str(proposed), "--against", str(tmp_path / "live.json")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env={}, cwd=tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    changes = {c["path"]: c["after"] for c in data["review"]["changes"]}
+    assert changes == {"$.svcRouterGuidance": "smile \U0001f600 \ufffe"}, stderr
+    assert code == 0, stderr

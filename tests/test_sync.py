@@ -287,6 +287,15 @@ def test_without_app_url_reports_are_skipped(store: Store) -> None:
     assert "by user3@corp.example; readiness reports skipped (no app URL configured); 0 " in text
 
 
+def test_a_revision_whose_user_is_no_object_is_summed_up_without_a_by(store: Store) -> None:
+    """A `user` given as a string is read as absent (a data-quality warning): the summary said
+    `… at 2026-10-04 by ;`."""
+    service = FakeService(3)
+    service.revisions[3]["user"] = "someone"
+    text = format_summary(run_sync(store, service, app=False), "https://svc.test")
+    assert ", latest rev 3 at 2026-10-04; readiness reports skipped" in text, text
+
+
 # -- the command line ----------------------------------------------------------------------
 
 

@@ -157,3 +157,46 @@ def test_problem_and_suggest_format() -> None:
     assert problem(loc, "", "meh", level="warning") == "x.yaml:12:7: warning: meh"
     assert suggest("severty", ["severity", "title"]) == " (did you mean `severity`?)"
     assert suggest("zzz", ["severity"]) == ""
+
+
+def test_a_surrogate_pair_escape_is_the_character_it_encodes(tmp_path: Path) -> None:
+    """As JSON (and `json.dumps`, for any emoji) writes a character beyond U+FFFF; in YAML
+    too, in a key as in a value. Only a lone surrogate is refused, at its place."""
+    for name, text in [
+        ("p.json", '{"a": "smile \\ud83d\\ude00", "k\\ud83d\\ude00": 1}'),
+        ("p.yaml", 'a: "smile \\ud83d\\ude00"\n"k\\ud83d\\ude00": 1\n'),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        doc = load_yaml(path)
+        assert doc.data == {"a": "smile \U0001f600", "k\U0001f600": 1}, name
+        at = doc.locate(["k\U0001f600"], key=True)
+        assert (at.line, at.col) == ((1, text.index('"k') + 1) if name == "p.json" else (2, 1))
+    for text, at in [('{"a": 1,\n "b": "x \\ud83d"}', "2:7"), ('a: 1\nb: "\\ude00"\n', "2:4")]:
+        assert _problems(tmp_path, text) == [
+            f"p.yaml:{at}: error: a lone surrogate escape (\\uD800-\\uDFFF) is not a character"
+        ]
+
+
+def test_a_json_file_is_read_as_json(tmp_path: Path) -> None:
+    """JSON allows U+FFFE (and U+007F-U+009F) in a string, YAML does not: a JSON file holding
+    one is read, with the positions of its values; in a YAML file the refusal names its
+    line:col (it said `position 276`, at 1:1)."""
+    path = tmp_path / "p.json"
+    path.write_text('{"a": "x",\n  "b": ["hi\ufffe", "\x80"]}')
+    doc = load_yaml(path)
+    assert doc.data == {"a": "x", "b": ["hi\ufffe", "\x80"]}
+    assert doc.locate(["b", 1]) == SourceLocation(str(path), 2, 16)
+    path.write_text('\ufeff{"a": "x\ufffe"}')  # after a byte-order mark, as Windows writes
+    assert load_yaml(path).data == {"a": "x\ufffe"}
+    assert _problems(tmp_path, 'a: x\nb: "hi\ufffe"\n') == [
+        "p.yaml:2:7: error: invalid YAML: the character U+FFFE is not allowed in YAML"
+    ]
+    # What YAML refuses in JSON is still refused, at its place, as before.
+    assert _problems(tmp_path, '{"a": 1,\n "a": 2}') == ["p.yaml:2:2: error: duplicate key `a`"]
+    assert _problems(tmp_path, "[" * 70 + "]" * 70) == [
+        "p.yaml:1:65: error: nesting deeper than 64 levels"
+    ]
+    assert _problems(tmp_path, '{"a": [1, 2], "b": 3}', max_nodes=5)[0].startswith(
+        "p.yaml:1:15: error: more than 5 values"
+    )

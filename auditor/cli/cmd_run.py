@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -242,7 +243,7 @@ def _audit(
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
-        made = not out_dir.exists()
+        made = not os.path.lexists(out_dir)  # (no OSError on a name too long: that is below)
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         try:
             return _sync_and_audit(store, config, loaded, options, publish, offline, quiet, ctx)

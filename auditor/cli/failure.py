@@ -4,6 +4,7 @@ organization of an `--orgs` run, so both say the same thing the same way."""
 
 from __future__ import annotations
 
+import errno
 import traceback
 from collections.abc import Iterable
 from typing import TextIO
@@ -26,6 +27,12 @@ def report_failure(
     if isinstance(exc, AuditorError):
         print(f"auditor: error: {terminal_text(str(exc))}", file=stderr)
         return exc.exit_code
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:
+        # A path given that the file system cannot hold, wherever it was first looked at
+        # (`Path.exists` raises on it): the user's input, not a bug.
+        shown = scrubbed(str(exc.filename), secrets)
+        print(f"auditor: error: {terminal_text(shown)}: {exc.strerror}", file=stderr)
+        return EXIT_ERROR
     if debug:  # the last guard: a bug must not look like findings (exit 1)
         for line in "".join(traceback.format_exception(exc)).splitlines():
             print(terminal_text(scrubbed(line, secrets)), file=stderr)

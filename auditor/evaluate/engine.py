@@ -63,6 +63,9 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             resume=[state.resume(r) for r in rules],
             numbers=inputs.revision_numbers,
         )
+        # The verdicts on the revision under test an earlier run worded, read back by the
+        # projection they were made for.
+        state.seed(walk.memos)
     run: ChangeRun | None = None
     if by_target["change"]:
         run = ChangeRun(
@@ -94,13 +97,14 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         results += walked.current + walked.per_revision
         failing = walked.failing
         state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
+        state.keep_verdicts(walk.memos)
     steps_seen = 0
     if run is not None:
         steps_seen = run.total_steps
         state.keep_change(by_target["change"], run)
     if inputs.reports:
         repo_memos = state.memos(by_target["readiness"])
-        results += _readiness(repo_memos, by_target["org"], inputs, env)
+        results += _readiness(repo_memos, by_target["org"], inputs, env, state)
         state.keep_verdicts(repo_memos)
     if by_target["usage"]:
         usage_memos = state.memos(by_target["usage"])
@@ -195,16 +199,19 @@ class _State:
         read back into its cache, and kept (`MemoRule.keep`) when they are to be remembered.
         Repositories and days share many values (levels, flags, settings): a verdict is
         reused across them, as for revisions, when the values a rule reads repeat."""
-        out = []
-        for rule in rules:
-            memo = MemoRule(rule, enabled=self.memoise)
-            key = self.verdict_keys.get(rule.id)
+        out = [MemoRule(rule, enabled=self.memoise) for rule in rules]
+        self.seed(out)
+        return out
+
+    def seed(self, memos: Sequence[MemoRule]) -> None:
+        """Each rule's verdicts from an earlier run read back into its cache, and the rule's
+        verdicts kept (`MemoRule.keep`) when they are to be remembered."""
+        for memo in memos:
+            key = self.verdict_keys.get(memo.rule.id)
             if key is not None:
                 seed = self._load_key(key, incremental.load_verdicts)
                 if self.remember or seed:
                     memo.keep(seed)
-            out.append(memo)
-        return out
 
     def keep_verdicts(self, memos: Sequence[MemoRule]) -> None:
         """Remember the verdicts the rules handed out this run (`memos` as `memos` gave them)."""
@@ -214,6 +221,19 @@ class _State:
             key = self.verdict_keys.get(memo.rule.id)
             if key is not None and memo.used is not None:
                 self.new.add(key, _verdicts_dump(memo))
+
+    def grades(self, model: readiness.ReadinessModel) -> readiness.Grades | None:
+        """The readiness grades of report contents an earlier run left under `model` (none
+        when there are none or they cannot be read), kept for the next run with this run's;
+        None when no state is read or written."""
+        if not self.on:
+            return None
+        key = incremental.grades_key(model)
+        grades = readiness.Grades(self._load_key(key, incremental.load_grades))
+        if self.remember:
+            used = grades.used
+            self.new.add(key, lambda: incremental.dump_grades(used))
+        return grades
 
     def resume(self, rule: Rule) -> Resume | None:
         """The settings rule's state from an earlier run, if there is one."""
@@ -312,18 +332,34 @@ def _subject_order(subject: Subject) -> tuple[int, int, str]:
 
 
 def _readiness(
-    memos: Sequence[MemoRule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
+    memos: Sequence[MemoRule],
+    org_rules: Sequence[Rule],
+    inputs: EvaluationInputs,
+    env: Env,
+    state: _State | None = None,
 ) -> list[RuleResult]:
     """The readiness rules' results (`memos`: one per rule, see `_State.memos`), then the org
     rules'."""
-    return list(_readiness_results(memos, org_rules, inputs, env))
+    return list(_readiness_results(memos, org_rules, inputs, env, state))
 
 
 def _readiness_results(
-    memos: Sequence[MemoRule], org_rules: Sequence[Rule], inputs: EvaluationInputs, env: Env
+    memos: Sequence[MemoRule],
+    org_rules: Sequence[Rule],
+    inputs: EvaluationInputs,
+    env: Env,
+    state: _State | None,
 ) -> Iterator[RuleResult]:
     model = inputs.readiness_model or readiness.load_readiness_model(None)
-    for report, view in readiness.repo_views(inputs.reports, model, inputs.now) if memos else ():
+    if memos:
+        # Each view holds the criteria the rules can see; a report's grades are read back
+        # when its content was graded under this model before (`readiness.Grades`).
+        wanted = readiness.criteria_read(deps for m in memos for deps in m.reads)
+        grades = state.grades(model) if state is not None else None
+        views = readiness.repo_views(inputs.reports, model, inputs.now, wanted, grades)
+    else:
+        views = []
+    for report, view in views:
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
         yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
     if org_rules:

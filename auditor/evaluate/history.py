@@ -327,6 +327,15 @@ class SettingsWalk:
         self.seen: list[int] = []
 
     @property
+    def memos(self) -> list[MemoRule]:
+        """Each rule's verdict cache, in rule order (the one `finish` words its result with)."""
+        out: list[MemoRule] = [None] * len(self.rules)  # type: ignore[list-item]
+        for last, members in self.groups.items():
+            for memo, index in zip(self.runs[last].memos, members, strict=True):
+                out[index] = memo
+        return out
+
+    @property
     def start(self) -> int | None:
         """The first revision the walk needs (None: the whole history)."""
         if None in self.runs or self.numbers is None:

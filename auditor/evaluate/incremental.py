@@ -10,7 +10,13 @@ rules, the list table) and turns the engine's per-rule walk state into bytes and
   result that did not pass, with its words (`change.Tally`), so only new steps are run;
 - a usage or readiness rule: its verdicts by projection key (`memo.MemoRule.keep`), those
   the run handed out, so a day or report whose values the rule read before is not judged again
-  (a report's `$age_days` is among those values: an older report is judged anew).
+  (a report's `$age_days` would be among those values, new on every run: the verdicts of a
+  readiness rule that can see it are not kept);
+- a settings rule, besides its spans: its verdict on the revision under test, kept so too, so
+  a nightly whose new revisions left what the rule reads as it was words no result again;
+- the readiness model's grades of each report (`$score`, `$level`) by its content hash
+  (`readiness.Grades`), so an unchanged report's criteria are worked out only where a rule
+  reads them.
 
 A rule whose verdicts depend on the clock (`within_days`, `older_than_days`) has no key: it is
 evaluated afresh every run. Org rules are too. The state is only ever a cache: the same inputs
@@ -34,7 +40,9 @@ from auditor import __version__
 from auditor.diff import ListTable
 from auditor.evaluate.change import Tally
 from auditor.evaluate.history import Resume, Span
+from auditor.evaluate.memo import rule_reads
 from auditor.evaluate.model import RuleResult
+from auditor.evaluate.readiness import ReadinessModel, model_digest
 from auditor.evaluate.rule import Verdict
 from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
@@ -82,22 +90,70 @@ def _digest(shape: Mapping[str, Any]) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`), not as walk state.
-VERDICT_TARGETS = ("usage", "readiness")
+#: Targets whose rules' verdicts are kept by projection (`dump_verdicts`): a settings rule's
+#: is the one on the revision under test (its walk state is kept apart, `dump_resume`).
+VERDICT_TARGETS = ("usage", "readiness", "settings")
 #: Most verdicts one rule's kept verdicts may hold (more are not stored: the rule is then
 #: simply run afresh next time). A nightly's usage window holds tens, readiness one per report.
 MAX_VERDICTS = 4096
 
 
 def verdicts_key(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> str | None:
-    """The digest a usage or readiness rule's kept verdicts are filed under (see
+    """The digest a usage, readiness or settings rule's kept verdicts are filed under (see
     `dump_verdicts`), or None when they cannot be kept (another target, or the rule reads the
     clock, which its projection does not hold)."""
-    if rule.target not in VERDICT_TARGETS or _reads_clock(rule):
+    if rule.target not in VERDICT_TARGETS or _reads_clock(rule) or _reads_age(rule):
         return None
     kind = {"format": STATE_FORMAT, "kind": "verdicts", "tool": __version__}
     digest = _digest({**kind, **_rule_shape(rule, enums)})
     return None if digest is None else "verdicts:" + digest
+
+
+def _reads_age(rule: Rule) -> bool:
+    """A readiness rule that can see `$age_days`, which differs on every run (it is the time
+    since the report was made): its verdicts would never be read back, so none are kept."""
+    return rule.target == "readiness" and any(
+        deps[:1] in ((), ("$age_days",)) for deps in rule_reads(rule)
+    )
+
+
+# -- readiness grades: `$score` and `$level` by report content ----------------------------------
+
+
+def grades_key(model: ReadinessModel) -> str:
+    """The key the readiness grades of reports under `model` are filed under."""
+    kind = {"format": STATE_FORMAT, "kind": "grades", "tool": __version__}
+    return (
+        "grades:" + hashlib.sha256(orjson.dumps({**kind, "model": model_digest(model)})).hexdigest()
+    )
+
+
+def dump_grades(used: Mapping[str, tuple[float | None, int]]) -> bytes | None:
+    """The grades of this run's reports (`readiness.Grades.used`), by content hash; None when
+    there are none or too many to keep."""
+    if not used or len(used) > MAX_GRADES:
+        return None
+    return orjson.dumps({"grades": [[key, score, level] for key, (score, level) in used.items()]})
+
+
+def load_grades(data: bytes) -> dict[str, tuple[float | None, int]]:
+    """Inverse of `dump_grades`; an entry not of its form (a damaged row) is left out, so
+    that report's grades are worked out again. ValueError, KeyError or TypeError when `data`
+    is not such a dump at all."""
+    out: dict[str, tuple[float | None, int]] = {}
+    for entry in orjson.loads(data)["grades"]:
+        if type(entry) is not list or len(entry) != 3:
+            continue
+        key, score, level = entry
+        if type(key) is not str or type(level) is not int:
+            continue
+        if score is None or (type(score) is float and 0.0 <= score <= 1.0):
+            out[key] = (score, level)
+    return out
+
+
+#: Most reports whose grades are kept (one per repository the run evaluates).
+MAX_GRADES = 100_000
 
 
 def _reads_clock(rule: Rule) -> bool:

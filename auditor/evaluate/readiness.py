@@ -20,14 +20,17 @@ Semantics (documented for users in policies/README.md):
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
@@ -332,16 +335,85 @@ def readiness_view(
     report: ReadinessReport, model: ReadinessModel, now: datetime
 ) -> dict[str, JSON]:
     """The document readiness rules see: report fields, computed `$` fields and `criteria`."""
+    return _view(report, model, now, None, None)
+
+
+#: Criterion ids a view's `criteria` must hold: None for all of them.
+Wanted = Collection[str] | None
+
+
+class Grades:
+    """`$score` and `$level` of report contents, by content hash, under one readiness model:
+    `known` read back from an earlier run (see `incremental.load_grades`, which checks their
+    form), `used` those of the views made now (what is kept for the next run). A report of
+    the same content hash has the same criteria, so under the same model its grades stand;
+    its criteria are then worked out only where a rule reads them (`criteria_read`)."""
+
+    def __init__(self, known: Mapping[str, tuple[float | None, int]] | None = None) -> None:
+        self.known = known or {}
+        self.used: dict[str, tuple[float | None, int]] = {}
+
+
+def _view(
+    report: ReadinessReport, model: ReadinessModel, now: datetime, wanted: Wanted,
+    grades: Grades | None,
+) -> dict[str, Any]:  # fmt: skip
+    """`readiness_view` whose `criteria` holds at least the `wanted` ones (every one when
+    None), its `$score` and `$level` taken from `grades` when they are known there."""
     data: Mapping[str, Any] = report.data if isinstance(report.data, dict) else {}
     view: dict[str, Any] = {key: data[key] for key in REPORT_FIELDS if key in data}
     view.setdefault("repoUrl", report.repo_url)
     view.setdefault("reportId", report.report_id)
-    criteria = _criteria(data, model)
+    graded = grades.known.get(report.content_hash) if grades is not None else None
+    if graded is not None and graded[1] not in model.levels:
+        graded = None  # not a level of this model: worked out again
+    if wanted is None or graded is None:
+        criteria = _criteria(data, model)
+        graded = _score_and_level(criteria, model) if graded is None else graded
+    else:
+        criteria = _some_criteria(data, model, wanted)
+    if grades is not None:
+        grades.used[report.content_hash] = graded
     view["criteria"] = criteria
-    view["$score"], view["$level"] = _score_and_level(criteria, model)
+    view["$score"], view["$level"] = graded
     view["$age_days"] = (now - report.created_at).total_seconds() / 86400
     view["$clean"] = compute_clean(data)
     return view
+
+
+def _some_criteria(
+    data: Mapping[str, Any], model: ReadinessModel, wanted: Collection[str]
+) -> dict[str, dict[str, Any]]:
+    """The `wanted` entries of `_criteria(data, model)` (a path into `criteria` sees only
+    its own entry)."""
+    report = data.get("report")
+    if not isinstance(report, dict):
+        return {}
+    return {cid: _criterion_view(cid, report[cid], model) for cid in wanted if cid in report}
+
+
+def criteria_read(reads: Iterable[tuple[str, ...]]) -> frozenset[str] | None:
+    """The criterion ids paths with these leading keys (`memo.rule_reads`) can see in a
+    view: None when one of them can see all of `criteria` (it reads the whole view, all of
+    `criteria`, or a path with a wildcard or an index right below it)."""
+    wanted: set[str] = set()
+    for deps in reads:
+        if not deps or (deps[0] == "criteria" and len(deps) < 2):
+            return None
+        if deps[0] == "criteria":
+            wanted.add(deps[1])
+    return frozenset(wanted)
+
+
+def model_digest(model: ReadinessModel) -> str:
+    """A digest of everything of `model` that grades depend on (the whole model)."""
+    shape = [
+        sorted(model.levels.items()),
+        repr(model.unlock_threshold),
+        [[c.id, c.level, c.scope, c.pillar, c.skippable] for c in model.criteria.values()],
+        model.partial_credit,
+    ]
+    return hashlib.sha256(orjson.dumps(shape)).hexdigest()
 
 
 View = tuple[ReadinessReport, dict[str, Any]]
@@ -360,22 +432,35 @@ def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]
     return [latest[url] for url in sorted(latest)]
 
 
-#: The views of the last `repo_views` call: (reports, model, now) -> views. One entry, holding
-#: its inputs, so the engine, the org view and the report's readiness rows share one
-#: computation per repository and per run.
-_LAST_VIEWS: list[tuple[Sequence[ReadinessReport], ReadinessModel, datetime, list[View]]] = []
+#: The views of the last `repo_views` call: (reports, model, now, criteria held) -> views. One
+#: entry, holding its inputs, so the engine, the org view and the report's readiness rows
+#: share one computation per repository and per run.
+_LAST_VIEWS: list[
+    tuple[Sequence[ReadinessReport], ReadinessModel, datetime, frozenset[str] | None, list[View]]
+] = []
 
 
 def repo_views(
-    reports: Sequence[ReadinessReport], model: ReadinessModel, now: datetime
+    reports: Sequence[ReadinessReport],
+    model: ReadinessModel,
+    now: datetime,
+    criteria: Wanted = (),
+    grades: Grades | None = None,
 ) -> list[View]:
     """(report, `readiness_view`) of each repository's newest report, by repository URL;
-    computed once for the same reports, model and time (the sequence object itself)."""
-    for held, held_model, held_now, views in _LAST_VIEWS:
-        if held is reports and held_model is model and held_now == now:
+    computed once for the same reports, model and time (the sequence object itself).
+
+    A view's `criteria` holds at least the `criteria` ids asked for (all of them with None):
+    the `$` fields (what the report rows and the org view read) never need the others once
+    a report's grades are known (`grades`: read back, and filled with this run's)."""
+    for held, held_model, held_now, held_criteria, views in _LAST_VIEWS:
+        covered = held_criteria is None or (criteria is not None and set(criteria) <= held_criteria)
+        if held is reports and held_model is model and held_now == now and covered:
             return views
-    views = [(r, readiness_view(r, model, now)) for r in latest_per_repo(reports)]
-    _LAST_VIEWS[:] = [(reports, model, now, views)]
+    wanted = None if criteria is None else frozenset(criteria)
+    views = [(r, _view(r, model, now, wanted, grades)) for r in latest_per_repo(reports)]
+    # Views made without grades held every criterion.
+    _LAST_VIEWS[:] = [(reports, model, now, wanted if grades is not None else None, views)]
     return views
 
 

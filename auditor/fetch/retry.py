@@ -10,6 +10,7 @@ retrying cannot fix them. Every message passes through the redactor, so the toke
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import socket
@@ -193,8 +194,12 @@ def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str
         fixed = repair(body, declared_charset(response.headers.get("content-type", "")))
         problem = fixed.value if fixed is not None else None
     if isinstance(problem, dict):
-        title = _clip(str(problem.get("title") or ""), _MAX_TITLE, redact)
-        detail = _clip(str(problem.get("detail") or ""), _MAX_DETAIL, redact)
+        # Read as the tolerant reader reads odd values: a title that is not text is absent
+        # (the status's phrase stands in), a detail that is not text is shown as JSON, on one
+        # line, escaped; never as Python writes it (`{'x': ['a']}`).
+        found_title = problem.get("title")
+        title = _clip(found_title if isinstance(found_title, str) else "", _MAX_TITLE, redact)
+        detail = _clip(_as_text(problem.get("detail")), _MAX_DETAIL, redact)
         meta = problem.get("metadata")
         found = problem.get("requestId") or (
             meta.get("requestId") if isinstance(meta, dict) else None
@@ -204,6 +209,16 @@ def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str
     head = f"{response.status_code} {title}" if title else _status_text(response.status_code)
     text = f"→ {head}: {detail}" if detail else f"→ {head}"
     return f"{text} (request id {request_id})" if request_id else text
+
+
+def _as_text(value: object) -> str:
+    """A problem field as text: a string as it is, nothing for null or an empty value, any
+    other JSON value as compact JSON in ASCII (one line, its control characters escaped)."""
+    if isinstance(value, str):
+        return value
+    if value is None or value in ("", [], {}):
+        return ""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")

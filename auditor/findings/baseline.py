@@ -36,8 +36,12 @@ def compare_runs(
     """
     if previous is None:
         return (current if in_place and isinstance(current, list) else list(current)), []
-    before = {p.fingerprint for p in previous if p.status in TRACKED_STATUSES}
-    # The digests the findings hold (numbers), not 100,000s of new fingerprint strings.
+    # Each older fingerprint packed once (as a finding holds it: `pack_fingerprint`), and
+    # compared with the digests the findings hold, not with 100,000s of new fingerprint texts.
+    tracked = [
+        (p, pack_fingerprint(p.fingerprint)) for p in previous if p.status in TRACKED_STATUSES
+    ]
+    before = {digest for _, digest in tracked}
     now = {f.digest for f in current if f.status in TRACKED_STATUSES}
     if carried is None:
         carried = continued(current, previous, now=now)
@@ -49,13 +53,7 @@ def compare_runs(
         marked = [_with_lifecycle(f, before, carried) for f in current]
     gone = {p.fingerprint for p in carried.values()}
     resolved = sorted(
-        (
-            p
-            for p in previous
-            if p.status in TRACKED_STATUSES
-            and pack_fingerprint(p.fingerprint) not in now
-            and p.fingerprint not in gone
-        ),
+        (p for p, digest in tracked if digest not in now and p.fingerprint not in gone),
         key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
     )
     return marked, _unique(resolved)
@@ -77,15 +75,16 @@ def continued(
     if now is None:
         now = {f.digest for f in current if f.status in TRACKED_STATUSES}
     tracked = {p.fingerprint: p for p in previous if p.status in TRACKED_STATUSES}
+    packed = {fp: pack_fingerprint(fp) for fp in tracked}  # each packed once
     per_key = Counter((p.rule_id, p.subject_key) for p in tracked.values())
     orphans = {
         (p.rule_id, p.subject_key): p
-        for p in tracked.values()
-        if per_key[(p.rule_id, p.subject_key)] == 1 and pack_fingerprint(p.fingerprint) not in now
+        for fp, p in tracked.items()
+        if per_key[(p.rule_id, p.subject_key)] == 1 and packed[fp] not in now
     }
     if not orphans:
         return {}
-    known = {pack_fingerprint(fp) for fp in tracked}
+    known = set(packed.values())
     count: Counter[tuple[str, str]] = Counter()
     candidates: dict[tuple[str, str], Finding] = {}
     for f in current:
@@ -100,11 +99,11 @@ def continued(
 
 
 def _with_lifecycle(
-    f: Finding, before: set[str], carried: Mapping[int | str, FindingRecord]
+    f: Finding, before: set[int | str], carried: Mapping[int | str, FindingRecord]
 ) -> Finding:
     if f.status not in TRACKED_STATUSES:
         return f
-    same = f.fingerprint in before or f.digest in carried
+    same = f.digest in before or f.digest in carried
     return f.with_marks(lifecycle="persisting" if same else "new")
 
 

@@ -27,6 +27,7 @@ from auditor.models import (
     Waiver,
     severity_rank,
 )
+from auditor.policy.model import Rule
 
 _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")
@@ -344,19 +345,12 @@ def _sorted_controls(controls: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(controls), key=control_key))
 
 
-def finding_from_result(result: RuleResult) -> Finding:
-    """Turn one rule result into a finding (pass results included)."""
+def finding_from_result(result: RuleResult, facts: RuleFacts | None = None) -> Finding:
+    """Turn one rule result into a finding (pass results included); `facts` are the result's
+    rule's (`facts_of`) when the caller has them."""
     rule = result.rule
-    facts = rule_facts(
-        rule.title,
-        rule.severity,
-        sort_controls(rule.controls),
-        rule.remediation,
-        rule.description,
-        rule.tags,
-        rule.source,
-        rule.id,
-    )
+    if facts is None:
+        facts = facts_of(rule)
     return _made(
         fingerprint_digest(rule.id, result.subject.key, primary_path(result.evidence)),
         result.status,
@@ -369,6 +363,20 @@ def finding_from_result(result: RuleResult) -> Finding:
     )
 
 
+def facts_of(rule: Rule) -> RuleFacts:
+    """The shared `RuleFacts` of a rule."""
+    return rule_facts(
+        rule.title,
+        rule.severity,
+        sort_controls(rule.controls),
+        rule.remediation,
+        rule.description,
+        rule.tags,
+        rule.source,
+        rule.id,
+    )
+
+
 def findings_from_results(results: Sequence[RuleResult]) -> list[Finding]:
     """One finding per rule result, in the stable report order."""
     return sort_findings(finding_from_result(r) for r in results)
@@ -378,8 +386,15 @@ def findings_from_pending(results: list[RuleResult]) -> list[Finding]:
     """`findings_from_results`, emptying `results` as it goes: each result is let go as soon
     as its finding exists, so the two are never both held in full (`--all-revisions`)."""
     out: list[Finding] = []
+    # A rule's facts looked up once per rule, not once per result: the results of a rule
+    # come together (the engine gives them in rule order), and a nightly has 1,000s a rule.
+    rule: Rule | None = None
+    facts: RuleFacts | None = None
     while results:
-        out.append(finding_from_result(results.pop()))
+        result = results.pop()
+        if result.rule is not rule:
+            rule, facts = result.rule, facts_of(result.rule)
+        out.append(finding_from_result(result, facts))
     out.reverse()
     _sort_in_place(out)
     return out

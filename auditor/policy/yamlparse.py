@@ -6,6 +6,7 @@ shipped file whose bytes the build already parsed (`yamlsafe.SHIPPED_YAML`) need
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -25,13 +26,22 @@ from ruamel.yaml.events import (
     ScalarEvent,
 )
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.policy.yamlsafe import location, problem
 
 _CORE = "tag:yaml.org,2002:"
-_SURROGATE = re.compile("[\ud800-\udfff]")  # from "\\uD800" escapes: not encodable text
+# A surrogate escape (`"\\uD83D"`) that is not half of a pair (`"\\uD83D\\uDE00"`, one
+# character, as JSON writes any character beyond U+FFFF): not a character, not encodable text.
+_LONE_SURROGATE = re.compile(
+    "[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What YAML does not allow in a file, even quoted (JSON allows these in a string: U+007F-U+009F
+# but U+0085, U+FFFE, U+FFFF), as ruamel's reader refuses them.
+_NOT_YAML = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
@@ -41,9 +51,15 @@ ALLOWED_TAGS = frozenset(
 def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bool]:
     """The data of YAML text, and whether the pure parser read it (see `yamlsafe.load_text`).
 
-    The fast C parser is tried first; on a syntax error the pure parser gets a second try,
-    because it accepts what users write, such as `controls: [SOC2:CC6.1]`.
+    Text that is JSON (an object or array, no duplicate key, within the limits) is read as
+    JSON: a string may then hold what YAML refuses (U+FFFE), as JSON allows. Otherwise the fast
+    C parser is tried first; on a syntax error the pure parser gets a second try, because it
+    accepts what users write, such as `controls: [SOC2:CC6.1]`. Either way a surrogate pair
+    escape (`"\\uD83D\\uDE00"`) is the one character it encodes.
     """
+    as_json = _json_data(text, max_depth, max_nodes)
+    if as_json is not None:
+        return as_json[0], False
     pure = False
     try:
         _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
@@ -53,13 +69,96 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
         except _SyntaxFailure:
             raise PolicyError(first.problems) from None
         pure = True
-    return _construct(text, file, pure=pure), pure
+    data = _construct(text, file, pure=pure)
+    if _SURROGATE_ESCAPE.search(text):
+        data = _pairs_joined(data)
+    return data, pure
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+
+
+def _joined(text: str) -> str:
+    """`text` with each surrogate pair as the one character it encodes (no lone ones: the
+    scan refused them)."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+
+def _pairs_joined(value: Any) -> Any:
+    if isinstance(value, str):
+        return _joined(value)
+    if isinstance(value, dict):
+        return {_pairs_joined(k): _pairs_joined(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_pairs_joined(v) for v in value]
+    return value
+
+
+def _json_data(text: str, max_depth: int, max_nodes: int) -> tuple[Any] | None:
+    """The data of `text` read as JSON, or None when it is not JSON a YAML read would give
+    the same data for, or would refuse (a duplicate key, a lone surrogate, `NaN`, a number
+    too long, deeper or larger than the limits): the YAML read then says where and why."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as YAML reads past it
+    if not text.lstrip(" \t\r\n").startswith(("{", "[")):
+        return None
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    return (data,) if _json_fits(data, max_depth, max_nodes) else None
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("duplicate key")
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_fits(data: Any, max_depth: int, max_nodes: int) -> bool:
+    """Within the limits the YAML scan enforces (nesting, values counted as it counts them:
+    keys, scalars, lists and mappings), and no lone surrogate in a key or a string."""
+    nodes = 0
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    while pending:
+        value, depth = pending.pop()
+        nodes += 1
+        if isinstance(value, dict):
+            if depth >= max_depth:
+                return False
+            nodes += len(value)
+            if any(_LONE_SURROGATE.search(k) for k in value):
+                return False
+            pending.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            if depth >= max_depth:
+                return False
+            pending.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str) and _LONE_SURROGATE.search(value):
+            return False
+        if nodes > max_nodes > 0:
+            return False
+    return True
 
 
 def compose(text: str, *, pure: bool) -> Node | None:
-    """The node tree of YAML text (positions), by the parser that read it."""
-    node: Node | None = YAML(typ="safe", pure=pure).compose(text)
-    return node
+    """The node tree of YAML text (positions), by the parser that read it. A JSON file's
+    characters that YAML refuses (only in its strings) are read as `?`, one for one, so the
+    positions stay; JSON that no YAML parser composes has no positions (the file's start)."""
+    text = _NOT_YAML.sub("?", text)
+    for parser in (pure, True):
+        try:
+            node: Node | None = YAML(typ="safe", pure=parser).compose(text)
+        except YAMLError:
+            continue
+        return node
+    return None
 
 
 def locate(
@@ -82,7 +181,7 @@ def locate(
 def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
     if isinstance(node, MappingNode):
         for key_node, value_node in node.value:
-            if str(key_node.value) == str(part):
+            if _joined(str(key_node.value)) == str(part):
                 return key_node, value_node
     elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
         return None, node.value[part]
@@ -149,7 +248,7 @@ class _Scanner:
             return
         if event.anchor is not None:
             self.refuse(event, f"YAML anchor &{event.anchor} is not allowed in auditor input files")
-        if isinstance(event, ScalarEvent) and _SURROGATE.search(event.value):
+        if isinstance(event, ScalarEvent) and _LONE_SURROGATE.search(event.value):
             self.refuse(event, "a lone surrogate escape (\\uD800-\\uDFFF) is not a character")
         tag = getattr(event, "tag", None)
         if tag is not None and tag not in ALLOWED_TAGS:
@@ -183,7 +282,15 @@ class _Scanner:
             raise _TooDeep
 
 
-def _syntax_problem(file: str, exc: YAMLError) -> str:
+def _syntax_problem(file: str, exc: YAMLError, text: str = "") -> str:
+    if isinstance(exc, ReaderError) and isinstance(exc.position, int) and text:
+        # A character YAML does not allow: ruamel gives its index in the text only.
+        at = min(exc.position, len(text))
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(text[at : at + 1] or " ")
+        message = f"invalid YAML: the character U+{code:04X} is not allowed in YAML"
+        return problem(SourceLocation(file, line, col), "", message)
     if isinstance(exc, MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         context = exc.context or ""
@@ -216,7 +323,7 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 
     except _TooDeep:
         raise PolicyError(scanner.problems) from None
     except YAMLError as exc:
-        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc)]) from None
+        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc, text)]) from None
     if scanner.problems:
         raise PolicyError(scanner.problems)
 
@@ -256,6 +363,6 @@ def _construct(text: str, file: str, *, pure: bool) -> Any:
     try:
         return YAML(typ="safe", pure=pure).load(text)
     except YAMLError as exc:  # e.g. an unparsable timestamp value
-        raise PolicyError([_syntax_problem(file, exc)]) from None
+        raise PolicyError([_syntax_problem(file, exc, text)]) from None
     except ValueError:  # 2026-02-30, or an integer longer than int() converts
         raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -133,14 +134,14 @@ def _write_pdf(data: ReportData, path: Path) -> Path:
 
 #: File name → a renderer giving the text in pieces, so a large report is never held whole.
 #: Each takes `ascii_only` (orjson refuses lone surrogates: `json` then writes the file anew).
-#: The JSON files' pieces are UTF-8 bytes (`BINARY`), the others' text.
+#: The JSON files' and junit.xml's pieces are UTF-8 bytes (`BINARY`), the others' text.
 STREAMED: dict[str, Callable[..., Iterator[str] | Iterator[bytes]]] = {
     "report.html": lambda data, ascii_only=False: iter_html(data),
     "findings.json": json_chunks,
     "junit.xml": lambda data, ascii_only=False: junit_chunks(data),
     "findings.oscal.json": oscal_chunks,
 }
-BINARY = frozenset({"findings.json", "findings.oscal.json", "findings.sarif"})
+BINARY = frozenset({"findings.json", "findings.oscal.json", "findings.sarif", "junit.xml"})
 
 
 def _write(path: Path, name: str, render: Callable[[ReportData], str], data: ReportData) -> None:
@@ -188,5 +189,6 @@ def prepare_out_dir(out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        reason = "it is a file" if out_dir.is_file() else (exc.strerror or str(exc))
+        # os.path: Path.is_file raises on a name too long for the file system (ENAMETOOLONG)
+        reason = "it is a file" if os.path.isfile(out_dir) else (exc.strerror or str(exc))
         raise ReportError(f"cannot use {out_dir} as the report folder: {reason}") from None

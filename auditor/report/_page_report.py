@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "7bdace113db0c535afe8ff7eab3dd76b0f2538ce2cb02053ddb1e262cf150ea5"
+KEY = "4d31e96d0fca6d0a7afb27cbb6716f80782c5b7b83aa177575b520ea40161ac0"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -38,7 +38,7 @@ def root(context, missing=missing, environment=environment):
     l_0_rows = resolve('rows')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
-    l_0_cell = l_0_sev = l_0_rulelink = l_0_controllinks = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
+    l_0_cell = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
     try:
         t_1 = environment.filters['after']
     except KeyError:
@@ -88,117 +88,54 @@ def root(context, missing=missing, environment=environment):
         def t_8(*unused):
             raise TemplateRuntimeError("No filter named 'short' found.")
     try:
-        t_9 = environment.filters['sortcontrols']
+        t_9 = environment.filters['sum']
     except KeyError:
         @internalcode
         def t_9(*unused):
-            raise TemplateRuntimeError("No filter named 'sortcontrols' found.")
+            raise TemplateRuntimeError("No filter named 'sum' found.")
     try:
-        t_10 = environment.filters['sum']
+        t_10 = environment.filters['when']
     except KeyError:
         @internalcode
         def t_10(*unused):
-            raise TemplateRuntimeError("No filter named 'sum' found.")
+            raise TemplateRuntimeError("No filter named 'when' found.")
     try:
-        t_11 = environment.filters['when']
+        t_11 = environment.tests['none']
     except KeyError:
         @internalcode
         def t_11(*unused):
-            raise TemplateRuntimeError("No filter named 'when' found.")
-    try:
-        t_12 = environment.tests['none']
-    except KeyError:
-        @internalcode
-        def t_12(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
     yield '<!DOCTYPE html>\n'
     def macro(l_1_v):
-        t_13 = []
+        t_12 = []
         if l_1_v is missing:
             l_1_v = undefined("parameter 'v' was not provided", name='v')
         pass
-        if t_12(l_1_v):
+        if t_11(l_1_v):
             pass
-            t_13.append(
+            t_12.append(
                 '<span class="muted">—</span>',
             )
         else:
             pass
-            t_13.extend((
+            t_12.extend((
                 '<code>',
                 escape(environment.finalize(t_8(l_1_v))),
                 '</code>',
             ))
-        return concat(t_13)
+        return concat(t_12)
     context.exported_vars.add('cell')
     context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_s):
-        t_14 = []
-        if l_1_s is missing:
-            l_1_s = undefined("parameter 's' was not provided", name='s')
-        pass
-        t_14.extend((
-            '<span class="badge ',
-            escape(environment.finalize(l_1_s)),
-            '">',
-            escape(environment.finalize(l_1_s)),
-            '</span>',
-        ))
-        return concat(t_14)
-    context.exported_vars.add('sev')
-    context.vars['sev'] = l_0_sev = Macro(environment, macro, 'sev', ('s',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_rid):
-        t_15 = []
-        l_1_rule_anchor = resolve('rule_anchor')
-        if l_1_rid is missing:
-            l_1_rid = undefined("parameter 'rid' was not provided", name='rid')
-        pass
-        t_15.extend((
-            '<a href="#',
-            escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), l_1_rid))),
-            '"><code>',
-            escape(environment.finalize(l_1_rid)),
-            '</code></a>',
-        ))
-        return concat(t_15)
-    context.exported_vars.add('rulelink')
-    context.vars['rulelink'] = l_0_rulelink = Macro(environment, macro, 'rulelink', ('rid',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_cs):
-        t_16 = []
-        if l_1_cs is missing:
-            l_1_cs = undefined("parameter 'cs' was not provided", name='cs')
-        pass
-        l_2_loop = missing
-        for l_2_c, l_2_loop in LoopContext(l_1_cs, undefined):
-            l_2_control_anchor = resolve('control_anchor')
-            _loop_vars = {}
-            pass
-            t_16.extend((
-                '<a href="#',
-                escape(environment.finalize(environment.getitem((undefined(name='control_anchor') if l_2_control_anchor is missing else l_2_control_anchor), l_2_c))),
-                '">',
-                escape(environment.finalize(l_2_c)),
-                '</a>',
-            ))
-            if (not environment.getattr(l_2_loop, 'last')):
-                pass
-                t_16.append(
-                    ', ',
-                )
-        l_2_loop = l_2_c = l_2_control_anchor = missing
-        return concat(t_16)
-    context.exported_vars.add('controllinks')
-    context.vars['controllinks'] = l_0_controllinks = Macro(environment, macro, 'controllinks', ('cs',), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_items):
-        t_17 = []
+        t_13 = []
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
         pass
         for l_2_w in l_1_items:
             _loop_vars = {}
             pass
-            t_17.extend((
+            t_13.extend((
                 '<tr><td><code>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'rule_id'))),
                 '</code></td><td class="wrap">',
@@ -214,17 +151,17 @@ def root(context, missing=missing, environment=environment):
                 '</td></tr>\n',
             ))
         l_2_w = missing
-        return concat(t_17)
+        return concat(t_13)
     context.exported_vars.add('waiverrows')
     context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items',), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_title, l_1_items):
-        t_18 = []
+        t_14 = []
         if l_1_title is missing:
             l_1_title = undefined("parameter 'title' was not provided", name='title')
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
         pass
-        t_18.extend((
+        t_14.extend((
             '<h3>',
             escape(environment.finalize(l_1_title)),
             ' (',
@@ -233,17 +170,17 @@ def root(context, missing=missing, environment=environment):
         ))
         if l_1_items:
             pass
-            t_18.extend((
+            t_14.extend((
                 '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
                 escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items))),
                 '\n</tbody>\n</table>\n',
             ))
         else:
             pass
-            t_18.append(
+            t_14.append(
                 '<p class="muted">None.</p>\n',
             )
-        return concat(t_18)
+        return concat(t_14)
     context.exported_vars.add('waivertable')
     context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items'), False, False, False, context.eval_ctx.autoescape)
     yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
@@ -271,13 +208,13 @@ def root(context, missing=missing, environment=environment):
     yield '</dd>\n<dt>Run</dt><dd><code>'
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
     yield '</code></dd>\n<dt>Generated</dt><dd>'
-    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '</dd>\n<dt>Tool</dt><dd>auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield '</dd>\n<dt>API</dt><dd><code>'
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'api_address')))
     yield '</code></dd>\n'
-    if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
+    if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_11(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
         pass
         yield '<dt>Settings</dt><dd>revision '
         yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
@@ -356,12 +293,12 @@ def root(context, missing=missing, environment=environment):
             yield '">'
             yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_g, 'first'), 'rule_id')))
             yield '</a> '
-            yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(environment.getattr(l_1_g, 'first'), 'severity'), _loop_vars=_loop_vars)))
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr(environment.getattr(l_1_g, 'first'), 'severity'), _loop_vars=_loop_vars)))
             yield '</li>\n'
         l_1_g = l_1_rule_anchor = missing
         yield '</ol>'
     yield '</li>\n'
-    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         yield '<li><a href="#usage">Usage</a></li>\n'
     yield '<li><a href="#readiness">Repository readiness</a></li>\n<li><a href="#waivers">Waivers</a></li>\n<li><a href="#passing">Appendix A: passing results and their evidence</a> ('
@@ -390,11 +327,11 @@ def root(context, missing=missing, environment=environment):
     yield '<dt>Period covered</dt><dd>'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start')):
         pass
-        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start'))))
+        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start'))))
         yield ' to '
-        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_end'))))
+        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_end'))))
         yield ' (first to last settings revision evaluated'
-        if (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision'))):
+        if (not t_11(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision'))):
             pass
             yield ', rev '
             yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
@@ -406,12 +343,12 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<span class="muted">no settings revision evaluated</span>'
     yield '</dd>\n<dt>Report time</dt><dd>'
-    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '</dd>\n'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of')):
         pass
         yield '<dt>As of</dt><dd>'
-        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
+        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
         yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
     yield '<dt>Rules evaluated</dt><dd>'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target')):
@@ -428,7 +365,7 @@ def root(context, missing=missing, environment=environment):
                 yield ', '
         l_1_loop = l_1_t = l_1_n = missing
         yield ' ('
-        yield escape(environment.finalize(t_10(environment, environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), attribute=1)))
+        yield escape(environment.finalize(t_9(environment, environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), attribute=1)))
         yield ' in all)'
     else:
         pass
@@ -570,7 +507,7 @@ def root(context, missing=missing, environment=environment):
                 _loop_vars = {}
                 pass
                 yield '<li>'
-                yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
+                yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
                 yield ' <code>'
                 yield escape(environment.finalize(environment.getattr(l_1_f, 'rule_id')))
                 yield '</code> '
@@ -587,7 +524,7 @@ def root(context, missing=missing, environment=environment):
                 _loop_vars = {}
                 pass
                 yield '<li>'
-                yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
+                yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
                 yield ' <code>'
                 yield escape(environment.finalize(environment.getattr(l_1_f, 'rule_id')))
                 yield '</code> '
@@ -601,8 +538,7 @@ def root(context, missing=missing, environment=environment):
     if (undefined(name='controls') if l_0_controls is missing else l_0_controls):
         pass
         yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th>Rules</th></tr></thead>\n<tbody>\n'
-        l_1_loop = missing
-        for l_1_c, l_1_loop in LoopContext((undefined(name='controls') if l_0_controls is missing else l_0_controls), undefined):
+        for l_1_c in (undefined(name='controls') if l_0_controls is missing else l_0_controls):
             l_1_control_anchor = resolve('control_anchor')
             _loop_vars = {}
             pass
@@ -627,25 +563,16 @@ def root(context, missing=missing, environment=environment):
             yield '</td><td class="num">'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'passing')))
             yield '</td><td class="rules">'
-            l_2_loop = missing
-            for l_2_rid, l_2_loop in LoopContext(environment.getattr(l_1_c, 'rules'), undefined):
-                _loop_vars = {}
-                pass
-                yield escape(environment.finalize(context.call((undefined(name='rulelink') if l_0_rulelink is missing else l_0_rulelink), l_2_rid, _loop_vars=_loop_vars)))
-                if (not environment.getattr(l_2_loop, 'last')):
-                    pass
-                    yield ', '
-            l_2_loop = l_2_rid = missing
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(l_1_c, 'rules'), _loop_vars=_loop_vars)))
             yield '</td></tr>\n'
-        l_1_loop = l_1_c = l_1_control_anchor = missing
+        l_1_c = l_1_control_anchor = missing
         yield '</tbody>\n</table>\n'
     else:
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="drill-down">Control drill-down</h2>\n<p class="muted">Every result of every rule mapped to each control, passes included, by status, each with what it checked and found (results with the same evidence share a line; "+N more" counts the further evidence items in the result\'s row). Each result links to its row in <a href="#findings">Findings by rule</a> or <a href="#passing">Appendix A</a>, which gives its full evidence and links back here.</p>\n'
-    l_1_loop = missing
-    t_19 = 1
-    for l_1_c, l_1_loop in LoopContext((undefined(name='drill') if l_0_drill is missing else l_0_drill), undefined):
+    t_15 = 1
+    for l_1_c in (undefined(name='drill') if l_0_drill is missing else l_0_drill):
         l_1_control_anchor = resolve('control_anchor')
         l_1_ca = missing
         _loop_vars = {}
@@ -671,15 +598,7 @@ def root(context, missing=missing, environment=environment):
         yield ' waived, '
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'passing')))
         yield ' passing; rules '
-        l_2_loop = missing
-        for l_2_rid, l_2_loop in LoopContext(environment.getattr(environment.getattr(l_1_c, 'row'), 'rules'), undefined):
-            _loop_vars = {}
-            pass
-            yield escape(environment.finalize(context.call((undefined(name='rulelink') if l_0_rulelink is missing else l_0_rulelink), l_2_rid, _loop_vars=_loop_vars)))
-            if (not environment.getattr(l_2_loop, 'last')):
-                pass
-                yield ', '
-        l_2_loop = l_2_rid = missing
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(environment.getattr(l_1_c, 'row'), 'rules'), _loop_vars=_loop_vars)))
         yield '.</p>\n<table class="drill">\n<thead><tr><th class="c-rule">Rule</th><th class="c-status">Status</th><th>Evidence (checked: found — results)</th></tr></thead>\n<tbody>\n'
         for l_2_part in context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'drill'), environment.getattr(l_1_c, 'rules'), (undefined(name='ca') if l_1_ca is missing else l_1_ca), _loop_vars=_loop_vars):
             _loop_vars = {}
@@ -687,9 +606,9 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(l_2_part))
         l_2_part = missing
         yield '</tbody>\n</table>\n</section>\n'
-        t_19 = 0
-    l_1_loop = l_1_c = l_1_control_anchor = l_1_ca = missing
-    if t_19:
+        t_15 = 0
+    l_1_c = l_1_control_anchor = l_1_ca = missing
+    if t_15:
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="over-time">Compliance over time</h2>\n'
@@ -767,7 +686,7 @@ def root(context, missing=missing, environment=environment):
         yield '<section class="rule" id="'
         yield escape(environment.finalize(environment.getitem((undefined(name='rule_anchor') if l_1_rule_anchor is missing else l_1_rule_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
         yield '">\n<header>'
-        yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
         yield '<h3><span class="rid">'
         yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id')))
         yield '</span> '
@@ -794,7 +713,7 @@ def root(context, missing=missing, environment=environment):
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'):
             pass
             yield 'Controls: '
-            yield escape(environment.finalize(context.call((undefined(name='controllinks') if l_0_controllinks is missing else l_0_controllinks), t_9(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls')), _loop_vars=_loop_vars)))
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'controllinks'), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'), _loop_vars=_loop_vars)))
             yield '. '
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source'):
             pass
@@ -843,17 +762,17 @@ def root(context, missing=missing, environment=environment):
             yield ' more not shown</td></tr>'
         yield '</tbody>\n</table>\n'
     yield '\n'
-    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         template = environment.get_template('usage.html.j2', 'report.html.j2')
-        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'controllinks': l_0_controllinks, 'rulelink': l_0_rulelink, 'sc': l_0_sc, 'sev': l_0_sev, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
+        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
         try:
             for event in gen:
                 yield event
         finally: gen.close()
         yield '\n'
     yield '<h2 id="readiness">Repository readiness</h2>\n'
-    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level'))):
+    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level'))):
         pass
         yield '<p>Organization readiness level: <strong>'
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level')))
@@ -908,7 +827,7 @@ def root(context, missing=missing, environment=environment):
         yield '<section class="rule pass" id="'
         yield escape(environment.finalize(environment.getitem((undefined(name='pass_anchor') if l_1_pass_anchor is missing else l_1_pass_anchor), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id'))))
         yield '">\n<header>'
-        yield escape(environment.finalize(context.call((undefined(name='sev') if l_0_sev is missing else l_0_sev), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'severity'), _loop_vars=_loop_vars)))
         yield '<h3>'
         if (environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'rule_id') in (undefined(name='open_rules') if l_1_open_rules is missing else l_1_open_rules)):
             pass
@@ -942,7 +861,7 @@ def root(context, missing=missing, environment=environment):
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'):
             pass
             yield 'Controls: '
-            yield escape(environment.finalize(context.call((undefined(name='controllinks') if l_0_controllinks is missing else l_0_controllinks), t_9(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls')), _loop_vars=_loop_vars)))
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'controllinks'), environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'), _loop_vars=_loop_vars)))
             yield '. '
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source'):
             pass
@@ -990,10 +909,10 @@ def root(context, missing=missing, environment=environment):
     yield '</tbody>\n</table>\n<footer>Generated by auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield ' at '
-    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '. Run '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=116&3=136&4=151&5=167&6=193&7=198&8=203&11=220&12=229&13=234&17=238&27=250&30=252&31=254&32=256&37=258&41=265&42=272&43=274&44=276&45=278&46=280&47=286&50=288&53=294&55=296&59=304&60=307&62=309&72=318&74=322&75=324&77=327&81=345&83=350&86=364&89=368&96=370&98=374&99=381&100=383&102=391&103=409&104=411&106=417&107=437&114=455&119=467&123=470&124=472&125=474&126=476&136=484&138=495&139=498&140=500&142=505&143=507&147=510&148=518&150=526&153=529&157=541&158=545&160=560&163=566&165=569&167=583&169=586&174=601&178=605&179=610&189=648&190=653&191=656&192=658&193=666&197=684&205=696&206=699&207=707&209=726&211=738&212=740&214=742&221=754&222=758&223=765&224=768&225=770&226=777&227=788&228=794&229=810&233=816&237=819&238=822&242=824&244=839&249=846&252=856&253=861&257=864&264=870&265=872&266=874&267=876&268=878&272=883&276=895&277=899&278=906&279=909&280=911&281=931&282=942&286=953&296=957&300=969&304=971&307=980&311=982&314=991'
+debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=225&50=231&52=233&56=241&57=244&59=246&69=255&71=259&72=261&74=264&78=282&80=287&83=301&86=305&93=307&95=311&96=318&97=320&99=328&100=346&101=348&103=354&104=374&111=392&116=404&120=407&121=409&122=411&123=413&133=421&135=432&136=435&137=437&139=442&140=444&144=447&145=455&147=463&150=466&154=478&155=482&157=497&160=503&162=506&164=520&166=523&171=538&175=541&176=546&186=575&187=580&188=583&189=585&190=593&194=603&202=615&203=618&204=626&206=645&208=657&209=659&211=661&218=673&219=677&220=684&221=687&222=689&223=696&224=707&225=713&226=729&230=735&234=738&235=741&239=743&241=758&246=765&249=775&250=780&254=783&261=789&262=791&263=793&264=795&265=797&269=802&273=814&274=818&275=825&276=828&277=830&278=850&279=861&283=872&293=876&297=888&301=890&304=899&308=901&311=910'

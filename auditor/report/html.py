@@ -28,14 +28,14 @@ from functools import cache
 from typing import Any
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from auditor.common.escape import clean_text, shorten
 from auditor.findings.finding import Finding, sort_controls, sort_findings
 from auditor.models import QUIET_STATUSES, TRACKED_STATUSES, Change, severity_rank
 from auditor.report import display
 from auditor.report.charts import failing_chart
-from auditor.report.htmlrows import RowWriter, day, finalize
+from auditor.report.htmlrows import RowWriter, day, finalize, html_escape
 from auditor.report.model import (
     ControlRow,
     ReportData,
@@ -82,10 +82,10 @@ class RuleGroup:
 
 def _prose(text: str) -> Markup:
     """Escaped prose with its `code` spans shown as code."""
-    out = Markup("")
-    for is_code, piece in display.code_spans(clean_text(shorten(text))):
-        out += Markup("<code>%s</code>") % piece if is_code else escape(piece)
-    return out
+    pieces = display.code_spans(clean_text(shorten(text)))
+    return Markup(
+        "".join(f"<code>{html_escape(p)}</code>" if code else html_escape(p) for code, p in pieces)
+    )
 
 
 def _when(value: datetime | None) -> str:
@@ -312,8 +312,10 @@ class ControlDrill:
     rules: tuple[RuleResults, ...]
 
 
-def _code(text: str, limit: int) -> Markup:
-    return Markup("<code>%s</code>") % clean_text(shorten(text, limit))
+def _code(text: str, limit: int) -> str:
+    """`text` shortened, cleaned and escaped, as code (markup as text: `Markup % value` per
+    piece cost more than the rest of the drill-down's lines)."""
+    return f"<code>{html_escape(clean_text(shorten(text, limit)))}</code>"
 
 
 def evidence_check(f: Finding) -> Markup:
@@ -325,25 +327,26 @@ def evidence_check(f: Finding) -> Markup:
     if p.operator is not None:
         # " expected", not the evidence line's " — expected": the drill-down's line reads
         # "checked: found — results", and its dash separates the results
-        out += Markup(" expected %s") % clean_text(p.operator)
+        out += f" expected {html_escape(clean_text(p.operator))}"
         if p.expected is not None:
-            out += Markup(" ") + _code(p.expected, DRILL_VALUE)
-    return out
+            out += " " + _code(p.expected, DRILL_VALUE)
+    return Markup(out)
 
 
 def evidence_found(f: Finding) -> Markup:
     """What the result found there (`found "low"`, `found absent`, and how many more evidence
     items its row lists); the message when it has no evidence item."""
     if not f.evidence:
-        return Markup("%s") % clean_text(shorten(f.message, DRILL_MESSAGE))
+        return Markup(html_escape(clean_text(shorten(f.message, DRILL_MESSAGE))))
     p = display.evidence_parts(f.evidence[0])
-    value = _code(p.found, DRILL_VALUE) if p.found is not None else display.ABSENT_WORD
-    out = Markup("found %s") % value
+    found = p.found
+    value = _code(found, DRILL_VALUE) if found is not None else html_escape(display.ABSENT_WORD)
+    out = f"found {value}"
     if p.note is not None:
-        out += Markup(" (%s)") % clean_text(shorten(p.note, DRILL_MESSAGE))
+        out += f" ({html_escape(clean_text(shorten(p.note, DRILL_MESSAGE)))})"
     if len(f.evidence) > 1:
-        out += Markup(" (+%d more)") % (len(f.evidence) - 1)
-    return out
+        out += f" (+{len(f.evidence) - 1} more)"
+    return Markup(out)
 
 
 def _evidence_key(f: Finding) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -451,7 +454,6 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     css, css_hash = _style()
     page_css = page_style(data)
     introduced = set(data.review.introduced) if data.review else set()
-    shown = shown_findings(data)
     changes, more_changes = _change_rows(data.review.changes if data.review else ())
     ordered = report_order(data)  # one sort for both lists (shared with report.md)
     groups = group_by_rule(
@@ -485,7 +487,9 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),
-        "introduced": [f for f in shown if f.fingerprint in introduced],
+        "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
+        if introduced
+        else [],
         "changes": changes,
         "more_changes": more_changes,
         "rows_per_rule": ROWS_PER_RULE,

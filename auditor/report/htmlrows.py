@@ -116,6 +116,9 @@ class RowWriter:
         self._cells: dict[tuple[str, str, str | None], str] = {}
         self._drills: dict[int, tuple[Any, str]] = {}
         self._drill_chars = 0  # of the rows in `_drills`
+        self._rulelinks: dict[str, str] = {}
+        self._badges: dict[str, Markup] = {}
+        self._controllinks: dict[tuple[str, ...], Markup] = {}
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -226,14 +229,49 @@ class RowWriter:
         return cell
 
     def rulelink(self, rule_id: str) -> str:
-        """A link to the rule's section, its id as code."""
-        esc = self.esc
-        return f'<a href="#{esc(self.rule_anchor[rule_id])}"><code>{esc(rule_id)}</code></a>'
+        """A link to the rule's section, its id as code (made once per rule)."""
+        out = self._rulelinks.get(rule_id)
+        if out is None:
+            esc = self.esc
+            out = f'<a href="#{esc(self.rule_anchor[rule_id])}"><code>{esc(rule_id)}</code></a>'
+            if len(self._rulelinks) >= CACHE_LIMIT:
+                self._rulelinks.clear()
+            self._rulelinks[rule_id] = out
+        return out
 
     def sev(self, severity: str) -> str:
         """The severity badge."""
         s = self.esc(severity)
         return f'<span class="badge {s}">{s}</span>'
+
+    # -- pieces of the page (markup for the template, where a macro wrote them before) -------
+
+    def badge(self, severity: str) -> Markup:
+        """`sev(severity)` as markup."""
+        out = self._badges.get(severity)
+        if out is None:
+            if len(self._badges) >= CACHE_LIMIT:
+                self._badges.clear()
+            out = self._badges[severity] = Markup(self.sev(severity))
+        return out
+
+    def rulelinks(self, rule_ids: Iterable[str]) -> Markup:
+        """Links to the rules' sections, comma-separated."""
+        return Markup(", ".join(map(self.rulelink, rule_ids)))
+
+    def controllinks(self, controls: tuple[str, ...]) -> Markup:
+        """Links to the controls' drill-downs in natural order, comma-separated (made once per
+        rule's controls)."""
+        out = self._controllinks.get(controls)
+        if out is None:
+            esc = self.esc
+            anchor = self.control_anchor
+            links = (f'<a href="#{esc(anchor[c])}">{esc(c)}</a>' for c in sort_controls(controls))
+            out = Markup(", ".join(links))
+            if len(self._controllinks) >= CACHE_LIMIT:
+                self._controllinks.clear()
+            self._controllinks[controls] = out
+        return out
 
     # -- table bodies ------------------------------------------------------------------------
 
@@ -324,7 +362,9 @@ class RowWriter:
                     out.append(f"{esc(found)} — " if n == 0 else f"; {esc(found)} — ")
                     links = []
                     for f in fs:
-                        fp = esc(f.fingerprint)
+                        fp = f.fingerprint
+                        if not fp.isalnum():  # else as it is (`Escaper`)
+                            fp = esc(fp)
                         links.append(f'<a href="#f-{fp}" id="{ca}-{fp}">{esc(f.subject.label)}</a>')
                     out.append(", ".join(links))
                 out.append("</p>")

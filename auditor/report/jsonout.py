@@ -121,21 +121,30 @@ def finding_json(
 ) -> dict[str, Any]:
     """One finding as JSON (rule metadata lives once, under `rules`; `shared`: gives the JSON
     of an evidence list, one value for a list met before; `since`: `_since_json`, likewise)."""
-    evidence = f.evidence
+    # The rule's facts and the marks read once each (the finding's properties read them one
+    # property call at a time), and the subject spelled out here: this runs once per finding.
+    facts, marks, s = f.facts, f.marks, f.subject
+    evidence, waiver, location = f.evidence, marks[1], marks[3]
     return {
         "fingerprint": f.fingerprint,
-        "rule_id": f.rule_id,
-        "title": f.title,
-        "severity": f.severity,
+        "rule_id": facts.rule_id,
+        "title": facts.title,
+        "severity": facts.severity,
         "status": f.status,
-        "raw_status": f.raw_status,
-        "lifecycle": f.lifecycle,
-        "subject": _subject(f.subject),
+        "raw_status": marks[0],
+        "lifecycle": marks[2],
+        "subject": {
+            "kind": s.kind,
+            "key": s.key,
+            "label": s.label,
+            "revision": s.revision,
+            "repo_url": s.repo_url,
+        },
         "message": f.message,
         "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
         "since": _since_json(f) if since is None else since(f),
-        "waiver": None if f.waiver is None else waiver_json(f.waiver),
-        "location": _location(f.location),
+        "waiver": None if waiver is None else waiver_json(waiver),
+        "location": None if location is None else _location(location),
     }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import OPEN_STATUSES
+from auditor.models import OPEN_STATUSES, Evidence
 from auditor.report import display
 from auditor.report.model import PerAttribution, ReportData
 
@@ -68,48 +68,75 @@ def _value(text: str) -> str:
     return shorten(one_line(text))
 
 
-#: The most evidence lists one report's cache keeps (it is emptied when full).
+#: The most entries each of one report's caches keeps (it is emptied when full).
 CACHE_LIMIT = 4096
 
 
 class _Details:
     """The escaped text of each failure (`_text` of message, evidence lines, attribution,
-    remediation, fingerprint, a line each), its evidence lines made once per distinct evidence
-    list: results share their evidence lists (a rule's failing steps found the same thing),
-    and cleaning and escaping go character by character, so escaping each line alone gives
-    the bytes escaping the joined text gives."""
+    remediation, fingerprint, a line each) as UTF-8, with what results share made once: the
+    text of each message, evidence list (results share their evidence lists: a rule's failing
+    steps found the same thing), attribution and remediation. Cleaning and escaping go
+    character by character, so escaping each line alone gives the bytes escaping the joined
+    text gives."""
 
     def __init__(self) -> None:
-        self._evidence: dict[int, tuple[tuple[object, ...], str]] = {}
-        self._remediation: dict[str, str] = {}
-        self._since = PerAttribution(lambda f: _text(attribution_text(f)))
+        self._evidence: dict[int, tuple[tuple[object, ...], bytes]] = {}
+        self._messages: dict[str, tuple[bytes, bytes]] = {}
+        self._remediation: dict[str, bytes] = {}
+        #: The attribution's line (empty when unknown).
+        self.since = PerAttribution(lambda f: _text(attribution_text(f)).encode())
 
-    def __call__(self, f: Finding) -> str:
-        lines = [_text(f.message)]
-        evidence = f.evidence
-        if evidence:
-            known = self._evidence.get(id(evidence))
-            if known is None or known[0] is not evidence:
-                if len(self._evidence) >= CACHE_LIMIT:
-                    self._evidence.clear()
-                text = "\n".join(
-                    _text(display.evidence_line(e, code=_value, text=one_line)) for e in evidence
-                )
-                known = self._evidence[id(evidence)] = (evidence, text)
-            lines.append(known[1])
-        since = self._since(f)
+    def message(self, message: str) -> tuple[bytes, bytes]:
+        """The message as the outcome's `message` attribute (shortened) and as the first line
+        of its text."""
+        known = self._messages.get(message)
+        if known is None:
+            if len(self._messages) >= CACHE_LIMIT:
+                self._messages.clear()
+            attr, line = _attr(shorten(message, 500)), _text(message)
+            known = self._messages[message] = (attr.encode(), line.encode())
+        return known
+
+    def evidence(self, evidence: tuple[Evidence, ...]) -> bytes:
+        """The evidence list's lines."""
+        known = self._evidence.get(id(evidence))
+        if known is None or known[0] is not evidence:
+            if len(self._evidence) >= CACHE_LIMIT:
+                self._evidence.clear()
+            text = "\n".join(
+                _text(display.evidence_line(e, code=_value, text=one_line)) for e in evidence
+            )
+            known = self._evidence[id(evidence)] = (evidence, text.encode())
+        return known[1]
+
+    def remediation(self, remediation: str) -> bytes:
+        """The remediation's line."""
+        text = self._remediation.get(remediation)
+        if text is None:
+            if len(self._remediation) >= CACHE_LIMIT:
+                self._remediation.clear()
+            line = _text(f"Remediation: {remediation}")
+            text = self._remediation[remediation] = line.encode()
+        return text
+
+    def lines(self, f: Finding) -> list[bytes]:
+        """The lines of `f`'s outcome."""
+        lines = [self.message(f.message)[1]]
+        if f.evidence:
+            lines.append(self.evidence(f.evidence))
+        since = self.since(f)
         if since:
             lines.append(since)
         if f.remediation:
-            remediation = self._remediation.get(f.remediation)
-            if remediation is None:
-                remediation = self._remediation[f.remediation] = _text(
-                    f"Remediation: {f.remediation}"
-                )
-            lines.append(remediation)
+            lines.append(self.remediation(f.remediation))
         fp = f.fingerprint
-        lines.append(f"Fingerprint: {fp if fp.isalnum() else _text(fp)}")
-        return "\n".join(lines)
+        lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
+        return lines
+
+    def __call__(self, f: Finding) -> str:
+        """The text of `f`'s outcome."""
+        return b"\n".join(self.lines(f)).decode("utf-8")
 
 
 def _outcome(f: Finding, details: _Details) -> str:
@@ -139,40 +166,83 @@ def _counts(findings: Sequence[Finding]) -> dict[str, str]:
     }
 
 
-def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[str]:
+def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[bytes]:
     first = findings[0]
     attrs = _attrs(name=f"{first.rule_id}: {first.title}", **_counts(findings))
-    yield f'  <testsuite{attrs} time="0">\n'
-    yield "    <properties>\n"
-    yield f"      <property{_attrs(name='severity', value=first.severity)} />\n"
     controls = ", ".join(sort_controls(first.controls))
-    yield f"      <property{_attrs(name='controls', value=controls)} />\n"
-    yield "    </properties>\n"
-    classname = _attr(first.rule_id)
+    head = (
+        f'  <testsuite{attrs} time="0">\n'
+        "    <properties>\n"
+        f"      <property{_attrs(name='severity', value=first.severity)} />\n"
+        f"      <property{_attrs(name='controls', value=controls)} />\n"
+        "    </properties>\n"
+    )
+    yield head.encode()
+    tail = f' classname="{_attr(first.rule_id)}" time="0"'.encode()
+    yield from _cases(findings, tail, details)
+    yield b"  </testsuite>\n"
+
+
+@functools.lru_cache(maxsize=4096)  # a subject's label comes again in every rule's suite
+def _name(label: str) -> bytes:
+    return _attr(label).encode()
+
+
+#: Test cases joined into one piece of the stream (a rule's suite can hold 10,000s of cases).
+BATCH = 512
+
+
+def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Iterator[bytes]:
+    """A test case per finding as UTF-8 (`tail`: the attributes after its name), `BATCH` at a
+    time, `_outcome`'s text in each. A failure or an error, most of a run's results, is put
+    together here from `details`' pieces, encoded once each: most cases hold a character
+    beyond Latin-1 (the evidence line's dash), and text with one is slow to join and encode."""
+    message_of, evidence_of, since_of = details.message, details.evidence, details.since
+    remediation_of = details.remediation
+    batch: list[bytes] = []
     for f in findings:
-        case = f' name="{_attr(f.subject.label or f.subject.key)}" classname="{classname}"'
-        outcome = _outcome(f, details)
-        if outcome:
-            yield f'    <testcase{case} time="0">\n      {outcome}\n    </testcase>\n'
+        status = f.status
+        name = _name(f.subject.label or f.subject.key)
+        if status == "fail" or status in OPEN_STATUSES:
+            attr, line = message_of(f.message)
+            lines = [line]
+            if f.evidence:
+                lines.append(evidence_of(f.evidence))
+            since = since_of(f)
+            if since:
+                lines.append(since)
+            if f.remediation:
+                lines.append(remediation_of(f.remediation))
+            fp = f.fingerprint
+            lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
+            kind, what = (b"failure", f.severity) if status == "fail" else (b"error", status)
+            batch.append(
+                b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
+                b"    </testcase>\n"
+                % (name, tail, kind, _name(what), attr, b"\n".join(lines), kind)
+            )
         else:
-            yield f'    <testcase{case} time="0" />\n'
-    yield "  </testsuite>\n"
-
-
-def _batched(parts: Iterator[str], size: int = 512) -> Iterator[str]:
-    """The parts joined a few hundred at a time (a rule's suite can hold 10,000s of cases)."""
-    batch: list[str] = []
-    for part in parts:
-        batch.append(part)
-        if len(batch) >= size:
-            yield "".join(batch)
+            outcome = _outcome(f, details)
+            if outcome:
+                batch.append(
+                    b'    <testcase name="%s"%s>\n      %s\n    </testcase>\n'
+                    % (name, tail, outcome.encode())
+                )
+            else:
+                batch.append(b'    <testcase name="%s"%s />\n' % (name, tail))
+        if len(batch) >= BATCH:
+            yield b"".join(batch)
             batch.clear()
     if batch:
-        yield "".join(batch)
+        yield b"".join(batch)
 
 
-def _completeness(d: ReportData) -> Iterator[str]:
+def _completeness(d: ReportData) -> Iterator[bytes]:
     errors = "0" if d.complete else "1"
+    yield from (part.encode() for part in _completeness_text(d, errors))
+
+
+def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
     yield (
         f'  <testsuite name="auditor: completeness" tests="1" failures="0" errors="{errors}"'
         ' skipped="0" time="0">\n'
@@ -190,11 +260,12 @@ def _completeness(d: ReportData) -> Iterator[str]:
 
 def render_junit(data: ReportData) -> str:
     """`junit.xml` text."""
-    return "".join(junit_chunks(data))
+    return b"".join(junit_chunks(data)).decode("utf-8")
 
 
-def junit_chunks(data: ReportData) -> Iterator[str]:
-    """`junit.xml` as a stream of text, a rule's test suite at a time."""
+def junit_chunks(data: ReportData) -> Iterator[bytes]:
+    """`junit.xml` as a stream of UTF-8 text, a rule's test suite (or `BATCH` of its cases)
+    at a time."""
     by_rule: dict[str, list[Finding]] = {}
     for f in data.findings:
         by_rule.setdefault(f.rule_id, []).append(f)
@@ -206,10 +277,9 @@ def junit_chunks(data: ReportData) -> Iterator[str]:
         failures=totals["failures"],
         errors=str(errors),
     )
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
-    yield f'<testsuites{head} time="0">\n'
+    yield f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites{head} time="0">\n'.encode()
     yield from _completeness(data)
     details = _Details()
     for rule_id in sorted(by_rule):
-        yield from _batched(_rule_suite(by_rule[rule_id], details))
-    yield "</testsuites>\n"
+        yield from _rule_suite(by_rule[rule_id], details)
+    yield b"</testsuites>\n"

@@ -17,6 +17,7 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     new_count,
+    new_severity_counts,
     report_order,
     severity_counts,
     status_counts,
@@ -92,15 +93,13 @@ def _data_quality(d: ReportData) -> Iterator[str]:
     yield "\n"
 
 
-def _is_new(f: Finding) -> bool:
-    return f.lifecycle == "new"
-
-
 def _summary(d: ReportData) -> Iterator[str]:
     sev = severity_counts(d.findings)
-    introduced = set(d.review.introduced) if d.review else set()
-    is_new = (lambda f: f.fingerprint in introduced) if d.review else _is_new
-    new_by_sev = severity_counts(tuple(f for f in d.findings if is_new(f)))
+    if d.review:
+        introduced = set(d.review.introduced)
+        new_by_sev = severity_counts(tuple(f for f in d.findings if f.fingerprint in introduced))
+    else:
+        new_by_sev = new_severity_counts(d.findings)
     new = "Introduced" if d.review else "New"
     yield f"| Severity | Open | {new} |\n|---|---:|---:|\n"
     for s, n in sev.items():
@@ -237,8 +236,11 @@ def _order(d: ReportData) -> list[Finding]:
             + (f.status == "waived")
         )
 
+    def group_of_run(f: Finding) -> int:  # nothing introduced: the same order without the
+        return (f.marks[2] != "new") * 2 + (f.status == "waived")  # fingerprints formatted
+
     items = [f for f in report_order(d) if f.status in TRACKED_STATUSES]  # = sorting the shown
-    items.sort(key=group)
+    items.sort(key=group if introduced else group_of_run)
     return items
 
 

@@ -159,13 +159,15 @@ _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` 
 @contextmanager
 def shared_order(data: ReportData) -> Iterator[None]:
     """Within the block, `report_order(data)` sorts `data`'s findings once for every report
-    written (HTML and Markdown each list them in report order); the order is let go after."""
-    before = getattr(_LOCAL, "orders", None)
+    written (HTML and Markdown each list them in report order), and the summaries' counts
+    (`status_counts`, `severity_counts`, `new_count`) are counted once; let go after."""
+    before = getattr(_LOCAL, "orders", None), getattr(_LOCAL, "tallies", None)
     _LOCAL.orders = {}
+    _LOCAL.tallies = {}
     try:
         yield
     finally:
-        _LOCAL.orders = before
+        _LOCAL.orders, _LOCAL.tallies = before
 
 
 def report_order(data: ReportData) -> Sequence[Finding]:
@@ -224,23 +226,63 @@ def shown_findings(data: ReportData) -> list[Finding]:
 def status_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     """How many findings have each status (every status listed, zeros included)."""
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
-    for f in findings:
-        counts[f.status] = counts.get(f.status, 0) + 1
+    for (status, _, _), n in _tallies(findings).items():
+        counts[status] = counts.get(status, 0) + n
     return counts
 
 
 def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     """Open findings (fail, error, unknown) per severity, worst first."""
     counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
-    for f in findings:
-        if f.status in OPEN_STATUSES:
-            counts[f.severity] = counts.get(f.severity, 0) + 1
+    for (status, severity, _), n in _tallies(findings).items():
+        if status in OPEN_STATUSES:
+            counts[severity] = counts.get(severity, 0) + n
     return counts
 
 
 def new_count(findings: tuple[Finding, ...]) -> int:
     """Findings first seen in this run."""
-    return sum(1 for f in findings if f.lifecycle == "new")
+    return sum(n for (_, _, lifecycle), n in _tallies(findings).items() if lifecycle == "new")
+
+
+def new_severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
+    """`severity_counts` of the findings first seen in this run."""
+    counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+    for (status, severity, lifecycle), n in _tallies(findings).items():
+        if lifecycle == "new" and status in OPEN_STATUSES:
+            counts[severity] = counts.get(severity, 0) + n
+    return counts
+
+
+Tally = dict[tuple[str, str, str | None], int]
+
+
+def _tallies(findings: tuple[Finding, ...]) -> Tally:
+    """How many findings have each (status, severity, lifecycle), in the order first met: made
+    once for every report inside `shared_order` (the summaries of report.html, report.md and
+    findings.json each count the same findings)."""
+    known: dict[int, tuple[tuple[Finding, ...], Tally]] | None = getattr(_LOCAL, "tallies", None)
+    if known is not None:
+        found = known.get(id(findings))
+        if found is not None and found[0] is findings:
+            return found[1]
+    # Counted per rule's facts, status and marks (objects findings share: a few hundred keys),
+    # by identity (hashing them hashes every field), then per (status, severity, lifecycle).
+    per: dict[tuple[int, str, int], list[Any]] = {}
+    for f in findings:
+        key = (id(f.facts), f.status, id(f.marks))
+        slot = per.get(key)
+        if slot is None:
+            per[key] = [f, 1]
+        else:
+            slot[1] += 1
+    tally: Tally = {}
+    for (_, status, _), (f, n) in per.items():
+        key2 = (status, f.facts.severity, f.marks[2])
+        tally[key2] = tally.get(key2, 0) + n
+    if known is not None:
+        known[id(findings)] = (findings, tally)
+    return tally
 
 
 def framework_of(control: str) -> str:

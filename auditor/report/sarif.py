@@ -180,6 +180,13 @@ def _message(f: Finding, evidence: str | None = None, since: str | None = None) 
     return _clean(". ".join(parts))
 
 
+def _since_part(f: Finding) -> tuple[str, bool]:
+    """The message's attribution part (`. ` and `attribution_text(f)`, empty without one) and
+    whether it is printable."""
+    since = attribution_text(f)
+    return (f". {since}", since.isprintable()) if since else ("", True)
+
+
 #: The most entries one of `_Results`' caches keeps (it is emptied when full).
 CACHE_LIMIT = 4096
 
@@ -191,23 +198,65 @@ class _Results:
     def __init__(self, d: ReportData, index: dict[str, int]) -> None:
         self.d = d
         self.index = index
-        self._evidence: dict[int, tuple[tuple[Evidence, ...], str]] = {}
+        self._evidence: dict[int, tuple[tuple[Evidence, ...], str, bool]] = {}
         self._locations: dict[int, tuple[SourceLocation, dict[str, Any]]] = {}
         self._fallbacks: dict[str, dict[str, Any]] = {}
-        self._since = PerAttribution(attribution_text)
+        self._rules: dict[int, tuple[object, int, str, bool]] = {}
+        self._since = PerAttribution(_since_part)
 
     def __call__(self, f: Finding) -> dict[str, Any]:
-        evidence = f.evidence
-        words = None
+        """`_result(f, ...)` with `_message(f)`, each read and piece made once: the rule's
+        facts and the marks read once (not a property call per field), the rule's level and
+        index once per rule, the evidence's words once per evidence list, the attribution's
+        once per attribution."""
+        facts, marks, subject, evidence = f.facts, f.marks, f.subject, f.evidence
+        rule = self._rules.get(id(facts))
+        if rule is None or rule[0] is not facts:
+            if len(self._rules) >= CACHE_LIMIT:
+                self._rules.clear()
+            level = LEVEL.get(facts.severity, "warning")
+            index = self.index[facts.rule_id]
+            rule = self._rules[id(facts)] = (facts, index, level, facts.title.isprintable())
+        # The message's pieces, each with whether it is printable: the message is printable
+        # (and so what cleaning it gives) when each piece is, and most of a run's messages
+        # hold the evidence line's em dash, which makes checking the whole text slow.
+        words, words_printable = "", True
         if evidence:
             known = self._evidence.get(id(evidence))
             if known is None or known[0] is not evidence:
                 if len(self._evidence) >= CACHE_LIMIT:
                     self._evidence.clear()
-                known = self._evidence[id(evidence)] = (evidence, _evidence_text(evidence))
-            words = known[1]
-        message = _message(f, words, self._since(f))
-        return _result(f, self.d, self.index[f.rule_id], message, self._location(f))
+                made = ". " + _evidence_text(evidence)
+                known = self._evidence[id(evidence)] = (evidence, made, made.isprintable())
+            words, words_printable = known[1], known[2]
+        since, since_printable = self._since(f)
+        text = f"{facts.title}: {f.message}. Subject: {subject.label}{words}{since}"
+        printable = (
+            rule[3]
+            and words_printable
+            and since_printable
+            and f.message.isprintable()
+            and subject.label.isprintable()
+        )
+        status = f.status
+        out: dict[str, Any] = {
+            "ruleId": facts.rule_id,
+            "ruleIndex": rule[1],
+            "level": rule[2],
+            "message": {"text": text if printable else clean_text(text)},
+            "locations": [self._location(f)],
+            "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+            "properties": {
+                "status": status,
+                "rawStatus": marks[0],
+                "subject": subject.key,
+                "lifecycle": marks[2],
+                "severity": facts.severity,
+            },
+        }
+        if marks[1] is not None and status == "waived":
+            out["suppressions"] = _result(f, self.d, rule[1], "", {})["suppressions"]
+        return out
 
     def _location(self, f: Finding) -> dict[str, Any]:
         loc = f.location or f.source

@@ -25,6 +25,7 @@ import contextlib
 import csv
 import hashlib
 import io
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -262,11 +263,12 @@ def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
 def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, JSON]:
     """Write the evidence bundle into `out` (which must be empty or new); return the manifest.
     A bundle that cannot be finished is removed again: no half bundle is left to verify."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    # os.path: Path.exists raises on a name too long for the file system; mkdir says why below
+    if os.path.exists(out) and (not out.is_dir() or any(out.iterdir())):
         raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
     key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
     # the folders this export makes (`out` and any missing parent), innermost first
-    created = [p for p in (out, *out.absolute().parents) if not p.exists()]
+    created = [p for p in (out, *out.absolute().parents) if not os.path.lexists(p)]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

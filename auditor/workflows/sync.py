@@ -452,7 +452,8 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     latest = summary.latest
     if latest is not None:
         who = latest.user.email or latest.user.name or latest.user.id
-        parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d} by {who}"
+        by = f" by {who}" if who else ""  # an author the API did not give (or not as an object)
+        parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")
     else:

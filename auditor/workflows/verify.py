@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,8 +56,8 @@ class Verification:
 
 
 def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
-    if not bundle.is_dir():
-        what = "not a folder" if bundle.exists() else "no such folder"
+    if not os.path.isdir(bundle):  # os.path: Path.is_dir raises on a name too long
+        what = "not a folder" if os.path.exists(bundle) else "no such folder"
         raise AuditorError(f"{bundle}: {what} (give the evidence bundle's folder)")
     try:
         raw = read_input(bundle / MANIFEST, max_bytes=1 << 30)
@@ -88,6 +90,41 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
     for name in bundle_files(bundle):
         if name not in files:
             out.problems.append(f"extra: {name} (not listed in {MANIFEST})")
+    out.problems.extend(_unlisted_others(bundle, files))
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def _unlisted_others(bundle: Path, files: dict[str, Any]) -> list[str]:
+    """Entries of the bundle that are neither a file nor a link (those are named by the loop
+    over `bundle_files`) and that the manifest does not account for: a FIFO, a socket or a
+    device not listed, a folder holding nothing (a folder holding a listed file is the file's;
+    one holding other entries is named through them)."""
+    listed = {Path(name).as_posix() for name in files}
+    folders = {parent.as_posix() for name in listed for parent in Path(name).parents}
+    problems = []
+    for path in sorted(bundle.rglob("*")):
+        name = path.relative_to(bundle).as_posix()
+        if name in listed or name in (MANIFEST, SIGNATURE):
+            continue
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue  # gone since it was listed
+        if stat.S_ISDIR(mode):
+            if name not in folders and not any(path.iterdir()):
+                problems.append(f"extra: {name}/ (an empty folder, not listed in {MANIFEST})")
+            continue
+        kind = next((word for test, word in _KINDS if test(mode)), None)
+        if kind is not None:
+            problems.append(f"extra: {name} ({kind}, not listed in {MANIFEST})")
+    return problems
 
 
 def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:

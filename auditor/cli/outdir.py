@@ -84,7 +84,10 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
     so a folder never holds yesterday's reports beside (or instead of) today's. Only auditor's
     own file names go (and with `orgs`, the summary.json of `run --orgs`); anything else stays.
     An evidence bundle's folder is refused: removing its files would break its manifest."""
-    if not out_dir.is_dir():
+    try:
+        if not out_dir.is_dir():
+            return
+    except OSError:  # e.g. a name too long: said where the folder is made (prepare_out_dir)
         return
     if _in_bundle(out_dir):
         raise ReportError(
@@ -93,9 +96,9 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
         )
     for name in (*REPORT_NAMES, ORGS_SUMMARY) if orgs else REPORT_NAMES:
         path = out_dir / name
-        if path.is_dir() and not path.is_symlink():
-            continue  # not a report; writing one there fails with its own error
         try:
+            if path.is_dir() and not path.is_symlink():
+                continue  # not a report; writing one there fails with its own error
             path.unlink(missing_ok=True)
         except OSError as exc:
             reason = exc.strerror or str(exc)

@@ -151,6 +151,19 @@ def test_clean(model: ReadinessModel, flags: dict[str, Any], clean: bool | None)
     assert readiness_view(make_report({}, **flags), model, NOW)["$clean"] is clean
 
 
+def test_age_is_in_days_to_two_decimals_so_runs_minutes_apart_agree(
+    model: ReadinessModel,
+) -> None:
+    """A report's age was worded to the microsecond (`$age_days is 35.983565965046296`), so two
+    runs 60 ms apart on the same data gave different findings in every report format."""
+    report = make_report({}, age_days=35.983565965046296)
+    ages = [
+        readiness_view(report, model, NOW + timedelta(milliseconds=ms))["$age_days"]
+        for ms in (0, 60, 60_000)
+    ]
+    assert ages == [35.98, 35.98, 35.98]
+
+
 def test_view_keeps_report_fields_and_age(model: ReadinessModel) -> None:
     report = make_report({"a1": crit(1)}, age_days=2.5, branch="main", commitHash="abc")
     view = readiness_view(report, model, NOW)

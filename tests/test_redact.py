@@ -312,6 +312,73 @@ def test_non_string_values_under_secret_keys_are_kept(redactor: Redactor) -> Non
     assert redactor.redact_json(doc) == doc
 
 
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        ({"customModels": [{"id": "m", "apiKey": 73918462051}]}, ("customModels", 0, "apiKey")),
+        ({"env": {"DB_PASSWORD": 48213907765}}, ("env", "DB_PASSWORD")),
+        ({"env": {"PIN": 4821}}, ("env", "PIN")),
+        (
+            {"customModels": [{"extraHeaders": {"X-Pin": 4821.5}}]},
+            ("customModels", 0, "extraHeaders", "X-Pin"),
+        ),
+        ({"hosted": {"cloudSecret": 10**5000}}, ("hosted", "cloudSecret")),
+    ],
+)
+def test_a_number_where_a_secret_is_becomes_a_marker(
+    redactor: Redactor, doc: dict[str, Any], where: tuple[Any, ...]
+) -> None:
+    """An unquoted PIN or numeric key (YAML reads it as a number) is hidden as a string is."""
+    value: Any = doc
+    out: Any = redactor.redact_json(doc, stream="s")
+    for step in where:
+        value, out = value[step], out[step]
+    assert is_marker(out)
+    text = repr(value) if isinstance(value, float) else str(value) if value < 10**4000 else ""
+    if text:
+        assert out == redactor.marker(text)
+        assert text not in json.dumps(redactor.redact_json(doc))
+
+
+def test_booleans_and_nulls_where_a_secret_is_stay(redactor: Redactor) -> None:
+    doc = {"env": {"DEBUG": True, "TRACE": None}, "customModels": [{"apiKey": False}]}
+    assert redactor.redact_json(doc) == doc
+
+
+def test_a_long_numeric_secret_is_remembered_and_a_short_one_is_not(redactor: Redactor) -> None:
+    """The digits of a numeric secret are scrubbed elsewhere from 8 characters on; a shorter
+    run of digits is in too many dates, ports and ids to be hidden everywhere."""
+    redactor.redact_json({"env": {"PIN": 48213907765, "CODE": 482139}})
+    text = redactor.redact_text("mysql --port 482139 -e 'call pin(48213907765)'")
+    assert "48213907765" not in text and redactor.marker("48213907765") in text
+    assert "482139" in text
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "Mango%2bPapaya%2f1234%3dKiwi",
+        "Mango%2BPapaya%2f1234%3DKiwi",
+        "Mango%2bPapaya%2F1234%3dKiwi",
+    ],
+)
+def test_a_remembered_secret_percent_encoded_in_any_case_is_scrubbed(
+    redactor: Redactor, encoded: str
+) -> None:
+    redactor.redact_json({"apiKey": "Mango+Papaya/1234=Kiwi"})
+    url = f"http://llm.example/v1/{encoded}/chat"
+    out = redactor.redact_json({"baseUrl": url}, stream="later")
+    assert out == {
+        "baseUrl": f"http://llm.example/v1/{redactor.marker('Mango+Papaya/1234=Kiwi')}/chat"
+    }
+    assert "Papaya" not in redactor.redact_text(f"GET {url} failed")
+    # a redaction memoised before the secret was learned is checked again for it
+    fresh = Redactor(KEY)
+    assert fresh.redact_text(url) == url
+    fresh.register("Mango+Papaya/1234=Kiwi")
+    assert "Papaya" not in fresh.redact_text(url)
+
+
 def test_registered_secret_is_scrubbed_from_messages(redactor: Redactor) -> None:
     redactor.register("my-api-token-123")
     msg = redactor.redact_text("GET /x failed for my-api-token-123")

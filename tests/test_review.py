@@ -538,3 +538,23 @@ def test_a_json_file_with_an_emoji_and_a_noncharacter_is_read_as_json(tmp_path: 
     changes = {c["path"]: c["after"] for c in data["review"]["changes"]}
     assert changes == {"$.svcRouterGuidance": "smile \U0001f600 \ufffe"}, stderr
     assert code == 0, stderr
+
+
+def test_a_rule_that_stops_applying_is_not_called_fixed(tmp_path: Path) -> None:
+    """Turning the sandbox off makes the sandbox-write rule (failing on the live side) not
+    apply: the review credited the change with `✅ fixes BASE-SBX-003` (and listed it in
+    `review.fixed`) while the change only weakened the settings."""
+    live = _two_offending_models()
+    proposed = json.loads(json.dumps(live))
+    proposed["sandbox"]["enabled"] = False
+    code, _introduced, fixed, output = _review_files(live, proposed, tmp_path)
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    gone = {f["rule_id"] for f in data["review"]["no_longer_applies"]}
+    assert "BASE-SBX-003" in gone, output
+    assert "BASE-SBX-003" not in fixed, output
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "fixes BASE-SBX-003" not in report
+    assert "⚪ no longer applies BASE-SBX-003" in report
+    assert "No longer applies after the change" in (tmp_path / "r" / "report.html").read_text()
+    assert "would no longer apply" in output
+    assert code == 1, output  # turning the sandbox off is itself a finding the change introduces

@@ -13,6 +13,7 @@ import copy
 import http.server
 import io
 import json
+import re
 import secrets
 import shutil
 import threading
@@ -47,7 +48,18 @@ def _forms(secret: str) -> list[str]:
         urllib.parse.quote_plus(secret),
         base64.b64encode(raw).decode().rstrip("="),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        _lower_escapes(urllib.parse.quote(secret, safe="")),
     ]
+
+
+def _lower_escapes(text: str) -> str:
+    """Percent-encoding with its hex digits in lower case (`%2b`), as some clients write it."""
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
+
+
+def _digits() -> str:
+    """An 11-digit PIN or numeric key, planted as a number (what YAML reads unquoted)."""
+    return str(10**10 + secrets.randbelow(9 * 10**10))
 
 
 def _wordy(tag: str) -> str:
@@ -81,7 +93,11 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         "apiKeys": [k("list_key_1"), k("list_key_2")],
         "displayName": "Canary gateway",
         "maxOutputTokens": 8192,
-        "extraHeaders": {"X-Org": k("header_value"), "Authorization": f"Bearer {k('bearer')}"},
+        "extraHeaders": {
+            "X-Org": k("header_value"),
+            "Authorization": f"Bearer {k('bearer')}",
+            "X-Pin": int(k("header_pin", _digits())),
+        },
         "hosted": {"cloudProfile": "prod", "cloudCredentialExport": k("cloud_export")},
         "extraArgs": {
             "tokenValue": k("token_value"),
@@ -92,6 +108,9 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
             "subscriptionKey": k("subscription_key"),
             "connectionString": f"Server=db;Database=app;User Id=ci;{k('conn_string')}",
             "totpSeed": k("totp_seed"),
+            "apiKey": int(k("numeric_api_key", _digits())),
+            "apiSecret": float(k("float_secret", repr(secrets.randbelow(10**10) / 1000 + 0.5))),
+            "authToken": k("slashy_token", f"Mango+Papaya/{_hex(8)}=Kiwi"),
             "notes": _pem(k("pem_body", _hex(40))),
             "aws": k("aws_key", "AKIA" + secrets.token_hex(8).upper()),
             "gh": k("github_token", "ghp_" + secrets.token_hex(18)),
@@ -106,7 +125,11 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         },
     }
     s["customModels"] = [*s.get("customModels", []), model]
-    s["env"] = {**s.get("env", {}), "CANARY_ENV": k("env_value")}
+    s["env"] = {
+        **s.get("env", {}),
+        "CANARY_ENV": k("env_value"),
+        "CANARY_PIN": int(k("env_pin", _digits())),
+    }
     s["mcpAutonomyOverrides"] = {
         **s.get("mcpAutonomyOverrides", {}),
         f"https://mcp.example/sse?token={k('key_url_token')}": "low",
@@ -223,6 +246,9 @@ def test_no_canary_reaches_any_output_or_the_state_file(
         # across syncs: both keys pasted again, into a name and a user name
         again = _rotate(data.history[-1]["settings"], k.c["new_api_key"], k.c["old_api_key"])
         again["customModels"][-1]["displayName"] = f"gw {k.c['new_api_key']}"
+        # a remembered secret in a URL, percent-encoded with lower-case hex digits
+        slashy = _lower_escapes(urllib.parse.quote(k.c["slashy_token"], safe=""))
+        again["customModels"][-1]["baseUrl"] = f"http://llm.example/v1/{slashy}/chat"
         _append(data, again, f"bot {k.c['old_api_key']}")
         run("sync")
         proposed = tmp_path / "in" / "proposed.json"

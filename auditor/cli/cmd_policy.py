@@ -16,7 +16,7 @@ from auditor.cli.common import config_from_args, open_store
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
-from auditor.policy.lint import history_warnings
+from auditor.policy.lint import history_warnings, secret_warnings
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.store import Store
 
@@ -42,11 +42,11 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
-    warnings: list[str] = []
+    warnings: list[str] = secret_warnings(policy)
     config = config_from_args(args, ctx)
     if Store.exists(config.state, org=config.org):
         with open_store(config, readonly=True) as store:
-            warnings = history_warnings(policy, store.iter_revisions())
+            warnings += history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):
         print(terminal_text(line), file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)

@@ -36,6 +36,8 @@ from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
 from auditor.models import Revision, User
+from auditor.operators import fingerprinting
+from auditor.policy.redacted import redacted_policy
 from auditor.redact import Redactor
 from auditor.report import ReportData, render_markdown, write_reports
 from auditor.store.database import Store
@@ -47,7 +49,7 @@ from auditor.workflows.review import (
     reviewed_rules,
     run_review,
 )
-from auditor.workflows.run import StoredHistory, load_inputs
+from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, load_inputs
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -74,16 +76,17 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     if args.against == "live" and args.offline:
         with open_store(config) as store:  # history streams from it
             request = _against_live(args, config, ctx, now, run_id, store)
-            outcome = run_review(loaded, replace(request, author=author))
+            outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
     elif args.against == "live":
         require_remote(config)  # no token (a pull request from a fork): no state file made
         # A bad proposed file or a failed first sync leaves no empty state file behind.
         with store_kept_only_if_synced(config) as store:
             request = _against_live(args, config, ctx, now, run_id, store)
-            outcome = run_review(loaded, replace(request, author=author))
+            outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
     else:
-        request = _against_file(args, config, now, run_id)
-        outcome = run_review(loaded, replace(request, author=author))
+        redactor = _file_redactor(config)
+        request = _against_file(args, config, now, run_id, redactor)
+        outcome = _reviewed(loaded, replace(request, author=author), redactor)
     data = with_report_options(outcome.data, args, config.org)
     write_reports(data, out_dir, args.outputs)
     if not args.quiet:  # shown before the step summary is tried: its failure is an error
@@ -98,6 +101,15 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         ctx,
         what="findings introduced by the change",
     )
+
+
+def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) -> AuditOutcome:
+    """`run_review` with the redactor that hid the reviewed settings: a rule's literal is
+    compared with a redacted value by its keyed fingerprint (`auditor.operators.hidden`), and
+    the policy's own text passes through it (a secret written into a rule reaches no output)."""
+    with fingerprinting(redactor.marker):
+        policy = redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known)
+        return run_review(replace(loaded, policy=policy), request)
 
 
 def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:
@@ -166,12 +178,16 @@ def _against_live(
     )
 
 
-def _against_file(
-    args: argparse.Namespace, config: Config, now: datetime, run_id: str
-) -> ReviewRequest:
+def _file_redactor(config: Config) -> Redactor:
     redactor = Redactor(config.fingerprint_key or secrets.token_bytes(32))
     if config.token:  # a token pasted into either file is scrubbed, as against live settings
         redactor.register(config.token)
+    return redactor
+
+
+def _against_file(
+    args: argparse.Namespace, config: Config, now: datetime, run_id: str, redactor: Redactor
+) -> ReviewRequest:
     base = _load(Path(args.against), redactor)
     live = Revision(
         revision=0,

@@ -74,7 +74,12 @@ def print_summary(
     if data.review is not None:
         print(
             f"the change would introduce {len(data.review.introduced)} and fix "
-            f"{len(data.review.fixed)} finding(s); {data.review.unchanged} unchanged",
+            f"{len(data.review.fixed)} finding(s); {data.review.unchanged} unchanged"
+            + (
+                f"; {len(data.review.no_longer_applies)} would no longer apply"
+                if data.review.no_longer_applies
+                else ""
+            ),
             file=ctx.stdout,
         )
     elif any(f.lifecycle for f in data.findings) or data.resolved:

@@ -49,7 +49,7 @@ from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
 #: Bump when the stored form or the meaning of a verdict changes (keys then all differ).
-STATE_FORMAT = 1
+STATE_FORMAT = 2  # 2: a redacted value is judged by its fingerprint (operators.hidden)
 STORED_TARGETS = ("settings", "change")
 
 

@@ -376,7 +376,9 @@ def _view(
         grades.used[report.content_hash] = graded
     view["criteria"] = criteria
     view["$score"], view["$level"] = graded
-    view["$age_days"] = (now - report.created_at).total_seconds() / 86400
+    # In days to two decimals (a quarter of an hour): what a report says of a report's age
+    # (`$age_days is 35.98`) stays the same for runs minutes apart, not to the microsecond.
+    view["$age_days"] = round((now - report.created_at).total_seconds() / 86400, 2)
     view["$clean"] = compute_clean(data)
     return view
 

@@ -23,6 +23,7 @@ from auditor.operators.core import (
     operator,
     same,
 )
+from auditor.operators.hidden import HiddenValueError, fingerprinting
 from auditor.operators.timing import parse_version, to_datetime
 
 MODULES = (compare, text, shape, timing, change)
@@ -32,9 +33,11 @@ __all__ = [
     "MISSING",
     "MODULES",
     "REGISTRY",
+    "HiddenValueError",
     "OperandTypeError",
     "Operator",
     "Ordered",
+    "fingerprinting",
     "json_type",
     "operator",
     "parse_version",

@@ -1,6 +1,7 @@
-"""Lint checks that need the stored history: rule paths that never appeared, or vanished.
+"""Lint checks beyond the schema: rule paths that never appeared in the stored history, or
+vanished; a rule's text or literal that looks like a secret.
 
-Takes a `PolicySet` and the stored revisions (ascending, streamed), gives warnings formatted
+Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives warnings formatted
 like every other policy problem (`file:line:col: warning: $.rules[2].assert.path: …`).
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from auditor.common.paths import render
 from auditor.models import Revision
-from auditor.policy.conditions import Condition, Leaf, Logic
+from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
@@ -116,3 +117,53 @@ def _warning(
     doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
     where = (*w.leaf.where, "path")
     return problem(doc.locate(where), render(where), f"rule {w.rule.id}: {text}", level="warning")
+
+
+def secret_warnings(policy: PolicySet) -> list[str]:
+    """Warn for a rule whose literal, title, description or remediation looks like a secret
+    (the value detectors of `auditor.redact` match it): a policy file is read by whoever runs
+    or reviews it. The secret itself is never printed; outputs show it as a marker."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only when linting
+
+    docs: dict[str, YamlDocument] = {}
+    found: list[str] = []
+    for rule in policy.rules:
+        leaves = [
+            leaf for cond in (rule.when, rule.condition) if cond for leaf, _ in iter_leaves(cond)
+        ]
+        head = leaves[0].where[:2] if leaves and leaves[0].where[:1] == ("rules",) else ()
+        spots: list[tuple[tuple[str | int, ...], str]] = [
+            ((*head, name), f"its {name}")
+            for name in ("title", "description", "remediation")
+            if find_secrets(getattr(rule, name))
+        ]
+        for leaf in leaves:
+            for op, _, raw in leaf.ops:
+                if any(find_secrets(text) for text in _strings(raw)):
+                    spots.append(((*leaf.where, op.name), f"the `{op.name}` literal"))
+        for where, what in spots:
+            text = (
+                f"rule {rule.id}: {what} holds what looks like a secret (a credential "
+                "detector matches it): a policy file is read by whoever runs or reviews it, "
+                "so rotate it; outputs show it as `[secret fp:… len:…]`"
+            )
+            source = rule.source
+            if source is None or not where:
+                found.append(f"{rule.id}: warning: {text}")
+                continue
+            doc = docs.get(source.file) or docs.setdefault(
+                source.file, load_yaml(Path(source.file))
+            )
+            found.append(problem(doc.locate(where), render(where), text, level="warning"))
+    return found
+
+
+def _strings(raw: Any) -> Iterator[str]:
+    if isinstance(raw, str):
+        yield raw
+    elif isinstance(raw, list):
+        for item in raw:
+            yield from _strings(item)
+    elif isinstance(raw, dict):
+        for item in raw.values():
+            yield from _strings(item)

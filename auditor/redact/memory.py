@@ -21,11 +21,16 @@ from typing import Any
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
+# A secret made only of digits (a PIN, a numeric key) is remembered from 8 characters on: a
+# shorter run of digits is in too many dates, ports, counts and ids to be scrubbed everywhere.
+MIN_NUMERIC_SECRET_LEN = 8
+_NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _RECENT = 32  # values learned since the last rebuild of the one-automaton matcher
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")  # a percent-escape; its hex digits in either case
 
 
 class LiteralMatcher:
@@ -139,7 +144,23 @@ def encoded_forms(secret: str) -> list[str]:
         base64.b64encode(raw).decode().rstrip("="),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
     }
+    # percent-encoding's hex digits are case-insensitive (RFC 3986): `%2b` is `%2B`
+    forms |= {_PERCENT.sub(_lower, f) for f in forms if "%" in f}
     return sorted((f for f in forms if f), key=len, reverse=True)
+
+
+def _lower(m: re.Match[str]) -> str:
+    return m[0].lower()
+
+
+def _upper(m: re.Match[str]) -> str:
+    return m[0].upper()
+
+
+def percent_upper(text: str) -> str:
+    """`text` with the hex digits of every percent-escape in upper case (`%2b` -> `%2B`), so a
+    form of a secret is found whatever case its escapes were written in."""
+    return _PERCENT.sub(_upper, text) if "%" in text else text
 
 
 def _boundaries(text: str) -> list[int]:
@@ -200,6 +221,8 @@ class SecretMemory:
         """Remember a secret value; True when it was new."""
         if len(value) < MIN_SECRET_LEN or value in self._values:
             return False
+        if len(value) < MIN_NUMERIC_SECRET_LEN and _NUMERIC.fullmatch(value):
+            return False
         self._values.add(value)
         self._order.append(value)
         self.learned = len(self._order)
@@ -250,7 +273,12 @@ class SecretMemory:
             return False
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
             forms, shortest = self._forms_since(since)
-            return len(text) >= shortest and any(map(text.__contains__, forms))
+            if len(text) < shortest:
+                return False
+            if any(map(text.__contains__, forms)):
+                return True
+            upper = percent_upper(text)  # escapes in mixed case (`%2b%2F`)
+            return upper is not text and any(map(upper.__contains__, map(percent_upper, forms)))
         return any(self._exact.search(plain) for plain in _decodings(text))
 
     def _forms_since(self, since: int) -> tuple[list[str], int]:

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from auditor.common.jsonutil import canonical
-from auditor.redact.memory import SecretMemory
+from auditor.redact.memory import SecretMemory, percent_upper
 from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
 from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker
 
@@ -417,7 +417,17 @@ class Redactor:
                 self.register(value)
                 return _Seen(value, self.marker(value), False)
             return _Seen(value, self._leaf(value, found), False)
+        if secret and type(value) in (int, float):
+            return _Seen(value, self._secret_number(value), True)
         return _Seen(value, value, value is not None)
+
+    def _secret_number(self, value: float) -> str:
+        """The marker of a number where a secret is (an unquoted PIN that YAML read as a
+        number, a numeric key): made from its text, which is remembered as a secret is (when
+        long enough, `SecretMemory.add`). A boolean or null there says nothing and stays."""
+        text = number_text(value)
+        self.register(text)
+        return self.marker(text)
 
     def _same_keys(
         self, value: dict[str, Any], prev: _Seen, secret: bool, hosted: bool, found: list[str]
@@ -602,10 +612,56 @@ class Redactor:
             for form in self.memory.forms(secret):
                 markers.setdefault(form, self.marker(secret))
         found = [form for form in markers if form and form in text]
+        if "%" in text:
+            found += _percent_forms(text, markers, found)
         if not found:
             return text
-        pattern = re.compile("|".join(map(re.escape, sorted(found, key=len, reverse=True))))
-        return pattern.sub(lambda m: markers[m[0]], text)
+        pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
+        return pattern.sub(lambda m: _marker_of(m[0], markers), text)
+
+
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def _percent_forms(text: str, markers: dict[str, str], found: list[str]) -> list[str]:
+    """The percent-encoded forms in `markers` that `text` holds with its escapes' hex digits
+    in another case (`%2b%2F` for `%2B%2F`): the case of those digits means nothing."""
+    upper = percent_upper(text)
+    taken = set(found)
+    return [f for f in markers if "%" in f and f not in taken and percent_upper(f) in upper]
+
+
+def _form_pattern(form: str) -> str:
+    """A regex for `form` whose percent-escapes match in any case."""
+    if "%" not in form:
+        return re.escape(form)
+    parts = _PERCENT_ESCAPE.split(form)
+    escapes = _PERCENT_ESCAPE.findall(form)
+    out = [re.escape(parts[0])]
+    for esc, part in zip(escapes, parts[1:], strict=True):
+        out += ["%(?i:" + esc[1:] + ")", re.escape(part)]
+    return "".join(out)
+
+
+def _marker_of(text: str, markers: dict[str, str]) -> str:
+    """The marker for a matched form (its percent-escapes maybe in another case)."""
+    hit = markers.get(text)
+    if hit is None:
+        hit = markers.get(percent_upper(text))
+    if hit is None:
+        hit = markers[_PERCENT_ESCAPE.sub(lambda m: m[0].lower(), text)]
+    return hit
+
+
+def number_text(value: float) -> str:
+    """A number's text as JSON writes it (`48213907765`, `1.5`); an integer too long for a
+    decimal text (over 4,300 digits) in hexadecimal."""
+    if isinstance(value, float):
+        return repr(value)
+    try:
+        return str(value)
+    except ValueError:
+        return hex(value)
 
 
 def _child(key: str, secret: bool, hosted: bool) -> tuple[bool, bool]:

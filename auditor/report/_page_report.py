@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "4d31e96d0fca6d0a7afb27cbb6716f80782c5b7b83aa177575b520ea40161ac0"
+KEY = "7e443f44dd2eb247310249902e73f03edb656f25c542bd6a4aaa06b5c1cd716e"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -534,6 +534,23 @@ def root(context, missing=missing, environment=environment):
                 yield '</li>'
             l_1_f = missing
             yield '</ul>\n'
+        if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'no_longer_applies'):
+            pass
+            yield '<h3>No longer applies after the change</h3>\n<ul>'
+            for l_1_f in environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'no_longer_applies'):
+                _loop_vars = {}
+                pass
+                yield '<li>'
+                yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'badge'), environment.getattr(l_1_f, 'severity'), _loop_vars=_loop_vars)))
+                yield ' <code>'
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'rule_id')))
+                yield '</code> '
+                yield escape(environment.finalize(environment.getattr(l_1_f, 'title')))
+                yield ' — '
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_f, 'subject'), 'label')))
+                yield '</li>'
+            l_1_f = missing
+            yield '</ul>\n'
     yield '\n<h2 id="controls">Compliance by framework control</h2>\n'
     if (undefined(name='controls') if l_0_controls is missing else l_0_controls):
         pass
@@ -915,4 +932,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=225&50=231&52=233&56=241&57=244&59=246&69=255&71=259&72=261&74=264&78=282&80=287&83=301&86=305&93=307&95=311&96=318&97=320&99=328&100=346&101=348&103=354&104=374&111=392&116=404&120=407&121=409&122=411&123=413&133=421&135=432&136=435&137=437&139=442&140=444&144=447&145=455&147=463&150=466&154=478&155=482&157=497&160=503&162=506&164=520&166=523&171=538&175=541&176=546&186=575&187=580&188=583&189=585&190=593&194=603&202=615&203=618&204=626&206=645&208=657&209=659&211=661&218=673&219=677&220=684&221=687&222=689&223=696&224=707&225=713&226=729&230=735&234=738&235=741&239=743&241=758&246=765&249=775&250=780&254=783&261=789&262=791&263=793&264=795&265=797&269=802&273=814&274=818&275=825&276=828&277=830&278=850&279=861&283=872&293=876&297=888&301=890&304=899&308=901&311=910'
+debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=225&50=231&52=233&56=241&57=244&59=246&69=255&71=259&72=261&74=264&78=282&80=287&83=301&86=305&93=307&95=311&96=318&97=320&99=328&100=346&101=348&103=354&104=374&111=392&116=404&120=407&121=409&122=411&123=413&133=421&135=432&136=435&137=437&139=442&140=444&144=447&145=455&147=463&150=466&154=478&155=482&157=497&160=503&162=506&164=520&166=523&168=537&170=540&175=555&179=558&180=563&190=592&191=597&192=600&193=602&194=610&198=620&206=632&207=635&208=643&210=662&212=674&213=676&215=678&222=690&223=694&224=701&225=704&226=706&227=713&228=724&229=730&230=746&234=752&238=755&239=758&243=760&245=775&250=782&253=792&254=797&258=800&265=806&266=808&267=810&268=812&269=814&273=819&277=831&278=835&279=842&280=845&281=847&282=867&283=878&287=889&297=893&301=905&305=907&308=916&312=918&315=927'

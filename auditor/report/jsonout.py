@@ -40,7 +40,7 @@ from auditor.report.model import (
     status_counts,
 )
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def schema() -> dict[str, Any]:
@@ -236,6 +236,7 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
         "changes": [_change(c) for c in r.changes],
         "introduced": list(r.introduced),
         "fixed": [finding_json(f) for f in r.fixed],
+        "no_longer_applies": [finding_json(f) for f in r.no_longer_applies],
         "unchanged": r.unchanged,
     }
 

@@ -107,7 +107,12 @@ def _summary(d: ReportData) -> Iterator[str]:
     counts = " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(d.findings).items())
     yield f"\n**Results:** {counts}  \n"
     if d.review:
-        yield f"**Introduced:** {len(d.review.introduced)} · **Fixed:** {len(d.review.fixed)}\n\n"
+        gone = len(d.review.no_longer_applies)
+        inapplicable = f" · **No longer applies:** {gone}" if gone else ""
+        yield (
+            f"**Introduced:** {len(d.review.introduced)} · **Fixed:** {len(d.review.fixed)}"
+            f"{inapplicable}\n\n"
+        )
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
         yield f"**New:** {new_count(d.findings)} · {resolved}\n\n"
@@ -171,7 +176,10 @@ def _review(d: ReportData) -> Iterator[str]:
     for f in r.fixed:
         label = md_inline(f.subject.label)
         yield f"- ✅ fixes {md_inline(f.rule_id)} {md_inline(f.title)} — {label}\n"
-    if r.fixed:
+    for f in r.no_longer_applies:
+        label = md_inline(f.subject.label)
+        yield f"- ⚪ no longer applies {md_inline(f.rule_id)} {md_inline(f.title)} — {label}\n"
+    if r.fixed or r.no_longer_applies:
         yield "\n"
 
 

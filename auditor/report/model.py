@@ -70,6 +70,8 @@ class ReviewInfo:
     changes: tuple[Change, ...] = ()
     introduced: tuple[str, ...] = ()  # fingerprints of findings the change would introduce
     fixed: tuple[Finding, ...] = ()  # findings in force now that the change would fix
+    # findings in force now whose rule would not apply after the change (a `when:` guard)
+    no_longer_applies: tuple[Finding, ...] = ()
     unchanged: int = 0  # failing findings present before and after
 
 

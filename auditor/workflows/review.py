@@ -222,12 +222,19 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
+    # A finding whose rule the proposal makes not apply (its `when:` guard no longer holds) is
+    # not fixed: the review says it no longer applies.
+    inapplicable = {
+        (r.rule.id, r.subject.key) for r in after_results if r.status == "not_applicable"
+    }
+    gone = sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
         changes=changes,
         introduced=tuple(f.fingerprint for f in marked if f.lifecycle == "new"),
-        fixed=tuple(sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)),
+        fixed=tuple(f for f in gone if (f.rule_id, f.subject.key) not in inapplicable),
+        no_longer_applies=tuple(f for f in gone if (f.rule_id, f.subject.key) in inapplicable),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
     )
     errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))

@@ -132,8 +132,31 @@ def run_audit(
     """Evaluate the stored state, compare with the previous complete run, record this run.
 
     The run is recorded complete only once `publish` (writing the reports) has returned, so a
-    run whose reports could not be written never becomes the next run's baseline.
+    run whose reports could not be written never becomes the next run's baseline. A rule's
+    literal is compared with a redacted value by the state's keyed fingerprint
+    (`auditor.operators.hidden`); the policy's text passes through the state's redactor.
     """
+    from auditor.operators import fingerprinting
+    from auditor.policy.redacted import redacted_policy
+
+    redactor = store.redactor
+    with fingerprinting(redactor.marker):
+        # a secret written into a policy (a rule's literal, its description) never reaches
+        # an output either
+        loaded = replace(
+            loaded,
+            policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),
+        )
+        return _run_audit(store, loaded, options, publish=publish)
+
+
+def _run_audit(
+    store: Store,
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    *,
+    publish: Callable[[ReportData], None] | None = None,
+) -> AuditOutcome:
     from auditor.evaluate.engine import evaluate
     from auditor.findings import (
         apply_waivers,

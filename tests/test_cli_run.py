@@ -17,6 +17,7 @@ import pytest
 
 import auditor.workflows.run
 from auditor.cli import Context, main
+from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
@@ -117,6 +118,8 @@ def test_sync_failure_still_reports_what_is_stored_and_exits_2(
     assert any("sync failed" in line for line in data["not_evaluated"])
     assert any(f["status"] == "fail" for f in data["findings"])
     assert "incomplete" in stderr.strip().splitlines()[-1]
+    # the stored settings were evaluated: their results are the SARIF's, as on a good night
+    assert json.loads((tmp_path / "b" / "findings.sarif").read_text())["runs"][0]["results"]
 
 
 def test_invalid_policy_exits_2_before_touching_anything(env: dict[str, str], tmp_path: Path):
@@ -228,6 +231,141 @@ def test_interrupt_writes_an_incomplete_report_and_exits_130(
     assert findings_json(tmp_path / "r")["complete"] is False
     assert stderr.strip().splitlines()[-1] == "auditor: exit 130: interrupted"
     assert auditor.workflows.run  # the module under test stays importable after the patch
+
+
+def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A SARIF of 0 results uploaded after a cancel or a step timeout would mark every open
+    code-scanning alert of its category fixed: the interrupted run writes none, removes the one
+    an earlier run left, and says so on stderr and in the other reports' incomplete banner."""
+    out = tmp_path / "r"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    assert json.loads((out / "findings.sarif").read_text())["runs"][0]["results"]
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", terminated)
+    later = FIXED_NOW + timedelta(hours=1)
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path, now=later)
+    assert code == 143
+    assert {p.name for p in out.iterdir()} == REPORT_FILES - {"findings.sarif"}
+    assert any("findings.sarif not written" in r for r in findings_json(out)["not_evaluated"])
+    assert "findings.sarif not written" in (out / "report.md").read_text()
+    assert "auditor: findings.sarif not written: the evaluation did not finish" in stderr
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+
+
+def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path, emu: Any):
+    """Nothing stored, no settings revision evaluated: a SARIF of the 12 usage rules' results
+    would close every other open alert."""
+    emu.faults.add("history", "500", times=0)
+    out = tmp_path / "r"
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 2
+    assert not (out / "findings.sarif").exists()
+    assert findings_json(out)["complete"] is False
+    assert "findings.sarif not written: no settings revision was evaluated" in stderr
+
+
+def test_a_run_leaves_no_report_of_an_earlier_run_in_its_out_folder(
+    env: dict[str, str], tmp_path: Path
+):
+    """A persistent workspace must not ship yesterday's reports as today's: every run clears
+    auditor's own report files from --out first (also when it then fails before writing any),
+    and nothing else."""
+    out = tmp_path / "o"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    (out / "notes.txt").write_text("mine")
+    (out / "findings.sarif.bak").write_text("mine")
+    later = FIXED_NOW + timedelta(hours=1)
+    argv = ["run", "--offline", "--out", str(out), "-o", "md"]
+    assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 1
+    assert {p.name for p in out.iterdir()} == {"report.md", "notes.txt", "findings.sarif.bak"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: X\n    severty: high\n")
+    argv = ["run", "--offline", "--policy", str(bad), "--out", str(out)]
+    assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 2
+    assert {p.name for p in out.iterdir()} == {"notes.txt", "findings.sarif.bak"}
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_review_leaves_no_report_of_an_earlier_run_in_its_out_folder(
+    env: dict[str, str], tmp_path: Path
+):
+    out = tmp_path / "o"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    proposed = EXAMPLES / "proposed-settings.yaml"
+    argv = ["review", str(proposed), "--offline", "--out", str(out), "-o", "json"]
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code in (0, 1), stderr
+    assert {p.name for p in out.iterdir()} == {"findings.json"}
+    assert "review" in findings_json(out)
+
+
+def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tmp_path: Path):
+    """Clearing the reports of a bundle would break its manifest: refused, nothing removed."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    bundle = tmp_path / "evidence"
+    assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    for out in (bundle, bundle / "reports"):
+        code, _, stderr = run_cli(["run", "--offline", "--out", str(out)], env=env, cwd=tmp_path)
+        assert code == 2
+        assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
+    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
+    assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+
+
+def sarif_category(out: Path) -> str:
+    automation = json.loads((out / "findings.sarif").read_text())["runs"][0]["automationDetails"]
+    category, _, run_id = automation["id"].rpartition("/")
+    assert run_id.startswith("20261101T")
+    return str(category)
+
+
+def test_the_sarif_category_is_chosen_and_a_one_off_run_never_takes_the_nightlys(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    """Code scanning replaces the alerts of the category a SARIF names, and codeql-action's
+    `category` input does not override auditor's automationDetails.id: `--sarif-category`
+    sets it, and an `--at` or `--all-revisions` run has a category of its own."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    at = emu.dataset.history[len(emu.dataset.history) // 2]["updatedAt"]
+    runs = {
+        "nightly": [],
+        "named": ["--sarif-category", "auditor-nightly"],
+        "at": ["--no-usage", "--at", at],
+        "all": ["--all-revisions"],
+        "both": ["--no-usage", "--at", at, "--all-revisions"],
+        "at-named": ["--no-usage", "--at", at, "--sarif-category", "audits/q3"],
+    }
+    categories = {}
+    for name, flags in runs.items():
+        argv = ["run", "--offline", "--soft-fail", "--out", str(tmp_path / name), *flags]
+        code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 0, stderr
+        categories[name] = sarif_category(tmp_path / name)
+    assert categories == {
+        "nightly": "auditor/127.0.0.1/run",  # as before: the nightly's open alerts stay its own
+        "named": "auditor-nightly",
+        "at": "auditor/127.0.0.1/run-as-of",
+        "all": "auditor/127.0.0.1/run-all-revisions",
+        "both": "auditor/127.0.0.1/run-as-of-all-revisions",
+        "at-named": "audits/q3",
+    }
+
+
+@pytest.mark.parametrize("category", ["", "a/", "/a", "a//b", "a b", "nightly\n", "x" * 201])
+def test_a_bad_sarif_category_is_a_usage_error(
+    tmp_path: Path, category: str, capsys: pytest.CaptureFixture[str]
+):
+    argv = ["run", "--offline", "--sarif-category", category, "--out", str(tmp_path / "r")]
+    code, _, stderr = run_cli(argv, env={"AUDITOR_STATE": str(tmp_path / "s.db")}, cwd=tmp_path)
+    assert code == 2
+    assert "--sarif-category: " in stderr + capsys.readouterr().err  # argparse's own stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_review_against_live_reports_introduced_and_fixed(env: dict[str, str], tmp_path: Path):

@@ -4,8 +4,11 @@ work (the state saved on every outcome, one PR comment edited in place, SARIF up
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +262,150 @@ def test_every_action_is_a_release_that_runs_on_node_24(path: Path) -> None:
     assert len(pins) == len(steps), "each action pinned, its release in a comment"
     old = [(name, major) for name, _, major in pins if int(major) < NODE24[name]]
     assert old == [], old
+
+
+def _uploads_and_audit(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    if path.name == "action.yml":
+        all_steps = load(path)["runs"]["steps"]
+        audit = next(s for s in all_steps if 'auditor "${args[@]}"' in s.get("run", ""))
+    else:
+        all_steps = steps(load(path))
+        audit = next(s for s in all_steps if AUDIT.search(s.get("run", "")))
+    uploads = [s for s in all_steps if uses(s) == "github/codeql-action/upload-sarif"]
+    return uploads, audit
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_sarif_is_uploaded_only_after_a_run_that_finished(path: Path) -> None:
+    """A cancelled or timed-out run (130/143), an error (2) or a killed step (no code) must
+    not upload a SARIF: code scanning would mark every alert it leaves out fixed. The audit
+    step keeps its exit code as an output and the upload runs on 0 or 1 only."""
+    uploads, audit = _uploads_and_audit(path)
+    assert uploads
+    script = audit["run"]
+    assert "set +e" in script and 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in script
+    assert script.index("set +e") < script.index("code=$?") < script.index("GITHUB_OUTPUT")
+    code = f"steps.{audit['id']}.outputs.exit-code"
+    for upload in uploads:
+        condition = " ".join(upload["if"].split())
+        assert condition.startswith("always() && ")
+        assert f"({code} == '0' || {code} == '1')" in condition, condition
+        assert "||" not in condition.replace(f"{code} == '0' || {code} == '1'", "")
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_the_sarif_category_is_set_where_code_scanning_reads_it(path: Path) -> None:
+    """upload-sarif applies its `category` input only to a run without
+    `automationDetails.id` (github/codeql-action#463), and auditor always writes one: an input
+    there does nothing. The category is auditor's `--sarif-category`; the Action passes its
+    `sarif-category` input to it."""
+    uploads, audit = _uploads_and_audit(path)
+    for upload in uploads:
+        assert "category" not in upload["with"], upload["with"]
+    if path.name == "action.yml":
+        assert audit["env"]["SARIF_CATEGORY"] == "${{ inputs.sarif-category }}"
+        assert 'args+=(--sarif-category "$SARIF_CATEGORY")' in audit["run"]
+
+
+PIN = re.compile(r"your-org/auditor@(v[\w.]+)|^\W*rev: (v[\w.]+)", re.MULTILINE)
+
+
+def test_every_pin_of_auditor_is_the_packages_version() -> None:
+    """The examples install the release they document: 0.1.0 kept some secrets in plain text."""
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (version,) = re.findall(r'^version = "([^"]+)"$', pyproject, re.MULTILINE)
+    files = [*WORKFLOWS, REPO / "action.yml", REPO / ".pre-commit-hooks.yaml", REPO / "README.md"]
+    pins = {
+        (path.name, a or b)
+        for path in files
+        for a, b in PIN.findall(path.read_text(encoding="utf-8"))
+    }
+    assert {name for name, _ in pins} == {p.name for p in files}, "every file shows a pin"
+    assert {pin for _, pin in pins} == {f"v{version}"}, sorted(pins)
+
+
+def test_pr_reviews_of_one_pull_request_do_not_overtake_each_other() -> None:
+    """An older push's review finishing after the newer one's would overwrite the comment."""
+    workflow = load(REPO / "examples" / "github" / "pr-review.yml")
+    concurrency = workflow["concurrency"]
+    assert concurrency["group"].endswith("${{ github.event.pull_request.number }}")
+    assert concurrency["cancel-in-progress"] is True
+
+
+# github-script runs `script` as the body of an async function of (require, github, context,
+# core, …); the harness gives it fakes and prints what it did.
+_HARNESS = r"""
+const script = require('fs').readFileSync(process.argv[2], 'utf8');
+const calls = [];
+const fake = (name) => async (args) => { calls.push([name, args]); return {}; };
+const github = {
+  paginate: async () => JSON.parse(process.env.COMMENTS),
+  rest: {issues: {listComments: fake('list'), updateComment: fake('update'),
+                  createComment: fake('create')}},
+};
+const repo = {full_name: 'acme/settings'};
+const context = {
+  repo: {owner: 'acme', repo: 'settings'}, serverUrl: 'https://github.com', runId: 42,
+  payload: {pull_request: {number: 7, base: {repo},
+                           head: {repo: {full_name: process.env.HEAD_REPO}}}},
+};
+const core = {notice: (text) => calls.push(['notice', text])};
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+new AsyncFunction('require', 'github', 'context', 'core', script)(require, github, context, core)
+  .then(() => console.log(JSON.stringify(calls)));
+"""
+
+
+def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str) -> Any:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    job = _job(REPO / "examples" / "github" / "pr-review.yml")
+    (step,) = [s for s in job["steps"] if uses(s) == "actions/github-script"]
+    assert step["env"] == {"AUDITOR_EXIT": "${{ steps.review.outputs.exit-code }}"}
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "script.js").write_text(step["with"]["script"])
+    (tmp_path / "harness.js").write_text(_HARNESS)
+    if report is not None:
+        (tmp_path / "reports" / "review").mkdir(parents=True)
+        (tmp_path / "reports" / "review" / "report.md").write_text(report)
+    done = subprocess.run(
+        [node, "harness.js", "script.js"],
+        cwd=tmp_path,
+        env={
+            "AUDITOR_EXIT": exit_code,
+            "COMMENTS": json.dumps(
+                [{"id": 5, "user": {"type": "Bot"}, "body": f"{REVIEW_MARKER}\n0 introduced"}]
+            ),
+            "HEAD_REPO": "acme/settings",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_review_that_wrote_no_report_replaces_the_earlier_comment_with_a_notice(
+    tmp_path: Path,
+) -> None:
+    """Exit 2 before the reports (no report.md): the previous push's "0 introduced" must not
+    stand for this push. The comment step runs (not on a cancel) and says the review failed."""
+    job = _job(REPO / "examples" / "github" / "pr-review.yml")
+    (step,) = [s for s in job["steps"] if uses(s) == "actions/github-script"]
+    assert step["if"] == "always() && !cancelled()", "runs without report.md, not on a cancel"
+    ((kind, args),) = _comment_step(tmp_path, "2", None)
+    assert kind == "update" and args["comment_id"] == 5
+    assert args["body"].startswith(REVIEW_MARKER + "\n")
+    assert "could not review this push** (exit 2)" in args["body"]
+    assert "https://github.com/acme/settings/actions/runs/42" in args["body"]
+
+
+def test_the_comment_step_posts_the_report_and_skips_a_fork(tmp_path: Path) -> None:
+    report = f"{REVIEW_MARKER}\n# the review\n"
+    ((kind, args),) = _comment_step(tmp_path / "a", "1", report)
+    assert (kind, args["body"]) == ("update", report)
+    ((kind, text),) = _comment_step(tmp_path / "b", "2", None, HEAD_REPO="someone/settings")
+    assert kind == "notice" and "fork" in text

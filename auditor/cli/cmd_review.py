@@ -23,6 +23,7 @@ from auditor.cli.common import (
     store_kept_only_if_synced,
     sync_store,
 )
+from auditor.cli.outdir import clear_old_reports
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,
@@ -61,7 +62,11 @@ GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file sy
 
 def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
+    if args.out_dir is not None:  # an earlier review's reports go even if this one fails early
+        clear_old_reports(Path(ctx.cwd) / args.out_dir)
     config = config_from_args(args, ctx)
+    if config.out_dir is not None:
+        clear_old_reports(config.out_dir)
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused

@@ -11,7 +11,7 @@ import contextlib
 import io
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +26,13 @@ from auditor.cli.common import (
     sync_store,
 )
 from auditor.cli.failure import report_failure, scrubbed
+from auditor.cli.outdir import (
+    INTERRUPTED_SARIF,
+    clear_old_reports,
+    sarif_withheld,
+    say,
+    without_sarif,
+)
 from auditor.cli.signals import interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
@@ -58,7 +65,11 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
+    if args.out_dir is not None:  # an earlier run's reports go even if this run fails early
+        clear_old_reports(Path(ctx.cwd) / args.out_dir, orgs=args.orgs is not None)
     config = config_from_args(args, ctx)
+    if config.out_dir is not None:
+        clear_old_reports(config.out_dir, orgs=args.orgs is not None)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
@@ -82,6 +93,7 @@ def _run_one(
 ) -> tuple[int, AuditOutcome | None]:
     """One organization's nightly job: its exit code and outcome (None when interrupted)."""
     loaded, now, at = audit.loaded, audit.now, audit.at
+    clear_old_reports(out_dir)  # each organization's folder of `--orgs`
     run_id = make_run_id(now)
     options = AuditOptions(
         run_id=run_id,
@@ -94,8 +106,16 @@ def _run_one(
         usage_days=None if args.no_usage else DEFAULT_DAYS,
     )
 
+    outputs: tuple[str, ...] = args.outputs  # without "sarif" when the SARIF is withheld
+
     def publish(data: ReportData) -> None:  # before the run is recorded complete
-        write_reports(with_report_options(data, args, config.org), out_dir, args.outputs)
+        nonlocal outputs
+        data = with_report_options(data, args, config.org)
+        line = ""
+        if why := sarif_withheld(data):
+            data, outputs, line = without_sarif(data, outputs, out_dir, why)
+        write_reports(data, out_dir, outputs)
+        say(line, ctx)
 
     try:
         outcome = _audit(
@@ -109,13 +129,13 @@ def _run_one(
             ctx=ctx,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-        _write_interrupted(loaded, options, out_dir, args.outputs)
+        _write_interrupted(loaded, options, out_dir, args.outputs, ctx)
         code, word = interrupt_exit(exc)
         print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code, None
     if not args.quiet:
-        print_summary(outcome.data, out_dir, ctx, args.outputs)
+        print_summary(outcome.data, out_dir, ctx, outputs)
     code = decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
     return code, outcome
 
@@ -269,9 +289,18 @@ def _sync_and_audit(
 
 
 def _write_interrupted(
-    loaded: LoadedPolicy, options: AuditOptions, out_dir: Path, outputs: Sequence[str]
+    loaded: LoadedPolicy,
+    options: AuditOptions,
+    out_dir: Path,
+    outputs: tuple[str, ...],
+    ctx: Context,
 ) -> None:
+    """The partial reports, without a SARIF: one without the run's results would close every
+    open code-scanning alert of its category."""
     header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
     interrupted = ("interrupted before the evaluation finished",)
     data = build_report_data(header, loaded.policy.files, (), interrupted)
-    write_reports(data, out_dir, outputs)
+    data, outputs, line = without_sarif(data, outputs, out_dir, INTERRUPTED_SARIF)
+    if outputs:
+        write_reports(data, out_dir, outputs)
+    say(line, ctx)

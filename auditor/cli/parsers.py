@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,6 +118,15 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
         help="list waived findings in findings.sarif as suppressed results (default: left out, "
         "as GitHub code scanning shows suppressed results as open alerts)",
     )
+    group.add_argument(
+        "--sarif-category",
+        metavar="CATEGORY",
+        type=_sarif_category,
+        help="code scanning category of findings.sarif (its automationDetails.id before the run "
+        "id; codeql-action's category input does not override it). Default "
+        "auditor/<org or host>/run (with --at or --all-revisions: run-as-of, "
+        "run-all-revisions) or auditor/<org or host>/review",
+    )
 
 
 def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
@@ -137,6 +147,19 @@ def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser)
         action="store_true",
         help="print nothing but errors and the final 'auditor: exit N' line (stderr)",
     )
+
+
+_CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}")
+
+
+def _sarif_category(text: str) -> str:
+    """A code scanning category: letters, digits and `._:/-`, no trailing `/`."""
+    if not _CATEGORY.fullmatch(text) or text.endswith("/") or "//" in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a category: use letters, digits and ._:/- (up to 200, starting "
+            "with a letter or digit, no empty part between slashes), e.g. auditor-nightly"
+        )
+    return text
 
 
 def _outputs(text: str) -> tuple[str, ...]:

@@ -27,8 +27,21 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
 def with_report_options(data: ReportData, args: argparse.Namespace, org: str) -> ReportData:
-    """The run's data with what the command line says about the reports (org, SARIF waived)."""
-    return replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
+    """The run's data with what the command line says about the reports (org, SARIF waived,
+    SARIF category: `--sarif-category`, else the default, which an `--at` or
+    `--all-revisions` run marks so that its upload never replaces the nightly's alerts)."""
+    from auditor.report.sarif import default_category
+
+    data = replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
+    category = getattr(args, "sarif_category", None)
+    view = [
+        word
+        for flag, word in (("at", "as-of"), ("all_revisions", "all-revisions"))
+        if getattr(args, flag, None)
+    ]
+    if not category and view:
+        category = "-".join([default_category(data), *view])
+    return replace(data, sarif_category=category or "")
 
 
 def main_report(out_dir: Path, outputs: Sequence[str]) -> Path:
@@ -79,7 +92,8 @@ def print_summary(
             "(items kept, odd values read as absent; listed in the reports)",
             file=ctx.stdout,
         )
-    print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
+    if outputs:  # none when the only one asked for was a withheld SARIF
+        print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
 
 
 def decide_exit(

@@ -370,11 +370,17 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
 
 
 def automation_id(d: ReportData) -> str:
-    """`auditor/<org or host>/<run|review>/<run id>`: code scanning keeps one analysis per
-    category (everything before the last `/`), so each organization and run kind has its own."""
+    """`<category>/<run id>`: code scanning keeps one analysis per category (everything before
+    the last `/`; codeql-action's `category` input applies only when this id is missing). The
+    category is `--sarif-category`, else `default_category`."""
+    return f"{d.sarif_category or default_category(d)}/{clean_text(d.run_id)}"
+
+
+def default_category(d: ReportData) -> str:
+    """`auditor/<org or host>/<run|review>`: each organization and run kind has its own."""
     owner = d.org if d.org not in _NO_ORG else (urlsplit(d.api_address).hostname or "offline")
     owner = re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(owner)).strip("-") or "unknown"
-    return f"auditor/{owner}/{d.mode}/{clean_text(d.run_id)}"
+    return f"auditor/{owner}/{d.mode}"
 
 
 def sarif_log(

@@ -1,0 +1,122 @@
+"""What a run leaves in its report folder: no findings.sarif that claims less than the audit of
+its scope would (code scanning closes every alert a new analysis of its category leaves out).
+
+An interrupted run, or one that evaluated no settings revision (a first sync that failed, an
+empty state file), writes its other reports, marked incomplete, but no SARIF, and removes the
+one an earlier run left in the folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from auditor.common.jsonutil import loads
+from auditor.errors import ReportError
+
+if TYPE_CHECKING:
+    from auditor.cli import Context
+    from auditor.report.model import ReportData
+
+SARIF = "findings.sarif"
+
+#: Why an interrupted run writes no SARIF (a line of the reports' incomplete banner).
+INTERRUPTED_SARIF = (
+    "findings.sarif not written: the evaluation did not finish, and a SARIF without its "
+    "results would close the open code-scanning alerts"
+)
+#: Why a run that evaluated no settings revision writes no SARIF.
+NO_SCOPE_SARIF = (
+    "findings.sarif not written: no settings revision was evaluated, and a SARIF without "
+    "their results would close the open code-scanning alerts"
+)
+
+
+def sarif_withheld(data: ReportData) -> str | None:
+    """Why this run's data must not become a SARIF file (None: it may)."""
+    if data.complete or data.mode != "run":
+        return None
+    if data.scope is None or data.scope.period_end is None:  # no settings revision evaluated
+        return NO_SCOPE_SARIF
+    return None
+
+
+def without_sarif(
+    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str
+) -> tuple[ReportData, tuple[str, ...], str]:
+    """The data (the reason added to its incomplete banner) and outputs without the SARIF,
+    and the line to say on stderr once the other reports are written; an earlier run's
+    findings.sarif in `out_dir` is removed."""
+    path = out_dir / SARIF
+    try:
+        existed = path.is_file() or path.is_symlink()
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
+    removed = f" (removed the earlier {path})" if existed else ""
+    line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
+    data = replace(data, not_evaluated=(*data.not_evaluated, why))
+    return data, tuple(o for o in outputs if o != "sarif"), line
+
+
+def say(line: str, ctx: Context) -> None:
+    """`line` on stderr, if any."""
+    if line:
+        print(line, file=ctx.stderr)
+
+
+#: The files a run or review writes into its report folder, and `run --orgs`'s summary.
+REPORT_NAMES = (
+    "report.html",
+    "report.md",
+    "findings.json",
+    "findings.sarif",
+    "junit.xml",
+    "findings.oscal.json",
+    "report.pdf",
+)
+ORGS_SUMMARY = "summary.json"
+
+
+def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
+    """Remove the reports an earlier run left in `out_dir` (`--out`), before this run can fail,
+    so a folder never holds yesterday's reports beside (or instead of) today's. Only auditor's
+    own file names go (and with `orgs`, the summary.json of `run --orgs`); anything else stays.
+    An evidence bundle's folder is refused: removing its files would break its manifest."""
+    try:
+        if not out_dir.is_dir():
+            return
+    except OSError:  # e.g. a name too long: said where the folder is made (prepare_out_dir)
+        return
+    if _in_bundle(out_dir):
+        raise ReportError(
+            f"cannot use {out_dir} as the report folder: it belongs to an evidence bundle "
+            "(manifest.json); choose another --out"
+        )
+    for name in (*REPORT_NAMES, ORGS_SUMMARY) if orgs else REPORT_NAMES:
+        path = out_dir / name
+        try:
+            if path.is_dir() and not path.is_symlink():
+                continue  # not a report; writing one there fails with its own error
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
+
+
+def _in_bundle(out_dir: Path) -> bool:
+    """`out_dir` is an evidence bundle (`auditor export`) or its `reports/` folder."""
+    from auditor.workflows.export import MANIFEST, REPORTS_DIR
+
+    candidates = [out_dir / MANIFEST]
+    if out_dir.name == REPORTS_DIR:
+        candidates.append(out_dir.parent / MANIFEST)
+    for manifest in candidates:
+        try:
+            value = loads(manifest.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, dict) and value.get("tool") == "auditor" and "files" in value:
+            return True
+    return False

@@ -324,6 +324,19 @@ def test_every_pin_of_auditor_is_the_packages_version() -> None:
     assert {pin for _, pin in pins} == {f"v{version}"}, sorted(pins)
 
 
+def test_the_pinned_release_is_the_one_the_changelog_adds_to() -> None:
+    """The examples rely on what the newest CHANGELOG section adds (no SARIF from an
+    interrupted run, `--sarif-category`): they pinned v0.2.0, released before those changes,
+    which still closed every code-scanning alert on an interrupted night. The package's
+    version (which the pins follow) is the newest section's, released or not."""
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (version,) = re.findall(r'^version = "([^"]+)"$', pyproject, re.MULTILINE)
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    newest = re.search(r"^## (.+)$", changelog, re.MULTILINE)
+    assert newest is not None
+    assert newest.group(1).split()[0] == version, newest.group(1)
+
+
 def test_pr_reviews_of_one_pull_request_do_not_overtake_each_other() -> None:
     """An older push's review finishing after the newer one's would overwrite the comment."""
     workflow = load(REPO / "examples" / "github" / "pr-review.yml")

@@ -56,6 +56,9 @@ TABLE = [
     ("contains", HIDDEN, "east", ERR),
     ("gt", HIDDEN, 3, ERR),
     ("length", HIDDEN, 9, True),  # the marker carries the length
+    ("type", HIDDEN, "string", ERR),  # it may have hidden a number
+    ("type", R.marker("5"), "integer", ERR),
+    ("type", COMMAND, "string", True),  # text around a marker is a string
     ("empty", HIDDEN, False, True),
     # rules about markers themselves read the marker's text (the shipped packs' rules)
     ("starts_with", HIDDEN, "[secret ", True),
@@ -201,6 +204,18 @@ def test_a_value_equal_to_an_env_secret_is_judged_by_fingerprint_not_passed(
 
 
 _WRAPPED = """rules:
+  - id: T-AGE
+    title: passwords expire within 90 days
+    severity: high
+    target: settings
+    assert: {path: sso.passwordMaxAge, lte: 90}
+    remediation: r
+  - id: T-ATTEMPTS
+    title: lockout after a whole number of attempts
+    severity: high
+    target: settings
+    assert: {path: sso.maxAuthAttempts, type: integer}
+    remediation: r
   - id: T-NOT
     title: the hook sends no GitHub token
     severity: high
@@ -249,7 +264,8 @@ _WRAPPED = """rules:
 
 def test_not_none_when_and_change_rules_do_not_pass_on_a_hidden_value(tmp_path: Path) -> None:
     """A positive operator's `false` on a hidden value, flipped by `not`, `none` or `when`,
-    passed silently; so did equality on arrays and objects and the change operators."""
+    passed silently; so did equality on arrays and objects and the change operators. Numbers
+    under keys that only mention a secret (`passwordMaxAge`) are settings, judged as they are."""
     token = "ghp_0123456789abcdefABCD0123456789abcd"
     live = {"dataRegion": "eu-west-1", "env": {"AWS_REGION": "eu-west-1"}}
     proposed = {
@@ -259,6 +275,7 @@ def test_not_none_when_and_change_rules_do_not_pass_on_a_hidden_value(tmp_path: 
         "cmds": [f"curl -d {token}"],
         "regions": ["us-east-1"],
         "placement": {"region": "us-east-1"},
+        "sso": {"passwordMaxAge": 60, "maxAuthAttempts": 5},
     }
     (tmp_path / "p.yaml").write_text(_WRAPPED)
     (tmp_path / "live.json").write_text(json.dumps(live))
@@ -269,6 +286,8 @@ def test_not_none_when_and_change_rules_do_not_pass_on_a_hidden_value(tmp_path: 
     data = json.loads((tmp_path / "o" / "findings.json").read_text())
     status = {f["rule_id"]: f["status"] for f in data["findings"]}
     assert status == {
+        "T-AGE": "pass",
+        "T-ATTEMPTS": "pass",
         "T-NOT": "error",
         "T-NONE": "error",
         "T-WHEN": "error",

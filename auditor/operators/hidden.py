@@ -11,19 +11,23 @@ With the run's marker function set (`fingerprinting`, the redactor of the run's 
 files), a literal of the rule whose marker is the value's marker *is* the hidden value (same
 key, same fingerprint, same length), and the operator is applied to that literal, so the result
 is exact and nothing is shown; a marker no literal matches differs from every literal, which
-decides equals / not_equals / in / not_in and the membership operators on arrays. `length` and
-`empty` read the marker's length. Other operators (`starts_with`, `matches`, `gt` …) cannot look
-inside a hidden value: `HiddenValueError`. A rule that speaks of markers itself (a literal or
-pattern holding `[secret`, as the shipped packs' "no literal credential" rules do) is applied
-to the text as it is.
+decides equals / not_equals / in / not_in and the membership operators, on arrays and objects
+too (walked leaf by leaf with the literal, `_equal`), and the change operators `from` / `to`
+(`guarded_change`). `length` and `empty` read the marker's length. Other operators
+(`starts_with`, `matches`, `gt`, `type` …) cannot look inside a hidden value:
+`HiddenValueError`. A rule that speaks of markers itself (a literal or pattern holding
+`[secret`, as the shipped packs' "no literal credential" rules do) is applied to the text as
+it is.
 
 A string holding a marker inside longer text (a token in a hook command) has its markers put
 back where a literal of the rule matches one (for that comparison only); if markers remain,
 equality is decided piece by piece (the literal must fit the visible text, and its piece at
-each marker must have that marker), a positive operator (contains, matches, starts_with …) is
-applied to the text as it is (a hidden part can only make it hold more often: a `false` is a
-failure shown, not a silent pass), and a negative one (excludes, not_matches) that would hold is
-`HiddenValueError`, as the hidden part may hold what it rules out.
+each marker must have that marker), and a content test only by the visible text around the
+markers, never by a marker's own text (`_VISIBLE`): a substring wholly in it, an affix that
+fits in or differs from the text before the first / after the last marker, a regex match
+clear of markers. Anything else is `HiddenValueError` whichever way it would go: a `false`
+read on the text is a silent pass under `not`, `none` or `when`. So every answer on a value
+holding markers is exact or an error, whatever combinator is around it.
 """
 
 from __future__ import annotations

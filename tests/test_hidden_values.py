@@ -154,6 +154,30 @@ def test_without_the_key_a_change_to_a_hidden_value_is_not_decided() -> None:
         REGISTRY["to"].fn("eu-west-1", HIDDEN, "us-east-1")
 
 
+KEYLESS = [
+    ("equals", [HIDDEN], ["us-east-1"], ERR),
+    ("equals", [HIDDEN, "a"], ["us-east-1", "b"], False),  # a visible item differs
+    ("equals", {"region": HIDDEN}, {"zone": "us-east-1"}, False),  # other keys
+    ("not_equals", COMMAND, "wget x", True),  # the visible text differs
+    ("excludes", [{"cmd": COMMAND, "n": 1}], [{"cmd": "x", "n": 2}], True),
+    ("contains", [{"cmd": COMMAND}], {"cmd": "curl"}, False),
+    ("contains", [HIDDEN], "us-east-1", ERR),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "actual", "arg", "expected"),
+    KEYLESS,
+    ids=[f"{r[0]}-{i}" for i, r in enumerate(KEYLESS)],
+)
+def test_without_the_key_only_what_the_visible_parts_decide_is_decided(
+    name: str, actual: Any, arg: Any, expected: Any
+) -> None:
+    """`auditor policy test` has no key: a marker is compared with nothing, but another shape,
+    a visible leaf or visible text that differs still decides (as before the leaf walk)."""
+    assert _call(name, actual, arg, marker_of=None) == expected
+
+
 def _review(tmp_path: Path, proposed: dict[str, Any]) -> tuple[int, dict[str, str], str]:
     policy = tmp_path / "p.yaml"
     policy.write_text(

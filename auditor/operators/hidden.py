@@ -116,10 +116,8 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
         if _speaks_of_markers(arg):
             return fn(before, after, *rest)
         marker_of = _MARKER_OF.get()
-        if marker_of is None:
-            raise HiddenValueError(name, after)
         literals = list(arg.levels) if isinstance(arg, Ordered) else [arg]
-        sides = [_as_literal(side, literals, marker_of) for side in (before, after)]
+        sides = [_as_literal(name, side, literals, marker_of) for side in (before, after)]
         if name in _DIRECTION and (_holds(sides[0]) or _holds(sides[1])):
             raise HiddenValueError(name, after)  # a hidden number or level
         return fn(*sides, *rest)
@@ -129,12 +127,21 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
     return run
 
 
-def _as_literal(value: Any, literals: list[Any], marker_of: MarkerOf) -> Any:
+def _as_literal(name: str, value: Any, literals: list[Any], marker_of: MarkerOf | None) -> Any:
     """The literal `value` is (its markers are that literal's parts), or `value` itself,
-    which then differs from every literal."""
+    which then differs from every literal; HiddenValueError when that turns on a marker and
+    there is no key to read it by."""
     if not _holds(value):
         return value
-    return next((lit for lit in literals if _equal(value, lit, marker_of)), value)
+    undecided = False
+    for literal in literals:
+        found = _equal(value, literal, marker_of)
+        if found:
+            return literal
+        undecided = undecided or found is None
+    if undecided:
+        raise HiddenValueError(name, value)
+    return value
 
 
 def _holds(value: Any) -> bool:
@@ -152,33 +159,44 @@ def _holds(value: Any) -> bool:
     return False
 
 
-def _equal(value: Any, literal: Any, marker_of: MarkerOf) -> bool:
+def _equal(value: Any, literal: Any, marker_of: MarkerOf | None) -> bool | None:
     """Policy equality of `value` (which may hold markers) and `literal`, exact: a whole
     marker is the literal when the literal's marker is it, a marker inside text when the
-    literal fits it (`_fits`); arrays and objects are walked together."""
+    literal fits it (`_fits`); arrays and objects are walked together. None: it turns on a
+    marker and there is no key (`marker_of` None) to read it by."""
     kind = type(value)
     if kind is str:
         if _MARKER not in value:
             return same(value, literal)
-        if type(literal) is str:
-            if MARKER_RE.fullmatch(value):
-                return bool(marker_of(literal) == value)
-            return _fits(value, literal, marker_of)
         if type(literal) in (int, float):  # a hidden number
-            return MARKER_RE.fullmatch(value) is not None and marker_of(_text(literal)) == value
-        return False
-    if kind is list:
-        return (
-            type(literal) is list
-            and len(value) == len(literal)
-            and all(_equal(v, x, marker_of) for v, x in zip(value, literal, strict=True))
-        )
-    if kind is dict:
-        return (
-            type(literal) is dict
-            and value.keys() == literal.keys()
-            and all(_equal(value[k], literal[k], marker_of) for k in value)
-        )
+            if MARKER_RE.fullmatch(value) is None:
+                return False
+            return None if marker_of is None else marker_of(_text(literal)) == value
+        if type(literal) is not str:
+            return False
+        if MARKER_RE.fullmatch(value) is None and not _fits(value, literal, None):
+            return False  # the visible text differs
+        if marker_of is None:
+            return None
+        return _fits(value, literal, marker_of)
+    if kind is list or kind is dict:
+        if type(literal) is not kind or len(value) != len(literal):
+            return False
+        pairs: list[tuple[Any, Any]]
+        if kind is dict:
+            other: Any = literal
+            if value.keys() != other.keys():
+                return False
+            pairs = [(value[k], other[k]) for k in value]
+        else:
+            pairs = list(zip(value, literal, strict=True))
+        undecided = False
+        for v, x in pairs:
+            found = _equal(v, x, marker_of)
+            if found is False:
+                return False
+            undecided = undecided or found is None
+        return None if undecided else True
     return same(value, literal)
 
 
@@ -195,11 +213,10 @@ def _candidates(name: str, arg: Any) -> list[Any]:
 
 def _by_equality(name: str, fn: Callable[..., bool], actual: Any, rest: tuple[Any, ...]) -> bool:
     """equals / not_equals / in / not_in on a value holding markers: the literal it is, if
-    one (then exact, nothing shown), else it differs from every literal."""
+    one (then exact, nothing shown), else it differs from every literal. Without the key, only
+    what the visible parts decide (another shape, a visible leaf or text that differs)."""
     marker_of = _MARKER_OF.get()
-    if marker_of is None:
-        raise HiddenValueError(name, actual)
-    return fn(_as_literal(actual, _candidates(name, rest[0]), marker_of), *rest)
+    return fn(_as_literal(name, actual, _candidates(name, rest[0]), marker_of), *rest)
 
 
 def _literals(arg: Any) -> list[Any]:
@@ -338,7 +355,7 @@ _VISIBLE: dict[str, Callable[[str, Any], bool | None]] = {
 }
 
 
-def _fits(text: str, literal: str, marker_of: MarkerOf) -> bool:
+def _fits(text: str, literal: str, marker_of: MarkerOf | None) -> bool:
     """`literal` is `text` with each marker's hidden value in its place: the visible parts
     match, and the piece of the literal at each marker has that marker (its length and keyed
     fingerprint)."""
@@ -352,7 +369,9 @@ def _fits(text: str, literal: str, marker_of: MarkerOf) -> bool:
         )
     )
     found = re.fullmatch(pattern, literal, re.DOTALL)
-    return found is not None and all(
+    if found is None or marker_of is None:  # None: the visible parts and lengths only
+        return found is not None
+    return all(
         marker_of(piece) == marker for piece, marker in zip(found.groups(), markers, strict=True)
     )
 
@@ -362,7 +381,5 @@ def _on_list(name: str, fn: Callable[..., bool], items: list[Any], rest: tuple[A
     literal of the rule (`_equal`, by fingerprint) stands for it; the others differ from every
     literal."""
     marker_of = _MARKER_OF.get()
-    if marker_of is None:
-        raise HiddenValueError(name, items)
     literals = _candidates(name, rest[0])
-    return fn([_as_literal(item, literals, marker_of) for item in items], *rest)
+    return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)

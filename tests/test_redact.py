@@ -340,6 +340,37 @@ def test_a_number_where_a_secret_is_becomes_a_marker(
         assert text not in json.dumps(redactor.redact_json(doc))
 
 
+def test_a_number_under_a_key_that_only_mentions_a_secret_is_a_setting(
+    redactor: Redactor,
+) -> None:
+    """`passwordMaxAge: 60` is a policy setting, not a secret: hiding it made `lte: 90` an
+    error and `type: integer` a false failure. A key naming the secret itself still hides it."""
+    settings = {
+        "passwordMaxAge": 60,
+        "maxAuthAttempts": 5,
+        "authRetries": 3,
+        "authTimeoutMs": 1500,
+        "tokenRefreshInterval": 300,
+        "passwordHistory": 12,
+        "authPort": 8443,
+        "passwordPolicy": {"minLength": 14},
+    }
+    assert redactor.redact_json({"sso": settings}) == {"sso": settings}
+    out = redactor.redact_json({"sso": {"dbPassword": 48213907, "apiKey": 7391}})
+    assert all(is_marker(v) for v in out["sso"].values())
+
+
+def test_a_numeric_secret_is_remembered_by_its_digits_and_its_json_text(
+    redactor: Redactor,
+) -> None:
+    """Seven digits are too few to scrub everywhere, with a sign too; a float is remembered
+    as JSON writes it (`1e-7`, not Python's `1e-07`), so the text a reader sees is scrubbed."""
+    redactor.redact_json({"env": {"CODE": -1234567, "RATE": 1.2345678e-7}})
+    text = redactor.redact_text("code -1234567 rate 1.2345678e-7")
+    assert "-1234567" in text
+    assert "1.2345678e-7" not in text
+
+
 def test_booleans_and_nulls_where_a_secret_is_stay(redactor: Redactor) -> None:
     doc = {"env": {"DEBUG": True, "TRACE": None}, "customModels": [{"apiKey": False}]}
     assert redactor.redact_json(doc) == doc

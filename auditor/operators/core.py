@@ -108,6 +108,10 @@ def operator(
             from auditor.operators.hidden import guarded
 
             run = guarded(name, fn)
+        elif kind == "change":
+            from auditor.operators.hidden import guarded_change
+
+            run = guarded_change(name, fn)
         REGISTRY[name] = Operator(name, run, schema, expect, kind, prepare, doc, ref, negated)
         return fn
 

@@ -11,19 +11,23 @@ With the run's marker function set (`fingerprinting`, the redactor of the run's 
 files), a literal of the rule whose marker is the value's marker *is* the hidden value (same
 key, same fingerprint, same length), and the operator is applied to that literal, so the result
 is exact and nothing is shown; a marker no literal matches differs from every literal, which
-decides equals / not_equals / in / not_in and the membership operators on arrays. `length` and
-`empty` read the marker's length. Other operators (`starts_with`, `matches`, `gt` …) cannot look
-inside a hidden value: `HiddenValueError`. A rule that speaks of markers itself (a literal or
-pattern holding `[secret`, as the shipped packs' "no literal credential" rules do) is applied
-to the text as it is.
+decides equals / not_equals / in / not_in and the membership operators, on arrays and objects
+too (walked leaf by leaf with the literal, `_equal`), and the change operators `from` / `to`
+(`guarded_change`). `length` and `empty` read the marker's length. Other operators
+(`starts_with`, `matches`, `gt`, `type` …) cannot look inside a hidden value:
+`HiddenValueError`. A rule that speaks of markers itself (a literal or pattern holding
+`[secret`, as the shipped packs' "no literal credential" rules do) is applied to the text as
+it is.
 
 A string holding a marker inside longer text (a token in a hook command) has its markers put
 back where a literal of the rule matches one (for that comparison only); if markers remain,
 equality is decided piece by piece (the literal must fit the visible text, and its piece at
-each marker must have that marker), a positive operator (contains, matches, starts_with …) is
-applied to the text as it is (a hidden part can only make it hold more often: a `false` is a
-failure shown, not a silent pass), and a negative one (excludes, not_matches) that would hold is
-`HiddenValueError`, as the hidden part may hold what it rules out.
+each marker must have that marker), and a content test only by the visible text around the
+markers, never by a marker's own text (`_VISIBLE`): a substring wholly in it, an affix that
+fits in or differs from the text before the first / after the last marker, a regex match
+clear of markers. Anything else is `HiddenValueError` whichever way it would go: a `false`
+read on the text is a silent pass under `not`, `none` or `when`. So every answer on a value
+holding markers is exact or an error, whatever combinator is around it.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from auditor.operators.core import OperandTypeError, Ordered
+from auditor.operators.core import OperandTypeError, Ordered, same
 from auditor.redact import MARKER_RE
 from auditor.redact.redactor import number_text
 
@@ -49,6 +53,8 @@ _MEMBERSHIP = frozenset({"contains", "contains_all", "contains_any", "excludes",
 _NEGATIVE = frozenset({"not_matches", "excludes"})  # on a string: rule content out
 _READS_LENGTH = frozenset({"length", "empty"})
 _SHAPE = frozenset({"type"})
+_DIRECTION = frozenset({"increased", "decreased"})
+_PRESENCE = frozenset({"added", "removed", "changed"})  # markers compared as they are
 
 
 @contextmanager
@@ -76,15 +82,20 @@ class HiddenValueError(OperandTypeError):
 
 def guarded(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
     """`fn`, deciding by fingerprint when the value holds a marker (see the module)."""
-    lists = name in _MEMBERSHIP
+    deep = name in _EQUALITY or name in _MEMBERSHIP
 
     def run(actual: Any, *rest: Any) -> bool:
         kind = type(actual)
         if kind is str:
             if _MARKER in actual:
                 return _on_text(name, fn, actual, rest)
-        elif kind is list and lists and actual and _holds_marker(actual):
-            return _on_list(name, fn, actual, rest)
+        elif deep and (kind is list or kind is dict) and actual and _holds(actual):
+            if _speaks_of_markers(rest[0]):
+                return fn(actual, *rest)
+            if name in _EQUALITY:
+                return _by_equality(name, fn, actual, rest)
+            if kind is list:
+                return _on_list(name, fn, actual, rest)
         return fn(actual, *rest)
 
     run.__doc__ = fn.__doc__
@@ -92,11 +103,120 @@ def guarded(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
     return run
 
 
-def _holds_marker(items: list[Any]) -> bool:
-    try:
-        return _MARKER in "\0".join(items)  # at C speed when every item is a string
-    except TypeError:
-        return any(type(i) is str and _MARKER in i for i in items)
+def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
+    """A change operator, deciding by fingerprint when a side holds a marker: `from` / `to`
+    read each side as the rule's literal where its markers are that literal's (else the side
+    differs from it); `changed`, `added`, `removed` compare the markers themselves (one key:
+    equal markers, equal values); `increased` / `decreased` read levels only."""
+
+    def run(before: Any, after: Any, *rest: Any) -> bool:
+        if name in _PRESENCE or not (_holds(before) or _holds(after)):
+            return fn(before, after, *rest)
+        arg = rest[0]
+        if _speaks_of_markers(arg):
+            return fn(before, after, *rest)
+        marker_of = _MARKER_OF.get()
+        literals = list(arg.levels) if isinstance(arg, Ordered) else [arg]
+        sides = [_as_literal(name, side, literals, marker_of) for side in (before, after)]
+        if name in _DIRECTION and (_holds(sides[0]) or _holds(sides[1])):
+            raise HiddenValueError(name, after)  # a hidden number or level
+        return fn(*sides, *rest)
+
+    run.__doc__ = fn.__doc__
+    run.__wrapped__ = fn  # type: ignore[attr-defined]
+    return run
+
+
+def _as_literal(name: str, value: Any, literals: list[Any], marker_of: MarkerOf | None) -> Any:
+    """The literal `value` is (its markers are that literal's parts), or `value` itself,
+    which then differs from every literal; HiddenValueError when that turns on a marker and
+    there is no key to read it by."""
+    if not _holds(value):
+        return value
+    undecided = False
+    for literal in literals:
+        found = _equal(value, literal, marker_of)
+        if found:
+            return literal
+        undecided = undecided or found is None
+    if undecided:
+        raise HiddenValueError(name, value)
+    return value
+
+
+def _holds(value: Any) -> bool:
+    """`value` holds a marker somewhere."""
+    kind = type(value)
+    if kind is str:
+        return _MARKER in value
+    if kind is list:
+        try:
+            return _MARKER in "\0".join(value)  # at C speed when every item is a string
+        except TypeError:
+            return any(_holds(i) for i in value)
+    if kind is dict:
+        return any(_holds(i) for i in value.values())
+    return False
+
+
+def _equal(value: Any, literal: Any, marker_of: MarkerOf | None) -> bool | None:
+    """Policy equality of `value` (which may hold markers) and `literal`, exact: a whole
+    marker is the literal when the literal's marker is it, a marker inside text when the
+    literal fits it (`_fits`); arrays and objects are walked together. None: it turns on a
+    marker and there is no key (`marker_of` None) to read it by."""
+    kind = type(value)
+    if kind is str:
+        if _MARKER not in value:
+            return same(value, literal)
+        if type(literal) in (int, float):  # a hidden number
+            if MARKER_RE.fullmatch(value) is None:
+                return False
+            return None if marker_of is None else marker_of(_text(literal)) == value
+        if type(literal) is not str:
+            return False
+        if MARKER_RE.fullmatch(value) is None and not _fits(value, literal, None):
+            return False  # the visible text differs
+        if marker_of is None:
+            return None
+        return _fits(value, literal, marker_of)
+    if kind is list or kind is dict:
+        if type(literal) is not kind or len(value) != len(literal):
+            return False
+        pairs: list[tuple[Any, Any]]
+        if kind is dict:
+            other: Any = literal
+            if value.keys() != other.keys():
+                return False
+            pairs = [(value[k], other[k]) for k in value]
+        else:
+            pairs = list(zip(value, literal, strict=True))
+        undecided = False
+        for v, x in pairs:
+            found = _equal(v, x, marker_of)
+            if found is False:
+                return False
+            undecided = undecided or found is None
+        return None if undecided else True
+    return same(value, literal)
+
+
+def _candidates(name: str, arg: Any) -> list[Any]:
+    """The rule's literals the value (or an item of it) is compared with."""
+    if isinstance(arg, Ordered):
+        return list(arg.levels)
+    if name in ("equals", "not_equals"):
+        return [arg]
+    if isinstance(arg, list):
+        return [arg, *arg] if name == "contains" else list(arg)
+    return [arg]
+
+
+def _by_equality(name: str, fn: Callable[..., bool], actual: Any, rest: tuple[Any, ...]) -> bool:
+    """equals / not_equals / in / not_in on a value holding markers: the literal it is, if
+    one (then exact, nothing shown), else it differs from every literal. Without the key, only
+    what the visible parts decide (another shape, a visible leaf or text that differs)."""
+    marker_of = _MARKER_OF.get()
+    return fn(_as_literal(name, actual, _candidates(name, rest[0]), marker_of), *rest)
 
 
 def _literals(arg: Any) -> list[Any]:
@@ -133,36 +253,30 @@ def _on_text(name: str, fn: Callable[..., bool], text: str, rest: tuple[Any, ...
     arg = rest[0]
     if _speaks_of_markers(arg):
         return fn(text, *rest)
+    if name in _EQUALITY:
+        return _by_equality(name, fn, text, rest)
     marker_of = _MARKER_OF.get()
-    literals = _literals(arg)
     whole = MARKER_RE.fullmatch(text)
-    if whole is not None:
-        if marker_of is not None:
+    if name in _READS_LENGTH:  # the marker carries the hidden value's length
+        return fn(MARKER_RE.sub(lambda m: "\0" * int(m["len"]), text), *rest)
+    if name in _SHAPE:
+        if whole is None:
+            return fn(text, *rest)  # text around a marker: a string
+        raise HiddenValueError(name, text)  # the hidden value may have been a number
+    literals = _literals(arg)
+    if marker_of is not None and literals:
+        if whole is not None:
             hidden = _matching(text, literals, marker_of)
             if hidden is not None:
                 return fn(hidden, *rest)
-            if name in _EQUALITY:
-                return fn(text, *rest)  # differs from every literal
-        if name in _READS_LENGTH:
-            return fn("\0" * int(whole["len"]), *rest)
-        if name in _SHAPE:
-            return fn(text, *rest)
-        raise HiddenValueError(name, text)
-    if marker_of is not None and literals:
         text = _put_back(text, literals, marker_of)
         if _MARKER not in text:
             return fn(text, *rest)
-    if name in _EQUALITY:
-        if marker_of is None:
-            raise HiddenValueError(name, text)
-        for literal in literals:
-            if isinstance(literal, str) and _fits(text, literal, marker_of):
-                return fn(literal, *rest)
-        return fn(text, *rest)
-    held = fn(text, *rest)
-    if held and name in _NEGATIVE:
+    decide = _VISIBLE.get(name)
+    found = None if decide is None else decide(text, arg)
+    if found is None:
         raise HiddenValueError(name, text)
-    return held
+    return found
 
 
 def _put_back(text: str, literals: list[Any], marker_of: MarkerOf) -> str:
@@ -176,7 +290,72 @@ def _put_back(text: str, literals: list[Any], marker_of: MarkerOf) -> str:
     return MARKER_RE.sub(back, text)
 
 
-def _fits(text: str, literal: str, marker_of: MarkerOf) -> bool:
+def _visible(text: str) -> list[str]:
+    """The text between markers (first: before the first marker, last: after the last)."""
+    return MARKER_RE.split(text)[:: MARKER_RE.groups + 1]
+
+
+def _strings(arg: Any) -> list[str]:
+    return [a for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, str)]
+
+
+def _contains(text: str, arg: Any) -> bool | None:
+    """A substring is held when it lies wholly in the visible text (never in a marker's own
+    text); a string argument found nowhere there may be in a hidden part: not decided."""
+    if not isinstance(arg, str):
+        return False
+    return True if any(arg in part for part in _visible(text)) else None
+
+
+def _excludes(text: str, arg: Any) -> bool | None:
+    unwanted = _strings(arg)
+    parts = _visible(text)
+    if any(u in part for u in unwanted for part in parts):
+        return False
+    return None if unwanted else True
+
+
+def _affix(end: int) -> Callable[[str, Any], bool | None]:
+    """starts_with (`end` 0) / ends_with (-1): decided by the visible text before the first
+    (after the last) marker when an affix fits in it or differs from it."""
+
+    def decide(text: str, arg: Any) -> bool | None:
+        edge = _visible(text)[end]
+        undecided = False
+        for affix in _strings(arg):
+            if edge.startswith(affix) if end == 0 else edge.endswith(affix):
+                return True
+            if affix.startswith(edge) if end == 0 else affix.endswith(edge):
+                undecided = True  # the affix runs on into the hidden part
+        return None if undecided else False
+
+    return decide
+
+
+def _clear_match(text: str, pattern: Any) -> bool:
+    """A match of `pattern` lies in the visible text, with a visible character (or the text's
+    end) on each side, so no anchor or word boundary of it reads a marker: the text the
+    redactor saw matches too."""
+    spans = [m.span() for m in MARKER_RE.finditer(text)]
+    for found in pattern.finditer(text):
+        start, end = found.span()
+        if all(end + 1 <= s or start - 1 >= e for s, e in spans):
+            return True
+    return False
+
+
+_VISIBLE: dict[str, Callable[[str, Any], bool | None]] = {
+    "contains": _contains,
+    "excludes": _excludes,
+    "starts_with": _affix(0),
+    "starts_with_any": _affix(0),
+    "ends_with": _affix(-1),
+    "matches": lambda text, p: True if _clear_match(text, p) else None,
+    "not_matches": lambda text, p: False if _clear_match(text, p) else None,
+}
+
+
+def _fits(text: str, literal: str, marker_of: MarkerOf | None) -> bool:
     """`literal` is `text` with each marker's hidden value in its place: the visible parts
     match, and the piece of the literal at each marker has that marker (its length and keyed
     fingerprint)."""
@@ -190,30 +369,17 @@ def _fits(text: str, literal: str, marker_of: MarkerOf) -> bool:
         )
     )
     found = re.fullmatch(pattern, literal, re.DOTALL)
-    return found is not None and all(
+    if found is None or marker_of is None:  # None: the visible parts and lengths only
+        return found is not None
+    return all(
         marker_of(piece) == marker for piece, marker in zip(found.groups(), markers, strict=True)
     )
 
 
 def _on_list(name: str, fn: Callable[..., bool], items: list[Any], rest: tuple[Any, ...]) -> bool:
-    """An array holding markers, under a membership operator: each marker that a literal of
-    the rule matches stands for that literal; the others differ from every literal."""
-    arg = rest[0]
-    if _speaks_of_markers(arg):
-        return fn(items, *rest)
+    """An array holding markers (at any depth), under a membership operator: an item that is a
+    literal of the rule (`_equal`, by fingerprint) stands for it; the others differ from every
+    literal."""
     marker_of = _MARKER_OF.get()
-    if marker_of is None:
-        raise HiddenValueError(name, items)
-    literals = _literals(arg)
-    out: list[Any] = []
-    for item in items:
-        if type(item) is str and _MARKER in item:
-            if MARKER_RE.fullmatch(item):
-                hidden = _matching(item, literals, marker_of)
-            else:
-                fit = (lit for lit in literals if isinstance(lit, str))
-                hidden = next((lit for lit in fit if _fits(item, lit, marker_of)), None)
-            out.append(item if hidden is None else hidden)
-        else:
-            out.append(item)
-    return fn(out, *rest)
+    literals = _candidates(name, rest[0])
+    return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)

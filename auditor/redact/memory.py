@@ -21,7 +21,7 @@ from typing import Any
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
-# A secret made only of digits (a PIN, a numeric key) is remembered from 8 characters on: a
+# A secret made only of digits (a PIN, a numeric key) is remembered from 8 digits on: a
 # shorter run of digits is in too many dates, ports, counts and ids to be scrubbed everywhere.
 MIN_NUMERIC_SECRET_LEN = 8
 _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
@@ -221,7 +221,8 @@ class SecretMemory:
         """Remember a secret value; True when it was new."""
         if len(value) < MIN_SECRET_LEN or value in self._values:
             return False
-        if len(value) < MIN_NUMERIC_SECRET_LEN and _NUMERIC.fullmatch(value):
+        numeric = _NUMERIC.fullmatch(value) is not None
+        if numeric and sum(c.isdigit() for c in value) < MIN_NUMERIC_SECRET_LEN:  # `-1234567`
             return False
         self._values.add(value)
         self._order.append(value)

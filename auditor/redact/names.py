@@ -200,6 +200,39 @@ def is_secret_key(name: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
+# The last words of a key that names a secret itself, whose number value is one too.
+_SECRET_TAILS = frozenset(
+    {
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "pass",
+        "passphrase",
+        "passcode",
+        "pin",
+        "secret",
+        "secrets",
+        "token",
+        "key",
+        "keys",
+        "apikey",
+        "apikeys",
+        "credential",
+        "credentials",
+        "creds",
+    }
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def names_a_secret(name: str) -> bool:
+    """A secret key (`is_secret_key`) whose last word names the secret itself (`apiKey`,
+    `dbPassword`, `pin`), not a setting about one (`passwordMaxAge`, `authRetries`)."""
+    parts = words(name)
+    return bool(parts) and parts[-1] in _SECRET_TAILS and is_secret_key(name)
+
+
 @functools.lru_cache(maxsize=8192)
 def is_secret_map(name: str) -> bool:
     """True when every string under a map of this name is a secret (`env`, `extraHeaders`)."""

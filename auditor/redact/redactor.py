@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable
@@ -25,7 +26,13 @@ import orjson
 
 from auditor.common.jsonutil import canonical
 from auditor.redact.memory import SecretMemory, percent_upper
-from auditor.redact.names import HOSTED_MAP, HOSTED_PLAIN, is_secret_key, is_secret_map
+from auditor.redact.names import (
+    HOSTED_MAP,
+    HOSTED_PLAIN,
+    is_secret_key,
+    is_secret_map,
+    names_a_secret,
+)
 from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
@@ -44,6 +51,8 @@ _PLAIN = (
 _CANONICAL = _PLAIN | orjson.OPT_SORT_KEYS  # `canonical`'s text when nothing passes through
 
 
+# The secret context of a value: strings under it are secrets (`_SECRET_STRINGS`), numbers too.
+_SECRET_STRINGS, _SECRET_NUMBERS = 1, 2
 _FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
 
 
@@ -365,7 +374,7 @@ class Redactor:
         return text is None or self.memory.holds_value(text, since=since)
 
     def _node(
-        self, value: Any, prev: _Seen | None, secret: bool, hosted: bool, found: list[str]
+        self, value: Any, prev: _Seen | None, secret: int, hosted: bool, found: list[str]
     ) -> _Seen:
         """The redacted form of `value` in its context, reusing the parts of `prev` (the same
         place in the previous document) that are the same, types included. The caller has
@@ -417,7 +426,7 @@ class Redactor:
                 self.register(value)
                 return _Seen(value, self.marker(value), False)
             return _Seen(value, self._leaf(value, found), False)
-        if secret and type(value) in (int, float):
+        if secret == _SECRET_NUMBERS and type(value) in (int, float):
             return _Seen(value, self._secret_number(value), True)
         return _Seen(value, value, value is not None)
 
@@ -430,7 +439,7 @@ class Redactor:
         return self.marker(text)
 
     def _same_keys(
-        self, value: dict[str, Any], prev: _Seen, secret: bool, hosted: bool, found: list[str]
+        self, value: dict[str, Any], prev: _Seen, secret: int, hosted: bool, found: list[str]
     ) -> _Seen | None:
         """An object with the same keys, in the same order, as `prev` (none of them redacted)
         and values of the same types: the values that differ are found at C speed (`map`),
@@ -656,16 +665,22 @@ def _marker_of(text: str, markers: dict[str, str]) -> str:
 def number_text(value: float) -> str:
     """A number's text as JSON writes it (`48213907765`, `1.5`); an integer too long for a
     decimal text (over 4,300 digits) in hexadecimal."""
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, float):  # as orjson writes it (`1e-7`, `0.000025`), not repr's `1e-07`
+        return orjson.dumps(value).decode() if math.isfinite(value) else repr(value)
     try:
         return str(value)
     except ValueError:
         return hex(value)
 
 
-def _child(key: str, secret: bool, hosted: bool) -> tuple[bool, bool]:
+def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     """The context a value under `key` is redacted in: (secret, hosted). Everything under a
-    secret key is secret, so are a secret map's values and a hosted block's credentials."""
-    child = secret or is_secret_key(key) or (hosted and key not in HOSTED_PLAIN)
-    return child or is_secret_map(key), key == HOSTED_MAP
+    secret key is secret, so are a secret map's values and a hosted block's credentials.
+    `secret` is `_SECRET_NUMBERS` where a number is a secret too: under a secret map, a hosted
+    credential or a key whose last word names a secret (`apiKey`, `dbPassword`), not under one
+    that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets)."""
+    if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
+        return _SECRET_NUMBERS, key == HOSTED_MAP
+    if is_secret_key(key):
+        return (_SECRET_NUMBERS if names_a_secret(key) else _SECRET_STRINGS), key == HOSTED_MAP
+    return secret, key == HOSTED_MAP

@@ -300,3 +300,28 @@ def test_an_organizations_unexpected_error_shows_its_traceback_only_with_debug(
         assert "Traceback" in err and "rerun with --debug" not in err
     else:
         assert "Traceback" not in err and "rerun with --debug" in err
+
+
+def test_a_named_sarif_category_stays_one_per_organization(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    """Code scanning keeps one analysis per category: with one category for every organization,
+    each organization's upload would close the others' alerts. `--sarif-category` is followed by
+    the organization's name, as the default category names it."""
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    categories: dict[str, list[str]] = {}
+    for label, flags in {"default": [], "named": ["--sarif-category", "auditor-nightly"]}.items():
+        out = tmp_path / label
+        argv = ["run", "--orgs", str(orgs), "--out", str(out), "--soft-fail", *flags]
+        code, _, err = _run(argv, env, tmp_path)
+        assert code == 0, err
+        for name in ("acme", "globex", "initech"):
+            sarif = json.loads((out / name / "findings.sarif").read_text())
+            category, _, run_id = sarif["runs"][0]["automationDetails"]["id"].rpartition("/")
+            assert run_id.startswith("20261101T120000Z")
+            categories.setdefault(label, []).append(category)
+    assert categories == {
+        "default": ["auditor/acme/run", "auditor/globex/run", "auditor/initech/run"],
+        "named": ["auditor-nightly/acme", "auditor-nightly/globex", "auditor-nightly/initech"],
+    }

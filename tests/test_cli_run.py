@@ -318,6 +318,24 @@ def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tm
     assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
 
 
+def test_a_symlink_to_an_evidence_bundles_folder_is_refused_as_out(
+    env: dict[str, str], tmp_path: Path
+):
+    """A `latest` link to a bundle's reports is that folder: refused, the bundle verifies."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    bundle = tmp_path / "evidence"
+    assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    (tmp_path / "latest").symlink_to(bundle / "reports")
+    (tmp_path / "root").symlink_to(bundle)
+    for out in ("latest", "root", "root/reports"):
+        code, _, stderr = run_cli(["run", "--offline", "--out", out], env=env, cwd=tmp_path)
+        assert code == 2
+        assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
+    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
+    assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+
+
 def sarif_category(out: Path) -> str:
     automation = json.loads((out / "findings.sarif").read_text())["runs"][0]["automationDetails"]
     category, _, run_id = automation["id"].rpartition("/")

@@ -106,13 +106,15 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
 
 
 def _in_bundle(out_dir: Path) -> bool:
-    """`out_dir` is an evidence bundle (`auditor export`) or its `reports/` folder."""
-    from auditor.workflows.export import MANIFEST, REPORTS_DIR
+    """`out_dir` is an evidence bundle (`auditor export`) or a folder in one (its `reports/`),
+    once symlinks are resolved (a link to a bundle's folder is that folder)."""
+    from auditor.workflows.export import MANIFEST
 
-    candidates = [out_dir / MANIFEST]
-    if out_dir.name == REPORTS_DIR:
-        candidates.append(out_dir.parent / MANIFEST)
-    for manifest in candidates:
+    try:
+        real = out_dir.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the folder cannot be used anyway
+        real = out_dir.absolute()
+    for manifest in (real / MANIFEST, real.parent / MANIFEST):
         try:
             value = loads(manifest.read_bytes())
         except (OSError, ValueError):

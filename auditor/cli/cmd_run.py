@@ -65,11 +65,7 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
-    if args.out_dir is not None:  # an earlier run's reports go even if this run fails early
-        clear_old_reports(Path(ctx.cwd) / args.out_dir, orgs=args.orgs is not None)
     config = config_from_args(args, ctx)
-    if config.out_dir is not None:
-        clear_old_reports(config.out_dir, orgs=args.orgs is not None)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
@@ -93,7 +89,6 @@ def _run_one(
 ) -> tuple[int, AuditOutcome | None]:
     """One organization's nightly job: its exit code and outcome (None when interrupted)."""
     loaded, now, at = audit.loaded, audit.now, audit.at
-    clear_old_reports(out_dir)  # each organization's folder of `--orgs`
     run_id = make_run_id(now)
     options = AuditOptions(
         run_id=run_id,
@@ -154,6 +149,7 @@ def run_orgs(
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in load_orgs(args.orgs, ctx.env, Path(ctx.cwd))}
     prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
+    clear_old_reports(root, orgs=True)  # the checks have passed: the earlier summary goes
 
     def audit_one(name: str) -> OrgResult:
         one = org_config(config, entries[name], root / name)
@@ -243,6 +239,8 @@ def _audit(
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
+        # The checks have passed: an earlier run's reports go, even if this run then fails.
+        clear_old_reports(out_dir)
         made = not os.path.lexists(out_dir)  # (no OSError on a name too long: that is below)
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         try:

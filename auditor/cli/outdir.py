@@ -73,7 +73,8 @@ def say(line: str, ctx: Context) -> None:
 _SIGNATURES = {
     "report.html": re.compile(rb"\A<!DOCTYPE html>\n.*?<title>Compliance report ", re.S),
     "report.md": re.compile(
-        rb"\A(?:## Compliance run [^\n]*\n\nauditor |<!-- auditor-review -->\n## Pre-change review: )"
+        rb"\A(?:## Compliance run [^\n]*\n\nauditor "
+        rb"|<!-- auditor-review -->\n## Pre-change review: )"
     ),
     "findings.json": re.compile(
         rb'\A\{\s*"schema_version":\s*"[^"]*",\s*"tool":\s*\{\s*"name":\s*"auditor"'

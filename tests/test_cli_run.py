@@ -257,6 +257,23 @@ def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
 
 
+def test_an_interrupted_run_writes_its_partial_reports_beside_a_folder_named_like_the_sarif(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    out = tmp_path / "r"
+    (out / "findings.sarif").mkdir(parents=True)
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", terminated)
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 143, stderr
+    assert findings_json(out)["complete"] is False
+    assert (out / "findings.sarif").is_dir()
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+
+
 def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path, emu: Any):
     """Nothing stored, no settings revision evaluated: a SARIF of the 12 usage rules' results
     would close every other open alert."""

@@ -48,13 +48,15 @@ def without_sarif(
 ) -> tuple[ReportData, tuple[str, ...], str]:
     """The data (the reason added to its incomplete banner) and outputs without the SARIF,
     and the line to say on stderr once the other reports are written; an earlier run's
-    findings.sarif in `out_dir` is removed."""
+    findings.sarif in `out_dir` is removed (only one auditor wrote: not a folder, not another
+    tool's file, never what a symlink points to)."""
     path = out_dir / SARIF
-    try:
-        existed = path.is_file() or path.is_symlink()
-        path.unlink(missing_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
+    existed = _written_by_auditor(path, _SIGNATURES[SARIF])
+    if existed:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
     removed = f" (removed the earlier {path})" if existed else ""
     line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))

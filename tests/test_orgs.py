@@ -346,8 +346,7 @@ def test_sigterm_leaves_no_organization_with_yesterdays_reports(
     old = (out / "acme" / "findings.json").read_bytes()
     emulators[1].faults.add("history", "delay", times=0, seconds=60)  # globex never finishes
     proc = subprocess.Popen(
-        [sys.executable, "-m", "auditor", "run", "--orgs", str(orgs), "--out", "r"]
-        + ["--workers", "1"],
+        [sys.executable, "-m", "auditor", "run", "--orgs", str(orgs), "--out", "r", "--workers=1"],
         env={**os.environ, **env},
         cwd=tmp_path,
         stdout=subprocess.PIPE,

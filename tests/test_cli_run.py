@@ -257,6 +257,23 @@ def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
 
 
+def test_an_interrupted_run_writes_its_partial_reports_beside_a_folder_named_like_the_sarif(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    out = tmp_path / "r"
+    (out / "findings.sarif").mkdir(parents=True)
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.cli.cmd_run.run_audit", terminated)
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 143, stderr
+    assert findings_json(out)["complete"] is False
+    assert (out / "findings.sarif").is_dir()
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+
+
 def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path, emu: Any):
     """Nothing stored, no settings revision evaluated: a SARIF of the 12 usage rules' results
     would close every other open alert."""
@@ -272,9 +289,9 @@ def test_a_failed_first_sync_writes_no_sarif(env: dict[str, str], tmp_path: Path
 def test_a_run_leaves_no_report_of_an_earlier_run_in_its_out_folder(
     env: dict[str, str], tmp_path: Path
 ):
-    """A persistent workspace must not ship yesterday's reports as today's: every run clears
-    auditor's own report files from --out first (also when it then fails before writing any),
-    and nothing else."""
+    """A persistent workspace must not ship yesterday's reports as today's: once its own checks
+    have passed, every run clears auditor's own report files from --out (also when it then
+    fails before writing any), and nothing else."""
     out = tmp_path / "o"
     assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
     (out / "notes.txt").write_text("mine")
@@ -283,12 +300,72 @@ def test_a_run_leaves_no_report_of_an_earlier_run_in_its_out_folder(
     argv = ["run", "--offline", "--out", str(out), "-o", "md"]
     assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 1
     assert {p.name for p in out.iterdir()} == {"report.md", "notes.txt", "findings.sarif.bak"}
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("rules:\n  - id: X\n    severty: high\n")
-    argv = ["run", "--offline", "--policy", str(bad), "--out", str(out)]
+    argv = ["run", "--offline", "--out", str(out), "--at", "1999-01-01"]  # before revision 1
     assert run_cli(argv, env=env, cwd=tmp_path, now=later)[0] == 2
     assert {p.name for p in out.iterdir()} == {"notes.txt", "findings.sarif.bak"}
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_run_that_fails_its_own_checks_leaves_the_out_folder_alone(
+    env: dict[str, str], tmp_path: Path
+):
+    """A typo on the command line (a bad date, a bad policy file, a bad --workers) is refused
+    before anything is touched: yesterday's reports stay."""
+    out = tmp_path / "o"
+    assert run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)[0] == 1
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: X\n    severty: high\n")
+    orgs = tmp_path / "orgs.toml"
+    orgs.write_text('[[org]]\nname = "acme"\n')
+    for flags in (
+        ["--at", "2026-13-01"],
+        ["--policy", str(bad)],
+        ["--orgs", str(orgs), "--workers", "0"],
+        ["--orgs", str(orgs), "--org", "x"],
+    ):
+        argv = ["run", "--offline", "--out", str(out), *flags]
+        assert run_cli(argv, env=env, cwd=tmp_path)[0] == 2, flags
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before, flags
+
+
+def test_a_run_removes_only_the_report_files_auditor_wrote(env: dict[str, str], tmp_path: Path):
+    """A pytest junit.xml, a hand-written report.md, a folder or a symlink of a report's name
+    is not auditor's: it stays (a symlink's target is never touched)."""
+    out = tmp_path / "o"
+    out.mkdir()
+    junit = '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">\n'
+    (out / "junit.xml").write_text(junit)
+    (out / "report.md").write_text("# My report\n\nauditor is great\n")
+    (out / "findings.json").write_text('{"tool": {"name": "other"}}\n')
+    (out / "report.html").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    assert run_cli(["run", "--out", str(elsewhere)], env=env, cwd=tmp_path)[0] == 1
+    (out / "findings.sarif").symlink_to(tmp_path / "mine.sarif")
+    (tmp_path / "mine.sarif").write_text('{"version": "2.1.0"}\n')
+    argv = ["run", "--offline", "--out", str(out), "-o", "md"]
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert "report.md" not in stderr
+    assert code == 1, stderr
+    assert (out / "junit.xml").read_text() == junit
+    assert (out / "findings.json").read_text() == '{"tool": {"name": "other"}}\n'
+    assert (out / "report.html").is_dir()
+    assert (out / "findings.sarif").is_symlink()
+    assert (tmp_path / "mine.sarif").read_text() == '{"version": "2.1.0"}\n'
+    assert (out / "report.md").read_text().startswith("## Compliance run ")  # overwritten
+    # a link to auditor's own earlier report: the link goes, never what it points to
+    (out / "findings.sarif").unlink()
+    (out / "findings.sarif").symlink_to(elsewhere / "findings.sarif")
+    assert run_cli(argv, env=env, cwd=tmp_path)[0] == 1
+    assert not (out / "findings.sarif").is_symlink()
+    assert (elsewhere / "findings.sarif").is_file()
+    # every report auditor writes is recognised as its own
+    argv = ["run", "--offline", "--out", str(elsewhere), "-o", "html,md,json,sarif,junit,oscal"]
+    assert run_cli(argv, env=env, cwd=tmp_path)[0] == 1
+    assert len(list(elsewhere.iterdir())) == 6
+    argv = ["run", "--offline", "--out", str(elsewhere), "-o", "md"]
+    assert run_cli(argv, env=env, cwd=tmp_path)[0] == 1
+    assert {p.name for p in elsewhere.iterdir()} == {"report.md"}
 
 
 def test_a_review_leaves_no_report_of_an_earlier_run_in_its_out_folder(
@@ -312,6 +389,24 @@ def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tm
     before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
     for out in (bundle, bundle / "reports"):
         code, _, stderr = run_cli(["run", "--offline", "--out", str(out)], env=env, cwd=tmp_path)
+        assert code == 2
+        assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
+    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
+    assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+
+
+def test_a_symlink_to_an_evidence_bundles_folder_is_refused_as_out(
+    env: dict[str, str], tmp_path: Path
+):
+    """A `latest` link to a bundle's reports is that folder: refused, the bundle verifies."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    bundle = tmp_path / "evidence"
+    assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    (tmp_path / "latest").symlink_to(bundle / "reports")
+    (tmp_path / "root").symlink_to(bundle)
+    for out in ("latest", "root", "root/reports"):
+        code, _, stderr = run_cli(["run", "--offline", "--out", out], env=env, cwd=tmp_path)
         assert code == 2
         assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
     assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before

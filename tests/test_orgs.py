@@ -300,3 +300,82 @@ def test_an_organizations_unexpected_error_shows_its_traceback_only_with_debug(
         assert "Traceback" in err and "rerun with --debug" not in err
     else:
         assert "Traceback" not in err and "rerun with --debug" in err
+
+
+def test_a_named_sarif_category_stays_one_per_organization(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    """Code scanning keeps one analysis per category: with one category for every organization,
+    each organization's upload would close the others' alerts. `--sarif-category` is followed by
+    the organization's name, as the default category names it."""
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    categories: dict[str, list[str]] = {}
+    for label, flags in {"default": [], "named": ["--sarif-category", "auditor-nightly"]}.items():
+        out = tmp_path / label
+        argv = ["run", "--orgs", str(orgs), "--out", str(out), "--soft-fail", *flags]
+        code, _, err = _run(argv, env, tmp_path)
+        assert code == 0, err
+        for name in ("acme", "globex", "initech"):
+            sarif = json.loads((out / name / "findings.sarif").read_text())
+            category, _, run_id = sarif["runs"][0]["automationDetails"]["id"].rpartition("/")
+            assert run_id.startswith("20261101T120000Z")
+            categories.setdefault(label, []).append(category)
+    assert categories == {
+        "default": ["auditor/acme/run", "auditor/globex/run", "auditor/initech/run"],
+        "named": ["auditor-nightly/acme", "auditor-nightly/globex", "auditor-nightly/initech"],
+    }
+
+
+def test_sigterm_leaves_no_organization_with_yesterdays_reports(
+    emulators: list[Any], tmp_path: Path
+) -> None:
+    """Every organization's earlier reports go before any starts: the one cut short gets its
+    partial reports marked incomplete, the ones never started none, and no SARIF is left that
+    the summary's "interrupted" would contradict."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    out = tmp_path / "r"
+    assert _run(["run", "--orgs", str(orgs), "--out", str(out)], env, tmp_path)[0] == 1
+    old = (out / "acme" / "findings.json").read_bytes()
+    emulators[1].faults.add("history", "delay", times=0, seconds=60)  # globex never finishes
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "run", "--orgs", str(orgs), "--out", "r", "--workers=1"],
+        env={**os.environ, **env},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+
+    def acme_done() -> bool:
+        try:
+            return (out / "acme" / "findings.json").read_bytes() not in (old, b"")
+        except OSError:
+            return False
+
+    while not acme_done():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(2)  # acme's run is recorded, globex's started (a loaded CI machine takes its time)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143, err
+    assert (out / "acme" / "findings.sarif").is_file()
+    cut = json.loads((out / "globex" / "findings.json").read_text())
+    assert cut["complete"] is False
+    assert not (out / "globex" / "findings.sarif").exists()
+    assert not [p.name for p in (out / "initech").iterdir()]  # never started: nothing stale
+    summary = json.loads((out / "summary.json").read_text())
+    assert [o["status"] for o in summary["organizations"]] == [
+        "findings",
+        "interrupted",
+        "interrupted",
+    ]

@@ -360,7 +360,8 @@ const repo = {full_name: 'acme/settings'};
 const context = {
   repo: {owner: 'acme', repo: 'settings'}, serverUrl: 'https://github.com', runId: 42,
   payload: {pull_request: {number: 7, base: {repo},
-                           head: {repo: {full_name: process.env.HEAD_REPO}}}},
+                           head: {repo: process.env.HEAD_REPO === 'null' ? null
+                                            : {full_name: process.env.HEAD_REPO}}}},
 };
 const core = {notice: (text) => calls.push(['notice', text])};
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
@@ -375,7 +376,10 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
         pytest.skip("node is not installed")
     job = _job(REPO / "examples" / "github" / "pr-review.yml")
     (step,) = [s for s in job["steps"] if uses(s) == "actions/github-script"]
-    assert step["env"] == {"AUDITOR_EXIT": "${{ steps.review.outputs.exit-code }}"}
+    assert step["env"] == {
+        "AUDITOR_EXIT": "${{ steps.review.outputs.exit-code }}",
+        "AUDITOR_JOB": "${{ job.status }}",
+    }
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "script.js").write_text(step["with"]["script"])
     (tmp_path / "harness.js").write_text(_HARNESS)
@@ -391,6 +395,7 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
                 [{"id": 5, "user": {"type": "Bot"}, "body": f"{REVIEW_MARKER}\n0 introduced"}]
             ),
             "HEAD_REPO": "acme/settings",
+            "AUDITOR_JOB": "failure",
             **env,
         },
         capture_output=True,
@@ -405,10 +410,10 @@ def test_a_review_that_wrote_no_report_replaces_the_earlier_comment_with_a_notic
     tmp_path: Path,
 ) -> None:
     """Exit 2 before the reports (no report.md): the previous push's "0 introduced" must not
-    stand for this push. The comment step runs (not on a cancel) and says the review failed."""
+    stand for this push. The comment step runs (a cancel too) and says the review failed."""
     job = _job(REPO / "examples" / "github" / "pr-review.yml")
     (step,) = [s for s in job["steps"] if uses(s) == "actions/github-script"]
-    assert step["if"] == "always() && !cancelled()", "runs without report.md, not on a cancel"
+    assert step["if"] == "always()", "runs without report.md, and on a cancel or a timeout"
     ((kind, args),) = _comment_step(tmp_path, "2", None)
     assert kind == "update" and args["comment_id"] == 5
     assert args["body"].startswith(REVIEW_MARKER + "\n")
@@ -421,4 +426,27 @@ def test_the_comment_step_posts_the_report_and_skips_a_fork(tmp_path: Path) -> N
     ((kind, args),) = _comment_step(tmp_path / "a", "1", report)
     assert (kind, args["body"]) == ("update", report)
     ((kind, text),) = _comment_step(tmp_path / "b", "2", None, HEAD_REPO="someone/settings")
+    assert kind == "notice" and "fork" in text
+
+
+def test_a_cancelled_or_timed_out_review_replaces_the_earlier_comment_with_a_notice(
+    tmp_path: Path,
+) -> None:
+    """A job cancelled by hand or by its timeout before the review finished: no newer push's
+    run will replace the comment, so the earlier push's "0 introduced" must not stand. A
+    report.md without the review step's exit code is not this push's finished review."""
+    ((kind, args),) = _comment_step(tmp_path / "a", "", None, AUDITOR_JOB="cancelled")
+    assert kind == "update" and args["comment_id"] == 5
+    assert (
+        "could not review this push** (the run was cancelled or timed out, exit none)"
+        in (args["body"])
+    )
+    report = f"{REVIEW_MARKER}\n# half a review\n"
+    ((kind, args),) = _comment_step(tmp_path / "b", "", report, AUDITOR_JOB="cancelled")
+    assert kind == "update" and "could not review this push" in args["body"]
+
+
+def test_the_comment_step_skips_a_pull_request_whose_fork_was_deleted(tmp_path: Path) -> None:
+    """GitHub gives `head.repo: null` once the fork is gone: a notice, not a TypeError."""
+    ((kind, text),) = _comment_step(tmp_path, "2", None, HEAD_REPO="null")
     assert kind == "notice" and "fork" in text

@@ -62,17 +62,14 @@ GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file sy
 
 def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
-    if args.out_dir is not None:  # an earlier review's reports go even if this one fails early
-        clear_old_reports(Path(ctx.cwd) / args.out_dir)
     config = config_from_args(args, ctx)
-    if config.out_dir is not None:
-        clear_old_reports(config.out_dir)
     now = ctx.clock()
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused
     author, source = proposed_author(args.author, ctx)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
+    clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
     if args.against == "live" and args.offline:
         with open_store(config) as store:  # history streams from it
             request = _against_live(args, config, ctx, now, run_id, store)

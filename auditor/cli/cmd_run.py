@@ -65,11 +65,7 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
-    if args.out_dir is not None:  # an earlier run's reports go even if this run fails early
-        clear_old_reports(Path(ctx.cwd) / args.out_dir, orgs=args.orgs is not None)
     config = config_from_args(args, ctx)
-    if config.out_dir is not None:
-        clear_old_reports(config.out_dir, orgs=args.orgs is not None)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
@@ -92,19 +88,8 @@ def _run_one(
     config: Config, args: argparse.Namespace, ctx: Context, audit: _Audit, out_dir: Path
 ) -> tuple[int, AuditOutcome | None]:
     """One organization's nightly job: its exit code and outcome (None when interrupted)."""
-    loaded, now, at = audit.loaded, audit.now, audit.at
-    clear_old_reports(out_dir)  # each organization's folder of `--orgs`
-    run_id = make_run_id(now)
-    options = AuditOptions(
-        run_id=run_id,
-        now=now,
-        api_address=config.base_url or "(offline)",
-        at=at,
-        all_revisions=args.all_revisions,
-        fail_on=config.fail_on,
-        list_table=config.list_table,
-        usage_days=None if args.no_usage else DEFAULT_DAYS,
-    )
+    loaded = audit.loaded
+    options = _options(config, args, audit)
 
     outputs: tuple[str, ...] = args.outputs  # without "sarif" when the SARIF is withheld
 
@@ -140,6 +125,19 @@ def _run_one(
     return code, outcome
 
 
+def _options(config: Config, args: argparse.Namespace, audit: _Audit) -> AuditOptions:
+    return AuditOptions(
+        run_id=make_run_id(audit.now),
+        now=audit.now,
+        api_address=config.base_url or "(offline)",
+        at=audit.at,
+        all_revisions=args.all_revisions,
+        fail_on=config.fail_on,
+        list_table=config.list_table,
+        usage_days=None if args.no_usage else DEFAULT_DAYS,
+    )
+
+
 def run_orgs(
     args: argparse.Namespace, ctx: Context, config: Config, audit: _Audit, root: Path
 ) -> int:
@@ -154,8 +152,16 @@ def run_orgs(
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in load_orgs(args.orgs, ctx.env, Path(ctx.cwd))}
     prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
+    # The checks have passed: the earlier summary and every organization's reports go before any
+    # starts, so an interrupt never leaves the ones not yet started with yesterday's reports
+    # (findings.sarif among them) beside a summary saying "interrupted".
+    clear_old_reports(root, orgs=True)
+    for name in entries:
+        clear_old_reports(root / name)
+    started: set[str] = set()
 
     def audit_one(name: str) -> OrgResult:
+        started.add(name)
         one = org_config(config, entries[name], root / name)
         if one.token:
             ctx.tokens.add(one.token)
@@ -172,6 +178,17 @@ def run_orgs(
         results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
     except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
         code, word = interrupt_exit(exc)
+        for name in entries:  # the organizations cut short: partial reports, marked incomplete
+            if name in started and name not in finished:
+                one = org_config(config, entries[name], root / name)
+                with contextlib.suppress(AuditorError, OSError):  # the summary still follows
+                    _write_interrupted(
+                        audit.loaded,
+                        _options(one, args, audit),
+                        root / name,
+                        args.outputs,
+                        replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
+                    )
         cut = OrgResult("", code, f"{word} before it finished")
         results = [finished.get(name, replace(cut, name=name)) for name in entries]
         _org_summary(results, root, args, ctx, ended=(code, word))
@@ -243,6 +260,8 @@ def _audit(
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
+        # The checks have passed: an earlier run's reports go, even if this run then fails.
+        clear_old_reports(out_dir)
         made = not os.path.lexists(out_dir)  # (no OSError on a name too long: that is below)
         prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         try:

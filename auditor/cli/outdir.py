@@ -8,6 +8,7 @@ one an earlier run left in the folder.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,13 +48,15 @@ def without_sarif(
 ) -> tuple[ReportData, tuple[str, ...], str]:
     """The data (the reason added to its incomplete banner) and outputs without the SARIF,
     and the line to say on stderr once the other reports are written; an earlier run's
-    findings.sarif in `out_dir` is removed."""
+    findings.sarif in `out_dir` is removed (only one auditor wrote: not a folder, not another
+    tool's file, never what a symlink points to)."""
     path = out_dir / SARIF
-    try:
-        existed = path.is_file() or path.is_symlink()
-        path.unlink(missing_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
+    existed = _written_by_auditor(path, _SIGNATURES[SARIF])
+    if existed:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
     removed = f" (removed the earlier {path})" if existed else ""
     line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))
@@ -66,24 +69,44 @@ def say(line: str, ctx: Context) -> None:
         print(line, file=ctx.stderr)
 
 
-#: The files a run or review writes into its report folder, and `run --orgs`'s summary.
-REPORT_NAMES = (
-    "report.html",
-    "report.md",
-    "findings.json",
-    "findings.sarif",
-    "junit.xml",
-    "findings.oscal.json",
-    "report.pdf",
-)
+#: The files a run or review writes into its report folder (report.pdf too, which is left:
+#: its start does not tell auditor's from another), each with what its first few KB hold
+#: when auditor wrote it; and `run --orgs`'s summary.
+_SIGNATURES = {
+    "report.html": re.compile(rb"\A<!DOCTYPE html>\n.*?<title>Compliance report ", re.S),
+    "report.md": re.compile(
+        rb"\A(?:## Compliance run [^\n]*\n\nauditor "
+        rb"|<!-- auditor-review -->\n## Pre-change review: )"
+    ),
+    "findings.json": re.compile(
+        rb'\A\{\s*"schema_version":\s*"[^"]*",\s*"tool":\s*\{\s*"name":\s*"auditor"'
+    ),
+    "findings.sarif": re.compile(
+        rb'\A\{\s*"\$schema":\s*"[^"]*sarif[^"]*",\s*"version":\s*"2\.1\.0",\s*"runs":\s*\[\s*\{'
+        rb'\s*"tool":\s*\{\s*"driver":\s*\{\s*"name":\s*"auditor"'
+    ),
+    "junit.xml": re.compile(rb'\A<\?xml [^>]*\?>\n<testsuites name="auditor '),
+    "findings.oscal.json": re.compile(
+        rb'\A\{\s*"assessment-results":.*?"name":\s*"tool",\s*"ns":\s*"[^"]*/ns/oscal",'
+        rb'\s*"value":\s*"auditor ',
+        re.S,
+    ),
+}
 ORGS_SUMMARY = "summary.json"
+_ORGS_SUMMARY_SIGNATURE = re.compile(
+    rb'\A\{\s*"exit_code":\s*-?\d+,\s*"organizations":\s*\[.*"reason":', re.S
+)
+_HEAD = 4096  # bytes read to recognise a file
 
 
 def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
-    """Remove the reports an earlier run left in `out_dir` (`--out`), before this run can fail,
-    so a folder never holds yesterday's reports beside (or instead of) today's. Only auditor's
-    own file names go (and with `orgs`, the summary.json of `run --orgs`); anything else stays.
-    An evidence bundle's folder is refused: removing its files would break its manifest."""
+    """Remove the reports an earlier run left in `out_dir` (`--out`), once the command's own
+    checks have passed, so a folder never holds yesterday's reports beside (or instead of)
+    today's. Only files auditor wrote go, recognised by their content (a pytest junit.xml or a
+    hand-written report.md of the same name stays; and with `orgs`, the summary.json of
+    `run --orgs`); never a folder, never what a symlink points to (the link goes when what it
+    points to is auditor's report). An evidence bundle's folder is refused: removing its files
+    would break its manifest."""
     try:
         if not out_dir.is_dir():
             return
@@ -94,25 +117,42 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
             f"cannot use {out_dir} as the report folder: it belongs to an evidence bundle "
             "(manifest.json); choose another --out"
         )
-    for name in (*REPORT_NAMES, ORGS_SUMMARY) if orgs else REPORT_NAMES:
+    signatures = dict(_SIGNATURES)
+    if orgs:
+        signatures[ORGS_SUMMARY] = _ORGS_SUMMARY_SIGNATURE
+    for name, signature in signatures.items():
         path = out_dir / name
+        if not _written_by_auditor(path, signature):
+            continue
         try:
-            if path.is_dir() and not path.is_symlink():
-                continue  # not a report; writing one there fails with its own error
-            path.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)  # a symlink: the link itself, never its target
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
 
 
-def _in_bundle(out_dir: Path) -> bool:
-    """`out_dir` is an evidence bundle (`auditor export`) or its `reports/` folder."""
-    from auditor.workflows.export import MANIFEST, REPORTS_DIR
+def _written_by_auditor(path: Path, signature: re.Pattern[bytes]) -> bool:
+    """`path` is a file (or a link to one) whose first KB are what auditor writes there."""
+    try:
+        if not path.is_file():  # missing, a folder, a dangling link, a device …
+            return False
+        with path.open("rb") as f:
+            head = f.read(_HEAD)
+    except OSError:
+        return False
+    return signature.match(head) is not None
 
-    candidates = [out_dir / MANIFEST]
-    if out_dir.name == REPORTS_DIR:
-        candidates.append(out_dir.parent / MANIFEST)
-    for manifest in candidates:
+
+def _in_bundle(out_dir: Path) -> bool:
+    """`out_dir` is an evidence bundle (`auditor export`) or a folder in one (its `reports/`),
+    once symlinks are resolved (a link to a bundle's folder is that folder)."""
+    from auditor.workflows.export import MANIFEST
+
+    try:
+        real = out_dir.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the folder cannot be used anyway
+        real = out_dir.absolute()
+    for manifest in (real / MANIFEST, real.parent / MANIFEST):
         try:
             value = loads(manifest.read_bytes())
         except (OSError, ValueError):

@@ -29,8 +29,11 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 def with_report_options(data: ReportData, args: argparse.Namespace, org: str) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
-    `--all-revisions` run marks so that its upload never replaces the nightly's alerts)."""
-    from auditor.report.sarif import default_category
+    `--all-revisions` run marks so that its upload never replaces the nightly's alerts).
+    With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
+    organization: one category for all would let each organization's upload close the
+    others' alerts."""
+    from auditor.report.sarif import category_word, default_category
 
     data = replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
     category = getattr(args, "sarif_category", None)
@@ -41,6 +44,8 @@ def with_report_options(data: ReportData, args: argparse.Namespace, org: str) ->
     ]
     if not category and view:
         category = "-".join([default_category(data), *view])
+    elif category and getattr(args, "orgs", None) is not None:
+        category = f"{category}/{category_word(org)}"
     return replace(data, sarif_category=category or "")
 
 

@@ -379,8 +379,12 @@ def automation_id(d: ReportData) -> str:
 def default_category(d: ReportData) -> str:
     """`auditor/<org or host>/<run|review>`: each organization and run kind has its own."""
     owner = d.org if d.org not in _NO_ORG else (urlsplit(d.api_address).hostname or "offline")
-    owner = re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(owner)).strip("-") or "unknown"
-    return f"auditor/{owner}/{d.mode}"
+    return f"auditor/{category_word(owner)}/{d.mode}"
+
+
+def category_word(text: str) -> str:
+    """`text` (an organization's name, a host) as one segment of a category."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(text)).strip("-") or "unknown"
 
 
 def sarif_log(

@@ -115,3 +115,39 @@ def test_at_before_the_first_revision_is_one_clear_error(
     assert line.startswith("auditor: error: --at 2001-01-01T23:59:59.999999+00:00 is before")
     assert "first stored settings revision (rev 1, " in line
     assert "not evaluated" not in stderr
+
+
+_GHP = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["sync", "caller-token-typed-as-a-word"], id="own-token-as-a-word"),
+        pytest.param(["sync", _GHP, "extra-word"], id="token-form-as-a-word"),
+        pytest.param(["run", "--timeout", _GHP], id="after-a-flag-that-takes-none-here"),
+        pytest.param(["run", "--workers", _GHP], id="as-a-flags-bad-value"),
+    ],
+)
+def test_a_usage_error_never_echoes_a_token_typed_into_the_command(
+    tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse quoted every argument it could not place: `auditor sync $AUDITOR_TOKEN` (or a
+    token after a flag that takes no value) printed it on stderr, into the CI log."""
+    env = {"AUDITOR_TOKEN": "caller-token-typed-as-a-word"}
+    code, _, _ = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "error:" in err
+    assert _GHP not in err and "caller-token-typed-as-a-word" not in err
+    assert "<not shown: looks like a secret>" in err
+    if "extra-word" in argv:
+        assert "extra-word" in err  # ordinary words are still named
+
+
+def test_a_usage_error_still_names_an_ordinary_bad_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, _ = run_cli(["run", "--fail-on", "hgh"], env={}, cwd=tmp_path)
+    assert code == 2
+    assert "invalid choice: 'hgh'" in capsys.readouterr().err

@@ -14,9 +14,10 @@ import os
 import select
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from auditor import __version__
 from auditor.cli.parsers import REGISTER
@@ -101,7 +102,11 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         # about a second) ends as it does in the command
         with sigterm_as_interrupt():
             parser = build_parser(_command_named(args_in))
-            args = parser.parse_args([a for a in args_in if a != "--debug"])
+            token = _TOKEN.set(ctx.env.get("AUDITOR_TOKEN", "").strip())
+            try:
+                args = parser.parse_args([a for a in args_in if a != "--debug"])
+            finally:
+                _TOKEN.reset(token)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return _help_written(int(exc.code or 0), ctx)
     except OSError as exc:  # help or version could not be written (`_Parser`)
@@ -167,14 +172,40 @@ def _as_stdout_error() -> Iterator[None]:
         raise StdoutError(exc.strerror or str(exc)) from exc
 
 
+#: The caller's own token while the arguments are read (`_Parser.error` never shows it).
+_TOKEN: ContextVar[str] = ContextVar("auditor_cli_token", default="")
+_NOT_SHOWN = "<not shown: looks like a secret>"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, except that a help or version text it cannot write is an error: argparse
     ignores the write's OSError, so `auditor --help > /dev/full` said nothing and exited 0
-    when stdout was unbuffered (`PYTHONUNBUFFERED=1`)."""
+    when stdout was unbuffered (`PYTHONUNBUFFERED=1`); and that a usage error never shows an
+    argument that looks like a secret."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         if message:
             (file or sys.stderr).write(message)
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with any word that looks like a secret (or is the caller's
+        token) left out: a token typed as a word of the command (`auditor sync $TOKEN`, or
+        after a flag that takes none) was echoed, `unrecognized arguments: ghp_…`, to the
+        CI log."""
+        super().error(_unshown(message, _TOKEN.get()))
+
+
+def _unshown(message: str, token: str) -> str:
+    """`message` with every secret the redaction's value layer finds in it, and `token`,
+    replaced by words saying so."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only on a usage error
+
+    found = set(find_secrets(message))
+    if len(token) >= 4 and token in message:
+        found.add(token)
+    for secret in sorted(found, key=len, reverse=True):
+        message = message.replace(secret, _NOT_SHOWN)
+    return message
 
 
 def _help_written(code: int, ctx: Context) -> int:

@@ -200,29 +200,13 @@ def is_secret_key(name: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
-# The last words of a key that names a secret itself, whose number value is one too.
-_SECRET_TAILS = frozenset(
-    {
-        "password",
-        "passwords",
-        "passwd",
-        "pwd",
-        "pass",
-        "passphrase",
-        "passcode",
-        "pin",
-        "secret",
-        "secrets",
-        "token",
-        "key",
-        "keys",
-        "apikey",
-        "apikeys",
-        "credential",
-        "credentials",
-        "creds",
-    }
-)
+# The last words of a key that names a secret itself, whose number value is one too: the
+# secret words but those naming a kind of credential or header rather than its value, and the
+# nouns that name a secret only as a key's last word (`apiKey`, `pin`).
+_SECRET_TAILS = (
+    _SECRET_WORDS
+    - {"auth", "authorization", "bearer", "cookie", "kubeconfig", "private", "sig", "signature"}
+) | {"key", "keys", "passcode", "pin"}
 
 
 @functools.lru_cache(maxsize=8192)

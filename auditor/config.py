@@ -93,6 +93,20 @@ def _as_str(value: Any, where: str) -> str:
     return value
 
 
+def _as_org(value: Any, where: str) -> str:
+    """The organization's label (`--org`, `AUDITOR_ORG`, a config file's `org`): any text but
+    one that looks like a secret, which would be printed in every report, SARIF category and
+    output line (a token set in the wrong variable). Only a long word is judged (tokens are),
+    so a run given a short label does not load the detectors."""
+    text = _as_str(value, where)
+    if len(text) >= _LONG_WORD and not any(c.isspace() for c in text) and _looks_secret(text):
+        raise ConfigError(f"{where}: expected the organization's name, got {_NOT_SHOWN}")
+    return text
+
+
+_LONG_WORD = 16
+
+
 def _toml_type(value: Any) -> str:
     """What a TOML value is, in TOML's words (never the value: it may be a secret)."""
     if isinstance(value, bool):
@@ -237,7 +251,7 @@ def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
 _SCALARS: Mapping[str, Callable[[Any, str], Any]] = {
     "base_url": _as_url,
     "app_url": _as_url,
-    "org": _as_str,
+    "org": _as_org,
     "fail_on": _as_fail_on,
     "diff_keys": _as_diff_keys,
     "timeout": _as_float,

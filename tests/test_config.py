@@ -403,6 +403,23 @@ def test_a_config_value_that_looks_like_a_secret_is_not_quoted(
     assert PASTED not in str(info.value) and "0123456789abcdef" not in str(info.value)
 
 
+@pytest.mark.parametrize("source", ["flag", "env", "file"])
+def test_an_org_label_that_looks_like_a_token_is_refused_unshown(
+    tmp_path: Path, source: str
+) -> None:
+    """The single organization's label names every report, the SARIF category and each output
+    line: a token set as `--org` / `AUDITOR_ORG` / `org =` (the wrong variable) was printed
+    there. An ordinary label, long or with spaces, is kept as written."""
+    cfg = _write(tmp_path / "a.toml", f'org = "{PASTED}"\n') if source == "file" else None
+    flags = {"org": PASTED} if source == "flag" else {}
+    env = {"AUDITOR_ORG": PASTED} if source == "env" else {}
+    with pytest.raises(ConfigError, match="org: expected the organization's name") as info:
+        _load(tmp_path, flags, env, cfg)
+    assert PASTED not in str(info.value)
+    for label in ("acme", "acme-platform-engineering", "Acme Corporation Europe GmbH"):
+        assert _load(tmp_path, flags={"org": label}).org == label
+
+
 def test_an_ordinary_config_value_is_still_quoted(tmp_path: Path) -> None:
     cfg = _write(tmp_path / "a.toml", 'timeout = "5x"\nfail_on = "hihg"\n')
     with pytest.raises(ConfigError, match="timeout: expected a number, got '5x'"):

@@ -5,8 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import urllib.parse
 from collections.abc import Iterator
 from datetime import timedelta
@@ -411,6 +414,24 @@ def test_a_symlink_to_an_evidence_bundles_folder_is_refused_as_out(
         assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
     assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
     assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+
+
+def test_a_fifo_named_manifest_json_beside_the_out_folder_is_not_waited_on(
+    env: dict[str, str], tmp_path: Path
+):
+    """The bundle check read `manifest.json` in `--out`'s parent whatever it was: a named pipe
+    there left the run waiting for a writer forever. It is read as every input file is (a
+    regular file under a cap), so the run goes on."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    os.mkfifo(tmp_path / "manifest.json")
+    (tmp_path / "r").mkdir()  # yesterday's report folder
+    argv = [sys.executable, "-m", "auditor", "run", "--offline", "--out", "r", "-o", "md"]
+    done = subprocess.run(
+        argv, env={**os.environ, **env}, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    # (exit 2 here only for the usage days the real clock finds missing: the run finished)
+    assert "evidence bundle" not in done.stderr
+    assert (tmp_path / "r" / "report.md").read_text().startswith("## Compliance run ")
 
 
 def sarif_category(out: Path) -> str:

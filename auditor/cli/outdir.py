@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 
@@ -146,16 +147,16 @@ def _written_by_auditor(path: Path, signature: re.Pattern[bytes]) -> bool:
 def _in_bundle(out_dir: Path) -> bool:
     """`out_dir` is an evidence bundle (`auditor export`) or a folder in one (its `reports/`),
     once symlinks are resolved (a link to a bundle's folder is that folder)."""
-    from auditor.workflows.export import MANIFEST
+    from auditor.workflows.export import MANIFEST, MANIFEST_MAX_BYTES
 
     try:
         real = out_dir.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the folder cannot be used anyway
         real = out_dir.absolute()
     for manifest in (real / MANIFEST, real.parent / MANIFEST):
-        try:
-            value = loads(manifest.read_bytes())
-        except (OSError, ValueError):
+        try:  # a regular file under the cap (a FIFO named manifest.json waited for a writer)
+            value = loads(read_input(manifest, max_bytes=MANIFEST_MAX_BYTES))
+        except (UnreadableFile, ValueError):
             continue
         if isinstance(value, dict) and value.get("tool") == "auditor" and "files" in value:
             return True

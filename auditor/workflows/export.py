@@ -59,6 +59,7 @@ from auditor.workflows.run import (
 )
 
 MANIFEST = "manifest.json"
+MANIFEST_MAX_BYTES = 1 << 30  # what `verify` and the report-folder check read of one
 SIGNATURE = "manifest.sig"
 PARAMETERS = "run-parameters.json"
 REPORTS_DIR = "reports"

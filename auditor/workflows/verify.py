@@ -27,6 +27,7 @@ from auditor.report import OUTPUTS, REPORT_FILES
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
     MANIFEST,
+    MANIFEST_MAX_BYTES,
     REPORTS_DIR,
     SIGNATURE,
     bundle_files,
@@ -60,7 +61,7 @@ def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
         what = "not a folder" if os.path.exists(bundle) else "no such folder"
         raise AuditorError(f"{bundle}: {what} (give the evidence bundle's folder)")
     try:
-        raw = read_input(bundle / MANIFEST, max_bytes=1 << 30)
+        raw = read_input(bundle / MANIFEST, max_bytes=MANIFEST_MAX_BYTES)
     except UnreadableFile as exc:
         raise AuditorError(f"{bundle / MANIFEST}: cannot read the manifest: {exc.reason}") from None
     try:

@@ -40,10 +40,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from auditor.operators.core import OperandTypeError, Ordered, same
-from auditor.redact import MARKER_RE
+from auditor.redact import MARKER_RE, MARKER_START, between_markers
 from auditor.redact.redactor import number_text
 
-_MARKER = "[secret fp:"
 MarkerOf = Callable[[str], str]  # a text -> its marker under the run's key
 _MARKER_OF: ContextVar[MarkerOf | None] = ContextVar("auditor_marker_of", default=None)
 
@@ -87,7 +86,7 @@ def guarded(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
     def run(actual: Any, *rest: Any) -> bool:
         kind = type(actual)
         if kind is str:
-            if _MARKER in actual:
+            if MARKER_START in actual:
                 return _on_text(name, fn, actual, rest)
         elif deep and (kind is list or kind is dict) and actual and _holds(actual):
             if _speaks_of_markers(rest[0]):
@@ -148,10 +147,10 @@ def _holds(value: Any) -> bool:
     """`value` holds a marker somewhere."""
     kind = type(value)
     if kind is str:
-        return _MARKER in value
+        return MARKER_START in value
     if kind is list:
         try:
-            return _MARKER in "\0".join(value)  # at C speed when every item is a string
+            return MARKER_START in "\0".join(value)  # at C speed when every item is a string
         except TypeError:
             return any(_holds(i) for i in value)
     if kind is dict:
@@ -166,7 +165,7 @@ def _equal(value: Any, literal: Any, marker_of: MarkerOf | None) -> bool | None:
     marker and there is no key (`marker_of` None) to read it by."""
     kind = type(value)
     if kind is str:
-        if _MARKER not in value:
+        if MARKER_START not in value:
             return same(value, literal)
         if type(literal) in (int, float):  # a hidden number
             if MARKER_RE.fullmatch(value) is None:
@@ -270,7 +269,7 @@ def _on_text(name: str, fn: Callable[..., bool], text: str, rest: tuple[Any, ...
             if hidden is not None:
                 return fn(hidden, *rest)
         text = _put_back(text, literals, marker_of)
-        if _MARKER not in text:
+        if MARKER_START not in text:
             return fn(text, *rest)
     decide = _VISIBLE.get(name)
     found = None if decide is None else decide(text, arg)
@@ -290,11 +289,6 @@ def _put_back(text: str, literals: list[Any], marker_of: MarkerOf) -> str:
     return MARKER_RE.sub(back, text)
 
 
-def _visible(text: str) -> list[str]:
-    """The text between markers (first: before the first marker, last: after the last)."""
-    return MARKER_RE.split(text)[:: MARKER_RE.groups + 1]
-
-
 def _strings(arg: Any) -> list[str]:
     return [a for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, str)]
 
@@ -304,12 +298,12 @@ def _contains(text: str, arg: Any) -> bool | None:
     text); a string argument found nowhere there may be in a hidden part: not decided."""
     if not isinstance(arg, str):
         return False
-    return True if any(arg in part for part in _visible(text)) else None
+    return True if any(arg in part for part in between_markers(text)) else None
 
 
 def _excludes(text: str, arg: Any) -> bool | None:
     unwanted = _strings(arg)
-    parts = _visible(text)
+    parts = between_markers(text)
     if any(u in part for u in unwanted for part in parts):
         return False
     return None if unwanted else True
@@ -320,7 +314,7 @@ def _affix(end: int) -> Callable[[str, Any], bool | None]:
     (after the last) marker when an affix fits in it or differs from it."""
 
     def decide(text: str, arg: Any) -> bool | None:
-        edge = _visible(text)[end]
+        edge = between_markers(text)[end]
         undecided = False
         for affix in _strings(arg):
             if edge.startswith(affix) if end == 0 else edge.endswith(affix):

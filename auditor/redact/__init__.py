@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from auditor.redact.memory import MIN_SECRET_LEN, SecretMemory, encoded_forms
 from auditor.redact.names import NON_SECRET_NAMES, is_secret_key, words
-from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker, marker_fingerprint
+from auditor.redact.plain import (
+    MARKER_RE,
+    MARKER_START,
+    between_markers,
+    is_env_reference,
+    is_marker,
+    marker_fingerprint,
+)
 from auditor.redact.redactor import Redactor
 
 # What the layers catch, as a number: raise it whenever a layer catches more. A store whose
@@ -24,11 +31,13 @@ RULES_VERSION = 6  # 6: numbers where a secret is; percent-escapes in any case
 
 __all__ = [
     "MARKER_RE",
+    "MARKER_START",
     "MIN_SECRET_LEN",
     "NON_SECRET_NAMES",
     "RULES_VERSION",
     "Redactor",
     "SecretMemory",
+    "between_markers",
     "encoded_forms",
     "is_env_reference",
     "is_marker",

@@ -33,7 +33,7 @@ from auditor.redact.names import (
     is_secret_map,
     names_a_secret,
 )
-from auditor.redact.plain import MARKER_RE, is_env_reference, is_marker
+from auditor.redact.plain import MARKER_RE, MARKER_START, is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
@@ -223,7 +223,7 @@ class Redactor:
 
     def marker(self, value: str) -> str:
         """The marker that stands in for `value`."""
-        return f"[secret fp:{self.fingerprint(value)} len:{len(value)}]"
+        return f"{MARKER_START}{self.fingerprint(value)} len:{len(value)}]"
 
     def register(self, value: str) -> None:
         """Remember a secret (e.g. the API token) so it is scrubbed from any later text."""
@@ -600,7 +600,7 @@ class Redactor:
         hits = self.memory.find(text)
         if not hits:
             return text
-        if "[secret fp:" not in text:
+        if MARKER_START not in text:
             return self._scrub_plain(text, hits)
         # A marker is left as it is: a secret remembered that is part of a marker's own text
         # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.

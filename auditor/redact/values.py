@@ -38,7 +38,7 @@ with lazy.deferring("requests"):
     from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from auditor.redact.commands import command_secrets
-from auditor.redact.plain import between_markers, is_env_reference, is_marker
+from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
 # out: keys are our `names` layer's job, and an allowed IP is not a secret. So is the npm
@@ -159,7 +159,6 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
         rf"(?:^|\s)rabbitmqctl{_same('rabbitmqctl')}(?:add_user|change_password)\s+\S+\s+{_ARG}"
     ),
 )
-_MARKER_START = "[secret fp:"
 _REPAIRED = "\ufffd"  # what a byte that was not UTF-8 was read as
 # Every placed or argument pattern needs one of these; most strings (names, ids) have none.
 _TRIGGER = re.compile(
@@ -175,7 +174,7 @@ _MIN_LEN = 6
 
 
 def _keep(value: str) -> bool:
-    return len(value) >= 4 and not value.startswith(_MARKER_START) and not is_env_reference(value)
+    return len(value) >= 4 and not value.startswith(MARKER_START) and not is_env_reference(value)
 
 
 def _placed(text: str) -> Iterator[str]:
@@ -260,7 +259,7 @@ _PART_REDACTED = re.compile(
 
 
 def _part_redacted(text: str) -> Iterator[str]:
-    if _MARKER_START not in text:
+    if MARKER_START not in text:
         return
     for m in _PART_REDACTED.finditer(text):
         if not is_marker(m["v"]):  # more than the marker alone

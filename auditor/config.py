@@ -12,7 +12,7 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,13 +146,19 @@ def _shown_path(path: Path | str) -> str:
     text = str(path)
     if not _looks_secret(text):
         return text
-    from auditor.redact.values import find_secrets
+    return "".join(unshown(part) for part in re.split(r"([/\\])", text))
 
-    parts = re.split(r"([/\\])", text)
-    for n, part in enumerate(parts):
-        for secret in find_secrets(part):
-            parts[n] = parts[n].replace(secret, "<not shown: looks like a secret>")
-    return "".join(parts)
+
+def unshown(text: str, also: Iterable[str] = ()) -> str:
+    """`text` with every secret the redaction's value layer finds in it, and each of `also`
+    (the caller's token), replaced by words saying so: what an error message may show of a
+    value it was given."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only when an error is worded
+
+    found = set(find_secrets(text)) | {s for s in also if len(s) >= 4 and s in text}
+    for secret in sorted(found, key=len, reverse=True):
+        text = text.replace(secret, "<not shown: looks like a secret>")
+    return text
 
 
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]{0,20})://")

@@ -174,7 +174,6 @@ def _as_stdout_error() -> Iterator[None]:
 
 #: The caller's own token while the arguments are read (`_Parser.error` never shows it).
 _TOKEN: ContextVar[str] = ContextVar("auditor_cli_token", default="")
-_NOT_SHOWN = "<not shown: looks like a secret>"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -192,20 +191,9 @@ class _Parser(argparse.ArgumentParser):
         token) left out: a token typed as a word of the command (`auditor sync $TOKEN`, or
         after a flag that takes none) was echoed, `unrecognized arguments: ghp_…`, to the
         CI log."""
-        super().error(_unshown(message, _TOKEN.get()))
+        from auditor.config import unshown  # only on a usage error
 
-
-def _unshown(message: str, token: str) -> str:
-    """`message` with every secret the redaction's value layer finds in it, and `token`,
-    replaced by words saying so."""
-    from auditor.redact.values import find_secrets  # detect-secrets: only on a usage error
-
-    found = set(find_secrets(message))
-    if len(token) >= 4 and token in message:
-        found.add(token)
-    for secret in sorted(found, key=len, reverse=True):
-        message = message.replace(secret, _NOT_SHOWN)
-    return message
+        super().error(unshown(message, (_TOKEN.get(),)))
 
 
 def _help_written(code: int, ctx: Context) -> int:

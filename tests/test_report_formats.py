@@ -148,6 +148,24 @@ def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
         assert rule["help"]["markdown"].startswith("**")
 
 
+def test_sarif_rule_help_shows_code_spans_as_code() -> None:
+    """Code scanning renders `help.markdown`: a rule's `code` spans (`Set `x` to true`) were
+    escaped there into literal backticks; they are code, as in report.md, and the rest of the
+    text stays escaped."""
+    d = build_report_data()
+    text = "Set `sandbox.enabled` to true; see <b>@bob</b> and `a<b>`."
+    d = replace(
+        d, findings=tuple(replace(f, remediation=text, description=text) for f in d.findings)
+    )
+    for rule in json.loads(render_sarif(d))["runs"][0]["tool"]["driver"]["rules"]:
+        md = rule["help"]["markdown"]
+        assert "\\`" not in md
+        assert "Set <code>sandbox.enabled</code> to true" in md
+        assert "<code>a&lt;b&gt;</code>" in md and "&lt;b&gt;@&#8203;bob" in md
+        assert "**Remediation:** Set <code>sandbox.enabled</code>" in md
+        assert rule["help"]["text"].startswith(text)  # the plain text is as written
+
+
 def test_sarif_names_no_made_up_tool_address() -> None:
     """Code scanning shows the tool's `informationUri` as its link: without a home page in the
     package metadata there is none (optional in SARIF), never a placeholder organisation

@@ -148,6 +148,27 @@ def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
         assert rule["help"]["markdown"].startswith("**")
 
 
+def test_markdown_names_the_waivers_to_act_on() -> None:
+    """report.md (the job summary, the PR comment) said nothing of an expired waiver, whose
+    findings count again, nor of a stale or soon expiring one: only report.html did."""
+    md = render_markdown(build_report_data())
+    assert (
+        "> **Waivers:** 1 expired (no longer waiving), 1 expiring within 14 days, "
+        "1 stale (waiving nothing).\n"
+        "> - expired: RDY-001 on https://github.com/acme/legacy-\\*, expired 2026-10-01, "
+        "owner platform@&#8203;example.com\n"
+        "> - expiring: SET-004 on settings, until 2026-11-20, "
+        "owner security-team@&#8203;example.com\n"
+        "> - stale: SET-099 on settings, until 2027-01-31, owner dave@&#8203;example.com\n"
+    ) in md
+    d = build_report_data()
+    many = replace(d.waivers, expired=d.waivers.expired * 7, expiring_soon=(), stale=())
+    md = render_markdown(replace(d, waivers=many))
+    assert md.count("> - expired: RDY-001") == 5 and "> - 2 more expired: see report.html" in md
+    none = replace(d.waivers, expired=(), expiring_soon=(), stale=())
+    assert "Waivers:" not in render_markdown(replace(d, waivers=none))
+
+
 def test_sarif_rule_help_shows_code_spans_as_code() -> None:
     """Code scanning renders `help.markdown`: a rule's `code` spans (`Set `x` to true`) were
     escaped there into literal backticks; they are code, as in report.md, and the rest of the

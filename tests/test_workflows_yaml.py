@@ -500,3 +500,15 @@ def test_the_actions_sarif_upload_follows_the_file_wherever_out_is(
     subprocess.run([*shell, run["run"]], cwd=workspace, env=env, check=True)
     assert outputs.read_text().splitlines() == ["exit-code=1", "sarif=true"]
     assert (Path(out) if not inside else workspace / out).joinpath("findings.sarif").is_file()
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_a_re_run_can_keep_its_reports(path: Path) -> None:
+    """upload-artifact v4+ refuses a second artifact of one name in a workflow run (409
+    Conflict), and a re-run ("Re-run failed jobs") is the same run: the nightly's artifact was
+    named by the run id alone, so the re-run of a failed night kept none of its reports. Each
+    attempt's artifact has a name of its own."""
+    for step in steps(load(path)):
+        if uses(step) == "actions/upload-artifact":
+            name = step["with"]["name"]
+            assert "github.run_attempt" in name or step["with"].get("overwrite") is True, name

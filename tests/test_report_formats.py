@@ -148,6 +148,19 @@ def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
         assert rule["help"]["markdown"].startswith("**")
 
 
+def test_fail_on_none_is_worded_as_failing_on_nothing() -> None:
+    """`--fail-on none` (the Action's `fail-on: none`) read `fail on none and above` in
+    report.md and `Fail on: none and above` in report.html and the PDF."""
+    d = replace(build_report_data(), fail_on="none")
+    md, page = render_markdown(d), render_html(d)
+    assert "fail on nothing (<code>--fail-on none</code>)" in md
+    assert "<dt>Fail on</dt><dd>nothing (<code>--fail-on none</code>)</dd>" in page
+    assert "none and above" not in md and "none and above" not in page
+    high = build_report_data()
+    assert "fail on high and above" in render_markdown(high)
+    assert "<dt>Fail on</dt><dd>high and above</dd>" in render_html(high)
+
+
 def test_markdown_names_the_waivers_to_act_on() -> None:
     """report.md (the job summary, the PR comment) said nothing of an expired waiver, whose
     findings count again, nor of a stale or soon expiring one: only report.html did."""

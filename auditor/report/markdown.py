@@ -65,9 +65,14 @@ def _header(d: ReportData) -> Iterator[str]:
         yield f"Against {md_inline(d.review.against)}. "
     else:
         yield f"## Compliance run {md_inline(d.run_id)}\n\n"
+    fail_on = (
+        "nothing (<code>--fail-on none</code>)"
+        if d.fail_on == "none"
+        else f"{md_inline(d.fail_on)} and above"
+    )
     yield (
         f"auditor {md_inline(d.tool_version)} · {d.generated_at:%Y-%m-%d %H:%M UTC} · "
-        f"API {md_inline(d.api_address)} · fail on {md_inline(d.fail_on)} and above\n\n"
+        f"API {md_inline(d.api_address)} · fail on {fail_on}\n\n"
     )
     if not d.complete:
         yield f"> [!WARNING]\n> **Incomplete:** {len(d.not_evaluated)} item(s) not evaluated.\n"

@@ -184,8 +184,8 @@ def test_markdown_names_the_waivers_to_act_on() -> None:
 
 def test_sarif_rule_help_shows_code_spans_as_code() -> None:
     """Code scanning renders `help.markdown`: a rule's `code` spans (`Set `x` to true`) were
-    escaped there into literal backticks; they are code, as in report.md, and the rest of the
-    text stays escaped."""
+    escaped there into literal backticks; they are code spans again, and the rest of the text
+    stays escaped."""
     d = build_report_data()
     text = "Set `sandbox.enabled` to true; see <b>@bob</b> and `a<b>`."
     d = replace(
@@ -194,9 +194,9 @@ def test_sarif_rule_help_shows_code_spans_as_code() -> None:
     for rule in json.loads(render_sarif(d))["runs"][0]["tool"]["driver"]["rules"]:
         md = rule["help"]["markdown"]
         assert "\\`" not in md
-        assert "Set <code>sandbox.enabled</code> to true" in md
-        assert "<code>a&lt;b&gt;</code>" in md and "&lt;b&gt;@&#8203;bob" in md
-        assert "**Remediation:** Set <code>sandbox.enabled</code>" in md
+        assert "Set `sandbox.enabled` to true" in md
+        assert "`a<b>`" in md and "&lt;b&gt;@&#8203;bob" in md  # code as is, text escaped
+        assert "**Remediation:** Set `sandbox.enabled`" in md
         assert rule["help"]["text"].startswith(text)  # the plain text is as written
 
 

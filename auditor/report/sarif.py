@@ -80,9 +80,11 @@ def artifact_location(path: str) -> dict[str, str]:
 
 def _md_prose(text: str) -> str:
     """A rule's description or remediation in the help's Markdown: escaped, with its `code`
-    spans shown as code, as report.md shows them (escaped, they read as literal backticks)."""
+    spans kept as code spans (escaped, they read as literal backticks). A span holds no
+    backtick or line break (`display.code_spans`), and Markdown reads nothing inside one, so
+    it needs no escaping and no raw HTML."""
     return "".join(
-        f"<code>{md_escape(p)}</code>" if is_code else md_escape(p)
+        f"`{p}`" if is_code else md_escape(p)
         for is_code, p in display.code_spans(shorten(fold(text)))
     )
 

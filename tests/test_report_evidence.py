@@ -185,3 +185,49 @@ def test_drill_down_shares_a_line_only_between_results_with_the_same_note() -> N
     for fingerprint, note in notes.items():
         mine = [ln for ln in lines if f'href="#f-{fingerprint}"' in ln]
         assert mine and all(f"({note}) — " in ln for ln in mine), (note, mine[:1])
+
+
+#: An ordered level (`at_most: medium` with `enum: autonomy`): the rule's argument as the
+#: evaluator keeps it, which the finding's message words as `"medium" (autonomy)`.
+LEVEL = Evidence(
+    path="$.autonomyCeiling",
+    actual="high",
+    expected={"enum": "autonomy", "value": "medium"},
+    operator="to be at most",
+    present=True,
+)
+LEVEL_WORDS = '$.autonomyCeiling: "high" — expected to be at most "medium" (autonomy)'
+
+
+def test_an_ordered_level_is_worded_as_the_message_words_it_in_every_format() -> None:
+    """Every format said `expected to be at most {"enum":"autonomy","value":"medium"}`: the
+    policy engine's argument, not what the rule says."""
+    assert evidence_line(LEVEL) == LEVEL_WORDS
+    d = build_report_data()
+    d = replace(
+        d,
+        findings=tuple(
+            replace(f, evidence=(LEVEL,)) if f.rule_id == RULE and f.status == "fail" else f
+            for f in d.findings
+        ),
+    )
+    md = [ln for ln in render_markdown(d).splitlines() if "autonomyCeiling" in ln]
+    assert [_markdown_text(ln) for ln in md] == [f"- {LEVEL_WORDS}"]
+    page = render_html(d)
+    items = re.findall(r"<li>(.*?autonomyCeiling.*?)</li>", page)
+    assert items and {_html_text(i) for i in items} == {LEVEL_WORDS}
+    junit = [el.text or "" for el in ET.fromstring(render_junit(d)).iter("failure")]
+    assert any(LEVEL_WORDS in t.splitlines() for t in junit)
+    sarif = json.loads(render_sarif(d))["runs"][0]["results"]
+    assert any(LEVEL_WORDS in r["message"]["text"] for r in sarif)
+    oscal = render_oscal(d)
+    found = {
+        ev["description"]
+        for result in json.loads(oscal)["assessment-results"]["results"]
+        for obs in result.get("observations", [])
+        for ev in obs.get("relevant-evidence", [])
+        if "autonomyCeiling" in ev["description"]
+    }
+    assert found == {LEVEL_WORDS}
+    for text in (page, render_markdown(d), render_junit(d), json.dumps(sarif), oscal):
+        assert '"enum"' not in html.unescape(text).replace('\\"', '"')

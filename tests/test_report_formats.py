@@ -148,6 +148,58 @@ def test_sarif_rules_have_a_readable_name_unique_tags_and_help() -> None:
         assert rule["help"]["markdown"].startswith("**")
 
 
+def test_fail_on_none_is_worded_as_failing_on_nothing() -> None:
+    """`--fail-on none` (the Action's `fail-on: none`) read `fail on none and above` in
+    report.md and `Fail on: none and above` in report.html and the PDF."""
+    d = replace(build_report_data(), fail_on="none")
+    md, page = render_markdown(d), render_html(d)
+    assert "fail on nothing (<code>--fail-on none</code>)" in md
+    assert "<dt>Fail on</dt><dd>nothing (<code>--fail-on none</code>)</dd>" in page
+    assert "none and above" not in md and "none and above" not in page
+    high = build_report_data()
+    assert "fail on high and above" in render_markdown(high)
+    assert "<dt>Fail on</dt><dd>high and above</dd>" in render_html(high)
+
+
+def test_markdown_names_the_waivers_to_act_on() -> None:
+    """report.md (the job summary, the PR comment) said nothing of an expired waiver, whose
+    findings count again, nor of a stale or soon expiring one: only report.html did."""
+    md = render_markdown(build_report_data())
+    assert (
+        "> **Waivers:** 1 expired (no longer waiving), 1 expiring within 14 days, "
+        "1 stale (waiving nothing).\n"
+        "> - expired: RDY-001 on https://github.com/acme/legacy-\\*, expired 2026-10-01, "
+        "owner platform@&#8203;example.com\n"
+        "> - expiring: SET-004 on settings, until 2026-11-20, "
+        "owner security-team@&#8203;example.com\n"
+        "> - stale: SET-099 on settings, until 2027-01-31, owner dave@&#8203;example.com\n"
+    ) in md
+    d = build_report_data()
+    many = replace(d.waivers, expired=d.waivers.expired * 7, expiring_soon=(), stale=())
+    md = render_markdown(replace(d, waivers=many))
+    assert md.count("> - expired: RDY-001") == 5 and "> - 2 more expired: see report.html" in md
+    none = replace(d.waivers, expired=(), expiring_soon=(), stale=())
+    assert "Waivers:" not in render_markdown(replace(d, waivers=none))
+
+
+def test_sarif_rule_help_shows_code_spans_as_code() -> None:
+    """Code scanning renders `help.markdown`: a rule's `code` spans (`Set `x` to true`) were
+    escaped there into literal backticks; they are code spans again, and the rest of the text
+    stays escaped."""
+    d = build_report_data()
+    text = "Set `sandbox.enabled` to true; see <b>@bob</b> and `a<b>`."
+    d = replace(
+        d, findings=tuple(replace(f, remediation=text, description=text) for f in d.findings)
+    )
+    for rule in json.loads(render_sarif(d))["runs"][0]["tool"]["driver"]["rules"]:
+        md = rule["help"]["markdown"]
+        assert "\\`" not in md
+        assert "Set `sandbox.enabled` to true" in md
+        assert "`a<b>`" in md and "&lt;b&gt;@&#8203;bob" in md  # code as is, text escaped
+        assert "**Remediation:** Set `sandbox.enabled`" in md
+        assert rule["help"]["text"].startswith(text)  # the plain text is as written
+
+
 def test_sarif_names_no_made_up_tool_address() -> None:
     """Code scanning shows the tool's `informationUri` as its link: without a home page in the
     package metadata there is none (optional in SARIF), never a placeholder organisation

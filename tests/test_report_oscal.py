@@ -142,6 +142,35 @@ def test_document_maps_results_controls_and_evidence() -> None:
     }
 
 
+def test_a_waived_observation_says_who_accepted_what_and_why() -> None:
+    """A waived result's observation said only `waived-until`: not what the waiver covers (a
+    failure, or an evaluation error), who owns it, why or under which ticket, which report.html,
+    report.md, junit.xml and SARIF's suppression all say. An auditor reading OSCAL alone could
+    not tell an accepted exception from an unexplained one."""
+    data = build_report_data()
+    (waived,) = [f for f in data.findings if f.status == "waived"]
+    assert waived.waiver is not None
+    (result,) = json.loads(render_oscal(data))["assessment-results"]["results"]
+    (obs,) = [
+        o
+        for o in result["observations"]
+        if any(p["name"] == "fingerprint" and p["value"] == waived.fingerprint for p in o["props"])
+    ]
+    props = {p["name"]: p["value"] for p in obs["props"]}
+    assert props["status"] == "waived"
+    assert props["raw-status"] == waived.raw_status == "fail"
+    assert props["waiver-owner"] == waived.waiver.owner
+    assert props["waiver-reason"] == waived.waiver.reason
+    assert props["waiver-ticket"] == waived.waiver.ticket
+    assert props["waived-until"] == waived.waiver.expires.isoformat()
+    others = [o for o in result["observations"] if o is not obs]
+    assert not any(p["name"].startswith("waive") for o in others for p in o["props"])
+    no_ticket = replace(waived, waiver=replace(waived.waiver, ticket=""))
+    data = replace(data, findings=tuple(no_ticket if f is waived else f for f in data.findings))
+    text = render_oscal(data)
+    assert '"waiver-owner"' in text and '"waiver-ticket"' not in text
+
+
 def test_every_uuid_is_unique_and_every_subject_reference_resolves() -> None:
     """An observation's subject names a resource of the document (OSCAL: a `subject-uuid`
     references a component, inventory item, party, user or resource by its uuid)."""

@@ -91,6 +91,15 @@ def test_every_page_is_numbered_and_has_the_running_header(pdf: Path) -> None:
         assert "Compliance report · default" in head and "run 20261101T120000Z" in head
 
 
+def test_the_title_pages_run_id_and_api_address_are_not_broken_across_lines(pdf: Path) -> None:
+    """The title page's facts box was squeezed to its narrowest: `Run 20261101T1200 / 00Z`,
+    `API http:// / 127.0.0.1:389 / 31`, each broken over two or three lines."""
+    first = _page_texts(pdf)[0]
+    assert re.search(r"\bRun +20261101T120000Z\s*$", first, re.MULTILINE), first
+    assert re.search(r"\bAPI +http://127\.0\.0\.1:\d+\s*$", first, re.MULTILINE), first
+    assert re.search(r"\bGenerated +2026-11-01 12:00 UTC\s*$", first, re.MULTILINE), first
+
+
 def test_contents_scope_and_appendices_are_printed_in_full(pdf: Path) -> None:
     pages = _page_texts(pdf)
     text = "\n".join(pages)

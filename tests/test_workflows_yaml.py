@@ -450,3 +450,65 @@ def test_the_comment_step_skips_a_pull_request_whose_fork_was_deleted(tmp_path: 
     """GitHub gives `head.repo: null` once the fork is gone: a notice, not a TypeError."""
     ((kind, text),) = _comment_step(tmp_path, "2", None, HEAD_REPO="null")
     assert kind == "notice" and "fork" in text
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["out-in-workspace", "out-in-runner-temp"])
+def test_the_actions_sarif_upload_follows_the_file_wherever_out_is(
+    tmp_path: Path, inside: bool
+) -> None:
+    """The upload's condition read `hashFiles('<out>/findings.sarif')`, and hashFiles() sees
+    only the workspace: with `out: ${{ runner.temp }}/auditor` the SARIF was never uploaded,
+    without a word. The run step, which sees the real file, says whether there is one."""
+    action = load(REPO / "action.yml")
+    run = next(s for s in action["runs"]["steps"] if 'auditor "${args[@]}"' in s.get("run", ""))
+    upload = next(
+        s for s in action["runs"]["steps"] if uses(s) == "github/codeql-action/upload-sarif"
+    )
+    condition = " ".join(upload["if"].split())
+    assert "hashFiles" not in condition
+    assert f"steps.{run['id']}.outputs.sarif == 'true'" in condition
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    workspace, temp, bin_dir = tmp_path / "work", tmp_path / "runner-temp", tmp_path / "bin"
+    for d in (workspace, temp, bin_dir):
+        d.mkdir()
+    out = "reports/auditor" if inside else str(temp / "auditor")
+    fake = bin_dir / "auditor"  # writes the reports `--out` names, exits 1 (findings)
+    fake.write_text(
+        '#!/bin/bash\nwhile [ $# -gt 0 ]; do [ "$1" = --out ] && out="$2"; shift; done\n'
+        'mkdir -p "$out" && echo {} > "$out/findings.sarif" && exit 1\n'
+    )
+    fake.chmod(0o755)
+    outputs = tmp_path / "github-output"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "GITHUB_OUTPUT": str(outputs),
+        **{k: str(v) for k, v in run["env"].items() if "${{" not in str(v)},
+        "COMMAND": "run",
+        "PROPOSED": "",
+        "AGAINST": "live",
+        "AUTHOR": "",
+        "POLICIES": "",
+        "WAIVERS": "",
+        "FAIL_ON": "low",
+        "OUT": out,
+        "OUTPUT": "sarif",
+        "SARIF_CATEGORY": "",
+    }
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    subprocess.run([*shell, run["run"]], cwd=workspace, env=env, check=True)
+    assert outputs.read_text().splitlines() == ["exit-code=1", "sarif=true"]
+    assert (Path(out) if not inside else workspace / out).joinpath("findings.sarif").is_file()
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_a_re_run_can_keep_its_reports(path: Path) -> None:
+    """upload-artifact v4+ refuses a second artifact of one name in a workflow run (409
+    Conflict), and a re-run ("Re-run failed jobs") is the same run: the nightly's artifact was
+    named by the run id alone, so the re-run of a failed night kept none of its reports. Each
+    attempt's artifact has a name of its own."""
+    for step in steps(load(path)):
+        if uses(step) == "actions/upload-artifact":
+            name = step["with"]["name"]
+            assert "github.run_attempt" in name or step["with"].get("overwrite") is True, name

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "7e443f44dd2eb247310249902e73f03edb656f25c542bd6a4aaa06b5c1cd716e"
+KEY = "296271458bfb195aab2efed36824c22a716e50178c608a5a06dd176a03240b93"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -220,8 +220,14 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
         yield '</dd>'
     yield '<dt>Fail on</dt><dd>'
-    yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on')))
-    yield ' and above</dd>\n</dl>\n</header>\n'
+    if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on') == 'none'):
+        pass
+        yield 'nothing (<code>--fail-on none</code>)'
+    else:
+        pass
+        yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on')))
+        yield ' and above'
+    yield '</dd>\n</dl>\n</header>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
         pass
         yield '<div class="banner complete"><strong>Complete:</strong> every rule was evaluated against every subject.</div>\n'
@@ -932,4 +938,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=225&50=231&52=233&56=241&57=244&59=246&69=255&71=259&72=261&74=264&78=282&80=287&83=301&86=305&93=307&95=311&96=318&97=320&99=328&100=346&101=348&103=354&104=374&111=392&116=404&120=407&121=409&122=411&123=413&133=421&135=432&136=435&137=437&139=442&140=444&144=447&145=455&147=463&150=466&154=478&155=482&157=497&160=503&162=506&164=520&166=523&168=537&170=540&175=555&179=558&180=563&190=592&191=597&192=600&193=602&194=610&198=620&206=632&207=635&208=643&210=662&212=674&213=676&215=678&222=690&223=694&224=701&225=704&226=706&227=713&228=724&229=730&230=746&234=752&238=755&239=758&243=760&245=775&250=782&253=792&254=797&258=800&265=806&266=808&267=810&268=812&269=814&273=819&277=831&278=835&279=842&280=845&281=847&282=867&283=878&287=889&297=893&301=905&305=907&308=916&312=918&315=927'
+debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=231&50=237&52=239&56=247&57=250&59=252&69=261&71=265&72=267&74=270&78=288&80=293&83=307&86=311&93=313&95=317&96=324&97=326&99=334&100=352&101=354&103=360&104=380&111=398&116=410&120=413&121=415&122=417&123=419&133=427&135=438&136=441&137=443&139=448&140=450&144=453&145=461&147=469&150=472&154=484&155=488&157=503&160=509&162=512&164=526&166=529&168=543&170=546&175=561&179=564&180=569&190=598&191=603&192=606&193=608&194=616&198=626&206=638&207=641&208=649&210=668&212=680&213=682&215=684&222=696&223=700&224=707&225=710&226=712&227=719&228=730&229=736&230=752&234=758&238=761&239=764&243=766&245=781&250=788&253=798&254=803&258=806&265=812&266=814&267=816&268=818&269=820&273=825&277=837&278=841&279=848&280=851&281=853&282=873&283=884&287=895&297=899&301=911&305=913&308=922&312=924&315=933'

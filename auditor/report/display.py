@@ -30,6 +30,17 @@ def display_value(value: Any) -> str:
     return show_value(value)
 
 
+def expected_value(value: Any) -> str:
+    """An operator's argument for people: an ordered level (`at_most: medium` with `enum:
+    autonomy`, held as `{"enum": "autonomy", "value": "medium"}`) as the finding's message
+    words it, `"medium" (autonomy)`; any other value as `display_value` shows it."""
+    if isinstance(value, dict) and set(value) == {"enum", "value"}:
+        enum = value["enum"]
+        if isinstance(enum, str):
+            return f"{display_value(value['value'])} ({enum})"
+    return display_value(value)
+
+
 def change_before(c: Change) -> str | None:
     """The before value to show, or None when the change has no before (an addition)."""
     return None if c.kind in _NO_BEFORE else display_value(c.before)
@@ -72,7 +83,7 @@ def evidence_parts(e: Evidence) -> EvidenceParts:
         e.path,
         display_value(e.actual) if e.present else None,
         operator,
-        display_value(e.expected) if operator is not None and e.shows_expected else None,
+        expected_value(e.expected) if operator is not None and e.shows_expected else None,
         e.note or None,
     )
 

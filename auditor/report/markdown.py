@@ -32,6 +32,7 @@ CHANGE_ROWS = 200
 EVIDENCE_PER_FINDING = 20
 RESOLVED_ROWS = 50
 SCOPE_PACKS = 10
+WAIVER_ROWS = 5  # per state (expired, expiring, stale); the rest are counted
 _RESERVE = 400  # room kept for the "N more not shown" notice and the footer
 _ICON = {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "🔵", "info": "⚪"}
 
@@ -64,9 +65,14 @@ def _header(d: ReportData) -> Iterator[str]:
         yield f"Against {md_inline(d.review.against)}. "
     else:
         yield f"## Compliance run {md_inline(d.run_id)}\n\n"
+    fail_on = (
+        "nothing (<code>--fail-on none</code>)"
+        if d.fail_on == "none"
+        else f"{md_inline(d.fail_on)} and above"
+    )
     yield (
         f"auditor {md_inline(d.tool_version)} · {d.generated_at:%Y-%m-%d %H:%M UTC} · "
-        f"API {md_inline(d.api_address)} · fail on {md_inline(d.fail_on)} and above\n\n"
+        f"API {md_inline(d.api_address)} · fail on {fail_on}\n\n"
     )
     if not d.complete:
         yield f"> [!WARNING]\n> **Incomplete:** {len(d.not_evaluated)} item(s) not evaluated.\n"
@@ -76,6 +82,7 @@ def _header(d: ReportData) -> Iterator[str]:
             yield f"> - {len(d.not_evaluated) - 10} more not shown\n"
         yield "\n"
     yield from _data_quality(d)
+    yield from _waivers(d)
 
 
 def _data_quality(d: ReportData) -> Iterator[str]:
@@ -90,6 +97,32 @@ def _data_quality(d: ReportData) -> Iterator[str]:
         yield f"> - {md_inline(w.describe(), 300)}\n"
     if len(d.data_quality) > 10:
         yield f"> - {len(d.data_quality) - 10} more in findings.json\n"
+    yield "\n"
+
+
+def _waivers(d: ReportData) -> Iterator[str]:
+    """The waivers someone must act on, as report.html lists them: expired (their findings
+    count again), expiring within 14 days, stale (they waive nothing)."""
+    w = d.waivers
+    groups = (("expired", w.expired), ("expiring", w.expiring_soon), ("stale", w.stale))
+    if not any(g for _, g in groups):
+        return
+    counts = {
+        "expired": "expired (no longer waiving)",
+        "expiring": "expiring within 14 days",
+        "stale": "stale (waiving nothing)",
+    }
+    said = ", ".join(f"{len(g)} {counts[name]}" for name, g in groups if g)
+    yield f"> [!NOTE]\n> **Waivers:** {said}.\n"
+    for name, group in groups:
+        for x in group[:WAIVER_ROWS]:
+            yield (
+                f"> - {name}: {md_inline(x.rule_id, 100)} on {md_inline(x.subject, 100)}, "
+                f"{'expired' if name == 'expired' else 'until'} {x.expires:%Y-%m-%d}, "
+                f"owner {md_inline(x.owner, 100)}\n"
+            )
+        if len(group) > WAIVER_ROWS:
+            yield f"> - {len(group) - WAIVER_ROWS} more {name}: see report.html\n"
     yield "\n"
 
 

@@ -101,8 +101,14 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
     ]
     if f.lifecycle:
         props.append(_prop("lifecycle", f.lifecycle))
-    if f.waiver:
-        props.append(_prop("waived-until", f.waiver.expires.isoformat()))
+    if f.waiver:  # who accepted what, and why: as every other report shows the waiver
+        w = f.waiver
+        props.append(_prop("waived-until", w.expires.isoformat()))
+        props.append(_prop("raw-status", f.raw_status))
+        props.append(_prop("waiver-owner", w.owner))
+        props.append(_prop("waiver-reason", w.reason))
+        if w.ticket:
+            props.append(_prop("waiver-ticket", w.ticket))
     obs: dict[str, Any] = {
         "uuid": _observation_uuid(data, f),
         "title": _line(f"{f.rule_id} {f.title}"),

@@ -26,7 +26,9 @@ import orjson
 
 from auditor.common.escape import (
     clean_text,
+    fold,
     json_inert,
+    md_escape,
     md_inline,
     one_line,
     shorten,
@@ -76,13 +78,24 @@ def artifact_location(path: str) -> dict[str, str]:
     return {"uri": quote(relative, safe=_URI_SAFE), "uriBaseId": SRCROOT}
 
 
+def _md_prose(text: str) -> str:
+    """A rule's description or remediation in the help's Markdown: escaped, with its `code`
+    spans kept as code spans (escaped, they read as literal backticks). A span holds no
+    backtick or line break (`display.code_spans`), and Markdown reads nothing inside one, so
+    it needs no escaping and no raw HTML."""
+    return "".join(
+        f"`{p}`" if is_code else md_escape(p)
+        for is_code, p in display.code_spans(shorten(fold(text)))
+    )
+
+
 def _help(f: Finding) -> dict[str, str]:
     text = "\n\n".join(x for x in (f.description, f.remediation) if x)
     controls = ", ".join(sort_controls(f.controls))
     md = [
         f"**{md_inline(f.title)}**",
-        md_inline(f.description),
-        f"**Remediation:** {md_inline(f.remediation)}" if f.remediation else "",
+        _md_prose(f.description),
+        f"**Remediation:** {_md_prose(f.remediation)}" if f.remediation else "",
         f"**Controls:** {md_inline(controls)}" if controls else "",
     ]
     return {"text": clean_text(text or f.title), "markdown": "\n\n".join(x for x in md if x)}

@@ -25,7 +25,9 @@ from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
 from auditor.report.identity import FALLBACK_NS
-from auditor.report.oscal import _ROOT, _uuid, render_oscal
+from auditor.report.html import render_html
+from auditor.report.model import control_rows
+from auditor.report.oscal import _ROOT, _uuid, control_id, render_oscal
 from tests.conftest import FIXED_NOW
 
 SCHEMA = json.loads(
@@ -169,6 +171,27 @@ def test_a_waived_observation_says_who_accepted_what_and_why() -> None:
     data = replace(data, findings=tuple(no_ticket if f is waived else f for f in data.findings))
     text = render_oscal(data)
     assert '"waiver-owner"' in text and '"waiver-ticket"' not in text
+
+
+def test_a_control_met_only_through_a_waiver_is_not_reported_satisfied() -> None:
+    """SOC 2 CC6.6's one result is a failure a waiver accepts: report.html called the control
+    `met` and OSCAL `satisfied` (reason `pass`), so an auditor reading either took an accepted
+    exception for a passing control. It is `waived`: `not-satisfied`, reason `other`, and the
+    finding says it is met only through waivers; report.html's state says `waived`."""
+    data = build_report_data()
+    rows = {r.control: r for r in control_rows(data.findings)}
+    assert (rows["SOC2:CC6.6"].waived, rows["SOC2:CC6.6"].passing) == (1, 0)
+    assert rows["SOC2:CC6.6"].state == "waived"
+    (result,) = json.loads(render_oscal(data))["assessment-results"]["results"]
+    found = {f["target"]["target-id"]: f for f in result["findings"]}
+    waived = found[control_id("SOC2:CC6.6")]
+    assert waived["target"]["status"] == {"state": "not-satisfied", "reason": "other"}
+    assert waived["title"].endswith(": waived")
+    assert "Met only through waivers" in waived["description"]
+    assert found["cc7.1"]["target"]["status"] == {"state": "satisfied", "reason": "pass"}
+    assert "Met only through waivers" not in found["cc7.1"]["description"]
+    html = render_html(data)
+    assert '<span class="st waived">waived</span>' in html
 
 
 def test_every_uuid_is_unique_and_every_subject_reference_resolves() -> None:

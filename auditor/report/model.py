@@ -149,10 +149,14 @@ class ControlRow:
 
     @property
     def state(self) -> str:
-        """`not met`, `unverified` or `met`."""
+        """`not met`, `unverified`, `waived` (nothing fails or is unverified, but a result
+        passes only because a waiver accepts it: an accepted exception, never `met`) or
+        `met`."""
         if self.failing:
             return "not met"
-        return "unverified" if self.unverified else "met"
+        if self.unverified:
+            return "unverified"
+        return "waived" if self.waived else "met"
 
 
 _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` workers)

@@ -8,8 +8,9 @@ Takes `ReportData`, gives JSON text valid against NIST's OSCAL assessment-result
 - every rule result (passes included) is an `observation` (method TEST) whose `subjects` name
   what was evaluated (the settings, a change step, a repository) and whose `relevant-evidence`
   lists the JSON paths looked at, the values found and the values expected;
-- every framework control is a `finding` whose target status is `satisfied` only when nothing
-  mapped to it fails or could not be verified, linked to the observations of its rules;
+- every framework control is a `finding` whose target status is `satisfied` only when every
+  result mapped to it passes (a waived one is an accepted exception: `not-satisfied`, reason
+  `other`), linked to the observations of its rules;
 - the policy files are back-matter resources with their SHA-256, and the assessment plan the
   document imports (`import-ap`) is that set of policy files.
 
@@ -150,6 +151,11 @@ def _finding(
             f"{row.failing} failing, {row.unverified} unverified (error or unknown), "
             f"{row.waived} waived and {row.passing} passing result(s) of the rules "
             f"{', '.join(row.rules)}."
+            + (
+                " Met only through waivers: the waived results are accepted exceptions, not passes."
+                if row.state == "waived"
+                else ""
+            )
         ),
         "props": [_prop("framework", framework_of(row.control)), _prop("control", row.control)],
         "target": {

@@ -24,8 +24,8 @@ from report_fixture import build_report_data, declared_urls
 from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
-from auditor.report.identity import FALLBACK_NS
 from auditor.report.html import render_html
+from auditor.report.identity import FALLBACK_NS
 from auditor.report.model import control_rows
 from auditor.report.oscal import _ROOT, _uuid, control_id, render_oscal
 from tests.conftest import FIXED_NOW

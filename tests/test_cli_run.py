@@ -89,7 +89,10 @@ def test_default_out_dir_is_reports_run_id(env: dict[str, str], tmp_path: Path):
 def test_exit_code_by_fail_on(env: dict[str, str], tmp_path: Path, flags: list[str], expected: int):
     code, _, stderr = run_cli(["run", "--out", str(tmp_path / "r"), *flags], env=env, cwd=tmp_path)
     assert code == expected, stderr
-    assert stderr.strip().splitlines()[-1].startswith(f"auditor: exit {expected}: ")
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"auditor: exit {expected}: ")
+    if "none" in flags:  # the gate is off: said so, not "no findings at or above severity none"
+        assert last == "auditor: exit 0: --fail-on none: no findings fail the run"
 
 
 def test_second_run_marks_findings_persisting_then_resolved(

@@ -128,5 +128,8 @@ def decide_exit(
             return EXIT_OK
         print(f"auditor: exit 1: {reason}", file=ctx.stderr)
         return EXIT_FINDINGS
+    if fail_on == "none":  # the gate is off: "no findings at or above severity none" misleads
+        print(f"auditor: exit 0: --fail-on none: no {what} fail the run", file=ctx.stderr)
+        return EXIT_OK
     print(f"auditor: exit 0: no {what} at or above severity {fail_on}", file=ctx.stderr)
     return EXIT_OK

@@ -72,3 +72,40 @@ def deferring(module: str) -> Iterator[None]:
         # copies of its classes (an `except module.sub.Error` missed what was raised).
         if stand_in is not None and sys.modules.get(module) is stand_in:
             del sys.modules[module]
+
+
+class _InitOnUse(types.ModuleType):
+    """A package whose `__init__` has not run yet: its submodules import as usual (its
+    `__path__` and `__spec__` are there); the first read of any other name it lacks runs the
+    `__init__`, into this very module, and reads the name again."""
+
+    def __getattr__(self, attr: str) -> Any:
+        with _LOADING:
+            if self.__dict__.pop("_auditor_init_pending", False):
+                spec = self.__spec__
+                assert spec is not None and spec.loader is not None
+                spec.loader.exec_module(self)
+        try:
+            return self.__dict__[attr]
+        except KeyError:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}") from None
+
+
+def without_init(package: str) -> None:
+    """Let `import package.sub` load the submodule without running the package's `__init__`,
+    until a name the package itself defines is first read (then it runs, once, in the same
+    module object: everything imported meanwhile stays the one copy). For a library whose
+    `__init__` loads far more than the submodules auditor uses: detect-secrets' imports its
+    whole scanner (filters, transformers, file handling; a fifth of its plugins' import time)
+    for one name auditor never reads.
+
+    Nothing changes when the package is already loaded, cannot be found, or is not a package."""
+    if package in sys.modules:
+        return
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    module.__class__ = _InitOnUse
+    module.__dict__["_auditor_init_pending"] = True
+    sys.modules[package] = module

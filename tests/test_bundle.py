@@ -537,3 +537,17 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
     assert "--no-rerun" in problem
     code, said, err = verify(copy, "--no-rerun")  # the hashes still hold
     assert code == 0 and "files match manifest.json" in said, said + err
+
+
+def test_a_manifest_over_16_mib_is_refused_unread(copy: Path) -> None:
+    """A manifest of made-up entries up to 1 GiB was read and every entry named missing."""
+    manifest = copy / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["files"].update({f"x/{i:07d}": {"bytes": 1, "sha256": "0" * 64} for i in range(200_000)})
+    manifest.write_text(json.dumps(data))
+    assert manifest.stat().st_size > 16 << 20
+    code, out, err = verify(copy, "--no-rerun")
+    assert code == 2 and out == "" and "missing" not in err
+    assert (
+        f"manifest.json: cannot read the manifest: file is {manifest.stat().st_size} bytes" in err
+    )

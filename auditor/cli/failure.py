@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
+from auditor.errors import EXIT_ERROR, AuditorError, PolicyError, UsageError
 
 
 def report_failure(
@@ -25,7 +25,12 @@ def report_failure(
         print(f"auditor: error: {count} problem(s) in input files (listed above)", file=stderr)
         return exc.exit_code
     if isinstance(exc, AuditorError):
-        print(f"auditor: error: {terminal_text(str(exc))}", file=stderr)
+        text = str(exc)
+        if isinstance(exc, UsageError):  # it quotes what was typed (`--at $AUDITOR_TOKEN`)
+            from auditor.config import unshown  # the value detectors: only on such an error
+
+            text = unshown(text, secrets)
+        print(f"auditor: error: {terminal_text(text)}", file=stderr)
         return exc.exit_code
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:
         # A path given that the file system cannot hold, wherever it was first looked at

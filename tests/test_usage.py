@@ -524,6 +524,52 @@ def test_users_paging_guards_fail_the_sync_and_save_nothing(
         assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
 
 
+def _users_reader(pages: list[list[dict[str, Any]]], asked: list[httpx.URL]) -> AnalyticsReader:
+    """A reader whose /users sends `pages` in turn (the last one again, forever) and whose
+    day series send nothing."""
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/users"):
+            return httpx.Response(200, json={"data": [], "meta": {}})
+        asked.append(request.url)
+        n = min(len(asked), len(pages)) - 1
+        rows = [{"user_id": u["user_id"], "date": "2026-10-01", **u} for u in pages[n]]
+        meta = {"has_more": True, "next_cursor": f"c{len(asked)}"}  # a listing never done
+        if n == len(pages) - 1 and len(pages) > 1 and pages[n] != pages[n - 1]:
+            meta = {"has_more": False, "next_cursor": None}
+        return httpx.Response(200, json={"data": rows, "meta": meta})
+
+    client = PlatformClient(
+        base_url="http://svc.test", app_url=None, token=OWNER_TOKEN,
+        transport=httpx.MockTransport(serve),
+    )  # fmt: skip
+    return AnalyticsReader(client, Redactor(b"k"), DataQuality())
+
+
+def _users_of(reader: AnalyticsReader) -> list[Any]:
+    with reader._client:
+        rows = list(reader.read(date(2026, 10, 1), date(2026, 10, 1)))
+    return [u["user_id"] for r in rows if r.series == "users" for u in r.data]
+
+
+def test_a_users_page_that_never_ends_fails_on_its_first_repeat() -> None:
+    """A listing that sends the same users with a new cursor went on to `max_pages` (10,000
+    pages: 45 s and 1 GB for one day against a local server), every user kept each time."""
+    asked: list[httpx.URL] = []
+    same = [{"user_id": "u1", "billable_tokens": 5}, {"user_id": "u2", "billable_tokens": 6}]
+    with pytest.raises(DataError, match="page 2 only repeated users sent on earlier pages"):
+        _users_of(_users_reader([same], asked))
+    assert len(asked) == 3
+
+
+def test_a_user_sent_twice_in_a_day_is_read_once_or_refused_when_they_differ() -> None:
+    a, b, c = ({"user_id": u, "billable_tokens": 5} for u in ("a", "b", "c"))
+    assert _users_of(_users_reader([[a, b], [b, c]], [])) == ["a", "b", "c"]  # overlapping
+    other = {**b, "billable_tokens": 9}
+    with pytest.raises(DataError, match="a second row for user b on 2026-10-01, with other"):
+        _users_of(_users_reader([[a, b], [other, c]], []))
+
+
 @pytest.mark.e2e
 def test_a_transient_500_on_analytics_is_retried(emu: Any, tmp_path: Path) -> None:
     emu.faults.add("analytics", "503", page=1)

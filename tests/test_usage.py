@@ -373,6 +373,40 @@ def test_odd_optional_fields_are_data_quality_warnings(emu: Any, tmp_path: Path)
     )
 
 
+def test_a_count_beyond_64_bits_is_odd_not_a_figure() -> None:
+    """`1e308` is a number at least 0: it was kept, and the report's chart of daily billable
+    tokens summed it to infinity (`y="-inf"`, an axis label `infG`)."""
+
+    def huge(request: httpx.Request) -> httpx.Response:
+        row: dict[str, Any] = {"date": "2026-10-01"}
+        if request.url.path.endswith("/tokens"):
+            row["by_model"] = [
+                {"model": "m", "billable_tokens": 1e308},
+                {"model": "n", "billable_tokens": 2**63 - 1},
+            ]
+        if request.url.path.endswith("/users"):
+            return httpx.Response(200, json={"data": [], "meta": {"has_more": False}})
+        return httpx.Response(200, json={"data": [row], "meta": {}})
+
+    client = PlatformClient(
+        base_url="http://svc.test", app_url=None, token=OWNER_TOKEN,
+        transport=httpx.MockTransport(huge),
+    )  # fmt: skip
+    quality = DataQuality()
+    with client:
+        rows = list(
+            AnalyticsReader(client, Redactor(b"k"), quality).read(
+                date(2026, 10, 1), date(2026, 10, 1)
+            )
+        )
+    (tokens,) = [r.data for r in rows if r.series == "tokens"]
+    assert tokens["by_model"] == [{"model": "m"}, {"model": "n", "billable_tokens": 2**63 - 1}]
+    assert any(
+        w.path == "$.data[0].by_model[0].billable_tokens" and "fails maximum" in w.problem
+        for w in quality.warnings(Redactor(b"k"))
+    )
+
+
 def test_an_analytics_series_too_wide_fails_once_not_asked_again() -> None:
     """A series is one request with no page size: a page too wide is asked for again with fewer
     items (history, readiness, users), but a series that wide fails as before, on one request."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
-from auditor.common.files import UnreadableFile, read_input
+from auditor.common.files import UnreadableFile, byte_position, read_input
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
 
@@ -415,14 +415,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{path}: config file not found")
+    raw = b""
     try:
+        raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)
         # utf-8-sig: a byte-order mark (what Windows editors and PowerShell write) is dropped
-        text = read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
         return tomllib.loads(text), text
     except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
+        at = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset
+        row, column = byte_position(raw, at)
+        raise ConfigError(
+            f"{path}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
+            f"offset {at})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.match(str(exc))
         if found:  # `file:line:col: invalid TOML: …`, as every other file problem is located

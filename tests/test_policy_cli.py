@@ -322,3 +322,26 @@ def test_a_secret_in_a_waiver_or_settings_file_is_not_quoted_by_review(tmp_path:
         code = main(["review", str(tmp_path / "s.yaml"), "--offline", *extra], ctx)
         assert code == 2 and _TOKEN not in out.getvalue() + err.getvalue()
         assert "<not shown: looks like a secret>" in err.getvalue()
+
+
+def test_a_usage_day_at_either_end_of_the_calendar_is_judged_not_a_crash(tmp_path: Path) -> None:
+    """9999-12-31 has no next day and year 1 no 14 days before: `policy test` ended with
+    `unexpected OverflowError: date value out of range`."""
+    from auditor.policy import SHIPPED_POLICY_DIR
+
+    shutil.copy(SHIPPED_POLICY_DIR / "usage.yaml", tmp_path / "u.yaml")
+    # (the case's one revision is dated before 9999 and after year 1)
+    days = [("9999-12-30", "9999-12-31", "not_applicable"), ("0001-01-01", "0001-01-02", "unknown")]
+    (tmp_path / "u.tests.yaml").write_text(
+        "tests:\n"
+        + "".join(
+            f"  - name: {a}\n    settings: {{}}\n    usage:\n"
+            f"      - {{date: '{a}', tokens: {{billable_tokens: 5}}}}\n"
+            f"      - {{date: '{b}', tokens: {{billable_tokens: 5}}}}\n"
+            f"    expect: {{USE-MOD-001: {status}}}\n"
+            for a, b, status in days
+        ),
+        encoding="utf-8",
+    )
+    code, out, err = run(tmp_path, "test", str(tmp_path / "u.yaml"))  # raised OverflowError
+    assert (code, out.splitlines()[-1]) == (0, "2 passed, 0 failed"), out + err

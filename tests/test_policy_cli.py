@@ -345,3 +345,13 @@ def test_a_usage_day_at_either_end_of_the_calendar_is_judged_not_a_crash(tmp_pat
     )
     code, out, err = run(tmp_path, "test", str(tmp_path / "u.yaml"))  # raised OverflowError
     assert (code, out.splitlines()[-1]) == (0, "2 passed, 0 failed"), out + err
+
+
+def test_a_problem_at_a_path_named_for_a_secret_still_says_what_is_wrong(tmp_path: Path) -> None:
+    """Read whole, `$.rules[0].token: unknown key …` looked like a secret's `token: unknown`
+    and `unknown` was left out; a path and the message after it are judged apart."""
+    bad = tmp_path / "p.yaml"
+    bad.write_text("version: 1\nrules:\n  - id: X-1\n    token: 1\n    password: 2\n")
+    code, out, _ = run(tmp_path, "lint", str(bad))
+    assert code == 2 and "not shown" not in out, out
+    assert f"{bad}:4:5: error: $.rules[0].token: unknown key `token`" in out.splitlines()

@@ -551,3 +551,20 @@ def test_a_manifest_over_16_mib_is_refused_unread(copy: Path) -> None:
     assert (
         f"manifest.json: cannot read the manifest: file is {manifest.stat().st_size} bytes" in err
     )
+
+
+def test_a_key_given_as_its_pem_text_is_not_printed(made: dict[str, Any], copy: Path) -> None:
+    """`--sign-key "$SIGNING_KEY"` (a CI secret holding the key's PEM, not a path to it) named
+    the file it could not read, the private key, in the error."""
+    pem = (made["work"] / "signing.pem").read_text()
+    body = pem.splitlines()[1]
+    for argv in (
+        ["export", "--out", "again", "--sign-key", pem],
+        ["export", "--out", "again", "--sign-key", body],
+        ["verify", str(copy), "--key", pem],
+    ):
+        code, out, err = cli(argv, made["env"], made["work"])
+        assert code == 2 and "cannot read" in err, err
+        assert body not in out + err and body[10:40] not in out + err
+        assert "<not shown: looks like a secret>" in err
+    assert not (made["work"] / "again").exists()

@@ -174,3 +174,12 @@ def test_a_usage_error_still_names_an_ordinary_bad_value(
     assert "invalid choice: 'hgh'" in capsys.readouterr().err
     code, _, err = run_cli(["history", "--since", "2026-13-01"], env={}, cwd=tmp_path)
     assert code == 2 and err.endswith("got '2026-13-01'\n"), err
+
+
+def test_a_path_typed_as_the_token_is_not_echoed(tmp_path: Path) -> None:
+    """`--state "$AUDITOR_TOKEN"` (flags mixed up in a CI step): the error named the state file
+    it could not find, the token."""
+    env = {"AUDITOR_TOKEN": "caller-token-typed-as-a-path"}
+    code, out, err = run_cli(["history", "--state", env["AUDITOR_TOKEN"]], env=env, cwd=tmp_path)
+    assert code == 2 and err.startswith("auditor: error: no state file at "), err
+    assert "caller-token" not in out + err

@@ -18,6 +18,7 @@ def report_failure(
 ) -> int:
     """Print `exc` as the command's last word on `stderr` and return its exit code; none of
     `secrets` (the tokens the command loaded) is shown."""
+    secrets = list(secrets)
     if isinstance(exc, PolicyError):
         for line in problem_lines(exc.problems, secrets):
             print(line, file=stderr)
@@ -28,6 +29,8 @@ def report_failure(
         text = str(exc)
         if isinstance(exc, UsageError):  # it quotes what was typed (`--at $AUDITOR_TOKEN`)
             (text,) = problem_lines([text], secrets)
+        else:  # one may quote a path typed as the token (`--state "$AUDITOR_TOKEN"`)
+            text = scrubbed(text, secrets)
         print(f"auditor: error: {terminal_text(text)}", file=stderr)
         return exc.exit_code
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
-from auditor.common.files import UnreadableFile, read_input
+from auditor.common.files import UnreadableFile, byte_position, read_input
 from auditor.errors import ConfigError
 from auditor.models import SEVERITIES
 
@@ -415,14 +415,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{path}: config file not found")
+    raw = b""
     try:
+        raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)
         # utf-8-sig: a byte-order mark (what Windows editors and PowerShell write) is dropped
-        text = read_input(path, max_bytes=MAX_CONFIG_BYTES).decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
         return tomllib.loads(text), text
     except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
+        at = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset
+        row, column = byte_position(raw, at)
+        raise ConfigError(
+            f"{path}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
+            f"offset {at})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.match(str(exc))
         if found:  # `file:line:col: invalid TOML: …`, as every other file problem is located
@@ -573,18 +580,23 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
     variable) or `token_file` (relative to the file); never an inline token. Tokens are read
     here, so a missing one stops the run before any organization starts."""
     path = cwd / path
-    data = _read_toml(path)
+    data, text = _read_toml_text(path)
     unknown = [k for k in data if k != "org"]
     if unknown:
-        raise ConfigError(f"{path}: unknown key {_quoted(unknown[0])} (expected [[org]] tables)")
+        place = _key_places(path, text, "").get(unknown[0], str(path))
+        raise ConfigError(f"{place}: unknown key {_quoted(unknown[0])} (expected [[org]] tables)")
     tables = data.get("org")
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(f"{path}: expected one or more [[org]] tables")
     if len(tables) > MAX_ORGS:
         raise ConfigError(f"{path}: {len(tables)} organizations; at most {MAX_ORGS}")
+    places = _array_places(path, text, "org")
+    if len(places) != len(tables):  # written otherwise (`org = [{…}]`): no line to name
+        places = [{} for _ in tables]
     entries: list[OrgEntry] = []
     for n, table in enumerate(tables):
-        entry = _org_entry(table, f"{path}: org[{n}]", path.parent, env)
+        where = f"{places[n].get('', path)}: org[{n}]"
+        entry = _org_entry(table, where, path.parent, env, places[n])
         # Compared case-blind: `Acme` and `acme` would share a report folder and an SQLite
         # file on a case-insensitive file system (macOS, Windows shares).
         same = next((e for e in entries if e.name.casefold() == entry.name.casefold()), None)
@@ -600,40 +612,79 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
     return tuple(entries)
 
 
-def _org_entry(table: dict[str, Any], where: str, base: Path, env: Mapping[str, str]) -> OrgEntry:
+def _org_entry(
+    table: dict[str, Any],
+    where: str,
+    base: Path,
+    env: Mapping[str, str],
+    at: Mapping[str, str],
+) -> OrgEntry:
+    """One `[[org]]` table; `where` names it (`file:line:col: org[N]`, at its header), `at`
+    where each of its keys is written, so a problem with a key names that key's line."""
+    header, _, label = where.rpartition(": ")
+
+    def key(name: str, org: str = "") -> str:
+        return f"{at.get(name, header)}: {label}{org}: {name}"
+
     name = table.get("name")
     if isinstance(name, str) and _looks_secret(name):  # it would name a folder and prefix lines
-        raise ConfigError(f"{where}: name: expected the organization's name, got {_NOT_SHOWN}")
+        raise ConfigError(f"{key('name')}: expected the organization's name, got {_NOT_SHOWN}")
     if not isinstance(name, str) or not _ORG_NAME.match(name):
         raise ConfigError(
-            f"{where}: name: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
+            f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
             f"organization's report folder), got {_quoted(name)}"
         )
-    where = f"{where} ({name})"
+    org = f" ({name})"
+    where = f"{where}{org}"
     _reject_unknown(
         table,
         where,
         _ORG_KEYS,
         "never read from a file of settings; give token_env (an environment variable's name) "
         "or token_file",
+        at={k: f"{place}: {label}{org}" for k, place in at.items() if k},
     )
-    base_url = _as_url(table.get("base_url"), f"{where}: base_url")
-    app_url = _as_url(table["app_url"], f"{where}: app_url") if "app_url" in table else None
+    base_url = _as_url(table.get("base_url"), key("base_url", org))
+    app_url = _as_url(table["app_url"], key("app_url", org)) if "app_url" in table else None
     if ("token_env" in table) == ("token_file" in table):
         raise ConfigError(f"{where}: give exactly one of token_env and token_file")
     if "token_file" in table:
-        token = _read_token_file(_as_path(table["token_file"], f"{where}: token_file", base))
+        token = _read_token_file(_as_path(table["token_file"], key("token_file", org), base))
     else:
-        var = _as_str(table["token_env"], f"{where}: token_env")
+        var = _as_str(table["token_env"], key("token_env", org))
         if _looks_secret(var):
             raise ConfigError(
-                f"{where}: token_env: expected the name of the environment variable that holds "
-                f"the token (such as ACME_TOKEN), got {_NOT_SHOWN}"
+                f"{key('token_env', org)}: expected the name of the environment variable that "
+                f"holds the token (such as ACME_TOKEN), got {_NOT_SHOWN}"
             )
         if not env.get(var, "").strip():
-            raise ConfigError(f"{where}: token_env: the environment variable {var} is not set")
+            raise ConfigError(f"{key('token_env', org)}: the environment variable {var} is not set")
         token = _checked_token(env[var].strip(), var)
     return OrgEntry(name, base_url, app_url, token)
+
+
+def _array_places(path: Path, text: str, name: str) -> list[dict[str, str]]:
+    """For each `[[name]]` table of the TOML `text`, in order: `file:line:col` of its header
+    (under "") and of each key written in it."""
+    tables: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TOML_HEADER.match(line)
+        if header:
+            current = None
+            written = header.group(1).replace(" ", "")
+            place = f"{path}:{number}:{line.index('[') + 1}"
+            if line.lstrip().startswith("[[") and written == name:
+                current = {"": place}
+                tables.append(current)
+            elif written.startswith(name + ".") and tables:  # `[org.extra]`: a key of the last
+                tables[-1].setdefault(written[len(name) + 1 :].split(".")[0].strip('"'), place)
+            continue
+        key = _TOML_KEY.match(line) if current is not None else None
+        if current is not None and key:
+            written = next(g for g in key.groups()[1:] if g is not None)
+            current.setdefault(written, f"{path}:{number}:{len(key.group(1)) + 1}")
+    return tables
 
 
 def org_config(config: Config, entry: OrgEntry, out_dir: Path) -> Config:

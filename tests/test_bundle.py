@@ -537,3 +537,34 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
     assert "--no-rerun" in problem
     code, said, err = verify(copy, "--no-rerun")  # the hashes still hold
     assert code == 0 and "files match manifest.json" in said, said + err
+
+
+def test_a_manifest_over_16_mib_is_refused_unread(copy: Path) -> None:
+    """A manifest of made-up entries up to 1 GiB was read and every entry named missing."""
+    manifest = copy / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["files"].update({f"x/{i:07d}": {"bytes": 1, "sha256": "0" * 64} for i in range(200_000)})
+    manifest.write_text(json.dumps(data))
+    assert manifest.stat().st_size > 16 << 20
+    code, out, err = verify(copy, "--no-rerun")
+    assert code == 2 and out == "" and "missing" not in err
+    assert (
+        f"manifest.json: cannot read the manifest: file is {manifest.stat().st_size} bytes" in err
+    )
+
+
+def test_a_key_given_as_its_pem_text_is_not_printed(made: dict[str, Any], copy: Path) -> None:
+    """`--sign-key "$SIGNING_KEY"` (a CI secret holding the key's PEM, not a path to it) named
+    the file it could not read, the private key, in the error."""
+    pem = (made["work"] / "signing.pem").read_text()
+    body = pem.splitlines()[1]
+    for argv in (
+        ["export", "--out", "again", "--sign-key", pem],
+        ["export", "--out", "again", "--sign-key", body],
+        ["verify", str(copy), "--key", pem],
+    ):
+        code, out, err = cli(argv, made["env"], made["work"])
+        assert code == 2 and "cannot read" in err, err
+        assert body not in out + err and body[10:40] not in out + err
+        assert "<not shown: looks like a secret>" in err
+    assert not (made["work"] / "again").exists()

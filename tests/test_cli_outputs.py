@@ -145,9 +145,41 @@ def test_a_usage_error_never_echoes_a_token_typed_into_the_command(
         assert "extra-word" in err  # ordinary words are still named
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["run", "--offline", "--at", _GHP], id="run-at"),
+        pytest.param(["history", "--since", "caller-token-typed-as-a-word"], id="own-token"),
+        pytest.param(["emulator", "--now", _GHP], id="emulator-now"),
+        pytest.param(["emulator", "--fault", f"history:429:retry_after={_GHP}"], id="fault"),
+    ],
+)
+def test_a_value_a_command_refuses_after_parsing_is_not_echoed_either(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """`--at`, `--since`, `--now` and `--fault` are checked by the command, not
+    argparse: their errors quoted the value (`--at: expected a date …, got 'ghp_…'`)."""
+    env = {"AUDITOR_TOKEN": "caller-token-typed-as-a-word"}
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2 and err.startswith("auditor: error: "), err
+    assert _GHP not in out + err and "caller-token-typed-as-a-word" not in out + err
+    assert "<not shown: looks like a secret>" in err
+
+
 def test_a_usage_error_still_names_an_ordinary_bad_value(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, _ = run_cli(["run", "--fail-on", "hgh"], env={}, cwd=tmp_path)
     assert code == 2
     assert "invalid choice: 'hgh'" in capsys.readouterr().err
+    code, _, err = run_cli(["history", "--since", "2026-13-01"], env={}, cwd=tmp_path)
+    assert code == 2 and err.endswith("got '2026-13-01'\n"), err
+
+
+def test_a_path_typed_as_the_token_is_not_echoed(tmp_path: Path) -> None:
+    """`--state "$AUDITOR_TOKEN"` (flags mixed up in a CI step): the error named the state file
+    it could not find, the token."""
+    env = {"AUDITOR_TOKEN": "caller-token-typed-as-a-path"}
+    code, out, err = run_cli(["history", "--state", env["AUDITOR_TOKEN"]], env=env, cwd=tmp_path)
+    assert code == 2 and err.startswith("auditor: error: no state file at "), err
+    assert "caller-token" not in out + err

@@ -274,6 +274,16 @@ def test_token_that_cannot_be_a_header_is_refused_from_a_file(tmp_path: Path, to
     assert all(part not in str(info.value) for part in token.split())
 
 
+def test_a_config_file_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "auditor.toml"
+    path.write_bytes(b'\xef\xbb\xbftimeout = 5\norg = "\xc3\xa9\xe9b"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(flags={}, env={}, cwd=tmp_path, config_file=Path("auditor.toml"))
+    assert str(info.value) == (
+        f"{path}:2:9: config file is not UTF-8 text (byte 0xe9 at offset 24)"
+    ), info.value
+
+
 def test_token_file_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "token.bin"
     path.write_bytes(b"tok-\xff\xfe-latin1-\xe9-123456")

@@ -235,6 +235,36 @@ def test_hostile_service_ends_on_time_with_exit_2(
         assert _revisions(synced) == [1, 2, 3]
 
 
+def _echoing(header: str, value: str) -> Behaviour:
+    def answer(sock: socket.socket, server: Hostile) -> None:
+        head = respond(b"{}").replace(b"\r\n\r\n", f"\r\n{header}: {value}\r\n\r\n".encode(), 1)
+        if header == "Content-Type":  # the header replaces the JSON one
+            head = head.replace(b"Content-Type: application/json\r\n", b"", 1)
+        sock.sendall(head)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("Content-Type", f"text/html; charset=utf-8; x={TOKEN}"),
+        ("Content-Encoding", f"x-padding-padding-{TOKEN}"),
+        ("Content-Encoding", f"gzip, x{TOKEN}{TOKEN}"),
+    ],
+)
+def test_a_header_echoing_the_token_is_redacted_before_it_is_cut_short(
+    tmp_path: Path, hostile: Hostile, header: str, value: str
+) -> None:
+    """The error quotes an odd Content-Type or Content-Encoding cut to 40 characters, and the
+    Content-Encoding lower-cased: cut first (or lower-cased), the token was no longer one the
+    redaction knows, and most of it was printed."""
+    hostile.behaviour = _echoing(header, value)
+    code, _, err, _ = run_cli(["sync", "--no-usage"], tmp_path, hostile.url)
+    assert code == 2 and "→ 200: " in err, err
+    assert TOKEN[:12] not in err and "[secret" in err, err
+
+
 def _revisions(state: Path) -> list[int]:
     with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
         return [r for (r,) in db.execute("SELECT revision FROM revisions ORDER BY revision")]

@@ -207,6 +207,32 @@ def test_bad_orgs_files_say_what_and_where(tmp_path: Path, body: str, message: s
     assert str(path) in str(info.value)
 
 
+_A = '[[org]]\nname = "a"\n'
+_URL = 'base_url = "https://x"\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (f'\n{_A}  base_url = "ftp://x"\ntoken_env = "T"', ":4:3: org[0] (a): base_url:"),
+        (f'{_A}{_URL}token_env = "T"\n[[org]]\nname = "b"\n{_URL}token_env = "NOPE"',
+         ":8:1: org[1] (b): token_env:"),
+        ('[[org]]\nname = "a/b"\n', ":2:1: org[0]: name:"),
+        (f'{_A}base_uri = "https://x"\ntoken_env = "T"', ":3:1: org[0] (a): unknown"),
+        (f'{_A}token_env = "T"\n[org.extra]\nx = 1', ":4:1: org[0] (a): unknown key 'extra'"),
+        (f"{_A}{_URL}", ":1:1: org[0] (a): give exactly one"),
+        (f"x = 1\n{_A}", ":1:1: unknown key 'x'"),
+    ],
+)  # fmt: skip
+def test_a_problem_of_an_orgs_file_names_its_line(tmp_path: Path, body: str, where: str) -> None:
+    """As a config file's problems do (`file:line:col: …`); they named `org[1]` alone."""
+    path = tmp_path / "orgs.toml"
+    path.write_text(body)
+    with pytest.raises(ConfigError) as info:
+        load_orgs(path, {"T": "tok-123456"}, tmp_path)
+    assert str(info.value).startswith(f"{path}{where}"), info.value
+
+
 def test_token_file_and_flags_that_conflict(tmp_path: Path) -> None:
     (tmp_path / "tok").write_text("file-token-123456\n")
     path = tmp_path / "orgs.toml"

@@ -267,3 +267,91 @@ def test_no_test_cases_at_all_exits_2(tmp_path: Path, policies: Path, tests: str
 def test_schema_prints_json(tmp_path: Path) -> None:
     code, out, _ = run(tmp_path, "schema")
     assert code == 0 and json.loads(out)["title"] == "auditor policy file"
+
+
+_TOKEN = "ghp_Zq8wLm3NvB7xKp2RtY6uHc9JdF4sGa1EeW0i"
+
+
+def test_a_secret_in_a_policy_file_is_not_quoted_by_its_problems(tmp_path: Path) -> None:
+    """A problem quotes the value or key it is about; a token pasted into a policy file (or a
+    test case's settings) was printed with it into the CI log."""
+    bad = tmp_path / "p.yaml"
+    bad.write_text(
+        "version: 1\nrules:\n  - id: X-1\n    title: t\n    target: settings\n"
+        f"    severity: {_TOKEN}\n    {_TOKEN}: 1\n    assert: {{path: a, equals: 1}}\n",
+        encoding="utf-8",
+    )
+    for command in ("lint", "test"):
+        code, out, err = run(tmp_path, command, str(bad))
+        assert code == 2 and _TOKEN not in out + err
+        assert "p.yaml:6:15: error: $.rules[0].severity: " in out  # still located
+        assert out.count("<not shown: looks like a secret>") == 3  # value, key in path and text
+
+
+def test_a_failing_case_does_not_print_the_secret_its_settings_hold(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(
+        "version: 1\nrules:\n  - id: K-1\n    title: t\n    severity: high\n"
+        "    target: settings\n    remediation: r\n    assert:\n"
+        "      each: customModels\n      assert: {path: apiKey, starts_with: '${'}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "k.tests.yaml").write_text(
+        "tests:\n  - name: wrong on purpose\n"
+        f"    settings: {{customModels: [{{id: m, apiKey: {_TOKEN}}}]}}\n"
+        "    expect: {K-1: pass}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
+    assert code == 1 and _TOKEN not in out
+    assert "K-1: expected pass, got fail (customModels[?id=='m'].apiKey is \"<not shown" in out
+
+
+def test_a_secret_in_a_waiver_or_settings_file_is_not_quoted_by_review(tmp_path: Path) -> None:
+    from auditor.cli import main
+
+    (tmp_path / "w.yaml").write_text(
+        f"waivers:\n  - {{rule: X, subject: settings, reason: r, owner: o, expires: {_TOKEN}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "s.yaml").write_text(f"env:\n  {_TOKEN}: 1\n  {_TOKEN}: 2\n", encoding="utf-8")
+    (tmp_path / ".auditor").mkdir()
+    _store_with(tmp_path / ".auditor" / "state.db", [{"env": {}}])
+    for extra in (["--waivers", "w.yaml"], []):
+        out, err = io.StringIO(), io.StringIO()
+        ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(tmp_path))
+        code = main(["review", str(tmp_path / "s.yaml"), "--offline", *extra], ctx)
+        assert code == 2 and _TOKEN not in out.getvalue() + err.getvalue()
+        assert "<not shown: looks like a secret>" in err.getvalue()
+
+
+def test_a_usage_day_at_either_end_of_the_calendar_is_judged_not_a_crash(tmp_path: Path) -> None:
+    """9999-12-31 has no next day and year 1 no 14 days before: `policy test` ended with
+    `unexpected OverflowError: date value out of range`."""
+    from auditor.policy import SHIPPED_POLICY_DIR
+
+    shutil.copy(SHIPPED_POLICY_DIR / "usage.yaml", tmp_path / "u.yaml")
+    # (the case's one revision is dated before 9999 and after year 1)
+    days = [("9999-12-30", "9999-12-31", "not_applicable"), ("0001-01-01", "0001-01-02", "unknown")]
+    (tmp_path / "u.tests.yaml").write_text(
+        "tests:\n"
+        + "".join(
+            f"  - name: {a}\n    settings: {{}}\n    usage:\n"
+            f"      - {{date: '{a}', tokens: {{billable_tokens: 5}}}}\n"
+            f"      - {{date: '{b}', tokens: {{billable_tokens: 5}}}}\n"
+            f"    expect: {{USE-MOD-001: {status}}}\n"
+            for a, b, status in days
+        ),
+        encoding="utf-8",
+    )
+    code, out, err = run(tmp_path, "test", str(tmp_path / "u.yaml"))  # raised OverflowError
+    assert (code, out.splitlines()[-1]) == (0, "2 passed, 0 failed"), out + err
+
+
+def test_a_problem_at_a_path_named_for_a_secret_still_says_what_is_wrong(tmp_path: Path) -> None:
+    """Read whole, `$.rules[0].token: unknown key …` looked like a secret's `token: unknown`
+    and `unknown` was left out; a path and the message after it are judged apart."""
+    bad = tmp_path / "p.yaml"
+    bad.write_text("version: 1\nrules:\n  - id: X-1\n    token: 1\n    password: 2\n")
+    code, out, _ = run(tmp_path, "lint", str(bad))
+    assert code == 2 and "not shown" not in out, out
+    assert f"{bad}:4:5: error: $.rules[0].token: unknown key `token`" in out.splitlines()

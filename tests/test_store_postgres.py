@@ -137,6 +137,16 @@ def test_an_unexpected_error_never_shows_a_url_password() -> None:
     assert "s3cr" not in text and "postgresql://bob:***@h/db x" in text
 
 
+def test_a_query_password_libpq_cannot_decode_is_not_quoted_back(tmp_path: Path) -> None:
+    """libpq quotes a `?password=` value it cannot percent-decode as written (`forbidden value
+    %00 in percent-encoded value: "…"`); that form of the password was shown."""
+    for password in ("pwSecret%000123", "pw+Secret%00+0123"):
+        url = f"postgresql://bob@127.0.0.1:1/audit?password={password}"
+        code, text = _run(["history"], {"AUDITOR_STATE": url}, tmp_path)
+        assert code == 2 and "percent-encoded value" in text, text
+        assert "Secret" not in text and "0123" not in text, text
+
+
 def test_state_url_from_the_environment_and_a_flag_path_over_it(tmp_path: Path) -> None:
     env = {"AUDITOR_STATE": "postgresql://a@db/audit"}
     from_env = load_config(flags={}, env=env, cwd=tmp_path, config_file=None)

@@ -373,6 +373,40 @@ def test_odd_optional_fields_are_data_quality_warnings(emu: Any, tmp_path: Path)
     )
 
 
+def test_a_count_beyond_64_bits_is_odd_not_a_figure() -> None:
+    """`1e308` is a number at least 0: it was kept, and the report's chart of daily billable
+    tokens summed it to infinity (`y="-inf"`, an axis label `infG`)."""
+
+    def huge(request: httpx.Request) -> httpx.Response:
+        row: dict[str, Any] = {"date": "2026-10-01"}
+        if request.url.path.endswith("/tokens"):
+            row["by_model"] = [
+                {"model": "m", "billable_tokens": 1e308},
+                {"model": "n", "billable_tokens": 2**63 - 1},
+            ]
+        if request.url.path.endswith("/users"):
+            return httpx.Response(200, json={"data": [], "meta": {"has_more": False}})
+        return httpx.Response(200, json={"data": [row], "meta": {}})
+
+    client = PlatformClient(
+        base_url="http://svc.test", app_url=None, token=OWNER_TOKEN,
+        transport=httpx.MockTransport(huge),
+    )  # fmt: skip
+    quality = DataQuality()
+    with client:
+        rows = list(
+            AnalyticsReader(client, Redactor(b"k"), quality).read(
+                date(2026, 10, 1), date(2026, 10, 1)
+            )
+        )
+    (tokens,) = [r.data for r in rows if r.series == "tokens"]
+    assert tokens["by_model"] == [{"model": "m"}, {"model": "n", "billable_tokens": 2**63 - 1}]
+    assert any(
+        w.path == "$.data[0].by_model[0].billable_tokens" and "fails maximum" in w.problem
+        for w in quality.warnings(Redactor(b"k"))
+    )
+
+
 def test_an_analytics_series_too_wide_fails_once_not_asked_again() -> None:
     """A series is one request with no page size: a page too wide is asked for again with fewer
     items (history, readiness, users), but a series that wide fails as before, on one request."""
@@ -522,6 +556,52 @@ def test_users_paging_guards_fail_the_sync_and_save_nothing(
     assert message in str(caught.value) and "nothing saved" in str(caught.value)
     with Store.open(state) as store:
         assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
+
+
+def _users_reader(pages: list[list[dict[str, Any]]], asked: list[httpx.URL]) -> AnalyticsReader:
+    """A reader whose /users sends `pages` in turn (the last one again, forever) and whose
+    day series send nothing."""
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/users"):
+            return httpx.Response(200, json={"data": [], "meta": {}})
+        asked.append(request.url)
+        n = min(len(asked), len(pages)) - 1
+        rows = [{"user_id": u["user_id"], "date": "2026-10-01", **u} for u in pages[n]]
+        meta = {"has_more": True, "next_cursor": f"c{len(asked)}"}  # a listing never done
+        if n == len(pages) - 1 and len(pages) > 1 and pages[n] != pages[n - 1]:
+            meta = {"has_more": False, "next_cursor": None}
+        return httpx.Response(200, json={"data": rows, "meta": meta})
+
+    client = PlatformClient(
+        base_url="http://svc.test", app_url=None, token=OWNER_TOKEN,
+        transport=httpx.MockTransport(serve),
+    )  # fmt: skip
+    return AnalyticsReader(client, Redactor(b"k"), DataQuality())
+
+
+def _users_of(reader: AnalyticsReader) -> list[Any]:
+    with reader._client:
+        rows = list(reader.read(date(2026, 10, 1), date(2026, 10, 1)))
+    return [u["user_id"] for r in rows if r.series == "users" for u in r.data]
+
+
+def test_a_users_page_that_never_ends_fails_on_its_first_repeat() -> None:
+    """A listing that sends the same users with a new cursor went on to `max_pages` (10,000
+    pages: 45 s and 1 GB for one day against a local server), every user kept each time."""
+    asked: list[httpx.URL] = []
+    same = [{"user_id": "u1", "billable_tokens": 5}, {"user_id": "u2", "billable_tokens": 6}]
+    with pytest.raises(DataError, match="page 2 only repeated users sent on earlier pages"):
+        _users_of(_users_reader([same], asked))
+    assert len(asked) == 3
+
+
+def test_a_user_sent_twice_in_a_day_is_read_once_or_refused_when_they_differ() -> None:
+    a, b, c = ({"user_id": u, "billable_tokens": 5} for u in ("a", "b", "c"))
+    assert _users_of(_users_reader([[a, b], [b, c]], [])) == ["a", "b", "c"]  # overlapping
+    other = {**b, "billable_tokens": 9}
+    with pytest.raises(DataError, match="a second row for user b on 2026-10-01, with other"):
+        _users_of(_users_reader([[a, b], [other, c]], []))
 
 
 @pytest.mark.e2e

@@ -85,6 +85,26 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b"a: 1\nrules:\n  - id: X\xe9\n", ":3:10:"),  # a Latin-1 e-acute on line 3
+        (b"a: 1\nb: \xc3\xa9\xc3\xa9\xff\n", ":2:6:"),  # columns in characters
+        (b"\xef\xbb\xbfa: \xff\n", ":1:4:"),  # a byte-order mark is no column
+    ],
+)
+def test_not_utf8_names_the_line_and_column_of_the_bad_byte(
+    tmp_path: Path, raw: bytes, where: str
+) -> None:
+    """It was always `p.yaml:1:1: error: not UTF-8 text (byte offset 27)`."""
+    path = tmp_path / "p.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(PolicyError) as info:
+        load_yaml(path)
+    (line,) = info.value.problems
+    assert line.startswith(f"{path}{where} error: not UTF-8 text (byte 0x"), line
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         pytest.param(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store
+from auditor.cli.failure import problem_lines
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
@@ -37,8 +38,8 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     try:
         policy = load_policies(paths)
     except PolicyError as exc:
-        for line in exc.problems:
-            print(terminal_text(line), file=ctx.stdout)
+        for line in problem_lines(exc.problems):
+            print(line, file=ctx.stdout)
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
@@ -63,15 +64,19 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     try:
         cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
     except PolicyError as exc:
-        for line in exc.problems:
-            print(terminal_text(line), file=ctx.stdout)
+        for line in problem_lines(exc.problems):
+            print(line, file=ctx.stdout)
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
     for case in cases:
         verdict = "PASS" if case.passed else "FAIL"
-        detail = "" if case.passed else ": " + "; ".join(case.mismatches)
-        print(terminal_text(f"{verdict} {case.file}: {case.name}{detail}"), file=ctx.stdout)
+        line = f"{verdict} {case.file}: {case.name}"
+        if case.passed:
+            print(terminal_text(line), file=ctx.stdout)
+        else:  # a rule's message quotes the case's value, which no redaction has seen
+            shown = problem_lines([f"{line}: {'; '.join(case.mismatches)}"])
+            print(shown[0], file=ctx.stdout)
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
     if failed:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, AuditorError, PolicyError
+from auditor.errors import EXIT_ERROR, AuditorError, PolicyError, UsageError
 
 
 def report_failure(
@@ -18,14 +18,20 @@ def report_failure(
 ) -> int:
     """Print `exc` as the command's last word on `stderr` and return its exit code; none of
     `secrets` (the tokens the command loaded) is shown."""
+    secrets = list(secrets)
     if isinstance(exc, PolicyError):
-        for line in exc.problems:
-            print(terminal_text(line), file=stderr)
+        for line in problem_lines(exc.problems, secrets):
+            print(line, file=stderr)
         count = len(exc.problems)
         print(f"auditor: error: {count} problem(s) in input files (listed above)", file=stderr)
         return exc.exit_code
     if isinstance(exc, AuditorError):
-        print(f"auditor: error: {terminal_text(str(exc))}", file=stderr)
+        text = str(exc)
+        if isinstance(exc, UsageError):  # it quotes what was typed (`--at $AUDITOR_TOKEN`)
+            (text,) = problem_lines([text], secrets)
+        else:  # one may quote a path typed as the token (`--state "$AUDITOR_TOKEN"`)
+            text = scrubbed(text, secrets)
+        print(f"auditor: error: {terminal_text(text)}", file=stderr)
         return exc.exit_code
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:
         # A path given that the file system cannot hold, wherever it was first looked at
@@ -38,6 +44,26 @@ def report_failure(
             print(terminal_text(scrubbed(line, secrets)), file=stderr)
     print(f"auditor: error: {unexpected(exc, secrets, debug=debug)}", file=stderr)
     return EXIT_ERROR
+
+
+def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str]:
+    """Problems of input files (`file:line:col: error: …`) as printed: the files a problem
+    quotes from are written by hand (a proposed settings file, a policy test case, a waiver),
+    so a value or key in one that looks like a secret, or a token the command loaded, is left
+    out (`<not shown: looks like a secret>`), as for a config file's values."""
+    from auditor.config import unshown  # the value detectors: only when a problem is printed
+
+    # Each part between `: ` on its own, so a JSON path ending in a secret's name is not read
+    # as that secret's `name: value` (`$.rules[0].token: unknown key …` hid `unknown`), and
+    # all of them in one search (12,000 lines one by one took 1.3 s), NUL between them: the
+    # detectors read no `name value` across it, and no line holds one (YAML allows none).
+    split = [line.split(": ") for line in lines]
+    parts = [part for pieces in split for part in pieces]
+    shown = unshown("\0".join(parts), secrets).split("\0")
+    if len(shown) != len(parts) or any("\0" in part for part in parts):
+        shown = [unshown(part, secrets) for part in parts]  # a secret across the NULs
+    found = iter(shown)
+    return [terminal_text(": ".join(next(found) for _ in pieces)) for pieces in split]
 
 
 def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:

@@ -94,3 +94,14 @@ def _read_capped(fd: int, max_bytes: int) -> bytes:
             raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def byte_position(raw: bytes, index: int) -> tuple[int, int]:
+    """The 1-based line and column (in characters, as an editor counts them) of byte `index`
+    of `raw`, whose bytes before it are UTF-8: where a file stops being UTF-8 text. A
+    byte-order mark at the start is not a column."""
+    start = raw.rfind(b"\n", 0, index) + 1
+    before = raw[start:index].decode("utf-8", "replace")
+    if start == 0:
+        before = before.removeprefix("\ufeff")
+    return raw.count(b"\n", 0, index) + 1, len(before) + 1

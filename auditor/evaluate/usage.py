@@ -53,6 +53,15 @@ def _start(day: str) -> datetime:
     return datetime.combine(date.fromisoformat(day), time(), tzinfo=UTC)
 
 
+def _next_start(day: str) -> datetime:
+    """The start of the day after `day` (9999-12-31, a policy test's day, has none: the end of
+    time stands in)."""
+    try:
+        return _start(day) + timedelta(days=1)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
+
+
 def _managed_commands(settings: Any) -> list[str]:
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     found: list[str] = []
@@ -96,7 +105,8 @@ def day_documents(days: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[_Day]:
                 strict=True,
             )
             if f is not None
-            and date.fromisoformat(d) >= date.fromisoformat(day) - timedelta(days=TRAILING_DAYS)
+            # a difference of dates, never a date TRAILING_DAYS before (year 1 has none)
+            and (date.fromisoformat(day) - date.fromisoformat(d)).days <= TRAILING_DAYS
         ]
         if len(before) >= MIN_TRAILING:
             median = statistics.median(before)
@@ -130,7 +140,7 @@ def _with_versions(
     passes its end (one pass over it)."""
     if not days:
         return
-    bounds = [(_start(d.day), _start(d.day) + timedelta(days=1)) for d in days]
+    bounds = [(_start(d.day), _next_start(d.day)) for d in days]
     current: Revision | None = None
     index = 0
     for rev in history:

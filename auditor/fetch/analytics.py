@@ -7,8 +7,9 @@ breakdown the usage rules read) and the day's per-user rows of /users (paged wit
 `cursor`/`next_cursor` by the one paging loop, `auditor.fetch.paging`). Rows are checked by
 the tolerant reader (`api-analytics-<series>.schema.json`: an odd value is a warning and read
 as absent) and redacted before they leave. A row without a usable `date`, or two rows for one
-date, fails the sync. A 403 (the token lacks the manager or owner role) is `AnalyticsDenied`,
-which the sync records instead of failing.
+date (or, of /users, two different rows for one user), fails the sync, as does a /users page
+of users already sent that the listing goes on after. A 403 (the token lacks the manager or
+owner role) is `AnalyticsDenied`, which the sync records instead of failing.
 """
 
 from __future__ import annotations
@@ -145,13 +146,33 @@ class AnalyticsReader:
     def _users(self, day: date) -> DayRows:
         listing = replace(USERS_LISTING, query=tuple(_query(day, day).items()))
         users: list[Item] = []
+        sent: dict[str, Item] = {}  # each user's row as sent, by user_id
+        stalled = 0  # the number of the last page, when it sent only users sent before
         for page in self._client.pages(listing):
             self.requests += 1
+            if stalled:  # and yet the listing went on: a page that never ends
+                raise DataError(
+                    f"$.data: analytics users page {stalled} only repeated users sent on earlier "
+                    f"pages, and the listing went on: paging makes no progress ({page.where})"
+                )
             self._quality.add_duplicates(page, listing, lambda r: f"user {r.get('user_id')}")
+            fresh = 0
             for index, raw in enumerate(page.items):
                 shown = _row_date(raw, index, day, day, page.where)
-                item = f"user {raw.get('user_id')} on {shown}"
+                user = raw.get("user_id")
+                if isinstance(user, str) and user in sent:
+                    if sent[user] != raw:  # the rules would read one user's day twice
+                        raise DataError(
+                            f"$.data[{index}]: a second row for user {user} on {shown}, with "
+                            f"other figures ({page.where})"
+                        )
+                    continue  # sent again as it was (pages that overlap): read once
+                if isinstance(user, str):
+                    sent[user] = raw
+                fresh += 1
+                item = f"user {user} on {shown}"
                 base = paths.join("$.data", index)
                 users.append(self._tolerate(raw, USERS, base, item, page.where))
+            stalled = page.number if page.items and not fresh else 0
         users.sort(key=lambda u: str(u.get("user_id")))
         return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users))

@@ -11,6 +11,7 @@ coding is refused by name rather than read as if it were JSON.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 from auditor.common.escape import shorten
 
@@ -105,16 +106,19 @@ class _Layer:
 class Inflater:
     """Decodes a body sent with `content_encoding` (the header's value, possibly empty)."""
 
-    def __init__(self, content_encoding: str, cap: int) -> None:
-        names = [n.strip().lower() for n in content_encoding.split(",") if n.strip()]
+    def __init__(self, content_encoding: str, cap: int, redact: Callable[[str], str] = str) -> None:
+        """`redact`: what an error shows of the header, applied before it is cut short (a
+        token echoed there, cut first, would no longer be the token the redaction knows)."""
+        names = [n.strip() for n in content_encoding.split(",") if n.strip()]
         layers: list[_Layer] = []
-        for name in reversed(names):  # the header lists codings in the order they were applied
+        for written in reversed(names):  # the header lists codings in the order they were applied
+            name = written.lower()
             if name == "identity":
                 continue
             if name not in ("gzip", "x-gzip", "deflate"):
                 raise NotDecodable(
-                    f"Content-Encoding {shorten(name, 40)!r} is not one auditor accepts "
-                    f"(it asks for {ACCEPT_ENCODING}, or none)"
+                    f"Content-Encoding {shorten(redact(written), 40)!r} is not one auditor "
+                    f"accepts (it asks for {ACCEPT_ENCODING}, or none)"
                 )
             layers.append(_Layer("gzip" if name == "x-gzip" else name, cap))
         self._layers = layers

@@ -479,7 +479,8 @@ class Requester:
             if response.is_stream_consumed:  # read and decoded already (a test's transport)
                 inflater, stream = Inflater("", cap), iter((response.content,))
             else:
-                inflater = Inflater(response.headers.get("content-encoding", ""), cap)
+                coding = response.headers.get("content-encoding", "")
+                inflater = Inflater(coding, cap, self._redactor.redact_text)
                 stream = response.iter_raw()
             for chunk in stream:
                 raw += len(chunk)
@@ -526,7 +527,9 @@ class Requester:
             raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
-            shown = shorten(content_type, 40) if content_type else "no content type"
+            # redacted before it is cut: a token echoed there, cut, is no longer one it knows
+            shown = shorten(self._redactor.redact_text(content_type), 40)
+            shown = shown if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
 
         def check_values(text: bytes) -> None:

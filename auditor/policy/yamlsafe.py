@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from auditor.common.files import UnreadableFile, read_input
+from auditor.common.files import UnreadableFile, byte_position, read_input
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 
@@ -127,8 +127,9 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
     try:
         return raw.decode("utf-8"), hashlib.sha256(raw).hexdigest()
     except UnicodeDecodeError as exc:
-        message = f"not UTF-8 text (byte offset {exc.start})"
-        raise PolicyError([problem(SourceLocation(file, 1, 1), "", message)]) from None
+        line, col = byte_position(raw, exc.start)
+        message = f"not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})"
+        raise PolicyError([problem(SourceLocation(file, line, col), "", message)]) from None
 
 
 def load_text(

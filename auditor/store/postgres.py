@@ -46,6 +46,12 @@ def url_secrets(url: str) -> list[str]:
     raw_password = parts.netloc.rpartition("@")[0].partition(":")[2] if "@" in parts.netloc else ""
     found += [raw_password, unquote(raw_password)]
     found += [v for k, v in parse_qsl(parts.query) if k == "password"]
+    # libpq quotes a query value as written when it cannot decode it (`forbidden value %00 in
+    # percent-encoded value: "…"`), and parse_qsl's form differs from that one (`%00`, `+`)
+    for pair in parts.query.split("&"):
+        key, _, value = pair.partition("=")
+        if unquote(key) == "password":
+            found += [value, unquote(value)]
     return [s for s in found if s]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
@@ -383,6 +384,28 @@ def test_a_long_numeric_secret_is_remembered_and_a_short_one_is_not(redactor: Re
     text = redactor.redact_text("mysql --port 482139 -e 'call pin(48213907765)'")
     assert "48213907765" not in text and redactor.marker("48213907765") in text
     assert "482139" in text
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "Mango%2DPapaya%2D1234%2DKiwi",  # `-` needs no escape: no encoded form has `%2D`
+        "".join(f"%{b:02X}" for b in b"Mango-Papaya-1234-Kiwi"),  # every character escaped
+        "Mango-Papaya%2d1234-Kiwi",
+    ],
+)
+def test_a_remembered_secret_behind_escapes_no_encoder_writes_is_scrubbed(
+    redactor: Redactor, encoded: str
+) -> None:
+    """An error body that echoes the token percent-encoded with more escapes than needed
+    (`%2D` for `-`): the memory found the secret once decoded, but only the standard encodings
+    were replaced, so the text went out as it came."""
+    redactor.register("Mango-Papaya-1234-Kiwi")
+    for text in (f"error: {encoded} was refused", f'{{"echo": "/v1/x?q={encoded}&n=1"}}'):
+        out = redactor.redact_text(text)
+        assert "Papaya" not in urllib.parse.unquote(out), out
+        assert "was refused" in out or '&n=1"}' in out
+    assert redactor.redact_text("see /v1/chat%20room?q=a%2Db") == "see /v1/chat%20room?q=a%2Db"
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,9 @@ MIN_NUMERIC_SECRET_LEN = 8
 _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
+# Maximal runs of URL-encoded text (unreserved characters, `+` and escapes: one pass, no
+# backtracking); `find_percent_runs` looks only at those holding an escape.
+_PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})+")
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
@@ -341,6 +344,20 @@ class SecretMemory:
                     runs.append(m.group(0))
                     break
         return runs
+
+    def find_percent_runs(self, text: str) -> list[tuple[str, str]]:
+        """Runs of percent-encoded text whose decoding holds a remembered secret, each with
+        what it decodes to: written with escapes no `encoded_forms` entry has (`%2D` for `-`,
+        every character escaped), they are not found by a search for the forms."""
+        if "%" not in text:
+            return []
+        found = []
+        for m in _PERCENT_RUN.finditer(text):
+            if "%" in m[0]:
+                decoded = urllib.parse.unquote_plus(m[0])
+                if self._find_plain(decoded):
+                    found.append((m[0], decoded))
+        return found
 
     def _find_plain(self, text: str) -> set[str]:
         found = set()

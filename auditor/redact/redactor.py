@@ -623,10 +623,14 @@ class Redactor:
         found = [form for form in markers if form and form in text]
         if "%" in text:
             found += _percent_forms(text, markers, found)
-        if not found:
-            return text
-        pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
-        return pattern.sub(lambda m: _marker_of(m[0], markers), text)
+        if found:
+            pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
+            text = pattern.sub(lambda m: _marker_of(m[0], markers), text)
+        # What is left percent-encoded with escapes no form has (`%2D` for `-`): the run goes
+        # whole, as the marker of the secret when it is just that secret.
+        for run, decoded in self.memory.find_percent_runs(text):
+            text = text.replace(run, self.marker(decoded if decoded in hits else run))
+        return text
 
 
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")

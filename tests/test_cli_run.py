@@ -645,12 +645,17 @@ def test_review_refuses_values_json_cannot_carry(tmp_path: Path, text: str, mess
     [
         pytest.param(["demo", "--revisions", "0"], id="demo-without-revisions"),
         pytest.param(["review", "/", "--against", "/"], id="review-a-folder"),
+        # ran until killed, filling the memory, before a bound
+        pytest.param(["emulator", "--revisions", "99999999999"], id="emulator-too-many"),
+        pytest.param(["demo", "--repos", "10000000"], id="demo-too-many-repos"),
     ],
 )
 def test_usage_errors_are_one_line(tmp_path: Path, argv: list[str]):
     code, _, stderr = run_cli(argv, env={}, cwd=tmp_path)
     assert code == 2
     assert stderr.startswith("auditor: error: ") and stderr.count("\n") == 1
+    if argv[-1] in ("99999999999", "10000000"):
+        assert "--revisions must be from 1 to 200,000 and --repos from 0 to 20,000" in stderr
 
 
 @pytest.mark.parametrize(

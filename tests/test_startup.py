@@ -268,19 +268,8 @@ def _probed(argv: list[str], env: dict[str, str], cwd: Path, probe: str | None =
 # What an online run (the nightly) with the shipped packs never uses: `requests` (urllib3,
 # charset_normalizer), which detect-secrets' plugins import only to verify a found secret online
 # (`lazy.deferring`); the YAML parser and the JSON Schema validator, since the shipped packs and
-# readiness model are read from the build's record of them (`yamlsafe.SHIPPED_YAML`); and
-# detect-secrets' file scanner, which its package `__init__` loads (`lazy.without_init`).
-_NIGHTLY_UNUSED = (
-    "urllib3",
-    "charset_normalizer",
-    "requests.",
-    "ruamel",
-    "jsonschema",
-    "detect_secrets.core.scan",
-    "detect_secrets.core.secrets_collection",
-    "detect_secrets.filters",
-    "detect_secrets.transformers",
-)
+# readiness model are read from the build's record of them (`yamlsafe.SHIPPED_YAML`).
+_NIGHTLY_UNUSED = ("urllib3", "charset_normalizer", "requests.", "ruamel", "jsonschema")
 
 
 def test_an_online_run_loads_no_requests_yaml_parser_or_schema_validator(
@@ -314,34 +303,6 @@ print(error.__module__, Session.__module__, type(sys.modules["requests"]).__name
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["requests.exceptions", "requests.sessions", "module"]
-
-
-def test_detect_secrets_is_the_whole_package_when_a_name_of_it_is_read() -> None:
-    """Its `__init__` left out by auditor, detect-secrets is still whole for any code that
-    reads it (an embedder, a library): the names its `__init__` gives are there, in the one
-    module object, and no module of it is loaded twice."""
-    probe = """
-import sys
-import auditor.redact.values
-from detect_secrets.plugins.aws import AWSKeyDetector
-package = sys.modules["detect_secrets"]
-assert "detect_secrets.core.scan" not in sys.modules
-import detect_secrets
-from detect_secrets import SecretsCollection
-from detect_secrets.core.secrets_collection import SecretsCollection as direct
-import detect_secrets.plugins.aws
-print(detect_secrets is package, SecretsCollection is direct,
-      detect_secrets.plugins.aws.AWSKeyDetector is AWSKeyDetector,
-      len(list(AWSKeyDetector().analyze_string("AKIAIOSFODNN7EXAMPLE"))))
-try:
-    detect_secrets.no_such_name
-except AttributeError as exc:
-    print(type(exc).__name__)
-"""
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert out == ["True", "True", "True", "1", "AttributeError"]
 
 
 def test_a_library_importing_requests_later_gets_one_copy_of_each_module() -> None:

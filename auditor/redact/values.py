@@ -13,14 +13,9 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from auditor.common import lazy
-from auditor.redact.commands import command_secrets
-from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
 # detect-secrets' plugins import `requests` only to verify a secret online, which is never asked
-# here: it loads on first use, not with them (`lazy.deferring`). The package's `__init__` loads
-# its file scanner (filters, transformers), which the plugins do not need: it runs only if
-# something reads a name of the package itself (`lazy.without_init`).
-lazy.without_init("detect_secrets")
+# here: it loads on first use, not with them (`lazy.deferring`).
 with lazy.deferring("requests"):
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
@@ -41,6 +36,9 @@ with lazy.deferring("requests"):
     from detect_secrets.plugins.stripe import StripeDetector
     from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
     from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from auditor.redact.commands import command_secrets
+from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
 # out: keys are our `names` layer's job, and an allowed IP is not a secret. So is the npm

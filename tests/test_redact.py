@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.common.jsonutil import canonical
-from auditor.redact import Redactor, is_env_reference, is_marker, marker_fingerprint
+from auditor.redact import MARKER_START, Redactor, is_env_reference, is_marker, marker_fingerprint
 
 KEY = b"test-key"
 
@@ -670,3 +671,19 @@ def test_redacting_again_leaves_markers_as_they_are(remembered: str) -> None:
     assert once["note"].startswith(first["apiKey"] + " and [secret fp:")
     assert remembered not in once["note"].split("] and ")[1].replace(first["password"], "")
     assert r.redact_text(f"error: {first['apiKey']}") == f"error: {first['apiKey']}"
+
+
+def test_a_long_base64_run_is_found_but_not_kept_decoded() -> None:
+    """The decodings of base64 runs are kept for the next text (ids recur in every item), but
+    only of short runs: a distinct 64 KB blob per revision (an embedded image) kept 215 MB
+    for the process's life. A secret inside a long run is still found."""
+    from auditor.redact import memory
+
+    secret = "Mango-Papaya-1234-Kiwi-Lemon"
+    blob = base64.b64encode(("x" * 48_000 + secret).encode()).decode()
+    memory._b64_run.cache_clear()
+    redactor = Redactor(KEY)
+    redactor.register(secret)
+    out = redactor.redact_text(f"icon {blob} id dGVzdC1pZC0xMjM0NTY=")
+    assert blob not in out and MARKER_START in out
+    assert memory._b64_run.cache_info().currsize == 1  # the short id's, not the blob's

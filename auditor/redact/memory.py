@@ -35,6 +35,7 @@ _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
 _B64_RUNS_KEPT = 8192  # base64 runs whose decoding is kept (`_b64_run`): 1.3 MB of 30-letter runs
+_B64_KEPT_LEN = 256  # the longest run kept: 8,192 of them at most ~2.5 MB (run and decoding)
 _RECENT = 32  # values learned since the last rebuild of the one-automaton matcher
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")  # a percent-escape; its hex digits in either case
 
@@ -178,18 +179,26 @@ def _boundaries(text: str) -> list[int]:
 
 def _b64_decoded(text: str) -> Iterator[str]:
     for run in _B64_RUN.findall(text):
-        decoded = _b64_run(run)
+        # a short run is kept decoded (ids and words recur in every item); a long one (an
+        # embedded image) is decoded each time, so the cache stays small
+        decoded = _b64_run(run) if len(run) <= _B64_KEPT_LEN else _b64_decode(run)
         if decoded is not None:
             yield decoded
 
 
 @functools.lru_cache(maxsize=_B64_RUNS_KEPT)
 def _b64_run(run: str) -> str | None:
-    """A base64 run decoded to text, None when it is not base64 of UTF-8. Kept for the next
-    text: the same words and ids recur in every item of a listing (the nightly's 100 stored
-    reports hold 9,539 runs, 482 distinct; its 100 revisions 19,413, 133 distinct), and most
-    do not decode. (`base64.b64decode(padded, validate=True)` is this call after its own checks
-    of the argument, which a run, ASCII by its pattern, never needs.)"""
+    """`_b64_decode`, kept for the next text (runs of up to `_B64_KEPT_LEN` characters): the
+    same words and ids recur in every item of a listing (the nightly's 100 stored reports
+    hold 9,539 runs, 482 distinct; its 100 revisions 19,413, 133 distinct), and most do not
+    decode."""
+    return _b64_decode(run)
+
+
+def _b64_decode(run: str) -> str | None:
+    """A base64 run decoded to text, None when it is not base64 of UTF-8.
+    (`base64.b64decode(padded, validate=True)` is this call after its own checks of the
+    argument, which a run, ASCII by its pattern, never needs.)"""
     padded = (run + "=" * (-len(run) % 4)).translate(_URLSAFE)
     try:
         return _a2b_base64(padded, strict_mode=True).decode("utf-8")

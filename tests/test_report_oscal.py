@@ -192,6 +192,19 @@ def test_a_control_met_only_through_a_waiver_is_not_reported_satisfied() -> None
     assert "Met only through waivers" not in found["cc7.1"]["description"]
     html = render_html(data)
     assert '<span class="st waived">waived</span>' in html
+    # a waived error (or unknown) was not evaluated: the control is unverified, not waived
+    (waived_fail,) = [f for f in data.findings if f.status == "waived"]
+    for raw in ("error", "unknown"):
+        changed = replace(waived_fail, raw_status=raw)
+        findings = tuple(changed if f is waived_fail else f for f in data.findings)
+        row = {r.control: r for r in control_rows(findings)}["SOC2:CC6.6"]
+        assert (row.unverified, row.waived, row.state) == (1, 0, "unverified")
+        (result,) = json.loads(render_oscal(replace(data, findings=findings)))[
+            "assessment-results"
+        ]["results"]
+        (cc66,) = [f for f in result["findings"] if f["target"]["target-id"] == "cc6.6"]
+        assert cc66["target"]["status"] == {"state": "not-satisfied", "reason": "other"}
+        assert "Met only through waivers" not in cc66["description"]
 
 
 def test_every_uuid_is_unique_and_every_subject_reference_resolves() -> None:

@@ -305,7 +305,12 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     # Keyed by the facts' identity: hashing a frozen dataclass hashes all its fields each time.
     per_rule: dict[tuple[int, str], list[Any]] = {}
     for f in findings:
-        key = (id(f.facts), f.status)
+        # a waived error or unknown is still unverified: a waiver accepts a finding, it does
+        # not stand in for an evaluation that was not done
+        status = f.status
+        if status == "waived" and f.raw_status in ("error", "unknown"):
+            status = f.raw_status
+        key = (id(f.facts), status)
         found = per_rule.get(key)
         if found is None:
             per_rule[key] = [f.facts, 1]
@@ -327,6 +332,8 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
 
 
 def _tally_slot(status: str) -> int:
+    """failing, unverified, waived or passing, by status (a waived one's raw status: `fail`
+    waived counts as waived, `error` or `unknown` waived as unverified)."""
     if status == "fail":
         return 0
     if status in OPEN_STATUSES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -155,9 +156,36 @@ def unshown(text: str, also: Iterable[str] = ()) -> str:
     value it was given."""
     from auditor.redact.values import find_secrets  # detect-secrets: only when an error is worded
 
-    found = set(find_secrets(text)) | {s for s in also if len(s) >= 4 and s in text}
-    for secret in sorted(found, key=len, reverse=True):
-        text = text.replace(secret, "<not shown: looks like a secret>")
+    for secret in sorted(set(find_secrets(text)), key=len, reverse=True):
+        text = text.replace(secret, _NOT_SHOWN_WORDS)
+    return without_tokens(text, also, _NOT_SHOWN_WORDS)
+
+
+_NOT_SHOWN_WORDS = "<not shown: looks like a secret>"
+_SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
+
+
+def without_tokens(text: str, tokens: Iterable[str], shown: str = "[token]") -> str:
+    """`text` with each of `tokens` (the command's own: `AUDITOR_TOKEN`, a token file's, an
+    organization's) replaced by `shown`, also as a path normalises it (`a//b`, `./a`) and each
+    part of it between `/` from 8 characters on. A token of 4 to 7 characters (a test's
+    `AUDITOR_TOKEN=test`) is replaced only where it is a word of its own, not inside `tests/`
+    or `config file`; one shorter is never looked for."""
+    forms: set[str] = set()
+    for token in tokens:
+        if len(token) < 4:
+            continue
+        forms.add(token)
+        if "/" in token:
+            forms.add(os.path.normpath(token))
+            forms.update(part for part in token.split("/") if len(part) >= _SHORT_TOKEN)
+    for form in sorted(forms, key=len, reverse=True):  # a longer one first, whole
+        if form not in text:
+            continue
+        if len(form) >= _SHORT_TOKEN:
+            text = text.replace(form, shown)
+        else:
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", shown, text)
     return text
 
 

@@ -183,3 +183,23 @@ def test_a_path_typed_as_the_token_is_not_echoed(tmp_path: Path) -> None:
     code, out, err = run_cli(["history", "--state", env["AUDITOR_TOKEN"]], env=env, cwd=tmp_path)
     assert code == 2 and err.startswith("auditor: error: no state file at "), err
     assert "caller-token" not in out + err
+
+
+@pytest.mark.parametrize("token", ["Zq8wAbCdEfJdF4s//Ga1EeW0iXyZ", "./Zq8wAbCdEfJdF4sGa1EeW0iXyZ"])
+def test_a_token_typed_as_a_path_is_not_echoed_as_the_path_normalises_it(
+    tmp_path: Path, token: str
+) -> None:
+    """The path in the message is normalised (`a//b` → `a/b`, `./a` → `a`), so the token as
+    typed was not found in it and was printed."""
+    env = {"AUDITOR_TOKEN": token}
+    code, out, err = run_cli(["history", "--state", token], env=env, cwd=tmp_path)
+    assert code == 2 and err.startswith("auditor: error: no state file at "), err
+    assert "Ga1EeW0iXyZ" not in out + err and "[token]" in err
+
+
+def test_a_short_test_token_is_not_hidden_inside_other_words(tmp_path: Path) -> None:
+    """`AUDITOR_TOKEN=test` (a test setup) hid every `test` inside a word: `tests/c.toml`
+    read `[token]s/c.toml`. A token under 8 characters is hidden only as a word of its own."""
+    env = {"AUDITOR_TOKEN": "test"}
+    code, _, err = run_cli(["run", "--config", "tests/c.toml"], env=env, cwd=tmp_path)
+    assert code == 2 and "tests/c.toml" in err, err

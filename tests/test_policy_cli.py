@@ -303,7 +303,7 @@ def test_a_failing_case_does_not_print_the_secret_its_settings_hold(tmp_path: Pa
     )
     code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
     assert code == 1 and _TOKEN not in out
-    assert "K-1: expected pass, got fail (customModels[?id=='m'].apiKey is \"<not shown" in out
+    assert "K-1: expected pass, got fail (customModels[?id=='m'].apiKey is \"[secret fp:" in out
 
 
 def test_a_secret_in_a_waiver_or_settings_file_is_not_quoted_by_review(tmp_path: Path) -> None:
@@ -355,3 +355,53 @@ def test_a_problem_at_a_path_named_for_a_secret_still_says_what_is_wrong(tmp_pat
     code, out, _ = run(tmp_path, "lint", str(bad))
     assert code == 2 and "not shown" not in out, out
     assert f"{bad}:4:5: error: $.rules[0].token: unknown key `token`" in out.splitlines()
+
+
+def test_a_failing_case_hides_what_a_run_would_store_as_a_secret(tmp_path: Path) -> None:
+    """A value a run stores as a marker (under `apiKey`, in `env`, a header in a hook
+    command) was printed by a failing case whenever the detectors did not know its form
+    (`Tr0ub4dor&3`, `correct horse battery staple`): the case's data is now redacted as a
+    run redacts, and the message quotes the markers."""
+    (tmp_path / "k.yaml").write_text(
+        "version: 1\nrules:\n"
+        "  - {id: K-1, title: t, severity: high, target: settings,\n"
+        "     assert: {path: 'customModels[*].apiKey', starts_with: '${'}}\n"
+        "  - {id: K-2, title: t, severity: high, target: settings,\n"
+        "     assert: {path: 'hooks[0].command', matches: '^nothing$'}}\n"
+        "  - {id: K-3, title: t, severity: high, target: settings,\n"
+        "     assert: {path: env.PASS, equals: x}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "k.tests.yaml").write_text(
+        "tests:\n  - name: wrong on purpose\n    settings:\n"
+        "      customModels: [{id: m, apiKey: 'Tr0ub4dor&3'}]\n"
+        "      hooks: [{command: \"curl -H 'X-Api-Key: hunter2horse99' https://x.example\"}]\n"
+        "      env: {PASS: correct horse battery staple}\n"
+        "    expect: {K-1: pass, K-2: pass, K-3: pass}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
+    assert code == 1, out
+    for secret in ("Tr0ub4dor&3", "hunter2horse99", "correct horse battery staple"):
+        assert secret not in out
+    assert out.count("[secret fp:") == 3 and "https://x.example" in out
+
+
+def test_a_problem_shows_the_workspace_path_it_is_in(tmp_path: Path) -> None:
+    """The location was judged by its looks: a CI workspace path with digits and mixed case
+    (GitLab's `/builds/Gx4nPz7Q/0/…`, a Jenkins job folder) read as one secret, and every
+    problem said `<not shown: looks like a secret>.yaml:2:5`. A `name: value` pair quoted
+    inside a value is still hidden (split at `: `, it was shown)."""
+    folder = tmp_path / "builds" / "Gx4nPz7Q" / "0" / "Acme_Agent_Platform_PR-1234"
+    folder.mkdir(parents=True)
+    bad = folder / "bad.yaml"
+    bad.write_text(
+        "version: 1\nrules:\n  - id: X-1\n    title: t\n"
+        "    severity: 'X-Api-Key: hunter2horse99'\n    target: settings\n"
+        "    assert: {path: a, equals: 1}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(tmp_path, "lint", str(bad))
+    assert code == 2
+    assert f"{bad}:5:15: error: $.rules[0].severity: " in out, out
+    assert "hunter2horse99" not in out

@@ -5,6 +5,7 @@ organization of an `--orgs` run, so both say the same thing the same way."""
 from __future__ import annotations
 
 import errno
+import re
 import traceback
 from collections.abc import Iterable
 from typing import TextIO
@@ -47,23 +48,42 @@ def report_failure(
 
 
 def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str]:
-    """Problems of input files (`file:line:col: error: …`) as printed: the files a problem
-    quotes from are written by hand (a proposed settings file, a policy test case, a waiver),
-    so a value or key in one that looks like a secret, or a token the command loaded, is left
-    out (`<not shown: looks like a secret>`), as for a config file's values."""
-    from auditor.config import unshown  # the value detectors: only when a problem is printed
+    """Problems of input files (`file:line:col: error: $.path: …`) as printed: the files a
+    problem quotes from are written by hand (a proposed settings file, a policy test case, a
+    waiver), so a value or key in one that looks like a secret, or a token the command loaded,
+    is left out (`<not shown: looks like a secret>`), as for a config file's values.
 
-    # Each part between `: ` on its own, so a JSON path ending in a secret's name is not read
-    # as that secret's `name: value` (`$.rules[0].token: unknown key …` hid `unknown`), and
-    # all of them in one search (12,000 lines one by one took 1.3 s), NUL between them: the
-    # detectors read no `name value` across it, and no line holds one (YAML allows none).
-    split = [line.split(": ") for line in lines]
-    parts = [part for pieces in split for part in pieces]
-    shown = unshown("\0".join(parts), secrets).split("\0")
-    if len(shown) != len(parts) or any("\0" in part for part in parts):
-        shown = [unshown(part, secrets) for part in parts]  # a secret across the NULs
-    found = iter(shown)
-    return [terminal_text(": ".join(next(found) for _ in pieces)) for pieces in split]
+    The parts are judged apart: the location (the file the user named, and where in it) is
+    searched only for the command's tokens, never read as a secret by its looks (a CI
+    workspace path such as `/builds/Gx4nPz7Q/0/acme/…` would be); the JSON path alone (one
+    ending in a secret's name, `$.rules[0].token: unknown key`, is not that secret's
+    `name: value`); the message whole (a `name: value` inside a quoted value stays one)."""
+    from auditor.config import unshown, without_tokens  # detectors: only when one is printed
+
+    secrets = list(secrets)
+    heads: list[str] = []
+    judged: list[str] = []  # per line: its JSON path (maybe empty), then its message
+    for line in lines:
+        at = _LOCATION.match(line)
+        head = without_tokens(at[0], secrets) if at else ""
+        rest = line[at.end() :] if at else line
+        lead = _LEAD.match(rest)
+        assert lead is not None  # every part of it is optional
+        heads.append(head + (lead[1] or ""))
+        judged += [lead[2] or "", rest[lead.end() :]]
+    # All in one search (12,000 lines one by one took 1.3 s), NUL between them: the detectors
+    # read no `name value` across it, and no line holds one (YAML allows none).
+    shown = unshown("\0".join(judged), secrets).split("\0")
+    if len(shown) != len(judged) or any("\0" in part for part in judged):
+        shown = [unshown(part, secrets) for part in judged]  # a secret across the NULs
+    return [terminal_text(head + shown[2 * n] + shown[2 * n + 1]) for n, head in enumerate(heads)]
+
+
+# `file:line:col: ` (or `file:line: `, `file: `) at the start of a problem: a first word that
+# is not a JSON path, holds no space and ends where `: ` follows it.
+_LOCATION = re.compile(r"[^\s$][^\s]*?(?::\d+(?::\d+)?)?: ")
+# `error: ` (or `warning: `), then a JSON path `$.a.b[0]: `, each optional.
+_LEAD = re.compile(r"((?:error|warning|note): )?(\$\S*: )?")
 
 
 def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:
@@ -75,9 +95,8 @@ def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> st
 
 def scrubbed(text: str, secrets: Iterable[str]) -> str:
     """`text` without the tokens or a database URL's password (the traceback too)."""
+    from auditor.config import without_tokens
     from auditor.store.postgres import scrub_url_passwords  # not at start-up: `auditor --help`
 
-    for token in sorted(secrets, key=len, reverse=True):  # a longer one first, whole
-        if len(token) >= 4:
-            text = text.replace(token, "[token]")
+    text = without_tokens(text, secrets)
     return scrub_url_passwords(text)  # a database URL's password, wherever it came from

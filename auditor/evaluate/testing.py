@@ -7,6 +7,7 @@ keys, unknown rule ids, malformed `now`) raise PolicyError with `file:line:col`.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -30,6 +31,7 @@ from auditor.policy.loader import (
     sort_problems,
 )
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+from auditor.redact import Redactor
 
 NO_CASES = "no test cases found (<name>.tests.yaml beside <name>.yaml)"
 CASE_KEYS = (
@@ -92,6 +94,7 @@ class _Case:
     name: str
     inputs: EvaluationInputs
     expect: dict[str, str] = field(default_factory=dict)
+    documents: tuple[Any, ...] = ()  # the case's data as written (settings, reports, usage …)
 
 
 def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult]:
@@ -136,7 +139,21 @@ def _run(policy: PolicySet, file: str, case: _Case) -> CaseResult:
             mismatches.append(
                 f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
             )
-    return CaseResult(file, case.name, tuple(mismatches))
+    return CaseResult(file, case.name, _unshown(mismatches, case.documents))
+
+
+def _unshown(mismatches: list[str], documents: tuple[Any, ...]) -> tuple[str, ...]:
+    """The mismatches with every secret of the case's data replaced by its marker: a rule's
+    message quotes the value it judged (`apiKey is "…"`), and the case's data is redacted as a
+    run redacts what it stores (where secrets live, by key name, by value), so a value a run
+    would never show is not printed here either. The key is made for this case alone: its
+    markers are compared with nothing."""
+    if not mismatches:
+        return ()
+    redactor = Redactor(secrets.token_bytes(32))
+    for document in documents:
+        redactor.redact_json(document)
+    return tuple(redactor.redact_text(line) for line in mismatches)
 
 
 class _CaseReader:
@@ -170,7 +187,8 @@ class _CaseReader:
         inputs = self._inputs(raw, where, moment)
         if len(self.problems) > count or inputs is None:
             return None
-        return _Case(str(raw.get("name", f"case {index + 1}")), inputs, expect)
+        documents = tuple(plain(raw[k]) for k in _DATA_KEYS if k in raw)
+        return _Case(str(raw.get("name", f"case {index + 1}")), inputs, expect, documents)
 
     def _expect(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> dict[str, str]:
         known = [r.id for r in self.policy.rules] if self.policy else []

@@ -307,7 +307,7 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     for f in findings:
         # a waived error or unknown is still unverified: a waiver accepts a finding, it does
         # not stand in for an evaluation that was not done
-        status = f.status
+        status: str = f.status
         if status == "waived" and f.raw_status in ("error", "unknown"):
             status = f.raw_status
         key = (id(f.facts), status)

@@ -558,3 +558,25 @@ def test_a_rule_that_stops_applying_is_not_called_fixed(tmp_path: Path) -> None:
     assert "No longer applies after the change" in (tmp_path / "r" / "report.html").read_text()
     assert "would no longer apply" in output
     assert code == 1, output  # turning the sandbox off is itself a finding the change introduces
+
+
+def test_a_review_does_not_call_the_nightlys_readiness_waivers_stale(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A review judges the settings and change rules only: a waiver of a readiness rule that
+    the nightly uses matched nothing here and was listed, at the top of the PR comment, as
+    `stale (waiving nothing)`. One naming a rule no policy has is still stale."""
+    (tmp_path / "w.yaml").write_text(
+        "waivers:\n"
+        "  - {rule: RDY-SEC-001, subject: 'https://github.com/*', reason: r, owner: o,"
+        " expires: 2026-12-31}\n"
+        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n",
+        encoding="utf-8",
+    )
+    code, data, output = review(
+        live_settings(emu), env, tmp_path, "--waivers", str(tmp_path / "w.yaml")
+    )
+    assert code == 0, output
+    assert [w["rule_id"] for w in data["waivers"]["stale"]] == ["NO-SUCH-001"], data["waivers"]
+    note = (tmp_path / "r" / "report.md").read_text()
+    assert "NO-SUCH-001" in note and "RDY-SEC-001" not in note

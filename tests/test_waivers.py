@@ -132,6 +132,20 @@ def test_stale_waiver_reported() -> None:
     assert any("R-9" in text and "matched no failing result" in text for text in report.warnings)
 
 
+def test_a_waiver_of_a_rule_not_judged_here_is_not_stale() -> None:
+    """A review judges only the settings and change rules: every waiver of a readiness, org
+    or usage rule matched nothing and was listed as stale at the top of every PR comment,
+    inviting someone to delete waivers the nightly depends on. A rule the loaded policies do
+    not have is still stale (a typo in the waiver's rule id)."""
+    judged = [result("SET-1", "settings")]
+    readiness, typo = waiver("RDY-1", "https://github.com/acme/*"), waiver("RDY-9", "settings")
+    every = {"SET-1", "RDY-1"}
+    _, report = apply_waivers(judged, [readiness, typo], NOW, rules=every)
+    assert report.stale == (typo,)
+    _, report = apply_waivers(judged, [readiness, typo], NOW)  # all rules judged: both stale
+    assert report.stale == (readiness, typo)
+
+
 def test_load_valid_file(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(

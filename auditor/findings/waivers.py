@@ -18,7 +18,7 @@ File format::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from fnmatch import fnmatchcase
@@ -197,12 +197,24 @@ def _day(moment: datetime) -> str:
 
 
 def apply_waivers(
-    results: Sequence[RuleResult], waivers: Sequence[Waiver], now: datetime
+    results: Sequence[RuleResult],
+    waivers: Sequence[Waiver],
+    now: datetime,
+    *,
+    rules: Collection[str] | None = None,
 ) -> tuple[tuple[RuleResult, ...], WaiverReport]:
-    """Mark fail/unknown/error results covered by a waiver in force as `waived`."""
+    """Mark fail/unknown/error results covered by a waiver in force as `waived`.
+
+    `rules`: the ids of every rule of the loaded policies, when `results` are those of only
+    some of them (a review judges the settings and change rules; `--no-usage` leaves the usage
+    rules out). A waiver of a rule left out is not called stale: it was not tried. One naming
+    a rule no policy has still is."""
     in_force = [w for w in waivers if now <= w.expires]
     used: set[int] = set()
     out: list[RuleResult] = []
+    judged = {r.rule.id for r in results}
+    if rules is not None:  # not tried: counted as used, so not stale
+        used |= {id(w) for w in in_force if w.rule_id not in judged and w.rule_id in rules}
     for result in results:
         match = _first_match(result, in_force) if result.status in WAIVABLE else None
         if match is None:

@@ -140,8 +140,12 @@ def test_an_unexpected_error_never_shows_a_url_password() -> None:
 def test_a_query_password_libpq_cannot_decode_is_not_quoted_back(tmp_path: Path) -> None:
     """libpq quotes a `?password=` value it cannot percent-decode as written (`forbidden value
     %00 in percent-encoded value: "…"`); that form of the password was shown."""
-    for password in ("pwSecret%000123", "pw+Secret%00+0123"):
-        url = f"postgresql://bob@127.0.0.1:1/audit?password={password}"
+    for key, password in [
+        ("password", "pwSecret%000123"),
+        ("password", "pw+Secret%00+0123"),
+        ("sslpassword", "pwSecret%000123"),  # the client key's password, named apart
+    ]:
+        url = f"postgresql://bob@127.0.0.1:1/audit?{key}={password}"
         code, text = _run(["history"], {"AUDITOR_STATE": url}, tmp_path)
         assert code == 2 and "percent-encoded value" in text, text
         assert "Secret" not in text and "0123" not in text, text

@@ -40,17 +40,18 @@ def is_database_url(text: object) -> bool:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The password in `url` (as written and decoded, from user-info or `?password=`)."""
+    """The passwords in `url` (as written and decoded): user-info's, and the value of every
+    query parameter whose name holds `password` (`password`, libpq's `sslpassword`)."""
     parts = urlsplit(url)
     found = []
     raw_password = parts.netloc.rpartition("@")[0].partition(":")[2] if "@" in parts.netloc else ""
     found += [raw_password, unquote(raw_password)]
-    found += [v for k, v in parse_qsl(parts.query) if k == "password"]
+    found += [v for k, v in parse_qsl(parts.query) if "password" in k.lower()]
     # libpq quotes a query value as written when it cannot decode it (`forbidden value %00 in
     # percent-encoded value: "…"`), and parse_qsl's form differs from that one (`%00`, `+`)
     for pair in parts.query.split("&"):
         key, _, value = pair.partition("=")
-        if unquote(key) == "password":
+        if "password" in unquote(key).lower():
             found += [value, unquote(value)]
     return [s for s in found if s]
 

@@ -405,3 +405,21 @@ def test_sigterm_leaves_no_organization_with_yesterdays_reports(
         "interrupted",
         "interrupted",
     ]
+
+
+@pytest.mark.parametrize("flag", ["--at", "--policy"])
+def test_an_organizations_token_typed_into_another_flag_is_not_echoed(
+    tmp_path: Path, flag: str
+) -> None:
+    """`--at` and `--policy` were checked before the orgs file was read, and each
+    organization's token was registered only when it started: `--at "$ACME_TOKEN"` (flags
+    mixed up) printed `got 'opaque-acme-7c6b5a'`."""
+    token = "opaque-acme-7c6b5a"
+    (tmp_path / "orgs.toml").write_text(
+        '[[org]]\nname = "acme"\nbase_url = "https://x.example"\ntoken_env = "ACME_TOKEN"\n'
+    )
+    argv = ["run", "--orgs", str(tmp_path / "orgs.toml"), flag, token]
+    code, out, err = _run(argv, {"ACME_TOKEN": token}, tmp_path)
+    assert code == 2 and "auditor: error: " in err, err
+    assert token not in out + err
+    assert "[token]" in err or "<not shown: looks like a secret>" in err

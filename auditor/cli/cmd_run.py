@@ -43,7 +43,7 @@ from auditor.cli.summary import (
 )
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
-from auditor.config import Config, load_orgs, org_config
+from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
@@ -66,12 +66,18 @@ if TYPE_CHECKING:
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
     config = config_from_args(args, ctx)
+    entries: tuple[OrgEntry, ...] = ()
+    if args.orgs is not None:
+        # Read first, every organization's token known before any other input is checked: an
+        # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
+        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd))
+        ctx.tokens.update(e.token for e in entries if e.token)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     if args.orgs is not None:
-        return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir)
+        return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir, entries)
     return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
 
 
@@ -139,7 +145,12 @@ def _options(config: Config, args: argparse.Namespace, audit: _Audit) -> AuditOp
 
 
 def run_orgs(
-    args: argparse.Namespace, ctx: Context, config: Config, audit: _Audit, root: Path
+    args: argparse.Namespace,
+    ctx: Context,
+    config: Config,
+    audit: _Audit,
+    root: Path,
+    loaded: tuple[OrgEntry, ...],
 ) -> int:
     """`--orgs FILE`: every organization audited on its own (store, lock, reports folder
     `<root>/<name>/`), `--workers` at once; a summary table; exit 2 if any errored, else 1
@@ -150,7 +161,7 @@ def run_orgs(
             raise UsageError(f"{option} cannot be combined with --orgs (the file gives each one's)")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    entries = {e.name: e for e in load_orgs(args.orgs, ctx.env, Path(ctx.cwd))}
+    entries = {e.name: e for e in loaded}
     prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
     # The checks have passed: the earlier summary and every organization's reports go before any
     # starts, so an interrupt never leaves the ones not yet started with yesterday's reports

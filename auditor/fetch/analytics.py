@@ -36,6 +36,9 @@ ALL_SERIES = (*DAY_SERIES, USERS)
 PAGE_SCHEMA = "api-analytics-page.schema.json"
 
 
+_STALLED_PAGES = 2  # users pages in a row with nothing new before paging is refused
+
+
 class AnalyticsDenied(Exception):
     """The analytics endpoints refused the token (403: manager or owner role needed)."""
 
@@ -147,13 +150,17 @@ class AnalyticsReader:
         listing = replace(USERS_LISTING, query=tuple(_query(day, day).items()))
         users: list[Item] = []
         sent: dict[str, Item] = {}  # each user's row as sent, by user_id
-        stalled = 0  # the number of the last page, when it sent only users sent before
+        # The numbers of the pages in a row, up to the last, that sent only users sent before:
+        # one such page is an overlap (offset paging as rows shift, an inclusive cursor); two
+        # in a row, and yet the listing goes on, is paging that never ends (A,B,A,B …).
+        stalled: list[int] = []
         for page in self._client.pages(listing):
             self.requests += 1
-            if stalled:  # and yet the listing went on: a page that never ends
+            if len(stalled) >= _STALLED_PAGES:
                 raise DataError(
-                    f"$.data: analytics users page {stalled} only repeated users sent on earlier "
-                    f"pages, and the listing went on: paging makes no progress ({page.where})"
+                    f"$.data: analytics users pages {stalled[0]} to {stalled[-1]} only repeated "
+                    f"users sent on earlier pages, and the listing went on: paging makes no "
+                    f"progress ({page.where})"
                 )
             self._quality.add_duplicates(page, listing, lambda r: f"user {r.get('user_id')}")
             fresh = 0
@@ -173,6 +180,6 @@ class AnalyticsReader:
                 item = f"user {user} on {shown}"
                 base = paths.join("$.data", index)
                 users.append(self._tolerate(raw, USERS, base, item, page.where))
-            stalled = page.number if page.items and not fresh else 0
+            stalled = [*stalled, page.number] if page.items and not fresh else []
         users.sort(key=lambda u: str(u.get("user_id")))
         return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users))

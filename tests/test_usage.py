@@ -407,6 +407,39 @@ def test_a_count_beyond_64_bits_is_odd_not_a_figure() -> None:
     )
 
 
+def test_a_huge_count_an_earlier_release_stored_is_read_as_absent() -> None:
+    """A state file a release before 0.3.0 wrote may hold `1e308` (the sync kept it): the
+    chart summed it to infinity and the usage rules judged it. It is read as no figure, as
+    the sync now reads it."""
+    from auditor.evaluate.usage import count_value
+    from auditor.report.usage import usage_view
+
+    def day(n: float) -> dict[str, Any]:
+        return {
+            "tokens": {"billable_tokens": n, "by_model": [{"model": "m", "billable_tokens": n}]}
+        }
+
+    days = (("2026-10-01", day(1e308)), ("2026-10-02", day(float("inf"))), ("2026-10-03", day(7)))
+    view = usage_view(UsageInputs(days=days, first_judged="2026-10-01"))
+    assert view is not None
+    assert [(d.total, d.by_model) for d in view.days] == [
+        (None, ()),
+        (None, ()),
+        (7.0, (("m", 7.0),)),
+    ]
+    chart = view.chart
+    assert chart is not None and "inf" not in repr(chart)
+    # the usage rules' trailing median reads the same figures
+    assert [count_value(v) for v in (1e308, float("inf"), -1e300, 2**63 - 1, True, "7")] == [
+        None,
+        None,
+        None,
+        float(2**63 - 1),
+        None,
+        None,
+    ]
+
+
 def test_an_analytics_series_too_wide_fails_once_not_asked_again() -> None:
     """A series is one request with no page size: a page too wide is asked for again with fewer
     items (history, readiness, users), but a series that wide fails as before, on one request."""

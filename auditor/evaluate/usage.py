@@ -21,6 +21,7 @@ are named in one `not_evaluated` line, so the run is incomplete rather than sile
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -86,8 +87,22 @@ def _custom_ids(settings: Any) -> list[str]:
 
 def _billable(series: Mapping[str, JSON]) -> float | None:
     tokens = series.get("tokens")
-    value = tokens.get("billable_tokens") if isinstance(tokens, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return count_value(tokens.get("billable_tokens") if isinstance(tokens, dict) else None)
+
+
+_MAX_COUNT = 2**63 - 1  # the analytics schemas' maximum of a count or figure
+
+
+def count_value(value: object) -> float | None:
+    """An analytics count or figure as a number, None when it is none: not a number, or one no
+    count can be (not finite, above 2^63 - 1). A sync refuses those since 0.3.0 (a data-quality
+    warning); a state file an earlier release wrote may still hold one (`1e308`, which a chart
+    summed to infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or abs(value) > _MAX_COUNT:  # exact, before float() rounds
+        return None
+    return float(value)
 
 
 def day_documents(days: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[_Day]:

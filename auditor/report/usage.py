@@ -15,6 +15,7 @@ from datetime import date
 
 from auditor.common.escape import md_inline, shorten
 from auditor.evaluate.model import UsageInputs
+from auditor.evaluate.usage import count_value
 from auditor.findings.finding import Finding, attribution_text, sort_findings
 from auditor.models import OPEN_STATUSES
 from auditor.report import display
@@ -92,9 +93,7 @@ class UsageView:
 
 
 def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return count_value(value)  # a huge or non-finite one stored by an earlier release: none
 
 
 def usage_view(inputs: UsageInputs | None) -> UsageView | None:

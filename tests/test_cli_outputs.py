@@ -203,3 +203,14 @@ def test_a_short_test_token_is_not_hidden_inside_other_words(tmp_path: Path) -> 
     env = {"AUDITOR_TOKEN": "test"}
     code, _, err = run_cli(["run", "--config", "tests/c.toml"], env=env, cwd=tmp_path)
     assert code == 2 and "tests/c.toml" in err, err
+
+
+def test_policy_and_verify_never_print_the_commands_token_as_a_path(tmp_path: Path) -> None:
+    """`policy lint`/`policy test` problem lines and `verify`'s messages did not hide the
+    command's token (a path typed as it: `auditor verify "$AUDITOR_TOKEN"`)."""
+    token = "opaque-tok-9f8e7d6c5b"
+    env = {"AUDITOR_TOKEN": token}
+    for argv in (["policy", "lint", token], ["policy", "test", token], ["verify", token]):
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 2, (argv, out, err)
+        assert token not in out + err and "[token]" in out + err, (argv, out, err)

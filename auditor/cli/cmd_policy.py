@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store
-from auditor.cli.failure import problem_lines
+from auditor.cli.failure import problem_lines, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
@@ -38,7 +38,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     try:
         policy = load_policies(paths)
     except PolicyError as exc:
-        for line in problem_lines(exc.problems):
+        for line in problem_lines(exc.problems, ctx.secrets()):
             print(line, file=ctx.stdout)
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
@@ -49,7 +49,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         with open_store(config, readonly=True) as store:
             warnings += history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):
-        print(terminal_text(line), file=ctx.stdout)
+        print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
     print(
         f"{files} file(s), {rules} rule(s): 0 errors, {len(warnings)} warning(s)", file=ctx.stderr
@@ -64,7 +64,7 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     try:
         cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
     except PolicyError as exc:
-        for line in problem_lines(exc.problems):
+        for line in problem_lines(exc.problems, ctx.secrets()):
             print(line, file=ctx.stdout)
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
@@ -73,9 +73,9 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
         verdict = "PASS" if case.passed else "FAIL"
         line = f"{verdict} {case.file}: {case.name}"
         if case.passed:
-            print(terminal_text(line), file=ctx.stdout)
+            print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
         else:  # a rule's message quotes the case's value, which no redaction has seen
-            shown = problem_lines([f"{line}: {'; '.join(case.mismatches)}"])
+            shown = problem_lines([f"{line}: {'; '.join(case.mismatches)}"], ctx.secrets())
             print(shown[0], file=ctx.stdout)
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from auditor.cli.failure import scrubbed
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_OK
 from auditor.workflows.verify import verify_bundle
@@ -23,13 +24,15 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     bundle = Path(ctx.cwd) / args.bundle
     key = Path(ctx.cwd) / args.key if args.key else None
     result = verify_bundle(bundle, key=key, rerun=not args.no_rerun)
+    tokens = ctx.secrets()  # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`
     for note in result.notes:
-        print(f"auditor: note: {terminal_text(note)}", file=ctx.stderr)
+        print(f"auditor: note: {terminal_text(scrubbed(note, tokens))}", file=ctx.stderr)
     if not result.ok:
         for problem in result.problems:
-            print(f"auditor: verify: {terminal_text(problem)}", file=ctx.stderr)
+            print(f"auditor: verify: {terminal_text(scrubbed(problem, tokens))}", file=ctx.stderr)
+        shown = scrubbed(str(bundle), tokens)
         print(
-            f"auditor: exit 2: the bundle {bundle} does not verify: "
+            f"auditor: exit 2: the bundle {shown} does not verify: "
             f"{len(result.problems)} problem(s)",
             file=ctx.stderr,
         )
@@ -41,7 +44,8 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
         else ""
     )
     print(
-        f"Verified {bundle}: {result.files_checked} files match manifest.json{signed}{rerun}.",
+        f"Verified {scrubbed(str(bundle), tokens)}: {result.files_checked} files match "
+        f"manifest.json{signed}{rerun}.",
         file=ctx.stdout,
     )
     return EXIT_OK

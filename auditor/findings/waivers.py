@@ -201,20 +201,18 @@ def apply_waivers(
     waivers: Sequence[Waiver],
     now: datetime,
     *,
-    rules: Collection[str] | None = None,
+    untried: Collection[str] = (),
 ) -> tuple[tuple[RuleResult, ...], WaiverReport]:
     """Mark fail/unknown/error results covered by a waiver in force as `waived`.
 
-    `rules`: the ids of every rule of the loaded policies, when `results` are those of only
-    some of them (a review judges the settings and change rules; `--no-usage` leaves the usage
-    rules out). A waiver of a rule left out is not called stale: it was not tried. One naming
-    a rule no policy has still is."""
+    `untried`: the ids of the loaded rules this evaluation left out (a review judges only the
+    settings and change rules; `--no-usage` leaves the usage rules out). A waiver of one of
+    them is not called stale: it was not tried. A rule that was tried and gave no result (a
+    readiness rule with no reports) still makes its waiver stale, as does a rule no policy
+    has."""
     in_force = [w for w in waivers if now <= w.expires]
-    used: set[int] = set()
+    used: set[int] = {id(w) for w in in_force if w.rule_id in untried}  # so never stale
     out: list[RuleResult] = []
-    judged = {r.rule.id for r in results}
-    if rules is not None:  # not tried: counted as used, so not stale
-        used |= {id(w) for w in in_force if w.rule_id not in judged and w.rule_id in rules}
     for result in results:
         match = _first_match(result, in_force) if result.status in WAIVABLE else None
         if match is None:

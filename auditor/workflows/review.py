@@ -215,9 +215,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     # save no revision: there is no step for a change rule to judge, whoever proposes it.
     stepped = after.results if changes else tuple(_no_step(r) for r in after.results)
     # only the settings and change rules are judged: a readiness rule's waiver is not stale
-    every = {r.id for r in loaded.policy.rules}
-    before_results, _ = apply_waivers(before.results, loaded.waivers, now, rules=every)
-    after_results, waivers = apply_waivers(stepped, loaded.waivers, now, rules=every)
+    untried = {r.id for r in loaded.policy.rules} - {r.id for r in policy.rules}
+    before_results, _ = apply_waivers(before.results, loaded.waivers, now, untried=untried)
+    after_results, waivers = apply_waivers(stepped, loaded.waivers, now, untried=untried)
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
     prior = _prior_records(before_findings, after_findings, request.live.settings)

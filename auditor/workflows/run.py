@@ -177,9 +177,10 @@ def _run_audit(
     from auditor.report.usage import usage_view
 
     left_out: tuple[tuple[str, int, str], ...] = ()
-    every = {r.id for r in loaded.policy.rules}  # a left-out rule's waiver is not stale
+    untried: set[str] = set()  # the rules left out (`--no-usage`): their waivers are not stale
     if options.usage_days is None:  # --no-usage: the usage rules are not selected
         selected = without_usage(loaded.policy)
+        untried = {r.id for r in loaded.policy.rules} - {r.id for r in selected.rules}
         if dropped := len(loaded.policy.rules) - len(selected.rules):
             left_out = (("usage", dropped, NO_USAGE_REASON),)
         loaded = replace(loaded, policy=selected)
@@ -208,7 +209,9 @@ def _run_audit(
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed
         known.remember(store, evaluation)
-        results, waiver_report = apply_waivers(evaluation.results, loaded.waivers, now, rules=every)
+        results, waiver_report = apply_waivers(
+            evaluation.results, loaded.waivers, now, untried=untried
+        )
         not_evaluated, failing_by_revision = (
             evaluation.not_evaluated,
             evaluation.failing_by_revision,

@@ -141,7 +141,7 @@ def _quoted(value: Any) -> str:
     return _NOT_SHOWN if _looks_secret(text) else repr(value)
 
 
-def _shown_path(path: Path | str) -> str:
+def shown_path(path: Path | str) -> str:
     """A path (or a message another module worded) as an error message shows it, with any part
     that looks like a secret left out (`token_file = "ghp_…"`), judged name by name."""
     text = str(path)
@@ -180,12 +180,15 @@ def without_tokens(text: str, tokens: Iterable[str], shown: str = "[token]") -> 
             forms.add(os.path.normpath(token))
             forms.update(part for part in token.split("/") if len(part) >= _SHORT_TOKEN)
     for form in sorted(forms, key=len, reverse=True):  # a longer one first, whole
-        if form not in text:
+        if len(form) < 4 or form not in text:  # (a normalised form can be short: `a/..` is `.`)
             continue
         if len(form) >= _SHORT_TOKEN:
             text = text.replace(form, shown)
-        else:
-            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", shown, text)
+            continue
+        # a word of its own: no letter or digit glued to an end that is one
+        before = r"(?<![A-Za-z0-9])" if form[0].isalnum() else ""
+        after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
+        text = re.sub(before + re.escape(form) + after, shown, text)
     return text
 
 
@@ -229,7 +232,7 @@ def _shown(parts: SplitResult) -> str:
     """A URL as safe to print: scheme, host and path only."""
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
-    return repr(_shown_path(f"{parts.scheme}://{host}{port}{parts.path}"))
+    return repr(shown_path(f"{parts.scheme}://{host}{port}{parts.path}"))
 
 
 def _as_float(value: Any, where: str) -> float:
@@ -277,7 +280,7 @@ def _as_diff_keys(value: Any, where: str) -> Mapping[str, Any]:
     try:
         list_table_from_config(value)
     except ConfigError as exc:  # its messages start with `diff_keys`; say which file too
-        raise ConfigError(_shown_path(f"{where.removesuffix('diff_keys')}{exc}")) from None
+        raise ConfigError(shown_path(f"{where.removesuffix('diff_keys')}{exc}")) from None
     return dict(value)
 
 
@@ -517,12 +520,12 @@ def _read_token_file(path: Path) -> str:
     try:
         token = read_input(path, max_bytes=MAX_TOKEN_BYTES).decode("utf-8-sig").strip()
     except UnreadableFile as exc:
-        raise ConfigError(f"{_shown_path(path)}: cannot read token file: {exc.reason}") from None
+        raise ConfigError(f"{shown_path(path)}: cannot read token file: {exc.reason}") from None
     except ValueError:
-        raise ConfigError(f"{_shown_path(path)}: token file is not UTF-8 text") from None
+        raise ConfigError(f"{shown_path(path)}: token file is not UTF-8 text") from None
     if not token:
-        raise ConfigError(f"{_shown_path(path)}: token file is empty")
-    return _checked_token(token, _shown_path(path))
+        raise ConfigError(f"{shown_path(path)}: token file is empty")
+    return _checked_token(token, shown_path(path))
 
 
 def _checked_token(token: str, source: str) -> str:

@@ -405,3 +405,23 @@ def test_a_problem_shows_the_workspace_path_it_is_in(tmp_path: Path) -> None:
     assert code == 2
     assert f"{bad}:5:15: error: $.rules[0].severity: " in out, out
     assert "hunter2horse99" not in out
+
+
+def test_a_token_typed_as_the_policy_path_is_not_echoed(tmp_path: Path) -> None:
+    """The location was searched only for the command's own tokens: a GitHub token given as
+    the file to lint (a variable mixed up) was printed as the file not found."""
+    code, out, _ = run(tmp_path, "lint", _TOKEN)
+    assert code == 2 and _TOKEN not in out
+    assert "/<not shown: looks like a secret>:1:1: error: " in out, out
+
+
+def test_a_problem_in_a_folder_with_spaces_is_read_whole(tmp_path: Path) -> None:
+    """A location with a space did not match, so the JSON path was judged with the message and
+    `password: unknown` read as a name and its value: `$.rules[0].password: <not shown…> key`."""
+    folder = tmp_path / "Mobile Documents" / "Jane Doe"
+    folder.mkdir(parents=True)
+    bad = folder / "p.yaml"
+    bad.write_text("version: 1\nrules:\n  - id: X-1\n    password: 1\n")
+    code, out, _ = run(tmp_path, "lint", str(bad))
+    assert code == 2 and "not shown" not in out, out
+    assert f"{bad}:4:5: error: $.rules[0].password: unknown key `password`" in out.splitlines()

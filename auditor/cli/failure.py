@@ -58,14 +58,14 @@ def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str
     workspace path such as `/builds/Gx4nPz7Q/0/acme/…` would be); the JSON path alone (one
     ending in a secret's name, `$.rules[0].token: unknown key`, is not that secret's
     `name: value`); the message whole (a `name: value` inside a quoted value stays one)."""
-    from auditor.config import unshown, without_tokens  # detectors: only when one is printed
+    from auditor.config import shown_path, unshown, without_tokens  # detectors: when printed
 
     secrets = list(secrets)
     heads: list[str] = []
     judged: list[str] = []  # per line: its JSON path (maybe empty), then its message
     for line in lines:
-        at = _LOCATION.match(line)
-        head = without_tokens(at[0], secrets) if at else ""
+        at = _LOCATION.match(line) or _FIRST_WORD.match(line)
+        head = without_tokens(shown_path(at[1]) + at[0][len(at[1]) :], secrets) if at else ""
         rest = line[at.end() :] if at else line
         lead = _LEAD.match(rest)
         assert lead is not None  # every part of it is optional
@@ -79,9 +79,12 @@ def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str
     return [terminal_text(head + shown[2 * n] + shown[2 * n + 1]) for n, head in enumerate(heads)]
 
 
-# `file:line:col: ` (or `file:line: `, `file: `) at the start of a problem: a first word that
-# is not a JSON path, holds no space and ends where `: ` follows it.
-_LOCATION = re.compile(r"[^\s$][^\s]*?(?::\d+(?::\d+)?)?: ")
+# `file:line:col: ` (or `file:line: `) at the start of a problem, the file as named (spaces
+# too, no `: `); else `file: `, a first word that is no JSON path and holds no space. The file
+# is judged name by name between `/` (`shown_path`): a token typed as a path is left out, a
+# CI workspace path (`/builds/Gx4nPz7Q/0/…`) is not.
+_LOCATION = re.compile(r"((?:(?!: ).)+?):\d+(?::\d+)?: ")
+_FIRST_WORD = re.compile(r"([^\s$][^\s]*?): ")
 # `error: ` (or `warning: `), then a JSON path `$.a.b[0]: `, each optional.
 _LEAD = re.compile(r"((?:error|warning|note): )?(\$\S*: )?")
 

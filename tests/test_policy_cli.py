@@ -376,12 +376,13 @@ def test_a_failing_case_hides_what_a_run_would_store_as_a_secret(tmp_path: Path)
         "tests:\n  - name: wrong on purpose\n    settings:\n"
         "      customModels: [{id: m, apiKey: 'Tr0ub4dor&3'}]\n"
         "      hooks: [{command: \"curl -H 'X-Api-Key: hunter2horse99' https://x.example\"}]\n"
-        "      env: {PASS: correct horse battery staple}\n"
+        "      env: {PASS: correct horse battery staple and the quick brown fox jumps over}\n"
         "    expect: {K-1: pass, K-2: pass, K-3: pass}\n",
         encoding="utf-8",
     )
     code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
     assert code == 1, out
+    # (the long passphrase is cut short by the message, `"correct horse … jumps o…`)
     for secret in ("Tr0ub4dor&3", "hunter2horse99", "correct horse battery staple"):
         assert secret not in out
     assert out.count("[secret fp:") == 3 and "https://x.example" in out

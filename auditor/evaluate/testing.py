@@ -8,11 +8,13 @@ keys, unknown rule ids, malformed `now`) raise PolicyError with `file:line:col`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import render
@@ -153,7 +155,27 @@ def _unshown(mismatches: list[str], documents: tuple[Any, ...]) -> tuple[str, ..
     redactor = Redactor(secrets.token_bytes(32))
     for document in documents:
         redactor.redact_json(document)
-    return tuple(redactor.redact_text(line) for line in mismatches)
+    found = redactor.memory.values
+    return tuple(_cut_ones(redactor.redact_text(line), found, redactor) for line in mismatches)
+
+
+_SHORTEST_CUT = 6  # the shortest start of a secret still taken for it (the memory's minimum)
+
+
+def _cut_ones(line: str, found: Iterable[str], redactor: Redactor) -> str:
+    """`line` without the starts of secrets a message cut short (`short` ends a long value
+    with `…`; a mismatch is cut at 200 characters): the memory knows only whole values."""
+    for secret in sorted(found, key=len, reverse=True):
+        for form in dict.fromkeys((secret, orjson.dumps(secret).decode()[1:-1])):
+            for end in range(len(form) - 1, _SHORTEST_CUT - 1, -1):
+                start = form[:end]
+                if start + "…" in line:
+                    line = line.replace(start + "…", redactor.marker(secret) + "…")
+                    break
+                if line.endswith(start):
+                    line = line[: -len(start)] + redactor.marker(secret)
+                    break
+    return line
 
 
 class _CaseReader:

@@ -402,6 +402,10 @@ def test_a_remembered_secret_behind_escapes_no_encoder_writes_is_scrubbed(
     (`%2D` for `-`): the memory found the secret once decoded, but only the standard encodings
     were replaced, so the text went out as it came."""
     redactor.register("Mango-Papaya-1234-Kiwi")
+    for other in ("Mango+Papaya-1234-Kiwi", "Mango/Papaya-1234-Kiwi", "Mango=Papaya-1234-Kiwi"):
+        # `+ / =` in the secret (base64, passwords): the run went on past them, `+` read as is
+        redactor.register(other)
+        assert "Papaya" not in redactor.redact_text(f"q={other.replace('a-1', 'a%2D1')}&x")
     for text in (f"error: {encoded} was refused", f'{{"echo": "/v1/x?q={encoded}&n=1"}}'):
         out = redactor.redact_text(text)
         assert "Papaya" not in urllib.parse.unquote(out), out

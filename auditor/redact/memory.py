@@ -28,9 +28,10 @@ MIN_NUMERIC_SECRET_LEN = 8
 _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
-# Maximal runs of URL-encoded text (unreserved characters, `+` and escapes: one pass, no
-# backtracking); `find_percent_runs` looks only at those holding an escape.
-_PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})+")
+# Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
+# escapes: one pass, no backtracking), so a query's parameters are runs of their own;
+# `find_percent_runs` looks only at those holding an escape.
+_PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+")
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
@@ -354,18 +355,30 @@ class SecretMemory:
                     break
         return runs
 
-    def find_percent_runs(self, text: str) -> list[tuple[str, str]]:
-        """Runs of percent-encoded text whose decoding holds a remembered secret, each with
-        what it decodes to: written with escapes no `encoded_forms` entry has (`%2D` for `-`,
-        every character escaped), they are not found by a search for the forms."""
+    def find_percent_runs(self, text: str) -> list[tuple[int, int, str]]:
+        """Where runs of URL text with escapes are in `text` (start, end) whose decoding holds
+        a remembered secret, each with what it decodes to: written with escapes no
+        `encoded_forms` entry has (`%2D` for `-`, every character escaped), they are not found
+        by a search for the forms. A `+` is read both as itself and as a space."""
         if "%" not in text:
             return []
         found = []
+        decoded: dict[str, str | None] = {}  # a run met again is not decoded again
         for m in _PERCENT_RUN.finditer(text):
-            if "%" in m[0]:
-                decoded = urllib.parse.unquote_plus(m[0])
-                if self._find_plain(decoded):
-                    found.append((m[0], decoded))
+            run = m[0]
+            if "%" not in run:
+                continue
+            if run not in decoded:
+                decoded[run] = None
+                for plain in dict.fromkeys(
+                    (urllib.parse.unquote(run), urllib.parse.unquote_plus(run))
+                ):
+                    if self._find_plain(plain):
+                        decoded[run] = plain
+                        break
+            hit = decoded[run]
+            if hit is not None:
+                found.append((m.start(), m.end(), hit))
         return found
 
     def _find_plain(self, text: str) -> set[str]:
@@ -403,6 +416,8 @@ def _decodings(text: str) -> Iterator[str]:
     yield text
     if "%" in text or "+" in text:
         yield urllib.parse.unquote_plus(text)
+    if "%" in text and "+" in text:  # a `+` that is itself, beside escapes
+        yield urllib.parse.unquote(text)
     if "\\" in text:
         yield _json_unescape(text)
     yield from _b64_decoded(text)

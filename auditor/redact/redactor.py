@@ -627,10 +627,18 @@ class Redactor:
             pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
             text = pattern.sub(lambda m: _marker_of(m[0], markers), text)
         # What is left percent-encoded with escapes no form has (`%2D` for `-`): the run goes
-        # whole, as the marker of the secret when it is just that secret.
-        for run, decoded in self.memory.find_percent_runs(text):
-            text = text.replace(run, self.marker(decoded if decoded in hits else run))
-        return text
+        # whole, as the marker of the secret when it is just that secret (in one pass).
+        runs = self.memory.find_percent_runs(text)
+        if not runs:
+            return text
+        parts: list[str] = []
+        at = 0
+        for start, end, decoded in runs:
+            shown = decoded if decoded in hits else text[start:end]
+            parts += [text[at:start], self.marker(shown)]
+            at = end
+        parts.append(text[at:])
+        return "".join(parts)
 
 
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")

@@ -406,10 +406,20 @@ def test_a_remembered_secret_behind_escapes_no_encoder_writes_is_scrubbed(
         # `+ / =` in the secret (base64, passwords): the run went on past them, `+` read as is
         redactor.register(other)
         assert "Papaya" not in redactor.redact_text(f"q={other.replace('a-1', 'a%2D1')}&x")
+    marker = redactor.marker("Mango-Papaya-1234-Kiwi")
     for text in (f"error: {encoded} was refused", f'{{"echo": "/v1/x?q={encoded}&n=1"}}'):
         out = redactor.redact_text(text)
         assert "Papaya" not in urllib.parse.unquote(out), out
-        assert "was refused" in out or '&n=1"}' in out
+        # just the stretch that decodes to the secret, as the secret's own marker
+        assert out in (f"error: {marker} was refused", f'{{"echo": "/v1/x?q={marker}&n=1"}}')
+    # stored settings keep the URL around it, so rules on its scheme and host still judge it
+    url = f"https://llm.example.com/v1/keys/{encoded}/chat"
+    assert redactor.redact_json({"baseUrl": url}, stream="s") == {
+        "baseUrl": f"https://llm.example.com/v1/keys/{marker}/chat"
+    }
+    assert (
+        redactor.redact_text(f"refused ('{encoded}', 'other')") == f"refused ('{marker}', 'other')"
+    )
     assert redactor.redact_text("see /v1/chat%20room?q=a%2Db") == "see /v1/chat%20room?q=a%2Db"
 
 

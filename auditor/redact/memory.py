@@ -13,6 +13,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import itertools
 import json
 import re
 import urllib.parse
@@ -32,6 +33,7 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
 # `find_percent_runs` looks only at those holding an escape.
 _PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+")
+_PERCENT_UNIT = re.compile(r"%[0-9A-Fa-f]{2}|.", re.S)  # one byte of a run each
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
@@ -356,30 +358,43 @@ class SecretMemory:
         return runs
 
     def find_percent_runs(self, text: str) -> list[tuple[int, int, str]]:
-        """Where runs of URL text with escapes are in `text` (start, end) whose decoding holds
-        a remembered secret, each with what it decodes to: written with escapes no
-        `encoded_forms` entry has (`%2D` for `-`, every character escaped), they are not found
-        by a search for the forms. A `+` is read both as itself and as a space."""
+        """Where remembered secrets are in `text` written percent-encoded with escapes no
+        `encoded_forms` entry has (`%2D` for `-`, every character escaped), which a search for
+        the forms does not find: (start, end, secret), the smallest stretch of the text that
+        decodes to the secret, in order, none overlapping. A `+` is read both as itself and
+        as a space."""
         if "%" not in text:
             return []
-        found = []
-        decoded: dict[str, str | None] = {}  # a run met again is not decoded again
+        found: list[tuple[int, int, str]] = []
+        spans: dict[str, list[tuple[int, int, str]]] = {}  # a run met again: found again
         for m in _PERCENT_RUN.finditer(text):
             run = m[0]
             if "%" not in run:
                 continue
-            if run not in decoded:
-                decoded[run] = None
-                for plain in dict.fromkeys(
-                    (urllib.parse.unquote(run), urllib.parse.unquote_plus(run))
-                ):
-                    if self._find_plain(plain):
-                        decoded[run] = plain
-                        break
-            hit = decoded[run]
-            if hit is not None:
-                found.append((m.start(), m.end(), hit))
+            if run not in spans:
+                spans[run] = self._secret_spans(run)
+            found += [(m.start() + a, m.start() + b, secret) for a, b, secret in spans[run]]
         return found
+
+    def _secret_spans(self, run: str) -> list[tuple[int, int, str]]:
+        """The stretches of `run` (URL text: ASCII and escapes, one byte each) that decode to a
+        remembered secret, mapped back from the decoded bytes to the run."""
+        units = _PERCENT_UNIT.findall(run)
+        ends = list(itertools.accumulate(map(len, units)))
+        starts = [0, *ends[:-1]]
+        raw = bytes(int(u[1:], 16) if len(u) == 3 else ord(u) for u in units)
+        spans: list[tuple[int, int, str]] = []
+        for plain in dict.fromkeys((raw, raw.replace(b"+", b" "))):
+            text = plain.decode("utf-8", "replace")
+            for secret in sorted(self._find_plain(text), key=len, reverse=True):
+                wanted = secret.encode("utf-8")
+                at = plain.find(wanted)
+                while at >= 0:
+                    span = (starts[at], ends[at + len(wanted) - 1], secret)
+                    if not any(a < span[1] and span[0] < b for a, b, _ in spans):
+                        spans.append(span)
+                    at = plain.find(wanted, at + len(wanted))
+        return sorted(spans)
 
     def _find_plain(self, text: str) -> set[str]:
         found = set()

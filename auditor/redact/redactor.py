@@ -626,16 +626,15 @@ class Redactor:
         if found:
             pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
             text = pattern.sub(lambda m: _marker_of(m[0], markers), text)
-        # What is left percent-encoded with escapes no form has (`%2D` for `-`): the run goes
-        # whole, as the marker of the secret when it is just that secret (in one pass).
-        runs = self.memory.find_percent_runs(text)
-        if not runs:
+        # What is left percent-encoded with escapes no form has (`%2D` for `-`): just the
+        # stretch that decodes to the secret becomes its marker (in one pass).
+        spans = self.memory.find_percent_runs(text)
+        if not spans:
             return text
         parts: list[str] = []
         at = 0
-        for start, end, decoded in runs:
-            shown = decoded if decoded in hits else text[start:end]
-            parts += [text[at:start], self.marker(shown)]
+        for start, end, secret in spans:
+            parts += [text[at:start], self.marker(secret)]
             at = end
         parts.append(text[at:])
         return "".join(parts)

@@ -769,3 +769,19 @@ def test_a_one_off_run_does_not_become_the_nightly_baseline(env: dict[str, str],
     tracked = [f for f in nightly["findings"] if f["status"] in ("fail", "unknown")]
     assert {f["lifecycle"] for f in tracked} == {"persisting"}
     assert nightly["resolved"] == []
+
+
+def test_no_usage_does_not_call_a_usage_rules_waiver_stale(env: dict[str, str], tmp_path: Path):
+    """`--no-usage` leaves the usage rules out: their waivers were not tried, so they are not
+    stale; a waiver of a rule that was tried and matched nothing still is."""
+    (tmp_path / "w.yaml").write_text(
+        "waivers:\n"
+        "  - {rule: USE-MOD-001, subject: usage, reason: r, owner: o, expires: 2026-12-31}\n"
+        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n",
+        encoding="utf-8",
+    )
+    argv = ["run", "--no-usage", "--soft-fail", "--waivers", str(tmp_path / "w.yaml")]
+    code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    assert code == 0, stderr
+    stale = findings_json(tmp_path / "r")["waivers"]["stale"]
+    assert [w["rule_id"] for w in stale] == ["NO-SUCH-001"]

@@ -426,3 +426,36 @@ def test_a_problem_in_a_folder_with_spaces_is_read_whole(tmp_path: Path) -> None
     code, out, _ = run(tmp_path, "lint", str(bad))
     assert code == 2 and "not shown" not in out, out
     assert f"{bad}:4:5: error: $.rules[0].password: unknown key `password`" in out.splitlines()
+
+
+def test_a_secret_cut_by_the_mismatchs_length_is_not_printed_in_part(tmp_path: Path) -> None:
+    """A mismatch is cut at 200 characters: a long model id put the apiKey's value across the
+    cut, and its first 20 characters were printed (the cut ended in `)`, unmarked)."""
+    (tmp_path / "k.yaml").write_text(
+        "version: 1\nrules:\n  - id: K-1\n    title: t\n    severity: high\n"
+        "    target: settings\n    assert:\n"
+        "      each: customModels\n      assert: {path: apiKey, starts_with: '${'}\n",
+        encoding="utf-8",
+    )
+    model = "m" * 147
+    (tmp_path / "k.tests.yaml").write_text(
+        "tests:\n  - name: cut\n"
+        f"    settings: {{customModels: [{{id: {model}, apiKey: Tr0ub4dor-first-key-of-many}}]}}\n"
+        "    expect: {K-1: pass}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
+    assert code == 1
+    assert "Tr0ub4dor" not in out and "[secret fp:" in out, out
+
+
+def test_every_cut_of_a_secret_in_one_message_is_hidden() -> None:
+    """A value quoted twice, cut at two lengths (in an array and alone), kept the second."""
+    from auditor.evaluate.testing import _cut_ones
+    from auditor.redact import Redactor
+
+    redactor = Redactor(b"k" * 32)
+    secret = "correct horse battery staple and the quick brown fox"
+    line = 'a is ["correct horse battery…"]; b is "correct horse…"'
+    out = _cut_ones(line, [secret], redactor)
+    assert "horse" not in out and out.count(redactor.marker(secret)) == 2, out

@@ -136,7 +136,8 @@ def _run(policy: PolicySet, file: str, case: _Case) -> CaseResult:
         got = [r for r in result.results if r.rule.id == rule_id]
         statuses: list[str] = sorted({r.status for r in got}) or ["not evaluated"]
         if statuses != [expected]:
-            why = "; ".join(dict.fromkeys(r.message for r in got))[:200]
+            why = "; ".join(dict.fromkeys(r.message for r in got))
+            why = why if len(why) <= 200 else why[:199] + "…"  # a cut is marked (`_cut_ones`)
             shown = ", ".join(statuses)
             mismatches.append(
                 f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
@@ -164,17 +165,35 @@ _SHORTEST_CUT = 6  # the shortest start of a secret still taken for it (the memo
 
 def _cut_ones(line: str, found: Iterable[str], redactor: Redactor) -> str:
     """`line` without the starts of secrets a message cut short (`short` ends a long value
-    with `…`; a mismatch is cut at 200 characters): the memory knows only whole values."""
-    for secret in sorted(found, key=len, reverse=True):
-        for form in dict.fromkeys((secret, orjson.dumps(secret).decode()[1:-1])):
-            for end in range(len(form) - 1, _SHORTEST_CUT - 1, -1):
-                start = form[:end]
-                if start + "…" in line:
-                    line = line.replace(start + "…", redactor.marker(secret) + "…")
+    with `…`, and so does the cut of a mismatch at 200 characters): the memory knows only
+    whole values. Each `…` is looked back from for the longest start of a secret (raw or
+    JSON-escaped, from 6 characters on) that ends there."""
+    if "…" not in line:
+        return line
+    forms = [
+        (form, secret)
+        for secret in found
+        for form in dict.fromkeys((secret, orjson.dumps(secret).decode()[1:-1]))
+        if len(form) > _SHORTEST_CUT
+    ]
+    cuts: list[tuple[int, int, str]] = []  # (start, end at the `…`, secret)
+    at = line.find("…")
+    while at >= 0:
+        best: tuple[int, int, str] | None = None
+        for form, secret in forms:
+            # the longest stretch ending at the `…` that starts the form: the first start
+            # from the left (a line is a few hundred characters; each test is one C compare)
+            for start in range(max(0, at - len(form) + 1), at - _SHORTEST_CUT + 1):
+                if best is not None and start >= best[0]:
                     break
-                if line.endswith(start):
-                    line = line[: -len(start)] + redactor.marker(secret)
+                if form.startswith(line[start:at]):
+                    best = (start, at, secret)
                     break
+        if best is not None:
+            cuts.append(best)
+        at = line.find("…", at + 1)
+    for start, end, secret in reversed(cuts):
+        line = line[:start] + redactor.marker(secret) + line[end:]
     return line
 
 

@@ -459,3 +459,18 @@ def test_every_cut_of_a_secret_in_one_message_is_hidden() -> None:
     line = 'a is ["correct horse battery…"]; b is "correct horse…"'
     out = _cut_ones(line, [secret], redactor)
     assert "horse" not in out and out.count(redactor.marker(secret)) == 2, out
+
+
+def test_a_cut_start_is_hidden_whole_with_a_secret_inside_it_or_an_ellipsis_of_its_own() -> None:
+    """A shorter secret inside a cut start was made a marker first, so the rest of the start
+    (`prefix-`, `-suffix-lo`) no longer matched and was printed; a secret holding `…` itself,
+    cut right after it, came out as a marker with a second one's text glued on."""
+    from auditor.evaluate.testing import _unshown
+
+    long_one, inner = "prefix-TOKEN1234-suffix-long-enough-to-be-cut-off", "TOKEN1234"
+    line = f'K-1: expected pass, got fail (apiKey is "{long_one[:26]}…)'
+    (out,) = _unshown([line], ({"env": {"A": long_one, "B": inner}},))
+    assert "prefix" not in out and "suffix" not in out and out.count("[secret fp:") == 1, out
+    own = "abcdefgh…ijklmnopqrstuvwxyz-0123"
+    (out,) = _unshown([f'K-1: … (apiKey is "abcdefgh……)'], ({"env": {"A": own}},))
+    assert out.count("[secret fp:") == 1 and "fp:" not in out.split("]", 1)[1], out

@@ -701,3 +701,29 @@ def test_a_long_base64_run_is_found_but_not_kept_decoded() -> None:
     out = redactor.redact_text(f"icon {blob} id dGVzdC1pZC0xMjM0NTY=")
     assert blob not in out and MARKER_START in out
     assert memory._b64_run.cache_info().currsize == 1  # the short id's, not the blob's
+
+
+@pytest.mark.parametrize(
+    ("secret", "text"),
+    [
+        ("abc+def ghi", "x=%61bc%2Bdef+ghi"),  # `%2B` is a `+`, a literal `+` a space
+        ("abc\ufffddefgh", "x=abc%FFdefgh"),  # found in a decoding, not among its bytes
+        ("ab|cd-efgh", "x=ab|cd%2Defgh"),  # a `|` ends a run of URL text
+        ("café-secret9", "x=café%2Dsecret9"),  # so does a letter no URL holds
+        ("alpha-secret-1", "u=%61%6C%70%68%61%2Dsecret-1-beta-x"),  # overlapping secrets
+        ("abcabcabc", "u=%61%62%63abcabcabc"),  # a repeat overlapping itself
+    ],
+)
+def test_a_remembered_secret_behind_odd_escapes_is_never_left_in_clear(
+    redactor: Redactor, secret: str, text: str
+) -> None:
+    """Each of these was found by the memory and left in the text, whole or in part: the
+    escapes were decoded in another order than the search's, the secret's bytes were not in
+    the run, or the run stopped at a character no URL holds. Whatever the passes miss, the
+    last guard hides the whole text."""
+    redactor.register(secret)
+    if secret == "alpha-secret-1":
+        redactor.register("secret-1-beta-x")
+    out = redactor.redact_text(text)
+    for plain in {out, urllib.parse.unquote(out), urllib.parse.unquote_plus(out)}:
+        assert secret not in plain and secret[:6] not in plain, out

@@ -157,7 +157,8 @@ def _unshown(mismatches: list[str], documents: tuple[Any, ...]) -> tuple[str, ..
     for document in documents:
         redactor.redact_json(document)
     found = redactor.memory.values
-    return tuple(_cut_ones(redactor.redact_text(line), found, redactor) for line in mismatches)
+    # the cut starts first: a shorter secret inside one, made a marker, would hide the start
+    return tuple(redactor.redact_text(_cut_ones(line, found, redactor)) for line in mismatches)
 
 
 _SHORTEST_CUT = 6  # the shortest start of a secret still taken for it (the memory's minimum)
@@ -190,7 +191,10 @@ def _cut_ones(line: str, found: Iterable[str], redactor: Redactor) -> str:
                     best = (start, at, secret)
                     break
         if best is not None:
-            cuts.append(best)
+            if cuts and best[0] < cuts[-1][1]:  # a `…` of the secret itself, cut again after
+                cuts[-1] = (min(cuts[-1][0], best[0]), best[1], best[2])
+            else:
+                cuts.append(best)
         at = line.find("…", at + 1)
     for start, end, secret in reversed(cuts):
         line = line[:start] + redactor.marker(secret) + line[end:]

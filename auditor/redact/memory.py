@@ -378,23 +378,35 @@ class SecretMemory:
 
     def _secret_spans(self, run: str) -> list[tuple[int, int, str]]:
         """The stretches of `run` (URL text: ASCII and escapes, one byte each) that decode to a
-        remembered secret, mapped back from the decoded bytes to the run."""
+        remembered secret, mapped back from the decoded bytes to the run; overlapping ones
+        merged (the secret's own text when one is whole, else the stretch's). A secret found
+        in a decoding but not among its bytes (one holding U+FFFD, say) takes the whole run:
+        nothing found is ever left in clear."""
         units = _PERCENT_UNIT.findall(run)
         ends = list(itertools.accumulate(map(len, units)))
         starts = [0, *ends[:-1]]
         raw = bytes(int(u[1:], 16) if len(u) == 3 else ord(u) for u in units)
-        spans: list[tuple[int, int, str]] = []
-        for plain in dict.fromkeys((raw, raw.replace(b"+", b" "))):
-            text = plain.decode("utf-8", "replace")
-            for secret in sorted(self._find_plain(text), key=len, reverse=True):
+        # `+` read as a space is a literal `+` of the run, never a `%2B` (as `unquote_plus`)
+        spaced = bytes(0x20 if u == "+" else b for u, b in zip(units, raw, strict=True))
+        hits: list[tuple[int, int, str]] = []
+        for plain in dict.fromkeys((raw, spaced)):
+            for secret in self._find_plain(plain.decode("utf-8", "replace")):
                 wanted = secret.encode("utf-8")
                 at = plain.find(wanted)
+                if at < 0:
+                    return [(0, len(run), run)]
                 while at >= 0:
-                    span = (starts[at], ends[at + len(wanted) - 1], secret)
-                    if not any(a < span[1] and span[0] < b for a, b, _ in spans):
-                        spans.append(span)
-                    at = plain.find(wanted, at + len(wanted))
-        return sorted(spans)
+                    hits.append((starts[at], ends[at + len(wanted) - 1], secret))
+                    at = plain.find(wanted, at + 1)  # a repeat may overlap the one before
+        merged: list[tuple[int, int, str]] = []
+        for start, end, secret in sorted(hits, key=lambda h: (h[0], -h[1])):
+            if merged and start < merged[-1][1]:  # overlaps the one before
+                first, last, _ = merged[-1]
+                if end > last:  # and goes on past it: one marker of the stretch
+                    merged[-1] = (first, end, run[first:end])
+            else:
+                merged.append((start, end, secret))
+        return merged
 
     def _find_plain(self, text: str) -> set[str]:
         found = set()

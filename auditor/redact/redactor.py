@@ -613,9 +613,35 @@ class Redactor:
         return "".join(parts)
 
     def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
-        """`text` (no marker in it) with every encoded run of a remembered secret and every
-        form of `hits` replaced by its marker, in one pass (longest first at each place), so
-        no replacement is made inside a marker just put in."""
+        """`text` (no marker in it) with every remembered secret replaced by its marker.
+
+        First, where the text is URL-encoded, each stretch that decodes to a secret (whatever
+        escapes it was written with: `%2D` for `-`, every character escaped), overlapping
+        secrets as one; then, in the rest, every encoded run of a remembered secret and every
+        form of `hits`, in one pass (longest first at each place), so no replacement is made
+        inside a marker just put in. Last, a guard: a secret the memory still finds (behind
+        escapes beside a `|`, a space or a letter no URL holds, say) takes the whole text."""
+        hits = list(hits)
+        spans = self.memory.find_percent_runs(text)
+        if spans:
+            parts: list[str] = []
+            at = 0
+            for start, end, secret in spans:
+                parts += [self._scrub_forms(text[at:start], hits), self.marker(secret)]
+                at = end
+            parts.append(self._scrub_forms(text[at:], hits))
+            out = "".join(parts)
+        else:
+            out = self._scrub_forms(text, hits)
+        if any(self.memory.find(part) for part in MARKER_RE.split(out)[::3] if part):
+            return self.marker(text)
+        return out
+
+    def _scrub_forms(self, text: str, hits: list[str]) -> str:
+        """`text` with every encoded run of a remembered secret and every form of `hits`
+        (raw, JSON-escaped, URL-encoded, base64) replaced by its marker."""
+        if not text:
+            return text
         markers = {run: self.marker(run) for run in self.memory.find_encoded_runs(text)}
         for secret in hits:
             for form in self.memory.forms(secret):
@@ -623,21 +649,10 @@ class Redactor:
         found = [form for form in markers if form and form in text]
         if "%" in text:
             found += _percent_forms(text, markers, found)
-        if found:
-            pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
-            text = pattern.sub(lambda m: _marker_of(m[0], markers), text)
-        # What is left percent-encoded with escapes no form has (`%2D` for `-`): just the
-        # stretch that decodes to the secret becomes its marker (in one pass).
-        spans = self.memory.find_percent_runs(text)
-        if not spans:
+        if not found:
             return text
-        parts: list[str] = []
-        at = 0
-        for start, end, secret in spans:
-            parts += [text[at:start], self.marker(secret)]
-            at = end
-        parts.append(text[at:])
-        return "".join(parts)
+        pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
+        return pattern.sub(lambda m: _marker_of(m[0], markers), text)
 
 
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")

@@ -472,5 +472,5 @@ def test_a_cut_start_is_hidden_whole_with_a_secret_inside_it_or_an_ellipsis_of_i
     (out,) = _unshown([line], ({"env": {"A": long_one, "B": inner}},))
     assert "prefix" not in out and "suffix" not in out and out.count("[secret fp:") == 1, out
     own = "abcdefgh…ijklmnopqrstuvwxyz-0123"
-    (out,) = _unshown([f'K-1: … (apiKey is "abcdefgh……)'], ({"env": {"A": own}},))
+    (out,) = _unshown(['K-1: … (apiKey is "abcdefgh……)'], ({"env": {"A": own}},))
     assert out.count("[secret fp:") == 1 and "fp:" not in out.split("]", 1)[1], out

@@ -727,3 +727,28 @@ def test_a_remembered_secret_behind_odd_escapes_is_never_left_in_clear(
     out = redactor.redact_text(text)
     for plain in {out, urllib.parse.unquote(out), urllib.parse.unquote_plus(out)}:
         assert secret not in plain and secret[:6] not in plain, out
+
+
+def test_a_secret_written_with_json_escapes_beside_a_quote_is_not_left_in_clear() -> None:
+    """`\\u0073…` beside an unescaped quote (an error quoting a JSON body): the JSON reading
+    of the text failed, and the fallback undid only `\\"` and `\\\\`, so the memory never saw
+    the secret."""
+    redactor = Redactor(KEY)
+    secret = "s3cr3t-Tok/en+9Z"
+    redactor.register(secret)
+    for text in ('error: got "\\u00733cr3t-Tok/en+9Z"', '{"a": "\\u00733cr3t-Tok/en+9Z"}'):
+        out = redactor.redact_text(text)
+        assert secret not in out and "3cr3t" not in out, out
+
+
+def test_a_secret_set_apart_by_a_replacement_is_replaced_not_the_whole_text() -> None:
+    """A secret known by fingerprint only is found at a word start; one glued to another
+    secret became findable once that one was replaced, and the last guard hid the whole
+    message. The forms run again on what the guard finds, so only the two secrets go."""
+    redactor = Redactor(KEY)
+    memory = redactor.memory
+    recalled = "Zq7Lk2Pw9Xa"
+    memory.recall([(memory.fingerprint(recalled), len(recalled))])
+    redactor.register("hunter22")
+    out = redactor.redact_text(f"user hunter22{recalled} rest of message")
+    assert out == (f"user {redactor.marker('hunter22')}{redactor.marker(recalled)} rest of message")

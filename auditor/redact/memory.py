@@ -453,5 +453,24 @@ def _decodings(text: str) -> Iterator[str]:
 def _json_unescape(text: str) -> str:
     try:
         return str(json.loads(f'"{text}"'))
-    except ValueError:
-        return text.replace('\\"', '"').replace("\\\\", "\\")
+    except ValueError:  # a quote or a stray backslash beside the escapes: each one read alone
+        plain = _JSON_ESCAPE.sub(_unescaped, text)
+        return plain.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+# A JSON escape: `\u0073` (a pair of them for a character past U+FFFF), `\"`, `\n` …
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+
+
+def _unescaped(m: re.Match[str]) -> str:
+    return chr(int(m[1], 16)) if m[1] else _SIMPLE_ESCAPES[m[2]]

@@ -752,3 +752,16 @@ def test_a_secret_set_apart_by_a_replacement_is_replaced_not_the_whole_text() ->
     redactor.register("hunter22")
     out = redactor.redact_text(f"user hunter22{recalled} rest of message")
     assert out == (f"user {redactor.marker('hunter22')}{redactor.marker(recalled)} rest of message")
+
+
+def test_a_text_with_a_lone_surrogate_and_an_escaped_secret_is_hidden_not_a_crash() -> None:
+    """The guard hides such a text whole by its marker, whose fingerprint encoded the text as
+    UTF-8: a lone surrogate (which `\\ud800` in JSON makes) raised UnicodeEncodeError, an
+    unexpected error ending the sync."""
+    redactor = Redactor(KEY)
+    secret = "s3cr3t-Tok/en+9Z"
+    redactor.register(secret)
+    escaped = "".join(f"\\u{ord(c):04x}" for c in secret)
+    out = redactor.redact_text('\ud800"' + escaped)
+    assert MARKER_START in out and "3cr3t" not in out and "\\u0073" not in out
+    assert redactor.fingerprint("plain text") == Redactor(KEY).fingerprint("plain text")

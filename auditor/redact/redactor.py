@@ -219,7 +219,10 @@ class Redactor:
 
     def fingerprint(self, value: str) -> str:
         """Keyed fingerprint of a secret: 8 hex digits of HMAC-SHA256."""
-        return hmac.new(self._key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:8]
+        # (a lone surrogate, which a JSON escape `\ud800` can make, is fingerprinted as
+        # itself rather than failing; every other text's bytes are UTF-8's as before)
+        data = value.encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, data, hashlib.sha256).hexdigest()[:8]
 
     def marker(self, value: str) -> str:
         """The marker that stands in for `value`."""

@@ -389,12 +389,23 @@ def test_a_review_leaves_no_report_of_an_earlier_run_in_its_out_folder(
 
 def test_a_run_refuses_an_evidence_bundles_folder_as_out(env: dict[str, str], tmp_path: Path):
     """Clearing the reports of a bundle would break its manifest: refused, nothing removed."""
+    bundle = _exported(env, tmp_path)
+    _refused_as_out(bundle, [str(bundle), str(bundle / "reports")], env, tmp_path)
+
+
+def _exported(env: dict[str, str], tmp_path: Path) -> Path:
+    """An evidence bundle `evidence/` of a fresh sync."""
     assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
     bundle = tmp_path / "evidence"
     assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    return bundle
+
+
+def _refused_as_out(bundle: Path, outs: list[str], env: dict[str, str], tmp_path: Path) -> None:
+    """`run --out` each of `outs` is refused, and the bundle is left whole and verifies."""
     before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
-    for out in (bundle, bundle / "reports"):
-        code, _, stderr = run_cli(["run", "--offline", "--out", str(out)], env=env, cwd=tmp_path)
+    for out in outs:
+        code, _, stderr = run_cli(["run", "--offline", "--out", out], env=env, cwd=tmp_path)
         assert code == 2
         assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
     assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
@@ -405,18 +416,10 @@ def test_a_symlink_to_an_evidence_bundles_folder_is_refused_as_out(
     env: dict[str, str], tmp_path: Path
 ):
     """A `latest` link to a bundle's reports is that folder: refused, the bundle verifies."""
-    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
-    bundle = tmp_path / "evidence"
-    assert run_cli(["export", "--out", str(bundle)], env=env, cwd=tmp_path)[0] == 0
-    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    bundle = _exported(env, tmp_path)
     (tmp_path / "latest").symlink_to(bundle / "reports")
     (tmp_path / "root").symlink_to(bundle)
-    for out in ("latest", "root", "root/reports"):
-        code, _, stderr = run_cli(["run", "--offline", "--out", out], env=env, cwd=tmp_path)
-        assert code == 2
-        assert "belongs to an evidence bundle" in stderr.splitlines()[-1]
-    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
-    assert run_cli(["verify", str(bundle)], env=env, cwd=tmp_path)[0] == 0
+    _refused_as_out(bundle, ["latest", "root", "root/reports"], env, tmp_path)
 
 
 def test_a_fifo_named_manifest_json_beside_the_out_folder_is_not_waited_on(

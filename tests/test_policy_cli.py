@@ -289,6 +289,14 @@ def test_a_secret_in_a_policy_file_is_not_quoted_by_its_problems(tmp_path: Path)
 
 
 def test_a_failing_case_does_not_print_the_secret_its_settings_hold(tmp_path: Path) -> None:
+    code, out = _failing_key_case(tmp_path, "m", _TOKEN)
+    assert code == 1 and _TOKEN not in out
+    assert "K-1: expected pass, got fail (customModels[?id=='m'].apiKey is \"[secret fp:" in out
+
+
+def _failing_key_case(tmp_path: Path, model: str, key: str) -> tuple[int, str]:
+    """`policy test` of a rule wanting every model's apiKey to be `${…}`, and a case that
+    expects it to pass with one model `model` whose apiKey is `key`: (exit code, stdout)."""
     (tmp_path / "k.yaml").write_text(
         "version: 1\nrules:\n  - id: K-1\n    title: t\n    severity: high\n"
         "    target: settings\n    remediation: r\n    assert:\n"
@@ -297,13 +305,12 @@ def test_a_failing_case_does_not_print_the_secret_its_settings_hold(tmp_path: Pa
     )
     (tmp_path / "k.tests.yaml").write_text(
         "tests:\n  - name: wrong on purpose\n"
-        f"    settings: {{customModels: [{{id: m, apiKey: {_TOKEN}}}]}}\n"
+        f"    settings: {{customModels: [{{id: {model}, apiKey: {key}}}]}}\n"
         "    expect: {K-1: pass}\n",
         encoding="utf-8",
     )
     code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
-    assert code == 1 and _TOKEN not in out
-    assert "K-1: expected pass, got fail (customModels[?id=='m'].apiKey is \"[secret fp:" in out
+    return code, out
 
 
 def test_a_secret_in_a_waiver_or_settings_file_is_not_quoted_by_review(tmp_path: Path) -> None:
@@ -347,14 +354,26 @@ def test_a_usage_day_at_either_end_of_the_calendar_is_judged_not_a_crash(tmp_pat
     assert (code, out.splitlines()[-1]) == (0, "2 passed, 0 failed"), out + err
 
 
-def test_a_problem_at_a_path_named_for_a_secret_still_says_what_is_wrong(tmp_path: Path) -> None:
-    """Read whole, `$.rules[0].token: unknown key …` looked like a secret's `token: unknown`
-    and `unknown` was left out; a path and the message after it are judged apart."""
-    bad = tmp_path / "p.yaml"
-    bad.write_text("version: 1\nrules:\n  - id: X-1\n    token: 1\n    password: 2\n")
+@pytest.mark.parametrize(
+    ("folder", "key"),
+    [
+        # read whole, `$.rules[0].token: unknown key …` looked like a secret's
+        # `token: unknown` and `unknown` was left out: a path and its message are judged apart
+        ("", "token"),
+        # a location with a space did not match, so the JSON path was judged with the message
+        # and `password: unknown` read as a name and its value (`…password: <not shown…> key`)
+        ("Mobile Documents/Jane Doe", "password"),
+    ],
+)
+def test_a_problem_at_a_path_named_for_a_secret_still_says_what_is_wrong(
+    tmp_path: Path, folder: str, key: str
+) -> None:
+    bad = tmp_path / folder / "p.yaml"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text(f"version: 1\nrules:\n  - id: X-1\n    {key}: 1\n")
     code, out, _ = run(tmp_path, "lint", str(bad))
     assert code == 2 and "not shown" not in out, out
-    assert f"{bad}:4:5: error: $.rules[0].token: unknown key `token`" in out.splitlines()
+    assert f"{bad}:4:5: error: $.rules[0].{key}: unknown key `{key}`" in out.splitlines()
 
 
 def test_a_failing_case_hides_what_a_run_would_store_as_a_secret(tmp_path: Path) -> None:
@@ -416,35 +435,10 @@ def test_a_token_typed_as_the_policy_path_is_not_echoed(tmp_path: Path) -> None:
     assert "/<not shown: looks like a secret>:1:1: error: " in out, out
 
 
-def test_a_problem_in_a_folder_with_spaces_is_read_whole(tmp_path: Path) -> None:
-    """A location with a space did not match, so the JSON path was judged with the message and
-    `password: unknown` read as a name and its value: `$.rules[0].password: <not shown…> key`."""
-    folder = tmp_path / "Mobile Documents" / "Jane Doe"
-    folder.mkdir(parents=True)
-    bad = folder / "p.yaml"
-    bad.write_text("version: 1\nrules:\n  - id: X-1\n    password: 1\n")
-    code, out, _ = run(tmp_path, "lint", str(bad))
-    assert code == 2 and "not shown" not in out, out
-    assert f"{bad}:4:5: error: $.rules[0].password: unknown key `password`" in out.splitlines()
-
-
 def test_a_secret_cut_by_the_mismatchs_length_is_not_printed_in_part(tmp_path: Path) -> None:
     """A mismatch is cut at 200 characters: a long model id put the apiKey's value across the
     cut, and its first 20 characters were printed (the cut ended in `)`, unmarked)."""
-    (tmp_path / "k.yaml").write_text(
-        "version: 1\nrules:\n  - id: K-1\n    title: t\n    severity: high\n"
-        "    target: settings\n    assert:\n"
-        "      each: customModels\n      assert: {path: apiKey, starts_with: '${'}\n",
-        encoding="utf-8",
-    )
-    model = "m" * 147
-    (tmp_path / "k.tests.yaml").write_text(
-        "tests:\n  - name: cut\n"
-        f"    settings: {{customModels: [{{id: {model}, apiKey: Tr0ub4dor-first-key-of-many}}]}}\n"
-        "    expect: {K-1: pass}\n",
-        encoding="utf-8",
-    )
-    code, out, _ = run(tmp_path, "test", str(tmp_path / "k.yaml"))
+    code, out = _failing_key_case(tmp_path, "m" * 147, "Tr0ub4dor-first-key-of-many")
     assert code == 1
     assert "Tr0ub4dor" not in out and "[secret fp:" in out, out
 

@@ -173,9 +173,7 @@ def run_orgs(
 
     def audit_one(name: str) -> OrgResult:
         started.add(name)
-        one = org_config(config, entries[name], root / name)
-        if one.token:
-            ctx.tokens.add(one.token)
+        one = org_config(config, entries[name], root / name)  # its token known since start
         return _audit_org(one, args, ctx, audit)
 
     finished: dict[str, OrgResult] = {}

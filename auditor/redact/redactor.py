@@ -607,13 +607,7 @@ class Redactor:
             return self._scrub_plain(text, hits)
         # A marker is left as it is: a secret remembered that is part of a marker's own text
         # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.
-        parts: list[str] = []
-        at = 0
-        for found in MARKER_RE.finditer(text):
-            parts += [self._scrub_plain(text[at : found.start()], hits), found[0]]
-            at = found.end()
-        parts.append(self._scrub_plain(text[at:], hits))
-        return "".join(parts)
+        return _between_markers(text, lambda part: self._scrub_plain(part, hits))
 
     def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
         """`text` (no marker in it) with every remembered secret replaced by its marker.
@@ -640,25 +634,16 @@ class Redactor:
         # a replacement just set apart, say) goes through the forms again, a few times; only
         # a part that still holds one then takes the whole text with it.
         for _ in range(_GUARD_ROUNDS):
-            if not any(self.memory.find(part) for part in MARKER_RE.split(out)[::3] if part):
+            if not self._holds_secret(out):
                 return out
-            out = self._rescrub(out)
-        if not any(self.memory.find(part) for part in MARKER_RE.split(out)[::3] if part):
-            return out
-        return self.marker(text)
+            out = _between_markers(
+                out, lambda part: self._scrub_forms(part, [*self.memory.find(part)])
+            )
+        return self.marker(text) if self._holds_secret(out) else out
 
-    def _rescrub(self, out: str) -> str:
-        """`out` with the forms pass run again on each marker-free part, for the secrets the
-        memory finds in that part now."""
-        parts: list[str] = []
-        at = 0
-        for found in MARKER_RE.finditer(out):
-            piece = out[at : found.start()]
-            parts += [self._scrub_forms(piece, list(self.memory.find(piece))), found[0]]
-            at = found.end()
-        piece = out[at:]
-        parts.append(self._scrub_forms(piece, list(self.memory.find(piece))))
-        return "".join(parts)
+    def _holds_secret(self, text: str) -> bool:
+        """The memory finds a secret in a part of `text` outside its markers."""
+        return any(self.memory.find(part) for part in MARKER_RE.split(text)[::3] if part)
 
     def _scrub_forms(self, text: str, hits: list[str]) -> str:
         """`text` with every encoded run of a remembered secret and every form of `hits`
@@ -676,6 +661,17 @@ class Redactor:
             return text
         pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
         return pattern.sub(lambda m: _marker_of(m[0], markers), text)
+
+
+def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
+    """`text` with `scrub` applied to each stretch outside its markers (a marker as it is)."""
+    parts: list[str] = []
+    at = 0
+    for found in MARKER_RE.finditer(text):
+        parts += [scrub(text[at : found.start()]), found[0]]
+        at = found.end()
+    parts.append(scrub(text[at:]))
+    return "".join(parts)
 
 
 _GUARD_ROUNDS = 3  # forms passes the guard runs again before it hides the whole text

@@ -92,10 +92,6 @@ class UsageView:
         return usage_rows(findings)
 
 
-def _number(value: object) -> float | None:
-    return count_value(value)  # a huge or non-finite one stored by an earlier release: none
-
-
 def usage_view(inputs: UsageInputs | None) -> UsageView | None:
     """The report's view of the usage inputs (None when usage was skipped)."""
     if inputs is None:
@@ -110,9 +106,10 @@ def usage_view(inputs: UsageInputs | None) -> UsageView | None:
         pairs = tuple(
             (str(m.get("model")), n)
             for m in (models if isinstance(models, list) else ())
-            if isinstance(m, dict) and (n := _number(m.get("billable_tokens"))) is not None
+            if isinstance(m, dict) and (n := count_value(m.get("billable_tokens"))) is not None
         )
-        days.append(UsageDay(day, pairs, _number(tokens.get("billable_tokens"))))
+        # (a huge or non-finite count an earlier release stored reads as none)
+        days.append(UsageDay(day, pairs, count_value(tokens.get("billable_tokens"))))
     return UsageView(inputs.window, tuple(days), inputs.unavailable)
 
 

@@ -25,18 +25,40 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
 import orjson
 
 from auditor.fetch.shape import deeper_than
 
-_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ITEMS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
-#: What msgspec raises for a page it refuses (its errors, `UnicodeDecodeError` for a key that
-#: is not UTF-8), and what a piece's parse raises: the page is then read the usual way.
-_REFUSED = (msgspec.MsgspecError, ValueError, RecursionError)
+if TYPE_CHECKING:
+    import msgspec
+
+
+class _Msgspec:
+    """msgspec's decoders, made on the first page (its import, about 10 ms with
+    `typing_extensions`, is not paid before the first request)."""
+
+    def __init__(self) -> None:
+        import msgspec
+
+        self.object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+        self.items = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+        # What msgspec raises for a page it refuses (its errors, `UnicodeDecodeError` for a
+        # key that is not UTF-8), and what a piece's parse raises: the page is then read the
+        # usual way.
+        self.refused = (msgspec.MsgspecError, ValueError, RecursionError)
+
+
+_MSGSPEC: list[_Msgspec] = []
+
+
+def _msgspec() -> _Msgspec:
+    if not _MSGSPEC:
+        _MSGSPEC.append(_Msgspec())
+    return _MSGSPEC[0]
+
+
 _KEYS_LIMIT = 10_000  # distinct keys whose written form is kept (a hostile page has many)
 
 #: Tests only: False reads every page the usual way (to compare both paths' results).
@@ -67,12 +89,13 @@ class Pieces:
         deeper than `MAX_DEPTH`: the usual path names where)."""
         if not ENABLED or deeper_than(body):
             return None
+        decoders = _msgspec()
         try:
             parts: list[Any] = []
-            value = self._page(body, parts)
+            value = self._page(body, parts, decoders)
             if value is None or b"".join(parts) != body:
                 return None
-        except _REFUSED:
+        except decoders.refused:
             return None
         self.pages_read += 1
         return value
@@ -86,32 +109,34 @@ class Pieces:
                 self._keys[key] = written
         return written
 
-    def _page(self, body: bytes, parts: list[Any]) -> dict[str, Any] | None:
-        top = _OBJECT.decode(body)
+    def _page(self, body: bytes, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
+        top = decoders.object(body)
         if self._items not in top:
             return None
         value: dict[str, Any] = {}
         for n, (key, raw) in enumerate(top.items()):
             parts.append(self._key(key)[1] if n else b"{" + self._key(key)[0])
             if key == self._items:
-                value[key] = self._list(raw, parts)
+                value[key] = self._list(raw, parts, decoders)
             else:
                 value[key] = _parsed(raw)
                 parts.append(raw)
         parts.append(b"}")
         return value
 
-    def _list(self, raw: msgspec.Raw, parts: list[Any]) -> list[dict[str, Any]]:
+    def _list(self, raw: msgspec.Raw, parts: list[Any], decoders: _Msgspec) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         parts.append(b"[")
-        for n, fields in enumerate(_ITEMS.decode(raw)):
+        for n, fields in enumerate(decoders.items(raw)):
             if n:
                 parts.append(b",")
-            items.append(self._object(fields, parts))
+            items.append(self._object(fields, parts, decoders))
         parts.append(b"]")
         return items
 
-    def _object(self, fields: dict[str, msgspec.Raw], parts: list[Any]) -> dict[str, Any]:
+    def _object(
+        self, fields: dict[str, msgspec.Raw], parts: list[Any], decoders: _Msgspec
+    ) -> dict[str, Any]:
         """An item from its fields' bytes: each one the same as the previous item's is its
         parsed value, any other is parsed (and remembered); the field named `shared` is an
         object read so too, member by member (`_members`)."""
@@ -128,7 +153,7 @@ class Pieces:
             else:
                 parts.append(later)
             if key == self._shared:
-                value[key] = self._members(_OBJECT.decode(raw), parts)
+                value[key] = self._members(decoders.object(raw), parts)
                 continue
             was = last.get(key)
             if was is not None and was[0] == raw:

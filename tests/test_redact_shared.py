@@ -23,26 +23,42 @@ SECRETS = st.sampled_from(
 )
 
 
-def _redacted(docs: list[Any]) -> tuple[list[Any], list[bytes], list[str]]:
+def _redacted(items: list[Any], alone: bool = False) -> tuple[list[Any], list[bytes], list[str]]:
+    """Each item's settings and user redacted as a sync does (`encode_revision`); `alone`:
+    each in a stream of its own (nothing reused from the document before)."""
     redactor = Redactor(KEY, [TOKEN])
     outs, blobs = [], []
-    for doc in docs:
-        out, blob = redactor.redact_canonical(doc, stream="settings")
-        outs.append(typed(out))
+    for n, item in enumerate(items):
+        stream = f" {n}" if alone else ""
+        out, blob = redactor.redact_canonical(item["settings"], stream="settings" + stream)
+        user = redactor.redact_json(item["user"], stream="user" + stream)
+        outs += [typed(out), typed(user)]
         blobs.append(blob)
     return outs, blobs, redactor.memory.learned_since(0)
 
 
-@given(histories(), st.lists(st.tuples(st.integers(0, 30), SECRETS), max_size=4))
+@given(
+    histories(),
+    st.lists(st.tuples(st.integers(0, 30), SECRETS), max_size=4),
+    st.lists(st.sampled_from([1, 1.0, True]), min_size=1, max_size=4),
+)
 @settings(max_examples=150, deadline=None)
 def test_shared_documents_are_redacted_as_documents_parsed_apart(
-    pages: list[dict[str, Any]], planted: list[tuple[int, str]]
+    pages: list[dict[str, Any]], planted: list[tuple[int, str]], ones: list[Any]
 ) -> None:
-    # Secrets planted under secret keys and in plain strings, some revisions on.
+    # Every settings holds a list equal by `==` from one revision to the next, but not always
+    # the same JSON (`1`, `1.0`, `true`).
+    for page in pages:
+        for n, item in enumerate(page["changes"]):
+            if isinstance(item, dict) and isinstance(item["settings"], dict):
+                item["settings"] = {**item["settings"], "ones": [ones[n % len(ones)], 2]}
+    # Secrets planted under secret keys and in plain strings (a user's name too), some
+    # revisions on.
     items = [i for p in pages for i in p["changes"] if isinstance(i, dict)]
     for at, secret in planted:
         if items:
             item = items[at % len(items)]
+            item["user"] = {"id": "u2", "name": f"pasted {secret}"}
             if isinstance(item["settings"], dict):
                 item["settings"] = {
                     **item["settings"],
@@ -59,11 +75,31 @@ def test_shared_documents_are_redacted_as_documents_parsed_apart(
         for p in pages
     )
 
-    def settings_of(values: list[Any]) -> list[Any]:
-        return [i["settings"] for v in values if v for i in v["changes"] if isinstance(i, dict)]
+    def items_of(values: list[Any]) -> list[Any]:
+        return [i for v in values for i in v["changes"] if isinstance(i, dict)]
 
-    docs = settings_of([s if s is not None else a for s, a in zip(shared, apart, strict=True)])
-    assert _redacted(docs) == _redacted(settings_of(apart))
+    docs = items_of([s if s is not None else a for s, a in zip(shared, apart, strict=True)])
+    assert _redacted(docs) == _redacted(items_of(apart)) == _redacted(docs, alone=True)
+
+
+def test_the_same_user_again_is_not_serialized_again(monkeypatch: Any) -> None:
+    user = {"id": "u1", "email": "dev@corp.example", "name": "Dev"}
+    redactor = Redactor(KEY, [TOKEN])
+    first = redactor.redact_json(user, stream="user")
+    calls: list[Any] = []
+    real = Redactor._unchanged
+
+    def unchanged(self: Redactor, value: Any, option: int) -> bytes | None:
+        calls.append(value)
+        return real(self, value, option)
+
+    monkeypatch.setattr(Redactor, "_unchanged", unchanged)
+    assert redactor.redact_json(user, stream="user") is user is first
+    assert calls == []
+    again = dict(user)  # equal, not the same object: looked at again
+    assert redactor.redact_json(again, stream="user") is again and calls == [again]
+    redactor.register("dev@corp.example")  # learned since: the same object is looked at again
+    assert redactor.redact_json(again, stream="user")["email"].startswith("[secret fp:")
 
 
 def test_a_value_shared_with_the_previous_document_is_not_written_again(

@@ -229,6 +229,9 @@ class Redactor:
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
         self._waits: dict[str, list[int]] = {}
+        # Per stream, the last document `_unchanged` handed back as it is: (the document, the
+        # option it was written with, the memory's generation then, its JSON).
+        self._last_hits: dict[str, tuple[Any, int, int, bytes]] = {}
         # The strings (JSON text between the quotes) `_unchanged` found left as they are by
         # every layer, while the memory's generation was `_clean_at`.
         self._clean: set[bytes] = set()
@@ -300,9 +303,20 @@ class Redactor:
             since = min(since, memo[1])
         if since == self.memory.learned and self._worth_trying(stream):
             # (else the walk re-checks the parts it reuses for secrets learned since)
-            blob = self._unchanged(value, _CANONICAL if sort else _PLAIN)
+            option = _CANONICAL if sort else _PLAIN
+            last = self._last_hits.get(stream)
+            if (
+                last is not None
+                and last[0] is value  # the same object again (a page read in pieces shares
+                and last[1] == option  # a revision's unchanged user): nothing learned since,
+                and last[2] == self.memory.generation  # `_unchanged` gives the same text
+            ):
+                self._tried(stream, True)
+                return value, None, last[3]
+            blob = self._unchanged(value, option)
             self._tried(stream, blob is not None)
             if blob is not None:
+                self._last_hits[stream] = (value, option, self.memory.generation, blob)
                 # Nothing learned, nothing changed: the stream's memo stays as the walk would
                 # leave it but for which earlier document its parts come from (the same ones).
                 if memo is None:

@@ -15,6 +15,7 @@ from auditor.common import paths
 from auditor.common.escape import shorten
 from auditor.errors import AuditorError, DataError
 from auditor.fetch.ahead import Pending, Worker
+from auditor.fetch.pieces import Pieces
 from auditor.fetch.retry import Fetched, Oversized, Requester, TooWide
 from auditor.fetch.schema import validate
 from auditor.fetch.shape import Duplicate
@@ -49,6 +50,9 @@ class Listing:
     # Strings the audit cannot do without, `*` for any index: one that was not UTF-8 (read
     # with U+FFFD, `auditor.fetch.text`) fails the sync instead of being a warning.
     exact: tuple[tuple[str, ...], ...] = ()
+    # The item's key whose object's top-level values an item shares with the item before when
+    # sent the same (the settings: `auditor.fetch.pieces`); "": pages are read whole.
+    shared: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ HISTORY = Listing(
     repeated="$.pagination.nextCursor: the API repeated an earlier cursor; paging would loop",
     keep_empty=True,
     exact=(("changes", "*", "updatedAt"), ("pagination", "nextCursor")),
+    shared="settings",
 )
 
 READINESS = Listing(
@@ -176,6 +181,8 @@ class Pages(Iterator[Page]):
         self._later: AuditorError | None = None  # raised when the next page is asked for
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
+        # Reads compact pages in pieces, sharing what an item did not change (None: whole).
+        self.pieces = Pieces(listing.items, listing.shared) if listing.shared else None
 
     def __iter__(self) -> Pages:
         return self
@@ -223,7 +230,7 @@ class Pages(Iterator[Page]):
                     if pending is not None
                     else self._requester.fetch(self._listing.path, self._params, where)
                 )
-                body, repeated = self._requester.decode(fetched)
+                body, repeated = self._requester.decode(fetched, self.pieces)
                 validate(body, self._listing.schema, where)
                 refuse_repaired(repeated, self._listing.exact, where)
             except (TooWide, Oversized):

@@ -134,6 +134,22 @@ def _texts(values: tuple[Any, ...]) -> list[bytes | None]:
         return [_dumps(v) for v in values]
 
 
+def _texts_since(
+    values: tuple[Any, ...], olds: tuple[Any, ...], blobs: list[bytes | None]
+) -> list[bytes | None]:
+    """`_texts(values)`, taking the text in `blobs` of each value that is the object in `olds`
+    at its place (`blobs` itself when all are: it is not changed later)."""
+    fresh = list(itertools.compress(range(len(values)), map(operator.is_not, values, olds)))
+    if not fresh:
+        return blobs
+    if len(fresh) == len(values):
+        return _texts(values)
+    texts = list(blobs)
+    for n, text in zip(fresh, _texts(tuple(map(values.__getitem__, fresh))), strict=True):
+        texts[n] = text
+    return texts
+
+
 _NO_KIDS: dict[str, _Seen] = {}
 _NO_NAMES: dict[str, str] = {}
 
@@ -176,8 +192,12 @@ def _canonical(seen: _Seen) -> bytes:
 
 def _same(value: Any, seen: _Seen) -> bool:
     """`value` equals what `seen` was made from, types included (`==` says `1 == 1.0 == True`,
-    so a subtree holding numbers is compared as JSON text too)."""
+    so a subtree holding numbers is compared as JSON text too). The same object is the same
+    at once (parsed values are read-only: a history page read in pieces shares the parts a
+    revision did not change, `auditor.fetch.pieces`)."""
     raw = seen.raw
+    if value is raw:
+        return True
     if type(value) is not type(raw) or value != raw:
         return False
     return seen.kids is None or not seen.numeric or _as_json(value, seen)
@@ -209,6 +229,9 @@ class Redactor:
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
         self._waits: dict[str, list[int]] = {}
+        # Per stream, the last document `_unchanged` handed back as it is: (the document, the
+        # option it was written with, the memory's generation then, its JSON).
+        self._last_hits: dict[str, tuple[Any, int, int, bytes]] = {}
         # The strings (JSON text between the quotes) `_unchanged` found left as they are by
         # every layer, while the memory's generation was `_clean_at`.
         self._clean: set[bytes] = set()
@@ -280,9 +303,20 @@ class Redactor:
             since = min(since, memo[1])
         if since == self.memory.learned and self._worth_trying(stream):
             # (else the walk re-checks the parts it reuses for secrets learned since)
-            blob = self._unchanged(value, _CANONICAL if sort else _PLAIN)
+            option = _CANONICAL if sort else _PLAIN
+            last = self._last_hits.get(stream)
+            if (
+                last is not None
+                and last[0] is value  # the same object again (a page read in pieces shares
+                and last[1] == option  # a revision's unchanged user): nothing learned since,
+                and last[2] == self.memory.generation  # `_unchanged` gives the same text
+            ):
+                self._tried(stream, True)
+                return value, None, last[3]
+            blob = self._unchanged(value, option)
             self._tried(stream, blob is not None)
             if blob is not None:
+                self._last_hits[stream] = (value, option, self.memory.generation, blob)
                 # Nothing learned, nothing changed: the stream's memo stays as the walk would
                 # leave it but for which earlier document its parts come from (the same ones).
                 if memo is None:
@@ -451,17 +485,28 @@ class Redactor:
         if list(value) != list(raw) or list(map(type, value.values())) != prev.types:
             return None
         assert isinstance(kids, dict)
-        changed = list(itertools.compress(value, map(operator.ne, value.values(), raw.values())))
+        # A value that is the previous one's object is the same (parsed values are read-only:
+        # a page read in pieces shares what a revision did not change); only the others are
+        # compared, all at C speed.
+        moved = list(itertools.compress(value, map(operator.is_not, value.values(), raw.values())))
+        if len(moved) == len(value):
+            changed = list(
+                itertools.compress(value, map(operator.ne, value.values(), raw.values()))
+            )
+        else:
+            news, olds = map(value.__getitem__, moved), map(raw.__getitem__, moved)
+            changed = list(itertools.compress(moved, map(operator.ne, news, olds)))
         # `==` holds for `1` and `1.0` (the types above hold for the values at this level
         # only): the values holding numbers below are compared as JSON text too, all in one
-        # `map`, against the texts kept from the previous document.
+        # `map`, against the texts kept from the previous document (a value that is the
+        # previous one's object has its text: it is not written again).
         numbered, texts = prev.numbered, None
         if numbered:
             if prev.numbered_of is None:
                 prev.numbered_of = _getter(numbered)
             if prev.blobs is None:
                 prev.blobs = _texts(prev.numbered_of(raw))
-            texts = _texts(prev.numbered_of(value))
+            texts = _texts_since(prev.numbered_of(value), prev.numbered_of(raw), prev.blobs)
             if texts != prev.blobs or None in texts:  # None: not writable, never the same
                 again = set(changed)
                 changed += [
@@ -486,7 +531,10 @@ class Redactor:
             # in the previous document's order, so that most often it is the same list, and
             # its getter and the texts just written serve the next document
             again = set(changed)
-            kept = [k for k in numbered if k not in again or (kids[k].numeric and kids[k].kids)]
+            if again.isdisjoint(numbered):  # (most often: no walk over `numbered` needed)
+                kept = numbered
+            else:
+                kept = [k for k in numbered if k not in again or (kids[k].numeric and kids[k].kids)]
             added = [k for k in changed if kids[k].numeric and kids[k].kids and k not in numbered]
             if not added and len(kept) == len(numbered):
                 seen.numbered, seen.numbered_of, seen.blobs = numbered, prev.numbered_of, texts

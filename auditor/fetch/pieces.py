@@ -1,0 +1,196 @@
+"""Compact pages read in pieces: each distinct piece parsed once, an unchanged one shared.
+
+Takes a page's bytes (after the size and value-count guards) and what the listing's previous
+item was made of, gives the page's value, equal to `orjson.loads(page)` (types and key order
+included), or None when the page is not exactly orjson's compact rendering of its value; the
+caller then reads it as any other body, with that path's warnings and errors. A page of the
+history is split by `msgspec` (its `Raw` type gives a value's bytes without parsing it) into
+its top-level parts, each item into its fields, and each item's object under `shared` (the
+settings) into its top-level keys' bytes. A piece byte-identical to the same key's piece of
+the previous item (the previous page's last item too) is that item's parsed object, the same
+one: a revision differs from the one before in a leaf or two, so most of a page is not parsed
+at all, and whoever compares two revisions (the redactor) finds the unchanged parts by
+identity. Any other piece is parsed by orjson and must be written back as it was sent; last,
+the page must be what the pieces rebuild (keys as orjson writes them, joined): one compare.
+That proves the page is orjson's writing of the value returned, so it holds no key twice, no
+wide integer, no space and no other escape, which `check_shape` would have said after parsing
+it whole (a page that passes is what `check_shape` finds nothing in, by one compare too).
+The nesting depth is checked before msgspec sees the page (its parser recurses), as before.
+
+Values given are shared by later pages' items: nothing downstream may change them (the
+tolerant reader copies before it removes, the redactor builds its copies).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from auditor.fetch.shape import deeper_than
+
+if TYPE_CHECKING:
+    import msgspec
+
+
+class _Msgspec:
+    """msgspec's decoders, made on the first page (its import, about 10 ms with
+    `typing_extensions`, is not paid before the first request)."""
+
+    def __init__(self) -> None:
+        import msgspec
+
+        self.object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+        self.items = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+        # What msgspec raises for a page it refuses (its errors, `UnicodeDecodeError` for a
+        # key that is not UTF-8), and what a piece's parse raises: the page is then read the
+        # usual way.
+        self.refused = (msgspec.MsgspecError, ValueError, RecursionError)
+
+
+_MSGSPEC: list[_Msgspec] = []
+
+
+def _msgspec() -> _Msgspec:
+    if not _MSGSPEC:
+        _MSGSPEC.append(_Msgspec())
+    return _MSGSPEC[0]
+
+
+_KEYS_LIMIT = 10_000  # distinct keys whose written form is kept (a hostile page has many)
+
+#: Tests only: False reads every page the usual way (to compare both paths' results).
+ENABLED = True
+
+
+class Pieces:
+    """Reads a listing's compact pages in pieces (`read`), remembering the last item's parts;
+    `items` names the page's key holding the items, `shared` the item's key whose object's
+    top-level values are shared with the previous item's."""
+
+    def __init__(self, items: str, shared: str) -> None:
+        self._items = items
+        self._shared = shared
+        # The last item's pieces, by key: (bytes as sent, parsed value).
+        self._fields: dict[str, tuple[msgspec.Raw, Any]] = {}
+        # The last item's shared object: its keys, their bytes as sent and parsed values, and
+        # how each key is written in it (`{"key":` first, `,"key":` after).
+        self._names: list[str] = []
+        self._raws: list[Any] = []
+        self._parsed: list[Any] = []
+        self._texts: list[bytes] = []
+        self._keys: dict[str, tuple[bytes, bytes]] = {}  # key: (`"key":`, `,"key":`)
+        self.pages_read = 0  # pages read in pieces (tests tell which path a page took)
+
+    def read(self, body: bytes) -> Any:
+        """The page's value, or None when it is not orjson's compact writing of one (or nests
+        deeper than `MAX_DEPTH`: the usual path names where)."""
+        if not ENABLED or deeper_than(body):
+            return None
+        decoders = _msgspec()
+        try:
+            parts: list[Any] = []
+            value = self._page(body, parts, decoders)
+            if value is None or b"".join(parts) != body:
+                return None
+        except decoders.refused:
+            return None
+        self.pages_read += 1
+        return value
+
+    def _key(self, key: str) -> tuple[bytes, bytes]:
+        written = self._keys.get(key)
+        if written is None:
+            text = orjson.dumps(key) + b":"
+            written = (text, b"," + text)
+            if len(self._keys) < _KEYS_LIMIT:
+                self._keys[key] = written
+        return written
+
+    def _page(self, body: bytes, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
+        top = decoders.object(body)
+        if self._items not in top:
+            return None
+        value: dict[str, Any] = {}
+        for n, (key, raw) in enumerate(top.items()):
+            parts.append(self._key(key)[1] if n else b"{" + self._key(key)[0])
+            if key == self._items:
+                value[key] = self._list(raw, parts, decoders)
+            else:
+                value[key] = _parsed(raw)
+                parts.append(raw)
+        parts.append(b"}")
+        return value
+
+    def _list(self, raw: msgspec.Raw, parts: list[Any], decoders: _Msgspec) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        parts.append(b"[")
+        for n, fields in enumerate(decoders.items(raw)):
+            if n:
+                parts.append(b",")
+            items.append(self._object(fields, parts, decoders))
+        parts.append(b"]")
+        return items
+
+    def _object(
+        self, fields: dict[str, msgspec.Raw], parts: list[Any], decoders: _Msgspec
+    ) -> dict[str, Any]:
+        """An item from its fields' bytes: each one the same as the previous item's is its
+        parsed value, any other is parsed (and remembered); the field named `shared` is an
+        object read so too, member by member (`_members`)."""
+        value: dict[str, Any] = {}
+        if not fields:
+            parts.append(b"{}")
+            return value
+        last, keys, opening = self._fields, self._key, b"{"
+        for key, raw in fields.items():
+            first, later = keys(key)
+            if opening:
+                parts.append(opening + first)
+                opening = b""
+            else:
+                parts.append(later)
+            if key == self._shared:
+                value[key] = self._members(decoders.object(raw), parts)
+                continue
+            was = last.get(key)
+            if was is not None and was[0] == raw:
+                value[key] = was[1]
+            else:
+                value[key] = got = _parsed(raw)
+                last[key] = (raw, got)
+            parts.append(raw)
+        parts.append(b"}")
+        return value
+
+    def _members(self, members: dict[str, msgspec.Raw], parts: list[Any]) -> dict[str, Any]:
+        """The shared object from its members' bytes, each compared at C speed with the same
+        key's of the previous item (kept in the previous item's key order, the usual one)."""
+        names = list(members)
+        raws = list(members.values())
+        if names != self._names:  # a key added, removed or moved: line the last ones up
+            known = dict(zip(self._names, zip(self._raws, self._parsed, strict=True), strict=True))
+            was = [known.get(k, (None, None)) for k in names]
+            texts = [self._key(k)[n > 0] for n, k in enumerate(names)]
+            if texts:
+                texts[0] = b"{" + texts[0]
+            self._names, self._texts = names, texts
+            self._raws, self._parsed = [w[0] for w in was], [w[1] for w in was]
+        parsed = list(self._parsed)  # the previous item's list stays its own
+        for n in itertools.compress(range(len(raws)), map(operator.ne, raws, self._raws)):
+            parsed[n] = _parsed(raws[n])
+        self._raws, self._parsed = raws, parsed  # only once all of them were read
+        parts += itertools.chain.from_iterable(zip(self._texts, raws, strict=True))
+        parts.append(b"}" if names else b"{}")
+        return dict(zip(names, parsed, strict=True))
+
+
+def _parsed(raw: msgspec.Raw) -> Any:
+    """A piece parsed by orjson; ValueError unless orjson writes it back as it was sent."""
+    view = memoryview(raw)
+    value = orjson.loads(view)
+    if orjson.dumps(value) != view:
+        raise ValueError("not written as orjson writes it")
+    return value

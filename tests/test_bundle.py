@@ -608,3 +608,11 @@ def test_a_secret_written_in_an_input_file_is_copied_as_its_marker_and_the_bundl
     code, said, err = verify(out, "--key", str(work / "public.pem"))
     assert (code, err) == (0, ""), err
     assert "byte for byte" in said
+    # the nightly's reports show the waiver's reason as its marker too
+    argv = ["run", "--offline", "--waivers", "leaky-waivers.yaml", "--out", str(tmp_path / "r")]
+    code, stdout, err = cli([*argv, "--no-usage"], env, work)
+    assert code == 1, err
+    waived = json.loads((tmp_path / "r" / "findings.json").read_text())["findings"]
+    assert any(f["status"] == "waived" and "[secret fp:" in json.dumps(f) for f in waived)
+    written = [p.read_text() for p in (tmp_path / "r").iterdir()]
+    assert not [t for t in [stdout, err, *written] if KEY in t or KEY[4:] in t]

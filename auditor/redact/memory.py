@@ -44,6 +44,9 @@ _B64_RUNS_KEPT = 8192  # base64 runs whose decoding is kept (`_b64_run`): 1.3 MB
 _B64_KEPT_LEN = 256  # the longest run kept: 8,192 of them at most ~2.5 MB (run and decoding)
 _RECENT = 32  # values learned since the last rebuild of the one-automaton matcher
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")  # a percent-escape; its hex digits in either case
+# A character beside a marker that a secret overlapping the marker's value may go on with
+# (not a space, a quote, a bracket or a separator of values).
+JOINS = re.compile(r"[^\s\"'`<>()\[\]{},;|]")
 
 
 class LiteralMatcher:
@@ -238,6 +241,7 @@ class SecretMemory:
         self.generation = 0  # grows whenever something new is remembered
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
         self._marked = 0  # values in `_by_marker` (the first ones learned)
+        self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
 
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
@@ -262,6 +266,7 @@ class SecretMemory:
         if numeric and sum(c.isdigit() for c in value) < MIN_NUMERIC_SECRET_LEN:  # `-1234567`
             return False
         self._values.add(value)
+        self._learned_at[value] = len(self._order)
         self._order.append(value)
         self.learned = len(self._order)
         self._exact.add(value)
@@ -304,10 +309,22 @@ class SecretMemory:
         digest = hmac.new(self._redaction_key, data, hashlib.sha256).hexdigest()[:8]
         return f"{MARKER_START}{digest} len:{len(value)}]"
 
-    def _unmasked(self, text: str) -> str:
-        """`text` with every marker of a value this process learned put back as the value."""
+    def unmasked(self, text: str) -> str:
+        """`text` with each marker of a value this process learned put back as the value,
+        where the marker is joined to more text of a word (`JOINS` right before or after it):
+        only there can a secret overlap the value."""
         known = self.by_marker()
-        return MARKER_RE.sub(lambda m: known.get(m[0], m[0]), text) if known else text
+        if not known:
+            return text
+
+        def back(m: re.Match[str]) -> str:
+            hit = known.get(m[0])
+            if hit is None:
+                return m[0]
+            joined = JOINS.match(text[m.start() - 1 : m.start()]) or JOINS.match(text, m.end())
+            return hit if joined else m[0]
+
+        return MARKER_RE.sub(back, text)
 
     def learned_since(self, position: int) -> list[str]:
         """The values learned after `position`."""
@@ -336,8 +353,38 @@ class SecretMemory:
         # marker's `alpha-secret-1` and a `secret-1-beta-x`): part of it is in clear
         if MARKER_START not in text:
             return False
-        unmasked = self._unmasked(text)
-        return unmasked != text and self._holds_value(unmasked, since)
+        return self._overlaps_marked(text, since)
+
+    def _overlaps_marked(self, text: str, since: int) -> bool:
+        """A value learned after position `since` overlaps (is not inside) one that `text`
+        shows as its marker joined to more text: a part of the newer value is in clear."""
+        known = self.by_marker()
+        if not known:
+            return False
+        parts: list[str] = []
+        spans: list[tuple[int, int]] = []  # where values were put back, in the text made
+        at = size = 0
+        for m in MARKER_RE.finditer(text):
+            hit = known.get(m[0])
+            if hit is None or not (
+                JOINS.match(text[m.start() - 1 : m.start()]) or JOINS.match(text, m.end())
+            ):
+                continue
+            parts += [text[at : m.start()], hit]
+            size += m.start() - at
+            spans.append((size, size + len(hit)))
+            size += len(hit)
+            at = m.end()
+        if not spans:
+            return False
+        shown = "".join([*parts, text[at:]])
+        for start, n in self._value_spans(shown):
+            end = start + n
+            if self._learned_at.get(shown[start:end], 0) < since:
+                continue
+            if any(s < end and start < e and not (s <= start and end <= e) for s, e in spans):
+                return True
+        return False
 
     def _holds_value(self, text: str, since: int) -> bool:
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton

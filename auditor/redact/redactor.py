@@ -606,7 +606,7 @@ class Redactor:
         # A marker of a value this process knows is put back first, where a secret beside it
         # may overlap it (`[marker]-beta-x`, the marker's `alpha-secret-1` and a
         # `secret-1-beta-x` learned since): the two become one marker, no part left in clear.
-        shown = self._scrub_unmasked(text)
+        shown = self.memory.unmasked(text)
         hits = self.memory.find(shown)
         if not hits:
             return text
@@ -614,23 +614,6 @@ class Redactor:
         # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.
         out = _between_markers(shown, lambda part: self._scrub_plain(part, hits))
         return text if out == shown else out
-
-    def _scrub_unmasked(self, text: str) -> str:
-        """`text` with each marker whose value this process learned (and so will hide again)
-        followed or preceded by more text of a word (not a space, a quote or the end) put
-        back as that value; other markers as they are."""
-        known = self.memory.by_marker()
-        if not known:
-            return text
-
-        def back(m: re.Match[str]) -> str:
-            value = known.get(m[0])
-            if value is None:
-                return m[0]
-            before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
-            return value if _JOINS.match(before) or _JOINS.match(after) else m[0]
-
-        return MARKER_RE.sub(back, text)
 
     def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
         """`text` (no marker in it) with every remembered secret replaced by its marker.
@@ -709,9 +692,6 @@ def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
     return "".join(parts)
 
 
-# A character beside a marker that a secret overlapping the marker's value may go on with
-# (not a space, a quote, a bracket or a separator of values).
-_JOINS = re.compile(r"[^\s\"'`<>()\[\]{},;|]")
 _GUARD_ROUNDS = 3  # forms passes the guard runs again before it hides the whole text
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 

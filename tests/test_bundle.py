@@ -130,8 +130,12 @@ def test_bundle_holds_what_an_auditor_samples(made: dict[str, Any]) -> None:
     assert all(c["author_email"] and c["updated_at"] for c in changes)
     reports = _rows(bundle / "reports.csv")
     assert len(reports) == len((bundle / "reports.jsonl").read_text().splitlines())
-    # the exact waiver file, and the findings of an ordinary run of the same inputs
-    assert (bundle / "inputs/waivers.yaml").read_text() == WAIVER
+    # the waiver file as written but for a remembered secret (the emulator's `X-Acme-Team`
+    # header value, `platform`: its marker), and the findings of an ordinary run of the same
+    # inputs
+    copied = (bundle / "inputs/waivers.yaml").read_text()
+    marker = r'"\[secret fp:[0-9a-f]{8} len:8\]-security@example.com"'
+    assert re.sub(marker, "platform-security@example.com", copied) == WAIVER != copied
     ran = json.loads((made["work"] / "run" / "findings.json").read_text())
     kept = json.loads((bundle / "reports" / "findings.json").read_text())
     key = sorted((f["fingerprint"], f["status"]) for f in ran["findings"])
@@ -568,3 +572,47 @@ def test_a_key_given_as_its_pem_text_is_not_printed(made: dict[str, Any], copy: 
         assert body not in out + err and body[10:40] not in out + err
         assert "<not shown: looks like a secret>" in err
     assert not (made["work"] / "again").exists()
+
+
+def test_a_secret_written_in_an_input_file_is_copied_as_its_marker_and_the_bundle_verifies(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    """A key pasted into a policy (`auditor policy lint` warns of it) or a waiver reaches no
+    file of the bundle handed to auditors: the copies in inputs/ hold its marker, the same as
+    the reports show, and the rest of each file as written; the bundle verifies, signed, and
+    its re-run reads the copies."""
+    from tests.test_policy_secrets import KEY, POLICY
+
+    work, env = made["work"], made["env"]
+    policy = POLICY + f"  # the old one was {KEY[::-1]}\n"
+    (work / "leaky.yaml").write_text(policy)
+    waiver = WAIVER.replace("reason: ", f"reason: Key {KEY} is kept. ")
+    (work / "leaky-waivers.yaml").write_text(waiver.replace("SEC-2001", f"SEC-2001  # {KEY}"))
+    out = tmp_path / "b"
+    argv = ["export", "--out", str(out), "--policy", "leaky.yaml", "--sign-key", "signing.pem"]
+    code, stdout, err = cli([*argv, "--waivers", "leaky-waivers.yaml"], env, work)
+    assert (code, err) == (0, ""), err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    leaks = [p.name for p in files if any(s in p.read_text() for s in (KEY, KEY[4:], KEY[::-1]))]
+    assert leaks == [] and KEY not in stdout
+    copy = (out / "inputs/policies/001-leaky.yaml").read_text()
+    marker = re.search(r"\[secret fp:[0-9a-f]+ len:40\]", copy)
+    assert marker is not None
+    assert copy.startswith(POLICY.split("    assert:")[0])  # the rest as written
+    reported = json.loads((out / "reports/findings.json").read_text())
+    assert marker.group() in reported["rules"][0]["description"]  # the reports' marker
+    params = json.loads((out / "run-parameters.json").read_text())
+    assert params["policies"][0]["redacted"] is True and params["waivers"]["redacted"] is True
+    assert params["policies"][0]["sha256"] == hashlib.sha256(policy.encode()).hexdigest()
+    assert "inputs/" in json.loads((out / "manifest.json").read_text())["secrets"]
+    code, said, err = verify(out, "--key", str(work / "public.pem"))
+    assert (code, err) == (0, ""), err
+    assert "byte for byte" in said
+    # the nightly's reports show the waiver's reason as its marker too
+    argv = ["run", "--offline", "--waivers", "leaky-waivers.yaml", "--out", str(tmp_path / "r")]
+    code, stdout, err = cli([*argv, "--no-usage"], env, work)
+    assert code == 1, err
+    waived = json.loads((tmp_path / "r" / "findings.json").read_text())["findings"]
+    assert any(f["status"] == "waived" and "[secret fp:" in json.dumps(f) for f in waived)
+    written = [p.read_text() for p in (tmp_path / "r").iterdir()]
+    assert not [t for t in [stdout, err, *written] if KEY in t or KEY[4:] in t]

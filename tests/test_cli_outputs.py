@@ -214,3 +214,40 @@ def test_policy_and_verify_never_print_the_commands_token_as_a_path(tmp_path: Pa
         code, out, err = run_cli(argv, env=env, cwd=tmp_path)
         assert code == 2, (argv, out, err)
         assert token not in out + err and "[token]" in out + err, (argv, out, err)
+
+
+PASTED = "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"  # a GitHub token, not the command's own
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["history", "--state", f"ci/{PASTED}/state.db"], id="missing-state"),
+        pytest.param(["run", "--offline", "--state", f"{PASTED}.db"], id="not-a-state-file"),
+        pytest.param(["run", "--offline", "--out", f"f/{PASTED}"], id="run-out"),
+        pytest.param(["review", "P", "--against", "P", "--out", f"f/{PASTED}"], id="review-out"),
+        pytest.param(["export", "--out", f"f/{PASTED}"], id="export-out"),
+    ],
+)
+def test_a_path_that_looks_like_a_secret_is_not_printed_in_an_error(
+    env: dict[str, str], tmp_path: Path, argv: list[str]
+) -> None:
+    """A token pasted into `--state` or `--out` (not the command's own, which is `[token]`)
+    was printed whole in the error about that path; the part that looks like a secret is now
+    left out, the rest of the path shown."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    (tmp_path / f"{PASTED}.db").write_text("not a database")
+    (tmp_path / "f").write_text("a file, so no folder can be made under it")
+    proposed = str(EXAMPLES / "live-settings.yaml")
+    argv = [proposed if a == "P" else a for a in argv]
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2, err
+    assert PASTED not in out + err and PASTED[4:20] not in out + err, err
+    assert err.startswith("auditor: error: ") and "<not shown: looks like a secret>" in err, err
+    assert "f/<not shown" in err or "<not shown: looks like a secret>.db" in err or "ci/<not" in err
+
+
+def test_a_ci_workspace_path_in_an_error_stays_readable(tmp_path: Path) -> None:
+    path = "builds/Gx4nPz7Q/0/acme/.auditor/state.db"
+    code, _, err = run_cli(["history", "--state", path], env={}, cwd=tmp_path)
+    assert code == 2 and f"{path}: run `auditor sync` first" in err, err

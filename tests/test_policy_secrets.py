@@ -57,3 +57,29 @@ def test_the_shipped_packs_hold_nothing_a_detector_finds_and_are_known_as_built(
     policy = load_policies([SHIPPED_POLICY_DIR])
     assert secret_warnings(policy) == []
     assert _as_built(policy) == {rule.id for rule in policy.rules}
+
+
+def test_a_secret_in_a_waivers_reason_owner_or_ticket_reaches_no_output(tmp_path: Path) -> None:
+    """The reports show a waiver's reason, owner and ticket: a key pasted there is its marker,
+    in a review as in a run (`tests/test_bundle.py` has the run)."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    (tmp_path / "w.yaml").write_text(
+        "waivers:\n  - rule: T-LEAKED-KEY\n    subject: settings\n"
+        f"    reason: Key {KEY} is accepted until rotation.\n    owner: sec+{KEY}@example.com\n"
+        f"    expires: 2099-01-01\n    ticket: SEC-1 {KEY}\n"
+    )
+    (tmp_path / "live.json").write_text(json.dumps({"customModels": []}))
+    proposed = {"customModels": [{"id": "custom:a", "apiKey": KEY}]}
+    (tmp_path / "prop.json").write_text(json.dumps(proposed))
+    argv = ["review", str(tmp_path / "prop.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--policy", str(tmp_path / "p.yaml"), "--waivers", str(tmp_path / "w.yaml")]
+    argv += ["--author", "a@b.example", "--out", str(tmp_path / "o")]
+    argv += ["-o", "json,html,sarif,oscal,md,junit"]
+    code, out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 0, err  # the failure is waived
+    data = json.loads((tmp_path / "o" / "findings.json").read_text())
+    assert [f["status"] for f in data["findings"]] == ["waived"]
+    written = [p.read_text() for p in (tmp_path / "o").iterdir()]
+    leaks = [text for text in [out, err, *written] if KEY in text or KEY[4:] in text]
+    assert not leaks
+    assert "[secret fp:" in json.dumps(data["findings"][0])

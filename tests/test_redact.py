@@ -765,3 +765,53 @@ def test_a_text_with_a_lone_surrogate_and_an_escaped_secret_is_hidden_not_a_cras
     out = redactor.redact_text('\ud800"' + escaped)
     assert MARKER_START in out and "3cr3t" not in out and "\\u0073" not in out
     assert redactor.fingerprint("plain text") == Redactor(KEY).fingerprint("plain text")
+
+
+OVERLAPPING = ("alpha-secret-1", "secret-1-beta-x")  # the end of one starts the other
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "alpha-secret-1-beta-x",
+        "error: GET https://x.example/alpha-secret-1-beta-x?q=1 failed",
+        "secret-1-beta-x alpha-secret-1-beta-x alpha-secret-1",
+        json.dumps({"a": "alpha-secret-1-beta-x"}),
+        base64.b64encode(b"alpha-secret-1-beta-x").decode(),
+    ],
+)
+def test_overlapping_secrets_leave_no_part_of_either_in_clear(
+    redactor: Redactor, text: str
+) -> None:
+    """`alpha-secret-1-beta-x` with both secrets known was `[marker]-beta-x`: the longest
+    secret at the first place went, and the one starting inside it was left in part."""
+    for secret in OVERLAPPING:
+        redactor.register(secret)
+    for scrub in (redactor.redact_text, redactor.scrub_known):
+        out = scrub(text)
+        assert "beta" not in out and "alpha" not in out, out
+    assert redactor.scrub_known("alpha-secret-1-beta-x") == redactor.marker("alpha-secret-1-beta-x")
+    # one secret alone, or two apart, keeps its own marker
+    assert redactor.scrub_known("alpha-secret-1 and secret-1-beta-x") == (
+        f"{redactor.marker('alpha-secret-1')} and {redactor.marker('secret-1-beta-x')}"
+    )
+
+
+def test_a_secret_learned_later_in_a_document_that_overlaps_an_earlier_one_leaves_no_part(
+    redactor: Redactor,
+) -> None:
+    """The settings hide `alpha-secret-1` (an API key) before they reach a second key that
+    overlaps it where a URL holds both: the URL, redacted when only the first was known, is
+    redacted again as one marker, also on the next revision (its memo) and in an error message
+    quoting what was shown."""
+    doc = {
+        "customModels": [
+            {"id": "a", "apiKey": "alpha-secret-1", "baseUrl": "https://x/alpha-secret-1-beta-x"},
+            {"id": "b", "apiKey": "secret-1-beta-x", "displayName": "alpha-secret-1-beta-x"},
+        ]
+    }
+    for _ in range(2):
+        out = json.dumps(redactor.redact_json(doc, stream="settings"))
+        assert "beta" not in out and "alpha" not in out, out
+    shown = f"https://x/{redactor.marker('alpha-secret-1')}-beta-x"
+    assert "beta" not in redactor.redact_text(f"cannot reach {shown}")

@@ -124,6 +124,37 @@ def test_contents_scope_and_appendices_are_printed_in_full(pdf: Path) -> None:
     assert re.search(r"p\.\s?\d+", pages[0])  # the contents give page numbers
 
 
+def test_a_later_run_removes_the_report_pdf_an_earlier_run_left_in_its_out_folder(
+    pdf: Path, tmp_path: Path
+) -> None:
+    """An auditor must not read yesterday's report.pdf beside today's reports as current: a run
+    without the pdf output removes auditor's own (told by its document information, its title
+    `Compliance report RUN-ID`, as WeasyPrint wrote it compressed or not), never another
+    tool's PDF of that name."""
+    import weasyprint
+
+    def other(unc: bool) -> bytes:
+        page = weasyprint.HTML(string="<title>Quarterly report</title><p>mine</p>")
+        return bytes(page.write_pdf(uncompressed_pdf=unc))
+
+    plain = weasyprint.HTML(string="<title>Compliance report 20261101T120000Z</title><p>old")
+    earlier = {
+        "demo": pdf.read_bytes(),
+        "uncompressed": bytes(plain.write_pdf(uncompressed_pdf=True)),
+        "other": other(False),
+        "other-uncompressed": other(True),
+    }
+    for name, content in earlier.items():
+        out = tmp_path / name
+        out.mkdir()
+        (out / "report.pdf").write_bytes(content)
+        argv = ["demo", "--out", str(out), "--revisions", "30", "--repos", "4", "-o", "md", "-q"]
+        code, err = _cli(argv, tmp_path)
+        assert code in (0, 1), err
+        kept = {p.name for p in out.iterdir()}
+        assert kept == ({"report.md", "report.pdf"} if "other" in name else {"report.md"}), name
+
+
 @pytest.mark.parametrize(
     ("init", "says"),
     [

@@ -411,3 +411,18 @@ def test_a_piece_stored_as_another_type_is_searched_as_text(tmp_path: Path, piec
     with Store.open(path, fingerprint_key=KEY) as store:
         assert _sync(store, [_raw(3, "n")], learned=(LATER,)) == 1
     assert LATER.encode() not in stored_bytes(path)
+
+
+def test_overlapping_secrets_learned_later_are_scrubbed_from_earlier_rows_as_one_marker(
+    state_path: Path | str,
+) -> None:
+    """A row stored before either secret was known holds `alpha-secret-1-beta-x`; once both
+    are learned, the row is scrubbed again with no part of either left in clear."""
+    text = "pasted alphaplainsecretvalue1-betaplainsecretvalue"
+    first, second = "alphaplainsecretvalue1", "plainsecretvalue1-betaplainsecretvalue"
+    with Store.open(state_path, fingerprint_key=KEY) as store:
+        _sync(store, [_raw(1, "n"), _raw(2, text)])
+    with Store.open(state_path, fingerprint_key=KEY) as store:
+        assert _sync(store, [_raw(3, "n")], learned=(first, second)) == 1
+    stored = stored_bytes(state_path)
+    assert b"betaplain" not in stored and b"alphaplain" not in stored

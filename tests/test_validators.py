@@ -59,7 +59,9 @@ WAIVER = """waivers:
     expires: 2027-06-30
     ticket: SEC-2001
 """
-RUNS = ("demo", "all-revisions", "waived", "review")
+#: The same waiver, expired before the run: the finding it waived counts again.
+EXPIRED_WAIVER = WAIVER.replace("expires: 2027-06-30", "expires: 2026-10-15")
+RUNS = ("demo", "all-revisions", "waived", "expired", "review")
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,10 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
         argv = ["run", "--offline", "--waivers", str(waivers), "--sarif-include-waived"]
         argv += ["--out", str(folders["waived"])]
         codes["waived"] = _cli(argv, env, root, 2)
+        expired = root / "expired.yaml"
+        expired.write_text(EXPIRED_WAIVER, encoding="utf-8")
+        argv = ["run", "--offline", "--waivers", str(expired), "--out", str(folders["expired"])]
+        codes["expired"] = _cli(argv, env, root, 4)
     argv = ["review", str(EXAMPLES / "proposed-settings.yaml")]
     argv += ["--against", str(EXAMPLES / "live-settings.yaml"), "--out", str(folders["review"])]
     codes["review"] = _cli(argv, {"AUDITOR_STATE": str(root / "review.db")}, root, 3)
@@ -232,6 +238,31 @@ def test_waived_findings_are_suppressed_results_only_when_asked(outputs: Outputs
     demo = _load(outputs.folders["demo"] / "findings.sarif")["runs"][0]["results"]
     assert "BASE-CMD-001" in {r["ruleId"] for r in demo}  # not waived there: an open result
     assert all(r["properties"]["status"] == "waived" for r in run["results"] if "suppressions" in r)
+
+
+def test_a_finding_whose_waiver_expired_says_so_in_sarif_and_junit(outputs: Outputs) -> None:
+    """It counts again: the SARIF result has a `waiverExpired` property and says why in its
+    message, and the JUnit failure's message starts with it (report.html and report.md list
+    the expired waiver too); the other results say nothing of it."""
+    folder = outputs.folders["expired"]
+    results = _load(folder / "findings.sarif")["runs"][0]["results"]
+    expired = [r for r in results if "waiverExpired" in r["properties"]]
+    assert [r["ruleId"] for r in expired] == ["BASE-CMD-001"]
+    assert expired[0]["properties"]["waiverExpired"] == "2026-10-15"
+    assert expired[0]["properties"]["status"] == "fail"
+    # (the owner's `platform` is a secret the emulator's settings hold: its marker)
+    said = (
+        re.escape("Waiver expired on 2026-10-15 (owner ") + r".*-security@example\.com, SEC-2001\)"
+    )
+    assert re.search(said, expired[0]["message"]["text"])
+    assert sum("Waiver expired" in r["message"]["text"] for r in results) == 1
+    junit = xmlschema.XMLResource(str(folder / "junit.xml")).root
+    failures = junit.findall(".//testcase[@classname='BASE-CMD-001']/failure")
+    assert failures and all(re.match(said, f.get("message")) for f in failures)
+    assert all(re.search(said, f.text or "") for f in failures)
+    others = junit.findall(".//testcase/failure")
+    assert sum("Waiver expired" in (f.get("message") or "") for f in others) == len(failures)
+    assert "expired (no longer waiving)" in (folder / "report.md").read_text()
 
 
 def test_demo_sarif_leaves_waived_out_and_names_rules_readably(outputs: Outputs) -> None:

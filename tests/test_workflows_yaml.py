@@ -512,3 +512,22 @@ def test_a_re_run_can_keep_its_reports(path: Path) -> None:
         if uses(step) == "actions/upload-artifact":
             name = step["with"]["name"]
             assert "github.run_attempt" in name or step["with"].get("overwrite") is True, name
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_the_step_that_opens_the_state_file_takes_the_fingerprint_key_from_a_secret(
+    path: Path,
+) -> None:
+    """`AUDITOR_FINGERPRINT_KEY` keeps the key out of the cached state file (which pull
+    requests can restore): every step running `auditor` on the state file gets it, from a
+    repository secret (empty when it is not set, which auditor reads as not set), with a
+    comment saying what it protects."""
+    text = path.read_text(encoding="utf-8")
+    audits = [s for s in steps(load(path)) if "run" in s and AUDIT.search(s["run"])]
+    assert audits
+    for step in audits:
+        env = step.get("env", {})
+        assert env.get("AUDITOR_FINGERPRINT_KEY") == "${{ secrets.AUDITOR_FINGERPRINT_KEY }}"
+        assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
+    comment = text[: text.index("AUDITOR_FINGERPRINT_KEY: ${{")].rsplit("\n\n", 1)[-1]
+    assert "Optional" in comment and "never stored in the" in comment and "markers" in comment

@@ -61,6 +61,9 @@ class Context:
     #: The tokens the command has loaded (AUDITOR_TOKEN, a --token-file's, an organization's):
     #: never printed, whatever error carries them. Shared by the copies `replace` makes.
     tokens: set[str] = field(default_factory=set)
+    #: The paths the command was given for its state file and report folder: in an error, a
+    #: part of one that looks like a secret is left out (`auditor.cli.failure.hidden_paths`).
+    paths: set[str] = field(default_factory=set)
 
     def secrets(self) -> set[str]:
         """Every token known so far, the environment's included."""
@@ -246,11 +249,11 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     except BrokenPipeError as exc:
         if _stdout_gone(ctx):  # `auditor history | head`: the reader has all it wanted
             return EXIT_BROKEN_PIPE
-        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
+        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
     except StdoutError as exc:
         return _stdout_unwritable(str(exc), ctx)
     except Exception as exc:
-        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug)
+        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
 
 
 def _stdout_gone(ctx: Context) -> bool:

@@ -27,6 +27,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
     now = ctx.clock()
     at = parse_at(args.at, now)
     out: Path = Path(ctx.cwd) / (args.out or "evidence")
+    ctx.paths.add(str(out))  # a part of it that looks like a secret is not shown in an error
     with open_store(config, readonly=True) as store:
         check_at(store, at)  # as `run`: nothing was in force before the first revision
         synced = store.last_sync()  # the address the stored data came from, when not given

@@ -37,7 +37,6 @@ from auditor.config import Config
 from auditor.errors import AuditorError, DataError, UsageError
 from auditor.models import Revision, User
 from auditor.operators import fingerprinting
-from auditor.policy.redacted import redacted_policy
 from auditor.redact import Redactor
 from auditor.report import ReportData, render_markdown, write_reports
 from auditor.store.database import Store
@@ -49,7 +48,13 @@ from auditor.workflows.review import (
     reviewed_rules,
     run_review,
 )
-from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, load_inputs
+from auditor.workflows.run import (
+    AuditOutcome,
+    LoadedPolicy,
+    StoredHistory,
+    load_inputs,
+    redacted_inputs,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -103,10 +108,10 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
 def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) -> AuditOutcome:
     """`run_review` with the redactor that hid the reviewed settings: a rule's literal is
     compared with a redacted value by its keyed fingerprint (`auditor.operators.hidden`), and
-    the policy's own text passes through it (a secret written into a rule reaches no output)."""
+    the policy's and the waivers' own text passes through it (a secret written into a rule
+    or a waiver reaches no output)."""
     with fingerprinting(redactor.marker):
-        policy = redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known)
-        return run_review(replace(loaded, policy=policy), request)
+        return run_review(redacted_inputs(loaded, redactor), request)
 
 
 def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:

@@ -236,7 +236,9 @@ def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _A
     try:
         code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
     except Exception as exc:  # one organization's bug must not hide the others' results
-        code = report_failure(exc, err, secrets, debug=bool(getattr(args, "debug", False)))
+        paths = {str(p) for p in (config.state, config.out_dir) if p} | ctx.paths
+        debug = bool(getattr(args, "debug", False))
+        code = report_failure(exc, err, secrets, debug=debug, paths=paths)
     lines = [scrubbed(line, secrets) for line in err.getvalue().splitlines()]
     reasons = [m.group(1) for m in map(_EXIT_LINE.match, lines) if m]
     if code == EXIT_ERROR:  # the first cause says more than "the audit is incomplete"

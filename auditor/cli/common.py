@@ -51,6 +51,7 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     )
     if config.token:
         ctx.tokens.add(config.token)
+    ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
     return config
 
 

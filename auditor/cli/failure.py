@@ -15,11 +15,18 @@ from auditor.errors import EXIT_ERROR, AuditorError, PolicyError, UsageError
 
 
 def report_failure(
-    exc: Exception, stderr: TextIO, secrets: Iterable[str], *, debug: bool = False
+    exc: Exception,
+    stderr: TextIO,
+    secrets: Iterable[str],
+    *,
+    debug: bool = False,
+    paths: Iterable[str] = (),
 ) -> int:
     """Print `exc` as the command's last word on `stderr` and return its exit code; none of
-    `secrets` (the tokens the command loaded) is shown."""
+    `secrets` (the tokens the command loaded) is shown, nor a part of one of `paths` (its
+    state file's, its report folder's) that looks like a secret."""
     secrets = list(secrets)
+    paths = list(paths)
     if isinstance(exc, PolicyError):
         for line in problem_lines(exc.problems, secrets):
             print(line, file=stderr)
@@ -31,20 +38,44 @@ def report_failure(
         if isinstance(exc, UsageError):  # it quotes what was typed (`--at $AUDITOR_TOKEN`)
             (text,) = problem_lines([text], secrets)
         else:  # one may quote a path typed as the token (`--state "$AUDITOR_TOKEN"`)
-            text = scrubbed(text, secrets)
+            text = hidden_paths(scrubbed(text, secrets), paths)
         print(f"auditor: error: {terminal_text(text)}", file=stderr)
         return exc.exit_code
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:
         # A path given that the file system cannot hold, wherever it was first looked at
         # (`Path.exists` raises on it): the user's input, not a bug.
-        shown = scrubbed(str(exc.filename), secrets)
+        shown = hidden_paths(scrubbed(str(exc.filename), secrets), paths)
         print(f"auditor: error: {terminal_text(shown)}: {exc.strerror}", file=stderr)
         return EXIT_ERROR
     if debug:  # the last guard: a bug must not look like findings (exit 1)
         for line in "".join(traceback.format_exception(exc)).splitlines():
             print(terminal_text(scrubbed(line, secrets)), file=stderr)
-    print(f"auditor: error: {unexpected(exc, secrets, debug=debug)}", file=stderr)
+    print(
+        f"auditor: error: {hidden_paths(unexpected(exc, secrets, debug=debug), paths)}", file=stderr
+    )
     return EXIT_ERROR
+
+
+def hidden_paths(text: str, paths: Iterable[str]) -> str:
+    """`text` with each name of `paths` (between `/` or `\\`) that looks like a secret to the
+    value detectors (a token pasted as `--state` or `--out`) left out wherever it stands, as
+    a config file's path is shown (`auditor.config.shown_path`); ordinary names, a CI
+    workspace's (`/builds/Gx4nPz7Q/0/…`) too, stay readable."""
+    names = {
+        n for p in paths for n in re.split(r"[/\\]", p) if len(n) >= _SECRET_NAME and n in text
+    }
+    if not names:
+        return text
+    from auditor.config import unshown  # detectors: only when an error names such a path
+
+    for name in sorted(names, key=len, reverse=True):
+        shown = unshown(name)
+        if shown != name:
+            text = text.replace(name, shown)
+    return text
+
+
+_SECRET_NAME = 8  # a name shorter than this is never a secret to the detectors
 
 
 def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str]:

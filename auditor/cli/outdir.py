@@ -9,6 +9,8 @@ one an earlier run left in the folder.
 from __future__ import annotations
 
 import re
+import zlib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,12 +18,16 @@ from typing import TYPE_CHECKING
 from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
+from auditor.report import OUTPUTS
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from auditor.cli import Context
     from auditor.report.model import ReportData
 
-SARIF = "findings.sarif"
+SARIF = OUTPUTS["sarif"]
+PDF = OUTPUTS["pdf"]
 
 #: Why an interrupted run writes no SARIF (a line of the reports' incomplete banner).
 INTERRUPTED_SARIF = (
@@ -70,10 +76,9 @@ def say(line: str, ctx: Context) -> None:
         print(line, file=ctx.stderr)
 
 
-#: The files a run or review writes into its report folder (report.pdf too, which is left:
-#: its start does not tell auditor's from another), each with what its first few KB hold
-#: when auditor wrote it; and `run --orgs`'s summary.
-_SIGNATURES = {
+#: What the first few KB of each report file hold when auditor wrote it (report.pdf is told
+#: by its document information instead, `_pdf_by_auditor`).
+_HEADS = {
     "report.html": re.compile(rb"\A<!DOCTYPE html>\n.*?<title>Compliance report ", re.S),
     "report.md": re.compile(
         rb"\A(?:## Compliance run [^\n]*\n\nauditor "
@@ -92,6 +97,134 @@ _SIGNATURES = {
         rb'\s*"value":\s*"auditor ',
         re.S,
     ),
+}
+
+
+def _pdf_by_auditor(path: Path) -> bool:
+    """`path` is a PDF whose document information is what auditor's report.pdf has: made by
+    WeasyPrint, titled `Compliance report RUN-ID` (the title of the page it renders). Its first
+    bytes are those of any PDF, so the information dictionary is found through the file's
+    cross-reference (a table or, as WeasyPrint writes it, a stream; the dictionary itself in an
+    object stream); anything else, or anything out of shape, is not auditor's."""
+    try:
+        with path.open("rb") as f:
+            if f.read(5) != b"%PDF-":
+                return False
+            info = _pdf_info(f)
+    except (OSError, ValueError, IndexError, zlib.error, OverflowError):
+        return False
+    return info is not None and _PDF_INFO.match(info) is not None
+
+
+#: auditor's report.pdf's information dictionary (the order pydyf writes its keys in).
+_PDF_INFO = re.compile(rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ")
+_PDF_READ = 1 << 20  # the most bytes read at once of a PDF's object
+_PDF_INFLATED = 1 << 25  # the most bytes an object stream is inflated to
+
+
+def _pdf_info(f: BinaryIO) -> bytes | None:
+    """The text of the PDF's information dictionary (None if it has none)."""
+    end = f.seek(0, 2)
+    f.seek(max(0, end - 1024))
+    tail = f.read()
+    found = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*\Z", tail)
+    if found is None:
+        return None
+    head = _pdf_read(f, int(found.group(1)))
+    if head.startswith(b"xref"):  # a table: the trailer names the dictionary, offsets in rows
+        trailer = re.search(rb"trailer\s*(<<.*?>>)\s*startxref", head, re.S)
+        info = trailer and re.search(rb"/Info\s+(\d+)\s+0\s+R", trailer.group(1))
+        if not trailer or not info:
+            return None
+        number = int(info.group(1))
+        for m in re.finditer(rb"(?m)^(\d+) (\d+)\s*$", head[: trailer.start()]):
+            first, count = int(m.group(1)), int(m.group(2))
+            if first <= number < first + count:
+                row = head[m.end() :].lstrip(b"\r\n")[(number - first) * 20 :][:18]
+                return _pdf_object(f, int(row[:10]), number)
+        return None
+    xref, body = _pdf_stream(f, int(found.group(1)))
+    info = re.search(rb"/Info\s+(\d+)\s+0\s+R", xref)
+    widths = re.search(rb"/W\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s*\]", xref)
+    if not info or not widths:
+        return None
+    w = [int(g) for g in widths.groups()]
+    index = re.search(rb"/Index\s*\[([\d\s]*)\]", xref)
+    bounds = [int(n) for n in index.group(1).split()] if index else [0, 1 << 62]
+    number = int(info.group(1))
+    entry = _pdf_row(body, bounds, w, number)
+    if entry is not None and entry[0] == 1:
+        return _pdf_object(f, entry[1], number)
+    if entry is None or entry[0] != 2:
+        return None
+    # in an object stream: the stream's own offset, then the object in it
+    stream = _pdf_row(body, bounds, w, entry[1])
+    if stream is None or stream[0] != 1:
+        return None
+    header, objects = _pdf_stream(f, stream[1])
+    first_at = re.search(rb"/First\s+(\d+)", header)
+    if not first_at:
+        return None
+    first = int(first_at.group(1))
+    pairs = objects[:first].split()
+    numbers, offsets = [int(n) for n in pairs[::2]], [int(n) for n in pairs[1::2]]
+    position = entry[2]
+    if numbers[position] != number:
+        return None
+    stop = first + offsets[position + 1] if position + 1 < len(offsets) else None
+    return objects[first + offsets[position] : stop]
+
+
+def _pdf_row(body: bytes, bounds: list[int], w: list[int], number: int) -> list[int] | None:
+    """Object `number`'s row of a cross-reference stream (kind, then two fields: 1, offset;
+    2, object stream, position in it), None when the stream has none."""
+    at = 0
+    for first, count in zip(bounds[::2], bounds[1::2], strict=False):
+        if first <= number < first + count:
+            start = at + (number - first) * sum(w)
+            data = body[start : start + sum(w)]
+            if len(data) < sum(w):
+                return None
+            ends = [w[0], w[0] + w[1], sum(w)]
+            row = [int.from_bytes(data[e - n : e], "big") for n, e in zip(w, ends, strict=True)]
+            return row if w[0] else [1, *row[1:]]
+        at += count * sum(w)
+    return None
+
+
+def _pdf_read(f: BinaryIO, offset: int) -> bytes:
+    f.seek(offset)
+    return f.read(_PDF_READ)
+
+
+def _pdf_object(f: BinaryIO, offset: int, number: int) -> bytes | None:
+    """The text of object `number`, a dictionary written at `offset`."""
+    found = re.match(rb"\s*%d\s+0\s+obj\s*(<<.*?>>)" % number, _pdf_read(f, offset), re.S)
+    return found.group(1) if found else None
+
+
+def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
+    """The dictionary and the inflated data of the stream object at `offset`."""
+    head = _pdf_read(f, offset)
+    found = re.match(rb"\s*\d+\s+\d+\s+obj\s*(<<.*?>>)\s*stream\r?\n", head, re.S)
+    if found is None:
+        raise ValueError("no stream")
+    length = re.search(rb"/Length\s+(\d+)(?!\s+\d+\s+R)", found.group(1))
+    if length is None:
+        raise ValueError("no length")
+    f.seek(offset + found.end())
+    data = f.read(int(length.group(1)))
+    if b"/FlateDecode" in found.group(1):
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(data, _PDF_INFLATED)
+    return found.group(1), data
+
+
+#: The files a run or review can write into its report folder (every `--output`, from
+#: `auditor.report.OUTPUTS`, the one list of them), each with how auditor's own is recognised:
+#: a KeyError here on import when an output is added without a way to recognise it.
+_SIGNATURES: dict[str, re.Pattern[bytes] | Callable[[Path], bool]] = {
+    name: _HEADS[name] if name != PDF else _pdf_by_auditor for name in OUTPUTS.values()
 }
 ORGS_SUMMARY = "summary.json"
 _ORGS_SUMMARY_SIGNATURE = re.compile(
@@ -132,11 +265,14 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
             raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
 
 
-def _written_by_auditor(path: Path, signature: re.Pattern[bytes]) -> bool:
-    """`path` is a file (or a link to one) whose first KB are what auditor writes there."""
+def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Path], bool]) -> bool:
+    """`path` is a file (or a link to one) whose first KB are what auditor writes there (or
+    that `signature`, a function, recognises)."""
     try:
         if not path.is_file():  # missing, a folder, a dangling link, a device …
             return False
+        if not isinstance(signature, re.Pattern):
+            return signature(path)
         with path.open("rb") as f:
             head = f.read(_HEAD)
     except OSError:

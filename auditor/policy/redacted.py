@@ -10,10 +10,12 @@ as they are, so a rule still judges the value (by fingerprint where it is redact
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from auditor.errors import PolicyError
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
@@ -97,3 +99,99 @@ def _written(raw: Any, redact: Redact) -> Any:
         values = {k: _written(v, redact) for k, v in raw.items()}
         return raw if all(values[k] is v for k, v in raw.items()) else values
     return raw
+
+
+def redacted_source(text: str, file: str, redact: Redact) -> str:
+    """The text of a YAML (or JSON) input file with every string scalar, key or value, that
+    `redact` changes written instead as a double-quoted string of what it gives (a secret
+    becomes its marker), and every comment through `redact` too; everything else stays as
+    written, byte for byte, so the copy reads as the file did but for those strings. The copy
+    is read back and must give the file's data with those strings replaced; anything else (a
+    construct this does not rewrite) is a `PolicyError` naming the file, so no secret is
+    copied. A text with nothing to redact is returned as it is."""
+    import bisect
+    import json
+
+    from auditor.policy import yamlparse
+    from auditor.policy.yamlsafe import load_text
+
+    data = load_text(text, file).data  # a file the loader refuses: its PolicyError
+    root = yamlparse.compose(text, pure=True)
+    edits: dict[int, tuple[int, str]] = {}
+    spans: list[tuple[int, int]] = []
+    for node in _scalars(root):
+        start, end = node.start_mark.index, node.end_mark.index
+        spans.append((start, end))
+        value = node.value
+        if node.tag != "tag:yaml.org,2002:str" or (out := redact(value)) == value:
+            continue
+        written = text[start:end]
+        props = re.match(r"(?:[&!]\S*\s+)*", written)
+        keep = props.end() if props else 0
+        tail = len(written.rstrip())  # a block scalar's line breaks stay
+        edits[start] = (end, written[:keep] + json.dumps(out, ensure_ascii=False) + written[tail:])
+    spans.sort()
+    starts = [s for s, _ in spans]
+    line_done = -1  # a comment runs to its line's end: no `#` before then starts another
+    for m in _COMMENT.finditer(text):  # a `#` after a space, outside every scalar
+        at = bisect.bisect_right(starts, m.start()) - 1
+        if m.start() < line_done or (at >= 0 and spans[at][0] <= m.start() < spans[at][1]):
+            continue
+        end = text.find("\n", m.start())
+        line_done = end = len(text) if end < 0 else end
+        if (out := redact(text[m.start() : end])) != text[m.start() : end]:
+            edits[m.start()] = (end, out.replace("\n", " "))
+    if not edits:
+        return text
+    pieces, done = [], 0
+    for start in sorted(edits):
+        end, new = edits[start]
+        pieces += [text[done:start], new]
+        done = end
+    copy = "".join([*pieces, text[done:]])
+    try:
+        same = load_text(copy, file).data == _redacted_data(data, redact)
+    except PolicyError:
+        same = False
+    if not same:
+        from auditor.models import SourceLocation
+        from auditor.policy.yamlsafe import problem
+
+        where = SourceLocation(file, 1, 1)
+        why = "holds what looks like a secret where it cannot be copied redacted"
+        raise PolicyError([problem(where, "", f"{why} (write each such value as a quoted string)")])
+    return copy
+
+
+_COMMENT = re.compile(r"(?:(?<=[ \t])|^)#", re.M)
+
+
+def _scalars(node: Any) -> Any:
+    """Every scalar node under `node`, keys too, each once (an alias is its anchor's node)."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    seen: set[int] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, ScalarNode):
+            yield n
+        elif isinstance(n, SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, MappingNode):
+            for k, v in n.value:
+                stack.extend((k, v))
+
+
+def _redacted_data(value: Any, redact: Redact) -> Any:
+    """Parsed data with every string (keys too) through `redact`."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted_data(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {_redacted_data(k, redact): _redacted_data(v, redact) for k, v in value.items()}
+    return value

@@ -13,6 +13,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import hmac
 import itertools
 import json
 import re
@@ -21,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
+
+from auditor.redact.plain import MARKER_RE, MARKER_START
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
 # A secret made only of digits (a PIN, a numeric key) is remembered from 8 digits on: a
@@ -41,6 +44,9 @@ _B64_RUNS_KEPT = 8192  # base64 runs whose decoding is kept (`_b64_run`): 1.3 MB
 _B64_KEPT_LEN = 256  # the longest run kept: 8,192 of them at most ~2.5 MB (run and decoding)
 _RECENT = 32  # values learned since the last rebuild of the one-automaton matcher
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")  # a percent-escape; its hex digits in either case
+# A character beside a marker that a secret overlapping the marker's value may go on with
+# (not a space, a quote, a bracket or a separator of values).
+JOINS = re.compile(r"[^\s\"'`<>()\[\]{},;|]")
 
 
 class LiteralMatcher:
@@ -214,6 +220,7 @@ class SecretMemory:
 
     def __init__(self, key: bytes) -> None:
         self._key = memory_key(key)
+        self._redaction_key = key  # for the markers of the values (`by_marker`)
         # Keyed once: a copy of this state fingerprints a value without hashing the key's block
         # again (a nightly fingerprints ~30,000 stretches of text: 24 ms of BLAKE2b, 15 so).
         self._keyed = hashlib.blake2b(key=self._key, person=_PERSON, digest_size=16)
@@ -232,6 +239,9 @@ class SecretMemory:
         self._exact = GrowingMatcher()  # the values
         self._shortest = 0  # the shortest value (every form is at least as long)
         self.generation = 0  # grows whenever something new is remembered
+        self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
+        self._marked = 0  # values in `_by_marker` (the first ones learned)
+        self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
 
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
@@ -256,6 +266,7 @@ class SecretMemory:
         if numeric and sum(c.isdigit() for c in value) < MIN_NUMERIC_SECRET_LEN:  # `-1234567`
             return False
         self._values.add(value)
+        self._learned_at[value] = len(self._order)
         self._order.append(value)
         self.learned = len(self._order)
         self._exact.add(value)
@@ -282,6 +293,39 @@ class SecretMemory:
         out, self._pending = list(self._pending.items()), {}
         return out
 
+    def by_marker(self) -> dict[str, str]:
+        """The values this process learned, by their marker (the redactor's, under the same
+        key): to put a value back in a text that shows it as its marker, where a secret learned
+        since overlaps it. Grown as values are learned."""
+        if self._marked < len(self._order):
+            for value in self._order[self._marked :]:
+                self._by_marker.setdefault(self._marker(value), value)
+            self._marked = len(self._order)
+        return self._by_marker
+
+    def _marker(self, value: str) -> str:
+        """`Redactor.marker(value)`: 8 hex digits of HMAC-SHA256 under the redaction key."""
+        data = value.encode("utf-8", "surrogatepass")
+        digest = hmac.new(self._redaction_key, data, hashlib.sha256).hexdigest()[:8]
+        return f"{MARKER_START}{digest} len:{len(value)}]"
+
+    def unmasked(self, text: str) -> str:
+        """`text` with each marker of a value this process learned put back as the value,
+        where the marker is joined to more text of a word (`JOINS` right before or after it):
+        only there can a secret overlap the value."""
+        known = self.by_marker()
+        if not known:
+            return text
+
+        def back(m: re.Match[str]) -> str:
+            hit = known.get(m[0])
+            if hit is None:
+                return m[0]
+            joined = JOINS.match(text[m.start() - 1 : m.start()]) or JOINS.match(text, m.end())
+            return hit if joined else m[0]
+
+        return MARKER_RE.sub(back, text)
+
     def learned_since(self, position: int) -> list[str]:
         """The values learned after `position`."""
         return self._order[position:]
@@ -303,6 +347,46 @@ class SecretMemory:
         form: that one took 9 times the memory): the answer is the same."""
         if len(self._order) <= since or len(text) < self._shortest:
             return False
+        if self._holds_value(text, since):
+            return True
+        # a value learned since that overlaps one shown as its marker (`[marker]-beta-x`, the
+        # marker's `alpha-secret-1` and a `secret-1-beta-x`): part of it is in clear
+        if MARKER_START not in text:
+            return False
+        return self._overlaps_marked(text, since)
+
+    def _overlaps_marked(self, text: str, since: int) -> bool:
+        """A value learned after position `since` overlaps (is not inside) one that `text`
+        shows as its marker joined to more text: a part of the newer value is in clear."""
+        known = self.by_marker()
+        if not known:
+            return False
+        parts: list[str] = []
+        spans: list[tuple[int, int]] = []  # where values were put back, in the text made
+        at = size = 0
+        for m in MARKER_RE.finditer(text):
+            hit = known.get(m[0])
+            if hit is None or not (
+                JOINS.match(text[m.start() - 1 : m.start()]) or JOINS.match(text, m.end())
+            ):
+                continue
+            parts += [text[at : m.start()], hit]
+            size += m.start() - at
+            spans.append((size, size + len(hit)))
+            size += len(hit)
+            at = m.end()
+        if not spans:
+            return False
+        shown = "".join([*parts, text[at:]])
+        for start, n in self._value_spans(shown):
+            end = start + n
+            if self._learned_at.get(shown[start:end], 0) < since:
+                continue
+            if any(s < end and start < e and not (s <= start and end <= e) for s, e in spans):
+                return True
+        return False
+
+    def _holds_value(self, text: str, since: int) -> bool:
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
             forms, shortest = self._forms_since(since)
             if len(text) < shortest:
@@ -410,8 +494,8 @@ class SecretMemory:
 
     def _find_plain(self, text: str) -> set[str]:
         found = set()
-        if self._values:
-            found = set(leftmost_longest(text, self._value_spans(text)))
+        if self._values:  # every one, overlapping ones too: each must be hidden whole
+            found = {text[start : start + n] for start, n in self._value_spans(text)}
         if self._fingerprints:
             found |= self._find_by_fingerprint(text)
         return found

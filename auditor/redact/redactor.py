@@ -648,14 +648,20 @@ class Redactor:
         return out
 
     def _scrub_uncached(self, text: str) -> str:
-        hits = self.memory.find(text)
+        if MARKER_START not in text:
+            hits = self.memory.find(text)
+            return self._scrub_plain(text, hits) if hits else text
+        # A marker of a value this process knows is put back first, where a secret beside it
+        # may overlap it (`[marker]-beta-x`, the marker's `alpha-secret-1` and a
+        # `secret-1-beta-x` learned since): the two become one marker, no part left in clear.
+        shown = self.memory.unmasked(text)
+        hits = self.memory.find(shown)
         if not hits:
             return text
-        if MARKER_START not in text:
-            return self._scrub_plain(text, hits)
         # A marker is left as it is: a secret remembered that is part of a marker's own text
         # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.
-        return _between_markers(text, lambda part: self._scrub_plain(part, hits))
+        out = _between_markers(shown, lambda part: self._scrub_plain(part, hits))
+        return text if out == shown else out
 
     def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
         """`text` (no marker in it) with every remembered secret replaced by its marker.
@@ -695,7 +701,10 @@ class Redactor:
 
     def _scrub_forms(self, text: str, hits: list[str]) -> str:
         """`text` with every encoded run of a remembered secret and every form of `hits`
-        (raw, JSON-escaped, URL-encoded, base64) replaced by its marker."""
+        (raw, JSON-escaped, URL-encoded, base64) replaced by its marker. Forms that overlap
+        (`alpha-secret-1` and `secret-1-beta-x` in `alpha-secret-1-beta-x`) are one stretch
+        and one marker, that of the form that covers it, else of the stretch's own text: no
+        part of a secret is left beside a marker."""
         if not text:
             return text
         markers = {run: self.marker(run) for run in self.memory.find_encoded_runs(text)}
@@ -707,8 +716,17 @@ class Redactor:
             found += _percent_forms(text, markers, found)
         if not found:
             return text
-        pattern = re.compile("|".join(map(_form_pattern, sorted(found, key=len, reverse=True))))
-        return pattern.sub(lambda m: _marker_of(m[0], markers), text)
+        parts: list[str] = []
+        at = 0
+        for start, end, whole in _scrub_stretches(text, found):
+            stretch = text[start:end]
+            parts += [
+                text[at:start],
+                _marker_of(stretch, markers) if whole else self.marker(stretch),
+            ]
+            at = end
+        parts.append(text[at:])
+        return "".join(parts)
 
 
 def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
@@ -732,6 +750,25 @@ def _percent_forms(text: str, markers: dict[str, str], found: list[str]) -> list
     upper = percent_upper(text)
     taken = set(found)
     return [f for f in markers if "%" in f and f not in taken and percent_upper(f) in upper]
+
+
+def _scrub_stretches(text: str, forms: list[str]) -> list[tuple[int, int, bool]]:
+    """Where `forms` are in `text`, every place each is (overlapping ones too), as stretches
+    (start, end, whether one form is the whole stretch): forms that overlap make one stretch,
+    in order, none overlapping."""
+    spans: list[tuple[int, int]] = []
+    for form in forms:
+        pattern = re.compile(f"(?=({_form_pattern(form)}))")
+        spans += [(m.start(), m.start() + len(m[1])) for m in pattern.finditer(text)]
+    stretches: list[tuple[int, int, bool]] = []
+    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if stretches and start < stretches[-1][1]:  # overlaps the stretch before
+            first, last, _ = stretches[-1]
+            if end > last:  # and goes on past it: the stretch grows, no form is all of it
+                stretches[-1] = (first, end, False)
+        else:
+            stretches.append((start, end, True))
+    return stretches
 
 
 def _form_pattern(form: str) -> str:

@@ -8,12 +8,16 @@ format. `evidence_line` is the one wording of an evidence item, in every format 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor.common.escape import show_value
 from auditor.models import Change, Evidence
 from auditor.report.model import ReadinessRow
+
+if TYPE_CHECKING:
+    from auditor.findings.finding import Finding
+    from auditor.models import Waiver
 
 #: Shown where a value does not exist (the before of an addition, an unknown score).
 ABSENT = "—"
@@ -150,3 +154,31 @@ def code_spans(text: str) -> list[tuple[bool, str]]:
     if pos < len(text):
         pieces.append((False, text[pos:]))
     return pieces
+
+
+class ExpiredWaivers:
+    """The expired waiver that waived a failing, unknown or error finding until it expired
+    (its rule and subject), so every report can say why the finding counts again."""
+
+    def __init__(self, expired: Sequence[Waiver]) -> None:
+        self._by_rule: dict[str, list[Waiver]] = {}
+        for w in expired:
+            self._by_rule.setdefault(w.rule_id, []).append(w)
+
+    def __call__(self, f: Finding) -> Waiver | None:
+        if not self._by_rule:
+            return None
+        from auditor.findings.waivers import WAIVABLE, subject_matches
+
+        if f.status not in WAIVABLE:
+            return None
+        for w in self._by_rule.get(f.rule_id, ()):
+            if subject_matches(w, f.subject):
+                return w
+        return None
+
+
+def expired_waiver_text(w: Waiver) -> str:
+    """What a report says of a finding whose waiver expired."""
+    ticket = f", {w.ticket}" if w.ticket else ""
+    return f"Waiver expired on {w.expires:%Y-%m-%d} (owner {w.owner}{ticket}): no longer waived"

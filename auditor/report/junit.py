@@ -80,7 +80,9 @@ class _Details:
     character by character, so escaping each line alone gives the bytes escaping the joined
     text gives."""
 
-    def __init__(self) -> None:
+    def __init__(self, expired: display.ExpiredWaivers | None = None) -> None:
+        #: The expired waiver of a finding that counts again because of it (None: none).
+        self.expired = expired or display.ExpiredWaivers(())
         self._evidence: dict[int, tuple[tuple[object, ...], bytes]] = {}
         self._messages: dict[str, tuple[bytes, bytes]] = {}
         self._remediation: dict[str, bytes] = {}
@@ -206,6 +208,11 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
         if status == "fail" or status in OPEN_STATUSES:
             attr, line = message_of(f.message)
             lines = [line]
+            expired = details.expired(f)
+            if expired is not None:  # counts again: said first, as report.md says it
+                note = display.expired_waiver_text(expired)
+                attr = _attr(shorten(f"{note}. {f.message}", 500)).encode()
+                lines.append(_text(note).encode())
             if f.evidence:
                 lines.append(evidence_of(f.evidence))
             since = since_of(f)
@@ -279,7 +286,7 @@ def junit_chunks(data: ReportData) -> Iterator[bytes]:
     )
     yield f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites{head} time="0">\n'.encode()
     yield from _completeness(data)
-    details = _Details()
+    details = _Details(display.ExpiredWaivers(data.waivers.expired))
     for rule_id in sorted(by_rule):
         yield from _rule_suite(by_rule[rule_id], details)
     yield b"</testsuites>\n"

@@ -216,6 +216,7 @@ class _Results:
         self._fallbacks: dict[str, dict[str, Any]] = {}
         self._rules: dict[int, tuple[object, int, str, bool]] = {}
         self._since = PerAttribution(_since_part)
+        self._expired = display.ExpiredWaivers(d.waivers.expired)
 
     def __call__(self, f: Finding) -> dict[str, Any]:
         """`_result(f, ...)` with `_message(f)`, each read and piece made once: the rule's
@@ -252,6 +253,10 @@ class _Results:
             and subject.label.isprintable()
         )
         status = f.status
+        expired = self._expired(f)
+        if expired is not None:  # counts again: say why, as report.html and report.md do
+            note = display.expired_waiver_text(expired)
+            text, printable = f"{text}. {note}", printable and note.isprintable()
         out: dict[str, Any] = {
             "ruleId": facts.rule_id,
             "ruleIndex": rule[1],
@@ -269,6 +274,8 @@ class _Results:
         }
         if marks[1] is not None and status == "waived":
             out["suppressions"] = _result(f, self.d, rule[1], "", {})["suppressions"]
+        if expired is not None:
+            out["properties"]["waiverExpired"] = f"{expired.expires:%Y-%m-%d}"
         return out
 
     def _location(self, f: Finding) -> dict[str, Any]:
@@ -293,11 +300,16 @@ def _result(
     message: str | None = None,
     location: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    expired = display.ExpiredWaivers(d.waivers.expired)(f) if message is None else None
+    if message is None:
+        message = _message(f)
+        if expired is not None:
+            message = _clean(f"{message}. {display.expired_waiver_text(expired)}")
     out: dict[str, Any] = {
         "ruleId": f.rule_id,
         "ruleIndex": index,
         "level": LEVEL.get(f.severity, "warning"),
-        "message": {"text": _message(f) if message is None else message},
+        "message": {"text": message},
         "locations": [_location(f, d) if location is None else location],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "properties": {
@@ -315,6 +327,8 @@ def _result(
         out["suppressions"] = [
             {"kind": "external", "status": "accepted", "justification": clean_text(why)}
         ]
+    if expired is not None:
+        out["properties"]["waiverExpired"] = f"{expired.expires:%Y-%m-%d}"
     return out
 
 

@@ -8,8 +8,10 @@ gives a folder holding:
   one in words), `changes.csv` (every single change of every step) and `reports.csv` (every
   readiness report); `integrity.json` (the integrity issues ever recorded);
   `analytics.jsonl` (every stored usage analytics series of every day, for the `usage` rules);
-- `run-parameters.json` and, under `inputs/`, the exact policy, waiver and readiness-model
-  files the evaluation used;
+- `run-parameters.json` and, under `inputs/`, the policy, waiver and readiness-model files
+  the evaluation used, each as it is but for a secret written in it, which is copied as its
+  marker (`auditor.policy.redacted.redacted_source`; the evaluation of the bundle reads the
+  copies);
 - `reports/`: the five reports and `findings.oscal.json`, made by evaluating the bundle itself
   (`evaluate_bundle`), so `auditor verify` re-running it must reproduce them byte for byte;
 - `manifest.json` (the sha256 and size of every other file) and, when a key is given,
@@ -28,7 +30,7 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +49,8 @@ from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+from auditor.policy.redacted import redacted_source
+from auditor.redact import Redactor
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
 from auditor.store.schema import from_text, to_text
@@ -245,9 +249,38 @@ def _path_shown(path: Path) -> str:
     return text
 
 
-def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
-    """Copy the exact policy, waiver and model files into `inputs/`; their names in the
-    bundle, and the names the reports show, go into the run parameters."""
+def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
+    """A text with every secret the store remembers, and every one the value detectors find
+    (what `auditor policy lint` warns of), replaced by its marker under the store's key: the
+    markers the stored data and the reports have. Nothing is learned: a word of a policy file
+    that only looks like a secret is not hidden from every later output."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only when exporting
+
+    def hidden(text: str) -> str:
+        out = redactor.scrub_known(text)
+        for secret in find_secrets(out):  # longest first
+            out = out.replace(secret, redactor.marker(secret))
+        return out
+
+    return hidden
+
+
+def _copied(out: Path, name: str, path: Path, raw: bytes, redact: Callable[[str], str]) -> bool:
+    """Write input file `path` (its bytes `raw`) to `name` in the bundle with its secrets as
+    markers (`redacted_source`); whether anything was redacted. A file that is no UTF-8 text
+    was refused when it was loaded."""
+    text = raw.decode("utf-8")
+    copy = redacted_source(text, _path_shown(path), redact)
+    _write(out / name, raw if copy == text else copy.encode("utf-8"))
+    return copy != text
+
+
+def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[str, Any]:
+    """Copy the policy, waiver and model files into `inputs/`, each as it is but for the
+    secrets in it, which become markers (`_secrets_hidden`); their names in the bundle, the
+    names the reports show and the sha256 of the file as given go into the run parameters
+    (`"redacted": true` for a copy with secrets replaced)."""
+    redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     files = []
     for index, pf in enumerate(policy.files, 1):
@@ -255,23 +288,27 @@ def _copy_inputs(out: Path, request: ExportRequest) -> dict[str, Any]:
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
         bundled = f"inputs/policies/{index:03d}-{Path(pf.path).name}"
-        _write(out / bundled, raw)
+        redacted = _copied(out, bundled, Path(pf.path), raw, redact)
         files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd),
-                      "sha256": pf.sha256})  # fmt: skip
+                      "sha256": pf.sha256, **({"redacted": True} if redacted else {})})  # fmt: skip
     waivers = None
     if request.waivers is not None:
         load_waivers(request.waivers)  # refuse a broken file before writing anything more
-        _write(out / "inputs/waivers.yaml", _read(request.waivers, "waivers"))
-        waivers = {"bundled": "inputs/waivers.yaml", "shown": str(request.waivers)}
+        raw = _read(request.waivers, "waivers")
+        redacted = _copied(out, "inputs/waivers.yaml", request.waivers, raw, redact)
+        waivers = {"bundled": "inputs/waivers.yaml", "shown": str(request.waivers),
+                   **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
     load_readiness_model(request.readiness_model)
-    _write(out / "inputs/readiness-model.yaml", _read(model_path, "readiness model"))
+    raw = _read(model_path, "readiness model")
+    redacted = _copied(out, "inputs/readiness-model.yaml", model_path, raw, redact)
     return {
         "policies": files,
         "waivers": waivers,
         "readinessModel": {
             "bundled": "inputs/readiness-model.yaml",
             "shown": str(request.readiness_model) if request.readiness_model else "(shipped)",
+            **({"redacted": True} if redacted else {}),
         },
     }
 
@@ -302,7 +339,7 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
     store.check_rows_kept()  # a bundle must not present a history with rows cut out of it
-    inputs = _copy_inputs(out, request)
+    inputs = _copy_inputs(out, request, store.redactor)
     issues = [
         {
             "revision": i.revision,
@@ -346,7 +383,8 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
         "findings": len(data.findings),
-        "secrets": "redacted at ingestion: keyed fingerprint markers only",
+        "secrets": "redacted at ingestion, and in the copies in inputs/: keyed fingerprint "
+        "markers only",
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
     text = dumps_pretty(manifest)

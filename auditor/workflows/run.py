@@ -39,6 +39,7 @@ from auditor.workflows.usage import usage_inputs, without_usage
 if TYPE_CHECKING:
     from auditor.evaluate.model import Evaluation
     from auditor.findings import Finding
+    from auditor.redact import Redactor
     from auditor.report.model import AuditScope, InputDigest, ReportData
 
 
@@ -137,17 +138,34 @@ def run_audit(
     (`auditor.operators.hidden`); the policy's text passes through the state's redactor.
     """
     from auditor.operators import fingerprinting
-    from auditor.policy.redacted import redacted_policy
 
     redactor = store.redactor
     with fingerprinting(redactor.marker):
-        # a secret written into a policy (a rule's literal, its description) never reaches
-        # an output either
-        loaded = replace(
-            loaded,
-            policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),
-        )
-        return _run_audit(store, loaded, options, publish=publish)
+        # a secret written into a policy (a rule's literal, its description) or a waiver never
+        # reaches an output either
+        return _run_audit(store, redacted_inputs(loaded, redactor), options, publish=publish)
+
+
+def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
+    """`loaded` with the secrets in its text as markers, under `redactor` (the one that hid
+    the data judged): the policy's (`redacted_policy`) and each waiver's reason, owner and
+    ticket, the text the reports show of it."""
+    from auditor.policy.redacted import redacted_policy
+
+    return replace(
+        loaded,
+        policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),
+        waivers=tuple(_redacted_waiver(w, redactor.redact_text) for w in loaded.waivers),
+    )
+
+
+def _redacted_waiver(waiver: Waiver, redact: Callable[[str], str]) -> Waiver:
+    """`waiver` with a secret in its reason, owner or ticket (the text the reports show) as its
+    marker; what it matches (rule, subject) as written. The same object when nothing changed."""
+    reason, owner, ticket = redact(waiver.reason), redact(waiver.owner), redact(waiver.ticket)
+    if (reason, owner, ticket) == (waiver.reason, waiver.owner, waiver.ticket):
+        return waiver
+    return replace(waiver, reason=reason, owner=owner, ticket=ticket)
 
 
 def _run_audit(

@@ -62,14 +62,14 @@ def _service() -> FakeService:
     return service
 
 
-def _sync_file(path: Path, service: FakeService, **kw: Any) -> Any:
+def _sync_file(path: Path | str, service: FakeService, **kw: Any) -> Any:
     with Store.open(path, fingerprint_key=KEY) as store:
         store.register_secret(TOKEN)
         with client_for(service, **kw) as client:
             return sync(store, client, clock=lambda: NOW)
 
 
-def _two_syncs(path: Path) -> list[Any]:
+def _two_syncs(path: Path | str) -> list[Any]:
     """A first sync, then one that re-reads a page (known revisions, one changed: an integrity
     issue) and stores new ones."""
     service = _service()
@@ -327,3 +327,37 @@ def _sha256(body: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(body).hexdigest()
+
+
+def _pg_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    from auditor.store import postgres
+
+    db = postgres.connect(url, "default")
+    try:
+        return {
+            t: sorted(
+                (
+                    tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                    for row in db.execute(f"SELECT * FROM {db.schema}.{t}").fetchall()
+                ),
+                key=repr,
+            )
+            for t in ("revisions", "reports", "scrub_index", "syncs", "integrity_issues")
+        }
+    finally:
+        db.close()
+
+
+def test_the_postgres_store_stores_what_it_stored_writing_inline(
+    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uuid
+
+    found = []
+    for inline in (True, False):
+        _inline(monkeypatch, inline)
+        url = str(pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}"))
+        _two_syncs(url)
+        found.append(_pg_rows(url))
+    assert found[0] == found[1]
+    assert len(found[1]["revisions"]) == 61 and found[1]["scrub_index"]

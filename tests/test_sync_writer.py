@@ -361,3 +361,19 @@ def test_the_postgres_store_stores_what_it_stored_writing_inline(
         found.append(_pg_rows(url))
     assert found[0] == found[1]
     assert len(found[1]["revisions"]) == 61 and found[1]["scrub_index"]
+
+
+def test_a_write_failing_as_its_transaction_ends_rolls_it_back(tmp_path: Path) -> None:
+    # Nothing used the store after the write was handed over: the transaction's end waits for
+    # it, raises its error and rolls back, and the store goes on as before.
+    row = (1, "default", "2026-10-01T00:00:00.000000+00:00", "", "", "", b"{}", "", 1)
+    with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
+        with store.transaction():
+            store.insert_new_revisions([row])
+        with pytest.raises(StoreError, match="1 of 2 revisions written as new were stored"):
+            with store.transaction():
+                store.insert_new_revisions([(2, *row[1:]), row], background=True)
+        assert store.revision_numbers() == [1]
+        with store.transaction():
+            store.insert_new_revisions([(2, *row[1:])], background=True)
+        assert store.revision_numbers() == [1, 2]

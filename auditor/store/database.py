@@ -348,6 +348,7 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self.settle()  # a write still pending ends here, and its error rolls back
                 self._write_report_seen()
                 self._write_scrub_index()
             except BaseException as exc:

@@ -222,7 +222,7 @@ class _NewRows:
         late = self._store.pending_error()
         if late is not None:
             self._restore()
-            raise late
+            raise late from None
 
     def _restore(self) -> None:
         if self._handed is not None:

@@ -370,9 +370,9 @@ def test_a_write_failing_as_its_transaction_ends_rolls_it_back(tmp_path: Path) -
     with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
         with store.transaction():
             store.insert_new_revisions([row])
-        with pytest.raises(StoreError, match="1 of 2 revisions written as new were stored"):
-            with store.transaction():
-                store.insert_new_revisions([(2, *row[1:]), row], background=True)
+        stored = pytest.raises(StoreError, match="1 of 2 revisions written as new were stored")
+        with stored, store.transaction():
+            store.insert_new_revisions([(2, *row[1:]), row], background=True)
         assert store.revision_numbers() == [1]
         with store.transaction():
             store.insert_new_revisions([(2, *row[1:])], background=True)

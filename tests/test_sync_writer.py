@@ -164,8 +164,8 @@ FAILURES: list[Any] = [
 
 
 @pytest.fixture
-def fake_api(monkeypatch: pytest.MonkeyPatch) -> FakeService:
-    """25 revisions, synced by the tests below before they add 250 more (3 pages of 100)."""
+def fake_cli(monkeypatch: pytest.MonkeyPatch) -> FakeService:
+    """The CLI's API: 25 revisions, which the tests sync before they add 250 more (3 pages)."""
     service = FakeService(25, reports=3)
     patched = functools.partial(
         PlatformClient, transport=httpx.MockTransport(service), sleep=lambda _s: None
@@ -195,14 +195,14 @@ def _failed_sync(
 def test_a_write_failing_in_the_writer_fails_the_sync_as_inline_and_saves_nothing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    fake_api: FakeService,
+    fake_cli: FakeService,
     fail: Callable[..., None],
     counts: str,
     message: str,
 ) -> None:
     code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "start.db")
     assert code == 0, err
-    fake_api.add_revisions(250)
+    fake_cli.add_revisions(250)
     _inline(monkeypatch, True)
     inline = _failed_sync(tmp_path, fail, monkeypatch)
     _inline(monkeypatch, False)
@@ -277,12 +277,12 @@ def test_an_interruption_while_a_write_is_pending_saves_nothing(
 
 
 def test_sigterm_while_a_write_is_pending_exits_143_and_saves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_api: FakeService
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService
 ) -> None:
     code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
     assert code == 0, err
     before = (tmp_path / "s.db").read_bytes()
-    fake_api.add_revisions(250)
+    fake_cli.add_revisions(250)
     real = Store._insert_rows
 
     def terminated_meanwhile(store: Store, rows: list[tuple[Any, ...]]) -> None:

@@ -5,6 +5,8 @@ before it (the same objects)."""
 from __future__ import annotations
 
 import sqlite3
+import sys
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,16 +239,97 @@ def test_unchanged_settings_parts_are_the_same_objects_across_items_and_pages() 
 
 
 def test_a_page_not_read_in_pieces_changes_nothing_remembered() -> None:
-    # A piece that does not round trip on page 2 (a key twice in one settings value) sends
-    # page 2 the usual way; page 3 still shares page 1's parts (none of page 2's are kept
-    # half-read).
+    # A piece that does not round trip on page 2 (a key twice in one settings value, after
+    # the item's `revision` was read) sends page 2 the usual way: nothing of it is kept (not
+    # the fields read before the bad member either), page 3 still shares page 1's parts.
     reader = Pieces("changes", "settings")
     one = reader.read(_page([_item(9)]))
     bad = _page([_item(8, name="z")]).replace(b'"models":{"allowed"', b'"models":{"n":0,"allowed"')
+    held = sys.getrefcount(bad)
     assert reader.read(bad) is None
+    assert sys.getrefcount(bad) == held  # no piece of page 2 points into it
     three = reader.read(_page([_item(7)]))
     assert three["changes"][0]["settings"]["models"] is one["changes"][0]["settings"]["models"]
     assert three == orjson.loads(_page([_item(7)]))
+
+
+# -- memory ---------------------------------------------------------------------------------------
+
+
+def test_no_page_is_kept_alive_by_what_the_reader_remembers() -> None:
+    # A piece read from a page points into the whole page: what is kept for the next page is
+    # a copy, and a field the next item lacks is forgotten.
+    reader = Pieces("changes", "settings")
+    first = _page([{**_item(9), "extra": 1, "note": "n" * 1000}])
+    held = sys.getrefcount(first)
+    value = reader.read(first)
+    assert value is not None and sys.getrefcount(first) == held
+    second = reader.read(_page([_item(8)]))
+    assert second["changes"][0]["settings"]["models"] is value["changes"][0]["settings"]["models"]
+    assert reader.pages_read == 2
+
+
+def test_a_listing_of_big_pages_with_fields_that_come_and_go_holds_one_item() -> None:
+    # 40 pages of 400 kB, each item with a field the next ones lack: between pages the reader
+    # holds the last item (parsed, and a copy of its bytes), not every page (16 MB before).
+    reader = Pieces("changes", "settings")
+    size = 400_000
+    pieces._msgspec()  # its import, once
+    held = []
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for n in range(40):
+            item = {**_item(1000 - n), f"extra{n}": n, "note": "x" * size + str(n)}
+            body = _page([item])
+            value = reader.read(body)
+            assert value is not None and value["changes"][0]["note"].endswith(str(n))
+            del body, value, item
+            held.append(tracemalloc.get_traced_memory()[0] - start)
+    finally:
+        tracemalloc.stop()
+    assert reader.pages_read == 40
+    assert max(held) < 3 * size  # the last item's note: parsed, and its bytes
+
+
+def test_the_last_items_pieces_kept_are_bounded() -> None:
+    # A piece past the bound is not kept for the next page: that page parses it again.
+    reader = Pieces("changes", "settings")
+    big = {"models": {"allowed": ["m" * (1 << 20)]}}  # past the bound, 1 MiB
+    one = reader.read(_page([{**_item(9), "settings": big, "user": {"id": "u"}}]))
+    two = reader.read(_page([{**_item(8), "settings": big, "user": {"id": "u"}}]))
+    assert reader.pages_read == 2 and two == orjson.loads(_page([{**_item(8), "settings": big}]))
+    assert two["changes"][0]["settings"]["models"] is not one["changes"][0]["settings"]["models"]
+    assert two["changes"][0]["user"] is one["changes"][0]["user"]
+
+
+# -- pages pieces cannot pay for -----------------------------------------------------------------
+
+
+def _settings_page(settings: list[dict[str, Any]]) -> bytes:
+    return _page([{**_item(100 - n), "settings": s} for n, s in enumerate(settings)])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a settings object with more top-level keys than pieces pay for (1,000)
+        _settings_page([{f"k{j}": j for j in range(1_001)}]),
+        # items whose settings share nothing with the item before
+        _settings_page([{f"k{i}-{j}": j for j in range(500)} for i in range(10)]),
+        # the same keys, in another order each time
+        _settings_page([{f"k{(i * 7 + j) % 900}": j for j in range(900)} for i in range(10)]),
+    ],
+    ids=["many keys", "all new", "moving keys"],
+)
+def test_a_page_pieces_cannot_pay_for_is_read_whole_with_the_same_value(body: bytes) -> None:
+    reader = Pieces("changes", "settings")
+    assert reader.read(_page([_item(200)])) is not None
+    assert reader.read(body) is None  # the caller reads it whole
+    assert decode(body, reader) == decode(body, None)
+    assert reader.pages_read == 1
+    again = reader.read(_page([_item(199)]))  # what was kept is page 1's
+    assert again is not None and reader.pages_read == 2
 
 
 # -- a hostile page ------------------------------------------------------------------------------

@@ -242,3 +242,33 @@ def test_a_secret_name_or_a_secret_learned_since_still_takes_the_walk() -> None:
     assert out["apiKey"] == redactor.marker("Zq8vLr2pWx7nTb4kYc1mQ")
     # and the document seen first is now scrubbed of it
     assert redactor.redact_json(copy.deepcopy(doc), stream="s")["name"] == out["apiKey"]
+
+
+@pytest.mark.parametrize(
+    ("how", "between"),
+    [
+        ("learned on another stream", True),
+        ("recalled from the state file", False),
+        ("recalled from the state file", True),
+    ],
+)
+def test_a_document_seen_clean_again_after_its_string_became_a_secret_is_redacted(
+    how: str, between: bool
+) -> None:
+    # The same user object comes back (a page read in pieces shares a revision's unchanged
+    # user): handed back whole the first time, it must not be handed back whole again once its
+    # string is known to be a secret, with or without another document of the stream between.
+    redactor = Redactor(KEY)
+    user = {"id": "u1", "name": "plainlookingvalue12345"}
+    assert redactor.redact_json(user, stream="user") is user
+    if how == "learned on another stream":
+        redactor.redact_json({"apiKey": "plainlookingvalue12345"}, stream="settings")
+    else:
+        fingerprint = redactor.memory.fingerprint("plainlookingvalue12345")
+        redactor.memory.recall([(fingerprint, len("plainlookingvalue12345"))])
+    if between:
+        assert redactor.redact_json({"id": "u2"}, stream="user") == {"id": "u2"}
+    marker = redactor.marker("plainlookingvalue12345")
+    assert redactor.redact_json(user, stream="user") == {"id": "u1", "name": marker}
+    out, body = redactor.redact_canonical(user, stream="user")
+    assert out == {"id": "u1", "name": marker} and b"plainlooking" not in body

@@ -116,7 +116,11 @@ class PlatformClient:
         return self._history.get_json(path, params, where)
 
     def iter_history_pages(self) -> Iterator[list[Item]]:
-        """Yield each history page's raw change dicts (newest first), validated, to the end."""
+        """Yield each history page's raw change dicts (newest first), validated, to the end.
+
+        The dicts are read-only: read in pieces, a change shares the parts it did not change
+        (its settings' unchanged values, its user) with the changes before it, the same
+        objects (`Pages`); copy one before changing it."""
         return (page.items for page in self.pages(HISTORY))
 
     def iter_reports_pages(self) -> Iterator[list[Item]]:

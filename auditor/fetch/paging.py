@@ -157,7 +157,14 @@ class Pages(Iterator[Page]):
     Nothing is fetched ahead unless asked (a caller that may stop after this page does not ask,
     so it sends no request it would not have sent). A failure of the page fetched ahead, and a
     problem with this page's token for the next one, are raised where the next page is taken,
-    never earlier. At most one request is in flight, so memory holds at most two pages."""
+    never earlier. At most one request is in flight, so memory holds at most two pages (and,
+    for a listing read in pieces, a copy of the last item's pieces, at most 1 MiB: nothing read
+    from a page outlives it, `auditor.fetch.pieces`).
+
+    Items are read-only: a listing read in pieces (the history) gives items that share the
+    parts they did not change with the items before them, on this page and earlier ones (the
+    same objects), and the redactor takes an object it saw before as unchanged. A caller that
+    needs to change an item changes a copy."""
 
     def __init__(
         self,

@@ -17,8 +17,17 @@ wide integer, no space and no other escape, which `check_shape` would have said 
 it whole (a page that passes is what `check_shape` finds nothing in, by one compare too).
 The nesting depth is checked before msgspec sees the page (its parser recurses), as before.
 
-Values given are shared by later pages' items: nothing downstream may change them (the
-tolerant reader copies before it removes, the redactor builds its copies).
+Values given are shared with neighbouring items (of this page and of later pages): they are
+read-only, nothing downstream may change them (the tolerant reader copies before it removes,
+the redactor builds its copies, and its shortcuts assume an object seen twice is unchanged).
+
+Memory: a `msgspec.Raw` read from a page points into the whole page, so nothing is kept
+across pages but copies: once a page is read, the last item's pieces are copied (at most
+`_KEPT_LIMIT` bytes of them, the rest parsed again if the next item sends them unchanged) and
+only the fields that item has are kept. A page not read in pieces leaves what was kept as it
+was. The reader gives up early (the page is then parsed whole, as any other) when pieces
+cannot pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces
+mostly differ from the item's before (`_MISSES_ALLOWED`).
 """
 
 from __future__ import annotations
@@ -45,9 +54,9 @@ class _Msgspec:
         self.object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
         self.items = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
         # What msgspec raises for a page it refuses (its errors, `UnicodeDecodeError` for a
-        # key that is not UTF-8), and what a piece's parse raises: the page is then read the
-        # usual way.
-        self.refused = (msgspec.MsgspecError, ValueError, RecursionError)
+        # key that is not UTF-8), what a piece's parse raises, and giving up: the page is then
+        # read the usual way.
+        self.refused = (msgspec.MsgspecError, ValueError, RecursionError, _GiveUp)
 
 
 _MSGSPEC: list[_Msgspec] = []
@@ -60,6 +69,17 @@ def _msgspec() -> _Msgspec:
 
 
 _KEYS_LIMIT = 10_000  # distinct keys whose written form is kept (a hostile page has many)
+_KEY_BYTES = 256  # a longer key's written form is not kept
+_KEPT_LIMIT = 1 << 20  # bytes of the last item's pieces copied for the next page's first item
+_MEMBERS_LIMIT = 1_000  # a shared object with more top-level keys: the page is read whole
+# Pieces parsed (missed) on a page before the reader checks they pay: past it, a page whose
+# misses outnumber its reused pieces is read whole.
+_MISSES_ALLOWED = 2_000
+
+
+class _GiveUp(Exception):
+    """The page is read whole: pieces would cost more than they save."""
+
 
 #: Tests only: False reads every page the usual way (to compare both paths' results).
 ENABLED = True
@@ -73,7 +93,7 @@ class Pieces:
     def __init__(self, items: str, shared: str) -> None:
         self._items = items
         self._shared = shared
-        # The last item's pieces, by key: (bytes as sent, parsed value).
+        # The last item's pieces, by key: (bytes as sent, parsed value); only its own keys.
         self._fields: dict[str, tuple[msgspec.Raw, Any]] = {}
         # The last item's shared object: its keys, their bytes as sent and parsed values, and
         # how each key is written in it (`{"key":` first, `,"key":` after).
@@ -82,6 +102,7 @@ class Pieces:
         self._parsed: list[Any] = []
         self._texts: list[bytes] = []
         self._keys: dict[str, tuple[bytes, bytes]] = {}  # key: (`"key":`, `,"key":`)
+        self._hits = self._misses = 0  # on the page being read: pieces reused, pieces parsed
         self.pages_read = 0  # pages read in pieces (tests tell which path a page took)
 
     def read(self, body: bytes) -> Any:
@@ -90,22 +111,58 @@ class Pieces:
         if not ENABLED or deeper_than(body):
             return None
         decoders = _msgspec()
+        kept = self._fields, self._names, self._raws, self._parsed, self._texts
+        self._hits = self._misses = 0
         try:
             parts: list[Any] = []
             value = self._page(body, parts, decoders)
             if value is None or b"".join(parts) != body:
-                return None
+                value = None
         except decoders.refused:
+            value = None
+        if value is None:  # what the last page read in pieces left, as it was
+            self._fields, self._names, self._raws, self._parsed, self._texts = kept
             return None
+        self._keep()
         self.pages_read += 1
         return value
+
+    def _keep(self) -> None:
+        """Copies of the last item's pieces (a `Raw` read from the page keeps the whole page
+        alive), at most `_KEPT_LIMIT` bytes of them: a piece past it is forgotten."""
+        budget = _KEPT_LIMIT
+        fields: dict[str, tuple[msgspec.Raw, Any]] = {}
+        for key, (raw, got) in self._fields.items():
+            budget -= len(raw)
+            if budget >= 0:
+                fields[key] = (raw.copy(), got)
+        self._fields = fields
+        raws: list[Any] = []
+        parsed: list[Any] = []
+        for piece, got in zip(self._raws, self._parsed, strict=True):
+            if piece is not None:
+                budget -= len(piece)
+            if piece is None or budget < 0:
+                raws.append(None)  # the next item's same key parses it again
+                parsed.append(None)
+            else:
+                raws.append(piece.copy())
+                parsed.append(got)
+        self._raws, self._parsed = raws, parsed
+
+    def _count(self, hits: int, misses: int) -> None:
+        """Gives up on a page whose pieces mostly miss, once past `_MISSES_ALLOWED` misses."""
+        self._hits += hits
+        self._misses += misses
+        if self._misses > _MISSES_ALLOWED and self._misses > self._hits:
+            raise _GiveUp
 
     def _key(self, key: str) -> tuple[bytes, bytes]:
         written = self._keys.get(key)
         if written is None:
             text = orjson.dumps(key) + b":"
             written = (text, b"," + text)
-            if len(self._keys) < _KEYS_LIMIT:
+            if len(self._keys) < _KEYS_LIMIT and len(text) <= _KEY_BYTES:
                 self._keys[key] = written
         return written
 
@@ -143,8 +200,11 @@ class Pieces:
         value: dict[str, Any] = {}
         if not fields:
             parts.append(b"{}")
+            self._fields = {}
             return value
         last, keys, opening = self._fields, self._key, b"{"
+        now: dict[str, tuple[msgspec.Raw, Any]] = {}  # this item's pieces, nothing else
+        hits = 0
         for key, raw in fields.items():
             first, later = keys(key)
             if opening:
@@ -158,16 +218,22 @@ class Pieces:
             was = last.get(key)
             if was is not None and was[0] == raw:
                 value[key] = was[1]
+                now[key] = was
+                hits += 1
             else:
                 value[key] = got = _parsed(raw)
-                last[key] = (raw, got)
+                now[key] = (raw, got)
             parts.append(raw)
         parts.append(b"}")
+        self._fields = now
+        self._count(hits, len(now) - hits)
         return value
 
     def _members(self, members: dict[str, msgspec.Raw], parts: list[Any]) -> dict[str, Any]:
         """The shared object from its members' bytes, each compared at C speed with the same
         key's of the previous item (kept in the previous item's key order, the usual one)."""
+        if len(members) > _MEMBERS_LIMIT:
+            raise _GiveUp
         names = list(members)
         raws = list(members.values())
         if names != self._names:  # a key added, removed or moved: line the last ones up
@@ -179,7 +245,9 @@ class Pieces:
             self._names, self._texts = names, texts
             self._raws, self._parsed = [w[0] for w in was], [w[1] for w in was]
         parsed = list(self._parsed)  # the previous item's list stays its own
-        for n in itertools.compress(range(len(raws)), map(operator.ne, raws, self._raws)):
+        changed = list(itertools.compress(range(len(raws)), map(operator.ne, raws, self._raws)))
+        self._count(len(raws) - len(changed), len(changed))
+        for n in changed:
             parsed[n] = _parsed(raws[n])
         self._raws, self._parsed = raws, parsed  # only once all of them were read
         parts += itertools.chain.from_iterable(zip(self._texts, raws, strict=True))

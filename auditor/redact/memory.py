@@ -239,6 +239,7 @@ class SecretMemory:
         self._exact = GrowingMatcher()  # the values
         self._shortest = 0  # the shortest value (every form is at least as long)
         self.generation = 0  # grows whenever something new is remembered
+        self.recalls = 0  # grows whenever `recall` brings a new fingerprint
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
         self._marked = 0  # values in `_by_marker` (the first ones learned)
         self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
@@ -287,6 +288,7 @@ class SecretMemory:
                 self._fingerprints[fp] = length
                 self._lengths.add(length)
                 self.generation += 1
+                self.recalls += 1
 
     def drain(self) -> list[tuple[str, int]]:
         """Fingerprints learned since the last drain, for the state file."""

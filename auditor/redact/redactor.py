@@ -237,6 +237,11 @@ class Redactor:
         self._clean: set[bytes] = set()
         self._clean_at = -1
         self._names: set[bytes] = set()  # of those, the names that make their value secret
+        # The memos above know secrets by `memory.learned`, which a recalled fingerprint does
+        # not move: a recall (the state file's, before the first document as a rule) forgets
+        # them all (`_after_recall`).
+        self._recalls = 0
+        self._scrubbed_before: dict[str, tuple[str, int]] = {}  # `_scrubbed` before a recall
         for value in known:
             self.register(value)
 
@@ -280,12 +285,18 @@ class Redactor:
         with the previous one: a subtree equal to the previous document's at the same place
         keeps its redacted form, so only what changed is walked. The copy may share unchanged
         subtrees with earlier results, or be `value` itself when nothing in it is redacted
-        (every string one seen before, no secret key): treat both as read-only."""
+        (every string one seen before, no secret key): treat both as read-only.
+
+        Contract: `value` is never changed after it is passed in (nor any part of it). The
+        redactor takes an object it saw before (the same one, by identity, as a history page
+        read in pieces shares) as unchanged: its answer for it, or its subtree's, is reused
+        while no secret was learned or recalled since. Change a copy, never the original."""
         return self._redact(value, stream)[0]
 
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
-        the parts reused from the previous document of the stream are not written again."""
+        the parts reused from the previous document of the stream are not written again.
+        The same contract: `value` and the copy are read-only (see `redact_json`)."""
         out, node, blob = self._redact(value, stream, sort=True)
         if blob is not None:
             return out, blob
@@ -296,6 +307,7 @@ class Redactor:
     ) -> tuple[Any, _Seen | None, bytes | None]:
         """The redacted copy, and its node when the copy is that node's `out`, or its JSON
         (canonical when `sort`) when the copy is `value` itself (nothing in it to redact)."""
+        self._after_recall()
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
@@ -577,8 +589,22 @@ class Redactor:
         older ones when it was made)."""
         return known == self.memory.learned or not self.memory.holds_value(redacted, since=known)
 
+    def _after_recall(self) -> None:
+        """Forgets every memo once a fingerprint was recalled since the last document: a memo
+        is checked again only for secrets learned since it was made, and a recalled one is not
+        learned (it has no value to look for, only a fingerprint)."""
+        if self._recalls != self.memory.recalls:
+            self._recalls = self.memory.recalls
+            # (what was scrubbed before still counts for `stale_secrets`)
+            self._scrubbed_before.update(self._scrubbed)
+            self._scrubbed.clear()
+            self._streams.clear()
+            self._leaves.clear()
+            # (`_last_hits` and `_clean` are kept by `memory.generation`, which a recall moves)
+
     def redact_text(self, text: str) -> str:
         """Scrub a free-text string (log line, error message): every layer but key names."""
+        self._after_recall()
         found: list[str] = []
         out = self._value_text(text, found)
         for secret in found:
@@ -587,15 +613,17 @@ class Redactor:
 
     def scrub_known(self, text: str) -> str:
         """Replace every occurrence of a remembered secret in `text` by its marker."""
+        self._after_recall()
         return self._scrub(text)
 
     def stale_secrets(self) -> set[str] | None:
         """Secrets learned after a string holding them was already redacted (and maybe stored):
         what `Store.scrub_stored` must look for. None when the memo overflowed and cannot say."""
-        if len(self._scrubbed) >= _CACHE_LIMIT:
+        if len(self._scrubbed) >= _CACHE_LIMIT or len(self._scrubbed_before) >= _CACHE_LIMIT:
             return None
         now, found = self.memory.learned, set()
-        for out, known in self._scrubbed.values():
+        scrubbed = itertools.chain(self._scrubbed.values(), self._scrubbed_before.values())
+        for out, known in scrubbed:
             if known < now and self.memory.holds_value(out):
                 found |= self.memory.find(out)
         return found

@@ -5,6 +5,7 @@ nothing saved); an interruption while a write is pending leaves the state file a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -377,3 +378,90 @@ def test_a_write_failing_as_its_transaction_ends_rolls_it_back(tmp_path: Path) -
         with store.transaction():
             store.insert_new_revisions([(2, *row[1:])], background=True)
         assert store.revision_numbers() == [1, 2]
+
+
+# -- an interruption while a write is stuck ------------------------------------------------------
+
+
+def _terminated_while_stuck(
+    monkeypatch: pytest.MonkeyPatch, stick: Callable[[Store], None]
+) -> None:
+    """The first background write sends SIGTERM (raised in the main thread), then runs stuck
+    (`stick` sets that up on the store's connection) until cancelled."""
+    real = Store._insert_rows
+    sent: list[int] = []
+
+    def terminated_meanwhile(store: Store, rows: list[tuple[Any, ...]]) -> None:
+        if threading.current_thread() is not threading.main_thread() and not sent:
+            sent.append(1)
+            stick(store)
+            os.kill(os.getpid(), signal.SIGTERM)
+        real(store, rows)
+
+    monkeypatch.setattr(Store, "_insert_rows", terminated_meanwhile)
+
+
+def test_sigterm_while_a_write_is_stuck_cancels_it_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService
+) -> None:
+    # The write is stuck (SQLite's progress handler waits until the test releases it, as a
+    # slow disk would): the sync does not wait for it, it cancels it, and exits 143 with the
+    # write still stuck, before the release; nothing of it is saved.
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+    assert code == 0, err
+    before = (tmp_path / "s.db").read_bytes()
+    fake_cli.add_revisions(250)
+    released = threading.Event()
+
+    def stick(store: Store) -> None:
+        def slow() -> int:
+            if threading.current_thread() is not threading.main_thread():
+                released.wait(0.01)
+            return 0
+
+        store._conn.set_progress_handler(slow, 1)
+
+    _terminated_while_stuck(monkeypatch, stick)
+    watchdog = threading.Timer(30, released.set)  # today's code waits until then
+    watchdog.start()
+    try:
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+        watchdog.cancel()
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck  # it ended while the write was stuck
+    assert (tmp_path / "s.db").read_bytes() == before
+
+
+def test_sigterm_while_a_postgres_write_waits_for_a_lock_cancels_it_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService, pg_url: str
+) -> None:
+    # Another session holds a lock that blocks the insert: the sync cancels its statement
+    # and exits 143 while that session still holds the lock.
+    import psycopg
+
+    from auditor.store import postgres
+
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", pg_url)
+    assert code == 0, err
+    before = _pg_rows(pg_url)
+    fake_cli.add_revisions(250)
+    holder = psycopg.connect(pg_url)
+    schema = postgres.schema_name("default")
+    holder.execute(f'LOCK TABLE "{schema}".revisions IN SHARE MODE')
+    watchdog = threading.Timer(30, holder.rollback)  # today's code waits until then
+    watchdog.start()
+    try:
+        _terminated_while_stuck(monkeypatch, lambda _store: None)
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", pg_url)
+        ended_stuck = watchdog.is_alive()
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(psycopg.Error):
+            holder.rollback()
+        holder.close()
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck  # it ended while the lock was held
+    assert _pg_rows(pg_url) == before

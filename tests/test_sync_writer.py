@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import queue
 import shutil
 import signal
 import sqlite3
@@ -465,3 +466,131 @@ def test_sigterm_while_a_postgres_write_waits_for_a_lock_cancels_it_and_exits_14
     assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
     assert ended_stuck  # it ended while the lock was held
     assert _pg_rows(pg_url) == before
+
+
+def test_sigterm_while_an_error_waits_for_a_stuck_write_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService
+) -> None:
+    # Page 2 holds a bad item while page 1's write is stuck: the sync's error path waits for
+    # the write (its error would come first); SIGTERM then cancels it and the sync exits 143.
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+    assert code == 0, err
+    before = (tmp_path / "s.db").read_bytes()
+    fake_cli.add_revisions(250)
+    fake_cli.revisions[150]["updatedAt"] = "not a date"  # on page 2 (175 … 76)
+    released, waiting = threading.Event(), threading.Event()
+    real_pending_error = Store.pending_error
+
+    def pending_error(store: Store) -> BaseException | None:
+        waiting.set()  # the error path waits for the write from here on
+        return real_pending_error(store)
+
+    def stick(store: Store) -> None:
+        def slow() -> int:
+            if threading.current_thread() is threading.main_thread():
+                return 0
+            if waiting.is_set() and not sent:
+                sent.append(1)
+                time.sleep(0.05)  # (the main thread waits on an event: no bytecode to run)
+                os.kill(os.getpid(), signal.SIGTERM)
+            released.wait(0.01)
+            return 0
+
+        store._conn.set_progress_handler(slow, 1)
+
+    sent: list[int] = []
+    real = Store._insert_rows
+
+    def stuck(store: Store, rows: list[tuple[Any, ...]]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            stick(store)
+        real(store, rows)
+
+    monkeypatch.setattr(Store, "_insert_rows", stuck)
+    monkeypatch.setattr(Store, "pending_error", pending_error)
+    watchdog = threading.Timer(30, released.set)  # today's code waits until then
+    watchdog.start()
+    try:
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+        watchdog.cancel()
+    assert sent
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck
+    assert (tmp_path / "s.db").read_bytes() == before
+
+
+# -- an interruption while a write is handed over ------------------------------------------------
+
+
+class _RefusingQueue(queue.SimpleQueue[Any]):
+    """A queue whose first `put` of a job is interrupted before the job is queued."""
+
+    refused = False
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        if item is not None and not self.refused:
+            self.refused = True
+            raise KeyboardInterrupt
+        super().put(item, block, timeout)
+
+
+@pytest.mark.parametrize("where", ["before-start", "after-start", "put"])
+def test_an_interruption_while_a_write_is_handed_over_does_not_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # Ctrl-C lands as the writer's thread is started (before or after it runs) or as the job
+    # is queued: the sync ends with it, saves nothing, and the store syncs again afterwards.
+    path = tmp_path / "state.db"
+    _sync_file(path, FakeService(5))
+    before = dump(path)
+    real_start = threading.Thread.start
+    fired: list[int] = []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "auditor-store-writer" and not fired and where != "put":
+            fired.append(1)
+            if where == "after-start":
+                real_start(thread)
+            raise KeyboardInterrupt
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    hung: list[int] = []
+    with Store.open(path, fingerprint_key=KEY) as store:
+        store.register_secret(TOKEN)
+        if where == "put":
+            store._writer._jobs = _RefusingQueue()
+
+        def unblock() -> None:  # today's code waits for a job no thread runs
+            job = store._writer._pending
+            if job is not None:
+                hung.append(1)
+                job.done.set()
+
+        watchdog = threading.Timer(20, unblock)
+        watchdog.start()
+        try:
+            with client_for(FakeService(40)) as client, pytest.raises(KeyboardInterrupt):
+                sync(store, client, clock=lambda: NOW)
+        finally:
+            watchdog.cancel()
+        assert not hung
+        assert dump(path) == before
+        assert run_sync_again(store) == 40
+
+
+def run_sync_again(store: Store) -> int:
+    with client_for(FakeService(40)) as client:
+        return int(sync(store, client, clock=lambda: NOW).revisions_total)
+
+
+def test_a_background_write_outside_a_transaction_is_refused(tmp_path: Path) -> None:
+    # Nothing would wait for it (and `close` would drop its error).
+    row = (1, "default", "2026-10-01T00:00:00.000000+00:00", "", "", "", b"{}", "", 1)
+    with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
+        with pytest.raises(RuntimeError, match="outside a transaction"):
+            store.insert_new_revisions([row], background=True)
+        assert store.revision_numbers() == []

@@ -594,3 +594,45 @@ def test_a_background_write_outside_a_transaction_is_refused(tmp_path: Path) -> 
         with pytest.raises(RuntimeError, match="outside a transaction"):
             store.insert_new_revisions([row], background=True)
         assert store.revision_numbers() == []
+
+
+# -- a failed write and what comes after it ------------------------------------------------------
+
+
+def test_a_write_failing_on_the_last_history_page_fails_before_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Readiness reports are configured: the last history page's write fails, and the sync
+    # says so with the counts then (no report page fetched), as writing inline did.
+    service = FakeService(35, reports=13)
+    path = tmp_path / "state.db"
+    _sync_file(path, FakeService(0))
+    before = dump(path)
+    _refuse_revision(path, 3)  # on the last page (5 … 1)
+    for inline in (True, False):
+        _inline(monkeypatch, inline)
+        with pytest.raises(StoreError) as info:
+            _sync_file(path, service)
+        assert str(info.value).startswith(
+            "sync failed, nothing saved (fetched 4 history pages / 35 revisions and 0 report "
+            "pages / 0 reports before): state file "
+        ), str(info.value)
+        assert "row refused by a trigger" in str(info.value)
+        assert dump(path) == before
+
+
+_ROW = (1, "default", "2026-10-01T00:00:00.000000+00:00", "", "", "", b"{}", "", 1)
+
+
+def test_a_failed_write_comes_before_a_later_error_in_its_transaction(tmp_path: Path) -> None:
+    # The transaction's body fails after handing over a write that fails too: the write's
+    # error is the one raised (it came first), and nothing is kept.
+    with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
+        with store.transaction():
+            store.insert_new_revisions([_ROW])
+        stored = pytest.raises(StoreError, match="1 of 1 revisions written as new were stored")
+        with stored, store.transaction():
+            store.insert_new_revisions([(2, *_ROW[1:])])
+            store.insert_new_revisions([_ROW], background=True)
+            raise ValueError("a later error")
+        assert store.revision_numbers() == [1]

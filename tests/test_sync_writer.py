@@ -636,3 +636,34 @@ def test_a_failed_write_comes_before_a_later_error_in_its_transaction(tmp_path: 
             store.insert_new_revisions([_ROW], background=True)
             raise ValueError("a later error")
         assert store.revision_numbers() == [1]
+
+
+def test_a_second_interruption_ends_the_wait_for_a_write_that_cannot_be_cancelled() -> None:
+    # A write the cancel does not reach (a server out of reach): Ctrl-C cancels it and waits;
+    # Ctrl-C again stops waiting, and the first interruption is raised.
+    from auditor.store.writer import Writer
+
+    released, cancelled = threading.Event(), threading.Event()
+    writer = Writer(cancel=cancelled.set)
+
+    def stuck() -> None:
+        released.wait(30)  # today's code waits until then
+
+    writer.submit(stuck)
+
+    def press_twice() -> None:
+        time.sleep(0.05)  # (the main thread waits on an event: no bytecode to run)
+        os.kill(os.getpid(), signal.SIGINT)
+        if cancelled.wait(10):
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_twice).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            writer.wait_all()
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+    assert ended_stuck and cancelled.is_set()
+    assert writer.abandoned

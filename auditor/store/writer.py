@@ -145,20 +145,20 @@ class Writer:
         if (cancel or not job.queued) and job.drop():  # not started: nothing to wait for
             self._pending = None
             return None
-        if cancel:
-            self._cancel()
         while not job.done.is_set():
             try:
-                # once cancelled, again now and then: a cancel that came between two of the
-                # write's statements ends none of them
-                job.done.wait(None if interrupted is None and not cancel else 1.0)
-            except BaseException as exc:  # an interruption
+                if cancel or interrupted is not None:
+                    # again now and then: a cancel that came between two of the write's
+                    # statements ends none of them
+                    self._cancel()
+                    job.done.wait(1.0)
+                else:
+                    job.done.wait()
+            except BaseException as exc:  # an interruption (in the wait, or in the cancel)
                 if interrupted is not None:
                     self.abandoned = True
                     raise interrupted from None
                 interrupted = exc
-            if interrupted is not None or cancel:
-                self._cancel()
         self._pending = None
         error, job.error = job.error, None
         if interrupted is not None:

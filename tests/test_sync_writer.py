@@ -667,3 +667,26 @@ def test_a_second_interruption_ends_the_wait_for_a_write_that_cannot_be_cancelle
         released.set()
     assert ended_stuck and cancelled.is_set()
     assert writer.abandoned
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # its lock file is closed unclosed: it
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # is collected
+def test_a_store_dropped_with_a_failed_write_pending_ends_its_thread(tmp_path: Path) -> None:
+    # A store nobody closed, whose last write failed and was never waited for (its error's
+    # traceback references the store): once dropped, its writer thread ends (and with the
+    # store, its connection is closed).
+    import gc
+
+    store = Store.open(tmp_path / "state.db", fingerprint_key=KEY)
+    with store.transaction():
+        store.insert_new_revisions([_ROW])
+    store._conn.execute("BEGIN")  # as `transaction()` would, without its wait at the end
+    store.insert_new_revisions([_ROW], background=True)  # stored already: fails
+    threads = [t for t in threading.enumerate() if t.name == "auditor-store-writer"]
+    job = store._writer._pending
+    assert job is not None and job.done.wait(5) and job.error is not None
+    del store, job
+    gc.collect()
+    for thread in threads:
+        thread.join(5)
+    assert not any(t.is_alive() for t in threads)

@@ -5,8 +5,10 @@ nothing saved); an interruption while a write is pending leaves the state file a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import queue
 import shutil
 import signal
 import sqlite3
@@ -377,3 +379,314 @@ def test_a_write_failing_as_its_transaction_ends_rolls_it_back(tmp_path: Path) -
         with store.transaction():
             store.insert_new_revisions([(2, *row[1:])], background=True)
         assert store.revision_numbers() == [1, 2]
+
+
+# -- an interruption while a write is stuck ------------------------------------------------------
+
+
+def _terminated_while_stuck(
+    monkeypatch: pytest.MonkeyPatch, stick: Callable[[Store], None]
+) -> None:
+    """The first background write sends SIGTERM (raised in the main thread), then runs stuck
+    (`stick` sets that up on the store's connection) until cancelled."""
+    real = Store._insert_rows
+    sent: list[int] = []
+
+    def terminated_meanwhile(store: Store, rows: list[tuple[Any, ...]]) -> None:
+        if threading.current_thread() is not threading.main_thread() and not sent:
+            sent.append(1)
+            stick(store)
+            os.kill(os.getpid(), signal.SIGTERM)
+        real(store, rows)
+
+    monkeypatch.setattr(Store, "_insert_rows", terminated_meanwhile)
+
+
+def test_sigterm_while_a_write_is_stuck_cancels_it_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService
+) -> None:
+    # The write is stuck (SQLite's progress handler waits until the test releases it, as a
+    # slow disk would): the sync does not wait for it, it cancels it, and exits 143 with the
+    # write still stuck, before the release; nothing of it is saved.
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+    assert code == 0, err
+    before = (tmp_path / "s.db").read_bytes()
+    fake_cli.add_revisions(250)
+    released = threading.Event()
+
+    def stick(store: Store) -> None:
+        def slow() -> int:
+            if threading.current_thread() is not threading.main_thread():
+                released.wait(0.01)
+            return 0
+
+        store._conn.set_progress_handler(slow, 1)
+
+    _terminated_while_stuck(monkeypatch, stick)
+    watchdog = threading.Timer(30, released.set)  # today's code waits until then
+    watchdog.start()
+    try:
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+        watchdog.cancel()
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck  # it ended while the write was stuck
+    assert (tmp_path / "s.db").read_bytes() == before
+
+
+def test_sigterm_while_a_postgres_write_waits_for_a_lock_cancels_it_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService, pg_url: str
+) -> None:
+    # Another session holds a lock that blocks the insert: the sync cancels its statement
+    # and exits 143 while that session still holds the lock.
+    import psycopg
+
+    from auditor.store import postgres
+
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", pg_url)
+    assert code == 0, err
+    before = _pg_rows(pg_url)
+    fake_cli.add_revisions(250)
+    holder = psycopg.connect(pg_url)
+    schema = postgres.schema_name("default")
+    holder.execute(f'LOCK TABLE "{schema}".revisions IN SHARE MODE')
+    watchdog = threading.Timer(30, holder.rollback)  # today's code waits until then
+    watchdog.start()
+    try:
+        _terminated_while_stuck(monkeypatch, lambda _store: None)
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", pg_url)
+        ended_stuck = watchdog.is_alive()
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(psycopg.Error):
+            holder.rollback()
+        holder.close()
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck  # it ended while the lock was held
+    assert _pg_rows(pg_url) == before
+
+
+def test_sigterm_while_an_error_waits_for_a_stuck_write_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_cli: FakeService
+) -> None:
+    # Page 2 holds a bad item while page 1's write is stuck: the sync's error path waits for
+    # the write (its error would come first); SIGTERM then cancels it and the sync exits 143.
+    code, _, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+    assert code == 0, err
+    before = (tmp_path / "s.db").read_bytes()
+    fake_cli.add_revisions(250)
+    fake_cli.revisions[150]["updatedAt"] = "not a date"  # on page 2 (175 … 76)
+    released, waiting = threading.Event(), threading.Event()
+    real_pending_error = Store.pending_error
+
+    def pending_error(store: Store) -> BaseException | None:
+        waiting.set()  # the error path waits for the write from here on
+        return real_pending_error(store)
+
+    def stick(store: Store) -> None:
+        def slow() -> int:
+            if threading.current_thread() is threading.main_thread():
+                return 0
+            if waiting.is_set() and not sent:
+                sent.append(1)
+                time.sleep(0.05)  # (the main thread waits on an event: no bytecode to run)
+                os.kill(os.getpid(), signal.SIGTERM)
+            released.wait(0.01)
+            return 0
+
+        store._conn.set_progress_handler(slow, 1)
+
+    sent: list[int] = []
+    real = Store._insert_rows
+
+    def stuck(store: Store, rows: list[tuple[Any, ...]]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            stick(store)
+        real(store, rows)
+
+    monkeypatch.setattr(Store, "_insert_rows", stuck)
+    monkeypatch.setattr(Store, "pending_error", pending_error)
+    watchdog = threading.Timer(30, released.set)  # today's code waits until then
+    watchdog.start()
+    try:
+        code, out, err = cli(tmp_path, "sync", "--no-usage", "--base-url", BASE, "--state", "s.db")
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+        watchdog.cancel()
+    assert sent
+    assert (code, out, err) == (143, "", "auditor: exit 143: terminated (SIGTERM)\n")
+    assert ended_stuck
+    assert (tmp_path / "s.db").read_bytes() == before
+
+
+# -- an interruption while a write is handed over ------------------------------------------------
+
+
+class _RefusingQueue(queue.SimpleQueue[Any]):
+    """A queue whose first `put` of a job is interrupted before the job is queued."""
+
+    refused = False
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        if item is not None and not self.refused:
+            self.refused = True
+            raise KeyboardInterrupt
+        super().put(item, block, timeout)
+
+
+@pytest.mark.parametrize("where", ["before-start", "after-start", "put"])
+def test_an_interruption_while_a_write_is_handed_over_does_not_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # Ctrl-C lands as the writer's thread is started (before or after it runs) or as the job
+    # is queued: the sync ends with it, saves nothing, and the store syncs again afterwards.
+    path = tmp_path / "state.db"
+    _sync_file(path, FakeService(5))
+    before = dump(path)
+    real_start = threading.Thread.start
+    fired: list[int] = []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "auditor-store-writer" and not fired and where != "put":
+            fired.append(1)
+            if where == "after-start":
+                real_start(thread)
+            raise KeyboardInterrupt
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    hung: list[int] = []
+    with Store.open(path, fingerprint_key=KEY) as store:
+        store.register_secret(TOKEN)
+        if where == "put":
+            store._writer._jobs = _RefusingQueue()
+
+        def unblock() -> None:  # today's code waits for a job no thread runs
+            job = store._writer._pending
+            if job is not None:
+                hung.append(1)
+                job.done.set()
+
+        watchdog = threading.Timer(20, unblock)
+        watchdog.start()
+        try:
+            with client_for(FakeService(40)) as client, pytest.raises(KeyboardInterrupt):
+                sync(store, client, clock=lambda: NOW)
+        finally:
+            watchdog.cancel()
+        assert not hung
+        assert dump(path) == before
+        assert run_sync_again(store) == 40
+
+
+def run_sync_again(store: Store) -> int:
+    with client_for(FakeService(40)) as client:
+        return int(sync(store, client, clock=lambda: NOW).revisions_total)
+
+
+def test_a_background_write_outside_a_transaction_is_refused(tmp_path: Path) -> None:
+    # Nothing would wait for it (and `close` would drop its error).
+    row = (1, "default", "2026-10-01T00:00:00.000000+00:00", "", "", "", b"{}", "", 1)
+    with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
+        with pytest.raises(RuntimeError, match="outside a transaction"):
+            store.insert_new_revisions([row], background=True)
+        assert store.revision_numbers() == []
+
+
+# -- a failed write and what comes after it ------------------------------------------------------
+
+
+def test_a_write_failing_on_the_last_history_page_fails_before_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Readiness reports are configured: the last history page's write fails, and the sync
+    # says so with the counts then (no report page fetched), as writing inline did.
+    service = FakeService(35, reports=13)
+    path = tmp_path / "state.db"
+    _sync_file(path, FakeService(0))
+    before = dump(path)
+    _refuse_revision(path, 3)  # on the last page (5 … 1)
+    for inline in (True, False):
+        _inline(monkeypatch, inline)
+        with pytest.raises(StoreError) as info:
+            _sync_file(path, service)
+        assert str(info.value).startswith(
+            "sync failed, nothing saved (fetched 4 history pages / 35 revisions and 0 report "
+            "pages / 0 reports before): state file "
+        ), str(info.value)
+        assert "row refused by a trigger" in str(info.value)
+        assert dump(path) == before
+
+
+_ROW = (1, "default", "2026-10-01T00:00:00.000000+00:00", "", "", "", b"{}", "", 1)
+
+
+def test_a_failed_write_comes_before_a_later_error_in_its_transaction(tmp_path: Path) -> None:
+    # The transaction's body fails after handing over a write that fails too: the write's
+    # error is the one raised (it came first), and nothing is kept.
+    with Store.open(tmp_path / "state.db", fingerprint_key=KEY) as store:
+        with store.transaction():
+            store.insert_new_revisions([_ROW])
+        stored = pytest.raises(StoreError, match="1 of 1 revisions written as new were stored")
+        with stored, store.transaction():
+            store.insert_new_revisions([(2, *_ROW[1:])])
+            store.insert_new_revisions([_ROW], background=True)
+            raise ValueError("a later error")
+        assert store.revision_numbers() == [1]
+
+
+def test_a_second_interruption_ends_the_wait_for_a_write_that_cannot_be_cancelled() -> None:
+    # A write the cancel does not reach (a server out of reach): Ctrl-C cancels it and waits;
+    # Ctrl-C again stops waiting, and the first interruption is raised.
+    from auditor.store.writer import Writer
+
+    released, cancelled = threading.Event(), threading.Event()
+    writer = Writer(cancel=cancelled.set)
+
+    def stuck() -> None:
+        released.wait(30)  # today's code waits until then
+
+    writer.submit(stuck)
+
+    def press_twice() -> None:
+        time.sleep(0.05)  # (the main thread waits on an event: no bytecode to run)
+        os.kill(os.getpid(), signal.SIGINT)
+        if cancelled.wait(10):
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_twice).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            writer.wait_all()
+        ended_stuck = not released.is_set()
+    finally:
+        released.set()
+    assert ended_stuck and cancelled.is_set()
+    assert writer.abandoned
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # its lock file is closed unclosed: it
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # is collected
+def test_a_store_dropped_with_a_failed_write_pending_ends_its_thread(tmp_path: Path) -> None:
+    # A store nobody closed, whose last write failed and was never waited for (its error's
+    # traceback references the store): once dropped, its writer thread ends (and with the
+    # store, its connection is closed).
+    import gc
+
+    store = Store.open(tmp_path / "state.db", fingerprint_key=KEY)
+    with store.transaction():
+        store.insert_new_revisions([_ROW])
+    store._conn.execute("BEGIN")  # as `transaction()` would, without its wait at the end
+    store.insert_new_revisions([_ROW], background=True)  # stored already: fails
+    threads = [t for t in threading.enumerate() if t.name == "auditor-store-writer"]
+    job = store._writer._pending
+    assert job is not None and job.done.wait(5) and job.error is not None
+    del store, job
+    gc.collect()
+    for thread in threads:
+        thread.join(5)
+    assert not any(t.is_alive() for t in threads)

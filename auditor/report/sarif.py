@@ -17,8 +17,8 @@ import functools
 import json
 import re
 import zlib
-from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit

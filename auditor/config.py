@@ -150,19 +150,6 @@ def shown_path(path: Path | str) -> str:
     return "".join(unshown(part) for part in re.split(r"([/\\])", text))
 
 
-def printed_path(path: Path | str) -> str:
-    """A path a command prints when it succeeds (`reports: …`), as `shown_path` shows it;
-    the value detectors are loaded only for a path with a name long enough to be a secret
-    (12 characters on), so an ordinary run loads none."""
-    text = str(path)
-    if all(len(name) < _SECRET_NAME for name in re.split(r"[/\\]", text)):
-        return text
-    return shown_path(text)
-
-
-_SECRET_NAME = 12  # a name in a path shorter than this is shown without asking the detectors
-
-
 def unshown(text: str, also: Iterable[str] = ()) -> str:
     """`text` with every secret the redaction's value layer finds in it, and each of `also`
     (the caller's token), replaced by words saying so: what an error message may show of a

@@ -621,3 +621,31 @@ def test_a_secret_written_in_an_input_file_is_copied_as_its_marker_and_the_bundl
     assert any(f["status"] == "waived" and "[secret fp:" in json.dumps(f) for f in waived)
     written = [p.read_text() for p in (tmp_path / "r").iterdir()]
     assert not [t for t in [stdout, err, *written] if KEY in t or KEY[4:] in t]
+
+
+def test_a_policy_file_named_like_a_secret_is_not_named_in_the_bundle_or_reports(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    """A key in a policy file's *name* reached the names in inputs/, manifest.json,
+    run-parameters.json and the reports; that name now reads `<not shown: looks like a
+    secret>` (its copy `NNN-not-shown.yaml`), and the bundle verifies."""
+    from tests.test_policy_secrets import KEY, POLICY
+
+    work, env = made["work"], made["env"]
+    (work / f"{KEY}.yaml").write_text(POLICY.replace(KEY, "plain-value"))
+    out = tmp_path / "b"
+    code, stdout, err = cli(["export", "--out", str(out), "--policy", f"{KEY}.yaml"], env, work)
+    assert (code, err) == (0, ""), err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert (out / "inputs/policies/001-not-shown.yaml").is_file()
+    assert not [p for p in files if KEY[4:20] in str(p) or KEY[4:20] in p.read_text()]
+    assert KEY[4:20] not in stdout
+    params = json.loads((out / "run-parameters.json").read_text())
+    assert params["policies"][0]["shown"] == "<not shown: looks like a secret>.yaml"
+    code, said, err = verify(out)
+    assert (code, err) == (0, ""), err
+    argv = ["run", "--offline", "--policy", f"{KEY}.yaml", "--out", str(tmp_path / "r")]
+    code, said, err = cli([*argv, "--no-usage"], env, work)
+    assert code in (0, 1), err
+    written = [p.read_text() for p in (tmp_path / "r").iterdir()]
+    assert not [t for t in [said, err, *written] if KEY[4:20] in t]

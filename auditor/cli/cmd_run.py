@@ -220,7 +220,7 @@ def _org_summary(
     write_org_summary(results, root, ended)
     if not args.quiet:
         print(summary_table(results), file=ctx.stdout)
-        from auditor.config import printed_path
+        from auditor.redact.shown import printed_path
 
         shown = printed_path(root)
         print(f"reports: {shown}/<organization>/; summary: {shown}/summary.json", file=ctx.stdout)

@@ -282,6 +282,8 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     a copy with secrets replaced records `"redacted": true` and no digest of the original
     (with the copy and a marker's length, that digest would confirm a guess of the secret
     offline)."""
+    from auditor.redact.shown import printed_path
+
     redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     files = []
@@ -289,7 +291,10 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         raw = _read(Path(pf.path), "policy file")
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
-        bundled = f"inputs/policies/{index:03d}-{Path(pf.path).name}"
+        name = Path(pf.path).name
+        if printed_path(name) != name:  # a name that looks like a secret is not copied
+            name = f"not-shown{Path(name).suffix}"
+        bundled = f"inputs/policies/{index:03d}-{name}"
         redacted = _copied(out, bundled, Path(pf.path), raw, redact)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd), **kept})

@@ -251,3 +251,23 @@ def test_a_ci_workspace_path_in_an_error_stays_readable(tmp_path: Path) -> None:
     path = "builds/Gx4nPz7Q/0/acme/.auditor/state.db"
     code, _, err = run_cli(["history", "--state", path], env={}, cwd=tmp_path)
     assert code == 2 and f"{path}: run `auditor sync` first" in err, err
+
+
+def test_a_secret_in_the_out_path_is_not_printed_on_the_reports_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`run --out x<token>y/o` printed the token in stdout's `reports:` line; the name that
+    looks like a secret now reads `<not shown: looks like a secret>`, as in an error, and an
+    ordinary path is printed as given."""
+    assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+    out = f"x{PASTED}y/o"
+    code, said, err = run_cli(["run", "--offline", "--out", out, "-o", "md"], env=env, cwd=tmp_path)
+    assert code in (0, 1), err
+    line = next(x for x in said.splitlines() if x.startswith("reports: "))
+    assert PASTED[4:20] not in said + err and line.endswith(
+        "<not shown: looks like a secret>/o/report.md"
+    ), line
+    code, said, err = run_cli(
+        ["run", "--offline", "--out", "plain-reports-folder/o", "-o", "md"], env=env, cwd=tmp_path
+    )
+    assert f"reports: {tmp_path}/plain-reports-folder/o/report.md" in said, said

@@ -83,3 +83,37 @@ def test_a_secret_in_a_waivers_reason_owner_or_ticket_reaches_no_output(tmp_path
     leaks = [text for text in [out, err, *written] if KEY in text or KEY[4:] in text]
     assert not leaks
     assert "[secret fp:" in json.dumps(data["findings"][0])
+
+
+def test_a_comment_anywhere_in_a_copied_input_is_redacted_and_content_stays_content() -> None:
+    """The bundle's copy of an input file (`redacted_source`): a comment after a block
+    scalar's header, a flow collection, `---`, `...` or a key with no value is redacted; a
+    `#` line in a block scalar's content is content (a secret there makes it a string)."""
+    from auditor.policy.redacted import redacted_source
+    from auditor.policy.yamlsafe import load_text
+
+    def redact(text: str) -> str:
+        return text.replace(KEY, "[secret]")
+
+    text = (
+        f"--- # {KEY}\n"
+        f"a: | # old key {KEY}\n  line # one\n  # two\n"
+        f"b: !!str >- # {KEY}\n  folded\n"
+        f"c: [1, 2] # {KEY}\n"
+        f"d: # {KEY}\n"
+        f"e: |\n  # {KEY} is content\n"
+        f"f: {{x: 1}}  # {KEY}\n"
+        f"g: | # {KEY}\n  {KEY}\n"
+        f"... # {KEY}\n"
+    )
+    copy = redacted_source(text, "p.yaml", redact)
+    assert KEY not in copy and copy.count("[secret]") == 10
+    assert copy.splitlines()[1:4] == ["a: | # old key [secret]", "  line # one", "  # two"]
+    assert 'e: "# [secret] is content\\n"' in copy  # content, as a string
+    assert 'g: "[secret]\\n" # [secret]\n' in copy  # the header's comment kept, redacted
+    data = load_text(text, "p.yaml").data
+    assert load_text(copy, "p.yaml").data == {
+        **data,
+        "e": "# [secret] is content\n",
+        "g": "[secret]\n",
+    }

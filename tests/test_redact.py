@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import subprocess
 import sys
 import urllib.parse
@@ -815,3 +816,47 @@ def test_a_secret_learned_later_in_a_document_that_overlaps_an_earlier_one_leave
         assert "beta" not in out and "alpha" not in out, out
     shown = f"https://x/{redactor.marker('alpha-secret-1')}-beta-x"
     assert "beta" not in redactor.redact_text(f"cannot reach {shown}")
+
+
+def test_overlapping_forms_are_found_in_one_pass_with_the_same_stretches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The overlap merge found each form by a regex pass of its own over the text (1 MB with
+    1,000 overlapping secrets: 14.5 s); plain forms are now found by one automaton pass (or
+    `str.find` when few), only a percent-encoded one by a regex. The stretches are those of a
+    regex per form: every place of every form, overlapping ones merged."""
+    import re as regex
+
+    from auditor.redact import redactor as module
+
+    def reference(text: str, forms: list[str]) -> list[tuple[int, int, bool]]:
+        spans: list[tuple[int, int]] = []
+        for form in forms:
+            pattern = regex.compile(f"(?=({module._form_pattern(form)}))")
+            spans += [(m.start(), m.start() + len(m[1])) for m in pattern.finditer(text)]
+        out: list[tuple[int, int, bool]] = []
+        for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+            if out and start < out[-1][1]:
+                if end > out[-1][1]:
+                    out[-1] = (out[-1][0], end, False)
+            else:
+                out.append((start, end, True))
+        return out
+
+    rng = random.Random(5)
+    cases = []
+    for count in (1, 3, 20, 200):
+        chunks = [
+            "".join(rng.choice("ab-%2fF") for _ in range(rng.randint(2, 5))) for _ in range(60)
+        ]
+        text = "".join(rng.choice(chunks) + rng.choice(["", " ", "x"]) for _ in range(400))
+        forms = list(
+            dict.fromkeys(
+                text[i : i + rng.randint(3, 9)] for i in rng.sample(range(len(text) - 9), count)
+            )
+        )
+        cases.append((text, forms))
+    want = [reference(text, forms) for text, forms in cases]
+    real = module._form_pattern
+    monkeypatch.setattr(module, "_form_pattern", lambda form: real(form) if "%" in form else 1 / 0)
+    assert [module._scrub_stretches(text, forms) for text, forms in cases] == want

@@ -220,3 +220,26 @@ def test_sarif_just_over_the_limit_is_written_again_once(
     kept = len(check_sarif(path)["results"])
     assert len(writes) == 2 and writes[1] == kept
     assert 450 <= kept < 600  # about 600 / 1.1, less a 10% margin
+
+
+def test_a_sarif_expired_waiver_sentence_cuts_its_values_as_the_rest_of_sarif() -> None:
+    """An expired waiver's owner and ticket in a SARIF message are cut at `MESSAGE_VALUE`
+    characters, as evidence values are (a 3,000-character ticket made a 3,600-character
+    message)."""
+    from datetime import UTC, datetime
+
+    from report_fixture import build_report_data
+
+    from auditor.models import Waiver
+    from auditor.report.sarif import MESSAGE_VALUE
+
+    data = build_report_data()
+    failing = next(f for f in data.findings if f.status == "fail" and f.subject.kind == "settings")
+    expires = datetime(2026, 10, 1, 23, 59, 59, tzinfo=UTC)
+    waiver = Waiver(failing.rule_id, "settings", "r", "o" * 1_000, expires, "T" * 3_000)
+    data = replace(data, waivers=replace(data.waivers, expired=(waiver,)))
+    results = json.loads(sarif.render_sarif(data))["runs"][0]["results"]
+    said = [r["message"]["text"] for r in results if "Waiver expired" in r["message"]["text"]]
+    cut = MESSAGE_VALUE + 1
+    assert said and all("o" * cut not in t and "T" * cut not in t for t in said)
+    assert all("o" * 100 in t and "T" * 100 in t for t in said)  # cut, not dropped

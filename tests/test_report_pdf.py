@@ -245,3 +245,49 @@ def test_pdf_of_a_large_run_prints_every_rule_and_the_count_left_out(
     )
     assert len(said) == 10
     assert re.search(r"Contents.*p\.\s?\d+", text)  # the contents still give page numbers
+
+
+class _Counted(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    read_bytes = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.read_bytes += len(data)
+        return data
+
+
+def _hostile_table(tokens: int) -> bytes:
+    """A cross-reference table at the start, then `trailer<<` over and over, then a trailer
+    that names an information dictionary no row holds."""
+    head = b"%PDF-1.7\nxref\n0 1\n0000000000 65535 f \n"
+    body = b"trailer<< /Size 1 " * tokens
+    end = b"trailer\n<< /Info 7 0 R >>\nstartxref\n9\n%%EOF\n"
+    return head + body + end
+
+
+def test_a_crafted_report_pdf_is_refused_reading_a_bounded_number_of_bytes(
+    tmp_path: Path,
+) -> None:
+    """A file named report.pdf in `--out` that only looks like a PDF (thousands of `trailer<<`
+    tokens, a stream whose `/Length` says 1.5 GB) is not auditor's, so it stays, and telling
+    so reads a few KB of it (the trailer from the file's end, one row of the table) or a
+    stream's data up to `_PDF_STREAM`, never what the file claims: no scan over a megabyte,
+    no 1.5 GB read, no MemoryError."""
+    from auditor.cli import outdir
+
+    table = _Counted(_hostile_table(5_000))
+    assert outdir._pdf_info(table) is None
+    assert table.read_bytes <= 3 * 4096
+    sparse = tmp_path / "report.pdf"
+    with sparse.open("wb") as f:
+        f.write(b"%PDF-1.7\n1 0 obj\n<< /Type /XRef /W [1 2 2] /Info 2 0 R")
+        f.write(b" /Length 1500000000 >>\nstream\n")
+        f.seek(1 << 25)  # sparse: 32 MB, a sixteen-MB cap on a stream's data
+        f.write(b"\nendstream\nendobj\nstartxref\n9\n%%EOF\n")
+    big = _Counted(sparse.read_bytes())
+    with pytest.raises(ValueError, match="stream too long"):
+        outdir._pdf_info(big)
+    assert big.read_bytes <= 3 * 4096
+    assert not outdir._pdf_by_auditor(sparse) and sparse.exists()

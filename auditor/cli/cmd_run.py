@@ -220,7 +220,10 @@ def _org_summary(
     write_org_summary(results, root, ended)
     if not args.quiet:
         print(summary_table(results), file=ctx.stdout)
-        print(f"reports: {root}/<organization>/; summary: {root / 'summary.json'}", file=ctx.stdout)
+        from auditor.redact.shown import printed_path
+
+        shown = printed_path(root)
+        print(f"reports: {shown}/<organization>/; summary: {shown}/summary.json", file=ctx.stdout)
 
 
 _CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")

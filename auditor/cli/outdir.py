@@ -111,38 +111,40 @@ def _pdf_by_auditor(path: Path) -> bool:
             if f.read(5) != b"%PDF-":
                 return False
             info = _pdf_info(f)
-    except (OSError, ValueError, IndexError, zlib.error, OverflowError):
+    except (OSError, ValueError, IndexError, zlib.error, OverflowError, MemoryError):
         return False
     return info is not None and _PDF_INFO.match(info) is not None
 
 
 #: auditor's report.pdf's information dictionary (the order pydyf writes its keys in).
 _PDF_INFO = re.compile(rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ")
-_PDF_READ = 1 << 20  # the most bytes read at once of a PDF's object
+_PDF_TAIL = 4096  # the file's end read for `startxref` and a table's trailer
+_PDF_HEAD = 4096  # the most bytes read of an object's dictionary
+_PDF_STREAM = 1 << 24  # the most bytes of a stream's data read (its `/Length` may say more)
 _PDF_INFLATED = 1 << 25  # the most bytes an object stream is inflated to
+_PDF_SECTIONS = 4096  # the most subsections of a cross-reference table walked
 
 
 def _pdf_info(f: BinaryIO) -> bytes | None:
-    """The text of the PDF's information dictionary (None if it has none)."""
+    """The text of the PDF's information dictionary (None if it has none). Reads a bounded
+    number of bytes (the last `_PDF_TAIL`, each object's first `_PDF_HEAD`, a stream's data
+    up to `_PDF_STREAM`), and each pattern is matched at one place: a crafted file is
+    refused as fast as read."""
     end = f.seek(0, 2)
-    f.seek(max(0, end - 1024))
+    f.seek(max(0, end - _PDF_TAIL))
     tail = f.read()
     found = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*\Z", tail)
     if found is None:
         return None
-    head = _pdf_read(f, int(found.group(1)))
-    if head.startswith(b"xref"):  # a table: the trailer names the dictionary, offsets in rows
-        trailer = re.search(rb"trailer\s*(<<.*?>>)\s*startxref", head, re.S)
+    offset = int(found.group(1))
+    if _pdf_read(f, offset, 4) == b"xref":  # a table: the trailer names the dictionary
+        at = tail.rfind(b"trailer", 0, found.start())
+        trailer = re.compile(rb"trailer\s*(<<.*?>>)\s*startxref", re.S).match(tail, max(at, 0))
         info = trailer and re.search(rb"/Info\s+(\d+)\s+0\s+R", trailer.group(1))
-        if not trailer or not info:
+        if at < 0 or not trailer or not info:
             return None
-        number = int(info.group(1))
-        for m in re.finditer(rb"(?m)^(\d+) (\d+)\s*$", head[: trailer.start()]):
-            first, count = int(m.group(1)), int(m.group(2))
-            if first <= number < first + count:
-                row = head[m.end() :].lstrip(b"\r\n")[(number - first) * 20 :][:18]
-                return _pdf_object(f, int(row[:10]), number)
-        return None
+        row = _pdf_table_row(f, offset + 4, int(info.group(1)))
+        return None if row is None else _pdf_object(f, row, int(info.group(1)))
     xref, body = _pdf_stream(f, int(found.group(1)))
     info = re.search(rb"/Info\s+(\d+)\s+0\s+R", xref)
     widths = re.search(rb"/W\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s*\]", xref)
@@ -192,9 +194,27 @@ def _pdf_row(body: bytes, bounds: list[int], w: list[int], number: int) -> list[
     return None
 
 
-def _pdf_read(f: BinaryIO, offset: int) -> bytes:
+def _pdf_read(f: BinaryIO, offset: int, size: int = _PDF_HEAD) -> bytes:
     f.seek(offset)
-    return f.read(_PDF_READ)
+    return f.read(size)
+
+
+def _pdf_table_row(f: BinaryIO, at: int, number: int) -> int | None:
+    """The offset object `number` has in the cross-reference table whose subsections start
+    at `at` (after `xref`): each subsection's header line is read, and its rows skipped
+    unless they hold the object, whose 20-byte row alone is read."""
+    header = re.compile(rb"\s*(\d{1,10}) (\d{1,10})[ \t]*\r?\n")
+    for _ in range(_PDF_SECTIONS):
+        line = header.match(_pdf_read(f, at, 64))
+        if line is None:
+            return None
+        first, count = int(line.group(1)), int(line.group(2))
+        at += line.end()
+        if first <= number < first + count:
+            row = _pdf_read(f, at + (number - first) * 20, 20)
+            return int(row[:10]) if re.fullmatch(rb"\d{10} \d{5} n(?: \r|\r\n| \n)", row) else None
+        at += count * 20
+    return None
 
 
 def _pdf_object(f: BinaryIO, offset: int, number: int) -> bytes | None:
@@ -212,8 +232,11 @@ def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
     length = re.search(rb"/Length\s+(\d+)(?!\s+\d+\s+R)", found.group(1))
     if length is None:
         raise ValueError("no length")
+    size = int(length.group(1))
+    if size > _PDF_STREAM:
+        raise ValueError("stream too long")
     f.seek(offset + found.end())
-    data = f.read(int(length.group(1)))
+    data = f.read(size)
     if b"/FlateDecode" in found.group(1):
         inflate = zlib.decompressobj()
         data = inflate.decompress(data, _PDF_INFLATED)

@@ -98,7 +98,9 @@ def print_summary(
             file=ctx.stdout,
         )
     if outputs:  # none when the only one asked for was a withheld SARIF
-        print(f"reports: {main_report(out_dir, outputs)}", file=ctx.stdout)
+        from auditor.redact.shown import printed_path
+
+        print(f"reports: {printed_path(main_report(out_dir, outputs))}", file=ctx.stdout)
 
 
 def decide_exit(

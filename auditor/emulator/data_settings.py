@@ -146,7 +146,9 @@ def _acme_gpt(rng: random.Random) -> JsonObj:
         "Acme GPT-4o (gateway)",
     )
     return _with(
-        _custom_model(rng, spec), apiKey=openai_key(rng), extraHeaders={"X-Acme-Team": "platform"}
+        _custom_model(rng, spec),
+        apiKey=openai_key(rng),
+        extraHeaders={"X-Acme-Team": "team-7c1f3a"},
     )
 
 

@@ -121,22 +121,33 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
     spans: list[tuple[int, int]] = []
     for node in _scalars(root):
         start, end = node.start_mark.index, node.end_mark.index
-        spans.append((start, end))
-        value = node.value
-        if node.tag != "tag:yaml.org,2002:str" or (out := redact(value)) == value:
-            continue
         written = text[start:end]
         props = re.match(r"(?:[&!]\S*\s+)*", written)
         keep = props.end() if props else 0
+        content, header = start, ""
+        if node.style in ("|", ">"):  # its header line (`|-2 # a comment`) is no content
+            content = text.find("\n", start + keep, end) + 1 or end
+            header = text[start + keep : content].rstrip("\n")
+        spans.append((content, end))
+        value = node.value
+        if node.tag != "tag:yaml.org,2002:str" or (out := redact(value)) == value:
+            continue
+        note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
+        said = f" {redact(note.group()[1:])}" if note else ""
         tail = len(written.rstrip())  # a block scalar's line breaks stay
-        edits[start] = (end, written[:keep] + json.dumps(out, ensure_ascii=False) + written[tail:])
+        new = written[:keep] + json.dumps(out, ensure_ascii=False) + said + written[tail:]
+        edits[start] = (end, new)
     spans.sort()
     starts = [s for s, _ in spans]
+    edited = sorted((s, e) for s, (e, _) in edits.items())
     line_done = -1  # a comment runs to its line's end: no `#` before then starts another
     for m in _COMMENT.finditer(text):  # a `#` after a space, outside every scalar
         at = bisect.bisect_right(starts, m.start()) - 1
         if m.start() < line_done or (at >= 0 and spans[at][0] <= m.start() < spans[at][1]):
             continue
+        cut = bisect.bisect_right(edited, (m.start(), len(text) + 1)) - 1
+        if cut >= 0 and edited[cut][0] <= m.start() < edited[cut][1]:
+            continue  # in the header of a block scalar rewritten whole, its comment kept there
         end = text.find("\n", m.start())
         line_done = end = len(text) if end < 0 else end
         if (out := redact(text[m.start() : end])) != text[m.start() : end]:

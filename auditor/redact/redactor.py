@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from auditor.common.jsonutil import canonical
-from auditor.redact.memory import SecretMemory, percent_upper
+from auditor.redact.memory import SecretMemory, _occurrences, literal_matcher, percent_upper
 from auditor.redact.names import (
     HOSTED_MAP,
     HOSTED_PLAIN,
@@ -780,14 +780,23 @@ def _percent_forms(text: str, markers: dict[str, str], found: list[str]) -> list
     return [f for f in markers if "%" in f and f not in taken and percent_upper(f) in upper]
 
 
+_ONE_BY_ONE = 8  # forms found in a text one by one (`str.find`); more, by one automaton
+
+
 def _scrub_stretches(text: str, forms: list[str]) -> list[tuple[int, int, bool]]:
     """Where `forms` are in `text`, every place each is (overlapping ones too), as stretches
     (start, end, whether one form is the whole stretch): forms that overlap make one stretch,
-    in order, none overlapping."""
-    spans: list[tuple[int, int]] = []
-    for form in forms:
-        pattern = re.compile(f"(?=({_form_pattern(form)}))")
-        spans += [(m.start(), m.start() + len(m[1])) for m in pattern.finditer(text)]
+    in order, none overlapping. The forms are found in one pass of an automaton (one by one
+    when they are few); only a percent-encoded form, its escapes in any case, by a regex."""
+    plain = [form for form in forms if "%" not in form]
+    if len(plain) > _ONE_BY_ONE:  # one pass of an automaton over the text for all of them
+        spans = [(start, start + n) for start, n in literal_matcher(plain).spans(text)]
+    else:
+        spans = [(at, at + n) for form in plain for at, n in _occurrences(form, text)]
+    for form in forms:  # a percent-encoded form's escapes match in any case: a regex
+        if "%" in form:
+            pattern = re.compile(f"(?=({_form_pattern(form)}))")
+            spans += [(m.start(), m.start() + len(m[1])) for m in pattern.finditer(text)]
     stretches: list[tuple[int, int, bool]] = []
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if stretches and start < stretches[-1][1]:  # overlaps the stretch before

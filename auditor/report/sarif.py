@@ -18,6 +18,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -255,7 +256,8 @@ class _Results:
         status = f.status
         expired = self._expired(f)
         if expired is not None:  # counts again: say why, as report.html and report.md do
-            note = display.expired_waiver_text(expired)
+            cut = replace(expired, owner=_short(expired.owner), ticket=_short(expired.ticket))
+            note = display.expired_waiver_text(cut)
             text, printable = f"{text}. {note}", printable and note.isprintable()
         out: dict[str, Any] = {
             "ruleId": facts.rule_id,

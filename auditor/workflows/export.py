@@ -278,8 +278,12 @@ def _copied(out: Path, name: str, path: Path, raw: bytes, redact: Callable[[str]
 def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[str, Any]:
     """Copy the policy, waiver and model files into `inputs/`, each as it is but for the
     secrets in it, which become markers (`_secrets_hidden`); their names in the bundle, the
-    names the reports show and the sha256 of the file as given go into the run parameters
-    (`"redacted": true` for a copy with secrets replaced)."""
+    names the reports show and the sha256 of the file as given go into the run parameters;
+    a copy with secrets replaced records `"redacted": true` and no digest of the original
+    (with the copy and a marker's length, that digest would confirm a guess of the secret
+    offline)."""
+    from auditor.redact.shown import printed_path
+
     redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     files = []
@@ -287,10 +291,13 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         raw = _read(Path(pf.path), "policy file")
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
-        bundled = f"inputs/policies/{index:03d}-{Path(pf.path).name}"
+        name = Path(pf.path).name
+        if printed_path(name) != name:  # a name that looks like a secret is not copied
+            name = f"not-shown{Path(name).suffix}"
+        bundled = f"inputs/policies/{index:03d}-{name}"
         redacted = _copied(out, bundled, Path(pf.path), raw, redact)
-        files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd),
-                      "sha256": pf.sha256, **({"redacted": True} if redacted else {})})  # fmt: skip
+        kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
+        files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd), **kept})
     waivers = None
     if request.waivers is not None:
         load_waivers(request.waivers)  # refuse a broken file before writing anything more

@@ -99,12 +99,15 @@ def load_inputs(
 
 def display_path(path: str, cwd: Path) -> str:
     """A policy path as reports show it: relative to the working folder, or `policies/…` for
-    the shipped packs, so reports do not depend on where the tool or the checkout lives."""
+    the shipped packs, so reports do not depend on where the tool or the checkout lives; a
+    name in it that looks like a secret as `<not shown: looks like a secret>`."""
+    from auditor.redact.shown import printed_path
+
     resolved = Path(path).resolve()
     for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
         if resolved.is_relative_to(base):
-            return prefix + resolved.relative_to(base).as_posix()
-    return resolved.as_posix()
+            return printed_path(prefix + resolved.relative_to(base).as_posix())
+    return printed_path(resolved.as_posix())
 
 
 def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:

@@ -1,0 +1,30 @@
+"""A path as a command shows it where it succeeds (`reports: …`, the policy files a report
+names): each name in it that the value detectors take for a secret reads
+`<not shown: looks like a secret>`, as an error shows it; ordinary names stay as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+NOT_SHOWN = "<not shown: looks like a secret>"
+
+#: A name in a path shown without asking the detectors: under 12 characters, or short
+#: lowercase words joined by `-`, `_` or `.` (`data-retention-rules.yaml`), so an ordinary
+#: run loads no detector.
+_ORDINARY_NAME = re.compile(r".{0,11}|[a-z]{1,11}(?:[-_.][a-z]{1,11})*")
+
+
+def printed_path(path: Path | str) -> str:
+    """`path` with each name in it that looks like a secret left out (`x<token>y/o` reads
+    `<not shown: looks like a secret>/o`)."""
+    text = str(path)
+    parts = re.split(r"([/\\])", text)
+    if all(_ORDINARY_NAME.fullmatch(part) for part in parts[::2]):
+        return text
+    from auditor.redact.values import find_secrets  # detect-secrets: only for such a name
+
+    for at in range(0, len(parts), 2):
+        for secret in sorted(set(find_secrets(parts[at])), key=len, reverse=True):
+            parts[at] = parts[at].replace(secret, NOT_SHOWN)
+    return "".join(parts)

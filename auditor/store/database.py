@@ -19,7 +19,7 @@ import hmac
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -161,8 +161,7 @@ class Store:
         self, db: Any, path: Path | str, key: bytes, lock: IO[str] | None
     ):  # db: an sqlite3.Connection, or a postgres.PgConnection that reads the same SQL
         self._conn = db  # used through `_db`, which waits for a pending write first
-        # writes new revisions in the background (`insert_new_revisions`)
-        self._writer = Writer(cancel=self._cancel_write)
+        self._writer = Writer()  # writes new revisions in the background (`insert_new_revisions`)
         self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
@@ -322,22 +321,10 @@ class Store:
         write's error (None: it succeeded, or none was pending) rather than raising it."""
         return self._writer.wait_all()
 
-    def _cancel_write(self) -> None:
-        """Make the statement the writer's thread is running fail at once (any thread may
-        call this): an interruption does not wait for a write stuck on a lock or a slow disk."""
-        conn = self._conn
-        if isinstance(conn, sqlite3.Connection):
-            conn.interrupt()
-            return
-        raw = conn._conn  # the psycopg connection: its cancel request is sent on another one
-        with suppress(Exception):  # (the server is out of reach: nothing more to do)
-            raw.cancel_safe(timeout=5.0)
-
     def close(self) -> None:
         """Close the database and release the lock."""
-        self._writer.close()  # a write still pending (an interrupted error path) is cancelled
-        if not self._writer.abandoned:  # else the writer's thread is still using it
-            self._conn.close()
+        self._writer.close()  # a write still pending (an error path) ends first
+        self._conn.close()
         if self._lock is not None:
             release_lock(self._lock)
             self._lock = None
@@ -366,14 +353,10 @@ class Store:
                 self._write_scrub_index()
             except BaseException as exc:
                 # A write still pending ends before the rollback; its error is the one raised
-                # (it came first) unless this is an interruption, which cancels it instead (as
-                # does an interruption while waiting for it, which is raised then).
-                try:
-                    late = self._writer.wait_all(cancel=not isinstance(exc, Exception))
-                finally:
-                    if not self._writer.abandoned:  # (else in use by the writer's thread)
-                        rollback(self._conn)
-                    self._index_live = live  # as the stored index is again
+                # (it came first) unless this is an interruption.
+                late = self._writer.wait_all()
+                rollback(self._conn)
+                self._index_live = live  # as the stored index is again
                 if late is not None and isinstance(exc, Exception):
                     raise late from None
                 raise
@@ -864,12 +847,8 @@ class Store:
         `background`: the hashing and the insert run in the store's writer thread, and this
         returns at once (after a write still pending has ended); the next use of the store
         waits for it (`settle`, or any method) and raises its error, which is the one this
-        call would have raised. The caller must not change `rows` meanwhile. Only inside
-        `transaction()`, which waits for the write before it commits or rolls back (outside
-        one, nothing would wait for it: `close` drops a pending write's error)."""
+        call would have raised. The caller must not change `rows` meanwhile."""
         self.settle()
-        if background and not self._conn.in_transaction:
-            raise RuntimeError("insert_new_revisions(background=True) outside a transaction")
         for row in rows:  # (pure Python: no faster in another thread)
             self._index_row(row[6], *row[3:6], sync_id=row[8])
         if background:

@@ -24,30 +24,15 @@ class _Job:
         self.work = work
         self.done = threading.Event()
         self.error: BaseException | None = None
-        self.queued = False  # handed to the thread (set just after the `put`)
-        self._state = "new"  # "new", "running" (or ended), "dropped" (never to run)
-        self._lock = threading.Lock()
 
     def run(self) -> None:
-        with self._lock:
-            if self._state == "dropped":
-                return
-            self._state = "running"
         try:
             self.work()
         except BaseException as exc:  # handed to the caller when it waits
             self.error = exc
         finally:
-            self.work = _nothing  # the rows (and the store) are not held once written
+            self.work = _nothing  # the rows are not held once written
             self.done.set()
-
-    def drop(self) -> bool:
-        """True if the job has not started and now never will (the thread skips it)."""
-        with self._lock:
-            if self._state == "new":
-                self._state = "dropped"
-                self.work = _nothing
-            return self._state == "dropped"
 
 
 def _nothing() -> None:
@@ -55,31 +40,17 @@ def _nothing() -> None:
 
 
 def _serve(jobs: queue.SimpleQueue[_Job | None]) -> None:
-    while True:
-        job = jobs.get()
-        if job is None:
-            return
+    while (job := jobs.get()) is not None:
         job.run()
-        del job  # not held while waiting for the next: its error may reference the store
-
-
-def _no_cancel() -> None:
-    return None
 
 
 class Writer:
-    """One daemon thread running a store's writes, at most one pending at a time.
+    """One daemon thread running a store's writes, at most one pending at a time."""
 
-    `cancel` ends the running write early (it then fails): called from the caller's thread when
-    an interruption (Ctrl-C, SIGTERM) makes the write pointless, so that the caller does not
-    wait for a write that is stuck (a lock held by another session, a slow disk)."""
-
-    def __init__(self, cancel: Callable[[], None] = _no_cancel) -> None:
+    def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._started = False
         self._pending: _Job | None = None
-        self._cancel = cancel
-        self.abandoned = False  # a write was left running (a second interruption): see wait_all
 
     @property
     def pending(self) -> bool:
@@ -87,41 +58,26 @@ class Writer:
         return self._pending is not None
 
     def submit(self, work: Callable[[], None]) -> None:
-        """Start `work` in the writer's thread (the write before it must have been waited for).
-
-        An interruption inside leaves nothing that `wait_all` would wait for forever: the
-        thread is running before the job is pending, and a pending job that was not yet queued
-        is dropped rather than waited for."""
+        """Start `work` in the writer's thread (the write before it must have been waited for)."""
         if self._pending is not None:
             raise RuntimeError("a write is still pending")
-        if self._thread is None:
-            jobs = self._jobs
-            thread = threading.Thread(
-                target=_serve, args=(jobs,), name="auditor-store-writer", daemon=True
-            )
-            try:
-                thread.start()
-            except BaseException:  # it may have started all the same: it ends, unused
-                self._jobs = queue.SimpleQueue()
-                jobs.put(None)
-                raise
-            self._thread = thread
-            weakref.finalize(self, jobs.put, None)  # the thread ends with its writer
         job = _Job(work)
         self._pending = job
         self._jobs.put(job)
-        job.queued = True
+        if not self._started:
+            self._started = True
+            threading.Thread(
+                target=_serve, args=(self._jobs,), name="auditor-store-writer", daemon=True
+            ).start()
+            weakref.finalize(self, self._jobs.put, None)  # the thread ends with its writer
 
     def wait(self) -> None:
         """Wait for the pending write (if any) to end; raise its exception here.
 
         An interruption (Ctrl-C, SIGTERM) while waiting is raised at once; the write stays
-        pending, and `wait_all` (which the error paths call) cancels it."""
+        pending, and `wait_all` (which the error paths call) waits for it."""
         job = self._pending
         if job is None:
-            return
-        if not job.queued and job.drop():  # an interruption in `submit`: it never runs
-            self._pending = None
             return
         job.done.wait()
         self._pending = None
@@ -129,47 +85,24 @@ class Writer:
             error, job.error = job.error, None
             raise error
 
-    def wait_all(self, *, cancel: bool = False) -> BaseException | None:
-        """Wait for the pending write (if any) to end, and give its exception instead of
-        raising it (for error paths: a rollback must come after it). `cancel`: the write is
-        not wanted (the caller is handling an interruption): it is cancelled first.
-
-        An interruption while waiting cancels the write, and is raised once the write has
-        ended (the caller rolls back on the way out). A second one stops the wait: the write
-        is left to its thread (`abandoned`: the connection must not be used or closed; the
-        process is ending) and the first interruption is raised."""
+    def wait_all(self) -> BaseException | None:
+        """Wait for the pending write (if any) to end, through any interruption; gives its
+        exception instead of raising it (for error paths: a rollback must come after it)."""
         job = self._pending
         if job is None:
             return None
-        interrupted: BaseException | None = None
-        if (cancel or not job.queued) and job.drop():  # not started: nothing to wait for
-            self._pending = None
-            return None
-        while not job.done.is_set():
+        while True:
             try:
-                if cancel or interrupted is not None:
-                    # again now and then: a cancel that came between two of the write's
-                    # statements ends none of them
-                    self._cancel()
-                    job.done.wait(1.0)
-                else:
-                    job.done.wait()
-            except BaseException as exc:  # an interruption (in the wait, or in the cancel)
-                if interrupted is not None:
-                    self.abandoned = True
-                    raise interrupted from None
-                interrupted = exc
+                job.done.wait()
+                break
+            except BaseException:  # an interruption: the write ends all the same
+                continue
         self._pending = None
         error, job.error = job.error, None
-        if interrupted is not None:
-            raise interrupted
         return error
 
     def close(self) -> None:
-        """End the thread (a write still pending is cancelled and waited for: there is none
-        unless an error path was interrupted, and its error is of no use then)."""
-        if self.abandoned:
-            return  # the thread still uses the connection; it ends with the process
-        self.wait_all(cancel=True)
-        if self._thread is not None:
+        """End the thread (after the pending write, which is waited for)."""
+        self.wait_all()
+        if self._started:
             self._jobs.put(None)

@@ -81,27 +81,13 @@ def _sha256(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
-def content_hash(body: bytes) -> str:
-    """The `content_hash` of a revision or report whose canonical JSON is `body`."""
-    return _sha256(body)
-
-
 def encode_revision(
-    raw: Item,
-    redactor: Redactor,
-    org: str,
-    where: str,
-    warn: Warn | None = None,
-    *,
-    hashed: bool = True,
+    raw: Item, redactor: Redactor, org: str, where: str, warn: Warn | None = None
 ) -> tuple[Revision, bytes]:
     """`to_revision` plus the canonical settings JSON it hashed (stored as is, not redone).
 
     An odd value outside the settings (a null author, an unknown field, a time in another
-    accepted format) keeps the item: it is reported to `warn` and read as absent.
-
-    `hashed=False` leaves `content_hash` empty (""), for a caller that hashes the JSON
-    elsewhere (`content_hash`): the sync hashes new revisions in the thread that writes them."""
+    accepted format) keeps the item: it is reported to `warn` and read as absent."""
     number = _revision_number(raw["revision"], where)
     item = f"revision {number}"
     raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
@@ -118,7 +104,7 @@ def encode_revision(
             name=str(user.get("name") or ""),
         ),
         settings=settings,
-        content_hash=_sha256(body) if hashed else "",
+        content_hash=_sha256(body),
         org=org,
     )
     return revision, body

@@ -59,7 +59,6 @@ from auditor.store.schema import (
     REPORT_SEEN_DDL,
     REPORT_SEEN_INDEX,
     REVISION_COLUMNS,
-    REVISION_INSERT_HEAD,
     SECRET_MEMORY_DDL,
     IntegrityIssue,
     RunRecord,
@@ -72,7 +71,6 @@ from auditor.store.schema import (
     revision_row,
     to_text,
 )
-from auditor.store.writer import Writer
 
 __all__ = [
     "FindingRecord",
@@ -90,21 +88,10 @@ REDACTION = f"{__version__}/{RULES_VERSION}"
 _INSERT_NEW = {
     t: f"{sql} ON CONFLICT ({KEY_COLUMN[t]}) DO NOTHING" for t, sql in INSERT_SQL.items()
 }
-# New revisions are inserted this many to a statement (9 values each: under the 999 variables
-# older SQLite releases allow): one `sqlite3_step` a page, which runs without the interpreter
-# lock, rather than one a row, each of which must win the lock back from the caller's thread.
-_ROWS_PER_INSERT = 100
 _DAMAGE = (sqlite3.Error, ValueError, TypeError)  # SQL errors; rows that no longer decode
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-
-
-@functools.lru_cache(maxsize=8)
-def _insert_many(count: int) -> str:
-    """The statement inserting `count` new revisions (a known revision number is skipped)."""
-    values = ",".join(["(?,?,?,?,?,?,?,?,?)"] * count)
-    return f"{REVISION_INSERT_HEAD} VALUES {values} ON CONFLICT (revision) DO NOTHING"
 
 
 def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
@@ -160,8 +147,7 @@ class Store:
     def __init__(
         self, db: Any, path: Path | str, key: bytes, lock: IO[str] | None
     ):  # db: an sqlite3.Connection, or a postgres.PgConnection that reads the same SQL
-        self._conn = db  # used through `_db`, which waits for a pending write first
-        self._writer = Writer()  # writes new revisions in the background (`insert_new_revisions`)
+        self._db = db
         self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
@@ -303,28 +289,9 @@ class Store:
             db.close()  # and with the session, its advisory lock
             raise
 
-    @property
-    def _db(self) -> Any:
-        """The connection, once the write `insert_new_revisions` left pending (if any) has
-        ended: it is never used by two threads at once. The write's error is raised here."""
-        if self._writer.pending:
-            self._writer.wait()
-        return self._conn
-
-    def settle(self) -> None:
-        """Wait for the write `insert_new_revisions(..., background=True)` left pending (if
-        any); raise its error here, as that call would have raised it."""
-        self._writer.wait()
-
-    def pending_error(self) -> BaseException | None:
-        """`settle` for an error path: waits through any interruption, and gives the pending
-        write's error (None: it succeeded, or none was pending) rather than raising it."""
-        return self._writer.wait_all()
-
     def close(self) -> None:
         """Close the database and release the lock."""
-        self._writer.close()  # a write still pending (an error path) ends first
-        self._conn.close()
+        self._db.close()
         if self._lock is not None:
             release_lock(self._lock)
             self._lock = None
@@ -348,17 +315,11 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
-                self.settle()  # a write still pending ends here, and its error rolls back
                 self._write_report_seen()
                 self._write_scrub_index()
-            except BaseException as exc:
-                # A write still pending ends before the rollback; its error is the one raised
-                # (it came first) unless this is an interruption.
-                late = self._writer.wait_all()
-                rollback(self._conn)
+            except BaseException:
+                rollback(self._db)
                 self._index_live = live  # as the stored index is again
-                if late is not None and isinstance(exc, Exception):
-                    raise late from None
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
@@ -371,7 +332,7 @@ class Store:
                 self._index_syncs = set()
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
-            rollback(self._conn)  # a failed COMMIT (disk full) leaves the transaction open
+            rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
             self._index_live = live
             raise StoreError(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
@@ -837,37 +798,12 @@ class Store:
         row = revision_row(rev, sync_id, settings_json)
         return self._ingest("revisions", rev.revision, None, rev.content_hash, row, seen_at)
 
-    def insert_new_revisions(
-        self, rows: list[tuple[Any, ...]], *, background: bool = False
-    ) -> None:
+    def insert_new_revisions(self, rows: list[tuple[Any, ...]]) -> None:
         """Insert `revision_row`s the caller knows are new (newer than every revision stored
-        before this sync and each sent once), a hundred to a statement. A row whose content
-        hash is empty ("": `encode_revision(..., hashed=False)`) gets its settings' SHA-256.
-
-        `background`: the hashing and the insert run in the store's writer thread, and this
-        returns at once (after a write still pending has ended); the next use of the store
-        waits for it (`settle`, or any method) and raises its error, which is the one this
-        call would have raised. The caller must not change `rows` meanwhile."""
-        self.settle()
-        for row in rows:  # (pure Python: no faster in another thread)
+        before this sync and each sent once), in one statement."""
+        inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
+        for row in rows:
             self._index_row(row[6], *row[3:6], sync_id=row[8])
-        if background:
-            self._writer.submit(lambda: self._insert_rows(rows))
-        else:
-            self._insert_rows(rows)
-
-    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
-        """`insert_new_revisions`' SQL (in the writer's thread, or the caller's)."""
-        inserted = 0
-        for at in range(0, len(rows), _ROWS_PER_INSERT):
-            chunk = rows[at : at + _ROWS_PER_INSERT]
-            values: list[Any] = []
-            for row in chunk:
-                values += row
-                if not row[7]:
-                    values[-2] = hashlib.sha256(row[6]).hexdigest()
-            sql = _insert_many(len(chunk))
-            inserted += self._conn.execute(sql, values).rowcount
         if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
             raise StoreError(
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "

@@ -117,9 +117,7 @@ def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     """An autocommit connection; a read-only one cannot change a byte of the file."""
     if readonly:
         return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    # `check_same_thread=False`: the store's writer thread inserts new revisions through it
-    # (`Store.insert_new_revisions`), never while another thread uses it
-    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    return sqlite3.connect(path, isolation_level=None)
 
 
 def _identify(db: sqlite3.Connection, path: Path) -> bool:

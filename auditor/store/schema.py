@@ -196,12 +196,9 @@ REVISION_COLUMNS = (
     "revision, org, updated_at, user_id, user_email, user_name, settings, content_hash"
 )
 REPORT_COLUMNS = "report_id, repo_url, created_at, data, content_hash"
-REVISION_INSERT_HEAD = (
-    "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, user_name, "
-    "settings, content_hash, sync_id)"
-)
 INSERT_SQL = {
-    "revisions": f"{REVISION_INSERT_HEAD} VALUES (?,?,?,?,?,?,?,?,?)",
+    "revisions": "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
+    "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
     "reports": "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
     "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
 }

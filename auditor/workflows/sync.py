@@ -10,7 +10,6 @@ message says what was fetched.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import threading
 from collections import defaultdict
@@ -33,7 +32,6 @@ from auditor.fetch import (
     encode_report,
     encode_revision,
 )
-from auditor.fetch.decode import content_hash
 from auditor.models import DataWarning, Revision
 from auditor.store import Ingested, IntegrityIssue, Store
 from auditor.store.schema import revision_row
@@ -43,9 +41,6 @@ Progress = Callable[[str], None]
 
 _HISTORY_LABEL = "history"
 _READINESS_LABEL = "readiness"
-# Each history page's new revisions are hashed and inserted by the store's writer thread while
-# this one redacts the next page (False: here, as before; for tests that compare the two).
-_WRITE_IN_BACKGROUND = True
 
 
 @dataclass(frozen=True)
@@ -111,15 +106,6 @@ class _Tally:
             f"{self.reports.pages} report pages / {self.reports.items} reports"
         )
 
-    def snapshot(self) -> dict[str, tuple[int, int, int]]:
-        return {k: (c.pages, c.items, c.new) for k, c in self.counts.items()}
-
-    def restore(self, counts: dict[str, tuple[int, int, int]]) -> None:
-        """The counts as `snapshot` gave them (what the failure message says was fetched)."""
-        self.counts.clear()
-        for label, (pages, items, new) in counts.items():
-            self.counts[label] = _Count(pages, items, new)
-
     def count(self, outcome: Ingested, what: str) -> None:
         if outcome.status == "conflict" and not outcome.known_before:
             raise DataError(
@@ -134,21 +120,13 @@ class _NewRows:
     """A page's new revisions, written together when the page is done (one statement, and the
     lock-free stretches of SQLite's work come together, after the next page has arrived, rather
     than handing the interpreter lock to the thread that fetches it, a hundred times a page).
-    They are hashed and inserted by the store's writer thread while this one redacts the next
-    page (`Store.insert_new_revisions`); at most one page waits (`write` waits for the one
-    before), and the store is used again only once it is written (`settle`).
 
     Only a revision that is surely new waits here: newer than every revision stored before this
     sync, and not sent before in it. Anything else is ingested at once, after the rows waiting
-    here are written (`write(now=True)`), so every comparison sees every row.
+    here are written (`write`), so every comparison sees every row."""
 
-    A write that fails in the writer's thread fails the sync with the error and the counts it
-    would have had here: the tally as it was when the page was handed over."""
-
-    def __init__(self, store: Store, top: int | None, tally: _Tally) -> None:
+    def __init__(self, store: Store, top: int | None) -> None:
         self._store = store
-        self._tally = tally
-        self._handed: dict[str, tuple[int, int, int]] | None = None  # the tally then
         self.top = top  # the newest revision stored before this sync (None: none stored)
         self._seen: set[int] = set()  # the revision numbers of this sync
         self._rows: list[tuple[Any, ...]] = []
@@ -188,8 +166,7 @@ class _NewRows:
         return None
 
     def take(self, rev: Revision, sync_id: int, body: bytes) -> bool:
-        """Keep `rev` (whose content hash the store computes from `body` if it is empty) for
-        `write` if it is surely new (True); False: ingest it now."""
+        """Keep `rev` for `write` if it is surely new (True); False: ingest it now."""
         number = rev.revision
         fresh = (self.top is None or number > self.top) and number not in self._seen
         self._seen.add(number)
@@ -197,37 +174,11 @@ class _NewRows:
             self._rows.append(revision_row(rev, sync_id, body))
         return fresh
 
-    def write(self, *, now: bool = False) -> None:
-        """Insert the rows kept so far: in the background, or before returning (`now`)."""
-        self.settle()
+    def write(self) -> None:
+        """Insert the rows kept so far."""
         if self._rows:
             rows, self._rows = self._rows, []
-            later = _WRITE_IN_BACKGROUND and not now
-            if later:
-                self._handed = self._tally.snapshot()
-            self._store.insert_new_revisions(rows, background=later)
-
-    def settle(self) -> None:
-        """Wait for the rows handed to the writer; raise its error (with the counts then)."""
-        try:
-            self._store.settle()
-        except Exception:
-            self._restore()
-            raise
-        self._handed = None
-
-    def raise_late(self) -> None:
-        """On an error: wait for the rows handed to the writer; if writing them failed, that
-        error is raised instead (it came first, and a sync writing inline raised it)."""
-        late = self._store.pending_error()
-        if late is not None:
-            self._restore()
-            raise late from None
-
-    def _restore(self) -> None:
-        if self._handed is not None:
-            self._tally.restore(self._handed)
-            self._handed = None
+            self._store.insert_new_revisions(rows)
 
 
 @dataclass(frozen=True)
@@ -254,19 +205,16 @@ def _on(page: Page, exc: AuditorError) -> AuditorError:
 def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
     try:
         warn = run.tally.quality.on(page)
-        rev, body = encode_revision(
-            raw, run.store.ingest_redactor(), run.org, where, warn, hashed=False
-        )
+        rev, body = encode_revision(raw, run.store.ingest_redactor(), run.org, where, warn)
     except AuditorError as exc:
         raise _on(page, exc) from None
     name = f"revision {rev.revision}"
     went_back = run.new_rows.check_order(rev.revision, where, page)
     if went_back is not None:
         warn(DataWarning(f"{where}.revision", went_back, name))
-    if run.new_rows.take(rev, run.sync_id, body):  # hashed where it is written
+    if run.new_rows.take(rev, run.sync_id, body):
         return _NEW, name
-    run.new_rows.write(now=True)  # the store is read below: every row kept must be in it
-    rev = dataclasses.replace(rev, content_hash=content_hash(body))
+    run.new_rows.write()  # the store is read below: every row kept must be in it
     return run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body), name
 
 
@@ -437,15 +385,10 @@ def sync(
             store.bind_org(org)
             latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.base_url)
-            rows = _NewRows(store, None if latest is None else latest.revision, tally)
+            rows = _NewRows(store, None if latest is None else latest.revision)
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
-            try:
-                for feed in (_HISTORY_FEED, _READINESS_FEED):
-                    _ingest(run, client, feed)
-                    rows.settle()  # before the store is used again
-            except Exception:
-                rows.raise_late()
-                raise
+            for feed in (_HISTORY_FEED, _READINESS_FEED):
+                _ingest(run, client, feed)
             usage = sync_usage(
                 store,
                 client,

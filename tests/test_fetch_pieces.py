@@ -303,6 +303,53 @@ def test_the_last_items_pieces_kept_are_bounded() -> None:
     assert two["changes"][0]["user"] is one["changes"][0]["user"]
 
 
+def _held_after(pages: Iterator[bytes]) -> int:
+    """Most bytes one reader holds (tracemalloc) once each page and its value are dropped."""
+    reader = Pieces("changes", "settings")
+    pieces._msgspec()  # its import, once
+    most = 0
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for body in pages:
+            value = reader.read(body)
+            assert value == orjson.loads(body) or value is None
+            del body, value
+            most = max(most, tracemalloc.get_traced_memory()[0] - start)
+    finally:
+        tracemalloc.stop()
+    return most
+
+
+_BOUND = 2 << 20  # the 1 MiB kept, the key cache's 1 MiB at most, and slack
+
+
+def test_a_huge_settings_key_is_not_kept_across_pages() -> None:
+    # Its name and how it is written were kept whatever their size (42 MB held for 20 MB).
+    assert _held_after(iter([_page([_item(9, **{"k" * 20_000_000: 0})])])) < _BOUND
+
+
+def test_a_huge_field_name_is_not_kept_across_pages() -> None:
+    # Only the field's value was counted, not its name (21 MB held for a 20 MB name).
+    assert _held_after(iter([_page([{**_item(9), "f" * 20_000_000: 0}])])) < _BOUND
+
+
+def test_many_small_fields_growing_page_by_page_are_not_all_kept() -> None:
+    # Each page's item has twice the fields of the one before (`"fN":0`, 64,000 at the end):
+    # each field's bytes are few, but the entries are many (13 MB held before).
+    def pages() -> Iterator[bytes]:
+        for n in range(7):
+            yield _page([{**_item(9 - n), **{f"f{j}": 0 for j in range(1000 << n)}}])
+
+    assert _held_after(pages()) < _BOUND
+
+
+def test_a_small_piece_of_many_small_containers_is_counted_as_parsed() -> None:
+    # 900 kB of `[{},{},...]` fit the bound as bytes, but its parsed list holds 22 MB.
+    item = {**_item(9), "note": [{}] * 300_000}  # 900 kB
+    assert _held_after(iter([_page([item])])) < _BOUND
+
+
 # -- pages pieces cannot pay for -----------------------------------------------------------------
 
 

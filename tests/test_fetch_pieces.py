@@ -253,6 +253,22 @@ def test_a_page_not_read_in_pieces_changes_nothing_remembered() -> None:
     assert three == orjson.loads(_page([_item(7)]))
 
 
+def test_a_page_refused_on_its_second_item_leaves_nothing_of_its_first() -> None:
+    # Page 2's first item (a new field) is read, its second's settings hold `1.0e0` (not
+    # orjson's writing): what the first item left (its fields, pointing into page 2) and the
+    # second's settings keys are dropped, what page 1 left is kept.
+    reader = Pieces("changes", "settings")
+    assert reader.read(_page([_item(9)])) is not None
+    names = list(reader._names)
+    bad = _page([{**_item(8), "extra": "e" * 100}, _item(7, c=1.0)]).replace(b"1.0}", b"1.0e0}")
+    assert b'"c":1.0e0}' in bad
+    held = sys.getrefcount(bad)
+    assert reader.read(bad) is None
+    assert sys.getrefcount(bad) == held  # nothing read from page 2 points into it
+    assert reader._names == names and "extra" not in reader._fields
+    assert reader.pages_read == 1
+
+
 # -- memory ---------------------------------------------------------------------------------------
 
 

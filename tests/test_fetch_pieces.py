@@ -269,6 +269,44 @@ def test_a_page_refused_on_its_second_item_leaves_nothing_of_its_first() -> None
     assert reader.pages_read == 1
 
 
+@pytest.mark.parametrize("where", ["reading", "keeping"])
+def test_a_page_interrupted_leaves_nothing_of_it(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # Ctrl-C while page 2's second item is read, or memory running out while the last item's
+    # pieces are kept: the error goes on, and what the reader keeps is page 1's, as it was.
+    reader = Pieces("changes", "settings")
+    assert reader.read(_page([_item(9)])) is not None
+    names = list(reader._names)
+    bad = _page([{**_item(8), "extra": "e" * 100}, _item(7, c=1.5)])
+    parsed = pieces._parsed
+
+    def interrupted(raw: Any) -> Any:
+        if bytes(raw) == b"1.5":
+            raise KeyboardInterrupt
+        return parsed(raw)
+
+    def full(value: Any, limit: int) -> int:
+        raise MemoryError
+
+    if where == "reading":
+        monkeypatch.setattr(pieces, "_parsed", interrupted)
+    else:
+        monkeypatch.setattr(pieces, "_size", full)
+    held = sys.getrefcount(bad)
+    try:
+        reader.read(bad)
+    except (KeyboardInterrupt, MemoryError):
+        pass
+    else:
+        pytest.fail("not raised")
+    assert sys.getrefcount(bad) == held  # nothing read from page 2 points into it
+    assert reader._names == names and "extra" not in reader._fields
+    monkeypatch.undo()
+    three = reader.read(_page([_item(6)]))
+    assert three == orjson.loads(_page([_item(6)])) and reader.pages_read == 2
+
+
 # -- memory ---------------------------------------------------------------------------------------
 
 

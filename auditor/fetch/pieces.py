@@ -30,9 +30,10 @@ and all it holds, as if the caller had dropped it) and `_ENTRY_BYTES` per entry;
 the bound is forgotten (parsed again if the next item sends it unchanged), the settings' keys
 and pieces all at once if their keys alone do not fit. Plus the cache of how keys are written,
 at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too. A page not read in pieces leaves
-what was kept as it was. The reader gives up early (the page is then parsed whole, as any
-other) when pieces cannot pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a
-page whose pieces mostly differ from the item's before (`_MISSES_ALLOWED`).
+what was kept as it was, and so does one whose reading an error ends (Ctrl-C, MemoryError).
+The reader gives up early (the page is then parsed whole, as any other) when pieces cannot
+pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces mostly
+differ from the item's before (`_MISSES_ALLOWED`).
 """
 
 from __future__ import annotations
@@ -124,17 +125,25 @@ class Pieces:
         decoders = _msgspec()
         kept = self._fields, self._names, self._raws, self._parsed, self._texts
         self._hits = self._misses = 0
+        value = None
         try:
-            parts: list[Any] = []
-            value = self._page(body, parts, decoders)
-            if value is None or b"".join(parts) != body:
+            try:
+                parts: list[Any] = []
+                value = self._page(body, parts, decoders)
+                if value is None or b"".join(parts) != body:
+                    value = None
+            except decoders.refused:
                 value = None
-        except decoders.refused:
+            if value is not None:
+                self._keep()
+        except BaseException:  # MemoryError, KeyboardInterrupt: nothing of this page is kept
             value = None
-        if value is None:  # what the last page read in pieces left, as it was
-            self._fields, self._names, self._raws, self._parsed, self._texts = kept
+            raise
+        finally:
+            if value is None:  # what the last page read in pieces left, as it was
+                self._fields, self._names, self._raws, self._parsed, self._texts = kept
+        if value is None:
             return None
-        self._keep()
         self.pages_read += 1
         return value
 

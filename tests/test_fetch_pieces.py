@@ -253,6 +253,60 @@ def test_a_page_not_read_in_pieces_changes_nothing_remembered() -> None:
     assert three == orjson.loads(_page([_item(7)]))
 
 
+def test_a_page_refused_on_its_second_item_leaves_nothing_of_its_first() -> None:
+    # Page 2's first item (a new field) is read, its second's settings hold `1.0e0` (not
+    # orjson's writing): what the first item left (its fields, pointing into page 2) and the
+    # second's settings keys are dropped, what page 1 left is kept.
+    reader = Pieces("changes", "settings")
+    assert reader.read(_page([_item(9)])) is not None
+    names = list(reader._names)
+    bad = _page([{**_item(8), "extra": "e" * 100}, _item(7, c=1.0)]).replace(b"1.0}", b"1.0e0}")
+    assert b'"c":1.0e0}' in bad
+    held = sys.getrefcount(bad)
+    assert reader.read(bad) is None
+    assert sys.getrefcount(bad) == held  # nothing read from page 2 points into it
+    assert reader._names == names and "extra" not in reader._fields
+    assert reader.pages_read == 1
+
+
+@pytest.mark.parametrize("where", ["reading", "keeping"])
+def test_a_page_interrupted_leaves_nothing_of_it(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # Ctrl-C while page 2's second item is read, or memory running out while the last item's
+    # pieces are kept: the error goes on, and what the reader keeps is page 1's, as it was.
+    reader = Pieces("changes", "settings")
+    assert reader.read(_page([_item(9)])) is not None
+    names = list(reader._names)
+    bad = _page([{**_item(8), "extra": "e" * 100}, _item(7, c=1.5)])
+    parsed = pieces._parsed
+
+    def interrupted(raw: Any) -> Any:
+        if bytes(raw) == b"1.5":
+            raise KeyboardInterrupt
+        return parsed(raw)
+
+    def full(value: Any, limit: int) -> int:
+        raise MemoryError
+
+    if where == "reading":
+        monkeypatch.setattr(pieces, "_parsed", interrupted)
+    else:
+        monkeypatch.setattr(pieces, "_size", full)
+    held = sys.getrefcount(bad)
+    try:
+        reader.read(bad)
+    except (KeyboardInterrupt, MemoryError):
+        pass
+    else:
+        pytest.fail("not raised")
+    assert sys.getrefcount(bad) == held  # nothing read from page 2 points into it
+    assert reader._names == names and "extra" not in reader._fields
+    monkeypatch.undo()
+    three = reader.read(_page([_item(6)]))
+    assert three == orjson.loads(_page([_item(6)])) and reader.pages_read == 2
+
+
 # -- memory ---------------------------------------------------------------------------------------
 
 
@@ -301,6 +355,53 @@ def test_the_last_items_pieces_kept_are_bounded() -> None:
     assert reader.pages_read == 2 and two == orjson.loads(_page([{**_item(8), "settings": big}]))
     assert two["changes"][0]["settings"]["models"] is not one["changes"][0]["settings"]["models"]
     assert two["changes"][0]["user"] is one["changes"][0]["user"]
+
+
+def _held_after(pages: Iterator[bytes]) -> int:
+    """Most bytes one reader holds (tracemalloc) once each page and its value are dropped."""
+    reader = Pieces("changes", "settings")
+    pieces._msgspec()  # its import, once
+    most = 0
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for body in pages:
+            value = reader.read(body)
+            assert value == orjson.loads(body) or value is None
+            del body, value
+            most = max(most, tracemalloc.get_traced_memory()[0] - start)
+    finally:
+        tracemalloc.stop()
+    return most
+
+
+_BOUND = 2 << 20  # the 1 MiB kept, the key cache's 1 MiB at most, and slack
+
+
+def test_a_huge_settings_key_is_not_kept_across_pages() -> None:
+    # Its name and how it is written were kept whatever their size (42 MB held for 20 MB).
+    assert _held_after(iter([_page([_item(9, **{"k" * 20_000_000: 0})])])) < _BOUND
+
+
+def test_a_huge_field_name_is_not_kept_across_pages() -> None:
+    # Only the field's value was counted, not its name (21 MB held for a 20 MB name).
+    assert _held_after(iter([_page([{**_item(9), "f" * 20_000_000: 0}])])) < _BOUND
+
+
+def test_many_small_fields_growing_page_by_page_are_not_all_kept() -> None:
+    # Each page's item has twice the fields of the one before (`"fN":0`, 64,000 at the end):
+    # each field's bytes are few, but the entries are many (13 MB held before).
+    def pages() -> Iterator[bytes]:
+        for n in range(7):
+            yield _page([{**_item(9 - n), **{f"f{j}": 0 for j in range(1000 << n)}}])
+
+    assert _held_after(pages()) < _BOUND
+
+
+def test_a_small_piece_of_many_small_containers_is_counted_as_parsed() -> None:
+    # 900 kB of `[{},{},...]` fit the bound as bytes, but its parsed list holds 22 MB.
+    item = {**_item(9), "note": [{}] * 300_000}  # 900 kB
+    assert _held_after(iter([_page([item])])) < _BOUND
 
 
 # -- pages pieces cannot pay for -----------------------------------------------------------------

@@ -158,7 +158,8 @@ class Pages(Iterator[Page]):
     so it sends no request it would not have sent). A failure of the page fetched ahead, and a
     problem with this page's token for the next one, are raised where the next page is taken,
     never earlier. At most one request is in flight, so memory holds at most two pages (and,
-    for a listing read in pieces, a copy of the last item's pieces, at most 1 MiB: nothing read
+    for a listing read in pieces, a copy of the last item's pieces holding at most 1 MiB, keys,
+    parsed values and overhead counted, and at most 1 MiB of keys' written forms: nothing read
     from a page outlives it, `auditor.fetch.pieces`).
 
     Items are read-only: a listing read in pieces (the history) gives items that share the

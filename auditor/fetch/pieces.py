@@ -22,18 +22,25 @@ read-only, nothing downstream may change them (the tolerant reader copies before
 the redactor builds its copies, and its shortcuts assume an object seen twice is unchanged).
 
 Memory: a `msgspec.Raw` read from a page points into the whole page, so nothing is kept
-across pages but copies: once a page is read, the last item's pieces are copied (at most
-`_KEPT_LIMIT` bytes of them, the rest parsed again if the next item sends them unchanged) and
-only the fields that item has are kept. A page not read in pieces leaves what was kept as it
-was. The reader gives up early (the page is then parsed whole, as any other) when pieces
-cannot pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces
-mostly differ from the item's before (`_MISSES_ALLOWED`).
+across pages but copies: once a page is read, the last item's pieces are copied and only the
+fields that item has are kept. What the reader keeps alive between pages is bounded: the last
+item's pieces at most `_KEPT_LIMIT` bytes (1 MiB), counted as Python holds them: each piece's
+key (as a string and as written), a copy of its bytes, its parsed value (`sys.getsizeof` of it
+and all it holds, as if the caller had dropped it) and `_ENTRY_BYTES` per entry; a piece past
+the bound is forgotten (parsed again if the next item sends it unchanged), the settings' keys
+and pieces all at once if their keys alone do not fit. Plus the cache of how keys are written,
+at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too. A page not read in pieces leaves
+what was kept as it was, and so does one whose reading an error ends (Ctrl-C, MemoryError).
+The reader gives up early (the page is then parsed whole, as any other) when pieces cannot
+pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces mostly
+differ from the item's before (`_MISSES_ALLOWED`).
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -70,7 +77,11 @@ def _msgspec() -> _Msgspec:
 
 _KEYS_LIMIT = 10_000  # distinct keys whose written form is kept (a hostile page has many)
 _KEY_BYTES = 256  # a longer key's written form is not kept
-_KEPT_LIMIT = 1 << 20  # bytes of the last item's pieces copied for the next page's first item
+_KEYS_CACHE_LIMIT = 1 << 20  # bytes held by the keys' written forms kept (`_keys`)
+_KEPT_LIMIT = 1 << 20  # bytes the last item's pieces kept for the next page's first item hold
+# Bytes held per entry kept beyond its key's and value's own: the tuple or list slot, the dict
+# slot, the `Raw` object (an over-estimate, so the bound is one).
+_ENTRY_BYTES = 200
 _MEMBERS_LIMIT = 1_000  # a shared object with more top-level keys: the page is read whole
 # Pieces parsed (missed) on a page before the reader checks they pay: past it, a page whose
 # misses outnumber its reused pieces is read whole.
@@ -102,6 +113,7 @@ class Pieces:
         self._parsed: list[Any] = []
         self._texts: list[bytes] = []
         self._keys: dict[str, tuple[bytes, bytes]] = {}  # key: (`"key":`, `,"key":`)
+        self._keys_held = 0  # bytes `_keys` holds (counted as `_keep` does), at most 1 MiB
         self._hits = self._misses = 0  # on the page being read: pieces reused, pieces parsed
         self.pages_read = 0  # pages read in pieces (tests tell which path a page took)
 
@@ -113,39 +125,60 @@ class Pieces:
         decoders = _msgspec()
         kept = self._fields, self._names, self._raws, self._parsed, self._texts
         self._hits = self._misses = 0
+        value = None
         try:
-            parts: list[Any] = []
-            value = self._page(body, parts, decoders)
-            if value is None or b"".join(parts) != body:
+            try:
+                parts: list[Any] = []
+                value = self._page(body, parts, decoders)
+                if value is None or b"".join(parts) != body:
+                    value = None
+            except decoders.refused:
                 value = None
-        except decoders.refused:
+            if value is not None:
+                self._keep()
+        except BaseException:  # MemoryError, KeyboardInterrupt: nothing of this page is kept
             value = None
-        if value is None:  # what the last page read in pieces left, as it was
-            self._fields, self._names, self._raws, self._parsed, self._texts = kept
+            raise
+        finally:
+            if value is None:  # what the last page read in pieces left, as it was
+                self._fields, self._names, self._raws, self._parsed, self._texts = kept
+        if value is None:
             return None
-        self._keep()
         self.pages_read += 1
         return value
 
     def _keep(self) -> None:
         """Copies of the last item's pieces (a `Raw` read from the page keeps the whole page
-        alive), at most `_KEPT_LIMIT` bytes of them: a piece past it is forgotten."""
+        alive), holding at most `_KEPT_LIMIT` bytes (see the module's docstring): a field past
+        it is forgotten, a settings piece past it too (its key is kept, so the next item's
+        lines up), and the settings' keys and pieces all of them when their keys do not fit."""
         budget = _KEPT_LIMIT
         fields: dict[str, tuple[msgspec.Raw, Any]] = {}
         for key, (raw, got) in self._fields.items():
-            budget -= len(raw)
-            if budget >= 0:
+            cost = sys.getsizeof(key) + len(raw) + _ENTRY_BYTES
+            if cost <= budget:
+                cost += _size(got, budget - cost)
+            if cost <= budget:
+                budget -= cost
                 fields[key] = (raw.copy(), got)
         self._fields = fields
+        names = sum(map(sys.getsizeof, self._names)) + sum(map(sys.getsizeof, self._texts))
+        names += _ENTRY_BYTES * len(self._names)  # the name's and the text's list slots
+        if names > budget:  # the next item parses its settings whole
+            self._names, self._texts, self._raws, self._parsed = [], [], [], []
+            return
+        budget -= names
         raws: list[Any] = []
         parsed: list[Any] = []
         for piece, got in zip(self._raws, self._parsed, strict=True):
-            if piece is not None:
-                budget -= len(piece)
-            if piece is None or budget < 0:
+            cost = _ENTRY_BYTES if piece is None else len(piece) + _ENTRY_BYTES
+            if piece is not None and cost <= budget:
+                cost += _size(got, budget - cost)
+            if piece is None or cost > budget:
                 raws.append(None)  # the next item's same key parses it again
                 parsed.append(None)
             else:
+                budget -= cost
                 raws.append(piece.copy())
                 parsed.append(got)
         self._raws, self._parsed = raws, parsed
@@ -163,7 +196,10 @@ class Pieces:
             text = orjson.dumps(key) + b":"
             written = (text, b"," + text)
             if len(self._keys) < _KEYS_LIMIT and len(text) <= _KEY_BYTES:
-                self._keys[key] = written
+                held = sys.getsizeof(key) + 2 * sys.getsizeof(text) + _ENTRY_BYTES
+                if self._keys_held + held <= _KEYS_CACHE_LIMIT:
+                    self._keys_held += held
+                    self._keys[key] = written
         return written
 
     def _page(self, body: bytes, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
@@ -262,3 +298,22 @@ def _parsed(raw: msgspec.Raw) -> Any:
     if orjson.dumps(value) != view:
         raise ValueError("not written as orjson writes it")
     return value
+
+
+def _size(value: Any, limit: int) -> int:
+    """Bytes `value` holds with all it contains (`sys.getsizeof` of each, an object held twice
+    counted twice), or a number past `limit` once it is past it (the walk stops there)."""
+    total = 0
+    stack = [value]
+    getsize, pop, extend = sys.getsizeof, stack.pop, stack.extend
+    while stack:
+        item = pop()
+        total += getsize(item)
+        if total > limit:
+            break
+        if type(item) is dict:
+            extend(item.keys())
+            extend(item.values())
+        elif type(item) is list:
+            extend(item)
+    return total

@@ -291,3 +291,53 @@ def test_a_crafted_report_pdf_is_refused_reading_a_bounded_number_of_bytes(
         outdir._pdf_info(big)
     assert big.read_bytes <= 3 * 4096
     assert not outdir._pdf_by_auditor(sparse) and sparse.exists()
+
+
+def _object_stream_bomb(pairs: int) -> bytes:
+    """A PDF whose information dictionary (object 3) sits in an object stream (object 2) whose
+    index claims `pairs` pairs: a 32 MB run of `0 0 ` that zlib packs into a few KB."""
+    import zlib
+
+    head = b"%PDF-1.7\n"
+    objects = zlib.compress(b"0 0 " * pairs, 9)
+    stream_at = len(head)
+    stream = (
+        (
+            b"2 0 obj\n<< /Type /ObjStm /N %d /First %d /Length %d /Filter /FlateDecode >>\n"
+            b"stream\n" % (pairs, 4 * pairs, len(objects))
+        )
+        + objects
+        + b"\nendstream\nendobj\n"
+    )
+    xref_at = stream_at + len(stream)
+    rows = bytes([0, 0, 0, 0, 0]) + bytes([1]) + xref_at.to_bytes(2, "big") + bytes(2)
+    rows += bytes([1]) + stream_at.to_bytes(2, "big") + bytes(2)  # object 2: the stream
+    rows += bytes([2, 0, 2, 0, 3])  # object 3: in object stream 2, at position 3
+    xref = (
+        (
+            b"1 0 obj\n<< /Type /XRef /W [1 2 2] /Index [0 4] /Info 3 0 R /Size 4 /Length %d >>\n"
+            b"stream\n" % len(rows)
+        )
+        + rows
+        + b"\nendstream\nendobj\n"
+    )
+    return head + stream + xref + b"startxref\n%d\n%%%%EOF\n" % xref_at
+
+
+def test_an_object_stream_claiming_millions_of_objects_is_read_only_as_far_as_needed() -> None:
+    """A report.pdf whose information dictionary is in an object stream whose index claims
+    8 million objects (a zlib bomb of a few KB) is read only up to the pairs it needs: telling
+    it is not auditor's holds little memory (splitting the whole index held 400 MB)."""
+    import tracemalloc
+
+    from auditor.cli import outdir
+
+    pdf = _object_stream_bomb(8_000_000)
+    assert len(pdf) < 100_000
+    tracemalloc.start()
+    try:
+        assert outdir._pdf_info(io.BytesIO(pdf)) is None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, peak

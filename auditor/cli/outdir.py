@@ -167,11 +167,13 @@ def _pdf_info(f: BinaryIO) -> bytes | None:
     first_at = re.search(rb"/First\s+(\d+)", header)
     if not first_at:
         return None
-    first = int(first_at.group(1))
-    pairs = objects[:first].split()
+    first, position = int(first_at.group(1)), entry[2]
+    # Only the pairs up to the object's and the next one's are split and read: a stream whose
+    # `/First` spans millions of pairs (a small zlib bomb) costs no more than its inflating.
+    wanted = 2 * position + 4
+    pairs = objects[:first].split(maxsplit=wanted)[:wanted]
     numbers, offsets = [int(n) for n in pairs[::2]], [int(n) for n in pairs[1::2]]
-    position = entry[2]
-    if numbers[position] != number:
+    if position >= len(offsets) or numbers[position] != number:
         return None
     stop = first + offsets[position + 1] if position + 1 < len(offsets) else None
     return objects[first + offsets[position] : stop]

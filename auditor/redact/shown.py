@@ -10,9 +10,10 @@ from pathlib import Path
 NOT_SHOWN = "<not shown: looks like a secret>"
 
 #: A name in a path shown without asking the detectors: under 12 characters, or short
-#: lowercase words joined by `-`, `_` or `.` (`data-retention-rules.yaml`), so an ordinary
-#: run loads no detector.
-_ORDINARY_NAME = re.compile(r".{0,11}|[a-z]{1,11}(?:[-_.][a-z]{1,11})*")
+#: lowercase words or numbers joined by `-`, `_` or `.` (`data-retention-rules.yaml`,
+#: `2026-11-29-nightly`), so an ordinary run loads no detector. No token the detectors know
+#: is made of such parts alone (each has a run of 12 or more, a capital, or a `:`, `/`, `=`).
+_ORDINARY_NAME = re.compile(r".{0,11}|[a-z0-9]{1,11}(?:[-_.][a-z0-9]{1,11})*")
 
 
 def printed_path(path: Path | str) -> str:

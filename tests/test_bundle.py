@@ -649,3 +649,39 @@ def test_a_policy_file_named_like_a_secret_is_not_named_in_the_bundle_or_reports
     assert code in (0, 1), err
     written = [p.read_text() for p in (tmp_path / "r").iterdir()]
     assert not [t for t in [said, err, *written] if KEY[4:20] in t]
+
+
+def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run_record(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    """Two policy files whose names both read `<not shown: looks like a secret>` were one
+    entry in the run's record of policy hashes (the second file's hash in place of the
+    first's) and two entries of the same name in findings.json; the second is now shown
+    `… (2)`, so each file keeps its own entry."""
+    import sqlite3
+
+    from tests.test_policy_secrets import KEY, POLICY
+
+    work, env = made["work"], made["env"]
+    other = "ghp_Zx98Wv76Ut54Sr32Qp10On98Ml76Kj54Ih32"
+    (work / f"{KEY}.yaml").write_text(POLICY.replace(KEY, "plain-value"))
+    (work / f"{other}.yaml").write_text(
+        POLICY.replace(KEY, "other-value").replace("T-LEAKED-KEY", "T-OTHER-KEY")
+    )
+    out = tmp_path / "r"
+    argv = ["run", "--offline", "--no-usage", "--out", str(out), "-o", "json"]
+    code, said, err = cli(
+        [*argv, "--policy", f"{KEY}.yaml", "--policy", f"{other}.yaml"], env, work
+    )
+    assert code in (0, 1), err
+    files = json.loads((out / "findings.json").read_text())["policy_files"]
+    shown = {f["path"]: f["rule_ids"] for f in files}
+    assert shown == {
+        "<not shown: looks like a secret>.yaml": ["T-LEAKED-KEY"],
+        "<not shown: looks like a secret>.yaml (2)": ["T-OTHER-KEY"],
+    }, shown
+    state = env["AUDITOR_STATE"]
+    with sqlite3.connect(state) as db:
+        recorded = json.loads(db.execute("SELECT policy_hashes FROM runs").fetchall()[-1][0])
+    assert len(recorded) == 2 and {f["sha256"] for f in files} == set(recorded.values())
+    assert not [t for t in [said, err, json.dumps(files)] if KEY[4:20] in t or other[4:20] in t]

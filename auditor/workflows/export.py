@@ -57,7 +57,7 @@ from auditor.store.schema import from_text, to_text
 from auditor.workflows.run import (
     AuditOptions,
     LoadedPolicy,
-    display_path,
+    distinct_paths,
     run_audit,
     with_shown_paths,
 )
@@ -287,6 +287,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     files = []
+    shown = distinct_paths([pf.path for pf in policy.files], request.cwd)
     for index, pf in enumerate(policy.files, 1):
         raw = _read(Path(pf.path), "policy file")
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
@@ -297,7 +298,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         bundled = f"inputs/policies/{index:03d}-{name}"
         redacted = _copied(out, bundled, Path(pf.path), raw, redact)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
-        files.append({"bundled": bundled, "shown": display_path(pf.path, request.cwd), **kept})
+        files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
     waivers = None
     if request.waivers is not None:
         load_waivers(request.waivers)  # refuse a broken file before writing anything more

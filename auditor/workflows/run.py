@@ -111,7 +111,24 @@ def display_path(path: str, cwd: Path) -> str:
 
 
 def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
-    return with_shown_paths(policy, {f.path: display_path(f.path, cwd) for f in policy.files})
+    return with_shown_paths(policy, distinct_paths([f.path for f in policy.files], cwd))
+
+
+def distinct_paths(paths: Iterable[str], cwd: Path) -> dict[str, str]:
+    """Each policy path's `display_path`, told apart when two read the same (both named like
+    a secret, say): the second is shown `… (2)`, the third `… (3)`, so the run's record of
+    policy hashes and the reports keep one entry per file."""
+    shown: dict[str, str] = {}
+    taken: set[str] = set()
+    for path in paths:
+        name = base = display_path(path, cwd)
+        count = 1
+        while name in taken:
+            count += 1
+            name = f"{base} ({count})"
+        taken.add(name)
+        shown[path] = name
+    return shown
 
 
 def with_shown_paths(policy: PolicySet, shown: Mapping[str, str]) -> PolicySet:

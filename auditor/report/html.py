@@ -31,6 +31,7 @@ import jinja2
 from markupsafe import Markup
 
 from auditor.common.escape import clean_text, shorten
+from auditor.common.unique import first_free
 from auditor.findings.finding import Finding, sort_controls, sort_findings
 from auditor.models import QUIET_STATUSES, TRACKED_STATUSES, Change, severity_rank
 from auditor.report import display
@@ -256,13 +257,7 @@ def anchors(prefix: str, names: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     taken: set[str] = set()
     for name in sorted(set(names)):
-        base = f"{prefix}-{_slug(name)}"
-        anchor, n = base, 1
-        while anchor in taken:
-            n += 1
-            anchor = f"{base}-{n}"
-        taken.add(anchor)
-        out[name] = anchor
+        out[name] = first_free(f"{prefix}-{_slug(name)}", taken, lambda b, n: f"{b}-{n}")
     return out
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.common.pairs import HashPairs
+from auditor.common.unique import first_free
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.model import EvaluationInputs
@@ -121,13 +122,7 @@ def distinct_paths(paths: Iterable[str], cwd: Path) -> dict[str, str]:
     shown: dict[str, str] = {}
     taken: set[str] = set()
     for path in paths:
-        name = base = display_path(path, cwd)
-        count = 1
-        while name in taken:
-            count += 1
-            name = f"{base} ({count})"
-        taken.add(name)
-        shown[path] = name
+        shown[path] = first_free(display_path(path, cwd), taken, lambda b, n: f"{b} ({n})")
     return shown
 
 

@@ -257,3 +257,41 @@ def test_ctrl_c_ignored_from_the_start_stays_ignored_while_orjson_loads(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert "orjson" in sys.modules
+
+
+def test_ctrl_c_while_an_error_is_worded_is_one_line_and_exit_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C landing while an error message is being worded (a state path whose name looks
+    like a secret is hidden with the value detectors, a tenth of a second to load) printed a
+    traceback of both; it now ends as any interrupt does. Seen as a flaky
+    `test_ctrl_c_while_checking_pdf…` in a fresh-clone CI run."""
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("auditor.cli.failure.report_failure", interrupted)
+    env = {"AUDITOR_STATE": str(tmp_path / "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78.db")}
+    code, _, stderr = run_cli(["run", "--offline", "--out", str(tmp_path / "r")], env, tmp_path)
+    assert (code, stderr) == (130, "auditor: exit 130: interrupted\n")
+
+
+def test_an_error_naming_an_ordinary_long_path_loads_no_secret_detector(tmp_path: Path) -> None:
+    """The error for a missing state file under a folder named like a test's
+    (`test_ctrl_c_while_checking_pdf0`, short words joined by `_`) is worded without loading
+    detect-secrets, so it is quick (and a Ctrl-C has no tenth of a second to land in); a
+    folder named like a token is still hidden."""
+    folder = tmp_path / "test_ctrl_c_while_checking_pdf0"
+    code = (
+        "import sys\n"
+        "from auditor.cli import main\n"
+        "code = main(['run', '--offline', '--out', sys.argv[2]])\n"
+        "print(code, 'detect_secrets' in sys.modules)\n"
+    )
+    env = {**os.environ, "AUDITOR_STATE": str(folder / "none.db")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "x", str(tmp_path / "r")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert proc.stdout.split() == ["2", "False"], (proc.stdout, proc.stderr)
+    assert f"no state file at {folder}/none.db" in proc.stderr, proc.stderr

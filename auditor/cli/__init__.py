@@ -236,11 +236,6 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     """Every way a command can end becomes an exit code and one line on stderr (never 1 for
     an error, never a traceback unless --debug / AUDITOR_DEBUG=1 asks for it)."""
     try:
-        # Imported once a command runs, not at start-up (`auditor --version`): it is the
-        # guard's only, and loads the escaping and URL-scrubbing helpers (inside the `try`,
-        # so Ctrl-C or SIGTERM while it loads ends as any interrupt does).
-        from auditor.cli.failure import report_failure
-
         return command()
     except KeyboardInterrupt as exc:
         code, word = interrupt_exit(exc)
@@ -249,11 +244,28 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     except BrokenPipeError as exc:
         if _stdout_gone(ctx):  # `auditor history | head`: the reader has all it wanted
             return EXIT_BROKEN_PIPE
-        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
+        return _reported(exc, ctx, debug=debug)
     except StdoutError as exc:
         return _stdout_unwritable(str(exc), ctx)
     except Exception as exc:
+        return _reported(exc, ctx, debug=debug)
+
+
+def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
+    """`report_failure` of an error, or, when Ctrl-C or SIGTERM lands while the error is being
+    worded (hiding a path that looks like a secret loads the value detectors, a tenth of a
+    second), the interrupt's one line and exit code, never a traceback."""
+    try:
+        # Imported when an error is worded, not at start-up (`auditor --version`): it loads
+        # the escaping and URL-scrubbing helpers (inside the `try`, so Ctrl-C or SIGTERM while
+        # it loads ends as any interrupt does).
+        from auditor.cli.failure import report_failure
+
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
+    except KeyboardInterrupt as again:
+        code, word = interrupt_exit(again)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        return code
 
 
 def _stdout_gone(ctx: Context) -> bool:

@@ -61,10 +61,15 @@ def hidden_paths(text: str, paths: Iterable[str]) -> str:
     value detectors (a token pasted as `--state` or `--out`) left out wherever it stands, as
     a config file's path is shown (`auditor.config.shown_path`); ordinary names, a CI
     workspace's (`/builds/Gx4nPz7Q/0/…`) too, stay readable."""
+    from auditor.redact.shown import ordinary_name
+
     names = {
-        n for p in paths for n in re.split(r"[/\\]", p) if len(n) >= _SECRET_NAME and n in text
+        n
+        for p in paths
+        for n in re.split(r"[/\\]", p)
+        if len(n) >= _SECRET_NAME and n in text and not ordinary_name(n)
     }
-    if not names:
+    if not names:  # (an ordinary name, `test_run_0`, loads no detector: see `printed_path`)
         return text
     from auditor.config import unshown  # detectors: only when an error names such a path
 

@@ -16,6 +16,11 @@ NOT_SHOWN = "<not shown: looks like a secret>"
 _ORDINARY_NAME = re.compile(r".{0,11}|[a-z0-9]{1,11}(?:[-_.][a-z0-9]{1,11})*")
 
 
+def ordinary_name(name: str) -> bool:
+    """Whether a name in a path is one the detectors are not asked about (`_ORDINARY_NAME`)."""
+    return _ORDINARY_NAME.fullmatch(name) is not None
+
+
 def printed_path(path: Path | str) -> str:
     """`path` with each name in it that looks like a secret left out (`x<token>y/o` reads
     `<not shown: looks like a secret>/o`)."""

@@ -510,10 +510,9 @@ class Store:
         if sync_id is not None:
             self._index_syncs.add(int(sync_id))
         if self._index_live:
-            splitter = self._index_splitter
-            pieces = splitter.pieces(blob) if parts is None else splitter.joined(parts)
-            self._index_pending.update(pieces)
-            self._index_pending.update(scrubindex.as_bytes(t) for t in texts if t is not None)
+            splitter, pending = self._index_splitter, self._index_pending
+            pending.update(splitter.pieces(blob) if parts is None else splitter.joined(parts))
+            pending.update(splitter.plain(texts))
 
     def _write_scrub_index(self) -> None:
         """Write the scrub index's changes of the open transaction (just before it commits):

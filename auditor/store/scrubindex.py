@@ -79,6 +79,7 @@ class Splitter:
             set(),
             set(),
         )
+        self._texts: set[str] = set()  # the plain text columns `plain` met
         self._held = 0
         self._limit = limit
 
@@ -86,6 +87,7 @@ class Splitter:
         """Count `size` more bytes held; past the limit, forget every part met first."""
         if self._held > self._limit:
             self._met.clear()
+            self._texts.clear()
             for met in self._places:
                 met.clear()
             self._held = 0
@@ -105,6 +107,22 @@ class Splitter:
             met.add(key)
             text = part + OBJECT_END if at < last else part
             found += text.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
+        return found
+
+    def plain(self, texts: Iterable[Any]) -> list[bytes]:
+        """The pieces of plain text columns (each one piece, `as_bytes`; None: no value) not
+        met before: a history's authors are few."""
+        found: list[bytes] = []
+        met = self._texts
+        for text in texts:
+            if type(text) is str:
+                if text in met:
+                    continue
+                self._hold(len(text))
+                met.add(text)
+            elif text is None:
+                continue
+            found.append(as_bytes(text))
         return found
 
     def joined(self, parts: Sequence[bytes]) -> list[bytes]:

@@ -184,6 +184,11 @@ class _NewRows:
         if self._rows:
             rows, self._rows = self._rows, []
             parts, self._parts = self._parts, []
+            # Oldest first (a page comes newest first): SQLite then fills its pages as it does
+            # for rows that come in order, and a state file of 10,000 revisions is 105 MB, not
+            # 114 MB (the rows are the same).
+            rows.reverse()
+            parts.reverse()
             self._store.insert_new_revisions(rows, parts)
 
 

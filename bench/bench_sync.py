@@ -6,8 +6,8 @@ pay for starting Python and importing what they use, and neither shares the emul
 interpreter lock): a bare httpx loop (same pages and page size, GET + orjson parse, pages not
 kept) and a full `auditor sync` into a fresh state file (its peak memory is its own). With
 `--repeat R` both run R times, alternating, and the best time of each is kept (other work on
-the machine only ever adds time). Prints the ratio (target <= 1.5x) and the peak RSS (target
-<= 150 MB).
+the machine only ever adds time). Prints the ratio (target <= 1.5x), the peak RSS (target
+<= 150 MB) and the state file's size.
 
     python bench/bench_sync.py [--revisions 10000] [--repeat 3]
 """
@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side; best kept")
     args = parser.parse_args()
     dataset = generate_dataset(revisions=args.revisions, repos=1)
-    bare, loop, synced, rss, cpu = [], [], [], [], []
+    bare, loop, synced, rss, cpu, size = [], [], [], [], [], []
     with (
         start_emulator(dataset=dataset, tokens={TOKEN: "owner"}) as emu,
         tempfile.TemporaryDirectory() as tmp,
@@ -118,11 +118,12 @@ def main() -> None:
             seconds, peak, sync_cpu = child_sync(env, tmp)
             synced.append(seconds)
             rss.append(peak)
+            size.append(Path(env["AUDITOR_STATE"]).stat().st_size / 1e6)
             cpu.append(sync_cpu / bare_cpu)
             print(
                 f"run {attempt + 1}: bare {bare[-1]:.2f} s (loop alone {loop[-1]:.2f} s, "
                 f"CPU {bare_cpu:.2f} s), sync {synced[-1]:.2f} s (CPU {sync_cpu:.2f} s), "
-                f"{synced[-1] / bare[-1]:.2f}x, peak {peak:.1f} MiB",
+                f"{synced[-1] / bare[-1]:.2f}x, peak {peak:.1f} MiB, state file {size[-1]:.1f} MB",
                 file=sys.stderr,
             )
     ratio = min(synced) / min(bare)
@@ -135,6 +136,7 @@ def main() -> None:
         f"{'met' if ratio <= 1.5 else 'missed'}"
     )
     print(f"CPU time of the sync process / of the bare loop's: {min(cpu):.2f}x (best run)")
+    print(f"state file after the sync        {max(size):8.1f} MB")
     print(
         f"peak RSS of the sync process    {max(rss):8.1f} MiB  target <= 150 MB: "
         f"{'met' if max(rss) * 1.048576 <= 150 else 'missed'}"

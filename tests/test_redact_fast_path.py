@@ -5,6 +5,7 @@ canonical bytes, the same secrets remembered in the same order, document after d
 from __future__ import annotations
 
 import copy
+import operator
 from typing import Any
 
 import pytest
@@ -272,3 +273,20 @@ def test_a_document_seen_clean_again_after_its_string_became_a_secret_is_redacte
     assert redactor.redact_json(user, stream="user") == {"id": "u1", "name": marker}
     out, body = redactor.redact_canonical(user, stream="user")
     assert out == {"id": "u1", "name": marker} and b"plainlooking" not in body
+
+
+def test_settings_sent_again_unchanged_keep_the_parts_of_their_text() -> None:
+    """The parts a settings' canonical JSON is put together from (one per top-level key) are
+    kept across documents: settings equal to the previous ones give the same parts, and the
+    next settings, one value changed, write that value's part only (the others are the same
+    objects, which the scrub index then knows without splitting them again)."""
+    redactor = Redactor(KEY)
+    first = {"a": 1, "apiKey": "sk-live0123456789abcdefghij", "b": {"c": "x"}}  # walked
+    _, blob, parts = redactor.redact_canonical_parts(first, stream="settings")
+    assert parts is not None and b"{" + b",".join(parts) + b"}" == blob
+    _, again, same = redactor.redact_canonical_parts(copy.deepcopy(first), stream="settings")
+    assert again == blob and same is not None
+    assert all(map(operator.is_, same, parts))
+    _, changed, later = redactor.redact_canonical_parts({**first, "a": 2}, stream="settings")
+    assert later is not None and b"{" + b",".join(later) + b"}" == changed
+    assert later[0] == b'"a":2' and all(map(operator.is_, later[1:], parts[1:]))

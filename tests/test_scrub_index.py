@@ -24,6 +24,7 @@ from pgcluster import raw_sql, stored_bytes
 from auditor.common.jsonutil import canonical
 from auditor.errors import StoreError
 from auditor.fetch.decode import to_report, to_revision
+from auditor.redact import Redactor
 from auditor.store import scrubindex
 from auditor.store.database import Store
 
@@ -426,3 +427,58 @@ def test_overlapping_secrets_learned_later_are_scrubbed_from_earlier_rows_as_one
         assert _sync(store, [_raw(3, "n")], learned=(first, second)) == 1
     stored = stored_bytes(state_path)
     assert b"betaplain" not in stored and b"alphaplain" not in stored
+
+
+# -- the pieces of a settings, from the parts the redactor put its text together from ----------
+
+_PART_KEYS = st.sampled_from(["a", "b", "m", 'k"ey', "d,e", 'z},"', "zz"])
+_PART_VALUES = st.recursive(
+    st.none() | st.integers(0, 9) | _leaf,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_PART_KEYS, kids, max_size=3),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Consecutive settings as a history page read in pieces gives them: each the one before
+    with a value or two changed, added or removed, the others the same objects."""
+    current: dict[str, Any] = draw(st.dictionaries(_PART_KEYS, _PART_VALUES, max_size=5))
+    docs = [current]
+    for _ in range(draw(st.integers(0, 6))):
+        current = dict(current)
+        for key in draw(st.lists(_PART_KEYS, max_size=2)):
+            if draw(st.booleans()) or key not in current:
+                current[key] = draw(_PART_VALUES)
+            else:
+                del current[key]
+        docs.append(current if draw(st.integers(0, 4)) else dict(docs[-1]))  # or the same again
+    return docs
+
+
+@settings(max_examples=300, deadline=None)
+@given(_streams(), st.sampled_from([0, 40, 2**20]), st.sampled_from(["", *_CANDIDATES[:2]]))
+def test_a_settings_split_from_its_parts_gives_the_pieces_of_its_text(
+    docs: list[dict[str, Any]], limit: int, learned: str
+) -> None:
+    """What a sync indexes for its new revisions (`Splitter.joined`, from the parts the
+    redactor wrote each settings' JSON from) is what splitting every stored text gives
+    (`Splitter.pieces`, which `refresh` and `row_pieces` use): the same pieces, the empty one
+    included, whichever parts were met before (and forgotten past `limit` bytes)."""
+    redactor = Redactor(KEY)
+    if learned:
+        redactor.register(learned)
+    from_parts, from_text = scrubindex.Splitter(limit), scrubindex.Splitter(limit)
+    joined: set[bytes] = set()
+    split: set[bytes] = set()
+    for doc in docs:
+        out, blob, parts = redactor.redact_canonical_parts(doc, stream="settings")
+        assert blob == canonical(out)
+        event(f"parts given: {parts is not None}")
+        if parts is not None:
+            assert b"{" + b",".join(parts) + b"}" == blob
+            joined.update(from_parts.joined(parts))
+        else:
+            joined.update(from_parts.pieces(blob))
+        split.update(from_text.pieces(blob))
+    assert joined == split

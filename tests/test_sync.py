@@ -987,3 +987,50 @@ def test_a_report_sent_again_after_a_sync_that_learned_a_secret_in_it_is_scrubbe
         assert run_sync(s, service).integrity_issues == ()
         assert run_sync(s, service).integrity_issues == ()
     assert later.encode() not in state_path.read_bytes()
+
+
+def _settings_history(service: FakeService, first: int, last: int, note: str = "") -> None:
+    """Revisions `first`..`last` whose settings change at their first key, their last key, a
+    key between (now and then gone), and hold text with the index's separators in it."""
+    for rev in range(first, last + 1):
+        settings: dict[str, Any] = {
+            "aFirst": rev % 3,
+            "customModels": [{"id": "c", "apiKey": API_KEY}],  # redacted: each one is walked
+            "middle": {"x": 'a},"b' if rev % 2 else 'c,"d', "list": ["p,", "q"]},
+            "notes": note if rev == first else "steady",
+            "zLast": [rev % 4, {"k": "v"}],
+        }
+        if rev % 5:
+            settings["moving"] = {"n": rev % 2}
+        service.revisions[rev] = {
+            "revision": rev,
+            "settings": settings,
+            "user": {"id": "u", "email": "a@corp.example", "name": f"N{rev % 2}"},
+            "updatedAt": f"2026-10-{1 + rev % 28:02d}T08:00:00Z",
+        }
+
+
+def test_a_syncs_new_revisions_are_indexed_as_their_stored_text_splits(
+    state_path: Path,
+) -> None:
+    """The scrub index after a sync holds exactly the pieces of the stored rows (the sync
+    splits only the parts of each settings it has not met), and a value stored in plain that a
+    later sync learns as a secret is found through it and scrubbed from the earlier rows."""
+    from auditor.store import scrubindex
+
+    plain = "plainwordlatersecretvalue"
+    service = FakeService(0)
+    _settings_history(service, 1, 24, note=f"see {plain}")
+    with Store.open(state_path) as store:
+        run_sync(store, service)
+        assert set(scrubindex.stored(store._db)) == scrubindex.row_pieces(store._db)
+        assert any(plain.encode() in p for p in scrubindex.stored(store._db))
+    service.revisions[25] = {**service.revisions[24], "revision": 25}
+    service.revisions[25]["settings"] = {"apiKey": plain}
+    with Store.open(state_path) as store:
+        run_sync(store, service)
+        first = store.get_revision(1)
+        assert first is not None
+        assert first.settings["notes"] == f"see {store.redactor.marker(plain)}"
+        assert set(scrubindex.stored(store._db)) == scrubindex.row_pieces(store._db)
+    assert plain.encode() not in state_path.read_bytes()

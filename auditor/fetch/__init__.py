@@ -14,6 +14,7 @@ from auditor.fetch.decode import (
     check_report,
     encode_report,
     encode_revision,
+    encode_revision_parts,
     to_report,
     to_revision,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "check_report",
     "encode_report",
     "encode_revision",
+    "encode_revision_parts",
     "to_report",
     "to_revision",
 ]

@@ -8,6 +8,7 @@ markers, plus the canonical JSON that was hashed (stored as is, never serialized
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -88,10 +89,20 @@ def encode_revision(
 
     An odd value outside the settings (a null author, an unknown field, a time in another
     accepted format) keeps the item: it is reported to `warn` and read as absent."""
+    revision, body, _parts = encode_revision_parts(raw, redactor, org, where, warn)
+    return revision, body
+
+
+def encode_revision_parts(
+    raw: Item, redactor: Redactor, org: str, where: str, warn: Warn | None = None
+) -> tuple[Revision, bytes, Sequence[bytes] | None]:
+    """`encode_revision` plus the parts the settings JSON was put together from, when it was
+    (`Redactor.redact_canonical_parts`): the scrub index splits only the parts it has not met
+    (`auditor.store.scrubindex.Splitter.joined`)."""
     number = _revision_number(raw["revision"], where)
     item = f"revision {number}"
     raw = tolerate(raw, HISTORY_ITEM, where, item, warn)
-    settings, body = redactor.redact_canonical(raw["settings"], stream="settings")
+    settings, body, parts = redactor.redact_canonical_parts(raw["settings"], stream="settings")
     user = redactor.redact_json(
         raw.get("user") or {}, stream="user"
     )  # a token pasted into a name stays out too
@@ -107,7 +118,7 @@ def encode_revision(
         content_hash=_sha256(body),
         org=org,
     )
-    return revision, body
+    return revision, body, parts
 
 
 def to_revision(

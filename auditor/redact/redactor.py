@@ -19,8 +19,8 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 import orjson
 
@@ -297,10 +297,26 @@ class Redactor:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
         the parts reused from the previous document of the stream are not written again.
         The same contract: `value` and the copy are read-only (see `redact_json`)."""
+        out, blob, _parts = self.redact_canonical_parts(value, stream)
+        return out, blob
+
+    def redact_canonical_parts(
+        self, value: Any, stream: str = ""
+    ) -> tuple[Any, bytes, Sequence[bytes] | None]:
+        """`redact_canonical`, and the parts its JSON was put together from when it is an
+        object's: `b"{" + b",".join(parts) + b"}"`, each part a key's canonical `"key":value`
+        text, in sorted order (None when the JSON was written whole). A part the previous
+        document of the stream had too is most often the same object (read-only, like the
+        copy), so a caller can tell the parts that changed at the cost of an identity test."""
         out, node, blob = self._redact(value, stream, sort=True)
         if blob is not None:
-            return out, blob
-        return out, canonical(out) if node is None else _canonical(node)
+            return out, blob, None
+        if node is None:
+            return out, canonical(out), None
+        blob = _canonical(node)
+        if node.slots is None or node.pieces is None or node.stale:
+            return out, blob, None
+        return out, blob, cast("list[bytes]", node.pieces)  # none left None by `_canonical`
 
     def _redact(
         self, value: Any, stream: str, sort: bool = False

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import hmac
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -496,14 +497,22 @@ class Store:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'scrub_index'").fetchone()
         return None if row is None else meta_text(row[0])
 
-    def _index_row(self, blob: Any, *texts: Any, sync_id: int | None = None) -> None:
+    def _index_row(
+        self,
+        blob: Any,
+        *texts: Any,
+        sync_id: int | None = None,
+        parts: Sequence[bytes] | None = None,
+    ) -> None:
         """Keep the pieces of a row written in the open transaction, for the scrub index
-        (`sync_id`: the sync it is filed under, when it was inserted)."""
+        (`sync_id`: the sync it is filed under, when it was inserted; `parts`: what `blob`
+        was put together from, when it was, `Splitter.joined`)."""
         if sync_id is not None:
             self._index_syncs.add(int(sync_id))
         if self._index_live:
-            self._index_pending.update(self._index_splitter.pieces(blob))
-            self._index_pending.update(scrubindex.as_bytes(t) for t in texts if t is not None)
+            splitter, pending = self._index_splitter, self._index_pending
+            pending.update(splitter.pieces(blob) if parts is None else splitter.joined(parts))
+            pending.update(splitter.plain(texts))
 
     def _write_scrub_index(self) -> None:
         """Write the scrub index's changes of the open transaction (just before it commits):
@@ -798,12 +807,17 @@ class Store:
         row = revision_row(rev, sync_id, settings_json)
         return self._ingest("revisions", rev.revision, None, rev.content_hash, row, seen_at)
 
-    def insert_new_revisions(self, rows: list[tuple[Any, ...]]) -> None:
+    def insert_new_revisions(
+        self, rows: list[tuple[Any, ...]], parts: Sequence[Sequence[bytes] | None] = ()
+    ) -> None:
         """Insert `revision_row`s the caller knows are new (newer than every revision stored
-        before this sync and each sent once), in one statement."""
+        before this sync and each sent once), in one statement. `parts`, if given, has for
+        each row the parts its settings JSON was put together from, or None
+        (`Redactor.redact_canonical_parts`)."""
         inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
-        for row in rows:
-            self._index_row(row[6], *row[3:6], sync_id=row[8])
+        each = parts or itertools.repeat(None, len(rows))
+        for row, kept in zip(rows, each, strict=True):
+            self._index_row(row[6], *row[3:6], sync_id=row[8], parts=kept)
         if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
             raise StoreError(
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "

@@ -29,7 +29,8 @@ SQLite); it holds only text the rows held after redaction. Plain SQL only: `dial
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable
+import itertools
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 from auditor.redact.memory import literal_matcher
@@ -71,8 +72,26 @@ class Splitter:
 
     def __init__(self, limit: int = 8 * 2**20) -> None:
         self._met: set[Hashable] = set()
+        # The parts `joined` met: first, between two others, last, and a settings' only one.
+        self._places: tuple[set[bytes], set[bytes], set[bytes], set[bytes]] = (
+            set(),
+            set(),
+            set(),
+            set(),
+        )
+        self._texts: set[str] = set()  # the plain text columns `plain` met
         self._held = 0
         self._limit = limit
+
+    def _hold(self, size: int) -> None:
+        """Count `size` more bytes held; past the limit, forget every part met first."""
+        if self._held > self._limit:
+            self._met.clear()
+            self._texts.clear()
+            for met in self._places:
+                met.clear()
+            self._held = 0
+        self._held += size
 
     def pieces(self, blob: Any) -> list[bytes]:
         """The pieces of `blob`'s parts not met before (the others' are already given)."""
@@ -84,13 +103,67 @@ class Splitter:
             key: Hashable = part if at < last else (part,)  # the last one has no `},"`
             if key in met:
                 continue
-            if self._held > self._limit:
-                met.clear()
-                self._held = 0
+            self._hold(len(part))
             met.add(key)
-            self._held += len(part)
             text = part + OBJECT_END if at < last else part
             found += text.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
+        return found
+
+    def plain(self, texts: Iterable[Any]) -> list[bytes]:
+        """The pieces of plain text columns (each one piece, `as_bytes`; None: no value) not
+        met before: a history's authors are few."""
+        found: list[bytes] = []
+        met = self._texts
+        for text in texts:
+            if type(text) is str:
+                if text in met:
+                    continue
+                self._hold(len(text))
+                met.add(text)
+            elif text is None:
+                continue
+            found.append(as_bytes(text))
+        return found
+
+    def joined(self, parts: Sequence[bytes]) -> list[bytes]:
+        """`pieces(b"{" + b",".join(parts) + b"}")`, from the parts of an object's canonical
+        JSON (each a `"key":value` text, `Redactor.redact_canonical_parts`), without the
+        whole text: consecutive revisions share nearly all their parts (the same objects, so
+        a part met before is known by its hash, kept by the object, and an identity test).
+
+        Every cut falls after a `,"`, and the `,` between two parts and the next part's
+        opening quote make one: the text from a part's second byte to the next part's quote
+        (with the `{` before the first, the `}` after the last) is cut on its own, as it is
+        in the whole text. Its pieces are given the first time the part is met at its place
+        (first, between two others, last, alone); the empty piece after a `},"`, as `pieces`
+        gives it, with the part that holds that `},"`."""
+        if not parts:
+            return self.pieces(b"{}")
+        found: list[bytes] = []
+        last = len(parts) - 1
+        first, between, end, alone = self._places
+        if last == 0:
+            if parts[0] not in alone:
+                found += self._cut(b"{" + parts[0] + b"}", alone, parts[0])
+            return found
+        if parts[0] not in first:
+            found += self._cut(b"{" + parts[0] + b',"', first, parts[0])
+        for part in itertools.filterfalse(between.__contains__, parts[1:last]):
+            found += self._cut(part[1:] + b',"', between, part)
+        if parts[last] not in end:
+            found += self._cut(parts[last][1:] + b"}", end, parts[last])
+        return found
+
+    def _cut(self, text: bytes, met: set[bytes], part: bytes) -> list[bytes]:
+        """The pieces of `text`, cut after each `,"`, and the empty one when it holds a
+        `},"` (as `pieces` gives it); `part` is met now."""
+        self._hold(len(part))
+        met.add(part)
+        found = text.replace(SEPARATOR, _SEPARATOR_CUT).split(b"\n")
+        if not found[-1]:
+            found.pop()
+        if OBJECT_END in text:
+            found.append(b"")
         return found
 
 

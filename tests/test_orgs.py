@@ -17,7 +17,7 @@ from auditor.config import load_orgs
 from auditor.errors import ConfigError
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.store import Store
-from auditor.workflows.orgs import OrgResult, overall_exit
+from auditor.workflows.orgs import OrgResult, audit_orgs, overall_exit
 from tests.conftest import OWNER_TOKEN
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -326,6 +326,34 @@ def test_an_organizations_unexpected_error_shows_its_traceback_only_with_debug(
         assert "Traceback" in err and "rerun with --debug" not in err
     else:
         assert "Traceback" not in err and "rerun with --debug" in err
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), SystemExit(3), GeneratorExit()])
+def test_an_organization_whose_audit_raises_any_exception_ends_as_its_error(
+    raised: BaseException,
+) -> None:
+    """A worker whose organization's audit raised a KeyboardInterrupt or SystemExit (not an
+    `Exception`) ended without a result, and the run waited for it for ever (seen as a hung
+    test when a test's patch leaked into another). It is that organization's error; the
+    others are audited."""
+    import threading
+
+    def audit_one(name: str) -> OrgResult:
+        if name == "bad":
+            raise raised
+        return OrgResult(name, 0, "clean")
+
+    results: list[OrgResult] = []
+    worker = threading.Thread(
+        target=lambda: results.extend(audit_orgs(["a", "bad", "b"], audit_one, workers=2)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=60)  # (a guard against the hang, not a speed limit: it takes ~0.2 s)
+    assert not worker.is_alive(), "audit_orgs never returned"
+    assert [(r.name, r.code) for r in results] == [("a", 0), ("bad", 2), ("b", 0)]
+    assert results[1].reason.startswith(f"unexpected {type(raised).__name__}")
+    assert overall_exit(results) == 2
 
 
 def test_a_named_sarif_category_stays_one_per_organization(

@@ -287,6 +287,40 @@ def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
     assert (summary["exit_code"], summary["reason"]) == (143, "terminated (SIGTERM)")
 
 
+def test_an_organization_cut_short_while_its_reports_are_written_keeps_its_results(
+    emulators: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM while an organization's report.pdf is rendered: its evaluation had finished,
+    so its reports keep every result (marked incomplete, no SARIF), not an empty report."""
+    import os
+    import signal
+    import threading
+
+    release = threading.Event()
+
+    def cancelled(*_args: Any, **_kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)  # the main thread ends the run
+        release.wait(60)  # the worker stays in the "rendering" until the test has looked
+        raise OSError("rendering stopped by the test")
+
+    monkeypatch.setattr("auditor.report._write_pdf", cancelled)
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "1"]
+    try:
+        code, _, err = _run([*argv, "-o", "html,md,json,sarif,junit,pdf"], env, tmp_path)
+        assert code == 143, err
+        acme = json.loads((tmp_path / "r" / "acme" / "findings.json").read_text())
+        assert acme["complete"] is False and acme["findings"]
+        assert any("interrupted while the reports were written" in r for r in acme["not_evaluated"])
+        assert not (tmp_path / "r" / "acme" / "findings.sarif").exists()
+    finally:
+        release.set()
+        for thread in threading.enumerate():
+            if thread.name.startswith("auditor-org-"):
+                thread.join(timeout=30)
+
+
 def test_an_unusable_report_folder_stops_before_any_organization(tmp_path: Path) -> None:
     (tmp_path / "tok").write_text("file-token-123456\n")
     path = tmp_path / "orgs.toml"

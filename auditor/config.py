@@ -143,25 +143,22 @@ def _quoted(value: Any) -> str:
 
 def shown_path(path: Path | str) -> str:
     """A path (or a message another module worded) as an error message shows it, with any part
-    that looks like a secret left out (`token_file = "ghp_…"`), judged name by name."""
-    text = str(path)
-    if not _looks_secret(text):
-        return text
-    return "".join(unshown(part) for part in re.split(r"([/\\])", text))
+    that looks like a secret left out (`token_file = "ghp_…"`), judged name by name
+    (`auditor.redact.shown.printed_path`, as a command shows a path where it succeeds)."""
+    from auditor.redact.shown import printed_path
+
+    return printed_path(path)
 
 
 def unshown(text: str, also: Iterable[str] = ()) -> str:
     """`text` with every secret the redaction's value layer finds in it, and each of `also`
     (the caller's token), replaced by words saying so: what an error message may show of a
     value it was given."""
-    from auditor.redact.values import find_secrets  # detect-secrets: only when an error is worded
+    from auditor.redact.shown import NOT_SHOWN, not_shown  # detectors: when an error is worded
 
-    for secret in sorted(set(find_secrets(text)), key=len, reverse=True):
-        text = text.replace(secret, _NOT_SHOWN_WORDS)
-    return without_tokens(text, also, _NOT_SHOWN_WORDS)
+    return without_tokens(not_shown(text), also, NOT_SHOWN)
 
 
-_NOT_SHOWN_WORDS = "<not shown: looks like a secret>"
 _SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
 
 

@@ -263,6 +263,46 @@ def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
 
 
+def test_a_run_interrupted_while_its_reports_are_written_keeps_its_results(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A cancel or a step timeout while report.pdf was rendered (minutes at 10,000 revisions)
+    replaced the finished reports with empty ones saying "No open findings" and "the
+    evaluation did not finish". The evaluation had finished: the reports keep every result,
+    marked incomplete (the run is not recorded in the state file), still without a SARIF,
+    and the PDF is not rendered again."""
+    out = tmp_path / "r"
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.report._write_pdf", terminated)
+    argv = ["run", "--out", str(out), "-o", "html,md,json,sarif,junit,pdf"]
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 143, stderr
+    cut = findings_json(out)
+    assert cut["complete"] is False
+    assert cut["findings"], "the finished results were dropped"
+    reasons = "\n".join(cut["not_evaluated"])
+    assert "interrupted while the reports were written" in reasons
+    assert "report.pdf not written" in reasons
+    assert "did not finish" not in reasons + stderr
+    assert not (out / "findings.sarif").exists() and not (out / "report.pdf").exists()
+    md = (out / "report.md").read_text()
+    assert "No open findings" not in md and "interrupted while the reports were written" in md
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+
+    monkeypatch.undo()  # the next night: the same results, marked new against no recorded run
+    code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path)
+    assert code == 1, stderr
+    again = findings_json(out)
+    assert again["complete"] is True
+    key = ("fingerprint", "status", "lifecycle")
+    assert [[f.get(k) for k in key] for f in again["findings"]] == [
+        [f.get(k) for k in key] for f in cut["findings"]
+    ]
+
+
 def test_an_interrupted_run_writes_its_partial_reports_beside_a_folder_named_like_the_sarif(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -17,7 +17,7 @@ from auditor.config import load_orgs
 from auditor.errors import ConfigError
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.store import Store
-from auditor.workflows.orgs import OrgResult, overall_exit
+from auditor.workflows.orgs import OrgResult, audit_orgs, overall_exit
 from tests.conftest import OWNER_TOKEN
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -287,6 +287,40 @@ def test_sigterm_keeps_the_finished_organizations_and_ends_at_once(
     assert (summary["exit_code"], summary["reason"]) == (143, "terminated (SIGTERM)")
 
 
+def test_an_organization_cut_short_while_its_reports_are_written_keeps_its_results(
+    emulators: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM while an organization's report.pdf is rendered: its evaluation had finished,
+    so its reports keep every result (marked incomplete, no SARIF), not an empty report."""
+    import os
+    import signal
+    import threading
+
+    release = threading.Event()
+
+    def cancelled(*_args: Any, **_kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)  # the main thread ends the run
+        release.wait(60)  # the worker stays in the "rendering" until the test has looked
+        raise OSError("rendering stopped by the test")
+
+    monkeypatch.setattr("auditor.report._write_pdf", cancelled)
+    orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+    env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+    argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "1"]
+    try:
+        code, _, err = _run([*argv, "-o", "html,md,json,sarif,junit,pdf"], env, tmp_path)
+        assert code == 143, err
+        acme = json.loads((tmp_path / "r" / "acme" / "findings.json").read_text())
+        assert acme["complete"] is False and acme["findings"]
+        assert any("interrupted while the reports were written" in r for r in acme["not_evaluated"])
+        assert not (tmp_path / "r" / "acme" / "findings.sarif").exists()
+    finally:
+        release.set()
+        for thread in threading.enumerate():
+            if thread.name.startswith("auditor-org-"):
+                thread.join(timeout=30)
+
+
 def test_an_unusable_report_folder_stops_before_any_organization(tmp_path: Path) -> None:
     (tmp_path / "tok").write_text("file-token-123456\n")
     path = tmp_path / "orgs.toml"
@@ -326,6 +360,34 @@ def test_an_organizations_unexpected_error_shows_its_traceback_only_with_debug(
         assert "Traceback" in err and "rerun with --debug" not in err
     else:
         assert "Traceback" not in err and "rerun with --debug" in err
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), SystemExit(3), GeneratorExit()])
+def test_an_organization_whose_audit_raises_any_exception_ends_as_its_error(
+    raised: BaseException,
+) -> None:
+    """A worker whose organization's audit raised a KeyboardInterrupt or SystemExit (not an
+    `Exception`) ended without a result, and the run waited for it for ever (seen as a hung
+    test when a test's patch leaked into another). It is that organization's error; the
+    others are audited."""
+    import threading
+
+    def audit_one(name: str) -> OrgResult:
+        if name == "bad":
+            raise raised
+        return OrgResult(name, 0, "clean")
+
+    results: list[OrgResult] = []
+    worker = threading.Thread(
+        target=lambda: results.extend(audit_orgs(["a", "bad", "b"], audit_one, workers=2)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=60)  # (a guard against the hang, not a speed limit: it takes ~0.2 s)
+    assert not worker.is_alive(), "audit_orgs never returned"
+    assert [(r.name, r.code) for r in results] == [("a", 0), ("bad", 2), ("b", 0)]
+    assert results[1].reason.startswith(f"unexpected {type(raised).__name__}")
+    assert overall_exit(results) == 2
 
 
 def test_a_named_sarif_category_stays_one_per_organization(

@@ -270,6 +270,10 @@ def test_ctrl_c_while_an_error_is_worded_is_one_line_and_exit_130(
     def interrupted(*_args: Any, **_kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
+    # `cmd_run` binds `report_failure` when first imported: imported first here, it keeps the
+    # real one after this test (else a later test's organization saw this one's interrupt).
+    import auditor.cli.cmd_run  # noqa: F401
+
     monkeypatch.setattr("auditor.cli.failure.report_failure", interrupted)
     env = {"AUDITOR_STATE": str(tmp_path / "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78.db")}
     code, _, stderr = run_cli(["run", "--offline", "--out", str(tmp_path / "r")], env, tmp_path)

@@ -90,12 +90,27 @@ class _Audit:
     at: datetime | None
 
 
+@dataclass
+class _Published:
+    """What a run's reports show, once its evaluation has finished: an interrupt while they
+    are written (the PDF takes minutes) keeps these results, rather than none."""
+
+    data: ReportData | None = None
+    outputs: tuple[str, ...] = ()
+
+
 def _run_one(
-    config: Config, args: argparse.Namespace, ctx: Context, audit: _Audit, out_dir: Path
+    config: Config,
+    args: argparse.Namespace,
+    ctx: Context,
+    audit: _Audit,
+    out_dir: Path,
+    published: _Published | None = None,
 ) -> tuple[int, AuditOutcome | None]:
     """One organization's nightly job: its exit code and outcome (None when interrupted)."""
     loaded = audit.loaded
     options = _options(config, args, audit)
+    published = published or _Published()
 
     outputs: tuple[str, ...] = args.outputs  # without "sarif" when the SARIF is withheld
 
@@ -105,6 +120,7 @@ def _run_one(
         line = ""
         if why := sarif_withheld(data):
             data, outputs, line = without_sarif(data, outputs, out_dir, why)
+        published.data, published.outputs = data, outputs
         write_reports(data, out_dir, outputs)
         say(line, ctx)
 
@@ -120,7 +136,7 @@ def _run_one(
             ctx=ctx,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-        _write_interrupted(loaded, options, out_dir, args.outputs, ctx)
+        _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published)
         code, word = interrupt_exit(exc)
         print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
@@ -169,12 +185,12 @@ def run_orgs(
     clear_old_reports(root, orgs=True)
     for name in entries:
         clear_old_reports(root / name)
-    started: set[str] = set()
+    started: dict[str, _Published] = {}
 
     def audit_one(name: str) -> OrgResult:
-        started.add(name)
+        started[name] = _Published()
         one = org_config(config, entries[name], root / name)  # its token known since start
-        return _audit_org(one, args, ctx, audit)
+        return _audit_org(one, args, ctx, audit, started[name])
 
     finished: dict[str, OrgResult] = {}
 
@@ -197,6 +213,7 @@ def run_orgs(
                         root / name,
                         args.outputs,
                         replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
+                        started[name],
                     )
         cut = OrgResult("", code, f"{word} before it finished")
         results = [finished.get(name, replace(cut, name=name)) for name in entries]
@@ -230,14 +247,20 @@ _CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")
 _EXIT_LINE = re.compile(r"^auditor: (?:exit \d+: |error: )(.*)$")
 
 
-def _audit_org(config: Config, args: argparse.Namespace, ctx: Context, audit: _Audit) -> OrgResult:
+def _audit_org(
+    config: Config,
+    args: argparse.Namespace,
+    ctx: Context,
+    audit: _Audit,
+    published: _Published | None = None,
+) -> OrgResult:
     """One organization of an --orgs run, its output kept for the caller to show."""
     err = io.StringIO()  # stdout and stderr in one, in the order written
     quiet = replace(ctx, stdout=err, stderr=err)
     outcome = None
     secrets = {config.token or "", *ctx.secrets()}
     try:
-        code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path())
+        code, outcome = _run_one(config, args, quiet, audit, config.out_dir or Path(), published)
     except Exception as exc:  # one organization's bug must not hide the others' results
         paths = {str(p) for p in (config.state, config.out_dir) if p} | ctx.paths
         debug = bool(getattr(args, "debug", False))
@@ -327,13 +350,38 @@ def _write_interrupted(
     out_dir: Path,
     outputs: tuple[str, ...],
     ctx: Context,
+    published: _Published | None = None,
 ) -> None:
     """The partial reports, without a SARIF: one without the run's results would close every
-    open code-scanning alert of its category."""
-    header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
-    interrupted = ("interrupted before the evaluation finished",)
-    data = build_report_data(header, loaded.policy.files, (), interrupted)
-    data, outputs, line = without_sarif(data, outputs, out_dir, INTERRUPTED_SARIF)
+    open code-scanning alert of its category. Interrupted while the reports were written (the
+    evaluation finished: `published`), they keep every result, marked incomplete, for the run
+    is not recorded in the state file; the PDF is not rendered again (minutes, after a cancel)."""
+    if published is not None and published.data is not None:
+        notes = [INTERRUPTED_WRITING]
+        if "pdf" in published.outputs and not (out_dir / "report.pdf").is_file():
+            notes.append(INTERRUPTED_PDF)  # (the earlier run's was removed when this one began)
+        data = published.data
+        data = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
+        outputs = tuple(o for o in published.outputs if o != "pdf")
+        why = INTERRUPTED_WRITING_SARIF
+    else:
+        header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
+        interrupted = ("interrupted before the evaluation finished",)
+        data = build_report_data(header, loaded.policy.files, (), interrupted)
+        why = INTERRUPTED_SARIF
+    data, outputs, line = without_sarif(data, outputs, out_dir, why)
     if outputs:
         write_reports(data, out_dir, outputs)
     say(line, ctx)
+
+
+INTERRUPTED_WRITING = (
+    "interrupted while the reports were written: every result of the evaluation is here, but "
+    "the run is not recorded in the state file (the next run marks new and resolved findings "
+    "against the last recorded one)"
+)
+INTERRUPTED_PDF = "report.pdf not written: interrupted while it was rendered"
+INTERRUPTED_WRITING_SARIF = (
+    "findings.sarif not written: the run was interrupted (an interrupted run writes no SARIF "
+    "for code scanning)"
+)

@@ -71,10 +71,10 @@ def hidden_paths(text: str, paths: Iterable[str]) -> str:
     }
     if not names:  # (an ordinary name, `test_run_0`, loads no detector: see `printed_path`)
         return text
-    from auditor.config import unshown  # detectors: only when an error names such a path
+    from auditor.redact.shown import not_shown  # detectors: when an error names such a path
 
     for name in sorted(names, key=len, reverse=True):
-        shown = unshown(name)
+        shown = not_shown(name)
         if shown != name:
             text = text.replace(name, shown)
     return text

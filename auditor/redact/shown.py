@@ -28,9 +28,18 @@ def printed_path(path: Path | str) -> str:
     parts = re.split(r"([/\\])", text)
     if all(_ORDINARY_NAME.fullmatch(part) for part in parts[::2]):
         return text
-    from auditor.redact.values import find_secrets  # detect-secrets: only for such a name
-
     for at in range(0, len(parts), 2):
-        for secret in sorted(set(find_secrets(parts[at])), key=len, reverse=True):
-            parts[at] = parts[at].replace(secret, NOT_SHOWN)
+        if not ordinary_name(parts[at]):
+            parts[at] = not_shown(parts[at])
     return "".join(parts)
+
+
+def not_shown(text: str) -> str:
+    """`text` with every secret the value detectors find in it replaced by `NOT_SHOWN` (longest
+    first, `find_secrets`' order, so no part of a longer one is left): what an error or a line
+    of a command may show of a value it was given. The one place that words a found secret so."""
+    from auditor.redact.values import find_secrets  # detect-secrets: only when it is needed
+
+    for secret in find_secrets(text):
+        text = text.replace(secret, NOT_SHOWN)
+    return text

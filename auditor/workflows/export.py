@@ -241,12 +241,9 @@ def _path_shown(path: Path) -> str:
     """`path` as an error shows it, without what looks like a secret: a key's PEM text given
     where its file's path goes (`--sign-key "$SIGNING_KEY"`, a CI secret holding the key) is
     the path no file has, and was printed whole."""
-    from auditor.redact.values import find_secrets  # detect-secrets: only when it is worded
+    from auditor.redact.shown import printed_path
 
-    text = str(path)
-    for secret in find_secrets(text):
-        text = text.replace(secret, "<not shown: looks like a secret>")
-    return text
+    return printed_path(path)
 
 
 def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:

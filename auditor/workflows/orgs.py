@@ -90,7 +90,10 @@ def _guarded(audit_one: Callable[[str], OrgResult], name: str) -> OrgResult:
         return audit_one(name)
     except AuditorError as exc:
         return OrgResult(name, exc.exit_code, str(exc))
-    except Exception as exc:  # a bug in one organization's audit must not end the others
+    except BaseException as exc:  # a bug in one organization's audit must not
+        # end the others, nor end its worker without a result (the run would wait for ever):
+        # a KeyboardInterrupt or SystemExit raised in a worker thread (Ctrl-C itself reaches
+        # only the main thread) is that organization's error too.
         return OrgResult(name, EXIT_ERROR, f"unexpected {type(exc).__name__}: {exc}")
 
 

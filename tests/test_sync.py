@@ -1034,3 +1034,72 @@ def test_a_syncs_new_revisions_are_indexed_as_their_stored_text_splits(
         assert first.settings["notes"] == f"see {store.redactor.marker(plain)}"
         assert set(scrubindex.stored(store._db)) == scrubindex.row_pieces(store._db)
     assert plain.encode() not in state_path.read_bytes()
+
+
+_PASTED = "orangebattery1x"  # a secret only its place (`apiKey`) tells
+_AUTHOR = {"id": "u", "email": "a@b.c", "name": "N"}
+
+
+@pytest.mark.parametrize(
+    ("before", "revisions"),
+    [
+        pytest.param(  # the revision that reveals it holds it too, in a second sync
+            [({"note": "hello"}, _AUTHOR)],
+            [
+                ({"apiKey": _PASTED, "note": "x" + _PASTED}, _AUTHOR),
+                ({"note": "x" + _PASTED}, _AUTHOR),
+            ],
+            id="settings-second-sync",
+        ),
+        pytest.param(  # ... in a first sync
+            [],
+            [
+                ({"apiKey": _PASTED, "note": "x" + _PASTED}, _AUTHOR),
+                ({"note": "x" + _PASTED}, _AUTHOR),
+            ],
+            id="settings-first-sync",
+        ),
+        pytest.param(  # ... in the author's e-mail
+            [],
+            [
+                ({"apiKey": _PASTED}, {**_AUTHOR, "email": "x" + _PASTED}),
+                ({}, {**_AUTHOR, "email": "x" + _PASTED}),
+            ],
+            id="email",
+        ),
+    ],
+)
+def test_a_secret_pasted_into_a_newer_revision_and_the_one_revealing_it_is_never_stored_plain(
+    state_path: Path,
+    before: list[tuple[dict[str, Any], dict[str, str]]],
+    revisions: list[tuple[dict[str, Any], dict[str, str]]],
+) -> None:
+    """History comes newest first: a newer revision holding `x<key>` is redacted (and stored)
+    before the older one whose `apiKey` reveals the key. When the revealing revision held
+    `x<key>` too, its redaction replaced the memo entry that said an earlier answer held the
+    key, and the newer row stayed in plain text in the state file (found by a review)."""
+    service = FakeService(0)
+
+    def add(settings: dict[str, Any], user: dict[str, str]) -> None:
+        n = len(service.revisions) + 1
+        service.revisions[n] = {
+            "revision": n,
+            "settings": settings,
+            "user": user,
+            "updatedAt": "2026-10-01T08:00:00Z",
+        }
+
+    for item in before:
+        add(*item)
+    if before:
+        with Store.open(state_path) as store:
+            run_sync(store, service)
+    for item in revisions:
+        add(*item)
+    with Store.open(state_path) as store:
+        run_sync(store, service)
+        newest = store.get_revision(len(service.revisions))
+        assert newest is not None
+        assert _PASTED not in json.dumps([newest.settings, newest.user.email])
+    raw = b"".join(p.read_bytes() for p in state_path.parent.glob(state_path.name + "*"))
+    assert _PASTED.encode() not in raw

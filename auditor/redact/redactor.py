@@ -242,6 +242,10 @@ class Redactor:
         # them all (`_after_recall`).
         self._recalls = 0
         self._scrubbed_before: dict[str, tuple[str, int]] = {}  # `_scrubbed` before a recall
+        # Secrets learned after an answer of `_scrub` that held them was given (and maybe
+        # stored), kept when that memo entry is replaced by the right answer: the entry itself
+        # no longer tells (`stale_secrets`).
+        self._stale: set[str] = set()
         for value in known:
             self.register(value)
 
@@ -637,7 +641,7 @@ class Redactor:
         what `Store.scrub_stored` must look for. None when the memo overflowed and cannot say."""
         if len(self._scrubbed) >= _CACHE_LIMIT or len(self._scrubbed_before) >= _CACHE_LIMIT:
             return None
-        now, found = self.memory.learned, set()
+        now, found = self.memory.learned, set(self._stale)
         scrubbed = itertools.chain(self._scrubbed.values(), self._scrubbed_before.values())
         for out, known in scrubbed:
             if known < now and self.memory.holds_value(out):
@@ -686,6 +690,8 @@ class Redactor:
         if hit is not None and self._still_clean(hit[1], hit[0]):
             out = hit[0]
         else:
+            if hit is not None:  # the earlier answer, maybe stored, holds a secret learned since
+                self._stale |= self.memory.find(hit[0])
             out = self._scrub_uncached(text)
         if len(self._scrubbed) < _CACHE_LIMIT or text in self._scrubbed:
             self._scrubbed[text] = (out, self.memory.learned)

@@ -472,8 +472,8 @@ def natural_text(text: str) -> str:
     a key whose parts run out first sorts after (\x03 above \x02, as (2, text) is above
     (0 or 1, part)), and keys of equal parts sort by their text."""
     parts = _DIGITS.split(text.casefold())
-    body = "".join(f"\x02{p.zfill(20) if i % 2 else p}\x00" for i, p in enumerate(parts))
-    return f"{body}\x03{text}"
+    parts[1::2] = [digits.zfill(20) for digits in parts[1::2]]
+    return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text
 
 
 def _who(a: Attribution) -> str:

@@ -4,6 +4,7 @@ program is still loading ending as any interrupt does (exit 130, one line, no tr
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import sys
 import threading
@@ -19,7 +20,14 @@ def entry() -> int:
     except KeyboardInterrupt:  # before `main` guards anything: imports take a tenth of a second
         print("auditor: exit 130: interrupted", file=sys.stderr)
         return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
-    return main()
+    code = main()
+    # What is alive now lives until the process ends: set aside, the collections the
+    # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
+    # 20-40 ms). Nothing is left unwritten by it: reports, the state file and the HTTP
+    # connections are closed by the commands themselves, and standard output is flushed by
+    # the interpreter whatever the collector does.
+    gc.freeze()
+    return code
 
 
 def _loading() -> contextlib.AbstractContextManager[None]:

@@ -3,6 +3,8 @@ program is still loading ending as any interrupt does (exit 130, one line, no tr
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import signal
 import sys
 import threading
@@ -12,12 +14,28 @@ from types import FrameType
 def entry() -> int:
     """Load the command line and run it; a Ctrl-C during the loading exits 130."""
     try:
-        _load_orjson()
-        from auditor.cli import main
+        with _loading():
+            _load_orjson()
+            from auditor.cli import main
     except KeyboardInterrupt:  # before `main` guards anything: imports take a tenth of a second
         print("auditor: exit 130: interrupted", file=sys.stderr)
         return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
-    return main()
+    code = main()
+    # What is alive now lives until the process ends: set aside, the collections the
+    # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
+    # 20-40 ms). Nothing is left unwritten by it: reports, the state file and the HTTP
+    # connections are closed by the commands themselves, and standard output is flushed by
+    # the interpreter whatever the collector does.
+    gc.freeze()
+    return code
+
+
+def _loading() -> contextlib.AbstractContextManager[None]:
+    """`auditor.common.collector.loading`: fewer garbage collections while the command line
+    loads."""
+    from auditor.common.collector import loading
+
+    return loading()
 
 
 def _load_orjson() -> None:

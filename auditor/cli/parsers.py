@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor.common.collector import loading
 from auditor.config import FAIL_ON_VALUES
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def _handler(command: str, name: str) -> Handler:
     """The handler `auditor.cli.cmd_<command>.<name>`, imported when the command runs."""
 
     def run(args: argparse.Namespace, ctx: Context) -> int:
-        module = importlib.import_module(f"auditor.cli.cmd_{command}")
+        with loading():  # the command's modules: alive as long as the process
+            module = importlib.import_module(f"auditor.cli.cmd_{command}")
         handler: Handler = getattr(module, name)
         return handler(args, ctx)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.evaluate.readiness import ReadinessModel
@@ -22,7 +23,7 @@ from auditor.policy.model import Rule
 from auditor.store.evalstate import States
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RuleResult:
     """The outcome of one rule on one subject. `raw_status` is the status before waivers."""
 
@@ -35,10 +36,43 @@ class RuleResult:
     waiver: Waiver | None = None
     since: Attribution | None = None
 
+    def __init__(
+        self,
+        rule: Rule,
+        subject: Subject,
+        status: Status,
+        message: str,
+        evidence: tuple[Evidence, ...] = (),
+        raw_status: Status | None = None,
+        waiver: Waiver | None = None,
+        since: Attribution | None = None,
+    ) -> None:
+        # The dataclass's own `__init__` as it would be, with each slot filled by its
+        # descriptor instead of `object.__setattr__` (a frozen class's way): half the time,
+        # and a run makes one result per rule and subject (9,000 a nightly, 100,000s with
+        # `--all-revisions`), every night, also those read back from the evaluation state.
+        rule_, subject_, status_, message_, evidence_, raw_, waiver_, since_ = _RESULT_SLOTS
+        rule_(self, rule)
+        subject_(self, subject)
+        status_(self, status)
+        message_(self, message)
+        evidence_(self, evidence)
+        raw_(self, raw_status)
+        waiver_(self, waiver)
+        since_(self, since)
+
     @property
     def original_status(self) -> Status:
         """The status before any waiver applied."""
         return self.raw_status or self.status
+
+
+_RESULT_SLOTS: tuple[Callable[[RuleResult, Any], None], ...] = tuple(
+    getattr(RuleResult, name).__set__
+    for name in (
+        "rule", "subject", "status", "message", "evidence", "raw_status", "waiver", "since",
+    )
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
 from auditor.findings.finding import Finding, pack_fingerprint
-from auditor.models import TRACKED_STATUSES, FindingRecord, severity_rank
+from auditor.models import TRACKED_STATUSES, FindingRecord, finding_record, severity_rank
 
 
 def compare_runs(
@@ -132,17 +132,14 @@ def records_for_store(
         carried = continued(findings, prior) if prior else {}
     for f in findings:
         if f.status in TRACKED_STATUSES:
-            older = carried.get(f.digest)
+            older = carried.get(f.digest) if carried else None
             fingerprint = f.fingerprint
-            yield FindingRecord(
-                fingerprint=fingerprint,
-                rule_id=f.rule_id,
-                subject_key=f.subject.key,
-                status=f.status,
-                severity=f.severity,
-                first_seen_run=(
-                    older.first_seen_run
-                    if older is not None
-                    else first_seen.get(fingerprint, run_id)
-                ),
+            facts = f.facts
+            yield finding_record(
+                fingerprint,
+                facts.rule_id,
+                f.subject.key,
+                f.status,
+                facts.severity,
+                older.first_seen_run if older is not None else first_seen.get(fingerprint, run_id),
             )

@@ -472,8 +472,8 @@ def natural_text(text: str) -> str:
     a key whose parts run out first sorts after (\x03 above \x02, as (2, text) is above
     (0 or 1, part)), and keys of equal parts sort by their text."""
     parts = _DIGITS.split(text.casefold())
-    body = "".join(f"\x02{p.zfill(20) if i % 2 else p}\x00" for i, p in enumerate(parts))
-    return f"{body}\x03{text}"
+    parts[1::2] = [digits.zfill(20) for digits in parts[1::2]]
+    return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text
 
 
 def _who(a: Attribution) -> str:
@@ -482,13 +482,34 @@ def _who(a: Attribution) -> str:
 
 
 def attribution_text(f: Finding) -> str:
-    """Who and when, e.g. `violating since rev 412 (2026-09-03) by a@b.c`; empty when unknown."""
+    """Who and when, e.g. `violating since rev 412 (2026-09-03) by a@b.c`; empty when unknown.
+
+    Worded once per attribution and subject kind for every report format (findings share
+    their attributions: one per step or revision), the last `_WORDED_LIMIT` kept."""
     a = f.since
     if a is None:
         return ""
+    kind = f.subject.kind
+    key = (id(a), kind)
+    known = _WORDED.get(key)
+    if known is not None and known[0] is a:  # the very object (so its id was not reused)
+        return known[1]
+    text = _worded(a, kind)
+    if len(_WORDED) >= _WORDED_LIMIT:
+        _WORDED.clear()
+    _WORDED[key] = (a, text)
+    return text
+
+
+def _worded(a: Attribution, kind: str) -> str:
     day = a.updated_at.date().isoformat()
-    if f.subject.kind == "change":
+    if kind == "change":
         return f"changed in rev {a.revision} ({day}){_who(a)}"
-    if f.subject.kind == "usage":
+    if kind == "usage":
         return f"setting in force: rev {a.revision} ({day}){_who(a)}"
     return f"violating since rev {a.revision} ({day}){_who(a)}"
+
+
+#: `attribution_text`'s words by (attribution's id, subject kind), with the attribution.
+_WORDED: dict[tuple[int, str], tuple[Attribution, str]] = {}
+_WORDED_LIMIT = 8192

@@ -11,7 +11,7 @@ from typing import Any
 
 from auditor.common.jsonutil import canonical
 from auditor.errors import StoreError
-from auditor.models import FindingRecord
+from auditor.models import FindingRecord, finding_record
 from auditor.store.schema import RunRecord, from_text, to_text
 
 _FINDING_COLUMNS = "fingerprint, rule_id, subject_key, status, severity, first_seen_run"
@@ -125,8 +125,8 @@ def _findings(db: Any, run_id: str) -> tuple[FindingRecord, ...]:
     shared: dict[str, str] = {}
     one = shared.setdefault
     return tuple(
-        FindingRecord(fp, one(rule, rule), one(subject, subject), one(st, st), one(sev, sev),
-                      one(first, first))
+        finding_record(fp, one(rule, rule), one(subject, subject), one(st, st), one(sev, sev),
+                       one(first, first))
         for fp, rule, subject, st, sev, first in rows
     )  # fmt: skip
 

@@ -8,8 +8,10 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
+import stat
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -685,3 +687,13 @@ def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run
         recorded = json.loads(db.execute("SELECT policy_hashes FROM runs").fetchall()[-1][0])
     assert len(recorded) == 2 and {f["sha256"] for f in files} == set(recorded.values())
     assert not [t for t in [said, err, json.dumps(files)] if KEY[4:20] in t or other[4:20] in t]
+
+
+def test_bundle_files_get_0666_less_the_umask(made: dict[str, Any]) -> None:
+    # not 0600 whatever the umask (mkstemp's): an auditor's group can read what they are sent
+    mask = os.umask(0o022)
+    os.umask(mask)
+    files = [p for p in made["bundle"].rglob("*") if p.is_file()]
+    assert len(files) > 10
+    modes = {str(p.relative_to(made["bundle"])): stat.S_IMODE(p.stat().st_mode) for p in files}
+    assert modes == dict.fromkeys(modes, 0o666 & ~mask)

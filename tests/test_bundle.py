@@ -238,6 +238,7 @@ def test_rehashed_manifest_fails_the_signature(made: dict[str, Any], copy: Path)
     (copy / "reports.csv").write_text("report_id\n")
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["reports.csv"]["sha256"] = hashlib.sha256(b"report_id\n").hexdigest()
+    manifest["files"]["reports.csv"]["bytes"] = len(b"report_id\n")  # as a forger would
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"), "--no-rerun")
     assert code == 2
@@ -350,6 +351,7 @@ def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> Non
     data.write_text("".join(data.read_text().splitlines(keepends=True)[:-1]))  # drop the last
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -369,6 +371,7 @@ def test_a_report_blown_up_with_a_rewritten_manifest_is_named_with_both_sizes(co
     manifest["files"]["reports/findings.json"]["sha256"] = hashlib.sha256(
         report.read_bytes()
     ).hexdigest()
+    manifest["files"]["reports/findings.json"]["bytes"] = report.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -423,7 +426,7 @@ def test_run_parameters_naming_a_file_outside_the_bundle_fail_verify(
     manifest["files"]["run-parameters.json"]["sha256"] = hashlib.sha256(
         params_path.read_bytes()
     ).hexdigest()
-    manifest["files"]["run-parameters.json"]["size"] = params_path.stat().st_size
+    manifest["files"]["run-parameters.json"]["bytes"] = params_path.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -514,6 +517,7 @@ def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
     data.write_text("".join(lines))
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -534,6 +538,7 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
     manifest["files"]["reports/findings.sarif"]["sha256"] = hashlib.sha256(
         report.read_bytes()
     ).hexdigest()
+    manifest["files"]["reports/findings.sarif"]["bytes"] = report.stat().st_size
     manifest["toolVersion"] = "0.0.9"
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
@@ -697,3 +702,32 @@ def test_bundle_files_get_0666_less_the_umask(made: dict[str, Any]) -> None:
     assert len(files) > 10
     modes = {str(p.relative_to(made["bundle"])): stat.S_IMODE(p.stat().st_mode) for p in files}
     assert modes == dict.fromkeys(modes, 0o666 & ~mask)
+
+
+def test_a_file_of_another_size_is_named_with_both_sizes_without_hashing_it(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # manifest.json gives each file's size: a 50 GB file swapped in is named at once, where
+    # hashing it first took minutes
+    listed = json.loads((copy / "manifest.json").read_text())["files"]
+    for name in ("reports.csv", "reports/findings.json"):
+        with (copy / name).open("ab") as fh:
+            fh.write(b"x" * 20)
+    real = verify_module.file_digest
+    hashed: list[str] = []
+
+    def recording(path: Path) -> Any:
+        hashed.append(path.relative_to(copy).as_posix())
+        return real(path)
+
+    monkeypatch.setattr(verify_module, "file_digest", recording)
+    code, _, err = verify(copy)
+    assert code == 2
+    for name in ("reports.csv", "reports/findings.json"):
+        size = listed[name]["bytes"]
+        assert (
+            f"auditor: verify: altered: {name} ({size + 20:,} bytes, manifest.json says {size:,})"
+            in _problems(err)
+        )
+        assert name not in hashed
+    assert any("re-run: reports/findings.json differs" in p for p in _problems(err))

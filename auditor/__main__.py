@@ -17,7 +17,18 @@ def entry() -> int:
     except KeyboardInterrupt:  # before `main` guards anything: imports take a tenth of a second
         print("auditor: exit 130: interrupted", file=sys.stderr)
         return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
-    return main()
+    code = main()
+    _ignore_late_signals()
+    return code
+
+
+def _ignore_late_signals() -> None:
+    """The command has ended and its exit code is set: Ctrl-C or SIGTERM while the interpreter
+    shuts down (tens of milliseconds) is ignored, so it cannot turn a finished command (an
+    export whose bundle is complete) into a process killed by the signal, or a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def _load_orjson() -> None:

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import auditor
 from auditor.cli import Context, main
+from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.report import sarif
 from auditor.workflows import verify as verify_module
@@ -731,3 +732,37 @@ def test_a_file_of_another_size_is_named_with_both_sizes_without_hashing_it(
         )
         assert name not in hashed
     assert any("re-run: reports/findings.json differs" in p for p in _problems(err))
+
+
+class _TermOnWrite(io.StringIO):
+    def write(self, text: str) -> int:
+        raise Terminated
+
+
+@pytest.mark.parametrize("when", ["store-closed", "line-printed"])
+def test_an_export_interrupted_once_the_manifest_is_written_leaves_no_bundle(
+    made: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    # SIGTERM (a CI cancel) just after manifest.json: exit 143 and a complete bundle that
+    # verified, which a CI script took for a failed export; now exit 143 means no bundle
+    from auditor.store.database import Store
+
+    out = tmp_path / "given" / "bundle"
+    stdout: io.StringIO = io.StringIO()
+    if when == "store-closed":
+        real = Store.close
+
+        def close_then_term(self: Store) -> None:
+            real(self)
+            if (out / "manifest.json").is_file():  # the state file's, not the re-run's scratch
+                raise Terminated
+
+        monkeypatch.setattr(Store, "close", close_then_term)
+    else:
+        stdout = _TermOnWrite()
+    err = io.StringIO()
+    ctx = Context(env=made["env"], stdout=stdout, stderr=err, clock=lambda: FIXED_NOW,
+                  cwd=str(made["work"]))  # fmt: skip
+    code = main(["export", "--out", str(out)], ctx)
+    assert (code, err.getvalue()) == (143, "auditor: exit 143: terminated (SIGTERM)\n")
+    assert not (tmp_path / "given").exists()

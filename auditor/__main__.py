@@ -21,6 +21,7 @@ def entry() -> int:
         print("auditor: exit 130: interrupted", file=sys.stderr)
         return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
     code = main()
+    _ignore_late_signals()
     # What is alive now lives until the process ends: set aside, the collections the
     # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
     # 20-40 ms). Nothing is left unwritten by it: reports, the state file and the HTTP
@@ -36,6 +37,15 @@ def _loading() -> contextlib.AbstractContextManager[None]:
     from auditor.common.collector import loading
 
     return loading()
+
+
+def _ignore_late_signals() -> None:
+    """The command has ended and its exit code is set: Ctrl-C or SIGTERM while the interpreter
+    shuts down (tens of milliseconds) is ignored, so it cannot turn a finished command (an
+    export whose bundle is complete) into a process killed by the signal, or a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def _load_orjson() -> None:

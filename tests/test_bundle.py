@@ -8,8 +8,10 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
+import stat
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -21,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import auditor
 from auditor.cli import Context, main
+from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.report import sarif
 from auditor.workflows import verify as verify_module
@@ -236,6 +239,7 @@ def test_rehashed_manifest_fails_the_signature(made: dict[str, Any], copy: Path)
     (copy / "reports.csv").write_text("report_id\n")
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["reports.csv"]["sha256"] = hashlib.sha256(b"report_id\n").hexdigest()
+    manifest["files"]["reports.csv"]["bytes"] = len(b"report_id\n")  # as a forger would
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"), "--no-rerun")
     assert code == 2
@@ -348,6 +352,7 @@ def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> Non
     data.write_text("".join(data.read_text().splitlines(keepends=True)[:-1]))  # drop the last
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -367,6 +372,7 @@ def test_a_report_blown_up_with_a_rewritten_manifest_is_named_with_both_sizes(co
     manifest["files"]["reports/findings.json"]["sha256"] = hashlib.sha256(
         report.read_bytes()
     ).hexdigest()
+    manifest["files"]["reports/findings.json"]["bytes"] = report.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -421,7 +427,7 @@ def test_run_parameters_naming_a_file_outside_the_bundle_fail_verify(
     manifest["files"]["run-parameters.json"]["sha256"] = hashlib.sha256(
         params_path.read_bytes()
     ).hexdigest()
-    manifest["files"]["run-parameters.json"]["size"] = params_path.stat().st_size
+    manifest["files"]["run-parameters.json"]["bytes"] = params_path.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -512,6 +518,7 @@ def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
     data.write_text("".join(lines))
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
     assert code == 2
@@ -532,6 +539,7 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
     manifest["files"]["reports/findings.sarif"]["sha256"] = hashlib.sha256(
         report.read_bytes()
     ).hexdigest()
+    manifest["files"]["reports/findings.sarif"]["bytes"] = report.stat().st_size
     manifest["toolVersion"] = "0.0.9"
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     code, _, err = verify(copy)
@@ -685,3 +693,76 @@ def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run
         recorded = json.loads(db.execute("SELECT policy_hashes FROM runs").fetchall()[-1][0])
     assert len(recorded) == 2 and {f["sha256"] for f in files} == set(recorded.values())
     assert not [t for t in [said, err, json.dumps(files)] if KEY[4:20] in t or other[4:20] in t]
+
+
+def test_bundle_files_get_0666_less_the_umask(made: dict[str, Any]) -> None:
+    # not 0600 whatever the umask (mkstemp's): an auditor's group can read what they are sent
+    mask = os.umask(0o022)
+    os.umask(mask)
+    files = [p for p in made["bundle"].rglob("*") if p.is_file()]
+    assert len(files) > 10
+    modes = {str(p.relative_to(made["bundle"])): stat.S_IMODE(p.stat().st_mode) for p in files}
+    assert modes == dict.fromkeys(modes, 0o666 & ~mask)
+
+
+def test_a_file_of_another_size_is_named_with_both_sizes_without_hashing_it(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # manifest.json gives each file's size: a 50 GB file swapped in is named at once, where
+    # hashing it first took minutes
+    listed = json.loads((copy / "manifest.json").read_text())["files"]
+    for name in ("reports.csv", "reports/findings.json"):
+        with (copy / name).open("ab") as fh:
+            fh.write(b"x" * 20)
+    real = verify_module.file_digest
+    hashed: list[str] = []
+
+    def recording(path: Path) -> Any:
+        hashed.append(path.relative_to(copy).as_posix())
+        return real(path)
+
+    monkeypatch.setattr(verify_module, "file_digest", recording)
+    code, _, err = verify(copy)
+    assert code == 2
+    for name in ("reports.csv", "reports/findings.json"):
+        size = listed[name]["bytes"]
+        assert (
+            f"auditor: verify: altered: {name} ({size + 20:,} bytes, manifest.json says {size:,})"
+            in _problems(err)
+        )
+        assert name not in hashed
+    assert any("re-run: reports/findings.json differs" in p for p in _problems(err))
+
+
+class _TermOnWrite(io.StringIO):
+    def write(self, text: str) -> int:
+        raise Terminated
+
+
+@pytest.mark.parametrize("when", ["store-closed", "line-printed"])
+def test_an_export_interrupted_once_the_manifest_is_written_leaves_no_bundle(
+    made: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    # SIGTERM (a CI cancel) just after manifest.json: exit 143 and a complete bundle that
+    # verified, which a CI script took for a failed export; now exit 143 means no bundle
+    from auditor.store.database import Store
+
+    out = tmp_path / "given" / "bundle"
+    stdout: io.StringIO = io.StringIO()
+    if when == "store-closed":
+        real = Store.close
+
+        def close_then_term(self: Store) -> None:
+            real(self)
+            if (out / "manifest.json").is_file():  # the state file's, not the re-run's scratch
+                raise Terminated
+
+        monkeypatch.setattr(Store, "close", close_then_term)
+    else:
+        stdout = _TermOnWrite()
+    err = io.StringIO()
+    ctx = Context(env=made["env"], stdout=stdout, stderr=err, clock=lambda: FIXED_NOW,
+                  cwd=str(made["work"]))  # fmt: skip
+    code = main(["export", "--out", str(out)], ctx)
+    assert (code, err.getvalue()) == (143, "auditor: exit 143: terminated (SIGTERM)\n")
+    assert not (tmp_path / "given").exists()

@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +116,83 @@ def test_a_full_disk_on_stderr_exits_2_not_1_or_120(
         )
     assert done.returncode == 2
     assert (tmp_path / "reports" / "findings.json").is_file()
+
+
+class _ShortWrites(io.BufferedIOBase):
+    """A stdout's buffer as CPython's `BufferedWriter` behaves on a full disk or a reader gone:
+    a large write returns a short count with no error, and only the next write raises. The text
+    layer above it drops that count: `history --format json > full/file` exited 0, cut short."""
+
+    def __init__(self, room: int, error: OSError, fd: int | None = None) -> None:
+        self.room, self.error, self.fd, self.got = room, error, fd, bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        if not self.room:
+            raise self.error
+        count = min(len(data), self.room)
+        self.got += bytes(data[:count])
+        self.room -= count
+        return count
+
+    def fileno(self) -> int:
+        if self.fd is None:
+            raise io.UnsupportedOperation("fileno")
+        return self.fd
+
+
+def _main_with_stdout(argv: list[str], buffer: _ShortWrites) -> tuple[int, str]:
+    from auditor.cli import Context, main
+
+    out = io.TextIOWrapper(buffer, encoding="utf-8")
+    err = io.StringIO()
+    return main(argv, Context(env={}, stdout=out, stderr=err)), err.getvalue()
+
+
+_NOSPC = os.strerror(errno.ENOSPC)
+
+
+def test_a_short_write_on_stdout_is_one_error_line_and_exit_2() -> None:
+    # `policy schema` writes 21 kB at once, as `history`, `diff` and every `--format json` do
+    disk = _ShortWrites(5000, OSError(errno.ENOSPC, _NOSPC))
+    code, err = _main_with_stdout(["policy", "schema"], disk)
+    assert (code, err) == (2, "auditor: error: cannot write to standard output: " + _NOSPC + "\n")
+    assert len(disk.got) == 5000
+
+
+def test_a_reader_gone_in_the_middle_of_a_large_write_exits_141() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -c 10`: the reader took what it wanted and left
+    try:
+        pipe = _ShortWrites(10, BrokenPipeError(errno.EPIPE, "Broken pipe"), fd=write_end)
+        code, err = _main_with_stdout(["policy", "schema"], pipe)
+    finally:
+        os.close(write_end)
+    assert (code, err) == (141, "")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["history", "--state", "{state}"], ["policy", "schema"], ["--help"], ["--version"]],
+    ids=["history", "policy-schema", "help", "version"],
+)
+def test_a_closed_stdout_is_one_error_line_and_exit_2(
+    tmp_path: Path, argv: list[str], small_state: Path
+) -> None:
+    # `auditor history >&-`: Python's `sys.stdout` is None ("unexpected AttributeError" before)
+    argv = [a.replace("{state}", str(small_state)) for a in argv]
+    env = {k: v for k, v in os.environ.items() if k != "AUDITOR_DEBUG"}
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m auditor "$@" >&-', sys.executable, *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "auditor: error: cannot write to standard output: Bad file descriptor\n",
+    )

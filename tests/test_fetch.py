@@ -1290,3 +1290,26 @@ def test_a_problem_title_or_detail_that_is_no_string_is_never_a_python_repr(
 
     body = json.dumps(problem).encode()
     assert problem_message(httpx.Response(500), body, lambda text: text) == said
+
+
+def test_a_body_sent_in_tiny_chunks_stops_at_the_cap_in_memory_too() -> None:
+    """A server sending 2-byte HTTP chunks: each was kept as its own bytes object (~40 bytes
+    of memory per byte sent), so a sync reached 310 MB before the 64 MiB cap stopped it."""
+
+    def chunks() -> Any:
+        yield b"["
+        while True:
+            yield bytes((32, 32))  # a new object each, as off the network
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=chunks(), headers={"content-type": "application/json"})
+
+    c, _ = client(handle, max_response_bytes=200_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match="response exceeds 200000 bytes"):
+            all_history(c)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3_000_000  # 1.6 MB now (the client's own included), 5.7 MB before

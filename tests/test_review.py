@@ -580,3 +580,68 @@ def test_a_review_does_not_call_the_nightlys_readiness_waivers_stale(
     assert [w["rule_id"] for w in data["waivers"]["stale"]] == ["NO-SUCH-001"], data["waivers"]
     note = (tmp_path / "r" / "report.md").read_text()
     assert "NO-SUCH-001" in note and "RDY-SEC-001" not in note
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _sarif_uris(argv_path: str, cwd: Path, out: Path, env: dict[str, str]) -> tuple[set[str], str]:
+    argv = ["review", argv_path, "--against", str(EXAMPLES / "live-settings.yaml")]
+    argv += ["--author", PERSON, "--out", str(out)]
+    code, stdout, stderr = run_cli(argv, env=env, cwd=cwd)
+    assert code in (0, 1), stdout + stderr
+    sarif = json.loads((out / "findings.sarif").read_text())
+    locations = [
+        loc["physicalLocation"]["artifactLocation"]
+        for result in sarif["runs"][0]["results"]
+        for loc in result.get("locations", ())
+    ]
+    assert locations, "the example's proposed file introduces findings"
+    uris = {loc["uri"] for loc in locations}
+    assert {loc.get("uriBaseId") for loc in locations} == {"%SRCROOT%"}, locations
+    report = (out / "report.md").read_text()
+    return uris, report
+
+
+@pytest.mark.parametrize("given", ["from-subfolder", "absolute", "from-outside"])
+def test_sarif_names_the_proposed_file_from_the_repository_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """Code scanning finds a SARIF artifact relative to the checkout's root: from a subfolder
+    the URI was `ec.yaml`, given absolute `file:///…`, from outside `../repo/…`."""
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", repo / "deploy" / "ec.yaml")
+    (tmp_path / "elsewhere").mkdir()
+    cwd, path = {
+        "from-subfolder": (repo / "deploy", "ec.yaml"),
+        "absolute": (tmp_path / "elsewhere", str(repo / "deploy" / "ec.yaml")),
+        "from-outside": (tmp_path / "elsewhere", "../repo/deploy/ec.yaml"),
+    }[given]
+    monkeypatch.chdir(cwd)
+    uris, report = _sarif_uris(path, cwd, tmp_path / "r", {"PATH": os.environ["PATH"]})
+    assert uris == {"deploy/ec.yaml"}
+    assert "## Pre-change review: deploy/ec.yaml\n" in report  # the reports name it so too
+
+
+def test_sarif_names_the_proposed_file_from_github_workspace_without_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "deploy").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", workspace / "deploy" / "ec.yaml")
+    monkeypatch.chdir(workspace / "deploy")
+    env = {"PATH": os.environ["PATH"], "GITHUB_WORKSPACE": str(workspace)}
+    uris, _ = _sarif_uris("ec.yaml", workspace / "deploy", tmp_path / "r", env)
+    assert uris == {"deploy/ec.yaml"}
+
+
+def test_sarif_names_a_file_in_no_repository_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "plain").mkdir()
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", tmp_path / "plain" / "ec.yaml")
+    monkeypatch.chdir(tmp_path / "plain")
+    uris, _ = _sarif_uris("ec.yaml", tmp_path / "plain", tmp_path / "r", {})
+    assert uris == {"ec.yaml"}

@@ -299,3 +299,20 @@ def test_an_error_naming_an_ordinary_long_path_loads_no_secret_detector(tmp_path
     )  # fmt: skip
     assert proc.stdout.split() == ["2", "False"], (proc.stdout, proc.stderr)
     assert f"no state file at {folder}/none.db" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_once_the_command_has_ended_does_not_change_its_exit(signum: int) -> None:
+    # SIGTERM while the interpreter shut down killed an `export` whose bundle was complete
+    # (exit -15); the command had ended with 0 and said so
+    script = (
+        "import os, sys, auditor.cli, auditor.__main__ as m\n"
+        "auditor.cli.main = lambda: 0\n"
+        "code = m.entry()\n"
+        f"os.kill(os.getpid(), {int(signum)})\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (0, "")

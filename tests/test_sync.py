@@ -379,7 +379,7 @@ def test_cli_sync_api_error_exits_2_without_the_token(
     fake_cli.fail_at[0] = httpx.Response(401, json=problem)
     code, out, err = cli(tmp_path, "sync", "--base-url", "https://svc.test")
     assert (code, out) == (2, "")
-    assert "→ 401 Unauthorized: invalid key [secret fp:" in err
+    assert "→ 401 Unauthorized: invalid key [token]" in err  # as README says of every error
     assert TOKEN not in err and err.count("\n") == 1
 
 

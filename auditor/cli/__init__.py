@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import os
 import select
 import sys
@@ -148,21 +150,52 @@ class StdoutError(Exception):
 
 class _Stdout:
     """The command's stdout, whose write errors other than a broken pipe (`| head`, handled
-    apart) are a `StdoutError`, so the guard can say what could not be written."""
+    apart) are a `StdoutError`, so the guard can say what could not be written.
 
-    def __init__(self, stream: TextIO) -> None:
+    A real stdout is written through its binary buffer in pieces, each count checked: CPython's
+    text layer drops what its buffered write returns, and that write can come up short without
+    an error (a full disk, a reader gone), so `auditor history --format json > full/file` exited 0
+    with the file cut short. A short piece is written again from where it stopped, and that
+    write raises the real error. A closed stdout (`>&-`, `sys.stdout` is None) is an error too.
+    """
+
+    def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
+        self._flushed = False
 
     def write(self, text: str) -> int:
         with _as_stdout_error():
-            return self.stream.write(text)
+            stream = self.stream
+            if stream is None:
+                raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+            buffer = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOBase) else None
+            if buffer is None or not text:
+                return stream.write(text)
+            if not self._flushed:  # whatever the text layer still holds goes first
+                stream.flush()
+                self._flushed = True
+            data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
+            while data:
+                count = buffer.write(data[:_PIECE])
+                if not count:  # None: a non-blocking stdout that would block
+                    raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+                data = data[count:]
+            if getattr(stream, "line_buffering", False) and "\n" in text:
+                buffer.flush()
+            return len(text)
 
     def flush(self) -> None:
+        if self.stream is None:
+            return  # nothing was written (a write would have failed)
         with _as_stdout_error():
             self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+#: The most bytes handed to stdout's buffer at once.
+_PIECE = 1 << 16
 
 
 @contextlib.contextmanager
@@ -187,7 +220,9 @@ class _Parser(argparse.ArgumentParser):
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         if message:
-            (file or sys.stderr).write(message)
+            if file is None:  # argparse's `sys.stdout`, closed (`auditor --help >&-`)
+                raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+            file.write(message)
 
     def error(self, message: str) -> NoReturn:
         """argparse's usage error, with any word that looks like a secret (or is the caller's
@@ -203,7 +238,8 @@ def _help_written(code: int, ctx: Context) -> int:
     """`code`, once what argparse printed (help, version) is flushed; a full disk is an error
     (exit 2), a reader gone (`auditor --help | head -1`) exit 141, quietly."""
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: stdout closed (`>&-`), `_Parser` said so
+            sys.stdout.flush()
     except OSError as exc:
         return _help_unwritten(exc, ctx)
     return code
@@ -287,7 +323,7 @@ def _silence(stream: TextIO) -> None:
     """Point the process's stdout or stderr at /dev/null, when `stream` is (or wraps) it, so
     the interpreter's flush at exit does not fail again."""
     target = getattr(stream, "stream", stream)
-    if target is sys.stdout or target is sys.stderr:
+    if target is not None and (target is sys.stdout or target is sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, target.fileno())

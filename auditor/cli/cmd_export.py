@@ -19,6 +19,7 @@ from auditor.workflows.export import ExportRequest, export_bundle
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.models import JSON
 
 
 def run_export(args: argparse.Namespace, ctx: Context) -> int:
@@ -28,7 +29,9 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
     at = parse_at(args.at, now)
     out: Path = Path(ctx.cwd) / (args.out or "evidence")
     ctx.paths.add(str(out))  # a part of it that looks like a secret is not shown in an error
-    with open_store(config, readonly=True) as store:
+    store = open_store(config, readonly=True)
+    closed = False
+    try:
         check_at(store, at)  # as `run`: nothing was in force before the first revision
         synced = store.last_sync()  # the address the stored data came from, when not given
         request = ExportRequest(
@@ -47,13 +50,25 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             sign_key=Path(ctx.cwd) / args.sign_key if args.sign_key else None,
             usage_days=None if args.no_usage else DEFAULT_DAYS,
         )
-        manifest = export_bundle(store, out, request)
-    signed = " and signed (manifest.sig)" if args.sign_key else ""
-    print(
-        f"Wrote evidence bundle to {out}: {manifest['revisions']} revisions, "
-        f"{manifest['reports']} readiness reports, {manifest['integrityIssues']} integrity "
-        f"issues, {manifest['findings']} results; sha256 of every file in manifest.json{signed}. "
-        f"Check it with: auditor verify {out}",
-        file=ctx.stdout,
-    )
+
+        def finish(manifest: dict[str, JSON]) -> None:
+            """The store closed and the closing line out: until then, an interrupt removes the
+            bundle (after it, nothing is left to do)."""
+            nonlocal closed
+            closed = True
+            store.close()
+            signed = " and signed (manifest.sig)" if args.sign_key else ""
+            print(
+                f"Wrote evidence bundle to {out}: {manifest['revisions']} revisions, "
+                f"{manifest['reports']} readiness reports, {manifest['integrityIssues']} "
+                f"integrity issues, {manifest['findings']} results; sha256 of every file in "
+                f"manifest.json{signed}. Check it with: auditor verify {out}",
+                file=ctx.stdout,
+            )
+            ctx.stdout.flush()
+
+        export_bundle(store, out, request, finish)
+    finally:
+        if not closed:
+            store.close()
     return EXIT_OK

@@ -87,7 +87,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
             outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
     else:
         redactor = _file_redactor(config)
-        request = _against_file(args, config, now, run_id, redactor)
+        request = _against_file(args, config, now, run_id, redactor, ctx)
         outcome = _reviewed(loaded, replace(request, author=author), redactor)
     data = with_report_options(outcome.data, args, config.org)
     write_reports(data, out_dir, args.outputs)
@@ -157,7 +157,7 @@ def _against_live(
 ) -> ReviewRequest:
     if config.token:  # known before the proposed file is read: a pasted token is scrubbed
         store.register_secret(config.token)
-    proposed = _load(args.proposed, store.redactor)  # a bad file fails before any network
+    proposed = _proposed(args.proposed, store.redactor, ctx)  # bad: fails before any network
     if not args.offline:
         sync_store(store, config, ctx, quiet=args.quiet, usage=False)
     live = store.latest_revision()
@@ -188,7 +188,12 @@ def _file_redactor(config: Config) -> Redactor:
 
 
 def _against_file(
-    args: argparse.Namespace, config: Config, now: datetime, run_id: str, redactor: Redactor
+    args: argparse.Namespace,
+    config: Config,
+    now: datetime,
+    run_id: str,
+    redactor: Redactor,
+    ctx: Context,
 ) -> ReviewRequest:
     base = _load(Path(args.against), redactor)
     live = Revision(
@@ -201,7 +206,7 @@ def _against_file(
     return ReviewRequest(
         live=live,
         history=(live,),
-        proposed=_load(args.proposed, redactor),
+        proposed=_proposed(args.proposed, redactor, ctx),
         against=args.against,
         now=now,
         run_id=run_id,
@@ -209,6 +214,49 @@ def _against_file(
         fail_on=config.fail_on,
         list_table=config.list_table,
     )
+
+
+def _proposed(path: Path, redactor: Redactor, ctx: Context) -> SettingsFile:
+    """The proposed file, named in the reports (and SARIF's artifact URI) by its path from
+    the repository's root, as GitHub code scanning links it (`repository_path`)."""
+    loaded = _load(path, redactor)
+    shown = repository_path(path, ctx)
+    if shown == loaded.path:
+        return loaded
+    return replace(loaded, path=shown, document=replace(loaded.document, path=shown))
+
+
+def repository_path(path: Path, ctx: Context) -> str:
+    """`path` relative to the root of the git work tree holding it, else to GITHUB_WORKSPACE
+    when it lies there, else as given. Relative to the current folder (`ec.yaml` run from
+    `deploy/`), absolute (`file:///…`) or outside it (`../repo/…`), SARIF's URI was no path
+    code scanning could find in the repository."""
+    real = os.path.realpath(path)
+    roots = (_git_root(os.path.dirname(real), ctx), ctx.env.get("GITHUB_WORKSPACE", ""))
+    for root in roots:
+        if not root:
+            continue
+        base = os.path.realpath(root)
+        if os.path.commonpath((base, real)) == base and real != base:
+            return Path(os.path.relpath(real, base)).as_posix()
+    return str(path)
+
+
+def _git_root(folder: str, ctx: Context) -> str:
+    """The top of the git work tree `folder` is in; empty when none (or git is absent, slow)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder,
+            env=dict(ctx.env),
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:

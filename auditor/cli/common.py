@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import Config, load_config
-from auditor.errors import ConfigError, StoreError, UsageError
+from auditor.errors import AuditorError, ConfigError, StoreError, UsageError
 from auditor.store import Store
 from auditor.store.file import lock_path
 
@@ -180,7 +180,19 @@ def sync_store(
                     file=ctx.stderr,
                 )
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
-    return sync_service(store, options, progress=progress, clock=ctx.clock)
+    try:
+        return sync_service(store, options, progress=progress, clock=ctx.clock)
+    except AuditorError as exc:
+        _token_named(exc, store.redactor.marker(token))
+        raise
+
+
+def _token_named(exc: AuditorError, marker: str) -> None:
+    """The command's own token in a sync error (a server echoing it in a 401 body) reads
+    `[token]`, as in any other error, not as its marker: a fingerprint and length of the
+    caller's token have no place in an error, the reports or findings.json."""
+    if exc.args and isinstance(exc.args[0], str) and marker in exc.args[0]:
+        exc.args = (exc.args[0].replace(marker, "[token]"), *exc.args[1:])
 
 
 def _without_httpx_command_line() -> None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.common.files import UnreadableFile, read_input
+from auditor.common.files import UnreadableFile, keep_mode, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 from auditor.report import OUTPUTS
@@ -283,6 +283,7 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
         path = out_dir / name
         if not _written_by_auditor(path, signature):
             continue
+        keep_mode(path)  # today's report gets the mode the user gave yesterday's
         try:
             path.unlink(missing_ok=True)  # a symlink: the link itself, never its target
         except OSError as exc:

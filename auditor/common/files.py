@@ -16,9 +16,15 @@ from typing import IO, Any
 def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     """A file opened for writing beside `path` (text as UTF-8 with `\\n` line ends, or bytes)
     that replaces `path` only when the block ends without an exception: readers see the old
-    file or the whole new one, and a failed write leaves no temporary file behind."""
+    file or the whole new one, and a failed write leaves no temporary file behind.
+
+    The file's mode is what any tool's would be: a new file's is 0666 less the umask (0644
+    under the usual 022), and a file rewritten keeps its mode (a report made group-readable
+    stays so). mkstemp's own 0600 made every report and bundle file private whatever the
+    umask, and each rewrite reset a mode set by hand."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _mode_for(path))
         fh: IO[Any] = (
             os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         )
@@ -28,6 +34,50 @@ def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: The modes of files removed to be written again (an earlier run's reports, which `run` and
+#: `review` clear first): the new file takes its predecessor's mode, as a file rewritten does.
+_KEPT_MODES: dict[str, int] = {}
+
+
+def keep_mode(path: Path) -> None:
+    """Remember the mode of `path` (a regular file, or one a symlink names) before it is
+    removed, for the file `atomic_open` writes there next."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        _KEPT_MODES[os.path.abspath(path)] = stat.S_IMODE(info.st_mode) & 0o777
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` keeps if it exists (a regular file, or one a symlink names)
+    or had before it was cleared (`keep_mode`), else a new file's: 0666 less the umask."""
+    kept = _KEPT_MODES.pop(os.path.abspath(path), None)
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        return stat.S_IMODE(info.st_mode) & 0o777
+    return kept if kept is not None else 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux's
+    /proc/self/status); elsewhere set and put back at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:

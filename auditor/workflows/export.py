@@ -318,9 +318,18 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     }
 
 
-def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, JSON]:
+def export_bundle(
+    store: Store,
+    out: Path,
+    request: ExportRequest,
+    finish: Callable[[dict[str, JSON]], None] | None = None,
+) -> dict[str, JSON]:
     """Write the evidence bundle into `out` (which must be empty or new); return the manifest.
-    A bundle that cannot be finished is removed again: no half bundle is left to verify."""
+    A bundle that cannot be finished is removed again: no half bundle is left to verify.
+
+    `finish(manifest)`, when given, is the export's last step (the command's closing line): an
+    error or interrupt up to its end removes the bundle too, so a command that ends with an
+    interrupt (exit 130/143) never leaves a complete bundle a CI job would take for a failure."""
     # os.path: Path.exists raises on a name too long for the file system; mkdir says why below
     if os.path.exists(out) and (not out.is_dir() or any(out.iterdir())):
         raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
@@ -332,7 +341,10 @@ def export_bundle(store: Store, out: Path, request: ExportRequest) -> dict[str, 
     except OSError as exc:
         raise AuditorError(f"cannot create {out}: {exc.strerror}") from None
     try:
-        return _export(store, out, request, key)
+        manifest = _export(store, out, request, key)
+        if finish is not None:
+            finish(manifest)
+        return manifest
     except BaseException:
         for child in out.iterdir():  # only what this export wrote: the folder was empty
             shutil.rmtree(child) if child.is_dir() else child.unlink()

@@ -1,0 +1,66 @@
+"""A server that echoes the command's own token in an error body (`401: bad token …`): the
+error, report.md and findings.json name it `[token]`, as every other error does, never by a
+fingerprint and length of the caller's token."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import Context, main
+from tests.conftest import FIXED_NOW
+
+TOKEN = "demo-owner-token"  # 16 characters: its marker read `[secret fp:… len:16]`
+
+
+class _EchoingTheToken(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        token = self.headers.get("authorization", "").removeprefix("Bearer ")
+        body = json.dumps({"detail": f"bad token {token}"}).encode()
+        self.send_response(401)
+        self.send_header("content-type", "application/problem+json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def echoing() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoingTheToken)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("command", ["run", "sync"])
+def test_the_callers_token_echoed_by_the_server_reads_token(
+    tmp_path: Path, echoing: str, command: str
+) -> None:
+    env = {"AUDITOR_BASE_URL": echoing, "AUDITOR_TOKEN": TOKEN}
+    out = tmp_path / "reports"
+    argv = [command, "--state", str(tmp_path / "state.db"), "--no-usage"]
+    argv += ["--out", str(out)] if command == "run" else []
+    err = io.StringIO()
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW,
+                  cwd=str(tmp_path))  # fmt: skip
+    assert main(argv, ctx) == 2
+    texts = {"stderr": err.getvalue()}
+    if command == "run":
+        texts |= {name: (out / name).read_text() for name in ("report.md", "findings.json")}
+    for name, text in texts.items():
+        said = text.replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
+        assert "401 Unauthorized: bad token [token]" in said, name
+        assert f"len:{len(TOKEN)}]" not in said and TOKEN not in said, name

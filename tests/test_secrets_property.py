@@ -5,13 +5,15 @@ repeated within a page) through the real `sync`. A secret is revealed by its pla
 revision (an `apiKey`, an `env` or `extraHeaders` value, a hook command's `-p`, a URL's
 `?token=`) and pasted as free text (a note, an object key, the author's id, e-mail or name, a
 readiness report) into newer and older revisions, the revealing one, or revisions of an
-earlier or a later sync. After each sync the raw bytes of the state file and its journal hold
+earlier or a later sync; a sync may fail once midway and be run again. After each sync (and
+each failed try) the raw bytes of the state file and its journal hold
 no learned secret in any encoded form, and the scrub index is exactly the stored rows split.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import tempfile
@@ -26,6 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_sync import NOW, TOKEN, FakeService
 
+from auditor.errors import AuditorError
 from auditor.fetch import PlatformClient
 from auditor.store import scrubindex
 from auditor.store.database import Store
@@ -67,6 +70,7 @@ class _Sync:
     revisions: list[_Revision]  # oldest first (the service sends them newest first)
     page_size: int
     reopen: bool  # a new `Store.open` (a new night), else the same store as the previous sync
+    fail_at: int | None = None  # a first try fails at this request (then the sync is run again)
 
 
 _secret = st.sampled_from(_PLAIN + _ODD)
@@ -93,6 +97,7 @@ _syncs = st.lists(
         revisions=st.lists(_revision(), max_size=7),
         page_size=st.integers(2, 4),
         reopen=st.booleans(),
+        fail_at=st.none() | st.integers(0, 3),
     ),
     min_size=1,
     max_size=3,
@@ -149,6 +154,10 @@ def _report(number: int, n: int, text: str) -> dict[str, Any]:
         "repoUrl": f"https://git.example/{text}",
         "report": {"lint": {"numerator": 1, "denominator": 2, "rationale": f"found {text}"}},
     }
+
+
+def _failure() -> httpx.Response:
+    return httpx.Response(400, json={"title": "Bad Request", "detail": "try again"})
 
 
 def _forms(secret: str) -> set[bytes]:
@@ -211,6 +220,9 @@ def _check(path: Path, store: Store, learned: set[str]) -> None:
 def _run(plans: list[_Sync]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "state.db"
+        # learned: the secrets the state file's memory holds; values: those the open store
+        # knows as values; beyond: those pasted where only a value finds them (`_bounded`)
+        # while the store knew them by fingerprint only: they stay plain, as documented.
         service, learned, values, beyond = _Service(), set[str](), set[str](), set[str]()
         store = Store.open(path)
         try:
@@ -224,6 +236,12 @@ def _run(plans: list[_Sync]) -> None:
                 values |= {s for r in plan.revisions for s in r.reveal.values()}
                 pasted = {(s, t) for r in plan.revisions for _, t in r.pastes for s in _SECRETS}
                 beyond |= {s for s, t in pasted if s in learned - values and not _bounded(s, t)}
+                if plan.fail_at is not None:  # nothing saved: the file is as it was
+                    service.fail_at = {len(service.requests) + plan.fail_at: _failure()}
+                    with contextlib.suppress(AuditorError):
+                        _sync(store, service, plan.page_size)
+                    service.fail_at = {}
+                    _check(path, store, learned - beyond)
                 learned |= values
                 _sync(store, service, plan.page_size)
                 _check(path, store, learned - beyond)

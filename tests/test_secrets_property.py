@@ -6,8 +6,8 @@ revision (an `apiKey`, an `env` or `extraHeaders` value, a hook command's `-p`, 
 `?token=`) and pasted as free text (a note, an object key, the author's id, e-mail or name, a
 readiness report) into newer and older revisions, the revealing one, or revisions of an
 earlier or a later sync; a sync may fail once midway and be run again. After each sync (and
-each failed try) the raw bytes of the state file and its journal hold
-no learned secret in any encoded form, and the scrub index is exactly the stored rows split.
+each failed try) the raw bytes of the state file and its journal hold no learned secret in
+any encoded form, and the scrub index is exactly the stored rows split.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def _run(plans: list[_Sync]) -> None:
         path = Path(folder) / "state.db"
         # learned: the secrets the state file's memory holds; values: those the open store
         # knows as values; beyond: those pasted where only a value finds them (`_bounded`)
-        # while the store knew them by fingerprint only: they stay plain, as documented.
+        # while the store knew them by fingerprint only: they stay plain (README: `abcSECRET`).
         service, learned, values, beyond = _Service(), set[str](), set[str](), set[str]()
         store = Store.open(path)
         try:

@@ -290,3 +290,17 @@ def test_settings_sent_again_unchanged_keep_the_parts_of_their_text() -> None:
     _, changed, later = redactor.redact_canonical_parts({**first, "a": 2}, stream="settings")
     assert later is not None and b"{" + b",".join(later) + b"}" == changed
     assert later[0] == b'"a":2' and all(map(operator.is_, later[1:], parts[1:]))
+
+
+def test_the_parts_given_are_the_redactors_and_cannot_be_changed() -> None:
+    """The parts are not copied for the caller: the next settings of the stream are put
+    together from them. They are a tuple, so a caller cannot change them, and with them the
+    text stored for the next revision (a list was given before)."""
+    redactor = Redactor(KEY)
+    first = {"a": 1, "apiKey": "sk-live0123456789abcdefghij", "b": {"c": "x"}}  # walked
+    _, _, parts = redactor.redact_canonical_parts(first, stream="settings")
+    assert parts is not None
+    with pytest.raises(TypeError):
+        parts[2] = b'"b":"changed"'  # type: ignore[index]
+    out, body, _ = redactor.redact_canonical_parts({**first, "a": 2}, stream="settings")
+    assert body == canonical(out) and b"changed" not in body

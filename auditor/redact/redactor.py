@@ -19,8 +19,8 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -112,9 +112,11 @@ class _Seen:
         self.canon: bytes | None = None  # `canonical(out)`, once asked for
         # An object whose keys all stay as they are, once its canonical text was asked for:
         # each key's place in sorted order and its `"key":value` text there (None: not yet).
+        # A tuple, handed to callers as it is (`redact_canonical_parts`): none can change it,
+        # so the next document of the stream may share it.
         self.slots: dict[str, int] | None = None
-        self.pieces: list[bytes | None] | None = None
-        self.stale: list[str] = []  # keys whose piece is None
+        self.pieces: tuple[bytes, ...] | None = None
+        self.stale: list[str] = []  # keys whose piece in `pieces` is the previous document's
 
 
 def _getter(keys: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -180,13 +182,14 @@ def _canonical(seen: _Seen) -> bytes:
     if seen.slots is None or seen.pieces is None:
         keys = sorted(kids)
         seen.slots = {k: n for n, k in enumerate(keys)}
-        seen.pieces = [None] * len(keys)
-        seen.stale = keys
-    pieces, slots = seen.pieces, seen.slots
-    for k in seen.stale:
+        pieces, stale = [b""] * len(keys), keys
+    else:  # the previous document's pieces (shared, never changed): those of `stale` go
+        pieces, stale = list(seen.pieces), seen.stale
+    slots = seen.slots
+    for k in stale:
         pieces[slots[k]] = orjson.dumps(k) + b":" + canonical(kids[k].out)
-    seen.stale = []
-    seen.canon = b"{" + b",".join(pieces) + b"}"  # type: ignore[arg-type]  # none left None
+    seen.pieces, seen.stale = tuple(pieces), []
+    seen.canon = b"{" + b",".join(pieces) + b"}"
     return seen.canon
 
 
@@ -306,10 +309,11 @@ class Redactor:
 
     def redact_canonical_parts(
         self, value: Any, stream: str = ""
-    ) -> tuple[Any, bytes, Sequence[bytes] | None]:
+    ) -> tuple[Any, bytes, tuple[bytes, ...] | None]:
         """`redact_canonical`, and the parts its JSON was put together from when it is an
         object's: `b"{" + b",".join(parts) + b"}"`, each part a key's canonical `"key":value`
-        text, in sorted order (None when the JSON was written whole). A part the previous
+        text, in sorted order (None when the JSON was written whole). The redactor's own
+        tuple, which the next document of the stream may share: not a copy. A part the previous
         document of the stream had too is most often the same object (read-only, like the
         copy), so a caller can tell the parts that changed at the cost of an identity test."""
         out, node, blob = self._redact(value, stream, sort=True)
@@ -320,7 +324,7 @@ class Redactor:
         blob = _canonical(node)
         if node.slots is None or node.pieces is None or node.stale:
             return out, blob, None
-        return out, blob, cast("list[bytes]", node.pieces)  # none left None by `_canonical`
+        return out, blob, node.pieces  # a tuple: the caller cannot change the node's parts
 
     def _redact(
         self, value: Any, stream: str, sort: bool = False
@@ -575,9 +579,7 @@ class Redactor:
         seen.types = prev.types
         if prev.pieces is not None and prev.slots is not None and not prev.stale:
             seen.slots = prev.slots  # the same keys; the pieces of the values that changed go
-            seen.pieces = pieces = list(prev.pieces)
-            for k in changed:
-                pieces[prev.slots[k]] = None
+            seen.pieces = prev.pieces  # (`_canonical` writes them into a new tuple)
             seen.stale = changed
         return seen
 

@@ -5,7 +5,10 @@ process, keeps what it set)."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import pytest
 
@@ -59,3 +62,79 @@ def test_an_audit_during_a_sync_leaves_the_sync_its_thresholds() -> None:
             pass
         assert gc.get_threshold() == (50_000, 20, 20)
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def _in_thread(block: Callable[[], AbstractContextManager[None]]) -> tuple[Any, Any, Any]:
+    """A thread that enters `block` when `go_in` is set and leaves when `go_out` is; `inside`
+    and `left` say it has."""
+    go_in, go_out, inside, left = (threading.Event() for _ in range(4))
+
+    def work() -> None:
+        go_in.wait(10)
+        with block():
+            inside.set()
+            go_out.wait(10)
+        left.set()
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+
+    def step(event: threading.Event, done: threading.Event) -> None:
+        event.set()
+        assert done.wait(10)
+
+    return thread, lambda: step(go_in, inside), lambda: step(go_out, left)
+
+
+def test_an_audit_ending_inside_a_sync_in_another_thread_leaves_no_raised_thresholds() -> None:
+    # `run --orgs`: one organization's audit starts, another's sync starts, the audit ends,
+    # then the sync: the thresholds before are the thresholds after, nothing left frozen
+    from auditor.workflows.sync import _few_collections
+
+    audit, audit_in, audit_out = _in_thread(_objects_set_aside)
+    sync, sync_in, sync_out = _in_thread(_few_collections)
+    audit_in()
+    sync_in()
+    assert gc.get_threshold() == FEW_COLLECTIONS
+    audit_out()
+    assert gc.get_threshold() == FEW_COLLECTIONS  # the sync is still running
+    sync_out()
+    audit.join(10)
+    sync.join(10)
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_sync_ending_inside_an_audit_and_loading_share_the_one_setting() -> None:
+    from auditor.workflows.sync import _few_collections
+
+    sync, sync_in, sync_out = _in_thread(_few_collections)
+    audit, audit_in, audit_out = _in_thread(_objects_set_aside)
+    sync_in()
+    audit_in()
+    with loading():
+        sync_out()
+        assert gc.get_threshold() == FEW_COLLECTIONS
+    audit_out()
+    sync.join(10)
+    audit.join(10)
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_freeze_the_host_program_made_is_left_as_it_is() -> None:
+    kept = [object() for _ in range(10)]  # the host's long-lived objects, frozen by it
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with _objects_set_aside():
+            assert gc.get_threshold() == FEW_COLLECTIONS
+        with loading():
+            pass
+        # not unfrozen (0), nothing of ours added (a few of the host's may have been freed)
+        assert frozen - 100 < gc.get_freeze_count() <= frozen
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.unfreeze()
+    del kept

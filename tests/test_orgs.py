@@ -485,3 +485,79 @@ def test_an_organizations_token_typed_into_another_flag_is_not_echoed(
     assert code == 2 and "auditor: error: " in err, err
     assert token not in out + err
     assert "[token]" in err or "<not shown: looks like a secret>" in err
+
+
+def test_the_garbage_collector_thresholds_are_back_after_a_run_of_many_organizations(
+    tmp_path: Path, emulators: list[Any]
+) -> None:
+    # one worker, three organizations: syncs and audits one after another, in another thread
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+        env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+        argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "1"]
+        code, _, err = _run(argv, env, tmp_path)
+        assert code in (0, 1), err
+        assert gc.get_threshold() == (700, 10, 10)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_an_audit_ending_while_another_organization_syncs_leaves_the_thresholds_as_found(
+    tmp_path: Path, emulators: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two workers, three organizations: the first audit waits until the third organization's
+    # sync has started, which waits until that audit has ended (the order that left the
+    # thresholds raised for the rest of the process)
+    import gc
+    import threading
+
+    import auditor.cli.cmd_run as cmd_run
+    import auditor.evaluate.engine as engine
+    import auditor.workflows.sync as sync
+
+    third_sync, first_audit_done = threading.Event(), threading.Event()
+    first: list[threading.Thread] = []
+    syncs: list[int] = []
+    evaluate, new_rows, run_audit = engine.evaluate, sync._NewRows, cmd_run.run_audit
+
+    def evaluating(*args: Any, **kwargs: Any) -> Any:
+        if not first:
+            first.append(threading.current_thread())
+            assert third_sync.wait(30)
+        return evaluate(*args, **kwargs)
+
+    def syncing(*args: Any, **kwargs: Any) -> Any:
+        syncs.append(1)
+        if len(syncs) == 3:
+            third_sync.set()
+            assert first_audit_done.wait(30)
+        return new_rows(*args, **kwargs)
+
+    def auditing(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run_audit(*args, **kwargs)
+        finally:
+            if first and first[0] is threading.current_thread():
+                first_audit_done.set()
+
+    monkeypatch.setattr(engine, "evaluate", evaluating)
+    monkeypatch.setattr(sync, "_NewRows", syncing)
+    monkeypatch.setattr(cmd_run, "run_audit", auditing)
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
+        env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
+        argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "2"]
+        code, _, err = _run(argv, env, tmp_path)
+        assert code in (0, 1), err
+        assert third_sync.is_set() and first_audit_done.is_set()
+        assert gc.get_threshold() == (700, 10, 10)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)

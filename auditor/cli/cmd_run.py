@@ -43,6 +43,7 @@ from auditor.cli.summary import (
 )
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
+from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
 from auditor.report import prepare_out_dir, write_reports
@@ -76,9 +77,12 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
-    if args.orgs is not None:
-        return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir, entries)
-    return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
+    try:
+        if args.orgs is not None:
+            return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir, entries)
+        return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
+    finally:  # the modes of the reports this run cleared and did not write again: not kept
+        forget_modes(out_dir)
 
 
 @dataclass(frozen=True)

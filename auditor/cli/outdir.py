@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.common.files import UnreadableFile, keep_mode, read_input
+from auditor.common.files import UnreadableFile, forget_modes, keep_mode, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 from auditor.report import OUTPUTS
@@ -276,6 +276,7 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
             f"cannot use {out_dir} as the report folder: it belongs to an evidence bundle "
             "(manifest.json); choose another --out"
         )
+    forget_modes(out_dir)  # what an earlier run in this process cleared is not this run's
     signatures = dict(_SIGNATURES)
     if orgs:
         signatures[ORGS_SUMMARY] = _ORGS_SUMMARY_SIGNATURE

@@ -9,8 +9,9 @@ make 100,000s of such objects and hardly any cycles: each walk finds nothing to 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 #: The thresholds while loading or auditing (the sync's too, `workflows.sync`): a young
 #: collection every 50,000 new containers instead of 700.
@@ -18,22 +19,56 @@ FEW_COLLECTIONS = (50_000, 20, 20)
 
 
 @contextmanager
-def loading() -> Iterator[None]:
-    """Fewer collections while modules are imported (~80 collections, 15-25 ms of a nightly
-    run's start-up). At the end what was made goes to the oldest generation (frozen, then
-    unfrozen): putting the threshold back does not set off a walk of it, and it is not walked
-    again until a full collection. Left as it is when the thresholds are raised already, and
-    not put back when something else changed them meanwhile. Meant for the process's main
-    thread before any other work runs (it unfreezes what was frozen)."""
-    found = gc.get_threshold()
-    if found[0] >= FEW_COLLECTIONS[0]:
-        yield
-        return
-    gc.set_threshold(*FEW_COLLECTIONS)
+def few_collections(*, set_aside: bool = True) -> Iterator[None]:
+    """`FEW_COLLECTIONS` while the block runs: the one setting the sync, the audit and the
+    loading of modules share, as the process's thresholds are one. Any number of blocks may
+    run at once, in any threads and in any order (`run --orgs` syncs one organization while it
+    audits another): the first to enter saves the thresholds it finds and raises them (unless
+    they are raised already), and the last to leave puts back what the first found (unless
+    something else changed them meanwhile). Separate counters for syncs and audits used to
+    leave the raised thresholds for the rest of the process when an audit ended inside a sync.
+
+    `set_aside`: the objects alive on entering are frozen (`gc.freeze`): no collection walks
+    them while the block runs; a frozen object is still freed when its last reference goes.
+    The last to leave freezes what was made meanwhile too, so that putting the threshold back
+    does not set off a walk of it, then unfreezes all of it into the oldest generation. When
+    the host program had frozen objects of its own before the first entered, nothing is frozen
+    or unfrozen (`gc.unfreeze` cannot tell its objects from ours, and would undo its freeze):
+    only the thresholds change."""
+    global _entered, _found, _freezing
+    with _lock:
+        if _entered == 0:
+            found = gc.get_threshold()
+            _found = found if found[0] < FEW_COLLECTIONS[0] else None
+            _freezing = gc.get_freeze_count() == 0
+            if _found is not None:
+                gc.set_threshold(*FEW_COLLECTIONS)
+        _entered += 1
+        if set_aside and _freezing:
+            gc.freeze()
     try:
         yield
     finally:
-        gc.freeze()
-        if gc.get_threshold() == FEW_COLLECTIONS:
-            gc.set_threshold(*found)
-        gc.unfreeze()
+        with _lock:
+            _entered -= 1
+            if _entered == 0:
+                if _freezing:
+                    gc.freeze()
+                if _found is not None and gc.get_threshold() == FEW_COLLECTIONS:
+                    gc.set_threshold(*_found)
+                if _freezing:
+                    gc.unfreeze()
+
+
+_lock = threading.Lock()
+_entered = 0  # blocks inside `few_collections` right now, in every thread
+_found: tuple[int, int, int] | None = None  # what the first found, unless raised already
+_freezing = True  # no freeze of the host program's was there when the first entered
+
+
+def loading() -> AbstractContextManager[None]:
+    """Fewer collections while modules are imported (~80 collections, 15-25 ms of a nightly
+    run's start-up). Nothing is set aside on entering; at the end what was made goes to the
+    oldest generation (`few_collections`): putting the threshold back does not set off a walk
+    of it, and it is not walked again until a full collection."""
+    return few_collections(set_aside=False)

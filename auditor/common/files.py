@@ -20,8 +20,8 @@ def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
 
     The file's mode is what any tool's would be: a new file's is 0666 less the umask (0644
     under the usual 022), and a file rewritten keeps its mode (a report made group-readable
-    stays so). mkstemp's own 0600 made every report and bundle file private whatever the
-    umask, and each rewrite reset a mode set by hand."""
+    stays so; see `_own_mode` for what is not kept). mkstemp's own 0600 made every report and
+    bundle file private whatever the umask, and each rewrite reset a mode set by hand."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, _mode_for(path))
@@ -38,31 +38,62 @@ def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
 
 #: The modes of files removed to be written again (an earlier run's reports, which `run` and
 #: `review` clear first): the new file takes its predecessor's mode, as a file rewritten does.
+#: An entry lives for one run: taken by the file written there (`atomic_open`), or dropped
+#: when the run's reports are written without it and when the folder is cleared again
+#: (`forget_modes`), so a later run in the same process never gets a mode from an older one.
 _KEPT_MODES: dict[str, int] = {}
 
 
 def keep_mode(path: Path) -> None:
-    """Remember the mode of `path` (a regular file, or one a symlink names) before it is
-    removed, for the file `atomic_open` writes there next."""
+    """Remember the mode of `path` (a regular file the process's user owns; never a symlink's
+    target) before it is removed, for the file `atomic_open` writes there next."""
+    key = os.path.abspath(path)
+    mode = _own_mode(path)
+    if mode is None:
+        _KEPT_MODES.pop(key, None)
+    else:
+        _KEPT_MODES[key] = mode
+
+
+def forget_modes(folder: Path) -> None:
+    """Drop the kept modes of files in `folder`: the run that cleared them is over (or a new
+    one starts), and what it did not write again starts anew, 0666 less the umask."""
+    inside = os.path.join(os.path.abspath(folder), "")  # its subfolders too (`run --orgs`)
+    for key in [k for k in _KEPT_MODES if k.startswith(inside)]:
+        del _KEPT_MODES[key]
+
+
+def _own_mode(path: Path) -> int | None:
+    """The mode a file written at `path` keeps from what is there: only a regular file (not
+    followed through a symlink: a link's target may be anyone's file and is never touched, so
+    its mode is not copied either) owned by the process's user (another user's mode is not
+    ours to copy). Never execute bits, and write for others only where the umask would give
+    it to a new file: a report is evidence, and a file anyone can write (a `chmod 777` once,
+    or one made under `umask 0`) is not carried from run to run. Group write is kept, the
+    team-sharing `chmod 664` README describes."""
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except OSError:
-        return
-    if stat.S_ISREG(info.st_mode):
-        _KEPT_MODES[os.path.abspath(path)] = stat.S_IMODE(info.st_mode) & 0o777
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is not None and info.st_uid != geteuid():
+        return None
+    return stat.S_IMODE(info.st_mode) & (0o664 | (0o002 & ~_umask()))
 
 
 def _mode_for(path: Path) -> int:
-    """The permission bits `path` keeps if it exists (a regular file, or one a symlink names)
-    or had before it was cleared (`keep_mode`), else a new file's: 0666 less the umask."""
+    """The permission bits the file written at `path` gets: those of the file there now or
+    cleared before (`keep_mode`), as `_own_mode` allows, else a new file's: 0666 less the
+    umask (also in place of a symlink, which the new file replaces)."""
     kept = _KEPT_MODES.pop(os.path.abspath(path), None)
     try:
-        info = os.stat(path)
+        os.lstat(path)
     except OSError:
-        info = None
-    if info is not None and stat.S_ISREG(info.st_mode):
-        return stat.S_IMODE(info.st_mode) & 0o777
-    return kept if kept is not None else 0o666 & ~_umask()
+        return kept if kept is not None else 0o666 & ~_umask()
+    mode = _own_mode(path)  # something is there now: it decides, not an older run's file
+    return mode if mode is not None else 0o666 & ~_umask()
 
 
 def _umask() -> int:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from auditor.common.files import atomic_open, write_atomic
+from auditor.common.files import atomic_open, forget_modes, write_atomic
 from auditor.errors import ReportError
 from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
@@ -105,6 +105,20 @@ def write_reports(
     prepare_out_dir(out_dir)
     chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
+    try:
+        _write_chosen(data, out_dir, outputs, chosen, written)
+    finally:  # a report cleared first (`clear_old_reports`) and not written now keeps no mode
+        forget_modes(out_dir)
+    return written
+
+
+def _write_chosen(
+    data: ReportData,
+    out_dir: Path,
+    outputs: Collection[str],
+    chosen: set[str],
+    written: dict[str, Path],
+) -> None:
     with shared_order(data):  # the findings sorted once for every report that sorts them
         for name, render in REPORT_FILES.items():
             if name not in chosen:
@@ -118,7 +132,6 @@ def write_reports(
             written[name] = path
         if "pdf" in outputs:
             written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
-    return written
 
 
 def _write_pdf(data: ReportData, path: Path) -> Path:

@@ -7,18 +7,16 @@ run and its findings in the store so the next run can say new / persisting / res
 
 from __future__ import annotations
 
-import gc
 import hashlib
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor import __version__
-from auditor.common.collector import FEW_COLLECTIONS
+from auditor.common.collector import few_collections
 from auditor.common.pairs import HashPairs
 from auditor.common.unique import first_free
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
@@ -300,8 +298,7 @@ def _run_audit(
         return AuditOutcome(data, failing_at(data.findings, options.fail_on))
 
 
-@contextmanager
-def _objects_set_aside() -> Iterator[None]:
+def _objects_set_aside() -> AbstractContextManager[None]:
     """The objects alive when the audit starts (the loaded code, the policies, what the sync
     left) set aside from the cyclic garbage collector (`gc.freeze`) until it ends, and fewer
     collections while it runs (as the sync has them, `FEW_COLLECTIONS`): the
@@ -310,40 +307,9 @@ def _objects_set_aside() -> Iterator[None]:
     default threshold each of them was walked by two or three collections (~40-60 ms of a
     nightly), and each full collection walked all the older ones again (another ~40 ms).
     Nothing is kept longer: a frozen object is still freed when the last reference to it
-    goes, and all are handed back to the collector at the end.
-
-    The threshold is the process's: audits and syncs running at once (`run --orgs`) share it.
-    The first audit to start raises it unless it is raised already (a sync running), and the
-    last to finish puts back what it found, unless another part changed it meanwhile (a sync
-    that started later and put back the raised one is left as it is: a collection pattern
-    only, the results are the same). Set aside is all a freeze does: unfrozen at the end of
-    each audit, also when another is still running."""
-    global _auditing, _put_back
-    with _gc_lock:
-        if _auditing == 0:
-            found = gc.get_threshold()
-            _put_back = found if found[0] < FEW_COLLECTIONS[0] else None
-            if _put_back is not None:
-                gc.set_threshold(*FEW_COLLECTIONS)
-        _auditing += 1
-        gc.freeze()
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _auditing -= 1
-            # Frozen first, so that putting the threshold back does not set off a collection of
-            # the ~50,000 objects made since the last one (the report data, alive until the
-            # command returns: ~10 ms of a nightly): all go to the oldest generation.
-            gc.freeze()
-            if _auditing == 0 and _put_back is not None and gc.get_threshold() == FEW_COLLECTIONS:
-                gc.set_threshold(*_put_back)
-            gc.unfreeze()
-
-
-_gc_lock = threading.Lock()
-_auditing = 0  # audits inside `_objects_set_aside` right now
-_put_back: tuple[int, int, int] | None = None  # the threshold the first audit found
+    goes, and all are handed back to the collector when the last of the audits and syncs
+    running at once (`run --orgs`) ends (`collector.few_collections`)."""
+    return few_collections()
 
 
 @dataclass(frozen=True)

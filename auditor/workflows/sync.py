@@ -10,15 +10,14 @@ message says what was fetched.
 
 from __future__ import annotations
 
-import gc
-import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from auditor.common.collector import few_collections
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
     HISTORY,
@@ -322,35 +321,13 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-@contextmanager
-def _few_collections() -> Iterator[None]:
+def _few_collections() -> AbstractContextManager[None]:
     """Fewer cyclic garbage collections while a sync ingests: it makes millions of short-lived
     containers (parsed pages) but hardly any cycles, while the redactor's memo and the objects
     of start-up stay alive, and each full collection would walk them all again. The objects
-    alive before the sync are set aside (`gc.freeze`); thresholds are restored afterwards.
-
-    The setting is the process's: syncs running at once (`run --orgs`) share it, so only the
-    first to start changes it and only the last to finish restores it."""
-    global _syncing, _saved_threshold
-    with _gc_lock:
-        if _syncing == 0:
-            _saved_threshold = gc.get_threshold()
-            gc.freeze()
-            gc.set_threshold(50_000, 20, 20)
-        _syncing += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _syncing -= 1
-            if _syncing == 0:
-                gc.set_threshold(*_saved_threshold)
-                gc.unfreeze()
-
-
-_gc_lock = threading.Lock()
-_syncing = 0  # syncs inside `_few_collections` right now
-_saved_threshold = gc.get_threshold()
+    alive before the sync are set aside (`gc.freeze`); thresholds are restored afterwards, by
+    the last of the syncs, audits and loadings running at once (`collector.few_collections`)."""
+    return few_collections()
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:

@@ -176,7 +176,7 @@ class _Stdout:
                 io.BufferedWriter(raw),
                 encoding=stream.encoding,
                 errors=stream.errors,
-                line_buffering=stream.line_buffering,
+                line_buffering=bool(stream.line_buffering),
             )
             self._unbuffered = True
 

@@ -234,3 +234,38 @@ def test_stdout_with_a_bom_encoding_has_one_bom(small_state: Path, unbuffered: s
     assert done.stdout.count(b"\xef\xbb\xbf") == 1
     assert done.stdout.startswith(b"\xef\xbb\xbf")
     assert done.stdout.count(b"\n") > 1
+
+
+class _Raw(io.RawIOBase):
+    def __init__(self) -> None:
+        self.got = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.got += bytes(data)
+        return len(data)
+
+
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+def test_stdout_writes_keep_their_order_with_other_writes_and_a_progress_line(
+    unbuffered: bool,
+) -> None:
+    # something else writing to the same stdout comes out where it was written (was 1, 3, 2),
+    # and a `\r` progress line on a line-buffered terminal shows at once
+    from auditor.cli import _Stdout
+
+    raw = _Raw()
+    if unbuffered:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    else:
+        stream = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", line_buffering=True)
+    out = _Stdout(stream)
+    out.write("1\n")
+    stream.write("2\n")
+    out.write("3\n")
+    out.write("x" * 20_000 + "\n")
+    stream.write("4\n")
+    out.write("5\r")
+    assert bytes(raw.got) == b"1\n2\n3\n" + b"x" * 20_000 + b"\n4\n5\r"

@@ -269,3 +269,19 @@ def test_stdout_writes_keep_their_order_with_other_writes_and_a_progress_line(
     stream.write("4\n")
     out.write("5\r")
     assert bytes(raw.got) == b"1\n2\n3\n" + b"x" * 20_000 + b"\n4\n5\r"
+
+
+def test_an_unbuffered_stdout_stays_open_after_the_command() -> None:
+    # `PYTHONUNBUFFERED=1`: the checked text layer over stdout's file closed that file when it
+    # went away, and the next write (the interpreter's, or the next in-process command's) failed
+    import gc
+
+    from auditor.cli import Context, main
+
+    raw = _Raw()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    ctx = Context(env={}, stdout=stream, stderr=io.StringIO())
+    assert main(["policy", "schema"], ctx) == 0
+    gc.collect()
+    stream.write("after\n")
+    assert not raw.closed and bytes(raw.got).endswith(b"}\nafter\n")

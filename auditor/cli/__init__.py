@@ -169,11 +169,14 @@ class _Stdout:
 
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
+        self._writer = stream  # what is written to: the stream, or its checked text layer
         self._unbuffered = False
+        self._file: _Unclosed | None = None
         raw = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOWrapper) else None
         if isinstance(raw, io.RawIOBase) and stream is not None:
-            self.stream = io.TextIOWrapper(
-                io.BufferedWriter(raw),
+            self._file = _Unclosed(raw)
+            self._writer = io.TextIOWrapper(
+                io.BufferedWriter(self._file),
                 encoding=stream.encoding,
                 errors=stream.errors,
                 line_buffering=bool(stream.line_buffering),
@@ -182,26 +185,50 @@ class _Stdout:
 
     def write(self, text: str) -> int:
         with _as_stdout_error():
-            stream = self.stream
-            if stream is None:
+            writer = self._writer
+            if writer is None:
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
             if len(text) <= _PIECE:
-                stream.write(text)
+                writer.write(text)
             else:
                 for start in range(0, len(text), _PIECE):
-                    stream.write(text[start : start + _PIECE])
+                    writer.write(text[start : start + _PIECE])
             if self._unbuffered:
-                stream.flush()
+                writer.flush()
             return len(text)
 
     def flush(self) -> None:
-        if self.stream is None:
+        if self._writer is None:
             return  # nothing was written (a write would have failed)
         with _as_stdout_error():
-            self.stream.flush()
+            self._writer.flush()
+
+    def __del__(self) -> None:
+        if self._file is not None:  # what a failed write left in its buffer is dropped
+            self._file.dropping = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+class _Unclosed(io.RawIOBase):
+    """An unbuffered stdout's file under `_Stdout`'s own buffer, which never closes it."""
+
+    def __init__(self, raw: io.RawIOBase) -> None:
+        self.raw = raw
+        self.dropping = False  # `_Stdout` is gone: its buffer's last flush writes nothing
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int | None:
+        return len(data) if self.dropping else self.raw.write(data)
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
 
 
 #: The most characters handed to stdout's text layer at once: encoded (at most 16 bytes a

@@ -4,6 +4,7 @@ altered, missing or extra file, a changed signature or another key each fail, na
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -782,3 +783,23 @@ def test_an_export_interrupted_once_the_manifest_is_written_leaves_no_bundle(
     code = main(["export", "--out", str(out)], ctx)
     assert (code, err.getvalue()) == (143, "auditor: exit 143: terminated (SIGTERM)\n")
     assert not (tmp_path / "given").exists()
+
+
+def test_an_export_whose_closing_line_cannot_be_printed_leaves_no_bundle(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    # exit 0 means a complete bundle, any other exit none: a full disk under stdout (exit 2),
+    # as any failure, removes the bundle it had written (README, Evidence bundle)
+    out = tmp_path / "full"
+    err = io.StringIO()
+    full = open("/dev/full", "w")  # noqa: SIM115 (closed below, its last flush failing too)
+    try:
+        ctx = Context(env=made["env"], stdout=full, stderr=err, clock=lambda: FIXED_NOW,
+                      cwd=str(made["work"]))  # fmt: skip
+        code = main(["export", "--out", str(out), "--no-usage"], ctx)
+    finally:
+        with contextlib.suppress(OSError):
+            full.close()
+    assert code == 2, err.getvalue()
+    assert "cannot write to standard output" in err.getvalue()
+    assert not out.exists()

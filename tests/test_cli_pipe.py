@@ -118,10 +118,11 @@ def test_a_full_disk_on_stderr_exits_2_not_1_or_120(
     assert (tmp_path / "reports" / "findings.json").is_file()
 
 
-class _ShortWrites(io.BufferedIOBase):
-    """A stdout's buffer as CPython's `BufferedWriter` behaves on a full disk or a reader gone:
-    a large write returns a short count with no error, and only the next write raises. The text
-    layer above it drops that count: `history --format json > full/file` exited 0, cut short."""
+class _ShortWrites(io.RawIOBase):
+    """A stdout's file on a full disk or with its reader gone, under CPython's own buffer and
+    text layers: a write returns a short count with no error, and only the next write raises.
+    The text layer drops the count of a write larger than the buffer (which goes to the file
+    directly): `history --format json > full/file` exited 0, cut short."""
 
     def __init__(self, room: int, error: OSError, fd: int | None = None) -> None:
         self.room, self.error, self.fd, self.got = room, error, fd, bytearray()
@@ -143,10 +144,15 @@ class _ShortWrites(io.BufferedIOBase):
         return self.fd
 
 
-def _main_with_stdout(argv: list[str], buffer: _ShortWrites) -> tuple[int, str]:
+def _main_with_stdout(
+    argv: list[str], raw: _ShortWrites, *, unbuffered: bool = True
+) -> tuple[int, str]:
     from auditor.cli import Context, main
 
-    out = io.TextIOWrapper(buffer, encoding="utf-8")
+    if unbuffered:  # `PYTHONUNBUFFERED=1`, `python -u`, CI images: text layer on the file
+        out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    else:
+        out = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8")
     err = io.StringIO()
     return main(argv, Context(env={}, stdout=out, stderr=err)), err.getvalue()
 
@@ -154,10 +160,11 @@ def _main_with_stdout(argv: list[str], buffer: _ShortWrites) -> tuple[int, str]:
 _NOSPC = os.strerror(errno.ENOSPC)
 
 
-def test_a_short_write_on_stdout_is_one_error_line_and_exit_2() -> None:
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+def test_a_short_write_on_stdout_is_one_error_line_and_exit_2(unbuffered: bool) -> None:
     # `policy schema` writes 21 kB at once, as `history`, `diff` and every `--format json` do
     disk = _ShortWrites(5000, OSError(errno.ENOSPC, _NOSPC))
-    code, err = _main_with_stdout(["policy", "schema"], disk)
+    code, err = _main_with_stdout(["policy", "schema"], disk, unbuffered=unbuffered)
     assert (code, err) == (2, "auditor: error: cannot write to standard output: " + _NOSPC + "\n")
     assert len(disk.got) == 5000
 
@@ -196,3 +203,85 @@ def test_a_closed_stdout_is_one_error_line_and_exit_2(
         2,
         "auditor: error: cannot write to standard output: Bad file descriptor\n",
     )
+
+
+def test_stdout_keeps_its_encoding_and_newline_translation() -> None:
+    # written through the text layer: one BOM (utf-16, utf-8-sig), `newline="\r\n"` kept
+    from auditor.cli import Context, main
+    from auditor.policy.schema import SCHEMA_PATH
+
+    got = io.BytesIO()
+    out = io.TextIOWrapper(got, encoding="utf-16", newline="\r\n")
+    out.close = lambda: None  # type: ignore[method-assign]
+    assert main(["policy", "schema"], Context(env={}, stdout=out, stderr=io.StringIO())) == 0
+    out.flush()
+    data = got.getvalue()
+    assert data.count("\ufeff".encode("utf-16-le")) == 1
+    assert data.decode("utf-16") == SCHEMA_PATH.read_text().replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_stdout_with_a_bom_encoding_has_one_bom(small_state: Path, unbuffered: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AUDITOR_DEBUG"}
+    env.update(PYTHONIOENCODING="utf-8-sig", PYTHONUNBUFFERED=unbuffered)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "history", "--state", str(small_state)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(b"\xef\xbb\xbf") == 1
+    assert done.stdout.startswith(b"\xef\xbb\xbf")
+    assert done.stdout.count(b"\n") > 1
+
+
+class _Raw(io.RawIOBase):
+    def __init__(self) -> None:
+        self.got = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.got += bytes(data)
+        return len(data)
+
+
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+def test_stdout_writes_keep_their_order_with_other_writes_and_a_progress_line(
+    unbuffered: bool,
+) -> None:
+    # something else writing to the same stdout comes out where it was written (was 1, 3, 2),
+    # and a `\r` progress line on a line-buffered terminal shows at once
+    from auditor.cli import _Stdout
+
+    raw = _Raw()
+    if unbuffered:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    else:
+        stream = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", line_buffering=True)
+    out = _Stdout(stream)
+    out.write("1\n")
+    stream.write("2\n")
+    out.write("3\n")
+    out.write("x" * 20_000 + "\n")
+    stream.write("4\n")
+    out.write("5\r")
+    assert bytes(raw.got) == b"1\n2\n3\n" + b"x" * 20_000 + b"\n4\n5\r"
+
+
+def test_an_unbuffered_stdout_stays_open_after_the_command() -> None:
+    # `PYTHONUNBUFFERED=1`: the checked text layer over stdout's file closed that file when it
+    # went away, and the next write (the interpreter's, or the next in-process command's) failed
+    import gc
+
+    from auditor.cli import Context, main
+
+    raw = _Raw()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    ctx = Context(env={}, stdout=stream, stderr=io.StringIO())
+    assert main(["policy", "schema"], ctx) == 0
+    gc.collect()
+    stream.write("after\n")
+    assert not raw.closed and bytes(raw.got).endswith(b"}\nafter\n")

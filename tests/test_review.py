@@ -645,3 +645,36 @@ def test_sarif_names_a_file_in_no_repository_as_given(
     monkeypatch.chdir(tmp_path / "plain")
     uris, _ = _sarif_uris("ec.yaml", tmp_path / "plain", tmp_path / "r", {})
     assert uris == {"ec.yaml"}
+
+
+def test_sarif_names_the_proposed_file_from_its_repository_inside_a_git_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a pre-commit hook runs with GIT_DIR (and GIT_INDEX_FILE, GIT_PREFIX) set: git asked with
+    # them answered the current folder, and the URI was `ec.yaml`, run from `deploy/`
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", repo / "deploy" / "ec.yaml")
+    monkeypatch.chdir(repo / "deploy")
+    env = {"PATH": os.environ["PATH"], "GIT_DIR": str(repo / ".git"), "GIT_PREFIX": "deploy/"}
+    env["GIT_INDEX_FILE"] = str(repo / ".git" / "index")
+    uris, _ = _sarif_uris("ec.yaml", repo / "deploy", tmp_path / "r", env)
+    assert uris == {"deploy/ec.yaml"}
+
+
+def test_sarif_names_a_file_in_a_nested_checkout_from_github_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # upload-sarif resolves URIs against the workspace: a file in a submodule or a nested
+    # checkout is `vendor/policies/ec.yaml` there, not `ec.yaml` from the inner repository
+    workspace = tmp_path / "ws"
+    inner = workspace / "vendor" / "policies"
+    inner.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", str(inner)], check=True)
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", inner / "ec.yaml")
+    monkeypatch.chdir(inner)
+    env = {"PATH": os.environ["PATH"], "GITHUB_WORKSPACE": str(workspace)}
+    uris, _ = _sarif_uris("ec.yaml", inner, tmp_path / "r", env)
+    assert uris == {"vendor/policies/ec.yaml"}

@@ -20,9 +20,11 @@ TOKEN = "demo-owner-token"  # 16 characters: its marker read `[secret fp:… len
 
 
 class _EchoingTheToken(BaseHTTPRequestHandler):
+    detail = "bad token {token}"
+
     def do_GET(self) -> None:
         token = self.headers.get("authorization", "").removeprefix("Bearer ")
-        body = json.dumps({"detail": f"bad token {token}"}).encode()
+        body = json.dumps({"detail": self.detail.format(token=token)}).encode()
         self.send_response(401)
         self.send_header("content-type", "application/problem+json")
         self.send_header("content-length", str(len(body)))
@@ -33,9 +35,24 @@ class _EchoingTheToken(BaseHTTPRequestHandler):
         pass
 
 
+class _EchoingTheTokenAtTheCut(_EchoingTheToken):
+    # the detail is cut at 1000 characters, the token's marker (27) starts at 975: the cut fell
+    # inside it and left `[secret fp:1968eec4 len:1… (42 more characters)`
+    detail = "x" * (1000 - 26) + " {token} and the rest of the message"
+
+
 @pytest.fixture
 def echoing() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoingTheToken)
+    yield from _serve(_EchoingTheToken)
+
+
+@pytest.fixture
+def echoing_at_the_cut() -> Iterator[str]:
+    yield from _serve(_EchoingTheTokenAtTheCut)
+
+
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -64,3 +81,26 @@ def test_the_callers_token_echoed_by_the_server_reads_token(
         said = text.replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
         assert "401 Unauthorized: bad token [token]" in said, name
         assert f"len:{len(TOKEN)}]" not in said and TOKEN not in said, name
+
+
+@pytest.mark.parametrize("command", ["run", "sync"])
+def test_a_token_cut_off_with_the_servers_message_leaves_no_marker(
+    tmp_path: Path, echoing_at_the_cut: str, command: str
+) -> None:
+    env = {"AUDITOR_BASE_URL": echoing_at_the_cut, "AUDITOR_TOKEN": TOKEN}
+    out = tmp_path / "reports"
+    argv = [command, "--state", str(tmp_path / "state.db"), "--no-usage"]
+    argv += ["--out", str(out)] if command == "run" else []
+    err = io.StringIO()
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW,
+                  cwd=str(tmp_path))  # fmt: skip
+    assert main(argv, ctx) == 2
+    texts = {"stderr": err.getvalue()}
+    if command == "run":
+        texts |= {name: (out / name).read_text() for name in ("report.md", "findings.json")}
+    for name, text in texts.items():
+        said = text.replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
+        assert "401 Unauthorized: " + "x" * 10 in said, name  # report.md cuts it shorter
+        assert "secret fp:" not in said and f"len:{len(TOKEN)}" not in said, name
+        assert TOKEN not in said and " and the rest" not in said, name
+    assert "x" * 974 + " … (" in err.getvalue()  # cut before the token, never inside its marker

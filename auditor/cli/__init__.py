@@ -152,50 +152,89 @@ class _Stdout:
     """The command's stdout, whose write errors other than a broken pipe (`| head`, handled
     apart) are a `StdoutError`, so the guard can say what could not be written.
 
-    A real stdout is written through its binary buffer in pieces, each count checked: CPython's
-    text layer drops what its buffered write returns, and that write can come up short without
-    an error (a full disk, a reader gone), so `auditor history --format json > full/file` exited 0
-    with the file cut short. A short piece is written again from where it stopped, and that
-    write raises the real error. A closed stdout (`>&-`, `sys.stdout` is None) is an error too.
+    A large text is handed to the text layer in pieces whose encoded size fits its chunk and
+    its buffer. CPython's `TextIOWrapper` drops the count its buffered write returns, and that
+    count comes up short without an error (a full disk, a reader gone) when one write is larger
+    than the buffer and goes to the file directly: `auditor history --format json > full/file`
+    exited 0, cut short. A piece that fits is buffered, and the buffer's flush writes again from
+    where a short write stopped, so the real error is raised. Everything goes through the text
+    layer: its encoding state (one BOM for utf-8-sig or utf-16), its newline translation, its
+    line buffering, and the order of whatever else is written to the same stream.
+
+    An unbuffered stdout (`PYTHONUNBUFFERED=1`, `python -u`: the text layer writes straight to
+    the file, and drops each short count) is written through a text layer of its own, with the
+    same encoding and a checked buffer, flushed after each write as the unbuffered one would be.
+    A closed stdout (`>&-`, `sys.stdout` is None) is an error too.
     """
 
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self._flushed = False
+        self._writer = stream  # what is written to: the stream, or its checked text layer
+        self._unbuffered = False
+        self._file: _Unclosed | None = None
+        raw = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOWrapper) else None
+        if isinstance(raw, io.RawIOBase) and stream is not None:
+            self._file = _Unclosed(raw)
+            self._writer = io.TextIOWrapper(
+                io.BufferedWriter(self._file),
+                encoding=stream.encoding,
+                errors=stream.errors,
+                line_buffering=bool(stream.line_buffering),
+            )
+            self._unbuffered = True
 
     def write(self, text: str) -> int:
         with _as_stdout_error():
-            stream = self.stream
-            if stream is None:
+            writer = self._writer
+            if writer is None:
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
-            buffer = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOBase) else None
-            if buffer is None or not text:
-                return stream.write(text)
-            if not self._flushed:  # whatever the text layer still holds goes first
-                stream.flush()
-                self._flushed = True
-            data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
-            while data:
-                count = buffer.write(data[:_PIECE])
-                if not count:  # None: a non-blocking stdout that would block
-                    raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
-                data = data[count:]
-            if getattr(stream, "line_buffering", False) and "\n" in text:
-                buffer.flush()
+            if len(text) <= _PIECE:
+                writer.write(text)
+            else:
+                for start in range(0, len(text), _PIECE):
+                    writer.write(text[start : start + _PIECE])
+            if self._unbuffered:
+                writer.flush()
             return len(text)
 
     def flush(self) -> None:
-        if self.stream is None:
+        if self._writer is None:
             return  # nothing was written (a write would have failed)
         with _as_stdout_error():
-            self.stream.flush()
+            self._writer.flush()
+
+    def __del__(self) -> None:
+        if self._file is not None:  # what a failed write left in its buffer is dropped
+            self._file.dropping = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
 
 
-#: The most bytes handed to stdout's buffer at once.
-_PIECE = 1 << 16
+class _Unclosed(io.RawIOBase):
+    """An unbuffered stdout's file under `_Stdout`'s own buffer, which never closes it."""
+
+    def __init__(self, raw: io.RawIOBase) -> None:
+        self.raw = raw
+        self.dropping = False  # `_Stdout` is gone: its buffer's last flush writes nothing
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int | None:
+        return len(data) if self.dropping else self.raw.write(data)
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+
+#: The most characters handed to stdout's text layer at once: encoded (at most 16 bytes a
+#: character, `\n` as utf-32 `\r\n`, a `\U0010ffff` escaped), no more than CPython's text
+#: chunk and buffer (8192 bytes), so no piece skips the buffer's checked flush.
+_PIECE = min(io.DEFAULT_BUFFER_SIZE, 8192) // 16
 
 
 @contextlib.contextmanager

@@ -227,28 +227,39 @@ def _proposed(path: Path, redactor: Redactor, ctx: Context) -> SettingsFile:
 
 
 def repository_path(path: Path, ctx: Context) -> str:
-    """`path` relative to the root of the git work tree holding it, else to GITHUB_WORKSPACE
-    when it lies there, else as given. Relative to the current folder (`ec.yaml` run from
-    `deploy/`), absolute (`file:///…`) or outside it (`../repo/…`), SARIF's URI was no path
-    code scanning could find in the repository."""
+    """`path` relative to GITHUB_WORKSPACE when it lies there (code scanning's upload-sarif
+    resolves a URI against the checkout, the workspace by default: a file in a submodule or a
+    nested checkout is named from the workspace, not from the inner repository), else to the
+    root of the git work tree of the file's own folder, else as given. Relative to the current
+    folder (`ec.yaml` run from `deploy/`), absolute (`file:///…`) or outside it (`../repo/…`),
+    SARIF's URI was no path code scanning could find in the repository."""
     real = os.path.realpath(path)
-    roots = (_git_root(os.path.dirname(real), ctx), ctx.env.get("GITHUB_WORKSPACE", ""))
-    for root in roots:
-        if not root:
-            continue
-        base = os.path.realpath(root)
-        if os.path.commonpath((base, real)) == base and real != base:
-            return Path(os.path.relpath(real, base)).as_posix()
-    return str(path)
+    shown = _under(real, ctx.env.get("GITHUB_WORKSPACE", ""))
+    if shown is None:
+        shown = _under(real, _git_root(os.path.dirname(real), ctx))
+    return str(path) if shown is None else shown
+
+
+def _under(real: str, root: str) -> str | None:
+    """`real` from `root` (`deploy/ec.yaml`) when it lies there; None when not (or no root)."""
+    if not root:
+        return None
+    base = os.path.realpath(root)
+    if os.path.commonpath((base, real)) == base and real != base:
+        return Path(os.path.relpath(real, base)).as_posix()
+    return None
 
 
 def _git_root(folder: str, ctx: Context) -> str:
-    """The top of the git work tree `folder` is in; empty when none (or git is absent, slow)."""
+    """The top of the git work tree `folder` is in; empty when none (or git is absent, slow).
+    git is asked about `folder` itself: the variables that choose another repository (GIT_DIR,
+    GIT_WORK_TREE, … set inside a git hook) are not passed on, or it answered the current
+    folder (`ec.yaml`, not `deploy/ec.yaml`)."""
+    env = {k: v for k, v in ctx.env.items() if k not in _GIT_REPOSITORY_VARIABLES}
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=folder,
-            env=dict(ctx.env),
+            ["git", "-C", folder, "rev-parse", "--show-toplevel"],
+            env=env,
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT,
@@ -257,6 +268,30 @@ def _git_root(folder: str, ctx: Context) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+#: What `git rev-parse --local-env-vars` lists: the variables that point git at a repository
+#: (or its parts) other than the one a folder is in; git drops them itself to enter a submodule.
+_GIT_REPOSITORY_VARIABLES = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_DIR",
+        "GIT_GRAFT_FILE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_PREFIX",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_SHALLOW_FILE",
+        "GIT_WORK_TREE",
+    }
+)
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:

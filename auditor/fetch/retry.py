@@ -41,6 +41,7 @@ from auditor.fetch.shape import (
 from auditor.fetch.text import Repaired, declared_charset, repair, repair_bytes
 from auditor.models import JSON
 from auditor.redact import Redactor
+from auditor.redact.plain import MARKER_RE
 
 #: A parsed body and the keys it sent twice (the parser kept the last value of each).
 Parsed = tuple[JSON, tuple[Duplicate, ...]]
@@ -231,12 +232,21 @@ def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
     """`text` cut to `limit` characters, saying how many were left out: a problem body's text
     goes into a one-line error, shown in CI logs and reports. What is kept is redacted before
     the cut (and a margin beyond it, not the whole text: 2 MB took 2.6 s): a secret cut in two
-    was no longer recognised, and its first characters were shown."""
+    was no longer recognised, and its first characters were shown. A cut never falls inside a
+    secret's marker (it goes before it): `[secret fp:1968eec4 len:1…` kept a fingerprint that
+    the command's own token, named `[token]` by its whole marker, could be known by."""
     if len(text) <= limit:
         return text  # redacted whole with the message it goes into
-    kept = redact(text[: limit + _SECRET_MARGIN])[:limit]
-    return f"{kept}… ({len(text) - limit} more characters)"
+    redacted = redact(text[: limit + _SECRET_MARGIN])
+    kept = redacted[:limit]
+    for found in MARKER_RE.finditer(redacted, max(0, limit - _MARKER_MAX), limit + _MARKER_MAX):
+        if found.start() < limit < found.end():
+            kept = redacted[: found.start()]
+    return f"{kept}… ({len(text) - len(kept)} more characters)"
 
+
+#: Longer than any marker (`[secret fp:1a2b3c4d len:40]`): where `_clip` looks for one cut.
+_MARKER_MAX = 64
 
 #: How far past the cut `_clip` redacts: longer than any token or key it must recognise.
 _SECRET_MARGIN = 4096

@@ -62,11 +62,10 @@ def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.server_close()
 
 
-@pytest.mark.parametrize("command", ["run", "sync"])
-def test_the_callers_token_echoed_by_the_server_reads_token(
-    tmp_path: Path, echoing: str, command: str
-) -> None:
-    env = {"AUDITOR_BASE_URL": echoing, "AUDITOR_TOKEN": TOKEN}
+def _said(tmp_path: Path, url: str, command: str) -> dict[str, str]:
+    """`command` (run or sync) against `url`, which fails it (exit 2): stderr, and run's
+    report.md and findings.json, Markdown's escapes of brackets undone."""
+    env = {"AUDITOR_BASE_URL": url, "AUDITOR_TOKEN": TOKEN}
     out = tmp_path / "reports"
     argv = [command, "--state", str(tmp_path / "state.db"), "--no-usage"]
     argv += ["--out", str(out)] if command == "run" else []
@@ -77,8 +76,14 @@ def test_the_callers_token_echoed_by_the_server_reads_token(
     texts = {"stderr": err.getvalue()}
     if command == "run":
         texts |= {name: (out / name).read_text() for name in ("report.md", "findings.json")}
-    for name, text in texts.items():
-        said = text.replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
+    return {k: v.replace("\\[", "[").replace("\\]", "]") for k, v in texts.items()}
+
+
+@pytest.mark.parametrize("command", ["run", "sync"])
+def test_the_callers_token_echoed_by_the_server_reads_token(
+    tmp_path: Path, echoing: str, command: str
+) -> None:
+    for name, said in _said(tmp_path, echoing, command).items():
         assert "401 Unauthorized: bad token [token]" in said, name
         assert f"len:{len(TOKEN)}]" not in said and TOKEN not in said, name
 
@@ -87,20 +92,10 @@ def test_the_callers_token_echoed_by_the_server_reads_token(
 def test_a_token_cut_off_with_the_servers_message_leaves_no_marker(
     tmp_path: Path, echoing_at_the_cut: str, command: str
 ) -> None:
-    env = {"AUDITOR_BASE_URL": echoing_at_the_cut, "AUDITOR_TOKEN": TOKEN}
-    out = tmp_path / "reports"
-    argv = [command, "--state", str(tmp_path / "state.db"), "--no-usage"]
-    argv += ["--out", str(out)] if command == "run" else []
-    err = io.StringIO()
-    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW,
-                  cwd=str(tmp_path))  # fmt: skip
-    assert main(argv, ctx) == 2
-    texts = {"stderr": err.getvalue()}
-    if command == "run":
-        texts |= {name: (out / name).read_text() for name in ("report.md", "findings.json")}
-    for name, text in texts.items():
-        said = text.replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
+    texts = _said(tmp_path, echoing_at_the_cut, command)
+    for name, said in texts.items():
         assert "401 Unauthorized: " + "x" * 10 in said, name  # report.md cuts it shorter
         assert "secret fp:" not in said and f"len:{len(TOKEN)}" not in said, name
         assert TOKEN not in said and " and the rest" not in said, name
-    assert "x" * 974 + " … (" in err.getvalue()  # cut before the token, never inside its marker
+    # cut before the token, never inside its marker
+    assert "x" * 974 + " … (" in texts["stderr"]

@@ -132,11 +132,17 @@ def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:
 
 def _git_user_email(ctx: Context) -> str:
     """`git config user.email` in the working folder; empty when git is absent, slow or unset."""
+    return _git(["config", "user.email"], dict(ctx.env), cwd=ctx.cwd)
+
+
+def _git(args: list[str], env: dict[str, str], cwd: str | None = None) -> str:
+    """What `git ARGS` prints, stripped; empty when git is absent, slow (`GIT_TIMEOUT`) or
+    fails."""
     try:
         done = subprocess.run(
-            ["git", "config", "user.email"],
-            cwd=ctx.cwd,
-            env=dict(ctx.env),
+            ["git", *args],
+            cwd=cwd,
+            env=env,
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT,
@@ -256,18 +262,7 @@ def _git_root(folder: str, ctx: Context) -> str:
     GIT_WORK_TREE, … set inside a git hook) are not passed on, or it answered the current
     folder (`ec.yaml`, not `deploy/ec.yaml`)."""
     env = {k: v for k, v in ctx.env.items() if k not in _GIT_REPOSITORY_VARIABLES}
-    try:
-        done = subprocess.run(
-            ["git", "-C", folder, "rev-parse", "--show-toplevel"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    return _git(["-C", folder, "rev-parse", "--show-toplevel"], env)
 
 
 #: What `git rev-parse --local-env-vars` lists: the variables that point git at a repository

@@ -487,26 +487,6 @@ def test_an_organizations_token_typed_into_another_flag_is_not_echoed(
     assert "[token]" in err or "<not shown: looks like a secret>" in err
 
 
-def test_the_garbage_collector_thresholds_are_back_after_a_run_of_many_organizations(
-    tmp_path: Path, emulators: list[Any]
-) -> None:
-    # one worker, three organizations: syncs and audits one after another, in another thread
-    import gc
-
-    before = gc.get_threshold()
-    gc.set_threshold(700, 10, 10)
-    try:
-        orgs = _orgs_file(tmp_path, emulators, ["GOOD"] * 3)
-        env = {"GOOD": TOKEN, "AUDITOR_STATE": str(tmp_path / "state.db")}
-        argv = ["run", "--orgs", str(orgs), "--out", str(tmp_path / "r"), "--workers", "1"]
-        code, _, err = _run(argv, env, tmp_path)
-        assert code in (0, 1), err
-        assert gc.get_threshold() == (700, 10, 10)
-        assert gc.get_freeze_count() == 0
-    finally:
-        gc.set_threshold(*before)
-
-
 def test_an_audit_ending_while_another_organization_syncs_leaves_the_thresholds_as_found(
     tmp_path: Path, emulators: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -676,6 +676,25 @@ def test_a_policy_file_named_like_a_secret_is_not_named_in_the_bundle_or_reports
     assert not [t for t in [said, err, *written] if KEY[4:20] in t]
 
 
+def test_a_policy_file_whose_suffix_is_a_secret_is_copied_under_a_plain_suffix(
+    made: dict[str, Any], tmp_path: Path
+) -> None:
+    """`policy.<token>`: the name was hidden, but its copy kept `Path(name).suffix`, the token
+    itself (`001-not-shown.<token>`), in inputs/ and run-parameters.json."""
+    from tests.test_policy_secrets import KEY, POLICY
+
+    work, env = made["work"], made["env"]
+    (work / f"policy.{KEY}").write_text(POLICY.replace(KEY, "plain-value"))
+    out = tmp_path / "b"
+    code, stdout, err = cli(["export", "--out", str(out), "--policy", f"policy.{KEY}"], env, work)
+    assert (code, err) == (0, ""), err
+    assert (out / "inputs/policies/001-not-shown.yaml").is_file()
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert not [p for p in files if KEY[4:20] in str(p) or KEY[4:20] in p.read_text()]
+    assert KEY[4:20] not in stdout
+    assert verify(out)[0] == 0
+
+
 def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run_record(
     made: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from auditor.common.collector import FEW_COLLECTIONS, loading
-from auditor.workflows.run import _objects_set_aside
+from auditor.common.collector import FEW_COLLECTIONS, few_collections, loading
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +42,7 @@ def test_loading_leaves_thresholds_it_did_not_set() -> None:
 
 
 def test_overlapping_audits_put_the_thresholds_back_when_the_last_ends() -> None:
-    first, second = _objects_set_aside(), _objects_set_aside()
+    first, second = few_collections(), few_collections()
     first.__enter__()
     assert gc.get_threshold() == FEW_COLLECTIONS
     second.__enter__()
@@ -55,10 +54,8 @@ def test_overlapping_audits_put_the_thresholds_back_when_the_last_ends() -> None
 
 
 def test_an_audit_during_a_sync_leaves_the_sync_its_thresholds() -> None:
-    from auditor.workflows.sync import _few_collections
-
-    with _few_collections():
-        with _objects_set_aside():
+    with few_collections():
+        with few_collections():
             pass
         assert gc.get_threshold() == (50_000, 20, 20)
     assert gc.get_threshold() == (700, 10, 10)
@@ -89,10 +86,8 @@ def _in_thread(block: Callable[[], AbstractContextManager[None]]) -> tuple[Any, 
 def test_an_audit_ending_inside_a_sync_in_another_thread_leaves_no_raised_thresholds() -> None:
     # `run --orgs`: one organization's audit starts, another's sync starts, the audit ends,
     # then the sync: the thresholds before are the thresholds after, nothing left frozen
-    from auditor.workflows.sync import _few_collections
-
-    audit, audit_in, audit_out = _in_thread(_objects_set_aside)
-    sync, sync_in, sync_out = _in_thread(_few_collections)
+    audit, audit_in, audit_out = _in_thread(few_collections)
+    sync, sync_in, sync_out = _in_thread(few_collections)
     audit_in()
     sync_in()
     assert gc.get_threshold() == FEW_COLLECTIONS
@@ -106,10 +101,8 @@ def test_an_audit_ending_inside_a_sync_in_another_thread_leaves_no_raised_thresh
 
 
 def test_a_sync_ending_inside_an_audit_and_loading_share_the_one_setting() -> None:
-    from auditor.workflows.sync import _few_collections
-
-    sync, sync_in, sync_out = _in_thread(_few_collections)
-    audit, audit_in, audit_out = _in_thread(_objects_set_aside)
+    sync, sync_in, sync_out = _in_thread(few_collections)
+    audit, audit_in, audit_out = _in_thread(few_collections)
     sync_in()
     audit_in()
     with loading():
@@ -128,7 +121,7 @@ def test_a_freeze_the_host_program_made_is_left_as_it_is() -> None:
     try:
         frozen = gc.get_freeze_count()
         assert frozen > 0
-        with _objects_set_aside():
+        with few_collections():
             assert gc.get_threshold() == FEW_COLLECTIONS
         with loading():
             pass

@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,58 @@ def test_a_cleared_report_not_written_again_leaves_no_mode_for_a_later_run(
     assert not (out / "report.md").exists()
     _run_with(state, out, "-o", "json,md")  # the same process, later: a new report.md
     assert _mode(out / "report.md") == 0o644
+
+
+def test_organizations_clearing_and_writing_at_once_share_the_kept_modes_safely(
+    tmp_path: Path,
+) -> None:
+    """`run --orgs` clears and writes each organization's folder in its own thread: walking the
+    kept modes while another thread added one raised `RuntimeError: dictionary changed size
+    during iteration` (that organization's run failed, exit 2)."""
+    import sys
+    import threading
+
+    from auditor.common.files import forget_modes, keep_mode
+
+    errors: list[BaseException] = []
+    acme, globex = tmp_path / "acme", tmp_path / "globex"
+    acme.mkdir()
+    globex.mkdir()
+    files = [acme / f"report-{n}.md" for n in range(2000)]
+    for path in files:
+        path.write_text("x")
+
+    def guarded(work: Any) -> Any:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # the failure under test, from either thread
+                errors.append(exc)
+
+        return run
+
+    kept = threading.Event()
+
+    def clearing() -> None:  # one organization's folder cleared again and again
+        while not kept.is_set():
+            forget_modes(globex)
+
+    def keeping() -> None:  # while another's earlier reports are cleared, modes kept
+        try:
+            for path in files:
+                keep_mode(path)
+            forget_modes(acme)
+        finally:
+            kept.set()
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as can be
+    try:
+        threads = [threading.Thread(target=guarded(w)) for w in (clearing, keeping)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert errors == []

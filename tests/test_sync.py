@@ -802,10 +802,10 @@ def test_overlapping_syncs_restore_the_garbage_collector_when_the_last_ends() ->
     still runs under, and the last to end restores the process's thresholds."""
     import gc
 
-    from auditor.workflows.sync import _few_collections
+    from auditor.common.collector import few_collections
 
     before = gc.get_threshold()
-    first, second = _few_collections(), _few_collections()
+    first, second = few_collections(), few_collections()
     first.__enter__()
     second.__enter__()
     first.__exit__(None, None, None)

@@ -170,8 +170,7 @@ class _Stdout:
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
         self._writer = stream  # what is written to: the stream, or its checked text layer
-        self._unbuffered = False
-        self._file: _Unclosed | None = None
+        self._file: _Unclosed | None = None  # an unbuffered stdout's file, under our buffer
         raw = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOWrapper) else None
         if isinstance(raw, io.RawIOBase) and stream is not None:
             self._file = _Unclosed(raw)
@@ -181,19 +180,15 @@ class _Stdout:
                 errors=stream.errors,
                 line_buffering=bool(stream.line_buffering),
             )
-            self._unbuffered = True
 
     def write(self, text: str) -> int:
         with _as_stdout_error():
             writer = self._writer
             if writer is None:
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
-            if len(text) <= _PIECE:
-                writer.write(text)
-            else:
-                for start in range(0, len(text), _PIECE):
-                    writer.write(text[start : start + _PIECE])
-            if self._unbuffered:
+            for start in range(0, len(text), _PIECE):
+                writer.write(text[start : start + _PIECE])
+            if self._file is not None:  # unbuffered: flushed as the original would be
                 writer.flush()
             return len(text)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,7 @@ def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
 #: when the run's reports are written without it and when the folder is cleared again
 #: (`forget_modes`), so a later run in the same process never gets a mode from an older one.
 _KEPT_MODES: dict[str, int] = {}
+_KEPT_LOCK = threading.Lock()  # `run --orgs` clears and writes organizations' folders at once
 
 
 def keep_mode(path: Path) -> None:
@@ -49,18 +51,20 @@ def keep_mode(path: Path) -> None:
     target) before it is removed, for the file `atomic_open` writes there next."""
     key = os.path.abspath(path)
     mode = _own_mode(path)
-    if mode is None:
-        _KEPT_MODES.pop(key, None)
-    else:
-        _KEPT_MODES[key] = mode
+    with _KEPT_LOCK:
+        if mode is None:
+            _KEPT_MODES.pop(key, None)
+        else:
+            _KEPT_MODES[key] = mode
 
 
 def forget_modes(folder: Path) -> None:
     """Drop the kept modes of files in `folder`: the run that cleared them is over (or a new
     one starts), and what it did not write again starts anew, 0666 less the umask."""
     inside = os.path.join(os.path.abspath(folder), "")  # its subfolders too (`run --orgs`)
-    for key in [k for k in _KEPT_MODES if k.startswith(inside)]:
-        del _KEPT_MODES[key]
+    with _KEPT_LOCK:
+        for key in [k for k in _KEPT_MODES if k.startswith(inside)]:
+            del _KEPT_MODES[key]
 
 
 def _own_mode(path: Path) -> int | None:
@@ -87,7 +91,8 @@ def _mode_for(path: Path) -> int:
     """The permission bits the file written at `path` gets: those of the file there now or
     cleared before (`keep_mode`), as `_own_mode` allows, else a new file's: 0666 less the
     umask (also in place of a symlink, which the new file replaces)."""
-    kept = _KEPT_MODES.pop(os.path.abspath(path), None)
+    with _KEPT_LOCK:
+        kept = _KEPT_MODES.pop(os.path.abspath(path), None)
     try:
         os.lstat(path)
     except OSError:

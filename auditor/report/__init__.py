@@ -106,32 +106,22 @@ def write_reports(
     chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
     try:
-        _write_chosen(data, out_dir, outputs, chosen, written)
+        with shared_order(data):  # the findings sorted once for every report that sorts them
+            for name, render in REPORT_FILES.items():
+                if name not in chosen:
+                    continue
+                path = out_dir / name
+                try:
+                    with gc_paused():
+                        _write(path, name, render, data)
+                except OSError as exc:
+                    raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+                written[name] = path
+            if "pdf" in outputs:
+                written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     finally:  # a report cleared first (`clear_old_reports`) and not written now keeps no mode
         forget_modes(out_dir)
     return written
-
-
-def _write_chosen(
-    data: ReportData,
-    out_dir: Path,
-    outputs: Collection[str],
-    chosen: set[str],
-    written: dict[str, Path],
-) -> None:
-    with shared_order(data):  # the findings sorted once for every report that sorts them
-        for name, render in REPORT_FILES.items():
-            if name not in chosen:
-                continue
-            path = out_dir / name
-            try:
-                with gc_paused():
-                    _write(path, name, render, data)
-            except OSError as exc:
-                raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-            written[name] = path
-        if "pdf" in outputs:
-            written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
 
 
 def _write_pdf(data: ReportData, path: Path) -> Path:

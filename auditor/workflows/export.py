@@ -237,6 +237,11 @@ def _read(path: Path, what: str) -> bytes:
         raise ConfigError(f"{_path_shown(path)}: cannot read {what}: {exc.reason}") from None
 
 
+#: The suffixes a policy file's copy keeps when its name is not shown (`policy.ghp_…`'s
+#: "suffix" is the token itself).
+_POLICY_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
+
+
 def _path_shown(path: Path) -> str:
     """`path` as an error shows it, without what looks like a secret: a key's PEM text given
     where its file's path goes (`--sign-key "$SIGNING_KEY"`, a CI secret holding the key) is
@@ -292,7 +297,8 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
         name = Path(pf.path).name
         if printed_path(name) != name:  # a name that looks like a secret is not copied
-            name = f"not-shown{Path(name).suffix}"
+            suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
+            name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
         redacted = _copied(out, bundled, Path(pf.path), raw, redact)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -226,7 +225,9 @@ def _run_audit(
         scope=scope,
     )
     options = replace(options, run_id=run_id)  # `-2` … when the id was taken
-    with _objects_set_aside():
+    # fewer collections, what is alive set aside: the audit makes 100,000s of objects
+    # that live until the reports are written, and hardly any cycles (`collector`)
+    with few_collections():
         known = _Known.read(store, options)
         inputs = _inputs(store, loaded.model, options, known)
         evaluation = evaluate(loaded.policy, inputs)
@@ -296,20 +297,6 @@ def _run_audit(
         if not errors:
             store.complete_run(run_id)
         return AuditOutcome(data, failing_at(data.findings, options.fail_on))
-
-
-def _objects_set_aside() -> AbstractContextManager[None]:
-    """The objects alive when the audit starts (the loaded code, the policies, what the sync
-    left) set aside from the cyclic garbage collector (`gc.freeze`) until it ends, and fewer
-    collections while it runs (as the sync has them, `FEW_COLLECTIONS`): the
-    evaluation, the findings and the comparison with the previous run make 100,000s of
-    objects that stay alive until the reports are written, and hardly any cycles. With the
-    default threshold each of them was walked by two or three collections (~40-60 ms of a
-    nightly), and each full collection walked all the older ones again (another ~40 ms).
-    Nothing is kept longer: a frozen object is still freed when the last reference to it
-    goes, and all are handed back to the collector when the last of the audits and syncs
-    running at once (`run --orgs`) ends (`collector.few_collections`)."""
-    return few_collections()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -321,15 +320,6 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _few_collections() -> AbstractContextManager[None]:
-    """Fewer cyclic garbage collections while a sync ingests: it makes millions of short-lived
-    containers (parsed pages) but hardly any cycles, while the redactor's memo and the objects
-    of start-up stay alive, and each full collection would walk them all again. The objects
-    alive before the sync are set aside (`gc.freeze`); thresholds are restored afterwards, by
-    the last of the syncs, audits and loadings running at once (`collector.few_collections`)."""
-    return few_collections()
-
-
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
     message = store.redactor.redact_text(
         f"sync failed, nothing saved ({tally.describe()} before): {exc}"
@@ -370,7 +360,9 @@ def sync(
     tally = _Tally()
     usage = UsageSync("skipped")
     try:
-        with _few_collections(), store.transaction():
+        # fewer collections: millions of short-lived parsed containers, hardly any cycles
+        # (`collector.few_collections`)
+        with few_collections(), store.transaction():
             store.bind_org(org)
             latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.base_url)

@@ -83,12 +83,12 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.problems.append(f"altered: {name} is not a regular file (a link or a device)")
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
-        elif (size := _other_size(path, files[name])) is not None:
+        elif (sizes := _other_size(path, files[name])) is not None:
             # named at once, never hashed: a 50 GB file swapped in is not read to say so
+            size, listed = sizes
             out.files_checked += 1
             out.digests[name] = ("", size)  # no sha256 is "": the re-run sees it differs
-            want_bytes = files[name]["bytes"]
-            out.problems.append(f"altered: {name} ({size:,} bytes, {MANIFEST} says {want_bytes:,})")
+            out.problems.append(f"altered: {name} ({size:,} bytes, {MANIFEST} says {listed:,})")
         elif (found := _digest(path, name, out)) is not None:
             got, _ = found
             out.files_checked += 1
@@ -134,9 +134,9 @@ def _unlisted_others(bundle: Path, files: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _other_size(path: Path, listed: Any) -> int | None:
-    """The file's size when it is not the `bytes` the manifest gives it; None when it is, or
-    either is not known (then the hash decides)."""
+def _other_size(path: Path, listed: Any) -> tuple[int, int] | None:
+    """The file's size and the `bytes` the manifest gives it, when they differ; None when
+    they do not, or either is not known (then the hash decides)."""
     want = listed.get("bytes") if isinstance(listed, dict) else None
     if not isinstance(want, int) or isinstance(want, bool):
         return None
@@ -144,7 +144,7 @@ def _other_size(path: Path, listed: Any) -> int | None:
         size = path.stat().st_size
     except OSError:
         return None  # named unreadable by the hash
-    return size if size != want else None
+    return (size, want) if size != want else None
 
 
 def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import operator
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -304,3 +306,32 @@ def test_the_parts_given_are_the_redactors_and_cannot_be_changed() -> None:
         parts[2] = b'"b":"changed"'  # type: ignore[index]
     out, body, _ = redactor.redact_canonical_parts({**first, "a": 2}, stream="settings")
     assert body == canonical(out) and b"changed" not in body
+
+
+def test_a_string_only_probed_by_the_fast_path_is_never_called_stale() -> None:
+    """The fast path checks a document's new strings one by one (in set order, which the hash
+    seed decides) and leaves it to the walk at the first one holding a secret: a string it
+    checked before that (`hunter2hunter2`, a key, before the URL revealing it) had a memo
+    entry no answer was handed out from, and the walk replacing it named the secret stale,
+    which a walking redactor did not (a fresh-clone test run failed the property above on
+    it). Each hash seed in a process of its own, so both orders are met."""
+    import subprocess
+    import sys
+
+    code = (
+        "import copy\n"
+        "from tests.test_redact_fast_path import KEY, Redactor, _state, _typed, _Walking\n"
+        "doc = {'a': 'https://user:hunter2hunter2@example.com/repo.git', 'hunter2hunter2': None}\n"
+        "got = []\n"
+        "for r in (Redactor(KEY), _Walking(KEY)):\n"
+        "    out = r.redact_json(copy.deepcopy(doc), stream='settings')\n"
+        "    got.append((_typed(out), _state(r)))\n"
+        "print(got[0] == got[1])\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": root}
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True
+        )
+        assert done.stdout.strip() == "True", (seed, done.stdout, done.stderr[-2000:])

@@ -249,6 +249,9 @@ class Redactor:
         # stored), kept when that memo entry is replaced by the right answer: the entry itself
         # no longer tells (`stale_secrets`).
         self._stale: set[str] = set()
+        # The strings `_unchanged` put in `_scrubbed` for a document it then left to the walk
+        # (no answer of theirs was handed out): the walk replacing one is not stale.
+        self._probed: set[str] = set()
         for value in known:
             self.register(value)
 
@@ -332,6 +335,7 @@ class Redactor:
         """The redacted copy, and its node when the copy is that node's `out`, or its JSON
         (canonical when `sort`) when the copy is `value` itself (nothing in it to redact)."""
         self._after_recall()
+        self._probed = set()
         since = self.memory.learned
         memo = self._streams.get(stream)
         prev = memo[0] if memo is not None else None
@@ -360,6 +364,7 @@ class Redactor:
                 return value, None, blob
         found: list[str] = []
         node = self._node(value, prev, False, False, found)
+        self._probed = set()  # the walk handed out its own answers
         for secret in found:
             self.register(secret)
         out = node.out
@@ -415,6 +420,7 @@ class Redactor:
         unknown = tokens.difference(self._clean)  # most often a few, or none
         leaves, learned = self._leaves, memory.learned
         new: list[str] = []
+        probed: list[str] = []
         for token in unknown:
             text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
             if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
@@ -434,7 +440,10 @@ class Redactor:
         # anything: the document is walked when one holds a secret (nothing learned yet).
         found: list[str] = []
         for text in new:
+            if text not in self._scrubbed:
+                probed.append(text)
             if self._value_text(text, found) != text or found or self._scrub(text) != text:
+                self._probed = set(probed)  # memo entries of answers never handed out
                 return None
             if len(leaves) < _CACHE_LIMIT:
                 leaves[text] = (text, learned)
@@ -692,8 +701,8 @@ class Redactor:
         if hit is not None and self._still_clean(hit[1], hit[0]):
             out = hit[0]
         else:
-            if hit is not None:  # the earlier answer, maybe stored, holds a secret learned since
-                self._stale |= self.memory.find(hit[0])
+            if hit is not None and text not in self._probed:  # the earlier answer, maybe
+                self._stale |= self.memory.find(hit[0])  # stored, holds a secret learned since
             out = self._scrub_uncached(text)
         if len(self._scrubbed) < _CACHE_LIMIT or text in self._scrubbed:
             self._scrubbed[text] = (out, self.memory.learned)

@@ -235,6 +235,19 @@ def test_honours_retry_after_http_date() -> None:
     assert sleeps == [5.0]
 
 
+@pytest.mark.parametrize(
+    "asked", ["0", "Wed, 21 Oct 2015 07:28:00 GMT"], ids=["zero", "a-date-past"]
+)
+def test_a_retry_after_shorter_than_the_backoff_waits_the_backoff(asked: str) -> None:
+    """`Retry-After: 0` (or a date past) was taken as it came: 8 attempts in 0.0 s, then the
+    sync failed, where the same outage without the header was waited out."""
+    busy = [_problem(503, "Unavailable", **{"Retry-After": asked}) for _ in range(3)]
+    c, sleeps = client(Recorder(history(3), busy))
+    assert all_history(c) == [3, 2, 1]
+    # the jittered backoff, as with no header at all: half to all of 0.5 s, 1 s, 2 s
+    assert [0.25 <= sleeps[0] <= 0.5, 0.5 <= sleeps[1] <= 1, 1 <= sleeps[2] <= 2] == [True] * 3
+
+
 def test_a_broken_answer_says_what_was_wrong_with_it() -> None:
     """It said only 'failed: RemoteProtocolError' after 8 attempts."""
     said = "Server disconnected without sending a response."

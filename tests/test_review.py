@@ -266,6 +266,28 @@ def test_a_step_summary_that_cannot_be_written_is_an_error_after_the_review_is_s
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.parametrize("earlier", ["", "## Tests\n\nall green", "## Tests\n"])
+def test_the_review_starts_its_own_line_in_a_step_summary_an_earlier_step_wrote_to(
+    tmp_path: Path, earlier: str
+) -> None:
+    """A summary an earlier step left without a final line break got the report's marker
+    glued to its last line (`all green<!-- auditor-review -->`), so the report's heading no
+    longer started a line and GitHub rendered it as text."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    summary = tmp_path / "summary.md"
+    summary.write_text(earlier)
+    argv = ["review", str(examples / "proposed-settings.yaml"), "--against"]
+    argv += [str(examples / "live-settings.yaml"), "--out", str(tmp_path / "r")]
+    env = {"GITHUB_STEP_SUMMARY": str(summary), "AUDITOR_STATE": str(tmp_path / "s.db")}
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 1, stderr
+    report = (tmp_path / "r" / "report.md").read_text()
+    text = summary.read_text()
+    assert text.startswith(earlier) and text.endswith(report)
+    before = text[: len(text) - len(report)]
+    assert before in (earlier, earlier + "\n") and (before == "" or before.endswith("\n"))
+
+
 def _hung(_signum: int, _frame: Any) -> None:
     pytest.fail("the review did not finish: it waits on GITHUB_STEP_SUMMARY")
 

@@ -502,6 +502,54 @@ def test_the_actions_sarif_upload_follows_the_file_wherever_out_is(
     assert (Path(out) if not inside else workspace / out).joinpath("findings.sarif").is_file()
 
 
+@pytest.mark.parametrize(
+    ("given", "passed"),
+    [
+        ("", []),
+        ("policies/ extra.yaml", ["policies/", "extra.yaml"]),
+        ("policies/*.yaml", ["policies/*.yaml"]),  # was a.yaml b.yaml: bash expanded the glob
+        ("  my policies/a.yaml\nb.yaml  \n\n", ["my policies/a.yaml", "b.yaml"]),
+    ],
+    ids=["none", "spaces", "glob", "lines"],
+)
+def test_the_actions_policies_input_reaches_auditor_as_written(
+    tmp_path: Path, given: str, passed: list[str]
+) -> None:
+    """`for policy in $POLICIES` split and globbed: `policies/*.yaml` became every file it
+    matched in the workspace, and a path holding a space could not be given at all."""
+    action = load(REPO / "action.yml")
+    run = next(s for s in action["runs"]["steps"] if 'auditor "${args[@]}"' in s.get("run", ""))
+    bash = shutil.which("bash")
+    assert bash is not None
+    workspace, bin_dir = tmp_path / "work", tmp_path / "bin"
+    (workspace / "policies").mkdir(parents=True)
+    bin_dir.mkdir()
+    for name in ("a.yaml", "b.yaml"):
+        (workspace / "policies" / name).write_text("rules: []\n")
+    fake = bin_dir / "auditor"  # records its arguments, one per line
+    fake.write_text('#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    fake.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "GITHUB_OUTPUT": str(tmp_path / "github-output"),
+        "ARGS_FILE": str(tmp_path / "args"),
+        "COMMAND": "run",
+        "PROPOSED": "",
+        "AGAINST": "live",
+        "AUTHOR": "",
+        "POLICIES": given,
+        "WAIVERS": "",
+        "FAIL_ON": "low",
+        "OUT": "reports",
+        "OUTPUT": "md",
+        "SARIF_CATEGORY": "",
+    }
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    subprocess.run([*shell, run["run"]], cwd=workspace, env=env, check=True)
+    args = (tmp_path / "args").read_text().splitlines()
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--policy"] == passed
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_a_re_run_can_keep_its_reports(path: Path) -> None:
     """upload-artifact v4+ refuses a second artifact of one name in a workflow run (409

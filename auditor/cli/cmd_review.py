@@ -305,8 +305,11 @@ def _append_step_summary(data: ReportData, ctx: Context) -> None:
         # hanging the job; once open, writes block as usual (a reader takes its time).
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
         os.set_blocking(fd, True)
+        # A summary an earlier step left without a final line break would glue the report's
+        # first line (its `<!-- auditor-review -->` marker) onto its last: start a new line.
+        size = os.fstat(fd).st_size
         with open(fd, "a", encoding="utf-8") as fh:
-            fh.write(render_markdown(data))
+            fh.write(("\n" if size else "") + render_markdown(data))
     except OSError as exc:
         raise AuditorError(
             f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror}"

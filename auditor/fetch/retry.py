@@ -413,10 +413,15 @@ class Requester:
         return self._error(f"{label}{where} {exc.reason}{text}", request)
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
-        if exc.wait is not None:
-            return min(exc.wait, self._policy.max_retry_after)
+        """The wait before the next attempt: the jittered backoff, or the service's
+        `Retry-After` (capped) when it asks for longer. A shorter ask (`Retry-After: 0`, a
+        date in the past, as a load balancer sends) is not taken: 8 attempts in no time turned
+        a short outage into a failed sync and a burst of requests."""
         ceiling: float = min(_MAX_DELAY, _BASE_DELAY * 2.0 ** (attempt - 1))
-        return ceiling * (0.5 + 0.5 * self._policy.jitter())
+        backoff = ceiling * (0.5 + 0.5 * self._policy.jitter())
+        if exc.wait is not None:
+            return max(min(exc.wait, self._policy.max_retry_after), backoff)
+        return backoff
 
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
         text = self._redactor.redact_text(message)

@@ -89,6 +89,10 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("older_than_days", 10**400, 30, ERR),
     ("older_than_days", "2026-08-01", 30, True),
     ("older_than_days", "2026-10-31T12:00:00+00:00", 1, False),
+    ("within_days", "2099-01-01T00:00:00Z", 30, ERR),  # after now: no age, not fresh
+    ("within_days", 4_102_444_800_000, 30, ERR),  # 2100 in Unix ms
+    ("within_days", "2026-11-01T20:00:00Z", 30, True),  # within the day of clock skew
+    ("older_than_days", "2099-01-01T00:00:00Z", 30, ERR),
     ("version_at_least", "1.10.0", "1.9", True),
     ("version_at_least", "v2.0.0-beta", "2", True),
     ("version_at_least", "1.2", "1.2.1", False),

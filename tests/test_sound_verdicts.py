@@ -117,3 +117,71 @@ def test_a_bad_duplicate_entry_is_not_passed_by_policy_test(tmp_path: Path) -> N
     assert "SEL-2: expected not_applicable, got error" in out
     assert "CHG-1: expected pass, got error" in out
     assert "matches 2 entries" in out
+
+
+# -- 2. a time after now ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param({"path": "t", "within_days": 30}, id="within_days"),
+        pytest.param({"not": {"path": "t", "within_days": 30}}, id="not-within_days"),
+        pytest.param({"path": "t", "older_than_days": 30}, id="older_than_days"),
+        pytest.param({"not": {"path": "t", "older_than_days": 30}}, id="not-older_than_days"),
+    ],
+)
+@pytest.mark.parametrize("when", ["2099-01-01T00:00:00Z", 4102444800000])
+def test_a_time_after_now_is_an_error_naming_it(raw: Any, when: Any) -> None:
+    status, message = _both(raw, {"t": when})
+    assert status == "error"
+    assert "days after now (2026-11-01T00:00:00Z; the clock-skew allowance is 1 day)" in message
+    assert ("2099-01-01T00:00:00Z" if isinstance(when, str) else "2100-01-01T00:00:00Z") in message
+
+
+def test_a_time_within_the_clock_skew_allowance_is_fresh() -> None:
+    assert _both({"path": "t", "within_days": 30}, {"t": "2026-11-01T20:00:00Z"})[0] == "pass"
+    assert _both({"path": "t", "within_days": 30}, {"t": "2026-11-02T01:00:00Z"})[0] == "error"
+
+
+READINESS = """rules:
+  - {id: FRESH, title: t, severity: medium, target: readiness, remediation: x,
+     assert: {path: $age_days, lte: 30}}
+  - {id: CLEAN, title: t, severity: low, target: readiness, remediation: x,
+     assert: {path: hasLocalChanges, equals: false}}
+"""
+
+
+def _report(rid: str, created: int) -> str:
+    return (
+        f"{{reportId: {rid}, createdAt: {created}, repoUrl: https://github.com/acme/api,"
+        " hasLocalChanges: false, apps: {}, report: {}}"
+    )
+
+
+def test_a_report_dated_after_now_is_not_judged_fresh(tmp_path: Path) -> None:
+    tests = f"""tests:
+  - name: dated 2100
+    now: "2026-11-01T00:00:00Z"
+    reports: [{_report("r1", 4102444800000)}]
+    expect: {{FRESH: pass, CLEAN: pass}}
+  - name: dated 2100, and a real one of today
+    now: "2026-11-01T00:00:00Z"
+    reports: [{_report("r1", 4102444800000)}, {_report("r2", 1793491200000)}]
+    expect: {{FRESH: pass, CLEAN: pass}}
+  - name: half a day ahead
+    now: "2026-11-01T00:00:00Z"
+    reports: [{_report("r3", 1793534400000)}]
+    expect: {{FRESH: pass, CLEAN: pass}}
+"""
+    code, out = run_policy(tmp_path, READINESS, tests)
+    lines = out.splitlines()
+    assert code == 1
+    for case in ("dated 2100", "dated 2100, and a real one of today"):
+        (line,) = [ln for ln in lines if f": {case}: " in ln]
+        for rule in ("FRESH", "CLEAN"):
+            assert (
+                f"{rule}: expected pass, got error (report r1: createdAt 2100-01-01T00:00:00Z"
+                in (line)
+            ), out
+    assert [ln for ln in lines if ln.startswith("PASS") and ln.endswith(": half a day ahead")]

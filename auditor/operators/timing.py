@@ -38,8 +38,35 @@ def to_datetime(value: Any) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+#: How far after `now` a time may be and still be judged by age: clocks disagree a little
+#: (a report made on a machine a few hours ahead). Further than that, the time is wrong (or
+#: `now` is), and no age can be given.
+FUTURE_SKEW_DAYS = 1.0
+
+
+def future_detail(moment: datetime, now: datetime) -> str:
+    """`<time> is N days after now (<now>; …)`: why a time after `now` has no age."""
+    ahead = (moment - now).total_seconds() / 86400
+    return (
+        f"{_iso(moment)} is {ahead:.2f} days after now ({_iso(now)}; "
+        f"the clock-skew allowance is {FUTURE_SKEW_DAYS:g} day)"
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def _age_days(actual: Any, now: datetime) -> float:
-    return (now - to_datetime(actual)).total_seconds() / 86400
+    """Days from `actual` to `now`; OperandTypeError for a time after `now` beyond the skew
+    (a future time is neither fresh nor old: `not`, `none` or `when` would pass on a
+    `false`)."""
+    moment = to_datetime(actual)
+    age = (now - moment).total_seconds() / 86400
+    if age < -FUTURE_SKEW_DAYS:
+        detail = f"{future_detail(moment, now)}: its age cannot be judged"
+        raise OperandTypeError("a time not after now", actual, detail)
+    return age
 
 
 @operator(
@@ -50,7 +77,7 @@ def _age_days(actual: Any, now: datetime) -> float:
     kind="time",
 )
 def within_days(actual: Any, expected: float, now: datetime) -> bool:
-    """The timestamp is at most N days before now."""
+    """The timestamp is at most N days before now (a time more than a day after now: error)."""
     return _age_days(actual, now) <= expected
 
 
@@ -62,7 +89,7 @@ def within_days(actual: Any, expected: float, now: datetime) -> bool:
     kind="time",
 )
 def older_than_days(actual: Any, expected: float, now: datetime) -> bool:
-    """The timestamp is more than N days before now."""
+    """The timestamp is more than N days before now (a time more than a day after now: error)."""
     return _age_days(actual, now) > expected
 
 

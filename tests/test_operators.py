@@ -94,7 +94,13 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("within_days", "2026-11-01T20:00:00Z", 30, True),  # within the day of clock skew
     ("older_than_days", "2099-01-01T00:00:00Z", 30, ERR),
     ("version_at_least", "1.10.0", "1.9", True),
-    ("version_at_least", "v2.0.0-beta", "2", True),
+    ("version_at_least", "v2.0.0-beta", "2", False),  # a pre-release is below its release
+    ("version_at_least", "2.0.0-rc1", "2.0.0", False),
+    ("version_at_least", "1.10.0-beta", "1.10", False),
+    ("version_at_least", "2.1.0-beta", "2", True),
+    ("version_at_least", "2.0.0", "2.0.0-rc1", True),
+    ("version_at_least", "1.0.0+build.7", "1.0", True),  # build metadata is ignored
+    ("version_at_least", "1.2.3-", "1.0", ERR),  # an empty pre-release is no version
     ("version_at_least", "1.2", "1.2.1", False),
     ("version_at_least", "main", "1.0", ERR),
 ]
@@ -149,6 +155,28 @@ def test_operator(name: str, actual: Any, arg: Any, expected: Any) -> None:
 )
 def test_change_operator(name: str, before: Any, after: Any, arg: Any, expected: Any) -> None:
     assert _call(name, before, after, arg) == expected
+
+
+#: SemVer 2.0 §11's example, lowest first.
+SEMVER_ORDER = [
+    "1.0.0-alpha",
+    "1.0.0-alpha.1",
+    "1.0.0-alpha.beta",
+    "1.0.0-beta",
+    "1.0.0-beta.2",
+    "1.0.0-beta.11",
+    "1.0.0-rc.1",
+    "1.0.0",
+    "1.0.1-0",
+    "1.0.1",
+]
+
+
+@pytest.mark.parametrize("low", range(len(SEMVER_ORDER)))
+def test_version_at_least_follows_semver_precedence(low: int) -> None:
+    for high in range(len(SEMVER_ORDER)):
+        got = _call("version_at_least", SEMVER_ORDER[high], SEMVER_ORDER[low])
+        assert got is (high >= low), (SEMVER_ORDER[high], SEMVER_ORDER[low])
 
 
 def test_every_registered_operator_is_in_the_tables() -> None:

@@ -185,3 +185,51 @@ def test_a_report_dated_after_now_is_not_judged_fresh(tmp_path: Path) -> None:
                 in (line)
             ), out
     assert [ln for ln in lines if ln.startswith("PASS") and ln.endswith(": half a day ahead")]
+
+
+# -- 4. a change operator's type error names the side at fault ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arg", "before", "after", "message"),
+    [
+        pytest.param(
+            True, None, 5, "x was null before the change (now 5); `increased` needs a number",
+            id="number-before",
+        ),
+        pytest.param(
+            True, 5, "7", 'x is string "7"; `increased` needs a number', id="number-after",
+        ),
+        pytest.param(
+            {"enum": "autonomy"}, "ultra", "low",
+            'x was "ultra" before the change (now "low"): not a level of autonomy',
+            id="level-before",
+        ),
+        pytest.param(
+            {"enum": "autonomy"}, "low", "ultra", 'x is "ultra": not a level of autonomy',
+            id="level-after",
+        ),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("op", ["increased", "decreased"])
+def test_a_change_type_error_names_the_side_at_fault(
+    op: str, arg: Any, before: Any, after: Any, message: str
+) -> None:
+    compiler = Compiler("change", BUILTIN_ENUMS)
+    cond = compiler.compile({"path": "x", op: arg}, ("assert",))
+    assert cond is not None and not compiler.problems
+    sides = ({"x": before}, {"x": after})
+    env = Env(NOW, sides, {"before": sides[0], "after": sides[1]})
+    outcome = evaluate_condition(cond, None, "$", env)
+    assert outcome.status == "error"
+    assert outcome.message.startswith(message.replace("increased", op)), outcome.message
+    assert outcome.evidence[0].actual == (before if "before the change" in message else after)
+
+
+def test_a_hidden_number_before_the_change_is_named_as_the_side_at_fault() -> None:
+    from auditor.operators import REGISTRY, HiddenValueError, fingerprinting
+
+    marker = "[secret fp:0123456789abcdef len:11]"
+    with fingerprinting(None), pytest.raises(HiddenValueError) as caught:
+        REGISTRY["increased"].fn(marker, 5, None)
+    assert (caught.value.side, caught.value.actual) == ("before", marker)

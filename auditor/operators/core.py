@@ -39,10 +39,11 @@ BUILTIN_ENUMS: dict[str, tuple[str, ...]] = {
 class OperandTypeError(Exception):
     """The actual value has a type the operator cannot compare."""
 
-    def __init__(self, wanted: str, actual: Any = None, detail: str = "") -> None:
+    def __init__(self, wanted: str, actual: Any = None, detail: str = "", side: str = "") -> None:
         self.wanted = wanted
         self.actual = actual
         self.detail = detail
+        self.side = side  # a change operator's side at fault: "before", "after" or ""
         super().__init__(detail or f"needs {wanted}, got {json_type(actual)}")
 
 

@@ -118,7 +118,10 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
         literals = list(arg.levels) if isinstance(arg, Ordered) else [arg]
         sides = [_as_literal(name, side, literals, marker_of) for side in (before, after)]
         if name in _DIRECTION and (_holds(sides[0]) or _holds(sides[1])):
-            raise HiddenValueError(name, after)  # a hidden number or level
+            side = "before" if _holds(sides[0]) else "after"  # a hidden number or level
+            exc = HiddenValueError(name, before if side == "before" else after)
+            exc.side = side
+            raise exc
         return fn(*sides, *rest)
 
     run.__doc__ = fn.__doc__

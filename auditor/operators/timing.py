@@ -113,9 +113,7 @@ def parse_version(value: Any) -> Version:
     text = need_string(value) if not is_number(value) else str(value)
     match = _VERSION_RE.fullmatch(text.strip())
     if match is None:
-        raise OperandTypeError(
-            "a version such as 1.2.3", value, "not a version such as 1.2.3"
-        )
+        raise OperandTypeError("a version such as 1.2.3", value, "not a version such as 1.2.3")
     parts = [int(p) for p in match["release"].split(".")]
     while len(parts) > 1 and parts[-1] == 0:
         parts.pop()

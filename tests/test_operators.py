@@ -30,6 +30,11 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("contains", "https://x", "://", True),
     ("contains", ["a"], "b", False),
     ("contains", 5, 5, ERR),
+    ("contains", "abc", {"k": 1}, ERR),  # a string holds substrings only: not a `false`
+    ("contains", "a5", 5, ERR),
+    ("excludes", "abc", [1, "z"], ERR),
+    ("gt", float("nan"), 1, ERR),  # NaN compares false both ways: `not` would pass it
+    ("lte", float("inf"), 5, False),
     ("contains_all", ["a", "b", "c"], ["a", "c"], True),
     ("contains_all", ["a"], ["a", "c"], False),
     ("contains_all", "abc", ["a"], ERR),

@@ -233,3 +233,41 @@ def test_a_hidden_number_before_the_change_is_named_as_the_side_at_fault() -> No
     with fingerprinting(None), pytest.raises(HiddenValueError) as caught:
         REGISTRY["increased"].fn(marker, 5, None)
     assert (caught.value.side, caught.value.actual) == ("before", marker)
+
+
+# -- 5. type mismatches and non-finite numbers ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param({"path": "s", "contains": {"k": 1}}, id="contains-object"),
+        pytest.param({"not": {"path": "s", "contains": {"k": 1}}}, id="not-contains"),
+        pytest.param({"path": "s", "excludes": {"k": 1}}, id="excludes-object"),
+        pytest.param({"path": "s", "excludes": ["z", 5]}, id="excludes-number"),
+        pytest.param({"path": "h", "contains": {"k": 1}}, id="contains-on-redacted-text"),
+        pytest.param({"path": "h", "excludes": [5]}, id="excludes-on-redacted-text"),
+        pytest.param({"not": {"path": "n", "lte": 5}}, id="not-lte-nan"),
+    ],
+)
+def test_a_type_mismatch_is_an_error_not_a_false(raw: Any) -> None:
+    doc = {"s": "abc", "h": "x [secret fp:0123456789abcdef len:11] y", "n": float("nan")}
+    status, message = _both(raw, doc)
+    assert status == "error", message
+
+
+def test_policy_test_shows_infinite_and_nan_values_as_they_are(tmp_path: Path) -> None:
+    policy = """rules:
+  - {id: N-1, title: t, severity: low, target: settings, remediation: x,
+     assert: {path: a, lte: 5}}
+"""
+    tests = """tests:
+  - {name: inf, settings: {a: .inf}, expect: {N-1: pass}}
+  - {name: minus inf, settings: {a: [-.inf]}, expect: {N-1: pass}}
+  - {name: nan, settings: {a: .nan}, expect: {N-1: fail}}
+"""
+    code, out = run_policy(tmp_path, policy, tests)
+    assert code == 1
+    assert "inf: N-1: expected pass, got fail (a is Infinity; expected to be at most 5)" in out
+    assert "minus inf: N-1: expected pass, got error (a is array [-Infinity];" in out
+    assert "nan: N-1: expected fail, got error (a is NaN: NaN is not a number" in out

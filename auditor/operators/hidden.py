@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from auditor.operators.core import OperandTypeError, Ordered, same
+from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START, between_markers
 from auditor.redact.redactor import number_text
 
@@ -299,13 +299,12 @@ def _strings(arg: Any) -> list[str]:
 def _contains(text: str, arg: Any) -> bool | None:
     """A substring is held when it lies wholly in the visible text (never in a marker's own
     text); a string argument found nowhere there may be in a hidden part: not decided."""
-    if not isinstance(arg, str):
-        return False
+    need_substrings("contains", text, [arg])
     return True if any(arg in part for part in between_markers(text)) else None
 
 
 def _excludes(text: str, arg: Any) -> bool | None:
-    unwanted = _strings(arg)
+    unwanted = need_substrings("excludes", text, arg if isinstance(arg, list) else [arg])
     parts = between_markers(text)
     if any(u in part for u in unwanted for part in parts):
         return False

@@ -140,6 +140,5 @@ def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Version:
     prepare=prepare_version,
 )
 def version_at_least(actual: Any, expected: Version) -> bool:
-    """The version is at least the argument by SemVer precedence (`1.10` > `1.9`; a
-    pre-release is below its release: `2.0.0-rc.1` < `2.0.0`)."""
+    """The version is at least the argument by SemVer (`1.10` > `1.9`, `2.0-rc.1` < `2.0`)."""
     return parse_version(actual) >= expected

@@ -30,6 +30,11 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("contains", "https://x", "://", True),
     ("contains", ["a"], "b", False),
     ("contains", 5, 5, ERR),
+    ("contains", "abc", {"k": 1}, ERR),  # a string holds substrings only: not a `false`
+    ("contains", "a5", 5, ERR),
+    ("excludes", "abc", [1, "z"], ERR),
+    ("gt", float("nan"), 1, ERR),  # NaN compares false both ways: `not` would pass it
+    ("lte", float("inf"), 5, False),
     ("contains_all", ["a", "b", "c"], ["a", "c"], True),
     ("contains_all", ["a"], ["a", "c"], False),
     ("contains_all", "abc", ["a"], ERR),
@@ -89,8 +94,18 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("older_than_days", 10**400, 30, ERR),
     ("older_than_days", "2026-08-01", 30, True),
     ("older_than_days", "2026-10-31T12:00:00+00:00", 1, False),
+    ("within_days", "2099-01-01T00:00:00Z", 30, ERR),  # after now: no age, not fresh
+    ("within_days", 4_102_444_800_000, 30, ERR),  # 2100 in Unix ms
+    ("within_days", "2026-11-01T20:00:00Z", 30, True),  # within the day of clock skew
+    ("older_than_days", "2099-01-01T00:00:00Z", 30, ERR),
     ("version_at_least", "1.10.0", "1.9", True),
-    ("version_at_least", "v2.0.0-beta", "2", True),
+    ("version_at_least", "v2.0.0-beta", "2", False),  # a pre-release is below its release
+    ("version_at_least", "2.0.0-rc1", "2.0.0", False),
+    ("version_at_least", "1.10.0-beta", "1.10", False),
+    ("version_at_least", "2.1.0-beta", "2", True),
+    ("version_at_least", "2.0.0", "2.0.0-rc1", True),
+    ("version_at_least", "1.0.0+build.7", "1.0", True),  # build metadata is ignored
+    ("version_at_least", "1.2.3-", "1.0", ERR),  # an empty pre-release is no version
     ("version_at_least", "1.2", "1.2.1", False),
     ("version_at_least", "main", "1.0", ERR),
 ]
@@ -145,6 +160,28 @@ def test_operator(name: str, actual: Any, arg: Any, expected: Any) -> None:
 )
 def test_change_operator(name: str, before: Any, after: Any, arg: Any, expected: Any) -> None:
     assert _call(name, before, after, arg) == expected
+
+
+#: SemVer 2.0 §11's example, lowest first.
+SEMVER_ORDER = [
+    "1.0.0-alpha",
+    "1.0.0-alpha.1",
+    "1.0.0-alpha.beta",
+    "1.0.0-beta",
+    "1.0.0-beta.2",
+    "1.0.0-beta.11",
+    "1.0.0-rc.1",
+    "1.0.0",
+    "1.0.1-0",
+    "1.0.1",
+]
+
+
+@pytest.mark.parametrize("low", range(len(SEMVER_ORDER)))
+def test_version_at_least_follows_semver_precedence(low: int) -> None:
+    for high in range(len(SEMVER_ORDER)):
+        got = _call("version_at_least", SEMVER_ORDER[high], SEMVER_ORDER[low])
+        assert got is (high >= low), (SEMVER_ORDER[high], SEMVER_ORDER[low])
 
 
 def test_every_registered_operator_is_in_the_tables() -> None:

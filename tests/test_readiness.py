@@ -332,3 +332,18 @@ def test_oversized_model_file_is_refused(tmp_path: Path) -> None:
 def test_missing_model_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read readiness model"):
         load_readiness_model(tmp_path / "absent.yaml")
+
+
+def test_a_report_dated_after_now_has_no_age_and_is_neither_fresh_nor_oldest(
+    model: ReadinessModel,
+) -> None:
+    reports = [
+        make_report(level1(5), repo="https://x/a", age_days=-30, report_id="1"),  # a month ahead
+        make_report(level1(5), repo="https://x/b", age_days=-0.5, report_id="2"),  # clock skew
+        make_report(level1(5), repo="https://x/c", age_days=40, report_id="3"),
+    ]
+    assert readiness_view(reports[0], model, NOW)["$age_days"] is None
+    assert readiness_view(reports[1], model, NOW)["$age_days"] == -0.5
+    org = org_view(reports, model, NOW)
+    assert org["oldest_report_days"] == 40.0
+    assert org["fresh_share_7d"] == pytest.approx(1 / 3)  # only the half-day skewed one

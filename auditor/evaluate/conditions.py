@@ -8,6 +8,7 @@ absent; the rule's `on_missing` decides) or error (wrong type; never a silent fa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from auditor.common import paths
@@ -171,7 +172,25 @@ def _change(leaf: Leaf, base: str, env: Env) -> Outcome:
         try:
             ok = op.fn(before, after, arg)
         except OperandTypeError as exc:
-            return Outcome.type_error(where, after, op.name, exc, worded(ev, op, False))
+            if exc.side != "before":
+                return Outcome.type_error(where, after, op.name, exc, worded(ev, op, False))
+            # The value before is at fault (`null -> 5` under `increased`): say so.
+            return _before_error(where, before, after, op.name, exc, worded(ev, op, False))
         if not ok:
             return not_held_change(went, op, raw, shown, ev)
     return held_change(went, after, checks)
+
+
+def _before_error(
+    where: str, before: Any, after: Any, op: str, exc: OperandTypeError, ev: Evidence
+) -> Outcome:
+    """A change operator's type error whose value at fault is the one before the change."""
+    if exc.detail:
+        found, why = short(before), f": {exc.detail}"
+    else:
+        found = "null" if before is None else f"{json_type(before)} {short(before)}"
+        why = f"; `{op}` needs {exc.wanted}"
+    text = f"{show(where)} was {found} before the change (now {short(after)}){why}"
+    return Outcome.error(
+        text, replace(ev, actual=before, present=True, note=f"after: {short(after)}")
+    )

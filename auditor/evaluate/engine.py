@@ -23,9 +23,9 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import Resume, SettingsOutcome, SettingsWalk
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
-from auditor.evaluate.rule import run_rule
+from auditor.evaluate.rule import Verdict, run_rule
 from auditor.evaluate.usage import evaluate_usage
-from auditor.models import Revision, Subject
+from auditor.models import Evidence, Revision, Subject
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
 
@@ -361,6 +361,11 @@ def _readiness_results(
         views = []
     for report, view in views:
         subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
+        future = None if view["$age_days"] is not None else readiness.future_dated(report, env.now)
+        if future is not None:  # a report dated after now: never judged (an error)
+            evidence = (Evidence("$.createdAt", view.get("createdAt"), None, "", True),)
+            yield from (Verdict("error", future, evidence).result(m.rule, subject) for m in memos)
+            continue
         yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
     if org_rules:
         view = readiness.org_view(inputs.reports, model, inputs.now)

@@ -79,7 +79,8 @@ class Outcome:
         if exc.detail:
             text = f"{show(where)} is {short(value)}: {exc.detail}"
         else:
-            text = f"{show(where)} is {json_type(value)} {short(value)}; `{op}` needs {exc.wanted}"
+            found = "null" if value is None else f"{json_type(value)} {short(value)}"
+            text = f"{show(where)} is {found}; `{op}` needs {exc.wanted}"
         return cls("error", clip(text), (evidence,))
 
     def negated(self) -> Outcome:

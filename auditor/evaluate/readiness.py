@@ -35,6 +35,7 @@ import orjson
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
 from auditor.models import JSON, ReadinessReport
+from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "readiness-criteria.yaml"
@@ -378,7 +379,10 @@ def _view(
     view["$score"], view["$level"] = graded
     # In days to two decimals (a quarter of an hour): what a report says of a report's age
     # (`$age_days is 35.98`) stays the same for runs minutes apart, not to the microsecond.
-    view["$age_days"] = round((now - report.created_at).total_seconds() / 86400, 2)
+    # A report dated more than FUTURE_SKEW_DAYS after `now` has no age (null): a negative one
+    # would read as fresh, so a rule on it is an error, as `within_days` on that time is.
+    age = (now - report.created_at).total_seconds() / 86400
+    view["$age_days"] = None if age < -FUTURE_SKEW_DAYS else round(age, 2)
     view["$clean"] = compute_clean(data)
     return view
 
@@ -419,6 +423,19 @@ def model_digest(model: ReadinessModel) -> str:
 
 
 View = tuple[ReadinessReport, dict[str, Any]]
+
+
+def future_dated(report: ReadinessReport, now: datetime) -> str | None:
+    """Why `report` cannot be judged when it is dated more than FUTURE_SKEW_DAYS after `now`
+    (its `$age_days` is null), else None. Being the newest by date, such a report also hides
+    any later one of its repository (the store reads the newest only), so none of its
+    readiness rules is judged on it: each is an `error` saying this."""
+    if (now - report.created_at).total_seconds() / 86400 >= -FUTURE_SKEW_DAYS:
+        return None
+    return (
+        f"report {report.report_id}: createdAt {future_detail(report.created_at, now)}, so it "
+        "is not judged; as the newest by date it hides any later report of this repository"
+    )
 
 
 def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]:
@@ -483,15 +500,17 @@ def org_view(
     views = [view for _, view in pairs]
     levels = {r.repo_url: int(v["$level"]) for r, v in pairs}
     total = len(views)
+    ages = [v["$age_days"] for v in views if v["$age_days"] is not None]
     out: dict[str, Any] = {
         "$level": math.floor(sum(levels.values()) / total) if total else None,
         "repo_count": total,
         "levels": levels,
         "clean_share": _share(sum(1 for v in views if v["$clean"] is True), total),
-        "oldest_report_days": max((v["$age_days"] for v in views), default=None),
+        # A report dated after now (`$age_days` null) is neither the oldest nor fresh.
+        "oldest_report_days": max(ages, default=None),
     }
     for days in FRESH_WINDOWS:
-        fresh = sum(1 for v in views if v["$age_days"] <= days)
+        fresh = sum(1 for age in ages if age <= days)
         out[f"fresh_share_{days}d"] = _share(fresh, total)
     for level in sorted(model.levels)[1:]:
         out[f"below_level_{level}"] = sum(1 for lv in levels.values() if lv < level)

@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.operators.compare import prepare_ordered
-from auditor.operators.core import ANY, BOOL, MISSING, STRING, Ordered, need_number, operator, same
+from auditor.operators.core import (
+    ANY,
+    BOOL,
+    MISSING,
+    STRING,
+    OperandTypeError,
+    Ordered,
+    need_number,
+    operator,
+    same,
+)
 
 
 def _differs(before: Any, after: Any) -> bool:
@@ -70,9 +80,15 @@ def prepare_direction(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Ordered
 def _ranks(before: Any, after: Any, order: Ordered | None) -> tuple[float, float] | None:
     if before is MISSING or after is MISSING:
         return None
-    if order is None:
-        return need_number(before), need_number(after)
-    return order.rank(before), order.rank(after)
+    return _rank(before, order, "before"), _rank(after, order, "after")
+
+
+def _rank(value: Any, order: Ordered | None, side: str) -> float:
+    """A side's number or level; OperandTypeError naming the side at fault."""
+    try:
+        return need_number(value) if order is None else order.rank(value)
+    except OperandTypeError as exc:
+        raise OperandTypeError(exc.wanted, value, exc.detail, side) from None
 
 
 @operator(

@@ -18,6 +18,7 @@ from auditor.operators.core import (
     member,
     need_list,
     need_number,
+    need_substrings,
     operator,
     same,
 )
@@ -51,7 +52,7 @@ def not_in(actual: Any, expected: list[Any]) -> bool:
 def contains(actual: Any, expected: Any) -> bool:
     """An array holds the element, or a string holds the substring."""
     if isinstance(actual, str):
-        return isinstance(expected, str) and expected in actual
+        return need_substrings("contains", actual, [expected])[0] in actual
     return member(expected, need_list(actual))
 
 
@@ -74,7 +75,7 @@ def excludes(actual: Any, expected: Any) -> bool:
     """The array holds none of the given element(s); a string, none of the substrings."""
     unwanted = expected if isinstance(expected, list) else [expected]
     if isinstance(actual, str):
-        return not any(isinstance(u, str) and u in actual for u in unwanted)
+        return not any(u in actual for u in need_substrings("excludes", actual, unwanted))
     items = need_list(actual)
     return not any(member(u, items) for u in unwanted)
 

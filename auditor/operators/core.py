@@ -39,10 +39,11 @@ BUILTIN_ENUMS: dict[str, tuple[str, ...]] = {
 class OperandTypeError(Exception):
     """The actual value has a type the operator cannot compare."""
 
-    def __init__(self, wanted: str, actual: Any = None, detail: str = "") -> None:
+    def __init__(self, wanted: str, actual: Any = None, detail: str = "", side: str = "") -> None:
         self.wanted = wanted
         self.actual = actual
         self.detail = detail
+        self.side = side  # a change operator's side at fault: "before", "after" or ""
         super().__init__(detail or f"needs {wanted}, got {json_type(actual)}")
 
 
@@ -170,7 +171,24 @@ def need_number(actual: Any) -> float:
     """The value as a number, or OperandTypeError."""
     if not is_number(actual):
         raise OperandTypeError("a number", actual)
-    return float(actual)
+    number = float(actual)
+    if number != number:  # NaN: every comparison is false, and `not` would make that a pass
+        raise OperandTypeError("a number", actual, "NaN is not a number that can be compared")
+    return number
+
+
+def need_substrings(op: str, actual: str, wanted: list[Any]) -> list[str]:
+    """The arguments as substrings of the string `actual`; OperandTypeError for one that is
+    not a string (`contains: {k: 1}` on a string is a mismatch, not a `false` that `not`
+    or `excludes` would turn into a pass)."""
+    for item in wanted:
+        if not isinstance(item, str):
+            raise OperandTypeError(
+                "a string argument",
+                actual,
+                f"a string holds substrings; `{op}` was given {json_type(item)} to look for",
+            )
+    return wanted
 
 
 def need_string(actual: Any) -> str:

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from auditor.operators.core import OperandTypeError, Ordered, same
+from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START, between_markers
 from auditor.redact.redactor import number_text
 
@@ -118,7 +118,10 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
         literals = list(arg.levels) if isinstance(arg, Ordered) else [arg]
         sides = [_as_literal(name, side, literals, marker_of) for side in (before, after)]
         if name in _DIRECTION and (_holds(sides[0]) or _holds(sides[1])):
-            raise HiddenValueError(name, after)  # a hidden number or level
+            side = "before" if _holds(sides[0]) else "after"  # a hidden number or level
+            exc = HiddenValueError(name, before if side == "before" else after)
+            exc.side = side
+            raise exc
         return fn(*sides, *rest)
 
     run.__doc__ = fn.__doc__
@@ -296,13 +299,12 @@ def _strings(arg: Any) -> list[str]:
 def _contains(text: str, arg: Any) -> bool | None:
     """A substring is held when it lies wholly in the visible text (never in a marker's own
     text); a string argument found nowhere there may be in a hidden part: not decided."""
-    if not isinstance(arg, str):
-        return False
+    need_substrings("contains", text, [arg])
     return True if any(arg in part for part in between_markers(text)) else None
 
 
 def _excludes(text: str, arg: Any) -> bool | None:
-    unwanted = _strings(arg)
+    unwanted = need_substrings("excludes", text, arg if isinstance(arg, list) else [arg])
     parts = between_markers(text)
     if any(u in part for u in unwanted for part in parts):
         return False

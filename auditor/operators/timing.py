@@ -38,8 +38,35 @@ def to_datetime(value: Any) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+#: How far after `now` a time may be and still be judged by age: clocks disagree a little
+#: (a report made on a machine a few hours ahead). Further than that, the time is wrong (or
+#: `now` is), and no age can be given.
+FUTURE_SKEW_DAYS = 1.0
+
+
+def future_detail(moment: datetime, now: datetime) -> str:
+    """`<time> is N days after now (<now>; …)`: why a time after `now` has no age."""
+    ahead = (moment - now).total_seconds() / 86400
+    return (
+        f"{_iso(moment)} is {ahead:.2f} days after now ({_iso(now)}; "
+        f"the clock-skew allowance is {FUTURE_SKEW_DAYS:g} day)"
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def _age_days(actual: Any, now: datetime) -> float:
-    return (now - to_datetime(actual)).total_seconds() / 86400
+    """Days from `actual` to `now`; OperandTypeError for a time after `now` beyond the skew
+    (a future time is neither fresh nor old: `not`, `none` or `when` would pass on a
+    `false`)."""
+    moment = to_datetime(actual)
+    age = (now - moment).total_seconds() / 86400
+    if age < -FUTURE_SKEW_DAYS:
+        detail = f"{future_detail(moment, now)}: its age cannot be judged"
+        raise OperandTypeError("a time not after now", actual, detail)
+    return age
 
 
 @operator(
@@ -50,7 +77,7 @@ def _age_days(actual: Any, now: datetime) -> float:
     kind="time",
 )
 def within_days(actual: Any, expected: float, now: datetime) -> bool:
-    """The timestamp is at most N days before now."""
+    """The timestamp is at most N days before now (a time more than a day after now: error)."""
     return _age_days(actual, now) <= expected
 
 
@@ -62,23 +89,42 @@ def within_days(actual: Any, expected: float, now: datetime) -> bool:
     kind="time",
 )
 def older_than_days(actual: Any, expected: float, now: datetime) -> bool:
-    """The timestamp is more than N days before now."""
+    """The timestamp is more than N days before now (a time more than a day after now: error)."""
     return _age_days(actual, now) > expected
 
 
-def parse_version(value: Any) -> tuple[int, ...]:
-    """`v1.2.3` / `1.2` / `1.2.3-beta` as a tuple of ints (pre-release suffix ignored)."""
+#: A version: `v` optional, dotted numbers, a SemVer pre-release (`-rc.1`), build metadata.
+_VERSION_RE = re.compile(
+    r"v?(?P<release>\d+(?:\.\d+)*)"
+    r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
+)
+
+#: A version's precedence key: the release numbers (trailing zeros dropped, so `1.10` is
+#: `1.10.0`), then `(1,)` for a release or `(0, *identifiers)` for a pre-release.
+Version = tuple[tuple[int, ...], tuple[Any, ...]]
+
+
+def parse_version(value: Any) -> Version:
+    """`v1.2.3` / `1.2` / `1.2.3-rc.1+build` as a key that sorts by SemVer 2.0 precedence (§11):
+    release numbers numerically, a pre-release below its release, pre-release identifiers
+    left to right (numeric ones numerically and below alphanumeric ones, compared in ASCII;
+    more identifiers sort higher when the others are equal); build metadata is ignored."""
     text = need_string(value) if not is_number(value) else str(value)
-    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[-+].*)?", text.strip())
+    match = _VERSION_RE.fullmatch(text.strip())
     if match is None:
         raise OperandTypeError("a version such as 1.2.3", value, "not a version such as 1.2.3")
-    parts = [int(p) for p in match.group(1).split(".")]
+    parts = [int(p) for p in match["release"].split(".")]
     while len(parts) > 1 and parts[-1] == 0:
         parts.pop()
-    return tuple(parts)
+    pre = match["pre"]
+    if pre is None:
+        return tuple(parts), (1,)
+    ids = tuple((0, int(i), "") if i.isdigit() else (1, 0, i) for i in pre.split("."))
+    return tuple(parts), (0, *ids)
 
 
-def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> tuple[int, ...]:
+def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Version:
     """Parse the minimum version once, at load."""
     try:
         return parse_version(arg)
@@ -93,6 +139,6 @@ def prepare_version(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> tuple[int
     "to be a version before {arg}",
     prepare=prepare_version,
 )
-def version_at_least(actual: Any, expected: tuple[int, ...]) -> bool:
-    """The dotted version is at least the argument (`1.10` > `1.9`)."""
+def version_at_least(actual: Any, expected: Version) -> bool:
+    """The version is at least the argument by SemVer (`1.10` > `1.9`, `2.0-rc.1` < `2.0`)."""
     return parse_version(actual) >= expected

@@ -5,6 +5,8 @@ Takes the path text of a policy leaf, gives a `CompiledPath` whose `resolve(doc)
 value (or `MISSING`, distinct from null) and the concrete location for evidence in the
 `auditor.paths` notation. `[*]` projects: the values found under every element, as a list
 (an empty array gives `[]`; a non-empty one where no element has the value gives MISSING).
+A `[key=value]` selector names one entry: when more than one matches, the path cannot be
+resolved (`AmbiguousSelectorError`, an `error` result), never read from the first of them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,21 @@ class PathTypeError(Exception):
         super().__init__(f"{where} is {json_type(found)}, so it has no {wanted}")
 
 
+class AmbiguousSelectorError(PathTypeError):
+    """A `[key=value]` selector matches more than one array entry: which one the rule means
+    cannot be known, so reading the first would pass a bad duplicate unseen."""
+
+    def __init__(self, where: str, parent: str, at: list[int]) -> None:
+        self.where = where
+        shown = ", ".join(f"{parent}[{i}]" for i in at[:5])
+        more = f" and {len(at) - 5} more" if len(at) > 5 else ""
+        Exception.__init__(
+            self,
+            f"{where} matches {len(at)} entries ({shown}{more}); a selector must match one "
+            "entry: use `each:` to check every entry",
+        )
+
+
 @dataclass(frozen=True)
 class Key:
     """An object member."""
@@ -46,7 +63,8 @@ class Index:
 
 @dataclass(frozen=True)
 class Select:
-    """The first array element whose `field` equals `value`: `[id=custom:x]`."""
+    """The one array element whose `field` equals `value`: `[id=custom:x]` (more than one is
+    an `AmbiguousSelectorError`)."""
 
     field: str
     value: Any
@@ -116,13 +134,15 @@ def _render(parts: list[paths.Component | Star]) -> str:
     return "$" + "".join("[*]" if isinstance(p, Star) else paths.render_component(p) for p in parts)
 
 
-def _pick(items: list[Any], step: Select) -> tuple[int, Any]:
+def _pick(items: list[Any], step: Select) -> list[int]:
+    """The positions of the entries `step` selects."""
+    at: list[int] = []
     for i, item in enumerate(items):
         if isinstance(item, dict) and step.field in item:
             found = item[step.field]
             if same(found, step.value) or (step.raw is not None and found == step.raw):
-                return i, item
-    return -1, MISSING
+                at.append(i)
+    return at
 
 
 @dataclass(frozen=True)
@@ -208,8 +228,12 @@ def _index(node: list[Any], step: Index | Select, parts: list[paths.Component | 
         parts.append(step.index)
         in_range = -len(node) <= step.index < len(node)
         return node[step.index] if in_range else MISSING
-    at, item = _pick(node, step)
-    parts.append(paths.Match(step.field, item[step.field] if at >= 0 else step.value))
+    at = _pick(node, step)
+    item = node[at[0]] if at else MISSING
+    parent = _render(parts)
+    parts.append(paths.Match(step.field, item[step.field] if at else step.value))
+    if len(at) > 1:
+        raise AmbiguousSelectorError(_render(parts), parent, at)
     return item
 
 

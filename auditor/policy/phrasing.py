@@ -9,6 +9,8 @@ the language (descriptions, schema messages) and the interpreter (outcome messag
 
 from __future__ import annotations
 
+import functools
+import json
 from functools import cache
 from typing import Any
 
@@ -31,7 +33,23 @@ def short(value: Any, limit: int = 60) -> str:
         text = orjson.dumps(value, default=str).decode()
     except TypeError:
         text = repr(value)
+    if "null" in text and value is not None:
+        text = _non_finite(value, text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _non_finite(value: Any, text: str) -> str:
+    """`text`, or, when `value` holds an infinite or NaN float (which orjson writes as
+    `null`), the text with `Infinity`, `-Infinity` and `NaN` in their places (a YAML `.inf`
+    shown as `null` would read as a different value)."""
+    dump = functools.partial(json.dumps, default=str, ensure_ascii=False, separators=(",", ":"))
+    try:
+        dump(value, allow_nan=False)  # raises ValueError only for a non-finite float
+    except ValueError:
+        return dump(value)
+    except (TypeError, RecursionError):
+        pass
+    return text
 
 
 def show(where: str) -> str:

@@ -38,12 +38,15 @@ def service() -> FakeService:
     return FakeService(5, reports=3)
 
 
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """The state: a file, or a PostgreSQL store (the issues are read by the shared SQL)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
     return tmp_path / "state.db"
 
 
-def sync_into(state: Path, service: FakeService) -> Any:
+def sync_into(state: Path | str, service: FakeService) -> Any:
     with Store.open(state) as store:
         store.register_secret(TOKEN)
         return run_sync(store, service)
@@ -53,7 +56,7 @@ def rewrite(service: FakeService, revision: int, value: str) -> None:
     service.revisions[revision]["settings"]["n"] = value
 
 
-def run(tmp_path: Path, state: Path, name: str, *flags: str) -> tuple[int, str]:
+def run(tmp_path: Path, state: Path | str, name: str, *flags: str) -> tuple[int, str]:
     (tmp_path / "p.yaml").write_text(POLICY)
     err = io.StringIO()
     ctx = Context(
@@ -63,7 +66,16 @@ def run(tmp_path: Path, state: Path, name: str, *flags: str) -> tuple[int, str]:
         clock=lambda: NOW,
         cwd=str(tmp_path),
     )
-    argv = ["run", "--offline", "--policy", "p.yaml", "--out", name, "-o", "json,sarif,junit,md,html"]
+    argv = [
+        "run",
+        "--offline",
+        "--policy",
+        "p.yaml",
+        "--out",
+        name,
+        "-o",
+        "json,sarif,junit,md,html",
+    ]
     return main([*argv, *flags], ctx), err.getvalue()
 
 
@@ -73,7 +85,7 @@ def integrity(tmp_path: Path, name: str) -> list[dict[str, Any]]:
 
 
 def test_a_rewritten_revision_is_a_critical_finding_in_every_output(
-    tmp_path: Path, state: Path, service: FakeService
+    tmp_path: Path, state: Path | str, service: FakeService
 ) -> None:
     sync_into(state, service)
     with Store.open(state) as store:
@@ -102,7 +114,7 @@ def test_a_rewritten_revision_is_a_critical_finding_in_every_output(
 
 
 def test_the_finding_is_new_then_persisting_and_a_waiver_acknowledges_it(
-    tmp_path: Path, state: Path, service: FakeService
+    tmp_path: Path, state: Path | str, service: FakeService
 ) -> None:
     sync_into(state, service)
     rewrite(service, 2, "rewritten")
@@ -124,7 +136,7 @@ def test_the_finding_is_new_then_persisting_and_a_waiver_acknowledges_it(
 
 
 def test_a_rewritten_report_and_a_second_rewrite_are_findings_of_their_own(
-    tmp_path: Path, state: Path, service: FakeService
+    tmp_path: Path, state: Path | str, service: FakeService
 ) -> None:
     sync_into(state, service)
     rewrite(service, 4, "first")
@@ -146,7 +158,7 @@ def test_a_rewritten_report_and_a_second_rewrite_are_findings_of_their_own(
 
 
 def test_a_sync_records_an_issue_once_and_names_only_a_few(
-    tmp_path: Path, state: Path, service: FakeService
+    tmp_path: Path, state: Path | str, service: FakeService
 ) -> None:
     sync_into(state, service)
     for number in range(1, 6):
@@ -177,7 +189,12 @@ def test_a_sync_records_an_issue_once_and_names_only_a_few(
     ],
 )
 def test_a_run_that_evaluates_no_rule_is_refused(
-    tmp_path: Path, state: Path, service: FakeService, policy: str, flags: list[str], message: str
+    tmp_path: Path,
+    state: Path | str,
+    service: FakeService,
+    policy: str,
+    flags: list[str],
+    message: str,
 ) -> None:
     sync_into(state, service)
     (tmp_path / "e.yaml").write_text(policy)

@@ -871,7 +871,9 @@ class Store:
             (key, stored, seen),
         ).fetchone()
         if known is not None:
-            return IntegrityIssue(revision, stored, seen, datetime.fromisoformat(known[0]), report_id)
+            return IntegrityIssue(
+                revision, stored, seen, datetime.fromisoformat(known[0]), report_id
+            )
         self._db.execute(
             "INSERT INTO integrity_issues (revision, report_id, stored_hash, seen_hash, seen_at)"
             " VALUES (?, ?, ?, ?, ?)",

@@ -207,3 +207,25 @@ def test_a_run_that_evaluates_no_rule_is_refused(
     assert code == 2
     assert message in err.getvalue() and "Traceback" not in err.getvalue()
     assert not (tmp_path / "o").exists()
+
+
+def test_an_evidence_bundle_reports_the_issues_and_its_rerun_reproduces_them(
+    tmp_path: Path, service: FakeService
+) -> None:
+    state = tmp_path / "state.db"
+    sync_into(state, service)
+    rewrite(service, 2, "rewritten")
+    service.reports[0]["report"]["lint"]["rationale"] = "edited"
+    sync_into(state, service)
+    (tmp_path / "p.yaml").write_text(POLICY)
+    env = {"AUDITOR_STATE": str(state)}
+    err = io.StringIO()
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: NOW, cwd=str(tmp_path))
+    assert main(["export", "--out", "bundle", "--policy", "p.yaml"], ctx) == 0, err.getvalue()
+    data = json.loads((tmp_path / "bundle" / "reports" / "findings.json").read_text())
+    keys = sorted(f["subject"]["key"] for f in data["findings"] if f["rule_id"] == RULE)
+    assert keys == [service.reports[0]["repoUrl"], "settings@2"]
+    out = io.StringIO()
+    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(tmp_path))
+    assert main(["verify", "bundle"], ctx) == 0, err.getvalue()
+    assert "reports/findings.json" in out.getvalue()

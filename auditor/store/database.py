@@ -856,14 +856,15 @@ class Store:
             return Ingested("same", known_before=True)  # stored before a secret in it was known
         if not before:  # the API contradicted itself within one sync: the caller decides
             return Ingested("conflict", known_before=False)
-        issue = self._record_issue(revision, report_id, stored_hash, digest, seen_at)
+        issue = self.record_integrity_issue(revision, report_id, stored_hash, digest, seen_at)
         return Ingested("conflict", known_before=True, issue=issue)
 
-    def _record_issue(
+    def record_integrity_issue(
         self, revision: int | None, report_id: str | None, stored: str, seen: str, at: datetime
     ) -> IntegrityIssue:
-        """Record the issue once per item and content seen: a later sync served the same
-        other content again adds no row, and the issue keeps when it was first seen."""
+        """Record an integrity issue (a sync's, or an evidence bundle's in its scratch state)
+        once per item and content seen: a later sync served the same other content again adds
+        no row, and the issue keeps when it was first seen."""
         column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
         known = self._db.execute(
             f"SELECT seen_at FROM integrity_issues WHERE {column} = ? AND stored_hash = ? "

@@ -592,7 +592,10 @@ def test_a_review_does_not_call_the_nightlys_readiness_waivers_stale(
         "waivers:\n"
         "  - {rule: RDY-SEC-001, subject: 'https://github.com/*', reason: r, owner: o,"
         " expires: 2026-12-31}\n"
-        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n",
+        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n"
+        # the built-in integrity rule is the nightly's too: a review never applies it
+        "  - {rule: AUDITOR-INTEGRITY-001, subject: settings@3, reason: r, owner: o,"
+        " expires: 2026-12-31}\n",
         encoding="utf-8",
     )
     code, data, output = review(

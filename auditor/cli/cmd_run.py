@@ -57,7 +57,14 @@ from auditor.workflows.orgs import (
     summary_table,
     write_org_summary,
 )
-from auditor.workflows.run import AuditOptions, AuditOutcome, LoadedPolicy, load_inputs, run_audit
+from auditor.workflows.run import (
+    AuditOptions,
+    AuditOutcome,
+    LoadedPolicy,
+    check_rules,
+    load_inputs,
+    run_audit,
+)
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -76,6 +83,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    check_rules(loaded.policy, usage=not args.no_usage)  # before anything is fetched or written
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     try:
         if args.orgs is not None:

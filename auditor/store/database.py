@@ -856,12 +856,25 @@ class Store:
             return Ingested("same", known_before=True)  # stored before a secret in it was known
         if not before:  # the API contradicted itself within one sync: the caller decides
             return Ingested("conflict", known_before=False)
-        issue = self._record_issue(revision, report_id, stored_hash, digest, seen_at)
+        issue = self.record_integrity_issue(revision, report_id, stored_hash, digest, seen_at)
         return Ingested("conflict", known_before=True, issue=issue)
 
-    def _record_issue(
+    def record_integrity_issue(
         self, revision: int | None, report_id: str | None, stored: str, seen: str, at: datetime
     ) -> IntegrityIssue:
+        """Record an integrity issue (a sync's, or an evidence bundle's in its scratch state)
+        once per item and content seen: a later sync served the same other content again adds
+        no row, and the issue keeps when it was first seen."""
+        column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
+        known = self._db.execute(
+            f"SELECT seen_at FROM integrity_issues WHERE {column} = ? AND stored_hash = ? "
+            "AND seen_hash = ? ORDER BY id LIMIT 1",
+            (key, stored, seen),
+        ).fetchone()
+        if known is not None:
+            return IntegrityIssue(
+                revision, stored, seen, datetime.fromisoformat(known[0]), report_id
+            )
         self._db.execute(
             "INSERT INTO integrity_issues (revision, report_id, stored_hash, seen_hash, seen_at)"
             " VALUES (?, ?, ?, ?, ?)",
@@ -871,12 +884,20 @@ class Store:
 
     @_reads
     def integrity_issues(self) -> list[IntegrityIssue]:
-        """Every integrity issue ever recorded, oldest first."""
+        """Every integrity issue ever recorded, oldest first, each (item, stored and seen
+        content) once (a store written before 0.3.0 may hold one row per sync that met it:
+        the first is kept), a report's with its repository (`repo_url`)."""
         rows = self._db.execute(
-            "SELECT revision, report_id, stored_hash, seen_hash, seen_at FROM integrity_issues "
-            "ORDER BY id"
+            "SELECT i.revision, i.report_id, i.stored_hash, i.seen_hash, i.seen_at, r.repo_url "
+            "FROM integrity_issues i LEFT JOIN reports r ON r.report_id = i.report_id "
+            "ORDER BY i.id"
         )
-        return [issue_from_row(r) for r in rows]
+        issues: dict[tuple[int | None, str | None, str, str], IntegrityIssue] = {}
+        for row in rows:
+            issue = issue_from_row(row)
+            key = (issue.revision, issue.report_id, issue.stored_hash, issue.seen_hash)
+            issues.setdefault(key, issue)
+        return list(issues.values())
 
     # -- readiness reports -------------------------------------------------------------------
 

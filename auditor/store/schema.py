@@ -112,6 +112,7 @@ class IntegrityIssue:
     seen_hash: str
     seen_at: datetime
     report_id: str | None = None
+    repo_url: str | None = None  # a report's repository, when the report is stored
 
     def describe(self) -> str:
         """One line for people: which item, and both hashes."""
@@ -246,6 +247,7 @@ def report_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ReadinessReport:
 
 
 def issue_from_row(row: Iterable[Any]) -> IntegrityIssue:
-    """An `IntegrityIssue` from an `integrity_issues` row."""
-    revision, report_id, stored, seen, seen_at = row
-    return IntegrityIssue(revision, stored, seen, datetime.fromisoformat(seen_at), report_id)
+    """An `IntegrityIssue` from an `integrity_issues` row (and the report's `repo_url`)."""
+    revision, report_id, stored, seen, seen_at, *repo = row
+    when = datetime.fromisoformat(seen_at)
+    return IntegrityIssue(revision, stored, seen, when, report_id, repo[0] if repo else None)

@@ -585,6 +585,36 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
                     store.ingest_revision(model, sync, now)
                 else:
                     store.ingest_report(model, sync, now)
+        _load_issues(bundle, store)
+
+
+def _load_issues(bundle: Path, store: Store) -> None:
+    """The bundle's integrity issues, which the re-run reports as findings as the run did
+    (absent from bundles made before they were)."""
+    if not (bundle / "integrity.json").exists():
+        return
+    try:
+        items = orjson.loads(_bundle_read(bundle, "integrity.json"))
+    except orjson.JSONDecodeError as exc:
+        raise BundleError(f"{bundle / 'integrity.json'}: not valid JSON: {exc}") from None
+    try:
+        for item in items:
+            revision, report = item["revision"], item["reportId"]
+            when = from_text(item["seenAt"])
+            assert when is not None
+            assert (revision is None) != (report is None)
+            store.record_integrity_issue(
+                None if revision is None else int(revision),
+                None if report is None else str(report),
+                str(item["storedHash"]),
+                str(item["seenHash"]),
+                when,
+            )
+    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+        raise BundleError(
+            f"{bundle / 'integrity.json'}: not a list of integrity issues "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _inside(bundle: Path, name: object) -> Path:

@@ -34,6 +34,7 @@ from auditor.findings import (
     sort_findings,
 )
 from auditor.findings.finding import normalize_path
+from auditor.findings.integrity import RULE_ID as INTEGRITY_RULE_ID
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
@@ -214,8 +215,11 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     # A file that changes nothing (identical, or keys and set-like lists only reordered) would
     # save no revision: there is no step for a change rule to judge, whoever proposes it.
     stepped = after.results if changes else tuple(_no_step(r) for r in after.results)
-    # only the settings and change rules are judged: a readiness rule's waiver is not stale
-    untried = {r.id for r in loaded.policy.rules} - {r.id for r in policy.rules}
+    # only the settings and change rules are judged: a readiness rule's waiver is not stale,
+    # nor one of the integrity rule, which only `auditor run` applies
+    untried = ({r.id for r in loaded.policy.rules} - {r.id for r in policy.rules}) | {
+        INTEGRITY_RULE_ID
+    }
     before_results, _ = apply_waivers(before.results, loaded.waivers, now, untried=untried)
     after_results, waivers = apply_waivers(stepped, loaded.waivers, now, untried=untried)
     before_findings = findings_from_results(before_results)

@@ -19,7 +19,7 @@ from auditor.common.collector import few_collections
 from auditor.common.pairs import HashPairs
 from auditor.common.unique import first_free
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
-from auditor.errors import ConfigError, PolicyError
+from auditor.errors import ConfigError, PolicyError, UsageError
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
@@ -95,6 +95,22 @@ def load_inputs(
             raise PolicyError(problems) from None
         raise
     return LoadedPolicy(policy, loaded_waivers, readiness)
+
+
+def check_rules(policy: PolicySet, *, usage: bool) -> None:
+    """UsageError when the run would evaluate no rule (the policies have none, or only usage
+    rules and `usage` is False, `--no-usage`): a run that judges nothing would report clean."""
+    if not policy.rules:
+        raise UsageError(
+            "the policies have no rule: a run that evaluates no rule would pass whatever the "
+            "settings are; give --policy files with rules (or none, for the shipped packs)"
+        )
+    if not usage and not without_usage(policy).rules:
+        raise UsageError(
+            f"every rule of the policies ({len(policy.rules)}) is a usage rule and --no-usage "
+            "leaves them out: a run that evaluates no rule would pass whatever the settings "
+            "are; drop --no-usage or give --policy files with other rules"
+        )
 
 
 def display_path(path: str, cwd: Path) -> str:
@@ -199,6 +215,7 @@ def _run_audit(
         findings_from_pending,
         records_for_store,
     )
+    from auditor.findings.integrity import integrity_results, with_issue_fingerprints
     from auditor.report.build import (
         ReadinessInputs,
         RunHeader,
@@ -243,8 +260,13 @@ def _run_audit(
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed
         known.remember(store, evaluation)
+        # the store's integrity issues, each a finding of the built-in rule (design §4)
+        issues = integrity_results(store.integrity_issues())
         results, waiver_report = apply_waivers(
-            evaluation.results, loaded.waivers, now, untried=untried
+            (*evaluation.results, *issues) if issues else evaluation.results,
+            loaded.waivers,
+            now,
+            untried=untried,
         )
         not_evaluated, failing_by_revision = (
             evaluation.not_evaluated,
@@ -254,7 +276,7 @@ def _run_audit(
         del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
         pending = list(results)
         del results
-        findings = findings_from_pending(pending)
+        findings = with_issue_fingerprints(findings_from_pending(pending))
         previous = store.previous_complete_run(options.run_id, scope)
         prior = None if previous is None else list(previous.findings)
         # Which findings continue an older one under another fingerprint: worked out once for

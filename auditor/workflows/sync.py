@@ -425,6 +425,10 @@ def sync_service(
         )
 
 
+#: How many integrity issues the sync's summary names (the rest are counted).
+NAMED_ISSUES = 3
+
+
 def format_summary(summary: SyncSummary, base_url: str) -> str:
     """The one-paragraph summary `auditor sync` prints."""
     parts = [
@@ -447,8 +451,10 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     if summary.usage.status != "skipped":
         parts.append(summary.usage.describe())
     text = "; ".join(parts) + f"; {len(issues)} {noun}."
-    if issues:
-        text += " " + " ".join(f"{issue.describe()}." for issue in issues)
+    if issues:  # a few named, the rest counted: a rewritten history has 1,000s
+        text += " " + " ".join(f"{issue.describe()}." for issue in issues[:NAMED_ISSUES])
+        if len(issues) > NAMED_ISSUES:
+            text += f" … and {len(issues) - NAMED_ISSUES} more (`auditor run` reports each)."
     return text + quality_line(summary.data_quality)
 
 

@@ -32,7 +32,7 @@ from auditor.report import (
 )
 from auditor.report.charts import MAX_POINTS, failing_chart
 from auditor.report.display import display_value
-from auditor.report.html import anchors
+from auditor.report.html import ROWS_PER_RULE, anchors
 from auditor.report.jsonout import schema
 from auditor.report.model import ReadinessRow
 from auditor.report.sarif import (
@@ -281,6 +281,9 @@ def test_sarif_caps_results_worst_first_and_says_where_the_rest_are() -> None:
     assert "lists 12 of 30 results" in note["message"]["text"]
     assert "18 of lowest severity were left out" in note["message"]["text"]
     assert "findings.json" in note["message"]["text"]
+    # report.html and report.md are capped too: the note once called them complete
+    assert "(and report.html, report.md)" not in note["message"]["text"]
+    assert f"report.html lists at most {ROWS_PER_RULE} per rule" in note["message"]["text"]
     assert run["properties"]["resultsLeftOut"] == 18
     sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(sarif_schema).validate(log)

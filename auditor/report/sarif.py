@@ -390,10 +390,12 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
         if max_results >= MAX_RESULTS
         else f"rejects a file over {UPLOAD_LIMIT / 1e6:g} MB gzip-compressed"
     )
+    # report.html's cap is html.ROWS_PER_RULE (not imported: jinja2 is slow to load)
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
         f"{why}, so the {left_out:,} of lowest severity were left "
-        "out. The complete list is in findings.json (and report.html, report.md)."
+        "out. The complete list is in findings.json and junit.xml; report.html lists at most "
+        "200 per rule and report.md what fits a PR comment, each counting the rest."
     )
     return {"level": "warning", "message": {"text": text}}
 

@@ -207,3 +207,23 @@ def test_waived_findings_are_not_counted_as_introduced_in_the_headlines(tmp_path
         f["status"] for f in data["findings"] if f["fingerprint"] in data["review"]["introduced"]
     )
     assert statuses == ["fail", "fail", "fail", "waived", "waived"]  # the JSON lists all five
+
+
+def test_a_line_separator_in_a_value_reads_as_a_space_in_every_report(tmp_path: Path) -> None:
+    """U+2028 and U+2029 (a line break to some readers) were written raw into report.md and
+    report.html: the change table and the evidence code spans."""
+    live = {"commandAllowlist": ["git status"], "x": "a"}
+    proposed = {"commandAllowlist": ["git status", "sudo su\u2028next\u2029para"], "x": "a\u2028b"}
+    (tmp_path / "live.json").write_text(json.dumps(live), encoding="utf-8")
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed), encoding="utf-8")
+    _review(tmp_path, tmp_path / "proposed.json", tmp_path / "live.json")
+    for name in ("report.md", "report.html", "junit.xml", "findings.sarif", "findings.json"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "\u2028" not in text and "\u2029" not in text, name
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert '| <code>"sudo su next para"</code> |' in md  # the change table
+    assert '| <code>"a b"</code> |' in md
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<code>&#34;sudo su next para&#34;</code>" in html
+    data = json.loads((tmp_path / "out" / "findings.json").read_text(encoding="utf-8"))
+    assert data["review"]["changes"][-1]["after"] == "a\u2028b"  # findings.json keeps it raw

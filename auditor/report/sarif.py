@@ -14,6 +14,7 @@ and `render_sarif` gives the same cut text through the same loop.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import zlib
@@ -414,8 +415,19 @@ def default_category(d: ReportData) -> str:
 
 
 def category_word(text: str) -> str:
-    """`text` (an organization's name, a host) as one segment of a category."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(text)).strip("-") or "unknown"
+    """`text` (an organization's name, a host) as one segment of a category: itself when it
+    is only letters, digits and `._-`; else with the others replaced by `-` and a short hash
+    of the whole name added (`Müller` `M-ller-a7842989`, `日本` `unknown-cf2abf0c`), so that two
+    names never share a category (where one upload would close the other's alerts)."""
+    cleaned = clean_text(text)
+    word = _CATEGORY_OTHER.sub("-", cleaned).strip("-")
+    if word == cleaned and word:
+        return word
+    digest = hashlib.sha256(cleaned.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{word or 'unknown'}-{digest}"
+
+
+_CATEGORY_OTHER = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def sarif_log(

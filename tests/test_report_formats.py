@@ -32,7 +32,7 @@ from auditor.report import (
 )
 from auditor.report.charts import MAX_POINTS, failing_chart
 from auditor.report.display import display_value
-from auditor.report.html import anchors
+from auditor.report.html import ROWS_PER_RULE, anchors
 from auditor.report.jsonout import schema
 from auditor.report.model import ReadinessRow
 from auditor.report.sarif import (
@@ -41,6 +41,7 @@ from auditor.report.sarif import (
     MAX_TAGS,
     artifact_location,
     automation_id,
+    category_word,
     listed_findings,
     sarif_log,
 )
@@ -250,15 +251,28 @@ def _rules_of(data: ReportData) -> list[dict[str, Any]]:
         ("acme", "https://api.example.com", "auditor/acme/run/run-42"),
         ("default", "https://api.example.com:8443/v0", "auditor/api.example.com/run/run-42"),
         ("", "(offline)", "auditor/offline/run/run-42"),
-        ("Acme Corp/EU", "https://x", "auditor/Acme-Corp-EU/run/run-42"),
+        ("Acme Corp/EU", "https://x", "auditor/Acme-Corp-EU-472edbcc/run/run-42"),
+        ("Müller", "https://x", "auditor/M-ller-a7842989/run/run-42"),
+        ("日本", "https://x", "auditor/unknown-cf2abf0c/run/run-42"),
     ],
-    ids=["org", "default-org-uses-host", "offline", "slashes-and-spaces"],
+    ids=["org", "default-org-uses-host", "offline", "slashes-and-spaces", "umlaut", "cjk"],
 )
 def test_sarif_automation_id_is_one_category_per_org_and_run_kind(
     org: str, api: str, expected: str
 ) -> None:
     data = replace(build_report_data(), org=org, api_address=api)
     assert automation_id(data) == expected
+
+
+def test_different_org_labels_never_share_a_sarif_category() -> None:
+    """`Müller` and `Möller` were both `auditor/M-ller/…`, `日本` and `中国` both
+    `auditor/unknown/…`: one organization's upload closed the other's alerts. A label whose
+    characters had to be replaced gets a short hash of itself; one that needs none is kept."""
+    labels = ["Müller", "Möller", "日本", "中国", "Acme Corp", "Acme-Corp", "Acme  Corp", "acme"]
+    words = [category_word(label) for label in labels]
+    assert len(set(words)) == len(labels), words
+    assert category_word("acme") == "acme" and category_word("Acme-Corp") == "Acme-Corp"
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", w) for w in words)
 
 
 def test_sarif_caps_results_worst_first_and_says_where_the_rest_are() -> None:
@@ -281,6 +295,9 @@ def test_sarif_caps_results_worst_first_and_says_where_the_rest_are() -> None:
     assert "lists 12 of 30 results" in note["message"]["text"]
     assert "18 of lowest severity were left out" in note["message"]["text"]
     assert "findings.json" in note["message"]["text"]
+    # report.html and report.md are capped too: the note once called them complete
+    assert "(and report.html, report.md)" not in note["message"]["text"]
+    assert f"report.html lists at most {ROWS_PER_RULE} per rule" in note["message"]["text"]
     assert run["properties"]["resultsLeftOut"] == 18
     sarif_schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(sarif_schema).validate(log)

@@ -17,7 +17,7 @@ from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
-from auditor.report.model import ReportData, new_count, status_counts
+from auditor.report.model import ReportData, introduced_text, new_count, status_counts
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -78,7 +78,7 @@ def print_summary(
     print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
     if data.review is not None:
         print(
-            f"the change would introduce {len(data.review.introduced)} and fix "
+            f"the change would introduce {introduced_text(data)} and fix "
             f"{len(data.review.fixed)} finding(s); {data.review.unchanged} unchanged"
             + (
                 f"; {len(data.review.no_longer_applies)} would no longer apply"

@@ -18,8 +18,10 @@ from auditor.common.jsonutil import canonical
 # C0 controls except tab/newline/CR, DEL, C1 controls (ESC starts terminal sequences) and lone
 # surrogates (not encodable as UTF-8).
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-# Bidi embeddings, overrides, isolates and marks: shown as `[U+202E]` instead of obeyed.
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Bidi embeddings, overrides, isolates and marks: shown as `[U+202E]` instead of obeyed; and
+# the line and paragraph separators, a line break to some readers: a space, as a newline in a
+# value reads in every format.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 # Characters XML 1.0 forbids (beyond the controls above): surrogates and U+FFFE/U+FFFF.
 _XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
@@ -35,9 +37,15 @@ DISPLAY_LIMIT = 1000
 
 
 def clean_text(text: str) -> str:
-    """Drop control characters and make bidi controls visible."""
+    """Drop control characters, make bidi controls visible, and a line or paragraph
+    separator (U+2028, U+2029) a space."""
     text = _CONTROL.sub("", text)
-    return text if text.isascii() else _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+    return text if text.isascii() else _BIDI.sub(_shown, text)
+
+
+def _shown(m: re.Match[str]) -> str:
+    char = m.group()
+    return " " if char in "\u2028\u2029" else f"[U+{ord(char):04X}]"
 
 
 def fold(text: str) -> str:

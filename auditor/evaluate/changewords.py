@@ -16,11 +16,15 @@ from typing import Any
 from auditor.common import paths
 from auditor.evaluate.model import RuleResult
 from auditor.models import Evidence
-from auditor.policy.phrasing import clip, short
+from auditor.policy.phrasing import MESSAGE_LIMIT, clip, short
 
 _CHANGE_INDEX = re.compile(r"^\$\.changes\[(\d+)\]")
 _AUTHOR_PATHS = frozenset({"$.author", "$.author_name"})
 _SHOWN_CHANGES = 3
+#: How long a name or value inside a change's words may be: as written in evidence notes,
+#: then shorter and shorter while a message would not hold the count and the author.
+_WIDTHS = (60, 40, 24, 12)
+_AUTHOR_LIMIT = 80
 
 
 def explain_step(result: RuleResult, doc: dict[str, Any], count: int = 1) -> RuleResult:
@@ -36,10 +40,52 @@ def explain_step(result: RuleResult, doc: dict[str, Any], count: int = 1) -> Rul
     if not words:
         return result
     evidence = tuple(_noted(ev, words) for ev in result.evidence)
-    told = list(words.values())
-    more = max(count, len(told)) - _SHOWN_CHANGES
-    text = "; ".join(told[:_SHOWN_CHANGES]) + (f" (+{more} more)" if more > 0 else "")
-    return replace(result, message=clip(text + by_whom(doc)), evidence=evidence)
+    named = [changes[i] for i in words]
+    message = _message(list(words.values()), named, max(count, len(words)), by_whom(doc))
+    return replace(result, message=message, evidence=evidence)
+
+
+def _message(told: list[str], named: list[dict[str, Any]], total: int, whom: str) -> str:
+    """Up to three changes in words, how many more failed, and who made them, in at most
+    MESSAGE_LIMIT characters: the count and the author always stay; what gives way is the
+    length of the names and values quoted (then how many changes are named), so a cut never
+    leaves a quote open."""
+    for shown in range(min(_SHOWN_CHANGES, len(told)), 0, -1):
+        tail = _more(total - shown) + whom
+        for width in _WIDTHS:
+            words = told[:shown] if width == _WIDTHS[0] else _described(named[:shown], width)
+            text = clip("; ".join(words) + tail, _UNCUT)
+            if len(text) <= MESSAGE_LIMIT:
+                return text
+    # Even one change in its shortest words is too long (a very long key in its path): cut
+    # its words, closing a quote the cut leaves open, and keep the count and the author.
+    tail = _more(total - 1) + whom
+    return (
+        _cut(clip(_described(named[:1], _WIDTHS[-1])[0], _UNCUT), MESSAGE_LIMIT - len(tail)) + tail
+    )
+
+
+_UNCUT = 1 << 30  # `clip` to one line without cutting
+
+
+def _more(more: int) -> str:
+    return f" (+{more} more)" if more > 0 else ""
+
+
+def _described(named: list[dict[str, Any]], width: int) -> list[str]:
+    return [describe_step_change(c, width) for c in named]
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, an ellipsis marking a cut, and a quote (`) the
+    cut leaves open closed."""
+    if len(text) <= limit:
+        return text
+    kept = text[: limit - 1]
+    if kept.count("`") % 2 == 0:
+        return kept + "…"
+    kept = kept[:-1]
+    return kept + ("…`" if kept.count("`") % 2 else "…")
 
 
 def about_unknown_author(evidence: tuple[Evidence, ...]) -> bool:
@@ -67,32 +113,36 @@ def _noted(ev: Evidence, words: dict[int, str]) -> Evidence:
 
 
 def by_whom(doc: dict[str, Any]) -> str:
-    """` by a@b.c in rev 412` (` by an unknown author …` when the step has none)."""
-    author = doc.get("author") or doc.get("author_name") or "an unknown author"
+    """` by a@b.c in rev 412` (` by an unknown author …` when the step has none; a very long
+    name cut)."""
+    author = clip(
+        str(doc.get("author") or doc.get("author_name") or "an unknown author"), _AUTHOR_LIMIT
+    )
     return f" by {author} in rev {doc.get('revision')}"
 
 
-def describe_step_change(change: dict[str, Any]) -> str:
-    """One change of a change document in words: `added `x` to commandAllowlist`."""
+def describe_step_change(change: dict[str, Any], width: int = _WIDTHS[0]) -> str:
+    """One change of a change document in words: `added `x` to commandAllowlist` (a name or
+    value quoted cut to `width` characters)."""
     kind, path = change.get("kind"), str(change.get("path", "$"))
     before, after = change.get("before"), change.get("after")
     where, name = _split_item(path)
     if kind == "item_added":
-        return f"added {_thing(after, name)} to {where}"
+        return f"added {_thing(after, name, width)} to {where}"
     if kind == "item_removed":
-        return f"removed {_thing(before, name)} from {where}"
+        return f"removed {_thing(before, name, width)} from {where}"
     if kind == "added":
         if name is not None:
-            return f"added {_thing(after, name)} to {where}"
-        return f"added {_place(path)} with {_contents(after)}"
+            return f"added {_thing(after, name, width)} to {where}"
+        return f"added {_place(path)} with {_contents(after, width)}"
     if kind == "removed":
         if name is not None:
-            return f"removed {_thing(before, name)} from {where}"
-        return f"removed {_place(path)} (was {_value(before)})"
+            return f"removed {_thing(before, name, width)} from {where}"
+        return f"removed {_place(path)} (was {_value(before, width)})"
     if kind == "renamed":
         return f"renamed {_place(str(change.get('old_path') or '$'))} to {_place(path)}"
     types = " (a different type)" if kind == "type_changed" else ""
-    return f"changed {_place(path)} from {_value(before)} to {_value(after)}{types}"
+    return f"changed {_place(path)} from {_value(before, width)} to {_value(after, width)}{types}"
 
 
 def _split_item(path: str) -> tuple[str, str | None]:
@@ -106,24 +156,24 @@ def _split_item(path: str) -> tuple[str, str | None]:
     return _place(path), None
 
 
-def _thing(value: Any, name: str | None) -> str:
+def _thing(value: Any, name: str | None, width: int) -> str:
     """An added or removed item: its identity when it has one, else its value."""
     if name is not None:
-        return f"`{_clip(name)}`"
+        return f"`{clip(name, width)}`"
     if isinstance(value, dict):
         for key in ("id", "name", "command", "url"):
             if isinstance(value.get(key), str):
-                return f"`{_clip(value[key])}`"
-    return _contents(value)
+                return f"`{clip(value[key], width)}`"
+    return _contents(value, width)
 
 
-def _contents(value: Any) -> str:
+def _contents(value: Any, width: int) -> str:
     """A new object or list by the commands it runs (hooks), else by its value."""
     commands = list(_commands(value))
     if not commands:
-        return _value(value)
+        return _value(value, width)
     more = f" (+{len(commands) - 1} more)" if len(commands) > 1 else ""
-    return f"command `{_clip(commands[0])}`{more}"
+    return f"command `{clip(commands[0], width)}`{more}"
 
 
 def _commands(value: Any) -> Iterator[str]:
@@ -138,14 +188,10 @@ def _commands(value: Any) -> Iterator[str]:
             yield from _commands(item)
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, width: int) -> str:
     if isinstance(value, str):
-        return f"`{_clip(value)}`"
-    return short(value)
-
-
-def _clip(text: str) -> str:
-    return clip(text, 60)
+        return f"`{clip(value, width)}`"
+    return short(value, width)
 
 
 def _place(path: str) -> str:

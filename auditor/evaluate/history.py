@@ -364,7 +364,14 @@ class SettingsWalk:
             since = run.since(n) if verdict.status == "fail" else None
             results.append(verdict.result(rule, subject_of(current), since=since))
             spans.append(tuple(run.spans[n]))
-        per_revision = [r for run in self.runs.values() for r in run.all_results]
+        # The revision under test is reported once, as `settings` (the subject, fingerprints
+        # and attribution of every other run), not again as `settings@N`.
+        per_revision = [
+            r
+            for run in self.runs.values()
+            for r in run.all_results
+            if r.subject.revision != current.revision
+        ]
         counted = self.numbers if self.start is not None and self.numbers is not None else self.seen
         counted = counted[: bisect_right(counted, current.revision)]
         last = self.seen[-1] if self.seen else None

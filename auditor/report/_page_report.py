@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "296271458bfb195aab2efed36824c22a716e50178c608a5a06dd176a03240b93"
+KEY = "9a983d22042ed838fa83fba7ac2c15b0db6e964cb4f73c700c3c27e9d6e109b1"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -28,6 +28,7 @@ def root(context, missing=missing, environment=environment):
     l_0_passing = resolve('passing')
     l_0_rule_total = resolve('rule_total')
     l_0_severity_counts = resolve('severity_counts')
+    l_0_introduced_counts = resolve('introduced_counts')
     l_0_new = resolve('new')
     l_0_status_counts = resolve('status_counts')
     l_0_changes = resolve('changes')
@@ -438,8 +439,14 @@ def root(context, missing=missing, environment=environment):
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
         pass
         yield '<div class="card neutral"><span class="n">'
-        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'introduced'))))
-        yield '</span><span class="l">introduced</span></div>\n<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 0)))
+        yield '</span><span class="l">introduced'
+        if environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1):
+            pass
+            yield ' (+'
+            yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1)))
+            yield ' waived)'
+        yield '</span></div>\n<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
         yield '</span><span class="l">fixed</span></div>\n'
     else:
@@ -475,7 +482,12 @@ def root(context, missing=missing, environment=environment):
         yield ': '
         yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'changes'))))
         yield ' change(s), '
-        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'introduced'))))
+        yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 0)))
+        if environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1):
+            pass
+            yield ' (+'
+            yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1)))
+            yield ' waived)'
         yield ' finding(s) introduced, '
         yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
         yield ' fixed, '
@@ -938,4 +950,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=110&3=130&4=135&5=140&8=157&9=166&10=171&14=175&24=187&27=189&28=191&29=193&34=195&38=202&39=209&40=211&41=213&42=215&43=217&44=223&47=231&50=237&52=239&56=247&57=250&59=252&69=261&71=265&72=267&74=270&78=288&80=293&83=307&86=311&93=313&95=317&96=324&97=326&99=334&100=352&101=354&103=360&104=380&111=398&116=410&120=413&121=415&122=417&123=419&133=427&135=438&136=441&137=443&139=448&140=450&144=453&145=461&147=469&150=472&154=484&155=488&157=503&160=509&162=512&164=526&166=529&168=543&170=546&175=561&179=564&180=569&190=598&191=603&192=606&193=608&194=616&198=626&206=638&207=641&208=649&210=668&212=680&213=682&215=684&222=696&223=700&224=707&225=710&226=712&227=719&228=730&229=736&230=752&234=758&238=761&239=764&243=766&245=781&250=788&253=798&254=803&258=806&265=812&266=814&267=816&268=818&269=820&273=825&277=837&278=841&279=848&280=851&281=853&282=873&283=884&287=895&297=899&301=911&305=913&308=922&312=924&315=933'
+debug_info = '2=111&3=131&4=136&5=141&8=158&9=167&10=172&14=176&24=188&27=190&28=192&29=194&34=196&38=203&39=210&40=212&41=214&42=216&43=218&44=224&47=232&50=238&52=240&56=248&57=251&59=253&69=262&71=266&72=268&74=271&78=289&80=294&83=308&86=312&93=314&95=318&96=325&97=327&99=335&100=353&101=355&103=361&104=381&111=399&116=411&120=414&121=416&122=418&123=420&133=428&135=439&136=442&137=450&139=455&140=457&144=460&145=468&147=476&150=479&154=496&155=500&157=515&160=521&162=524&164=538&166=541&168=555&170=558&175=573&179=576&180=581&190=610&191=615&192=618&193=620&194=628&198=638&206=650&207=653&208=661&210=680&212=692&213=694&215=696&222=708&223=712&224=719&225=722&226=724&227=731&228=742&229=748&230=764&234=770&238=773&239=776&243=778&245=793&250=800&253=810&254=815&258=818&265=824&266=826&267=828&268=830&269=832&273=837&277=849&278=853&279=860&280=863&281=865&282=885&283=896&287=907&297=911&301=923&305=925&308=934&312=936&315=945'

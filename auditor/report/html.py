@@ -41,6 +41,7 @@ from auditor.report.model import (
     ControlRow,
     ReportData,
     control_rows,
+    introduced_counts,
     new_count,
     report_order,
     severity_counts,
@@ -482,6 +483,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),
+        "introduced_counts": introduced_counts(data),
         "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
         if introduced
         else [],

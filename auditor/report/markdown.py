@@ -16,6 +16,7 @@ from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
+    introduced_text,
     new_count,
     new_severity_counts,
     report_order,
@@ -143,7 +144,7 @@ def _summary(d: ReportData) -> Iterator[str]:
         gone = len(d.review.no_longer_applies)
         inapplicable = f" · **No longer applies:** {gone}" if gone else ""
         yield (
-            f"**Introduced:** {len(d.review.introduced)} · **Fixed:** {len(d.review.fixed)}"
+            f"**Introduced:** {introduced_text(d)} · **Fixed:** {len(d.review.fixed)}"
             f"{inapplicable}\n\n"
         )
     else:
@@ -197,7 +198,7 @@ def _review(d: ReportData) -> Iterator[str]:
         return
     r = d.review
     yield (
-        f"### Proposed change\n\n{len(r.changes)} change(s): {len(r.introduced)} finding(s) "
+        f"### Proposed change\n\n{len(r.changes)} change(s): {introduced_text(d)} finding(s) "
         f"introduced, {len(r.fixed)} fixed, {r.unchanged} unchanged.\n\n"
     )
     if r.changes:

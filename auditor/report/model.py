@@ -251,6 +251,22 @@ def new_count(findings: tuple[Finding, ...]) -> int:
     return sum(n for (_, _, lifecycle), n in _tallies(findings).items() if lifecycle == "new")
 
 
+def introduced_counts(data: ReportData) -> tuple[int, int]:
+    """How many findings a reviewed change would introduce: (open, waived). A waived one is
+    not counted with the others (nor by the gate, nor in the severity table), but said apart."""
+    if data.review is None:
+        return 0, 0
+    introduced = set(data.review.introduced)
+    found = [f.status for f in data.findings if f.fingerprint in introduced]
+    return sum(s in OPEN_STATUSES for s in found), found.count("waived")
+
+
+def introduced_text(data: ReportData) -> str:
+    """`3` or `3 (+2 waived)`: the findings a change would introduce, as the headlines say."""
+    open_, waived = introduced_counts(data)
+    return f"{open_} (+{waived} waived)" if waived else str(open_)
+
+
 def new_severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     """`severity_counts` of the findings first seen in this run."""
     counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)

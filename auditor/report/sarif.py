@@ -14,6 +14,7 @@ and `render_sarif` gives the same cut text through the same loop.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import zlib
@@ -390,10 +391,12 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
         if max_results >= MAX_RESULTS
         else f"rejects a file over {UPLOAD_LIMIT / 1e6:g} MB gzip-compressed"
     )
+    # report.html's cap is html.ROWS_PER_RULE (not imported: jinja2 is slow to load)
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
         f"{why}, so the {left_out:,} of lowest severity were left "
-        "out. The complete list is in findings.json (and report.html, report.md)."
+        "out. The complete list is in findings.json and junit.xml; report.html lists at most "
+        "200 per rule and report.md what fits a PR comment, each counting the rest."
     )
     return {"level": "warning", "message": {"text": text}}
 
@@ -412,8 +415,19 @@ def default_category(d: ReportData) -> str:
 
 
 def category_word(text: str) -> str:
-    """`text` (an organization's name, a host) as one segment of a category."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", clean_text(text)).strip("-") or "unknown"
+    """`text` (an organization's name, a host) as one segment of a category: itself when it
+    is only letters, digits and `._-`; else with the others replaced by `-` and a short hash
+    of the whole name added (`Müller` `M-ller-a7842989`, `日本` `unknown-cf2abf0c`), so that two
+    names never share a category (where one upload would close the other's alerts)."""
+    cleaned = clean_text(text)
+    word = _CATEGORY_OTHER.sub("-", cleaned).strip("-")
+    if word == cleaned and word:
+        return word
+    digest = hashlib.sha256(cleaned.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{word or 'unknown'}-{digest}"
+
+
+_CATEGORY_OTHER = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def sarif_log(

@@ -38,6 +38,7 @@ from auditor.findings.integrity import RULE_ID as INTEGRITY_RULE_ID
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
+    Change,
     Evidence,
     FindingRecord,
     Revision,
@@ -226,7 +227,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     after_findings = findings_from_results(after_results)
     prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
-    marked = [_unattributed(_locate(f, request.proposed)) for f in marked]
+    marked = [_unattributed(_locate(f, request.proposed, changes)) for f in marked]
     fixed_ids = {p.fingerprint for p in fixed_records}
     # A finding whose rule the proposal makes not apply (its `when:` guard no longer holds) is
     # not fixed: the review says it no longer applies.
@@ -420,15 +421,61 @@ def _offender_value(e: Evidence) -> str:
     return content_hash(e.actual) if normalize_path(e.path) != e.path and e.present else ""
 
 
-def _locate(finding: Finding, proposed: SettingsFile) -> Finding:
-    """Point a finding at the line of the proposed file its evidence names."""
+_CHANGE_INDEX = re.compile(r"^\$\.changes\[(\d+)\]")
+
+
+def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] = ()) -> Finding:
+    """Point a finding at the line of the proposed file its evidence names: a change finding
+    at the first change its evidence names (a change rule's evidence is about the change
+    list, `$.changes[3].kind`, not about a line of the file)."""
     if finding.subject.kind not in _REVIEW_TARGETS:
         return finding
+    if finding.subject.kind == "change" and changes:
+        named = (_CHANGE_INDEX.match(e.path) for e in finding.evidence)
+        index = next((int(m.group(1)) for m in named if m and int(m.group(1)) < len(changes)), None)
+        if index is not None or not any(_data_path(e.path) for e in finding.evidence):
+            # a finding about no change in particular (the author's) points at the first
+            return finding.with_marks(location=_change_location(changes[index or 0], proposed))
     for evidence in finding.evidence:
         parts = _data_parts(evidence.path, proposed.settings)
         if parts is not None:
             return finding.with_marks(location=proposed.document.locate([*proposed.prefix, *parts]))
     return finding.with_marks(location=SourceLocation(proposed.path, 1, 1))
+
+
+def _data_path(path: str) -> bool:
+    """True for an evidence path into the settings (`$.after.x`, `$.x`), not into the rest of
+    a change document (`$.changes[0]`, `$.author`)."""
+    return not (path == "$.author" or path.startswith(("$.author_", "$.changes", "$.revision")))
+
+
+def _change_location(change: Change, proposed: SettingsFile) -> SourceLocation:
+    """Where a change shows in the proposed file: the entry added or changed; for a removal,
+    the key of the nearest parent the proposed file still has."""
+    parts = _data_parts(change.path, proposed.settings) or []
+    if change.kind in ("removed", "item_removed"):
+        if parts and (isinstance(parts[-1], int) or change.kind == "removed"):
+            parts = parts[:-1]
+        return proposed.document.locate([*proposed.prefix, *parts], key=True)
+    if change.kind == "item_added":
+        # an entry of a set-like list: the change names the list, the entry is where it sits
+        node = _at(proposed.settings, parts)
+        if isinstance(node, list):
+            wanted = content_hash(change.after)
+            at = next(
+                (i for i, item in enumerate(node) if item == change.after
+                 and content_hash(item) == wanted),
+                None,
+            )  # fmt: skip
+            if at is not None:
+                parts = [*parts, at]
+    return proposed.document.locate([*proposed.prefix, *parts])
+
+
+def _at(node: Any, parts: Sequence[str | int]) -> Any:
+    for part in parts:
+        node = _child(node, part)
+    return node
 
 
 def _data_parts(path: str, settings: Any) -> list[str | int] | None:

@@ -42,7 +42,7 @@ def policies(tmp_path: Path) -> Path:
 def test_lint_clean_folder(tmp_path: Path, policies: Path) -> None:
     code, out, err = run(tmp_path, "lint", str(policies))
     assert (code, out) == (0, "")
-    assert "7 rule(s): 0 errors, 0 warning(s)" in err
+    assert "7 rule(s): 0 error(s), 0 warning(s)" in err
 
 
 def test_lint_reports_every_problem_of_every_file_and_exits_2(tmp_path: Path) -> None:
@@ -468,3 +468,17 @@ def test_a_cut_start_is_hidden_whole_with_a_secret_inside_it_or_an_ellipsis_of_i
     own = "abcdefgh…ijklmnopqrstuvwxyz-0123"
     (out,) = _unshown(['K-1: … (apiKey is "abcdefgh……)'], ({"env": {"A": own}},))
     assert out.count("[secret fp:") == 1 and "fp:" not in out.split("]", 1)[1], out
+
+
+def test_lint_with_a_state_file_named_that_is_not_there_exits_2(
+    tmp_path: Path, policies: Path
+) -> None:
+    """As every other command: the history check is not left out without a word."""
+    from tests.test_review import run_cli
+
+    argv = ["policy", "lint", str(policies), "--state", "/nonexistent/state.db"]
+    code, out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2 and out == ""
+    assert "no state file at /nonexistent/state.db" in err
+    code, _, err = run(tmp_path, "lint", str(policies))  # none named, none in the default place
+    assert code == 0, err

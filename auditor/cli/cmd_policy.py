@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from auditor.cli.common import config_from_args, open_store
 from auditor.cli.failure import problem_lines, scrubbed
 from auditor.common.escape import terminal_text
+from auditor.config import DEFAULT_STATE
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings, secret_warnings
@@ -45,15 +46,27 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         return EXIT_ERROR
     warnings: list[str] = secret_warnings(policy)
     config = config_from_args(args, ctx)
-    if Store.exists(config.state, org=config.org):
+    named = args.state is not None or "AUDITOR_STATE" in ctx.env or config.state_url
+    if named or config.state_path != Path(ctx.cwd) / DEFAULT_STATE:
+        # a state file named (flag, environment, config file) must be there: `no state file
+        # at …`, exit 2, rather than the history check silently left out
         with open_store(config, readonly=True) as store:
             warnings += history_warnings(policy, store.iter_revisions())
+    elif Store.exists(config.state, org=config.org):
+        with open_store(config, readonly=True) as store:
+            warnings += history_warnings(policy, store.iter_revisions())
+    errors = [w for w in warnings if ": error: " in w]
     for line in sort_problems(warnings):
         print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
-    print(
-        f"{files} file(s), {rules} rule(s): 0 errors, {len(warnings)} warning(s)", file=ctx.stderr
-    )
+    counts = f"{len(errors)} error(s), {len(warnings) - len(errors)} warning(s)"
+    print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)
+    if errors:
+        print(
+            f"auditor: exit 2: {len(errors)} error(s) in policy files (listed above)",
+            file=ctx.stderr,
+        )
+        return EXIT_ERROR
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ problem of every file is collected, sorted by position and raised at once as a P
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -107,6 +108,24 @@ def non_text_key(value: Any, at: tuple[Any, ...] = ()) -> tuple[Any, ...] | None
     return None
 
 
+_NON_FINITE = (
+    "NaN and infinity (`.nan`, `.inf`, a number too large such as `1e999`) are not numbers a "
+    "rule can hold (a comparison with NaN is always false); write a finite number"
+)
+
+
+def non_finite(value: Any, at: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """Where a float that is NaN or infinite is (YAML `.nan`, `.inf`, `1e999`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield at
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from non_finite(item, (*at, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from non_finite(item, (*at, index))
+
+
 @dataclass
 class _Read:
     """One file read and schema-checked: which rules are already known to be invalid."""
@@ -160,6 +179,12 @@ class _Loader:
             self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
             return None
         got = _Read(doc, data)
+        for where in non_finite(data):
+            self.report(doc, where, _NON_FINITE)
+            if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
+                got.bad_rules.add(where[1])
+            else:
+                got.ok = False
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)
             if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):

@@ -39,6 +39,8 @@ def redacted_policy(policy: PolicySet, redact: Redact, scrub: Redact | None = No
     waivers go by, not text a marker can stand in for: one that `redact` changes is a
     `PolicyError` at its `file:line:col` (the value not shown)."""
     built = _as_built(policy) if scrub is not None else frozenset()
+    redact = _Once(redact)
+    scrub = None if scrub is None else _Once(scrub, by_text=True)
     _refuse_secret_names(policy, redact, scrub, built)
     rules = tuple(
         redacted_rule(rule, scrub if scrub is not None and rule.id in built else redact)
@@ -47,6 +49,25 @@ def redacted_policy(policy: PolicySet, redact: Redact, scrub: Redact | None = No
     if all(a is b for a, b in zip(rules, policy.rules, strict=True)):
         return policy
     return replace(policy, rules=rules)
+
+
+class _Once:
+    """A redactor answering each text once (a path, tag or control recurs across rules).
+
+    `by_text`: the memory of secrets alone (`scrub_known`), which finds a remembered secret
+    between word boundaries: a path whose text it leaves alone has no key or value it would
+    change, so its steps are not each asked (a run of the shipped packs asks ~600 texts)."""
+
+    def __init__(self, redact: Redact, *, by_text: bool = False) -> None:
+        self.redact = redact
+        self.by_text = by_text
+        self.done: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        out = self.done.get(text)
+        if out is None:
+            out = self.done[text] = self.redact(text)
+        return out
 
 
 SECRET_NAME = (
@@ -178,8 +199,10 @@ def _prepared(arg: Any, redact: Redact) -> Any:
 
 def _path(path: CompiledPath, redact: Redact) -> CompiledPath:
     """`path` with each key, field and value redacted, and its text (what messages show)."""
-    steps = tuple(_step(step, redact) for step in path.steps)
     text = redact(path.text)
+    if text == path.text and isinstance(redact, _Once) and redact.by_text:
+        return path
+    steps = tuple(_step(step, redact) for step in path.steps)
     if text == path.text and all(a is b for a, b in zip(steps, path.steps, strict=True)):
         return path
     return CompiledPath(text, steps)

@@ -25,6 +25,21 @@ from auditor.policy.model import PolicyFile, Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
+RULE_KEYS = frozenset(
+    {
+        "id",
+        "title",
+        "severity",
+        "target",
+        "on_missing",
+        "controls",
+        "tags",
+        "when",
+        "assert",
+        "description",
+        "remediation",
+    }
+)
 _POSITION = re.compile(r"^(.*?):(\d+):(\d+): ")
 
 
@@ -134,6 +149,8 @@ class _Read:
     data: dict[str, Any]
     bad_rules: set[int] = field(default_factory=set)
     ok: bool = True
+    # where the schema objected: the index of its problem, which the compiler's replaces
+    spots: dict[tuple[str | int, ...], int] = field(default_factory=dict)
 
 
 class _Loader:
@@ -187,6 +204,7 @@ class _Loader:
                 got.ok = False
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)
+            got.spots[tuple(where)] = len(self.problems) - 1
             if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
                 got.bad_rules.add(where[1])
             else:
@@ -214,22 +232,39 @@ class _Loader:
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
                 merged["tags"] = _merge(defaults, raw, "tags")
                 merged["controls"] = _merge(defaults, raw, "controls")
-            rule = self.rule(got.doc, index, merged, valid=valid)
+            rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
         return out
 
     def rule(
-        self, doc: YamlDocument, index: int, raw: Mapping[str, Any], *, valid: bool
+        self,
+        doc: YamlDocument,
+        index: int,
+        raw: Mapping[str, Any],
+        *,
+        valid: bool,
+        said: dict[tuple[str | int, ...], int] | None = None,
     ) -> Rule | None:
-        """Compile one rule; with `valid=False` (schema problems) only collect more problems."""
+        """Compile one rule; with `valid=False` (schema problems) only collect more problems.
+        One spot gets one error: where the schema objected too (`said`, the index of its
+        problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
         compiler = Compiler(str(raw.get("target", "")), self.enums)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
+        said = {} if said is None else said
         for parts, msg in compiler.problems:
-            self.report(doc, parts, msg, key=msg.startswith("unknown key"))
-        for key in ("severity", "target") if valid else ():
+            loc = doc.locate(parts, key=msg.startswith("unknown key"))
+            text = problem(loc, render(parts) if parts else "", msg)
+            at = said.pop(tuple(parts), None)
+            if at is None:
+                self.problems.append(text)
+            else:
+                self.problems[at] = text
+        # every missing key at once (`title` from the schema), but not beside a misspelt one
+        typo = any(key not in RULE_KEYS for key in raw)
+        for key in ("severity", "target") if valid or not typo else ():
             if key not in raw:
                 self.report(
                     doc, where, f"missing `{key}` (set it on the rule or under `defaults:`)"

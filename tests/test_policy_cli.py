@@ -16,6 +16,7 @@ from auditor.cli import Context
 from auditor.cli.parsers import register_policy
 from auditor.common.jsonutil import content_hash
 from auditor.models import Revision, User
+from auditor.policy import load_policies
 from auditor.store.database import Store
 
 HERE = Path(__file__).parent / "policies"
@@ -216,12 +217,12 @@ def test_two_test_cases_of_one_name_are_refused_at_the_second(
     """Results are named by case: two of one name could not be told apart."""
     (policies / "sample.tests.yaml").write_text(
         "tests:\n"
-        "  - name: open network\n    expect: {SBX-001: fail}\n"
-        "  - name: open network\n    expect: {SBX-001: fail}\n"
+        "  - name: open network\n    settings: {}\n    expect: {SBX-001: fail}\n"
+        "  - name: open network\n    settings: {}\n    expect: {SBX-001: fail}\n"
     )
     code, out, _ = run(tmp_path, "test", str(policies))
     assert code == 2
-    assert out.startswith(f"{policies}/sample.tests.yaml:4:")
+    assert out.startswith(f"{policies}/sample.tests.yaml:5:")
     assert "test case name 'open network' is used by case 1 already" in out
 
 
@@ -260,8 +261,45 @@ def test_no_test_cases_at_all_exits_2(tmp_path: Path, policies: Path, tests: str
         target.write_text(tests)
     code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
     assert code == 2
-    wanted = "error: no test cases found (<name>.tests.yaml beside <name>.yaml)"
-    assert out == f"{policies}/sample.yaml: {wanted}\n"
+    if tests is None:
+        wanted = "error: no test cases found (<name>.tests.yaml beside <name>.yaml)"
+        assert out == f"{policies}/sample.yaml: {wanted}\n"
+    else:  # the file is there: it is the one named
+        assert out == f"{target}:1:8: error: $.tests: this file has no test cases\n"
+
+
+def test_a_case_giving_no_input_for_a_rules_target_is_an_input_error(
+    tmp_path: Path, policies: Path
+) -> None:
+    """Not `got not evaluated` and exit 1: the case cannot judge the rule at all."""
+    rules = load_policies([policies]).rules
+    settings_rule = next(r.id for r in rules if r.target == "settings")
+    change_rule = next(r.id for r in rules if r.target == "change")
+    (policies / "sample.tests.yaml").write_text(
+        f"tests:\n  - name: settings only\n    settings: {{a: 1}}\n"
+        f"    expect: {{{settings_rule}: pass, {change_rule}: pass}}\n"
+        f"  - name: change only\n    before: {{a: 1}}\n    after: {{a: 2}}\n"
+        f"    expect: {{{settings_rule}: pass}}\n"
+    )
+    code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
+    assert code == 2, out
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert "sample.tests.yaml:4:" in lines[0]
+    assert f"$.tests[0].expect.{change_rule}: rule `{change_rule}` has `target: change`" in lines[0]
+    assert "gives no `before:` or `after:` to judge it by" in lines[0]
+    assert "sample.tests.yaml:8:" in lines[1] and "gives no `settings:`" in lines[1]
+
+
+def test_lint_checks_the_test_files_beside_the_policies(tmp_path: Path, policies: Path) -> None:
+    (policies / "sample.tests.yaml").write_text(
+        "tests:\n  - name: x\n    settings: {a: 1}\n    expect: {T-001: bogus}\n"
+    )
+    code, out, err = run(tmp_path, "lint", str(policies))
+    assert code == 2
+    assert "sample.tests.yaml:4:14: error: $.tests[0].expect.T-001: unknown rule id `T-001`" in out
+    assert "sample.tests.yaml:4:21: error: $.tests[0].expect.T-001: 'bogus' is not a status" in out
+    assert "auditor: exit 2: 2 error(s)" in err
 
 
 def test_schema_prints_json(tmp_path: Path) -> None:

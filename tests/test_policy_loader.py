@@ -179,7 +179,7 @@ def test_a_folder_named_like_a_policy_file_is_walked_into(tmp_path: Path) -> Non
 def test_a_hidden_folder_given_by_name_is_read(tmp_path: Path) -> None:
     """Only what lies below a given folder is skipped when hidden: `--policy .policies/` (and
     `auditor policy test .policies/`) reads that folder's policies and test cases."""
-    from auditor.evaluate.testing import find_test_files
+    from auditor.policy.cases import find_test_files
 
     hidden = tmp_path / ".policies"
     (hidden / ".old").mkdir(parents=True)

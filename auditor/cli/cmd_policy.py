@@ -35,13 +35,22 @@ def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
 
 def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     """Print every problem of the policy files; exit 2 when any is an error."""
+    from auditor.policy.cases import test_file_problems  # the rule engine not loaded
+
     paths = _paths(args, ctx)
+    problems: list[str] = []
     try:
         policy = load_policies(paths)
     except PolicyError as exc:
-        for line in problem_lines(exc.problems, ctx.secrets()):
+        problems += exc.problems
+        policy = None
+    # the `<name>.tests.yaml` files too, each case checked as `policy test` would (not run)
+    problems += test_file_problems(paths, policy, ctx.clock())
+    if problems or policy is None:
+        problems = sort_problems(problems)
+        for line in problem_lines(problems, ctx.secrets()):
             print(line, file=ctx.stdout)
-        count = len(exc.problems)
+        count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
     warnings: list[str] = secret_warnings(policy)

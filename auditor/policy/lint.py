@@ -139,6 +139,8 @@ def secret_warnings(policy: PolicySet) -> list[str]:
 
 
 def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
+    from auditor.redact.values import find_secrets
+
     data = doc.data
     rule = data["rules"][where[1]] if where[:1] == ("rules",) and len(where) > 1 else None
     is_name = where[:1] == ("enums",) or (rule is not None and where[2:] == ("id",))
@@ -163,9 +165,9 @@ def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
         if where[:1] == ("defaults",)
         else f"the file's {name}"
     )
-    owner = (
-        f"rule {rule['id']}: " if isinstance(rule, dict) and isinstance(rule.get("id"), str) else ""
-    )
+    rule_id = rule.get("id") if isinstance(rule, dict) else None
+    # a rule is named by its id, unless that is a secret too (its own error, not shown)
+    owner = f"rule {rule_id}: " if isinstance(rule_id, str) and not find_secrets(rule_id) else ""
     text = (
         f"{owner}{what} holds what looks like a secret (a credential detector matches it): a "
         "policy file is read by whoever runs or reviews it, so rotate it; outputs show it as "

@@ -520,3 +520,18 @@ def test_lint_with_a_state_file_named_that_is_not_there_exits_2(
     assert "no state file at /nonexistent/state.db" in err
     code, _, err = run(tmp_path, "lint", str(policies))  # none named, none in the default place
     assert code == 0, err
+
+
+def test_a_history_warning_does_not_quote_a_secret_in_a_rules_path(tmp_path: Path) -> None:
+    """`… appears in none of the stored revisions` quotes the path: a token typed as a key
+    there is not shown (the secret warning at the same spot says why)."""
+    key = "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n  - id: T-1\n    title: t\n    severity: high\n    target: settings\n"
+        f"    assert: {{path: 'legacy.{key}', equals: 1}}\n"
+    )
+    state = tmp_path / "state.db"
+    _store_with(state, [{"legacy": {"a": 1}}])
+    code, out, _ = run(tmp_path, "lint", str(tmp_path / "p.yaml"), "--state", str(state))
+    assert code == 0 and "appears in none of the 1 stored revisions" in out
+    assert key not in out and key[4:] not in out

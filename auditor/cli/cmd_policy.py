@@ -65,8 +65,10 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         with open_store(config, readonly=True) as store:
             warnings += history_warnings(policy, store.iter_revisions())
     errors = [w for w in warnings if ": error: " in w]
-    for line in sort_problems(warnings):
-        print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
+    # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
+    # hold a secret: printed as errors are, nothing that looks like one shown
+    for line in problem_lines(sort_problems(warnings), ctx.secrets()):
+        print(line, file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
     counts = f"{len(errors)} error(s), {len(warnings) - len(errors)} warning(s)"
     print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)

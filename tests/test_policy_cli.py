@@ -16,6 +16,7 @@ from auditor.cli import Context
 from auditor.cli.parsers import register_policy
 from auditor.common.jsonutil import content_hash
 from auditor.models import Revision, User
+from auditor.policy import load_policies
 from auditor.store.database import Store
 
 HERE = Path(__file__).parent / "policies"
@@ -42,7 +43,7 @@ def policies(tmp_path: Path) -> Path:
 def test_lint_clean_folder(tmp_path: Path, policies: Path) -> None:
     code, out, err = run(tmp_path, "lint", str(policies))
     assert (code, out) == (0, "")
-    assert "7 rule(s): 0 errors, 0 warning(s)" in err
+    assert "7 rule(s): 0 error(s), 0 warning(s)" in err
 
 
 def test_lint_reports_every_problem_of_every_file_and_exits_2(tmp_path: Path) -> None:
@@ -216,12 +217,12 @@ def test_two_test_cases_of_one_name_are_refused_at_the_second(
     """Results are named by case: two of one name could not be told apart."""
     (policies / "sample.tests.yaml").write_text(
         "tests:\n"
-        "  - name: open network\n    expect: {SBX-001: fail}\n"
-        "  - name: open network\n    expect: {SBX-001: fail}\n"
+        "  - name: open network\n    settings: {}\n    expect: {SBX-001: fail}\n"
+        "  - name: open network\n    settings: {}\n    expect: {SBX-001: fail}\n"
     )
     code, out, _ = run(tmp_path, "test", str(policies))
     assert code == 2
-    assert out.startswith(f"{policies}/sample.tests.yaml:4:")
+    assert out.startswith(f"{policies}/sample.tests.yaml:5:")
     assert "test case name 'open network' is used by case 1 already" in out
 
 
@@ -260,8 +261,45 @@ def test_no_test_cases_at_all_exits_2(tmp_path: Path, policies: Path, tests: str
         target.write_text(tests)
     code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
     assert code == 2
-    wanted = "error: no test cases found (<name>.tests.yaml beside <name>.yaml)"
-    assert out == f"{policies}/sample.yaml: {wanted}\n"
+    if tests is None:
+        wanted = "error: no test cases found (<name>.tests.yaml beside <name>.yaml)"
+        assert out == f"{policies}/sample.yaml: {wanted}\n"
+    else:  # the file is there: it is the one named
+        assert out == f"{target}:1:8: error: $.tests: this file has no test cases\n"
+
+
+def test_a_case_giving_no_input_for_a_rules_target_is_an_input_error(
+    tmp_path: Path, policies: Path
+) -> None:
+    """Not `got not evaluated` and exit 1: the case cannot judge the rule at all."""
+    rules = load_policies([policies]).rules
+    settings_rule = next(r.id for r in rules if r.target == "settings")
+    change_rule = next(r.id for r in rules if r.target == "change")
+    (policies / "sample.tests.yaml").write_text(
+        f"tests:\n  - name: settings only\n    settings: {{a: 1}}\n"
+        f"    expect: {{{settings_rule}: pass, {change_rule}: pass}}\n"
+        f"  - name: change only\n    before: {{a: 1}}\n    after: {{a: 2}}\n"
+        f"    expect: {{{settings_rule}: pass}}\n"
+    )
+    code, out, _ = run(tmp_path, "test", str(policies / "sample.yaml"))
+    assert code == 2, out
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert "sample.tests.yaml:4:" in lines[0]
+    assert f"$.tests[0].expect.{change_rule}: rule `{change_rule}` has `target: change`" in lines[0]
+    assert "gives no `before:` or `after:` to judge it by" in lines[0]
+    assert "sample.tests.yaml:8:" in lines[1] and "gives no `settings:`" in lines[1]
+
+
+def test_lint_checks_the_test_files_beside_the_policies(tmp_path: Path, policies: Path) -> None:
+    (policies / "sample.tests.yaml").write_text(
+        "tests:\n  - name: x\n    settings: {a: 1}\n    expect: {T-001: bogus}\n"
+    )
+    code, out, err = run(tmp_path, "lint", str(policies))
+    assert code == 2
+    assert "sample.tests.yaml:4:14: error: $.tests[0].expect.T-001: unknown rule id `T-001`" in out
+    assert "sample.tests.yaml:4:21: error: $.tests[0].expect.T-001: 'bogus' is not a status" in out
+    assert "auditor: exit 2: 2 error(s)" in err
 
 
 def test_schema_prints_json(tmp_path: Path) -> None:
@@ -468,3 +506,32 @@ def test_a_cut_start_is_hidden_whole_with_a_secret_inside_it_or_an_ellipsis_of_i
     own = "abcdefgh…ijklmnopqrstuvwxyz-0123"
     (out,) = _unshown(['K-1: … (apiKey is "abcdefgh……)'], ({"env": {"A": own}},))
     assert out.count("[secret fp:") == 1 and "fp:" not in out.split("]", 1)[1], out
+
+
+def test_lint_with_a_state_file_named_that_is_not_there_exits_2(
+    tmp_path: Path, policies: Path
+) -> None:
+    """As every other command: the history check is not left out without a word."""
+    from tests.test_review import run_cli
+
+    argv = ["policy", "lint", str(policies), "--state", "/nonexistent/state.db"]
+    code, out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 2 and out == ""
+    assert "no state file at /nonexistent/state.db" in err
+    code, _, err = run(tmp_path, "lint", str(policies))  # none named, none in the default place
+    assert code == 0, err
+
+
+def test_a_history_warning_does_not_quote_a_secret_in_a_rules_path(tmp_path: Path) -> None:
+    """`… appears in none of the stored revisions` quotes the path: a token typed as a key
+    there is not shown (the secret warning at the same spot says why)."""
+    key = "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n  - id: T-1\n    title: t\n    severity: high\n    target: settings\n"
+        f"    assert: {{path: 'legacy.{key}', equals: 1}}\n"
+    )
+    state = tmp_path / "state.db"
+    _store_with(state, [{"legacy": {"a": 1}}])
+    code, out, _ = run(tmp_path, "lint", str(tmp_path / "p.yaml"), "--state", str(state))
+    assert code == 0 and "appears in none of the 1 stored revisions" in out
+    assert key not in out and key[4:] not in out

@@ -81,9 +81,57 @@ def test_duplicate_ids_across_files_and_all_files_reported_sorted(tmp_path: Path
     assert got == [
         "b.yaml:2:9: error: $.rules[0].id: duplicate rule id `X-2` "
         f"(first at {tmp_path}/a.yaml:7:5)".replace(f"{tmp_path}/", ""),
+        "c.yaml:2:5: error: $.rules[0]: missing `target` (set it on the rule or under `defaults:`)",
         "c.yaml:2:5: error: $.rules[0]: missing required key `assert`",
         'c.yaml:4:15: error: $.rules[0].severity: "bad" is not one of critical, high, medium, '
         "low, info",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("{all: []}", "`all` needs a non-empty list of conditions"),
+        ("{any: []}", "`any` needs a non-empty list of conditions"),
+        ("{path: a, increased: false}", "needs {enum: <ordered enum>, value: <level>}"),
+        ("{path: [], equals: 1}", "`path` needs a path or a non-empty list of paths"),
+        ("{path: a, matches: {ref: b}}", "`matches` does not accept {ref: …}"),
+    ],
+)
+def test_one_spot_gets_one_error(tmp_path: Path, condition: str, message: str) -> None:
+    """Where the schema and the compiler both object, the compiler's message is given once."""
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n  - id: X-1\n    title: t\n    severity: high\n    target: change\n"
+        f"    assert: {condition}\n"
+    )
+    got = _problems(tmp_path / "p.yaml")
+    assert len(got) == 1 and message in got[0], got
+
+
+def test_every_missing_key_of_a_rule_is_reported_at_once(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("rules:\n  - id: X-1\n    assert: {path: a, equals: 1}\n")
+    got = _problems(tmp_path / "p.yaml")
+    assert [line.split("$.rules[0]: ")[1].split(" (")[0] for line in got] == [
+        "missing `severity`",
+        "missing `target`",
+        "missing required key `title`",
+    ]
+    (tmp_path / "p.yaml").write_text(  # a misspelt key is named, not also called missing
+        "rules:\n  - id: X-1\n    severty: high\n    target: settings\n"
+        "    assert: {path: a, equals: 1}\n"
+    )
+    got = _problems(tmp_path / "p.yaml")
+    assert len(got) == 2 and "unknown key `severty`" in got[0] + got[1], got
+
+
+def test_a_rule_field_under_defaults_says_what_defaults_takes(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "defaults:\n  title: x\n  severity: high\nrules:\n  - id: X-1\n    title: t\n"
+        "    target: settings\n    assert: {path: a, equals: 1}\n"
+    )
+    assert _problems(tmp_path / "p.yaml") == [
+        "p.yaml:2:3: error: $.defaults.title: `title` is each rule's own; `defaults:` takes "
+        "severity, target, on_missing, controls, tags"
     ]
 
 
@@ -131,7 +179,7 @@ def test_a_folder_named_like_a_policy_file_is_walked_into(tmp_path: Path) -> Non
 def test_a_hidden_folder_given_by_name_is_read(tmp_path: Path) -> None:
     """Only what lies below a given folder is skipped when hidden: `--policy .policies/` (and
     `auditor policy test .policies/`) reads that folder's policies and test cases."""
-    from auditor.evaluate.testing import find_test_files
+    from auditor.policy.cases import find_test_files
 
     hidden = tmp_path / ".policies"
     (hidden / ".old").mkdir(parents=True)

@@ -83,11 +83,13 @@ def test_a_missing_store_is_not_created_by_readers(pg_url: str) -> None:
         Store.open(pg_url, readonly=True, org="acme")
 
 
-def test_policy_lint_before_the_first_sync_skips_the_history_as_with_sqlite(
+def test_policy_lint_before_the_first_sync_says_so_as_with_sqlite(
     pg_url: str, tmp_path: Path
 ) -> None:
+    """A store named (`--state`) must be there, as for every other command: the history check
+    is not left out without a word."""
     code, text = _run(["policy", "lint", "--state", pg_url], {}, tmp_path)
-    assert code == 0, text
+    assert code == 2 and "run `auditor sync` first" in text, text
     assert Store.exists(pg_url) is False  # and lint created nothing
     Store.open(pg_url).close()
     assert Store.exists(pg_url) and not Store.exists(pg_url, org="other")

@@ -238,6 +238,19 @@ def test_invalid_file_reports_every_problem_with_position(tmp_path: Path) -> Non
             ":2:59: error: `2026-02-30` is not a valid date/time (day is out of range for month)",
             id="impossible-date",
         ),
+        pytest.param(
+            "waivers:\n  - {rule: R, subject: 'change:5..3', reason: r, owner: o, "
+            "expires: 2026-12-01}\n",
+            ":2:24: error: $.waivers[0].subject: subject `change:5..3` runs backwards: a change "
+            "is `change:A..B` from revision A to a later revision B (`change:3..5`?)",
+            id="backwards-change",
+        ),
+        pytest.param(
+            "waivers:\n  - {rule: R, subject: 'change:4..4', reason: r, owner: o, "
+            "expires: 2026-12-01}\n",
+            "subject `change:4..4` runs backwards",
+            id="empty-change",
+        ),
     ],
 )
 def test_invalid_shapes(tmp_path: Path, text: str, expected: str) -> None:

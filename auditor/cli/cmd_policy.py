@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from auditor.cli.common import config_from_args, open_store
 from auditor.cli.failure import problem_lines, scrubbed
 from auditor.common.escape import terminal_text
+from auditor.config import DEFAULT_STATE
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import history_warnings, secret_warnings
@@ -34,26 +35,49 @@ def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
 
 def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     """Print every problem of the policy files; exit 2 when any is an error."""
+    from auditor.policy.cases import test_file_problems  # the rule engine not loaded
+
     paths = _paths(args, ctx)
+    problems: list[str] = []
     try:
         policy = load_policies(paths)
     except PolicyError as exc:
-        for line in problem_lines(exc.problems, ctx.secrets()):
+        problems += exc.problems
+        policy = None
+    # the `<name>.tests.yaml` files too, each case checked as `policy test` would (not run)
+    problems += test_file_problems(paths, policy, ctx.clock())
+    if problems or policy is None:
+        problems = sort_problems(problems)
+        for line in problem_lines(problems, ctx.secrets()):
             print(line, file=ctx.stdout)
-        count = len(exc.problems)
+        count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
     warnings: list[str] = secret_warnings(policy)
     config = config_from_args(args, ctx)
-    if Store.exists(config.state, org=config.org):
+    named = args.state is not None or "AUDITOR_STATE" in ctx.env or config.state_url
+    if named or config.state_path != Path(ctx.cwd) / DEFAULT_STATE:
+        # a state file named (flag, environment, config file) must be there: `no state file
+        # at …`, exit 2, rather than the history check silently left out
         with open_store(config, readonly=True) as store:
             warnings += history_warnings(policy, store.iter_revisions())
-    for line in sort_problems(warnings):
-        print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
+    elif Store.exists(config.state, org=config.org):
+        with open_store(config, readonly=True) as store:
+            warnings += history_warnings(policy, store.iter_revisions())
+    errors = [w for w in warnings if ": error: " in w]
+    # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
+    # hold a secret: printed as errors are, nothing that looks like one shown
+    for line in problem_lines(sort_problems(warnings), ctx.secrets()):
+        print(line, file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
-    print(
-        f"{files} file(s), {rules} rule(s): 0 errors, {len(warnings)} warning(s)", file=ctx.stderr
-    )
+    counts = f"{len(errors)} error(s), {len(warnings) - len(errors)} warning(s)"
+    print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)
+    if errors:
+        print(
+            f"auditor: exit 2: {len(errors)} error(s) in policy files (listed above)",
+            file=ctx.stderr,
+        )
+        return EXIT_ERROR
     return EXIT_OK
 
 

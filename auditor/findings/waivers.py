@@ -130,6 +130,15 @@ def _check_fields(entry: dict[str, Any], report: Callable[..., None]) -> None:
 
 def _check_subject(subject: str, report: Callable[[str], None]) -> None:
     text = subject.strip()
+    step = re.fullmatch(r"change:(\d+)\.\.(\d+)", text)
+    if step and int(step[1]) >= int(step[2]):
+        after = int(step[1])
+        before = int(step[2]) if after > int(step[2]) else max(after - 1, 0)
+        report(
+            f"subject `{text}` runs backwards: a change is `change:A..B` from revision A to a "
+            f"later revision B (`change:{before}..{after}`?)"
+        )
+        return
     if text in KEYWORD_SUBJECTS or _EXACT_SUBJECT.match(text) or "://" in text:
         return
     hint = suggest(text, KEYWORD_SUBJECTS)

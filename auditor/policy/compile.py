@@ -116,7 +116,9 @@ class Compiler:
             return None
         count = len(self.problems)
         texts = raw.get("path", "@")
-        alternatives = texts if isinstance(texts, list) and texts else [texts]
+        if texts == []:
+            self.fail((*where, "path"), "`path` needs a path or a non-empty list of paths")
+        alternatives = texts if isinstance(texts, list) else [texts]
         paths = [self._path(t, (*where, "path")) for t in alternatives]
         ops = [self._op(name, raw, where, in_element) for name in names]
         kinds = {REGISTRY[n].kind == "change" for n in names}

@@ -14,13 +14,14 @@ from typing import Any
 
 from auditor.common.paths import render
 from auditor.models import Revision
-from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
+from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 STAR = "[*]"
 Keys = tuple[str, ...]
+Parts = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -120,50 +121,73 @@ def _warning(
 
 
 def secret_warnings(policy: PolicySet) -> list[str]:
-    """Warn for a rule whose literal, title, description or remediation looks like a secret
-    (the value detectors of `auditor.redact` match it): a policy file is read by whoever runs
-    or reviews it. The secret itself is never printed; outputs show it as a marker."""
+    """Warn for every string of a policy file (a rule's title, description, remediation, tags,
+    controls, literal, `default:` value, path, the file's defaults and description: every
+    value and key) that looks like a secret (the value detectors of `auditor.redact` match
+    it): a policy file is read by whoever runs or reviews it. A rule id, an enum name or level
+    that does is an error (`error:` lines): a run refuses it (`redacted_policy`), as no marker
+    can stand for a name. The secret itself is never printed; outputs show it as a marker."""
     from auditor.redact.values import find_secrets  # detect-secrets: only when linting
 
-    docs: dict[str, YamlDocument] = {}
     found: list[str] = []
-    for rule in policy.rules:
-        leaves = [
-            leaf for cond in (rule.when, rule.condition) if cond for leaf, _ in iter_leaves(cond)
-        ]
-        head = leaves[0].where[:2] if leaves and leaves[0].where[:1] == ("rules",) else ()
-        spots: list[tuple[tuple[str | int, ...], str]] = [
-            ((*head, name), f"its {name}")
-            for name in ("title", "description", "remediation")
-            if find_secrets(getattr(rule, name))
-        ]
-        for leaf in leaves:
-            for op, _, raw in leaf.ops:
-                if any(find_secrets(text) for text in _strings(raw)):
-                    spots.append(((*leaf.where, op.name), f"the `{op.name}` literal"))
-        for where, what in spots:
-            text = (
-                f"rule {rule.id}: {what} holds what looks like a secret (a credential "
-                "detector matches it): a policy file is read by whoever runs or reviews it, "
-                "so rotate it; outputs show it as `[secret fp:… len:…]`"
-            )
-            source = rule.source
-            if source is None or not where:
-                found.append(f"{rule.id}: warning: {text}")
-                continue
-            doc = docs.get(source.file) or docs.setdefault(
-                source.file, load_yaml(Path(source.file))
-            )
-            found.append(problem(doc.locate(where), render(where), text, level="warning"))
+    for file in policy.files:
+        doc = load_yaml(Path(file.path))
+        for where, text, at_key in _all_strings(doc.data, ()):
+            if find_secrets(text):
+                found.append(_secret_problem(doc, where, at_key))
     return found
 
 
-def _strings(raw: Any) -> Iterator[str]:
-    if isinstance(raw, str):
-        yield raw
-    elif isinstance(raw, list):
-        for item in raw:
-            yield from _strings(item)
-    elif isinstance(raw, dict):
-        for item in raw.values():
-            yield from _strings(item)
+def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
+    from auditor.redact.values import find_secrets
+
+    data = doc.data
+    rule = data["rules"][where[1]] if where[:1] == ("rules",) and len(where) > 1 else None
+    is_name = where[:1] == ("enums",) or (rule is not None and where[2:] == ("id",))
+    if is_name:
+        text = (
+            "a rule id, an enum name or level holds what looks like a secret (a credential "
+            "detector matches it): reports, the state file and waivers go by such names and no "
+            "marker can stand for one, so a run refuses it; rename it and rotate the secret"
+        )
+        return problem(doc.locate(where, key=at_key), render(where), text)
+    name = next((str(p) for p in reversed(where) if isinstance(p, str)), "")
+    what = (
+        f"its {name}"
+        if len(where) >= 3 and where[2] in _RULE_TEXT
+        else "the path"
+        if name in ("path", "ref", "each", "some", "none")
+        else "the `default` value"
+        if name == "default"
+        else f"the `{name}` literal"
+        if rule is not None
+        else f"the default {name}"
+        if where[:1] == ("defaults",)
+        else f"the file's {name}"
+    )
+    rule_id = rule.get("id") if isinstance(rule, dict) else None
+    # a rule is named by its id, unless that is a secret too (its own error, not shown)
+    owner = f"rule {rule_id}: " if isinstance(rule_id, str) and not find_secrets(rule_id) else ""
+    text = (
+        f"{owner}{what} holds what looks like a secret (a credential detector matches it): a "
+        "policy file is read by whoever runs or reviews it, so rotate it; outputs show it as "
+        "`[secret fp:… len:…]`"
+    )
+    return problem(doc.locate(where, key=at_key), render(where), text, level="warning")
+
+
+_RULE_TEXT = ("title", "description", "remediation", "tags", "controls")
+
+
+def _all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
+    """Every string in YAML data, keys too, with where it is (and whether it is a key)."""
+    if isinstance(value, str):
+        yield where, value, False
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _all_strings(item, (*where, index))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield (*where, key), key, True
+            yield from _all_strings(item, (*where, str(key)))

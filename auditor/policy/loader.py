@@ -8,6 +8,7 @@ problem of every file is collected, sorted by position and raised at once as a P
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -24,6 +25,21 @@ from auditor.policy.model import PolicyFile, Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
+RULE_KEYS = frozenset(
+    {
+        "id",
+        "title",
+        "severity",
+        "target",
+        "on_missing",
+        "controls",
+        "tags",
+        "when",
+        "assert",
+        "description",
+        "remediation",
+    }
+)
 _POSITION = re.compile(r"^(.*?):(\d+):(\d+): ")
 
 
@@ -107,6 +123,24 @@ def non_text_key(value: Any, at: tuple[Any, ...] = ()) -> tuple[Any, ...] | None
     return None
 
 
+_NON_FINITE = (
+    "NaN and infinity (`.nan`, `.inf`, a number too large such as `1e999`) are not numbers a "
+    "rule can hold (a comparison with NaN is always false); write a finite number"
+)
+
+
+def non_finite(value: Any, at: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """Where a float that is NaN or infinite is (YAML `.nan`, `.inf`, `1e999`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield at
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from non_finite(item, (*at, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from non_finite(item, (*at, index))
+
+
 @dataclass
 class _Read:
     """One file read and schema-checked: which rules are already known to be invalid."""
@@ -115,6 +149,8 @@ class _Read:
     data: dict[str, Any]
     bad_rules: set[int] = field(default_factory=set)
     ok: bool = True
+    # where the schema objected: the index of its problem, which the compiler's replaces
+    spots: dict[tuple[str | int, ...], int] = field(default_factory=dict)
 
 
 class _Loader:
@@ -160,8 +196,15 @@ class _Loader:
             self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
             return None
         got = _Read(doc, data)
+        for where in non_finite(data):
+            self.report(doc, where, _NON_FINITE)
+            if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
+                got.bad_rules.add(where[1])
+            else:
+                got.ok = False
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)
+            got.spots[tuple(where)] = len(self.problems) - 1
             if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
                 got.bad_rules.add(where[1])
             else:
@@ -189,22 +232,39 @@ class _Loader:
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
                 merged["tags"] = _merge(defaults, raw, "tags")
                 merged["controls"] = _merge(defaults, raw, "controls")
-            rule = self.rule(got.doc, index, merged, valid=valid)
+            rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
         return out
 
     def rule(
-        self, doc: YamlDocument, index: int, raw: Mapping[str, Any], *, valid: bool
+        self,
+        doc: YamlDocument,
+        index: int,
+        raw: Mapping[str, Any],
+        *,
+        valid: bool,
+        said: dict[tuple[str | int, ...], int] | None = None,
     ) -> Rule | None:
-        """Compile one rule; with `valid=False` (schema problems) only collect more problems."""
+        """Compile one rule; with `valid=False` (schema problems) only collect more problems.
+        One spot gets one error: where the schema objected too (`said`, the index of its
+        problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
         compiler = Compiler(str(raw.get("target", "")), self.enums)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
+        said = {} if said is None else said
         for parts, msg in compiler.problems:
-            self.report(doc, parts, msg, key=msg.startswith("unknown key"))
-        for key in ("severity", "target") if valid else ():
+            loc = doc.locate(parts, key=msg.startswith("unknown key"))
+            text = problem(loc, render(parts) if parts else "", msg)
+            at = said.pop(tuple(parts), None)
+            if at is None:
+                self.problems.append(text)
+            else:
+                self.problems[at] = text
+        # every missing key at once (`title` from the schema), but not beside a misspelt one
+        typo = any(key not in RULE_KEYS for key in raw)
+        for key in ("severity", "target") if valid or not typo else ():
             if key not in raw:
                 self.report(
                     doc, where, f"missing `{key}` (set it on the rule or under `defaults:`)"

@@ -13,12 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from auditor.errors import PolicyError
+from auditor.models import SourceLocation
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
+from auditor.policy.pathexpr import CompiledPath, Key, Select, Step
+from auditor.policy.refs import Ref
 
 Redact = Callable[[str], str]
 
@@ -29,8 +33,15 @@ def redacted_policy(policy: PolicySet, redact: Redact, scrub: Redact | None = No
     `scrub` (the memory of secrets alone, `Redactor.scrub_known`), when given, serves the rules
     of shipped files as built (their sha256 in the build's record), in which no detector finds
     anything (`tests/test_hidden_values.py` checks): a run of the shipped packs alone does not
-    load the value detectors (a tenth of a second)."""
+    load the value detectors (a tenth of a second).
+
+    A rule id, an enum's name or one of its levels is a name the reports, the state file and
+    waivers go by, not text a marker can stand in for: one that `redact` changes is a
+    `PolicyError` at its `file:line:col` (the value not shown)."""
     built = _as_built(policy) if scrub is not None else frozenset()
+    redact = _Once(redact)
+    scrub = None if scrub is None else _Once(scrub, by_text=True)
+    _refuse_secret_names(policy, redact, scrub, built)
     rules = tuple(
         redacted_rule(rule, scrub if scrub is not None and rule.id in built else redact)
         for rule in policy.rules
@@ -38,6 +49,72 @@ def redacted_policy(policy: PolicySet, redact: Redact, scrub: Redact | None = No
     if all(a is b for a, b in zip(rules, policy.rules, strict=True)):
         return policy
     return replace(policy, rules=rules)
+
+
+class _Once:
+    """A redactor answering each text once (a path, tag or control recurs across rules).
+
+    `by_text`: the memory of secrets alone (`scrub_known`), which finds a remembered secret
+    between word boundaries: a path whose text it leaves alone has no key or value it would
+    change, so its steps are not each asked (a run of the shipped packs asks ~600 texts)."""
+
+    def __init__(self, redact: Redact, *, by_text: bool = False) -> None:
+        self.redact = redact
+        self.by_text = by_text
+        self.done: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        out = self.done.get(text)
+        if out is None:
+            out = self.done[text] = self.redact(text)
+        return out
+
+
+SECRET_NAME = (
+    "looks like a secret (not shown): a rule id, an enum name or level is a name the reports, "
+    "the state file and waivers go by, so it cannot be shown as a marker; rename it"
+)
+
+
+def _refuse_secret_names(
+    policy: PolicySet, redact: Redact, scrub: Redact | None, built: frozenset[str]
+) -> None:
+    from auditor.operators import BUILTIN_ENUMS
+    from auditor.policy.yamlsafe import problem
+
+    problems: list[str] = []
+    for rule in policy.rules:
+        check = scrub if scrub is not None and rule.id in built else redact
+        if check(rule.id) != rule.id:
+            where = rule.source or SourceLocation("<policy>", 1, 1)
+            problems.append(problem(where, "", f"the id of this rule {SECRET_NAME}"))
+    own = {
+        name: levels
+        for name, levels in policy.enums.items()
+        if BUILTIN_ENUMS.get(name) != levels
+        and any(redact(text) != text for text in (name, *levels))
+    }
+    for name in own:
+        problems.append(_enum_problem(policy, name))
+    if problems:
+        from auditor.policy.loader import sort_problems
+
+        raise PolicyError(sort_problems(problems))
+
+
+def _enum_problem(policy: PolicySet, name: str) -> str:
+    """The refusal of enum `name`, at its `file:line:col` where the file can be read again."""
+    from auditor.policy.yamlsafe import load_yaml, problem
+
+    for file in policy.files:
+        try:
+            doc = load_yaml(Path(file.path))
+        except (PolicyError, OSError):
+            continue  # named as shown (not where it is read from): the refusal without a line
+        if isinstance(doc.data, dict) and name in (doc.data.get("enums") or {}):
+            loc = doc.locate(("enums", name), key=True)
+            return problem(loc, "", f"an enum here (its name or a level) {SECRET_NAME}")
+    return f"<policy>: error: an enum (its name or a level) {SECRET_NAME}"
 
 
 def _as_built(policy: PolicySet) -> frozenset[str]:
@@ -49,15 +126,21 @@ def _as_built(policy: PolicySet) -> frozenset[str]:
 
 
 def redacted_rule(rule: Rule, redact: Redact) -> Rule:
-    """`rule` with the secrets in its text replaced by markers, or `rule` itself."""
+    """`rule` with the secrets in its text replaced by markers, or `rule` itself: its title,
+    description, remediation, tags and controls, and in its conditions every literal as
+    written, `default:` value and path (each key and `[field=value]` of it, a `{ref: …}`'s
+    too: a secret key or value in the data is a marker there, so the redacted path finds it)."""
     title, description = redact(rule.title), redact(rule.description)
     remediation = redact(rule.remediation)
+    tags, controls = _texts(rule.tags, redact), _texts(rule.controls, redact)
     condition = _condition(rule.condition, redact)
     when = None if rule.when is None else _condition(rule.when, redact)
     if (
         title == rule.title
         and description == rule.description
         and remediation == rule.remediation
+        and tags is rule.tags
+        and controls is rule.controls
         and condition is rule.condition
         and when is rule.when
     ):
@@ -67,24 +150,76 @@ def redacted_rule(rule: Rule, redact: Redact) -> Rule:
         title=title,
         description=description,
         remediation=remediation,
+        tags=tags,
+        controls=controls,
         condition=condition,
         when=when,
     )
 
 
+def _texts(texts: tuple[str, ...], redact: Redact) -> tuple[str, ...]:
+    out = tuple(redact(text) for text in texts)
+    return texts if out == texts else out
+
+
 def _condition(cond: Condition, redact: Redact) -> Condition:
     if isinstance(cond, Leaf):
-        ops = tuple((op, arg, _written(raw, redact)) for op, arg, raw in cond.ops)
-        if all(new[2] is old[2] for new, old in zip(ops, cond.ops, strict=True)):
+        ops = tuple(
+            (op, _prepared(arg, redact), _written(raw, redact)) for op, arg, raw in cond.ops
+        )
+        paths = tuple(_path(p, redact) for p in cond.paths)
+        default = _written(cond.default, redact)
+        if (
+            all(a is b for a, b in zip(paths, cond.paths, strict=True))
+            and default is cond.default
+            and all(n[1] is o[1] and n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True))
+        ):
             return cond
-        return Leaf(cond.paths, ops, cond.default, cond.where)
+        return Leaf(paths, ops, default, cond.where)
     if isinstance(cond, Logic):
         children = tuple(_condition(c, redact) for c in cond.children)
         if all(a is b for a, b in zip(children, cond.children, strict=True)):
             return cond
         return Logic(cond.kind, children)
     inner = _condition(cond.condition, redact)
-    return cond if inner is cond.condition else Quantifier(cond.kind, cond.path, inner)
+    path = _path(cond.path, redact)
+    if inner is cond.condition and path is cond.path:
+        return cond
+    return Quantifier(cond.kind, path, inner)
+
+
+def _prepared(arg: Any, redact: Redact) -> Any:
+    """A prepared argument: a `{ref: …}`'s path redacted, anything else as it is (the
+    operators compare a literal with a marker by fingerprint)."""
+    if isinstance(arg, Ref):
+        path = _path(arg.path, redact)
+        return arg if path is arg.path else Ref(path)
+    return arg
+
+
+def _path(path: CompiledPath, redact: Redact) -> CompiledPath:
+    """`path` with each key, field and value redacted, and its text (what messages show)."""
+    text = redact(path.text)
+    if text == path.text and isinstance(redact, _Once) and redact.by_text:
+        return path
+    steps = tuple(_step(step, redact) for step in path.steps)
+    if text == path.text and all(a is b for a, b in zip(steps, path.steps, strict=True)):
+        return path
+    return CompiledPath(text, steps)
+
+
+def _step(step: Step, redact: Redact) -> Step:
+    if isinstance(step, Key):
+        name = redact(step.name)
+        return step if name == step.name else Key(name)
+    if isinstance(step, Select):
+        field = redact(step.field)
+        value = redact(step.value) if isinstance(step.value, str) else step.value
+        raw = None if step.raw is None else redact(step.raw)
+        if (field, value, raw) == (step.field, step.value, step.raw):
+            return step
+        return Select(field, value, raw)
+    return step
 
 
 def _written(raw: Any, redact: Redact) -> Any:

@@ -59,6 +59,9 @@ _COMMON: dict[str, Any] = {
 }
 
 
+_OWN = ("id", "title", "when", "assert", "description", "remediation")  # not in `defaults:`
+
+
 def _condition() -> dict[str, Any]:
     props: dict[str, Any] = {
         "path": {
@@ -180,7 +183,10 @@ def _explain(error: ValidationError) -> Iterator[Problem]:
     elif kind == "additionalProperties" and isinstance(instance, dict):
         known = error.schema.get("properties", {})
         for key in instance:
-            if key not in known:
+            if key in _OWN and where == ("defaults",):
+                takes = ", ".join(_COMMON)
+                yield (*where, key), f"`{key}` is each rule's own; `defaults:` takes {takes}", True
+            elif key not in known:
                 yield (*where, key), f"unknown key `{key}`{suggest(str(key), known)}", True
     elif kind == "required" and isinstance(instance, dict):
         for key in value:
@@ -191,6 +197,9 @@ def _explain(error: ValidationError) -> Iterator[Problem]:
         yield where, f"{short(instance)} is not one of {', '.join(map(str, value))}{hint}", False
     elif kind == "type":
         yield where, f"expected {_types(value)}, got {json_type(instance)}", False
+    elif kind == "minItems" and instance == [] and where and isinstance(where[-1], str):
+        what = " of conditions" if where[-1] in ("all", "any") else ""
+        yield where, f"`{where[-1]}` needs a non-empty list{what}", False
     elif kind in ("anyOf", "oneOf", "pattern") and "x-expects" in error.schema:
         yield where, f"{short(instance)} is not valid; expected {error.schema['x-expects']}", False
     else:

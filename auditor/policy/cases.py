@@ -1,0 +1,322 @@
+"""Policy test cases (`<name>.tests.yaml`) read and checked, none run.
+
+Takes the test files beside (or under) policy paths and the loaded `PolicySet`; gives each
+case's validated data (`Case`: the revisions, the change step, readiness reports or usage days
+it gives, and the status expected of each rule), or the problems at `file:line:col`. Running
+the cases is `auditor.evaluate.testing`; `auditor policy lint` checks them without loading the
+rule engine (`test_file_problems`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from auditor.common.jsonutil import content_hash
+from auditor.common.paths import render
+from auditor.errors import PolicyError
+from auditor.models import STATUSES, ReadinessReport, Revision, User
+from auditor.operators import OperandTypeError, to_datetime
+from auditor.policy.loader import TEST_SUFFIXES, PolicySet, files_under, plain
+from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+
+CASE_KEYS = (
+    "name",
+    "settings",
+    "before",
+    "after",
+    "author",
+    "author_name",
+    "now",
+    "reports",
+    "usage",
+    "expect",
+)
+
+
+@dataclass(frozen=True)
+class CaseInputs:
+    """What a case gives the rules to judge (`auditor.evaluate.testing` makes its
+    `EvaluationInputs`): a settings revision, a change step, readiness reports, or usage days
+    (oldest first, the last judged) under the settings in force before them (`history`)."""
+
+    now: datetime
+    settings: Revision | None = None
+    steps: tuple[tuple[Revision, Revision], ...] = ()
+    reports: tuple[ReadinessReport, ...] = ()
+    history: tuple[Revision, ...] = ()
+    usage_days: tuple[tuple[str, dict[str, Any]], ...] | None = None
+
+
+def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """The test files and the policy files they test, for the given files or folders."""
+    tests: list[Path] = []
+    policies: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            tests += sorted(files_under(path, TEST_SUFFIXES))
+            policies.append(path)
+        elif path.name.endswith(TEST_SUFFIXES):
+            tests.append(path)
+            policies += [p for p in _siblings(path, ".yaml", ".yml") if p.exists()][:1]
+        else:
+            policies.append(path)
+            tests += [p for p in _siblings(path, *TEST_SUFFIXES) if p.exists()][:1]
+    return list(dict.fromkeys(tests)), list(dict.fromkeys(policies))
+
+
+def _siblings(path: Path, *suffixes: str) -> list[Path]:
+    """`base.v2.yaml` <-> `base.v2.tests.yaml`: the name without its policy or test suffix."""
+    name = path.name
+    ending = next((e for e in (*TEST_SUFFIXES, ".yaml", ".yml") if name.endswith(e)), "")
+    stem = name[: len(name) - len(ending)]
+    return [path.with_name(stem + s) for s in suffixes]
+
+
+@dataclass
+class Case:
+    """A validated case ready to evaluate."""
+
+    name: str
+    inputs: CaseInputs
+    expect: dict[str, str] = field(default_factory=dict)
+    documents: tuple[Any, ...] = ()  # the case's data as written (settings, reports, usage …)
+
+
+def test_file_problems(paths: Sequence[Path], policy: PolicySet | None, now: datetime) -> list[str]:
+    """The problems of the test files beside (or under) the given policy paths, each case
+    checked as `run_policy_tests` checks it (rule ids against `policy` when given), none run:
+    what `auditor policy lint` adds for them."""
+    problems: list[str] = []
+    for path in find_test_files(paths)[0]:
+        try:
+            doc = load_yaml(path)
+        except PolicyError as exc:
+            problems += exc.problems
+            continue
+        read_cases(doc, policy, now, problems)
+    return problems
+
+
+class _CaseReader:
+    """Validates the cases of one test file, reporting problems with positions."""
+
+    def __init__(self, doc: YamlDocument, policy: PolicySet | None, problems: list[str]) -> None:
+        self.doc = doc
+        self.policy = policy
+        self.problems = problems
+
+    def fail(self, where: tuple[str | int, ...], message: str, *, key: bool = False) -> None:
+        loc = self.doc.locate(where, key=key)
+        self.problems.append(problem(loc, render(where), message))
+
+    def case(self, index: int, raw: Any, now: datetime) -> Case | None:
+        where: tuple[str | int, ...] = ("tests", index)
+        if not isinstance(raw, dict) or not isinstance(raw.get("expect"), dict):
+            self.fail(where, "a test case must be a mapping with an `expect:` mapping")
+            return None
+        if not raw["expect"]:
+            self.fail((*where, "expect"), "`expect:` must name at least one rule id and status")
+            return None
+        count = len(self.problems)
+        for key in raw:
+            if key not in CASE_KEYS:
+                self.fail(
+                    (*where, key), f"unknown key `{key}`{suggest(str(key), CASE_KEYS)}", key=True
+                )
+        expect = self._expect(raw["expect"], (*where, "expect"))
+        self._judged(raw, (*where, "expect"))
+        moment = self._now(raw.get("now"), (*where, "now"), now)
+        inputs = self._inputs(raw, where, moment)
+        if len(self.problems) > count or inputs is None:
+            return None
+        documents = tuple(plain(raw[k]) for k in _DATA_KEYS if k in raw)
+        return Case(str(raw.get("name", f"case {index + 1}")), inputs, expect, documents)
+
+    def _expect(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> dict[str, str]:
+        known = [r.id for r in self.policy.rules] if self.policy else []
+        for rule_id, status in raw.items():
+            if self.policy is not None and str(rule_id) not in known:
+                self.fail(
+                    (*where, rule_id),
+                    f"unknown rule id `{rule_id}`{suggest(str(rule_id), known)}",
+                    key=True,
+                )
+            if status not in STATUSES:
+                self.fail((*where, rule_id), f"{status!r} is not a status ({', '.join(STATUSES)})")
+        return {str(k): str(v) for k, v in raw.items()}
+
+    def _judged(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> None:
+        """Each rule expected is given what its target judges (`settings:` for a settings
+        rule …): otherwise it is not evaluated, which no expected status can name."""
+        if self.policy is None:
+            return
+        if "usage" in raw:  # a usage case judges its days under its settings, nothing else
+            given = {"usage"} | ({"settings"} if "settings" in raw else set())
+        else:
+            given = {target for target, keys in _NEEDS.items() if any(k in raw for k in keys)}
+        for rule_id in raw["expect"]:
+            rule = self.policy.rule(str(rule_id))
+            if rule is None or rule.target in given:
+                continue
+            needs = _NEEDS[rule.target]
+            keys = " or ".join(f"`{k}:`" for k in needs)
+            why = " (a `usage:` case gives only `settings:` and `usage:`)" if "usage" in raw else ""
+            self.fail(
+                (*where, rule_id),
+                f"rule `{rule_id}` has `target: {rule.target}`, and this case gives no {keys} "
+                f"to judge it by{why}",
+                key=True,
+            )
+
+    def _now(self, raw: Any, where: tuple[str | int, ...], default: datetime) -> datetime:
+        if raw is None:
+            return default
+        try:
+            return to_datetime(raw)
+        except OperandTypeError:
+            self.fail(where, f"malformed date {raw!r}; use ISO-8601 such as 2026-11-01T00:00:00Z")
+            return default
+
+    def _inputs(
+        self, raw: Mapping[str, Any], where: tuple[str | int, ...], now: datetime
+    ) -> CaseInputs | None:
+        data = {k: self._json(raw[k], (*where, k)) for k in _DATA_KEYS if k in raw}
+        if any(v is _BAD for v in data.values()):
+            return None
+        settings = _revision(1, data["settings"], raw, now) if "settings" in data else None
+        steps: tuple[tuple[Revision, Revision], ...] = ()
+        if "before" in data or "after" in data:
+            before = _revision(1, data.get("before", {}), {}, now)
+            steps = ((before, _revision(2, data.get("after", {}), raw, now)),)
+        reports = self._reports(data.get("reports") or [], (*where, "reports"))
+        if reports is None:
+            return None
+        if "usage" in data:
+            return self._usage(data, (*where, "usage"), now)
+        return CaseInputs(now=now, settings=settings, steps=steps, reports=reports)
+
+    def _usage(
+        self, data: Mapping[str, Any], where: tuple[str | int, ...], now: datetime
+    ) -> CaseInputs | None:
+        """`usage:` one day (or a list of days, oldest first: the earlier ones only feed the
+        trailing median, the last is judged) under `settings:`, in force before the first."""
+        raw = data["usage"]
+        days = raw if isinstance(raw, list) else [raw]
+        if not days:
+            self.fail(where, _USAGE_SHAPE)
+            return None
+        parsed: list[tuple[str, dict[str, Any]]] = []
+        for i, day in enumerate(days):
+            text = day.get("date") if isinstance(day, dict) else None
+            try:
+                when = to_datetime(f"{text}T00:00:00Z") if isinstance(text, str) else None
+            except OperandTypeError:
+                when = None
+            if when is None or not isinstance(day, dict):
+                self.fail((*where, i) if isinstance(raw, list) else where, _USAGE_SHAPE)
+                return None
+            parsed.append((when.date().isoformat(), {k: v for k, v in day.items() if k != "date"}))
+        settings = data.get("settings")
+        history: tuple[Revision, ...] = ()
+        if settings is not None:
+            rev = _revision(1, settings, {}, to_datetime("2000-01-01T00:00:00Z"))
+            history = (rev,)
+        return CaseInputs(
+            now=now,
+            settings=history[0] if history else None,
+            history=history,
+            usage_days=tuple(parsed),
+        )
+
+    def _json(self, value: Any, where: tuple[str | int, ...]) -> Any:
+        """The YAML value as JSON data, or `_BAD` after reporting why it is not."""
+        data = plain(value)
+        try:
+            content_hash(data)
+        except TypeError as exc:  # orjson: a non-string key, an integer beyond 64 bits
+            self.fail(where, f"not JSON data: {_reason(exc)}")
+            return _BAD
+        return data
+
+    def _reports(
+        self, raw: Any, where: tuple[str | int, ...]
+    ) -> tuple[ReadinessReport, ...] | None:
+        if not isinstance(raw, list):
+            self.fail(where, "`reports:` must be a list of readiness reports")
+            return None
+        reports = []
+        for i, item in enumerate(raw):
+            report = _report(item)
+            if report is None:
+                self.fail((*where, i), _REPORT_SHAPE)
+                return None
+            reports.append(report)
+        return tuple(reports)
+
+
+_DATA_KEYS = ("settings", "before", "after", "reports", "usage")
+_NEEDS: dict[str, tuple[str, ...]] = {  # what a case gives a rule of each target to judge
+    "settings": ("settings",),
+    "change": ("before", "after"),
+    "readiness": ("reports",),
+    "org": ("reports",),
+    "usage": ("usage",),
+}
+_BAD = object()
+_USAGE_SHAPE = "a usage day needs `date: YYYY-MM-DD` and the day's rows (tokens, tools, users, …)"
+_REPORT_SHAPE = "a report needs reportId, repoUrl and createdAt (Unix ms, a real date)"
+
+
+def _reason(exc: TypeError) -> str:
+    text = str(exc)
+    if "Integer exceeds 64-bit range" in text:
+        return "an integer beyond 64 bits"
+    if "Dict key must be str" in text:
+        return "a mapping key that is not a string"
+    return text
+
+
+def _revision(number: int, settings: Any, raw: Mapping[str, Any], now: datetime) -> Revision:
+    email = str(raw.get("author", "test@example.com"))
+    user = User("test", email, str(raw.get("author_name", "")))
+    return Revision(number, now, user, settings, content_hash(settings))
+
+
+def _report(item: Any) -> ReadinessReport | None:
+    if not isinstance(item, dict) or not isinstance(item.get("createdAt"), int | float):
+        return None
+    if not isinstance(item.get("repoUrl"), str) or "reportId" not in item:
+        return None
+    try:
+        created = to_datetime(item["createdAt"])
+    except OperandTypeError:
+        return None
+    return ReadinessReport(
+        str(item["reportId"]), item["repoUrl"], created, item, content_hash(item)
+    )
+
+
+def read_cases(
+    doc: YamlDocument, policy: PolicySet | None, now: datetime, problems: list[str]
+) -> list[Case]:
+    reader = _CaseReader(doc, policy, problems)
+    raw = doc.data.get("tests") if isinstance(doc.data, dict) else None
+    if not isinstance(raw, list):
+        reader.fail((), "a policy test file must be a mapping with a `tests:` list")
+        return []
+    cases = [reader.case(i, item, now) for i, item in enumerate(raw)]
+    first: dict[str, int] = {}
+    for index, case in enumerate(cases):
+        if case is None:
+            continue
+        if case.name in first:  # a result named twice cannot be told from the other one
+            reader.fail(
+                ("tests", index, "name"),
+                f"test case name {case.name!r} is used by case {first[case.name] + 1} already",
+            )
+        first.setdefault(case.name, index)
+    return [c for c in cases if c is not None]

@@ -394,3 +394,36 @@ def test_a_revision_deleted_from_the_state_file_stops_export(
         "revisions; 29 are left (1 deleted since)"
     ) in stderr
     assert not (tmp_path / "bundle").exists()
+
+
+NOT_UTF8_COMMANDS = {
+    "history": ["history"],
+    "diff": ["diff"],
+    "export": ["export", "--out", "bundle"],
+    "run-offline": ["run", "--offline", "--policy", str(POLICY), "--out", "r"],
+    "sync": ["sync"],
+}
+
+
+@pytest.mark.parametrize("command", NOT_UTF8_COMMANDS)
+def test_a_text_cell_that_is_not_utf8_is_damage_with_the_advice_never_its_bytes(
+    env: dict[str, str], tmp_path: Path, synced: Path, command: str
+) -> None:
+    """Bit rot inside a text cell: Python's sqlite3 reports it with the cell's bytes and no
+    SQLite error name. Every command calls it damage, with the advice, and never quotes the
+    bytes; `sync` does not call it a failed write."""
+    with sqlite3.connect(synced) as db:
+        db.execute(
+            "UPDATE revisions SET content_hash = CAST(X'ff' || 'cellbytes' || X'fe' AS TEXT) "
+            "WHERE revision = (SELECT MAX(revision) FROM revisions)"
+        )
+    db.close()
+    code, _, stderr = run_cli(NOT_UTF8_COMMANDS[command], env, tmp_path)
+    assert code == 2, stderr
+    assert (
+        f"state file {synced} is damaged: column 'content_hash' holds bytes that are not "
+        "UTF-8 text (SQLITE_CORRUPT: the file is damaged); restore a copy saved before it was "
+        "damaged, or move it aside and run `auditor sync`"
+    ) in stderr
+    assert "cellbytes" not in stderr and "\ufffd" not in stderr and "Could not decode" not in stderr
+    assert "cannot write" not in stderr and "Traceback" not in stderr

@@ -47,6 +47,7 @@ from auditor.store.file import (
     create_new,
     damage_hint,
     describe,
+    is_damage,
     is_transient,
     open_existing,
     prepare,
@@ -335,6 +336,10 @@ class Store:
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
             self._index_live = live
+            if is_damage(exc):  # a page read inside it is damaged: not a failed write
+                raise StoreError(
+                    f"state file {self.path} is damaged: {describe(exc)}{damage_hint(exc)}"
+                ) from None
             raise StoreError(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
             ) from None

@@ -46,7 +46,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     warnings: list[str] = secret_warnings(policy)
     config = config_from_args(args, ctx)
     if Store.exists(config.state, org=config.org):
-        with open_store(config, readonly=True) as store:
+        with open_store(config, readonly=True, synced=False) as store:  # none: none to lint
             warnings += history_warnings(policy, store.iter_revisions())
     for line in sort_problems(warnings):
         print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)

@@ -288,7 +288,8 @@ def describe(exc: sqlite3.Error) -> str:
         return f"{exc} (SQLSTATE {exc.sqlstate}{why})" if exc.sqlstate else str(exc)
     column = _undecodable(exc)
     if column is not None:  # never the cell's bytes: garbage, or whatever was written there
-        return f"column {column!r} holds bytes that are not UTF-8 text (SQLITE_CORRUPT: {_CAUSES['SQLITE_CORRUPT']})"
+        why = _CAUSES["SQLITE_CORRUPT"]
+        return f"column {column!r} holds bytes that are not UTF-8 text (SQLITE_CORRUPT: {why})"
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)

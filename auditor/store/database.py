@@ -278,7 +278,7 @@ class Store:
             else:
                 made = None if postgres.schema_exists(db) else db.schema
                 key = create_new(db, override, before=lambda: postgres.create_marker(db))
-                made_here = postgres.Made(made, tuple(db.tables()))
+                made_here = postgres.Made(made)
             if readonly:
                 postgres.set_readonly(db)
             store = cls(db, shown, key, None)  # reads the remembered secrets
@@ -748,8 +748,8 @@ class Store:
             self._db.execute("BEGIN")
             if made.schema is not None:
                 self._db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
-            else:
-                for table in made.tables:
+            else:  # the schema held no table before (`postgres.identify`)
+                for table in self._db.tables():
                     self._db.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
             self._db.execute("COMMIT")
         rollback(self._db)

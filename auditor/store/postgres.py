@@ -334,11 +334,10 @@ def identify(db: PgConnection, shown: str) -> bool:
 
 
 class Made(NamedTuple):
-    """What opening a store created: the schema (None when it was there, empty, before), and
-    the tables (`Store.discard_created`)."""
+    """What opening a store created (`Store.discard_created`): its tables, in the schema it
+    created, or in one that was there, holding no table, before (then `schema` is None)."""
 
     schema: str | None
-    tables: tuple[str, ...]
 
 
 def schema_exists(db: PgConnection) -> bool:

@@ -433,7 +433,6 @@ NEVER_SYNCED_READERS = {
     "history": ["history"],
     "diff": ["diff"],
     "export": ["export", "--out", "bundle"],
-    "run-offline": ["run", "--offline", "--policy", str(POLICY), "--out", "bundle"],
 }
 
 

@@ -7,6 +7,7 @@ a sync of the configured service into the store (`sync`, `run` and `review` all 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import sys
 from collections.abc import Iterator
@@ -64,8 +65,9 @@ def open_store(
     StoreError too if the store holds another organization than the configured one: always
     for a writer (as `sync` refuses), for a reader when the organization was given (`--org`,
     `AUDITOR_ORG`, `org =`), so another organization's data is never labelled as this one's;
-    and, when `synced` (by default unless `create`), if no sync ever completed into it (a
-    first sync that failed or was cut off): as when it is missing."""
+    and, when `synced` (by default for a reader: `history`, `diff`, `export`), if no sync ever
+    completed into it (a first sync that failed or was cut off): as when it is missing. (An
+    offline `run` or `review` of such a store is exit 2 already: nothing to evaluate.)"""
     key = config.fingerprint_key
     store = Store.open(
         config.state, create=create, fingerprint_key=key, readonly=readonly, org=config.org
@@ -73,7 +75,7 @@ def open_store(
     try:
         if config.org_given or not readonly:
             store.check_org(config.org)
-        if (not create if synced is None else synced) and _never_synced(store, empty=True):
+        if (readonly if synced is None else synced) and _never_synced(store, empty=True):
             raise StoreError(
                 f"state file {store.path} holds no completed sync (a first sync failed or was "
                 "cut off): run `auditor sync` first"
@@ -205,23 +207,27 @@ def sync_store(
                     "network unencrypted (use https://)",
                     file=ctx.stderr,
                 )
-        _warn_moved(store, base_url, ctx)
+    last = None
+    with contextlib.suppress(StoreError):  # (damage: the sync says so, as it fails)
+        last = store.last_sync()
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     try:
-        return sync_service(store, options, progress=progress, clock=ctx.clock)
+        summary = sync_service(store, options, progress=progress, clock=ctx.clock)
     except AuditorError as exc:
         _token_named(exc, store.redactor.marker(token))
         raise
+    if not quiet and last is not None:
+        _warn_moved(store, last.base_url, base_url, ctx)
+    return summary
 
 
-def _warn_moved(store: Store, base_url: str, ctx: Context) -> None:
-    """One line when the store was last synced from another service address: a service that
-    moved is set to its new address on purpose, but another service's data would be mixed
-    into this store's history."""
-    last = store.last_sync()
-    if last is None or not last.base_url:
+def _warn_moved(store: Store, last_url: str | None, base_url: str, ctx: Context) -> None:
+    """One line when a sync stored data from another service address than the one before: a
+    service that moved is set to its new address on purpose, but another service's data is
+    mixed into this store's history."""
+    if not last_url:
         return
-    before, now = _address(str(last.base_url)), _address(base_url)
+    before, now = _address(str(last_url)), _address(base_url)
     if before != now:
         from auditor.common.escape import terminal_text
 

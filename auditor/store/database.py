@@ -750,7 +750,8 @@ class Store:
                 self._db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
             else:  # the schema held no table before (`postgres.identify`)
                 for table in self._db.tables():
-                    self._db.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
+                    quoted = table.replace('"', '""')
+                    self._db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
             self._db.execute("COMMIT")
         rollback(self._db)
 

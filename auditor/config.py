@@ -65,6 +65,8 @@ class Config:
     fingerprint_key: bytes | None = field(default=None, repr=False)
     # `--state postgresql://…`: the central store (may hold a password: never shown)
     state_url: str | None = field(default=None, repr=False)
+    # `org` was given (a flag, AUDITOR_ORG, a config file, an `--orgs` entry), not the default
+    org_given: bool = False
 
     @property
     def state(self) -> Path | str:
@@ -582,7 +584,8 @@ def load_config(
         merged["state_path"] = cwd / DEFAULT_STATE
     token = _token(flag_values, env, files)
     merged.pop("token_file", None)
-    return Config(**merged, token=token, fingerprint_key=_fingerprint_key(env))
+    org_given = "org" in merged
+    return Config(**merged, token=token, fingerprint_key=_fingerprint_key(env), org_given=org_given)
 
 
 # -- many organizations (`auditor run --orgs FILE`) -------------------------------------------
@@ -727,6 +730,7 @@ def org_config(config: Config, entry: OrgEntry, out_dir: Path) -> Config:
         app_url=entry.app_url,
         token=entry.token,
         org=entry.name,
+        org_given=True,
         out_dir=out_dir,
         state_path=path.with_name(f"{path.stem}-{entry.name}{path.suffix}"),
     )

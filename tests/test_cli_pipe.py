@@ -41,11 +41,17 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
 
 @pytest.fixture
 def small_state(tmp_path: Path) -> Path:
-    """A state file (empty: history prints its header and `(no matching revisions)`)."""
+    """A state file a sync found nothing for (history prints its header and `(no matching
+    revisions)`; one no sync completed into is refused)."""
+    from datetime import UTC, datetime
+
     from auditor.store import Store
 
     path = tmp_path / "state.db"
-    Store.open(path, create=True).close()
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    with Store.open(path, create=True) as store, store.transaction():
+        sync_id = store.begin_sync(now, "http://127.0.0.1:1")
+        store.finish_sync(sync_id, now, revisions_new=0, reports_new=0, pages=1)
     return path
 
 

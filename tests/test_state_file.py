@@ -160,7 +160,7 @@ def test_a_failed_sync_keeps_the_real_cause_and_the_file(
 ) -> None:
     state = Path(env["AUDITOR_STATE"])
     with Store.open(state) as store, store.transaction():  # synced once, but nothing stored:
-        sync_id = store.begin_sync(FIXED_NOW, "http://earlier")  # this sync must add pages
+        sync_id = store.begin_sync(FIXED_NOW, env["AUDITOR_BASE_URL"])  # this sync must add pages
         store.finish_sync(sync_id, FIXED_NOW, revisions_new=0, reports_new=0, pages=0)
     before = digest(state)
     prepare, cause = FAULTS[fault]
@@ -394,3 +394,118 @@ def test_a_revision_deleted_from_the_state_file_stops_export(
         "revisions; 29 are left (1 deleted since)"
     ) in stderr
     assert not (tmp_path / "bundle").exists()
+
+
+NOT_UTF8_COMMANDS = {
+    "history": ["history"],
+    "diff": ["diff"],
+    "export": ["export", "--out", "bundle"],
+    "run-offline": ["run", "--offline", "--policy", str(POLICY), "--out", "r"],
+    "sync": ["sync"],
+}
+
+
+@pytest.mark.parametrize("command", NOT_UTF8_COMMANDS)
+def test_a_text_cell_that_is_not_utf8_is_damage_with_the_advice_never_its_bytes(
+    env: dict[str, str], tmp_path: Path, synced: Path, command: str
+) -> None:
+    """Bit rot inside a text cell: Python's sqlite3 reports it with the cell's bytes and no
+    SQLite error name. Every command calls it damage, with the advice, and never quotes the
+    bytes; `sync` does not call it a failed write."""
+    with sqlite3.connect(synced) as db:
+        db.execute(
+            "UPDATE revisions SET content_hash = CAST(X'ff' || 'cellbytes' || X'fe' AS TEXT) "
+            "WHERE revision = (SELECT MAX(revision) FROM revisions)"
+        )
+    db.close()
+    code, _, stderr = run_cli(NOT_UTF8_COMMANDS[command], env, tmp_path)
+    assert code == 2, stderr
+    assert (
+        f"state file {synced} is damaged: column 'content_hash' holds bytes that are not "
+        "UTF-8 text (SQLITE_CORRUPT: the file is damaged); restore a copy saved before it was "
+        "damaged, or move it aside and run `auditor sync`"
+    ) in stderr
+    assert "cellbytes" not in stderr and "\ufffd" not in stderr and "Could not decode" not in stderr
+    assert "cannot write" not in stderr and "Traceback" not in stderr
+
+
+NEVER_SYNCED_READERS = {
+    "history": ["history"],
+    "diff": ["diff"],
+    "export": ["export", "--out", "bundle"],
+}
+
+
+@pytest.mark.parametrize("command", NEVER_SYNCED_READERS)
+def test_a_store_no_sync_completed_into_is_refused_by_readers(
+    any_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    """A first sync killed (kill -9: nothing can clean up) leaves an empty store: the commands
+    that read it say to sync first (exit 2), as when there is no store, instead of an empty
+    history or an evidence bundle of no revisions (exit 0)."""
+    Store.open(any_env["AUDITOR_STATE"]).close()
+    code, stdout, stderr = run_cli(NEVER_SYNCED_READERS[command], any_env, tmp_path)
+    assert code == 2, stderr
+    assert "holds no completed sync (a first sync failed or was cut off): run `auditor sync` " \
+        "first" in stderr  # fmt: skip
+    assert stdout == "" and stderr.count("\n") == 1
+    assert not (tmp_path / "bundle").exists()
+    code, _, stderr = run_cli(["policy", "lint", str(POLICY)], any_env, tmp_path)
+    assert code == 0, stderr  # no history to lint against, as without a store
+
+
+OTHER_ORG = {
+    "history": ["history"],
+    "diff": ["diff"],
+    "export": ["export", "--out", "r"],
+    "run-offline": ["run", "--offline", "--policy", str(POLICY), "--out", "r"],
+    "run": ["run", "--policy", str(POLICY), "--out", "r"],
+    "policy-lint": ["policy", "lint", str(POLICY)],
+}
+
+
+@pytest.mark.parametrize("given", ["flag", "environment"])
+@pytest.mark.parametrize("command", OTHER_ORG)
+def test_every_command_refuses_a_state_file_of_another_organization(
+    env: dict[str, str], tmp_path: Path, synced: Path, command: str, given: str
+) -> None:
+    """As `sync` does: another organization's data is never labelled as this one's (an
+    evidence bundle's run-parameters.json, a report's Organisation)."""
+    argv, env = list(OTHER_ORG[command]), dict(env)
+    if given == "flag":
+        argv += ["--org", "other"]
+    else:
+        env["AUDITOR_ORG"] = "other"
+    before = digest(synced)
+    code, stdout, stderr = run_cli(argv, env, tmp_path)
+    assert code == 2, stderr
+    assert f"state file {synced} holds organization 'default', not 'other'" in stderr
+    assert stdout == "" and stderr.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+    assert digest(synced) == before
+    code, _, stderr = run_cli(OTHER_ORG[command], {**env, "AUDITOR_ORG": "default"}, tmp_path)
+    assert code in (0, 1), stderr
+
+
+def test_a_sync_from_another_service_address_warns_naming_both(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """A moved service is set to its new address on purpose, so the sync goes ahead; one line
+    says so, as the data of two services would otherwise be mixed silently."""
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        code, _, stderr = run_cli(
+            ["sync"],
+            {**env, "AUDITOR_BASE_URL": e.base_url, "AUDITOR_APP_URL": e.app_url},
+            tmp_path,
+        )
+    assert code == 0, stderr
+    assert stderr == (
+        f"auditor: warning: state file {synced} was last synced from {env['AUDITOR_BASE_URL']}, "
+        f"this sync is from {e.base_url}: if this is not the same service moved, its data is "
+        "mixed with the other's in this store\n"
+    )
+    assert OWNER_TOKEN not in stderr
+    code, _, stderr = run_cli(["sync"], env, tmp_path)  # and back: the last sync's address
+    assert code == 0 and e.base_url in stderr, stderr
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 0 and stderr == "", stderr

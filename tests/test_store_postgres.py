@@ -334,3 +334,54 @@ def test_a_row_changed_behind_the_stores_back_gets_advice_for_a_database(pg_url:
     assert "move it aside" not in text
     assert "restore the schema auditor_default from a backup" in text
     assert 'DROP SCHEMA "auditor_default" CASCADE' in text
+
+
+def _schema_tables(url: str, org: str) -> list[str] | None:
+    """The tables of the organization's schema, or None when the schema does not exist."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        schema = schema_name(org)
+        if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+            rows = conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                (schema,),
+            ).fetchall()
+            return sorted(r[0] for r in rows)
+    return None
+
+
+_DEAD = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": "http://127.0.0.1:1"}
+
+
+@pytest.mark.parametrize("how", ["refused", "interrupted"])
+def test_a_failed_first_sync_leaves_no_schema_and_readers_say_sync_first(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """As with SQLite, where a failed first sync leaves no file: the schema it made is dropped
+    again, and `history` says to sync first instead of showing an empty history."""
+    env = {**_DEAD, "AUDITOR_STATE": pg_url}
+    if how == "interrupted":
+        import auditor.workflows.sync
+
+        def interrupted(*_a: Any, **_k: Any) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(auditor.workflows.sync, "sync_service", interrupted)
+    code, text = _run(["sync", "--org", "dead"], env, tmp_path)
+    assert code == (130 if how == "interrupted" else 2), text
+    assert _schema_tables(pg_url, "dead") is None
+    code, text = _run(["history", "--org", "dead"], env, tmp_path)
+    assert code == 2, text
+    assert "no auditor store for organization 'dead'" in text
+    assert "run `auditor sync` first" in text
+
+
+def test_a_failed_first_sync_keeps_a_schema_made_for_it_beforehand(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A role without CREATE on the database syncs into a schema an administrator made: a
+    failed first sync drops only the tables it made there, never the schema."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema_name("dead")}"')
+    code, text = _run(["sync", "--org", "dead"], {**_DEAD, "AUDITOR_STATE": pg_url}, tmp_path)
+    assert code == 2 and "nothing saved" in text, text
+    assert _schema_tables(pg_url, "dead") == []

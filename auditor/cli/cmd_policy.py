@@ -58,11 +58,12 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     named = args.state is not None or "AUDITOR_STATE" in ctx.env or config.state_url
     if named or config.state_path != Path(ctx.cwd) / DEFAULT_STATE:
         # a state file named (flag, environment, config file) must be there: `no state file
-        # at …`, exit 2, rather than the history check silently left out
-        with open_store(config, readonly=True) as store:
+        # at …`, exit 2, rather than the history check silently left out (one no sync
+        # completed into has no history to lint against)
+        with open_store(config, readonly=True, synced=False) as store:
             warnings += history_warnings(policy, store.iter_revisions())
     elif Store.exists(config.state, org=config.org):
-        with open_store(config, readonly=True) as store:
+        with open_store(config, readonly=True, synced=False) as store:
             warnings += history_warnings(policy, store.iter_revisions())
     errors = [w for w in warnings if ": error: " in w]
     # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may

@@ -7,6 +7,7 @@ a sync of the configured service into the store (`sync`, `run` and `review` all 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import sys
 from collections.abc import Iterator
@@ -55,13 +56,34 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     return config
 
 
-def open_store(config: Config, *, create: bool = False, readonly: bool = False) -> Store:
+def open_store(
+    config: Config, *, create: bool = False, readonly: bool = False, synced: bool | None = None
+) -> Store:
     """Open the configured state file (locked); StoreError if it is missing and not `create`.
-    Read-only commands pass `readonly`: the file cannot change by a byte."""
+    Read-only commands pass `readonly`: the file cannot change by a byte.
+
+    StoreError too if the store holds another organization than the configured one: always
+    for a writer (as `sync` refuses), for a reader when the organization was given (`--org`,
+    `AUDITOR_ORG`, `org =`), so another organization's data is never labelled as this one's;
+    and, when `synced` (by default for a reader: `history`, `diff`, `export`), if no sync ever
+    completed into it (a first sync that failed or was cut off): as when it is missing. (An
+    offline `run` or `review` of such a store is exit 2 already: nothing to evaluate.)"""
     key = config.fingerprint_key
-    return Store.open(
+    store = Store.open(
         config.state, create=create, fingerprint_key=key, readonly=readonly, org=config.org
     )
+    try:
+        if config.org_given or not readonly:
+            store.check_org(config.org)
+        if (readonly if synced is None else synced) and _never_synced(store, empty=True):
+            raise StoreError(
+                f"state file {store.path} holds no completed sync (a first sync failed or was "
+                "cut off): run `auditor sync` first"
+            )
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 @contextmanager
@@ -69,7 +91,8 @@ def store_kept_only_if_synced(config: Config) -> Iterator[Store]:
     """Open the store for a command that syncs into it (created if missing). If the command
     fails and the store is a file this command created that no sync has completed into, the
     file is removed again (and its lock file, if made here): a failed first sync, a bad
-    proposed file or a missing token leave nothing behind. A file that was there before (even
+    proposed file or a missing token leave nothing behind; in PostgreSQL, the schema (or the
+    tables, in a schema made beforehand) this command created. A file that was there before (even
     a damaged one, or one another run made meanwhile) is never removed, nor a symlink the user
     made to where the file is to be: only its target, when this command created it."""
     lock = None if config.state_url is not None else lock_path(config.state_path)
@@ -78,16 +101,21 @@ def store_kept_only_if_synced(config: Config) -> Iterator[Store]:
         try:
             yield store
         except BaseException:
-            if config.state_url is None and store.created and _never_synced(store):
-                config.state_path.resolve().unlink(missing_ok=True)
-                if lock is not None and lock_made:
-                    lock.unlink(missing_ok=True)
+            if store.created and _never_synced(store):
+                if config.state_url is not None:
+                    store.discard_created()  # the schema (or tables) it made
+                else:
+                    config.state_path.resolve().unlink(missing_ok=True)
+                    if lock is not None and lock_made:
+                        lock.unlink(missing_ok=True)
             raise
 
 
-def _never_synced(store: Store) -> bool:
+def _never_synced(store: Store, *, empty: bool = False) -> bool:
+    """No sync completed into the store (and, with `empty`, it holds no revision either: only
+    a sync stores them); False when that cannot be read (the command that reads it says so)."""
     try:
-        return store.last_sync() is None
+        return store.last_sync() is None and (not empty or store.count_revisions() == 0)
     except StoreError:
         return False
 
@@ -179,12 +207,51 @@ def sync_store(
                     "network unencrypted (use https://)",
                     file=ctx.stderr,
                 )
+    last = None
+    with contextlib.suppress(StoreError):  # (damage: the sync says so, as it fails)
+        last = store.last_sync()
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
     try:
-        return sync_service(store, options, progress=progress, clock=ctx.clock)
+        summary = sync_service(store, options, progress=progress, clock=ctx.clock)
     except AuditorError as exc:
         _token_named(exc, store.redactor.marker(token))
         raise
+    if not quiet and last is not None:
+        _warn_moved(store, last.base_url, base_url, ctx)
+    return summary
+
+
+def _warn_moved(store: Store, last_url: str | None, base_url: str, ctx: Context) -> None:
+    """One line when a sync stored data from another service address than the one before: a
+    service that moved is set to its new address on purpose, but another service's data is
+    mixed into this store's history."""
+    if not last_url:
+        return
+    before, now = _address(str(last_url)), _address(base_url)
+    if before != now:
+        from auditor.common.escape import terminal_text
+
+        print(
+            terminal_text(
+                f"auditor: warning: state file {store.path} was last synced from {before}, this "
+                f"sync is from {now}: if this is not the same service moved, its data is mixed "
+                "with the other's in this store"
+            ),
+            file=ctx.stderr,
+        )
+
+
+def _address(url: str) -> str:
+    """A service address as compared and shown: scheme, host, port and path, without user
+    info, query, fragment or a trailing `/`."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an unreadable address)"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
 def _token_named(exc: AuditorError, marker: str) -> None:

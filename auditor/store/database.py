@@ -12,6 +12,7 @@ transactions, so a failed sync leaves the file as it was. The same `Store` runs 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -47,6 +48,7 @@ from auditor.store.file import (
     create_new,
     damage_hint,
     describe,
+    is_damage,
     is_transient,
     open_existing,
     prepare,
@@ -155,6 +157,7 @@ class Store:
         # True when `open` made the file: it did not exist once the lock was held, so no other
         # auditor run made it (a failed first sync may remove it again, and only then)
         self.created = False
+        self._made: postgres.Made | None = None  # what `open` created in PostgreSQL
         self._secrets: list[str] = []
         self.redactor = Redactor(key)
         self._report_seen: bool | None = None  # see `_report_seen_ready`
@@ -262,6 +265,7 @@ class Store:
     ) -> Store:
         db = postgres.connect(url, org)
         shown = f"{postgres.display_url(url)} (schema {db.schema})"
+        made_here: postgres.Made | None = None
         try:
             postgres.lock(db, shown, org, shared=readonly)
             if postgres.identify(db, shown):
@@ -272,12 +276,16 @@ class Store:
                     "run `auditor sync` first"
                 )
             else:
+                made = None if postgres.schema_exists(db) else db.schema
                 key = create_new(db, override, before=lambda: postgres.create_marker(db))
+                made_here = postgres.Made(made)
             if readonly:
                 postgres.set_readonly(db)
             store = cls(db, shown, key, None)  # reads the remembered secrets
             store.redact_to_current_rules(readonly=readonly)
             store.build_scrub_index(readonly=readonly)
+            if made_here is not None:
+                store.created, store._made = True, made_here
             return store
         except sqlite3.Error as exc:
             db.close()
@@ -335,6 +343,10 @@ class Store:
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
             self._index_live = live
+            if is_damage(exc):  # a page read inside it is damaged: not a failed write
+                raise StoreError(
+                    f"state file {self.path} is damaged: {describe(exc)}{damage_hint(exc)}"
+                ) from None
             raise StoreError(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
             ) from None
@@ -701,16 +713,47 @@ class Store:
 
     def bind_org(self, org: str) -> None:
         """Record the organization on first use; StoreError if the file belongs to another one."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
-        if row is None:
+        if self.stored_org() is None:
             self._db.execute(
                 "INSERT INTO meta (key, value) VALUES ('org', ?)", (meta_value(self._db, org),)
             )
-        elif meta_text(row[0]) != org:
+        self.check_org(org)
+
+    @_reads
+    def stored_org(self) -> str | None:
+        """The organization the first sync recorded (None before one completed)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
+        return None if row is None else meta_text(row[0])
+
+    def check_org(self, org: str) -> None:
+        """StoreError if the store holds another organization's data than `org`."""
+        stored = self.stored_org()
+        if stored is not None and stored != org:
             raise StoreError(
-                f"state file {self.path} holds organization {meta_text(row[0])!r}, not {org!r}: "
+                f"state file {self.path} holds organization {stored!r}, not {org!r}: "
                 "use one state file per organization"
             )
+
+    def discard_created(self) -> None:
+        """Remove what `open` created in PostgreSQL (a first sync failed): the schema, when it
+        made it, else the tables it made in a schema created beforehand (for a role without
+        `CREATE` on the database), so an organization never synced has no store. Under the
+        organization's run lock: no other auditor run used it meanwhile. Best effort (the
+        connection may be what failed): the read-only commands refuse a store never synced."""
+        made, self._made = self._made, None
+        if made is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            rollback(self._db)
+            self._db.execute("BEGIN")
+            if made.schema is not None:
+                self._db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
+            else:  # the schema held no table before (`postgres.identify`)
+                for table in self._db.tables():
+                    quoted = table.replace('"', '""')
+                    self._db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
+            self._db.execute("COMMIT")
+        rollback(self._db)
 
     # -- revisions ---------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import sqlite3
 import stat
@@ -246,7 +247,26 @@ DAMAGED_HINT = (
 
 def damage_hint(exc: sqlite3.Error) -> str:
     """What to do about a damaged file (nothing for a lock, a full disk or a PostgreSQL error)."""
-    return DAMAGED_HINT if _name(exc).startswith("SQLITE_CORRUPT") else ""
+    return DAMAGED_HINT if is_damage(exc) else ""
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """SQLite found the file damaged: a malformed page, or a text cell that is not UTF-8 (which
+    Python's sqlite3 reports with the cell's bytes and no error name)."""
+    return _name(exc).startswith("SQLITE_CORRUPT") or _undecodable(exc) is not None
+
+
+# Python's sqlite3 (not SQLite) on a TEXT cell that is not UTF-8: "Could not decode to UTF-8
+# column 'content_hash' with text '<the cell's bytes>'"
+_UNDECODABLE = re.compile(r"Could not decode to UTF-8 column '([A-Za-z0-9_]{1,64})'")
+
+
+def _undecodable(exc: sqlite3.Error) -> str | None:
+    """The column named by an `_UNDECODABLE` error, else None (never a PostgreSQL error)."""
+    if isinstance(exc, PgError):
+        return None
+    found = _UNDECODABLE.match(str(exc))
+    return found.group(1) if found else None
 
 
 def _name(exc: sqlite3.Error) -> str:
@@ -266,6 +286,10 @@ def describe(exc: sqlite3.Error) -> str:
     if isinstance(exc, PgError):
         why = f": {exc.cause}" if exc.cause else ""
         return f"{exc} (SQLSTATE {exc.sqlstate}{why})" if exc.sqlstate else str(exc)
+    column = _undecodable(exc)
+    if column is not None:  # never the cell's bytes: garbage, or whatever was written there
+        why = _CAUSES["SQLITE_CORRUPT"]
+        return f"column {column!r} holds bytes that are not UTF-8 text (SQLITE_CORRUPT: {why})"
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)

@@ -21,7 +21,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from auditor.errors import StoreError
@@ -331,6 +331,20 @@ def identify(db: PgConnection, shown: str) -> bool:
         f"schema {db.schema} in {shown} is not an auditor store (it holds tables of another "
         f"program: {listed}); it was left untouched: choose another database or organization"
     )
+
+
+class Made(NamedTuple):
+    """What opening a store created (`Store.discard_created`): its tables, in the schema it
+    created, or in one that was there, holding no table, before (then `schema` is None)."""
+
+    schema: str | None
+
+
+def schema_exists(db: PgConnection) -> bool:
+    """Whether the organization's schema exists (maybe empty: created for a role without
+    `CREATE` on the database)."""
+    sql = "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ?"
+    return db.execute(sql, (db.schema,)).fetchone() is not None
 
 
 def create_marker(db: PgConnection) -> None:

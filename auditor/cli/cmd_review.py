@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import stat
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -295,6 +296,20 @@ def _load(path: Path, redactor: Redactor) -> SettingsFile:
     return load_settings_file(path, redactor)
 
 
+def _ends_mid_line(fd: int, path: str) -> bool:
+    """Whether the regular file open for appending at `fd` (named `path`) ends without a line
+    break; False when that cannot be read (`fd` is write-only: the file is read by name)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
 def _append_step_summary(data: ReportData, ctx: Context) -> None:
     """The Markdown report (whatever --output says) appended to the job's summary page."""
     target = ctx.env.get("GITHUB_STEP_SUMMARY")
@@ -307,9 +322,8 @@ def _append_step_summary(data: ReportData, ctx: Context) -> None:
         os.set_blocking(fd, True)
         # A summary an earlier step left without a final line break would glue the report's
         # first line (its `<!-- auditor-review -->` marker) onto its last: start a new line.
-        size = os.fstat(fd).st_size
         with open(fd, "a", encoding="utf-8") as fh:
-            fh.write(("\n" if size else "") + render_markdown(data))
+            fh.write(("\n" if _ends_mid_line(fd, target) else "") + render_markdown(data))
     except OSError as exc:
         raise AuditorError(
             f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror}"

@@ -487,6 +487,24 @@ def test_every_command_refuses_a_state_file_of_another_organization(
     assert code in (0, 1), stderr
 
 
+@pytest.mark.parametrize("command", ["run-offline", "run", "sync"])
+def test_a_writer_given_no_organization_on_another_ones_file_says_which_to_give(
+    env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    """A file synced with `--org acme`, then a step without AUDITOR_ORG: refused (as sync
+    always was), and the message names the `--org` that goes on, not only the mismatch."""
+    code, _, stderr = run_cli(["sync", "--org", "acme corp"], env, tmp_path)
+    assert code == 0, stderr
+    argv = ["sync"] if command == "sync" else OTHER_ORG[command]
+    code, stdout, stderr = run_cli(argv, env, tmp_path)
+    assert code == 2, stderr
+    assert stderr.count("\n") == 1 and stdout == ""
+    assert "holds organization 'acme corp', not 'default'" in stderr
+    assert stderr.rstrip().endswith("give --org 'acme corp' to use this one")
+    code, _, stderr = run_cli([*argv, "--org", "acme corp"], env, tmp_path)
+    assert code in (0, 1), stderr
+
+
 def test_a_sync_from_another_service_address_warns_naming_both(
     env: dict[str, str], tmp_path: Path, synced: Path
 ) -> None:

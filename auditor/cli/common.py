@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,7 +75,18 @@ def open_store(
     )
     try:
         if config.org_given or not readonly:
-            store.check_org(config.org)
+            try:
+                store.check_org(config.org)
+            except StoreError as exc:
+                if config.org_given:
+                    raise
+                # A writer given no organization (`default`) on a file of another: say how
+                # to go on (a nightly whose `run --offline` step lacks the sync's AUDITOR_ORG).
+                stored = shlex.quote(store.stored_org() or "")
+                raise StoreError(
+                    f"{exc}; no organization was given (--org, AUDITOR_ORG, org =): give "
+                    f"--org {stored} to use this one"
+                ) from None
         if (readonly if synced is None else synced) and _never_synced(store, empty=True):
             raise StoreError(
                 f"state file {store.path} holds no completed sync (a first sync failed or was "

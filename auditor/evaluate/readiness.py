@@ -34,7 +34,7 @@ import orjson
 
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
-from auditor.models import JSON, ReadinessReport
+from auditor.models import JSON, DataWarning, ReadinessReport
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
@@ -427,28 +427,60 @@ View = tuple[ReadinessReport, dict[str, Any]]
 
 def future_dated(report: ReadinessReport, now: datetime) -> str | None:
     """Why `report` cannot be judged when it is dated more than FUTURE_SKEW_DAYS after `now`
-    (its `$age_days` is null), else None. Being the newest by date, such a report also hides
-    any later one of its repository (the store reads the newest only), so none of its
-    readiness rules is judged on it: each is an `error` saying this."""
+    (its `$age_days` is null), else None. Such a report is read only for a repository that
+    has no other (`latest_per_repo`), so none of its readiness rules is judged on it: each is
+    an `error` saying this."""
     if (now - report.created_at).total_seconds() / 86400 >= -FUTURE_SKEW_DAYS:
         return None
     return (
         f"report {report.report_id}: createdAt {future_detail(report.created_at, now)}, so it "
-        "is not judged; as the newest by date it hides any later report of this repository"
+        "is not judged (its repository has no report dated before it)"
     )
 
 
-def latest_per_repo(reports: Iterable[ReadinessReport]) -> list[ReadinessReport]:
-    """The newest report of each repository (ties broken by report id), sorted by repo URL."""
+def latest_per_repo(
+    reports: Iterable[ReadinessReport], now: datetime | None = None
+) -> list[ReadinessReport]:
+    """The newest report of each repository (ties broken by report id), sorted by repo URL.
+    With `now`: a report dated more than FUTURE_SKEW_DAYS after it is taken only for a
+    repository that has no other (a date no clock can have yet would otherwise hide every
+    real report of its repository, night after night)."""
     latest: dict[str, ReadinessReport] = {}
+    ahead: dict[str, ReadinessReport] = {}
     for report in reports:
-        held = latest.get(report.repo_url)
+        into = latest if now is None or future_dated(report, now) is None else ahead
+        held = into.get(report.repo_url)
         if held is None or (report.created_at, report.report_id) > (
             held.created_at,
             held.report_id,
         ):
-            latest[report.repo_url] = report
+            into[report.repo_url] = report
+    for url, report in ahead.items():
+        latest.setdefault(url, report)
     return [latest[url] for url in sorted(latest)]
+
+
+def skipped_future(
+    reports: Iterable[ReadinessReport], used: Iterable[ReadinessReport], now: datetime
+) -> list[DataWarning]:
+    """A data-quality warning for each report of `reports` dated more than FUTURE_SKEW_DAYS
+    after `now` that `latest_per_repo` passed over for an earlier one of its repository."""
+    taken = {r.repo_url: r for r in used}
+    warnings = []
+    for report in reports:
+        held = taken.get(report.repo_url)
+        if held is None or held is report or future_dated(report, now) is None:
+            continue
+        problem = (
+            f"createdAt {future_detail(report.created_at, now)}: not used; the repository's "
+            f"newest report dated before it (report {held.report_id}) is"
+        )
+        warnings.append(
+            DataWarning(
+                "$.createdAt", problem, f"report {report.report_id}", "stored readiness reports"
+            )
+        )
+    return warnings
 
 
 #: The views of the last `repo_views` call: (reports, model, now, criteria held) -> views. One
@@ -477,7 +509,7 @@ def repo_views(
         if held is reports and held_model is model and held_now == now and covered:
             return views
     wanted = None if criteria is None else frozenset(criteria)
-    views = [(r, _view(r, model, now, wanted, grades)) for r in latest_per_repo(reports)]
+    views = [(r, _view(r, model, now, wanted, grades)) for r in latest_per_repo(reports, now)]
     # Views made without grades held every criterion.
     _LAST_VIEWS[:] = [(reports, model, now, wanted if grades is not None else None, views)]
     return views

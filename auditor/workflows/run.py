@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,9 +26,11 @@ from auditor.evaluate.readiness import (
     latest_per_repo,
     load_readiness_model,
     release_views,
+    skipped_future,
 )
 from auditor.findings.waivers import load_waivers
-from auditor.models import DataWarning, Revision, Waiver
+from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
+from auditor.operators.timing import FUTURE_SKEW_DAYS
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.store import evalstate
 from auditor.store.database import Store
@@ -246,7 +248,7 @@ def _run_audit(
     # that live until the reports are written, and hardly any cycles (`collector`)
     with few_collections():
         known = _Known.read(store, options)
-        inputs = _inputs(store, loaded.model, options, known)
+        inputs, skipped = _inputs(store, loaded.model, options, known)
         evaluation = evaluate(loaded.policy, inputs)
         # What the reports take from the inputs is taken now, so that the inputs (the readiness
         # reports and their views, the usage days, every revision number: 10s of MB at 100,000
@@ -310,7 +312,7 @@ def _run_audit(
             data,
             readiness_rows=rows,
             org_level=level,
-            data_quality=options.data_quality,
+            data_quality=(*options.data_quality, *skipped),
             usage=usage,
             scope=covered,
         )
@@ -417,17 +419,15 @@ class _HandedOver(Mapping[str, bytes]):
 
 def _inputs(
     store: Store, model: ReadinessModel, options: AuditOptions, known: _Known
-) -> EvaluationInputs:
+) -> tuple[EvaluationInputs, tuple[DataWarning, ...]]:
     from auditor.evaluate.engine import Steps
 
     at = options.at
     settings = known.settings
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
-    # Each repository's newest report (as of `at`): the store reads only those rows (and any
-    # that tie on time, which `latest_per_repo` settles as it always did).
-    reports = tuple(latest_per_repo(store.latest_reports(at)))
-    return EvaluationInputs(
+    reports, skipped = readiness_reports(store, at, options.now)
+    inputs = EvaluationInputs(
         now=at or options.now,
         settings=settings,
         history=history,
@@ -443,6 +443,25 @@ def _inputs(
         revision_numbers=known.hashes.numbers(),
         remember=known.moves_on,
     )
+    return inputs, skipped
+
+
+def readiness_reports(
+    store: Store, at: datetime | None, now: datetime
+) -> tuple[tuple[ReadinessReport, ...], tuple[DataWarning, ...]]:
+    """Each repository's newest report (as of `at`): the store reads only those rows (and any
+    that tie on time, which `latest_per_repo` settles as it always did). Without `at`, a
+    report dated more than a day after `now` is read only for a repository that has no
+    other; each one passed over for an earlier report is a data-quality warning."""
+    if at is not None:
+        return tuple(latest_per_repo(store.latest_reports(at))), ()
+    bound = now + timedelta(days=FUTURE_SKEW_DAYS)
+    reports = latest_per_repo(store.latest_reports(bound))
+    if store.count_reports(bound) == store.count_reports():  # none dated after (as a rule)
+        return tuple(reports), ()
+    ahead = store.latest_reports()  # each repository's newest, the ones dated after included
+    used = latest_per_repo([*reports, *ahead], now)
+    return tuple(used), tuple(skipped_future(ahead, used, now))
 
 
 def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:

@@ -85,11 +85,11 @@ def test_all_revisions_yields_a_result_per_revision(policy: PolicySet) -> None:
     inputs = EvaluationInputs(NOW, history[-1], history, all_revisions=True)
     results = evaluate(only(policy, "SBX-001"), inputs).results
     assert [(r.subject.key, r.status) for r in results] == [
-        ("settings", "fail"),
         ("settings@1", "pass"),
         ("settings@2", "fail"),
-    ]  # the revision under test once, as `settings` (it was also `settings@3`)
-    assert results[0].since is not None and results[0].since.revision == 2
+        ("settings@3", "fail"),
+    ]  # the revision under test once, as `settings@3` (it was also, or only, `settings`)
+    assert results[2].since is not None and results[2].since.revision == 2
 
 
 def test_rules_are_re_evaluated_only_when_their_paths_change(

@@ -172,9 +172,9 @@ def test_changing_only_the_referenced_list_changes_the_result(tmp_path: Path) ->
     history = (_rev(1, GOOD), _rev(2, narrowed), _rev(3, {**narrowed, "x": 1}))
     inputs = EvaluationInputs(NOW, history[-1], history, all_revisions=True)
     got = evaluate(load_policies([tmp_path]), inputs)
-    # revision 3 (under test) once, as `settings`; then revisions 1 and 2
-    assert [r.status for r in got.results] == ["fail", "pass", "fail"]
-    assert [r.subject.key for r in got.results] == ["settings", "settings@1", "settings@2"]
+    # each revision once, revision 3 (under test) too, as `settings@N`
+    assert [r.status for r in got.results] == ["pass", "fail", "fail"]
+    assert [r.subject.key for r in got.results] == ["settings@1", "settings@2", "settings@3"]
 
 
 @pytest.mark.parametrize(

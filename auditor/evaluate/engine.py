@@ -94,7 +94,11 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
             results += run.results(state.steps(inputs, run.start))
     if walk is not None and inputs.settings is not None:
         walked = walk.finish()
-        results += walked.current + walked.per_revision
+        # `--all-revisions` reports each revision once, as `settings@N`, the one under test
+        # included: its findings keep their fingerprints from one such run to the next when
+        # newer revisions arrive (it never compares with a plain run, whose subject is
+        # `settings`). `walked.current` still feeds the state kept below.
+        results += walked.per_revision if inputs.all_revisions else walked.current
         failing = walked.failing
         state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
         state.keep_verdicts(walk.memos)

@@ -282,8 +282,9 @@ def failing_counts(
 
 @dataclass
 class SettingsOutcome:
-    """What the settings walk gives: results for the revision under test, per-revision results
-    (`--all-revisions`), failing counts per revision and each rule's spans (to resume from)."""
+    """What the settings walk gives: results for the revision under test (subject `settings`),
+    per-revision results (`--all-revisions`: every revision walked, the one under test included,
+    as `settings@N`), failing counts per revision and each rule's spans (to resume from)."""
 
     current: list[RuleResult]
     per_revision: list[RuleResult]
@@ -364,14 +365,7 @@ class SettingsWalk:
             since = run.since(n) if verdict.status == "fail" else None
             results.append(verdict.result(rule, subject_of(current), since=since))
             spans.append(tuple(run.spans[n]))
-        # The revision under test is reported once, as `settings` (the subject, fingerprints
-        # and attribution of every other run), not again as `settings@N`.
-        per_revision = [
-            r
-            for run in self.runs.values()
-            for r in run.all_results
-            if r.subject.revision != current.revision
-        ]
+        per_revision = [r for run in self.runs.values() for r in run.all_results]
         counted = self.numbers if self.start is not None and self.numbers is not None else self.seen
         counted = counted[: bisect_right(counted, current.revision)]
         last = self.seen[-1] if self.seen else None

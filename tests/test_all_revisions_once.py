@@ -60,6 +60,15 @@ def test_all_revisions_reports_the_newest_revision_once(tmp_path: Path) -> None:
     settings = [f for f in findings if f["subject"]["kind"] == "settings"]
     # every revision as `settings@N`, the newest (30) too: none as `settings`
     assert {f["subject"]["key"] for f in settings} == {f"settings@{n}" for n in range(1, 31)}
+    # a rule's revisions newest first, so a report capped per rule keeps the settings in force
+    # (oldest first, report.html's 200 per rule left the newest out of a long history)
+    by_rule: dict[str, list[int]] = {}
+    for f in settings:
+        by_rule.setdefault(f["rule_id"], []).append(f["subject"]["revision"])
+    assert all(seen == sorted(seen, reverse=True) for seen in by_rule.values())
+    assert any(seen[0] == 30 and len(seen) > 1 for seen in by_rule.values())
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.index("settings revision 30") < html.index("settings revision 1<")
 
     # one code scanning alert per problem: no two results about one rule and one revision
     run = check_sarif(out / "findings.sarif")

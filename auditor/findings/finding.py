@@ -409,13 +409,29 @@ SortKey = tuple[int, tuple[tuple[int, str], ...], tuple[tuple[int, str], ...], s
 
 
 def sort_key(f: Finding) -> SortKey:
-    """Severity (worst first), rule id and subject key in natural order, fingerprint."""
+    """Severity (worst first), rule id and subject key in natural order (the revisions of a
+    rule newest first: `subject_order`), fingerprint."""
     return (
         severity_rank(f.severity),
         natural_key(f.rule_id),
-        natural_key(f.subject.key),
+        natural_key(subject_order(f.subject.key)),
         f.fingerprint,
     )
+
+
+_REVISION_SUBJECT = re.compile(r"settings@([0-9]{1,19})")
+_NEWEST_FIRST = 10**19
+
+
+def subject_order(key: str) -> str:
+    """The text a subject key sorts by: itself, but for a revision's (`settings@N`, an
+    `--all-revisions` run, an integrity issue) whose number counts down, so a rule's revisions
+    are listed newest first and a report capped per rule keeps the newest (the settings in
+    force), not the oldest."""
+    match = _REVISION_SUBJECT.fullmatch(key)
+    if match is None:
+        return key
+    return f"settings@{_NEWEST_FIRST - int(match.group(1))}"
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -437,7 +453,11 @@ def _sort_in_place(out: list[Finding]) -> None:
     subjects: dict[str, Any] = {}
     # One short text per subject (not `natural_key`'s tuple of tuples, ~700 bytes each for
     # the 10,000s of change steps of a long history), unless a key holds the NUL it uses.
-    order = natural_key if any("\x00" in f.subject.key for f in out) else natural_text
+    natural = natural_key if any("\x00" in f.subject.key for f in out) else natural_text
+
+    def order(key: str) -> Any:
+        return natural(subject_order(key))
+
     out.sort(key=lambda f: subjects.get(f.subject.key) or _keep(subjects, f.subject.key, order))
     rules: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
 

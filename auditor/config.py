@@ -67,6 +67,9 @@ class Config:
     state_url: str | None = field(default=None, repr=False)
     # `org` was given (a flag, AUDITOR_ORG, a config file, an `--orgs` entry), not the default
     org_given: bool = False
+    # the store was named (`--state`, AUDITOR_STATE, a config file's `state`), whatever its
+    # value, rather than the default `.auditor/state.db` taken
+    state_given: bool = False
 
     @property
     def state(self) -> Path | str:
@@ -578,6 +581,7 @@ def load_config(
         files.update(_file_layer(cwd / config_file, section=False))
     flag_values = _layer(flags, "command line", cwd)
     merged = {**files, **_env_layer(env, cwd), **flag_values}
+    state_given = "state_path" in merged
     merged.setdefault("state_path", cwd / DEFAULT_STATE)
     if isinstance(merged["state_path"], _StateURL):
         merged["state_url"] = str(merged.pop("state_path"))
@@ -585,7 +589,13 @@ def load_config(
     token = _token(flag_values, env, files)
     merged.pop("token_file", None)
     org_given = "org" in merged
-    return Config(**merged, token=token, fingerprint_key=_fingerprint_key(env), org_given=org_given)
+    return Config(
+        **merged,
+        token=token,
+        fingerprint_key=_fingerprint_key(env),
+        org_given=org_given,
+        state_given=state_given,
+    )
 
 
 # -- many organizations (`auditor run --orgs FILE`) -------------------------------------------

@@ -822,3 +822,59 @@ def test_an_export_whose_closing_line_cannot_be_printed_leaves_no_bundle(
     assert code == 2, err.getvalue()
     assert "cannot write to standard output" in err.getvalue()
     assert not out.exists()
+
+
+def _rewritten(bundle: Path, name: str, text: str) -> None:
+    """`name` in the bundle replaced, its manifest entry rewritten to match (no signature)."""
+    (bundle / name).write_text(text)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = hashlib.sha256((bundle / name).read_bytes()).hexdigest()
+    manifest["files"][name]["bytes"] = (bundle / name).stat().st_size
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+_ISSUE = {"revision": 3, "reportId": None, "storedHash": "a", "seenHash": "b"}
+
+
+@pytest.mark.parametrize(
+    ("issues", "said"),
+    [
+        pytest.param(
+            [{**_ISSUE, "reportId": "r-1", "seenAt": "2026-11-01T00:00:00+00:00"}],
+            "$[0]: names both or neither of `revision` and `reportId`",
+            id="both",
+        ),
+        pytest.param(
+            [{**_ISSUE, "seenAt": None}], "$[0].seenAt: missing (empty or null)", id="no-time"
+        ),
+        pytest.param({"revision": 3}, "$: not a list of integrity issues", id="not-a-list"),
+    ],
+)
+def test_a_malformed_integrity_file_is_named_by_verify(copy: Path, issues: Any, said: str) -> None:
+    """Its contents were checked with `assert`, which `python -O` strips: now explicit checks,
+    the file and the JSON path named, exit 2, no traceback."""
+    _rewritten(copy, "integrity.json", json.dumps(issues))
+    code, out, err = verify(copy)
+    assert code == 2, (out, err)
+    assert f"{copy / 'integrity.json'}: {said}" in err, err
+    assert "Traceback" not in out + err
+
+
+def test_a_malformed_integrity_file_is_named_under_python_o(copy: Path) -> None:
+    """The same under `python -O` (the asserts were skipped: the issue stored as given)."""
+    import subprocess
+    import sys
+
+    issue = {**_ISSUE, "reportId": "r-1", "seenAt": "2026-11-01T00:00:00+00:00"}
+    _rewritten(copy, "integrity.json", json.dumps([issue]))
+    done = subprocess.run(
+        [sys.executable, "-O", "-m", "auditor", "verify", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=copy.parent,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "names both or neither of `revision` and `reportId`" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr

@@ -229,3 +229,35 @@ def test_an_evidence_bundle_reports_the_issues_and_its_rerun_reproduces_them(
     ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(tmp_path))
     assert main(["verify", "bundle"], ctx) == 0, err.getvalue()
     assert "reports/findings.json" in out.getvalue()
+
+
+def test_a_finding_fingerprinted_per_issue_keeps_everything_else() -> None:
+    """Only the fingerprint changes: the status, waiver, lifecycle, location, attribution and
+    rule facts are kept (the finding was copied field by field, which a field added later
+    would have missed)."""
+    from dataclasses import fields
+    from datetime import UTC, datetime
+
+    from auditor.findings.finding import Finding
+    from auditor.findings.integrity import with_issue_fingerprints
+    from auditor.models import Attribution, Evidence, SourceLocation, Subject
+
+    finding = Finding(
+        fingerprint="0" * 32,
+        status="fail",
+        raw_status="fail",
+        subject=Subject("settings", "settings@3", "revision 3", revision=3),
+        message="m",
+        evidence=(Evidence("content_hash", "seen", "stored", "equals"),),
+        since=Attribution(3, datetime(2026, 1, 1, tzinfo=UTC), "a@b.c"),
+        rule_id=RULE,
+        title="t",
+        severity="critical",
+        lifecycle="persisting",
+        location=SourceLocation("f.yaml", 2, 3),
+    )
+    (fingerprinted,) = with_issue_fingerprints([finding])
+    assert fingerprinted.fingerprint != finding.fingerprint
+    for field in fields(Finding):
+        if field.name != "digest":
+            assert getattr(fingerprinted, field.name) == getattr(finding, field.name), field.name

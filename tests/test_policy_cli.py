@@ -535,3 +535,88 @@ def test_a_history_warning_does_not_quote_a_secret_in_a_rules_path(tmp_path: Pat
     code, out, _ = run(tmp_path, "lint", str(tmp_path / "p.yaml"), "--state", str(state))
     assert code == 0 and "appears in none of the 1 stored revisions" in out
     assert key not in out and key[4:] not in out
+
+
+_RESERVED = (
+    "rules:\n  - {id: AUDITOR-INTEGRITY-001, title: t, severity: low, target: settings, "
+    "assert: {path: x, equals: 1}}\n"
+)
+_RESERVED_ERROR = (
+    "p.yaml:2:10: error: $.rules[0].id: rule id `AUDITOR-INTEGRITY-001` is reserved: ids "
+    "beginning `AUDITOR-` are auditor's built-in rules (choose another id)"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["policy", "lint", "{p}"], id="lint"),
+        pytest.param(["policy", "test", "{p}"], id="test"),
+        pytest.param(["run", "--policy", "{p}", "--offline", "--state", "{s}"], id="run"),
+        pytest.param(
+            ["review", "{d}/proposed.json", "--against", "{d}/live.json", "--policy", "{p}"],
+            id="review",
+        ),
+    ],
+)
+def test_a_rule_may_not_take_a_built_in_rules_id(tmp_path: Path, argv: list[str]) -> None:
+    """A user rule `AUDITOR-INTEGRITY-001` was mixed up with the built-in one (one rule entry
+    in findings.json and SARIF, one waiver for both): refused where it is written, exit 2."""
+    from tests.test_review import run_cli
+
+    (tmp_path / "p.yaml").write_text(_RESERVED)
+    (tmp_path / "p.tests.yaml").write_text(
+        "tests:\n  - {name: c, settings: {x: 1}, expect: {AUDITOR-INTEGRITY-001: pass}}\n"
+    )
+    for name in ("live.json", "proposed.json"):
+        (tmp_path / name).write_text('{"x": 1}')
+    _store_with(tmp_path / "state.db", [{"x": 1}])
+    names = {"p": str(tmp_path / "p.yaml"), "d": str(tmp_path), "s": str(tmp_path / "state.db")}
+    code, out, err = run_cli([a.format(**names) for a in argv], env={}, cwd=tmp_path)
+    assert code == 2, (out, err)
+    assert f"{tmp_path}/{_RESERVED_ERROR}" in out.splitlines() + err.splitlines(), (out, err)
+    assert "Traceback" not in out + err
+
+
+def test_the_built_in_rule_id_is_a_reserved_one() -> None:
+    from auditor.findings.integrity import RULE_ID
+    from auditor.policy.model import RESERVED_ID_PREFIX
+
+    assert RULE_ID.startswith(RESERVED_ID_PREFIX)
+
+
+def test_lint_reads_no_level_out_of_a_quoted_path(tmp_path: Path) -> None:
+    """A rule path holding `: error: ` stays a warning (the level was read from the text)."""
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n  - id: T-1\n    title: t\n    severity: high\n    target: settings\n"
+        "    assert: {path: \"legacy['a: error: b']\", equals: 1}\n"
+    )
+    state = tmp_path / "state.db"
+    _store_with(state, [{"legacy": {"a": 1}}])
+    code, out, err = run(tmp_path, "lint", str(tmp_path / "p.yaml"), "--state", str(state))
+    assert ": warning: $.rules[0].assert.path: rule T-1: `legacy.a: error: b` appears" in out
+    assert code == 0 and "0 error(s), 1 warning(s)" in err, (out, err)
+
+
+@pytest.mark.parametrize("how", ["config", "pyproject", "env", "flag"])
+def test_lint_with_the_default_state_file_named_and_not_there_exits_2(
+    tmp_path: Path, policies: Path, how: str
+) -> None:
+    """`state = ".auditor/state.db"` written out is named as any other value: its absence is
+    an error, not the history check silently left out (the value was compared with the
+    default)."""
+    from tests.test_review import run_cli
+
+    argv, env = ["policy", "lint", str(policies)], {}
+    if how == "config":
+        (tmp_path / "auditor.toml").write_text('state = ".auditor/state.db"\n')
+        argv += ["--config", "auditor.toml"]
+    elif how == "pyproject":
+        (tmp_path / "pyproject.toml").write_text('[tool.auditor]\nstate = ".auditor/state.db"\n')
+    elif how == "env":
+        env = {"AUDITOR_STATE": ".auditor/state.db"}
+    else:
+        argv += ["--state", ".auditor/state.db"]
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2 and out == "", (out, err)
+    assert "no state file at" in err and ".auditor/state.db" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -248,7 +249,8 @@ def test_invalid_file_reports_every_problem_with_position(tmp_path: Path) -> Non
         pytest.param(
             "waivers:\n  - {rule: R, subject: 'change:4..4', reason: r, owner: o, "
             "expires: 2026-12-01}\n",
-            "subject `change:4..4` runs backwards",
+            "subject `change:4..4` runs backwards: a change is `change:A..B` from revision A "
+            "to a later revision B (`change:3..4`?)",
             id="empty-change",
         ),
     ],
@@ -259,3 +261,24 @@ def test_invalid_shapes(tmp_path: Path, text: str, expected: str) -> None:
     with pytest.raises(PolicyError) as info:
         load_waivers(path)
     assert any(expected in p and p.startswith(str(path)) for p in info.value.problems)
+
+
+@pytest.mark.parametrize("subject", ["change:5..3", "change:4..4", "change:1..1", "change:0..0"])
+def test_a_backwards_change_subjects_suggestion_is_a_valid_subject(
+    tmp_path: Path, subject: str
+) -> None:
+    """The fix a backwards `change:A..B` is told is one a waiver may hold: `change:0..0` was
+    told to write `change:0..0` (itself refused); there is no revision before 0: no suggestion."""
+    entry = "waivers:\n  - {rule: R, subject: '%s', reason: r, owner: o, expires: 2026-12-01}\n"
+    path = tmp_path / "bad.yaml"
+    path.write_text(entry % subject)
+    with pytest.raises(PolicyError) as info:
+        load_waivers(path)
+    (problem,) = info.value.problems
+    suggested = re.findall(r"\(`(change:\d+\.\.\d+)`\?\)$", problem)
+    assert suggested or subject == "change:0..0", problem
+    assert not suggested or subject != "change:0..0", problem
+    for fixed in suggested:
+        path.write_text(entry % fixed)
+        (waiver,) = load_waivers(path)
+        assert waiver.subject == fixed

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 from auditor.cli.common import config_from_args, open_store
 from auditor.cli.failure import problem_lines, scrubbed
 from auditor.common.escape import terminal_text
-from auditor.config import DEFAULT_STATE
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
-from auditor.policy.lint import history_warnings, secret_warnings
+from auditor.policy.lint import LintProblem, history_warnings, secret_warnings
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.store import Store
 
@@ -53,25 +52,21 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
-    warnings: list[str] = secret_warnings(policy)
+    found: list[LintProblem] = secret_warnings(policy)
     config = config_from_args(args, ctx)
-    named = args.state is not None or "AUDITOR_STATE" in ctx.env or config.state_url
-    if named or config.state_path != Path(ctx.cwd) / DEFAULT_STATE:
-        # a state file named (flag, environment, config file) must be there: `no state file
-        # at …`, exit 2, rather than the history check silently left out (one no sync
-        # completed into has no history to lint against)
+    # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
+    # there: `no state file at …`, exit 2, rather than the history check silently left out; the
+    # default one only when it exists (one no sync completed into has no history to lint against)
+    if config.state_given or Store.exists(config.state, org=config.org):
         with open_store(config, readonly=True, synced=False) as store:
-            warnings += history_warnings(policy, store.iter_revisions())
-    elif Store.exists(config.state, org=config.org):
-        with open_store(config, readonly=True, synced=False) as store:
-            warnings += history_warnings(policy, store.iter_revisions())
-    errors = [w for w in warnings if ": error: " in w]
+            found += history_warnings(policy, store.iter_revisions())
+    errors = [p for p in found if p.level == "error"]
     # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
     # hold a secret: printed as errors are, nothing that looks like one shown
-    for line in problem_lines(sort_problems(warnings), ctx.secrets()):
+    for line in problem_lines(sort_problems(p.text for p in found), ctx.secrets()):
         print(line, file=ctx.stdout)
     files, rules = len(policy.files), len(policy.rules)
-    counts = f"{len(errors)} error(s), {len(warnings) - len(errors)} warning(s)"
+    counts = f"{len(errors)} error(s), {len(found) - len(errors)} warning(s)"
     print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)
     if errors:
         print(

@@ -18,7 +18,9 @@ from auditor.evaluate.model import RuleResult
 from auditor.models import Evidence
 from auditor.policy.phrasing import MESSAGE_LIMIT, clip, short
 
-_CHANGE_INDEX = re.compile(r"^\$\.changes\[(\d+)\]")
+#: The change a change rule's evidence path is about (`$.changes[3].kind`: 3); also how
+#: `auditor review` finds the change a finding points at.
+CHANGE_INDEX = re.compile(r"^\$\.changes\[(\d+)\]")
 _AUTHOR_PATHS = frozenset({"$.author", "$.author_name"})
 _SHOWN_CHANGES = 3
 #: How long a name or value inside a change's words may be: as written in evidence notes,
@@ -96,7 +98,7 @@ def about_unknown_author(evidence: tuple[Evidence, ...]) -> bool:
 def _indices(result: RuleResult) -> list[int]:
     found: dict[int, None] = {}
     for ev in result.evidence:
-        m = _CHANGE_INDEX.match(ev.path)
+        m = CHANGE_INDEX.match(ev.path)
         if m:
             found[int(m.group(1))] = None
     return list(found)
@@ -105,7 +107,7 @@ def _indices(result: RuleResult) -> list[int]:
 def _noted(ev: Evidence, words: dict[int, str]) -> Evidence:
     """The evidence about a change with the change's words as its note (a note it had, such
     as "and 19990 more entries not shown", kept after them)."""
-    m = _CHANGE_INDEX.match(ev.path)
+    m = CHANGE_INDEX.match(ev.path)
     if not m or int(m.group(1)) not in words:
         return ev
     said = words[int(m.group(1))]

@@ -11,6 +11,7 @@ hashes and when the other content was seen; never any settings content.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from auditor.evaluate.model import RuleResult
 from auditor.findings.finding import Finding, fingerprint_digest, sort_findings
@@ -84,16 +85,7 @@ def with_issue_fingerprints(findings: list[Finding]) -> list[Finding]:
 
 def _fingerprinted(f: Finding) -> Finding:
     seen = _seen_hash(f.evidence)
-    return Finding(
-        digest=fingerprint_digest(RULE_ID, f.subject.key, f"content_hash={seen}"),
-        status=f.status,
-        subject=f.subject,
-        message=f.message,
-        evidence=f.evidence,
-        since=f.since,
-        facts=f.facts,
-        marks=f.marks,
-    )
+    return replace(f, digest=fingerprint_digest(RULE_ID, f.subject.key, f"content_hash={seen}"))
 
 
 def _seen_hash(evidence: Sequence[Evidence]) -> str:

@@ -132,11 +132,14 @@ def _check_subject(subject: str, report: Callable[[str], None]) -> None:
     text = subject.strip()
     step = re.fullmatch(r"change:(\d+)\.\.(\d+)", text)
     if step and int(step[1]) >= int(step[2]):
-        after = int(step[1])
-        before = int(step[2]) if after > int(step[2]) else max(after - 1, 0)
+        first, second = int(step[1]), int(step[2])
+        # the same two revisions the right way round, or the change into revision A; none for
+        # `change:0..0` (no revision before 0): a suggestion is always a valid subject itself
+        before, after = (second, first) if first > second else (first - 1, first)
+        hint = f" (`change:{before}..{after}`?)" if before >= 0 else ""
         report(
             f"subject `{text}` runs backwards: a change is `change:A..B` from revision A to a "
-            f"later revision B (`change:{before}..{after}`?)"
+            f"later revision B{hint}"
         )
         return
     if text in KEYWORD_SUBJECTS or _EXACT_SUBJECT.match(text) or "://" in text:

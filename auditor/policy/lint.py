@@ -1,8 +1,9 @@
 """Lint checks beyond the schema: rule paths that never appeared in the stored history, or
 vanished; a rule's text or literal that looks like a secret.
 
-Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives warnings formatted
-like every other policy problem (`file:line:col: warning: $.rules[2].assert.path: …`).
+Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives `LintProblem`s:
+each one's level, and its line formatted like every other policy problem
+(`file:line:col: warning: $.rules[2].assert.path: …`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from auditor.common.paths import render
 from auditor.models import Revision
@@ -20,6 +21,16 @@ from auditor.policy.model import Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 STAR = "[*]"
+
+
+class LintProblem(NamedTuple):
+    """One lint finding: its level, carried beside its line (never read back from the text,
+    which quotes a rule's path and so may hold `: error: ` itself)."""
+
+    level: Literal["error", "warning"]
+    text: str
+
+
 Keys = tuple[str, ...]
 Parts = tuple[str | int, ...]
 
@@ -76,7 +87,7 @@ def _shown(keys: Keys) -> str:
     return ".".join(keys).replace(f".{STAR}", STAR)
 
 
-def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[str]:
+def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[LintProblem]:
     """Warn for settings paths absent from every stored revision or gone from the latest."""
     watched = list(_watched(policy))
     last_seen: dict[tuple[str, ...], int] = {}
@@ -90,7 +101,11 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[s
     if not numbers:
         return []
     docs: dict[str, YamlDocument] = {}
-    return [msg for w in watched if (msg := _warning(w, last_seen, numbers, docs))]
+    return [
+        LintProblem("warning", msg)
+        for w in watched
+        if (msg := _warning(w, last_seen, numbers, docs))
+    ]
 
 
 def _warning(
@@ -120,7 +135,7 @@ def _warning(
     return problem(doc.locate(where), render(where), f"rule {w.rule.id}: {text}", level="warning")
 
 
-def secret_warnings(policy: PolicySet) -> list[str]:
+def secret_warnings(policy: PolicySet) -> list[LintProblem]:
     """Warn for every string of a policy file (a rule's title, description, remediation, tags,
     controls, literal, `default:` value, path, the file's defaults and description: every
     value and key) that looks like a secret (the value detectors of `auditor.redact` match
@@ -129,7 +144,7 @@ def secret_warnings(policy: PolicySet) -> list[str]:
     can stand for a name. The secret itself is never printed; outputs show it as a marker."""
     from auditor.redact.values import find_secrets  # detect-secrets: only when linting
 
-    found: list[str] = []
+    found: list[LintProblem] = []
     for file in policy.files:
         doc = load_yaml(Path(file.path))
         for where, text, at_key in _all_strings(doc.data, ()):
@@ -138,7 +153,7 @@ def secret_warnings(policy: PolicySet) -> list[str]:
     return found
 
 
-def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
+def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> LintProblem:
     from auditor.redact.values import find_secrets
 
     data = doc.data
@@ -150,7 +165,7 @@ def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
             "detector matches it): reports, the state file and waivers go by such names and no "
             "marker can stand for one, so a run refuses it; rename it and rotate the secret"
         )
-        return problem(doc.locate(where, key=at_key), render(where), text)
+        return LintProblem("error", problem(doc.locate(where, key=at_key), render(where), text))
     name = next((str(p) for p in reversed(where) if isinstance(p, str)), "")
     what = (
         f"its {name}"
@@ -173,7 +188,8 @@ def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> str:
         "policy file is read by whoever runs or reviews it, so rotate it; outputs show it as "
         "`[secret fp:… len:…]`"
     )
-    return problem(doc.locate(where, key=at_key), render(where), text, level="warning")
+    line = problem(doc.locate(where, key=at_key), render(where), text, level="warning")
+    return LintProblem("warning", line)
 
 
 _RULE_TEXT = ("title", "description", "remediation", "tags", "controls")

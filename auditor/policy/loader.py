@@ -21,7 +21,7 @@ from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
 from auditor.policy.compile import Compiler
-from auditor.policy.model import PolicyFile, Rule
+from auditor.policy.model import RESERVED_ID_PREFIX, PolicyFile, Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
@@ -269,8 +269,18 @@ class _Loader:
                 self.report(
                     doc, where, f"missing `{key}` (set it on the rule or under `defaults:`)"
                 )
+        rule_id = raw.get("id")
+        reserved = isinstance(rule_id, str) and rule_id.startswith(RESERVED_ID_PREFIX)
+        if reserved:
+            self.report(
+                doc,
+                (*where, "id"),
+                f"rule id `{rule_id}` is reserved: ids beginning `{RESERVED_ID_PREFIX}` are "
+                "auditor's built-in rules (choose another id)",
+            )
         if (
             not valid
+            or reserved
             or compiler.problems
             or cond is None
             or not {"severity", "target"} <= raw.keys()

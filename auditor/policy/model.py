@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from auditor.models import OnMissing, Severity, SourceLocation, Target
 from auditor.policy.conditions import Condition
 
+#: Rule ids beginning so are auditor's own (the built-in `AUDITOR-INTEGRITY-001`, and any added
+#: later): a policy's rule may not use one, or its findings and waivers would be mixed up with
+#: the built-in rule's.
+RESERVED_ID_PREFIX = "AUDITOR-"
+
 
 @dataclass(frozen=True)
 class Rule:

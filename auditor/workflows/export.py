@@ -531,11 +531,19 @@ def _hashed(value: Any, digest: Any, what: str) -> Any:
     return value
 
 
+def _time(item: dict[str, Any], key: str) -> datetime:
+    """`item[key]` as a time; a ValueError when it is empty or null (checked explicitly, not
+    with `assert`, which `python -O` strips)."""
+    when = from_text(item[key])
+    if when is None:
+        raise ValueError(f"{key}: missing (empty or null), not a time")
+    return when
+
+
 def _revision(item: dict[str, Any]) -> Revision:
     _hashed(item["settings"], item["contentHash"], f"the settings of revision {item['revision']}")
     user = item["user"]
-    when = from_text(item["updatedAt"])
-    assert when is not None
+    when = _time(item, "updatedAt")
     return Revision(
         revision=int(item["revision"]),
         updated_at=when,
@@ -548,8 +556,7 @@ def _revision(item: dict[str, Any]) -> Revision:
 
 def _report(item: dict[str, Any]) -> ReadinessReport:
     _hashed(item["data"], item["contentHash"], f"the data of report {item['reportId']}")
-    when = from_text(item["createdAt"])
-    assert when is not None
+    when = _time(item, "createdAt")
     return ReadinessReport(
         item["reportId"], item["repoUrl"], when, item["data"], item["contentHash"]
     )
@@ -577,7 +584,7 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
             for number, item in _lines(bundle, name):
                 try:
                     model = build(item)
-                except (KeyError, TypeError, ValueError, AssertionError) as exc:
+                except (KeyError, TypeError, ValueError) as exc:
                     raise BundleError(
                         f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
                     ) from None
@@ -597,12 +604,21 @@ def _load_issues(bundle: Path, store: Store) -> None:
         items = orjson.loads(_bundle_read(bundle, "integrity.json"))
     except orjson.JSONDecodeError as exc:
         raise BundleError(f"{bundle / 'integrity.json'}: not valid JSON: {exc}") from None
-    try:
-        for item in items:
+    where = bundle / "integrity.json"
+    if not isinstance(items, list):
+        raise BundleError(f"{where}: $: not a list of integrity issues")
+    for index, item in enumerate(items):
+        at = f"{where}: $[{index}]"
+        try:
             revision, report = item["revision"], item["reportId"]
             when = from_text(item["seenAt"])
-            assert when is not None
-            assert (revision is None) != (report is None)
+            if when is None:
+                raise BundleError(f"{at}.seenAt: missing (empty or null), not a time")
+            if (revision is None) == (report is None):
+                raise BundleError(
+                    f"{at}: names both or neither of `revision` and `reportId` (an issue is about "
+                    "one revision or one readiness report)"
+                )
             store.record_integrity_issue(
                 None if revision is None else int(revision),
                 None if report is None else str(report),
@@ -610,11 +626,10 @@ def _load_issues(bundle: Path, store: Store) -> None:
                 str(item["seenHash"]),
                 when,
             )
-    except (KeyError, TypeError, ValueError, AssertionError) as exc:
-        raise BundleError(
-            f"{bundle / 'integrity.json'}: not a list of integrity issues "
-            f"({type(exc).__name__}: {exc})"
-        ) from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BundleError(
+                f"{at}: not an integrity issue ({type(exc).__name__}: {exc})"
+            ) from None
 
 
 def _inside(bundle: Path, name: object) -> Path:
@@ -658,9 +673,8 @@ def evaluate_bundle(bundle: Path) -> ReportData:
     anywhere else; the same bundle gives the same `ReportData`."""
     params = _parameters(bundle)
     try:
-        now = from_text(params["reportTime"])
+        now = _time(params, "reportTime")
         at = from_text(params["at"])
-        assert now is not None
         loaded = _loaded(bundle, params)
         options = AuditOptions(
             run_id=str(params["runId"]),
@@ -672,7 +686,7 @@ def evaluate_bundle(bundle: Path) -> ReportData:
             list_table=list_table_from_config(params.get("diffKeys") or {}),
             usage_days=_usage_days(params),
         )
-    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise BundleError(
             f"{bundle / PARAMETERS}: incomplete run parameters ({type(exc).__name__}: {exc})"
         ) from None

@@ -21,7 +21,7 @@ from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError, UsageError
-from auditor.evaluate.changewords import about_unknown_author
+from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.findings import (
@@ -421,9 +421,6 @@ def _offender_value(e: Evidence) -> str:
     return content_hash(e.actual) if normalize_path(e.path) != e.path and e.present else ""
 
 
-_CHANGE_INDEX = re.compile(r"^\$\.changes\[(\d+)\]")
-
-
 def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] = ()) -> Finding:
     """Point a finding at the line of the proposed file its evidence names: a change finding
     at the first change its evidence names (a change rule's evidence is about the change
@@ -431,7 +428,7 @@ def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] 
     if finding.subject.kind not in _REVIEW_TARGETS:
         return finding
     if finding.subject.kind == "change" and changes:
-        named = (_CHANGE_INDEX.match(e.path) for e in finding.evidence)
+        named = (CHANGE_INDEX.match(e.path) for e in finding.evidence)
         index = next((int(m.group(1)) for m in named if m and int(m.group(1)) < len(changes)), None)
         if index is not None or not any(_data_path(e.path) for e in finding.evidence):
             # a finding about no change in particular (the author's) points at the first

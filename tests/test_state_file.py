@@ -505,6 +505,22 @@ def test_a_writer_given_no_organization_on_another_ones_file_says_which_to_give(
     assert code in (0, 1), stderr
 
 
+def test_an_export_given_no_organization_is_labelled_with_the_files_own(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """An evidence bundle of a file synced with `--org acme`, exported without `--org`, said
+    `"org": "default"` in run-parameters.json and `Organisation: default` in its reports."""
+    code, _, stderr = run_cli(["sync", "--org", "acme"], env, tmp_path)
+    assert code == 0, stderr
+    code, _, stderr = run_cli(["export", "--out", "ev"], env, tmp_path)
+    assert code == 0, stderr
+    parameters = json.loads((tmp_path / "ev" / "run-parameters.json").read_text())
+    assert parameters["org"] == "acme"
+    assert "**Organisation:** acme" in (tmp_path / "ev" / "reports" / "report.md").read_text()
+    code, _, stderr = run_cli(["verify", "ev"], env, tmp_path)
+    assert code == 0, stderr
+
+
 def test_a_sync_from_another_service_address_warns_naming_both(
     env: dict[str, str], tmp_path: Path, synced: Path
 ) -> None:

@@ -38,7 +38,8 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             run_id=make_run_id(now),
             now=now,
             api_address=config.base_url or (synced.base_url if synced else "(offline)"),
-            org=config.org,
+            # given none, the organization the state file holds (never `default` for its data)
+            org=config.org if config.org_given else (store.stored_org() or config.org),
             policies=config.policies,
             waivers=config.waivers,
             readiness_model=config.readiness_model,

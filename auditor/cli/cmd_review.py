@@ -298,7 +298,7 @@ def _load(path: Path, redactor: Redactor) -> SettingsFile:
 
 def _ends_mid_line(fd: int, path: str) -> bool:
     """Whether the regular file open for appending at `fd` (named `path`) ends without a line
-    break; False when that cannot be read (`fd` is write-only: the file is read by name)."""
+    break (`fd` is write-only: the file is read by name; True when it cannot be)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
         return False
@@ -306,8 +306,8 @@ def _ends_mid_line(fd: int, path: str) -> bool:
         with open(path, "rb") as fh:
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) != b"\n"
-    except OSError:
-        return False
+    except OSError:  # unreadable (write-only for us): a line break too many harms nothing
+        return True
 
 
 def _append_step_summary(data: ReportData, ctx: Context) -> None:

@@ -46,6 +46,25 @@ def test_lint_clean_folder(tmp_path: Path, policies: Path) -> None:
     assert "7 rule(s): 0 error(s), 0 warning(s)" in err
 
 
+def test_lint_of_a_test_file_given_reads_it_as_the_test_file_it_is(tmp_path: Path) -> None:
+    """A pre-commit hook passes the files changed: `policy lint baseline.tests.yaml` read it
+    as a policy (`unknown key tests`, `missing required key rules`), exit 2, while `policy
+    test` of the same file passed. It is linted with the policy beside it, as `test` reads it;
+    a case naming a rule that policy lacks is still an error."""
+    root = Path(__file__).resolve().parent.parent / "policies"
+    for name in ("baseline.yaml", "baseline.tests.yaml"):
+        shutil.copy(root / name, tmp_path / name)
+    tests = tmp_path / "baseline.tests.yaml"
+    code, out, err = run(tmp_path, "lint", str(tests))
+    assert (code, out) == (0, ""), out + err
+    assert "1 file(s)" in err
+    tests.write_text(
+        tests.read_text() + "  - name: x\n    settings: {}\n    expect: {NOPE-1: pass}\n"
+    )
+    code, out, _ = run(tmp_path, "lint", str(tests))
+    assert code == 2 and "NOPE-1" in out
+
+
 def test_lint_reports_every_problem_of_every_file_and_exits_2(tmp_path: Path) -> None:
     paths = [HERE / "invalid" / n for n in ("unknown-key.yaml", "several-problems.yaml")]
     code, out, _ = run(tmp_path, "lint", *map(str, paths))

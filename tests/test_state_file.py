@@ -496,8 +496,11 @@ def test_a_writer_given_no_organization_on_another_ones_file_says_which_to_give(
     code, _, stderr = run_cli(["sync", "--org", "acme corp"], env, tmp_path)
     assert code == 0, stderr
     argv = ["sync"] if command == "sync" else OTHER_ORG[command]
+    before = digest(Path(env["AUDITOR_STATE"]))
     code, stdout, stderr = run_cli(argv, env, tmp_path)
     assert code == 2, stderr
+    # refused before anything in the file was brought up to date (the scrub index rebuilt)
+    assert digest(Path(env["AUDITOR_STATE"])) == before
     assert stderr.count("\n") == 1 and stdout == ""
     assert "holds organization 'acme corp', not 'default'" in stderr
     assert stderr.rstrip().endswith("give --org 'acme corp' to use this one")

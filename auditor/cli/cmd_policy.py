@@ -34,17 +34,19 @@ def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
 
 def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     """Print every problem of the policy files; exit 2 when any is an error."""
-    from auditor.policy.cases import test_file_problems  # the rule engine not loaded
+    from auditor.policy.cases import find_test_files, test_file_problems  # no rule engine
 
-    paths = _paths(args, ctx)
+    # a `<name>.tests.yaml` given (a pre-commit hook passes the files changed) is linted as
+    # the test file it is, with the policy beside it, as `policy test` reads it
+    tests, policies = find_test_files(_paths(args, ctx))
     problems: list[str] = []
     try:
-        policy = load_policies(paths)
+        policy = load_policies(policies)
     except PolicyError as exc:
         problems += exc.problems
         policy = None
     # the `<name>.tests.yaml` files too, each case checked as `policy test` would (not run)
-    problems += test_file_problems(paths, policy, ctx.clock())
+    problems += test_file_problems(tests, policy, ctx.clock())
     if problems or policy is None:
         problems = sort_problems(problems)
         for line in problem_lines(problems, ctx.secrets()):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
-import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,22 +70,15 @@ def open_store(
     offline `run` or `review` of such a store is exit 2 already: nothing to evaluate.)"""
     key = config.fingerprint_key
     store = Store.open(
-        config.state, create=create, fingerprint_key=key, readonly=readonly, org=config.org
+        config.state,
+        create=create,
+        fingerprint_key=key,
+        readonly=readonly,
+        org=config.org,
+        # writers always (as `sync` refuses), readers when an organization was given
+        org_given=config.org_given if not readonly or config.org_given else None,
     )
     try:
-        if config.org_given or not readonly:
-            try:
-                store.check_org(config.org)
-            except StoreError as exc:
-                if config.org_given:
-                    raise
-                # A writer given no organization (`default`) on a file of another: say how
-                # to go on (a nightly whose `run --offline` step lacks the sync's AUDITOR_ORG).
-                stored = shlex.quote(store.stored_org() or "")
-                raise StoreError(
-                    f"{exc}; no organization was given (--org, AUDITOR_ORG, org =): give "
-                    f"--org {stored} to use this one"
-                ) from None
         if (readonly if synced is None else synced) and _never_synced(store, empty=True):
             raise StoreError(
                 f"state file {store.path} holds no completed sync (a first sync failed or was "

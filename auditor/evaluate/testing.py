@@ -22,12 +22,11 @@ from auditor.errors import PolicyError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.evaluate.projection import NON_FINITE_POSSIBLE
-from auditor.policy.cases import Case, CaseInputs, find_test_files, read_cases
+from auditor.policy.cases import Case, CaseInputs, find_test_files, read_test_files
 from auditor.policy.loader import PolicySet, load_policies, sort_problems
-from auditor.policy.yamlsafe import load_yaml, problem
 from auditor.redact import Redactor
 
-__all__ = ["CaseResult", "find_test_files", "run_policy_tests"]
+__all__ = ["CaseResult", "run_policy_tests"]
 
 NO_CASES = "no test cases found (<name>.tests.yaml beside <name>.yaml)"
 
@@ -55,17 +54,7 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
     except PolicyError as exc:
         problems += exc.problems
         policy = None
-    cases: list[tuple[str, Case]] = []
-    empty: list[str] = []  # the test files there whose `tests:` list is empty
-    for path in test_paths:
-        try:
-            doc = load_yaml(path)
-        except PolicyError as exc:
-            problems += exc.problems
-            continue
-        if isinstance(doc.data, dict) and doc.data.get("tests") == []:
-            empty.append(problem(doc.locate(("tests",)), "$.tests", "this file has no test cases"))
-        cases += [(doc.path, c) for c in read_cases(doc, policy, now, problems)]
+    cases, empty = read_test_files(test_paths, policy, now, problems)
     if problems or policy is None:
         raise PolicyError(sort_problems(problems))
     if not cases:

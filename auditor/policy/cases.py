@@ -86,18 +86,32 @@ class Case:
     documents: tuple[Any, ...] = ()  # the case's data as written (settings, reports, usage …)
 
 
-def test_file_problems(paths: Sequence[Path], policy: PolicySet | None, now: datetime) -> list[str]:
-    """The problems of the test files beside (or under) the given policy paths, each case
-    checked as `run_policy_tests` checks it (rule ids against `policy` when given), none run:
-    what `auditor policy lint` adds for them."""
-    problems: list[str] = []
-    for path in find_test_files(paths)[0]:
+def read_test_files(
+    paths: Sequence[Path], policy: PolicySet | None, now: datetime, problems: list[str]
+) -> tuple[list[tuple[str, Case]], list[str]]:
+    """The cases of the test files `paths` (each with its file's name), their problems added
+    to `problems` (rule ids checked against `policy` when given), and a problem for each file
+    whose `tests:` list is empty (`policy test` raises them only when no file has a case)."""
+    cases: list[tuple[str, Case]] = []
+    empty: list[str] = []
+    for path in paths:
         try:
             doc = load_yaml(path)
         except PolicyError as exc:
             problems += exc.problems
             continue
-        read_cases(doc, policy, now, problems)
+        if isinstance(doc.data, dict) and doc.data.get("tests") == []:
+            empty.append(problem(doc.locate(("tests",)), "$.tests", "this file has no test cases"))
+        cases += [(doc.path, c) for c in read_cases(doc, policy, now, problems)]
+    return cases, empty
+
+
+def test_file_problems(paths: Sequence[Path], policy: PolicySet | None, now: datetime) -> list[str]:
+    """The problems of the test files `paths`, each case checked as `run_policy_tests` checks
+    it (rule ids against `policy` when given), none run: what `auditor policy lint` adds for
+    them."""
+    problems: list[str] = []
+    read_test_files(paths, policy, now, problems)
     return problems
 
 

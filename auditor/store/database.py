@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import shlex
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -197,14 +198,17 @@ class Store:
         fingerprint_key: bytes | None = None,
         readonly: bool = False,
         org: str = "default",
+        org_given: bool | None = None,
     ) -> Store:
         """Open (or create) the state file; StoreError if missing, locked, unreadable or not
         an auditor state file. `readonly` opens it so that not a byte of it can change.
+        With `org_given` (None: no check), StoreError if the file holds another organization
+        than `org` (`check_org`), before anything in it is brought up to date.
 
         `path` may be a PostgreSQL URL (`postgresql://…`): the store of organization `org` in
         that database is opened (locked for this organization only)."""
         if postgres.is_database_url(path):
-            return cls._open_postgres(str(path), org, create, fingerprint_key, readonly)
+            return cls._open_postgres(str(path), org, create, fingerprint_key, readonly, org_given)
         path = Path(path)
         check_regular(path)
         if not path.exists():
@@ -228,6 +232,8 @@ class Store:
                 db.execute("BEGIN")
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             store = cls(db, path, key, handle)  # reads the remembered secrets
+            if org_given is not None:  # refused before a byte of another's file changes
+                store.check_org(org, given=org_given)
             store.redact_to_current_rules(readonly=readonly)
             store.build_scrub_index(readonly=readonly)
         except BaseException as exc:  # the lock is released on every way out
@@ -261,7 +267,13 @@ class Store:
 
     @classmethod
     def _open_postgres(
-        cls, url: str, org: str, create: bool, override: bytes | None, readonly: bool
+        cls,
+        url: str,
+        org: str,
+        create: bool,
+        override: bytes | None,
+        readonly: bool,
+        org_given: bool | None,
     ) -> Store:
         db = postgres.connect(url, org)
         shown = f"{postgres.display_url(url)} (schema {db.schema})"
@@ -282,6 +294,8 @@ class Store:
             if readonly:
                 postgres.set_readonly(db)
             store = cls(db, shown, key, None)  # reads the remembered secrets
+            if org_given is not None:
+                store.check_org(org, given=org_given)
             store.redact_to_current_rules(readonly=readonly)
             store.build_scrub_index(readonly=readonly)
             if made_here is not None:
@@ -725,13 +739,21 @@ class Store:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()
         return None if row is None else meta_text(row[0])
 
-    def check_org(self, org: str) -> None:
-        """StoreError if the store holds another organization's data than `org`."""
+    def check_org(self, org: str, *, given: bool = True) -> None:
+        """StoreError if the store holds another organization's data than `org`; when `org`
+        was not `given` (`default`), the message names the `--org` that goes on (a nightly
+        whose `run --offline` step lacks the sync's AUDITOR_ORG)."""
         stored = self.stored_org()
         if stored is not None and stored != org:
+            hint = (
+                ""
+                if given
+                else "; no organization was given (--org, AUDITOR_ORG, org =): give "
+                f"--org {shlex.quote(stored)} to use this one"
+            )
             raise StoreError(
                 f"state file {self.path} holds organization {stored!r}, not {org!r}: "
-                "use one state file per organization"
+                f"use one state file per organization{hint}"
             )
 
     def discard_created(self) -> None:

@@ -113,6 +113,12 @@ def _as_org(value: Any, where: str) -> str:
 _LONG_WORD = 16
 
 
+def org_label(value: str, where: str) -> str:
+    """`value` as an organization's label, checked as `--org` is (`_as_org`): for one read
+    from elsewhere (the organization a state file holds, which a hand may have edited)."""
+    return _as_org(value, where)
+
+
 def _toml_type(value: Any) -> str:
     """What a TOML value is, in TOML's words (never the value: it may be a secret)."""
     if isinstance(value, bool):

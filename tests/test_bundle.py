@@ -848,6 +848,12 @@ _ISSUE = {"revision": 3, "reportId": None, "storedHash": "a", "seenHash": "b"}
             [{**_ISSUE, "seenAt": None}], "$[0].seenAt: missing (empty or null)", id="no-time"
         ),
         pytest.param({"revision": 3}, "$: not a list of integrity issues", id="not-a-list"),
+        # was `unexpected OverflowError: Python int too large to convert to SQLite INTEGER`
+        pytest.param(
+            [{**_ISSUE, "revision": 10**23, "seenAt": "2026-11-01T00:00:00+00:00"}],
+            "$[0]: not an integrity issue (OverflowError",
+            id="huge",
+        ),
     ],
 )
 def test_a_malformed_integrity_file_is_named_by_verify(copy: Path, issues: Any, said: str) -> None:

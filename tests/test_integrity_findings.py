@@ -261,3 +261,18 @@ def test_a_finding_fingerprinted_per_issue_keeps_everything_else() -> None:
     for field in fields(Finding):
         if field.name != "digest":
             assert getattr(fingerprinted, field.name) == getattr(finding, field.name), field.name
+
+
+def test_an_as_of_run_reports_the_issues_seen_by_then(
+    tmp_path: Path, state: Path | str, service: FakeService
+) -> None:
+    """`run --at` (compliance as of a date) reported an issue first seen weeks after it."""
+    sync_into(state, service)
+    rewrite(service, 3, "rewritten")
+    sync_into(state, service)  # seen at NOW, 2026-11-01 12:00
+    code, err = run(tmp_path, state, "before", "--at", "2026-10-20T00:00:00Z")
+    assert code == 0, err
+    assert integrity(tmp_path, "before") == []
+    code, err = run(tmp_path, state, "after", "--at", "2026-11-01T12:00:00Z")
+    assert code == 1, err
+    assert [f["subject"]["key"] for f in integrity(tmp_path, "after")] == ["settings@3"]

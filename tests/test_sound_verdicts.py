@@ -139,6 +139,14 @@ def test_a_time_after_now_is_an_error_naming_it(raw: Any, when: Any) -> None:
     assert ("2099-01-01T00:00:00Z" if isinstance(when, str) else "2100-01-01T00:00:00Z") in message
 
 
+def test_the_last_time_there_is_is_named_as_after_now() -> None:
+    """`9999-12-31T23:59:59-14:00` is past the last UTC time Python has: the message naming
+    it overflowed, and the rule said `within_days failed: date value out of range`."""
+    status, message = _both({"path": "t", "within_days": 30}, {"t": "9999-12-31T23:59:59-14:00"})
+    assert status == "error"
+    assert "9999-12-31T23:59:59-14:00 is " in message and "days after now" in message
+
+
 def test_a_time_within_the_clock_skew_allowance_is_fresh() -> None:
     assert _both({"path": "t", "within_days": 30}, {"t": "2026-11-01T20:00:00Z"})[0] == "pass"
     assert _both({"path": "t", "within_days": 30}, {"t": "2026-11-02T01:00:00Z"})[0] == "error"

@@ -524,6 +524,23 @@ def test_an_export_given_no_organization_is_labelled_with_the_files_own(
     assert code == 0, stderr
 
 
+def test_an_export_given_no_organization_never_prints_a_token_the_file_holds_as_its_org(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The organization a state file holds is checked as `--org` is before it labels a bundle
+    (a hand-edited file's `ghp_…` was written into run-parameters.json and every report)."""
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 0, stderr
+    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'org'", (token,))
+    db.close()
+    code, stdout, stderr = run_cli(["export", "--out", "ev"], env, tmp_path)
+    assert code == 2 and token not in stdout + stderr, stderr
+    assert "org: expected the organization's name" in stderr
+    assert not (tmp_path / "ev").exists()
+
+
 def test_a_sync_from_another_service_address_warns_naming_both(
     env: dict[str, str], tmp_path: Path, synced: Path
 ) -> None:

@@ -14,6 +14,7 @@ from auditor.cli.common import (
 )
 from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
+from auditor.config import org_label
 from auditor.errors import EXIT_OK
 from auditor.workflows.export import ExportRequest, export_bundle
 
@@ -39,7 +40,9 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             now=now,
             api_address=config.base_url or (synced.base_url if synced else "(offline)"),
             # given none, the organization the state file holds (never `default` for its data)
-            org=config.org if config.org_given else (store.stored_org() or config.org),
+            org=config.org
+            if config.org_given
+            else org_label(store.stored_org() or config.org, f"state file {store.path}: org"),
             policies=config.policies,
             waivers=config.waivers,
             readiness_model=config.readiness_model,

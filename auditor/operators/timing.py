@@ -54,7 +54,10 @@ def future_detail(moment: datetime, now: datetime) -> str:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    except OverflowError:  # 9999-12-31T23:59:59-14:00 is past the last UTC time Python has
+        return moment.isoformat()
 
 
 def _age_days(actual: Any, now: datetime) -> float:

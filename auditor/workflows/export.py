@@ -584,14 +584,15 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
             for number, item in _lines(bundle, name):
                 try:
                     model = build(item)
-                except (KeyError, TypeError, ValueError) as exc:
+                    if isinstance(model, Revision):
+                        store.ingest_revision(model, sync, now)
+                    else:
+                        store.ingest_report(model, sync, now)
+                # OverflowError: a number past SQLite's 64 bits (`"revision": 1e23` written out)
+                except (KeyError, TypeError, ValueError, OverflowError) as exc:
                     raise BundleError(
                         f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
                     ) from None
-                if isinstance(model, Revision):
-                    store.ingest_revision(model, sync, now)
-                else:
-                    store.ingest_report(model, sync, now)
         _load_issues(bundle, store)
 
 
@@ -626,7 +627,7 @@ def _load_issues(bundle: Path, store: Store) -> None:
                 str(item["seenHash"]),
                 when,
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise BundleError(
                 f"{at}: not an integrity issue ({type(exc).__name__}: {exc})"
             ) from None

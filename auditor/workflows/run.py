@@ -23,6 +23,7 @@ from auditor.errors import ConfigError, PolicyError, UsageError
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
+    future_dated,
     latest_per_repo,
     load_readiness_model,
     release_views,
@@ -263,7 +264,10 @@ def _run_audit(
         release_views()  # the readiness rows are taken: the views are not needed
         known.remember(store, evaluation)
         # the store's integrity issues, each a finding of the built-in rule (design §4)
-        issues = integrity_results(store.integrity_issues())
+        # (as of `--at`: those seen by then, as an audit then would have reported them)
+        issues = integrity_results(
+            i for i in store.integrity_issues() if options.at is None or i.seen_at <= options.at
+        )
         results, waiver_report = apply_waivers(
             (*evaluation.results, *issues) if issues else evaluation.results,
             loaded.waivers,
@@ -455,13 +459,12 @@ def readiness_reports(
     other; each one passed over for an earlier report is a data-quality warning."""
     if at is not None:
         return tuple(latest_per_repo(store.latest_reports(at))), ()
-    bound = now + timedelta(days=FUTURE_SKEW_DAYS)
-    reports = latest_per_repo(store.latest_reports(bound))
-    if store.count_reports(bound) == store.count_reports():  # none dated after (as a rule)
-        return tuple(reports), ()
-    ahead = store.latest_reports()  # each repository's newest, the ones dated after included
-    used = latest_per_repo([*reports, *ahead], now)
-    return tuple(used), tuple(skipped_future(ahead, used, now))
+    newest = store.latest_reports()
+    if not any(future_dated(r, now) for r in newest):  # as a rule: each newest is in time
+        return tuple(latest_per_repo(newest)), ()
+    earlier = store.latest_reports(now + timedelta(days=FUTURE_SKEW_DAYS))
+    used = latest_per_repo([*earlier, *newest], now)
+    return tuple(used), tuple(skipped_future(newest, used, now))
 
 
 def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:

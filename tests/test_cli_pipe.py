@@ -211,6 +211,33 @@ def test_a_closed_stdout_is_one_error_line_and_exit_2(
     )
 
 
+@pytest.mark.parametrize(
+    ("redirect", "argv"),
+    [
+        ("2>&-", ["history", "--state", "missing.db"]),
+        ("2>/dev/full", ["history", "--state", "missing.db"]),
+        ("2>/dev/full", ["--no-such-option"]),
+    ],
+    ids=["closed-error", "full-error", "full-usage"],
+)
+def test_an_error_stderr_cannot_take_is_still_exit_2(
+    tmp_path: Path, redirect: str, argv: list[str]
+) -> None:
+    """README: under a stderr nothing can be written to, nothing can say why and the exit code
+    is still 2, never 1. A closed stderr (`2>&-`) gave exit 1 (the error line went to stdout,
+    then `None.flush()`), and a usage error to a full disk exit 1 too."""
+    env = {k: v for k, v in os.environ.items() if k != "AUDITOR_DEBUG"}
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m auditor "$@" {redirect}', sys.executable, *argv],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+
+
 def test_stdout_keeps_its_encoding_and_newline_translation() -> None:
     # written through the text layer: one BOM (utf-16, utf-8-sig), `newline="\r\n"` kept
     from auditor.cli import Context, main

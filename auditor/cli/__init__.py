@@ -100,6 +100,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     """Run the command line; returns the exit code (design §9)."""
     ctx = ctx or Context()
+    if ctx.stderr is None:  # closed (`2>&-`): nothing can say why, the exit code still does
+        ctx = replace(ctx, stderr=open(os.devnull, "w"))  # noqa: SIM115 (the process's own)
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
     try:
@@ -276,6 +278,12 @@ def _help_written(code: int, ctx: Context) -> int:
             sys.stdout.flush()
     except OSError as exc:
         return _help_unwritten(exc, ctx)
+    try:  # a usage error went to stderr: one that cannot be written is still exit 2, not 1
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except OSError:
+        _silence(sys.stderr)
+        return EXIT_ERROR
     return code
 
 
@@ -293,7 +301,10 @@ def _stdout_unwritable(reason: str, ctx: Context) -> int:
     file or reports stays; what stdout still holds is dropped (pointed at /dev/null), so the
     interpreter's flush at exit cannot fail again."""
     _silence(ctx.stdout)
-    print(f"auditor: error: cannot write to standard output: {reason}", file=ctx.stderr)
+    try:
+        print(f"auditor: error: cannot write to standard output: {reason}", file=ctx.stderr)
+    except OSError:  # stderr failed (argparse's usage error to a full disk): the code says it
+        _silence(ctx.stderr)
     return EXIT_ERROR
 
 

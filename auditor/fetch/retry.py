@@ -489,7 +489,7 @@ class Requester:
                 f"{label} response of {declared} bytes exceeds {cap}", request, response
             )
         body = bytearray()  # one buffer: a list of tiny chunks took ~40 bytes per byte
-        size = raw = 0
+        raw = 0
         late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
         try:  # read raw and inflated here, under the cap: a compression bomb stops at it
             if response.is_stream_consumed:  # read and decoded already (a test's transport)
@@ -501,8 +501,7 @@ class Requester:
             for chunk in stream:
                 raw += len(chunk)
                 data = inflater.feed(chunk)
-                size += len(data)
-                if size > cap or raw > cap:
+                if len(body) + len(data) > cap or raw > cap:
                     raise TooLarge
                 if past_deadline():  # a body that trickles in never trips a read timeout
                     raise late

@@ -26,7 +26,7 @@ def printed_path(path: Path | str) -> str:
     `<not shown: looks like a secret>/o`)."""
     text = str(path)
     parts = re.split(r"([/\\])", text)
-    if all(_ORDINARY_NAME.fullmatch(part) for part in parts[::2]):
+    if all(map(ordinary_name, parts[::2])):
         return text
     for at in range(0, len(parts), 2):
         if not ordinary_name(parts[at]):

@@ -7,6 +7,8 @@ import hashlib
 import io
 import json
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,6 +115,42 @@ def test_first_sync_stores_everything_redacted(store: Store) -> None:
     assert latest.settings["customModels"][0]["apiKey"].startswith("[secret fp:")
     record = store.last_sync()
     assert record is not None and record.revisions_new == 25
+
+
+class _Timed(FakeService):
+    """Answers after `delay` seconds, and records which thread asked for each history page."""
+
+    def __init__(self, revisions: int, delay: float) -> None:
+        super().__init__(revisions)
+        self.delay = delay
+        self.threads: list[bool] = []  # per history request: asked from the main thread?
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == HISTORY_PATH:
+            self.threads.append(threading.current_thread() is threading.main_thread())
+        time.sleep(self.delay)
+        return super().__call__(request)
+
+
+def test_a_service_that_keeps_requests_waiting_gets_the_next_page_asked_for_ahead(
+    store: Store,
+) -> None:
+    """Against a slow service the next page travels while this one is stored: every page
+    after the first is asked for from the thread that fetches ahead."""
+    service = _Timed(45, delay=0.05)
+    summary = run_sync(store, service, app=False)
+    assert summary.revisions_new == 45
+    assert service.threads == [True, False, False, False, False]
+
+
+def test_a_service_that_answers_at_once_is_paged_from_one_thread(store: Store) -> None:
+    """No second thread where there is no waiting to hide (it would cost the sync more CPU in
+    handing the interpreter lock back and forth than it saves), and every revision arrives."""
+    service = _Timed(45, delay=0)
+    summary = run_sync(store, service, app=False)
+    assert summary.revisions_new == 45
+    assert service.threads == [True] * 5
+    assert store.revision_numbers() == list(range(1, 46))
 
 
 def test_second_sync_fetches_only_the_first_history_page(store: Store) -> None:

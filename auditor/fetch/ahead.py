@@ -7,7 +7,9 @@ thread per page costs the caller a wait for the new thread to be scheduled, long
 machine), each in its caller's context (so the request's deadline holds there too).
 `auditor.fetch.paging` runs only the network part of the next page's request this way (send,
 wait, read the bytes); the parsing and the checks stay in the caller's thread, which would hold
-the interpreter lock for them anyway, so the two threads hardly ever wait for each other.
+the interpreter lock for them anyway, so the two threads hardly ever wait for each other; the
+sync sends a page ahead only once the service has kept a request waiting (`Pages.waits`), as
+the lock still changes hands for every read of the body.
 """
 
 from __future__ import annotations

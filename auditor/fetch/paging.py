@@ -8,6 +8,7 @@ than `max_pages` pages; every message names the request and the page number.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -22,6 +23,13 @@ from auditor.fetch.shape import Duplicate
 from auditor.models import JSON
 
 HISTORY_PATH = "/api/v0/organization/enterprise-controls/history"
+#: A request answered after at least this long of waiting (its time less the CPU time the
+#: caller's thread spent on it: the service thinking, the network's round trip, a backoff)
+#: makes `Pages.waits` true. Below it, a page fetched ahead costs more than it hides: the
+#: thread fetching it and the caller hand the interpreter lock to each other for every read of
+#: the body, about 2-4 ms of CPU a page of 1 MB (`bench/README.md`), against 1-2 ms of waiting
+#: for the local emulator.
+WAIT_WORTH_HIDING = 0.010
 REPORTS_PATH = "/api/organization/agent-readiness-reports"
 
 #: One schema-valid item of a listing: a `changes[]` or a `reports[]` entry, still in wire names.
@@ -155,17 +163,23 @@ class Pages(Iterator[Page]):
     the next page's request now, so it travels while the caller works on this page.
 
     Nothing is fetched ahead unless asked (a caller that may stop after this page does not ask,
-    so it sends no request it would not have sent). A failure of the page fetched ahead, and a
-    problem with this page's token for the next one, are raised where the next page is taken,
-    never earlier. At most one request is in flight, so memory holds at most two pages (and,
-    for a listing read in pieces, a copy of the last item's pieces holding at most 1 MiB, keys,
-    parsed values and overhead counted, and at most 1 MiB of keys' written forms: nothing read
-    from a page outlives it, `auditor.fetch.pieces`).
+    so it sends no request it would not have sent), and the sync asks only once the service has
+    kept a page waiting (`waits`): from a service that answers at once, fetching ahead in a
+    second thread costs more CPU than the waiting it hides. A failure of the page fetched ahead,
+    and a problem with this page's token for the next one, are raised where the next page is
+    taken, never earlier. At most one request is in flight, so memory holds at most two pages
+    (and, for a listing read in pieces, a copy of the last item's pieces holding at most 1 MiB,
+    keys, parsed values and overhead counted, and at most 1 MiB of keys' written forms: nothing
+    read from a page outlives it, `auditor.fetch.pieces`).
 
     Items are read-only: a listing read in pieces (the history) gives items that share the
     parts they did not change with the items before them, on this page and earlier ones (the
     same objects), and the redactor takes an object it saw before as unchanged. A caller that
     needs to change an item changes a copy."""
+
+    #: Whether a page fetched in the caller's thread waited `WAIT_WORTH_HIDING` or more for the
+    #: service: a caller that goes on pages asks for the next one `ahead()` only then.
+    waits = False
 
     def __init__(
         self,
@@ -233,11 +247,13 @@ class Pages(Iterator[Page]):
             where = self._where()
             pending, self._pending = self._pending, None
             try:
-                fetched = (
-                    pending.result()
-                    if pending is not None
-                    else self._requester.fetch(self._listing.path, self._params, where)
-                )
+                if pending is not None:
+                    fetched = pending.result()
+                else:
+                    began, cpu = time.perf_counter(), time.thread_time()
+                    fetched = self._requester.fetch(self._listing.path, self._params, where)
+                    waited = time.perf_counter() - began - (time.thread_time() - cpu)
+                    self.waits = self.waits or waited >= WAIT_WORTH_HIDING
                 body, repeated = self._requester.decode(fetched, self.pieces)
                 validate(body, self._listing.schema, where)
                 refuse_repaired(repeated, self._listing.exact, where)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.common.collector import few_collections
+from auditor.common.heap import keep_freed_memory
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
     HISTORY,
@@ -300,7 +301,9 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     for page in pages:
         count.pages += 1
         if feed.goes_on(run, page):
-            pages.ahead()
+            keep_freed_memory()  # pages of ~1 MB follow: their buffers are reused (`heap`)
+            if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
+                pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
         for index, raw in enumerate(page.items):

@@ -1,0 +1,67 @@
+"""`auditor.common.heap`: a sync's page buffers come from the heap and are reused, not mapped
+and zeroed afresh page after page.
+
+Each case runs in a child process, as the allocator's thresholds are the process's; glibc's
+`mallinfo2` says how many blocks are mapped on their own (`hblks`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+_CHILD = """
+import ctypes, sys
+from auditor.common.heap import keep_freed_memory
+
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+mallinfo2 = ctypes.CDLL(None).mallinfo2
+mallinfo2.restype = Info
+said = [keep_freed_memory() for _ in range(2)] if sys.argv[1] == "tuned" else []
+before = mallinfo2().hblks
+buffer = bytearray(3_000_000)  # a page body's buffer, or three
+print(said, mallinfo2().hblks - before)
+"""
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not os.confstr("CS_GNU_LIBC_VERSION"),
+    reason="the thresholds are glibc's",
+)
+
+
+def _child(mode: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if "MALLOC" not in k and k != "GLIBC_TUNABLES"}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode],
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_page_sized_buffer_comes_from_the_heap_once_the_thresholds_are_raised() -> None:
+    """glibc maps each block of 128 KiB or more on its own (until such a block is freed), and
+    gives it back when it is freed: every page's buffers were faulted in afresh (90,000-110,000
+    page faults in a sync of 10,000 revisions, against 12,000). Raised once per process."""
+    assert _child("default") == "[] 1"
+    assert _child("tuned") == "[True, False] 0"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"},
+        {"MALLOC_MMAP_THRESHOLD_": "131072"},
+        {"MALLOC_TRIM_THRESHOLD_": "131072"},
+    ],
+)
+def test_the_operators_own_allocator_settings_are_left_as_they_are(env: dict[str, str]) -> None:
+    assert _child("tuned", **env) == "[False, False] 1"

@@ -88,8 +88,8 @@ def parse_baseline(pages: Iterable[bytes], repeat: int = 3) -> ParseBaseline:
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the (large) parent.
 _CHILD = """
 import re, sys
-from auditor.cli import main
-code = main(sys.argv[1:])
+from auditor.__main__ import entry  # as the `auditor` command starts
+code = entry()
 status = open("/proc/self/status").read()
 print(int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) * 1024)
 raise SystemExit(code)

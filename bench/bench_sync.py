@@ -30,8 +30,8 @@ TOKEN = "bench-owner-token-0123456789abcdef"
 PAGE = 100
 _CHILD = """
 import re, sys
-from auditor.cli import main
-code = main(sys.argv[1:])
+from auditor.__main__ import entry  # as the `auditor` command starts
+code = entry()
 status = open("/proc/self/status").read()
 print(int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) / 1024)
 raise SystemExit(code)

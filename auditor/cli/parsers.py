@@ -73,7 +73,7 @@ def value_problem(action: argparse.Action, text: str) -> str | None:
     value cannot be written to a report or a line of output). None when it is fine."""
     if isinstance(action, argparse._SubParsersAction):  # the rest of the line, for the command
         return None
-    if text == "":
+    if text == "" and action.type in (None, Path):  # (a checked type says what it expects)
         return "expected a value, got an empty one"
     if action.type is None and action.dest not in _FILE_NAMES and not _is_utf8(text):
         return "not UTF-8 text (it holds a byte that no UTF-8 character starts with)"

@@ -148,8 +148,24 @@ def _quoted(value: Any) -> str:
     """A configuration value as an error message quotes it: `repr`, or, when it looks like a
     secret, words saying so. Every message of this module that quotes a value it was given
     does so through here (or `_shown_path`); ordinary values stay readable."""
-    text = value if isinstance(value, str) else repr(value)
-    return _NOT_SHOWN if _looks_secret(text) else repr(value)
+    text = value if isinstance(value, str) else _toml_spelling(value)
+    return _NOT_SHOWN if _looks_secret(text) else text if text is not value else repr(value)
+
+
+def _toml_spelling(value: Any) -> str:
+    """A non-string value as TOML writes it (`true`, `1979-05-27`, `inf`, `[1, 2]`), not as
+    Python does (`True`, `datetime.date(1979, 5, 27)`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if hasattr(value, "isoformat"):
+        return str(value.isoformat())
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_quoted(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_quoted(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def shown_path(path: Path | str) -> str:
@@ -454,6 +470,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{path}: config file not found")
+    if not path.exists():
+        raise ConfigError(f"{path}: cannot read config file: a symbolic link to a missing file")
     raw = b""
     try:
         raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)
@@ -468,6 +486,10 @@ def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
         raise ConfigError(
             f"{path}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
             f"offset {at})"
+        ) from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ConfigError(
+            f"{path}: invalid TOML: arrays or tables nested too deeply to read"
         ) from None
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.match(str(exc))
@@ -516,12 +538,49 @@ def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
         raise ConfigError(f"{where}: expected a table")
     at = _key_places(path, text, "tool.auditor" if section else "")
     _reject_unknown(data, where, at=at)
+    spelled: dict[str, str] = {}
+    for key in data:  # `out-dir` and `out_dir` (or `state` and `state_path`): one key twice
+        name = _normalise_key(key)
+        if name in spelled:
+            raise ConfigError(
+                f"{at.get(key, where)}: {key!r} and {spelled[name]!r} are the same key: give one"
+            )
+        spelled[name] = key
     return _layer(data, where, path.parent, at)
 
 
 def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
+    # An empty variable (a CI variable that is not set expands to one) counts as not set.
     table = {name: env[var] for var, name in ENV_KEYS.items() if env.get(var)}
+    for var, name in ENV_KEYS.items():
+        if name in table and var != "AUDITOR_STATE":  # (a file name may hold any bytes)
+            _check_utf8(table[name], var)
     return _layer(table, "environment", cwd)
+
+
+def _check_utf8(text: str, where: str) -> None:
+    """A ConfigError when `text` (an environment variable's value, which Python decodes with
+    an escape for each byte that is not UTF-8) is not UTF-8 text: it could not be written to
+    a report or a line of output. The value is not shown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{where}: not UTF-8 text (it holds a byte that no UTF-8 character starts with)"
+        ) from None
+
+
+#: The variables a command reads whose empty value (read as not set) it says: not
+#: `AUDITOR_FINGERPRINT_KEY`, which the examples set from an optional secret (empty when there
+#: is none) and whose absence a state file made with a key refuses anyway.
+ENV_VARIABLES = (*ENV_KEYS, "AUDITOR_TOKEN")
+
+
+def empty_variables(env: Mapping[str, str]) -> list[str]:
+    """The `AUDITOR_*` variables set to an empty value: each counts as not set (the default
+    is taken, as if it were missing), which a command says, so a CI variable that expanded to
+    nothing does not silently change what it does."""
+    return [var for var in ENV_VARIABLES if var in env and not env[var]]
 
 
 def _read_token_file(path: Path) -> str:
@@ -562,6 +621,7 @@ def _fingerprint_key(env: Mapping[str, str]) -> bytes | None:
     text = env.get("AUDITOR_FINGERPRINT_KEY")
     if not text:
         return None
+    _check_utf8(text, "AUDITOR_FINGERPRINT_KEY")
     if len(text) < _MIN_FINGERPRINT_KEY:
         raise ConfigError(
             f"AUDITOR_FINGERPRINT_KEY: expected at least {_MIN_FINGERPRINT_KEY} characters"
@@ -581,7 +641,9 @@ def load_config(
         raise ConfigError("the token is never taken from a flag: use AUDITOR_TOKEN or --token-file")
     files: dict[str, Any] = {}
     pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
+    # Anything by that name is read (a folder, a named pipe or a dangling link is an error,
+    # as for any other input), never passed over: its settings would be silently left out.
+    if pyproject.exists() or pyproject.is_symlink():
         files.update(_file_layer(pyproject, section=True))
     if config_file is not None:
         files.update(_file_layer(cwd / config_file, section=False))

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from auditor import __version__
-from auditor.cli.parsers import REGISTER
+from auditor.cli.parsers import REGISTER, SingleValue, value_problem
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
 
@@ -253,6 +253,19 @@ class _Parser(argparse.ArgumentParser):
     ignores the write's OSError, so `auditor --help > /dev/full` said nothing and exited 0
     when stdout was unbuffered (`PYTHONUNBUFFERED=1`); and that a usage error never shows an
     argument that looks like a secret."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A flag that takes one value, given twice, is a usage error, not the last one kept
+        # (the registry is shared with the argument groups; subcommands are `_Parser`s too).
+        self.register("action", None, SingleValue)
+        self.register("action", "store", SingleValue)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        problem = value_problem(action, arg_string)
+        if problem is not None:
+            raise argparse.ArgumentError(action, problem)
+        return super()._get_value(action, arg_string)
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         if message:

@@ -46,6 +46,7 @@ from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
+from auditor.models import DataWarning
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count
@@ -337,7 +338,13 @@ def _sync_and_audit(
         try:
             usage = options.usage_days is not None
             summary = sync_store(store, config, ctx, quiet=quiet, usage=usage)
-            options = replace(options, data_quality=summary.data_quality)
+            quality = summary.data_quality
+            if summary.reports_skipped:  # said on stderr and in every report, as `sync` says
+                skipped = reports_not_synced(store.count_reports())
+                quality = (*quality, skipped)
+                if not quiet:
+                    print(f"auditor: warning: readiness reports {skipped.problem}", file=ctx.stderr)
+            options = replace(options, data_quality=quality)
             if not quiet:
                 print(
                     f"synced: {summary.revisions_new} new revisions, "
@@ -354,6 +361,25 @@ def _sync_and_audit(
         options = replace(options, not_evaluated=tuple(problems))
     check_at(store, options.at)
     return run_audit(store, loaded, options, publish=publish)
+
+
+def reports_not_synced(stored: int) -> DataWarning:
+    """The data-quality warning of a run whose sync fetched no readiness reports because no
+    app URL is configured (none given, or `AUDITOR_APP_URL=` set empty, which reads as unset):
+    the readiness rules judge what the store holds, which no sync of this run refreshed."""
+    held = (
+        f"the {stored} stored report{'s are' if stored != 1 else ' is'} as an earlier sync "
+        "left them"
+        if stored
+        else "none is stored, so no repository is judged"
+    )
+    return DataWarning(
+        "readiness reports",
+        "not synced: no app URL is configured (--app-url, AUDITOR_APP_URL or app_url; an empty "
+        f"AUDITOR_APP_URL reads as unset); {held}",
+        "this run's sync",
+        "configuration",
+    )
 
 
 def _write_interrupted(

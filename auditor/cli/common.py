@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
-from auditor.config import Config, load_config
+from auditor.config import Config, empty_variables, load_config
 from auditor.errors import AuditorError, ConfigError, StoreError, UsageError
 from auditor.store import Store
 from auditor.store.file import lock_path
@@ -44,6 +45,14 @@ _FLAG_KEYS = (
 def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     """Build the `Config` from flags, the context's environment and config files."""
     values = vars(args)
+    empty = empty_variables(ctx.env)
+    if empty and not values.get("quiet"):
+        names = ", ".join(empty)
+        print(
+            f"auditor: warning: {names} {'is' if len(empty) == 1 else 'are'} set but empty: "
+            "read as not set",
+            file=ctx.stderr,
+        )
     flags: dict[str, Any] = {k: values[k] for k in _FLAG_KEYS if values.get(k) is not None}
     if flags.get("policies") == []:
         del flags["policies"]
@@ -153,11 +162,25 @@ class Progress:
             print(f"auditor: {message}", file=self._stream, flush=True)
 
 
+_WEEK_DATE = re.compile(r"^\s*[+-]?\d{4}-?W", re.IGNORECASE)
+
+
 def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
-    """A `--since`/`--until` value as an aware UTC datetime; a bare date covers the whole day."""
+    """A `--since`/`--until`/`--at` value as an aware UTC datetime. A date alone, written
+    `2026-10-01` or `20261001`, covers the whole day (its end with `end_of_day`, else its
+    start), in every form alike; a week date (`2026-W40`, `2026-W40-3`, with or without a time)
+    is refused: which moment of which day it means is a guess."""
+    if _WEEK_DATE.match(text):
+        raise UsageError(
+            f"{option}: a week date is not accepted, give the day: a date such as 2026-10-01 "
+            f"or 2026-10-01T12:00:00Z, got {text!r}"
+        )
     try:
-        if len(text) == 10:
+        try:
             day = date.fromisoformat(text)
+        except ValueError:
+            day = None
+        if day is not None:
             moment = datetime.combine(day, time.min, tzinfo=UTC)
             return moment + timedelta(days=1, microseconds=-1) if end_of_day else moment
         parsed = datetime.fromisoformat(text)

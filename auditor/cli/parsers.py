@@ -43,6 +43,53 @@ def _handler(command: str, name: str) -> Handler:
     return run
 
 
+class SingleValue(argparse._StoreAction):
+    """argparse's `store`, except that a flag given a second time (`--waivers A --waivers B`,
+    `--config A --config B`) is a usage error naming it, not the last value silently kept."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given: set[str] = namespace.__dict__.setdefault("_given_once", set())
+        if self.option_strings and self.dest in given:
+            raise argparse.ArgumentError(self, "given more than once; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+#: Flags whose value is a file name (or a store's URL), which may hold bytes that are not
+#: UTF-8 (a Latin-1 file name): Python carries them as escapes, and the file opens.
+_FILE_NAMES = frozenset({"state", "against"})
+
+
+def value_problem(action: argparse.Action, text: str) -> str | None:
+    """What is wrong with a value as given on the command line, before it is converted: empty
+    (`--out ''`, `--at "$UNSET"`: never read as the flag left out), or, for a flag whose value
+    is text rather than a file name, bytes that are not UTF-8 (`--author $'a\xff@b.c'`: the
+    value cannot be written to a report or a line of output). None when it is fine."""
+    if isinstance(action, argparse._SubParsersAction):  # the rest of the line, for the command
+        return None
+    if text == "" and action.type in (None, Path):  # (a checked type says what it expects)
+        return "expected a value, got an empty one"
+    if action.type is None and action.dest not in _FILE_NAMES and not _is_utf8(text):
+        return "not UTF-8 text (it holds a byte that no UTF-8 character starts with)"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    """False when `text` carries bytes that are not UTF-8 (as Python decodes argv and the
+    environment: a lone surrogate for each such byte)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """Add --config, --state, --base-url, --app-url, --token-file and --org."""
     group = parser.add_argument_group("configuration")

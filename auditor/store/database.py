@@ -51,6 +51,7 @@ from auditor.store.file import (
     describe,
     is_damage,
     is_transient,
+    lock_path,
     open_existing,
     prepare,
     release_lock,
@@ -218,6 +219,7 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
+        lock_made = not lock_path(path).exists()
         handle = acquire_lock(path, shared=readonly)
         created = not path.exists()  # looked at under the lock; through a symlink to its target
         db: sqlite3.Connection | None = None
@@ -240,6 +242,9 @@ class Store:
             if db is not None:
                 db.close()
             if handle is not None:
+                if lock_made:  # (while held: `--state notes.yaml` leaves no `notes.yaml.lock`)
+                    with contextlib.suppress(OSError):
+                        lock_path(path).unlink()
                 release_lock(handle)
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(

@@ -35,9 +35,19 @@ def start_run(
     db.execute(
         "INSERT INTO runs (run_id, started, finished, complete, tool_version, policy_hashes,"
         " scope) VALUES (?, ?, NULL, 0, ?, ?, ?)",
-        (unique, to_text(started), tool_version, canonical(dict(policy_hashes)).decode(), scope),
+        (unique, to_text(started), tool_version, canonical(_named(policy_hashes)).decode(), scope),
     )
     return unique
+
+
+def _named(policy_hashes: Mapping[str, str]) -> dict[str, str]:
+    """The policy files' names as the state file keeps them: a byte of a name that is not
+    UTF-8 (a Latin-1 file name, which Python carries as an escape JSON cannot hold) written
+    as `\\xNN`, never dropped."""
+    return {
+        name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"): digest
+        for name, digest in policy_hashes.items()
+    }
 
 
 def complete_run(db: Any, run_id: str) -> None:

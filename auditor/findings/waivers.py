@@ -100,7 +100,9 @@ def _parse_entry(doc: YamlDocument, index: int, entry: Any, problems: list[str])
     if isinstance(entry.get("ticket"), int) and not isinstance(entry["ticket"], bool):
         entry = {**entry, "ticket": str(entry["ticket"])}  # `ticket: 1234` is a ticket number
     _check_fields(entry, report)
-    expires = _parse_expiry(entry.get("expires"), lambda m: report("expires", m))
+    expires = None
+    if "expires" in entry:  # a missing one is reported by _check_fields
+        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m))
     if len(problems) > before or expires is None:
         return None
     return Waiver(
@@ -153,9 +155,8 @@ def _check_subject(subject: str, report: Callable[[str], None]) -> None:
 
 
 def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
-    """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC."""
-    if raw is None:
-        return None
+    """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC; None (reported)
+    for anything else, an empty `expires:` (null) included."""
     day: date | None = None
     if isinstance(raw, date) and not isinstance(raw, datetime):
         day = raw
@@ -165,7 +166,8 @@ def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
         except ValueError:
             day = None
     if day is None:
-        report(f"`expires` must be a calendar date YYYY-MM-DD, got {str(raw)[:40]!r}")
+        got = "nothing (empty or null)" if raw is None else repr(str(raw)[:40])
+        report(f"`expires` must be a calendar date YYYY-MM-DD, got {got}")
         return None
     return datetime.combine(day, time.max, tzinfo=UTC)
 

@@ -70,7 +70,8 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
     except _SyntaxFailure as first:
         try:
             _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
-        except _SyntaxFailure:
+        except (_SyntaxFailure, ValueError):  # ValueError: the pure parser's chr() of an
+            # escape beyond U+10FFFF (`"\U00110000"`), which the C parser refuses at its place
             raise PolicyError(first.problems) from None
         pure = True
     data = _construct(text, file, pure=pure)
@@ -159,7 +160,7 @@ def compose(text: str, *, pure: bool) -> Node | None:
     for parser in (pure, True):
         try:
             node: Node | None = YAML(typ="safe", pure=parser).compose(text)
-        except YAMLError:
+        except (YAMLError, ValueError):  # ValueError: see `parse`
             continue
         return node
     return None

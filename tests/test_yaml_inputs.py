@@ -1,0 +1,52 @@
+"""What the safe YAML reader refuses, as the commands that read a user's file show it: each
+refusal a `file:line:col` line, exit 2, no traceback and no secret quoted."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import Context, main
+from tests.conftest import FIXED_NOW
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def run(argv: list[str], tmp_path: Path) -> tuple[int, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    ctx = Context(env={}, stdout=stdout, stderr=stderr, clock=lambda: FIXED_NOW)
+    return main(argv, ctx), stdout.getvalue() + stderr.getvalue()  # lint lists on stdout
+
+
+def as_each_input(path: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """The commands that read `path`: as the proposed file of a review, a policy file, a
+    waivers file, a readiness model."""
+    review = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--against"]
+    review += [str(EXAMPLES / "live-settings.yaml"), "--out", str(tmp_path / "out")]
+    return {
+        "review": ["review", str(path), "--against", str(EXAMPLES / "live-settings.yaml")],
+        "lint": ["policy", "lint", str(path)],
+        "waivers": [*review, "--waivers", str(path)],
+        "model": [*review, "--readiness-model", str(path)],
+    }
+
+
+@pytest.mark.parametrize("command", ["review", "lint", "waivers", "model"])
+@pytest.mark.parametrize(
+    ("name", "text", "col"),
+    [("big.yaml", 'a: "\\U00110000"\n', 7), ("big.json", '{"a": "\\U00110000"}\n', 10)],
+)
+def test_an_escape_beyond_the_last_character_is_refused_at_its_place(
+    tmp_path: Path, command: str, name: str, text: str, col: int
+) -> None:
+    """`\\U00110000` (beyond U+10FFFF) was `unexpected ValueError: chr() arg not in range`."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    code, stderr = run(as_each_input(path, tmp_path)[command], tmp_path)
+    assert code == 2, stderr
+    assert f"{path}:1:{col}: error: invalid YAML: " in stderr
+    assert "invalid Unicode character escape code" in stderr
+    assert "unexpected" not in stderr

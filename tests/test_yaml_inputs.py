@@ -50,3 +50,20 @@ def test_an_escape_beyond_the_last_character_is_refused_at_its_place(
     assert f"{path}:1:{col}: error: invalid YAML: " in stderr
     assert "invalid Unicode character escape code" in stderr
     assert "unexpected" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "typed"),
+    [("null", "~", "null"), ("1", "0x1", "1"), ("true", "True", "true")],
+)
+def test_keys_that_read_alike_once_typed_are_refused_without_their_values(
+    tmp_path: Path, first: str, second: str, typed: str
+) -> None:
+    """The parser's message quoted both values (`with value "hunter2hunter2"`): a value under
+    `env` is a secret by its place, which nothing that reads the message can tell."""
+    path = tmp_path / "proposed.yaml"
+    path.write_text(f'env:\n  {first}: {TOKEN}\n  {second}: "hunter2hunter2"\n', encoding="utf-8")
+    code, output = run(as_each_input(path, tmp_path)["review"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:3:3: error: duplicate key: this key reads as `{typed}`" in output
+    assert "hunter2" not in output and TOKEN not in output

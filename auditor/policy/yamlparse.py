@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
@@ -364,9 +365,32 @@ def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
     return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
 
 
+_TYPED_KEY = re.compile(r'found duplicate key "(None|True|False|[-+0-9.einfa]+)" with value')
+_KEY_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def _duplicate_problem(file: str, exc: DuplicateKeyError) -> str:
+    """Two keys written apart that read alike once typed (`null` and `~`, `1` and `0x1`,
+    `true` and `True`): said without quoting either value, as the parser's message does (a
+    value under `env:` is a secret by its place alone, which no detector sees in a message)."""
+    found = _TYPED_KEY.search(str(exc.problem or ""))
+    key = f" `{_KEY_WORDS.get(found[1], found[1])}`" if found else ""
+    since = ""
+    if exc.context_mark is not None:
+        start = location(file, exc.context_mark)
+        since = f" (the mapping from line {start.line}, column {start.col})"
+    message = (
+        f"duplicate key: this key reads as{key}, as an earlier key of the same mapping"
+        f"{since} does (YAML reads `null` and `~`, `1` and `0x1`, `true` and `True` alike)"
+    )
+    return problem(location(file, exc.problem_mark), "", message)
+
+
 def _construct(text: str, file: str, *, pure: bool) -> Any:
     try:
         return YAML(typ="safe", pure=pure).load(text)
+    except DuplicateKeyError as exc:
+        raise PolicyError([_duplicate_problem(file, exc)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text)]) from None
     except ValueError:  # 2026-02-30, or an integer longer than int() converts

@@ -67,3 +67,23 @@ def test_keys_that_read_alike_once_typed_are_refused_without_their_values(
     assert code == 2, output
     assert f"{path}:3:3: error: duplicate key: this key reads as `{typed}`" in output
     assert "hunter2" not in output and TOKEN not in output
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "shown"),
+    [
+        ("1: a\nnull: b\n", "1:1", "1"),
+        ("sandbox:\n  enabled: true\n  null: b\n", "3:3", "null"),
+        ("a:\n  b: [1, {c: 1, 2026-01-01: x}]\n", "2:17", "2026-01-01"),
+        ("a: 1\nTrue: b\n", "2:1", "true"),
+    ],
+)
+def test_a_settings_key_that_is_not_text_is_refused_at_its_place(
+    tmp_path: Path, text: str, at: str, shown: str
+) -> None:
+    """`1: a` and `null: b` were reviewed as keys "1" and "None"."""
+    path = tmp_path / "proposed.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, output = run(as_each_input(path, tmp_path)["review"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:{at}: error: key `{shown}` must be text (quote it)" in output

@@ -184,6 +184,20 @@ def locate(
     return location(file, mark)
 
 
+def typed_key(root: Node | None, file: str, parts: Sequence[str | int]) -> SourceLocation:
+    """1-based position of the first key of the mapping at `parts` that YAML reads as other
+    than text (`1:`, `null:`, `true:`, a date); the mapping's own position without one."""
+    node = root
+    for part in parts:
+        found = _child(node, part) if node is not None else None
+        node = found[1] if found is not None else None
+    if isinstance(node, MappingNode):
+        for key_node, _ in node.value:
+            if key_node.tag != _CORE + "str":
+                return location(file, key_node.start_mark)
+    return location(file, node.start_mark if node is not None else None)
+
+
 def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
     if isinstance(node, MappingNode):
         for key_node, value_node in node.value:

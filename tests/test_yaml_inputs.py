@@ -87,3 +87,27 @@ def test_a_settings_key_that_is_not_text_is_refused_at_its_place(
     code, output = run(as_each_input(path, tmp_path)["review"], tmp_path)
     assert code == 2, output
     assert f"{path}:{at}: error: key `{shown}` must be text (quote it)" in output
+
+
+POLICY = """\
+rules:
+  - id: T-001
+    title: sandbox on
+    severity: high
+    target: settings
+    assert: {path: sandbox.enabled, equals: true}
+"""
+
+
+def _policy_test(tmp_path: Path, cases: str) -> tuple[int, str]:
+    (tmp_path / "p.yaml").write_text(POLICY, encoding="utf-8")
+    (tmp_path / "p.tests.yaml").write_text("tests:\n" + cases, encoding="utf-8")
+    return run(["policy", "test", str(tmp_path / "p.yaml")], tmp_path)
+
+
+def test_a_test_case_named_like_a_secret_is_not_printed(tmp_path: Path) -> None:
+    case = "    settings: {sandbox: {enabled: true}}\n    expect: {T-001: pass}\n"
+    code, output = _policy_test(tmp_path, f"  - name: {TOKEN}\n{case}  - name: ok\n{case}")
+    assert code == 0, output
+    assert "PASS " in output and TOKEN not in output
+    assert ": <not shown: looks like a secret>\n" in output and ": ok\n" in output

@@ -111,3 +111,51 @@ def test_a_test_case_named_like_a_secret_is_not_printed(tmp_path: Path) -> None:
     assert code == 0, output
     assert "PASS " in output and TOKEN not in output
     assert ": <not shown: looks like a secret>\n" in output and ": ok\n" in output
+
+
+@pytest.mark.parametrize(
+    ("condition", "at", "message"),
+    [
+        ('{path: "", equals: true}', "6:20", "assert.path: a path must not be empty"),
+        ('{each: "", assert: {equals: 1}}', "6:20", "assert.each: a path must not be empty"),
+        (
+            "{path: x, within_days: -5}",
+            "6:36",
+            "assert.within_days: `within_days` counts days before now: 0 or",
+        ),
+        (
+            "{path: x, older_than_days: -0.5}",
+            "6:40",
+            "assert.older_than_days: `older_than_days` counts days",
+        ),
+    ],
+)
+def test_lint_refuses_an_empty_path_and_negative_days(
+    tmp_path: Path, condition: str, at: str, message: str
+) -> None:
+    """`path: ""` named the value itself and `within_days: -5` no time at all: both linted
+    clean."""
+    path = tmp_path / "p.yaml"
+    path.write_text(POLICY.replace("{path: sandbox.enabled, equals: true}", condition))
+    code, output = run(as_each_input(path, tmp_path)["lint"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:{at}: error: $.rules[0].{message}" in output
+
+
+@pytest.mark.parametrize(
+    ("levels", "at", "message"),
+    [
+        ("{-3: Neg, 1: A}", "1:10", "$.levels['-3']: `levels.-3`: a level is 1 or more, got -3"),
+        ("{0: Z, 1: A}", "1:10", "$.levels['0']: `levels.0`: a level is 1 or more, got 0"),
+        ("{1: A, 3: C}", "1:9", "$.levels: `levels`: levels are numbered 1, 2, … without a gap"),
+    ],
+)
+def test_a_readiness_model_level_is_1_or_more_without_gaps(
+    tmp_path: Path, levels: str, at: str, message: str
+) -> None:
+    path = tmp_path / "model.yaml"
+    criteria = "criteria:\n  c1: {level: 1, scope: repository, pillar: X}\n"
+    path.write_text(f"levels: {levels}\n{criteria}", encoding="utf-8")
+    code, output = run(as_each_input(path, tmp_path)["model"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:{at}: error: {message}" in output

@@ -163,6 +163,19 @@ class Waiver:
     expires: datetime  # end of the expiry day, UTC
     ticket: str = ""
     source: SourceLocation | None = None
+    #: (rule, subject) as the file writes them, when `rule_id`/`subject` are the text shown
+    #: (a secret in them as its marker); matching goes by these. None: as shown.
+    written: tuple[str, str] | None = None
+
+    @property
+    def match_rule(self) -> str:
+        """The rule id this waiver matches (as written)."""
+        return self.written[0] if self.written else self.rule_id
+
+    @property
+    def match_subject(self) -> str:
+        """The subject pattern this waiver matches (as written)."""
+        return self.written[1] if self.written else self.subject
 
 
 @dataclass(frozen=True, slots=True)

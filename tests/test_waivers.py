@@ -215,9 +215,9 @@ def test_invalid_file_reports_every_problem_with_position(tmp_path: Path) -> Non
     with pytest.raises(PolicyError) as info:
         load_waivers(path)
     assert info.value.problems == [
-        f"{path}:3:14: error: $.waivers[0].subject: subject `setings` is not `settings`, `org`, "
-        "`change`, `change:A..B`, `usage`, `usage@YYYY-MM-DD` or a repository URL glob such as "
-        "https://github.com/acme/legacy-* (did you mean `settings`?)",
+        f"{path}:3:14: error: $.waivers[0].subject: subject `setings` is not `settings`, "
+        "`settings@N`, `org`, `change`, `change:A..B`, `usage`, `usage@YYYY-MM-DD` or a "
+        "repository URL glob such as https://github.com/acme/legacy-* (did you mean `settings`?)",
         f"{path}:4:13: error: $.waivers[0].reason: `reason` must be a non-empty string",
         f"{path}:7:5: error: $.waivers[0].tickt: unknown key `tickt` (did you mean `ticket`?)",
         f"{path}:12:14: error: $.waivers[1].expires: `expires` must be a calendar date "

@@ -133,8 +133,16 @@ def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
     for key, name in raw.items():
         if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
             problems.add(("levels", str(key)), "must map an integer level to a name")
+        elif key < 1:  # every repository starts at level 1
+            problems.add(("levels", str(key)), f"a level is 1 or more, got {key}", key=True)
         else:
             levels[key] = name
+    if len(levels) == len(raw) and sorted(levels) != list(range(1, len(levels) + 1)):
+        problems.add(
+            ("levels",),
+            f"levels are numbered 1, 2, … without a gap (a repository starts at level 1 and "
+            f"reaches n+1 from n), got {sorted(levels)}",
+        )
     return dict(sorted(levels.items()))
 
 

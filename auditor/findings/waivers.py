@@ -37,7 +37,11 @@ KEYWORD_SUBJECTS = ("settings", "org", "change", "usage")
 EXPIRING_SOON_DAYS = 14
 MAX_TERM_DAYS = 365
 WAIVABLE = frozenset({"fail", "unknown", "error"})
-_EXACT_SUBJECT = re.compile(r"^(?:settings@\d+|change:\d+\.\.\d+|usage@\d{4}-\d{2}-\d{2})$")
+# a revision as subjects name it (`settings@412`, never `settings@0412`, which no subject is)
+_REV = r"(?:0|[1-9]\d*)"
+_EXACT_SUBJECT = re.compile(
+    rf"^(?:settings@{_REV}|change:{_REV}\.\.{_REV}|usage@\d{{4}}-\d{{2}}-\d{{2}})$"
+)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -100,7 +104,9 @@ def _parse_entry(doc: YamlDocument, index: int, entry: Any, problems: list[str])
     if isinstance(entry.get("ticket"), int) and not isinstance(entry["ticket"], bool):
         entry = {**entry, "ticket": str(entry["ticket"])}  # `ticket: 1234` is a ticket number
     _check_fields(entry, report)
-    expires = _parse_expiry(entry.get("expires"), lambda m: report("expires", m))
+    expires = None
+    if "expires" in entry:  # a missing one is reported by _check_fields
+        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m))
     if len(problems) > before or expires is None:
         return None
     return Waiver(
@@ -142,20 +148,32 @@ def _check_subject(subject: str, report: Callable[[str], None]) -> None:
             f"later revision B{hint}"
         )
         return
-    if text in KEYWORD_SUBJECTS or _EXACT_SUBJECT.match(text) or "://" in text:
+    if text in KEYWORD_SUBJECTS or "://" in text:
+        return
+    if _EXACT_SUBJECT.match(text):
+        if not text.startswith("usage@") or _calendar_day(text.removeprefix("usage@")):
+            return
+        report(f"subject `{text}` names no calendar day (`usage@YYYY-MM-DD`)")
         return
     hint = suggest(text, KEYWORD_SUBJECTS)
     report(
-        f"subject `{text}` is not `settings`, `org`, `change`, `change:A..B`, `usage`, "
-        "`usage@YYYY-MM-DD` "
+        f"subject `{text}` is not `settings`, `settings@N`, `org`, `change`, `change:A..B`, "
+        "`usage`, `usage@YYYY-MM-DD` "
         f"or a repository URL glob such as https://github.com/acme/legacy-*{hint}"
     )
 
 
+def _calendar_day(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
-    """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC."""
-    if raw is None:
-        return None
+    """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC; None (reported)
+    for anything else, an empty `expires:` (null) included."""
     day: date | None = None
     if isinstance(raw, date) and not isinstance(raw, datetime):
         day = raw
@@ -165,7 +183,8 @@ def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
         except ValueError:
             day = None
     if day is None:
-        report(f"`expires` must be a calendar date YYYY-MM-DD, got {str(raw)[:40]!r}")
+        got = "nothing (empty or null)" if raw is None else repr(str(raw)[:40])
+        report(f"`expires` must be a calendar date YYYY-MM-DD, got {got}")
         return None
     return datetime.combine(day, time.max, tzinfo=UTC)
 
@@ -185,7 +204,7 @@ def _check_duplicates(waivers: Sequence[Waiver], problems: list[str]) -> None:
 
 def subject_matches(waiver: Waiver, subject: Subject) -> bool:
     """True when the waiver's subject covers this result's subject."""
-    pattern = waiver.subject
+    pattern = waiver.match_subject
     if pattern == subject.key:
         return True
     if pattern == "settings":
@@ -223,7 +242,7 @@ def apply_waivers(
     readiness rule with no reports) still makes its waiver stale, as does a rule no policy
     has."""
     in_force = [w for w in waivers if now <= w.expires]
-    used: set[int] = {id(w) for w in in_force if w.rule_id in untried}  # so never stale
+    used: set[int] = {id(w) for w in in_force if w.match_rule in untried}  # so never stale
     out: list[RuleResult] = []
     for result in results:
         match = _first_match(result, in_force) if result.status in WAIVABLE else None
@@ -238,7 +257,7 @@ def apply_waivers(
 
 def _first_match(result: RuleResult, waivers: Sequence[Waiver]) -> Waiver | None:
     for waiver in waivers:
-        if waiver.rule_id == result.rule.id and subject_matches(waiver, result.subject):
+        if waiver.match_rule == result.rule.id and subject_matches(waiver, result.subject):
             return waiver
     return None
 

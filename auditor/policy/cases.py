@@ -148,7 +148,7 @@ class _CaseReader:
         if len(self.problems) > count or inputs is None:
             return None
         documents = tuple(plain(raw[k]) for k in _DATA_KEYS if k in raw)
-        return Case(str(raw.get("name", f"case {index + 1}")), inputs, expect, documents)
+        return Case(_shown_name(raw.get("name"), index), inputs, expect, documents)
 
     def _expect(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> dict[str, str]:
         known = [r.id for r in self.policy.rules] if self.policy else []
@@ -270,6 +270,17 @@ class _CaseReader:
                 return None
             reports.append(report)
         return tuple(reports)
+
+
+def _shown_name(raw: Any, index: int) -> str:
+    """A case's name as `policy test` prints it: one that looks like a secret (a token pasted
+    as the name) as `<not shown: looks like a secret>`, like any other value of a policy file
+    an output shows; two such names are then the same name (refused: results that cannot be
+    told apart)."""
+    from auditor.redact.shown import not_shown, ordinary_name
+
+    name = str(raw) if raw is not None else f"case {index + 1}"
+    return name if ordinary_name(name) else not_shown(name)
 
 
 _DATA_KEYS = ("settings", "before", "after", "reports", "usage")

@@ -22,6 +22,7 @@ LOGIC_KEYS = ("all", "any", "not")
 QUANTIFIERS = ("each", "some", "none")
 LEAF_KEYS = ("path", "default", "enum")
 ORDERED_OPS = ("at_most", "at_least", "increased", "decreased")
+NON_NEGATIVE_OPS = ("within_days", "older_than_days")  # days before now
 
 
 class Compiler:
@@ -101,6 +102,9 @@ class Compiler:
         if not isinstance(text, str):
             self.fail(where, "a path must be a string")
             return None
+        if not text:  # compiled to the value itself, as `@` does, where a key was meant
+            self.fail(where, "a path must not be empty (`@` names the value itself)")
+            return None
         try:
             return compile_path(text)
         except PathSyntaxError as exc:
@@ -148,7 +152,10 @@ class Compiler:
         if name in ORDERED_OPS and "enum" in raw:
             arg = {"enum": raw["enum"]} if arg is True else {"enum": raw["enum"], "value": arg}
         try:
-            return op, op.prepare(arg, self.enums), raw[name]
+            prepared = op.prepare(arg, self.enums)
+            if name in NON_NEGATIVE_OPS and prepared < 0:
+                raise ValueError(f"`{name}` counts days before now: 0 or more, got {arg!r}")
+            return op, prepared, raw[name]
         except ValueError as exc:
             self.fail((*where, name), str(exc))
             return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
@@ -70,7 +71,8 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
     except _SyntaxFailure as first:
         try:
             _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
-        except _SyntaxFailure:
+        except (_SyntaxFailure, ValueError):  # ValueError: the pure parser's chr() of an
+            # escape beyond U+10FFFF (`"\U00110000"`), which the C parser refuses at its place
             raise PolicyError(first.problems) from None
         pure = True
     data = _construct(text, file, pure=pure)
@@ -159,7 +161,7 @@ def compose(text: str, *, pure: bool) -> Node | None:
     for parser in (pure, True):
         try:
             node: Node | None = YAML(typ="safe", pure=parser).compose(text)
-        except YAMLError:
+        except (YAMLError, ValueError):  # ValueError: see `parse`
             continue
         return node
     return None
@@ -180,6 +182,20 @@ def locate(
         key_node, node = found
         mark = key_node.start_mark if key and key_node is not None else node.start_mark
     return location(file, mark)
+
+
+def typed_key(root: Node | None, file: str, parts: Sequence[str | int]) -> SourceLocation:
+    """1-based position of the first key of the mapping at `parts` that YAML reads as other
+    than text (`1:`, `null:`, `true:`, a date); the mapping's own position without one."""
+    node = root
+    for part in parts:
+        found = _child(node, part) if node is not None else None
+        node = found[1] if found is not None else None
+    if isinstance(node, MappingNode):
+        for key_node, _ in node.value:
+            if key_node.tag != _CORE + "str":
+                return location(file, key_node.start_mark)
+    return location(file, node.start_mark if node is not None else None)
 
 
 def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
@@ -363,9 +379,32 @@ def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
     return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
 
 
+_TYPED_KEY = re.compile(r'found duplicate key "(None|True|False|[-+0-9.einfa]+)" with value')
+_KEY_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def _duplicate_problem(file: str, exc: DuplicateKeyError) -> str:
+    """Two keys written apart that read alike once typed (`null` and `~`, `1` and `0x1`,
+    `true` and `True`): said without quoting either value, as the parser's message does (a
+    value under `env:` is a secret by its place alone, which no detector sees in a message)."""
+    found = _TYPED_KEY.search(str(exc.problem or ""))
+    key = f" `{_KEY_WORDS.get(found[1], found[1])}`" if found else ""
+    since = ""
+    if exc.context_mark is not None:
+        start = location(file, exc.context_mark)
+        since = f" (the mapping from line {start.line}, column {start.col})"
+    message = (
+        f"duplicate key: this key reads as{key}, as an earlier key of the same mapping"
+        f"{since} does (YAML reads `null` and `~`, `1` and `0x1`, `true` and `True` alike)"
+    )
+    return problem(location(file, exc.problem_mark), "", message)
+
+
 def _construct(text: str, file: str, *, pure: bool) -> Any:
     try:
         return YAML(typ="safe", pure=pure).load(text)
+    except DuplicateKeyError as exc:
+        raise PolicyError([_duplicate_problem(file, exc)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text)]) from None
     except ValueError:  # 2026-02-30, or an integer longer than int() converts

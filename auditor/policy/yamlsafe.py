@@ -97,6 +97,19 @@ class YamlDocument:
             self._root.append(yamlparse.compose(self.text, pure=self.pure))
         return self._root[0]
 
+    def refuse_typed_keys(self) -> None:
+        """PolicyError at the first mapping key that is not text (`1:`, `null:`, `true:`),
+        which a settings object cannot hold: it read as the text `"1"`, `"None"`, `"True"`."""
+        found = _non_text_key(self.data)
+        if found is None:
+            return
+        *parent, key = found
+        from auditor.policy import yamlparse
+
+        loc = yamlparse.typed_key(self._node_tree(), self.path, parent)
+        shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
+        raise PolicyError([problem(loc, "", f"key `{shown}` must be text (quote it)")])
+
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
         """1-based position of the value at `parts` (of its key with `key=True`).
 
@@ -108,6 +121,22 @@ class YamlDocument:
         from auditor.policy import yamlparse
 
         return yamlparse.locate(self._node_tree(), self.path, parts, key=key)
+
+
+def _non_text_key(value: Any) -> tuple[Any, ...] | None:
+    """The path to the first mapping key that is not a string, or None (without recursion: a
+    settings file nests up to 64 levels)."""
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while pending:
+        item, at = pending.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return (*at, key)
+            pending.extend((v, (*at, k)) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend((v, (*at, i)) for i, v in reversed(list(enumerate(item))))
+    return None
 
 
 class FileReadError(PolicyError):

@@ -8,7 +8,6 @@ are split into words (camelCase, snake_case, kebab-case, digits), so `apiKeys`, 
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -188,16 +187,41 @@ def words(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=8192)
 def is_secret_key(name: str) -> bool:
-    """True when a JSON key's name says its string value is a secret."""
-    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    """True when a JSON key's name says its string value is a secret.
+
+    The words are read one at a time, never listed: every string of a settings document is
+    asked (`Redactor` tells keys from values later), and the list of a 4 MB value's 2 million
+    words (`a-a-a-…`) took 130 MB."""
+    flat = _flat(name)
     if flat in NON_SECRET_NAMES:
         return False
-    parts = words(name)
-    if not parts or parts[-1] in _METADATA_TAILS or parts[-1].endswith("tokens"):
+    last: str | None = None
+    secret_word = paired = False
+    for match in _WORD.finditer(name):
+        word = match.group(0).lower()
+        secret_word = secret_word or word in _SECRET_WORDS
+        paired = paired or (last is not None and (last, word) in _SECRET_PAIRS)
+        last = word
+    if last is None or last in _METADATA_TAILS or last.endswith("tokens"):
         return False
-    if flat in {"key", "keys"} or any(p in _SECRET_WORDS for p in parts):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+    return flat in {"key", "keys"} or secret_word or paired
+
+
+_NOT_ALNUM = bytes(b for b in range(128) if not chr(b).isalnum() or chr(b).isupper())
+
+
+def _flat(name: str) -> str:
+    """`name` lower-cased, only its ASCII letters and digits kept (`re.sub(r"[^a-z0-9]", "",
+    name.lower())`, without a piece per match)."""
+    return name.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode()
+
+
+def _last_word(name: str) -> str | None:
+    """The last of `words(name)`, without listing them (see `is_secret_key`)."""
+    last = None
+    for last in _WORD.finditer(name):  # noqa: B007 (the last one is wanted)
+        pass
+    return last.group(0).lower() if last is not None else None
 
 
 # The last words of a key that names a secret itself, whose number value is one too: the
@@ -213,8 +237,8 @@ _SECRET_TAILS = (
 def names_a_secret(name: str) -> bool:
     """A secret key (`is_secret_key`) whose last word names the secret itself (`apiKey`,
     `dbPassword`, `pin`), not a setting about one (`passwordMaxAge`, `authRetries`)."""
-    parts = words(name)
-    return bool(parts) and parts[-1] in _SECRET_TAILS and is_secret_key(name)
+    last = _last_word(name)
+    return last is not None and last in _SECRET_TAILS and is_secret_key(name)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -70,6 +70,7 @@ class SettingsFile:
 def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     """Load a proposed settings file; DataError when it is not a settings object."""
     doc = load_yaml(path, max_bytes=16_000_000)
+    doc.refuse_typed_keys()  # `1:`, `null:` read as "1", "None": keys of a settings object are text
     data: Any = doc.data
     prefix: tuple[str, ...] = ()
     if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:

@@ -193,12 +193,24 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
 
 
 def _redacted_waiver(waiver: Waiver, redact: Callable[[str], str]) -> Waiver:
-    """`waiver` with a secret in its reason, owner or ticket (the text the reports show) as its
-    marker; what it matches (rule, subject) as written. The same object when nothing changed."""
+    """`waiver` with a secret in any of its text (rule, subject, reason, owner, ticket: all of
+    it reaches the reports) as its marker; what it matches (rule, subject) kept as written in
+    `written`. The same object when nothing changed."""
+    rule, subject = redact(waiver.rule_id), redact(waiver.subject)
     reason, owner, ticket = redact(waiver.reason), redact(waiver.owner), redact(waiver.ticket)
-    if (reason, owner, ticket) == (waiver.reason, waiver.owner, waiver.ticket):
+    shown = (rule, subject, reason, owner, ticket)
+    if shown == (waiver.rule_id, waiver.subject, waiver.reason, waiver.owner, waiver.ticket):
         return waiver
-    return replace(waiver, reason=reason, owner=owner, ticket=ticket)
+    written = (waiver.match_rule, waiver.match_subject)
+    return replace(
+        waiver,
+        rule_id=rule,
+        subject=subject,
+        reason=reason,
+        owner=owner,
+        ticket=ticket,
+        written=written if written != (rule, subject) else None,
+    )
 
 
 def _run_audit(

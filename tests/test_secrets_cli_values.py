@@ -18,9 +18,12 @@ import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW
 from tests.test_report_limits import check_sarif
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,19 +79,27 @@ def _review(
     argv += ["--against", str((hidden / "live-settings.yaml").relative_to(tmp_path))]
     argv += ["--waivers", str(hidden / "waivers.yaml"), "--policy", str(hidden / "policies")]
     argv += ["--author", secret, "--sarif-category", category or secret, "--out", str(out)]
+    return _outputs(argv, tmp_path, env | {"GITHUB_STEP_SUMMARY": str(summary)}, out)
+
+
+def _outputs(argv: list[str], tmp_path: Path, env: dict[str, str], out: Path) -> dict[str, str]:
+    """`argv` run in a child process in `tmp_path` (exit 1: findings); stdout, stderr, the
+    step summary when one is written, and every report in `out`."""
     child_env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path),
         "PYTHONPATH": str(ROOT),
-        "GITHUB_STEP_SUMMARY": str(summary),
         **env,
     }
     done = subprocess.run(
-        argv, cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=120
+        argv, cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 1, done.stderr  # the example change introduces findings
     check_sarif(out / "findings.sarif")  # still valid SARIF 2.1.0
-    texts = {"stdout": done.stdout, "stderr": done.stderr, "summary": summary.read_text()}
+    texts = {"stdout": done.stdout, "stderr": done.stderr}
+    summary = Path(env.get("GITHUB_STEP_SUMMARY", tmp_path / "no-summary"))
+    if summary.exists():
+        texts["summary"] = summary.read_text(encoding="utf-8")
     written = sorted(p.name for p in out.iterdir())
     assert written == ["findings.json", "findings.sarif", "junit.xml", "report.html", "report.md"]
     texts |= {name: (out / name).read_text(encoding="utf-8") for name in written}
@@ -132,3 +143,35 @@ def test_ordinary_values_stay_as_written(tmp_path: Path) -> None:
     sarif = json.loads(texts["findings.sarif"])["runs"][0]
     assert sarif["automationDetails"]["id"].startswith("auditor/acme/review-ci/review-")
     assert NOT_SHOWN not in texts["report.md"] and "[token]" not in texts["findings.json"]
+
+
+def test_the_nightly_run_names_no_secret_it_was_given(tmp_path: Path) -> None:
+    """`auditor run` with the command's token in the name of the --policy folder and as
+    --sarif-category, and a GitHub token in the names of the --waivers and --out folders."""
+    policies = tmp_path / TOKEN
+    policies.mkdir()
+    for name in ("baseline.yaml", "changes.yaml"):
+        shutil.copy(ROOT / "policies" / name, policies / name)
+    (tmp_path / GHP).mkdir()
+    shutil.copy(EXAMPLES / "waivers.yaml", tmp_path / GHP / "waivers.yaml")
+    out = tmp_path / "reports" / GHP
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=2) as emu:
+        env: dict[str, Any] = {
+            "AUDITOR_BASE_URL": emu.base_url,
+            "AUDITOR_APP_URL": emu.app_url,
+            "AUDITOR_TOKEN": TOKEN,
+            "AUDITOR_STATE": str(tmp_path / "state.db"),
+        }
+        argv = [sys.executable, "-m", "auditor", "run", "--no-usage", "--policy", TOKEN]
+        argv += ["--waivers", f"{GHP}/waivers.yaml", "--sarif-category", TOKEN]
+        texts = _outputs([*argv, "--out", str(out)], tmp_path, env, out)
+    leaks = {name: found for name, text in texts.items() if (found := _leaks(text, (TOKEN, GHP)))}
+    assert not leaks
+    assert f"reports: {tmp_path}/reports/{NOT_SHOWN}/report.html" in texts["stdout"]
+    doc = json.loads(texts["findings.json"])
+    assert {p["path"] for p in doc["policy_files"]} == {
+        "[token]/baseline.yaml",
+        "[token]/changes.yaml",
+    }
+    sarif = json.loads(texts["findings.sarif"])["runs"][0]
+    assert sarif["automationDetails"]["id"].startswith("not-shown/")

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -82,17 +81,21 @@ def _review(
     return _outputs(argv, tmp_path, env | {"GITHUB_STEP_SUMMARY": str(summary)}, out)
 
 
+def _child_env(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+            **env}  # fmt: skip
+
+
 def _outputs(argv: list[str], tmp_path: Path, env: dict[str, str], out: Path) -> dict[str, str]:
     """`argv` run in a child process in `tmp_path` (exit 1: findings); stdout, stderr, the
     step summary when one is written, and every report in `out`."""
-    child_env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "PYTHONPATH": str(ROOT),
-        **env,
-    }
     done = subprocess.run(
-        argv, cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=300
+        argv,
+        cwd=tmp_path,
+        env=_child_env(tmp_path, env),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 1, done.stderr  # the example change introduces findings
     check_sarif(out / "findings.sarif")  # still valid SARIF 2.1.0
@@ -147,7 +150,8 @@ def test_ordinary_values_stay_as_written(tmp_path: Path) -> None:
 
 def test_the_nightly_run_names_no_secret_it_was_given(tmp_path: Path) -> None:
     """`auditor run` with the command's token in the name of the --policy folder and as
-    --sarif-category, and a GitHub token in the names of the --waivers and --out folders."""
+    --sarif-category, and a GitHub token in the names of the --waivers and --out folders;
+    then `auditor export` of the same inputs (its parameters, copies and reports)."""
     policies = tmp_path / TOKEN
     policies.mkdir()
     for name in ("baseline.yaml", "changes.yaml"):
@@ -156,7 +160,7 @@ def test_the_nightly_run_names_no_secret_it_was_given(tmp_path: Path) -> None:
     shutil.copy(EXAMPLES / "waivers.yaml", tmp_path / GHP / "waivers.yaml")
     out = tmp_path / "reports" / GHP
     with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=2) as emu:
-        env: dict[str, Any] = {
+        env: dict[str, str] = {
             "AUDITOR_BASE_URL": emu.base_url,
             "AUDITOR_APP_URL": emu.app_url,
             "AUDITOR_TOKEN": TOKEN,
@@ -165,6 +169,18 @@ def test_the_nightly_run_names_no_secret_it_was_given(tmp_path: Path) -> None:
         argv = [sys.executable, "-m", "auditor", "run", "--no-usage", "--policy", TOKEN]
         argv += ["--waivers", f"{GHP}/waivers.yaml", "--sarif-category", TOKEN]
         texts = _outputs([*argv, "--out", str(out)], tmp_path, env, out)
+        bundle = tmp_path / "bundle"
+        export = [sys.executable, "-m", "auditor", "export", "--policy", TOKEN, "--waivers"]
+        export += [f"{GHP}/waivers.yaml", "--out", str(bundle)]
+        done = subprocess.run(export, cwd=tmp_path, env=_child_env(tmp_path, env),
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    texts |= {"export stdout": done.stdout, "export stderr": done.stderr}
+    texts |= {
+        str(p.relative_to(bundle)): p.read_text(encoding="utf-8", errors="replace")
+        for p in bundle.rglob("*")
+        if p.is_file()
+    }
     leaks = {name: found for name, text in texts.items() if (found := _leaks(text, (TOKEN, GHP)))}
     assert not leaks
     assert f"reports: {tmp_path}/reports/{NOT_SHOWN}/report.html" in texts["stdout"]

@@ -166,6 +166,7 @@ def distinct_paths(paths: Iterable[str], cwd: Path, tokens: Iterable[str] = ()) 
     policy hashes and the reports keep one entry per file."""
     shown: dict[str, str] = {}
     taken: set[str] = set()
+    tokens = tuple(tokens)  # read once per path
     for path in paths:
         shown[path] = first_free(display_path(path, cwd, tokens), taken, lambda b, n: f"{b} ({n})")
     return shown

@@ -191,3 +191,23 @@ def test_the_nightly_run_names_no_secret_it_was_given(tmp_path: Path) -> None:
     }
     sarif = json.loads(texts["findings.sarif"])["runs"][0]
     assert sarif["automationDetails"]["id"].startswith("not-shown/")
+
+
+@pytest.mark.parametrize(
+    ("secret", "shown"),
+    [(TOKEN, "[token]"), (GHP, NOT_SHOWN)],
+    ids=["the-command-token", "a-github-token"],
+)
+def test_policy_test_names_no_secret_in_a_file_name(
+    tmp_path: Path, secret: str, shown: str
+) -> None:
+    """`auditor policy test` prints one line per case with its test file's name."""
+    (tmp_path / secret).mkdir()
+    for name in ("changes.yaml", "changes.tests.yaml"):
+        shutil.copy(ROOT / "policies" / name, tmp_path / secret / name)
+    argv = [sys.executable, "-m", "auditor", "policy", "test", secret]
+    done = subprocess.run(argv, cwd=tmp_path, env=_child_env(tmp_path, {"AUDITOR_TOKEN": TOKEN}),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not _leaks(done.stdout + done.stderr, (secret,))
+    assert f"PASS {shown}/changes.tests.yaml: " in done.stdout

@@ -47,6 +47,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             waivers=config.waivers,
             readiness_model=config.readiness_model,
             cwd=Path(ctx.cwd),
+            tokens=tuple(ctx.secrets()),
             at=at,
             all_revisions=args.all_revisions,
             fail_on=config.fail_on,

@@ -91,9 +91,12 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
         count = len(exc.problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
+    from auditor.redact.shown import printed_path
+
     for case in cases:
         verdict = "PASS" if case.passed else "FAIL"
-        line = f"{verdict} {case.file}: {case.name}"
+        # a test file's name that looks like a secret (or holds the command's token) not shown
+        line = f"{verdict} {printed_path(case.file, ctx.secrets())}: {case.name}"
         if case.passed:
             print(terminal_text(scrubbed(line, ctx.secrets())), file=ctx.stdout)
         else:  # a rule's message quotes the case's value, which no redaction has seen

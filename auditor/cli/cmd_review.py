@@ -13,6 +13,7 @@ import os
 import secrets
 import stat
 import subprocess
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ from auditor.errors import AuditorError, DataError, UsageError
 from auditor.models import Revision, User
 from auditor.operators import fingerprinting
 from auditor.redact import Redactor
+from auditor.redact.shown import printed_path, shown_value
 from auditor.report import ReportData, render_markdown, write_reports
 from auditor.store.database import Store
 from auditor.workflows.review import (
@@ -70,9 +72,13 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
     config = config_from_args(args, ctx)
     now = ctx.clock()
-    loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    tokens = ctx.secrets()  # the command's own: `[token]` wherever a value given shows
+    loaded = load_inputs(
+        config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd), tokens=tokens
+    )
     reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused
     author, source = proposed_author(args.author, ctx)
+    author = shown_author(author, tokens)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
@@ -90,7 +96,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         redactor = _file_redactor(config)
         request = _against_file(args, config, now, run_id, redactor, ctx)
         outcome = _reviewed(loaded, replace(request, author=author), redactor)
-    data = with_report_options(outcome.data, args, config.org)
+    data = with_report_options(outcome.data, args, config.org, tokens)
     write_reports(data, out_dir, args.outputs)
     if not args.quiet:  # shown before the step summary is tried: its failure is an error
         print_summary(outcome.data, out_dir, ctx, args.outputs)
@@ -113,6 +119,16 @@ def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) 
     or a waiver reaches no output)."""
     with fingerprinting(redactor.marker):
         return run_review(redacted_inputs(loaded, redactor), request)
+
+
+def shown_author(author: Author, tokens: Iterable[str]) -> Author:
+    """The author as the review judges and shows it (the rules' `$.author`, "since … by", the
+    `proposed by` line): a token typed as `--author` (the command's own reads `[token]`, any
+    other value that looks like a secret `<not shown: looks like a secret>`, as a command
+    shows a value it was given) never reaches a report. Such an author is no person's
+    address, so an author rule still fails on it."""
+    email, name = shown_value(author.email, tokens), shown_value(author.name, tokens)
+    return author if (email, name) == (author.email, author.name) else Author(email, name)
 
 
 def proposed_author(flag: str | None, ctx: Context) -> tuple[Author, str]:
@@ -214,7 +230,7 @@ def _against_file(
         live=live,
         history=(live,),
         proposed=_proposed(args.proposed, redactor, ctx),
-        against=args.against,
+        against=printed_path(args.against, ctx.secrets()),
         now=now,
         run_id=run_id,
         api_address="(files)",
@@ -227,7 +243,7 @@ def _proposed(path: Path, redactor: Redactor, ctx: Context) -> SettingsFile:
     """The proposed file, named in the reports (and SARIF's artifact URI) by its path from
     the repository's root, as GitHub code scanning links it (`repository_path`)."""
     loaded = _load(path, redactor)
-    shown = repository_path(path, ctx)
+    shown = printed_path(repository_path(path, ctx), ctx.secrets())
     if shown == loaded.path:
         return loaded
     return replace(loaded, path=shown, document=replace(loaded.document, path=shown))

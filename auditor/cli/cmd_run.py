@@ -83,7 +83,13 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         ctx.tokens.update(e.token for e in entries if e.token)
     now = ctx.clock()
     at = parse_at(args.at, now)
-    loaded = load_inputs(config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd))
+    loaded = load_inputs(
+        config.policies,
+        config.waivers,
+        config.readiness_model,
+        cwd=Path(ctx.cwd),
+        tokens=ctx.secrets(),
+    )
     check_rules(loaded.policy, usage=not args.no_usage)  # before anything is fetched or written
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     try:
@@ -129,7 +135,7 @@ def _run_one(
 
     def publish(data: ReportData) -> None:  # before the run is recorded complete
         nonlocal outputs
-        data = with_report_options(data, args, config.org)
+        data = with_report_options(data, args, config.org, ctx.secrets())
         line = ""
         if why := sarif_withheld(data):
             data, outputs, line = without_sarif(data, outputs, out_dir, why)
@@ -252,7 +258,7 @@ def _org_summary(
         print(summary_table(results), file=ctx.stdout)
         from auditor.redact.shown import printed_path
 
-        shown = printed_path(root)
+        shown = printed_path(root, ctx.secrets())
         print(f"reports: {shown}/<organization>/; summary: {shown}/summary.json", file=ctx.stdout)
 
 

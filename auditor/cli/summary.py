@@ -7,7 +7,7 @@ is always the last line on stderr (design §9).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -26,10 +26,14 @@ if TYPE_CHECKING:
 _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
-def with_report_options(data: ReportData, args: argparse.Namespace, org: str) -> ReportData:
+def with_report_options(
+    data: ReportData, args: argparse.Namespace, org: str, tokens: Iterable[str] = ()
+) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
     `--all-revisions` run marks so that its upload never replaces the nightly's alerts).
+    A category that holds one of `tokens` (the command's own) or a part that looks like a
+    secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
     organization: one category for all would let each organization's upload close the
     others' alerts."""
@@ -37,6 +41,8 @@ def with_report_options(data: ReportData, args: argparse.Namespace, org: str) ->
 
     data = replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
     category = getattr(args, "sarif_category", None)
+    if category:
+        category = _shown_category(category, tokens)
     view = [
         word
         for flag, word in (("at", "as-of"), ("all_revisions", "all-revisions"))
@@ -47,6 +53,22 @@ def with_report_options(data: ReportData, args: argparse.Namespace, org: str) ->
     elif category and getattr(args, "orgs", None) is not None:
         category = f"{category}/{category_word(org)}"
     return replace(data, sarif_category=category or "")
+
+
+#: What stands for a secret in a SARIF category (`--sarif-category "$AUDITOR_TOKEN"`): words
+#: a category may hold (letters, digits, `._:/-`), as code scanning takes it.
+CATEGORY_NOT_SHOWN = "not-shown"
+
+
+def _shown_category(category: str, tokens: Iterable[str]) -> str:
+    """`--sarif-category` as findings.sarif writes it: the command's token, or any other part
+    that looks like a secret, as `not-shown` (`auditor.redact.shown.shown_value`)."""
+    from auditor.redact.shown import NOT_SHOWN, TOKEN_SHOWN, shown_value
+
+    shown = shown_value(category, tokens)
+    if shown == category:
+        return category
+    return shown.replace(NOT_SHOWN, CATEGORY_NOT_SHOWN).replace(TOKEN_SHOWN, CATEGORY_NOT_SHOWN)
 
 
 def main_report(out_dir: Path, outputs: Sequence[str]) -> Path:
@@ -100,7 +122,8 @@ def print_summary(
     if outputs:  # none when the only one asked for was a withheld SARIF
         from auditor.redact.shown import printed_path
 
-        print(f"reports: {printed_path(main_report(out_dir, outputs))}", file=ctx.stdout)
+        shown = printed_path(main_report(out_dir, outputs), ctx.secrets())
+        print(f"reports: {shown}", file=ctx.stdout)
 
 
 def decide_exit(

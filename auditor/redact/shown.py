@@ -4,7 +4,9 @@ names): each name in it that the value detectors take for a secret reads
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 NOT_SHOWN = "<not shown: looks like a secret>"
@@ -21,10 +23,11 @@ def ordinary_name(name: str) -> bool:
     return _ORDINARY_NAME.fullmatch(name) is not None
 
 
-def printed_path(path: Path | str) -> str:
+def printed_path(path: Path | str, tokens: Iterable[str] = ()) -> str:
     """`path` with each name in it that looks like a secret left out (`x<token>y/o` reads
-    `<not shown: looks like a secret>/o`)."""
-    text = str(path)
+    `<not shown: looks like a secret>/o`), and each of `tokens` (the command's own: its
+    `AUDITOR_TOKEN`, a token file's) as `[token]` (`named_tokens`)."""
+    text = named_tokens(str(path), tokens)
     parts = re.split(r"([/\\])", text)
     if all(map(ordinary_name, parts[::2])):
         return text
@@ -42,4 +45,45 @@ def not_shown(text: str) -> str:
 
     for secret in find_secrets(text):
         text = text.replace(secret, NOT_SHOWN)
+    return text
+
+
+def shown_value(text: str, tokens: Iterable[str] = ()) -> str:
+    """A value typed on the command line (`--author`, `--sarif-category`) as the reports, the
+    step summary and the command's lines show it: each of `tokens` (the command's own) as
+    `[token]`, every secret the value detectors find in the rest as `NOT_SHOWN`. An ordinary
+    value (`dev@example.com`, `auditor/acme/review`: no name in it the detectors are asked
+    about, `ordinary_name`) stays as written and loads no detector."""
+    text = named_tokens(text, tokens)
+    if all(map(ordinary_name, re.split(r"[/\\@\s]", text))):
+        return text
+    return not_shown(text)
+
+
+TOKEN_SHOWN = "[token]"
+_SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
+
+
+def named_tokens(text: str, tokens: Iterable[str]) -> str:
+    """`text` with each of `tokens` replaced by `[token]` (as `auditor.config.without_tokens`
+    names them in an error): also as a path normalises it (`a//b`, `./a`) and each part of it
+    between `/` from 8 characters on; one of 4 to 7 characters only where it is a word of its
+    own (a test's `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for."""
+    forms: set[str] = set()
+    for token in tokens:
+        if len(token) < 4:
+            continue
+        forms.add(token)
+        if "/" in token:
+            forms.add(os.path.normpath(token))
+            forms.update(part for part in token.split("/") if len(part) >= _SHORT_TOKEN)
+    for form in sorted(forms, key=len, reverse=True):  # a longer one first, whole
+        if len(form) < 4 or form not in text:
+            continue
+        if len(form) >= _SHORT_TOKEN:
+            text = text.replace(form, TOKEN_SHOWN)
+            continue
+        before = r"(?<![A-Za-z0-9])" if form[0].isalnum() else ""
+        after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
+        text = re.sub(before + re.escape(form) + after, TOKEN_SHOWN, text)
     return text

@@ -101,6 +101,7 @@ class ExportRequest:
     diff_keys: dict[str, Any] | None = None
     sign_key: Path | None = None
     usage_days: int | None = 30  # the run's usage window (None: `--no-usage`)
+    tokens: tuple[str, ...] = ()  # the command's own: a path holding one names it `[token]`
 
 
 # -- the stored data as JSON lines and CSV --------------------------------------------------
@@ -290,13 +291,14 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     files = []
-    shown = distinct_paths([pf.path for pf in policy.files], request.cwd)
+    shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):
         raw = _read(Path(pf.path), "policy file")
         if hashlib.sha256(raw).hexdigest() != pf.sha256:
             raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
         name = Path(pf.path).name
-        if printed_path(name) != name:  # a name that looks like a secret is not copied
+        # a name that looks like a secret (or holds the command's token) is not copied
+        if printed_path(name, request.tokens) != name:
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
@@ -308,7 +310,9 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         load_waivers(request.waivers)  # refuse a broken file before writing anything more
         raw = _read(request.waivers, "waivers")
         redacted = _copied(out, "inputs/waivers.yaml", request.waivers, raw, redact)
-        waivers = {"bundled": "inputs/waivers.yaml", "shown": str(request.waivers),
+        # named as the run's reports name it (`load_inputs`: `printed_path`)
+        waivers = {"bundled": "inputs/waivers.yaml",
+                   "shown": printed_path(str(request.waivers), request.tokens),
                    **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
     load_readiness_model(request.readiness_model)
@@ -319,7 +323,9 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         "waivers": waivers,
         "readinessModel": {
             "bundled": "inputs/readiness-model.yaml",
-            "shown": str(request.readiness_model) if request.readiness_model else "(shipped)",
+            "shown": printed_path(str(request.readiness_model), request.tokens)
+            if request.readiness_model
+            else "(shipped)",
             **({"redacted": True} if redacted else {}),
         },
     }

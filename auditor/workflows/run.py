@@ -85,11 +85,21 @@ class AuditOutcome:
 
 
 def load_inputs(
-    policies: Sequence[Path], waivers: Path | None, model: Path | None, *, cwd: Path
+    policies: Sequence[Path],
+    waivers: Path | None,
+    model: Path | None,
+    *,
+    cwd: Path,
+    tokens: Iterable[str] = (),
 ) -> LoadedPolicy:
-    """Load policies (shipped packs when none given), waivers and the readiness model."""
-    policy = _with_display_paths(load_policies(list(policies) or [SHIPPED_POLICY_DIR]), cwd)
-    loaded_waivers = load_waivers(waivers) if waivers else ()
+    """Load policies (shipped packs when none given), waivers and the readiness model. A
+    policy or waiver file is named in the reports with a name in its path that looks like a
+    secret as `<not shown: looks like a secret>`, and one of `tokens` (the command's own) as
+    `[token]` (`auditor.redact.shown.printed_path`)."""
+    tokens = tuple(tokens)
+    loaded = load_policies(list(policies) or [SHIPPED_POLICY_DIR])
+    policy = _with_display_paths(loaded, cwd, tokens)
+    loaded_waivers = _shown_sources(load_waivers(waivers), tokens) if waivers else ()
     try:
         readiness = load_readiness_model(model)
     except ConfigError as exc:  # `…: invalid readiness model:` and one line per problem
@@ -116,31 +126,49 @@ def check_rules(policy: PolicySet, *, usage: bool) -> None:
         )
 
 
-def display_path(path: str, cwd: Path) -> str:
+def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
     """A policy path as reports show it: relative to the working folder, or `policies/…` for
     the shipped packs, so reports do not depend on where the tool or the checkout lives; a
-    name in it that looks like a secret as `<not shown: looks like a secret>`."""
+    name in it that looks like a secret as `<not shown: looks like a secret>`, one of
+    `tokens` (the command's own) as `[token]`."""
     from auditor.redact.shown import printed_path
 
     resolved = Path(path).resolve()
     for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
         if resolved.is_relative_to(base):
-            return printed_path(prefix + resolved.relative_to(base).as_posix())
-    return printed_path(resolved.as_posix())
+            return printed_path(prefix + resolved.relative_to(base).as_posix(), tokens)
+    return printed_path(resolved.as_posix(), tokens)
 
 
-def _with_display_paths(policy: PolicySet, cwd: Path) -> PolicySet:
-    return with_shown_paths(policy, distinct_paths([f.path for f in policy.files], cwd))
+def _with_display_paths(policy: PolicySet, cwd: Path, tokens: Iterable[str] = ()) -> PolicySet:
+    return with_shown_paths(policy, distinct_paths([f.path for f in policy.files], cwd, tokens))
 
 
-def distinct_paths(paths: Iterable[str], cwd: Path) -> dict[str, str]:
+def _shown_sources(waivers: Iterable[Waiver], tokens: Iterable[str]) -> tuple[Waiver, ...]:
+    """The waivers with the file each was read from named as the reports and the waiver
+    warnings show it (`printed_path`: a name that looks like a secret, or the command's
+    token, is not shown); the same objects when the file's name is an ordinary one."""
+    from auditor.redact.shown import printed_path
+
+    out: list[Waiver] = []
+    for waiver in waivers:
+        source = waiver.source
+        shown = printed_path(source.file, tokens) if source is not None else None
+        if source is not None and shown is not None and shown != source.file:
+            waiver = replace(waiver, source=replace(source, file=shown))
+        out.append(waiver)
+    return tuple(out)
+
+
+def distinct_paths(paths: Iterable[str], cwd: Path, tokens: Iterable[str] = ()) -> dict[str, str]:
     """Each policy path's `display_path`, told apart when two read the same (both named like
     a secret, say): the second is shown `… (2)`, the third `… (3)`, so the run's record of
     policy hashes and the reports keep one entry per file."""
     shown: dict[str, str] = {}
     taken: set[str] = set()
+    tokens = tuple(tokens)  # read once per path
     for path in paths:
-        shown[path] = first_free(display_path(path, cwd), taken, lambda b, n: f"{b} ({n})")
+        shown[path] = first_free(display_path(path, cwd, tokens), taken, lambda b, n: f"{b} ({n})")
     return shown
 
 

@@ -53,10 +53,10 @@ _CANONICAL = _PLAIN | orjson.OPT_SORT_KEYS  # `canonical`'s text when nothing pa
 
 # The secret context of a value: strings under it are secrets (`_SECRET_STRINGS`), numbers too.
 _SECRET_STRINGS, _SECRET_NUMBERS = 1, 2
-_FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
+_FINDER: list[Callable[[str, bool], Iterable[str]]] = []  # `values.find_secrets`, once loaded
 
 
-def _find_secrets(text: str) -> Iterable[str]:
+def _find_secrets(text: str, shown: bool = False) -> Iterable[str]:
     """`values.find_secrets`, imported on first use: detect-secrets' plugins take a tenth of
     a second to load, and a command that redacts nothing new (`run --offline`) never needs
     them."""
@@ -64,7 +64,7 @@ def _find_secrets(text: str) -> Iterable[str]:
         from auditor.redact.values import find_secrets
 
         _FINDER.append(find_secrets)
-    return _FINDER[0](text)
+    return _FINDER[0](text, shown)
 
 
 class _Seen:
@@ -641,6 +641,28 @@ class Redactor:
         for secret in found:
             self.register(secret)
         return self._scrub(out)
+
+    def redact_shown(self, text: str) -> str:
+        """Redact a text that is only shown, never stored as data (an error body, a problem's
+        title and detail, a header or an address an error echoes, a warning): the value
+        detectors and the memory hide what they find, in every form, as `redact_text` does, but
+        nothing found is remembered. What a service says about a request must not teach the
+        memory: a learned secret goes into the state file's `secret_memory` and every stored
+        row holding it is rewritten for good (`Store.scrub_stored`), so a 403 quoting
+        `{"token": "curl … | sh"}` hid that command in every stored revision. An ordinary word
+        after `token`, `Bearer` or `Basic` (`token expired`) is what went wrong, not a secret
+        (`find_secrets(shown=True)`); the caller's own token is always hidden (it is in the
+        memory from the start)."""
+        found = [s for s in _find_secrets(text, True) if s]
+        out = text
+        for secret in found:
+            out = out.replace(secret, self.marker(secret))
+        if found:  # their other forms (base64, URL-encoded …), by a memory of this text alone
+            scratch = Redactor(self._key)
+            for secret in found:
+                scratch.register(secret)
+            out = scratch._scrub_uncached(out)
+        return self._scrub_uncached(out)
 
     def scrub_known(self, text: str) -> str:
         """Replace every occurrence of a remembered secret in `text` by its marker."""

@@ -353,7 +353,7 @@ class Requester:
             request = self._client.build_request("GET", path, params=params)
         except httpx.InvalidURL as exc:  # a cursor or last id from the page before, too long
             raise DataError(
-                self._redactor.redact_text(
+                self._redactor.redact_shown(
                     f"cannot request {where}: its address is not a valid URL ({exc}); the page "
                     "before sent what goes into it"
                 )
@@ -424,8 +424,8 @@ class Requester:
         return backoff
 
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
-        text = self._redactor.redact_text(message)
-        return ApiError(text, url=self._redactor.redact_text(str(request.url)), status=status)
+        text = self._redactor.redact_shown(message)
+        return ApiError(text, url=self._redactor.redact_shown(str(request.url)), status=status)
 
     def _oversized(
         self, message: str, request: httpx.Request, response: httpx.Response
@@ -457,7 +457,7 @@ class Requester:
         status = response.status_code
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
-            raise _Retryable(problem_message(response, body, self._redactor.redact_text), wait)
+            raise _Retryable(problem_message(response, body, self._redactor.redact_shown), wait)
         return Fetched(response, body, request, label, where)
 
     def _transport_failure(
@@ -470,7 +470,7 @@ class Requester:
         fatal = _fatal_reason(cause)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
-            detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_text)})" if said else ""
+            detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_shown)})" if said else ""
             return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
         return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
 
@@ -496,7 +496,7 @@ class Requester:
                 inflater, stream = Inflater("", cap), iter((response.content,))
             else:
                 coding = response.headers.get("content-encoding", "")
-                inflater = Inflater(coding, cap, self._redactor.redact_text)
+                inflater = Inflater(coding, cap, self._redactor.redact_shown)
                 stream = response.iter_raw()
             for chunk in stream:
                 raw += len(chunk)
@@ -539,15 +539,15 @@ class Requester:
         response, body, request, label, where = fetched
         status = response.status_code
         if status >= 400:
-            problem = problem_message(response, body, self._redactor.redact_text)
+            problem = problem_message(response, body, self._redactor.redact_shown)
             raise self._error(f"{label} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
-            moved = _redirect_note(response, request, self._redactor.redact_text)
+            moved = _redirect_note(response, request, self._redactor.redact_shown)
             raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             # redacted before it is cut: a token echoed there, cut, is no longer one it knows
-            shown = shorten(self._redactor.redact_text(content_type), 40)
+            shown = shorten(self._redactor.redact_shown(content_type), 40)
             shown = shown if content_type else "no content type"
             raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
 
@@ -555,7 +555,7 @@ class Requester:
             values = count_values(text)
             if values > MAX_VALUES:
                 raise TooWide(
-                    self._redactor.redact_text(
+                    self._redactor.redact_shown(
                         f"$: about {values} values in one response, more than the {MAX_VALUES} "
                         f"allowed for API data ({where}: {label})"
                     )
@@ -578,13 +578,13 @@ class Requester:
             if fixed is None:
                 problem = _json_problem(body, exc)
                 raise DataError(
-                    self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
+                    self._redactor.redact_shown(f"invalid JSON ({problem}) ({where}: {label})")
                 ) from None
             value, body, repaired = fixed.value, fixed.body, _repairs(fixed)
         try:
             return value, check_shape(body, value, where) + repaired
         except DataError as exc:
-            raise DataError(self._redactor.redact_text(str(exc))) from None
+            raise DataError(self._redactor.redact_shown(str(exc))) from None
 
 
 #: What a data-quality warning says of a string, or a key, read with U+FFFD.

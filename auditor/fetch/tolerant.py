@@ -125,10 +125,10 @@ class DataQuality:
         return tuple(
             replace(
                 w,
-                path=redactor.redact_text(w.path),
-                problem=redactor.redact_text(w.problem),
-                item=redactor.redact_text(w.item),
-                where=redactor.redact_text(w.where),
+                path=redactor.redact_shown(w.path),
+                problem=redactor.redact_shown(w.problem),
+                item=redactor.redact_shown(w.item),
+                where=redactor.redact_shown(w.where),
             )
             for w in found
         )

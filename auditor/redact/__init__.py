@@ -1,7 +1,8 @@
 """Redact: any JSON value or text in, the same with every secret replaced by a marker out.
 
 Every input passes through here before anything stores or prints it: API items, proposed and
-live settings files, policy test inputs, error bodies. Four layers, each catching what the
+live settings files, policy test inputs, error bodies (these through `Redactor.redact_shown`,
+which learns nothing: only what is audited teaches the memory). Four layers, each catching what the
 others miss, top-down: `names` (where secrets live by meaning and by key name), `values` (what
 is a secret by its form: `detect-secrets` plugins, URL credentials, command-line passwords),
 `memory` (every secret once found, recognised wherever it shows up later, by value in this

@@ -19,13 +19,20 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from auditor.common.jsonutil import canonical
-from auditor.redact.memory import SecretMemory, _occurrences, literal_matcher, percent_upper
+from auditor.redact.memory import (
+    LiteralMatcher,
+    SecretMemory,
+    _occurrences,
+    literal_matcher,
+    percent_upper,
+)
 from auditor.redact.names import (
     HOSTED_MAP,
     HOSTED_PLAIN,
@@ -53,10 +60,10 @@ _CANONICAL = _PLAIN | orjson.OPT_SORT_KEYS  # `canonical`'s text when nothing pa
 
 # The secret context of a value: strings under it are secrets (`_SECRET_STRINGS`), numbers too.
 _SECRET_STRINGS, _SECRET_NUMBERS = 1, 2
-_FINDER: list[Callable[[str], Iterable[str]]] = []  # `values.find_secrets`, once loaded
+_FINDER: list[Callable[[str, bool], Iterable[str]]] = []  # `values.find_secrets`, once loaded
 
 
-def _find_secrets(text: str) -> Iterable[str]:
+def _find_secrets(text: str, shown: bool = False) -> Iterable[str]:
     """`values.find_secrets`, imported on first use: detect-secrets' plugins take a tenth of
     a second to load, and a command that redacts nothing new (`run --offline`) never needs
     them."""
@@ -64,7 +71,7 @@ def _find_secrets(text: str) -> Iterable[str]:
         from auditor.redact.values import find_secrets
 
         _FINDER.append(find_secrets)
-    return _FINDER[0](text)
+    return _FINDER[0](text, shown)
 
 
 class _Seen:
@@ -230,6 +237,7 @@ class Redactor:
         # Per stream of documents, the previous one's redaction tree and what memory knew then.
         self._streams: dict[str, tuple[_Seen, int]] = {}
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
+        self._markers: dict[str, str] = {}  # a remembered secret -> its marker (`_value_marker`)
         # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
         self._waits: dict[str, list[int]] = {}
         # Per stream, the last document `_unchanged` handed back as it is: (the document, the
@@ -642,6 +650,28 @@ class Redactor:
             self.register(secret)
         return self._scrub(out)
 
+    def redact_shown(self, text: str) -> str:
+        """Redact a text that is only shown, never stored as data (an error body, a problem's
+        title and detail, a header or an address an error echoes, a warning): the value
+        detectors and the memory hide what they find, in every form, as `redact_text` does, but
+        nothing found is remembered. What a service says about a request must not teach the
+        memory: a learned secret goes into the state file's `secret_memory` and every stored
+        row holding it is rewritten for good (`Store.scrub_stored`), so a 403 quoting
+        `{"token": "curl … | sh"}` hid that command in every stored revision. An ordinary word
+        after `token`, `Bearer` or `Basic` (`token expired`) is what went wrong, not a secret
+        (`find_secrets(shown=True)`); the caller's own token is always hidden (it is in the
+        memory from the start)."""
+        found = [s for s in _find_secrets(text, True) if s]
+        out = text
+        for secret in found:
+            out = out.replace(secret, self.marker(secret))
+        if found:  # their other forms (base64, URL-encoded …), by a memory of this text alone
+            scratch = Redactor(self._key)
+            for secret in found:
+                scratch.register(secret)
+            out = scratch._scrub_uncached(out)
+        return self._scrub_uncached(out)
+
     def scrub_known(self, text: str) -> str:
         """Replace every occurrence of a remembered secret in `text` by its marker."""
         self._after_recall()
@@ -711,7 +741,7 @@ class Redactor:
     def _scrub_uncached(self, text: str) -> str:
         if MARKER_START not in text:
             hits = self.memory.find(text)
-            return self._scrub_plain(text, hits) if hits else text
+            return self._scrub_plain(text, self._forms_of(hits)) if hits else text
         # A marker of a value this process knows is put back first, where a secret beside it
         # may overlap it (`[marker]-beta-x`, the marker's `alpha-secret-1` and a
         # `secret-1-beta-x` learned since): the two become one marker, no part left in clear.
@@ -721,30 +751,51 @@ class Redactor:
             return text
         # A marker is left as it is: a secret remembered that is part of a marker's own text
         # (`secret`, `len:40]`) rewrote it, so redacting again nested markers without end.
-        out = _between_markers(shown, lambda part: self._scrub_plain(part, hits))
+        # The forms of the hits are made once for every stretch between markers (made per
+        # stretch, a text holding N secrets and N markers cost N * N markers: 28 s at 10,000).
+        forms = self._forms_of(hits)
+        out = _between_markers(shown, lambda part: self._scrub_plain(part, forms))
         return text if out == shown else out
 
-    def _scrub_plain(self, text: str, hits: Iterable[str]) -> str:
+    def _forms_of(self, hits: Iterable[str]) -> _Forms:
+        """Every form of `hits`, each with its secret's marker (`_Forms`)."""
+        markers: dict[str, str] = {}
+        for secret in hits:
+            mark = self._value_marker(secret)
+            for form in self.memory.forms(secret):
+                markers.setdefault(form, mark)
+        return _Forms(markers)
+
+    def _value_marker(self, secret: str) -> str:
+        """`marker(secret)`, made once per remembered secret (an HMAC each time, otherwise)."""
+        hit = self._markers.get(secret)
+        if hit is None:
+            hit = self.marker(secret)
+            if len(self._markers) < _CACHE_LIMIT:
+                self._markers[secret] = hit
+        return hit
+
+    def _scrub_plain(self, text: str, forms: _Forms) -> str:
         """`text` (no marker in it) with every remembered secret replaced by its marker.
 
         First, where the text is URL-encoded, each stretch that decodes to a secret (whatever
         escapes it was written with: `%2D` for `-`, every character escaped), overlapping
         secrets as one; then, in the rest, every encoded run of a remembered secret and every
-        form of `hits`, in one pass (longest first at each place), so no replacement is made
-        inside a marker just put in. Last, a guard: a secret the memory still finds (behind
-        escapes beside a `|`, a space or a letter no URL holds, say) takes the whole text."""
-        hits = list(hits)
+        one of `forms` (the hits'), in one pass (longest first at each place), so no
+        replacement is made inside a marker just put in. Last, a guard: a secret the memory
+        still finds (behind escapes beside a `|`, a space or a letter no URL holds, say) takes
+        the whole text."""
         spans = self.memory.find_percent_runs(text)
         if spans:
             parts: list[str] = []
             at = 0
             for start, end, secret in spans:
-                parts += [self._scrub_forms(text[at:start], hits), self.marker(secret)]
+                parts += [self._scrub_forms(text[at:start], forms), self.marker(secret)]
                 at = end
-            parts.append(self._scrub_forms(text[at:], hits))
+            parts.append(self._scrub_forms(text[at:], forms))
             out = "".join(parts)
         else:
-            out = self._scrub_forms(text, hits)
+            out = self._scrub_forms(text, forms)
         # The guard: a part the memory still finds a secret in (one known by fingerprint that
         # a replacement just set apart, say) goes through the forms again, a few times; only
         # a part that still holds one then takes the whole text with it.
@@ -752,7 +803,7 @@ class Redactor:
             if not self._holds_secret(out):
                 return out
             out = _between_markers(
-                out, lambda part: self._scrub_forms(part, [*self.memory.find(part)])
+                out, lambda part: self._scrub_forms(part, self._forms_of(self.memory.find(part)))
             )
         return self.marker(text) if self._holds_secret(out) else out
 
@@ -760,21 +811,21 @@ class Redactor:
         """The memory finds a secret in a part of `text` outside its markers."""
         return any(self.memory.find(part) for part in MARKER_RE.split(text)[::3] if part)
 
-    def _scrub_forms(self, text: str, hits: list[str]) -> str:
-        """`text` with every encoded run of a remembered secret and every form of `hits`
+    def _scrub_forms(self, text: str, forms: _Forms) -> str:
+        """`text` with every encoded run of a remembered secret and every one of `forms`
         (raw, JSON-escaped, URL-encoded, base64) replaced by its marker. Forms that overlap
         (`alpha-secret-1` and `secret-1-beta-x` in `alpha-secret-1-beta-x`) are one stretch
         and one marker, that of the form that covers it, else of the stretch's own text: no
         part of a secret is left beside a marker."""
         if not text:
             return text
-        markers = {run: self.marker(run) for run in self.memory.find_encoded_runs(text)}
-        for secret in hits:
-            for form in self.memory.forms(secret):
-                markers.setdefault(form, self.marker(secret))
-        found = [form for form in markers if form and form in text]
+        runs = {run: self.marker(run) for run in self.memory.find_encoded_runs(text)}
+        # (an encoded run's own marker stands before a form's that is the same text)
+        markers: Mapping[str, str] = ChainMap(runs, forms.markers) if runs else forms.markers
+        found = [run for run in runs if run]
+        found += [form for form in forms.present(text) if form not in runs]
         if "%" in text:
-            found += _percent_forms(text, markers, found)
+            found += forms.percent_present(text, set(found))
         if not found:
             return text
         parts: list[str] = []
@@ -790,6 +841,54 @@ class Redactor:
         return "".join(parts)
 
 
+_FEW_FORMS = 64  # forms looked for one by one (`str.__contains__`); more, by one automaton
+
+
+class _Forms:
+    """The forms of a set of secrets (raw, JSON-escaped, URL-encoded, base64), each with its
+    secret's marker, made once for every stretch of a text they are looked for in; which of
+    them a stretch holds is found in one pass over it (an automaton, built when first needed)
+    when they are many, so a text holding N secrets costs time in proportion to N and its
+    length, not their product."""
+
+    __slots__ = ("_matcher", "_percent", "_upper", "_upper_matcher", "forms", "markers")
+
+    def __init__(self, markers: dict[str, str]) -> None:
+        self.markers = markers
+        self.forms = [form for form in markers if form]
+        self._percent = [form for form in self.forms if "%" in form]
+        self._matcher: LiteralMatcher | None = None
+        # each percent-encoded form by its escapes' hex digits in upper case
+        self._upper: dict[str, list[str]] | None = None
+        self._upper_matcher: LiteralMatcher | None = None
+
+    def present(self, text: str) -> list[str]:
+        """The forms `text` holds, each once."""
+        if len(self.forms) <= _FEW_FORMS:
+            return [form for form in self.forms if form in text]
+        if self._matcher is None:
+            self._matcher = literal_matcher(self.forms)
+        return list(dict.fromkeys(text[at : at + n] for at, n in self._matcher.spans(text)))
+
+    def percent_present(self, text: str, taken: set[str]) -> list[str]:
+        """The percent-encoded forms not in `taken` that `text` holds with its escapes' hex
+        digits in another case (`%2b%2F` for `%2B%2F`): the case of those digits means
+        nothing."""
+        if not self._percent:
+            return []
+        upper = percent_upper(text)
+        if len(self._percent) <= _FEW_FORMS:
+            return [f for f in self._percent if f not in taken and percent_upper(f) in upper]
+        if self._upper is None:
+            self._upper = {}
+            for form in self._percent:
+                self._upper.setdefault(percent_upper(form), []).append(form)
+            self._upper_matcher = literal_matcher(self._upper)
+        assert self._upper_matcher is not None
+        held = {upper[at : at + n] for at, n in self._upper_matcher.spans(upper)}
+        return [f for up in held for f in self._upper[up] if f not in taken]
+
+
 def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
     """`text` with `scrub` applied to each stretch outside its markers (a marker as it is)."""
     parts: list[str] = []
@@ -803,14 +902,6 @@ def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
 
 _GUARD_ROUNDS = 3  # forms passes the guard runs again before it hides the whole text
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-
-
-def _percent_forms(text: str, markers: dict[str, str], found: list[str]) -> list[str]:
-    """The percent-encoded forms in `markers` that `text` holds with its escapes' hex digits
-    in another case (`%2b%2F` for `%2B%2F`): the case of those digits means nothing."""
-    upper = percent_upper(text)
-    taken = set(found)
-    return [f for f in markers if "%" in f and f not in taken and percent_upper(f) in upper]
 
 
 _ONE_BY_ONE = 8  # forms found in a text one by one (`str.find`); more, by one automaton
@@ -853,7 +944,7 @@ def _form_pattern(form: str) -> str:
     return "".join(out)
 
 
-def _marker_of(text: str, markers: dict[str, str]) -> str:
+def _marker_of(text: str, markers: Mapping[str, str]) -> str:
     """The marker for a matched form (its percent-escapes maybe in another case)."""
     hit = markers.get(text)
     if hit is None:

@@ -84,11 +84,18 @@ _SECRET_NAME = rf"[A-Za-z0-9_\-]*{_NAME_WORD}"
 # taken for an option named `pS3cretpassword` (whose "value" would be the next argument).
 _DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{_NAME_WORD}"
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
+# The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
+_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
+# In a text that is only shown (`find_secrets(shown=True)`), a word after `_AFTER_WORD`'s
+# words that is an ordinary word, lower-case letters (the first maybe a capital) or such words
+# joined by `-` or `_`, says what went wrong (`401 Unauthorized: token expired`, `token
+# unknown`, `Bearer token missing`): not a secret unless another detector or the memory says so.
+_ORDINARY_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-_][a-z]+)*:?")
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
     re.compile(rf"(?i)[?&#;]{_SECRET_NAME}={_VALUE}"),
-    re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})"),
+    _AFTER_WORD,
     # A name is tried from the start of its run of name characters only: tried from every
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
@@ -177,12 +184,14 @@ def _keep(value: str) -> bool:
     return len(value) >= 4 and not value.startswith(MARKER_START) and not is_env_reference(value)
 
 
-def _placed(text: str) -> Iterator[str]:
+def _placed(text: str, shown: bool = False) -> Iterator[str]:
     arguments: Iterable[str] = ()
     if _TRIGGER.search(text):
         for pattern in _PLACED:
             for m in pattern.finditer(text):
                 value = m["v"].rstrip("'\".,")
+                if shown and pattern is _AFTER_WORD and _ORDINARY_WORD.fullmatch(value):
+                    continue  # `token expired`, in a message: what went wrong
                 if not _SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
         arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
@@ -230,19 +239,19 @@ def _high_entropy(text: str) -> Iterator[str]:
             yield run
 
 
-def _in(part: str) -> Iterator[str]:
-    yield from _placed(part)
+def _in(part: str, shown: bool = False) -> Iterator[str]:
+    yield from _placed(part, shown)
     yield from _detected(part)
     yield from _high_entropy(part)
 
 
-def _across_repairs(part: str) -> Iterator[str]:
+def _across_repairs(part: str, shown: bool = False) -> Iterator[str]:
     """Secrets that a byte which was not UTF-8 split (the API text was read with U+FFFD in its
     place, `auditor.fetch.text`): found in the text without the U+FFFD, given as the stretch
     of `part` they span, so the marker covers the whole damaged secret."""
     kept = [i for i, ch in enumerate(part) if ch != _REPAIRED]
     joined = "".join(part[i] for i in kept)
-    for secret in set(_in(joined)):
+    for secret in set(_in(joined, shown)):
         start = joined.find(secret)
         while start != -1:
             yield part[kept[start] : kept[start + len(secret) - 1] + 1]
@@ -266,14 +275,16 @@ def _part_redacted(text: str) -> Iterator[str]:
             yield m["v"]
 
 
-def find_secrets(text: str) -> list[str]:
-    """The secret substrings of `text`, longest first (markers and `${VAR}` references skipped)."""
+def find_secrets(text: str, shown: bool = False) -> list[str]:
+    """The secret substrings of `text`, longest first (markers and `${VAR}` references skipped).
+    `shown`: `text` is only shown (an error body, a message), so an ordinary word after
+    `token`, `Bearer` or `Basic` is what went wrong (`token expired`), not a secret."""
     found: set[str] = set()
     for part in between_markers(text):
         if len(part) >= _MIN_LEN:
-            found.update(_in(part))
+            found.update(_in(part, shown))
             if _REPAIRED in part:
-                found.update(_across_repairs(part))
+                found.update(_across_repairs(part, shown))
     found = set(filter(_keep, found))
     found.update(_part_redacted(text))
     return sorted(found, key=len, reverse=True)

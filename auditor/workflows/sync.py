@@ -324,7 +324,7 @@ def _utc_now() -> datetime:
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
-    message = store.redactor.redact_text(
+    message = store.redactor.redact_shown(
         f"sync failed, nothing saved ({tally.describe()} before): {exc}"
     )
     if isinstance(exc, ApiError):

@@ -1141,3 +1141,22 @@ def test_a_secret_pasted_into_a_newer_revision_and_the_one_revealing_it_is_never
         assert _PASTED not in json.dumps([newest.settings, newest.user.email])
     raw = b"".join(p.read_bytes() for p in state_path.parent.glob(state_path.name + "*"))
     assert _PASTED.encode() not in raw
+
+
+def test_an_empty_history_after_stored_revisions_is_a_warning(store: Store) -> None:
+    """A first page without revisions, though revisions are stored (a wrong organization, a
+    stub in front of the service), is the went-back warning, not a quiet sync."""
+    service = FakeService(3)
+    run_sync(store, service)
+    service.revisions.clear()
+    summary = run_sync(store, service)
+    assert summary.revisions_total == 3 and summary.revisions_new == 0
+    assert [w.describe() for w in summary.data_quality] == [
+        "$.changes: the service's history is empty, but revision 3 is stored: its history "
+        "went back; the stored revisions are kept and audited "
+        f"(the page, GET https://svc.test{HISTORY_PATH} page 1)"
+    ]
+
+
+def test_an_empty_history_of_a_new_state_file_is_no_warning(store: Store) -> None:
+    assert run_sync(store, FakeService(0)).data_quality == ()

@@ -287,6 +287,21 @@ _READINESS_FEED = _Feed(
 )
 
 
+def _empty_history(run: _Run, page: Page) -> None:
+    """An empty history while revisions are stored is the went-back warning too: a wrong
+    organization or a stub in front of the service must not pass for a quiet night."""
+    top = run.new_rows.top
+    if top is not None:
+        run.tally.quality.on(page)(
+            DataWarning(
+                "$.changes",
+                f"the service's history is empty, but revision {top} is stored: its history "
+                "went back; the stored revisions are kept and audited",
+                "the page",
+            )
+        )
+
+
 def _all_newer(items: list[Item], top: int | None) -> bool:
     """True when every item is a revision newer than any stored before this sync: none of them
     can be known, so the history goes on after this page."""
@@ -305,6 +320,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
                 pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
+        if not page.items and count.pages == 1 and feed is _HISTORY_FEED:
+            _empty_history(run, page)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)

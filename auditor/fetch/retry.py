@@ -226,6 +226,7 @@ def _as_text(value: object) -> str:
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _MAX_TITLE = 200
 _MAX_DETAIL = 1000
+_MAX_LABEL = 300  # `GET /path?query` in a message: a page's cursor goes into the query
 
 
 def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
@@ -358,7 +359,7 @@ class Requester:
                     "before sent what goes into it"
                 )
             ) from None
-        label = describe_request(request)
+        label = describe_request(request)  # in a message: `_shown(label)`
         self._budget.elapsed()  # the sync's clock starts with its first request
         attempt, refused = 0, 0
         last = _Retryable("not sent", network=True)
@@ -367,7 +368,8 @@ class Requester:
             if limit <= 0 and attempt == 0:  # earlier requests used the whole sync's time
                 spent = _seconds(self._budget.elapsed())
                 raise self._error(
-                    f"{label} not sent: the sync's deadline of {_seconds(self._budget.seconds)} "
+                    f"{self._shown(label)} not sent: the sync's deadline of "
+                    f"{_seconds(self._budget.seconds)} "
                     f"passed after {spent} of earlier requests (raise `deadline` if there is "
                     "really that much to fetch)",
                     request,
@@ -410,7 +412,7 @@ class Requester:
         where = f" on {_host(request)}:" if exc.network else ""
         elapsed = f"{self._budget.elapsed():.1f}s"
         text = why.format(attempts=attempt, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
-        return self._error(f"{label}{where} {exc.reason}{text}", request)
+        return self._error(f"{self._shown(label)}{where} {exc.reason}{text}", request)
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
         """The wait before the next attempt: the jittered backoff, or the service's
@@ -422,6 +424,14 @@ class Requester:
         if exc.wait is not None:
             return max(min(exc.wait, self._policy.max_retry_after), backoff)
         return backoff
+
+    def _shown(self, label: str) -> str:
+        """`label` as a message shows it: a cursor of 60 KB made every message naming the
+        request 60 KB long, so a long one is cut (redacted before the cut, `_clip`). Only for
+        a message: cutting each request's label cost 4 ms of redaction a page."""
+        if len(label) <= _MAX_LABEL:
+            return label
+        return _clip(label, _MAX_LABEL, self._redactor.redact_text)
 
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
         text = self._redactor.redact_text(message)
@@ -446,7 +456,7 @@ class Requester:
                 raise _Retryable(f"no response within {_seconds(limit)}", network=True) from None
             except httpx.LocalProtocolError as exc:  # our own request is malformed
                 raise self._error(
-                    f"{label} could not be sent: {type(exc).__name__}", request
+                    f"{self._shown(label)} could not be sent: {type(exc).__name__}", request
                 ) from None
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc, label, request) from None
@@ -472,7 +482,9 @@ class Requester:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
             detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_text)})" if said else ""
             return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
-        return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
+        return self._error(
+            f"{self._shown(label)} on {_host(request)}: {fatal}; not retried", request
+        )
 
     def _read(
         self,
@@ -486,7 +498,9 @@ class Requester:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._oversized(
-                f"{label} response of {declared} bytes exceeds {cap}", request, response
+                f"{self._shown(label)} response of {declared} bytes exceeds {cap}",
+                request,
+                response,
             )
         body = bytearray()  # one buffer: a list of tiny chunks took ~40 bytes per byte
         raw = 0
@@ -511,11 +525,13 @@ class Requester:
                 raise TooLarge
         except TooLarge:
             raise self._oversized(
-                f"{label} response exceeds {cap} bytes", request, response
+                f"{self._shown(label)} response exceeds {cap} bytes", request, response
             ) from None
         except NotDecodable as exc:
             status = response.status_code
-            raise self._error(f"{label} → {status}: {exc} ({where})", request) from None
+            raise self._error(
+                f"{self._shown(label)} → {status}: {exc} ({where})", request
+            ) from None
         except httpx.TimeoutException:
             raise late from None
         except httpx.TransportError as exc:
@@ -540,16 +556,20 @@ class Requester:
         status = response.status_code
         if status >= 400:
             problem = problem_message(response, body, self._redactor.redact_text)
-            raise self._error(f"{label} {problem}", request, status)
+            raise self._error(f"{self._shown(label)} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
             moved = _redirect_note(response, request, self._redactor.redact_text)
-            raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
+            raise self._error(
+                f"{self._shown(label)} → {_status_text(status)}{moved} ({where})", request, status
+            )
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             # redacted before it is cut: a token echoed there, cut, is no longer one it knows
             shown = shorten(self._redactor.redact_text(content_type), 40)
             shown = shown if content_type else "no content type"
-            raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
+            raise self._error(
+                f"{self._shown(label)} → {status}: expected JSON, got {shown} ({where})", request
+            )
 
         def check_values(text: bytes) -> None:
             values = count_values(text)
@@ -557,7 +577,7 @@ class Requester:
                 raise TooWide(
                     self._redactor.redact_text(
                         f"$: about {values} values in one response, more than the {MAX_VALUES} "
-                        f"allowed for API data ({where}: {label})"
+                        f"allowed for API data ({where}: {self._shown(label)})"
                     )
                 )
 
@@ -578,7 +598,9 @@ class Requester:
             if fixed is None:
                 problem = _json_problem(body, exc)
                 raise DataError(
-                    self._redactor.redact_text(f"invalid JSON ({problem}) ({where}: {label})")
+                    self._redactor.redact_text(
+                        f"invalid JSON ({problem}) ({where}: {self._shown(label)})"
+                    )
                 ) from None
             value, body, repaired = fixed.value, fixed.body, _repairs(fixed)
         try:

@@ -246,6 +246,9 @@ def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
     return f"{kept}… ({len(text) - len(kept)} more characters)"
 
 
+#: `_clip` for other modules' messages (`auditor.fetch.tolerant`).
+clip = _clip
+
 #: Longer than any marker (`[secret fp:1a2b3c4d len:40]`): where `_clip` looks for one cut.
 _MARKER_MAX = 64
 

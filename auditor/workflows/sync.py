@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.common.collector import few_collections
+from auditor.common.escape import shorten
 from auditor.common.heap import keep_freed_memory
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
@@ -445,6 +446,10 @@ def sync_service(
         )
 
 
+#: The longest author the summary names (`auditor.findings.finding.AUTHOR_SHOWN`, not imported:
+#: `auditor sync` does not load the findings).
+AUTHOR_SHOWN = 254
+
 #: How many integrity issues the sync's summary names (the rest are counted).
 NAMED_ISSUES = 3
 
@@ -457,7 +462,9 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     latest = summary.latest
     if latest is not None:
         who = latest.user.email or latest.user.name or latest.user.id
-        by = f" by {who}" if who else ""  # an author the API did not give (or not as an object)
+        # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
+        # line: cut, as an attribution is
+        by = f" by {shorten(who, AUTHOR_SHOWN)}" if who else ""
         parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")

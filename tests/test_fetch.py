@@ -1388,3 +1388,11 @@ def test_a_long_cursor_is_cut_in_an_error_naming_the_request() -> None:
     assert message.startswith(f"GET {HISTORY_PATH}?limit=1&cursor=1-xxx")
     assert message.endswith(" more characters) → 500 Internal: boom")
     assert len(message) < 500
+
+
+def test_one_attempt_is_said_in_the_singular() -> None:
+    busy = _problem(429, "Too Many", **{"Retry-After": "45"})
+    c, _ = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert "; gave up after 1 attempt in 0.0s: the sync's deadline of 30s" in str(info.value)

@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import NamedTuple
 
+import h11
 import httpx
 
 from auditor.common.escape import shorten
@@ -72,9 +73,9 @@ _BASE_DELAY = 0.5
 _MAX_DELAY = 30.0
 _MAX_ATTEMPTS = 8
 _MAX_REFUSED = 2
-_GAVE_UP = "; gave up after {attempts} attempts in {elapsed}"
+_GAVE_UP = "; gave up after {attempts} in {elapsed}"
 _OUT_OF_TIME = (
-    "; gave up after {attempts} attempts in {elapsed}: "
+    "; gave up after {attempts} in {elapsed}: "
     "the sync's deadline of {deadline} leaves no time for another try"
 )
 
@@ -147,6 +148,27 @@ def _fatal_reason(cause: BaseException) -> str | None:
     if isinstance(cause, ssl.SSLError):
         return f"TLS failure ({cause.reason or cause.strerror or type(cause).__name__})"
     return None
+
+
+def _malformed(cause: BaseException) -> str | None:
+    """What is wrong with an answer the HTTP parser refused (an illegal status line or header,
+    a bad `Content-Length`), or None: an answer that is malformed comes back the same when
+    asked again (`HTTP/1.1 2000 OK` was retried 8 times, 42 s), whereas one cut off because the
+    server disconnected is worth a retry. The parser's own words, without the Python writing
+    of the bytes (`illegal status line: bytearray(b'HTTP/1.1 2000 OK')`)."""
+    if not isinstance(cause, h11.RemoteProtocolError):
+        return None
+    said = str(cause)
+    if said.startswith(_DISCONNECTED):
+        return None
+    return _BYTES_REPR.sub(lambda m: f'"{m[2]}"', " ".join(said.split()))
+
+
+#: How the HTTP parser's words begin when the server closed the connection before a whole
+#: answer (in the headers; in the body: `… (received 120 bytes, expected 239)`).
+_DISCONNECTED = ("peer unexpectedly closed", "peer closed connection")
+#: `bytearray(b'…')` or `b'…'` in a parser's message (the bytes' escapes are kept as written).
+_BYTES_REPR = re.compile(r"""(?:bytearray\()?\bb(['"])(.*?)\1\)?""")
 
 
 def describe_request(request: httpx.Request) -> str:
@@ -414,7 +436,8 @@ class Requester:
         """The error after the last attempt; names the host when no answer came back."""
         where = f" on {_host(request)}:" if exc.network else ""
         elapsed = f"{self._budget.elapsed():.1f}s"
-        text = why.format(attempts=attempt, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
+        attempts = f"{attempt} attempt" if attempt == 1 else f"{attempt} attempts"
+        text = why.format(attempts=attempts, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
         return self._error(f"{self._shown(label)}{where} {exc.reason}{text}", request)
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
@@ -480,6 +503,9 @@ class Requester:
         cause = _root_cause(exc)
         if isinstance(cause, ConnectionRefusedError):
             return _Retryable("connection refused", network=True, refused=True)
+        malformed = _malformed(cause)
+        if malformed is not None:
+            return self._not_http(malformed, label, request)
         fatal = _fatal_reason(cause)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
@@ -487,6 +513,15 @@ class Requester:
             return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
         return self._error(
             f"{self._shown(label)} on {_host(request)}: {fatal}; not retried", request
+        )
+
+    def _not_http(self, malformed: str, label: str, request: httpx.Request) -> ApiError:
+        """The error for an answer the HTTP parser refused (`_malformed`): not retried."""
+        shown = _clip(malformed, _MAX_TITLE, self._redactor.redact_text)
+        return self._error(
+            f"{self._shown(label)} on {_host(request)}: the answer is not valid HTTP/1.1 "
+            f"({shown}); not retried",
+            request,
         )
 
     def _read(
@@ -538,6 +573,9 @@ class Requester:
         except httpx.TimeoutException:
             raise late from None
         except httpx.TransportError as exc:
+            malformed = _malformed(_root_cause(exc))
+            if malformed is not None:  # a bad chunk size: sent the same way again
+                raise self._not_http(malformed, label, request) from None
             raise _Retryable(f"response cut off ({type(exc).__name__})", network=True) from None
         return bytes(body)
 

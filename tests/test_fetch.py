@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import gc
 import gzip
 import itertools
 import json
 import time
 import tracemalloc
+import urllib.parse
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -1326,3 +1328,75 @@ def test_a_body_sent_in_tiny_chunks_stops_at_the_cap_in_memory_too() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 3_000_000  # 1.6 MB now (the client's own included), 5.7 MB before
+
+
+def _fresh_cursors(size: int, pages: int, *, repeat_at: int | None = None) -> Handler:
+    """A history of one revision a page, each page with a fresh cursor of `size` characters
+    (page `repeat_at` sends the first page's cursor again)."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        cursor = request.url.params.get("cursor", "")
+        i = int(cursor.split("-", 1)[0]) if cursor else 0
+        more = i + 1 < pages
+        nxt = f"{1 if i + 1 == repeat_at else i + 1}-" + "x" * size
+        body = {"changes": [change(10_000 - i)], "pagination": {"hasMore": more}}
+        if more:
+            body["pagination"]["nextCursor"] = nxt
+        return httpx.Response(200, json=body)
+
+    return handle
+
+
+def test_cursors_seen_are_not_kept_whole() -> None:
+    """The repeated-cursor guard kept every cursor sent: fresh 60 KB cursors took ~1 GB at
+    the default `max_pages`; and each answer's request (its URL holding the cursor) waited
+    for the cyclic collector, which a sync runs seldom (`few_collections`). What is kept no
+    longer grows with a cursor's length."""
+    c, _ = client(_fresh_cursors(60_000, 150), page_size=1)
+    pages = c.pages(HISTORY)
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        for _page in pages:
+            pass
+        urllib.parse.urlsplit.cache_clear()  # httpx's cookie jar parses each URL: 128 kept
+        current, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert current < 2_000_000  # 150 cursors of 60 KB: 9 MB kept, 18 MB more in cycles
+
+
+def test_a_long_repeated_cursor_is_refused_without_being_echoed() -> None:
+    c, _ = client(_fresh_cursors(60_000, 10, repeat_at=4), page_size=1)
+    with pytest.raises(DataError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert "repeated an earlier cursor; paging would loop" in message
+    assert len(message) < 400 and "xxxxx" not in message
+
+
+def test_a_long_cursor_is_cut_in_an_error_naming_the_request() -> None:
+    """A 60 KB cursor followed by a 500 made a 60 KB error line (the request's query)."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if "cursor" in request.url.params:
+            return httpx.Response(500, json={"title": "Internal", "detail": "boom"})
+        return _fresh_cursors(60_000, 5)(request)
+
+    c, _ = client(handle, page_size=1)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    message = str(info.value)
+    assert message.startswith(f"GET {HISTORY_PATH}?limit=1&cursor=1-xxx")
+    assert message.endswith(" more characters) → 500 Internal: boom")
+    assert len(message) < 500
+
+
+def test_one_attempt_is_said_in_the_singular() -> None:
+    busy = _problem(429, "Too Many", **{"Retry-After": "45"})
+    c, _ = client(Recorder(history(3), [busy]), deadline=30, clock=lambda: 0.0)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert "; gave up after 1 attempt in 0.0s: the sync's deadline of 30s" in str(info.value)

@@ -188,8 +188,13 @@ def test_sort_order_is_severity_rule_subject_then_independent_of_input_order() -
         ),
         (SETTINGS, Attribution(7, WHEN, ""), "violating since rev 7 (2026-09-03)"),
         (SETTINGS, None, ""),
+        (  # a 1 MB email was repeated whole in every finding: 68 MB of reports
+            SETTINGS,
+            Attribution(7, WHEN, "a" * 1_000_000 + "@x.com"),
+            f"violating since rev 7 (2026-09-03) by {'a' * 254}… (999752 more characters)",
+        ),
     ],
-    ids=["settings", "change-step", "name-only", "no-author", "unknown"],
+    ids=["settings", "change-step", "name-only", "no-author", "unknown", "huge-email"],
 )
 def test_attribution_text(subject: Subject, since: Attribution | None, text: str) -> None:
     assert attribution_text(_one(subject=subject, since=since)) == text

@@ -235,6 +235,54 @@ def test_hostile_service_ends_on_time_with_exit_2(
         assert _revisions(synced) == [1, 2, 3]
 
 
+def _sends(raw: bytes) -> Behaviour:
+    return lambda sock, server: sock.sendall(raw)
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        pytest.param(
+            b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}",
+            'illegal status line: "HTTP/1.1 2000 OK"',
+            id="status-line",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+            "conflicting Content-Length headers",
+            id="two-lengths",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            'illegal chunk header: "zz\\r\\n"',
+            id="chunk-size",
+        ),
+    ],
+)
+def test_a_malformed_answer_is_not_retried(
+    tmp_path: Path, hostile: Hostile, answer: bytes, problem: str
+) -> None:
+    """`HTTP/1.1 2000 OK` was retried 8 times (42 s at the default deadline), and said
+    `failed: RemoteProtocolError (illegal status line: bytearray(b'HTTP/1.1 2000 OK'))`."""
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 30\n")
+    hostile.behaviour = _sends(answer)
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
+    host = hostile.url.split("//", 1)[1]
+    assert code == 2 and hostile.requests == 1
+    assert err.rstrip().endswith(
+        f"{HISTORY}?limit=100 on {host}: the answer is not valid HTTP/1.1 ({problem}); not retried"
+    ), err
+
+
+def test_a_server_that_disconnects_is_still_retried(tmp_path: Path, hostile: Hostile) -> None:
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    hostile.behaviour = _sends(b"HTTP/1.1 200 OK\r\nContent-Le")  # then the connection closes
+    code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
+    assert code == 2 and hostile.requests > 1
+    assert "failed: RemoteProtocolError (" in err and "not retried" not in err, err
+
+
 def _echoing(header: str, value: str) -> Behaviour:
     def answer(sock: socket.socket, server: Hostile) -> None:
         head = respond(b"{}").replace(b"\r\n\r\n", f"\r\n{header}: {value}\r\n\r\n".encode(), 1)

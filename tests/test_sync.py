@@ -1141,3 +1141,61 @@ def test_a_secret_pasted_into_a_newer_revision_and_the_one_revealing_it_is_never
         assert _PASTED not in json.dumps([newest.settings, newest.user.email])
     raw = b"".join(p.read_bytes() for p in state_path.parent.glob(state_path.name + "*"))
     assert _PASTED.encode() not in raw
+
+
+def test_an_empty_history_after_stored_revisions_is_a_warning(store: Store) -> None:
+    """A first page without revisions, though revisions are stored (a wrong organization, a
+    stub in front of the service), is the went-back warning, not a quiet sync."""
+    service = FakeService(3)
+    run_sync(store, service)
+    service.revisions.clear()
+    summary = run_sync(store, service)
+    assert summary.revisions_total == 3 and summary.revisions_new == 0
+    assert [w.describe() for w in summary.data_quality] == [
+        "$.changes: the service's history is empty, but revision 3 is stored: its history "
+        "went back; the stored revisions are kept and audited "
+        f"(the page, GET https://svc.test{HISTORY_PATH} page 1)"
+    ]
+
+
+def test_an_empty_history_of_a_new_state_file_is_no_warning(store: Store) -> None:
+    assert run_sync(store, FakeService(0)).data_quality == ()
+
+
+def test_a_huge_author_is_cut_in_the_summary(store: Store) -> None:
+    """A 2 MB `user.id` made a 2 MB summary line; the stored revision keeps it whole."""
+    service = FakeService(1)
+    service.revisions[1]["user"] = {"id": "x" * 2_000_000}
+    summary = run_sync(store, service)
+    text = format_summary(summary, "https://svc.test")
+    assert f"latest rev 1 at 2026-10-02 by {'x' * 254}… (1999746 more characters);" in text
+    assert len(text) < 1000
+    assert summary.latest.user.id == "x" * 2_000_000
+
+
+def test_many_unknown_fields_are_named_up_to_a_cap_and_counted(store: Store) -> None:
+    """20,000 unknown keys were 20,000 warnings (2.9 MB of summary, 8.2 MB of reports)."""
+    service = FakeService(2)
+    for rev in (1, 2):
+        service.revisions[rev].update({f"k{i:05d}": 1 for i in range(20_000)})
+    summary = run_sync(store, service)
+    described = [w.describe() for w in summary.data_quality]
+    assert len(described) == 21
+    where = f"GET https://svc.test{HISTORY_PATH} page 1"
+    assert described[0] == (
+        f"$.changes[0].k00000: unknown field, kept as data (revision 2, {where}; 1 more items "
+        "like it)"
+    )
+    assert described[-1] == (
+        "$.changes[0].k00020: unknown field, kept as data; 39960 more warnings of this problem "
+        f"in other fields are counted, not named (at most 20 fields are) (revision 2, {where})"
+    )
+    assert len(format_summary(summary, "https://svc.test")) < 10_000
+
+
+def test_a_huge_unknown_key_is_cut_in_its_warning(store: Store) -> None:
+    service = FakeService(1)
+    service.revisions[1]["k" * 1_000_000] = 1
+    (warning,) = run_sync(store, service).data_quality
+    assert warning.path == f"$.changes[0].{'k' * 287}… (999713 more characters)"
+    assert warning.describe().endswith(f"(revision 1, GET https://svc.test{HISTORY_PATH} page 1)")

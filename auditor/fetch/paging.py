@@ -8,6 +8,7 @@ than `max_pages` pages; every message names the request and the page number.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -199,7 +200,9 @@ class Pages(Iterator[Page]):
         self._params: dict[str, str] | None = None  # the next page's query; None: no more
         if requester is not None:
             self._params = {"limit": str(page_size), **dict(listing.query)}
-        self._seen: set[str] = set()
+        # A digest of each token sent (`_digest`): a service may send a fresh 60 KB cursor a
+        # page, and 10,000 of them kept whole were 600 MB.
+        self._seen: set[bytes] = set()
         self._later: AuditorError | None = None  # raised when the next page is asked for
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
@@ -282,7 +285,7 @@ class Pages(Iterator[Page]):
         self._number += 1
         try:
             token = listing.next_token(body, items, self._page_size, where)
-            if token is not None and token in self._seen:
+            if token is not None and _digest(token) in self._seen:
                 shown = shorten(token, 100)
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
@@ -291,9 +294,16 @@ class Pages(Iterator[Page]):
         if token is None:
             self._params = None
             return
-        self._seen.add(token)
+        self._seen.add(_digest(token))
         self._params = {
             "limit": str(self._page_size),
             **dict(listing.query),
             listing.token_param: token,
         }
+
+
+def _digest(token: str) -> bytes:
+    """What `Pages` keeps of a token to recognise it when it comes back: 16 bytes, whatever
+    the token's length (a collision of BLAKE2b-128 is not a concern: nobody gets to choose
+    both tokens to stop a sync, and the service can stop it anyway)."""
+    return hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import NamedTuple
 
+import h11
 import httpx
 
 from auditor.common.escape import shorten
@@ -72,9 +73,9 @@ _BASE_DELAY = 0.5
 _MAX_DELAY = 30.0
 _MAX_ATTEMPTS = 8
 _MAX_REFUSED = 2
-_GAVE_UP = "; gave up after {attempts} attempts in {elapsed}"
+_GAVE_UP = "; gave up after {attempts} in {elapsed}"
 _OUT_OF_TIME = (
-    "; gave up after {attempts} attempts in {elapsed}: "
+    "; gave up after {attempts} in {elapsed}: "
     "the sync's deadline of {deadline} leaves no time for another try"
 )
 
@@ -147,6 +148,27 @@ def _fatal_reason(cause: BaseException) -> str | None:
     if isinstance(cause, ssl.SSLError):
         return f"TLS failure ({cause.reason or cause.strerror or type(cause).__name__})"
     return None
+
+
+def _malformed(cause: BaseException) -> str | None:
+    """What is wrong with an answer the HTTP parser refused (an illegal status line or header,
+    a bad `Content-Length`), or None: an answer that is malformed comes back the same when
+    asked again (`HTTP/1.1 2000 OK` was retried 8 times, 42 s), whereas one cut off because the
+    server disconnected is worth a retry. The parser's own words, without the Python writing
+    of the bytes (`illegal status line: bytearray(b'HTTP/1.1 2000 OK')`)."""
+    if not isinstance(cause, h11.RemoteProtocolError):
+        return None
+    said = str(cause)
+    if said.startswith(_DISCONNECTED):
+        return None
+    return _BYTES_REPR.sub(lambda m: f'"{m[2]}"', " ".join(said.split()))
+
+
+#: How the HTTP parser's words begin when the server closed the connection before a whole
+#: answer (in the headers; in the body: `… (received 120 bytes, expected 239)`).
+_DISCONNECTED = ("peer unexpectedly closed", "peer closed connection")
+#: `bytearray(b'…')` or `b'…'` in a parser's message (the bytes' escapes are kept as written).
+_BYTES_REPR = re.compile(r"""(?:bytearray\()?\bb(['"])(.*?)\1\)?""")
 
 
 def describe_request(request: httpx.Request) -> str:
@@ -226,6 +248,7 @@ def _as_text(value: object) -> str:
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _MAX_TITLE = 200
 _MAX_DETAIL = 1000
+_MAX_LABEL = 300  # `GET /path?query` in a message: a page's cursor goes into the query
 
 
 def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
@@ -244,6 +267,9 @@ def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
             kept = redacted[: found.start()]
     return f"{kept}… ({len(text) - len(kept)} more characters)"
 
+
+#: `_clip` for other modules' messages (`auditor.fetch.tolerant`).
+clip = _clip
 
 #: Longer than any marker (`[secret fp:1a2b3c4d len:40]`): where `_clip` looks for one cut.
 _MARKER_MAX = 64
@@ -358,7 +384,7 @@ class Requester:
                     "before sent what goes into it"
                 )
             ) from None
-        label = describe_request(request)
+        label = describe_request(request)  # in a message: `_shown(label)`
         self._budget.elapsed()  # the sync's clock starts with its first request
         attempt, refused = 0, 0
         last = _Retryable("not sent", network=True)
@@ -367,7 +393,8 @@ class Requester:
             if limit <= 0 and attempt == 0:  # earlier requests used the whole sync's time
                 spent = _seconds(self._budget.elapsed())
                 raise self._error(
-                    f"{label} not sent: the sync's deadline of {_seconds(self._budget.seconds)} "
+                    f"{self._shown(label)} not sent: the sync's deadline of "
+                    f"{_seconds(self._budget.seconds)} "
                     f"passed after {spent} of earlier requests (raise `deadline` if there is "
                     "really that much to fetch)",
                     request,
@@ -409,8 +436,9 @@ class Requester:
         """The error after the last attempt; names the host when no answer came back."""
         where = f" on {_host(request)}:" if exc.network else ""
         elapsed = f"{self._budget.elapsed():.1f}s"
-        text = why.format(attempts=attempt, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
-        return self._error(f"{label}{where} {exc.reason}{text}", request)
+        attempts = f"{attempt} attempt" if attempt == 1 else f"{attempt} attempts"
+        text = why.format(attempts=attempts, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
+        return self._error(f"{self._shown(label)}{where} {exc.reason}{text}", request)
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
         """The wait before the next attempt: the jittered backoff, or the service's
@@ -422,6 +450,14 @@ class Requester:
         if exc.wait is not None:
             return max(min(exc.wait, self._policy.max_retry_after), backoff)
         return backoff
+
+    def _shown(self, label: str) -> str:
+        """`label` as a message shows it: a cursor of 60 KB made every message naming the
+        request 60 KB long, so a long one is cut (redacted before the cut, `_clip`). Only for
+        a message: cutting each request's label cost 4 ms of redaction a page."""
+        if len(label) <= _MAX_LABEL:
+            return label
+        return _clip(label, _MAX_LABEL, self._redactor.redact_shown)
 
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
         text = self._redactor.redact_shown(message)
@@ -446,7 +482,7 @@ class Requester:
                 raise _Retryable(f"no response within {_seconds(limit)}", network=True) from None
             except httpx.LocalProtocolError as exc:  # our own request is malformed
                 raise self._error(
-                    f"{label} could not be sent: {type(exc).__name__}", request
+                    f"{self._shown(label)} could not be sent: {type(exc).__name__}", request
                 ) from None
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc, label, request) from None
@@ -454,6 +490,10 @@ class Requester:
                 body = self._read(response, request, label, limit, where)
             finally:
                 response.close()
+                # httpx's streamed answer and its stream refer to each other: a cycle, freed
+                # only by the collector (which a sync runs seldom, `few_collections`), that
+                # held each request's URL, a 60 KB cursor in it (289 MB at 2,000 pages)
+                response.stream = httpx.ByteStream(b"")
         status = response.status_code
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
@@ -467,12 +507,26 @@ class Requester:
         cause = _root_cause(exc)
         if isinstance(cause, ConnectionRefusedError):
             return _Retryable("connection refused", network=True, refused=True)
+        malformed = _malformed(cause)
+        if malformed is not None:
+            return self._not_http(malformed, label, request)
         fatal = _fatal_reason(cause)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
             detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_shown)})" if said else ""
             return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
-        return self._error(f"{label} on {_host(request)}: {fatal}; not retried", request)
+        return self._error(
+            f"{self._shown(label)} on {_host(request)}: {fatal}; not retried", request
+        )
+
+    def _not_http(self, malformed: str, label: str, request: httpx.Request) -> ApiError:
+        """The error for an answer the HTTP parser refused (`_malformed`): not retried."""
+        shown = _clip(malformed, _MAX_TITLE, self._redactor.redact_shown)
+        return self._error(
+            f"{self._shown(label)} on {_host(request)}: the answer is not valid HTTP/1.1 "
+            f"({shown}); not retried",
+            request,
+        )
 
     def _read(
         self,
@@ -486,7 +540,9 @@ class Requester:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._oversized(
-                f"{label} response of {declared} bytes exceeds {cap}", request, response
+                f"{self._shown(label)} response of {declared} bytes exceeds {cap}",
+                request,
+                response,
             )
         body = bytearray()  # one buffer: a list of tiny chunks took ~40 bytes per byte
         raw = 0
@@ -511,14 +567,19 @@ class Requester:
                 raise TooLarge
         except TooLarge:
             raise self._oversized(
-                f"{label} response exceeds {cap} bytes", request, response
+                f"{self._shown(label)} response exceeds {cap} bytes", request, response
             ) from None
         except NotDecodable as exc:
             status = response.status_code
-            raise self._error(f"{label} → {status}: {exc} ({where})", request) from None
+            raise self._error(
+                f"{self._shown(label)} → {status}: {exc} ({where})", request
+            ) from None
         except httpx.TimeoutException:
             raise late from None
         except httpx.TransportError as exc:
+            malformed = _malformed(_root_cause(exc))
+            if malformed is not None:  # a bad chunk size: sent the same way again
+                raise self._not_http(malformed, label, request) from None
             raise _Retryable(f"response cut off ({type(exc).__name__})", network=True) from None
         return bytes(body)
 
@@ -540,16 +601,20 @@ class Requester:
         status = response.status_code
         if status >= 400:
             problem = problem_message(response, body, self._redactor.redact_shown)
-            raise self._error(f"{label} {problem}", request, status)
+            raise self._error(f"{self._shown(label)} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
             moved = _redirect_note(response, request, self._redactor.redact_shown)
-            raise self._error(f"{label} → {_status_text(status)}{moved} ({where})", request, status)
+            raise self._error(
+                f"{self._shown(label)} → {_status_text(status)}{moved} ({where})", request, status
+            )
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             # redacted before it is cut: a token echoed there, cut, is no longer one it knows
             shown = shorten(self._redactor.redact_shown(content_type), 40)
             shown = shown if content_type else "no content type"
-            raise self._error(f"{label} → {status}: expected JSON, got {shown} ({where})", request)
+            raise self._error(
+                f"{self._shown(label)} → {status}: expected JSON, got {shown} ({where})", request
+            )
 
         def check_values(text: bytes) -> None:
             values = count_values(text)
@@ -557,7 +622,7 @@ class Requester:
                 raise TooWide(
                     self._redactor.redact_shown(
                         f"$: about {values} values in one response, more than the {MAX_VALUES} "
-                        f"allowed for API data ({where}: {label})"
+                        f"allowed for API data ({where}: {self._shown(label)})"
                     )
                 )
 
@@ -578,7 +643,9 @@ class Requester:
             if fixed is None:
                 problem = _json_problem(body, exc)
                 raise DataError(
-                    self._redactor.redact_shown(f"invalid JSON ({problem}) ({where}: {label})")
+                    self._redactor.redact_shown(
+                        f"invalid JSON ({problem}) ({where}: {self._shown(label)})"
+                    )
                 ) from None
             value, body, repaired = fixed.value, fixed.body, _repairs(fixed)
         try:

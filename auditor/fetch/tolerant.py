@@ -18,6 +18,7 @@ from typing import Any
 
 from auditor.common import paths
 from auditor.fetch.paging import Item, Listing, Page
+from auditor.fetch.retry import clip
 from auditor.fetch.schema import describe_error, fast_check, schema_errors
 from auditor.fetch.shape import Duplicate
 from auditor.models import DataWarning
@@ -77,17 +78,39 @@ def _remove(value: Any, parts: tuple[Any, ...]) -> None:
         parent[parts[-1]] = None
 
 
+#: How many fields one problem is named in (`unknown field, kept as data`: 20,000 unknown keys
+#: were 20,000 warnings, 2.9 MB of the sync's summary); the rest are counted in one more.
+NAMED_PER_PROBLEM = 20
+#: The longest path, item or page a warning shows, and the longest problem: a key or an id the
+#: service sends can be 1 MB (cut with a count, `auditor.common.escape.shorten`).
+_SHOWN = 300
+_SHOWN_PROBLEM = 1000
+
+
 class DataQuality:
-    """The data-quality warnings of one sync, the same problem in the same field counted once."""
+    """The data-quality warnings of one sync, the same problem in the same field counted once,
+    at most `NAMED_PER_PROBLEM` fields named per problem."""
 
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str], DataWarning] = {}
+        self._named: dict[str, int] = {}  # per problem: the fields named
+        self._more: dict[str, DataWarning] = {}  # per problem: the first not named, counted
 
     def add(self, warning: DataWarning) -> None:
         """Record one warning (or count it against the first one like it)."""
         key = (_ITEM_INDEX.sub(r"\1[*]", warning.path), warning.problem)
         first = self._groups.get(key)
-        self._groups[key] = warning if first is None else replace(first, count=first.count + 1)
+        if first is not None:
+            self._groups[key] = replace(first, count=first.count + 1)
+            return
+        problem = warning.problem
+        named = self._named.get(problem, 0)
+        if named < NAMED_PER_PROBLEM:
+            self._named[problem] = named + 1
+            self._groups[key] = warning
+            return
+        more = self._more.get(problem)
+        self._more[problem] = warning if more is None else replace(more, count=more.count + 1)
 
     def on(self, page: Page) -> Warn:
         """A `Warn` that records warnings as coming from `page`."""
@@ -120,15 +143,34 @@ class DataQuality:
             self.add(DataWarning(paths.render(first.path), problem, item, page.where))
 
     def warnings(self, redactor: Redactor) -> tuple[DataWarning, ...]:
-        """Every warning, redacted (a key or a URL can carry a secret), in path order."""
-        found = sorted(self._groups.values(), key=lambda w: (w.where, w.path, w.problem))
+        """Every warning, redacted (a key or a URL can carry a secret) and cut to a line's
+        length, in path order; per problem, the fields past `NAMED_PER_PROBLEM` as one
+        warning counting them."""
+        found = list(self._groups.values())
+        for problem, more in self._more.items():
+            found.append(
+                replace(
+                    more,
+                    problem=f"{problem}; {more.count} more warnings of this problem in other "
+                    f"fields are counted, not named (at most {NAMED_PER_PROBLEM} fields are)",
+                    count=1,
+                )
+            )
+        found.sort(key=lambda w: (w.where, w.path, w.problem))
+        redact = redactor.redact_shown
         return tuple(
             replace(
                 w,
-                path=redactor.redact_shown(w.path),
-                problem=redactor.redact_shown(w.problem),
-                item=redactor.redact_shown(w.item),
-                where=redactor.redact_shown(w.where),
+                path=_shown(w.path, _SHOWN, redact),
+                problem=_shown(w.problem, _SHOWN_PROBLEM, redact),
+                item=_shown(w.item, _SHOWN, redact),
+                where=_shown(w.where, _SHOWN, redact),
             )
             for w in found
         )
+
+
+def _shown(text: str, limit: int, redact: Callable[[str], str]) -> str:
+    """`text` redacted, and cut to `limit` characters with a count (redacted before the cut,
+    and only as far as the cut needs: `auditor.fetch.retry.clip`)."""
+    return redact(text) if len(text) <= limit else clip(text, limit, redact)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.common.escape import shorten
 from auditor.evaluate.model import RuleResult
 from auditor.models import (
     Attribution,
@@ -496,9 +497,15 @@ def natural_text(text: str) -> str:
     return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text
 
 
+#: The longest author (an email address is at most 254 characters) an attribution names:
+#: the service's text, repeated in every finding it attributes (a 1 MB email made 68 MB of
+#: reports). Longer is cut with a count; the stored revision keeps it whole.
+AUTHOR_SHOWN = 254
+
+
 def _who(a: Attribution) -> str:
     who = a.author_email or a.author_name
-    return f" by {who}" if who else ""
+    return f" by {shorten(who, AUTHOR_SHOWN)}" if who else ""
 
 
 def attribution_text(f: Finding) -> str:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.common.collector import few_collections
+from auditor.common.escape import shorten
 from auditor.common.heap import keep_freed_memory
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
@@ -287,6 +288,21 @@ _READINESS_FEED = _Feed(
 )
 
 
+def _empty_history(run: _Run, page: Page) -> None:
+    """An empty history while revisions are stored is the went-back warning too: a wrong
+    organization or a stub in front of the service must not pass for a quiet night."""
+    top = run.new_rows.top
+    if top is not None:
+        run.tally.quality.on(page)(
+            DataWarning(
+                "$.changes",
+                f"the service's history is empty, but revision {top} is stored: its history "
+                "went back; the stored revisions are kept and audited",
+                "the page",
+            )
+        )
+
+
 def _all_newer(items: list[Item], top: int | None) -> bool:
     """True when every item is a revision newer than any stored before this sync: none of them
     can be known, so the history goes on after this page."""
@@ -305,6 +321,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
                 pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
+        if not page.items and count.pages == 1 and feed is _HISTORY_FEED:
+            _empty_history(run, page)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
@@ -428,6 +446,10 @@ def sync_service(
         )
 
 
+#: The longest author the summary names (`auditor.findings.finding.AUTHOR_SHOWN`, not imported:
+#: `auditor sync` does not load the findings).
+AUTHOR_SHOWN = 254
+
 #: How many integrity issues the sync's summary names (the rest are counted).
 NAMED_ISSUES = 3
 
@@ -440,7 +462,9 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     latest = summary.latest
     if latest is not None:
         who = latest.user.email or latest.user.name or latest.user.id
-        by = f" by {who}" if who else ""  # an author the API did not give (or not as an object)
+        # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
+        # line: cut, as an attribution is
+        by = f" by {shorten(who, AUTHOR_SHOWN)}" if who else ""
         parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")

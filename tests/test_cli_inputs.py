@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from auditor.cli import Context, main
 from auditor.cli.common import parse_at
 from auditor.emulator import start_emulator
 from auditor.errors import UsageError
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+REPO = Path(__file__).resolve().parent.parent
 
 POLICY = """rules:
   - id: T-001
@@ -133,7 +136,7 @@ def test_a_variable_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> No
     )
 
 
-@pytest.mark.parametrize("flag", ["--waivers", "--config", "--out", "--at"])
+@pytest.mark.parametrize("flag", ["--waivers", "--config", "--at", "--state"])
 def test_a_single_valued_flag_given_twice_is_a_usage_error(
     tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -141,6 +144,22 @@ def test_a_single_valued_flag_given_twice_is_a_usage_error(
         usage_error(["run", "--offline", flag, "a", flag, "b"], tmp_path, capsys)
         == f"auditor run: error: argument {flag}: given more than once; give it once"
     )
+
+
+def test_the_pre_commit_hooks_report_flags_can_be_overridden_in_its_args(tmp_path: Path) -> None:
+    """The hook's `entry` passes `--output md,json --out .auditor/pre-commit-review`, and
+    pre-commit puts the user's `args:` after it: `--output md --out other` there is taken
+    (a refusal of the second value blocked every commit of such a setup)."""
+    hooks = {h["id"]: h for h in YAML(typ="safe").load(REPO / ".pre-commit-hooks.yaml")}
+    entry = hooks["auditor-review"]["entry"].split()[1:]  # after `auditor`
+    assert "--output" in entry and "--out" in entry
+    examples = REPO / "examples"
+    args = [str(examples / "proposed-settings.yaml"), "--against"]
+    args += [str(examples / "live-settings.yaml"), "--author", "a@b.c"]
+    code, _, err = run_cli([*entry, *args, "--output", "md", "--out", "other"], {}, tmp_path)
+    assert code == 1, err  # findings introduced: the gate, not a usage error
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["report.md"]
+    assert not (tmp_path / ".auditor").exists()
 
 
 def test_policy_given_twice_is_still_two_policies(

@@ -128,6 +128,10 @@ def test_a_test_case_named_like_a_secret_is_not_printed(tmp_path: Path) -> None:
             "6:40",
             "assert.older_than_days: `older_than_days` counts days",
         ),
+        # a quoted or nested day count is a wrong type where it is written, as before the
+        # check of the sign (which compared it with 0: `unexpected TypeError`)
+        ('{path: x, within_days: "30"}', "6:36", "assert.within_days: expected a number"),
+        ("{path: x, older_than_days: {path: b}}", "6:40", "assert.older_than_days: expected"),
     ],
 )
 def test_lint_refuses_an_empty_path_and_negative_days(

@@ -43,9 +43,16 @@ def _handler(command: str, name: str) -> Handler:
     return run
 
 
+#: Where the reports go and which: a wrapper's own values come first and the user's after
+#: (the pre-commit hook's `entry` passes `--output md,json --out …` and `args:` follow it),
+#: so the last one given is taken, as argparse does.
+OVERRIDABLE = frozenset({"out_dir", "outputs"})
+
+
 class SingleValue(argparse._StoreAction):
     """argparse's `store`, except that a flag given a second time (`--waivers A --waivers B`,
-    `--config A --config B`) is a usage error naming it, not the last value silently kept."""
+    `--config A --config B`) is a usage error naming it, not the last value silently kept
+    (`--out` and `--output` excepted: `OVERRIDABLE`)."""
 
     def __call__(
         self,
@@ -55,7 +62,7 @@ class SingleValue(argparse._StoreAction):
         option_string: str | None = None,
     ) -> None:
         given: set[str] = namespace.__dict__.setdefault("_given_once", set())
-        if self.option_strings and self.dest in given:
+        if self.option_strings and self.dest in given and self.dest not in OVERRIDABLE:
             raise argparse.ArgumentError(self, "given more than once; give it once")
         given.add(self.dest)
         super().__call__(parser, namespace, values, option_string)

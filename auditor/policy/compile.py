@@ -153,7 +153,8 @@ class Compiler:
             arg = {"enum": raw["enum"]} if arg is True else {"enum": raw["enum"], "value": arg}
         try:
             prepared = op.prepare(arg, self.enums)
-            if name in NON_NEGATIVE_OPS and prepared < 0:
+            # (a number only: any other type is named where the operand's type is checked)
+            if name in NON_NEGATIVE_OPS and _number(prepared) and prepared < 0:
                 raise ValueError(f"`{name}` counts days before now: 0 or more, got {arg!r}")
             return op, prepared, raw[name]
         except ValueError as exc:
@@ -169,6 +170,10 @@ class Compiler:
         if path is None:
             return None
         return op, Ref(path), {"ref": text}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 _ALL_KEYS = frozenset((*LOGIC_KEYS, *QUANTIFIERS, *LEAF_KEYS, "assert"))

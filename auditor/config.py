@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -186,34 +185,14 @@ def unshown(text: str, also: Iterable[str] = ()) -> str:
     return without_tokens(not_shown(text), also, NOT_SHOWN)
 
 
-_SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
-
-
 def without_tokens(text: str, tokens: Iterable[str], shown: str = "[token]") -> str:
     """`text` with each of `tokens` (the command's own: `AUDITOR_TOKEN`, a token file's, an
-    organization's) replaced by `shown`, also as a path normalises it (`a//b`, `./a`) and each
-    part of it between `/` from 8 characters on. A token of 4 to 7 characters (a test's
-    `AUDITOR_TOKEN=test`) is replaced only where it is a word of its own, not inside `tests/`
-    or `config file`; one shorter is never looked for."""
-    forms: set[str] = set()
-    for token in tokens:
-        if len(token) < 4:
-            continue
-        forms.add(token)
-        if "/" in token:
-            forms.add(os.path.normpath(token))
-            forms.update(part for part in token.split("/") if len(part) >= _SHORT_TOKEN)
-    for form in sorted(forms, key=len, reverse=True):  # a longer one first, whole
-        if len(form) < 4 or form not in text:  # (a normalised form can be short: `a/..` is `.`)
-            continue
-        if len(form) >= _SHORT_TOKEN:
-            text = text.replace(form, shown)
-            continue
-        # a word of its own: no letter or digit glued to an end that is one
-        before = r"(?<![A-Za-z0-9])" if form[0].isalnum() else ""
-        after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
-        text = re.sub(before + re.escape(form) + after, shown, text)
-    return text
+    organization's) replaced by `shown`, as `auditor.redact.shown.named_tokens` does (also as
+    a path normalises it, each part between `/` from 8 characters on; one of 4 to 7
+    characters only where it is a word of its own; one shorter is never looked for)."""
+    from auditor.redact.shown import named_tokens
+
+    return named_tokens(text, tokens, shown)
 
 
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]{0,20})://")

@@ -89,6 +89,13 @@ def _stored(state: Path) -> tuple[list[Any], list[Any]]:
         # an ordinary word after `token` says what went wrong
         ("token expired", "403 Forbidden: token expired", None),
         ("Bearer token missing; token unknown", "Bearer token missing; token unknown", None),
+        # a passphrase after `Bearer` is no word of what went wrong: hidden, and not stored
+        (
+            "Authorization: Bearer correct_horse_battery_staple was rejected",
+            "Authorization: Bearer [secret fp:",
+            "correct_horse_battery_staple",
+        ),
+        ("401: token correct-horse-battery-staple", "401: token [secret fp:", "correct-horse"),
         # the caller's own token, raw and base64, stays hidden
         (
             f"bad token {TOKEN} ({base64.b64encode(TOKEN.encode()).decode()})",

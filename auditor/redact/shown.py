@@ -64,11 +64,12 @@ TOKEN_SHOWN = "[token]"
 _SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
 
 
-def named_tokens(text: str, tokens: Iterable[str]) -> str:
-    """`text` with each of `tokens` replaced by `[token]` (as `auditor.config.without_tokens`
-    names them in an error): also as a path normalises it (`a//b`, `./a`) and each part of it
-    between `/` from 8 characters on; one of 4 to 7 characters only where it is a word of its
-    own (a test's `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for."""
+def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> str:
+    """`text` with each of `tokens` (the command's own: `AUDITOR_TOKEN`, a token file's, an
+    organization's) replaced by `shown` (`[token]`, as an error names them too): also as a
+    path normalises it (`a//b`, `./a`) and each part of it between `/` from 8 characters on;
+    one of 4 to 7 characters only where it is a word of its own (a test's
+    `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for."""
     forms: set[str] = set()
     for token in tokens:
         if len(token) < 4:
@@ -81,9 +82,10 @@ def named_tokens(text: str, tokens: Iterable[str]) -> str:
         if len(form) < 4 or form not in text:
             continue
         if len(form) >= _SHORT_TOKEN:
-            text = text.replace(form, TOKEN_SHOWN)
+            text = text.replace(form, shown)
             continue
+        # a word of its own: no letter or digit glued to an end that is one
         before = r"(?<![A-Za-z0-9])" if form[0].isalnum() else ""
         after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
-        text = re.sub(before + re.escape(form) + after, TOKEN_SHOWN, text)
+        text = re.sub(before + re.escape(form) + after, lambda _m: shown, text)
     return text

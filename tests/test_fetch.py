@@ -149,6 +149,30 @@ def test_pages_reports_until_short_page(total: int) -> None:
         assert rec.requests[1].url.params["startAfter"] == "r0009"
 
 
+@pytest.mark.parametrize("at", [60, 80, 94, 99])
+def test_a_repeated_report_id_holding_the_token_is_hidden_wherever_it_is_cut(at: int) -> None:
+    """The message quoting a repeated `reportId` cuts it at 100 characters: the token at a
+    place the cut splits was shown in part (20 of its 24 characters, in the sync's line and
+    every report), as the cut came before the redaction."""
+    last = "r" * at + TOKEN
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        item = {
+            "createdAt": 1_790_000_000_000,
+            "repoUrl": "https://g/x",
+            "report": {"lint": {"numerator": 1, "denominator": 1, "rationale": "ok"}},
+        }
+        page = [{**item, "reportId": f"a{n}"} for n in range(9)] + [{**item, "reportId": last}]
+        return httpx.Response(200, json={"reports": page})
+
+    c, _ = client(handle)
+    with pytest.raises(DataError, match="paging would loop") as info:
+        list(c.iter_reports_pages())
+    message = str(info.value)
+    assert "reportId: repeated" in message
+    assert all(TOKEN[n : n + 6] not in message for n in range(len(TOKEN) - 5)), message
+
+
 def test_no_app_url_means_no_reports() -> None:
     c, _ = client(reports(3), app_url=None)
     assert list(c.iter_reports_pages()) == []

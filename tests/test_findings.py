@@ -193,8 +193,13 @@ def test_sort_order_is_severity_rule_subject_then_independent_of_input_order() -
             Attribution(7, WHEN, "a" * 1_000_000 + "@x.com"),
             f"violating since rev 7 (2026-09-03) by {'a' * 254}… (999752 more characters)",
         ),
+        (  # the cut goes before a marker it would split (half a fingerprint was shown)
+            SETTINGS,
+            Attribution(7, WHEN, "a" * 240 + "[secret fp:0a1b2c3d len:24]" + "@x.com"),
+            f"violating since rev 7 (2026-09-03) by {'a' * 240}… (33 more characters)",
+        ),
     ],
-    ids=["settings", "change-step", "name-only", "no-author", "unknown", "huge-email"],
+    ids=["settings", "change-step", "name-only", "no-author", "unknown", "huge-email", "marker"],
 )
 def test_attribution_text(subject: Subject, since: Attribution | None, text: str) -> None:
     assert attribution_text(_one(subject=subject, since=since)) == text

@@ -275,12 +275,32 @@ def test_a_malformed_answer_is_not_retried(
     ), err
 
 
-def test_a_server_that_disconnects_is_still_retried(tmp_path: Path, hostile: Hostile) -> None:
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(b"HTTP/1.1 200 OK\r\nContent-Le", id="in-the-headers"),
+        # in the body, the HTTP parser says so itself (`peer closed connection without sending
+        # complete message body`): told from a malformed answer by its words alone
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 239\r\n"
+            b'\r\n{"changes": [',
+            id="in-a-body-of-known-length",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b'Transfer-Encoding: chunked\r\n\r\n20\r\n{"changes": [',
+            id="in-a-chunk",
+        ),
+    ],
+)
+def test_a_server_that_disconnects_is_still_retried(
+    tmp_path: Path, hostile: Hostile, cut: bytes
+) -> None:
     (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
-    hostile.behaviour = _sends(b"HTTP/1.1 200 OK\r\nContent-Le")  # then the connection closes
+    hostile.behaviour = _sends(cut)  # then the connection closes
     code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, hostile.url)
     assert code == 2 and hostile.requests > 1
-    assert "failed: RemoteProtocolError (" in err and "not retried" not in err, err
+    assert "not retried" not in err and "not valid HTTP" not in err, err
 
 
 def _echoing(header: str, value: str) -> Behaviour:
@@ -291,6 +311,35 @@ def _echoing(header: str, value: str) -> Behaviour:
         sock.sendall(head)
 
     return answer
+
+
+def test_a_tls_handshake_the_server_closes_is_retried(tmp_path: Path) -> None:
+    """A connection closed in the TLS handshake (a load balancer draining) was `TLS failure
+    (UNEXPECTED_EOF_WHILE_READING); not retried` after one request: it is a dropped
+    connection like any other, worth a retry (a certificate refused or a plain-HTTP server
+    stay fatal: above)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            with conn:
+                conn.recv(65536)  # the ClientHello, never answered
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}"
+        code, _, err, _ = run_cli(["sync", *CONFIG], tmp_path, url)
+    finally:
+        listener.close()
+    assert code == 2 and len(accepted) > 1, err
+    assert "not retried" not in err, err
 
 
 @pytest.mark.parametrize(

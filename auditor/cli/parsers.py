@@ -46,7 +46,7 @@ def _handler(command: str, name: str) -> Handler:
 #: Where the reports go and which: a wrapper's own values come first and the user's after
 #: (the pre-commit hook's `entry` passes `--output md,json --out …` and `args:` follow it),
 #: so the last one given is taken, as argparse does.
-OVERRIDABLE = frozenset({"out_dir", "outputs"})
+OVERRIDABLE = frozenset({"out_dir", "out", "outputs"})
 
 
 class SingleValue(argparse._StoreAction):

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from auditor.common import paths
-from auditor.common.escape import shorten
 from auditor.errors import AuditorError, DataError
 from auditor.fetch.ahead import Pending, Worker
 from auditor.fetch.pieces import Pieces
@@ -286,7 +285,8 @@ class Pages(Iterator[Page]):
         try:
             token = listing.next_token(body, items, self._page_size, where)
             if token is not None and _digest(token) in self._seen:
-                shown = shorten(token, 100)
+                # redacted before it is cut: a token cut in two is no longer one it knows
+                shown = self._requester.clipped(token, 100) if self._requester else "…"
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
             self._later = exc

@@ -145,6 +145,8 @@ def _fatal_reason(cause: BaseException) -> str | None:
         return f"cannot resolve the host name (DNS: {detail})"
     if isinstance(cause, ssl.SSLCertVerificationError):
         return f"TLS failure: certificate not accepted ({cause.verify_message})"
+    if isinstance(cause, ssl.SSLEOFError):
+        return None  # closed in the handshake (a load balancer draining): worth a retry
     if isinstance(cause, ssl.SSLError):
         return f"TLS failure ({cause.reason or cause.strerror or type(cause).__name__})"
     return None
@@ -518,6 +520,13 @@ class Requester:
         return self._error(
             f"{self._shown(label)} on {_host(request)}: {fatal}; not retried", request
         )
+
+    def clipped(self, text: str, limit: int) -> str:
+        """Text the service sent, as a message shows it: redacted for display, then cut to
+        `limit` characters (`_clip`: redacted before the cut, so a secret cut in two is still
+        hidden)."""
+        redact = self._redactor.redact_shown
+        return redact(text) if len(text) <= limit else _clip(text, limit, redact)
 
     def _not_http(self, malformed: str, label: str, request: httpx.Request) -> ApiError:
         """The error for an answer the HTTP parser refused (`_malformed`): not retried."""

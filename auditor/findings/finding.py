@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.common.escape import shorten
 from auditor.evaluate.model import RuleResult
 from auditor.models import (
     Attribution,
@@ -29,6 +28,7 @@ from auditor.models import (
     severity_rank,
 )
 from auditor.policy.model import Rule
+from auditor.redact.plain import cut_outside_markers
 
 _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")
@@ -505,7 +505,7 @@ AUTHOR_SHOWN = 254
 
 def _who(a: Attribution) -> str:
     who = a.author_email or a.author_name
-    return f" by {shorten(who, AUTHOR_SHOWN)}" if who else ""
+    return f" by {cut_outside_markers(who, AUTHOR_SHOWN)}" if who else ""
 
 
 def attribution_text(f: Finding) -> str:

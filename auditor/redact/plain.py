@@ -37,3 +37,20 @@ def marker_fingerprint(value: str) -> str | None:
 def between_markers(text: str) -> list[str]:
     """The parts of `text` outside markers (a marker is never scanned for secrets)."""
     return MARKER_RE.split(text)[::3] if MARKER_START in text else [text]
+
+
+#: Longer than any marker (`[secret fp:1a2b3c4d len:40]`): where a cut looks for one it splits.
+MARKER_MAX = 64
+
+
+def cut_outside_markers(text: str, limit: int) -> str:
+    """Redacted `text` cut to `limit` characters, saying how many more there were, the cut
+    never inside a marker (it goes before it): half a marker shows part of a fingerprint, and
+    the command's own token, named `[token]` by its whole marker, could be known by that."""
+    if len(text) <= limit:
+        return text
+    kept = text[:limit]
+    for found in MARKER_RE.finditer(text, max(0, limit - MARKER_MAX), limit + MARKER_MAX):
+        if found.start() < limit < found.end():
+            kept = text[: found.start()]
+    return f"{kept}… ({len(text) - len(kept)} more characters)"

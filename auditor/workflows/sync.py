@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.common.collector import few_collections
-from auditor.common.escape import shorten
 from auditor.common.heap import keep_freed_memory
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
@@ -33,6 +32,7 @@ from auditor.fetch import (
     encode_revision_parts,
 )
 from auditor.models import DataWarning, Revision
+from auditor.redact.plain import cut_outside_markers
 from auditor.store import Ingested, IntegrityIssue, Store
 from auditor.store.schema import revision_row
 from auditor.workflows.usage import UsageSync, sync_usage
@@ -464,7 +464,7 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
         who = latest.user.email or latest.user.name or latest.user.id
         # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
         # line: cut, as an attribution is
-        by = f" by {shorten(who, AUTHOR_SHOWN)}" if who else ""
+        by = f" by {cut_outside_markers(who, AUTHOR_SHOWN)}" if who else ""
         parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")

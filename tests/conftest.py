@@ -99,6 +99,17 @@ def pg_url(pg_cluster: Any) -> str:
     return str(pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}"))
 
 
+def emulator_env(emu: Any, state: Path) -> dict[str, str]:
+    """The variables that point a command at a running emulator (as its owner) and a state
+    file."""
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(state),
+    }
+
+
 @pytest.fixture
 def emulator() -> Iterator[Any]:
     """A running emulator (default seed and size) on free loopback ports; stopped after."""

@@ -22,7 +22,7 @@ from auditor.cli import Context, main
 from auditor.cli.common import parse_at
 from auditor.emulator import start_emulator
 from auditor.errors import UsageError
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -56,12 +56,7 @@ def emu() -> Iterator[Any]:
 
 @pytest.fixture
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    return emulator_env(emu, tmp_path / "state.db")
 
 
 def test_an_empty_app_url_is_said_on_stderr_and_in_every_report(

@@ -14,7 +14,7 @@ import pytest
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -33,12 +33,7 @@ def emu() -> Iterator[Any]:
 
 @pytest.fixture
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    return emulator_env(emu, tmp_path / "state.db")
 
 
 def files(folder: Path) -> set[str]:

@@ -23,7 +23,7 @@ from auditor.cli import Context, main
 from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -46,12 +46,7 @@ def emu() -> Iterator[Any]:
 
 @pytest.fixture
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    return emulator_env(emu, tmp_path / "state.db")
 
 
 def findings_json(out: Path) -> dict[str, Any]:

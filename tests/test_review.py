@@ -21,7 +21,7 @@ import pytest
 
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
 PERSON = "priya.raman@acme.example"
 
@@ -42,10 +42,7 @@ def emu() -> Iterator[Any]:
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
     """The service, and a git that finds no configuration (no global, no system file)."""
     return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
+        **emulator_env(emu, tmp_path / "state.db"),
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path),
         "GIT_CONFIG_NOSYSTEM": "1",

@@ -19,7 +19,7 @@ from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.errors import ReportError
 from auditor.store.database import Store
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
 POLICY = Path(__file__).resolve().parent / "policies" / "valid" / "sample.yaml"
 
@@ -42,12 +42,7 @@ def emu() -> Iterator[Any]:
 
 @pytest.fixture
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
-        "AUDITOR_STATE": str(tmp_path / "state.db"),
-    }
+    return emulator_env(emu, tmp_path / "state.db")
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ from auditor.fetch.shape import (
 from auditor.fetch.text import Repaired, declared_charset, repair, repair_bytes
 from auditor.models import JSON
 from auditor.redact import Redactor
-from auditor.redact.plain import MARKER_RE
+from auditor.redact.plain import kept_before_cut
 
 #: A parsed body and the keys it sent twice (the parser kept the last value of each).
 Parsed = tuple[JSON, tuple[Duplicate, ...]]
@@ -262,19 +262,16 @@ def _clip(text: str, limit: int, redact: Callable[[str], str]) -> str:
     the command's own token, named `[token]` by its whole marker, could be known by."""
     if len(text) <= limit:
         return text  # redacted whole with the message it goes into
-    redacted = redact(text[: limit + _SECRET_MARGIN])
-    kept = redacted[:limit]
-    for found in MARKER_RE.finditer(redacted, max(0, limit - _MARKER_MAX), limit + _MARKER_MAX):
-        if found.start() < limit < found.end():
-            kept = redacted[: found.start()]
+    kept = kept_before_cut(redact(text[: limit + _SECRET_MARGIN]), limit)
     return f"{kept}… ({len(text) - len(kept)} more characters)"
 
 
-#: `_clip` for other modules' messages (`auditor.fetch.tolerant`).
-clip = _clip
+def redacted_cut(text: str, limit: int, redact: Callable[[str], str]) -> str:
+    """Text the service sent, as a message shows it: `redact`ed, and cut to `limit` characters
+    with a count when longer (`_clip`: redacted before the cut, so a secret cut in two is still
+    hidden, and only as far as the cut needs)."""
+    return redact(text) if len(text) <= limit else _clip(text, limit, redact)
 
-#: Longer than any marker (`[secret fp:1a2b3c4d len:40]`): where `_clip` looks for one cut.
-_MARKER_MAX = 64
 
 #: How far past the cut `_clip` redacts: longer than any token or key it must recognise.
 _SECRET_MARGIN = 4096
@@ -522,11 +519,8 @@ class Requester:
         )
 
     def clipped(self, text: str, limit: int) -> str:
-        """Text the service sent, as a message shows it: redacted for display, then cut to
-        `limit` characters (`_clip`: redacted before the cut, so a secret cut in two is still
-        hidden)."""
-        redact = self._redactor.redact_shown
-        return redact(text) if len(text) <= limit else _clip(text, limit, redact)
+        """`redacted_cut` under this requester's display-only redaction."""
+        return redacted_cut(text, limit, self._redactor.redact_shown)
 
     def _not_http(self, malformed: str, label: str, request: httpx.Request) -> ApiError:
         """The error for an answer the HTTP parser refused (`_malformed`): not retried."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from auditor.common import paths
 from auditor.fetch.paging import Item, Listing, Page
-from auditor.fetch.retry import clip
+from auditor.fetch.retry import redacted_cut
 from auditor.fetch.schema import describe_error, fast_check, schema_errors
 from auditor.fetch.shape import Duplicate
 from auditor.models import DataWarning
@@ -82,7 +82,7 @@ def _remove(value: Any, parts: tuple[Any, ...]) -> None:
 #: were 20,000 warnings, 2.9 MB of the sync's summary); the rest are counted in one more.
 NAMED_PER_PROBLEM = 20
 #: The longest path, item or page a warning shows, and the longest problem: a key or an id the
-#: service sends can be 1 MB (cut with a count, `auditor.common.escape.shorten`).
+#: service sends can be 1 MB (redacted, then cut with a count: `retry.redacted_cut`).
 _SHOWN = 300
 _SHOWN_PROBLEM = 1000
 
@@ -161,16 +161,10 @@ class DataQuality:
         return tuple(
             replace(
                 w,
-                path=_shown(w.path, _SHOWN, redact),
-                problem=_shown(w.problem, _SHOWN_PROBLEM, redact),
-                item=_shown(w.item, _SHOWN, redact),
-                where=_shown(w.where, _SHOWN, redact),
+                path=redacted_cut(w.path, _SHOWN, redact),
+                problem=redacted_cut(w.problem, _SHOWN_PROBLEM, redact),
+                item=redacted_cut(w.item, _SHOWN, redact),
+                where=redacted_cut(w.where, _SHOWN, redact),
             )
             for w in found
         )
-
-
-def _shown(text: str, limit: int, redact: Callable[[str], str]) -> str:
-    """`text` redacted, and cut to `limit` characters with a count (redacted before the cut,
-    and only as far as the cut needs: `auditor.fetch.retry.clip`)."""
-    return redact(text) if len(text) <= limit else clip(text, limit, redact)

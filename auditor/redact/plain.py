@@ -43,14 +43,21 @@ def between_markers(text: str) -> list[str]:
 MARKER_MAX = 64
 
 
-def cut_outside_markers(text: str, limit: int) -> str:
-    """Redacted `text` cut to `limit` characters, saying how many more there were, the cut
-    never inside a marker (it goes before it): half a marker shows part of a fingerprint, and
-    the command's own token, named `[token]` by its whole marker, could be known by that."""
-    if len(text) <= limit:
-        return text
+def kept_before_cut(text: str, limit: int) -> str:
+    """The first `limit` characters of redacted `text`, or fewer: a cut never falls inside a
+    marker (it goes before it), as half a marker shows part of a fingerprint, and the command's
+    own token, named `[token]` by its whole marker, could be known by that."""
     kept = text[:limit]
     for found in MARKER_RE.finditer(text, max(0, limit - MARKER_MAX), limit + MARKER_MAX):
         if found.start() < limit < found.end():
             kept = text[: found.start()]
+    return kept
+
+
+def cut_outside_markers(text: str, limit: int) -> str:
+    """Redacted `text` cut to `limit` characters (`kept_before_cut`), saying how many more
+    there were."""
+    if len(text) <= limit:
+        return text
+    kept = kept_before_cut(text, limit)
     return f"{kept}… ({len(text) - len(kept)} more characters)"

@@ -273,28 +273,29 @@ class Pages(Iterator[Page]):
                 self._params = None
                 raise
             items: list[Item] = body[self._listing.items]
-            self._follow(body, items, where)
+            self._follow(self._requester, body, items, where)
             if items or self._listing.keep_empty:
                 return Page(self._number - 1, items, where, repeated)
 
-    def _follow(self, body: Body, items: list[Item], where: str) -> None:
+    def _follow(self, requester: Requester, body: Body, items: list[Item], where: str) -> None:
         """Move on to the next page: its query, or None at the end (an error in the token is
         kept for the next `__next__`)."""
         listing = self._listing
         self._number += 1
         try:
             token = listing.next_token(body, items, self._page_size, where)
-            if token is not None and _digest(token) in self._seen:
+            if token is None:
+                self._params = None
+                return
+            seen = _digest(token)
+            if seen in self._seen:
                 # redacted before it is cut: a token cut in two is no longer one it knows
-                shown = self._requester.clipped(token, 100) if self._requester else "…"
+                shown = requester.clipped(token, 100)
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
             self._later = exc
             return
-        if token is None:
-            self._params = None
-            return
-        self._seen.add(_digest(token))
+        self._seen.add(seen)
         self._params = {
             "limit": str(self._page_size),
             **dict(listing.query),

@@ -657,10 +657,10 @@ class Redactor:
         nothing found is remembered. What a service says about a request must not teach the
         memory: a learned secret goes into the state file's `secret_memory` and every stored
         row holding it is rewritten for good (`Store.scrub_stored`), so a 403 quoting
-        `{"token": "curl … | sh"}` hid that command in every stored revision. An ordinary word
-        after `token`, `Bearer` or `Basic` (`token expired`) is what went wrong, not a secret
-        (`find_secrets(shown=True)`); the caller's own token is always hidden (it is in the
-        memory from the start)."""
+        `{"token": "curl … | sh"}` hid that command in every stored revision. A word after
+        `token`, `Bearer` or `Basic` that says what went wrong (`token expired`: a short list,
+        `values._STATUS_WORDS`) is shown (`find_secrets(shown=True)`); the caller's own token
+        is always hidden (it is in the memory from the start)."""
         found = [s for s in _find_secrets(text, True) if s]
         out = text
         for secret in found:

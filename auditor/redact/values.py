@@ -305,8 +305,9 @@ def _part_redacted(text: str) -> Iterator[str]:
 
 def find_secrets(text: str, shown: bool = False) -> list[str]:
     """The secret substrings of `text`, longest first (markers and `${VAR}` references skipped).
-    `shown`: `text` is only shown (an error body, a message), so an ordinary word after
-    `token`, `Bearer` or `Basic` is what went wrong (`token expired`), not a secret."""
+    `shown`: `text` is only shown (an error body, a message), so a word after `token`,
+    `Bearer` or `Basic` that says what went wrong (`token expired`, `_STATUS_WORDS`) is not a
+    secret."""
     found: set[str] = set()
     for part in between_markers(text):
         if len(part) >= _MIN_LEN:

@@ -213,6 +213,19 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
     assert capsys.readouterr().err == "auditor: exit 130: interrupted\n"
 
 
+@pytest.fixture
+def sigint_as_in_a_terminal() -> Iterator[None]:
+    """Python's own Ctrl-C handler, whatever this process inherited: run as a background job
+    (`pytest &`, `nohup`, some CI runners) SIGINT comes ignored, and the loading leaves an
+    ignored Ctrl-C ignored, as it should, so a test of what Ctrl-C does would fail there."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_as_in_a_terminal")
 def test_ctrl_c_while_orjson_loads_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """orjson's extension module crashed the process (SIGSEGV) when interrupted while setting
     itself up: the signal is held until it is loaded, then ends the loading as Ctrl-C."""

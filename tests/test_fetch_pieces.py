@@ -205,6 +205,44 @@ def _compact_history(body: bytes) -> bool:
     )
 
 
+def _nested(levels: int) -> Any:
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("place", ["page", "item", "settings"])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_page_nested_to_the_limit_is_read_in_pieces_and_one_level_more_is_not(
+    place: str, extra: int
+) -> None:
+    # The depth is checked on each piece against what is left of the limit at its place (the
+    # page is level 1, a member of `pagination` 3, an item's field 4, a settings member 5): a
+    # page exactly `MAX_DEPTH` deep is read in pieces, one level more is read whole (the usual
+    # path names where), on the page's second item too (its pieces mostly shared with the first).
+    deep = _nested(shape.MAX_DEPTH - {"page": 2, "item": 3, "settings": 4}[place] + extra)
+    first, second = _item(9), _item(8)
+    if place == "item":
+        second["deep"] = deep
+    elif place == "settings":
+        second["settings"] = {**second["settings"], "deep": deep}
+    paging: dict[str, Any] = {"hasMore": False, "nextCursor": None}
+    page = {"changes": [first, second], "pagination": paging}
+    if place == "page":
+        paging["deep"] = deep
+    body = orjson.dumps(page)
+    assert shape.deeper_than(body) == bool(extra)
+    reader = Pieces("changes", "settings")
+    got = decode(body, reader)
+    assert reader.pages_read == 1 - extra
+    assert got == decode(body, None)
+    if extra:
+        assert "nested deeper than 64 levels" in got
+    else:
+        assert got[0] == typed(page)
+
+
 # -- sharing -------------------------------------------------------------------------------------
 
 
@@ -281,10 +319,10 @@ def test_a_page_interrupted_leaves_nothing_of_it(
     bad = _page([{**_item(8), "extra": "e" * 100}, _item(7, c=1.5)])
     parsed = pieces._parsed
 
-    def interrupted(raw: Any) -> Any:
+    def interrupted(raw: Any, depth: int) -> Any:
         if bytes(raw) == b"1.5":
             raise KeyboardInterrupt
-        return parsed(raw)
+        return parsed(raw, depth)
 
     def full(value: Any, limit: int) -> int:
         raise MemoryError

@@ -15,7 +15,11 @@ the page must be what the pieces rebuild (keys as orjson writes them, joined): o
 That proves the page is orjson's writing of the value returned, so it holds no key twice, no
 wide integer, no space and no other escape, which `check_shape` would have said after parsing
 it whole (a page that passes is what `check_shape` finds nothing in, by one compare too).
-The nesting depth is checked before msgspec sees the page (its parser recurses), as before.
+The nesting depth is checked on each piece parsed, against what is left of `MAX_DEPTH` at its
+place in the page (a piece shared is the previous item's, checked when it was parsed): the
+page's bytes are not scanned for it. msgspec refuses a page nested past the interpreter's
+recursion limit (`RecursionError`), before anything is parsed; either way the page is then read
+the usual way, which names the path.
 
 Values given are shared with neighbouring items (of this page and of later pages): they are
 read-only, nothing downstream may change them (the tolerant reader copies before it removes,
@@ -45,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from auditor.fetch.shape import deeper_than
+from auditor.fetch.shape import MAX_DEPTH, deeper_than
 
 if TYPE_CHECKING:
     import msgspec
@@ -59,11 +63,32 @@ class _Msgspec:
         import msgspec
 
         self.object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
-        self.items = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+        # The page in one pass: a list its items' fields (a list of anything but objects is
+        # refused: the page is read whole), an object its members, a scalar its value.
+        self.page = msgspec.json.Decoder(
+            dict[
+                str,
+                list[dict[str, msgspec.Raw]]
+                | dict[str, msgspec.Raw]
+                | str
+                | int
+                | float
+                | bool
+                | None,
+            ]
+        ).decode
         # What msgspec raises for a page it refuses (its errors, `UnicodeDecodeError` for a
         # key that is not UTF-8), what a piece's parse raises, and giving up: the page is then
         # read the usual way.
-        self.refused = (msgspec.MsgspecError, ValueError, RecursionError, _GiveUp)
+        # (`orjson.JSONEncodeError`: a page's own scalar orjson cannot write, an integer past
+        # 64 bits, which msgspec reads)
+        self.refused = (
+            msgspec.MsgspecError,
+            ValueError,
+            orjson.JSONEncodeError,
+            RecursionError,
+            _GiveUp,
+        )
 
 
 _MSGSPEC: list[_Msgspec] = []
@@ -86,6 +111,11 @@ _MEMBERS_LIMIT = 1_000  # a shared object with more top-level keys: the page is 
 # Pieces parsed (missed) on a page before the reader checks they pay: past it, a page whose
 # misses outnumber its reused pieces is read whole.
 _MISSES_ALLOWED = 2_000
+# The nesting a piece may have at its place (the page is level 1): a member of a page's own
+# object (3), an item's field (4), a member of the item's shared object (5).
+_PLAIN_DEPTH = MAX_DEPTH - 2
+_FIELD_DEPTH = MAX_DEPTH - 3
+_MEMBER_DEPTH = MAX_DEPTH - 4
 
 
 class _GiveUp(Exception):
@@ -120,7 +150,7 @@ class Pieces:
     def read(self, body: bytes) -> Any:
         """The page's value, or None when it is not orjson's compact writing of one (or nests
         deeper than `MAX_DEPTH`: the usual path names where)."""
-        if not ENABLED or deeper_than(body):
+        if not ENABLED:
             return None
         decoders = _msgspec()
         kept = self._fields, self._names, self._raws, self._parsed, self._texts
@@ -203,27 +233,47 @@ class Pieces:
         return written
 
     def _page(self, body: bytes, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
-        top = decoders.object(body)
-        if self._items not in top:
+        top = decoders.page(body)
+        items = top.get(self._items)
+        if type(items) is not list:
             return None
         value: dict[str, Any] = {}
-        for n, (key, raw) in enumerate(top.items()):
+        for n, (key, got) in enumerate(top.items()):
             parts.append(self._key(key)[1] if n else b"{" + self._key(key)[0])
             if key == self._items:
-                value[key] = self._list(raw, parts, decoders)
-            else:
-                value[key] = _parsed(raw)
-                parts.append(raw)
+                value[key] = self._list(items, parts, decoders)
+            elif type(got) is dict:  # a member of the page's own object (`pagination`)
+                value[key] = self._plain(got, parts)
+            elif type(got) is list:  # another listing: not a page the pieces are made for
+                raise _GiveUp
+            else:  # a scalar: the join below proves orjson writes it back as it was sent
+                value[key] = got
+                parts.append(orjson.dumps(got))
         parts.append(b"}")
         return value
 
-    def _list(self, raw: msgspec.Raw, parts: list[Any], decoders: _Msgspec) -> list[dict[str, Any]]:
+    def _plain(self, members: dict[str, msgspec.Raw], parts: list[Any]) -> dict[str, Any]:
+        """An object of the page's own, every member parsed (nothing of it is shared)."""
+        value: dict[str, Any] = {}
+        opening = b"{"
+        for key, raw in members.items():
+            first, later = self._key(key)
+            parts.append(opening + first if opening else later)
+            opening = b""
+            value[key] = _parsed(raw, _PLAIN_DEPTH)
+            parts.append(raw)
+        parts.append(b"}" if members else b"{}")
+        return value
+
+    def _list(
+        self, fields: list[dict[str, msgspec.Raw]], parts: list[Any], decoders: _Msgspec
+    ) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         parts.append(b"[")
-        for n, fields in enumerate(decoders.items(raw)):
+        for n, item in enumerate(fields):
             if n:
                 parts.append(b",")
-            items.append(self._object(fields, parts, decoders))
+            items.append(self._object(item, parts, decoders))
         parts.append(b"]")
         return items
 
@@ -257,7 +307,7 @@ class Pieces:
                 now[key] = was
                 hits += 1
             else:
-                value[key] = got = _parsed(raw)
+                value[key] = got = _parsed(raw, _FIELD_DEPTH)
                 now[key] = (raw, got)
             parts.append(raw)
         parts.append(b"}")
@@ -284,20 +334,32 @@ class Pieces:
         changed = list(itertools.compress(range(len(raws)), map(operator.ne, raws, self._raws)))
         self._count(len(raws) - len(changed), len(changed))
         for n in changed:
-            parsed[n] = _parsed(raws[n])
+            parsed[n] = _parsed(raws[n], _MEMBER_DEPTH)
         self._raws, self._parsed = raws, parsed  # only once all of them were read
         parts += itertools.chain.from_iterable(zip(self._texts, raws, strict=True))
         parts.append(b"}" if names else b"{}")
         return dict(zip(names, parsed, strict=True))
 
 
-def _parsed(raw: msgspec.Raw) -> Any:
-    """A piece parsed by orjson; ValueError unless orjson writes it back as it was sent."""
+def _parsed(raw: msgspec.Raw, depth: int) -> Any:
+    """A piece parsed by orjson; ValueError unless orjson writes it back as it was sent, and
+    `_GiveUp` when it nests more than `depth` levels (the usual path names where)."""
     view = memoryview(raw)
     value = orjson.loads(view)
-    if orjson.dumps(value) != view:
+    text = orjson.dumps(value)
+    if text != view:
         raise ValueError("not written as orjson writes it")
+    # (fewer opening brackets than `depth`, strings' included, cannot nest deeper: most)
+    if (
+        type(value) in _CONTAINERS
+        and text.count(b"[") + text.count(b"{") > depth
+        and deeper_than(text, depth)
+    ):
+        raise _GiveUp
     return value
+
+
+_CONTAINERS = (dict, list)
 
 
 def _size(value: Any, limit: int) -> int:

@@ -99,6 +99,14 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+def _close(cursor: Any) -> None:
+    """Close a walk's cursor. A walk let go of after its store was closed (a run stopped by
+    SIGTERM or Ctrl-C: its generators are finalized last) has nothing left to free: the error
+    SQLite gives then would be printed as "Exception ignored in …" with a traceback."""
+    with contextlib.suppress(sqlite3.ProgrammingError):
+        cursor.close()
+
+
 def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
     """A read outside a transaction: a damaged file is a StoreError, not a traceback."""
 
@@ -802,7 +810,7 @@ class Store:
                         previous = revision.settings
                         yield revision
             finally:
-                cursor.close()  # when the caller stops early too
+                _close(cursor)  # when the caller stops early too
 
     def _one(self, where: str, params: tuple[Any, ...] = ()) -> Revision | None:
         return next(self._revisions(where + " LIMIT 1", params), None)
@@ -981,7 +989,7 @@ class Store:
                         reports = [self._report_again(r) for r in reports]
                     yield from reports
             finally:
-                cursor.close()
+                _close(cursor)
 
     def iter_reports(self) -> Iterator[ReadinessReport]:
         """Every report, by repository then creation time."""

@@ -664,6 +664,36 @@ def test_every_name_of_one_file_shares_its_lock(tmp_path: Path) -> None:
         Store.open(real, readonly=True)
 
 
+def test_a_hard_link_to_the_file_shares_its_lock(tmp_path: Path) -> None:
+    """A hard link is another name of the same file, with a `.lock` of its own beside it: a
+    second writer through it is refused (two `auditor run`s through two names both went
+    ahead, each marking the same findings new), a reader too while a writer holds the file;
+    readers share it through both names, and the lock is gone once the store is closed."""
+    real = tmp_path / "state.db"
+    Store.open(real).close()
+    other = tmp_path / "elsewhere" / "hard.db"
+    other.parent.mkdir()
+    os.link(real, other)
+    message = "is locked by another auditor command using another name of the same file"
+    with Store.open(real):
+        with pytest.raises(StoreError, match=message):
+            Store.open(other)
+        with pytest.raises(StoreError, match=message):
+            Store.open(other, readonly=True)
+    third = tmp_path / "third.db"
+    os.link(real, third)
+    with (
+        Store.open(other, readonly=True),
+        Store.open(real, readonly=True),
+        pytest.raises(StoreError, match=message),
+    ):
+        Store.open(third)
+    with Store.open(other) as store:
+        fill(store, range(1, 3))
+    with Store.open(real, readonly=True) as store:
+        assert store.count_revisions() == 2
+
+
 def test_readers_share_the_file_and_writers_wait_for_none_of_them(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     Store.open(path).close()

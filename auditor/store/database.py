@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import os
 import shlex
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -51,6 +52,7 @@ from auditor.store.file import (
     describe,
     is_damage,
     is_transient,
+    lock_file_itself,
     lock_path,
     open_existing,
     prepare,
@@ -164,6 +166,7 @@ class Store:
         self.path = path  # for PostgreSQL, the URL without its password, and the schema
         self._key = key
         self._lock: IO[str] | None = lock
+        self._itself: int | None = None  # the file's own lock (`lock_file_itself`)
         # True when `open` made the file: it did not exist once the lock was held, so no other
         # auditor run made it (a failed first sync may remove it again, and only then)
         self.created = False
@@ -231,8 +234,10 @@ class Store:
         handle = acquire_lock(path, shared=readonly)
         created = not path.exists()  # looked at under the lock; through a symlink to its target
         db: sqlite3.Connection | None = None
+        itself: int | None = None
         try:
             db = connect(path, readonly=readonly)
+            itself = lock_file_itself(path, shared=readonly)  # its hard links too
             key = prepare(db, path, fingerprint_key, readonly=readonly)
             if handle is None:
                 # No lock (a folder this reader cannot write): a writer may start meanwhile, as
@@ -242,6 +247,7 @@ class Store:
                 db.execute("BEGIN")
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             store = cls(db, path, key, handle)  # reads the remembered secrets
+            store._itself = itself  # closed by `close`, after the database
             if org_given is not None:  # refused before a byte of another's file changes
                 store.check_org(org, given=org_given)
             store.redact_to_current_rules(readonly=readonly)
@@ -249,6 +255,8 @@ class Store:
         except BaseException as exc:  # the lock is released on every way out
             if db is not None:
                 db.close()
+            if itself is not None:  # after the database (see `lock_file_itself`)
+                os.close(itself)
             if handle is not None:
                 if lock_made:  # (while held: `--state notes.yaml` leaves no `notes.yaml.lock`)
                     with contextlib.suppress(OSError):
@@ -328,6 +336,9 @@ class Store:
     def close(self) -> None:
         """Close the database and release the lock."""
         self._db.close()
+        if self._itself is not None:  # after the database: see `lock_file_itself`
+            os.close(self._itself)
+            self._itself = None
         if self._lock is not None:
             release_lock(self._lock)
             self._lock = None

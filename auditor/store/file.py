@@ -103,6 +103,29 @@ def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
     return handle
 
 
+def lock_file_itself(path: Path, *, shared: bool = False) -> int | None:
+    """Lock the state file itself too (`flock`, taken as `acquire_lock` takes `<file>.lock`):
+    a hard link is another name of the same file, with a `.lock` of its own beside it, so two
+    runs through two names would otherwise both go ahead. Gives the descriptor to close once
+    the database is closed (closing it earlier would drop SQLite's own locks on the file), or
+    None where the file system has no `flock`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return None  # ENOLCK, EOPNOTSUPP: `<file>.lock` is the lock there
+        raise StoreError(
+            f"state file {path} is locked by another auditor command using another name of "
+            "the same file (a hard link)"
+        ) from None
+    return fd
+
+
 def release_lock(handle: IO[str]) -> None:
     """Clear our pid (a writer's) and unlock."""
     with suppress(OSError):

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import urllib.parse
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import auditor.store.database
 import auditor.workflows.run
 from auditor.cli import Context, main
 from auditor.cli.signals import Terminated
@@ -121,6 +123,57 @@ def test_sync_failure_still_reports_what_is_stored_and_exits_2(
     assert "incomplete" in stderr.strip().splitlines()[-1]
     # the stored settings were evaluated: their results are the SARIF's, as on a good night
     assert json.loads((tmp_path / "b" / "findings.sarif").read_text())["runs"][0]["results"]
+
+
+@pytest.mark.parametrize("new_revisions", [3, 0])
+def test_a_full_disk_still_writes_the_reports_and_the_run_is_no_baseline(
+    env: dict[str, str],
+    tmp_path: Path,
+    emu: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    new_revisions: int,
+):
+    # The state file cannot grow (SQLite's `max_page_count`: a full disk as SQLite sees it).
+    # With new revisions the sync fails first; without, the run's own records fail. Either
+    # way what is stored is judged and the five reports are written, as an incomplete run
+    # (exit 2) that the store does not record: the next run compares with the night before.
+    run_cli(["run", "--out", str(tmp_path / "a")], env=env, cwd=tmp_path)
+    emu.add_revisions(new_revisions)
+    real_connect = auditor.store.database.connect
+
+    def full(path: Path, *, readonly: bool) -> Any:
+        db = real_connect(path, readonly=readonly)
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count = {pages}")
+        return db
+
+    monkeypatch.setattr(auditor.store.database, "connect", full)
+    later = FIXED_NOW + timedelta(hours=1)
+    code, _, stderr = run_cli(
+        ["run", "--out", str(tmp_path / "b")], env=env, cwd=tmp_path, now=later
+    )
+    assert code == 2, stderr
+    assert {p.name for p in (tmp_path / "b").iterdir()} == REPORT_FILES
+    data = findings_json(tmp_path / "b")
+    assert data["complete"] is False
+    assert any("could not record this run" in line for line in data["not_evaluated"])
+    assert "full" in " ".join(data["not_evaluated"])
+    assert any(f["status"] == "fail" for f in data["findings"])
+    assert "incomplete" in stderr.strip().splitlines()[-1]
+    assert "Traceback" not in stderr
+    monkeypatch.undo()
+    code, _, stderr = run_cli(
+        ["run", "--out", str(tmp_path / "c")], env=env, cwd=tmp_path, now=later + timedelta(hours=1)
+    )
+    assert code == 1, stderr
+    assert findings_json(tmp_path / "c")["complete"] is True
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        runs = dict(db.execute("SELECT run_id, complete FROM runs").fetchall())
+    assert runs == {"20261101T120000Z": 1, "20261101T140000Z": 1} or runs == {
+        "20261101T120000Z": 1,
+        "20261101T130000Z": 0,  # begun, never finished: no run compares with it
+        "20261101T140000Z": 1,
+    }
 
 
 def test_invalid_policy_exits_2_before_touching_anything(env: dict[str, str], tmp_path: Path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,7 +20,7 @@ from auditor.common.collector import few_collections
 from auditor.common.pairs import HashPairs
 from auditor.common.unique import first_free
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable
-from auditor.errors import ConfigError, PolicyError, UsageError
+from auditor.errors import ConfigError, PolicyError, StoreError, UsageError
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
     ReadinessModel,
@@ -277,14 +278,20 @@ def _run_audit(
             left_out = (("usage", dropped, NO_USAGE_REASON),)
         loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
-    run_id = store.start_run(
-        options.run_id,
-        started=options.now,
-        tool_version=__version__,
-        policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
-        scope=scope,
-    )
-    options = replace(options, run_id=run_id)  # `-2` … when the id was taken
+    # A write the store refuses (a full disk, a PostgreSQL server gone) does not lose the
+    # audit: what is stored is still judged and reported, as an incomplete run (exit 2) that
+    # the store does not record, so no later run compares with it.
+    unrecorded: list[str] = []
+    run_id = None
+    with _recording(unrecorded):
+        run_id = store.start_run(
+            options.run_id,
+            started=options.now,
+            tool_version=__version__,
+            policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
+            scope=scope,
+        )
+    options = replace(options, run_id=run_id or options.run_id)  # `-2` … when it was taken
     # fewer collections, what is alive set aside: the audit makes 100,000s of objects
     # that live until the reports are written, and hardly any cycles (`collector`)
     with few_collections():
@@ -302,7 +309,9 @@ def _run_audit(
         del inputs, readiness
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed
-        known.remember(store, evaluation)
+        if not unrecorded:
+            with _recording(unrecorded):
+                known.remember(store, evaluation)
         # the store's integrity issues, each a finding of the built-in rule (design §4)
         # (as of `--at`: those seen by then, as an audit then would have reported them)
         issues = integrity_results(
@@ -318,7 +327,7 @@ def _run_audit(
             evaluation.not_evaluated,
             evaluation.failing_by_revision,
         )
-        errors = (*options.not_evaluated, *not_evaluated, *error_lines(results))
+        errors: tuple[str, ...] = (*options.not_evaluated, *not_evaluated, *error_lines(results))
         del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
         pending = list(results)
         del results
@@ -330,15 +339,18 @@ def _run_audit(
         carried = continued(findings, prior) if prior else {}
         marked, resolved = compare_runs(findings, prior, in_place=True, carried=carried)
         del findings
-        store.finish_run(
-            options.run_id,
-            finished=options.now,
-            complete=False,
-            findings=records_for_store(marked, prior, options.run_id, carried=carried),
-            # Written as a delta from the previous run's rows: most nights change few of them.
-            like=None if previous is None or prior is None else (previous.run_id, prior),
-        )
+        if not unrecorded:
+            with _recording(unrecorded):
+                store.finish_run(
+                    options.run_id,
+                    finished=options.now,
+                    complete=False,
+                    findings=records_for_store(marked, prior, options.run_id, carried=carried),
+                    # Written as a delta from the previous run's rows: most nights change few.
+                    like=None if previous is None or prior is None else (previous.run_id, prior),
+                )
         del previous, prior
+        errors = (*errors, *unrecorded)
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
         data = build_report_data(
             header,
@@ -363,8 +375,20 @@ def _run_audit(
         if publish is not None:
             publish(data)
         if not errors:
-            store.complete_run(run_id)
+            store.complete_run(options.run_id)
         return AuditOutcome(data, failing_at(data.findings, options.fail_on))
+
+
+@contextmanager
+def _recording(unrecorded: list[str]) -> Iterator[None]:
+    """One of the run's records: a `StoreError` its write raises is kept in `unrecorded` (the
+    line the reports and stderr give), not raised; the caller writes no more records then."""
+    try:
+        yield
+    except StoreError as exc:
+        unrecorded.append(
+            f"the state file could not record this run, so no later run compares with it: {exc}"
+        )
 
 
 @dataclass(frozen=True)

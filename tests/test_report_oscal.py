@@ -43,14 +43,39 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
 
 
 Validator = validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
+#: The schema's formats (`uri`, `uri-reference`, `date-time`, `email`) checked too: jsonschema
+#: checks a format only when its library is installed (`rfc3986-validator`,
+#: `rfc3339-validator`, test extras), and skips it silently otherwise.
+FORMATS = jsonschema.Draft7Validator.FORMAT_CHECKER
 
 
 def problems(doc: Any) -> list[str]:
-    """What NIST's 1.2.3 JSON Schema rejects, then what the OSCAL 1.1.3 models reject."""
+    """What NIST's 1.2.3 JSON Schema rejects (formats too), then what the OSCAL 1.1.3 models
+    reject."""
     return [
         f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
-        for e in Validator(SCHEMA).iter_errors(doc)
+        for e in Validator(SCHEMA, format_checker=FORMATS).iter_errors(doc)
     ] + problems_1_1(doc)
+
+
+def test_every_format_the_schema_uses_is_checked() -> None:
+    used = set(regex.findall(r'"format"\s*:\s*"([^"]+)"', json.dumps(SCHEMA)))
+    assert used == {"uri", "uri-reference", "date-time", "email"}
+    assert used <= set(FORMATS.checkers), "install the test extras: pip install -e '.[test]'"
+    assert not FORMATS.conforms("policies/my pack.yaml", "uri-reference")
+
+
+def test_a_policy_file_named_with_spaces_and_markup_is_a_uri_reference() -> None:
+    data = build_report_data()
+    odd = replace(data.policy_files[0], path="policies/my pack <b>&</b> #1?.yaml")
+    doc = json.loads(render_oscal(replace(data, policy_files=(odd, *data.policy_files[1:]))))
+    hrefs = [
+        link["href"]
+        for r in doc["assessment-results"]["back-matter"]["resources"]
+        for link in r.get("rlinks", [])
+    ]
+    assert "policies/my%20pack%20%3Cb%3E&%3C/b%3E%20%231%3F.yaml" in hrefs
+    assert problems(doc) == []
 
 
 def _trestle_model() -> Any:

@@ -34,6 +34,7 @@ from auditor.models import Evidence, Subject
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
+from auditor.report.sarif import artifact_location
 
 OSCAL_VERSION = "1.1.3"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
@@ -221,7 +222,11 @@ def oscal_document(
                 "title": _line(f"Policy file {p.path}"),
                 "props": [_prop("rule-count", str(len(p.rule_ids)))],
                 "rlinks": [
-                    {"href": _line(p.path), "hashes": [{"algorithm": "SHA-256", "value": p.sha256}]}
+                    {
+                        # a URI reference, as SARIF's location of the same file
+                        "href": artifact_location(p.path)["uri"],
+                        "hashes": [{"algorithm": "SHA-256", "value": p.sha256}],
+                    }
                 ],
             }
         )

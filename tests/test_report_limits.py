@@ -243,3 +243,23 @@ def test_a_sarif_expired_waiver_sentence_cuts_its_values_as_the_rest_of_sarif() 
     cut = MESSAGE_VALUE + 1
     assert said and all("o" * cut not in t and "T" * cut not in t for t in said)
     assert all("o" * 100 in t and "T" * 100 in t for t in said)  # cut, not dropped
+
+
+def test_a_huge_author_is_cut_in_findings_json_as_in_every_report() -> None:
+    # A hostile service's 1 MB email was cut in every report's attribution text but written
+    # whole in findings.json's `since`, once per finding it attributes.
+    data = build_large(40)
+    huge = "a" * 1_000_000 + "@x.com"
+    findings = tuple(
+        replace(f, since=replace(f.since, author_email=huge, author_name="n" * 300))
+        if f.since is not None
+        else f
+        for f in data.findings
+    )
+    out = json.loads(report_module.render_json(replace(data, findings=findings)))
+    since = [f["since"] for f in out["findings"] if f["since"]]
+    assert since
+    for s in since:
+        assert s["author_email"] == "a" * 254 + "… (999752 more characters)"
+        assert s["author_name"] == "n" * 254 + "… (46 more characters)"
+    assert len(json.dumps(out)) < 2_000_000

@@ -72,6 +72,22 @@ def test_nightly_restores_the_state_before_the_run_and_saves_it_on_every_outcome
     assert key.startswith(restore_with["restore-keys"]), "the restore finds the newest save"
 
 
+def test_the_state_is_saved_only_once_auditor_has_exited() -> None:
+    """The runner ends a cancelled step by signalling its shell alone and, 10 s on, killing it;
+    auditor can outlive it and still be writing the state file, and a copy taken then can be
+    damaged (the file without the journal it was being written with). The audit step writes
+    its exit code only once auditor has exited: the save needs that code."""
+    all_steps = steps(load(REPO / "examples" / "github" / "nightly.yml"))
+    (audit,) = [s for s in all_steps if AUDIT.search(s.get("run", ""))]
+    (save,) = [s for s in all_steps if uses(s) == "actions/cache/save"]
+    condition = " ".join(save["if"].split())
+    assert condition.startswith("always() && ")
+    assert f"steps.{audit['id']}.outputs.exit-code != ''" in condition, condition
+    assert "||" not in condition, condition
+    script = audit["run"]
+    assert script.index("wait ") < script.index('echo "exit-code=$code"'), "written last"
+
+
 def test_every_step_after_the_audit_runs_on_findings() -> None:
     for path in WORKFLOWS:
         all_steps = steps(load(path))
@@ -92,13 +108,14 @@ def test_pr_review_updates_one_comment_found_by_the_reports_marker() -> None:
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_workflow_commands_parse_with_the_real_cli(path: Path) -> None:
-    """The command lines shown to users are ones auditor accepts."""
+    """The command lines shown to users are ones auditor accepts (the audit step starts auditor
+    in the background, `… &`, to pass the runner's signals on to it)."""
     parser = build_parser()
     for step in steps(load(path)):
         script = step.get("run", "").replace("\\\n", " ")
         for line in script.splitlines():
             if line.strip().startswith("auditor "):
-                parser.parse_args(shlex.split(line)[1:])
+                parser.parse_args(shlex.split(line.removesuffix(" &"))[1:])
 
 
 def test_composite_action_structure() -> None:
@@ -179,8 +196,9 @@ def test_no_step_can_read_the_checkouts_token_and_no_script_interpolates(path: P
 
 def test_the_nightly_audit_stops_in_time_for_the_state_to_be_saved() -> None:
     """A job that hits its own timeout is cut off whole; a step that hits its timeout is ended
-    (SIGINT, then SIGTERM: auditor exits 130/143 leaving the file consistent) and the
-    `always()` steps after it still save the state and keep the reports."""
+    (SIGINT, then SIGTERM, which the step passes on to auditor: it exits 130/143 leaving the
+    file consistent, tests/test_workflow_cancel.py) and the `always()` steps after it still
+    save the state and keep the reports."""
     job = _job(REPO / "examples" / "github" / "nightly.yml")
     (audit,) = [s for s in job["steps"] if AUDIT.search(s.get("run", ""))]
     assert audit["timeout-minutes"] < job["timeout-minutes"]

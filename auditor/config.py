@@ -12,6 +12,7 @@ import difflib
 import math
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -405,8 +406,9 @@ _GIVE_URL = (
 
 
 def _padding(char: str) -> bool:
-    """White space or a control (or other unprintable) character."""
-    return char.isspace() or not char.isprintable()
+    """White space, a control character or an invisible format one (a zero-width space); not
+    a byte that is no UTF-8 (its escape, which a file name may hold)."""
+    return char.isspace() or unicodedata.category(char) in ("Cc", "Cf")
 
 
 def _refuse_connection_string(value: str, where: str) -> None:

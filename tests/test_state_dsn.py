@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -232,3 +233,14 @@ def test_a_path_shown_never_shows_a_connection_strings_password(
 )
 def test_an_ordinary_path_is_shown_as_written(path: str) -> None:
     assert printed_path(path) == path
+
+
+def test_a_state_file_name_ending_in_a_byte_that_is_no_utf8_still_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, emu: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"state\xff")
+    env = {"AUDITOR_BASE_URL": emu.base_url, "AUDITOR_TOKEN": OWNER_TOKEN, "AUDITOR_STATE": name}
+    code, _, err = _run(["sync", "--no-usage"], env, tmp_path)
+    assert code == 0, err
+    assert (tmp_path / name).is_file()

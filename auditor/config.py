@@ -12,6 +12,7 @@ import difflib
 import math
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,7 +81,7 @@ class Config:
         """The store's location as safe to print (a URL without its password)."""
         from auditor.store.postgres import display_url
 
-        return display_url(self.state_url) if self.state_url else str(self.state_path)
+        return display_url(self.state_url) if self.state_url else shown_path(self.state_path)
 
     @property
     def list_table(self) -> ListTable:
@@ -343,6 +344,8 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
     from auditor.store.postgres import display_url, is_database_url
 
+    if isinstance(value, str):
+        _refuse_connection_string(value, where)
     scheme = _SCHEME.match(value) if isinstance(value, str) else None
     if scheme is None:
         return _as_path(value, where, base)
@@ -350,6 +353,11 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
         raise ConfigError(
             f"{where}: {scheme.group(1)}:// is not a store auditor opens: give a file path "
             "or postgresql://[user@]host[:port]/database"
+        )
+    if any(_padding(c) for c in value):  # urlsplit drops a tab or line end, libpq does not
+        raise ConfigError(
+            f"{where}: the postgresql:// URL holds a space or a control character: "
+            "percent-encode it (%20) or remove it"
         )
     value = value[: scheme.end()].lower() + value[scheme.end() :]  # libpq reads lower case
     _check_user_info(value[scheme.end() :], where, "postgresql", query=True)
@@ -366,6 +374,101 @@ def _as_state(value: Any, where: str, base: Path) -> Path | _StateURL:
             f"got {display_url(value)!r}"
         )
     return _StateURL(value)
+
+
+# A `state` value that is no file path but a connection string mistyped, pasted with a space
+# or a line end, or written in another form: taken as a path it would name folders after the
+# password (`./ postgresql:/user:password@host/db`) and print it in every message about that
+# file. Refused before anything is opened or created, and nothing of the value is shown.
+
+#: `postgresql:` or `postgres:` (`+driver` too) followed by `:` or `//` where a valid URL has
+#: `://`, with any `scheme:` prefixes before it (`file:postgresql://…`, `jdbc:postgresql:…`).
+_PG_LIKE = re.compile(
+    r"((?:[A-Za-z][A-Za-z0-9+.-]*:)*)postgres(?:ql)?(?:\+[A-Za-z0-9_]+)?(?::|//)", re.IGNORECASE
+)
+#: libpq's connection keywords (and the other drivers' own, `Server=…;Uid=…;Pwd=…`).
+_CONNECTION_KEYWORDS = frozenset((
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+    "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+    "requiressl", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslpassword",
+    "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
+    "gssdelegation", "service", "target_session_attrs", "load_balance_hosts",
+    "server", "database", "username", "uid", "pwd",
+))  # fmt: skip
+_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_CONNECTION_STRING = "looks like a PostgreSQL connection string but is not a postgresql:// URL"
+_GIVE_URL = (
+    "give postgresql://[user@]host[:port]/database (the password in PGPASSWORD or ~/.pgpass)"
+)
+
+
+def _padding(char: str) -> bool:
+    """White space, a control character or an invisible format one (a zero-width space); not
+    a byte that is no UTF-8 (its escape, which a file name may hold)."""
+    return char.isspace() or unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _refuse_connection_string(value: str, where: str) -> None:
+    """A ConfigError, which shows nothing of `value`, when a `state` value looks like a
+    connection string but is no valid `postgresql://` URL: a space or a control character
+    before or after it (a pasted secret's), one slash or none after `postgresql:`, a
+    `scheme:` before it, a `user:password@host` in one name of the path, or a libpq
+    `key=value` string (`host=db password=… dbname=audit`: its first word is `keyword=`, or a
+    word is `password=…`, or every word is `name=…` with a keyword among them). A value
+    with white space or a control character before or after it is refused whatever it is: a
+    file name begins or ends so only by mistake. A path with a space or a `=` inside it
+    (`/tmp/my dir/state.db`, `./a=b/state.db`) is a path."""
+    start, end = 0, len(value)
+    while start < end and _padding(value[start]):
+        start += 1
+    while end > start and _padding(value[end - 1]):
+        end -= 1
+    core = value[start:end]
+    if not core:
+        return  # only white space: `_as_str` says it is empty
+    like = _PG_LIKE.match(core)
+    if like is not None and (like.group(1) or _SCHEME.match(core) is None):
+        fault = (
+            "something stands before postgresql: (such as file:)"
+            if like.group(1)
+            else "check for a missing slash or colon after postgresql"
+        )
+        raise ConfigError(f"{where}: {_CONNECTION_STRING}: {fault}; {_GIVE_URL}")
+    if core != value and core.lower().startswith(("postgresql:", "postgres:")):
+        raise ConfigError(
+            f"{where}: {_CONNECTION_STRING}: it has a space or a control character before or "
+            "after it (as a pasted secret can): remove it"
+        )
+    if _SCHEME.match(core) is not None:  # `scheme://…`: read as a URL (`_as_state`)
+        if core != value:
+            raise ConfigError(
+                f"{where}: the URL has a space or a control character before or after it (as "
+                "a pasted secret can): remove it"
+            )
+        return
+    words = re.split(r"[\s;]+", re.sub(r"\s*=\s*", "=", core))
+    keys = [pair[1].lower() if (pair := _PAIR.match(word)) else None for word in words]
+    if (
+        keys[0] in _CONNECTION_KEYWORDS
+        or any(key is not None and ("password" in key or key == "pwd") for key in keys)
+        or (None not in keys and not _CONNECTION_KEYWORDS.isdisjoint(keys))
+    ):
+        raise ConfigError(
+            f"{where}: a libpq key=value connection string is not accepted: {_GIVE_URL}"
+        )
+    if any(":" in name and "@" in name.partition(":")[2] for name in re.split(r"[/\\]", core)):
+        raise ConfigError(
+            f"{where}: looks like a connection string's user:password@host but is not a "
+            f"postgresql:// URL (a file path has no ':' before '@' in one name): {_GIVE_URL}"
+        )
+    if core != value:
+        raise ConfigError(
+            f"{where}: it begins or ends with a space or a control character (as a pasted "
+            "secret can): remove it"
+        )
 
 
 def _check_user_info(rest: str, where: str, scheme: str, *, query: bool) -> None:

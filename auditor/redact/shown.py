@@ -28,13 +28,35 @@ def printed_path(path: Path | str, tokens: Iterable[str] = ()) -> str:
     `<not shown: looks like a secret>/o`), and each of `tokens` (the command's own: its
     `AUDITOR_TOKEN`, a token file's) as `[token]` (`named_tokens`)."""
     text = named_tokens(str(path), tokens)
+    if "=" in text or "@" in text:  # (a NUL, which no path holds, stands for each till the end)
+        text = _without_passwords(text, "\0")
     parts = re.split(r"([/\\])", text)
-    if all(map(ordinary_name, parts[::2])):
-        return text
-    for at in range(0, len(parts), 2):
-        if not ordinary_name(parts[at]):
-            parts[at] = not_shown(parts[at])
-    return "".join(parts)
+    if not all(map(ordinary_name, parts[::2])):
+        for at in range(0, len(parts), 2):
+            if not ordinary_name(parts[at]):
+                parts[at] = not_shown(parts[at])
+        text = "".join(parts)
+    return text.replace("\0", NOT_SHOWN)
+
+
+#: A password as a connection string writes it, shown in no path: libpq's `password=…` (or
+#: `sslpassword=`, a driver's `Password=` or `Pwd=`), to the next white space, not the next
+#: `/` (a path splits there, the password does not end there), quoted too (`password='a b'`).
+_PASSWORD_PAIR = re.compile(
+    r"((?:^|(?<=[\s;?&/\\]))[\w.-]*(?:password|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)",
+    re.IGNORECASE,
+)
+#: A URL's `user:password@` (a `//` normalised to `/` too: `postgresql:/user:pw@host`): the
+#: password runs from the `:` after a name (not a `/` at once: that is a scheme's) to the
+#: last `@` before white space, so one holding a `/` or an `@` is hidden whole.
+_USER_PASSWORD = re.compile(r"((?:^|(?<=[\s/\\]))[^\s/\\:@]*:)([^\s/\\@]\S*)@")
+
+
+def _without_passwords(text: str, shown: str = NOT_SHOWN) -> str:
+    """`text` with each password written as a connection string writes it
+    (`_PASSWORD_PAIR`, `_USER_PASSWORD`) as `shown`."""
+    text = _PASSWORD_PAIR.sub(lambda m: m[1] + shown, text)
+    return _USER_PASSWORD.sub(lambda m: m[1] + shown + "@", text)
 
 
 def not_shown(text: str) -> str:

@@ -244,3 +244,23 @@ def test_a_state_file_name_ending_in_a_byte_that_is_no_utf8_still_works(
     code, _, err = _run(["sync", "--no-usage"], env, tmp_path)
     assert code == 0, err
     assert (tmp_path / name).is_file()
+
+
+@pytest.mark.parametrize(
+    ("path", "hidden"),
+    [
+        pytest.param(f"/tmp/w/host=db password={KV_PW} dbname=audit", KV_PW, id="libpq"),
+        pytest.param("/w/u:pa/ss@wd@h/d", "pa/ss@wd", id="slash-and-at-in-password"),
+    ],
+)
+def test_an_unexpected_error_naming_such_a_path_never_shows_the_password(
+    path: str, hidden: str
+) -> None:
+    # The last line of an unexpected error hides the paths the command was given name by
+    # name (`hidden_paths`): a password holding a `/` was shown from that `/` on.
+    from auditor.cli.failure import hidden_paths
+
+    shown = hidden_paths(f"[Errno 5] Input/output error: '{path}'", [path])
+    assert NOT_SHOWN in shown, shown
+    for piece in (hidden, *hidden.split("/")):
+        assert piece not in shown, shown

@@ -61,8 +61,12 @@ def hidden_paths(text: str, paths: Iterable[str]) -> str:
     value detectors (a token pasted as `--state` or `--out`) left out wherever it stands, as
     a config file's path is shown (`auditor.config.shown_path`); ordinary names, a CI
     workspace's (`/builds/Gx4nPz7Q/0/…`) too, stay readable."""
-    from auditor.redact.shown import ordinary_name
+    from auditor.redact.shown import ordinary_name, printed_path
 
+    # A connection string's password (`password=a/b`, `user:pw@host`) runs past a `/`: each
+    # path holding one is shown as `printed_path` shows it, before its names are looked at.
+    for path in sorted({p for p in paths if ("=" in p or "@" in p) and p in text}, key=len)[::-1]:
+        text = text.replace(path, printed_path(path))
     names = {
         n
         for p in paths

@@ -79,7 +79,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     if args.orgs is not None:
         # Read first, every organization's token known before any other input is checked: an
         # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
-        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd))
+        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
         ctx.tokens.update(e.token for e in entries if e.token)
     now = ctx.clock()
     at = parse_at(args.at, now)

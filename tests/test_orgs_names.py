@@ -151,3 +151,27 @@ def test_an_organization_named_like_the_summary_is_refused(
     err = _refused(tmp_path, body, {"T": OWNER_TOKEN})
     assert f"orgs.toml:7:1: org[1]: name: {name!r} is the name of a file the run writes" in err
     assert "unexpected" not in err
+
+
+@pytest.mark.parametrize("name", ["state-acme.db", "STATE-acme.db.lock", "state-acme.db-wal"])
+def test_an_organization_named_like_a_state_file_in_the_report_folder_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """`--state rep/state.db --out rep`: the organizations' SQLite files are written beside
+    their report folders; one named `state-acme.db` took acme's state file's name (one of the
+    two failed, whichever came second)."""
+    body = (
+        '[[org]]\nname = "acme"\nbase_url = "https://a.example"\ntoken_env = "T"\n\n'
+        f'[[org]]\nname = "{name}"\nbase_url = "https://b.example"\ntoken_env = "T"\n'
+    )
+    (tmp_path / "orgs.toml").write_text(body)
+    argv = ["run", "--orgs", "orgs.toml", "--state", "rep/state.db", "--out", "rep", "--offline"]
+    code, out, err = _run(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, out + err
+    assert f"organization {name!r}: its report folder would be named as " in err
+    assert "of organization 'acme'" in err and not (tmp_path / "rep").exists()
+    # in folders of their own, the same names are fine
+    argv[4] = "st/state.db"
+    code, out, err = _run(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
+    assert "report folder would be named" not in err and "ORG" in out  # (no state file yet)
+    assert (tmp_path / "rep" / "summary.json").is_file()

@@ -8,6 +8,7 @@ or a config file, and never shows in `repr`.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import re
@@ -748,15 +749,11 @@ def _org_tokens(
             known.setdefault(token.strip(), "the command's token")
     for n, table in enumerate(tables):
         var, file = table.get("token_env"), table.get("token_file")
-        token = ""
-        if isinstance(var, str) and not isinstance(file, str):
-            token = env.get(var, "").strip()
-        elif isinstance(file, str) and var is None:
-            try:
-                token = _read_token_file(base / file)
-            except (ConfigError, OSError, ValueError):
-                continue
-        if token:
+        found = [env.get(var, "").strip()] if isinstance(var, str) else []
+        if isinstance(file, str):  # (both given is refused below, naming the organization)
+            with contextlib.suppress(ConfigError, OSError, ValueError):
+                found.append(_read_token_file(base / file))
+        for token in filter(None, found):
             known.setdefault(token, f"org[{n}]'s token")
     return known
 

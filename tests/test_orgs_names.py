@@ -175,3 +175,18 @@ def test_an_organization_named_like_a_state_file_in_the_report_folder_is_refused
     code, out, err = _run(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
     assert "report folder would be named" not in err and "ORG" in out  # (no state file yet)
     assert (tmp_path / "rep" / "summary.json").is_file()
+
+
+def test_a_name_that_is_the_token_of_a_table_giving_both_token_keys_is_not_shown(
+    tmp_path: Path,
+) -> None:
+    """Both `token_env` and `token_file` given is refused naming the organization: its tokens
+    are read first all the same, so a name that is one of them is refused unshown instead."""
+    token = "opaque-token-5f1e2d3c"
+    (tmp_path / "a.tok").write_text("another-token-0a1b2c3d")
+    body = (
+        f'[[org]]\nname = "{token}"\nbase_url = "https://a.example"\n'
+        'token_env = "OT"\ntoken_file = "a.tok"\n'
+    )
+    err = _refused(tmp_path, body, {"OT": token})
+    assert "org[0]: name: holds org[0]'s token (not shown)" in err and token not in err

@@ -12,6 +12,7 @@ import json
 import shutil
 import urllib.parse
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from auditor.cli import Context, main
+from auditor.common.dates import usage_window
 from auditor.emulator import start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
@@ -145,3 +147,16 @@ def test_a_usage_window_out_of_range_is_named_among_the_bundles_problems(
     assert any(line.startswith(f"{where}: $.usageDays: ") and said in line for line in lines), err
     assert "unexpected" not in err and "Traceback" not in err
     assert lines[-1].startswith(f"auditor: exit 2: the bundle {bundle} does not verify: ")
+
+
+@pytest.mark.parametrize(
+    ("today", "days"), [(date(1, 1, 5), 30), (date(2026, 11, 1), 10**6), (date(2026, 1, 1), 10**10)]
+)
+def test_a_usage_window_out_of_range_is_a_value_error_never_an_overflow(
+    today: date, days: int
+) -> None:
+    """What `run`, `export` and the re-run compute the window with: a ValueError (which each
+    names as its input's problem), not `OverflowError: date value out of range`."""
+    with pytest.raises(ValueError, match="usage window"):
+        usage_window(today, days)
+    assert usage_window(date(2026, 11, 1), 3660)[1] == date(2026, 10, 31)

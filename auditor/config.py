@@ -802,9 +802,7 @@ def _org_entry(
     def key(name: str, org: str = "") -> str:
         return f"{at.get(name, header)}: {label}{org}: {name}"
 
-    name = table.get("name")
-    if isinstance(name, str) and _looks_secret(name):  # it would name a folder and prefix lines
-        raise ConfigError(f"{key('name')}: expected the organization's name, got {_NOT_SHOWN}")
+    name = table.get("name")  # (one that looks like a secret was refused: `_refuse_tokens`)
     if not isinstance(name, str) or not _ORG_NAME.match(name):
         raise ConfigError(
             f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
@@ -827,12 +825,7 @@ def _org_entry(
     if "token_file" in table:
         token = _read_token_file(_as_path(table["token_file"], key("token_file", org), base))
     else:
-        var = _as_str(table["token_env"], key("token_env", org))
-        if _looks_secret(var):
-            raise ConfigError(
-                f"{key('token_env', org)}: expected the name of the environment variable that "
-                f"holds the token (such as ACME_TOKEN), got {_NOT_SHOWN}"
-            )
+        var = _as_str(table["token_env"], key("token_env", org))  # (checked: `_refuse_tokens`)
         if not env.get(var, "").strip():
             raise ConfigError(f"{key('token_env', org)}: the environment variable {var} is not set")
         token = _checked_token(env[var].strip(), var)

@@ -8,6 +8,7 @@ or a config file, and never shows in `repr`.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import re
@@ -765,11 +766,19 @@ class OrgEntry:
     token: str = field(repr=False)
 
 
-def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, ...]:
+def load_orgs(
+    path: Path, env: Mapping[str, str], cwd: Path, tokens: Iterable[str] = ()
+) -> tuple[OrgEntry, ...]:
     """Read an `--orgs` TOML file: one `[[org]]` table per organization with `name`,
     `base_url`, optional `app_url`, and its token from `token_env` (the name of an environment
     variable) or `token_file` (relative to the file); never an inline token. Tokens are read
-    here, so a missing one stops the run before any organization starts."""
+    here, so a missing one stops the run before any organization starts.
+
+    `tokens`: the command's own (a `--token-file`'s; `AUDITOR_TOKEN` is read from `env`).
+    Every organization's token is read first, so that a `name`, `token_env` or `token_file`
+    holding any of them (or what the detectors take for a secret) is refused before it is
+    shown anywhere (a name becomes a folder, a state file and the prefix of lines), and no
+    message of this file shows one (`[token]`)."""
     path = cwd / path
     data, text = _read_toml_text(path)
     unknown = [k for k in data if k != "org"]
@@ -784,10 +793,36 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
     places = _array_places(path, text, "org")
     if len(places) != len(tables):  # written otherwise (`org = [{…}]`): no line to name
         places = [{} for _ in tables]
+    known = _org_tokens(tables, path.parent, env, tokens)
+    try:
+        return _org_entries(path, tables, places, env, known)
+    except ConfigError as exc:  # a message quoting a token it did not expect to: `[token]`
+        raise ConfigError(without_tokens(str(exc), known)) from None
+
+
+def _org_entries(
+    path: Path,
+    tables: list[dict[str, Any]],
+    places: list[dict[str, str]],
+    env: Mapping[str, str],
+    known: Mapping[str, str],
+) -> tuple[OrgEntry, ...]:
+    # What the run writes beside the organizations' folders (summary.json; its temporary file
+    # starts with `.`, which no name may): compared without case, as a file system may.
+    from auditor.workflows.orgs import ROOT_FILES
+
+    root_files = {name.casefold() for name in ROOT_FILES}
     entries: list[OrgEntry] = []
     for n, table in enumerate(tables):
         where = f"{places[n].get('', path)}: org[{n}]"
+        _refuse_tokens(table, where, places[n], known)
         entry = _org_entry(table, where, path.parent, env, places[n])
+        if entry.name.casefold() in root_files:
+            raise ConfigError(
+                f"{places[n].get('name', where.rpartition(': ')[0])}: org[{n}]: name: "
+                f"{entry.name!r} is the name of a file the run writes beside the organizations' "
+                "report folders (the summary, compared without case); choose another name"
+            )
         # Compared case-blind: `Acme` and `acme` would share a report folder and an SQLite
         # file on a case-insensitive file system (macOS, Windows shares).
         same = next((e for e in entries if e.name.casefold() == entry.name.casefold()), None)
@@ -801,6 +836,59 @@ def load_orgs(path: Path, env: Mapping[str, str], cwd: Path) -> tuple[OrgEntry, 
             )
         entries.append(entry)
     return tuple(entries)
+
+
+def _org_tokens(
+    tables: list[dict[str, Any]], base: Path, env: Mapping[str, str], tokens: Iterable[str]
+) -> dict[str, str]:
+    """Every token the file's organizations and the command use, each with the words that
+    name it (`org[1]'s token`), read before any organization's keys are checked; a token that
+    cannot be read is not one (its organization's own check says why, below)."""
+    known: dict[str, str] = {}
+    if env.get("AUDITOR_TOKEN", "").strip():
+        known[env["AUDITOR_TOKEN"].strip()] = "AUDITOR_TOKEN"
+    for token in tokens:
+        if token.strip():
+            known.setdefault(token.strip(), "the command's token")
+    for n, table in enumerate(tables):
+        var, file = table.get("token_env"), table.get("token_file")
+        found = [env.get(var, "").strip()] if isinstance(var, str) else []
+        if isinstance(file, str):  # (both given is refused below, naming the organization)
+            with contextlib.suppress(ConfigError, OSError, ValueError):
+                found.append(_read_token_file(base / file))
+        for token in filter(None, found):
+            known.setdefault(token, f"org[{n}]'s token")
+    return known
+
+
+def _refuse_tokens(
+    table: dict[str, Any], where: str, at: Mapping[str, str], known: Mapping[str, str]
+) -> None:
+    """A ConfigError when the `name`, `token_env` or `token_file` of an `[[org]]` table holds
+    one of the `known` tokens, or what the detectors take for a secret: shown nowhere (its
+    organization is named by its place alone), before anything uses it."""
+    header, _, label = where.rpartition(": ")
+    for key in ("name", "token_env", "token_file"):
+        value = table.get(key)
+        if not isinstance(value, str):
+            continue
+        place = f"{at.get(key, header)}: {label}: {key}"
+        held = value if value in known else None
+        if held is None and without_tokens(value, known) != value:  # then which one
+            held = next(k for k in known if without_tokens(value, [k]) != value)
+        if held is not None:
+            raise ConfigError(f"{place}: holds {known[held]} (not shown); expected {_WANTED[key]}")
+        if (key == "token_file" and shown_path(value) != value) or (
+            key != "token_file" and _looks_secret(value)
+        ):
+            raise ConfigError(f"{place}: expected {_WANTED[key]}, got {_NOT_SHOWN}")
+
+
+_WANTED = {
+    "name": "the organization's name",
+    "token_env": "the name of the environment variable that holds the token (such as ACME_TOKEN)",
+    "token_file": "the path of the file that holds the token",
+}
 
 
 def _org_entry(
@@ -817,9 +905,7 @@ def _org_entry(
     def key(name: str, org: str = "") -> str:
         return f"{at.get(name, header)}: {label}{org}: {name}"
 
-    name = table.get("name")
-    if isinstance(name, str) and _looks_secret(name):  # it would name a folder and prefix lines
-        raise ConfigError(f"{key('name')}: expected the organization's name, got {_NOT_SHOWN}")
+    name = table.get("name")  # (one that looks like a secret was refused: `_refuse_tokens`)
     if not isinstance(name, str) or not _ORG_NAME.match(name):
         raise ConfigError(
             f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
@@ -842,12 +928,7 @@ def _org_entry(
     if "token_file" in table:
         token = _read_token_file(_as_path(table["token_file"], key("token_file", org), base))
     else:
-        var = _as_str(table["token_env"], key("token_env", org))
-        if _looks_secret(var):
-            raise ConfigError(
-                f"{key('token_env', org)}: expected the name of the environment variable that "
-                f"holds the token (such as ACME_TOKEN), got {_NOT_SHOWN}"
-            )
+        var = _as_str(table["token_env"], key("token_env", org))  # (checked: `_refuse_tokens`)
         if not env.get(var, "").strip():
             raise ConfigError(f"{key('token_env', org)}: the environment variable {var} is not set")
         token = _checked_token(env[var].strip(), var)

@@ -443,7 +443,7 @@ def test_an_ordinary_config_value_is_still_quoted(tmp_path: Path) -> None:
     ("entry", "says"),
     [
         pytest.param(f'token_env = "{PASTED}"', "token_env: expected the name of", id="env"),
-        pytest.param(f'token_file = "{PASTED}"', "cannot read token file", id="file"),
+        pytest.param(f'token_file = "{PASTED}"', "token_file: expected the path of", id="file"),
         pytest.param('token_env = "X"\nname2 = 1', "unknown key 'name2'", id="ordinary"),
     ],
 )

@@ -16,6 +16,7 @@ from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import org_label
 from auditor.errors import EXIT_OK
+from auditor.redact.shown import printed_path
 from auditor.workflows.export import ExportRequest, export_bundle
 
 if TYPE_CHECKING:
@@ -63,11 +64,13 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             closed = True
             store.close()
             signed = " and signed (manifest.sig)" if args.sign_key else ""
+            # the command's tokens as `[token]`, a name the detectors flag not shown
+            shown = printed_path(out, ctx.secrets())
             print(
-                f"Wrote evidence bundle to {out}: {manifest['revisions']} revisions, "
+                f"Wrote evidence bundle to {shown}: {manifest['revisions']} revisions, "
                 f"{manifest['reports']} readiness reports, {manifest['integrityIssues']} "
                 f"integrity issues, {manifest['findings']} results; sha256 of every file in "
-                f"manifest.json{signed}. Check it with: auditor verify {out}",
+                f"manifest.json{signed}. Check it with: auditor verify {shown}",
                 file=ctx.stdout,
             )
             ctx.stdout.flush()

@@ -79,7 +79,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     if args.orgs is not None:
         # Read first, every organization's token known before any other input is checked: an
         # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
-        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd))
+        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
         ctx.tokens.update(e.token for e in entries if e.token)
     now = ctx.clock()
     at = parse_at(args.at, now)
@@ -197,6 +197,7 @@ def run_orgs(
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in loaded}
+    _refuse_state_clash(config, loaded, root)
     prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
     # The checks have passed: the earlier summary and every organization's reports go before any
     # starts, so an interrupt never leaves the ones not yet started with yesterday's reports
@@ -243,6 +244,35 @@ def run_orgs(
     code = overall_exit(results)
     print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
     return code
+
+
+#: Beside an SQLite state file: its lock (`<file>.lock`) and SQLite's own files.
+_STATE_COMPANIONS = ("", ".lock", "-journal", "-wal", "-shm")
+
+
+def _refuse_state_clash(config: Config, loaded: tuple[OrgEntry, ...], root: Path) -> None:
+    """A UsageError when an organization's report folder (`<root>/<name>`) would take the name
+    of a file an organization's SQLite store writes there (`--state rep/state.db --out rep`
+    with an organization named `state-acme.db`: acme's state file, or that folder, is refused
+    at random, whichever comes second). Compared without case, as a file system may."""
+    if config.state_url:  # PostgreSQL: no file of its own
+        return
+    folder = config.state_path.parent.resolve()
+    if folder != root.resolve():
+        return
+    files: dict[str, tuple[str, str]] = {}
+    for entry in loaded:
+        name = org_config(config, entry, root / entry.name).state_path.name
+        for suffix in _STATE_COMPANIONS:
+            files.setdefault((name + suffix).casefold(), (name + suffix, entry.name))
+    for entry in loaded:
+        if entry.name.casefold() in files:
+            file, owner = files[entry.name.casefold()]
+            raise UsageError(
+                f"organization {entry.name!r}: its report folder would be named as {file}, "
+                f"a file of the state of organization {owner!r} in the same folder; give "
+                "--state a folder other than --out"
+            )
 
 
 def _org_summary(

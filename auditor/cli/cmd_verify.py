@@ -10,9 +10,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli.failure import scrubbed
+from auditor.cli.failure import hidden_paths, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_OK
+from auditor.redact.shown import printed_path
 from auditor.workflows.verify import verify_bundle
 
 if TYPE_CHECKING:
@@ -23,14 +24,16 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: verify, print every problem, exit 0 or 2."""
     bundle = Path(ctx.cwd) / args.bundle
     key = Path(ctx.cwd) / args.key if args.key else None
+    ctx.paths.add(str(bundle))  # a part of it that looks like a secret is not shown in an error
     result = verify_bundle(bundle, key=key, rerun=not args.no_rerun)
     tokens = ctx.secrets()  # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`
+    # and a name in it that the detectors flag not shown, as every command's lines show a path
+    shown = printed_path(bundle, tokens)
     for note in result.notes:
-        print(f"auditor: note: {terminal_text(scrubbed(note, tokens))}", file=ctx.stderr)
+        print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)
     if not result.ok:
-        for problem in result.problems:
-            print(f"auditor: verify: {terminal_text(scrubbed(problem, tokens))}", file=ctx.stderr)
-        shown = scrubbed(str(bundle), tokens)
+        for problem in result.problems:  # a re-run's problem may name a file of the bundle
+            print(f"auditor: verify: {_shown(problem, tokens, bundle)}", file=ctx.stderr)
         print(
             f"auditor: exit 2: the bundle {shown} does not verify: "
             f"{len(result.problems)} problem(s)",
@@ -44,8 +47,13 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
         else ""
     )
     print(
-        f"Verified {scrubbed(str(bundle), tokens)}: {result.files_checked} files match "
-        f"manifest.json{signed}{rerun}.",
+        f"Verified {shown}: {result.files_checked} files match manifest.json{signed}{rerun}.",
         file=ctx.stdout,
     )
     return EXIT_OK
+
+
+def _shown(line: str, tokens: set[str], bundle: Path) -> str:
+    """A line of the verification as printed: the command's tokens as `[token]`, a name of
+    the bundle's path that looks like a secret not shown (as `printed_path` shows the path)."""
+    return terminal_text(hidden_paths(scrubbed(line, tokens), [str(bundle)]))

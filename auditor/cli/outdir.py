@@ -19,6 +19,7 @@ from auditor.common.files import UnreadableFile, forget_modes, keep_mode, read_i
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 from auditor.report import OUTPUTS
+from auditor.workflows.orgs import SUMMARY_FILE
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -251,7 +252,7 @@ def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
 _SIGNATURES: dict[str, re.Pattern[bytes] | Callable[[Path], bool]] = {
     name: _HEADS[name] if name != PDF else _pdf_by_auditor for name in OUTPUTS.values()
 }
-ORGS_SUMMARY = "summary.json"
+ORGS_SUMMARY = SUMMARY_FILE
 _ORGS_SUMMARY_SIGNATURE = re.compile(
     rb'\A\{\s*"exit_code":\s*-?\d+,\s*"organizations":\s*\[.*"reason":', re.S
 )

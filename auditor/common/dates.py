@@ -20,12 +20,25 @@ def date_ranges(dates: Iterable[date]) -> list[tuple[date, date]]:
 
 
 DEFAULT_DAYS = 30  # the usage window: the last 30 complete days
+MAX_DAYS = 3660  # the longest usage window: ten years
+#: No usage window starts before this day: none of the service's figures is older, and the
+#: days counted back from a window's start (its trailing median) stay far from `date.min`.
+EARLIEST = date(1970, 1, 1)
 
 
 def usage_window(today: date, days: int = DEFAULT_DAYS) -> tuple[date, date]:
     """The last `days` complete days, first and last: the API refuses today's date and its
-    figures lag 24 hours, so the window ends yesterday (UTC)."""
+    figures lag 24 hours, so the window ends yesterday (UTC). A ValueError, never an
+    OverflowError, for a window out of range (more than `MAX_DAYS`, or starting before
+    `EARLIEST`)."""
     if days < 1:
         raise ValueError("the usage window needs at least one day")
+    if days > MAX_DAYS:
+        raise ValueError(f"the usage window is at most {MAX_DAYS} days, not {days}")
+    if (today - EARLIEST).days < days:
+        raise ValueError(
+            f"a usage window of {days} days before {today.isoformat()} would start before "
+            f"{EARLIEST.isoformat()}"
+        )
     end = today - timedelta(days=1)
     return end - timedelta(days=days - 1), end

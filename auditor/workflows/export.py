@@ -32,13 +32,15 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from auditor import __version__
+from auditor.common import escape
+from auditor.common.dates import MAX_DAYS, usage_window
 from auditor.common.files import UnreadableFile, atomic_open, read_input, write_atomic
 from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import list_table_from_config
@@ -667,10 +669,23 @@ def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
     return LoadedPolicy(policy, waivers, model)
 
 
-def _usage_days(params: dict[str, Any]) -> int | None:
+def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
+    """The run's usage window in days (None: `--no-usage`), checked where it is written: one
+    out of range (`"usageDays": 1000000`, a window before the year 1) is the bundle's error,
+    never an OverflowError of the re-run."""
     days = params.get("usageDays")
-    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
-        raise ValueError(f"usageDays: expected a positive whole number or null, got {days!r}")
+    if days is None:
+        return None
+    where = f"{bundle / PARAMETERS}: $.usageDays"
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        shown = escape.shorten(orjson.dumps(days).decode(), 40)
+        raise BundleError(
+            f"{where}: expected a whole number of days from 1 to {MAX_DAYS}, or null; got {shown}"
+        )
+    try:
+        usage_window(day, days)
+    except ValueError as exc:
+        raise BundleError(f"{where}: {exc}") from None
     return days
 
 
@@ -691,12 +706,12 @@ def evaluate_bundle(bundle: Path) -> ReportData:
             all_revisions=bool(params["allRevisions"]),
             fail_on=str(params["failOn"]),
             list_table=list_table_from_config(params.get("diffKeys") or {}),
-            usage_days=_usage_days(params),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BundleError(
             f"{bundle / PARAMETERS}: incomplete run parameters ({type(exc).__name__}: {exc})"
         ) from None
+    options = replace(options, usage_days=_usage_days(bundle, params, (at or now).date()))
     scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
     try:
         with Store.open(scratch / "state.db", create=True) as store:

@@ -18,6 +18,12 @@ from auditor.common.files import write_atomic
 from auditor.common.jsonutil import dumps_pretty
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
 
+#: `<root>/summary.json`, written by `write_org_summary` beside the organizations' folders.
+SUMMARY_FILE = "summary.json"
+#: Every name the run writes in the root (besides the organizations' folders and the
+#: temporary files of `write_atomic`, which start with `.`): no organization may be named so.
+ROOT_FILES = (SUMMARY_FILE,)
+
 _STATUS = {EXIT_OK: "clean", EXIT_FINDINGS: "findings", EXIT_ERROR: "error"}
 
 
@@ -159,6 +165,6 @@ def write_org_summary(
             for r in results
         ],
     }
-    path = root / "summary.json"
+    path = root / SUMMARY_FILE
     write_atomic(path, dumps_pretty(body))
     return path

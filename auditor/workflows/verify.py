@@ -215,6 +215,13 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
     except AuditorError as exc:
         out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
         return
+    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
+        # a value of a tampered bundle that no check of its reading caught: still one problem
+        # among the others (the hashes, the signature), never the command's only line
+        out.problems.append(
+            f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
+        )
+        return
     for output in BUNDLE_OUTPUTS:
         name = OUTPUTS[output]
         path = bundle / REPORTS_DIR / name

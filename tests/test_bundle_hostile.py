@@ -1,0 +1,162 @@
+"""The evidence bundle against hostile input: a token or a secret typed as `export --out` or as
+`verify`'s folder is shown as `[token]` / not shown in every line naming the folder; a bundle
+whose run parameters hold a usage window out of range is named as altered (and its signature
+as failing) with the window's error at its JSON path, never `unexpected OverflowError`."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import shutil
+import urllib.parse
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from auditor.cli import Context, main
+from auditor.common.dates import usage_window
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
+
+pytestmark = pytest.mark.e2e
+
+GHP = "ghp_" + "Zq8xW3vB7nM2kL9pR4tY6uI1oA5sD0fG3hJ7"
+NOT_SHOWN = "<not shown: looks like a secret>"
+
+
+def cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
+
+
+def _forms(secret: str) -> list[str]:
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        base64.b64encode(secret.encode()).decode(),
+    ]
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One sync from the emulator into a state file, a signing key pair, a signed bundle."""
+    work = tmp_path_factory.mktemp("hostile")
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=3) as e:
+        env = {
+            "AUDITOR_BASE_URL": e.base_url,
+            "AUDITOR_APP_URL": e.app_url,
+            "AUDITOR_TOKEN": OWNER_TOKEN,
+            "AUDITOR_STATE": str(work / "state.db"),
+            "AUDITOR_ORG": "acme",
+        }
+        assert cli(["sync"], env, work)[0] == 0
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    (work / "signing.pem").write_bytes(private)
+    (work / "public.pem").write_bytes(public)
+    code, _, err = cli(["export", "--out", "signed", "--sign-key", "signing.pem"], env, work)
+    assert code == 0, err
+    yield {"work": work, "env": env}
+
+
+@pytest.mark.parametrize(
+    ("name", "secret", "shown"),
+    [
+        (f"ev9-{OWNER_TOKEN}", OWNER_TOKEN, "ev9-[token]"),
+        (f"evg-{GHP}", GHP, NOT_SHOWN),
+    ],
+)
+def test_a_token_typed_as_the_bundle_folder_is_never_printed(
+    synced: dict[str, Any], name: str, secret: str, shown: str
+) -> None:
+    """`export --out "ev9-$AUDITOR_TOKEN"` printed the token twice (`Wrote evidence bundle to
+    …; Check it with: auditor verify …`), and `verify` printed a ghp_ token in `Verified …`."""
+    work, env = synced["work"], synced["env"]
+    code, out, err = cli(["export", "--out", name], env, work)
+    assert code == 0, err
+    assert out.count(shown) == 2, out
+    assert f"Check it with: auditor verify {work}/{shown}\n" in out
+    code, v_out, v_err = cli(["verify", name], env, work)
+    assert code == 0, v_err
+    assert v_out.startswith(f"Verified {work}/{shown}: "), v_out
+    # and where it does not verify: every problem and the exit line
+    (work / name / "changes.csv").write_text("tampered\n")
+    code, f_out, f_err = cli(["verify", name], env, work)
+    assert code == 2 and f"the bundle {work}/{shown} does not verify" in f_err, f_err
+    for text in (out, err, v_out, v_err, f_out, f_err):
+        for form in _forms(secret):
+            assert form not in text
+
+
+def _tampered(bundle: Path, change: dict[str, Any], *, rehash: bool) -> None:
+    """run-parameters.json changed; its manifest entry left alone, or rewritten to match
+    (then the signature, over the manifest, no longer matches)."""
+    path = bundle / "run-parameters.json"
+    params = json.loads(path.read_text())
+    params.update(change)
+    path.write_text(json.dumps(params, indent=2) + "\n")
+    if rehash:
+        manifest = json.loads((bundle / "manifest.json").read_text())
+        entry = manifest["files"]["run-parameters.json"]
+        entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        entry["bytes"] = path.stat().st_size
+        (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+@pytest.mark.parametrize("rehash", [False, True])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        # was only `auditor: error: unexpected OverflowError: date value out of range`
+        ({"usageDays": 1000000}, "expected a whole number of days from 1 to 3660, or null; got"),
+        ({"usageDays": 1e23}, "expected a whole number of days from 1 to 3660, or null; got"),
+        ({"usageDays": 3660, "at": "1975-01-01T00:00:00+00:00"}, "would start before 1970-01-01"),
+        ({"usageDays": 30, "at": "0001-01-02T00:00:00+00:00"}, "would start before 1970-01-01"),
+    ],
+)
+def test_a_usage_window_out_of_range_is_named_among_the_bundles_problems(
+    synced: dict[str, Any], tmp_path: Path, change: dict[str, Any], said: str, rehash: bool
+) -> None:
+    work = synced["work"]
+    bundle = Path(shutil.copytree(work / "signed", tmp_path / "bundle"))
+    _tampered(bundle, change, rehash=rehash)
+    code, out, err = cli(["verify", str(bundle), "--key", str(work / "public.pem")], {}, tmp_path)
+    assert code == 2, out + err
+    lines = err.splitlines()
+    if rehash:  # the manifest matches the file, and no longer its signature
+        assert any(line.startswith("auditor: verify: signature: manifest.sig does not match")
+                   for line in lines), err  # fmt: skip
+    else:
+        assert any(line.startswith("auditor: verify: altered: run-parameters.json (")
+                   for line in lines), err  # fmt: skip
+    where = f"auditor: verify: re-run: the bundle cannot be evaluated: {bundle}/run-parameters.json"
+    assert any(line.startswith(f"{where}: $.usageDays: ") and said in line for line in lines), err
+    assert "unexpected" not in err and "Traceback" not in err
+    assert lines[-1].startswith(f"auditor: exit 2: the bundle {bundle} does not verify: ")
+
+
+@pytest.mark.parametrize(
+    ("today", "days"), [(date(1, 1, 5), 30), (date(2026, 11, 1), 10**6), (date(2026, 1, 1), 10**10)]
+)
+def test_a_usage_window_out_of_range_is_a_value_error_never_an_overflow(
+    today: date, days: int
+) -> None:
+    """What `run`, `export` and the re-run compute the window with: a ValueError (which each
+    names as its input's problem), not `OverflowError: date value out of range`."""
+    with pytest.raises(ValueError, match="usage window"):
+        usage_window(today, days)
+    assert usage_window(date(2026, 11, 1), 3660)[1] == date(2026, 10, 31)

@@ -336,6 +336,8 @@ def test_a_run_interrupted_while_its_reports_are_written_keeps_its_results(
     assert "report.pdf not written" in reasons
     assert "did not finish" not in reasons + stderr
     assert not (out / "findings.sarif").exists() and not (out / "report.pdf").exists()
+    # the SARIF removed is the one this run wrote before the PDF, not an earlier run's
+    assert f"(removed this run's {out / 'findings.sarif'})" in stderr
     md = (out / "report.md").read_text()
     assert "No open findings" not in md and "interrupted while the reports were written" in md
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"

@@ -438,12 +438,13 @@ def _write_interrupted(
         data = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
         outputs = tuple(o for o in published.outputs if o != "pdf")
         why = INTERRUPTED_WRITING_SARIF
+        own = "sarif" in published.outputs  # written (or begun) before the interrupt
     else:
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
         interrupted = ("interrupted before the evaluation finished",)
         data = build_report_data(header, loaded.policy.files, (), interrupted)
-        why = INTERRUPTED_SARIF
-    data, outputs, line = without_sarif(data, outputs, out_dir, why)
+        why, own = INTERRUPTED_SARIF, False
+    data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own)
     if outputs:
         write_reports(data, out_dir, outputs)
     say(line, ctx)

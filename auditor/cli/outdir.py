@@ -52,12 +52,13 @@ def sarif_withheld(data: ReportData) -> str | None:
 
 
 def without_sarif(
-    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str
+    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str, *, own: bool = False
 ) -> tuple[ReportData, tuple[str, ...], str]:
     """The data (the reason added to its incomplete banner) and outputs without the SARIF,
     and the line to say on stderr once the other reports are written; an earlier run's
     findings.sarif in `out_dir` is removed (only one auditor wrote: not a folder, not another
-    tool's file, never what a symlink points to)."""
+    tool's file, never what a symlink points to); `own`: the one there is this run's (it was
+    interrupted after writing it: an earlier run's went when this one began)."""
     path = out_dir / SARIF
     existed = _written_by_auditor(path, _SIGNATURES[SARIF])
     if existed:
@@ -65,7 +66,8 @@ def without_sarif(
             path.unlink(missing_ok=True)
         except OSError as exc:
             raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
-    removed = f" (removed the earlier {path})" if existed else ""
+    whose = "this run's" if own else "the earlier"
+    removed = f" (removed {whose} {path})" if existed else ""
     line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))
     return data, tuple(o for o in outputs if o != "sarif"), line

@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from auditor.operators.anchored import ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START, between_markers
 from auditor.redact.redactor import number_text
@@ -340,14 +341,28 @@ def _clear_match(text: str, pattern: Any) -> bool:
     return False
 
 
+def _search(text: str, pattern: Any) -> bool | None:
+    """`matches`: a match clear of markers (`_clear_match`) is one whatever they hide; none
+    is possible when every alternative of the pattern is anchored at an end whose literal
+    text the visible text there rules out (`anchored.ruled_out`: `^\\$\\.hooks` on
+    `$.mcpAutonomyOverrides["[secret …]"]`), whatever they hide; else not decided."""
+    if _clear_match(text, pattern):
+        return True
+    parts = between_markers(text)
+    source = getattr(pattern, "pattern", None)
+    if isinstance(source, str) and ruled_out(source, parts[0], parts[-1]):
+        return False
+    return None
+
+
 _VISIBLE: dict[str, Callable[[str, Any], bool | None]] = {
     "contains": _contains,
     "excludes": _excludes,
     "starts_with": _affix(0),
     "starts_with_any": _affix(0),
     "ends_with": _affix(-1),
-    "matches": lambda text, p: True if _clear_match(text, p) else None,
-    "not_matches": lambda text, p: False if _clear_match(text, p) else None,
+    "matches": _search,
+    "not_matches": lambda text, p: None if (found := _search(text, p)) is None else not found,
 }
 
 

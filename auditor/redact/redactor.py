@@ -431,7 +431,7 @@ class Redactor:
         probed: list[str] = []
         for token in unknown:
             text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
-            if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
+            if _names_its_value(text) or is_secret_map(text) or text == HOSTED_MAP:
                 if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
                     return None
                 self._names.add(token)
@@ -965,6 +965,14 @@ def number_text(value: float) -> str:
         return hex(value)
 
 
+def _names_its_value(key: str) -> bool:
+    """A key whose name says its value is a secret (`is_secret_key`). A key that is an address
+    (`https://mcp.example/sse?token=…`, an `mcpAutonomyOverrides` key) names a place, not what
+    the value under it is: the words of its query (`token`) make no secret of the value
+    (`low`); a secret in the address itself is hidden in the key by the value detectors."""
+    return "://" not in key and is_secret_key(key)
+
+
 def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     """The context a value under `key` is redacted in: (secret, hosted). Everything under a
     secret key is secret, so are a secret map's values and a hosted block's credentials.
@@ -973,6 +981,6 @@ def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets)."""
     if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
         return _SECRET_NUMBERS, key == HOSTED_MAP
-    if is_secret_key(key):
+    if _names_its_value(key):
         return (_SECRET_NUMBERS if names_a_secret(key) else _SECRET_STRINGS), key == HOSTED_MAP
     return secret, key == HOSTED_MAP

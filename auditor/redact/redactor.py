@@ -13,6 +13,7 @@ from one serialization and handed back as it is (a readiness report, most often)
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -275,9 +276,28 @@ class Redactor:
         return f"{MARKER_START}{self.fingerprint(value)} len:{len(value)}]"
 
     def register(self, value: str) -> None:
-        """Remember a secret (e.g. the API token) so it is scrubbed from any later text."""
+        """Remember a secret (e.g. the API token) so it is scrubbed from any later text, and the
+        credential in it on its own (`_credential_parts`: `X` of `Bearer X`), which may be
+        pasted alone later (a waiver's owner)."""
         if not is_marker(value) and not is_env_reference(value):
             self.memory.add(value)
+            for part in _credential_parts(value):
+                self._remember_part(part)
+
+    def _remember_part(self, part: str) -> None:
+        if not is_marker(part) and not is_env_reference(part):
+            self.memory.add(part)
+
+    def _kid(
+        self, key: str, value: Any, prev: _Seen | None, secret: int, hosted: bool, found: list[str]
+    ) -> _Seen:
+        """The node of `value` under `key`; a cookie header's value hidden whole (`Cookie:
+        session=X; theme=Y`) has each cookie's value remembered on its own too."""
+        kid = self._node(value, prev, *_child(key, secret, hosted), found)
+        if type(value) is str and is_marker(kid.out) and _is_cookie_key(key):
+            for part in _cookie_values(value):
+                self._remember_part(part)
+        return kid
 
     # -- documents ---------------------------------------------------------------------------
 
@@ -484,7 +504,7 @@ class Redactor:
             for k, v in value.items():
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
-                    kid = self._node(v, kid, *_child(k, secret, hosted), found)
+                    kid = self._kid(k, v, kid, secret, hosted, found)
                 name = names.get(k)
                 if name is None:
                     name = self._leaf(k, found)
@@ -574,7 +594,7 @@ class Redactor:
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
-                kid = self._node(value[k], kids[k], *_child(k, secret, hosted), found)
+                kid = self._kid(k, value[k], kids[k], secret, hosted, found)
                 kids[k] = kid
                 out[k] = kid.out
             # `numeric` may stay true when a changed value lost its numbers: that only costs
@@ -963,6 +983,81 @@ def number_text(value: float) -> str:
         return str(value)
     except ValueError:
         return hex(value)
+
+
+# A credential after its scheme (`Authorization: Bearer X`, `Basic X`, `token X`) is remembered
+# on its own as well as with its scheme: pasted alone it is found too.
+_AUTH_VALUE = re.compile(
+    r"(?i)\s*(?:(?:proxy-)?authorization:\s*)?"
+    r"(?P<scheme>bearer|basic|token|bot|jwt|apikey|api-key|key|negotiate|ntlm|oauth)"
+    r"\s+(?P<v>\S+)\s*"
+)
+_COOKIE_HEADER = re.compile(r"(?i)\s*(?:set-)?cookie:\s*")
+# A Set-Cookie header's attributes: where and how long a cookie lives, not a secret of it.
+_COOKIE_ATTRIBUTES = frozenset(
+    {
+        "path",
+        "domain",
+        "expires",
+        "max-age",
+        "samesite",
+        "secure",
+        "httponly",
+        "priority",
+        "partitioned",
+        "version",
+        "comment",
+    }
+)
+
+
+def _credential_parts(value: str) -> list[str]:
+    """The credentials inside a secret header value, each on its own: `X` of `Bearer X` (and
+    of `Basic X` the password `X` encodes, `user:password`), each cookie's value of a `Cookie:
+    a=X; b=Y` / `Set-Cookie: a=X; Path=/` line."""
+    if len(value) > _MAX_HEADER:
+        return []
+    auth = _AUTH_VALUE.fullmatch(value)
+    if auth is not None:
+        parts = [auth["v"]]
+        if auth["scheme"].lower() == "basic":
+            parts += _basic_password(auth["v"])
+        return parts
+    header = _COOKIE_HEADER.match(value)
+    return _cookie_values(value[header.end() :]) if header is not None else []
+
+
+_MAX_HEADER = 16_384  # a longer value is no header line: not taken apart
+
+
+def _basic_password(encoded: str) -> list[str]:
+    try:
+        pair = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return []
+    _, colon, password = pair.partition(":")
+    return [password] if colon and password else []
+
+
+def _is_cookie_key(key: str) -> bool:
+    """A key for a cookie header's value (`Cookie`, `Set-Cookie`, `sessionCookie`)."""
+    return key[-7:].lower().endswith(("cookie", "cookies"))
+
+
+def _cookie_values(text: str) -> list[str]:
+    """The value of each cookie in a Cookie / Set-Cookie header value (`session=X; theme=Y`),
+    not the names nor a Set-Cookie's attributes (`Path=/`, `Domain=example.com`)."""
+    if len(text) > _MAX_HEADER:
+        return []
+    values = []
+    for piece in text.split(";"):
+        name, equals, value = piece.partition("=")
+        if not equals or name.strip().lower() in _COOKIE_ATTRIBUTES:
+            continue
+        value = value.strip().strip('"')
+        if value:
+            values.append(value)
+    return values
 
 
 def _names_its_value(key: str) -> bool:

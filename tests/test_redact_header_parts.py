@@ -117,3 +117,15 @@ def test_a_cookie_value_pasted_as_a_waiver_owner_reaches_no_report(tmp_path: Pat
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in outputs]
     leaks = [form for form in _forms(cookie) for text in blobs if form in text]
     assert not leaks, leaks
+
+
+def test_a_cookie_header_in_a_hook_command_is_hidden_and_remembered() -> None:
+    first, second = _wordy("first"), _wordy("second")
+    command = f'curl -H "Cookie: session={first}; theme={second}" https://audit.example'
+    redactor = Redactor(b"header-parts-key")
+    out = redactor.redact_json({"hooks": {"SessionStart": [{"command": command}]}})
+    shown = json.dumps(out)
+    assert first not in shown and second not in shown
+    assert 'curl -H \\"Cookie: session=[secret fp:' in shown and "https://audit.example" in shown
+    for secret in (first, second):
+        assert secret not in redactor.redact_text(f"owner {secret}")

@@ -25,7 +25,11 @@ equality is decided piece by piece (the literal must fit the visible text, and i
 each marker must have that marker), and a content test only by the visible text around the
 markers, never by a marker's own text (`_VISIBLE`): a substring wholly in it, an affix that
 fits in or differs from the text before the first / after the last marker, a regex match
-clear of markers. Anything else is `HiddenValueError` whichever way it would go: a `false`
+clear of markers, or no match possible whatever the markers hide (each alternative anchored
+at an end whose visible text rules out its literal head / tail, `anchored.ruled_out`: the
+shipped `path matches '^\\$\\.hooks'` on `$.mcpAutonomyOverrides["[secret …]"]`). The property
+test `tests/test_hidden_decided.py` checks that any text put in place of the markers gives
+the answer given. Anything else is `HiddenValueError` whichever way it would go: a `false`
 read on the text is a silent pass under `not`, `none` or `when`. So every answer on a value
 holding markers is exact or an error, whatever combinator is around it.
 """

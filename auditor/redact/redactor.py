@@ -31,6 +31,7 @@ from auditor.redact.memory import (
     LiteralMatcher,
     SecretMemory,
     _occurrences,
+    cookie_values,
     literal_matcher,
     percent_upper,
 )
@@ -295,7 +296,7 @@ class Redactor:
         session=X; theme=Y`) has each cookie's value remembered on its own too."""
         kid = self._node(value, prev, *_child(key, secret, hosted), found)
         if type(value) is str and is_marker(kid.out) and _is_cookie_key(key):
-            for part in _cookie_values(value):
+            for part in cookie_values(value):
                 self._remember_part(part)
         return kid
 
@@ -993,22 +994,6 @@ _AUTH_VALUE = re.compile(
     r"\s+(?P<v>\S+)\s*"
 )
 _COOKIE_HEADER = re.compile(r"(?i)\s*(?:set-)?cookie:\s*")
-# A Set-Cookie header's attributes: where and how long a cookie lives, not a secret of it.
-_COOKIE_ATTRIBUTES = frozenset(
-    {
-        "path",
-        "domain",
-        "expires",
-        "max-age",
-        "samesite",
-        "secure",
-        "httponly",
-        "priority",
-        "partitioned",
-        "version",
-        "comment",
-    }
-)
 
 
 def _credential_parts(value: str) -> list[str]:
@@ -1024,7 +1009,7 @@ def _credential_parts(value: str) -> list[str]:
             parts += _basic_password(auth["v"])
         return parts
     header = _COOKIE_HEADER.match(value)
-    return _cookie_values(value[header.end() :]) if header is not None else []
+    return cookie_values(value[header.end() :]) if header is not None else []
 
 
 _MAX_HEADER = 16_384  # a longer value is no header line: not taken apart
@@ -1042,22 +1027,6 @@ def _basic_password(encoded: str) -> list[str]:
 def _is_cookie_key(key: str) -> bool:
     """A key for a cookie header's value (`Cookie`, `Set-Cookie`, `sessionCookie`)."""
     return key[-7:].lower().endswith(("cookie", "cookies"))
-
-
-def _cookie_values(text: str) -> list[str]:
-    """The value of each cookie in a Cookie / Set-Cookie header value (`session=X; theme=Y`),
-    not the names nor a Set-Cookie's attributes (`Path=/`, `Domain=example.com`)."""
-    if len(text) > _MAX_HEADER:
-        return []
-    values = []
-    for piece in text.split(";"):
-        name, equals, value = piece.partition("=")
-        if not equals or name.strip().lower() in _COOKIE_ATTRIBUTES:
-            continue
-        value = value.strip().strip('"')
-        if value:
-            values.append(value)
-    return values
 
 
 def _names_its_value(key: str) -> bool:

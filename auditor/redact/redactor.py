@@ -289,16 +289,11 @@ class Redactor:
         if not is_marker(part) and not is_env_reference(part):
             self.memory.add(part)
 
-    def _kid(
-        self, key: str, value: Any, prev: _Seen | None, secret: int, hosted: bool, found: list[str]
-    ) -> _Seen:
-        """The node of `value` under `key`; a cookie header's value hidden whole (`Cookie:
-        session=X; theme=Y`) has each cookie's value remembered on its own too."""
-        kid = self._node(value, prev, *_child(key, secret, hosted), found)
-        if type(value) is str and is_marker(kid.out) and _is_cookie_key(key):
-            for part in cookie_values(value):
-                self._remember_part(part)
-        return kid
+    def _remember_cookies(self, value: str) -> None:
+        """A cookie header's value hidden whole (`Cookie: session=X; theme=Y`): each cookie's
+        value is remembered on its own too."""
+        for part in cookie_values(value):
+            self._remember_part(part)
 
     # -- documents ---------------------------------------------------------------------------
 
@@ -505,7 +500,9 @@ class Redactor:
             for k, v in value.items():
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
-                    kid = self._kid(k, v, kid, secret, hosted, found)
+                    kid = self._node(v, kid, *_child(k, secret, hosted), found)
+                    if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
+                        self._remember_cookies(v)
                 name = names.get(k)
                 if name is None:
                     name = self._leaf(k, found)
@@ -595,7 +592,10 @@ class Redactor:
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
-                kid = self._kid(k, value[k], kids[k], secret, hosted, found)
+                v = value[k]
+                kid = self._node(v, kids[k], *_child(k, secret, hosted), found)
+                if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
+                    self._remember_cookies(v)
                 kids[k] = kid
                 out[k] = kid.out
             # `numeric` may stay true when a changed value lost its numbers: that only costs

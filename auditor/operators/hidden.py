@@ -25,7 +25,11 @@ equality is decided piece by piece (the literal must fit the visible text, and i
 each marker must have that marker), and a content test only by the visible text around the
 markers, never by a marker's own text (`_VISIBLE`): a substring wholly in it, an affix that
 fits in or differs from the text before the first / after the last marker, a regex match
-clear of markers. Anything else is `HiddenValueError` whichever way it would go: a `false`
+clear of markers, or no match possible whatever the markers hide (each alternative anchored
+at an end whose visible text rules out its literal head / tail, `anchored.ruled_out`: the
+shipped `path matches '^\\$\\.hooks'` on `$.mcpAutonomyOverrides["[secret …]"]`). The property
+test `tests/test_hidden_decided.py` checks that any text put in place of the markers gives
+the answer given. Anything else is `HiddenValueError` whichever way it would go: a `false`
 read on the text is a silent pass under `not`, `none` or `when`. So every answer on a value
 holding markers is exact or an error, whatever combinator is around it.
 """
@@ -39,6 +43,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from auditor.operators.anchored import ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START, between_markers
 from auditor.redact.redactor import number_text
@@ -340,14 +345,28 @@ def _clear_match(text: str, pattern: Any) -> bool:
     return False
 
 
+def _search(text: str, pattern: Any) -> bool | None:
+    """`matches`: a match clear of markers (`_clear_match`) is one whatever they hide; none
+    is possible when every alternative of the pattern is anchored at an end whose literal
+    text the visible text there rules out (`anchored.ruled_out`: `^\\$\\.hooks` on
+    `$.mcpAutonomyOverrides["[secret …]"]`), whatever they hide; else not decided."""
+    if _clear_match(text, pattern):
+        return True
+    parts = between_markers(text)
+    source = getattr(pattern, "pattern", None)
+    if isinstance(source, str) and ruled_out(source, parts[0], parts[-1]):
+        return False
+    return None
+
+
 _VISIBLE: dict[str, Callable[[str, Any], bool | None]] = {
     "contains": _contains,
     "excludes": _excludes,
     "starts_with": _affix(0),
     "starts_with_any": _affix(0),
     "ends_with": _affix(-1),
-    "matches": lambda text, p: True if _clear_match(text, p) else None,
-    "not_matches": lambda text, p: False if _clear_match(text, p) else None,
+    "matches": _search,
+    "not_matches": lambda text, p: None if (found := _search(text, p)) is None else not found,
 }
 
 

@@ -141,6 +141,44 @@ class GrowingMatcher:
         return found
 
 
+# A Set-Cookie header's attributes: where and how long a cookie lives, not a secret of it.
+_COOKIE_ATTRIBUTES = frozenset(
+    {
+        "path",
+        "domain",
+        "expires",
+        "max-age",
+        "samesite",
+        "secure",
+        "httponly",
+        "priority",
+        "partitioned",
+        "version",
+        "comment",
+    }
+)
+_MAX_COOKIE_LINE = 16_384  # a longer value is no header line: not taken apart
+
+
+def cookie_values(text: str) -> list[str]:
+    """The value of each cookie in a Cookie / Set-Cookie header value (`session=X; theme=Y`),
+    each up to a space; not the names nor a Set-Cookie's attributes (`Path=/`,
+    `Domain=example.com`). Remembered on their own: `X` may be pasted alone."""
+    if len(text) > _MAX_COOKIE_LINE:
+        return []
+    values = []
+    for piece in text.split(";"):
+        name, equals, value = piece.partition("=")
+        name = name.strip()
+        if not equals or not name or " " in name or name.lower() in _COOKIE_ATTRIBUTES:
+            continue
+        words = value.split(None, 1)
+        value = words[0].strip('"') if words else ""
+        if value:
+            values.append(value)
+    return values
+
+
 def memory_key(key: bytes) -> bytes:
     """The BLAKE2b key for memory fingerprints, derived from the redaction key."""
     return hashlib.sha256(b"auditor secret memory\x00" + key).digest()

@@ -13,6 +13,7 @@ from one serialization and handed back as it is (a readiness report, most often)
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -30,6 +31,7 @@ from auditor.redact.memory import (
     LiteralMatcher,
     SecretMemory,
     _occurrences,
+    cookie_values,
     literal_matcher,
     percent_upper,
 )
@@ -275,9 +277,23 @@ class Redactor:
         return f"{MARKER_START}{self.fingerprint(value)} len:{len(value)}]"
 
     def register(self, value: str) -> None:
-        """Remember a secret (e.g. the API token) so it is scrubbed from any later text."""
+        """Remember a secret (e.g. the API token) so it is scrubbed from any later text, and the
+        credential in it on its own (`_credential_parts`: `X` of `Bearer X`), which may be
+        pasted alone later (a waiver's owner)."""
         if not is_marker(value) and not is_env_reference(value):
             self.memory.add(value)
+            for part in _credential_parts(value):
+                self._remember_part(part)
+
+    def _remember_part(self, part: str) -> None:
+        if not is_marker(part) and not is_env_reference(part):
+            self.memory.add(part)
+
+    def _remember_cookies(self, value: str) -> None:
+        """A cookie header's value hidden whole (`Cookie: session=X; theme=Y`): each cookie's
+        value is remembered on its own too."""
+        for part in cookie_values(value):
+            self._remember_part(part)
 
     # -- documents ---------------------------------------------------------------------------
 
@@ -431,7 +447,7 @@ class Redactor:
         probed: list[str] = []
         for token in unknown:
             text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
-            if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
+            if _names_its_value(text) or is_secret_map(text) or text == HOSTED_MAP:
                 if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
                     return None
                 self._names.add(token)
@@ -485,6 +501,8 @@ class Redactor:
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
                     kid = self._node(v, kid, *_child(k, secret, hosted), found)
+                    if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
+                        self._remember_cookies(v)
                 name = names.get(k)
                 if name is None:
                     name = self._leaf(k, found)
@@ -574,7 +592,10 @@ class Redactor:
         else:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
-                kid = self._node(value[k], kids[k], *_child(k, secret, hosted), found)
+                v = value[k]
+                kid = self._node(v, kids[k], *_child(k, secret, hosted), found)
+                if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
+                    self._remember_cookies(v)
                 kids[k] = kid
                 out[k] = kid.out
             # `numeric` may stay true when a changed value lost its numbers: that only costs
@@ -965,6 +986,57 @@ def number_text(value: float) -> str:
         return hex(value)
 
 
+# A credential after its scheme (`Authorization: Bearer X`, `Basic X`, `token X`) is remembered
+# on its own as well as with its scheme: pasted alone it is found too.
+_AUTH_VALUE = re.compile(
+    r"(?i)\s*(?:(?:proxy-)?authorization:\s*)?"
+    r"(?P<scheme>bearer|basic|token|bot|jwt|apikey|api-key|key|negotiate|ntlm|oauth)"
+    r"\s+(?P<v>\S+)\s*"
+)
+_COOKIE_HEADER = re.compile(r"(?i)\s*(?:set-)?cookie:\s*")
+
+
+def _credential_parts(value: str) -> list[str]:
+    """The credentials inside a secret header value, each on its own: `X` of `Bearer X` (and
+    of `Basic X` the password `X` encodes, `user:password`), each cookie's value of a `Cookie:
+    a=X; b=Y` / `Set-Cookie: a=X; Path=/` line."""
+    if len(value) > _MAX_HEADER:
+        return []
+    auth = _AUTH_VALUE.fullmatch(value)
+    if auth is not None:
+        parts = [auth["v"]]
+        if auth["scheme"].lower() == "basic":
+            parts += _basic_password(auth["v"])
+        return parts
+    header = _COOKIE_HEADER.match(value)
+    return cookie_values(value[header.end() :]) if header is not None else []
+
+
+_MAX_HEADER = 16_384  # a longer value is no header line: not taken apart
+
+
+def _basic_password(encoded: str) -> list[str]:
+    try:
+        pair = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return []
+    _, colon, password = pair.partition(":")
+    return [password] if colon and password else []
+
+
+def _is_cookie_key(key: str) -> bool:
+    """A key for a cookie header's value (`Cookie`, `Set-Cookie`, `sessionCookie`)."""
+    return key[-7:].lower().endswith(("cookie", "cookies"))
+
+
+def _names_its_value(key: str) -> bool:
+    """A key whose name says its value is a secret (`is_secret_key`). A key that is an address
+    (`https://mcp.example/sse?token=…`, an `mcpAutonomyOverrides` key) names a place, not what
+    the value under it is: the words of its query (`token`) make no secret of the value
+    (`low`); a secret in the address itself is hidden in the key by the value detectors."""
+    return "://" not in key and is_secret_key(key)
+
+
 def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     """The context a value under `key` is redacted in: (secret, hosted). Everything under a
     secret key is secret, so are a secret map's values and a hosted block's credentials.
@@ -973,6 +1045,6 @@ def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets)."""
     if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
         return _SECRET_NUMBERS, key == HOSTED_MAP
-    if is_secret_key(key):
+    if _names_its_value(key):
         return (_SECRET_NUMBERS if names_a_secret(key) else _SECRET_STRINGS), key == HOSTED_MAP
     return secret, key == HOSTED_MAP

@@ -38,6 +38,7 @@ with lazy.deferring("requests"):
     from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from auditor.redact.commands import command_secrets
+from auditor.redact.memory import cookie_values
 from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
@@ -141,6 +142,9 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"npm_[A-Za-z0-9]{36}))"
     ),
 )
+# A cookie header in a text (`curl -H "Cookie: session=X; theme=Y"`): each cookie's value
+# (`memory.cookie_values`), the line read up to a quote or its end.
+_COOKIE_LINE = re.compile(r"(?i)(?<![A-Za-z0-9_\-])(?:set-)?cookie:[ \t]*(?P<v>[^'\"\n]*)")
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
 _ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
 # a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
@@ -222,6 +226,8 @@ def _placed(text: str, shown: bool = False) -> Iterator[str]:
                     continue  # `token expired`, in a message: what went wrong
                 if not _SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
+        for m in _COOKIE_LINE.finditer(text):
+            yield from cookie_values(m["v"])
         arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
     for value in chain(arguments, command_secrets(text)):
         if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:

@@ -1,0 +1,131 @@
+"""The credential in a secret header value is remembered on its own, not only with its frame.
+
+`Cookie: session=X` was remembered as the whole `session=X`: `X` pasted alone later (a waiver's
+`owner`) was shown in clear in the reports and the evidence bundle. So were `X` of
+`Authorization: Bearer X` and of `Basic X`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from auditor.emulator import start_emulator
+from auditor.redact import Redactor
+from tests.conftest import FIXED_NOW
+from tests.test_secrets_canary import _append, _cli
+
+
+def _forms(secret: str) -> list[str]:
+    raw = secret.encode()
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        base64.b64encode(raw).decode().rstrip("="),
+    ]
+
+
+def _wordy(tag: str) -> str:
+    """No detector sees it (low entropy, no known form): only the memory can."""
+    return f"orange-{tag}-battery/staple+{secrets.randbelow(10**6):06d}"
+
+
+def _headers() -> tuple[dict[str, object], dict[str, str]]:
+    c = {t: _wordy(t) for t in ("cookie", "second", "set", "bearer", "token", "basic", "user")}
+    basic = base64.b64encode(f"ci:{c['basic']}".encode()).decode()
+    doc = {
+        "customModels": [
+            {
+                "id": "custom:gw",
+                "extraHeaders": {
+                    "Cookie": f"session={c['cookie']}; theme={c['second']}",
+                    "Set-Cookie": f'id="{c["set"]}"; Path=/; Domain=gw.example.com; HttpOnly',
+                    "Authorization": f"Bearer {c['bearer']}",
+                    "X-Auth": f"Token {c['token']}",
+                    "Proxy-Authorization": f"Basic {basic}",
+                },
+                "extraArgs": {"sessionCookie": f"sid={c['user']}"},
+            }
+        ]
+    }
+    return doc, c
+
+
+@pytest.mark.parametrize("recalled", [False, True], ids=["same-process", "from-the-state"])
+def test_each_cookie_and_credential_alone_is_scrubbed_later(recalled: bool) -> None:
+    doc, canaries = _headers()
+    learner = Redactor(b"header-parts-key")
+    learner.redact_json(doc)
+    redactor = learner
+    if recalled:  # a later command knows them by the fingerprints the state file keeps
+        redactor = Redactor(b"header-parts-key")
+        redactor.memory.recall(learner.memory.drain())
+    for name, secret in canaries.items():
+        for form in _forms(secret):
+            shown = redactor.redact_text(f"owner: {form} (on call)")
+            assert form not in shown and "[secret fp:" in shown, (name, form)
+    # a Set-Cookie's attributes and the cookies' names are no secrets
+    assert redactor.redact_text("gw.example.com session theme") == "gw.example.com session theme"
+
+
+@pytest.mark.e2e
+def test_a_cookie_value_pasted_as_a_waiver_owner_reaches_no_report(tmp_path: Path) -> None:
+    token = "tok-" + secrets.token_hex(16)
+    cookie = _wordy("cookie")
+    emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=10, repos=2)
+    try:
+        settings = dict(emu.dataset.history[-1]["settings"])
+        settings["customModels"] = [
+            *settings.get("customModels", []),
+            {
+                "id": "custom:gw",
+                "model": "gpt-4.1",
+                "provider": "openai",
+                "baseUrl": "https://gw.example/v1",
+                "extraArgs": {"Cookie": f"session={cookie}"},
+            },
+        ]
+        _append(emu.dataset, settings, "admin")
+        env = {
+            "AUDITOR_BASE_URL": emu.base_url,
+            "AUDITOR_APP_URL": emu.app_url,
+            "AUDITOR_TOKEN": token,
+            "AUDITOR_STATE": str(tmp_path / "state.db"),
+        }
+        assert _cli(["sync"], env, tmp_path)[0] == 0
+    finally:
+        emu.stop()
+    waivers = tmp_path / "in" / "waivers.yaml"
+    waivers.parent.mkdir()
+    waivers.write_text(
+        "waivers:\n  - rule: BASE-AUT-001\n    subject: settings\n    reason: accepted\n"
+        f"    owner: {cookie}\n    expires: 2099-01-01\n"
+    )
+    run = ["run", "--offline", "--waivers", str(waivers), "--out", str(tmp_path / "run")]
+    streams = list(_cli(run, env, tmp_path)[1:])
+    export = ["export", "--waivers", str(waivers), "--out", str(tmp_path / "evidence")]
+    streams += list(_cli(export, env, tmp_path)[1:])
+    outputs = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name != "in"]
+    names = {p.name for p in outputs}
+    assert {"report.html", "report.md", "findings.json", "waivers.yaml"} <= names
+    blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in outputs]
+    leaks = [form for form in _forms(cookie) for text in blobs if form in text]
+    assert not leaks, leaks
+
+
+def test_a_cookie_header_in_a_hook_command_is_hidden_and_remembered() -> None:
+    first, second = _wordy("first"), _wordy("second")
+    command = f'curl -H "Cookie: session={first}; theme={second}" https://audit.example'
+    redactor = Redactor(b"header-parts-key")
+    out = redactor.redact_json({"hooks": {"SessionStart": [{"command": command}]}})
+    shown = json.dumps(out)
+    assert first not in shown and second not in shown
+    assert 'curl -H \\"Cookie: session=[secret fp:' in shown and "https://audit.example" in shown
+    for secret in (first, second):
+        assert secret not in redactor.redact_text(f"owner {secret}")

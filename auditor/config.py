@@ -402,7 +402,8 @@ _CONNECTION_KEYWORDS = frozenset((
 _PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _CONNECTION_STRING = "looks like a PostgreSQL connection string but is not a postgresql:// URL"
 _GIVE_URL = (
-    "give postgresql://[user@]host[:port]/database (the password in PGPASSWORD or ~/.pgpass)"
+    "give postgresql://[user@]host[:port]/database (the password in PGPASSWORD or ~/.pgpass); "
+    "a file path written so starts with ./"
 )
 
 

@@ -24,6 +24,7 @@ import auditor.workflows.run
 from auditor.cli import Context, main
 from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
+from auditor.errors import StoreError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 
@@ -137,6 +138,11 @@ def test_a_full_disk_still_writes_the_reports_and_the_run_is_no_baseline(
     # With new revisions the sync fails first; without, the run's own records fail. Either
     # way what is stored is judged and the five reports are written, as an incomplete run
     # (exit 2) that the store does not record: the next run compares with the night before.
+    # The store's error names the state file, here in a folder named like a token: the line
+    # shows it as the sync's failure does (a marker), in no output in clear.
+    folder = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    state = tmp_path / folder / "state.db"
+    env = {**env, "AUDITOR_STATE": str(state)}
     run_cli(["run", "--out", str(tmp_path / "a")], env=env, cwd=tmp_path)
     emu.add_revisions(new_revisions)
     real_connect = auditor.store.database.connect
@@ -161,19 +167,41 @@ def test_a_full_disk_still_writes_the_reports_and_the_run_is_no_baseline(
     assert any(f["status"] == "fail" for f in data["findings"])
     assert "incomplete" in stderr.strip().splitlines()[-1]
     assert "Traceback" not in stderr
+    assert folder not in stderr
+    for name in REPORT_FILES:
+        assert folder not in (tmp_path / "b" / name).read_text(), name
     monkeypatch.undo()
     code, _, stderr = run_cli(
         ["run", "--out", str(tmp_path / "c")], env=env, cwd=tmp_path, now=later + timedelta(hours=1)
     )
     assert code == 1, stderr
     assert findings_json(tmp_path / "c")["complete"] is True
-    with sqlite3.connect(tmp_path / "state.db") as db:
+    with sqlite3.connect(state) as db:
         runs = dict(db.execute("SELECT run_id, complete FROM runs").fetchall())
     assert runs == {"20261101T120000Z": 1, "20261101T140000Z": 1} or runs == {
         "20261101T120000Z": 1,
         "20261101T130000Z": 0,  # begun, never finished: no run compares with it
         "20261101T140000Z": 1,
     }
+
+
+def test_a_run_whose_completion_cannot_be_recorded_says_so_in_its_reports(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The last record (the run complete, after its reports) refused by a full disk: the
+    # reports said "complete" while the store did not record the run, so the next run
+    # called this run's new findings new again. They are written again, incomplete, exit 2.
+    def refused(*_args: Any) -> None:
+        raise StoreError("state file state.db: cannot write, nothing was changed: disk full")
+
+    monkeypatch.setattr(auditor.store.database.Store, "complete_run", refused)
+    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    assert code == 2, stderr
+    data = findings_json(tmp_path / "r")
+    assert data["complete"] is False
+    assert [line for line in data["not_evaluated"] if "could not record this run" in line]
+    assert "could not record this run" in (tmp_path / "r" / "report.md").read_text()
+    assert "incomplete" in stderr.strip().splitlines()[-1]
 
 
 def test_invalid_policy_exits_2_before_touching_anything(env: dict[str, str], tmp_path: Path):

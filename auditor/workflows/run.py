@@ -278,12 +278,13 @@ def _run_audit(
             left_out = (("usage", dropped, NO_USAGE_REASON),)
         loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
-    # A write the store refuses (a full disk, a PostgreSQL server gone) does not lose the
-    # audit: what is stored is still judged and reported, as an incomplete run (exit 2) that
-    # the store does not record, so no later run compares with it.
+    # A write the store refuses (a full disk) does not lose the audit: what is stored is still
+    # judged and reported, as an incomplete run (exit 2) that the store does not record, so no
+    # later run compares with it. (A read that fails, a PostgreSQL server gone, stops the run.)
     unrecorded: list[str] = []
+    redactor = store.redactor
     run_id = None
-    with _recording(unrecorded):
+    with _recording(unrecorded, redactor):
         run_id = store.start_run(
             options.run_id,
             started=options.now,
@@ -310,7 +311,7 @@ def _run_audit(
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed
         if not unrecorded:
-            with _recording(unrecorded):
+            with _recording(unrecorded, redactor):
                 known.remember(store, evaluation)
         # the store's integrity issues, each a finding of the built-in rule (design §4)
         # (as of `--at`: those seen by then, as an audit then would have reported them)
@@ -340,7 +341,7 @@ def _run_audit(
         marked, resolved = compare_runs(findings, prior, in_place=True, carried=carried)
         del findings
         if not unrecorded:
-            with _recording(unrecorded):
+            with _recording(unrecorded, redactor):
                 store.finish_run(
                     options.run_id,
                     finished=options.now,
@@ -375,19 +376,26 @@ def _run_audit(
         if publish is not None:
             publish(data)
         if not errors:
-            store.complete_run(options.run_id)
+            with _recording(unrecorded, redactor):
+                store.complete_run(options.run_id)
+            if unrecorded:  # the reports said complete: written again, saying why it is not
+                data = replace(data, complete=False, not_evaluated=(*errors, *unrecorded))
+                if publish is not None:
+                    publish(data)
         return AuditOutcome(data, failing_at(data.findings, options.fail_on))
 
 
 @contextmanager
-def _recording(unrecorded: list[str]) -> Iterator[None]:
+def _recording(unrecorded: list[str], redactor: Redactor) -> Iterator[None]:
     """One of the run's records: a `StoreError` its write raises is kept in `unrecorded` (the
-    line the reports and stderr give), not raised; the caller writes no more records then."""
+    line the reports and stderr give, shown as the sync's failure is: a secret in the state
+    file's path is a marker), not raised; the caller writes no more records then."""
     try:
         yield
     except StoreError as exc:
         unrecorded.append(
-            f"the state file could not record this run, so no later run compares with it: {exc}"
+            "the state file could not record this run, so no later run compares with it: "
+            + redactor.redact_shown(str(exc))
         )
 
 

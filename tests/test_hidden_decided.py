@@ -19,6 +19,7 @@ import re2
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from auditor.common import paths
 from auditor.emulator import start_emulator
 from auditor.operators import BUILTIN_ENUMS, REGISTRY, HiddenValueError, fingerprinting
 from auditor.operators.anchored import branches
@@ -123,6 +124,42 @@ def test_a_regex_decided_on_a_text_with_markers_holds_for_any_hidden_text(
             assert _plain(name, _with(pieces, hidden), pattern) is decided, (name, hidden)
 
 
+_KEYS = st.text(alphabet="ab_$-.'[]/:?=", min_size=1, max_size=6)
+
+
+@_SETTINGS
+@given(
+    name=st.sampled_from(["matches", "not_matches", "starts_with", "ends_with", "contains"]),
+    raw=st.one_of(_regexes(), st.text(alphabet="ab.$'[]_", max_size=6)),
+    before=st.lists(_KEYS, max_size=2),
+    key=_KEYS,
+    after=st.lists(_KEYS, max_size=2),
+)
+@example(  # the reviewer's: `.ghp_…` in the original, `['[secret …]']` once redacted
+    name="matches", raw=r"^\$\.a\.", before=["a"], key="ghp_x", after=[]
+)
+@example(name="matches", raw=r"s\[", before=["ab"], key="$", after=[])
+@example(name="ends_with", raw="']", before=["a"], key="b", after=[])
+def test_a_path_decided_with_a_hidden_key_holds_for_the_key_as_the_original_wrote_it(
+    name: str, raw: str, before: list[str], key: str, after: list[str]
+) -> None:
+    # A path's key holding a secret is written `['[secret …]']`, whatever the key: the
+    # original may have written it `.key` (an identifier). What the redacted path decides
+    # holds for the original path, whichever way it wrote the key.
+    if name in ("matches", "not_matches"):
+        try:
+            re2.compile(raw)
+        except re2.error:
+            return
+    elif not raw:
+        return
+    redacted = paths.render([*before, MARK, *after])
+    original = paths.render([*before, key, *after])
+    decided = _decide(name, redacted, raw)
+    if decided != UNDECIDED:
+        assert _plain(name, original, raw) is decided, (redacted, original)
+
+
 @_SETTINGS
 @given(
     name=st.sampled_from(["starts_with", "ends_with", "contains", "excludes", "starts_with_any"]),
@@ -217,11 +254,17 @@ rules:
 
 
 @pytest.mark.e2e
-def test_the_canary_revision_leaves_the_shipped_packs_decided(tmp_path: Path) -> None:
-    """The canary revision adds `mcpAutonomyOverrides` keys holding markers (an address with
-    a `token=` and a token itself): the shipped change rules' path conditions were an
-    `error` on that step in every run after (exit 2 for good); the visible text decides
-    them. A rule that turns on the hidden text is still an `error`."""
+def test_the_canary_revision_leaves_only_end_anchored_path_conditions_undecided(
+    tmp_path: Path,
+) -> None:
+    r"""The canary revision adds `mcpAutonomyOverrides` keys holding markers (an address with
+    a `token=` and a token itself), written `['[secret …]']`: the shipped change rules' path
+    conditions were an `error` on that step in every run after. A condition anchored at the
+    path's start is decided by the text before the key (CHG-SBX-002). One with an alternative
+    anchored at the end (`\.(timeout|…)$`, `\.baseUrl$`) is not: the key ends the path and
+    the original may have written it `.key`, so CHG-HOK-001 and CHG-MOD-001 are still an
+    `error` there (README, "Secrets in conditions"). A rule that turns on the hidden text is
+    an `error` too."""
     token = "tok-" + secrets.token_hex(16)
     emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=20, repos=2)
     try:
@@ -237,12 +280,10 @@ def test_the_canary_revision_leaves_the_shipped_packs_decided(tmp_path: Path) ->
     finally:
         emu.stop()
     code, out, err = _cli(["run", "--offline", "--out", str(tmp_path / "run")], env, tmp_path)
-    assert code != 2 and "INCOMPLETE" not in out and "not evaluated" not in err, err
     findings = json.loads((tmp_path / "run" / "findings.json").read_text())
-    assert findings["summary"]["by_status"]["error"] == 0 and not findings["not_evaluated"]
-    # the value under the address key is an autonomy level, not a secret
-    shown = [line for line in _cli(["diff"], env, tmp_path)[1].splitlines() if "sse?" in line]
-    assert len(shown) == 1 and shown[0].endswith('+ "low"'), shown
+    undecided = {line.split(" ", 1)[0] for line in findings["not_evaluated"]}
+    assert undecided == {"CHG-HOK-001", "CHG-MOD-001"}, findings["not_evaluated"]
+    assert code == 2, err
     policy = tmp_path / "hidden.yaml"
     policy.write_text(HIDDEN_RULE)
     argv = ["run", "--offline", "--policy", str(policy), "--out", str(tmp_path / "r2")]

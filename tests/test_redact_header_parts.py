@@ -129,3 +129,39 @@ def test_a_cookie_header_in_a_hook_command_is_hidden_and_remembered() -> None:
     assert 'curl -H \\"Cookie: session=[secret fp:' in shown and "https://audit.example" in shown
     for secret in (first, second):
         assert secret not in redactor.redact_text(f"owner {secret}")
+
+
+def test_words_in_header_values_are_not_remembered_as_secrets() -> None:
+    # A cookie's, a Bearer's or a Basic password that is a word, a setting or a placeholder
+    # was remembered and then scrubbed everywhere, keys included (`defaultMode` became
+    # `[secret …]Mode`): only what looks like a credential is remembered on its own.
+    r = Redactor(b"test-key-header-words")
+    r.redact_json(
+        {
+            "headers": {
+                "Cookie": "session=abcdef123; theme=default; consent=accepted",
+                "Authorization": "Bearer YOUR_API_KEY",
+                "Proxy-Authorization": "Basic dXNlcjpwYXNzd29yZA==",  # user:password
+            },
+            "hooks": ["curl -H 'Cookie: lang=english; consent=accepted' https://x.example"],
+        }
+    )
+    later = {
+        "permissions": {"defaultMode": "acceptEdits", "passwordMaxAge": 3},
+        "model": "default",
+        "notes": "accepted in english; set YOUR_API_KEY",
+    }
+    assert r.redact_json(later) == later
+
+
+def test_a_value_under_an_address_key_named_for_a_secret_stays_hidden() -> None:
+    # The key's words still say what its value is, an address's too (`/:_authToken`, a
+    # query's `api_key`): the value is hidden, the key's own secret by value.
+    r = Redactor(b"test-key-address-keys")
+    out = r.redact_json(
+        {
+            "https://registry.npmjs.org/:_authToken": "plainpassword12",
+            "servers": {"https://mcp.example/sse?api_key=1": "hunter2pass"},
+        }
+    )
+    assert "plainpassword12" not in str(out) and "hunter2pass" not in str(out)

@@ -45,7 +45,7 @@ from typing import Any
 
 from auditor.operators.anchored import ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
-from auditor.redact import MARKER_RE, MARKER_START, between_markers
+from auditor.redact import MARKER_RE, MARKER_START
 from auditor.redact.redactor import number_text
 
 MarkerOf = Callable[[str], str]  # a text -> its marker under the run's key
@@ -297,6 +297,42 @@ def _put_back(text: str, literals: list[Any], marker_of: MarkerOf) -> str:
     return MARKER_RE.sub(back, text)
 
 
+#: A path's key written in brackets (`['…']`, `paths.render_component`). A key holding a marker
+#: is written so whatever it was: the key it hides may have been an identifier, written
+#: `.key`. So the brackets are no more the original text than the marker is.
+_BRACKETED = re.compile(r"\['(?:[^'\\]|\\.)*'\]")
+
+
+def _hidden_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds what the original may not have, in order, merged: each marker, and
+    each bracketed key of a path that holds one (its `['`, `']` and the rest of the key)."""
+    spans = [m.span() for m in MARKER_RE.finditer(text)]
+    if not spans:
+        return []
+    spans += [
+        b.span() for b in _BRACKETED.finditer(text) if MARKER_RE.search(text, b.start(), b.end())
+    ]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _visible(text: str) -> list[str]:
+    """The parts of `text` the original surely holds as they are, in order (`_hidden_spans`
+    between them): the first is a prefix of the original, the last a suffix."""
+    if MARKER_START not in text:
+        return [text]
+    parts, at = [], 0
+    for start, end in _hidden_spans(text):
+        parts.append(text[at:start])
+        at = end
+    return [*parts, text[at:]]
+
+
 def _strings(arg: Any) -> list[str]:
     return [a for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, str)]
 
@@ -305,12 +341,12 @@ def _contains(text: str, arg: Any) -> bool | None:
     """A substring is held when it lies wholly in the visible text (never in a marker's own
     text); a string argument found nowhere there may be in a hidden part: not decided."""
     need_substrings("contains", text, [arg])
-    return True if any(arg in part for part in between_markers(text)) else None
+    return True if any(arg in part for part in _visible(text)) else None
 
 
 def _excludes(text: str, arg: Any) -> bool | None:
     unwanted = need_substrings("excludes", text, arg if isinstance(arg, list) else [arg])
-    parts = between_markers(text)
+    parts = _visible(text)
     if any(u in part for u in unwanted for part in parts):
         return False
     return None if unwanted else True
@@ -321,7 +357,7 @@ def _affix(end: int) -> Callable[[str, Any], bool | None]:
     (after the last) marker when an affix fits in it or differs from it."""
 
     def decide(text: str, arg: Any) -> bool | None:
-        edge = between_markers(text)[end]
+        edge = _visible(text)[end]
         undecided = False
         for affix in _strings(arg):
             if edge.startswith(affix) if end == 0 else edge.endswith(affix):
@@ -337,7 +373,7 @@ def _clear_match(text: str, pattern: Any) -> bool:
     """A match of `pattern` lies in the visible text, with a visible character (or the text's
     end) on each side, so no anchor or word boundary of it reads a marker: the text the
     redactor saw matches too."""
-    spans = [m.span() for m in MARKER_RE.finditer(text)]
+    spans = _hidden_spans(text)
     for found in pattern.finditer(text):
         start, end = found.span()
         if all(end + 1 <= s or start - 1 >= e for s, e in spans):
@@ -352,7 +388,7 @@ def _search(text: str, pattern: Any) -> bool | None:
     `$.mcpAutonomyOverrides["[secret …]"]`), whatever they hide; else not decided."""
     if _clear_match(text, pattern):
         return True
-    parts = between_markers(text)
+    parts = _visible(text)
     source = getattr(pattern, "pattern", None)
     if isinstance(source, str) and ruled_out(source, parts[0], parts[-1]):
         return False

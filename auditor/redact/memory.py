@@ -160,10 +160,19 @@ _COOKIE_ATTRIBUTES = frozenset(
 _MAX_COOKIE_LINE = 16_384  # a longer value is no header line: not taken apart
 
 
+def credential_like(text: str) -> bool:
+    """Whether a value taken out of a header (a cookie's, `X` of `Bearer X`) may be a
+    credential by its looks: 12 characters or more, letters and digits both. A word, a
+    placeholder or a setting (`english`, `accepted`, `YOUR_API_KEY`, `password`) is not: it
+    would be remembered and scrubbed everywhere after, keys included."""
+    return len(text) >= 12 and any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
+
+
 def cookie_values(text: str) -> list[str]:
     """The value of each cookie in a Cookie / Set-Cookie header value (`session=X; theme=Y`),
-    each up to a space; not the names nor a Set-Cookie's attributes (`Path=/`,
-    `Domain=example.com`). Remembered on their own: `X` may be pasted alone."""
+    each up to a space, that looks like a credential (`credential_like`); not the names nor a
+    Set-Cookie's attributes (`Path=/`, `Domain=example.com`). Remembered on their own: `X` may
+    be pasted alone."""
     if len(text) > _MAX_COOKIE_LINE:
         return []
     values = []
@@ -174,7 +183,7 @@ def cookie_values(text: str) -> list[str]:
             continue
         words = value.split(None, 1)
         value = words[0].strip('"') if words else ""
-        if value:
+        if credential_like(value):
             values.append(value)
     return values
 

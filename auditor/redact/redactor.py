@@ -32,6 +32,7 @@ from auditor.redact.memory import (
     SecretMemory,
     _occurrences,
     cookie_values,
+    credential_like,
     literal_matcher,
     percent_upper,
 )
@@ -286,7 +287,10 @@ class Redactor:
                 self._remember_part(part)
 
     def _remember_part(self, part: str) -> None:
-        if not is_marker(part) and not is_env_reference(part):
+        """Remember a credential taken out of a header value, if it looks like one
+        (`credential_like`): an ordinary word (`Bearer YOUR_API_KEY`, `consent=accepted`, the
+        `password` of `Basic dXNlcjpwYXNzd29yZA==`) would be scrubbed everywhere after."""
+        if credential_like(part) and not is_marker(part) and not is_env_reference(part):
             self.memory.add(part)
 
     def _remember_cookies(self, value: str) -> None:
@@ -447,7 +451,7 @@ class Redactor:
         probed: list[str] = []
         for token in unknown:
             text = orjson.loads(b'"' + token + b'"') if b"\\" in token else token.decode()
-            if _names_its_value(text) or is_secret_map(text) or text == HOSTED_MAP:
+            if is_secret_key(text) or is_secret_map(text) or text == HOSTED_MAP:
                 if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
                     return None
                 self._names.add(token)
@@ -1029,14 +1033,6 @@ def _is_cookie_key(key: str) -> bool:
     return key[-7:].lower().endswith(("cookie", "cookies"))
 
 
-def _names_its_value(key: str) -> bool:
-    """A key whose name says its value is a secret (`is_secret_key`). A key that is an address
-    (`https://mcp.example/sse?token=…`, an `mcpAutonomyOverrides` key) names a place, not what
-    the value under it is: the words of its query (`token`) make no secret of the value
-    (`low`); a secret in the address itself is hidden in the key by the value detectors."""
-    return "://" not in key and is_secret_key(key)
-
-
 def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     """The context a value under `key` is redacted in: (secret, hosted). Everything under a
     secret key is secret, so are a secret map's values and a hosted block's credentials.
@@ -1045,6 +1041,6 @@ def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets)."""
     if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
         return _SECRET_NUMBERS, key == HOSTED_MAP
-    if _names_its_value(key):
+    if is_secret_key(key):
         return (_SECRET_NUMBERS if names_a_secret(key) else _SECRET_STRINGS), key == HOSTED_MAP
     return secret, key == HOSTED_MAP

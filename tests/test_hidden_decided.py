@@ -197,8 +197,10 @@ def test_equality_decided_on_a_text_with_markers_holds_for_any_hidden_text_of_it
         assert _plain(name, _with(pieces, [fill] * 2), raw) is decided
 
 
-PATH = f'$.mcpAutonomyOverrides["https://mcp.example/sse?token={MARK}"]'
-KEY_PATH = f'$.mcpAutonomyOverrides["{MARK}"]'
+# as `paths.render` writes a key holding a marker (the original may have been `.key`)
+PATH = paths.render(["mcpAutonomyOverrides", f"https://mcp.example/sse?token={MARK}"])
+KEY_PATH = paths.render(["mcpAutonomyOverrides", MARK])
+AFTER_KEY = paths.render(["mcpServers", MARK, "command"])
 
 
 @pytest.mark.parametrize(
@@ -208,21 +210,31 @@ KEY_PATH = f'$.mcpAutonomyOverrides["{MARK}"]'
         ("matches", PATH, r"^\$\.hooks(\.|$)", False),
         ("matches", KEY_PATH, r"^\$\.hooks(\.|$)", False),
         ("matches", PATH, r"^\$\.customModels", False),
-        ("matches", PATH, r"\.baseUrl$", False),
+        # an end-anchored one, at the end of a path whose last key is hidden: the original may
+        # end `.key` (CHG-MOD-001 stays an `error` on such a change)
+        ("matches", PATH, r"\.baseUrl$", UNDECIDED),
+        ("matches", KEY_PATH, r"\.baseUrl$", UNDECIDED),
         (
             "matches",
             PATH,
             r"^\$\.sandbox\.(filesystem\.allowWrite|network\.(allowedDomains))",
             False,
         ),
-        ("not_matches", PATH, r"\.(timeout|matcher)$|^\$\.hooks\.(hooksDisabled)$", True),
+        ("not_matches", PATH, r"\.(timeout|matcher)$|^\$\.hooks\.(hooksDisabled)$", UNDECIDED),
         # a match in the visible text
+        ("matches", PATH, r"sse\?token", True),  # the key's own text: in the original too
+        ("contains", PATH, "mcp.example/sse", True),
+        ("ends_with", AFTER_KEY, ".command", True),
+        # a match next to the hidden key's brackets: decided unless the pattern looks past it
+        ("matches", AFTER_KEY, r"\.command$", True),
         ("matches", PATH, r"^\$\.mcpAutonomyOverrides", True),
-        ("matches", PATH, r"sse\?token", True),
+        ("matches", AFTER_KEY, r"\b\.command$", UNDECIDED),  # `\b` reads the key's last
+        # ... and a match taking in the brackets: the original may have none
+        ("matches", AFTER_KEY, r"s\['", UNDECIDED),
         # what turns on the hidden text stays undecided (an `error`)
         ("matches", PATH, r"token=abc", UNDECIDED),
         ("matches", PATH, r"^\$\.mcp.*abc", UNDECIDED),
-        ("matches", KEY_PATH, r'^\$\.mcpAutonomyOverrides\["ghp_', UNDECIDED),
+        ("matches", KEY_PATH, r"^\$\.mcpAutonomyOverrides\.ghp_", UNDECIDED),
         ("matches", KEY_PATH, r"(?i)^\$\.HOOKS", UNDECIDED),  # flags: not modelled, not claimed
         ("matches", KEY_PATH, r"(?m)^\$\.hooks", UNDECIDED),
         ("matches", MARK, r"^\$\.hooks", UNDECIDED),  # a whole marker: any text, a number too

@@ -165,3 +165,31 @@ def test_a_value_under_an_address_key_named_for_a_secret_stays_hidden() -> None:
         }
     )
     assert "plainpassword12" not in str(out) and "hunter2pass" not in str(out)
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "alone"),
+    [
+        (
+            "Authorization",
+            "Basic " + base64.b64encode(b"admin:Tr0ub4dor&3").decode(),
+            "Tr0ub4dor&3",
+        ),
+        (
+            "Authorization",
+            "Basic " + base64.b64encode(b"admin:correct-horse-battery-staple").decode(),
+            "correct-horse-battery-staple",
+        ),
+        ("Cookie", "sid=8374620193847561", "8374620193847561"),
+        ("Authorization", "Bearer kQzXwvTbnRpLmYsHdGfJ", "kQzXwvTbnRpLmYsHdGfJ"),
+        ("Cookie", "session=3f9a7c21b0e", "3f9a7c21b0e"),
+    ],
+)
+def test_a_short_or_one_kind_credential_is_still_remembered(
+    header: str, value: str, alone: str
+) -> None:
+    # Telling words from credentials must not drop real ones: an 11-character password, a
+    # passphrase, a numeric session id, a letters-only token.
+    r = Redactor(b"test-key-header-real")
+    r.redact_json({"customModels": [{"id": "x", "extraHeaders": {header: value}}]})
+    assert alone not in r.redact_text(f"owner: {alone} (on call)")

@@ -299,19 +299,20 @@ def _put_back(text: str, literals: list[Any], marker_of: MarkerOf) -> str:
 
 #: A path's key written in brackets (`['…']`, `paths.render_component`). A key holding a marker
 #: is written so whatever it was: the key it hides may have been an identifier, written
-#: `.key`. So the brackets are no more the original text than the marker is.
+#: `.key`. So its `['` and `']` are no more the original text than the marker is (what lies
+#: between them and the marker is the key's own text, in both ways of writing it).
 _BRACKETED = re.compile(r"\['(?:[^'\\]|\\.)*'\]")
 
 
 def _hidden_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` holds what the original may not have, in order, merged: each marker, and
-    each bracketed key of a path that holds one (its `['`, `']` and the rest of the key)."""
+    the `['` and `']` around a path's key that holds one."""
     spans = [m.span() for m in MARKER_RE.finditer(text)]
     if not spans:
         return []
-    spans += [
-        b.span() for b in _BRACKETED.finditer(text) if MARKER_RE.search(text, b.start(), b.end())
-    ]
+    for b in _BRACKETED.finditer(text):
+        if MARKER_RE.search(text, b.start(), b.end()):
+            spans += [(b.start(), b.start() + 2), (b.end() - 2, b.end())]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
@@ -370,13 +371,20 @@ def _affix(end: int) -> Callable[[str, Any], bool | None]:
 
 
 def _clear_match(text: str, pattern: Any) -> bool:
-    """A match of `pattern` lies in the visible text, with a visible character (or the text's
-    end) on each side, so no anchor or word boundary of it reads a marker: the text the
-    redactor saw matches too."""
+    """A match of `pattern` lies in the visible text (`_hidden_spans`), so the text the
+    redactor saw matches too: with a visible character (or the text's end) on each side, or
+    next to a hidden part when the pattern cannot look past its match there (no `\\b`, `\\B`
+    or flag group: a `^` or `$` of the match holds only at the text's ends, which the first and
+    last visible parts share with the original)."""
     spans = _hidden_spans(text)
+    source = getattr(pattern, "pattern", None)
+    looks_around = not isinstance(source, str) or any(
+        sign in source for sign in ("\\b", "\\B", "(?")
+    )
+    margin = 1 if looks_around else 0
     for found in pattern.finditer(text):
         start, end = found.span()
-        if all(end + 1 <= s or start - 1 >= e for s, e in spans):
+        if all(end + margin <= s or start - margin >= e for s, e in spans):
             return True
     return False
 

@@ -161,11 +161,27 @@ _MAX_COOKIE_LINE = 16_384  # a longer value is no header line: not taken apart
 
 
 def credential_like(text: str) -> bool:
-    """Whether a value taken out of a header (a cookie's, `X` of `Bearer X`) may be a
-    credential by its looks: 12 characters or more, letters and digits both. A word, a
-    placeholder or a setting (`english`, `accepted`, `YOUR_API_KEY`, `password`) is not: it
-    would be remembered and scrubbed everywhere after, keys included."""
-    return len(text) >= 12 and any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
+    """Whether a value taken out of a header (a cookie's, `X` of `Bearer X`, Basic's password)
+    may be a credential rather than a word, a setting or a placeholder, which would be
+    remembered and scrubbed everywhere after, keys included: not a word (`accepted`,
+    `english`, `password`, `acceptEdits`: letters with two capitals at most), not a
+    placeholder in capitals (`YOUR_API_KEY`), not a few lowercase words joined (`no-cache`;
+    a passphrase of 16 characters or more is taken), not a short number (a count, a Unix
+    time: digits only need 16). Anything else of 6 characters or more is taken."""
+    if len(text) < 6:
+        return False
+    if text.isdigit():
+        return len(text) >= 16
+    if _WORD.fullmatch(text):
+        return sum(c.isupper() for c in text) > 2
+    if _PLACEHOLDER.fullmatch(text):
+        return False
+    return not (_JOINED_WORDS.fullmatch(text) and len(text) < 16)
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+_PLACEHOLDER = re.compile(r"[A-Z_]+")
+_JOINED_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")
 
 
 def cookie_values(text: str) -> list[str]:

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import re
+import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,15 +103,32 @@ def pg_url(pg_cluster: Any) -> str:
     return str(pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}"))
 
 
-def emulator_env(emu: Any, state: Path) -> dict[str, str]:
-    """The variables that point a command at a running emulator (as its owner) and a state
-    file."""
+def emulator_env(emu: Any, state: Path, token: str = OWNER_TOKEN) -> dict[str, str]:
+    """The variables that point a command at a running emulator (as its owner, or the holder
+    of `token`) and a state file."""
     return {
         "AUDITOR_BASE_URL": emu.base_url,
         "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_TOKEN": token,
         "AUDITOR_STATE": str(state),
     }
+
+
+def secret_forms(secret: str) -> list[str]:
+    """The forms a secret is searched for in outputs: raw, JSON-escaped, URL-encoded (`+` for
+    spaces too, and with lower-case escapes, as some clients write them), base64 (standard
+    and URL-safe, without padding)."""
+    raw = secret.encode()
+    quoted = urllib.parse.quote(secret, safe="")
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        quoted,
+        urllib.parse.quote_plus(secret),
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), quoted),
+    ]
 
 
 @pytest.fixture

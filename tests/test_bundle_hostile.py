@@ -5,12 +5,10 @@ as failing) with the window's error at its JSON path, never `unexpected Overflow
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import json
 import shutil
-import urllib.parse
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -23,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from auditor.cli import Context, main
 from auditor.common.dates import usage_window
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, secret_forms
 
 pytestmark = pytest.mark.e2e
 
@@ -35,15 +33,6 @@ def cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
     return main(argv, ctx), out.getvalue(), err.getvalue()
-
-
-def _forms(secret: str) -> list[str]:
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        base64.b64encode(secret.encode()).decode(),
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +87,7 @@ def test_a_token_typed_as_the_bundle_folder_is_never_printed(
     code, f_out, f_err = cli(["verify", name], env, work)
     assert code == 2 and f"the bundle {work}/{shown} does not verify" in f_err, f_err
     for text in (out, err, v_out, v_err, f_out, f_err):
-        for form in _forms(secret):
+        for form in secret_forms(secret):
             assert form not in text
 
 

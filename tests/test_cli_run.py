@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
@@ -11,7 +10,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -26,7 +24,7 @@ from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.errors import StoreError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, secret_forms
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -666,15 +664,6 @@ def test_demo_writes_reports_and_exits_0(tmp_path: Path):
     assert str(tmp_path / "demo" / "report.html") in stdout
 
 
-def _forms(secret: str) -> list[str]:
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        base64.b64encode(secret.encode()).decode(),
-    ]
-
-
 def test_canary_secrets_never_reach_any_output(emu: Any, tmp_path: Path):
     canaries = emu.dataset.plant_canaries()
     token = "CANARYTOKEN-" + "7f3a9c2e1d5b8a4f6e0c"
@@ -705,7 +694,7 @@ def test_canary_secrets_never_reach_any_output(emu: Any, tmp_path: Path):
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p != proposed]
     texts = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
     for secret in [*canaries, token]:
-        for form in _forms(secret):
+        for form in secret_forms(secret):
             hits = [i for i, text in enumerate(texts) if form in text]
             assert not hits, f"{secret!r} leaked as {form!r}"
     report = (tmp_path / "run" / "findings.json").read_text()

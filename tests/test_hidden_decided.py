@@ -24,7 +24,7 @@ from auditor.emulator import start_emulator
 from auditor.operators import BUILTIN_ENUMS, REGISTRY, HiddenValueError, fingerprinting
 from auditor.operators.anchored import branches
 from auditor.redact import Redactor
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, emulator_env
 from tests.test_secrets_canary import Canaries, _append, _cli, _plant
 
 R = Redactor(b"test-key-hidden-decided")
@@ -282,12 +282,7 @@ def test_the_canary_revision_leaves_only_end_anchored_path_conditions_undecided(
     try:
         data = emu.dataset
         _append(data, _plant(data.history[-1]["settings"], Canaries()), "admin")
-        env = {
-            "AUDITOR_BASE_URL": emu.base_url,
-            "AUDITOR_APP_URL": emu.app_url,
-            "AUDITOR_TOKEN": token,
-            "AUDITOR_STATE": str(tmp_path / "state.db"),
-        }
+        env = emulator_env(emu, tmp_path / "state.db", token)
         assert _cli(["sync"], env, tmp_path)[0] == 0
     finally:
         emu.stop()

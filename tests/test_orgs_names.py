@@ -5,10 +5,7 @@ the organization named by its place, no part of the token shown, nothing written
 
 from __future__ import annotations
 
-import base64
 import io
-import json
-import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +14,7 @@ from typing import Any
 import pytest
 
 from auditor.cli import Context, main
-from tests.conftest import OWNER_TOKEN
+from tests.conftest import OWNER_TOKEN, secret_forms
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 HEX_TOKEN = "tok-" + "0123456789abcdef" * 2
@@ -27,15 +24,6 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str
     out, err = io.StringIO(), io.StringIO()
     code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))
     return code, out.getvalue(), err.getvalue()
-
-
-def _forms(secret: str) -> list[str]:
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        base64.b64encode(secret.encode()).decode(),
-    ]
 
 
 def _written(root: Path) -> set[str]:
@@ -81,7 +69,7 @@ def test_a_token_used_as_an_organizations_name_is_refused_unshown(
     )
     err = _refused(tmp_path, body, {}, *(["--offline"] if offline else []))
     assert "orgs.toml:7:1: org[1]: name: holds org[0]'s token (not shown)" in err, err
-    for form in _forms(token):
+    for form in secret_forms(token):
         assert form not in err
 
 
@@ -112,7 +100,7 @@ def test_a_token_in_token_env_or_token_file_is_refused_unshown(
     env = {k: v.format(t=token) for k, v in env.items()}
     err = _refused(tmp_path, body, env)
     assert where in err, err
-    for form in _forms(token):
+    for form in secret_forms(token):
         assert form not in err
 
 

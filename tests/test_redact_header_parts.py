@@ -10,25 +10,14 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from auditor.emulator import start_emulator
 from auditor.redact import Redactor
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, emulator_env, secret_forms
 from tests.test_secrets_canary import _append, _cli
-
-
-def _forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        base64.b64encode(raw).decode().rstrip("="),
-    ]
 
 
 def _wordy(tag: str) -> str:
@@ -67,7 +56,7 @@ def test_each_cookie_and_credential_alone_is_scrubbed_later(recalled: bool) -> N
         redactor = Redactor(b"header-parts-key")
         redactor.memory.recall(learner.memory.drain())
     for name, secret in canaries.items():
-        for form in _forms(secret):
+        for form in secret_forms(secret):
             shown = redactor.redact_text(f"owner: {form} (on call)")
             assert form not in shown and "[secret fp:" in shown, (name, form)
     # a Set-Cookie's attributes and the cookies' names are no secrets
@@ -92,12 +81,7 @@ def test_a_cookie_value_pasted_as_a_waiver_owner_reaches_no_report(tmp_path: Pat
             },
         ]
         _append(emu.dataset, settings, "admin")
-        env = {
-            "AUDITOR_BASE_URL": emu.base_url,
-            "AUDITOR_APP_URL": emu.app_url,
-            "AUDITOR_TOKEN": token,
-            "AUDITOR_STATE": str(tmp_path / "state.db"),
-        }
+        env = emulator_env(emu, tmp_path / "state.db", token)
         assert _cli(["sync"], env, tmp_path)[0] == 0
     finally:
         emu.stop()
@@ -115,7 +99,7 @@ def test_a_cookie_value_pasted_as_a_waiver_owner_reaches_no_report(tmp_path: Pat
     names = {p.name for p in outputs}
     assert {"report.html", "report.md", "findings.json", "waivers.yaml"} <= names
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in outputs]
-    leaks = [form for form in _forms(cookie) for text in blobs if form in text]
+    leaks = [form for form in secret_forms(cookie) for text in blobs if form in text]
     assert not leaks, leaks
 
 

@@ -30,26 +30,13 @@ from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.redact import Redactor
 from auditor.store import Store
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, secret_forms
 
 pytestmark = pytest.mark.e2e
 
 
 def _hex(n: int = 20) -> str:
     return secrets.token_hex(n // 2)
-
-
-def _forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        urllib.parse.quote_plus(secret),
-        base64.b64encode(raw).decode().rstrip("="),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        _lower_escapes(urllib.parse.quote(secret, safe="")),
-    ]
 
 
 def _lower_escapes(text: str) -> str:
@@ -290,7 +277,7 @@ def test_no_canary_reaches_any_output_or_the_state_file(
     leaks = [
         (name, form, i)
         for name, value in k.c.items()
-        for form in _forms(value)
+        for form in secret_forms(value)
         for i, text in enumerate(blobs)
         if form in text
     ]
@@ -344,7 +331,7 @@ def test_an_error_body_echoing_the_token_in_any_encoding_prints_none_of_it(
     assert "[secret fp:" in err  # the echoes are replaced, not the whole message dropped
     files = [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()]
     basic = base64.b64encode(f"user:{token}".encode()).decode()
-    forms = [*_forms(token), basic[: len(basic) // 4 * 4 - 4]]  # the encoded pair, unpadded
+    forms = [*secret_forms(token), basic[: len(basic) // 4 * 4 - 4]]  # the encoded pair, unpadded
     leaks = [form for form in forms for text in [out, err, *files] if form in text]
     assert not leaks, leaks
 

@@ -5,11 +5,9 @@ shows nothing of it; a path shown anywhere never shows a connection string's pas
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from conftest import FIXED_NOW, OWNER_TOKEN
 
 from auditor.cli import Context, main
 from auditor.redact.shown import NOT_SHOWN, printed_path
+from tests.conftest import secret_forms
 
 URL_PW = "Hunter2Secretx"
 KV_PW = "Tr0ub4dor/3xyzzyQ"
@@ -66,21 +65,9 @@ FORMS = [
 PASSWORDS = (URL_PW, KV_PW, *KV_PW.split("/"))
 
 
-def _forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        json.dumps(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        urllib.parse.quote_plus(secret),
-        base64.b64encode(raw).decode().rstrip("="),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-    ]
-
-
 def _assert_no_password(text: str) -> None:
     for secret in PASSWORDS:
-        for form in _forms(secret):
+        for form in secret_forms(secret):
             assert form not in text, (secret, form)
 
 

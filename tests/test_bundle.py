@@ -28,7 +28,7 @@ from auditor.cli.signals import Terminated
 from auditor.emulator import start_emulator
 from auditor.report import sarif
 from auditor.workflows import verify as verify_module
-from tests.conftest import FIXED_NOW, OWNER_TOKEN
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
 from tests.test_validators import WAIVER
 
 pytestmark = pytest.mark.e2e
@@ -57,13 +57,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """One sync from the emulator, a signed export and a plain `run --offline` to compare."""
     work = tmp_path_factory.mktemp("bundle")
     with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=60, repos=6) as e:
-        env = {
-            "AUDITOR_BASE_URL": e.base_url,
-            "AUDITOR_APP_URL": e.app_url,
-            "AUDITOR_TOKEN": OWNER_TOKEN,
-            "AUDITOR_STATE": str(work / "state.db"),
-            "AUDITOR_ORG": "acme",
-        }
+        env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
         assert cli(["sync"], env, work)[0] == 0
     (work / "waivers.yaml").write_text(WAIVER, encoding="utf-8")
     key = Ed25519PrivateKey.generate()

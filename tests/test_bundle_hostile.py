@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from auditor.cli import Context, main
 from auditor.common.dates import usage_window
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, secret_forms
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, secret_forms
 
 pytestmark = pytest.mark.e2e
 
@@ -40,13 +40,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     """One sync from the emulator into a state file, a signing key pair, a signed bundle."""
     work = tmp_path_factory.mktemp("hostile")
     with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=3) as e:
-        env = {
-            "AUDITOR_BASE_URL": e.base_url,
-            "AUDITOR_APP_URL": e.app_url,
-            "AUDITOR_TOKEN": OWNER_TOKEN,
-            "AUDITOR_STATE": str(work / "state.db"),
-            "AUDITOR_ORG": "acme",
-        }
+        env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
         assert cli(["sync"], env, work)[0] == 0
     key = Ed25519PrivateKey.generate()
     private = key.private_bytes(

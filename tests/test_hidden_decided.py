@@ -125,6 +125,12 @@ def test_a_regex_decided_on_a_text_with_markers_holds_for_any_hidden_text(
 
 
 _KEYS = st.text(alphabet="ab_$-.'[]/:?=", min_size=1, max_size=6)
+# The key a marker hides: its text is never shorter than the marker's `len:` (the secret's;
+# an encoding only adds characters), an identifier (written `.key`) or anything else.
+_HIDDEN_KEYS = st.one_of(
+    st.from_regex(r"[A-Za-z_$][A-Za-z0-9_$-]{13,17}", fullmatch=True),
+    st.text(alphabet="ab_$-.'[]/:?=", min_size=14, max_size=18),
+)
 
 
 @_SETTINGS
@@ -132,14 +138,16 @@ _KEYS = st.text(alphabet="ab_$-.'[]/:?=", min_size=1, max_size=6)
     name=st.sampled_from(["matches", "not_matches", "starts_with", "ends_with", "contains"]),
     raw=st.one_of(_regexes(), st.text(alphabet="ab.$'[]_", max_size=6)),
     before=st.lists(_KEYS, max_size=2),
-    key=_KEYS,
+    key=_HIDDEN_KEYS,
     after=st.lists(_KEYS, max_size=2),
 )
 @example(  # the reviewer's: `.ghp_…` in the original, `['[secret …]']` once redacted
-    name="matches", raw=r"^\$\.a\.", before=["a"], key="ghp_x", after=[]
+    name="matches", raw=r"^\$\.a\.", before=["a"], key="ghp_x0123456789", after=[]
 )
-@example(name="matches", raw=r"s\[", before=["ab"], key="$", after=[])
-@example(name="ends_with", raw="']", before=["a"], key="b", after=[])
+@example(name="matches", raw=r"s\[", before=["ab"], key="$0123456789abcd", after=[])
+@example(name="ends_with", raw="']", before=["a"], key="b0123456789abcd", after=[])
+@example(name="matches", raw=r"\.baseUrl$", before=["a"], key="b0123456789abcd", after=[])
+@example(name="matches", raw=r"abcd$", before=["a"], key="b0123456789abcd", after=[])
 def test_a_path_decided_with_a_hidden_key_holds_for_the_key_as_the_original_wrote_it(
     name: str, raw: str, before: list[str], key: str, after: list[str]
 ) -> None:
@@ -210,17 +218,18 @@ AFTER_KEY = paths.render(["mcpServers", MARK, "command"])
         ("matches", PATH, r"^\$\.hooks(\.|$)", False),
         ("matches", KEY_PATH, r"^\$\.hooks(\.|$)", False),
         ("matches", PATH, r"^\$\.customModels", False),
-        # an end-anchored one, at the end of a path whose last key is hidden: the original may
-        # end `.key` (CHG-MOD-001 stays an `error` on such a change)
-        ("matches", PATH, r"\.baseUrl$", UNDECIDED),
-        ("matches", KEY_PATH, r"\.baseUrl$", UNDECIDED),
+        # an end-anchored one, at the end of a path whose last key is hidden: decided whether
+        # the original wrote the key `['K']` or `.K` (K at least the marker's `len:` long)
+        ("matches", PATH, r"\.baseUrl$", False),
+        ("matches", KEY_PATH, r"\.baseUrl$", False),
+        ("matches", KEY_PATH, r"Url$", UNDECIDED),  # `.K` may end so
         (
             "matches",
             PATH,
             r"^\$\.sandbox\.(filesystem\.allowWrite|network\.(allowedDomains))",
             False,
         ),
-        ("not_matches", PATH, r"\.(timeout|matcher)$|^\$\.hooks\.(hooksDisabled)$", UNDECIDED),
+        ("not_matches", PATH, r"\.(timeout|matcher)$|^\$\.hooks\.(hooksDisabled)$", True),
         # a match in the visible text
         ("matches", PATH, r"sse\?token", True),  # the key's own text: in the original too
         ("contains", PATH, "mcp.example/sse", True),
@@ -266,17 +275,14 @@ rules:
 
 
 @pytest.mark.e2e
-def test_the_canary_revision_leaves_only_end_anchored_path_conditions_undecided(
-    tmp_path: Path,
-) -> None:
+def test_the_canary_revision_leaves_the_shipped_packs_decided(tmp_path: Path) -> None:
     r"""The canary revision adds `mcpAutonomyOverrides` keys holding markers (an address with
     a `token=` and a token itself), written `['[secret …]']`: the shipped change rules' path
-    conditions were an `error` on that step in every run after. A condition anchored at the
-    path's start is decided by the text before the key (CHG-SBX-002). One with an alternative
-    anchored at the end (`\.(timeout|…)$`, `\.baseUrl$`) is not: the key ends the path and
-    the original may have written it `.key`, so CHG-HOK-001 and CHG-MOD-001 are still an
-    `error` there (README, "Secrets in conditions"). A rule that turns on the hidden text is
-    an `error` too."""
+    conditions were an `error` on that step in every run after (exit 2 for good). The text
+    before the key decides the start-anchored ones (CHG-SBX-002); an end-anchored one
+    (`\.(timeout|…)$`, `\.baseUrl$`) is decided whichever way the original wrote the key,
+    `['K']` or `.K`, K never shorter than the marker's `len:` (CHG-HOK-001, CHG-MOD-001). A
+    rule that turns on the hidden text is still an `error`."""
     token = "tok-" + secrets.token_hex(16)
     emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=20, repos=2)
     try:
@@ -287,10 +293,9 @@ def test_the_canary_revision_leaves_only_end_anchored_path_conditions_undecided(
     finally:
         emu.stop()
     code, out, err = _cli(["run", "--offline", "--out", str(tmp_path / "run")], env, tmp_path)
+    assert code != 2 and "INCOMPLETE" not in out and "not evaluated" not in err, err
     findings = json.loads((tmp_path / "run" / "findings.json").read_text())
-    undecided = {line.split(" ", 1)[0] for line in findings["not_evaluated"]}
-    assert undecided == {"CHG-HOK-001", "CHG-MOD-001"}, findings["not_evaluated"]
-    assert code == 2, err
+    assert findings["summary"]["by_status"]["error"] == 0 and not findings["not_evaluated"]
     policy = tmp_path / "hidden.yaml"
     policy.write_text(HIDDEN_RULE)
     argv = ["run", "--offline", "--policy", str(policy), "--out", str(tmp_path / "r2")]

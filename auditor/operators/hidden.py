@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from auditor.operators.anchored import ruled_out
+from auditor.operators.anchored import branches, ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START
 from auditor.redact.redactor import number_text
@@ -311,7 +311,10 @@ def _hidden_spans(text: str) -> list[tuple[int, int]]:
     if not spans:
         return []
     for b in _BRACKETED.finditer(text):
-        if MARKER_RE.search(text, b.start(), b.end()):
+        inner = text[b.start() + 2 : b.end() - 2]
+        # brackets the original may not have: around a key holding a marker whose own text is
+        # all such as an identifier holds (another character, and the key was written so)
+        if MARKER_RE.search(inner) and all(c in _IDENT_REST for c in MARKER_RE.sub("", inner)):
             spans += [(b.start(), b.start() + 2), (b.end() - 2, b.end())]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
@@ -389,6 +392,48 @@ def _clear_match(text: str, pattern: Any) -> bool:
     return False
 
 
+#: A path ending in a key that is one marker: `…['[secret fp:… len:N]']`.
+_LAST_KEY = re.compile(r"\['\[secret fp:[0-9a-f]{8} len:(\d+)\]'\]\Z")
+_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
+_IDENT_REST = _IDENT_START | frozenset("0123456789-")  # `paths._IDENT`'s characters
+
+
+def _ends_as_hidden_key(tail: str, before: str, least: int) -> bool:
+    """Whether `before + "." + K` can end with `tail`, for a key K written `.K` (an identifier)
+    of `least` characters or more (a marker's hidden text is never shorter than its `len:`,
+    the secret's: an encoding only adds characters)."""
+    if all(c in _IDENT_REST for c in tail):
+        return True  # a long enough K ends with it
+    for k in range(max(least, 1), len(tail)):
+        key, dot, rest = tail[-k:], tail[-k - 1], tail[: -k - 1]
+        if (
+            dot == "."
+            and key[0] in _IDENT_START
+            and all(c in _IDENT_REST for c in key)
+            and before.endswith(rest)
+        ):
+            return True
+    return False
+
+
+def _last_key_rules_out(source: str, before: str, least: int) -> bool:
+    """No match of `source` is possible on a path `before` + a last key that is one marker,
+    whichever way the original wrote that key: `['K']` (as shown) or `.K` (an identifier)."""
+    found = branches(source)
+    if not found or not ruled_out(source, before + "['", "']"):
+        return False
+    first = before + "."
+    for branch in found:
+        if branch.start and not any(
+            first.startswith(h) or h.startswith(first) for h in branch.heads
+        ):
+            continue
+        if branch.end and not any(_ends_as_hidden_key(t, before, least) for t in branch.tails):
+            continue
+        return False
+    return True
+
+
 def _search(text: str, pattern: Any) -> bool | None:
     """`matches`: a match clear of markers (`_clear_match`) is one whatever they hide; none
     is possible when every alternative of the pattern is anchored at an end whose literal
@@ -398,7 +443,13 @@ def _search(text: str, pattern: Any) -> bool | None:
         return True
     parts = _visible(text)
     source = getattr(pattern, "pattern", None)
-    if isinstance(source, str) and ruled_out(source, parts[0], parts[-1]):
+    if not isinstance(source, str):
+        return None
+    if ruled_out(source, parts[0], parts[-1]):
+        return False
+    last = _LAST_KEY.search(text)
+    # (that key all that is hidden)
+    if last is not None and len(parts) == 2 and _last_key_rules_out(source, parts[0], int(last[1])):
         return False
     return None
 

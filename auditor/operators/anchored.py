@@ -7,7 +7,7 @@ the literal heads (tails) every match of it starts (ends) with. `hidden` uses th
 `matches` / `not_matches` on a text holding markers: an anchored alternative whose every head
 disagrees with the visible text before the first marker (every tail with the text after the
 last) matches no text the markers could stand for (`^\\$\\.hooks` on
-`$.mcpAutonomyOverrides["[secret …]"]`).
+`$.mcpAutonomyOverrides['[secret …]']`).
 
 Sound by construction, never complete: a construct it does not model (a class, `.`, `\\d`, a
 quantifier that may repeat zero times) ends the literal part there (a shorter head is a weaker

@@ -27,7 +27,7 @@ markers, never by a marker's own text (`_VISIBLE`): a substring wholly in it, an
 fits in or differs from the text before the first / after the last marker, a regex match
 clear of markers, or no match possible whatever the markers hide (each alternative anchored
 at an end whose visible text rules out its literal head / tail, `anchored.ruled_out`: the
-shipped `path matches '^\\$\\.hooks'` on `$.mcpAutonomyOverrides["[secret …]"]`). The property
+shipped `path matches '^\\$\\.hooks'` on `$.mcpAutonomyOverrides['[secret …]']`). The property
 test `tests/test_hidden_decided.py` checks that any text put in place of the markers gives
 the answer given. Anything else is `HiddenValueError` whichever way it would go: a `false`
 read on the text is a silent pass under `not`, `none` or `when`. So every answer on a value
@@ -438,7 +438,7 @@ def _search(text: str, pattern: Any) -> bool | None:
     """`matches`: a match clear of markers (`_clear_match`) is one whatever they hide; none
     is possible when every alternative of the pattern is anchored at an end whose literal
     text the visible text there rules out (`anchored.ruled_out`: `^\\$\\.hooks` on
-    `$.mcpAutonomyOverrides["[secret …]"]`), whatever they hide; else not decided."""
+    `$.mcpAutonomyOverrides['[secret …]']`), whatever they hide; else not decided."""
     if _clear_match(text, pattern):
         return True
     parts = _visible(text)

@@ -137,7 +137,7 @@ _HIDDEN_KEYS = st.one_of(
 @given(
     name=st.sampled_from(["matches", "not_matches", "starts_with", "ends_with", "contains"]),
     raw=st.one_of(_regexes(), st.text(alphabet="ab.$'[]_", max_size=6)),
-    before=st.lists(_KEYS, max_size=2),
+    before=st.lists(st.one_of(_KEYS, _HIDDEN_KEYS), max_size=2),
     key=_HIDDEN_KEYS,
     after=st.lists(_KEYS, max_size=2),
 )
@@ -148,6 +148,13 @@ _HIDDEN_KEYS = st.one_of(
 @example(name="ends_with", raw="']", before=["a"], key="b0123456789abcd", after=[])
 @example(name="matches", raw=r"\.baseUrl$", before=["a"], key="b0123456789abcd", after=[])
 @example(name="matches", raw=r"abcd$", before=["a"], key="b0123456789abcd", after=[])
+@example(  # two hidden keys in a row, both identifiers (the review of the last key's rule)
+    name="matches",
+    raw=r"1\.opqrstuvwxyzABC$",
+    before=["abcdefghijklmn1"],
+    key="opqrstuvwxyzABC",
+    after=[],
+)
 def test_a_path_decided_with_a_hidden_key_holds_for_the_key_as_the_original_wrote_it(
     name: str, raw: str, before: list[str], key: str, after: list[str]
 ) -> None:
@@ -161,7 +168,9 @@ def test_a_path_decided_with_a_hidden_key_holds_for_the_key_as_the_original_wrot
             return
     elif not raw:
         return
-    redacted = paths.render([*before, MARK, *after])
+    # a key before it that is a secret too (every other one, when it is long enough)
+    shown = [R.marker(k) if len(k) >= 14 and i % 2 == 0 else k for i, k in enumerate(before)]
+    redacted = paths.render([*shown, MARK, *after])
     original = paths.render([*before, key, *after])
     decided = _decide(name, redacted, raw)
     if decided != UNDECIDED:

@@ -448,8 +448,13 @@ def _search(text: str, pattern: Any) -> bool | None:
     if ruled_out(source, parts[0], parts[-1]):
         return False
     last = _LAST_KEY.search(text)
-    # (that key all that is hidden)
-    if last is not None and len(parts) == 2 and _last_key_rules_out(source, parts[0], int(last[1])):
+    # (that key all that is hidden: the visible text before it is all the text before it, not
+    # up to an earlier hidden key whose `']` the spans joined with this key's `['`)
+    if (
+        last is not None
+        and parts == [text[: last.start()], ""]
+        and _last_key_rules_out(source, parts[0], int(last[1]))
+    ):
         return False
     return None
 

@@ -28,7 +28,7 @@ from auditor.models import (
     severity_rank,
 )
 from auditor.policy.model import Rule
-from auditor.redact.plain import cut_outside_markers
+from auditor.redact.plain import shown_author
 
 _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")
@@ -497,15 +497,9 @@ def natural_text(text: str) -> str:
     return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text
 
 
-#: The longest author (an email address is at most 254 characters) an attribution names:
-#: the service's text, repeated in every finding it attributes (a 1 MB email made 68 MB of
-#: reports). Longer is cut with a count; the stored revision keeps it whole.
-AUTHOR_SHOWN = 254
-
-
 def _who(a: Attribution) -> str:
     who = a.author_email or a.author_name
-    return f" by {cut_outside_markers(who, AUTHOR_SHOWN)}" if who else ""
+    return f" by {shown_author(who)}" if who else ""
 
 
 def attribution_text(f: Finding) -> str:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import orjson
 
 from auditor.common.escape import json_inert
-from auditor.findings.finding import AUTHOR_SHOWN, Finding, attribution_text, sort_controls
+from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import (
     Attribution,
     Change,
@@ -30,7 +30,7 @@ from auditor.models import (
     Subject,
     Waiver,
 )
-from auditor.redact.plain import cut_outside_markers
+from auditor.redact.plain import shown_author
 from auditor.report.model import (
     ReadinessRow,
     ReportData,
@@ -94,8 +94,8 @@ def _since(a: Attribution | None, text: str) -> dict[str, Any] | None:
         "updated_at": _iso(a.updated_at),
         # cut as every report words them (a hostile service's 1 MB email, in every finding
         # it attributes); the stored revision keeps them whole
-        "author_email": cut_outside_markers(a.author_email, AUTHOR_SHOWN),
-        "author_name": cut_outside_markers(a.author_name, AUTHOR_SHOWN),
+        "author_email": shown_author(a.author_email),
+        "author_name": shown_author(a.author_name),
         "text": text,
     }
 

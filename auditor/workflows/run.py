@@ -379,7 +379,7 @@ def _run_audit(
             with _recording(unrecorded, redactor):
                 store.complete_run(options.run_id)
             if unrecorded:  # the reports said complete: written again, saying why it is not
-                data = replace(data, complete=False, not_evaluated=(*errors, *unrecorded))
+                data = replace(data, complete=False, not_evaluated=tuple(unrecorded))
                 if publish is not None:
                     publish(data)
         return AuditOutcome(data, failing_at(data.findings, options.fail_on))

@@ -32,7 +32,7 @@ from auditor.fetch import (
     encode_revision_parts,
 )
 from auditor.models import DataWarning, Revision
-from auditor.redact.plain import cut_outside_markers
+from auditor.redact.plain import shown_author
 from auditor.store import Ingested, IntegrityIssue, Store
 from auditor.store.schema import revision_row
 from auditor.workflows.usage import UsageSync, sync_usage
@@ -264,28 +264,8 @@ class _Feed:
     # True only when the listing surely goes on after this page (then the next one is fetched
     # while this one is written); False when unsure, so no request is sent that a stop wastes.
     goes_on: Callable[[_Run, Page], bool]
-
-
-# Newest first: a page that reached a stored revision reached everything older too.
-_HISTORY_FEED = _Feed(
-    HISTORY,
-    _HISTORY_LABEL,
-    "revisions",
-    _ingest_revision,
-    lambda i: f"revision {i['revision']}",
-    any,
-    lambda run, page: _all_newer(page.items, run.new_rows.top),
-)
-# Reports are not one sequence: stop only when a whole page is already known.
-_READINESS_FEED = _Feed(
-    READINESS,
-    _READINESS_LABEL,
-    "reports",
-    _ingest_report,
-    lambda i: f"report {i['reportId']}",
-    all,
-    lambda _run, _page: False,  # a few pages at most: not worth a query per page
-)
+    # what an empty first page means (the history's went-back warning), if anything
+    on_empty: Callable[[_Run, Page], None] | None = None
 
 
 def _empty_history(run: _Run, page: Page) -> None:
@@ -301,6 +281,29 @@ def _empty_history(run: _Run, page: Page) -> None:
                 "the page",
             )
         )
+
+
+# Newest first: a page that reached a stored revision reached everything older too.
+_HISTORY_FEED = _Feed(
+    HISTORY,
+    _HISTORY_LABEL,
+    "revisions",
+    _ingest_revision,
+    lambda i: f"revision {i['revision']}",
+    any,
+    lambda run, page: _all_newer(page.items, run.new_rows.top),
+    _empty_history,
+)
+# Reports are not one sequence: stop only when a whole page is already known.
+_READINESS_FEED = _Feed(
+    READINESS,
+    _READINESS_LABEL,
+    "reports",
+    _ingest_report,
+    lambda i: f"report {i['reportId']}",
+    all,
+    lambda _run, _page: False,  # a few pages at most: not worth a query per page
+)
 
 
 def _all_newer(items: list[Item], top: int | None) -> bool:
@@ -321,8 +324,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
                 pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
-        if not page.items and count.pages == 1 and feed is _HISTORY_FEED:
-            _empty_history(run, page)
+        if not page.items and count.pages == 1 and feed.on_empty is not None:
+            feed.on_empty(run, page)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
@@ -446,10 +449,6 @@ def sync_service(
         )
 
 
-#: The longest author the summary names (`auditor.findings.finding.AUTHOR_SHOWN`, not imported:
-#: `auditor sync` does not load the findings).
-AUTHOR_SHOWN = 254
-
 #: How many integrity issues the sync's summary names (the rest are counted).
 NAMED_ISSUES = 3
 
@@ -464,7 +463,7 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
         who = latest.user.email or latest.user.name or latest.user.id
         # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
         # line: cut, as an attribution is
-        by = f" by {cut_outside_markers(who, AUTHOR_SHOWN)}" if who else ""
+        by = f" by {shown_author(who)}" if who else ""
         parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")

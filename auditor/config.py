@@ -145,17 +145,23 @@ def _looks_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
-def _quoted(value: Any) -> str:
+def _quoted(value: Any, depth: int = 0) -> str:
     """A configuration value as an error message quotes it: `repr`, or, when it looks like a
     secret, words saying so. Every message of this module that quotes a value it was given
     does so through here (or `_shown_path`); ordinary values stay readable."""
-    text = value if isinstance(value, str) else _toml_spelling(value)
+    text = value if isinstance(value, str) else _toml_spelling(value, depth)
     return _NOT_SHOWN if _looks_secret(text) else text if text is not value else repr(value)
 
 
-def _toml_spelling(value: Any) -> str:
+_SPELLED_DEPTH = 4  # nested arrays and tables spelled out; deeper ones read `[…]`, `{…}`
+
+
+def _toml_spelling(value: Any, depth: int = 0) -> str:
     """A non-string value as TOML writes it (`true`, `1979-05-27`, `inf`, `[1, 2]`), not as
-    Python does (`True`, `datetime.date(1979, 5, 27)`)."""
+    Python does (`True`, `datetime.date(1979, 5, 27)`); nesting past `_SPELLED_DEPTH` levels
+    as `[…]` / `{…}` (tomllib reads hundreds)."""
+    if isinstance(value, list | tuple | dict) and depth >= _SPELLED_DEPTH:
+        return "[…]" if isinstance(value, list | tuple) else "{…}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
@@ -163,9 +169,9 @@ def _toml_spelling(value: Any) -> str:
     if hasattr(value, "isoformat"):
         return str(value.isoformat())
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_quoted(v) for v in value) + "]"
+        return "[" + ", ".join(_quoted(v, depth + 1) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_quoted(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k} = {_quoted(v, depth + 1)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
@@ -402,8 +408,7 @@ _CONNECTION_KEYWORDS = frozenset((
 _PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _CONNECTION_STRING = "looks like a PostgreSQL connection string but is not a postgresql:// URL"
 _GIVE_URL = (
-    "give postgresql://[user@]host[:port]/database (the password in PGPASSWORD or ~/.pgpass); "
-    "a file path written so starts with ./"
+    "give postgresql://[user@]host[:port]/database (the password in PGPASSWORD or ~/.pgpass)"
 )
 
 
@@ -459,7 +464,8 @@ def _refuse_connection_string(value: str, where: str) -> None:
         or (None not in keys and not _CONNECTION_KEYWORDS.isdisjoint(keys))
     ):
         raise ConfigError(
-            f"{where}: a libpq key=value connection string is not accepted: {_GIVE_URL}"
+            f"{where}: a libpq key=value connection string is not accepted: {_GIVE_URL}; "
+            "a file path written so starts with ./"
         )
     if any(":" in name and "@" in name.partition(":")[2] for name in re.split(r"[/\\]", core)):
         raise ConfigError(
@@ -581,6 +587,8 @@ def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
             message, line, col = found.groups()
             raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {message}") from None
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except ValueError:  # (after its subclasses above) an integer past Python's 4,300 digits
+        raise ConfigError(f"{path}: invalid TOML: a number too long to read") from None
 
 
 _TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")

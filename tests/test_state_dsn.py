@@ -251,3 +251,20 @@ def test_an_unexpected_error_naming_such_a_path_never_shows_the_password(
     assert NOT_SHOWN in shown, shown
     for piece in (hidden, *hidden.split("/")):
         assert piece not in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("state", "way_out"),
+    [("./me:x@corp/state.db", False), ("port=5432 dbname=audit", True), ("./port=5432/s.db", None)],
+)
+def test_a_refusal_offers_a_way_out_only_where_it_works(
+    tmp_path: Path, state: str, way_out: bool | None
+) -> None:
+    # "a file path written so starts with ./" was said of user:password@ too, where a
+    # leading ./ changes nothing; it is said where it works, and there it does.
+    code, _, err = _run(["history", "--state", state], {}, tmp_path)
+    if way_out is None:  # taken as a path: no state file there
+        assert code == 2 and "no state file at" in err, err
+        return
+    assert code == 2, err
+    assert ("starts with ./" in err) is way_out, err

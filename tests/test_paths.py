@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.common.paths import Match, join, parse, render, to_pointer
+from auditor.common.paths import Match, is_identifier, join, parse, render, to_pointer
 
 CASES = [
     pytest.param((), "$", id="root"),
@@ -43,3 +43,9 @@ def test_parse_names_the_bad_offset() -> None:
 
 def test_pointer_escapes_tilde_and_slash() -> None:
     assert to_pointer(["a/b", "c~d", 2]) == "/a~1b/c~0d/2"
+
+
+def test_a_key_ending_in_a_line_feed_is_written_in_brackets() -> None:
+    # `^…$` let `abc\n` pass for an identifier: `$.a.abc\n`, which reads as the key `abc`
+    assert render(["a", "abc\n"]) == "$.a['abc\n']"
+    assert is_identifier("abc") and not is_identifier("abc\n")

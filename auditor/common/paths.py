@@ -10,7 +10,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+#: A key written `.key`; any other is written `['key']`. (`fullmatch`: a `$` would let a key
+#: ending in a line feed pass for one.)
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
+#: The characters such a key is made of.
+IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$-")
+
+
+def is_identifier(key: str) -> bool:
+    """Whether `key` is written `.key` in a path (else `['key']`)."""
+    return _IDENT.fullmatch(key) is not None
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ def render_component(part: Component) -> str:
         return f"[?{part.field}=={_literal(part.value)}]"
     if isinstance(part, int):
         return f"[{part}]"
-    if _IDENT.match(part):
+    if is_identifier(part):
         return "." + part
     return "[" + _quote(part) + "]"
 

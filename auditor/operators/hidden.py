@@ -43,6 +43,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from auditor.common.paths import IDENT_CHARS, is_identifier
 from auditor.operators.anchored import branches, ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START
@@ -314,7 +315,7 @@ def _hidden_spans(text: str) -> list[tuple[int, int]]:
         inner = text[b.start() + 2 : b.end() - 2]
         # brackets the original may not have: around a key holding a marker whose own text is
         # all such as an identifier holds (another character, and the key was written so)
-        if MARKER_RE.search(inner) and all(c in _IDENT_REST for c in MARKER_RE.sub("", inner)):
+        if MARKER_RE.search(inner) and IDENT_CHARS.issuperset(MARKER_RE.sub("", inner)):
             spans += [(b.start(), b.start() + 2), (b.end() - 2, b.end())]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
@@ -393,25 +394,18 @@ def _clear_match(text: str, pattern: Any) -> bool:
 
 
 #: A path ending in a key that is one marker: `…['[secret fp:… len:N]']`.
-_LAST_KEY = re.compile(r"\['\[secret fp:[0-9a-f]{8} len:(\d+)\]'\]\Z")
-_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
-_IDENT_REST = _IDENT_START | frozenset("0123456789-")  # `paths._IDENT`'s characters
+_LAST_KEY = re.compile(r"\['" + MARKER_RE.pattern + r"'\]\Z")
 
 
 def _ends_as_hidden_key(tail: str, before: str, least: int) -> bool:
     """Whether `before + "." + K` can end with `tail`, for a key K written `.K` (an identifier)
     of `least` characters or more (a marker's hidden text is never shorter than its `len:`,
     the secret's: an encoding only adds characters)."""
-    if all(c in _IDENT_REST for c in tail):
+    if IDENT_CHARS.issuperset(tail):
         return True  # a long enough K ends with it
     for k in range(max(least, 1), len(tail)):
         key, dot, rest = tail[-k:], tail[-k - 1], tail[: -k - 1]
-        if (
-            dot == "."
-            and key[0] in _IDENT_START
-            and all(c in _IDENT_REST for c in key)
-            and before.endswith(rest)
-        ):
+        if dot == "." and is_identifier(key) and before.endswith(rest):
             return True
     return False
 
@@ -453,7 +447,7 @@ def _search(text: str, pattern: Any) -> bool | None:
     if (
         last is not None
         and parts == [text[: last.start()], ""]
-        and _last_key_rules_out(source, parts[0], int(last[1]))
+        and _last_key_rules_out(source, parts[0], int(last["len"]))
     ):
         return False
     return None

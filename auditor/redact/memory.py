@@ -157,7 +157,7 @@ _COOKIE_ATTRIBUTES = frozenset(
         "comment",
     }
 )
-_MAX_COOKIE_LINE = 16_384  # a longer value is no header line: not taken apart
+MAX_HEADER_LINE = 16_384  # a longer value is no header line: not taken apart
 
 
 def credential_like(text: str) -> bool:
@@ -189,7 +189,7 @@ def cookie_values(text: str) -> list[str]:
     each up to a space, that looks like a credential (`credential_like`); not the names nor a
     Set-Cookie's attributes (`Path=/`, `Domain=example.com`). Remembered on their own: `X` may
     be pasted alone."""
-    if len(text) > _MAX_COOKIE_LINE:
+    if len(text) > MAX_HEADER_LINE:
         return []
     values = []
     for piece in text.split(";"):

@@ -28,6 +28,7 @@ import orjson
 
 from auditor.common.jsonutil import canonical
 from auditor.redact.memory import (
+    MAX_HEADER_LINE,
     LiteralMatcher,
     SecretMemory,
     _occurrences,
@@ -1004,7 +1005,7 @@ def _credential_parts(value: str) -> list[str]:
     """The credentials inside a secret header value, each on its own: `X` of `Bearer X` (and
     of `Basic X` the password `X` encodes, `user:password`), each cookie's value of a `Cookie:
     a=X; b=Y` / `Set-Cookie: a=X; Path=/` line."""
-    if len(value) > _MAX_HEADER:
+    if len(value) > MAX_HEADER_LINE:
         return []
     auth = _AUTH_VALUE.fullmatch(value)
     if auth is not None:
@@ -1014,9 +1015,6 @@ def _credential_parts(value: str) -> list[str]:
         return parts
     header = _COOKIE_HEADER.match(value)
     return cookie_values(value[header.end() :]) if header is not None else []
-
-
-_MAX_HEADER = 16_384  # a longer value is no header line: not taken apart
 
 
 def _basic_password(encoded: str) -> list[str]:

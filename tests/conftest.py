@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 import urllib.parse
@@ -101,6 +102,18 @@ def pg_url(pg_cluster: Any) -> str:
     import uuid
 
     return str(pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}"))
+
+
+def run_cli(
+    argv: list[str], env: dict[str, str], cwd: Path, now: datetime = FIXED_NOW
+) -> tuple[int, str, str]:
+    """The CLI run in this process with `env`, in `cwd`, its clock at `now`: (exit code,
+    stdout, stderr)."""
+    from auditor.cli import Context, main
+
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: now, cwd=str(cwd))
+    return main(argv, ctx), out.getvalue(), err.getvalue()
 
 
 def emulator_env(emu: Any, state: Path, token: str = OWNER_TOKEN) -> dict[str, str]:

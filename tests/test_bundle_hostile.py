@@ -6,7 +6,6 @@ as failing) with the window's error at its JSON path, never `unexpected Overflow
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -18,21 +17,14 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from auditor.cli import Context, main
 from auditor.common.dates import usage_window
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, secret_forms
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
 
 pytestmark = pytest.mark.e2e
 
 GHP = "ghp_" + "Zq8xW3vB7nM2kL9pR4tY6uI1oA5sD0fG3hJ7"
 NOT_SHOWN = "<not shown: looks like a secret>"
-
-
-def cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
-    return main(argv, ctx), out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +33,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     work = tmp_path_factory.mktemp("hostile")
     with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=3) as e:
         env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
-        assert cli(["sync"], env, work)[0] == 0
+        assert run_cli(["sync"], env, work)[0] == 0
     key = Ed25519PrivateKey.generate()
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -51,7 +43,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     )
     (work / "signing.pem").write_bytes(private)
     (work / "public.pem").write_bytes(public)
-    code, _, err = cli(["export", "--out", "signed", "--sign-key", "signing.pem"], env, work)
+    code, _, err = run_cli(["export", "--out", "signed", "--sign-key", "signing.pem"], env, work)
     assert code == 0, err
     yield {"work": work, "env": env}
 
@@ -69,16 +61,16 @@ def test_a_token_typed_as_the_bundle_folder_is_never_printed(
     """`export --out "ev9-$AUDITOR_TOKEN"` printed the token twice (`Wrote evidence bundle to
     …; Check it with: auditor verify …`), and `verify` printed a ghp_ token in `Verified …`."""
     work, env = synced["work"], synced["env"]
-    code, out, err = cli(["export", "--out", name], env, work)
+    code, out, err = run_cli(["export", "--out", name], env, work)
     assert code == 0, err
     assert out.count(shown) == 2, out
     assert f"Check it with: auditor verify {work}/{shown}\n" in out
-    code, v_out, v_err = cli(["verify", name], env, work)
+    code, v_out, v_err = run_cli(["verify", name], env, work)
     assert code == 0, v_err
     assert v_out.startswith(f"Verified {work}/{shown}: "), v_out
     # and where it does not verify: every problem and the exit line
     (work / name / "changes.csv").write_text("tampered\n")
-    code, f_out, f_err = cli(["verify", name], env, work)
+    code, f_out, f_err = run_cli(["verify", name], env, work)
     assert code == 2 and f"the bundle {work}/{shown} does not verify" in f_err, f_err
     for text in (out, err, v_out, v_err, f_out, f_err):
         for form in secret_forms(secret):
@@ -117,7 +109,9 @@ def test_a_usage_window_out_of_range_is_named_among_the_bundles_problems(
     work = synced["work"]
     bundle = Path(shutil.copytree(work / "signed", tmp_path / "bundle"))
     _tampered(bundle, change, rehash=rehash)
-    code, out, err = cli(["verify", str(bundle), "--key", str(work / "public.pem")], {}, tmp_path)
+    code, out, err = run_cli(
+        ["verify", str(bundle), "--key", str(work / "public.pem")], {}, tmp_path
+    )
     assert code == 2, out + err
     lines = err.splitlines()
     if rehash:  # the manifest matches the file, and no longer its signature

@@ -6,7 +6,6 @@ file), never an unexpected error and never silently read as something else."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sqlite3
@@ -18,11 +17,10 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from auditor.cli import Context, main
 from auditor.cli.common import parse_at
 from auditor.emulator import start_emulator
 from auditor.errors import UsageError
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,12 +31,6 @@ POLICY = """rules:
     target: settings
     assert: {path: sandbox.enabled, equals: true}
 """
-
-
-def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
-    return main(argv, ctx), out.getvalue(), err.getvalue()
 
 
 def usage_error(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:

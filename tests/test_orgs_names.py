@@ -5,7 +5,6 @@ the organization named by its place, no part of the token shown, nothing written
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,17 +12,10 @@ from typing import Any
 
 import pytest
 
-from auditor.cli import Context, main
-from tests.conftest import OWNER_TOKEN, secret_forms
+from tests.conftest import OWNER_TOKEN, run_cli, secret_forms
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 HEX_TOKEN = "tok-" + "0123456789abcdef" * 2
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _written(root: Path) -> set[str]:
@@ -46,7 +38,7 @@ def _refused(tmp_path: Path, body: str, env: dict[str, str], *extra: str) -> str
     (tmp_path / "orgs.toml").write_text(body)
     before = _written(tmp_path)
     argv = ["run", "--orgs", "orgs.toml", "--state", "st/state.db", "--out", "rep", *extra]
-    code, out, err = _run(argv, env, tmp_path)
+    code, out, err = run_cli(argv, env, tmp_path)
     assert code == 2, out + err
     assert out == "" and len(err.splitlines()) == 1, out + err
     assert _written(tmp_path) == before  # no report folder, no state file, no summary
@@ -154,13 +146,13 @@ def test_an_organization_named_like_a_state_file_in_the_report_folder_is_refused
     )
     (tmp_path / "orgs.toml").write_text(body)
     argv = ["run", "--orgs", "orgs.toml", "--state", "rep/state.db", "--out", "rep", "--offline"]
-    code, out, err = _run(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
+    code, out, err = run_cli(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
     assert code == 2 and out == "" and len(err.splitlines()) == 1, out + err
     assert f"organization {name!r}: its report folder would be named as " in err
     assert "of organization 'acme'" in err and not (tmp_path / "rep").exists()
     # in folders of their own, the same names are fine
     argv[4] = "st/state.db"
-    code, out, err = _run(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
+    code, out, err = run_cli(argv, {"T": "opaque-token-5f1e2d3c"}, tmp_path)
     assert "report folder would be named" not in err and "ORG" in out  # (no state file yet)
     assert (tmp_path / "rep" / "summary.json").is_file()
 

@@ -5,7 +5,6 @@ shows nothing of it; a path shown anywhere never shows a connection string's pas
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterator
@@ -15,9 +14,8 @@ from typing import Any
 import pytest
 from conftest import FIXED_NOW, OWNER_TOKEN
 
-from auditor.cli import Context, main
 from auditor.redact.shown import NOT_SHOWN, printed_path
-from tests.conftest import secret_forms
+from tests.conftest import run_cli, secret_forms
 
 URL_PW = "Hunter2Secretx"
 KV_PW = "Tr0ub4dor/3xyzzyQ"
@@ -79,12 +77,6 @@ def emu() -> Iterator[Any]:
         yield e
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
-    return main(argv, ctx), out.getvalue(), err.getvalue()
-
-
 def _tree(root: Path) -> set[Path]:
     return set(root.rglob("*"))
 
@@ -98,7 +90,7 @@ COMMANDS = {
 
 def _refused(cwd: Path, argv: list[str], env: dict[str, str], says: str, where: str) -> None:
     before = _tree(cwd)
-    code, out, err = _run(argv, env, cwd)
+    code, out, err = run_cli(argv, env, cwd)
     assert code == 2, err
     assert out == ""
     (line,) = err.splitlines()  # one line
@@ -182,10 +174,10 @@ def test_a_file_path_with_a_space_or_equals_sign_inside_still_works(
     monkeypatch.chdir(tmp_path)
     state = str(tmp_path / relative) if absolute else relative
     env = {"AUDITOR_BASE_URL": emu.base_url, "AUDITOR_TOKEN": OWNER_TOKEN, "AUDITOR_STATE": state}
-    code, _, err = _run(["sync", "--no-usage"], env, tmp_path)
+    code, _, err = run_cli(["sync", "--no-usage"], env, tmp_path)
     assert code == 0, err
     assert (tmp_path / relative).is_file()
-    code, out, err = _run(["history", "--state", state], {}, tmp_path)
+    code, out, err = run_cli(["history", "--state", state], {}, tmp_path)
     assert code == 0, err
     assert out
 
@@ -228,7 +220,7 @@ def test_a_state_file_name_ending_in_a_byte_that_is_no_utf8_still_works(
     monkeypatch.chdir(tmp_path)
     name = os.fsdecode(b"state\xff")
     env = {"AUDITOR_BASE_URL": emu.base_url, "AUDITOR_TOKEN": OWNER_TOKEN, "AUDITOR_STATE": name}
-    code, _, err = _run(["sync", "--no-usage"], env, tmp_path)
+    code, _, err = run_cli(["sync", "--no-usage"], env, tmp_path)
     assert code == 0, err
     assert (tmp_path / name).is_file()
 
@@ -262,7 +254,7 @@ def test_a_refusal_offers_a_way_out_only_where_it_works(
 ) -> None:
     # "a file path written so starts with ./" was said of user:password@ too, where a
     # leading ./ changes nothing; it is said where it works, and there it does.
-    code, _, err = _run(["history", "--state", state], {}, tmp_path)
+    code, _, err = run_cli(["history", "--state", state], {}, tmp_path)
     if way_out is None:  # taken as a path: no state file there
         assert code == 2 and "no state file at" in err, err
         return

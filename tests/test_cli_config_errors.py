@@ -58,21 +58,6 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
             "without [tool.auditor])",
             id="pyproject-section-in-config-file",
         ),
-    ],
-)
-def test_a_config_file_problem_names_file_line_and_column(
-    tmp_path: Path, text: str, expected: str
-) -> None:
-    (tmp_path / "c.toml").write_text(text)
-    code, output = run_cli(["run", "--offline", "--config", "c.toml"], {}, tmp_path)
-    assert code == 2
-    last = output.splitlines()[-1]
-    assert last == f"auditor: error: {tmp_path / expected}", output
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
         pytest.param(  # the message spelled the value out, level by level: RecursionError
             "max_pages = " + "[" * 250 + "1" + "]" * 250 + "\n",
             "c.toml:1:1: max_pages: expected a positive integer, got [[[[[…]]]]]",
@@ -85,13 +70,14 @@ def test_a_config_file_problem_names_file_line_and_column(
         ),
     ],
 )
-def test_a_config_value_out_of_the_ordinary_is_a_clear_error(
+def test_a_config_file_problem_names_file_line_and_column(
     tmp_path: Path, text: str, expected: str
 ) -> None:
     (tmp_path / "c.toml").write_text(text)
     code, output = run_cli(["run", "--offline", "--config", "c.toml"], {}, tmp_path)
-    assert code == 2, output
-    assert output.splitlines()[-1] == f"auditor: error: {tmp_path / expected}", output
+    assert code == 2
+    last = output.splitlines()[-1]
+    assert last == f"auditor: error: {tmp_path / expected}", output
 
 
 SECRET = "hunter2-s3cr3t-pw"

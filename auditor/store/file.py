@@ -187,6 +187,8 @@ def open_existing(db: Any, where: str, override: bytes | None, *, readonly: bool
 def create_new(db: Any, override: bytes | None, before: Callable[[], None] | None = None) -> bytes:
     """Create the schema in an empty store, all in one transaction (`before` runs first in
     it); gives the fingerprint key."""
+    db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # outside the transaction, or it is ignored
+    db.execute("PRAGMA cache_size = -2000")  # in pages it was counted for the old page size
     db.execute("BEGIN IMMEDIATE")
     try:
         if before is not None:
@@ -316,6 +318,11 @@ def describe(exc: sqlite3.Error) -> str:
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)
+
+
+# A new state file's page size, set before its first table (a file keeps the size it was made
+# with). A revision's settings are ~9 KB: with 4 KiB pages each row is a chain of overflow pages.
+PAGE_SIZE = 65536
 
 
 def _initialise(db: Any, override: bytes | None) -> bytes:

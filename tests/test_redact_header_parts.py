@@ -115,6 +115,47 @@ def test_a_cookie_header_in_a_hook_command_is_hidden_and_remembered() -> None:
         assert secret not in redactor.redact_text(f"owner {secret}")
 
 
+@pytest.mark.parametrize(
+    "template",
+    [
+        "curl -H 'Cookie: session=\"{a}\"; theme={b}' https://audit.example",  # quoted value
+        'curl -H "Cookie: session=\\"{a}\\"; theme={b}" https://audit.example',  # escaped
+        "curl -b 'session={a}; theme={b}' https://audit.example",
+        "curl -s --cookie session={a} --cookie theme={b} https://audit.example",
+        "curl --cookie='session={a}' -bTheme={b} https://audit.example",
+        "printf 'Set-Cookie: session={a}, theme={b}' > headers.txt",  # folded Set-Cookie
+    ],
+    ids=["quoted", "escaped-quotes", "curl-b", "curl-cookie", "attached", "folded-set-cookie"],
+)
+def test_cookies_on_a_command_line_are_hidden_and_remembered(template: str) -> None:
+    # A cookie's value in quotes, given to `curl -b`/`--cookie`, or the second of two
+    # Set-Cookie headers folded into one line, stayed in clear in hook commands.
+    first, second = _wordy("first"), _wordy("second")
+    command = template.format(a=first, b=second)
+    redactor = Redactor(b"header-parts-key")
+    out = redactor.redact_json({"hooks": {"SessionStart": [{"command": command}]}})
+    shown = json.dumps(out)
+    assert first not in shown and second not in shown, shown
+    assert "https://audit.example" in shown or "headers.txt" in shown
+    for secret in (first, second):
+        assert secret not in redactor.redact_text(f"owner {secret}")
+
+
+def test_a_cookie_file_and_a_cookie_date_are_no_secrets() -> None:
+    # `curl -b FILE` names the file curl reads cookies from; `Expires=Wed, 21 Oct …` is a date.
+    r = Redactor(b"test-key-cookie-file")
+    doc = {
+        "hooks": [
+            "curl -b cookies-for-audit.txt https://x.example | grep -b session-number-42",
+            "Set-Cookie: id=kQzXwvTbnRpLmYs1; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Path=/",
+        ]
+    }
+    out = r.redact_json(doc)
+    assert out["hooks"][0] == doc["hooks"][0]
+    assert "kQzXwvTbnRpLmYs1" not in out["hooks"][1]
+    assert out["hooks"][1].endswith("; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Path=/")
+
+
 def test_words_in_header_values_are_not_remembered_as_secrets() -> None:
     # A cookie's, a Bearer's or a Basic password that is a word, a setting or a placeholder
     # was remembered and then scrubbed everywhere, keys included (`defaultMode` became

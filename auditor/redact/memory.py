@@ -192,16 +192,22 @@ def cookie_values(text: str) -> list[str]:
     if len(text) > MAX_HEADER_LINE:
         return []
     values = []
-    for piece in text.split(";"):
+    for piece in _COOKIE_SPLIT.split(text):
         name, equals, value = piece.partition("=")
         name = name.strip()
         if not equals or not name or " " in name or name.lower() in _COOKIE_ATTRIBUTES:
             continue
         words = value.split(None, 1)
-        value = words[0].strip('"') if words else ""
+        # a quoted value (`id="X"`, `id=\"X\"` inside a quoted argument) is X
+        value = words[0].rstrip(",").strip('\\"') if words else ""
         if credential_like(value):
             values.append(value)
     return values
+
+
+# Cookies are split at `;`, and at `, ` before a `name=` (Set-Cookie headers folded into one
+# line, `a=X, b=Y`; an `Expires=Wed, 21 Oct 2015 …` date has no `=` after its comma).
+_COOKIE_SPLIT = re.compile(r";|,\s*(?=[^\s=;,]+=)")
 
 
 def memory_key(key: bytes) -> bytes:

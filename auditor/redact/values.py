@@ -143,8 +143,12 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     ),
 )
 # A cookie header in a text (`curl -H "Cookie: session=X; theme=Y"`): each cookie's value
-# (`memory.cookie_values`), the line read up to a quote or its end.
-_COOKIE_LINE = re.compile(r"(?i)(?<![A-Za-z0-9_\-])(?:set-)?cookie:[ \t]*(?P<v>[^'\"\n]*)")
+# (`memory.cookie_values`), the line read up to a quote or its end; a value may be quoted after
+# its `=` (`sid="X"`, `sid=\\"X\\"` inside a double-quoted argument).
+_COOKIE_LINE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_\-])(?:set-)?cookie:[ \t]*"
+    r"(?P<v>(?:[^'\"\n\\]|\\(?!\")|(?<==)\"[^\"\n]*\"|(?<==)\\\"[^\"\n\\]*\\\")*)"
+)
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
 _ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
 # a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
@@ -162,6 +166,11 @@ def _same(commands: str, stop: str = "|;&") -> str:
     return rf"\b(?:(?![\s(`](?:{commands})\b)[^{stop}])*?\s"
 
 
+# curl's cookies on its command line (`curl -b 'sid=X; theme=Y'`, `--cookie sid=X`); a value
+# without `=` is the file curl reads them from, no cookie.
+# (each curl command to its pipe or `;`/`&` outside quotes, then each option in it: linear).
+_CURL_COMMAND = re.compile(r"""(?:^|[\s(`])curl\b(?:[^|;&\n'"]|'[^'\n]*'|"[^"\n]*"|['"])*""")
+_CURL_COOKIE = re.compile(rf"\s(?:-b\s*|--cookie(?:\s+|=)){_ARG}")
 _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # Command-line arguments that carry a password: any option named for one (`--password X`,
 # `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
@@ -228,6 +237,9 @@ def _placed(text: str, shown: bool = False) -> Iterator[str]:
                     yield value
         for m in _COOKIE_LINE.finditer(text):
             yield from cookie_values(m["v"])
+        for command in _CURL_COMMAND.finditer(text):
+            for m in _CURL_COOKIE.finditer(command.group()):
+                yield from cookie_values(m["v"].strip("'\""))
         arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
     for value in chain(arguments, command_secrets(text)):
         if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:

@@ -205,6 +205,16 @@ def test_a_value_under_an_address_key_named_for_a_secret_stays_hidden() -> None:
             "Basic " + base64.b64encode(b"admin:correct-horse-battery-staple").decode(),
             "correct-horse-battery-staple",
         ),
+        (
+            "Authorization",
+            "Basic " + base64.b64encode(b"orange-user-battery/staple+1:").decode(),
+            "orange-user-battery/staple+1",
+        ),
+        (
+            "Proxy-Authorization",
+            "Basic " + base64.b64encode(b"orange-alone-battery/staple+2").decode(),
+            "orange-alone-battery/staple+2",
+        ),
         ("Cookie", "sid=8374620193847561", "8374620193847561"),
         ("Authorization", "Bearer kQzXwvTbnRpLmYsHdGfJ", "kQzXwvTbnRpLmYsHdGfJ"),
         ("Cookie", "session=3f9a7c21b0e", "3f9a7c21b0e"),

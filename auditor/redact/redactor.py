@@ -1003,7 +1003,8 @@ _COOKIE_HEADER = re.compile(r"(?i)\s*(?:set-)?cookie:\s*")
 
 def _credential_parts(value: str) -> list[str]:
     """The credentials inside a secret header value, each on its own: `X` of `Bearer X` (and
-    of `Basic X` the password `X` encodes, `user:password`), each cookie's value of a `Cookie:
+    of `Basic X` the password `X` encodes, `user:password`, or its user when there is no
+    password, `token:`), each cookie's value of a `Cookie:
     a=X; b=Y` / `Set-Cookie: a=X; Path=/` line."""
     if len(value) > MAX_HEADER_LINE:
         return []
@@ -1022,8 +1023,11 @@ def _basic_password(encoded: str) -> list[str]:
         pair = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
     except (ValueError, UnicodeDecodeError):
         return []
-    _, colon, password = pair.partition(":")
-    return [password] if colon and password else []
+    user, colon, password = pair.partition(":")
+    if colon and password:
+        return [password]
+    # `token:` or `token` alone: an API key sent as the user name (Stripe's `sk_…:`, a PAT)
+    return [user] if user else []
 
 
 def _is_cookie_key(key: str) -> bool:

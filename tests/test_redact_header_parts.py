@@ -124,8 +124,21 @@ def test_a_cookie_header_in_a_hook_command_is_hidden_and_remembered() -> None:
         "curl -s --cookie session={a} --cookie theme={b} https://audit.example",
         "curl --cookie='session={a}' -bTheme={b} https://audit.example",
         "printf 'Set-Cookie: session={a}, theme={b}' > headers.txt",  # folded Set-Cookie
+        'bash -c "curl -b session={a} https://audit.example"; curl -sb theme={b} -s x',
+        "cd /tmp;/usr/bin/curl -sSb 'session={a}' https://audit.example\\\n  -b theme={b}",
+        "echo|curl.exe --cookie session={a} https://audit.example&&curl -vb theme={b}",
     ],
-    ids=["quoted", "escaped-quotes", "curl-b", "curl-cookie", "attached", "folded-set-cookie"],
+    ids=[
+        "quoted",
+        "escaped-quotes",
+        "curl-b",
+        "curl-cookie",
+        "attached",
+        "folded-set-cookie",
+        "inside-quotes-combined-flags",
+        "path-continued-line",
+        "exe-after-pipe",
+    ],
 )
 def test_cookies_on_a_command_line_are_hidden_and_remembered(template: str) -> None:
     # A cookie's value in quotes, given to `curl -b`/`--cookie`, or the second of two
@@ -139,6 +152,29 @@ def test_cookies_on_a_command_line_are_hidden_and_remembered(template: str) -> N
     assert "https://audit.example" in shown or "headers.txt" in shown
     for secret in (first, second):
         assert secret not in redactor.redact_text(f"owner {secret}")
+
+
+def test_a_comma_in_a_cookie_header_and_short_settings_are_not_remembered() -> None:
+    # A Cookie header is never folded (a comma is its value's), and values shaped like
+    # settings (a region, a locale, a version, a bot's name) are not remembered: remembered,
+    # they were scrubbed from every later string, and a rule on `dataRegion` judged a marker.
+    r = Redactor(b"test-key-cookie-comma")
+    r.redact_json(
+        {
+            "hooks": [
+                "curl -s -H 'Cookie: consent=none, region=us-east-1' https://intranet.example",
+                "curl -b lang=en_US.UTF-8 https://intranet.example",
+            ],
+            "extraHeaders": {"Authorization": "Basic " + base64.b64encode(b"ci-bot-2").decode()},
+        }
+    )
+    later = {
+        "hooks": ["aws s3 sync ./logs s3://audit-logs --region us-east-1", "LC_ALL=en_US.UTF-8"],
+        "dataRegion": "us-east-1",
+        "owner": "ci-bot-2",
+        "version": "v2.3.1",
+    }
+    assert r.redact_json(later) == later
 
 
 def test_a_cookie_file_and_a_cookie_date_are_no_secrets() -> None:

@@ -165,9 +165,10 @@ def credential_like(text: str) -> bool:
     may be a credential rather than a word, a setting or a placeholder, which would be
     remembered and scrubbed everywhere after, keys included: not a word (`accepted`,
     `english`, `password`, `acceptEdits`: letters with two capitals at most), not a
-    placeholder in capitals (`YOUR_API_KEY`), not a few lowercase words joined (`no-cache`;
-    a passphrase of 16 characters or more is taken), not a short number (a count, a Unix
-    time: digits only need 16). Anything else of 6 characters or more is taken."""
+    placeholder in capitals (`YOUR_API_KEY`), not a few words or short numbers joined
+    (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`; a passphrase of 16 characters or more
+    is taken), not a short number (a count, a Unix time: digits only need 16). Anything else
+    of 6 characters or more is taken."""
     if len(text) < 6:
         return False
     if text.isdigit():
@@ -181,18 +182,23 @@ def credential_like(text: str) -> bool:
 
 _WORD = re.compile(r"[A-Za-z]+")
 _PLACEHOLDER = re.compile(r"[A-Z_]+")
-_JOINED_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")
+# words (each maybe ending in a digit or two) and short numbers joined: `no-cache`,
+# `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `ci-bot-2`
+_JOINED_WORDS = re.compile(
+    r"(?i)(?:[a-z]+[0-9]{0,2}|[0-9]{1,4})(?:[-_.](?:[a-z]+[0-9]{0,2}|[0-9]{1,4}))+"
+)
 
 
-def cookie_values(text: str) -> list[str]:
+def cookie_values(text: str, folded: bool = False) -> list[str]:
     """The value of each cookie in a Cookie / Set-Cookie header value (`session=X; theme=Y`),
     each up to a space, that looks like a credential (`credential_like`); not the names nor a
     Set-Cookie's attributes (`Path=/`, `Domain=example.com`). Remembered on their own: `X` may
-    be pasted alone."""
+    be pasted alone. `folded`: the value of a Set-Cookie line, which may hold several headers
+    folded into one (`a=X, b=Y`)."""
     if len(text) > MAX_HEADER_LINE:
         return []
     values = []
-    for piece in _COOKIE_SPLIT.split(text):
+    for piece in (_COOKIE_SPLIT if folded else _COOKIE_PIECES).split(text):
         name, equals, value = piece.partition("=")
         name = name.strip()
         if not equals or not name or " " in name or name.lower() in _COOKIE_ATTRIBUTES:
@@ -205,8 +211,10 @@ def cookie_values(text: str) -> list[str]:
     return values
 
 
-# Cookies are split at `;`, and at `, ` before a `name=` (Set-Cookie headers folded into one
-# line, `a=X, b=Y`; an `Expires=Wed, 21 Oct 2015 …` date has no `=` after its comma).
+# Cookies are split at `;`; a Set-Cookie line also at `, ` before a `name=` (Set-Cookie headers
+# folded into one line, `a=X, b=Y`; an `Expires=Wed, 21 Oct 2015 …` date has no `=` after its
+# comma). A Cookie header is never folded so: a comma there is the value's.
+_COOKIE_PIECES = re.compile(r";")
 _COOKIE_SPLIT = re.compile(r";|,\s*(?=[^\s=;,]+=)")
 
 

@@ -1035,7 +1035,9 @@ def _credential_parts(value: str) -> list[str]:
             parts += _basic_password(auth["v"])
         return parts
     header = _COOKIE_HEADER.match(value)
-    return cookie_values(value[header.end() :]) if header is not None else []
+    if header is None:
+        return []
+    return cookie_values(value[header.end() :], folded="set-" in header[0].lower())
 
 
 def _basic_password(encoded: str) -> list[str]:
@@ -1046,8 +1048,9 @@ def _basic_password(encoded: str) -> list[str]:
     user, colon, password = pair.partition(":")
     if colon and password:
         return [password]
-    # `token:` or `token` alone: an API key sent as the user name (Stripe's `sk_…:`, a PAT)
-    return [user] if user else []
+    # `token:` or `token` alone: an API key sent as the user name (Stripe's `sk_…:`, a PAT);
+    # a short one is a user's name (`ci-bot-2`), not remembered on its own
+    return [user] if len(user) >= 16 else []
 
 
 def _is_cookie_key(key: str) -> bool:

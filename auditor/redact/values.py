@@ -169,8 +169,14 @@ def _same(commands: str, stop: str = "|;&") -> str:
 # curl's cookies on its command line (`curl -b 'sid=X; theme=Y'`, `--cookie sid=X`); a value
 # without `=` is the file curl reads them from, no cookie.
 # (each curl command to its pipe or `;`/`&` outside quotes, then each option in it: linear).
-_CURL_COMMAND = re.compile(r"""(?:^|[\s(`])curl\b(?:[^|;&\n'"]|'[^'\n]*'|"[^"\n]*"|['"])*""")
-_CURL_COOKIE = re.compile(rf"\s(?:-b\s*|--cookie(?:\s+|=)){_ARG}")
+# curl may follow any separator or quote (`bash -c "curl …"`, `cd x;curl`, `/usr/bin/curl`,
+# `curl.exe`), runs on over `\` line continuations, and takes `-b` among other short options
+# (`-sb X`).
+_CURL_COMMAND = re.compile(
+    r"""(?:^|(?<=[\s(`'"|;&/\\]))curl(?:\.exe)?\b"""
+    r"""(?:[^|;&\n'"\\]|\\\r?\n|\\.|'[^'\n]*'|"[^"\n]*"|['"\\])*"""
+)
+_CURL_COOKIE = re.compile(rf"\s(?:-[A-Za-z]*b\s*|--cookie(?:\s+|=)){_ARG}")
 _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # Command-line arguments that carry a password: any option named for one (`--password X`,
 # `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
@@ -236,7 +242,7 @@ def _placed(text: str, shown: bool = False) -> Iterator[str]:
                 if not _SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
         for m in _COOKIE_LINE.finditer(text):
-            yield from cookie_values(m["v"])
+            yield from cookie_values(m["v"], folded=m[0][:4].lower() == "set-")
         for command in _CURL_COMMAND.finditer(text):
             for m in _CURL_COOKIE.finditer(command.group()):
                 yield from cookie_values(m["v"].strip("'\""))

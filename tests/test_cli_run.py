@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import auditor.store.database
+import auditor.store.file
 import auditor.workflows.run
 from auditor.cli import Context, main
 from auditor.cli.signals import Terminated
@@ -141,6 +142,10 @@ def test_a_full_disk_still_writes_the_reports_and_the_run_is_no_baseline(
     folder = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
     state = tmp_path / folder / "state.db"
     env = {**env, "AUDITOR_STATE": str(state)}
+    # 4 KiB pages, as earlier versions made state files: a file of 64 KiB pages has room in
+    # them for a few revisions and the run's records, so capping its page count (unlike a
+    # real full disk, where the journal cannot be written either) would not stop a write.
+    monkeypatch.setattr(auditor.store.file, "PAGE_SIZE", 4096)
     run_cli(["run", "--out", str(tmp_path / "a")], env=env, cwd=tmp_path)
     emu.add_revisions(new_revisions)
     real_connect = auditor.store.database.connect

@@ -5,7 +5,8 @@ and clock, gives a `UsageSync`: how many days were fetched and stored, and wheth
 analytics were readable.
 Incremental by date: only dates of the window not yet stored with every series are fetched
 (consecutive ones in one request per series), and the window's last `REFETCH_DAYS` days again
-on every sync, replacing what is stored, because the API's figures lag 24 hours. A 403 is
+on every sync, replacing what is stored, because the API's figures lag 24 hours; an answer
+that holds less than is stored keeps the stored rows, with a warning (`kept_evidence`). A 403 is
 recorded as `denied` with the API's reason and nothing else fails: settings and readiness
 still sync. `usage_inputs` gives the audit the stored days of its window (or the one line
 saying why there are none); `without_usage` drops the usage rules (`--no-usage`).
@@ -138,9 +139,7 @@ def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> J
     if not lost:
         return new
     shown = "; ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
-    problem = (
-        f"the API sent less for {rows.day} than is stored ({shown}); the stored row is kept"
-    )
+    problem = f"the API sent less for {rows.day} than is stored ({shown}); the stored row is kept"
     quality.add(DataWarning("$.data", problem, f"{rows.series} {rows.day}", rows.where))
     return stored
 
@@ -157,7 +156,8 @@ def _shrink(name: str, stored: JSON, sent: JSON | None) -> str:
 
 
 def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | None:
-    """The stored analytics of the window ending the day before `today` (None: skipped)."""
+    """The stored analytics of the window ending the day before `today` (None: skipped): the
+    days holding every series, as the sync counts them."""
     if days is None:
         return None
     from auditor.evaluate.model import UsageInputs

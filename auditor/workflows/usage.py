@@ -100,10 +100,12 @@ def sync_usage(
         store.set_analytics_access("denied", detail)
         return UsageSync("denied", detail, (start, end), requests=reader.requests)
     store.set_analytics_access("ok", f"{start}..{end}")
-    stored = len(store.analytics_days_stored(start, end, len(ALL_SERIES)))
-    new = len(fetched - have)
+    stored = store.analytics_days_stored(start, end, len(ALL_SERIES))
+    # new: days stored now (every series) that were not before; a day fetched again that
+    # still lacks a series is neither
+    new = len(stored - have)
     again = len(fetched & have)
-    return UsageSync("ok", "", (start, end), new, stored, reader.requests, again)
+    return UsageSync("ok", "", (start, end), new, len(stored), reader.requests, again)
 
 
 def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> JSON:

@@ -50,6 +50,7 @@ class DayRows:
     day: str  # YYYY-MM-DD
     series: str
     data: JSON
+    where: str = ""  # the request it came from, `GET https://…/tokens?startDate=…`
 
 
 #: /users for one day (`query` gains `startDate` and `endDate` per day).
@@ -137,7 +138,7 @@ class AnalyticsReader:
         while day_ <= end:
             key = day_.isoformat()
             if key in seen:
-                yield DayRows(key, series, self._redactor.redact_json(seen[key]))
+                yield DayRows(key, series, self._redactor.redact_json(seen[key]), where)
             else:
                 self._quality.add(
                     DataWarning(
@@ -182,4 +183,6 @@ class AnalyticsReader:
                 users.append(self._tolerate(raw, USERS, base, item, page.where))
             stalled = [*stalled, page.number] if page.items and not fresh else []
         users.sort(key=lambda u: str(u.get("user_id")))
-        return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users))
+        # the day's request, as its warnings name it (an empty listing has no page to name)
+        where = f"GET {self._client.base_url}{listing.path}?{urlencode(_query(day, day))}"
+        return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users), where)

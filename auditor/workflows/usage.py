@@ -5,7 +5,8 @@ and clock, gives a `UsageSync`: how many days were fetched and stored, and wheth
 analytics were readable.
 Incremental by date: only dates of the window not yet stored with every series are fetched
 (consecutive ones in one request per series), and the window's last `REFETCH_DAYS` days again
-on every sync, replacing what is stored, because the API's figures lag 24 hours. A 403 is
+on every sync, replacing what is stored, because the API's figures lag 24 hours; an answer
+that holds less than is stored keeps the stored rows, with a warning (`kept_evidence`). A 403 is
 recorded as `denied` with the API's reason and nothing else fails: settings and readiness
 still sync. `usage_inputs` gives the audit the stored days of its window (or the one line
 saying why there are none); `without_usage` drops the usage rules (`--no-usage`).
@@ -19,6 +20,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from auditor.common.dates import date_ranges, usage_window
+from auditor.models import JSON, DataWarning
 from auditor.store import Store
 
 #: How many of the window's newest days every sync fetches again (analytics lag 24 hours).
@@ -28,6 +30,7 @@ if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy 
     # `run --offline` not the fetch stack (httpx, detect-secrets' plugins)
     from auditor.evaluate.model import UsageInputs
     from auditor.fetch import PlatformClient
+    from auditor.fetch.analytics import DayRows
     from auditor.fetch.tolerant import DataQuality
     from auditor.policy import PolicySet
 
@@ -85,8 +88,11 @@ def sync_usage(
     fetched: set[str] = set()
     try:
         for first, last in date_ranges(missing):
+            # What is stored of these days: a re-fetch never leaves less evidence than it.
+            before = dict(store.iter_analytics(first, last))
             for rows in reader.read(first, last):
-                store.ingest_analytics(rows.day, rows.series, rows.data, sync_id)
+                data = kept_evidence(rows, before.get(rows.day, {}).get(rows.series), quality)
+                store.ingest_analytics(rows.day, rows.series, data, sync_id)
                 fetched.add(rows.day)
             progress(f"usage: {first}..{last}, {len(fetched)} days")
     except AnalyticsDenied as exc:
@@ -94,18 +100,70 @@ def sync_usage(
         store.set_analytics_access("denied", detail)
         return UsageSync("denied", detail, (start, end), requests=reader.requests)
     store.set_analytics_access("ok", f"{start}..{end}")
-    stored = len(store.analytics_days_stored(start, end, len(ALL_SERIES)))
-    new = len(fetched - have)
+    stored = store.analytics_days_stored(start, end, len(ALL_SERIES))
+    # new: days stored now (every series) that were not before; a day fetched again that
+    # still lacks a series is neither
+    new = len(stored - have)
     again = len(fetched & have)
-    return UsageSync("ok", "", (start, end), new, stored, reader.requests, again)
+    return UsageSync("ok", "", (start, end), new, len(stored), reader.requests, again)
+
+
+def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> JSON:
+    """What to store of a series fetched again: the answer as it came, unless it holds less
+    than `stored` (the earlier answer). Figures only grow as the API catches up, so an answer
+    that shrinks is a hiccup (a short page, an outage answered with `[]`), not news: per-user
+    rows (`users`) of users it leaves out are kept as stored; a day row (the other series)
+    missing a field stored, or with fewer entries in a breakdown, is kept as stored whole.
+    Either way a data-quality warning names the day, the series and the request."""
+    from auditor.fetch.analytics import USERS
+
+    new = rows.data
+    if stored is None:
+        return new
+    if rows.series == USERS:
+        if not isinstance(stored, list) or not isinstance(new, list):
+            return new
+        sent = {u.get("user_id") for u in new if isinstance(u, dict)}
+        left_out = [u for u in stored if isinstance(u, dict) and u.get("user_id") not in sent]
+        if not left_out:
+            return new
+        problem = (
+            f"the API sent {len(new)} users for {rows.day}, leaving out {len(left_out)} of "
+            f"the {len(stored)} stored; their stored rows are kept"
+        )
+        merged = sorted([*new, *left_out], key=lambda u: str(u.get("user_id")))
+        quality.add(DataWarning("$.data", problem, f"{USERS} {rows.day}", rows.where))
+        return merged
+    if not isinstance(stored, dict) or not isinstance(new, dict):
+        return new
+    shrunk = [_shrink(name, was, new.get(name)) for name, was in stored.items()]
+    lost = [s for s in shrunk if s]
+    if not lost:
+        return new
+    shown = "; ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    problem = f"the API sent less for {rows.day} than is stored ({shown}); the stored row is kept"
+    quality.add(DataWarning("$.data", problem, f"{rows.series} {rows.day}", rows.where))
+    return stored
+
+
+def _shrink(name: str, stored: JSON, sent: JSON | None) -> str:
+    """How field `name` of a day row shrank from `stored` to `sent`, or ""."""
+    if sent is None:
+        return f"{name} left out"
+    if isinstance(stored, list | dict) and stored:
+        size = len(sent) if isinstance(sent, list | dict) else 0
+        if size < len(stored):
+            return f"{name}: {size} entries, {len(stored)} stored"
+    return ""
 
 
 def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | None:
-    """The stored analytics of the window ending the day before `today` (None: skipped)."""
+    """The stored analytics of the window ending the day before `today` (None: skipped): the
+    days holding every series, as the sync counts them."""
     if days is None:
         return None
     from auditor.evaluate.model import UsageInputs
-    from auditor.evaluate.usage import TRAILING_DAYS
+    from auditor.evaluate.usage import SERIES_KEYS, TRAILING_DAYS
 
     start, end = usage_window(today, days)
     window = (start.isoformat(), end.isoformat())
@@ -117,7 +175,14 @@ def usage_inputs(store: Store, today: date, days: int | None) -> UsageInputs | N
         )
         return UsageInputs(unavailable=why, window=window)
     # The days before the window feed the trailing median of its first days, when stored.
-    stored = tuple(store.iter_analytics(start - timedelta(days=TRAILING_DAYS), end))
+    # A day counts as stored only with every series stored, as the sync counts it: one the
+    # API left out of a series (its `users` stored, say) is not judged on what remains, it
+    # is named among the days not stored (and fetched again by the next sync).
+    stored = tuple(
+        (day, series)
+        for day, series in store.iter_analytics(start - timedelta(days=TRAILING_DAYS), end)
+        if all(key in series for key in SERIES_KEYS)
+    )
     if not any(day >= window[0] for day, _ in stored):
         if access is None:
             return UsageInputs(window=window)  # never synced: the evaluator says so

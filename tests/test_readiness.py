@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.readiness import (
     ReadinessModel,
     latest_per_repo,
@@ -325,12 +325,14 @@ def test_bad_model_file_problems_have_positions(tmp_path: Path, text: str, line:
 def test_oversized_model_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_text(MODEL_YAML + "# " + "x" * 1_000_000 + "\n")
-    with pytest.raises(ConfigError, match="the limit is"):
+    with pytest.raises(
+        PolicyError, match=r"big\.yaml:1:1: error: cannot read readiness model: .*the limit is"
+    ):
         load_readiness_model(path)
 
 
 def test_missing_model_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read readiness model"):
+    with pytest.raises(PolicyError, match=r"absent\.yaml:1:1: error: cannot read readiness model"):
         load_readiness_model(tmp_path / "absent.yaml")
 
 

@@ -34,7 +34,7 @@ import orjson
 
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
-from auditor.models import JSON, DataWarning, ReadinessReport
+from auditor.models import JSON, DataWarning, ReadinessReport, SourceLocation
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
@@ -73,12 +73,16 @@ class ReadinessModel:
 
 def load_readiness_model(path: Path | None = None) -> ReadinessModel:
     """Load a readiness model file (None: the shipped default); ConfigError lists each problem
-    as `file:line:col: error: $.key: message`."""
+    as `file:line:col: error: $.key: message`. A file that cannot be read at all (missing, a
+    directory, too large) is a PolicyError `file:1:1: error: cannot read readiness model: …`,
+    as a policy or waiver file that cannot be read is."""
     source = path or DEFAULT_MODEL_PATH
     try:
         doc = load_yaml(source)
     except FileReadError as exc:
-        raise ConfigError(f"{source}: cannot read readiness model: {exc.reason}") from None
+        where = SourceLocation(str(source), 1, 1)
+        why = f"cannot read readiness model: {exc.reason}"
+        raise PolicyError([problem(where, "", why)]) from None
     except PolicyError as exc:
         raise ConfigError(_listed(source, exc.problems)) from None
     problems = _Problems(doc)

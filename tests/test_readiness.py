@@ -185,9 +185,10 @@ def test_view_keeps_report_fields_and_age(model: ReadinessModel) -> None:
 )
 def test_malformed_criterion_is_flagged_not_scored(model: ReadinessModel, entry: Any) -> None:
     view = readiness_view(make_report({"a1": crit(1), "a2": entry}), model, NOW)
-    assert view["criteria"]["a2"]["passed"] is None
+    assert "passed" not in view["criteria"]["a2"]  # a rule on it is `on_missing`, not a fail
     assert "problem" in view["criteria"]["a2"]
     assert view["$score"] == 1.0
+    assert "$level" not in view  # 1 of 1 or 2 of 2 level-1 criteria: level 1 or 2
 
 
 def test_latest_per_repo_picks_newest_and_sorts() -> None:

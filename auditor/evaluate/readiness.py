@@ -639,3 +639,53 @@ def _bounds(view: Mapping[str, Any], model: ReadinessModel) -> tuple[int, int]:
         return level, level
     criteria = view["criteria"]  # every criterion: an unknown level is never read back
     return _level_with(criteria, model, False), _level_with(criteria, model, True)
+
+
+#: Most model criteria `unreported_criteria` names one by one (one more warning counts the rest).
+MAX_UNREPORTED = 10
+
+
+def unreported_criteria(
+    model: ReadinessModel, reports: Sequence[ReadinessReport]
+) -> list[DataWarning]:
+    """A data-quality warning for each criterion of `model` that none of `reports` (each
+    repository's newest, the ones the run grades) holds, with a "did you mean" among the
+    criterion ids the reports hold that the model does not list: a misspelt id in a
+    `--readiness-model` file would otherwise drop its criterion from every level, silently.
+    Nothing without reports (there is nothing to compare with)."""
+    if not reports:
+        return []
+    held: set[str] = set()
+    for report in reports:
+        entries = report.data.get("report") if isinstance(report.data, dict) else None
+        if isinstance(entries, dict):
+            held.update(map(str, entries))
+    missing = [cid for cid in model.criteria if cid not in held]
+    if not missing:
+        return []
+    count = f"{len(reports)} report{'s' if len(reports) != 1 else ''}"
+    where = "the readiness model"
+    page = "each repository's newest readiness report"
+    effect = "it counts in no repository's level, as a criterion a report lacks never does"
+    if len(missing) == len(model.criteria):
+        problem = (
+            f"none of the model's {len(missing)} criteria is in any of the {count} the run "
+            f"grades (a model for other reports?): every repository stays at level "
+            f"{min(model.levels)}"
+        )
+        return [DataWarning("$.criteria", problem, where, page)]
+    others = held - set(model.criteria)
+    warnings = [
+        DataWarning(
+            render(("criteria", cid)),
+            f"criterion in none of the {count} the run grades{suggest(cid, others)}; {effect}",
+            where,
+            page,
+        )
+        for cid in missing[:MAX_UNREPORTED]
+    ]
+    if len(missing) > MAX_UNREPORTED:
+        rest = len(missing) - MAX_UNREPORTED
+        problem = f"{rest} more criteria of the model are in none of the {count}, not named"
+        warnings.append(DataWarning("$.criteria", problem, where, page))
+    return warnings

@@ -230,6 +230,41 @@ def test_org_floor_of_mean(model: ReadinessModel) -> None:
     assert org_view(reports, model, NOW)["$level"] == 2  # floor(8 / 3 = 2.67)
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [crit(0, 0), crit(5, 1), crit(-1, 1), "yes"],
+    ids=["0-of-0", "5-of-1", "minus-1-of-1", "not-an-object"],
+)
+def test_level_is_unknown_only_where_a_criterion_not_evaluable_could_change_it(
+    model: ReadinessModel, entry: Any
+) -> None:
+    """3 of 4 level-1 criteria pass and the fifth is not a score: level 1 (3 of 5) or 2 (4 of
+    5). Counted out, it made 3 of 4 (level 1); at 4 of 4, level 2 whatever the fifth is."""
+    unsure = make_report({**level1(3, 4), "a5": entry}, repo="https://x/a", report_id="1")
+    view = readiness_view(unsure, model, NOW)
+    assert "$level" not in view
+    assert "passed" not in view["criteria"]["a5"]
+    sure = make_report({**level1(4, 4), "a5": entry}, repo="https://x/b", report_id="2")
+    assert readiness_view(sure, model, NOW)["$level"] == 2
+    # the organization: levels 1..2 and 2 -> floor of 1.5 or 2: absent; with a third
+    # repository at level 1, 4/3 or 5/3: 1 either way
+    org = org_view([unsure, sure], model, NOW)
+    assert org["levels"] == {"https://x/a": None, "https://x/b": 2}
+    assert "$level" not in org
+    assert "below_level_2" not in org  # 0 or 1
+    assert org["below_level_3"] == 2
+    third = make_report(level1(0), repo="https://x/c", report_id="3")
+    assert org_view([unsure, sure, third], model, NOW)["$level"] == 1
+
+
+def test_local_changes_null_is_not_recorded(model: ReadinessModel) -> None:
+    report = make_report(level1(5), hasLocalChanges=None, hasNonRemoteCommits=False)
+    view = readiness_view(report, model, NOW)
+    assert "hasLocalChanges" not in view
+    assert view["hasNonRemoteCommits"] is False
+    assert view["$clean"] is None
+
+
 def test_org_view_without_reports(model: ReadinessModel) -> None:
     org = org_view([], model, NOW)
     assert org["$level"] is None

@@ -7,6 +7,9 @@ across repositories (`org_view`).
 
 Semantics (documented for users in policies/README.md):
 - A criterion whose `numerator` is null is skipped: `passed` is None and it counts nowhere.
+- A criterion whose entry is not a score (0 of 0, 5 of 1, not an object) is not evaluable: it
+  has no `passed` (a rule on it follows `on_missing`) and counts in no `$score`; `$level` is
+  absent (unknown) when it, passing or failing, could change the level (`compute_level`).
 - A criterion passes when `numerator == denominator` (for an application-scoped x/N criterion:
   every application passes). Its *credit* is 1 or 0 with `partial_credit: all_or_nothing`
   (the default) and `numerator / denominator` with `partial_credit: fraction`.

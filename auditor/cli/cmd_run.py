@@ -46,7 +46,7 @@ from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
-from auditor.evaluate.readiness import unreported_criteria
+from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
@@ -65,7 +65,6 @@ from auditor.workflows.run import (
     LoadedPolicy,
     check_rules,
     load_inputs,
-    readiness_reports,
     run_audit,
 )
 
@@ -398,15 +397,12 @@ def _sync_and_audit(
     if problems:
         options = replace(options, not_evaluated=tuple(problems))
     check_at(store, options.at)
-    # A criterion of the readiness model that no report holds (a misspelt id): said on stderr
-    # and in every report, with a "did you mean" among the ids the reports hold.
-    reports, _ = readiness_reports(store, options.at, options.now)
-    if unreported := unreported_criteria(loaded.model, reports):
-        if not quiet:
-            for warning in unreported:
+    outcome = run_audit(store, loaded, options, publish=publish)
+    if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
+        for warning in outcome.data.data_quality:
+            if warning.item == MODEL_ITEM:
                 print(f"auditor: warning: {warning.describe()}", file=ctx.stderr)
-        options = replace(options, data_quality=(*options.data_quality, *unreported))
-    return run_audit(store, loaded, options, publish=publish)
+    return outcome
 
 
 def reports_not_synced(stored: int) -> DataWarning:

@@ -644,6 +644,9 @@ def _bounds(view: Mapping[str, Any], model: ReadinessModel) -> tuple[int, int]:
     return _level_with(criteria, model, False), _level_with(criteria, model, True)
 
 
+#: The item `unreported_criteria`'s warnings are about (the command says them on stderr too).
+MODEL_ITEM = "the readiness model"
+
 #: Most model criteria `unreported_criteria` names one by one (one more warning counts the rest).
 MAX_UNREPORTED = 10
 
@@ -658,16 +661,21 @@ def unreported_criteria(
     Nothing without reports (there is nothing to compare with)."""
     if not reports:
         return []
+    unseen = set(model.criteria)
+    for report in reports:  # as a rule the first report or two hold every criterion
+        entries = report.data.get("report") if isinstance(report.data, dict) else None
+        if isinstance(entries, dict):
+            unseen.difference_update(entries)
+            if not unseen:
+                return []
     held: set[str] = set()
     for report in reports:
         entries = report.data.get("report") if isinstance(report.data, dict) else None
         if isinstance(entries, dict):
             held.update(map(str, entries))
-    missing = [cid for cid in model.criteria if cid not in held]
-    if not missing:
-        return []
+    missing = [cid for cid in model.criteria if cid in unseen]
     count = f"{len(reports)} report{'s' if len(reports) != 1 else ''}"
-    where = "the readiness model"
+    where = MODEL_ITEM
     page = "each repository's newest readiness report"
     effect = "it counts in no repository's level, as a criterion a report lacks never does"
     if len(missing) == len(model.criteria):

@@ -12,11 +12,13 @@ import pytest
 
 from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.readiness import (
+    Criterion,
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
     org_view,
     readiness_view,
+    unreported_criteria,
 )
 from auditor.models import ReadinessReport
 
@@ -385,3 +387,21 @@ def test_a_report_dated_after_now_has_no_age_and_is_neither_fresh_nor_oldest(
     org = org_view(reports, model, NOW)
     assert org["oldest_report_days"] == 40.0
     assert org["fresh_share_7d"] == pytest.approx(1 / 3)  # only the half-day skewed one
+
+
+def test_model_criteria_no_report_holds_are_named_ten_at_most(model: ReadinessModel) -> None:
+    many = {f"crit_{i:02}": Criterion(f"crit_{i:02}", 1, "repository", "P") for i in range(12)}
+    wide = dataclasses.replace(model, criteria={**model.criteria, **many})
+    held = {**level1(5), "b1": crit(1), "b2": crit(None), "crit_00x": crit(1)}  # b2 skipped: held
+    reports = [make_report(held)]
+    warnings = unreported_criteria(wide, reports)
+    assert [w.path for w in warnings] == [
+        *(f"$.criteria.crit_{i:02}" for i in range(10)),
+        "$.criteria",
+    ]
+    assert "(did you mean `crit_00x`?)" in warnings[0].problem
+    assert (
+        warnings[-1].problem
+        == "2 more criteria of the model are in none of the 1 report, not named"
+    )
+    assert unreported_criteria(model, reports) == []

@@ -271,7 +271,7 @@ def _not_evaluable(
     """A criterion whose entry is not a score: it has no `passed` (nor `credit`), so a rule
     on `criteria.<id>.passed` follows its `on_missing` (`unknown` in the shipped pack) rather
     than failing on a null, and `problem` says why. It counts in no `$score`; the `$level` is
-    unknown where its pass or fail could change it (`_bounds`)."""
+    unknown where its pass or fail could change it (`compute_level`)."""
     return {
         "numerator": num, "denominator": den, "skipped": False, "level": level,
         "pillar": pillar, "problem": problem,
@@ -674,6 +674,8 @@ def unreported_criteria(
         if isinstance(entries, dict):
             held.update(map(str, entries))
     missing = [cid for cid in model.criteria if cid in unseen]
+    if not missing:  # a model without criteria
+        return []
     count = f"{len(reports)} report{'s' if len(reports) != 1 else ''}"
     where = MODEL_ITEM
     page = "each repository's newest readiness report"

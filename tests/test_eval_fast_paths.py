@@ -67,8 +67,10 @@ def _slow_view(entry: Any, model: ReadinessModel, cid: str) -> dict[str, Any]:
         "credit": None, "level": known.level if known else None,
         "pillar": known.pillar if known else None,
     }  # fmt: skip
+    # A criterion that is not evaluable has no `passed` nor `credit` (a rule on it is unknown).
+    not_evaluable = {k: v for k, v in out.items() if k not in ("passed", "credit")}
     if not isinstance(entry, dict):
-        return {**out, "problem": "criterion entry is not an object"}
+        return {**not_evaluable, "problem": "criterion entry is not an object"}
     num, den = out["numerator"], out["denominator"] = (
         entry.get("numerator"),
         entry.get("denominator"),
@@ -86,7 +88,7 @@ def _slow_view(entry: Any, model: ReadinessModel, cid: str) -> dict[str, Any]:
     n, d = exact(num), exact(den)
     if n is None or d is None or d <= 0 or not 0 <= n <= d:
         problem = "numerator/denominator must be numbers with 0 <= numerator <= denominator"
-        return {**out, "problem": problem}
+        return {**not_evaluable, "numerator": num, "denominator": den, "problem": problem}
     credit = n / d if model.partial_credit == "fraction" else Fraction(n == d)
     return {**out, "passed": n == d, "credit": float(credit)}
 

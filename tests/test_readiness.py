@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, PolicyError
 from auditor.evaluate.readiness import (
+    Criterion,
     ReadinessModel,
     latest_per_repo,
     load_readiness_model,
     org_view,
     readiness_view,
+    unreported_criteria,
 )
 from auditor.models import ReadinessReport
 
@@ -185,9 +187,10 @@ def test_view_keeps_report_fields_and_age(model: ReadinessModel) -> None:
 )
 def test_malformed_criterion_is_flagged_not_scored(model: ReadinessModel, entry: Any) -> None:
     view = readiness_view(make_report({"a1": crit(1), "a2": entry}), model, NOW)
-    assert view["criteria"]["a2"]["passed"] is None
+    assert "passed" not in view["criteria"]["a2"]  # a rule on it is `on_missing`, not a fail
     assert "problem" in view["criteria"]["a2"]
     assert view["$score"] == 1.0
+    assert "$level" not in view  # 1 of 1 or 2 of 2 level-1 criteria: level 1 or 2
 
 
 def test_latest_per_repo_picks_newest_and_sorts() -> None:
@@ -227,6 +230,41 @@ def test_org_floor_of_mean(model: ReadinessModel) -> None:
         make_report(level1(5), repo="https://x/c", report_id="3"),
     ]
     assert org_view(reports, model, NOW)["$level"] == 2  # floor(8 / 3 = 2.67)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [crit(0, 0), crit(5, 1), crit(-1, 1), "yes"],
+    ids=["0-of-0", "5-of-1", "minus-1-of-1", "not-an-object"],
+)
+def test_level_is_unknown_only_where_a_criterion_not_evaluable_could_change_it(
+    model: ReadinessModel, entry: Any
+) -> None:
+    """3 of 4 level-1 criteria pass and the fifth is not a score: level 1 (3 of 5) or 2 (4 of
+    5). Counted out, it made 3 of 4 (level 1); at 4 of 4, level 2 whatever the fifth is."""
+    unsure = make_report({**level1(3, 4), "a5": entry}, repo="https://x/a", report_id="1")
+    view = readiness_view(unsure, model, NOW)
+    assert "$level" not in view
+    assert "passed" not in view["criteria"]["a5"]
+    sure = make_report({**level1(4, 4), "a5": entry}, repo="https://x/b", report_id="2")
+    assert readiness_view(sure, model, NOW)["$level"] == 2
+    # the organization: levels 1..2 and 2 -> floor of 1.5 or 2: absent; with a third
+    # repository at level 1, 4/3 or 5/3: 1 either way
+    org = org_view([unsure, sure], model, NOW)
+    assert org["levels"] == {"https://x/a": None, "https://x/b": 2}
+    assert "$level" not in org
+    assert "below_level_2" not in org  # 0 or 1
+    assert org["below_level_3"] == 2
+    third = make_report(level1(0), repo="https://x/c", report_id="3")
+    assert org_view([unsure, sure, third], model, NOW)["$level"] == 1
+
+
+def test_local_changes_null_is_not_recorded(model: ReadinessModel) -> None:
+    report = make_report(level1(5), hasLocalChanges=None, hasNonRemoteCommits=False)
+    view = readiness_view(report, model, NOW)
+    assert "hasLocalChanges" not in view
+    assert view["hasNonRemoteCommits"] is False
+    assert view["$clean"] is None
 
 
 def test_org_view_without_reports(model: ReadinessModel) -> None:
@@ -325,12 +363,14 @@ def test_bad_model_file_problems_have_positions(tmp_path: Path, text: str, line:
 def test_oversized_model_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_text(MODEL_YAML + "# " + "x" * 1_000_000 + "\n")
-    with pytest.raises(ConfigError, match="the limit is"):
+    with pytest.raises(
+        PolicyError, match=r"big\.yaml:1:1: error: cannot read readiness model: .*the limit is"
+    ):
         load_readiness_model(path)
 
 
 def test_missing_model_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read readiness model"):
+    with pytest.raises(PolicyError, match=r"absent\.yaml:1:1: error: cannot read readiness model"):
         load_readiness_model(tmp_path / "absent.yaml")
 
 
@@ -347,3 +387,21 @@ def test_a_report_dated_after_now_has_no_age_and_is_neither_fresh_nor_oldest(
     org = org_view(reports, model, NOW)
     assert org["oldest_report_days"] == 40.0
     assert org["fresh_share_7d"] == pytest.approx(1 / 3)  # only the half-day skewed one
+
+
+def test_model_criteria_no_report_holds_are_named_ten_at_most(model: ReadinessModel) -> None:
+    many = {f"crit_{i:02}": Criterion(f"crit_{i:02}", 1, "repository", "P") for i in range(12)}
+    wide = dataclasses.replace(model, criteria={**model.criteria, **many})
+    held = {**level1(5), "b1": crit(1), "b2": crit(None), "crit_00x": crit(1)}  # b2 skipped: held
+    reports = [make_report(held)]
+    warnings = unreported_criteria(wide, reports)
+    assert [w.path for w in warnings] == [
+        *(f"$.criteria.crit_{i:02}" for i in range(10)),
+        "$.criteria",
+    ]
+    assert "(did you mean `crit_00x`?)" in warnings[0].problem
+    assert (
+        warnings[-1].problem
+        == "2 more criteria of the model are in none of the 1 report, not named"
+    )
+    assert unreported_criteria(model, reports) == []

@@ -418,7 +418,8 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
     ]
     code, out, err = cli(argv, tmp_path, hostile.url, AUDITOR_APP_URL=hostile.url)
     assert code == 0, err
-    assert "DATA QUALITY: 2 warning(s) in the API data" in out
+    # the third: none of the shipped model's criteria is in the report (it holds `lint` only)
+    assert "DATA QUALITY: 3 warning(s) in the API data" in out
     null_user = "$.changes[0].user: expected object, got null; read as absent (revision 2"
     folder = tmp_path / "out"
     escaped = null_user.replace("[", "\\[").replace("]", "\\]").replace("(", "\\(")
@@ -430,6 +431,7 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
     assert [(w["path"], w["item"], w["count"]) for w in document["data_quality"]] == [
         ("$.changes[0].user", "revision 2", 1),
         ("$.changes[1].source", "revision 1", 1),
+        ("$.criteria", "the readiness model", 1),
     ]
 
 

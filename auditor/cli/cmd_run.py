@@ -46,6 +46,7 @@ from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
+from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
 from auditor.report import prepare_out_dir, write_reports
 from auditor.report.build import RunHeader, build_report_data
@@ -396,7 +397,12 @@ def _sync_and_audit(
     if problems:
         options = replace(options, not_evaluated=tuple(problems))
     check_at(store, options.at)
-    return run_audit(store, loaded, options, publish=publish)
+    outcome = run_audit(store, loaded, options, publish=publish)
+    if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
+        for warning in outcome.data.data_quality:
+            if warning.item == MODEL_ITEM:
+                print(f"auditor: warning: {warning.describe()}", file=ctx.stderr)
+    return outcome
 
 
 def reports_not_synced(stored: int) -> DataWarning:

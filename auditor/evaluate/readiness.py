@@ -7,6 +7,9 @@ across repositories (`org_view`).
 
 Semantics (documented for users in policies/README.md):
 - A criterion whose `numerator` is null is skipped: `passed` is None and it counts nowhere.
+- A criterion whose entry is not a score (0 of 0, 5 of 1, not an object) is not evaluable: it
+  has no `passed` (a rule on it follows `on_missing`) and counts in no `$score`; `$level` is
+  absent (unknown) when it, passing or failing, could change the level (`compute_level`).
 - A criterion passes when `numerator == denominator` (for an application-scoped x/N criterion:
   every application passes). Its *credit* is 1 or 0 with `partial_credit: all_or_nothing`
   (the default) and `numerator / denominator` with `partial_credit: fraction`.
@@ -34,7 +37,7 @@ import orjson
 
 from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
-from auditor.models import JSON, DataWarning, ReadinessReport
+from auditor.models import JSON, DataWarning, ReadinessReport, SourceLocation
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
@@ -46,6 +49,9 @@ REPORT_FIELDS = (
     "hasNonRemoteCommits", "modelUsed", "agentVersion", "apps", "report",
 )  # fmt: skip
 FRESH_WINDOWS = (7, 30, 90)
+#: Report fields a null in which means the agent did not record them: absent from the view
+#: (as for an agent too old to send them), so a rule on them follows its `on_missing`.
+UNRECORDED_WHEN_NULL = ("hasLocalChanges", "hasNonRemoteCommits")
 _TOP_KEYS = frozenset({"levels", "unlock_threshold", "criteria", "partial_credit"})
 _CRITERION_KEYS = frozenset({"level", "scope", "pillar", "skippable"})
 
@@ -73,12 +79,16 @@ class ReadinessModel:
 
 def load_readiness_model(path: Path | None = None) -> ReadinessModel:
     """Load a readiness model file (None: the shipped default); ConfigError lists each problem
-    as `file:line:col: error: $.key: message`."""
+    as `file:line:col: error: $.key: message`. A file that cannot be read at all (missing, a
+    directory, too large) is a PolicyError `file:1:1: error: cannot read readiness model: …`,
+    as a policy or waiver file that cannot be read is."""
     source = path or DEFAULT_MODEL_PATH
     try:
         doc = load_yaml(source)
     except FileReadError as exc:
-        raise ConfigError(f"{source}: cannot read readiness model: {exc.reason}") from None
+        where = SourceLocation(str(source), 1, 1)
+        why = f"cannot read readiness model: {exc.reason}"
+        raise PolicyError([problem(where, "", why)]) from None
     except PolicyError as exc:
         raise ConfigError(_listed(source, exc.problems)) from None
     problems = _Problems(doc)
@@ -226,25 +236,46 @@ def _criterion_view(cid: str, entry: Any, model: ReadinessModel) -> dict[str, An
                 "passed": passed, "numerator": num, "denominator": den, "skipped": False,
                 "credit": credit, "level": level, "pillar": pillar,
             }  # fmt: skip
-    out: dict[str, Any] = {
-        "passed": None, "numerator": None, "denominator": None, "skipped": False,
-        "credit": None, "level": level, "pillar": pillar,
-    }  # fmt: skip
     if not isinstance(entry, dict):
-        out["problem"] = "criterion entry is not an object"
-        return out
-    out["numerator"], out["denominator"] = entry.get("numerator"), entry.get("denominator")
-    if out["numerator"] is None:
-        out["skipped"] = True
-        return out
-    num, den = out["numerator"], out["denominator"]
+        return _not_evaluable(None, None, level, pillar, "criterion entry is not an object")
+    return _odd_score(entry.get("numerator"), entry.get("denominator"), level, pillar, model)
+
+
+def _odd_score(
+    num: Any, den: Any, level: int | None, pillar: str | None, model: ReadinessModel
+) -> dict[str, Any]:
+    """`_criterion_view` of a score that is not two plain integers: skipped (a null
+    numerator), not evaluable, or in floats."""
+    if num is None:
+        return {
+            "passed": None, "numerator": None, "denominator": den, "skipped": True,
+            "credit": None, "level": level, "pillar": pillar,
+        }  # fmt: skip
     # Plain comparisons: Python compares ints and floats exactly, so no Fraction is needed.
     if not (_valid(num) and _valid(den)) or den <= 0 or not 0 <= num <= den:
-        out["problem"] = "numerator/denominator must be numbers with 0 <= numerator <= denominator"
-        return out
-    out["passed"] = num == den
+        return _not_evaluable(num, den, level, pillar, NOT_A_SCORE)
+    out: dict[str, Any] = {
+        "passed": num == den, "numerator": num, "denominator": den, "skipped": False,
+        "credit": None, "level": level, "pillar": pillar,
+    }  # fmt: skip
     out["credit"] = float(_credit(out, model))
     return out
+
+
+NOT_A_SCORE = "numerator/denominator must be numbers with 0 <= numerator <= denominator"
+
+
+def _not_evaluable(
+    num: Any, den: Any, level: int | None, pillar: str | None, problem: str
+) -> dict[str, Any]:
+    """A criterion whose entry is not a score: it has no `passed` (nor `credit`), so a rule
+    on `criteria.<id>.passed` follows its `on_missing` (`unknown` in the shipped pack) rather
+    than failing on a null, and `problem` says why. It counts in no `$score`; the `$level` is
+    unknown where its pass or fail could change it (`compute_level`)."""
+    return {
+        "numerator": num, "denominator": den, "skipped": False, "level": level,
+        "pillar": pillar, "problem": problem,
+    }  # fmt: skip
 
 
 def _criteria(data: Any, model: ReadinessModel) -> dict[str, dict[str, Any]]:
@@ -263,7 +294,7 @@ def _credit(entry: Mapping[str, Any], model: ReadinessModel) -> int | Fraction:
 
 
 def _evaluated(criteria: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [c for c in criteria.values() if c["passed"] is not None]
+    return [c for c in criteria.values() if c.get("passed") is not None]
 
 
 def _credit_sum(entries: Sequence[Mapping[str, Any]], model: ReadinessModel) -> int | Fraction:
@@ -277,18 +308,31 @@ def compute_score(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessMod
     return float(_credit_sum(evaluated, model) / len(evaluated)) if evaluated else None
 
 
-def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> int:
-    """Readiness level by the model's gate; the lowest level when nothing unlocks."""
+def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel) -> int | None:
+    """Readiness level by the model's gate; the lowest level when nothing unlocks; None
+    (unknown) when a criterion of the model that is not evaluable (`_not_evaluable`) could
+    change it, passing or failing."""
+    low, high = (_level_with(criteria, model, passed) for passed in (False, True))
+    return low if low == high else None
+
+
+def _level_with(
+    criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel, open_passes: bool
+) -> int:
+    """The level with every not-evaluable criterion of the model counted as passing (full
+    credit) or failing (none): the highest and the lowest level the report can have."""
     order = sorted(model.levels)
     gate = _gate(model.unlock_threshold)
     evaluated = _evaluated(criteria)
     level = order[0]
     for current, following in pairwise(order):
         at_level = [c for c in evaluated if c["level"] == current]
-        if not at_level:
+        opened = sum(1 for c in criteria.values() if "problem" in c and c["level"] == current)
+        if not at_level and not opened:
             break
+        credit = _credit_sum(at_level, model) + (opened if open_passes else 0)
         # credit / count < num / den, cross-multiplied: exact, in integers in the default mode
-        if _credit_sum(at_level, model) * gate[1] < len(at_level) * gate[0]:
+        if credit * gate[1] < (len(at_level) + opened) * gate[0]:
             break
         level = following
     return level
@@ -296,31 +340,48 @@ def compute_level(criteria: Mapping[str, Mapping[str, Any]], model: ReadinessMod
 
 def _score_and_level(
     criteria: Mapping[str, Mapping[str, Any]], model: ReadinessModel
-) -> tuple[float | None, int]:
+) -> tuple[float | None, int | None]:
     """`compute_score` and `compute_level` in one pass: in the default all-or-nothing mode a
     criterion's credit is 1 or 0, so both are sums of integers counted per level."""
     if model.partial_credit != "all_or_nothing":
         return compute_score(criteria, model), compute_level(criteria, model)
-    counts: dict[Any, list[int]] = {}  # level -> [evaluated, passed]
+    counts: dict[Any, list[int]] = {}  # level -> [evaluated, passed, not evaluable]
     for c in criteria.values():
-        passed = c["passed"]
-        if passed is not None:
-            tally = counts.get(c["level"])
-            if tally is None:
-                tally = counts[c["level"]] = [0, 0]
+        passed = c.get("passed")
+        if passed is None and "problem" not in c:
+            continue  # skipped
+        tally = counts.get(c["level"])
+        if tally is None:
+            tally = counts[c["level"]] = [0, 0, 0]
+        if passed is None:
+            tally[2] += 1
+        else:
             tally[0] += 1
             tally[1] += passed is True
     evaluated = sum(t[0] for t in counts.values())
     score = sum(t[1] for t in counts.values()) / evaluated if evaluated else None
+    low = _tallied_level(counts, model, False)
+    if not any(t[2] for t in counts.values()):
+        return score, low  # nothing is open: as in every report that is all scores
+    return score, low if low == _tallied_level(counts, model, True) else None
+
+
+def _tallied_level(
+    counts: Mapping[Any, list[int]], model: ReadinessModel, open_passes: bool
+) -> int:
+    """`_level_with` from `_score_and_level`'s tallies, in integers."""
     order = sorted(model.levels)
     num, den = _gate(model.unlock_threshold)
     level = order[0]
     for current, following in pairwise(order):
         tally = counts.get(current)
-        if tally is None or tally[1] * den < tally[0] * num:
+        if tally is None:
+            break
+        passed = tally[1] + (tally[2] if open_passes else 0)
+        if passed * den < (tally[0] + tally[2]) * num:
             break
         level = following
-    return score, level
+    return level
 
 
 @functools.lru_cache(maxsize=8)
@@ -371,9 +432,14 @@ def _view(
     None), its `$score` and `$level` taken from `grades` when they are known there."""
     data: Mapping[str, Any] = report.data if isinstance(report.data, dict) else {}
     view: dict[str, Any] = {key: data[key] for key in REPORT_FIELDS if key in data}
+    for flag in UNRECORDED_WHEN_NULL:  # null: the agent did not record it, so it is absent
+        if flag in view and view[flag] is None:
+            del view[flag]
     view.setdefault("repoUrl", report.repo_url)
     view.setdefault("reportId", report.report_id)
-    graded = grades.known.get(report.content_hash) if grades is not None else None
+    graded: tuple[float | None, int | None] | None = (
+        grades.known.get(report.content_hash) if grades is not None else None
+    )
     if graded is not None and graded[1] not in model.levels:
         graded = None  # not a level of this model: worked out again
     if wanted is None or graded is None:
@@ -381,10 +447,13 @@ def _view(
         graded = _score_and_level(criteria, model) if graded is None else graded
     else:
         criteria = _some_criteria(data, model, wanted)
-    if grades is not None:
-        grades.used[report.content_hash] = graded
+    score, level = graded
+    if grades is not None and level is not None:  # an unknown level is worked out each time
+        grades.used[report.content_hash] = (score, level)
     view["criteria"] = criteria
-    view["$score"], view["$level"] = graded
+    view["$score"] = score
+    if level is not None:  # unknown (`compute_level`): absent, so a rule on it is `on_missing`
+        view["$level"] = level
     # In days to two decimals (a quarter of an hour): what a report says of a report's age
     # (`$age_days is 35.98`) stays the same for runs minutes apart, not to the microsecond.
     # A report dated more than FUTURE_SKEW_DAYS after `now` has no age (null): a negative one
@@ -538,11 +607,18 @@ def org_view(
     """Aggregates over each repository's latest report (the `org` target's document)."""
     pairs = repo_views(reports, model, now)
     views = [view for _, view in pairs]
-    levels = {r.repo_url: int(v["$level"]) for r, v in pairs}
+    # A repository whose level is unknown (a criterion that is not evaluable could change it)
+    # counts with the lowest and the highest level it can have: an aggregate is given when
+    # both agree, and is absent (so a rule on it follows its `on_missing`) when they do not.
+    bounds = [_bounds(view, model) for view in views]
+    levels = {r.repo_url: v.get("$level") for r, v in pairs}
     total = len(views)
     ages = [v["$age_days"] for v in views if v["$age_days"] is not None]
-    out: dict[str, Any] = {
-        "$level": math.floor(sum(levels.values()) / total) if total else None,
+    out: dict[str, Any] = {}
+    low, high = (math.floor(sum(b[i] for b in bounds) / total) if total else None for i in (0, 1))
+    if low == high:
+        out["$level"] = low
+    out |= {
         "repo_count": total,
         "levels": levels,
         "clean_share": _share(sum(1 for v in views if v["$clean"] is True), total),
@@ -553,5 +629,76 @@ def org_view(
         fresh = sum(1 for age in ages if age <= days)
         out[f"fresh_share_{days}d"] = _share(fresh, total)
     for level in sorted(model.levels)[1:]:
-        out[f"below_level_{level}"] = sum(1 for lv in levels.values() if lv < level)
+        surely, maybe = (sum(1 for b in bounds if b[i] < level) for i in (1, 0))
+        if surely == maybe:
+            out[f"below_level_{level}"] = surely
     return out
+
+
+def _bounds(view: Mapping[str, Any], model: ReadinessModel) -> tuple[int, int]:
+    """The lowest and highest level of a repository's view: its `$level` twice when known."""
+    level = view.get("$level")
+    if isinstance(level, int):
+        return level, level
+    criteria = view["criteria"]  # every criterion: an unknown level is never read back
+    return _level_with(criteria, model, False), _level_with(criteria, model, True)
+
+
+#: The item `unreported_criteria`'s warnings are about (the command says them on stderr too).
+MODEL_ITEM = "the readiness model"
+
+#: Most model criteria `unreported_criteria` names one by one (one more warning counts the rest).
+MAX_UNREPORTED = 10
+
+
+def unreported_criteria(
+    model: ReadinessModel, reports: Sequence[ReadinessReport]
+) -> list[DataWarning]:
+    """A data-quality warning for each criterion of `model` that none of `reports` (each
+    repository's newest, the ones the run grades) holds, with a "did you mean" among the
+    criterion ids the reports hold that the model does not list: a misspelt id in a
+    `--readiness-model` file would otherwise drop its criterion from every level, silently.
+    Nothing without reports (there is nothing to compare with)."""
+    if not reports:
+        return []
+    unseen = set(model.criteria)
+    for report in reports:  # as a rule the first report or two hold every criterion
+        entries = report.data.get("report") if isinstance(report.data, dict) else None
+        if isinstance(entries, dict):
+            unseen.difference_update(entries)
+            if not unseen:
+                return []
+    held: set[str] = set()
+    for report in reports:
+        entries = report.data.get("report") if isinstance(report.data, dict) else None
+        if isinstance(entries, dict):
+            held.update(map(str, entries))
+    missing = [cid for cid in model.criteria if cid in unseen]
+    if not missing:  # a model without criteria
+        return []
+    count = f"{len(reports)} report{'s' if len(reports) != 1 else ''}"
+    where = MODEL_ITEM
+    page = "each repository's newest readiness report"
+    effect = "it counts in no repository's level, as a criterion a report lacks never does"
+    if len(missing) == len(model.criteria):
+        problem = (
+            f"none of the model's {len(missing)} criteria is in any of the {count} the run "
+            f"grades (a model for other reports?): every repository stays at level "
+            f"{min(model.levels)}"
+        )
+        return [DataWarning("$.criteria", problem, where, page)]
+    others = held - set(model.criteria)
+    warnings = [
+        DataWarning(
+            render(("criteria", cid)),
+            f"criterion in none of the {count} the run grades{suggest(cid, others)}; {effect}",
+            where,
+            page,
+        )
+        for cid in missing[:MAX_UNREPORTED]
+    ]
+    if len(missing) > MAX_UNREPORTED:
+        rest = len(missing) - MAX_UNREPORTED
+        problem = f"{rest} more criteria of the model are in none of the {count}, not named"
+        warnings.append(DataWarning("$.criteria", problem, where, page))
+    return warnings

@@ -93,7 +93,7 @@ def readiness_rows(readiness: ReadinessInputs) -> tuple[ReadinessRow, ...]:
         rows.append(
             ReadinessRow(
                 repo_url=report.repo_url,
-                level=view["$level"],
+                level=view.get("$level"),  # absent: unknown
                 score=view["$score"],
                 age_days=view["$age_days"],
                 clean=view["$clean"],

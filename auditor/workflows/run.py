@@ -29,6 +29,7 @@ from auditor.evaluate.readiness import (
     load_readiness_model,
     release_views,
     skipped_future,
+    unreported_criteria,
 )
 from auditor.findings.waivers import load_waivers
 from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
@@ -503,6 +504,7 @@ def _inputs(
     end = settings.revision if settings else None
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     reports, skipped = readiness_reports(store, at, options.now)
+    skipped = (*skipped, *unreported_criteria(model, reports))  # a model id no report holds
     inputs = EvaluationInputs(
         now=at or options.now,
         settings=settings,

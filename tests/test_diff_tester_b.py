@@ -6,6 +6,7 @@ reverse `--from`/`--to` accepted, a blank author and a lost fraction of a second
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,136 @@ def test_summary_names_an_addition_and_a_removal_at_the_same_index() -> None:
 def test_summary_still_counts_a_set_list_together() -> None:
     changes = diff_revisions({"commandDenylist": ["a", "b"]}, {"commandDenylist": ["c"]})
     assert change_summary(changes) == "commandDenylist +1 \u22122"
+
+
+# ---- 4. history --path: a parent's change, and the paths as printed -------------------------
+
+SANDBOX = [
+    {"settings": {"sandbox": {"enabled": True, "mode": "strict"}}},
+    {"settings": {"sandbox": {"enabled": False, "mode": "strict"}}},
+    {"settings": {"sandbox": {"enabled": False, "mode": "loose"}}},
+    {"settings": {}},
+    {"settings": {"sandbox": None}},
+    {"settings": {"sandbox": {"mode": "strict"}}},
+    {"settings": {"sandbox": {"mode": "strict", "enabled": True}}},
+]
+
+
+def _revisions(out: str) -> list[int]:
+    return [int(line.split()[0]) for line in out.splitlines()[1:] if line.split()[0].isdigit()]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "listed"),
+    [
+        ("sandbox.enabled", [1, 2, 4, 7]),  # 1 adds it, 4 removes the object that held it
+        ("$.sandbox.enabled", [1, 2, 4, 7]),
+        ("sandbox.mode", [1, 3, 4, 6]),
+        ("sandbox", [1, 2, 3, 4, 5, 6, 7]),
+        ("sandbox.*", [1, 2, 3, 4, 5, 6, 7]),
+    ],
+)
+def test_history_path_lists_a_parent_added_or_removed(
+    tmp_path: Path, pattern: str, listed: list[int]
+) -> None:
+    code, out, err = _run(["history", "--path", pattern, *_state(tmp_path, SANDBOX)])
+    assert code == 0, err
+    assert _revisions(out) == listed
+
+
+MODELS = [
+    {"settings": {"customModels": [{"id": "custom:a", "apiKey": "${A}"}, {"id": "custom:b"}]}},
+    {"settings": {"customModels": [{"id": "custom:a", "apiKey": "${B}"}, {"id": "custom:b"}]}},
+    {"settings": {"customModels": [{"id": "custom:b"}]}},
+    {"settings": {"customModels": [{"id": "custom:b", "apiKey": "${C}"}]}},
+    {"settings": {"customModels": [{"id": "custom:b", "apiKey": "${C}"}], "x": [1, 2]}},
+    {"settings": {"customModels": [{"id": "custom:b", "apiKey": "${C}"}], "x": [3, 2]}},
+    {"settings": {"customModels": [{"id": "custom:b", "apiKey": "${C}"}], "x": [3]}},
+]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "listed"),
+    [
+        ("customModels[?id=='custom:a'].apiKey", [1, 2, 3]),  # 3 removes the entry
+        ("$.customModels[?id=='custom:a'].apiKey", [1, 2, 3]),
+        ("customModels[?id=='custom:a']", [1, 2, 3]),
+        ("customModels[?id=='custom:b'].apiKey", [4]),
+        ("customModels.apiKey", [1, 2, 3, 4]),  # the dotted form, as before
+        ("customModels[*].apiKey", [1, 2, 3, 4]),
+        ("x[0]", [5, 6]),
+        ("x[1]", [5, 7]),
+        ("x[*]", [5, 6, 7]),
+        ("x", [5, 6, 7]),
+    ],
+)
+def test_history_path_matches_paths_as_printed(
+    tmp_path: Path, pattern: str, listed: list[int]
+) -> None:
+    code, out, err = _run(["history", "--path", pattern, *_state(tmp_path, MODELS)])
+    assert code == 0, err
+    assert _revisions(out) == listed
+
+
+def test_every_path_history_prints_selects_its_own_revision(tmp_path: Path) -> None:
+    state = _state(tmp_path, MODELS)
+    _, out, _ = _run(["history", "--format", "json", *state])
+    for entry in json.loads(out):
+        for change in entry["changes"]:
+            code, selected, err = _run(["history", "--path", change["path"], *state])
+            assert code == 0, err
+            assert entry["revision"] in _revisions(selected), change["path"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("x[?id==]", "--path 'x[?id==]': cannot read '[?id==]'"),
+        ("sandbox.", "--path 'sandbox.': cannot read it at its end"),
+        ("sandbox.[em]*", "--path 'sandbox.[em]*': cannot read it at '.[em]*'"),
+    ],
+)
+def test_history_path_that_cannot_be_read_is_a_usage_error(
+    tmp_path: Path, pattern: str, message: str
+) -> None:
+    code, out, err = _run(["history", "--path", pattern, *_state(tmp_path, MODELS)])
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err and out == ""
+
+
+# ---- 6. history: the author's name, and a fraction of a second ------------------------------
+
+
+def test_history_shows_the_name_when_there_is_no_email(tmp_path: Path) -> None:
+    state = _state(
+        tmp_path,
+        [
+            {"settings": {"a": 1}, "user": {"id": "u1", "email": "", "name": "Erin Example"}},
+            {"settings": {"a": 2}, "user": {"id": "u2", "email": "b@x.example", "name": "B"}},
+        ],
+    )
+    code, out, _ = _run(["history", *state])
+    assert code == 0
+    lines = out.splitlines()
+    assert "Erin Example" in lines[1] and "b@x.example" in lines[2] and " B " not in lines[2]
+    code, out, _ = _run(["history", "--author", "erin*", *state])
+    assert _revisions(out) == [1]
+
+
+def test_history_json_keeps_fractions_of_a_second(tmp_path: Path) -> None:
+    state = _state(
+        tmp_path,
+        [
+            {"settings": {"a": 1}, "updatedAt": "2026-10-04T12:00:00Z"},
+            {"settings": {"a": 2}, "updatedAt": "2026-10-04T23:59:59.600Z"},
+            {"settings": {"a": 3}, "updatedAt": "2026-10-05T00:00:00.123456Z"},
+        ],
+    )
+    code, out, _ = _run(["history", "--format", "json", *state])
+    assert code == 0
+    assert [e["updatedAt"] for e in json.loads(out)] == [
+        "2026-10-04T12:00:00Z",
+        "2026-10-04T23:59:59.600Z",
+        "2026-10-05T00:00:00.123456Z",
+    ]

@@ -237,6 +237,18 @@ def test_history_path_that_cannot_be_read_is_a_usage_error(
     assert "Traceback" not in err and out == ""
 
 
+# ---- 5. diff --from after --to -------------------------------------------------------------
+
+
+def test_diff_refuses_from_after_to(tmp_path: Path) -> None:
+    state = _state(tmp_path, SANDBOX)
+    code, out, err = _run(["diff", "--from", "5", "--to", "3", *state])
+    assert code == 2 and out == ""
+    assert "--from 5 is after --to 3" in err and "--from 3 --to 5" in err
+    code, out, _ = _run(["diff", "--from", "3", "--to", "3", *state])
+    assert code == 0 and "No changes." in out
+
+
 # ---- 6. history: the author's name, and a fraction of a second ------------------------------
 
 

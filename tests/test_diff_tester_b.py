@@ -284,3 +284,13 @@ def test_history_json_keeps_fractions_of_a_second(tmp_path: Path) -> None:
         "2026-10-04T23:59:59.600Z",
         "2026-10-05T00:00:00.123456Z",
     ]
+
+
+def test_history_path_with_an_index_is_not_taken_for_another_entry(tmp_path: Path) -> None:
+    # `x[1]` added (an entry that is itself a list) is no change of `x[0]`, nor of `x[0][0]`.
+    state = _state(tmp_path, [{"settings": {"x": [[1]]}}, {"settings": {"x": [[1], [2]]}}])
+    for pattern in ("x[0]", "x[0][0]"):
+        code, out, _ = _run(["history", "--path", pattern, *state])
+        assert code == 0 and _revisions(out) == [1], pattern
+    code, out, _ = _run(["history", "--path", "x[1][0]", *state])
+    assert _revisions(out) == [2]

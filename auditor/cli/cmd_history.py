@@ -95,6 +95,7 @@ class PathPattern:
             raise UsageError(f"--path {text!r}: an empty path")
         self.parts = tuple(parts)
         self.steps = tuple(_step(text, p) for p in parts)
+        self._dotted = not any(isinstance(step, _Bracket) for step in self.steps)
         # A pattern's first k parts, as a regular expression, for k = 1 … all.
         self._heads = tuple(re.compile(_regex(parts[:k])) for k in range(1, len(parts) + 1))
 
@@ -107,7 +108,9 @@ class PathPattern:
             shown = _forms(path)
             if any(whole.fullmatch(s) for s in shown):
                 return True  # the change's path, or a path above it
-            here = shown[-2:]  # the change's own path, printed and dotted
+            # The change's own path, printed; dotted too for a pattern without brackets (a
+            # dotted path does not say which entry of a list it is in, a bracket would).
+            here = shown[-2:] if self._dotted else shown[-2:-1]
             for k, head in enumerate(self._heads[:-1], start=1):
                 if any(head.fullmatch(s) for s in here) and self._below(change, path, k):
                     return True

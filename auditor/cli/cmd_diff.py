@@ -63,7 +63,14 @@ def select_step(
         raise UsageError("no revisions stored: run `auditor sync` first")
     after = require_revision(store, numbers[-1] if to_rev is None else to_rev, numbers)
     if from_rev is not None:
-        return require_revision(store, from_rev, numbers), after
+        before = require_revision(store, from_rev, numbers)
+        if from_rev > after.revision:  # `--from` is the older revision: no silent reverse diff
+            raise UsageError(
+                f"--from {from_rev} is after --to {after.revision}: --from is the older "
+                f"revision (for the change from {after.revision} to {from_rev}, "
+                f"use --from {after.revision} --to {from_rev})"
+            )
+        return before, after
     index = bisect.bisect_left(numbers, after.revision)
     return (store.get_revision(numbers[index - 1]) if index else None), after
 

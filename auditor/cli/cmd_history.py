@@ -1,6 +1,6 @@
 """`auditor history`: a timeline of stored settings revisions, one line each.
 
-Takes date bounds, path globs and an author, gives revision, time, author and a one-line
+Takes date bounds, path patterns and an author, gives revision, time, author and a one-line
 summary of what changed (text) or the same with the change list (JSON). `--path 'sandbox.*'`
 answers "who touched the sandbox, and when". Streams the store: memory stays flat.
 """
@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store, parse_when
+from auditor.common import paths
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import dumps_pretty
-from auditor.diff import ListTable, change_as_json, change_summary, changed_paths, diff_revisions
+from auditor.diff import ListTable, change_as_json, change_summary, diff_revisions
+from auditor.diff.table import item_key
 from auditor.errors import EXIT_OK, UsageError
-from auditor.models import JSON, Change, Revision
+from auditor.models import JSON, Change, Revision, User
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -32,7 +35,7 @@ class Filters:
 
     since: datetime | None = None
     until: datetime | None = None
-    globs: tuple[str, ...] = ()
+    patterns: tuple[PathPattern, ...] = ()
     author: str | None = None
 
     def in_window(self, rev: Revision) -> bool:
@@ -41,21 +44,165 @@ class Filters:
             return False
         if self.until and rev.updated_at > self.until:
             return False
-        return self.author is None or fnmatch.fnmatchcase(rev.user.email.lower(), self.author)
+        who = rev.user.email or rev.user.name  # as shown: the name when there is no email
+        return self.author is None or fnmatch.fnmatchcase(who.lower(), self.author)
 
     def relevant(self, changes: Sequence[Change]) -> list[Change]:
-        """The changes a `--path` glob selects (all of them without globs)."""
-        if not self.globs:
+        """The changes a `--path` pattern selects (all of them without patterns)."""
+        if not self.patterns:
             return list(changes)
-        return [c for c in changes if any(map(self._matches, changed_paths([c])))]
+        return [c for c in changes if any(p.selects(c) for p in self.patterns)]
 
-    def _matches(self, dotted_path: str) -> bool:
-        # 'sandbox.*' also selects a change of the whole `sandbox` object.
+
+# One part of a `--path` pattern: a bracket (`[0]`, `[*]`, `[?id=='x']`, `['odd key']`; a
+# quoted string may hold `]` or `.`) or a key, glob characters allowed (`sandbox`, `allow*`).
+_PART = re.compile(r"\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]|[^.\[]+")
+# Any one bracket of a rendered path (what `[*]` stands for).
+_ANY_BRACKET = r"\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]"
+
+
+class PathPattern:
+    """One `--path` pattern, and which changes it selects.
+
+    A pattern is a path as `diff` and `history` print it, with or without `$.`
+    (`customModels[?id=='custom:x'].apiKey`, `hooks.Stop[0]`, `$['odd key']`), or its dotted
+    form without list brackets (`customModels.apiKey`). `*` and `?` are glob characters in keys
+    (`*` also spans dots: `sandbox.*` is everything under `sandbox`, and the `sandbox` object
+    itself); `[*]` is any one list entry. Brackets are not character classes.
+
+    A change is selected when the pattern names its path, a path above it (`sandbox` selects a
+    change of `sandbox.enabled`) or a path below it that the change added, removed or replaced
+    (`sandbox.enabled` selects the removal of a `sandbox` object that held `enabled`).
+    """
+
+    def __init__(self, text: str) -> None:
+        body = text.removeprefix("$.") if text.startswith("$.") else text.removeprefix("$")
+        parts: list[str] = []
+        pos = 0
+        while pos < len(body):
+            if parts and body[pos] == "." and not body.startswith(".[", pos):
+                pos += 1  # the dot before a key
+            m = _PART.match(body, pos) if pos < len(body) else None
+            if m is None:
+                where = f"at {body[pos:]!r}" if pos < len(body) else "at its end"
+                raise UsageError(
+                    f"--path {text!r}: cannot read it {where} (expected a path as diff and "
+                    "history print it, e.g. sandbox.enabled or customModels[?id=='x'].apiKey)"
+                )
+            parts.append(m.group())
+            pos = m.end()
+        if not parts:
+            raise UsageError(f"--path {text!r}: an empty path")
+        self.parts = tuple(parts)
+        self.steps = tuple(_step(text, p) for p in parts)
+        self._dotted = not any(isinstance(step, _Bracket) for step in self.steps)
+        # A pattern's first k parts, as a regular expression, for k = 1 … all.
+        self._heads = tuple(re.compile(_regex(parts[:k])) for k in range(1, len(parts) + 1))
+
+    def selects(self, change: Change) -> bool:
+        """Whether the change touches what the pattern names (see the class)."""
+        whole = self._heads[-1]
+        for path in (change.path, change.old_path):
+            if path is None:
+                continue
+            shown = _forms(path)
+            if any(whole.fullmatch(s) for s in shown):
+                return True  # the change's path, or a path above it
+            # The change's own path, printed; dotted too for a pattern without brackets (a
+            # dotted path does not say which entry of a list it is in, a bracket would).
+            here = shown[-2:] if self._dotted else shown[-2:-1]
+            for k, head in enumerate(self._heads[:-1], start=1):
+                if any(head.fullmatch(s) for s in here) and self._below(change, path, k):
+                    return True
+        return False
+
+    def _below(self, change: Change, path: str, k: int) -> bool:
+        """Whether a value of the change holds something at the pattern's parts after k."""
+        rest = self.steps[k:]
+        if change.kind in ("item_added", "item_removed") and not path.endswith("]"):
+            if rest and isinstance(rest[0], _Bracket):  # the entry of a set list
+                rest = rest[1:]
+            else:
+                return False
+        return any(_holds(v, rest) for v in (change.before, change.after))
+
+
+@dataclass(frozen=True)
+class _Bracket:
+    """A bracket part: None for `[*]`, else the path component it reads as."""
+
+    part: paths.Component | None
+
+
+def _step(text: str, part: str) -> str | _Bracket:
+    if not part.startswith("["):
+        return part
+    if part == "[*]":
+        return _Bracket(None)
+    try:
+        (component,) = paths.parse("$" + part)
+    except ValueError:
+        raise UsageError(f"--path {text!r}: cannot read {part!r}") from None
+    return _Bracket(component)
+
+
+def _regex(parts: Sequence[str]) -> str:
+    out = []
+    for n, part in enumerate(parts):
+        if part == "[*]":
+            out.append(_ANY_BRACKET)
+        elif part.startswith("["):
+            out.append(re.escape(part))
+        elif part == "*" and n == len(parts) - 1 and n > 0:
+            out.append(r"(?:\..*)?")  # `sandbox.*`: also the `sandbox` object itself
+        else:
+            key = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in part)
+            out.append(r"\." + key if n else key)
+    return "".join(out)
+
+
+def _forms(path: str) -> list[str]:
+    """Every path above `path` and `path` itself, each printed (without `$.`) and dotted."""
+    parts = paths.parse(path)
+    out = []
+    for n in range(1, len(parts) + 1):
+        shown = paths.render(parts[:n])
+        out.append(shown[2:] if shown.startswith("$.") else shown[1:])
+        out.append(".".join(p for p in parts[:n] if isinstance(p, str)))
+    return out
+
+
+def _holds(value: JSON, steps: Sequence[str | _Bracket]) -> bool:
+    """Whether `value` has something at `steps` (a key step also looks into each list entry,
+    as a dotted pattern leaves list brackets out)."""
+    if not steps:
+        return True
+    step, rest = steps[0], steps[1:]
+    if isinstance(value, list) and not isinstance(step, _Bracket):
+        return any(_holds(item, steps) for item in value)
+    if isinstance(value, dict):
+        if isinstance(step, str):
+            return any(fnmatch.fnmatchcase(k, step) and _holds(v, rest) for k, v in value.items())
+        if isinstance(step.part, str):
+            return step.part in value and _holds(value[step.part], rest)
+        return False
+    if not isinstance(value, list) or not isinstance(step, _Bracket):
+        return False
+    part = step.part
+    if part is None:
+        return any(_holds(item, rest) for item in value)
+    if isinstance(part, int):
+        return -len(value) <= part < len(value) and _holds(value[part], rest)
+    if isinstance(part, paths.Match):
+        field, wanted = part.field, item_key(part.value)
         return any(
-            fnmatch.fnmatchcase(dotted_path, g)
-            or (g.endswith(".*") and fnmatch.fnmatchcase(dotted_path, g[:-2]))
-            for g in self.globs
+            isinstance(item, dict)
+            and field in item
+            and item_key(item[field]) == wanted
+            and _holds(item, rest)
+            for item in value
         )
+    return False
 
 
 @dataclass(frozen=True)
@@ -75,7 +222,7 @@ def timeline(store: Store, filters: Filters, table: ListTable) -> Iterator[Entry
         if not filters.in_window(rev):
             continue
         changes = filters.relevant(diff_revisions(before or {}, rev.settings, table=table))
-        if filters.globs and not changes:
+        if filters.patterns and not changes:
             continue
         yield Entry(rev, tuple(changes), first)
 
@@ -87,11 +234,26 @@ def _summary(entry: Entry) -> str:
     return f"first stored revision: {text}" if entry.first else text
 
 
+def _timestamp(when: datetime) -> str:
+    """ISO-8601 in UTC with `Z`, keeping a fraction of a second (milliseconds when that is all
+    there is: `23:59:59.600Z`), none when there is none (`10:00:00Z`)."""
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if when.microsecond:
+        fraction = f"{when.microsecond:06d}"
+        text += "." + (fraction[:3] if fraction.endswith("000") else fraction)
+    return text + "Z"
+
+
+def _author(user: User) -> str:
+    """Who made a revision: the email, else the name (else nothing is known)."""
+    return terminal_text(user.email or user.name)
+
+
 def _as_json(entry: Entry) -> dict[str, JSON]:
     user = entry.revision.user
     return {
         "revision": entry.revision.revision,
-        "updatedAt": entry.revision.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "updatedAt": _timestamp(entry.revision.updated_at),
         "author": {"id": user.id, "email": user.email, "name": user.name},
         "first": entry.first,
         "summary": _summary(entry),
@@ -102,7 +264,7 @@ def _as_json(entry: Entry) -> dict[str, JSON]:
 def _text_line(entry: Entry) -> str:
     rev = entry.revision
     when = rev.updated_at.strftime("%Y-%m-%d %H:%M")
-    return f"{rev.revision:>6}  {when}  {terminal_text(rev.user.email):<28}  {_summary(entry)}"
+    return f"{rev.revision:>6}  {when}  {_author(rev.user):<28}  {_summary(entry)}"
 
 
 def run_history(args: argparse.Namespace, ctx: Context) -> int:
@@ -112,7 +274,7 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
     filters = Filters(
         since=parse_when(args.since, "--since", end_of_day=False) if args.since else None,
         until=parse_when(args.until, "--until", end_of_day=True) if args.until else None,
-        globs=tuple(g.removeprefix("$.") for g in args.path),
+        patterns=tuple(PathPattern(p) for p in args.path),
         author=args.author.lower() if args.author else None,
     )
     if filters.since and filters.until and filters.since > filters.until:

@@ -250,7 +250,7 @@ class _Loader:
         One spot gets one error: where the schema objected too (`said`, the index of its
         problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
-        compiler = Compiler(str(raw.get("target", "")), self.enums)
+        compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
         said = {} if said is None else said
@@ -278,18 +278,24 @@ class _Loader:
                 f"rule id `{rule_id}` is reserved: ids beginning `{RESERVED_ID_PREFIX}` are "
                 "auditor's built-in rules (choose another id)",
             )
+        # a duplicate id is reported beside the rules' other problems, an invalid rule's too
+        source = doc.locate(where)
+        duplicate = False
+        if isinstance(rule_id, str):
+            first = self.first_seen.setdefault(rule_id, source)
+            duplicate = first is not source
+            if duplicate:
+                self.report(
+                    doc, (*where, "id"), f"duplicate rule id `{rule_id}` (first at {first})"
+                )
         if (
             not valid
             or reserved
+            or duplicate
             or compiler.problems
             or cond is None
             or not {"severity", "target"} <= raw.keys()
         ):
-            return None
-        source = doc.locate(where)
-        first = self.first_seen.setdefault(raw["id"], source)
-        if first is not source:
-            self.report(doc, (*where, "id"), f"duplicate rule id `{raw['id']}` (first at {first})")
             return None
         return Rule(
             id=raw["id"],

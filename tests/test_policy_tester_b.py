@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.errors import PolicyError
+from auditor.evaluate.change import change_document
+from auditor.evaluate.env import Env
+from auditor.evaluate.rule import run_rule
+from auditor.evaluate.status import rule_status
+from auditor.models import Revision, User
 from auditor.policy import load_policies
+from auditor.policy.model import Rule
+from auditor.policy.phrasing import clip
 
 
 def _problems(path: Path) -> list[str]:
@@ -58,3 +67,126 @@ def test_a_duplicate_id_is_reported_beside_the_first_rules_own_error(tmp_path: P
         "(did you mean `equals`?)",
         "dup.yaml:4:10: error: $.rules[1].id: duplicate rule id `R1` (first at dup.yaml:3:5)",
     ]
+
+
+# --- on_missing on a change leaf absent on both sides, and on an absent `when` path ----------
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _rule(tmp_path: Path, body: str, defaults: str = "severity: high") -> Rule:
+    path = tmp_path / "p.yaml"
+    path.write_text(f"defaults: {{{defaults}}}\nrules:\n  - id: R-1\n    title: t\n{body}")
+    return load_policies([path]).rules[0]
+
+
+def _verdict(rule: Rule, before: Any, after: Any = None) -> tuple[str, str]:
+    """The rule's status and message (and the fast status path agrees)."""
+    if rule.target == "change":
+        revs = [
+            Revision(n, NOW, User("u", "a@b.c", "A"), s, "") for n, s in ((1, before), (2, after))
+        ]
+        doc = change_document(*revs, with_changes=True)
+        env = Env(NOW, (before, after))
+    else:
+        doc, env = before, Env(NOW)
+    verdict = run_rule(rule, doc, env)
+    assert rule_status(rule, doc, env) == verdict.status
+    return verdict.status, verdict.message
+
+
+@pytest.mark.parametrize("on_missing", ["unknown", "fail"])
+def test_a_change_path_absent_on_both_sides_follows_the_rules_own_on_missing(
+    tmp_path: Path, on_missing: str
+) -> None:
+    """A mistyped path (`enabeld`) passed every step: "went absent -> absent"."""
+    rule = _rule(
+        tmp_path,
+        f"    target: change\n    on_missing: {on_missing}\n"
+        "    assert: {not: {path: sandbox.enabeld, from: true}}\n",
+    )
+    before, after = {"sandbox": {"enabled": True}}, {"sandbox": {"enabled": False}}
+    assert _verdict(rule, before, after) == (
+        on_missing,
+        "sandbox.enabeld is absent before and after the change",
+    )
+    # present on one side: a verdict as before
+    assert _verdict(rule, {"sandbox": {"enabeld": True}}, after)[0] == "fail"
+
+
+def test_without_its_own_on_missing_a_change_rule_reads_absent_absent_as_no_change(
+    tmp_path: Path,
+) -> None:
+    """The shipped changes pack sets `on_missing` under `defaults:` only: its verdicts stay."""
+    rule = _rule(
+        tmp_path,
+        "    assert: {not: {path: sandbox.enabled, from: true}}\n",
+        "severity: high, target: change, on_missing: unknown",
+    )
+    assert _verdict(rule, {}, {}) == ("pass", "sandbox.enabled went absent -> absent")
+
+
+@pytest.mark.parametrize(
+    ("on_missing", "status"),
+    [("fail", "fail"), ("unknown", "unknown"), (None, "not_applicable")],
+)
+def test_an_absent_when_path_follows_the_rules_own_on_missing(
+    tmp_path: Path, on_missing: str | None, status: str
+) -> None:
+    """An absent path in `when` is not "precondition false"."""
+    own = f"    on_missing: {on_missing}\n" if on_missing else ""
+    rule = _rule(
+        tmp_path,
+        f"    target: settings\n{own}"
+        "    when: {not: {path: mcpPolicy.enabled, equals: false}}\n"
+        "    assert: {path: mcpPolicy.allowlist, exists: true}\n",
+        "severity: high, on_missing: fail",
+    )
+    got, message = _verdict(rule, {})
+    assert got == status
+    assert message.endswith("mcpPolicy.enabled is absent")
+    assert _verdict(rule, {"mcpPolicy": {"enabled": False}})[0] == "not_applicable"
+
+
+def test_lint_warns_about_every_settings_path_a_change_rule_reads(tmp_path: Path) -> None:
+    """Change-operator paths, `after.…` paths and `{ref: …}` paths were never checked."""
+    from tests.test_policy_cli import _store_with, run
+
+    state = tmp_path / "state.db"
+    _store_with(state, [{"sandbox": {"enabled": True}}, {"sandbox": {"enabled": False}}])
+    policy = tmp_path / "c.yaml"
+    policy.write_text(
+        "defaults: {severity: high, target: change}\nrules:\n"
+        "  - {id: C-1, title: t, assert: {not: {path: sandbox.enabeld, from: true}}}\n"
+        "  - {id: C-2, title: t, assert: {path: after.sandbox.enabeld, equals: true}}\n"
+        "  - {id: C-3, title: t, assert: {path: after.sandbox.enabled,"
+        " equals: {ref: before.sandbox.enabeld}}}\n"
+        "  - {id: C-4, title: t, assert: {not: {path: sandbox.enabled, from: true}}}\n"
+        "  - {id: S-1, title: t, target: settings,"
+        " assert: {path: sandbox.enabled, equals: {ref: sandbox.enabeld}}}\n"
+    )
+    code, out, _ = run(tmp_path, "lint", str(policy), "--state", str(state))
+    tail = "`sandbox.enabeld` appears in none of the 2 stored revisions (typo or renamed key?)"
+    assert code == 0
+    assert [line.replace(f"{policy}:", "") for line in out.splitlines()] == [
+        f"3:46: warning: $.rules[0].assert.not.path: rule C-1: {tail}",
+        f"4:40: warning: $.rules[1].assert.path: rule C-2: {tail}",
+        f"5:77: warning: $.rules[2].assert.equals.ref: rule C-3: {tail}",
+        f"7:89: warning: $.rules[4].assert.equals.ref: rule S-1: {tail}",
+    ]
+
+
+def test_a_message_keeps_each_character_of_a_quoted_value(tmp_path: Path) -> None:
+    """Runs of spaces were squeezed: `cmd is "rm -rf /"; expected "rm -rf /"`."""
+    rule = _rule(tmp_path, "    target: settings\n    assert: {path: cmd, equals: 'rm -rf /'}\n")
+    assert _verdict(rule, {"cmd": "rm  -rf /"}) == (
+        "fail",
+        'cmd is "rm  -rf /"; expected "rm -rf /"',
+    )
+    rule = _rule(tmp_path, "    target: settings\n    assert: {path: cmd, matches: '^a  b'}\n")
+    status, message = _verdict(rule, {"cmd": "x"})
+    assert status == "fail" and "/^a  b/" in message
+
+
+def test_a_message_stays_one_line_and_shows_what_does_not_print() -> None:
+    assert clip("a\nb\tc\x00\u200b  d ") == "a\\nb\\tc\\u0000\\u200b  d "

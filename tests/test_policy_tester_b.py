@@ -190,3 +190,20 @@ def test_a_message_keeps_each_character_of_a_quoted_value(tmp_path: Path) -> Non
 
 def test_a_message_stays_one_line_and_shows_what_does_not_print() -> None:
     assert clip("a\nb\tc\x00\u200b  d ") == "a\\nb\\tc\\u0000\\u200b  d "
+
+
+def test_a_path_error_inside_star_names_the_element(tmp_path: Path) -> None:
+    """`a[*].v` on `a: [1]` said `$ is integer, so it has no key 'v'`."""
+    rule = _rule(tmp_path, "    target: settings\n    assert: {path: 'a[*].v', contains: 1}\n")
+    assert _verdict(rule, {"a": [{"v": 1}, 2]}) == (
+        "error",
+        "$.a[1] is integer, so it has no key `v`",
+    )
+
+
+def test_a_ref_to_null_says_null_once(tmp_path: Path) -> None:
+    rule = _rule(tmp_path, "    target: settings\n    assert: {path: n, lte: {ref: max}}\n")
+    assert _verdict(rule, {"n": 1, "max": None}) == (
+        "error",
+        "ref max is null; `lte` at n needs a number",
+    )

@@ -13,7 +13,9 @@ from auditor.evaluate.change import change_document
 from auditor.evaluate.env import Env
 from auditor.evaluate.rule import run_rule
 from auditor.evaluate.status import rule_status
+from auditor.evaluate.testing import run_policy_tests
 from auditor.models import Revision, User
+from auditor.policy import cases as case_files
 from auditor.policy import load_policies
 from auditor.policy.model import Rule
 from auditor.policy.phrasing import clip
@@ -207,3 +209,58 @@ def test_a_ref_to_null_says_null_once(tmp_path: Path) -> None:
         "error",
         "ref max is null; `lte` at n needs a number",
     )
+
+
+# --- `policy test` cases -----------------------------------------------------------------------
+
+_CHANGE_POLICY = (
+    "defaults: {severity: low, target: change, on_missing: unknown}\nrules:\n"
+    "  - {id: C1, title: t, assert: {not: {path: a, from: true}}}\n"
+    "  - {id: C3, title: t, assert: {path: author, equals: someone@example.com}}\n"
+)
+
+
+def _case_problems(tmp_path: Path, written: str) -> list[str]:
+    (tmp_path / "c.yaml").write_text(_CHANGE_POLICY)
+    (tmp_path / "c.tests.yaml").write_text("tests:\n" + written)
+    return [
+        line.replace(f"{tmp_path}/", "")
+        for line in case_files.test_file_problems(
+            [tmp_path / "c.tests.yaml"], load_policies([tmp_path]), NOW
+        )
+    ]
+
+
+def test_a_case_cannot_expect_waived(tmp_path: Path) -> None:
+    got = _case_problems(
+        tmp_path, "  - name: w\n    before: {a: 1}\n    after: {a: 2}\n    expect: {C1: waived}\n"
+    )
+    assert got == [
+        "c.tests.yaml:5:18: error: $.tests[0].expect.C1: `waived` cannot come out of a test "
+        "case (a case reads no waivers): expect the status the rule gives"
+    ]
+
+
+def test_a_change_case_gives_both_sides(tmp_path: Path) -> None:
+    """`before:` alone was judged against `after: {}` (a removal the author never wrote)."""
+    got = _case_problems(
+        tmp_path,
+        "  - name: b\n    before: {a: true}\n    expect: {C1: pass}\n"
+        "  - name: a\n    after: {a: true}\n    expect: {C1: pass}\n",
+    )
+    assert got == [
+        "c.tests.yaml:3:5: error: $.tests[0].before: `before:` without `after:`: a change case "
+        "gives both sides (write `after: {}` for empty settings)",
+        "c.tests.yaml:6:5: error: $.tests[1].after: `after:` without `before:`: a change case "
+        "gives both sides (write `before: {}` for empty settings)",
+    ]
+
+
+def test_a_case_without_author_has_no_author(tmp_path: Path) -> None:
+    """A missing `author:` was `test@example.com`, which appeared in messages."""
+    (tmp_path / "c.yaml").write_text(_CHANGE_POLICY)
+    (tmp_path / "c.tests.yaml").write_text(
+        "tests:\n  - name: n\n    before: {a: 1}\n    after: {a: 2}\n    expect: {C3: unknown}\n"
+    )
+    [result] = run_policy_tests([tmp_path], now=NOW)
+    assert result.passed, result

@@ -69,8 +69,13 @@ def test_lint_reports_every_problem_of_every_file_and_exits_2(tmp_path: Path) ->
     paths = [HERE / "invalid" / n for n in ("unknown-key.yaml", "several-problems.yaml")]
     code, out, _ = run(tmp_path, "lint", *map(str, paths))
     lines = out.splitlines()
-    assert code == 2 and len(lines) == 5
+    assert code == 2 and len(lines) == 6
+    # both files' SBX-001 are invalid, and still the duplicate id is reported beside them
     assert lines[0].endswith(
+        "several-problems.yaml:2:9: error: $.rules[0].id: duplicate rule id `SBX-001` "
+        f"(first at {paths[0]}:2:5)"
+    )
+    assert lines[1].endswith(
         "several-problems.yaml:6:51: error: $.rules[0].assert.colour: unknown key `colour`"
     )
     assert "unknown-key.yaml:4:5: error:" in lines[-1] and "did you mean `severity`?" in lines[-1]
@@ -99,6 +104,11 @@ def test_lint_warns_about_paths_absent_from_the_stored_history(
         f"{policies}/sample.yaml:21:13: warning: $.rules[1].assert.path: rule SBX-002: "
         "`sandbox.network.allowedDomains` appears in none of the 2 stored revisions "
         "(typo or renamed key?)",
+        # a change rule's paths are checked too: its `when` and its change operator's
+        f"{policies}/sample.yaml:42:18: warning: $.rules[4].when.path: rule CHG-AUT-001: "
+        "`maxAutonomyLevel` last appeared in revision 1 (1 revisions ago)",
+        f"{policies}/sample.yaml:44:19: warning: $.rules[4].assert.not.path: rule CHG-AUT-001: "
+        "`maxAutonomyLevel` last appeared in revision 1 (1 revisions ago)",
     ]
 
 
@@ -135,7 +145,11 @@ def test_lint_history_warnings_look_inside_quantifiers(
     tmp_path: Path, policies: Path, models: list[Any], warning: str | None
 ) -> None:
     state = tmp_path / "state.db"
-    base = {"sandbox": {"enabled": True, "network": {"allowedDomains": []}}, "autonomyLevel": "x"}
+    base = {
+        "sandbox": {"enabled": True, "network": {"allowedDomains": []}},
+        "autonomyLevel": "x",
+        "maxAutonomyLevel": "low",  # read by the change rule CHG-AUT-001
+    }
     _store_with(state, [{**base, "customModels": m} for m in models])
     _, out, _ = run(tmp_path, "lint", str(policies), "--state", str(state))
     expected = [] if warning is None else [

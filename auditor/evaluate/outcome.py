@@ -62,9 +62,10 @@ class Outcome:
         return cls("fail", text, (evidence,), subject=subject, expects=expected)
 
     @classmethod
-    def missing(cls, where: str) -> Outcome:
+    def missing(cls, where: str, when: str = "") -> Outcome:
         """A leaf whose path is absent (the rule's `on_missing` decides)."""
-        return cls("missing", f"{show(where)} is absent", (Evidence(where, None, None, "", False),))
+        evidence = (Evidence(where, None, None, "", False),)
+        return cls("missing", f"{show(where)} is absent{when}", evidence)
 
     @classmethod
     def error(cls, message: str, evidence: Evidence | None = None) -> Outcome:

@@ -30,9 +30,9 @@ def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str
     except PathTypeError as exc:
         raise RefError(f"ref {show(exc.where)} (for {show(where)}): {exc}") from None
     if value is not MISSING and not conforms(op.schema, value):
+        found = "null" if value is None else f"{json_type(value)} {short(value)}"
         raise RefError(
-            f"ref {show(at)} is {json_type(value)} {short(value)}; `{op.name}` at {show(where)} "
-            f"needs {expects(op.schema)}"
+            f"ref {show(at)} is {found}; `{op.name}` at {show(where)} needs {expects(op.schema)}"
         )
     return value, at
 

@@ -159,7 +159,13 @@ class _CaseReader:
                     f"unknown rule id `{rule_id}`{suggest(str(rule_id), known)}",
                     key=True,
                 )
-            if status not in STATUSES:
+            if status == "waived":
+                self.fail(
+                    (*where, rule_id),
+                    "`waived` cannot come out of a test case (a case reads no waivers): expect "
+                    "the status the rule gives",
+                )
+            elif status not in STATUSES:
                 self.fail((*where, rule_id), f"{status!r} is not a status ({', '.join(STATUSES)})")
         return {str(k): str(v) for k, v in raw.items()}
 
@@ -203,7 +209,16 @@ class _CaseReader:
             return None
         settings = _revision(1, data["settings"], raw, now) if "settings" in data else None
         steps: tuple[tuple[Revision, Revision], ...] = ()
-        if "before" in data or "after" in data:
+        for given, lacking in (("before", "after"), ("after", "before")):
+            if given in data and lacking not in data:  # read as `{}` it would judge a change
+                self.fail(
+                    (*where, given),
+                    f"`{given}:` without `{lacking}:`: a change case gives both sides (write "
+                    f"`{lacking}: {{}}` for empty settings)",
+                    key=True,
+                )
+                return None
+        if "before" in data:
             before = _revision(1, data.get("before", {}), {}, now)
             steps = ((before, _revision(2, data.get("after", {}), raw, now)),)
         reports = self._reports(data.get("reports") or [], (*where, "reports"))
@@ -306,7 +321,8 @@ def _reason(exc: TypeError) -> str:
 
 
 def _revision(number: int, settings: Any, raw: Mapping[str, Any], now: datetime) -> Revision:
-    email = str(raw.get("author", "test@example.com"))
+    # no `author:`: nobody known, as a run's change without one (author rules: on_missing)
+    email = str(raw.get("author", ""))
     user = User("test", email, str(raw.get("author_name", "")))
     return Revision(number, now, user, settings, content_hash(settings))
 

@@ -8,7 +8,7 @@ problems found, each with the YAML path where it occurs so the loader can attach
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from auditor.operators import MISSING, REGISTRY, Operator
@@ -28,9 +28,18 @@ NON_NEGATIVE_OPS = ("within_days", "older_than_days")  # days before now
 class Compiler:
     """Compiles raw conditions of one rule, collecting problems with their YAML path."""
 
-    def __init__(self, target: str, enums: Mapping[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        target: str,
+        enums: Mapping[str, tuple[str, ...]],
+        written: Callable[[Parts], str | None] | None = None,
+        *,
+        absent_missing: bool = False,
+    ) -> None:
         self.target = target
         self.enums = enums
+        self.absent_missing = absent_missing  # see `Leaf.absent_missing`
+        self.written = written  # a scalar's text as the file writes it (for messages)
         self.problems: list[Problem] = []
 
     def fail(self, where: Parts, message: str) -> None:
@@ -135,7 +144,8 @@ class Compiler:
         if len(self.problems) > count:
             return None
         default = raw.get("default", MISSING)
-        return Leaf(tuple(paths), tuple(ops), default, where)  # type: ignore[arg-type]
+        strict = self.absent_missing and True in kinds
+        return Leaf(tuple(paths), tuple(ops), default, where, strict)  # type: ignore[arg-type]
 
     def _op(
         self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool
@@ -147,6 +157,15 @@ class Compiler:
             self.fail(
                 (*where, name),
                 f"`{name}` applies only to `target: change` leaves outside each/some/none",
+            )
+            return None
+        if name.startswith("version_") and isinstance(arg, float):
+            # YAML reads `1.10` as the number 1.1: the version would silently lose digits
+            as_written = self.written((*where, name)) if self.written else None
+            text = as_written or repr(arg)
+            self.fail(
+                (*where, name),
+                f"{name}: {text} was read as the number {arg!r}; quote the version: '{text}'",
             )
             return None
         if name in ORDERED_OPS and "enum" in raw:

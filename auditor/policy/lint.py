@@ -18,6 +18,7 @@ from auditor.models import Revision
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
+from auditor.policy.refs import Ref
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
 STAR = "[*]"
@@ -37,10 +38,10 @@ Parts = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class _Watched:
-    """One settings leaf: its alternative key paths and where it is written."""
+    """One settings path a rule reads: its alternative key paths and where it is written."""
 
     rule: Rule
-    leaf: Leaf
+    where: Parts  # the YAML path of the `path:` (or `ref:`) that names it
     keys: tuple[Keys, ...]
 
 
@@ -67,15 +68,42 @@ def _leaves(cond: Condition, prefix: tuple[str, ...] = ()) -> Iterator[tuple[Lea
         yield from _leaves(cond.condition, (*prefix, *cond.path.deps, STAR))
 
 
+_SIDES = ("before", "after")
+
+
+def _settings_keys(rule: Rule, keys: Keys, *, change_leaf: bool = False) -> Keys | None:
+    """The settings keys a path of `rule` reads (None when it reads no settings): a settings
+    rule's paths as they are; a change rule's change-operator paths as they are, and its
+    `before.…` / `after.…` paths without that first key (`changes`, `author`… are not
+    settings)."""
+    if rule.target == "settings" or change_leaf:
+        return keys
+    if rule.target == "change" and len(keys) > 1 and keys[0] in _SIDES:
+        return keys[1:]
+    return None
+
+
 def _watched(policy: PolicySet) -> Iterator[_Watched]:
+    """Every settings path each settings or change rule reads: leaf paths, change-operator
+    paths, `before.`/`after.` paths and `{ref: …}` paths (refs read from the root)."""
     for rule in policy.rules:
-        if rule.target != "settings":
+        if rule.target not in ("settings", "change"):
             continue
         for cond in (rule.when, rule.condition):
             for leaf, prefix in _leaves(cond) if cond is not None else ():
-                keys = tuple((*prefix, *p.deps) for p in leaf.paths if p.deps)
+                found = (
+                    _settings_keys(rule, (*prefix, *p.deps), change_leaf=leaf.is_change)
+                    for p in leaf.paths
+                    if p.deps
+                )
+                keys = tuple(k for k in found if k)
                 if keys:
-                    yield _Watched(rule, leaf, keys)
+                    yield _Watched(rule, (*leaf.where, "path"), keys)
+                for op, arg, _ in leaf.ops:
+                    if isinstance(arg, Ref) and arg.path.deps:
+                        ref = _settings_keys(rule, arg.path.deps)
+                        if ref:
+                            yield _Watched(rule, (*leaf.where, op.name, "ref"), (ref,))
 
 
 def _scope(keys: Keys) -> Keys:
@@ -131,7 +159,7 @@ def _warning(
     if source is None:
         return f"{w.rule.id}: warning: {text}"
     doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
-    where = (*w.leaf.where, "path")
+    where = w.where
     return problem(doc.locate(where), render(where), f"rule {w.rule.id}: {text}", level="warning")
 
 

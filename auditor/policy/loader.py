@@ -232,7 +232,9 @@ class _Loader:
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
                 merged["tags"] = _merge(defaults, raw, "tags")
                 merged["controls"] = _merge(defaults, raw, "controls")
-            rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
+            rule = self.rule(
+                got.doc, index, merged, valid=valid, said=got.spots, own="on_missing" in raw
+            )
             if rule is not None:
                 out.append(rule)
         return out
@@ -245,12 +247,13 @@ class _Loader:
         *,
         valid: bool,
         said: dict[tuple[str | int, ...], int] | None = None,
+        own: bool = False,
     ) -> Rule | None:
         """Compile one rule; with `valid=False` (schema problems) only collect more problems.
         One spot gets one error: where the schema objected too (`said`, the index of its
         problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
-        compiler = Compiler(str(raw.get("target", "")), self.enums)
+        compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written, absent_missing=own)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
         said = {} if said is None else said
@@ -278,18 +281,24 @@ class _Loader:
                 f"rule id `{rule_id}` is reserved: ids beginning `{RESERVED_ID_PREFIX}` are "
                 "auditor's built-in rules (choose another id)",
             )
+        # a duplicate id is reported beside the rules' other problems, an invalid rule's too
+        source = doc.locate(where)
+        duplicate = False
+        if isinstance(rule_id, str):
+            first = self.first_seen.setdefault(rule_id, source)
+            duplicate = first is not source
+            if duplicate:
+                self.report(
+                    doc, (*where, "id"), f"duplicate rule id `{rule_id}` (first at {first})"
+                )
         if (
             not valid
             or reserved
+            or duplicate
             or compiler.problems
             or cond is None
             or not {"severity", "target"} <= raw.keys()
         ):
-            return None
-        source = doc.locate(where)
-        first = self.first_seen.setdefault(raw["id"], source)
-        if first is not source:
-            self.report(doc, (*where, "id"), f"duplicate rule id `{raw['id']}` (first at {first})")
             return None
         return Rule(
             id=raw["id"],
@@ -304,6 +313,7 @@ class _Loader:
             controls=tuple(raw["controls"]),
             tags=tuple(raw["tags"]),
             source=source,
+            on_missing_set=own,
         )
 
 

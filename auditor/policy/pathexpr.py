@@ -215,8 +215,9 @@ def _walk(
         if not isinstance(node, list):
             raise PathTypeError(_render(parts), node, "elements")
         if isinstance(step, Star):
+            # each element is walked from its own place (`$.a[0]`), so an error names it
+            found = [_walk(item, steps, pos + 1, [*parts, at])[0] for at, item in enumerate(node)]
             parts.append(step)
-            found = [_walk(item, steps, pos + 1, [])[0] for item in node]
             kept = [v for v in found if v is not MISSING]
             return (MISSING if found and not kept else kept), pos + 1
         node = _index(node, step, parts)

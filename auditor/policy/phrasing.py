@@ -137,12 +137,21 @@ def _conjugate(verb: str) -> str:
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """One line, at most `limit` characters (an ellipsis marks the cut)."""
-    # Whitespace other than a single inner space is never printable, so most texts are
-    # already one line and skip the split.
-    if not text.isprintable() or "  " in text or text[:1] == " " or text[-1:] == " ":
-        text = " ".join(text.split())
+    """One line, at most `limit` characters (an ellipsis marks the cut). Every character is
+    kept as it is (`"rm  -rf /"` keeps its two spaces), but one that does not print (a line
+    break, a tab, a control or format character) is written as its escape (`\\n`, `\\t`,
+    `\\u200b`), so the line shows what the value holds."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else _escape(c) for c in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
 
 
 _BOUNDS = {"equals": "exactly", "gt": "more than", "gte": "at least", "lt": "less than"}

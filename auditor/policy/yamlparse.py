@@ -26,7 +26,7 @@ from ruamel.yaml.events import (
     NodeEvent,
     ScalarEvent,
 )
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from auditor.errors import PolicyError
@@ -182,6 +182,15 @@ def locate(
         key_node, node = found
         mark = key_node.start_mark if key and key_node is not None else node.start_mark
     return location(file, mark)
+
+
+def written(root: Node | None, parts: Sequence[str | int]) -> str | None:
+    """The text of the scalar at `parts` as written (without quotes), or None."""
+    node = root
+    for part in parts:
+        found = _child(node, part) if node is not None else None
+        node = found[1] if found is not None else None
+    return str(node.value) if isinstance(node, ScalarNode) else None
 
 
 def typed_key(root: Node | None, file: str, parts: Sequence[str | int]) -> SourceLocation:

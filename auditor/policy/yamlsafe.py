@@ -110,6 +110,13 @@ class YamlDocument:
         shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
         raise PolicyError([problem(loc, "", f"key `{shown}` must be text (quote it)")])
 
+    def written(self, parts: Sequence[str | int]) -> str | None:
+        """The scalar at `parts` as the file writes it (`1.10` where the data holds 1.1), or
+        None (no such scalar, or no text to read it from)."""
+        from auditor.policy import yamlparse
+
+        return yamlparse.written(self._node_tree(), parts)
+
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
         """1-based position of the value at `parts` (of its key with `key=True`).
 

@@ -129,6 +129,21 @@ def test_a_stale_waiver_says_why_and_is_not_listed_in_force(env: dict[str, str],
     assert "<h3>In force (1)</h3>" in html and "<h3>Stale (match nothing) (3)</h3>" in html
 
 
+def test_a_finding_whose_waiver_expired_says_so_in_findings_json(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """SARIF and JUnit said so; findings.json's finding had `waiver: null` and nothing else."""
+    waivers = "  - {rule: USE-MCP-001, subject: usage, reason: r, owner: o, expires: 2026-10-31}\n"
+    code, stderr, data = run(env, tmp_path, waivers)
+    assert code == 0, stderr
+    mcp = [f for f in data["findings"] if f["rule_id"] == "USE-MCP-001"]
+    lapsed = {f["subject"]["key"]: f["expired_waiver"] for f in mcp if f["expired_waiver"]}
+    assert sorted(lapsed) == ["usage@2026-10-23", "usage@2026-10-24"]
+    assert {w["expires"] for w in lapsed.values()} == {"2026-10-31T23:59:59.999999+00:00"}
+    assert all(f["status"] == "fail" and f["waiver"] is None for f in mcp if f["expired_waiver"])
+    assert all(f["expired_waiver"] is None for f in data["findings"] if f not in mcp)
+
+
 def test_an_impossible_expiry_date_names_its_field(env: dict[str, str], tmp_path: Path):
     """`expires: 2026-02-30` was the one waiver error without its `$.waivers[0].expires` path."""
     code, stderr, _ = run(env, tmp_path, "  - rule: BASE-MOD-001\n    expires: 2026-02-30\n")

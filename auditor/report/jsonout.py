@@ -254,7 +254,7 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
     """The whole document as a JSON value (`streamed`: its lists of findings, of the
     failing count per revision and of the revisions evaluated left empty, for `json_chunks`
     to stream)."""
-    lapsed = ExpiredWaivers(d.waivers.expired)
+    lapsed = ExpiredWaivers(d.waivers.expired) if d.waivers.expired else None
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},
@@ -331,7 +331,8 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly after some text was
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, streamed=True)
-    shared, lapsed = SharedEvidence(), ExpiredWaivers(data.waivers.expired)
+    shared = SharedEvidence()
+    lapsed = ExpiredWaivers(data.waivers.expired) if data.waivers.expired else None
     findings = (
         [finding_json(f, shared, expired=lapsed) for f in batch]
         for batch in _batches(data.findings)

@@ -892,11 +892,11 @@ def test_no_usage_does_not_call_a_usage_rules_waiver_stale(env: dict[str, str], 
     (tmp_path / "w.yaml").write_text(
         "waivers:\n"
         "  - {rule: USE-MOD-001, subject: usage, reason: r, owner: o, expires: 2026-12-31}\n"
-        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n",
+        "  - {rule: BASE-MOD-001, subject: org, reason: r, owner: o, expires: 2026-12-31}\n",
         encoding="utf-8",
     )
     argv = ["run", "--no-usage", "--soft-fail", "--waivers", str(tmp_path / "w.yaml")]
     code, _, stderr = run_cli([*argv, "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
     assert code == 0, stderr
     stale = findings_json(tmp_path / "r")["waivers"]["stale"]
-    assert [w["rule_id"] for w in stale] == ["NO-SUCH-001"]
+    assert [w["rule_id"] for w in stale] == ["BASE-MOD-001"]

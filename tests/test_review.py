@@ -584,12 +584,13 @@ def test_a_review_does_not_call_the_nightlys_readiness_waivers_stale(
 ) -> None:
     """A review judges the settings and change rules only: a waiver of a readiness rule that
     the nightly uses matched nothing here and was listed, at the top of the PR comment, as
-    `stale (waiving nothing)`. One naming a rule no policy has is still stale."""
+    `stale (waiving nothing)`. One of a rule judged here that matched nothing is still stale
+    (one naming a rule no policy has is refused: tests/test_waiver_staleness.py)."""
     (tmp_path / "w.yaml").write_text(
         "waivers:\n"
         "  - {rule: RDY-SEC-001, subject: 'https://github.com/*', reason: r, owner: o,"
         " expires: 2026-12-31}\n"
-        "  - {rule: NO-SUCH-001, subject: settings, reason: r, owner: o, expires: 2026-12-31}\n"
+        "  - {rule: BASE-MOD-001, subject: org, reason: r, owner: o, expires: 2026-12-31}\n"
         # the built-in integrity rule is the nightly's too: a review never applies it
         "  - {rule: AUDITOR-INTEGRITY-001, subject: settings@3, reason: r, owner: o,"
         " expires: 2026-12-31}\n",
@@ -599,9 +600,9 @@ def test_a_review_does_not_call_the_nightlys_readiness_waivers_stale(
         live_settings(emu), env, tmp_path, "--waivers", str(tmp_path / "w.yaml")
     )
     assert code == 0, output
-    assert [w["rule_id"] for w in data["waivers"]["stale"]] == ["NO-SUCH-001"], data["waivers"]
+    assert [w["rule_id"] for w in data["waivers"]["stale"]] == ["BASE-MOD-001"], data["waivers"]
     note = (tmp_path / "r" / "report.md").read_text()
-    assert "NO-SUCH-001" in note and "RDY-SEC-001" not in note
+    assert "BASE-MOD-001" in note and "RDY-SEC-001" not in note
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -236,7 +236,8 @@ def test_invalid_file_reports_every_problem_with_position(tmp_path: Path) -> Non
         pytest.param("waivers: [\n", "invalid YAML", id="syntax"),
         pytest.param(
             "waivers:\n  - {rule: R, subject: org, reason: r, owner: o, expires: 2026-02-30}\n",
-            ":2:59: error: `2026-02-30` is not a valid date/time (day is out of range for month)",
+            ":2:59: error: $.waivers[0].expires: `2026-02-30` is not a valid date/time (day is out "
+            "of range for month)",
             id="impossible-date",
         ),
         pytest.param(

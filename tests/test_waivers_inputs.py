@@ -71,15 +71,14 @@ TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 PASSWORD = "hunter2hunter2"
 
 
-def test_a_secret_in_a_waivers_rule_or_subject_reaches_no_output(tmp_path: Path) -> None:
-    """A repository glob with a password in it, and a token pasted as a rule id, were shown as
-    written in report.md, the step summary, report.html and findings.json."""
+def test_a_secret_in_a_waivers_subject_reaches_no_output(tmp_path: Path) -> None:
+    """A repository glob with a password in it was shown as written in report.md, the step
+    summary, report.html and findings.json."""
     path = tmp_path / "waivers.yaml"
     why = "reason: r, owner: o, expires: 2026-12-31"
     path.write_text(
         "waivers:\n"
-        f'  - {{rule: BASE-NET-001, subject: "https://bob:{PASSWORD}@github.com/acme/*", {why}}}\n'
-        f"  - {{rule: {TOKEN}, subject: settings, {why}}}\n",
+        f'  - {{rule: BASE-NET-001, subject: "https://bob:{PASSWORD}@github.com/acme/*", {why}}}\n',
         encoding="utf-8",
     )
     summary = tmp_path / "summary.md"
@@ -89,11 +88,23 @@ def test_a_secret_in_a_waivers_rule_or_subject_reaches_no_output(tmp_path: Path)
     assert len(outputs) > 4
     for output in outputs:
         text = output.read_text(encoding="utf-8", errors="replace")
-        assert PASSWORD not in text and TOKEN not in text, output.name
-    assert PASSWORD not in stdout + stderr and TOKEN not in stdout + stderr
+        assert PASSWORD not in text, output.name
+    assert PASSWORD not in stdout + stderr
     data = json.loads((tmp_path / "out" / "findings.json").read_text(encoding="utf-8"))
     subjects = [w["subject"] for w in data["waivers"]["stale"]]
     assert any(re.fullmatch(r"https://bob:\[secret .*\]@github\.com/acme/\*", s) for s in subjects)
+
+
+def test_a_token_pasted_as_a_waivers_rule_is_an_unknown_rule_not_quoted(tmp_path: Path) -> None:
+    """No policy has a rule named like a token: the waiver is refused at its place (it was
+    once accepted, reported stale, and shown in every report as a marker), and the error
+    does not quote it."""
+    path = waiver_file(tmp_path, rule=TOKEN)
+    code, stdout, stderr = review(tmp_path, path)
+    assert code == 2, stderr
+    assert f"{path}:2:11: error: $.waivers[0].rule: unknown rule" in stderr
+    assert TOKEN not in stdout + stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_waiver_shown_redacted_still_matches_by_what_it_wrote() -> None:

@@ -109,14 +109,14 @@ def test_not_utf8_names_the_line_and_column_of_the_bad_byte(
     [
         pytest.param(
             "a: 1\nwhen: 2026-02-30\n",
-            "p.yaml:2:7: error: `2026-02-30` is not a valid date/time (day is out of range for "
-            "month)",
+            "p.yaml:2:7: error: $.when: `2026-02-30` is not a valid date/time (day is out of range "
+            "for month)",
             id="date",
         ),
         pytest.param(
             "x:\n  - [ok, {at: 2026-13-01T10:00:00Z}]\n",
-            "p.yaml:2:15: error: `2026-13-01T10:00:00Z` is not a valid date/time (month must be in "
-            "1..12)",
+            "p.yaml:2:15: error: $.x[0][1].at: `2026-13-01T10:00:00Z` is not a valid date/time "
+            "(month must be in 1..12)",
             id="nested-timestamp",
         ),
         pytest.param(

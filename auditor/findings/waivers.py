@@ -18,7 +18,7 @@ File format::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from fnmatch import fnmatchcase
@@ -56,14 +56,44 @@ class WaiverReport:
     warnings: tuple[str, ...]
 
 
-def load_waivers(path: Path) -> tuple[Waiver, ...]:
-    """Load and validate a waivers file; PolicyError lists every problem as file:line:col."""
+class KnownRules:
+    """The rule ids a waiver may name: the loaded policies' rules, the built-in
+    `AUDITOR-INTEGRITY-001`, and the shipped packs' rules (read only when a waiver names a
+    rule the loaded policies lack: a run of `--policy usage.yaml` with a waivers file that
+    also waives shipped settings rules leaves those out, it does not refuse them)."""
+
+    def __init__(self, loaded: Iterable[str]) -> None:
+        from auditor.findings.integrity import RULE_ID
+
+        self._loaded = frozenset(loaded) | {RULE_ID}
+        self._every: frozenset[str] | None = None
+
+    def __contains__(self, rule: object) -> bool:
+        return rule in self._loaded or rule in self.every()
+
+    def every(self) -> frozenset[str]:
+        """Every known id (the shipped packs' read on the first call)."""
+        if self._every is None:
+            from auditor.policy import SHIPPED_POLICY_DIR
+            from auditor.policy.loader import load_policies
+
+            shipped = {r.id for r in load_policies([SHIPPED_POLICY_DIR]).rules}
+            self._every = self._loaded | shipped
+        return self._every
+
+
+def load_waivers(path: Path, rules: KnownRules | None = None) -> tuple[Waiver, ...]:
+    """Load and validate a waivers file; PolicyError lists every problem as file:line:col.
+
+    `rules`: the rule ids a waiver may name; one naming any other (a typo, a wrong case, a
+    pattern) is a problem, with the closest id. None: not checked (an evidence bundle's copy,
+    checked when the bundle was made)."""
     doc = load_yaml(path)
     problems: list[str] = []
     entries = _entries(doc, problems)
     waivers: list[Waiver] = []
     for index, entry in enumerate(entries):
-        waiver = _parse_entry(doc, index, entry, problems)
+        waiver = _parse_entry(doc, index, entry, problems, rules)
         if waiver is not None:
             waivers.append(waiver)
     _check_duplicates(waivers, problems)
@@ -90,7 +120,9 @@ def _entries(doc: YamlDocument, problems: list[str]) -> list[Any]:
     return list(data.get("waivers") or [])
 
 
-def _parse_entry(doc: YamlDocument, index: int, entry: Any, problems: list[str]) -> Waiver | None:
+def _parse_entry(
+    doc: YamlDocument, index: int, entry: Any, problems: list[str], rules: KnownRules | None
+) -> Waiver | None:
     base: list[str | int] = ["waivers", index]
     before = len(problems)
 
@@ -104,6 +136,8 @@ def _parse_entry(doc: YamlDocument, index: int, entry: Any, problems: list[str])
     if isinstance(entry.get("ticket"), int) and not isinstance(entry["ticket"], bool):
         entry = {**entry, "ticket": str(entry["ticket"])}  # `ticket: 1234` is a ticket number
     _check_fields(entry, report)
+    if rules is not None and isinstance(entry.get("rule"), str) and entry["rule"].strip():
+        _check_rule(entry["rule"].strip(), rules, lambda m: report("rule", m))
     expires = None
     if "expires" in entry:  # a missing one is reported by _check_fields
         expires = _parse_expiry(entry["expires"], lambda m: report("expires", m))
@@ -132,6 +166,25 @@ def _check_fields(entry: dict[str, Any], report: Callable[..., None]) -> None:
             report(key, f"`{key}` must be a non-empty string")
     if isinstance(entry.get("subject"), str) and entry["subject"].strip():
         _check_subject(entry["subject"], lambda m: report("subject", m))
+
+
+def _check_rule(rule: str, rules: KnownRules, report: Callable[[str], None]) -> None:
+    """A rule no loaded policy, shipped pack or built-in rule has: a typo would waive nothing."""
+    if rule in rules:
+        return
+    every = rules.every()
+    same = sorted(r for r in every if r.casefold() == rule.casefold())
+    hint = f" (did you mean `{same[0]}`?)" if same else suggest(rule, every)
+    if any(c in rule for c in "*?["):
+        report(
+            f"`{rule}` is not a rule id: a waiver names one rule by its id, patterns are not "
+            f"supported{hint}"
+        )
+        return
+    report(
+        f"unknown rule `{rule}`: no policy given, shipped pack or built-in rule has it (ids are "
+        f"case-sensitive){hint}"
+    )
 
 
 def _check_subject(subject: str, report: Callable[[str], None]) -> None:
@@ -207,6 +260,10 @@ def subject_matches(waiver: Waiver, subject: Subject) -> bool:
     pattern = waiver.match_subject
     if pattern == subject.key:
         return True
+    if subject.key == "settings" and pattern.startswith("settings@"):
+        # `settings@412` names revision 412's settings, which a run without
+        # `--all-revisions` judges as `settings` while 412 is the newest (or `--at`'s)
+        return pattern == f"settings@{subject.revision}"
     if pattern == "settings":
         return subject.kind == "settings"
     if pattern == "change":
@@ -227,6 +284,13 @@ def _day(moment: datetime) -> str:
     return moment.date().isoformat()
 
 
+def untried_rules(waivers: Iterable[Waiver], judged: Collection[str]) -> frozenset[str]:
+    """The rules `waivers` name that an evaluation judging the rules `judged` leaves out: a
+    rule of a policy not given this run (a shipped pack's, with `--policy usage.yaml`), a
+    usage rule under `--no-usage`, a readiness rule in a review. Their waivers are not stale."""
+    return frozenset(w.match_rule for w in waivers) - frozenset(judged)
+
+
 def apply_waivers(
     results: Sequence[RuleResult],
     waivers: Sequence[Waiver],
@@ -236,11 +300,10 @@ def apply_waivers(
 ) -> tuple[tuple[RuleResult, ...], WaiverReport]:
     """Mark fail/unknown/error results covered by a waiver in force as `waived`.
 
-    `untried`: the ids of the loaded rules this evaluation left out (a review judges only the
-    settings and change rules; `--no-usage` leaves the usage rules out). A waiver of one of
-    them is not called stale: it was not tried. A rule that was tried and gave no result (a
-    readiness rule with no reports) still makes its waiver stale, as does a rule no policy
-    has."""
+    `untried`: the ids of the rules this evaluation left out (`untried_rules`). A waiver of
+    one of them is not called stale: it was not tried. A rule that was tried and gave no
+    result (a readiness rule with no reports) still makes its waiver stale; each stale
+    waiver's warning says why it matched nothing."""
     in_force = [w for w in waivers if now <= w.expires]
     used: set[int] = {id(w) for w in in_force if w.match_rule in untried}  # so never stale
     out: list[RuleResult] = []
@@ -251,7 +314,7 @@ def apply_waivers(
             continue
         used.add(id(match))
         out.append(replace(result, status="waived", raw_status=result.status, waiver=match))
-    report = _report(waivers, in_force, used, now)
+    report = _report(waivers, in_force, used, now, out)
     return tuple(out), report
 
 
@@ -263,7 +326,11 @@ def _first_match(result: RuleResult, waivers: Sequence[Waiver]) -> Waiver | None
 
 
 def _report(
-    waivers: Sequence[Waiver], in_force: Sequence[Waiver], used: set[int], now: datetime
+    waivers: Sequence[Waiver],
+    in_force: Sequence[Waiver],
+    used: set[int],
+    now: datetime,
+    results: Sequence[RuleResult],
 ) -> WaiverReport:
     soon_limit = now + timedelta(days=EXPIRING_SOON_DAYS)
     far_limit = now + timedelta(days=MAX_TERM_DAYS)
@@ -275,14 +342,55 @@ def _report(
         for w in expired
     ]
     warnings += [f"{_describe(w)} expires on {_day(w.expires)} (owner {w.owner})" for w in soon]
-    warnings += [
-        f"{_describe(w)} matched no failing result: the rule passes or the subject is gone"
-        for w in stale
-    ]
+    if stale:
+        why = _why_stale(stale, results)
+        warnings += [f"{_describe(w)} matched no failing result: {why[id(w)]}" for w in stale]
     warnings += [
         f"{_describe(w)} runs until {_day(w.expires)}, more than {MAX_TERM_DAYS} days out; "
         "review waivers at least yearly"
         for w in in_force
         if w.expires > far_limit
     ]
-    return WaiverReport(tuple(in_force), tuple(soon), tuple(expired), tuple(stale), tuple(warnings))
+    # a stale waiver waived nothing: it is listed as stale, not as in force
+    in_use = tuple(w for w in in_force if id(w) in used)
+    return WaiverReport(in_use, tuple(soon), tuple(expired), tuple(stale), tuple(warnings))
+
+
+def _why_stale(stale: Sequence[Waiver], results: Sequence[RuleResult]) -> dict[int, str]:
+    """Why each stale waiver matched nothing, by `id`: the rule gave no result, no subject of
+    this run is the waiver's, the results on it are waived by another waiver, or the rule
+    does not fail there."""
+    rules = {w.match_rule for w in stale}
+    by_rule: dict[str, list[RuleResult]] = {}
+    settings_revision: int | None = None
+    for result in results:
+        if result.rule.id in rules:
+            by_rule.setdefault(result.rule.id, []).append(result)
+        if result.subject.key == "settings" and result.subject.revision is not None:
+            settings_revision = result.subject.revision
+    why: dict[int, str] = {}
+    for w in stale:
+        mine = by_rule.get(w.match_rule, [])
+        covered = [r for r in mine if subject_matches(w, r.subject)]
+        others = {r.waiver.source for r in covered if r.waiver is not None and r.waiver is not w}
+        if not mine:
+            why[id(w)] = "the rule gave no result in this run (nothing to judge)"
+        elif not covered:
+            why[id(w)] = f"no subject of this run is `{w.subject}`" + _subjects_hint(
+                w, settings_revision
+            )
+        elif others:
+            where = ", ".join(sorted(str(o) for o in others if o is not None)) or "another waiver"
+            why[id(w)] = f"its failing results are waived by the waiver at {where}"
+        else:
+            why[id(w)] = f"the rule does not fail on `{w.subject}` (it passes or does not apply)"
+    return why
+
+
+def _subjects_hint(waiver: Waiver, settings_revision: int | None) -> str:
+    if waiver.match_subject.startswith("settings@") and settings_revision is not None:
+        return (
+            f" (this run judges the settings at revision {settings_revision}, as `settings`; "
+            "every stored revision is judged only with --all-revisions)"
+        )
+    return ""

@@ -29,6 +29,7 @@ from ruamel.yaml.events import (
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
+from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.policy.yamlsafe import location, problem
@@ -357,8 +358,9 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 
         raise PolicyError(scanner.problems)
 
 
-def _scalar_problem(node: Node, file: str) -> str | None:
-    """The problem with one scalar the constructor refused, or None if it is not the one."""
+def _scalar_problem(node: Node, file: str, at: str) -> str | None:
+    """The problem with one scalar the constructor refused (at JSON path `at`), or None if it
+    is not the one."""
     try:
         YAML(typ="safe", pure=True).load(node.value)
     except ValueError as exc:
@@ -367,22 +369,25 @@ def _scalar_problem(node: Node, file: str) -> str | None:
             message = f"a number of {digits} digits is too long (at most {_MAX_DIGITS} digits)"
         else:
             message = f"`{node.value}` is not a valid date/time ({exc})"
-        return problem(location(file, node.start_mark), "", message)
+        return problem(location(file, node.start_mark), at, message)
     return None
 
 
 def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
     """The problem for the first scalar that cannot be built: a timestamp that is not a
-    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts."""
-    pending = [compose(text, pure=pure)]
+    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts, with
+    its JSON path (`$.waivers[0].expires: …`, as every other problem of a value has; a key's
+    is its mapping's)."""
+    pending: list[tuple[Node | None, tuple[str | int, ...]]] = [(compose(text, pure=pure), ())]
     while pending:
-        node = pending.pop(0)
+        node, parts = pending.pop(0)
         if isinstance(node, MappingNode):
-            pending.extend(n for pair in node.value for n in pair)
+            for key, value in node.value:
+                pending += [(key, parts), (value, (*parts, str(key.value)))]
         elif isinstance(node, SequenceNode):
-            pending.extend(node.value)
+            pending.extend((item, (*parts, n)) for n, item in enumerate(node.value))
         elif node is not None and node.tag in (_CORE + "timestamp", _CORE + "int"):
-            found = _scalar_problem(node, file)
+            found = _scalar_problem(node, file, render(parts) if parts else "")
             if found:
                 return found
     return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")

@@ -31,6 +31,7 @@ from auditor.models import (
     Waiver,
 )
 from auditor.redact.plain import shown_author
+from auditor.report.display import ExpiredWaivers
 from auditor.report.model import (
     ReadinessRow,
     ReportData,
@@ -121,13 +122,17 @@ def finding_json(
     f: Finding,
     shared: Callable[[tuple[Evidence, ...]], list[dict[str, Any]]] | None = None,
     since: Callable[[Finding], dict[str, Any] | None] | None = None,
+    expired: Callable[[Finding], Waiver | None] | None = None,
 ) -> dict[str, Any]:
     """One finding as JSON (rule metadata lives once, under `rules`; `shared`: gives the JSON
-    of an evidence list, one value for a list met before; `since`: `_since_json`, likewise)."""
+    of an evidence list, one value for a list met before; `since`: `_since_json`, likewise;
+    `expired`: the expired waiver that waived the finding until it expired, as
+    `display.ExpiredWaivers` finds it: `expired_waiver`, else null)."""
     # The rule's facts and the marks read once each (the finding's properties read them one
     # property call at a time), and the subject spelled out here: this runs once per finding.
     facts, marks, s = f.facts, f.marks, f.subject
     evidence, waiver, location = f.evidence, marks[1], marks[3]
+    lapsed = None if expired is None else expired(f)
     return {
         "fingerprint": f.fingerprint,
         "rule_id": facts.rule_id,
@@ -147,6 +152,7 @@ def finding_json(
         "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
         "since": _since_json(f) if since is None else since(f),
         "waiver": None if waiver is None else waiver_json(waiver),
+        "expired_waiver": None if lapsed is None else waiver_json(lapsed),
         "location": None if location is None else _location(location),
     }
 
@@ -248,6 +254,7 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
     """The whole document as a JSON value (`streamed`: its lists of findings, of the
     failing count per revision and of the revisions evaluated left empty, for `json_chunks`
     to stream)."""
+    lapsed = ExpiredWaivers(d.waivers.expired) if d.waivers.expired else None
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},
@@ -271,7 +278,7 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "resolved": len(d.resolved),
         },
         "rules": _rules(d.findings),
-        "findings": [finding_json(f) for f in d.findings] if not streamed else [],
+        "findings": [finding_json(f, expired=lapsed) for f in d.findings] if not streamed else [],
         "resolved": [_resolved(p) for p in d.resolved],
         "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if not streamed else [],
         "readiness": {
@@ -325,7 +332,11 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     given out): start over with `ascii_only=True`, where `json` escapes them as before."""
     document = report_json(data, streamed=True)
     shared = SharedEvidence()
-    findings = ([finding_json(f, shared) for f in batch] for batch in _batches(data.findings))
+    lapsed = ExpiredWaivers(data.waivers.expired) if data.waivers.expired else None
+    findings = (
+        [finding_json(f, shared, expired=lapsed) for f in batch]
+        for batch in _batches(data.findings)
+    )
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
     revisions = (
         [{"revision": r, "sha256": h} for r, h in batch]

@@ -49,6 +49,7 @@ from auditor.diff.render import change_summary, describe_change, short_path
 from auditor.errors import AuditorError, ConfigError
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
 from auditor.findings import load_waivers
+from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.redacted import redacted_source
@@ -309,7 +310,8 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
     waivers = None
     if request.waivers is not None:
-        load_waivers(request.waivers)  # refuse a broken file before writing anything more
+        # refuse a broken file (or a waiver of a rule no policy has) before writing more
+        load_waivers(request.waivers, KnownRules(r.id for r in policy.rules))
         raw = _read(request.waivers, "waivers")
         redacted = _copied(out, "inputs/waivers.yaml", request.waivers, raw, redact)
         # named as the run's reports name it (`load_inputs`: `printed_path`)

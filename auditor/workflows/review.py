@@ -34,7 +34,7 @@ from auditor.findings import (
     sort_findings,
 )
 from auditor.findings.finding import normalize_path
-from auditor.findings.integrity import RULE_ID as INTEGRITY_RULE_ID
+from auditor.findings.waivers import untried_rules
 from auditor.models import (
     JSON,
     TRACKED_STATUSES,
@@ -219,9 +219,7 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     stepped = after.results if changes else tuple(_no_step(r) for r in after.results)
     # only the settings and change rules are judged: a readiness rule's waiver is not stale,
     # nor one of the integrity rule, which only `auditor run` applies
-    untried = ({r.id for r in loaded.policy.rules} - {r.id for r in policy.rules}) | {
-        INTEGRITY_RULE_ID
-    }
+    untried = untried_rules(loaded.waivers, {r.id for r in policy.rules})
     before_results, _ = apply_waivers(before.results, loaded.waivers, now, untried=untried)
     after_results, waivers = apply_waivers(stepped, loaded.waivers, now, untried=untried)
     before_findings = findings_from_results(before_results)

@@ -31,7 +31,7 @@ from auditor.evaluate.readiness import (
     skipped_future,
     unreported_criteria,
 )
-from auditor.findings.waivers import load_waivers
+from auditor.findings.waivers import KnownRules, load_waivers
 from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
 from auditor.operators.timing import FUTURE_SKEW_DAYS
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
@@ -101,7 +101,8 @@ def load_inputs(
     tokens = tuple(tokens)
     loaded = load_policies(list(policies) or [SHIPPED_POLICY_DIR])
     policy = _with_display_paths(loaded, cwd, tokens)
-    loaded_waivers = _shown_sources(load_waivers(waivers), tokens) if waivers else ()
+    rules = KnownRules(r.id for r in loaded.rules)  # a waiver of another rule is refused
+    loaded_waivers = _shown_sources(load_waivers(waivers, rules), tokens) if waivers else ()
     try:
         readiness = load_readiness_model(model)
     except ConfigError as exc:  # `…: invalid readiness model:` and one line per problem
@@ -260,7 +261,9 @@ def _run_audit(
         findings_from_pending,
         records_for_store,
     )
+    from auditor.findings.integrity import RULE_ID as INTEGRITY
     from auditor.findings.integrity import integrity_results, with_issue_fingerprints
+    from auditor.findings.waivers import untried_rules
     from auditor.report.build import (
         ReadinessInputs,
         RunHeader,
@@ -271,14 +274,14 @@ def _run_audit(
     from auditor.report.usage import usage_view
 
     left_out: tuple[tuple[str, int, str], ...] = ()
-    untried: set[str] = set()  # the rules left out (`--no-usage`): their waivers are not stale
     if options.usage_days is None:  # --no-usage: the usage rules are not selected
         selected = without_usage(loaded.policy)
-        untried = {r.id for r in loaded.policy.rules} - {r.id for r in selected.rules}
         if dropped := len(loaded.policy.rules) - len(selected.rules):
             left_out = (("usage", dropped, NO_USAGE_REASON),)
         loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
+    # the waivers of rules left out (`--no-usage`, a policy not given) are not stale
+    untried = untried_rules(loaded.waivers, {r.id for r in loaded.policy.rules} | {INTEGRITY})
     # A write the store refuses (a full disk) does not lose the audit: what is stored is still
     # judged and reported, as an incomplete run (exit 2) that the store does not record, so no
     # later run compares with it. (A read that fails, a PostgreSQL server gone, stops the run.)

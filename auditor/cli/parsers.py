@@ -327,6 +327,13 @@ def register_sync(subparsers: Any) -> None:
     )
     add_common_options(parser)
     add_usage_option(parser)
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print no warnings and no progress (stderr), and the summary (stdout) only when "
+        "it names integrity issues or data-quality warnings; errors are always printed",
+    )
     parser.set_defaults(handler=_handler("sync", "run_sync"))
 
 

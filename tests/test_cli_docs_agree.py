@@ -1,0 +1,79 @@
+"""What the README promises a user of the command line, checked against the command line:
+`sync -q`, `run --no-readiness`, error locations as typed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Any]:
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        yield e
+
+
+@pytest.fixture
+def env(emu: Any, tmp_path: Path) -> dict[str, str]:
+    return emulator_env(emu, tmp_path / "state.db")
+
+
+# --- `auditor sync -q` ------------------------------------------------------------------------
+
+
+def test_sync_quiet_prints_nothing_on_a_plain_sync(env: dict[str, str], tmp_path: Path) -> None:
+    """`sync -q` was `unrecognized arguments: -q` (exit 2), though the README offers it."""
+    code, stdout, stderr = run_cli(["sync", "-q", "--no-usage"], env, tmp_path)
+    assert (code, stdout, stderr) == (0, "", "")
+    code, stdout, stderr = run_cli(["sync", "--quiet", "--no-usage"], env, tmp_path)
+    assert (code, stdout, stderr) == (0, "", "")
+    code, stdout, _ = run_cli(["sync", "--no-usage"], env, tmp_path)  # without: the summary
+    assert code == 0 and stdout.startswith(f"Synced {env['AUDITOR_BASE_URL']}: 30 revisions")
+
+
+def test_sync_quiet_silences_the_moved_address_and_empty_variable_warnings(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    code, _, stderr = run_cli(["sync", "--no-usage"], env, tmp_path)
+    assert code == 0, stderr
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        moved = {**env, "AUDITOR_BASE_URL": e.base_url, "AUDITOR_APP_URL": e.app_url}
+        code, _, stderr = run_cli(["sync", "-q", "--no-usage"], moved, tmp_path)
+        assert (code, stderr) == (0, "")
+        code, _, stderr = run_cli(["sync", "--no-usage"], env, tmp_path)  # without -q: said
+        assert code == 0 and "was last synced from" in stderr
+    empty = {**env, "AUDITOR_FINGERPRINT_KEY": ""}
+    code, _, stderr = run_cli(["sync", "-q", "--no-usage"], empty, tmp_path)
+    assert (code, stderr) == (0, "")
+
+
+def test_sync_quiet_silences_the_plain_http_warning_but_not_the_error(tmp_path: Path) -> None:
+    env = {"AUDITOR_TOKEN": "t0ken-for-test", "AUDITOR_BASE_URL": "http://nonexistent.invalid"}
+    (tmp_path / "auditor.toml").write_text("timeout = 1.5\ndeadline = 3\n")
+    argv = ["sync", "--config", "auditor.toml", "--state", "s.db", "--no-usage"]
+    code, _, loud = run_cli(argv, env, tmp_path)
+    assert code == 2 and "is plain HTTP" in loud
+    code, stdout, stderr = run_cli([*argv, "-q"], env, tmp_path)
+    assert code == 2 and stdout == "" and "is plain HTTP" not in stderr
+    assert stderr.splitlines()[-1] == loud.splitlines()[-1]  # the error, as without -q
+
+
+def test_sync_quiet_still_shows_a_summary_with_data_quality_warnings(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A sync whose service went back (fewer revisions than stored) keeps the stored ones with
+    a data-quality warning: `-q` does not hide it, no report carries a sync's warnings."""
+    code, _, stderr = run_cli(["sync", "--no-usage"], env, tmp_path)
+    assert code == 0, stderr
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=10, repos=3) as e:
+        back = {**env, "AUDITOR_BASE_URL": e.base_url, "AUDITOR_APP_URL": e.app_url}
+        code, stdout, stderr = run_cli(["sync", "-q", "--no-usage"], back, tmp_path)
+    assert code == 0 and stderr == "", stderr
+    assert "data-quality warning" in stdout, stdout

@@ -77,3 +77,77 @@ def test_sync_quiet_still_shows_a_summary_with_data_quality_warnings(
         code, stdout, stderr = run_cli(["sync", "-q", "--no-usage"], back, tmp_path)
     assert code == 0 and stderr == "", stderr
     assert "data-quality warning" in stdout, stdout
+
+
+# --- `auditor run --no-readiness` --------------------------------------------------------------
+
+SHIPPED = Path(__file__).resolve().parent.parent / "policies"
+
+
+def test_a_run_without_an_app_url_is_incomplete_unless_no_readiness(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Without the readiness app, every nightly exited 2 (its readiness rules not evaluated),
+    and no flag said "this organization has none"; `--no-readiness` leaves those rules out,
+    named in the reports as left out, neither failed nor passed."""
+    no_app = {k: v for k, v in env.items() if k != "AUDITOR_APP_URL"}
+    code, _, stderr = run_cli(["run", "--no-usage", "--out", "a"], no_app, tmp_path)
+    assert code == 2 and "not evaluated (no readiness reports)" in stderr
+    assert "readiness reports not synced" in stderr
+    argv = ["run", "--no-usage", "--no-readiness", "--out", "b"]
+    code, _, stderr = run_cli(argv, no_app, tmp_path)
+    assert code == 1, stderr  # the shipped packs' settings findings: complete, no exit 2
+    assert "not evaluated" not in stderr and "readiness reports not synced" not in stderr
+    findings = json.loads((tmp_path / "b" / "findings.json").read_text())
+    assert findings["complete"] is True and findings["not_evaluated"] == []
+    judged = {f["rule_id"] for f in findings["findings"]}
+    assert not any(r.startswith("RDY-") for r in judged)
+    md = (tmp_path / "b" / "report.md").read_text()
+    why = "<code>--no-readiness</code> was given: the readiness reports were not read"
+    assert f"- **Rules left out:** 3 org, not evaluated: {why}" in md
+    assert f"- **Rules left out:** 10 readiness, not evaluated: {why}" in md
+
+
+def test_no_readiness_does_not_read_the_readiness_reports(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """As `--no-usage` does not read the analytics: the app URL is not contacted."""
+    code, _, stderr = run_cli(["run", "--no-usage", "--no-readiness", "--out", "o"], env, tmp_path)
+    assert code == 1, stderr
+    assert "synced: 30 new revisions, 0 new reports" in stderr
+    code, stdout, _ = run_cli(["sync", "--no-usage"], env, tmp_path)  # they were not fetched
+    assert "9 readiness reports (9 new)" in stdout, stdout
+
+
+@pytest.mark.parametrize(
+    ("packs", "flags", "message"),
+    [
+        (
+            ["readiness"],
+            ["--no-readiness"],
+            "every rule of the policies (13) is a readiness or org rule and --no-readiness "
+            "leaves them out",
+        ),
+        (
+            ["readiness"],
+            ["--no-readiness", "--no-usage"],
+            "every rule of the policies (13) is a readiness, org or usage rule and "
+            "--no-readiness and --no-usage leave them out",
+        ),
+        (
+            ["readiness", "usage"],
+            ["--no-readiness", "--no-usage"],
+            "every rule of the policies (25) is a readiness, org or usage rule and "
+            "--no-readiness and --no-usage leave them out",
+        ),
+    ],
+)
+def test_a_policy_of_readiness_rules_only_is_refused_with_no_readiness(
+    env: dict[str, str], tmp_path: Path, packs: list[str], flags: list[str], message: str
+) -> None:
+    policies = [a for pack in packs for a in ("--policy", str(SHIPPED / f"{pack}.yaml"))]
+    argv = ["run", *policies, "--out", "o", *flags]
+    code, stdout, stderr = run_cli(argv, env, tmp_path)
+    assert code == 2 and stdout == ""
+    assert stderr.startswith(f"auditor: error: {message}"), stderr
+    assert not (tmp_path / "o").exists() and not Path(env["AUDITOR_STATE"]).exists()

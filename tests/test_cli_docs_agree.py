@@ -151,3 +151,51 @@ def test_a_policy_of_readiness_rules_only_is_refused_with_no_readiness(
     assert code == 2 and stdout == ""
     assert stderr.startswith(f"auditor: error: {message}"), stderr
     assert not (tmp_path / "o").exists() and not Path(env["AUDITOR_STATE"]).exists()
+
+
+# --- error locations: the file as typed --------------------------------------------------------
+
+
+def test_a_config_file_problem_names_the_file_as_typed(tmp_path: Path) -> None:
+    """`auditor: error: ci/auditor.toml:3:1: timeout: …` as the README shows, not the path
+    made absolute (`/home/…/ci/auditor.toml:3:1: …`); an absolute path stays absolute."""
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "auditor.toml").write_text('org = "a"\nfail_on = "high"\ntimeout = 0\n')
+    message = "ci/auditor.toml:3:1: timeout: expected a positive number, got 0"
+    code, _, stderr = run_cli(["history", "--config", "ci/auditor.toml"], {}, tmp_path)
+    assert (code, stderr) == (2, f"auditor: error: {message}\n")
+    absolute = str(tmp_path / "ci" / "auditor.toml")
+    code, _, stderr = run_cli(["history", "--config", absolute], {}, tmp_path)
+    assert (code, stderr) == (2, f"auditor: error: {tmp_path}/{message}\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.auditor]\ntimeout = 0\n")
+    code, _, stderr = run_cli(["history"], {}, tmp_path)
+    assert (code, stderr) == (
+        2,
+        "auditor: error: pyproject.toml:2:1: timeout: expected a positive number, got 0\n",
+    )
+
+
+def test_an_orgs_file_problem_names_the_file_as_typed(tmp_path: Path) -> None:
+    (tmp_path / "orgs.toml").write_text(
+        '[[org]]\nname = "acme"\nbase_url = "https://a.example"\ntoken_env = "A_TOKEN"\n\n'
+        '[[org]]\nname = "globex"\nbase_url = "https://g.example"\ntoken_env = "GLOBEX_TOKEN"\n'
+    )
+    code, _, stderr = run_cli(["run", "--orgs", "orgs.toml"], {"A_TOKEN": "tok-1234567"}, tmp_path)
+    assert code == 2
+    assert stderr.splitlines()[0] == (
+        "auditor: error: orgs.toml:9:1: org[1] (globex): token_env: the environment variable "
+        "GLOBEX_TOKEN is not set"
+    ), stderr
+
+
+def test_a_config_file_named_like_a_secret_is_not_shown(tmp_path: Path) -> None:
+    """The path shown is judged as other shown paths are (`printed_path`): a token pasted as
+    a folder name is left out; it was printed in full, made absolute."""
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    code, _, stderr = run_cli(["history", "--config", f"{secret}/a.toml"], {}, tmp_path)
+    assert code == 2 and secret not in stderr
+    assert (
+        stderr == "auditor: error: <not shown: looks like a secret>/a.toml: config file not found\n"
+    )
+    code, _, stderr = run_cli(["run", "--orgs", f"{secret}/o.toml"], {}, tmp_path)
+    assert code == 2 and secret not in stderr, stderr

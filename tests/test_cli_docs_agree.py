@@ -199,3 +199,30 @@ def test_a_config_file_named_like_a_secret_is_not_shown(tmp_path: Path) -> None:
     )
     code, _, stderr = run_cli(["run", "--orgs", f"{secret}/o.toml"], {}, tmp_path)
     assert code == 2 and secret not in stderr, stderr
+
+
+# --- a damaged state file ----------------------------------------------------------------------
+
+
+def test_a_torn_state_file_is_called_damaged_as_the_readme_says(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`head -c N state.db > torn.db`: damage found as the file is opened read `torn.db is not
+    a usable auditor state file: …`, where damage found later reads `state file … is damaged:
+    …; restore a copy …` (the README's words): one wording for both."""
+    code, _, stderr = run_cli(["sync", "--no-usage"], env, tmp_path)
+    assert code == 0, stderr
+    whole = Path(env["AUDITOR_STATE"]).read_bytes()
+    (tmp_path / "torn.db").write_bytes(whole[: len(whole) // 3])
+    code, _, stderr = run_cli(["history", "--state", "torn.db"], {}, tmp_path)
+    assert code == 2
+    assert stderr.startswith(
+        f"auditor: error: state file {tmp_path / 'torn.db'} is damaged: database disk image is "
+        "malformed (SQLITE_CORRUPT: the file is damaged); restore a copy saved before it was "
+        "damaged, or move it aside and run `auditor sync` to start a new one"
+    ), stderr
+    (tmp_path / "notes.txt").write_text("not a database " * 500)  # not damage: not SQLite
+    code, _, stderr = run_cli(["history", "--state", "notes.txt"], {}, tmp_path)
+    assert code == 2
+    assert "notes.txt is not a usable auditor state file: file is not a database" in stderr
+    assert "restore a copy" not in stderr

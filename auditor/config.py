@@ -557,11 +557,14 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return _read_toml_text(path)[0]
 
 
-def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
+def _read_toml_text(path: Path, shown: str | None = None) -> tuple[dict[str, Any], str]:
+    """The TOML table of the file at `path` and its text; a problem names the file as `shown`
+    (the path as the user typed it: `ci/auditor.toml`, not `/home/…/ci/auditor.toml`)."""
+    name = str(path) if shown is None else shown
     if not path.exists() and not path.is_symlink():
-        raise ConfigError(f"{path}: config file not found")
+        raise ConfigError(f"{name}: config file not found")
     if not path.exists():
-        raise ConfigError(f"{path}: cannot read config file: a symbolic link to a missing file")
+        raise ConfigError(f"{name}: cannot read config file: a symbolic link to a missing file")
     raw = b""
     try:
         raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)
@@ -569,33 +572,33 @@ def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
         text = raw.decode("utf-8-sig")
         return tomllib.loads(text), text
     except UnreadableFile as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc.reason}") from None
+        raise ConfigError(f"{name}: cannot read config file: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         at = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset
         row, column = byte_position(raw, at)
         raise ConfigError(
-            f"{path}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
+            f"{name}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
             f"offset {at})"
         ) from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion
         raise ConfigError(
-            f"{path}: invalid TOML: arrays or tables nested too deeply to read"
+            f"{name}: invalid TOML: arrays or tables nested too deeply to read"
         ) from None
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.match(str(exc))
         if found:  # `file:line:col: invalid TOML: …`, as every other file problem is located
             message, line, col = found.groups()
-            raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {message}") from None
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+            raise ConfigError(f"{name}:{line}:{col}: invalid TOML: {message}") from None
+        raise ConfigError(f"{name}: invalid TOML: {exc}") from None
     except ValueError:  # (after its subclasses above) an integer past Python's 4,300 digits
-        raise ConfigError(f"{path}: invalid TOML: a number too long to read") from None
+        raise ConfigError(f"{name}: invalid TOML: a number too long to read") from None
 
 
 _TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 _TOML_KEY = re.compile(r"""^(\s*)(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*[.=]""")
 
 
-def _key_places(path: Path, text: str, table: str) -> dict[str, str]:
+def _key_places(path: Path | str, text: str, table: str) -> dict[str, str]:
     """`file:line:col` of each key of the TOML table `table` ("" for the top level), as
     written in `text`: where a config file's problem with that key is shown. A key also
     given as a sub-table (`[tool.auditor.diff_keys]`) is placed at that header."""
@@ -619,16 +622,19 @@ def _key_places(path: Path, text: str, table: str) -> dict[str, str]:
     return places
 
 
-def _file_layer(path: Path, *, section: bool) -> dict[str, Any]:
-    data, text = _read_toml_text(path)
-    where = str(path)
+def _file_layer(path: Path, *, section: bool, typed: Path) -> dict[str, Any]:
+    """The settings of the config file at `path`, which a problem names as `typed` (as the
+    user gave it, relative to the working folder, a name that looks like a secret left out)."""
+    shown = shown_path(typed)
+    data, text = _read_toml_text(path, shown)
+    where = shown
     if section:
         tool = data.get("tool", {})
         data = tool.get("auditor", {}) if isinstance(tool, dict) else {}
-        where = f"{path} [tool.auditor]"
+        where = f"{shown} [tool.auditor]"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table")
-    at = _key_places(path, text, "tool.auditor" if section else "")
+    at = _key_places(shown, text, "tool.auditor" if section else "")
     _reject_unknown(data, where, at=at)
     spelled: dict[str, str] = {}
     for key in data:  # `out-dir` and `out_dir` (or `state` and `state_path`): one key twice
@@ -736,9 +742,9 @@ def load_config(
     # Anything by that name is read (a folder, a named pipe or a dangling link is an error,
     # as for any other input), never passed over: its settings would be silently left out.
     if pyproject.exists() or pyproject.is_symlink():
-        files.update(_file_layer(pyproject, section=True))
+        files.update(_file_layer(pyproject, section=True, typed=Path("pyproject.toml")))
     if config_file is not None:
-        files.update(_file_layer(cwd / config_file, section=False))
+        files.update(_file_layer(cwd / config_file, section=False, typed=config_file))
     flag_values = _layer(flags, "command line", cwd)
     merged = {**files, **_env_layer(env, cwd), **flag_values}
     state_given = "state_path" in merged
@@ -788,29 +794,31 @@ def load_orgs(
     holding any of them (or what the detectors take for a secret) is refused before it is
     shown anywhere (a name becomes a folder, a state file and the prefix of lines), and no
     message of this file shows one (`[token]`)."""
+    shown = shown_path(path)  # as typed (relative to the working folder): what problems name
     path = cwd / path
-    data, text = _read_toml_text(path)
+    data, text = _read_toml_text(path, shown)
     unknown = [k for k in data if k != "org"]
     if unknown:
-        place = _key_places(path, text, "").get(unknown[0], str(path))
+        place = _key_places(shown, text, "").get(unknown[0], shown)
         raise ConfigError(f"{place}: unknown key {_quoted(unknown[0])} (expected [[org]] tables)")
     tables = data.get("org")
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
-        raise ConfigError(f"{path}: expected one or more [[org]] tables")
+        raise ConfigError(f"{shown}: expected one or more [[org]] tables")
     if len(tables) > MAX_ORGS:
-        raise ConfigError(f"{path}: {len(tables)} organizations; at most {MAX_ORGS}")
-    places = _array_places(path, text, "org")
+        raise ConfigError(f"{shown}: {len(tables)} organizations; at most {MAX_ORGS}")
+    places = _array_places(shown, text, "org")
     if len(places) != len(tables):  # written otherwise (`org = [{…}]`): no line to name
         places = [{} for _ in tables]
     known = _org_tokens(tables, path.parent, env, tokens)
     try:
-        return _org_entries(path, tables, places, env, known)
+        return _org_entries(path, shown, tables, places, env, known)
     except ConfigError as exc:  # a message quoting a token it did not expect to: `[token]`
         raise ConfigError(without_tokens(str(exc), known)) from None
 
 
 def _org_entries(
     path: Path,
+    shown: str,
     tables: list[dict[str, Any]],
     places: list[dict[str, str]],
     env: Mapping[str, str],
@@ -823,7 +831,7 @@ def _org_entries(
     root_files = {name.casefold() for name in ROOT_FILES}
     entries: list[OrgEntry] = []
     for n, table in enumerate(tables):
-        where = f"{places[n].get('', path)}: org[{n}]"
+        where = f"{places[n].get('', shown)}: org[{n}]"
         _refuse_tokens(table, where, places[n], known)
         entry = _org_entry(table, where, path.parent, env, places[n])
         if entry.name.casefold() in root_files:
@@ -836,10 +844,10 @@ def _org_entries(
         # file on a case-insensitive file system (macOS, Windows shares).
         same = next((e for e in entries if e.name.casefold() == entry.name.casefold()), None)
         if same is not None and same.name == entry.name:
-            raise ConfigError(f"{path}: org[{n}]: organization {entry.name!r} is listed twice")
+            raise ConfigError(f"{shown}: org[{n}]: organization {entry.name!r} is listed twice")
         if same is not None:
             raise ConfigError(
-                f"{path}: org[{n}]: organization {entry.name!r} differs from {same.name!r} only "
+                f"{shown}: org[{n}]: organization {entry.name!r} differs from {same.name!r} only "
                 "in case; their report folders and state files would be the same on a "
                 "case-insensitive file system"
             )
@@ -944,7 +952,7 @@ def _org_entry(
     return OrgEntry(name, base_url, app_url, token)
 
 
-def _array_places(path: Path, text: str, name: str) -> list[dict[str, str]]:
+def _array_places(path: Path | str, text: str, name: str) -> list[dict[str, str]]:
     """For each `[[name]]` table of the TOML `text`, in order: `file:line:col` of its header
     (under "") and of each key written in it."""
     tables: list[dict[str, str]] = []

@@ -167,8 +167,7 @@ def test_a_config_nested_too_deeply_is_an_error_naming_the_file(tmp_path: Path) 
     code, _, err = run_cli(["run", "--offline", "--config", "d.toml"], {}, tmp_path)
     assert code == 2
     assert err.splitlines()[-1] == (
-        f"auditor: error: {tmp_path / 'd.toml'}: invalid TOML: arrays or tables nested too "
-        "deeply to read"
+        "auditor: error: d.toml: invalid TOML: arrays or tables nested too deeply to read"
     )
     (tmp_path / "pyproject.toml").write_text("[tool.auditor]\n" + _deep(500))
     code, _, err = run_cli(["history"], {}, tmp_path)
@@ -188,7 +187,9 @@ def test_a_pyproject_that_is_no_regular_file_is_an_error(tmp_path: Path, kind: s
         where.symlink_to(tmp_path / "nowhere.toml")
     code, _, err = run_cli(["history", "--state", "s.db"], {}, tmp_path)
     assert code == 2
-    assert err.splitlines()[-1].startswith(f"auditor: error: {where}: cannot read config file: ")
+    assert err.splitlines()[-1].startswith(
+        "auditor: error: pyproject.toml: cannot read config file: "
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,7 +207,7 @@ def test_config_messages_name_both_spellings_and_show_toml_values(
     (tmp_path / "c.toml").write_text(text)
     code, _, err = run_cli(["run", "--offline", "--config", "c.toml"], {}, tmp_path)
     assert code == 2
-    assert err.splitlines()[-1].startswith(f"auditor: error: {tmp_path / expected}"), err
+    assert err.splitlines()[-1].startswith(f"auditor: error: {expected}"), err
 
 
 def test_every_date_only_at_means_the_end_of_that_day() -> None:

@@ -91,7 +91,8 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         cwd=Path(ctx.cwd),
         tokens=ctx.secrets(),
     )
-    check_rules(loaded.policy, usage=not args.no_usage)  # before anything is fetched or written
+    # before anything is fetched or written
+    check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     try:
         if args.orgs is not None:
@@ -177,6 +178,7 @@ def _options(config: Config, args: argparse.Namespace, audit: _Audit) -> AuditOp
         fail_on=config.fail_on,
         list_table=config.list_table,
         usage_days=None if args.no_usage else DEFAULT_DAYS,
+        readiness=not args.no_readiness,
     )
 
 
@@ -374,9 +376,10 @@ def _sync_and_audit(
     if not offline:
         try:
             usage = options.usage_days is not None
-            summary = sync_store(store, config, ctx, quiet=quiet, usage=usage)
+            readiness = options.readiness
+            summary = sync_store(store, config, ctx, quiet=quiet, usage=usage, readiness=readiness)
             quality = summary.data_quality
-            if summary.reports_skipped:  # said on stderr and in every report, as `sync` says
+            if summary.reports_skipped and readiness:  # on stderr and in every report, as `sync`
                 skipped = reports_not_synced(store.count_reports())
                 quality = (*quality, skipped)
                 if not quiet:

@@ -1,7 +1,7 @@
 """`auditor sync`: fetch new settings revisions and readiness reports into the state file.
 
-Takes the configuration, gives a one-paragraph summary on stdout; exit 0, or 2 with one line
-on stderr (nothing saved).
+Takes the configuration, gives a one-paragraph summary on stdout (with `-q`, only when it names
+integrity issues or data-quality warnings); exit 0, or 2 with one line on stderr (nothing saved).
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx)
     base_url, _ = require_remote(config)
     with store_kept_only_if_synced(config) as store:  # a failed first sync leaves no file
-        summary = sync_store(store, config, ctx, usage=not args.no_usage)
+        summary = sync_store(store, config, ctx, quiet=args.quiet, usage=not args.no_usage)
     from auditor.workflows.sync import format_summary  # after sync_store: see its httpx note
 
-    print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
+    # `-q`, as `run -q`: no warnings, no progress, no summary; but one that names integrity
+    # issues or data-quality warnings is shown still (no report carries this sync's)
+    if not args.quiet or summary.integrity_issues or summary.data_quality:
+        print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
     return EXIT_OK

@@ -206,18 +206,26 @@ def check_sizes(revisions: int, repos: int) -> None:
 
 
 def sync_store(
-    store: Store, config: Config, ctx: Context, *, quiet: bool = False, usage: bool = True
+    store: Store,
+    config: Config,
+    ctx: Context,
+    *,
+    quiet: bool = False,
+    usage: bool = True,
+    readiness: bool = True,
 ) -> SyncSummary:
     """Sync the configured service into an already open store, progress on a terminal
-    (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days."""
+    (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days;
+    `readiness`: also the readiness reports, when an app URL is configured."""
     # Imported here: the fetch stack (httpx, detect-secrets' plugins) only when syncing.
     _without_httpx_command_line()
     from auditor.workflows.sync import SyncOptions, sync_service
 
     base_url, token = require_remote(config)
+    app_url = config.app_url if readiness else None  # (`run --no-readiness`: not contacted)
     options = SyncOptions(
         base_url=base_url,
-        app_url=config.app_url,
+        app_url=app_url,
         token=token,
         org=config.org,
         timeout=config.timeout,
@@ -227,7 +235,7 @@ def sync_store(
         usage_days=DEFAULT_DAYS if usage else None,
     )
     if not quiet:
-        for name, url in (("base_url", base_url), ("app_url", config.app_url)):
+        for name, url in (("base_url", base_url), ("app_url", app_url)):
             if url and not _encrypted_or_local(url):
                 print(
                     f"auditor: warning: {name} {url} is plain HTTP: the API token goes over the "

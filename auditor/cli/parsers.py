@@ -136,6 +136,17 @@ def add_usage_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
     )
 
 
+def add_readiness_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Add --no-readiness (skip the readiness reports)."""
+    parser.add_argument(
+        "--no-readiness",
+        action="store_true",
+        help="do not read the readiness reports (and do not evaluate `readiness` and `org` "
+        "rules): for an organization without the readiness app, whose runs are otherwise "
+        "incomplete (exit 2)",
+    )
+
+
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
     """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline,
     --sarif-include-waived, --output, --quiet."""
@@ -271,6 +282,7 @@ def register_run(subparsers: Any) -> None:
         "--all-revisions", action="store_true", help="also report every stored revision's results"
     )
     add_usage_option(parser)
+    add_readiness_option(parser)
     many = parser.add_argument_group("many organizations")
     many.add_argument(
         "--orgs",
@@ -327,6 +339,13 @@ def register_sync(subparsers: Any) -> None:
     )
     add_common_options(parser)
     add_usage_option(parser)
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print no warnings and no progress (stderr), and the summary (stdout) only when "
+        "it names integrity issues or data-quality warnings; errors are always printed",
+    )
     parser.set_defaults(handler=_handler("sync", "run_sync"))
 
 

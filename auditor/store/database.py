@@ -262,9 +262,13 @@ class Store:
                     with contextlib.suppress(OSError):
                         lock_path(path).unlink()
                 release_lock(handle)
-            if isinstance(exc, sqlite3.Error):
+            if isinstance(exc, sqlite3.Error) and is_damage(exc):  # (a torn copy): as later
                 raise StoreError(
-                    f"{path} is not a usable auditor state file: {describe(exc)}{damage_hint(exc)}"
+                    f"state file {path} is damaged: {describe(exc)}{damage_hint(exc)}"
+                ) from None
+            if isinstance(exc, sqlite3.Error):  # another program's file, a lock, a full disk
+                raise StoreError(
+                    f"{path} is not a usable auditor state file: {describe(exc)}"
                 ) from None
             if isinstance(exc, _DAMAGE):  # a meta value that no longer has its type
                 raise StoreError(f"state file {path} is damaged: {exc}{DAMAGED_HINT}") from None

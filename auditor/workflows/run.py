@@ -62,6 +62,7 @@ class AuditOptions:
     list_table: ListTable = DEFAULT_LIST_TABLE  # how change rules diff lists (`diff_keys`)
     data_quality: tuple[DataWarning, ...] = ()  # the sync's warnings, shown in every report
     usage_days: int | None = 30  # the usage window (ends the day before `at`/`now`); None: skip
+    readiness: bool = True  # False (`--no-readiness`): the readiness and org rules left out
 
 
 @dataclass(frozen=True)
@@ -113,9 +114,10 @@ def load_inputs(
     return LoadedPolicy(policy, loaded_waivers, readiness)
 
 
-def check_rules(policy: PolicySet, *, usage: bool) -> None:
+def check_rules(policy: PolicySet, *, usage: bool, readiness: bool = True) -> None:
     """UsageError when the run would evaluate no rule (the policies have none, or only usage
-    rules and `usage` is False, `--no-usage`): a run that judges nothing would report clean."""
+    rules and `usage` is False, `--no-usage`, or only readiness and org rules and `readiness`
+    is False, `--no-readiness`): a run that judges nothing would report clean."""
     if not policy.rules:
         raise UsageError(
             "the policies have no rule: a run that evaluates no rule would pass whatever the "
@@ -127,6 +129,26 @@ def check_rules(policy: PolicySet, *, usage: bool) -> None:
             "leaves them out: a run that evaluates no rule would pass whatever the settings "
             "are; drop --no-usage or give --policy files with other rules"
         )
+    if not readiness and not without_readiness(policy if usage else without_usage(policy)).rules:
+        flags = "--no-readiness" if usage else "--no-readiness and --no-usage"
+        kinds = "a readiness or org rule" if usage else "a readiness, org or usage rule"
+        verb = "leaves" if usage else "leave"
+        raise UsageError(
+            f"every rule of the policies ({len(policy.rules)}) is {kinds} and {flags} {verb} "
+            "them out: a run that evaluates no rule would pass whatever the settings are; "
+            f"drop {flags} or give --policy files with other rules"
+        )
+
+
+#: The rule targets `--no-readiness` leaves out: they judge the readiness reports.
+READINESS_TARGETS = frozenset({"readiness", "org"})
+
+
+def without_readiness(policy: PolicySet) -> PolicySet:
+    """The policy set without its readiness and org rules."""
+    return replace(
+        policy, rules=tuple(r for r in policy.rules if r.target not in READINESS_TARGETS)
+    )
 
 
 def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
@@ -274,11 +296,18 @@ def _run_audit(
     from auditor.report.usage import usage_view
 
     left_out: tuple[tuple[str, int, str], ...] = ()
-    if options.usage_days is None:  # --no-usage: the usage rules are not selected
-        selected = without_usage(loaded.policy)
-        if dropped := len(loaded.policy.rules) - len(selected.rules):
-            left_out = (("usage", dropped, NO_USAGE_REASON),)
-        loaded = replace(loaded, policy=selected)
+    for skip, select, reason in (
+        (options.usage_days is None, without_usage, NO_USAGE_REASON),
+        (not options.readiness, without_readiness, NO_READINESS_REASON),
+    ):  # --no-usage, --no-readiness: those rules are not selected, each target named
+        if skip:
+            selected = select(loaded.policy)
+            kept = {r.id for r in selected.rules}
+            dropped = [r for r in loaded.policy.rules if r.id not in kept]
+            for target in sorted({r.target for r in dropped}):
+                n = sum(r.target == target for r in dropped)
+                left_out = (*left_out, (target, n, reason))
+            loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
     # the waivers of rules left out (`--no-usage`, a policy not given) are not stale
     untried = untried_rules(loaded.waivers, {r.id for r in loaded.policy.rules} | {INTEGRITY})
@@ -573,6 +602,8 @@ def _digest(known: _Known, inputs: EvaluationInputs) -> InputDigest:
 
 #: Why the usage rules are left out with `--no-usage` (the scope block of every report says it).
 NO_USAGE_REASON = "`--no-usage` was given: the usage analytics were not read"
+#: Why the readiness and org rules are left out with `--no-readiness`.
+NO_READINESS_REASON = "`--no-readiness` was given: the readiness reports were not read"
 
 
 def audit_scope(

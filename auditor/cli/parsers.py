@@ -401,11 +401,12 @@ def register_history(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--path",
-        metavar="GLOB",
+        metavar="PATH",
         action="append",
         default=[],
-        help="only revisions changing a path matching GLOB, e.g. 'sandbox.*' "
-        "(dotted, without '$.'; repeatable)",
+        help="only revisions changing PATH or what holds it, as diff and history print paths "
+        "(with or without '$.'), e.g. 'sandbox.*', \"customModels[?id=='x'].apiKey\"; "
+        "'*' is any key, '[*]' any entry; repeatable",
     )
     parser.add_argument(
         "--author",

@@ -157,3 +157,19 @@ def emulator() -> Iterator[Any]:
         yield emu
     finally:
         emu.stop()
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Any]:
+    """A small emulator (30 revisions, 3 repositories) for a test module's CLI runs; a module
+    that needs another size defines its own `emu`."""
+    from auditor.emulator import start_emulator
+
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
+        yield e
+
+
+@pytest.fixture
+def env(emu: Any, tmp_path: Path) -> dict[str, str]:
+    """The `AUDITOR_*` variables for `emu`, with a state file in the test's folder."""
+    return emulator_env(emu, tmp_path / "state.db")

@@ -4,26 +4,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Any]:
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
-        yield e
-
-
-@pytest.fixture
-def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return emulator_env(emu, tmp_path / "state.db")
-
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, run_cli
 
 # --- `auditor sync -q` ------------------------------------------------------------------------
 

@@ -6,15 +6,12 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from auditor.cli import Context, main
-from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
+from tests.conftest import FIXED_NOW
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -23,17 +20,6 @@ def run_cli(argv: list[str], *, env: dict[str, str], cwd: Path) -> tuple[int, st
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
     return main(argv, ctx), out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Any]:
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
-        yield e
-
-
-@pytest.fixture
-def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return emulator_env(emu, tmp_path / "state.db")
 
 
 def files(folder: Path) -> set[str]:

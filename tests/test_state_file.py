@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.errors import ReportError
 from auditor.store.database import Store
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env
+from tests.conftest import FIXED_NOW, OWNER_TOKEN
 
 POLICY = Path(__file__).resolve().parent / "policies" / "valid" / "sample.yaml"
 
@@ -32,17 +31,6 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, 
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Any]:
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=30, repos=3) as e:
-        yield e
-
-
-@pytest.fixture
-def env(emu: Any, tmp_path: Path) -> dict[str, str]:
-    return emulator_env(emu, tmp_path / "state.db")
 
 
 @pytest.fixture

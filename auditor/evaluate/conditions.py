@@ -162,8 +162,6 @@ def _change(leaf: Leaf, base: str, env: Env) -> Outcome:
         return Outcome.error(f"`{leaf.ops[0][0].name}` needs a change target")
     before, where = _resolve(leaf, env.change[0], base)
     after, _ = _resolve(leaf, env.change[1], base)
-    if leaf.absent_missing and before is MISSING and after is MISSING:
-        return Outcome.missing(where, " before and after the change")
     went = f"{show(where)} went {short(before)} -> {short(after)}"
     note = f"before: {short(before)}"
     present = after is not MISSING

@@ -75,7 +75,6 @@ def _rule_shape(rule: Rule, enums: Mapping[str, tuple[str, ...]]) -> dict[str, A
         "rule": [
             rule.id, rule.title, rule.severity, rule.target, rule.on_missing, rule.description,
             rule.remediation, list(rule.controls), list(rule.tags),
-            *(["on_missing_set"] if rule.on_missing_set else []),
         ],
         "when": _shape(rule.when) if rule.when is not None else None,
         "assert": _shape(rule.condition),

@@ -62,10 +62,9 @@ class Outcome:
         return cls("fail", text, (evidence,), subject=subject, expects=expected)
 
     @classmethod
-    def missing(cls, where: str, when: str = "") -> Outcome:
+    def missing(cls, where: str) -> Outcome:
         """A leaf whose path is absent (the rule's `on_missing` decides)."""
-        evidence = (Evidence(where, None, None, "", False),)
-        return cls("missing", f"{show(where)} is absent{when}", evidence)
+        return cls("missing", f"{show(where)} is absent", (Evidence(where, None, None, "", False),))
 
     @classmethod
     def error(cls, message: str, evidence: Evidence | None = None) -> Outcome:

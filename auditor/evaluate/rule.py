@@ -38,9 +38,6 @@ def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
         pre = evaluate_condition(rule.when, doc, "$", env)
         if pre.status == "error":
             return Verdict("error", pre.message, pre.evidence)
-        if pre.status == "missing" and rule.on_missing_set:  # absent is not false
-            text = f"precondition cannot be decided: {pre.message}"
-            return Verdict(rule.on_missing, text, pre.evidence)
         if pre.status != "pass":
             return Verdict("not_applicable", f"precondition not met: {pre.message}", pre.evidence)
     out = evaluate_condition(rule.condition, doc, "$", env)

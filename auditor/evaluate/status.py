@@ -67,8 +67,6 @@ def rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None = None)
         pre = condition_status(rule.when, doc, env, memo)
         if pre == "error":
             return "error"
-        if pre == "missing" and rule.on_missing_set:
-            return rule.on_missing
         if pre != "pass":
             return "not_applicable"
     out = condition_status(rule.condition, doc, env, memo)
@@ -207,8 +205,6 @@ def _change(leaf: Leaf, env: Env) -> OutcomeStatus:
         return "error"
     before, _ = _first(leaf, env.change[0])
     after, _ = _first(leaf, env.change[1])
-    if leaf.absent_missing and before is MISSING and after is MISSING:
-        return "missing"
     for op, arg, _ in leaf.ops:
         try:
             ok = op.fn(before, after, arg)

@@ -33,12 +33,9 @@ class Compiler:
         target: str,
         enums: Mapping[str, tuple[str, ...]],
         written: Callable[[Parts], str | None] | None = None,
-        *,
-        absent_missing: bool = False,
     ) -> None:
         self.target = target
         self.enums = enums
-        self.absent_missing = absent_missing  # see `Leaf.absent_missing`
         self.written = written  # a scalar's text as the file writes it (for messages)
         self.problems: list[Problem] = []
 
@@ -144,8 +141,7 @@ class Compiler:
         if len(self.problems) > count:
             return None
         default = raw.get("default", MISSING)
-        strict = self.absent_missing and True in kinds
-        return Leaf(tuple(paths), tuple(ops), default, where, strict)  # type: ignore[arg-type]
+        return Leaf(tuple(paths), tuple(ops), default, where)  # type: ignore[arg-type]
 
     def _op(
         self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool

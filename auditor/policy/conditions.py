@@ -29,9 +29,6 @@ class Leaf:
     ops: tuple[tuple[Operator, Any, Any], ...]  # (operator, prepared arg, arg as written)
     default: Any = MISSING
     where: Parts = ()
-    #: (change leaves) a path absent on both sides is `missing` (the rule's `on_missing`
-    #: decides) rather than "no change": the rule sets `on_missing` itself.
-    absent_missing: bool = False
 
     @property
     def is_change(self) -> bool:

@@ -232,9 +232,7 @@ class _Loader:
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
                 merged["tags"] = _merge(defaults, raw, "tags")
                 merged["controls"] = _merge(defaults, raw, "controls")
-            rule = self.rule(
-                got.doc, index, merged, valid=valid, said=got.spots, own="on_missing" in raw
-            )
+            rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
         return out
@@ -247,13 +245,12 @@ class _Loader:
         *,
         valid: bool,
         said: dict[tuple[str | int, ...], int] | None = None,
-        own: bool = False,
     ) -> Rule | None:
         """Compile one rule; with `valid=False` (schema problems) only collect more problems.
         One spot gets one error: where the schema objected too (`said`, the index of its
         problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
-        compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written, absent_missing=own)
+        compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
         said = {} if said is None else said
@@ -313,7 +310,6 @@ class _Loader:
             controls=tuple(raw["controls"]),
             tags=tuple(raw["tags"]),
             source=source,
-            on_missing_set=own,
         )
 
 

@@ -29,10 +29,6 @@ class Rule:
     controls: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     source: SourceLocation | None = None
-    #: `on_missing` is written on the rule itself (not only under `defaults:`): it then also
-    #: decides a `when` whose path is absent, and a change leaf whose path is absent on both
-    #: sides of a step (otherwise these are not_applicable and "no change" as before).
-    on_missing_set: bool = False
 
 
 @dataclass(frozen=True)

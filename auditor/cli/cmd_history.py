@@ -147,18 +147,44 @@ def _step(text: str, part: str) -> str | _Bracket:
 
 
 def _regex(parts: Sequence[str]) -> str:
-    out = []
+    """The pattern's parts as one regular expression. Stars become what `fnmatch.translate`
+    makes of them: each stretch between two stars is found by an atomic, lazy `(?>.*?…)` and
+    only the last star is a plain `.*`, so a pattern of many stars that does not match fails in
+    linear time (a `.*` per star backtracked through every split: `*?*?*?*?*?*?*Z` took 21 s
+    on a small history)."""
+    units: list[str | None] = []  # None: a star
+    tail = ""
     for n, part in enumerate(parts):
         if part == "[*]":
-            out.append(_ANY_BRACKET)
+            units.append(_ANY_BRACKET)
         elif part.startswith("["):
-            out.append(re.escape(part))
+            units.append(re.escape(part))
         elif part == "*" and n == len(parts) - 1 and n > 0:
-            out.append(r"(?:\..*)?")  # `sandbox.*`: also the `sandbox` object itself
+            tail = r"(?:\..*)?"  # `sandbox.*`: also the `sandbox` object itself
         else:
-            key = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in part)
-            out.append(r"\." + key if n else key)
-    return "".join(out)
+            if n:
+                units.append(r"\.")
+            units += [None if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in part]
+    out: list[str] = []
+    stars = [i for i, u in enumerate(units) if u is None]
+    last = stars[-1] if stars else -1
+    i = 0
+    while i < len(units):
+        if units[i] is not None:
+            out.append(str(units[i]))
+            i += 1
+            continue
+        while i < len(units) and units[i] is None:  # `**` is `*`
+            i += 1
+        chunk = []
+        while i < len(units) and units[i] is not None:
+            chunk.append(str(units[i]))
+            i += 1
+        if i > last:  # the last star: its stretch ends the pattern
+            out.append(".*" + "".join(chunk))
+        else:
+            out.append("(?>.*?" + "".join(chunk) + ")")
+    return "".join(out) + tail
 
 
 def _forms(path: str) -> list[str]:

@@ -404,7 +404,7 @@ def _sync_and_audit(
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
         for warning in outcome.data.data_quality:
             if warning.item == MODEL_ITEM:
-                print(f"auditor: warning: {warning.describe()}", file=ctx.stderr)
+                print(f"auditor: warning: {terminal_text(warning.describe())}", file=ctx.stderr)
     return outcome
 
 

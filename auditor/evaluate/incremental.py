@@ -49,7 +49,10 @@ from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
 #: Bump when the stored form or the meaning of a verdict changes (keys then all differ).
-STATE_FORMAT = 2  # 2: a redacted value is judged by its fingerprint (operators.hidden)
+# 2: a redacted value is judged by its fingerprint (operators.hidden); 3: messages keep every
+# character of what they quote, a criterion not evaluable has no `passed` and may leave a level
+# unknown (state kept by an earlier build would read back its words and grades)
+STATE_FORMAT = 3
 STORED_TARGETS = ("settings", "change")
 
 

@@ -181,10 +181,16 @@ def _check_rule(rule: str, rules: KnownRules, report: Callable[[str], None]) -> 
             f"supported{hint}"
         )
         return
+    # Quoted only when it is near a known id or shaped like one (`NOPE-001`): anything else
+    # may be a secret pasted into the wrong field, which the detectors do not always see.
+    shown = f"`{rule}`" if hint or _ID_SHAPE.fullmatch(rule) else "(not shown)"
     report(
-        f"unknown rule `{rule}`: no policy given, shipped pack or built-in rule has it (ids are "
+        f"unknown rule {shown}: no policy given, shipped pack or built-in rule has it (ids are "
         f"case-sensitive){hint}"
     )
+
+
+_ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}(?:[-_.][A-Za-z0-9]{1,8}){1,4}")
 
 
 def _check_subject(subject: str, report: Callable[[str], None]) -> None:

@@ -152,3 +152,29 @@ def test_an_impossible_expiry_date_names_its_field(env: dict[str, str], tmp_path
         f"{tmp_path / 'w.yaml'}:3:14: error: $.waivers[0].expires: `2026-02-30` is not a "
         "valid date/time (day is out of range for month)"
     ) in stderr
+
+
+def test_settings_at_n_never_waives_a_reviews_proposed_settings(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A review's proposed settings are numbered as the next revision (1 against a file),
+    but no stored revision is theirs: `settings@1` waived them (the review)."""
+    import sqlite3
+
+    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+        (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 80").fetchone()
+    db.close()
+    proposed = tmp_path / "prop.json"
+    proposed.write_bytes(settings)
+    (tmp_path / "w.yaml").write_text(
+        f"waivers:\n  - {{rule: BASE-MOD-001, subject: 'settings@1', {WHY}}}\n"
+    )
+    argv = ["review", str(proposed), "--against", str(proposed), "--waivers", "w.yaml"]
+    code, _, stderr = run_cli([*argv, "--out", "r"], env=env, cwd=tmp_path)
+    assert code == 0, stderr  # the same settings: nothing introduced
+    data = json.loads((tmp_path / "r" / "findings.json").read_text())
+    statuses = {f["status"] for f in data["findings"] if f["rule_id"] == "BASE-MOD-001"}
+    assert statuses == {"fail"}
+    (warning,) = [w for w in data["waivers"]["warnings"] if "matched no failing result" in w]
+    assert "the proposed settings are no stored revision" in warning
+    assert "--all-revisions" not in warning

@@ -261,15 +261,17 @@ def _check_duplicates(waivers: Sequence[Waiver], problems: list[str]) -> None:
             problems.append(problem(waiver.source, "", message))
 
 
-def subject_matches(waiver: Waiver, subject: Subject) -> bool:
-    """True when the waiver's subject covers this result's subject."""
+def subject_matches(waiver: Waiver, subject: Subject, stored: bool = True) -> bool:
+    """True when the waiver's subject covers this result's subject (`stored`: a `settings`
+    subject is a stored revision's, not a review's proposed settings)."""
     pattern = waiver.match_subject
     if pattern == subject.key:
         return True
     if subject.key == "settings" and pattern.startswith("settings@"):
         # `settings@412` names revision 412's settings, which a run without
-        # `--all-revisions` judges as `settings` while 412 is the newest (or `--at`'s)
-        return pattern == f"settings@{subject.revision}"
+        # `--all-revisions` judges as `settings` while 412 is the newest (or `--at`'s); a
+        # review's proposed settings are no stored revision, whatever number they would get
+        return stored and pattern == f"settings@{subject.revision}"
     if pattern == "settings":
         return subject.kind == "settings"
     if pattern == "change":
@@ -303,30 +305,32 @@ def apply_waivers(
     now: datetime,
     *,
     untried: Collection[str] = (),
+    stored: bool = True,
 ) -> tuple[tuple[RuleResult, ...], WaiverReport]:
     """Mark fail/unknown/error results covered by a waiver in force as `waived`.
 
     `untried`: the ids of the rules this evaluation left out (`untried_rules`). A waiver of
     one of them is not called stale: it was not tried. A rule that was tried and gave no
     result (a readiness rule with no reports) still makes its waiver stale; each stale
-    waiver's warning says why it matched nothing."""
+    waiver's warning says why it matched nothing. `stored=False`: the results judge settings
+    that are no stored revision (a review's proposed ones), which `settings@N` never names."""
     in_force = [w for w in waivers if now <= w.expires]
     used: set[int] = {id(w) for w in in_force if w.match_rule in untried}  # so never stale
     out: list[RuleResult] = []
     for result in results:
-        match = _first_match(result, in_force) if result.status in WAIVABLE else None
+        match = _first_match(result, in_force, stored) if result.status in WAIVABLE else None
         if match is None:
             out.append(result)
             continue
         used.add(id(match))
         out.append(replace(result, status="waived", raw_status=result.status, waiver=match))
-    report = _report(waivers, in_force, used, now, out)
+    report = _report(waivers, in_force, used, now, out, stored)
     return tuple(out), report
 
 
-def _first_match(result: RuleResult, waivers: Sequence[Waiver]) -> Waiver | None:
+def _first_match(result: RuleResult, waivers: Sequence[Waiver], stored: bool) -> Waiver | None:
     for waiver in waivers:
-        if waiver.match_rule == result.rule.id and subject_matches(waiver, result.subject):
+        if waiver.match_rule == result.rule.id and subject_matches(waiver, result.subject, stored):
             return waiver
     return None
 
@@ -337,6 +341,7 @@ def _report(
     used: set[int],
     now: datetime,
     results: Sequence[RuleResult],
+    stored: bool = True,
 ) -> WaiverReport:
     soon_limit = now + timedelta(days=EXPIRING_SOON_DAYS)
     far_limit = now + timedelta(days=MAX_TERM_DAYS)
@@ -349,7 +354,7 @@ def _report(
     ]
     warnings += [f"{_describe(w)} expires on {_day(w.expires)} (owner {w.owner})" for w in soon]
     if stale:
-        why = _why_stale(stale, results)
+        why = _why_stale(stale, results, stored)
         warnings += [f"{_describe(w)} matched no failing result: {why[id(w)]}" for w in stale]
     warnings += [
         f"{_describe(w)} runs until {_day(w.expires)}, more than {MAX_TERM_DAYS} days out; "
@@ -362,7 +367,9 @@ def _report(
     return WaiverReport(in_use, tuple(soon), tuple(expired), tuple(stale), tuple(warnings))
 
 
-def _why_stale(stale: Sequence[Waiver], results: Sequence[RuleResult]) -> dict[int, str]:
+def _why_stale(
+    stale: Sequence[Waiver], results: Sequence[RuleResult], stored: bool = True
+) -> dict[int, str]:
     """Why each stale waiver matched nothing, by `id`: the rule gave no result, no subject of
     this run is the waiver's, the results on it are waived by another waiver, or the rule
     does not fail there."""
@@ -377,13 +384,16 @@ def _why_stale(stale: Sequence[Waiver], results: Sequence[RuleResult]) -> dict[i
     why: dict[int, str] = {}
     for w in stale:
         mine = by_rule.get(w.match_rule, [])
-        covered = [r for r in mine if subject_matches(w, r.subject)]
+        covered = [r for r in mine if subject_matches(w, r.subject, stored)]
         others = {r.waiver.source for r in covered if r.waiver is not None and r.waiver is not w}
         if not mine:
             why[id(w)] = "the rule gave no result in this run (nothing to judge)"
         elif not covered:
-            why[id(w)] = f"no subject of this run is `{w.subject}`" + _subjects_hint(
-                w, settings_revision
+            why[id(w)] = f"no subject of this run is `{w.subject}`" + (
+                _subjects_hint(w, settings_revision)
+                if stored
+                else " (the proposed settings are no stored revision: `settings@N` never "
+                "names them)"
             )
         elif others:
             where = ", ".join(sorted(str(o) for o in others if o is not None)) or "another waiver"

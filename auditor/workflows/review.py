@@ -221,7 +221,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     # nor one of the integrity rule, which only `auditor run` applies
     untried = untried_rules(loaded.waivers, {r.id for r in policy.rules})
     before_results, _ = apply_waivers(before.results, loaded.waivers, now, untried=untried)
-    after_results, waivers = apply_waivers(stepped, loaded.waivers, now, untried=untried)
+    after_results, waivers = apply_waivers(
+        stepped, loaded.waivers, now, untried=untried, stored=False
+    )
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
     prior = _prior_records(before_findings, after_findings, request.live.settings)

@@ -247,3 +247,20 @@ def test_a_case_without_author_has_no_author(tmp_path: Path) -> None:
     )
     [result] = run_policy_tests([tmp_path], now=NOW)
     assert result.passed, result
+
+
+def test_a_precondition_message_stays_within_the_message_limit(tmp_path: Path) -> None:
+    """ "precondition not met: " was put before a message already cut to the limit (272
+    characters against 240, the review)."""
+    from auditor.policy.phrasing import MESSAGE_LIMIT
+
+    key = "k" * 300
+    rule = _rule(
+        tmp_path,
+        f"    target: settings\n    when: {{path: '{key}', equals: true}}\n"
+        "    assert: {path: x, exists: true}\n",
+        "severity: high",
+    )
+    status, message = _verdict(rule, {key: False})
+    assert status == "not_applicable"
+    assert message.startswith("precondition not met: ") and len(message) <= MESSAGE_LIMIT

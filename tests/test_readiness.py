@@ -251,7 +251,7 @@ def test_level_is_unknown_only_where_a_criterion_not_evaluable_could_change_it(
     # the organization: levels 1..2 and 2 -> floor of 1.5 or 2: absent; with a third
     # repository at level 1, 4/3 or 5/3: 1 either way
     org = org_view([unsure, sure], model, NOW)
-    assert org["levels"] == {"https://x/a": None, "https://x/b": 2}
+    assert org["levels"] == {"https://x/b": 2}  # a's level unknown: not in the map
     assert "$level" not in org
     assert "below_level_2" not in org  # 0 or 1
     assert org["below_level_3"] == 2

@@ -611,7 +611,9 @@ def org_view(
     # counts with the lowest and the highest level it can have: an aggregate is given when
     # both agree, and is absent (so a rule on it follows its `on_missing`) when they do not.
     bounds = [_bounds(view, model) for view in views]
-    levels = {r.repo_url: v.get("$level") for r, v in pairs}
+    # a repository whose level is unknown is left out of `levels` (a rule reading its key
+    # follows `on_missing`, as on `$level`; a null there made `gte` an error)
+    levels = {r.repo_url: v["$level"] for r, v in pairs if v.get("$level") is not None}
     total = len(views)
     ages = [v["$age_days"] for v in views if v["$age_days"] is not None]
     out: dict[str, Any] = {}

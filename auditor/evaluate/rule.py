@@ -14,6 +14,7 @@ from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.model import RuleResult
 from auditor.models import Evidence, Status, Subject
 from auditor.policy.model import Rule
+from auditor.policy.phrasing import clip
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
         if pre.status == "error":
             return Verdict("error", pre.message, pre.evidence)
         if pre.status != "pass":
-            return Verdict("not_applicable", f"precondition not met: {pre.message}", pre.evidence)
+            text = clip(f"precondition not met: {pre.message}")  # within the message limit
+            return Verdict("not_applicable", text, pre.evidence)
     out = evaluate_condition(rule.condition, doc, "$", env)
     if out.status == "missing":
         return Verdict(rule.on_missing, out.message, out.evidence, out.count)

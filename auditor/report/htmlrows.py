@@ -294,7 +294,8 @@ class RowWriter:
             out.append(
                 f'<tr id="f-{escaped}">\n<td class="wrap">{self._subject(f)}<br>'
                 f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"
-                f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
+                f'<td class="wrap"><span class="msg">{esc(shorten(f.message))}</span>\n'
+                f"{self._evidence(f.evidence)}\n"
                 f'{waiver}</td>\n<td class="wrap">{self._since(f)}</td>\n</tr>\n'
             )
         if more:
@@ -314,7 +315,8 @@ class RowWriter:
             out.append(
                 f'<tr id="f-{escaped}"><td class="wrap">{self._subject(f)}<br>'
                 f"{self._fingerprint(f, fp, escaped)}</td><td>{self._status(f.status)}</td>"
-                f'<td class="wrap">{esc(shorten(f.message))}\n{self._evidence(f.evidence)}\n'
+                f'<td class="wrap"><span class="msg">{esc(shorten(f.message))}</span>\n'
+                f"{self._evidence(f.evidence)}\n"
                 "</td></tr>\n"
             )
         if more:

@@ -49,6 +49,18 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
             "c.toml:2:2: diff_keys.sets: expected a list of list paths, got int",
             id="sub-table",
         ),
+        pytest.param(  # accepted, and matched nothing: patterns have no indices
+            '[diff_keys]\nsets = ["customModels[0]"]\n',
+            "c.toml:1:2: diff_keys.sets[0]: list path has a bracket: patterns are dotted paths "
+            "without indices (`customModels`)",
+            id="diff-keys-index",
+        ),
+        pytest.param(  # accepted: which way the list was compared was the table's guess
+            '[diff_keys]\nsets = ["env"]\n[diff_keys.keyed]\nenv = "name"\n',
+            "c.toml:1:2: diff_keys: list path 'env' is under both sets and keyed; name it "
+            "under one",
+            id="diff-keys-twice",
+        ),
         pytest.param(
             "a = 1\nb = = 2\n", "c.toml:2:5: invalid TOML: Invalid value", id="invalid-toml"
         ),

@@ -54,6 +54,8 @@ def _pattern_problem(pattern: object) -> str | None:
         return "must be a non-empty string"
     if any(not seg for seg in pattern.split(".")):
         return "has an empty segment"
+    if "[" in pattern or "]" in pattern:  # `customModels[0]` names an entry, not the list
+        return "has a bracket: patterns are dotted paths without indices (`customModels`)"
     return None
 
 
@@ -143,6 +145,16 @@ def list_table_from_config(extra: Mapping[str, Any], base: ListTable | None = No
     sets = _string_list(extra.get("sets", []), "diff_keys.sets")
     keyed = _keyed_map(extra.get("keyed", {}), "diff_keys.keyed")
     ordered = _string_list(extra.get("ordered", []), "diff_keys.ordered")
+    for one, other, shared in (
+        ("sets", "keyed", set(sets) & set(keyed)),
+        ("sets", "ordered", set(sets) & set(ordered)),
+        ("keyed", "ordered", set(keyed) & set(ordered)),
+    ):
+        if shared:  # a list is compared one way: which one would be a guess
+            raise ConfigError(
+                f"diff_keys: list path {min(shared)!r} is under both {one} and {other}; "
+                "name it under one"
+            )
     named = set(sets) | set(keyed) | set(ordered)
     merged_keyed = {p: k for p, k in base.keyed.items() if p not in named} | keyed
     return ListTable(

@@ -317,3 +317,13 @@ def test_history_path_stars_match_as_fnmatch_and_fail_in_linear_time() -> None:
     assert not PathPattern("*a" * 12 + "*X").selects(change)
     assert not PathPattern("*?*?*?*?*?*?*?*Z").selects(change)
     assert PathPattern("*a" * 12 + "*").selects(change)
+
+
+@pytest.mark.parametrize("pattern", ["]", "a[0]]", "['a']b", "a]b"])
+def test_history_path_refuses_what_no_printed_path_is(pattern: str) -> None:
+    """A stray `]` or a key straight after a bracket was taken, and matched nothing."""
+    from auditor.cli.cmd_history import PathPattern
+    from auditor.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot read it at"):
+        PathPattern(pattern)

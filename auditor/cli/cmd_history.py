@@ -56,7 +56,7 @@ class Filters:
 
 # One part of a `--path` pattern: a bracket (`[0]`, `[*]`, `[?id=='x']`, `['odd key']`; a
 # quoted string may hold `]` or `.`) or a key, glob characters allowed (`sandbox`, `allow*`).
-_PART = re.compile(r"\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]|[^.\[]+")
+_PART = re.compile(r"\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]|[^.\[\]]+")
 # Any one bracket of a rendered path (what `[*]` stands for).
 _ANY_BRACKET = r"\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]"
 
@@ -80,9 +80,12 @@ class PathPattern:
         parts: list[str] = []
         pos = 0
         while pos < len(body):
-            if parts and body[pos] == "." and not body.startswith(".[", pos):
+            dot = parts and body[pos] == "." and not body.startswith(".[", pos)
+            if dot:
                 pos += 1  # the dot before a key
             m = _PART.match(body, pos) if pos < len(body) else None
+            if m is not None and parts and not dot and not m.group().startswith("["):
+                m = None  # a key straight after a bracket (`['a']b`): no path reads so
             if m is None:
                 where = f"at {body[pos:]!r}" if pos < len(body) else "at its end"
                 raise UsageError(

@@ -215,8 +215,13 @@ def _walk(
         if not isinstance(node, list):
             raise PathTypeError(_render(parts), node, "elements")
         if isinstance(step, Star):
-            # each element is walked from its own place (`$.a[0]`), so an error names it
-            found = [_walk(item, steps, pos + 1, [*parts, at])[0] for at, item in enumerate(node)]
+            found = []
+            for at, item in enumerate(node):
+                try:
+                    found.append(_walk(item, steps, pos + 1, [])[0])
+                except PathTypeError:  # walked again from its own place (`$.a[0]`) to name it
+                    _walk(item, steps, pos + 1, [*parts, at])
+                    raise
             parts.append(step)
             kept = [v for v in found if v is not MISSING]
             return (MISSING if found and not kept else kept), pos + 1

@@ -144,3 +144,19 @@ def inert_bytes(raw: bytes) -> str:
     if not _INVISIBLE_UTF8.search(raw):  # DEL is ASCII: no `isascii` shortcut
         return text
     return json_inert(text)
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """`text` on one line with every character kept, one that does not print (a line break,
+    a tab, a control or format character) written as its escape (`\\n`, `\\t`, `\\u200b`)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import re2
 
+from auditor.common.escape import printable
 from auditor.operators.core import STRING, STRING_LIST, STRINGS, need_string, operator
 
 # RE2's own refusals of lookaround (`(?=`, `(?<!`, …) and backreferences (`\1`).
@@ -27,21 +28,13 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
         return re2.compile(arg, options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        shown = _as_written(arg)
+        shown = printable(arg)  # as the policy writes it, one line
         if _UNSUPPORTED_RE.match(reason):
             raise ValueError(
                 f"regex /{shown}/ uses lookaround or a backreference, which RE2 (linear time) "
                 "does not support"
             ) from None
         raise ValueError(f"invalid regex /{shown}/: {reason}") from None
-
-
-def _as_written(pattern: str) -> str:
-    """A pattern as the policy writes it (`(a)\\1`, not Python's `'(a)\\\\1'`), a character
-    that does not print as its escape (one line)."""
-    if pattern.isprintable():
-        return pattern
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in pattern)
 
 
 @operator("matches", STRING, "to match /{arg}/", "not to match /{arg}/", prepare=prepare_regex)

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from auditor.common.escape import printable
 from auditor.operators import MISSING, Operator, json_type
 from auditor.policy.refs import is_ref
 
@@ -141,17 +142,8 @@ def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
     kept as it is (`"rm  -rf /"` keeps its two spaces), but one that does not print (a line
     break, a tab, a control or format character) is written as its escape (`\\n`, `\\t`,
     `\\u200b`), so the line shows what the value holds."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else _escape(c) for c in text)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return _ESCAPES.get(char) or (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
 
 
 _BOUNDS = {"equals": "exactly", "gt": "more than", "gte": "at least", "lt": "less than"}

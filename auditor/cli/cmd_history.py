@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from auditor.diff import ListTable, change_as_json, change_summary, diff_revisio
 from auditor.diff.table import item_key
 from auditor.errors import EXIT_OK, UsageError
 from auditor.models import JSON, Change, Revision, User
+from auditor.redact.plain import shown_author
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -44,8 +46,7 @@ class Filters:
             return False
         if self.until and rev.updated_at > self.until:
             return False
-        who = rev.user.email or rev.user.name  # as shown: the name when there is no email
-        return self.author is None or fnmatch.fnmatchcase(who.lower(), self.author)
+        return self.author is None or fnmatch.fnmatchcase(_who(rev.user).lower(), self.author)
 
     def relevant(self, changes: Sequence[Change]) -> list[Change]:
         """The changes a `--path` pattern selects (all of them without patterns)."""
@@ -190,7 +191,8 @@ def _regex(parts: Sequence[str]) -> str:
     return "".join(out) + tail
 
 
-def _forms(path: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # each `--path` pattern asks for every change's path
+def _forms(path: str) -> tuple[str, ...]:
     """Every path above `path` and `path` itself, each printed (without `$.`) and dotted."""
     parts = paths.parse(path)
     out = []
@@ -198,7 +200,7 @@ def _forms(path: str) -> list[str]:
         shown = paths.render(parts[:n])
         out.append(shown[2:] if shown.startswith("$.") else shown[1:])
         out.append(".".join(p for p in parts[:n] if isinstance(p, str)))
-    return out
+    return tuple(out)
 
 
 def _holds(value: JSON, steps: Sequence[str | _Bracket]) -> bool:
@@ -273,9 +275,15 @@ def _timestamp(when: datetime) -> str:
     return text + "Z"
 
 
+def _who(user: User) -> str:
+    """Who made a revision: the email, else the name (else nothing is known); `--author`
+    matches it, so what it selects is what the line shows."""
+    return user.email or user.name
+
+
 def _author(user: User) -> str:
-    """Who made a revision: the email, else the name (else nothing is known)."""
-    return terminal_text(user.email or user.name)
+    """`_who` as every output shows an author (`shown_author`: cut past its length)."""
+    return terminal_text(shown_author(_who(user)))
 
 
 def _as_json(entry: Entry) -> dict[str, JSON]:

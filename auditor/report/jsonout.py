@@ -254,7 +254,8 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
     """The whole document as a JSON value (`streamed`: its lists of findings, of the
     failing count per revision and of the revisions evaluated left empty, for `json_chunks`
     to stream)."""
-    lapsed = ExpiredWaivers(d.waivers.expired) if d.waivers.expired else None
+    # (`json_chunks` makes its own for the findings it streams)
+    lapsed = ExpiredWaivers(d.waivers.expired) if d.waivers.expired and not streamed else None
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "auditor", "version": d.tool_version},

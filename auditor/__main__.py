@@ -3,6 +3,7 @@ program is still loading ending as any interrupt does (exit 130, one line, no tr
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import signal
@@ -13,6 +14,7 @@ from types import FrameType
 
 def entry() -> int:
     """Load the command line and run it; a Ctrl-C during the loading exits 130."""
+    sys.unraisablehook = _unraisable
     try:
         with _loading():
             _load_orjson()
@@ -29,6 +31,16 @@ def entry() -> int:
     # the interpreter whatever the collector does.
     gc.freeze()
     return code
+
+
+def _unraisable(info: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C that lands in a callback Python cannot raise from (a weak reference's, a
+    `__del__`, run by the garbage collector) was printed as `Exception ignored in: …
+    Traceback …` and lost: it is delivered again, where the command handles it (exit 130)."""
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        _thread.interrupt_main()  # (nothing if SIGINT is ignored by then: the command ended)
+        return
+    sys.__unraisablehook__(info)
 
 
 def _loading() -> contextlib.AbstractContextManager[None]:

@@ -329,3 +329,24 @@ def test_a_signal_once_the_command_has_ended_does_not_change_its_exit(signum: in
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=60
     )
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_ctrl_c_landing_in_a_callback_is_delivered_again_not_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C inside a weak reference's callback (a garbage collection) was printed as
+    `Exception ignored in: … Traceback …` and the command went on (CI, under load): the
+    `auditor` command's hook raises it again where the command handles it."""
+    import types
+
+    from auditor.__main__ import _unraisable
+
+    info = types.SimpleNamespace(
+        exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
+        err_msg=None, object=None,
+    )  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        _unraisable(info)  # type: ignore[arg-type]
+        for _ in range(1000):
+            time.sleep(0.001)
+    assert capsys.readouterr().err == ""

@@ -243,7 +243,12 @@ class PgConnection:
         return [str(r[0]) for r in rows]
 
     def close(self) -> None:
-        """Close the session (which releases the advisory lock)."""
+        """Release the advisory locks, then close the session. (Closing alone releases them
+        only once the server's backend has ended, which lags the client's close: a run that
+        opened the store right after could find it still locked, seen under load.)"""
+        # (a session gone, or in a failed transaction: closing it ends the locks all the same)
+        with contextlib.suppress(Exception):
+            self._conn.execute("SELECT pg_advisory_unlock_all()")
         self._conn.close()
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
+    api_address,
     check_at,
     config_from_args,
     open_store,
@@ -39,7 +40,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
         request = ExportRequest(
             run_id=make_run_id(now),
             now=now,
-            api_address=config.base_url or (synced.base_url if synced else "(offline)"),
+            api_address=api_address(config, synced.base_url if synced else None),
             # given none, the organization the state file holds (never `default` for its data)
             org=config.org
             if config.org_given

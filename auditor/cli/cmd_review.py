@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
+    api_address,
     config_from_args,
     open_store,
     require_remote,
@@ -197,7 +198,7 @@ def _against_live(
         against=f"rev {live.revision} (live)",
         now=now,
         run_id=run_id,
-        api_address=config.base_url or "(offline)",
+        api_address=api_address(config),
         fail_on=config.fail_on,
         list_table=config.list_table,
     )

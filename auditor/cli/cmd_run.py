@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
+    api_address,
     check_at,
     config_from_args,
     open_store,
@@ -172,7 +173,7 @@ def _options(config: Config, args: argparse.Namespace, audit: _Audit) -> AuditOp
     return AuditOptions(
         run_id=make_run_id(audit.now),
         now=audit.now,
-        api_address=config.base_url or "(offline)",
+        api_address=api_address(config),
         at=audit.at,
         all_revisions=args.all_revisions,
         fail_on=config.fail_on,

@@ -10,6 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
+    api_address,
     config_from_args,
     require_remote,
     store_kept_only_if_synced,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: sync and print the summary."""
     config = config_from_args(args, ctx)
-    base_url, _ = require_remote(config)
+    require_remote(config)  # no address: a usage error before the store is touched
     with store_kept_only_if_synced(config) as store:  # a failed first sync leaves no file
         summary = sync_store(store, config, ctx, quiet=args.quiet, usage=not args.no_usage)
     from auditor.workflows.sync import format_summary  # after sync_store: see its httpx note
@@ -33,5 +34,5 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> int:
     # `-q`, as `run -q`: no warnings, no progress, no summary; but one that names integrity
     # issues or data-quality warnings is shown still (no report carries this sync's)
     if not args.quiet or summary.integrity_issues or summary.data_quality:
-        print(terminal_text(format_summary(summary, base_url)), file=ctx.stdout)
+        print(terminal_text(format_summary(summary, api_address(config))), file=ctx.stdout)
     return EXIT_OK

@@ -235,11 +235,14 @@ def sync_store(
         usage_days=DEFAULT_DAYS if usage else None,
     )
     if not quiet:
+        from auditor.redact.shown import shown_address
+
+        tokens = {*ctx.secrets(), token}
         for name, url in (("base_url", base_url), ("app_url", app_url)):
             if url and not _encrypted_or_local(url):
                 print(
-                    f"auditor: warning: {name} {url} is plain HTTP: the API token goes over the "
-                    "network unencrypted (use https://)",
+                    f"auditor: warning: {name} {shown_address(url, tokens)} is plain HTTP: the API "
+                    "token goes over the network unencrypted (use https://)",
                     file=ctx.stderr,
                 )
     last = None
@@ -256,13 +259,28 @@ def sync_store(
     return summary
 
 
+def api_address(config: Config, stored: str | None = None) -> str:
+    """The service address a report, a bundle and the command's lines name: `base_url`, else
+    (`stored`) the one the state file was last synced from, else `(offline)`; never a secret
+    in its path, the command's own token reading `[token]` (`shown_address`)."""
+    from auditor.redact.shown import shown_address
+
+    url = config.base_url or stored
+    return shown_address(url, (config.token,) if config.token else ()) if url else "(offline)"
+
+
 def _warn_moved(store: Store, last_url: str | None, base_url: str, ctx: Context) -> None:
     """One line when a sync stored data from another service address than the one before: a
     service that moved is set to its new address on purpose, but another service's data is
     mixed into this store's history."""
     if not last_url:
         return
-    before, now = _address(str(last_url)), _address(base_url)
+    from auditor.redact.shown import shown_address
+
+    # (a sync records the address as shown; one recorded by an earlier version, as given)
+    tokens = ctx.secrets()
+    before = _address(shown_address(str(last_url), tokens))
+    now = _address(shown_address(base_url, tokens))
     if before != now:
         from auditor.common.escape import terminal_text
 

@@ -20,6 +20,7 @@ from auditor.fetch.inflate import ACCEPT_ENCODING
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
 from auditor.redact import Redactor
+from auditor.redact.shown import shown_address
 
 
 class PlatformClient:
@@ -49,6 +50,8 @@ class PlatformClient:
         self.app_url = app_url.rstrip("/") if app_url else None
         self.redactor = redactor or Redactor(b"auditor-client")
         self.redactor.register(token)
+        # as the sync record and every line and report show it: never a secret in its path
+        self.shown_url = shown_address(self.base_url, (token,))
         self._max_pages = max_pages
         self._page_size = page_size
         policy = RetryPolicy(

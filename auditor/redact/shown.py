@@ -39,6 +39,14 @@ def printed_path(path: Path | str, tokens: Iterable[str] = ()) -> str:
     return text.replace("\0", NOT_SHOWN)
 
 
+def shown_address(url: str, tokens: Iterable[str] = ()) -> str:
+    """A service address (`base_url`, `app_url`) as a command shows and stores it: a name in
+    its path that looks like a secret (`https://host/bot<token>/`, a key pasted in the wrong
+    place) reads `<not shown: looks like a secret>`, the command's own token `[token]`, a
+    `user:password@` is left out (`printed_path`). An ordinary address stays as written."""
+    return printed_path(url, tokens)
+
+
 #: A password as a connection string writes it, shown in no path: libpq's `password=…` (or
 #: `sslpassword=`, a driver's `Password=` or `Pwd=`), to the next white space, not the next
 #: `/` (a path splits there, the password does not end there), quoted too (`password='a b'`).

@@ -389,7 +389,7 @@ def sync(
         with few_collections(), store.transaction():
             store.bind_org(org)
             latest = store.latest_revision()
-            sync_id = store.begin_sync(now, client.base_url)
+            sync_id = store.begin_sync(now, client.shown_url)
             rows = _NewRows(store, None if latest is None else latest.revision)
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):

@@ -51,8 +51,9 @@ from auditor.policy.model import Rule
 #: Bump when the stored form or the meaning of a verdict changes (keys then all differ).
 # 2: a redacted value is judged by its fingerprint (operators.hidden); 3: messages keep every
 # character of what they quote, a criterion not evaluable has no `passed` and may leave a level
-# unknown (state kept by an earlier build would read back its words and grades)
-STATE_FORMAT = 3
+# unknown (state kept by an earlier build would read back its words and grades); 4: an author
+# whose address is hidden is an unknown author (it was an `error` on every run)
+STATE_FORMAT = 4
 STORED_TARGETS = ("settings", "change")
 
 

@@ -127,6 +127,22 @@ def emulator_env(emu: Any, state: Path, token: str = OWNER_TOKEN) -> dict[str, s
     }
 
 
+def serve_http(handler: type[Any]) -> Iterator[str]:
+    """A fixture body: `handler` (a `BaseHTTPRequestHandler`) served on a free loopback port
+    by a thread, its `http://127.0.0.1:PORT` given; stopped after."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def secret_forms(secret: str) -> list[str]:
     """The forms a secret is searched for in outputs: raw, JSON-escaped, URL-encoded (`+` for
     spaces too, and with lower-case escapes, as some clients write them), base64 (standard

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import OWNER_TOKEN, emulator_env, run_cli, secret_forms
+from conftest import OWNER_TOKEN, emulator_env, run_cli, secret_forms, serve_http
 
 KEY = "AKIAQ7ZK3M5N8P2R4T6W"  # an AWS access key id, as the value detectors know it
 PREFIX = f"/v/{KEY}"
@@ -48,14 +48,8 @@ def proxy(emu: Any) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with contextmanager(serve_http)(Proxy) as address:
+        yield address + PREFIX
 
 
 def _holders(secret: str, folder: Path, *texts: str) -> list[str]:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from auditor.cli import Context, main
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, serve_http
 
 TOKEN = "demo-owner-token"  # 16 characters: its marker read `[secret fp:… len:16]`
 
@@ -52,14 +51,7 @@ def echoing_at_the_cut() -> Iterator[str]:
 
 
 def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve_http(handler)
 
 
 def _said(tmp_path: Path, url: str, command: str) -> dict[str, str]:

@@ -342,8 +342,11 @@ def _encrypted_or_local(url: str) -> bool:
 
 
 def parse_at(text: str | None, now: datetime) -> datetime | None:
-    """`--at DATE` (a date alone means its end), refused when it lies in the future."""
+    """`--at DATE` (a date alone means its end; today's end is now), refused when it lies in
+    the future."""
     at = parse_when(text, "--at", end_of_day=True) if text else None
+    if at and text and parse_when(text, "--at", end_of_day=False) <= now < at:  # today, alone
+        return now
     if at and at > now:
         raise UsageError(f"--at {at.isoformat()} is in the future")
     return at

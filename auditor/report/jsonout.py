@@ -265,6 +265,8 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "mode": d.mode,
             "api_address": d.api_address,
             "fail_on": d.fail_on,
+            # optional: an `--at` run's time (report.md and report.html say "as of" too)
+            **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),

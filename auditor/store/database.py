@@ -863,10 +863,10 @@ class Store:
         return self._revisions("WHERE revision BETWEEN ? AND ? ORDER BY revision", (low, high))
 
     def revision_at(self, when: datetime) -> Revision | None:
-        """The revision in force at `when` (the newest one updated at or before it)."""
-        return self._one(
-            "WHERE updated_at <= ? ORDER BY updated_at DESC, revision DESC", (to_text(when),)
-        )
+        """The revision in force at `when`: of those updated at or before it, the last in the
+        service's order (the highest number), also where a later revision carries an earlier
+        time (a skewed clock), so `--at` now judges what a run of the latest does."""
+        return self._one("WHERE updated_at <= ? ORDER BY revision DESC", (to_text(when),))
 
     @_reads
     def check_rows_kept(self) -> None:

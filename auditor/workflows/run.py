@@ -33,7 +33,7 @@ from auditor.evaluate.readiness import (
 )
 from auditor.findings.waivers import KnownRules, load_waivers
 from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
-from auditor.operators.timing import FUTURE_SKEW_DAYS
+from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.store import evalstate
 from auditor.store.database import Store
@@ -537,6 +537,8 @@ def _inputs(
     history: Iterable[Revision] = StoredHistory(store, end) if end is not None else ()
     reports, skipped = readiness_reports(store, at, options.now)
     skipped = (*skipped, *unreported_criteria(model, reports))  # a model id no report holds
+    if at is None and settings is not None:
+        skipped = (*skipped, *future_revision(settings, options.now))
     inputs = EvaluationInputs(
         now=at or options.now,
         settings=settings,
@@ -554,6 +556,20 @@ def _inputs(
         remember=known.moves_on,
     )
     return inputs, skipped
+
+
+def future_revision(settings: Revision, now: datetime) -> tuple[DataWarning, ...]:
+    """A data-quality warning when the newest revision, which the run judges, is dated more
+    than the clock-skew allowance after the run's time: no `--at` run before that date reaches
+    it (each judges the one in force then), so the two would judge different settings."""
+    if settings.updated_at - now <= timedelta(days=FUTURE_SKEW_DAYS):
+        return ()
+    problem = (
+        f"updatedAt {future_detail(settings.updated_at, now)}: judged as the settings in force "
+        "(the newest revision), but an `--at` run before that time judges the one before it; "
+        "check the service's clock"
+    )
+    return (DataWarning("$.updatedAt", problem, f"revision {settings.revision}", "stored history"),)
 
 
 def readiness_reports(

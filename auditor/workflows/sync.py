@@ -464,7 +464,7 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
         # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
         # line: cut, as an attribution is
         by = f" by {shown_author(who)}" if who else ""
-        parts[0] += f", latest rev {latest.revision} at {latest.updated_at:%Y-%m-%d}{by}"
+        parts[0] += f", latest rev {latest.revision} at {latest.updated_at.date().isoformat()}{by}"
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")
     else:

@@ -1,14 +1,21 @@
 """Passwords on command lines in the forms a redaction missed: a line continuation between an
 option and its value, a password written into a command that reads it on standard input
 (`printf`, `cat <<<`, here-strings), a Basic header's `user:X` piped to `base64`, an attached
-`sqlcmd -PX`. Each is hidden, remembered, and hidden wherever it shows up again; the near
-misses (`printf %s hello`, `ssh -p 2222`) stay readable."""
+`sqlcmd -PX`; and argv-style arrays, where an option and its value are two elements
+(`["sshpass", "-p", X]`). Each is hidden, remembered, and hidden wherever it shows up again;
+the near misses (`printf %s hello`, `ssh -p 2222`) stay readable."""
 
 from __future__ import annotations
 
+import copy
+import json
+from pathlib import Path
+
 import pytest
 
+from auditor.emulator import start_emulator
 from auditor.redact import Redactor
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
 
 PW = "Zq7vLm2pXw9kRt4s"  # 16 random characters: below the entropy detector's threshold
 
@@ -100,3 +107,155 @@ def test_a_near_miss_stays_readable(redactor: Redactor, command: str) -> None:
     assert redactor.redact_text(command) == command
     doc = {"hooks": {"Stop": [{"hooks": [{"command": command}]}]}}
     assert redactor.redact_json(doc) == doc
+
+
+# -- argv-style arrays ---------------------------------------------------------------------
+
+ARRAYS = [
+    pytest.param(["gw-proxy", "--api-key", "{pw}"], 2, id="long-option"),
+    pytest.param(["gw-proxy", "--token", "{pw}", "--port", "8080"], 2, id="token"),
+    pytest.param(["tool", "-storepass", "{pw}"], 2, id="dash-name"),
+    pytest.param(["sshpass", "-p", "{pw}", "ssh", "deploy@host"], 2, id="sshpass"),
+    pytest.param(["/usr/bin/sshpass", "-p", "{pw}", "ssh", "h"], 2, id="path-to-command"),
+    pytest.param(["docker", "login", "-u", "ci", "-p", "{pw}", "r.io"], 5, id="docker-login"),
+    pytest.param(["login", "-u", "ci", "-p", "{pw}"], 4, id="login-args"),
+    pytest.param(["vault", "login", "{pw}"], 2, id="vault-positional"),
+    pytest.param(["redis-cli", "-h", "cache", "-a", "{pw}", "ping"], 4, id="redis"),
+]
+
+
+@pytest.mark.parametrize(("argv", "at"), ARRAYS)
+def test_an_option_value_element_becomes_a_marker_and_is_remembered(
+    redactor: Redactor, argv: list[str], at: int
+) -> None:
+    args = [a.format(pw=PW) for a in argv]
+    doc = {
+        "mcpServers": {"gw": {"command": "gw", "args": args}},
+        "customModels": [{"displayName": f"gw ({PW})"}],
+    }
+    out = redactor.redact_json(doc)
+    expected = list(args)
+    expected[at] = redactor.marker(PW)
+    assert out["mcpServers"]["gw"]["args"] == expected
+    assert out["customModels"][0]["displayName"] == f"gw ({redactor.marker(PW)})"
+    assert PW not in json.dumps(out)
+    assert redactor.redact_text(f"later {PW}") == f"later {redactor.marker(PW)}"
+
+
+def test_an_attached_value_in_an_array_is_hidden(redactor: Redactor) -> None:
+    out = redactor.redact_json({"args": ["mysql", "-u", "root", f"-p{PW}", "db"]})
+    assert out == {"args": ["mysql", "-u", "root", f"-p{redactor.marker(PW)}", "db"]}
+
+
+def test_a_hook_command_given_as_an_array_is_hidden(redactor: Redactor) -> None:
+    doc = {"hooks": {"SessionStart": [{"hooks": [{"command": ["sshpass", "-p", PW, "ssh", "h"]}]}]}}
+    out = redactor.redact_json(doc)
+    assert out["hooks"]["SessionStart"][0]["hooks"][0]["command"][2] == redactor.marker(PW)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ssh", "-p", "2222", "deploy@host"],
+        ["docker", "run", "-p", "8080:80", "app"],
+        ["pytest", "-p", "no:cacheprovider"],
+        ["deploy", "--ssh-key", "~/.ssh/id_ed25519", "--key", "c.pem"],
+        ["deploy", "--password", "${DB_PASSWORD}"],
+        ["deploy", "--token", "$TOKEN"],
+        ["docker", "login", "-u", "ci", "--password-stdin", "r.io"],
+        ["gh", "auth", "login", "--with-token"],
+        ["deploy", "--token", "--yes"],
+        ["login", "-u", "ci"],
+        ["printf", "%s", "hello"],
+        ["mkdir", "-p", "/tmp/build"],
+    ],
+)
+def test_an_ordinary_argv_array_stays_readable(redactor: Redactor, argv: list[str]) -> None:
+    doc = {"mcpServers": {"x": {"command": "x", "args": argv}}}
+    assert redactor.redact_json(doc) == doc
+
+
+def test_a_string_that_becomes_an_option_value_is_not_given_its_earlier_answer(
+    redactor: Redactor,
+) -> None:
+    """A string's answer is reused where it moved to in the next document of the stream; once
+    it is a password option's value, it is a marker there (and back: a plain answer again)."""
+    short = "ab12c"  # too short to be remembered: only its place makes it a secret
+    first = redactor.redact_json({"args": [PW, "--verbose", short, "x"]}, stream="s")
+    assert first == {"args": [PW, "--verbose", short, "x"]}
+    moved = redactor.redact_json({"args": ["--api-key", PW, "x"]}, stream="s")
+    assert moved == {"args": ["--api-key", redactor.marker(PW), "x"]}
+    same_place = redactor.redact_json({"args": [PW, "--verbose", short, "--token", short]}, "t")
+    assert same_place["args"][4] == redactor.marker(short)
+    back = redactor.redact_json({"args": [PW, "--verbose", short, "--other", short]}, "t")
+    assert back["args"][4] == short  # what a fresh walk gives: not remembered, not a value
+    assert back["args"][0] == redactor.marker(PW)  # remembered since the second document
+
+
+def test_the_whole_document_shortcut_does_not_pass_an_argv_secret(redactor: Redactor) -> None:
+    """Every string of the document is one seen clean before: the shortcut that hands such a
+    document back as it is must walk it when an array holds a password option."""
+    redactor.redact_json({"a": ["gw-proxy", "--verbose", PW], "b": "--api-key"}, stream="s")
+    out = redactor.redact_json({"a": ["gw-proxy", "--api-key", PW], "b": "x"}, stream="s")
+    assert out["a"][2] == redactor.marker(PW)
+    # `--api-key` seen as a key only, then as an element: walked as well
+    other = Redactor(b"argv-test-key-2")
+    other.redact_json({"--api-key": "x", "a": ["gw-proxy", "--verbose", PW]}, stream="s")
+    out = other.redact_json({"--api-key": "y", "a": ["gw-proxy", "--api-key", PW]}, stream="s")
+    assert out["a"][2] == other.marker(PW)
+
+
+def test_an_argv_secret_in_revisions_synced_through_the_api_is_stored_hidden(
+    tmp_path: Path,
+) -> None:
+    """Revisions with nothing else to hide (the kind the whole-document shortcut hands back as
+    it is), then two holding the same argv arrays, the second differing only in an unrelated
+    leaf: no form of the password reaches the state file, `history`, or an evidence bundle."""
+    emu = start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=2)
+    try:
+        data = emu.dataset
+        with data.lock:
+            for n, item in enumerate(data.history):
+                item["settings"] = {"svcRouterGuidance": f"plain {n}", "args": ["run", "-v"]}
+            last = data.history[-1]
+            settings = {
+                "mcpServers": {
+                    "gw": {"command": "docker", "args": ["login", "-u", "ci", "-p", PW]}
+                },
+                "customModels": [
+                    {"id": "custom:gw", "extraArgs": {"launcher": ["gw", "--api-key", PW]}}
+                ],
+                "hooks": {
+                    "SessionStart": [
+                        {"hooks": [{"type": "command", "command": ["sshpass", "-p", PW, "h"]}]}
+                    ]
+                },
+            }
+            for n, note in enumerate(["first", "second"], start=1):
+                doc = {**copy.deepcopy(settings), "svcRouterGuidance": note}
+                data.history.append({**last, "revision": last["revision"] + n, "settings": doc})
+        env = emulator_env(emu, tmp_path / "state.db")
+        outputs = [run_cli(["sync"], env, tmp_path)]
+        outputs.append(run_cli(["history", "--format", "json"], env, tmp_path))
+        outputs.append(run_cli(["export", "--out", str(tmp_path / "ev")], env, tmp_path))
+    finally:
+        emu.stop()
+    assert outputs[0][0] == 0, outputs[0]
+    texts = [t for _, out, err in outputs for t in (out, err)]
+    texts += [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("svcRouterGuidance" in t for t in texts)
+    leaks = [form for form in secret_forms(PW) for text in texts if form in text]
+    assert not leaks, leaks
+
+
+def test_an_evaluation_error_on_an_array_shows_it_redacted(tmp_path: Path) -> None:
+    proposed = tmp_path / "proposed.json"
+    hook = {"type": "command", "timeout": 5, "command": ["sshpass", "-p", PW, "ssh", "h"]}
+    proposed.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
+    live = tmp_path / "live.json"
+    live.write_text('{"hooks": {}}')
+    argv = ["review", str(proposed), "--against", str(live), "--out", str(tmp_path / "out")]
+    _, out, err = run_cli([*argv, "-o", "html,md,json"], {}, tmp_path)
+    assert "command is array" in err and "[secret fp:" in err
+    texts = [out, err] + [p.read_text() for p in (tmp_path / "out").iterdir() if p.is_file()]
+    assert not [t for t in texts if PW in t]

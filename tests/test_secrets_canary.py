@@ -154,12 +154,13 @@ def _pw() -> str:
 def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:
     """Passwords in the command-line forms that need more than one word's reading: a line
     continuation between option and value, a password written into a command that reads it on
-    standard input, a Basic header's `user:X` piped to `base64`, an attached `sqlcmd -PX`."""
+    standard input, a Basic header's `user:X` piped to `base64`, an attached `sqlcmd -PX`; and
+    argv-style arrays (an option and its value as two elements)."""
 
     def pw(name: str) -> str:
         return k(f"{tag}{name}", _pw())
 
-    commands = [
+    commands: list[Any] = [
         f"docker login -u ci -p \\\n  {pw('cont_docker')} registry.example.com",
         f"sshpass -p \\\n{pw('cont_sshpass')} ssh deploy@host",
         f"deploy --password \\\n {pw('cont_password')} --yes",
@@ -171,11 +172,21 @@ def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:
         f"gh auth login --with-token <<< {pw('gh_here')}",
         f'curl -H "Authorization: Basic $(echo -n ci:{pw("basic_sub")} | base64)" https://x',
         f"sqlcmd -S h -U sa -P{pw('sqlcmd_attached')} -Q 'select 1'",
+        ["sshpass", "-p", pw("argv_sshpass"), "ssh", "deploy@host"],
     ]
     hooks = [{"type": "command", "command": c, "timeout": 5} for c in commands]
     settings.setdefault("hooks", {}).setdefault("SessionEnd", []).append(
         {"matcher": "", "hooks": hooks}
     )
+    settings["mcpServers"] = {
+        **settings.get("mcpServers", {}),
+        f"canary{tag}": {"command": "docker", "args": ["login", "-u", "ci", "-p", pw("argv_mcp")]},
+    }
+    model = settings["customModels"][-1]
+    model["extraArgs"] = {
+        **model.get("extraArgs", {}),
+        "launcher": ["gw-proxy", "--api-key", pw("argv_launcher")],
+    }
 
 
 def _jwt() -> str:
@@ -396,6 +407,11 @@ READABLE = [
     pytest.param({"command": "ssh \\\n  -p 2222 host && mkdir -p \\\n /tmp/b"}, id="continued"),
     pytest.param({"command": "gh auth login --with-token < token.txt"}, id="token-from-file"),
     pytest.param({"command": "sqlcmd -S h -U sa -Q 'select 1'"}, id="sqlcmd-no-password"),
+    pytest.param({"args": ["ssh", "-p", "2222", "deploy@host"]}, id="argv-ssh-port"),
+    pytest.param({"args": ["docker", "run", "-p", "8080:80", "app"]}, id="argv-docker-port"),
+    pytest.param({"args": ["login", "-u", "ci", "--password-stdin"]}, id="argv-stdin"),
+    pytest.param({"args": ["deploy", "--password", "${DB_PASSWORD}"]}, id="argv-env-ref"),
+    pytest.param({"args": ["deploy", "--ssh-key", "~/.ssh/id_ed25519"]}, id="argv-key-path"),
     pytest.param({"restrictApiKeyCreationToManagers": True}, id="boolean-setting"),
     pytest.param(
         {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import chain
 
 from auditor.redact.names import is_secret_key
 
@@ -90,21 +91,26 @@ class _Option:
         self.after = after
 
     def values(self, words: list[str], names: list[str]) -> Iterator[str]:
+        return (value for _, value in self.places(words, names))
+
+    def places(self, words: list[str], names: list[str]) -> Iterator[tuple[int, str]]:
+        """Each value, with the place of the word that holds it."""
         start = _after_command(names, self.command, self.then)
         if start is None:
             return
         for i in range(start, len(words)):
             word = words[i]
             if self.option.fullmatch(word):
-                value = words[i + 1] if i + 1 < len(words) else ""
+                at = i + 1
+                value = words[at] if at < len(words) else ""
             elif m := self.glued.fullmatch(word):
-                value = m.group(1)
+                at, value = i, m.group(1)
             else:
                 continue
             if self.after:
                 value = value.partition(self.after)[2]
             if value:
-                yield value
+                yield at, value
 
 
 def _after_command(names: list[str], command: re.Pattern[str], then: str) -> int | None:
@@ -369,8 +375,10 @@ def _payload(word: str) -> str:
     return _NEW_LINE_ESCAPE.sub("", word)
 
 
-# -- what values are not
+# -- argv-style arrays -----------------------------------------------------------------------
 
+_LONG_SECRET = re.compile(rf"(?i)--{SECRET_NAME}")
+_DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.
 PATH = re.compile(
@@ -378,3 +386,52 @@ PATH = re.compile(
     r"keystore|pub|asc|gpg|json|ya?ml|txt|env|conf|cfg|ini)"
 )
 SUBSTITUTION = re.compile(r"\$\(|`")
+
+
+def is_argv_trigger(word: str) -> bool:
+    """A word without which an array holds no password option's value (`argv_secrets`): an
+    option named for a secret (`--api-key`), a command that takes one (`sshpass`, `docker`,
+    `/usr/bin/mysql`) or `login`."""
+    if word[:1] == "-":
+        return _LONG_SECRET.fullmatch(word) is not None or _DASH_SECRET.fullmatch(word) is not None
+    return word == "login" or _MENTION.fullmatch(_name(word)) is not None
+
+
+def argv_secrets(items: list[object]) -> dict[int, str]:
+    """In an argv-style array (`["sshpass", "-p", X, "ssh", "h"]`, an MCP server's `args:
+    ["login", "-u", "ci", "-p", X]`), the places of the elements that are a password option's
+    value, each with the secret it holds (the whole element, or its part: `["mysql", "-pX"]`).
+    Read as the words of one command line are; `-p` after `login` is a password (the command,
+    `docker`, may be given elsewhere)."""
+    words = [v if type(v) is str else "" for v in items]
+    if len(words) - words.count("") < 2 or not any(map(is_argv_trigger, words)):
+        return {}
+    names = [_name(w) for w in words]
+    found: dict[int, str] = {}
+
+    def take(at: int, value: str) -> None:
+        if (
+            0 <= at < len(words)
+            and value
+            and len(value) >= 4
+            and value in words[at]
+            and not (value == words[at] and value.startswith("-"))
+            and not PATH.fullmatch(value)
+            and not SUBSTITUTION.match(value)
+        ):
+            found.setdefault(at, value)
+
+    login = names.index("login") if "login" in names else len(names)
+    for i, word in enumerate(words[:-1]):
+        named = _LONG_SECRET.fullmatch(word) or _DASH_SECRET.fullmatch(word)
+        if named or (word == "-p" and i > login):
+            take(i + 1, words[i + 1])
+    for option in _OPTIONS:
+        for at, value in option.places(words, names):
+            take(at, value)
+    for value in chain(_positionals(words, names), _settings(words, names)):
+        for at, word in enumerate(words):
+            if value in word:
+                take(at, value)
+                break
+    return found

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,3 +261,32 @@ def test_an_evaluation_error_on_an_array_shows_it_redacted(tmp_path: Path) -> No
     assert "command is array" in err and "[secret fp:" in err
     texts = [out, err] + [p.read_text() for p in (tmp_path / "out").iterdir() if p.is_file()]
     assert not [t for t in texts if PW in t]
+
+
+# Long strings built against the new readings (continuations, pipes, here-strings, `sudo`
+# options): each is read in linear time, in a child process so that a hang fails, not stalls.
+_HOSTILE = [
+    "docker login -u ci -p \\\n  {pw} " * 5000,
+    "x \\\n" * 30000 + " --password {pw}",
+    "printf %s x | " * 30000 + "printf %s {pw} | docker login --password-stdin",
+    "sudo -x " * 30000 + "; echo {pw} | sudo -S ls",
+    "cat <<< " * 30000 + "; gh auth login --with-token <<< {pw}",
+    "echo -n a:b | base64 | " * 20000 + "; echo -n ci:{pw} | base64",
+]
+
+
+@pytest.mark.parametrize("text", _HOSTILE, ids=lambda t: t.split()[0][:12])
+def test_long_repetitive_shell_input_is_read_without_hanging(text: str) -> None:
+    code = (
+        "import sys; from auditor.redact.values import find_secrets; "
+        "print(find_secrets(sys.stdin.read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=text.format(pw=PW),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert PW in done.stdout

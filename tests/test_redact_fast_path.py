@@ -77,6 +77,10 @@ _STRINGS = st.sampled_from(
         "https://user:hunter2hunter2@example.com/repo.git",
         "https://example.com/repo.git",
         "hunter2hunter2",  # a secret once it was seen under `password`
+        "--api-key",  # argv arrays: an option's value is a secret (`["--api-key", X]`)
+        "sshpass",
+        "-p",
+        "login",
         "saw hunter2hunter2 here",
         "${OPENAI_API_KEY}",
         "[secret fp:1a2b3c4d len:40]",

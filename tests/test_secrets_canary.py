@@ -139,7 +139,54 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
     s.setdefault("hooks", {})["SessionStart"] = [
         {"matcher": "", "hooks": [{"type": "command", "command": c, "timeout": 5} for c in hooks]}
     ]
+    s["hooks"].pop("SessionEnd", None)
+    _plant_commands(s, k, "")
     return s
+
+
+def _pw() -> str:
+    """A 16-character random password: below the entropy detector's threshold, so only its
+    place on a command line (or in an argv array) gives it away."""
+    alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(16))
+
+
+def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:
+    """Passwords in the command-line forms that need more than one word's reading: a line
+    continuation between option and value, a password written into a command that reads it on
+    standard input, a Basic header's `user:X` piped to `base64`, an attached `sqlcmd -PX`; and
+    argv-style arrays (an option and its value as two elements)."""
+
+    def pw(name: str) -> str:
+        return k(f"{tag}{name}", _pw())
+
+    commands: list[Any] = [
+        f"docker login -u ci -p \\\n  {pw('cont_docker')} registry.example.com",
+        f"sshpass -p \\\n{pw('cont_sshpass')} ssh deploy@host",
+        f"deploy --password \\\n {pw('cont_password')} --yes",
+        f"deploy --password=\\\n{pw('cont_password_eq')} --yes",
+        f"curl -u ci:\\\n{pw('cont_curl')} https://x.example",
+        f"printf %s {pw('printf_stdin')} | docker login -u ci --password-stdin quay.io",
+        f"printf '{pw('printf_newline')}\\n' | docker login -u ci --password-stdin quay.io",
+        f"cat <<< {pw('cat_here')} | podman login -u ci --password-stdin quay.io",
+        f"gh auth login --with-token <<< {pw('gh_here')}",
+        f'curl -H "Authorization: Basic $(echo -n ci:{pw("basic_sub")} | base64)" https://x',
+        f"sqlcmd -S h -U sa -P{pw('sqlcmd_attached')} -Q 'select 1'",
+        ["sshpass", "-p", pw("argv_sshpass"), "ssh", "deploy@host"],
+    ]
+    hooks = [{"type": "command", "command": c, "timeout": 5} for c in commands]
+    settings.setdefault("hooks", {}).setdefault("SessionEnd", []).append(
+        {"matcher": "", "hooks": hooks}
+    )
+    settings["mcpServers"] = {
+        **settings.get("mcpServers", {}),
+        f"canary{tag}": {"command": "docker", "args": ["login", "-u", "ci", "-p", pw("argv_mcp")]},
+    }
+    model = settings["customModels"][-1]
+    model["extraArgs"] = {
+        **model.get("extraArgs", {}),
+        "launcher": ["gw-proxy", "--api-key", pw("argv_launcher")],
+    }
 
 
 def _jwt() -> str:
@@ -243,6 +290,7 @@ def test_no_canary_reaches_any_output_or_the_state_file(
         p_settings = _plant(data.history[-1]["settings"], Canaries())
         p_settings["svcRouterGuidance"] = f"use {token} and {k.c['old_api_key']}"
         p_settings["customModels"][-1]["apiKey"] = k("proposed_key")
+        _plant_commands(p_settings, k, "proposed_")
         proposed.write_text(json.dumps(p_settings))
         for fmt in ("text", "json", "patch", "md"):
             run("diff", "--format", fmt)
@@ -354,6 +402,16 @@ READABLE = [
     pytest.param({"command": "openssl req -new -key key.pem -out csr.pem"}, id="key-file"),
     pytest.param({"command": "deploy --ssh-key ~/.ssh/id_ed25519 --key c.pem"}, id="key-path"),
     pytest.param({"command": "openssl rsa -in k.pem -passin env:KEY_PW"}, id="pass-env-name"),
+    pytest.param({"command": "printf %s hello | wc -c"}, id="printf-not-piped-to-login"),
+    pytest.param({"command": "echo hi | base64 && cat <<< done | tr a-z A-Z"}, id="piped"),
+    pytest.param({"command": "ssh \\\n  -p 2222 host && mkdir -p \\\n /tmp/b"}, id="continued"),
+    pytest.param({"command": "gh auth login --with-token < token.txt"}, id="token-from-file"),
+    pytest.param({"command": "sqlcmd -S h -U sa -Q 'select 1'"}, id="sqlcmd-no-password"),
+    pytest.param({"args": ["ssh", "-p", "2222", "deploy@host"]}, id="argv-ssh-port"),
+    pytest.param({"args": ["docker", "run", "-p", "8080:80", "app"]}, id="argv-docker-port"),
+    pytest.param({"args": ["login", "-u", "ci", "--password-stdin"]}, id="argv-stdin"),
+    pytest.param({"args": ["deploy", "--password", "${DB_PASSWORD}"]}, id="argv-env-ref"),
+    pytest.param({"args": ["deploy", "--ssh-key", "~/.ssh/id_ed25519"]}, id="argv-key-path"),
     pytest.param({"restrictApiKeyCreationToManagers": True}, id="boolean-setting"),
     pytest.param(
         {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import chain
 
 from auditor.redact.names import is_secret_key
 
@@ -38,6 +39,38 @@ _COMMANDS = (
     r"expdp|impdp|sqlldr|mc|net|config|configure"
 )
 _MENTION = re.compile(rf"(?<![\w\-])(?:{_COMMANDS})(?![\w\-])")
+
+# The words that name a secret in an option or a setting (`--password`, `--api-key`, `-storepass`).
+NAME_WORD = (
+    r"(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_\-]?key|apikey|access[_\-]?key|"
+    r"private[_\-]?key|credential|auth|signature|sig|key|storepass|keypass)"
+)
+SECRET_NAME = rf"[A-Za-z0-9_\-]*{NAME_WORD}"
+# A single-dash option named for a secret (`-password X`, `-storepass X`): its name is the word,
+# maybe after other words (`-db-password`), so an attached value (`-pS3cretpassword`) is not
+# taken for an option named `pS3cretpassword` (whose "value" would be the next argument).
+DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{NAME_WORD}"
+
+# A line continuation (`\` at a line's end): the shell reads the next line on as the same
+# command, the backslash and the line break gone. After `=` or `:` (`--password=\`, `-u ci:\`)
+# the next line's indent goes too: the value is glued to its option there.
+_CONTINUATION = re.compile(r"(?<=[=:])\\\r?\n[ \t]*|\\\r?\n")
+
+
+def joined_lines(text: str) -> str:
+    """`text` with its line continuations read as the shell does (`docker login -p \\⏎  X`
+    is `docker login -p   X`)."""
+    return _CONTINUATION.sub("", text) if "\\\n" in text or "\\\r\n" in text else text
+
+
+def continued_forms(text: str, value: str) -> list[str]:
+    """The stretches of `text` (which has line continuations) that read as `value` once
+    joined (`P\\⏎W` for `PW`): what to replace in `text` itself."""
+    if len(value) > 200:  # (a pattern per character: bounded)
+        return [value] if value in text else []
+    gap = r"(?:\\\r?\n[ \t]*)?"
+    pattern = gap.join(map(re.escape, value))
+    return list(dict.fromkeys(m[0] for m in re.finditer(pattern, text)))
 
 
 class _Option:
@@ -58,21 +91,26 @@ class _Option:
         self.after = after
 
     def values(self, words: list[str], names: list[str]) -> Iterator[str]:
+        return (value for _, value in self.places(words, names))
+
+    def places(self, words: list[str], names: list[str]) -> Iterator[tuple[int, str]]:
+        """Each value, with the place of the word that holds it."""
         start = _after_command(names, self.command, self.then)
         if start is None:
             return
         for i in range(start, len(words)):
             word = words[i]
             if self.option.fullmatch(word):
-                value = words[i + 1] if i + 1 < len(words) else ""
+                at = i + 1
+                value = words[at] if at < len(words) else ""
             elif m := self.glued.fullmatch(word):
-                value = m.group(1)
+                at, value = i, m.group(1)
             else:
                 continue
             if self.after:
                 value = value.partition(self.after)[2]
             if value:
-                yield value
+                yield at, value
 
 
 def _after_command(names: list[str], command: re.Pattern[str], then: str) -> int | None:
@@ -104,8 +142,9 @@ _OPTIONS: tuple[_Option, ...] = (
     _Option("redis-cli", "-a"),
     _Option("docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az", "-p", then="login"),
     _Option("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "-p"),
-    _Option("sqlcmd|bcp|osql", "-P"),
-    _Option(r"ldap\w+", "-[wy]"),
+    _Option("sqlcmd|bcp|osql", "-P", attached=True),
+    _Option(r"ldap\w+", "-w", attached=True),
+    _Option(r"ldap\w+", "-y"),
     _Option("zip|unzip|zipcloak", "-P"),
     _Option("7z|7za|7zr", "-p", attached=True),
     _Option("openssl", "-k"),
@@ -204,13 +243,20 @@ _QUOTED = re.compile(r""""([^"\n]*)"|'([^'\n]*)'""")
 def command_secrets(text: str) -> Iterator[str]:
     """The secret words of the commands in `text` and in its quoted stretches (quotes kept:
     the caller unquotes)."""
-    if not _MENTION.search(text):
+    mention = _MENTION.search(text) is not None
+    piped = _PIPED_MENTION.search(text) is not None
+    if not (mention or piped):
         return
-    yield from _line_secrets(text)
+    if mention:
+        yield from _line_secrets(text)
+    if piped:
+        yield from _piped_secrets(text)
     for m in _QUOTED.finditer(text):
         inner = m.group(1) if m.group(1) is not None else m.group(2)
-        if _MENTION.search(inner):
+        if mention and _MENTION.search(inner):
             yield from _line_secrets(inner)
+        if piped and _PIPED_MENTION.search(inner):
+            yield from _piped_secrets(inner)
 
 
 def _line_secrets(text: str) -> Iterator[str]:
@@ -218,8 +264,174 @@ def _line_secrets(text: str) -> Iterator[str]:
         if not _MENTION.search(command):
             continue
         words = _WORD.findall(command)
-        names = [_name(w) for w in words]
-        for option in _OPTIONS:
-            yield from option.values(words, names)
-        yield from _positionals(words, names)
-        yield from _settings(words, names)
+        yield from _word_secrets(words, [_name(w) for w in words])
+
+
+def _word_secrets(words: list[str], names: list[str]) -> Iterator[str]:
+    for option in _OPTIONS:
+        yield from option.values(words, names)
+    yield from _positionals(words, names)
+    yield from _settings(words, names)
+
+
+# -- a password given on standard input ------------------------------------------------------
+
+# What a password piped in or given as a here-string (`<<< X`) goes to: an option that reads it
+# (`docker login --password-stdin`, `gh auth login --with-token`), `sudo -S`, or `base64` (the
+# `user:X` of a Basic header made on the command line: `$(echo -n ci:X | base64)`).
+_PIPED_MENTION = re.compile(r"--password-stdin|--with-token|--token-stdin|<<<|\bbase64\b|\bsudo\b")
+_STDIN_OPTIONS = frozenset({"--password-stdin", "--with-token", "--token-stdin"})
+# A list of commands ends at `;`, `&`, `||` or a line break; its commands are piped at `|`.
+_LIST = re.compile(r"\|\||[;&\n]")
+_ECHO_OPTION = re.compile(r"-[neE]+")
+_NEW_LINE_ESCAPE = re.compile(r"(?:\\r)?(?:\\n)+$")
+
+
+def _unquoted(word: str) -> str:
+    if len(word) >= 2 and word[0] in "'\"" and word[-1] == word[0]:
+        return word[1:-1]
+    return word
+
+
+def _reads_stdin(words: list[str], names: list[str]) -> bool:
+    """A command that reads a password on its standard input (`--password-stdin`, `sudo -S`)."""
+    if any(w in _STDIN_OPTIONS for w in words):
+        return True
+    if "sudo" not in names:
+        return False
+    # `sudo [-u root] -S …`: an option of sudo's, before its command (the first sudo only)
+    value_next = False
+    for word in words[names.index("sudo") + 1 :]:
+        if word.startswith("--"):
+            continue
+        if word.startswith("-"):
+            if "S" in word[1:]:
+                return True
+            value_next = True  # (maybe the option's value next: `-u root`)
+        elif value_next:
+            value_next = False
+        else:
+            break
+    return False
+
+
+def _here_string(words: list[str]) -> Iterator[str]:
+    """The word given as a here-string (`<<< X`, `<<<X`, `<<<"X"`)."""
+    for i, word in enumerate(words):
+        if word.startswith("<<<"):
+            rest = word[3:] or (words[i + 1] if i + 1 < len(words) else "")
+            if rest:
+                yield rest
+
+
+def _written(words: list[str], names: list[str]) -> list[str]:
+    """What the last `echo`/`printf`/`cat <<<` of a command writes: its words (quotes kept)."""
+    for i in range(len(names) - 1, -1, -1):
+        if names[i] == "echo":
+            args = words[i + 1 :]
+            while args and _ECHO_OPTION.fullmatch(args[0]):
+                args = args[1:]
+            return [a for a in args if not a[:1].isdigit() and ">" not in a[:2]]
+        if names[i] == "printf":
+            args = words[i + 1 :]
+            if args and args[0] == "--":
+                args = args[1:]
+            if not args or args[0] == "-v":  # `printf -v NAME …` sets a variable
+                return []
+            fmt = _unquoted(args[0])
+            if "%" in fmt:  # `printf %s X`, `printf '%s\n' X`
+                return args[1:2]
+            return [_NEW_LINE_ESCAPE.sub("", fmt)]  # `printf 'X\n'`
+        if names[i] == "cat":
+            return list(_here_string(words[i + 1 :]))
+    return []
+
+
+def _piped_secrets(text: str) -> Iterator[str]:
+    """Passwords written into a command that reads one on standard input: `echo X | docker
+    login --password-stdin`, `printf %s X | …`, `cat <<< X | …`, `gh auth login --with-token
+    <<< X`; and the password of a `user:X` piped to `base64` (a Basic header's value)."""
+    for command_list in _LIST.split(text):
+        stages = [_WORD.findall(stage) for stage in command_list.split("|")]
+        named = [[_name(w) for w in words] for words in stages]
+        for n, (words, names) in enumerate(zip(stages, named, strict=True)):
+            if _reads_stdin(words, names):
+                if n > 0:
+                    yield from map(_payload, _written(stages[n - 1], named[n - 1]))
+                yield from map(_payload, _here_string(words))
+            elif n > 0 and names and names[0].rstrip(")\"'`") == "base64":
+                for data in _written(stages[n - 1], named[n - 1]):
+                    user, colon, password = _payload(data).partition(":")
+                    if colon and password:
+                        yield password
+                    elif colon and len(user) >= 16:  # `TOKEN:`, an API key as the user
+                        yield user
+
+
+def _payload(word: str) -> str:
+    """A written word without its quotes and a closing `)` (`$(echo -n X)`), nor a trailing
+    `\\n` escape (`printf 'X\\n'`)."""
+    word = _unquoted(word.rstrip(")") if word.count(")") > word.count("(") else word)
+    return _NEW_LINE_ESCAPE.sub("", word)
+
+
+# -- argv-style arrays -----------------------------------------------------------------------
+
+_LONG_SECRET = re.compile(rf"(?i)--{SECRET_NAME}")
+_DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
+# A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
+# secret is, not the secret; a command substitution runs one.
+PATH = re.compile(
+    r"(?:~|\.{1,2})?/[^\s]*/[^\s]*|[~.]{1,2}/\S+|\S+\.(?:pem|key|crt|cer|der|p8|p12|pfx|jks|"
+    r"keystore|pub|asc|gpg|json|ya?ml|txt|env|conf|cfg|ini)"
+)
+SUBSTITUTION = re.compile(r"\$\(|`")
+
+
+def is_argv_trigger(word: str) -> bool:
+    """A word without which an array holds no password option's value (`argv_secrets`): an
+    option named for a secret (`--api-key`), a command that takes one (`sshpass`, `docker`,
+    `/usr/bin/mysql`) or `login`."""
+    if word[:1] == "-":
+        return _LONG_SECRET.fullmatch(word) is not None or _DASH_SECRET.fullmatch(word) is not None
+    return word == "login" or _MENTION.fullmatch(_name(word)) is not None
+
+
+def argv_secrets(items: list[object]) -> dict[int, str]:
+    """In an argv-style array (`["sshpass", "-p", X, "ssh", "h"]`, an MCP server's `args:
+    ["login", "-u", "ci", "-p", X]`), the places of the elements that are a password option's
+    value, each with the secret it holds (the whole element, or its part: `["mysql", "-pX"]`).
+    Read as the words of one command line are; `-p` after `login` is a password (the command,
+    `docker`, may be given elsewhere)."""
+    words = [v if type(v) is str else "" for v in items]
+    if len(words) - words.count("") < 2 or not any(map(is_argv_trigger, words)):
+        return {}
+    names = [_name(w) for w in words]
+    found: dict[int, str] = {}
+
+    def take(at: int, value: str) -> None:
+        if (
+            0 <= at < len(words)
+            and value
+            and len(value) >= 4
+            and value in words[at]
+            and not (value == words[at] and value.startswith("-"))
+            and not PATH.fullmatch(value)
+            and not SUBSTITUTION.match(value)
+        ):
+            found.setdefault(at, value)
+
+    login = names.index("login") if "login" in names else len(names)
+    for i, word in enumerate(words[:-1]):
+        named = _LONG_SECRET.fullmatch(word) or _DASH_SECRET.fullmatch(word)
+        if named or (word == "-p" and i > login):
+            take(i + 1, words[i + 1])
+    for option in _OPTIONS:
+        for at, value in option.places(words, names):
+            take(at, value)
+    for value in chain(_positionals(words, names), _settings(words, names)):
+        for at, word in enumerate(words):
+            if value in word:
+                take(at, value)
+                break
+    return found

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from auditor.common.jsonutil import canonical
+from auditor.redact.commands import argv_secrets, is_argv_trigger
 from auditor.redact.memory import (
     MAX_HEADER_LINE,
     LiteralMatcher,
@@ -128,6 +129,14 @@ class _Seen:
         self.slots: dict[str, int] | None = None
         self.pieces: tuple[bytes, ...] | None = None
         self.stale: list[str] = []  # keys whose piece in `pieces` is the previous document's
+
+
+def _in_array(blob: bytes, token: bytes) -> bool:
+    """The string `token` (JSON text between quotes) is an element of an array in `blob`: after
+    `[` or `,`, and not a key (`,"token":`)."""
+    quoted = b'"' + token + b'"'
+    after_comma = blob.count(b"," + quoted) - blob.count(b"," + quoted + b":")
+    return after_comma > 0 or b"[" + quoted in blob
 
 
 def _walk_is_cheap(value: Any, prev: _Seen | None) -> bool:
@@ -268,6 +277,7 @@ class Redactor:
         self._clean: set[bytes] = set()
         self._clean_at = -1
         self._names: set[bytes] = set()  # of those, the names that make their value secret
+        self._argv: set[bytes] = set()  # and the options of argv arrays (`--api-key`, `sshpass`)
         # The memos above know secrets by `memory.learned`, which a recalled fingerprint does
         # not move: a recall (the state file's, before the first document as a rule) forgets
         # them all (`_after_recall`).
@@ -466,6 +476,9 @@ class Redactor:
         for token in tokens & self._names:
             if b'"' + token + b'":' in blob:
                 return None
+        for token in tokens & self._argv:
+            if _in_array(blob, token):
+                return None
         unknown = tokens.difference(self._clean)  # most often a few, or none
         leaves, learned = self._leaves, memory.learned
         new: list[str] = []
@@ -476,6 +489,10 @@ class Redactor:
                 if len(self._names) >= _CACHE_LIMIT or b'"' + token + b'":' in blob:
                     return None
                 self._names.add(token)
+            if is_argv_trigger(text):  # `--api-key`, `sshpass`: an array's option is walked
+                if len(self._argv) >= _CACHE_LIMIT or _in_array(blob, token):
+                    return None
+                self._argv.add(token)
             hit = leaves.get(text)
             if hit is None:
                 new.append(text)
@@ -545,13 +562,22 @@ class Redactor:
             # A string keeps its redaction wherever it moved to (an item added in front);
             # anything else is compared with the item at the same place.
             strings = {kid.raw: kid for kid in old if type(kid.raw) is str}
+            # An argv-style array (`["sshpass", "-p", X]`): a password option's value is a
+            # secret; one that is not (any more) is walked, not given an answer made when it
+            # was (a string's answer that is a whole marker is not reused: cheap to make again).
+            argv = argv_secrets(value) if not secret and len(value) > 1 else {}
             items: list[_Seen] = []
             for i, v in enumerate(value):
+                if i in argv:
+                    items.append(self._argv_value(v, argv[i], hosted, found))
+                    continue
                 kid = strings.get(v) if type(v) is str else None
                 if kid is None:
                     kid = old[i] if i < len(old) else None
                     if kid is None or not _same(v, kid):
                         kid = self._node(v, kid, secret, hosted, found)
+                if not secret and type(v) is str and is_marker(kid.out):  # (maybe argv's)
+                    kid = self._node(v, None, secret, hosted, found)
                 items.append(kid)
             return _Seen(value, [i.out for i in items], any(i.numeric for i in items), items)
         if isinstance(value, str):
@@ -562,6 +588,17 @@ class Redactor:
         if secret == _SECRET_NUMBERS and type(value) in (int, float):
             return _Seen(value, self._secret_number(value), True)
         return _Seen(value, value, value is not None)
+
+    def _argv_value(self, value: str, part: str, hosted: bool, found: list[str]) -> _Seen:
+        """An argv-style array's element holding a password option's value (`part`: all of
+        it, or the part after an attached option, `-pX`): its marker, remembered."""
+        if part == value:
+            return self._node(value, None, _SECRET_STRINGS, hosted, found)
+        if not is_env_reference(part) and not is_marker(part):
+            self.register(part)
+            out = self._leaf(value, found)
+            return _Seen(value, out.replace(part, self.marker(part)), False)
+        return self._node(value, None, False, hosted, found)
 
     def _secret_number(self, value: float) -> str:
         """The marker of a number where a secret is (an unquoted PIN that YAML read as a

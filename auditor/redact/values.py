@@ -37,7 +37,16 @@ with lazy.deferring("requests"):
     from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
     from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from auditor.redact.commands import command_secrets
+from auditor.redact.commands import (
+    DASH_NAME,
+    NAME_WORD,
+    PATH,
+    SECRET_NAME,
+    SUBSTITUTION,
+    command_secrets,
+    continued_forms,
+    joined_lines,
+)
 from auditor.redact.memory import cookie_values
 from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
@@ -75,15 +84,7 @@ _ENTROPY_LIMIT = 4.5  # detect-secrets' default for base64-like strings
 # An identifier: lower-case prefix, underscore, then a ULID/UUID-like body (`tmpl_01HZX…`).
 _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
-_NAME_WORD = (
-    r"(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_\-]?key|apikey|access[_\-]?key|"
-    r"private[_\-]?key|credential|auth|signature|sig|key|storepass|keypass)"
-)
-_SECRET_NAME = rf"[A-Za-z0-9_\-]*{_NAME_WORD}"
-# A single-dash option named for a secret (`-password X`, `-storepass X`): its name is the word,
-# maybe after other words (`-db-password`), so an attached value (`-pS3cretpassword`) is not
-# taken for an option named `pS3cretpassword` (whose "value" would be the next argument).
-_DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{_NAME_WORD}"
+_NAME_WORD, _SECRET_NAME, _DASH_NAME = NAME_WORD, SECRET_NAME, DASH_NAME
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
 _AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
@@ -152,7 +153,7 @@ _COOKIE_LINE = re.compile(
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
 _ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
 # a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
-_SUBSTITUTION = re.compile(r"\$\(|`")
+_SUBSTITUTION = SUBSTITUTION
 
 
 _LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
@@ -194,8 +195,9 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
         r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
     ),
     # `echo X | docker login --password-stdin`, `echo X | sudo -S …`: a password piped in
+    # (`printf`, `cat <<< X` and here-strings: `commands._piped_secrets`)
     re.compile(
-        r"(?:^|\s)(?:echo|printf)\s+(?:-\w+\s+|'%s'\s+|\"%s\"\s+)*['\"]?"
+        r"(?:^|\s)echo\s+(?:-\w+\s+|'%s'\s+|\"%s\"\s+)*['\"]?"
         r"(?P<v>[^\s'\"|]+)['\"]?\s*\|(?:[^|;&]*--password-stdin|\s*sudo\s+"
         r"(?:-\w+\s+(?:\w+\s+)?)*-[a-zA-Z]*S\b)"
     ),
@@ -220,10 +222,7 @@ _TRIGGER = re.compile(
 )
 # A file named as an option's value (`-key key.pem`, `--ssh-key ~/.ssh/id_ed25519`) is where a
 # secret is, not the secret.
-_PATH = re.compile(
-    r"(?:~|\.{1,2})?/[^\s]*/[^\s]*|[~.]{1,2}/\S+|\S+\.(?:pem|key|crt|cer|der|p8|p12|pfx|jks|"
-    r"keystore|pub|asc|gpg|json|ya?ml|txt|env|conf|cfg|ini)"
-)
+_PATH = PATH
 _MIN_LEN = 6
 
 
@@ -232,6 +231,17 @@ def _keep(value: str) -> bool:
 
 
 def _placed(text: str, shown: bool = False) -> Iterator[str]:
+    """Credentials by their place in `text`, read with its line continuations joined as the
+    shell joins them (`--password \\⏎  X`); each given as the stretch of `text` it is."""
+    joined = joined_lines(text)
+    if joined is text:
+        yield from _placed_joined(text, shown)
+        return
+    for value in set(_placed_joined(joined, shown)):
+        yield from continued_forms(text, value)
+
+
+def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
     arguments: Iterable[str] = ()
     if _TRIGGER.search(text):
         for pattern in _PLACED:

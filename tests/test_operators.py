@@ -88,6 +88,12 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("within_days", "2026-10-25T00:00:00Z", 30, True),
     ("within_days", "2026-08-01T00:00:00Z", 30, False),
     ("within_days", 1_760_000_000_000, 30, False),  # Unix ms (October 2025)
+    # Unix seconds, told from milliseconds by size as the sync tells them (read as ms they were
+    # January 1970: old, so `older_than_days` passed on a time a day old)
+    ("within_days", 1_793_448_000, 7, True),  # 2026-10-31T12:00Z, a day before now
+    ("older_than_days", 1_793_448_000, 30, False),
+    ("older_than_days", 1_793_448_000_000, 30, False),  # the same time in milliseconds
+    ("within_days", 4_102_444_800, 30, ERR),  # 2100 in Unix seconds: after now
     ("within_days", "last tuesday", 30, ERR),
     ("within_days", 1e20, 30, ERR),  # beyond the calendar: an error, not a crash
     ("within_days", float("nan"), 30, ERR),

@@ -5,7 +5,20 @@ an offline run reads the window without loading the HTTP client."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
+
+#: A Unix time below this is in seconds, from it on in milliseconds: seconds reach it in the
+#: year 5138, milliseconds only passed it in 1973.
+UNIX_SECONDS_BELOW = 1e11
+
+
+def unix_time(value: float) -> tuple[datetime, str]:
+    """A Unix time as a UTC datetime, in seconds or milliseconds told apart by size
+    (`UNIX_SECONDS_BELOW`), and which it was read as (`seconds` or `milliseconds`);
+    ValueError, OverflowError or OSError when it is not a representable time."""
+    seconds = abs(value) < UNIX_SECONDS_BELOW
+    unit, name = (1.0, "seconds") if seconds else (1000.0, "milliseconds")
+    return datetime.fromtimestamp(value / unit, UTC), name
 
 
 def date_ranges(dates: Iterable[date]) -> list[tuple[date, date]]:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from auditor.common import paths
+from auditor.common.dates import unix_time
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
 from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
@@ -28,9 +29,8 @@ def _iso(value: str) -> datetime:
 def _other_time(value: JSON) -> tuple[datetime, str]:
     """A time in an accepted format other than ISO 8601, and the format's name (or ValueError)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = abs(value) < 1e11  # a Unix time in seconds until the year 5138
-        unit, name = (1.0, "seconds") if seconds else (1000.0, "milliseconds")
-        return datetime.fromtimestamp(value / unit, UTC), f"a Unix time in {name}"
+        when, name = unix_time(value)
+        return when, f"a Unix time in {name}"
     if isinstance(value, str):
         return parsedate_to_datetime(value).astimezone(UTC), "an RFC 2822 date"
     raise ValueError(value)

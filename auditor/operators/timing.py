@@ -10,21 +10,23 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
+from auditor.common.dates import unix_time
 from auditor.operators.core import NUMBER, OperandTypeError, is_number, need_string, operator
 
 
 def to_datetime(value: Any) -> datetime:
-    """An ISO-8601 string, a date, or Unix milliseconds as a UTC datetime."""
+    """An ISO-8601 string, a date, or a Unix time (seconds or milliseconds, told apart by
+    size as the sync tells them, `unix_time`) as a UTC datetime."""
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     elif is_number(value):
         try:
-            moment = datetime.fromtimestamp(value / 1000, UTC)
+            moment, _unit = unix_time(value)
         except (ValueError, OverflowError, OSError):
             raise OperandTypeError(
-                "a timestamp (ISO-8601 or Unix ms)", value, "not a representable Unix ms timestamp"
+                "a timestamp (ISO-8601 or Unix time)", value, "not a representable Unix time"
             ) from None
     elif isinstance(value, str):
         try:
@@ -34,7 +36,7 @@ def to_datetime(value: Any) -> datetime:
                 "an ISO-8601 timestamp", value, "not an ISO-8601 timestamp"
             ) from None
     else:
-        raise OperandTypeError("a timestamp (ISO-8601 or Unix ms)", value)
+        raise OperandTypeError("a timestamp (ISO-8601 or Unix time)", value)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

@@ -100,7 +100,8 @@ def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
     The lock file is opened without following a symlink and must be a regular file of one name
     holding a pid or nothing (what auditor writes there): a symlink, a named pipe, a device, a
     folder, a hard link to another file or a file holding anything else is refused, never
-    truncated (a symlink at `<file>.lock` made every command empty the file it points to)."""
+    truncated (a symlink at `<file>.lock` made every command empty the file it points to).
+    A new lock file gets the state file's permissions (0600 for a new state file)."""
     where = lock_path(path)
     _refuse_foreign(path, where, os.lstat)
     opener = _lock_opener(path)
@@ -170,11 +171,24 @@ def _take(handle: IO[str], path: Path, *, shared: bool) -> None:
 
 def _lock_opener(path: Path) -> Callable[[str, int], int]:
     """How `open` opens the lock file: never through a symlink, never waiting on a named pipe
-    or taking a terminal."""
+    or taking a terminal; created with the state file's permissions (0600 when it is new),
+    whatever the umask."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode) & 0o666 | 0o600
+    except OSError:
+        mode = 0o600
     flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 
     def opener(name: str, how: int) -> int:
-        return os.open(name, how | flags, 0o666)
+        if not how & os.O_CREAT:
+            return os.open(name, how | flags)
+        try:
+            fd = os.open(name, how | flags | os.O_EXCL, mode)
+        except FileExistsError:
+            return os.open(name, (how & ~os.O_CREAT) | flags)
+        with suppress(OSError):  # the umask took bits off; a file system without modes
+            os.fchmod(fd, mode)
+        return fd
 
     return opener
 
@@ -251,10 +265,31 @@ def release_lock(handle: IO[str]) -> None:
 
 
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    """An autocommit connection; a read-only one cannot change a byte of the file."""
+    """An autocommit connection; a read-only one cannot change a byte of the file. A writing
+    one creates a missing file 0600 first (it holds the fingerprint key), whatever the umask:
+    SQLite gives its `-journal` and `-wal` files the database file's permissions."""
     if readonly:
         return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    _create_private(path)
     return sqlite3.connect(path, isolation_level=None)
+
+
+def _create_private(path: Path) -> None:
+    """Create `path` (at a symlink's target), empty and 0600, unless something is there; an
+    existing file keeps its permissions. Any failure is left to SQLite's open to report."""
+    try:
+        fd = os.open(
+            path.resolve(),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except (OSError, RuntimeError):
+        return
+    try:
+        with suppress(OSError):  # the umask may have taken bits off (0o277)
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _identify(db: sqlite3.Connection, path: Path) -> bool:

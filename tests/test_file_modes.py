@@ -191,3 +191,65 @@ def test_organizations_clearing_and_writing_at_once_share_the_kept_modes_safely(
     finally:
         sys.setswitchinterval(switch)
     assert errors == []
+
+
+def _sync(env: dict[str, str], cwd: Path) -> None:
+    from tests.conftest import run_cli
+
+    code, _, stderr = run_cli(["sync", "-q"], env, cwd)
+    assert code == 0, stderr
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o000, 0o077])
+def test_a_new_state_file_and_its_lock_are_private_whatever_the_umask(
+    env: dict[str, str], tmp_path: Path, umask: None, mask: int
+) -> None:
+    """The state file holds the fingerprint key (and the settings history): created 0644 under
+    the usual umask, any local account could read it (and confirm a guessed secret)."""
+    os.umask(mask)
+    state = Path(env["AUDITOR_STATE"])
+    _sync(env, tmp_path)
+    assert _mode(state) == 0o600
+    assert _mode(Path(f"{state}.lock")) == 0o600
+
+
+def test_the_journal_of_a_write_cut_off_is_private_too(
+    env: dict[str, str], tmp_path: Path, umask: None
+) -> None:
+    """SQLite gives `-journal` the database file's mode: the pages it holds are the file's."""
+    import subprocess
+    import sys
+
+    from tests.test_state_file import _CUT_OFF_WRITE
+
+    state = Path(env["AUDITOR_STATE"])
+    _sync(env, tmp_path)
+    subprocess.run([sys.executable, "-c", _CUT_OFF_WRITE, str(state)], check=False)
+    journal = Path(f"{state}-journal")
+    assert journal.exists() and _mode(journal) == 0o600
+
+
+def test_an_existing_state_file_keeps_its_mode_and_its_lock_gets_it(
+    env: dict[str, str], tmp_path: Path, umask: None
+) -> None:
+    """A state file shared on purpose (`chmod 640`, for a group that reads it) stays so; a lock
+    file made beside it takes its mode (readers of the group can take the lock)."""
+    state = Path(env["AUDITOR_STATE"])
+    _sync(env, tmp_path)
+    state.chmod(0o640)
+    Path(f"{state}.lock").unlink()
+    _sync(env, tmp_path)
+    assert _mode(state) == 0o640
+    assert _mode(Path(f"{state}.lock")) == 0o640
+
+
+def test_a_new_state_file_through_a_symlink_is_private(
+    env: dict[str, str], tmp_path: Path, umask: None
+) -> None:
+    """`--state` a symlink to where the file is to be: the file made at its target is 0600."""
+    target = tmp_path / "cache" / "state.db"
+    target.parent.mkdir()
+    link = tmp_path / "state-link.db"
+    link.symlink_to(target)
+    _sync({**env, "AUDITOR_STATE": str(link)}, tmp_path)
+    assert _mode(target) == 0o600 and link.is_symlink()

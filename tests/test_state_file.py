@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -546,3 +547,132 @@ def test_a_sync_from_another_service_address_warns_naming_both(
     assert code == 0 and e.base_url in stderr, stderr
     code, _, stderr = run_cli(["sync"], env, tmp_path)
     assert code == 0 and stderr == "", stderr
+
+
+LOCK_COMMANDS = {
+    "history": ["history"],
+    "export": ["export", "--out", "bundle"],
+    "sync": ["sync"],
+    "run": ["run", "--policy", str(POLICY), "--out", "reports"],
+}
+
+
+def _lock_refused(state: Path, what: str) -> str:
+    return (
+        f"auditor: error: cannot lock state file {state}: its lock file {state}.lock is {what}, "
+        "not a lock file auditor made: move it aside (auditor makes its own)\n"
+    )
+
+
+@pytest.mark.parametrize("target", ["state-file", "other-file"])
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
+def test_a_symlink_at_the_lock_file_is_refused_and_truncates_nothing(
+    env: dict[str, str], tmp_path: Path, synced: Path, command: str, target: str
+) -> None:
+    """`<state>.lock` a symlink (to the state file, or to any file: a shared runner folder
+    others can write to): every command, the read-only ones too, emptied what it points to
+    (a `history` wiped the state file, then said "run `auditor sync` first"). It is refused,
+    one line naming the lock file and what to do, and nothing changes."""
+    lock = Path(f"{synced}.lock")
+    lock.unlink(missing_ok=True)
+    other = tmp_path / "precious.txt"
+    other.write_text("precious\n")
+    lock.symlink_to(synced if target == "state-file" else other)
+    before = digest(synced)
+    code, _, stderr = run_cli(LOCK_COMMANDS[command], env, tmp_path)
+    assert code == 2, stderr
+    assert stderr == _lock_refused(synced, "a symbolic link")
+    assert digest(synced) == before and other.read_text() == "precious\n"
+    assert lock.is_symlink()  # left as it was: the user decides what it is
+    assert not (tmp_path / "bundle").exists() and not (tmp_path / "reports").exists()
+
+
+def _fifo(lock: Path, _tmp: Path) -> str:
+    os.mkfifo(lock)
+    return "a named pipe (FIFO)"
+
+
+def _device_link(lock: Path, _tmp: Path) -> str:
+    lock.symlink_to("/dev/zero")
+    return "a symbolic link"
+
+
+def _folder(lock: Path, _tmp: Path) -> str:
+    lock.mkdir()
+    return "a folder"
+
+
+def _hard_link(lock: Path, tmp: Path) -> str:
+    other = tmp / "notes.txt"
+    other.write_text("notes\n")
+    os.link(other, lock)
+    return "a file with other names too (a hard link)"
+
+
+def _someone_elses_file(lock: Path, _tmp: Path) -> str:
+    lock.write_text("notes, not a pid\n")
+    return "a file holding something else"
+
+
+LOCK_KINDS = {
+    "fifo": _fifo,
+    "device-link": _device_link,
+    "folder": _folder,
+    "hard-link": _hard_link,
+    "other-content": _someone_elses_file,
+}
+
+
+@pytest.mark.parametrize("kind", LOCK_KINDS)
+def test_a_lock_file_that_is_not_auditors_is_refused_naming_it(
+    env: dict[str, str], tmp_path: Path, synced: Path, kind: str
+) -> None:
+    """A named pipe (`cannot lock state file …: None`), a link to /dev/zero (`unexpected
+    OSError`), a folder, a hard link to another file or a file holding something else at
+    `<state>.lock`: one line naming the lock file, exit 2; the state file and what the lock
+    file is are unchanged."""
+    lock = Path(f"{synced}.lock")
+    lock.unlink(missing_ok=True)
+    what = LOCK_KINDS[kind](lock, tmp_path)
+    before = digest(synced)
+    content = lock.read_bytes() if kind in ("hard-link", "other-content") else None
+    for command in ("history", "sync"):
+        code, _, stderr = run_cli([command], env, tmp_path)
+        assert code == 2, stderr
+        assert stderr == _lock_refused(synced, what)
+    assert digest(synced) == before
+    if content is not None:
+        assert lock.read_bytes() == content
+
+
+def test_a_state_path_that_is_a_symlink_loop_is_refused_naming_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`--state loop.db`, a symlink to itself: `unexpected RuntimeError: Symlink loop` from
+    `sync`; one line naming the file now, from every command."""
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    for command in (["sync"], ["history"], ["run", "--policy", str(POLICY), "--out", "r"]):
+        code, _, stderr = run_cli([*command, "--state", str(loop)], env, tmp_path)
+        assert code == 2, stderr
+        assert stderr == (
+            f"auditor: error: cannot open state file {loop}: it is a symbolic link that leads "
+            "back to itself (a loop): choose another --state\n"
+        )
+    assert loop.is_symlink() and not (tmp_path / "r").exists()
+
+
+def test_a_reader_never_writes_in_the_lock_file(
+    env: dict[str, str], tmp_path: Path, synced: Path
+) -> None:
+    """`history`, `diff`, `export` never change a byte: the lock file's content neither (a
+    reader emptied it, clearing the pid a killed writer left); the next writer takes it."""
+    lock = Path(f"{synced}.lock")
+    lock.write_text("999999")  # what a writer killed with kill -9 leaves
+    for command in READ_ONLY.values():
+        code, _, stderr = run_cli(command, env, tmp_path)
+        assert code in (0, 1), stderr
+        assert lock.read_text() == "999999"
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 0, stderr
+    assert lock.read_text() == ""  # a finished writer leaves no pid behind

@@ -26,7 +26,7 @@ from auditor.cli.common import (
     store_kept_only_if_synced,
     sync_store,
 )
-from auditor.cli.outdir import clear_old_reports
+from auditor.cli.outdir import clear_old_reports, hold_out_dir
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,
@@ -82,35 +82,38 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     author = shown_author(author, tokens)
     run_id = "review-" + make_run_id(now)
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
-    clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
-    if args.against == "live" and args.offline:
-        with open_store(config) as store:  # history streams from it
-            request = _against_live(args, config, ctx, now, run_id, store)
-            outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
-    elif args.against == "live":
-        require_remote(config)  # no token (a pull request from a fork): no state file made
-        # A bad proposed file or a failed first sync leaves no empty state file behind.
-        with store_kept_only_if_synced(config) as store:
-            request = _against_live(args, config, ctx, now, run_id, store)
-            outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
-    else:
-        redactor = _file_redactor(config)
-        request = _against_file(args, config, now, run_id, redactor, ctx)
-        outcome = _reviewed(loaded, replace(request, author=author), redactor)
-    data = with_report_options(outcome.data, args, config.org, tokens)
-    write_reports(data, out_dir, args.outputs)
-    if not args.quiet:  # shown before the step summary is tried: its failure is an error
-        print_summary(outcome.data, out_dir, ctx, args.outputs)
-        print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
-    _append_step_summary(data, ctx)
-    return decide_exit(
-        outcome.errors,
-        outcome.failing,
-        config.fail_on,
-        args.soft_fail,
-        ctx,
-        what="findings introduced by the change",
-    )
+    # The folder is made and held until the reports are written: one that another auditor
+    # command is writing refuses this review (exit 2); one made here goes again if it fails.
+    with hold_out_dir(out_dir, remove_if_failed=True):
+        clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
+        if args.against == "live" and args.offline:
+            with open_store(config) as store:  # history streams from it
+                request = _against_live(args, config, ctx, now, run_id, store)
+                outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
+        elif args.against == "live":
+            require_remote(config)  # no token (a pull request from a fork): no state file made
+            # A bad proposed file or a failed first sync leaves no empty state file behind.
+            with store_kept_only_if_synced(config) as store:
+                request = _against_live(args, config, ctx, now, run_id, store)
+                outcome = _reviewed(loaded, replace(request, author=author), store.redactor)
+        else:
+            redactor = _file_redactor(config)
+            request = _against_file(args, config, now, run_id, redactor, ctx)
+            outcome = _reviewed(loaded, replace(request, author=author), redactor)
+        data = with_report_options(outcome.data, args, config.org, tokens)
+        write_reports(data, out_dir, args.outputs)
+        if not args.quiet:  # shown before the step summary is tried: its failure is an error
+            print_summary(outcome.data, out_dir, ctx, args.outputs)
+            print(f"proposed by {terminal_text(author.shown)} ({source})", file=ctx.stdout)
+        _append_step_summary(data, ctx)
+        return decide_exit(
+            outcome.errors,
+            outcome.failing,
+            config.fail_on,
+            args.soft_fail,
+            ctx,
+            what="findings introduced by the change",
+        )
 
 
 def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) -> AuditOutcome:

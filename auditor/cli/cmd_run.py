@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from auditor.cli.failure import report_failure, scrubbed
 from auditor.cli.outdir import (
     INTERRUPTED_SARIF,
     clear_old_reports,
+    hold_out_dir,
     sarif_withheld,
     say,
     without_sarif,
@@ -49,7 +49,7 @@ from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
-from auditor.report import prepare_out_dir, write_reports
+from auditor.report import write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count
 from auditor.workflows.orgs import (
@@ -146,23 +146,27 @@ def _run_one(
         write_reports(data, out_dir, outputs)
         say(line, ctx)
 
-    try:
-        outcome = _audit(
-            config,
-            loaded,
-            options,
-            out_dir,
-            publish,
-            offline=args.offline,
-            quiet=args.quiet,
-            ctx=ctx,
-        )
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-        _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published)
-        code, word = interrupt_exit(exc)
-        print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
-        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
-        return code, None
+    # the report folder, once `_audit` holds it, is held until its reports (partial ones too)
+    # are written: `hold_out_dir`
+    with contextlib.ExitStack() as folder:
+        try:
+            outcome = _audit(
+                config,
+                loaded,
+                options,
+                out_dir,
+                publish,
+                offline=args.offline,
+                quiet=args.quiet,
+                ctx=ctx,
+                folder=folder,
+            )
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
+            _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published)
+            code, word = interrupt_exit(exc)
+            print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
+            print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+            return code, None
     if not args.quiet:
         print_summary(outcome.data, out_dir, ctx, outputs)
     code = decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
@@ -202,52 +206,55 @@ def run_orgs(
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in loaded}
     _refuse_state_clash(config, loaded, root)
-    prepare_out_dir(root)  # an unusable folder stops the run before any organization starts
-    # The checks have passed: the earlier summary and every organization's reports go before any
-    # starts, so an interrupt never leaves the ones not yet started with yesterday's reports
-    # (findings.sarif among them) beside a summary saying "interrupted".
-    clear_old_reports(root, orgs=True)
-    for name in entries:
-        clear_old_reports(root / name)
-    started: dict[str, _Published] = {}
+    # An unusable folder, or one another auditor command is writing, stops the run before any
+    # organization starts; it is held until the summary is written (each organization's
+    # worker holds its own folder as a single run does).
+    with hold_out_dir(root):
+        # The checks have passed: the earlier summary and every organization's reports go
+        # before any starts, so an interrupt never leaves the ones not yet started with
+        # yesterday's reports (findings.sarif among them) beside a summary saying "interrupted".
+        clear_old_reports(root, orgs=True)
+        for name in entries:
+            clear_old_reports(root / name)
+        started: dict[str, _Published] = {}
 
-    def audit_one(name: str) -> OrgResult:
-        started[name] = _Published()
-        one = org_config(config, entries[name], root / name)  # its token known since start
-        return _audit_org(one, args, ctx, audit, started[name])
+        def audit_one(name: str) -> OrgResult:
+            started[name] = _Published()
+            one = org_config(config, entries[name], root / name)  # its token known since start
+            return _audit_org(one, args, ctx, audit, started[name])
 
-    finished: dict[str, OrgResult] = {}
+        finished: dict[str, OrgResult] = {}
 
-    def done(result: OrgResult) -> None:
-        finished[result.name] = result
-        for line in result.log:  # with --quiet, what a single run's --quiet prints: its errors
-            print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
+        def done(result: OrgResult) -> None:
+            finished[result.name] = result
+            for line in result.log:  # with --quiet, what a single run's --quiet prints: its errors
+                print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
-    try:
-        results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
-    except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
-        code, word = interrupt_exit(exc)
-        for name in entries:  # the organizations cut short: partial reports, marked incomplete
-            if name in started and name not in finished:
-                one = org_config(config, entries[name], root / name)
-                with contextlib.suppress(AuditorError, OSError):  # the summary still follows
-                    _write_interrupted(
-                        audit.loaded,
-                        _options(one, args, audit),
-                        root / name,
-                        args.outputs,
-                        replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
-                        started[name],
-                    )
-        cut = OrgResult("", code, f"{word} before it finished")
-        results = [finished.get(name, replace(cut, name=name)) for name in entries]
-        _org_summary(results, root, args, ctx, ended=(code, word))
-        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+        try:
+            results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
+        except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
+            code, word = interrupt_exit(exc)
+            for name in entries:  # the organizations cut short: partial reports, marked incomplete
+                if name in started and name not in finished:
+                    one = org_config(config, entries[name], root / name)
+                    with contextlib.suppress(AuditorError, OSError):  # the summary still follows
+                        _write_interrupted(
+                            audit.loaded,
+                            _options(one, args, audit),
+                            root / name,
+                            args.outputs,
+                            replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
+                            started[name],
+                        )
+            cut = OrgResult("", code, f"{word} before it finished")
+            results = [finished.get(name, replace(cut, name=name)) for name in entries]
+            _org_summary(results, root, args, ctx, ended=(code, word))
+            print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+            return code
+        _org_summary(results, root, args, ctx)
+        code = overall_exit(results)
+        print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
         return code
-    _org_summary(results, root, args, ctx)
-    code = overall_exit(results)
-    print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
-    return code
 
 
 #: Beside an SQLite state file: its lock (`<file>.lock`) and SQLite's own files.
@@ -346,14 +353,16 @@ def _audit(
     offline: bool,
     quiet: bool = False,
     ctx: Context,
+    folder: contextlib.ExitStack[bool | None],
 ) -> AuditOutcome:
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     with open_store(config, create=not offline) as store:
+        # An unusable folder, or one another auditor command is writing, stops the run before
+        # it is recorded; the folder is held until the caller has written the reports.
+        made = folder.enter_context(hold_out_dir(out_dir))
         # The checks have passed: an earlier run's reports go, even if this run then fails.
         clear_old_reports(out_dir)
-        made = not os.path.lexists(out_dir)  # (no OSError on a name too long: that is below)
-        prepare_out_dir(out_dir)  # an unusable folder stops the run before it is recorded
         try:
             return _sync_and_audit(store, config, loaded, options, publish, offline, quiet, ctx)
         except Exception:  # not an interrupt: its partial reports go into the folder

@@ -8,9 +8,13 @@ one an earlier run left in the folder.
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING
 from auditor.common.files import UnreadableFile, forget_modes, keep_mode, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
-from auditor.report import OUTPUTS
+from auditor.report import OUTPUTS, prepare_out_dir
 from auditor.workflows.orgs import SUMMARY_FILE
 
 if TYPE_CHECKING:
@@ -71,6 +75,50 @@ def without_sarif(
     line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))
     return data, tuple(o for o in outputs if o != "sarif"), line
+
+
+@contextmanager
+def hold_out_dir(out_dir: Path, *, remove_if_failed: bool = False) -> Iterator[bool]:
+    """Create the report folder (`prepare_out_dir`: an unusable one is a ReportError) and hold
+    it until the block ends: an exclusive `flock` on the folder itself (no file is added to
+    it, whose content CI uploads), so a second auditor command writing reports into the same
+    folder is refused at once (ReportError, exit 2) instead of leaving a folder that mixes two
+    runs' reports. `run --orgs` holds its folder and each organization's worker its own
+    subfolder: none waits for another. Yields whether this command made the folder; with
+    `remove_if_failed`, a folder it made is removed again if the block fails and left it
+    empty. Where the folder cannot be opened (no read permission) or the file system has no
+    `flock`, it is used unheld, as before."""
+    made = not os.path.lexists(out_dir)  # (no OSError on a name too long: prepare says it)
+    prepare_out_dir(out_dir)
+    fd = _hold(out_dir)
+    try:
+        yield made
+    except BaseException:
+        if made and remove_if_failed:
+            with suppress(OSError):  # not empty: what was written stays
+                out_dir.rmdir()
+        raise
+    finally:
+        if fd is not None:
+            os.close(fd)  # and with it, the lock
+
+
+def _hold(out_dir: Path) -> int | None:
+    try:
+        fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise ReportError(
+                f"report folder {out_dir} is being written by another auditor command: wait "
+                "for it to finish, or give this one another --out"
+            ) from None
+        return None  # ENOLCK, EOPNOTSUPP: a file system without flock
+    return fd
 
 
 def say(line: str, ctx: Context) -> None:

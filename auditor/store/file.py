@@ -16,6 +16,7 @@ import re
 import secrets
 import sqlite3
 import stat
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -41,12 +42,21 @@ def check_regular(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(_loop(path)) from None
         raise StoreError(f"cannot open state file {path}: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         raise StoreError(
             f"{path} is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a state "
             "file: choose another --state"
         )
+
+
+def _loop(path: Path) -> str:
+    return (
+        f"cannot open state file {path}: it is a symbolic link that leads back to itself "
+        "(a loop): choose another --state"
+    )
 
 
 _KINDS = {
@@ -60,47 +70,164 @@ _KINDS = {
 
 def lock_path(path: Path) -> Path:
     """`<file>.lock` beside the file itself: every name of one file (a symlink, a relative
-    path) shares one lock."""
-    return Path(f"{path.resolve()}.lock")
+    path) shares one lock. StoreError for a symlink loop at `path`."""
+    try:
+        real = path.resolve()
+    except RuntimeError:  # Python < 3.13: "Symlink loop from …"
+        raise StoreError(_loop(path)) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(_loop(path)) from None
+        raise StoreError(f"cannot open state file {path}: {exc.strerror}") from None
+    return Path(f"{real}.lock")
+
+
+#: The lock files held by a writer (a reader's handle is opened for writing too, to create
+#: the file, but never writes in it).
+_WRITERS: weakref.WeakSet[IO[str]] = weakref.WeakSet()
+#: The most bytes of an existing lock file read to tell it is auditor's (a pid, or nothing).
+_LOCK_HEAD = 64
+_LOCK_CONTENT = re.compile(r"\A[0-9]*\s*\Z")
 
 
 def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
     """Lock `<file>.lock`, or raise StoreError naming the holder. A writer takes it exclusively
     (and writes its pid in it); readers (`shared`) take it together, so two read-only commands
-    run side by side but never beside a writer. A reader of a file in a folder it cannot
-    write (a read-only mount) runs without the lock (None): nothing can write there either."""
+    run side by side but never beside a writer, and never write in it. A reader of a file in a
+    folder it cannot write (a read-only mount) runs without the lock (None): nothing can write
+    there either.
+
+    The lock file is opened without following a symlink and must be a regular file of one name
+    holding a pid or nothing (what auditor writes there): a symlink, a named pipe, a device, a
+    folder, a hard link to another file or a file holding anything else is refused, never
+    truncated (a symlink at `<file>.lock` made every command empty the file it points to).
+    A new lock file gets the state file's permissions (0600 for a new state file)."""
     where = lock_path(path)
-    try:
-        handle = open(where, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+    _refuse_foreign(path, where, os.lstat)
+    opener = _lock_opener(path)
+    try:  # (the handle is held until `release_lock`)
+        handle = open(where, "a+", encoding="utf-8", opener=opener)  # noqa: SIM115
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink made since it was looked at
+            raise StoreError(_foreign(path, where, "a symbolic link")) from None
         if shared and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             try:
-                handle = open(where, encoding="utf-8")  # noqa: SIM115 - held until close()
+                handle = open(where, encoding="utf-8", opener=opener)  # noqa: SIM115
             except FileNotFoundError:
                 return None
-            except OSError:
+            except OSError as again:
+                if again.errno == errno.ELOOP:
+                    raise StoreError(_foreign(path, where, "a symbolic link")) from None
                 raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
         else:
             raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
     try:
-        fcntl.flock(handle.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-    except OSError:
-        handle.seek(0)
-        holder = handle.read().strip()
-        handle.close()
-        by = (
-            f"another auditor run (pid {holder})"
-            if holder
-            else "another auditor command reading it"
-        )
-        raise StoreError(f"state file {path} is locked by {by}") from None
-    if handle.writable():  # the pid of a writer; a reader clears what a killed writer left
-        handle.seek(0)
-        handle.truncate()
-        if not shared:
+        _refuse_foreign(path, where, lambda _: os.fstat(handle.fileno()))  # what was opened
+        _take(handle, path, shared=shared)
+        _check_content(handle, path, where)
+        if not shared:  # a writer's pid; a reader never writes in the lock file
+            handle.seek(0)
+            handle.truncate()
             handle.write(str(os.getpid()))
-        handle.flush()
+            handle.flush()
+            _WRITERS.add(handle)
+    except BaseException:
+        handle.close()
+        raise
     return handle
+
+
+def _take(handle: IO[str], path: Path, *, shared: bool) -> None:
+    """`flock` the lock file, or StoreError naming who holds it: a writer (its pid, which it
+    wrote) or readers (they hold it shared, which a writer's probe can take too)."""
+    fd = handle.fileno()
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+    readers = False
+    if not shared:  # held by readers if a shared lock can be had (a writer excludes it)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            pass
+        else:
+            readers = True
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    holder = ""
+    if not readers:
+        with suppress(OSError, ValueError):
+            handle.seek(0)
+            holder = handle.read(_LOCK_HEAD).strip()
+    by = (
+        f"another auditor run (pid {holder})"
+        if holder.isdigit()
+        else "another auditor command reading it"
+    )
+    raise StoreError(f"state file {path} is locked by {by}")
+
+
+def _lock_opener(path: Path) -> Callable[[str, int], int]:
+    """How `open` opens the lock file: never through a symlink, never waiting on a named pipe
+    or taking a terminal; created with the state file's permissions (0600 when it is new),
+    whatever the umask."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode) & 0o666 | 0o600
+    except OSError:
+        mode = 0o600
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+
+    def opener(name: str, how: int) -> int:
+        if not how & os.O_CREAT:
+            return os.open(name, how | flags)
+        try:
+            fd = os.open(name, how | flags | os.O_EXCL, mode)
+        except FileExistsError:
+            return os.open(name, (how & ~os.O_CREAT) | flags)
+        with suppress(OSError):  # the umask took bits off; a file system without modes
+            os.fchmod(fd, mode)
+        return fd
+
+    return opener
+
+
+def _refuse_foreign(path: Path, where: Path, look: Callable[[Path], os.stat_result]) -> None:
+    """StoreError unless `where` (looked at by `look`: lstat before opening, fstat after) is
+    missing or a regular file of one name."""
+    try:
+        info = look(where)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+    kind = stat.S_IFMT(info.st_mode)
+    if kind == stat.S_IFLNK:
+        raise StoreError(_foreign(path, where, "a symbolic link"))
+    if kind != stat.S_IFREG:
+        raise StoreError(_foreign(path, where, _KINDS.get(kind, "not a regular file")))
+    if info.st_nlink > 1:
+        raise StoreError(_foreign(path, where, "a file with other names too (a hard link)"))
+
+
+def _check_content(handle: IO[str], path: Path, where: Path) -> None:
+    """StoreError unless the lock file holds what auditor writes there (a pid, or nothing):
+    another file of that name is not emptied."""
+    try:
+        handle.seek(0)
+        head = handle.read(_LOCK_HEAD + 1)
+    except (OSError, ValueError):  # ValueError: not UTF-8
+        head = "?"
+    if len(head) > _LOCK_HEAD or not _LOCK_CONTENT.match(head):
+        raise StoreError(_foreign(path, where, "a file holding something else"))
+
+
+def _foreign(path: Path, where: Path, what: str) -> str:
+    return (
+        f"cannot lock state file {path}: its lock file {where} is {what}, not a lock file "
+        "auditor made: move it aside (auditor makes its own)"
+    )
 
 
 def lock_file_itself(path: Path, *, shared: bool = False) -> int | None:
@@ -129,7 +256,7 @@ def lock_file_itself(path: Path, *, shared: bool = False) -> int | None:
 def release_lock(handle: IO[str]) -> None:
     """Clear our pid (a writer's) and unlock."""
     with suppress(OSError):
-        if handle.writable():
+        if handle in _WRITERS:
             handle.seek(0)
             handle.truncate()
             handle.flush()
@@ -138,10 +265,31 @@ def release_lock(handle: IO[str]) -> None:
 
 
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    """An autocommit connection; a read-only one cannot change a byte of the file."""
+    """An autocommit connection; a read-only one cannot change a byte of the file. A writing
+    one creates a missing file 0600 first (it holds the fingerprint key), whatever the umask:
+    SQLite gives its `-journal` and `-wal` files the database file's permissions."""
     if readonly:
         return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    _create_private(path)
     return sqlite3.connect(path, isolation_level=None)
+
+
+def _create_private(path: Path) -> None:
+    """Create `path` (at a symlink's target), empty and 0600, unless something is there; an
+    existing file keeps its permissions. Any failure is left to SQLite's open to report."""
+    try:
+        fd = os.open(
+            path.resolve(),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except (OSError, RuntimeError):
+        return
+    try:
+        with suppress(OSError):  # the umask may have taken bits off (0o277)
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _identify(db: sqlite3.Connection, path: Path) -> bool:

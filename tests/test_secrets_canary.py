@@ -172,7 +172,6 @@ def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:
         f"gh auth login --with-token <<< {pw('gh_here')}",
         f'curl -H "Authorization: Basic $(echo -n ci:{pw("basic_sub")} | base64)" https://x',
         f"sqlcmd -S h -U sa -P{pw('sqlcmd_attached')} -Q 'select 1'",
-        ["sshpass", "-p", pw("argv_sshpass"), "ssh", "deploy@host"],
     ]
     hooks = [{"type": "command", "command": c, "timeout": 5} for c in commands]
     settings.setdefault("hooks", {}).setdefault("SessionEnd", []).append(
@@ -186,6 +185,9 @@ def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:
     model["extraArgs"] = {
         **model.get("extraArgs", {}),
         "launcher": ["gw-proxy", "--api-key", pw("argv_launcher")],
+        # (not a hook's `command`: the shipped hook rules read it as a string, and an array
+        # there is an `error` of its own, which the hidden-values test would count)
+        "tunnel": ["sshpass", "-p", pw("argv_sshpass"), "ssh", "deploy@host"],
     }
 
 

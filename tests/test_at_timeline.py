@@ -75,23 +75,32 @@ def test_a_newest_revision_dated_in_the_future_is_named(future: Any, tmp_path: P
     assert (revision, status) == (30, "fail")
     warned = [w for w in doc.get("data_quality") or [] if w["item"] == "revision 30"]
     assert warned and "after now" in warned[0]["problem"]
-    assert "revision 30" in (tmp_path / "r" / "report.md").read_text()
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "revision 30" in report and "after now" in report  # the warning, in the report too
 
 
-def test_at_today_is_as_of_now_and_findings_json_says_so(skewed: Any, tmp_path: Path) -> None:
+def test_at_today_says_how_to_ask_for_now_and_findings_json_says_as_of(
+    skewed: Any, tmp_path: Path
+) -> None:
+    """A date alone that is today is refused with the way to ask for now (its end is to come,
+    and an as-of-now run is a run without `--at`, which judges the newest revision whatever its
+    time); an `--at` run's findings.json names its time (`run.as_of`), a live run's does not."""
     env = emulator_env(skewed, tmp_path / "state.db")
     assert run_cli(["sync", "--no-usage"], env, tmp_path)[0] == 0
     today = FIXED_NOW.date().isoformat()
-    code, _out, err = run_cli(
-        ["run", "--offline", "--no-usage", "--at", today, "--out", "r"], env, tmp_path
-    )
-    assert code == 1, err
-    _revision, _status, doc = _sandbox(tmp_path / "r")
-    assert doc["run"]["as_of"] == doc["run"]["generated_at"] == FIXED_NOW.isoformat()
-    # tomorrow is still refused: nothing is known of it
+    code, _out, err = run_cli(["run", "--offline", "--at", today, "--out", "t"], env, tmp_path)
+    assert code == 2 and "is today" in err and "leave --at out" in err
+    assert not (tmp_path / "t").exists()
     tomorrow = (FIXED_NOW + timedelta(days=1)).date().isoformat()
     code, _out, err = run_cli(["run", "--offline", "--at", tomorrow, "--out", "t"], env, tmp_path)
     assert code == 2 and "is in the future" in err
-    # a live run's findings.json has no `as_of`
+    at = "2026-10-31T00:00:00Z"
+    code, _out, err = run_cli(
+        ["run", "--offline", "--no-usage", "--at", at, "--out", "r"], env, tmp_path
+    )
+    assert code == 1, err
+    revision, _status, doc = _sandbox(tmp_path / "r")
+    assert doc["run"]["as_of"] == "2026-10-31T00:00:00+00:00"
+    assert revision == 30  # dated 2026-10-02, after revision 29's time: in force by then
     code, _out, err = run_cli(["run", "--offline", "--no-usage", "--out", "live"], env, tmp_path)
     assert "as_of" not in _sandbox(tmp_path / "live")[2]["run"]

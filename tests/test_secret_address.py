@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -103,12 +104,19 @@ def test_the_same_address_again_is_not_taken_for_another(
     emu: Any, proxy: str, tmp_path: Path
 ) -> None:
     """The sync records the address as shown; the next one through the same address compares
-    equal to it (no "last synced from" warning), as does one recorded by an earlier version."""
+    equal to it (no "last synced from" warning), as does one recorded by an earlier version
+    (the address as given, key and all), and the next sync's record holds it no more."""
     env = {**emulator_env(emu, tmp_path / "state.db"), "AUDITOR_BASE_URL": proxy}
     assert run_cli(["sync"], env, tmp_path)[0] == 0
     code, _out, err = run_cli(["sync"], env, tmp_path)
     assert code == 0, err
     assert "last synced from" not in err
+    with sqlite3.connect(tmp_path / "state.db") as db:  # as an earlier version recorded it
+        db.execute("UPDATE syncs SET base_url = ?", (proxy,))
+    db.close()
+    code, _out, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    assert "last synced from" not in err and KEY not in err
 
 
 def test_the_commands_token_in_the_address_reads_token(emu: Any, tmp_path: Path) -> None:

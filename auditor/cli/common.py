@@ -342,11 +342,15 @@ def _encrypted_or_local(url: str) -> bool:
 
 
 def parse_at(text: str | None, now: datetime) -> datetime | None:
-    """`--at DATE` (a date alone means its end; today's end is now), refused when it lies in
-    the future."""
+    """`--at DATE` (a date alone means its end), refused when it lies in the future; today's
+    date alone (its end is still to come) is refused saying how to ask for now: an as-of-now
+    run is a run without `--at` (which judges the newest revision, whatever its time)."""
     at = parse_when(text, "--at", end_of_day=True) if text else None
     if at and text and parse_when(text, "--at", end_of_day=False) <= now < at:  # today, alone
-        return now
+        raise UsageError(
+            f"--at {text} is today, whose end ({at.isoformat()}) is still to come: leave --at "
+            f"out for a run as of now, or give a time (--at {now:%Y-%m-%dT%H:%M:%SZ})"
+        )
     if at and at > now:
         raise UsageError(f"--at {at.isoformat()} is in the future")
     return at

@@ -43,8 +43,21 @@ def shown_address(url: str, tokens: Iterable[str] = ()) -> str:
     """A service address (`base_url`, `app_url`) as a command shows and stores it: a name in
     its path that looks like a secret (`https://host/bot<token>/`, a key pasted in the wrong
     place) reads `<not shown: looks like a secret>`, the command's own token `[token]`, a
-    `user:password@` is left out (`printed_path`). An ordinary address stays as written."""
-    return printed_path(url, tokens)
+    `user:password@` is left out (`printed_path`). An ordinary address stays as written, and
+    its host and port (`127.0.0.1:8080`, `api.example.com`) are judged name by name, so one
+    loads no detector (`run --offline` names the address it would sync from)."""
+    text = named_tokens(url, tokens)
+    split = _ADDRESS.fullmatch(text)
+    if split is None:
+        return printed_path(text)
+    scheme, place, rest = split.groups()
+    if not all(map(ordinary_name, re.split(r"[:@\[\]]", place))):
+        place = printed_path(place)
+    return scheme + place + (printed_path(rest) if rest else "")
+
+
+#: An address: its scheme and `//`, its host and port, and the rest (path, query, fragment).
+_ADDRESS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\\]*)(.*)", re.DOTALL)
 
 
 #: A password as a connection string writes it, shown in no path: libpq's `password=…` (or

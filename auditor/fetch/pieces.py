@@ -219,6 +219,8 @@ class Pieces:
         self._raws: list[Any] = []
         self._parsed: list[Any] = []
         self._texts: list[bytes] = []
+        # The shared object given for the page's item before, while the page is read.
+        self._shared_value: dict[str, Any] | None = None
         self._keys: dict[str, tuple[bytes, bytes]] = {}  # key: (`"key":`, `,"key":`)
         self._keys_held = 0  # bytes `_keys` holds (counted as `_keep` does), at most 1 MiB
         self._hits = self._misses = 0  # on the page being read: pieces reused, pieces parsed
@@ -327,7 +329,10 @@ class Pieces:
         """The page's value from its split, if the pieces rebuild the page (one compare)."""
         self._hits = self._misses = 0
         parts: list[Any] = []
-        value = self._page(split, parts, decoders)
+        try:
+            value = self._page(split, parts, decoders)
+        finally:
+            self._shared_value = None  # (only ever the page's own: it is not kept)
         if value is None or b"".join(parts) != body:
             return None
         return value
@@ -431,7 +436,9 @@ class Pieces:
             raise _GiveUp
         names = list(members)
         raws = list(members.values())
+        last = self._shared_value
         if names != self._names:  # a key added, removed or moved: line the last ones up
+            last = None
             known = dict(zip(self._names, zip(self._raws, self._parsed, strict=True), strict=True))
             was = [known.get(k, (None, None)) for k in names]
             texts = [self._key(k)[n > 0] for n, k in enumerate(names)]
@@ -447,7 +454,14 @@ class Pieces:
         self._raws, self._parsed = raws, parsed  # only once all of them were read
         parts += itertools.chain.from_iterable(zip(self._texts, raws, strict=True))
         parts.append(b"}" if names else b"{}")
-        return dict(zip(names, parsed, strict=True))
+        if last is None:
+            value = dict(zip(names, parsed, strict=True))
+        else:  # the previous item's, its keys in the same order: a copy, the changed ones set
+            value = last.copy()
+            for n in changed:
+                value[names[n]] = parsed[n]
+        self._shared_value = value
+        return value
 
 
 def _parsed(raw: msgspec.Raw, depth: int) -> Any:

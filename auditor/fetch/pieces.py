@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import operator
 import sys
+import types
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -135,13 +136,12 @@ class _Shape:
             return None
         import msgspec
 
-        raw = msgspec.Raw
-        kinds: list[Any] = [dict[str, raw] if n == shared else raw for n in names]
-        item = _struct("Item", names, kinds)
+        members = dict[str, msgspec.Raw]  # an object's members, each as sent
+        kinds: list[Any] = [members if n == shared else msgspec.Raw for n in names]
+        listing = types.GenericAlias(list, (_struct("Item", names, kinds),))
         scalar = str | int | float | bool | None
         kinds = [
-            list[item] if k == items else dict[str, raw] if type(top[k]) is dict else scalar  # type: ignore[valid-type]
-            for k in keys
+            listing if k == items else members if type(top[k]) is dict else scalar for k in keys
         ]
         page = _struct("Page", keys, kinds)
         return cls(msgspec.json.Decoder(page).decode, keys, names)
@@ -151,8 +151,9 @@ class _Shape:
         from msgspec.structs import astuple
 
         fields = self._fields
+        top = astuple(self._decode(body))  # a value for each key (`UNSET`: missing)
         return _Split(
-            zip(self._keys, astuple(self._decode(body))), lambda item: zip(fields, astuple(item))
+            zip(self._keys, top, strict=True), lambda item: zip(fields, astuple(item), strict=True)
         )
 
 

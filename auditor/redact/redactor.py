@@ -217,7 +217,11 @@ def _canonical(seen: _Seen) -> bytes:
     for k in stale:
         pieces[slots[k]] = orjson.dumps(k) + b":" + canonical(kids[k].out)
     seen.pieces, seen.stale = tuple(pieces), []
-    seen.canon = b"{" + b",".join(pieces) + b"}"
+    # one copy of the whole text (`b"{" + b",".join(pieces) + b"}"` made three)
+    if len(pieces) == 1:
+        seen.canon = b"{" + pieces[0] + b"}"
+    else:
+        seen.canon = b",".join((b"{" + pieces[0], *pieces[1:-1], pieces[-1] + b"}"))
     return seen.canon
 
 

@@ -6,15 +6,18 @@ included), or None when the page is not exactly orjson's compact rendering of it
 caller then reads it as any other body, with that path's warnings and errors. A page of the
 history is split by `msgspec` (its `Raw` type gives a value's bytes without parsing it) into
 its top-level parts, each item into its fields, and each item's object under `shared` (the
-settings) into its top-level keys' bytes. A piece byte-identical to the same key's piece of
-the previous item (the previous page's last item too) is that item's parsed object, the same
-one: a revision differs from the one before in a leaf or two, so most of a page is not parsed
-at all, and whoever compares two revisions (the redactor) finds the unchanged parts by
-identity. Any other piece is parsed by orjson and must be written back as it was sent; last,
-the page must be what the pieces rebuild (keys as orjson writes them, joined): one compare.
-That proves the page is orjson's writing of the value returned, so it holds no key twice, no
-wide integer, no space and no other escape, which `check_shape` would have said after parsing
-it whole (a page that passes is what `check_shape` finds nothing in, by one compare too).
+settings) into its top-level keys' bytes (after a page read so, the next ones in one pass:
+msgspec is given the shape of that page, its keys and its items' fields, `_Shape`; a page of
+another shape is refused by it, or does not rebuild, and is split as the first was). A piece
+byte-identical to the same key's piece of the previous item (the previous page's last item too)
+is that item's parsed object, the same one: a revision differs from the one before in a leaf or
+two, so most of a page is not parsed at all, and whoever compares two revisions (the redactor)
+finds the unchanged parts by identity. Any other piece is parsed by orjson and must be written
+back as it was sent; last, the page must be what the pieces rebuild (keys as orjson writes
+them, joined): one compare. That proves the page is orjson's writing of the value returned, so
+it holds no key twice, no wide integer, no space and no other escape, which `check_shape` would
+have said after parsing it whole (a page that passes is what `check_shape` finds nothing in, by
+one compare too).
 The nesting depth is checked on each piece parsed, against what is left of `MAX_DEPTH` at its
 place in the page (a piece shared is the previous item's, checked when it was parsed): the
 page's bytes are not scanned for it. msgspec refuses a page nested past the interpreter's
@@ -33,7 +36,8 @@ key (as a string and as written), a copy of its bytes, its parsed value (`sys.ge
 and all it holds, as if the caller had dropped it) and `_ENTRY_BYTES` per entry; a piece past
 the bound is forgotten (parsed again if the next item sends it unchanged), the settings' keys
 and pieces all at once if their keys alone do not fit. Plus the cache of how keys are written,
-at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too. A page not read in pieces leaves
+at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too, and the shape learned (at most 64
+keys of at most 256 characters each). A page not read in pieces leaves
 what was kept as it was, and so does one whose reading an error ends (Ctrl-C, MemoryError).
 The reader gives up early (the page is then parsed whole, as any other) when pieces cannot
 pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces mostly

@@ -276,6 +276,41 @@ def test_unchanged_settings_parts_are_the_same_objects_across_items_and_pages() 
     assert first["changes"][0]["user"] is second["changes"][1]["user"]
 
 
+def _other_shapes() -> list[bytes]:
+    """History pages each of a shape other than `_page`'s of `_item`s."""
+    moved = {"settings": _item(5)["settings"], **{k: v for k, v in _item(5).items()}}
+    return [
+        _page([{**_item(5), "extra": 1}]),  # a field not learned
+        _page([moved]),  # the fields in another order
+        _page([{k: v for k, v in _item(5).items() if k != "user"}]),  # a field missing
+        _page([{**_item(5), "settings": None}]),  # the shared object not an object
+        _page([{**_item(5), "user": None}, _item(6)]),  # a field of another type
+        orjson.dumps({"changes": [_item(5)], "pagination": 3}),  # a member of another type
+        orjson.dumps({"pagination": {}, "changes": [_item(5)]}),  # the members moved
+        orjson.dumps({"changes": [_item(5)]}),  # a member missing
+        orjson.dumps({"changes": [_item(5)], "pagination": {}, "more": "x"}),  # one more
+        _page([]),
+        _page([{}]),
+    ]
+
+
+@pytest.mark.parametrize("at", range(len(_other_shapes())))
+def test_a_page_of_another_shape_than_the_pages_before_is_read_as_any(at: int) -> None:
+    # Pages of one shape are split by msgspec in one pass, items' shared objects included
+    # (`pieces._Shape`); one of any other shape is refused or rebuilds other bytes, and is
+    # read as before: the same value as the page parsed whole, in pieces exactly when a reader
+    # that never learns a shape reads it in pieces.
+    reader, plain = Pieces("changes", "settings"), Pieces("changes", "settings")
+    plain._reshapes = 0
+    bodies = [_page([_item(1), _item(2)]), _page([_item(3), _item(4)])]
+    bodies += [_page([_item(7 + n)]) if n % 2 else _other_shapes()[at] for n in range(9)]
+    for n, body in enumerate(bodies):
+        assert decode(body, reader) == decode(body, None) == decode(body, plain)
+        assert reader.pages_read == plain.pages_read
+        assert n != 1 or reader._shape is not None  # page 2 was split in the shape of page 1
+    assert plain._shape is None
+
+
 def test_a_page_not_read_in_pieces_changes_nothing_remembered() -> None:
     # A piece that does not round trip on page 2 (a key twice in one settings value, after
     # the item's `revision` was read) sends page 2 the usual way: nothing of it is kept (not

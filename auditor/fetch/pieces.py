@@ -6,15 +6,18 @@ included), or None when the page is not exactly orjson's compact rendering of it
 caller then reads it as any other body, with that path's warnings and errors. A page of the
 history is split by `msgspec` (its `Raw` type gives a value's bytes without parsing it) into
 its top-level parts, each item into its fields, and each item's object under `shared` (the
-settings) into its top-level keys' bytes. A piece byte-identical to the same key's piece of
-the previous item (the previous page's last item too) is that item's parsed object, the same
-one: a revision differs from the one before in a leaf or two, so most of a page is not parsed
-at all, and whoever compares two revisions (the redactor) finds the unchanged parts by
-identity. Any other piece is parsed by orjson and must be written back as it was sent; last,
-the page must be what the pieces rebuild (keys as orjson writes them, joined): one compare.
-That proves the page is orjson's writing of the value returned, so it holds no key twice, no
-wide integer, no space and no other escape, which `check_shape` would have said after parsing
-it whole (a page that passes is what `check_shape` finds nothing in, by one compare too).
+settings) into its top-level keys' bytes (after a page read so, the next ones in one pass:
+msgspec is given the shape of that page, its keys and its items' fields, `_Shape`; a page of
+another shape is refused by it, or does not rebuild, and is split as the first was). A piece
+byte-identical to the same key's piece of the previous item (the previous page's last item too)
+is that item's parsed object, the same one: a revision differs from the one before in a leaf or
+two, so most of a page is not parsed at all, and whoever compares two revisions (the redactor)
+finds the unchanged parts by identity. Any other piece is parsed by orjson and must be written
+back as it was sent; last, the page must be what the pieces rebuild (keys as orjson writes
+them, joined): one compare. That proves the page is orjson's writing of the value returned, so
+it holds no key twice, no wide integer, no space and no other escape, which `check_shape` would
+have said after parsing it whole (a page that passes is what `check_shape` finds nothing in, by
+one compare too).
 The nesting depth is checked on each piece parsed, against what is left of `MAX_DEPTH` at its
 place in the page (a piece shared is the previous item's, checked when it was parsed): the
 page's bytes are not scanned for it. msgspec refuses a page nested past the interpreter's
@@ -33,7 +36,8 @@ key (as a string and as written), a copy of its bytes, its parsed value (`sys.ge
 and all it holds, as if the caller had dropped it) and `_ENTRY_BYTES` per entry; a piece past
 the bound is forgotten (parsed again if the next item sends it unchanged), the settings' keys
 and pieces all at once if their keys alone do not fit. Plus the cache of how keys are written,
-at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too. A page not read in pieces leaves
+at most `_KEYS_CACHE_LIMIT` bytes (1 MiB) counted so too, and the shape learned (at most 64
+keys of at most 256 characters each). A page not read in pieces leaves
 what was kept as it was, and so does one whose reading an error ends (Ctrl-C, MemoryError).
 The reader gives up early (the page is then parsed whole, as any other) when pieces cannot
 pay: a shared object with more than `_MEMBERS_LIMIT` keys, or a page whose pieces mostly
@@ -45,7 +49,9 @@ from __future__ import annotations
 import itertools
 import operator
 import sys
-from typing import TYPE_CHECKING, Any
+import types
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -89,9 +95,85 @@ class _Msgspec:
             RecursionError,
             _GiveUp,
         )
+        _UNSET[0] = msgspec.UNSET
+
+
+# msgspec's `UNSET` (a field of a page's shape that a page or an item does not have), once
+# msgspec is loaded; before, an object nothing is.
+_UNSET: list[Any] = [object()]
+
+
+class _Split(NamedTuple):
+    """A page as msgspec split it: its members (key, value) in order, and how one item of its
+    listing gives its fields (key, bytes as sent; for the shared object, its bytes or its
+    members already split) in order."""
+
+    members: Iterable[tuple[str, Any]]
+    fields: Callable[[Any], Iterable[tuple[str, Any]]]
+
+
+class _Shape:
+    """The shape of a listing's pages, learned from a page read in pieces: its members' keys in
+    order, and its items' fields in order (every item of that page has the same). msgspec
+    splits a page of that shape in one pass, the shared object of each item into its members
+    too (without it, each item's shared object is split again from its bytes: 2 of the 3 µs a
+    settings object of 9 KB costs). A page of any other shape (a key not learned, a member of
+    another type) is refused by msgspec, or its pieces do not rebuild it (another order): it is
+    then split as before, and the shape learned again (at most `_RESHAPES` times)."""
+
+    def __init__(self, decode: Callable[[bytes], Any], keys: list[str], fields: list[str]):
+        self._decode = decode
+        self._keys = keys
+        self._fields = fields
+
+    @classmethod
+    def of(cls, top: dict[str, Any], items: str, shared: str) -> _Shape | None:
+        """The shape of a page split as any page (`top`), if its items all have one."""
+        listed = top.get(items)
+        if type(listed) is not list or not listed:
+            return None
+        names, keys = list(listed[0]), list(top)
+        if any(list(item) != names for item in listed):
+            return None
+        # (kept across pages: a few short keys, not what a hostile page may send)
+        if len(names) + len(keys) > _SHAPE_KEYS or max(map(len, names + keys)) > _KEY_BYTES:
+            return None
+        import msgspec
+
+        members = dict[str, msgspec.Raw]  # an object's members, each as sent
+        kinds: list[Any] = [members if n == shared else msgspec.Raw for n in names]
+        listing = types.GenericAlias(list, (_struct("Item", names, kinds),))
+        scalar = str | int | float | bool | None
+        kinds = [
+            listing if k == items else members if type(top[k]) is dict else scalar for k in keys
+        ]
+        page = _struct("Page", keys, kinds)
+        return cls(msgspec.json.Decoder(page).decode, keys, names)
+
+    def read(self, body: bytes) -> _Split:
+        """The page split (msgspec's errors for a page not of this shape)."""
+        from msgspec.structs import astuple
+
+        fields = self._fields
+        top = astuple(self._decode(body))  # a value for each key (`UNSET`: missing)
+        return _Split(
+            zip(self._keys, top, strict=True), lambda item: zip(fields, astuple(item), strict=True)
+        )
+
+
+def _struct(name: str, keys: list[str], kinds: list[Any]) -> Any:
+    """A msgspec struct of these keys (any text: each is the field's name as sent), each of its
+    kind or missing (`UNSET`), and no other."""
+    import msgspec
+
+    fields = [(f"f{n}", kind | msgspec.UnsetType, msgspec.UNSET) for n, kind in enumerate(kinds)]
+    names = {f"f{n}": key for n, key in enumerate(keys)}
+    return msgspec.defstruct(name, fields, rename=names, forbid_unknown_fields=True)
 
 
 _MSGSPEC: list[_Msgspec] = []
+_RESHAPES = 3  # pages not of the shape learned before the reader stops learning one
+_SHAPE_KEYS = 64  # a page's keys and its items' fields, at most, in a shape learned
 
 
 def _msgspec() -> _Msgspec:
@@ -142,9 +224,13 @@ class Pieces:
         self._raws: list[Any] = []
         self._parsed: list[Any] = []
         self._texts: list[bytes] = []
+        # The shared object given for the page's item before, while the page is read.
+        self._shared_value: dict[str, Any] | None = None
         self._keys: dict[str, tuple[bytes, bytes]] = {}  # key: (`"key":`, `,"key":`)
         self._keys_held = 0  # bytes `_keys` holds (counted as `_keep` does), at most 1 MiB
         self._hits = self._misses = 0  # on the page being read: pieces reused, pieces parsed
+        self._shape: _Shape | None = None  # the pages' shape, once learned
+        self._reshapes = _RESHAPES  # how many more times it may be learned
         self.pages_read = 0  # pages read in pieces (tests tell which path a page took)
 
     def read(self, body: bytes) -> Any:
@@ -154,16 +240,28 @@ class Pieces:
             return None
         decoders = _msgspec()
         kept = self._fields, self._names, self._raws, self._parsed, self._texts
-        self._hits = self._misses = 0
         value = None
         try:
-            try:
-                parts: list[Any] = []
-                value = self._page(body, parts, decoders)
-                if value is None or b"".join(parts) != body:
+            shape = self._shape
+            if shape is not None:
+                try:
+                    value = self._joined(body, shape.read(body), decoders)
+                except _GiveUp:  # (the page's own decision, whichever way it is split)
+                    return None
+                except decoders.refused:
                     value = None
-            except decoders.refused:
-                value = None
+                if value is None:  # not of the shape learned: split as any page, below
+                    self._fields, self._names, self._raws, self._parsed, self._texts = kept
+                    self._shape = None
+                    self._reshapes -= 1
+            if value is None:
+                try:
+                    top = decoders.page(body)
+                    value = self._joined(body, _Split(top.items(), dict.items), decoders)
+                except decoders.refused:
+                    value = None
+                if value is not None and self._shape is None and self._reshapes > 0:
+                    self._shape = _Shape.of(top, self._items, self._shared)
             if value is not None:
                 self._keep()
         except BaseException:  # MemoryError, KeyboardInterrupt: nothing of this page is kept
@@ -232,16 +330,28 @@ class Pieces:
                     self._keys[key] = written
         return written
 
-    def _page(self, body: bytes, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
-        top = decoders.page(body)
-        items = top.get(self._items)
+    def _joined(self, body: bytes, split: _Split, decoders: _Msgspec) -> dict[str, Any] | None:
+        """The page's value from its split, if the pieces rebuild the page (one compare)."""
+        self._hits = self._misses = 0
+        parts: list[Any] = []
+        try:
+            value = self._page(split, parts, decoders)
+        finally:
+            self._shared_value = None  # (only ever the page's own: it is not kept)
+        if value is None or b"".join(parts) != body:
+            return None
+        return value
+
+    def _page(self, split: _Split, parts: list[Any], decoders: _Msgspec) -> dict[str, Any] | None:
+        members = [(key, got) for key, got in split.members if got is not _UNSET[0]]
+        items = next((got for key, got in members if key == self._items), None)
         if type(items) is not list:
             return None
         value: dict[str, Any] = {}
-        for n, (key, got) in enumerate(top.items()):
+        for n, (key, got) in enumerate(members):
             parts.append(self._key(key)[1] if n else b"{" + self._key(key)[0])
             if key == self._items:
-                value[key] = self._list(items, parts, decoders)
+                value[key] = self._list(items, split.fields, parts, decoders)
             elif type(got) is dict:  # a member of the page's own object (`pagination`)
                 value[key] = self._plain(got, parts)
             elif type(got) is list:  # another listing: not a page the pieces are made for
@@ -266,32 +376,36 @@ class Pieces:
         return value
 
     def _list(
-        self, fields: list[dict[str, msgspec.Raw]], parts: list[Any], decoders: _Msgspec
+        self,
+        listed: list[Any],
+        fields_of: Callable[[Any], Iterable[tuple[str, Any]]],
+        parts: list[Any],
+        decoders: _Msgspec,
     ) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         parts.append(b"[")
-        for n, item in enumerate(fields):
+        for n, item in enumerate(listed):
             if n:
                 parts.append(b",")
-            items.append(self._object(item, parts, decoders))
+            items.append(self._object(fields_of(item), parts, decoders))
         parts.append(b"]")
         return items
 
     def _object(
-        self, fields: dict[str, msgspec.Raw], parts: list[Any], decoders: _Msgspec
+        self, fields: Iterable[tuple[str, Any]], parts: list[Any], decoders: _Msgspec
     ) -> dict[str, Any]:
         """An item from its fields' bytes: each one the same as the previous item's is its
         parsed value, any other is parsed (and remembered); the field named `shared` is an
-        object read so too, member by member (`_members`)."""
+        object read so too, member by member (`_members`; its members already split when the
+        page was read in its shape)."""
         value: dict[str, Any] = {}
-        if not fields:
-            parts.append(b"{}")
-            self._fields = {}
-            return value
         last, keys, opening = self._fields, self._key, b"{"
         now: dict[str, tuple[msgspec.Raw, Any]] = {}  # this item's pieces, nothing else
         hits = 0
-        for key, raw in fields.items():
+        unset = _UNSET[0]
+        for key, raw in fields:
+            if raw is unset:  # a field of the shape this item does not have
+                continue
             first, later = keys(key)
             if opening:
                 parts.append(opening + first)
@@ -299,7 +413,8 @@ class Pieces:
             else:
                 parts.append(later)
             if key == self._shared:
-                value[key] = self._members(decoders.object(raw), parts)
+                members = raw if type(raw) is dict else decoders.object(raw)
+                value[key] = self._members(members, parts)
                 continue
             was = last.get(key)
             if was is not None and was[0] == raw:
@@ -310,6 +425,10 @@ class Pieces:
                 value[key] = got = _parsed(raw, _FIELD_DEPTH)
                 now[key] = (raw, got)
             parts.append(raw)
+        if opening:  # no field at all
+            parts.append(b"{}")
+            self._fields = {}
+            return value
         parts.append(b"}")
         self._fields = now
         self._count(hits, len(now) - hits)
@@ -322,7 +441,9 @@ class Pieces:
             raise _GiveUp
         names = list(members)
         raws = list(members.values())
+        last = self._shared_value
         if names != self._names:  # a key added, removed or moved: line the last ones up
+            last = None
             known = dict(zip(self._names, zip(self._raws, self._parsed, strict=True), strict=True))
             was = [known.get(k, (None, None)) for k in names]
             texts = [self._key(k)[n > 0] for n, k in enumerate(names)]
@@ -338,16 +459,23 @@ class Pieces:
         self._raws, self._parsed = raws, parsed  # only once all of them were read
         parts += itertools.chain.from_iterable(zip(self._texts, raws, strict=True))
         parts.append(b"}" if names else b"{}")
-        return dict(zip(names, parsed, strict=True))
+        if last is None:
+            value = dict(zip(names, parsed, strict=True))
+        else:  # the previous item's, its keys in the same order: a copy, the changed ones set
+            value = last.copy()
+            for n in changed:
+                value[names[n]] = parsed[n]
+        self._shared_value = value
+        return value
 
 
 def _parsed(raw: msgspec.Raw, depth: int) -> Any:
     """A piece parsed by orjson; ValueError unless orjson writes it back as it was sent, and
     `_GiveUp` when it nests more than `depth` levels (the usual path names where)."""
-    view = memoryview(raw)
-    value = orjson.loads(view)
+    data = bytes(raw)  # (a copy: compared at memcmp speed, a memoryview byte by byte)
+    value = orjson.loads(data)
     text = orjson.dumps(value)
-    if text != view:
+    if text != data:
         raise ValueError("not written as orjson writes it")
     # (fewer opening brackets than `depth`, strings' included, cannot nest deeper: most)
     if (

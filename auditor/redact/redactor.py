@@ -48,6 +48,7 @@ from auditor.redact.names import (
 from auditor.redact.plain import MARKER_RE, MARKER_START, is_env_reference, is_marker
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
+_CLEAN_DOCS, _CLEAN_DOC_BYTES = 256, 1024  # `Redactor._clean_docs`: how many, how long
 _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
 
 
@@ -225,7 +226,11 @@ def _canonical(seen: _Seen) -> bytes:
     for k in stale:
         pieces[slots[k]] = orjson.dumps(k) + b":" + canonical(kids[k].out)
     seen.pieces, seen.stale = tuple(pieces), []
-    seen.canon = b"{" + b",".join(pieces) + b"}"
+    # one copy of the whole text (`b"{" + b",".join(pieces) + b"}"` made three)
+    if len(pieces) == 1:
+        seen.canon = b"{" + pieces[0] + b"}"
+    else:
+        seen.canon = b",".join((b"{" + pieces[0], *pieces[1:-1], pieces[-1] + b"}"))
     return seen.canon
 
 
@@ -276,6 +281,9 @@ class Redactor:
         # every layer, while the memory's generation was `_clean_at`.
         self._clean: set[bytes] = set()
         self._clean_at = -1
+        # Short documents (an author, most often) `_unchanged` found so, by their JSON, while
+        # the memory's generation was `_clean_at`: the same text again is not read again.
+        self._clean_docs: set[bytes] = set()
         self._names: set[bytes] = set()  # of those, the names that make their value secret
         self._argv: set[bytes] = set()  # and the options of argv arrays (`--api-key`, `sshpass`)
         # The memos above know secrets by `memory.learned`, which a recalled fingerprint does
@@ -467,6 +475,9 @@ class Redactor:
         memory = self.memory
         if self._clean_at != memory.generation:  # a secret learned (or recalled) since
             self._clean, self._clean_at = set(), memory.generation
+            self._clean_docs = set()
+        if blob in self._clean_docs:  # this very text found so since: the same answer
+            return blob
         # Unless a string holds a quote (or ends with a backslash), every quote starts or
         # ends a string.
         escaped = b'\\"' in blob
@@ -515,6 +526,8 @@ class Redactor:
                 leaves[text] = (text, learned)
         if len(self._clean) < _CACHE_LIMIT:
             self._clean |= unknown
+        if len(blob) <= _CLEAN_DOC_BYTES and len(self._clean_docs) < _CLEAN_DOCS:
+            self._clean_docs.add(blob)
         return blob
 
     def _holds_new(self, value: Any, since: int) -> bool:
@@ -639,7 +652,10 @@ class Redactor:
                 prev.numbered_of = _getter(numbered)
             if prev.blobs is None:
                 prev.blobs = _texts(prev.numbered_of(raw))
-            texts = _texts_since(prev.numbered_of(value), prev.numbered_of(raw), prev.blobs)
+            if set(moved).isdisjoint(numbered):  # each the previous one's object: its text
+                texts = prev.blobs
+            else:
+                texts = _texts_since(prev.numbered_of(value), prev.numbered_of(raw), prev.blobs)
             if texts != prev.blobs or None in texts:  # None: not writable, never the same
                 again = set(changed)
                 changed += [

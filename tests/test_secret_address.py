@@ -117,6 +117,7 @@ def test_the_same_address_again_is_not_taken_for_another(
     code, _out, err = run_cli(["sync"], env, tmp_path)
     assert code == 0, err
     assert "last synced from" not in err and KEY not in err
+    assert _holders(KEY, tmp_path) == []  # the earlier record was rewritten as shown
 
 
 def test_the_commands_token_in_the_address_reads_token(emu: Any, tmp_path: Path) -> None:

@@ -51,7 +51,8 @@ class PlatformClient:
         self.redactor = redactor or Redactor(b"auditor-client")
         self.redactor.register(token)
         # as the sync record and every line and report show it: never a secret in its path
-        self.shown_url = shown_address(self.base_url, (token,))
+        self._tokens = (token,)
+        self.shown_url = self.shown(self.base_url)
         self._max_pages = max_pages
         self._page_size = page_size
         policy = RetryPolicy(
@@ -77,6 +78,11 @@ class PlatformClient:
         if self.app_url:
             client = self._client(self.app_url, headers, timeout, transport)
             self._reports = Requester(client, policy, self.redactor, budget)
+
+    def shown(self, url: str) -> str:
+        """A service address as the sync records it (`shown_address`, this client's token
+        `[token]`)."""
+        return shown_address(url, self._tokens)
 
     def _client(
         self,

@@ -1153,6 +1153,17 @@ class Store:
         self._index_synced = True
         return self._this_sync
 
+    def reshow_sync_addresses(self, show: Callable[[str], str]) -> None:
+        """Rewrite the sync records whose address is not as `show` gives it (inside the sync's
+        transaction): an earlier version recorded the address as given, a secret in its path
+        too (freed bytes are zeroed: `secure_delete`)."""
+        stored = self._db.execute("SELECT DISTINCT base_url FROM syncs").fetchall()
+        for (url,) in stored:
+            if url is not None and show(str(url)) != url:
+                self._db.execute(
+                    "UPDATE syncs SET base_url = ? WHERE base_url = ?", (show(str(url)), url)
+                )
+
     def finish_sync(
         self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int
     ) -> None:

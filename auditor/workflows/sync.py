@@ -390,6 +390,7 @@ def sync(
             store.bind_org(org)
             latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.shown_url)
+            store.reshow_sync_addresses(client.shown)  # as an earlier version recorded them
             rows = _NewRows(store, None if latest is None else latest.revision)
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):

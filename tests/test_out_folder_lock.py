@@ -146,10 +146,13 @@ def test_run_orgs_workers_hold_their_own_folders_and_never_wait_for_each_other(
     assert code in (0, 1), stderr
     for name in ("acme", "globex", "initech"):
         assert (out / name / "findings.sarif").is_file()
-    # an organization's folder another command is writing: that one fails, the others go on
+    # an organization's folder another command is writing: that one fails, the others go on,
+    # and its reports are not removed (they were cleared before any worker held its folder)
+    written = _digests(out / "globex")
     with held(out / "globex"):
         code, _, stderr = run_cli([*argv, "--policy", str(POLICY)], env, tmp_path)
     assert code == 2, stderr
+    assert _digests(out / "globex") == written and written
     assert f"[globex] {_busy(out / 'globex').strip()}" in stderr
     assert "[acme] auditor: exit 1: " in stderr and "[initech] auditor: exit 1: " in stderr
     assert stderr.splitlines()[-1] == (

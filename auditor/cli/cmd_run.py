@@ -46,7 +46,7 @@ from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
-from auditor.errors import EXIT_ERROR, AuditorError, UsageError
+from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
 from auditor.report import write_reports
@@ -214,8 +214,10 @@ def run_orgs(
         # before any starts, so an interrupt never leaves the ones not yet started with
         # yesterday's reports (findings.sarif among them) beside a summary saying "interrupted".
         clear_old_reports(root, orgs=True)
-        for name in entries:
-            clear_old_reports(root / name)
+        for name in entries:  # each held while it is cleared: never another command's reports
+            # (held elsewhere: left as it is, and its worker says so)
+            with contextlib.suppress(ReportError), hold_out_dir(root / name):
+                clear_old_reports(root / name)
         started: dict[str, _Published] = {}
 
         def audit_one(name: str) -> OrgResult:

@@ -187,7 +187,7 @@ def test_a_string_that_becomes_an_option_value_is_not_given_its_earlier_answer(
     assert first == {"args": [PW, "--verbose", short, "x"]}
     moved = redactor.redact_json({"args": ["--api-key", PW, "x"]}, stream="s")
     assert moved == {"args": ["--api-key", redactor.marker(PW), "x"]}
-    same_place = redactor.redact_json({"args": [PW, "--verbose", short, "--token", short]}, "t")
+    same_place = redactor.redact_json({"args": [PW, "--verbose", short, "--password", short]}, "t")
     assert same_place["args"][4] == redactor.marker(short)
     back = redactor.redact_json({"args": [PW, "--verbose", short, "--other", short]}, "t")
     assert back["args"][4] == short  # what a fresh walk gives: not remembered, not a value

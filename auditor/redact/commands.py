@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from itertools import chain
 
+from auditor.redact.memory import credential_like
 from auditor.redact.names import is_secret_key
 
 # Where one simple command ends and the next begins (a command substitution, `$(docker login
@@ -379,6 +380,15 @@ def _payload(word: str) -> str:
 
 _LONG_SECRET = re.compile(rf"(?i)--{SECRET_NAME}")
 _DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
+# An option turning a secret's use off (`--no-auth`, `--disable-auth`): its value is no secret.
+_NEGATED = re.compile(r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]")
+# A word and a number (`sha256`, `rsa4096`, `md5`): an algorithm or a level, no credential.
+_NAMED_WORD = re.compile(r"(?i)[a-z]+[0-9]{1,4}")
+# An option named for a password (whatever its value looks like, a word too).
+_STRONG = re.compile(
+    r"(?i)--?(?:[A-Za-z0-9]+[_\-])*(?:secret|passw(?:or)?d|passphrase|pwd|credentials?|"
+    r"storepass|keypass)"
+)
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.
 PATH = re.compile(
@@ -424,7 +434,17 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
     login = names.index("login") if "login" in names else len(names)
     for i, word in enumerate(words[:-1]):
         named = _LONG_SECRET.fullmatch(word) or _DASH_SECRET.fullmatch(word)
-        if named or (word == "-p" and i > login):
+        if named and not _NEGATED.match(word):
+            # a password may be a word; an option named `auth`, `key`, `token` or `sig` often
+            # takes one that is not a secret (`--auth github`, `--signature sha256`): its
+            # value is taken only when it may be a credential, or it would be remembered and
+            # scrubbed from every key and value after
+            value = words[i + 1]
+            if _STRONG.fullmatch(word) or (
+                credential_like(value) and not _NAMED_WORD.fullmatch(value)
+            ):
+                take(i + 1, words[i + 1])
+        elif word == "-p" and i > login:
             take(i + 1, words[i + 1])
     for option in _OPTIONS:
         for at, value in option.places(words, names):

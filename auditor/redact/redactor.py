@@ -132,12 +132,24 @@ class _Seen:
         self.stale: list[str] = []  # keys whose piece in `pieces` is the previous document's
 
 
-def _in_array(blob: bytes, token: bytes) -> bool:
-    """The string `token` (JSON text between quotes) is an element of an array in `blob`: after
-    `[` or `,`, and not a key (`,"token":`)."""
-    quoted = b'"' + token + b'"'
-    after_comma = blob.count(b"," + quoted) - blob.count(b"," + quoted + b":")
-    return after_comma > 0 or b"[" + quoted in blob
+#: A string that is an array's element in compact JSON: after `[` or `,`, before `,` or `]`
+#: (a key is followed by `:`, an object's value follows one).
+_ELEMENT = re.compile(rb'(?<=[\[,])"((?:[^"\\]|\\.)*)"(?=[,\]])')
+
+
+class _Elements:
+    """The strings that are an array's element in `blob` (JSON text between quotes), found in
+    one pass the first time one is asked for (a test per string was quadratic in documents
+    with many strings naming a command, paths ending in `/config`)."""
+
+    def __init__(self, blob: bytes) -> None:
+        self._blob = blob
+        self._found: set[bytes] | None = None
+
+    def __contains__(self, token: bytes) -> bool:
+        if self._found is None:
+            self._found = set(_ELEMENT.findall(self._blob))
+        return token in self._found
 
 
 def _walk_is_cheap(value: Any, prev: _Seen | None) -> bool:
@@ -487,8 +499,9 @@ class Redactor:
         for token in tokens & self._names:
             if b'"' + token + b'":' in blob:
                 return None
+        elements = _Elements(blob)
         for token in tokens & self._argv:
-            if _in_array(blob, token):
+            if token in elements:
                 return None
         unknown = tokens.difference(self._clean)  # most often a few, or none
         leaves, learned = self._leaves, memory.learned
@@ -501,7 +514,7 @@ class Redactor:
                     return None
                 self._names.add(token)
             if is_argv_trigger(text):  # `--api-key`, `sshpass`: an array's option is walked
-                if len(self._argv) >= _CACHE_LIMIT or _in_array(blob, token):
+                if len(self._argv) >= _CACHE_LIMIT or token in elements:
                     return None
                 self._argv.add(token)
             hit = leaves.get(text)

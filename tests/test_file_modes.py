@@ -253,3 +253,30 @@ def test_a_new_state_file_through_a_symlink_is_private(
     link.symlink_to(target)
     _sync({**env, "AUDITOR_STATE": str(link)}, tmp_path)
     assert _mode(target) == 0o600 and link.is_symlink()
+
+
+def test_a_reader_who_may_not_open_the_lock_file_reads_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state file shared with a group by `chmod 640` after its first sync made its lock
+    0600: a group member's read-only command cannot open the lock, and reads without it (as in
+    a folder it cannot write: SQLite's shared lock keeps its reads whole), where it was refused
+    (`cannot lock state file …: Permission denied`). A writer still needs the lock."""
+    import builtins
+
+    import auditor.store.file as store_file
+    from auditor.errors import StoreError
+
+    state = tmp_path / "state.db"
+    state.write_bytes(b"")
+    (tmp_path / "state.db.lock").write_text("")
+
+    def denied(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith(".lock"):
+            raise PermissionError(13, "Permission denied")
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(store_file, "open", denied, raising=False)
+    assert store_file.acquire_lock(state, shared=True) is None
+    with pytest.raises(StoreError, match="Permission denied"):
+        store_file.acquire_lock(state)

@@ -113,7 +113,10 @@ def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
         if shared and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             try:
                 handle = open(where, encoding="utf-8", opener=opener)  # noqa: SIM115
-            except FileNotFoundError:
+            except (FileNotFoundError, PermissionError):
+                # none, or one this user may not open (a state file shared with a group by
+                # `chmod 640`, its lock made 0600 with it): as in a folder it cannot write,
+                # SQLite's own shared lock keeps the reads whole beside a writer
                 return None
             except OSError as again:
                 if again.errno == errno.ELOOP:

@@ -148,7 +148,10 @@ def _pw() -> str:
     """A 16-character random password: below the entropy detector's threshold, so only its
     place on a command line (or in an argv array) gives it away."""
     alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-    return "".join(secrets.choice(alphabet) for _ in range(16))
+    while True:  # mixed case and a digit, as a generated password has (never a word)
+        value = "".join(secrets.choice(alphabet) for _ in range(16))
+        if sum(c.isupper() for c in value) >= 3 and any(c.isdigit() for c in value):
+            return value
 
 
 def _plant_commands(settings: dict[str, Any], k: Canaries, tag: str) -> None:

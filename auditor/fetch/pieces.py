@@ -142,13 +142,19 @@ class _Shape:
 
         members = dict[str, msgspec.Raw]  # an object's members, each as sent
         kinds: list[Any] = [members if n == shared else msgspec.Raw for n in names]
-        listing = types.GenericAlias(list, (_struct("Item", names, kinds),))
+        try:
+            listing = types.GenericAlias(list, (_struct("Item", names, kinds),))
+        except (ValueError, TypeError):  # (as below)
+            return None
         scalar = str | int | float | bool | None
         kinds = [
             listing if k == items else members if type(top[k]) is dict else scalar for k in keys
         ]
-        page = _struct("Page", keys, kinds)
-        return cls(msgspec.json.Decoder(page).decode, keys, names)
+        try:
+            page = _struct("Page", keys, kinds)
+            return cls(msgspec.json.Decoder(page).decode, keys, names)
+        except (ValueError, TypeError):  # a name msgspec takes for no field's (`\`, `"`, a
+            return None  # control character): no shape; each page is split as any
 
     def read(self, body: bytes) -> _Split:
         """The page split (msgspec's errors for a page not of this shape)."""

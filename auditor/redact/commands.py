@@ -382,12 +382,12 @@ _LONG_SECRET = re.compile(rf"(?i)--{SECRET_NAME}")
 _DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
 # An option turning a secret's use off (`--no-auth`, `--disable-auth`): its value is no secret.
 _NEGATED = re.compile(r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]")
-# A word and a number (`sha256`, `rsa4096`, `md5`): an algorithm or a level, no credential.
-_NAMED_WORD = re.compile(r"(?i)[a-z]+[0-9]{1,4}")
+# A short lower-case word and a number (`sha256`, `rsa4096`, `md5`): an algorithm, no credential.
+_NAMED_WORD = re.compile(r"[a-z]{2,8}[0-9]{1,4}")
 # An option named for a password (whatever its value looks like, a word too).
 _STRONG = re.compile(
     r"(?i)--?(?:[A-Za-z0-9]+[_\-])*(?:secret|passw(?:or)?d|passphrase|pwd|credentials?|"
-    r"storepass|keypass)"
+    r"storepass|keypass|api[_\-]?key|access[_\-]?key|private[_\-]?key)"
 )
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.

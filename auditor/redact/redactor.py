@@ -602,7 +602,7 @@ class Redactor:
                     kid = old[i] if i < len(old) else None
                     if kid is None or not _same(v, kid):
                         kid = self._node(v, kid, secret, hosted, found)
-                if not secret and type(v) is str and is_marker(kid.out):  # (maybe argv's)
+                if not secret and type(v) is str and MARKER_START in kid.out:  # (maybe argv's)
                     kid = self._node(v, None, secret, hosted, found)
                 items.append(kid)
             return _Seen(value, [i.out for i in items], any(i.numeric for i in items), items)

@@ -290,3 +290,14 @@ def test_long_repetitive_shell_input_is_read_without_hanging(text: str) -> None:
         check=True,
     )
     assert PW in done.stdout
+
+
+def test_an_attached_value_no_longer_a_password_is_what_a_fresh_walk_gives() -> None:
+    """`-pab12c` after `mysql` is a password (too short to be remembered: its place alone makes
+    it one); after `echo` it is not, and the stream's answer is a fresh walk's, not the marker
+    its earlier answer held (the same revision stored the same, whatever was synced before)."""
+    stream = Redactor(b"argv-test-key-3")
+    stream.redact_json({"a": ["mysql", "-u", "root", "-pab12c", "db"]}, stream="s")
+    later = {"a": ["echo", "-u", "root", "-pab12c", "db"]}
+    assert stream.redact_json(later, stream="s") == Redactor(b"argv-test-key-3").redact_json(later)
+    assert stream.redact_json(later, stream="s")["a"][3] == "-pab12c"

@@ -331,6 +331,7 @@ def test_a_signal_once_the_command_has_ended_does_not_change_its_exit(signum: in
     assert (done.returncode, done.stderr) == (0, "")
 
 
+@pytest.mark.usefixtures("sigint_as_in_a_terminal")  # (run as a background job, it is ignored)
 def test_ctrl_c_landing_in_a_callback_is_delivered_again_not_printed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

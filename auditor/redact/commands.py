@@ -443,7 +443,7 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
             if _STRONG.fullmatch(word) or (
                 credential_like(value) and not _NAMED_WORD.fullmatch(value)
             ):
-                take(i + 1, words[i + 1])
+                take(i + 1, value)
         elif word == "-p" and i > login:
             take(i + 1, words[i + 1])
     for option in _OPTIONS:

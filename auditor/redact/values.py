@@ -39,7 +39,6 @@ with lazy.deferring("requests"):
 
 from auditor.redact.commands import (
     DASH_NAME,
-    NAME_WORD,
     PATH,
     SECRET_NAME,
     SUBSTITUTION,
@@ -84,7 +83,6 @@ _ENTROPY_LIMIT = 4.5  # detect-secrets' default for base64-like strings
 # An identifier: lower-case prefix, underscore, then a ULID/UUID-like body (`tmpl_01HZX…`).
 _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
-_NAME_WORD, _SECRET_NAME, _DASH_NAME = NAME_WORD, SECRET_NAME, DASH_NAME
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
 _AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
@@ -124,16 +122,16 @@ _STATUS_WORDS = frozenset(
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
-    re.compile(rf"(?i)[?&#;]{_SECRET_NAME}={_VALUE}"),
+    re.compile(rf"(?i)[?&#;]{SECRET_NAME}={_VALUE}"),
     _AFTER_WORD,
     # A name is tried from the start of its run of name characters only: tried from every
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){_SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
     # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
     re.compile(
-        rf"(?i)(?<![A-Za-z0-9_\-/]){_SECRET_NAME}['\"]?[ \t]*[:=][ \t]*(?P<q>['\"])"
+        rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}['\"]?[ \t]*[:=][ \t]*(?P<q>['\"])"
         r"(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
     ),
     # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`)
@@ -152,8 +150,6 @@ _COOKIE_LINE = re.compile(
 )
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
 _ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
-# a value that runs a command for the secret (`-p "$(cat /run/secrets/pw)"`) holds none
-_SUBSTITUTION = SUBSTITUTION
 
 
 _LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
@@ -183,8 +179,8 @@ _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
 # by word (`auditor.redact.commands`).
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"(?i)(?:^|\s)--{_SECRET_NAME}(?:=|\s+){_ARG}"),
-    re.compile(rf"(?i)(?:^|\s)-{_DASH_NAME}(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)--{SECRET_NAME}(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)-{DASH_NAME}(?:=|\s+){_ARG}"),
     re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
     re.compile(
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
@@ -220,9 +216,6 @@ _REPAIRED = "\ufffd"  # what a byte that was not UTF-8 was read as
 _TRIGGER = re.compile(
     r"[=:@]|-[-a-zA-Z]|sk-|AIza|xox|(?i:bearer|basic|token)\s|add_user|change_password"
 )
-# A file named as an option's value (`-key key.pem`, `--ssh-key ~/.ssh/id_ed25519`) is where a
-# secret is, not the secret.
-_PATH = PATH
 _MIN_LEN = 6
 
 
@@ -249,7 +242,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                 value = m["v"].rstrip("'\".,")
                 if shown and pattern is _AFTER_WORD and value.rstrip(":").lower() in _STATUS_WORDS:
                     continue  # `token expired`, in a message: what went wrong
-                if not _SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
+                if not SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
         for m in _COOKIE_LINE.finditer(text):
             yield from cookie_values(m["v"], folded=m[0][:4].lower() == "set-")
@@ -262,7 +255,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
             value = value[1:-1]  # quoted whole
         else:
             value = value.lstrip("'\"").rstrip("'\".,")
-        if not _PATH.fullmatch(value) and not _SUBSTITUTION.match(value):
+        if not PATH.fullmatch(value) and not SUBSTITUTION.match(value):
             yield value
             if value.endswith(")") and "(" not in value:  # `$(docker login -p X)`: X too
                 yield value.rstrip(")")
@@ -324,7 +317,7 @@ def _across_repairs(part: str, shown: bool = False) -> Iterator[str]:
 # `--password "[secret fp:1a2b3c4d len:7] horse battery staple"`. The whole quoted value is the
 # secret, marker included (each side bounded, so a long string costs linear time).
 _PART_REDACTED = re.compile(
-    rf"(?i)(?:^|\s)--?{_SECRET_NAME}(?:=|\s+)(?P<q>['\"])"
+    rf"(?i)(?:^|\s)--?{SECRET_NAME}(?:=|\s+)(?P<q>['\"])"
     r"(?P<v>[^'\"\n]{0,200}?\[secret fp:[0-9a-f]{8} len:\d+\][^'\"\n]{0,200}?)(?P=q)"
 )
 

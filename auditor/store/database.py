@@ -916,14 +916,8 @@ class Store:
         (`Redactor.redact_canonical_parts`)."""
         inserted = self._db.executemany(_INSERT_NEW["revisions"], rows).rowcount
         each = parts or itertools.repeat(None, len(rows))
-        # `_index_row` of each row, in one loop
-        self._index_syncs.update({int(row[8]) for row in rows})
-        if self._index_live:
-            splitter, pending = self._index_splitter, self._index_pending
-            whole, joined, plain = splitter.pieces, splitter.joined, splitter.plain
-            for row, kept in zip(rows, each, strict=True):
-                pending.update(whole(row[6]) if kept is None else joined(kept))
-                pending.update(plain(row[3:6]))
+        for row, kept in zip(rows, each, strict=True):
+            self._index_row(row[6], *row[3:6], sync_id=row[8], parts=kept)
         if inserted != len(rows):  # the caller's promise was wrong: nothing is committed
             raise StoreError(
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
@@ -1159,10 +1153,9 @@ class Store:
         too (freed bytes are zeroed: `secure_delete`)."""
         stored = self._db.execute("SELECT DISTINCT base_url FROM syncs").fetchall()
         for (url,) in stored:
-            if url is not None and show(str(url)) != url:
-                self._db.execute(
-                    "UPDATE syncs SET base_url = ? WHERE base_url = ?", (show(str(url)), url)
-                )
+            shown = None if url is None else show(str(url))
+            if shown is not None and shown != url:
+                self._db.execute("UPDATE syncs SET base_url = ? WHERE base_url = ?", (shown, url))
 
     def finish_sync(
         self, sync_id: int, finished: datetime, *, revisions_new: int, reports_new: int, pages: int

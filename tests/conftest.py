@@ -143,6 +143,27 @@ def serve_http(handler: type[Any]) -> Iterator[str]:
         server.server_close()
 
 
+def secrets_found_in_a_child(text: str) -> str:
+    """`find_secrets(text)` printed by a child process, so that a read taking super-linear
+    time on a long hostile input fails (after 60 s) instead of stalling the suite."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from auditor.redact.values import find_secrets; "
+        "print(find_secrets(sys.stdin.read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
 def secret_forms(secret: str) -> list[str]:
     """The forms a secret is searched for in outputs: raw, JSON-escaped, URL-encoded (`+` for
     spaces too, and with lower-case escapes, as some clients write them), base64 (standard

@@ -249,7 +249,7 @@ def test_sync_through_the_proxy_stores_what_a_direct_sync_does(
     direct = emulator_env(emu, tmp_path / "direct.db")
     assert run_cli(["sync", "-q"], direct, tmp_path)[0] == 0
     through = {**emulator_env(emu, tmp_path / "proxied.db"), "AUDITOR_PROXY": proxy.url()}
-    code, out, err = run_cli(["sync"], through, tmp_path)
+    code, _, err = run_cli(["sync"], through, tmp_path)
     assert code == 0, err
     assert err == ""  # the emulator and the proxy are on this machine: no plain-HTTP warning
     assert _state(tmp_path / "proxied.db") == _state(tmp_path / "direct.db")
@@ -343,7 +343,7 @@ def test_a_407_is_one_line_saying_it_was_the_proxy(emu: Any, tls: Any, tmp_path:
         }
         plain = emulator_env(emu, tmp_path / "b.db") | {"AUDITOR_PROXY": server.url()}
         for env, host in ((tunnel, f"127.0.0.1:{tls[0]}"), (plain, emu.base_url.split("//")[1])):
-            code, out, err = run_cli(["sync"], env, tmp_path)
+            code, _, err = run_cli(["sync"], env, tmp_path)
             assert code == 2
             line = _error_line(err)
             assert (
@@ -488,7 +488,7 @@ def test_ca_bundle_from_a_config_file_is_relative_to_it(emu: Any, tls: Any, tmp_
     env = _https(emulator_env(emu, tmp_path / "state.db"), tls)
     assert run_cli(["sync", "-q", "--config", "ci/auditor.toml"], env, tmp_path)[0] == 0
     (tmp_path / "ci" / "auditor.toml").write_text('timeout = 5\nca-bundle = "missing.pem"\n')
-    code, out, err = run_cli(["sync", "--config", "ci/auditor.toml"], env, tmp_path)
+    code, _, err = run_cli(["sync", "--config", "ci/auditor.toml"], env, tmp_path)
     assert code == 2
     assert err.splitlines()[0] == (
         "auditor: error: ci/auditor.toml:2:1: ca_bundle: cannot read the CA bundle missing.pem: "

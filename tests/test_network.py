@@ -110,9 +110,15 @@ class TestProxy(_Listener):
 
     __test__ = False
 
-    def __init__(self, auth: tuple[str, str] | None = None, stall: bool = False) -> None:
+    def __init__(
+        self,
+        auth: tuple[str, str] | None = None,
+        stall: bool = False,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.seen: list[str] = []
         self._stall = stall
+        self._tls = tls
         self._expected = None
         if auth is not None:
             pair = f"{auth[0]}:{auth[1]}".encode()
@@ -120,14 +126,21 @@ class TestProxy(_Listener):
         super().__init__()
 
     def url(self, user: str | None = None, password: str | None = None) -> str:
+        scheme = "https" if self._tls else "http"
         if user is None:
-            return f"http://127.0.0.1:{self.port}"
+            return f"{scheme}://127.0.0.1:{self.port}"
         quoted = (
             urllib.parse.quote(user, safe="") + ":" + urllib.parse.quote(password or "", safe="")
         )
-        return f"http://{quoted}@127.0.0.1:{self.port}"
+        return f"{scheme}://{quoted}@127.0.0.1:{self.port}"
 
     def _serve(self, conn: socket.socket) -> None:
+        if self._tls is not None:
+            try:
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            except (OSError, ssl.SSLError):
+                conn.close()
+                return
         if self._stall:
             self.stopped.wait(30)
             conn.close()
@@ -184,12 +197,23 @@ def ca() -> trustme.CA:
 
 
 @pytest.fixture(scope="module")
-def tls(emu: Any, ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The emulator behind TLS: (base port, app port, the CA's PEM file)."""
+def server_context(ca: trustme.CA) -> ssl.SSLContext:
+    """A server's TLS context with a certificate of `ca` for the service's names."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert(*SERVICE_NAMES).configure_cert(context)
+    return context
+
+
+@pytest.fixture(scope="module")
+def tls(
+    emu: Any,
+    ca: trustme.CA,
+    server_context: ssl.SSLContext,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
+    """The emulator behind TLS: (base port, app port, the CA's PEM file)."""
     ports = [int(url.rsplit(":", 1)[1]) for url in (emu.base_url, emu.app_url)]
-    fronts = [TLSFront(port, context) for port in ports]
+    fronts = [TLSFront(port, server_context) for port in ports]
     pem = tmp_path_factory.mktemp("ca") / "company-ca.pem"
     ca.cert_pem.write_to_path(str(pem))
     try:
@@ -277,6 +301,32 @@ def test_https_goes_through_a_connect_tunnel_with_the_company_ca(
         f"CONNECT api.example.test:{tls[0]} HTTP/1.1",
         f"CONNECT app.example.test:{tls[1]} HTTP/1.1",
     }
+
+
+@pytest.mark.parametrize("scheme", ["https", "http"])
+def test_an_https_proxy_is_checked_against_the_ca_bundle_too(
+    emu: Any, tls: Any, tmp_path: Path, server_context: ssl.SSLContext, scheme: str
+) -> None:
+    """An https:// proxy (TLS to the proxy, then TLS to the service inside it, or plain HTTP
+    forwarded inside it): the company CA's certificate of the proxy is trusted through the
+    same bundle; without the bundle, the line says it was the proxy's certificate."""
+    server = TestProxy(tls=server_context)
+    try:
+        env = emulator_env(emu, tmp_path / "state.db") | {"AUDITOR_PROXY": server.url()}
+        if scheme == "https":
+            env = _https(env, tls, ("api.example.test", "app.example.test"))
+        code, _, err = run_cli(["sync", "-q"], env | {"AUDITOR_CA_BUNDLE": str(tls[2])}, tmp_path)
+        assert code == 0, err
+        assert server.seen and all(x.startswith(("CONNECT", "GET")) for x in server.seen)
+        code, _, err = run_cli(["sync"], env, tmp_path)
+        assert code == 2
+        line = _error_line(err)
+        assert (
+            f": the proxy 127.0.0.1:{server.port}: TLS failure: certificate not accepted "
+            "(unable to get local issuer certificate); not retried; if your network inspects TLS"
+        ) in line, line
+    finally:
+        server.close()
 
 
 def test_plain_http_through_the_proxy_says_the_proxy_sees_the_token(

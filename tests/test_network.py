@@ -639,3 +639,28 @@ def test_config_never_shows_the_proxy_password(tmp_path: Path) -> None:
     assert config.proxy.password == b"Sekr1t/Pw0rd" and config.proxy.username == b"ci"
     assert "Sekr1t" not in repr(config) and "Sekr1t" not in repr(replace(config, org="x"))
     assert "Sekr1t" not in repr(config.proxy)
+
+
+# -- the README ------------------------------------------------------------------------------
+
+
+def test_the_readme_documents_the_keys_variables_and_hints() -> None:
+    """What a user looks up (the keys, the variables) and the hints' words as the lines say."""
+    from auditor.config import ENV_KEYS, FILE_KEYS
+
+    text = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    keys = flat.split("Config file keys", 1)[1].split(". ", 1)[0]
+    for key in set(FILE_KEYS) - {"state_path"}:
+        assert f"`{key}`" in keys, key
+    table = text.split("| environment | meaning |", 1)[1].split("\n\n", 1)[0]
+    for variable in ENV_KEYS:
+        assert f"| `{variable}` |" in table, variable
+    assert (
+        "``HTTPS_PROXY is set in the environment, but auditor does not read it: to go through a "
+        "proxy, set AUDITOR_PROXY (or `proxy` in a config file)``"
+    ) in flat
+    assert (
+        "``; if your network inspects TLS with its own certificate authority, set "
+        "AUDITOR_CA_BUNDLE (or `ca_bundle`) to a PEM file of its CA certificates``"
+    ) in flat

@@ -264,7 +264,8 @@ def sync_store(
     try:
         summary = sync_service(store, options, progress=progress, clock=ctx.clock)
     except AuditorError as exc:
-        _token_named(exc, store.redactor.marker(token))
+        for secret in (token, *network.secrets):  # the proxy's password: `[token]` too
+            _token_named(exc, store.redactor.marker(secret))
         raise
     if not quiet and last is not None:
         _warn_moved(store, last.base_url, base_url, ctx)

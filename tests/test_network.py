@@ -10,6 +10,7 @@ proxy resolves every host to 127.0.0.1, so the service can be named `api.example
 from __future__ import annotations
 
 import base64
+import json
 import select
 import socket
 import sqlite3
@@ -366,6 +367,34 @@ def test_proxy_credentials_are_never_shown_anywhere(emu: Any, tls: Any, tmp_path
             ["run", "--out", str(tmp_path / "reports"), "-o", "md,json,sarif"], env, tmp_path
         )
         assert code in (0, 1), err
+        outputs += [out, err]
+        proposed = tmp_path / "proposed.json"
+        proposed.write_text(json.dumps(emu.dataset.history[-1]["settings"]))
+        seen = len(server.seen)
+        code, out, err = run_cli(
+            ["review", str(proposed), "--out", str(tmp_path / "rv")], env, tmp_path
+        )
+        assert code in (0, 1), err
+        assert len(server.seen) > seen  # `review` online syncs through the proxy too
+        outputs += [out, err]
+        code, out, err = run_cli(["export", "--out", str(tmp_path / "evidence")], env, tmp_path)
+        assert code == 0, err
+        outputs += [out, err]
+        orgs = tmp_path / "orgs.toml"
+        orgs.write_text(
+            f'[[org]]\nname = "acme"\nbase_url = "{env["AUDITOR_BASE_URL"]}"\n'
+            f'app_url = "{env["AUDITOR_APP_URL"]}"\ntoken_env = "ACME_TOKEN"\n'
+        )
+        seen = len(server.seen)
+        orgs_env = env | {
+            "ACME_TOKEN": env["AUDITOR_TOKEN"],
+            "AUDITOR_STATE": str(tmp_path / "o.db"),
+        }
+        code, out, err = run_cli(
+            ["run", "--orgs", str(orgs), "--out", str(tmp_path / "orgs")], orgs_env, tmp_path
+        )
+        assert code in (0, 1), err
+        assert len(server.seen) > seen  # each organization's sync too
         outputs += [out, err]
         wrong = env | {"AUDITOR_PROXY": server.url(user, password + "x")}
         code, out, err = run_cli(["sync", "--debug"], wrong, tmp_path)

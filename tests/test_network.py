@@ -693,3 +693,21 @@ def test_the_readme_documents_the_keys_variables_and_hints() -> None:
         "``; if your network inspects TLS with its own certificate authority, set "
         "AUDITOR_CA_BUNDLE (or `ca_bundle`) to a PEM file of its CA certificates``"
     ) in flat
+
+
+def test_a_block_openssl_cannot_read_is_named_at_the_sync(
+    emu: Any, tls: Any, tmp_path: Path
+) -> None:
+    """A block that is PEM and a DER sequence but no certificate passes the configuration's
+    check; OpenSSL refuses it when the sync loads the bundle: the same one line, exit 2."""
+    odd = tmp_path / "odd.pem"
+    body = base64.b64encode(b"\x30\x03\x02\x01\x01").decode()
+    odd.write_text(f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n")
+    env = _https(emulator_env(emu, tmp_path / "state.db"), tls) | {"AUDITOR_CA_BUNDLE": str(odd)}
+    code, _, err = run_cli(["sync"], env, tmp_path)
+    assert code == 2
+    assert _error_line(err).startswith(
+        f"auditor: error: AUDITOR_CA_BUNDLE: {odd}: the CA bundle holds a certificate that "
+        "cannot be read ("
+    ), err
+    assert not (tmp_path / "state.db").exists()  # a first sync that failed leaves nothing

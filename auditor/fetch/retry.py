@@ -618,7 +618,7 @@ class Requester:
         """The error for an answer the HTTP parser refused (`_malformed`): not retried.
         `proxy`: `the proxy HOST:PORT ` when it was the proxy's answer."""
         shown = _clip(malformed, _MAX_TITLE, self._redactor.redact_shown)
-        whose = f"{proxy}answered with what" if proxy else "the answer"
+        whose = f"the answer of {proxy.rstrip()}" if proxy else "the answer"
         return self._error(
             f"{self._shown(label)} on {_host(request)}: {whose} is not valid HTTP/1.1 "
             f"({shown}); not retried",

@@ -3,11 +3,13 @@ in ./pyproject.toml and defaults, in that order of precedence (design §9).
 
 Takes plain mappings (the cli reads argv and the environment and passes them in), gives a frozen
 `Config`. The API token comes only from `AUDITOR_TOKEN` or a token file, never from a flag value
-or a config file, and never shows in `repr`.
+or a config file, and never shows in `repr`; nor do the proxy's user name and password (`Proxy`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import difflib
 import math
@@ -17,8 +19,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import SplitResult, urlsplit
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import SplitResult, unquote_to_bytes, urlsplit
 
 from auditor.common.files import UnreadableFile, byte_position, read_input
 from auditor.errors import ConfigError
@@ -35,13 +37,66 @@ FAIL_ON_VALUES = (*SEVERITIES, "none")
 _MIN_FINGERPRINT_KEY = 16
 MAX_CONFIG_BYTES = 1_000_000
 MAX_TOKEN_BYTES = 64_000
+MAX_CA_BUNDLE_BYTES = 10_000_000  # certifi's whole bundle is 0.3 MB
 
 ENV_KEYS: Mapping[str, str] = {
     "AUDITOR_BASE_URL": "base_url",
     "AUDITOR_APP_URL": "app_url",
     "AUDITOR_STATE": "state_path",
     "AUDITOR_ORG": "org",
+    "AUDITOR_PROXY": "proxy",
+    "AUDITOR_CA_BUNDLE": "ca_bundle",
 }
+#: Keys whose problems from the environment name the variable itself (`AUDITOR_PROXY: …`).
+_NAMED_BY_VARIABLE = {"proxy": "AUDITOR_PROXY", "ca_bundle": "AUDITOR_CA_BUNDLE"}
+#: The standard proxy variables, which auditor does not read (explicit is safer in CI): a
+#: connection that fails while one is set says so (`ignored_proxy_variable`).
+STANDARD_PROXY_VARIABLES = (
+    "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """`proxy`: the HTTP proxy every request goes through. `url` is `scheme://host:port`,
+    without user-info (what messages name); the user name and password (percent-decoded) are
+    secrets, never shown."""
+
+    url: str
+    username: bytes | None = field(default=None, repr=False)
+    password: bytes | None = field(default=None, repr=False)
+
+    @property
+    def secret(self) -> str | None:
+        """The password as text (kept out of every output as the token is), if any."""
+        return self.password.decode("utf-8", "replace") if self.password else None
+
+
+@dataclass(frozen=True)
+class CABundle:
+    """`ca_bundle`: the PEM file of CA certificates that replaces the default bundle. `pem`
+    holds its certificates as read and checked (loaded once into the TLS context); `where`
+    says where it was set (`AUDITOR_CA_BUNDLE`, `ci/auditor.toml:3:1: ca_bundle`); `shown` is
+    the path as given, as messages name it."""
+
+    path: Path
+    shown: str
+    where: str
+    pem: str = field(repr=False)
+    count: int = 0
+
+
+class _Placed(NamedTuple):
+    """A `ca_bundle` path from one source, read only if it is the one taken (`load_config`)."""
+
+    path: Path
+    typed: str
+    where: str
+
+
+def ignored_proxy_variable(env: Mapping[str, str]) -> str | None:
+    """The first standard proxy variable set (not empty) in `env`, which auditor does not read."""
+    return next((var for var in STANDARD_PROXY_VARIABLES if env.get(var, "").strip()), None)
 
 
 @dataclass(frozen=True)
@@ -71,6 +126,10 @@ class Config:
     # the store was named (`--state`, AUDITOR_STATE, a config file's `state`), whatever its
     # value, rather than the default `.auditor/state.db` taken
     state_given: bool = False
+    # every request through this proxy (AUDITOR_PROXY, `proxy`); its credentials never shown
+    proxy: Proxy | None = field(default=None, repr=False)
+    # the CA certificates trusted instead of the default bundle (AUDITOR_CA_BUNDLE, `ca_bundle`)
+    ca_bundle: CABundle | None = None
 
     @property
     def state(self) -> Path | str:
@@ -239,6 +298,47 @@ def _as_url(value: Any, where: str) -> str:
     return text
 
 
+def _as_proxy(value: Any, where: str) -> Proxy:
+    """A proxy URL, `http://[user:password@]host[:port]` (or `https://`): nothing of it is
+    quoted back in a problem but its scheme (the user-info is a secret)."""
+    text = _as_str(value, where).strip()
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise ConfigError(f"{where}: the proxy URL holds a space or a control character")
+    scheme = _URL_SCHEME.match(text)
+    if scheme is None or scheme.group(1).lower() not in ("http", "https"):
+        got = f"{scheme.group(1).lower()}://…" if scheme else "no scheme:// at its start"
+        raise ConfigError(
+            f"{where}: expected an http:// or https:// proxy URL (http://host:port), got {got}"
+        )
+    rest = text[scheme.end() :]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if authority.count("@") > 1 or "@" in rest[len(authority) :]:
+        raise ConfigError(
+            f"{where}: the user name or password of the proxy URL has a character that must "
+            "be percent-encoded (/ @ ? # as %2F %40 %3F %23)"
+        )
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not a valid proxy URL ({_url_fault(exc)})") from None
+    if not parts.hostname:
+        raise ConfigError(f"{where}: the proxy URL has no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{where}: a proxy URL is http://host:port (its user name and password, if any, "
+            "before the host), without a path, query or fragment"
+        )
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    scheme_name = scheme.group(1).lower()
+    port = port or (443 if scheme_name == "https" else 80)
+    user = password = None
+    if "@" in authority:
+        user = unquote_to_bytes(parts.username or "")
+        password = unquote_to_bytes(parts.password or "")
+    return Proxy(f"{scheme_name}://{host}:{port}", user, password)
+
+
 def _shown(parts: SplitResult) -> str:
     """A URL as safe to print: scheme, host and path only."""
     host = parts.hostname or ""
@@ -306,8 +406,9 @@ _SCALARS: Mapping[str, Callable[[Any, str], Any]] = {
     "deadline": _as_float,
     "max_pages": _as_int,
     "page_size": _as_page_size,
+    "proxy": _as_proxy,
 }
-_PATHS = ("state_path", "waivers", "out_dir", "readiness_model", "token_file")
+_PATHS = ("state_path", "waivers", "out_dir", "readiness_model", "token_file", "ca_bundle")
 _ALIASES = {"state": "state_path"}
 FILE_KEYS = (*_SCALARS, *_PATHS, "policies", "state")
 
@@ -524,9 +625,14 @@ def _as_path(value: Any, where: str, base: Path) -> Path:
     return base / (value if isinstance(value, Path) else _as_str(value, where))
 
 
-def _convert(name: str, value: Any, where: str, base: Path) -> Any:
+def _convert(name: str, value: Any, where: str, base: Path, *, named: bool = False) -> Any:
+    """`value` of the key `name` converted; a problem names `where: name` (`where` alone when
+    `named`: it is the variable the value came from)."""
+    label = where if named else f"{where}: {name}"
+    if name == "ca_bundle":
+        return _Placed(_as_path(value, label, base), str(value), label)
     if name in _SCALARS:
-        return _SCALARS[name](value, f"{where}: {name}")
+        return _SCALARS[name](value, label)
     if name == "policies":
         items = value if isinstance(value, list | tuple) else [value]
         return tuple(_as_path(v, f"{where}: policies", base) for v in items)
@@ -651,9 +757,13 @@ def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
     # An empty variable (a CI variable that is not set expands to one) counts as not set.
     table = {name: env[var] for var, name in ENV_KEYS.items() if env.get(var)}
     for var, name in ENV_KEYS.items():
-        if name in table and var != "AUDITOR_STATE":  # (a file name may hold any bytes)
+        if name in table and var not in ("AUDITOR_STATE", "AUDITOR_CA_BUNDLE"):  # (any bytes)
             _check_utf8(table[name], var)
-    return _layer(table, "environment", cwd)
+    own = {name: table.pop(name) for name in _NAMED_BY_VARIABLE if name in table}
+    out = _layer(table, "environment", cwd)
+    for name, value in own.items():
+        out[name] = _convert(name, value, _NAMED_BY_VARIABLE[name], cwd, named=True)
+    return out
 
 
 def _check_utf8(text: str, where: str) -> None:
@@ -679,6 +789,63 @@ def empty_variables(env: Mapping[str, str]) -> list[str]:
     is taken, as if it were missing), which a command says, so a CI variable that expanded to
     nothing does not silently change what it does."""
     return [var for var in ENV_VARIABLES if var in env and not env[var]]
+
+
+_PEM_BLOCK = re.compile(
+    rb"-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*?)-----END CERTIFICATE-----"
+)
+_PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
+
+
+def _read_ca_bundle(placed: _Placed) -> CABundle:
+    """The CA bundle at `placed`, read as every input file is (a regular file under
+    `MAX_CA_BUNDLE_BYTES`), its certificates checked as PEM: base64 of a DER sequence each
+    (OpenSSL itself reads them once, when the first request is made). A problem is one line
+    naming the file as given and where it was set."""
+    path, typed, where = placed
+    shown = shown_path(typed)
+    try:
+        raw = read_input(path, max_bytes=MAX_CA_BUNDLE_BYTES)
+    except UnreadableFile as exc:
+        raise ConfigError(f"{where}: cannot read the CA bundle {shown}: {exc.reason}") from None
+    certificates: list[str] = []
+    for n, block in enumerate(_PEM_BLOCK.finditer(raw), start=1):
+        body = b"".join(block[1].split())
+        try:
+            der = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            der = b""
+        if not _der_sequence(der):
+            line = raw.count(b"\n", 0, block.start()) + 1
+            raise ConfigError(
+                f"{where}: {shown}:{line}: certificate {n} of the CA bundle is not valid PEM "
+                "(its base64 is not a certificate)"
+            )
+        lines = [body[i : i + 64].decode("ascii") for i in range(0, len(body), 64)]
+        certificates.append(
+            "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
+        )
+    if not certificates:
+        begun = _PEM_BEGIN in raw
+        why = "one is begun but never ends" if begun else "expected PEM text"
+        raise ConfigError(
+            f"{where}: {shown}: no certificate in the CA bundle ({why}: "
+            "-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)"
+        )
+    return CABundle(path, shown, where, "".join(certificates), len(certificates))
+
+
+def _der_sequence(der: bytes) -> bool:
+    """Whether `der` is one DER SEQUENCE, its length as declared (what a certificate is)."""
+    if len(der) < 2 or der[0] != 0x30:
+        return False
+    size, at = der[1], 2
+    if size & 0x80:
+        count = size & 0x7F
+        if not 1 <= count <= 4 or len(der) < 2 + count:
+            return False
+        size, at = int.from_bytes(der[2 : 2 + count], "big"), 2 + count
+    return at + size == len(der)
 
 
 def _read_token_file(path: Path) -> str:
@@ -754,6 +921,8 @@ def load_config(
         merged["state_path"] = cwd / DEFAULT_STATE
     token = _token(flag_values, env, files)
     merged.pop("token_file", None)
+    if "ca_bundle" in merged:  # only the bundle taken is read
+        merged["ca_bundle"] = _read_ca_bundle(merged["ca_bundle"])
     org_given = "org" in merged
     return Config(
         **merged,

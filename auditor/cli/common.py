@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
-from auditor.config import Config, empty_variables, load_config
+from auditor.config import Config, empty_variables, ignored_proxy_variable, load_config
 from auditor.errors import AuditorError, ConfigError, StoreError, UsageError
 from auditor.store import Store
 from auditor.store.file import lock_path
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.fetch import Network
     from auditor.workflows.sync import SyncSummary
 
 _FLAG_KEYS = (
@@ -61,6 +62,8 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     )
     if config.token:
         ctx.tokens.add(config.token)
+    if config.proxy is not None and config.proxy.secret:  # never shown, as the token is
+        ctx.tokens.add(config.proxy.secret)
     ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
     return config
 
@@ -223,6 +226,7 @@ def sync_store(
 
     base_url, token = require_remote(config)
     app_url = config.app_url if readiness else None  # (`run --no-readiness`: not contacted)
+    network = network_of(config, ctx)
     options = SyncOptions(
         base_url=base_url,
         app_url=app_url,
@@ -233,30 +237,59 @@ def sync_store(
         max_pages=config.max_pages,
         page_size=config.page_size,
         usage_days=DEFAULT_DAYS if usage else None,
+        network=network,
     )
     if not quiet:
         from auditor.redact.shown import shown_address
 
         tokens = {*ctx.secrets(), token}
+        proxy = network.proxy
+        # through a proxy off this machine, an http:// address's token goes over the network
+        # (to the proxy), which sees it too; through a CONNECT tunnel (https://) it does not
+        off = proxy is not None and not _encrypted_or_local(proxy.replace("https:", "http:", 1))
         for name, url in (("base_url", base_url), ("app_url", app_url)):
-            if url and not _encrypted_or_local(url):
+            if url and (not _encrypted_or_local(url) or (off and url.startswith("http:"))):
+                sees = f", and the proxy {proxy} sees it too" if proxy else ""
                 print(
                     f"auditor: warning: {name} {shown_address(url, tokens)} is plain HTTP: the API "
-                    "token goes over the network unencrypted (use https://)",
+                    f"token goes over the network unencrypted{sees} (use https://)",
                     file=ctx.stderr,
                 )
     last = None
     with contextlib.suppress(StoreError):  # (damage: the sync says so, as it fails)
         last = store.last_sync()
     progress = Progress(ctx.stderr, ctx.interactive and not quiet)
+    for secret in network.secrets:  # the proxy's password: scrubbed as the token is
+        store.register_secret(secret)
     try:
         summary = sync_service(store, options, progress=progress, clock=ctx.clock)
     except AuditorError as exc:
-        _token_named(exc, store.redactor.marker(token))
+        for secret in (token, *network.secrets):  # the proxy's password: `[token]` too
+            _token_named(exc, store.redactor.marker(secret))
         raise
     if not quiet and last is not None:
         _warn_moved(store, last.base_url, base_url, ctx)
     return summary
+
+
+def network_of(config: Config, ctx: Context) -> Network:
+    """How the sync reaches the service: the configured proxy (its user name and password
+    apart) and CA bundle; with no proxy configured, the standard proxy variable set in the
+    environment, which auditor does not read, for a failed connection's hint."""
+    from auditor.fetch import Network
+
+    proxy, bundle = config.proxy, config.ca_bundle
+    auth = None
+    if proxy is not None and proxy.username is not None:
+        auth = (proxy.username, proxy.password or b"")
+    return Network(
+        proxy=proxy.url if proxy is not None else None,
+        proxy_auth=auth,
+        ca_pem=bundle.pem if bundle is not None else None,
+        ca_shown=bundle.shown if bundle is not None else None,
+        ca_where=bundle.where if bundle is not None else "",
+        ignored_proxy_variable=None if proxy is not None else ignored_proxy_variable(ctx.env),
+    )
 
 
 def api_address(config: Config, stored: str | None = None) -> str:

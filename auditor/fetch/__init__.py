@@ -10,6 +10,7 @@ Schema validation in `schema`, the reading of a body whose text is not all UTF-8
 from __future__ import annotations
 
 from auditor.fetch.client import PlatformClient
+from auditor.fetch.deadline import Network
 from auditor.fetch.decode import (
     check_report,
     encode_report,
@@ -37,6 +38,7 @@ __all__ = [
     "DataQuality",
     "Item",
     "Listing",
+    "Network",
     "Page",
     "PlatformClient",
     "check_report",

@@ -15,7 +15,7 @@ from types import TracebackType
 import httpx
 
 from auditor import __version__
-from auditor.fetch.deadline import DeadlineTransport
+from auditor.fetch.deadline import DeadlineTransport, Network
 from auditor.fetch.inflate import ACCEPT_ENCODING
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
@@ -27,7 +27,9 @@ class PlatformClient:
     """Reads the history and readiness reports; one `httpx.Client` per base address.
 
     `timeout` bounds each request in total (connect to last byte of the body), `deadline` the
-    whole sync (every request and every wait between retries)."""
+    whole sync (every request and every wait between retries). `network`: the proxy every
+    request goes through and the CA bundle trusted, if any; the proxy's password is kept out
+    of every message and stored value as the token is (`[token]`)."""
 
     def __init__(
         self,
@@ -45,13 +47,17 @@ class PlatformClient:
         clock: Callable[[], float] = time.monotonic,
         max_retry_after: float = 60.0,
         max_response_bytes: int = 64 * 1024 * 1024,
+        network: Network | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.app_url = app_url.rstrip("/") if app_url else None
         self.redactor = redactor or Redactor(b"auditor-client")
-        self.redactor.register(token)
+        self._network = network or Network()
+        secrets = (token, *self._network.secrets)
+        for secret in secrets:
+            self.redactor.register(secret)
         # as the sync record and every line and report show it: never a secret in its path
-        self._tokens = (token,)
+        self._tokens = secrets
         self.shown_url = self.shown(self.base_url)
         self._max_pages = max_pages
         self._page_size = page_size
@@ -62,6 +68,7 @@ class PlatformClient:
             sleep=sleep,
             clock=clock,
             timeout=timeout,
+            network=self._network,
         )
         budget = Budget(deadline, clock)  # one deadline for the whole sync, both addresses
         headers = {
@@ -95,7 +102,7 @@ class PlatformClient:
             base_url=base,
             headers=headers,
             timeout=timeout,
-            transport=transport or DeadlineTransport(),
+            transport=transport or DeadlineTransport(self._network),
             follow_redirects=False,
             trust_env=False,
         )

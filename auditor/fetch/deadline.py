@@ -3,8 +3,8 @@
 httpx's timeouts bound each socket operation, so a server that trickles one byte a second never
 trips them. The transport here wraps every network stream so each read, write and handshake
 gets at most the time left before the current request's deadline (`within`); when none is left
-it raises httpx's own timeout errors. Takes nothing but the deadline, gives an
-`httpx.HTTPTransport` that honours it.
+it raises httpx's own timeout errors. Takes the deadline and the `Network` (a proxy, a CA
+bundle), gives an `httpx.HTTPTransport` that honours it, through the proxy when one is given.
 """
 
 from __future__ import annotations
@@ -14,13 +14,51 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpcore
 import httpx
 
+from auditor.errors import ConfigError
+
 _DEADLINE: ContextVar[float | None] = ContextVar("auditor_request_deadline", default=None)
+#: Where the current request is with a proxy: `[True]` while it connects to the proxy or waits
+#: on its answer (before the tunnel to the service is open), `[False]` after (`at_proxy`).
+_AT_PROXY: ContextVar[list[bool] | None] = ContextVar("auditor_at_proxy", default=None)
 _READ_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Network:
+    """How requests reach the service: straight or through a proxy, and the CAs trusted.
+
+    `proxy`: `http://host:port` or `https://host:port`, without user-info (what messages name);
+    `proxy_auth`: its user name and password (never shown); `ca_pem`: the certificates of the
+    CA bundle that replaces the default one (`ca_shown` names it, `ca_where` says where it was
+    set); `ignored_proxy_variable`: the standard proxy variable set in the environment
+    (`HTTPS_PROXY` …), which auditor does not read, named by a hint when a connection fails."""
+
+    proxy: str | None = None
+    proxy_auth: tuple[bytes, bytes] | None = field(default=None, repr=False)
+    ca_pem: str | None = field(default=None, repr=False)
+    ca_shown: str | None = None
+    ca_where: str = ""
+    ignored_proxy_variable: str | None = None
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The proxy's password (as text), kept out of every message as the token is."""
+        if self.proxy_auth is None or not self.proxy_auth[1]:
+            return ()
+        return (self.proxy_auth[1].decode("utf-8", "replace"),)
+
+    @property
+    def proxy_host(self) -> str:
+        """`host:port` of the proxy, as a message names it ("" without one)."""
+        if self.proxy is None:
+            return ""
+        return self.proxy.split("://", 1)[1]
 
 
 @contextmanager
@@ -28,10 +66,25 @@ def within(seconds: float) -> Iterator[float]:
     """Bound every socket operation started inside the block to `seconds` from now in total."""
     deadline = time.monotonic() + seconds
     token = _DEADLINE.set(deadline)
+    stage = _AT_PROXY.set([False])
     try:
         yield deadline
     finally:
+        _AT_PROXY.reset(stage)
         _DEADLINE.reset(token)
+
+
+def at_proxy() -> bool:
+    """True when the current request (`within`) failed before its tunnel through the proxy was
+    open: connecting to the proxy, its TLS, or waiting on its answer to CONNECT."""
+    stage = _AT_PROXY.get()
+    return bool(stage and stage[0])
+
+
+def _mark(at: bool) -> None:
+    stage = _AT_PROXY.get()
+    if stage is not None:
+        stage[0] = at
 
 
 def past_deadline() -> bool:
@@ -51,10 +104,14 @@ def _left(timeout: float | None, error: type[Exception]) -> float | None:
 
 
 class _Stream(httpcore.NetworkStream):
-    """A network stream whose every operation ends by the request's deadline."""
+    """A network stream whose every operation ends by the request's deadline.
 
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
+    `proxy_tls`: a stream to an `https://` proxy whose own TLS is still to start (the next
+    `start_tls` is the proxy's, the one after it the service's, inside the tunnel)."""
+
+    def __init__(self, inner: httpcore.NetworkStream, *, proxy_tls: bool = False) -> None:
         self._inner = inner
+        self._proxy_tls = proxy_tls
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         # Whatever has arrived, up to 1 MiB, not httpcore's 64 KiB: a large page then takes a
@@ -76,6 +133,7 @@ class _Stream(httpcore.NetworkStream):
         timeout: float | None = None,
     ) -> httpcore.NetworkStream:
         limit = _left(timeout, httpcore.ConnectTimeout)
+        _mark(self._proxy_tls)  # the proxy's own TLS, or the service's through the tunnel
         return _Stream(self._inner.start_tls(ssl_context, server_hostname, limit))
 
     def get_extra_info(self, info: str) -> Any:
@@ -83,10 +141,13 @@ class _Stream(httpcore.NetworkStream):
 
 
 class _Backend(httpcore.NetworkBackend):
-    """httpcore's own synchronous backend, with every stream bounded by the deadline."""
+    """httpcore's own synchronous backend, with every stream bounded by the deadline.
 
-    def __init__(self) -> None:
+    `proxy`: the scheme of the proxy every connection goes to (`http`, `https`), or None."""
+
+    def __init__(self, proxy: str | None = None) -> None:
         self._inner = httpcore.SyncBackend()
+        self._proxy = proxy
 
     def connect_tcp(
         self,
@@ -97,8 +158,9 @@ class _Backend(httpcore.NetworkBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
         limit = _left(timeout, httpcore.ConnectTimeout)
+        _mark(self._proxy is not None)  # with a proxy, every connection is to the proxy
         stream = self._inner.connect_tcp(host, port, limit, local_address, socket_options)
-        return _Stream(stream)
+        return _Stream(stream, proxy_tls=self._proxy == "https")
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
@@ -111,29 +173,60 @@ class _Backend(httpcore.NetworkBackend):
 
 
 class DeadlineTransport(httpx.HTTPTransport):
-    """`httpx.HTTPTransport` (no proxies from the environment) on the deadline-bounded backend."""
+    """`httpx.HTTPTransport` (no proxies from the environment) on the deadline-bounded backend,
+    through `network.proxy` when one is given, trusting `network.ca_pem` when one is."""
 
-    def __init__(self) -> None:
-        context = _tls_context()
+    def __init__(self, network: Network | None = None) -> None:
+        network = network or Network()
+        context = _tls_context(network)
         super().__init__(verify=context, trust_env=False)
         # httpx has no parameter for the network backend: the pool it built is replaced by the
-        # same pool on ours (same TLS context, httpx's default limits).
-        self._pool = httpcore.ConnectionPool(
+        # same pool on ours (same TLS context, httpx's default limits), or httpcore's own proxy
+        # pool (https targets through a CONNECT tunnel: the token stays inside TLS).
+        if network.proxy is None:
+            self._pool = httpcore.ConnectionPool(
+                ssl_context=context,
+                max_connections=100,
+                max_keepalive_connections=20,
+                keepalive_expiry=5.0,
+                network_backend=_Backend(),
+            )
+            return
+        scheme = network.proxy.split("://", 1)[0]
+        self._pool = httpcore.HTTPProxy(
+            proxy_url=network.proxy,
+            proxy_auth=network.proxy_auth,
             ssl_context=context,
+            proxy_ssl_context=context if scheme == "https" else None,
             max_connections=100,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,
-            network_backend=_Backend(),
+            network_backend=_Backend(scheme),
         )
 
 
-_TLS: list[ssl.SSLContext] = []
+_TLS: dict[str | None, ssl.SSLContext] = {}
 
 
-def _tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context (its CA bundle, no environment), made once per process:
-    loading the CA bundle took 15 ms, and every transport made two (one discarded), so a sync
-    with an app address paid four before its first request. A context is safe to share."""
-    if not _TLS:
-        _TLS.append(httpx.create_ssl_context(trust_env=False))
-    return _TLS[0]
+def _tls_context(network: Network) -> ssl.SSLContext:
+    """The TLS context for `network`'s CA bundle (None: httpx's default, its CA bundle, no
+    environment), made once per process for each bundle: loading a CA bundle took 15 ms, and
+    every transport made two (one discarded), so a sync with an app address paid four before
+    its first request. A context is safe to share.
+
+    A bundle whose certificates OpenSSL cannot read (checked as PEM when the configuration was
+    read, `auditor.config`) is a ConfigError naming it and where it was set."""
+    key = network.ca_pem
+    if key not in _TLS:
+        if key is None:
+            _TLS[key] = httpx.create_ssl_context(trust_env=False)
+        else:
+            try:  # cadata: these certificates alone, not the system's nor certifi's
+                _TLS[key] = ssl.create_default_context(cadata=key)
+            except (ssl.SSLError, ValueError) as exc:
+                reason = getattr(exc, "reason", None) or type(exc).__name__
+                raise ConfigError(
+                    f"{network.ca_where}: {network.ca_shown}: the CA bundle holds a certificate "
+                    f"that cannot be read ({reason})"
+                ) from None
+    return _TLS[key]

@@ -5,7 +5,11 @@ Takes an `httpx.Client` and a request, gives the parsed JSON body, or raises `Ap
 (and the host, when no answer came back). Each attempt has a total time limit (`timeout`) that
 holds while a body trickles in; all requests of a sync share one `Budget` (`deadline`). A
 connection refused twice, a host name that does not resolve and a TLS failure end at once:
-retrying cannot fix them. Every message passes through the redactor, so the token never shows.
+retrying cannot fix them. Through a proxy (`Network`), a failure before the tunnel to the
+service is open names the proxy (refused, timed out, 407, CONNECT refused); without one, a
+failure to connect names a standard proxy variable set in the environment, which auditor
+does not read, and a certificate not accepted says how to trust a company CA. Every message
+passes through the redactor, so the token (and the proxy's password) never shows.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import re
 import socket
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
@@ -28,7 +32,7 @@ import httpx
 from auditor.common.escape import shorten
 from auditor.common.jsonutil import loads
 from auditor.errors import ApiError, DataError
-from auditor.fetch.deadline import past_deadline, within
+from auditor.fetch.deadline import Network, at_proxy, past_deadline, within
 from auditor.fetch.inflate import Inflater, NotDecodable, TooLarge
 from auditor.fetch.pieces import Pieces
 from auditor.fetch.shape import (
@@ -93,13 +97,15 @@ class RetryPolicy:
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     max_attempts: int = _MAX_ATTEMPTS
     timeout: float = 30.0  # one request in total: connect, TLS, send, headers and body
+    network: Network = field(default_factory=Network)  # the proxy and CA bundle (messages)
 
 
 class _Retryable(Exception):
     """An attempt failed in a way worth retrying; `wait` is a server-requested delay or None.
 
     `network`: no answer came back (the message names the host); `refused`: the connection was
-    refused (twice is an error: nothing listens there)."""
+    refused (twice is an error: nothing listens there); `connect`: no connection was made (a
+    hint may name an ignored proxy variable)."""
 
     def __init__(
         self,
@@ -108,12 +114,14 @@ class _Retryable(Exception):
         *,
         network: bool = False,
         refused: bool = False,
+        connect: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.wait = wait
         self.network = network
         self.refused = refused
+        self.connect = connect
 
 
 def _host(request: httpx.Request) -> str:
@@ -138,13 +146,16 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _fatal_reason(cause: BaseException) -> str | None:
-    """Why a connection can never work by retrying (DNS, TLS), or None if it might."""
+def _fatal_reason(cause: BaseException, network: Network | None = None) -> str | None:
+    """Why a connection can never work by retrying (DNS, TLS), or None if it might. A
+    certificate not accepted names the CA bundle it was checked against, when one is set."""
     if isinstance(cause, socket.gaierror):
         detail = cause.strerror or "unknown host"
         return f"cannot resolve the host name (DNS: {detail})"
     if isinstance(cause, ssl.SSLCertVerificationError):
-        return f"TLS failure: certificate not accepted ({cause.verify_message})"
+        bundle = network.ca_shown if network is not None else None
+        against = f" by the CA bundle {bundle}" if bundle else ""
+        return f"TLS failure: certificate not accepted{against} ({cause.verify_message})"
     if isinstance(cause, ssl.SSLEOFError):
         return None  # closed in the handshake (a load balancer draining): worth a retry
     if isinstance(cause, ssl.SSLError):
@@ -196,6 +207,8 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
 
 
 _DELAY_SECONDS = re.compile(r"[0-9]+")
+#: The status at the start of httpcore's `ProxyError` for a CONNECT answered other than 2xx.
+_PROXY_STATUS = re.compile(r"^([1-5][0-9][0-9])\b")
 
 
 def _status_text(status: int) -> str:
@@ -437,7 +450,31 @@ class Requester:
         elapsed = f"{self._budget.elapsed():.1f}s"
         attempts = f"{attempt} attempt" if attempt == 1 else f"{attempt} attempts"
         text = why.format(attempts=attempts, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
-        return self._error(f"{self._shown(label)}{where} {exc.reason}{text}", request)
+        hint = self._proxy_hint() if exc.connect else ""
+        return self._error(f"{self._shown(label)}{where} {exc.reason}{text}{hint}", request)
+
+    def _proxy_hint(self) -> str:
+        """`; HTTPS_PROXY is set …` when a connection failed without a proxy configured while a
+        standard proxy variable is set: auditor does not read those (explicit is safer in CI)."""
+        network = self._policy.network
+        variable = network.ignored_proxy_variable
+        if network.proxy is not None or variable is None:
+            return ""
+        return (
+            f"; {variable} is set in the environment, but auditor does not read it: to go "
+            "through a proxy, set AUDITOR_PROXY (or `proxy` in a config file)"
+        )
+
+    def _via(self, request: httpx.Request) -> tuple[str, str]:
+        """What a network failure of `request` says of the proxy: (`the proxy HOST:PORT `
+        when it failed there, before the tunnel to the service was open, or ""; ` (through
+        the proxy HOST:PORT)` when it failed beyond it, or "")."""
+        proxy = self._policy.network.proxy_host
+        if not proxy:
+            return "", ""
+        if request.url.scheme == "http" or at_proxy():  # an http:// target: the proxy answers
+            return f"the proxy {proxy} ", ""
+        return "", f" (through the proxy {proxy})"
 
     def _delay(self, exc: _Retryable, attempt: int) -> float:
         """The wait before the next attempt: the jittered backoff, or the service's
@@ -477,8 +514,14 @@ class Requester:
         with within(limit):
             try:
                 response = self._client.send(request, stream=True)
-            except httpx.TimeoutException:
-                raise _Retryable(f"no response within {_seconds(limit)}", network=True) from None
+            except httpx.TimeoutException as exc:
+                proxy, beyond = self._via(request)
+                said = f"{proxy}did not answer within" if proxy else "no response within"
+                raise _Retryable(
+                    f"{said} {_seconds(limit)}{beyond}",
+                    network=True,
+                    connect=isinstance(exc, httpx.ConnectTimeout),
+                ) from None
             except httpx.LocalProtocolError as exc:  # our own request is malformed
                 raise self._error(
                     f"{self._shown(label)} could not be sent: {type(exc).__name__}", request
@@ -494,6 +537,8 @@ class Requester:
                 # held each request's URL, a 60 KB cursor in it (289 MB at 2,000 pages)
                 response.stream = httpx.ByteStream(b"")
         status = response.status_code
+        if status == 407 and self._policy.network.proxy is not None:  # an http:// target's
+            raise self._proxy_answer(status, label, request)
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
             raise _Retryable(problem_message(response, body, self._redactor.redact_shown), wait)
@@ -502,31 +547,80 @@ class Requester:
     def _transport_failure(
         self, exc: httpx.TransportError, label: str, request: httpx.Request
     ) -> Exception:
-        """Refused: retried once; DNS and TLS failures: an error at once (retrying cannot fix)."""
+        """Refused: retried once; DNS and TLS failures: an error at once (retrying cannot fix).
+        A proxy's answer to CONNECT other than 2xx: an error naming the proxy (retried for
+        502, 503 and 504, as from the service)."""
         cause = _root_cause(exc)
+        proxy, beyond = self._via(request)
+        if isinstance(exc, httpx.ProxyError) and proxy:
+            status = _PROXY_STATUS.match(str(exc))
+            if status is not None:
+                return self._proxy_answer(int(status[1]), label, request)
+        connect = isinstance(exc, httpx.ConnectError)
         if isinstance(cause, ConnectionRefusedError):
-            return _Retryable("connection refused", network=True, refused=True)
+            said = f"{proxy}refused the connection" if proxy else "connection refused"
+            return _Retryable(said + beyond, network=True, refused=True, connect=True)
         malformed = _malformed(cause)
         if malformed is not None:
-            return self._not_http(malformed, label, request)
-        fatal = _fatal_reason(cause)
+            return self._not_http(malformed, label, request, proxy)
+        fatal = _fatal_reason(cause, self._policy.network)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
             detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_shown)})" if said else ""
-            return _Retryable(f"failed: {type(exc).__name__}{detail}", network=True)
+            where = f"{proxy}failed" if proxy else "failed"
+            return _Retryable(
+                f"{where}: {type(exc).__name__}{detail}{beyond}", network=True, connect=connect
+            )
+        hint = self._proxy_hint()
+        if isinstance(cause, ssl.SSLCertVerificationError) and self._policy.network.ca_pem is None:
+            hint += (
+                "; if your network inspects TLS with its own certificate authority, set "
+                "AUDITOR_CA_BUNDLE (or `ca_bundle`) to a PEM file of its CA certificates"
+            )
+        at = f": {proxy.rstrip()}" if proxy else ""
         return self._error(
-            f"{self._shown(label)} on {_host(request)}: {fatal}; not retried", request
+            f"{self._shown(label)} on {_host(request)}{at}: {fatal}{beyond}; not retried{hint}",
+            request,
         )
+
+    def _proxy_answer(self, status: int, label: str, request: httpx.Request) -> Exception:
+        """The proxy's refusal (its answer to CONNECT, or a 407 for an http:// target): 407 and
+        any other refusal an error at once, 502/503/504 retried. The proxy's own reason phrase
+        is not shown (the status's standard one is)."""
+        network = self._policy.network
+        proxy = f"the proxy {network.proxy_host}"
+        if status == 407 and network.proxy_auth is not None:
+            why = (
+                f"{proxy} did not accept the user name and password of the proxy URL "
+                "(407 Proxy Authentication Required)"
+            )
+        elif status == 407:
+            why = (
+                f"{proxy} asks for a user name and password (407 Proxy Authentication "
+                "Required): put them in the proxy URL, as its user-info before the host"
+            )
+        elif status in RETRY_STATUSES:
+            return _Retryable(
+                f"{proxy} could not open a tunnel to {_host(request)} ({_status_text(status)})",
+                network=True,
+            )
+        else:
+            why = f"{proxy} refused to open a tunnel to {_host(request)} ({_status_text(status)})"
+        return self._error(f"{self._shown(label)} on {_host(request)}: {why}; not retried", request)
 
     def clipped(self, text: str, limit: int) -> str:
         """`redacted_cut` under this requester's display-only redaction."""
         return redacted_cut(text, limit, self._redactor.redact_shown)
 
-    def _not_http(self, malformed: str, label: str, request: httpx.Request) -> ApiError:
-        """The error for an answer the HTTP parser refused (`_malformed`): not retried."""
+    def _not_http(
+        self, malformed: str, label: str, request: httpx.Request, proxy: str = ""
+    ) -> ApiError:
+        """The error for an answer the HTTP parser refused (`_malformed`): not retried.
+        `proxy`: `the proxy HOST:PORT ` when it was the proxy's answer."""
         shown = _clip(malformed, _MAX_TITLE, self._redactor.redact_shown)
+        whose = f"the answer of {proxy.rstrip()}" if proxy else "the answer"
         return self._error(
-            f"{self._shown(label)} on {_host(request)}: the answer is not valid HTTP/1.1 "
+            f"{self._shown(label)} on {_host(request)}: {whose} is not valid HTTP/1.1 "
             f"({shown}); not retried",
             request,
         )

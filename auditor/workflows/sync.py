@@ -25,6 +25,7 @@ from auditor.fetch import (
     DataQuality,
     Item,
     Listing,
+    Network,
     Page,
     PlatformClient,
     check_report,
@@ -56,6 +57,7 @@ class SyncOptions:
     max_pages: int = 10000
     page_size: int = 100
     usage_days: int | None = 30  # the usage analytics window; None: skip (--no-usage)
+    network: Network | None = None  # the proxy and CA bundle (None: straight, default CAs)
 
 
 @dataclass(frozen=True)
@@ -438,6 +440,7 @@ def sync_service(
         deadline=options.deadline,
         max_pages=options.max_pages,
         page_size=options.page_size,
+        network=options.network,
     )
     with client:
         return sync(

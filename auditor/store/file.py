@@ -380,7 +380,8 @@ def _migrate(db: Any, version: int, where: str, *, readonly: bool) -> None:
     if readonly:
         raise StoreError(
             f"state file {where} has schema version {version}; this auditor reads version "
-            f"{current}: open it once for writing (e.g. `auditor sync`) to upgrade it"
+            f"{current}: open it once for writing to upgrade it (`auditor sync`, or "
+            "`auditor run --offline`, which needs no service address or token)"
         )
     db.execute("BEGIN IMMEDIATE")
     try:

@@ -200,6 +200,7 @@ def test_a_torn_state_file_is_called_damaged_as_the_readme_says(
     assert code == 0, stderr
     whole = Path(env["AUDITOR_STATE"]).read_bytes()
     (tmp_path / "torn.db").write_bytes(whole[: len(whole) // 3])
+    (tmp_path / "torn.db").chmod(0o600)  # as the file was (else first: `chmod 600` it)
     code, _, stderr = run_cli(["history", "--state", "torn.db"], {}, tmp_path)
     assert code == 2
     assert stderr.startswith(

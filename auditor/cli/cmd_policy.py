@@ -2,8 +2,9 @@
 
 `lint PATH…` validates files or folders (every problem at once, `file:line:col: level: …`)
 and warns of secret-looking text and of tests a redacted value cannot decide, and, when a
-state file exists, of rule paths that no stored revision has; exit 2 on errors. `test PATH…` runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any
-failing case, 2 on invalid files. `schema` prints the JSON Schema for editors.
+state file exists, of rule paths that no stored revision has; exit 2 on errors. `test PATH…`
+runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any failing case, 2 on
+invalid files. `schema` prints the JSON Schema for editors.
 """
 
 from __future__ import annotations

@@ -200,6 +200,7 @@ def test_a_torn_state_file_is_called_damaged_as_the_readme_says(
     assert code == 0, stderr
     whole = Path(env["AUDITOR_STATE"]).read_bytes()
     (tmp_path / "torn.db").write_bytes(whole[: len(whole) // 3])
+    (tmp_path / "torn.db").chmod(0o600)  # as the file was (else first: `chmod 600` it)
     code, _, stderr = run_cli(["history", "--state", "torn.db"], {}, tmp_path)
     assert code == 2
     assert stderr.startswith(
@@ -212,3 +213,43 @@ def test_a_torn_state_file_is_called_damaged_as_the_readme_says(
     assert code == 2
     assert "notes.txt is not a usable auditor state file: file is not a database" in stderr
     assert "restore a copy" not in stderr
+
+
+# --- the CHANGELOG's breaking changes first ----------------------------------------------------
+
+
+def test_each_release_section_of_the_changelog_opens_with_what_can_break() -> None:
+    """README ("Upgrading auditor"): `CHANGELOG.md` says what each release changes, the
+    breaking changes first. 0.3.0's section opened with the proxy and sync speed, and what
+    makes a 0.2.0 nightly exit 2 was scattered through 1,100 lines (tester T5). Each released
+    section (0.1.0, the first, has nothing to break) opens with such a list, and 0.3.0's names
+    what T5 met, each with what to do."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "`CHANGELOG.md` says what each release changes, the\nbreaking changes first" in readme
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", changelog, flags=re.MULTILINE)[1:]
+    for section in sections:
+        title, _, body = section.partition("\n")
+        if title.startswith("0.1.0"):
+            continue
+        assert body.lstrip().startswith("Changes that can break"), title
+    newest = sections[0].partition("\n")[2]
+    first = newest.split("Changes that can break what reads")[0]  # the nightly's list
+    for named in (
+        "BASE-MOD-003",
+        "BASE-HOK-003",
+        "`policy lint",
+        "`USE-MOD-*`",
+        "without `--org`",
+        "`version_at_least: 1.10`",
+        "`[key=value]` selector matching two entries",
+        "CHG-HOK-001",
+        "State file mode",
+        "chmod 600",
+        "AUDITOR-INTEGRITY-001",
+        "--no-rerun",
+    ):
+        assert named in first, named

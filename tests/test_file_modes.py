@@ -280,3 +280,51 @@ def test_a_reader_who_may_not_open_the_lock_file_reads_without_it(
     assert store_file.acquire_lock(state, shared=True) is None
     with pytest.raises(StoreError, match="Permission denied"):
         store_file.acquire_lock(state)
+
+
+def _cli(argv: list[str], cwd: Path) -> tuple[int, str]:
+    err = io.StringIO()
+    ctx = Context(env={}, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("mode", "warned"),
+    [(0o644, True), (0o604, True), (0o606, True), (0o640, False), (0o660, False), (0o600, False)],
+)
+def test_a_state_file_other_accounts_may_read_is_warned_of_once_per_command(
+    tmp_path: Path, state: Path, mode: int, warned: bool
+) -> None:
+    """A state file made before 0.3.0 (0644 under umask 022) keeps its mode, and holds the
+    fingerprint key: each command says once to `chmod 600` it (not with -q); one shared with
+    a group (`chmod 640`) is a supported set-up, on which nothing is said."""
+    state.chmod(mode)
+    policy = Path(__file__).resolve().parent / "policies" / "valid" / "sample.yaml"
+    runs = {
+        "lint": ["policy", "lint", str(policy), "--state", str(state)],
+        "run": ["run", "--offline", "--soft-fail", "--state", str(state)],
+        "run -q": ["run", "--offline", "--soft-fail", "-q", "--state", str(state)],
+    }
+    for name, argv in runs.items():
+        out = ["--out", str(tmp_path / name.replace(" ", ""))] if argv[0] == "run" else []
+        _, stderr = _cli([*argv, *out], tmp_path)
+        expected = 1 if warned and name != "run -q" else 0
+        assert stderr.count(f"`chmod 600 {state}`") == expected, (name, stderr)
+        if expected:
+            line = next(x for x in stderr.splitlines() if "chmod 600" in x)
+            assert line.startswith(f"auditor: warning: state file {state} is open to every")
+            assert f"(mode {mode:04o})" in line and "fingerprint key" in line
+    assert stat.S_IMODE(state.stat().st_mode) == mode  # told, never changed
+
+
+def test_another_program_s_database_readable_by_all_is_not_called_a_state_file(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "contacts.db"
+    sqlite3.connect(path).execute("CREATE TABLE contacts (name TEXT)").connection.close()
+    path.chmod(0o644)
+    code, stderr = _cli(["history", "--state", str(path)], tmp_path)
+    assert code == 2 and "is not an auditor state file" in stderr
+    assert "chmod" not in stderr

@@ -676,3 +676,29 @@ def test_a_reader_never_writes_in_the_lock_file(
     code, _, stderr = run_cli(["sync"], env, tmp_path)
     assert code == 0, stderr
     assert lock.read_text() == ""  # a finished writer leaves no pid behind
+
+
+def test_an_older_file_refused_by_a_reader_names_a_way_without_the_api(
+    env: dict[str, str], tmp_path: Path, synced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An auditor given a state file an older release made (a CI artifact), without the
+    service's address or token: `history` refuses it until it is opened for writing, and said
+    `(e.g. auditor sync)`, which stops at once without the API. The way that needs none,
+    `auditor run --offline`, is named, and works."""
+    from auditor.store import schema
+
+    now = schema.SCHEMA_VERSION  # the test plays the next release, whose step adds a table
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", now + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", {**schema.MIGRATIONS, now + 1: "CREATE TABLE x (i)"})
+    offline = {"AUDITOR_STATE": str(synced)}
+    code, _, stderr = run_cli(["history"], offline, tmp_path)
+    assert code == 2, stderr
+    assert f"schema version {now}; this auditor reads version {now + 1}" in stderr
+    assert "`auditor run --offline`" in stderr and "needs no service" in stderr, stderr
+    code, _, stderr = run_cli(["sync"], offline, tmp_path)
+    assert code == 2  # the other way named needs the API
+    argv = ["run", "--offline", "--policy", str(POLICY), "--out", str(tmp_path / "r"), "-q"]
+    code, _, stderr = run_cli(argv, offline, tmp_path)
+    assert code in (0, 1), stderr
+    code, _, stderr = run_cli(["history"], offline, tmp_path)
+    assert code == 0, stderr

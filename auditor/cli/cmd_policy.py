@@ -1,9 +1,10 @@
 """`auditor policy lint|test|schema`: check policy files, run their tests, print the schema.
 
 `lint PATH…` validates files or folders (every problem at once, `file:line:col: level: …`)
-and, when a state file exists, warns about rule paths that no stored revision has; exit 2 on
-errors. `test PATH…` runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any
-failing case, 2 on invalid files. `schema` prints the JSON Schema for editors.
+and warns of secret-looking text and of tests a redacted value cannot decide, and, when a
+state file exists, of rule paths that no stored revision has; exit 2 on errors. `test PATH…`
+runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any failing case, 2 on
+invalid files. `schema` prints the JSON Schema for editors.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from auditor.cli.failure import problem_lines, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
-from auditor.policy.lint import LintProblem, history_warnings, secret_warnings
+from auditor.policy.lint import (
+    LintProblem,
+    hidden_value_warnings,
+    history_warnings,
+    secret_warnings,
+)
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.store import Store
 
@@ -54,7 +60,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
-    found: list[LintProblem] = secret_warnings(policy)
+    found: list[LintProblem] = secret_warnings(policy) + hidden_value_warnings(policy)
     config = config_from_args(args, ctx)
     # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
     # there: `no state file at …`, exit 2, rather than the history check silently left out; the

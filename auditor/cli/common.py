@@ -65,6 +65,14 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     if config.proxy is not None and config.proxy.secret:  # never shown, as the token is
         ctx.tokens.add(config.proxy.secret)
     ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
+    if not values.get("quiet") and config.state_url is None:  # once per command
+        from auditor.common.escape import terminal_text
+        from auditor.store.file import exposed_warning
+
+        state = config.state_path
+        found = exposed_warning(Path(ctx.cwd) / state, lambda: config.state_shown)
+        if found is not None:
+            print(terminal_text(f"auditor: warning: {found}"), file=ctx.stderr)
     return config
 
 

@@ -1,5 +1,6 @@
 """Lint checks beyond the schema: rule paths that never appeared in the stored history, or
-vanished; a rule's text or literal that looks like a secret.
+vanished; a rule's text or literal that looks like a secret; a test a run cannot decide on
+the marker the redactor leaves where a secret is (`hidden_value_warnings`).
 
 Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives `LintProblem`s:
 each one's level, and its line formatted like every other policy problem
@@ -235,3 +236,143 @@ def _all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
             if isinstance(key, str):
                 yield (*where, key), key, True
             yield from _all_strings(item, (*where, str(key)))
+
+
+# A value the redactor hid, as a run reads it: whole where a secret is by meaning (`apiKey`, a
+# value of `env`, a hosted model's credential), inside the text of a command line (a password
+# argument, a token in a header). The visible text around the latter is neutral: a pattern
+# anchored at a command's start or end is decided by that text in a run, not by the marker.
+_SAMPLE_MARKER = "[secret fp:0123abcd len:40]"
+_SAMPLE_COMMAND = f"x {_SAMPLE_MARKER} x"
+# The marker a literal of the rule has under the sample's key: never the sample's own (a rule's
+# literal is not the hidden value), so equality is decided as a run decides it, by fingerprint.
+_OTHER_MARKER = "[secret fp:fedcba98 len:{}]"
+
+_REGEX_OPS = ("matches", "not_matches")
+
+
+def _fix(op: str, whole: bool) -> str:
+    """How the shipped packs keep such a test decided."""
+    if op in _REGEX_OPS:
+        fix = (
+            "add a `\\[secret ` alternative to the pattern, as the shipped packs do "
+            "(`'(\\[secret |…)'`)"
+        )
+    else:
+        fix = "name `[secret ` among its arguments"
+    if whole:
+        fix += (
+            ", or put `not_matches: '^\\[secret '` before it in the leaf "
+            "(as the shipped BASE-MOD-003 does)"
+        )
+    return fix + ": a marker is then judged by its text"
+
+
+def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
+    """Warn for each leaf that reads a place where the redactor hides values by meaning (its
+    table, `auditor.redact.names`, as the redactor walks it) with a test a run cannot decide on
+    the marker standing there (`auditor.operators.hidden`: a pattern that does not speak of
+    markers, tried on a sample one): every revision holding a secret there is an `error`
+    result, so every run and review is incomplete (exit 2). The leaf's tests are tried in
+    order, as a run applies them: one that fails on the marker first (`not_matches:
+    '^\\[secret '`) leaves the rest unread."""
+    docs: dict[str, YamlDocument] = {}
+    found: list[LintProblem] = []
+    for rule in policy.rules:
+        for cond in (rule.when, rule.condition):
+            for leaf, prefix in _all_leaves(cond, ()) if cond is not None else ():
+                if leaf.is_change:
+                    continue  # `from` / `to` … decide markers by fingerprint
+                text = _hidden_value_problem(rule, leaf, prefix, docs)
+                if text is not None:
+                    found.append(LintProblem("warning", text))
+    return found
+
+
+def _all_leaves(cond: Condition, prefix: Keys) -> Iterator[tuple[Leaf, Keys]]:
+    """Every leaf with the object keys on the way to it (a quantifier's keys too, selectors
+    and indexes left out: the redactor judges a place by its keys)."""
+    if isinstance(cond, Leaf):
+        yield cond, prefix
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _all_leaves(child, prefix)
+    else:
+        yield from _all_leaves(cond.condition, (*prefix, *_keys(cond.path)))
+
+
+def _keys(path: Any) -> Keys:
+    from auditor.policy.pathexpr import Key
+
+    return tuple(step.name for step in path.steps if isinstance(step, Key))
+
+
+def _sample(rule: Rule, keys: Keys) -> str | None:
+    """What a run may read at `keys` where the redactor hides a value there by meaning: a whole
+    marker, a command line holding one; None where it hides nothing by meaning."""
+    from auditor.redact.names import is_command_key
+    from auditor.redact.redactor import _child  # the redactor's walk of its table of places
+
+    if rule.target == "change" and keys[:1] and keys[0] in _SIDES:
+        keys = keys[1:]
+    secret, hosted = 0, False
+    for key in keys:
+        secret, hosted = _child(key, secret, hosted)
+    if secret:
+        return _SAMPLE_MARKER
+    if keys and is_command_key(keys[-1]):
+        return _SAMPLE_COMMAND
+    return None
+
+
+def _undecided(leaf: Leaf, sample: str) -> str | None:
+    """The first operator of `leaf` a run cannot decide on `sample` (a `HiddenValueError`),
+    the operators before it holding there; None when one fails first or all are decided."""
+    from datetime import UTC, datetime
+
+    from auditor.operators import HiddenValueError, OperandTypeError, fingerprinting
+
+    with fingerprinting(lambda text: _OTHER_MARKER.format(len(text))):
+        for op, arg, _ in leaf.ops:
+            if isinstance(arg, Ref) or op.kind not in ("value", "time"):
+                return None  # read from the document, or not a test of the value
+            try:
+                if op.kind == "time":
+                    ok = op.fn(sample, arg, datetime.now(UTC))
+                else:
+                    ok = op.fn(sample, arg)
+            except HiddenValueError:
+                return op.name
+            except (OperandTypeError, TypeError, ValueError, ArithmeticError):
+                return None  # an error of its own kind, whatever the redactor does
+            if not ok:
+                return None
+    return None
+
+
+def _hidden_value_problem(
+    rule: Rule, leaf: Leaf, prefix: Keys, docs: dict[str, YamlDocument]
+) -> str | None:
+    for path in leaf.paths:
+        sample = _sample(rule, (*prefix, *_keys(path)))
+        op = None if sample is None else _undecided(leaf, sample)
+        if op is None or sample is None:
+            continue
+        whole = sample == _SAMPLE_MARKER
+        what = (
+            "a value the redactor hides"
+            if whole
+            else "a command line, where the redactor hides passwords and tokens"
+        )
+        text = (
+            f"rule {rule.id}: `{op}` on `{path.text}` ({what}) cannot be decided on a "
+            "`[secret fp:… len:…]` marker, so a revision with a secret there is an `error` "
+            f"result and the run or review is incomplete (exit 2); {_fix(op, whole)}"
+        )
+        source = rule.source
+        if source is None:
+            return f"{rule.id}: warning: {text}"
+        doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
+        where = (*leaf.where, op)
+        return problem(doc.locate(where), render(where), text, level="warning")
+    return None

@@ -28,6 +28,7 @@ from auditor.store.dialect import PgError, ddl_statements, meta_text, meta_value
 
 _KEY_CHECK_LABEL = b"auditor fingerprint key check"
 APPLICATION_ID = 0x41554454  # "AUDT" in the SQLite header: this file is an auditor state file
+_HEADER_SIZE = 100  # SQLite's file header: the application id at bytes 68-71, big-endian
 
 
 def _key_check(key: bytes) -> str:
@@ -50,6 +51,33 @@ def check_regular(path: Path) -> None:
             f"{path} is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a state "
             "file: choose another --state"
         )
+
+
+def exposed_warning(path: Path, shown: Callable[[], str]) -> str | None:
+    """One line when the state file at `path` (`shown()`: as a message names it) may be read by
+    accounts other than its owner and group (o+r, or o+w): it holds the fingerprint key (the
+    HMAC key of every secret's marker, unless AUDITOR_FINGERPRINT_KEY supplies it) and the
+    redacted history. A new file is made 0600; one made before 0.3.0 (0644 under the usual
+    umask 022) keeps its mode. Sharing with a group (`chmod 640`) is supported: nothing said.
+    None when it is fine, missing, not an auditor state file or cannot be looked at (its
+    opening says why)."""
+    try:
+        info = path.stat()
+        mode = stat.S_IMODE(info.st_mode)
+        if not stat.S_ISREG(info.st_mode) or not mode & (stat.S_IROTH | stat.S_IWOTH):
+            return None
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER_SIZE)
+    except (OSError, ValueError):
+        return None
+    if header[:16] != b"SQLite format 3\0" or header[68:72] != APPLICATION_ID.to_bytes(4, "big"):
+        return None  # another program's file (refused when opened), or an empty one
+    name = shown()
+    return (
+        f"state file {name} is open to every local account (mode {mode:04o}), and it holds the "
+        f"fingerprint key of the secrets' markers: `chmod 600 {name}` (or `chmod 640` to share "
+        "it with a group); a file made before auditor 0.3.0 keeps the mode it was made with"
+    )
 
 
 def _loop(path: Path) -> str:
@@ -380,7 +408,8 @@ def _migrate(db: Any, version: int, where: str, *, readonly: bool) -> None:
     if readonly:
         raise StoreError(
             f"state file {where} has schema version {version}; this auditor reads version "
-            f"{current}: open it once for writing (e.g. `auditor sync`) to upgrade it"
+            f"{current}: open it once for writing to upgrade it (`auditor sync`, or "
+            "`auditor run --offline`, which needs no service address or token)"
         )
     db.execute("BEGIN IMMEDIATE")
     try:

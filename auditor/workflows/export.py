@@ -53,7 +53,7 @@ from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.redacted import redacted_source
-from auditor.redact import Redactor
+from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
 from auditor.store.schema import from_text, to_text
@@ -419,6 +419,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "findings": len(data.findings),
         "secrets": "redacted at ingestion, and in the copies in inputs/: keyed fingerprint "
         "markers only",
+        "redaction": _redaction(),
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
     text = dumps_pretty(manifest)
@@ -427,6 +428,22 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         signature = key.sign(text.encode("utf-8"))
         _write(out / SIGNATURE, base64.b64encode(signature).decode("ascii") + "\n")
     return manifest
+
+
+def _redaction() -> dict[str, JSON]:
+    """The release and rules every row of the bundle is redacted under: this one's, whether the
+    store records it (its rows redacted again on the first writing opening after an upgrade
+    that widened redaction) or not yet (each row redacted again as the export reads it,
+    `Store.redact_to_current_rules`). Two bundles whose `redaction` differs (a bundle made
+    before 0.3.0 has none: its `toolVersion` is its release) may disagree on the
+    `content_sha256` of a revision the newer rules hid more of, and only there."""
+    return {
+        "release": __version__,
+        "rules": RULES_VERSION,
+        "note": "rows stored under an older release's rules are redacted again under these "
+        "(on the store's first writing opening, or as this export read them): a bundle made "
+        "under other rules may give such a revision another content SHA-256",
+    }
 
 
 def bundle_files(out: Path) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from auditor.emulator import start_emulator
-from auditor.redact import Redactor
+from auditor.redact import Redactor, commands
 from tests.conftest import (
     FIXED_NOW,
     OWNER_TOKEN,
@@ -294,3 +294,25 @@ def test_an_attached_value_no_longer_a_password_is_what_a_fresh_walk_gives() -> 
     later = {"a": ["echo", "-u", "root", "-pab12c", "db"]}
     assert stream.redact_json(later, stream="s") == Redactor(b"argv-test-key-3").redact_json(later)
     assert stream.redact_json(later, stream="s")["a"][3] == "-pab12c"
+
+
+def test_the_trigger_words_answers_kept_are_the_ones_read_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`is_argv_trigger` keeps its answers for short words (a history's arrays hold the same
+    words revision after revision): asked again, it gives what reading the word gives; a long
+    word is not kept, nor any past the cap, so the memo stays small."""
+    monkeypatch.setattr(commands, "_TRIGGERS", {})
+    monkeypatch.setattr(commands, "_KEPT_WORDS", 6)
+    words = ["sshpass", "/usr/bin/mysql", "--api-key", "-storepass", "login", "echo", "-u", "ls"]
+    first = [commands.is_argv_trigger(w) for w in words]
+    assert first == [True, True, True, True, True, False, False, False]
+    assert [commands.is_argv_trigger(w) for w in words] == first
+    assert first == [commands._is_trigger(w) for w in words]
+    assert len(commands._TRIGGERS) == 6  # the cap
+    long = "docker" + " " * commands._KEPT_WORD
+    assert commands.is_argv_trigger(long) == commands._is_trigger(long)
+    assert long not in commands._TRIGGERS
+    redactor = Redactor(b"argv-test-key-4")
+    again = redactor.redact_json(["sshpass", "-p", PW, "ssh", "host"])
+    assert PW not in json.dumps(again) and again[0] == "sshpass"

@@ -68,8 +68,14 @@ class Proxy:
 
     @property
     def secret(self) -> str | None:
-        """The password as text (kept out of every output as the token is), if any."""
-        return self.password.decode("utf-8", "replace") if self.password else None
+        """The password as text, if any, when it may be a credential (`may_be_credential`):
+        kept out of every output as the token is. A word (`github`, `proxy`) is not: auditor
+        never writes the password itself, and scrubbing such a word from its own lines (or
+        the stored settings) would tell it by what went missing."""
+        from auditor.redact.commands import may_be_credential
+
+        text = self.password.decode("utf-8", "replace") if self.password else None
+        return text if text is not None and may_be_credential(text) else None
 
 
 @dataclass(frozen=True)

@@ -413,6 +413,55 @@ def test_proxy_credentials_are_never_shown_anywhere(emu: Any, tls: Any, tmp_path
                 assert form.encode() not in data, (secret, form)
 
 
+def test_a_proxy_password_that_is_a_word_is_not_scrubbed_from_the_settings(
+    emu: Any, tmp_path: Path, proxy: TestProxy
+) -> None:
+    """A password a person chose (`github`) may be any word of the settings: remembered, it was
+    scrubbed from every stored value for good (the allowlist's `github` a marker), and every
+    run and review after was incomplete (exit 2), with no proxy set too. auditor never writes
+    the password itself: a word is not remembered (review R3 #2)."""
+    plain = emulator_env(emu, tmp_path / "plain.db") | {"AUDITOR_PROXY": proxy.url()}
+    word = emulator_env(emu, tmp_path / "word.db") | {"AUDITOR_PROXY": proxy.url("ci", "github")}
+    for env in (plain, word):
+        code, _, err = run_cli(["sync", "-q"], env, tmp_path)
+        assert code == 0, err
+    stored = _state(tmp_path / "plain.db")
+    assert "github" in repr(stored["revisions"])  # the word is in the settings
+    assert _state(tmp_path / "word.db") == stored
+    codes = []
+    for env in (plain, word):
+        offline = {k: v for k, v in env.items() if k != "AUDITOR_PROXY"}
+        out = str(tmp_path / f"r-{len(codes)}")
+        code, _, err = run_cli(
+            ["run", "--offline", "--out", out, "-o", "json", "-q"], offline, tmp_path
+        )
+        codes.append(code)
+        assert "cannot be decided" not in err, err
+    assert codes[0] == codes[1] and codes[0] in (0, 1)
+
+
+@pytest.mark.parametrize("password", ["proxy", "password", "failed", "accept"])
+def test_a_weak_proxy_password_leaves_the_error_line_whole(
+    emu: Any, tmp_path: Path, password: str
+) -> None:
+    """A password that is a word of auditor's own line (`proxy`, `password`) became `[token]`
+    there: which word went missing told the password (review R3 #3)."""
+    server = TestProxy(auth=("svc-audit", "right-password"))
+    try:
+        env = emulator_env(emu, tmp_path / "state.db") | {
+            "AUDITOR_PROXY": server.url("svc-audit", password)
+        }
+        code, _, err = run_cli(["sync"], env, tmp_path)
+    finally:
+        server.close()
+    assert code == 2
+    assert "[token]" not in err, err
+    assert (
+        f"the proxy 127.0.0.1:{server.port} did not accept the user name and password of the "
+        "proxy URL (407 Proxy Authentication Required); not retried"
+    ) in _error_line(err)
+
+
 def test_a_407_is_one_line_saying_it_was_the_proxy(emu: Any, tls: Any, tmp_path: Path) -> None:
     server = TestProxy(auth=("ci", "secret-proxy-password"))
     try:

@@ -48,7 +48,19 @@ class Network:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The proxy's password (as text), kept out of every message as the token is."""
+        """The proxy's password (as text) when it may be a credential (`may_be_credential`):
+        remembered and kept out of every stored value and message as the token is. A word
+        (`github`, `proxy`) is not: scrubbed from every key and value after, and from auditor's
+        own wording, it would hide what is no secret and tell the password by what went
+        missing. auditor never writes the password itself (only into Proxy-Authorization)."""
+        from auditor.redact.commands import may_be_credential
+
+        return tuple(p for p in self.outside_secrets if may_be_credential(p))
+
+    @property
+    def outside_secrets(self) -> tuple[str, ...]:
+        """The proxy's password (as text), whatever it is: `[token]` in text that came from
+        outside and goes into a message (a response body, an exception's text)."""
         if self.proxy_auth is None or not self.proxy_auth[1]:
             return ()
         return (self.proxy_auth[1].decode("utf-8", "replace"),)

@@ -327,7 +327,7 @@ def _argv_key(key: str) -> bool:
     from auditor.redact.names import is_command_key, words
 
     named = words(key)
-    return is_command_key(key) or bool(named) and is_command_key(named[-1])
+    return is_command_key(key) or (bool(named) and is_command_key(named[-1]))
 
 
 def _samples(rule: Rule, keys: Keys) -> list[Any]:
@@ -387,10 +387,8 @@ def _verdict(op: Any, arg: Any, sample: Any) -> str:
 
     with fingerprinting(lambda text: _OTHER_MARKER.format(len(text))):
         try:
-            if op.kind == "time":
-                ok = op.fn(sample, arg, datetime.now(UTC))
-            else:
-                ok = op.fn(sample, arg)
+            now = (datetime.now(UTC),) if op.kind == "time" else ()
+            ok = op.fn(sample, arg, *now)
         except HiddenValueError:
             return "hidden"
         except (OperandTypeError, TypeError, ValueError, ArithmeticError):

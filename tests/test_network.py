@@ -609,6 +609,32 @@ def test_the_right_bundle_is_trusted_and_replaces_the_default(
     assert "set AUDITOR_CA_BUNDLE" not in line
 
 
+def test_a_bundle_of_the_issuing_intermediate_ca_alone_is_trusted(emu: Any, tmp_path: Path) -> None:
+    """A company bundle holding only its issuing (intermediate) CA: curl's `--cacert` accepts
+    it (partial chain); auditor refused it (`unable to get issuer certificate`) (review R3 #4)."""
+    root = trustme.CA()
+    issuing = root.create_child_ca()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    issuing.issue_cert(*SERVICE_NAMES).configure_cert(context)  # sends leaf and intermediate
+    ports = [int(url.rsplit(":", 1)[1]) for url in (emu.base_url, emu.app_url)]
+    fronts = [TLSFront(port, context) for port in ports]
+    bundle = tmp_path / "issuing-ca.pem"
+    issuing.cert_pem.write_to_path(str(bundle))
+    try:
+        tls = (fronts[0].port, fronts[1].port, bundle)
+        env = _https(emulator_env(emu, tmp_path / "state.db"), tls)
+        code, out, err = run_cli(["sync", "-q"], env | {"AUDITOR_CA_BUNDLE": str(bundle)}, tmp_path)
+        assert (code, out, err) == (0, "", "")
+        other = tmp_path / "other.pem"  # another company's intermediate: still refused
+        trustme.CA().create_child_ca().cert_pem.write_to_path(str(other))
+        env |= {"AUDITOR_CA_BUNDLE": str(other), "AUDITOR_STATE": str(tmp_path / "o.db")}
+        code, _, err = run_cli(["sync"], env, tmp_path)
+        assert code == 2 and "certificate not accepted by the CA bundle" in _error_line(err)
+    finally:
+        for front in fronts:
+            front.close()
+
+
 def test_ca_bundle_from_a_config_file_is_relative_to_it(emu: Any, tls: Any, tmp_path: Path) -> None:
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "ca.pem").write_bytes(tls[2].read_bytes())

@@ -226,7 +226,9 @@ def _tls_context(network: Network) -> ssl.SSLContext:
     every transport made two (one discarded), so a sync with an app address paid four before
     its first request. A context is safe to share.
 
-    A bundle whose certificates OpenSSL cannot read (checked as PEM when the configuration was
+    A bundle's certificates are trust anchors whether root or intermediate
+    (`VERIFY_X509_PARTIAL_CHAIN`, as curl's `--cacert`). A bundle whose certificates OpenSSL
+    cannot read (checked as PEM when the configuration was
     read, `auditor.config`) is a ConfigError naming it and where it was set."""
     key = network.ca_pem
     if key not in _TLS:
@@ -234,7 +236,11 @@ def _tls_context(network: Network) -> ssl.SSLContext:
             _TLS[key] = httpx.create_ssl_context(trust_env=False)
         else:
             try:  # cadata: these certificates alone, not the system's nor certifi's
-                _TLS[key] = ssl.create_default_context(cadata=key)
+                context = ssl.create_default_context(cadata=key)
+                # a bundle holding only the company's issuing (intermediate) CA is trusted as
+                # curl's `--cacert` trusts it (OpenSSL's partial chain, which curl sets)
+                context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+                _TLS[key] = context
             except (ssl.SSLError, ValueError) as exc:
                 reason = getattr(exc, "reason", None) or type(exc).__name__
                 raise ConfigError(

@@ -330,6 +330,11 @@ def _as_proxy(value: Any, where: str) -> Proxy:
         raise ConfigError(f"{where}: not a valid proxy URL ({_url_fault(exc)})") from None
     if not parts.hostname:
         raise ConfigError(f"{where}: the proxy URL has no host")
+    if not parts.hostname.isascii():  # the HTTP client refuses it at the first request
+        raise ConfigError(
+            f"{where}: the proxy URL's host has a character that is not ASCII (a look-alike "
+            "letter pasted, or an internationalized name: give its xn-- form)"
+        )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(
             f"{where}: a proxy URL is http://host:port (its user name and password, if any, "

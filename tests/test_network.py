@@ -790,3 +790,28 @@ def test_a_block_openssl_cannot_read_is_named_at_the_sync(
         "cannot be read ("
     ), err
     assert not (tmp_path / "state.db").exists()  # a first sync that failed leaves nothing
+
+
+@pytest.mark.parametrize("password", ["github", "Sekr1t-Pw0rd-9x"])
+def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password: str) -> None:
+    """Text from outside (an error body quoted in the line) is searched for the password, a
+    word too; auditor's own wording never is (review R3 #3)."""
+    import httpx
+
+    from auditor.errors import ApiError
+    from auditor.fetch.deadline import Network
+    from auditor.fetch.retry import Requester, RetryPolicy
+    from auditor.redact import Redactor
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = {"title": "Bad Request", "detail": f"proxy rejected {password} for the request"}
+        return httpx.Response(400, json=body, headers={"content-type": "application/json"})
+
+    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
+    client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
+    requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
+    with pytest.raises(ApiError) as caught:
+        requester.get_json("/x", {}, "page 1")
+    text = str(caught.value)
+    assert password not in text and "[token]" in text, text
+    assert "proxy rejected" in text, text

@@ -406,8 +406,11 @@ def _hidden_value_problem(
                 continue
             op, arg = found
             whole = sample == _SAMPLE_MARKER
+            element = len(_samples(rule, (*prefix, *_keys(path)))) > 1  # an argv array's
             what = (
-                "a value the redactor hides"
+                "an argv array's element, where the redactor hides a password option's value"
+                if whole and element
+                else "a value the redactor hides"
                 if whole
                 else "an argv array, where the redactor hides a password option's value"
                 if isinstance(sample, list)

@@ -68,8 +68,14 @@ class Proxy:
 
     @property
     def secret(self) -> str | None:
-        """The password as text (kept out of every output as the token is), if any."""
-        return self.password.decode("utf-8", "replace") if self.password else None
+        """The password as text, if any, when it may be a credential (`may_be_credential`):
+        kept out of every output as the token is. A word (`github`, `proxy`) is not: auditor
+        never writes the password itself, and scrubbing such a word from its own lines (or
+        the stored settings) would tell it by what went missing."""
+        from auditor.redact.commands import may_be_credential
+
+        text = self.password.decode("utf-8", "replace") if self.password else None
+        return text if text is not None and may_be_credential(text) else None
 
 
 @dataclass(frozen=True)
@@ -324,6 +330,11 @@ def _as_proxy(value: Any, where: str) -> Proxy:
         raise ConfigError(f"{where}: not a valid proxy URL ({_url_fault(exc)})") from None
     if not parts.hostname:
         raise ConfigError(f"{where}: the proxy URL has no host")
+    if not parts.hostname.isascii():  # the HTTP client refuses it at the first request
+        raise ConfigError(
+            f"{where}: the proxy URL's host has a character that is not ASCII (a look-alike "
+            "letter pasted, or an internationalized name: give its xn-- form)"
+        )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(
             f"{where}: a proxy URL is http://host:port (its user name and password, if any, "

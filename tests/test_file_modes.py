@@ -328,3 +328,60 @@ def test_another_program_s_database_readable_by_all_is_not_called_a_state_file(
     code, stderr = _cli(["history", "--state", str(path)], tmp_path)
     assert code == 2 and "is not an auditor state file" in stderr
     assert "chmod" not in stderr
+
+
+def _cli_env(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    err = io.StringIO()
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW, cwd=str(cwd))
+    return main(argv, ctx), err.getvalue()
+
+
+def test_run_orgs_warns_of_each_organization_s_state_file_others_may_read(
+    tmp_path: Path,
+) -> None:
+    """`run --orgs` opens `state-<org>.db`, never `--state` itself: a multi-organization
+    nightly upgraded from 0.2.0 (its files 0644) was never told (review R3 #5)."""
+    from auditor.store import Store
+
+    folder = tmp_path / "st"
+    folder.mkdir()
+    for org in ("acme", "beta"):
+        Store.open(folder / f"state-{org}.db", create=True, org=org).close()
+    (folder / "state-acme.db").chmod(0o644)  # as 0.2.0 made it; beta's is 0600
+    orgs = tmp_path / "orgs.toml"
+    orgs.write_text(
+        "".join(
+            f'[[org]]\nname = "{org}"\nbase_url = "http://127.0.0.1:9"\ntoken_env = "T"\n'
+            for org in ("acme", "beta")
+        )
+    )
+    argv = ["run", "--orgs", str(orgs), "--state", str(folder / "state.db"), "--offline"]
+    env = {"T": "tok-0123456789abcdef0123"}
+    for quiet in ([], ["-q"]):
+        out = ["--out", str(tmp_path / f"out{len(quiet)}")]
+        _, stderr = _cli_env([*argv, *out, *quiet], tmp_path, env)
+        warned = [x for x in stderr.splitlines() if "chmod 600" in x]
+        if quiet:
+            assert warned == [], stderr
+        else:
+            assert len(warned) == 1, stderr
+            assert warned[0].startswith(f"auditor: warning: state file {folder / 'state-acme.db'}")
+
+
+def test_the_warning_says_whether_the_file_holds_the_fingerprint_key(tmp_path: Path) -> None:
+    """With AUDITOR_FINGERPRINT_KEY the key is not in the file: the line said it was (R3 #8)."""
+    from auditor.store import Store
+
+    key = "my-own-fingerprint-key-0123456789"
+    own, given = tmp_path / "own.db", tmp_path / "given.db"
+    Store.open(own, create=True).close()
+    Store.open(given, create=True, fingerprint_key=key.encode()).close()
+    for path in (own, given):
+        path.chmod(0o644)
+    _, stderr = _cli_env(["history", "--state", str(own)], tmp_path, {})
+    assert "and it holds the fingerprint key of the secrets' markers" in stderr
+    env = {"AUDITOR_FINGERPRINT_KEY": key}
+    _, stderr = _cli_env(["history", "--state", str(given)], tmp_path, env)
+    line = next(x for x in stderr.splitlines() if "chmod 600" in x)
+    assert "holds the fingerprint key" not in line
+    assert "the fingerprint key is not in it: AUDITOR_FINGERPRINT_KEY gives it" in line

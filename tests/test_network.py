@@ -413,6 +413,55 @@ def test_proxy_credentials_are_never_shown_anywhere(emu: Any, tls: Any, tmp_path
                 assert form.encode() not in data, (secret, form)
 
 
+def test_a_proxy_password_that_is_a_word_is_not_scrubbed_from_the_settings(
+    emu: Any, tmp_path: Path, proxy: TestProxy
+) -> None:
+    """A password a person chose (`github`) may be any word of the settings: remembered, it was
+    scrubbed from every stored value for good (the allowlist's `github` a marker), and every
+    run and review after was incomplete (exit 2), with no proxy set too. auditor never writes
+    the password itself: a word is not remembered (review R3 #2)."""
+    plain = emulator_env(emu, tmp_path / "plain.db") | {"AUDITOR_PROXY": proxy.url()}
+    word = emulator_env(emu, tmp_path / "word.db") | {"AUDITOR_PROXY": proxy.url("ci", "github")}
+    for env in (plain, word):
+        code, _, err = run_cli(["sync", "-q"], env, tmp_path)
+        assert code == 0, err
+    stored = _state(tmp_path / "plain.db")
+    assert "github" in repr(stored["revisions"])  # the word is in the settings
+    assert _state(tmp_path / "word.db") == stored
+    codes = []
+    for env in (plain, word):
+        offline = {k: v for k, v in env.items() if k != "AUDITOR_PROXY"}
+        out = str(tmp_path / f"r-{len(codes)}")
+        code, _, err = run_cli(
+            ["run", "--offline", "--out", out, "-o", "json", "-q"], offline, tmp_path
+        )
+        codes.append(code)
+        assert "cannot be decided" not in err, err
+    assert codes[0] == codes[1] and codes[0] in (0, 1)
+
+
+@pytest.mark.parametrize("password", ["proxy", "password", "failed", "accept"])
+def test_a_weak_proxy_password_leaves_the_error_line_whole(
+    emu: Any, tmp_path: Path, password: str
+) -> None:
+    """A password that is a word of auditor's own line (`proxy`, `password`) became `[token]`
+    there: which word went missing told the password (review R3 #3)."""
+    server = TestProxy(auth=("svc-audit", "right-password"))
+    try:
+        env = emulator_env(emu, tmp_path / "state.db") | {
+            "AUDITOR_PROXY": server.url("svc-audit", password)
+        }
+        code, _, err = run_cli(["sync"], env, tmp_path)
+    finally:
+        server.close()
+    assert code == 2
+    assert "[token]" not in err, err
+    assert (
+        f"the proxy 127.0.0.1:{server.port} did not accept the user name and password of the "
+        "proxy URL (407 Proxy Authentication Required); not retried"
+    ) in _error_line(err)
+
+
 def test_a_407_is_one_line_saying_it_was_the_proxy(emu: Any, tls: Any, tmp_path: Path) -> None:
     server = TestProxy(auth=("ci", "secret-proxy-password"))
     try:
@@ -560,6 +609,32 @@ def test_the_right_bundle_is_trusted_and_replaces_the_default(
     assert "set AUDITOR_CA_BUNDLE" not in line
 
 
+def test_a_bundle_of_the_issuing_intermediate_ca_alone_is_trusted(emu: Any, tmp_path: Path) -> None:
+    """A company bundle holding only its issuing (intermediate) CA: curl's `--cacert` accepts
+    it (partial chain); auditor refused it (`unable to get issuer certificate`) (review R3 #4)."""
+    root = trustme.CA()
+    issuing = root.create_child_ca()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    issuing.issue_cert(*SERVICE_NAMES).configure_cert(context)  # sends leaf and intermediate
+    ports = [int(url.rsplit(":", 1)[1]) for url in (emu.base_url, emu.app_url)]
+    fronts = [TLSFront(port, context) for port in ports]
+    bundle = tmp_path / "issuing-ca.pem"
+    issuing.cert_pem.write_to_path(str(bundle))
+    try:
+        tls = (fronts[0].port, fronts[1].port, bundle)
+        env = _https(emulator_env(emu, tmp_path / "state.db"), tls)
+        code, out, err = run_cli(["sync", "-q"], env | {"AUDITOR_CA_BUNDLE": str(bundle)}, tmp_path)
+        assert (code, out, err) == (0, "", "")
+        other = tmp_path / "other.pem"  # another company's intermediate: still refused
+        trustme.CA().create_child_ca().cert_pem.write_to_path(str(other))
+        env |= {"AUDITOR_CA_BUNDLE": str(other), "AUDITOR_STATE": str(tmp_path / "o.db")}
+        code, _, err = run_cli(["sync"], env, tmp_path)
+        assert code == 2 and "certificate not accepted by the CA bundle" in _error_line(err)
+    finally:
+        for front in fronts:
+            front.close()
+
+
 def test_ca_bundle_from_a_config_file_is_relative_to_it(emu: Any, tls: Any, tmp_path: Path) -> None:
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "ca.pem").write_bytes(tls[2].read_bytes())
@@ -636,6 +711,10 @@ def test_a_bad_ca_bundle_is_a_config_error_naming_it(
         ("http://u:Sekr1t/Pw0rd@proxy:3128", "has a character that must be percent-encoded"),
         ("http://u:Sekr1tPw0rd@proxy:99999", "not a valid proxy URL (the port is not a number"),
         ("http://u:Sekr1tPw0rd@proxy:3128/path?q=1", "without a path, query or fragment"),
+        (  # a Cyrillic o (U+043E), as pasted: was "unexpected TypeError" at the first request
+            "http://u:Sekr1tPw0rd@pr\u043exy.corp:3128",
+            "the proxy URL's host has a character that is not ASCII",
+        ),
     ],
 )
 def test_a_bad_proxy_url_is_refused_without_showing_it(
@@ -711,3 +790,28 @@ def test_a_block_openssl_cannot_read_is_named_at_the_sync(
         "cannot be read ("
     ), err
     assert not (tmp_path / "state.db").exists()  # a first sync that failed leaves nothing
+
+
+@pytest.mark.parametrize("password", ["github", "Sekr1t-Pw0rd-9x"])
+def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password: str) -> None:
+    """Text from outside (an error body quoted in the line) is searched for the password, a
+    word too; auditor's own wording never is (review R3 #3)."""
+    import httpx
+
+    from auditor.errors import ApiError
+    from auditor.fetch.deadline import Network
+    from auditor.fetch.retry import Requester, RetryPolicy
+    from auditor.redact import Redactor
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = {"title": "Bad Request", "detail": f"proxy rejected {password} for the request"}
+        return httpx.Response(400, json=body, headers={"content-type": "application/json"})
+
+    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
+    client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
+    requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
+    with pytest.raises(ApiError) as caught:
+        requester.get_json("/x", {}, "page 1")
+    text = str(caught.value)
+    assert password not in text and "[token]" in text, text
+    assert "proxy rejected" in text, text

@@ -132,3 +132,111 @@ def test_lint_warns_where_the_engine_cannot_decide(
         assert len(warnings) == 1, out
         assert f"`{warned}`" in warnings[0]["text"]
         assert warnings[0]["line"] == "6"
+
+
+# The review's reproductions (R3 #1, #6): a rule, the live settings and a proposed change that
+# puts a secret where the rule reads. `policy lint` warns exactly when `review` of that change
+# cannot decide the rule (exit 2, an evaluation error).
+_EACH = "    assert:\n      each: {ARRAY}\n      assert: {INNER}\n"
+HIDDEN_CASES = {
+    "args-element": (
+        "mcpServers",
+        "{none: args, assert: {path: '@', matches: '^--(no-sandbox|dangerously)'}}",
+        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
+        {
+            "mcpServers": [
+                {
+                    "name": "gh",
+                    "command": "npx",
+                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
+                }
+            ]
+        },
+        True,
+    ),
+    "extraArgs-element": (
+        "customModels",
+        "{none: extraArgs, assert: {path: '@', starts_with: '--insecure'}}",
+        {"customModels": [{"id": "custom:a", "extraArgs": ["gw-proxy"]}]},
+        {
+            "customModels": [
+                {"id": "custom:a", "extraArgs": ["gw-proxy", "--api-key", "s3cretvalue99x"]}
+            ]
+        },
+        True,
+    ),
+    "ref-argument": (
+        "customModels",
+        "{path: apiKey, starts_with_any: {ref: modelPolicy.keyPrefixes}}",
+        {
+            "modelPolicy": {"keyPrefixes": ["${", "sk-"]},
+            "customModels": [{"id": "custom:a", "apiKey": "${KEY}"}],
+        },
+        {
+            "modelPolicy": {"keyPrefixes": ["${", "sk-"]},
+            "customModels": [{"id": "custom:a", "apiKey": "sk-abcdefghijklmnop0123456789"}],
+        },
+        True,
+    ),
+    "excludes-on-args": (  # membership in an array is decided by fingerprint
+        "mcpServers",
+        "{path: args, excludes: '--insecure', default: []}",
+        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
+        {
+            "mcpServers": [
+                {
+                    "name": "gh",
+                    "command": "npx",
+                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
+                }
+            ]
+        },
+        False,
+    ),
+    "guarded-element": (  # a test that fails on the marker first: decided
+        "mcpServers",
+        "{none: args, assert: {path: '@', not_matches: '^\\[secret ', matches: '^--no-sandbox'}}",
+        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
+        {
+            "mcpServers": [
+                {
+                    "name": "gh",
+                    "command": "npx",
+                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
+                }
+            ]
+        },
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HIDDEN_CASES))
+def test_lint_warns_exactly_where_a_review_of_the_hidden_value_cannot_decide(
+    tmp_path: Path, case: str
+) -> None:
+    import json
+
+    from tests.conftest import run_cli
+
+    array, inner, live, proposed, undecidable = HIDDEN_CASES[case]
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        RULE.replace(
+            "    assert: {LEAF}\n", _EACH.replace("{ARRAY}", array).replace("{INNER}", inner)
+        )
+        + "    on_missing: pass\n"
+    )
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    code, out, err = run(tmp_path, "lint", str(policy))
+    assert code == 0, out + err
+    warnings = _hidden_warnings(out)
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--policy", str(policy)]
+    argv += ["--out", str(tmp_path / "out"), "-o", "md", "-q"]
+    env = {"AUDITOR_STATE": str(tmp_path / "state.db")}
+    review, rout, rerr = run_cli(argv, env=env, cwd=tmp_path)
+    assert review == (2 if undecidable else 0), rout + rerr
+    assert ("cannot be decided" in rout + rerr) == undecidable, rout + rerr
+    assert len(warnings) == (1 if undecidable else 0), out

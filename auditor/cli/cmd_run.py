@@ -24,6 +24,7 @@ from auditor.cli.common import (
     parse_at,
     require_remote,
     sync_store,
+    warn_exposed_org_states,
 )
 from auditor.cli.failure import report_failure, scrubbed
 from auditor.cli.outdir import (
@@ -83,6 +84,8 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
         entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
         ctx.tokens.update(e.token for e in entries if e.token)
+        if not getattr(args, "quiet", False):  # each organization's state file, as `--state`'s is
+            warn_exposed_org_states(config, entries, ctx)
     now = ctx.clock()
     at = parse_at(args.at, now)
     loaded = load_inputs(

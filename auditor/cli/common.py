@@ -11,7 +11,7 @@ import contextlib
 import ipaddress
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS
-from auditor.config import Config, empty_variables, ignored_proxy_variable, load_config
+from auditor.config import (
+    Config,
+    OrgEntry,
+    empty_variables,
+    ignored_proxy_variable,
+    load_config,
+)
 from auditor.errors import AuditorError, ConfigError, StoreError, UsageError
 from auditor.store import Store
 from auditor.store.file import lock_path
@@ -65,15 +71,31 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     if config.proxy is not None and config.proxy.secret:  # never shown, as the token is
         ctx.tokens.add(config.proxy.secret)
     ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
-    if not values.get("quiet") and config.state_url is None:  # once per command
-        from auditor.common.escape import terminal_text
-        from auditor.store.file import exposed_warning
-
-        state = config.state_path
-        found = exposed_warning(Path(ctx.cwd) / state, lambda: config.state_shown)
-        if found is not None:
-            print(terminal_text(f"auditor: warning: {found}"), file=ctx.stderr)
+    if not values.get("quiet"):  # once per command
+        warn_exposed_state(config, ctx)
     return config
+
+
+def warn_exposed_state(config: Config, ctx: Context) -> None:
+    """Say once that the configured SQLite state file may be read by every local account
+    (`exposed_warning`); each organization's of `run --orgs` (`state-<org>.db`) too, as the
+    command opens those."""
+    if config.state_url is not None:
+        return
+    from auditor.common.escape import terminal_text
+    from auditor.store.file import exposed_warning
+
+    found = exposed_warning(Path(ctx.cwd) / config.state_path, lambda: config.state_shown)
+    if found is not None:
+        print(terminal_text(f"auditor: warning: {found}"), file=ctx.stderr)
+
+
+def warn_exposed_org_states(config: Config, entries: Iterable[OrgEntry], ctx: Context) -> None:
+    """`warn_exposed_state` for the state file of each organization of an `--orgs` run."""
+    from auditor.config import org_config
+
+    for entry in entries:
+        warn_exposed_state(org_config(config, entry, Path()), ctx)
 
 
 def open_store(

@@ -48,7 +48,19 @@ class Network:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The proxy's password (as text), kept out of every message as the token is."""
+        """The proxy's password (as text) when it may be a credential (`may_be_credential`):
+        remembered and kept out of every stored value and message as the token is. A word
+        (`github`, `proxy`) is not: scrubbed from every key and value after, and from auditor's
+        own wording, it would hide what is no secret and tell the password by what went
+        missing. auditor never writes the password itself (only into Proxy-Authorization)."""
+        from auditor.redact.commands import may_be_credential
+
+        return tuple(p for p in self.outside_secrets if may_be_credential(p))
+
+    @property
+    def outside_secrets(self) -> tuple[str, ...]:
+        """The proxy's password (as text), whatever it is: `[token]` in text that came from
+        outside and goes into a message (a response body, an exception's text)."""
         if self.proxy_auth is None or not self.proxy_auth[1]:
             return ()
         return (self.proxy_auth[1].decode("utf-8", "replace"),)
@@ -214,7 +226,9 @@ def _tls_context(network: Network) -> ssl.SSLContext:
     every transport made two (one discarded), so a sync with an app address paid four before
     its first request. A context is safe to share.
 
-    A bundle whose certificates OpenSSL cannot read (checked as PEM when the configuration was
+    A bundle's certificates are trust anchors whether root or intermediate
+    (`VERIFY_X509_PARTIAL_CHAIN`, as curl's `--cacert`). A bundle whose certificates OpenSSL
+    cannot read (checked as PEM when the configuration was
     read, `auditor.config`) is a ConfigError naming it and where it was set."""
     key = network.ca_pem
     if key not in _TLS:
@@ -222,7 +236,11 @@ def _tls_context(network: Network) -> ssl.SSLContext:
             _TLS[key] = httpx.create_ssl_context(trust_env=False)
         else:
             try:  # cadata: these certificates alone, not the system's nor certifi's
-                _TLS[key] = ssl.create_default_context(cadata=key)
+                context = ssl.create_default_context(cadata=key)
+                # a bundle holding only the company's issuing (intermediate) CA is trusted as
+                # curl's `--cacert` trusts it (OpenSSL's partial chain, which curl sets)
+                context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+                _TLS[key] = context
             except (ssl.SSLError, ValueError) as exc:
                 reason = getattr(exc, "reason", None) or type(exc).__name__
                 raise ConfigError(

@@ -218,13 +218,19 @@ def _status_text(status: int) -> str:
         return str(status)
 
 
-def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str], str]) -> str:
+def problem_message(
+    response: httpx.Response,
+    body: bytes,
+    redact: Callable[[str], str],
+    words: Callable[[str], str] = str,
+) -> str:
     """`→ 403 Forbidden: detail (request id r-1)` from a problem body, else the bare status.
 
     Both problem shapes are read: v0 `{title, detail, status, metadata: {requestId}}` and v1
     `{title, detail, status, requestId}`. The request id is what the platform's support asks
     for; it is shown only when it looks like an id (a short run of letters, digits and `._:-`).
-    `redact` scrubs the title and detail before they are cut (see `_clip`).
+    `redact` scrubs the title and detail before they are cut (see `_clip`); `words` replaces
+    what must be hidden in them first, even where they are kept whole (the proxy's password).
     """
     title, detail, request_id = "", "", ""
     try:
@@ -237,8 +243,9 @@ def problem_message(response: httpx.Response, body: bytes, redact: Callable[[str
         # (the status's phrase stands in), a detail that is not text is shown as JSON, on one
         # line, escaped; never as Python writes it (`{'x': ['a']}`).
         found_title = problem.get("title")
-        title = _clip(found_title if isinstance(found_title, str) else "", _MAX_TITLE, redact)
-        detail = _clip(_as_text(problem.get("detail")), _MAX_DETAIL, redact)
+        found_title = words(found_title) if isinstance(found_title, str) else ""
+        title = _clip(found_title, _MAX_TITLE, redact)
+        detail = _clip(words(_as_text(problem.get("detail"))), _MAX_DETAIL, redact)
         meta = problem.get("metadata")
         found = problem.get("requestId") or (
             meta.get("requestId") if isinstance(meta, dict) else None
@@ -495,6 +502,22 @@ class Requester:
             return label
         return _clip(label, _MAX_LABEL, self._redactor.redact_shown)
 
+    def _outside(self, text: str) -> str:
+        """Text from outside (a response body, an exception's text) as a message shows it:
+        redacted, and the proxy's password `[token]` even when it is a word (`proxy`), which
+        is kept out of auditor's own wording (`Network.secrets`)."""
+        return self._redactor.redact_shown(self._words(text))
+
+    def _words(self, text: str) -> str:
+        """`text` from outside with the proxy's password, whatever it is, as `[token]` (what
+        `_clip` keeps whole is redacted with the message it goes into, never with this)."""
+        secrets = self._policy.network.outside_secrets
+        if not secrets:
+            return text
+        from auditor.redact.shown import named_tokens
+
+        return named_tokens(text, secrets)
+
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
         text = self._redactor.redact_shown(message)
         return ApiError(text, url=self._redactor.redact_shown(str(request.url)), status=status)
@@ -541,7 +564,7 @@ class Requester:
             raise self._proxy_answer(status, label, request)
         if status in RETRY_STATUSES:
             wait = parse_retry_after(response.headers.get("retry-after"), self._now(response))
-            raise _Retryable(problem_message(response, body, self._redactor.redact_shown), wait)
+            raise _Retryable(problem_message(response, body, self._outside, self._words), wait)
         return Fetched(response, body, request, label, where)
 
     def _transport_failure(
@@ -566,7 +589,7 @@ class Requester:
         fatal = _fatal_reason(cause, self._policy.network)
         if fatal is None:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
-            detail = f" ({_clip(said, _MAX_TITLE, self._redactor.redact_shown)})" if said else ""
+            detail = f" ({_clip(self._words(said), _MAX_TITLE, self._outside)})" if said else ""
             where = f"{proxy}failed" if proxy else "failed"
             return _Retryable(
                 f"{where}: {type(exc).__name__}{detail}{beyond}", network=True, connect=connect
@@ -610,14 +633,14 @@ class Requester:
 
     def clipped(self, text: str, limit: int) -> str:
         """`redacted_cut` under this requester's display-only redaction."""
-        return redacted_cut(text, limit, self._redactor.redact_shown)
+        return redacted_cut(text, limit, self._outside)
 
     def _not_http(
         self, malformed: str, label: str, request: httpx.Request, proxy: str = ""
     ) -> ApiError:
         """The error for an answer the HTTP parser refused (`_malformed`): not retried.
         `proxy`: `the proxy HOST:PORT ` when it was the proxy's answer."""
-        shown = _clip(malformed, _MAX_TITLE, self._redactor.redact_shown)
+        shown = _clip(self._words(malformed), _MAX_TITLE, self._outside)
         whose = f"the answer of {proxy.rstrip()}" if proxy else "the answer"
         return self._error(
             f"{self._shown(label)} on {_host(request)}: {whose} is not valid HTTP/1.1 "
@@ -697,17 +720,17 @@ class Requester:
         response, body, request, label, where = fetched
         status = response.status_code
         if status >= 400:
-            problem = problem_message(response, body, self._redactor.redact_shown)
+            problem = problem_message(response, body, self._outside, self._words)
             raise self._error(f"{self._shown(label)} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
-            moved = _redirect_note(response, request, self._redactor.redact_shown)
+            moved = _redirect_note(response, request, self._outside)
             raise self._error(
                 f"{self._shown(label)} → {_status_text(status)}{moved} ({where})", request, status
             )
         content_type = response.headers.get("content-type", "")
         if not _is_json(content_type):
             # redacted before it is cut: a token echoed there, cut, is no longer one it knows
-            shown = shorten(self._redactor.redact_shown(content_type), 40)
+            shown = shorten(self._outside(content_type), 40)
             shown = shown if content_type else "no content type"
             raise self._error(
                 f"{self._shown(label)} → {status}: expected JSON, got {shown} ({where})", request

@@ -239,43 +239,57 @@ def _all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
 
 
 # A value the redactor hid, as a run reads it: whole where a secret is by meaning (`apiKey`, a
-# value of `env`, a hosted model's credential), inside the text of a command line (a password
-# argument, a token in a header). The visible text around the latter is neutral: a pattern
-# anchored at a command's start or end is decided by that text in a run, not by the marker.
+# value of `env`, a hosted model's credential) and where an argv array's element is a password
+# option's value (`["--api-key", X]`: `argv_secrets`); inside the text of a command line (a
+# password argument, a token in a header) or of an argv element (`-pX`); an argv array holding
+# a whole marker. The visible text around a marker inside a text is neutral: a pattern anchored
+# at a command's start or end is decided by that text in a run, not by the marker.
 _SAMPLE_MARKER = "[secret fp:0123abcd len:40]"
 _SAMPLE_COMMAND = f"x {_SAMPLE_MARKER} x"
+_SAMPLE_ARGV = ["x", "--api-key", _SAMPLE_MARKER]
 # The marker a literal of the rule has under the sample's key: never the sample's own (a rule's
 # literal is not the hidden value), so equality is decided as a run decides it, by fingerprint.
 _OTHER_MARKER = "[secret fp:fedcba98 len:{}]"
+# What a `{ref: …}` argument may read from the document, unknown to lint: a neutral text or a
+# list of one (the first an operator takes). A run decides nothing more on a whole marker with
+# it, whatever the document holds.
+_REF_SAMPLES: tuple[Any, ...] = ("y", ["y"])
 
 _REGEX_OPS = ("matches", "not_matches")
 
 
-def _fix(op: str, whole: bool) -> str:
-    """How the shipped packs keep such a test decided."""
-    if op in _REGEX_OPS:
-        fix = (
+def _fix(op: str, arg: Any, whole: bool) -> str:
+    """How the shipped packs keep such a test decided (naming `[secret ` only where the
+    argument is text the rule writes)."""
+    texts = isinstance(arg, str) or (
+        isinstance(arg, list) and bool(arg) and all(isinstance(a, str) for a in arg)
+    )
+    fixes = []
+    if op in _REGEX_OPS and not isinstance(arg, Ref):
+        fixes.append(
             "add a `\\[secret ` alternative to the pattern, as the shipped packs do "
             "(`'(\\[secret |…)'`)"
         )
-    else:
-        fix = "name `[secret ` among its arguments"
+    elif texts and op != "type" and not isinstance(arg, Ref):
+        fixes.append("name `[secret ` among its arguments")
     if whole:
-        fix += (
-            ", or put `not_matches: '^\\[secret '` before it in the leaf "
+        fixes.append(
+            "put `not_matches: '^\\[secret '` before it in the leaf "
             "(as the shipped BASE-MOD-003 does)"
         )
-    return fix + ": a marker is then judged by its text"
+    elif not fixes:
+        fixes.append("put `not_matches: '\\[secret '` before it in the leaf")
+    return ", or ".join(fixes) + ": a marker is then judged by its text"
 
 
 def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
     """Warn for each leaf that reads a place where the redactor hides values by meaning (its
-    table, `auditor.redact.names`, as the redactor walks it) with a test a run cannot decide on
-    the marker standing there (`auditor.operators.hidden`: a pattern that does not speak of
-    markers, tried on a sample one): every revision holding a secret there is an `error`
-    result, so every run and review is incomplete (exit 2). The leaf's tests are tried in
-    order, as a run applies them: one that fails on the marker first (`not_matches:
-    '^\\[secret '`) leaves the rest unread."""
+    table, `auditor.redact.names`, as the redactor walks it; an argv array, `argv_secrets`)
+    with a test a run cannot decide on the marker standing there (`auditor.operators.hidden`:
+    a pattern that does not speak of markers, tried on each form the hidden value may take
+    there): every revision holding a secret there is an `error` result, so every run and
+    review is incomplete (exit 2). The leaf's tests are tried in order, as a run applies them:
+    one that fails on the marker first (`not_matches: '^\\[secret '`) leaves the rest unread."""
     docs: dict[str, YamlDocument] = {}
     found: list[LintProblem] = []
     for rule in policy.rules:
@@ -290,89 +304,129 @@ def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
 
 
 def _all_leaves(cond: Condition, prefix: Keys) -> Iterator[tuple[Leaf, Keys]]:
-    """Every leaf with the object keys on the way to it (a quantifier's keys too, selectors
-    and indexes left out: the redactor judges a place by its keys)."""
+    """Every leaf with the object keys on the way to it (a quantifier's keys too, each array
+    level as `[*]`: the redactor judges a place by its keys, and an array's element apart)."""
     if isinstance(cond, Leaf):
         yield cond, prefix
     elif isinstance(cond, Logic):
         for child in cond.children:
             yield from _all_leaves(child, prefix)
     else:
-        yield from _all_leaves(cond.condition, (*prefix, *_keys(cond.path)))
+        yield from _all_leaves(cond.condition, (*prefix, *_keys(cond.path), STAR))
 
 
 def _keys(path: Any) -> Keys:
     from auditor.policy.pathexpr import Key
 
-    return tuple(step.name for step in path.steps if isinstance(step, Key))
+    return tuple(step.name if isinstance(step, Key) else STAR for step in path.steps)
 
 
-def _sample(rule: Rule, keys: Keys) -> str | None:
+def _argv_key(key: str) -> bool:
+    """A key whose value is a command line or the words of one (`command`, `args`,
+    `extraArgs`: the redactor's command keys, or a name ending in one)."""
+    from auditor.redact.names import is_command_key, words
+
+    named = words(key)
+    return is_command_key(key) or (bool(named) and is_command_key(named[-1]))
+
+
+def _samples(rule: Rule, keys: Keys) -> list[Any]:
     """What a run may read at `keys` where the redactor hides a value there by meaning: a whole
-    marker, a command line holding one; None where it hides nothing by meaning."""
-    from auditor.redact.names import is_command_key
+    marker, a command line holding one, an argv array holding one; none where it hides
+    nothing by meaning."""
+    from auditor.redact.commands import argv_secrets
+    from auditor.redact.names import words
     from auditor.redact.redactor import _child  # the redactor's walk of its table of places
 
     if rule.target == "change" and keys[:1] and keys[0] in _SIDES:
         keys = keys[1:]
     secret, hosted = 0, False
     for key in keys:
-        secret, hosted = _child(key, secret, hosted)
+        if key != STAR:  # an array's elements are redacted in its own context
+            secret, hosted = _child(key, secret, hosted)
     if secret:
-        return _SAMPLE_MARKER
-    if keys and is_command_key(keys[-1]):
-        return _SAMPLE_COMMAND
+        return [_SAMPLE_MARKER]
+    named = [k for k in keys if k != STAR]
+    if not named or not _argv_key(named[-1]):
+        return []
+    if keys[-1] == STAR:
+        # an element of an argv array: the redactor hides a password option's value whole
+        # (`argv_secrets` takes `["--api-key", X]`'s X), or the part after an attached option
+        hidden = argv_secrets(["x", "--api-key", "s3cret-sample-0123"])
+        return [_SAMPLE_MARKER, _SAMPLE_COMMAND] if hidden else [_SAMPLE_COMMAND]
+    if words(named[-1])[-1:] == ["args"]:
+        return [_SAMPLE_ARGV]  # the words of a command: an array
+    return [_SAMPLE_COMMAND, _SAMPLE_ARGV]  # a command line, or its exec form
+
+
+def _undecided(leaf: Leaf, sample: Any) -> tuple[str, Any] | None:
+    """The first operator of `leaf` (with its argument) a run cannot decide on `sample` (a
+    `HiddenValueError`), the operators before it holding there; None when one fails first or
+    all are decided. A `{ref: …}` argument is tried with what the document may hold there."""
+    for op, arg, shown in leaf.ops:
+        if op.kind not in ("value", "time"):
+            return None  # not a test of the value
+        verdict = None
+        for tried in _REF_SAMPLES if isinstance(arg, Ref) else (arg,):
+            verdict = _verdict(op, tried, sample)
+            if verdict != "type":
+                break
+        if verdict == "hidden":
+            return op.name, arg if isinstance(arg, Ref) else shown
+        if verdict != "held":
+            return None
     return None
 
 
-def _undecided(leaf: Leaf, sample: str) -> str | None:
-    """The first operator of `leaf` a run cannot decide on `sample` (a `HiddenValueError`),
-    the operators before it holding there; None when one fails first or all are decided."""
+def _verdict(op: Any, arg: Any, sample: Any) -> str:
+    """`held`, `failed`, `hidden` (not decided on the marker) or `type` (an error of its own
+    kind, whatever the redactor does)."""
     from datetime import UTC, datetime
 
     from auditor.operators import HiddenValueError, OperandTypeError, fingerprinting
 
     with fingerprinting(lambda text: _OTHER_MARKER.format(len(text))):
-        for op, arg, _ in leaf.ops:
-            if isinstance(arg, Ref) or op.kind not in ("value", "time"):
-                return None  # read from the document, or not a test of the value
-            try:
-                if op.kind == "time":
-                    ok = op.fn(sample, arg, datetime.now(UTC))
-                else:
-                    ok = op.fn(sample, arg)
-            except HiddenValueError:
-                return op.name
-            except (OperandTypeError, TypeError, ValueError, ArithmeticError):
-                return None  # an error of its own kind, whatever the redactor does
-            if not ok:
-                return None
-    return None
+        try:
+            now = (datetime.now(UTC),) if op.kind == "time" else ()
+            ok = op.fn(sample, arg, *now)
+        except HiddenValueError:
+            return "hidden"
+        except (OperandTypeError, TypeError, ValueError, ArithmeticError):
+            return "type"
+    return "held" if ok else "failed"
 
 
 def _hidden_value_problem(
     rule: Rule, leaf: Leaf, prefix: Keys, docs: dict[str, YamlDocument]
 ) -> str | None:
     for path in leaf.paths:
-        sample = _sample(rule, (*prefix, *_keys(path)))
-        op = None if sample is None else _undecided(leaf, sample)
-        if op is None or sample is None:
-            continue
-        whole = sample == _SAMPLE_MARKER
-        what = (
-            "a value the redactor hides"
-            if whole
-            else "a command line, where the redactor hides passwords and tokens"
-        )
-        text = (
-            f"rule {rule.id}: `{op}` on `{path.text}` ({what}) cannot be decided on a "
-            "`[secret fp:… len:…]` marker, so a revision with a secret there is an `error` "
-            f"result and the run or review is incomplete (exit 2); {_fix(op, whole)}"
-        )
-        source = rule.source
-        if source is None:
-            return f"{rule.id}: warning: {text}"
-        doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
-        where = (*leaf.where, op)
-        return problem(doc.locate(where), render(where), text, level="warning")
+        for sample in _samples(rule, (*prefix, *_keys(path))):
+            found = _undecided(leaf, sample)
+            if found is None:
+                continue
+            op, arg = found
+            whole = sample == _SAMPLE_MARKER
+            element = len(_samples(rule, (*prefix, *_keys(path)))) > 1  # an argv array's
+            what = (
+                "an argv array's element, where the redactor hides a password option's value"
+                if whole and element
+                else "a value the redactor hides"
+                if whole
+                else "an argv array, where the redactor hides a password option's value"
+                if isinstance(sample, list)
+                else "a command line, where the redactor hides passwords and tokens"
+            )
+            text = (
+                f"rule {rule.id}: `{op}` on `{path.text}` ({what}) cannot be decided on a "
+                "`[secret fp:… len:…]` marker, so a revision with a secret there is an `error` "
+                f"result and the run or review is incomplete (exit 2); {_fix(op, arg, whole)}"
+            )
+            source = rule.source
+            if source is None:
+                return f"{rule.id}: warning: {text}"
+            doc = docs.get(source.file) or docs.setdefault(
+                source.file, load_yaml(Path(source.file))
+            )
+            where = (*leaf.where, op)
+            return problem(doc.locate(where), render(where), text, level="warning")
     return None

@@ -424,6 +424,14 @@ def _is_trigger(word: str) -> bool:
     return word == "login" or _MENTION.fullmatch(_name(word)) is not None
 
 
+def may_be_credential(value: str) -> bool:
+    """Whether a password a person may have chosen (an `--auth` / `--token` option's value, the
+    proxy's) may be a credential rather than a word (`github`, `proxy`, `sha256`): only such a
+    value is remembered and scrubbed from every key and value after (`credential_like`, and no
+    lower-case word and number)."""
+    return credential_like(value) and not _NAMED_WORD.fullmatch(value)
+
+
 def argv_secrets(items: list[object]) -> dict[int, str]:
     """In an argv-style array (`["sshpass", "-p", X, "ssh", "h"]`, an MCP server's `args:
     ["login", "-u", "ci", "-p", X]`), the places of the elements that are a password option's
@@ -457,9 +465,7 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
             # value is taken only when it may be a credential, or it would be remembered and
             # scrubbed from every key and value after
             value = words[i + 1]
-            if _STRONG.fullmatch(word) or (
-                credential_like(value) and not _NAMED_WORD.fullmatch(value)
-            ):
+            if _STRONG.fullmatch(word) or may_be_credential(value):
                 take(i + 1, value)
         elif word == "-p" and i > login:
             take(i + 1, words[i + 1])

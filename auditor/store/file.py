@@ -56,11 +56,11 @@ def check_regular(path: Path) -> None:
 def exposed_warning(path: Path, shown: Callable[[], str]) -> str | None:
     """One line when the state file at `path` (`shown()`: as a message names it) may be read by
     accounts other than its owner and group (o+r, or o+w): it holds the fingerprint key (the
-    HMAC key of every secret's marker, unless AUDITOR_FINGERPRINT_KEY supplies it) and the
-    redacted history. A new file is made 0600; one made before 0.3.0 (0644 under the usual
-    umask 022) keeps its mode. Sharing with a group (`chmod 640`) is supported: nothing said.
-    None when it is fine, missing, not an auditor state file or cannot be looked at (its
-    opening says why)."""
+    HMAC key of every secret's marker, unless AUDITOR_FINGERPRINT_KEY supplies it: the line
+    says which) and the redacted history. A new file is made 0600; one made before 0.3.0
+    (0644 under the usual umask 022) keeps its mode. Sharing with a group (`chmod 640`) is
+    supported: nothing said. None when it is fine, missing, not an auditor state file or
+    cannot be looked at (its opening says why)."""
     try:
         info = path.stat()
         mode = stat.S_IMODE(info.st_mode)
@@ -73,11 +73,39 @@ def exposed_warning(path: Path, shown: Callable[[], str]) -> str | None:
     if header[:16] != b"SQLite format 3\0" or header[68:72] != APPLICATION_ID.to_bytes(4, "big"):
         return None  # another program's file (refused when opened), or an empty one
     name = shown()
-    return (
-        f"state file {name} is open to every local account (mode {mode:04o}), and it holds the "
-        f"fingerprint key of the secrets' markers: `chmod 600 {name}` (or `chmod 640` to share "
-        "it with a group); a file made before auditor 0.3.0 keeps the mode it was made with"
+    held = _holds_fingerprint_key(path)
+    what = (
+        "it holds the fingerprint key of the secrets' markers"
+        if held
+        else "it holds the redacted settings history (the fingerprint key is not in it: "
+        "AUDITOR_FINGERPRINT_KEY gives it)"
+        if held is False
+        else "it may hold the fingerprint key of the secrets' markers"
     )
+    return (
+        f"state file {name} is open to every local account (mode {mode:04o}), and {what}: "
+        f"`chmod 600 {name}` (or `chmod 640` to share it with a group); a file made before "
+        "auditor 0.3.0 keeps the mode it was made with"
+    )
+
+
+def _holds_fingerprint_key(path: Path) -> bool | None:
+    """Whether the state file keeps its own fingerprint key (made without
+    AUDITOR_FINGERPRINT_KEY); None when that cannot be read (opened read-only, nothing
+    written: a file in WAL mode without its `-shm` beside it is not read)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        db = sqlite3.connect(uri, uri=True, timeout=0.5)
+        try:
+            row = db.execute("SELECT 1 FROM meta WHERE key = 'fingerprint_key'").fetchone()
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        return None
+    return row is not None
 
 
 def _loop(path: Path) -> str:

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "9a983d22042ed838fa83fba7ac2c15b0db6e964cb4f73c700c3c27e9d6e109b1"
+KEY = "bea19f1ccb6b9a573aadacd6fe8392a729dd5c640e7ca1f17480ebac72c1a181"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -37,6 +37,7 @@ def root(context, missing=missing, environment=environment):
     l_0_chart = resolve('chart')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
+    l_0_revisions_shown = resolve('revisions_shown')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
     l_0_cell = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
@@ -767,7 +768,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'))))
             yield '</p>'
         yield '<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th><th class="c-since">Since</th></tr></thead>\n<tbody>\n'
-        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
         yield '</tbody>\n</table>\n</section>\n'
     l_1_loop = l_1_g = l_1_r = l_1_rule_anchor = l_1_pass_rules = l_1_pass_anchor = missing
     if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
@@ -904,7 +905,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source')))
             yield '</code>.'
         yield '</p>\n<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th></tr></thead>\n<tbody>\n'
-        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'passing'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'passing'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
         yield '</tbody>\n</table>\n</section>\n'
     l_1_loop = l_1_g = l_1_r = l_1_pass_anchor = l_1_open_rules = l_1_rule_anchor = missing
     yield '\n<h2 id="inputs">Appendix B: inputs</h2>\n<h3>Policy files</h3>\n<table>\n<thead><tr><th>File</th><th>SHA-256</th><th class="num">Rules</th></tr></thead>\n<tbody>\n'
@@ -922,12 +923,14 @@ def root(context, missing=missing, environment=environment):
     yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
     yield ')</h3>\n<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
     if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
         pass
         yield '<tr><td colspan="2" class="more">'
         yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more; '
+        yield ' more (the oldest; the newest '
+        yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
+        yield ' are listed); '
         yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
         yield '</td></tr>'
     yield '</tbody>\n</table>\n<h3 id="reports-evaluated">Readiness reports evaluated ('
@@ -950,4 +953,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=111&3=131&4=136&5=141&8=158&9=167&10=172&14=176&24=188&27=190&28=192&29=194&34=196&38=203&39=210&40=212&41=214&42=216&43=218&44=224&47=232&50=238&52=240&56=248&57=251&59=253&69=262&71=266&72=268&74=271&78=289&80=294&83=308&86=312&93=314&95=318&96=325&97=327&99=335&100=353&101=355&103=361&104=381&111=399&116=411&120=414&121=416&122=418&123=420&133=428&135=439&136=442&137=450&139=455&140=457&144=460&145=468&147=476&150=479&154=496&155=500&157=515&160=521&162=524&164=538&166=541&168=555&170=558&175=573&179=576&180=581&190=610&191=615&192=618&193=620&194=628&198=638&206=650&207=653&208=661&210=680&212=692&213=694&215=696&222=708&223=712&224=719&225=722&226=724&227=731&228=742&229=748&230=764&234=770&238=773&239=776&243=778&245=793&250=800&253=810&254=815&258=818&265=824&266=826&267=828&268=830&269=832&273=837&277=849&278=853&279=860&280=863&281=865&282=885&283=896&287=907&297=911&301=923&305=925&308=934&312=936&315=945'
+debug_info = '2=112&3=132&4=137&5=142&8=159&9=168&10=173&14=177&24=189&27=191&28=193&29=195&34=197&38=204&39=211&40=213&41=215&42=217&43=219&44=225&47=233&50=239&52=241&56=249&57=252&59=254&69=263&71=267&72=269&74=272&78=290&80=295&83=309&86=313&93=315&95=319&96=326&97=328&99=336&100=354&101=356&103=362&104=382&111=400&116=412&120=415&121=417&122=419&123=421&133=429&135=440&136=443&137=451&139=456&140=458&144=461&145=469&147=477&150=480&154=497&155=501&157=516&160=522&162=525&164=539&166=542&168=556&170=559&175=574&179=577&180=582&190=611&191=616&192=619&193=621&194=629&198=639&206=651&207=654&208=662&210=681&212=693&213=695&215=697&222=709&223=713&224=720&225=723&226=725&227=732&228=743&229=749&230=765&234=771&238=774&239=777&243=779&245=794&250=801&253=811&254=816&258=819&265=825&266=827&267=829&268=831&269=833&273=838&277=850&278=854&279=861&280=864&281=866&282=886&283=897&287=908&297=912&301=924&305=926&308=937&312=939&315=948'

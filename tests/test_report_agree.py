@@ -1,0 +1,58 @@
+"""The outputs of one real run agree with each other (and with what the README promises).
+
+Each test runs what a user runs (the CLI against the emulator) and compares its reports."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import auditor.report.html as html_module
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
+
+
+@pytest.fixture
+def emu300() -> Iterator[Any]:
+    """A 300-revision history of 5 repositories (its own: tests add revisions to it)."""
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=300, repos=5) as e:
+        yield e
+
+
+def nightly(env: dict[str, str], out: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli(["run", "--out", str(out), *extra], env, out.parent)
+
+
+def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
+    emu300: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The page's caps made small, so a 300-revision history has rules past them (as a
+    # 3,000-revision one has past the real 200 and 1,000).
+    small = html_module.Caps(rows_per_rule=10, appendix_rows=50)
+    context = html_module.context
+
+    def small_context(data: Any, caps: Any = html_module.Caps()) -> Any:
+        return context(data, small if caps == html_module.Caps() else caps)
+
+    monkeypatch.setattr(html_module, "context", small_context)
+    env = emulator_env(emu300, tmp_path / "state.db")
+    nightly(env, tmp_path / "night1")
+    emu300.add_revisions(40)
+    nightly(env, tmp_path / "night2")
+    doc = json.loads((tmp_path / "night2" / "findings.json").read_text())
+    page = (tmp_path / "night2" / "report.html").read_text()
+    new = [f for f in doc["findings"] if f["lifecycle"] == "new"]
+    assert new and doc["summary"]["new"] == len(new)
+    missing = [(f["rule_id"], f["subject"]["key"]) for f in new if f["fingerprint"] not in page]
+    assert missing == []
+    # a rule cut in the page says its oldest results were left out
+    assert re.search(r"more finding\(s\) of this rule not shown \(the oldest; limit 10 per rule", page)
+    # Appendix B lists the newest revisions: the audited one's hash is in the page
+    newest = doc["inputs"]["revisions_evaluated"][-1]
+    assert newest["sha256"] in page
+    assert "more (the oldest; the newest 50 are listed)" in page

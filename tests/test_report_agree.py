@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,46 @@ def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
     newest = doc["inputs"]["revisions_evaluated"][-1]
     assert newest["sha256"] in page
     assert "more (the oldest; the newest 50 are listed)" in page
+
+
+def test_a_control_none_of_whose_results_applied_is_not_met_and_not_applicable_is_not_passing(
+    tmp_path: Path,
+) -> None:
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=11, revisions=300, repos=10
+    ) as emu:
+        env = emulator_env(emu, tmp_path / "state.db")
+        nightly(env, tmp_path / "out", "-o", "html,json,oscal")
+    out = tmp_path / "out"
+    doc = json.loads((out / "findings.json").read_text())
+    rules = {r["id"]: r for r in doc["rules"]}
+    by: dict[str, Counter[str]] = {}
+    for f in doc["findings"]:
+        for c in rules[f["rule_id"]]["controls"]:
+            by.setdefault(c, Counter())[f["status"]] += 1
+    page = (out / "report.html").read_text()
+    oscal = json.loads((out / "findings.oscal.json").read_text())
+    controls = {
+        next(p["value"] for p in x["props"] if p["name"] == "control"): x
+        for x in oscal["assessment-results"]["results"][0]["findings"]
+    }
+    only_na = [c for c, n in by.items() if set(n) == {"not_applicable"}]
+    with_na = [c for c, n in by.items() if n["not_applicable"] and n["pass"]]
+    assert only_na and with_na  # the scene has both kinds
+    for c in [*only_na, *with_na]:
+        n = by[c]
+        row = re.search(r'title="%s">.*?</tr>' % re.escape(c), page)
+        assert row is not None
+        cells = [re.sub("<[^>]+>", "", x) for x in re.findall(r"<td[^>]*>(.*?)</td>", row[0])]
+        state, passing, na = cells[0], int(cells[4]), int(cells[5])
+        assert (passing, na) == (n["pass"], n["not_applicable"])
+        status = controls[c]["target"]["status"]
+        if c in only_na:
+            assert state == "not applicable"
+            assert status == {"state": "not-satisfied", "reason": "other"}
+            assert "Not applicable" in controls[c]["description"]
+        elif not n["fail"] + n["error"] + n["unknown"] + n["waived"]:
+            assert state == "met" and status["state"] == "satisfied"
+        assert f"{n['pass']} passing and {n['not_applicable']} not applicable" in (
+            controls[c]["description"]
+        )

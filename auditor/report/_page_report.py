@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "bea19f1ccb6b9a573aadacd6fe8392a729dd5c640e7ca1f17480ebac72c1a181"
+KEY = "70c22e46cfc10f7bb33db44a7ed144daeab2ae562a97e331ad596696a900c9d0"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -573,7 +573,7 @@ def root(context, missing=missing, environment=environment):
     yield '\n<h2 id="controls">Compliance by framework control</h2>\n'
     if (undefined(name='controls') if l_0_controls is missing else l_0_controls):
         pass
-        yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th>Rules</th></tr></thead>\n<tbody>\n'
+        yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th class="num">Not applicable</th><th>Rules</th></tr></thead>\n<tbody>\n'
         for l_1_c in (undefined(name='controls') if l_0_controls is missing else l_0_controls):
             l_1_control_anchor = resolve('control_anchor')
             _loop_vars = {}
@@ -598,6 +598,8 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_1_c, 'waived')))
             yield '</td><td class="num">'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'passing')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'not_applicable')))
             yield '</td><td class="rules">'
             yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(l_1_c, 'rules'), _loop_vars=_loop_vars)))
             yield '</td></tr>\n'
@@ -633,7 +635,9 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'waived')))
         yield ' waived, '
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'passing')))
-        yield ' passing; rules '
+        yield ' passing, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'not_applicable')))
+        yield ' not applicable; rules '
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(environment.getattr(l_1_c, 'row'), 'rules'), _loop_vars=_loop_vars)))
         yield '.</p>\n<table class="drill">\n<thead><tr><th class="c-rule">Rule</th><th class="c-status">Status</th><th>Evidence (checked: found — results)</th></tr></thead>\n<tbody>\n'
         for l_2_part in context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'drill'), environment.getattr(l_1_c, 'rules'), (undefined(name='ca') if l_1_ca is missing else l_1_ca), _loop_vars=_loop_vars):
@@ -953,4 +957,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=112&3=132&4=137&5=142&8=159&9=168&10=173&14=177&24=189&27=191&28=193&29=195&34=197&38=204&39=211&40=213&41=215&42=217&43=219&44=225&47=233&50=239&52=241&56=249&57=252&59=254&69=263&71=267&72=269&74=272&78=290&80=295&83=309&86=313&93=315&95=319&96=326&97=328&99=336&100=354&101=356&103=362&104=382&111=400&116=412&120=415&121=417&122=419&123=421&133=429&135=440&136=443&137=451&139=456&140=458&144=461&145=469&147=477&150=480&154=497&155=501&157=516&160=522&162=525&164=539&166=542&168=556&170=559&175=574&179=577&180=582&190=611&191=616&192=619&193=621&194=629&198=639&206=651&207=654&208=662&210=681&212=693&213=695&215=697&222=709&223=713&224=720&225=723&226=725&227=732&228=743&229=749&230=765&234=771&238=774&239=777&243=779&245=794&250=801&253=811&254=816&258=819&265=825&266=827&267=829&268=831&269=833&273=838&277=850&278=854&279=861&280=864&281=866&282=886&283=897&287=908&297=912&301=924&305=926&308=937&312=939&315=948'
+debug_info = '2=112&3=132&4=137&5=142&8=159&9=168&10=173&14=177&24=189&27=191&28=193&29=195&34=197&38=204&39=211&40=213&41=215&42=217&43=219&44=225&47=233&50=239&52=241&56=249&57=252&59=254&69=263&71=267&72=269&74=272&78=290&80=295&83=309&86=313&93=315&95=319&96=326&97=328&99=336&100=354&101=356&103=362&104=382&111=400&116=412&120=415&121=417&122=419&123=421&133=429&135=440&136=443&137=451&139=456&140=458&144=461&145=469&147=477&150=480&154=497&155=501&157=516&160=522&162=525&164=539&166=542&168=556&170=559&175=574&179=577&180=582&190=613&191=618&192=621&193=623&194=631&198=643&206=655&207=658&208=666&210=685&212=697&213=699&215=701&222=713&223=717&224=724&225=727&226=729&227=736&228=747&229=753&230=769&234=775&238=778&239=781&243=783&245=798&250=805&253=815&254=820&258=823&265=829&266=831&267=833&268=835&269=837&273=842&277=854&278=858&279=865&280=868&281=870&282=890&283=901&287=912&297=916&301=928&305=930&308=941&312=943&315=952'

@@ -140,7 +140,8 @@ class ControlRow:
     failing: int
     unverified: int  # error or unknown
     waived: int
-    passing: int
+    passing: int  # `pass` results only
+    not_applicable: int = 0  # precondition false: nothing was tested, neither passing nor failing
 
     @property
     def code(self) -> str:
@@ -150,13 +151,16 @@ class ControlRow:
     @property
     def state(self) -> str:
         """`not met`, `unverified`, `waived` (nothing fails or is unverified, but a result
-        passes only because a waiver accepts it: an accepted exception, never `met`) or
-        `met`."""
+        passes only because a waiver accepts it: an accepted exception, never `met`), `met`
+        (some result passed, none failed) or `not applicable` (every result was
+        `not_applicable`: nothing was tested, so the control is not shown as met)."""
         if self.failing:
             return "not met"
         if self.unverified:
             return "unverified"
-        return "waived" if self.waived else "met"
+        if self.waived:
+            return "waived"
+        return "met" if self.passing else "not applicable"
 
 
 _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` workers)
@@ -337,21 +341,23 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     for (_, status), (facts, n) in per_rule.items():
         slot = _tally_slot(status)
         for control in facts.controls:
-            t = tallies.setdefault(control, [0, 0, 0, 0])
+            t = tallies.setdefault(control, [0, 0, 0, 0, 0])
             rules.setdefault(control, set()).add(facts.rule_id)
             t[slot] += n
     rows = [
-        ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
+        ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3], t[4])
         for c, t in tallies.items()
     ]
     return sorted(rows, key=lambda r: (r.framework, control_key(r.control)))
 
 
 def _tally_slot(status: str) -> int:
-    """failing, unverified, waived or passing, by status (a waived one's raw status: `fail`
-    waived counts as waived, `error` or `unknown` waived as unverified)."""
+    """failing, unverified, waived, passing or not applicable, by status (a waived one's raw
+    status: `fail` waived counts as waived, `error` or `unknown` waived as unverified)."""
     if status == "fail":
         return 0
     if status in OPEN_STATUSES:
         return 1
-    return 2 if status == "waived" else 3
+    if status == "waived":
+        return 2
+    return 4 if status == "not_applicable" else 3

@@ -144,17 +144,26 @@ def _finding(
     """A control's finding, linked to the observations `linked` (`streamed`: an empty list of
     them, for `oscal_chunks` to fill)."""
     satisfied = row.state == "met"
+    # OSCAL's objective state is satisfied or not-satisfied only: a control none of whose
+    # results applied was not tested, so it is not satisfied, for reason `other` (its remarks
+    # say why), never `pass`
     reason = "pass" if satisfied else ("fail" if row.failing else "other")
     finding: dict[str, Any] = {
         "uuid": _uuid(data, "finding", row.control),
         "title": _line(f"{row.framework} {row.code}: {row.state}"),
         "description": _line(
             f"{row.failing} failing, {row.unverified} unverified (error or unknown), "
-            f"{row.waived} waived and {row.passing} passing result(s) of the rules "
-            f"{', '.join(row.rules)}."
+            f"{row.waived} waived, {row.passing} passing and {row.not_applicable} not applicable "
+            f"result(s) of the rules {', '.join(row.rules)}."
             + (
                 " Met only through waivers: the waived results are accepted exceptions, not passes."
                 if row.state == "waived"
+                else ""
+            )
+            + (
+                " Not applicable: no rule mapped to this control applied (every result's"
+                " precondition was false), so nothing was tested and it is not shown as satisfied."
+                if row.state == "not applicable"
                 else ""
             )
         ),

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+import auditor
+
 import auditor.report.html as html_module
 from auditor.emulator import start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
@@ -100,3 +102,65 @@ def test_a_control_none_of_whose_results_applied_is_not_met_and_not_applicable_i
         assert f"{n['pass']} passing and {n['not_applicable']} not applicable" in (
             controls[c]["description"]
         )
+
+
+EXAMPLES = Path(auditor.__file__).resolve().parents[1] / "examples"
+
+
+def test_a_reviews_oscal_and_html_say_it_reviews_the_proposed_file_and_which_rules_it_evaluated(
+    tmp_path: Path,
+) -> None:
+    code, _, _ = run_cli(
+        [
+            "review", str(EXAMPLES / "proposed-settings.yaml"),
+            "--against", str(EXAMPLES / "live-settings.yaml"),
+            "--author", "a@example.com", "--out", str(tmp_path / "out"),
+            "-o", "json,oscal,html,junit", "-q",
+        ],
+        {},
+        tmp_path,
+    )  # fmt: skip
+    assert code == 1
+    out = tmp_path / "out"
+    doc = json.loads((out / "findings.json").read_text())
+    proposed = doc["review"]["proposed_file"]
+    evaluated = {r["id"] for r in doc["rules"]}
+    oscal = json.loads((out / "findings.oscal.json").read_text())["assessment-results"]
+    result = oscal["results"][0]
+    props = {p["name"]: p["value"] for p in result["props"]}
+    assert proposed in result["title"] and "review" in result["title"]
+    assert proposed in result["description"] and "every rule was evaluated" not in (
+        result["description"]
+    )
+    assert f"every rule evaluated ({len(evaluated)})" in result["description"]
+    assert props["mode"] == "review" and props["proposed-file"] == proposed
+    assert "settings-revision" not in props  # the live side's, not the proposal's
+    assert int(props["rules-settings"]) + int(props["rules-change"]) == len(evaluated)
+    resources = oscal["back-matter"]["resources"]
+    counted = sum(
+        int(p["value"]) for r in resources for p in r.get("props", ()) if p["name"] == "rules-evaluated"
+    )
+    assert counted == len(evaluated)
+    titles = [r["title"] for r in resources]
+    assert not [t for t in titles if re.fullmatch(r"settings revision \d+", t)]
+    assert f"the proposed settings file {proposed}" in titles
+    page = (out / "report.html").read_text()
+    assert "every rule was evaluated" not in page
+    assert re.search(r"Rules evaluated</dt><dd>[^<]*\((\d+) in all\)", page)[1] == str(len(evaluated))  # type: ignore[index]
+    assert "settings revision 1<" not in page
+
+
+def test_a_run_that_left_rules_out_does_not_say_every_rule_was_evaluated(
+    emu300: Any, tmp_path: Path
+) -> None:
+    env = emulator_env(emu300, tmp_path / "state.db")
+    nightly(env, tmp_path / "out", "--no-usage", "--no-readiness", "-o", "json,oscal,html")
+    out = tmp_path / "out"
+    result = json.loads((out / "findings.oscal.json").read_text())["assessment-results"][
+        "results"
+    ][0]
+    assert "every rule was evaluated" not in result["description"]
+    assert "usage rule(s) not evaluated" in result["description"]
+    page = (out / "report.html").read_text()
+    assert "every rule was evaluated" not in page
+    assert re.search(r"rule\(s\) of the policies were left out \([^)]*usage", page)

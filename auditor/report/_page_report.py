@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "70c22e46cfc10f7bb33db44a7ed144daeab2ae562a97e331ad596696a900c9d0"
+KEY = "189c2d251b60a2c953b1375de30bcaeaf2a5d3f31c39829a8a776c9cc2bb4cbe"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -22,10 +22,13 @@ def root(context, missing=missing, environment=environment):
     l_0_d = resolve('d')
     l_0_css = resolve('css')
     l_0_page_css = resolve('page_css')
+    l_0_left_out = resolve('left_out')
+    l_0_rules_evaluated = resolve('rules_evaluated')
     l_0_controls = resolve('controls')
     l_0_drill = resolve('drill')
     l_0_groups = resolve('groups')
     l_0_passing = resolve('passing')
+    l_0_by_target = resolve('by_target')
     l_0_rule_total = resolve('rule_total')
     l_0_severity_counts = resolve('severity_counts')
     l_0_introduced_counts = resolve('introduced_counts')
@@ -200,7 +203,16 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield 'Compliance report'
-    yield '</h1>\n<div class="muted">Enterprise control settings and repository readiness</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
+    yield '</h1>\n<div class="muted">'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield 'The proposed settings file <code>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'proposed_file')))
+        yield '</code>, not the settings in force'
+    else:
+        pass
+        yield 'Enterprise control settings and repository readiness'
+    yield '</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org'):
         pass
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org')))
@@ -232,7 +244,34 @@ def root(context, missing=missing, environment=environment):
     yield '</dd>\n</dl>\n</header>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
         pass
-        yield '<div class="banner complete"><strong>Complete:</strong> every rule was evaluated against every subject.</div>\n'
+        yield '<div class="banner complete"><strong>Complete:</strong> '
+        if (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out):
+            pass
+            yield 'every rule evaluated ('
+            yield escape(environment.finalize((undefined(name='rules_evaluated') if l_0_rules_evaluated is missing else l_0_rules_evaluated)))
+            yield ') was evaluated against every subject'
+            if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+                pass
+                yield ' of the proposal'
+            yield '; '
+            yield escape(environment.finalize(t_9(environment, (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), attribute=1)))
+            yield ' rule(s) of the policies were left out ('
+            l_1_loop = missing
+            for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext((undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), undefined):
+                _loop_vars = {}
+                pass
+                yield escape(environment.finalize(l_1_n))
+                yield ' '
+                yield escape(environment.finalize(l_1_t))
+                if (not environment.getattr(l_1_loop, 'last')):
+                    pass
+                    yield ', '
+            l_1_loop = l_1_t = l_1_n = l_1_why = missing
+            yield ': see <a href="#scope">Scope</a>).'
+        else:
+            pass
+            yield 'every rule was evaluated against every subject.'
+        yield '</div>\n'
     else:
         pass
         yield '<div class="banner incomplete"><strong>Incomplete:</strong> '
@@ -359,10 +398,10 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
         yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
     yield '<dt>Rules evaluated</dt><dd>'
-    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target')):
+    if (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target):
         pass
         l_1_loop = missing
-        for (l_1_t, l_1_n), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), undefined):
+        for (l_1_t, l_1_n), l_1_loop in LoopContext((undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), undefined):
             _loop_vars = {}
             pass
             yield escape(environment.finalize(l_1_n))
@@ -373,17 +412,17 @@ def root(context, missing=missing, environment=environment):
                 yield ', '
         l_1_loop = l_1_t = l_1_n = missing
         yield ' ('
-        yield escape(environment.finalize(t_9(environment, environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), attribute=1)))
+        yield escape(environment.finalize(t_9(environment, (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), attribute=1)))
         yield ' in all)'
     else:
         pass
         yield escape(environment.finalize((undefined(name='rule_total') if l_0_rule_total is missing else l_0_rule_total)))
     yield '</dd>\n'
-    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out')):
+    if (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out):
         pass
         yield '<dt>Rules left out</dt><dd>'
         l_1_loop = missing
-        for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out'), undefined):
+        for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext((undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), undefined):
             _loop_vars = {}
             pass
             yield escape(environment.finalize(l_1_n))
@@ -957,4 +996,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=112&3=132&4=137&5=142&8=159&9=168&10=173&14=177&24=189&27=191&28=193&29=195&34=197&38=204&39=211&40=213&41=215&42=217&43=219&44=225&47=233&50=239&52=241&56=249&57=252&59=254&69=263&71=267&72=269&74=272&78=290&80=295&83=309&86=313&93=315&95=319&96=326&97=328&99=336&100=354&101=356&103=362&104=382&111=400&116=412&120=415&121=417&122=419&123=421&133=429&135=440&136=443&137=451&139=456&140=458&144=461&145=469&147=477&150=480&154=497&155=501&157=516&160=522&162=525&164=539&166=542&168=556&170=559&175=574&179=577&180=582&190=613&191=618&192=621&193=623&194=631&198=643&206=655&207=658&208=666&210=685&212=697&213=699&215=701&222=713&223=717&224=724&225=727&226=729&227=736&228=747&229=753&230=769&234=775&238=778&239=781&243=783&245=798&250=805&253=815&254=820&258=823&265=829&266=831&267=833&268=835&269=837&273=842&277=854&278=858&279=865&280=868&281=870&282=890&283=901&287=912&297=916&301=928&305=930&308=941&312=943&315=952'
+debug_info = '2=115&3=135&4=140&5=145&8=162&9=171&10=176&14=180&24=192&27=194&28=196&29=198&34=200&35=207&38=216&39=223&40=225&41=227&42=229&43=231&44=237&47=245&48=248&50=278&52=280&56=288&57=291&59=293&69=302&71=306&72=308&74=311&78=329&80=334&83=348&86=352&93=354&95=358&96=365&97=367&99=375&100=393&101=395&103=401&104=421&111=439&116=451&120=454&121=456&122=458&123=460&133=468&135=479&136=482&137=490&139=495&140=497&144=500&145=508&147=516&150=519&154=536&155=540&157=555&160=561&162=564&164=578&166=581&168=595&170=598&175=613&179=616&180=621&190=652&191=657&192=660&193=662&194=670&198=682&206=694&207=697&208=705&210=724&212=736&213=738&215=740&222=752&223=756&224=763&225=766&226=768&227=775&228=786&229=792&230=808&234=814&238=817&239=820&243=822&245=837&250=844&253=854&254=859&258=862&265=868&266=870&267=872&268=874&269=876&273=881&277=893&278=897&279=904&280=907&281=909&282=929&283=940&287=951&297=955&301=967&305=969&308=980&312=982&315=991'

@@ -73,6 +73,31 @@ class ReviewInfo:
     # findings in force now whose rule would not apply after the change (a `when:` guard)
     no_longer_applies: tuple[Finding, ...] = ()
     unchanged: int = 0  # failing findings present before and after
+    # the rules the review evaluated, per target (settings and change), and those of the
+    # policies it did not (target, count, why): a review is not an audit of every rule
+    rules_by_target: tuple[tuple[str, int], ...] = ()
+    rules_left_out: tuple[tuple[str, int, str], ...] = ()
+    rule_ids: frozenset[str] = frozenset()  # the ids of the rules evaluated
+
+
+def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
+    """The policies' rules this run or review did not evaluate: (target, count, why)."""
+    if data.review is not None and data.review.rules_by_target:
+        return data.review.rules_left_out
+    return data.scope.rules_left_out if data.scope else ()
+
+
+def rules_by_target(data: ReportData) -> tuple[tuple[str, int], ...]:
+    """The rules this run or review evaluated, per target (empty: not known)."""
+    if data.review is not None and data.review.rules_by_target:
+        return data.review.rules_by_target
+    return data.scope.rules_by_target if data.scope else ()
+
+
+def rules_evaluated(data: ReportData) -> int | None:
+    """How many rules were evaluated (None: not known, every rule of the policy files)."""
+    counts = rules_by_target(data)
+    return sum(n for _, n in counts) if counts else None
 
 
 @dataclass(frozen=True)

@@ -164,3 +164,59 @@ def test_a_run_that_left_rules_out_does_not_say_every_rule_was_evaluated(
     page = (out / "report.html").read_text()
     assert "every rule was evaluated" not in page
     assert re.search(r"rule\(s\) of the policies were left out \([^)]*usage", page)
+
+
+def test_a_nightlys_new_headlines_say_waived_new_findings_apart(
+    emu300: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n"
+        + "".join(
+            f"  - {{rule: {r}, subject: change, reason: accepted, owner: a@example.com,"
+            " expires: 2027-06-30}\n"
+            for r in ("CHG-CMD-003", "CHG-SBX-002", "CHG-ATH-001")
+        )
+    )
+    env = emulator_env(emu300, tmp_path / "state.db")
+    nightly(env, tmp_path / "night1", "--waivers", str(tmp_path / "waivers.yaml"))
+    emu300.add_revisions(40)
+    _, stdout, _ = nightly(env, tmp_path / "night2", "--waivers", str(tmp_path / "waivers.yaml"))
+    out = tmp_path / "night2"
+    doc = json.loads((out / "findings.json").read_text())
+    new = [f for f in doc["findings"] if f["lifecycle"] == "new"]
+    waived = sum(f["status"] == "waived" for f in new)
+    assert waived and doc["summary"]["new"] == len(new) and doc["summary"]["new_waived"] == waived
+    said = f"{len(new) - waived} (+{waived} waived)"
+    assert f"since the previous run: {len(new) - waived} new (+{waived} waived)" in stdout
+    md = (out / "report.md").read_text()
+    column = [int(n) for n in re.findall(r"^\| \S+ \w+ \| \d+ \| (\d+) \|$", md, re.M)]
+    assert sum(column) == len(new) - waived
+    assert f"**New:** {said}" in md
+    page = (out / "report.html").read_text()
+    assert (
+        f'<span class="n">{len(new) - waived}</span><span class="l">new (+{waived} waived)</span>'
+        in page
+    )
+
+
+def test_the_orgs_summary_says_waived_new_findings_apart(emu300: Any, tmp_path: Path) -> None:
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n  - {rule: CHG-CMD-003, subject: change, reason: accepted,"
+        " owner: a@example.com, expires: 2027-06-30}\n"
+    )
+    (tmp_path / "orgs.toml").write_text(
+        f'[[org]]\nname = "acme"\nbase_url = "{emu300.base_url}"\n'
+        f'app_url = "{emu300.app_url}"\ntoken_env = "ACME_TOKEN"\n'
+    )
+    env = {"ACME_TOKEN": OWNER_TOKEN, "AUDITOR_STATE": str(tmp_path / "state")}
+    argv = ["run", "--orgs", str(tmp_path / "orgs.toml"), "--waivers", str(tmp_path / "waivers.yaml")]
+    run_cli([*argv, "--out", str(tmp_path / "r1")], env, tmp_path)
+    emu300.add_revisions(40)
+    _, stdout, _ = run_cli([*argv, "--out", str(tmp_path / "r2")], env, tmp_path)
+    summary = json.loads(next((tmp_path / "r2").rglob("summary.json")).read_text())
+    acme = summary["organizations"][0]
+    doc = json.loads(next((tmp_path / "r2").rglob("findings.json")).read_text())
+    assert acme["new"] == doc["summary"]["new"] and acme["new_waived"] == doc["summary"]["new_waived"]
+    assert acme["new_waived"]
+    row = next(line for line in stdout.splitlines() if line.startswith("acme "))
+    assert f" {acme['new'] - acme['new_waived']} (+{acme['new_waived']} waived) " in row

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "189c2d251b60a2c953b1375de30bcaeaf2a5d3f31c39829a8a776c9cc2bb4cbe"
+KEY = "a67a7e891b64be8bae70375fbd0f7f3d3a554f535c70009d91fdcb5aeea96dd0"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -33,6 +33,7 @@ def root(context, missing=missing, environment=environment):
     l_0_severity_counts = resolve('severity_counts')
     l_0_introduced_counts = resolve('introduced_counts')
     l_0_new = resolve('new')
+    l_0_new_waived = resolve('new_waived')
     l_0_status_counts = resolve('status_counts')
     l_0_changes = resolve('changes')
     l_0_more_changes = resolve('more_changes')
@@ -492,8 +493,14 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield '<div class="card neutral"><span class="n">'
-        yield escape(environment.finalize((undefined(name='new') if l_0_new is missing else l_0_new)))
-        yield '</span><span class="l">new</span></div>\n<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(((undefined(name='new') if l_0_new is missing else l_0_new) - (undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived))))
+        yield '</span><span class="l">new'
+        if (undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived):
+            pass
+            yield ' (+'
+            yield escape(environment.finalize((undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived)))
+            yield ' waived)'
+        yield '</span></div>\n<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
         yield '</span><span class="l">resolved</span></div>\n'
     yield '</div>\n<table>\n<thead><tr>'
@@ -996,4 +1003,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=115&3=135&4=140&5=145&8=162&9=171&10=176&14=180&24=192&27=194&28=196&29=198&34=200&35=207&38=216&39=223&40=225&41=227&42=229&43=231&44=237&47=245&48=248&50=278&52=280&56=288&57=291&59=293&69=302&71=306&72=308&74=311&78=329&80=334&83=348&86=352&93=354&95=358&96=365&97=367&99=375&100=393&101=395&103=401&104=421&111=439&116=451&120=454&121=456&122=458&123=460&133=468&135=479&136=482&137=490&139=495&140=497&144=500&145=508&147=516&150=519&154=536&155=540&157=555&160=561&162=564&164=578&166=581&168=595&170=598&175=613&179=616&180=621&190=652&191=657&192=660&193=662&194=670&198=682&206=694&207=697&208=705&210=724&212=736&213=738&215=740&222=752&223=756&224=763&225=766&226=768&227=775&228=786&229=792&230=808&234=814&238=817&239=820&243=822&245=837&250=844&253=854&254=859&258=862&265=868&266=870&267=872&268=874&269=876&273=881&277=893&278=897&279=904&280=907&281=909&282=929&283=940&287=951&297=955&301=967&305=969&308=980&312=982&315=991'
+debug_info = '2=116&3=136&4=141&5=146&8=163&9=172&10=177&14=181&24=193&27=195&28=197&29=199&34=201&35=208&38=217&39=224&40=226&41=228&42=230&43=232&44=238&47=246&48=249&50=279&52=281&56=289&57=292&59=294&69=303&71=307&72=309&74=312&78=330&80=335&83=349&86=353&93=355&95=359&96=366&97=368&99=376&100=394&101=396&103=402&104=422&111=440&116=452&120=455&121=457&122=459&123=461&133=469&135=480&136=483&137=491&139=496&140=504&144=507&145=515&147=523&150=526&154=543&155=547&157=562&160=568&162=571&164=585&166=588&168=602&170=605&175=620&179=623&180=628&190=659&191=664&192=667&193=669&194=677&198=689&206=701&207=704&208=712&210=731&212=743&213=745&215=747&222=759&223=763&224=770&225=773&226=775&227=782&228=793&229=799&230=815&234=821&238=824&239=827&243=829&245=844&250=851&253=861&254=866&258=869&265=875&266=877&267=879&268=881&269=883&273=888&277=900&278=904&279=911&280=914&281=916&282=936&283=947&287=958&297=962&301=974&305=976&308=987&312=989&315=998'

@@ -38,6 +38,7 @@ from auditor.report.model import (
     ReviewInfo,
     WaiverSummary,
     new_count,
+    new_waived_count,
     severity_counts,
     status_counts,
 )
@@ -278,6 +279,7 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "by_status": status_counts(d.findings),
             "open_by_severity": severity_counts(d.findings),
             "new": new_count(d.findings),
+            "new_waived": new_waived_count(d.findings),
             "resolved": len(d.resolved),
         },
         "rules": _rules(d.findings),

@@ -17,7 +17,7 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     introduced_text,
-    new_count,
+    new_text,
     new_severity_counts,
     report_order,
     severity_counts,
@@ -149,7 +149,7 @@ def _summary(d: ReportData) -> Iterator[str]:
         )
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
-        yield f"**New:** {new_count(d.findings)} · {resolved}\n\n"
+        yield f"**New:** {new_text(d.findings)} · {resolved}\n\n"
 
 
 def _scope(d: ReportData) -> Iterator[str]:

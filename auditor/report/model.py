@@ -276,8 +276,25 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
 
 
 def new_count(findings: tuple[Finding, ...]) -> int:
-    """Findings first seen in this run."""
+    """Findings first seen in this run (waived ones included: `new_waived_count` of them)."""
     return sum(n for (_, _, lifecycle), n in _tallies(findings).items() if lifecycle == "new")
+
+
+def new_waived_count(findings: tuple[Finding, ...]) -> int:
+    """Findings first seen in this run that a waiver covers (not in the severity table)."""
+    return sum(
+        n
+        for (status, _, lifecycle), n in _tallies(findings).items()
+        if lifecycle == "new" and status == "waived"
+    )
+
+
+def new_text(findings: tuple[Finding, ...]) -> str:
+    """`38` or `38 (+5 waived)`: the findings first seen in this run as the headlines say them,
+    a waived one apart (the severity table's New column does not count it), as a review says
+    what it introduces."""
+    total, waived = new_count(findings), new_waived_count(findings)
+    return f"{total - waived} (+{waived} waived)" if waived else str(total)
 
 
 def introduced_counts(data: ReportData) -> tuple[int, int]:

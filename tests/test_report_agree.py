@@ -5,6 +5,7 @@ Each test runs what a user runs (the CLI against the emulator) and compares its 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -220,3 +221,20 @@ def test_the_orgs_summary_says_waived_new_findings_apart(emu300: Any, tmp_path: 
     assert acme["new_waived"]
     row = next(line for line in stdout.splitlines() if line.startswith("acme "))
     assert f" {acme['new'] - acme['new_waived']} (+{acme['new_waived']} waived) " in row
+
+
+def test_a_stale_waiver_expiring_soon_is_only_stale(emu300: Any, tmp_path: Path) -> None:
+    soon = (FIXED_NOW + timedelta(days=5)).date().isoformat()
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n  - {rule: BASE-AUT-001, subject: settings@1, reason: matches nothing,"
+        f" owner: d@example.com, expires: {soon}}}\n"
+    )
+    env = emulator_env(emu300, tmp_path / "state.db")
+    nightly(env, tmp_path / "out", "--waivers", str(tmp_path / "waivers.yaml"), "-o", "json,md,html")
+    out = tmp_path / "out"
+    waivers = json.loads((out / "findings.json").read_text())["waivers"]
+    assert [len(waivers[k]) for k in ("in_force", "expiring_soon", "expired", "stale")] == [0, 0, 0, 1]
+    md = (out / "report.md").read_text()
+    assert "expiring within 14 days" not in md and "1 stale" in md
+    page = (out / "report.html").read_text()
+    assert "Stale (match nothing) (1)" in page and "Expiring within 14 days (1)" not in page

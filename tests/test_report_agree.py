@@ -238,3 +238,29 @@ def test_a_stale_waiver_expiring_soon_is_only_stale(emu300: Any, tmp_path: Path)
     assert "expiring within 14 days" not in md and "1 stale" in md
     page = (out / "report.html").read_text()
     assert "Stale (match nothing) (1)" in page and "Expiring within 14 days (1)" not in page
+
+
+def test_an_expired_waiver_is_in_oscal_as_in_every_other_report(
+    emu300: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n  - {rule: BASE-CMD-001, subject: settings, reason: lapsed exception,"
+        " owner: a@example.com, expires: 2026-01-31, ticket: SEC-9}\n"
+    )
+    env = emulator_env(emu300, tmp_path / "state.db")
+    out = tmp_path / "out"
+    nightly(env, out, "--waivers", str(tmp_path / "waivers.yaml"), "-o", "json,sarif,oscal")
+    finding = next(
+        f for f in json.loads((out / "findings.json").read_text())["findings"]
+        if f["rule_id"] == "BASE-CMD-001"
+    )  # fmt: skip
+    assert finding["status"] == "fail" and finding["expired_waiver"]["owner"] == "a@example.com"
+    observations = json.loads((out / "findings.oscal.json").read_text())["assessment-results"][
+        "results"
+    ][0]["observations"]
+    obs = next(o for o in observations if o["title"].startswith("BASE-CMD-001"))
+    props = {p["name"]: p["value"] for p in obs["props"]}
+    assert props["waiver-expired"] == finding["expired_waiver"]["expires"]
+    assert props["expired-waiver-owner"] == "a@example.com"
+    assert props["expired-waiver-ticket"] == "SEC-9"
+    assert "Waiver expired on 2026-01-31" in obs["description"]

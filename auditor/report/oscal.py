@@ -101,7 +101,12 @@ def _subject_resource(s: Subject, uuid_: str) -> dict[str, Any]:
     }
 
 
-def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict[str, Any]:
+def _observation(
+    data: ReportData,
+    f: Finding,
+    subjects: dict[str, str],
+    expired: display.ExpiredWaivers | None = None,
+) -> dict[str, Any]:
     props = [
         _prop("rule-id", f.rule_id),
         _prop("status", f.status),
@@ -118,10 +123,19 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
         props.append(_prop("waiver-reason", w.reason))
         if w.ticket:
             props.append(_prop("waiver-ticket", w.ticket))
+    lapsed = expired(f) if expired is not None else None
+    description = f.message
+    if lapsed is not None:  # counts again: say why, as every other report does
+        props.append(_prop("waiver-expired", lapsed.expires.isoformat()))
+        props.append(_prop("expired-waiver-owner", lapsed.owner))
+        props.append(_prop("expired-waiver-reason", lapsed.reason))
+        if lapsed.ticket:
+            props.append(_prop("expired-waiver-ticket", lapsed.ticket))
+        description = f"{description}. {display.expired_waiver_text(lapsed)}"
     obs: dict[str, Any] = {
         "uuid": _observation_uuid(data, f),
         "title": _line(f"{f.rule_id} {f.title}"),
-        "description": _line(f.message),
+        "description": _line(description),
         "props": props,
         "methods": ["TEST"],
         "types": ["finding" if f.status not in ("pass", "not_applicable") else "control-objective"],
@@ -191,8 +205,10 @@ def observations(
 ) -> list[dict[str, Any]]:
     """Every result (or those of `findings`) as an observation, in report order (`subjects`:
     subject key → resource uuid)."""
+    expired = display.ExpiredWaivers(data.waivers.expired) if data.waivers.expired else None
     return [
-        _observation(data, f, subjects) for f in (data.findings if findings is None else findings)
+        _observation(data, f, subjects, expired)
+        for f in (data.findings if findings is None else findings)
     ]
 
 

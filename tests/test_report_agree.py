@@ -264,3 +264,35 @@ def test_an_expired_waiver_is_in_oscal_as_in_every_other_report(
     assert props["expired-waiver-owner"] == "a@example.com"
     assert props["expired-waiver-ticket"] == "SEC-9"
     assert "Waiver expired on 2026-01-31" in obs["description"]
+
+
+def test_a_persisting_settings_finding_keeps_its_junit_test_case_name(
+    emu300: Any, tmp_path: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    env = emulator_env(emu300, tmp_path / "state.db")
+    nightly(env, tmp_path / "night1", "-o", "json,junit")
+    emu300.add_revisions(1)
+    nightly(env, tmp_path / "night2", "-o", "json,junit")
+
+    def cases(night: str) -> dict[str, tuple[str | None, str | None, str]]:
+        out = {}
+        for tc in ET.parse(tmp_path / night / "junit.xml").getroot().iter("testcase"):
+            e = tc.find("failure")
+            if e is not None and e.text:
+                fp = re.search(r"Fingerprint: (\w+)", e.text)
+                assert fp is not None
+                out[fp[1]] = (tc.get("classname"), tc.get("name"), e.text)
+        return out
+
+    a, b = cases("night1"), cases("night2")
+    doc = json.loads((tmp_path / "night2" / "findings.json").read_text())
+    life = {f["fingerprint"]: f for f in doc["findings"]}
+    persisting = [k for k in a if k in b and life[k]["lifecycle"] == "persisting"]
+    settings = [k for k in persisting if life[k]["subject"]["key"] == "settings"]
+    assert settings
+    assert [k for k in persisting if a[k][:2] != b[k][:2]] == []
+    for k in settings:
+        assert b[k][1] == "settings in force"
+        assert f"Subject: {life[k]['subject']['label']}" in b[k][2]  # the revision, in the text

@@ -296,3 +296,37 @@ def test_a_persisting_settings_finding_keeps_its_junit_test_case_name(
     for k in settings:
         assert b[k][1] == "settings in force"
         assert f"Subject: {life[k]['subject']['label']}" in b[k][2]  # the revision, in the text
+
+
+def test_the_first_run_after_an_upgrade_says_the_previous_run_was_made_by_another_release(
+    emu300: Any, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    state = tmp_path / "state.db"
+    env = emulator_env(emu300, state)
+    nightly(env, tmp_path / "night1", "-o", "json")
+    # night1 as an older release left it: its version, and a finding this release no longer gives
+    with sqlite3.connect(state) as db:
+        (run_id,) = db.execute("SELECT run_id FROM runs WHERE complete = 1").fetchone()
+        db.execute("UPDATE runs SET tool_version = '0.2.0' WHERE run_id = ?", (run_id,))
+        db.execute(
+            "INSERT INTO findings (run_id, fingerprint, rule_id, subject_key, status, severity,"
+            " first_seen_run) VALUES (?, 'f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', 'CHG-HOK-001',"
+            " 'change:1..2', 'fail', 'high', ?)",
+            (run_id, run_id),
+        )
+    _, stdout, _ = nightly(env, tmp_path / "night2", "-o", "json,md,html")
+    out = tmp_path / "night2"
+    doc = json.loads((out / "findings.json").read_text())
+    assert [r["fingerprint"] for r in doc["resolved"]] == ["f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0"]
+    note = "the previous run was made by auditor 0.2.0: some changes may come from the upgrade"
+    line = next(x for x in stdout.splitlines() if x.startswith("since the previous run"))
+    assert "1 resolved" in line and note in line
+    md = (out / "report.md").read_text()
+    assert note in md.split("Resolved since the previous run", 1)[1]
+    page = (out / "report.html").read_text()
+    assert note in page.split("Resolved since the previous run", 1)[1]
+    # the next night, compared with a run of this release, says nothing of it
+    _, stdout, _ = nightly(env, tmp_path / "night3", "-o", "json")
+    assert "made by auditor" not in stdout

@@ -23,6 +23,7 @@ from auditor.report.model import (
     new_count,
     new_waived_count,
     status_counts,
+    upgrade_note,
 )
 
 if TYPE_CHECKING:
@@ -117,7 +118,12 @@ def print_summary(
             file=ctx.stdout,
         )
     elif any(f.lifecycle for f in data.findings) or data.resolved:
-        print(f"since the previous run: {new}, {len(data.resolved)} resolved", file=ctx.stdout)
+        note = upgrade_note(data)
+        print(
+            f"since the previous run: {new}, {len(data.resolved)} resolved"
+            + (f" ({note})" if note else ""),
+            file=ctx.stdout,
+        )
     if not data.complete:
         print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
     if data.data_quality:

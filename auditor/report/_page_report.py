@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "a67a7e891b64be8bae70375fbd0f7f3d3a554f535c70009d91fdcb5aeea96dd0"
+KEY = "d9e999524ba99932a361fc35b1daaf3129db10ba71f5b50f04fc2ef0b670111c"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -39,6 +39,7 @@ def root(context, missing=missing, environment=environment):
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
     l_0_revisions_shown = resolve('revisions_shown')
@@ -825,7 +826,13 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<h3>Resolved since the previous run ('
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
-        yield ')</h3>\n<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
+        yield ')</h3>\n'
+        if (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
+            pass
+            yield '<p class="muted"><strong>Note:</strong> '
+            yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
+            yield '.</p>'
+        yield '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
         for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')[:(undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)]:
             _loop_vars = {}
             pass
@@ -1003,4 +1010,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=116&3=136&4=141&5=146&8=163&9=172&10=177&14=181&24=193&27=195&28=197&29=199&34=201&35=208&38=217&39=224&40=226&41=228&42=230&43=232&44=238&47=246&48=249&50=279&52=281&56=289&57=292&59=294&69=303&71=307&72=309&74=312&78=330&80=335&83=349&86=353&93=355&95=359&96=366&97=368&99=376&100=394&101=396&103=402&104=422&111=440&116=452&120=455&121=457&122=459&123=461&133=469&135=480&136=483&137=491&139=496&140=504&144=507&145=515&147=523&150=526&154=543&155=547&157=562&160=568&162=571&164=585&166=588&168=602&170=605&175=620&179=623&180=628&190=659&191=664&192=667&193=669&194=677&198=689&206=701&207=704&208=712&210=731&212=743&213=745&215=747&222=759&223=763&224=770&225=773&226=775&227=782&228=793&229=799&230=815&234=821&238=824&239=827&243=829&245=844&250=851&253=861&254=866&258=869&265=875&266=877&267=879&268=881&269=883&273=888&277=900&278=904&279=911&280=914&281=916&282=936&283=947&287=958&297=962&301=974&305=976&308=987&312=989&315=998'
+debug_info = '2=117&3=137&4=142&5=147&8=164&9=173&10=178&14=182&24=194&27=196&28=198&29=200&34=202&35=209&38=218&39=225&40=227&41=229&42=231&43=233&44=239&47=247&48=250&50=280&52=282&56=290&57=293&59=295&69=304&71=308&72=310&74=313&78=331&80=336&83=350&86=354&93=356&95=360&96=367&97=369&99=377&100=395&101=397&103=403&104=423&111=441&116=453&120=456&121=458&122=460&123=462&133=470&135=481&136=484&137=492&139=497&140=505&144=508&145=516&147=524&150=527&154=544&155=548&157=563&160=569&162=572&164=586&166=589&168=603&170=606&175=621&179=624&180=629&190=660&191=665&192=668&193=670&194=678&198=690&206=702&207=705&208=713&210=732&212=744&213=746&215=748&222=760&223=764&224=771&225=774&226=776&227=783&228=794&229=800&230=816&234=822&238=825&239=828&240=830&244=836&246=851&251=858&254=868&255=873&259=876&266=882&267=884&268=886&269=888&270=890&274=895&278=907&279=911&280=918&281=921&282=923&283=943&284=954&288=965&298=969&302=981&306=983&309=994&313=996&316=1005'

@@ -52,6 +52,7 @@ from auditor.report.model import (
     severity_counts,
     shown_findings,
     status_counts,
+    upgrade_note,
 )
 
 #: Detail rows shown per rule; the rest are counted ("N more").
@@ -516,6 +517,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),
         "new_waived": new_waived_count(data.findings),
+        "upgrade_note": upgrade_note(data),
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),

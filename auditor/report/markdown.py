@@ -22,6 +22,7 @@ from auditor.report.model import (
     report_order,
     severity_counts,
     status_counts,
+    upgrade_note,
 )
 from auditor.report.usage import usage_markdown
 
@@ -221,6 +222,9 @@ def _resolved(d: ReportData) -> str:
     if not d.resolved or d.review:  # in a review, the resolved findings are the fixed ones
         return ""
     lines = [f"<details><summary>Resolved since the previous run: {len(d.resolved)}</summary>\n\n"]
+    note = upgrade_note(d)
+    if note:
+        lines.append(f"**Note:** {md_prose(note)}.\n\n")
     for p in d.resolved[:RESOLVED_ROWS]:
         rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
         lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")

@@ -146,6 +146,8 @@ class ReportData:
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
+    #: the auditor release that made the run this one was compared with ("": none, or unknown)
+    previous_tool_version: str = ""
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
@@ -273,6 +275,18 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
         if status in OPEN_STATUSES:
             counts[severity] = counts.get(severity, 0) + n
     return counts
+
+
+def upgrade_note(data: ReportData) -> str:
+    """When the previous run was made by another auditor release, what the Resolved section
+    (and stdout) say: some of what changed may be the new release judging differently."""
+    before = data.previous_tool_version
+    if data.review is not None or not before or before == data.tool_version:
+        return ""
+    return (
+        f"the previous run was made by auditor {before}: some changes may come from the "
+        "upgrade (see CHANGELOG)"
+    )
 
 
 def new_count(findings: tuple[Finding, ...]) -> int:

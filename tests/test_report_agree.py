@@ -5,17 +5,16 @@ Each test runs what a user runs (the CLI against the emulator) and compares its 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 import re
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import auditor
-
 import auditor.report.html as html_module
 from auditor.emulator import start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
@@ -40,8 +39,10 @@ def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
     small = html_module.Caps(rows_per_rule=10, appendix_rows=50)
     context = html_module.context
 
-    def small_context(data: Any, caps: Any = html_module.Caps()) -> Any:
-        return context(data, small if caps == html_module.Caps() else caps)
+    default = html_module.Caps()
+
+    def small_context(data: Any, caps: Any = default) -> Any:
+        return context(data, small if caps == default else caps)
 
     monkeypatch.setattr(html_module, "context", small_context)
     env = emulator_env(emu300, tmp_path / "state.db")
@@ -55,7 +56,9 @@ def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
     missing = [(f["rule_id"], f["subject"]["key"]) for f in new if f["fingerprint"] not in page]
     assert missing == []
     # a rule cut in the page says its oldest results were left out
-    assert re.search(r"more finding\(s\) of this rule not shown \(the oldest; limit 10 per rule", page)
+    assert re.search(
+        r"more finding\(s\) of this rule not shown \(the oldest; limit 10 per rule", page
+    )
     # Appendix B lists the newest revisions: the audited one's hash is in the page
     newest = doc["inputs"]["revisions_evaluated"][-1]
     assert newest["sha256"] in page
@@ -88,7 +91,7 @@ def test_a_control_none_of_whose_results_applied_is_not_met_and_not_applicable_i
     assert only_na and with_na  # the scene has both kinds
     for c in [*only_na, *with_na]:
         n = by[c]
-        row = re.search(r'title="%s">.*?</tr>' % re.escape(c), page)
+        row = re.search(rf'title="{re.escape(c)}">.*?</tr>', page)
         assert row is not None
         cells = [re.sub("<[^>]+>", "", x) for x in re.findall(r"<td[^>]*>(.*?)</td>", row[0])]
         state, passing, na = cells[0], int(cells[4]), int(cells[5])
@@ -100,8 +103,9 @@ def test_a_control_none_of_whose_results_applied_is_not_met_and_not_applicable_i
             assert "Not applicable" in controls[c]["description"]
         elif not n["fail"] + n["error"] + n["unknown"] + n["waived"]:
             assert state == "met" and status["state"] == "satisfied"
-        assert f"{n['pass']} passing and {n['not_applicable']} not applicable" in (
-            controls[c]["description"]
+        assert (
+            f"{n['pass']} passing and {n['not_applicable']} not applicable"
+            in (controls[c]["description"])
         )
 
 
@@ -130,8 +134,9 @@ def test_a_reviews_oscal_and_html_say_it_reviews_the_proposed_file_and_which_rul
     result = oscal["results"][0]
     props = {p["name"]: p["value"] for p in result["props"]}
     assert proposed in result["title"] and "review" in result["title"]
-    assert proposed in result["description"] and "every rule was evaluated" not in (
-        result["description"]
+    assert (
+        proposed in result["description"]
+        and "every rule was evaluated" not in (result["description"])
     )
     assert f"every rule evaluated ({len(evaluated)})" in result["description"]
     assert props["mode"] == "review" and props["proposed-file"] == proposed
@@ -139,7 +144,10 @@ def test_a_reviews_oscal_and_html_say_it_reviews_the_proposed_file_and_which_rul
     assert int(props["rules-settings"]) + int(props["rules-change"]) == len(evaluated)
     resources = oscal["back-matter"]["resources"]
     counted = sum(
-        int(p["value"]) for r in resources for p in r.get("props", ()) if p["name"] == "rules-evaluated"
+        int(p["value"])
+        for r in resources
+        for p in r.get("props", ())
+        if p["name"] == "rules-evaluated"
     )
     assert counted == len(evaluated)
     titles = [r["title"] for r in resources]
@@ -147,7 +155,9 @@ def test_a_reviews_oscal_and_html_say_it_reviews_the_proposed_file_and_which_rul
     assert f"the proposed settings file {proposed}" in titles
     page = (out / "report.html").read_text()
     assert "every rule was evaluated" not in page
-    assert re.search(r"Rules evaluated</dt><dd>[^<]*\((\d+) in all\)", page)[1] == str(len(evaluated))  # type: ignore[index]
+    assert re.search(r"Rules evaluated</dt><dd>[^<]*\((\d+) in all\)", page)[1] == str(
+        len(evaluated)
+    )  # type: ignore[index]
     assert "settings revision 1<" not in page
 
 
@@ -157,9 +167,9 @@ def test_a_run_that_left_rules_out_does_not_say_every_rule_was_evaluated(
     env = emulator_env(emu300, tmp_path / "state.db")
     nightly(env, tmp_path / "out", "--no-usage", "--no-readiness", "-o", "json,oscal,html")
     out = tmp_path / "out"
-    result = json.loads((out / "findings.oscal.json").read_text())["assessment-results"][
-        "results"
-    ][0]
+    result = json.loads((out / "findings.oscal.json").read_text())["assessment-results"]["results"][
+        0
+    ]
     assert "every rule was evaluated" not in result["description"]
     assert "usage rule(s) not evaluated" in result["description"]
     page = (out / "report.html").read_text()
@@ -210,14 +220,22 @@ def test_the_orgs_summary_says_waived_new_findings_apart(emu300: Any, tmp_path: 
         f'app_url = "{emu300.app_url}"\ntoken_env = "ACME_TOKEN"\n'
     )
     env = {"ACME_TOKEN": OWNER_TOKEN, "AUDITOR_STATE": str(tmp_path / "state")}
-    argv = ["run", "--orgs", str(tmp_path / "orgs.toml"), "--waivers", str(tmp_path / "waivers.yaml")]
+    argv = [
+        "run",
+        "--orgs",
+        str(tmp_path / "orgs.toml"),
+        "--waivers",
+        str(tmp_path / "waivers.yaml"),
+    ]
     run_cli([*argv, "--out", str(tmp_path / "r1")], env, tmp_path)
     emu300.add_revisions(40)
     _, stdout, _ = run_cli([*argv, "--out", str(tmp_path / "r2")], env, tmp_path)
     summary = json.loads(next((tmp_path / "r2").rglob("summary.json")).read_text())
     acme = summary["organizations"][0]
     doc = json.loads(next((tmp_path / "r2").rglob("findings.json")).read_text())
-    assert acme["new"] == doc["summary"]["new"] and acme["new_waived"] == doc["summary"]["new_waived"]
+    assert (
+        acme["new"] == doc["summary"]["new"] and acme["new_waived"] == doc["summary"]["new_waived"]
+    )
     assert acme["new_waived"]
     row = next(line for line in stdout.splitlines() if line.startswith("acme "))
     assert f" {acme['new'] - acme['new_waived']} (+{acme['new_waived']} waived) " in row
@@ -230,10 +248,17 @@ def test_a_stale_waiver_expiring_soon_is_only_stale(emu300: Any, tmp_path: Path)
         f" owner: d@example.com, expires: {soon}}}\n"
     )
     env = emulator_env(emu300, tmp_path / "state.db")
-    nightly(env, tmp_path / "out", "--waivers", str(tmp_path / "waivers.yaml"), "-o", "json,md,html")
+    nightly(
+        env, tmp_path / "out", "--waivers", str(tmp_path / "waivers.yaml"), "-o", "json,md,html"
+    )
     out = tmp_path / "out"
     waivers = json.loads((out / "findings.json").read_text())["waivers"]
-    assert [len(waivers[k]) for k in ("in_force", "expiring_soon", "expired", "stale")] == [0, 0, 0, 1]
+    assert [len(waivers[k]) for k in ("in_force", "expiring_soon", "expired", "stale")] == [
+        0,
+        0,
+        0,
+        1,
+    ]
     md = (out / "report.md").read_text()
     assert "expiring within 14 days" not in md and "1 stale" in md
     page = (out / "report.html").read_text()

@@ -18,8 +18,8 @@ organisation and run and a "page X of Y" footer.
 from __future__ import annotations
 
 import base64
-import heapq
 import hashlib
+import heapq
 import importlib.util
 import re
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence

@@ -17,8 +17,8 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     introduced_text,
-    new_text,
     new_severity_counts,
+    new_text,
     report_order,
     severity_counts,
     status_counts,

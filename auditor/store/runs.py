@@ -149,8 +149,8 @@ def previous_complete_run(db: Any, before_run_id: str, scope: str = "") -> RunRe
     row = db.execute("SELECT started FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
     limit = row[0] if row else "9999"
     found = db.execute(
-        "SELECT run_id, started, finished, tool_version FROM runs WHERE complete = 1 AND run_id != ? "
-        "AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
+        "SELECT run_id, started, finished, tool_version FROM runs WHERE complete = 1 "
+        "AND run_id != ? AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
         (before_run_id, limit, scope),
     ).fetchone()
     if found is None:

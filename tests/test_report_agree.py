@@ -355,3 +355,19 @@ def test_the_first_run_after_an_upgrade_says_the_previous_run_was_made_by_anothe
     # the next night, compared with a run of this release, says nothing of it
     _, stdout, _ = nightly(env, tmp_path / "night3", "-o", "json")
     assert "made by auditor" not in stdout
+
+
+def test_junit_counts_unknown_results_as_failures_and_only_error_results_as_errors(
+    tmp_path: Path,
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "d"
+    run_cli(["demo", "--out", str(out), "-q"], {}, tmp_path)
+    by_status = json.loads((out / "findings.json").read_text())["summary"]["by_status"]
+    assert by_status["unknown"] and not by_status["error"]
+    root = ET.parse(out / "junit.xml").getroot()
+    assert root.get("errors") == "0"
+    assert int(root.get("failures") or 0) == by_status["fail"] + by_status["unknown"]
+    unknown = [e for e in root.iter("failure") if e.get("type") == "unknown"]
+    assert len(unknown) == by_status["unknown"] and not list(root.iter("error"))

@@ -145,6 +145,8 @@ def _outcome(f: Finding, details: _Details) -> str:
     msg = shorten(f.message, 500)
     if f.status == "fail":
         return f'<failure type="{_attr(f.severity)}" message="{_attr(msg)}">{details(f)}</failure>'
+    if f.status == "unknown":  # fails as a `fail` does; only an `error` is a JUnit error
+        return f'<failure type="unknown" message="{_attr(msg)}">{details(f)}</failure>'
     if f.status in OPEN_STATUSES:
         return f'<error type="{_attr(f.status)}" message="{_attr(msg)}">{details(f)}</error>'
     if f.status == "not_applicable":
@@ -157,8 +159,10 @@ def _outcome(f: Finding, details: _Details) -> str:
 
 
 def _counts(findings: Sequence[Finding]) -> dict[str, str]:
-    fail = sum(1 for f in findings if f.status == "fail")
-    errors = sum(1 for f in findings if f.status in ("error", "unknown"))
+    # an `unknown` fails as a `fail` does (it counts against --fail-on); only an `error` (the
+    # run is incomplete) is a JUnit error
+    fail = sum(1 for f in findings if f.status in ("fail", "unknown"))
+    errors = sum(1 for f in findings if f.status == "error")
     skipped = sum(1 for f in findings if f.status in ("not_applicable", "waived"))
     return {
         "tests": str(len(findings)),
@@ -240,7 +244,11 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
                 lines.append(_text(f"Subject: {f.subject.label}").encode())
             fp = f.fingerprint
             lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
-            kind, what = (b"failure", f.severity) if status == "fail" else (b"error", status)
+            kind, what = (
+                (b"failure", f.severity)
+                if status == "fail"
+                else ((b"failure", status) if status == "unknown" else (b"error", status))
+            )
             batch.append(
                 b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
                 b"    </testcase>\n"

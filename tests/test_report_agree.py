@@ -159,6 +159,9 @@ def test_a_reviews_oscal_and_html_say_it_reviews_the_proposed_file_and_which_rul
         len(evaluated)
     )  # type: ignore[index]
     assert "settings revision 1<" not in page
+    # the live side, a file here, is no "settings revision 0" either
+    fixed = [f["subject"]["label"] for f in doc["review"]["fixed"]]
+    assert fixed and all(x == f"the settings of {doc['review']['against']}" for x in fixed)
 
 
 def test_a_run_that_left_rules_out_does_not_say_every_rule_was_evaluated(

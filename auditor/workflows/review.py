@@ -237,7 +237,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     inapplicable = {
         (r.rule.id, r.subject.key) for r in after_results if r.status == "not_applicable"
     }
-    gone = sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)
+    gone = sort_findings(
+        _live_label(f, request) for f in before_findings if f.fingerprint in fixed_ids
+    )
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
@@ -322,6 +324,15 @@ def _relabel(finding: Finding, request: ReviewRequest) -> Finding:
         label = f"the change from {request.against} to the proposed file {path}"
     else:
         return finding
+    return replace(finding, subject=replace(finding.subject, label=label))
+
+
+def _live_label(finding: Finding, request: ReviewRequest) -> Finding:
+    """A result on the live side labelled by what the review was given (`rev 240 (live)` or
+    the file `--against` names), not as "settings revision 0" for a file."""
+    if finding.subject.kind != "settings":
+        return finding
+    label = f"the settings of {request.against}"
     return replace(finding, subject=replace(finding.subject, label=label))
 
 

@@ -175,6 +175,7 @@ def test_a_run_that_left_rules_out_does_not_say_every_rule_was_evaluated(
     ]
     assert "every rule was evaluated" not in result["description"]
     assert "usage rule(s) not evaluated" in result["description"]
+    assert "repository readiness not read" in result["description"]
     page = (out / "report.html").read_text()
     assert "every rule was evaluated" not in page
     assert re.search(r"rule\(s\) of the policies were left out \([^)]*usage", page)

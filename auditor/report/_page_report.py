@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "d9e999524ba99932a361fc35b1daaf3129db10ba71f5b50f04fc2ef0b670111c"
+KEY = "ac3465ed383f5da1458636893c0b39d266d6338fa718c885461d183ad4d7eb59"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -22,6 +22,7 @@ def root(context, missing=missing, environment=environment):
     l_0_d = resolve('d')
     l_0_css = resolve('css')
     l_0_page_css = resolve('page_css')
+    l_0_audited = resolve('audited')
     l_0_left_out = resolve('left_out')
     l_0_rules_evaluated = resolve('rules_evaluated')
     l_0_controls = resolve('controls')
@@ -213,7 +214,7 @@ def root(context, missing=missing, environment=environment):
         yield '</code>, not the settings in force'
     else:
         pass
-        yield 'Enterprise control settings and repository readiness'
+        yield escape(environment.finalize((undefined(name='audited') if l_0_audited is missing else l_0_audited)))
     yield '</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org'):
         pass
@@ -1010,4 +1011,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=117&3=137&4=142&5=147&8=164&9=173&10=178&14=182&24=194&27=196&28=198&29=200&34=202&35=209&38=218&39=225&40=227&41=229&42=231&43=233&44=239&47=247&48=250&50=280&52=282&56=290&57=293&59=295&69=304&71=308&72=310&74=313&78=331&80=336&83=350&86=354&93=356&95=360&96=367&97=369&99=377&100=395&101=397&103=403&104=423&111=441&116=453&120=456&121=458&122=460&123=462&133=470&135=481&136=484&137=492&139=497&140=505&144=508&145=516&147=524&150=527&154=544&155=548&157=563&160=569&162=572&164=586&166=589&168=603&170=606&175=621&179=624&180=629&190=660&191=665&192=668&193=670&194=678&198=690&206=702&207=705&208=713&210=732&212=744&213=746&215=748&222=760&223=764&224=771&225=774&226=776&227=783&228=794&229=800&230=816&234=822&238=825&239=828&240=830&244=836&246=851&251=858&254=868&255=873&259=876&266=882&267=884&268=886&269=888&270=890&274=895&278=907&279=911&280=918&281=921&282=923&283=943&284=954&288=965&298=969&302=981&306=983&309=994&313=996&316=1005'
+debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&47=248&48=251&50=281&52=283&56=291&57=294&59=296&69=305&71=309&72=311&74=314&78=332&80=337&83=351&86=355&93=357&95=361&96=368&97=370&99=378&100=396&101=398&103=404&104=424&111=442&116=454&120=457&121=459&122=461&123=463&133=471&135=482&136=485&137=493&139=498&140=506&144=509&145=517&147=525&150=528&154=545&155=549&157=564&160=570&162=573&164=587&166=590&168=604&170=607&175=622&179=625&180=630&190=661&191=666&192=669&193=671&194=679&198=691&206=703&207=706&208=714&210=733&212=745&213=747&215=749&222=761&223=765&224=772&225=775&226=777&227=784&228=795&229=801&230=817&234=823&238=826&239=829&240=831&244=837&246=852&251=859&254=869&255=874&259=877&266=883&267=885&268=887&269=889&270=891&274=896&278=908&279=912&280=919&281=922&282=924&283=944&284=955&288=966&298=970&302=982&306=984&309=995&313=997&316=1006'

@@ -53,6 +53,7 @@ from auditor.report.model import (
     shown_findings,
     status_counts,
     upgrade_note,
+    what_was_audited,
 )
 
 #: Detail rows shown per rule; the rest are counted ("N more").
@@ -518,6 +519,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "new": new_count(data.findings),
         "new_waived": new_waived_count(data.findings),
         "upgrade_note": upgrade_note(data),
+        "audited": what_was_audited(data),
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),

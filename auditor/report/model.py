@@ -87,6 +87,14 @@ def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
     return data.scope.rules_left_out if data.scope else ()
 
 
+def what_was_audited(data: ReportData) -> str:
+    """What a run evaluated, for the reports' subtitle: the settings, and the repositories'
+    readiness unless `--no-readiness` left it out."""
+    if any(target == "readiness" for target, _, _ in rules_left_out(data)):
+        return "Enterprise control settings (repository readiness not read)"
+    return "Enterprise control settings and repository readiness"
+
+
 def rules_by_target(data: ReportData) -> tuple[tuple[str, int], ...]:
     """The rules this run or review evaluated, per target (empty: not known)."""
     if data.review is not None and data.review.rules_by_target:

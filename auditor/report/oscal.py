@@ -40,6 +40,7 @@ from auditor.report.model import (
     framework_of,
     rules_evaluated,
     rules_left_out,
+    what_was_audited,
 )
 from auditor.report.sarif import artifact_location
 
@@ -340,10 +341,7 @@ def oscal_document(
         )
     else:
         title = f"auditor run {data.run_id}"
-        description = (
-            "Enterprise control settings and repository readiness evaluated against the "
-            "policy rules; " + done
-        )
+        description = f"{what_was_audited(data)} evaluated against the policy rules; {done}"
     result: dict[str, Any] = {
         "uuid": _uuid(data, "result"),
         "title": _line(title),

@@ -349,6 +349,7 @@ def test_the_first_run_after_an_upgrade_says_the_previous_run_was_made_by_anothe
     out = tmp_path / "night2"
     doc = json.loads((out / "findings.json").read_text())
     assert [r["fingerprint"] for r in doc["resolved"]] == ["f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0"]
+    assert doc["run"]["previous_tool_version"] == "0.2.0"
     note = "the previous run was made by auditor 0.2.0: some changes may come from the upgrade"
     line = next(x for x in stdout.splitlines() if x.startswith("since the previous run"))
     assert "1 resolved" in line and note in line
@@ -359,6 +360,8 @@ def test_the_first_run_after_an_upgrade_says_the_previous_run_was_made_by_anothe
     # the next night, compared with a run of this release, says nothing of it
     _, stdout, _ = nightly(env, tmp_path / "night3", "-o", "json")
     assert "made by auditor" not in stdout
+    doc = json.loads((tmp_path / "night3" / "findings.json").read_text())
+    assert "previous_tool_version" not in doc["run"]
 
 
 def test_junit_counts_unknown_results_as_failures_and_only_error_results_as_errors(

@@ -41,6 +41,7 @@ from auditor.report.model import (
     new_waived_count,
     severity_counts,
     status_counts,
+    upgrade_note,
 )
 
 SCHEMA_VERSION = "1.1"
@@ -268,6 +269,8 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "fail_on": d.fail_on,
             # optional: an `--at` run's time (report.md and report.html say "as of" too)
             **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
+            # optional: the release that made the run compared with, when it is another one
+            **({"previous_tool_version": d.previous_tool_version} if upgrade_note(d) else {}),
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),

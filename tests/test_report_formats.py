@@ -347,7 +347,7 @@ def test_junit_validates_and_maps_each_status() -> None:
     cases = _junit_cases(render_junit(build_report_data()))
     assert cases[("SET-001", "settings in force (rev 413)")] == "failure:customM"
     assert cases[("SET-003", "settings in force (rev 413)")] == "passed"
-    assert cases[("SET-005", "settings in force (rev 413)")].startswith("error:")
+    assert cases[("SET-005", "settings in force (rev 413)")].startswith("failure:")  # unknown
     assert cases[("RDY-002", "acme/payments")].startswith("error:")
     assert cases[("RDY-002", "acme/web")] == "skipped:not app"
     assert cases[("SET-004", "settings in force (rev 413)")] == "skipped:waived "

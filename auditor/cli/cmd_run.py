@@ -52,7 +52,7 @@ from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
 from auditor.report import write_reports
 from auditor.report.build import RunHeader, build_report_data
-from auditor.report.model import ReportData, new_count
+from auditor.report.model import ReportData, new_count, new_waived_count
 from auditor.workflows.orgs import (
     OrgResult,
     audit_orgs,
@@ -342,6 +342,7 @@ def _audit_org(
         reason=reasons[-1] if reasons else "interrupted",
         findings=None if outcome is None else len(outcome.failing),
         new=None if data is None else new_count(data.findings),
+        new_waived=None if data is None else new_waived_count(data.findings),
         resolved=None if data is None else len(data.resolved),
         out_dir=config.out_dir,
         log=tuple(lines),

@@ -17,7 +17,14 @@ from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from auditor.findings.finding import Finding
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
-from auditor.report.model import ReportData, introduced_text, new_count, status_counts
+from auditor.report.model import (
+    ReportData,
+    introduced_text,
+    new_count,
+    new_waived_count,
+    status_counts,
+    upgrade_note,
+)
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -96,7 +103,8 @@ def print_summary(
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
     counts = status_counts(data.findings)
     shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
-    new = new_count(data.findings)
+    waived = new_waived_count(data.findings)
+    new = f"{new_count(data.findings) - waived} new" + (f" (+{waived} waived)" if waived else "")
     print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
     if data.review is not None:
         print(
@@ -110,7 +118,12 @@ def print_summary(
             file=ctx.stdout,
         )
     elif any(f.lifecycle for f in data.findings) or data.resolved:
-        print(f"since the previous run: {new} new, {len(data.resolved)} resolved", file=ctx.stdout)
+        note = upgrade_note(data)
+        print(
+            f"since the previous run: {new}, {len(data.resolved)} resolved"
+            + (f" ({note})" if note else ""),
+            file=ctx.stdout,
+        )
     if not data.complete:
         print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
     if data.data_quality:

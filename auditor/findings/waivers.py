@@ -346,8 +346,9 @@ def _report(
     soon_limit = now + timedelta(days=EXPIRING_SOON_DAYS)
     far_limit = now + timedelta(days=MAX_TERM_DAYS)
     expired = [w for w in waivers if now > w.expires]
-    soon = [w for w in in_force if w.expires <= soon_limit]
     stale = [w for w in in_force if id(w) not in used]
+    # a stale waiver is reported as stale only, also when it lapses within 14 days
+    soon = [w for w in in_force if w.expires <= soon_limit and id(w) in used]
     warnings = [
         f"{_describe(w)} expired on {_day(w.expires)} (owner {w.owner}); it no longer waives"
         for w in expired

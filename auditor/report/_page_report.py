@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "9a983d22042ed838fa83fba7ac2c15b0db6e964cb4f73c700c3c27e9d6e109b1"
+KEY = "ac3465ed383f5da1458636893c0b39d266d6338fa718c885461d183ad4d7eb59"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -22,21 +22,28 @@ def root(context, missing=missing, environment=environment):
     l_0_d = resolve('d')
     l_0_css = resolve('css')
     l_0_page_css = resolve('page_css')
+    l_0_audited = resolve('audited')
+    l_0_left_out = resolve('left_out')
+    l_0_rules_evaluated = resolve('rules_evaluated')
     l_0_controls = resolve('controls')
     l_0_drill = resolve('drill')
     l_0_groups = resolve('groups')
     l_0_passing = resolve('passing')
+    l_0_by_target = resolve('by_target')
     l_0_rule_total = resolve('rule_total')
     l_0_severity_counts = resolve('severity_counts')
     l_0_introduced_counts = resolve('introduced_counts')
     l_0_new = resolve('new')
+    l_0_new_waived = resolve('new_waived')
     l_0_status_counts = resolve('status_counts')
     l_0_changes = resolve('changes')
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
+    l_0_revisions_shown = resolve('revisions_shown')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
     l_0_cell = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
@@ -199,7 +206,16 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield 'Compliance report'
-    yield '</h1>\n<div class="muted">Enterprise control settings and repository readiness</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
+    yield '</h1>\n<div class="muted">'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+        pass
+        yield 'The proposed settings file <code>'
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'proposed_file')))
+        yield '</code>, not the settings in force'
+    else:
+        pass
+        yield escape(environment.finalize((undefined(name='audited') if l_0_audited is missing else l_0_audited)))
+    yield '</div>\n</div>\n<dl class="meta">\n<dt>Organisation</dt><dd>'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org'):
         pass
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org')))
@@ -231,7 +247,34 @@ def root(context, missing=missing, environment=environment):
     yield '</dd>\n</dl>\n</header>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
         pass
-        yield '<div class="banner complete"><strong>Complete:</strong> every rule was evaluated against every subject.</div>\n'
+        yield '<div class="banner complete"><strong>Complete:</strong> '
+        if (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out):
+            pass
+            yield 'every rule evaluated ('
+            yield escape(environment.finalize((undefined(name='rules_evaluated') if l_0_rules_evaluated is missing else l_0_rules_evaluated)))
+            yield ') was evaluated against every subject'
+            if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
+                pass
+                yield ' of the proposal'
+            yield '; '
+            yield escape(environment.finalize(t_9(environment, (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), attribute=1)))
+            yield ' rule(s) of the policies were left out ('
+            l_1_loop = missing
+            for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext((undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), undefined):
+                _loop_vars = {}
+                pass
+                yield escape(environment.finalize(l_1_n))
+                yield ' '
+                yield escape(environment.finalize(l_1_t))
+                if (not environment.getattr(l_1_loop, 'last')):
+                    pass
+                    yield ', '
+            l_1_loop = l_1_t = l_1_n = l_1_why = missing
+            yield ': see <a href="#scope">Scope</a>).'
+        else:
+            pass
+            yield 'every rule was evaluated against every subject.'
+        yield '</div>\n'
     else:
         pass
         yield '<div class="banner incomplete"><strong>Incomplete:</strong> '
@@ -358,10 +401,10 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
         yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
     yield '<dt>Rules evaluated</dt><dd>'
-    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target')):
+    if (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target):
         pass
         l_1_loop = missing
-        for (l_1_t, l_1_n), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), undefined):
+        for (l_1_t, l_1_n), l_1_loop in LoopContext((undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), undefined):
             _loop_vars = {}
             pass
             yield escape(environment.finalize(l_1_n))
@@ -372,17 +415,17 @@ def root(context, missing=missing, environment=environment):
                 yield ', '
         l_1_loop = l_1_t = l_1_n = missing
         yield ' ('
-        yield escape(environment.finalize(t_9(environment, environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_by_target'), attribute=1)))
+        yield escape(environment.finalize(t_9(environment, (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), attribute=1)))
         yield ' in all)'
     else:
         pass
         yield escape(environment.finalize((undefined(name='rule_total') if l_0_rule_total is missing else l_0_rule_total)))
     yield '</dd>\n'
-    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out')):
+    if (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out):
         pass
         yield '<dt>Rules left out</dt><dd>'
         l_1_loop = missing
-        for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'rules_left_out'), undefined):
+        for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext((undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), undefined):
             _loop_vars = {}
             pass
             yield escape(environment.finalize(l_1_n))
@@ -452,8 +495,14 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield '<div class="card neutral"><span class="n">'
-        yield escape(environment.finalize((undefined(name='new') if l_0_new is missing else l_0_new)))
-        yield '</span><span class="l">new</span></div>\n<div class="card neutral"><span class="n">'
+        yield escape(environment.finalize(((undefined(name='new') if l_0_new is missing else l_0_new) - (undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived))))
+        yield '</span><span class="l">new'
+        if (undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived):
+            pass
+            yield ' (+'
+            yield escape(environment.finalize((undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived)))
+            yield ' waived)'
+        yield '</span></div>\n<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
         yield '</span><span class="l">resolved</span></div>\n'
     yield '</div>\n<table>\n<thead><tr>'
@@ -572,7 +621,7 @@ def root(context, missing=missing, environment=environment):
     yield '\n<h2 id="controls">Compliance by framework control</h2>\n'
     if (undefined(name='controls') if l_0_controls is missing else l_0_controls):
         pass
-        yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th>Rules</th></tr></thead>\n<tbody>\n'
+        yield '<table>\n<thead><tr><th>Framework</th><th>Control</th><th>State</th><th class="num">Failing</th><th class="num">Unverified</th><th class="num">Waived</th><th class="num">Passing</th><th class="num">Not applicable</th><th>Rules</th></tr></thead>\n<tbody>\n'
         for l_1_c in (undefined(name='controls') if l_0_controls is missing else l_0_controls):
             l_1_control_anchor = resolve('control_anchor')
             _loop_vars = {}
@@ -597,6 +646,8 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_1_c, 'waived')))
             yield '</td><td class="num">'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'passing')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'not_applicable')))
             yield '</td><td class="rules">'
             yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(l_1_c, 'rules'), _loop_vars=_loop_vars)))
             yield '</td></tr>\n'
@@ -632,7 +683,9 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'waived')))
         yield ' waived, '
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'passing')))
-        yield ' passing; rules '
+        yield ' passing, '
+        yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'not_applicable')))
+        yield ' not applicable; rules '
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'rulelinks'), environment.getattr(environment.getattr(l_1_c, 'row'), 'rules'), _loop_vars=_loop_vars)))
         yield '.</p>\n<table class="drill">\n<thead><tr><th class="c-rule">Rule</th><th class="c-status">Status</th><th>Evidence (checked: found — results)</th></tr></thead>\n<tbody>\n'
         for l_2_part in context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'drill'), environment.getattr(l_1_c, 'rules'), (undefined(name='ca') if l_1_ca is missing else l_1_ca), _loop_vars=_loop_vars):
@@ -767,14 +820,20 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'))))
             yield '</p>'
         yield '<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th><th class="c-since">Since</th></tr></thead>\n<tbody>\n'
-        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
         yield '</tbody>\n</table>\n</section>\n'
     l_1_loop = l_1_g = l_1_r = l_1_rule_anchor = l_1_pass_rules = l_1_pass_anchor = missing
     if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
         pass
         yield '<h3>Resolved since the previous run ('
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
-        yield ')</h3>\n<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
+        yield ')</h3>\n'
+        if (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
+            pass
+            yield '<p class="muted"><strong>Note:</strong> '
+            yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
+            yield '.</p>'
+        yield '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
         for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')[:(undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)]:
             _loop_vars = {}
             pass
@@ -904,7 +963,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'source')))
             yield '</code>.'
         yield '</p>\n<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th></tr></thead>\n<tbody>\n'
-        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'passing'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), _loop_vars=_loop_vars)))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'passing'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
         yield '</tbody>\n</table>\n</section>\n'
     l_1_loop = l_1_g = l_1_r = l_1_pass_anchor = l_1_open_rules = l_1_rule_anchor = missing
     yield '\n<h2 id="inputs">Appendix B: inputs</h2>\n<h3>Policy files</h3>\n<table>\n<thead><tr><th>File</th><th>SHA-256</th><th class="num">Rules</th></tr></thead>\n<tbody>\n'
@@ -922,12 +981,14 @@ def root(context, missing=missing, environment=environment):
     yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
     yield ')</h3>\n<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
     if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
         pass
         yield '<tr><td colspan="2" class="more">'
         yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more; '
+        yield ' more (the oldest; the newest '
+        yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
+        yield ' are listed); '
         yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
         yield '</td></tr>'
     yield '</tbody>\n</table>\n<h3 id="reports-evaluated">Readiness reports evaluated ('
@@ -950,4 +1011,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=111&3=131&4=136&5=141&8=158&9=167&10=172&14=176&24=188&27=190&28=192&29=194&34=196&38=203&39=210&40=212&41=214&42=216&43=218&44=224&47=232&50=238&52=240&56=248&57=251&59=253&69=262&71=266&72=268&74=271&78=289&80=294&83=308&86=312&93=314&95=318&96=325&97=327&99=335&100=353&101=355&103=361&104=381&111=399&116=411&120=414&121=416&122=418&123=420&133=428&135=439&136=442&137=450&139=455&140=457&144=460&145=468&147=476&150=479&154=496&155=500&157=515&160=521&162=524&164=538&166=541&168=555&170=558&175=573&179=576&180=581&190=610&191=615&192=618&193=620&194=628&198=638&206=650&207=653&208=661&210=680&212=692&213=694&215=696&222=708&223=712&224=719&225=722&226=724&227=731&228=742&229=748&230=764&234=770&238=773&239=776&243=778&245=793&250=800&253=810&254=815&258=818&265=824&266=826&267=828&268=830&269=832&273=837&277=849&278=853&279=860&280=863&281=865&282=885&283=896&287=907&297=911&301=923&305=925&308=934&312=936&315=945'
+debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&47=248&48=251&50=281&52=283&56=291&57=294&59=296&69=305&71=309&72=311&74=314&78=332&80=337&83=351&86=355&93=357&95=361&96=368&97=370&99=378&100=396&101=398&103=404&104=424&111=442&116=454&120=457&121=459&122=461&123=463&133=471&135=482&136=485&137=493&139=498&140=506&144=509&145=517&147=525&150=528&154=545&155=549&157=564&160=570&162=573&164=587&166=590&168=604&170=607&175=622&179=625&180=630&190=661&191=666&192=669&193=671&194=679&198=691&206=703&207=706&208=714&210=733&212=745&213=747&215=749&222=761&223=765&224=772&225=775&226=777&227=784&228=795&229=801&230=817&234=823&238=826&239=829&240=831&244=837&246=852&251=859&254=869&255=874&259=877&266=883&267=885&268=887&269=889&270=891&274=896&278=908&279=912&280=919&281=922&282=924&283=944&284=955&288=966&298=970&302=982&306=984&309=995&313=997&316=1006'

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 import importlib.util
 import re
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -43,10 +44,16 @@ from auditor.report.model import (
     control_rows,
     introduced_counts,
     new_count,
+    new_waived_count,
     report_order,
+    rules_by_target,
+    rules_evaluated,
+    rules_left_out,
     severity_counts,
     shown_findings,
     status_counts,
+    upgrade_note,
+    what_was_audited,
 )
 
 #: Detail rows shown per rule; the rest are counted ("N more").
@@ -75,11 +82,37 @@ class RuleGroup:
     rows: tuple[Finding, ...]
     total: int
     status_counts: tuple[tuple[str, int], ...]
+    oldest_cut: bool = False  # the rows left out are the rule's oldest (revisions, days)
 
     @property
     def more(self) -> int:
         """Rows left out of the detail table."""
         return self.total - len(self.rows)
+
+    @property
+    def cut(self) -> str:
+        """Which rows were left out, for the "N more" note ("" when it cannot be said)."""
+        return "the oldest; " if self.oldest_cut and self.more else ""
+
+
+def kept_rows(items: Sequence[Finding], cap: int) -> tuple[tuple[Finding, ...], bool]:
+    """At most `cap` of one rule's findings, in their order, and whether the ones left out are
+    the oldest. Every `new` finding is kept first, then the newest subjects (a change step's or
+    usage day's revision, `settings@N`'s number): a long history's cut leaves out its oldest
+    steps, never tonight's. Subjects with no revision (repositories, `org`) keep the first."""
+    if len(items) <= cap:
+        return tuple(items), False
+    dated = any(f.subject.revision is not None for f in items)
+
+    def rank(n: int) -> tuple[bool, int, int]:
+        f = items[n]
+        rev = f.subject.revision
+        if rev is None:
+            return (f.lifecycle == "new", -1, -n)
+        return (f.lifecycle == "new", rev, n)
+
+    chosen = sorted(heapq.nlargest(cap, range(len(items)), key=rank))
+    return tuple(items[n] for n in chosen), dated
 
 
 def _prose(text: str) -> Markup:
@@ -242,9 +275,8 @@ def group_by_rule(
         counts: dict[str, int] = {}
         for f in items:
             counts[f.status] = counts.get(f.status, 0) + 1
-        out.append(
-            RuleGroup(items[0], tuple(items[:cap]), len(items), tuple(sorted(counts.items())))
-        )
+        rows, oldest = kept_rows(items, cap)
+        out.append(RuleGroup(items[0], rows, len(items), tuple(sorted(counts.items())), oldest))
     return sorted(out, key=lambda g: (severity_rank(g.first.severity), g.first.rule_id))
 
 
@@ -298,6 +330,7 @@ class RuleResults:
     first: Finding
     statuses: tuple[StatusResults, ...]
     more: int  # results beyond the per-rule cap (counted, not linked)
+    cut: str = ""  # "the oldest; " when those are the rule's oldest results
 
 
 @dataclass(frozen=True)
@@ -413,6 +446,7 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
                 if fs
             ),
             sum(g.more for g in gs),
+            next((g.cut for g in gs if g.cut), ""),
         )
     return [
         ControlDrill(r, tuple(results[rule] for rule in r.rules if rule in results)) for r in rows
@@ -471,6 +505,9 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "open_rules": {g.first.rule_id for g in groups},
         "pass_rules": {g.first.rule_id for g in passing},
         "rule_total": sum(len(p.rule_ids) for p in data.policy_files),
+        "rules_evaluated": rules_evaluated(data),
+        "left_out": rules_left_out(data),
+        "by_target": rules_by_target(data),
         "passing": passing,
         "drill": drill_down(controls, [*groups, *passing]),
         "rule_anchor": rule_anchor,
@@ -480,6 +517,9 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),
+        "new_waived": new_waived_count(data.findings),
+        "upgrade_note": upgrade_note(data),
+        "audited": what_was_audited(data),
         "controls": controls,
         "groups": groups,
         "chart": failing_chart(data.failing_by_revision),
@@ -491,6 +531,10 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "more_changes": more_changes,
         "rows_per_rule": ROWS_PER_RULE,
         "appendix_cap": caps.appendix_rows,
+        # the newest revisions (the audited one, the settings in force, among them)
+        "revisions_shown": data.inputs.revisions_evaluated[-caps.appendix_rows :]
+        if caps.appendix_rows
+        else (),
         "appendix_rest": caps.rest_inputs,
     }
 

@@ -275,7 +275,7 @@ class RowWriter:
 
     # -- table bodies ------------------------------------------------------------------------
 
-    def findings(self, rows: Iterable[Finding], more: int) -> Markup:
+    def findings(self, rows: Iterable[Finding], more: int, cut: str = "") -> Markup:
         """The rows of one rule's table in "Findings by rule" (with the "N more" row)."""
         esc = self.esc
         out = []
@@ -301,11 +301,11 @@ class RowWriter:
         if more:
             out.append(
                 f'<tr><td colspan="4" class="more">{more} more finding(s) of this rule not shown '
-                f"(limit {self.limit} per rule; {self.rest}).</td></tr>"
+                f"({cut}limit {self.limit} per rule; {self.rest}).</td></tr>"
             )
         return Markup("".join(out))
 
-    def passing(self, rows: Iterable[Finding], more: int) -> Markup:
+    def passing(self, rows: Iterable[Finding], more: int, cut: str = "") -> Markup:
         """The rows of one rule's table in Appendix A (with the "N more" row)."""
         esc = self.esc
         out = []
@@ -322,7 +322,7 @@ class RowWriter:
         if more:
             out.append(
                 f'<tr><td colspan="3" class="more">{more} more result(s) of this rule not shown '
-                f"(limit {self.limit} per rule; {self.rest}).</td></tr>"
+                f"({cut}limit {self.limit} per rule; {self.rest}).</td></tr>"
             )
         return Markup("".join(out))
 
@@ -375,7 +375,7 @@ class RowWriter:
         if rr.more:
             out.append(
                 f'<tr><td>{muted}</td><td colspan="2" class="more">{rr.more} more result(s) '
-                f"of {esc(rule_id)} not shown (limit {self.limit} open and {self.limit} "
+                f"of {esc(rule_id)} not shown ({rr.cut}limit {self.limit} open and {self.limit} "
                 f"passing per rule; {self.rest}).</td></tr>"
             )
         return "".join(out)

@@ -38,8 +38,10 @@ from auditor.report.model import (
     ReviewInfo,
     WaiverSummary,
     new_count,
+    new_waived_count,
     severity_counts,
     status_counts,
+    upgrade_note,
 )
 
 SCHEMA_VERSION = "1.1"
@@ -267,6 +269,8 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "fail_on": d.fail_on,
             # optional: an `--at` run's time (report.md and report.html say "as of" too)
             **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
+            # optional: the release that made the run compared with, when it is another one
+            **({"previous_tool_version": d.previous_tool_version} if upgrade_note(d) else {}),
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),
@@ -278,6 +282,7 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "by_status": status_counts(d.findings),
             "open_by_severity": severity_counts(d.findings),
             "new": new_count(d.findings),
+            "new_waived": new_waived_count(d.findings),
             "resolved": len(d.resolved),
         },
         "rules": _rules(d.findings),

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
-from auditor.models import OPEN_STATUSES, Evidence
+from auditor.models import OPEN_STATUSES, Evidence, Subject
 from auditor.report import display
 from auditor.report.model import PerAttribution, ReportData
 
@@ -145,6 +145,8 @@ def _outcome(f: Finding, details: _Details) -> str:
     msg = shorten(f.message, 500)
     if f.status == "fail":
         return f'<failure type="{_attr(f.severity)}" message="{_attr(msg)}">{details(f)}</failure>'
+    if f.status == "unknown":  # fails as a `fail` does; only an `error` is a JUnit error
+        return f'<failure type="unknown" message="{_attr(msg)}">{details(f)}</failure>'
     if f.status in OPEN_STATUSES:
         return f'<error type="{_attr(f.status)}" message="{_attr(msg)}">{details(f)}</error>'
     if f.status == "not_applicable":
@@ -157,8 +159,10 @@ def _outcome(f: Finding, details: _Details) -> str:
 
 
 def _counts(findings: Sequence[Finding]) -> dict[str, str]:
-    fail = sum(1 for f in findings if f.status == "fail")
-    errors = sum(1 for f in findings if f.status in ("error", "unknown"))
+    # an `unknown` fails as a `fail` does (it counts against --fail-on); only an `error` (the
+    # run is incomplete) is a JUnit error
+    fail = sum(1 for f in findings if f.status in ("fail", "unknown"))
+    errors = sum(1 for f in findings if f.status == "error")
     skipped = sum(1 for f in findings if f.status in ("not_applicable", "waived"))
     return {
         "tests": str(len(findings)),
@@ -190,6 +194,22 @@ def _name(label: str) -> bytes:
     return _attr(label).encode()
 
 
+#: The test case name of a result on the settings in force (subject `settings`): the same every
+#: night, whatever revision is in force (CI test tabs track a test by classname and name, so
+#: "settings revision 200" then "settings revision 201" would be a new failing test each time a
+#: revision arrives); the revision is in the failure's text ("Subject: settings revision 201").
+SETTINGS_IN_FORCE = "settings in force"
+
+
+def _case_name(subject: Subject) -> tuple[bytes, bool]:
+    """A result's test case name, and whether its label (which names the revision) must be
+    said in its text."""
+    label = subject.label or subject.key
+    if subject.key == "settings" and label.startswith("settings revision "):
+        return _name(SETTINGS_IN_FORCE), True
+    return _name(label), False
+
+
 #: Test cases joined into one piece of the stream (a rule's suite can hold 10,000s of cases).
 BATCH = 512
 
@@ -204,7 +224,7 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
     batch: list[bytes] = []
     for f in findings:
         status = f.status
-        name = _name(f.subject.label or f.subject.key)
+        name, moving = _case_name(f.subject)
         if status == "fail" or status in OPEN_STATUSES:
             attr, line = message_of(f.message)
             lines = [line]
@@ -220,9 +240,15 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
                 lines.append(since)
             if f.remediation:
                 lines.append(remediation_of(f.remediation))
+            if moving:
+                lines.append(_text(f"Subject: {f.subject.label}").encode())
             fp = f.fingerprint
             lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
-            kind, what = (b"failure", f.severity) if status == "fail" else (b"error", status)
+            kind, what = (
+                (b"failure", f.severity)
+                if status == "fail"
+                else ((b"failure", status) if status == "unknown" else (b"error", status))
+            )
             batch.append(
                 b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
                 b"    </testcase>\n"

@@ -17,11 +17,12 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     introduced_text,
-    new_count,
     new_severity_counts,
+    new_text,
     report_order,
     severity_counts,
     status_counts,
+    upgrade_note,
 )
 from auditor.report.usage import usage_markdown
 
@@ -149,7 +150,7 @@ def _summary(d: ReportData) -> Iterator[str]:
         )
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
-        yield f"**New:** {new_count(d.findings)} · {resolved}\n\n"
+        yield f"**New:** {new_text(d.findings)} · {resolved}\n\n"
 
 
 def _scope(d: ReportData) -> Iterator[str]:
@@ -221,6 +222,9 @@ def _resolved(d: ReportData) -> str:
     if not d.resolved or d.review:  # in a review, the resolved findings are the fixed ones
         return ""
     lines = [f"<details><summary>Resolved since the previous run: {len(d.resolved)}</summary>\n\n"]
+    note = upgrade_note(d)
+    if note:
+        lines.append(f"**Note:** {md_prose(note)}.\n\n")
     for p in d.resolved[:RESOLVED_ROWS]:
         rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
         lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")

@@ -73,6 +73,39 @@ class ReviewInfo:
     # findings in force now whose rule would not apply after the change (a `when:` guard)
     no_longer_applies: tuple[Finding, ...] = ()
     unchanged: int = 0  # failing findings present before and after
+    # the rules the review evaluated, per target (settings and change), and those of the
+    # policies it did not (target, count, why): a review is not an audit of every rule
+    rules_by_target: tuple[tuple[str, int], ...] = ()
+    rules_left_out: tuple[tuple[str, int, str], ...] = ()
+    rule_ids: frozenset[str] = frozenset()  # the ids of the rules evaluated
+
+
+def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
+    """The policies' rules this run or review did not evaluate: (target, count, why)."""
+    if data.review is not None and data.review.rules_by_target:
+        return data.review.rules_left_out
+    return data.scope.rules_left_out if data.scope else ()
+
+
+def what_was_audited(data: ReportData) -> str:
+    """What a run evaluated, for the reports' subtitle: the settings, and the repositories'
+    readiness unless `--no-readiness` left it out."""
+    if any(target == "readiness" for target, _, _ in rules_left_out(data)):
+        return "Enterprise control settings (repository readiness not read)"
+    return "Enterprise control settings and repository readiness"
+
+
+def rules_by_target(data: ReportData) -> tuple[tuple[str, int], ...]:
+    """The rules this run or review evaluated, per target (empty: not known)."""
+    if data.review is not None and data.review.rules_by_target:
+        return data.review.rules_by_target
+    return data.scope.rules_by_target if data.scope else ()
+
+
+def rules_evaluated(data: ReportData) -> int | None:
+    """How many rules were evaluated (None: not known, every rule of the policy files)."""
+    counts = rules_by_target(data)
+    return sum(n for _, n in counts) if counts else None
 
 
 @dataclass(frozen=True)
@@ -121,6 +154,8 @@ class ReportData:
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
+    #: the auditor release that made the run this one was compared with ("": none, or unknown)
+    previous_tool_version: str = ""
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
@@ -140,7 +175,8 @@ class ControlRow:
     failing: int
     unverified: int  # error or unknown
     waived: int
-    passing: int
+    passing: int  # `pass` results only
+    not_applicable: int = 0  # precondition false: nothing was tested, neither passing nor failing
 
     @property
     def code(self) -> str:
@@ -150,13 +186,16 @@ class ControlRow:
     @property
     def state(self) -> str:
         """`not met`, `unverified`, `waived` (nothing fails or is unverified, but a result
-        passes only because a waiver accepts it: an accepted exception, never `met`) or
-        `met`."""
+        passes only because a waiver accepts it: an accepted exception, never `met`), `met`
+        (some result passed, none failed) or `not applicable` (every result was
+        `not_applicable`: nothing was tested, so the control is not shown as met)."""
         if self.failing:
             return "not met"
         if self.unverified:
             return "unverified"
-        return "waived" if self.waived else "met"
+        if self.waived:
+            return "waived"
+        return "met" if self.passing else "not applicable"
 
 
 _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` workers)
@@ -246,9 +285,38 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     return counts
 
 
+def upgrade_note(data: ReportData) -> str:
+    """When the previous run was made by another auditor release, what the Resolved section
+    (and stdout) say: some of what changed may be the new release judging differently."""
+    before = data.previous_tool_version
+    if data.review is not None or not before or before == data.tool_version:
+        return ""
+    return (
+        f"the previous run was made by auditor {before}: some changes may come from the "
+        "upgrade (see CHANGELOG)"
+    )
+
+
 def new_count(findings: tuple[Finding, ...]) -> int:
-    """Findings first seen in this run."""
+    """Findings first seen in this run (waived ones included: `new_waived_count` of them)."""
     return sum(n for (_, _, lifecycle), n in _tallies(findings).items() if lifecycle == "new")
+
+
+def new_waived_count(findings: tuple[Finding, ...]) -> int:
+    """Findings first seen in this run that a waiver covers (not in the severity table)."""
+    return sum(
+        n
+        for (status, _, lifecycle), n in _tallies(findings).items()
+        if lifecycle == "new" and status == "waived"
+    )
+
+
+def new_text(findings: tuple[Finding, ...]) -> str:
+    """`38` or `38 (+5 waived)`: the findings first seen in this run as the headlines say them,
+    a waived one apart (the severity table's New column does not count it), as a review says
+    what it introduces."""
+    total, waived = new_count(findings), new_waived_count(findings)
+    return f"{total - waived} (+{waived} waived)" if waived else str(total)
 
 
 def introduced_counts(data: ReportData) -> tuple[int, int]:
@@ -337,21 +405,23 @@ def control_rows(findings: tuple[Finding, ...]) -> list[ControlRow]:
     for (_, status), (facts, n) in per_rule.items():
         slot = _tally_slot(status)
         for control in facts.controls:
-            t = tallies.setdefault(control, [0, 0, 0, 0])
+            t = tallies.setdefault(control, [0, 0, 0, 0, 0])
             rules.setdefault(control, set()).add(facts.rule_id)
             t[slot] += n
     rows = [
-        ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3])
+        ControlRow(framework_of(c), c, tuple(sorted(rules[c])), t[0], t[1], t[2], t[3], t[4])
         for c, t in tallies.items()
     ]
     return sorted(rows, key=lambda r: (r.framework, control_key(r.control)))
 
 
 def _tally_slot(status: str) -> int:
-    """failing, unverified, waived or passing, by status (a waived one's raw status: `fail`
-    waived counts as waived, `error` or `unknown` waived as unverified)."""
+    """failing, unverified, waived, passing or not applicable, by status (a waived one's raw
+    status: `fail` waived counts as waived, `error` or `unknown` waived as unverified)."""
     if status == "fail":
         return 0
     if status in OPEN_STATUSES:
         return 1
-    return 2 if status == "waived" else 3
+    if status == "waived":
+        return 2
+    return 4 if status == "not_applicable" else 3

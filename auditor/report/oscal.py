@@ -33,7 +33,15 @@ from auditor.findings.finding import Finding
 from auditor.models import Evidence, Subject
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
-from auditor.report.model import ControlRow, ReportData, control_rows, framework_of
+from auditor.report.model import (
+    ControlRow,
+    ReportData,
+    control_rows,
+    framework_of,
+    rules_evaluated,
+    rules_left_out,
+    what_was_audited,
+)
 from auditor.report.sarif import artifact_location
 
 OSCAL_VERSION = "1.1.3"
@@ -94,7 +102,12 @@ def _subject_resource(s: Subject, uuid_: str) -> dict[str, Any]:
     }
 
 
-def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict[str, Any]:
+def _observation(
+    data: ReportData,
+    f: Finding,
+    subjects: dict[str, str],
+    expired: display.ExpiredWaivers | None = None,
+) -> dict[str, Any]:
     props = [
         _prop("rule-id", f.rule_id),
         _prop("status", f.status),
@@ -111,10 +124,19 @@ def _observation(data: ReportData, f: Finding, subjects: dict[str, str]) -> dict
         props.append(_prop("waiver-reason", w.reason))
         if w.ticket:
             props.append(_prop("waiver-ticket", w.ticket))
+    lapsed = expired(f) if expired is not None else None
+    description = f.message
+    if lapsed is not None:  # counts again: say why, as every other report does
+        props.append(_prop("waiver-expired", lapsed.expires.isoformat()))
+        props.append(_prop("expired-waiver-owner", lapsed.owner))
+        props.append(_prop("expired-waiver-reason", lapsed.reason))
+        if lapsed.ticket:
+            props.append(_prop("expired-waiver-ticket", lapsed.ticket))
+        description = f"{description}. {display.expired_waiver_text(lapsed)}"
     obs: dict[str, Any] = {
         "uuid": _observation_uuid(data, f),
         "title": _line(f"{f.rule_id} {f.title}"),
-        "description": _line(f.message),
+        "description": _line(description),
         "props": props,
         "methods": ["TEST"],
         "types": ["finding" if f.status not in ("pass", "not_applicable") else "control-objective"],
@@ -144,17 +166,26 @@ def _finding(
     """A control's finding, linked to the observations `linked` (`streamed`: an empty list of
     them, for `oscal_chunks` to fill)."""
     satisfied = row.state == "met"
+    # OSCAL's objective state is satisfied or not-satisfied only: a control none of whose
+    # results applied was not tested, so it is not satisfied, for reason `other` (its remarks
+    # say why), never `pass`
     reason = "pass" if satisfied else ("fail" if row.failing else "other")
     finding: dict[str, Any] = {
         "uuid": _uuid(data, "finding", row.control),
         "title": _line(f"{row.framework} {row.code}: {row.state}"),
         "description": _line(
             f"{row.failing} failing, {row.unverified} unverified (error or unknown), "
-            f"{row.waived} waived and {row.passing} passing result(s) of the rules "
-            f"{', '.join(row.rules)}."
+            f"{row.waived} waived, {row.passing} passing and {row.not_applicable} not applicable "
+            f"result(s) of the rules {', '.join(row.rules)}."
             + (
                 " Met only through waivers: the waived results are accepted exceptions, not passes."
                 if row.state == "waived"
+                else ""
+            )
+            + (
+                " Not applicable: no rule mapped to this control applied (every result's"
+                " precondition was false), so nothing was tested and it is not shown as satisfied."
+                if row.state == "not applicable"
                 else ""
             )
         ),
@@ -175,8 +206,10 @@ def observations(
 ) -> list[dict[str, Any]]:
     """Every result (or those of `findings`) as an observation, in report order (`subjects`:
     subject key → resource uuid)."""
+    expired = display.ExpiredWaivers(data.waivers.expired) if data.waivers.expired else None
     return [
-        _observation(data, f, subjects) for f in (data.findings if findings is None else findings)
+        _observation(data, f, subjects, expired)
+        for f in (data.findings if findings is None else findings)
     ]
 
 
@@ -206,21 +239,35 @@ def oscal_document(
             subject_resources.append(_subject_resource(f.subject, subjects[f.subject.key]))
     resources: list[dict[str, Any]] = []
     plan = _uuid(data, "assessment-plan")
+    review = data.review
+    left_out = rules_left_out(data)
+    evaluated = rules_evaluated(data)
     resources.append(
         {
             "uuid": plan,
             "title": "Assessment plan: the policy files evaluated",
             "description": _line(
-                "The policy rules this run evaluated, each file listed below with its SHA-256."
+                f"The policy rules this {'review' if review else 'run'} evaluated"
+                + (f" ({evaluated})" if evaluated is not None else "")
+                + ", each file listed below with its SHA-256"
+                + (
+                    f" and the count of its rules evaluated ({_left_out_text(left_out)})."
+                    if review and review.rule_ids
+                    else (f"; {_left_out_text(left_out)}." if left_out else ".")
+                )
             ),
         }
     )
     for p in data.policy_files:
+        file_props = [_prop("rule-count", str(len(p.rule_ids)))]
+        if review and review.rule_ids:
+            used = sum(1 for r in p.rule_ids if r in review.rule_ids)
+            file_props.append(_prop("rules-evaluated", str(used)))
         resources.append(
             {
                 "uuid": _uuid(data, "policy", p.path),
                 "title": _line(f"Policy file {p.path}"),
-                "props": [_prop("rule-count", str(len(p.rule_ids)))],
+                "props": file_props,
                 "rlinks": [
                     {
                         # a URI reference, as SARIF's location of the same file
@@ -264,20 +311,41 @@ def oscal_document(
                 for target, n, why in scope.rules_left_out
             ),
         ]
-    if data.inputs.settings_revision is not None:
+    if review:
+        result_props += [
+            _prop("mode", "review"),
+            _prop("proposed-file", review.proposed_file),
+            _prop("against", review.against),
+            *(_prop(f"rules-{target}", str(n)) for target, n in review.rules_by_target),
+            *(
+                _prop(f"rules-left-out-{target}", f"{n}: {why}")
+                for target, n, why in review.rules_left_out
+            ),
+        ]
+    elif data.inputs.settings_revision is not None:
         result_props.append(_prop("settings-revision", str(data.inputs.settings_revision)))
+    if data.complete:
+        done = (
+            f"every rule evaluated ({evaluated}) was evaluated; {_left_out_text(left_out)}."
+            if left_out
+            else "every rule was evaluated."
+        )
+    else:
+        done = f"{len(data.not_evaluated)} item(s) could not be evaluated."
+    if review:
+        title = f"auditor review {data.run_id}: the proposed settings file {review.proposed_file}"
+        description = (
+            f"A pre-change review of the proposed settings file {review.proposed_file} against "
+            f"{review.against}: the results the settings and change rules would give if the "
+            "file were saved, not an assessment of the settings in force; " + done
+        )
+    else:
+        title = f"auditor run {data.run_id}"
+        description = f"{what_was_audited(data)} evaluated against the policy rules; {done}"
     result: dict[str, Any] = {
         "uuid": _uuid(data, "result"),
-        "title": _line(f"auditor run {data.run_id}"),
-        "description": _line(
-            "Enterprise control settings and repository readiness evaluated against the "
-            "policy rules; "
-            + (
-                "every rule was evaluated."
-                if data.complete
-                else f"{len(data.not_evaluated)} item(s) could not be evaluated."
-            )
-        ),
+        "title": _line(title),
+        "description": _line(description),
         "start": _time(min(start, data.generated_at)),
         "end": _time(data.generated_at),
         "props": result_props,
@@ -298,7 +366,10 @@ def oscal_document(
         result["remarks"] = "Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50])
     metadata: dict[str, Any] = {
         "title": _line(
-            f"Compliance assessment results{' for ' + data.org if data.org else ''} "
+            f"Pre-change review of the proposed settings file {review.proposed_file}"
+            f"{' for ' + data.org if data.org else ''} (run {data.run_id})"
+            if review
+            else f"Compliance assessment results{' for ' + data.org if data.org else ''} "
             f"(run {data.run_id})"
         ),
         "last-modified": _time(data.generated_at),
@@ -323,6 +394,11 @@ def oscal_document(
             "back-matter": {"resources": resources},
         }
     }
+
+
+def _left_out_text(left_out: Iterable[tuple[str, int, str]]) -> str:
+    """`12 usage rule(s) not evaluated: --no-usage` for each target left out."""
+    return "; ".join(f"{n} {t} rule(s) not evaluated: {why}" for t, n, why in left_out)
 
 
 def render_oscal(data: ReportData) -> str:

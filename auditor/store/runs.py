@@ -149,13 +149,15 @@ def previous_complete_run(db: Any, before_run_id: str, scope: str = "") -> RunRe
     row = db.execute("SELECT started FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
     limit = row[0] if row else "9999"
     found = db.execute(
-        "SELECT run_id, started, finished FROM runs WHERE complete = 1 AND run_id != ? "
-        "AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
+        "SELECT run_id, started, finished, tool_version FROM runs WHERE complete = 1 "
+        "AND run_id != ? AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
         (before_run_id, limit, scope),
     ).fetchone()
     if found is None:
         return None
-    run_id, started, finished = found
+    run_id, started, finished, tool_version = found
     started_at = from_text(started)
     assert started_at is not None
-    return RunRecord(run_id, started_at, from_text(finished), True, _findings(db, run_id))
+    return RunRecord(
+        run_id, started_at, from_text(finished), True, _findings(db, run_id), tool_version or ""
+    )

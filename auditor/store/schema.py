@@ -148,6 +148,7 @@ class RunRecord:
     finished: datetime | None
     complete: bool
     findings: tuple[FindingRecord, ...]
+    tool_version: str = ""  # the auditor release that made the run
 
 
 def to_text(when: datetime) -> str:

@@ -35,10 +35,19 @@ class OrgResult:
     code: int  # its own exit code by the usual rules
     reason: str  # the one line saying why (the `auditor: exit N: …` reason, or the error)
     findings: int | None = None  # failing findings at or above --fail-on; None: no audit
-    new: int | None = None
+    new: int | None = None  # first seen tonight, waived ones included
     resolved: int | None = None
     out_dir: Path | None = None
     log: tuple[str, ...] = ()  # what the audit printed, for the caller to show
+    new_waived: int | None = None  # of `new`, those a waiver covers (said apart)
+
+    @property
+    def new_text(self) -> str:
+        """`38` or `38 (+5 waived)` (`-`: no audit), as the run's own headlines say it."""
+        if self.new is None:
+            return "-"
+        waived = self.new_waived or 0
+        return f"{self.new - waived} (+{waived} waived)" if waived else str(self.new)
 
     @property
     def status(self) -> str:
@@ -129,13 +138,15 @@ def overall_reason(results: Sequence[OrgResult]) -> str:
 def summary_table(results: Sequence[OrgResult]) -> str:
     """One line per organization: status, failing findings, new, resolved, exit code, reason."""
     width = max([len("ORG"), *(len(r.name) for r in results)])
-    head = f"{'ORG':<{width}}  {'STATUS':<11} {'FINDINGS':>8} {'NEW':>5} {'RESOLVED':>8}"
+    # NEW as the run's headlines say it: `38 (+5 waived)` when waivers cover some
+    new_width = max([5, *(len(r.new_text) for r in results)])
+    head = f"{'ORG':<{width}}  {'STATUS':<11} {'FINDINGS':>8} {'NEW':>{new_width}} {'RESOLVED':>8}"
     lines = [f"{head}  EXIT  REASON"]
     for r in results:
         counts = [("-" if n is None else str(n)) for n in (r.findings, r.new, r.resolved)]
         lines.append(
-            f"{r.name:<{width}}  {r.status:<11} {counts[0]:>8} {counts[1]:>5} {counts[2]:>8}  "
-            f"{r.code:>4}  {r.reason}"
+            f"{r.name:<{width}}  {r.status:<11} {counts[0]:>8} {r.new_text:>{new_width}} "
+            f"{counts[2]:>8}  {r.code:>4}  {r.reason}"
         )
     return "\n".join(lines)
 
@@ -159,6 +170,7 @@ def write_org_summary(
                 "reason": r.reason,
                 "failing_findings": r.findings,
                 "new": r.new,
+                "new_waived": r.new_waived,
                 "resolved": r.resolved,
                 "reports": r.out_dir.name if r.out_dir is not None else None,
             }

@@ -228,14 +228,18 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     after_findings = findings_from_results(after_results)
     prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
-    marked = [_unattributed(_locate(f, request.proposed, changes)) for f in marked]
+    marked = [
+        _relabel(_unattributed(_locate(f, request.proposed, changes)), request) for f in marked
+    ]
     fixed_ids = {p.fingerprint for p in fixed_records}
     # A finding whose rule the proposal makes not apply (its `when:` guard no longer holds) is
     # not fixed: the review says it no longer applies.
     inapplicable = {
         (r.rule.id, r.subject.key) for r in after_results if r.status == "not_applicable"
     }
-    gone = sort_findings(f for f in before_findings if f.fingerprint in fixed_ids)
+    gone = sort_findings(
+        _live_label(f, request) for f in before_findings if f.fingerprint in fixed_ids
+    )
     info = ReviewInfo(
         proposed_file=request.proposed.path,
         against=request.against,
@@ -244,6 +248,13 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         fixed=tuple(f for f in gone if (f.rule_id, f.subject.key) not in inapplicable),
         no_longer_applies=tuple(f for f in gone if (f.rule_id, f.subject.key) in inapplicable),
         unchanged=sum(1 for f in marked if f.lifecycle == "persisting"),
+        rules_by_target=_per_target(policy),
+        rules_left_out=tuple(
+            (t, n, "a review evaluates only the settings and change rules")
+            for t, n in _per_target(loaded.policy)
+            if t not in _REVIEW_TARGETS
+        ),
+        rule_ids=frozenset(r.id for r in policy.rules),
     )
     errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
     header = RunHeader(request.run_id, now, "review", request.api_address, request.fail_on)
@@ -300,6 +311,36 @@ def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Re
     if isinstance(history, StoredHistory):
         return replace(history, then=(*history.then, proposal))
     return (*history, proposal)
+
+
+def _relabel(finding: Finding, request: ReviewRequest) -> Finding:
+    """A result on the proposal labelled as such (its file named), never as the settings
+    revision it would become ("settings revision 241" is no stored revision): the key, and so
+    the fingerprint, stays."""
+    kind, path = finding.subject.kind, request.proposed.path
+    if kind == "settings":
+        label = f"the proposed settings file {path}"
+    elif kind == "change" and finding.subject.key != "change:all":
+        label = f"the change from {request.against} to the proposed file {path}"
+    else:
+        return finding
+    return replace(finding, subject=replace(finding.subject, label=label))
+
+
+def _live_label(finding: Finding, request: ReviewRequest) -> Finding:
+    """A result on the live side labelled by what the review was given (`rev 240 (live)` or
+    the file `--against` names), not as "settings revision 0" for a file."""
+    if finding.subject.kind != "settings":
+        return finding
+    label = f"the settings of {request.against}"
+    return replace(finding, subject=replace(finding.subject, label=label))
+
+
+def _per_target(policy: PolicySet) -> tuple[tuple[str, int], ...]:
+    counts: dict[str, int] = {}
+    for rule in policy.rules:
+        counts[rule.target] = counts.get(rule.target, 0) + 1
+    return tuple(sorted(counts.items()))
 
 
 def _only(policy: PolicySet, targets: Collection[str]) -> PolicySet:

@@ -383,6 +383,7 @@ def _run_audit(
                     # Written as a delta from the previous run's rows: most nights change few.
                     like=None if previous is None or prior is None else (previous.run_id, prior),
                 )
+        before = "" if previous is None else previous.tool_version
         del previous, prior
         errors = (*errors, *unrecorded)
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
@@ -405,6 +406,7 @@ def _run_audit(
             data_quality=(*options.data_quality, *skipped),
             usage=usage,
             scope=covered,
+            previous_tool_version=before,
         )
         if publish is not None:
             publish(data)

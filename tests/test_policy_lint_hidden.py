@@ -193,9 +193,64 @@ HIDDEN_CASES = {
         },
         False,
     ),
-    "guarded-element": (  # a test that fails on the marker first: decided
+    "guarded-element": (  # a test that fails on a marker anywhere first: decided
         "mcpServers",
-        "{none: args, assert: {path: '@', not_matches: '^\\[secret ', matches: '^--no-sandbox'}}",
+        "{none: args, assert: {path: '@', not_matches: '\\[secret ', matches: '^--no-sandbox'}}",
+        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
+        {
+            "mcpServers": [
+                {
+                    "name": "gh",
+                    "command": "npx",
+                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
+                }
+            ]
+        },
+        False,
+    ),
+    "token-last-in-a-command": (  # `tool --token X`: an end-anchored pattern reads X
+        "hooks.PostToolUse",
+        "{each: hooks, assert: {path: command, not_matches: '\\|\\s*(ba)?sh$'}}",
+        {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"command": "notify --ch ops"}]}]}},
+        {
+            "hooks": {
+                "PostToolUse": [
+                    {
+                        "matcher": "*",
+                        "hooks": [
+                            {"command": "notify --ch ops --token sk-abcdefghijklmnop0123456789"}
+                        ],
+                    }
+                ]
+            }
+        },
+        True,
+    ),
+    "command-that-is-a-token": (  # hidden whole: a start-anchored pattern reads the marker
+        "mcpServers",
+        "{path: command, matches: '^(npx|uvx) '}",
+        {"mcpServers": [{"name": "gh", "command": "npx -y server"}]},
+        {"mcpServers": [{"name": "gh", "command": "ghp_a1B2c3D4e5a1B2c3D4e5a1B2c3D4e5abcdef"}]},
+        True,
+    ),
+    "attached-value-past-a-start-guard": (  # `--api-key=X` is stored as `--[secret …]`
+        "mcpServers",
+        "{none: args, assert: {path: '@', not_matches: '^\\[secret ', matches: '\\.sh$'}}",
+        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
+        {
+            "mcpServers": [
+                {
+                    "name": "gh",
+                    "command": "npx",
+                    "args": ["-y", "server", "--api-key=sk-abcdefghijklmnop0123456789"],
+                }
+            ]
+        },
+        True,
+    ),
+    "excludes-on-a-projection": (  # `args[*]` reads the list: membership by fingerprint
+        "mcpServers",
+        "{path: 'args[*]', excludes: '--insecure'}",
         {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
         {
             "mcpServers": [

@@ -245,7 +245,16 @@ def _all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
 # a whole marker. The visible text around a marker inside a text is neutral: a pattern anchored
 # at a command's start or end is decided by that text in a run, not by the marker.
 _SAMPLE_MARKER = "[secret fp:0123abcd len:40]"
-_SAMPLE_COMMAND = f"x {_SAMPLE_MARKER} x"
+# A text holding a marker, with the visible text on both sides, on one side only (a token as a
+# command's last word, `tool --token X`, or its first) and right after an option's dashes
+# (`--api-key=X` is stored as `--[secret …]`): an anchored pattern is decided by the visible
+# text in some of these forms and by the marker in others.
+_SAMPLE_TEXTS = (
+    f"x {_SAMPLE_MARKER} x",
+    f"x {_SAMPLE_MARKER}",
+    f"{_SAMPLE_MARKER} x",
+    f"--{_SAMPLE_MARKER}",
+)
 _SAMPLE_ARGV = ["x", "--api-key", _SAMPLE_MARKER]
 # The marker a literal of the rule has under the sample's key: never the sample's own (a rule's
 # literal is not the hidden value), so equality is decided as a run decides it, by fingerprint.
@@ -353,10 +362,11 @@ def _samples(rule: Rule, keys: Keys) -> list[Any]:
         # an element of an argv array: the redactor hides a password option's value whole
         # (`argv_secrets` takes `["--api-key", X]`'s X), or the part after an attached option
         hidden = argv_secrets(["x", "--api-key", "s3cret-sample-0123"])
-        return [_SAMPLE_MARKER, _SAMPLE_COMMAND] if hidden else [_SAMPLE_COMMAND]
+        return [_SAMPLE_MARKER, *_SAMPLE_TEXTS] if hidden else [*_SAMPLE_TEXTS]
     if words(named[-1])[-1:] == ["args"]:
         return [_SAMPLE_ARGV]  # the words of a command: an array
-    return [_SAMPLE_COMMAND, _SAMPLE_ARGV]  # a command line, or its exec form
+    # a command line (or a command that is a token by its form, hidden whole), or its exec form
+    return [_SAMPLE_MARKER, *_SAMPLE_TEXTS, _SAMPLE_ARGV]
 
 
 def _undecided(leaf: Leaf, sample: Any) -> tuple[str, Any] | None:
@@ -399,27 +409,35 @@ def _verdict(op: Any, arg: Any, sample: Any) -> str:
 def _hidden_value_problem(
     rule: Rule, leaf: Leaf, prefix: Keys, docs: dict[str, YamlDocument]
 ) -> str | None:
+    from auditor.policy.pathexpr import Star
+
     for path in leaf.paths:
-        for sample in _samples(rule, (*prefix, *_keys(path))):
+        keys = (*prefix, *_keys(path))
+        samples = _samples(rule, keys)
+        element = keys[-1:] == (STAR,) and len(samples) > 1  # an argv array's
+        if samples and any(isinstance(step, Star) for step in path.steps):
+            # `args[*]` projects: the leaf reads the list of the elements, one of them hidden
+            samples = [["x", *(s for s in samples if isinstance(s, str))]]
+        for sample in samples:
             found = _undecided(leaf, sample)
             if found is None:
                 continue
             op, arg = found
             whole = sample == _SAMPLE_MARKER
-            element = len(_samples(rule, (*prefix, *_keys(path)))) > 1  # an argv array's
             what = (
                 "an argv array's element, where the redactor hides a password option's value"
-                if whole and element
+                if element
                 else "a value the redactor hides"
                 if whole
                 else "an argv array, where the redactor hides a password option's value"
                 if isinstance(sample, list)
                 else "a command line, where the redactor hides passwords and tokens"
             )
+            fix = _fix(op, arg, whole and not element)  # an element's guard: `\[secret `
             text = (
                 f"rule {rule.id}: `{op}` on `{path.text}` ({what}) cannot be decided on a "
                 "`[secret fp:… len:…]` marker, so a revision with a secret there is an `error` "
-                f"result and the run or review is incomplete (exit 2); {_fix(op, arg, whole)}"
+                f"result and the run or review is incomplete (exit 2); {fix}"
             )
             source = rule.source
             if source is None:

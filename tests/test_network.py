@@ -815,3 +815,29 @@ def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password
     text = str(caught.value)
     assert password not in text and "[token]" in text, text
     assert "proxy rejected" in text, text
+
+
+@pytest.mark.parametrize("password", ["marmalade", "Sekr1t-Pw0rd-9x"])
+def test_the_proxy_password_reads_token_in_a_redirect_target_whatever_it_is(
+    password: str,
+) -> None:
+    """A redirect's target is text from outside too: the password in its path, a word too,
+    reads `[token]` in the error line (review R5 #5: a plain word was shown)."""
+    import httpx
+
+    from auditor.errors import ApiError
+    from auditor.fetch.deadline import Network
+    from auditor.fetch.retry import Requester, RetryPolicy
+    from auditor.redact import Redactor
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(302, headers={"location": f"http://x.example/{password}"})
+
+    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
+    client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
+    requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
+    with pytest.raises(ApiError) as caught:
+        requester.get_json("/x", {}, "page 1")
+    text = str(caught.value)
+    assert password not in text, text
+    assert "redirects to http://x.example/[token]" in text, text

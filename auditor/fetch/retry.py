@@ -302,10 +302,15 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _redirect_note(
-    response: httpx.Response, request: httpx.Request, redact: Callable[[str], str]
+    response: httpx.Response,
+    request: httpx.Request,
+    redact: Callable[[str], str],
+    words: Callable[[str], str],
 ) -> str:
     """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
-    and why it is an error (the token is never sent to an address the user did not give)."""
+    and why it is an error (the token is never sent to an address the user did not give).
+    `words`: the proxy's password, whatever it is, `[token]` in the address (text from
+    outside)."""
     location = response.headers.get("location", "")
     if not 300 <= response.status_code < 400 or not location:
         return ""
@@ -314,7 +319,7 @@ def _redirect_note(
         netloc = target.netloc.decode("ascii", "replace")
         path = _QUERY_OR_FRAGMENT.split(target.path, maxsplit=1)[0]  # decoded: `%3F` is `?`
         path = _CONTROL.sub(lambda m: f"%{ord(m[0]):02X}", path)  # `%0A` stays so: one line
-        shown = _clip(f"{target.scheme}://{netloc}{path}", _MAX_TITLE, redact)
+        shown = _clip(words(f"{target.scheme}://{netloc}{path}"), _MAX_TITLE, redact)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (
@@ -723,7 +728,7 @@ class Requester:
             problem = problem_message(response, body, self._outside, self._words)
             raise self._error(f"{self._shown(label)} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
-            moved = _redirect_note(response, request, self._outside)
+            moved = _redirect_note(response, request, self._outside, self._words)
             raise self._error(
                 f"{self._shown(label)} → {_status_text(status)}{moved} ({where})", request, status
             )

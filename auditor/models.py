@@ -150,6 +150,9 @@ class Attribution:
     updated_at: datetime
     author_email: str
     author_name: str = ""
+    # What the reports name instead of `rev N` where N is no stored revision: a review's
+    # proposal ("the proposed file PATH") or an `--against` file ("the settings of PATH").
+    place: str = ""
 
 
 @dataclass(frozen=True)

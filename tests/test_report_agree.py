@@ -378,3 +378,38 @@ def test_junit_counts_unknown_results_as_failures_and_only_error_results_as_erro
     assert int(root.get("failures") or 0) == by_status["fail"] + by_status["unknown"]
     unknown = [e for e in root.iter("failure") if e.get("type") == "unknown"]
     assert len(unknown) == by_status["unknown"] and not list(root.iter("error"))
+
+
+@pytest.mark.parametrize("online", [True, False])
+def test_a_reviews_attributions_name_the_proposed_file_not_a_revision_that_does_not_exist(
+    emu300: Any, tmp_path: Path, online: bool
+) -> None:
+    """Review R4: the proposal's findings said `violating since rev 301 … by a@b.c` (online:
+    the number it would take; offline `rev 1`), the `--against` file's `since rev 0 … by
+    settings file`: no stored revision. Every report words them by the file."""
+    argv = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--author", "a@example.com"]
+    argv += ["--out", str(tmp_path / "out"), "-o", "md,html,json,sarif,junit", "-q"]
+    env: dict[str, str] = {}
+    if online:
+        env = emulator_env(emu300, tmp_path / "state.db")
+        assert run_cli(["sync", "-q"], env, tmp_path)[0] == 0
+    else:
+        argv += ["--against", str(EXAMPLES / "live-settings.yaml")]
+    code, out, err = run_cli(argv, env, tmp_path)
+    assert code == 1, out + err
+    doc = json.loads((tmp_path / "out" / "findings.json").read_text())
+    proposal = 301 if online else 1
+    texts = [
+        f["since"]["text"]
+        for f in (*doc["findings"], *doc["review"]["fixed"])
+        if f.get("since") is not None
+    ]
+    placed = [t for t in texts if " in the proposed file examples/proposed-settings.yaml" in t]
+    assert placed and all(t.endswith(" by a@example.com") for t in placed), texts
+    if not online:  # the live side, a file: its settings, no author
+        assert f"violating in the settings of {EXAMPLES / 'live-settings.yaml'}" in texts
+    for name in ("report.md", "report.html", "findings.sarif", "junit.xml"):
+        text = (tmp_path / "out" / name).read_text()
+        assert not re.search(rf"(since|changed in) rev {proposal}\b", text), name
+        assert online or not re.search(r"since rev 0\b", text), name
+        assert "by settings file" not in text, name

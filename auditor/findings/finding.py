@@ -524,6 +524,9 @@ def attribution_text(f: Finding) -> str:
 
 def _worded(a: Attribution, kind: str) -> str:
     day = a.updated_at.date().isoformat()
+    if a.place:  # no stored revision: a review's proposal, or the file it was reviewed against
+        verb = "changed" if kind == "change" else "violating"
+        return f"{verb} in {a.place}{_who(a)}"  # its time is the review's own
     if kind == "change":
         return f"changed in rev {a.revision} ({day}){_who(a)}"
     if kind == "usage":

@@ -229,7 +229,8 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [
-        _relabel(_unattributed(_locate(f, request.proposed, changes)), request) for f in marked
+        _relabel(_unattributed(_locate(f, request.proposed, changes)), request, new_rev.revision)
+        for f in marked
     ]
     fixed_ids = {p.fingerprint for p in fixed_records}
     # A finding whose rule the proposal makes not apply (its `when:` guard no longer holds) is
@@ -313,11 +314,15 @@ def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Re
     return (*history, proposal)
 
 
-def _relabel(finding: Finding, request: ReviewRequest) -> Finding:
+def _relabel(finding: Finding, request: ReviewRequest, proposal: int) -> Finding:
     """A result on the proposal labelled as such (its file named), never as the settings
     revision it would become ("settings revision 241" is no stored revision): the key, and so
-    the fingerprint, stays."""
+    the fingerprint, stays. So is its attribution where it names that revision (`violating in
+    the proposed file PATH`, not `since rev 241`), or revision 0 of an `--against` file."""
     kind, path = finding.subject.kind, request.proposed.path
+    finding = _placed(finding, proposal, f"the proposed file {path}")
+    if request.live.revision == 0:
+        finding = _placed(finding, 0, f"the settings of {request.against}")
     if kind == "settings":
         label = f"the proposed settings file {path}"
     elif kind == "change" and finding.subject.key != "change:all":
@@ -327,11 +332,24 @@ def _relabel(finding: Finding, request: ReviewRequest) -> Finding:
     return replace(finding, subject=replace(finding.subject, label=label))
 
 
+def _placed(finding: Finding, revision: int, place: str) -> Finding:
+    """`finding` whose attribution names `place` instead of `revision`, no stored one (a
+    file's revision 0 has no author either)."""
+    since = finding.since
+    if since is None or since.revision != revision or since.place:
+        return finding
+    if revision == 0:
+        since = replace(since, author_email="", author_name="")
+    return replace(finding, since=replace(since, place=place))
+
+
 def _live_label(finding: Finding, request: ReviewRequest) -> Finding:
     """A result on the live side labelled by what the review was given (`rev 240 (live)` or
     the file `--against` names), not as "settings revision 0" for a file."""
     if finding.subject.kind != "settings":
         return finding
+    if request.live.revision == 0:
+        finding = _placed(finding, 0, f"the settings of {request.against}")
     label = f"the settings of {request.against}"
     return replace(finding, subject=replace(finding.subject, label=label))
 

@@ -413,3 +413,49 @@ def test_a_reviews_attributions_name_the_proposed_file_not_a_revision_that_does_
         assert not re.search(rf"(since|changed in) rev {proposal}\b", text), name
         assert online or not re.search(r"since rev 0\b", text), name
         assert "by settings file" not in text, name
+
+
+def _step_rule(tmp_path: Path, last_passing: int) -> Path:
+    """A change rule failing on every step to a revision past `last_passing`."""
+    policy = tmp_path / "steps.yaml"
+    policy.write_text(
+        "rules:\n"
+        "  - id: CHG-T-001\n"
+        "    title: No step past a revision\n"
+        "    severity: high\n"
+        "    target: change\n"
+        f"    assert: {{path: revision, lte: {last_passing}}}\n"
+    )
+    return policy
+
+
+def test_a_cut_keeps_a_rules_newest_results_when_a_policy_edit_makes_many_old_ones_new(
+    emu300: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R4: an edit that makes hundreds of old steps fail anew filled the page with
+    them (every `new` result ranked first) and left out the rule's newest failing steps, the
+    note calling what was left out "the oldest"."""
+    small = html_module.Caps(rows_per_rule=10, appendix_rows=50)
+    context = html_module.context
+    default = html_module.Caps()
+
+    def small_context(data: Any, caps: Any = default) -> Any:
+        return context(data, small if caps == default else caps)
+
+    monkeypatch.setattr(html_module, "context", small_context)
+    env = emulator_env(emu300, tmp_path / "state.db")
+    policy = _step_rule(tmp_path, 280)  # steps to 281..300 fail
+    nightly(env, tmp_path / "night1", "--policy", str(policy), "-o", "json,html")
+    policy = _step_rule(tmp_path, 0)  # edited: every step fails, 2..280 new
+    nightly(env, tmp_path / "night2", "--policy", str(policy), "-o", "json,html")
+    doc = json.loads((tmp_path / "night2" / "findings.json").read_text())
+    page = (tmp_path / "night2" / "report.html").read_text()
+    steps = [f for f in doc["findings"] if f["rule_id"] == "CHG-T-001"]
+    assert sum(f["lifecycle"] == "new" for f in steps) > 10
+    newest = max(steps, key=lambda f: f["subject"]["revision"])
+    assert newest["lifecycle"] == "persisting"
+    assert newest["fingerprint"] in page  # the rule's latest failing step is in the page
+    shown = [f for f in steps if f["fingerprint"] in page]
+    assert len(shown) == 10 and any(f["lifecycle"] == "new" for f in shown)
+    assert "more finding(s) of this rule not shown (the oldest" not in page
+    assert re.search(r"\d+ more finding\(s\) of this rule not shown \(limit 10 per rule", page)

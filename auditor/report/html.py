@@ -97,22 +97,34 @@ class RuleGroup:
 
 def kept_rows(items: Sequence[Finding], cap: int) -> tuple[tuple[Finding, ...], bool]:
     """At most `cap` of one rule's findings, in their order, and whether the ones left out are
-    the oldest. Every `new` finding is kept first, then the newest subjects (a change step's or
-    usage day's revision, `settings@N`'s number): a long history's cut leaves out its oldest
-    steps, never tonight's. Subjects with no revision (repositories, `org`) keep the first."""
+    the oldest. Subjects with a revision (a change step's or usage day's, `settings@N`'s
+    number) keep their newest half of `cap` whatever else happens (the audited revision's
+    result among them), then every `new` finding there is room for, then the newest of the
+    rest: a long history's cut leaves out its oldest steps, never the latest, and a night that
+    judges hundreds of old steps anew (a policy edit) still shows its newest. Subjects with no
+    revision (repositories, `org`) keep every `new` finding, then the first."""
     if len(items) <= cap:
         return tuple(items), False
-    dated = any(f.subject.revision is not None for f in items)
+    if not any(f.subject.revision is not None for f in items):
+        chosen = heapq.nlargest(cap, range(len(items)), key=lambda n: (_is_new(items[n]), -n))
+        return tuple(items[n] for n in sorted(chosen)), False
 
-    def rank(n: int) -> tuple[bool, int, int]:
-        f = items[n]
-        rev = f.subject.revision
-        if rev is None:
-            return (f.lifecycle == "new", -1, -n)
-        return (f.lifecycle == "new", rev, n)
+    def revision(n: int) -> tuple[int, int]:
+        rev = items[n].subject.revision
+        return (-1 if rev is None else rev, n)
 
-    chosen = sorted(heapq.nlargest(cap, range(len(items)), key=rank))
-    return tuple(items[n] for n in chosen), dated
+    newest = set(heapq.nlargest(cap // 2, range(len(items)), key=revision))
+    rest = (n for n in range(len(items)) if n not in newest)
+    more = heapq.nlargest(cap - len(newest), rest, key=lambda n: (_is_new(items[n]), *revision(n)))
+    chosen = sorted(newest.union(more))
+    kept = set(chosen)
+    left = [revision(n) for n in range(len(items)) if n not in kept]
+    oldest = max(left) < min(revision(n) for n in chosen)
+    return tuple(items[n] for n in chosen), oldest
+
+
+def _is_new(f: Finding) -> bool:
+    return f.lifecycle == "new"
 
 
 def _prose(text: str) -> Markup:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,6 +135,11 @@ def test_lint_warns_where_the_engine_cannot_decide(
         assert warnings[0]["line"] == "6"
 
 
+def _mcp(*args: str) -> dict[str, Any]:
+    """Settings with one MCP server started by `npx` with `args`."""
+    return {"mcpServers": [{"name": "gh", "command": "npx", "args": list(args)}]}
+
+
 # The review's reproductions (R3 #1, #6): a rule, the live settings and a proposed change that
 # puts a secret where the rule reads. `policy lint` warns exactly when `review` of that change
 # cannot decide the rule (exit 2, an evaluation error).
@@ -142,16 +148,8 @@ HIDDEN_CASES = {
     "args-element": (
         "mcpServers",
         "{none: args, assert: {path: '@', matches: '^--(no-sandbox|dangerously)'}}",
-        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
-        {
-            "mcpServers": [
-                {
-                    "name": "gh",
-                    "command": "npx",
-                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
-                }
-            ]
-        },
+        _mcp("-y", "server"),
+        _mcp("-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"),
         True,
     ),
     "extraArgs-element": (
@@ -181,31 +179,15 @@ HIDDEN_CASES = {
     "excludes-on-args": (  # membership in an array is decided by fingerprint
         "mcpServers",
         "{path: args, excludes: '--insecure', default: []}",
-        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
-        {
-            "mcpServers": [
-                {
-                    "name": "gh",
-                    "command": "npx",
-                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
-                }
-            ]
-        },
+        _mcp("-y", "server"),
+        _mcp("-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"),
         False,
     ),
     "guarded-element": (  # a test that fails on a marker anywhere first: decided
         "mcpServers",
         "{none: args, assert: {path: '@', not_matches: '\\[secret ', matches: '^--no-sandbox'}}",
-        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
-        {
-            "mcpServers": [
-                {
-                    "name": "gh",
-                    "command": "npx",
-                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
-                }
-            ]
-        },
+        _mcp("-y", "server"),
+        _mcp("-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"),
         False,
     ),
     "token-last-in-a-command": (  # `tool --token X`: an end-anchored pattern reads X
@@ -236,31 +218,15 @@ HIDDEN_CASES = {
     "attached-value-past-a-start-guard": (  # `--api-key=X` is stored as `--[secret …]`
         "mcpServers",
         "{none: args, assert: {path: '@', not_matches: '^\\[secret ', matches: '\\.sh$'}}",
-        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
-        {
-            "mcpServers": [
-                {
-                    "name": "gh",
-                    "command": "npx",
-                    "args": ["-y", "server", "--api-key=sk-abcdefghijklmnop0123456789"],
-                }
-            ]
-        },
+        _mcp("-y", "server"),
+        _mcp("-y", "server", "--api-key=sk-abcdefghijklmnop0123456789"),
         True,
     ),
     "excludes-on-a-projection": (  # `args[*]` reads the list: membership by fingerprint
         "mcpServers",
         "{path: 'args[*]', excludes: '--insecure'}",
-        {"mcpServers": [{"name": "gh", "command": "npx", "args": ["-y", "server"]}]},
-        {
-            "mcpServers": [
-                {
-                    "name": "gh",
-                    "command": "npx",
-                    "args": ["-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"],
-                }
-            ]
-        },
+        _mcp("-y", "server"),
+        _mcp("-y", "server", "--api-key", "sk-abcdefghijklmnop0123456789"),
         False,
     ),
 }

@@ -31,20 +31,25 @@ def nightly(env: dict[str, str], out: Path, *extra: str) -> tuple[int, str, str]
     return run_cli(["run", "--out", str(out), *extra], env, out.parent)
 
 
-def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
-    emu300: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The page's caps made small, so a 300-revision history has rules past them (as a
-    # 3,000-revision one has past the real 200 and 1,000).
+@pytest.fixture
+def small_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's caps made small (10 rows a rule, 50 revisions in Appendix B), so a
+    300-revision history has rules past them (as a 3,000-revision one has past the real 200
+    and 1,000)."""
     small = html_module.Caps(rows_per_rule=10, appendix_rows=50)
     context = html_module.context
-
     default = html_module.Caps()
 
     def small_context(data: Any, caps: Any = default) -> Any:
         return context(data, small if caps == default else caps)
 
     monkeypatch.setattr(html_module, "context", small_context)
+
+
+@pytest.mark.usefixtures("small_caps")
+def test_html_cut_keeps_a_rules_newest_and_new_results_and_the_audited_revision(
+    emu300: Any, tmp_path: Path
+) -> None:
     env = emulator_env(emu300, tmp_path / "state.db")
     nightly(env, tmp_path / "night1")
     emu300.add_revisions(40)
@@ -429,20 +434,13 @@ def _step_rule(tmp_path: Path, last_passing: int) -> Path:
     return policy
 
 
+@pytest.mark.usefixtures("small_caps")
 def test_a_cut_keeps_a_rules_newest_results_when_a_policy_edit_makes_many_old_ones_new(
-    emu300: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    emu300: Any, tmp_path: Path
 ) -> None:
     """Review R4: an edit that makes hundreds of old steps fail anew filled the page with
     them (every `new` result ranked first) and left out the rule's newest failing steps, the
     note calling what was left out "the oldest"."""
-    small = html_module.Caps(rows_per_rule=10, appendix_rows=50)
-    context = html_module.context
-    default = html_module.Caps()
-
-    def small_context(data: Any, caps: Any = default) -> Any:
-        return context(data, small if caps == default else caps)
-
-    monkeypatch.setattr(html_module, "context", small_context)
     env = emulator_env(emu300, tmp_path / "state.db")
     policy = _step_rule(tmp_path, 280)  # steps to 281..300 fail
     nightly(env, tmp_path / "night1", "--policy", str(policy), "-o", "json,html")

@@ -66,17 +66,6 @@ class Proxy:
     username: bytes | None = field(default=None, repr=False)
     password: bytes | None = field(default=None, repr=False)
 
-    @property
-    def secret(self) -> str | None:
-        """The password as text, if any, when it may be a credential (`may_be_credential`):
-        kept out of every output as the token is. A word (`github`, `proxy`) is not: auditor
-        never writes the password itself, and scrubbing such a word from its own lines (or
-        the stored settings) would tell it by what went missing."""
-        from auditor.redact.commands import may_be_credential
-
-        text = self.password.decode("utf-8", "replace") if self.password else None
-        return text if text is not None and may_be_credential(text) else None
-
 
 @dataclass(frozen=True)
 class CABundle:
@@ -85,11 +74,9 @@ class CABundle:
     says where it was set (`AUDITOR_CA_BUNDLE`, `ci/auditor.toml:3:1: ca_bundle`); `shown` is
     the path as given, as messages name it."""
 
-    path: Path
     shown: str
     where: str
     pem: str = field(repr=False)
-    count: int = 0
 
 
 class _Placed(NamedTuple):
@@ -342,7 +329,9 @@ def _as_proxy(value: Any, where: str) -> Proxy:
         )
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     scheme_name = scheme.group(1).lower()
-    port = port or (443 if scheme_name == "https" else 80)
+    if port == 0:
+        raise ConfigError(f"{where}: the proxy URL's port is 0: give the proxy's port")
+    port = port if port is not None else (443 if scheme_name == "https" else 80)
     user = password = None
     if "@" in authority:
         user = unquote_to_bytes(parts.username or "")
@@ -843,7 +832,7 @@ def _read_ca_bundle(placed: _Placed) -> CABundle:
             f"{where}: {shown}: no certificate in the CA bundle ({why}: "
             "-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)"
         )
-    return CABundle(path, shown, where, "".join(certificates), len(certificates))
+    return CABundle(shown, where, "".join(certificates))
 
 
 def _der_sequence(der: bytes) -> bool:

@@ -348,6 +348,8 @@ def test_run_orgs_warns_of_each_organization_s_state_file_others_may_read(
     for org in ("acme", "beta"):
         Store.open(folder / f"state-{org}.db", create=True, org=org).close()
     (folder / "state-acme.db").chmod(0o644)  # as 0.2.0 made it; beta's is 0600
+    Store.open(folder / "state.db", create=True).close()
+    (folder / "state.db").chmod(0o644)  # `--state`, which `--orgs` never opens: not named
     orgs = tmp_path / "orgs.toml"
     orgs.write_text(
         "".join(

@@ -710,6 +710,7 @@ def test_a_bad_ca_bundle_is_a_config_error_naming_it(
         ("u:Sekr1tPw0rd@proxy:3128", "got no scheme:// at its start"),
         ("http://u:Sekr1t/Pw0rd@proxy:3128", "has a character that must be percent-encoded"),
         ("http://u:Sekr1tPw0rd@proxy:99999", "not a valid proxy URL (the port is not a number"),
+        ("http://u:Sekr1tPw0rd@proxy:0", "the proxy URL's port is 0"),  # was read as :80
         ("http://u:Sekr1tPw0rd@proxy:3128/path?q=1", "without a path, query or fragment"),
         (  # a Cyrillic o (U+043E), as pasted: was "unexpected TypeError" at the first request
             "http://u:Sekr1tPw0rd@pr\u043exy.corp:3128",

@@ -68,11 +68,11 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     )
     if config.token:
         ctx.tokens.add(config.token)
-    if config.proxy is not None and config.proxy.secret:  # never shown, as the token is
-        ctx.tokens.add(config.proxy.secret)
+    if config.proxy is not None:  # its password, when it may be a credential: as the token
+        ctx.tokens.update(network_of(config, ctx).secrets)
     ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
-    if not values.get("quiet"):  # once per command
-        warn_exposed_state(config, ctx)
+    if not values.get("quiet") and values.get("orgs") is None:  # once per command (`--orgs`
+        warn_exposed_state(config, ctx)  # never opens this file: each org's, when it opens it)
     return config
 
 

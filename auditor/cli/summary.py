@@ -20,8 +20,7 @@ from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.report.model import (
     ReportData,
     introduced_text,
-    new_count,
-    new_waived_count,
+    new_text,
     status_counts,
     upgrade_note,
 )
@@ -103,8 +102,7 @@ def print_summary(
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
     counts = status_counts(data.findings)
     shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
-    waived = new_waived_count(data.findings)
-    new = f"{new_count(data.findings) - waived} new" + (f" (+{waived} waived)" if waived else "")
+    new = new_text(data.findings, " new")
     print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
     if data.review is not None:
         print(

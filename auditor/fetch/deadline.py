@@ -242,7 +242,7 @@ def _tls_context(network: Network) -> ssl.SSLContext:
                 context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
                 _TLS[key] = context
             except (ssl.SSLError, ValueError) as exc:
-                reason = getattr(exc, "reason", None) or type(exc).__name__
+                reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
                 raise ConfigError(
                     f"{network.ca_where}: {network.ca_shown}: the CA bundle holds a certificate "
                     f"that cannot be read ({reason})"

@@ -458,7 +458,9 @@ def drill_down(rows: list[ControlRow], groups: Iterable[RuleGroup]) -> list[Cont
                 if fs
             ),
             sum(g.more for g in gs),
-            next((g.cut for g in gs if g.cut), ""),
+            "the oldest; "
+            if all(g.oldest_cut for g in gs if g.more) and any(g.more for g in gs)
+            else "",
         )
     return [
         ControlDrill(r, tuple(results[rule] for rule in r.rules if rule in results)) for r in rows

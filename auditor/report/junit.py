@@ -142,13 +142,9 @@ class _Details:
 
 
 def _outcome(f: Finding, details: _Details) -> str:
+    """The outcome of a result that neither fails nor errs (`_cases` writes those: a `fail` or
+    `unknown` is a `<failure>`, an `error` an `<error>`)."""
     msg = shorten(f.message, 500)
-    if f.status == "fail":
-        return f'<failure type="{_attr(f.severity)}" message="{_attr(msg)}">{details(f)}</failure>'
-    if f.status == "unknown":  # fails as a `fail` does; only an `error` is a JUnit error
-        return f'<failure type="unknown" message="{_attr(msg)}">{details(f)}</failure>'
-    if f.status in OPEN_STATUSES:
-        return f'<error type="{_attr(f.status)}" message="{_attr(msg)}">{details(f)}</error>'
     if f.status == "not_applicable":
         return f"<skipped{_attrs(message=f'not applicable: {msg}')} />"
     if f.status == "waived" and f.waiver is not None:

@@ -311,12 +311,17 @@ def new_waived_count(findings: tuple[Finding, ...]) -> int:
     )
 
 
-def new_text(findings: tuple[Finding, ...]) -> str:
+def new_text(findings: tuple[Finding, ...], noun: str = "") -> str:
     """`38` or `38 (+5 waived)`: the findings first seen in this run as the headlines say them,
     a waived one apart (the severity table's New column does not count it), as a review says
     what it introduces."""
-    total, waived = new_count(findings), new_waived_count(findings)
-    return f"{total - waived} (+{waived} waived)" if waived else str(total)
+    return new_words(new_count(findings), new_waived_count(findings), noun)
+
+
+def new_words(total: int, waived: int, noun: str = "") -> str:
+    """`38 (+5 waived)` for `total` new findings `waived` of which a waiver covers; `43`
+    (`noun` after the number: `38 new (+5 waived)`)."""
+    return f"{total - waived}{noun} (+{waived} waived)" if waived else f"{total}{noun}"
 
 
 def introduced_counts(data: ReportData) -> tuple[int, int]:

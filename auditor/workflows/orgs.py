@@ -17,6 +17,7 @@ from pathlib import Path
 from auditor.common.files import write_atomic
 from auditor.common.jsonutil import dumps_pretty
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
+from auditor.report.model import new_words
 
 #: `<root>/summary.json`, written by `write_org_summary` beside the organizations' folders.
 SUMMARY_FILE = "summary.json"
@@ -46,8 +47,7 @@ class OrgResult:
         """`38` or `38 (+5 waived)` (`-`: no audit), as the run's own headlines say it."""
         if self.new is None:
             return "-"
-        waived = self.new_waived or 0
-        return f"{self.new - waived} (+{waived} waived)" if waived else str(self.new)
+        return new_words(self.new, self.new_waived or 0)
 
     @property
     def status(self) -> str:

@@ -886,6 +886,48 @@ def test_a_one_off_run_does_not_become_the_nightly_baseline(env: dict[str, str],
     assert nightly["resolved"] == []
 
 
+def test_nightly_runs_keep_only_the_records_the_next_run_compares_with(
+    env: dict[str, str], tmp_path: Path
+):
+    """Night after night the state file keeps the finding records of the last complete
+    nightly only (it grew by every night's records, ~1.1 MB a night at 5,800 findings), and
+    what the next night says is unchanged: persisting findings, first seen in the first run,
+    also when a night's clock is behind the night before's."""
+
+    def run(name: str, *extra: str, hours: int) -> dict[str, Any]:
+        argv = ["run", "--soft-fail", "--out", str(tmp_path / name), *extra]
+        run_cli(argv, env=env, cwd=tmp_path, now=FIXED_NOW + timedelta(hours=hours))
+        return findings_json(tmp_path / name)
+
+    def stored() -> dict[str, int]:
+        with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+            rows = db.execute("SELECT run_id, count(*) FROM findings GROUP BY run_id").fetchall()
+        db.close()
+        return dict(rows)
+
+    first = run("night-1", hours=0)
+    one_off = run("one-off", "--policy", str(REPO / "policies" / "readiness.yaml"), hours=1)
+    tracked = {f["fingerprint"] for f in first["findings"] if f["status"] in ("fail", "unknown")}
+    assert tracked
+    nights = [first]
+    for n, hours in [(2, 2), (3, 3), (4, 1)]:  # the fourth night's clock is behind
+        nights.append(run(f"night-{n}", hours=hours))
+        last = nights[-1]
+        now = [f for f in last["findings"] if f["status"] in ("fail", "unknown")]
+        assert {f["fingerprint"] for f in now} == tracked
+        assert {f["lifecycle"] for f in now} == {"persisting"}
+        assert last["resolved"] == []
+        kept = stored()
+        assert set(kept) == {one_off["run"]["id"], last["run"]["id"]}
+        assert kept[last["run"]["id"]] >= len(tracked)
+    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+        runs = [r for (r,) in db.execute("SELECT run_id FROM runs ORDER BY rowid")]
+        first_seen = {r for (r,) in db.execute("SELECT DISTINCT first_seen_run FROM findings")}
+    db.close()
+    assert len(runs) == 5  # every run is still listed
+    assert first_seen <= {first["run"]["id"], one_off["run"]["id"]}
+
+
 def test_no_usage_does_not_call_a_usage_rules_waiver_stale(env: dict[str, str], tmp_path: Path):
     """`--no-usage` leaves the usage rules out: their waivers were not tried, so they are not
     stale; a waiver of a rule that was tried and matched nothing still is."""

@@ -27,6 +27,7 @@ from auditor.evaluate.readiness import latest_per_repo
 from auditor.fetch.decode import to_report, to_revision
 from auditor.models import Revision
 from auditor.store.database import FindingRecord, Store
+from auditor.store.schema import RunRecord
 
 T0 = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 API_KEY = "sk-live0123456789abcdefghij"
@@ -358,7 +359,7 @@ def test_org_binding(store: Store) -> None:
 
 def test_runs_and_previous_complete_run(store: Store) -> None:
     finding = FindingRecord("fp1", "R1", "settings", "fail", "high", "run-1")
-    for n, complete in [(1, True), (2, False), (3, True)]:
+    for n, complete in [(1, True), (2, False), (3, False)]:
         store.start_run(
             f"run-{n}",
             started=T0 + timedelta(hours=n),
@@ -371,12 +372,76 @@ def test_runs_and_previous_complete_run(store: Store) -> None:
             complete=complete,
             findings=[finding],
         )
-    previous = store.previous_complete_run("run-3")
+    previous = store.previous_complete_run("run-3")  # run-2 ended incomplete
     assert previous is not None
     assert (previous.run_id, previous.complete, previous.findings) == ("run-1", True, (finding,))
     assert store.previous_complete_run("run-1") is None
     with pytest.raises(StoreError, match="no run 'nope'"):
         store.finish_run("nope", finished=T0, complete=True, findings=[])
+
+
+def _records(store: Store) -> dict[str, int]:
+    rows = store._db.execute("SELECT run_id, count(*) FROM findings GROUP BY run_id").fetchall()
+    return {run_id: n for run_id, n in rows}
+
+
+def test_a_complete_run_drops_the_records_no_run_compares_with(store: Store) -> None:
+    """Nightly after nightly, the state file keeps the finding records of the newest complete
+    run of each scope only (the next run's baseline), not every night's: the runs stay, and
+    a run whose clock is behind the last one's still compares with it."""
+
+    def night(
+        run_id: str, hours: float, scope: str, findings: list[FindingRecord], complete: bool = True
+    ) -> RunRecord | None:
+        store.start_run(
+            run_id,
+            started=T0 + timedelta(hours=hours),
+            tool_version="0.3.0",
+            policy_hashes={"p.yaml": "abc"},
+            scope=scope,
+        )
+        previous = store.previous_complete_run(run_id, scope)
+        like = None if previous is None else (previous.run_id, list(previous.findings))
+        store.finish_run(
+            run_id,
+            finished=T0 + timedelta(hours=hours),
+            complete=False,
+            findings=findings,
+            like=like,
+        )
+        if complete:
+            store.complete_run(run_id)
+        return previous
+
+    def found(run: str, n: int) -> list[FindingRecord]:
+        return [FindingRecord(f"fp{i}", "R1", f"s{i}", "fail", "high", "n1") for i in range(n)]
+
+    night("n1", 1, "nightly", found("n1", 4))
+    night("adhoc", 1.5, "at:2026-09-01", found("adhoc", 2))
+    for n in range(2, 6):
+        previous = night(f"n{n}", n, "nightly", found(f"n{n}", 3 + n))
+        assert previous is not None and previous.run_id == f"n{n - 1}"
+        assert len(previous.findings) == 2 + n  # the night before's records, all of them
+    night("broken", 6, "nightly", found("broken", 1), complete=False)  # ended with an error
+    assert _records(store) == {"adhoc": 2, "n5": 8, "broken": 1}
+    # a clock put back an hour: the run still compares with n5, and n5's records are kept
+    previous = night("late", 4, "nightly", found("late", 4))
+    assert previous is not None and (previous.run_id, len(previous.findings)) == ("n5", 8)
+    assert _records(store) == {"adhoc": 2, "late": 4}
+    runs = {r for (r,) in store._db.execute("SELECT run_id FROM runs").fetchall()}
+    assert runs == {"n1", "n2", "n3", "n4", "n5", "adhoc", "broken", "late"}
+    # finished complete in one step (as `finish_run(complete=True)` allows): the same
+    store.start_run(
+        "once",
+        started=T0 + timedelta(hours=9),
+        tool_version="0.3.0",
+        policy_hashes={},
+        scope="nightly",
+    )
+    store.finish_run(
+        "once", finished=T0 + timedelta(hours=9), complete=True, findings=found("once", 1)
+    )
+    assert _records(store) == {"adhoc": 2, "once": 1}
 
 
 def test_a_run_written_as_a_delta_holds_the_same_findings(store: Store) -> None:
@@ -403,8 +468,10 @@ def test_a_run_written_as_a_delta_holds_the_same_findings(store: Store) -> None:
         for n, (run, kept, like) in enumerate(
             [(before, older, None), (delta, newer, (before, older)), (full, newer, None)]
         ):
+            # (`full` in a scope of its own: completing it would drop `delta`'s records)
+            scope = "full" if run == full else ""
             store.start_run(run, started=T0 + timedelta(hours=3 * trial + n),
-                            tool_version="0.1.0", policy_hashes={})  # fmt: skip
+                            tool_version="0.1.0", policy_hashes={}, scope=scope)  # fmt: skip
             store.finish_run(run, finished=T0, complete=True, findings=kept, like=like)
         last = {r.fingerprint: r for r in newer}
         expected = sorted(

@@ -55,6 +55,21 @@ def complete_run(db: Any, run_id: str) -> None:
     updated = db.execute("UPDATE runs SET complete = 1 WHERE run_id = ?", (run_id,))
     if updated.rowcount != 1:
         raise StoreError(f"no run {run_id!r} was started in this state file")
+    _drop_superseded(db, run_id)
+
+
+def _drop_superseded(db: Any, run_id: str) -> None:
+    """Drop the finding records of the runs of `run_id`'s scope recorded before it, now that
+    it is complete: only the newest complete run of a scope is ever compared with (a nightly
+    kept every night's records, about 1.1 MB a night at 5,800 findings, which nothing read).
+    The runs themselves stay (id, times, release, policy digests): a record's
+    `first_seen_run` still names one. Runs of other scopes keep theirs."""
+    db.execute(
+        "DELETE FROM findings WHERE run_id IN (SELECT run_id FROM runs WHERE scope = "
+        "(SELECT scope FROM runs WHERE run_id = ?) AND rowid < "
+        "(SELECT rowid FROM runs WHERE run_id = ?))",
+        (run_id, run_id),
+    )
 
 
 def finish_run(
@@ -112,6 +127,8 @@ def finish_run(
             "DELETE FROM findings WHERE run_id = ? AND fingerprint = ?",
             ((run_id, fingerprint) for fingerprint in gone),
         )
+    if complete:
+        _drop_superseded(db, run_id)
 
 
 def _changed(
@@ -142,16 +159,20 @@ def _findings(db: Any, run_id: str) -> tuple[FindingRecord, ...]:
 
 
 def previous_complete_run(db: Any, before_run_id: str, scope: str = "") -> RunRecord | None:
-    """The newest complete run of the same `scope` that started before `before_run_id`.
+    """The newest complete run of the same `scope` recorded before `before_run_id` (any
+    when that run is not recorded).
 
     Runs of another scope (other policies, `--at`, `--all-revisions`) evaluate other things:
-    comparing with them would call every finding new or resolved."""
-    row = db.execute("SELECT started FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
-    limit = row[0] if row else "9999"
+    comparing with them would call every finding new or resolved. "Before" is the order the
+    runs were recorded in, not their clock times: a run whose clock is behind the previous
+    run's (a clock put back) still compares with the run just before it, whose records are
+    the ones kept (`_drop_superseded`)."""
+    row = db.execute("SELECT rowid FROM runs WHERE run_id = ?", (before_run_id,)).fetchone()
+    before, args = ("AND rowid < ? ", (scope, row[0])) if row else ("", (scope,))
     found = db.execute(
         "SELECT run_id, started, finished, tool_version FROM runs WHERE complete = 1 "
-        "AND run_id != ? AND started <= ? AND scope = ? ORDER BY started DESC, rowid DESC LIMIT 1",
-        (before_run_id, limit, scope),
+        f"AND scope = ? {before}ORDER BY rowid DESC LIMIT 1",
+        args,
     ).fetchone()
     if found is None:
         return None

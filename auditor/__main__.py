@@ -9,19 +9,40 @@ import gc
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
+from typing import Any
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM while the command line loads (`auditor.cli.signals.Terminated` is not loaded
+    yet: importing it loads the command line)."""
+
+
+def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
+    raise _Terminated
 
 
 def entry() -> int:
-    """Load the command line and run it; a Ctrl-C during the loading exits 130."""
+    """Load the command line and run it; a Ctrl-C during the loading exits 130, a SIGTERM
+    143, each with its one line (SIGTERM ended the process without a word: a CI job cancelled
+    as it started)."""
     sys.unraisablehook = _unraisable
+    previous = _handle(signal.SIGTERM, _raise_terminated)
     try:
         with _loading():
             _load_orjson()
             from auditor.cli import main
-    except KeyboardInterrupt:  # before `main` guards anything: imports take a tenth of a second
-        print("auditor: exit 130: interrupted", file=sys.stderr)
-        return 130  # `auditor.errors.EXIT_INTERRUPTED`, not imported: loading is what stopped
+    except KeyboardInterrupt as exc:  # before `main` guards anything: imports take 0.1 s
+        # `auditor.errors.EXIT_INTERRUPTED` and `auditor.cli.signals.EXIT_TERMINATED` (not
+        # imported: loading is what stopped), and their words
+        terminated = isinstance(exc, _Terminated)
+        word = "143: terminated (SIGTERM)" if terminated else "130: interrupted"
+        print(f"auditor: exit {word}", file=sys.stderr)
+        return 143 if terminated else 130
+    finally:
+        if previous is not None:  # `main` installs its own (a SIGTERM in between: the default)
+            signal.signal(signal.SIGTERM, previous)
     code = main()
     _ignore_late_signals()
     # What is alive now lives until the process ends: set aside, the collections the
@@ -60,28 +81,40 @@ def _ignore_late_signals() -> None:
             signal.signal(signum, signal.SIG_IGN)
 
 
+def _handle(signum: int, handler: Callable[[int, FrameType | None], None]) -> Any:
+    """Install `handler` for `signum` and give the handler it replaces; None, and nothing
+    installed, when the signal is ignored from the start (a background job: it stays ignored),
+    its handler was not set from Python (it could not be put back) or this is not the main
+    thread (only it may set one)."""
+    previous = signal.getsignal(signum)
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or previous is signal.SIG_IGN
+        or previous is None
+    ):
+        return None
+    signal.signal(signum, handler)
+    return previous
+
+
 def _load_orjson() -> None:
-    """Import orjson with Ctrl-C held until it is loaded: interrupted while its extension
-    module sets itself up, the process crashed (SIGSEGV, orjson 3.13 on CPython 3.11)."""
+    """Import orjson with Ctrl-C and SIGTERM held until it is loaded: interrupted while its
+    extension module sets itself up, the process crashed (SIGSEGV, orjson 3.13 on CPython
+    3.11). A signal held is sent again once it is loaded, to the handler it had."""
     held: list[int] = []
 
     def hold(signum: int, _frame: FrameType | None) -> None:
         held.append(signum)
 
-    previous = signal.getsignal(signal.SIGINT)
-    # Ignored from the start (a background job) it stays ignored; a handler not set from Python
-    # (None) cannot be put back, and only the main thread may set one: left alone then
-    main_thread = threading.current_thread() is threading.main_thread()
-    holding = main_thread and previous is not signal.SIG_IGN and previous is not None
-    if holding:
-        signal.signal(signal.SIGINT, hold)
+    previous = {signum: _handle(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         import orjson  # noqa: F401
     finally:
-        if holding:
-            signal.signal(signal.SIGINT, previous)
-    if held:
-        raise KeyboardInterrupt
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+    for again in dict.fromkeys(held):  # each once, now its own handler is back
+        signal.raise_signal(again)
 
 
 if __name__ == "__main__":

@@ -213,6 +213,50 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
     assert capsys.readouterr().err == "auditor: exit 130: interrupted\n"
 
 
+class _Terminating:
+    """A meta path finder sending this process SIGTERM when `name` is imported (a CI job
+    cancelled while auditor starts)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def find_spec(self, name: str, *_: Any) -> None:
+        if name == self.name:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler runs here, in the main thread
+        return None
+
+
+@pytest.fixture
+def sigterm_by_default() -> Iterator[None]:
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.usefixtures("sigterm_by_default")
+@pytest.mark.parametrize("module", ["auditor.cli", "orjson"])
+def test_sigterm_while_the_command_line_loads_is_one_line_and_exit_143(
+    module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM in the tenth of a second the command line takes to load ended the process
+    without a word (the handler is installed by `main`); now it ends as it does later, with
+    its line and exit 143, and orjson is loaded whole first (interrupted while it sets itself
+    up, the process crashed)."""
+    from auditor.__main__ import entry
+
+    monkeypatch.delitem(sys.modules, "auditor.cli")
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_Terminating(module), *sys.meta_path])
+    assert entry() == 143
+    assert capsys.readouterr().err == "auditor: exit 143: terminated (SIGTERM)\n"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # as it was: `main` sets its own
+    if module == "orjson":
+        assert "orjson" in sys.modules
+
+
 @pytest.fixture
 def sigint_as_in_a_terminal() -> Iterator[None]:
     """Python's own Ctrl-C handler, whatever this process inherited: run as a background job

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "ac3465ed383f5da1458636893c0b39d266d6338fa718c885461d183ad4d7eb59"
+KEY = "de73c467ab8757172682690b8e4d6f7b5304093a8f8a5017d4ee79903d90d426"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -244,7 +244,7 @@ def root(context, missing=missing, environment=environment):
         pass
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on')))
         yield ' and above'
-    yield '</dd>\n</dl>\n</header>\n'
+    yield '</dd>\n</dl>\n</header>\n<main>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
         pass
         yield '<div class="banner complete"><strong>Complete:</strong> '
@@ -980,29 +980,43 @@ def root(context, missing=missing, environment=environment):
     l_1_p = missing
     yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
-    yield ')</h3>\n<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
-    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+    yield ')</h3>\n'
+    if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'):
         pass
-        yield '<tr><td colspan="2" class="more">'
-        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more (the oldest; the newest '
-        yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
-        yield ' are listed); '
-        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
-        yield '</td></tr>'
-    yield '</tbody>\n</table>\n<h3 id="reports-evaluated">Readiness reports evaluated ('
+        yield '<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
+        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield ' more (the oldest; the newest '
+            yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
+            yield ' are listed); '
+            yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+            yield '</td></tr>'
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">None.</p>\n'
+    yield '<h3 id="reports-evaluated">Readiness reports evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'))))
-    yield ')</h3>\n<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
-    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+    yield ')</h3>\n'
+    if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'):
         pass
-        yield '<tr><td colspan="2" class="more">'
-        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more; '
-        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
-        yield '</td></tr>'
-    yield '</tbody>\n</table>\n<footer>Generated by auditor '
+        yield '<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield ' more; '
+            yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+            yield '</td></tr>'
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">None.</p>\n'
+    yield '</main>\n<footer>Generated by auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield ' at '
     yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
@@ -1011,4 +1025,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&47=248&48=251&50=281&52=283&56=291&57=294&59=296&69=305&71=309&72=311&74=314&78=332&80=337&83=351&86=355&93=357&95=361&96=368&97=370&99=378&100=396&101=398&103=404&104=424&111=442&116=454&120=457&121=459&122=461&123=463&133=471&135=482&136=485&137=493&139=498&140=506&144=509&145=517&147=525&150=528&154=545&155=549&157=564&160=570&162=573&164=587&166=590&168=604&170=607&175=622&179=625&180=630&190=661&191=666&192=669&193=671&194=679&198=691&206=703&207=706&208=714&210=733&212=745&213=747&215=749&222=761&223=765&224=772&225=775&226=777&227=784&228=795&229=801&230=817&234=823&238=826&239=829&240=831&244=837&246=852&251=859&254=869&255=874&259=877&266=883&267=885&268=887&269=889&270=891&274=896&278=908&279=912&280=919&281=922&282=924&283=944&284=955&288=966&298=970&302=982&306=984&309=995&313=997&316=1006'
+debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&48=248&49=251&51=281&53=283&57=291&58=294&60=296&70=305&72=309&73=311&75=314&79=332&81=337&84=351&87=355&94=357&96=361&97=368&98=370&100=378&101=396&102=398&104=404&105=424&112=442&117=454&121=457&122=459&123=461&124=463&134=471&136=482&137=485&138=493&140=498&141=506&145=509&146=517&148=525&151=528&155=545&156=549&158=564&161=570&163=573&165=587&167=590&169=604&171=607&176=622&180=625&181=630&191=661&192=666&193=669&194=671&195=679&199=691&207=703&208=706&209=714&211=733&213=745&214=747&216=749&223=761&224=765&225=772&226=775&227=777&228=784&229=795&230=801&231=817&235=823&239=826&240=829&241=831&245=837&247=852&252=859&255=869&256=874&260=877&267=883&268=885&269=887&270=889&271=891&275=896&279=908&280=912&281=919&282=922&283=924&284=944&285=955&289=966&299=970&303=982&304=984&308=987&314=1002&315=1004&319=1007&326=1020'

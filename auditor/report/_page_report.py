@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "de73c467ab8757172682690b8e4d6f7b5304093a8f8a5017d4ee79903d90d426"
+KEY = "e99ea45442c3f9c2e4e9f55b7d375a3f2e107bcd6b46d36bafdcf0ba96728e75"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -40,6 +40,8 @@ def root(context, missing=missing, environment=environment):
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_chart_rows = resolve('chart_rows')
+    l_0_chart_cap = resolve('chart_cap')
     l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
@@ -753,7 +755,30 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'latest')))
         yield ', peak '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
-        yield '.</p>\n'
+        yield '.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing rules per settings revision ('
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
+        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules</th></tr></thead>\n<tbody>\n'
+        for l_1_s in (undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows):
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            yield escape(environment.finalize(environment.getattr(l_1_s, 'first')))
+            if (environment.getattr(l_1_s, 'last') != environment.getattr(l_1_s, 'first')):
+                pass
+                yield '–'
+                yield escape(environment.finalize(environment.getattr(l_1_s, 'last')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_s, 'failing')))
+            yield '</td></tr>\n'
+        l_1_s = missing
+        if (t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) > t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows))):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
+            yield ' more row(s) not shown (the oldest; the newest '
+            yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
+            yield " are listed); findings.json lists every revision's count (<code>failing_by_revision</code>)</td></tr>"
+        yield '</tbody>\n</table>\n</details>\n'
     else:
         pass
         yield '<p class="muted">Not enough revision history for a chart.</p>\n'
@@ -1025,4 +1050,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&48=248&49=251&51=281&53=283&57=291&58=294&60=296&70=305&72=309&73=311&75=314&79=332&81=337&84=351&87=355&94=357&96=361&97=368&98=370&100=378&101=396&102=398&104=404&105=424&112=442&117=454&121=457&122=459&123=461&124=463&134=471&136=482&137=485&138=493&140=498&141=506&145=509&146=517&148=525&151=528&155=545&156=549&158=564&161=570&163=573&165=587&167=590&169=604&171=607&176=622&180=625&181=630&191=661&192=666&193=669&194=671&195=679&199=691&207=703&208=706&209=714&211=733&213=745&214=747&216=749&223=761&224=765&225=772&226=775&227=777&228=784&229=795&230=801&231=817&235=823&239=826&240=829&241=831&245=837&247=852&252=859&255=869&256=874&260=877&267=883&268=885&269=887&270=889&271=891&275=896&279=908&280=912&281=919&282=922&283=924&284=944&285=955&289=966&299=970&303=982&304=984&308=987&314=1002&315=1004&319=1007&326=1020'
+debug_info = '2=120&3=140&4=145&5=150&8=167&9=176&10=181&14=185&24=197&27=199&28=201&29=203&34=205&35=212&38=221&39=228&40=230&41=232&42=234&43=236&44=242&48=250&49=253&51=283&53=285&57=293&58=296&60=298&70=307&72=311&73=313&75=316&79=334&81=339&84=353&87=357&94=359&96=363&97=370&98=372&100=380&101=398&102=400&104=406&105=426&112=444&117=456&121=459&122=461&123=463&124=465&134=473&136=484&137=487&138=495&140=500&141=508&145=511&146=519&148=527&151=530&155=547&156=551&158=566&161=572&163=575&165=589&167=592&169=606&171=609&176=624&180=627&181=632&191=663&192=668&193=671&194=673&195=681&199=693&207=705&208=708&209=716&211=735&213=747&214=749&216=751&218=759&222=761&224=774&234=786&235=790&236=797&237=800&238=802&239=809&240=820&241=826&242=842&246=848&250=851&251=854&252=856&256=862&258=877&263=884&266=894&267=899&271=902&278=908&279=910&280=912&281=914&282=916&286=921&290=933&291=937&292=944&293=947&294=949&295=969&296=980&300=991&310=995&314=1007&315=1009&319=1012&325=1027&326=1029&330=1032&337=1045'

@@ -48,6 +48,7 @@ PDF_CAPS = Caps(
     appendix_rows=250,
     rest=f"report.html lists up to {ROWS_PER_RULE} per rule, findings.json all",
     rest_inputs=f"report.html lists up to {APPENDIX_ROWS:,}, findings.json all",
+    chart_rows=60,
 )
 
 #: The most body rows one table of the PDF holds: a longer table is printed as several tables

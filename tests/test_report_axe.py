@@ -63,11 +63,12 @@ Promise.resolve().then(function () { return (%s); }).then(done,
 </script>
 """
 AXE_RUN = (
-    "axe.run(document, {runOnly: {type: 'tag', values: %s}}).then(function (r) {"
+    "axe.run(document, {runOnly: {type: 'tag', values: " + json.dumps(TAGS) + "}})"
+    ".then(function (r) {"
     " return {version: r.testEngine.version, violations: r.violations.map(function (v) {"
     " return {id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map("
     "function (n) { return n.target.join(' ') + ': ' + n.html.slice(0, 160); })}; })}; })"
-) % json.dumps(TAGS)
+)
 # Elements outside tables (which WCAG 1.4.10 exempts) whose right edge passes the viewport of
 # the page, loaded in a frame `width` CSS px wide (headless Chromium's window is at least 500).
 REFLOW = """new Promise(function (resolve) {

@@ -174,7 +174,7 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
     table = tuple(
         DayFigures(
             day,
-            tuple(f"{n:,.0f}" if (n := dict(stack).get(m)) else "—" for m in models),
+            tuple(f"{dict(stack)[m]:,.0f}" if m in dict(stack) else "—" for m in models),
             f"{sum(n for _, n in stack):,.0f}",
         )
         for day, stack in stacks

@@ -10,6 +10,7 @@ CI=true, and skips locally, saying how to install it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -114,3 +115,99 @@ def test_sync_and_run_under_a_turkish_locale(
     )
     assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "reports" / "findings.json").is_file()
+
+
+# --- stdout in an encoding that is not UTF (PYTHONIOENCODING=ascii, a latin-1 locale, `LC_ALL=C`
+# with PYTHONUTF8=0): a character it cannot encode is written as a `\uXXXX` escape (a surrogate
+# pair beyond U+FFFF). `history` and `diff` (which print `…` and `→`) exited 2 with
+# "unexpected UnicodeEncodeError".
+
+ENCODINGS = {
+    "ascii": {"PYTHONIOENCODING": "ascii"},
+    "latin-1": {"PYTHONIOENCODING": "latin-1"},
+    "C-locale": {"LC_ALL": "C", "PYTHONUTF8": "0"},
+}
+OUTPUTS = {
+    "history-json": ["history", "--format", "json"],
+    "history-text": ["history"],
+    "diff-text": ["diff"],
+    "diff-md": ["diff", "--format", "md"],
+    "diff-json": ["diff", "--format", "json"],
+}
+
+
+@pytest.fixture(scope="module")
+def synced_env(emu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from tests.conftest import run_cli
+
+    folder = tmp_path_factory.mktemp("synced")
+    env = emulator_env(emu, folder / "state.db")
+    code, _, err = run_cli(["sync"], env, folder)
+    assert code == 0, err
+    return env
+
+
+def _stdout(argv: list[str], env: dict[str, str], cwd: Path, encoding: str) -> str:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AUDITOR_", "LC_", "LANG", "PYTHONIO")) and k != "PYTHONUTF8"
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", *argv],
+        capture_output=True,
+        cwd=cwd,
+        env={**clean, "PYTHONPATH": str(REPO), **env},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert done.stderr == b""
+    return done.stdout.decode(encoding)
+
+
+def _escaped(text: str, encoding: str) -> str:
+    """`text` with every character `encoding` cannot hold as its `\\uXXXX` escape(s)."""
+    out = []
+    for ch in text:
+        try:
+            ch.encode(encoding)
+            out.append(ch)
+        except UnicodeEncodeError:
+            units = ch.encode("utf-16-be")
+            out += [
+                f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}"
+                for i in (0, 2)[: len(units) // 2]
+            ]
+    return "".join(out)
+
+
+@pytest.mark.parametrize("what", list(OUTPUTS))
+@pytest.mark.parametrize("variant", list(ENCODINGS))
+def test_stdout_that_is_not_utf_gets_escapes_not_a_crash(
+    synced_env: dict[str, str], tmp_path: Path, variant: str, what: str
+) -> None:
+    argv = OUTPUTS[what]
+    utf8 = _stdout(argv, {**synced_env, "PYTHONIOENCODING": "utf-8"}, tmp_path, "utf-8")
+    encoding = "latin-1" if variant == "latin-1" else "ascii"
+    seen = _stdout(argv, {**synced_env, **ENCODINGS[variant]}, tmp_path, encoding)
+    if what.endswith("json"):
+        assert json.loads(seen) == json.loads(utf8)
+    else:
+        assert seen == _escaped(utf8, encoding)
+    if what != "diff-json":  # the outputs that crashed hold characters the encoding lacks
+        assert seen != utf8 or encoding == "latin-1"
+
+
+def test_the_escape_of_a_character_beyond_the_basic_plane_is_a_surrogate_pair() -> None:
+    import io
+
+    from auditor.cli import _Stdout
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    out = _Stdout(stream)
+    out.write(json.dumps({"k": "caf\u00e9 \u2026 \U0001f600"}, ensure_ascii=False))
+    out.flush()
+    text = raw.getvalue().decode("ascii")
+    assert text == '{"k": "caf\\u00e9 \\u2026 \\ud83d\\ude00"}'
+    assert json.loads(text) == {"k": "caf\u00e9 \u2026 \U0001f600"}

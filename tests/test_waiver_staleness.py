@@ -114,10 +114,10 @@ def test_a_stale_waiver_says_why_and_is_not_listed_in_force(env: dict[str, str],
     assert code == 0, stderr
     w = data["waivers"]
     assert [x["subject"] for x in w["in_force"]] == ["settings"]
-    assert [x["subject"] for x in w["stale"]] == [
+    assert [x["subject"] for x in w["stale"]] == [  # by expiry, then rule id
         "settings@80",
-        "usage@2026-10-02",
         "https://nowhere.example/*",
+        "usage@2026-10-02",
     ]
     why = sorted(x.split("matched no failing result: ")[1] for x in w["warnings"])
     assert why == [

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from auditor.evaluate.conditions import Env, evaluate_condition
+from auditor.evaluate.status import condition_status
 from auditor.operators import BUILTIN_ENUMS, MISSING
 from auditor.policy.compile import Compiler
 from auditor.policy.conditions import Condition
@@ -203,6 +204,28 @@ def test_walking_into_a_scalar_is_a_type_error() -> None:
 def test_condition_outcomes(raw: Any, status: str, message: str) -> None:
     outcome = evaluate_condition(_compile(raw), DOC, "$", ENV)
     assert (outcome.status, outcome.message) == (status, message)
+    assert condition_status(_compile(raw), DOC, ENV) == status  # the status-only evaluator
+
+
+@pytest.mark.parametrize(
+    ("raw", "status"),
+    [
+        ({"path": "sandbox.missing", "exists": True, "equals": True}, "fail"),
+        ({"path": "sandbox.missing", "equals": True, "exists": True}, "fail"),
+        ({"path": "sandbox.missing", "exists": False, "equals": True}, "missing"),
+        ({"not": {"path": "sandbox.missing", "exists": True, "equals": True}}, "pass"),
+        ({"path": "sandbox.enabled", "exists": True, "equals": False}, "pass"),
+    ],
+)
+def test_exists_true_beside_other_operators_fails_on_an_absent_key(raw: Any, status: str) -> None:
+    """`exists: true` fails on an absent key with other operators on the leaf too ("a leaf
+    with several operators passes only if all hold"): they made it `missing`, so the rule's
+    `on_missing` decided, a pass with `on_missing: pass`."""
+    outcome = evaluate_condition(_compile(raw), DOC, "$", ENV)
+    assert outcome.status == status
+    if status == "fail" and "not" not in raw:
+        assert outcome.message == "sandbox.missing is absent; expected to be present"
+    assert condition_status(_compile(raw), DOC, ENV) == status
 
 
 @pytest.mark.parametrize("ts", [1e20, -1e20, float("nan")], ids=["huge", "negative", "nan"])

@@ -54,6 +54,12 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("gte", True, 0, ERR),  # a boolean is not a number
     ("lt", 3.5, 4, True),
     ("lte", 5, 4, False),
+    # integers compared exactly, not as floats (2**53 + 1 was 2**53; 2**63 - 2 > 2**63 - 1)
+    ("lte", 2**53 + 1, 2**53, False),
+    ("gt", 2**63 - 2, 2**63 - 1, False),
+    ("gte", 2**53 + 1, 2**53 + 1, True),
+    ("lt", 2**53, 2**53 + 1, True),
+    ("lt", 2**53 + 1, 9007199254740992.0, False),  # an integer against a float: exact too
     ("at_most", "low", AUT, True),
     ("at_most", "high", AUT, False),
     ("at_most", "extreme", AUT, ERR),
@@ -114,6 +120,12 @@ TABLE: list[tuple[str, Any, Any, Any]] = [
     ("version_at_least", "1.2.3-", "1.0", ERR),  # an empty pre-release is no version
     ("version_at_least", "1.2", "1.2.1", False),
     ("version_at_least", "main", "1.0", ERR),
+    ("version_at_least", 1.10, "1.2", ERR),  # a number has lost its zeros: 1.10 is 1.1
+    ("version_at_least", 2, "1.10", True),  # a whole number is that version
+    ("version_at_least", "\u0661.\u0663", "1.2", ERR),  # Arabic-Indic digits are no version
+    ("version_at_least", "1.9.0.1", "1.9", True),  # any count of release numbers, part by part
+    ("version_at_least", "1.9.0.1", "1.9.1", False),
+    ("version_at_least", " 1.9 ", "1.9", True),  # blanks around it are ignored
 ]
 
 # (operator, before, after, argument, expected)
@@ -135,6 +147,8 @@ CHANGE_TABLE: list[tuple[str, Any, Any, Any, Any]] = [
     ("increased", 1, 3, True, True),
     ("increased", MISSING, 3, True, False),
     ("increased", "1", 3, True, ERR),
+    ("increased", 2**53, 2**53 + 1, True, True),  # exact: as floats both were 2**53
+    ("decreased", 2**63 - 1, 2**63 - 2, True, True),
     ("decreased", "high", "off", {"enum": "autonomy"}, True),
     ("decreased", "high", "ultra", {"enum": "autonomy"}, ERR),
 ]

@@ -114,6 +114,11 @@ def evaluate_leaf(leaf: Leaf, node: Any, base: str, env: Env) -> Outcome:
     if value is MISSING and leaf.default is not MISSING:
         value = leaf.default
     if value is MISSING and any(op.kind != "presence" for op, _, _ in leaf.ops):
+        # `exists: true` beside other operators: the absent key fails it, whatever the others
+        # could not tell ("a leaf with several operators passes only if all hold")
+        for (op, arg, raw), shown in zip(leaf.ops, leaf.shown, strict=True):
+            if op.kind == "presence" and not op.fn(value, arg):
+                return not_held(where, value, op, shown, Evidence(where, None, raw, op.name, False))
         return Outcome.missing(where)
     return _apply(leaf, value, where, env)
 

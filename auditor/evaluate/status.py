@@ -182,6 +182,9 @@ def _leaf(leaf: Leaf, node: Any, env: Env) -> OutcomeStatus:
     if value is MISSING and leaf.default is not MISSING:
         value = leaf.default
     if value is MISSING and any(op.kind != "presence" for op, _, _ in leaf.ops):
+        # an `exists: true` among them fails on the absent key (as `conditions.evaluate_leaf`)
+        if any(op.kind == "presence" and not op.fn(value, arg) for op, arg, _ in leaf.ops):
+            return "fail"
         return "missing"
     for op, arg, _ in leaf.ops:
         if isinstance(arg, Ref):

@@ -168,10 +168,11 @@ def need_list(actual: Any) -> list[Any]:
 
 
 def need_number(actual: Any) -> float:
-    """The value as a number, or OperandTypeError."""
+    """The value as a number, or OperandTypeError. An integer stays one: Python compares an
+    integer with an integer or a float exactly (`float()` would make 2**53 + 1 equal 2**53)."""
     if not is_number(actual):
         raise OperandTypeError("a number", actual)
-    number = float(actual)
+    number: float = actual
     if number != number:  # NaN: every comparison is false, and `not` would make that a pass
         raise OperandTypeError("a number", actual, "NaN is not a number that can be compared")
     return number

@@ -99,8 +99,9 @@ def older_than_days(actual: Any, expected: float, now: datetime) -> bool:
 
 
 #: A version: `v` optional, dotted numbers, a SemVer pre-release (`-rc.1`), build metadata.
+#: ASCII digits only (`\d` and `int()` also read Arabic-Indic and other Unicode digits).
 _VERSION_RE = re.compile(
-    r"v?(?P<release>\d+(?:\.\d+)*)"
+    r"v?(?P<release>[0-9]+(?:\.[0-9]+)*)"
     r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
     r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
 )
@@ -115,7 +116,13 @@ def parse_version(value: Any) -> Version:
     release numbers numerically, a pre-release below its release, pre-release identifiers
     left to right (numeric ones numerically and below alphanumeric ones, compared in ASCII;
     more identifiers sort higher when the others are equal); build metadata is ignored."""
-    text = need_string(value) if not is_number(value) else str(value)
+    if isinstance(value, float):
+        raise OperandTypeError(
+            "a version such as 1.2.3",
+            value,
+            "a version must be a string: as a number it has lost its zeros (1.10 is 1.1)",
+        )
+    text = need_string(value) if not is_number(value) else str(value)  # an integer: `2`
     match = _VERSION_RE.fullmatch(text.strip())
     if match is None:
         raise OperandTypeError("a version such as 1.2.3", value, "not a version such as 1.2.3")

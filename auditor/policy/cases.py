@@ -351,13 +351,15 @@ def read_cases(
         return []
     cases = [reader.case(i, item, now) for i, item in enumerate(raw)]
     first: dict[str, int] = {}
-    for index, case in enumerate(cases):
-        if case is None:
-            continue
-        if case.name in first:  # a result named twice cannot be told from the other one
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            continue  # (its own problem): no name to compare
+        # every case's name, one with other problems too: all of them are reported at once
+        name = _shown_name(item.get("name"), index)
+        if name in first:  # a result named twice cannot be told from the other one
             reader.fail(
                 ("tests", index, "name"),
-                f"test case name {case.name!r} is used by case {first[case.name] + 1} already",
+                f"test case name {name!r} is used by case {first[name] + 1} already",
             )
-        first.setdefault(case.name, index)
+        first.setdefault(name, index)
     return [c for c in cases if c is not None]

@@ -1,6 +1,7 @@
-"""Lint checks beyond the schema: rule paths that never appeared in the stored history, or
-vanished; a rule's text or literal that looks like a secret; a test a run cannot decide on
-the marker the redactor leaves where a secret is (`hidden_value_warnings`).
+"""Lint checks beyond the schema: rule paths (a quantifier's array, keys after `[*]` and
+selectors too) that never appeared in the stored history, or vanished, and a `[key=value]`
+that never picked an entry; a rule's text or literal that looks like a secret; a test a run
+cannot decide on the marker the redactor leaves where a secret is (`hidden_value_warnings`).
 
 Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives `LintProblem`s:
 each one's level, and its line formatted like every other policy problem
@@ -19,6 +20,7 @@ from auditor.models import Revision
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
+from auditor.policy.pathexpr import Index, Key, Select, Star, Step, _pick
 from auditor.policy.refs import Ref
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
 
@@ -35,98 +37,171 @@ class LintProblem(NamedTuple):
 
 Keys = tuple[str, ...]
 Parts = tuple[str | int, ...]
+Steps = tuple[Step, ...]
+_ALL = Star()
 
 
 @dataclass(frozen=True)
 class _Watched:
-    """One settings path a rule reads: its alternative key paths and where it is written."""
+    """One settings path a rule reads (a leaf's `path:`, a `{ref: …}`, a quantifier's array),
+    from the settings root: its alternatives and where it is written."""
 
     rule: Rule
-    where: Parts  # the YAML path of the `path:` (or `ref:`) that names it
-    keys: tuple[Keys, ...]
+    where: Parts  # the YAML path of the `path:`, `ref:` or `each:`/`some:`/`none:` naming it
+    steps: tuple[Steps, ...]
 
 
-def _present(settings: Any, keys: tuple[str, ...]) -> bool:
-    node = settings
-    for at, key in enumerate(keys):
-        if key == STAR:  # keys ending in [*]: the array has an element to look into
-            rest = keys[at + 1 :]
-            return isinstance(node, list) and any(_present(item, rest) for item in node)
-        if not isinstance(node, dict) or key not in node:
+def _present(node: Any, steps: Steps) -> bool:
+    """`steps` lead to a value in `node` (`[*]`: in some element; `[key=value]`: in some
+    entry it selects; `[N]`: in that element)."""
+    for at, step in enumerate(steps):
+        if isinstance(step, Key):
+            if not isinstance(node, dict) or step.name not in node:
+                return False
+            node = node[step.name]
+            continue
+        if not isinstance(node, list):
             return False
-        node = node[key]
+        rest = steps[at + 1 :]
+        if isinstance(step, Index):
+            if not -len(node) <= step.index < len(node):
+                return False
+            node = node[step.index]
+            continue
+        items = node if isinstance(step, Star) else [node[i] for i in _pick(node, step)]
+        return any(_present(item, rest) for item in items)
     return True
 
 
-def _leaves(cond: Condition, prefix: tuple[str, ...] = ()) -> Iterator[tuple[Leaf, Keys]]:
-    """Every leaf with the keys its paths start with from the root (`[*]` per array level)."""
+def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts, Steps, bool]]:
+    """Every path `cond` reads, from the root (each array level a quantifier walks as `[*]`),
+    with the YAML path naming it and whether a change operator reads it: leaf paths (each
+    alternative), `{ref: …}` paths (read from the root), quantifiers' arrays."""
     if isinstance(cond, Leaf):
-        yield cond, prefix
+        for path in cond.paths:
+            if path.steps:  # `@`: the element itself, read as its quantifier's array
+                yield (*cond.where, "path"), (*prefix, *path.steps), cond.is_change
+        for op, arg, _ in cond.ops:
+            if isinstance(arg, Ref) and arg.path.steps:
+                yield (*cond.where, op.name, "ref"), arg.path.steps, False
     elif isinstance(cond, Logic):
-        for child in cond.children:
-            yield from _leaves(child, prefix)
-    elif len(cond.path.deps) == len(cond.path.steps):  # a plain array path: follow it inside
-        yield from _leaves(cond.condition, (*prefix, *cond.path.deps, STAR))
+        for at, child in enumerate(cond.children):
+            inner = (*where, "not") if cond.kind == "not" else (*where, cond.kind, at)
+            yield from _reads(child, inner, prefix)
+    else:
+        steps = (*prefix, *cond.path.steps)
+        if steps:
+            yield (*where, cond.kind), steps, False
+        stars = sum(isinstance(step, Star) for step in cond.path.steps)
+        if stars < 2:  # `a[*].b` walks the `b` of each element of `a`; deeper: not followed
+            yield from _reads(
+                cond.condition, (*where, "assert"), steps if stars else (*steps, _ALL)
+            )
+
+
+def _root(cond: Condition) -> Parts:
+    """The YAML path of a compiled `assert` or `when` (`$.rules[2].assert`), from its first
+    leaf (the compiler records where each leaf is written)."""
+    while not isinstance(cond, Leaf):
+        cond = cond.children[0] if isinstance(cond, Logic) else cond.condition
+    return cond.where[:3]
 
 
 _SIDES = ("before", "after")
 
 
-def _settings_keys(rule: Rule, keys: Keys, *, change_leaf: bool = False) -> Keys | None:
-    """The settings keys a path of `rule` reads (None when it reads no settings): a settings
+def _settings_steps(rule: Rule, steps: Steps, *, change_leaf: bool = False) -> Steps | None:
+    """The settings steps a path of `rule` reads (None when it reads no settings): a settings
     rule's paths as they are; a change rule's change-operator paths as they are, and its
     `before.…` / `after.…` paths without that first key (`changes`, `author`… are not
     settings)."""
     if rule.target == "settings" or change_leaf:
-        return keys
-    if rule.target == "change" and len(keys) > 1 and keys[0] in _SIDES:
-        return keys[1:]
+        return steps
+    first = steps[0] if steps else None
+    if rule.target == "change" and len(steps) > 1 and isinstance(first, Key):
+        return steps[1:] if first.name in _SIDES else None
     return None
 
 
 def _watched(policy: PolicySet) -> Iterator[_Watched]:
     """Every settings path each settings or change rule reads: leaf paths, change-operator
-    paths, `before.`/`after.` paths and `{ref: …}` paths (refs read from the root)."""
+    paths, `before.`/`after.` paths, `{ref: …}` paths (refs read from the root) and the
+    arrays `each`/`some`/`none` walk, whatever steps they take (`[*]`, `[key=value]`)."""
     for rule in policy.rules:
         if rule.target not in ("settings", "change"):
             continue
         for cond in (rule.when, rule.condition):
-            for leaf, prefix in _leaves(cond) if cond is not None else ():
-                found = (
-                    _settings_keys(rule, (*prefix, *p.deps), change_leaf=leaf.is_change)
-                    for p in leaf.paths
-                    if p.deps
-                )
-                keys = tuple(k for k in found if k)
-                if keys:
-                    yield _Watched(rule, (*leaf.where, "path"), keys)
-                for op, arg, _ in leaf.ops:
-                    if isinstance(arg, Ref) and arg.path.deps:
-                        ref = _settings_keys(rule, arg.path.deps)
-                        if ref:
-                            yield _Watched(rule, (*leaf.where, op.name, "ref"), (ref,))
+            if cond is None:
+                continue
+            found: dict[Parts, list[Steps]] = {}  # a leaf's alternatives: one `path:`
+            for where, steps, change in _reads(cond, _root(cond), ()):
+                read = _settings_steps(rule, steps, change_leaf=change)
+                if read:
+                    found.setdefault(where, []).append(read)
+            for where, alternatives in found.items():
+                yield _Watched(rule, where, tuple(alternatives))
 
 
-def _scope(keys: Keys) -> Keys:
-    """The keys up to the innermost `[*]`: present when that array has elements to look at."""
-    return keys[: len(keys) - keys[::-1].index(STAR)] if STAR in keys else ()
+def _key_form(steps: Steps) -> Steps:
+    """The path with every array step as `[*]`: its keys are somewhere in the settings."""
+    return tuple(_ALL if isinstance(step, Index | Select) else step for step in steps)
 
 
-def _shown(keys: Keys) -> str:
-    return ".".join(keys).replace(f".{STAR}", STAR)
+def _array_at(steps: Steps) -> int:
+    """How many steps lead to the innermost array element of `steps` (0: none)."""
+    return max((at + 1 for at, step in enumerate(steps) if not isinstance(step, Key)), default=0)
+
+
+def _scope(steps: Steps) -> Steps:
+    """The steps up to the innermost array element: present when that array has an element
+    (a `[*]`) or the one an `[N]` or `[key=value]` picks: only then is the rest observable."""
+    return steps[: _array_at(steps)]
+
+
+def _selectors(steps: Steps) -> Iterator[tuple[Steps, Steps]]:
+    """Each `[N]` / `[key=value]` of `steps`: the steps up to it, and the same with `[*]`
+    instead (that array has an element: whether it picks one is observable)."""
+    for at, step in enumerate(steps):
+        if isinstance(step, Index | Select):
+            yield steps[: at + 1], (*steps[:at], _ALL)
+
+
+def _wanted(steps: Steps) -> Iterator[Steps]:
+    """The paths whose presence judges `steps`: its keys, the exact path, their scopes, and
+    each selector with its array."""
+    keys = _key_form(steps)
+    yield from (keys, _scope(keys), steps, _scope(steps))
+    for picked, array in _selectors(steps):
+        yield from (picked, array)
+
+
+def _step_text(step: Step) -> str:
+    if isinstance(step, Key):
+        return f".{step.name}"
+    if isinstance(step, Index):
+        return f"[{step.index}]"
+    if isinstance(step, Select):
+        value = step.raw if step.raw is not None else f"'{step.value}'"
+        return f"[{step.field}={value}]"
+    return STAR
+
+
+def _shown(steps: Steps) -> str:
+    return "".join(map(_step_text, steps)).removeprefix(".")
 
 
 def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[LintProblem]:
-    """Warn for settings paths absent from every stored revision or gone from the latest."""
+    """Warn for settings paths absent from every stored revision or gone from the latest, and
+    for a `[key=value]` / `[N]` picking no entry in any (or not since some revision)."""
     watched = list(_watched(policy))
-    last_seen: dict[tuple[str, ...], int] = {}
+    last_seen: dict[Steps, int] = {}
     numbers: list[int] = []
-    wanted = {k for w in watched for k in w.keys} | {_scope(k) for w in watched for k in w.keys}
-    for revision in revisions:
+    wanted = {want for w in watched for steps in w.steps for want in _wanted(steps)}
+    for revision in revisions:  # one walk of the history, every path looked up in each
         numbers.append(revision.revision)
-        for keys in wanted:
-            if _present(revision.settings, keys):
-                last_seen[keys] = revision.revision
+        for steps in wanted:
+            if _present(revision.settings, steps):
+                last_seen[steps] = revision.revision
     if not numbers:
         return []
     docs: dict[str, YamlDocument] = {}
@@ -139,22 +214,17 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
 
 def _warning(
     w: _Watched,
-    last_seen: dict[tuple[str, ...], int],
+    last_seen: dict[Steps, int],
     numbers: list[int],
     docs: dict[str, YamlDocument],
 ) -> str | None:
-    seen = [last_seen[k] for k in w.keys if k in last_seen]
-    observable = [last_seen[s] for s in map(_scope, w.keys) if s in last_seen]
-    shown = " / ".join(_shown(k) for k in w.keys)
-    if not observable:  # every array on the way was always empty: nothing to judge by
-        return None
-    if not seen:
-        count = len(numbers)
-        text = f"`{shown}` appears in none of the {count} stored revisions (typo or renamed key?)"
-    elif max(seen) < max(observable):
-        ago = len(numbers) - 1 - numbers.index(max(seen))
-        text = f"`{shown}` last appeared in revision {max(seen)} ({ago} revisions ago)"
-    else:
+    paths = list(w.steps)
+    # the keys first (no entry anywhere has them: a typo), then the exact path (the entry a
+    # selector picks lacks the key), then the selectors themselves (they pick no entry)
+    text = _judged(list(map(_key_form, paths)), last_seen, numbers)
+    if text is None and any(p != _key_form(p) for p in paths):
+        text = _judged(paths, last_seen, numbers) or _unpicked(paths, last_seen, numbers)
+    if text is None:
         return None
     source = w.rule.source
     if source is None:
@@ -162,6 +232,48 @@ def _warning(
     doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
     where = w.where
     return problem(doc.locate(where), render(where), f"rule {w.rule.id}: {text}", level="warning")
+
+
+def _judged(paths: list[Steps], last_seen: dict[Steps, int], numbers: list[int]) -> str | None:
+    """Whether none of `paths` (a leaf's alternatives) is present, or none since some
+    revision, where (and as late as) its scope was: `None` when one is, or when no scope ever
+    was (every array on the way always empty: nothing to judge by)."""
+    seen = [last_seen[p] for p in paths if p in last_seen]
+    observable = [last_seen[s] for s in map(_scope, paths) if s in last_seen]
+    shown = " / ".join(map(_shown, paths))
+    if not observable:
+        return None
+    if not seen:
+        count = len(numbers)
+        return f"`{shown}` appears in none of the {count} stored revisions (typo or renamed key?)"
+    if max(seen) < max(observable):
+        ago = len(numbers) - 1 - numbers.index(max(seen))
+        return f"`{shown}` last appeared in revision {max(seen)} ({ago} revisions ago)"
+    return None
+
+
+def _unpicked(paths: list[Steps], last_seen: dict[Steps, int], numbers: list[int]) -> str | None:
+    """A `[key=value]` / `[N]` that matches no entry of its array in any stored revision
+    where the array has entries (when no alternative is ever present), or none since some
+    revision (a leaf of one path: another alternative may be read instead)."""
+    resolved = any(p in last_seen for p in paths)
+    for steps in paths:
+        for picked, array in _selectors(steps):
+            if array not in last_seen or (picked not in last_seen and resolved):
+                break  # an array always empty (nothing to judge by), or another path read
+            if picked not in last_seen:
+                count = len(numbers)
+                return (
+                    f"`{_shown(picked)}` matches no entry in any of the {count} stored "
+                    "revisions (typo, or an entry renamed or removed?)"
+                )
+            if len(paths) == 1 and last_seen[picked] < last_seen[array]:
+                ago = len(numbers) - 1 - numbers.index(last_seen[picked])
+                return (
+                    f"`{_shown(picked)}` last matched an entry in revision "
+                    f"{last_seen[picked]} ({ago} revisions ago)"
+                )
+    return None
 
 
 def secret_warnings(policy: PolicySet) -> list[LintProblem]:

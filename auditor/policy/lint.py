@@ -197,6 +197,7 @@ def _quantified(w: _Watched) -> bool:
 
 
 _QUANTIFIERS = ("each", "some", "none")
+_ABSENT = object()
 
 
 def _parent(steps: Steps) -> Steps | None:
@@ -250,13 +251,43 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
         for steps in w.steps
         if (parent := _parent(_key_form(steps))) is not None
     }
+    # Paths by their first key: a revision read from the store shares with the one before it
+    # every object it left unchanged, so a first key whose value is the very object it was
+    # keeps its paths' answers (present before: present now) without looking again.
+    by_top: dict[str | None, list[Steps]] = {}
+    for steps in wanted:
+        top = steps[0].name if steps and isinstance(steps[0], Key) else None
+        by_top.setdefault(top, []).append(steps)
+    present: set[Steps] = set()  # the paths present in the previous revision
+    before: dict[str, Any] = {}
     for revision in revisions:  # one walk of the history, every path looked up in each
         numbers.append(revision.revision)
-        for steps in wanted:
-            if _present(revision.settings, steps):
+        settings = revision.settings
+        for top, group in by_top.items():
+            value = (
+                settings.get(top, _ABSENT)
+                if top is not None and isinstance(settings, dict)
+                else _ABSENT
+            )
+            if top is not None and value is not _ABSENT and value is before.get(top, _ABSENT):
+                found = [steps for steps in group if steps in present]  # unchanged
+            else:
+                found = [steps for steps in group if _present(settings, steps)]
+                present.difference_update(group)
+                present.update(found)
+            for steps in found:
                 last_seen[steps] = revision.revision
         for parent, keys in siblings.items():
-            _keys_at(revision.settings, parent, keys)
+            first = parent[0] if parent else None
+            if (
+                isinstance(first, Key)
+                and isinstance(settings, dict)
+                and first.name in before
+                and settings.get(first.name, _ABSENT) is before[first.name]
+            ):
+                continue  # the object holding the array is the one looked at before
+            _keys_at(settings, parent, keys)
+        before = settings if isinstance(settings, dict) else {}
     if not numbers:
         return []
     docs: dict[str, YamlDocument] = {}

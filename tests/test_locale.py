@@ -211,3 +211,21 @@ def test_the_escape_of_a_character_beyond_the_basic_plane_is_a_surrogate_pair() 
     text = raw.getvalue().decode("ascii")
     assert text == '{"k": "caf\\u00e9 \\u2026 \\ud83d\\ude00"}'
     assert json.loads(text) == {"k": "caf\u00e9 \u2026 \U0001f600"}
+
+
+@pytest.mark.parametrize("encoding", ["shift_jis", "cp932", "euc_jp", "cp1252"])
+def test_a_character_an_encoding_writes_as_another_is_escaped(encoding: str) -> None:
+    """Shift_JIS and EUC-JP write the yen sign as the byte of a backslash (and the overline as
+    a tilde) without calling any error handler: `"echo ¥100"` came out as the invalid JSON
+    `"echo \\100"`. Such a character is escaped like one the encoding lacks."""
+    import io
+
+    from auditor.cli import _Stdout
+
+    data = {"command": "echo \u00a5100 \u203e caf\u00e9 \u2192"}
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding)
+    out = _Stdout(stream)
+    out.write(json.dumps(data, ensure_ascii=False))
+    out.flush()
+    assert json.loads(raw.getvalue().decode(encoding)) == data

@@ -12,6 +12,7 @@ import argparse
 import codecs
 import contextlib
 import errno
+import functools
 import io
 import os
 import select
@@ -193,6 +194,8 @@ class _Stdout:
             if writer is None:
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
             if self._escape_for is not None:  # what it cannot hold, as `\uXXXX` escapes
+                if not text.isascii():
+                    text = _lossless(text, self._escape_for)
                 encoded = text.encode(self._escape_for, self._escape)
                 text = encoded.decode(self._escape_for, "surrogateescape")
             for start in range(0, len(text), _PIECE):
@@ -257,6 +260,26 @@ def _escaped(exc: UnicodeError, *, keep_bytes: bool) -> tuple[Any, int]:
 
 codecs.register_error(ESCAPE, _uescape)
 codecs.register_error(ESCAPE_KEEPING_BYTES, _uescape_keeping_bytes)
+
+
+def _lossless(text: str, encoding: str) -> str:
+    """`text` with each character `encoding` writes as another one escaped as JSON escapes
+    it: Shift_JIS and EUC-JP write the yen sign as the byte of a backslash and the overline
+    as a tilde, without calling any error handler, so `"echo <yen>100"` became the invalid
+    JSON `"echo <backslash>100"`."""
+    lossy = {ch for ch in set(text) if not ch.isascii() and _changes(ch, encoding)}
+    if not lossy:
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if ch in lossy else ch for ch in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _changes(char: str, encoding: str) -> bool:
+    """`encoding` holds `char` only as another character (it reads its bytes back otherwise)."""
+    try:
+        return char.encode(encoding).decode(encoding) != char
+    except UnicodeError:
+        return False  # not held at all: the error handler escapes it
 
 
 def _keeps_bytes(stream: Any) -> bool:

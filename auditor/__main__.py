@@ -33,10 +33,13 @@ def entry() -> int:
         with _loading():
             _load_orjson()
             from auditor.cli import main
-    except KeyboardInterrupt as exc:  # before `main` guards anything: imports take 0.1 s
+    except BaseException as exc:  # before `main` guards anything: imports take 0.1 s
+        interrupt = _interrupt(exc)
+        if interrupt is None:
+            raise
         # `auditor.errors.EXIT_INTERRUPTED` and `auditor.cli.signals.EXIT_TERMINATED` (not
         # imported: loading is what stopped), and their words
-        terminated = isinstance(exc, _Terminated)
+        terminated = isinstance(interrupt, _Terminated)
         word = "143: terminated (SIGTERM)" if terminated else "130: interrupted"
         print(f"auditor: exit {word}", file=sys.stderr)
         return 143 if terminated else 130
@@ -52,6 +55,19 @@ def entry() -> int:
     # the interpreter whatever the collector does.
     gc.freeze()
     return code
+
+
+def _interrupt(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind `exc`: itself, or the cause it carries. Python 3.11 wraps
+    one that lands while a class is made (a dataclass's fields, `__set_name__`) in
+    `RuntimeError: Error calling __set_name__ …`, which ended the loading with a traceback
+    and exit 1."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None or isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _unraisable(info: sys.UnraisableHookArgs) -> None:

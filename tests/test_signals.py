@@ -257,6 +257,34 @@ def test_sigterm_while_the_command_line_loads_is_one_line_and_exit_143(
         assert "orjson" in sys.modules
 
 
+class _WrappedTerminating(_Terminating):
+    """SIGTERM while a class of the module is made: Python 3.11 raises the handler's exception
+    from `__set_name__` wrapped in a RuntimeError."""
+
+    def find_spec(self, name: str, *_: Any) -> None:
+        if name == self.name:
+
+            class Named:
+                def __set_name__(self, owner: type, attr: str) -> None:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.05)
+
+            type("Owner", (), {"field": Named()})  # raises RuntimeError from the handler's
+        return None
+
+
+@pytest.mark.usefixtures("sigterm_by_default")
+def test_sigterm_wrapped_by_python_while_a_class_is_made_is_still_exit_143(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from auditor.__main__ import entry
+
+    monkeypatch.delitem(sys.modules, "auditor.cli")
+    monkeypatch.setattr(sys, "meta_path", [_WrappedTerminating("auditor.cli"), *sys.meta_path])
+    assert entry() == 143
+    assert capsys.readouterr().err == "auditor: exit 143: terminated (SIGTERM)\n"
+
+
 @pytest.fixture
 def sigint_as_in_a_terminal() -> Iterator[None]:
     """Python's own Ctrl-C handler, whatever this process inherited: run as a background job

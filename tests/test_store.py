@@ -424,12 +424,15 @@ def test_a_complete_run_drops_the_records_no_run_compares_with(store: Store) -> 
         assert len(previous.findings) == 2 + n  # the night before's records, all of them
     night("broken", 6, "nightly", found("broken", 1), complete=False)  # ended with an error
     assert _records(store) == {"adhoc": 2, "n5": 8, "broken": 1}
+    # a nightly that is never complete keeps the last one's records, not every night's
+    night("broken-2", 6.5, "nightly", found("broken-2", 2), complete=False)
+    assert _records(store) == {"adhoc": 2, "n5": 8, "broken-2": 2}
     # a clock put back an hour: the run still compares with n5, and n5's records are kept
     previous = night("late", 4, "nightly", found("late", 4))
     assert previous is not None and (previous.run_id, len(previous.findings)) == ("n5", 8)
     assert _records(store) == {"adhoc": 2, "late": 4}
     runs = {r for (r,) in store._db.execute("SELECT run_id FROM runs").fetchall()}
-    assert runs == {"n1", "n2", "n3", "n4", "n5", "adhoc", "broken", "late"}
+    assert runs == {"n1", "n2", "n3", "n4", "n5", "adhoc", "broken", "broken-2", "late"}
     # finished complete in one step (as `finish_run(complete=True)` allows): the same
     store.start_run(
         "once",

@@ -114,14 +114,14 @@ def test_a_stale_waiver_says_why_and_is_not_listed_in_force(env: dict[str, str],
     assert code == 0, stderr
     w = data["waivers"]
     assert [x["subject"] for x in w["in_force"]] == ["settings"]
-    assert [x["subject"] for x in w["stale"]] == [
+    assert [x["subject"] for x in w["stale"]] == [  # by expiry, then rule id
         "settings@80",
-        "usage@2026-10-02",
         "https://nowhere.example/*",
+        "usage@2026-10-02",
     ]
     why = sorted(x.split("matched no failing result: ")[1] for x in w["warnings"])
     assert why == [
-        f"its failing results are waived by the waiver at {tmp_path / 'w.yaml'}:2:5",
+        "its failing results are waived by the waiver at w.yaml:2:5",  # named from the cwd
         "no subject of this run is `https://nowhere.example/*`",
         "the rule does not fail on `usage@2026-10-02` (it passes or does not apply)",
     ]

@@ -9,8 +9,10 @@ imported only when that command runs.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import errno
+import functools
 import io
 import os
 import select
@@ -172,6 +174,9 @@ class _Stdout:
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
         self._writer = stream  # what is written to: the stream, or its checked text layer
+        self._escape_for = _not_utf(getattr(stream, "encoding", None))
+        # a stream that writes a file name's undecodable bytes back as they were (`LC_ALL=C`)
+        self._escape = ESCAPE_KEEPING_BYTES if _keeps_bytes(stream) else ESCAPE
         self._file: _Unclosed | None = None  # an unbuffered stdout's file, under our buffer
         raw = getattr(stream, "buffer", None) if isinstance(stream, io.TextIOWrapper) else None
         if isinstance(raw, io.RawIOBase) and stream is not None:
@@ -188,6 +193,11 @@ class _Stdout:
             writer = self._writer
             if writer is None:
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+            if self._escape_for is not None:  # what it cannot hold, as `\uXXXX` escapes
+                if not text.isascii():
+                    text = _lossless(text, self._escape_for)
+                encoded = text.encode(self._escape_for, self._escape)
+                text = encoded.decode(self._escape_for, "surrogateescape")
             for start in range(0, len(text), _PIECE):
                 writer.write(text[start : start + _PIECE])
             if self._file is not None:  # unbuffered: flushed as the original would be
@@ -206,6 +216,85 @@ class _Stdout:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+#: The codec error handler that writes a character an encoding cannot hold as `\uXXXX` (a
+#: surrogate pair beyond U+FFFF), as JSON escapes it: on a stdout that is not UTF (an ASCII or
+#: Latin-1 locale, `PYTHONIOENCODING=ascii`) JSON stays valid JSON, equal to the UTF-8 one,
+#: and text stays readable; `history` and `diff` (`…`, `→`) exited 2 there with "unexpected
+#: UnicodeEncodeError".
+ESCAPE = "auditor.uescape"
+#: The same, but a byte Python read from an undecodable file name (U+DC80..U+DCFF, as
+#: `surrogateescape` carries it) is written back as that byte, as the stream's own
+#: `surrogateescape` would.
+ESCAPE_KEEPING_BYTES = "auditor.uescape-surrogateescape"
+
+
+def _uescape(exc: UnicodeError) -> tuple[str, int]:
+    return _escaped(exc, keep_bytes=False)
+
+
+def _uescape_keeping_bytes(exc: UnicodeError) -> tuple[str | bytes, int]:
+    return _escaped(exc, keep_bytes=True)
+
+
+def _escaped(exc: UnicodeError, *, keep_bytes: bool) -> tuple[Any, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    chars = exc.object[exc.start : exc.end]
+    # the leading run of one kind (bytes kept, or escaped); the codec calls again for the rest
+    kept = [keep_bytes and 0xDC80 <= ord(ch) <= 0xDCFF for ch in chars]
+    run = next((i for i, k in enumerate(kept) if k != kept[0]), len(chars))
+    if kept[0]:
+        return bytes(ord(ch) - 0xDC00 for ch in chars[:run]), exc.start + run
+    units: list[int] = []
+    for ch in chars[:run]:
+        code = ord(ch)
+        if code > 0xFFFF:
+            code -= 0x10000
+            units += [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+        else:
+            units.append(code)
+    return "".join(f"\\u{u:04x}" for u in units), exc.start + run
+
+
+codecs.register_error(ESCAPE, _uescape)
+codecs.register_error(ESCAPE_KEEPING_BYTES, _uescape_keeping_bytes)
+
+
+def _lossless(text: str, encoding: str) -> str:
+    """`text` with each character `encoding` writes as another one escaped as JSON escapes
+    it: Shift_JIS and EUC-JP write the yen sign as the byte of a backslash and the overline
+    as a tilde, without calling any error handler, so `"echo <yen>100"` became the invalid
+    JSON `"echo <backslash>100"`."""
+    lossy = {ch for ch in set(text) if not ch.isascii() and _changes(ch, encoding)}
+    if not lossy:
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if ch in lossy else ch for ch in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _changes(char: str, encoding: str) -> bool:
+    """`encoding` holds `char` only as another character (it reads its bytes back otherwise)."""
+    try:
+        return char.encode(encoding).decode(encoding) != char
+    except UnicodeError:
+        return False  # not held at all: the error handler escapes it
+
+
+def _keeps_bytes(stream: Any) -> bool:
+    return getattr(stream, "errors", None) == "surrogateescape"
+
+
+def _not_utf(encoding: str | None) -> str | None:
+    """`encoding` if it is one that cannot hold every character (not UTF-8, -16 or -32)."""
+    if not encoding:
+        return None  # a text stream of str (StringIO): nothing is encoded
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return None  # the stream would have failed to open with it
+    return None if name.startswith("utf") else name
 
 
 class _Unclosed(io.RawIOBase):

@@ -10,6 +10,7 @@ each one's level, and its line formatted like every other policy problem
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,26 +191,135 @@ def _shown(steps: Steps) -> str:
     return "".join(map(_step_text, steps)).removeprefix(".")
 
 
+def _quantified(w: _Watched) -> bool:
+    """`w` is the array an `each` / `some` / `none` walks."""
+    return w.where[-1] in _QUANTIFIERS
+
+
+_QUANTIFIERS = ("each", "some", "none")
+_ABSENT = object()
+
+
+def _parent(steps: Steps) -> Steps | None:
+    """The steps to the object holding a quantifier's array, when the array is named by a key
+    (`hooks.Stop`: `hooks`)."""
+    return steps[:-1] if steps and isinstance(steps[-1], Key) else None
+
+
+def _keys_at(node: Any, steps: Steps, into: set[str]) -> None:
+    """Add to `into` the keys of every object `steps` lead to in `node` (every element a
+    `[*]` or a `[key=value]` picks)."""
+    for at, step in enumerate(steps):
+        if isinstance(step, Key):
+            if not isinstance(node, dict) or step.name not in node:
+                return
+            node = node[step.name]
+            continue
+        if not isinstance(node, list):
+            return
+        if isinstance(step, Index):
+            if not -len(node) <= step.index < len(node):
+                return
+            node = node[step.index]
+            continue
+        items = node if isinstance(step, Star) else [node[i] for i in _pick(node, step)]
+        for item in items:
+            _keys_at(item, steps[at + 1 :], into)
+        return
+    if isinstance(node, dict):
+        into.update(k for k in node if isinstance(k, str))
+
+
 def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[LintProblem]:
     """Warn for settings paths absent from every stored revision or gone from the latest, and
-    for a `[key=value]` / `[N]` picking no entry in any (or not since some revision)."""
+    for a `[key=value]` / `[N]` picking no entry in any (or not since some revision).
+
+    The array a quantifier walks is optional by nature (`none: hooks.PreCompact`, a hook event
+    the organization does not use: nothing to find, the rule passes), so it is warned only
+    where it looks like a typo: absent from every revision while the object that would hold it
+    has a key close to its name (`commandDenyList`, where the settings have
+    `commandDenylist`)."""
     watched = list(_watched(policy))
     last_seen: dict[Steps, int] = {}
     numbers: list[int] = []
     wanted = {want for w in watched for steps in w.steps for want in _wanted(steps)}
+    # the keys beside each quantifier's array, across the history (for "did you mean")
+    siblings: dict[Steps, set[str]] = {
+        parent: set()
+        for w in watched
+        if _quantified(w)
+        for steps in w.steps
+        if (parent := _parent(_key_form(steps))) is not None
+    }
+    # Paths by their first key: a revision read from the store shares with the one before it
+    # every object it left unchanged, so a first key whose value is the very object it was
+    # keeps its paths' answers (present before: present now) without looking again.
+    by_top: dict[str | None, list[Steps]] = {}
+    for steps in wanted:
+        top = steps[0].name if steps and isinstance(steps[0], Key) else None
+        by_top.setdefault(top, []).append(steps)
+    present: set[Steps] = set()  # the paths present in the previous revision
+    before: dict[str, Any] = {}
     for revision in revisions:  # one walk of the history, every path looked up in each
         numbers.append(revision.revision)
-        for steps in wanted:
-            if _present(revision.settings, steps):
+        settings = revision.settings
+        for top, group in by_top.items():
+            value = (
+                settings.get(top, _ABSENT)
+                if top is not None and isinstance(settings, dict)
+                else _ABSENT
+            )
+            if top is not None and value is not _ABSENT and value is before.get(top, _ABSENT):
+                found = [steps for steps in group if steps in present]  # unchanged
+            else:
+                found = [steps for steps in group if _present(settings, steps)]
+                present.difference_update(group)
+                present.update(found)
+            for steps in found:
                 last_seen[steps] = revision.revision
+        for parent, keys in siblings.items():
+            first = parent[0] if parent else None
+            if (
+                isinstance(first, Key)
+                and isinstance(settings, dict)
+                and first.name in before
+                and settings.get(first.name, _ABSENT) is before[first.name]
+            ):
+                continue  # the object holding the array is the one looked at before
+            _keys_at(settings, parent, keys)
+        before = settings if isinstance(settings, dict) else {}
     if not numbers:
         return []
     docs: dict[str, YamlDocument] = {}
     return [
         LintProblem("warning", msg)
         for w in watched
-        if (msg := _warning(w, last_seen, numbers, docs))
+        if (msg := _warning(w, last_seen, numbers, docs, siblings))
     ]
+
+
+def _near(name: str, keys: set[str]) -> str | None:
+    """A key of `keys` that `name` looks like a typo of: the same but for case, or close."""
+    folded = {k.casefold(): k for k in keys if k != name}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    close = difflib.get_close_matches(name, sorted(keys - {name}), n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _typo(w: _Watched, siblings: dict[Steps, set[str]], count: int) -> str | None:
+    """For a quantifier's array absent from every revision: the warning, when a key beside
+    it looks like what was meant; else None (an optional array nobody uses)."""
+    for steps in w.steps:
+        keys, parent = _key_form(steps), _parent(_key_form(steps))
+        last = keys[-1] if keys else None
+        if parent is None or not isinstance(last, Key):
+            continue
+        meant = _near(last.name, siblings.get(parent, set()))
+        if meant is not None:
+            shown = " / ".join(_shown(_key_form(p)) for p in w.steps)
+            return f"`{shown}` appears in none of the {count} stored revisions (typo of `{meant}`?)"
+    return None
 
 
 def _warning(
@@ -217,13 +327,19 @@ def _warning(
     last_seen: dict[Steps, int],
     numbers: list[int],
     docs: dict[str, YamlDocument],
+    siblings: dict[Steps, set[str]],
 ) -> str | None:
     paths = list(w.steps)
-    # the keys first (no entry anywhere has them: a typo), then the exact path (the entry a
-    # selector picks lacks the key), then the selectors themselves (they pick no entry)
-    text = _judged(list(map(_key_form, paths)), last_seen, numbers)
-    if text is None and any(p != _key_form(p) for p in paths):
-        text = _judged(paths, last_seen, numbers) or _unpicked(paths, last_seen, numbers)
+    if _quantified(w):  # only a likely typo (an array gone or never used: nothing to walk)
+        if any(_key_form(p) in last_seen for p in paths):
+            return None
+        text = _typo(w, siblings, len(numbers))
+    else:
+        # the keys first (no entry anywhere has them: a typo), then the exact path (the entry
+        # a selector picks lacks the key), then the selectors themselves (they pick no entry)
+        text = _judged(list(map(_key_form, paths)), last_seen, numbers)
+        if text is None and any(p != _key_form(p) for p in paths):
+            text = _judged(paths, last_seen, numbers) or _unpicked(paths, last_seen, numbers)
     if text is None:
         return None
     source = w.rule.source

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from auditor import __version__
 from auditor.evaluate.readiness import ReadinessModel, org_view, repo_views
 from auditor.findings import Finding, WaiverReport, sort_findings
-from auditor.models import FindingRecord, ReadinessReport
+from auditor.models import FindingRecord, ReadinessReport, Waiver
 from auditor.policy.model import PolicyFile
 from auditor.report.model import (
     InputDigest,
@@ -112,11 +113,44 @@ def org_level(readiness: ReadinessInputs) -> int | None:
 
 
 def waiver_summary(report: WaiverReport) -> WaiverSummary:
-    """Flatten the waivers engine's report into the renderers' record."""
+    """Flatten the waivers engine's report into the renderers' record, each list sorted by
+    expiry (soonest first), then rule id, then subject, and the warnings in the order of the
+    waivers they name: the reports do not depend on the order of the waivers file, and
+    report.md's note of the first five expiring waivers names the soonest (it named the
+    file's first five)."""
+    every = (*report.expired, *report.expiring_soon, *report.in_force, *report.stale)
     return WaiverSummary(
-        in_force=report.in_force,
-        expiring_soon=report.expiring_soon,
-        expired=report.expired,
-        stale=report.stale,
-        warnings=report.warnings,
+        in_force=_by_expiry(report.in_force),
+        expiring_soon=_by_expiry(report.expiring_soon),
+        expired=_by_expiry(report.expired),
+        stale=_by_expiry(report.stale),
+        warnings=_warnings_by_expiry(report.warnings, every),
     )
+
+
+def _waiver_key(w: Waiver) -> tuple[datetime, str, str, str, str, str]:
+    return (w.expires, w.rule_id, w.subject, w.owner, w.reason, w.ticket)
+
+
+def _by_expiry(waivers: Iterable[Waiver]) -> tuple[Waiver, ...]:
+    return tuple(sorted(waivers, key=_waiver_key))
+
+
+def _warnings_by_expiry(warnings: Sequence[str], waivers: Iterable[Waiver]) -> tuple[str, ...]:
+    """`warnings` in the order of the waivers they name (each starts `waiver for RULE on
+    SUBJECT (FILE:LINE:COL)`; a stale waiver that also runs too long keeps its two, in their
+    order); one that names none stays after them, in its order."""
+    named: dict[str, tuple[datetime, str, str, str, str, str]] = {}
+    for w in waivers:
+        where = f" ({w.source})" if w.source else ""
+        named[f"waiver for {w.rule_id} on {w.subject}{where} "] = _waiver_key(w)
+
+    def key(indexed: tuple[int, str]) -> tuple[int, Any, int]:
+        index, text = indexed
+        # the longest prefix names it (a subject with a space may start like another's)
+        found = [k for k in named if text.startswith(k)]
+        if not found:
+            return (1, (), index)
+        return (0, named[max(found, key=len)], index)
+
+    return tuple(text for _, text in sorted(enumerate(warnings), key=key))

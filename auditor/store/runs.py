@@ -58,16 +58,19 @@ def complete_run(db: Any, run_id: str) -> None:
     _drop_superseded(db, run_id)
 
 
-def _drop_superseded(db: Any, run_id: str) -> None:
+def _drop_superseded(db: Any, run_id: str, *, incomplete_only: bool = False) -> None:
     """Drop the finding records of the runs of `run_id`'s scope recorded before it, now that
     it is complete: only the newest complete run of a scope is ever compared with (a nightly
     kept every night's records, about 1.1 MB a night at 5,800 findings, which nothing read).
-    The runs themselves stay (id, times, release, policy digests): a record's
-    `first_seen_run` still names one. Runs of other scopes keep theirs."""
+    With `incomplete_only` (`run_id` has recorded its findings, not yet complete), those of
+    the earlier incomplete runs only: no run ever compares with one (a nightly that is never
+    complete kept each night's). The runs themselves stay (id, times, release, policy
+    digests): a record's `first_seen_run` still names one. Runs of other scopes keep theirs."""
     db.execute(
         "DELETE FROM findings WHERE run_id IN (SELECT run_id FROM runs WHERE scope = "
         "(SELECT scope FROM runs WHERE run_id = ?) AND rowid < "
-        "(SELECT rowid FROM runs WHERE run_id = ?))",
+        "(SELECT rowid FROM runs WHERE run_id = ?)"
+        + (" AND complete = 0)" if incomplete_only else ")"),
         (run_id, run_id),
     )
 
@@ -127,8 +130,7 @@ def finish_run(
             "DELETE FROM findings WHERE run_id = ? AND fingerprint = ?",
             ((run_id, fingerprint) for fingerprint in gone),
         )
-    if complete:
-        _drop_superseded(db, run_id)
+    _drop_superseded(db, run_id, incomplete_only=not complete)
 
 
 def _changed(

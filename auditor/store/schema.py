@@ -198,10 +198,16 @@ REVISION_COLUMNS = (
     "revision, org, updated_at, user_id, user_email, user_name, settings, content_hash"
 )
 REPORT_COLUMNS = "report_id, repo_url, created_at, data, content_hash"
+# `insert` in lower case: the store reads these statements' `rowcount`, and CPython 3.11's
+# sqlite3 counts it only for a statement it takes for DML, by comparing the first word with
+# "insert" through the C library's `tolower()`. Under a Turkish locale (tr_TR, az_AZ) that does
+# not lower "I" to "i": an upper-case INSERT had rowcount -1 and a first sync failed with
+# "101 of 100 revisions written as new were stored already" (tests/test_locale.py). UPDATE and
+# DELETE have no "I". Write every statement whose rowcount is read this way.
 INSERT_SQL = {
-    "revisions": "INSERT INTO revisions (revision, org, updated_at, user_id, user_email, "
+    "revisions": "insert INTO revisions (revision, org, updated_at, user_id, user_email, "
     "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
-    "reports": "INSERT INTO reports (report_id, repo_url, created_at, data, content_hash, "
+    "reports": "insert INTO reports (report_id, repo_url, created_at, data, content_hash, "
     "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
 }
 KEY_COLUMN = {"revisions": "revision", "reports": "report_id"}

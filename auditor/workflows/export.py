@@ -60,6 +60,7 @@ from auditor.store.schema import from_text, to_text
 from auditor.workflows.run import (
     AuditOptions,
     LoadedPolicy,
+    display_path,
     distinct_paths,
     run_audit,
     with_shown_paths,
@@ -314,9 +315,9 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         load_waivers(request.waivers, KnownRules(r.id for r in policy.rules))
         raw = _read(request.waivers, "waivers")
         redacted = _copied(out, "inputs/waivers.yaml", request.waivers, raw, redact)
-        # named as the run's reports name it (`load_inputs`: `printed_path`)
+        # named as the run's reports name it (`load_inputs`: `display_path`)
         waivers = {"bundled": "inputs/waivers.yaml",
-                   "shown": printed_path(str(request.waivers), request.tokens),
+                   "shown": display_path(str(request.waivers), request.cwd, request.tokens),
                    **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
     load_readiness_model(request.readiness_model)
@@ -327,7 +328,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
         "waivers": waivers,
         "readinessModel": {
             "bundled": "inputs/readiness-model.yaml",
-            "shown": printed_path(str(request.readiness_model), request.tokens)
+            "shown": display_path(str(request.readiness_model), request.cwd, request.tokens)
             if request.readiness_model
             else "(shipped)",
             **({"redacted": True} if redacted else {}),

@@ -103,7 +103,7 @@ def load_inputs(
     loaded = load_policies(list(policies) or [SHIPPED_POLICY_DIR])
     policy = _with_display_paths(loaded, cwd, tokens)
     rules = KnownRules(r.id for r in loaded.rules)  # a waiver of another rule is refused
-    loaded_waivers = _shown_sources(load_waivers(waivers, rules), tokens) if waivers else ()
+    loaded_waivers = _shown_sources(load_waivers(waivers, rules), cwd, tokens) if waivers else ()
     try:
         readiness = load_readiness_model(model)
     except ConfigError as exc:  # `…: invalid readiness model:` and one line per problem
@@ -169,16 +169,20 @@ def _with_display_paths(policy: PolicySet, cwd: Path, tokens: Iterable[str] = ()
     return with_shown_paths(policy, distinct_paths([f.path for f in policy.files], cwd, tokens))
 
 
-def _shown_sources(waivers: Iterable[Waiver], tokens: Iterable[str]) -> tuple[Waiver, ...]:
+def _shown_sources(
+    waivers: Iterable[Waiver], cwd: Path, tokens: Iterable[str]
+) -> tuple[Waiver, ...]:
     """The waivers with the file each was read from named as the reports and the waiver
-    warnings show it (`printed_path`: a name that looks like a secret, or the command's
-    token, is not shown); the same objects when the file's name is an ordinary one."""
-    from auditor.redact.shown import printed_path
-
+    warnings show it: as a policy file is (`display_path`: from the working folder, so the
+    reports do not depend on where the repository is checked out; it was the working folder
+    joined with the path as given, `/home/alice/src/repo/waivers.yaml`), a name that looks
+    like a secret, or the command's token, not shown; the same objects when that is the
+    name they were read with."""
+    tokens = tuple(tokens)
     out: list[Waiver] = []
     for waiver in waivers:
         source = waiver.source
-        shown = printed_path(source.file, tokens) if source is not None else None
+        shown = display_path(source.file, cwd, tokens) if source is not None else None
         if source is not None and shown is not None and shown != source.file:
             waiver = replace(waiver, source=replace(source, file=shown))
         out.append(waiver)

@@ -204,7 +204,8 @@ def test_desktop_contents_anchors_scope_and_appendix(
     for fact in (*facts, "Report time", left_out, "Populations", "policies/baseline.yaml"):
         assert fact in scope, fact
     appendix = dom[dom.index('id="passing"') :]
-    assert "<details" not in dom  # nothing collapsed
+    # nothing collapsed but the chart's figures, a table beside the chart that prints open
+    assert re.findall(r"<details[^>]*>", dom) == ['<details class="chart-data">']
     assert re.search(
         r'<tr id="f-[0-9a-f]{32}">.*?class="st pass".*?<ul class="evidence">', appendix, re.S
     )
@@ -238,4 +239,7 @@ def test_print_expands_everything_with_header_and_page_numbers(
     drill = printed[printed.index("Every result of every rule mapped to each control") :]
     drill = drill[: drill.index("Every open or waived result with its full evidence")]
     assert re.search(r"\$\.\S+ expected .{0,60}: found ", drill)  # evidence in the drill-down
+    figures = printed[printed.index("The chart's figures: failing rules per settings revision") :]
+    runs = "SETTINGS REVISIONS FAILING RULES 400 0 401\N{EN DASH}402 1 "
+    assert runs in figures  # the chart's table, collapsed on screen, printed open
     assert _page_requests(proxy[1]) == []

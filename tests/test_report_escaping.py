@@ -71,6 +71,7 @@ HTML_TAGS = {
     "polygon",
     "polyline",
     "footer",
+    "main",
     "details",
     "summary",
     "nav",

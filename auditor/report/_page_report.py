@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "ac3465ed383f5da1458636893c0b39d266d6338fa718c885461d183ad4d7eb59"
+KEY = "e99ea45442c3f9c2e4e9f55b7d375a3f2e107bcd6b46d36bafdcf0ba96728e75"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -40,6 +40,8 @@ def root(context, missing=missing, environment=environment):
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_chart_rows = resolve('chart_rows')
+    l_0_chart_cap = resolve('chart_cap')
     l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
@@ -244,7 +246,7 @@ def root(context, missing=missing, environment=environment):
         pass
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on')))
         yield ' and above'
-    yield '</dd>\n</dl>\n</header>\n'
+    yield '</dd>\n</dl>\n</header>\n<main>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'complete'):
         pass
         yield '<div class="banner complete"><strong>Complete:</strong> '
@@ -753,7 +755,30 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'latest')))
         yield ', peak '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
-        yield '.</p>\n'
+        yield '.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing rules per settings revision ('
+        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
+        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules</th></tr></thead>\n<tbody>\n'
+        for l_1_s in (undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows):
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            yield escape(environment.finalize(environment.getattr(l_1_s, 'first')))
+            if (environment.getattr(l_1_s, 'last') != environment.getattr(l_1_s, 'first')):
+                pass
+                yield '–'
+                yield escape(environment.finalize(environment.getattr(l_1_s, 'last')))
+            yield '</td><td class="num">'
+            yield escape(environment.finalize(environment.getattr(l_1_s, 'failing')))
+            yield '</td></tr>\n'
+        l_1_s = missing
+        if (t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) > t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows))):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
+            yield ' more row(s) not shown (the oldest; the newest '
+            yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
+            yield " are listed); findings.json lists every revision's count (<code>failing_by_revision</code>)</td></tr>"
+        yield '</tbody>\n</table>\n</details>\n'
     else:
         pass
         yield '<p class="muted">Not enough revision history for a chart.</p>\n'
@@ -980,29 +1005,43 @@ def root(context, missing=missing, environment=environment):
     l_1_p = missing
     yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
-    yield ')</h3>\n<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
-    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+    yield ')</h3>\n'
+    if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'):
         pass
-        yield '<tr><td colspan="2" class="more">'
-        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more (the oldest; the newest '
-        yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
-        yield ' are listed); '
-        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
-        yield '</td></tr>'
-    yield '</tbody>\n</table>\n<h3 id="reports-evaluated">Readiness reports evaluated ('
+        yield '<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
+        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield ' more (the oldest; the newest '
+            yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
+            yield ' are listed); '
+            yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+            yield '</td></tr>'
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">None.</p>\n'
+    yield '<h3 id="reports-evaluated">Readiness reports evaluated ('
     yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'))))
-    yield ')</h3>\n<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
-    yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
-    if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+    yield ')</h3>\n'
+    if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'):
         pass
-        yield '<tr><td colspan="2" class="more">'
-        yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
-        yield ' more; '
-        yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
-        yield '</td></tr>'
-    yield '</tbody>\n</table>\n<footer>Generated by auditor '
+        yield '<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
+        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+            pass
+            yield '<tr><td colspan="2" class="more">'
+            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield ' more; '
+            yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
+            yield '</td></tr>'
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="muted">None.</p>\n'
+    yield '</main>\n<footer>Generated by auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield ' at '
     yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
@@ -1011,4 +1050,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=118&3=138&4=143&5=148&8=165&9=174&10=179&14=183&24=195&27=197&28=199&29=201&34=203&35=210&38=219&39=226&40=228&41=230&42=232&43=234&44=240&47=248&48=251&50=281&52=283&56=291&57=294&59=296&69=305&71=309&72=311&74=314&78=332&80=337&83=351&86=355&93=357&95=361&96=368&97=370&99=378&100=396&101=398&103=404&104=424&111=442&116=454&120=457&121=459&122=461&123=463&133=471&135=482&136=485&137=493&139=498&140=506&144=509&145=517&147=525&150=528&154=545&155=549&157=564&160=570&162=573&164=587&166=590&168=604&170=607&175=622&179=625&180=630&190=661&191=666&192=669&193=671&194=679&198=691&206=703&207=706&208=714&210=733&212=745&213=747&215=749&222=761&223=765&224=772&225=775&226=777&227=784&228=795&229=801&230=817&234=823&238=826&239=829&240=831&244=837&246=852&251=859&254=869&255=874&259=877&266=883&267=885&268=887&269=889&270=891&274=896&278=908&279=912&280=919&281=922&282=924&283=944&284=955&288=966&298=970&302=982&306=984&309=995&313=997&316=1006'
+debug_info = '2=120&3=140&4=145&5=150&8=167&9=176&10=181&14=185&24=197&27=199&28=201&29=203&34=205&35=212&38=221&39=228&40=230&41=232&42=234&43=236&44=242&48=250&49=253&51=283&53=285&57=293&58=296&60=298&70=307&72=311&73=313&75=316&79=334&81=339&84=353&87=357&94=359&96=363&97=370&98=372&100=380&101=398&102=400&104=406&105=426&112=444&117=456&121=459&122=461&123=463&124=465&134=473&136=484&137=487&138=495&140=500&141=508&145=511&146=519&148=527&151=530&155=547&156=551&158=566&161=572&163=575&165=589&167=592&169=606&171=609&176=624&180=627&181=632&191=663&192=668&193=671&194=673&195=681&199=693&207=705&208=708&209=716&211=735&213=747&214=749&216=751&218=759&222=761&224=774&234=786&235=790&236=797&237=800&238=802&239=809&240=820&241=826&242=842&246=848&250=851&251=854&252=856&256=862&258=877&263=884&266=894&267=899&271=902&278=908&279=910&280=912&281=914&282=916&286=921&290=933&291=937&292=944&293=947&294=949&295=969&296=980&300=991&310=995&314=1007&315=1009&319=1012&325=1027&326=1029&330=1032&337=1045'

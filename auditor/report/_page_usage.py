@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "4bd50e7671ebe94814aff9ecdc31bac9fedb825ff10e31d761084aaa0af0d5d4"
+KEY = "24700ae336ca6f89ba9a456e05e8c7acd347599d350844ca4dd2b08366073233"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'usage.html.j2'
 
@@ -20,6 +20,8 @@ def root(context, missing=missing, environment=environment):
     if 0: yield None
     l_0_d = resolve('d')
     l_0_uc = resolve('uc')
+    l_0_chart_cap = resolve('chart_cap')
+    l_0_days_shown = resolve('days_shown')
     l_0_urows = resolve('urows')
     l_0_u = missing
     try:
@@ -91,7 +93,7 @@ def root(context, missing=missing, environment=environment):
             for l_1_b in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'bars'):
                 _loop_vars = {}
                 pass
-                yield '<rect x="'
+                yield '<rect class="bar" x="'
                 yield escape(environment.finalize(environment.getattr(l_1_b, 'x')))
                 yield '" y="'
                 yield escape(environment.finalize(environment.getattr(l_1_b, 'y')))
@@ -137,7 +139,48 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
-            yield ').</p>\n'
+            yield "), stacked in the legend's order from the bottom.</p>\n"
+            l_0_days_shown = (environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table')[(-(undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)):] if (undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap) else [])
+            context.vars['days_shown'] = l_0_days_shown
+            context.exported_vars.add('days_shown')
+            yield '<details class="chart-data">\n<summary>The chart\'s figures: billable tokens per day and model ('
+            yield escape(environment.finalize(t_1(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table'))))
+            yield ' day(s))</summary>\n<table>\n<thead><tr><th>Day</th>'
+            for l_1_m in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'models'):
+                _loop_vars = {}
+                pass
+                yield '<th class="num">'
+                yield escape(environment.finalize(t_2(l_1_m)))
+                yield '</th>'
+            l_1_m = missing
+            yield '<th class="num">All models</th></tr></thead>\n<tbody>\n'
+            for l_1_r in (undefined(name='days_shown') if l_0_days_shown is missing else l_0_days_shown):
+                _loop_vars = {}
+                pass
+                yield '<tr><td class="nowrap">'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'day')))
+                yield '</td>'
+                for l_2_n in environment.getattr(l_1_r, 'figures'):
+                    _loop_vars = {}
+                    pass
+                    yield '<td class="num">'
+                    yield escape(environment.finalize(l_2_n))
+                    yield '</td>'
+                l_2_n = missing
+                yield '<td class="num">'
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'total')))
+                yield '</td></tr>\n'
+            l_1_r = missing
+            if (t_1(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table')) > t_1((undefined(name='days_shown') if l_0_days_shown is missing else l_0_days_shown))):
+                pass
+                yield '<tr><td colspan="'
+                yield escape(environment.finalize((t_1(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'models')) + 2)))
+                yield '" class="more">'
+                yield escape(environment.finalize((t_1(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table')) - t_1((undefined(name='days_shown') if l_0_days_shown is missing else l_0_days_shown)))))
+                yield ' more day(s) not shown (the oldest; the newest '
+                yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
+                yield ' are listed; the chart draws every day)</td></tr>'
+            yield '</tbody>\n</table>\n</details>\n'
         else:
             pass
             yield '<p class="muted">No token figures to chart.</p>\n'
@@ -177,4 +220,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=39&4=42&5=45&7=49&8=58&9=61&10=64&11=72&13=91&15=108&17=119&20=137&24=144&25=147&29=150&31=169'
+debug_info = '3=41&4=44&5=47&7=51&8=60&9=63&10=66&11=74&13=93&15=110&17=121&20=139&21=143&23=147&25=149&27=157&29=174&36=187&37=190&41=193&43=212'

@@ -1,7 +1,9 @@
 """Inline SVG chart geometry, computed from numbers only.
 
 Takes `(revision, failing rule count)` pairs, gives a `Chart` of coordinates and integer tick
-labels that the HTML template draws (autoescaped like everything else; no markup is built here).
+labels that the HTML template draws (autoescaped like everything else; no markup is built here),
+and the same figures as text for the table beside the chart: runs of consecutive revisions with
+the same count (`Span`), every revision evaluated, not the chart's downsampled points.
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ class Tick:
 
 
 @dataclass(frozen=True)
+class Span:
+    """Consecutive revisions (`first` to `last`) with the same count of failing rules: one row
+    of the table that gives the chart's figures as text."""
+
+    first: int
+    last: int
+    failing: int
+
+
+@dataclass(frozen=True)
 class Chart:
     """A line-and-area chart of failing rules per revision."""
 
@@ -41,6 +53,7 @@ class Chart:
     last: int
     latest: int
     peak: int
+    spans: tuple[Span, ...] = ()  # every revision's count, oldest first, as runs
 
 
 def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
@@ -53,6 +66,19 @@ def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> li
         (bucket[-1][0], max(c for _, c in bucket))
         for bucket in (pts[i : i + size] for i in range(0, len(pts), size))
     ]
+
+
+def spans(points: Sequence[tuple[int, int]]) -> list[Span]:
+    """The counts as runs of consecutive revisions with the same count, oldest first (a gap in
+    the revisions or a change of count starts a new run)."""
+    runs: list[Span] = []
+    for rev, count in sorted(points):
+        last = runs[-1] if runs else None
+        if last is not None and last.failing == count and last.last + 1 == rev:
+            runs[-1] = Span(last.first, rev, count)
+        else:
+            runs.append(Span(rev, rev, count))
+    return runs
 
 
 def _nice_max(peak: int) -> int:
@@ -97,6 +123,7 @@ def failing_chart(points: Sequence[tuple[int, int]]) -> Chart | None:
         last,
         pts[-1][1],
         max(c for _, c in points),
+        tuple(spans(points)),
     )
 
 

@@ -60,6 +60,8 @@ from auditor.report.model import (
 ROWS_PER_RULE = 200
 #: Input hashes listed in the HTML appendix; findings.json lists all.
 APPENDIX_ROWS = 1000
+#: Rows of each chart's table of figures (runs of revisions, usage days); the newest are kept.
+CHART_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Caps:
     appendix_rows: int = APPENDIX_ROWS  # settings revisions and readiness reports (Appendix B)
     rest: str = "see findings.json for all"  # after "(limit N per rule; "
     rest_inputs: str = "all are listed in findings.json"  # after "N more; "
+    chart_rows: int = CHART_ROWS  # rows of each chart's table of figures (the newest kept)
 
 
 @dataclass(frozen=True)
@@ -510,6 +513,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     rule_ids = {f.rule_id for f in data.findings}
     rule_anchor = anchors("rule", rule_ids)
     control_anchor = anchors("control", [c.control for c in controls])
+    chart = failing_chart(data.failing_by_revision)
     return {
         "d": data,
         "css": css,
@@ -536,7 +540,9 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "audited": what_was_audited(data),
         "controls": controls,
         "groups": groups,
-        "chart": failing_chart(data.failing_by_revision),
+        "chart": chart,
+        "chart_rows": chart.spans[-caps.chart_rows :] if chart and caps.chart_rows else (),
+        "chart_cap": caps.chart_rows,
         "introduced_counts": introduced_counts(data),
         "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
         if introduced

@@ -6,7 +6,8 @@ report.html, each list saying how many more there are and where), gives the byte
 page's print stylesheet, table headers repeated on every page, rows kept whole, every section
 expanded, and no table longer than `TABLE_ROWS` rows (a longer one is printed as several, each
 with its header: WeasyPrint's time per table grows with the pages it spans). The contents block
-and the cross-references gain page numbers. Nothing is fetched: the page is self-contained and
+and the cross-references gain page numbers. The file is tagged (a structure tree for screen
+readers, with the page's language and title). Nothing is fetched: the page is self-contained and
 every URL is refused.
 """
 
@@ -47,6 +48,7 @@ PDF_CAPS = Caps(
     appendix_rows=250,
     rest=f"report.html lists up to {ROWS_PER_RULE} per rule, findings.json all",
     rest_inputs=f"report.html lists up to {APPENDIX_ROWS:,}, findings.json all",
+    chart_rows=60,
 )
 
 #: The most body rows one table of the PDF holds: a longer table is printed as several tables
@@ -118,6 +120,9 @@ def render_pdf(html: str) -> bytes:
         detail = "" if isinstance(exc, ModuleNotFoundError) else f" ({exc})"
         raise ReportError(INSTALL_HINT + detail) from None
     document = weasyprint.HTML(string=split_tables(html), url_fetcher=_refuse, media_type="print")
-    data = document.write_pdf(stylesheets=[weasyprint.CSS(string=_PAGED)])
+    # Tagged (a structure tree: headings, tables with their header cells, lists, reading order),
+    # so that a screen reader reads the file as the page; its language and title come from the
+    # page's `<html lang>` and `<title>`.
+    data = document.write_pdf(stylesheets=[weasyprint.CSS(string=_PAGED)], pdf_tags=True)
     assert isinstance(data, bytes)
     return data

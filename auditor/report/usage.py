@@ -3,7 +3,8 @@
 Takes the analytics days the audit read (`UsageInputs`) and the run's findings, gives a
 `UsageView` (stored on `ReportData.usage`), the geometry of a stacked-bar SVG chart the HTML
 template draws (numbers and model names only, autoescaped there; colours are presentation
-attributes, so the page's CSP needs no inline style), the rows of the usage findings (day,
+attributes, so the page's CSP needs no inline style) with the same figures as a table (day by
+model) for readers who cannot see the bars, the rows of the usage findings (day,
 observed figure, the setting in force: revision and author) and the Markdown section.
 """
 
@@ -23,7 +24,12 @@ from auditor.report import display
 WIDTH, HEIGHT = 720, 260
 _LEFT, _RIGHT, _TOP, _BOTTOM = 56, 12, 12, 70
 MAX_MODELS = 6
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f")
+#: The models' colours, each at least 3:1 against the page's white (WCAG 1.4.11, non-text
+#: contrast); stacked segments are parted by a white gap (the template's 1px white stroke), so
+#: neighbours need not differ from each other in lightness.
+PALETTE = ("#1f77b4", "#c06400", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f")
+#: The white the chart is drawn on, and the gap between stacked segments.
+BACKGROUND = "#ffffff"
 ROWS = 60
 
 
@@ -59,6 +65,16 @@ class Label:
 
 
 @dataclass(frozen=True)
+class DayFigures:
+    """One day of the chart as text: the billable tokens of each charted model (`—` when the
+    day has none of it), and of all of them."""
+
+    day: str
+    figures: tuple[str, ...]  # in the order of `UsageChart.models`
+    total: str
+
+
+@dataclass(frozen=True)
 class UsageChart:
     """Stacked bars of daily billable tokens by model, with axes and a legend."""
 
@@ -73,6 +89,8 @@ class UsageChart:
     plot_bottom: int
     first: str
     last: str
+    models: tuple[str, ...] = ()  # the legend's order: the stack's, bottom first
+    table: tuple[DayFigures, ...] = ()  # every day's figures, oldest first
 
 
 @dataclass(frozen=True)
@@ -153,6 +171,14 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
             key = model if model in colour else "other"
             parts[key] = parts.get(key, 0.0) + n
         stacks.append((d.day, [(m, parts[m]) for m in models if parts.get(m)]))
+    table = tuple(
+        DayFigures(
+            day,
+            tuple(f"{dict(stack)[m]:,.0f}" if m in dict(stack) else "—" for m in models),
+            f"{sum(n for _, n in stack):,.0f}",
+        )
+        for day, stack in stacks
+    )
     top = _nice(max(sum(n for _, n in s) for _, s in stacks))
     right, bottom = WIDTH - _RIGHT, HEIGHT - _BOTTOM
     slot = (right - _LEFT) / len(days)
@@ -200,6 +226,8 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
         bottom,
         days[0].day,
         days[-1].day,
+        tuple(models),
+        table,
     )
 
 

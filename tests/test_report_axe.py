@@ -111,8 +111,14 @@ def _cli(argv: list[str], env: dict[str, str], cwd: Path, minutes: int) -> None:
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
     root = tmp_path_factory.mktemp("a11y")
     _cli(["demo", "--out", "demo", "--revisions", "60", "--repos", "6", "-o", "html"], {}, root, 0)
-    argv = ["review", str(EXAMPLES / "proposed-settings.yaml")]
-    argv += ["--against", str(EXAMPLES / "live-settings.yaml"), "--out", "review", "-o", "html"]
+    # the files outside the working folder, named by a long absolute path with no place to
+    # break: a scope line of the page must wrap it, wherever the repository is checked out
+    far = root.parent / ("a_folder_outside_the_working_folder_" * 2) / "settings"
+    far.mkdir(parents=True)
+    for name in ("proposed-settings.yaml", "live-settings.yaml"):
+        shutil.copyfile(EXAMPLES / name, far / name)
+    argv = ["review", str(far / "proposed-settings.yaml")]
+    argv += ["--against", str(far / "live-settings.yaml"), "--out", "review", "-o", "html"]
     _cli(argv, {"AUDITOR_STATE": str(root / "review.db")}, root, 1)
     demo, review = root / "demo" / "report.html", root / "review" / "report.html"
     page = demo.read_text(encoding="utf-8")

@@ -87,6 +87,33 @@ def test_an_optional_array_a_quantifier_walks_is_not_warned(tmp_path: Path, arra
     assert _lint(tmp_path, rule, [SETTINGS, SETTINGS]) == []
 
 
+@pytest.mark.parametrize(
+    ("array", "beside"),
+    [
+        ("commandAllowlist", "commandBlocklist"),  # a word for another, not a typo
+        ("commandBlocklist", "commandAllowlist"),
+        ("mcpAutonomyUrlOverrides", "mcpAutonomyOverrides"),
+        ("hooks.SubagentStop", "hooks.SubagentStart"),
+        ("hooks.PostToolUse", "hooks.PreToolUse"),
+    ],
+)
+def test_an_array_named_like_another_key_is_no_typo(
+    tmp_path: Path, array: str, beside: str
+) -> None:
+    """The shipped packs read `commandAllowlist`, `commandBlocklist`, `mcpAutonomyUrlOverrides`
+    …: an organization without one of them had lint call the rule a typo of the other (`…
+    (typo of `commandBlocklist`?)`), and whoever followed it pointed an allow-list rule at the
+    block list. Only a name a letter or two off (or in another case) is a typo."""
+    settings: dict[str, Any] = {}
+    *parents, key = beside.split(".")
+    node = settings
+    for parent in parents:
+        node = node.setdefault(parent, {})
+    node[key] = ["x"]
+    rule = f"    assert:\n      each: {array}\n      assert: {{path: '@', equals: x}}\n"
+    assert _lint(tmp_path, rule, [settings, settings]) == []
+
+
 def test_a_quantifiers_array_gone_from_the_latest_revisions_is_not_warned(tmp_path: Path) -> None:
     """An array gone is an array with nothing left to walk (`none:` and `each:` pass): unlike a
     leaf's key gone, nothing about the rule is stale."""

@@ -10,7 +10,6 @@ each one's level, and its line formatted like every other policy problem
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,12 +298,41 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
 
 
 def _near(name: str, keys: set[str]) -> str | None:
-    """A key of `keys` that `name` looks like a typo of: the same but for case, or close."""
-    folded = {k.casefold(): k for k in keys if k != name}
-    if name.casefold() in folded:
-        return folded[name.casefold()]
-    close = difflib.get_close_matches(name, sorted(keys - {name}), n=1, cutoff=0.8)
-    return close[0] if close else None
+    """A key of `keys` that `name` looks like a typo of: the same but for case, or one or two
+    letters off (added, dropped, changed or swapped: `customModls`), ignoring case; the
+    nearest, then the first in order. Not a word for another (`commandAllowlist` and
+    `commandBlocklist`, `SubagentStop` and `SubagentStart`: more letters apart): other keys."""
+    folded = name.casefold()
+    found = sorted(
+        (distance, key)
+        for key in keys
+        if key != name
+        and (distance := _letters_off(folded, key.casefold(), _TYPO_LETTERS)) <= _TYPO_LETTERS
+    )
+    return found[0][1] if found else None
+
+
+_TYPO_LETTERS = 2
+
+
+def _letters_off(a: str, b: str, limit: int) -> int:
+    """The optimal-string-alignment distance between `a` and `b` (insertions, deletions,
+    substitutions, swaps of neighbours), or `limit + 1` once it is past `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
 
 
 def _typo(w: _Watched, siblings: dict[Steps, set[str]], count: int) -> str | None:

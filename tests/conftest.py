@@ -6,12 +6,13 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
 import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -41,6 +42,15 @@ E2E_MODULES = frozenset(
 )
 # In mixed modules (test_sync), the tests asking for a running emulator or the CLI on a fake API.
 E2E_FIXTURES = frozenset({"emulator", "small_emulator", "fake_cli", "hostile"})
+
+
+def missing_tool(message: str, missing: str, skipped: str) -> NoReturn:
+    """A tool a test needs is not installed: a failure under CI (`.ci/run` installs it, so a
+    validator that could not be installed fails loudly: `MISSING` IN CI), a skip saying so
+    elsewhere (`SKIPPED`)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{missing} MISSING IN CI: {message}")
+    pytest.skip(f"{skipped} SKIPPED: {message}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from typing import Any
 import pytest
 
 from auditor.cli import Context, main
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, missing_tool
 
 pytestmark = pytest.mark.browser
 
@@ -129,9 +128,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
 def _browser() -> str:
     if CHROMIUM is None:
         message = "chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"BROWSER MISSING IN CI: {message}")
-        pytest.skip(f"BROWSER TEST SKIPPED: {message}")
+        missing_tool(message, "BROWSER", "BROWSER TEST")
     return CHROMIUM
 
 
@@ -141,9 +138,7 @@ def _axe() -> str:
             f"axe-core is not installed ({AXE} is missing): "
             "`npm install --prefix .ci/tools axe-core` (as .ci/run does)"
         )
-        if os.environ.get("CI"):
-            pytest.fail(f"AXE-CORE MISSING IN CI: {message}")
-        pytest.skip(f"ACCESSIBILITY TEST SKIPPED: {message}")
+        missing_tool(message, "AXE-CORE", "ACCESSIBILITY TEST")
     return AXE.read_text(encoding="utf-8")
 
 

@@ -17,6 +17,7 @@ import pytest
 from report_fixture import build_report_data
 
 from auditor.report import render_html
+from tests.conftest import missing_tool
 
 pytestmark = pytest.mark.browser
 
@@ -92,9 +93,7 @@ def proxy() -> Iterator[tuple[str, list[str]]]:
 def _chromium(tmp: Path, proxy_url: str, page: Path, *extra: str) -> str:
     if CHROMIUM is None:
         message = "chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):  # CI installs it (.ci/run): a missing browser is a failure there
-            pytest.fail(f"BROWSER MISSING IN CI: {message}")
-        pytest.skip(f"BROWSER TEST SKIPPED: {message}")
+        missing_tool(message, "BROWSER", "BROWSER TEST")
     cmd = [
         CHROMIUM,
         *BASE_FLAGS,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -28,7 +27,7 @@ from auditor.report.html import render_html
 from auditor.report.identity import FALLBACK_NS
 from auditor.report.model import control_rows
 from auditor.report.oscal import _ROOT, _uuid, control_id, render_oscal
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, missing_tool
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "schemas" / "oscal_assessment-results_schema.json").read_text()
@@ -82,9 +81,7 @@ def _trestle_model() -> Any:
     """compliance-trestle's OSCAL 1.1.3 assessment-results model (`pip install -e '.[test]'`)."""
     if importlib.util.find_spec("trestle") is None:
         message = "compliance-trestle is not installed (pip install -e '.[oscal-models]')"
-        if os.environ.get("CI"):
-            pytest.fail(f"OSCAL 1.1 MODELS MISSING IN CI: {message}")
-        pytest.skip(f"OSCAL 1.1 VALIDATION SKIPPED: {message}")
+        missing_tool(message, "OSCAL 1.1 MODELS", "OSCAL 1.1 VALIDATION")
     import trestle.oscal
     from trestle.oscal.assessment_results import Model
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from auditor.cli import Context, main
 from auditor.report import write_reports
 from auditor.report.html import Caps, render_html
 from auditor.report.pdf import PDF_CAPS, TABLE_ROWS, split_tables
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, missing_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -34,9 +33,7 @@ def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         message = f"{name} is not installed (apt-get install poppler-utils, as .ci/run does)"
-        if os.environ.get("CI"):
-            pytest.fail(f"PDF TOOL MISSING IN CI: {message}")
-        pytest.skip(f"PDF TEST SKIPPED: {message}")
+        missing_tool(message, "PDF TOOL", "PDF TEST")
     return path
 
 

@@ -7,7 +7,6 @@ are printed, within the page's width."""
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from auditor.evaluate.model import UsageInputs
 from auditor.report.html import render_html
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.usage import usage_view
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, missing_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -32,9 +31,7 @@ def _pdfinfo() -> str:
     path = shutil.which("pdfinfo")
     if path is None:
         message = "pdfinfo is not installed (apt-get install poppler-utils, as .ci/run does)"
-        if os.environ.get("CI"):
-            pytest.fail(f"PDF TOOL MISSING IN CI: {message}")
-        pytest.skip(f"PDF TEST SKIPPED: {message}")
+        missing_tool(message, "PDF TOOL", "PDF TEST")
     return path
 
 

@@ -39,6 +39,7 @@ Keys = tuple[str, ...]
 Parts = tuple[str | int, ...]
 Steps = tuple[Step, ...]
 _ALL = Star()
+_ABSENT = object()  # no value (`None` is one)
 
 
 @dataclass(frozen=True)
@@ -51,26 +52,32 @@ class _Watched:
     steps: tuple[Steps, ...]
 
 
-def _present(node: Any, steps: Steps) -> bool:
-    """`steps` lead to a value in `node` (`[*]`: in some element; `[key=value]`: in some
-    entry it selects; `[N]`: in that element)."""
+def _reached(node: Any, steps: Steps) -> Iterator[Any]:
+    """The values `steps` lead to in `node`: through `[*]` every element, through
+    `[key=value]` every entry it selects, through `[N]` that element."""
     for at, step in enumerate(steps):
         if isinstance(step, Key):
             if not isinstance(node, dict) or step.name not in node:
-                return False
+                return
             node = node[step.name]
             continue
         if not isinstance(node, list):
-            return False
-        rest = steps[at + 1 :]
+            return
         if isinstance(step, Index):
             if not -len(node) <= step.index < len(node):
-                return False
+                return
             node = node[step.index]
             continue
-        items = node if isinstance(step, Star) else [node[i] for i in _pick(node, step)]
-        return any(_present(item, rest) for item in items)
-    return True
+        rest = steps[at + 1 :]
+        for item in node if isinstance(step, Star) else [node[i] for i in _pick(node, step)]:
+            yield from _reached(item, rest)
+        return
+    yield node
+
+
+def _present(node: Any, steps: Steps) -> bool:
+    """`steps` lead to a value in `node` (in some element, some selected entry)."""
+    return next(_reached(node, steps), _ABSENT) is not _ABSENT
 
 
 def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts, Steps, bool]]:
@@ -196,7 +203,6 @@ def _quantified(w: _Watched) -> bool:
 
 
 _QUANTIFIERS = ("each", "some", "none")
-_ABSENT = object()
 
 
 def _parent(steps: Steps) -> Steps | None:
@@ -206,27 +212,10 @@ def _parent(steps: Steps) -> Steps | None:
 
 
 def _keys_at(node: Any, steps: Steps, into: set[str]) -> None:
-    """Add to `into` the keys of every object `steps` lead to in `node` (every element a
-    `[*]` or a `[key=value]` picks)."""
-    for at, step in enumerate(steps):
-        if isinstance(step, Key):
-            if not isinstance(node, dict) or step.name not in node:
-                return
-            node = node[step.name]
-            continue
-        if not isinstance(node, list):
-            return
-        if isinstance(step, Index):
-            if not -len(node) <= step.index < len(node):
-                return
-            node = node[step.index]
-            continue
-        items = node if isinstance(step, Star) else [node[i] for i in _pick(node, step)]
-        for item in items:
-            _keys_at(item, steps[at + 1 :], into)
-        return
-    if isinstance(node, dict):
-        into.update(k for k in node if isinstance(k, str))
+    """Add to `into` the keys of every object `steps` lead to in `node`."""
+    for found in _reached(node, steps):
+        if isinstance(found, dict):
+            into.update(k for k in found if isinstance(k, str))
 
 
 def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[LintProblem]:

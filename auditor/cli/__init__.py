@@ -247,15 +247,13 @@ def _escaped(exc: UnicodeError, *, keep_bytes: bool) -> tuple[Any, int]:
     run = next((i for i, k in enumerate(kept) if k != kept[0]), len(chars))
     if kept[0]:
         return bytes(ord(ch) - 0xDC00 for ch in chars[:run]), exc.start + run
-    units: list[int] = []
-    for ch in chars[:run]:
-        code = ord(ch)
-        if code > 0xFFFF:
-            code -= 0x10000
-            units += [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
-        else:
-            units.append(code)
-    return "".join(f"\\u{u:04x}" for u in units), exc.start + run
+    return _json_escapes(chars[:run]), exc.start + run
+
+
+def _json_escapes(chars: str) -> str:
+    """`chars` as JSON writes them escaped: `\\uXXXX` each, a surrogate pair beyond U+FFFF."""
+    data = chars.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{data[i] << 8 | data[i + 1]:04x}" for i in range(0, len(data), 2))
 
 
 codecs.register_error(ESCAPE, _uescape)
@@ -270,7 +268,7 @@ def _lossless(text: str, encoding: str) -> str:
     lossy = {ch for ch in set(text) if not ch.isascii() and _changes(ch, encoding)}
     if not lossy:
         return text
-    return "".join(f"\\u{ord(ch):04x}" if ch in lossy else ch for ch in text)
+    return "".join(_json_escapes(ch) if ch in lossy else ch for ch in text)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -158,6 +158,12 @@ def _models(days: Sequence[UsageDay]) -> list[str]:
     return ranked[:MAX_MODELS] + (["other"] if len(ranked) > MAX_MODELS else [])
 
 
+def _figures(day: str, by_model: dict[str, float], models: Sequence[str]) -> DayFigures:
+    """A day's figures as the table shows them (`—` for a model the day has none of)."""
+    shown = tuple(f"{by_model[m]:,.0f}" if m in by_model else "—" for m in models)
+    return DayFigures(day, shown, f"{sum(by_model.values()):,.0f}")
+
+
 def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
     """Stacked bars, one per day, a segment per model (the smaller ones as `other`)."""
     if not any(d.by_model for d in days):
@@ -171,14 +177,7 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
             key = model if model in colour else "other"
             parts[key] = parts.get(key, 0.0) + n
         stacks.append((d.day, [(m, parts[m]) for m in models if parts.get(m)]))
-    table = tuple(
-        DayFigures(
-            day,
-            tuple(f"{dict(stack)[m]:,.0f}" if m in dict(stack) else "—" for m in models),
-            f"{sum(n for _, n in stack):,.0f}",
-        )
-        for day, stack in stacks
-    )
+    table = tuple(_figures(day, dict(stack), models) for day, stack in stacks)
     top = _nice(max(sum(n for _, n in s) for _, s in stacks))
     right, bottom = WIDTH - _RIGHT, HEIGHT - _BOTTOM
     slot = (right - _LEFT) / len(days)

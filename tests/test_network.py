@@ -18,7 +18,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -793,10 +793,9 @@ def test_a_block_openssl_cannot_read_is_named_at_the_sync(
     assert not (tmp_path / "state.db").exists()  # a first sync that failed leaves nothing
 
 
-@pytest.mark.parametrize("password", ["github", "Sekr1t-Pw0rd-9x"])
-def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password: str) -> None:
-    """Text from outside (an error body quoted in the line) is searched for the password, a
-    word too; auditor's own wording never is (review R3 #3)."""
+def _error_through_proxy(password: str, answer: Callable[[Any], Any]) -> str:
+    """The error line of a request answered by `answer`, made through a proxy whose password
+    is `password`."""
     import httpx
 
     from auditor.errors import ApiError
@@ -804,16 +803,25 @@ def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password
     from auditor.fetch.retry import Requester, RetryPolicy
     from auditor.redact import Redactor
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        body = {"title": "Bad Request", "detail": f"proxy rejected {password} for the request"}
-        return httpx.Response(400, json=body, headers={"content-type": "application/json"})
-
     network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
     client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
     requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
     with pytest.raises(ApiError) as caught:
         requester.get_json("/x", {}, "page 1")
-    text = str(caught.value)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("password", ["github", "Sekr1t-Pw0rd-9x"])
+def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password: str) -> None:
+    """Text from outside (an error body quoted in the line) is searched for the password, a
+    word too; auditor's own wording never is (review R3 #3)."""
+    import httpx
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = {"title": "Bad Request", "detail": f"proxy rejected {password} for the request"}
+        return httpx.Response(400, json=body, headers={"content-type": "application/json"})
+
+    text = _error_through_proxy(password, answer)
     assert password not in text and "[token]" in text, text
     assert "proxy rejected" in text, text
 
@@ -826,19 +834,9 @@ def test_the_proxy_password_reads_token_in_a_redirect_target_whatever_it_is(
     reads `[token]` in the error line (review R5 #5: a plain word was shown)."""
     import httpx
 
-    from auditor.errors import ApiError
-    from auditor.fetch.deadline import Network
-    from auditor.fetch.retry import Requester, RetryPolicy
-    from auditor.redact import Redactor
-
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(302, headers={"location": f"http://x.example/{password}"})
 
-    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
-    client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
-    requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
-    with pytest.raises(ApiError) as caught:
-        requester.get_json("/x", {}, "page 1")
-    text = str(caught.value)
+    text = _error_through_proxy(password, answer)
     assert password not in text, text
     assert "redirects to http://x.example/[token]" in text, text

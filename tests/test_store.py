@@ -14,7 +14,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,50 @@ def test_every_stored_revision_number_is_read_back_by_every_reader(store: Store)
     assert [r.revision for r in store.iter_revisions()] == numbers
     assert [r.revision for r in store.iter_revisions(start=2)] == numbers[1:]
     assert [r.revision for r in store.iter_revisions(end=2**62 + 5)] == numbers[:2]
+
+
+def test_a_time_window_reads_its_revisions_and_the_one_before_each_only(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`auditor history --since/--until` reads through `iter_revisions_in_window`: every
+    revision whose time is in the window, bounds included to the microsecond, also when times
+    run out of order with the numbers, and the stored revision just before each (its changes
+    are against it); no other row, in number order, across the batches it reads them in."""
+    monkeypatch.setattr("auditor.store.database._WINDOW_BATCH", 7)
+    rng = random.Random(11)
+    numbers = sorted(rng.sample(range(1, 400), 60))
+    times = {
+        n: T0 + timedelta(hours=rng.randrange(48), microseconds=rng.choice([0, 1, 999_999]))
+        for n in numbers
+    }
+    with store.transaction():
+        for n in numbers:
+            store.ingest_revision(
+                replace(revision(store, 1), revision=n, updated_at=times[n]), 1, T0
+            )
+    stored = sorted(times.values())
+    one_us = timedelta(microseconds=1)
+    plus2 = timezone(timedelta(hours=2))
+    windows: list[tuple[datetime | None, datetime | None]] = [
+        (None, None),
+        (stored[0], stored[-1]),
+        (stored[10], None),
+        (None, stored[40]),
+        (stored[20], stored[20]),
+        (stored[20] + one_us, stored[30] - one_us),
+        (stored[-1] + one_us, None),
+        (None, stored[0] - one_us),
+        (stored[5].astimezone(plus2), stored[25].astimezone(plus2)),
+    ]
+    for _ in range(20):
+        low, high = sorted(rng.sample(stored, 2))
+        windows.append((low, high))
+    for since, until in windows:
+        after, upto = since or stored[0], until or stored[-1]
+        inside = [n for n in numbers if after <= times[n] <= upto]
+        before = {numbers[numbers.index(n) - 1] for n in inside if n != numbers[0]}
+        read = [r.revision for r in store.iter_revisions_in_window(since, until)]
+        assert read == sorted(set(inside) | before), (since, until)
 
 
 def test_known_revision_with_other_content_is_an_issue_not_an_overwrite(store: Store) -> None:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from auditor.cli.common import config_from_args, open_store, parse_when
 from auditor.common import paths
@@ -248,7 +248,9 @@ class Entry:
 def timeline(store: Store, filters: Filters, table: ListTable) -> Iterator[Entry]:
     """Stream the stored revisions that pass the filters, each with its changes."""
     previous: JSON = None
-    for rev in store.iter_revisions():
+    # Only the revisions in the time window and the one before each (its changes are against
+    # it) are read; the first one read has none before it only when it is the first stored.
+    for rev in store.iter_revisions_in_window(filters.since, filters.until):
         first, before, previous = previous is None, previous, rev.settings
         if not filters.in_window(rev):
             continue
@@ -304,6 +306,20 @@ def _text_line(entry: Entry) -> str:
     return f"{rev.revision:>6}  {when}  {_author(rev.user):<28}  {_summary(entry)}"
 
 
+def _write_json(out: TextIO, entries: Iterator[Entry]) -> None:
+    """The entries as one JSON array, written entry by entry: the same text as `dumps_pretty`
+    of the whole list (sorted keys, two-space indent, a final newline), but each entry is
+    written before the next revision is read, and memory stays flat. When reading stops at a damaged
+    stored revision, the array is left open after the entries before it (exit 2): a JSON
+    reader then fails too, and never takes the part for the whole history."""
+    opened = False
+    for entry in entries:
+        text = dumps_pretty(_as_json(entry))[:-1].replace("\n", "\n  ")
+        out.write((",\n  " if opened else "[\n  ") + text)
+        opened = True
+    out.write("\n]\n" if opened else "[]\n")
+
+
 def run_history(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: print the filtered timeline."""
     config = config_from_args(args, ctx)
@@ -320,7 +336,7 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
         )
     with open_store(config, readonly=True) as store:
         if args.format == "json":
-            ctx.stdout.write(dumps_pretty([_as_json(e) for e in timeline(store, filters, table)]))
+            _write_json(ctx.stdout, timeline(store, filters, table))
             return EXIT_OK
         ctx.stdout.write(f"{'REV':>6}  {'TIME (UTC)':<16}  {'AUTHOR':<28}  CHANGES\n")
         count = 0

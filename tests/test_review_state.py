@@ -19,6 +19,7 @@ import json
 import random
 import shutil
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,9 @@ def test_a_state_for_other_rules_or_another_history_is_not_used(
             assert with_state[3] == without[3], "a state over another history was read"
 
 
-def test_a_state_file_never_run_is_reviewed_as_before(tmp_path: Path, calls: list[int]) -> None:
+def test_a_state_file_never_run_or_with_a_damaged_state_is_reviewed_as_before(
+    tmp_path: Path, calls: list[int]
+) -> None:
     with start_emulator(
         tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=23, revisions=50, repos=3
     ) as emu:
@@ -243,3 +246,19 @@ def test_a_state_file_never_run_is_reviewed_as_before(tmp_path: Path, calls: lis
         with_state, without = reviewer.review(settings)
         same(with_state, without, "no run")
         assert eval_state(reviewer.state) == []
+
+        # Rows the state file holds damaged (not zlib, not JSON, JSON of another shape): the
+        # state is only a cache, so their rules are evaluated afresh, never a failed review.
+        reviewer.run()
+        damage = [
+            b"xnot zlib",
+            zlib.compress(b"{not json"),
+            zlib.compress(b'{"a": 1}'),
+            zlib.compress(b'{"last": 3, "failing": true, "spans": [[[1, "", "a", "b"], "x"]]}'),
+        ]
+        with sqlite3.connect(reviewer.state) as db:
+            keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
+            for key, data in zip(keys, damage * len(keys), strict=False):
+                db.execute("UPDATE eval_state SET data = ? WHERE rule_key = ?", (data, key))
+        with_state, without = reviewer.review(settings)
+        same(with_state, without, "damaged state")

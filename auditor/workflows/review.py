@@ -317,9 +317,10 @@ class _Resumed:
     """The evaluation state earlier `auditor run`s left for the settings rules, when it fits
     the stored history the review reads (see `stored_state`), as the engine's inputs: the
     walk that attributes "violating since" then starts where the state ends (the live
-    revision, when a run has been made since the last sync) instead of at revision 1. Each
-    call gives the inputs of one evaluation (the live side, or the side followed by the
-    proposal); none when there is no fitting state (the whole history is walked, as before).
+    revision, when a run has been made since the last sync) instead of at revision 1. `onto`
+    gives the inputs of one evaluation (the live side, or the side followed by the
+    proposal); unchanged when there is no fitting state (the whole history is walked, as
+    before).
 
     The change rules' state (their tallies of every stored step) is never handed over: a
     review judges the one proposed step. Nothing is written: a review never moves the state

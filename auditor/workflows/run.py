@@ -522,9 +522,12 @@ def stored_state(
     earlier runs left and that fit the stored history up to revision `end` (as `run` checks
     them: by the digest of the (revision, content hash) pairs up to the state's revision),
     unpacked (a damaged row is left out: its rule is evaluated afresh), and those pairs.
-    Nothing is written."""
+    Nothing is written. A state file with none of them (never `run`) costs no read of the
+    pairs: no pairs are given then."""
+    rows = [row for row in store.eval_state() if row.rule_key in keys]
+    if not rows:
+        return {}, HashPairs()
     hashes = store.revision_hashes(end=end)
-    rows = (row for row in store.eval_state() if row.rule_key in keys)
     fitting, _ = _fitting(rows, hashes)
     states: dict[str, bytes] = {}
     for key, data in fitting.items():

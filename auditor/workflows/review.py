@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError, UsageError
 from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
 from auditor.evaluate.engine import evaluate
+from auditor.evaluate.incremental import rule_key, verdicts_key
 from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.findings import (
     Finding,
@@ -51,7 +53,7 @@ from auditor.policy.yamlsafe import YamlDocument, load_yaml
 from auditor.redact import Redactor
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReviewInfo
-from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory
+from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, stored_state
 
 UNKNOWN_AUTHOR = "unknown"
 _REVIEW_TARGETS = frozenset({"settings", "change"})
@@ -197,18 +199,22 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     policy = reviewed_rules(loaded.policy)
     now = request.now
     new_rev = proposed_revision(request.live, request.proposed.settings, now, request.author)
+    resumed = _Resumed(policy, request)
     before = evaluate(
         _only(policy, {"settings"}),
-        EvaluationInputs(now=now, settings=request.live, history=request.history),
+        resumed.onto(EvaluationInputs(now=now, settings=request.live, history=request.history)),
     )
     after = evaluate(
         policy,
-        EvaluationInputs(
-            now=now,
-            settings=new_rev,
-            history=_followed_by(request.history, new_rev),
-            steps=((request.live, new_rev),),
-            list_table=request.list_table,
+        resumed.onto(
+            EvaluationInputs(
+                now=now,
+                settings=new_rev,
+                history=_followed_by(request.history, new_rev),
+                steps=((request.live, new_rev),),
+                list_table=request.list_table,
+            ),
+            then=new_rev,
         ),
     )
     changes = tuple(
@@ -305,6 +311,58 @@ def _unattributed(finding: Finding) -> Finding:
     reported as it is, but neither introduced by the file nor counted by the gate."""
     blind = finding.status == "unknown" and about_unknown_author(finding.evidence)
     return finding.with_marks(lifecycle=None) if blind and finding.lifecycle == "new" else finding
+
+
+class _Resumed:
+    """The evaluation state earlier `auditor run`s left for the settings rules, when it fits
+    the stored history the review reads (see `stored_state`), as the engine's inputs: the
+    walk that attributes "violating since" then starts where the state ends (the live
+    revision, when a run has been made since the last sync) instead of at revision 1. `onto`
+    gives the inputs of one evaluation (the live side, or the side followed by the
+    proposal); unchanged when there is no fitting state (the whole history is walked, as
+    before).
+
+    The change rules' state (their tallies of every stored step) is never handed over: a
+    review judges the one proposed step. Nothing is written: a review never moves the state
+    on."""
+
+    def __init__(self, policy: PolicySet, request: ReviewRequest) -> None:
+        self.states: dict[str, bytes] = {}
+        self.numbers: list[int] = []
+        history = request.history
+        if not isinstance(history, StoredHistory) or history.then:
+            return
+        if history.end != request.live.revision:
+            return
+        keys = _settings_keys(policy, request.list_table)
+        if keys:
+            self.states, hashes = stored_state(history.store, history.end, keys)
+            self.numbers = hashes.numbers()
+        self.store, self.end = history.store, history.end
+
+    def onto(self, inputs: EvaluationInputs, then: Revision | None = None) -> EvaluationInputs:
+        """`inputs` (over the stored history, followed by `then` when given) with the state."""
+        if not self.states:
+            return inputs
+        store, end = self.store, self.end
+        after = (then,) if then is not None else ()
+
+        def tail(start: int) -> Iterable[Revision]:
+            return chain(store.iter_revisions(start=start, end=end), after)
+
+        numbers = [*self.numbers, *(r.revision for r in after)]
+        return replace(inputs, prior=self.states, tail=tail, revision_numbers=numbers)
+
+
+def _settings_keys(policy: PolicySet, table: ListTable) -> set[str]:
+    """The keys the settings rules' stored state is filed under (spans, verdicts)."""
+    keys: set[str] = set()
+    for rule in policy.rules:
+        if rule.target == "settings":
+            for key in (rule_key(rule, policy.enums, table), verdicts_key(rule, policy.enums)):
+                if key is not None:
+                    keys.add(key)
+    return keys
 
 
 def _followed_by(history: Iterable[Revision], proposal: Revision) -> Iterable[Revision]:

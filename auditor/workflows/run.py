@@ -8,7 +8,7 @@ run and its findings in the store so the next run can say new / persisting / res
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -482,14 +482,10 @@ class _Known:
         prior: Mapping[str, bytes] = {}
         fits: dict[int, str] = {}
         if not options.all_revisions:
-            rows = store.eval_state()
             # One pass over the pairs: the rows' revisions, and the one the new state is filed
             # under (a digest up to it is the same over `stored` and over `hashes`).
-            wanted = {row.revision for row in rows} | {settings.revision}
-            fits = evalstate.history_digests(stored, wanted)
-            prior = _HandedOver(
-                {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}
-            )
+            fitting, fits = _fitting(store.eval_state(), stored, settings.revision)
+            prior = _HandedOver(fitting)
         # Only a run of the latest stored revision moves the state on (`--at` only reads it).
         moves_on = at is None and not options.all_revisions
         return cls(settings, hashes, prior, moves_on, fits.get(settings.revision))
@@ -506,6 +502,40 @@ class _Known:
         )
         if digest is not None:
             store.save_eval_state(at, digest, evaluation.state)
+
+
+def _fitting(
+    rows: Iterable[evalstate.EvalStateRow], stored: Iterable[tuple[int, str]], *also: int
+) -> tuple[dict[str, bytes], dict[int, str]]:
+    """The rows (their data as stored, by rule key) computed over the very history `stored`
+    (its ascending (revision, content hash) pairs) leads up to their revision, and the digest
+    of that history up to each row's revision and each of `also`."""
+    rows = list(rows)
+    fits = evalstate.history_digests(stored, {row.revision for row in rows} | set(also))
+    return {r.rule_key: r.data for r in rows if fits.get(r.revision) == r.history}, fits
+
+
+def stored_state(
+    store: Store, end: int, keys: Collection[str]
+) -> tuple[dict[str, bytes], HashPairs]:
+    """For a reader that never moves the state on (a review): the states of `keys` that
+    earlier runs left and that fit the stored history up to revision `end` (as `run` checks
+    them: by the digest of the (revision, content hash) pairs up to the state's revision),
+    unpacked (a damaged row is left out: its rule is evaluated afresh), and those pairs.
+    Nothing is written. A state file with none of them (never `run`) costs no read of the
+    pairs: no pairs are given then."""
+    rows = [row for row in store.eval_state() if row.rule_key in keys]
+    if not rows:
+        return {}, HashPairs()
+    hashes = store.revision_hashes(end=end)
+    fitting, _ = _fitting(rows, hashes)
+    states: dict[str, bytes] = {}
+    for key, data in fitting.items():
+        try:
+            states[key] = evalstate.unpack(data)
+        except ValueError:
+            continue
+    return states, hashes
 
 
 class _HandedOver(Mapping[str, bytes]):

@@ -1009,3 +1009,27 @@ def test_a_hostile_revisions_file_is_refused_by_the_rerun_not_read(copy: Path, m
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"{data}: cannot read: {reason}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_full_scratch_disk_stops_verify_with_what_to_do_and_leaves_nothing(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-run's reports go to a scratch folder in TMPDIR: a full disk there is exit 2
+    saying so (not a problem of the bundle), and the scratch folder is removed."""
+    from auditor.errors import ReportError
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+
+    def full(data: Any, out_dir: Path, outputs: Any) -> Any:
+        (out_dir / "findings.json").write_bytes(b"half")
+        raise ReportError(f"cannot write {out_dir / 'findings.json'}: No space left on device")
+
+    monkeypatch.setattr(verify_module, "write_reports", full)
+    code, out, err = verify(copy)
+    assert code == 2, out + err
+    assert "No space left on device (the re-run writes each report" in err
+    assert "set TMPDIR to a folder with room" in err and "--no-rerun" in err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []

@@ -25,7 +25,7 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, read_input
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ReportError
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
@@ -230,12 +230,24 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
             f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
         )
         return
-    scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
+    except OSError as exc:
+        raise AuditorError(f"cannot make a scratch folder: {exc.strerror or exc}{_ROOM}") from None
     try:
         for output in BUNDLE_OUTPUTS:
             _compare(bundle, output, data, scratch, out, note)
+    except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
+        raise AuditorError(f"{exc}{_ROOM}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_ROOM = (
+    " (the re-run writes each report, one at a time, to a scratch folder in TMPDIR to compare "
+    "it: set TMPDIR to a folder with room for the bundle's largest report, or check the hashes "
+    "and the signature alone with --no-rerun)"
+)
 
 
 def _compare(

@@ -111,7 +111,10 @@ def main(argv: list[str] | None = None) -> None:
         for what in ("export --all-revisions", "verify of an --all-revisions bundle"):
             result(f"peak memory of {what} at {n:,}", "not measured", "<= 300 MB", None)
         return
-    for what, peak in (("export --all-revisions", every[0]), ("verify of that bundle", every[1])):
+    for what, peak in (
+        ("export --all-revisions", every[0]),
+        ("verify of an --all-revisions bundle", every[1]),
+    ):
         result(
             f"peak memory of {what} at {n:,}", measured(peak, cap), "<= 300 MB", peak <= 300 * MB
         )

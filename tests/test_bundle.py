@@ -878,3 +878,158 @@ def test_a_malformed_integrity_file_is_named_under_python_o(copy: Path) -> None:
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "names both or neither of `revision` and `reportId`" in done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+# -- the re-run and the bundle's JSON lines, read a line at a time (problems 1 and 2 of T16) --
+
+
+def _rehashed(bundle: Path, name: str) -> None:
+    """The manifest entry of `name` rewritten to match the file as it is now (no signature)."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = hashlib.sha256((bundle / name).read_bytes()).hexdigest()
+    manifest["files"][name]["bytes"] = (bundle / name).stat().st_size
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def test_a_report_changed_with_a_rewritten_manifest_is_named_at_its_first_changed_line(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-run's report is written to a scratch file and compared line by line: the line
+    an editor shows is named, and the scratch folder is gone afterwards."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    report = copy / "reports" / "findings.json"
+    lines = report.read_bytes().splitlines(keepends=True)
+    assert len(lines) > 12
+    lines[11] = lines[11].replace(b'"', b"'", 1)
+    report.write_bytes(b"".join(lines))
+    _rehashed(copy, "reports/findings.json")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert _problems(err) == [
+        "auditor: verify: re-run: reports/findings.json differs from the re-run's "
+        "(first at line 12)"
+    ]
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_report_cut_short_is_named_at_the_line_after_its_last(copy: Path) -> None:
+    report = copy / "reports" / "junit.xml"
+    lines = report.read_bytes().splitlines(keepends=True)
+    report.write_bytes(b"".join(lines[:5]))
+    _rehashed(copy, "reports/junit.xml")
+    code, _, err = verify(copy)
+    assert code == 2
+    assert _problems(err) == [
+        "auditor: verify: re-run: reports/junit.xml differs from the re-run's (first at line 6)"
+    ]
+
+
+def test_a_report_that_changes_back_while_being_verified_is_named_so(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hash check saw other bytes than the re-run's, the line by line reading sees the
+    same: the file changed on disk in between (simulated by the digest the check kept)."""
+    real = verify_module._digest
+
+    def seen_other(path: Path, name: str, out: Any) -> Any:
+        found = real(path, name, out)
+        return ("0" * 64, found[1]) if name == "reports/report.md" and found else found
+
+    monkeypatch.setattr(verify_module, "_digest", seen_other)
+    code, _, err = verify(copy)
+    assert code == 2
+    assert (
+        "auditor: verify: re-run: reports/report.md differs from the re-run's: the file changed "
+        "while it was being verified"
+    ) in _problems(err)
+
+
+@pytest.mark.parametrize("name", ["revisions.jsonl", "reports.jsonl", "analytics.jsonl"])
+def test_a_bundle_line_that_is_not_json_is_named_with_its_file_and_line(
+    copy: Path, name: str
+) -> None:
+    data = copy / name
+    lines = data.read_bytes().splitlines(keepends=True)
+    assert len(lines) >= 3, name
+    lines[2] = b"{not json\n"
+    data.write_bytes(b"".join(lines))
+    _rehashed(copy, name)
+    code, _, err = verify(copy)
+    assert code == 2
+    assert f"{data}:3: not valid JSON: " in err, err
+    assert "Traceback" not in err
+
+
+def test_a_bundle_without_a_final_newline_or_with_crlf_lines_still_verifies(copy: Path) -> None:
+    """Lines are what a split of the whole file gave: CRLF ends and a last line without its
+    newline read as before."""
+    data = copy / "revisions.jsonl"
+    data.write_bytes(data.read_bytes().replace(b"\n", b"\r\n").removesuffix(b"\r\n"))
+    _rehashed(copy, "revisions.jsonl")
+    code, said, err = verify(copy)
+    assert code == 0 and "byte for byte" in said, said + err
+
+
+def _fifo(path: Path) -> str:
+    os.mkfifo(path)
+    return "a named pipe (FIFO), not a regular file"
+
+
+def _to_dev_zero(path: Path) -> str:
+    path.symlink_to("/dev/zero")
+    return "a character device, not a regular file"
+
+
+def _over_16_gib(path: Path) -> str:
+    os.truncate(path, (1 << 34) + 1)  # sparse: no disk used
+    return f"file is {(1 << 34) + 1} bytes; the limit is {1 << 34}"
+
+
+@pytest.mark.parametrize("make", [_fifo, _to_dev_zero, _over_16_gib])
+def test_a_hostile_revisions_file_is_refused_by_the_rerun_not_read(copy: Path, make: Any) -> None:
+    """A FIFO is not waited on, /dev/zero not read for ever, a file over the 16 GiB cap not
+    read at all (a child process with a time limit: a hang fails the test, not the suite)."""
+    import subprocess
+    import sys
+
+    data = copy / "revisions.jsonl"
+    if make is not _over_16_gib:
+        data.unlink()
+    reason = make(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "verify", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=copy.parent,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"{data}: cannot read: {reason}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_full_scratch_disk_stops_verify_with_what_to_do_and_leaves_nothing(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-run's reports go to a scratch folder in TMPDIR: a full disk there is exit 2
+    saying so (not a problem of the bundle), and the scratch folder is removed."""
+    from auditor.errors import ReportError
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+
+    def full(data: Any, out_dir: Path, outputs: Any) -> Any:
+        (out_dir / "findings.json").write_bytes(b"half")
+        raise ReportError(f"cannot write {out_dir / 'findings.json'}: No space left on device")
+
+    monkeypatch.setattr(verify_module, "write_reports", full)
+    code, out, err = verify(copy)
+    assert code == 2, out + err
+    assert "No space left on device (the re-run writes each report" in err
+    assert "set TMPDIR to a folder with room" in err and "--no-rerun" in err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []

@@ -29,6 +29,7 @@ import hashlib
 import io
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +43,7 @@ from auditor import __version__
 from auditor.common import escape
 from auditor.common.dates import MAX_DAYS, usage_window
 from auditor.common.files import UnreadableFile, atomic_open, read_input, write_atomic
+from auditor.common.files import _kind as file_kind
 from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
@@ -535,20 +537,68 @@ def _parameters(bundle: Path) -> dict[str, Any]:
     return value
 
 
+@contextlib.contextmanager
+def input_lines(path: Path, *, max_bytes: int) -> Iterator[Iterator[bytes]]:
+    """The lines of a regular file of at most `max_bytes` (each with its `\\n`), read a block
+    at a time; UnreadableFile otherwise, before or while reading. `read_input`'s checks, for a
+    file too large to hold whole: opened without blocking (a FIFO is refused, not waited on),
+    the type judged on the open descriptor (a symlink to /dev/zero by its target), the cap
+    held while reading."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
+            raise UnreadableFile(exc.strerror or str(exc)) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(f"{file_kind(info.st_mode)}, not a regular file")
+        if info.st_size > max_bytes:
+            raise UnreadableFile(f"file is {info.st_size} bytes; the limit is {max_bytes}")
+        yield _capped_lines(fh, max_bytes)
+
+
+def _capped_lines(fh: Any, max_bytes: int) -> Iterator[bytes]:
+    total = 0
+    try:
+        while line := fh.readline(max_bytes + 1 - total):
+            total += len(line)
+            if total > max_bytes:
+                raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
+            yield line
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from None
+
+
+#: The most a bundle file is read up to (a revisions.jsonl of a long history is GBs).
+BUNDLE_MAX_BYTES = 1 << 34
+
+
 def _bundle_read(bundle: Path, name: str) -> bytes:
     try:
-        return read_input(bundle / name, max_bytes=1 << 34)
+        return read_input(bundle / name, max_bytes=BUNDLE_MAX_BYTES)
     except UnreadableFile as exc:
         raise BundleError(f"{bundle / name}: cannot read: {exc.reason}") from None
 
 
 def _lines(bundle: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(_bundle_read(bundle, name).splitlines(), 1):
-        try:
-            item = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BundleError(f"{bundle / name}:{number}: not valid JSON: {exc}") from None
-        yield number, item
+    """The JSON lines of bundle file `name`, numbered, read a line at a time: a
+    revisions.jsonl of 100,000 revisions is 1 GB, and was read whole and split (2 GB)."""
+    path = bundle / name
+    try:
+        with input_lines(path, max_bytes=BUNDLE_MAX_BYTES) as raw_lines:
+            # `splitlines` of each line: the pieces (and numbers) a split of the whole file gave
+            pieces = (piece for raw in raw_lines for piece in raw.splitlines())
+            for number, line in enumerate(pieces, 1):
+                try:
+                    item = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise BundleError(f"{path}:{number}: not valid JSON: {exc}") from None
+                yield number, item
+    except UnreadableFile as exc:
+        raise BundleError(f"{path}: cannot read: {exc.reason}") from None
 
 
 def _hashed(value: Any, digest: Any, what: str) -> Any:

@@ -11,8 +11,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
 import os
+import shutil
 import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,8 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, read_input
-from auditor.errors import AuditorError
-from auditor.report import OUTPUTS, REPORT_FILES
+from auditor.errors import AuditorError, ReportError
+from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
     MANIFEST,
@@ -33,6 +36,7 @@ from auditor.workflows.export import (
     bundle_files,
     evaluate_bundle,
     file_digest,
+    input_lines,
     load_public_key,
 )
 
@@ -189,11 +193,15 @@ def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verif
         out.signed = True
 
 
-def _first_difference(a: bytes, b: bytes) -> int:
-    for number, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False), 1):
-        if x != y:
-            return number
-    return min(len(a.splitlines()), len(b.splitlines())) + 1
+def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
+    """The first line at which the two files differ (a file that ends first differs at the
+    line after its last), read a line at a time; None when they hold the same bytes. The
+    kept file is read as `read_input` would (a regular file, at most `max_bytes`)."""
+    with fresh.open("rb") as mine, input_lines(kept, max_bytes=max_bytes) as theirs:
+        for number, (x, y) in enumerate(itertools.zip_longest(mine, theirs), 1):
+            if x != y:
+                return number
+    return None
 
 
 def _release_note(made_by: Any) -> str:
@@ -222,36 +230,67 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
             f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
         )
         return
-    for output in BUNDLE_OUTPUTS:
-        name = OUTPUTS[output]
-        path = bundle / REPORTS_DIR / name
-        if path.is_symlink() or not path.is_file():
-            continue  # already named as missing or altered
-        fresh = REPORT_FILES[name](data).encode("utf-8")
-        # hashed by the file check, or now when the manifest does not list it (named as extra)
-        shown = f"{REPORTS_DIR}/{name}"
-        found = _digest(path, shown, out)
-        if found is None:
-            continue
-        kept_digest, kept_size = found
-        if hashlib.sha256(fresh).hexdigest() == kept_digest:
-            out.reports_reproduced.append(f"{REPORTS_DIR}/{name}")
-            continue
-        where = f"re-run: {REPORTS_DIR}/{name} differs from the re-run's"
-        if kept_size > 2 * len(fresh) + (1 << 20):
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
+    except OSError as exc:
+        raise AuditorError(f"cannot make a scratch folder: {exc.strerror or exc}{_ROOM}") from None
+    try:
+        for output in BUNDLE_OUTPUTS:
+            _compare(bundle, output, data, scratch, out, note)
+    except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
+        raise AuditorError(f"{exc}{_ROOM}") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_ROOM = (
+    " (the re-run writes each report, one at a time, to a scratch folder in TMPDIR to compare "
+    "it: set TMPDIR to a folder with room for the bundle's largest report, or check the hashes "
+    "and the signature alone with --no-rerun)"
+)
+
+
+def _compare(
+    bundle: Path, output: str, data: ReportData, scratch: Path, out: Verification, note: str
+) -> None:
+    """Write report `output` again into `scratch` with the writers `export` used (a stream:
+    memory does not grow with the report), and compare it with the bundle's by sha256, then,
+    when they differ, line by line; the file written is removed again."""
+    name = OUTPUTS[output]
+    path = bundle / REPORTS_DIR / name
+    if path.is_symlink() or not path.is_file():
+        return  # already named as missing or altered
+    # hashed by the file check, or now when the manifest does not list it (named as extra)
+    shown = f"{REPORTS_DIR}/{name}"
+    found = _digest(path, shown, out)
+    if found is None:
+        return
+    kept_digest, kept_size = found
+    fresh = write_reports(data, scratch, (output,))[name]
+    try:
+        with fresh.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        if digest == kept_digest:
+            out.reports_reproduced.append(shown)
+            return
+        size = fresh.stat().st_size
+        where = f"re-run: {shown} differs from the re-run's"
+        if kept_size > 2 * size + (1 << 20):
             out.problems.append(
-                f"{where} (it is {kept_size:,} bytes, the re-run's {len(fresh):,} bytes){note}"
+                f"{where} (it is {kept_size:,} bytes, the re-run's {size:,} bytes){note}"
             )
-            continue
+            return
         try:
-            kept = read_input(path, max_bytes=2 * len(fresh) + (1 << 20))
+            line = _first_difference(fresh, path, 2 * size + (1 << 20))
         except UnreadableFile as exc:
             out.problems.append(f"{where} ({exc.reason})")
-            continue
-        if fresh == kept:  # changed on disk between the hash check and now
+            return
+        if line is None:  # changed on disk between the hash check and now
             out.problems.append(f"{where}: the file changed while it was being verified")
         else:
-            out.problems.append(f"{where} (first at line {_first_difference(fresh, kept)}){note}")
+            out.problems.append(f"{where} (first at line {line}){note}")
+    finally:
+        fresh.unlink(missing_ok=True)
 
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:

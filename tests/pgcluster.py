@@ -151,13 +151,13 @@ def raw_sql(location: object, sql: str, params: tuple[object, ...] = ()) -> None
     """Run one statement on a store behind its back (SQLite file or PostgreSQL URL), to damage
     or age it; text meant for the `meta` table's BLOB column is sent as bytes to PostgreSQL."""
     import sqlite3
+    from contextlib import closing
 
     from auditor.store.dialect import to_postgres
 
     if isinstance(location, Path):
-        with sqlite3.connect(location) as db:
+        with closing(sqlite3.connect(location)) as db, db:
             db.execute(sql, params)
-        db.close()
         return
     if sql.startswith("DROP TABLE"):
         sql += " CASCADE"  # PostgreSQL keeps the foreign keys SQLite does not enforce

@@ -697,6 +697,7 @@ def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run
     first's) and two entries of the same name in findings.json; the second is now shown
     `… (2)`, so each file keeps its own entry."""
     import sqlite3
+    from contextlib import closing
 
     from tests.test_policy_secrets import KEY, POLICY
 
@@ -719,7 +720,7 @@ def test_two_policy_files_named_like_secrets_stay_two_in_the_reports_and_the_run
         "<not shown: looks like a secret>.yaml (2)": ["T-OTHER-KEY"],
     }, shown
     state = env["AUDITOR_STATE"]
-    with sqlite3.connect(state) as db:
+    with closing(sqlite3.connect(state)) as db, db:
         recorded = json.loads(db.execute("SELECT policy_hashes FROM runs").fetchall()[-1][0])
     assert len(recorded) == 2 and {f["sha256"] for f in files} == set(recorded.values())
     assert not [t for t in [said, err, json.dumps(files)] if KEY[4:20] in t or other[4:20] in t]

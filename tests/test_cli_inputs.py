@@ -10,6 +10,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,7 @@ def test_a_policy_file_name_that_is_not_utf8_is_kept_escaped(
     )
     assert code in (0, 1), err
     assert "unexpected" not in err
-    with sqlite3.connect(tmp_path / "state.db") as db:
+    with closing(sqlite3.connect(tmp_path / "state.db")) as db, db:
         (hashes,) = db.execute("SELECT policy_hashes FROM runs").fetchone()
     assert sorted(json.loads(hashes)) == ["pol/b\\xe9.yaml", "pol/ok.yaml"]
 

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -179,7 +180,7 @@ def test_a_full_disk_still_writes_the_reports_and_the_run_is_no_baseline(
     )
     assert code == 1, stderr
     assert findings_json(tmp_path / "c")["complete"] is True
-    with sqlite3.connect(state) as db:
+    with closing(sqlite3.connect(state)) as db, db:
         runs = dict(db.execute("SELECT run_id, complete FROM runs").fetchall())
     assert runs == {"20261101T120000Z": 1, "20261101T140000Z": 1} or runs == {
         "20261101T120000Z": 1,
@@ -900,9 +901,8 @@ def test_nightly_runs_keep_only_the_records_the_next_run_compares_with(
         return findings_json(tmp_path / name)
 
     def stored() -> dict[str, int]:
-        with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+        with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
             rows = db.execute("SELECT run_id, count(*) FROM findings GROUP BY run_id").fetchall()
-        db.close()
         return dict(rows)
 
     first = run("night-1", hours=0)
@@ -920,10 +920,9 @@ def test_nightly_runs_keep_only_the_records_the_next_run_compares_with(
         kept = stored()
         assert set(kept) == {one_off["run"]["id"], last["run"]["id"]}
         assert kept[last["run"]["id"]] >= len(tracked)
-    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
         runs = [r for (r,) in db.execute("SELECT run_id FROM runs ORDER BY rowid")]
         first_seen = {r for (r,) in db.execute("SELECT DISTINCT first_seen_run FROM findings")}
-    db.close()
     assert len(runs) == 5  # every run is still listed
     assert first_seen <= {first["run"]["id"], one_off["run"]["id"]}
 

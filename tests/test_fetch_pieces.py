@@ -8,6 +8,7 @@ import sqlite3
 import sys
 import tracemalloc
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -558,7 +559,7 @@ def test_a_key_twice_in_a_settings_value_on_page_3_is_todays_warning(
 
 
 def _rows(path: Path) -> dict[str, list[Any]]:
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {
             t: db.execute(f"SELECT * FROM {t}").fetchall()

@@ -10,6 +10,7 @@ import json
 import random
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -167,13 +168,12 @@ def test_no_matching_revision_is_an_empty_array(tmp_path: Path) -> None:
 
 
 def _damage(path: Path, number: int) -> None:
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         (settings,) = db.execute(
             "SELECT settings FROM revisions WHERE revision = ?", (number,)
         ).fetchone()
         changed = orjson.dumps(orjson.loads(settings) | {"extra": True})
         db.execute("UPDATE revisions SET settings = ? WHERE revision = ?", (changed, number))
-    db.close()
 
 
 def test_a_damaged_revision_late_in_the_history_leaves_the_ones_before_it_printed(

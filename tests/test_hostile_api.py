@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -363,7 +364,7 @@ def test_a_header_echoing_the_token_is_redacted_before_it_is_cut_short(
 
 
 def _revisions(state: Path) -> list[int]:
-    with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{state}?mode=ro", uri=True)) as db, db:
         return [r for (r,) in db.execute("SELECT revision FROM revisions ORDER BY revision")]
 
 

@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,10 @@ class Chain:
         self.night += 1
         scratch = self.tmp / f"scratch-{self.night}.db"
         shutil.copy(self.state, scratch)
-        with sqlite3.connect(scratch) as db:  # the same history and runs, no evaluation state
+        with (
+            closing(sqlite3.connect(scratch)) as db,
+            db,
+        ):  # the same history and runs, no evaluation state
             db.execute("DELETE FROM eval_state")
         before = counter()
         inc = self.run(self.state, f"inc-{self.night}")
@@ -228,11 +231,14 @@ def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
         chain = Chain(emu, tmp_path)
         (chain.policies / "usage.yaml").unlink()  # `--at` a day before the stored analytics
         chain.sync()
-        with sqlite3.connect(chain.state) as db:  # a state file from before the table existed
+        with (
+            closing(sqlite3.connect(chain.state)) as db,
+            db,
+        ):  # a state file from before the table existed
             db.execute("DROP TABLE IF EXISTS eval_state")
             db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         chain.run(chain.state, "first")
-        with sqlite3.connect(chain.state) as db:
+        with closing(sqlite3.connect(chain.state)) as db, db:
             stored = db.execute("SELECT COUNT(*), MAX(revision) FROM eval_state").fetchone()
             middle = db.execute("SELECT updated_at FROM revisions WHERE revision = 35").fetchone()
         assert stored[0] > 0 and stored[1] == 70  # every settings and change rule, at rev 70
@@ -243,14 +249,14 @@ def test_state_is_read_by_at_runs_and_dropped_when_the_history_changes(
         assert comparable(inc) == comparable(full)
         assert inc["inputs"]["settings_revision"] < 70
         assert inc_calls < full_calls
-        with sqlite3.connect(chain.state) as db:
+        with closing(sqlite3.connect(chain.state)) as db, db:
             assert db.execute("SELECT MAX(revision) FROM eval_state").fetchone() == (70,)
 
         # A stored revision no longer what the state was computed over: the state is not used.
         chain.extra = []
         # (Stored again as other bytes of the same JSON with their own hash, as a re-redaction
         # stores a row: a hash changed alone is damage, refused when the row is read.)
-        with sqlite3.connect(chain.state) as db:
+        with closing(sqlite3.connect(chain.state)) as db, db:
             (body,) = db.execute("SELECT settings FROM revisions WHERE revision = 9").fetchone()
             again = json.dumps(json.loads(body), indent=1).encode()
             db.execute(
@@ -279,7 +285,7 @@ def test_a_damaged_evaluation_state_is_evaluated_afresh(tmp_path: Path) -> None:
     of something that is not JSON, JSON of another shape) makes its rule be evaluated afresh,
     with the same reports as a run from an empty state, never a failed run."""
     with _after_a_first_run(tmp_path) as chain:
-        with sqlite3.connect(chain.state) as db:
+        with closing(sqlite3.connect(chain.state)) as db, db:
             keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
             tally = b'{"steps": 1, "counts": %s, "first": 1, "last": %s, "open": %s}'
             step = b'[["change", "k", "k", 2, null], "bogus", "m", [], null]'
@@ -308,7 +314,7 @@ def test_kept_verdicts_with_evidence_of_the_wrong_types_are_worked_out_again(
     with the same reports as a run from an empty state, not a report writer's error."""
     with _after_a_first_run(tmp_path) as chain:
         bad = 0
-        with sqlite3.connect(chain.state) as db:
+        with closing(sqlite3.connect(chain.state)) as db, db:
             for key, data in db.execute(
                 "SELECT rule_key, data FROM eval_state WHERE rule_key LIKE 'verdicts:%'"
             ).fetchall():

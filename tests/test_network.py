@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,7 @@ def _state(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         "reports": "report_id, repo_url, created_at, data",
         "analytics_days": "day, series, data",
     }
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         return {
             t: db.execute(f"SELECT {c} FROM {t} ORDER BY 1, 2").fetchall()
             for t, c in tables.items()

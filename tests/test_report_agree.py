@@ -336,12 +336,13 @@ def test_the_first_run_after_an_upgrade_says_the_previous_run_was_made_by_anothe
     emu300: Any, tmp_path: Path
 ) -> None:
     import sqlite3
+    from contextlib import closing
 
     state = tmp_path / "state.db"
     env = emulator_env(emu300, state)
     nightly(env, tmp_path / "night1", "-o", "json")
     # night1 as an older release left it: its version, and a finding this release no longer gives
-    with sqlite3.connect(state) as db:
+    with closing(sqlite3.connect(state)) as db, db:
         (run_id,) = db.execute("SELECT run_id FROM runs WHERE complete = 1").fetchone()
         db.execute("UPDATE runs SET tool_version = '0.2.0' WHERE run_id = ?", (run_id,))
         db.execute(

@@ -21,6 +21,7 @@ import shutil
 import sqlite3
 import zlib
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,10 @@ class Reviewer:
         path.write_text(json.dumps(proposed, indent=2))
         scratch = self.tmp / f"scratch-{self.count}.db"
         shutil.copy(self.state, scratch)
-        with sqlite3.connect(scratch) as db:  # the same history and runs, no evaluation state
+        with (
+            closing(sqlite3.connect(scratch)) as db,
+            db,
+        ):  # the same history and runs, no evaluation state
             db.execute("DELETE FROM eval_state")
         kept = eval_state(self.state)
         with_state = self._review(path, self.state, "with", offline)
@@ -97,7 +101,7 @@ class Reviewer:
 
 
 def eval_state(state: Path) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(state) as db:
+    with closing(sqlite3.connect(state)) as db, db:
         return db.execute("SELECT * FROM eval_state ORDER BY rule_key").fetchall()
 
 
@@ -221,7 +225,7 @@ def test_a_state_for_other_rules_or_another_history_is_not_used(
 
         # A stored revision that is no longer what the state was computed over (stored again
         # as other bytes of the same JSON, with their own hash): the state is not used at all.
-        with sqlite3.connect(reviewer.state) as db:
+        with closing(sqlite3.connect(reviewer.state)) as db, db:
             (body,) = db.execute("SELECT settings FROM revisions WHERE revision = 9").fetchone()
             again = json.dumps(json.loads(body), indent=1).encode()
             db.execute(
@@ -256,7 +260,7 @@ def test_a_state_file_never_run_or_with_a_damaged_state_is_reviewed_as_before(
             zlib.compress(b'{"a": 1}'),
             zlib.compress(b'{"last": 3, "failing": true, "spans": [[[1, "", "a", "b"], "x"]]}'),
         ]
-        with sqlite3.connect(reviewer.state) as db:
+        with closing(sqlite3.connect(reviewer.state)) as db, db:
             keys = [k for (k,) in db.execute("SELECT rule_key FROM eval_state ORDER BY 1")]
             for key, data in zip(keys, damage * len(keys), strict=False):
                 db.execute("UPDATE eval_state SET data = ? WHERE rule_key = ?", (data, key))

@@ -11,7 +11,7 @@ import sqlite3
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +111,11 @@ def test_the_same_address_again_is_not_taken_for_another(
     code, _out, err = run_cli(["sync"], env, tmp_path)
     assert code == 0, err
     assert "last synced from" not in err
-    with sqlite3.connect(tmp_path / "state.db") as db:  # as an earlier version recorded it
+    with (
+        closing(sqlite3.connect(tmp_path / "state.db")) as db,
+        db,
+    ):  # as an earlier version recorded it
         db.execute("UPDATE syncs SET base_url = ?", (proxy,))
-    db.close()
     code, _out, err = run_cli(["sync"], env, tmp_path)
     assert code == 0, err
     assert "last synced from" not in err and KEY not in err

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,9 @@ def synced(env: dict[str, str], tmp_path: Path) -> Path:
 def foreign(tmp_path: Path) -> Path:
     """Another program's SQLite database."""
     path = tmp_path / "contacts.db"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE contacts (name TEXT, email TEXT)")
         db.execute("INSERT INTO contacts VALUES ('Ada', 'ada@example.com')")
-    db.close()
     return path
 
 
@@ -233,12 +233,11 @@ def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
 
 def _damage_table(path: Path, table: str) -> None:
     """Overwrite the first page of `table` with garbage, as a torn or bit-rotten file has."""
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         (root,) = db.execute(
             "SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
         ).fetchone()
         (size,) = db.execute("PRAGMA page_size").fetchone()
-    db.close()
     with path.open("r+b") as raw:
         raw.seek((root - 1) * size)
         raw.write(b"\xa5" * size)
@@ -331,11 +330,10 @@ def test_a_write_cut_off_by_kill_9_is_rolled_back_by_the_next_writer(
     )
     assert code in (0, 1), stderr
     assert not journal.exists()
-    with sqlite3.connect(synced) as db:
+    with closing(sqlite3.connect(synced)) as db, db:
         assert db.execute(
             "SELECT count(*) FROM revisions WHERE user_name LIKE 'half-written%'"
         ).fetchone() == (0,)
-    db.close()
 
     code, _, stderr = run_cli(["history", "--state", str(alone)], env, tmp_path)
     assert code == 2 and "is damaged" in stderr, stderr
@@ -345,14 +343,13 @@ def test_a_revision_changed_in_the_state_file_stops_export_naming_it(
     env: dict[str, str], tmp_path: Path, synced: Path
 ) -> None:
     """An evidence bundle must not cite a content SHA-256 its revision no longer has."""
-    with sqlite3.connect(synced) as db:
+    with closing(sqlite3.connect(synced)) as db, db:
         (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 7").fetchone()
         changed = json.loads(settings) | {"quietlyAdded": True}
         db.execute(
             "UPDATE revisions SET settings = ? WHERE revision = 7",
             (json.dumps(changed, sort_keys=True, separators=(",", ":")).encode(),),
         )
-    db.close()
     code, _, stderr = run_cli(["export", "--out", "bundle"], env, tmp_path)
     assert code == 2
     assert (
@@ -367,10 +364,9 @@ def test_a_revision_deleted_from_the_state_file_stops_export(
     """A deleted row is never fetched again (paging stops at the newest stored revision) and
     the change step across the gap would span two changes: the bundle is refused, saying which
     sync's rows are missing."""
-    with sqlite3.connect(synced) as db:
+    with closing(sqlite3.connect(synced)) as db, db:
         db.execute("DELETE FROM revisions WHERE revision = 7")
         (finished,) = db.execute("SELECT finished FROM syncs WHERE id = 1").fetchone()
-    db.close()
     code, _, stderr = run_cli(["export", "--out", "bundle"], env, tmp_path)
     assert code == 2
     assert (
@@ -396,12 +392,11 @@ def test_a_text_cell_that_is_not_utf8_is_damage_with_the_advice_never_its_bytes(
     """Bit rot inside a text cell: Python's sqlite3 reports it with the cell's bytes and no
     SQLite error name. Every command calls it damage, with the advice, and never quotes the
     bytes; `sync` does not call it a failed write."""
-    with sqlite3.connect(synced) as db:
+    with closing(sqlite3.connect(synced)) as db, db:
         db.execute(
             "UPDATE revisions SET content_hash = CAST(X'ff' || 'cellbytes' || X'fe' AS TEXT) "
             "WHERE revision = (SELECT MAX(revision) FROM revisions)"
         )
-    db.close()
     code, _, stderr = run_cli(NOT_UTF8_COMMANDS[command], env, tmp_path)
     assert code == 2, stderr
     assert (
@@ -516,9 +511,8 @@ def test_an_export_given_no_organization_never_prints_a_token_the_file_holds_as_
     token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
     code, _, stderr = run_cli(["sync"], env, tmp_path)
     assert code == 0, stderr
-    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
         db.execute("UPDATE meta SET value = ? WHERE key = 'org'", (token,))
-    db.close()
     code, stdout, stderr = run_cli(["export", "--out", "ev"], env, tmp_path)
     assert code == 2 and token not in stdout + stderr, stderr
     assert "org: expected the organization's name" in stderr

@@ -13,6 +13,7 @@ import re
 import sqlite3
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -296,7 +297,7 @@ def test_revision_hashes_are_read_from_an_index_new_and_migrated_stores_have(
     query = "SELECT revision, content_hash FROM revisions WHERE revision <= 9 ORDER BY 1"
 
     def plan() -> str:
-        with sqlite3.connect(path) as db:
+        with closing(sqlite3.connect(path)) as db, db:
             return str(db.execute("EXPLAIN QUERY PLAN " + query).fetchall())
 
     with Store.open(path) as store:
@@ -880,9 +881,11 @@ def test_a_reader_without_the_lock_reads_one_snapshot_that_no_writer_changes(
         writer.close()
         assert reader.count_revisions() == 2
         assert [r.revision for r in reader.iter_revisions()] == [1, 2]
-    with sqlite3.connect(path) as db:  # and once the reader is gone, the writer goes ahead
+    with (
+        closing(sqlite3.connect(path)) as db,
+        db,
+    ):  # and once the reader is gone, the writer goes ahead
         assert db.execute("SELECT COUNT(*) FROM revisions").fetchone() == (2,)
-    db.close()
 
 
 @pytest.mark.parametrize("readonly", [True, False], ids=["reader", "writer"])
@@ -931,9 +934,8 @@ def test_a_stored_revision_changed_behind_the_stores_back_is_damage_named_by_rev
     path = tmp_path / "state.db"
     with Store.open(path) as store:
         fill(store, range(1, 4))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 2").fetchone()
-    db.close()
     changed = orjson.loads(settings) | {"extra": True}
     raw_sql(path, "UPDATE revisions SET settings = ? WHERE revision = 2", (orjson.dumps(changed),))
     with Store.open(path, readonly=True) as store:

@@ -10,6 +10,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -805,9 +806,8 @@ def test_cli_export_of_a_damaged_state_file_is_one_line(
     tmp_path: Path, fake_cli: FakeService
 ) -> None:
     assert cli(tmp_path, "sync", "--no-usage", "--base-url", "https://svc.test")[0] == 0
-    with sqlite3.connect(tmp_path / ".auditor" / "state.db") as db:
+    with closing(sqlite3.connect(tmp_path / ".auditor" / "state.db")) as db, db:
         db.execute("UPDATE revisions SET settings = 'not json' WHERE revision = 7")
-    db.close()
     code, out, err = cli(tmp_path, "export")
     assert (code, out) == (2, "")
     assert err.startswith("auditor: error: state file ") and "is damaged: " in err
@@ -831,12 +831,11 @@ def test_each_item_is_serialized_once_at_ingestion(
     monkeypatch.setattr(orjson, "dumps", counting)
     summary = run_sync(store, FakeService(30, reports=20))
     assert (summary.revisions_new, summary.reports_new) == (30, 20)
-    with sqlite3.connect(state_path) as db:
+    with closing(sqlite3.connect(state_path)) as db, db:
         (stored,) = db.execute(
             "SELECT (SELECT SUM(LENGTH(settings)) FROM revisions)"
             " + (SELECT SUM(LENGTH(data)) FROM reports)"
         ).fetchone()
-    db.close()
     assert 0 < sum(written) < stored  # less than one serialization of each item
 
 
@@ -895,9 +894,8 @@ def test_a_report_sent_again_is_recognised_unredacted_and_a_changed_one_is_still
     service.reports[2]["report"]["lint"]["rationale"] = "ok"  # back to what is stored
     redacted.clear()
     assert run_sync(store, service).integrity_issues == () and redacted == []
-    with sqlite3.connect(state_path) as db:
+    with closing(sqlite3.connect(state_path)) as db, db:
         seen = db.execute("SELECT fingerprint FROM report_seen").fetchall()
-    db.close()
     assert len(seen) == 4 and all(len(fp) == 64 for (fp,) in seen)
 
 

@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -335,7 +336,8 @@ def test_analytics_rows_are_redacted_in_the_state_file(emu: Any, tmp_path: Path)
     state = tmp_path / "state.db"
     _sync(emu, state, now=FIXED_NOW + timedelta(days=3))
     raw = state.read_bytes()
-    rows = sqlite3.connect(state).execute("SELECT data FROM analytics_days").fetchall()
+    with closing(sqlite3.connect(state)) as db:
+        rows = db.execute("SELECT data FROM analytics_days").fetchall()
     assert rows
     for canary in canaries:
         assert canary.encode() not in raw

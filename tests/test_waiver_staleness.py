@@ -160,10 +160,10 @@ def test_settings_at_n_never_waives_a_reviews_proposed_settings(
     """A review's proposed settings are numbered as the next revision (1 against a file),
     but no stored revision is theirs: `settings@1` waived them (the review)."""
     import sqlite3
+    from contextlib import closing
 
-    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
         (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 80").fetchone()
-    db.close()
     proposed = tmp_path / "prop.json"
     proposed.write_bytes(settings)
     (tmp_path / "w.yaml").write_text(

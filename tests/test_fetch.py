@@ -412,11 +412,12 @@ GUARDS = [
         "component 'query' too long); the page before sent what goes into it",
         id="cursor-too-long-for-a-url",
     ),
-    pytest.param(
+    pytest.param(  # an empty page that goes on is followed (T15 #5), but not in a loop
         _body({"changes": [], "pagination": {"hasMore": True, "nextCursor": "x"}}),
         DataError,
-        "$.pagination.hasMore: true on an empty page",
-        id="empty-has-more",
+        "$.pagination.nextCursor: the API repeated an earlier cursor; paging would loop (GET "
+        f"{BASE}{HISTORY_PATH} page 2)",
+        id="empty-has-more-same-cursor",
     ),
     pytest.param(
         _body(b"<html>maintenance</html>", "text/html"),
@@ -800,7 +801,7 @@ def test_an_error_page_too_long_is_not_asked_for_again() -> None:
 
 
 def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
-    """Readiness paging ends on a short page: after shrinking, 'short' is against the new size."""
+    """Readiness paging ends on an empty page, after pages shrunk to half the size asked."""
     reports = [
         {"reportId": f"r{i:02d}", "createdAt": 1_700_000_000_000, "repoUrl": f"https://g/{i}",
          "report": {"wide": {"numerator": 1, "denominator": 1, "extra": [0] * 150_000}}}
@@ -817,7 +818,7 @@ def test_readiness_pages_too_wide_shrink_and_still_end() -> None:
     c, _ = client(rec)
     got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
     assert got == [f"r{i:02d}" for i in range(7)]
-    assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "5"]
+    assert [r.url.params["limit"] for r in rec.requests] == ["10", "5", "5", "5"]
 
 
 def test_a_long_content_type_is_named_cut() -> None:
@@ -1424,3 +1425,47 @@ def test_one_attempt_is_said_in_the_singular() -> None:
     with pytest.raises(ApiError) as info:
         all_history(c)
     assert "; gave up after 1 attempt in 0.0s: the sync's deadline of 30s" in str(info.value)
+
+
+def test_an_empty_history_page_with_a_new_cursor_is_followed() -> None:
+    """T15 #5: a service that filters after paging sends an empty page that says `hasMore`
+    with a new cursor; the next page holds the rest (was: `hasMore: true on an empty page`)."""
+    pages = {
+        None: ([3, 2], "a"),
+        "a": ([], "b"),
+        "b": ([], "c"),
+        "c": ([1], None),
+    }
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        revs, cursor = pages[request.url.params.get("cursor")]
+        pagination = {"hasMore": cursor is not None, "nextCursor": cursor}
+        return httpx.Response(
+            200, json={"changes": [change(r) for r in revs], "pagination": pagination}
+        )
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    assert all_history(c) == [3, 2, 1]
+    assert [r.url.params.get("cursor") for r in rec.requests] == [None, "a", "b", "c"]
+
+
+def test_readiness_pages_shorter_than_asked_go_on_to_an_empty_page() -> None:
+    """T15 #1: `limit` is only "a positive integer"; a service that serves at most 4 reports a
+    page (10 asked) is read to its empty page, not stopped after the first short one."""
+    reports = [
+        {"reportId": f"r{i:02d}", "createdAt": 1_700_000_000_000 - i, "repoUrl": f"https://g/{i}",
+         "report": {"c": {"numerator": 1, "denominator": 1}}}
+        for i in range(9)
+    ]  # fmt: skip
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        after = request.url.params.get("startAfter")
+        start = 0 if after is None else int(after[1:]) + 1
+        return httpx.Response(200, json={"reports": reports[start : start + 4]})
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
+    assert got == [f"r{i:02d}" for i in range(9)]
+    assert [r.url.params.get("startAfter") for r in rec.requests] == [None, "r03", "r07", "r08"]

@@ -82,7 +82,13 @@ class Dataset:
         self.lock = threading.RLock()
         self._rng = random.Random(f"{seed}:later")
         self._canaries = 0
-        self._newest: tuple[int, list[JsonObj], dict[str, int]] = (-1, [], {})
+        self._newest: tuple[tuple[int, str], list[JsonObj], dict[str, int]] = ((-1, ""), [], {})
+        # The readiness listing as another service may serve it within the spec (which states
+        # no order and only a positive `limit`): "newest" first (the real service), "oldest"
+        # first or by report "id"; and `report_limit_cap`, the most reports a page holds
+        # whatever `limit` asks (None: as asked).
+        self.report_order = "newest"
+        self.report_limit_cap: int | None = None
         self._times: tuple[int, list[datetime], list[tuple[date, str]]] = (-1, [], [])
 
     def _timeline(self) -> tuple[list[datetime], list[tuple[date, str]]]:
@@ -118,14 +124,21 @@ class Dataset:
         return data_analytics.DayFacts(self.seed, day, settings, leaked, rogue)
 
     def reports_newest_first(self) -> tuple[list[JsonObj], dict[str, int]]:
-        """Reports newest first, and each reportId's position in that order (cached)."""
+        """Reports in the listing's order (newest first unless `report_order` says otherwise),
+        and each reportId's position in that order (cached)."""
         with self.lock:
-            if self._newest[0] != len(self.reports):
-                ordered = sorted(
-                    self.reports, key=lambda r: (r["createdAt"], r["reportId"]), reverse=True
-                )
+            key = (len(self.reports), self.report_order)
+            if self._newest[0] != key:
+                if self.report_order == "id":
+                    ordered = sorted(self.reports, key=lambda r: str(r["reportId"]))
+                else:
+                    ordered = sorted(
+                        self.reports,
+                        key=lambda r: (r["createdAt"], r["reportId"]),
+                        reverse=self.report_order != "oldest",
+                    )
                 positions = {r["reportId"]: i for i, r in enumerate(ordered)}
-                self._newest = (len(self.reports), ordered, positions)
+                self._newest = (key, ordered, positions)
             return self._newest[1], self._newest[2]
 
     def _append(self, settings: JsonObj, user: dict[str, str], when: datetime) -> JsonObj:

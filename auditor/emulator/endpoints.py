@@ -234,6 +234,9 @@ def _matches_repo(repo_url: str, repo_id: str) -> bool:
 def reports(req: Request) -> Reply:
     """GET /api/organization/agent-readiness-reports (app address)."""
     limit = int_param(req.query, "limit", 20, None)
+    cap = req.dataset.report_limit_cap
+    if cap is not None:
+        limit = min(limit, cap)
     ordered, positions = req.dataset.reports_newest_first()
     repo_id = req.query.get("repoId")
     if repo_id:

@@ -2,8 +2,8 @@
 
 Takes a `Listing` (where the endpoint lives, which schema checks a page, where its items are, how
 the next request is formed and when the listing ends) and a `Requester`, gives validated `Page`s
-in the service's order. Guards stop on a repeated cursor, `hasMore` on an empty page and more
-than `max_pages` pages; every message names the request and the page number.
+in the service's order. Guards stop on a repeated cursor and more than `max_pages` pages (and
+the client's deadline on the whole sync); every message names the request and the page number.
 """
 
 from __future__ import annotations
@@ -73,14 +73,18 @@ class Page:
     duplicates: tuple[Duplicate, ...] = ()  # keys sent twice (last value kept), inexact ints
 
 
-def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
-    """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`."""
+def cursor_paging(holder: str, more: str, cursor: str, *, empty_goes_on: bool = False) -> NextToken:
+    """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`.
+
+    `empty_goes_on`: an empty page that says `more` is followed like any other (a service that
+    filters after paging sends such pages; the repeated-cursor guard, the page cap and the
+    deadline still bound one that never ends); otherwise it is an error."""
 
     def next_token(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
         paging = body[holder]
         if not paging.get(more):
             return None
-        if not items:
+        if not items and not empty_goes_on:
             raise DataError(f"$.{holder}.{more}: true on an empty page ({where})")
         token = paging.get(cursor)
         if not token:
@@ -90,12 +94,14 @@ def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
     return next_token
 
 
-_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor")
+_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor", empty_goes_on=True)
 
 
 def _start_after(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
-    # No has-more flag: a short (or empty) page is the last one.
-    return None if len(items) < page_size else str(items[-1]["reportId"])
+    # No has-more flag, and `limit` is only "a positive integer": a service may cap it (or use
+    # its own default), so a page shorter than asked is not the last one; an empty page is.
+    # (Design §2's "a short or empty page" lost every report after a capped first page.)
+    return str(items[-1]["reportId"]) if items else None
 
 
 HISTORY = Listing(

@@ -1,17 +1,18 @@
 """Sync: pulls what is new from the service into the store, in one all-or-nothing transaction.
 
 Takes an open `Store` and a `PlatformClient` (or the `SyncOptions` to build one), gives a
-`SyncSummary`. One ingest loop walks each listing: pages arrive newest first and are decoded
-(`auditor.fetch.decode`) and written as they arrive, so memory stays flat. The history stops
-after the first page that reached a revision stored by an earlier sync; the readiness reports
-after the first page made only of known report ids. On any error nothing is committed and the
+`SyncSummary`. One ingest loop walks each listing: pages are decoded (`auditor.fetch.decode`)
+and written as they arrive, so memory stays flat. The history (newest first) stops after the
+first page that reached a revision stored by an earlier sync; the readiness reports after the
+first page made only of known report ids, while the listing has been seen newest first (the
+spec states no order: otherwise every page is read). On any error nothing is committed and the
 message says what was fetched.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -75,6 +76,9 @@ class SyncSummary:
     reports_skipped: bool = False
     data_quality: tuple[DataWarning, ...] = ()  # odd values kept and read as absent
     usage: UsageSync = field(default_factory=lambda: UsageSync("skipped"))  # usage analytics
+    # The readiness pages read on although one held only known reports, because the listing
+    # was not newest first (0: it stopped early, or it never had such a page).
+    reports_read_on: int = 0
 
 
 @dataclass
@@ -85,10 +89,27 @@ class _Count:
 
 
 @dataclass
+class _ReportOrder:
+    """Whether the readiness listing has been newest first so far (`createdAt` never rising
+    within and across the pages read): only then does a page of known reports mean that the
+    rest are known too. The spec states no order; a service may list oldest first, or by id."""
+
+    last: datetime | None = None
+    newest_first: bool = True
+    read_on: int = 0  # pages of known reports after which the sync read on (not newest first)
+
+    def see(self, created: datetime) -> None:
+        if self.last is not None and created > self.last:
+            self.newest_first = False
+        self.last = created
+
+
+@dataclass
 class _Tally:
     counts: defaultdict[str, _Count] = field(default_factory=lambda: defaultdict(_Count))
     issues: list[IntegrityIssue] = field(default_factory=list)
     quality: DataQuality = field(default_factory=DataQuality)
+    order: _ReportOrder = field(default_factory=_ReportOrder)
 
     @property
     def history(self) -> _Count:
@@ -240,13 +261,15 @@ def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingest
     known = run.store.known_report(fingerprint, run.sync_id)
     try:
         if known is not None:
-            check_report(raw, where, run.tally.quality.on(page))
+            _item, created = check_report(raw, where, run.tally.quality.on(page))
+            run.tally.order.see(created)
             return known[1], f"report {known[0]}"
         report, body = encode_report(
             raw, run.store.ingest_redactor(), where, run.tally.quality.on(page)
         )
     except AuditorError as exc:
         raise _on(page, exc) from None
+    run.tally.order.see(report.created_at)
     outcome = run.store.ingest_report(
         report, run.sync_id, run.now, data_json=body, fingerprint=fingerprint
     )
@@ -262,7 +285,8 @@ class _Feed:
     plural: str  # "… 3 new revisions"
     ingest: Callable[[_Run, Item, str, Page], tuple[Ingested, str]]  # gives the outcome, a name
     name: Callable[[Item], str]  # names a raw item in a data-quality warning
-    stop: Callable[[Iterable[bool]], bool]  # given each item's `known_before`: stop after the page?
+    # given the run and each item's `known_before`: stop after the page?
+    stop: Callable[[_Run, list[bool]], bool]
     # True only when the listing surely goes on after this page (then the next one is fetched
     # while this one is written); False when unsure, so no request is sent that a stop wastes.
     goes_on: Callable[[_Run, Page], bool]
@@ -292,18 +316,31 @@ _HISTORY_FEED = _Feed(
     "revisions",
     _ingest_revision,
     lambda i: f"revision {i['revision']}",
-    any,
+    lambda _run, known: any(known),
     lambda run, page: _all_newer(page.items, run.new_rows.top),
     _empty_history,
 )
-# Reports are not one sequence: stop only when a whole page is already known.
+
+
+def _reports_known(run: _Run, known: list[bool]) -> bool:
+    """Reports are not one sequence: stop only when a whole page is already known, and only
+    while the listing has been newest first (a new report is then on the first pages); in
+    another order (oldest first, by id) a new report may be on any page: read them all."""
+    if not all(known):
+        return False
+    if run.tally.order.newest_first:
+        return True
+    run.tally.order.read_on += 1
+    return False
+
+
 _READINESS_FEED = _Feed(
     READINESS,
     _READINESS_LABEL,
     "reports",
     _ingest_report,
     lambda i: f"report {i['reportId']}",
-    all,
+    _reports_known,
     lambda _run, _page: False,  # a few pages at most: not worth a query per page
 )
 
@@ -319,15 +356,15 @@ def _all_newer(items: list[Item], top: int | None) -> bool:
 def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     count = run.tally.counts[feed.label]
     pages = client.pages(feed.listing)
+    first: Page | None = None
     for page in pages:
+        first = first or page
         count.pages += 1
         if feed.goes_on(run, page):
             keep_freed_memory()  # pages of ~1 MB follow: their buffers are reused (`heap`)
             if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
                 pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
-        if not page.items and count.pages == 1 and feed.on_empty is not None:
-            feed.on_empty(run, page)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
             outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
@@ -338,8 +375,11 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             known.append(outcome.known_before)
         run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
-        if feed.stop(known):
+        if feed.stop(run, known):
             return
+    # an empty listing (empty pages that said more are followed: the last page decides)
+    if first is not None and count.items == 0 and feed.on_empty is not None:
+        feed.on_empty(run, first)
 
 
 def _utc_now() -> datetime:
@@ -368,6 +408,7 @@ def _summary(store: Store, client: PlatformClient, tally: _Tally, usage: UsageSy
         reports_skipped=not client.has_reports,
         data_quality=tally.quality.warnings(store.redactor),
         usage=usage,
+        reports_read_on=tally.order.read_on,
     )
 
 
@@ -472,9 +513,13 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     if summary.reports_skipped:
         parts.append("readiness reports skipped (no app URL configured)")
     else:
+        read_on = ""
+        if summary.reports_read_on:
+            # why a nightly sync reads every page: said, not warned (nothing is wrong)
+            read_on = ", every page read: the service does not list them newest first"
         parts.append(
-            f"{summary.reports_total} readiness reports ({summary.reports_new} new) for "
-            f"{summary.repositories} repositories"
+            f"{summary.reports_total} readiness reports ({summary.reports_new} new{read_on}) "
+            f"for {summary.repositories} repositories"
         )
     issues = summary.integrity_issues
     noun = "integrity issue" if len(issues) == 1 else "integrity issues"

@@ -108,7 +108,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     assert got.returncode == 0, got.stderr[-3000:]
     (wheel,) = (tmp / "wheel").glob("auditor-*.whl")
     with tarfile.open(sdist) as archive:
-        archive.extractall(tmp / "unpacked", filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            archive.extractall(tmp / "unpacked", filter="data")
+        else:
+            archive.extractall(tmp / "unpacked")  # our own sdist
     (unpacked,) = (tmp / "unpacked").iterdir()
     wheel_from_sdist = hook("build_wheel", unpacked, tmp / "wheel-from-sdist")
     return Built(wheel, sdist, wheel_from_sdist, tmp)

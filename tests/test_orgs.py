@@ -499,6 +499,7 @@ def test_an_audit_ending_while_another_organization_syncs_leaves_the_thresholds_
     import auditor.cli.cmd_run as cmd_run
     import auditor.evaluate.engine as engine
     import auditor.workflows.sync as sync
+    from auditor.common.collector import STARTUP_FROZEN
 
     third_sync, first_audit_done = threading.Event(), threading.Event()
     first: list[threading.Thread] = []
@@ -538,6 +539,6 @@ def test_an_audit_ending_while_another_organization_syncs_leaves_the_thresholds_
         assert code in (0, 1), err
         assert third_sync.is_set() and first_audit_done.is_set()
         assert gc.get_threshold() == (700, 10, 10)
-        assert gc.get_freeze_count() == 0
+        assert gc.get_freeze_count() <= STARTUP_FROZEN  # nothing of the audits' left frozen
     finally:
         gc.set_threshold(*before)

@@ -32,15 +32,15 @@ def few_collections(*, set_aside: bool = True) -> Iterator[None]:
     them while the block runs; a frozen object is still freed when its last reference goes.
     The last to leave freezes what was made meanwhile too, so that putting the threshold back
     does not set off a walk of it, then unfreezes all of it into the oldest generation. When
-    the host program had frozen objects of its own before the first entered, nothing is frozen
-    or unfrozen (`gc.unfreeze` cannot tell its objects from ours, and would undo its freeze):
-    only the thresholds change."""
+    the host program had frozen objects of its own before the first entered (more than
+    `STARTUP_FROZEN`), nothing is frozen or unfrozen (`gc.unfreeze` cannot tell its objects
+    from ours, and would undo its freeze): only the thresholds change."""
     global _entered, _found, _freezing
     with _lock:
         if _entered == 0:
             found = gc.get_threshold()
             _found = found if found[0] < FEW_COLLECTIONS[0] else None
-            _freezing = gc.get_freeze_count() == 0
+            _freezing = gc.get_freeze_count() <= STARTUP_FROZEN
             if _found is not None:
                 gc.set_threshold(*FEW_COLLECTIONS)
         _entered += 1
@@ -59,6 +59,15 @@ def few_collections(*, set_aside: bool = True) -> Iterator[None]:
                 if _freezing:
                     gc.unfreeze()
 
+
+#: What was frozen when this module was loaded (auditor's command line loads it first thing):
+#: the interpreter's own. CPython 3.12 keeps its immortal objects in the frozen generation (375
+#: tuples at start-up; 3.11 and 3.13 freeze nothing): `gc.unfreeze` moves them to the oldest
+#: generation, and the next full collection puts them back, so unfreezing them changes nothing.
+#: Comparing with 0 read them as the host program's freeze and left the set-aside off on 3.12.
+#: (A host program that freezes before auditor is loaded has its freeze counted here, and
+#: undone when the last block leaves: load auditor first.)
+STARTUP_FROZEN = gc.get_freeze_count()
 
 _lock = threading.Lock()
 _entered = 0  # blocks inside `few_collections` right now, in every thread

@@ -1024,7 +1024,10 @@ class Store:
         ).fetchone()
         name = f"revision {key}" if table == "revisions" else f"report {key}"
         seen = row[6] if table == "revisions" else row[3]
-        judged = rewrites.judge(table, name, meta_text(stored), seen)
+        try:
+            judged = rewrites.judge(table, name, meta_text(stored), seen)
+        except ValueError:  # a stored row that is no JSON (damaged): other content, unnamed
+            judged = rewrites.Judged("rewritten")
         return dataclasses.replace(judged, stored_hash=str(stored_hash))
 
     def record_integrity_issue(

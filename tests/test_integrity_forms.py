@@ -276,3 +276,33 @@ def test_the_changed_paths_are_kept_with_the_issue_in_either_store(state: Path |
         "$.settings.customModels removed",
         "readiness report r0001 changed after it was stored: $.report.lint.numerator changed",
     ]
+
+
+def test_a_key_learned_as_a_secret_later_leaves_the_issue_s_paths_too(state: Path | str) -> None:
+    """A path names a key the stored row has: when that key turns out to be a secret (a later
+    revision has it as an `apiKey`), the row is redacted again, and so are the paths."""
+    from tests.test_sync import TOKEN, FakeService, run_sync
+
+    wordy = "orange-keyname-battery-314159-staple"  # no detector sees it: only the memory
+    service = FakeService(2)
+
+    def sync_once() -> Any:
+        with Store.open(state) as store:
+            store.register_secret(TOKEN)
+            return run_sync(store, service)
+
+    service.revisions[1]["settings"]["env"] = {wordy: "one"}
+    sync_once()
+    service.revisions[1]["settings"]["env"] = {wordy: "two"}
+    [issue] = sync_once().integrity_issues
+    assert "$.settings.env" in issue.describe()
+    service.add_revisions(1)
+    service.revisions[3]["settings"]["customModels"][0]["apiKey"] = wordy  # learned here
+    sync_once()
+    with Store.open(state) as store:
+        described = " ".join(i.describe() for i in store.integrity_issues())
+        kept = [str(c) for (c,) in store._db.execute("SELECT changes FROM integrity_changes")]
+    assert "$.settings.env['[secret fp:" in described, described
+    assert wordy not in described and not any(wordy in c for c in kept), kept
+    if isinstance(state, Path):
+        assert wordy.encode() not in state.read_bytes()

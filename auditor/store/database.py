@@ -472,6 +472,8 @@ class Store:
             fixed += self._scrub_rows(fresh)
         if older and self._this_sync is not None and self._earlier_sync(self._this_sync):
             fixed += self._scrub_rows(older, before_sync=self._this_sync)
+        if fresh or older:
+            self._scrub_issue_changes()
         # Every row is now clean of every secret remembered: a report row that a raw item gave
         # in this transaction, or that `known_report` recognised (and that the scrub left as it
         # was: same content hash), is what that item gives under the whole memory, so it is
@@ -482,6 +484,23 @@ class Store:
         size = self.redactor.memory.size
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
         return fixed
+
+    def _scrub_issue_changes(self) -> None:
+        """Redact again the paths kept with integrity issues (`integrity_changes`, a few rows):
+        a key they name is one the stored row has, which a secret learned since may be."""
+        if not has_table(self._db, "integrity_changes"):
+            return
+        rows = self._db.execute(
+            "SELECT stored_hash, seen_hash, changes FROM integrity_changes"
+        ).fetchall()
+        for stored, seen, text in rows:
+            shown = self.redactor.redact_shown(str(text))
+            if shown != text:
+                self._db.execute(
+                    "UPDATE integrity_changes SET changes = ? WHERE stored_hash = ? AND "
+                    "seen_hash = ? AND changes = ?",
+                    (shown, stored, seen, text),
+                )
 
     def _earlier_sync(self, sync_id: int) -> bool:
         """True when a sync before `sync_id` stored rows (a first sync has none to search: its
@@ -1056,7 +1075,7 @@ class Store:
             self._db.execute(
                 "INSERT INTO integrity_changes (revision, report_id, stored_hash, seen_hash, "
                 "changes) VALUES (?, ?, ?, ?, ?)",
-                (revision, report_id, stored, seen, changes),
+                (revision, report_id, stored, seen, self.redactor.redact_shown(changes)),
             )
         shown = self.redactor.redact_shown(named or changes)
         if known is not None:

@@ -4,8 +4,38 @@ an offline run reads the window without loading the HTTP client."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
+
+#: A time whose seconds are `60` (a leap second, RFC 3339 §5.6-5.7): what comes before the
+#: seconds, their fraction, and the offset.
+_LEAP_SECOND = re.compile(
+    r"(?P<head>.+[Tt ]\d\d(?P<colon>:?)\d\d(?P=colon))60(?P<fraction>[.,]\d+)?"
+    r"(?P<offset>[Zz]|[+-]\d\d(?::?\d\d)?)?"
+)
+#: A `z` ending a time (RFC 3339 §5.6: `Z` in either case).
+_LOWER_Z = re.compile(r"(?<=\d)z\Z")
+
+
+def parse_date_time(text: str) -> datetime:
+    """An ISO 8601 / RFC 3339 date-time from the service (`updatedAt`, a `createdAt` sent as
+    text), as `datetime.fromisoformat` reads it, and also: a lower-case `z` for UTC (as the
+    lower-case `t` it already reads), and a leap second (`23:59:60Z`) read as the last instant
+    of that minute (`23:59:59.999999`, so times keep their order; Python has no second 60),
+    accepted only where one can be: the last minute of a UTC day (`15:59:60-08:00` too).
+    Naive when the text has no offset. ValueError for anything else."""
+    text = _LOWER_Z.sub("Z", text)
+    leap = _LEAP_SECOND.fullmatch(text)
+    if leap is None:
+        return datetime.fromisoformat(text)
+    colon, offset = leap["colon"], leap["offset"] or ""
+    when = datetime.fromisoformat(f"{leap['head']}59{'.' if colon else ','}999999{offset}")
+    utc = when if when.tzinfo is None else when.astimezone(UTC)
+    if (utc.hour, utc.minute) != (23, 59):
+        raise ValueError(f"{text!r}: a leap second (second 60) is only the last of a UTC day")
+    return when
+
 
 #: A Unix time below this is in seconds, from it on in milliseconds: seconds reach it in the
 #: year 5138, milliseconds only passed it in 1973.

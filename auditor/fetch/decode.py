@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from auditor.common import paths
-from auditor.common.dates import unix_time
+from auditor.common.dates import parse_date_time, unix_time
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
 from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
@@ -22,7 +22,8 @@ from auditor.redact import Redactor
 
 
 def _iso(value: str) -> datetime:
-    when = datetime.fromisoformat(value)
+    """An API date-time (RFC 3339 / ISO 8601: `parse_date_time`), in UTC."""
+    when = parse_date_time(value)
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from auditor.common.dates import unix_time
+from auditor.common.dates import parse_date_time, unix_time
 from auditor.operators.core import NUMBER, OperandTypeError, is_number, need_string, operator
 
 
@@ -30,7 +30,7 @@ def to_datetime(value: Any) -> datetime:
             ) from None
     elif isinstance(value, str):
         try:
-            moment = datetime.fromisoformat(value)
+            moment = parse_date_time(value)  # as the sync reads an API date-time
         except ValueError:
             raise OperandTypeError(
                 "an ISO-8601 timestamp", value, "not an ISO-8601 timestamp"

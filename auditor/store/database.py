@@ -35,11 +35,11 @@ from auditor import __version__
 from auditor.common.jsonutil import canonical, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError
-from auditor.models import JSON, FindingRecord, ReadinessReport, Revision, User
+from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import RULES_VERSION, Redactor, encoded_forms
 from auditor.redact.memory import literal_matcher
 from auditor.store import analytics as store_analytics
-from auditor.store import evalstate, postgres, scrubindex
+from auditor.store import evalstate, postgres, rewrites, scrubindex
 from auditor.store import runs as store_runs
 from auditor.store.analytics import AnalyticsAccess
 from auditor.store.dialect import has_table, meta_text, meta_value, stream
@@ -129,6 +129,11 @@ class Ingested:
     status: Literal["new", "same", "conflict"]
     known_before: bool  # stored by an earlier sync (not just earlier in this one)
     issue: IntegrityIssue | None = None
+    # `same` for an item sent with fields the stored copy does not have (kept as first
+    # stored): the data-quality note that says so (`rewrites.judge`)
+    note: DataWarning | None = None
+    # `same` for the same value in another JSON form: the stored row's content hash
+    kept_hash: str | None = None
 
 
 _ROW_KEYS: dict[str, Literal["revisions", "reports"]] = {
@@ -467,6 +472,8 @@ class Store:
             fixed += self._scrub_rows(fresh)
         if older and self._this_sync is not None and self._earlier_sync(self._this_sync):
             fixed += self._scrub_rows(older, before_sync=self._this_sync)
+        if fresh or older:
+            self._scrub_issue_changes()
         # Every row is now clean of every secret remembered: a report row that a raw item gave
         # in this transaction, or that `known_report` recognised (and that the scrub left as it
         # was: same content hash), is what that item gives under the whole memory, so it is
@@ -477,6 +484,23 @@ class Store:
         size = self.redactor.memory.size
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
         return fixed
+
+    def _scrub_issue_changes(self) -> None:
+        """Redact again the paths kept with integrity issues (`integrity_changes`, a few rows):
+        a key they name is one the stored row has, which a secret learned since may be."""
+        if not has_table(self._db, "integrity_changes"):
+            return
+        rows = self._db.execute(
+            "SELECT stored_hash, seen_hash, changes FROM integrity_changes"
+        ).fetchall()
+        for stored, seen, text in rows:
+            shown = self.redactor.redact_shown(str(text))
+            if shown != text:
+                self._db.execute(
+                    "UPDATE integrity_changes SET changes = ? WHERE stored_hash = ? AND "
+                    "seen_hash = ? AND changes = ?",
+                    (shown, stored, seen, text),
+                )
 
     def _earlier_sync(self, sync_id: int) -> bool:
         """True when a sync before `sync_id` stored rows (a first sync has none to search: its
@@ -991,54 +1015,116 @@ class Store:
         before = stored_sync != row[-1]
         if stored_hash == digest:
             return Ingested("same", known_before=before)
-        if (
-            before
-            and self._rescrub_row(table, revision if report_id is None else report_id) == digest
-        ):
+        key = revision if report_id is None else report_id
+        if before and self._rescrub_row(table, key) == digest:
             return Ingested("same", known_before=True)  # stored before a secret in it was known
+        # Another hash is not yet other content: the same value in another JSON form (`30.0`,
+        # a report's `null` for absent) is the same, fields only added are a note.
+        judged = self._judge(table, key, row)
+        if judged.kind == "same":
+            return Ingested("same", known_before=before, kept_hash=judged.stored_hash)
+        if judged.kind == "added":
+            return Ingested("same", known_before=before, note=judged.note)
         if not before:  # the API contradicted itself within one sync: the caller decides
             return Ingested("conflict", known_before=False)
-        issue = self.record_integrity_issue(revision, report_id, stored_hash, digest, seen_at)
+        issue = self.record_integrity_issue(
+            revision, report_id, stored_hash, digest, seen_at, changes=judged.changes
+        )
         return Ingested("conflict", known_before=True, issue=issue)
 
+    def _judge(
+        self, table: Literal["revisions", "reports"], key: Any, row: tuple[Any, ...]
+    ) -> rewrites.Judged:
+        """What the row offered for a stored item with another content hash is
+        (`rewrites.judge`), against the stored row as it is now (redacted again above)."""
+        column = "settings" if table == "revisions" else "data"
+        stored, stored_hash = self._db.execute(
+            f"SELECT {column}, content_hash FROM {table} WHERE {KEY_COLUMN[table]} = ?", (key,)
+        ).fetchone()
+        name = f"revision {key}" if table == "revisions" else f"report {key}"
+        seen = row[6] if table == "revisions" else row[3]
+        try:
+            judged = rewrites.judge(table, name, meta_text(stored), seen)
+        except ValueError:  # a stored row that is no JSON (damaged): other content, unnamed
+            judged = rewrites.Judged("rewritten")
+        return dataclasses.replace(judged, stored_hash=str(stored_hash))
+
     def record_integrity_issue(
-        self, revision: int | None, report_id: str | None, stored: str, seen: str, at: datetime
+        self,
+        revision: int | None,
+        report_id: str | None,
+        stored: str,
+        seen: str,
+        at: datetime,
+        *,
+        changes: str = "",
     ) -> IntegrityIssue:
         """Record an integrity issue (a sync's, or an evidence bundle's in its scratch state)
         once per item and content seen: a later sync served the same other content again adds
-        no row, and the issue keeps when it was first seen."""
+        no row, and the issue keeps when it was first seen. `changes`: the paths the other
+        content changed or removed (`rewrites.judge`; never a value), kept with the issue."""
         column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
         known = self._db.execute(
             f"SELECT seen_at FROM integrity_issues WHERE {column} = ? AND stored_hash = ? "
             "AND seen_hash = ? ORDER BY id LIMIT 1",
             (key, stored, seen),
         ).fetchone()
-        if known is not None:
-            return IntegrityIssue(
-                revision, stored, seen, datetime.fromisoformat(known[0]), report_id
+        named = self._issue_changes(revision, report_id, stored, seen)
+        if changes and named is None:
+            self._db.execute(rewrites.CHANGES_DDL)
+            self._db.execute(
+                "INSERT INTO integrity_changes (revision, report_id, stored_hash, seen_hash, "
+                "changes) VALUES (?, ?, ?, ?, ?)",
+                (revision, report_id, stored, seen, self.redactor.redact_shown(changes)),
             )
+        shown = self.redactor.redact_shown(named or changes)
+        if known is not None:
+            when = datetime.fromisoformat(known[0])
+            return rewrites.NamedIssue(revision, stored, seen, when, report_id, changes=shown)
         self._db.execute(
             "INSERT INTO integrity_issues (revision, report_id, stored_hash, seen_hash, seen_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (revision, report_id, stored, seen, to_text(at)),
         )
-        return IntegrityIssue(revision, stored, seen, at, report_id)
+        return rewrites.NamedIssue(revision, stored, seen, at, report_id, changes=shown)
+
+    def _issue_changes(
+        self, revision: int | None, report_id: str | None, stored: str, seen: str
+    ) -> str | None:
+        """The changed paths recorded with an integrity issue, if any were."""
+        if not has_table(self._db, "integrity_changes"):
+            return None
+        column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
+        found = self._db.execute(
+            f"SELECT changes FROM integrity_changes WHERE {column} = ? AND stored_hash = ? "
+            "AND seen_hash = ? LIMIT 1",
+            (key, stored, seen),
+        ).fetchone()
+        return None if found is None else str(found[0])
 
     @_reads
     def integrity_issues(self) -> list[IntegrityIssue]:
         """Every integrity issue ever recorded, oldest first, each (item, stored and seen
         content) once (a store written before 0.3.0 may hold one row per sync that met it:
         the first is kept), a report's with its repository (`repo_url`)."""
+        changes = (
+            "(SELECT c.changes FROM integrity_changes c WHERE c.stored_hash = i.stored_hash "
+            "AND c.seen_hash = i.seen_hash AND (c.revision = i.revision OR "
+            "c.report_id = i.report_id) LIMIT 1)"
+            if has_table(self._db, "integrity_changes")
+            else "''"
+        )
         rows = self._db.execute(
-            "SELECT i.revision, i.report_id, i.stored_hash, i.seen_hash, i.seen_at, r.repo_url "
-            "FROM integrity_issues i LEFT JOIN reports r ON r.report_id = i.report_id "
-            "ORDER BY i.id"
+            "SELECT i.revision, i.report_id, i.stored_hash, i.seen_hash, i.seen_at, r.repo_url, "
+            f"{changes} FROM integrity_issues i LEFT JOIN reports r "
+            "ON r.report_id = i.report_id ORDER BY i.id"
         )
         issues: dict[tuple[int | None, str | None, str, str], IntegrityIssue] = {}
-        for row in rows:
+        for *row, named in rows:
             issue = issue_from_row(row)
             key = (issue.revision, issue.report_id, issue.stored_hash, issue.seen_hash)
-            issues.setdefault(key, issue)
+            shown = self.redactor.redact_shown(str(named or ""))  # a secret learned since
+            issues.setdefault(key, rewrites.NamedIssue(**vars(issue), changes=shown))
         return list(issues.values())
 
     # -- readiness reports -------------------------------------------------------------------
@@ -1173,8 +1259,10 @@ class Store:
         """
         row = report_row(report, sync_id, data_json)
         outcome = self._ingest("reports", None, report.report_id, report.content_hash, row, seen_at)
-        if fingerprint is not None and outcome.status in ("new", "same"):
-            self._remember_report(report.report_id, fingerprint, report.content_hash)
+        # (an item with fields added is redacted and compared again next time: its note stays)
+        if fingerprint is not None and outcome.status in ("new", "same") and outcome.note is None:
+            kept = outcome.kept_hash or report.content_hash  # the row stored, not the item's form
+            self._remember_report(report.report_id, fingerprint, kept)
         return outcome
 
     # -- syncs -------------------------------------------------------------------------------

@@ -121,11 +121,6 @@ def test_the_same_data_in_another_json_form_is_no_integrity_issue(
         assert store.integrity_issues() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="auditor/workflows/sync.py must pass `Ingested.note` to the sync's data-quality "
-    "warnings (a 2-line change, /tmp/f6/sync-note.patch; sync.py belongs to another helper)",
-)
 def test_a_field_added_to_stored_reports_is_a_data_quality_note(emu: Any, tmp_path: Path) -> None:
     env = emulator_env(emu, tmp_path / "state.db")
     _sync(env, tmp_path)

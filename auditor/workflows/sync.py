@@ -372,6 +372,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
             count.new += outcome.status == "new"
             if outcome.status != "new":
                 run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
+                if outcome.note is not None:  # a stored item re-read with fields added
+                    run.tally.quality.on(page)(outcome.note)
             known.append(outcome.known_before)
         run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")

@@ -1469,3 +1469,28 @@ def test_readiness_pages_shorter_than_asked_go_on_to_an_empty_page() -> None:
     got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
     assert got == [f"r{i:02d}" for i in range(9)]
     assert [r.url.params.get("startAfter") for r in rec.requests] == [None, "r03", "r07", "r08"]
+
+
+@pytest.mark.parametrize("count", [0, 3, 10])
+def test_a_service_that_ignores_start_after_ends_after_its_short_page(count: int) -> None:
+    """A service that ignores `startAfter` sends its first page again to the request that
+    confirms a short page's end: that answer ends the listing (its reports once), as the short
+    page itself did before; a full page repeated is still a loop, refused."""
+    reports = [
+        {"reportId": f"r{i:02d}", "createdAt": 1_700_000_000_000 - i, "repoUrl": f"https://g/{i}",
+         "report": {"c": {"numerator": 1, "denominator": 1}}}
+        for i in range(count)
+    ]  # fmt: skip
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"reports": reports[:10]})
+
+    rec = Recorder(handle)
+    c, _ = client(rec)
+    if count < 10:
+        got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
+        assert got == [f"r{i:02d}" for i in range(count)]
+        assert len(rec.requests) == (1 if count == 0 else 2)
+    else:
+        with pytest.raises(DataError, match=r"\$\.reports\[-1\]\.reportId: repeated 'r09'"):
+            list(c.iter_reports_pages())

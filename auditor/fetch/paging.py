@@ -61,6 +61,11 @@ class Listing:
     # The item's key whose object's top-level values an item shares with the item before when
     # sent the same (the settings: `auditor.fetch.pieces`); "": pages are read whole.
     shared: str = ""
+    # A listing with no has-more flag (the readiness reports): after a page shorter than asked
+    # the next request only confirms the end, since the service may cap `limit`. An answer to
+    # it that repeats the token (a service that ignores `startAfter` sends its first page
+    # again) ends the listing there, as a short page did before, rather than failing the sync.
+    short_may_end: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ READINESS = Listing(
     next_token=_start_after,
     repeated="$.reports[-1].reportId: repeated {token!r}; paging would loop",
     keep_empty=False,
+    short_may_end=True,
     exact=(
         ("reports", "*", "reportId"),
         ("reports", "*", "repoUrl"),
@@ -209,6 +215,8 @@ class Pages(Iterator[Page]):
         # page, and 10,000 of them kept whole were 600 MB.
         self._seen: set[bytes] = set()
         self._later: AuditorError | None = None  # raised when the next page is asked for
+        # The next request only confirms that a short page was the last (`short_may_end`).
+        self._confirming = False
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
         # Reads compact pages in pieces, sharing what an item did not change (None: whole).
@@ -279,34 +287,43 @@ class Pages(Iterator[Page]):
                 self._params = None
                 raise
             items: list[Item] = body[self._listing.items]
-            self._follow(self._requester, body, items, where)
+            if not self._follow(self._requester, body, items, where):
+                raise StopIteration  # the confirming request's answer repeated the last page
             if items or self._listing.keep_empty:
                 return Page(self._number - 1, items, where, repeated)
 
-    def _follow(self, requester: Requester, body: Body, items: list[Item], where: str) -> None:
+    def _follow(self, requester: Requester, body: Body, items: list[Item], where: str) -> bool:
         """Move on to the next page: its query, or None at the end (an error in the token is
-        kept for the next `__next__`)."""
+        kept for the next `__next__`). False when this page is no page: the answer to a
+        request that only confirmed the end of a `short_may_end` listing, repeating a token
+        (the service ignored it and sent what it had sent before)."""
         listing = self._listing
         self._number += 1
+        confirming, self._confirming = self._confirming, False
         try:
             token = listing.next_token(body, items, self._page_size, where)
             if token is None:
                 self._params = None
-                return
+                return True
             seen = _digest(token)
             if seen in self._seen:
+                if confirming:
+                    self._params = None
+                    return False
                 # redacted before it is cut: a token cut in two is no longer one it knows
                 shown = requester.clipped(token, 100)
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
         except AuditorError as exc:
             self._later = exc
-            return
+            return True
         self._seen.add(seen)
+        self._confirming = listing.short_may_end and len(items) < self._page_size
         self._params = {
             "limit": str(self._page_size),
             **dict(listing.query),
             listing.token_param: token,
         }
+        return True
 
 
 def _digest(token: str) -> bytes:

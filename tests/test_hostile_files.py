@@ -15,6 +15,7 @@ from types import FrameType
 import pytest
 
 from auditor.cli import Context, main
+from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.store.database import Store
 from tests.conftest import FIXED_NOW
 
@@ -224,3 +225,78 @@ def test_a_file_of_too_many_values_is_refused_before_they_are_built(
         f"{bad}:1:{199_999 if where == 'policy-file' else 200_000}: error: more than 100000 "
         "values (keys, scalars, lists and mappings), the limit for one file"
     ]
+
+
+def _read_whole(path: Path, max_bytes: int) -> bytes:
+    return read_input(path, max_bytes=max_bytes)
+
+
+def _read_lines(path: Path, max_bytes: int) -> bytes:
+    with input_lines(path, max_bytes=max_bytes) as lines:
+        return b"".join(lines)
+
+
+#: The two readers of `auditor.common.files`: the whole file, or a line at a time (`export`
+#: and `verify`, for a bundle's GBs of JSON lines): the same checks, the same words.
+READERS = {"read_input": _read_whole, "input_lines": _read_lines}
+
+
+def _bounded(read: Callable[[], bytes]) -> bytes:
+    def hung(signum: int, frame: FrameType | None) -> None:
+        raise _Hung
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(BOUND_SECONDS)
+    try:
+        return read()
+    except _Hung:
+        pytest.fail(f"the read did not finish in {BOUND_SECONDS} s")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_both_file_readers_refuse_a_hostile_file_in_the_same_words(
+    tmp_path: Path, reader: str, kind: str
+) -> None:
+    """A FIFO refused at once (not waited on), /dev/zero and a symlink to it by the target's
+    type, a directory, a file over the cap by its size: before a byte is read, and with no
+    descriptor left open."""
+    make, reason = HOSTILE[kind]
+    bad = make(tmp_path / "bad.jsonl")
+    opened = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(UnreadableFile) as caught:
+        _bounded(lambda: READERS[reader](bad, 1_000_000))
+    assert caught.value.reason.startswith(reason), caught.value.reason
+    if kind == "oversized":
+        assert caught.value.reason == "file is 20000000 bytes; the limit is 1000000"
+    assert len(os.listdir("/proc/self/fd")) == opened
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_both_file_readers_hold_the_cap_while_reading(reader: str) -> None:
+    """/proc files say they are 0 bytes: the cap is held on what is read, not on the size."""
+    status = Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("needs /proc")
+    with pytest.raises(UnreadableFile) as caught:
+        READERS[reader](status, 100)
+    assert caught.value.reason == "file is larger than the limit of 100 bytes"
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_both_file_readers_give_the_file_s_bytes(tmp_path: Path, reader: str) -> None:
+    path = tmp_path / "lines.jsonl"
+    raw = b'{"a": 1}\n\n{"b": "\xc3\xa9"}\r\nno newline at the end'
+    path.write_bytes(raw)
+    assert READERS[reader](path, len(raw)) == raw
+    with pytest.raises(UnreadableFile) as caught:
+        READERS[reader](path, len(raw) - 1)
+    assert caught.value.reason == f"file is {len(raw)} bytes; the limit is {len(raw) - 1}"
+    with input_lines(path, max_bytes=len(raw)) as lines:
+        assert list(lines) == raw.splitlines(keepends=True)
+    with pytest.raises(UnreadableFile) as caught:
+        READERS[reader](tmp_path / "missing", 10)
+    assert caught.value.reason == "No such file or directory"

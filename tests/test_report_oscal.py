@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import random
+import tracemalloc
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -16,17 +18,30 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
+import orjson
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import validators
-from report_fixture import build_report_data, declared_urls
+from report_fixture import build_large, build_report_data, declared_urls
 from test_report_escaping import HOSTILE
 
 from auditor.cli import Context, main
 from auditor.report.html import render_html
 from auditor.report.identity import FALLBACK_NS
-from auditor.report.model import control_rows
-from auditor.report.oscal import _ROOT, _uuid, control_id, render_oscal
+from auditor.report.model import ReportData, control_rows
+from auditor.report.oscal import (
+    _ROOT,
+    _ascii,
+    _dump,
+    _namer,
+    _uuid,
+    control_id,
+    oscal_chunks,
+    oscal_document,
+    render_oscal,
+)
 from tests.conftest import FIXED_NOW, missing_tool
 
 SCHEMA = json.loads(
@@ -360,3 +375,95 @@ def test_uuids_of_text_are_name_based_uuid5() -> None:
     for key in ("settings", "https://git.example/é/ü"):
         expected = uuid.uuid5(_ROOT, f"{data.run_id}\x1fsubject\x1f{key}")
         assert _uuid(data, "subject", key) == str(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    run_id=st.text(max_size=20),
+    kind=st.sampled_from(["subject", "observation", "x\x1fy"]),
+    part=st.text(
+        alphabet=st.one_of(st.characters(), st.sampled_from("\ud800\udfff\x1f")), max_size=40
+    ),
+)
+def test_the_streamed_writer_s_uuids_are_those_of_uuid5(run_id: str, kind: str, part: str) -> None:
+    """The writer makes each subject's and observation's UUID again where it is written
+    (`_namer`: the hash of the run id and kind taken once, the text formatted by hand), instead
+    of holding a map of them all: the UUIDs `_uuid` (`uuid.UUID`) gives, lone surrogates too."""
+    data = replace(build_report_data(), run_id=run_id)
+    assert _namer(data, kind)(part) == _uuid(data, kind, part)
+
+
+def _mixed(seed: int, count: int) -> ReportData:
+    """The fixture's results copied `count` times over, in a shuffled order, over fewer
+    subjects (some with a lone surrogate in their label) and rules than results: subjects and
+    rules met again and again, each control linking results from all over the report."""
+    data = build_report_data()
+    rnd = random.Random(seed)
+    rules = sorted({f.rule_id for f in data.findings})
+    findings = []
+    for i in range(count):
+        f = rnd.choice(data.findings)
+        n = rnd.randrange(count // 4 + 1)
+        label = f"repo {n}" + ("\ud800" if seed % 2 and n % 5 == 0 else "")
+        subject = replace(f.subject, key=f"https://git.example/acme/r{n}", label=label)
+        findings.append(
+            replace(f, subject=subject, rule_id=rnd.choice(rules), fingerprint=f"{seed}-{i}")
+        )
+    return replace(data, findings=tuple(findings))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_streamed_document_is_the_one_held_whole_and_names_what_it_links(seed: int) -> None:
+    """findings.oscal.json is written a batch at a time, observations, each control's links to
+    them and the back matter's subjects (their UUIDs made where written, nothing held for the
+    whole report): the same bytes as one dump of the document held whole, with subjects and
+    rules met many times over in any order, and every UUID names what it did."""
+    data = _mixed(seed, 700 + 300 * seed)
+    text = b"".join(oscal_chunks(data))
+    try:
+        whole = _dump(oscal_document(data)) + b"\n"
+    except orjson.JSONEncodeError:
+        whole = _ascii(oscal_document(data)) + b"\n"
+        text = b"".join(oscal_chunks(data, ascii_only=True))
+    assert text == whole
+    assert render_oscal(data).encode("utf-8") == text
+    ar = json.loads(text)["assessment-results"]
+    (result,) = ar["results"]
+    firsts = list(dict.fromkeys(f.subject.key for f in data.findings))
+    subjects = ar["back-matter"]["resources"][1 + len(data.policy_files) :]
+    assert [r["uuid"] for r in subjects] == [_uuid(data, "subject", k) for k in firsts]
+    assert [p["value"] for r in subjects for p in r["props"] if p["name"] == "subject-key"] == [
+        k for k in firsts
+    ]
+    for f, o in zip(data.findings, result["observations"], strict=True):
+        assert o["uuid"] == _uuid(data, "observation", f.fingerprint)
+        assert o["subjects"][0]["subject-uuid"] == _uuid(data, "subject", f.subject.key)
+    for row, finding in zip(control_rows(data.findings), result["findings"], strict=True):
+        linked = [
+            _uuid(data, "observation", f.fingerprint)
+            for rule in row.rules
+            for f in data.findings
+            if f.rule_id == rule
+        ]
+        assert [o["observation-uuid"] for o in finding["related-observations"]] == linked
+
+
+def test_writing_oscal_holds_no_more_as_the_subjects_grow() -> None:
+    """The back matter (a resource per subject: 34,000 at 100,000 revisions) was one piece,
+    and each subject's and observation's UUID was held for the whole report: writing the
+    OSCAL took `export` at 100,000 revisions from 131 to 208 MB. Now the memory the writer
+    holds beyond the report's data hardly grows with its results and subjects."""
+
+    def peak(count: int) -> tuple[int, int]:
+        data = build_large(count)  # a subject per result
+        tracemalloc.start()
+        try:
+            largest = max(len(chunk) for chunk in oscal_chunks(data))
+            return tracemalloc.get_traced_memory()[1], largest
+        finally:
+            tracemalloc.stop()
+
+    small, _ = peak(1000)
+    large, largest = peak(6000)
+    assert largest < 600_000  # the back matter was one 2.9 MB piece
+    assert large - small < 4_000_000, (small, large)  # 12 MB more before

@@ -147,12 +147,13 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_input(path: Path, *, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most `max_bytes`; UnreadableFile otherwise.
+def _open_input(path: Path, max_bytes: int) -> int:
+    """An open descriptor of `path`, a regular file of at most `max_bytes` by its size;
+    UnreadableFile otherwise (nothing left open).
 
     Opened without blocking, so a FIFO is refused instead of waiting for a writer; the type
-    is checked on the open descriptor (a symlink to /dev/zero is judged by its target), and
-    the cap holds while reading, for files whose size the system does not know (/proc).
+    is checked on the open descriptor (a symlink to /dev/zero is judged by its target). The
+    size the system gives may be wrong (0 for /proc files): the reader holds the cap too.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -164,6 +165,24 @@ def read_input(path: Path, *, max_bytes: int) -> bytes:
             raise UnreadableFile(f"{_kind(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
             raise UnreadableFile(f"file is {info.st_size} bytes; the limit is {max_bytes}")
+    except OSError as exc:
+        os.close(fd)
+        raise UnreadableFile(exc.strerror or str(exc)) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_input(path: Path, *, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`; UnreadableFile otherwise.
+
+    Checked as `_open_input` checks it (a FIFO is refused, not waited on; a symlink to
+    /dev/zero is judged by its target), and the cap holds while reading, for files whose
+    size the system does not know (/proc).
+    """
+    fd = _open_input(path, max_bytes)
+    try:
         return _read_capped(fd, max_bytes)
     except OSError as exc:
         raise UnreadableFile(exc.strerror or str(exc)) from None
@@ -180,6 +199,27 @@ def _read_capped(fd: int, max_bytes: int) -> bytes:
             raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+@contextmanager
+def input_lines(path: Path, *, max_bytes: int) -> Iterator[Iterator[bytes]]:
+    """The lines of a regular file of at most `max_bytes` (each with its `\\n`), read a block
+    at a time, for a file too large to hold whole; UnreadableFile otherwise, before or while
+    reading: `read_input`'s checks (`_open_input`), and the cap held while reading."""
+    with os.fdopen(_open_input(path, max_bytes), "rb") as fh:
+        yield _capped_lines(fh, max_bytes)
+
+
+def _capped_lines(fh: IO[bytes], max_bytes: int) -> Iterator[bytes]:
+    total = 0
+    try:
+        while line := fh.readline(max_bytes + 1 - total):
+            total += len(line)
+            if total > max_bytes:
+                raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
+            yield line
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from None
 
 
 def byte_position(raw: bytes, index: int) -> tuple[int, int]:

@@ -20,9 +20,11 @@ Same data, same bytes: every UUID is a version-5 UUID derived from the run id an
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import uuid
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -59,6 +61,28 @@ def _uuid(data: ReportData, *parts: str) -> str:
             bytes=hashlib.sha1(_ROOT.bytes + name, usedforsecurity=False).digest()[:16], version=5
         )
     )
+
+
+def _namer(data: ReportData, kind: str) -> Callable[[str], str]:
+    """`_uuid(data, kind, part)` as a function of `part`, for the many UUIDs of one kind (a
+    subject's, an observation's: made again each time one is written, not kept for the whole
+    report): the hash of the common start taken once, the UUID's text formatted from the
+    digest's hex (0.9 µs a UUID, `_uuid` 2.3 µs)."""
+    start = hashlib.sha1(
+        _ROOT.bytes + "\x1f".join((data.run_id, kind, "")).encode("utf-8", "surrogatepass"),
+        usedforsecurity=False,
+    )
+
+    def name(part: str) -> str:
+        digest = start.copy()
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        raw = bytearray(digest.digest()[:16])
+        raw[6] = (raw[6] & 0x0F) | 0x50  # version 5
+        raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+        h = raw.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    return name
 
 
 def _time(value: datetime) -> str:
@@ -105,7 +129,7 @@ def _subject_resource(s: Subject, uuid_: str) -> dict[str, Any]:
 def _observation(
     data: ReportData,
     f: Finding,
-    subjects: dict[str, str],
+    names: _Names,
     expired: display.ExpiredWaivers | None = None,
 ) -> dict[str, Any]:
     props = [
@@ -134,7 +158,7 @@ def _observation(
             props.append(_prop("expired-waiver-ticket", lapsed.ticket))
         description = f"{description}. {display.expired_waiver_text(lapsed)}"
     obs: dict[str, Any] = {
-        "uuid": _observation_uuid(data, f),
+        "uuid": names.observation(f.fingerprint),
         "title": _line(f"{f.rule_id} {f.title}"),
         "description": _line(description),
         "props": props,
@@ -144,7 +168,7 @@ def _observation(
         # not again in each of the (at --all-revisions, 100,000s of) observations of it.
         "subjects": [
             {
-                "subject-uuid": subjects[f.subject.key],
+                "subject-uuid": names.subject(f.subject.key),
                 "type": "resource",
                 "title": _subject_title(f.subject),
             }
@@ -156,8 +180,21 @@ def _observation(
     return obs
 
 
-def _observation_uuid(data: ReportData, f: Finding) -> str:
-    return _uuid(data, "observation", f.fingerprint)
+class _Names:
+    """The UUIDs of a report's observations and subjects, each made when it is written (a map
+    of them all was 60 MB at 100,000 revisions, 100 MB of observations at --all-revisions):
+    the same UUIDs `_uuid` gives."""
+
+    def __init__(self, data: ReportData) -> None:
+        self.observation = _namer(data, "observation")
+        self._subject = _namer(data, "subject")
+        self._last = ("", "")  # a subject's results are mostly written one after another
+
+    def subject(self, key: str) -> str:
+        """The UUID of the subject with `key` (its back-matter resource's)."""
+        if self._last[0] != key or not self._last[1]:
+            self._last = (key, self._subject(key))
+        return self._last[1]
 
 
 def _finding(
@@ -202,89 +239,63 @@ def _finding(
 
 
 def observations(
-    data: ReportData, subjects: dict[str, str], findings: Iterable[Finding] | None = None
+    data: ReportData, names: _Names, findings: Iterable[Finding] | None = None
 ) -> list[dict[str, Any]]:
-    """Every result (or those of `findings`) as an observation, in report order (`subjects`:
-    subject key → resource uuid)."""
+    """Every result (or those of `findings`) as an observation, in report order."""
     expired = display.ExpiredWaivers(data.waivers.expired) if data.waivers.expired else None
     return [
-        _observation(data, f, subjects, expired)
+        _observation(data, f, names, expired)
         for f in (data.findings if findings is None else findings)
     ]
 
 
-def _links(data: ReportData) -> dict[str, list[str]]:
-    """Rule id → the uuids of its observations, in report order."""
-    by_rule: dict[str, list[str]] = {}
-    for f in data.findings:
-        by_rule.setdefault(f.rule_id, []).append(_observation_uuid(data, f))
+def _links(data: ReportData) -> dict[str, array[int]]:
+    """Rule id → the positions in `data.findings` of its results, in report order: 4 bytes a
+    result, its observation's UUID made again where a control links to it (`_linked`)."""
+    by_rule: dict[str, array[int]] = {}
+    for number, f in enumerate(data.findings):
+        found = by_rule.get(f.rule_id)
+        if found is None:
+            found = by_rule[f.rule_id] = array("I")
+        found.append(number)
     return by_rule
+
+
+def _subject_resources(data: ReportData) -> Iterator[dict[str, Any]]:
+    """The back-matter resource of each subject of a result, in the order they first come,
+    one at a time (a set of the keys met is all that is kept)."""
+    name = _namer(data, "subject")
+    seen: set[str] = set()
+    for f in data.findings:
+        s = f.subject
+        if s.key not in seen:
+            seen.add(s.key)
+            yield _subject_resource(s, name(s.key))
 
 
 def oscal_document(
     data: ReportData,
     *,
     streamed: bool = False,
-    links: dict[str, list[str]] | None = None,
+    links: dict[str, array[int]] | None = None,
     rows: list[ControlRow] | None = None,
 ) -> dict[str, Any]:
-    """The assessment-results document as plain JSON values (`streamed`: the observations and
-    each finding's related observations left empty, for `oscal_chunks` to fill; `links`: the
-    `_links` of `data` and `rows` its `control_rows`, when already made)."""
-    subjects: dict[str, str] = {}
-    subject_resources: list[dict[str, Any]] = []
-    for f in data.findings:
-        if f.subject.key not in subjects:
-            subjects[f.subject.key] = _uuid(data, "subject", f.subject.key)
-            subject_resources.append(_subject_resource(f.subject, subjects[f.subject.key]))
-    resources: list[dict[str, Any]] = []
-    plan = _uuid(data, "assessment-plan")
+    """The assessment-results document as plain JSON values (`streamed`: the observations,
+    each finding's related observations and the back matter's resources left empty, for
+    `oscal_chunks` to fill; `links`: the `_links` of `data` and `rows` its `control_rows`,
+    when already made)."""
+    resources = _head_resources(data)
+    plan = resources[0]["uuid"]
     review = data.review
     left_out = rules_left_out(data)
     evaluated = rules_evaluated(data)
-    resources.append(
-        {
-            "uuid": plan,
-            "title": "Assessment plan: the policy files evaluated",
-            "description": _line(
-                f"The policy rules this {'review' if review else 'run'} evaluated"
-                + (f" ({evaluated})" if evaluated is not None else "")
-                + ", each file listed below with its SHA-256"
-                + (
-                    f" and the count of its rules evaluated ({_left_out_text(left_out)})."
-                    if review and review.rule_ids
-                    else (f"; {_left_out_text(left_out)}." if left_out else ".")
-                )
-            ),
-        }
-    )
-    for p in data.policy_files:
-        file_props = [_prop("rule-count", str(len(p.rule_ids)))]
-        if review and review.rule_ids:
-            used = sum(1 for r in p.rule_ids if r in review.rule_ids)
-            file_props.append(_prop("rules-evaluated", str(used)))
-        resources.append(
-            {
-                "uuid": _uuid(data, "policy", p.path),
-                "title": _line(f"Policy file {p.path}"),
-                "props": file_props,
-                "rlinks": [
-                    {
-                        # a URI reference, as SARIF's location of the same file
-                        "href": artifact_location(p.path)["uri"],
-                        "hashes": [{"algorithm": "SHA-256", "value": p.sha256}],
-                    }
-                ],
-            }
-        )
-    resources += subject_resources  # what each observation's `subject-uuid` names
     by_rule = _links(data) if links is None else links
     controls = control_rows(data.findings) if rows is None else rows
     findings = [
         _finding(
             data,
             row,
-            [] if streamed else [u for rule in row.rules for u in by_rule.get(rule, [])],
+            [] if streamed else list(_linked_uuids(data, row, by_rule)),
             streamed=streamed and any(rule in by_rule for rule in row.rules),
         )
         for row in controls
@@ -359,7 +370,7 @@ def oscal_document(
     }
     if data.findings:
         # `oscal_chunks` fills it a batch at a time; as a value, every observation at once.
-        result["observations"] = [] if streamed else observations(data, subjects)
+        result["observations"] = [] if streamed else observations(data, _Names(data))
     if findings:
         result["findings"] = findings
     if not data.complete:
@@ -391,9 +402,59 @@ def oscal_document(
             "metadata": metadata,
             "import-ap": {"href": f"#{plan}"},
             "results": [result],
-            "back-matter": {"resources": resources},
+            # then what each observation's `subject-uuid` names (`oscal_chunks`: a batch at
+            # a time)
+            "back-matter": {
+                "resources": [] if streamed else [*resources, *_subject_resources(data)]
+            },
         }
     }
+
+
+def _head_resources(data: ReportData) -> list[dict[str, Any]]:
+    """The back matter's resources before the subjects': the assessment plan and the policy
+    files."""
+    resources: list[dict[str, Any]] = []
+    plan = _uuid(data, "assessment-plan")
+    review = data.review
+    left_out = rules_left_out(data)
+    evaluated = rules_evaluated(data)
+    resources.append(
+        {
+            "uuid": plan,
+            "title": "Assessment plan: the policy files evaluated",
+            "description": _line(
+                f"The policy rules this {'review' if review else 'run'} evaluated"
+                + (f" ({evaluated})" if evaluated is not None else "")
+                + ", each file listed below with its SHA-256"
+                + (
+                    f" and the count of its rules evaluated ({_left_out_text(left_out)})."
+                    if review and review.rule_ids
+                    else (f"; {_left_out_text(left_out)}." if left_out else ".")
+                )
+            ),
+        }
+    )
+    for p in data.policy_files:
+        file_props = [_prop("rule-count", str(len(p.rule_ids)))]
+        if review and review.rule_ids:
+            used = sum(1 for r in p.rule_ids if r in review.rule_ids)
+            file_props.append(_prop("rules-evaluated", str(used)))
+        resources.append(
+            {
+                "uuid": _uuid(data, "policy", p.path),
+                "title": _line(f"Policy file {p.path}"),
+                "props": file_props,
+                "rlinks": [
+                    {
+                        # a URI reference, as SARIF's location of the same file
+                        "href": artifact_location(p.path)["uri"],
+                        "hashes": [{"algorithm": "SHA-256", "value": p.sha256}],
+                    }
+                ],
+            }
+        )
+    return resources
 
 
 def _left_out_text(left_out: Iterable[tuple[str, int, str]]) -> str:
@@ -409,41 +470,64 @@ def render_oscal(data: ReportData) -> str:
         return b"".join(oscal_chunks(data, ascii_only=True)).decode("utf-8")
 
 
-#: Observations serialized at a time by `oscal_chunks`.
+#: Observations serialized at a time by `oscal_chunks` (links to them and subjects' resources:
+#: four times as many).
 _BATCH = 256
 
 
 def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes]:
     """`findings.oscal.json` as a stream of UTF-8 text, the observations (nearly all of a
-    large run's document) and each control's links to them serialized a batch at a time and
-    never all held: the same bytes as one dump of `oscal_document`. orjson refuses lone surrogates
-    (`orjson.JSONEncodeError`, possibly after some text was given out): start over with
-    `ascii_only=True`, where `json` escapes them."""
+    large run's document), each control's links to them and the back matter's resources (one
+    per subject) serialized a batch at a time and never all held: the same bytes as one dump
+    of `oscal_document`. orjson refuses lone surrogates (`orjson.JSONEncodeError`, possibly
+    after some text was given out): start over with `ascii_only=True`, where `json` escapes
+    them."""
     dump = _ascii if ascii_only else _dump
     links, rows = _links(data), control_rows(data.findings)
     document = oscal_document(data, streamed=True, links=links, rows=rows)
-    result = document["assessment-results"]["results"][0]
-    if "observations" not in result:
-        yield dump(document) + b"\n"  # no results: nothing to stream
-        return
-    subjects = {f.subject.key: _uuid(data, "subject", f.subject.key) for f in data.findings}
-    batches = (
-        observations(data, subjects, data.findings[i : i + _BATCH])
-        for i in range(0, len(data.findings), _BATCH)
-    )
-    lists: list[tuple[str, int, Iterable[list[Any]]]] = [("observations", 4, batches)]
+    lists: list[tuple[str, int, Iterable[list[Any]]]] = []
+    if data.findings:
+        names = _Names(data)
+        lists.append(
+            (
+                "observations",
+                4,
+                (
+                    observations(data, names, data.findings[i : i + _BATCH])
+                    for i in range(0, len(data.findings), _BATCH)
+                ),
+            )
+        )
     for row in rows:
         if any(rule in links for rule in row.rules):
-            lists.append(("related-observations", 6, _linked(row, links)))
+            lists.append(("related-observations", 6, _linked(data, row, links)))
+    head = _head_resources(data)
+    lists.append(("resources", 3, _batches(itertools.chain(head, _subject_resources(data)))))
     yield from spliced_lists(document, lists, dump=dump)
 
 
-def _linked(row: ControlRow, links: dict[str, list[str]]) -> Iterator[list[dict[str, str]]]:
+def _batches(items: Iterable[Any], size: int = _BATCH * 4) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _linked(
+    data: ReportData, row: ControlRow, links: dict[str, array[int]]
+) -> Iterator[list[dict[str, str]]]:
     """A control finding's `related-observations`, a batch at a time."""
+    for batch in _batches(_linked_uuids(data, row, links)):
+        yield [{"observation-uuid": u} for u in batch]
+
+
+def _linked_uuids(data: ReportData, row: ControlRow, links: dict[str, array[int]]) -> Iterator[str]:
+    """The UUIDs of the observations of a control's rules, in order, each made again from its
+    result (`links`: `_links`)."""
+    name = _namer(data, "observation")
+    findings = data.findings
     for rule in row.rules:
-        uuids = links.get(rule, [])
-        for i in range(0, len(uuids), _BATCH * 4):
-            yield [{"observation-uuid": u} for u in uuids[i : i + _BATCH * 4]]
+        for number in links.get(rule, ()):
+            yield name(findings[number].fingerprint)
 
 
 def _dump(value: Any) -> bytes:

@@ -29,7 +29,6 @@ import hashlib
 import io
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -42,8 +41,13 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.dates import MAX_DAYS, usage_window
-from auditor.common.files import UnreadableFile, atomic_open, read_input, write_atomic
-from auditor.common.files import _kind as file_kind
+from auditor.common.files import (
+    UnreadableFile,
+    atomic_open,
+    input_lines,
+    read_input,
+    write_atomic,
+)
 from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
@@ -535,41 +539,6 @@ def _parameters(bundle: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise BundleError(f"{bundle / PARAMETERS}: expected a JSON object")
     return value
-
-
-@contextlib.contextmanager
-def input_lines(path: Path, *, max_bytes: int) -> Iterator[Iterator[bytes]]:
-    """The lines of a regular file of at most `max_bytes` (each with its `\\n`), read a block
-    at a time; UnreadableFile otherwise, before or while reading. `read_input`'s checks, for a
-    file too large to hold whole: opened without blocking (a FIFO is refused, not waited on),
-    the type judged on the open descriptor (a symlink to /dev/zero by its target), the cap
-    held while reading."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise UnreadableFile(exc.strerror or str(exc)) from None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            info = os.fstat(fd)
-        except OSError as exc:
-            raise UnreadableFile(exc.strerror or str(exc)) from None
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableFile(f"{file_kind(info.st_mode)}, not a regular file")
-        if info.st_size > max_bytes:
-            raise UnreadableFile(f"file is {info.st_size} bytes; the limit is {max_bytes}")
-        yield _capped_lines(fh, max_bytes)
-
-
-def _capped_lines(fh: Any, max_bytes: int) -> Iterator[bytes]:
-    total = 0
-    try:
-        while line := fh.readline(max_bytes + 1 - total):
-            total += len(line)
-            if total > max_bytes:
-                raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
-            yield line
-    except OSError as exc:
-        raise UnreadableFile(exc.strerror or str(exc)) from None
 
 
 #: The most a bundle file is read up to (a revisions.jsonl of a long history is GBs).

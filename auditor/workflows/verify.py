@@ -24,7 +24,7 @@ import orjson
 
 from auditor import __version__
 from auditor.common import escape
-from auditor.common.files import UnreadableFile, read_input
+from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.errors import AuditorError, ReportError
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.workflows.export import (
@@ -36,7 +36,6 @@ from auditor.workflows.export import (
     bundle_files,
     evaluate_bundle,
     file_digest,
-    input_lines,
     load_public_key,
 )
 

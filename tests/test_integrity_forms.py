@@ -178,6 +178,16 @@ def test_a_changed_value_or_a_removed_field_is_still_critical_and_named(
     with Store.open(tmp_path / "state.db") as store:
         kept = store.get_revision(number)
         assert kept is not None and kept.settings["sessionRetentionDays"] != 4242
+    # an evidence bundle carries the paths too: its reports, and verify's re-run, say the same
+    argv = ["export", "--no-usage", "--policy", "p.yaml", "--out", "ev"]
+    code, _out, err = run_cli(argv, env, tmp_path)
+    assert code == 0, err
+    bundled = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
+    in_bundle = " ".join(f["message"] for f in bundled["findings"] if f["rule_id"] == RULE)
+    assert "$.settings.sessionRetentionDays changed" in in_bundle
+    assert "$.commitHash removed" in in_bundle
+    code, out, err = run_cli(["verify", "ev"], env, tmp_path)
+    assert code == 0, out + err
 
 
 def test_a_changed_secret_under_a_secret_key_names_the_path_as_stored(

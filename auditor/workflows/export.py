@@ -62,6 +62,7 @@ from auditor.policy.redacted import redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
+from auditor.store.rewrites import NamedIssue, cut
 from auditor.store.schema import from_text, to_text
 from auditor.workflows.run import (
     AuditOptions,
@@ -388,6 +389,8 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
             "storedHash": i.stored_hash,
             "seenHash": i.seen_hash,
             "seenAt": to_text(i.seen_at),
+            # the paths the other content changed or removed (never a value), when known
+            **({"changes": i.changes} if isinstance(i, NamedIssue) and i.changes else {}),
         }
         for i in store.integrity_issues()
     ]
@@ -673,6 +676,7 @@ def _load_issues(bundle: Path, store: Store) -> None:
                 str(item["storedHash"]),
                 str(item["seenHash"]),
                 when,
+                changes=cut(str(item.get("changes") or "")),
             )
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise BundleError(

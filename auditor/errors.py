@@ -43,6 +43,11 @@ class StoreError(AuditorError):
     """The state file cannot be opened, is locked, or is from an unknown schema version."""
 
 
+class StoreWriteError(StoreError):
+    """A write to the state file failed for a reason of the machine's, not of the data: a full
+    disk, an input/output error, a lock held by another program."""
+
+
 class ReportError(AuditorError):
     """A report folder or file cannot be written."""
 

@@ -1030,7 +1030,39 @@ def test_a_full_scratch_disk_stops_verify_with_what_to_do_and_leaves_nothing(
     monkeypatch.setattr(verify_module, "write_reports", full)
     code, out, err = verify(copy)
     assert code == 2, out + err
-    assert "No space left on device (the re-run writes each report" in err
+    assert "No space left on device (the re-run loads the bundle into a scratch state" in err
     assert "set TMPDIR to a folder with room" in err and "--no-rerun" in err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_full_disk_under_the_re_runs_scratch_state_file_is_not_the_bundles_problem(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-run loads the bundle into a scratch state file in TMPDIR first, which needs more
+    room than any report: a full disk there is exit 2 with what to do (reviewer R9: it was
+    "the bundle cannot be evaluated … disk is full" and "does not verify")."""
+    import sqlite3
+
+    from auditor.store import database
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    real = database.Store.ingest_revision
+
+    def full(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.count_revisions() >= 3:  # the disk fills part way through the history
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
+            raise error
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(database.Store, "ingest_revision", full)
+    code, out, err = verify(copy)
+    assert code == 2, out + err
+    assert "database or disk is full (SQLITE_FULL: the disk is full)" in err
+    assert "set TMPDIR to a folder with room" in err and "--no-rerun" in err
+    assert "does not verify" not in err and "cannot be evaluated" not in err
     assert "Traceback" not in err
     assert list(scratch.iterdir()) == []

@@ -34,7 +34,7 @@ from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 from auditor import __version__
 from auditor.common.jsonutil import canonical, share_equal
 from auditor.common.pairs import HashPairs
-from auditor.errors import StoreError
+from auditor.errors import StoreError, StoreWriteError
 from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import RULES_VERSION, Redactor, encoded_forms
 from auditor.redact.memory import literal_matcher
@@ -396,7 +396,8 @@ class Store:
                 raise StoreError(
                     f"state file {self.path} is damaged: {describe(exc)}{damage_hint(exc)}"
                 ) from None
-            raise StoreError(
+            failed = StoreWriteError if is_transient(exc) else StoreError
+            raise failed(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"
             ) from None
 

@@ -25,7 +25,7 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
-from auditor.errors import AuditorError, ReportError
+from auditor.errors import AuditorError, ReportError, StoreWriteError
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
@@ -219,6 +219,8 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
     note = _release_note(made_by)
     try:
         data = evaluate_bundle(bundle)
+    except StoreWriteError as exc:  # the scratch state file's disk, not the bundle, is to blame
+        raise AuditorError(f"re-run: {exc}{_ROOM}") from None
     except AuditorError as exc:
         out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
         return
@@ -243,9 +245,11 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
 
 
 _ROOM = (
-    " (the re-run writes each report, one at a time, to a scratch folder in TMPDIR to compare "
-    "it: set TMPDIR to a folder with room for the bundle's largest report, or check the hashes "
-    "and the signature alone with --no-rerun)"
+    " (the re-run loads the bundle into a scratch state file in TMPDIR, removed once it is "
+    "evaluated, then writes each report there, one at a time, to compare it: set TMPDIR to a "
+    "folder with room for the larger of the two, about 1.5 times the bundle's revisions.jsonl "
+    "and reports.jsonl or its largest report, or check the hashes and the signature alone "
+    "with --no-rerun)"
 )
 
 

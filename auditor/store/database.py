@@ -1064,12 +1064,7 @@ class Store:
         once per item and content seen: a later sync served the same other content again adds
         no row, and the issue keeps when it was first seen. `changes`: the paths the other
         content changed or removed (`rewrites.judge`; never a value), kept with the issue."""
-        column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
-        known = self._db.execute(
-            f"SELECT seen_at FROM integrity_issues WHERE {column} = ? AND stored_hash = ? "
-            "AND seen_hash = ? ORDER BY id LIMIT 1",
-            (key, stored, seen),
-        ).fetchone()
+        known = self._issue_row("seen_at", "integrity_issues", revision, report_id, stored, seen)
         named = self._issue_changes(revision, report_id, stored, seen)
         if changes and named is None:
             self._db.execute(rewrites.CHANGES_DDL)
@@ -1095,13 +1090,27 @@ class Store:
         """The changed paths recorded with an integrity issue, if any were."""
         if not has_table(self._db, "integrity_changes"):
             return None
+        found = self._issue_row("changes", "integrity_changes", revision, report_id, stored, seen)
+        return None if found is None else str(found[0])
+
+    def _issue_row(
+        self,
+        value: str,
+        table: str,
+        revision: int | None,
+        report_id: str | None,
+        stored: str,
+        seen: str,
+    ) -> Any:
+        """The first row of `table` about this item (a revision or a report) and this stored
+        and seen content, its column `value` (None when there is none)."""
         column, key = ("revision", revision) if report_id is None else ("report_id", report_id)
-        found = self._db.execute(
-            f"SELECT changes FROM integrity_changes WHERE {column} = ? AND stored_hash = ? "
-            "AND seen_hash = ? LIMIT 1",
+        first = " ORDER BY id" if table == "integrity_issues" else ""  # the first recorded
+        return self._db.execute(
+            f"SELECT {value} FROM {table} WHERE {column} = ? AND stored_hash = ? "
+            f"AND seen_hash = ?{first} LIMIT 1",
             (key, stored, seen),
         ).fetchone()
-        return None if found is None else str(found[0])
 
     @_reads
     def integrity_issues(self) -> list[IntegrityIssue]:

@@ -95,3 +95,21 @@ def test_a_sync_reads_a_lower_case_z_and_a_leap_second(tmp_path: Path) -> None:
         times = {r.revision: r.updated_at for r in store.iter_revisions()}
     assert times[history[0]["revision"]] == LAST
     assert times[history[-1]["revision"]] == newest
+
+
+def test_the_command_line_reads_the_date_times_the_sync_reads() -> None:
+    """`--since`, `--until` and `--at` read a lower-case `z` and a leap second as the sync
+    stores them (reviewer R8: they were refused, exit 2), and still refuse what RFC 3339 does
+    not allow; a bare date is still a whole day."""
+    from auditor.cli.common import parse_when
+    from auditor.errors import UsageError
+
+    for option in ("--since", "--until", "--at"):
+        got = parse_when("2016-12-31t23:59:60z", option, end_of_day=option == "--until")
+        assert got == LAST
+        assert parse_when("2026-10-31T11:57:59z", option, end_of_day=False) == datetime(
+            2026, 10, 31, 11, 57, 59, tzinfo=UTC
+        )
+        with pytest.raises(UsageError, match=rf"^{option}: expected a date"):
+            parse_when("2016-12-31T12:59:60Z", option, end_of_day=False)
+    assert parse_when("2016-12-31", "--until", end_of_day=True) == LAST

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from auditor.common.dates import DEFAULT_DAYS
+from auditor.common.dates import DEFAULT_DAYS, parse_date_time
 from auditor.config import (
     Config,
     OrgEntry,
@@ -216,7 +216,7 @@ def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:
         if day is not None:
             moment = datetime.combine(day, time.min, tzinfo=UTC)
             return moment + timedelta(days=1, microseconds=-1) if end_of_day else moment
-        parsed = datetime.fromisoformat(text)
+        parsed = parse_date_time(text)  # as the sync reads the service's (`z`, second 60)
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     except (ValueError, OverflowError):
         raise UsageError(

@@ -190,6 +190,24 @@ def test_a_changed_value_or_a_removed_field_is_still_critical_and_named(
     assert code == 0, out + err
 
 
+def test_a_stored_null_filled_in_later_is_a_rewrite(emu: Any, tmp_path: Path) -> None:
+    """A report's `null` is the same as absent, but a criterion's `numerator: null` (skipped)
+    that later has a value is a changed report, not a field added (reviewer R8: it was a
+    data-quality note and 0 integrity issues)."""
+    report = emu.dataset.reports[0]
+    criterion = sorted(report["report"])[0]
+    report["report"][criterion]["numerator"] = None
+    env = emulator_env(emu, tmp_path / "state.db")
+    _sync(env, tmp_path)
+    report["report"][criterion]["numerator"] = 1
+    out = _sync(env, tmp_path)
+    assert "; 1 integrity issue." in out, out
+    rid = report["reportId"]
+    assert f"{rid} changed after it was stored: $.report.{criterion}.numerator changed (" in out
+    found = _integrity_findings(env, tmp_path)
+    assert [f["subject"]["key"] for f in found] == [report["repoUrl"]]
+
+
 def test_a_changed_secret_under_a_secret_key_names_the_path_as_stored(
     emu: Any, tmp_path: Path
 ) -> None:
@@ -227,7 +245,8 @@ def test_a_changed_secret_under_a_secret_key_names_the_path_as_stored(
         pytest.param({}, {"a": None}, True, ([], [], []), id="absent-is-null"),
         pytest.param({"a": None}, {}, False, ([], ["$.a"], []), id="settings-null-removed"),
         pytest.param({}, {"a": None}, False, ([], [], ["$.a"]), id="settings-null-added"),
-        pytest.param({"a": None}, {"a": 1}, True, ([], [], ["$.a"]), id="null-then-value"),
+        pytest.param({"a": None}, {"a": 1}, True, (["$.a"], [], []), id="null-then-value"),
+        pytest.param({}, {"a": 1}, True, ([], [], ["$.a"]), id="absent-then-value"),
         pytest.param({"a": 1}, {"a": None}, True, ([], ["$.a"], []), id="value-then-null"),
         pytest.param({"a": [1, 2]}, {"a": [1, 2, 3]}, False, (["$.a"], [], []), id="list-grew"),
         pytest.param(

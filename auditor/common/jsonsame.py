@@ -4,8 +4,10 @@ Takes the value the store holds for a revision's settings or a readiness report 
 the service sends for it now; gives the paths where they differ: changed (another value, type
 or list length), removed (stored, no longer sent) and added (sent, never stored). Numbers are
 equal as numbers (`30` and `30.0`, compared exactly: no float rounding of a big integer); with
-`null_is_absent`, a field that is `null` is the same as a field that is not there. Only paths
-are given, never a value (values may be secrets; a key the store holds is already redacted).
+`null_is_absent`, a field that is `null` is the same as a field that is not there (but a stored
+`null` that now has a value is changed: the item said `null`, and now says another thing).
+Only paths are given, never a value (values may be secrets; a key the store holds is already
+redacted).
 """
 
 from __future__ import annotations
@@ -81,7 +83,10 @@ def compare(stored: Any, seen: Any, *, null_is_absent: bool = False, base: str =
             for key, value in a.items():
                 here = paths.join(path, str(key))
                 if null_is_absent and (value is None) != (b.get(key) is None):
-                    diff._note("added" if value is None else "removed", here)
+                    # a value now where `null` was stored (a skipped criterion's numerator
+                    # filled in) is a changed value, not a field added; a value now `null`
+                    # or gone, one removed
+                    diff._note("changed" if value is None else "removed", here)
                 elif key in b:
                     todo.append((here, value, b[key]))
                 elif not (null_is_absent and value is None):

@@ -11,6 +11,7 @@ import copy
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _sync(env: dict[str, str], tmp: Path, *extra: str) -> str:
 
 
 def _stored_reports(env: dict[str, str]) -> set[str]:
-    with sqlite3.connect(f"file:{env['AUDITOR_STATE']}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{env['AUDITOR_STATE']}?mode=ro", uri=True)) as db:
         return {row[0] for row in db.execute("select report_id from reports")}
 
 
@@ -156,6 +157,44 @@ def test_a_later_sync_finds_a_new_report_whatever_the_listing_order(
     assert "0 integrity issues" in out
 
 
+@pytest.mark.parametrize("page", [1, 3])
+def test_a_first_page_that_only_looks_newest_first_does_not_stop_a_later_sync(
+    emu: Emulator, tmp_path: Path, page: int
+) -> None:
+    """Reviewer R8: a service listing by id whose first page held one report, or reports of
+    one time, passed for newest first, so every later sync stopped after it ("0 new"). The
+    order is learned from a whole read of the listing and kept in the state file."""
+    emu.dataset.report_order = "id"
+    reports = sorted(emu.dataset.reports, key=lambda r: str(r["reportId"]))
+    for report in reports[:page]:  # the first page: one time, the newest
+        report["createdAt"] = max(int(r["createdAt"]) for r in reports) + 1
+    env = _env(emu, tmp_path, "state")
+    config = _config(tmp_path, page)
+    _sync(env, tmp_path, "--config", config)
+    _add_report(emu)
+    out = _sync(env, tmp_path, "--config", config)
+    assert "(1 new, every page read: the service does not list them newest first)" in out, out
+    assert NEW_ID in _stored_reports(env)
+
+
+def test_a_listing_of_one_time_is_read_whole_every_sync_and_loses_nothing(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """Reports that all carry one `createdAt` tell nothing of the order: every sync reads the
+    whole listing (no early stop), so a new report on any page is found."""
+    emu.dataset.report_order = "id"
+    for report in emu.dataset.reports:
+        report["createdAt"] = 1_790_000_000_000
+    env = _env(emu, tmp_path, "state")
+    config = _config(tmp_path, 5)
+    _sync(env, tmp_path, "--config", config)
+    for _ in range(2):
+        _add_report(emu)
+        emu.dataset.reports[-1]["reportId"] = NEW_ID[:-1] + str(len(emu.dataset.reports) % 10)
+        _sync(env, tmp_path, "--config", config)
+        assert emu.dataset.reports[-1]["reportId"] in _stored_reports(env)
+
+
 def test_the_nightly_against_a_newest_first_service_still_stops_after_one_page(
     emu: Emulator, tmp_path: Path
 ) -> None:
@@ -203,7 +242,7 @@ def test_an_empty_history_page_that_goes_on_with_a_new_cursor_loses_nothing(
     assert ("history", "empty_has_more", 2) in emu.faults.fired
     assert "data-quality" not in out
     _sync(full, tmp_path)
-    with sqlite3.connect(f"file:{env['AUDITOR_STATE']}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{env['AUDITOR_STATE']}?mode=ro", uri=True)) as db:
         got = sorted(r for (r,) in db.execute("select revision from revisions"))
     assert got == sorted(c["revision"] for c in plain.dataset.history)
 

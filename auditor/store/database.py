@@ -789,6 +789,21 @@ class Store:
         self.check_org(org)
 
     @_reads
+    def report_order(self) -> str | None:
+        """What syncs learned of the readiness listing's order (`newest`, `other`), None
+        before one learned it (`auditor.workflows.sync`)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'report_order'").fetchone()
+        return None if row is None else meta_text(row[0])
+
+    def set_report_order(self, order: str) -> None:
+        """Keep what a sync learned of the readiness listing's order (in its transaction)."""
+        self._db.execute("DELETE FROM meta WHERE key = 'report_order'")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('report_order', ?)",
+            (meta_value(self._db, order),),
+        )
+
+    @_reads
     def stored_org(self) -> str | None:
         """The organization the first sync recorded (None before one completed)."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'org'").fetchone()

@@ -90,18 +90,37 @@ class _Count:
 
 @dataclass
 class _ReportOrder:
-    """Whether the readiness listing has been newest first so far (`createdAt` never rising
-    within and across the pages read): only then does a page of known reports mean that the
-    rest are known too. The spec states no order; a service may list oldest first, or by id."""
+    """Whether the readiness listing is newest first: only then does a page of known reports
+    mean that the rest are known too. The spec states no order; a service may list oldest
+    first, or by id. Learned from a whole read of the listing (`createdAt` never rising, and
+    falling somewhere: a first page of one report, or of reports of one time, proves nothing)
+    and kept in the state file (`learned`); a sync stops early only when a whole read showed
+    it newest first and its own pages have not contradicted it since."""
 
+    learned: str | None = None  # `newest` / `other`, as the state file kept it (None: never)
     last: datetime | None = None
-    newest_first: bool = True
+    newest_first: bool = True  # no rise seen in this sync's pages
+    falls: bool = False  # a fall seen in this sync's pages
     read_on: int = 0  # pages of known reports after which the sync read on (not newest first)
 
     def see(self, created: datetime) -> None:
-        if self.last is not None and created > self.last:
-            self.newest_first = False
+        if self.last is not None:
+            self.newest_first = self.newest_first and created <= self.last
+            self.falls = self.falls or created < self.last
         self.last = created
+
+    @property
+    def stops(self) -> bool:
+        """A page of known reports ends the listing: it is known to be newest first."""
+        return self.learned == "newest" and self.newest_first
+
+    def learn(self, store: Store, *, whole: bool) -> None:
+        """Keep what this sync showed of the order: a rise is proof of another order, a whole
+        read with falls and no rise proof of newest first; anything else leaves it as it was."""
+        order = "other" if not self.newest_first else "newest" if whole and self.falls else None
+        if order is not None and order != self.learned:
+            store.set_report_order(order)
+            self.learned = order
 
 
 @dataclass
@@ -292,6 +311,8 @@ class _Feed:
     goes_on: Callable[[_Run, Page], bool]
     # what an empty first page means (the history's went-back warning), if anything
     on_empty: Callable[[_Run, Page], None] | None = None
+    # what the listing's end tells, given whether it was read whole (no early stop)
+    on_end: Callable[[_Run, bool], None] | None = None
 
 
 def _empty_history(run: _Run, page: Page) -> None:
@@ -328,9 +349,11 @@ def _reports_known(run: _Run, known: list[bool]) -> bool:
     another order (oldest first, by id) a new report may be on any page: read them all."""
     if not all(known):
         return False
-    if run.tally.order.newest_first:
+    order = run.tally.order
+    if order.stops:
         return True
-    run.tally.order.read_on += 1
+    if not order.newest_first:  # (a listing not yet learned is read whole once, silently)
+        order.read_on += 1
     return False
 
 
@@ -342,6 +365,7 @@ _READINESS_FEED = _Feed(
     lambda i: f"report {i['reportId']}",
     _reports_known,
     lambda _run, _page: False,  # a few pages at most: not worth a query per page
+    on_end=lambda run, whole: run.tally.order.learn(run.store, whole=whole),
 )
 
 
@@ -378,10 +402,14 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
         run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(run, known):
+            if feed.on_end is not None:
+                feed.on_end(run, False)
             return
     # an empty listing (empty pages that said more are followed: the last page decides)
     if first is not None and count.items == 0 and feed.on_empty is not None:
         feed.on_empty(run, first)
+    if feed.on_end is not None:
+        feed.on_end(run, True)
 
 
 def _utc_now() -> datetime:
@@ -437,6 +465,7 @@ def sync(
             sync_id = store.begin_sync(now, client.shown_url)
             store.reshow_sync_addresses(client.shown)  # as an earlier version recorded them
             rows = _NewRows(store, None if latest is None else latest.revision)
+            tally.order.learned = store.report_order()
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)

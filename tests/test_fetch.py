@@ -26,7 +26,15 @@ from hypothesis import strategies as st
 
 from auditor.emulator import generate_dataset
 from auditor.errors import ApiError, DataError
-from auditor.fetch import HISTORY, HISTORY_PATH, REPORTS_PATH, PlatformClient, inflate, shape
+from auditor.fetch import (
+    HISTORY,
+    HISTORY_PATH,
+    READINESS,
+    REPORTS_PATH,
+    PlatformClient,
+    inflate,
+    shape,
+)
 from auditor.fetch import schema as fetch_schema
 from auditor.fetch.retry import parse_retry_after
 from auditor.fetch.schema import compile_check, fast_check
@@ -1491,6 +1499,9 @@ def test_a_service_that_ignores_start_after_ends_after_its_short_page(count: int
         got = [r["reportId"] for page in c.iter_reports_pages() for r in page]
         assert got == [f"r{i:02d}" for i in range(count)]
         assert len(rec.requests) == (1 if count == 0 else 2)
+        pages = c.pages(READINESS)
+        list(pages)
+        assert (pages.repeated_at is not None) == (count > 0)  # the sync's warning says so
     else:
         with pytest.raises(DataError, match=r"\$\.reports\[-1\]\.reportId: repeated 'r09'"):
             list(c.iter_reports_pages())

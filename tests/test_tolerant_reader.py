@@ -399,9 +399,12 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
 ) -> None:
     body = page_with(change(revision=2, user=None), change(revision=1, source="api"))
     reports = orjson.dumps({"reports": [report()]})
+    after = orjson.dumps({"reports": []})  # the page after the last (`startAfter`): empty
 
     def serve(sock: Any, server: Hostile) -> None:
-        sock.sendall(respond(reports if "readiness" in server.last_path else body))
+        path = server.last_path
+        readiness = after if "startAfter=" in path else reports
+        sock.sendall(respond(readiness if "readiness" in path else body))
 
     hostile.behaviour = serve
     policy = str(Path(__file__).parent / "policies" / "valid" / "sample.yaml")
@@ -437,3 +440,27 @@ def test_run_shows_the_warnings_in_every_report_and_the_summary(
 
 def page_with(*changes: dict[str, Any]) -> bytes:
     return orjson.dumps({"changes": list(changes), "pagination": {"hasMore": False}})
+
+
+def test_a_readiness_service_that_ignores_start_after_is_warned_of(
+    tmp_path: Path, hostile: Hostile
+) -> None:
+    """It sends its one page again for the request after it: the listing ends there (its
+    report once), with a data-quality warning that a service also capping its pages would
+    have more that cannot be read (reviewer R8: it was silent)."""
+    body = page_with(change(revision=1))
+    reports = orjson.dumps({"reports": [report()]})
+
+    def serve(sock: Any, server: Hostile) -> None:
+        sock.sendall(respond(reports if "readiness" in server.last_path else body))
+
+    hostile.behaviour = serve
+    argv = ["sync", "--no-usage", "--state", "s.db"]
+    code, out, err = cli(argv, tmp_path, hostile.url, AUDITOR_APP_URL=hostile.url)
+    assert code == 0, err
+    assert "1 readiness reports (1 new)" in out, out
+    assert (
+        "$.reports: the service sent its last page again for `startAfter` (it ignores it): the "
+        "listing ends there; if it serves fewer reports a page than asked (`page_size`), the "
+        "rest cannot be read (the listing, GET "
+    ) in out + err, out + err

@@ -217,6 +217,9 @@ class Pages(Iterator[Page]):
         self._later: AuditorError | None = None  # raised when the next page is asked for
         # The next request only confirms that a short page was the last (`short_may_end`).
         self._confirming = False
+        #: Where the answer to such a request repeated the short page (the service ignores the
+        #: token): the listing ended there, though a service that also caps its pages has more.
+        self.repeated_at: str | None = None
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
         # Reads compact pages in pieces, sharing what an item did not change (None: whole).
@@ -308,7 +311,7 @@ class Pages(Iterator[Page]):
             seen = _digest(token)
             if seen in self._seen:
                 if confirming:
-                    self._params = None
+                    self._params, self.repeated_at = None, where
                     return False
                 # redacted before it is cut: a token cut in two is no longer one it knows
                 shown = requester.clipped(token, 100)

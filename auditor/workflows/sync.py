@@ -408,8 +408,25 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     # an empty listing (empty pages that said more are followed: the last page decides)
     if first is not None and count.items == 0 and feed.on_empty is not None:
         feed.on_empty(run, first)
+    if pages.repeated_at is not None:
+        run.tally.quality.add(_token_ignored(feed, pages.repeated_at))
     if feed.on_end is not None:
         feed.on_end(run, True)
+
+
+def _token_ignored(feed: _Feed, where: str) -> DataWarning:
+    """The listing ended where the service sent its last (short) page again for the next
+    page's token: it ignores the token, so a service that also serves fewer items a page than
+    asked has more that cannot be read."""
+    listing = feed.listing
+    return DataWarning(
+        f"$.{listing.items}",
+        f"the service sent its last page again for `{listing.token_param}` (it ignores it): "
+        f"the listing ends there; if it serves fewer {feed.plural} a page than asked "
+        "(`page_size`), the rest cannot be read",
+        "the listing",
+        where,
+    )
 
 
 def _utc_now() -> datetime:

@@ -1036,8 +1036,9 @@ def test_a_full_scratch_disk_stops_verify_with_what_to_do_and_leaves_nothing(
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.parametrize("when", ["made", "loaded"])
 def test_a_full_disk_under_the_re_runs_scratch_state_file_is_not_the_bundles_problem(
-    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
     """The re-run loads the bundle into a scratch state file in TMPDIR first, which needs more
     room than any report: a full disk there is exit 2 with what to do (reviewer R9: it was
@@ -1049,16 +1050,19 @@ def test_a_full_disk_under_the_re_runs_scratch_state_file_is_not_the_bundles_pro
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(scratch))
-    real = database.Store.ingest_revision
+    # the disk fills as the scratch state file is made (reviewer R10: "is not a usable
+    # auditor state file", and the bundle blamed), or part way through loading the history
+    name = "build_scrub_index" if when == "made" else "ingest_revision"
+    real = getattr(database.Store, name)
 
     def full(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.count_revisions() >= 3:  # the disk fills part way through the history
+        if when == "made" or self.count_revisions() >= 3:
             error = sqlite3.OperationalError("database or disk is full")
             error.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
             raise error
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(database.Store, "ingest_revision", full)
+    monkeypatch.setattr(database.Store, name, full)
     code, out, err = verify(copy)
     assert code == 2, out + err
     assert "database or disk is full (SQLITE_FULL: the disk is full)" in err

@@ -273,7 +273,11 @@ class Store:
                 raise StoreError(
                     f"state file {path} is damaged: {describe(exc)}{damage_hint(exc)}"
                 ) from None
-            if isinstance(exc, sqlite3.Error):  # another program's file, a lock, a full disk
+            if isinstance(exc, sqlite3.Error) and is_transient(exc):  # a full disk, a lock
+                raise StoreWriteError(
+                    f"state file {path} cannot be used: {describe(exc)}"
+                ) from None
+            if isinstance(exc, sqlite3.Error):  # another program's file
                 raise StoreError(
                     f"{path} is not a usable auditor state file: {describe(exc)}"
                 ) from None

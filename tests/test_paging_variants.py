@@ -195,6 +195,39 @@ def test_a_listing_of_one_time_is_read_whole_every_sync_and_loses_nothing(
         assert emu.dataset.reports[-1]["reportId"] in _stored_reports(env)
 
 
+def test_a_bulk_of_one_time_then_one_newer_report_does_not_pass_for_newest_first(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """Reviewer R10: reports imported at one instant, listed by id, then one newer report whose
+    id sorts first: a whole read saw a fall and no rise ("newest first"), and every later sync
+    stopped after page 1, losing a report whose id sorts last. A page must itself fall at half
+    its steps to stop a sync."""
+    emu.dataset.report_order = "id"
+    for report in emu.dataset.reports:
+        report["createdAt"] = 1_790_000_000_000
+    env = _env(emu, tmp_path, "state")
+    config = _config(tmp_path, 5)
+    _sync(env, tmp_path, "--config", config)
+    _add_report(emu)
+    emu.dataset.reports[-1]["reportId"] = "00000000-0000-4000-8000-000000000000"  # sorts first
+    _sync(env, tmp_path, "--config", config)
+    _add_report(emu)  # NEW_ID: sorts last, newest
+    _sync(env, tmp_path, "--config", config)
+    assert NEW_ID in _stored_reports(env)
+
+
+def test_a_service_that_changes_its_order_loses_no_report(emu: Emulator, tmp_path: Path) -> None:
+    """Learned newest first, then the service lists by id: this sync's own pages rise, so it
+    reads on (and learns the new order)."""
+    env = _env(emu, tmp_path, "state")
+    config = _config(tmp_path, 5)
+    _sync(env, tmp_path, "--config", config)
+    emu.dataset.report_order = "id"
+    _add_report(emu)
+    out = _sync(env, tmp_path, "--config", config)
+    assert NEW_ID in _stored_reports(env), out
+
+
 def test_the_nightly_against_a_newest_first_service_still_stops_after_one_page(
     emu: Emulator, tmp_path: Path
 ) -> None:

@@ -101,18 +101,29 @@ class _ReportOrder:
     last: datetime | None = None
     newest_first: bool = True  # no rise seen in this sync's pages
     falls: bool = False  # a fall seen in this sync's pages
+    page_falls: int = 0  # falls seen since the page before this one was judged
     read_on: int = 0  # pages of known reports after which the sync read on (not newest first)
 
     def see(self, created: datetime) -> None:
         if self.last is not None:
             self.newest_first = self.newest_first and created <= self.last
             self.falls = self.falls or created < self.last
+            self.page_falls += created < self.last
         self.last = created
 
-    @property
-    def stops(self) -> bool:
-        """A page of known reports ends the listing: it is known to be newest first."""
-        return self.learned == "newest" and self.newest_first
+    def stops(self, items: int) -> bool:
+        """A page of `items` known reports ends the listing: the listing is known to be newest
+        first (a whole read showed it), this sync's pages have not risen, and this page falls
+        itself, at half its steps at least (a service in another order whose page happens to
+        run newest first, a page of one report or of reports of one time, or of one new
+        report before reports of one time, is read on)."""
+        falls, self.page_falls = self.page_falls, 0
+        return (
+            self.learned == "newest"
+            and self.newest_first
+            and items >= 2
+            and falls >= max(1, items // 2)
+        )
 
     def learn(self, store: Store, *, whole: bool) -> None:
         """Keep what this sync showed of the order: a rise is proof of another order, a whole
@@ -348,9 +359,10 @@ def _reports_known(run: _Run, known: list[bool]) -> bool:
     while the listing has been newest first (a new report is then on the first pages); in
     another order (oldest first, by id) a new report may be on any page: read them all."""
     if not all(known):
+        run.tally.order.page_falls = 0
         return False
     order = run.tally.order
-    if order.stops:
+    if order.stops(len(known)):
         return True
     if not order.newest_first:  # (a listing not yet learned is read whole once, silently)
         order.read_on += 1
@@ -410,8 +422,8 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
         feed.on_empty(run, first)
     if pages.repeated_at is not None:
         run.tally.quality.add(_token_ignored(feed, pages.repeated_at))
-    if feed.on_end is not None:
-        feed.on_end(run, True)
+    if feed.on_end is not None:  # (a listing cut short by a repeated page was not read whole)
+        feed.on_end(run, pages.repeated_at is None)
 
 
 def _token_ignored(feed: _Feed, where: str) -> DataWarning:

@@ -177,17 +177,24 @@ def test_a_first_page_that_only_looks_newest_first_does_not_stop_a_later_sync(
     assert NEW_ID in _stored_reports(env)
 
 
-def test_a_listing_of_one_time_is_read_whole_every_sync_and_loses_nothing(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """Reports that all carry one `createdAt` tell nothing of the order: every sync reads the
-    whole listing (no early stop), so a new report on any page is found."""
+def _synced_by_id_at_one_time(emu: Emulator, tmp_path: Path) -> tuple[dict[str, str], str]:
+    """A service listing its reports by id, all of one `createdAt` (a bulk import), synced
+    once in pages of 5: the environment and the config file of the syncs that follow."""
     emu.dataset.report_order = "id"
     for report in emu.dataset.reports:
         report["createdAt"] = 1_790_000_000_000
     env = _env(emu, tmp_path, "state")
     config = _config(tmp_path, 5)
     _sync(env, tmp_path, "--config", config)
+    return env, config
+
+
+def test_a_listing_of_one_time_is_read_whole_every_sync_and_loses_nothing(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """Reports that all carry one `createdAt` tell nothing of the order: every sync reads the
+    whole listing (no early stop), so a new report on any page is found."""
+    env, config = _synced_by_id_at_one_time(emu, tmp_path)
     for _ in range(2):
         _add_report(emu)
         emu.dataset.reports[-1]["reportId"] = NEW_ID[:-1] + str(len(emu.dataset.reports) % 10)
@@ -200,14 +207,9 @@ def test_a_bulk_of_one_time_then_one_newer_report_does_not_pass_for_newest_first
 ) -> None:
     """Reviewer R10: reports imported at one instant, listed by id, then one newer report whose
     id sorts first: a whole read saw a fall and no rise ("newest first"), and every later sync
-    stopped after page 1, losing a report whose id sorts last. A page must itself fall at half
-    its steps to stop a sync."""
-    emu.dataset.report_order = "id"
-    for report in emu.dataset.reports:
-        report["createdAt"] = 1_790_000_000_000
-    env = _env(emu, tmp_path, "state")
-    config = _config(tmp_path, 5)
-    _sync(env, tmp_path, "--config", config)
+    stopped after page 1, losing a report whose id sorts last. A page must itself fall (at half
+    its steps, 8 times at least) to stop a sync."""
+    env, config = _synced_by_id_at_one_time(emu, tmp_path)
     _add_report(emu)
     emu.dataset.reports[-1]["reportId"] = "00000000-0000-4000-8000-000000000000"  # sorts first
     _sync(env, tmp_path, "--config", config)

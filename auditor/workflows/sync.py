@@ -101,7 +101,9 @@ class _ReportOrder:
     first, or by id. Learned from a whole read of the listing (`createdAt` never rising, and
     falling somewhere: a first page of one report, or of reports of one time, proves nothing)
     and kept in the state file (`learned`); a sync stops early only when a whole read showed
-    it newest first and its own pages have not contradicted it since."""
+    it newest first and its own pages have not contradicted it since. (A page can run newest
+    first in a listing that does not: one ordered by repository, newest first within each;
+    only a whole read tells.)"""
 
     learned: str | None = None  # `newest` / `other`, as the state file kept it (None: never)
     last: datetime | None = None

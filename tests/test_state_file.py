@@ -408,6 +408,41 @@ def test_a_text_cell_that_is_not_utf8_is_damage_with_the_advice_never_its_bytes(
     assert "cannot write" not in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.parametrize("how", ["refused-token", "out-is-a-file", "interrupted"])
+def test_a_first_run_whose_sync_never_completes_leaves_no_state_file(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A first online `auditor run` that ends with no sync completed (the service refuses the
+    token and the run audits what is stored, `--out` a file, Ctrl-C during the sync) leaves no
+    empty state file, as `sync` does: a CI cache step would keep it, and every later read
+    refuses it. The same run with a sync that completed keeps its file."""
+    state = Path(env["AUDITOR_STATE"])
+    argv = ["run", "--policy", str(POLICY), "--out", "out"]
+    if how == "refused-token":
+        env = {**env, "AUDITOR_TOKEN": "not-the-emulators-token-0123456789"}
+    elif how == "out-is-a-file":
+        (tmp_path / "f").write_text("x")
+        argv[-1] = "f"
+    else:
+
+        def cut(*_a: Any, **_k: Any) -> Any:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("auditor.workflows.sync.sync_service", cut)
+    code, _, stderr = run_cli(argv, env, tmp_path)
+    assert code == (130 if how == "interrupted" else 2), stderr
+    assert "Traceback" not in stderr
+    assert not state.exists() and not Path(f"{state}.lock").exists()
+    monkeypatch.undo()
+    code, _, stderr = run_cli(["run", "--policy", str(POLICY), "--out", "out2"], env, tmp_path)
+    if how == "refused-token":
+        assert code == 2 and not state.exists()
+    else:
+        assert code in (0, 1), stderr
+        with closing(Store.open(state)) as kept:
+            assert kept.last_sync() is not None and kept.count_revisions() > 0
+
+
 NEVER_SYNCED_READERS = {
     "history": ["history"],
     "diff": ["diff"],

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -668,6 +669,24 @@ def test_demo_writes_reports_and_exits_0(tmp_path: Path):
     assert code == 0, stderr
     assert {p.name for p in (tmp_path / "demo").iterdir()} == REPORT_FILES
     assert str(tmp_path / "demo" / "report.html") in stdout
+
+
+def test_demo_reaches_its_emulator_directly_whatever_proxy_is_configured(tmp_path: Path):
+    """A machine set up for a proxy (`AUDITOR_PROXY`, a `[tool.auditor] proxy`) and a CA bundle
+    that is gone: the demo's emulator listens on this machine's loopback, which a proxy
+    elsewhere cannot reach, so the demo goes to it directly (it used to exit 2, its sync sent
+    to the proxy with the demo token)."""
+    with socket.socket() as s:  # a port nothing listens on: a proxy that cannot be reached
+        s.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{s.getsockname()[1]}"
+    (tmp_path / "pyproject.toml").write_text(f'[tool.auditor]\nproxy = "{proxy}"\n')
+    env = {"AUDITOR_PROXY": proxy, "AUDITOR_CA_BUNDLE": str(tmp_path / "gone.pem")}
+    code, stdout, stderr = run_cli(["demo", "--out", str(tmp_path / "demo")], env=env, cwd=tmp_path)
+    assert code == 0, stderr
+    assert "demo: AUDITOR_PROXY and AUDITOR_CA_BUNDLE not used: the emulator runs on this " \
+        "machine" in stderr  # fmt: skip
+    assert "sync failed" not in stderr and "proxy" not in stdout
+    assert {p.name for p in (tmp_path / "demo").iterdir()} == REPORT_FILES
 
 
 def test_canary_secrets_never_reach_any_output(emu: Any, tmp_path: Path):

@@ -7,6 +7,7 @@ import gc
 import gzip
 import itertools
 import json
+import ssl
 import time
 import tracemalloc
 import urllib.parse
@@ -637,6 +638,57 @@ def test_compressed_data_that_inflates_to_nothing_stops_at_the_cap() -> None:
         all_history(c)
 
 
+@pytest.mark.parametrize(("status", "said"), [(200, "on svc.test: "), (500, "on svc.test → 500: ")])
+def test_an_answer_too_long_names_the_host_and_a_failing_status(status: int, said: str) -> None:
+    """A compression bomb behind a 500 (tester T19) was `GET … response exceeds N bytes`: which
+    of the two services (base and app address) sent it, and that it was an error page, was
+    not said; every other network error names both."""
+    bomb = gzip.compress(b" " * 2_000_000)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+        return httpx.Response(status, content=iter([bomb]), headers=headers)
+
+    c, _ = client(handle, max_response_bytes=1_000_000)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert f"{HISTORY_PATH}?limit=" in str(info.value)
+    assert f"{said}response exceeds 1000000 bytes" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "said"),
+    [
+        (62, "Hostname mismatch, certificate is not valid for 'localhost'.", "not valid here"),
+        (10, "certificate has expired", "not valid here"),
+        (20, "unable to get local issuer certificate", "not accepted by the CA bundle ca.pem"),
+    ],
+)
+def test_a_certificate_for_another_host_or_expired_does_not_blame_the_ca_bundle(
+    code: int, message: str, said: str
+) -> None:
+    """A wrong host name or an expired certificate, whose chain the bundle accepts, read
+    `certificate not accepted by the CA bundle …` (tester T19): the user rebuilt the bundle,
+    which cannot help. Only a chain the bundle does not trust names it."""
+    from auditor.fetch.deadline import Network
+    from auditor.fetch.retry import _fatal_reason
+
+    error = ssl.SSLCertVerificationError(1, message)
+    error.verify_code, error.verify_message = code, message
+    network = Network(ca_pem="pem", ca_shown="ca.pem")
+    assert _fatal_reason(error, network) == f"TLS failure: certificate {said} ({message})"
+
+
+def test_an_ipv6_host_is_named_in_brackets() -> None:
+    """`on ::1:18999` read as one IPv6 address (tester T19): the port is told apart as an
+    address writes it, `[::1]:18999`."""
+    from auditor.fetch.retry import _host
+
+    assert _host(httpx.Request("GET", "http://[::1]:18999/x")) == "[::1]:18999"
+    assert _host(httpx.Request("GET", "https://[2001:db8::1]/x")) == "[2001:db8::1]"
+    assert _host(httpx.Request("GET", "http://127.0.0.1:8080/x")) == "127.0.0.1:8080"
+
+
 _CODERS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.compress,
     "deflate": zlib.compress,
@@ -710,6 +762,16 @@ def test_concatenated_gzip_members_count_against_the_cap_together() -> None:
             "/h%23key=sk-query-secret",
             f"→ 308 Permanent Redirect: redirects to {BASE}/h; auditor",
             id="encoded-fragment",
+        ),
+        pytest.param(  # httpx made the request it would follow: an internal error, no report
+            302, "about:blank", "→ 302 Found: redirects to about:blank; auditor", id="about-blank"
+        ),
+        pytest.param(302, "urn:ietf:x", "→ 302 Found: redirects to urn:ietf:x;", id="urn"),
+        pytest.param(  # a protocol error, retried for 40 s
+            302,
+            "http://[::1/x",
+            "→ 302 Found: redirects to an address that is not a valid URL; auditor",
+            id="unbalanced-bracket",
         ),
         pytest.param(  # decoded, the one-line error had a line break and a terminal escape
             303,

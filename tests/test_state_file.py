@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import auditor.store.database
 import auditor.store.file
 from auditor.cli import Context, main
 from auditor.emulator import start_emulator
@@ -406,6 +407,69 @@ def test_a_text_cell_that_is_not_utf8_is_damage_with_the_advice_never_its_bytes(
     ) in stderr
     assert "cellbytes" not in stderr and "\ufffd" not in stderr and "Could not decode" not in stderr
     assert "cannot write" not in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("how", ["refused-token", "out-is-a-file", "interrupted"])
+def test_a_first_run_whose_sync_never_completes_leaves_no_state_file(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A first online `auditor run` that ends with no sync completed (the service refuses the
+    token and the run audits what is stored, `--out` a file, Ctrl-C during the sync) leaves no
+    empty state file, as `sync` does: a CI cache step would keep it, and every later read
+    refuses it. The same run with a sync that completed keeps its file."""
+    state = Path(env["AUDITOR_STATE"])
+    argv = ["run", "--policy", str(POLICY), "--out", "out"]
+    if how == "refused-token":
+        env = {**env, "AUDITOR_TOKEN": "not-the-emulators-token-0123456789"}
+    elif how == "out-is-a-file":
+        (tmp_path / "f").write_text("x")
+        argv[-1] = "f"
+    else:
+
+        def cut(*_a: Any, **_k: Any) -> Any:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("auditor.workflows.sync.sync_service", cut)
+    code, _, stderr = run_cli(argv, env, tmp_path)
+    assert code == (130 if how == "interrupted" else 2), stderr
+    assert "Traceback" not in stderr
+    assert not state.exists() and not Path(f"{state}.lock").exists()
+    monkeypatch.undo()
+    code, _, stderr = run_cli(["run", "--policy", str(POLICY), "--out", "out2"], env, tmp_path)
+    if how == "refused-token":
+        assert code == 2 and not state.exists()
+    else:
+        assert code in (0, 1), stderr
+        with closing(Store.open(state)) as kept:
+            assert kept.last_sync() is not None and kept.count_revisions() > 0
+
+
+@pytest.mark.parametrize("command", ["sync", "review", "run"])
+def test_an_interrupt_while_a_new_state_file_is_set_up_leaves_no_file(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """Ctrl-C in the few milliseconds after the state file is created, while its schema is
+    written (before the command holds a store to clean up after): no empty store is left for
+    a CI cache to keep (tester T18 left one with a signal 2-5 ms after the file appeared)."""
+    state = Path(env["AUDITOR_STATE"])
+    real = auditor.store.database.prepare
+
+    def cut(db: sqlite3.Connection, *args: Any, **kwargs: Any) -> Any:
+        real(db, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(auditor.store.database, "prepare", cut)
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text("{}")
+    argv = {
+        "sync": ["sync"],
+        "review": ["review", str(proposed), "--out", "out"],
+        "run": ["run", "--policy", str(POLICY), "--out", "out"],
+    }[command]
+    code, _, stderr = run_cli(argv, env, tmp_path)
+    assert code == 130, stderr
+    assert not state.exists() and not Path(f"{state}.lock").exists()
+    assert not Path(f"{state}-journal").exists()
 
 
 NEVER_SYNCED_READERS = {

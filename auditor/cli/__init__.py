@@ -68,6 +68,9 @@ class Context:
     #: The paths the command was given for its state file and report folder: in an error, a
     #: part of one that looks like a secret is left out (`auditor.cli.failure.hidden_paths`).
     paths: set[str] = field(default_factory=set)
+    #: The service is this process's own emulator on a loopback port (`auditor demo`): it is
+    #: reached directly, never through a configured proxy nor with a configured CA bundle.
+    local_service: bool = False
 
     def secrets(self) -> set[str]:
         """Every token known so far, the environment's included."""

@@ -46,14 +46,32 @@ def demo_command(args: argparse.Namespace, ctx: Context) -> int:
         if not args.quiet:
             print(f"demo: emulator serving {emu.base_url} and {emu.app_url}", file=ctx.stderr)
         env = {
-            **ctx.env,
+            **_without_network(ctx, args),
             "AUDITOR_BASE_URL": emu.base_url,
             "AUDITOR_APP_URL": emu.app_url,
             "AUDITOR_TOKEN": DEMO_TOKEN,
             "AUDITOR_STATE": args.state or str(Path(tmp) / "state.db"),
         }
-        code = main(_run_argv(["run"], out, args), replace(ctx, env=env))
+        code = main(_run_argv(["run"], out, args), replace(ctx, env=env, local_service=True))
     return _finish(code, str(main_report(out, args.outputs)), args, ctx)
+
+
+#: The variables that say how to reach a remote service, which the demo's emulator is not.
+_NETWORK_VARIABLES = ("AUDITOR_PROXY", "AUDITOR_CA_BUNDLE")
+
+
+def _without_network(ctx: Context, args: argparse.Namespace) -> dict[str, str]:
+    """The environment without `AUDITOR_PROXY` and `AUDITOR_CA_BUNDLE`: the emulator listens on
+    this machine's loopback, which a proxy elsewhere cannot reach (and a stale bundle would stop
+    the demo for nothing). Says so when one was set."""
+    env = dict(ctx.env)
+    dropped = [name for name in _NETWORK_VARIABLES if env.pop(name, "")]
+    if dropped and not args.quiet:
+        print(
+            f"demo: {' and '.join(dropped)} not used: the emulator runs on this machine",
+            file=ctx.stderr,
+        )
+    return env
 
 
 def _run_argv(head: list[str], out: Path, args: argparse.Namespace) -> list[str]:
@@ -107,9 +125,10 @@ def _demo_orgs(args: argparse.Namespace, ctx: Context, out: Path) -> int:
         orgs_file = tmp / "orgs.toml"
         orgs_file.write_text("\n".join(lines), encoding="utf-8")
         env = {
-            **ctx.env,
+            **_without_network(ctx, args),
             "AUDITOR_DEMO_TOKEN": DEMO_TOKEN,
             "AUDITOR_STATE": args.state or str(tmp / "state.db"),
         }
-        code = main(_run_argv(["run", "--orgs", str(orgs_file)], out, args), replace(ctx, env=env))
+        argv = _run_argv(["run", "--orgs", str(orgs_file)], out, args)
+        code = main(argv, replace(ctx, env=env, local_service=True))
     return _finish(code, f"{out}/<organization>/", args, ctx)

@@ -23,6 +23,7 @@ from auditor.cli.common import (
     open_store,
     parse_at,
     require_remote,
+    store_kept_only_if_synced,
     sync_store,
     warn_exposed_org_states,
 )
@@ -363,7 +364,12 @@ def _audit(
 ) -> AuditOutcome:
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
-    with open_store(config, create=not offline) as store:
+    # A first online run whose sync never completes (cut off, the service out of reach, a bad
+    # `--out`) leaves no empty state file behind, as `sync` does: a CI cache would keep it.
+    opened: contextlib.AbstractContextManager[Store] = (
+        open_store(config) if offline else store_kept_only_if_synced(config, even_on_success=True)
+    )
+    with opened as store:
         # An unusable folder, or one another auditor command is writing, stops the run before
         # it is recorded; the folder is held until the caller has written the reports.
         made = folder.enter_context(hold_out_dir(out_dir))

@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -66,6 +67,8 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     config = load_config(
         flags=flags, env=ctx.env, cwd=Path(ctx.cwd), config_file=values.get("config")
     )
+    if ctx.local_service:  # `auditor demo`: its emulator is on this machine
+        config = replace(config, proxy=None, ca_bundle=None)
     if config.token:
         ctx.tokens.add(config.token)
     if config.proxy is not None:  # its password, when it may be a credential: as the token
@@ -133,28 +136,36 @@ def open_store(
 
 
 @contextmanager
-def store_kept_only_if_synced(config: Config) -> Iterator[Store]:
+def store_kept_only_if_synced(config: Config, *, even_on_success: bool = False) -> Iterator[Store]:
     """Open the store for a command that syncs into it (created if missing). If the command
     fails and the store is a file this command created that no sync has completed into, the
     file is removed again (and its lock file, if made here): a failed first sync, a bad
     proposed file or a missing token leave nothing behind; in PostgreSQL, the schema (or the
     tables, in a schema made beforehand) this command created. A file that was there before (even
     a damaged one, or one another run made meanwhile) is never removed, nor a symlink the user
-    made to where the file is to be: only its target, when this command created it."""
+    made to where the file is to be: only its target, when this command created it.
+    `even_on_success`: also when the command ends without an exception (`run`, which audits
+    what is stored when its sync fails, and so may end with no sync completed)."""
     lock = None if config.state_url is not None else lock_path(config.state_path)
     lock_made = lock is not None and not lock.exists()
+
+    def discard_if_never_synced(store: Store) -> None:
+        if store.created and _never_synced(store):
+            if config.state_url is not None:
+                store.discard_created()  # the schema (or tables) it made
+            else:
+                config.state_path.resolve().unlink(missing_ok=True)
+                if lock is not None and lock_made:
+                    lock.unlink(missing_ok=True)
+
     with open_store(config, create=True) as store:  # the lock is held from here on
         try:
             yield store
         except BaseException:
-            if store.created and _never_synced(store):
-                if config.state_url is not None:
-                    store.discard_created()  # the schema (or tables) it made
-                else:
-                    config.state_path.resolve().unlink(missing_ok=True)
-                    if lock is not None and lock_made:
-                        lock.unlink(missing_ok=True)
+            discard_if_never_synced(store)
             raise
+        if even_on_success:
+            discard_if_never_synced(store)
 
 
 def _never_synced(store: Store, *, empty: bool = False) -> bool:

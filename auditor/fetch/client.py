@@ -18,7 +18,7 @@ from auditor import __version__
 from auditor.fetch.deadline import DeadlineTransport, Network
 from auditor.fetch.inflate import ACCEPT_ENCODING
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
-from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy
+from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy, keep_location
 from auditor.redact import Redactor
 from auditor.redact.shown import shown_address
 
@@ -105,6 +105,7 @@ class PlatformClient:
             transport=transport or DeadlineTransport(self._network),
             follow_redirects=False,
             trust_env=False,
+            event_hooks={"response": [keep_location]},
         )
         self._clients.append(client)
         return client

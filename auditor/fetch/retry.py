@@ -126,8 +126,8 @@ class _Retryable(Exception):
 
 def _host(request: httpx.Request) -> str:
     """`host` or `host:port`, as the message names the server (never credentials)."""
-    port = f":{request.url.port}" if request.url.port else ""
-    return f"{request.url.host}{port}"
+    host, port = request.url.host, f":{request.url.port}" if request.url.port else ""
+    return f"[{host}]{port}" if ":" in host else f"{host}{port}"  # an IPv6 address: `[::1]:80`
 
 
 def _seconds(value: float) -> str:
@@ -146,6 +146,11 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
+#: OpenSSL's verify codes of a certificate whose chain may be trusted, but whose dates or names
+#: are wrong (not yet valid, expired, another host's): no CA bundle is to blame.
+_NOT_THE_CHAIN = frozenset({9, 10, 62, 64})
+
+
 def _fatal_reason(cause: BaseException, network: Network | None = None) -> str | None:
     """Why a connection can never work by retrying (DNS, TLS), or None if it might. A
     certificate not accepted names the CA bundle it was checked against, when one is set."""
@@ -153,6 +158,8 @@ def _fatal_reason(cause: BaseException, network: Network | None = None) -> str |
         detail = cause.strerror or "unknown host"
         return f"cannot resolve the host name (DNS: {detail})"
     if isinstance(cause, ssl.SSLCertVerificationError):
+        if cause.verify_code in _NOT_THE_CHAIN:  # a bundle trusting the chain cannot help
+            return f"TLS failure: certificate not valid here ({cause.verify_message})"
         bundle = network.ca_shown if network is not None else None
         against = f" by the CA bundle {bundle}" if bundle else ""
         return f"TLS failure: certificate not accepted{against} ({cause.verify_message})"
@@ -301,6 +308,21 @@ _QUERY_OR_FRAGMENT = re.compile(r"[?#]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
+#: Where a 3xx answer's `Location` is kept (`keep_location`), out of httpx's way.
+LOCATION_KEPT = "auditor.location"
+
+
+def keep_location(response: httpx.Response) -> None:
+    """A response hook: a redirect's `Location` is moved out of the headers into the response's
+    extensions before httpx reads it. Not following redirects, httpx still builds the request a
+    redirect would make, and a `Location` it cannot make one of (`about:blank`, `urn:…`,
+    `http://[::1/x`) raised from inside `send`, losing the answer: an internal error, or a
+    protocol error retried for 40 s, instead of the redirect named (`_redirect_note`)."""
+    if 300 <= response.status_code < 400 and "location" in response.headers:
+        response.extensions[LOCATION_KEPT] = response.headers["location"]
+        del response.headers["location"]
+
+
 def _redirect_note(
     response: httpx.Response,
     request: httpx.Request,
@@ -311,7 +333,7 @@ def _redirect_note(
     and why it is an error (the token is never sent to an address the user did not give).
     `words`: the proxy's password, whatever it is, `[token]` in the address (text from
     outside)."""
-    location = response.headers.get("location", "")
+    location = response.extensions.get(LOCATION_KEPT) or response.headers.get("location", "")
     if not 300 <= response.status_code < 400 or not location:
         return ""
     try:
@@ -319,7 +341,8 @@ def _redirect_note(
         netloc = target.netloc.decode("ascii", "replace")
         path = _QUERY_OR_FRAGMENT.split(target.path, maxsplit=1)[0]  # decoded: `%3F` is `?`
         path = _CONTROL.sub(lambda m: f"%{ord(m[0]):02X}", path)  # `%0A` stays so: one line
-        shown = _clip(words(f"{target.scheme}://{netloc}{path}"), _MAX_TITLE, redact)
+        address = f"{target.scheme}://{netloc}{path}" if netloc else f"{target.scheme}:{path}"
+        shown = _clip(words(address), _MAX_TITLE, redact)  # (no host: `about:blank`, `urn:…`)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (
@@ -653,6 +676,13 @@ class Requester:
             request,
         )
 
+    def _answered(self, label: str, request: httpx.Request, response: httpx.Response) -> str:
+        """`GET … on HOST: ` or, for an answer other than a success, `GET … on HOST → 500: `,
+        which the error of an answer too long begins with (two services in one CI log)."""
+        status = response.status_code
+        said = "" if 200 <= status < 300 else f" → {status}"
+        return f"{self._shown(label)} on {_host(request)}{said}: "
+
     def _read(
         self,
         response: httpx.Response,
@@ -665,7 +695,8 @@ class Requester:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self._oversized(
-                f"{self._shown(label)} response of {declared} bytes exceeds {cap}",
+                f"{self._answered(label, request, response)}response of {declared} bytes "
+                f"exceeds {cap}",
                 request,
                 response,
             )
@@ -692,7 +723,9 @@ class Requester:
                 raise TooLarge
         except TooLarge:
             raise self._oversized(
-                f"{self._shown(label)} response exceeds {cap} bytes", request, response
+                f"{self._answered(label, request, response)}response exceeds {cap} bytes",
+                request,
+                response,
             ) from None
         except NotDecodable as exc:
             status = response.status_code

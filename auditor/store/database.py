@@ -163,6 +163,15 @@ def _stored_forms(secret: str) -> list[str]:
     return list(dict.fromkeys([*forms, *again]))
 
 
+def _remove_created(path: Path) -> None:
+    """Remove a state file `Store.open` created and could not finish (through a symlink, the
+    file at its target, never the link), with the rollback journal it may have left."""
+    target = path.resolve()
+    for leftover in (target, Path(f"{target}-journal"), Path(f"{target}-wal")):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -264,6 +273,8 @@ class Store:
                 db.close()
             if itself is not None:  # after the database (see `lock_file_itself`)
                 os.close(itself)
+            if created and db is not None:  # this call made the file: it holds nothing yet
+                _remove_created(path)  # (a Ctrl-C while its schema is written: no empty store)
             if handle is not None:
                 if lock_made:  # (while held: `--state notes.yaml` leaves no `notes.yaml.lock`)
                     with contextlib.suppress(OSError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import errno
 import gc
 import gzip
 import itertools
@@ -687,6 +688,41 @@ def test_an_ipv6_host_is_named_in_brackets() -> None:
     assert _host(httpx.Request("GET", "http://[::1]:18999/x")) == "[::1]:18999"
     assert _host(httpx.Request("GET", "https://[2001:db8::1]/x")) == "[2001:db8::1]"
     assert _host(httpx.Request("GET", "http://127.0.0.1:8080/x")) == "127.0.0.1:8080"
+
+
+def test_no_file_descriptor_left_is_not_retried_as_a_network_fault() -> None:
+    """`ulimit -n` reached (tester T18: `[Errno 24] Too many open files` while connecting) was
+    retried as a network failure for 51 s; it is this machine's limit: said at once."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        try:
+            raise OSError(errno.EMFILE, "Too many open files")
+        except OSError as exc:
+            raise httpx.ConnectError("[Errno 24] Too many open files", request=request) from exc
+
+    c, sleeps = client(handle)
+    with pytest.raises(ApiError) as info:
+        all_history(c)
+    assert "this process has no file descriptor left (Too many open files): raise the limit " \
+        "(`ulimit -n`)" in str(info.value)  # fmt: skip
+    assert "not retried" in str(info.value) and sleeps == []
+
+
+def test_no_memory_to_parse_a_page_is_not_called_invalid_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """orjson's `Not enough memory to allocate buffer for parsing` (a tight `ulimit -v`, tester
+    T18) read as `invalid JSON` from the service: it is this machine's MemoryError."""
+
+    def refuse(_body: bytes) -> Any:
+        raise orjson.JSONDecodeError("Not enough memory to allocate buffer for parsing", "", 0)
+
+    monkeypatch.setattr("auditor.fetch.retry.loads", refuse)
+    monkeypatch.setattr("auditor.fetch.pieces.ENABLED", False)
+    c, _ = client(_body({"changes": [change(1)], "pagination": {"hasMore": False}}))
+    with pytest.raises(MemoryError) as info:
+        all_history(c)
+    assert "invalid JSON" not in str(info.value) and "Not enough memory" in str(info.value)
 
 
 _CODERS: dict[str, Callable[[bytes], bytes]] = {

@@ -162,6 +162,46 @@ def test_a_failed_sync_keeps_the_real_cause_and_the_file(
     assert digest(state) == before
 
 
+def test_a_write_the_file_size_limit_refuses_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """`ulimit -f` reached while a sync commits (EFBIG: SQLITE_IOERR_WRITE): the file was left
+    with half-written pages and a hot `-journal` (tester T18), though the error said "nothing
+    was changed"; a cache step saving `state.db` alone kept a damaged file. It is put back at
+    once, byte for byte, with no journal left."""
+    import resource
+    import subprocess
+    import sys
+
+    from auditor.emulator import generate_dataset
+
+    token = "tok-0123456789abcdef0123"
+    with start_emulator(
+        dataset=generate_dataset(revisions=200, repos=2), tokens={token: "owner"}
+    ) as emu:
+        env = {
+            **os.environ,
+            "AUDITOR_BASE_URL": emu.base_url,
+            "AUDITOR_TOKEN": token,
+            "AUDITOR_STATE": str(tmp_path / "s.db"),
+        }
+        argv = [sys.executable, "-m", "auditor", "sync", "--no-usage"]
+        assert subprocess.run(argv, env=env, cwd=tmp_path, check=False).returncode == 0
+        state = tmp_path / "s.db"
+        before = digest(state)
+        emu.add_revisions(300)
+        limit = state.stat().st_size + 64 * 1024
+
+        def cap() -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        done = subprocess.run(
+            argv, env=env, cwd=tmp_path, capture_output=True, text=True, preexec_fn=cap, check=False
+        )
+    assert done.returncode == 2, done.stderr
+    assert "cannot write, nothing was changed" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "s.db-journal").exists()
+    assert digest(state) == before
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def any_env(request: pytest.FixtureRequest, env: dict[str, str]) -> dict[str, str]:
     """`env` with the store in an SQLite file or in a fresh PostgreSQL database."""

@@ -14,6 +14,7 @@ passes through the redactor, so the token (and the proxy's password) never shows
 
 from __future__ import annotations
 
+import errno
 import json
 import random
 import re
@@ -151,9 +152,22 @@ def _root_cause(exc: BaseException) -> BaseException:
 _NOT_THE_CHAIN = frozenset({9, 10, 62, 64})
 
 
+#: What orjson says when the memory to parse a body cannot be had (a `JSONDecodeError`).
+_NO_MEMORY = "Not enough memory"
+
+#: A failure of this machine, not of the network: no open file left (`ulimit -n`), in this
+#: process or the system. Retrying for the sync's deadline cannot help.
+_LOCAL_LIMITS = {errno.EMFILE: "this process", errno.ENFILE: "this machine"}
+
+
 def _fatal_reason(cause: BaseException, network: Network | None = None) -> str | None:
     """Why a connection can never work by retrying (DNS, TLS), or None if it might. A
     certificate not accepted names the CA bundle it was checked against, when one is set."""
+    if isinstance(cause, OSError) and cause.errno in _LOCAL_LIMITS:
+        return (
+            f"{_LOCAL_LIMITS[cause.errno]} has no file descriptor left ({cause.strerror}): "
+            "raise the limit (`ulimit -n`) or close what holds them"
+        )
     if isinstance(cause, socket.gaierror):
         detail = cause.strerror or "unknown host"
         return f"cannot resolve the host name (DNS: {detail})"
@@ -793,6 +807,8 @@ class Requester:
         try:
             value = loads(body)
         except ValueError as exc:
+            if str(exc).startswith(_NO_MEMORY):  # this machine's lack, not the service's JSON
+                raise MemoryError(f"{where}: {self._shown(label)}: {_NO_MEMORY}") from None
             # The slow path, only for a body the parser refused: text that is not UTF-8
             # (or a body in the charset it declares, its values counted again) is read, each
             # string repaired named.

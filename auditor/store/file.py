@@ -459,6 +459,12 @@ def rollback(db: Any) -> None:
     if db.in_transaction:
         with suppress(sqlite3.Error):
             db.execute("ROLLBACK")
+    # After a write the disk refused midway (a file-size limit: EFBIG, an I/O error), SQLite
+    # leaves its pages half written and the journal hot until the file is next read: a read
+    # now puts the file back as it was, so it holds no torn pages for a cache step to save.
+    if isinstance(db, sqlite3.Connection):
+        with suppress(sqlite3.Error):
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
 
 _CAUSES = {

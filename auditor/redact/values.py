@@ -39,12 +39,17 @@ with lazy.deferring("requests"):
 
 from auditor.redact.commands import (
     DASH_NAME,
+    PASS_NAME,
     PATH,
     SECRET_NAME,
     SUBSTITUTION,
     command_secrets,
     continued_forms,
+    has_nested_quotes,
     joined_lines,
+    option_takes,
+    quoted_forms,
+    unquoted_readings,
 )
 from auditor.redact.memory import cookie_values
 from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
@@ -126,8 +131,11 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     _AFTER_WORD,
     # A name is tried from the start of its run of name characters only: tried from every
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    # (the value on the name's line: under a nested YAML block, `auth:⏎  token: X`, the
+    # next line's key is no value)
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
+    # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>[^\s'\"&;|]+)"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
     # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
     re.compile(
@@ -179,8 +187,8 @@ _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
 # by word (`auditor.redact.commands`).
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"(?i)(?:^|\s)--{SECRET_NAME}(?:=|\s+){_ARG}"),
-    re.compile(rf"(?i)(?:^|\s)-{DASH_NAME}(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)(?P<o>--(?:{SECRET_NAME}|{PASS_NAME}))(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)(?P<o>-{DASH_NAME})(?:=|\s+){_ARG}"),
     re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
     re.compile(
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
@@ -225,13 +233,34 @@ def _keep(value: str) -> bool:
 
 def _placed(text: str, shown: bool = False) -> Iterator[str]:
     """Credentials by their place in `text`, read with its line continuations joined as the
-    shell joins them (`--password \\⏎  X`); each given as the stretch of `text` it is."""
+    shell joins them (`--password \\⏎  X`), and behind nested quotes or `\\u` escapes
+    (`_unquoted`); each given as the stretch of `text` it is."""
     joined = joined_lines(text)
+    found: Iterable[str] = _placed_joined(joined, shown)
+    if "\\u" in joined or has_nested_quotes(joined):  # (substring tests: most have neither)
+        found = chain(found, _unquoted(joined, shown))
     if joined is text:
-        yield from _placed_joined(text, shown)
+        yield from found
         return
-    for value in set(_placed_joined(joined, shown)):
+    for value in set(found):
         yield from continued_forms(text, value)
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _unquoted(text: str, shown: bool) -> Iterator[str]:
+    """Credentials that nested quoting hides from `_placed_joined`, found in the readings of
+    `text` with one level of it undone (`commands.unquoted_readings`: `bash -c "deploy
+    --password=\\"X\\""`, `$'X'`, `'"'"'X'"'"'`), and a secret-named field whose name is written
+    with `\\u` escapes in a JSON text (`{"pass\\u0077ord": "X"}`); each given as the stretch of
+    `text` it is written as (`commands.quoted_forms`)."""
+    readings = unquoted_readings(text) if has_nested_quotes(text) else []
+    if "\\u" in text:
+        readings.append(_UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text))
+    for reading in readings:
+        for value in set(_placed_joined(reading, shown)):
+            yield from quoted_forms(text, value)
 
 
 def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
@@ -242,6 +271,8 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                 value = m["v"].rstrip("'\".,")
                 if shown and pattern is _AFTER_WORD and value.rstrip(":").lower() in _STATUS_WORDS:
                     continue  # `token expired`, in a message: what went wrong
+                if not _taken(m):
+                    continue
                 if not SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
         for m in _COOKIE_LINE.finditer(text):
@@ -249,10 +280,12 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
         for command in _CURL_COMMAND.finditer(text):
             for m in _CURL_COOKIE.finditer(command.group()):
                 yield from cookie_values(m["v"].strip("'\""))
-        arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
+        arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text) if _taken(m))
     for value in chain(arguments, command_secrets(text)):
         if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
             value = value[1:-1]  # quoted whole
+        elif len(value) > 3 and value[:2] == "$'" and value[-1] == "'":
+            value = value[2:-1]  # bash's ANSI-C quoting, `$'X'`
         else:
             value = value.lstrip("'\"").rstrip("'\".,")
         if not PATH.fullmatch(value) and not SUBSTITUTION.match(value):
@@ -261,6 +294,16 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                 yield value.rstrip(")")
             if ">" in value[1:]:  # `-p X>/dev/null`: X too
                 yield value[: value.index(">", 1)]
+
+
+def _taken(m: re.Match[str]) -> bool:
+    """Whether the value of an option a pattern found (its group `o`: `--auth github`) is a
+    secret (`commands.option_takes`): an option named `auth`, `key`, `token` or `sig` takes a
+    word that is no credential (`--auth github`, `--signature sha256`), which would be
+    remembered and scrubbed from every key and value after."""
+    if "o" not in m.re.groupindex or m["o"][:1] != "-":
+        return True
+    return option_takes(m["o"], m["v"].strip("'\""))
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -139,6 +139,8 @@ def test_a_pass_option_in_an_array_hides_its_value(redactor: Redactor, args: lis
         "deploy --key production",
         "deploy --auth=github",
         "deploy --token main --yes",
+        "deploy --token github --yes",
+        "deploy --auth-token production",
         'deploy --auth "github"',
     ],
 )

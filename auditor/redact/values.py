@@ -90,7 +90,8 @@ _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
-_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
+# (`--token X` is an option: its value is judged as `_ARGUMENTS` judge it, `--token github` kept)
+_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|(?<!-)token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
 # In a text that is only shown (`find_secrets(shown=True)`), one of these words after
 # `_AFTER_WORD`'s words says what went wrong (`401 Unauthorized: token expired`, `token
 # unknown`, `Bearer token missing`): not a secret unless another detector or the memory says
@@ -257,7 +258,9 @@ def _unquoted(text: str, shown: bool) -> Iterator[str]:
     `text` it is written as (`commands.quoted_forms`)."""
     readings = unquoted_readings(text) if has_nested_quotes(text) else []
     if "\\u" in text:
-        readings.append(_UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text))
+        decoded = _UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+        if decoded != text:  # (`C:\\users`: no escape, nothing more to read)
+            readings.append(decoded)
     for reading in readings:
         for value in set(_placed_joined(reading, shown)):
             yield from quoted_forms(text, value)

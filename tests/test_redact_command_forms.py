@@ -58,6 +58,12 @@ NESTED_QUOTES = [
     "bash -c 'docker login -u ci -p '\"'\"'{pw}'\"'\"' r.io'",
     "bash -c 'docker login -u ci -p '\\''{pw}'\\'' r.io'",
     'sh -c "bash -c \\"mysql -u root -p\\\\\\"{pw}\\\\\\" -e q\\""',
+    'bash -c "sh -c \\"deploy --password={pw}\\""',
+    # a shell's command line whose tool follows the quote, and a password quoted after `user:`
+    'bash -c "curl -u ci:{pw}"',
+    "sh -c 'curl --user ci:{pw} https://x.example'",
+    'curl -u ci:"{pw}" https://x.example',
+    "smbclient //files/share -U ci%'{pw}' -c ls",
 ]
 ATTACHED_LOGIN = [
     "docker login -u ci -p{pw} registry.example.com",

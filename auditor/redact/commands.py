@@ -516,9 +516,10 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
 # Quoting the readings above take as it stands, which hides a password from them: `\"` (a quote
 # inside a double-quoted argument: `bash -c "deploy --password=\"X\""`, `-p\"X\"`), bash's
 # ANSI-C quoting (`--password $'X'`) and a single quote written inside single quotes (`'"'"'`,
-# `'\''`). A text holding none of these is read as it stands only (substring tests: the common
+# `'\''`), and a command line given to a shell (`bash -c "curl -u ci:X"`, whose `curl` follows a
+# quote). A text holding none of these is read as it stands only (substring tests: the common
 # case costs nothing more).
-_NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''")
+_NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''", '-c "', "-c '")
 
 
 def has_nested_quotes(text: str) -> bool:

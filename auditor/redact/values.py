@@ -89,6 +89,9 @@ _ENTROPY_LIMIT = 4.5  # detect-secrets' default for base64-like strings
 _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
+# an assignment's unquoted value, up to a space, a quote or a backslash before one (`X\"`: the
+# end of `sh -c \"… --password=X\"`), or a separator
+_RUN = r"(?:[^\s'\"&;|\\]|\\(?![\"']))+"
 # The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
 # (`--token X` is an option: its value is judged as `_ARGUMENTS` judge it, `--token github` kept)
 _AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|(?<!-)token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
@@ -136,7 +139,7 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # next line's key is no value)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
     # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>{_RUN})"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
     # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
     re.compile(
@@ -144,7 +147,7 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
     ),
     # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`)
-    re.compile(r"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>[^\s'\"&;|]+)"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>{_RUN})"),
     re.compile(
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}|"
         r"npm_[A-Za-z0-9]{36}))"
@@ -158,7 +161,7 @@ _COOKIE_LINE = re.compile(
     r"(?P<v>(?:[^'\"\n\\]|\\(?!\")|(?<==)\"[^\"\n]*\"|(?<==)\\\"[^\"\n\\]*\\\")*)"
 )
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
-_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
+_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?(?:[^\s'"\\]|\\(?!["']))+)"""
 
 
 _LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
@@ -193,11 +196,11 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
     re.compile(
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
-        r"['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
+        r"['\"]?[^\s:'\"]*:['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
     ),
     re.compile(
         rf"(?:^|\s)(?:{_SMB}){_same(_SMB)}(?:-U|--user)"
-        r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
+        r"(?:\s*|=)['\"]?[^\s%'\"]+%['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
     ),
     # `echo X | docker login --password-stdin`, `echo X | sudo -S …`: a password piped in
     # (`printf`, `cat <<< X` and here-strings: `commands._piped_secrets`)
@@ -261,7 +264,9 @@ def _unquoted(text: str, shown: bool) -> Iterator[str]:
         decoded = _UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
         if decoded != text:  # (`C:\\users`: no escape, nothing more to read)
             readings.append(decoded)
-    for reading in readings:
+    for reading in dict.fromkeys(readings):
+        if reading == text:  # (`bash -c "npm test"`, read as it stands already)
+            continue
         for value in set(_placed_joined(reading, shown)):
             yield from quoted_forms(text, value)
 

@@ -523,7 +523,8 @@ _NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''", '-c "', "-c '")
 
 
 def has_nested_quotes(text: str) -> bool:
-    """Whether `text` holds quoting that only `unquoted_readings` reads (`\\"`, `$'`, `'"'"'`)."""
+    """Whether `text` holds quoting that only `unquoted_readings` reads (`\\"`, `$'`, `'"'"'`,
+    `-c "…"`)."""
     return any(quote in text for quote in _NESTED_QUOTES)
 
 

@@ -47,6 +47,10 @@ NAME_WORD = (
     r"private[_\-]?key|credential|auth|signature|sig|key|storepass|keypass)"
 )
 SECRET_NAME = rf"[A-Za-z0-9_\-]*{NAME_WORD}"
+# An option named for a password by a word too short for `NAME_WORD`, which finds it inside
+# other words (`--bypass`, `--spin`): `pass`, `passcode` or `pin` as a whole word of its name
+# (`--pass`, `--db-pass`, `--auth-pass`, `--pin`, `--passcode`).
+PASS_NAME = r"(?:[A-Za-z0-9]+[_\-])*(?:pass|passcode|pin)"
 # A single-dash option named for a secret (`-password X`, `-storepass X`): its name is the word,
 # maybe after other words (`-db-password`), so an attached value (`-pS3cretpassword`) is not
 # taken for an option named `pS3cretpassword` (whose "value" would be the next argument).
@@ -141,7 +145,12 @@ _OPTIONS: tuple[_Option, ...] = (
     _Option("sshpass", "-p", attached=True),
     _Option("mysql|mysqldump|mysqladmin|mariadb|mariadb-dump", "-p", attached=True),
     _Option("redis-cli", "-a"),
-    _Option("docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az", "-p", then="login"),
+    _Option(
+        "docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az",
+        "-p",
+        attached=True,
+        then="login",
+    ),
     _Option("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "-p"),
     _Option("sqlcmd|bcp|osql", "-P", attached=True),
     _Option(r"ldap\w+", "-w", attached=True),
@@ -378,7 +387,7 @@ def _payload(word: str) -> str:
 
 # -- argv-style arrays -----------------------------------------------------------------------
 
-_LONG_SECRET = re.compile(rf"(?i)--{SECRET_NAME}")
+_LONG_SECRET = re.compile(rf"(?i)--(?:{SECRET_NAME}|{PASS_NAME})")
 _DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
 # An option turning a secret's use off (`--no-auth`, `--disable-auth`): its value is no secret.
 _NEGATED = re.compile(r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]")
@@ -386,9 +395,13 @@ _NEGATED = re.compile(r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]"
 _NAMED_WORD = re.compile(r"[a-z]{2,8}[0-9]{1,4}")
 # An option named for a password (whatever its value looks like, a word too).
 _STRONG = re.compile(
-    r"(?i)--?(?:[A-Za-z0-9]+[_\-])*(?:secret|passw(?:or)?d|passphrase|pwd|credentials?|"
+    r"(?i)--?(?:[A-Za-z0-9]+[_\-])*(?:secret|passw(?:or)?d|passphrase|passcode|pass|pwd|credentials?|"
     r"storepass|keypass|api[_\-]?key|access[_\-]?key|private[_\-]?key)"
 )
+# An option named for a PIN (`--pin`, `--db-pin`) takes a value that is not one too: a version or
+# a ref (`gh extension install --pin v1.2.0`, `--pin main`), which is kept.
+_PIN_OPTION = re.compile(r"(?i)--?(?:[A-Za-z0-9]+[_\-])*pin")
+_NOT_A_PIN = re.compile(r"[A-Za-z]+|v?[0-9]+(?:\.[0-9]+)+[\w.+\-]*")
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.
 PATH = re.compile(
@@ -432,6 +445,23 @@ def may_be_credential(value: str) -> bool:
     return credential_like(value) and not _NAMED_WORD.fullmatch(value)
 
 
+def option_takes(option: str, value: str) -> bool:
+    """Whether `value`, given to the secret-named `option` (`--password`, `--auth`, `--pin`),
+    is taken as a secret: any value of an option named for a password or a key (`--password`,
+    `--pass`, `--api-key`); of one named `auth`, `key`, `token` or `sig`, only a value that
+    may be a credential (`may_be_credential`: not `--auth github`, `--signature sha256`,
+    `--key production`, which remembered would be scrubbed from every key and value after);
+    of a PIN's, any but a version or a word (`--pin v1.2.0`); of a negated one (`--no-auth`),
+    none."""
+    if _NEGATED.match(option):
+        return False
+    if _STRONG.fullmatch(option):
+        return True
+    if _PIN_OPTION.fullmatch(option):
+        return _NOT_A_PIN.fullmatch(value) is None
+    return may_be_credential(value)
+
+
 def argv_secrets(items: list[object]) -> dict[int, str]:
     """In an argv-style array (`["sshpass", "-p", X, "ssh", "h"]`, an MCP server's `args:
     ["login", "-u", "ci", "-p", X]`), the places of the elements that are a password option's
@@ -459,16 +489,17 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
     login = names.index("login") if "login" in names else len(names)
     for i, word in enumerate(words[:-1]):
         named = _LONG_SECRET.fullmatch(word) or _DASH_SECRET.fullmatch(word)
-        if named and not _NEGATED.match(word):
+        if named:
             # a password may be a word; an option named `auth`, `key`, `token` or `sig` often
-            # takes one that is not a secret (`--auth github`, `--signature sha256`): its
-            # value is taken only when it may be a credential, or it would be remembered and
-            # scrubbed from every key and value after
-            value = words[i + 1]
-            if _STRONG.fullmatch(word) or may_be_credential(value):
-                take(i + 1, value)
+            # takes one that is not a secret (`--auth github`, `--signature sha256`)
+            if option_takes(word, words[i + 1]):
+                take(i + 1, words[i + 1])
         elif word == "-p" and i > login:
             take(i + 1, words[i + 1])
+    for i in range(login + 1, len(words)):  # `-pX`, `-p=X` after `login` (`docker login -pX`)
+        word = words[i]
+        if word[:2] == "-p" and word[2:3] not in ("", "-"):
+            take(i, word[3:] if word[2] == "=" else word[2:])
     for option in _OPTIONS:
         for at, value in option.places(words, names):
             take(at, value)
@@ -478,3 +509,127 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
                 take(at, value)
                 break
     return found
+
+
+# -- one level of quoting undone -------------------------------------------------------------
+
+# Quoting the readings above take as it stands, which hides a password from them: `\"` (a quote
+# inside a double-quoted argument: `bash -c "deploy --password=\"X\""`, `-p\"X\"`), bash's
+# ANSI-C quoting (`--password $'X'`) and a single quote written inside single quotes (`'"'"'`,
+# `'\''`), and a command line given to a shell (`bash -c "curl -u ci:X"`, whose `curl` follows a
+# quote). A text holding none of these is read as it stands only (substring tests: the common
+# case costs nothing more).
+_NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''", '-c "', "-c '")
+
+
+def has_nested_quotes(text: str) -> bool:
+    """Whether `text` holds quoting that only `unquoted_readings` reads (`\\"`, `$'`, `'"'"'`,
+    `-c "…"`)."""
+    return any(quote in text for quote in _NESTED_QUOTES)
+
+
+# One part of a shell word: a double-quoted stretch (with its escapes), an ANSI-C quoted one, a
+# single-quoted one, an escaped character, white space between words, or plain characters (a
+# quote left open is a character). The escaped bodies are bounded: an attempt that finds no
+# closing quote scans at most that far, so a hostile text costs linear time.
+_SHELL_PART = re.compile(
+    r'"(?P<dq>(?:[^"\\]|\\.){0,4000})"'
+    r"|\$'(?P<ansi>(?:[^'\\]|\\.){0,4000})'"
+    r"|'(?P<sq>[^']*)'"
+    r"|\\(?P<esc>.)"
+    r"|(?P<space>\s+)"
+    r"|(?P<plain>[^\s\"'\\$]+|.)",
+    re.S,
+)
+_DQ_ESCAPE = re.compile(r'\\([\\"$`])')  # what a backslash escapes between double quotes
+_ANSI_ESCAPE = re.compile(r"\\([\\'\"?])")  # (`$'…'`'s other escapes, `\n`, are kept)
+_DQ_SPECIAL = re.compile(r'[\\"$`]')
+_SPACE = re.compile(r"\s")
+_READINGS = 32  # at most so many readings of one text (inner command lines included)
+_DEPTH = 3  # `bash -c "sh -c \"…\""`: command lines inside command lines, so deep
+
+
+def shell_words(text: str) -> list[str]:
+    """The words of a command line as the shell passes them on, one level of quoting undone:
+    `bash -c "deploy --password=\\"X\\""` → `bash`, `-c`, `deploy --password="X"`;
+    `-p'X'` and `$'X'` → `-pX`, `X`."""
+    words: list[str] = []
+    word: list[str] = []
+    started = False
+    for m in _SHELL_PART.finditer(text):
+        kind = m.lastgroup or "plain"
+        if kind == "space":
+            if started:
+                words.append("".join(word))
+                word, started = [], False
+            continue
+        started = True
+        part = m[kind]
+        if kind == "dq":
+            part = _DQ_ESCAPE.sub(r"\1", part)
+        elif kind == "ansi":
+            part = _ANSI_ESCAPE.sub(r"\1", part)
+        word.append(part)
+    if started:
+        words.append("".join(word))
+    return words
+
+
+# What a word's value follows: an option's `=` or a user's `:` (`--password=X`, `ci:X`).
+_BEFORE_VALUE = re.compile(r"(?:-{1,2}[\w\-]+|[\w\-]+)[=:]")
+_QUOTING = re.compile(r"[\s\"']")
+
+
+def _requoted(word: str) -> str:
+    """A word as one word of a line the readings above take as it stands: its value quoted
+    when it holds white space or a quote (`-p "a b"`, `--password='a"b'`); one between quotes
+    that are its own characters is left so (`deploy --password=\\"X\\"` passes `"X"`: read
+    as `X`)."""
+    if not _QUOTING.search(word):
+        return word
+    before = _BEFORE_VALUE.match(word)
+    head, value = (word[: before.end()], word[before.end() :]) if before else ("", word)
+    wrapped = len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]
+    if wrapped and not _QUOTING.search(value[1:-1]):
+        return word
+    for quote in "\"'":
+        if quote not in value:
+            return head + quote + value + quote
+    return word  # (read as a command line of its own too: `unquoted_readings`)
+
+
+def unquoted_readings(text: str) -> list[str]:
+    """`text` with one level of shell quoting undone (`deploy --password=\\"X\\"` →
+    `deploy --password="X"`, `--password $'X'` → `--password X`), and each word of it that
+    is a command line itself (`bash -c "…"`, `sh -c '…'`) so read in turn: the lines to read
+    for passwords where `text` hides them behind nested quotes."""
+    readings: list[str] = []
+    _read(text, readings, 0)
+    return readings
+
+
+def _read(text: str, readings: list[str], depth: int) -> None:
+    words = shell_words(text)
+    readings.append(" ".join(map(_requoted, words)))
+    if depth < _DEPTH:
+        for word in words:
+            if len(readings) >= _READINGS:
+                return
+            if _SPACE.search(word):  # a command line inside: `bash -c "…"`
+                _read(word, readings, depth + 1)
+
+
+def quoted_forms(text: str, value: str) -> list[str]:
+    """The stretches of `text` that `value`, found in one of its `unquoted_readings`, is
+    written as: itself, or with the escapes of a double-quoted argument (once or twice
+    nested: `\\"`, `\\\\`), of ANSI-C quoting (`\\'`), or a single quote written inside single
+    quotes (`'"'"'`, `'\\''`)."""
+    forms = [value]
+    escaped = value
+    for _ in range(2):
+        escaped = _DQ_SPECIAL.sub(r"\\\g<0>", escaped)
+        forms.append(escaped)
+    if "'" in value:
+        forms += [value.replace("'", "'\"'\"'"), value.replace("'", "'\\''")]
+        forms.append(value.replace("\\", "\\\\").replace("'", "\\'"))
+    return [form for form in dict.fromkeys(forms) if form in text]

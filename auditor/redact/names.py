@@ -31,6 +31,7 @@ _SECRET_WORDS = frozenset(
         "apikey",
         "apikeys",
         "auth",
+        "authentication",
         "authorization",
         "bearer",
         "cookie",
@@ -39,6 +40,9 @@ _SECRET_WORDS = frozenset(
         "kubeconfig",
     }
 )
+# Words that say so as a key's last word only (`pin`, `dbPin`, `db_passcode`): elsewhere they
+# name a setting about one (`pinCount`, `pinPolicy`: metadata words end those anyway).
+_SECRET_LAST_WORDS = frozenset({"pin", "passcode"})
 # Two words in a row that say so (`api key`, `access key`, `client secret` is already `secret`).
 _SECRET_PAIRS = frozenset(
     {
@@ -204,7 +208,7 @@ def is_secret_key(name: str) -> bool:
         last = word
     if last is None or last in _METADATA_TAILS or last.endswith("tokens"):
         return False
-    return flat in {"key", "keys"} or secret_word or paired
+    return flat in {"key", "keys"} or secret_word or paired or last in _SECRET_LAST_WORDS
 
 
 _NOT_ALNUM = bytes(b for b in range(128) if not chr(b).isalnum() or chr(b).isupper())
@@ -229,7 +233,8 @@ def _last_word(name: str) -> str | None:
 # nouns that name a secret only as a key's last word (`apiKey`, `pin`).
 _SECRET_TAILS = (
     _SECRET_WORDS
-    - {"auth", "authorization", "bearer", "cookie", "kubeconfig", "private", "sig", "signature"}
+    - {"auth", "authentication", "authorization", "bearer", "cookie", "kubeconfig", "private"}
+    - {"sig", "signature"}
 ) | {"key", "keys", "passcode", "pin"}
 
 

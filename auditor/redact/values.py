@@ -39,12 +39,17 @@ with lazy.deferring("requests"):
 
 from auditor.redact.commands import (
     DASH_NAME,
+    PASS_NAME,
     PATH,
     SECRET_NAME,
     SUBSTITUTION,
     command_secrets,
     continued_forms,
+    has_nested_quotes,
     joined_lines,
+    option_takes,
+    quoted_forms,
+    unquoted_readings,
 )
 from auditor.redact.memory import cookie_values
 from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
@@ -84,8 +89,12 @@ _ENTROPY_LIMIT = 4.5  # detect-secrets' default for base64-like strings
 _PREFIXED_ID = re.compile(r"^[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{20,32}$")
 
 _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
+# an assignment's unquoted value, up to a space, a quote or a backslash before one (`X\"`: the
+# end of `sh -c \"… --password=X\"`), or a separator
+_RUN = r"(?:[^\s'\"&;|\\]|\\(?![\"']))+"
 # The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
-_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
+# (`--token X` is an option: its value is judged as `_ARGUMENTS` judge it, `--token github` kept)
+_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|(?<!-)token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
 # In a text that is only shown (`find_secrets(shown=True)`), one of these words after
 # `_AFTER_WORD`'s words says what went wrong (`401 Unauthorized: token expired`, `token
 # unknown`, `Bearer token missing`): not a secret unless another detector or the memory says
@@ -126,8 +135,11 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     _AFTER_WORD,
     # A name is tried from the start of its run of name characters only: tried from every
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}\s*:\s*(?P<v>[^\s'\"@]{{6,}})"),
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-]){SECRET_NAME}=[\"']?(?P<v>[^\s'\"&;|]+)"),
+    # (the value on the name's line: under a nested YAML block, `auth:⏎  token: X`, the
+    # next line's key is no value)
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
+    # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>{_RUN})"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
     # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
     re.compile(
@@ -135,7 +147,7 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
     ),
     # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`)
-    re.compile(r"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>[^\s'\"&;|]+)"),
+    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>{_RUN})"),
     re.compile(
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}|"
         r"npm_[A-Za-z0-9]{36}))"
@@ -149,7 +161,7 @@ _COOKIE_LINE = re.compile(
     r"(?P<v>(?:[^'\"\n\\]|\\(?!\")|(?<==)\"[^\"\n]*\"|(?<==)\\\"[^\"\n\\]*\\\")*)"
 )
 # an argument: quoted whole (spaces and all: `-p "pass word"`), or up to a space or quote
-_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?[^\s'"]+)"""
+_ARG = r"""(?P<v>"[^"\n]+"|'[^'\n]+'|['"]?(?:[^\s'"\\]|\\(?!["']))+)"""
 
 
 _LINE = r"|;&\n"  # a `then` word is looked for on the command's own line
@@ -179,16 +191,16 @@ _SMB = "smbclient|rpcclient|smbmap|smbcacls|net"
 # `--token=X`, `-storepass X`); the tools' own options and positional passwords are read word
 # by word (`auditor.redact.commands`).
 _ARGUMENTS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"(?i)(?:^|\s)--{SECRET_NAME}(?:=|\s+){_ARG}"),
-    re.compile(rf"(?i)(?:^|\s)-{DASH_NAME}(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)(?P<o>--(?:{SECRET_NAME}|{PASS_NAME}))(?:=|\s+){_ARG}"),
+    re.compile(rf"(?i)(?:^|\s)(?P<o>-{DASH_NAME})(?:=|\s+){_ARG}"),
     re.compile(r"(?i)(?:^|\s)-pass(?:in|out|word)?\s+['\"]?pass:(?P<v>[^\s'\"]+)"),
     re.compile(
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
-        r"['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
+        r"['\"]?[^\s:'\"]*:['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
     ),
     re.compile(
         rf"(?:^|\s)(?:{_SMB}){_same(_SMB)}(?:-U|--user)"
-        r"(?:\s*|=)['\"]?[^\s%'\"]+%(?P<v>[^\s'\"]+)"
+        r"(?:\s*|=)['\"]?[^\s%'\"]+%['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
     ),
     # `echo X | docker login --password-stdin`, `echo X | sudo -S …`: a password piped in
     # (`printf`, `cat <<< X` and here-strings: `commands._piped_secrets`)
@@ -225,13 +237,38 @@ def _keep(value: str) -> bool:
 
 def _placed(text: str, shown: bool = False) -> Iterator[str]:
     """Credentials by their place in `text`, read with its line continuations joined as the
-    shell joins them (`--password \\⏎  X`); each given as the stretch of `text` it is."""
+    shell joins them (`--password \\⏎  X`), and behind nested quotes or `\\u` escapes
+    (`_unquoted`); each given as the stretch of `text` it is."""
     joined = joined_lines(text)
+    found: Iterable[str] = _placed_joined(joined, shown)
+    if "\\u" in joined or has_nested_quotes(joined):  # (substring tests: most have neither)
+        found = chain(found, _unquoted(joined, shown))
     if joined is text:
-        yield from _placed_joined(text, shown)
+        yield from found
         return
-    for value in set(_placed_joined(joined, shown)):
+    for value in set(found):
         yield from continued_forms(text, value)
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _unquoted(text: str, shown: bool) -> Iterator[str]:
+    """Credentials that nested quoting hides from `_placed_joined`, found in the readings of
+    `text` with one level of it undone (`commands.unquoted_readings`: `bash -c "deploy
+    --password=\\"X\\""`, `$'X'`, `'"'"'X'"'"'`), and a secret-named field whose name is written
+    with `\\u` escapes in a JSON text (`{"pass\\u0077ord": "X"}`); each given as the stretch of
+    `text` it is written as (`commands.quoted_forms`)."""
+    readings = unquoted_readings(text) if has_nested_quotes(text) else []
+    if "\\u" in text:
+        decoded = _UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+        if decoded != text:  # (`C:\\users`: no escape, nothing more to read)
+            readings.append(decoded)
+    for reading in dict.fromkeys(readings):
+        if reading == text:  # (`bash -c "npm test"`, read as it stands already)
+            continue
+        for value in set(_placed_joined(reading, shown)):
+            yield from quoted_forms(text, value)
 
 
 def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
@@ -242,6 +279,8 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                 value = m["v"].rstrip("'\".,")
                 if shown and pattern is _AFTER_WORD and value.rstrip(":").lower() in _STATUS_WORDS:
                     continue  # `token expired`, in a message: what went wrong
+                if not _taken(m):
+                    continue
                 if not SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
         for m in _COOKIE_LINE.finditer(text):
@@ -249,10 +288,12 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
         for command in _CURL_COMMAND.finditer(text):
             for m in _CURL_COOKIE.finditer(command.group()):
                 yield from cookie_values(m["v"].strip("'\""))
-        arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text))
+        arguments = (m["v"] for pattern in _ARGUMENTS for m in pattern.finditer(text) if _taken(m))
     for value in chain(arguments, command_secrets(text)):
         if len(value) > 2 and value[0] in "'\"" and value[-1] == value[0]:
             value = value[1:-1]  # quoted whole
+        elif len(value) > 3 and value[:2] == "$'" and value[-1] == "'":
+            value = value[2:-1]  # bash's ANSI-C quoting, `$'X'`
         else:
             value = value.lstrip("'\"").rstrip("'\".,")
         if not PATH.fullmatch(value) and not SUBSTITUTION.match(value):
@@ -261,6 +302,16 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                 yield value.rstrip(")")
             if ">" in value[1:]:  # `-p X>/dev/null`: X too
                 yield value[: value.index(">", 1)]
+
+
+def _taken(m: re.Match[str]) -> bool:
+    """Whether the value of an option a pattern found (its group `o`: `--auth github`) is a
+    secret (`commands.option_takes`): an option named `auth`, `key`, `token` or `sig` takes a
+    word that is no credential (`--auth github`, `--signature sha256`), which would be
+    remembered and scrubbed from every key and value after."""
+    if "o" not in m.re.groupindex or m["o"][:1] != "-":
+        return True
+    return option_takes(m["o"], m["v"].strip("'\""))
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -335,3 +335,32 @@ def test_rows_stored_before_the_secret_was_learned_are_scrubbed(tmp_path: Path) 
     for text in (stored, shown):
         assert _b64url(secret) not in text
         assert "YEXv3jsB9" not in text
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("header", "status"), [("Bearer ${LLM_TOKEN}", "pass"), ("Bearer Zx81mQ4pLw7tNs2vQ", "fail")]
+)
+def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, status: str) -> None:
+    import yaml
+
+    live = Path(__file__).resolve().parent.parent / "examples" / "live-settings.yaml"
+    proposed = yaml.safe_load(live.read_text())
+    proposed["customModels"] = [
+        {
+            "id": "custom:gw",
+            "model": "gpt-4o",
+            "provider": "openai",
+            "baseUrl": "https://llm.example/v1",
+            "apiKey": "${LLM_KEY}",
+            "displayName": "gw",
+            "extraHeaders": {"Authorization": header},
+        }
+    ]
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    env = {"AUDITOR_FINGERPRINT_KEY": "0123456789abcdef01"}
+    out = tmp_path / "out"
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(live), "--out", str(out)]
+    run_cli(argv, env, tmp_path)
+    findings = json.loads((out / "findings.json").read_text())["findings"]
+    assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-008"] == [status]

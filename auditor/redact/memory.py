@@ -342,14 +342,19 @@ def _b64_cuts(run: str) -> list[tuple[int, int]]:
     start or to the end. A long run (over `_B64_KEPT_LEN`) has only its first and last piece
     looked at, each when short: an embedded image is not decoded again at each of its
     hundreds of `+` and `/`."""
+    n = len(run)
+    if n > _B64_KEPT_LEN:  # (its cuts are not listed: `a-a-a-…` has a million)
+        first = _B64_CUT.search(run)
+        if first is None:
+            return []
+        last = max(run.rfind(c) for c in "-/_+")
+        pairs = [(0, first.start()), (last + 1, n)]
+        pairs = [(a, b) for a, b in pairs if b - a <= _B64_KEPT_LEN]
+        return [(a, b) for a, b in pairs if b - a >= _B64_MIN_PIECE and (b - a) % 4 != 1]
     cuts = [m.start() for m in _B64_CUT.finditer(run)]
     if not cuts:
         return []
-    n = len(run)
-    if n > _B64_KEPT_LEN:
-        pairs = [(0, cuts[0]), (cuts[-1] + 1, n)]
-        pairs = [(a, b) for a, b in pairs if b - a <= _B64_KEPT_LEN]
-    elif len(cuts) <= _B64_PAIRED_CUTS:
+    if len(cuts) <= _B64_PAIRED_CUTS:
         starts = [0, *(c + 1 for c in cuts)]
         ends = [*cuts, n]
         pairs = [(a, b) for a in starts for b in ends if b > a]

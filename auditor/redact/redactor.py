@@ -634,14 +634,17 @@ class Redactor:
     def _learn_inside(self, value: str) -> None:
         """A value hidden whole by meaning (an `env` value) that is more than one token (a
         proxy URL `http://ci:PW@proxy:3128`, a command line `deploy --password PW`): what the
-        value layers find in it is remembered on its own too, so `PW` written elsewhere later
-        is its marker. A single token (most secret values) is not read again."""
+        value layers find in it is remembered on its own too when it looks like a credential
+        (`credential_like`: the value is hidden already, and a word remembered would be
+        scrubbed everywhere after), so `PW` written elsewhere later is its marker. A single
+        token (most secret values) is not read again."""
         if _SEVERAL_TOKENS.search(value) is None:
             return
         inside: list[str] = []
         self._value_text(value, inside)
         for secret in inside:
-            if secret != value:
+            # only one that looks like a credential (not `YOUR_API_KEY`)
+            if secret != value and credential_like(secret):
                 self.register(secret)
         self._learn_basic(value, inside)
 

@@ -166,7 +166,8 @@ def credential_like(text: str) -> bool:
     remembered and scrubbed everywhere after, keys included: not a word (`accepted`,
     `english`, `password`, `acceptEdits`: letters with two capitals at most), not a
     placeholder in capitals (`YOUR_API_KEY`), not a few words or short numbers joined
-    (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`; a passphrase of 16 characters or more
+    (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `Europe/Berlin`; a passphrase of 16
+    characters or more
     is taken), not a short number (a count, a Unix time: digits only need 16). Anything else
     of 6 characters or more is taken."""
     if len(text) < 6:
@@ -183,9 +184,9 @@ def credential_like(text: str) -> bool:
 _WORD = re.compile(r"[A-Za-z]+")
 _PLACEHOLDER = re.compile(r"[A-Z_]+")
 # words (each maybe ending in a digit or two) and short numbers joined: `no-cache`,
-# `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `ci-bot-2`
+# `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `ci-bot-2`, a time zone `Europe/Berlin`
 _JOINED_WORDS = re.compile(
-    r"(?i)(?:[a-z]+[0-9]{0,2}|[0-9]{1,4})(?:[-_.](?:[a-z]+[0-9]{0,2}|[0-9]{1,4}))+"
+    r"(?i)(?:[a-z]+[0-9]{0,2}|[0-9]{1,4})(?:[-_./](?:[a-z]+[0-9]{0,2}|[0-9]{1,4}))+"
 )
 
 
@@ -224,7 +225,8 @@ def memory_key(key: bytes) -> bytes:
 
 
 def encoded_forms(secret: str) -> list[str]:
-    """The ways a secret can be written into text: raw, JSON-escaped, URL-encoded, base64."""
+    """The ways a secret can be written into text: raw, JSON-escaped, URL-encoded, base64;
+    URL-encoded or JSON-escaped twice."""
     raw = secret.encode("utf-8")
     forms = {
         secret,
@@ -239,6 +241,11 @@ def encoded_forms(secret: str) -> list[str]:
     }
     # percent-encoding's hex digits are case-insensitive (RFC 3986): `%2b` is `%2B`
     forms |= {_PERCENT.sub(_lower, f) for f in forms if "%" in f}
+    # URL-encoded twice (a URL carried in another URL's query: `%252B`), JSON-escaped twice (a
+    # JSON text held in a JSON string, `\\u00e9`): only a secret with a character either
+    # escapes has these forms
+    forms |= {f.replace("%", "%25") for f in forms if "%" in f}
+    forms |= {json.dumps(f)[1:-1] for f in forms if "\\" in f and "%" not in f}
     return sorted((f for f in forms if f), key=len, reverse=True)
 
 
@@ -287,20 +294,77 @@ _LISTED_LEN = 65_536
 
 def _b64_decoded(text: str) -> Iterator[str]:
     for run in _B64_RUN.findall(text):
-        # a short run is kept decoded (ids and words recur in every item); a long one (an
-        # embedded image) is decoded each time, so the cache stays small
-        decoded = _b64_run(run) if len(run) <= _B64_KEPT_LEN else _b64_decode(run)
-        if decoded is not None:
+        for _piece, decoded in _b64_pieces(run):
             yield decoded
 
 
+def _b64_pieces(run: str) -> tuple[tuple[str, str], ...]:
+    """The pieces of a base64 run that decode (to UTF-8 text), with their decodings: the run
+    itself first, then each stretch of it that starts at its start or after a `/`, `-`, `_`
+    or `+` and ends at its end or before one (`_b64_cuts`), as a base64 text written after a
+    path, a prefix or a word (`https://host/acme/<b64>`, `u-<b64>`, `usr_<b64url>`) is part
+    of a longer run and decodes only on its own. A short run's are kept (ids and words recur
+    in every item); a long one's (an embedded image) are made each time, so the cache stays
+    small."""
+    return _b64_run(run) if len(run) <= _B64_KEPT_LEN else _b64_decode_pieces(run)
+
+
 @functools.lru_cache(maxsize=_B64_RUNS_KEPT)
-def _b64_run(run: str) -> str | None:
-    """`_b64_decode`, kept for the next text (runs of up to `_B64_KEPT_LEN` characters): the
-    same words and ids recur in every item of a listing (the nightly's 100 stored reports
-    hold 9,539 runs, 482 distinct; its 100 revisions 19,413, 133 distinct), and most do not
-    decode."""
-    return _b64_decode(run)
+def _b64_run(run: str) -> tuple[tuple[str, str], ...]:
+    """`_b64_decode_pieces`, kept for the next text (runs of up to `_B64_KEPT_LEN`
+    characters): the same words and ids recur in every item of a listing (the nightly's 100
+    stored reports hold 9,539 runs, 482 distinct; its 100 revisions 19,413, 133 distinct),
+    and most do not decode."""
+    return _b64_decode_pieces(run)
+
+
+def _b64_decode_pieces(run: str) -> tuple[tuple[str, str], ...]:
+    whole = _b64_decode(run)
+    found = [] if whole is None else [(run, whole)]
+    for start, end in _b64_cuts(run):
+        piece = run[start:end]
+        decoded = _b64_decode(piece)
+        if decoded is not None:
+            found.append((piece, decoded))
+    return tuple(found)
+
+
+_B64_CUT = re.compile(r"[-/_+]")
+_B64_PAIRED_CUTS = 8  # up to this many cuts, every stretch between two; more, only the ends
+_B64_MIN_PIECE = 8  # the base64 of the shortest secret remembered (6 characters), unpadded
+
+
+def _b64_cuts(run: str) -> list[tuple[int, int]]:
+    """Where the stretches of a base64 run that `_b64_pieces` decodes on their own are: from
+    its start or a cut (after a `/`, `-`, `_` or `+`) to its end or a cut (before one), the
+    run itself left out; each of 8 characters or more and of a length base64 can have (not
+    4n + 1). Between any two cuts when they are few; when more (a long path), only from the
+    start or to the end. A long run (over `_B64_KEPT_LEN`) has only its first and last piece
+    looked at, each when short: an embedded image is not decoded again at each of its
+    hundreds of `+` and `/`."""
+    n = len(run)
+    if n > _B64_KEPT_LEN:  # (its cuts are not listed: `a-a-a-…` has a million)
+        first = _B64_CUT.search(run)
+        if first is None:
+            return []
+        last = max(run.rfind(c) for c in "-/_+")
+        pairs = [(0, first.start()), (last + 1, n)]
+        pairs = [(a, b) for a, b in pairs if b - a <= _B64_KEPT_LEN]
+        return [(a, b) for a, b in pairs if b - a >= _B64_MIN_PIECE and (b - a) % 4 != 1]
+    cuts = [m.start() for m in _B64_CUT.finditer(run)]
+    if not cuts:
+        return []
+    if len(cuts) <= _B64_PAIRED_CUTS:
+        starts = [0, *(c + 1 for c in cuts)]
+        ends = [*cuts, n]
+        pairs = [(a, b) for a in starts for b in ends if b > a]
+    else:
+        pairs = [(0, c) for c in cuts] + [(c + 1, n) for c in cuts]
+    return [
+        (a, b)
+        for a, b in pairs
+        if (a, b) != (0, n) and b - a >= _B64_MIN_PIECE and (b - a) % 4 != 1
+    ]
 
 
 def _b64_decode(run: str) -> str | None:
@@ -533,13 +597,20 @@ class SecretMemory:
         return found
 
     def find_encoded_runs(self, text: str) -> list[str]:
-        """Base64 runs in `text` whose decoded content holds a remembered secret."""
+        """Base64 runs in `text` whose decoded content holds a remembered secret: a whole run,
+        or else the shortest pieces of it that do (`_b64_pieces`: `<b64>` of `u-<b64>`)."""
         runs = []
         for m in _B64_RUN.finditer(text):
-            for decoded in _b64_decoded(m.group(0)):
-                if self._find_plain(decoded):
-                    runs.append(m.group(0))
-                    break
+            run = m.group(0)
+            hits = [piece for piece, decoded in _b64_pieces(run) if self._find_plain(decoded)]
+            if not hits or hits[0] == run:
+                runs += hits[:1]
+                continue
+            kept: list[str] = []
+            for piece in sorted(hits, key=len):
+                if not any(k in piece for k in kept):
+                    kept.append(piece)
+            runs += kept
         return runs
 
     def find_percent_runs(self, text: str) -> list[tuple[int, int, str]]:
@@ -629,14 +700,23 @@ class SecretMemory:
 
 
 def _decodings(text: str) -> Iterator[str]:
-    """`text` as it is, URL-decoded, JSON-unescaped, and each base64 run in it decoded."""
+    """`text` as it is, URL-decoded (twice, where a `%25` is), JSON-unescaped (twice, where a
+    backslash is left), and each base64 run in it (and each piece of one) decoded."""
     yield text
     if "%" in text or "+" in text:
         yield urllib.parse.unquote_plus(text)
     if "%" in text and "+" in text:  # a `+` that is itself, beside escapes
         yield urllib.parse.unquote(text)
+    if "%25" in text:  # URL-encoded twice (`%252B`): decoded twice
+        once = urllib.parse.unquote(text)
+        yield urllib.parse.unquote(once)
+        if "+" in once:
+            yield urllib.parse.unquote_plus(once)
     if "\\" in text:
-        yield _json_unescape(text)
+        plain = _json_unescape(text)
+        yield plain
+        if "\\" in plain:  # JSON-escaped twice (a JSON text held in a JSON string)
+            yield _json_unescape(plain)
     yield from _b64_decoded(text)
 
 

@@ -23,6 +23,17 @@ def is_env_reference(value: str) -> bool:
     return bool(_ENV_REF.match(value.strip()))
 
 
+# A header value that is a scheme and an environment reference (`Bearer ${LLM_TOKEN}`).
+_SCHEME_REF = re.compile(r"(?i)\s*(?:bearer|token|basic)\s+(.+)")
+
+
+def is_scheme_reference(value: str) -> bool:
+    """True for `Bearer ${VAR}`, `Token $VAR`, `Basic {env:VAR}`: a scheme word and a reference
+    only, kept as written as a reference alone is (a rule tells it from a literal credential)."""
+    scheme = _SCHEME_REF.fullmatch(value)
+    return scheme is not None and is_env_reference(scheme[1])
+
+
 def is_marker(value: object) -> bool:
     """True when `value` is exactly one redaction marker."""
     return isinstance(value, str) and MARKER_RE.fullmatch(value) is not None

@@ -20,6 +20,7 @@ import itertools
 import math
 import operator
 import re
+import urllib.parse
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -45,7 +46,13 @@ from auditor.redact.names import (
     is_secret_map,
     names_a_secret,
 )
-from auditor.redact.plain import MARKER_RE, MARKER_START, is_env_reference, is_marker
+from auditor.redact.plain import (
+    MARKER_RE,
+    MARKER_START,
+    is_env_reference,
+    is_marker,
+    is_scheme_reference,
+)
 
 _CACHE_LIMIT = 200_000  # distinct strings remembered per Redactor (bounded memory)
 _CLEAN_DOCS, _CLEAN_DOC_BYTES = 256, 1024  # `Redactor._clean_docs`: how many, how long
@@ -327,11 +334,17 @@ class Redactor:
     def register(self, value: str) -> None:
         """Remember a secret (e.g. the API token) so it is scrubbed from any later text, and the
         credential in it on its own (`_credential_parts`: `X` of `Bearer X`), which may be
-        pasted alone later (a waiver's owner)."""
-        if not is_marker(value) and not is_env_reference(value):
+        pasted alone later (a waiver's owner); one written with percent-escapes
+        (`Kp3%40Vd9`, a basic-auth URL's password) as it decodes too (`Kp3@Vd9`), which may
+        be written plainly later."""
+        if not is_marker(value) and not is_env_reference(value) and not is_scheme_reference(value):
             self.memory.add(value)
             for part in _credential_parts(value):
                 self._remember_part(part)
+            if "%" in value:
+                decoded = _percent_decoded(value)
+                if decoded is not None:
+                    self.memory.add(decoded)
 
     def _remember_part(self, part: str) -> None:
         """Remember a credential taken out of a header value, if it looks like one
@@ -608,12 +621,44 @@ class Redactor:
             return _Seen(value, [i.out for i in items], any(i.numeric for i in items), items)
         if isinstance(value, str):
             if secret and value and not is_marker(value) and not is_env_reference(value):
+                if is_scheme_reference(value):  # `Bearer ${LLM_TOKEN}`: kept as written
+                    return _Seen(value, self._leaf(value, found), False)
                 self.register(value)
+                self._learn_inside(value)
                 return _Seen(value, self.marker(value), False)
             return _Seen(value, self._leaf(value, found), False)
         if secret == _SECRET_NUMBERS and type(value) in (int, float):
             return _Seen(value, self._secret_number(value), True)
         return _Seen(value, value, value is not None)
+
+    def _learn_inside(self, value: str) -> None:
+        """A value hidden whole by meaning (an `env` value) that is more than one token (a
+        proxy URL `http://ci:PW@proxy:3128`, a command line `deploy --password PW`): what the
+        value layers find in it is remembered on its own too when it looks like a credential
+        (`credential_like`: the value is hidden already, and a word remembered would be
+        scrubbed everywhere after), so `PW` written elsewhere later is its marker. A single
+        token (most secret values) is not read again."""
+        if _SEVERAL_TOKENS.search(value) is None:
+            return
+        inside: list[str] = []
+        self._value_text(value, inside)
+        for secret in inside:
+            # only one that looks like a credential (not `YOUR_API_KEY`)
+            if secret != value and credential_like(secret):
+                self.register(secret)
+        self._learn_basic(value, inside)
+
+    def _learn_basic(self, text: str, found: list[str]) -> None:
+        """`Authorization: Basic X` written in a text (a hook's `curl -H …`) whose `X` a value
+        layer found: the password `X` encodes is remembered on its own, as for a header field.
+        Only looked for when something was found and the text names the scheme."""
+        if not found or "asic" not in text.lower():
+            return
+        for m in _BASIC_IN_TEXT.finditer(text):
+            encoded = m["v"]
+            if any(encoded in secret or secret in encoded for secret in found):
+                for part in _basic_password(encoded):
+                    self._remember_part(part)
 
     def _argv_value(self, value: str, part: str, hosted: bool, found: list[str]) -> _Seen:
         """An argv-style array's element holding a password option's value (`part`: all of
@@ -729,6 +774,8 @@ class Redactor:
         out = self._value_text(text, found)
         for secret in found[mark:]:
             self.register(secret)
+        if len(found) > mark:
+            self._learn_basic(text, found[mark:])
         out = self._scrub(out)
         if len(self._leaves) < _CACHE_LIMIT or text in self._leaves:
             self._leaves[text] = (out, self.memory.learned)
@@ -760,6 +807,7 @@ class Redactor:
         out = self._value_text(text, found)
         for secret in found:
             self.register(secret)
+        self._learn_basic(text, found)
         return self._scrub(out)
 
     def redact_shown(self, text: str) -> str:
@@ -1104,6 +1152,21 @@ def _credential_parts(value: str) -> list[str]:
     if header is None:
         return []
     return cookie_values(value[header.end() :], folded="set-" in header[0].lower())
+
+
+# A value of several tokens: white space, a `user@`, or an `=` before more text
+_SEVERAL_TOKENS = re.compile(r"[\s@]|=[^=]")
+# `Basic X` in a text (`curl -H 'Authorization: Basic X'`)
+_BASIC_IN_TEXT = re.compile(r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})")
+
+
+def _percent_decoded(value: str) -> str | None:
+    """`value` with its percent-escapes decoded, when it has one and they decode to UTF-8."""
+    try:
+        decoded = urllib.parse.unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded != value else None
 
 
 def _basic_password(encoded: str) -> list[str]:

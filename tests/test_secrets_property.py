@@ -263,10 +263,44 @@ _PASTED_TWICE = [  # fixed by 12648ca: the revealing revision holds the text the
 ]
 
 
+_GLUED_ON_THE_NEXT_NIGHT = [  # found by this test (review R11): the next night's sync re-read
+    _Sync(  # revision 3, whose stored copy hid `x<secret>`, and showed it as a rewrite
+        revisions=[
+            _Revision(reveal={"customModels": _PLAIN[0]}),
+            _Revision(),
+            _Revision(pastes=[("key", "x" + _PLAIN[0])]),
+        ],
+        page_size=2,
+        reopen=False,
+    ),
+    _Sync(revisions=[], page_size=2, reopen=True),
+]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_syncs)
 @example(_PASTED_TWICE)
+@example(_GLUED_ON_THE_NEXT_NIGHT)
 def test_no_learned_secret_is_stored_plain_and_the_index_splits_the_rows(
     plans: list[_Sync],
 ) -> None:
     _run(plans)
+
+
+def test_a_glued_secret_re_read_the_next_night_is_no_integrity_issue() -> None:
+    """A secret pasted glued to other text (`x<secret>`) in a revision newer than the one that
+    revealed it is hidden in its stored copy once the older one is read; the next night, a new
+    process knows the secret by fingerprint only, re-reads that revision and used to find it
+    "changed after it was stored" (a critical integrity finding for nothing the service did),
+    naming the changed key, the secret in it, in the state file. It is the same revision."""
+    service = _Service()
+    for revision in _GLUED_ON_THE_NEXT_NIGHT[0].revisions:
+        service.add(revision)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.db"
+        for _night in range(2):
+            with Store.open(path) as store:
+                _sync(store, service, 2)
+        with Store.open(path) as store:
+            assert store.integrity_issues() == []
+        assert not any(form in _state_bytes(path) for form in _forms(_PLAIN[0]))

@@ -676,6 +676,25 @@ class SecretMemory:
         """Where the values seen by this process are in `text`."""
         return self._exact.spans(text)
 
+    def find_glued(self, text: str) -> set[str]:
+        """The secrets known by fingerprint only (an earlier process learned them) in `text`
+        at any place, not only between word boundaries (`x<secret>`): every stretch of a
+        remembered length is tried, up to `_MAX_WINDOWS` of them. Too costly for every string:
+        for a re-read item whose stored copy hides something this one shows, where the stored
+        copy says a secret is (`Store._ingest`)."""
+        lengths = [n for n in self._lengths if n <= len(text)]
+        found: set[str] = set()
+        tried = 0
+        for length in lengths:
+            for start in range(len(text) - length + 1):
+                piece = text[start : start + length]
+                if self.fingerprint(piece) in self._fingerprints:
+                    found.add(piece)
+                tried += 1
+                if tried > _MAX_WINDOWS:
+                    return found
+        return found
+
     def _find_by_fingerprint(self, text: str) -> set[str]:
         bounds: Iterable[int]
         ends: Container[int]

@@ -20,6 +20,7 @@ import hmac
 import itertools
 import json
 import os
+import re
 import shlex
 import sqlite3
 from array import array
@@ -32,11 +33,11 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
-from auditor.common.jsonutil import canonical, share_equal
+from auditor.common.jsonutil import canonical, loads, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError, StoreWriteError
 from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
-from auditor.redact import RULES_VERSION, Redactor, encoded_forms
+from auditor.redact import MARKER_START, RULES_VERSION, Redactor, encoded_forms
 from auditor.redact.memory import literal_matcher
 from auditor.store import analytics as store_analytics
 from auditor.store import evalstate, postgres, rewrites, scrubindex
@@ -161,6 +162,10 @@ def _stored_forms(secret: str) -> list[str]:
     forms = encoded_forms(secret)
     again = (json.dumps(f, ensure_ascii=False)[1:-1] for f in forms)
     return list(dict.fromkeys([*forms, *again]))
+
+
+#: A JSON string's text between its quotes (escapes kept), in compact JSON.
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
 def _remove_created(path: Path) -> None:
@@ -1049,6 +1054,8 @@ class Store:
         key = revision if report_id is None else report_id
         if before and self._rescrub_row(table, key) == digest:
             return Ingested("same", known_before=True)  # stored before a secret in it was known
+        if before and self._glued_secret_hidden(table, key, row, str(stored_hash)):
+            return Ingested("same", known_before=True)  # the stored copy hid it: not a rewrite
         # Another hash is not yet other content: the same value in another JSON form (`30.0`,
         # a report's `null` for absent) is the same, fields only added are a note.
         judged = self._judge(table, key, row)
@@ -1062,6 +1069,38 @@ class Store:
             revision, report_id, stored_hash, digest, seen_at, changes=judged.changes
         )
         return Ingested("conflict", known_before=True, issue=issue)
+
+    def _glued_secret_hidden(
+        self, table: Literal["revisions", "reports"], key: Any, row: tuple[Any, ...], stored: str
+    ) -> bool:
+        """Whether the re-read item is its stored copy but for a secret the copy hides and this
+        one shows: one pasted glued to other text (`x<secret>`) that an earlier process learned,
+        whose fingerprint alone (all the state file keeps) is looked for only between word
+        boundaries. The stored copy says a secret is there (a marker): each string this item
+        has and the copy has not is searched at every place (`SecretMemory.find_glued`), a
+        secret found is remembered as a value (the rest of the sync scrubs it too), and the
+        item, redacted again, is compared. The service did not change it: without this, a
+        false integrity issue named the path, secret and all (tester R11)."""
+        column = "settings" if table == "revisions" else "data"
+        (stored_json,) = self._db.execute(
+            f"SELECT {column} FROM {table} WHERE {KEY_COLUMN[table]} = ?", (key,)
+        ).fetchone()
+        stored_text = meta_text(stored_json)
+        if MARKER_START not in stored_text:
+            return False
+        seen = row[6] if table == "revisions" else row[3]
+        seen_text = seen.decode() if isinstance(seen, bytes) else str(seen)
+        shown = set(_JSON_STRING.findall(seen_text)) - set(_JSON_STRING.findall(stored_text))
+        memory = self.redactor.memory
+        found: set[str] = set()
+        for text in shown:
+            found |= memory.find_glued(loads(f'"{text}"') if "\\" in text else text)
+        if not found:
+            return False
+        for secret in found:
+            self.redactor.register(secret)
+        again = canonical(self.redactor.redact_json(loads(seen_text)))
+        return hashlib.sha256(again).hexdigest() == stored
 
     def _judge(
         self, table: Literal["revisions", "reports"], key: Any, row: tuple[Any, ...]

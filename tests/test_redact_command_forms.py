@@ -221,6 +221,22 @@ LOOK_ALIKES = {
 }
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password:\n  enabled: true\n",  # the next line is a key of the block, no value
+        "token:\n  - abcdefgh\n",
+        "passwordPolicy:\n  minLength12\n",
+        "tokens:\n  maxOutputTokens\n",
+        "password:\nKp3Vd9qLmW2z\n",  # not indented under it: another key's line
+    ],
+)
+def test_a_line_under_a_secret_field_that_is_no_value_of_it_stays(
+    redactor: Redactor, text: str
+) -> None:
+    assert redactor.redact_json({"svcRouterGuidance": text})["svcRouterGuidance"] == text
+
+
 def test_keys_that_only_look_like_a_pin_stay_readable(redactor: Redactor) -> None:
     doc = {"customModels": [{"id": "m", "extraArgs": dict(LOOK_ALIKES)}]}
     assert redactor.redact_json(doc) == doc
@@ -233,6 +249,11 @@ def test_keys_that_only_look_like_a_pin_stay_readable(redactor: Redactor) -> Non
         ('{"\\u0074oken": "Kp3Vd9qLmW2z"}', '{"\\u0074oken": "%s"}'),
         ("---\nauth:\n  token: Kp3Vd9qLmW2z\n", "---\nauth:\n  token: %s\n"),
         ("db:\n  password: Kp3Vd9qLmW2z\n", "db:\n  password: %s\n"),
+        # the value alone on the next line (hidden before this round, then missed by its fix)
+        ("password:\n  Kp3Vd9qLmW2z\n", "password:\n  %s\n"),
+        ("db:\n  password:\n    Kp3Vd9qLmW2z\n", "db:\n  password:\n    %s\n"),
+        ("api_key: |\n  Kp3Vd9qLmW2z\n", "api_key: |\n  %s\n"),
+        ("- token: >-\r\n    Kp3Vd9qLmW2z\r\n", "- token: >-\r\n    %s\r\n"),
     ],
 )
 def test_a_secret_field_in_a_text_is_hidden_not_its_key(

@@ -138,6 +138,12 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # (the value on the name's line: under a nested YAML block, `auth:⏎  token: X`, the
     # next line's key is no value)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
+    # ... or alone on the next line, further indented (`password:⏎  X`, a block scalar
+    # `password: |⏎  X`), the whole line one word: a key there (`token:`) is no value
+    re.compile(
+        rf"(?im)^(?P<i>[ \t]*)(?:-[ \t]+)?{SECRET_NAME}[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n"
+        r"(?P=i)[ \t]+(?P<v>[^\s'\"@]{5,}[^\s'\"@:])[ \t]*\r?$"
+    ),
     # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>{_RUN})"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string

@@ -6,6 +6,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import gc
+import os
 import signal
 import sys
 import threading
@@ -36,7 +37,7 @@ def entry() -> int:
     except BaseException as exc:  # before `main` guards anything: imports take 0.1 s
         interrupt = _interrupt(exc)
         if interrupt is None:
-            raise
+            return _failed(exc)
         # `auditor.errors.EXIT_INTERRUPTED` and `auditor.cli.signals.EXIT_TERMINATED` (not
         # imported: loading is what stopped), and their words
         terminated = isinstance(interrupt, _Terminated)
@@ -46,7 +47,10 @@ def entry() -> int:
     finally:
         if previous is not None:  # `main` installs its own (a SIGTERM in between: the default)
             signal.signal(signal.SIGTERM, previous)
-    code = main()
+    try:
+        code = main()
+    except Exception as exc:  # outside the command's guard (argv read under a memory limit)
+        code = _failed(exc)
     _ignore_late_signals()
     # What is alive now lives until the process ends: set aside, the collections the
     # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
@@ -55,6 +59,27 @@ def entry() -> int:
     # the interpreter whatever the collector does.
     gc.freeze()
     return code
+
+
+def _failed(exc: BaseException) -> int:
+    """Exit 2 and one fixed line for an error the command line's own guard never saw (the
+    loading ran out of memory: `ulimit -v`), not Python's traceback and exit 1, which means
+    findings; the traceback with `--debug` or AUDITOR_DEBUG=1. Nothing is imported for it."""
+    if "--debug" in sys.argv[1:] or os.environ.get("AUDITOR_DEBUG", "") not in ("", "0"):
+        raise exc
+    mapped = isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
+    if isinstance(exc, MemoryError) or mapped:  # `auditor.cli.out_of_memory` (not imported)
+        line = (
+            "out of memory: the command needed more than this process may use (a `ulimit -v` "
+            "or a container's memory limit); give it more and run it again"
+        )
+    else:
+        line = f"unexpected {type(exc).__name__} (rerun with --debug or AUDITOR_DEBUG=1 for the "
+        line += "traceback)"
+    exc.__traceback__ = None
+    with contextlib.suppress(Exception):
+        print(f"auditor: error: {line}", file=sys.stderr)
+    return 2  # `auditor.errors.EXIT_ERROR`
 
 
 def _interrupt(exc: BaseException) -> KeyboardInterrupt | None:

@@ -438,7 +438,12 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
 def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
     """`report_failure` of an error, or, when Ctrl-C or SIGTERM lands while the error is being
     worded (hiding a path that looks like a secret loads the value detectors, a tenth of a
-    second), the interrupt's one line and exit code, never a traceback."""
+    second), the interrupt's one line and exit code, never a traceback. An error the wording
+    itself cannot get past (out of memory: its own imports fail) is a fixed line, exit 2."""
+    if out_of_memory(exc) and not debug:
+        # what the failed allocation's frames held goes now; nothing is imported to say it
+        exc.__traceback__ = None
+        return _last_resort(exc, ctx)
     try:
         # Imported when an error is worded, not at start-up (`auditor --version`): it loads
         # the escaping and URL-scrubbing helpers (inside the `try`, so Ctrl-C or SIGTERM while
@@ -450,6 +455,37 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
         code, word = interrupt_exit(again)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
+    except Exception:  # its imports, under a memory limit (`ulimit -v`): exit 1, a traceback
+        return _last_resort(exc, ctx)
+
+
+#: The line of a command that ran out of memory: nothing in it needs an import or a lookup.
+OUT_OF_MEMORY = (
+    "out of memory: the command needed more than this process may use (a `ulimit -v` or a "
+    "container's memory limit); give it more and run it again"
+)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """`exc` is the process running out of memory: a `MemoryError`, or a module's shared
+    library that could not be mapped (`ImportError: … failed to map segment from shared
+    object`, what a `ulimit -v` gives an import)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
+
+
+def _last_resort(exc: BaseException, ctx: Context) -> int:
+    """One fixed line for `exc` (its type's name only: its text may quote a token, and hiding
+    one needs imports), exit 2: what is said when wording the error failed too."""
+    if out_of_memory(exc):
+        line = f"auditor: error: {OUT_OF_MEMORY}"
+    else:
+        line = f"auditor: error: unexpected {type(exc).__name__} (rerun with --debug or "
+        line += "AUDITOR_DEBUG=1 for the traceback)"
+    with contextlib.suppress(Exception):  # not even that: the exit code says it
+        print(line, file=ctx.stderr)
+    return EXIT_ERROR
 
 
 def _stdout_gone(ctx: Context) -> bool:

@@ -1,0 +1,92 @@
+"""A command starved of memory, and signals that land where a command is ending or cleaning up
+(a second Ctrl-C, SIGINT then SIGTERM, one after the last line): one line, the documented exit
+code, and nothing left in `--out` that claims more than the command did (tester T18).
+
+The signals are real ones sent by the process to itself at a point a hook marks (a function
+wrapped in a small driver script), so each test is deterministic."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+REVIEW = ["review", str(EXAMPLES / "proposed-settings.yaml")]
+REVIEW += ["--against", str(EXAMPLES / "live-settings.yaml")]
+
+
+def _script(body: str, argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`body` (hooks), then the `auditor` command's entry with `argv`, in a new interpreter."""
+    code = f"import os, signal, sys\n{body}\nimport auditor.__main__ as m\nsys.exit(m.entry())\n"
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), **env}, timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+# -- out of memory (#5) -----------------------------------------------------------------------
+
+STARVED = """
+import auditor.cli.cmd_review as r
+class Starved:  # the memory limit reached: each import not done yet fails as its allocation would
+    def find_spec(self, *args):
+        raise MemoryError
+def review_command(args, ctx):
+    sys.meta_path.insert(0, Starved())
+    raise {raised}
+r.review_command = review_command
+"""
+
+
+def test_out_of_memory_is_one_line_and_exit_2_even_when_the_wording_cannot_import(
+    tmp_path: Path,
+) -> None:
+    """The error handler imported its helpers when an error came: under `ulimit -v` that import
+    failed too, and `review` exited 1 (findings, to a PR gate) with a two-part traceback; where
+    it got through, the line was `unexpected MemoryError:` with nothing after it."""
+    done = _script(STARVED.format(raised="MemoryError"), REVIEW, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "auditor: error: out of memory: the command needed more than this process may use (a "
+        "`ulimit -v` or a container's memory limit); give it more and run it again"
+    ]
+
+
+def test_an_error_whose_wording_cannot_import_is_still_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = _script(STARVED.format(raised="RuntimeError('boom')"), REVIEW, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "auditor: error: unexpected RuntimeError (rerun with --debug or AUDITOR_DEBUG=1 for the "
+        "traceback)"
+    ]
+
+
+def _limited(megabytes: int) -> None:
+    size = megabytes << 20
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as Linux counts it")
+def test_review_under_real_memory_limits_never_exits_1_with_a_traceback(tmp_path: Path) -> None:
+    """A real `ulimit -v` at the sizes where the loading, the command and the error's own
+    wording each ran out (tester T18: 33-46 MB here): exit 2 and one line, or the review done."""
+    for megabytes in (28, 31, 33, 36, 39, 46, 52):
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor", *REVIEW, "--out", str(tmp_path / str(megabytes))],
+            capture_output=True, text=True, cwd=REPO, timeout=60, check=False,
+            preexec_fn=lambda m=megabytes: _limited(m),
+        )  # fmt: skip
+        lines = done.stderr.splitlines()
+        assert "Traceback" not in done.stderr, (megabytes, done.stderr)
+        if done.returncode == 2:
+            assert len(lines) == 1 and lines[0].startswith("auditor: error: "), (megabytes, lines)
+            assert "MemoryError:" not in lines[0], (megabytes, lines)
+        else:  # it had memory enough: the review's own verdict
+            assert done.returncode == 1 and lines[-1].startswith("auditor: exit 1: "), lines

@@ -33,7 +33,9 @@ def entry() -> int:
     try:
         with _loading():
             _load_orjson()
-            from auditor.cli import main
+            from auditor.cli import main, signals
+
+            signals.ignoring_until_exit = True  # from the command's last line on
     except BaseException as exc:  # before `main` guards anything: imports take 0.1 s
         interrupt = _interrupt(exc)
         if interrupt is None:

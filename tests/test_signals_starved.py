@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,8 @@ def _script(body: str, argv: list[str], cwd: Path, **env: str) -> subprocess.Com
     code = f"import os, signal, sys\n{body}\nimport auditor.__main__ as m\nsys.exit(m.entry())\n"
     return subprocess.run(
         [sys.executable, "-c", code, *argv],
-        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), **env}, timeout=60,
-        check=False,
+        capture_output=True, text=True, cwd=cwd, timeout=60, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
     )  # fmt: skip
 
 
@@ -90,3 +91,63 @@ def test_review_under_real_memory_limits_never_exits_1_with_a_traceback(tmp_path
             assert "MemoryError:" not in lines[0], (megabytes, lines)
         else:  # it had memory enough: the review's own verdict
             assert done.returncode == 1 and lines[-1].startswith("auditor: exit 1: "), lines
+
+
+# -- a signal after the last line (#9) --------------------------------------------------------
+
+AFTER_LAST_LINE = """
+SIGNALS = {signals}
+class Stderr:  # sends this process the signals as soon as the last line has been written
+    def __init__(self, stream):
+        self.stream = stream
+    def write(self, text):
+        written = self.stream.write(text)
+        if text.startswith("auditor: exit") and SIGNALS:
+            self.stream.flush()
+            for signum in SIGNALS:
+                os.kill(os.getpid(), signum)
+            SIGNALS.clear()
+        return written
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+sys.stderr = Stderr(sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "after",
+    [[signal.SIGINT], [signal.SIGTERM], [signal.SIGINT, signal.SIGTERM]],
+    ids=["INT", "TERM", "INT+TERM"],
+)
+def test_a_signal_after_the_last_line_is_ignored(tmp_path: Path, after: list[int]) -> None:
+    """README: a signal that lands once a command has ended (its last line said) is ignored,
+    the exit code is the command's. A Ctrl-C just after `auditor: exit 1: …` printed a second
+    line, `auditor: exit 130: interrupted`, and a KeyboardInterrupt traceback, and the process
+    died by SIGINT; SIGTERM killed it (-15)."""
+    body = AFTER_LAST_LINE.format(signals=[int(s) for s in after])
+    done = _script(body, [*REVIEW, "--out", str(tmp_path / "r")], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert [line for line in lines if line.startswith("auditor: exit")] == [lines[-1]]
+    assert lines[-1].startswith("auditor: exit 1: 4 findings introduced by the change")
+
+
+def test_a_sigterm_after_an_interrupts_last_line_is_ignored(tmp_path: Path) -> None:
+    """Ctrl-C while the reports are written, then SIGTERM once `auditor: exit 130` is out (a
+    wrapper forwarding both): a second line `exit 143`, a traceback ending in `Terminated`, and
+    exit 1 or death by SIGTERM. Now: exit 130, that line last."""
+    body = AFTER_LAST_LINE.format(signals=[int(signal.SIGTERM)])
+    body += """
+import auditor.cli.cmd_review as r
+real = r.write_reports
+def write_reports(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+r.write_reports = write_reports
+"""
+    done = _script(body, [*REVIEW, "--out", str(tmp_path / "r")], tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == "auditor: exit 130: interrupted"
+    assert done.stderr.count("auditor: exit") == 1

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from auditor import __version__
+from auditor.cli import signals
 from auditor.cli.parsers import REGISTER, SingleValue, value_problem
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
@@ -103,10 +104,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
-    """Run the command line; returns the exit code (design §9)."""
+    """Run the command line; returns the exit code (design §9). Ctrl-C and SIGTERM are ignored
+    from the command's last line on (`auditor.cli.signals.ignore_from_now`); for the `auditor`
+    command until the process ends, for another caller (a test) until this returns."""
+    try:
+        return _main(argv, ctx)
+    finally:
+        if not signals.ignoring_until_exit:
+            signals.heed_again()
+
+
+def _main(argv: Sequence[str] | None, ctx: Context | None) -> int:
     ctx = ctx or Context()
     if ctx.stderr is None:  # closed (`2>&-`): nothing can say why, the exit code still does
         ctx = replace(ctx, stderr=open(os.devnull, "w"))  # noqa: SIM115 (the process's own)
+    ctx = replace(ctx, stderr=cast(TextIO, _Stderr(ctx.stderr)))
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
     try:
@@ -149,6 +161,23 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         _silence(sys.stderr)
         return EXIT_ERROR
     return code
+
+
+class _Stderr:
+    """The command's stderr, which ignores Ctrl-C and SIGTERM from the moment the command's
+    last line (`auditor: exit N: …`, `auditor: error: …`) is written to it: a signal after that
+    line changes neither the exit code nor the last line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if signals.is_last_line(text):
+            signals.ignore_from_now()
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding …
+        return getattr(self.stream, name)
 
 
 class StdoutError(Exception):

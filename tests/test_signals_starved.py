@@ -7,6 +7,8 @@ wrapped in a small driver script), so each test is deterministic."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import resource
 import signal
@@ -151,3 +153,91 @@ r.write_reports = write_reports
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == "auditor: exit 130: interrupted"
     assert done.stderr.count("auditor: exit") == 1
+
+
+# -- a second signal while an interrupted run rewrites its reports (#3) -----------------------
+
+FIRST_AT_SARIF = """
+import auditor.report as report
+real_sarif = report._write_sarif
+def write_sarif(*args, **kwargs):  # the first signal: as findings.sarif begins
+    report._write_sarif = real_sarif
+    for signum in {first}:
+        os.kill(os.getpid(), signum)
+    return real_sarif(*args, **kwargs)
+report._write_sarif = write_sarif
+"""
+SECOND_AT_REWRITE = """
+import auditor.cli.cmd_run as cmd_run
+real_rewrite = cmd_run._write_interrupted
+def write_interrupted(*args, **kwargs):  # the second: as the incomplete reports begin
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real_rewrite(*args, **kwargs)
+cmd_run._write_interrupted = write_interrupted
+"""
+SECOND_IN_REWRITE = """
+import auditor.cli.cmd_run as cmd_run
+real_rewrite, real_write = cmd_run._write_interrupted, report._write
+def write_interrupted(*args, **kwargs):
+    def write(path, name, *more):  # the second: once the rewrite's first report is written
+        real_write(path, name, *more)
+        os.kill(os.getpid(), signal.SIGTERM)
+    report._write = write
+    return real_rewrite(*args, **kwargs)
+cmd_run._write_interrupted = write_interrupted
+"""
+
+
+@pytest.fixture
+def synced(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """`env` with its state file synced from the emulator."""
+    from auditor.cli import Context, main
+
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=io.StringIO(), cwd=str(tmp_path))
+    assert main(["sync", "-q"], ctx) == 0
+    return env
+
+
+def _incomplete_or_absent(out: Path) -> list[str]:
+    """What in `out` claims a complete run (an interrupted run's reports must not)."""
+    claims = []
+    if (out / "findings.sarif").exists():
+        claims.append("findings.sarif")
+    json_path = out / "findings.json"
+    if json_path.exists() and json.loads(json_path.read_text())["complete"] is not False:
+        claims.append("findings.json")
+    for name, mark in [
+        ("report.md", "**Incomplete:**"),
+        ("report.html", '<div class="banner incomplete">'),
+        ("junit.xml", 'type="incomplete"'),
+    ]:
+        if (out / name).exists() and mark not in (out / name).read_text():
+            claims.append(name)
+    return claims
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ([signal.SIGINT, signal.SIGTERM], ""),
+        ([signal.SIGINT, signal.SIGINT], ""),
+        ([signal.SIGINT], SECOND_AT_REWRITE),
+        ([signal.SIGTERM], SECOND_IN_REWRITE),
+    ],
+    ids=["INT+TERM", "INT+INT", "TERM-at-rewrite", "TERM-in-rewrite"],
+)
+def test_a_second_signal_while_reports_are_written_leaves_none_claiming_complete(
+    synced: dict[str, str], tmp_path: Path, first: list[int], second: str
+) -> None:
+    """Ctrl-C twice (or SIGINT then SIGTERM) while `run` wrote its reports: exit 130/143 with
+    findings.json `"complete": true`, report.md and report.html without the Incomplete banner
+    and junit.xml missing. Whatever the second signal cuts, what is left reads incomplete."""
+    out = tmp_path / "o"
+    body = FIRST_AT_SARIF.format(first=[int(s) for s in first]) + second
+    done = _script(body, ["run", "--offline", "--out", str(out)], tmp_path, **synced)
+    assert done.returncode in (130, 143), done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"auditor: exit {done.returncode}: ")
+    assert _incomplete_or_absent(out) == [], (sorted(os.listdir(out)), done.stderr)
+    if second == SECOND_IN_REWRITE:  # the report written before the second signal is there
+        assert (out / "report.html").exists()

@@ -30,13 +30,16 @@ from auditor.cli.common import (
 from auditor.cli.failure import report_failure, scrubbed
 from auditor.cli.outdir import (
     INTERRUPTED_SARIF,
+    PDF,
+    SARIF,
     clear_old_reports,
     hold_out_dir,
+    remove_reports,
     sarif_withheld,
     say,
     without_sarif,
 )
-from auditor.cli.signals import interrupt_exit
+from auditor.cli.signals import held, interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,
@@ -166,7 +169,8 @@ def _run_one(
                 folder=folder,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-            _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published)
+            removed = _unpublish(out_dir, published)
+            _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published, removed)
             code, word = interrupt_exit(exc)
             print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
             print(f"auditor: exit {code}: {word}", file=ctx.stderr)
@@ -449,6 +453,20 @@ def reports_not_synced(stored: int) -> DataWarning:
     )
 
 
+def _unpublish(out_dir: Path, published: _Published) -> bool:
+    """Interrupted once the evaluation finished: the reports this run wrote complete (its
+    folder was cleared when it began) go at once, with Ctrl-C and SIGTERM held for those few
+    removals, before the incomplete ones are written. A second signal (Ctrl-C twice, SIGINT
+    then SIGTERM) cuts that writing short, never a report left claiming a complete run (it
+    left findings.json `"complete": true`, no banner, exit 130/143). True when this run's
+    findings.sarif was among them."""
+    if published.data is None:
+        return False
+    with held():  # (a report.pdf written whole stays: it is not rendered again, see below)
+        removed = remove_reports(out_dir, keep=(PDF,))
+    return SARIF in removed
+
+
 def _write_interrupted(
     loaded: LoadedPolicy,
     options: AuditOptions,
@@ -456,6 +474,7 @@ def _write_interrupted(
     outputs: tuple[str, ...],
     ctx: Context,
     published: _Published | None = None,
+    sarif_removed: bool = False,
 ) -> None:
     """The partial reports, without a SARIF: one without the run's results would close every
     open code-scanning alert of its category. Interrupted while the reports were written (the
@@ -475,7 +494,7 @@ def _write_interrupted(
         interrupted = ("interrupted before the evaluation finished",)
         data = build_report_data(header, loaded.policy.files, (), interrupted)
         why, own = INTERRUPTED_SARIF, False
-    data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own)
+    data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own, removed=sarif_removed)
     if outputs:
         write_reports(data, out_dir, outputs)
     say(line, ctx)

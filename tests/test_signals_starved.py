@@ -241,3 +241,47 @@ def test_a_second_signal_while_reports_are_written_leaves_none_claiming_complete
     assert _incomplete_or_absent(out) == [], (sorted(os.listdir(out)), done.stderr)
     if second == SECOND_IN_REWRITE:  # the report written before the second signal is there
         assert (out / "report.html").exists()
+
+
+# -- a second signal while an interrupted export removes its bundle (#4) ----------------------
+
+EXPORT_SIGNALS = """
+import shutil
+import auditor.workflows.export as export
+real_write, real_rmtree = export._write, shutil.rmtree
+def write(path, data):  # the first signal: once manifest.json is written
+    real_write(path, data)
+    if path.name == "manifest.json":
+        shutil.rmtree = rmtree
+        for signum in {first}:
+            os.kill(os.getpid(), signum)
+def rmtree(*args, **kwargs):  # the second: once the removal has removed its first folder
+    real_rmtree(*args, **kwargs)
+    shutil.rmtree = real_rmtree
+    for signum in {second}:
+        os.kill(os.getpid(), signum)
+export._write = write
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ([signal.SIGINT], [signal.SIGTERM]),
+        ([signal.SIGTERM], [signal.SIGINT]),
+        ([signal.SIGINT, signal.SIGTERM], []),
+    ],
+    ids=["INT-then-TERM-in-removal", "TERM-then-INT-in-removal", "INT+TERM"],
+)
+def test_a_second_signal_while_an_export_is_removed_leaves_no_bundle(
+    synced: dict[str, str], tmp_path: Path, first: list[int], second: list[int]
+) -> None:
+    """README: exit 130/143 always means no bundle. A second signal a millisecond after the
+    first cut the removal short: exit 143 and 14-20 files left, some a bundle `verify` passed."""
+    out = tmp_path / "e"
+    body = EXPORT_SIGNALS.format(first=[int(s) for s in first], second=[int(s) for s in second])
+    done = _script(body, ["export", "--out", str(out)], tmp_path, **synced)
+    assert done.returncode in (130, 143), done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"auditor: exit {done.returncode}: ")
+    assert not out.exists(), sorted(str(p.relative_to(out)) for p in out.rglob("*"))

@@ -53,6 +53,8 @@ def entry() -> int:
         code = main()
     except Exception as exc:  # outside the command's guard (argv read under a memory limit)
         code = _failed(exc)
+    global _command_ended
+    _command_ended = True
     _ignore_late_signals()
     # What is alive now lives until the process ends: set aside, the collections the
     # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
@@ -67,7 +69,7 @@ def _failed(exc: BaseException) -> int:
     """Exit 2 and one fixed line for an error the command line's own guard never saw (the
     loading ran out of memory: `ulimit -v`), not Python's traceback and exit 1, which means
     findings; the traceback with `--debug` or AUDITOR_DEBUG=1. Nothing is imported for it."""
-    if "--debug" in sys.argv[1:] or os.environ.get("AUDITOR_DEBUG", "") not in ("", "0"):
+    if _debug():
         raise exc
     mapped = isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
     if isinstance(exc, MemoryError) or mapped:  # `auditor.cli.out_of_memory` (not imported)
@@ -104,7 +106,27 @@ def _unraisable(info: sys.UnraisableHookArgs) -> None:
     if isinstance(info.exc_value, KeyboardInterrupt):
         _thread.interrupt_main()  # (nothing if SIGINT is ignored by then: the command ended)
         return
+    if _ended() and not _debug():
+        # Its last line said, the command's reason stays the last line: a cleanup's error from
+        # a finalizer run after it (an interrupted transaction's generator collected once its
+        # database was closed: `Exception ignored … Cannot operate on a closed database` after
+        # `auditor: exit 143`) is printed with --debug only.
+        return
     sys.__unraisablehook__(info)
+
+
+_command_ended = False  # `main` has returned (set by `entry`)
+
+
+def _ended() -> bool:
+    """The command has said its last line, or returned."""
+    signals = sys.modules.get("auditor.cli.signals")
+    return _command_ended or bool(signals is not None and signals.last_line_said())
+
+
+def _debug() -> bool:
+    """`--debug` on the command line, or AUDITOR_DEBUG=1."""
+    return "--debug" in sys.argv[1:] or os.environ.get("AUDITOR_DEBUG", "") not in ("", "0")
 
 
 def _loading() -> contextlib.AbstractContextManager[None]:

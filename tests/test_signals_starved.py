@@ -285,3 +285,42 @@ def test_a_second_signal_while_an_export_is_removed_leaves_no_bundle(
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"auditor: exit {done.returncode}: ")
     assert not out.exists(), sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+
+
+# -- a cleanup's error after the last line (#11) ----------------------------------------------
+
+FINALIZER_AFTER_LAST_LINE = """
+import sqlite3
+def transaction():  # as an interrupted `Store.transaction` collected after its database closed
+    try:
+        yield
+    finally:
+        raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+class Stderr:
+    def __init__(self, stream):
+        self.stream = stream
+    def write(self, text):
+        written = self.stream.write(text)
+        if text.startswith("auditor: exit"):
+            self.stream.flush()
+            pending = transaction()
+            next(pending)
+            del pending  # finalized here: `Exception ignored in: <generator …>`
+        return written
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+sys.stderr = Stderr(sys.stderr)
+"""
+
+
+def test_a_cleanup_error_after_the_last_line_is_not_printed(tmp_path: Path) -> None:
+    """SIGINT then SIGTERM in a first `run`: after `auditor: exit 143` came `Exception ignored
+    in: <generator object Store.transaction …> … Cannot operate on a closed database`, a
+    traceback after the command's last line. With --debug it is still shown."""
+    argv = [*REVIEW, "--out", str(tmp_path / "r")]
+    done = _script(FINALIZER_AFTER_LAST_LINE, argv, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1].startswith("auditor: exit 1: ")
+    assert "Exception ignored" not in done.stderr
+    shown = _script(FINALIZER_AFTER_LAST_LINE, [*argv, "--debug"], tmp_path)
+    assert "Cannot operate on a closed database" in shown.stderr

@@ -61,6 +61,11 @@ def ignore_from_now() -> None:
             _BEFORE_LAST_LINE[signum] = signal.signal(signum, signal.SIG_IGN)
 
 
+def last_line_said() -> bool:
+    """The command's last line has been said (and Ctrl-C and SIGTERM are ignored)."""
+    return bool(_BEFORE_LAST_LINE)
+
+
 def heed_again() -> None:
     """Put back the handlers `ignore_from_now` replaced (`main` returning to a caller that goes
     on; the `auditor` command itself keeps them ignored until the process ends)."""

@@ -324,3 +324,39 @@ def test_a_cleanup_error_after_the_last_line_is_not_printed(tmp_path: Path) -> N
     assert "Exception ignored" not in done.stderr
     shown = _script(FINALIZER_AFTER_LAST_LINE, [*argv, "--debug"], tmp_path)
     assert "Cannot operate on a closed database" in shown.stderr
+
+
+# -- temporary files a killed run left (#7) ---------------------------------------------------
+
+KILLED_WRITING_HTML = """
+import tempfile
+real_mkstemp = tempfile.mkstemp
+def mkstemp(*args, **kwargs):  # killed (`kill -9`, the OOM killer) as report.html is written
+    made = real_mkstemp(*args, **kwargs)
+    if str(kwargs.get("prefix", "")).startswith(".report.html."):
+        os.write(made[0], b"<!DOCTYPE html>\\n<html")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return made
+tempfile.mkstemp = mkstemp
+"""
+
+
+def test_a_temporary_report_a_killed_run_left_is_removed_by_the_next(
+    synced: dict[str, str], tmp_path: Path
+) -> None:
+    """A run killed with SIGKILL while writing report.html left `.report.html.XXXXXXXX.tmp`
+    in `--out`, and no later run removed it: it piled up and went out with the reports. The
+    next run into the folder removes it; files of other names stay."""
+    out = tmp_path / "o"
+    argv = ["run", "--offline", "-q", "--out", str(out)]
+    killed = _script(KILLED_WRITING_HTML, argv, tmp_path, **synced)
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert left.startswith(".report.html.")
+    others = [".notes.abcd1234.tmp", ".report.html.keep", "report.html.abcd1234.tmp"]
+    for name in others:
+        (out / name).write_text("mine\n")
+    done = _script("", argv, tmp_path, **synced)
+    assert done.returncode in (0, 1), done.stderr
+    assert not (out / left).exists()
+    assert all((out / name).read_text() == "mine\n" for name in others)

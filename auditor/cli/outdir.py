@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -348,6 +348,31 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
+    _remove_stale_temporaries(out_dir, signatures)
+
+
+def _remove_stale_temporaries(out_dir: Path, names: Collection[str]) -> None:
+    """The hidden temporary files a report's atomic write leaves when the process is killed
+    (`kill -9`, the OOM killer) while writing it, `.report.html.1a2b_c3d.tmp`: no later run
+    removed them, and CI uploaded them with the reports. The folder is held (`hold_out_dir`):
+    no other auditor command is writing one. Only regular files named as auditor's temporary
+    files of its reports go."""
+    try:
+        entries = list(os.scandir(out_dir))
+    except OSError:
+        return
+    for entry in entries:
+        found = _TEMPORARY.match(entry.name)
+        if found is None or found.group(1) not in names:
+            continue
+        with suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+
+#: `tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")`, as `auditor.common.files.atomic_open`
+#: names a file it writes NAME through (eight of `[a-z0-9_]`).
+_TEMPORARY = re.compile(r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
 
 
 def remove_reports(out_dir: Path, *, keep: tuple[str, ...] = ()) -> set[str]:

@@ -360,3 +360,47 @@ def test_a_temporary_report_a_killed_run_left_is_removed_by_the_next(
     assert done.returncode in (0, 1), done.stderr
     assert not (out / left).exists()
     assert all((out / name).read_text() == "mine\n" for name in others)
+
+
+# -- an interrupt while the run loads (#10) ---------------------------------------------------
+
+INTERRUPTED_LOADING = """
+import auditor.cli.cmd_run as cmd_run
+real_load = cmd_run.load_inputs
+def load_inputs(*args, **kwargs):  # Ctrl-C while the policy files are read
+    os.kill(os.getpid(), signal.{name})
+    return real_load(*args, **kwargs)
+cmd_run.load_inputs = load_inputs
+"""
+
+
+INTERRUPTED_IMPORTING = """
+class Hook:  # Ctrl-C while the run's modules load (0.2 s)
+    def find_spec(self, name, path=None, target=None):
+        if name == "auditor.cli.cmd_run":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.{name})
+sys.meta_path.insert(0, Hook())
+"""
+
+
+@pytest.mark.parametrize(
+    "hook", [INTERRUPTED_LOADING, INTERRUPTED_IMPORTING], ids=["inputs", "modules"]
+)
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_run_interrupted_while_loading_leaves_no_earlier_reports_unmarked(
+    synced: dict[str, str], tmp_path: Path, name: str, hook: str
+) -> None:
+    """Exit 130 means no findings.sarif in `--out` (the earlier run's is removed): a run
+    interrupted in its first 0.3 s kept the earlier run's five reports, SARIF included,
+    `"complete": true`, beside an exit 130. Files of other tools stay."""
+    out = tmp_path / "o"
+    argv = ["run", "--offline", "-q", "--out", str(out)]
+    assert _script("", argv, tmp_path, **synced).returncode in (0, 1)
+    assert (out / "findings.sarif").exists()
+    (out / "notes.txt").write_text("mine\n")
+    done = _script(hook.format(name=name), argv, tmp_path, **synced)
+    assert done.returncode == 128 + getattr(signal, name), done.stderr
+    assert "Traceback" not in done.stderr
+    assert _incomplete_or_absent(out) == [], sorted(os.listdir(out))
+    assert (out / "notes.txt").read_text() == "mine\n"

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from auditor import __version__
@@ -147,7 +148,11 @@ def _main(argv: Sequence[str] | None, ctx: Context | None) -> int:
     ctx = replace(ctx, stdout=cast(TextIO, _Stdout(ctx.stdout)))
 
     def command() -> int:
-        code = int(handler(args, ctx))
+        try:
+            code = int(handler(args, ctx))
+        except KeyboardInterrupt:
+            _run_interrupted_loading(args, ctx)
+            raise
         ctx.stdout.flush()  # here, not at exit, so a full disk is reported (and exits 2)
         return code
 
@@ -462,6 +467,20 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
         return _stdout_unwritable(str(exc), ctx)
     except Exception as exc:
         return _reported(exc, ctx, debug=debug)
+
+
+def _run_interrupted_loading(args: argparse.Namespace, ctx: Context) -> None:
+    """`auditor run --out DIR` interrupted while its modules loaded (0.2 s), before its handler
+    began: the earlier run's reports in DIR go, as its handler does for an interrupt while it
+    loads the inputs (`auditor.cli.cmd_run.clear_if_not_begun`); they stayed, findings.sarif
+    and `"complete": true`, beside exit 130."""
+    out = getattr(args, "out_dir", None)
+    if args.command != "run" or getattr(args, "run_begun", False) or not out or args.orgs:
+        return
+    with signals.held():  # (the import: a tenth of a second; a second signal waits for it)
+        from auditor.cli.cmd_run import clear_if_not_begun
+
+        clear_if_not_begun(Path(ctx.cwd) / out)
 
 
 def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:

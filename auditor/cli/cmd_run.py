@@ -81,26 +81,33 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
-    config = config_from_args(args, ctx)
-    entries: tuple[OrgEntry, ...] = ()
-    if args.orgs is not None:
-        # Read first, every organization's token known before any other input is checked: an
-        # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
-        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
-        ctx.tokens.update(e.token for e in entries if e.token)
-        if not getattr(args, "quiet", False):  # each organization's state file, as `--state`'s is
-            warn_exposed_org_states(config, entries, ctx)
-    now = ctx.clock()
-    at = parse_at(args.at, now)
-    loaded = load_inputs(
-        config.policies,
-        config.waivers,
-        config.readiness_model,
-        cwd=Path(ctx.cwd),
-        tokens=ctx.secrets(),
-    )
-    # before anything is fetched or written
-    check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
+    args.run_begun = True  # an interrupt from here on is this handler's (`clear_if_not_begun`)
+    config: Config | None = None
+    try:
+        config = config_from_args(args, ctx)
+        entries: tuple[OrgEntry, ...] = ()
+        if args.orgs is not None:
+            # Read first, every organization's token known before any other input is checked:
+            # an error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`).
+            entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
+            ctx.tokens.update(e.token for e in entries if e.token)
+            if not getattr(args, "quiet", False):  # each organization's state file, as --state's
+                warn_exposed_org_states(config, entries, ctx)
+        now = ctx.clock()
+        at = parse_at(args.at, now)
+        loaded = load_inputs(
+            config.policies,
+            config.waivers,
+            config.readiness_model,
+            cwd=Path(ctx.cwd),
+            tokens=ctx.secrets(),
+        )
+        # before anything is fetched or written
+        check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
+    except KeyboardInterrupt:
+        if config is not None and config.out_dir is not None and args.orgs is None:
+            clear_if_not_begun(config.out_dir)
+        raise
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     try:
         if args.orgs is not None:
@@ -108,6 +115,19 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
     finally:  # the modes of the reports this run cleared and did not write again: not kept
         forget_modes(out_dir)
+
+
+def clear_if_not_begun(out_dir: Path) -> None:
+    """Ctrl-C or SIGTERM while the run loaded (its modules, `auditor.cli`; its inputs, here),
+    before it took its report folder:
+    the reports an earlier run left there (findings.sarif among them, `"complete": true`) go,
+    as for any interrupted run, so exit 130/143 never leaves a folder whose reports read as
+    this run's. A folder another auditor command holds, or none yet, is left as it is."""
+    with held(), contextlib.suppress(AuditorError, OSError):
+        if out_dir.is_dir() and not out_dir.is_symlink():
+            with hold_out_dir(out_dir):
+                clear_old_reports(out_dir)
+            forget_modes(out_dir)
 
 
 @dataclass(frozen=True)

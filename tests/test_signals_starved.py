@@ -404,3 +404,24 @@ def test_a_run_interrupted_while_loading_leaves_no_earlier_reports_unmarked(
     assert "Traceback" not in done.stderr
     assert _incomplete_or_absent(out) == [], sorted(os.listdir(out))
     assert (out / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_second_signal_before_an_interrupts_last_line_is_ignored(tmp_path: Path) -> None:
+    """Ctrl-C, then SIGTERM while the guard words the interrupt (before its `exit 130` line):
+    the second was raised in the handler of the first, a traceback and exit 1."""
+    body = """
+import auditor.cli as cli
+import auditor.cli.cmd_review as r
+real_reports, real_exit = r.write_reports, cli.interrupt_exit
+def write_reports(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real_reports(*args, **kwargs)
+def interrupt_exit(exc):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real_exit(exc)
+r.write_reports, cli.interrupt_exit = write_reports, interrupt_exit
+"""
+    done = _script(body, [*REVIEW, "--out", str(tmp_path / "r")], tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == ["auditor: exit 130: interrupted"]

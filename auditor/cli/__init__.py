@@ -137,6 +137,7 @@ def _main(argv: Sequence[str] | None, ctx: Context | None) -> int:
     except OSError as exc:  # help or version could not be written (`_Parser`)
         return _help_unwritten(exc, ctx)
     except KeyboardInterrupt as exc:
+        signals.ignore_from_now()  # the command ends here: its last line is next
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
@@ -160,6 +161,10 @@ def _main(argv: Sequence[str] | None, ctx: Context | None) -> int:
         with sigterm_as_interrupt():
             code = _guarded(command, ctx, debug=debug)
         ctx.stderr.flush()
+    except KeyboardInterrupt as exc:  # one in the few steps before `_guarded` ignores them
+        signals.ignore_from_now()
+        code, word = interrupt_exit(exc)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
     except OSError:
         # stderr itself cannot be written (a full disk): nothing can say why, so the exit
         # code does, as for any error (not 1, which means findings, nor the interpreter's 120)
@@ -456,6 +461,9 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     try:
         return command()
     except KeyboardInterrupt as exc:
+        # The command ends with this interrupt: a second one (Ctrl-C twice) before its last
+        # line is out would end with a traceback
+        signals.ignore_from_now()
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
@@ -500,6 +508,7 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
 
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
     except KeyboardInterrupt as again:
+        signals.ignore_from_now()
         code, word = interrupt_exit(again)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code

@@ -6,6 +6,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import gc
+import os
 import signal
 import sys
 import threading
@@ -32,11 +33,13 @@ def entry() -> int:
     try:
         with _loading():
             _load_orjson()
-            from auditor.cli import main
+            from auditor.cli import main, signals
+
+            signals.ignoring_until_exit = True  # from the command's last line on
     except BaseException as exc:  # before `main` guards anything: imports take 0.1 s
         interrupt = _interrupt(exc)
         if interrupt is None:
-            raise
+            return _failed(exc)
         # `auditor.errors.EXIT_INTERRUPTED` and `auditor.cli.signals.EXIT_TERMINATED` (not
         # imported: loading is what stopped), and their words
         terminated = isinstance(interrupt, _Terminated)
@@ -46,7 +49,12 @@ def entry() -> int:
     finally:
         if previous is not None:  # `main` installs its own (a SIGTERM in between: the default)
             signal.signal(signal.SIGTERM, previous)
-    code = main()
+    try:
+        code = main()
+    except Exception as exc:  # outside the command's guard (argv read under a memory limit)
+        code = _failed(exc)
+    global _command_ended
+    _command_ended = True
     _ignore_late_signals()
     # What is alive now lives until the process ends: set aside, the collections the
     # interpreter makes as it shuts down do not walk it all (a nightly's ~1 million objects,
@@ -55,6 +63,27 @@ def entry() -> int:
     # the interpreter whatever the collector does.
     gc.freeze()
     return code
+
+
+def _failed(exc: BaseException) -> int:
+    """Exit 2 and one fixed line for an error the command line's own guard never saw (the
+    loading ran out of memory: `ulimit -v`), not Python's traceback and exit 1, which means
+    findings; the traceback with `--debug` or AUDITOR_DEBUG=1. Nothing is imported for it."""
+    if _debug():
+        raise exc
+    mapped = isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
+    if isinstance(exc, MemoryError) or mapped:  # `auditor.cli.out_of_memory` (not imported)
+        line = (
+            "out of memory: the command needed more than this process may use (a `ulimit -v` "
+            "or a container's memory limit); give it more and run it again"
+        )
+    else:
+        line = f"unexpected {type(exc).__name__} (rerun with --debug or AUDITOR_DEBUG=1 for the "
+        line += "traceback)"
+    exc.__traceback__ = None
+    with contextlib.suppress(Exception):
+        print(f"auditor: error: {line}", file=sys.stderr)
+    return 2  # `auditor.errors.EXIT_ERROR`
 
 
 def _interrupt(exc: BaseException) -> KeyboardInterrupt | None:
@@ -77,7 +106,27 @@ def _unraisable(info: sys.UnraisableHookArgs) -> None:
     if isinstance(info.exc_value, KeyboardInterrupt):
         _thread.interrupt_main()  # (nothing if SIGINT is ignored by then: the command ended)
         return
+    if _ended() and not _debug():
+        # Its last line said, the command's reason stays the last line: a cleanup's error from
+        # a finalizer run after it (an interrupted transaction's generator collected once its
+        # database was closed: `Exception ignored … Cannot operate on a closed database` after
+        # `auditor: exit 143`) is printed with --debug only.
+        return
     sys.__unraisablehook__(info)
+
+
+_command_ended = False  # `main` has returned (set by `entry`)
+
+
+def _ended() -> bool:
+    """The command has said its last line, or returned."""
+    signals = sys.modules.get("auditor.cli.signals")
+    return _command_ended or bool(signals is not None and signals.last_line_said())
+
+
+def _debug() -> bool:
+    """`--debug` on the command line, or AUDITOR_DEBUG=1."""
+    return "--debug" in sys.argv[1:] or os.environ.get("AUDITOR_DEBUG", "") not in ("", "0")
 
 
 def _loading() -> contextlib.AbstractContextManager[None]:

@@ -21,9 +21,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from auditor import __version__
+from auditor.cli import signals
 from auditor.cli.parsers import REGISTER, SingleValue, value_problem
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
 from auditor.errors import EXIT_ERROR
@@ -103,10 +105,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
-    """Run the command line; returns the exit code (design §9)."""
+    """Run the command line; returns the exit code (design §9). Ctrl-C and SIGTERM are ignored
+    from the command's last line on (`auditor.cli.signals.ignore_from_now`); for the `auditor`
+    command until the process ends, for another caller (a test) until this returns."""
+    try:
+        return _main(argv, ctx)
+    finally:
+        if not signals.ignoring_until_exit:
+            signals.heed_again()
+
+
+def _main(argv: Sequence[str] | None, ctx: Context | None) -> int:
     ctx = ctx or Context()
     if ctx.stderr is None:  # closed (`2>&-`): nothing can say why, the exit code still does
         ctx = replace(ctx, stderr=open(os.devnull, "w"))  # noqa: SIM115 (the process's own)
+    ctx = replace(ctx, stderr=cast(TextIO, _Stderr(ctx.stderr)))
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in or ctx.env.get("AUDITOR_DEBUG", "") not in ("", "0")
     try:
@@ -124,6 +137,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     except OSError as exc:  # help or version could not be written (`_Parser`)
         return _help_unwritten(exc, ctx)
     except KeyboardInterrupt as exc:
+        signals.ignore_from_now()  # the command ends here: its last line is next
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
@@ -135,7 +149,11 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     ctx = replace(ctx, stdout=cast(TextIO, _Stdout(ctx.stdout)))
 
     def command() -> int:
-        code = int(handler(args, ctx))
+        try:
+            code = int(handler(args, ctx))
+        except KeyboardInterrupt:
+            _run_interrupted_loading(args, ctx)
+            raise
         ctx.stdout.flush()  # here, not at exit, so a full disk is reported (and exits 2)
         return code
 
@@ -143,12 +161,33 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         with sigterm_as_interrupt():
             code = _guarded(command, ctx, debug=debug)
         ctx.stderr.flush()
+    except KeyboardInterrupt as exc:  # one in the few steps before `_guarded` ignores them
+        signals.ignore_from_now()
+        code, word = interrupt_exit(exc)
+        print(f"auditor: exit {code}: {word}", file=ctx.stderr)
     except OSError:
         # stderr itself cannot be written (a full disk): nothing can say why, so the exit
         # code does, as for any error (not 1, which means findings, nor the interpreter's 120)
         _silence(sys.stderr)
         return EXIT_ERROR
     return code
+
+
+class _Stderr:
+    """The command's stderr, which ignores Ctrl-C and SIGTERM from the moment the command's
+    last line (`auditor: exit N: …`, `auditor: error: …`) is written to it: a signal after that
+    line changes neither the exit code nor the last line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if signals.is_last_line(text):
+            signals.ignore_from_now()
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding …
+        return getattr(self.stream, name)
 
 
 class StdoutError(Exception):
@@ -422,6 +461,9 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
     try:
         return command()
     except KeyboardInterrupt as exc:
+        # The command ends with this interrupt: a second one (Ctrl-C twice) before its last
+        # line is out would end with a traceback
+        signals.ignore_from_now()
         code, word = interrupt_exit(exc)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
@@ -435,10 +477,29 @@ def _guarded(command: Callable[[], int], ctx: Context, *, debug: bool) -> int:
         return _reported(exc, ctx, debug=debug)
 
 
+def _run_interrupted_loading(args: argparse.Namespace, ctx: Context) -> None:
+    """`auditor run --out DIR` interrupted while its modules loaded (0.2 s), before its handler
+    began: the earlier run's reports in DIR go, as its handler does for an interrupt while it
+    loads the inputs (`auditor.cli.cmd_run.clear_if_not_begun`); they stayed, findings.sarif
+    and `"complete": true`, beside exit 130."""
+    out = getattr(args, "out_dir", None)
+    if args.command != "run" or getattr(args, "run_begun", False) or not out or args.orgs:
+        return
+    with signals.held():  # (the import: a tenth of a second; a second signal waits for it)
+        from auditor.cli.cmd_run import clear_if_not_begun
+
+        clear_if_not_begun(Path(ctx.cwd) / out)
+
+
 def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
     """`report_failure` of an error, or, when Ctrl-C or SIGTERM lands while the error is being
     worded (hiding a path that looks like a secret loads the value detectors, a tenth of a
-    second), the interrupt's one line and exit code, never a traceback."""
+    second), the interrupt's one line and exit code, never a traceback. An error the wording
+    itself cannot get past (out of memory: its own imports fail) is a fixed line, exit 2."""
+    if out_of_memory(exc) and not debug:
+        # what the failed allocation's frames held goes now; nothing is imported to say it
+        exc.__traceback__ = None
+        return _last_resort(exc, ctx)
     try:
         # Imported when an error is worded, not at start-up (`auditor --version`): it loads
         # the escaping and URL-scrubbing helpers (inside the `try`, so Ctrl-C or SIGTERM while
@@ -447,9 +508,41 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
 
         return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
     except KeyboardInterrupt as again:
+        signals.ignore_from_now()
         code, word = interrupt_exit(again)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
+    except Exception:  # its imports, under a memory limit (`ulimit -v`): exit 1, a traceback
+        return _last_resort(exc, ctx)
+
+
+#: The line of a command that ran out of memory: nothing in it needs an import or a lookup.
+OUT_OF_MEMORY = (
+    "out of memory: the command needed more than this process may use (a `ulimit -v` or a "
+    "container's memory limit); give it more and run it again"
+)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """`exc` is the process running out of memory: a `MemoryError`, or a module's shared
+    library that could not be mapped (`ImportError: … failed to map segment from shared
+    object`, what a `ulimit -v` gives an import)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
+
+
+def _last_resort(exc: BaseException, ctx: Context) -> int:
+    """One fixed line for `exc` (its type's name only: its text may quote a token, and hiding
+    one needs imports), exit 2: what is said when wording the error failed too."""
+    if out_of_memory(exc):
+        line = f"auditor: error: {OUT_OF_MEMORY}"
+    else:
+        line = f"auditor: error: unexpected {type(exc).__name__} (rerun with --debug or "
+        line += "AUDITOR_DEBUG=1 for the traceback)"
+    with contextlib.suppress(Exception):  # not even that: the exit code says it
+        print(line, file=ctx.stderr)
+    return EXIT_ERROR
 
 
 def _stdout_gone(ctx: Context) -> bool:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +16,7 @@ from auditor.cli.common import (
     open_store,
     parse_at,
 )
+from auditor.cli.signals import held, ignore_from_now
 from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.config import org_label
@@ -60,10 +64,12 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
 
         def finish(manifest: dict[str, JSON]) -> None:
             """The store closed and the closing line out: until then, an interrupt removes the
-            bundle (after it, nothing is left to do)."""
+            bundle (after it, nothing is left to do: from the line on, Ctrl-C and SIGTERM are
+            ignored, as after any command's last line)."""
             nonlocal closed
             closed = True
             store.close()
+            ignore_from_now()
             signed = " and signed (manifest.sig)" if args.sign_key else ""
             # the command's tokens as `[token]`, a name the detectors flag not shown
             shown = printed_path(out, ctx.secrets())
@@ -76,8 +82,46 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             )
             ctx.stdout.flush()
 
-        export_bundle(store, out, request, finish)
+        # An export that fails removes its bundle; a second signal (Ctrl-C twice, SIGINT then
+        # SIGTERM) cut that removal short and left a bundle, some `verify` passed: what the
+        # removal left goes here, with the signals held.
+        fresh = _new_or_empty(out)
+        created = [p for p in (out, *out.absolute().parents) if not os.path.lexists(p)]
+        try:
+            export_bundle(store, out, request, finish)
+        except BaseException:
+            if fresh:
+                _remove_bundle(out, created)
+            raise
     finally:
         if not closed:
             store.close()
     return EXIT_OK
+
+
+def _new_or_empty(out: Path) -> bool:
+    """`out` is missing or an empty folder: everything in it after a failed export is the
+    export's own."""
+    try:
+        return not os.path.lexists(out) or (out.is_dir() and not any(out.iterdir()))
+    except OSError:
+        return False
+
+
+def _remove_bundle(out: Path, created: list[Path]) -> None:
+    """What a failed export left in `out` (the folder was new or empty), and the folders it
+    made, with Ctrl-C and SIGTERM held until done."""
+    with held():
+        try:
+            children = list(out.iterdir()) if out.is_dir() and not out.is_symlink() else []
+        except OSError:
+            children = []
+        for child in children:
+            with contextlib.suppress(OSError):
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        for folder in created:  # innermost first; one something else wrote to stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()

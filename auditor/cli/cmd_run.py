@@ -30,13 +30,16 @@ from auditor.cli.common import (
 from auditor.cli.failure import report_failure, scrubbed
 from auditor.cli.outdir import (
     INTERRUPTED_SARIF,
+    PDF,
+    SARIF,
     clear_old_reports,
     hold_out_dir,
+    remove_reports,
     sarif_withheld,
     say,
     without_sarif,
 )
-from auditor.cli.signals import interrupt_exit
+from auditor.cli.signals import held, interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,
@@ -78,26 +81,33 @@ if TYPE_CHECKING:
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole nightly job (for one organization, or each of an --orgs file)."""
-    config = config_from_args(args, ctx)
-    entries: tuple[OrgEntry, ...] = ()
-    if args.orgs is not None:
-        # Read first, every organization's token known before any other input is checked: an
-        # error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`, mixed flags).
-        entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
-        ctx.tokens.update(e.token for e in entries if e.token)
-        if not getattr(args, "quiet", False):  # each organization's state file, as `--state`'s is
-            warn_exposed_org_states(config, entries, ctx)
-    now = ctx.clock()
-    at = parse_at(args.at, now)
-    loaded = load_inputs(
-        config.policies,
-        config.waivers,
-        config.readiness_model,
-        cwd=Path(ctx.cwd),
-        tokens=ctx.secrets(),
-    )
-    # before anything is fetched or written
-    check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
+    args.run_begun = True  # an interrupt from here on is this handler's (`clear_if_not_begun`)
+    config: Config | None = None
+    try:
+        config = config_from_args(args, ctx)
+        entries: tuple[OrgEntry, ...] = ()
+        if args.orgs is not None:
+            # Read first, every organization's token known before any other input is checked:
+            # an error about `--at` or a policy path quoted one (`--at "$ACME_TOKEN"`).
+            entries = load_orgs(args.orgs, ctx.env, Path(ctx.cwd), ctx.secrets())
+            ctx.tokens.update(e.token for e in entries if e.token)
+            if not getattr(args, "quiet", False):  # each organization's state file, as --state's
+                warn_exposed_org_states(config, entries, ctx)
+        now = ctx.clock()
+        at = parse_at(args.at, now)
+        loaded = load_inputs(
+            config.policies,
+            config.waivers,
+            config.readiness_model,
+            cwd=Path(ctx.cwd),
+            tokens=ctx.secrets(),
+        )
+        # before anything is fetched or written
+        check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
+    except KeyboardInterrupt:
+        if config is not None and config.out_dir is not None and args.orgs is None:
+            clear_if_not_begun(config.out_dir)
+        raise
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
     try:
         if args.orgs is not None:
@@ -105,6 +115,19 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
     finally:  # the modes of the reports this run cleared and did not write again: not kept
         forget_modes(out_dir)
+
+
+def clear_if_not_begun(out_dir: Path) -> None:
+    """Ctrl-C or SIGTERM while the run loaded (its modules, `auditor.cli`; its inputs, here),
+    before it took its report folder:
+    the reports an earlier run left there (findings.sarif among them, `"complete": true`) go,
+    as for any interrupted run, so exit 130/143 never leaves a folder whose reports read as
+    this run's. A folder another auditor command holds, or none yet, is left as it is."""
+    with held(), contextlib.suppress(AuditorError, OSError):
+        if out_dir.is_dir() and not out_dir.is_symlink():
+            with hold_out_dir(out_dir):
+                clear_old_reports(out_dir)
+            forget_modes(out_dir)
 
 
 @dataclass(frozen=True)
@@ -166,7 +189,8 @@ def _run_one(
                 folder=folder,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
-            _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published)
+            removed = _unpublish(out_dir, published)
+            _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published, removed)
             code, word = interrupt_exit(exc)
             print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
             print(f"auditor: exit {code}: {word}", file=ctx.stderr)
@@ -449,6 +473,20 @@ def reports_not_synced(stored: int) -> DataWarning:
     )
 
 
+def _unpublish(out_dir: Path, published: _Published) -> bool:
+    """Interrupted once the evaluation finished: the reports this run wrote complete (its
+    folder was cleared when it began) go at once, with Ctrl-C and SIGTERM held for those few
+    removals, before the incomplete ones are written. A second signal (Ctrl-C twice, SIGINT
+    then SIGTERM) cuts that writing short, never a report left claiming a complete run (it
+    left findings.json `"complete": true`, no banner, exit 130/143). True when this run's
+    findings.sarif was among them."""
+    if published.data is None:
+        return False
+    with held():  # (a report.pdf written whole stays: it is not rendered again, see below)
+        removed = remove_reports(out_dir, keep=(PDF,))
+    return SARIF in removed
+
+
 def _write_interrupted(
     loaded: LoadedPolicy,
     options: AuditOptions,
@@ -456,6 +494,7 @@ def _write_interrupted(
     outputs: tuple[str, ...],
     ctx: Context,
     published: _Published | None = None,
+    sarif_removed: bool = False,
 ) -> None:
     """The partial reports, without a SARIF: one without the run's results would close every
     open code-scanning alert of its category. Interrupted while the reports were written (the
@@ -475,7 +514,7 @@ def _write_interrupted(
         interrupted = ("interrupted before the evaluation finished",)
         data = build_report_data(header, loaded.policy.files, (), interrupted)
         why, own = INTERRUPTED_SARIF, False
-    data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own)
+    data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own, removed=sarif_removed)
     if outputs:
         write_reports(data, out_dir, outputs)
     say(line, ctx)

@@ -130,7 +130,12 @@ _LEAD = re.compile(r"((?:error|warning|note): )?(\$\S*: )?")
 
 
 def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:
-    """One line for an unexpected exception, with no token shown."""
+    """One line for an unexpected exception, with no token shown; running out of memory says
+    so (a `MemoryError` has no text of its own)."""
+    from auditor.cli import OUT_OF_MEMORY, out_of_memory
+
+    if out_of_memory(exc):
+        return OUT_OF_MEMORY
     text = scrubbed(f"unexpected {type(exc).__name__}: {exc}", secrets)
     hint = "" if debug else " (rerun with --debug or AUDITOR_DEBUG=1 for the traceback)"
     return terminal_text(" ".join(text.split())[:500]) + hint

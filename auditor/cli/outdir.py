@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -56,23 +56,30 @@ def sarif_withheld(data: ReportData) -> str | None:
 
 
 def without_sarif(
-    data: ReportData, outputs: tuple[str, ...], out_dir: Path, why: str, *, own: bool = False
+    data: ReportData,
+    outputs: tuple[str, ...],
+    out_dir: Path,
+    why: str,
+    *,
+    own: bool = False,
+    removed: bool = False,
 ) -> tuple[ReportData, tuple[str, ...], str]:
     """The data (the reason added to its incomplete banner) and outputs without the SARIF,
     and the line to say on stderr once the other reports are written; an earlier run's
     findings.sarif in `out_dir` is removed (only one auditor wrote: not a folder, not another
     tool's file, never what a symlink points to); `own`: the one there is this run's (it was
-    interrupted after writing it: an earlier run's went when this one began)."""
+    interrupted after writing it: an earlier run's went when this one began); `removed`: it
+    was removed already (and is said to be)."""
     path = out_dir / SARIF
-    existed = _written_by_auditor(path, _SIGNATURES[SARIF])
+    existed = removed or _written_by_auditor(path, _SIGNATURES[SARIF])
     if existed:
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
             raise ReportError(f"cannot remove the earlier {path}: {exc.strerror or exc}") from None
     whose = "this run's" if own else "the earlier"
-    removed = f" (removed {whose} {path})" if existed else ""
-    line = f"auditor: {why}{removed}" if "sarif" in outputs or existed else ""
+    said = f" (removed {whose} {path})" if existed else ""
+    line = f"auditor: {why}{said}" if "sarif" in outputs or existed else ""
     data = replace(data, not_evaluated=(*data.not_evaluated, why))
     return data, tuple(o for o in outputs if o != "sarif"), line
 
@@ -341,6 +348,47 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
+    _remove_stale_temporaries(out_dir, signatures)
+
+
+def _remove_stale_temporaries(out_dir: Path, names: Collection[str]) -> None:
+    """The hidden temporary files a report's atomic write leaves when the process is killed
+    (`kill -9`, the OOM killer) while writing it, `.report.html.1a2b_c3d.tmp`: no later run
+    removed them, and CI uploaded them with the reports. The folder is held (`hold_out_dir`):
+    no other auditor command is writing one. Only regular files named as auditor's temporary
+    files of its reports go."""
+    try:
+        entries = list(os.scandir(out_dir))
+    except OSError:
+        return
+    for entry in entries:
+        found = _TEMPORARY.match(entry.name)
+        if found is None or found.group(1) not in names:
+            continue
+        with suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+
+#: `tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")`, as `auditor.common.files.atomic_open`
+#: names a file it writes NAME through (eight of `[a-z0-9_]`).
+_TEMPORARY = re.compile(r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
+
+
+def remove_reports(out_dir: Path, *, keep: tuple[str, ...] = ()) -> set[str]:
+    """Remove the reports auditor wrote in `out_dir` (this run's, once it has cleared the
+    folder), but those named in `keep`, each keeping its mode for the one written next; the
+    names removed (one that cannot be removed stays)."""
+    removed = set()
+    for name, signature in _SIGNATURES.items():
+        path = out_dir / name
+        if name in keep or not _written_by_auditor(path, signature):
+            continue
+        keep_mode(path)
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
+            removed.add(name)
+    return removed
 
 
 def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Path], bool]) -> bool:

@@ -8,10 +8,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from auditor.errors import EXIT_INTERRUPTED
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
+
+#: The handlers SIGINT and SIGTERM had before the command's last line was said
+#: (`ignore_from_now`), to put back when `main` returns to a caller that goes on (a test).
+_BEFORE_LAST_LINE: dict[int, Any] = {}
+_LATE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Terminated(KeyboardInterrupt):
@@ -32,7 +38,74 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if signal.SIGTERM in _BEFORE_LAST_LINE:  # ignored since the last line: it stays so
+            _BEFORE_LAST_LINE[signal.SIGTERM] = previous
+        else:
+            signal.signal(signal.SIGTERM, previous)
+
+
+#: Set by the `auditor` command (`auditor.__main__`): once ignored, Ctrl-C and SIGTERM stay
+#: ignored until the process ends (`main` does not put their handlers back).
+ignoring_until_exit = False
+
+
+def ignore_from_now() -> None:
+    """The command's last line (`auditor: exit N: …`, `auditor: error: …`) is being said: from
+    now on Ctrl-C and SIGTERM are ignored, so one that lands after it (a wrapper forwarding a
+    cancel, a second Ctrl-C) changes neither the exit code nor the last line: it was a
+    `KeyboardInterrupt` traceback, a second `exit 143` line, exit 1 or death by the signal."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # (only the main thread may set a handler; it says the last line)
+    for signum in _LATE_SIGNALS:
+        if signum not in _BEFORE_LAST_LINE:
+            _BEFORE_LAST_LINE[signum] = signal.signal(signum, signal.SIG_IGN)
+
+
+def last_line_said() -> bool:
+    """The command's last line has been said (and Ctrl-C and SIGTERM are ignored)."""
+    return bool(_BEFORE_LAST_LINE)
+
+
+def heed_again() -> None:
+    """Put back the handlers `ignore_from_now` replaced (`main` returning to a caller that goes
+    on; the `auditor` command itself keeps them ignored until the process ends)."""
+    while _BEFORE_LAST_LINE:
+        signum, handler = _BEFORE_LAST_LINE.popitem()
+        if handler is not None:  # (one not set from Python cannot be put back)
+            signal.signal(signum, handler)
+
+
+def is_last_line(text: str) -> bool:
+    """`text` (one write to stderr) is a command's last line."""
+    return text.startswith(("auditor: exit ", "auditor: error: "))
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while inside: a short step that must not be cut in half (the
+    reports a run wrote complete, removed once it is interrupted). One that came is raised as
+    its interrupt when the step ends (unless the step ends with an exception of its own); one
+    ignored (a background job, or after the last line) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        came.append(signum)
+
+    previous: dict[int, Any] = {}
+    for signum in _LATE_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is not signal.SIG_IGN and handler is not None:
+            previous[signum] = signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for held_signum, handler in previous.items():
+            signal.signal(held_signum, handler)
+    if came:
+        raise Terminated if came[0] == signal.SIGTERM else KeyboardInterrupt
 
 
 def interrupt_exit(exc: KeyboardInterrupt) -> tuple[int, str]:

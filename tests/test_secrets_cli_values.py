@@ -211,3 +211,62 @@ def test_policy_test_names_no_secret_in_a_file_name(
     assert done.returncode == 0, done.stderr
     assert not _leaks(done.stdout + done.stderr, (secret,))
     assert f"PASS {shown}/changes.tests.yaml: " in done.stdout
+
+
+REMEMBERED = "orange-old-battery-7710-staple"  # an apiKey: caught by its place, not its looks
+
+
+def test_a_secret_the_state_file_remembers_is_not_quoted_back_from_an_input_file(
+    tmp_path: Path,
+) -> None:
+    """A leaked key a rule checks for, written into a policy with a typo (or into a waiver, a
+    proposed file, `--author`), was printed as written in the problem line and the review's
+    reports (tester T20), though the state file remembers it as a secret and a valid run's
+    reports show its marker: the detectors judge such a line by its looks only, and a key
+    caught by its place (an `apiKey`) does not look like one."""
+    from auditor.emulator import generate_dataset
+    from auditor.emulator.data import USERS
+
+    dataset = generate_dataset(revisions=20, repos=2, now=FIXED_NOW)
+    settings = dict(dataset.history[-1]["settings"])
+    settings["customModels"] = [
+        {"id": "custom:gw", "model": "gpt-4.1", "provider": "openai", "index": 0,
+         "baseUrl": "https://llm.acme.example/v1", "apiKey": REMEMBERED, "displayName": "gw"}
+    ]  # fmt: skip
+    dataset._append(settings, USERS["priya.raman"], dataset._next_time())
+    (tmp_path / "policy.yaml").write_text(
+        "rules:\n  - id: LEAK-001\n    title: the leaked key is not in use\n    severity: high\n"
+        "    target: settings\n    assert: {each: customModels, assert: {path: apiKey, matches:"
+        f' "^({REMEMBERED}|other-leaked-key$"}}}}\n'
+    )
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n- rule: BASE-SBX-001\n  subject: settings\n  reason: r\n  owner: o\n"
+        f"  expires: {REMEMBERED}\n"
+    )
+    (tmp_path / "proposed.json").write_text(f'{{"env": {{"{REMEMBERED}": 1, "{REMEMBERED}": 2}}}}')
+    with start_emulator(dataset=dataset, tokens={TOKEN: "owner"}, now=FIXED_NOW) as emu:
+        env = {"AUDITOR_BASE_URL": emu.base_url, "AUDITOR_TOKEN": TOKEN,
+               "AUDITOR_STATE": str(tmp_path / "state.db")}  # fmt: skip
+        py = [sys.executable, "-m", "auditor"]
+
+        def run(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*py, *argv], cwd=tmp_path, env=_child_env(tmp_path, env),
+                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+
+        assert run("sync", "--no-usage").returncode == 0
+        failed = [
+            run("run", "--offline", "--policy", "policy.yaml", "--out", "o1"),
+            run("run", "--offline", "--waivers", "waivers.yaml", "--out", "o2"),
+            run("review", "proposed.json", "--offline", "--out", "o3"),
+        ]
+        authored = run("review", str(EXAMPLES / "proposed-settings.yaml"), "--offline",
+                       "--author", REMEMBERED, "--out", "o4")  # fmt: skip
+    for done in failed:
+        assert done.returncode == 2, done.stderr
+        assert NOT_SHOWN in done.stderr and "Traceback" not in done.stderr
+        assert not _leaks(done.stdout + done.stderr, (REMEMBERED,)), done.stderr
+    assert authored.returncode == 1, authored.stderr
+    texts = [authored.stdout, authored.stderr]
+    texts += [p.read_text(encoding="utf-8") for p in (tmp_path / "o4").iterdir()]
+    assert not [t for t in texts if _leaks(t, (REMEMBERED,))]
+    assert "proposed by [secret fp:" in authored.stdout

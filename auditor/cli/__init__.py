@@ -70,6 +70,10 @@ class Context:
     #: The paths the command was given for its state file and report folder: in an error, a
     #: part of one that looks like a secret is left out (`auditor.cli.failure.hidden_paths`).
     paths: set[str] = field(default_factory=set)
+    #: The SQLite state files the command was given, with the fingerprint key to open each:
+    #: an error line leaves out what one of them remembers as a secret
+    #: (`auditor.cli.failure.remembered_screen`). Shared by the copies `replace` makes.
+    state_files: list[tuple[Path, bytes | None]] = field(default_factory=list)
     #: The service is this process's own emulator on a loopback port (`auditor demo`): it is
     #: reached directly, never through a configured proxy nor with a configured CA bundle.
     local_service: bool = False
@@ -506,7 +510,9 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
         # it loads ends as any interrupt does).
         from auditor.cli.failure import report_failure
 
-        return report_failure(exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths)
+        return report_failure(
+            exc, ctx.stderr, ctx.secrets(), debug=debug, paths=ctx.paths, states=ctx.state_files
+        )
     except KeyboardInterrupt as again:
         signals.ignore_from_now()
         code, word = interrupt_exit(again)

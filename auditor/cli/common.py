@@ -74,6 +74,8 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     if config.proxy is not None:  # its password, when it may be a credential: as the token
         ctx.tokens.update(network_of(config, ctx).secrets)
     ctx.paths.update(str(p) for p in (config.state, config.out_dir) if p)
+    if config.state_url is None:  # what it remembers stays out of an error line
+        ctx.state_files.append((Path(ctx.cwd) / config.state_path, config.fingerprint_key))
     if not values.get("quiet") and values.get("orgs") is None:  # once per command (`--orgs`
         warn_exposed_state(config, ctx)  # never opens this file: each org's, when it opens it)
     return config

@@ -7,8 +7,9 @@ from __future__ import annotations
 import errno
 import re
 import traceback
-from collections.abc import Iterable
-from typing import TextIO
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TextIO, cast
 
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, AuditorError, PolicyError, UsageError
@@ -21,12 +22,17 @@ def report_failure(
     *,
     debug: bool = False,
     paths: Iterable[str] = (),
+    states: Iterable[tuple[Path, bytes | None]] = (),
 ) -> int:
     """Print `exc` as the command's last word on `stderr` and return its exit code; none of
     `secrets` (the tokens the command loaded) is shown, nor a part of one of `paths` (its
-    state file's, its report folder's) that looks like a secret."""
+    state file's, its report folder's) that looks like a secret, nor a secret one of the state
+    files of `states` remembers (`remembered_screen`: a leaked key quoted from a policy)."""
     secrets = list(secrets)
     paths = list(paths)
+    screen = remembered_screen(states)
+    if screen is not None:
+        stderr = cast(TextIO, _Screened(stderr, screen))
     if isinstance(exc, PolicyError):
         for line in problem_lines(exc.problems, secrets):
             print(line, file=stderr)
@@ -54,6 +60,42 @@ def report_failure(
         f"auditor: error: {hidden_paths(unexpected(exc, secrets, debug=debug), paths)}", file=stderr
     )
     return EXIT_ERROR
+
+
+def remembered_screen(states: Iterable[tuple[Path, bytes | None]]) -> Callable[[str], str] | None:
+    """A function leaving out of a text what the SQLite state files of `states` remember as a
+    secret (`<not shown: looks like a secret>`): a value caught by its place (an `apiKey`, a
+    hook's `-p` password), which no detector sees by its looks, quoted back from a policy, a
+    waiver or a proposed file with a typo in it. None when no file has a memory to read."""
+    from auditor.store.file import remembered_memory
+
+    memories = [m for path, key in states if (m := remembered_memory(path, key)) is not None]
+    if not memories:
+        return None
+    from auditor.redact.shown import NOT_SHOWN
+
+    def screen(text: str) -> str:
+        found: set[str] = set()
+        for memory in memories:
+            found |= memory.find(text)
+        for secret in sorted(found, key=len, reverse=True):
+            text = text.replace(secret, NOT_SHOWN)
+        return text
+
+    return screen
+
+
+class _Screened:
+    """`stderr` with every line written through a screen (`remembered_screen`)."""
+
+    def __init__(self, stream: TextIO, screen: Callable[[str], str]) -> None:
+        self._stream, self._screen = stream, screen
+
+    def write(self, text: str) -> int:
+        return self._stream.write(self._screen(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def hidden_paths(text: str, paths: Iterable[str]) -> str:

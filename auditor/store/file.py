@@ -18,13 +18,13 @@ import sqlite3
 import stat
 import weakref
 from collections.abc import Callable, Mapping
-from contextlib import suppress
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import IO, Any
 
 from auditor.errors import StoreError
 from auditor.store import schema
-from auditor.store.dialect import PgError, ddl_statements, meta_text, meta_value
+from auditor.store.dialect import PgError, ddl_statements, has_table, meta_text, meta_value
 
 _KEY_CHECK_LABEL = b"auditor fingerprint key check"
 APPLICATION_ID = 0x41554454  # "AUDT" in the SQLite header: this file is an auditor state file
@@ -581,3 +581,29 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
             f"AUDITOR_FINGERPRINT_KEY does not match the key state file {path} was made with"
         )
     return bytes(key)
+
+
+def remembered_memory(path: Path, override: bytes | None) -> Any:
+    """The secret memory of the SQLite state file at `path` (a `SecretMemory` holding its
+    keyed fingerprints), read without a lock or a write, for an error line to leave out what
+    the file remembers as a secret; None when there is none to read (no file, another
+    program's, one locked mid-write, a key that does not open it)."""
+    from urllib.parse import quote
+
+    from auditor.redact import SecretMemory
+
+    if not path.is_file():
+        return None
+    try:
+        uri = f"file:{quote(str(path))}?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True, timeout=0.5)) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            key = _check(meta, str(path), override)
+            if not has_table(db, "secret_memory"):
+                return None
+            rows = db.execute("SELECT fingerprint, length FROM secret_memory").fetchall()
+    except (sqlite3.Error, StoreError, ValueError, OSError):
+        return None
+    memory = SecretMemory(key)
+    memory.recall((str(fp), int(n)) for fp, n in rows)
+    return memory

@@ -794,7 +794,7 @@ def test_a_block_openssl_cannot_read_is_named_at_the_sync(
     assert not (tmp_path / "state.db").exists()  # a first sync that failed leaves nothing
 
 
-def _error_through_proxy(password: str, answer: Callable[[Any], Any]) -> str:
+def _error_through_proxy(password: str, answer: Callable[[Any], Any], user: str = "ci") -> str:
     """The error line of a request answered by `answer`, made through a proxy whose password
     is `password`."""
     import httpx
@@ -804,7 +804,7 @@ def _error_through_proxy(password: str, answer: Callable[[Any], Any]) -> str:
     from auditor.fetch.retry import Requester, RetryPolicy
     from auditor.redact import Redactor
 
-    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(b"ci", password.encode()))
+    network = Network(proxy="http://proxy.corp:3128", proxy_auth=(user.encode(), password.encode()))
     client = httpx.Client(base_url="http://api.example.test", transport=httpx.MockTransport(answer))
     requester = Requester(client, RetryPolicy(network=network), Redactor(b"k" * 32))
     with pytest.raises(ApiError) as caught:
@@ -825,6 +825,25 @@ def test_the_proxy_password_reads_token_in_a_body_quoted_whatever_it_is(password
     text = _error_through_proxy(password, answer)
     assert password not in text and "[token]" in text, text
     assert "proxy rejected" in text, text
+
+
+@pytest.mark.parametrize("password", ["swordfish", "Sekr1t-Pw0rd-9x"])
+def test_the_proxy_user_name_and_the_passwords_base64_read_token_in_a_body(password: str) -> None:
+    """A proxy's error page names the user it authenticated (Squid's `%a`) and may echo what it
+    was sent: the user name was shown in the line and every report of the run after (tester
+    T20), a word password's base64 too. Both are secrets (README, Behind a proxy)."""
+    import httpx
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        b64 = base64.b64encode(password.encode()).decode().rstrip("=")
+        body = {"title": "Proxy says no", "detail": f"user svc-auditproxy-7 pw64={b64} refused"}
+        return httpx.Response(400, json=body, headers={"content-type": "application/json"})
+
+    network = ("svc-auditproxy-7", password)
+    text = _error_through_proxy(password, answer, user=network[0])
+    assert "svc-auditproxy-7" not in text, text
+    assert base64.b64encode(password.encode()).decode().rstrip("=") not in text, text
+    assert "user [token] pw64=[token] refused" in text, text
 
 
 @pytest.mark.parametrize("password", ["marmalade", "Sekr1t-Pw0rd-9x"])

@@ -131,6 +131,22 @@ def test_the_debug_traceback_never_shows_the_token_or_a_url_password(
     assert OWNER_TOKEN not in stderr and "s3cr" not in stderr
 
 
+def test_the_debug_traceback_hides_a_secret_looking_path_as_the_error_line_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token pasted into `--state` is `<not shown: looks like a secret>` in the error line; the
+    `--debug` traceback above it printed it as written (tester T20)."""
+    out = tmp_path / ("ghp_" + "c414801faf3222e2aa60643aafa1706612ea") / "bundle"
+
+    def leaky(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError(24, "Too many open files", str(out / "inputs"))
+
+    monkeypatch.setattr("auditor.cli.cmd_history.open_store", leaky)
+    code, _, stderr = run_cli(["--debug", "history", "--state", str(out)], {}, tmp_path)
+    assert code == 2 and stderr.startswith("Traceback (most recent call last):"), stderr
+    assert "ghp_c414801faf" not in stderr and "<not shown: looks like a secret>" in stderr
+
+
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_token_read_from_a_token_file_is_never_shown_either(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, debug: bool

@@ -55,7 +55,7 @@ def report_failure(
         return EXIT_ERROR
     if debug:  # the last guard: a bug must not look like findings (exit 1)
         for line in "".join(traceback.format_exception(exc)).splitlines():
-            print(terminal_text(scrubbed(line, secrets)), file=stderr)
+            print(terminal_text(hidden_paths(scrubbed(line, secrets), paths)), file=stderr)
     print(
         f"auditor: error: {hidden_paths(unexpected(exc, secrets, debug=debug), paths)}", file=stderr
     )

@@ -9,6 +9,7 @@ bundle), gives an `httpx.HTTPTransport` that honours it, through the proxy when 
 
 from __future__ import annotations
 
+import base64
 import ssl
 import time
 from collections.abc import Iterable, Iterator
@@ -55,15 +56,22 @@ class Network:
         missing. auditor never writes the password itself (only into Proxy-Authorization)."""
         from auditor.redact.commands import may_be_credential
 
-        return tuple(p for p in self.outside_secrets if may_be_credential(p))
+        if self.proxy_auth is None or not self.proxy_auth[1]:
+            return ()
+        password = self.proxy_auth[1].decode("utf-8", "replace")
+        return (password,) if may_be_credential(password) else ()
 
     @property
     def outside_secrets(self) -> tuple[str, ...]:
-        """The proxy's password (as text), whatever it is: `[token]` in text that came from
-        outside and goes into a message (a response body, an exception's text)."""
-        if self.proxy_auth is None or not self.proxy_auth[1]:
+        """The proxy's password and user name (as text), whatever they are, and each in base64:
+        `[token]` in text that came from outside and goes into a message (a response body, an
+        exception's text: a proxy's error page names the user it authenticated, Squid's `%a`,
+        and may echo what it was sent)."""
+        if self.proxy_auth is None:
             return ()
-        return (self.proxy_auth[1].decode("utf-8", "replace"),)
+        plain = [part.decode("utf-8", "replace") for part in self.proxy_auth[::-1] if part]
+        encoded = [base64.b64encode(part.encode()).decode() for part in plain]
+        return (*plain, *encoded, *(e.rstrip("=") for e in encoded if e.endswith("=")))
 
     @property
     def proxy_host(self) -> str:

@@ -137,3 +137,38 @@ def test_a_usage_window_out_of_range_is_a_value_error_never_an_overflow(
     with pytest.raises(ValueError, match="usage window"):
         usage_window(today, days)
     assert usage_window(date(2026, 11, 1), 3660)[1] == date(2026, 10, 31)
+
+
+@pytest.mark.parametrize("fault", ["no-room", "no-folder"])
+def test_a_scratch_store_that_cannot_be_used_names_tmpdir_not_the_state_file(
+    synced: dict[str, Any], monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """The bundle is evaluated in a scratch state file in TMPDIR: with no room there, or no
+    file descriptor left, the error named `/tmp/auditor-bundle-…/state.db` as "the state file"
+    (tester T18), sending the user to the `--state` they gave, which was fine."""
+    from auditor.errors import StoreWriteError
+    from auditor.workflows import export
+
+    real_open, real_mkdtemp = export.Store.open, export.tempfile.mkdtemp
+
+    def refuse(path: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if fault == "no-folder":
+            if kwargs.get("prefix") != "auditor-bundle-":
+                return real_mkdtemp(*args, **kwargs)
+            raise OSError(24, "Too many open files")
+        if not Path(path).parent.name.startswith("auditor-bundle-"):  # the user's own
+            return real_open(path, *args, **kwargs)
+        raise StoreWriteError(
+            f"state file {path}: cannot write, nothing was changed: database or disk is full "
+            "(SQLITE_FULL: the disk is full)"
+        )
+
+    if fault == "no-folder":
+        monkeypatch.setattr(export.tempfile, "mkdtemp", refuse)
+    else:
+        monkeypatch.setattr(export.Store, "open", refuse)
+    code, _, err = run_cli(["export", "--out", f"b-{fault}"], synced["env"], synced["work"])
+    assert code == 2, err
+    assert "the scratch state file the bundle is evaluated in (in TMPDIR)" in err, err
+    assert err.rstrip().endswith("set TMPDIR to a folder with room"), err
+    assert not (synced["work"] / f"b-{fault}").exists()  # no half bundle

@@ -803,6 +803,12 @@ def test_concatenated_gzip_members_count_against_the_cap_together() -> None:
             302, "about:blank", "→ 302 Found: redirects to about:blank; auditor", id="about-blank"
         ),
         pytest.param(302, "urn:ietf:x", "→ 302 Found: redirects to urn:ietf:x;", id="urn"),
+        pytest.param(  # the token's marker took the host's end and the rest (tester T19)
+            302,
+            "https://other.example.com/ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789/v1",
+            "redirects to https://other.example.com/<not shown: looks like a secret>/v1;",
+            id="token-in-path",
+        ),
         pytest.param(  # a protocol error, retried for 40 s
             302,
             "http://[::1/x",

@@ -356,6 +356,10 @@ def _redirect_note(
         path = _QUERY_OR_FRAGMENT.split(target.path, maxsplit=1)[0]  # decoded: `%3F` is `?`
         path = _CONTROL.sub(lambda m: f"%{ord(m[0]):02X}", path)  # `%0A` stays so: one line
         address = f"{target.scheme}://{netloc}{path}" if netloc else f"{target.scheme}:{path}"
+        if netloc:  # name by name, its host kept: `https://host/<not shown: …>/v1` (README)
+            from auditor.redact.shown import shown_address
+
+            address = shown_address(address)
         shown = _clip(words(address), _MAX_TITLE, redact)  # (no host: `about:blank`, `urn:…`)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"

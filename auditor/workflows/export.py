@@ -52,7 +52,7 @@ from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import list_table_from_config
 from auditor.diff.engine import diff_revisions
 from auditor.diff.render import change_summary, describe_change, short_path
-from auditor.errors import AuditorError, ConfigError
+from auditor.errors import AuditorError, ConfigError, StoreError, StoreWriteError
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
@@ -414,7 +414,10 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
-    data = evaluate_bundle(out)
+    try:
+        data = evaluate_bundle(out)
+    except StoreWriteError as exc:
+        raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
@@ -732,6 +735,11 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
     return days
 
 
+#: Where a bundle is evaluated, which an error there names (not "the state file": the user's
+#: is not to blame, TMPDIR is).
+_SCRATCH = "the scratch state file the bundle is evaluated in (in TMPDIR)"
+
+
 def evaluate_bundle(bundle: Path) -> ReportData:
     """Evaluate a bundle from its own files alone: its revisions and reports in a scratch
     state file, its policy, waiver and model files, its run parameters. Nothing is recorded
@@ -755,11 +763,16 @@ def evaluate_bundle(bundle: Path) -> ReportData:
             f"{bundle / PARAMETERS}: incomplete run parameters ({type(exc).__name__}: {exc})"
         ) from None
     options = replace(options, usage_days=_usage_days(bundle, params, (at or now).date()))
-    scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
+    except OSError as exc:
+        raise StoreWriteError(f"{_SCRATCH}: cannot make it: {exc.strerror or exc}") from None
     try:
         with Store.open(scratch / "state.db", create=True) as store:
             _load_store(bundle, store, now, params.get("analyticsAccess"))
             outcome = run_audit(store, loaded, options)
+    except StoreError as exc:  # this process's own file: TMPDIR (full, no descriptor left)
+        raise StoreWriteError(f"{_SCRATCH}: {exc}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return replace(outcome.data, org=str(params.get("org") or ""))

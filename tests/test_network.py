@@ -10,6 +10,7 @@ proxy resolves every host to 127.0.0.1, so the service can be named `api.example
 from __future__ import annotations
 
 import base64
+import re
 import json
 import select
 import socket
@@ -836,7 +837,11 @@ def test_the_proxy_user_name_and_the_passwords_base64_read_token_in_a_body(passw
 
     def answer(request: httpx.Request) -> httpx.Response:
         b64 = base64.b64encode(password.encode()).decode().rstrip("=")
-        body = {"title": "Proxy says no", "detail": f"user svc-auditproxy-7 pw64={b64} refused"}
+        basic = base64.b64encode(f"svc-auditproxy-7:{password}".encode()).decode()
+        body = {
+            "title": "Proxy says no",
+            "detail": f"user svc-auditproxy-7 pw64={b64} refused; got Basic {basic}",
+        }
         return httpx.Response(400, json=body, headers={"content-type": "application/json"})
 
     network = ("svc-auditproxy-7", password)
@@ -844,6 +849,7 @@ def test_the_proxy_user_name_and_the_passwords_base64_read_token_in_a_body(passw
     assert "svc-auditproxy-7" not in text, text
     assert base64.b64encode(password.encode()).decode().rstrip("=") not in text, text
     assert "user [token] pw64=[token] refused" in text, text
+    assert re.search(r"got Basic \[secret fp:[0-9a-f]+ len:\d+\]", text), text  # one marker
 
 
 @pytest.mark.parametrize("password", ["marmalade", "Sekr1t-Pw0rd-9x"])

@@ -63,15 +63,20 @@ class Network:
 
     @property
     def outside_secrets(self) -> tuple[str, ...]:
-        """The proxy's password and user name (as text), whatever they are, and each in base64:
-        `[token]` in text that came from outside and goes into a message (a response body, an
-        exception's text: a proxy's error page names the user it authenticated, Squid's `%a`,
-        and may echo what it was sent)."""
+        """The proxy's password and user name (as text), whatever they are: `[token]` in text
+        that came from outside and goes into a message (a response body, an exception's text:
+        a proxy's error page names the user it authenticated, Squid's `%a`, and may echo what
+        it was sent)."""
         if self.proxy_auth is None:
             return ()
-        plain = [part.decode("utf-8", "replace") for part in self.proxy_auth[::-1] if part]
-        encoded = [base64.b64encode(part.encode()).decode() for part in plain]
-        return (*plain, *encoded, *(e.rstrip("=") for e in encoded if e.endswith("=")))
+        return tuple(part.decode("utf-8", "replace") for part in self.proxy_auth[::-1] if part)
+
+    @property
+    def outside_encoded(self) -> tuple[str, ...]:
+        """`outside_secrets` in base64 (padded and not): `[token]` too, looked for once the text
+        is redacted (a `Basic` value holding both is one marker by then, not cut into two)."""
+        encoded = [base64.b64encode(part.encode()).decode() for part in self.outside_secrets]
+        return (*encoded, *(e.rstrip("=") for e in encoded if e.endswith("=")))
 
     @property
     def proxy_host(self) -> str:

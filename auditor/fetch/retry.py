@@ -552,7 +552,17 @@ class Requester:
         """Text from outside (a response body, an exception's text) as a message shows it:
         redacted, and the proxy's password `[token]` even when it is a word (`proxy`), which
         is kept out of auditor's own wording (`Network.secrets`)."""
-        return self._redactor.redact_shown(self._words(text))
+        return self._encoded(self._redactor.redact_shown(self._words(text)))
+
+    def _encoded(self, shown: str) -> str:
+        """Redacted text with the proxy's user name and password in base64 (an error page's
+        echo of them, not of the `Basic` value, which is one marker by now) as `[token]`."""
+        encoded = self._policy.network.outside_encoded
+        if not encoded:
+            return shown
+        from auditor.redact.shown import named_tokens
+
+        return named_tokens(shown, encoded)
 
     def _words(self, text: str) -> str:
         """`text` from outside with the proxy's password, whatever it is, as `[token]` (what
@@ -565,7 +575,7 @@ class Requester:
         return named_tokens(text, secrets)
 
     def _error(self, message: str, request: httpx.Request, status: int | None = None) -> ApiError:
-        text = self._redactor.redact_shown(message)
+        text = self._encoded(self._redactor.redact_shown(message))
         return ApiError(text, url=self._redactor.redact_shown(str(request.url)), status=status)
 
     def _oversized(

@@ -10,8 +10,8 @@ proxy resolves every host to 127.0.0.1, so the service can be named `api.example
 from __future__ import annotations
 
 import base64
-import re
 import json
+import re
 import select
 import socket
 import sqlite3

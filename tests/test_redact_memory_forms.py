@@ -192,6 +192,53 @@ def test_a_scheme_and_a_literal_are_hidden() -> None:
         assert out["customModels"][0]["extraHeaders"]["Authorization"].startswith("[secret fp:")
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Bearer ${LLM_TOKEN-Zq8hVd2LmX0pP3}",
+        "Token ${T:+Zq8hVd2LmX0pP4}",
+        "Basic ${B-Y2k6WnE4aFZkMkxtWDBwUDU=}",
+        "Bearer ${LLM_TOKEN:-Zq8hVd2LmX0pM1}",
+        "Bearer ${LLM_TOKEN:=Zq8hVd2LmX0pM1}",
+        "${LLM_TOKEN-Zq8hVd2LmX0pP6}",
+        "${LLM_TOKEN:-Zq8hVd2LmX0pP6}",
+    ],
+)
+def test_a_reference_with_a_literal_default_is_hidden_whole(value: str) -> None:
+    """A shell default or alternative (`${VAR-X}`, `${VAR:+X}`) carries a literal credential:
+    no reference, hidden whole (one marker, not `${VAR:[secret …]`) under a header, an `env`
+    value and an `apiKey` (tester r11 #3)."""
+    r = Redactor(b"k" * 16, [TOKEN])
+    out = r.redact_json(
+        {
+            "customModels": [
+                {"id": "m", "apiKey": value, "extraHeaders": {"Authorization": value}}
+            ],
+            "env": {"K": value},
+        }
+    )
+    assert out["customModels"][0]["apiKey"] == r.marker(value)
+    assert out["customModels"][0]["extraHeaders"]["Authorization"] == r.marker(value)
+    assert out["env"]["K"] == r.marker(value)
+
+
+@pytest.mark.parametrize("value", ["${K}", "${K:-}", "${K:?unset}", "${K:-$OTHER}"])
+def test_a_reference_without_a_literal_stays(value: str) -> None:
+    r = Redactor(b"k" * 16, [TOKEN])
+    doc = {"customModels": [{"id": "m", "apiKey": value}], "env": {"K": value}}
+    assert r.redact_json(doc) == doc
+
+
+def test_a_percent_encoded_reference_in_a_url_is_not_remembered() -> None:
+    """A URL password that decodes to a reference (`%24%7BVAR%7D`) does not teach `${VAR}`:
+    a later `apiKey: ${VAR}` stays a reference (tester r11 #5)."""
+    r = Redactor(b"k" * 16, [TOKEN])
+    r.redact_json({"env": {"HTTPS_PROXY": "http://ci:%24%7BLLM_KEY%7D@proxy.corp:3128"}})
+    r.redact_json({"customModels": [{"id": "m", "baseUrl": "https://ci:%24%7BLLM_KEY%7D@h/v1"}]})
+    doc = {"customModels": [{"id": "m", "apiKey": "${LLM_KEY}"}], "note": "uses ${LLM_KEY}"}
+    assert r.redact_json(doc) == doc
+
+
 def test_a_time_zone_cookie_is_not_remembered() -> None:
     r = Redactor(b"k" * 16, [TOKEN])
     r.redact_json(
@@ -339,7 +386,12 @@ def test_rows_stored_before_the_secret_was_learned_are_scrubbed(tmp_path: Path) 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    ("header", "status"), [("Bearer ${LLM_TOKEN}", "pass"), ("Bearer Zx81mQ4pLw7tNs2vQ", "fail")]
+    ("header", "status"),
+    [
+        ("Bearer ${LLM_TOKEN}", "pass"),
+        ("Bearer Zx81mQ4pLw7tNs2vQ", "fail"),
+        ("Bearer ${LLM_TOKEN-Kp3Vd9qLmW2zQx}", "fail"),  # the default is a literal credential
+    ],
 )
 def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, status: str) -> None:
     import yaml
@@ -364,3 +416,28 @@ def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, st
     run_cli(argv, env, tmp_path)
     findings = json.loads((out / "findings.json").read_text())["findings"]
     assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-008"] == [status]
+    for written in out.iterdir():  # no report holds the literal a reference's default carries
+        assert "Kp3Vd9qLmW2zQx" not in written.read_text(errors="replace"), written.name
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("key", "status"), [("${LLM_KEY}", "pass"), ("${LLM_KEY-Kp3Vd9qLmW2zQ}", "fail")]
+)
+def test_review_fails_a_key_reference_with_a_literal_default(
+    tmp_path: Path, key: str, status: str
+) -> None:
+    import yaml
+
+    live = Path(__file__).resolve().parent.parent / "examples" / "live-settings.yaml"
+    proposed = yaml.safe_load(live.read_text())
+    proposed["customModels"] = [
+        {"id": "custom:gw", "model": "gpt-4o", "baseUrl": "https://llm.example/v1", "apiKey": key}
+    ]
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    env = {"AUDITOR_FINGERPRINT_KEY": "0123456789abcdef01"}
+    out = tmp_path / "out"
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(live), "--out", str(out)]
+    run_cli(argv, env, tmp_path)
+    findings = json.loads((out / "findings.json").read_text())["findings"]
+    assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-003"] == [status]

@@ -441,3 +441,27 @@ def test_review_fails_a_key_reference_with_a_literal_default(
     run_cli(argv, env, tmp_path)
     findings = json.loads((out / "findings.json").read_text())["findings"]
     assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-003"] == [status]
+
+
+# -- time: a password glued after `-p`, repeated (tester r11 #8) -------------------------------
+
+
+@pytest.mark.parametrize("unit", ["docker login -p", "mysql -pdocker1-"])
+def test_a_repeated_glued_password_is_redacted_in_linear_time(unit: str) -> None:
+    """1 MB of `docker login -p` repeated makes thousands of secrets each shown as a marker
+    joined to more text; checking that none learned later overlaps one took time quadratic in
+    the string (200 KB: 19 s). In a child process, so that a stall fails after 60 s."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time; from auditor.redact import Redactor; "
+        "unit = sys.stdin.read(); s = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]; "
+        "t = time.perf_counter(); Redactor(b'k' * 32).redact_json({'note': s}); "
+        "print(time.perf_counter() - t)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=unit, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) < 30

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import hashlib
 import hmac
@@ -543,11 +544,19 @@ class SecretMemory:
         if not spans:
             return False
         shown = "".join([*parts, text[at:]])
+        # The spans are in order and apart, so their ends are in order too: the first one a
+        # value overlaps is found by bisection (not every span tried for every value: 200 KB
+        # of `docker login -p` took 19 s), and a value inside it overlaps no other.
+        starts = [s for s, _e in spans]
+        ends = [e for _s, e in spans]
         for start, n in self._value_spans(shown):
             end = start + n
-            if self._learned_at.get(shown[start:end], 0) < since:
-                continue
-            if any(s < end and start < e and not (s <= start and end <= e) for s, e in spans):
+            i = bisect.bisect_right(ends, start)  # the first span ending after `start`
+            if i == len(spans) or starts[i] >= end:
+                continue  # overlaps no span
+            if starts[i] <= start and end <= ends[i]:
+                continue  # inside one value put back: nothing of it in clear
+            if self._learned_at.get(shown[start:end], 0) >= since:
                 return True
         return False
 

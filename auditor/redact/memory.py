@@ -32,6 +32,7 @@ MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to s
 MIN_NUMERIC_SECRET_LEN = 8
 _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
+_GLUED_WINDOWS = 16 * 65_536  # `find_glued`'s stretches tried at most: 16 lengths of 64 KB, ~1 s
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 # Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
@@ -685,23 +686,25 @@ class SecretMemory:
         """Where the values seen by this process are in `text`."""
         return self._exact.spans(text)
 
-    def find_glued(self, text: str) -> set[str]:
-        """The secrets known by fingerprint only (an earlier process learned them) in `text`
-        at any place, not only between word boundaries (`x<secret>`): every stretch of a
-        remembered length is tried, up to `_MAX_WINDOWS` of them. Too costly for every string:
-        for a re-read item whose stored copy hides something this one shows, where the stored
-        copy says a secret is (`Store._ingest`)."""
-        lengths = [n for n in self._lengths if n <= len(text)]
+    def find_glued(self, text: str, lengths: Iterable[int]) -> set[str]:
+        """The secrets known by fingerprint only (an earlier process learned them) of one of
+        `lengths` in `text` at any place, not only between word boundaries (`x<secret>`): every
+        stretch of each of those lengths is tried, up to `_GLUED_WINDOWS` in all (a 64 KB
+        string for 16 lengths). Too costly for every string: for a re-read item whose stored
+        copy hides something this one shows, with the lengths of the markers the stored copy
+        holds (`Store._glued_secret_hidden`); all remembered lengths gave up on a note of 700
+        characters with 30 secrets remembered."""
+        wanted = sorted({n for n in lengths if n in self._lengths and n <= len(text)})
         found: set[str] = set()
-        tried = 0
-        for length in lengths:
-            for start in range(len(text) - length + 1):
+        budget = _GLUED_WINDOWS
+        for length in wanted:
+            for start in range(min(len(text) - length + 1, budget)):
                 piece = text[start : start + length]
                 if self.fingerprint(piece) in self._fingerprints:
                     found.add(piece)
-                tried += 1
-                if tried > _MAX_WINDOWS:
-                    return found
+            budget -= len(text) - length + 1
+            if budget <= 0:
+                break
         return found
 
     def _find_by_fingerprint(self, text: str) -> set[str]:

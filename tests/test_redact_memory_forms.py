@@ -239,24 +239,24 @@ def test_a_percent_encoded_reference_in_a_url_is_not_remembered() -> None:
     assert r.redact_json(doc) == doc
 
 
-def test_a_time_zone_cookie_is_not_remembered() -> None:
+@pytest.mark.parametrize(
+    "zone", ["Europe/Berlin", "America/Los_Angeles", "America/Argentina/Buenos_Aires"]
+)
+def test_a_time_zone_cookie_is_not_remembered(zone: str) -> None:
+    """A time zone name is no credential, however long (`America/Los_Angeles`: r11 #11)."""
     r = Redactor(b"k" * 16, [TOKEN])
     r.redact_json(
         {
             "customModels": [
                 {
                     "id": "m",
-                    "extraHeaders": {
-                        "Cookie": "session=Vb3nQw8xTy5u; theme=dark; tz=Europe/Berlin"
-                    },
+                    "extraHeaders": {"Cookie": f"session=Vb3nQw8xTy5u; theme=dark; tz={zone}"},
                 }
             ]
         }
     )
-    out = r.redact_json({"svcRouterGuidance": "Europe/Berlin and Vb3nQw8xTy5u"})[
-        "svcRouterGuidance"
-    ]
-    assert out == f"Europe/Berlin and {r.marker('Vb3nQw8xTy5u')}"
+    out = r.redact_json({"svcRouterGuidance": f"{zone} and Vb3nQw8xTy5u"})["svcRouterGuidance"]
+    assert out == f"{zone} and {r.marker('Vb3nQw8xTy5u')}"
 
 
 # -- end to end: the state file's bytes and `diff --format json` ------------------------------

@@ -169,8 +169,8 @@ def credential_like(text: str) -> bool:
     `english`, `password`, `acceptEdits`: letters with two capitals at most), not a
     placeholder in capitals (`YOUR_API_KEY`), not a few words or short numbers joined
     (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `Europe/Berlin`; a passphrase of 16
-    characters or more
-    is taken), not a short number (a count, a Unix time: digits only need 16). Anything else
+    characters or more is taken), not a time zone name of any length
+    (`America/Los_Angeles`), not a short number (a count, a Unix time: digits only need 16). Anything else
     of 6 characters or more is taken."""
     if len(text) < 6:
         return False
@@ -180,10 +180,18 @@ def credential_like(text: str) -> bool:
         return sum(c.isupper() for c in text) > 2
     if _PLACEHOLDER.fullmatch(text):
         return False
+    if _TIME_ZONE.fullmatch(text):  # `America/Los_Angeles`, `America/Argentina/Buenos_Aires`
+        return False
     return not (_JOINED_WORDS.fullmatch(text) and len(text) < 16)
 
 
 _WORD = re.compile(r"[A-Za-z]+")
+# An IANA time zone name (a cookie `tz=America/Los_Angeles`), of any length: an area, then
+# places in capitals with letters, `_` and `-` (`Etc/GMT+5` too). No credential.
+_TIME_ZONE = re.compile(
+    r"(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Brazil|Canada|Chile|Europe"
+    r"|Indian|Mexico|Pacific|US)(?:/[A-Z][A-Za-z_-]*){1,2}|Etc/(?:GMT[+-][0-9]{1,2}|[A-Z]+)"
+)
 _PLACEHOLDER = re.compile(r"[A-Z_]+")
 # words (each maybe ending in a digit or two) and short numbers joined: `no-cache`,
 # `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `ci-bot-2`, a time zone `Europe/Berlin`

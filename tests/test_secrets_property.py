@@ -16,8 +16,8 @@ import base64
 import contextlib
 import json
 import random
-import string
 import re
+import string
 import tempfile
 import urllib.parse
 from collections.abc import Callable

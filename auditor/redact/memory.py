@@ -170,8 +170,8 @@ def credential_like(text: str) -> bool:
     placeholder in capitals (`YOUR_API_KEY`), not a few words or short numbers joined
     (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `Europe/Berlin`; a passphrase of 16
     characters or more is taken), not a time zone name of any length
-    (`America/Los_Angeles`), not a short number (a count, a Unix time: digits only need 16). Anything else
-    of 6 characters or more is taken."""
+    (`America/Los_Angeles`), not a short number (a count, a Unix time: digits only need 16).
+    Anything else of 6 characters or more is taken."""
     if len(text) < 6:
         return False
     if text.isdigit():

@@ -192,24 +192,71 @@ def test_a_scheme_and_a_literal_are_hidden() -> None:
         assert out["customModels"][0]["extraHeaders"]["Authorization"].startswith("[secret fp:")
 
 
-def test_a_time_zone_cookie_is_not_remembered() -> None:
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Bearer ${LLM_TOKEN-Zq8hVd2LmX0pP3}",
+        "Token ${T:+Zq8hVd2LmX0pP4}",
+        "Basic ${B-Y2k6WnE4aFZkMkxtWDBwUDU=}",
+        "Bearer ${LLM_TOKEN:-Zq8hVd2LmX0pM1}",
+        "Bearer ${LLM_TOKEN:=Zq8hVd2LmX0pM1}",
+        "${LLM_TOKEN-Zq8hVd2LmX0pP6}",
+        "${LLM_TOKEN:-Zq8hVd2LmX0pP6}",
+    ],
+)
+def test_a_reference_with_a_literal_default_is_hidden_whole(value: str) -> None:
+    """A shell default or alternative (`${VAR-X}`, `${VAR:+X}`) carries a literal credential:
+    no reference, hidden whole (one marker, not `${VAR:[secret …]`) under a header, an `env`
+    value and an `apiKey` (tester r11 #3)."""
+    r = Redactor(b"k" * 16, [TOKEN])
+    out = r.redact_json(
+        {
+            "customModels": [
+                {"id": "m", "apiKey": value, "extraHeaders": {"Authorization": value}}
+            ],
+            "env": {"K": value},
+        }
+    )
+    assert out["customModels"][0]["apiKey"] == r.marker(value)
+    assert out["customModels"][0]["extraHeaders"]["Authorization"] == r.marker(value)
+    assert out["env"]["K"] == r.marker(value)
+
+
+@pytest.mark.parametrize("value", ["${K}", "${K:-}", "${K:?unset}", "${K:-$OTHER}"])
+def test_a_reference_without_a_literal_stays(value: str) -> None:
+    r = Redactor(b"k" * 16, [TOKEN])
+    doc = {"customModels": [{"id": "m", "apiKey": value}], "env": {"K": value}}
+    assert r.redact_json(doc) == doc
+
+
+def test_a_percent_encoded_reference_in_a_url_is_not_remembered() -> None:
+    """A URL password that decodes to a reference (`%24%7BVAR%7D`) does not teach `${VAR}`:
+    a later `apiKey: ${VAR}` stays a reference (tester r11 #5)."""
+    r = Redactor(b"k" * 16, [TOKEN])
+    r.redact_json({"env": {"HTTPS_PROXY": "http://ci:%24%7BLLM_KEY%7D@proxy.corp:3128"}})
+    r.redact_json({"customModels": [{"id": "m", "baseUrl": "https://ci:%24%7BLLM_KEY%7D@h/v1"}]})
+    doc = {"customModels": [{"id": "m", "apiKey": "${LLM_KEY}"}], "note": "uses ${LLM_KEY}"}
+    assert r.redact_json(doc) == doc
+
+
+@pytest.mark.parametrize(
+    "zone", ["Europe/Berlin", "America/Los_Angeles", "America/Argentina/Buenos_Aires"]
+)
+def test_a_time_zone_cookie_is_not_remembered(zone: str) -> None:
+    """A time zone name is no credential, however long (`America/Los_Angeles`: r11 #11)."""
     r = Redactor(b"k" * 16, [TOKEN])
     r.redact_json(
         {
             "customModels": [
                 {
                     "id": "m",
-                    "extraHeaders": {
-                        "Cookie": "session=Vb3nQw8xTy5u; theme=dark; tz=Europe/Berlin"
-                    },
+                    "extraHeaders": {"Cookie": f"session=Vb3nQw8xTy5u; theme=dark; tz={zone}"},
                 }
             ]
         }
     )
-    out = r.redact_json({"svcRouterGuidance": "Europe/Berlin and Vb3nQw8xTy5u"})[
-        "svcRouterGuidance"
-    ]
-    assert out == f"Europe/Berlin and {r.marker('Vb3nQw8xTy5u')}"
+    out = r.redact_json({"svcRouterGuidance": f"{zone} and Vb3nQw8xTy5u"})["svcRouterGuidance"]
+    assert out == f"{zone} and {r.marker('Vb3nQw8xTy5u')}"
 
 
 # -- end to end: the state file's bytes and `diff --format json` ------------------------------
@@ -339,7 +386,12 @@ def test_rows_stored_before_the_secret_was_learned_are_scrubbed(tmp_path: Path) 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    ("header", "status"), [("Bearer ${LLM_TOKEN}", "pass"), ("Bearer Zx81mQ4pLw7tNs2vQ", "fail")]
+    ("header", "status"),
+    [
+        ("Bearer ${LLM_TOKEN}", "pass"),
+        ("Bearer Zx81mQ4pLw7tNs2vQ", "fail"),
+        ("Bearer ${LLM_TOKEN-Kp3Vd9qLmW2zQx}", "fail"),  # the default is a literal credential
+    ],
 )
 def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, status: str) -> None:
     import yaml
@@ -364,3 +416,52 @@ def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, st
     run_cli(argv, env, tmp_path)
     findings = json.loads((out / "findings.json").read_text())["findings"]
     assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-008"] == [status]
+    for written in out.iterdir():  # no report holds the literal a reference's default carries
+        assert "Kp3Vd9qLmW2zQx" not in written.read_text(errors="replace"), written.name
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("key", "status"), [("${LLM_KEY}", "pass"), ("${LLM_KEY-Kp3Vd9qLmW2zQ}", "fail")]
+)
+def test_review_fails_a_key_reference_with_a_literal_default(
+    tmp_path: Path, key: str, status: str
+) -> None:
+    import yaml
+
+    live = Path(__file__).resolve().parent.parent / "examples" / "live-settings.yaml"
+    proposed = yaml.safe_load(live.read_text())
+    proposed["customModels"] = [
+        {"id": "custom:gw", "model": "gpt-4o", "baseUrl": "https://llm.example/v1", "apiKey": key}
+    ]
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    env = {"AUDITOR_FINGERPRINT_KEY": "0123456789abcdef01"}
+    out = tmp_path / "out"
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(live), "--out", str(out)]
+    run_cli(argv, env, tmp_path)
+    findings = json.loads((out / "findings.json").read_text())["findings"]
+    assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-003"] == [status]
+
+
+# -- time: a password glued after `-p`, repeated (tester r11 #8) -------------------------------
+
+
+@pytest.mark.parametrize("unit", ["docker login -p", "mysql -pdocker1-"])
+def test_a_repeated_glued_password_is_redacted_in_linear_time(unit: str) -> None:
+    """1 MB of `docker login -p` repeated makes thousands of secrets each shown as a marker
+    joined to more text; checking that none learned later overlaps one took time quadratic in
+    the string (200 KB: 19 s). In a child process, so that a stall fails after 60 s."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time; from auditor.redact import Redactor; "
+        "unit = sys.stdin.read(); s = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]; "
+        "t = time.perf_counter(); Redactor(b'k' * 32).redact_json({'note': s}); "
+        "print(time.perf_counter() - t)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=unit, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) < 30

@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import random
 import re
+import string
 import tempfile
 import urllib.parse
 from collections.abc import Callable
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_sync import NOW, TOKEN, FakeService
@@ -304,3 +307,32 @@ def test_a_glued_secret_re_read_the_next_night_is_no_integrity_issue() -> None:
         with Store.open(path) as store:
             assert store.integrity_issues() == []
         assert not any(form in _state_bytes(path) for form in _forms(_PLAIN[0]))
+
+
+@pytest.mark.parametrize(("pad", "remembered"), [(700, 32), (2000, 32), (11_000, 0), (60_000, 0)])
+def test_a_glued_secret_in_a_long_note_with_many_remembered_is_no_integrity_issue(
+    pad: int, remembered: int
+) -> None:
+    """The same, in a long note (11 KB, 60 KB) or beside many remembered secrets of other
+    lengths (32): the search for a glued secret used to give up after 20,000 stretches over
+    every remembered length, and the false integrity issue was back (tester r11 #9). It now
+    tries only the lengths of the markers the stored copy holds."""
+    rng = random.Random(3)
+    many = [
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(n - 2)) + "7q"
+        for n in range(8, 8 + remembered)
+    ]
+    glued = many[-1] if many else _PLAIN[1]
+    service = _Service()
+    service.add(_Revision(reveal={"customModels": _PLAIN[0], "env": _PLAIN[1]}))
+    service.revisions[1]["settings"]["env"] = {f"V{i}": s for i, s in enumerate(many)}
+    service.revisions[1]["settings"]["env"]["K"] = _PLAIN[1]
+    service.add(_Revision(pastes=[("note", "word " * (pad // 5) + "x" + glued)]))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.db"
+        for _night in range(2):
+            with Store.open(path) as store:
+                _sync(store, service, 2)
+        with Store.open(path) as store:
+            assert store.integrity_issues() == []
+        assert not any(form in _state_bytes(path) for form in _forms(glued))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import hashlib
 import hmac
@@ -31,6 +32,7 @@ MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to s
 MIN_NUMERIC_SECRET_LEN = 8
 _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
+_GLUED_WINDOWS = 16 * 65_536  # `find_glued`'s stretches tried at most: 16 lengths of 64 KB, ~1 s
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 # Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
@@ -167,9 +169,9 @@ def credential_like(text: str) -> bool:
     `english`, `password`, `acceptEdits`: letters with two capitals at most), not a
     placeholder in capitals (`YOUR_API_KEY`), not a few words or short numbers joined
     (`no-cache`, `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `Europe/Berlin`; a passphrase of 16
-    characters or more
-    is taken), not a short number (a count, a Unix time: digits only need 16). Anything else
-    of 6 characters or more is taken."""
+    characters or more is taken), not a time zone name of any length
+    (`America/Los_Angeles`), not a short number (a count, a Unix time: digits only need 16).
+    Anything else of 6 characters or more is taken."""
     if len(text) < 6:
         return False
     if text.isdigit():
@@ -178,10 +180,18 @@ def credential_like(text: str) -> bool:
         return sum(c.isupper() for c in text) > 2
     if _PLACEHOLDER.fullmatch(text):
         return False
+    if _TIME_ZONE.fullmatch(text):  # `America/Los_Angeles`, `America/Argentina/Buenos_Aires`
+        return False
     return not (_JOINED_WORDS.fullmatch(text) and len(text) < 16)
 
 
 _WORD = re.compile(r"[A-Za-z]+")
+# An IANA time zone name (a cookie `tz=America/Los_Angeles`), of any length: an area, then
+# places in capitals with letters, `_` and `-` (`Etc/GMT+5` too). No credential.
+_TIME_ZONE = re.compile(
+    r"(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Brazil|Canada|Chile|Europe"
+    r"|Indian|Mexico|Pacific|US)(?:/[A-Z][A-Za-z_-]*){1,2}|Etc/(?:GMT[+-][0-9]{1,2}|[A-Z]+)"
+)
 _PLACEHOLDER = re.compile(r"[A-Z_]+")
 # words (each maybe ending in a digit or two) and short numbers joined: `no-cache`,
 # `us-east-1`, `en_US.UTF-8`, `v2.3.1`, `ci-bot-2`, a time zone `Europe/Berlin`
@@ -543,11 +553,19 @@ class SecretMemory:
         if not spans:
             return False
         shown = "".join([*parts, text[at:]])
+        # The spans are in order and apart, so their ends are in order too: the first one a
+        # value overlaps is found by bisection (not every span tried for every value: 200 KB
+        # of `docker login -p` took 19 s), and a value inside it overlaps no other.
+        starts = [s for s, _e in spans]
+        ends = [e for _s, e in spans]
         for start, n in self._value_spans(shown):
             end = start + n
-            if self._learned_at.get(shown[start:end], 0) < since:
-                continue
-            if any(s < end and start < e and not (s <= start and end <= e) for s, e in spans):
+            i = bisect.bisect_right(ends, start)  # the first span ending after `start`
+            if i == len(spans) or starts[i] >= end:
+                continue  # overlaps no span
+            if starts[i] <= start and end <= ends[i]:
+                continue  # inside one value put back: nothing of it in clear
+            if self._learned_at.get(shown[start:end], 0) >= since:
                 return True
         return False
 
@@ -676,23 +694,25 @@ class SecretMemory:
         """Where the values seen by this process are in `text`."""
         return self._exact.spans(text)
 
-    def find_glued(self, text: str) -> set[str]:
-        """The secrets known by fingerprint only (an earlier process learned them) in `text`
-        at any place, not only between word boundaries (`x<secret>`): every stretch of a
-        remembered length is tried, up to `_MAX_WINDOWS` of them. Too costly for every string:
-        for a re-read item whose stored copy hides something this one shows, where the stored
-        copy says a secret is (`Store._ingest`)."""
-        lengths = [n for n in self._lengths if n <= len(text)]
+    def find_glued(self, text: str, lengths: Iterable[int]) -> set[str]:
+        """The secrets known by fingerprint only (an earlier process learned them) of one of
+        `lengths` in `text` at any place, not only between word boundaries (`x<secret>`): every
+        stretch of each of those lengths is tried, up to `_GLUED_WINDOWS` in all (a 64 KB
+        string for 16 lengths). Too costly for every string: for a re-read item whose stored
+        copy hides something this one shows, with the lengths of the markers the stored copy
+        holds (`Store._glued_secret_hidden`); all remembered lengths gave up on a note of 700
+        characters with 30 secrets remembered."""
+        wanted = sorted({n for n in lengths if n in self._lengths and n <= len(text)})
         found: set[str] = set()
-        tried = 0
-        for length in lengths:
-            for start in range(len(text) - length + 1):
+        budget = _GLUED_WINDOWS
+        for length in wanted:
+            for start in range(min(len(text) - length + 1, budget)):
                 piece = text[start : start + length]
                 if self.fingerprint(piece) in self._fingerprints:
                     found.add(piece)
-                tried += 1
-                if tried > _MAX_WINDOWS:
-                    return found
+            budget -= len(text) - length + 1
+            if budget <= 0:
+                break
         return found
 
     def _find_by_fingerprint(self, text: str) -> set[str]:

@@ -8,7 +8,8 @@ MARKER_START = "[secret fp:"  # how every marker begins (a quick test before MAR
 MARKER_RE = re.compile(r"\[secret fp:(?P<fp>[0-9a-f]{8}) len:(?P<len>\d+)\]")
 
 _ENV_REF = re.compile(
-    r"""^(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}   # ${VAR}, ${VAR:-x}
+    r"""^(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=]|:?\?[^}]*)?\}  # ${VAR}, ${VAR:-}, ${VAR:?msg}
+         |\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=+]\$[A-Za-z_][A-Za-z0-9_]*\}  # ${VAR:-$OTHER}
          |\$[A-Za-z_][A-Za-z0-9_]*                          # $VAR
          |\$\{\{\s*[A-Za-z0-9_.\-\[\]'"]+\s*\}\}            # ${{ secrets.X }}
          |\{env:[A-Za-z_][A-Za-z0-9_]*\}                    # {env:VAR}
@@ -19,7 +20,11 @@ _ENV_REF = re.compile(
 
 
 def is_env_reference(value: str) -> bool:
-    """True for `${VAR}`, `$VAR`, `${{ secrets.X }}` and similar references, which are kept."""
+    """True for `${VAR}`, `$VAR`, `${{ secrets.X }}` and similar references, which are kept.
+    Not for one with a default or alternative value (`${VAR-X}`, `${VAR:-X}`, `${VAR:+X}`,
+    `${VAR=X}`): `X` is a literal, maybe a credential, that the shell uses as the value. An
+    empty default (`${VAR:-}`), an error message (`${VAR:?unset}`) or another reference as
+    the default (`${VAR:-$OTHER}`) is still a reference."""
     return bool(_ENV_REF.match(value.strip()))
 
 

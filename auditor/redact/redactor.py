@@ -343,7 +343,9 @@ class Redactor:
                 self._remember_part(part)
             if "%" in value:
                 decoded = _percent_decoded(value)
-                if decoded is not None:
+                # not one that decodes to a reference (`%24%7BVAR%7D`, `${VAR}`): remembered,
+                # every `${VAR}` after would be a marker, a reference read as a literal key
+                if decoded is not None and not is_env_reference(decoded) and not is_marker(decoded):
                     self.memory.add(decoded)
 
     def _remember_part(self, part: str) -> None:

@@ -37,7 +37,7 @@ from auditor.common.jsonutil import canonical, loads, share_equal
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError, StoreWriteError
 from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
-from auditor.redact import MARKER_START, RULES_VERSION, Redactor, encoded_forms
+from auditor.redact import MARKER_RE, MARKER_START, RULES_VERSION, Redactor, encoded_forms
 from auditor.redact.memory import literal_matcher
 from auditor.store import analytics as store_analytics
 from auditor.store import evalstate, postgres, rewrites, scrubindex
@@ -1092,9 +1092,12 @@ class Store:
         seen_text = seen.decode() if isinstance(seen, bytes) else str(seen)
         shown = set(_JSON_STRING.findall(seen_text)) - set(_JSON_STRING.findall(stored_text))
         memory = self.redactor.memory
+        # only the lengths of the secrets the stored copy hides (`len:N` of its markers), and
+        # only in the strings it has not: the work is those strings' length times a few lengths
+        lengths = {int(m["len"]) for m in MARKER_RE.finditer(stored_text)}
         found: set[str] = set()
         for text in shown:
-            found |= memory.find_glued(loads(f'"{text}"') if "\\" in text else text)
+            found |= memory.find_glued(loads(f'"{text}"') if "\\" in text else text, lengths)
         if not found:
             return False
         for secret in found:

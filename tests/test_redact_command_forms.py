@@ -462,6 +462,8 @@ def test_a_long_script_given_to_a_shell_is_read_to_its_end(redactor: Redactor, s
         "asdf --pin python-3.12.1",
         "mise use --pin node@20",
         "mise use -g --pin --verbose python@3.12",
+        "git checkout --pin feature/pin-deps",
+        "make --pass --keyring-backend us-east-1",
         "ansible-playbook -i hosts site.yml --ask-become-pass --check",
         "ansible-playbook site.yml --ask-pass deploy",
         "HandBrakeCLI -i in.mkv -o out.mp4 --two-pass --turbo",

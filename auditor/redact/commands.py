@@ -409,6 +409,8 @@ _NOT_A_PIN = re.compile(
     r"|[\w.\-]*(?:==|~=|[<>!]=)[\w.*+\-]*"  # a requirement: `requests==2.31.0`, `~=1.4`
     r"|[\w.\-/]+@(?:v?[0-9][\w.+\-]*|latest|lts|stable|next|main|master)"  # `ruff@0.4.1`
     r"|[\w.\-/]*[~^][0-9]*(?:\.[0-9]+)*|[~^]v?[0-9][\w.+\-]*"  # `HEAD~1`, `^1.2.0`
+    r"|[a-z0-9]+(?:[\-_.][a-z0-9]+)*(?:/[a-z0-9]+(?:[\-_.][a-z0-9]+)*)+"  # `feature/pin-deps`
+    r"|[a-z]{2,}[a-z0-9]*(?:[\-_.][a-z0-9]+)+"  # a named version: `node-20`, `gpt-4o`
 )
 # An option whose last word is `pass` that is a flag, taking no value (ansible's `--ask-pass`,
 # `--ask-become-pass`, an encoder's `--two-pass`, `--render-pass`): a word before `pass` says so.
@@ -417,6 +419,8 @@ _PASS_FLAG_WORDS = frozenset(
     | {"lint", "double", "extra"}
 )
 _OPTION_WORD = re.compile(r"[_\-]+")
+_PASS_OPTION = re.compile(rf"(?i)--?{PASS_NAME}")
+_AN_OPTION = re.compile(r"--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 def _is_pass_flag(option: str) -> bool:
@@ -485,6 +489,8 @@ def option_takes(option: str, value: str) -> bool:
         return False
     if _PIN_OPTION.fullmatch(option):
         return is_pin(value)
+    if _PASS_OPTION.fullmatch(option) and _AN_OPTION.fullmatch(value):
+        return False  # `--pass --verbose`: the next option, no value
     if _STRONG.fullmatch(option):
         return True
     if not _BARE_JUDGED.fullmatch(option) and is_secret_key(option.lstrip("-")):

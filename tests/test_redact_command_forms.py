@@ -440,10 +440,7 @@ def test_a_long_script_given_to_a_shell_is_read_to_its_end(redactor: Redactor, s
     (`bash -c "curl -u ci:X …"`) leaked."""
     pw = "Zq8hVd2LmX0pR2"
     command = script.format(pw=pw, body="echo step; " * 500)
-    out = _hooked(redactor, command)
-    assert pw not in out
-    assert redactor.marker(pw) in out or redactor.marker(pw + ";") in out
-    assert out.endswith("echo step; " * 500 + command[-1])
+    assert _hooked(redactor, command) == command.replace(pw, redactor.marker(pw))
 
 
 @pytest.mark.parametrize(

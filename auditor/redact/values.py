@@ -340,7 +340,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
         elif len(value) > 3 and value[:2] == "$'" and value[-1] == "'":
             value = value[2:-1]  # bash's ANSI-C quoting, `$'X'`
         else:
-            value = value.lstrip("'\"").rstrip("'\".,")
+            value = value.lstrip("'\"").rstrip("'\".,;")  # (an unquoted `;` ends a command)
         if not PATH.fullmatch(value) and not SUBSTITUTION.match(value):
             yield value
             if value.endswith(")") and "(" not in value:  # `$(docker login -p X)`: X too

@@ -146,8 +146,8 @@ def test_a_pass_option_in_an_array_hides_its_value(redactor: Redactor, args: lis
         "deploy --auth=github",
         "deploy --token main --yes",
         "deploy --token github --yes",
-        "deploy --auth-token production",
         'deploy --auth "github"',
+        "deploy --sig sha256",
     ],
 )
 def test_an_auth_option_given_a_word_leaves_it_readable_everywhere(
@@ -228,7 +228,8 @@ LOOK_ALIKES = {
         "token:\n  - abcdefgh\n",
         "passwordPolicy:\n  minLength12\n",
         "tokens:\n  maxOutputTokens\n",
-        "password:\nKp3Vd9qLmW2z\n",  # not indented under it: another key's line
+        "password:\n  - abcdefgh\n  - ijklmnop\n",  # a list, not a value
+        "password:\nForgot it? Ask the admin.\n",  # prose
     ],
 )
 def test_a_line_under_a_secret_field_that_is_no_value_of_it_stays(
@@ -338,3 +339,166 @@ def test_passwords_in_these_forms_reach_no_output_end_to_end(tmp_path: Path) -> 
         (s, form) for s in planted for form in secret_forms(s) if any(form in t for t in texts)
     ]
     assert not leaks, leaks
+
+
+# -- fk-cmdline2: regressions of this round's command-line changes (review r11) ---------------
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "--secret-key",
+        "--encryption-key",
+        "--master-key",
+        "--auth-key",
+        "--signing-key",
+        "--client-key",
+        "--storage-account-key",
+        "--api-token",
+        "--auth-token",
+        "--access-token",
+    ],
+)
+@pytest.mark.parametrize("word", ["opensesame", "hunter22"])
+def test_an_option_named_for_a_secret_or_a_key_hides_a_word_password(
+    redactor: Redactor, option: str, word: str
+) -> None:
+    """README: one named for a password or a key takes any value; only the bare `--auth`,
+    `--key`, `--token`, `--sig` judge it (`--secret-key opensesame` was shown this round)."""
+    for command in (f"tool {option} {word}", f"tool {option}={word} --yes"):
+        assert _hooked(redactor, command) == command.replace(word, redactor.marker(word))
+    doc = {"mcpServers": {"s": {"command": "tool", "args": [option, word, "--yes"]}}}
+    assert redactor.redact_json(doc)["mcpServers"]["s"]["args"] == [
+        option,
+        redactor.marker(word),
+        "--yes",
+    ]
+
+
+SECRET_LATER_LINE = [
+    "password:\n\n  {pw}\n",
+    "Temporary password:\n{pw}\n",
+    "token:\n{pw}\n",
+    "secret:\n  {pw} # ci\n",
+    "api_key:   \n   \n  {pw}\n",
+    "password:\r\n\r\n  {pw}\r\n",
+    'password:\n  "{pw}"\n',
+    "password: # set by ops\n  {pw}\n",
+    "password: !!str\n  {pw}\n",
+    "auth:\n  token: {pw}\n",
+    "password: |\n  {pw}\n  {pw2}\nnext: value\n",
+]
+
+
+@pytest.mark.parametrize("text", SECRET_LATER_LINE)
+def test_a_secret_fields_value_on_a_later_line_is_hidden(redactor: Redactor, text: str) -> None:
+    """The stop-35 head hid these (`NAME:\\s*X`); this round's nested-block fix showed them."""
+    pw, pw2 = "Zq8hVd2LmX0pF1", "Zq8hVd2LmX0pF2"
+    out = redactor.redact_json({"note": text.format(pw=pw, pw2=pw2)})["note"]
+    assert out == text.format(pw=redactor.marker(pw), pw2=redactor.marker(pw2))
+
+
+SHELL_FORMS = [
+    'sh -lc "{inner}"',
+    "sh -lc '{inner}'",
+    'bash -xc "{inner}"',
+    'bash -ec "{inner}"',
+    'bash -c  "{inner}"',
+    'bash -c\t"{inner}"',
+    'BASH -C "{inner}"',
+    '["bash","-c","{inner}"]',
+    '["sh", "-lc", "{inner}"]',
+]
+INNER_COMMANDS = [
+    "curl -u ci:{pw} https://h",
+    "htpasswd -b f u {pw}",
+    "smbclient -U ci%{pw} //h/s",
+    "mysql -u r -p{pw} db",
+]
+
+
+@pytest.mark.parametrize("outer", SHELL_FORMS)
+@pytest.mark.parametrize("inner", INNER_COMMANDS)
+def test_a_shell_command_line_is_read_again_whatever_its_flags_and_spacing(
+    redactor: Redactor, outer: str, inner: str
+) -> None:
+    pw = "Zq8hVd2LmX0pA7"
+    command = outer.format(inner=inner.format(pw=pw))
+    assert _hooked(redactor, command) == command.replace(pw, redactor.marker(pw))
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        'bash -c "curl -u ci:{pw} https://h; {body}"',
+        "bash -c 'htpasswd -b f u {pw}; {body}'",
+        'bash -c "mysql -p{pw} db; {body}"',
+    ],
+)
+def test_a_long_script_given_to_a_shell_is_read_to_its_end(redactor: Redactor, script: str) -> None:
+    """Past the 4,000 characters a quoted stretch was read at most, the tool after the quote
+    (`bash -c "curl -u ci:X …"`) leaked."""
+    pw = "Zq8hVd2LmX0pR2"
+    command = script.format(pw=pw, body="echo step; " * 500)
+    assert _hooked(redactor, command) == command.replace(pw, redactor.marker(pw))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tool --pin 4f2a9c1e",
+        "tool --pin 4f2a9c1e0b7d6a5c4b3a29180706f5e4d3c2b1a0",
+        "pip-compile --pin requests==2.31.0",
+        "uv tool install --pin ruff@0.4.1",
+        "tool --pin node-20",
+        "tool --pin release/2024-01",
+        "tool --pin latest-stable",
+        "tool --pin ^1.2.0",
+        "tool --pin ~=1.4",
+        "tool --pin HEAD~1",
+        "asdf --pin python-3.12.1",
+        "mise use --pin node@20",
+        "mise use -g --pin --verbose python@3.12",
+        "git checkout --pin feature/pin-deps",
+        "make --pass --keyring-backend us-east-1",
+        "ansible-playbook -i hosts site.yml --ask-become-pass --check",
+        "ansible-playbook site.yml --ask-pass deploy",
+        "HandBrakeCLI -i in.mkv -o out.mp4 --two-pass --turbo",
+        "render --render-pass shadows",
+        "lint --lint-pass strict",
+        "encode --multi-pass enabled",
+    ],
+)
+def test_a_version_pin_or_a_pass_flag_leaves_the_next_word_readable(
+    redactor: Redactor, command: str
+) -> None:
+    """A ref or version given to `--pin`, and the word after a flag whose last word is `pass`,
+    are no secrets: remembered, they were scrubbed from every later text."""
+    assert _hooked(redactor, command) == command
+    words = command.split()
+    doc = {"mcpServers": {"s": {"command": words[0], "args": words[1:]}}}
+    assert redactor.redact_json(doc) == doc
+    note = {"note": " ".join(words[1:])}
+    assert redactor.redact_json(note) == note
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "unlock --pin 482913",
+        "unlock --pin=48291307",
+        "tool --pass opensesame",
+        "tool --db-pass hunter22",
+        "tool --auth-pass opensesame",
+        "tool --pass=opensesame --yes",
+    ],
+)
+def test_a_pin_and_a_pass_option_still_hide_their_value(redactor: Redactor, command: str) -> None:
+    value = command.split()[-1 if "--yes" not in command else 1].split("=")[-1]
+    assert _hooked(redactor, command) == command.replace(value, redactor.marker(value))
+
+
+def test_a_key_naming_a_version_pin_is_no_secret(redactor: Redactor) -> None:
+    docs = [{"versionPin": "v1.2.0", "commitPin": "4f2a9c1e"}, {"about": "upgrade to v1.2.0"}]
+    assert [redactor.redact_json(d) for d in docs] == docs
+    assert is_marker(redactor.redact_json({"dbPin": "482913"})["dbPin"])

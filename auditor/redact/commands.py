@@ -399,9 +399,40 @@ _STRONG = re.compile(
     r"storepass|keypass|api[_\-]?key|access[_\-]?key|private[_\-]?key)"
 )
 # An option named for a PIN (`--pin`, `--db-pin`) takes a value that is not one too: a version or
-# a ref (`gh extension install --pin v1.2.0`, `--pin main`), which is kept.
+# a ref (`gh extension install --pin v1.2.0`, `--pin main`, a commit, `requests==2.31.0`,
+# `ruff@0.4.1`, `HEAD~1`, `^1.2.0`), which is kept; a PIN is digits or looks like a credential.
 _PIN_OPTION = re.compile(r"(?i)--?(?:[A-Za-z0-9]+[_\-])*pin")
-_NOT_A_PIN = re.compile(r"[A-Za-z]+|v?[0-9]+(?:\.[0-9]+)+[\w.+\-]*")
+_PIN_DIGITS = re.compile(r"[0-9]{4,12}")
+_NOT_A_PIN = re.compile(
+    r"[A-Za-z]+|v?[0-9]+(?:\.[0-9]+)+[\w.+\-]*"  # a word, a version
+    r"|(?:sha[0-9]+:)?[0-9a-fA-F]{7,64}"  # a commit, a digest
+    r"|[\w.\-]*(?:==|~=|[<>!]=)[\w.*+\-]*"  # a requirement: `requests==2.31.0`, `~=1.4`
+    r"|[\w.\-/]+@(?:v?[0-9][\w.+\-]*|latest|lts|stable|next|main|master)"  # `ruff@0.4.1`
+    r"|[\w.\-/]*[~^][0-9]*(?:\.[0-9]+)*|[~^]v?[0-9][\w.+\-]*"  # `HEAD~1`, `^1.2.0`
+    r"|[a-z0-9]+(?:[\-_.][a-z0-9]+)*(?:/[a-z0-9]+(?:[\-_.][a-z0-9]+)*)+"  # `feature/pin-deps`
+    r"|[a-z]{2,}[a-z0-9]*(?:[\-_.][a-z0-9]+)+"  # a named version: `node-20`, `gpt-4o`
+)
+# An option whose last word is `pass` that is a flag, taking no value (ansible's `--ask-pass`,
+# `--ask-become-pass`, an encoder's `--two-pass`, `--render-pass`): a word before `pass` says so.
+_PASS_FLAG_WORDS = frozenset(
+    {"ask", "two", "three", "multi", "single", "one", "first", "second", "final", "render"}
+    | {"lint", "double", "extra"}
+)
+_OPTION_WORD = re.compile(r"[_\-]+")
+_PASS_OPTION = re.compile(rf"(?i)--?{PASS_NAME}")
+_AN_OPTION = re.compile(r"--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _is_pass_flag(option: str) -> bool:
+    parts = _OPTION_WORD.split(option.strip("-").lower())
+    return len(parts) > 1 and parts[-1] == "pass" and not _PASS_FLAG_WORDS.isdisjoint(parts)
+
+
+# The options named only `auth`, `key`, `token` or `sig` (a word that names a kind of thing as
+# often as a secret: `--auth github`, `--key production`, `--signature sha256`): a value is
+# taken only when it may be a credential. One naming a secret or a key by more words
+# (`--secret-key`, `--encryption-key`, `--api-token`) takes any value.
+_BARE_JUDGED = re.compile(r"(?i)--?(?:auth|key|token|sig|signature)")
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.
 PATH = re.compile(
@@ -448,17 +479,33 @@ def may_be_credential(value: str) -> bool:
 def option_takes(option: str, value: str) -> bool:
     """Whether `value`, given to the secret-named `option` (`--password`, `--auth`, `--pin`),
     is taken as a secret: any value of an option named for a password or a key (`--password`,
-    `--pass`, `--api-key`); of one named `auth`, `key`, `token` or `sig`, only a value that
-    may be a credential (`may_be_credential`: not `--auth github`, `--signature sha256`,
-    `--key production`, which remembered would be scrubbed from every key and value after);
-    of a PIN's, any but a version or a word (`--pin v1.2.0`); of a negated one (`--no-auth`),
-    none."""
-    if _NEGATED.match(option):
+    `--pass`, `--api-key`, `--secret-key`, `--encryption-key`, `--api-token`); of one named
+    only `auth`, `key`, `token` or `sig`, only a value that may be a credential
+    (`may_be_credential`: not `--auth github`, `--signature sha256`, `--key production`, which
+    remembered would be scrubbed from every key and value after); of a PIN's, a PIN only
+    (`is_pin`: not `--pin v1.2.0`, `--pin node@20`); of a negated one (`--no-auth`) or a flag
+    (`--ask-pass`, `--two-pass`), none."""
+    if _NEGATED.match(option) or _is_pass_flag(option):
         return False
+    if _PIN_OPTION.fullmatch(option):
+        return is_pin(value)
+    if _PASS_OPTION.fullmatch(option) and _AN_OPTION.fullmatch(value):
+        return False  # `--pass --verbose`: the next option, no value
     if _STRONG.fullmatch(option):
         return True
-    if _PIN_OPTION.fullmatch(option):
-        return _NOT_A_PIN.fullmatch(value) is None
+    if not _BARE_JUDGED.fullmatch(option) and is_secret_key(option.lstrip("-")):
+        return True
+    return may_be_credential(value)
+
+
+def is_pin(value: str) -> bool:
+    """Whether a PIN option's or key's value may be a PIN: digits (4 to 12), or a value that
+    may be a credential and is no version, ref or option (`v1.2.0`, `main`, a commit,
+    `requests==2.31.0`, `node@20`, `HEAD~1`, `node-20`, `--verbose`)."""
+    if _PIN_DIGITS.fullmatch(value):
+        return True
+    if value[:1] == "-" or _NOT_A_PIN.fullmatch(value):
+        return False
     return may_be_credential(value)
 
 
@@ -516,22 +563,26 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
 # Quoting the readings above take as it stands, which hides a password from them: `\"` (a quote
 # inside a double-quoted argument: `bash -c "deploy --password=\"X\""`, `-p\"X\"`), bash's
 # ANSI-C quoting (`--password $'X'`) and a single quote written inside single quotes (`'"'"'`,
-# `'\''`), and a command line given to a shell (`bash -c "curl -u ci:X"`, whose `curl` follows a
-# quote). A text holding none of these is read as it stands only (substring tests: the common
-# case costs nothing more).
-_NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''", '-c "', "-c '")
+# `'\''`), and a command line given to a shell (`bash -c "curl -u ci:X"`, `sh -lc '…'`, `bash
+# -xc`, `BASH -C`, any white space before the quote, or a JSON array's `"-c", "…"`), whose
+# `curl` follows a quote. A text holding none of these is read as it stands only (substring
+# tests and one pattern: the common case costs little more).
+_NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''")
+_SHELL_FLAG = re.compile(r"(?i)(?<![\w\-])-[a-z]*c['\"]?[ \t]*,?[ \t]*['\"]")
 
 
 def has_nested_quotes(text: str) -> bool:
     """Whether `text` holds quoting that only `unquoted_readings` reads (`\\"`, `$'`, `'"'"'`,
-    `-c "…"`)."""
-    return any(quote in text for quote in _NESTED_QUOTES)
+    `-c "…"`, `sh -lc '…'`)."""
+    return any(quote in text for quote in _NESTED_QUOTES) or _SHELL_FLAG.search(text) is not None
 
 
 # One part of a shell word: a double-quoted stretch (with its escapes), an ANSI-C quoted one, a
 # single-quoted one, an escaped character, white space between words, or plain characters (a
 # quote left open is a character). The escaped bodies are bounded: an attempt that finds no
-# closing quote scans at most that far, so a hostile text costs linear time.
+# closing quote scans at most that far, so a hostile text costs linear time. A longer quoted
+# stretch (a long script: `bash -c "curl …; <5 KB of steps>"`) is read on to its end by
+# `_LONG_BODY`, within a budget of characters per text (`_LONG_BUDGET` times its length).
 _SHELL_PART = re.compile(
     r'"(?P<dq>(?:[^"\\]|\\.){0,4000})"'
     r"|\$'(?P<ansi>(?:[^'\\]|\\.){0,4000})'"
@@ -541,6 +592,11 @@ _SHELL_PART = re.compile(
     r"|(?P<plain>[^\s\"'\\$]+|.)",
     re.S,
 )
+_LONG_BODY = {
+    "dq": re.compile(r'(?:[^"\\]|\\.)*', re.S),
+    "ansi": re.compile(r"(?:[^'\\]|\\.)*", re.S),
+}
+_LONG_BUDGET = 4
 _DQ_ESCAPE = re.compile(r'\\([\\"$`])')  # what a backslash escapes between double quotes
 _ANSI_ESCAPE = re.compile(r"\\([\\'\"?])")  # (`$'…'`'s other escapes, `\n`, are kept)
 _DQ_SPECIAL = re.compile(r'[\\"$`]')
@@ -549,15 +605,22 @@ _READINGS = 32  # at most so many readings of one text (inner command lines incl
 _DEPTH = 3  # `bash -c "sh -c \"…\""`: command lines inside command lines, so deep
 
 
-def shell_words(text: str) -> list[str]:
+def shell_words(text: str, inner: list[str] | None = None) -> list[str]:
     """The words of a command line as the shell passes them on, one level of quoting undone:
     `bash -c "deploy --password=\\"X\\""` → `bash`, `-c`, `deploy --password="X"`;
-    `-p'X'` and `$'X'` → `-pX`, `X`."""
+    `-p'X'` and `$'X'` → `-pX`, `X`. With `inner`, each quoted stretch holding white space
+    that is only part of its word (a JSON array's `["bash","-c","curl -u ci:X"]`) is added
+    to it, unquoted."""
     words: list[str] = []
     word: list[str] = []
     started = False
-    for m in _SHELL_PART.finditer(text):
+    budget = _LONG_BUDGET * len(text)
+    at, end = 0, len(text)
+    while at < end:
+        m = _SHELL_PART.match(text, at)
+        assert m is not None  # (`.` matches any character)
         kind = m.lastgroup or "plain"
+        at = m.end()
         if kind == "space":
             if started:
                 words.append("".join(word))
@@ -565,10 +628,27 @@ def shell_words(text: str) -> list[str]:
             continue
         started = True
         part = m[kind]
+        opening = m.start() + (2 if text.startswith("$'", m.start()) else 1)
+        if (
+            kind == "plain"
+            and part in '"$'
+            and budget > 0
+            and text.startswith(('"', "$'"), m.start())
+        ):
+            kind = "dq" if part == '"' else "ansi"
+            body = _LONG_BODY[kind].match(text, opening)
+            assert body is not None
+            budget -= body.end() - opening
+            if body.end() < end:  # closed: a long quoted stretch, read whole
+                part, at = body[0], body.end() + 1
+            else:
+                kind = "plain"
         if kind == "dq":
             part = _DQ_ESCAPE.sub(r"\1", part)
         elif kind == "ansi":
             part = _ANSI_ESCAPE.sub(r"\1", part)
+        if inner is not None and kind in ("dq", "ansi", "sq") and _SPACE.search(part):
+            inner.append(part)
         word.append(part)
     if started:
         words.append("".join(word))
@@ -609,14 +689,15 @@ def unquoted_readings(text: str) -> list[str]:
 
 
 def _read(text: str, readings: list[str], depth: int) -> None:
-    words = shell_words(text)
+    inner: list[str] = []
+    words = shell_words(text, inner)
     readings.append(" ".join(map(_requoted, words)))
     if depth < _DEPTH:
-        for word in words:
+        # a command line inside: `bash -c "…"` (a word), `["bash","-c","…"]` (part of one)
+        for word in dict.fromkeys(chain((w for w in words if _SPACE.search(w)), inner)):
             if len(readings) >= _READINGS:
                 return
-            if _SPACE.search(word):  # a command line inside: `bash -c "…"`
-                _read(word, readings, depth + 1)
+            _read(word, readings, depth + 1)
 
 
 def quoted_forms(text: str, value: str) -> list[str]:

@@ -43,6 +43,12 @@ _SECRET_WORDS = frozenset(
 # Words that say so as a key's last word only (`pin`, `dbPin`, `db_passcode`): elsewhere they
 # name a setting about one (`pinCount`, `pinPolicy`: metadata words end those anyway).
 _SECRET_LAST_WORDS = frozenset({"pin", "passcode"})
+# Words before `pin` that make it a version pin, no PIN (`versionPin: v1.2.0`, `commitPin`).
+_VERSION_PIN_WORDS = frozenset(
+    {"version", "versions", "tag", "ref", "commit", "release", "sha", "digest", "revision"}
+    | {"package", "dependency", "dependencies", "image", "tool", "runtime", "sdk", "plugin"}
+    | {"action", "chart", "branch", "model", "node", "python", "ruby", "go", "rust", "java"}
+)
 # Two words in a row that say so (`api key`, `access key`, `client secret` is already `secret`).
 _SECRET_PAIRS = frozenset(
     {
@@ -200,13 +206,16 @@ def is_secret_key(name: str) -> bool:
     if flat in NON_SECRET_NAMES:
         return False
     last: str | None = None
+    before: str | None = None
     secret_word = paired = False
     for match in _WORD.finditer(name):
         word = match.group(0).lower()
         secret_word = secret_word or word in _SECRET_WORDS
         paired = paired or (last is not None and (last, word) in _SECRET_PAIRS)
-        last = word
+        before, last = last, word
     if last is None or last in _METADATA_TAILS or last.endswith("tokens"):
+        return False
+    if last == "pin" and before in _VERSION_PIN_WORDS and not (secret_word or paired):
         return False
     return flat in {"key", "keys"} or secret_word or paired or last in _SECRET_LAST_WORDS
 

@@ -128,6 +128,9 @@ _STATUS_WORDS = frozenset(
         "mismatch",
     ]
 )
+# After a field's name in a YAML text, before its value on a later line: the colon, a tag or an
+# anchor (`!!str`, `&a`), a comment.
+_YAML_AFTER_NAME = r"[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*(?:#[^\n]*)?"
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
@@ -138,11 +141,13 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # (the value on the name's line: under a nested YAML block, `auth:⏎  token: X`, the
     # next line's key is no value)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
-    # ... or alone on the next line, further indented (`password:⏎  X`, a block scalar
-    # `password: |⏎  X`), the whole line one word: a key there (`token:`) is no value
+    # ... or on a later line (`password:⏎  X`, `Temporary password:⏎X`, blank lines between,
+    # CRLF, a comment after the name or the value, quoted), the whole line one word: a key there
+    # (`auth:⏎  token: X`, `password:⏎  enabled: true`) is no value, nor a list item or prose.
+    # (One attempt per name, each scanning the white space after it: linear time.)
     re.compile(
-        rf"(?im)^(?P<i>[ \t]*)(?:-[ \t]+)?{SECRET_NAME}[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n"
-        r"(?P=i)[ \t]+(?P<v>[^\s'\"@]{5,}[^\s'\"@:])[ \t]*\r?$"
+        rf"(?im)(?<![A-Za-z0-9_\-/]){SECRET_NAME}{_YAML_AFTER_NAME}(?:\r?\n[ \t]*)+"
+        r"['\"]?(?P<v>[^\s'\"@]{5,}[^\s'\"@:])['\"]?(?=(?:[ \t]+#[^\n]*|[ \t]*)\r?$)"
     ),
     # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>{_RUN})"),
@@ -159,6 +164,39 @@ _PLACED: tuple[re.Pattern[str], ...] = (
         r"npm_[A-Za-z0-9]{36}))"
     ),
 )
+# A secret-named field's block scalar in a YAML text (`password: |⏎  X⏎  Y`): every line of it,
+# those indented under the field's line (at most `_BLOCK_LINES` lines read per field).
+_BLOCK_HEAD = re.compile(
+    rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*"
+    r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n"
+)
+_BLOCK_LINES = 200
+# A line that is a key (`enabled: true`, `password: |`): the block holds no such value, and one
+# read as a value would be remembered and scrubbed everywhere after.
+_KEY_LINE = re.compile(r"(?:-[ \t]+)?[^\s:#'\"][^:#'\"]*:(?:[ \t]|$)")
+
+
+def _block_lines(text: str) -> Iterator[str]:
+    for m in _BLOCK_HEAD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        head = text[line_start : m.start()]
+        indent = len(head) - len(head.lstrip(" \t-"))
+        at = m.end()
+        for _ in range(_BLOCK_LINES):
+            if at >= len(text):
+                break
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            line = text[at:end].rstrip("\r")
+            at = end + 1
+            body = line.lstrip(" \t")
+            if not body:
+                continue
+            if len(line) - len(body) <= indent or _KEY_LINE.match(body):
+                break
+            yield body.rstrip(" \t")
+
+
 # A cookie header in a text (`curl -H "Cookie: session=X; theme=Y"`): each cookie's value
 # (`memory.cookie_values`), the line read up to a quote or its end; a value may be quoted after
 # its `=` (`sid="X"`, `sid=\\"X\\"` inside a double-quoted argument).
@@ -289,6 +327,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
                     continue
                 if not SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none
                     yield value
+        yield from _block_lines(text)
         for m in _COOKIE_LINE.finditer(text):
             yield from cookie_values(m["v"], folded=m[0][:4].lower() == "set-")
         for command in _CURL_COMMAND.finditer(text):
@@ -301,7 +340,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
         elif len(value) > 3 and value[:2] == "$'" and value[-1] == "'":
             value = value[2:-1]  # bash's ANSI-C quoting, `$'X'`
         else:
-            value = value.lstrip("'\"").rstrip("'\".,")
+            value = value.lstrip("'\"").rstrip("'\".,;")  # (an unquoted `;` ends a command)
         if not PATH.fullmatch(value) and not SUBSTITUTION.match(value):
             yield value
             if value.endswith(")") and "(" not in value:  # `$(docker login -p X)`: X too

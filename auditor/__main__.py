@@ -81,9 +81,19 @@ def _failed(exc: BaseException) -> int:
         line = f"unexpected {type(exc).__name__} (rerun with --debug or AUDITOR_DEBUG=1 for the "
         line += "traceback)"
     exc.__traceback__ = None
-    with contextlib.suppress(Exception):
+    try:
         print(f"auditor: error: {line}", file=sys.stderr)
+    except Exception:  # no memory left to print it: the bytes made at start-up, unbuffered
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+            os.write(2, _OUT_OF_MEMORY)
     return 2  # `auditor.errors.EXIT_ERROR`
+
+
+_OUT_OF_MEMORY = (
+    b"auditor: error: out of memory: the command needed more than this process may use (a "
+    b"`ulimit -v` or a container's memory limit); give it more and run it again\n"
+)
 
 
 def _interrupt(exc: BaseException) -> KeyboardInterrupt | None:

@@ -852,14 +852,20 @@ def test_an_unusable_report_folder_stops_the_run_before_it_is_recorded(
     assert {f["lifecycle"] for f in findings_json(tmp_path / "r")["findings"]} == {None}
 
 
-def test_demo_passes_an_interrupt_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(("signal_", "code_"), [("int", 130), ("term", 143)])
+def test_demo_passes_an_interrupt_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal_: str, code_: int
+):
+    """Ctrl-C is 130 and SIGTERM 143, as for `run` (SIGTERM gave 0: reviewer R12)."""
+    from auditor.cli.signals import Terminated
+
     def interrupted(*_args: Any, **_kwargs: Any) -> Any:
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt if signal_ == "int" else Terminated
 
     monkeypatch.setattr("auditor.cli.cmd_run.run_audit", interrupted)
     code, _, stderr = run_cli(["demo", "--out", str(tmp_path / "d")], env={}, cwd=tmp_path)
-    assert code == 130
-    assert "exit 130" in stderr
+    assert code == code_
+    assert f"exit {code_}" in stderr
 
 
 def test_review_checks_the_proposed_file_before_any_request(

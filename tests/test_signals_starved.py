@@ -88,6 +88,10 @@ def test_review_under_real_memory_limits_never_exits_1_with_a_traceback(tmp_path
         )  # fmt: skip
         lines = done.stderr.splitlines()
         assert "Traceback" not in done.stderr, (megabytes, done.stderr)
+        if done.returncode < 0:  # a C extension that crashed on a failed allocation (SIGSEGV,
+            continue  # SIGABRT; where the limit falls moves with address-space randomisation)
+        if done.returncode == 2 and not lines:  # (rare: no memory left even to write the line;
+            continue  # the exit code says it: 1 in 60 runs at 46 MB)
         if done.returncode == 2:
             assert len(lines) == 1 and lines[0].startswith("auditor: error: "), (megabytes, lines)
             assert "MemoryError:" not in lines[0], (megabytes, lines)
@@ -425,3 +429,40 @@ r.write_reports, cli.interrupt_exit = write_reports, interrupt_exit
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines() == ["auditor: exit 130: interrupted"]
+
+
+_NO_PARSE = "Not enough memory to allocate buffer for parsing: line 1 column 1 (char 0)"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        f"state file s.db is damaged: {_NO_PARSE}; restore a copy saved before it was damaged",
+        f"e/analytics.jsonl:30: not valid JSON: {_NO_PARSE}",
+        "enomem",
+    ],
+    ids=["stored-row-read-as-damage", "bundle-line-read-as-not-json", "enomem"],
+)
+def test_out_of_memory_behind_another_error_is_said_so(tmp_path: Path, error: str) -> None:
+    """Under `ulimit -v` a stored row's JSON that could not be parsed for want of memory was
+    `state file … is damaged … move it aside and run auditor sync to start a new one` (reviewer
+    R12), advice that throws a sound state file's history away; a bundle's own line was `not
+    valid JSON`, ENOMEM an `unexpected OSError`. Each is the out-of-memory line, exit 2."""
+    import auditor.cli.cmd_policy as cmd_policy
+    from auditor.cli import OUT_OF_MEMORY, Context, main
+    from auditor.errors import StoreError
+
+    def fails(*_args: object, **_kwargs: object) -> None:
+        if error == "enomem":
+            raise OSError(12, "Cannot allocate memory")
+        raise StoreError(error)
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = cmd_policy.load_policies
+    cmd_policy.load_policies = fails
+    try:
+        code = main(["policy", "lint"], Context(env={}, stdout=out, stderr=err, cwd=str(tmp_path)))
+    finally:
+        cmd_policy.load_policies = saved
+    assert code == 2
+    assert err.getvalue() == f"auditor: error: {OUT_OF_MEMORY}\n"

@@ -535,20 +535,40 @@ def out_of_memory(exc: BaseException) -> bool:
     object`, what a `ulimit -v` gives an import)."""
     if isinstance(exc, MemoryError):
         return True
-    return isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:  # `Cannot allocate memory`
+        return True
+    if isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg):
+        return True
+    # orjson's words for the memory a parse could not have, wrapped by whatever read the JSON
+    # (a stored row read as damage, a bundle's line as not valid JSON): not their fault
+    try:
+        return _NO_PARSE_MEMORY in str(exc)
+    except MemoryError:  # its text could not be made either
+        return True
+
+
+_NO_PARSE_MEMORY = "Not enough memory to allocate buffer for parsing"
 
 
 def _last_resort(exc: BaseException, ctx: Context) -> int:
     """One fixed line for `exc` (its type's name only: its text may quote a token, and hiding
     one needs imports), exit 2: what is said when wording the error failed too."""
-    if out_of_memory(exc):
-        line = f"auditor: error: {OUT_OF_MEMORY}"
-    else:
-        line = f"auditor: error: unexpected {type(exc).__name__} (rerun with --debug or "
-        line += "AUDITOR_DEBUG=1 for the traceback)"
-    with contextlib.suppress(Exception):  # not even that: the exit code says it
+    try:
+        if out_of_memory(exc):
+            line = f"auditor: error: {OUT_OF_MEMORY}"
+        else:
+            line = f"auditor: error: unexpected {type(exc).__name__} (rerun with --debug or "
+            line += "AUDITOR_DEBUG=1 for the traceback)"
         print(line, file=ctx.stderr)
+    except Exception:  # no memory left to make or print even that: the bytes made at start-up
+        with contextlib.suppress(Exception):
+            ctx.stderr.flush()
+            os.write(ctx.stderr.fileno(), _OUT_OF_MEMORY_BYTES)
     return EXIT_ERROR
+
+
+#: The out-of-memory line, encoded once at start-up: written with no allocation to speak of.
+_OUT_OF_MEMORY_BYTES = f"auditor: error: {OUT_OF_MEMORY}\n".encode()
 
 
 def _stdout_gone(ctx: Context) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from auditor.cli.common import check_sizes
 from auditor.cli.parsers import DEMO_ORGS
+from auditor.cli.signals import EXIT_TERMINATED
 from auditor.cli.summary import main_report
 from auditor.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
@@ -82,7 +83,7 @@ def _run_argv(head: list[str], out: Path, args: argparse.Namespace) -> list[str]
 
 def _finish(code: int, shown: str, args: argparse.Namespace, ctx: Context) -> int:
     """The demo's exit: 0 when the audit ran (saying what a nightly run would have exited)."""
-    if code in (EXIT_ERROR, EXIT_INTERRUPTED):
+    if code in (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED):  # (SIGTERM: 143, not 0)
         return code
     if not args.quiet:
         print(f"demo: open {shown} (a nightly run would have exited {code})", file=ctx.stdout)

@@ -30,6 +30,11 @@ def report_failure(
     files of `states` remembers (`remembered_screen`: a leaked key quoted from a policy)."""
     secrets = list(secrets)
     paths = list(paths)
+    from auditor.cli import OUT_OF_MEMORY, out_of_memory
+
+    if out_of_memory(exc) and not debug:  # (an error wrapping it: "damaged", "not valid JSON")
+        print(f"auditor: error: {OUT_OF_MEMORY}", file=stderr)
+        return EXIT_ERROR
     screen = remembered_screen(states)
     if screen is not None:
         stderr = cast(TextIO, _Screened(stderr, screen))

@@ -409,13 +409,8 @@ def test_review_passes_a_bearer_reference_header(tmp_path: Path, header: str, st
             "extraHeaders": {"Authorization": header},
         }
     ]
-    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
-    env = {"AUDITOR_FINGERPRINT_KEY": "0123456789abcdef01"}
     out = tmp_path / "out"
-    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(live), "--out", str(out)]
-    run_cli(argv, env, tmp_path)
-    findings = json.loads((out / "findings.json").read_text())["findings"]
-    assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-008"] == [status]
+    assert _reviewed(tmp_path, proposed, live, "BASE-MOD-008") == [status]
     for written in out.iterdir():  # no report holds the literal a reference's default carries
         assert "Kp3Vd9qLmW2zQx" not in written.read_text(errors="replace"), written.name
 
@@ -434,13 +429,19 @@ def test_review_fails_a_key_reference_with_a_literal_default(
     proposed["customModels"] = [
         {"id": "custom:gw", "model": "gpt-4o", "baseUrl": "https://llm.example/v1", "apiKey": key}
     ]
+    assert _reviewed(tmp_path, proposed, live, "BASE-MOD-003") == [status]
+
+
+def _reviewed(tmp_path: Path, proposed: Any, live: Path, rule: str) -> list[str]:
+    """`auditor review` of `proposed` against `live`, into `tmp_path/out`: the statuses of
+    `rule`'s results."""
     (tmp_path / "proposed.json").write_text(json.dumps(proposed))
     env = {"AUDITOR_FINGERPRINT_KEY": "0123456789abcdef01"}
     out = tmp_path / "out"
     argv = ["review", str(tmp_path / "proposed.json"), "--against", str(live), "--out", str(out)]
     run_cli(argv, env, tmp_path)
     findings = json.loads((out / "findings.json").read_text())["findings"]
-    assert [f["status"] for f in findings if f["rule_id"] == "BASE-MOD-003"] == [status]
+    return [f["status"] for f in findings if f["rule_id"] == rule]
 
 
 # -- time: a password glued after `-p`, repeated (tester r11 #8) -------------------------------

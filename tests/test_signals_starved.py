@@ -48,27 +48,31 @@ r.review_command = review_command
 """
 
 
-def test_out_of_memory_is_one_line_and_exit_2_even_when_the_wording_cannot_import(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("raised", "line"),
+    [
+        (
+            "MemoryError",
+            "auditor: error: out of memory: the command needed more than this process may use (a "
+            "`ulimit -v` or a container's memory limit); give it more and run it again",
+        ),
+        (
+            "RuntimeError('boom')",
+            "auditor: error: unexpected RuntimeError (rerun with --debug or AUDITOR_DEBUG=1 for "
+            "the traceback)",
+        ),
+    ],
+    ids=["out-of-memory", "another-error"],
+)
+def test_an_error_whose_wording_cannot_import_is_one_line_and_exit_2(
+    tmp_path: Path, raised: str, line: str
 ) -> None:
     """The error handler imported its helpers when an error came: under `ulimit -v` that import
     failed too, and `review` exited 1 (findings, to a PR gate) with a two-part traceback; where
     it got through, the line was `unexpected MemoryError:` with nothing after it."""
-    done = _script(STARVED.format(raised="MemoryError"), REVIEW, tmp_path)
+    done = _script(STARVED.format(raised=raised), REVIEW, tmp_path)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines() == [
-        "auditor: error: out of memory: the command needed more than this process may use (a "
-        "`ulimit -v` or a container's memory limit); give it more and run it again"
-    ]
-
-
-def test_an_error_whose_wording_cannot_import_is_still_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = _script(STARVED.format(raised="RuntimeError('boom')"), REVIEW, tmp_path)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines() == [
-        "auditor: error: unexpected RuntimeError (rerun with --debug or AUDITOR_DEBUG=1 for the "
-        "traceback)"
-    ]
+    assert done.stderr.splitlines() == [line]
 
 
 def _limited(megabytes: int) -> None:

@@ -30,8 +30,16 @@ def _script(body: str, argv: list[str], cwd: Path, **env: str) -> subprocess.Com
     return subprocess.run(
         [sys.executable, "-c", code, *argv],
         capture_output=True, text=True, cwd=cwd, timeout=60, check=False,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        env={**os.environ, "PYTHONPATH": str(REPO), **env}, preexec_fn=_heeding_signals,
     )  # fmt: skip
+
+
+def _heeding_signals() -> None:
+    """In the child, Ctrl-C and SIGTERM as a terminal gives them: a suite started in the
+    background of a non-interactive shell (a CI step's `cmd &`) passes SIGINT on ignored, and
+    Python then never raises KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # -- out of memory (#5) -----------------------------------------------------------------------
@@ -88,7 +96,7 @@ def test_review_under_real_memory_limits_never_exits_1_with_a_traceback(tmp_path
         done = subprocess.run(
             [sys.executable, "-m", "auditor", *REVIEW, "--out", str(tmp_path / str(megabytes))],
             capture_output=True, text=True, cwd=REPO, timeout=60, check=False,
-            preexec_fn=lambda m=megabytes: _limited(m),
+            preexec_fn=lambda m=megabytes: (_heeding_signals(), _limited(m)),
         )  # fmt: skip
         lines = done.stderr.splitlines()
         assert "Traceback" not in done.stderr, (megabytes, done.stderr)

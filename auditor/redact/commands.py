@@ -404,13 +404,13 @@ _STRONG = re.compile(
 _PIN_OPTION = re.compile(r"(?i)--?(?:[A-Za-z0-9]+[_\-])*pin")
 _PIN_DIGITS = re.compile(r"[0-9]{4,12}")
 _NOT_A_PIN = re.compile(
-    r"[A-Za-z]+|v?[0-9]+(?:\.[0-9]+)+[\w.+\-]*"  # a word, a version
+    r"[A-Za-z]+|v?[0-9]++(?:\.[0-9]+)++[\w.+\-]*+"  # a word, a version (possessive: linear)
     r"|(?:sha[0-9]+:)?[0-9a-fA-F]{7,64}"  # a commit, a digest
     r"|[\w.\-]*(?:==|~=|[<>!]=)[\w.*+\-]*"  # a requirement: `requests==2.31.0`, `~=1.4`
     r"|[\w.\-/]+@(?:v?[0-9][\w.+\-]*|latest|lts|stable|next|main|master)"  # `ruff@0.4.1`
     r"|[\w.\-/]*[~^][0-9]*(?:\.[0-9]+)*|[~^]v?[0-9][\w.+\-]*"  # `HEAD~1`, `^1.2.0`
     r"|[a-z0-9]+(?:[\-_.][a-z0-9]+)*(?:/[a-z0-9]+(?:[\-_.][a-z0-9]+)*)+"  # `feature/pin-deps`
-    r"|[a-z]{2,}[a-z0-9]*(?:[\-_.][a-z0-9]+)+"  # a named version: `node-20`, `gpt-4o`
+    r"|[a-z]{2,}+[a-z0-9]*+(?:[\-_.][a-z0-9]++)++"  # a named version: `node-20`, `gpt-4o`
 )
 # An option whose last word is `pass` that is a flag, taking no value (ansible's `--ask-pass`,
 # `--ask-become-pass`, an encoder's `--two-pass`, `--render-pass`): a word before `pass` says so.
@@ -568,7 +568,11 @@ def argv_secrets(items: list[object]) -> dict[int, str]:
 # `curl` follows a quote. A text holding none of these is read as it stands only (substring
 # tests and one pattern: the common case costs little more).
 _NESTED_QUOTES = ('\\"', "$'", "'\"'", "'\\''")
-_SHELL_FLAG = re.compile(r"(?i)(?<![\w\-])-[a-z]*c['\"]?[ \t]*,?[ \t]*['\"]")
+# (`-c`, `-lc`, `-ce`, `-cex`, then `--` or an array's `","`: one way to read each run, so a
+# long run of blanks or flags without a quote after it is read once)
+_SHELL_FLAG = re.compile(
+    r"(?i)(?<![\w\-])-(?=[a-z]*c)[a-z]++['\"]?[ \t]*+(?:,[ \t]*+)?(?:--[ \t]++)?['\"]"
+)
 
 
 def has_nested_quotes(text: str) -> bool:

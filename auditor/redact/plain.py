@@ -21,11 +21,31 @@ _ENV_REF = re.compile(
 
 def is_env_reference(value: str) -> bool:
     """True for `${VAR}`, `$VAR`, `${{ secrets.X }}` and similar references, which are kept.
-    Not for one with a default or alternative value (`${VAR-X}`, `${VAR:-X}`, `${VAR:+X}`,
-    `${VAR=X}`): `X` is a literal, maybe a credential, that the shell uses as the value. An
-    empty default (`${VAR:-}`), an error message (`${VAR:?unset}`) or another reference as
-    the default (`${VAR:-$OTHER}`) is still a reference."""
-    return bool(_ENV_REF.match(value.strip()))
+    With a default or alternative value (`${VAR-X}`, `${VAR:-X}`, `${VAR:+X}`, `${VAR=X}`),
+    `X` is a literal the shell uses as the value: a reference while `X` is an ordinary value
+    (`${PORT:-8080}`, `${LOG_LEVEL:-info}`, `${REGION:-eu-central-1}`, an address with no
+    user-info), none when it may be a credential (`${LLM_TOKEN:-Zq8hVd2LmX0p}`). An empty
+    default (`${VAR:-}`), an error message (`${VAR:?unset}`) or another reference as the
+    default (`${VAR:-$OTHER}`) is a reference."""
+    text = value.strip()
+    if _ENV_REF.match(text):
+        return True
+    default = _WITH_DEFAULT.fullmatch(text)
+    return default is not None and _ordinary_default(default["x"])
+
+
+#: `${VAR-X}`, `${VAR:-X}`, `${VAR+X}`, `${VAR:+X}`, `${VAR=X}`, `${VAR:=X}`: `X` the literal.
+_WITH_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=+](?P<x>[^{}$]*)\}")
+#: An address with no user-info (`https://api.example.com/v1`): no credential in it.
+_PLAIN_ADDRESS = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://[^@\s]*")
+
+
+def _ordinary_default(text: str) -> bool:
+    """A default that cannot be a credential: a setting, a word, a short number, an address
+    (`credential_like`, which decides what a header's value is the same way)."""
+    from auditor.redact.memory import credential_like  # (memory imports this module)
+
+    return bool(_PLAIN_ADDRESS.fullmatch(text)) or not credential_like(text)
 
 
 # A header value that is a scheme and an environment reference (`Bearer ${LLM_TOKEN}`).

@@ -129,8 +129,9 @@ _STATUS_WORDS = frozenset(
     ]
 )
 # After a field's name in a YAML text, before its value on a later line: the colon, a tag or an
-# anchor (`!!str`, `&a`), a comment.
-_YAML_AFTER_NAME = r"[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*(?:#[^\n]*)?"
+# anchor (`!!str`, `&a`), a comment (of 200 characters at most: each name's attempt reads no
+# further, so `password: #` repeated with no line end is not read to its end once per name).
+_YAML_AFTER_NAME = r"[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*(?:#[^\n]{0,200})?"
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
@@ -168,7 +169,7 @@ _PLACED: tuple[re.Pattern[str], ...] = (
 # those indented under the field's line (at most `_BLOCK_LINES` lines read per field).
 _BLOCK_HEAD = re.compile(
     rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*"
-    r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n"
+    r"[|>][-+0-9]*[ \t]*(?:#[^\n]{0,200})?\r?\n"
 )
 _BLOCK_LINES = 200
 # A line that is a key (`enabled: true`, `password: |`): the block holds no such value, and one

@@ -502,25 +502,3 @@ def test_a_key_naming_a_version_pin_is_no_secret(redactor: Redactor) -> None:
     docs = [{"versionPin": "v1.2.0", "commitPin": "4f2a9c1e"}, {"about": "upgrade to v1.2.0"}]
     assert [redactor.redact_json(d) for d in docs] == docs
     assert is_marker(redactor.redact_json({"dbPin": "482913"})["dbPin"])
-
-
-def test_an_authentication_object_is_walked_member_by_member(redactor: Redactor) -> None:
-    """An MCP server's OAuth configuration under `authentication` (review R11) was hidden and
-    remembered whole: its issuer's host and client id then read as markers in every other
-    setting (another server's URL, an allow-list). Its members are judged by their own names;
-    a string under `authentication` is still a credential."""
-    oauth = {"type": "oauth", "clientId": "my-client", "issuer": "https://login.example.com"}
-    doc = {"mcpServers": {"x": {"url": "https://mcp.example/sse", "authentication": oauth}}}
-    assert redactor.redact_json(doc) == doc
-    later = {"mcpServers": {"y": {"url": "https://login.example.com/mcp"}}, "ids": ["my-client"]}
-    assert redactor.redact_json(later) == later
-    hidden = redactor.redact_json(
-        {
-            "authentication": "Zq8hVd2LmX0pQ1",
-            "a": {"authentication": {"clientSecret": "Zq8hVd2LmX0pQ2"}},
-        }
-    )
-    assert hidden == {
-        "authentication": redactor.marker("Zq8hVd2LmX0pQ1"),
-        "a": {"authentication": {"clientSecret": redactor.marker("Zq8hVd2LmX0pQ2")}},
-    }

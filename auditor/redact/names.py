@@ -264,12 +264,3 @@ def is_secret_map(name: str) -> bool:
 def is_command_key(name: str) -> bool:
     """True when the value under this key is a command line."""
     return name.lower() in COMMAND_KEYS
-
-
-def names_an_auth_config(name: str) -> bool:
-    """`name`'s last word is `authentication` and no other word of it names a secret
-    (`authentication`, `mcpAuthentication`; not `authenticationToken`): a key whose object
-    value configures how to authenticate (an OAuth client: type, client id, scopes, issuer),
-    walked member by member (`Redactor`), whereas its string value is a credential."""
-    words = [w.lower() for w in _WORD.findall(name)]
-    return bool(words) and words[-1] == "authentication" and not (set(words[:-1]) & _SECRET_WORDS)

@@ -45,7 +45,6 @@ from auditor.redact.names import (
     is_secret_key,
     is_secret_map,
     names_a_secret,
-    names_an_auth_config,
 )
 from auditor.redact.plain import (
     MARKER_RE,
@@ -584,7 +583,7 @@ class Redactor:
             for k, v in value.items():
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
-                    kid = self._node(v, kid, *_child_of(k, v, secret, hosted), found)
+                    kid = self._node(v, kid, *_child(k, secret, hosted), found)
                     if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
                         self._remember_cookies(v)
                 name = names.get(k)
@@ -732,7 +731,7 @@ class Redactor:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
                 v = value[k]
-                kid = self._node(v, kids[k], *_child_of(k, v, secret, hosted), found)
+                kid = self._node(v, kids[k], *_child(k, secret, hosted), found)
                 if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
                     self._remember_cookies(v)
                 kids[k] = kid
@@ -1188,17 +1187,6 @@ def _basic_password(encoded: str) -> list[str]:
 def _is_cookie_key(key: str) -> bool:
     """A key for a cookie header's value (`Cookie`, `Set-Cookie`, `sessionCookie`)."""
     return key[-7:].lower().endswith(("cookie", "cookies"))
-
-
-def _child_of(key: str, value: Any, secret: int, hosted: bool) -> tuple[int, bool]:
-    """`_child` for `value` under `key`: an object under a key that names an authentication
-    setting (`authentication: {type: oauth, clientId: …, issuer: …}`, an MCP server's OAuth
-    configuration) is walked as its parent is, each member judged by its own name
-    (`clientSecret` hidden), not hidden and remembered whole: its issuer's host and client id
-    would be scrubbed from every other setting after. A string there stays a secret."""
-    if type(value) is dict and not secret and names_an_auth_config(key):
-        return secret, key == HOSTED_MAP
-    return _child(key, secret, hosted)
 
 
 def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:

@@ -288,11 +288,18 @@ _HOSTILE = [
     'bash -c \\"' * 10000 + ' ; bash -c "deploy --password=\\"{pw}\\""',
     "-p" * 50000 + " ; docker login -u ci -p{pw} r",
     "--pass-" * 20000 + " ; tool --pass {pw}",
+    # (R13: each over 30 s at 200 KB before, a YAML comment or a run read to its end per start)
+    "password: #" * 40000 + " ; tool --pass {pw}",
+    "password: | #" * 30000 + " ; tool --pass {pw}",
+    "-c" + " " * 400000 + " ; tool --pass {pw}",
+    "tool --pin " + "a" * 400000 + "1 ; tool --pass {pw}",
+    "tool --pin " + "1.1." * 100000 + "! ; tool --pass {pw}",
 ]
 
 
 @pytest.mark.parametrize("text", _HOSTILE, ids=lambda t: t[:8])
 def test_long_repetitive_nested_quotes_are_read_without_hanging(text: str) -> None:
+    """(In a child with a 60 s timeout: each of these takes about a second in linear time.)"""
     assert PW in secrets_found_in_a_child(text.format(pw=PW))
 
 
@@ -502,3 +509,18 @@ def test_a_key_naming_a_version_pin_is_no_secret(redactor: Redactor) -> None:
     docs = [{"versionPin": "v1.2.0", "commitPin": "4f2a9c1e"}, {"about": "upgrade to v1.2.0"}]
     assert [redactor.redact_json(d) for d in docs] == docs
     assert is_marker(redactor.redact_json({"dbPin": "482913"})["dbPin"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'sh -ce "curl -u ci:{pw} https://h"',
+        "bash -cex 'curl -u ci:{pw} https://h'",
+        'bash -c -- "curl -u ci:{pw} https://h"',
+    ],
+)
+def test_a_shell_flag_cluster_or_dashes_before_the_command_line(
+    redactor: Redactor, command: str
+) -> None:
+    """`-ce`, `-cex` and `-c --` are `-c` too (R13: the password was in clear)."""
+    assert PW not in _hooked(redactor, command.format(pw=PW))

@@ -222,11 +222,22 @@ def test_a_reference_with_a_literal_default_is_hidden_whole(value: str) -> None:
     assert out["env"]["K"] == r.marker(value)
 
 
-@pytest.mark.parametrize("value", ["${K}", "${K:-}", "${K:?unset}", "${K:-$OTHER}"])
-def test_a_reference_without_a_literal_stays(value: str) -> None:
+@pytest.mark.parametrize(
+    "value",
+    [
+        "${K}", "${K:-}", "${K:?unset}", "${K:-$OTHER}",
+        # an ordinary default is no credential (R13: `${PORT:-8080}` under `env` was hidden and
+        # remembered, so a hook's `--port ${PORT:-8080}` read as a marker and failed BASE-HOK-003)
+        "${PORT:-8080}", "${LOG_LEVEL:-info}", "${REGION=eu-central-1}",
+        "${API_URL:-https://api.example.com/v1}",
+    ],
+)  # fmt: skip
+def test_a_reference_without_a_literal_credential_stays(value: str) -> None:
     r = Redactor(b"k" * 16, [TOKEN])
     doc = {"customModels": [{"id": "m", "apiKey": value}], "env": {"K": value}}
     assert r.redact_json(doc) == doc
+    hook = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"run --x {value}"}]}]}}
+    assert r.redact_json(hook) == hook
 
 
 def test_a_percent_encoded_reference_in_a_url_is_not_remembered() -> None:

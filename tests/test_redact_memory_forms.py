@@ -226,6 +226,7 @@ def test_a_reference_with_a_literal_default_is_hidden_whole(value: str) -> None:
     "value",
     [
         "${K}", "${K:-}", "${K:?unset}", "${K:-$OTHER}",
+        "${OPENAI_API_KEY:-$FALLBACK_KEY}",  # (R13: read as a field `…KEY:` with a value)
         # an ordinary default is no credential (R13: `${PORT:-8080}` under `env` was hidden and
         # remembered, so a hook's `--port ${PORT:-8080}` read as a marker and failed BASE-HOK-003)
         "${PORT:-8080}", "${LOG_LEVEL:-info}", "${REGION=eu-central-1}",

@@ -141,7 +141,10 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # letter of a long run (`a-a-a-…`), each attempt scans the rest of it (quadratic).
     # (the value on the name's line: under a nested YAML block, `auth:⏎  token: X`, the
     # next line's key is no value)
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"),
+    # (not a reference's name, `${API_KEY:-$FALLBACK}`: its default is no field's value)
+    re.compile(
+        rf"(?i)(?<![A-Za-z0-9_\-/])(?<!\$\{{){SECRET_NAME}[ \t]*:[ \t]*(?P<v>[^\s'\"@]{{6,}})"
+    ),
     # ... or on a later line (`password:⏎  X`, `Temporary password:⏎X`, blank lines between,
     # CRLF, a comment after the name or the value, quoted), the whole line one word: a key there
     # (`auth:⏎  token: X`, `password:⏎  enabled: true`) is no value, nor a list item or prose.

@@ -157,11 +157,17 @@ def _problems(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("auditor: verify: ")]
 
 
+def _refused(bundle: Path, *args: str) -> str:
+    """`verify` of `bundle`, which must refuse it (exit 2): its stderr."""
+    code, _, err = verify(bundle, *args)
+    assert code == 2, err
+    return err
+
+
 def test_altered_file_is_named(copy: Path) -> None:
     path = copy / "reports" / "findings.json"
     path.write_text(path.read_text().replace('"fail"', '"pass"', 1))
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert any(
         p.startswith("auditor: verify: altered: reports/findings.json") for p in _problems(err)
     )
@@ -173,23 +179,20 @@ def test_altered_input_is_named_and_the_rerun_differs(copy: Path) -> None:
     with (copy / "inputs" / "waivers.yaml").open("a") as fh:
         fh.write("  - rule: BASE-NET-001\n    subject: settings\n    reason: r\n"
                  "    owner: a@example.com\n    expires: 2027-01-01\n")  # fmt: skip
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     problems = _problems(err)
     assert any(p.startswith("auditor: verify: altered: inputs/waivers.yaml") for p in problems)
 
 
 def test_missing_file_is_named(copy: Path) -> None:
     (copy / "changes.csv").unlink()
-    code, _, err = verify(copy, "--no-rerun")
-    assert code == 2
+    err = _refused(copy, "--no-rerun")
     assert _problems(err) == ["auditor: verify: missing: changes.csv (listed in manifest.json)"]
 
 
 def test_extra_file_is_named(copy: Path) -> None:
     (copy / "reports" / "note.txt").write_text("added later")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert _problems(err) == [
         "auditor: verify: extra: reports/note.txt (not listed in manifest.json)"
     ]
@@ -336,8 +339,7 @@ def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
     saved = copy.parent / "junit.xml"
     target.rename(saved)
     target.symlink_to(saved)  # same bytes, but no longer the bundle's own file
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert any("altered: reports/junit.xml is not a regular file" in p for p in _problems(err))
 
 
@@ -349,8 +351,7 @@ def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> Non
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
     manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     problems = _problems(err)
     assert "auditor: verify: re-run: reports/findings.json differs from the re-run's" in "\n".join(
         problems
@@ -369,8 +370,7 @@ def test_a_report_blown_up_with_a_rewritten_manifest_is_named_with_both_sizes(co
     ).hexdigest()
     manifest["files"]["reports/findings.json"]["bytes"] = report.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     (problem,) = _problems(err)
     assert problem.startswith(
         "auditor: verify: re-run: reports/findings.json differs from the re-run's (it is "
@@ -424,8 +424,7 @@ def test_run_parameters_naming_a_file_outside_the_bundle_fail_verify(
     ).hexdigest()
     manifest["files"]["run-parameters.json"]["bytes"] = params_path.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert "is not a file inside the bundle" in err and "Traceback" not in err
 
 
@@ -454,8 +453,7 @@ def test_a_report_left_out_of_a_rewritten_manifest_is_named_once_as_extra(copy: 
     manifest = json.loads((copy / "manifest.json").read_text())
     del manifest["files"]["reports/report.md"]
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert _problems(err) == [
         "auditor: verify: extra: reports/report.md (not listed in manifest.json)"
     ]
@@ -495,8 +493,7 @@ def test_a_listed_report_that_cannot_be_read_is_named_once(
         return real(path)
 
     monkeypatch.setattr(verify_module, "file_digest", refusing)
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert err.count("unreadable: reports/findings.json (Permission denied)") == 1
 
 
@@ -515,8 +512,7 @@ def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
     manifest["files"]["revisions.jsonl"]["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
     manifest["files"]["revisions.jsonl"]["bytes"] = data.stat().st_size
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert (
         f"revisions.jsonl:2: not a stored item (ValueError: the settings of revision "
         f"{item['revision']} do not match its contentHash)"
@@ -537,8 +533,7 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
     manifest["files"]["reports/findings.sarif"]["bytes"] = report.stat().st_size
     manifest["toolVersion"] = "0.0.9"
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     (problem,) = _problems(err)
     assert problem.startswith("auditor: verify: re-run: reports/findings.sarif differs")
     assert f"made by auditor 0.0.9 and this is {auditor.__version__}" in problem
@@ -753,8 +748,7 @@ def test_a_file_of_another_size_is_named_with_both_sizes_without_hashing_it(
         return real(path)
 
     monkeypatch.setattr(verify_module, "file_digest", recording)
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     for name in ("reports.csv", "reports/findings.json"):
         size = listed[name]["bytes"]
         assert (
@@ -906,8 +900,7 @@ def test_a_report_changed_with_a_rewritten_manifest_is_named_at_its_first_change
     lines[11] = lines[11].replace(b'"', b"'", 1)
     report.write_bytes(b"".join(lines))
     _rehashed(copy, "reports/findings.json")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert _problems(err) == [
         "auditor: verify: re-run: reports/findings.json differs from the re-run's "
         "(first at line 12)"
@@ -920,8 +913,7 @@ def test_a_report_cut_short_is_named_at_the_line_after_its_last(copy: Path) -> N
     lines = report.read_bytes().splitlines(keepends=True)
     report.write_bytes(b"".join(lines[:5]))
     _rehashed(copy, "reports/junit.xml")
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert _problems(err) == [
         "auditor: verify: re-run: reports/junit.xml differs from the re-run's (first at line 6)"
     ]
@@ -939,8 +931,7 @@ def test_a_report_that_changes_back_while_being_verified_is_named_so(
         return ("0" * 64, found[1]) if name == "reports/report.md" and found else found
 
     monkeypatch.setattr(verify_module, "_digest", seen_other)
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert (
         "auditor: verify: re-run: reports/report.md differs from the re-run's: the file changed "
         "while it was being verified"
@@ -957,8 +948,7 @@ def test_a_bundle_line_that_is_not_json_is_named_with_its_file_and_line(
     lines[2] = b"{not json\n"
     data.write_bytes(b"".join(lines))
     _rehashed(copy, name)
-    code, _, err = verify(copy)
-    assert code == 2
+    err = _refused(copy)
     assert f"{data}:3: not valid JSON: " in err, err
     assert "Traceback" not in err
 

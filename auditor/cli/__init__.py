@@ -530,9 +530,11 @@ OUT_OF_MEMORY = (
 
 
 def out_of_memory(exc: BaseException) -> bool:
-    """`exc` is the process running out of memory: a `MemoryError`, or a module's shared
+    """`exc` is the process running out of memory: a `MemoryError`, ENOMEM, a module's shared
     library that could not be mapped (`ImportError: … failed to map segment from shared
-    object`, what a `ulimit -v` gives an import)."""
+    object`, what a `ulimit -v` gives an import), or an error that carries orjson's words for
+    a parse it had no memory for (a stored row it made read as damage, a bundle's line as not
+    valid JSON)."""
     if isinstance(exc, MemoryError):
         return True
     if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:  # `Cannot allocate memory`

@@ -1081,14 +1081,9 @@ class Store:
         secret found is remembered as a value (the rest of the sync scrubs it too), and the
         item, redacted again, is compared. The service did not change it: without this, a
         false integrity issue named the path, secret and all (tester R11)."""
-        column = "settings" if table == "revisions" else "data"
-        (stored_json,) = self._db.execute(
-            f"SELECT {column} FROM {table} WHERE {KEY_COLUMN[table]} = ?", (key,)
-        ).fetchone()
-        stored_text = meta_text(stored_json)
+        stored_text, _hash, seen = self._copies(table, key, row)
         if MARKER_START not in stored_text:
             return False
-        seen = row[6] if table == "revisions" else row[3]
         seen_text = seen.decode() if isinstance(seen, bytes) else str(seen)
         shown = set(_JSON_STRING.findall(seen_text)) - set(_JSON_STRING.findall(stored_text))
         memory = self.redactor.memory
@@ -1110,17 +1105,24 @@ class Store:
     ) -> rewrites.Judged:
         """What the row offered for a stored item with another content hash is
         (`rewrites.judge`), against the stored row as it is now (redacted again above)."""
+        stored, stored_hash, seen = self._copies(table, key, row)
+        name = f"revision {key}" if table == "revisions" else f"report {key}"
+        try:
+            judged = rewrites.judge(table, name, stored, seen)
+        except ValueError:  # a stored row that is no JSON (damaged): other content, unnamed
+            judged = rewrites.Judged("rewritten")
+        return dataclasses.replace(judged, stored_hash=stored_hash)
+
+    def _copies(
+        self, table: Literal["revisions", "reports"], key: Any, row: tuple[Any, ...]
+    ) -> tuple[str, str, Any]:
+        """The stored copy of an item re-read (its JSON text and content hash) and the JSON the
+        service sends for it now (`row`'s settings or data)."""
         column = "settings" if table == "revisions" else "data"
         stored, stored_hash = self._db.execute(
             f"SELECT {column}, content_hash FROM {table} WHERE {KEY_COLUMN[table]} = ?", (key,)
         ).fetchone()
-        name = f"revision {key}" if table == "revisions" else f"report {key}"
-        seen = row[6] if table == "revisions" else row[3]
-        try:
-            judged = rewrites.judge(table, name, meta_text(stored), seen)
-        except ValueError:  # a stored row that is no JSON (damaged): other content, unnamed
-            judged = rewrites.Judged("rewritten")
-        return dataclasses.replace(judged, stored_hash=str(stored_hash))
+        return meta_text(stored), str(stored_hash), row[6] if table == "revisions" else row[3]
 
     def record_integrity_issue(
         self,

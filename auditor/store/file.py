@@ -20,11 +20,14 @@ import weakref
 from collections.abc import Callable, Mapping
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from auditor.errors import StoreError
 from auditor.store import schema
 from auditor.store.dialect import PgError, ddl_statements, has_table, meta_text, meta_value
+
+if TYPE_CHECKING:
+    from auditor.redact import SecretMemory
 
 _KEY_CHECK_LABEL = b"auditor fingerprint key check"
 APPLICATION_ID = 0x41554454  # "AUDT" in the SQLite header: this file is an auditor state file
@@ -583,14 +586,14 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
     return bytes(key)
 
 
-def remembered_memory(path: Path, override: bytes | None) -> Any:
+def remembered_memory(path: Path, override: bytes | None) -> SecretMemory | None:
     """The secret memory of the SQLite state file at `path` (a `SecretMemory` holding its
     keyed fingerprints), read without a lock or a write, for an error line to leave out what
     the file remembers as a secret; None when there is none to read (no file, another
     program's, one locked mid-write, a key that does not open it)."""
     from urllib.parse import quote
 
-    from auditor.redact import SecretMemory
+    from auditor.redact import SecretMemory  # (the error path only: no start-up import)
 
     if not path.is_file():
         return None

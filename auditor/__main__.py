@@ -14,6 +14,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from auditor.errors import OUT_OF_MEMORY  # (no import of its own)
+
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM while the command line loads (`auditor.cli.signals.Terminated` is not loaded
@@ -73,10 +75,7 @@ def _failed(exc: BaseException) -> int:
         raise exc
     mapped = isinstance(exc, ImportError) and "failed to map segment" in str(exc.msg)
     if isinstance(exc, MemoryError) or mapped:  # `auditor.cli.out_of_memory` (not imported)
-        line = (
-            "out of memory: the command needed more than this process may use (a `ulimit -v` "
-            "or a container's memory limit); give it more and run it again"
-        )
+        line = OUT_OF_MEMORY
     else:
         line = f"unexpected {type(exc).__name__} (rerun with --debug or AUDITOR_DEBUG=1 for the "
         line += "traceback)"
@@ -90,10 +89,7 @@ def _failed(exc: BaseException) -> int:
     return 2  # `auditor.errors.EXIT_ERROR`
 
 
-_OUT_OF_MEMORY = (
-    b"auditor: error: out of memory: the command needed more than this process may use (a "
-    b"`ulimit -v` or a container's memory limit); give it more and run it again\n"
-)
+_OUT_OF_MEMORY = f"auditor: error: {OUT_OF_MEMORY}\n".encode()  # (made at start-up)
 
 
 def _interrupt(exc: BaseException) -> KeyboardInterrupt | None:

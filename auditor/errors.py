@@ -11,6 +11,13 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
+#: The line (after `auditor: error: `) of a command that ran out of memory: written from
+#: `auditor.__main__` too, where nothing else of auditor may be loaded.
+OUT_OF_MEMORY = (
+    "out of memory: the command needed more than this process may use (a `ulimit -v` or a "
+    "container's memory limit); give it more and run it again"
+)
+
 
 class AuditorError(Exception):
     """Base of every error shown to the user as one line on stderr; exits with `exit_code`."""

@@ -461,8 +461,8 @@ def test_out_of_memory_behind_another_error_is_said_so(tmp_path: Path, error: st
     R12), advice that throws a sound state file's history away; a bundle's own line was `not
     valid JSON`, ENOMEM an `unexpected OSError`. Each is the out-of-memory line, exit 2."""
     import auditor.cli.cmd_policy as cmd_policy
-    from auditor.cli import OUT_OF_MEMORY, Context, main
-    from auditor.errors import StoreError
+    from auditor.cli import Context, main
+    from auditor.errors import OUT_OF_MEMORY, StoreError
 
     def fails(*_args: object, **_kwargs: object) -> None:
         if error == "enomem":

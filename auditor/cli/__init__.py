@@ -28,7 +28,7 @@ from auditor import __version__
 from auditor.cli import signals
 from auditor.cli.parsers import REGISTER, SingleValue, value_problem
 from auditor.cli.signals import interrupt_exit, sigterm_as_interrupt
-from auditor.errors import EXIT_ERROR
+from auditor.errors import EXIT_ERROR, OUT_OF_MEMORY
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -520,13 +520,6 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
         return code
     except Exception:  # its imports, under a memory limit (`ulimit -v`): exit 1, a traceback
         return _last_resort(exc, ctx)
-
-
-#: The line of a command that ran out of memory: nothing in it needs an import or a lookup.
-OUT_OF_MEMORY = (
-    "out of memory: the command needed more than this process may use (a `ulimit -v` or a "
-    "container's memory limit); give it more and run it again"
-)
 
 
 def out_of_memory(exc: BaseException) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, AuditorError, PolicyError, UsageError
+from auditor.errors import EXIT_ERROR, OUT_OF_MEMORY, AuditorError, PolicyError, UsageError
 
 
 def report_failure(
@@ -30,7 +30,7 @@ def report_failure(
     files of `states` remembers (`remembered_screen`: a leaked key quoted from a policy)."""
     secrets = list(secrets)
     paths = list(paths)
-    from auditor.cli import OUT_OF_MEMORY, out_of_memory
+    from auditor.cli import out_of_memory
 
     if out_of_memory(exc) and not debug:  # (an error wrapping it: "damaged", "not valid JSON")
         print(f"auditor: error: {OUT_OF_MEMORY}", file=stderr)
@@ -179,7 +179,7 @@ _LEAD = re.compile(r"((?:error|warning|note): )?(\$\S*: )?")
 def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:
     """One line for an unexpected exception, with no token shown; running out of memory says
     so (a `MemoryError` has no text of its own)."""
-    from auditor.cli import OUT_OF_MEMORY, out_of_memory
+    from auditor.cli import out_of_memory
 
     if out_of_memory(exc):
         return OUT_OF_MEMORY

@@ -17,12 +17,12 @@ ERR = "type-error"
 # (operator, actual, argument as written in YAML, expected: True / False / ERR)
 TABLE: list[tuple[str, Any, Any, Any]] = [
     ("equals", True, True, True),
-    ("equals", 1, True, False),  # type-strict: true is not 1
+    ("equals", 1, True, ERR),  # type-strict: true is not 1, and never equal is an error
     ("equals", 1, 1.0, True),
     ("equals", None, None, True),
     ("equals", ["a"], ["a"], True),
     ("not_equals", "a", "b", True),
-    ("not_equals", False, 0, True),
+    ("not_equals", False, 0, ERR),  # a boolean is never a number: not a silent `true`
     ("in", "low", ["off", "low"], True),
     ("in", "high", ["off", "low"], False),
     ("not_in", "high", ["off", "low"], True),

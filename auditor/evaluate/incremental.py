@@ -52,8 +52,10 @@ from auditor.policy.model import Rule
 # 2: a redacted value is judged by its fingerprint (operators.hidden); 3: messages keep every
 # character of what they quote, a criterion not evaluable has no `passed` and may leave a level
 # unknown (state kept by an earlier build would read back its words and grades); 4: an author
-# whose address is hidden is an unknown author (it was an `error` on every run)
-STATE_FORMAT = 4
+# whose address is hidden is an unknown author (it was an `error` on every run); 5: a literal
+# of another JSON type than the value is an `error`, not a `false` (`operators.compare.comparable`:
+# `not_equals: "false"` on a boolean passed)
+STATE_FORMAT = 5
 STORED_TARGETS = ("settings", "change")
 
 

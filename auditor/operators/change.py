@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from auditor.operators.compare import prepare_ordered
+from auditor.operators.compare import comparable, prepare_ordered
 from auditor.operators.core import (
     ANY,
     BOOL,
@@ -48,14 +48,26 @@ def removed(before: Any, after: Any, expected: bool) -> bool:
 
 @operator("from", ANY, "to change from {arg}", "not to change from {arg}", kind="change")
 def from_(before: Any, after: Any, expected: Any) -> bool:
-    """(change targets) The value was the argument before and is different after."""
-    return before is not MISSING and same(before, expected) and _differs(before, after)
+    """(change targets) The value was the argument before and is different after (a value
+    before of another type is an error, not a `false`)."""
+    if before is MISSING:
+        return False
+    if not same(before, expected):
+        comparable("from", before, (expected,), side="before")
+        return False
+    return _differs(before, after)
 
 
 @operator("to", ANY, "to change to {arg}", "not to change to {arg}", kind="change")
 def to(before: Any, after: Any, expected: Any) -> bool:
-    """(change targets) The value is the argument after and was different before."""
-    return after is not MISSING and same(after, expected) and _differs(before, after)
+    """(change targets) The value is the argument after and was different before (a value
+    after of another type is an error, not a `false`)."""
+    if after is MISSING:
+        return False
+    if not same(after, expected):
+        comparable("to", after, (expected,))
+        return False
+    return _differs(before, after)
 
 
 DIRECTION_ARG: dict[str, Any] = {

@@ -5,16 +5,18 @@ Takes the actual value and the prepared argument, gives a bool (registered in `c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from auditor.operators.core import (
     ANY,
     ARRAY,
+    MISSING,
     NUMBER,
     STRING,
     OperandTypeError,
     Ordered,
+    json_type,
     member,
     need_list,
     need_number,
@@ -22,30 +24,110 @@ from auditor.operators.core import (
     operator,
     same,
 )
+from auditor.redact import MARKER_START
+
+
+def _kind(value: Any) -> str:
+    """The JSON type a value compares as (an integer and a fraction are both numbers)."""
+    kind = json_type(value)
+    return "number" if kind == "integer" else kind
+
+
+def _kinds(literals: Iterable[Any]) -> set[str]:
+    return {_kind(x) for x in literals if x is not None}
+
+
+def comparable(op: str, actual: Any, literals: Iterable[Any], *, side: str = "") -> None:
+    """OperandTypeError when `actual` can equal none of `literals` by its JSON type alone:
+    `not_equals: "false"` on the boolean `false`, `in: ["32000"]` on the number 32000, a
+    `[*]` path's gathered array under `not_in: [gpt-5-codex]`. Such a literal is never equal,
+    so the rule's `false` would be a silent pass under `not`, `none`, `when` or `not_in`
+    itself. Called only once the comparison came out unequal. Null on either side compares
+    (a key set to null is a value a rule may test for, `equals: null`); no literal (`in: []`)
+    is nothing to compare with; a string holding a redacted value's marker may hide a
+    number (`hidden` decides those)."""
+    if actual is None or actual is MISSING:
+        return
+    wanted = _kinds(literals)
+    kind = _kind(actual)
+    if not wanted or kind in wanted:
+        return
+    if kind == "string" and "number" in wanted and MARKER_START in actual:
+        return
+    raise OperandTypeError(" or ".join(sorted(wanted)), actual, _mismatch(op, kind, wanted), side)
+
+
+def holds(op: str, items: list[Any], literals: Iterable[Any]) -> None:
+    """OperandTypeError when a (non-empty) array can hold none of `literals` by the types of
+    its elements: `excludes: ["22"]` on `[22, 80]` (an array of numbers never holds a string,
+    and `excludes` would pass)."""
+    wanted = _kinds(literals)
+    present = _kinds(items)
+    if not wanted or not present or wanted & present:
+        return
+    if (
+        "string" in present
+        and "number" in wanted
+        and any(isinstance(i, str) and MARKER_START in i for i in items)
+    ):
+        return
+    shown = " or ".join(f"{_article(k)} {k}" for k in sorted(wanted))
+    held = " and ".join(f"{k}s" for k in sorted(present))
+    detail = f"`{op}` looks in an array of {held} for {shown}, which it can never hold"
+    if "string" in wanted and present & {"boolean", "number"}:
+        detail += " (a quoted literal is a string: write it unquoted)"
+    raise OperandTypeError(f"an array holding {shown}", items, detail)
+
+
+def _mismatch(op: str, kind: str, wanted: set[str]) -> str:
+    them = " or ".join(f"{_article(k)} {k}" for k in sorted(wanted))
+    text = f"`{op}` compares {_article(kind)} {kind} with {them}, which it can never equal"
+    if "string" in wanted and kind in ("boolean", "number"):
+        text += f" (a quoted literal is a string: to compare {kind}s, write it unquoted)"
+    elif kind == "array":
+        text += " (to test each element of an array, use `each:` or `none:`)"
+    return text
+
+
+def _article(kind: str) -> str:
+    return "an" if kind[0] in "aeiou" else "a"
 
 
 @operator("equals", ANY, "{arg}", "not to be {arg}", ref=True)
 def equals(actual: Any, expected: Any) -> bool:
-    """The value equals the argument (numbers by value, otherwise type-strict)."""
-    return same(actual, expected)
+    """The value equals the argument (numbers by value, otherwise type-strict; a value of
+    another type is an error, not a `false`)."""
+    if same(actual, expected):
+        return True
+    comparable("equals", actual, (expected,))
+    return False
 
 
 @operator("not_equals", ANY, "not to be {arg}", "{arg}", ref=True)
 def not_equals(actual: Any, expected: Any) -> bool:
-    """The value differs from the argument."""
-    return not same(actual, expected)
+    """The value differs from the argument (a value of another type is an error)."""
+    if same(actual, expected):
+        return False
+    comparable("not_equals", actual, (expected,))
+    return True
 
 
 @operator("in", ARRAY, "to be one of {arg}", "not to be one of {arg}", ref=True)
 def in_(actual: Any, expected: list[Any]) -> bool:
-    """The value is one of the listed values."""
-    return member(actual, expected)
+    """The value is one of the listed values (a value of a type none has is an error)."""
+    if member(actual, expected):
+        return True
+    comparable("in", actual, expected)
+    return False
 
 
 @operator("not_in", ARRAY, "not to be one of {arg}", "to be one of {arg}", ref=True)
 def not_in(actual: Any, expected: list[Any]) -> bool:
-    """The value is none of the listed values."""
-    return not member(actual, expected)
+    """The value is none of the listed values (a value of a type none has is an error)."""
+    if member(actual, expected):
+        return False
+    comparable("not_in", actual, expected)
+    return True
 
 
 @operator("contains", ANY, "to contain {arg}", "not to contain {arg}", ref=True)
@@ -53,21 +135,31 @@ def contains(actual: Any, expected: Any) -> bool:
     """An array holds the element, or a string holds the substring."""
     if isinstance(actual, str):
         return need_substrings("contains", actual, [expected])[0] in actual
-    return member(expected, need_list(actual))
+    items = need_list(actual)
+    if member(expected, items):
+        return True
+    holds("contains", items, (expected,))
+    return False
 
 
 @operator("contains_all", ARRAY, "to contain all of {arg}", "to lack one of {arg}", ref=True)
 def contains_all(actual: Any, expected: list[Any]) -> bool:
     """The array holds every listed element."""
     items = need_list(actual)
-    return all(member(e, items) for e in expected)
+    if all(member(e, items) for e in expected):
+        return True
+    holds("contains_all", items, expected)
+    return False
 
 
 @operator("contains_any", ARRAY, "to contain one of {arg}", "to contain none of {arg}", ref=True)
 def contains_any(actual: Any, expected: list[Any]) -> bool:
     """The array holds at least one listed element."""
     items = need_list(actual)
-    return any(member(e, items) for e in expected)
+    if any(member(e, items) for e in expected):
+        return True
+    holds("contains_any", items, expected)
+    return False
 
 
 @operator("excludes", ANY, "to contain none of {arg}", "to contain some of {arg}", ref=True)
@@ -77,7 +169,10 @@ def excludes(actual: Any, expected: Any) -> bool:
     if isinstance(actual, str):
         return not any(u in actual for u in need_substrings("excludes", actual, unwanted))
     items = need_list(actual)
-    return not any(member(u, items) for u in unwanted)
+    if any(member(u, items) for u in unwanted):
+        return False
+    holds("excludes", items, unwanted)
+    return True
 
 
 @operator(
@@ -85,7 +180,13 @@ def excludes(actual: Any, expected: Any) -> bool:
 )
 def subset_of(actual: Any, expected: list[Any]) -> bool:
     """Every element of the array is one of the listed values."""
-    return all(member(item, expected) for item in need_list(actual))
+    items = need_list(actual)
+    if all(member(item, expected) for item in items):
+        return True
+    for item in items:
+        if not member(item, expected):
+            comparable("subset_of", item, expected)
+    return False
 
 
 @operator("gt", NUMBER, "to be greater than {arg}", "to be at most {arg}", ref=True)

@@ -1,0 +1,200 @@
+"""A literal of another JSON type than the value is an `error`, never a `false`.
+
+`not_equals: "false"` on the boolean `false` was "not equal", so the rule passed on every
+revision; `not_in: [gpt-5-codex]` on a `[*]` path's gathered array likewise, and a review
+adding a blocked model exited 0. A `false` read from a mismatch is a silent pass under `not`,
+`none`, `when`, `not_equals`, `not_in`, `excludes` or a change rule's `not: {to: …}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from auditor.operators import BUILTIN_ENUMS, MISSING, REGISTRY, OperandTypeError, compare
+from tests.conftest import run_cli
+
+ERR = "error"
+
+
+def _call(name: str, *values: Any) -> Any:
+    op = REGISTRY[name]
+    *data, raw = values
+    try:
+        return op.fn(*data, op.prepare(raw, BUILTIN_ENUMS))
+    except OperandTypeError:
+        return ERR
+
+
+@pytest.mark.parametrize(
+    ("name", "actual", "arg", "expected"),
+    [
+        # a quoted literal on a boolean or a number
+        ("equals", False, "false", ERR),
+        ("not_equals", False, "false", ERR),
+        ("not_equals", 0, "0", ERR),
+        ("in", 32000, ["32000"], ERR),
+        ("not_in", 0, ["0", "1"], ERR),
+        ("not_equals", True, 1, ERR),  # a boolean is never a number
+        # an object or a gathered array against strings
+        ("not_in", {"GITHUB_TOKEN": "x"}, ["GITHUB_TOKEN"], ERR),
+        ("not_in", ["gpt-5-codex", "gpt-4o"], ["gpt-5-codex"], ERR),
+        ("not_equals", ["gpt-5-codex"], "gpt-5-codex", ERR),
+        # an array that can hold none of the literals
+        ("excludes", [22, 80], ["22"], ERR),
+        ("excludes", [22, 80], "22", ERR),
+        ("contains", [22, 80], "22", ERR),
+        ("contains_any", [22, 80], ["22", "80"], ERR),
+        ("contains_all", [22, 80], ["22"], ERR),
+        ("subset_of", [22, 80], ["22", "80"], ERR),
+        # what still compares
+        ("not_equals", "off", "on", True),
+        ("not_equals", 1, 1.5, True),  # an integer and a fraction are both numbers
+        ("equals", 2, 2.0, True),
+        ("not_equals", None, "x", True),  # null is a value a rule may test for
+        ("equals", "x", None, False),
+        ("not_in", None, ["a"], True),
+        ("not_in", "c", [], True),  # no literal: nothing to compare with
+        ("not_in", "c", ["a", 1], True),  # one literal of the value's type is enough
+        ("in", ["a"], [["a"], "b"], True),
+        ("excludes", [], ["22"], True),  # an empty array holds nothing of any type
+        ("excludes", [22, "x"], ["22"], True),  # a string element: comparable
+        ("contains_any", [22, 80], ["22", 80], True),
+        ("subset_of", [], ["a"], True),
+    ],
+)
+def test_a_literal_of_another_type_is_an_error_not_a_false(
+    name: str, actual: Any, arg: Any, expected: Any
+) -> None:
+    assert _call(name, actual, arg) == expected
+
+
+def test_a_redacted_value_may_hide_a_number() -> None:
+    """The marker `hidden` hands over when no literal is the hidden value differs from a
+    number literal (a hidden PIN), as from a string one: not a type error."""
+    marker = "[secret fp:1a2b3c4d len:4]"
+    assert compare.not_equals(marker, 1234) is True
+    assert compare.not_in(marker, [1234, 5678]) is True
+    assert compare.excludes([marker], [1234]) is True
+    with pytest.raises(OperandTypeError):
+        compare.not_equals(marker, True)
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "arg", "expected"),
+    [
+        ("to", True, False, "false", ERR),
+        ("from", True, False, "true", ERR),
+        ("to", MISSING, 0, "0", ERR),
+        ("to", True, False, False, True),
+        ("from", MISSING, False, "true", False),  # nothing before: not "from", whatever type
+        ("to", 1, MISSING, "1", False),
+        ("to", None, "x", "x", True),
+    ],
+)
+def test_change_operators_compare_types_too(
+    name: str, before: Any, after: Any, arg: Any, expected: Any
+) -> None:
+    assert _call(name, before, after, arg) == expected
+
+
+POLICY = """\
+defaults: {severity: high, target: settings, on_missing: fail}
+rules:
+  - {id: Y-1, title: Sandbox is not off, assert: {path: sandbox.enabled, not_equals: "false"}}
+  - {id: Y-2, title: Retention is not zero, assert: {path: sessionRetentionDays, not_in: ["0"]}}
+  - id: Y-3
+    title: No model allows 32000 tokens
+    assert: {none: customModels, assert: {path: maxOutputTokens, in: ["32000"]}}
+  - {id: Y-4, title: Sandbox not disabled, assert: {not: {path: sandbox.enabled, equals: "false"}}}
+  - {id: Y-5, title: No GITHUB_TOKEN in env, assert: {path: env, not_in: [GITHUB_TOKEN]}}
+  - id: Y-6
+    title: No blocked model
+    assert: {path: "customModels[*].model", not_in: {ref: modelPolicy.blockedModelIds}}
+  - {id: Y-7, title: No ssh port, assert: {path: ports, excludes: ["22"]}}
+  - id: Y-8
+    title: Sandbox when managed
+    when: {path: managedComputersEnabled, equals: "true"}
+    assert: {path: sandbox.enabled, equals: true}
+"""
+
+SETTINGS = {
+    "managedComputersEnabled": True,
+    "sandbox": {"enabled": False},
+    "sessionRetentionDays": 0,
+    "customModels": [{"id": "custom:a", "model": "gpt-5-codex", "maxOutputTokens": 32000}],
+    "modelPolicy": {"blockedModelIds": ["gpt-5-codex"]},
+    "env": {"GITHUB_TOKEN": "x"},
+    "ports": [22, 80],
+}
+
+
+def test_policy_test_reports_each_mismatch_as_an_error_with_both_types(tmp_path: Path) -> None:
+    """`auditor policy test`, as a rule author runs it: every rule above passed before."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    ids = [f"Y-{n}" for n in range(1, 9)]
+    case = {"name": "everything off", "settings": SETTINGS, "expect": dict.fromkeys(ids, "error")}
+    (tmp_path / "p.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 0, out + err
+    # and what the author reads when expecting `fail`: the path, both types, what to do
+    case["expect"] = dict.fromkeys(ids, "fail")
+    (tmp_path / "p.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1
+    assert (
+        "Y-1: expected fail, got error (sandbox.enabled is false: `not_equals` compares a "
+        "boolean with a string, which it can never equal (a quoted literal is a string: to "
+        "compare booleans, write it unquoted))"
+    ) in out
+    assert "customModels[*].model is" in out
+    assert "(to test each element of an array, use `each:` or `none:`)" in out
+    assert "`excludes` looks in an array of numbers for a string" in out
+
+
+def test_the_same_rules_with_literals_of_the_right_type_fail(tmp_path: Path) -> None:
+    """The remedy the messages name gives the verdict the author meant."""
+    fixed = (
+        POLICY.replace('"false"', "false")
+        .replace('["0"]', "[0]")
+        .replace('["32000"]', "[32000]")
+        .replace("{path: env, not_in: [GITHUB_TOKEN]}", "{path: env.GITHUB_TOKEN, equals: null}")
+        .replace(
+            '{path: "customModels[*].model", not_in: {ref: modelPolicy.blockedModelIds}}',
+            "{none: customModels, assert: {path: model, in: {ref: modelPolicy.blockedModelIds}}}",
+        )
+        .replace('["22"]', "[22]")
+        .replace('equals: "true"', "equals: true")
+    )
+    (tmp_path / "p.yaml").write_text(fixed)
+    case = {"name": "off", "settings": SETTINGS, "expect": {f"Y-{n}": "fail" for n in range(1, 9)}}
+    (tmp_path / "p.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 0, out + err
+
+
+def test_a_review_adding_a_blocked_model_is_not_a_silent_pass(tmp_path: Path) -> None:
+    """`auditor review` of a change that adds a blocked model under the natural `[*]` rule
+    exited 0 with "no findings introduced"; now the rule is an evaluation error: exit 2."""
+    (tmp_path / "p.yaml").write_text(
+        "defaults: {severity: high, target: settings, on_missing: fail}\nrules:\n"
+        "  - id: SEC-MOD-010\n    title: No custom model uses a blocked model id\n"
+        "    remediation: Use an allowed model.\n"
+        '    assert: {path: "customModels[*].model", not_in: {ref: modelPolicy.blockedModelIds}}\n'
+    )
+    live = {"customModels": [{"id": "custom:a", "model": "gpt-4o"}], **_blocked()}
+    proposed = {"customModels": [{"id": "custom:a", "model": "gpt-5-codex"}], **_blocked()}
+    (tmp_path / "live.json").write_bytes(orjson.dumps(live))
+    (tmp_path / "proposed.json").write_bytes(orjson.dumps(proposed))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--policy", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "-o", "json"]
+    code, out, err = run_cli(argv, {}, tmp_path)
+    assert code == 2, out + err
+    assert "SEC-MOD-010" in err and "`not_in` compares an array with a string" in err
+
+
+def _blocked() -> dict[str, Any]:
+    return {"modelPolicy": {"blockedModelIds": ["gpt-5-codex"]}}

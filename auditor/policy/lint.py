@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from auditor.common.paths import render
+from auditor.common.paths import Match, parse, render
 from auditor.models import Revision
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
@@ -88,6 +88,8 @@ def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts
         for path in cond.paths:
             if path.steps:  # `@`: the element itself, read as its quantifier's array
                 yield (*cond.where, "path"), (*prefix, *path.steps), cond.is_change
+        if prefix == _OVER_CHANGES and any(p.steps == (_PATH,) for p in cond.paths):
+            yield from _change_paths(cond)
         for op, arg, _ in cond.ops:
             if isinstance(arg, Ref) and arg.path.steps:
                 yield (*cond.where, op.name, "ref"), arg.path.steps, False
@@ -104,6 +106,45 @@ def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts
             yield from _reads(
                 cond.condition, (*where, "assert"), steps if stars else (*steps, _ALL)
             )
+
+
+_OVER_CHANGES: Steps = (Key("changes"), _ALL)  # the element of `each|some|none: changes`
+_PATH = Key("path")
+# the operators whose literal a change's `path` is compared with as a whole
+_PATH_OPS = ("equals", "not_equals", "in", "not_in")
+
+
+def _change_paths(leaf: Leaf) -> Iterator[tuple[Parts, Steps, bool]]:
+    """The settings paths a change's `path` is compared with in `leaf` (`{path: path, equals:
+    "$.commandAllowlist"}`, as the shipped packs write it), each as a settings path read by a
+    change operator: a misspelt one matches no change, so the rule passes every step."""
+    for op, _, raw in leaf.ops:
+        if op.name not in _PATH_OPS or isinstance(raw, dict):
+            continue
+        items = list(enumerate(raw)) if isinstance(raw, list) else [(None, raw)]
+        for at, text in items:
+            steps = _settings_path(text)
+            if steps:
+                where = (*leaf.where, op.name) if at is None else (*leaf.where, op.name, at)
+                yield where, steps, True
+
+
+def _settings_path(text: Any) -> Steps | None:
+    """A change path (`$.customModels[?id=='x'].baseUrl`) as the steps of a rule's path."""
+    if not isinstance(text, str):
+        return None
+    try:
+        parts = parse(text)
+    except ValueError:
+        return None
+    return tuple(
+        Key(p)
+        if isinstance(p, str)
+        else Select(p.field, p.value, p.value if isinstance(p.value, str) else None)
+        if isinstance(p, Match)
+        else Index(p)
+        for p in parts
+    )
 
 
 def _root(cond: Condition) -> Parts:

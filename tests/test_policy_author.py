@@ -181,3 +181,56 @@ def test_one_folder_named_twice_is_read_once(tmp_path: Path) -> None:
     code, out, err = run(tmp_path, "test", str(pk), str(tmp_path / "pklink"))
     assert code == 0, out + err
     assert out.count("PASS") == 1
+
+
+# --- "did you mean": never the operator of opposite meaning -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("not_contains", "excludes"),
+        ("contains_none", "excludes"),
+        ("does_not_contain", "excludes"),
+        ("doesNotContain", "excludes"),
+        ("greater_than", "gt"),
+        ("less_than", "lt"),
+        ("regex", "matches"),
+        ("not_regex", "not_matches"),
+        ("includes", "contains"),
+        ("one_of", "in"),
+        ("not_one_of", "not_in"),
+        ("ne", "not_equals"),
+        ("neq", "not_equals"),
+        ("eq", "equals"),
+        ("ge", "gte"),
+        ("le", "lte"),
+        ("notin", "not_in"),
+        ("not_exists", "exists: false"),
+        ("not_starts_with", "not: {path: …, starts_with: …}"),
+        ("exlcudes", "excludes"),  # a typo of a word that means "not" is still a typo
+        ("equal", "equals"),
+    ],
+)
+def test_did_you_mean_names_the_operator_meant(tmp_path: Path, written: str, meant: str) -> None:
+    text = (
+        "defaults: {severity: high, target: settings}\n"
+        f"rules:\n  - {{id: A-1, title: t, assert: {{path: commandAllowlist, {written}: curl}}}}\n"
+    )
+    code, out, _ = run(tmp_path, "lint", str(_write(tmp_path, text)))
+    assert code == 2
+    assert f"unknown key `{written}` (did you mean `{meant}`?)" in out, out
+
+
+_POSITIVE = ("equals", "in", "matches", "contains", "contains_any", "contains_all", "exists")
+
+
+@pytest.mark.parametrize("op", _POSITIVE)
+@pytest.mark.parametrize("form", ["not_{}", "no_{}", "does_not_{}", "{}_none", "{}_not"])
+def test_did_you_mean_never_flips_the_meaning(op: str, form: str) -> None:
+    from auditor.policy.compile import _SUGGESTIONS
+    from auditor.policy.hints import operator_hint
+
+    hint = operator_hint(form.format(op), _SUGGESTIONS)
+    assert f"`{op}`" not in hint
+    assert not any(f"`{p}`" in hint for p in _POSITIVE), hint

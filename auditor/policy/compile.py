@@ -14,6 +14,7 @@ from typing import Any
 from auditor.models import CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
+from auditor.policy.hints import operator_hint
 from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Step, compile_path
 from auditor.policy.refs import Ref, is_ref
 from auditor.policy.yamlsafe import suggest
@@ -60,7 +61,8 @@ class Compiler:
             return None
         unknown = [k for k in raw if k not in REGISTRY and k not in _ALL_KEYS]
         for key in unknown:
-            self.fail((*where, key), f"unknown key `{key}`{suggest(str(key), _SUGGESTIONS)}")
+            hint = operator_hint(str(key), _SUGGESTIONS)
+            self.fail((*where, key), f"unknown key `{key}`{hint}")
         if unknown:
             return None
         logic = [k for k in LOGIC_KEYS if k in raw]

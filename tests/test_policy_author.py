@@ -234,3 +234,104 @@ def test_did_you_mean_never_flips_the_meaning(op: str, form: str) -> None:
     hint = operator_hint(form.format(op), _SUGGESTIONS)
     assert f"`{op}`" not in hint
     assert not any(f"`{p}`" in hint for p in _POSITIVE), hint
+
+
+# --- readiness and org fields: a closed set ------------------------------------------------
+
+FIELDS = """\
+defaults: {severity: medium, on_missing: pass}
+rules:
+  - {id: D-1, title: t, target: readiness, assert: {path: $levle, gte: 2}}
+  - {id: D-2, title: t, target: org, assert: {path: fresh_share_30, gte: 0.8}}
+  - {id: D-3, title: t, target: readiness, assert: {path: criteria.lint.pased, equals: true}}
+  - {id: D-4, title: t, target: org, assert: {path: below_level_3, lte: {ref: repo_cont}}}
+  - {id: D-5, title: t, target: readiness, assert: {path: [$score, report.x], gte: 0.5}}
+  - {id: D-6, title: t, target: org, assert: {path: below_level_7, equals: 0}}
+"""
+
+
+def test_lint_warns_of_a_readiness_or_org_field_no_document_has(tmp_path: Path) -> None:
+    """`$levle` and `fresh_share_30` were accepted, and with `on_missing: pass` both rules
+    passed on every repository (tester T23 #8)."""
+    policy = _write(tmp_path, FIELDS)
+    code, out, err = run(tmp_path, "lint", str(policy))
+    assert code == 0, err
+    assert "0 error(s), 4 warning(s)" in err
+    lines = out.splitlines()
+    assert [line.split(": warning: ")[0] for line in lines] == [
+        f"{policy}:3:59", f"{policy}:4:53", f"{policy}:5:59", f"{policy}:6:79"
+    ]  # fmt: skip
+    assert "rule D-1: `$levle` is not a field readiness rules see (did you mean `$level`?)" in (
+        lines[0]
+    )
+    assert "rule D-2: `fresh_share_30` is not a field org rules see (did you mean " in lines[1]
+    assert "`fresh_share_30d`?)" in lines[1]
+    assert "a criterion has no `pased` (did you mean `passed`?)" in lines[2]
+    assert "$.rules[3].assert.lte.ref: rule D-4: `repo_cont`" in lines[3]
+
+
+def test_the_field_lists_are_the_documents_the_rules_see() -> None:
+    """lint's lists are `auditor.evaluate.readiness`'s documents, key for key."""
+    from datetime import UTC, datetime
+
+    from auditor.evaluate.readiness import load_readiness_model, org_view, readiness_view
+    from auditor.models import ReadinessReport
+    from auditor.policy.lint import CRITERION_FIELDS, ORG_FIELDS, READINESS_FIELDS
+
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    data = {
+        "reportId": "r1", "repoUrl": "https://github.com/a/b", "createdAt": 1, "branch": "m",
+        "commitHash": "c", "hasLocalChanges": False, "hasNonRemoteCommits": False,
+        "modelUsed": "m", "agentVersion": "1", "apps": [],
+        "report": {"lint": {"numerator": 1, "denominator": 1}, "odd": {"numerator": 5,
+                   "denominator": 1}, "skip": {"numerator": None, "denominator": 1}},
+    }  # fmt: skip
+    report = ReadinessReport("r1", "https://github.com/a/b", now, data, "h")
+    model = load_readiness_model()
+    view = readiness_view(report, model, now)
+    assert set(view) == set(READINESS_FIELDS)
+    criteria: Any = view["criteria"]
+    assert set().union(*map(set, criteria.values())) == set(CRITERION_FIELDS)
+    org = org_view([report], model, now)
+    below = {k for k in org if k.startswith("below_level_")}
+    assert below and set(org) - below == set(ORG_FIELDS)
+
+
+def test_lint_warns_of_a_literal_that_decides_nothing(tmp_path: Path) -> None:
+    """`not_in: []`, `contains_all: []` and `starts_with: ""` were accepted: the rule always
+    passed (or, under `not`, always failed), with no word from lint (tester T23 #11)."""
+    cases = [
+        ("not_in: []", "`not_in: []` is true of every value"),
+        ("in: []", "`in: []` is false of every value"),
+        ("contains_all: []", "`contains_all: []` is true of every array"),
+        ("contains_any: []", "`contains_any: []` is false of every array"),
+        ("starts_with: ''", '`starts_with: ""` is true of every string'),
+        ("ends_with: ''", '`ends_with: ""` is true of every string'),
+        ("contains: ''", '`contains: ""` is true of every string'),
+    ]
+    rules = "".join(
+        f"  - {{id: E-{n}, title: t, assert: {{not: {{path: x, {literal}}}}}}}\n"
+        for n, (literal, _) in enumerate(cases)
+    )
+    policy = _write(tmp_path, "defaults: {severity: low, target: settings}\nrules:\n" + rules)
+    code, out, err = run(tmp_path, "lint", str(policy))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(cases), out
+    written = policy.read_text().splitlines()
+    for n, (line, (literal, said)) in enumerate(zip(lines, cases, strict=True)):
+        column = written[n + 2].index(literal) + literal.index(":") + 3  # at the literal
+        assert line.startswith(f"{policy}:{n + 3}:{column}: warning: $.rules[{n}].assert.not.")
+        assert f"rule E-{n}: {said}" in line
+        assert "so this test decides nothing" in line
+
+
+def test_a_literal_that_decides_something_is_not_warned(tmp_path: Path) -> None:
+    text = (
+        "defaults: {severity: low, target: settings}\nrules:\n"
+        "  - {id: E-1, title: t, assert: {path: x, not_in: [a], starts_with: b}}\n"
+        "  - {id: E-2, title: t, assert: {path: x, subset_of: [], equals: ''}}\n"
+        "  - {id: E-3, title: t, assert: {path: x, in: {ref: y}}}\n"
+    )
+    code, out, err = run(tmp_path, "lint", str(_write(tmp_path, text)))
+    assert (code, out) == (0, ""), out + err

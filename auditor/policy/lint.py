@@ -10,6 +10,7 @@ each one's level, and its line formatted like every other policy problem
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -578,6 +579,13 @@ def _fix(op: str, arg: Any, whole: bool) -> str:
 
 
 def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
+    """The warnings `policy lint` gives on a policy alone, but for secrets: tests a redacted
+    value cannot decide (`undecided_warnings`), literals that decide nothing
+    (`literal_warnings`) and readiness or org fields no document has (`field_warnings`)."""
+    return undecided_warnings(policy) + literal_warnings(policy) + field_warnings(policy)
+
+
+def undecided_warnings(policy: PolicySet) -> list[LintProblem]:
     """Warn for each leaf that reads a place where the redactor hides values by meaning (its
     table, `auditor.redact.names`, as the redactor walks it; an argv array, `argv_secrets`)
     with a test a run cannot decide on the marker standing there (`auditor.operators.hidden`:
@@ -733,4 +741,132 @@ def _hidden_value_problem(
             )
             where = (*leaf.where, op)
             return problem(doc.locate(where), render(where), text, level="warning")
+    return None
+
+
+# Literals with which a test decides nothing: what it is of every value it applies to.
+_VACUOUS: dict[tuple[str, str], str] = {
+    ("in", "[]"): "false of every value (nothing is in an empty list)",
+    ("not_in", "[]"): "true of every value (nothing is in an empty list)",
+    ("contains_all", "[]"): "true of every array (it holds all of no items)",
+    ("contains_any", "[]"): "false of every array (it holds none of no items)",
+    ("starts_with_any", "[]"): "false of every string (it starts with none of no prefixes)",
+    ("starts_with", '""'): "true of every string (each starts with the empty string)",
+    ("ends_with", '""'): "true of every string (each ends with the empty string)",
+    ("contains", '""'): "true of every string (each holds the empty string)",
+    ("excludes", '""'): "false of every string (each holds the empty string)",
+    ("matches", '""'): "true of every string (the empty pattern matches anywhere)",
+    ("not_matches", '""'): "false of every string (the empty pattern matches anywhere)",
+}
+
+
+def literal_warnings(policy: PolicySet) -> list[LintProblem]:
+    """Warn for each test whose literal decides nothing (`not_in: []`, `starts_with: ""`): the
+    test is always true (or always false) whatever the value, so the rule, or a `not` around
+    it, is decided before any settings are read."""
+    docs: dict[str, YamlDocument] = {}
+    found: list[LintProblem] = []
+    for rule in policy.rules:
+        for cond in (rule.when, rule.condition):
+            for leaf, _ in _all_leaves(cond, ()) if cond is not None else ():
+                for op, _, raw in leaf.ops:
+                    empty = "[]" if raw == [] else '""' if raw == "" else None
+                    said = _VACUOUS.get((op.name, empty)) if empty else None
+                    if said is None:
+                        continue
+                    text = (
+                        f"rule {rule.id}: `{op.name}: {empty}` is {said}, so this test decides "
+                        "nothing (under `not`, `none` or `when` it decides the other way): "
+                        "write the values meant, or drop the test"
+                    )
+                    found.append(
+                        LintProblem("warning", _at(rule, (*leaf.where, op.name), text, docs))
+                    )
+    return found
+
+
+def _at(rule: Rule, where: Parts, text: str, docs: dict[str, YamlDocument]) -> str:
+    """`text` as a warning at `where` in `rule`'s file (`file:line:col: warning: $.…: …`)."""
+    source = rule.source
+    if source is None:
+        return f"{rule.id}: warning: {text}"
+    doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
+    return problem(doc.locate(where), render(where), text, level="warning")
+
+
+# What a readiness or org rule reads: the documents `auditor.evaluate.readiness` makes, a
+# closed set of names (a test checks they agree). A readiness rule reads a report's fields
+# (`report`, `apps`: the agent's, open), `criteria.<id>.…` and the computed `$` fields.
+READINESS_FIELDS = (
+    "$score", "$level", "$age_days", "$clean", "criteria",
+    "reportId", "repoUrl", "createdAt", "branch", "commitHash", "hasLocalChanges",
+    "hasNonRemoteCommits", "modelUsed", "agentVersion", "apps", "report",
+)  # fmt: skip
+CRITERION_FIELDS = (
+    "passed",
+    "numerator",
+    "denominator",
+    "skipped",
+    "credit",
+    "level",
+    "pillar",
+    "problem",
+)
+ORG_FIELDS = (
+    "$level", "repo_count", "levels", "clean_share", "oldest_report_days",
+    "fresh_share_7d", "fresh_share_30d", "fresh_share_90d",
+)  # fmt: skip
+_BELOW_LEVEL = re.compile(r"below_level_[0-9]+")
+
+
+def field_warnings(policy: PolicySet) -> list[LintProblem]:
+    """Warn for each path of a readiness or org rule that names a field its document never
+    has (`$levle`, `fresh_share_30`): always absent, so the rule always gives its `on_missing`
+    (a pass with `on_missing: pass`). With a "did you mean" among the fields it has."""
+    docs: dict[str, YamlDocument] = {}
+    found: list[LintProblem] = []
+    for rule in policy.rules:
+        if rule.target not in ("readiness", "org"):
+            continue
+        for cond in (rule.when, rule.condition):
+            if cond is None:
+                continue
+            for where, steps, _ in _reads(cond, _root(cond), ()):
+                text = _unknown_field(rule.target, steps)
+                if text is not None:
+                    found.append(
+                        LintProblem("warning", _at(rule, where, f"rule {rule.id}: {text}", docs))
+                    )
+    return found
+
+
+def _unknown_field(target: str, steps: Steps) -> str | None:
+    """What is wrong with a path of a `target` rule, or None."""
+    first = steps[0] if steps else None
+    if not isinstance(first, Key):
+        return None
+    from auditor.policy.yamlsafe import suggest
+
+    if target == "org":
+        if first.name in ORG_FIELDS or _BELOW_LEVEL.fullmatch(first.name):
+            return None
+        known: tuple[str, ...] = (*ORG_FIELDS, "below_level_2")
+        return (
+            f"`{first.name}` is not a field org rules see{suggest(first.name, known)}: it is "
+            f"always absent, so the rule always gives its `on_missing`; they see "
+            f"{', '.join(ORG_FIELDS)}, below_level_N"
+        )
+    if first.name not in READINESS_FIELDS:
+        return (
+            f"`{first.name}` is not a field readiness rules see"
+            f"{suggest(first.name, READINESS_FIELDS)}: it is always absent, so the rule always "
+            f"gives its `on_missing`; they see {', '.join(READINESS_FIELDS)}"
+        )
+    third = steps[2] if first.name == "criteria" and len(steps) > 2 else None
+    if isinstance(third, Key) and isinstance(steps[1], Key) and third.name not in CRITERION_FIELDS:
+        return (
+            f"`criteria.{steps[1].name}.{third.name}`: a criterion has no `{third.name}`"
+            f"{suggest(third.name, CRITERION_FIELDS)}, so the rule always gives its "
+            f"`on_missing`; it has {', '.join(CRITERION_FIELDS)}"
+        )
     return None

@@ -265,9 +265,9 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
     for a `[key=value]` / `[N]` picking no entry in any (or not since some revision).
 
     The array a quantifier walks is optional by nature (`none: hooks.PreCompact`, a hook event
-    the organization does not use: nothing to find, the rule passes), so it is warned only
-    where it looks like a typo: absent from every revision while the object that would hold it
-    has a key close to its name (`commandDenyList`, where the settings have
+    the organization does not use: the rule's `on_missing`, which the author chose), so it is
+    warned only where it looks like a typo: absent from every revision while the object that
+    would hold it has a key close to its name (`commandDenyList`, where the settings have
     `commandDenylist`)."""
     watched = list(_watched(policy))
     last_seen: dict[Steps, int] = {}

@@ -335,3 +335,42 @@ def test_a_literal_that_decides_something_is_not_warned(tmp_path: Path) -> None:
     )
     code, out, err = run(tmp_path, "lint", str(_write(tmp_path, text)))
     assert (code, out) == (0, ""), out + err
+
+
+# --- `added` / `removed` speak of the path itself, not of a list's entries -----------------
+
+PRESENCE = """\
+defaults: {target: change, severity: high}
+rules:
+  - {id: MY-CMD-003, title: t, assert: {not: {path: commandAllowlist, added: true}}}
+  - {id: MY-AUT-001, title: t, assert: {not: {path: maxAutonomyLevel, removed: true}}}
+  - id: MY-CMD-006
+    title: t
+    assert:
+      all:
+        - not: {path: commandAllowlist, removed: true}
+        - none: changes
+          assert:
+            all:
+              - {path: kind, in: [item_removed, removed]}
+              - {path: path, equals: "$.commandAllowlist"}
+"""
+
+
+def test_lint_warns_of_added_on_a_path_holding_a_list(tmp_path: Path) -> None:
+    """`{not: {path: commandAllowlist, added: true}}` passed every step that added an entry
+    (tester T23 #3): `added` is true only when the key itself appears. `lint --state` says
+    so where the stored revisions hold a list there, with the `changes[]` idiom to use; not
+    where the rule also uses that idiom on the path (the list itself, on purpose)."""
+    state = tmp_path / "state.db"
+    _store_with(state, [{"commandAllowlist": ["ls"], "maxAutonomyLevel": "low"}] * 2)
+    policy = _write(tmp_path, PRESENCE)
+    code, out, err = run(tmp_path, "lint", str(policy), "--state", str(state))
+    assert code == 0, err
+    assert out.splitlines() == [
+        f"{policy}:3:78: warning: $.rules[0].assert.not.added: rule MY-CMD-003: `added` on "
+        "`commandAllowlist`, which holds a list in the stored revisions, is true only when the "
+        "list itself appears (absent before), never when an entry is added to it: for entries, "
+        "use `none: changes` with `{path: kind, in: [item_added]}` and `{path: path, equals: "
+        '"$.commandAllowlist"}`'
+    ]

@@ -29,7 +29,8 @@ _SYNONYMS: dict[str, str] = {
     "includesany": "contains_any", "hasany": "contains_any", "containssome": "contains_any",
     "containsoneof": "contains_any",
     "notcontains": "excludes", "doesnotcontain": "excludes", "doesntcontain": "excludes",
-    "notincludes": "excludes", "doesnotinclude": "excludes", "containsnone": "excludes", "includesnone": "excludes", "hasnone": "excludes",
+    "notincludes": "excludes", "doesnotinclude": "excludes", "containsnone": "excludes",
+    "includesnone": "excludes", "hasnone": "excludes",
     "exclude": "excludes", "excluding": "excludes", "without": "excludes", "lacks": "excludes",
     "subset": "subset_of", "issubset": "subset_of", "issubsetof": "subset_of",
     # order

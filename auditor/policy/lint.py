@@ -289,6 +289,10 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
         top = steps[0].name if steps and isinstance(steps[0], Key) else None
         by_top.setdefault(top, []).append(steps)
     present: set[Steps] = set()  # the paths present in the previous revision
+    # the paths `added` / `removed` read, and those found holding a list in some revision
+    presence_leaves = _presence(policy)
+    presence = {steps for *_, paths in presence_leaves for steps in paths}
+    lists: set[Steps] = set()
     before: dict[str, Any] = {}
     for revision in revisions:  # one walk of the history, every path looked up in each
         numbers.append(revision.revision)
@@ -317,6 +321,17 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
             ):
                 continue  # the object holding the array is the one looked at before
             _keys_at(settings, parent, keys)
+        for steps in presence:
+            first = steps[0] if steps else None
+            if steps in lists or (
+                isinstance(first, Key)
+                and isinstance(settings, dict)
+                and first.name in before
+                and settings.get(first.name, _ABSENT) is before[first.name]
+            ):
+                continue  # known to hold a list, or the value looked at before
+            if any(isinstance(value, list) for value in _reached(settings, steps)):
+                lists.add(steps)
         before = settings if isinstance(settings, dict) else {}
     if not numbers:
         return []
@@ -325,6 +340,66 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
         LintProblem("warning", msg)
         for w in watched
         if (msg := _warning(w, last_seen, numbers, docs, siblings))
+    ] + [
+        LintProblem("warning", _at(rule, where, _on_a_list(rule, op, listed[0]), docs))
+        for rule, where, op, alternatives in presence_leaves
+        if (listed := [a for a in alternatives if a in lists])
+    ]
+
+
+def _presence(policy: PolicySet) -> list[tuple[Rule, Parts, str, list[Steps]]]:
+    """Each `added` / `removed` of a change rule: its rule, YAML path, operator and the
+    settings paths its leaf reads; not a path the rule's `changes[]` idiom names too (`{path:
+    path, equals: "$.x"}` under `none: changes`): there it means the list itself, on purpose."""
+    found: list[tuple[Rule, Parts, str, list[Steps]]] = []
+    for rule in policy.rules:
+        if rule.target != "change":
+            continue
+        conds = [c for c in (rule.when, rule.condition) if c is not None]
+        itemised = _literal_paths(conds)
+        for cond in conds:
+            for leaf, _ in _all_leaves(cond, ()):
+                paths = [p.steps for p in leaf.paths if p.steps and p.steps not in itemised]
+                found += [
+                    (rule, (*leaf.where, op.name), op.name, paths)
+                    for op, _, _ in leaf.ops
+                    if op.name in _PRESENCE_OPS and paths
+                ]
+    return found
+
+
+_PRESENCE_OPS = ("added", "removed")
+
+
+def _literal_paths(conds: list[Condition]) -> set[Steps]:
+    """The settings paths the `changes[]` idiom of these conditions names by a literal."""
+    found: set[Steps] = set()
+    for cond in conds:
+        for leaf, keys in _all_leaves(cond, ()):
+            if keys == ("changes", STAR) and any(p.steps == (_PATH,) for p in leaf.paths):
+                found.update(steps for _, steps, _ in _change_paths(leaf))
+    return found
+
+
+def _on_a_list(rule: Rule, op: str, steps: Steps) -> str:
+    """The warning for `added` / `removed` on a path that holds a list."""
+    shown = _shown(steps)
+    added = op == "added"
+    moment = "appears (absent before)" if added else "goes (absent after)"
+    entry = "added to it" if added else "removed from it"
+    kind = "item_added" if added else "item_removed"
+    return (
+        f"rule {rule.id}: `{op}` on `{shown}`, which holds a list in the stored revisions, "
+        f"is true only when the list itself {moment}, never when an entry is {entry}: for "
+        f"entries, use `none: changes` with `{{path: kind, in: [{kind}]}}` and "
+        f'`{{path: path, equals: "{render(_plain_parts(steps))}"}}`'
+    )
+
+
+def _plain_parts(steps: Steps) -> list[str | int]:
+    """A path's keys and indexes as `render` takes them (a selector as `*`: only shown)."""
+    return [
+        s.name if isinstance(s, Key) else s.index if isinstance(s, Index) else "*" for s in steps
     ]
 
 

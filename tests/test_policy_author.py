@@ -135,7 +135,10 @@ def test_a_change_path_literal_in_a_list_is_checked_at_its_entry(tmp_path: Path)
 
 # --- folders: a dangling link to a pack folder, one folder reached by two names ----------
 
-RULE = "rules:\n  - {{id: {id}, title: t, severity: low, target: settings, assert: {{path: a, equals: 1}}}}\n"
+RULE = (
+    "rules:\n"
+    "  - {{id: {id}, title: t, severity: low, target: settings, assert: {{path: a, equals: 1}}}}\n"
+)
 
 
 def test_a_dangling_link_to_a_pack_folder_is_an_error(tmp_path: Path) -> None:
@@ -261,8 +264,9 @@ def test_lint_warns_of_a_readiness_or_org_field_no_document_has(tmp_path: Path) 
     assert [line.split(": warning: ")[0] for line in lines] == [
         f"{policy}:3:59", f"{policy}:4:53", f"{policy}:5:59", f"{policy}:6:79"
     ]  # fmt: skip
-    assert "rule D-1: `$levle` is not a field readiness rules see (did you mean `$level`?)" in (
-        lines[0]
+    assert (
+        "rule D-1: `$levle` is not a field readiness rules see (did you mean `$level`?)"
+        in (lines[0])
     )
     assert "rule D-2: `fresh_share_30` is not a field org rules see (did you mean " in lines[1]
     assert "`fresh_share_30d`?)" in lines[1]

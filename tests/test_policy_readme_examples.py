@@ -39,10 +39,7 @@ def test_the_language_example_passes_its_test_case_example(tmp_path: Path) -> No
 
 
 def test_the_readme_way_to_pass_on_an_absent_array_passes(tmp_path: Path) -> None:
-    idiom = (
-        "any: [{path: hooks.PreCompact, exists: false}, "
-        "{none: hooks.PreCompact, assert: …}]"
-    )
+    idiom = "any: [{path: hooks.PreCompact, exists: false}, {none: hooks.PreCompact, assert: …}]"
     assert idiom in " ".join(README.split()), "the README's idiom has changed"
     inner = "{some: hooks, assert: {path: command, matches: curl}}"
     (tmp_path / "p.yaml").write_text(

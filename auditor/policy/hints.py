@@ -1,4 +1,4 @@
-""""Did you mean" for an unknown key in a condition: the operator (or key) an author meant.
+""" "Did you mean" for an unknown key in a condition: the operator (or key) an author meant.
 
 Takes the key as written and the keys a condition accepts, gives ` (did you mean `x`?)` or "".
 Spelling alone misleads here: `not_contains` is nearest `contains` and `contains_none` nearest

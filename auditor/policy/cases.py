@@ -9,6 +9,7 @@ rule engine (`test_file_problems`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -65,7 +66,9 @@ def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         else:
             policies.append(path)
             tests += [p for p in _siblings(path, *TEST_SUFFIXES) if p.exists()][:1]
-    return list(dict.fromkeys(tests)), list(dict.fromkeys(policies))
+    # one real test file read once, whatever names reach it (a folder and a link to it)
+    once = list({os.path.realpath(p): p for p in reversed(tests)}.values())[::-1]
+    return once, list(dict.fromkeys(policies))
 
 
 def _siblings(path: Path, *suffixes: str) -> list[Path]:

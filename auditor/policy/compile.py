@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from auditor.models import CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
-from auditor.policy.pathexpr import CompiledPath, PathSyntaxError, compile_path
+from auditor.policy.hints import operator_hint
+from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Step, compile_path
 from auditor.policy.refs import Ref, is_ref
 from auditor.policy.yamlsafe import suggest
 
@@ -23,6 +25,14 @@ QUANTIFIERS = ("each", "some", "none")
 LEAF_KEYS = ("path", "default", "enum")
 ORDERED_OPS = ("at_most", "at_least", "increased", "decreased")
 NON_NEGATIVE_OPS = ("within_days", "older_than_days")  # days before now
+# The operators whose literal is a value (or a list of values) a change's `kind` is compared
+# with: each such literal must be a kind (`item_add` would match no change, so a rule on it
+# passed every step).
+KIND_OPS = frozenset(
+    {"equals", "not_equals", "in", "not_in", "contains", "excludes"}
+    | {"contains_any", "contains_all", "subset_of"}
+)
+_CHANGES, _KIND = Key("changes"), Key("kind")
 
 
 class Compiler:
@@ -38,6 +48,7 @@ class Compiler:
         self.enums = enums
         self.written = written  # a scalar's text as the file writes it (for messages)
         self.problems: list[Problem] = []
+        self._over_changes = False  # compiling the `assert` of `each|some|none: changes`
 
     def fail(self, where: Parts, message: str) -> None:
         """Record one problem."""
@@ -50,7 +61,8 @@ class Compiler:
             return None
         unknown = [k for k in raw if k not in REGISTRY and k not in _ALL_KEYS]
         for key in unknown:
-            self.fail((*where, key), f"unknown key `{key}`{suggest(str(key), _SUGGESTIONS)}")
+            hint = operator_hint(str(key), _SUGGESTIONS)
+            self.fail((*where, key), f"unknown key `{key}`{hint}")
         if unknown:
             return None
         logic = [k for k in LOGIC_KEYS if k in raw]
@@ -58,7 +70,7 @@ class Compiler:
         if logic:
             return self._logic(raw, logic, where, in_element)
         if quant:
-            return self._quantifier(raw, quant, where)
+            return self._quantifier(raw, quant, where, in_element)
         return self._leaf(raw, where, in_element)
 
     def _only(
@@ -90,7 +102,7 @@ class Compiler:
         return Logic(kind, tuple(c for c in children if c is not None))  # type: ignore[arg-type]
 
     def _quantifier(
-        self, raw: Mapping[str, Any], keys: list[str], where: Parts
+        self, raw: Mapping[str, Any], keys: list[str], where: Parts, inside: bool = False
     ) -> Condition | None:
         kind = keys[0]
         if not self._only(raw, (kind, "assert"), where, f"`{kind}`"):
@@ -99,7 +111,14 @@ class Compiler:
         if "assert" not in raw:
             self.fail(where, f"`{kind}` needs an `assert` condition for each element")
             return None
-        inner = self.compile(raw["assert"], (*where, "assert"), in_element=True)
+        over, self._over_changes = self._over_changes, (
+            self.target == "change" and not inside and path is not None
+            and path.steps == (_CHANGES,)
+        )  # fmt: skip
+        try:
+            inner = self.compile(raw["assert"], (*where, "assert"), in_element=True)
+        finally:
+            self._over_changes = over
         if path is None or inner is None:
             return None
         return Quantifier(kind, path, inner)  # type: ignore[arg-type]
@@ -138,10 +157,47 @@ class Compiler:
             )
         if "enum" in raw and not any(n in ORDERED_OPS for n in names):
             self.fail((*where, "enum"), "`enum` applies only to " + ", ".join(ORDERED_OPS))
+        if len(self.problems) == count and any(self._reads_kind(p, in_element) for p in paths):
+            self._check_kinds(raw, names, where)
         if len(self.problems) > count:
             return None
         default = raw.get("default", MISSING)
         return Leaf(tuple(paths), tuple(ops), default, where)  # type: ignore[arg-type]
+
+    def _reads_kind(self, path: CompiledPath | None, in_element: bool) -> bool:
+        """`path` is a change's `kind`: `kind` in the `assert` of a quantifier over `changes`,
+        or `changes[*].kind` (`[N]`, `[key=value]`) in a change rule's leaf."""
+        if path is None or self.target != "change":
+            return False
+        steps: tuple[Step, ...] = path.steps
+        if self._over_changes and steps == (_KIND,):
+            return True
+        return (
+            not in_element
+            and len(steps) == 3
+            and steps[0] == _CHANGES
+            and not isinstance(steps[1], Key)
+            and steps[2] == _KIND
+        )
+
+    def _check_kinds(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
+        """Each literal compared with a change's `kind` is a kind (a closed set): a misspelt
+        one (`item_add`) would match no change, and the rule would pass every step."""
+        for name in names:
+            arg = raw[name]
+            if name not in KIND_OPS or is_ref(arg):
+                continue
+            items = list(enumerate(arg)) if isinstance(arg, list) else [(None, arg)]
+            for at, value in items:
+                if not isinstance(value, str) or value in CHANGE_KINDS:
+                    continue
+                spot = (*where, name) if at is None else (*where, name, at)
+                self.fail(
+                    spot,
+                    f"`{value}` is not a change kind{suggest(value, CHANGE_KINDS)}: a change's "
+                    f"`kind` is one of {', '.join(CHANGE_KINDS)}, so this literal would match "
+                    "no change",
+                )
 
     def _op(
         self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool

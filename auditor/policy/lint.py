@@ -10,12 +10,13 @@ each one's level, and its line formatted like every other policy problem
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from auditor.common.paths import render
+from auditor.common.paths import Match, parse, render
 from auditor.models import Revision
 from auditor.policy.conditions import Condition, Leaf, Logic
 from auditor.policy.loader import PolicySet
@@ -88,6 +89,8 @@ def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts
         for path in cond.paths:
             if path.steps:  # `@`: the element itself, read as its quantifier's array
                 yield (*cond.where, "path"), (*prefix, *path.steps), cond.is_change
+        if prefix == _OVER_CHANGES and any(p.steps == (_PATH,) for p in cond.paths):
+            yield from _change_paths(cond)
         for op, arg, _ in cond.ops:
             if isinstance(arg, Ref) and arg.path.steps:
                 yield (*cond.where, op.name, "ref"), arg.path.steps, False
@@ -104,6 +107,45 @@ def _reads(cond: Condition, where: Parts, prefix: Steps) -> Iterator[tuple[Parts
             yield from _reads(
                 cond.condition, (*where, "assert"), steps if stars else (*steps, _ALL)
             )
+
+
+_OVER_CHANGES: Steps = (Key("changes"), _ALL)  # the element of `each|some|none: changes`
+_PATH = Key("path")
+# the operators whose literal a change's `path` is compared with as a whole
+_PATH_OPS = ("equals", "not_equals", "in", "not_in")
+
+
+def _change_paths(leaf: Leaf) -> Iterator[tuple[Parts, Steps, bool]]:
+    """The settings paths a change's `path` is compared with in `leaf` (`{path: path, equals:
+    "$.commandAllowlist"}`, as the shipped packs write it), each as a settings path read by a
+    change operator: a misspelt one matches no change, so the rule passes every step."""
+    for op, _, raw in leaf.ops:
+        if op.name not in _PATH_OPS or isinstance(raw, dict):
+            continue
+        items = list(enumerate(raw)) if isinstance(raw, list) else [(None, raw)]
+        for at, text in items:
+            steps = _settings_path(text)
+            if steps:
+                where = (*leaf.where, op.name) if at is None else (*leaf.where, op.name, at)
+                yield where, steps, True
+
+
+def _settings_path(text: Any) -> Steps | None:
+    """A change path (`$.customModels[?id=='x'].baseUrl`) as the steps of a rule's path."""
+    if not isinstance(text, str):
+        return None
+    try:
+        parts = parse(text)
+    except ValueError:
+        return None
+    return tuple(
+        Key(p)
+        if isinstance(p, str)
+        else Select(p.field, p.value, p.value if isinstance(p.value, str) else None)
+        if isinstance(p, Match)
+        else Index(p)
+        for p in parts
+    )
 
 
 def _root(cond: Condition) -> Parts:
@@ -223,9 +265,9 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
     for a `[key=value]` / `[N]` picking no entry in any (or not since some revision).
 
     The array a quantifier walks is optional by nature (`none: hooks.PreCompact`, a hook event
-    the organization does not use: nothing to find, the rule passes), so it is warned only
-    where it looks like a typo: absent from every revision while the object that would hold it
-    has a key close to its name (`commandDenyList`, where the settings have
+    the organization does not use: the rule's `on_missing`, which the author chose), so it is
+    warned only where it looks like a typo: absent from every revision while the object that
+    would hold it has a key close to its name (`commandDenyList`, where the settings have
     `commandDenylist`)."""
     watched = list(_watched(policy))
     last_seen: dict[Steps, int] = {}
@@ -247,6 +289,10 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
         top = steps[0].name if steps and isinstance(steps[0], Key) else None
         by_top.setdefault(top, []).append(steps)
     present: set[Steps] = set()  # the paths present in the previous revision
+    # the paths `added` / `removed` read, and those found holding a list in some revision
+    presence_leaves = _presence(policy)
+    presence = {steps for *_, paths in presence_leaves for steps in paths}
+    lists: set[Steps] = set()
     before: dict[str, Any] = {}
     for revision in revisions:  # one walk of the history, every path looked up in each
         numbers.append(revision.revision)
@@ -275,6 +321,17 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
             ):
                 continue  # the object holding the array is the one looked at before
             _keys_at(settings, parent, keys)
+        for steps in presence:
+            first = steps[0] if steps else None
+            if steps in lists or (
+                isinstance(first, Key)
+                and isinstance(settings, dict)
+                and first.name in before
+                and settings.get(first.name, _ABSENT) is before[first.name]
+            ):
+                continue  # known to hold a list, or the value looked at before
+            if any(isinstance(value, list) for value in _reached(settings, steps)):
+                lists.add(steps)
         before = settings if isinstance(settings, dict) else {}
     if not numbers:
         return []
@@ -283,6 +340,66 @@ def history_warnings(policy: PolicySet, revisions: Iterable[Revision]) -> list[L
         LintProblem("warning", msg)
         for w in watched
         if (msg := _warning(w, last_seen, numbers, docs, siblings))
+    ] + [
+        LintProblem("warning", _at(rule, where, _on_a_list(rule, op, listed[0]), docs))
+        for rule, where, op, alternatives in presence_leaves
+        if (listed := [a for a in alternatives if a in lists])
+    ]
+
+
+def _presence(policy: PolicySet) -> list[tuple[Rule, Parts, str, list[Steps]]]:
+    """Each `added` / `removed` of a change rule: its rule, YAML path, operator and the
+    settings paths its leaf reads; not a path the rule's `changes[]` idiom names too (`{path:
+    path, equals: "$.x"}` under `none: changes`): there it means the list itself, on purpose."""
+    found: list[tuple[Rule, Parts, str, list[Steps]]] = []
+    for rule in policy.rules:
+        if rule.target != "change":
+            continue
+        conds = [c for c in (rule.when, rule.condition) if c is not None]
+        itemised = _literal_paths(conds)
+        for cond in conds:
+            for leaf, _ in _all_leaves(cond, ()):
+                paths = [p.steps for p in leaf.paths if p.steps and p.steps not in itemised]
+                found += [
+                    (rule, (*leaf.where, op.name), op.name, paths)
+                    for op, _, _ in leaf.ops
+                    if op.name in _PRESENCE_OPS and paths
+                ]
+    return found
+
+
+_PRESENCE_OPS = ("added", "removed")
+
+
+def _literal_paths(conds: list[Condition]) -> set[Steps]:
+    """The settings paths the `changes[]` idiom of these conditions names by a literal."""
+    found: set[Steps] = set()
+    for cond in conds:
+        for leaf, keys in _all_leaves(cond, ()):
+            if keys == ("changes", STAR) and any(p.steps == (_PATH,) for p in leaf.paths):
+                found.update(steps for _, steps, _ in _change_paths(leaf))
+    return found
+
+
+def _on_a_list(rule: Rule, op: str, steps: Steps) -> str:
+    """The warning for `added` / `removed` on a path that holds a list."""
+    shown = _shown(steps)
+    added = op == "added"
+    moment = "appears (absent before)" if added else "goes (absent after)"
+    entry = "added to it" if added else "removed from it"
+    kind = "item_added" if added else "item_removed"
+    return (
+        f"rule {rule.id}: `{op}` on `{shown}`, which holds a list in the stored revisions, "
+        f"is true only when the list itself {moment}, never when an entry is {entry}: for "
+        f"entries, use `none: changes` with `{{path: kind, in: [{kind}]}}` and "
+        f'`{{path: path, equals: "{render(_plain_parts(steps))}"}}`'
+    )
+
+
+def _plain_parts(steps: Steps) -> list[str | int]:
+    """A path's keys and indexes as `render` takes them (a selector as `*`: only shown)."""
+    return [
+        s.name if isinstance(s, Key) else s.index if isinstance(s, Index) else "*" for s in steps
     ]
 
 
@@ -537,6 +654,13 @@ def _fix(op: str, arg: Any, whole: bool) -> str:
 
 
 def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
+    """The warnings `policy lint` gives on a policy alone, but for secrets: tests a redacted
+    value cannot decide (`undecided_warnings`), literals that decide nothing
+    (`literal_warnings`) and readiness or org fields no document has (`field_warnings`)."""
+    return undecided_warnings(policy) + literal_warnings(policy) + field_warnings(policy)
+
+
+def undecided_warnings(policy: PolicySet) -> list[LintProblem]:
     """Warn for each leaf that reads a place where the redactor hides values by meaning (its
     table, `auditor.redact.names`, as the redactor walks it; an argv array, `argv_secrets`)
     with a test a run cannot decide on the marker standing there (`auditor.operators.hidden`:
@@ -692,4 +816,132 @@ def _hidden_value_problem(
             )
             where = (*leaf.where, op)
             return problem(doc.locate(where), render(where), text, level="warning")
+    return None
+
+
+# Literals with which a test decides nothing: what it is of every value it applies to.
+_VACUOUS: dict[tuple[str, str], str] = {
+    ("in", "[]"): "false of every value (nothing is in an empty list)",
+    ("not_in", "[]"): "true of every value (nothing is in an empty list)",
+    ("contains_all", "[]"): "true of every array (it holds all of no items)",
+    ("contains_any", "[]"): "false of every array (it holds none of no items)",
+    ("starts_with_any", "[]"): "false of every string (it starts with none of no prefixes)",
+    ("starts_with", '""'): "true of every string (each starts with the empty string)",
+    ("ends_with", '""'): "true of every string (each ends with the empty string)",
+    ("contains", '""'): "true of every string (each holds the empty string)",
+    ("excludes", '""'): "false of every string (each holds the empty string)",
+    ("matches", '""'): "true of every string (the empty pattern matches anywhere)",
+    ("not_matches", '""'): "false of every string (the empty pattern matches anywhere)",
+}
+
+
+def literal_warnings(policy: PolicySet) -> list[LintProblem]:
+    """Warn for each test whose literal decides nothing (`not_in: []`, `starts_with: ""`): the
+    test is always true (or always false) whatever the value, so the rule, or a `not` around
+    it, is decided before any settings are read."""
+    docs: dict[str, YamlDocument] = {}
+    found: list[LintProblem] = []
+    for rule in policy.rules:
+        for cond in (rule.when, rule.condition):
+            for leaf, _ in _all_leaves(cond, ()) if cond is not None else ():
+                for op, _, raw in leaf.ops:
+                    empty = "[]" if raw == [] else '""' if raw == "" else None
+                    said = _VACUOUS.get((op.name, empty)) if empty else None
+                    if said is None:
+                        continue
+                    text = (
+                        f"rule {rule.id}: `{op.name}: {empty}` is {said}, so this test decides "
+                        "nothing (under `not`, `none` or `when` it decides the other way): "
+                        "write the values meant, or drop the test"
+                    )
+                    found.append(
+                        LintProblem("warning", _at(rule, (*leaf.where, op.name), text, docs))
+                    )
+    return found
+
+
+def _at(rule: Rule, where: Parts, text: str, docs: dict[str, YamlDocument]) -> str:
+    """`text` as a warning at `where` in `rule`'s file (`file:line:col: warning: $.…: …`)."""
+    source = rule.source
+    if source is None:
+        return f"{rule.id}: warning: {text}"
+    doc = docs.get(source.file) or docs.setdefault(source.file, load_yaml(Path(source.file)))
+    return problem(doc.locate(where), render(where), text, level="warning")
+
+
+# What a readiness or org rule reads: the documents `auditor.evaluate.readiness` makes, a
+# closed set of names (a test checks they agree). A readiness rule reads a report's fields
+# (`report`, `apps`: the agent's, open), `criteria.<id>.…` and the computed `$` fields.
+READINESS_FIELDS = (
+    "$score", "$level", "$age_days", "$clean", "criteria",
+    "reportId", "repoUrl", "createdAt", "branch", "commitHash", "hasLocalChanges",
+    "hasNonRemoteCommits", "modelUsed", "agentVersion", "apps", "report",
+)  # fmt: skip
+CRITERION_FIELDS = (
+    "passed",
+    "numerator",
+    "denominator",
+    "skipped",
+    "credit",
+    "level",
+    "pillar",
+    "problem",
+)
+ORG_FIELDS = (
+    "$level", "repo_count", "levels", "clean_share", "oldest_report_days",
+    "fresh_share_7d", "fresh_share_30d", "fresh_share_90d",
+)  # fmt: skip
+_BELOW_LEVEL = re.compile(r"below_level_[0-9]+")
+
+
+def field_warnings(policy: PolicySet) -> list[LintProblem]:
+    """Warn for each path of a readiness or org rule that names a field its document never
+    has (`$levle`, `fresh_share_30`): always absent, so the rule always gives its `on_missing`
+    (a pass with `on_missing: pass`). With a "did you mean" among the fields it has."""
+    docs: dict[str, YamlDocument] = {}
+    found: list[LintProblem] = []
+    for rule in policy.rules:
+        if rule.target not in ("readiness", "org"):
+            continue
+        for cond in (rule.when, rule.condition):
+            if cond is None:
+                continue
+            for where, steps, _ in _reads(cond, _root(cond), ()):
+                text = _unknown_field(rule.target, steps)
+                if text is not None:
+                    found.append(
+                        LintProblem("warning", _at(rule, where, f"rule {rule.id}: {text}", docs))
+                    )
+    return found
+
+
+def _unknown_field(target: str, steps: Steps) -> str | None:
+    """What is wrong with a path of a `target` rule, or None."""
+    first = steps[0] if steps else None
+    if not isinstance(first, Key):
+        return None
+    from auditor.policy.yamlsafe import suggest
+
+    if target == "org":
+        if first.name in ORG_FIELDS or _BELOW_LEVEL.fullmatch(first.name):
+            return None
+        known: tuple[str, ...] = (*ORG_FIELDS, "below_level_2")
+        return (
+            f"`{first.name}` is not a field org rules see{suggest(first.name, known)}: it is "
+            f"always absent, so the rule always gives its `on_missing`; they see "
+            f"{', '.join(ORG_FIELDS)}, below_level_N"
+        )
+    if first.name not in READINESS_FIELDS:
+        return (
+            f"`{first.name}` is not a field readiness rules see"
+            f"{suggest(first.name, READINESS_FIELDS)}: it is always absent, so the rule always "
+            f"gives its `on_missing`; they see {', '.join(READINESS_FIELDS)}"
+        )
+    third = steps[2] if first.name == "criteria" and len(steps) > 2 else None
+    if isinstance(third, Key) and isinstance(steps[1], Key) and third.name not in CRITERION_FIELDS:
+        return (
+            f"`criteria.{steps[1].name}.{third.name}`: a criterion has no `{third.name}`"
+            f"{suggest(third.name, CRITERION_FIELDS)}, so the rule always gives its "
+            f"`on_missing`; it has {', '.join(CRITERION_FIELDS)}"
+        )
     return None

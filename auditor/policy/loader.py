@@ -70,21 +70,33 @@ def policy_files(paths: Sequence[Path]) -> list[Path]:
     """The policy files named or found (recursively) under the given paths; test files skipped,
     and below a folder what `files_under` skips."""
     out: list[Path] = []
+    walked: set[str] = set()  # the real folders walked, across every path given
     for path in paths:
         if path.is_dir():
-            found = files_under(path, (".yaml", ".yml"))
+            found = files_under(path, (".yaml", ".yml"), walked=walked, dangling=True)
             out.extend(sorted(p for p in found if not p.name.endswith(TEST_SUFFIXES)))
         else:
             out.append(path)
-    return list(dict.fromkeys(out))
+    # one real file read once, whatever names reach it (`pk/p.yaml` and `pklink/p.yaml`)
+    return list({os.path.realpath(p): p for p in reversed(out)}.values())[::-1]
 
 
-def files_under(root: Path, endings: tuple[str, ...]) -> Iterator[Path]:
+def files_under(
+    root: Path,
+    endings: tuple[str, ...],
+    *,
+    walked: set[str] | None = None,
+    dangling: bool = False,
+) -> Iterator[Path]:
     """The files below `root` whose names end with one of `endings`, skipping hidden files and
     folders (`.git/`, `.github/`, an editor's `.x.yaml`). A symlinked folder is followed (a
     shared pack linked in is read), each real folder once: a link back to a folder already
-    walked, or a second way to it, is not walked again (no loop, no rule read twice)."""
-    walked: set[str] = set()
+    walked, or a second way to it (in `walked`, shared by the paths of one command: `lint pk
+    pklink`), is not walked again (no loop, no rule read twice). With `dangling`, a link to
+    nothing named like a folder (no suffix: a shared pack's folder that has moved) is yielded
+    too, so reading it is an error, as for a dangling link to a `.yaml` file, never a pack
+    silently left out."""
+    walked = set() if walked is None else walked
     for folder, dirs, files in os.walk(root, followlinks=True):
         real = os.path.realpath(folder)
         if real in walked:
@@ -93,8 +105,15 @@ def files_under(root: Path, endings: tuple[str, ...]) -> Iterator[Path]:
         walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # the first way in is kept
         for name in files:
-            if name.endswith(endings) and not name.startswith("."):
+            if name.startswith("."):
+                continue
+            if name.endswith(endings) or (dangling and _dangling_folder(Path(folder, name))):
                 yield Path(folder, name)
+
+
+def _dangling_folder(path: Path) -> bool:
+    """`path` is a link to nothing whose name has no suffix (as a folder's name has not)."""
+    return not path.suffix and path.is_symlink() and not path.exists()
 
 
 def plain(value: Any) -> Any:

@@ -4,6 +4,7 @@ auditor's own reports show in place of a value (a redaction marker, the history 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -43,6 +44,59 @@ def _a_marker(tmp_path: Path) -> str:
     text = (tmp_path / "out" / "findings.json").read_text()
     marker = next(m for m in MARKER.findall(text) if m.endswith(" len:30]"))
     return marker
+
+
+# --- T21 #5: a `.json` file is JSON -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "place", "words"),
+    [
+        # single quotes and trailing commas: YAML took them, the service would not
+        (
+            '{\n  "maxAutonomyLevel": \'low\',\n  "sandbox": {"enabled": true,},\n}\n',
+            "2:23",
+            "Expecting value",
+        ),
+        # a `//` comment: YAML's complaint was at 3:21
+        ('// settings\n{\n  "maxAutonomyLevel": "low"\n}\n', "1:1", "Expecting value"),
+        ('{"maxAutonomyLevel": "low",}', "1:28", "Expecting property name"),
+    ],
+)
+def test_a_json_file_that_is_not_json_is_an_error_at_the_json_mistake(
+    tmp_path: Path, text: str, place: str, words: str
+):
+    (tmp_path / "c.json").write_text(text)
+    code, shown = review(tmp_path, "c.json", "--against", str(LIVE))
+    assert code == 2, shown
+    assert shown.splitlines()[0].startswith(f"c.json:{place}: error: invalid JSON: {words}"), shown
+
+
+@pytest.mark.parametrize("name", ["c.json", "c.yaml"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_in_json_is_an_error_at_its_place(tmp_path: Path, name: str, constant: str):
+    # what Python's json.dumps writes for float("nan"): before, the string "NaN"
+    (tmp_path / name).write_text(f'{{\n  "sessionRetentionDays": {constant}\n}}\n')
+    code, shown = review(tmp_path, name, "--against", str(LIVE))
+    assert code == 2, shown
+    assert f"{name}:2:27: {constant} is not a JSON number the service could hold" in shown
+
+
+def test_yaml_and_json_files_still_read(tmp_path: Path):
+    settings = {"maxAutonomyLevel": "low", "sandbox": {"enabled": True}}
+    (tmp_path / "flow.yaml").write_text("{maxAutonomyLevel: low, sandbox: {enabled: true}}\n")
+    (tmp_path / "bom.json").write_bytes(
+        b"\xef\xbb\xbf" + json.dumps(settings, indent=2).replace("\n", "\r\n").encode()
+    )
+    (tmp_path / "yaml.json").write_text("")  # empty: still "expected a settings object"
+    for name in ("flow.yaml", "bom.json"):
+        code, shown = review(tmp_path, name, "--against", "bom.json")
+        assert code == 0, shown
+        assert (
+            json.loads((tmp_path / "out" / "findings.json").read_text())["review"]["changes"] == []
+        )
+    code, shown = review(tmp_path, "yaml.json", "--against", "bom.json")
+    assert code == 2 and "expected a settings object" in shown, shown
 
 
 # --- T21 #6: the one opener's refusals ------------------------------------------------------

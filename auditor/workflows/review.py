@@ -8,6 +8,7 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -18,10 +19,11 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
-from auditor.errors import DataError, UsageError
+from auditor.errors import DataError, PolicyError, UsageError
 from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.incremental import rule_key, verdicts_key
@@ -49,7 +51,7 @@ from auditor.models import (
 )
 from auditor.operators import json_type
 from auditor.policy import PolicySet
-from auditor.policy.yamlsafe import YamlDocument, load_yaml
+from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
 from auditor.redact import Redactor
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReviewInfo
@@ -69,9 +71,28 @@ class SettingsFile:
     prefix: tuple[str, ...]  # ("settings",) when the file wraps the object as an API change
 
 
+MAX_SETTINGS_BYTES = 16_000_000
+
+
 def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
-    """Load a proposed settings file; DataError when it is not a settings object."""
-    doc = load_yaml(path, max_bytes=16_000_000)
+    """Load a proposed (or `--against`) settings file; PolicyError (`file:line:col: error:`)
+    or DataError when it is not a settings object.
+
+    Read by the one opener every input goes through (`read_input`: a FIFO, a folder, a
+    device or a symlink loop is refused as `file:1:1: error: a named pipe (FIFO), not a
+    regular file`). A file named `*.json` must be JSON (`_json_refusal`)."""
+    named_json = path.suffix.lower() == ".json"
+    try:
+        doc = load_yaml(path, max_bytes=MAX_SETTINGS_BYTES)
+    except FileReadError:
+        raise
+    except PolicyError:
+        # A `.json` file that YAML refused is told as the JSON mistake it is (a `//` comment:
+        # YAML's complaint came lines later); JSON YAML refused (a duplicate key) keeps it.
+        if named_json:
+            _json_refusal(_text_again(path), str(path), named=True)
+        raise
+    _json_refusal(doc.text, doc.path, named=named_json, doc=doc)
     doc.refuse_typed_keys()  # `1:`, `null:` read as "1", "None": keys of a settings object are text
     data: Any = doc.data
     prefix: tuple[str, ...] = ()
@@ -82,6 +103,67 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
         raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
+
+
+def _text_again(path: Path) -> str:
+    """The file's text read again (by the same opener), for a JSON error's place; empty when
+    it cannot be read or is not UTF-8 (the first read's error then stands)."""
+    try:
+        return read_input(path, max_bytes=MAX_SETTINGS_BYTES).decode("utf-8")
+    except (UnreadableFile, UnicodeDecodeError):
+        return ""
+
+
+class _Constant:
+    """`NaN`, `Infinity` or `-Infinity` where a JSON text writes one (Python's `json.dumps`
+    writes them for such floats; JSON has no such numbers)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _json_refusal(text: str, file: str, *, named: bool, doc: YamlDocument | None = None) -> None:
+    """Refuse a file named `*.json` that is not JSON (PolicyError at the JSON parser's
+    `file:line:col`: YAML took single quotes, trailing commas, and read `NaN` as text), and
+    any file that is JSON but for `NaN`/`Infinity` (DataError at its place, as YAML's
+    `.nan`). Any other text is left to the YAML read."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark is no column, as YAML reads it
+    if not text.strip(" \t\r\n"):
+        return  # empty: "expected a settings object, got nothing" says it better
+    if not named and not text.lstrip(" \t\r\n").startswith(("{", "[")):
+        return
+    try:
+        data = json.loads(text, parse_constant=_Constant)
+    except json.JSONDecodeError as exc:
+        if not named:
+            return  # not JSON: YAML (`{a: 1}`)
+        where = SourceLocation(file, exc.lineno, exc.colno)
+        message = (
+            f"invalid JSON: {exc.msg} (a file named `.json` is read as JSON: no comments, "
+            "single quotes or trailing commas)"
+        )
+        raise PolicyError([problem(where, "", message)]) from None
+    except (ValueError, RecursionError):
+        return  # a number too long, too deep: the YAML read says where and why
+    found = _first_constant(data)
+    if found is not None and doc is not None:
+        at, constant = found
+        where = doc.locate(at)
+        raise DataError(f"{where}: {constant.name} is not a JSON number the service could hold")
+
+
+def _first_constant(data: Any) -> tuple[list[str | int], _Constant] | None:
+    """The path to the first `_Constant` in `data`, in the file's order (no recursion)."""
+    pending: list[tuple[Any, list[str | int]]] = [(data, [])]
+    while pending:
+        value, at = pending.pop()
+        if isinstance(value, _Constant):
+            return at, value
+        if isinstance(value, dict):
+            pending.extend((v, [*at, k]) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            pending.extend((v, [*at, i]) for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 _KIND_WORDS = {

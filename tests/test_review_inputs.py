@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.policy.yamlsafe import load_yaml
 from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,3 +133,23 @@ def test_a_hostile_settings_file_gets_the_documented_line(tmp_path: Path, which:
     assert code == 2
     # before: `auditor: error: bad.yaml: not a file` (a loop: `no such file`)
     assert f"bad.yaml:1:1: error: {reason}" in shown.splitlines(), shown
+
+
+# --- T21 #7: the history API's page -------------------------------------------------------
+
+
+def test_the_history_page_is_refused_with_how_to_take_the_settings_out(tmp_path: Path):
+    settings = load_yaml(LIVE).data  # as auditor reads it (YAML 1.2: `off` is text)
+    change = {"revision": 240, "settings": settings, "user": {"email": "a@b.example"}}
+    page = {"changes": [change], "pagination": {"hasMore": True, "nextCursor": "x"}}
+    (tmp_path / "page.json").write_text(json.dumps(page, indent=2))
+    code, shown = review(tmp_path, "page.json", "--against", str(LIVE))
+    # before: every live key "removed", `$.changes` added, exit 1
+    assert code == 2, shown
+    first = shown.splitlines()[0]
+    assert first.startswith("page.json:2:3: error: this is the history API's response")
+    assert ".changes[0].settings" in first
+    # one revision of it (`.changes[0]`), as before, is read as its settings
+    (tmp_path / "one.json").write_text(json.dumps(change, indent=2))
+    code, shown = review(tmp_path, "one.json", "--against", str(LIVE))
+    assert code == 0, shown

@@ -80,7 +80,8 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
 
     Read by the one opener every input goes through (`read_input`: a FIFO, a folder, a
     device or a symlink loop is refused as `file:1:1: error: a named pipe (FIFO), not a
-    regular file`). A file named `*.json` must be JSON (`_json_refusal`)."""
+    regular file`). A file named `*.json` must be JSON (`_json_refusal`); the history API's
+    page is refused (`_refuse_history_page`)."""
     named_json = path.suffix.lower() == ".json"
     try:
         doc = load_yaml(path, max_bytes=MAX_SETTINGS_BYTES)
@@ -95,6 +96,7 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     _json_refusal(doc.text, doc.path, named=named_json, doc=doc)
     doc.refuse_typed_keys()  # `1:`, `null:` read as "1", "None": keys of a settings object are text
     data: Any = doc.data
+    _refuse_history_page(data, doc)
     prefix: tuple[str, ...] = ()
     if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:
         data, prefix = data["settings"], ("settings",)
@@ -164,6 +166,30 @@ def _first_constant(data: Any) -> tuple[list[str | int], _Constant] | None:
         elif isinstance(value, list):
             pending.extend((v, [*at, i]) for i, v in reversed(list(enumerate(value))))
     return None
+
+
+def _refuse_history_page(data: Any, doc: YamlDocument) -> None:
+    """PolicyError for a page of the history API (`{"changes": [...], "pagination": ...}`), the
+    response body saved as it came: read as settings, every live key was "removed"."""
+    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
+        return
+    changes = data["changes"]
+    revisions = bool(changes) and all(
+        isinstance(c, dict) and "settings" in c and "revision" in c for c in changes
+    )
+    if "pagination" not in data and not revisions:
+        return
+    newest = (
+        "; the newest revision on the page is `.changes[0].settings` "
+        "(`jq '.changes[0].settings'` of the response)"
+        if changes
+        else " (and this page holds no revision)"
+    )
+    message = (
+        "this is the history API's response (`changes` and `pagination`), not a settings "
+        f"object: review one revision's settings, taken out of it{newest}"
+    )
+    raise PolicyError([problem(doc.locate(["changes"], key=True), "", message)])
 
 
 _KIND_WORDS = {

@@ -8,10 +8,12 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.policy.yamlsafe import load_yaml
+from auditor.store.database import Store
 from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,6 +47,79 @@ def _a_marker(tmp_path: Path) -> str:
     text = (tmp_path / "out" / "findings.json").read_text()
     marker = next(m for m in MARKER.findall(text) if m.endswith(" len:30]"))
     return marker
+
+
+# --- T21 #2: auditor's redaction marker in place of a value --------------------------------
+
+
+def test_a_marker_copied_from_a_report_is_refused_not_reviewed_as_no_change(tmp_path: Path):
+    marker = _a_marker(tmp_path)
+    proposed = tmp_path / "marker.yaml"
+    proposed.write_text(LIVE.read_text().replace(FIRST_KEY, f"apiKey: '{marker}'"))
+    code, shown = review(tmp_path, "marker.yaml", "--against", str(LIVE))
+    # before: "0 change(s)", exit 0, and applying the file overwrote the key with the marker
+    assert code == 2, shown
+    first = shown.splitlines()[0]
+    assert first.startswith("marker.yaml:111:11: error: $.customModels[0].apiKey: holds auditor's")
+    assert "marker for a hidden value" in first and "${VAR}" in first
+    assert marker not in shown and MARKER.search(shown) is None  # no fingerprint repeated
+    assert "sk-example-not-a-real-key" not in shown
+    assert "0 change(s)" not in shown
+
+
+def test_a_marker_inside_a_value_or_a_key_and_in_the_against_file_is_refused(tmp_path: Path):
+    marker = _a_marker(tmp_path)
+    text = LIVE.read_text().replace(FIRST_KEY, f"apiKey: 'Bearer {marker}'")
+    text += f"'{marker}': 1\n"  # a key name redacted in a report, copied back
+    (tmp_path / "both.yaml").write_text(text)
+    code, shown = review(tmp_path, str(LIVE), "--against", "both.yaml")
+    assert code == 2, shown
+    lines = [x for x in shown.splitlines() if ": error: $" in x]
+    assert len(lines) == 2 and all("holds auditor's marker" in x for x in lines), lines
+    assert lines[0].startswith("both.yaml:111:11: error: $.customModels[0].apiKey:")
+    assert "(in a key)" in lines[1]
+    assert MARKER.search(shown) is None
+
+
+def test_online_a_marker_from_the_state_is_refused(emu: Any, env: dict[str, str], tmp_path: Path):
+    code, _, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    live = json.loads(json.dumps(emu.dataset.history[-1]["settings"]))
+    with Store.open(Path(env["AUDITOR_STATE"])) as store:
+        latest = store.latest_revision()
+    assert latest is not None
+    path, marker = _first_marker(latest.settings)  # as every report of this state shows it
+    _put(live, path, marker)
+    (tmp_path / "proposed.json").write_text(json.dumps(live, indent=2))
+    code, shown = review(tmp_path, "proposed.json", env=env)
+    assert code == 2, shown  # before: "0 change(s)", exit 0
+    assert re.match(r"proposed\.json:\d+:\d+: error: \$\S+: holds auditor's marker", shown)
+    assert marker not in shown
+
+
+def _first_marker(value: Any, at: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str]:
+    found = _markers(value, at)
+    assert found, "the emulator's settings hold no secret"
+    return found[0]
+
+
+def _markers(value: Any, at: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str) and MARKER.fullmatch(value):
+        return [(at, value)]
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else []
+    )
+    return [m for k, v in items for m in _markers(v, (*at, k))]
+
+
+def _put(doc: Any, path: tuple[Any, ...], value: Any) -> None:
+    for part in path[:-1]:
+        doc = doc[part]
+    doc[path[-1]] = value
 
 
 # --- T21 #5: a `.json` file is JSON -------------------------------------------------------

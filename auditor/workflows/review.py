@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import content_hash
-from auditor.common.paths import Match, parse
+from auditor.common.paths import Match, parse, render
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError, PolicyError, UsageError
 from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
@@ -52,7 +52,7 @@ from auditor.models import (
 from auditor.operators import json_type
 from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
-from auditor.redact import Redactor
+from auditor.redact import MARKER_RE, MARKER_START, Redactor
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReviewInfo
 from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, stored_state
@@ -80,8 +80,9 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
 
     Read by the one opener every input goes through (`read_input`: a FIFO, a folder, a
     device or a symlink loop is refused as `file:1:1: error: a named pipe (FIFO), not a
-    regular file`). A file named `*.json` must be JSON (`_json_refusal`); the history API's
-    page is refused (`_refuse_history_page`)."""
+    regular file`). A file named `*.json` must be JSON (`_json_refusal`); a value that is
+    auditor's own redaction marker is refused (`_refuse_markers`), as is the history API's
+    page (`_refuse_history_page`)."""
     named_json = path.suffix.lower() == ".json"
     try:
         doc = load_yaml(path, max_bytes=MAX_SETTINGS_BYTES)
@@ -103,6 +104,7 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     if not isinstance(data, dict):
         where = doc.locate(list(prefix))
         raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
+    _refuse_markers(data, prefix, doc, redactor)
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
 
@@ -190,6 +192,47 @@ def _refuse_history_page(data: Any, doc: YamlDocument) -> None:
         f"object: review one revision's settings, taken out of it{newest}"
     )
     raise PolicyError([problem(doc.locate(["changes"], key=True), "", message)])
+
+
+#: Why a value holding auditor's marker is refused (the marker itself is not repeated).
+MARKER_REFUSAL = (
+    "holds auditor's marker for a hidden value (`[secret fp:… len:…]`, as reports and PR "
+    "comments show a secret), not a value or a `${VAR}` reference: saved, the file would put "
+    "the marker's text in place of the real value; write the value's `${VAR}` reference (or "
+    "the value) instead"
+)
+
+
+def _refuse_markers(
+    data: dict[str, Any], prefix: tuple[str, ...], doc: YamlDocument, redactor: Redactor
+) -> None:
+    """PolicyError listing every key and string value that holds a redaction marker (copied
+    from a report): redacted, it compared equal to the live secret ("0 change(s)"), though
+    applying the file would overwrite that secret with the marker's text."""
+    problems: list[str] = []
+    # (value, its path, whether it is the key at that path), popped in the file's order
+    pending: list[tuple[Any, list[str | int], bool]] = [(data, [*prefix], False)]
+    while pending:
+        value, at, key = pending.pop()
+        if isinstance(value, dict):
+            for k, v in reversed(value.items()):
+                pending += [(v, [*at, k], False), (k, [*at, k], True)]
+        elif isinstance(value, list):
+            pending.extend((v, [*at, i], False) for i, v in reversed(list(enumerate(value))))
+        elif isinstance(value, str) and MARKER_START in value and MARKER_RE.search(value):
+            problems.append(_marker_problem(doc, at, redactor, key=key))
+    if problems:
+        raise PolicyError(problems)
+
+
+def _marker_problem(
+    doc: YamlDocument, at: list[str | int], redactor: Redactor, *, key: bool = False
+) -> str:
+    # A key that is a secret is not shown, nor a marker's fingerprint (public in the report
+    # it came from, but nothing the author needs to find the place).
+    shown = MARKER_RE.sub("[secret fp:… len:…]", redactor.redact_text(render(at)))
+    what = f"{MARKER_REFUSAL} (in a key)" if key else MARKER_REFUSAL
+    return problem(doc.locate(at, key=key), shown, what)
 
 
 _KIND_WORDS = {

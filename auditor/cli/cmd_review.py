@@ -9,6 +9,7 @@ above `--fail-on`.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import stat
@@ -323,7 +324,15 @@ _GIT_REPOSITORY_VARIABLES = frozenset(
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:
     """A settings file, checked by the opener every input file goes through (a FIFO, a
-    folder, a device, a missing file or a symlink loop: `file:1:1: error: REASON`)."""
+    folder, a device, a missing file or a symlink loop: `file:1:1: error: REASON`).
+
+    A name longer than the file system allows stays what README says of any path, `auditor:
+    error: PATH: File name too long` (the OSError is worded by `cli.failure`)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise
     return load_settings_file(path, redactor)
 
 

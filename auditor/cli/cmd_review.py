@@ -9,6 +9,7 @@ above `--fail-on`.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import stat
@@ -37,7 +38,7 @@ from auditor.cli.summary import (
 from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import content_hash
 from auditor.config import Config
-from auditor.errors import AuditorError, DataError, UsageError
+from auditor.errors import AuditorError, DataError
 from auditor.models import Revision, User
 from auditor.operators import fingerprinting
 from auditor.redact import Redactor
@@ -322,8 +323,16 @@ _GIT_REPOSITORY_VARIABLES = frozenset(
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:
-    if not path.is_file():
-        raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'}")
+    """A settings file, checked by the opener every input file goes through (a FIFO, a
+    folder, a device, a missing file or a symlink loop: `file:1:1: error: REASON`).
+
+    A name longer than the file system allows stays what README says of any path, `auditor:
+    error: PATH: File name too long` (the OSError is worded by `cli.failure`)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise
     return load_settings_file(path, redactor)
 
 

@@ -8,6 +8,7 @@ Only `settings` and `change` rules apply: a settings file says nothing about rea
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -18,10 +19,11 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import content_hash
-from auditor.common.paths import Match, parse
+from auditor.common.paths import Match, parse, render
 from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
-from auditor.errors import DataError, UsageError
+from auditor.errors import DataError, PolicyError, UsageError
 from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.incremental import rule_key, verdicts_key
@@ -49,8 +51,8 @@ from auditor.models import (
 )
 from auditor.operators import json_type
 from auditor.policy import PolicySet
-from auditor.policy.yamlsafe import YamlDocument, load_yaml
-from auditor.redact import Redactor
+from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
+from auditor.redact import MARKER_RE, MARKER_START, Redactor
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import InputDigest, ReviewInfo
 from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, stored_state
@@ -69,19 +71,168 @@ class SettingsFile:
     prefix: tuple[str, ...]  # ("settings",) when the file wraps the object as an API change
 
 
+MAX_SETTINGS_BYTES = 16_000_000
+
+
 def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
-    """Load a proposed settings file; DataError when it is not a settings object."""
-    doc = load_yaml(path, max_bytes=16_000_000)
+    """Load a proposed (or `--against`) settings file; PolicyError (`file:line:col: error:`)
+    or DataError when it is not a settings object.
+
+    Read by the one opener every input goes through (`read_input`: a FIFO, a folder, a
+    device or a symlink loop is refused as `file:1:1: error: a named pipe (FIFO), not a
+    regular file`). A file named `*.json` must be JSON (`_json_refusal`); a value that is
+    auditor's own redaction marker is refused (`_refuse_markers`), as is the history API's
+    page (`_refuse_history_page`)."""
+    named_json = path.suffix.lower() == ".json"
+    try:
+        doc = load_yaml(path, max_bytes=MAX_SETTINGS_BYTES)
+    except FileReadError:
+        raise
+    except PolicyError:
+        # A `.json` file that YAML refused is told as the JSON mistake it is (a `//` comment:
+        # YAML's complaint came lines later); JSON YAML refused (a duplicate key) keeps it.
+        if named_json:
+            _json_refusal(_text_again(path), str(path), named=True)
+        raise
+    _json_refusal(doc.text, doc.path, named=named_json, doc=doc)
     doc.refuse_typed_keys()  # `1:`, `null:` read as "1", "None": keys of a settings object are text
     data: Any = doc.data
+    _refuse_history_page(data, doc)
     prefix: tuple[str, ...] = ()
     if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:
         data, prefix = data["settings"], ("settings",)
     if not isinstance(data, dict):
         where = doc.locate(list(prefix))
         raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
+    _refuse_markers(data, prefix, doc, redactor)
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)
+
+
+def _text_again(path: Path) -> str:
+    """The file's text read again (by the same opener), for a JSON error's place; empty when
+    it cannot be read or is not UTF-8 (the first read's error then stands)."""
+    try:
+        return read_input(path, max_bytes=MAX_SETTINGS_BYTES).decode("utf-8")
+    except (UnreadableFile, UnicodeDecodeError):
+        return ""
+
+
+class _Constant:
+    """`NaN`, `Infinity` or `-Infinity` where a JSON text writes one (Python's `json.dumps`
+    writes them for such floats; JSON has no such numbers)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _json_refusal(text: str, file: str, *, named: bool, doc: YamlDocument | None = None) -> None:
+    """Refuse a file named `*.json` that is not JSON (PolicyError at the JSON parser's
+    `file:line:col`: YAML took single quotes, trailing commas, and read `NaN` as text), and
+    any file that is JSON but for `NaN`/`Infinity` (DataError at its place, as YAML's
+    `.nan`). Any other text is left to the YAML read."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark is no column, as YAML reads it
+    if not text.strip(" \t\r\n"):
+        return  # empty: "expected a settings object, got nothing" says it better
+    if not named and not text.lstrip(" \t\r\n").startswith(("{", "[")):
+        return
+    try:
+        data = json.loads(text, parse_constant=_Constant)
+    except json.JSONDecodeError as exc:
+        if not named:
+            return  # not JSON: YAML (`{a: 1}`)
+        where = SourceLocation(file, exc.lineno, exc.colno)
+        message = (
+            f"invalid JSON: {exc.msg} (a file named `.json` is read as JSON: no comments, "
+            "single quotes or trailing commas)"
+        )
+        raise PolicyError([problem(where, "", message)]) from None
+    except (ValueError, RecursionError):
+        return  # a number too long, too deep: the YAML read says where and why
+    found = _first_constant(data)
+    if found is not None and doc is not None:
+        at, constant = found
+        where = doc.locate(at)
+        raise DataError(f"{where}: {constant.name} is not a JSON number the service could hold")
+
+
+def _first_constant(data: Any) -> tuple[list[str | int], _Constant] | None:
+    """The path to the first `_Constant` in `data`, in the file's order (no recursion)."""
+    pending: list[tuple[Any, list[str | int]]] = [(data, [])]
+    while pending:
+        value, at = pending.pop()
+        if isinstance(value, _Constant):
+            return at, value
+        if isinstance(value, dict):
+            pending.extend((v, [*at, k]) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            pending.extend((v, [*at, i]) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _refuse_history_page(data: Any, doc: YamlDocument) -> None:
+    """PolicyError for a page of the history API (`{"changes": [...], "pagination": ...}`), the
+    response body saved as it came: read as settings, every live key was "removed"."""
+    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
+        return
+    changes = data["changes"]
+    revisions = bool(changes) and all(
+        isinstance(c, dict) and "settings" in c and "revision" in c for c in changes
+    )
+    if "pagination" not in data and not revisions:
+        return
+    newest = (
+        "; the newest revision on the page is `.changes[0].settings` "
+        "(`jq '.changes[0].settings'` of the response)"
+        if changes
+        else " (and this page holds no revision)"
+    )
+    message = (
+        "this is the history API's response (`changes` and `pagination`), not a settings "
+        f"object: review one revision's settings, taken out of it{newest}"
+    )
+    raise PolicyError([problem(doc.locate(["changes"], key=True), "", message)])
+
+
+#: Why a value holding auditor's marker is refused (the marker itself is not repeated).
+MARKER_REFUSAL = (
+    "holds auditor's marker for a hidden value (`[secret fp:… len:…]`, as reports and PR "
+    "comments show a secret), not a value or a `${VAR}` reference: saved, the file would put "
+    "the marker's text in place of the real value; write the value's `${VAR}` reference (or "
+    "the value) instead"
+)
+
+
+def _refuse_markers(
+    data: dict[str, Any], prefix: tuple[str, ...], doc: YamlDocument, redactor: Redactor
+) -> None:
+    """PolicyError listing every key and string value that holds a redaction marker (copied
+    from a report): redacted, it compared equal to the live secret ("0 change(s)"), though
+    applying the file would overwrite that secret with the marker's text."""
+    problems: list[str] = []
+    # (value, its path, whether it is the key at that path), popped in the file's order
+    pending: list[tuple[Any, list[str | int], bool]] = [(data, [*prefix], False)]
+    while pending:
+        value, at, key = pending.pop()
+        if isinstance(value, dict):
+            for k, v in reversed(value.items()):
+                pending += [(v, [*at, k], False), (k, [*at, k], True)]
+        elif isinstance(value, list):
+            pending.extend((v, [*at, i], False) for i, v in reversed(list(enumerate(value))))
+        elif isinstance(value, str) and MARKER_START in value and MARKER_RE.search(value):
+            problems.append(_marker_problem(doc, at, redactor, key=key))
+    if problems:
+        raise PolicyError(problems)
+
+
+def _marker_problem(
+    doc: YamlDocument, at: list[str | int], redactor: Redactor, *, key: bool = False
+) -> str:
+    # A key that is a secret is not shown, nor a marker's fingerprint (public in the report
+    # it came from, but nothing the author needs to find the place).
+    shown = MARKER_RE.sub("[secret fp:… len:…]", redactor.redact_text(render(at)))
+    what = f"{MARKER_REFUSAL} (in a key)" if key else MARKER_REFUSAL
+    return problem(doc.locate(at, key=key), shown, what)
 
 
 _KIND_WORDS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -137,3 +138,87 @@ def test_pack_failure_messages_read_as_one_plain_sentence() -> None:
     assert failed["BASE-CMD-001"].message.startswith("no entry of commandBlocklist matches /^rm")
     assert len(failed["BASE-CMD-001"].evidence) == 2  # one per missing pattern, not per entry
     assert 'expected not to contain "[secret "' in failed["BASE-HOK-003"].message
+
+
+# --- The shipped packs as a review judges a pull request (tester T21) ----------------------
+
+LIVE = ROOT / "examples" / "live-settings.yaml"
+
+
+def _review_statuses(tmp_path: Path, proposed: str, *rule_ids: str) -> tuple[int, dict[str, str]]:
+    """`auditor review PROPOSED --against examples/live-settings.yaml --fail-on high` with the
+    shipped packs, as the example PR workflow runs it: (exit code, {rule id: its status on
+    the proposed settings, or on the change for a CHG- rule})."""
+    from tests.conftest import run_cli as run_main
+
+    (tmp_path / "proposed.yaml").write_text(proposed, encoding="utf-8")
+    argv = ["review", str(tmp_path / "proposed.yaml"), "--against", str(LIVE)]
+    argv += ["--author", "priya.raman@acme.example", "--out", str(tmp_path / "out")]
+    argv += ["-o", "json", "--fail-on", "high", "-q"]
+    key = "AUDITOR_FINGERPRINT_KEY"
+    code, _, err = run_main(argv, env={key: "0123456789abcdef0123"}, cwd=tmp_path)
+    assert code in (0, 1), err
+    data = json.loads((tmp_path / "out" / "findings.json").read_text(encoding="utf-8"))
+    found = {f["rule_id"]: f["status"] for f in data["findings"] if f["rule_id"] in rule_ids}
+    return code, found
+
+
+def _edit(old: str, new: str) -> str:
+    live = LIVE.read_text(encoding="utf-8")
+    assert live.count(old) == 1, old
+    return live.replace(old, new)
+
+
+# the first model of the example, custom:acme-gpt, has `extraArgs: {}` and one header
+_ACME_ARGS = (
+    "  extraArgs: {}\n  noImageSupport: true\n  useInRouter: true\n"
+    "  apiKey: sk-example-not-a-real-key-0001"
+)
+_ACME_HEADERS = "  extraHeaders:\n    X-Acme-Team: team-7c1f3a\n"
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        _edit(_ACME_ARGS, _ACME_ARGS.replace("{}", "\n    temperature: 0.2")),
+        _edit(_ACME_HEADERS, _ACME_HEADERS + "    X-Title: Acme Agents\n"),
+        _edit(_ACME_HEADERS, _ACME_HEADERS + "    Authorization: Bearer ${LLM_TOKEN}\n"),
+    ],
+    ids=["extraArgs.temperature", "extraHeaders.X-Title", "extraHeaders.Authorization-ref"],
+)
+def test_a_field_added_inside_a_custom_model_passes_the_gate(tmp_path: Path, proposed: str) -> None:
+    """CHG-MOD-001 ("Custom model endpoint added or moved") failed on any key added inside an
+    existing model, so a temperature or a header blocked the PR at --fail-on high."""
+    code, found = _review_statuses(tmp_path, proposed, "CHG-MOD-001")
+    assert found == {"CHG-MOD-001": "pass"}
+    assert code == 0
+
+
+_NEW_MODEL = """\
+- model: gpt-5
+  provider: openai
+  id: custom:new-gateway
+  baseUrl: https://llm-gateway-v2.acme.example/openai/v1
+  apiKey: ${NEW_GATEWAY_KEY}
+"""
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        _edit("customModels:\n", "customModels:\n" + _NEW_MODEL),
+        _edit(
+            "baseUrl: https://openrouter.ai/api/v1",
+            "baseUrl: https://openrouter.other.example/api/v1",
+        ),
+        _edit(
+            "    hostedBaseUrl: https://bedrock-runtime.us-east-1.amazonaws.com",
+            "    hostedBaseUrl: https://bedrock-proxy.other.example",
+        ),
+    ],
+    ids=["model-added", "baseUrl-moved", "hostedBaseUrl-moved"],
+)
+def test_a_new_or_moved_model_endpoint_fails_the_gate(tmp_path: Path, proposed: str) -> None:
+    code, found = _review_statuses(tmp_path, proposed, "CHG-MOD-001")
+    assert found == {"CHG-MOD-001": "fail"}
+    assert code == 1

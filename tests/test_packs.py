@@ -145,14 +145,16 @@ def test_pack_failure_messages_read_as_one_plain_sentence() -> None:
 LIVE = ROOT / "examples" / "live-settings.yaml"
 
 
-def _review_statuses(tmp_path: Path, proposed: str, *rule_ids: str) -> tuple[int, dict[str, str]]:
+def _review_statuses(
+    tmp_path: Path, proposed: str, *rule_ids: str, against: Path = LIVE
+) -> tuple[int, dict[str, str]]:
     """`auditor review PROPOSED --against examples/live-settings.yaml --fail-on high` with the
     shipped packs, as the example PR workflow runs it: (exit code, {rule id: its status on
     the proposed settings, or on the change for a CHG- rule})."""
     from tests.conftest import run_cli as run_main
 
     (tmp_path / "proposed.yaml").write_text(proposed, encoding="utf-8")
-    argv = ["review", str(tmp_path / "proposed.yaml"), "--against", str(LIVE)]
+    argv = ["review", str(tmp_path / "proposed.yaml"), "--against", str(against)]
     argv += ["--author", "priya.raman@acme.example", "--out", str(tmp_path / "out")]
     argv += ["-o", "json", "--fail-on", "high", "-q"]
     key = "AUDITOR_FINGERPRINT_KEY"
@@ -222,3 +224,60 @@ def test_a_new_or_moved_model_endpoint_fails_the_gate(tmp_path: Path, proposed: 
     code, found = _review_statuses(tmp_path, proposed, "CHG-MOD-001")
     assert found == {"CHG-MOD-001": "fail"}
     assert code == 1
+
+
+def _reference_patterns() -> list[str]:
+    """The pattern BASE-MOD-003 reads an `apiKey` with, in each place it is written."""
+    rule = YAML(typ="safe").load((POLICIES / "baseline.yaml").read_text(encoding="utf-8"))
+    (mod3,) = [r for r in rule["rules"] if r["id"] == "BASE-MOD-003"]
+    leaves = [a for a in mod3["assert"]["assert"]["any"] if "matches" in a]
+    readme = (POLICIES / "README.md").read_text(encoding="utf-8")
+    documented = re.findall(r"`(\^\\\$\\\{[^`]*)`", readme)
+    return [leaf["matches"] for leaf in leaves] + documented
+
+
+def test_the_reference_pattern_is_one_pattern_everywhere() -> None:
+    """A pack file cannot share a pattern (anchors are refused): the rule's and the one
+    policies/README.md documents as "an environment reference" are the same text."""
+    patterns = _reference_patterns()
+    assert len(patterns) == 2 and len(set(patterns)) == 1, patterns
+
+
+@pytest.mark.parametrize(
+    ("key", "as_key", "as_header"),
+    [
+        ("${LLM_KEY}", "pass", "pass"),
+        ("${LLM_KEY:-}", "pass", "pass"),
+        ("${LLM_KEY-}", "pass", "pass"),
+        ("${LLM_KEY:?unset}", "pass", "pass"),
+        ("${LLM_KEY:-$FALLBACK_KEY}", "pass", "pass"),
+        ("${LLM_KEY:=eu-central-1}", "pass", "pass"),
+        # a default that may be a credential: the redactor hides the value, one marker
+        ("${LLM_KEY:-Zq8hVd2LmX0pQ7rT}", "fail", "fail"),
+        ("${LLM_KEY:-${OTHER_KEY}}", "fail", "fail"),
+        # kept as written (no secret), but no reference form BASE-MOD-003 accepts
+        ("$LLM_KEY", "fail", "pass"),
+        ("{env:LLM_KEY}", "fail", "pass"),
+        ("sk-live-0123456789abcdefghij", "fail", "fail"),
+    ],
+)
+def test_an_api_key_reference_in_the_forms_the_readme_names_passes_a_review(
+    tmp_path: Path, key: str, as_key: str, as_header: str
+) -> None:
+    """README (Secrets): `${VAR:-}`, `${VAR:?unset}`, `${VAR:-$OTHER}` are "still a
+    reference", but BASE-MOD-003 accepted `${NAME}` alone and failed a PR rewriting a key
+    reference in such a form at high severity. Judged through a review, where the redactor
+    hides a credential default before the rule reads it; the same default in a header fails
+    BASE-MOD-008, an ordinary one passes it."""
+    (tmp_path / "live.json").write_text(
+        json.dumps({"customModels": [{"id": "custom:a", "apiKey": "${LLM_KEY}"}]})
+    )
+    model = {"id": "custom:a", "apiKey": key, "extraHeaders": {"X-Api-Key": key}}
+    proposed = json.dumps({"customModels": [model]})
+    code, found = _review_statuses(
+        tmp_path, proposed, "BASE-MOD-003", "BASE-MOD-008", against=tmp_path / "live.json"
+    )
+    assert found == {"BASE-MOD-003": as_key, "BASE-MOD-008": as_header}
+    assert code == (0 if as_key == as_header == "pass" else 1)
+    written = "".join(p.read_text() for p in (tmp_path / "out").iterdir())
+    assert "Zq8hVd2LmX0pQ7rT" not in written

@@ -397,6 +397,8 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
     assert step["env"] == {
         "AUDITOR_EXIT": "${{ steps.review.outputs.exit-code }}",
         "AUDITOR_JOB": "${{ job.status }}",
+        "AUDITOR_DELETED": "${{ steps.take.outputs.deleted }}",
+        "AUDITOR_ARTIFACT": "auditor-review-${{ github.run_id }}-${{ github.run_attempt }}",
     }
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "script.js").write_text(step["with"]["script"])
@@ -414,6 +416,8 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
             ),
             "HEAD_REPO": "acme/settings",
             "AUDITOR_JOB": "failure",
+            "AUDITOR_DELETED": "",
+            "AUDITOR_ARTIFACT": "auditor-review-42-1",
             **env,
         },
         capture_output=True,
@@ -597,3 +601,150 @@ def test_the_step_that_opens_the_state_file_takes_the_fingerprint_key_from_a_sec
         assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
     comment = text[: text.index("AUDITOR_FINGERPRINT_KEY: ${{")].rsplit("\n\n", 1)[-1]
     assert "Optional" in comment and "never stored in the" in comment and "markers" in comment
+
+
+# --- tester T21: a cut comment's pointer, a pull request deleting the settings file ---------
+
+PR_REVIEW = REPO / "examples" / "github" / "pr-review.yml"
+
+
+def test_the_pr_review_keeps_the_reports_its_cut_comment_points_to() -> None:
+    """A comment cut at GitHub's limit says "see report.html or findings.json", and the
+    review kept neither: they were lost when the runner ended. They are an artifact of the
+    run, uploaded whatever the outcome, before the comment that points to them."""
+    job = _job(PR_REVIEW)
+    names = [uses(s) or s.get("name", "") for s in job["steps"]]
+    (upload,) = [s for s in job["steps"] if uses(s) == "actions/upload-artifact"]
+    assert upload["if"] == "always()"
+    assert upload["with"]["path"] == "reports/review/"
+    assert upload["with"]["name"] == "auditor-review-${{ github.run_id }}-${{ github.run_attempt }}"
+    assert 1 <= int(upload["with"]["retention-days"]) <= 90
+    assert upload["with"]["if-no-files-found"] == "ignore"
+    assert names.index("actions/upload-artifact") < names.index("actions/github-script")
+    review = next(s for s in job["steps"] if AUDIT.search(s.get("run", "")))
+    assert "--out reports/review " in review["run"]
+
+
+def _cut_report(size: int) -> str:
+    """A report.md cut at the comment limit, with auditor's own pointer to the rest."""
+    from auditor.report import markdown
+
+    source = Path(markdown.__file__).read_text(encoding="utf-8")
+    for part in ("more not shown** (the comment limit is ", "characters): see report.html or"):
+        assert part in source, "the workflow's comment step finds auditor's notice by its text"
+    tail = (
+        "**580 more not shown** (the comment limit is 65536 characters): see report.html or "
+        "findings.json.\n\n"
+    )
+    head = f"{REVIEW_MARKER}\n# the review\n"
+    return head + "x" * (size - len(head) - len(tail) - 2) + "\n\n" + tail
+
+
+def test_a_cut_comment_names_the_artifact_that_holds_the_rest(tmp_path: Path) -> None:
+    # the same words in a value shown earlier (a pull request's own text) are left alone
+    value = "<code>see report.html or findings.json.</code>\n"
+    ((kind, args),) = _comment_step(tmp_path / "v", "1", f"{REVIEW_MARKER}\n{value}")
+    assert args["body"] == f"{REVIEW_MARKER}\n{value}"
+    ((kind, args),) = _comment_step(tmp_path / "a", "1", _cut_report(60_000))
+    assert kind == "update"
+    run = "https://github.com/acme/settings/actions/runs/42"
+    assert (
+        "see report.html or findings.json in the artifact `auditor-review-42-1` of "
+        f"[the workflow run]({run})." in args["body"]
+    )
+    assert len(args["body"]) <= 65536
+    # no room left under GitHub's limit: the report as auditor wrote it
+    full = _cut_report(65536)
+    ((kind, args),) = _comment_step(tmp_path / "b", "1", full)
+    assert args["body"] == full
+
+
+def _take_step_script() -> str:
+    job = _job(PR_REVIEW)
+    (take,) = [s for s in job["steps"] if s.get("id") == "take"]
+    return str(take["run"])
+
+
+def _pr_clone(tmp_path: Path, content: str | None) -> Path:
+    """A workspace with the base branch's settings file and `.pr`, a repository whose HEAD
+    holds the pull request's settings file (`content`), or has deleted it (None)."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    workspace = tmp_path / "work"
+    (workspace / "settings").mkdir(parents=True)
+    (workspace / "settings" / "enterprise-controls.yaml").write_text("base: 1\n")
+    pr = workspace / ".pr"
+    (pr / "settings").mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+
+    def run(*argv: str) -> None:
+        subprocess.run([git, *ident, *argv], cwd=pr, env=env, check=True, capture_output=True)
+
+    run("init", "-q")
+    (pr / "settings" / "enterprise-controls.yaml").write_text("proposed: 1\n")
+    (pr / "README.md").write_text("x\n")
+    run("add", "-A")
+    run("commit", "-qm", "base")
+    if content is None:
+        run("rm", "-q", "settings/enterprise-controls.yaml")
+    else:
+        (pr / "settings" / "enterprise-controls.yaml").write_text(content)
+        run("add", "-A")
+    run("commit", "-qm", "the pull request")
+    return workspace
+
+
+def _run_take_step(workspace: Path) -> tuple[int, str, str]:
+    bash = shutil.which("bash")
+    assert bash is not None
+    outputs = workspace.parent / "github-output"
+    outputs.touch()
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(workspace.parent), "GITHUB_OUTPUT": str(outputs)}
+    done = subprocess.run(
+        [*shell, _take_step_script()], cwd=workspace, env=env, capture_output=True, text=True
+    )
+    return done.returncode, done.stdout + done.stderr, outputs.read_text()
+
+
+def test_the_proposed_settings_file_is_taken_from_the_pull_request(tmp_path: Path) -> None:
+    workspace = _pr_clone(tmp_path, "proposed: 2\n")
+    code, log, outputs = _run_take_step(workspace)
+    assert (code, outputs) == (0, ""), log
+    assert (workspace / "settings" / "enterprise-controls.yaml").read_text() == "proposed: 2\n"
+
+
+def test_a_pull_request_that_deletes_the_settings_file_is_told_so(tmp_path: Path) -> None:
+    """`git show` of the deleted file exited 128 after `>` had emptied the base file, the
+    review was skipped, and the comment said "exit none … the reason is the last line of the
+    review step's log", a step that never ran. The step now fails naming the deletion (an
+    annotation on the file), and the comment repeats it."""
+    workspace = _pr_clone(tmp_path, None)
+    code, log, outputs = _run_take_step(workspace)
+    assert code == 1
+    assert outputs == "deleted=true\n"
+    assert (
+        "::error file=settings/enterprise-controls.yaml::this pull request deletes "
+        "settings/enterprise-controls.yaml: there is no proposed settings file to review"
+    ) in log
+    assert (workspace / "settings" / "enterprise-controls.yaml").read_text() == "base: 1\n"
+    job = _job(PR_REVIEW)
+    between = job["steps"][[s.get("id") for s in job["steps"]].index("take") + 1 :]
+    review = next(s for s in between if AUDIT.search(s.get("run", "")))
+    assert "if" not in review, "skipped after the failed step"
+    ((kind, args),) = _comment_step(tmp_path / "comment", "", None, AUDITOR_DELETED="true")
+    assert kind == "update" and args["comment_id"] == 5
+    body = args["body"]
+    assert body.startswith(REVIEW_MARKER + "\n")
+    assert "could not review this push**: it deletes `settings/enterprise-controls.yaml`" in body
+    assert "exit none" not in body and "review step" not in body
+
+
+def test_a_step_failing_before_the_review_is_not_blamed_on_the_review(tmp_path: Path) -> None:
+    """No exit code and no cancel: the review never ran (a step before it failed)."""
+    ((_kind, args),) = _comment_step(tmp_path, "", None)
+    assert "(exit none)" in args["body"]
+    assert "The reason is in the log of the step that failed" in args["body"]
+    assert "review step's log" not in args["body"]

@@ -430,9 +430,8 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
         "findings": len(data.findings),
-        "secrets": "redacted at ingestion, and in the copies in inputs/: keyed fingerprint "
-        "markers only",
-        "redaction": _redaction(),
+        "secrets": SECRETS_NOTE,
+        "redaction": redaction_record(),
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
     text = dumps_pretty(manifest)
@@ -443,7 +442,11 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     return manifest
 
 
-def _redaction() -> dict[str, JSON]:
+#: What manifest.json says of the secrets in the bundle.
+SECRETS_NOTE = "redacted at ingestion, and in the copies in inputs/: keyed fingerprint markers only"
+
+
+def redaction_record() -> dict[str, JSON]:
     """The release and rules every row of the bundle is redacted under: this one's, whether the
     store records it (its rows redacted again on the first writing opening after an upgrade
     that widened redaction) or not yet (each row redacted again as the export reads it,
@@ -740,10 +743,14 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
 _SCRATCH = "the scratch state file the bundle is evaluated in (in TMPDIR)"
 
 
-def evaluate_bundle(bundle: Path) -> ReportData:
+def evaluate_bundle(
+    bundle: Path, inspect: Callable[[Store, AuditOptions], None] | None = None
+) -> ReportData:
     """Evaluate a bundle from its own files alone: its revisions and reports in a scratch
     state file, its policy, waiver and model files, its run parameters. Nothing is recorded
-    anywhere else; the same bundle gives the same `ReportData`."""
+    anywhere else; the same bundle gives the same `ReportData`. `inspect(store, options)`,
+    when given, is called once evaluated, before the scratch state file is removed (`verify`
+    counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
     try:
         now = _time(params, "reportTime")
@@ -771,6 +778,8 @@ def evaluate_bundle(bundle: Path) -> ReportData:
         with Store.open(scratch / "state.db", create=True) as store:
             _load_store(bundle, store, now, params.get("analyticsAccess"))
             outcome = run_audit(store, loaded, options)
+            if inspect is not None:
+                inspect(store, options)
     except StoreError as exc:  # this process's own file: TMPDIR (full, no descriptor left)
         raise StoreWriteError(f"{_SCRATCH}: {exc}") from None
     finally:
@@ -783,6 +792,7 @@ __all__ = [
     "MANIFEST",
     "PARAMETERS",
     "REPORTS_DIR",
+    "SECRETS_NOTE",
     "SIGNATURE",
     "BundleError",
     "ExportRequest",
@@ -790,4 +800,5 @@ __all__ = [
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
+    "redaction_record",
 ]

@@ -13,6 +13,7 @@ import binascii
 import hashlib
 import itertools
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -27,17 +28,22 @@ from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.errors import AuditorError, ReportError, StoreWriteError
 from auditor.report import OUTPUTS, ReportData, write_reports
+from auditor.store.database import Store
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
     MANIFEST,
     MANIFEST_MAX_BYTES,
+    PARAMETERS,
     REPORTS_DIR,
+    SECRETS_NOTE,
     SIGNATURE,
     bundle_files,
     evaluate_bundle,
     file_digest,
     load_public_key,
+    redaction_record,
 )
+from auditor.workflows.run import AuditOptions
 
 
 @dataclass
@@ -192,6 +198,123 @@ def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verif
         out.signed = True
 
 
+#: The fields of manifest.json besides `files`: those checked against the bundle's small files
+#: (`_check_facts`, with or without the re-run) and those the re-run derives (`_Derived`).
+_FROM_FILES = ("tool", "toolVersion", "generated", "runId", "secrets", "redaction")
+_FROM_RERUN = ("revisions", "latestRevision", "reports", "integrityIssues", "findings")
+
+
+def _shown_value(value: Any) -> str:
+    return escape.shorten(escape.show_value(value), 80)
+
+
+def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note: str = "") -> None:
+    """A problem when the manifest's `name` (`stated`) is not `true`, which `where` says: the
+    same JSON (654 is not "654", nor 1 `true`)."""
+    if escape.show_value(stated) != escape.show_value(true):
+        out.problems.append(
+            f"manifest: {name} is {_shown_value(stated)}, but {where} {_shown_value(true)}{note}"
+        )
+
+
+def _small_json(path: Path) -> Any:
+    """A small JSON file of the bundle, or None when it cannot be read as one (the re-run, or
+    the file check, names why)."""
+    try:
+        return orjson.loads(read_input(path, max_bytes=MANIFEST_MAX_BYTES))
+    except (UnreadableFile, orjson.JSONDecodeError):
+        return None
+
+
+#: How findings.json begins (`"tool": {"name": …, "version": …}`, second of its fields): its
+#: release is read there, not from the whole file (860 MB for `--all-revisions` at 10,000).
+_TOOL_HEAD = re.compile(
+    rb'"tool": \{\s*"name": "(?:[^"\\]|\\.)*",\s*"version": ("(?:[^"\\]|\\.)*")'
+)
+
+
+def _written_version(bundle: Path) -> Any:
+    """The release findings.json says wrote it (`tool.version`), or None when it says none."""
+    path = bundle / REPORTS_DIR / "findings.json"
+    if path.is_symlink() or not path.is_file():
+        return None  # named as altered or missing
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None  # named unreadable
+    found = _TOOL_HEAD.search(head)
+    if found is None:
+        return None
+    try:
+        return orjson.loads(found.group(1))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
+    """The manifest's own statements that the bundle's small files decide: the release (as
+    findings.json gives it), run id and time (as run-parameters.json does), and, for a bundle
+    of this release, the fixed texts and redaction rules. A field no release writes is named:
+    nothing the manifest states goes unchecked."""
+    made_by = manifest.get("toolVersion")
+    note = _release_note(made_by)
+    for name in manifest:
+        if name != "files" and name not in _FROM_FILES + _FROM_RERUN:
+            out.problems.append(
+                f"manifest: {escape.shorten(name, 40)} is not a field auditor writes "
+                f"({_shown_value(manifest[name])} cannot be checked){note}"
+            )
+    if "tool" in manifest:
+        _fact(out, "tool", manifest["tool"], "auditor", "auditor's bundles say")
+    written = _written_version(bundle)
+    redaction = manifest.get("redaction")
+    if written is not None:
+        if "toolVersion" in manifest:
+            _fact(out, "toolVersion", made_by, written, "reports/findings.json's tool.version is")
+        if isinstance(redaction, dict) and "release" in redaction:
+            where = "reports/findings.json's tool.version is"
+            _fact(out, "redaction.release", redaction["release"], written, where)
+    if "redaction" in manifest and not isinstance(redaction, dict):
+        _fact(out, "redaction", redaction, redaction_record(), f"auditor {__version__} writes")
+    if made_by == __version__:  # this release's fixed texts and rules: another's are its own
+        if "secrets" in manifest:
+            where = f"auditor {__version__} writes"
+            _fact(out, "secrets", manifest["secrets"], SECRETS_NOTE, where)
+        if isinstance(redaction, dict):
+            record = redaction_record()
+            for key in sorted(set(redaction) | set(record)):
+                where = f"auditor {__version__} writes"
+                _fact(out, f"redaction.{key}", redaction.get(key), record.get(key), where)
+    params = _small_json(bundle / PARAMETERS)
+    if isinstance(params, dict):
+        for name, key in (("runId", "runId"), ("generated", "reportTime")):
+            if name in manifest and key in params:
+                where = f"{PARAMETERS}'s {key} is"
+                _fact(out, name, manifest[name], params[key], where)
+
+
+@dataclass
+class _Derived:
+    """What the re-run's scratch state file holds, to check the manifest's counts against."""
+
+    revisions: int = 0
+    latest: int | None = None
+    reports: int = 0
+    issues: int = 0
+
+    def check(self, manifest: dict[str, Any], findings: int, out: Verification, note: str) -> None:
+        for name, true, where, why in (
+            ("revisions", self.revisions, "revisions.jsonl holds", ""),
+            ("latestRevision", self.latest, "the latest revision in revisions.jsonl is", ""),
+            ("reports", self.reports, "reports.jsonl holds", ""),
+            ("integrityIssues", self.issues, "integrity.json lists", ""),
+            ("findings", findings, "the re-run of the bundle finds", note),
+        ):
+            if name in manifest:
+                _fact(out, name, manifest[name], true, where, why)
+
+
 def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
     """The first line at which the two files differ (a file that ends first differs at the
     line after its last), read a line at a time; None when they hold the same bytes. The
@@ -215,27 +338,37 @@ def _release_note(made_by: Any) -> str:
     )
 
 
-def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
-    note = _release_note(made_by)
-    try:
-        data = evaluate_bundle(bundle)
-    except StoreWriteError as exc:  # the scratch state file's disk, not the bundle, is to blame
-        raise AuditorError(f"re-run: {exc}{_ROOM}") from None
-    except AuditorError as exc:
-        out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
-        return
-    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
-        # a value of a tampered bundle that no check of its reading caught: still one problem
-        # among the others (the hashes, the signature), never the command's only line
-        out.problems.append(
-            f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
-        )
-        return
+def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
+    note = _release_note(manifest.get("toolVersion"))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
     except OSError as exc:
         raise AuditorError(f"cannot make a scratch folder: {exc.strerror or exc}{_ROOM}") from None
+    derived = _Derived()
+
+    def inspect(store: Store, options: AuditOptions) -> None:
+        """Count the bundle's rows."""
+        latest = store.latest_revision()
+        derived.revisions, derived.reports = store.count_revisions(), store.count_reports()
+        derived.latest = latest.revision if latest else None
+        derived.issues = len(store.integrity_issues())
+
     try:
+        try:
+            data = evaluate_bundle(bundle, inspect)
+        except StoreWriteError as exc:  # the scratch folder's disk, not the bundle, is to blame
+            raise AuditorError(f"re-run: {exc}{_ROOM}") from None
+        except AuditorError as exc:
+            out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
+            return
+        except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
+            # a value of a tampered bundle that no check of its reading caught: still one
+            # problem among the others (the hashes, the signature), never the command's only line
+            out.problems.append(
+                f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
+            )
+            return
+        derived.check(manifest, len(data.findings), out, note)
         for output in BUNDLE_OUTPUTS:
             _compare(bundle, output, data, scratch, out, note)
     except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
@@ -302,7 +435,8 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
+    _check_facts(bundle, manifest, out)
     _check_signature(bundle, raw, key, out)
     if rerun:
-        _rerun(bundle, out, manifest.get("toolVersion"))
+        _rerun(bundle, out, manifest)
     return out

@@ -1,11 +1,13 @@
 """What an auditor reads first in an evidence bundle, and what it samples: `manifest.json`'s own
-facts (findings, revisions, run id, release…). A bundle without a checked
+facts (findings, revisions, run id, release…) and the CSV files. A bundle without a checked
 signature can be edited and its manifest re-hashed; `verify` must still name a fact the bundle's
 files or the re-run contradict, and a CSV row that revisions.jsonl / reports.jsonl do not give."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import shutil
 from pathlib import Path
@@ -147,4 +149,74 @@ def test_a_fresh_bundle_states_only_true_facts(made: dict[str, Any], copy: Path)
     assert facts["revisions"] == facts["latestRevision"] == 60
     assert facts["findings"] == len(
         json.loads((copy / "reports" / "findings.json").read_text())["findings"]
+    )
+
+
+# -- T22 #7: the CSV files against the JSON lines ----------------------------------------------
+
+
+def _edit_csv(bundle: Path, name: str, change: Any) -> None:
+    """Each row of CSV file `name` passed to `change` (a dict it may edit), written back as
+    export writes it."""
+    text = (bundle / name).read_text(encoding="utf-8")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = list(reader)
+    for row in rows:
+        change(row)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(reader.fieldnames or []), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    (bundle / name).write_bytes(out.getvalue().encode("utf-8"))
+
+
+def test_an_author_edited_in_both_csv_files_with_a_rehashed_manifest_is_named(copy: Path) -> None:
+    """T22 #7: revision 30 attributed to someone else in revisions.csv and changes.csv, the
+    manifest re-hashed: each file is named at its first differing row and column."""
+    revisions = list(csv.DictReader(io.StringIO((copy / "revisions.csv").read_text(), newline="")))
+    true = next(r for r in revisions if r["revision"] == "30")["author_email"]
+
+    def other(row: dict[str, str]) -> None:
+        if row.get("revision") == "30" or row.get("to_revision") == "30":
+            row["author_email"] = "someone.else@acme.example"
+
+    _edit_csv(copy, "revisions.csv", other)
+    _edit_csv(copy, "changes.csv", other)
+    _rewrite(copy, _manifest(copy), "revisions.csv", "changes.csv")
+    problems = _problems(_refused(copy))
+    assert problems[0] == (
+        "auditor: verify: re-run: revisions.csv differs from what revisions.jsonl gives (row 30, "
+        f'revision 30, author_email: "someone.else@acme.example", where revisions.jsonl gives '
+        f'"{true}")'
+    )
+    assert problems[1].startswith(
+        "auditor: verify: re-run: changes.csv differs from what revisions.jsonl gives (row "
+    )
+    assert (
+        f'author_email: "someone.else@acme.example", where revisions.jsonl gives "{true}")'
+        in (problems[1])
+    )
+    assert len(problems) == 2
+
+
+def test_a_row_dropped_from_reports_csv_is_named(copy: Path) -> None:
+    lines = (copy / "reports.csv").read_bytes().split(b"\r\n")
+    (copy / "reports.csv").write_bytes(b"\r\n".join([*lines[:-2], b""]))  # the last row cut
+    _rewrite(copy, _manifest(copy), "reports.csv")
+    (problem,) = _problems(_refused(copy))
+    assert problem.startswith(
+        f"auditor: verify: re-run: reports.csv differs from what reports.jsonl gives (row "
+        f"{len(lines) - 2}, report_id "
+    )
+    assert problem.endswith(" is missing)")
+
+
+def test_a_row_added_to_revisions_csv_is_named(copy: Path) -> None:
+    with (copy / "revisions.csv").open("ab") as fh:
+        fh.write(b"61,2026-01-01T00:00:00.000000+00:00,u,a@b,A,x,60,0,nothing\r\n")
+    _rewrite(copy, _manifest(copy), "revisions.csv")
+    (problem,) = _problems(_refused(copy))
+    assert problem.startswith(
+        "auditor: verify: re-run: revisions.csv differs from what revisions.jsonl gives (row 61 "
+        'is not in revisions.jsonl: ["61",'
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import csv
 import hashlib
 import itertools
 import os
@@ -17,6 +18,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,11 +39,13 @@ from auditor.workflows.export import (
     REPORTS_DIR,
     SECRETS_NOTE,
     SIGNATURE,
+    TABLES,
     bundle_files,
     evaluate_bundle,
     file_digest,
     load_public_key,
     redaction_record,
+    write_tables,
 )
 from auditor.workflows.run import AuditOptions
 
@@ -326,6 +330,63 @@ def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
     return None
 
 
+def _kept_rows(rows: Iterable[list[str]]) -> Iterator[list[str] | str]:
+    """The kept file's rows; where it stops being CSV, what is wrong, in place of a row."""
+    try:
+        yield from rows
+    except csv.Error as exc:
+        yield f"not CSV as export writes it ({exc})"
+
+
+def _cell_shown(row: list[str], index: int) -> str:
+    return _shown_value(row[index]) if index < len(row) else "nothing"
+
+
+def _first_row_difference(source: str) -> Callable[[Path, Path, int], str | None]:
+    """Where a CSV file of the bundle first differs from the one derived from `source` (the
+    JSON lines): its row (1 is the first after the header) and column, both values shown;
+    None when the rows are the same."""
+
+    def first(fresh: Path, kept: Path, max_bytes: int) -> str | None:
+        limit = csv.field_size_limit()
+        csv.field_size_limit(max(limit, max_bytes))
+        try:
+            with (
+                fresh.open(encoding="utf-8", newline="") as mine,
+                input_lines(kept, max_bytes=max_bytes) as theirs,
+            ):
+                text = (line.decode("utf-8", "replace") for line in theirs)
+                pairs = itertools.zip_longest(csv.reader(mine), _kept_rows(csv.reader(text)))
+                header: list[str] = []
+                for number, (ours, kept_row) in enumerate(pairs):
+                    header = header or list(ours or [])
+                    if ours == kept_row:
+                        continue
+                    row = "the header row" if number == 0 else f"row {number:,}"
+                    if ours and number:
+                        row += f", {header[0]} {escape.shorten(ours[0], 40)}"
+                    if isinstance(kept_row, str):
+                        return f"{row}: {kept_row}"
+                    if kept_row is None:
+                        return f"{row} is missing"
+                    if ours is None:
+                        return f"{row} is not in {source}: {_shown_value(kept_row)}"
+                    index = next(
+                        i for i in range(max(len(ours), len(kept_row)))
+                        if i >= len(ours) or i >= len(kept_row) or ours[i] != kept_row[i]
+                    )  # fmt: skip
+                    column = header[index] if index < len(header) else f"column {index + 1}"
+                    return (
+                        f"{row}, {column}: {_cell_shown(kept_row, index)}, where {source} "
+                        f"gives {_cell_shown(ours, index)}"
+                    )
+                return None
+        finally:
+            csv.field_size_limit(limit)
+
+    return first
+
+
 def _release_note(made_by: Any) -> str:
     """Why a re-run may differ without anyone changing the bundle: another release made it."""
     if made_by == __version__:
@@ -347,11 +408,15 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
     derived = _Derived()
 
     def inspect(store: Store, options: AuditOptions) -> None:
-        """Count the bundle's rows."""
+        """Count the bundle's rows and write its CSV files again, as `export` writes them."""
         latest = store.latest_revision()
         derived.revisions, derived.reports = store.count_revisions(), store.count_reports()
         derived.latest = latest.revision if latest else None
         derived.issues = len(store.integrity_issues())
+        try:
+            write_tables(scratch, store, options.list_table)
+        except AuditorError as exc:  # TMPDIR full: not the bundle's problem
+            raise StoreWriteError(str(exc)) from None
 
     try:
         try:
@@ -369,6 +434,11 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
             )
             return
         derived.check(manifest, len(data.findings), out, note)
+        for name in TABLES:
+            source = "reports.jsonl" if name == "reports.csv" else "revisions.jsonl"
+            what = f"re-run: {name} differs from what {source} gives"
+            _matches(bundle, name, scratch / name, out, what, _first_row_difference(source), note)
+            (scratch / name).unlink(missing_ok=True)
         for output in BUNDLE_OUTPUTS:
             _compare(bundle, output, data, scratch, out, note)
     except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
@@ -391,43 +461,68 @@ def _compare(
     bundle: Path, output: str, data: ReportData, scratch: Path, out: Verification, note: str
 ) -> None:
     """Write report `output` again into `scratch` with the writers `export` used (a stream:
-    memory does not grow with the report), and compare it with the bundle's by sha256, then,
-    when they differ, line by line; the file written is removed again."""
+    memory does not grow with the report), and compare it with the bundle's (`_matches`);
+    the file written is removed again."""
     name = OUTPUTS[output]
-    path = bundle / REPORTS_DIR / name
-    if path.is_symlink() or not path.is_file():
-        return  # already named as missing or altered
-    # hashed by the file check, or now when the manifest does not list it (named as extra)
     shown = f"{REPORTS_DIR}/{name}"
-    found = _digest(path, shown, out)
-    if found is None:
-        return
-    kept_digest, kept_size = found
+    kept = bundle / shown
+    if kept.is_symlink() or not kept.is_file():
+        return  # already named as missing or altered
     fresh = write_reports(data, scratch, (output,))[name]
     try:
-        with fresh.open("rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        if digest == kept_digest:
+        what = f"re-run: {shown} differs from the re-run's"
+        if _matches(bundle, shown, fresh, out, what, _first_line, note):
             out.reports_reproduced.append(shown)
-            return
-        size = fresh.stat().st_size
-        where = f"re-run: {shown} differs from the re-run's"
-        if kept_size > 2 * size + (1 << 20):
-            out.problems.append(
-                f"{where} (it is {kept_size:,} bytes, the re-run's {size:,} bytes){note}"
-            )
-            return
-        try:
-            line = _first_difference(fresh, path, 2 * size + (1 << 20))
-        except UnreadableFile as exc:
-            out.problems.append(f"{where} ({exc.reason})")
-            return
-        if line is None:  # changed on disk between the hash check and now
-            out.problems.append(f"{where}: the file changed while it was being verified")
-        else:
-            out.problems.append(f"{where} (first at line {line}){note}")
     finally:
         fresh.unlink(missing_ok=True)
+
+
+def _first_line(fresh: Path, kept: Path, max_bytes: int) -> str | None:
+    line = _first_difference(fresh, kept, max_bytes)
+    return None if line is None else f"first at line {line}"
+
+
+def _matches(
+    bundle: Path,
+    shown: str,
+    fresh: Path,
+    out: Verification,
+    what: str,
+    first: Callable[[Path, Path, int], str | None],
+    note: str,
+) -> bool:
+    """Whether the bundle's file `shown` holds the bytes of `fresh`, which the re-run wrote:
+    compared by sha256, then, when they differ, by `first`, which says where (the problem,
+    `what` and where, is named). A file far larger than the re-run's is named with both sizes,
+    not read."""
+    path = bundle / shown
+    if path.is_symlink() or not path.is_file():
+        return False  # already named as missing or altered
+    # hashed by the file check, or now when the manifest does not list it (named as extra)
+    found = _digest(path, shown, out)
+    if found is None:
+        return False
+    kept_digest, kept_size = found
+    with fresh.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    if digest == kept_digest:
+        return True
+    size = fresh.stat().st_size
+    if kept_size > 2 * size + (1 << 20):
+        out.problems.append(
+            f"{what} (it is {kept_size:,} bytes, the re-run's {size:,} bytes){note}"
+        )
+        return False
+    try:
+        where = first(fresh, path, 2 * size + (1 << 20))
+    except UnreadableFile as exc:
+        out.problems.append(f"{what} ({exc.reason})")
+        return False
+    if where is None:  # changed on disk between the hash check and now
+        out.problems.append(f"{what}: the file changed while it was being verified")
+    else:
+        out.problems.append(f"{what} ({where}){note}")
+    return False
 
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:

@@ -220,3 +220,16 @@ def test_a_row_added_to_revisions_csv_is_named(copy: Path) -> None:
         "auditor: verify: re-run: revisions.csv differs from what revisions.jsonl gives (row 61 "
         'is not in revisions.jsonl: ["61",'
     )
+
+
+def test_a_csv_file_with_its_rows_alike_but_other_line_ends_is_named_so(copy: Path) -> None:
+    """Byte for byte, as export wrote it: CRLF turned into LF (a checkout's line-end filter)
+    is named as such, not as a file that changed while it was verified."""
+    data = copy / "changes.csv"
+    data.write_bytes(data.read_bytes().replace(b"\r\n", b"\n"))
+    _rewrite(copy, _manifest(copy), "changes.csv")
+    (problem,) = _problems(_refused(copy))
+    assert problem == (
+        "auditor: verify: re-run: changes.csv differs from what revisions.jsonl gives (the same "
+        "rows, written otherwise (line ends or quoting), first at line 1)"
+    )

@@ -345,7 +345,8 @@ def _cell_shown(row: list[str], index: int) -> str:
 def _first_row_difference(source: str) -> Callable[[Path, Path, int], str | None]:
     """Where a CSV file of the bundle first differs from the one derived from `source` (the
     JSON lines): its row (1 is the first after the header) and column, both values shown;
-    None when the rows are the same."""
+    its first differing line when the rows are the same but not the bytes (LF line ends);
+    None when the files are the same."""
 
     def first(fresh: Path, kept: Path, max_bytes: int) -> str | None:
         limit = csv.field_size_limit()
@@ -380,9 +381,12 @@ def _first_row_difference(source: str) -> Callable[[Path, Path, int], str | None
                         f"{row}, {column}: {_cell_shown(kept_row, index)}, where {source} "
                         f"gives {_cell_shown(ours, index)}"
                     )
-                return None
         finally:
             csv.field_size_limit(limit)
+        line = _first_difference(fresh, kept, max_bytes)  # the rows alike, not the bytes
+        if line is None:
+            return None
+        return f"the same rows, written otherwise (line ends or quoting), first at line {line}"
 
     return first
 

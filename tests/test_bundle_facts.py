@@ -143,8 +143,9 @@ def test_without_the_rerun_the_facts_the_files_state_are_still_checked(copy: Pat
 
 
 def test_a_fresh_bundle_states_only_true_facts(made: dict[str, Any], copy: Path) -> None:
-    code, _, err = verify(copy, "--key", str(made["work"] / "public.pem"))
+    code, said, err = verify(copy, "--key", str(made["work"] / "public.pem"))
     assert (code, err) == (0, "")
+    assert "the re-run reproduced revisions.csv, changes.csv, reports.csv, reports/" in said
     facts = _facts(copy)
     assert facts["revisions"] == facts["latestRevision"] == 60
     assert facts["findings"] == len(

@@ -2,8 +2,10 @@
 
 Takes a bundle folder written by `auditor export` (and, optionally, the Ed25519 public key it
 was signed with), gives a `Verification`: every file altered, missing or not in the manifest,
-a signature that does not match, and every report the re-run does not reproduce byte for byte —
-each named. The re-run uses the bundle's own files alone (`export.evaluate_bundle`).
+every fact of the manifest (findings, revisions, run id, release…) the bundle contradicts, a
+signature that does not match, and every report and CSV file the re-run does not reproduce
+byte for byte — each named. The re-run uses the bundle's own files alone
+(`export.evaluate_bundle`; the CSV files are written again with `export.write_tables`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Verification:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
-    reports_reproduced: list[str] = field(default_factory=list)
+    reproduced: list[str] = field(default_factory=list)  # CSV files and reports, byte for byte
     signed: bool = False
     # sha256 and size of every file hashed, by bundle path: the re-run compares against them
     # instead of reading each report again
@@ -441,7 +443,10 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
         for name in TABLES:
             source = "reports.jsonl" if name == "reports.csv" else "revisions.jsonl"
             what = f"re-run: {name} differs from what {source} gives"
-            _matches(bundle, name, scratch / name, out, what, _first_row_difference(source), note)
+            if _matches(
+                bundle, name, scratch / name, out, what, _first_row_difference(source), note
+            ):
+                out.reproduced.append(name)
             (scratch / name).unlink(missing_ok=True)
         for output in BUNDLE_OUTPUTS:
             _compare(bundle, output, data, scratch, out, note)
@@ -476,7 +481,7 @@ def _compare(
     try:
         what = f"re-run: {shown} differs from the re-run's"
         if _matches(bundle, shown, fresh, out, what, _first_line, note):
-            out.reports_reproduced.append(shown)
+            out.reproduced.append(shown)
     finally:
         fresh.unlink(missing_ok=True)
 

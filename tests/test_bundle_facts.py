@@ -234,3 +234,30 @@ def test_a_csv_file_with_its_rows_alike_but_other_line_ends_is_named_so(copy: Pa
         "auditor: verify: re-run: changes.csv differs from what revisions.jsonl gives (the same "
         "rows, written otherwise (line ends or quoting), first at line 1)"
     )
+
+
+def test_a_full_disk_while_the_csv_files_are_written_again_is_not_the_bundles_problem(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-run's CSV files go to the scratch folder in TMPDIR: a full disk there is exit 2
+    with what to do, never "the bundle cannot be evaluated", and nothing is left there."""
+    from auditor.common import files
+    from auditor.workflows import export
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    real = files.write_atomic
+
+    def full(path: Path, data: Any) -> None:
+        if path.name == "revisions.csv":
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(export, "write_atomic", full)
+    code, out, err = verify(copy)
+    assert code == 2, out + err
+    assert "cannot write revisions.csv and changes.csv in " in err
+    assert "No space left on device" in err and "set TMPDIR to a folder with room" in err
+    assert "does not verify" not in err and "cannot be evaluated" not in err
+    assert list(scratch.iterdir()) == []

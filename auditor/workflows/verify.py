@@ -458,9 +458,10 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
 
 _ROOM = (
     " (the re-run loads the bundle into a scratch state file in TMPDIR, removed once it is "
-    "evaluated, then writes each report there, one at a time, to compare it: set TMPDIR to a "
-    "folder with room for the larger of the two, about 1.5 times the bundle's revisions.jsonl "
-    "and reports.jsonl plus 10 MB or its largest report, or check the hashes and the "
+    "evaluated (its CSV files written beside it), then writes each report there, one at a "
+    "time, to compare it: set TMPDIR to a folder with room for the larger of the two, about "
+    "1.5 times the bundle's revisions.jsonl and reports.jsonl plus 10 MB and its CSV files, "
+    "or its largest report, or check the hashes and the "
     "signature alone "
     "with --no-rerun)"
 )

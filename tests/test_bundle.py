@@ -520,10 +520,12 @@ def test_rerun_names_a_revision_edited_in_the_bundle_with_a_rewritten_manifest(
 
 
 def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
-    copy: Path,
+    copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Reports change between releases (a field added, a namespace moved): a re-run by another
-    release that differs says which release made the bundle, so it does not read as tampering."""
+    release that differs says which release made the bundle, so it does not read as tampering.
+    The bundle is this release's; the auditor verifying it says it is 9.9.9."""
+    monkeypatch.setattr(verify_module, "__version__", "9.9.9")
     report = copy / "reports" / "findings.sarif"
     report.write_text(report.read_text().replace('"version"', '"semanticVersion"', 1))
     manifest = json.loads((copy / "manifest.json").read_text())
@@ -531,15 +533,28 @@ def test_a_bundle_another_release_made_is_named_as_such_when_its_rerun_differs(
         report.read_bytes()
     ).hexdigest()
     manifest["files"]["reports/findings.sarif"]["bytes"] = report.stat().st_size
-    manifest["toolVersion"] = "0.0.9"
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     err = _refused(copy)
     (problem,) = _problems(err)
     assert problem.startswith("auditor: verify: re-run: reports/findings.sarif differs")
-    assert f"made by auditor 0.0.9 and this is {auditor.__version__}" in problem
+    assert f"made by auditor {auditor.__version__} and this is 9.9.9" in problem
     assert "--no-rerun" in problem
     code, said, err = verify(copy, "--no-rerun")  # the hashes still hold
     assert code == 0 and "files match manifest.json" in said, said + err
+
+
+def test_a_bundle_an_older_release_made_verifies_with_a_newer_one(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's toolVersion is checked against the bundle's own files (findings.json's
+    tool.version), never against the release verifying it: a bundle of this release verified
+    by a later one (9.9.9 here) whose reports are the same still verifies, facts and all."""
+    monkeypatch.setattr(verify_module, "__version__", "9.9.9")
+    for extra in ((), ("--no-rerun",)):
+        code, said, err = verify(copy, *extra)
+        assert (code, err) == (0, "auditor: note: manifest.sig present but not checked: "
+                               "give --key PUBLIC.pem\n"), err  # fmt: skip
+        assert "files match manifest.json" in said
 
 
 def test_a_manifest_over_16_mib_is_refused_unread(copy: Path) -> None:

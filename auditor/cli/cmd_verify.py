@@ -1,7 +1,8 @@
 """`auditor verify BUNDLE`: check an evidence bundle and re-run it (`auditor.workflows.verify`).
 
-Exit 0: every file matches the manifest, the signature (with --key) matches, and the re-run
-reproduced every report byte for byte. Exit 2: anything else, each problem on its own line.
+Exit 0: every file matches the manifest, so do the manifest's own facts, the signature (with
+--key) matches, and the re-run reproduced every report and CSV file byte for byte. Exit 2:
+anything else, each problem on its own line.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
         return EXIT_ERROR
     signed = ", signature valid" if result.signed else ""
     rerun = (
-        f"; the re-run reproduced {', '.join(result.reports_reproduced)} byte for byte"
-        if result.reports_reproduced
+        f"; the re-run reproduced {', '.join(result.reproduced)} byte for byte"
+        if result.reproduced
         else ""
     )
     print(

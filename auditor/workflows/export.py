@@ -49,7 +49,7 @@ from auditor.common.files import (
     write_atomic,
 )
 from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
-from auditor.diff import list_table_from_config
+from auditor.diff import ListTable, list_table_from_config
 from auditor.diff.engine import diff_revisions
 from auditor.diff.render import change_summary, describe_change, short_path
 from auditor.errors import AuditorError, ConfigError, StoreError, StoreWriteError
@@ -188,10 +188,9 @@ _CHANGE_HEADER = (
 _REPORT_HEADER = ("report_id", "repo_url", "created_at", "content_sha256")
 
 
-def _history_rows(store: Store, request: ExportRequest, changes: Any) -> Iterator[list[object]]:
+def _history_rows(store: Store, table: ListTable, changes: Any) -> Iterator[list[object]]:
     """The rows of revisions.csv; the rows of changes.csv go to the csv writer `changes` on the
     way, so each consecutive pair of revisions is diffed once for both files."""
-    table = list_table_from_config(request.diff_keys or {})
     previous: Revision | None = None
     for rev in store.iter_revisions():
         diff = diff_revisions(previous.settings, rev.settings, table=table) if previous else []
@@ -210,18 +209,26 @@ def _history_rows(store: Store, request: ExportRequest, changes: Any) -> Iterato
         previous = rev
 
 
-def _write_history_tables(out: Path, store: Store, request: ExportRequest) -> None:
-    """revisions.csv and changes.csv, written side by side in one pass over the history."""
+#: The CSV files of a bundle, each derived from the stored data (`write_tables`): `verify`
+#: derives them again from the bundle's JSON lines and compares.
+TABLES = ("revisions.csv", "changes.csv", "reports.csv")
+
+
+def write_tables(out: Path, store: Store, table: ListTable) -> None:
+    """revisions.csv and changes.csv, written side by side in one pass over the history (its
+    lists diffed as `table` says: the run's `diff_keys`), and reports.csv. `export` writes the
+    bundle's with it from the state file, `verify` the re-run's from the bundle's own rows."""
     try:
         with atomic_open(out / "changes.csv") as fh:
             changes = csv.writer(fh, lineterminator="\r\n")
             changes.writerow(_CHANGE_HEADER)
-            rows = _history_rows(store, request, changes)
+            rows = _history_rows(store, table, changes)
             write_atomic(out / "revisions.csv", _csv(_REVISION_HEADER, rows))
     except OSError as exc:
         raise AuditorError(
             f"cannot write revisions.csv and changes.csv in {out}: {exc.strerror}"
         ) from None
+    _write(out / "reports.csv", _csv(_REPORT_HEADER, _report_rows(store)))
 
 
 def _report_rows(store: Store) -> Iterator[list[object]]:
@@ -398,8 +405,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     _write(out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports())))
     _write(out / ANALYTICS, _jsonl(_analytics_lines(store)))
     _write(out / "integrity.json", dumps_pretty(issues))
-    _write_history_tables(out, store, request)
-    _write(out / "reports.csv", _csv(_REPORT_HEADER, _report_rows(store)))
+    write_tables(out, store, list_table_from_config(request.diff_keys or {}))
     parameters = {
         "runId": request.run_id,
         "reportTime": to_text(request.now),
@@ -430,9 +436,8 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
         "findings": len(data.findings),
-        "secrets": "redacted at ingestion, and in the copies in inputs/: keyed fingerprint "
-        "markers only",
-        "redaction": _redaction(),
+        "secrets": SECRETS_NOTE,
+        "redaction": redaction_record(),
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
     text = dumps_pretty(manifest)
@@ -443,7 +448,11 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     return manifest
 
 
-def _redaction() -> dict[str, JSON]:
+#: What manifest.json says of the secrets in the bundle.
+SECRETS_NOTE = "redacted at ingestion, and in the copies in inputs/: keyed fingerprint markers only"
+
+
+def redaction_record() -> dict[str, JSON]:
     """The release and rules every row of the bundle is redacted under: this one's, whether the
     store records it (its rows redacted again on the first writing opening after an upgrade
     that widened redaction) or not yet (each row redacted again as the export reads it,
@@ -740,10 +749,14 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
 _SCRATCH = "the scratch state file the bundle is evaluated in (in TMPDIR)"
 
 
-def evaluate_bundle(bundle: Path) -> ReportData:
+def evaluate_bundle(
+    bundle: Path, inspect: Callable[[Store, AuditOptions], None] | None = None
+) -> ReportData:
     """Evaluate a bundle from its own files alone: its revisions and reports in a scratch
     state file, its policy, waiver and model files, its run parameters. Nothing is recorded
-    anywhere else; the same bundle gives the same `ReportData`."""
+    anywhere else; the same bundle gives the same `ReportData`. `inspect(store, options)`,
+    when given, is called once evaluated, before the scratch state file is removed (`verify`
+    counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
     try:
         now = _time(params, "reportTime")
@@ -771,6 +784,8 @@ def evaluate_bundle(bundle: Path) -> ReportData:
         with Store.open(scratch / "state.db", create=True) as store:
             _load_store(bundle, store, now, params.get("analyticsAccess"))
             outcome = run_audit(store, loaded, options)
+            if inspect is not None:
+                inspect(store, options)
     except StoreError as exc:  # this process's own file: TMPDIR (full, no descriptor left)
         raise StoreWriteError(f"{_SCRATCH}: {exc}") from None
     finally:
@@ -783,11 +798,15 @@ __all__ = [
     "MANIFEST",
     "PARAMETERS",
     "REPORTS_DIR",
+    "SECRETS_NOTE",
     "SIGNATURE",
+    "TABLES",
     "BundleError",
     "ExportRequest",
     "bundle_files",
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
+    "redaction_record",
+    "write_tables",
 ]

@@ -2,20 +2,25 @@
 
 Takes a bundle folder written by `auditor export` (and, optionally, the Ed25519 public key it
 was signed with), gives a `Verification`: every file altered, missing or not in the manifest,
-a signature that does not match, and every report the re-run does not reproduce byte for byte —
-each named. The re-run uses the bundle's own files alone (`export.evaluate_bundle`).
+every fact of the manifest (findings, revisions, run id, release…) the bundle contradicts, a
+signature that does not match, and every report and CSV file the re-run does not reproduce
+byte for byte — each named. The re-run uses the bundle's own files alone
+(`export.evaluate_bundle`; the CSV files are written again with `export.write_tables`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import csv
 import hashlib
 import itertools
 import os
+import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,17 +32,24 @@ from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.errors import AuditorError, ReportError, StoreWriteError
 from auditor.report import OUTPUTS, ReportData, write_reports
+from auditor.store.database import Store
 from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
     MANIFEST,
     MANIFEST_MAX_BYTES,
+    PARAMETERS,
     REPORTS_DIR,
+    SECRETS_NOTE,
     SIGNATURE,
+    TABLES,
     bundle_files,
     evaluate_bundle,
     file_digest,
     load_public_key,
+    redaction_record,
+    write_tables,
 )
+from auditor.workflows.run import AuditOptions
 
 
 @dataclass
@@ -47,7 +59,7 @@ class Verification:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
-    reports_reproduced: list[str] = field(default_factory=list)
+    reproduced: list[str] = field(default_factory=list)  # CSV files and reports, byte for byte
     signed: bool = False
     # sha256 and size of every file hashed, by bundle path: the re-run compares against them
     # instead of reading each report again
@@ -192,6 +204,123 @@ def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verif
         out.signed = True
 
 
+#: The fields of manifest.json besides `files`: those checked against the bundle's small files
+#: (`_check_facts`, with or without the re-run) and those the re-run derives (`_Derived`).
+_FROM_FILES = ("tool", "toolVersion", "generated", "runId", "secrets", "redaction")
+_FROM_RERUN = ("revisions", "latestRevision", "reports", "integrityIssues", "findings")
+
+
+def _shown_value(value: Any) -> str:
+    return escape.shorten(escape.show_value(value), 80)
+
+
+def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note: str = "") -> None:
+    """A problem when the manifest's `name` (`stated`) is not `true`, which `where` says: the
+    same JSON (654 is not "654", nor 1 `true`)."""
+    if escape.show_value(stated) != escape.show_value(true):
+        out.problems.append(
+            f"manifest: {name} is {_shown_value(stated)}, but {where} {_shown_value(true)}{note}"
+        )
+
+
+def _small_json(path: Path) -> Any:
+    """A small JSON file of the bundle, or None when it cannot be read as one (the re-run, or
+    the file check, names why)."""
+    try:
+        return orjson.loads(read_input(path, max_bytes=MANIFEST_MAX_BYTES))
+    except (UnreadableFile, orjson.JSONDecodeError):
+        return None
+
+
+#: How findings.json begins (`"tool": {"name": …, "version": …}`, second of its fields): its
+#: release is read there, not from the whole file (860 MB for `--all-revisions` at 10,000).
+_TOOL_HEAD = re.compile(
+    rb'"tool": \{\s*"name": "(?:[^"\\]|\\.)*",\s*"version": ("(?:[^"\\]|\\.)*")'
+)
+
+
+def _written_version(bundle: Path) -> Any:
+    """The release findings.json says wrote it (`tool.version`), or None when it says none."""
+    path = bundle / REPORTS_DIR / "findings.json"
+    if path.is_symlink() or not path.is_file():
+        return None  # named as altered or missing
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None  # named unreadable
+    found = _TOOL_HEAD.search(head)
+    if found is None:
+        return None
+    try:
+        return orjson.loads(found.group(1))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
+    """The manifest's own statements that the bundle's small files decide: the release (as
+    findings.json gives it), run id and time (as run-parameters.json does), and, for a bundle
+    of this release, the fixed texts and redaction rules. A field no release writes is named:
+    nothing the manifest states goes unchecked."""
+    made_by = manifest.get("toolVersion")
+    note = _release_note(made_by)
+    for name in manifest:
+        if name != "files" and name not in _FROM_FILES + _FROM_RERUN:
+            out.problems.append(
+                f"manifest: {escape.shorten(name, 40)} is not a field auditor writes "
+                f"({_shown_value(manifest[name])} cannot be checked){note}"
+            )
+    if "tool" in manifest:
+        _fact(out, "tool", manifest["tool"], "auditor", "auditor's bundles say")
+    written = _written_version(bundle)
+    redaction = manifest.get("redaction")
+    if written is not None:
+        if "toolVersion" in manifest:
+            _fact(out, "toolVersion", made_by, written, "reports/findings.json's tool.version is")
+        if isinstance(redaction, dict) and "release" in redaction:
+            where = "reports/findings.json's tool.version is"
+            _fact(out, "redaction.release", redaction["release"], written, where)
+    if "redaction" in manifest and not isinstance(redaction, dict):
+        _fact(out, "redaction", redaction, redaction_record(), f"auditor {__version__} writes")
+    if made_by == __version__:  # this release's fixed texts and rules: another's are its own
+        if "secrets" in manifest:
+            where = f"auditor {__version__} writes"
+            _fact(out, "secrets", manifest["secrets"], SECRETS_NOTE, where)
+        if isinstance(redaction, dict):
+            record = redaction_record()
+            for key in sorted(set(redaction) | set(record)):
+                where = f"auditor {__version__} writes"
+                _fact(out, f"redaction.{key}", redaction.get(key), record.get(key), where)
+    params = _small_json(bundle / PARAMETERS)
+    if isinstance(params, dict):
+        for name, key in (("runId", "runId"), ("generated", "reportTime")):
+            if name in manifest and key in params:
+                where = f"{PARAMETERS}'s {key} is"
+                _fact(out, name, manifest[name], params[key], where)
+
+
+@dataclass
+class _Derived:
+    """What the re-run's scratch state file holds, to check the manifest's counts against."""
+
+    revisions: int = 0
+    latest: int | None = None
+    reports: int = 0
+    issues: int = 0
+
+    def check(self, manifest: dict[str, Any], findings: int, out: Verification, note: str) -> None:
+        for name, true, where, why in (
+            ("revisions", self.revisions, "revisions.jsonl holds", ""),
+            ("latestRevision", self.latest, "the latest revision in revisions.jsonl is", ""),
+            ("reports", self.reports, "reports.jsonl holds", ""),
+            ("integrityIssues", self.issues, "integrity.json lists", ""),
+            ("findings", findings, "the re-run of the bundle finds", note),
+        ):
+            if name in manifest:
+                _fact(out, name, manifest[name], true, where, why)
+
+
 def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
     """The first line at which the two files differ (a file that ends first differs at the
     line after its last), read a line at a time; None when they hold the same bytes. The
@@ -201,6 +330,67 @@ def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
             if x != y:
                 return number
     return None
+
+
+def _kept_rows(rows: Iterable[list[str]]) -> Iterator[list[str] | str]:
+    """The kept file's rows; where it stops being CSV, what is wrong, in place of a row."""
+    try:
+        yield from rows
+    except csv.Error as exc:
+        yield f"not CSV as export writes it ({exc})"
+
+
+def _cell_shown(row: list[str], index: int) -> str:
+    return _shown_value(row[index]) if index < len(row) else "nothing"
+
+
+def _first_row_difference(source: str) -> Callable[[Path, Path, int], str | None]:
+    """Where a CSV file of the bundle first differs from the one derived from `source` (the
+    JSON lines): its row (1 is the first after the header) and column, both values shown;
+    its first differing line when the rows are the same but not the bytes (LF line ends);
+    None when the files are the same."""
+
+    def first(fresh: Path, kept: Path, max_bytes: int) -> str | None:
+        limit = csv.field_size_limit()
+        csv.field_size_limit(max(limit, max_bytes))
+        try:
+            with (
+                fresh.open(encoding="utf-8", newline="") as mine,
+                input_lines(kept, max_bytes=max_bytes) as theirs,
+            ):
+                text = (line.decode("utf-8", "replace") for line in theirs)
+                pairs = itertools.zip_longest(csv.reader(mine), _kept_rows(csv.reader(text)))
+                header: list[str] = []
+                for number, (ours, kept_row) in enumerate(pairs):
+                    header = header or list(ours or [])
+                    if ours == kept_row:
+                        continue
+                    row = "the header row" if number == 0 else f"row {number:,}"
+                    if ours and number:
+                        row += f", {header[0]} {escape.shorten(ours[0], 40)}"
+                    if isinstance(kept_row, str):
+                        return f"{row}: {kept_row}"
+                    if kept_row is None:
+                        return f"{row} is missing"
+                    if ours is None:
+                        return f"{row} is not in {source}: {_shown_value(kept_row)}"
+                    index = next(
+                        i for i in range(max(len(ours), len(kept_row)))
+                        if i >= len(ours) or i >= len(kept_row) or ours[i] != kept_row[i]
+                    )  # fmt: skip
+                    column = header[index] if index < len(header) else f"column {index + 1}"
+                    return (
+                        f"{row}, {column}: {_cell_shown(kept_row, index)}, where {source} "
+                        f"gives {_cell_shown(ours, index)}"
+                    )
+        finally:
+            csv.field_size_limit(limit)
+        line = _first_difference(fresh, kept, max_bytes)  # the rows alike, not the bytes
+        if line is None:
+            return None
+        return f"the same rows, written otherwise (line ends or quoting), first at line {line}"
+
+    return first
 
 
 def _release_note(made_by: Any) -> str:
@@ -215,27 +405,49 @@ def _release_note(made_by: Any) -> str:
     )
 
 
-def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
-    note = _release_note(made_by)
-    try:
-        data = evaluate_bundle(bundle)
-    except StoreWriteError as exc:  # the scratch state file's disk, not the bundle, is to blame
-        raise AuditorError(f"re-run: {exc}{_ROOM}") from None
-    except AuditorError as exc:
-        out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
-        return
-    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
-        # a value of a tampered bundle that no check of its reading caught: still one problem
-        # among the others (the hashes, the signature), never the command's only line
-        out.problems.append(
-            f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
-        )
-        return
+def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
+    note = _release_note(manifest.get("toolVersion"))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
     except OSError as exc:
         raise AuditorError(f"cannot make a scratch folder: {exc.strerror or exc}{_ROOM}") from None
+    derived = _Derived()
+
+    def inspect(store: Store, options: AuditOptions) -> None:
+        """Count the bundle's rows and write its CSV files again, as `export` writes them."""
+        latest = store.latest_revision()
+        derived.revisions, derived.reports = store.count_revisions(), store.count_reports()
+        derived.latest = latest.revision if latest else None
+        derived.issues = len(store.integrity_issues())
+        try:
+            write_tables(scratch, store, options.list_table)
+        except AuditorError as exc:  # TMPDIR full: not the bundle's problem
+            raise StoreWriteError(str(exc)) from None
+
     try:
+        try:
+            data = evaluate_bundle(bundle, inspect)
+        except StoreWriteError as exc:  # the scratch folder's disk, not the bundle, is to blame
+            raise AuditorError(f"re-run: {exc}{_ROOM}") from None
+        except AuditorError as exc:
+            out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
+            return
+        except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
+            # a value of a tampered bundle that no check of its reading caught: still one
+            # problem among the others (the hashes, the signature), never the command's only line
+            out.problems.append(
+                f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
+            )
+            return
+        derived.check(manifest, len(data.findings), out, note)
+        for name in TABLES:
+            source = "reports.jsonl" if name == "reports.csv" else "revisions.jsonl"
+            what = f"re-run: {name} differs from what {source} gives"
+            if _matches(
+                bundle, name, scratch / name, out, what, _first_row_difference(source), note
+            ):
+                out.reproduced.append(name)
+            (scratch / name).unlink(missing_ok=True)
         for output in BUNDLE_OUTPUTS:
             _compare(bundle, output, data, scratch, out, note)
     except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
@@ -246,9 +458,10 @@ def _rerun(bundle: Path, out: Verification, made_by: Any = __version__) -> None:
 
 _ROOM = (
     " (the re-run loads the bundle into a scratch state file in TMPDIR, removed once it is "
-    "evaluated, then writes each report there, one at a time, to compare it: set TMPDIR to a "
-    "folder with room for the larger of the two, about 1.5 times the bundle's revisions.jsonl "
-    "and reports.jsonl plus 10 MB or its largest report, or check the hashes and the "
+    "evaluated (its CSV files written beside it), then writes each report there, one at a "
+    "time, to compare it: set TMPDIR to a folder with room for the larger of the two, about "
+    "1.5 times the bundle's revisions.jsonl and reports.jsonl plus 10 MB and its CSV files, "
+    "or its largest report, or check the hashes and the "
     "signature alone "
     "with --no-rerun)"
 )
@@ -258,43 +471,68 @@ def _compare(
     bundle: Path, output: str, data: ReportData, scratch: Path, out: Verification, note: str
 ) -> None:
     """Write report `output` again into `scratch` with the writers `export` used (a stream:
-    memory does not grow with the report), and compare it with the bundle's by sha256, then,
-    when they differ, line by line; the file written is removed again."""
+    memory does not grow with the report), and compare it with the bundle's (`_matches`);
+    the file written is removed again."""
     name = OUTPUTS[output]
-    path = bundle / REPORTS_DIR / name
-    if path.is_symlink() or not path.is_file():
-        return  # already named as missing or altered
-    # hashed by the file check, or now when the manifest does not list it (named as extra)
     shown = f"{REPORTS_DIR}/{name}"
-    found = _digest(path, shown, out)
-    if found is None:
-        return
-    kept_digest, kept_size = found
+    kept = bundle / shown
+    if kept.is_symlink() or not kept.is_file():
+        return  # already named as missing or altered
     fresh = write_reports(data, scratch, (output,))[name]
     try:
-        with fresh.open("rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        if digest == kept_digest:
-            out.reports_reproduced.append(shown)
-            return
-        size = fresh.stat().st_size
-        where = f"re-run: {shown} differs from the re-run's"
-        if kept_size > 2 * size + (1 << 20):
-            out.problems.append(
-                f"{where} (it is {kept_size:,} bytes, the re-run's {size:,} bytes){note}"
-            )
-            return
-        try:
-            line = _first_difference(fresh, path, 2 * size + (1 << 20))
-        except UnreadableFile as exc:
-            out.problems.append(f"{where} ({exc.reason})")
-            return
-        if line is None:  # changed on disk between the hash check and now
-            out.problems.append(f"{where}: the file changed while it was being verified")
-        else:
-            out.problems.append(f"{where} (first at line {line}){note}")
+        what = f"re-run: {shown} differs from the re-run's"
+        if _matches(bundle, shown, fresh, out, what, _first_line, note):
+            out.reproduced.append(shown)
     finally:
         fresh.unlink(missing_ok=True)
+
+
+def _first_line(fresh: Path, kept: Path, max_bytes: int) -> str | None:
+    line = _first_difference(fresh, kept, max_bytes)
+    return None if line is None else f"first at line {line}"
+
+
+def _matches(
+    bundle: Path,
+    shown: str,
+    fresh: Path,
+    out: Verification,
+    what: str,
+    first: Callable[[Path, Path, int], str | None],
+    note: str,
+) -> bool:
+    """Whether the bundle's file `shown` holds the bytes of `fresh`, which the re-run wrote:
+    compared by sha256, then, when they differ, by `first`, which says where (the problem,
+    `what` and where, is named). A file far larger than the re-run's is named with both sizes,
+    not read."""
+    path = bundle / shown
+    if path.is_symlink() or not path.is_file():
+        return False  # already named as missing or altered
+    # hashed by the file check, or now when the manifest does not list it (named as extra)
+    found = _digest(path, shown, out)
+    if found is None:
+        return False
+    kept_digest, kept_size = found
+    with fresh.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    if digest == kept_digest:
+        return True
+    size = fresh.stat().st_size
+    if kept_size > 2 * size + (1 << 20):
+        out.problems.append(
+            f"{what} (it is {kept_size:,} bytes, the re-run's {size:,} bytes){note}"
+        )
+        return False
+    try:
+        where = first(fresh, path, 2 * size + (1 << 20))
+    except UnreadableFile as exc:
+        out.problems.append(f"{what} ({exc.reason})")
+        return False
+    if where is None:  # changed on disk between the hash check and now
+        out.problems.append(f"{what}: the file changed while it was being verified")
+    else:
+        out.problems.append(f"{what} ({where}){note}")
+    return False
 
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
@@ -302,7 +540,8 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
+    _check_facts(bundle, manifest, out)
     _check_signature(bundle, raw, key, out)
     if rerun:
-        _rerun(bundle, out, manifest.get("toolVersion"))
+        _rerun(bundle, out, manifest)
     return out

@@ -267,6 +267,9 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "mode": d.mode,
             "api_address": d.api_address,
             "fail_on": d.fail_on,
+            # the view: every stored revision's settings judged (`--all-revisions`), or only
+            # those in force (report.md and report.html name it in their scope too)
+            "all_revisions": bool(d.scope and d.scope.all_revisions),
             # optional: an `--at` run's time (report.md and report.html say "as of" too)
             **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
             # optional: the release that made the run compared with, when it is another one

@@ -88,11 +88,33 @@ def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
 
 
 def what_was_audited(data: ReportData) -> str:
-    """What a run evaluated, for the reports' subtitle: the settings, and the repositories'
-    readiness unless `--no-readiness` left it out."""
+    """What a run evaluated, for the reports' subtitle: the settings (those of every stored
+    revision with `--all-revisions`), and the repositories' readiness unless `--no-readiness`
+    left it out."""
+    every = data.review is None and data.scope is not None and data.scope.all_revisions
+    settings = (
+        "Enterprise control settings of every stored revision (--all-revisions)"
+        if every
+        else "Enterprise control settings"
+    )
     if any(target == "readiness" for target, _, _ in rules_left_out(data)):
-        return "Enterprise control settings (repository readiness not read)"
-    return "Enterprise control settings and repository readiness"
+        return f"{settings} (repository readiness not read)"
+    return f"{settings} and repository readiness"
+
+
+def settings_judged(data: ReportData) -> str:
+    """Which settings the settings rules judged, for the scope of report.md and report.html:
+    those in force, or (`--all-revisions`) every stored revision's, each its own result
+    (plain text, `code` spans marked with backticks)."""
+    if data.scope is not None and data.scope.all_revisions:
+        return (
+            "every stored revision (`--all-revisions`): each settings rule has a result per "
+            "revision (`settings@N`), not only for the settings in force"
+        )
+    rev = data.inputs.settings_revision
+    return "the settings in force" + (f" (rev {rev})" if rev is not None else "") + (
+        ": one result per settings rule; the change rules judged every change step"
+    )
 
 
 def rules_by_target(data: ReportData) -> tuple[tuple[str, int], ...]:
@@ -116,6 +138,7 @@ class AuditScope:
     period_start: datetime | None = None  # the first stored revision's time
     period_end: datetime | None = None  # the evaluated (newest or `--at`) revision's time
     as_of: datetime | None = None  # `--at`, when given
+    all_revisions: bool = False  # `--all-revisions`: every stored revision's settings judged
     rules_by_target: tuple[tuple[str, int], ...] = ()  # (target, rule count), sorted
     # rules of the policy not evaluated this run: (target, rule count, why), e.g. the usage
     # rules with `--no-usage`

@@ -311,6 +311,8 @@ def oscal_document(
     if scope:
         if scope.as_of:
             result_props.append(_prop("as-of", _time(scope.as_of)))
+        # the view: every stored revision's settings judged, or only those in force
+        result_props.append(_prop("all-revisions", "true" if scope.all_revisions else "false"))
         result_props += [
             _prop("population-revisions", str(scope.revisions)),
             _prop("population-change-steps", str(scope.change_steps)),

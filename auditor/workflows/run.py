@@ -344,6 +344,7 @@ def _run_audit(
         rows, level = readiness_rows(readiness), org_level(readiness)
         usage = usage_view(inputs.usage)
         covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
+        covered = replace(covered, all_revisions=options.all_revisions)
         del inputs, readiness
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed

@@ -37,8 +37,10 @@ from auditor.report.model import (
     ReportData,
     ReviewInfo,
     WaiverSummary,
+    left_out_rule_ids,
     new_count,
     new_waived_count,
+    rules_left_out,
     severity_counts,
     status_counts,
     upgrade_note,
@@ -277,6 +279,18 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),
+        # the policies' rules not evaluated on purpose (`--no-usage`, `--no-readiness`; a
+        # review's other targets): neither failed nor passed, and `complete` stays true
+        "rules_left_out": [
+            {
+                "target": target,
+                "count": n,
+                "reason": why,
+                "rule_ids": None if ids is None else list(ids),
+            }
+            for target, n, why in rules_left_out(d)
+            for ids in (left_out_rule_ids(d, target),)
+        ],
         "policy_files": [
             {"path": p.path, "sha256": p.sha256, "rule_ids": list(p.rule_ids)}
             for p in d.policy_files

@@ -87,6 +87,21 @@ def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
     return data.scope.rules_left_out if data.scope else ()
 
 
+def left_out_rule_ids(data: ReportData, target: str) -> tuple[str, ...] | None:
+    """The ids of the rules of `target` this run left out (None: not known, a review)."""
+    if data.review is not None and data.review.rules_by_target:
+        return None
+    if data.scope is None:
+        return None
+    return tuple(rule for t, rule in data.scope.rule_ids_left_out if t == target) or None
+
+
+def left_out_text(target: str, count: int, why: str) -> str:
+    """`12 usage rule(s) not evaluated: `--no-usage` was given: …`: one target's rules left
+    out, as SARIF's notification and JUnit's completeness case say it."""
+    return f"{count} {target} rule(s) not evaluated: {why}"
+
+
 def what_was_audited(data: ReportData) -> str:
     """What a run evaluated, for the reports' subtitle: the settings (those of every stored
     revision with `--all-revisions`), and the repositories' readiness unless `--no-readiness`
@@ -143,6 +158,8 @@ class AuditScope:
     # rules of the policy not evaluated this run: (target, rule count, why), e.g. the usage
     # rules with `--no-usage`
     rules_left_out: tuple[tuple[str, int, str], ...] = ()
+    #: the ids of those rules: (target, rule id), sorted
+    rule_ids_left_out: tuple[tuple[str, str], ...] = ()
     revisions: int = 0  # settings revisions evaluated (the history up to the settings)
     change_steps: int = 0  # consecutive revision pairs the change rules looked at
     repositories: int = 0  # repositories with a readiness report in the period

@@ -300,6 +300,7 @@ def _run_audit(
     from auditor.report.usage import usage_view
 
     left_out: tuple[tuple[str, int, str], ...] = ()
+    left_out_ids: list[tuple[str, str]] = []
     for skip, select, reason in (
         (options.usage_days is None, without_usage, NO_USAGE_REASON),
         (not options.readiness, without_readiness, NO_READINESS_REASON),
@@ -311,6 +312,7 @@ def _run_audit(
             for target in sorted({r.target for r in dropped}):
                 n = sum(r.target == target for r in dropped)
                 left_out = (*left_out, (target, n, reason))
+            left_out_ids += ((r.target, r.id) for r in dropped)
             loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
     # the waivers of rules left out (`--no-usage`, a policy not given) are not stale
@@ -344,7 +346,9 @@ def _run_audit(
         rows, level = readiness_rows(readiness), org_level(readiness)
         usage = usage_view(inputs.usage)
         covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
-        covered = replace(covered, all_revisions=options.all_revisions)
+        covered = replace(
+            covered, all_revisions=options.all_revisions, rule_ids_left_out=tuple(sorted(left_out_ids))
+        )
         del inputs, readiness
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed

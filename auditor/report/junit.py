@@ -15,7 +15,13 @@ from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, Subject
 from auditor.report import display
-from auditor.report.model import PerAttribution, ReportData, left_out_text, rules_left_out
+from auditor.report.model import (
+    PerAttribution,
+    ReportData,
+    data_quality_lines,
+    left_out_text,
+    rules_left_out,
+)
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR = str.maketrans(
@@ -277,8 +283,9 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
         ' skipped="0" time="0">\n'
     )
     # what the run did not judge, or judged on doubtful data, though it neither fails nor
-    # errs: the rules left out on purpose (`--no-usage`, `--no-readiness`), as properties
-    # (OSCAL's names) and in the case's output, where a CI test tab shows it
+    # errs: the rules left out on purpose (`--no-usage`, `--no-readiness`) and the
+    # data-quality warnings, as properties (OSCAL's names) and in the case's output, where a
+    # CI test tab shows it
     notes = _completeness_notes(d)
     if notes:
         yield "    <properties>\n"
@@ -302,10 +309,17 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
 
 
 def _completeness_notes(d: ReportData) -> list[tuple[str, str, str]]:
-    """(property name, value, line of output) for each target's rules left out."""
+    """(property name, value, line of output) for each target's rules left out and each
+    data-quality warning (every one)."""
     return [
-        (f"rules-left-out-{target}", f"{n}: {why}", left_out_text(target, n, why))
-        for target, n, why in rules_left_out(d)
+        *(
+            (f"rules-left-out-{target}", f"{n}: {why}", left_out_text(target, n, why))
+            for target, n, why in rules_left_out(d)
+        ),
+        *(
+            ("data-quality-warning", line, f"data quality: {line}")
+            for line in data_quality_lines(d, None)
+        ),
     ]
 
 

@@ -102,6 +102,22 @@ def left_out_text(target: str, count: int, why: str) -> str:
     return f"{count} {target} rule(s) not evaluated: {why}"
 
 
+#: The most data-quality warnings OSCAL's props and SARIF's notifications list one by one
+#: (findings.json, report.html and junit.xml list them all).
+DATA_QUALITY_LISTED = 50
+
+
+def data_quality_lines(data: ReportData, limit: int | None = DATA_QUALITY_LISTED) -> list[str]:
+    """Each data-quality warning in one line (`describe`), the first `limit` of them and a
+    last line counting the rest (`limit` None: all)."""
+    warnings = data.data_quality
+    shown = warnings if limit is None else warnings[:limit]
+    lines = [w.describe() for w in shown]
+    if len(warnings) > len(shown):
+        lines.append(f"{len(warnings) - len(shown)} more data-quality warning(s) in findings.json")
+    return lines
+
+
 def what_was_audited(data: ReportData) -> str:
     """What a run evaluated, for the reports' subtitle: the settings (those of every stored
     revision with `--all-revisions`), and the repositories' readiness unless `--no-readiness`

@@ -151,15 +151,23 @@ def without_readiness(policy: PolicySet) -> PolicySet:
     )
 
 
+#: How the reports name a shipped pack that lies outside the working folder: `(shipped)
+#: policies/baseline.yaml`, never `policies/baseline.yaml`, which names the working folder's
+#: own file of that path (a copy of the packs kept in the repository, edited or not).
+SHIPPED_PREFIX = "(shipped) policies/"
+
+
 def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
-    """A policy path as reports show it: relative to the working folder, or `policies/…` for
-    the shipped packs, so reports do not depend on where the tool or the checkout lives; a
-    name in it that looks like a secret as `<not shown: looks like a secret>`, one of
-    `tokens` (the command's own) as `[token]`."""
+    """A policy path as reports show it: relative to the working folder, or `(shipped)
+    policies/…` for the shipped packs (`SHIPPED_PREFIX`), so reports do not depend on where
+    the tool or the checkout lives; a name in it that looks like a secret as `<not shown:
+    looks like a secret>`, one of `tokens` (the command's own) as `[token]`. The names are
+    shown only: the comparison with the previous run rests on the rule ids and the view
+    (`run_scope`), never on a file's name."""
     from auditor.redact.shown import printed_path
 
     resolved = Path(path).resolve()
-    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
+    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), SHIPPED_PREFIX)):
         if resolved.is_relative_to(base):
             return printed_path(prefix + resolved.relative_to(base).as_posix(), tokens)
     return printed_path(resolved.as_posix(), tokens)

@@ -92,7 +92,9 @@ def test_rules_left_out_are_named_in_json_sarif_and_junit(
 ) -> None:
     out = tmp_path / "r"
     env = emulator_env(emu, state)
-    code, _, err = run_cli(["run", "--offline", flag, "--out", str(out), *ALL], env=env, cwd=tmp_path)
+    code, _, err = run_cli(
+        ["run", "--offline", flag, "--out", str(out), *ALL], env=env, cwd=tmp_path
+    )
     assert code in (0, 1), err
     data = json.loads((out / "findings.json").read_text())
     assert data["complete"] is True  # left out on purpose: the run is still complete
@@ -299,6 +301,8 @@ def test_data_quality_in_sarif_and_junit_is_schema_valid(complete: bool) -> None
     suite = root[0]
     assert suite.get("name") == "auditor: completeness"
     assert suite.get("errors") == ("0" if complete else "1")  # a warning fails nothing
-    values = [p.get("value") for p in suite.iter("property") if p.get("name") == "data-quality-warning"]
+    values = [
+        p.get("value") for p in suite.iter("property") if p.get("name") == "data-quality-warning"
+    ]
     assert len(values) == 2
     assert all("<b>&</b>" in v for v in values)  # escaped in the file, read back as written

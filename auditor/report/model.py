@@ -143,8 +143,10 @@ def settings_judged(data: ReportData) -> str:
             "revision (`settings@N`), not only for the settings in force"
         )
     rev = data.inputs.settings_revision
-    return "the settings in force" + (f" (rev {rev})" if rev is not None else "") + (
-        ": one result per settings rule; the change rules judged every change step"
+    which = f" (rev {rev})" if rev is not None else ""
+    return (
+        f"the settings in force{which}: one result per settings rule; the change rules "
+        "judged every change step"
     )
 
 

@@ -355,7 +355,9 @@ def _run_audit(
         usage = usage_view(inputs.usage)
         covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
         covered = replace(
-            covered, all_revisions=options.all_revisions, rule_ids_left_out=tuple(sorted(left_out_ids))
+            covered,
+            all_revisions=options.all_revisions,
+            rule_ids_left_out=tuple(sorted(left_out_ids)),
         )
         del inputs, readiness
         known.prior = {}

@@ -382,6 +382,7 @@ def build_report_data(taint: str = "", *, review: bool = False) -> ReportData:
             period_end=_at("2026-10-30T16:40:00"),
             rules_by_target=_targets(findings),
             rules_left_out=(("usage", 3, b.s("`--no-usage` was given: usage not read")),),
+            rule_ids_left_out=(("usage", "USE-001"), ("usage", "USE-002"), ("usage", "USE-003")),
             revisions=2,
             change_steps=1,
             repositories=4,

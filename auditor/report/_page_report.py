@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "e99ea45442c3f9c2e4e9f55b7d375a3f2e107bcd6b46d36bafdcf0ba96728e75"
+KEY = "46e038843a0e55673b89631c6ade54e2843aeb61777b4c974c76ebe43a853f1c"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -29,6 +29,7 @@ def root(context, missing=missing, environment=environment):
     l_0_drill = resolve('drill')
     l_0_groups = resolve('groups')
     l_0_passing = resolve('passing')
+    l_0_settings_judged = resolve('settings_judged')
     l_0_by_target = resolve('by_target')
     l_0_rule_total = resolve('rule_total')
     l_0_severity_counts = resolve('severity_counts')
@@ -235,8 +236,16 @@ def root(context, missing=missing, environment=environment):
     yield '</code></dd>\n'
     if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_11(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
         pass
-        yield '<dt>Settings</dt><dd>revision '
-        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
+        yield '<dt>Settings</dt><dd>'
+        if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope') and environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope'), 'all_revisions')):
+            pass
+            yield 'every revision up to '
+            yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
+            yield ' (<code>--all-revisions</code>)'
+        else:
+            pass
+            yield 'revision '
+            yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
         yield '</dd>'
     yield '<dt>Fail on</dt><dd>'
     if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'fail_on') == 'none'):
@@ -402,6 +411,11 @@ def root(context, missing=missing, environment=environment):
         yield '<dt>As of</dt><dd>'
         yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
         yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
+    if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
+        pass
+        yield '<dt>Settings judged</dt><dd>'
+        yield escape(environment.finalize(t_6((undefined(name='settings_judged') if l_0_settings_judged is missing else l_0_settings_judged))))
+        yield '</dd>\n'
     yield '<dt>Rules evaluated</dt><dd>'
     if (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target):
         pass
@@ -1050,4 +1064,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=120&3=140&4=145&5=150&8=167&9=176&10=181&14=185&24=197&27=199&28=201&29=203&34=205&35=212&38=221&39=228&40=230&41=232&42=234&43=236&44=242&48=250&49=253&51=283&53=285&57=293&58=296&60=298&70=307&72=311&73=313&75=316&79=334&81=339&84=353&87=357&94=359&96=363&97=370&98=372&100=380&101=398&102=400&104=406&105=426&112=444&117=456&121=459&122=461&123=463&124=465&134=473&136=484&137=487&138=495&140=500&141=508&145=511&146=519&148=527&151=530&155=547&156=551&158=566&161=572&163=575&165=589&167=592&169=606&171=609&176=624&180=627&181=632&191=663&192=668&193=671&194=673&195=681&199=693&207=705&208=708&209=716&211=735&213=747&214=749&216=751&218=759&222=761&224=774&234=786&235=790&236=797&237=800&238=802&239=809&240=820&241=826&242=842&246=848&250=851&251=854&252=856&256=862&258=877&263=884&266=894&267=899&271=902&278=908&279=910&280=912&281=914&282=916&286=921&290=933&291=937&292=944&293=947&294=949&295=969&296=980&300=991&310=995&314=1007&315=1009&319=1012&325=1027&326=1029&330=1032&337=1045'
+debug_info = '2=121&3=141&4=146&5=151&8=168&9=177&10=182&14=186&24=198&27=200&28=202&29=204&34=206&35=213&38=222&39=229&40=231&41=233&42=235&43=237&44=251&48=259&49=262&51=292&53=294&57=302&58=305&60=307&70=316&72=320&73=322&75=325&79=343&81=348&84=362&87=366&94=368&96=372&97=379&98=381&100=389&101=407&102=409&104=414&106=420&107=440&114=458&119=470&123=473&124=475&125=477&126=479&136=487&138=498&139=501&140=509&142=514&143=522&147=525&148=533&150=541&153=544&157=561&158=565&160=580&163=586&165=589&167=603&169=606&171=620&173=623&178=638&182=641&183=646&193=677&194=682&195=685&196=687&197=695&201=707&209=719&210=722&211=730&213=749&215=761&216=763&218=765&220=773&224=775&226=788&236=800&237=804&238=811&239=814&240=816&241=823&242=834&243=840&244=856&248=862&252=865&253=868&254=870&258=876&260=891&265=898&268=908&269=913&273=916&280=922&281=924&282=926&283=928&284=930&288=935&292=947&293=951&294=958&295=961&296=963&297=983&298=994&302=1005&312=1009&316=1021&317=1023&321=1026&327=1041&328=1043&332=1046&339=1059'

@@ -37,8 +37,10 @@ from auditor.report.model import (
     ReportData,
     ReviewInfo,
     WaiverSummary,
+    left_out_rule_ids,
     new_count,
     new_waived_count,
+    rules_left_out,
     severity_counts,
     status_counts,
     upgrade_note,
@@ -267,6 +269,9 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "mode": d.mode,
             "api_address": d.api_address,
             "fail_on": d.fail_on,
+            # the view: every stored revision's settings judged (`--all-revisions`), or only
+            # those in force (report.md and report.html name it in their scope too)
+            "all_revisions": bool(d.scope and d.scope.all_revisions),
             # optional: an `--at` run's time (report.md and report.html say "as of" too)
             **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
             # optional: the release that made the run compared with, when it is another one
@@ -274,6 +279,18 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),
+        # the policies' rules not evaluated on purpose (`--no-usage`, `--no-readiness`; a
+        # review's other targets): neither failed nor passed, and `complete` stays true
+        "rules_left_out": [
+            {
+                "target": target,
+                "count": n,
+                "reason": why,
+                "rule_ids": None if ids is None else list(ids),
+            }
+            for target, n, why in rules_left_out(d)
+            for ids in (left_out_rule_ids(d, target),)
+        ],
         "policy_files": [
             {"path": p.path, "sha256": p.sha256, "rule_ids": list(p.rule_ids)}
             for p in d.policy_files

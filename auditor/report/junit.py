@@ -15,7 +15,13 @@ from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, Subject
 from auditor.report import display
-from auditor.report.model import PerAttribution, ReportData
+from auditor.report.model import (
+    PerAttribution,
+    ReportData,
+    data_quality_lines,
+    left_out_text,
+    rules_left_out,
+)
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR = str.maketrans(
@@ -276,15 +282,45 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
         f'  <testsuite name="auditor: completeness" tests="1" failures="0" errors="{errors}"'
         ' skipped="0" time="0">\n'
     )
+    # what the run did not judge, or judged on doubtful data, though it neither fails nor
+    # errs: the rules left out on purpose (`--no-usage`, `--no-readiness`) and the
+    # data-quality warnings, as properties (OSCAL's names) and in the case's output, where a
+    # CI test tab shows it
+    notes = _completeness_notes(d)
+    if notes:
+        yield "    <properties>\n"
+        for name, value, _ in notes:
+            yield f"      <property{_attrs(name=name, value=value)} />\n"
+        yield "    </properties>\n"
     case = '    <testcase name="every input evaluated" classname="auditor" time="0"'
+    out = (
+        f"      <system-out>{_text(chr(10).join(line for _, _, line in notes))}</system-out>\n"
+        if notes
+        else ""
+    )
     if d.complete:
-        yield f"{case} />\n"
+        yield f"{case}>\n{out}    </testcase>\n" if out else f"{case} />\n"
     else:
         msg = f"{len(d.not_evaluated)} item(s) not evaluated"
         body = _text("\n".join(d.not_evaluated))
         yield f'{case}>\n      <error type="incomplete"{_attrs(message=msg)}>{body}</error>\n'
-        yield "    </testcase>\n"
+        yield f"{out}    </testcase>\n"
     yield "  </testsuite>\n"
+
+
+def _completeness_notes(d: ReportData) -> list[tuple[str, str, str]]:
+    """(property name, value, line of output) for each target's rules left out and each
+    data-quality warning (every one)."""
+    return [
+        *(
+            (f"rules-left-out-{target}", f"{n}: {why}", left_out_text(target, n, why))
+            for target, n, why in rules_left_out(d)
+        ),
+        *(
+            ("data-quality-warning", line, f"data quality: {line}")
+            for line in data_quality_lines(d, None)
+        ),
+    ]
 
 
 def render_junit(data: ReportData) -> str:

@@ -20,6 +20,7 @@ from auditor.report.model import (
     new_severity_counts,
     new_text,
     report_order,
+    settings_judged,
     severity_counts,
     status_counts,
     upgrade_note,
@@ -168,6 +169,8 @@ def _scope(d: ReportData) -> Iterator[str]:
         )
     if sc and sc.as_of:
         yield f"- **As of:** {sc.as_of:%Y-%m-%d %H:%M UTC} (<code>--at</code>)\n"
+    if sc and not d.review:
+        yield f"- **Settings judged:** {md_prose(settings_judged(d))}\n"
     packs = ", ".join(
         f"{md_inline(p.path, 200)} ({len(p.rule_ids)} rules, sha256 <code>{p.sha256}</code>)"
         for p in d.policy_files[:SCOPE_PACKS]

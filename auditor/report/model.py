@@ -87,12 +87,67 @@ def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
     return data.scope.rules_left_out if data.scope else ()
 
 
+def left_out_rule_ids(data: ReportData, target: str) -> tuple[str, ...] | None:
+    """The ids of the rules of `target` this run left out (None: not known, a review)."""
+    if data.review is not None and data.review.rules_by_target:
+        return None
+    if data.scope is None:
+        return None
+    return tuple(rule for t, rule in data.scope.rule_ids_left_out if t == target) or None
+
+
+def left_out_text(target: str, count: int, why: str) -> str:
+    """`12 usage rule(s) not evaluated: `--no-usage` was given: …`: one target's rules left
+    out, as SARIF's notification and JUnit's completeness case say it."""
+    return f"{count} {target} rule(s) not evaluated: {why}"
+
+
+#: The most data-quality warnings OSCAL's props and SARIF's notifications list one by one
+#: (findings.json, report.html and junit.xml list them all).
+DATA_QUALITY_LISTED = 50
+
+
+def data_quality_lines(data: ReportData, limit: int | None = DATA_QUALITY_LISTED) -> list[str]:
+    """Each data-quality warning in one line (`describe`), the first `limit` of them and a
+    last line counting the rest (`limit` None: all)."""
+    warnings = data.data_quality
+    shown = warnings if limit is None else warnings[:limit]
+    lines = [w.describe() for w in shown]
+    if len(warnings) > len(shown):
+        lines.append(f"{len(warnings) - len(shown)} more data-quality warning(s) in findings.json")
+    return lines
+
+
 def what_was_audited(data: ReportData) -> str:
-    """What a run evaluated, for the reports' subtitle: the settings, and the repositories'
-    readiness unless `--no-readiness` left it out."""
+    """What a run evaluated, for the reports' subtitle: the settings (those of every stored
+    revision with `--all-revisions`), and the repositories' readiness unless `--no-readiness`
+    left it out."""
+    every = data.review is None and data.scope is not None and data.scope.all_revisions
+    settings = (
+        "Enterprise control settings of every stored revision (--all-revisions)"
+        if every
+        else "Enterprise control settings"
+    )
     if any(target == "readiness" for target, _, _ in rules_left_out(data)):
-        return "Enterprise control settings (repository readiness not read)"
-    return "Enterprise control settings and repository readiness"
+        return f"{settings} (repository readiness not read)"
+    return f"{settings} and repository readiness"
+
+
+def settings_judged(data: ReportData) -> str:
+    """Which settings the settings rules judged, for the scope of report.md and report.html:
+    those in force, or (`--all-revisions`) every stored revision's, each its own result
+    (plain text, `code` spans marked with backticks)."""
+    if data.scope is not None and data.scope.all_revisions:
+        return (
+            "every stored revision (`--all-revisions`): each settings rule has a result per "
+            "revision (`settings@N`), not only for the settings in force"
+        )
+    rev = data.inputs.settings_revision
+    which = f" (rev {rev})" if rev is not None else ""
+    return (
+        f"the settings in force{which}: one result per settings rule; the change rules "
+        "judged every change step"
+    )
 
 
 def rules_by_target(data: ReportData) -> tuple[tuple[str, int], ...]:
@@ -116,10 +171,13 @@ class AuditScope:
     period_start: datetime | None = None  # the first stored revision's time
     period_end: datetime | None = None  # the evaluated (newest or `--at`) revision's time
     as_of: datetime | None = None  # `--at`, when given
+    all_revisions: bool = False  # `--all-revisions`: every stored revision's settings judged
     rules_by_target: tuple[tuple[str, int], ...] = ()  # (target, rule count), sorted
     # rules of the policy not evaluated this run: (target, rule count, why), e.g. the usage
     # rules with `--no-usage`
     rules_left_out: tuple[tuple[str, int, str], ...] = ()
+    #: the ids of those rules: (target, rule id), sorted
+    rule_ids_left_out: tuple[tuple[str, str], ...] = ()
     revisions: int = 0  # settings revisions evaluated (the history up to the settings)
     change_steps: int = 0  # consecutive revision pairs the change rules looked at
     repositories: int = 0  # repositories with a readiness report in the period

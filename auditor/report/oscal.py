@@ -39,6 +39,7 @@ from auditor.report.model import (
     ControlRow,
     ReportData,
     control_rows,
+    data_quality_lines,
     framework_of,
     rules_evaluated,
     rules_left_out,
@@ -311,6 +312,8 @@ def oscal_document(
     if scope:
         if scope.as_of:
             result_props.append(_prop("as-of", _time(scope.as_of)))
+        # the view: every stored revision's settings judged, or only those in force
+        result_props.append(_prop("all-revisions", "true" if scope.all_revisions else "false"))
         result_props += [
             _prop("population-revisions", str(scope.revisions)),
             _prop("population-change-steps", str(scope.change_steps)),
@@ -335,14 +338,30 @@ def oscal_document(
         ]
     elif data.inputs.settings_revision is not None:
         result_props.append(_prop("settings-revision", str(data.inputs.settings_revision)))
-    if data.complete:
+    quality = data_quality_lines(data)
+    if quality:  # what the data lacked, though every rule could be evaluated on it
+        result_props.append(_prop("data-quality-warnings", str(len(data.data_quality))))
+        result_props += [_prop("data-quality-warning", line) for line in quality]
+    doubt = (
+        f"the inputs carry {len(data.data_quality)} data-quality warning(s) (listed in the "
+        "remarks and the data-quality-warning props): results may rest on stale or partial data."
+        if quality
+        else ""
+    )
+    if data.complete and doubt:  # not "every rule was evaluated": on what data, it says
+        rules = f"{evaluated} rule(s)" if evaluated is not None else "the policies' rules"
+        skipped = f" ({_left_out_text(left_out)})" if left_out else ""
+        done = f"{rules} evaluated{skipped}, but {doubt}"
+    elif data.complete:
         done = (
             f"every rule evaluated ({evaluated}) was evaluated; {_left_out_text(left_out)}."
             if left_out
             else "every rule was evaluated."
         )
     else:
-        done = f"{len(data.not_evaluated)} item(s) could not be evaluated."
+        done = f"{len(data.not_evaluated)} item(s) could not be evaluated." + (
+            f" Also, {doubt}" if doubt else ""
+        )
     if review:
         title = f"auditor review {data.run_id}: the proposed settings file {review.proposed_file}"
         description = (
@@ -373,8 +392,13 @@ def oscal_document(
         result["observations"] = [] if streamed else observations(data, _Names(data))
     if findings:
         result["findings"] = findings
+    remarks = []
     if not data.complete:
-        result["remarks"] = "Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50])
+        remarks.append("Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50]))
+    if quality:
+        remarks.append("Data quality: " + "; ".join(_line(w) for w in quality))
+    if remarks:
+        result["remarks"] = "\n\n".join(remarks)
     metadata: dict[str, Any] = {
         "title": _line(
             f"Pre-change review of the proposed settings file {review.proposed_file}"

@@ -39,7 +39,13 @@ from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, SourceLocation, severity_rank
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
-from auditor.report.model import PerAttribution, ReportData
+from auditor.report.model import (
+    PerAttribution,
+    ReportData,
+    data_quality_lines,
+    left_out_text,
+    rules_left_out,
+)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "1.0"}
@@ -448,6 +454,27 @@ def sarif_log(
     chosen, left_out = listed_findings(d, max_results) if listed is None else listed
     shown = [_result(f, d, index[f.rule_id]) for f in chosen] if results else []
     notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
+    # the data-quality warnings (odd values read as absent, readiness reports not synced):
+    # every rule was judged, but on data an auditor should know about
+    notes += [
+        {
+            "level": "warning",
+            "message": {"text": clean_text(f"data quality: {line}")},
+            "descriptor": {"id": "auditor/data-quality"},
+        }
+        for line in data_quality_lines(d)
+    ]
+    skipped = rules_left_out(d)
+    # the rules left out on purpose (`--no-usage`, `--no-readiness`): no result says they were
+    # not judged, so a note does (neither a failure nor a pass)
+    notes += [
+        {
+            "level": "note",
+            "message": {"text": clean_text(left_out_text(target, n, why))},
+            "descriptor": {"id": "auditor/rules-left-out"},
+        }
+        for target, n, why in skipped
+    ]
     if left_out:
         notes.insert(0, _cap_note(len(chosen), left_out, max_results))
     home = identity.project_home()  # optional in SARIF: never a made-up address
@@ -469,7 +496,17 @@ def sarif_log(
             }
         ],
         "results": shown,
-        "properties": {"complete": d.complete, "mode": d.mode, "resultsLeftOut": left_out},
+        "properties": {
+            "complete": d.complete,
+            "mode": d.mode,
+            "resultsLeftOut": left_out,
+            "dataQualityWarnings": len(d.data_quality),  # findings.json's `data_quality`
+            # as findings.json's `rules_left_out` (its `rule_ids` there)
+            "rulesLeftOut": [
+                {"target": target, "count": n, "reason": clean_text(why)}
+                for target, n, why in skipped
+            ],
+        },
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 

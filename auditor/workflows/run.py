@@ -151,15 +151,23 @@ def without_readiness(policy: PolicySet) -> PolicySet:
     )
 
 
+#: How the reports name a shipped pack that lies outside the working folder: `(shipped)
+#: policies/baseline.yaml`, never `policies/baseline.yaml`, which names the working folder's
+#: own file of that path (a copy of the packs kept in the repository, edited or not).
+SHIPPED_PREFIX = "(shipped) policies/"
+
+
 def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
-    """A policy path as reports show it: relative to the working folder, or `policies/…` for
-    the shipped packs, so reports do not depend on where the tool or the checkout lives; a
-    name in it that looks like a secret as `<not shown: looks like a secret>`, one of
-    `tokens` (the command's own) as `[token]`."""
+    """A policy path as reports show it: relative to the working folder, or `(shipped)
+    policies/…` for the shipped packs (`SHIPPED_PREFIX`), so reports do not depend on where
+    the tool or the checkout lives; a name in it that looks like a secret as `<not shown:
+    looks like a secret>`, one of `tokens` (the command's own) as `[token]`. The names are
+    shown only: the comparison with the previous run rests on the rule ids and the view
+    (`run_scope`), never on a file's name."""
     from auditor.redact.shown import printed_path
 
     resolved = Path(path).resolve()
-    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), "policies/")):
+    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), SHIPPED_PREFIX)):
         if resolved.is_relative_to(base):
             return printed_path(prefix + resolved.relative_to(base).as_posix(), tokens)
     return printed_path(resolved.as_posix(), tokens)
@@ -300,6 +308,7 @@ def _run_audit(
     from auditor.report.usage import usage_view
 
     left_out: tuple[tuple[str, int, str], ...] = ()
+    left_out_ids: list[tuple[str, str]] = []
     for skip, select, reason in (
         (options.usage_days is None, without_usage, NO_USAGE_REASON),
         (not options.readiness, without_readiness, NO_READINESS_REASON),
@@ -311,6 +320,7 @@ def _run_audit(
             for target in sorted({r.target for r in dropped}):
                 n = sum(r.target == target for r in dropped)
                 left_out = (*left_out, (target, n, reason))
+            left_out_ids += ((r.target, r.id) for r in dropped)
             loaded = replace(loaded, policy=selected)
     scope = run_scope(loaded.policy, options)
     # the waivers of rules left out (`--no-usage`, a policy not given) are not stale
@@ -344,6 +354,11 @@ def _run_audit(
         rows, level = readiness_rows(readiness), org_level(readiness)
         usage = usage_view(inputs.usage)
         covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
+        covered = replace(
+            covered,
+            all_revisions=options.all_revisions,
+            rule_ids_left_out=tuple(sorted(left_out_ids)),
+        )
         del inputs, readiness
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed

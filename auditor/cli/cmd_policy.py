@@ -20,9 +20,8 @@ from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import (
     LintProblem,
-    hidden_value_warnings,
     history_warnings,
-    secret_warnings,
+    static_warnings,
 )
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.store import Store
@@ -60,7 +59,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
-    found: list[LintProblem] = secret_warnings(policy) + hidden_value_warnings(policy)
+    found: list[LintProblem] = static_warnings(policy)
     config = config_from_args(args, ctx)
     # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
     # there: `no state file at …`, exit 2, rather than the history check silently left out; the

@@ -1,7 +1,9 @@
 """Lint checks beyond the schema: rule paths (a quantifier's array, keys after `[*]` and
 selectors too) that never appeared in the stored history, or vanished, and a `[key=value]`
 that never picked an entry; a rule's text or literal that looks like a secret; a test a run
-cannot decide on the marker the redactor leaves where a secret is (`hidden_value_warnings`).
+cannot decide on the marker the redactor leaves where a secret is (`undecided_warnings`); a
+literal that decides nothing (`literal_warnings`); a readiness or org field no document has
+(`field_warnings`).
 
 Takes a `PolicySet` (and the stored revisions, ascending, streamed), gives `LintProblem`s:
 each one's level, and its line formatted like every other policy problem
@@ -653,11 +655,17 @@ def _fix(op: str, arg: Any, whole: bool) -> str:
     return ", or ".join(fixes) + ": a marker is then judged by its text"
 
 
-def hidden_value_warnings(policy: PolicySet) -> list[LintProblem]:
-    """The warnings `policy lint` gives on a policy alone, but for secrets: tests a redacted
-    value cannot decide (`undecided_warnings`), literals that decide nothing
-    (`literal_warnings`) and readiness or org fields no document has (`field_warnings`)."""
-    return undecided_warnings(policy) + literal_warnings(policy) + field_warnings(policy)
+def static_warnings(policy: PolicySet) -> list[LintProblem]:
+    """The warnings `policy lint` gives on a policy alone (without a state file's history):
+    text that looks like a secret (`secret_warnings`), tests a redacted value cannot decide
+    (`undecided_warnings`), literals that decide nothing (`literal_warnings`) and readiness or
+    org fields no document has (`field_warnings`)."""
+    return (
+        secret_warnings(policy)
+        + undecided_warnings(policy)
+        + literal_warnings(policy)
+        + field_warnings(policy)
+    )
 
 
 def undecided_warnings(policy: PolicySet) -> list[LintProblem]:

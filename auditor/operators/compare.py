@@ -113,7 +113,7 @@ def holds(op: str, items: list[Any], literals: Iterable[Any], *, result: bool) -
     raise LiteralMismatch(f"an array holding {shown}", items, detail, result=result)
 
 
-def _mismatch(op: str, kind: str, wanted: set[str]) -> str:
+def _mismatch(op: str, kind: str, wanted: frozenset[str]) -> str:
     them = " or ".join(f"{_article(k)} {k}" for k in sorted(wanted))
     text = f"`{op}` compares {_article(kind)} {kind} with {them}, which it can never equal"
     if "string" in wanted and kind in ("boolean", "number"):

@@ -198,3 +198,82 @@ def test_a_review_adding_a_blocked_model_is_not_a_silent_pass(tmp_path: Path) ->
 
 def _blocked() -> dict[str, Any]:
     return {"modelPolicy": {"blockedModelIds": ["gpt-5-codex"]}}
+
+
+CHANGES_POLICY = """\
+defaults: {severity: high, target: change}
+rules:
+  - id: MY-SBX-001
+    title: no step turns the sandbox off
+    assert:
+      none: changes
+      assert:
+        all:
+          - {path: path, equals: "$.sandbox.enabled"}
+          - {path: after, equals: false}
+  - id: MY-RET-001
+    title: retention is never set to a quoted zero
+    assert:
+      none: changes
+      assert:
+        all:
+          - {path: path, equals: "$.sessionRetentionDays"}
+          - {path: after, in: ["0"]}
+"""
+
+
+def test_changes_before_and_after_of_any_type_compare_as_unequal(tmp_path: Path) -> None:
+    """`changes[]` holds every change of a step, its `before`/`after` of every JSON type: a
+    rule comparing `after` with `false` beside a change whose `after` is text was an `error`
+    on that step (review R14), so every run was incomplete. There a literal of another type
+    is unequal, as it was; a settings field (`Y-1` above) keeps the error."""
+    (tmp_path / "c.yaml").write_text(CHANGES_POLICY)
+    before = {"sandbox": {"enabled": True}, "maxAutonomyLevel": "low", "sessionRetentionDays": 30}
+    cases = [
+        {
+            "name": "sandbox off and autonomy raised in one step",
+            "before": before,
+            "after": {**before, "sandbox": {"enabled": False}, "maxAutonomyLevel": "high"},
+            "expect": {"MY-SBX-001": "fail", "MY-RET-001": "pass"},
+        },
+        {
+            "name": "an unrelated change of text",
+            "before": before,
+            "after": {**before, "maxAutonomyLevel": "high", "sessionRetentionDays": 0},
+            "expect": {"MY-SBX-001": "pass", "MY-RET-001": "pass"},
+        },
+    ]
+    (tmp_path / "c.tests.yaml").write_text(orjson.dumps({"tests": cases}).decode())
+    code, out, err = run_cli(["policy", "test", "c.yaml"], {}, tmp_path)
+    assert code == 0, out + err
+
+
+def test_the_element_itself_of_a_mixed_array_compares_as_unequal(tmp_path: Path) -> None:
+    """`@`, the element itself, takes whatever type each entry has: a type guard beside
+    `in` decides, where the `in` alone on a number was an `error` the `any` passed up."""
+    (tmp_path / "m.yaml").write_text(
+        "defaults: {severity: high, target: settings}\nrules:\n"
+        "  - id: MIX-001\n    title: t\n    assert:\n      each: mixed\n      assert:\n"
+        "        any:\n          - {type: object}\n"
+        "          - all: [{type: string}, {in: [a, b]}]\n"
+        "          - {in: [1, 2]}\n"
+    )
+    cases = [
+        {"name": "ok", "settings": {"mixed": [{"k": 1}, "a", 2]}, "expect": {"MIX-001": "pass"}},
+        {"name": "bad", "settings": {"mixed": [{"k": 1}, "c", 2]}, "expect": {"MIX-001": "fail"}},
+    ]
+    (tmp_path / "m.tests.yaml").write_text(orjson.dumps({"tests": cases}).decode())
+    code, out, err = run_cli(["policy", "test", "m.yaml"], {}, tmp_path)
+    assert code == 0, out + err
+
+
+def test_type_object_on_a_hidden_value_is_decided() -> None:
+    """A marker stands for a string or a number, never an object: `type: object` on it is
+    false (CHG-MOD-001 reads a change's `after` so), `type: string` stays undecidable."""
+    from auditor.operators import HiddenValueError
+
+    marker = "[secret fp:1a2b3c4d len:24]"
+    assert REGISTRY["type"].fn(marker, "object") is False
+    assert REGISTRY["type"].fn(marker, "boolean") is False
+    with pytest.raises(HiddenValueError):
+        REGISTRY["type"].fn(marker, "string")

@@ -26,7 +26,7 @@ from auditor.evaluate.wording import (
     worded,
 )
 from auditor.models import Evidence
-from auditor.operators import MISSING, OperandTypeError, json_type
+from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, json_type
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.phrasing import short, show
@@ -153,6 +153,10 @@ def _apply(leaf: Leaf, value: Any, where: str, env: Env) -> Outcome:
         checks.append((op, ev.expected, shown, ev))
         try:
             ok = op.fn(value, arg, env.now) if op.kind == "time" else op.fn(value, arg)
+        except LiteralMismatch as exc:
+            if not leaf.loose:
+                return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))
+            ok = exc.result
         except OperandTypeError as exc:
             return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))
         except (TypeError, ValueError, ArithmeticError) as exc:

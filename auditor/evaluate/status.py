@@ -23,7 +23,7 @@ from auditor.evaluate.outcome import OutcomeStatus
 from auditor.evaluate.projection import Deps, element_key, element_reads
 from auditor.evaluate.refs import RefError, resolve_ref
 from auditor.models import Status
-from auditor.operators import MISSING, OperandTypeError
+from auditor.operators import MISSING, LiteralMismatch, OperandTypeError
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import PathTypeError
@@ -196,6 +196,10 @@ def _leaf(leaf: Leaf, node: Any, env: Env) -> OutcomeStatus:
                 return "missing"
         try:
             ok = op.fn(value, arg, env.now) if op.kind == "time" else op.fn(value, arg)
+        except LiteralMismatch as exc:
+            if not leaf.loose:
+                return "error"
+            ok = exc.result
         except (OperandTypeError, TypeError, ValueError, ArithmeticError):
             return "error"
         if not ok:

@@ -12,6 +12,7 @@ always sees every operator.
 from __future__ import annotations
 
 from auditor.operators import change, compare, shape, text, timing
+from auditor.operators.compare import LiteralMismatch
 from auditor.operators.core import (
     BUILTIN_ENUMS,
     MISSING,
@@ -34,6 +35,7 @@ __all__ = [
     "MODULES",
     "REGISTRY",
     "HiddenValueError",
+    "LiteralMismatch",
     "OperandTypeError",
     "Operator",
     "Ordered",

@@ -53,7 +53,7 @@ def from_(before: Any, after: Any, expected: Any) -> bool:
     if before is MISSING:
         return False
     if not same(before, expected):
-        comparable("from", before, (expected,), side="before")
+        comparable("from", before, (expected,), result=False, side="before")
         return False
     return _differs(before, after)
 
@@ -65,7 +65,7 @@ def to(before: Any, after: Any, expected: Any) -> bool:
     if after is MISSING:
         return False
     if not same(after, expected):
-        comparable("to", after, (expected,))
+        comparable("to", after, (expected,), result=False)
         return False
     return _differs(before, after)
 

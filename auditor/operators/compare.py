@@ -33,11 +33,44 @@ def _kind(value: Any) -> str:
     return "number" if kind == "integer" else kind
 
 
-def _kinds(literals: Iterable[Any]) -> set[str]:
-    return {_kind(x) for x in literals if x is not None}
+def _kinds(literals: Iterable[Any]) -> frozenset[str]:
+    return frozenset(_kind(x) for x in literals if x is not None)
 
 
-def comparable(op: str, actual: Any, literals: Iterable[Any], *, side: str = "") -> None:
+#: A rule's list literal's kinds by the list's id, the list kept so the id is not reused
+#: (`not_in` with 300 literals passes on most values: its kinds were counted every call).
+_LIST_KINDS: dict[int, tuple[list[Any], frozenset[str]]] = {}
+
+
+def _literal_kinds(literals: Iterable[Any]) -> frozenset[str]:
+    if type(literals) is not list:
+        return _kinds(literals)
+    known = _LIST_KINDS.get(id(literals))
+    if known is not None and known[0] is literals:
+        return known[1]
+    kinds = _kinds(literals)
+    if len(_LIST_KINDS) >= 4096:
+        _LIST_KINDS.clear()
+    _LIST_KINDS[id(literals)] = (literals, kinds)
+    return kinds
+
+
+class LiteralMismatch(OperandTypeError):
+    """A value of another JSON type than every literal it is compared with. `result` is what
+    the comparison gives all the same (`not_equals`: true), which a leaf whose values vary in
+    type by design takes (`Leaf.loose`: a change's `before`/`after` in `changes[]`, the
+    element itself under `@`); any other leaf is an `error`."""
+
+    def __init__(
+        self, wanted: str, actual: Any, detail: str, side: str = "", *, result: bool
+    ) -> None:
+        super().__init__(wanted, actual, detail, side)
+        self.result = result
+
+
+def comparable(
+    op: str, actual: Any, literals: Iterable[Any], *, result: bool, side: str = ""
+) -> None:
     """OperandTypeError when `actual` can equal none of `literals` by its JSON type alone:
     `not_equals: "false"` on the boolean `false`, `in: ["32000"]` on the number 32000, a
     `[*]` path's gathered array under `not_in: [gpt-5-codex]`. Such a literal is never equal,
@@ -48,20 +81,21 @@ def comparable(op: str, actual: Any, literals: Iterable[Any], *, side: str = "")
     number (`hidden` decides those)."""
     if actual is None or actual is MISSING:
         return
-    wanted = _kinds(literals)
+    wanted = _literal_kinds(literals)
     kind = _kind(actual)
     if not wanted or kind in wanted:
         return
     if kind == "string" and "number" in wanted and MARKER_START in actual:
         return
-    raise OperandTypeError(" or ".join(sorted(wanted)), actual, _mismatch(op, kind, wanted), side)
+    detail = _mismatch(op, kind, wanted)
+    raise LiteralMismatch(" or ".join(sorted(wanted)), actual, detail, side, result=result)
 
 
-def holds(op: str, items: list[Any], literals: Iterable[Any]) -> None:
+def holds(op: str, items: list[Any], literals: Iterable[Any], *, result: bool) -> None:
     """OperandTypeError when a (non-empty) array can hold none of `literals` by the types of
     its elements: `excludes: ["22"]` on `[22, 80]` (an array of numbers never holds a string,
     and `excludes` would pass)."""
-    wanted = _kinds(literals)
+    wanted = _literal_kinds(literals)
     present = _kinds(items)
     if not wanted or not present or wanted & present:
         return
@@ -76,10 +110,10 @@ def holds(op: str, items: list[Any], literals: Iterable[Any]) -> None:
     detail = f"`{op}` looks in an array of {held} for {shown}, which it can never hold"
     if "string" in wanted and present & {"boolean", "number"}:
         detail += " (a quoted literal is a string: write it unquoted)"
-    raise OperandTypeError(f"an array holding {shown}", items, detail)
+    raise LiteralMismatch(f"an array holding {shown}", items, detail, result=result)
 
 
-def _mismatch(op: str, kind: str, wanted: set[str]) -> str:
+def _mismatch(op: str, kind: str, wanted: frozenset[str]) -> str:
     them = " or ".join(f"{_article(k)} {k}" for k in sorted(wanted))
     text = f"`{op}` compares {_article(kind)} {kind} with {them}, which it can never equal"
     if "string" in wanted and kind in ("boolean", "number"):
@@ -99,7 +133,7 @@ def equals(actual: Any, expected: Any) -> bool:
     another type is an error, not a `false`)."""
     if same(actual, expected):
         return True
-    comparable("equals", actual, (expected,))
+    comparable("equals", actual, (expected,), result=False)
     return False
 
 
@@ -108,7 +142,7 @@ def not_equals(actual: Any, expected: Any) -> bool:
     """The value differs from the argument (a value of another type is an error)."""
     if same(actual, expected):
         return False
-    comparable("not_equals", actual, (expected,))
+    comparable("not_equals", actual, (expected,), result=True)
     return True
 
 
@@ -117,7 +151,7 @@ def in_(actual: Any, expected: list[Any]) -> bool:
     """The value is one of the listed values (a value of a type none has is an error)."""
     if member(actual, expected):
         return True
-    comparable("in", actual, expected)
+    comparable("in", actual, expected, result=False)
     return False
 
 
@@ -126,7 +160,7 @@ def not_in(actual: Any, expected: list[Any]) -> bool:
     """The value is none of the listed values (a value of a type none has is an error)."""
     if member(actual, expected):
         return False
-    comparable("not_in", actual, expected)
+    comparable("not_in", actual, expected, result=True)
     return True
 
 
@@ -138,7 +172,7 @@ def contains(actual: Any, expected: Any) -> bool:
     items = need_list(actual)
     if member(expected, items):
         return True
-    holds("contains", items, (expected,))
+    holds("contains", items, (expected,), result=False)
     return False
 
 
@@ -148,7 +182,7 @@ def contains_all(actual: Any, expected: list[Any]) -> bool:
     items = need_list(actual)
     if all(member(e, items) for e in expected):
         return True
-    holds("contains_all", items, expected)
+    holds("contains_all", items, expected, result=False)
     return False
 
 
@@ -158,7 +192,7 @@ def contains_any(actual: Any, expected: list[Any]) -> bool:
     items = need_list(actual)
     if any(member(e, items) for e in expected):
         return True
-    holds("contains_any", items, expected)
+    holds("contains_any", items, expected, result=False)
     return False
 
 
@@ -171,7 +205,7 @@ def excludes(actual: Any, expected: Any) -> bool:
     items = need_list(actual)
     if any(member(u, items) for u in unwanted):
         return False
-    holds("excludes", items, unwanted)
+    holds("excludes", items, unwanted, result=True)
     return True
 
 
@@ -185,7 +219,7 @@ def subset_of(actual: Any, expected: list[Any]) -> bool:
         return True
     for item in items:
         if not member(item, expected):
-            comparable("subset_of", item, expected)
+            comparable("subset_of", item, expected, result=False)
     return False
 
 

@@ -58,6 +58,7 @@ _MEMBERSHIP = frozenset({"contains", "contains_all", "contains_any", "excludes",
 _NEGATIVE = frozenset({"not_matches", "excludes"})  # on a string: rule content out
 _READS_LENGTH = frozenset({"length", "empty"})
 _SHAPE = frozenset({"type"})
+_HIDDEN_TYPES = frozenset({"string", "number", "integer"})  # what a marker may stand for
 _DIRECTION = frozenset({"increased", "decreased"})
 _PRESENCE = frozenset({"added", "removed", "changed"})  # markers compared as they are
 
@@ -270,6 +271,8 @@ def _on_text(name: str, fn: Callable[..., bool], text: str, rest: tuple[Any, ...
     if name in _SHAPE:
         if whole is None:
             return fn(text, *rest)  # text around a marker: a string
+        if rest[0] not in _HIDDEN_TYPES:  # `type: object` on a marker: the redactor hides
+            return False  # strings and numbers, never an object, array, boolean or null
         raise HiddenValueError(name, text)  # the hidden value may have been a number
     literals = _literals(arg)
     if marker_of is not None and literals:

@@ -33,6 +33,7 @@ KIND_OPS = frozenset(
     | {"contains_any", "contains_all", "subset_of"}
 )
 _CHANGES, _KIND = Key("changes"), Key("kind")
+_BEFORE, _AFTER = Key("before"), Key("after")
 
 
 class Compiler:
@@ -162,7 +163,19 @@ class Compiler:
         if len(self.problems) > count:
             return None
         default = raw.get("default", MISSING)
-        return Leaf(tuple(paths), tuple(ops), default, where)  # type: ignore[arg-type]
+        loose = any(self._varies(p) for p in paths)
+        return Leaf(tuple(paths), tuple(ops), default, where, loose)  # type: ignore[arg-type]
+
+    def _varies(self, path: CompiledPath | None) -> bool:
+        """The value at `path` may be of any JSON type by design (`Leaf.loose`): the element
+        itself (`@`), or a change's `before` / `after` in the `assert` of a quantifier over
+        `changes`."""
+        if path is None:
+            return False
+        steps: tuple[Step, ...] = path.steps
+        if not steps:
+            return True
+        return self._over_changes and steps[0] in (_BEFORE, _AFTER)
 
     def _reads_kind(self, path: CompiledPath | None, in_element: bool) -> bool:
         """`path` is a change's `kind`: `kind` in the `assert` of a quantifier over `changes`,

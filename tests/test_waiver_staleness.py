@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from auditor.emulator import start_emulator
+from auditor.redact import MARKER_RE
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -165,7 +166,9 @@ def test_settings_at_n_never_waives_a_reviews_proposed_settings(
     with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
         (settings,) = db.execute("SELECT settings FROM revisions WHERE revision = 80").fetchone()
     proposed = tmp_path / "prop.json"
-    proposed.write_bytes(settings)
+    # a stored revision as a file an author would write: a reference where the state holds a
+    # hidden value's marker (review refuses a marker, which would overwrite the real value)
+    proposed.write_text(MARKER_RE.sub("${SECRET}", settings.decode()))
     (tmp_path / "w.yaml").write_text(
         f"waivers:\n  - {{rule: BASE-MOD-001, subject: 'settings@1', {WHY}}}\n"
     )

@@ -167,9 +167,13 @@ def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
     from auditor.redact.shown import printed_path
 
     resolved = Path(path).resolve()
-    for base, prefix in ((cwd.resolve(), ""), (SHIPPED_POLICY_DIR.resolve(), SHIPPED_PREFIX)):
-        if resolved.is_relative_to(base):
-            return printed_path(prefix + resolved.relative_to(base).as_posix(), tokens)
+    if resolved.is_relative_to(cwd.resolve()):
+        return printed_path(resolved.relative_to(cwd.resolve()).as_posix(), tokens)
+    if resolved.is_relative_to(shipped := SHIPPED_POLICY_DIR.resolve()):
+        # the prefix is the tool's words, not a name to judge (`(shipped) policies` is no
+        # ordinary name: judging it loaded the secret detector on every offline run)
+        name = printed_path(resolved.relative_to(shipped).as_posix(), tokens)
+        return SHIPPED_PREFIX + name
     return printed_path(resolved.as_posix(), tokens)
 
 

@@ -157,7 +157,7 @@ def test_a_dangling_link_to_a_pack_folder_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_dangling_link_to_another_file_is_left_alone(tmp_path: Path) -> None:
-    """Only a name a pack folder could have (no suffix): a repository's dangling `notes.md`
+    """A name only a file that is no policy has: a repository's dangling `notes.md`
     is none of the policy's business (`--policy .` in a repository)."""
     pol = tmp_path / "pol"
     pol.mkdir()

@@ -53,3 +53,72 @@ def test_a_dangling_link_named_as_a_non_policy_file_is_left_alone(
     (pol / name).symlink_to(tmp_path / "nowhere")
     code, out, err = run(tmp_path, "lint", str(pol))
     assert (code, out) == (0, ""), err
+
+
+# --- #5: literals that decide nothing, and those that do ---------------------------------
+
+BLANK = """\
+defaults: {severity: high, target: settings}
+rules:
+  - {id: L-1, title: no blank entry, assert: {path: commandAllowlist, excludes: ""}}
+  - {id: L-2, title: no blank entry, assert: {not: {path: commandAllowlist, contains: ""}}}
+  - {id: L-3, title: no blank entry, assert: {path: commandAllowlist, excludes: ["", " "]}}
+"""
+BLANK_CASES = """\
+tests:
+  - name: blank
+    settings: {commandAllowlist: [ls, ""]}
+    expect: {L-1: fail, L-2: fail, L-3: fail}
+  - name: none
+    settings: {commandAllowlist: [ls]}
+    expect: {L-1: pass, L-2: pass, L-3: pass}
+"""
+
+
+def test_a_blank_entry_test_on_an_array_is_not_said_to_decide_nothing(tmp_path: Path) -> None:
+    """`excludes: ""` / `contains: ""` ask whether an array holds a blank entry: they decide
+    (the policy's own test cases show it), so lint does not warn of them."""
+    policy = _write(tmp_path, BLANK, "l.yaml")
+    _write(tmp_path, BLANK_CASES, "l.tests.yaml")
+    code, out, err = run(tmp_path, "test", str(policy))
+    assert code == 0, out + err
+    code, out, err = run(tmp_path, "lint", str(policy))
+    assert (code, out) == (0, ""), out + err
+
+
+@pytest.mark.parametrize(
+    ("literal", "at", "said"),
+    [
+        ("excludes: []", "excludes", "`excludes: []` is true of every value"),
+        ("starts_with: ['', 'https://']", "starts_with[0]", '`starts_with: ["", …]` is true of'),
+        ("starts_with: ['https://', '']", "starts_with[1]", '`starts_with: ["", …]` is true of'),
+        ("ends_with: ['']", "ends_with[0]", '`ends_with: [""]` is true of every string'),
+        ("starts_with_any: [x, '']", "starts_with_any[1]", "is true of every string"),
+        ("starts_with: []", "starts_with", "`starts_with: []` is false of every string"),
+    ],
+)
+def test_lint_warns_of_more_literals_that_decide_nothing(
+    tmp_path: Path, literal: str, at: str, said: str
+) -> None:
+    text = f"defaults: {{severity: low, target: settings}}\nrules:\n  - {{id: E-1, title: t, assert: {{path: x, {literal}}}}}\n"
+    policy = _write(tmp_path, text)
+    code, out, err = run(tmp_path, "lint", str(policy))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    assert f": warning: $.rules[0].assert.{at}: rule E-1: " in lines[0], lines[0]
+    assert said in lines[0] and "so this test decides nothing" in lines[0], lines[0]
+
+
+def test_a_prefix_list_holding_blank_decides_nothing_as_a_run_shows(tmp_path: Path) -> None:
+    """What lint says of `starts_with: ["", "https://"]` is what a run does: `http://plain`
+    passes."""
+    text = "defaults: {severity: low, target: settings}\nrules:\n  - {id: E-1, title: t, assert: {path: x, starts_with: ['', 'https://']}}\n"
+    policy = _write(tmp_path, text)
+    _write(
+        tmp_path,
+        "tests:\n  - name: plain\n    settings: {x: 'http://plain'}\n    expect: {E-1: pass}\n",
+        "p.tests.yaml",
+    )
+    code, out, err = run(tmp_path, "test", str(policy))
+    assert code == 0, out + err

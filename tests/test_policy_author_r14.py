@@ -122,3 +122,48 @@ def test_a_prefix_list_holding_blank_decides_nothing_as_a_run_shows(tmp_path: Pa
     )
     code, out, err = run(tmp_path, "test", str(policy))
     assert code == 0, out + err
+
+
+# --- #9: the kind a `changes[kind=…]` selector names -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("assertion", "at"),
+    [
+        ('{none: "changes[kind=item_add]", assert: {path: path, equals: "$.x"}}', "none"),
+        ("{path: 'changes[kind=item_add].path', equals: '$.commandAllowlist'}", "path"),
+        ("{not: {path: 'changes[kind=\"item_add\"].after', exists: true}}", "not.path"),
+        ("{path: after.x, equals: {ref: 'changes[kind=item_add].after'}}", "equals.ref"),
+    ],
+)
+def test_a_misspelt_kind_in_a_changes_selector_is_an_error(
+    tmp_path: Path, assertion: str, at: str
+) -> None:
+    """`none: "changes[kind=item_add]"` selected no change: the rule gave `unknown` (or, under
+    `on_missing: pass`, a pass) on a step that adds an entry, with no word from load or lint."""
+    rule = f"  - {{id: K-1, title: t, assert: {assertion}}}"
+    text = f"defaults: {{severity: high, target: change}}\nrules:\n{rule}\n"
+    policy = _write(tmp_path, text)
+    col = rule.index("changes[")  # at the quote before it (1-based)
+    code, out, _ = run(tmp_path, "lint", str(policy))
+    assert code == 2, out
+    line = out.splitlines()[0]
+    assert line.startswith(f"{policy}:3:{col}: error: $.rules[0].assert.{at}: "), line
+    assert "`item_add` is not a change kind (did you mean `item_added`?)" in line, line
+    assert "would select no change" in line, line
+
+
+def test_a_kind_selector_elsewhere_is_a_plain_selector(tmp_path: Path) -> None:
+    """A known kind is fine, and `kind` is a closed set only on the change document's
+    `changes` (not a settings array's entries, nor an element's own `changes`)."""
+    text = (
+        "rules:\n"
+        "  - {id: C-1, title: t, severity: low, target: change,"
+        " assert: {none: 'changes[kind=item_added]', assert: {path: path, equals: x}}}\n"
+        "  - {id: S-1, title: t, severity: low, target: settings,"
+        " assert: {path: 'changes[kind=item_add].x', exists: true}}\n"
+        "  - {id: C-2, title: t, severity: low, target: change,"
+        " assert: {each: after.servers, assert: {path: 'changes[kind=http]', exists: true}}}\n"
+    )
+    code, out, err = run(tmp_path, "lint", str(_write(tmp_path, text)))
+    assert (code, out) == (0, ""), out + err

@@ -167,3 +167,197 @@ def test_a_kind_selector_elsewhere_is_a_plain_selector(tmp_path: Path) -> None:
     )
     code, out, err = run(tmp_path, "lint", str(_write(tmp_path, text)))
     assert (code, out) == (0, ""), out + err
+
+
+# --- #3: "did you mean" keeps the meaning, or says nothing -------------------------------
+
+OPPOSITES = """\
+defaults: {severity: high, target: settings}
+rules:
+  - {id: D-1, title: t, assert: {path: sandbox.mode, nin: [off, permissive]}}
+  - {id: D-2, title: t, assert: {path: sandbox.mode, unequal: strict}}
+  - {id: D-3, title: t, assert: {path: sandbox.mode, mismatches: "^str"}}
+  - {id: D-4, title: t, assert: {path: sandbox.mode, nomatch: "^str"}}
+  - {id: D-5, title: t, assert: {path: agentVersion, version_below: "1.2"}}
+  - {id: D-6, title: t, assert: {path: commandAllowlist, superset_of: [ls]}}
+  - {id: D-7, title: t, assert: {path: commandBlocklist, no_entry: true}}
+  - {id: D-8, title: t, target: change, assert: {path: sandbox.mode, unchanged: true}}
+  - {id: D-9, title: t, assert: {path: sandbox.mode, not_set: true}}
+"""
+
+
+def test_did_you_mean_offers_no_opposite_for_names_from_other_tools(tmp_path: Path) -> None:
+    """Review R14's names: each got the operator of opposite meaning (`nin`: `in`), and
+    `not_set` a `not:` around `assert`."""
+    code, out, _ = run(tmp_path, "lint", str(_write(tmp_path, OPPOSITES)))
+    assert code == 2
+    hints = [line.split(": unknown key ", 1)[1] for line in out.splitlines()]
+    assert hints == [
+        "`nin` (did you mean `not_in`?)",
+        "`unequal` (did you mean `not_equals`?)",
+        "`mismatches` (did you mean `not_matches`?)",
+        "`nomatch` (did you mean `not_matches`?)",
+        "`version_below` (did you mean `not: {path: …, version_at_least: …}`?)",
+        "`superset_of` (did you mean `contains_all`?)",
+        "`no_entry`",
+        "`unchanged` (did you mean `changed: false`?)",
+        "`not_set` (did you mean `exists: false`?)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("item_deleted", "item_removed"),
+        ("item_delete", "item_removed"),
+        ("deleted", "removed"),
+        ("item_add", "item_added"),
+        ("value_changed", "changed"),
+        ("item_remove", "item_removed"),
+    ],
+)
+def test_a_change_kind_hint_keeps_the_edit(tmp_path: Path, written: str, meant: str) -> None:
+    """`item_deleted` got "did you mean `item_added`?", `value_changed` `type_changed`."""
+    text = (
+        "defaults: {severity: high, target: change}\nrules:\n  - {id: K-1, title: t, assert: "
+        f"{{none: changes, assert: {{all: [{{path: kind, equals: {written}}},"
+        " {path: path, equals: '$.commandDenylist'}]}}}\n"
+    )
+    code, out, _ = run(tmp_path, "lint", str(_write(tmp_path, text)))
+    assert code == 2
+    assert f"`{written}` is not a change kind (did you mean `{meant}`?)" in out, out
+
+
+# The property: what a name means, read by markers independent of the hint's own tables, and
+# what each suggestion means (written out by hand); a suggestion says "not" as the name does,
+# and keeps each of its poles (a typo that lost a marker, `increasd`, may gain one).
+_NEG_PREFIXES = ("doesnot", "doesnt", "isnot", "isnt", "dont", "not", "non", "no", "un", "mis")
+_NEG_MARKS = ("not", "none", "nin", "never", "without", "lack", "absent", "missing", "undefin")
+_NEG_MARKS += ("differ", "unequal", "inequal", "mismatch", "nomatch", "unset", "unchang")
+_NEG_MARKS += ("exclud", "unlike", "nonempty")
+_MARKS = {
+    "up": ("greater", "more", "above", "atleast", "higher", "increase"),
+    "down": ("less", "fewer", "below", "atmost", "under", "lower", "decrease"),
+    "old": ("older",),
+    "new": ("newer", "younger", "within"),
+    "add": ("added", "insert", "creat"),
+    "remove": ("remov", "delet", "drop"),
+    "sub": ("subset",),
+    "super": ("superset", "containsall", "includesall", "hasall", "containsevery"),
+}
+_SHORT = {"up": ("gt", "gte", "ge", ">", ">=", "min"), "down": ("lt", "lte", "le", "<", "<=", "max")}
+_SHORT_ADD = ("add",)
+_SUGGESTED = {
+    "not_equals": {"neg"}, "not_in": {"neg"}, "not_matches": {"neg"}, "excludes": {"neg"},
+    "gt": {"up"}, "gte": {"up"}, "at_least": {"up"}, "increased": {"up"},
+    "version_at_least": {"up"}, "lt": {"down"}, "lte": {"down"}, "at_most": {"down"},
+    "decreased": {"down"}, "older_than_days": {"old"}, "within_days": {"new"},
+    "added": {"add"}, "removed": {"remove"}, "item_added": {"add"}, "item_removed": {"remove"},
+    "subset_of": {"sub"}, "contains_all": {"super"}, "not": {"neg"}, "none": {"neg"},
+}  # fmt: skip
+
+
+def _squash(name: str) -> str:
+    return "".join(c for c in name.casefold() if c.isalnum() or c in "<>=!")
+
+
+def _name_sense(name: str) -> frozenset[str]:
+    """What a written name means: "neg" for a "not", and its poles."""
+    s = _squash(name)
+    neg = s in ("ne", "neq", "!=") or any(m in s for m in _NEG_MARKS)
+    rest = s
+    for prefix in _NEG_PREFIXES:
+        if s.startswith(prefix) and not s.startswith(("under", "unique")) and s != "none":
+            neg, rest = True, s[len(prefix) :]
+            break
+    core = rest
+    for lead in ("version", "is", "has", "item"):
+        core = core.removeprefix(lead)
+    found = {pole for pole, marks in _MARKS.items() if any(m in rest for m in marks)}
+    found |= {pole for pole, marks in _SHORT.items() if core in marks}
+    found |= {"up"} if core.startswith("min") else {"down"} if core.startswith("max") else set()
+    found |= {"add"} if core in _SHORT_ADD else set()
+    return _normal(found | ({"neg"} if neg else set()))
+
+
+def _normal(sense: set[str]) -> frozenset[str]:
+    """"not greater" is "down", "not less" "up": a direction absorbs a "not"."""
+    if "neg" in sense and ({"up", "down"} & sense):
+        flip = {"up": "down", "down": "up"}
+        sense = {flip.get(p, p) for p in sense if p != "neg"}
+    return frozenset(sense)
+
+
+def _suggestion_sense(hint: str) -> frozenset[str]:
+    """What a suggestion means (`not: {path: …, x: …}` is what x is not)."""
+    if hint.startswith("not: {path: …, "):
+        inner = hint.removeprefix("not: {path: …, ").split(":")[0]
+        return _normal(set(_SUGGESTED.get(inner, set())) ^ {"neg"})
+    if hint.endswith(": false"):
+        return _normal(set(_SUGGESTED.get(hint.removesuffix(": false"), set())) | {"neg"})
+    return frozenset(_SUGGESTED.get(hint, set()))
+
+
+def _hinted(hint: str) -> str:
+    return hint.removeprefix(" (did you mean `").removesuffix("`?)")
+
+
+def test_every_synonym_means_what_its_name_says() -> None:
+    from auditor.policy.hints import _KIND_SYNONYMS, _SYNONYMS
+
+    for name, meant in (*_SYNONYMS.items(), *_KIND_SYNONYMS.items()):
+        assert _agrees(_name_sense(name), _suggestion_sense(meant)), (name, meant)
+
+
+def _agrees(name: frozenset[str], hint: frozenset[str]) -> bool:
+    opposite = {"up": "down", "down": "up", "old": "new", "new": "old", "add": "remove"}
+    opposite |= {"remove": "add", "sub": "super", "super": "sub", "neg": "neg"}
+    return ("neg" in name) == ("neg" in hint) and name - {"neg"} <= hint and not any(
+        opposite[p] in hint for p in name - {"neg"}
+    )
+
+
+def _names() -> list[str]:
+    from auditor.models import CHANGE_KINDS
+    from auditor.operators import REGISTRY
+
+    positive = [op for op in REGISTRY if not _name_sense(op) & {"neg"}]
+    forms = ("not_{}", "no_{}", "non_{}", "does_not_{}", "un{}", "mis{}", "no{}", "{}_none")
+    written = [form.format(op) for op in positive for form in forms]
+    written += [f"{op[:-1]}" for op in REGISTRY]  # a letter short: the typo still holds
+    written += [
+        "nin", "unequal", "inequal", "mismatches", "nomatch", "unchanged", "version_below",
+        "version_under", "version_less_than", "superset_of", "no_entry", "not_set", "unset",
+        "item_deleted", "item_delete", "deleted", "value_changed", "less_or_equal",
+        "greater_or_equal", "not_below", "not_above", "no_more_than", "at_lest", "at_mots",
+        "increasd", "decreasd", "older_then", "newer_then", "subsetof", "is_superset",
+        "not_greater_than", "no_less_than", "max_version", "min_version", "not_added",
+        "not_removed", "un_changed", "type_change", "item_remove", "item_add",
+    ]  # fmt: skip
+    return [*written, *CHANGE_KINDS]
+
+
+def test_no_suggestion_flips_the_meaning() -> None:
+    """For every name an author might write, negative or positive, with a direction, an edit
+    or a set: the operator (or change kind) suggested means the same, or there is none."""
+    from auditor.models import CHANGE_KINDS
+    from auditor.policy.compile import _SUGGESTIONS
+    from auditor.policy.hints import kind_hint, operator_hint
+
+    checked = 0
+    for name in _names():
+        for hint in (operator_hint(name, _SUGGESTIONS), kind_hint(name, CHANGE_KINDS)):
+            if hint:
+                checked += 1
+                meant = _hinted(hint)
+                assert _agrees(_name_sense(name), _suggestion_sense(meant)), (name, meant)
+    assert checked > 100
+
+
+@pytest.mark.parametrize("written", ["no_entry", "renamed", "item_deleted", "under", "node"])
+def test_no_hint_where_no_key_means_the_same(written: str) -> None:
+    """`no_entry` got `empty: false` (`entry` spelt like `empty`), `renamed` `removed`."""
+    from auditor.policy.compile import _SUGGESTIONS
+    from auditor.policy.hints import operator_hint
+
+    assert operator_hint(written, _SUGGESTIONS) == ""

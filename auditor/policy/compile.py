@@ -14,10 +14,9 @@ from typing import Any
 from auditor.models import CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
-from auditor.policy.hints import operator_hint
+from auditor.policy.hints import kind_hint, operator_hint
 from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Select, Step, compile_path
 from auditor.policy.refs import Ref, is_ref
-from auditor.policy.yamlsafe import suggest
 
 Problem = tuple[Parts, str]
 LOGIC_KEYS = ("all", "any", "not")
@@ -256,7 +255,7 @@ def _not_a_kind(value: Any, so: str) -> str:
     """The problem of a change kind that is none (`item_add`)."""
     shown = str(value) if isinstance(value, str) else repr(value)
     return (
-        f"`{shown}` is not a change kind{suggest(shown, CHANGE_KINDS)}: a change's `kind` is "
+        f"`{shown}` is not a change kind{kind_hint(shown, CHANGE_KINDS)}: a change's `kind` is "
         f"one of {', '.join(CHANGE_KINDS)}, {so}"
     )
 

@@ -100,7 +100,8 @@ def test_a_blank_entry_test_on_an_array_is_not_said_to_decide_nothing(tmp_path: 
 def test_lint_warns_of_more_literals_that_decide_nothing(
     tmp_path: Path, literal: str, at: str, said: str
 ) -> None:
-    text = f"defaults: {{severity: low, target: settings}}\nrules:\n  - {{id: E-1, title: t, assert: {{path: x, {literal}}}}}\n"
+    rule = f"  - {{id: E-1, title: t, assert: {{path: x, {literal}}}}}\n"
+    text = "defaults: {severity: low, target: settings}\nrules:\n" + rule
     policy = _write(tmp_path, text)
     code, out, err = run(tmp_path, "lint", str(policy))
     assert code == 0, err
@@ -113,7 +114,8 @@ def test_lint_warns_of_more_literals_that_decide_nothing(
 def test_a_prefix_list_holding_blank_decides_nothing_as_a_run_shows(tmp_path: Path) -> None:
     """What lint says of `starts_with: ["", "https://"]` is what a run does: `http://plain`
     passes."""
-    text = "defaults: {severity: low, target: settings}\nrules:\n  - {id: E-1, title: t, assert: {path: x, starts_with: ['', 'https://']}}\n"
+    rule = "  - {id: E-1, title: t, assert: {path: x, starts_with: ['', 'https://']}}\n"
+    text = "defaults: {severity: low, target: settings}\nrules:\n" + rule
     policy = _write(tmp_path, text)
     _write(
         tmp_path,
@@ -245,7 +247,10 @@ _MARKS = {
     "sub": ("subset",),
     "super": ("superset", "containsall", "includesall", "hasall", "containsevery"),
 }
-_SHORT = {"up": ("gt", "gte", "ge", ">", ">=", "min"), "down": ("lt", "lte", "le", "<", "<=", "max")}
+_SHORT = {
+    "up": ("gt", "gte", "ge", ">", ">=", "min"),
+    "down": ("lt", "lte", "le", "<", "<=", "max"),
+}
 _SHORT_ADD = ("add",)
 _SUGGESTED = {
     "not_equals": {"neg"}, "not_in": {"neg"}, "not_matches": {"neg"}, "excludes": {"neg"},
@@ -281,7 +286,7 @@ def _name_sense(name: str) -> frozenset[str]:
 
 
 def _normal(sense: set[str]) -> frozenset[str]:
-    """"not greater" is "down", "not less" "up": a direction absorbs a "not"."""
+    """ "not greater" is "down", "not less" "up": a direction absorbs a "not"."""
     if "neg" in sense and ({"up", "down"} & sense):
         flip = {"up": "down", "down": "up"}
         sense = {flip.get(p, p) for p in sense if p != "neg"}
@@ -312,8 +317,10 @@ def test_every_synonym_means_what_its_name_says() -> None:
 def _agrees(name: frozenset[str], hint: frozenset[str]) -> bool:
     opposite = {"up": "down", "down": "up", "old": "new", "new": "old", "add": "remove"}
     opposite |= {"remove": "add", "sub": "super", "super": "sub", "neg": "neg"}
-    return ("neg" in name) == ("neg" in hint) and name - {"neg"} <= hint and not any(
-        opposite[p] in hint for p in name - {"neg"}
+    return (
+        ("neg" in name) == ("neg" in hint)
+        and name - {"neg"} <= hint
+        and not any(opposite[p] in hint for p in name - {"neg"})
     )
 
 

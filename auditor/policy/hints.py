@@ -103,23 +103,35 @@ _NEGATIVE_WORDS = frozenset(
 # `item_added`, `superset_of` no `subset_of`). Words of 4 letters or more are found inside a
 # word too (`versionbelow`, `itemdeleted`).
 _POLES: dict[str, frozenset[str]] = {
-    "up": frozenset(
-        "gt gte ge above over greater more higher larger bigger min minimum least atleast"
-        " exceeds increase increased increases increasing".split()
-    ),
-    "down": frozenset(
-        "lt lte le below under less lower fewer smaller max maximum most atmost"
-        " decrease decreased decreases decreasing".split()
-    ),
-    "old": frozenset("older old stale".split()),
-    "new": frozenset("within newer younger recent fresh".split()),
-    "add": frozenset("add added adds adding insert inserted create created appeared".split()),
-    "remove": frozenset(
-        "remove removed removes removing delete deleted deletes drop dropped gone".split()
-    ),
-    "sub": frozenset({"subset"}),
-    "super": frozenset({"superset"}),
-}
+    "up": frozenset({
+        "gt", "gte", "ge", "above", "over", "greater", "more", "higher", "larger", "bigger",
+        "min", "minimum", "least", "atleast", "exceeds", "increase", "increased", "increases",
+        "increasing",
+    }),
+    "down": frozenset({
+        "lt", "lte", "le", "below", "under", "less", "lower", "fewer", "smaller", "max",
+        "maximum", "most", "atmost", "decrease", "decreased", "decreases", "decreasing",
+    }),
+    "old": frozenset({
+        "older", "old", "stale",
+    }),
+    "new": frozenset({
+        "within", "newer", "younger", "recent", "fresh",
+    }),
+    "add": frozenset({
+        "add", "added", "adds", "adding", "insert", "inserted", "create", "created", "appeared",
+    }),
+    "remove": frozenset({
+        "remove", "removed", "removes", "removing", "delete", "deleted", "deletes", "drop",
+        "dropped", "gone",
+    }),
+    "sub": frozenset({
+        "subset",
+    }),
+    "super": frozenset({
+        "superset",
+    }),
+}  # fmt: skip
 _OPPOSITE = {"up": "down", "old": "new", "add": "remove", "sub": "super"}
 _OPPOSITE |= {b: a for a, b in _OPPOSITE.items()}
 

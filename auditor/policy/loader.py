@@ -115,11 +115,13 @@ def files_under(
 # What a file that is no policy is named (documentation, data, code, images, archives): a
 # dangling link so named is passed over, as the file it pointed to would be. Any other name
 # may be a pack folder's (`acme.policies`, `shared.v2`, `packs-1.2`).
-NON_POLICY_SUFFIXES = frozenset(
-    ".md .markdown .rst .txt .adoc .html .htm .pdf .json .jsonl .toml .ini .cfg .conf .env"
-    " .csv .tsv .xml .lock .log .py .pyc .sh .bash .ps1 .js .ts .go .rb .java .rs .c .h"
-    " .png .jpg .jpeg .gif .svg .ico .zip .gz .tgz .tar .bak .orig .swp .tmp".split()
-)
+NON_POLICY_SUFFIXES = frozenset({
+    ".md", ".markdown", ".rst", ".txt", ".adoc", ".html", ".htm", ".pdf", ".json", ".jsonl",
+    ".toml", ".ini", ".cfg", ".conf", ".env", ".csv", ".tsv", ".xml", ".lock", ".log", ".py",
+    ".pyc", ".sh", ".bash", ".ps1", ".js", ".ts", ".go", ".rb", ".java", ".rs", ".c", ".h",
+    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".zip", ".gz", ".tgz", ".tar", ".bak",
+    ".orig", ".swp", ".tmp",
+})  # fmt: skip
 
 
 def _dangling_folder(path: Path) -> bool:

@@ -14,10 +14,9 @@ from typing import Any
 from auditor.models import CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
-from auditor.policy.hints import operator_hint
-from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Step, compile_path
+from auditor.policy.hints import kind_hint, operator_hint
+from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Select, Step, compile_path
 from auditor.policy.refs import Ref, is_ref
-from auditor.policy.yamlsafe import suggest
 
 Problem = tuple[Parts, str]
 LOGIC_KEYS = ("all", "any", "not")
@@ -108,7 +107,7 @@ class Compiler:
         kind = keys[0]
         if not self._only(raw, (kind, "assert"), where, f"`{kind}`"):
             return None
-        path = self._path(raw[kind], (*where, kind))
+        path = self._path(raw[kind], (*where, kind), root=not inside)
         if "assert" not in raw:
             self.fail(where, f"`{kind}` needs an `assert` condition for each element")
             return None
@@ -124,7 +123,8 @@ class Compiler:
             return None
         return Quantifier(kind, path, inner)  # type: ignore[arg-type]
 
-    def _path(self, text: Any, where: Parts) -> CompiledPath | None:
+    def _path(self, text: Any, where: Parts, *, root: bool = False) -> CompiledPath | None:
+        """Compile one path; `root`: read from the rule's document (not an element's)."""
         if not isinstance(text, str):
             self.fail(where, "a path must be a string")
             return None
@@ -132,10 +132,23 @@ class Compiler:
             self.fail(where, "a path must not be empty (`@` names the value itself)")
             return None
         try:
-            return compile_path(text)
+            path = compile_path(text)
         except PathSyntaxError as exc:
             self.fail(where, str(exc))
             return None
+        if root and self.target == "change":
+            self._check_selected_kind(path, where)
+        return path
+
+    def _check_selected_kind(self, path: CompiledPath, where: Parts) -> None:
+        """`changes[kind=item_add]`: the selector's kind is a kind, as a literal compared with
+        `kind` must be (a misspelt one selects no change: the path is always absent)."""
+        steps = path.steps
+        if len(steps) < 2 or steps[0] != _CHANGES:
+            return
+        step = steps[1]
+        if isinstance(step, Select) and step.field == "kind" and step.value not in CHANGE_KINDS:
+            self.fail(where, _not_a_kind(step.value, f"so `{path.text}` would select no change"))
 
     def _leaf(self, raw: Mapping[str, Any], where: Parts, in_element: bool) -> Condition | None:
         names = [k for k in raw if k in REGISTRY]
@@ -149,7 +162,7 @@ class Compiler:
         if texts == []:
             self.fail((*where, "path"), "`path` needs a path or a non-empty list of paths")
         alternatives = texts if isinstance(texts, list) else [texts]
-        paths = [self._path(t, (*where, "path")) for t in alternatives]
+        paths = [self._path(t, (*where, "path"), root=not in_element) for t in alternatives]
         ops = [self._op(name, raw, where, in_element) for name in names]
         kinds = {REGISTRY[n].kind == "change" for n in names}
         if len(kinds) > 1:
@@ -205,12 +218,7 @@ class Compiler:
                 if not isinstance(value, str) or value in CHANGE_KINDS:
                     continue
                 spot = (*where, name) if at is None else (*where, name, at)
-                self.fail(
-                    spot,
-                    f"`{value}` is not a change kind{suggest(value, CHANGE_KINDS)}: a change's "
-                    f"`kind` is one of {', '.join(CHANGE_KINDS)}, so this literal would match "
-                    "no change",
-                )
+                self.fail(spot, _not_a_kind(value, "so this literal would match no change"))
 
     def _op(
         self, name: str, raw: Mapping[str, Any], where: Parts, inside: bool
@@ -250,10 +258,19 @@ class Compiler:
             accepting = ", ".join(n for n, o in sorted(REGISTRY.items()) if o.ref)
             self.fail(where, f"`{op.name}` does not accept {{ref: …}} (these do: {accepting})")
             return None
-        path = self._path(text, (*where, "ref"))
+        path = self._path(text, (*where, "ref"), root=True)
         if path is None:
             return None
         return op, Ref(path), {"ref": text}
+
+
+def _not_a_kind(value: Any, so: str) -> str:
+    """The problem of a change kind that is none (`item_add`)."""
+    shown = str(value) if isinstance(value, str) else repr(value)
+    return (
+        f"`{shown}` is not a change kind{kind_hint(shown, CHANGE_KINDS)}: a change's `kind` is "
+        f"one of {', '.join(CHANGE_KINDS)}, {so}"
+    )
 
 
 def _number(value: Any) -> bool:

@@ -827,20 +827,41 @@ def _hidden_value_problem(
     return None
 
 
-# Literals with which a test decides nothing: what it is of every value it applies to.
+# Literals with which a test decides nothing: what it is of every value it applies to. Not
+# `contains: ""` / `excludes: ""` (nor a list holding ""): true / false of every string, but of
+# an array they ask whether it holds a blank entry, and a path's type is not known here.
 _VACUOUS: dict[tuple[str, str], str] = {
     ("in", "[]"): "false of every value (nothing is in an empty list)",
     ("not_in", "[]"): "true of every value (nothing is in an empty list)",
     ("contains_all", "[]"): "true of every array (it holds all of no items)",
     ("contains_any", "[]"): "false of every array (it holds none of no items)",
+    ("excludes", "[]"): "true of every value (it holds none of no items)",
     ("starts_with_any", "[]"): "false of every string (it starts with none of no prefixes)",
+    ("starts_with", "[]"): "false of every string (it starts with none of no prefixes)",
+    ("ends_with", "[]"): "false of every string (it ends with none of no suffixes)",
     ("starts_with", '""'): "true of every string (each starts with the empty string)",
     ("ends_with", '""'): "true of every string (each ends with the empty string)",
-    ("contains", '""'): "true of every string (each holds the empty string)",
-    ("excludes", '""'): "false of every string (each holds the empty string)",
     ("matches", '""'): "true of every string (the empty pattern matches anywhere)",
     ("not_matches", '""'): "false of every string (the empty pattern matches anywhere)",
 }
+# A list of prefixes (suffixes) holding "": true of every string whatever else it holds.
+_HOLDING_BLANK: dict[str, str] = {
+    "starts_with": "true of every string (each starts with the empty string)",
+    "starts_with_any": "true of every string (each starts with the empty string)",
+    "ends_with": "true of every string (each ends with the empty string)",
+}
+
+
+def _vacuous(name: str, raw: Any) -> tuple[str, str, tuple[int, ...]] | None:
+    """How the literal is shown, what the test is of every value, and where in the literal
+    (a list's entry), for a literal that decides nothing; else None."""
+    if raw == [] or raw == "":
+        shown = "[]" if raw == [] else '""'
+        said = _VACUOUS.get((name, shown))
+        return (shown, said, ()) if said else None
+    if isinstance(raw, list) and "" in raw and name in _HOLDING_BLANK:
+        return '["", …]' if len(raw) > 1 else '[""]', _HOLDING_BLANK[name], (raw.index(""),)
+    return None
 
 
 def literal_warnings(policy: PolicySet) -> list[LintProblem]:
@@ -853,18 +874,17 @@ def literal_warnings(policy: PolicySet) -> list[LintProblem]:
         for cond in (rule.when, rule.condition):
             for leaf, _ in _all_leaves(cond, ()) if cond is not None else ():
                 for op, _, raw in leaf.ops:
-                    empty = "[]" if raw == [] else '""' if raw == "" else None
-                    said = _VACUOUS.get((op.name, empty)) if empty else None
-                    if said is None:
+                    vacuous = _vacuous(op.name, raw)
+                    if vacuous is None:
                         continue
+                    shown, said, at = vacuous
                     text = (
-                        f"rule {rule.id}: `{op.name}: {empty}` is {said}, so this test decides "
+                        f"rule {rule.id}: `{op.name}: {shown}` is {said}, so this test decides "
                         "nothing (under `not`, `none` or `when` it decides the other way): "
                         "write the values meant, or drop the test"
                     )
-                    found.append(
-                        LintProblem("warning", _at(rule, (*leaf.where, op.name), text, docs))
-                    )
+                    where = (*leaf.where, op.name, *at)
+                    found.append(LintProblem("warning", _at(rule, where, text, docs)))
     return found
 
 

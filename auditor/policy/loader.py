@@ -93,9 +93,10 @@ def files_under(
     shared pack linked in is read), each real folder once: a link back to a folder already
     walked, or a second way to it (in `walked`, shared by the paths of one command: `lint pk
     pklink`), is not walked again (no loop, no rule read twice). With `dangling`, a link to
-    nothing named like a folder (no suffix: a shared pack's folder that has moved) is yielded
-    too, so reading it is an error, as for a dangling link to a `.yaml` file, never a pack
-    silently left out."""
+    nothing is yielded too (what it pointed to, a file or a shared pack's folder that has
+    moved, cannot be known: `acme.policies` and `shared.v2` are folder names too), so reading
+    it is an error, as for a dangling link to a `.yaml` file, never a pack silently left out;
+    unless its name ends as a file's that is no policy does (`notes.md`, `ci.sh`)."""
     walked = set() if walked is None else walked
     for folder, dirs, files in os.walk(root, followlinks=True):
         real = os.path.realpath(folder)
@@ -111,9 +112,24 @@ def files_under(
                 yield Path(folder, name)
 
 
+# What a file that is no policy is named (documentation, data, code, images, archives): a
+# dangling link so named is passed over, as the file it pointed to would be. Any other name
+# may be a pack folder's (`acme.policies`, `shared.v2`, `packs-1.2`).
+NON_POLICY_SUFFIXES = frozenset({
+    ".md", ".markdown", ".rst", ".txt", ".adoc", ".html", ".htm", ".pdf", ".json", ".jsonl",
+    ".toml", ".ini", ".cfg", ".conf", ".env", ".csv", ".tsv", ".xml", ".lock", ".log", ".py",
+    ".pyc", ".sh", ".bash", ".ps1", ".js", ".ts", ".go", ".rb", ".java", ".rs", ".c", ".h",
+    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".zip", ".gz", ".tgz", ".tar", ".bak",
+    ".orig", ".swp", ".tmp",
+})  # fmt: skip
+
+
 def _dangling_folder(path: Path) -> bool:
-    """`path` is a link to nothing whose name has no suffix (as a folder's name has not)."""
-    return not path.suffix and path.is_symlink() and not path.exists()
+    """`path` is a link to nothing that may have been a pack folder: a name that does not end
+    as a non-policy file's does (a folder's name may hold a dot: `acme.policies`)."""
+    if path.suffix.casefold() in NON_POLICY_SUFFIXES:
+        return False
+    return path.is_symlink() and not path.exists()
 
 
 def plain(value: Any) -> Any:

@@ -195,6 +195,45 @@ def test_shipped_packs_are_not_named_as_a_local_file_of_the_same_path(
     assert r"\(shipped\) policies/baseline.yaml" in (out / "report.md").read_text()  # escaped
 
 
+def test_sarif_keeps_the_shipped_packs_old_artifact_uri(
+    emu: Any, state: Path, tmp_path: Path
+) -> None:
+    """Code scanning ties an alert to its file path: the shipped packs' results keep the URI
+    0.2.0 gave them (`policies/changes.yaml` under %SRCROOT%, not `(shipped)%20policies/…`),
+    so the upgrade closes and reopens no alert; the artifact's description says it is the
+    shipped pack. The other reports keep the `(shipped)` name."""
+    out = tmp_path / "r"
+    code, _, err = run_cli(["run", "--offline", "--out", str(out), "-o", "json,sarif", "-q"],
+                           env=emulator_env(emu, state), cwd=tmp_path)  # fmt: skip
+    assert code in (0, 1), err
+    results = json.loads((out / "findings.sarif").read_text())["runs"][0]["results"]
+    assert results
+    places = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in results]
+    uris = {p["uri"] for p in places}
+    assert uris <= {"policies/baseline.yaml", "policies/changes.yaml", "policies/readiness.yaml",
+                    "policies/usage.yaml"}, uris  # fmt: skip
+    assert {p["uriBaseId"] for p in places} == {"%SRCROOT%"}
+    for p in places:
+        assert "shipped with auditor" in p["description"]["text"]
+        assert f"(shipped) {p['uri']}" in p["description"]["text"]
+    named = {p["path"] for p in json.loads((out / "findings.json").read_text())["policy_files"]}
+    assert all(n.startswith("(shipped) policies/") for n in named), named
+
+
+def test_sarif_names_the_shipped_prefix_the_run_gives() -> None:
+    from auditor.report.sarif import SHIPPED_PREFIX, artifact_location, shipped_artifact_location
+    from auditor.workflows.run import SHIPPED_PREFIX as RUN_PREFIX
+
+    assert SHIPPED_PREFIX == RUN_PREFIX
+    # a file of the repository (the working folder's own policies/) is as it was
+    assert shipped_artifact_location("policies/baseline.yaml") is None
+    shipped = shipped_artifact_location("(shipped) policies/baseline.yaml")
+    assert shipped is not None
+    assert {k: shipped[k] for k in ("uri", "uriBaseId")} == artifact_location(
+        "policies/baseline.yaml"
+    )
+
+
 def test_shipped_pack_names_keep_the_nightly_baseline_after_an_upgrade(
     emu: Any, state: Path, tmp_path: Path
 ) -> None:

@@ -165,6 +165,30 @@ def test_offline_run_names_the_address_the_state_was_synced_from(
     assert "(offline)" not in (out / "report.md").read_text()
 
 
+def test_offline_review_names_the_address_the_state_was_synced_from(
+    emu: Any, state: Path, tmp_path: Path
+) -> None:
+    """R16 #3: `review --offline` said `(offline)` where `run --offline` names the address
+    the live side was synced from."""
+    env = {"AUDITOR_STATE": str(state)}  # no address, no token
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text('{"sandboxEnabled": false}\n')
+    out = tmp_path / "r"
+    code, _, err = run_cli(["review", str(proposed), "--offline", "--out", str(out),
+                            "-o", "md,json,oscal,sarif", "-q"], env=env, cwd=tmp_path)  # fmt: skip
+    assert code in (0, 1), err
+    data = json.loads((out / "findings.json").read_text())
+    assert data["run"]["api_address"] == emu.base_url
+    assert f"API {emu.base_url}" in (out / "report.md").read_text()
+    assert "(offline)" not in (out / "report.md").read_text()
+    assert _props(_oscal_result(out), "api-address") == [emu.base_url]
+    # the default SARIF category names the service's host, as an online review's does
+    sarif = json.loads((out / "findings.sarif").read_text())["runs"][0]
+    assert sarif["automationDetails"]["id"].startswith("auditor/127.0.0.1/review/"), sarif[
+        "automationDetails"
+    ]
+
+
 def test_offline_run_of_a_never_synced_state_still_says_offline(tmp_path: Path) -> None:
     """Nothing recorded: `(offline)` as before (the run itself is refused: no revision)."""
     from auditor.cli.common import api_address

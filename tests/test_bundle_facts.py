@@ -129,8 +129,7 @@ def test_a_field_no_release_writes_is_named(copy: Path) -> None:
 
 
 def test_without_the_rerun_the_facts_the_files_state_are_still_checked(copy: Path) -> None:
-    """--no-rerun checks what run-parameters.json and findings.json state (the counts need the
-    re-run, as the README says)."""
+    """--no-rerun checks what run-parameters.json and findings.json state."""
     manifest = _manifest(copy)
     manifest["toolVersion"] = "0.1.0"
     manifest["runId"] = "someone-else"
@@ -151,6 +150,135 @@ def test_a_fresh_bundle_states_only_true_facts(made: dict[str, Any], copy: Path)
     assert facts["findings"] == len(
         json.loads((copy / "reports" / "findings.json").read_text())["findings"]
     )
+
+
+# -- R16 #2: facts deleted from the manifest; the counts without the re-run --------------------
+
+THIS_RELEASE = (
+    "tool", "toolVersion", "generated", "runId", "revisions", "latestRevision", "reports",
+    "integrityIssues", "findings", "secrets", "redaction",
+)  # fmt: skip
+
+
+def test_a_fresh_bundle_states_every_fact_this_release_writes(copy: Path) -> None:
+    from auditor.workflows.verify import written_fields
+
+    assert set(_facts(copy)) == set(written_fields(auditor.__version__)) == set(THIS_RELEASE)
+
+
+def _missing(field: str, release: str = auditor.__version__) -> str:
+    by = (
+        "every release of auditor writes it"
+        if field == "toolVersion"
+        else f"auditor {release} writes it in every bundle"
+    )
+    return f"auditor: verify: manifest: {field} is missing, but {by}"
+
+
+@pytest.mark.parametrize("field", THIS_RELEASE)
+def test_a_fact_deleted_from_the_manifest_is_named(copy: Path, field: str) -> None:
+    """R16 #2: a deleted fact verified (exit 0): a 0.3.0 bundle without `redaction` read as
+    one made before 0.3.0. A manifest without `toolVersion` is judged by the release
+    findings.json names."""
+    manifest = _manifest(copy)
+    del manifest[field]
+    _rewrite(copy, manifest)
+    assert _problems(_refused(copy, "--no-rerun")) == [_missing(field)]
+
+
+def test_a_manifest_cut_down_to_its_files_names_every_fact_missing(copy: Path) -> None:
+    """R16 #2's own case, with the re-run: `{"files": …}` alone verified."""
+    _rewrite(copy, {"files": _manifest(copy)["files"]})
+    assert _problems(_refused(copy)) == [_missing(field) for field in THIS_RELEASE]
+
+
+def _as_release(bundle: Path, release: str) -> dict[str, Any]:
+    """The bundle as `release` wrote it, as far as the facts go: findings.json's tool.version
+    and the manifest's toolVersion say `release`, and the manifest has no `redaction`."""
+    report = bundle / "reports" / "findings.json"
+    text = report.read_text()
+    head = f'"version": "{auditor.__version__}"'
+    assert head in text[:4096]
+    report.write_text(text.replace(head, f'"version": "{release}"', 1))
+    manifest = _manifest(bundle)
+    manifest["toolVersion"] = release
+    del manifest["redaction"]
+    return manifest
+
+
+def test_a_bundle_of_an_older_release_is_judged_by_the_facts_it_wrote(copy: Path) -> None:
+    """0.2.0 wrote no `redaction`: its bundle verifies without one; it wrote `runId`, so one
+    without its `runId` does not."""
+    manifest = _as_release(copy, "0.2.0")
+    _rewrite(copy, manifest, "reports/findings.json")
+    code, _, err = verify(copy, "--no-rerun")
+    assert code == 0, err
+    del manifest["runId"]
+    _rewrite(copy, manifest, "reports/findings.json")
+    assert _problems(_refused(copy, "--no-rerun")) == [_missing("runId", "0.2.0")]
+
+
+def test_a_bundle_of_a_release_not_known_needs_its_tool_version_only(copy: Path) -> None:
+    manifest = _as_release(copy, "7.1.0")
+    for field in ("runId", "findings", "secrets", "generated"):
+        del manifest[field]
+    _rewrite(copy, manifest, "reports/findings.json")
+    code, _, err = verify(copy, "--no-rerun")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("field", "edit", "said"),
+    [
+        ("revisions", lambda n: n - 1, "but revisions.jsonl holds {true}"),
+        ("latestRevision", lambda n: n + 1, "but the latest revision in revisions.jsonl is {true}"),
+        ("reports", lambda n: n + 1, "but reports.jsonl holds {true}"),
+        ("integrityIssues", lambda n: n + 5, "but integrity.json lists {true}"),
+        ("findings", lambda n: 1, "but reports/findings.json's summary counts {true}"),
+        ("revisions", str, "but revisions.jsonl holds {true}"),
+    ],
+)
+def test_without_the_rerun_the_counts_are_checked_against_the_files(
+    copy: Path, field: str, edit: Any, said: str
+) -> None:
+    """R16 #2: with --no-rerun (README's advice for another release's bundle) a false count
+    verified; the counts need no evaluation, only the bundle's files read."""
+    manifest = _manifest(copy)
+    true = manifest[field]
+    manifest[field] = edit(true)
+    _rewrite(copy, manifest)
+    (problem,) = _problems(_refused(copy, "--no-rerun"))
+    shown = json.dumps(manifest[field])
+    assert problem.startswith(f"auditor: verify: manifest: {field} is {shown}, "), problem
+    assert problem.endswith(said.format(true=json.dumps(true))), problem
+
+
+def test_without_the_rerun_a_fresh_bundle_verifies(made: dict[str, Any], copy: Path) -> None:
+    code, said, err = verify(copy, "--no-rerun", "--key", str(made["work"] / "public.pem"))
+    assert (code, err) == (0, "")
+    assert "files match manifest.json, signature valid." in said
+
+
+def test_without_the_rerun_a_revisions_file_export_did_not_write_is_named(copy: Path) -> None:
+    path = copy / "revisions.jsonl"
+    path.write_text(path.read_text() + "not json\n")
+    manifest = _manifest(copy)
+    _rewrite(copy, manifest, "revisions.jsonl")
+    (problem,) = _problems(_refused(copy, "--no-rerun"))
+    assert problem == (
+        "auditor: verify: manifest: revisions and latestRevision cannot be checked: "
+        f"revisions.jsonl:{manifest['revisions'] + 1} is not a JSON line with a revision "
+        "number, as export writes it"
+    )
+
+
+def test_without_the_rerun_an_altered_file_is_named_once_and_not_counted(copy: Path) -> None:
+    """A file the hash check names altered is not read to count (one of another size was
+    never hashed: a huge file swapped in is not read)."""
+    path = copy / "revisions.jsonl"
+    path.write_text(path.read_text() + "not json\n")
+    (problem,) = _problems(_refused(copy, "--no-rerun"))
+    assert problem.startswith("auditor: verify: altered: revisions.jsonl ("), problem
 
 
 # -- T22 #7: the CSV files against the JSON lines ----------------------------------------------

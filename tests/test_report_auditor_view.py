@@ -165,6 +165,30 @@ def test_offline_run_names_the_address_the_state_was_synced_from(
     assert "(offline)" not in (out / "report.md").read_text()
 
 
+def test_offline_review_names_the_address_the_state_was_synced_from(
+    emu: Any, state: Path, tmp_path: Path
+) -> None:
+    """R16 #3: `review --offline` said `(offline)` where `run --offline` names the address
+    the live side was synced from."""
+    env = {"AUDITOR_STATE": str(state)}  # no address, no token
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text('{"sandboxEnabled": false}\n')
+    out = tmp_path / "r"
+    code, _, err = run_cli(["review", str(proposed), "--offline", "--out", str(out),
+                            "-o", "md,json,oscal,sarif", "-q"], env=env, cwd=tmp_path)  # fmt: skip
+    assert code in (0, 1), err
+    data = json.loads((out / "findings.json").read_text())
+    assert data["run"]["api_address"] == emu.base_url
+    assert f"API {emu.base_url}" in (out / "report.md").read_text()
+    assert "(offline)" not in (out / "report.md").read_text()
+    assert _props(_oscal_result(out), "api-address") == [emu.base_url]
+    # the default SARIF category names the service's host, as an online review's does
+    sarif = json.loads((out / "findings.sarif").read_text())["runs"][0]
+    assert sarif["automationDetails"]["id"].startswith("auditor/127.0.0.1/review/"), sarif[
+        "automationDetails"
+    ]
+
+
 def test_offline_run_of_a_never_synced_state_still_says_offline(tmp_path: Path) -> None:
     """Nothing recorded: `(offline)` as before (the run itself is refused: no revision)."""
     from auditor.cli.common import api_address
@@ -193,6 +217,45 @@ def test_shipped_packs_are_not_named_as_a_local_file_of_the_same_path(
     assert files.get("(shipped) policies/baseline.yaml") == shipped
     assert "policies/baseline.yaml" not in files
     assert r"\(shipped\) policies/baseline.yaml" in (out / "report.md").read_text()  # escaped
+
+
+def test_sarif_keeps_the_shipped_packs_old_artifact_uri(
+    emu: Any, state: Path, tmp_path: Path
+) -> None:
+    """Code scanning ties an alert to its file path: the shipped packs' results keep the URI
+    0.2.0 gave them (`policies/changes.yaml` under %SRCROOT%, not `(shipped)%20policies/…`),
+    so the upgrade closes and reopens no alert; the artifact's description says it is the
+    shipped pack. The other reports keep the `(shipped)` name."""
+    out = tmp_path / "r"
+    code, _, err = run_cli(["run", "--offline", "--out", str(out), "-o", "json,sarif", "-q"],
+                           env=emulator_env(emu, state), cwd=tmp_path)  # fmt: skip
+    assert code in (0, 1), err
+    results = json.loads((out / "findings.sarif").read_text())["runs"][0]["results"]
+    assert results
+    places = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in results]
+    uris = {p["uri"] for p in places}
+    assert uris <= {"policies/baseline.yaml", "policies/changes.yaml", "policies/readiness.yaml",
+                    "policies/usage.yaml"}, uris  # fmt: skip
+    assert {p["uriBaseId"] for p in places} == {"%SRCROOT%"}
+    for p in places:
+        assert "shipped with auditor" in p["description"]["text"]
+        assert f"(shipped) {p['uri']}" in p["description"]["text"]
+    named = {p["path"] for p in json.loads((out / "findings.json").read_text())["policy_files"]}
+    assert all(n.startswith("(shipped) policies/") for n in named), named
+
+
+def test_sarif_names_the_shipped_prefix_the_run_gives() -> None:
+    from auditor.report.sarif import SHIPPED_PREFIX, artifact_location, shipped_artifact_location
+    from auditor.workflows.run import SHIPPED_PREFIX as RUN_PREFIX
+
+    assert SHIPPED_PREFIX == RUN_PREFIX
+    # a file of the repository (the working folder's own policies/) is as it was
+    assert shipped_artifact_location("policies/baseline.yaml") is None
+    shipped = shipped_artifact_location("(shipped) policies/baseline.yaml")
+    assert shipped is not None
+    assert {k: shipped[k] for k in ("uri", "uriBaseId")} == artifact_location(
+        "policies/baseline.yaml"
+    )
 
 
 def test_shipped_pack_names_keep_the_nightly_baseline_after_an_upgrade(

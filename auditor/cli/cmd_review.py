@@ -206,6 +206,9 @@ def _against_live(
             "(run `auditor sync` first)"
         )
     history = StoredHistory(store, live.revision)
+    # `--offline` without a base URL: the address the live side was synced from, as `run
+    # --offline` names it (`(offline)` only for a state never synced)
+    synced = store.last_sync() if args.offline and not config.base_url else None
     return ReviewRequest(
         live=live,
         history=history,
@@ -213,7 +216,7 @@ def _against_live(
         against=f"rev {live.revision} (live)",
         now=now,
         run_id=run_id,
-        api_address=api_address(config),
+        api_address=api_address(config, synced.base_url if synced is not None else None),
         fail_on=config.fail_on,
         list_table=config.list_table,
     )

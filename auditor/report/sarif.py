@@ -4,7 +4,9 @@ Takes `ReportData`, gives SARIF JSON. Results are the fail / error / unknown fin
 ones only when `ReportData.sarif_include_waived` (as suppressed, with the waiver as
 justification), because code scanning ignores `suppressions` and would show them as open
 alerts. Each result points at `Finding.location` (a file under review), else the rule's place in
-its policy file, else the proposed file (review mode) or the policy file that holds the rule.
+its policy file, else the proposed file (review mode) or the policy file that holds the rule;
+a shipped pack at the path 0.2.0 gave it, `policies/baseline.yaml` (the reports' `(shipped)
+policies/baseline.yaml`), so code scanning keeps its alerts (`shipped_artifact_location`).
 Kept within code scanning's limits: at most `MAX_RESULTS` results (worst first; a run-level
 notification says how many were left out) and `MAX_TAGS` tags per rule; `write_reports` keeps
 the file within `UPLOAD_LIMIT` gzip-compressed (`write_fitted`: fewer results, the worst kept),
@@ -149,9 +151,34 @@ def _fallback(f: Finding, d: ReportData) -> SourceLocation:
     return SourceLocation(d.policy_files[0].path if d.policy_files else "auditor-policy", 1, 1)
 
 
+#: How the reports name a shipped pack (`auditor.workflows.run.SHIPPED_PREFIX`, not imported:
+#: workflows is a layer above).
+SHIPPED_PREFIX = "(shipped) policies/"
+
+
+def shipped_artifact_location(path: str) -> dict[str, Any] | None:
+    """The `artifactLocation` of a shipped pack (`(shipped) policies/baseline.yaml`): the URI
+    0.2.0 wrote, `policies/baseline.yaml` under `%SRCROOT%`, with a `description` saying it is
+    the pack shipped with auditor. Code scanning ties an alert to its file path: a new path
+    would close every open alert of the shipped rules and open it again, dismissals lost.
+    None for any other path."""
+    if not path.startswith(SHIPPED_PREFIX):
+        return None
+    name = path.removeprefix("(shipped) ")
+    return {
+        **artifact_location(name),
+        "description": {
+            "text": clean_text(
+                f"{name} of the policy packs shipped with auditor (reports name it "
+                f"'{path}'), not a file of this repository"
+            )
+        },
+    }
+
+
 @functools.lru_cache(maxsize=256)  # a handful of policy and proposed files, thousands of results
-def _artifact(path: str) -> tuple[tuple[str, str], ...]:
-    return tuple(artifact_location(path).items())
+def _artifact(path: str) -> tuple[tuple[str, Any], ...]:
+    return tuple((shipped_artifact_location(path) or artifact_location(path)).items())
 
 
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 Takes a bundle folder written by `auditor export` (and, optionally, the Ed25519 public key it
 was signed with), gives a `Verification`: every file altered, missing or not in the manifest,
-every fact of the manifest (findings, revisions, run id, release…) the bundle contradicts, a
-signature that does not match, and every report and CSV file the re-run does not reproduce
-byte for byte — each named. The re-run uses the bundle's own files alone
+every fact of the manifest (findings, revisions, run id, release…) the bundle contradicts or
+the manifest lacks, a signature that does not match, and every report and CSV file the re-run
+does not reproduce byte for byte — each named. The re-run uses the bundle's own files alone
 (`export.evaluate_bundle`; the CSV files are written again with `export.write_tables`).
 """
 
@@ -34,6 +34,7 @@ from auditor.errors import AuditorError, ReportError, StoreWriteError
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
+    BUNDLE_MAX_BYTES,
     BUNDLE_OUTPUTS,
     MANIFEST,
     MANIFEST_MAX_BYTES,
@@ -209,6 +210,34 @@ def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verif
 _FROM_FILES = ("tool", "toolVersion", "generated", "runId", "secrets", "redaction")
 _FROM_RERUN = ("revisions", "latestRevision", "reports", "integrityIssues", "findings")
 
+#: The fact fields each release's `export` writes in every manifest.json (this one's: all of
+#: the above). A bundle of one of them without one of its fields had it deleted; a bundle of a
+#: release not listed (a later one) is judged by `toolVersion`, which every release writes.
+#: 0.1.0 gained `runId` and `findings` partway (its bundles may lack them).
+_WRITTEN = {
+    "0.1.0": (
+        "tool", "toolVersion", "generated", "revisions", "latestRevision", "reports",
+        "integrityIssues", "secrets",
+    ),
+    "0.2.0": (
+        "tool", "toolVersion", "generated", "runId", "revisions", "latestRevision", "reports",
+        "integrityIssues", "findings", "secrets",
+    ),
+    "0.3.0": (
+        "tool", "toolVersion", "generated", "runId", "revisions", "latestRevision", "reports",
+        "integrityIssues", "findings", "secrets", "redaction",
+    ),
+}  # fmt: skip
+#: The fields this release writes, in the manifest's order (a test holds a fresh bundle to it).
+_FIELDS = _WRITTEN["0.3.0"]
+
+
+def written_fields(made_by: Any) -> tuple[str, ...]:
+    """The fact fields a bundle made by release `made_by` (its `toolVersion`) must state."""
+    if made_by == __version__:
+        return _FIELDS
+    return _WRITTEN.get(made_by, ("toolVersion",)) if isinstance(made_by, str) else ("toolVersion",)
+
 
 def _shown_value(value: Any) -> str:
     return escape.shorten(escape.show_value(value), 80)
@@ -258,13 +287,33 @@ def _written_version(bundle: Path) -> Any:
         return None
 
 
+def _check_present(manifest: dict[str, Any], made_by: Any, written: Any, out: Verification) -> None:
+    """Each fact field the release that made the bundle writes, named when missing: the
+    release its `toolVersion` says, and the one findings.json says wrote it (so a manifest
+    without its `toolVersion` is still judged by its release's fields)."""
+    missing: dict[str, str] = {}
+    for release in (made_by, written):
+        for name in written_fields(release):
+            if name not in manifest and name not in missing:
+                missing[name] = (
+                    "every release of auditor writes it"
+                    if name == "toolVersion"
+                    else f"auditor {escape.shorten(str(release), 40)} writes it in every bundle"
+                )
+    for name in sorted(missing, key=_FIELDS.index):
+        out.problems.append(f"manifest: {name} is missing, but {missing[name]}")
+
+
 def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
     """The manifest's own statements that the bundle's small files decide: the release (as
     findings.json gives it), run id and time (as run-parameters.json does), and, for a bundle
-    of this release, the fixed texts and redaction rules. A field no release writes is named:
-    nothing the manifest states goes unchecked."""
+    of this release, the fixed texts and redaction rules. A field no release writes is named,
+    and so is one the release that made the bundle writes that is missing (`written_fields`):
+    nothing the manifest states goes unchecked, nor is anything it stated deleted."""
     made_by = manifest.get("toolVersion")
     note = _release_note(made_by)
+    written = _written_version(bundle)
+    _check_present(manifest, made_by, written, out)
     for name in manifest:
         if name != "files" and name not in _FROM_FILES + _FROM_RERUN:
             out.problems.append(
@@ -273,7 +322,6 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
             )
     if "tool" in manifest:
         _fact(out, "tool", manifest["tool"], "auditor", "auditor's bundles say")
-    written = _written_version(bundle)
     redaction = manifest.get("redaction")
     if written is not None:
         if "toolVersion" in manifest:
@@ -319,6 +367,136 @@ class _Derived:
         ):
             if name in manifest:
                 _fact(out, name, manifest[name], true, where, why)
+
+
+#: Where findings.json states how many findings it lists (`summary.by_status`, every status
+#: with its count): read from the file's head, as `_TOOL_HEAD` is.
+_BY_STATUS = re.compile(rb'\n  "summary": \{\n    "by_status": (\{[^{}]*\})')
+_SUMMARY_HEAD = 1 << 20
+
+
+def _jsonl_counts(
+    bundle: Path, name: str, facts: str, out: Verification, key: str | None = None
+) -> tuple[int, int | None] | None:
+    """How many JSON lines bundle file `name` holds (split as the re-run splits them) and,
+    with `key`, the largest integer `key` among them; None when the file is missing, a link or
+    unreadable (the file check names it) or, named as a problem, not the JSON lines export
+    writes. Only `key` needs each line parsed: the others are counted."""
+    path = bundle / name
+    if path.is_symlink() or not path.is_file():
+        return None
+    count, largest = 0, None
+    try:
+        with input_lines(path, max_bytes=BUNDLE_MAX_BYTES) as lines:
+            for piece in (piece for raw in lines for piece in raw.splitlines()):
+                count += 1
+                if key is None:
+                    continue
+                try:
+                    value = orjson.loads(piece)[key]
+                except (orjson.JSONDecodeError, KeyError, TypeError):
+                    value = None
+                if not isinstance(value, int) or isinstance(value, bool):
+                    out.problems.append(
+                        f"manifest: {facts} cannot be checked: {name}:{count} is not a JSON "
+                        f"line with a {key} number, as export writes it"
+                    )
+                    return None
+                largest = value if largest is None else max(largest, value)
+    except UnreadableFile:
+        return None
+    return count, largest
+
+
+def _issues_count(bundle: Path, out: Verification) -> int | None:
+    """How many integrity issues integrity.json lists; None when it cannot be read (the file
+    check names why) or, named as a problem, is not a list."""
+    path = bundle / "integrity.json"
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        items = orjson.loads(read_input(path, max_bytes=BUNDLE_MAX_BYTES))
+    except UnreadableFile:
+        return None
+    except orjson.JSONDecodeError:
+        items = None
+    if not isinstance(items, list):
+        out.problems.append(
+            "manifest: integrityIssues cannot be checked: integrity.json is not a list of "
+            "integrity issues, as export writes it"
+        )
+        return None
+    return len(items)
+
+
+def _stated_findings(bundle: Path) -> int | None:
+    """How many findings reports/findings.json says it lists (the sum of its
+    `summary.by_status`), read from its head; None when it says it nowhere there."""
+    path = bundle / REPORTS_DIR / "findings.json"
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_SUMMARY_HEAD)
+    except OSError:
+        return None
+    found = _BY_STATUS.search(head)
+    if found is None:
+        return None
+    try:
+        counts = orjson.loads(found.group(1))
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(counts, dict):
+        return None
+    values = [v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(values) if len(values) == len(counts) else None
+
+
+def _check_counts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
+    """Without the re-run, the manifest's counts against what the bundle's files state, read
+    but not evaluated: `revisions` and `latestRevision` against revisions.jsonl, `reports`
+    against reports.jsonl, `integrityIssues` against integrity.json, `findings` against
+    reports/findings.json's own summary (the re-run counts the findings it finds instead).
+    Only a file the hash check found intact is read: one altered is named already (and one of
+    another size was not even hashed, so it is not read here either)."""
+    files = manifest["files"]
+
+    def intact(name: str) -> bool:
+        found, listed = out.digests.get(name), files.get(name)
+        return found is not None and isinstance(listed, dict) and found[0] == listed.get("sha256")
+
+    true: list[tuple[str, Any, str]] = []
+    revisions = (
+        _jsonl_counts(bundle, "revisions.jsonl", "revisions and latestRevision", out, "revision")
+        if intact("revisions.jsonl")
+        else None
+    )
+    if revisions is not None:
+        true.append(("revisions", revisions[0], "revisions.jsonl holds"))
+        where = "the latest revision in revisions.jsonl is"
+        true.append(("latestRevision", revisions[1], where))
+    reports = (
+        _jsonl_counts(bundle, "reports.jsonl", "reports", out) if intact("reports.jsonl") else None
+    )
+    if reports is not None:
+        true.append(("reports", reports[0], "reports.jsonl holds"))
+    unlisted = "integrity.json" not in files and not (bundle / "integrity.json").exists()
+    issues = _issues_count(bundle, out) if intact("integrity.json") else 0 if unlisted else None
+    if issues is not None:
+        true.append(("integrityIssues", issues, "integrity.json lists"))
+    shown = f"{REPORTS_DIR}/findings.json"
+    findings = _stated_findings(bundle) if intact(shown) else None
+    if findings is not None:
+        true.append(("findings", findings, "reports/findings.json's summary counts"))
+    elif "findings" in manifest and intact(shown):
+        out.notes.append(
+            "manifest: findings not checked: reports/findings.json states no summary.by_status "
+            "near its start (the re-run, without --no-rerun, counts the findings)"
+        )
+    for name, value, where in true:
+        if name in manifest:
+            _fact(out, name, manifest[name], value, where)
 
 
 def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:
@@ -536,7 +714,8 @@ def _matches(
 
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
-    """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation."""
+    """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation
+    (without it, the manifest's counts are checked against the files, `_check_counts`)."""
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
@@ -544,4 +723,6 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
     _check_signature(bundle, raw, key, out)
     if rerun:
         _rerun(bundle, out, manifest)
+    else:  # the counts the re-run would derive, as the bundle's files state them
+        _check_counts(bundle, manifest, out)
     return out

@@ -248,21 +248,20 @@ def test_changes_before_and_after_of_any_type_compare_as_unequal(tmp_path: Path)
     assert code == 0, out + err
 
 
-def test_the_element_itself_of_a_mixed_array_compares_as_unequal(tmp_path: Path) -> None:
-    """`@`, the element itself, takes whatever type each entry has: a type guard beside
-    `in` decides, where the `in` alone on a number was an `error` the `any` passed up."""
+def test_the_element_itself_keeps_the_type_check(tmp_path: Path) -> None:
+    """`@`, the element itself, is a settings array's entry, of one type: `in: ["22"]` on
+    its numbers is the quoted-literal mistake, an `error` (review R17: with `@` taken as of
+    any type, `none: allowedPorts` with `{path: "@", in: ["22"]}` passed on `[22, 443]`)."""
     (tmp_path / "m.yaml").write_text(
         "defaults: {severity: high, target: settings}\nrules:\n"
-        "  - id: MIX-001\n    title: t\n    assert:\n      each: mixed\n      assert:\n"
-        "        any:\n          - {type: object}\n"
-        "          - all: [{type: string}, {in: [a, b]}]\n"
-        "          - {in: [1, 2]}\n"
+        "  - id: PORT-001\n    title: t\n    assert:\n      none: ports\n"
+        '      assert: {path: "@", in: ["22", "23"]}\n'
+        "  - id: PORT-002\n    title: t\n    assert:\n      each: ports\n"
+        '      assert: {path: "@", not_equals: "22"}\n'
     )
-    cases = [
-        {"name": "ok", "settings": {"mixed": [{"k": 1}, "a", 2]}, "expect": {"MIX-001": "pass"}},
-        {"name": "bad", "settings": {"mixed": [{"k": 1}, "c", 2]}, "expect": {"MIX-001": "fail"}},
-    ]
-    (tmp_path / "m.tests.yaml").write_text(orjson.dumps({"tests": cases}).decode())
+    case = {"name": "ssh", "settings": {"ports": [22, 443]}}
+    case["expect"] = {"PORT-001": "error", "PORT-002": "error"}
+    (tmp_path / "m.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
     code, out, err = run_cli(["policy", "test", "m.yaml"], {}, tmp_path)
     assert code == 0, out + err
 

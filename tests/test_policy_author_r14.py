@@ -236,7 +236,7 @@ def test_a_change_kind_hint_keeps_the_edit(tmp_path: Path, written: str, meant: 
 _NEG_PREFIXES = ("doesnot", "doesnt", "isnot", "isnt", "dont", "not", "non", "no", "un", "mis")
 _NEG_MARKS = ("not", "none", "nin", "never", "without", "lack", "absent", "missing", "undefin")
 _NEG_MARKS += ("differ", "unequal", "inequal", "mismatch", "nomatch", "unset", "unchang")
-_NEG_MARKS += ("exclud", "unlike", "nonempty")
+_NEG_MARKS += ("exclud", "unlike", "nonempty", "unmatch", "unrenam")
 _MARKS = {
     "up": ("greater", "more", "above", "atleast", "higher", "increase"),
     "down": ("less", "fewer", "below", "atmost", "under", "lower", "decrease"),
@@ -340,6 +340,7 @@ def _names() -> list[str]:
         "increasd", "decreasd", "older_then", "newer_then", "subsetof", "is_superset",
         "not_greater_than", "no_less_than", "max_version", "min_version", "not_added",
         "not_removed", "un_changed", "type_change", "item_remove", "item_add",
+        "unmatched", "mismatched", "unrenamed", "unmatching",  # review R17: inflected
     ]  # fmt: skip
     return [*written, *CHANGE_KINDS]
 

@@ -244,11 +244,9 @@ def test_sarif_keeps_the_shipped_packs_old_artifact_uri(
     assert all(n.startswith("(shipped) policies/") for n in named), named
 
 
-def test_sarif_names_the_shipped_prefix_the_run_gives() -> None:
-    from auditor.report.sarif import SHIPPED_PREFIX, artifact_location, shipped_artifact_location
-    from auditor.workflows.run import SHIPPED_PREFIX as RUN_PREFIX
+def test_sarif_locates_a_shipped_pack_where_0_2_0_did() -> None:
+    from auditor.report.sarif import artifact_location, shipped_artifact_location
 
-    assert SHIPPED_PREFIX == RUN_PREFIX
     # a file of the repository (the working folder's own policies/) is as it was
     assert shipped_artifact_location("policies/baseline.yaml") is None
     shipped = shipped_artifact_location("(shipped) policies/baseline.yaml")

@@ -25,6 +25,7 @@ from auditor.cli.common import (
     open_store,
     require_remote,
     store_kept_only_if_synced,
+    stored_address,
     sync_store,
 )
 from auditor.cli.outdir import clear_old_reports, hold_out_dir
@@ -206,9 +207,6 @@ def _against_live(
             "(run `auditor sync` first)"
         )
     history = StoredHistory(store, live.revision)
-    # `--offline` without a base URL: the address the live side was synced from, as `run
-    # --offline` names it (`(offline)` only for a state never synced)
-    synced = store.last_sync() if args.offline and not config.base_url else None
     return ReviewRequest(
         live=live,
         history=history,
@@ -216,7 +214,8 @@ def _against_live(
         against=f"rev {live.revision} (live)",
         now=now,
         run_id=run_id,
-        api_address=api_address(config, synced.base_url if synced is not None else None),
+        # `--offline` without a base URL: the address the live side was synced from
+        api_address=stored_address(config, store, args.offline) or api_address(config),
         fail_on=config.fail_on,
         list_table=config.list_table,
     )

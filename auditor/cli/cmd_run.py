@@ -24,6 +24,7 @@ from auditor.cli.common import (
     parse_at,
     require_remote,
     store_kept_only_if_synced,
+    stored_address,
     sync_store,
     warn_exposed_org_states,
 )
@@ -445,10 +446,9 @@ def _sync_and_audit(
             problems.append(f"sync failed: {exc}")
     if problems:
         options = replace(options, not_evaluated=tuple(problems))
-    if offline and not config.base_url:  # the address the stored data came from, as `export`
-        synced = store.last_sync()  # names it (it said `(offline)`, naming no service)
-        if synced is not None:
-            options = replace(options, api_address=api_address(config, synced.base_url))
+    stored = stored_address(config, store, offline)  # it said `(offline)`, naming no service
+    if stored is not None:
+        options = replace(options, api_address=stored)
     check_at(store, options.at)
     outcome = run_audit(store, loaded, options, publish=publish)
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)

@@ -345,6 +345,16 @@ def api_address(config: Config, stored: str | None = None) -> str:
     return shown_address(url, (config.token,) if config.token else ()) if url else "(offline)"
 
 
+def stored_address(config: Config, store: Store, offline: bool) -> str | None:
+    """The address an offline command names when no base URL is set: the one the state file
+    was last synced from (as `export` names it; `(offline)` only for a state never synced).
+    None when the command is online or has a base URL (`api_address` then names that)."""
+    if not offline or config.base_url:
+        return None
+    synced = store.last_sync()
+    return api_address(config, synced.base_url) if synced is not None else None
+
+
 def _warn_moved(store: Store, last_url: str | None, base_url: str, ctx: Context) -> None:
     """One line when a sync stored data from another service address than the one before: a
     service that moved is set to its new address on purpose, but another service's data is

@@ -34,6 +34,12 @@ def _shipped_dir() -> Path:
 #: The policy packs that ship with the tool.
 SHIPPED_POLICY_DIR: Path = _shipped_dir()
 
+#: How the reports name a shipped pack that lies outside the working folder: `(shipped)
+#: policies/baseline.yaml`, never `policies/baseline.yaml`, which names the working folder's
+#: own file of that path (a copy of the packs kept in the repository, edited or not). SARIF
+#: keeps `policies/…` as its location (`report.sarif.shipped_artifact_location`).
+SHIPPED_PREFIX = "(shipped) policies/"
+
 _WHERE = {
     "Condition": "conditions",
     "history_warnings": "lint",

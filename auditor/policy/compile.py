@@ -180,15 +180,13 @@ class Compiler:
         return Leaf(tuple(paths), tuple(ops), default, where, loose)  # type: ignore[arg-type]
 
     def _varies(self, path: CompiledPath | None) -> bool:
-        """The value at `path` may be of any JSON type by design (`Leaf.loose`): the element
-        itself (`@`), or a change's `before` / `after` in the `assert` of a quantifier over
-        `changes`."""
-        if path is None:
+        """The value at `path` may be of any JSON type by design (`Leaf.loose`): a change's
+        `before` / `after` in the `assert` of a quantifier over `changes` (a step's changes
+        hold values of every type). Not the element itself (`@`): a settings array holds one
+        type, and `in: ["22"]` on its numbers is the quoted-literal mistake (review R17)."""
+        if path is None or not path.steps:
             return False
-        steps: tuple[Step, ...] = path.steps
-        if not steps:
-            return True
-        return self._over_changes and steps[0] in (_BEFORE, _AFTER)
+        return self._over_changes and path.steps[0] in (_BEFORE, _AFTER)
 
     def _reads_kind(self, path: CompiledPath | None, in_element: bool) -> bool:
         """`path` is a change's `kind`: `kind` in the `assert` of a quantifier over `changes`,

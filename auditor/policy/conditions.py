@@ -29,10 +29,10 @@ class Leaf:
     ops: tuple[tuple[Operator, Any, Any], ...]  # (operator, prepared arg, arg as written)
     default: Any = MISSING
     where: Parts = ()
-    # The value's JSON type varies by design (a change's `before`/`after` in `changes[]`, the
-    # element itself, `@`): a literal of another type is unequal, not an `error` (the
-    # `operators.LiteralMismatch`'s result is taken), or a rule on `changes[]` could not
-    # compare `after` with `false` beside a change whose `after` is text.
+    # The value's JSON type varies by design (a change's `before`/`after` in `changes[]`): a
+    # literal of another type is unequal, not an `error` (the `operators.LiteralMismatch`'s
+    # result is taken), or a rule on `changes[]` could not compare `after` with `false`
+    # beside a change whose `after` is text.
     loose: bool = False
 
     @property

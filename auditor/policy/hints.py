@@ -20,6 +20,8 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from auditor.models import CHANGE_KINDS
+
 # Written without `_`, `-` or blanks, lower case: what each name means.
 _SYNONYMS: dict[str, str] = {
     # equality and membership
@@ -157,8 +159,12 @@ def _negative(words: str) -> bool:
 
 
 def _known_word(word: str) -> bool:
-    """`word` is a name a key is known by (`equal`, `matches`, `changed`, `set`)."""
-    return word in _SYNONYMS or word in _OPERATOR_WORDS
+    """`word` is a name a key or a change kind is known by (`equal`, `matches`, `changed`,
+    `set`, `renamed`), or an inflection of one (`matched`, `matching`: `unmatched` says "not
+    matches" as `unequal` says "not equal")."""
+    forms = {word, word.removesuffix("ed"), word.removesuffix("d"), word.removesuffix("ing")}
+    forms |= {f + "es" for f in set(forms)} | {f + "s" for f in set(forms)}
+    return any(f in _SYNONYMS or f in _OPERATOR_WORDS or f in CHANGE_KINDS for f in forms if f)
 
 
 def _poles(words: str) -> frozenset[str]:

@@ -39,6 +39,7 @@ from auditor.common.escape import (
 )
 from auditor.findings.finding import Finding, attribution_text, sort_controls
 from auditor.models import OPEN_STATUSES, Evidence, SourceLocation, severity_rank
+from auditor.policy import SHIPPED_PREFIX
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import (
@@ -149,11 +150,6 @@ def _fallback(f: Finding, d: ReportData) -> SourceLocation:
         if f.rule_id in p.rule_ids:
             return SourceLocation(p.path, 1, 1)
     return SourceLocation(d.policy_files[0].path if d.policy_files else "auditor-policy", 1, 1)
-
-
-#: How the reports name a shipped pack (`auditor.workflows.run.SHIPPED_PREFIX`, not imported:
-#: workflows is a layer above).
-SHIPPED_PREFIX = "(shipped) policies/"
 
 
 def shipped_artifact_location(path: str) -> dict[str, Any] | None:

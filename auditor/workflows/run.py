@@ -34,7 +34,7 @@ from auditor.evaluate.readiness import (
 from auditor.findings.waivers import KnownRules, load_waivers
 from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
-from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
+from auditor.policy import SHIPPED_POLICY_DIR, SHIPPED_PREFIX, PolicySet, load_policies
 from auditor.store import evalstate
 from auditor.store.database import Store
 from auditor.workflows.usage import usage_inputs, without_usage
@@ -149,12 +149,6 @@ def without_readiness(policy: PolicySet) -> PolicySet:
     return replace(
         policy, rules=tuple(r for r in policy.rules if r.target not in READINESS_TARGETS)
     )
-
-
-#: How the reports name a shipped pack that lies outside the working folder: `(shipped)
-#: policies/baseline.yaml`, never `policies/baseline.yaml`, which names the working folder's
-#: own file of that path (a copy of the packs kept in the repository, edited or not).
-SHIPPED_PREFIX = "(shipped) policies/"
 
 
 def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:

@@ -248,6 +248,22 @@ def test_changes_before_and_after_of_any_type_compare_as_unequal(tmp_path: Path)
     assert code == 0, out + err
 
 
+def test_changes_written_with_a_star_are_read_as_changes(tmp_path: Path) -> None:
+    """`none: "changes[*]"` walks the same changes as `none: changes` (review R18: only the
+    latter compared `after` of another type as unequal; the former was an `error`)."""
+    (tmp_path / "c.yaml").write_text(CHANGES_POLICY.replace("none: changes", 'none: "changes[*]"'))
+    before = {"sandbox": {"enabled": True}, "maxAutonomyLevel": "low", "sessionRetentionDays": 30}
+    case = {
+        "name": "sandbox off and autonomy raised in one step",
+        "before": before,
+        "after": {**before, "sandbox": {"enabled": False}, "maxAutonomyLevel": "high"},
+        "expect": {"MY-SBX-001": "fail", "MY-RET-001": "pass"},
+    }
+    (tmp_path / "c.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "c.yaml"], {}, tmp_path)
+    assert code == 0, out + err
+
+
 def test_the_element_itself_keeps_the_type_check(tmp_path: Path) -> None:
     """`@`, the element itself, is a settings array's entry, of one type: `in: ["22"]` on
     its numbers is the quoted-literal mistake, an `error` (review R17: with `@` taken as of

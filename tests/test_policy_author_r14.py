@@ -237,6 +237,7 @@ _NEG_PREFIXES = ("doesnot", "doesnt", "isnot", "isnt", "dont", "not", "non", "no
 _NEG_MARKS = ("not", "none", "nin", "never", "without", "lack", "absent", "missing", "undefin")
 _NEG_MARKS += ("differ", "unequal", "inequal", "mismatch", "nomatch", "unset", "unchang")
 _NEG_MARKS += ("exclud", "unlike", "nonempty", "unmatch", "unrenam")
+_NEG_MARKS += ("dismatch", "disequal", "noincreas", "nodecreas")
 _MARKS = {
     "up": ("greater", "more", "above", "atleast", "higher", "increase"),
     "down": ("less", "fewer", "below", "atmost", "under", "lower", "decrease"),
@@ -341,6 +342,7 @@ def _names() -> list[str]:
         "not_greater_than", "no_less_than", "max_version", "min_version", "not_added",
         "not_removed", "un_changed", "type_change", "item_remove", "item_add",
         "unmatched", "mismatched", "unrenamed", "unmatching",  # review R17: inflected
+        "inequals", "dismatch", "disequal", "noincrease", "nodecrease",  # review R18
     ]  # fmt: skip
     return [*written, *CHANGE_KINDS]
 

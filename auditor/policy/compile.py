@@ -15,7 +15,15 @@ from auditor.models import CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
 from auditor.policy.hints import kind_hint, operator_hint
-from auditor.policy.pathexpr import CompiledPath, Key, PathSyntaxError, Select, Step, compile_path
+from auditor.policy.pathexpr import (
+    CompiledPath,
+    Key,
+    PathSyntaxError,
+    Select,
+    Star,
+    Step,
+    compile_path,
+)
 from auditor.policy.refs import Ref, is_ref
 
 Problem = tuple[Parts, str]
@@ -113,7 +121,7 @@ class Compiler:
             return None
         over, self._over_changes = self._over_changes, (
             self.target == "change" and not inside and path is not None
-            and path.steps == (_CHANGES,)
+            and path.steps in ((_CHANGES,), (_CHANGES, Star()))
         )  # fmt: skip
         try:
             inner = self.compile(raw["assert"], (*where, "assert"), in_element=True)

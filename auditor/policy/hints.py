@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 from auditor.models import CHANGE_KINDS
+from auditor.operators import REGISTRY
 
 # Written without `_`, `-` or blanks, lower case: what each name means.
 _SYNONYMS: dict[str, str] = {
@@ -93,7 +94,7 @@ _STRUCTURE |= {"each", "some", "none"}
 _NOT_PREFIX = re.compile(r"^(?:does_not|doesnt|is_not|isnt|dont|not|no|non)_(?=[a-z])")
 # The same run into the name it negates (`unequal`, `mismatches`, `nomatch`, `notset`): taken
 # only when the rest is a name known as it stands (`under`, `node` are not negations).
-_GLUED_PREFIXES = ("un", "mis", "non", "not", "no")
+_GLUED_PREFIXES = ("un", "mis", "non", "not", "no", "dis", "in", "n")
 # The words that say "not" in a name, the accepted keys' too (`not_in`, `none`): a spelling
 # that adds or drops one (`not_contains`, `contains_none`) is never taken for a typo.
 _NEGATIVE_WORDS = frozenset(
@@ -163,7 +164,8 @@ def _known_word(word: str) -> bool:
     `set`, `renamed`), or an inflection of one (`matched`, `matching`: `unmatched` says "not
     matches" as `unequal` says "not equal")."""
     forms = {word, word.removesuffix("ed"), word.removesuffix("d"), word.removesuffix("ing")}
-    forms |= {f + "es" for f in set(forms)} | {f + "s" for f in set(forms)}
+    forms |= {word.removesuffix("s"), word.removesuffix("es")}
+    forms |= {f + end for f in set(forms) for end in ("s", "es", "d", "ed")}
     return any(f in _SYNONYMS or f in _OPERATOR_WORDS or f in CHANGE_KINDS for f in forms if f)
 
 
@@ -290,5 +292,6 @@ def _typo(words: str, key: str) -> bool:
 
 
 _OPERATOR_WORDS = frozenset(
-    {*_SYNONYMS.values(), "changed", "added", "removed", "exists", "empty", "equal", "match"}
+    {*_SYNONYMS.values(), *REGISTRY, "changed", "added", "removed", "exists", "empty", "equal"}
+    | {"match", "change", "existent"}
 )

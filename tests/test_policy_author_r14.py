@@ -343,6 +343,7 @@ def _names() -> list[str]:
         "not_removed", "un_changed", "type_change", "item_remove", "item_add",
         "unmatched", "mismatched", "unrenamed", "unmatching",  # review R17: inflected
         "inequals", "dismatch", "disequal", "noincrease", "nodecrease",  # review R18
+        "into", "insubset", "in_subset", "in_one_of", "inoneof", "in_set", "in_from",  # R19
     ]  # fmt: skip
     return [*written, *CHANGE_KINDS]
 

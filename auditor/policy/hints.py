@@ -27,6 +27,7 @@ from auditor.operators import REGISTRY
 _SYNONYMS: dict[str, str] = {
     # equality and membership
     "eq": "equals", "equal": "equals", "equalto": "equals", "is": "equals", "==": "equals",
+    "inequals": "not_equals", "nonexistent": "exists: false",
     "ne": "not_equals", "neq": "not_equals", "notequal": "not_equals", "isnot": "not_equals",
     "notequalto": "not_equals", "differs": "not_equals", "!=": "not_equals",
     "oneof": "in", "isoneof": "in", "isin": "in", "inlist": "in", "among": "in",
@@ -94,7 +95,7 @@ _STRUCTURE |= {"each", "some", "none"}
 _NOT_PREFIX = re.compile(r"^(?:does_not|doesnt|is_not|isnt|dont|not|no|non)_(?=[a-z])")
 # The same run into the name it negates (`unequal`, `mismatches`, `nomatch`, `notset`): taken
 # only when the rest is a name known as it stands (`under`, `node` are not negations).
-_GLUED_PREFIXES = ("un", "mis", "non", "not", "no", "dis", "in", "n")
+_GLUED_PREFIXES = ("un", "mis", "non", "not", "no", "dis")  # not `in`: `into`, `insubset`
 # The words that say "not" in a name, the accepted keys' too (`not_in`, `none`): a spelling
 # that adds or drops one (`not_contains`, `contains_none`) is never taken for a typo.
 _NEGATIVE_WORDS = frozenset(

@@ -58,8 +58,8 @@ def _literal_kinds(literals: Iterable[Any]) -> frozenset[str]:
 class LiteralMismatch(OperandTypeError):
     """A value of another JSON type than every literal it is compared with. `result` is what
     the comparison gives all the same (`not_equals`: true), which a leaf whose values vary in
-    type by design takes (`Leaf.loose`: a change's `before`/`after` in `changes[]`, the
-    element itself under `@`); any other leaf is an `error`."""
+    type by design takes (`Leaf.loose`: a change's `before`/`after` in `changes[]`); any
+    other leaf is an `error`."""
 
     def __init__(
         self, wanted: str, actual: Any, detail: str, side: str = "", *, result: bool
@@ -71,7 +71,7 @@ class LiteralMismatch(OperandTypeError):
 def comparable(
     op: str, actual: Any, literals: Iterable[Any], *, result: bool, side: str = ""
 ) -> None:
-    """OperandTypeError when `actual` can equal none of `literals` by its JSON type alone:
+    """LiteralMismatch when `actual` can equal none of `literals` by its JSON type alone:
     `not_equals: "false"` on the boolean `false`, `in: ["32000"]` on the number 32000, a
     `[*]` path's gathered array under `not_in: [gpt-5-codex]`. Such a literal is never equal,
     so the rule's `false` would be a silent pass under `not`, `none`, `when` or `not_in`
@@ -92,7 +92,7 @@ def comparable(
 
 
 def holds(op: str, items: list[Any], literals: Iterable[Any], *, result: bool) -> None:
-    """OperandTypeError when a (non-empty) array can hold none of `literals` by the types of
+    """LiteralMismatch when a (non-empty) array can hold none of `literals` by the types of
     its elements: `excludes: ["22"]` on `[22, 80]` (an array of numbers never holds a string,
     and `excludes` would pass)."""
     wanted = _literal_kinds(literals)

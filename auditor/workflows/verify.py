@@ -268,23 +268,31 @@ _TOOL_HEAD = re.compile(
 )
 
 
-def _written_version(bundle: Path) -> Any:
-    """The release findings.json says wrote it (`tool.version`), or None when it says none."""
+def _head_value(bundle: Path, pattern: re.Pattern[bytes], size: int) -> Any:
+    """The JSON value `pattern`'s group finds in the first `size` bytes of the bundle's
+    findings.json (a report of 860 MB is not read whole for one field near its start); None
+    when it is not there, or the file is missing, a link or unreadable (the file check names
+    why)."""
     path = bundle / REPORTS_DIR / "findings.json"
     if path.is_symlink() or not path.is_file():
-        return None  # named as altered or missing
+        return None
     try:
         with path.open("rb") as fh:
-            head = fh.read(4096)
+            head = fh.read(size)
     except OSError:
-        return None  # named unreadable
-    found = _TOOL_HEAD.search(head)
+        return None
+    found = pattern.search(head)
     if found is None:
         return None
     try:
         return orjson.loads(found.group(1))
     except orjson.JSONDecodeError:
         return None
+
+
+def _written_version(bundle: Path) -> Any:
+    """The release findings.json says wrote it (`tool.version`), or None when it says none."""
+    return _head_value(bundle, _TOOL_HEAD, 4096)
 
 
 def _check_present(manifest: dict[str, Any], made_by: Any, written: Any, out: Verification) -> None:
@@ -358,15 +366,33 @@ class _Derived:
     issues: int = 0
 
     def check(self, manifest: dict[str, Any], findings: int, out: Verification, note: str) -> None:
-        for name, true, where, why in (
-            ("revisions", self.revisions, "revisions.jsonl holds", ""),
-            ("latestRevision", self.latest, "the latest revision in revisions.jsonl is", ""),
-            ("reports", self.reports, "reports.jsonl holds", ""),
-            ("integrityIssues", self.issues, "integrity.json lists", ""),
-            ("findings", findings, "the re-run of the bundle finds", note),
-        ):
-            if name in manifest:
-                _fact(out, name, manifest[name], true, where, why)
+        values = {"revisions": self.revisions, "latestRevision": self.latest}
+        values |= {"reports": self.reports, "integrityIssues": self.issues, "findings": findings}
+        _counts_agree(out, manifest, values, "the re-run of the bundle finds", note)
+
+
+#: Where each count of the manifest is taken from (`findings`: where the caller says).
+_COUNTED_IN = {
+    "revisions": "revisions.jsonl holds",
+    "latestRevision": "the latest revision in revisions.jsonl is",
+    "reports": "reports.jsonl holds",
+    "integrityIssues": "integrity.json lists",
+}
+
+
+def _counts_agree(
+    out: Verification,
+    manifest: dict[str, Any],
+    values: dict[str, Any],
+    findings_from: str,
+    note: str = "",
+) -> None:
+    """Each count the manifest states against its value (`values`), with or without the
+    re-run: the same words for the same count (`_COUNTED_IN`)."""
+    for name, value in values.items():
+        if name in manifest:
+            where = findings_from if name == "findings" else _COUNTED_IN[name]
+            _fact(out, name, manifest[name], value, where, note if name == "findings" else "")
 
 
 #: Where findings.json states how many findings it lists (`summary.by_status`, every status
@@ -432,21 +458,7 @@ def _issues_count(bundle: Path, out: Verification) -> int | None:
 def _stated_findings(bundle: Path) -> int | None:
     """How many findings reports/findings.json says it lists (the sum of its
     `summary.by_status`), read from its head; None when it says it nowhere there."""
-    path = bundle / REPORTS_DIR / "findings.json"
-    if path.is_symlink() or not path.is_file():
-        return None
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(_SUMMARY_HEAD)
-    except OSError:
-        return None
-    found = _BY_STATUS.search(head)
-    if found is None:
-        return None
-    try:
-        counts = orjson.loads(found.group(1))
-    except orjson.JSONDecodeError:
-        return None
+    counts = _head_value(bundle, _BY_STATUS, _SUMMARY_HEAD)
     if not isinstance(counts, dict):
         return None
     values = [v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool)]
@@ -466,37 +478,33 @@ def _check_counts(bundle: Path, manifest: dict[str, Any], out: Verification) -> 
         found, listed = out.digests.get(name), files.get(name)
         return found is not None and isinstance(listed, dict) and found[0] == listed.get("sha256")
 
-    true: list[tuple[str, Any, str]] = []
+    true: dict[str, Any] = {}
     revisions = (
         _jsonl_counts(bundle, "revisions.jsonl", "revisions and latestRevision", out, "revision")
         if intact("revisions.jsonl")
         else None
     )
     if revisions is not None:
-        true.append(("revisions", revisions[0], "revisions.jsonl holds"))
-        where = "the latest revision in revisions.jsonl is"
-        true.append(("latestRevision", revisions[1], where))
+        true["revisions"], true["latestRevision"] = revisions
     reports = (
         _jsonl_counts(bundle, "reports.jsonl", "reports", out) if intact("reports.jsonl") else None
     )
     if reports is not None:
-        true.append(("reports", reports[0], "reports.jsonl holds"))
+        true["reports"] = reports[0]
     unlisted = "integrity.json" not in files and not (bundle / "integrity.json").exists()
     issues = _issues_count(bundle, out) if intact("integrity.json") else 0 if unlisted else None
     if issues is not None:
-        true.append(("integrityIssues", issues, "integrity.json lists"))
+        true["integrityIssues"] = issues
     shown = f"{REPORTS_DIR}/findings.json"
     findings = _stated_findings(bundle) if intact(shown) else None
     if findings is not None:
-        true.append(("findings", findings, "reports/findings.json's summary counts"))
+        true["findings"] = findings
     elif "findings" in manifest and intact(shown):
         out.notes.append(
             "manifest: findings not checked: reports/findings.json states no summary.by_status "
             "near its start (the re-run, without --no-rerun, counts the findings)"
         )
-    for name, value, where in true:
-        if name in manifest:
-            _fact(out, name, manifest[name], value, where)
+    _counts_agree(out, manifest, true, "reports/findings.json's summary counts")
 
 
 def _first_difference(fresh: Path, kept: Path, max_bytes: int) -> int | None:

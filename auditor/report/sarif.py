@@ -160,7 +160,7 @@ def shipped_artifact_location(path: str) -> dict[str, Any] | None:
     None for any other path."""
     if not path.startswith(SHIPPED_PREFIX):
         return None
-    name = path.removeprefix("(shipped) ")
+    name = "policies/" + path.removeprefix(SHIPPED_PREFIX)
     return {
         **artifact_location(name),
         "description": {

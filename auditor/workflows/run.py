@@ -161,8 +161,8 @@ def display_path(path: str, cwd: Path, tokens: Iterable[str] = ()) -> str:
     from auditor.redact.shown import printed_path
 
     resolved = Path(path).resolve()
-    if resolved.is_relative_to(cwd.resolve()):
-        return printed_path(resolved.relative_to(cwd.resolve()).as_posix(), tokens)
+    if resolved.is_relative_to(here := cwd.resolve()):
+        return printed_path(resolved.relative_to(here).as_posix(), tokens)
     if resolved.is_relative_to(shipped := SHIPPED_POLICY_DIR.resolve()):
         # the prefix is the tool's words, not a name to judge (`(shipped) policies` is no
         # ordinary name: judging it loaded the secret detector on every offline run)

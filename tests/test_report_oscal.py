@@ -92,6 +92,20 @@ def test_a_policy_file_named_with_spaces_and_markup_is_a_uri_reference() -> None
     assert problems(doc) == []
 
 
+def test_a_shipped_pack_links_to_its_path_not_to_its_display_name() -> None:
+    """Reports name a shipped pack `(shipped) policies/baseline.yaml`; its back-matter link is
+    the pack's path, `policies/baseline.yaml`, as SARIF's location of it, never the display
+    name made into a URI (`%28shipped%29%20policies/…`)."""
+    data = build_report_data()
+    shipped = replace(data.policy_files[0], path="(shipped) policies/baseline.yaml")
+    doc = json.loads(render_oscal(replace(data, policy_files=(shipped, *data.policy_files[1:]))))
+    resources = doc["assessment-results"]["back-matter"]["resources"]
+    pack = next(r for r in resources if "baseline.yaml" in r["title"])
+    assert pack["title"] == "Policy file (shipped) policies/baseline.yaml"
+    assert [link["href"] for link in pack["rlinks"]] == ["policies/baseline.yaml"]
+    assert problems(doc) == []
+
+
 def _trestle_model() -> Any:
     """compliance-trestle's OSCAL 1.1.3 assessment-results model (`pip install -e '.[test]'`)."""
     if importlib.util.find_spec("trestle") is None:

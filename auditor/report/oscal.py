@@ -45,7 +45,7 @@ from auditor.report.model import (
     rules_left_out,
     what_was_audited,
 )
-from auditor.report.sarif import artifact_location
+from auditor.report.sarif import artifact_location, shipped_artifact_location
 
 OSCAL_VERSION = "1.1.3"
 _ROOT = uuid.UUID("6f1c5f0e-8a53-5b8e-9d39-3f5b7a9c2e10")
@@ -471,14 +471,19 @@ def _head_resources(data: ReportData) -> list[dict[str, Any]]:
                 "props": file_props,
                 "rlinks": [
                     {
-                        # a URI reference, as SARIF's location of the same file
-                        "href": artifact_location(p.path)["uri"],
+                        # a URI reference, as SARIF's location of the same file (a shipped
+                        # pack's: `policies/baseline.yaml`, its title naming it shipped)
+                        "href": _policy_href(p.path),
                         "hashes": [{"algorithm": "SHA-256", "value": p.sha256}],
                     }
                 ],
             }
         )
     return resources
+
+
+def _policy_href(path: str) -> str:
+    return (shipped_artifact_location(path) or artifact_location(path))["uri"]
 
 
 def _left_out_text(left_out: Iterable[tuple[str, int, str]]) -> str:

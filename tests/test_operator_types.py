@@ -50,7 +50,17 @@ def _call(name: str, *values: Any) -> Any:
         ("contains_any", [22, 80], ["22", "80"], ERR),
         ("contains_all", [22, 80], ["22"], ERR),
         ("subset_of", [22, 80], ["22", "80"], ERR),
+        # an object or array literal with a value of another type inside it
+        ("not_equals", {"enabled": False}, {"enabled": "false"}, ERR),
+        ("equals", {"sandbox": {"ports": [22]}}, {"sandbox": {"ports": ["22"]}}, ERR),
+        ("not_in", {"level": 2}, [{"level": "2"}, {"level": "3"}], ERR),
+        ("not_equals", [22, 443], ["22", "443"], ERR),
         # what still compares
+        ("not_equals", {"enabled": False}, {"enabled": True}, True),
+        ("not_equals", {"enabled": False}, {"mode": "x"}, True),  # no key in common
+        ("not_equals", {"enabled": None}, {"enabled": "x"}, True),  # null compares
+        ("not_equals", [22, 443], ["22"], True),  # arrays of unequal length: no place to match
+        ("not_in", {"level": 2}, [{"level": "2"}, {"level": 3}], True),  # one literal fits
         ("not_equals", "off", "on", True),
         ("not_equals", 1, 1.5, True),  # an integer and a fraction are both numbers
         ("equals", 2, 2.0, True),
@@ -153,6 +163,30 @@ def test_policy_test_reports_each_mismatch_as_an_error_with_both_types(tmp_path:
     assert "customModels[*].model is" in out
     assert "(to test each element of an array, use `each:` or `none:`)" in out
     assert "`excludes` looks in an array of numbers for a string" in out
+
+
+def test_a_quoted_value_inside_an_object_literal_is_an_error(tmp_path: Path) -> None:
+    """`not_equals: {enabled: "false"}` on `{enabled: false}` passed on every revision, as the
+    scalar `not_equals: "false"` did: the message names the key inside and the remedy."""
+    policy = (
+        "rules:\n"
+        "  - id: Y-OBJ\n    title: sandbox object\n    severity: high\n    target: settings\n"
+        '    assert: {path: sandbox, not_equals: {enabled: "false"}}\n'
+    )
+    (tmp_path / "p.yaml").write_text(policy)
+    case = {"name": "off", "settings": {"sandbox": {"enabled": False}}, "expect": {"Y-OBJ": "fail"}}
+    (tmp_path / "p.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert (
+        'Y-OBJ: expected fail, got error (sandbox is {"enabled":false}: `not_equals` compares '
+        "objects that can never be equal: `enabled` is a boolean here, a string in the literal "
+        "(a quoted literal is a string"
+    ) in out, out
+    # written unquoted, the rule decides: the sandbox's object is the one it must not be
+    (tmp_path / "p.yaml").write_text(policy.replace('"false"', "false"))
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 0, out + err
 
 
 def test_the_same_rules_with_literals_of_the_right_type_fail(tmp_path: Path) -> None:

@@ -54,8 +54,9 @@ from auditor.policy.model import Rule
 # unknown (state kept by an earlier build would read back its words and grades); 4: an author
 # whose address is hidden is an unknown author (it was an `error` on every run); 5: a literal
 # of another JSON type than the value is an `error`, not a `false` (`operators.compare.comparable`:
-# `not_equals: "false"` on a boolean passed)
-STATE_FORMAT = 5
+# `not_equals: "false"` on a boolean passed); 6: and inside an object or array literal
+# (`not_equals: {enabled: "false"}`, `operators.compare._nested`)
+STATE_FORMAT = 6
 STORED_TARGETS = ("settings", "change")
 
 

@@ -83,12 +83,66 @@ def comparable(
         return
     wanted = _literal_kinds(literals)
     kind = _kind(actual)
-    if not wanted or kind in wanted:
+    if not wanted:
+        return
+    if kind in wanted:
+        if kind in ("object", "array"):
+            _inside(op, actual, [x for x in literals if _kind(x) == kind], result, side)
         return
     if kind == "string" and "number" in wanted and MARKER_START in actual:
         return
     detail = _mismatch(op, kind, wanted)
     raise LiteralMismatch(" or ".join(sorted(wanted)), actual, detail, side, result=result)
+
+
+def _inside(op: str, actual: Any, literals: list[Any], result: bool, side: str) -> None:
+    """LiteralMismatch when an object or array literal, of the value's own type, has inside it
+    a value of another JSON type than the value's at the same place, for each such literal:
+    `not_equals: {enabled: "false"}` on `{enabled: false}` (no such object is ever equal)."""
+    found = [_nested(actual, x, "") for x in literals]
+    if not found or any(f is None for f in found):
+        return
+    where, got, want = found[0]  # type: ignore[misc]
+    detail = (
+        f"`{op}` compares {_kind(actual)}s that can never be equal: `{where}` is "
+        f"{_article(got)} {got} here, {_article(want)} {want} in the literal"
+    )
+    if want == "string" and got in ("boolean", "number"):
+        detail += f" (a quoted literal is a string: to compare {got}s, write it unquoted)"
+    raise LiteralMismatch(
+        f"{_article(want)} {want} at `{where}`", actual, detail, side, result=result
+    )
+
+
+def _nested(actual: Any, literal: Any, where: str) -> tuple[str, str, str] | None:
+    """The first place (`enabled`, `ports[0]`) inside `literal` where `actual` holds a value of
+    another JSON type (neither null, nor a redacted marker that may hide a number), with the
+    two types; None when there is none. Keys one side lacks and arrays of unequal length
+    compare nothing there."""
+    if isinstance(actual, dict) and isinstance(literal, dict):
+        pairs: Iterable[tuple[str, Any, Any]] = (
+            (f"{where}.{k}" if where else str(k), actual[k], v)
+            for k, v in literal.items()
+            if k in actual
+        )
+    elif isinstance(actual, list) and isinstance(literal, list) and len(actual) == len(literal):
+        pairs = (
+            (f"{where}[{i}]", a, v) for i, (a, v) in enumerate(zip(actual, literal, strict=True))
+        )
+    else:
+        return None
+    for place, a, v in pairs:
+        if a is None or v is None:
+            continue
+        got, want = _kind(a), _kind(v)
+        if got != want:
+            if got == "string" and want == "number" and MARKER_START in a:
+                continue
+            return place, got, want
+        found = _nested(a, v, place)
+        if found is not None:
+            return found
+    return None
 
 
 def holds(op: str, items: list[Any], literals: Iterable[Any], *, result: bool) -> None:

@@ -189,6 +189,27 @@ def test_a_quoted_value_inside_an_object_literal_is_an_error(tmp_path: Path) -> 
     assert code == 0, out + err
 
 
+def test_a_ref_argument_is_not_told_to_unquote_a_literal(tmp_path: Path) -> None:
+    """Values a `{ref: …}` reads from the settings are no literal in the rule: the message
+    names both types but not the remedy for a quoted literal, which the author cannot apply."""
+    policy = (
+        "rules:\n"
+        "  - id: Y-REF\n    title: ref of strings\n    severity: high\n    target: settings\n"
+        "    assert: {path: sandbox.enabled, not_in: {ref: allowed}}\n"
+    )
+    (tmp_path / "p.yaml").write_text(policy)
+    settings = {"sandbox": {"enabled": False}, "allowed": ["false", "true"]}
+    case = {"name": "ref", "settings": settings, "expect": {"Y-REF": "fail"}}
+    (tmp_path / "p.tests.yaml").write_text(orjson.dumps({"tests": [case]}).decode())
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert (
+        "Y-REF: expected fail, got error (sandbox.enabled is false: `not_in` compares a boolean "
+        "with a string, which it can never equal)"
+    ) in out, out
+    assert "unquoted" not in out
+
+
 def test_the_same_rules_with_literals_of_the_right_type_fail(tmp_path: Path) -> None:
     """The remedy the messages name gives the verdict the author meant."""
     fixed = (

@@ -145,7 +145,8 @@ def _apply(leaf: Leaf, value: Any, where: str, env: Env) -> Outcome:
     actual = value if present else None
     for (op, arg, raw), shown in zip(leaf.ops, leaf.shown, strict=True):
         ev = Evidence(where, actual, raw, op.name, present)
-        if isinstance(arg, Ref):
+        ref = isinstance(arg, Ref)
+        if ref:
             got = dereference(arg, op, where, env.root, ev)
             if isinstance(got, Outcome):
                 return got
@@ -155,7 +156,8 @@ def _apply(leaf: Leaf, value: Any, where: str, env: Env) -> Outcome:
             ok = op.fn(value, arg, env.now) if op.kind == "time" else op.fn(value, arg)
         except LiteralMismatch as exc:
             if not leaf.loose:
-                return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))
+                shown_exc = exc.from_ref() if ref else exc
+                return Outcome.type_error(where, value, op.name, shown_exc, worded(ev, op, False))
             ok = exc.result
         except OperandTypeError as exc:
             return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))

@@ -55,6 +55,11 @@ def _literal_kinds(literals: Iterable[Any]) -> frozenset[str]:
     return kinds
 
 
+#: How the remedy for a quoted literal starts: a `{ref: …}` argument is no literal
+#: (`LiteralMismatch.from_ref` drops it).
+QUOTED = " (a quoted literal is a string"
+
+
 class LiteralMismatch(OperandTypeError):
     """A value of another JSON type than every literal it is compared with. `result` is what
     the comparison gives all the same (`not_equals`: true), which a leaf whose values vary in
@@ -66,6 +71,12 @@ class LiteralMismatch(OperandTypeError):
     ) -> None:
         super().__init__(wanted, actual, detail, side)
         self.result = result
+
+    def from_ref(self) -> LiteralMismatch:
+        """The same mismatch where the values compared came from a `{ref: …}`, not a literal
+        written in the rule: without the remedy for a quoted literal."""
+        detail = self.detail.split(QUOTED, 1)[0]
+        return LiteralMismatch(self.wanted, self.actual, detail, self.side, result=self.result)
 
 
 def comparable(
@@ -108,7 +119,7 @@ def _inside(op: str, actual: Any, literals: list[Any], result: bool, side: str) 
         f"{_article(got)} {got} here, {_article(want)} {want} in the literal"
     )
     if want == "string" and got in ("boolean", "number"):
-        detail += f" (a quoted literal is a string: to compare {got}s, write it unquoted)"
+        detail += f"{QUOTED}: to compare {got}s, write it unquoted)"
     raise LiteralMismatch(
         f"{_article(want)} {want} at `{where}`", actual, detail, side, result=result
     )
@@ -163,7 +174,7 @@ def holds(op: str, items: list[Any], literals: Iterable[Any], *, result: bool) -
     held = " and ".join(f"{k}s" for k in sorted(present))
     detail = f"`{op}` looks in an array of {held} for {shown}, which it can never hold"
     if "string" in wanted and present & {"boolean", "number"}:
-        detail += " (a quoted literal is a string: write it unquoted)"
+        detail += f"{QUOTED}: write it unquoted)"
     raise LiteralMismatch(f"an array holding {shown}", items, detail, result=result)
 
 
@@ -171,7 +182,7 @@ def _mismatch(op: str, kind: str, wanted: frozenset[str]) -> str:
     them = " or ".join(f"{_article(k)} {k}" for k in sorted(wanted))
     text = f"`{op}` compares {_article(kind)} {kind} with {them}, which it can never equal"
     if "string" in wanted and kind in ("boolean", "number"):
-        text += f" (a quoted literal is a string: to compare {kind}s, write it unquoted)"
+        text += f"{QUOTED}: to compare {kind}s, write it unquoted)"
     elif kind == "array":
         text += " (to test each element of an array, use `each:` or `none:`)"
     return text

@@ -189,6 +189,29 @@ def test_offline_review_names_the_address_the_state_was_synced_from(
     ]
 
 
+def test_a_review_names_the_ids_of_the_rules_it_leaves_out(
+    emu: Any, state: Path, tmp_path: Path
+) -> None:
+    """A review evaluates the settings and change rules only; findings.json named how many
+    readiness, org and usage rules it left out but gave `rule_ids: null`, where a run names
+    each id."""
+    env = {"AUDITOR_STATE": str(state)}
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text('{"sandboxEnabled": false}\n')
+    out = tmp_path / "r"
+    code, _, err = run_cli(["review", str(proposed), "--offline", "--out", str(out),
+                            "-o", "json", "-q"], env=env, cwd=tmp_path)  # fmt: skip
+    assert code in (0, 1), err
+    data = json.loads((out / "findings.json").read_text())
+    left = data["rules_left_out"]
+    assert {e["target"] for e in left} == {"readiness", "org", "usage"}
+    evaluated = {r["id"] for r in data["rules"]}
+    for entry in left:
+        assert len(entry["rule_ids"]) == entry["count"] > 0, entry
+        assert not evaluated & set(entry["rule_ids"])
+        assert all(i.startswith(("RDY-", "ORG-", "USE-")) for i in entry["rule_ids"]), entry
+
+
 def test_offline_run_of_a_never_synced_state_still_says_offline(tmp_path: Path) -> None:
     """Nothing recorded: `(offline)` as before (the run itself is refused: no revision)."""
     from auditor.cli.common import api_address

@@ -78,6 +78,7 @@ class ReviewInfo:
     rules_by_target: tuple[tuple[str, int], ...] = ()
     rules_left_out: tuple[tuple[str, int, str], ...] = ()
     rule_ids: frozenset[str] = frozenset()  # the ids of the rules evaluated
+    rule_ids_left_out: tuple[tuple[str, str], ...] = ()  # (target, rule id), sorted
 
 
 def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
@@ -88,12 +89,14 @@ def rules_left_out(data: ReportData) -> tuple[tuple[str, int, str], ...]:
 
 
 def left_out_rule_ids(data: ReportData, target: str) -> tuple[str, ...] | None:
-    """The ids of the rules of `target` this run left out (None: not known, a review)."""
+    """The ids of the rules of `target` this run or review left out (None: not known)."""
     if data.review is not None and data.review.rules_by_target:
+        pairs = data.review.rule_ids_left_out
+    elif data.scope is not None:
+        pairs = data.scope.rule_ids_left_out
+    else:
         return None
-    if data.scope is None:
-        return None
-    return tuple(rule for t, rule in data.scope.rule_ids_left_out if t == target) or None
+    return tuple(rule for t, rule in pairs if t == target) or None
 
 
 def left_out_text(target: str, count: int, why: str) -> str:

@@ -413,6 +413,9 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             if t not in _REVIEW_TARGETS
         ),
         rule_ids=frozenset(r.id for r in policy.rules),
+        rule_ids_left_out=tuple(
+            sorted((r.target, r.id) for r in loaded.policy.rules if r.target not in _REVIEW_TARGETS)
+        ),
     )
     errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
     header = RunHeader(request.run_id, now, "review", request.api_address, request.fail_on)

@@ -901,7 +901,59 @@ def load_config(
     cwd: Path,
     config_file: Path | None,
 ) -> Config:
-    """Merge every configuration source by precedence into one validated `Config`."""
+    """Merge every configuration source by precedence into one validated `Config`. A problem
+    quoting a value equal to a proxy's password or user name (from any source, the one read or
+    not) shows it as the token is, `[token]`: the problem is worded before the proxy is taken."""
+    try:
+        return _load_config(flags=flags, env=env, cwd=cwd, config_file=config_file)
+    except ConfigError as exc:
+        hidden = _proxy_credentials(env, cwd, config_file)
+        if not hidden:
+            raise
+        raise ConfigError(without_tokens(str(exc), hidden)) from None
+
+
+def _proxy_credentials(env: Mapping[str, str], cwd: Path, config_file: Path | None) -> list[str]:
+    """The user names and passwords (percent-decoded) of every proxy URL the sources give:
+    AUDITOR_PROXY, pyproject.toml's `[tool.auditor]` and the config file's `proxy`, each read
+    as far as it can be (a source that cannot be read gives none)."""
+    urls = [env.get("AUDITOR_PROXY", "")]
+    for path, section in (
+        (cwd / "pyproject.toml", True),
+        (config_file and cwd / config_file, False),
+    ):
+        if not path:
+            continue
+        try:
+            data, _ = _read_toml_text(path, "")
+        except (ConfigError, OSError, ValueError):
+            continue
+        if section:
+            tool = data.get("tool", {})
+            data = tool.get("auditor", {}) if isinstance(tool, dict) else {}
+        value = data.get("proxy") if isinstance(data, dict) else None
+        urls.append(value if isinstance(value, str) else "")
+    found: list[str] = []
+    for url in urls:
+        try:
+            parts = urlsplit(url.strip())
+            found += [
+                unquote_to_bytes(p).decode("utf-8", "replace")
+                for p in (parts.password, parts.username)
+                if p
+            ]
+        except ValueError:
+            continue
+    return found
+
+
+def _load_config(
+    *,
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    cwd: Path,
+    config_file: Path | None,
+) -> Config:
     if "token" in flags and flags["token"] is not None:
         raise ConfigError("the token is never taken from a flag: use AUDITOR_TOKEN or --token-file")
     files: dict[str, Any] = {}

@@ -128,6 +128,27 @@ def test_a_usage_error_never_echoes_a_token_typed_into_the_command(
         assert "extra-word" in err  # ordinary words are still named
 
 
+@pytest.mark.parametrize("command", [["run", "--offline"], ["review", "--offline", "x.json"]])
+def test_a_mixed_case_token_typed_as_an_output_is_not_echoed_lower_cased(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o` lower-cased the list before naming what it did not know: the caller's token
+    `Hv7kQp…` came out as `hv7kqp…`, which the check for the token (by its exact text)
+    missed (tester T32 #5)."""
+    token = "Hv7kQp2Lx9WmZr4Tn8Bd"
+    env = {"AUDITOR_TOKEN": token, "AUDITOR_STATE": str(tmp_path / "s.db")}
+    code, _, _ = run_cli([*command, "-o", f"html,{token}"], env=env, cwd=tmp_path)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "argument -o/--output: unknown output" in err, err
+    assert token.lower() not in err.lower()
+    assert "<not shown: looks like a secret>" in err
+    # an ordinary word is still named, as typed
+    code, _, _ = run_cli([*command, "-o", "HTML,Sarfi"], env=env, cwd=tmp_path)
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown output 'Sarfi'" in err, err
+
+
 @pytest.mark.parametrize(
     "argv",
     [

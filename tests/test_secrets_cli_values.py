@@ -270,3 +270,28 @@ def test_a_secret_the_state_file_remembers_is_not_quoted_back_from_an_input_file
     texts += [p.read_text(encoding="utf-8") for p in (tmp_path / "o4").iterdir()]
     assert not [t for t in texts if _leaks(t, (REMEMBERED,))]
     assert "proposed by [secret fp:" in authored.stdout
+
+
+@pytest.mark.parametrize("where", ["config", "environment"])
+def test_a_config_value_equal_to_the_proxy_password_is_not_quoted(
+    tmp_path: Path, where: str
+) -> None:
+    """A config problem quoting a value equal to the proxy's password printed it (tester
+    T32 #5), where the API token in the same place reads `[token]`: the problem is worded
+    before the proxy is taken, whether its URL comes from the same file or AUDITOR_PROXY."""
+    from tests.conftest import run_cli
+
+    password = "Wd4Rt8Lm2Qz9Xp3V"
+    proxy = f"http://ci:{password}@127.0.0.1:9"
+    env = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": "http://127.0.0.1:9",
+           "AUDITOR_STATE": str(tmp_path / "s.db")}  # fmt: skip
+    lines = [f'timeout = "{password}"']
+    if where == "config":
+        lines.insert(0, f'proxy = "{proxy}"')
+    else:
+        env["AUDITOR_PROXY"] = proxy
+    (tmp_path / "a.toml").write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli(["sync", "--config", "a.toml"], env=env, cwd=tmp_path)
+    assert code == 2
+    assert "timeout: expected a number, got '[token]'" in err, err
+    assert not _leaks(out + err, (password,)), err

@@ -74,8 +74,10 @@ DEFAULT_OUTPUTS: tuple[str, ...] = ("html", "md", "json", "sarif", "junit")
 def parse_outputs(text: str) -> tuple[str, ...]:
     """`html,sarif` as output names in the order they are written; ValueError naming the valid
     ones for an unknown or empty list."""
-    names = [n.strip().lower() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in OUTPUTS]
+    typed = [n.strip() for n in text.split(",") if n.strip()]
+    names = [n.lower() for n in typed]
+    # quoted as typed: a token pasted there is then recognised and hidden by the error's caller
+    unknown = [n for n in typed if n.lower() not in OUTPUTS]
     if unknown or not names:
         what = f"unknown output {', '.join(map(repr, unknown))}" if unknown else "no output named"
         raise ValueError(f"{what}; choose from {','.join(OUTPUTS)} (comma-separated)")

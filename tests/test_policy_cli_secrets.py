@@ -185,3 +185,37 @@ def test_lint_and_run_offline_show_the_same_lines(state: Path, tmp_path: Path) -
     _absent(linted + ran, PHRASE, BEARER)
     problems = [line for line in ran.splitlines() if ": error: $." in line]
     assert problems and set(problems) == set(linted.splitlines()), (linted, ran)
+
+
+def _case_files(folder: Path, key: str, note: str) -> Path:
+    pt = folder / "pt"
+    pt.mkdir()
+    (pt / "q.yaml").write_text(
+        "rules:\n  - id: Q-1\n    title: t\n    severity: high\n    target: settings\n"
+        '    assert: {path: note, equals: "ok"}\n'
+    )
+    (pt / "q.tests.yaml").write_text(
+        f'tests:\n  - name: "rotated key {key}"\n'
+        f'    settings: {{customModels: [{{id: m, apiKey: "{key}"}}], note: "{note}"}}\n'
+        "    expect: {Q-1: pass}\n"
+    )
+    return pt
+
+
+def test_policy_test_failing_case_name_hides_its_settings_secret(tmp_path: Path) -> None:
+    key = _wordy()
+    pt = _case_files(tmp_path, key, key)  # fails: `note` quotes the key, as its marker
+    code, out, err = run_cli(["policy", "test", str(pt)], {}, tmp_path)
+    assert code == 1, out + err
+    _absent(out + err, key)
+    assert f"FAIL {pt}/q.tests.yaml: rotated key {NOT_SHOWN}: Q-1: expected pass" in out, out
+    assert "[secret fp:" in out  # the message's value, as a run stores it
+
+
+def test_policy_test_passing_case_name_hides_its_settings_secret(tmp_path: Path) -> None:
+    key = _wordy()
+    pt = _case_files(tmp_path, key, "ok")
+    code, out, err = run_cli(["policy", "test", str(pt)], {}, tmp_path)
+    assert code == 0, out + err
+    _absent(out + err, key)
+    assert f"PASS {pt}/q.tests.yaml: rotated key {NOT_SHOWN}" in out, out

@@ -10,13 +10,14 @@ invalid files. `schema` prints the JSON Schema for editors.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor.cli.common import config_from_args, open_store
-from auditor.cli.failure import problem_lines, scrubbed
+from auditor.cli.failure import problem_lines, remembered_screen, scrubbed
 from auditor.common.escape import terminal_text
-from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, PolicyError
+from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import (
     LintProblem,
@@ -44,6 +45,17 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     # a `<name>.tests.yaml` given (a pre-commit hook passes the files changed) is linted as
     # the test file it is, with the policy beside it, as `policy test` reads it
     tests, policies = find_test_files(_paths(args, ctx))
+    # the state file first, as `run` reads it (flag, AUDITOR_STATE, a config file's `state`, the
+    # default `.auditor/state.db`): a line quoting a policy's value leaves out what its memory
+    # holds as a secret (an `env` value, a header's credential a sync learned), errors and
+    # warnings alike. A config that cannot be read is said only once the policies are valid
+    # (as before): their problems come first.
+    config_error: AuditorError | None = None
+    try:
+        config = config_from_args(args, ctx)
+    except AuditorError as exc:
+        config_error = exc
+    screen = remembered_screen(ctx.state_files)
     problems: list[str] = []
     try:
         policy = load_policies(policies)
@@ -54,13 +66,13 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     problems += test_file_problems(tests, policy, ctx.clock())
     if problems or policy is None:
         problems = sort_problems(problems)
-        for line in problem_lines(problems, ctx.secrets()):
-            print(line, file=ctx.stdout)
+        _print_screened(problem_lines(problems, ctx.secrets()), screen, ctx)
         count = len(problems)
         print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
         return EXIT_ERROR
+    if config_error is not None:
+        raise config_error
     found: list[LintProblem] = static_warnings(policy)
-    config = config_from_args(args, ctx)
     # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
     # there: `no state file at …`, exit 2, rather than the history check silently left out; the
     # default one only when it exists (one no sync completed into has no history to lint against)
@@ -69,9 +81,8 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
             found += history_warnings(policy, store.iter_revisions())
     errors = [p for p in found if p.level == "error"]
     # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
-    # hold a secret: printed as errors are, nothing that looks like one shown
-    for line in problem_lines(sort_problems(p.text for p in found), ctx.secrets()):
-        print(line, file=ctx.stdout)
+    # hold a secret: printed as errors are, nothing that looks like one or is remembered shown
+    _print_screened(problem_lines(sort_problems(p.text for p in found), ctx.secrets()), screen, ctx)
     files, rules = len(policy.files), len(policy.rules)
     counts = f"{len(errors)} error(s), {len(found) - len(errors)} warning(s)"
     print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)
@@ -82,6 +93,15 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         )
         return EXIT_ERROR
     return EXIT_OK
+
+
+def _print_screened(
+    lines: Iterable[str], screen: Callable[[str], str] | None, ctx: Context
+) -> None:
+    """Print `lines` on stdout, each through `screen` (`remembered_screen`: what the state
+    file remembers as a secret left out), as `run` prints the same problems on stderr."""
+    for line in lines:
+        print(screen(line) if screen is not None else line, file=ctx.stdout)
 
 
 def run_test(args: argparse.Namespace, ctx: Context) -> int:

@@ -25,6 +25,7 @@ from auditor.evaluate.projection import NON_FINITE_POSSIBLE
 from auditor.policy.cases import Case, CaseInputs, find_test_files, read_test_files
 from auditor.policy.loader import PolicySet, load_policies, sort_problems
 from auditor.redact import Redactor
+from auditor.redact.shown import NOT_SHOWN, ordinary_name
 
 __all__ = ["CaseResult", "run_policy_tests"]
 
@@ -81,7 +82,12 @@ def _run(policy: PolicySet, file: str, case: Case) -> CaseResult:
             mismatches.append(
                 f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
             )
-    return CaseResult(file, case.name, _unshown(mismatches, case.documents))
+    if not mismatches and ordinary_name(case.name):  # nothing to redact: no redactor made
+        return CaseResult(file, case.name)
+    redactor = _case_redactor(case.documents)
+    return CaseResult(
+        file, _unshown_name(case.name, redactor), _unshown(mismatches, case.documents, redactor)
+    )
 
 
 def _evaluation_inputs(given: CaseInputs) -> EvaluationInputs:
@@ -95,17 +101,38 @@ def _evaluation_inputs(given: CaseInputs) -> EvaluationInputs:
     )
 
 
-def _unshown(mismatches: list[str], documents: tuple[Any, ...]) -> tuple[str, ...]:
-    """The mismatches with every secret of the case's data replaced by its marker: a rule's
-    message quotes the value it judged (`apiKey is "…"`), and the case's data is redacted as a
-    run redacts what it stores (where secrets live, by key name, by value), so a value a run
-    would never show is not printed here either. The key is made for this case alone: its
-    markers are compared with nothing."""
-    if not mismatches:
-        return ()
+def _case_redactor(documents: tuple[Any, ...]) -> Redactor:
+    """A redactor that has redacted the case's data as a run redacts what it stores (where
+    secrets live, by key name, by value), so its memory holds every secret the data has. The
+    key is made for this case alone: its markers are compared with nothing."""
     redactor = Redactor(secrets.token_bytes(32))
     for document in documents:
         redactor.redact_json(document)
+    return redactor
+
+
+def _unshown_name(name: str, redactor: Redactor) -> str:
+    """The case's name (already without what the detectors see, `cases._shown_name`) with
+    every secret of the case's data in it (`rotated key <its apiKey>`) as
+    `<not shown: looks like a secret>`, as a name that looks like a secret reads: beside the
+    value's marker in a mismatch it would say what the marker stands for."""
+    found = redactor.memory.find(name)
+    for secret in sorted(found, key=len, reverse=True):
+        name = name.replace(secret, NOT_SHOWN)
+    # one written encoded (URL-encoded, base64) is found by what it decodes to: its marker
+    return redactor.redact_text(name) if found and redactor.memory.find(name) else name
+
+
+def _unshown(
+    mismatches: list[str], documents: tuple[Any, ...], redactor: Redactor | None = None
+) -> tuple[str, ...]:
+    """The mismatches with every secret of the case's data `documents` replaced by its marker
+    (`redactor`: one that redacted them already, `_case_redactor`): a rule's message quotes
+    the value it judged (`apiKey is "…"`), so a value a run would never show is not printed
+    here either."""
+    if not mismatches:
+        return ()
+    redactor = _case_redactor(documents) if redactor is None else redactor
     found = redactor.memory.values
     # the cut starts first: a shorter secret inside one, made a marker, would hide the start
     return tuple(redactor.redact_text(_cut_ones(line, found, redactor)) for line in mismatches)

@@ -175,7 +175,7 @@ def _condition(cond: Condition, redact: Redact) -> Condition:
             and all(n[1] is o[1] and n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True))
         ):
             return cond
-        return Leaf(paths, ops, default, cond.where)
+        return replace(cond, paths=paths, ops=ops, default=default)  # `loose` kept
     if isinstance(cond, Logic):
         children = tuple(_condition(c, redact) for c in cond.children)
         if all(a is b for a, b in zip(children, cond.children, strict=True)):

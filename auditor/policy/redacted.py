@@ -11,18 +11,21 @@ as they are, so a rule still judges the value (by fingerprint where it is redact
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
-from auditor.policy.pathexpr import CompiledPath, Key, Select, Step
+from auditor.policy.pathexpr import CompiledPath, Key, Select, Star, Step
 from auditor.policy.refs import Ref
+
+if TYPE_CHECKING:
+    from auditor.redact.redactor import Place
 
 Redact = Callable[[str], str]
 
@@ -125,6 +128,196 @@ def _as_built(policy: PolicySet) -> frozenset[str]:
     return frozenset(i for f in policy.files if f.sha256 in record for i in f.rule_ids)
 
 
+def learn_secret_literals(policy: PolicySet, remember: Callable[[str, bool], bool]) -> int:
+    """Teach the run's redactor each literal of `policy`'s own rules that is compared with a
+    value secret by its place (`secret_literals`), before any of the policy's text is
+    redacted or copied: `remember(literal, part)` is `Redactor.remember_compared` (which
+    keeps only what may be a credential), so the literal shows as its marker wherever it
+    shows, the marker the settings' value has when it is the same. The shipped packs (their
+    sha256 in the build's record) are public text: not read. Gives how many were learned."""
+    built = _as_built(policy)
+    learned = 0
+    for rule in policy.rules:
+        if rule.id in built:
+            continue
+        for literal, part in secret_literals(rule):
+            learned += remember(literal, part)
+    return learned
+
+
+#: Operators whose literal is compared with the whole value (or an element of it, `subset_of`).
+_WHOLE_OPS = frozenset({"equals", "not_equals", "in", "not_in", "from", "to", "subset_of"})
+#: Operators whose literal may be a part of the value (a substring, a prefix).
+_PART_OPS = frozenset(
+    {"contains", "contains_all", "contains_any", "excludes", "starts_with", "ends_with"}
+    | {"starts_with_any"}
+)
+_REGEX_OPS = frozenset({"matches", "not_matches"})
+#: A pattern that is a literal text (its escapes of punctuation undone), maybe anchored.
+_PLAIN_PATTERN = re.compile(
+    r"(?P<a>\\A|\^)?(?P<body>(?:[^\\.^$|?*+()\[\]{}]|\\[^A-Za-z0-9])+)(?P<z>\$|\\z)?"
+)
+
+
+def secret_literals(rule: Rule) -> list[tuple[str, bool]]:
+    """The string literals of `rule` (its `assert` and `when`) compared with a value that is
+    secret by its place, as the redactor decides places (`child_place`: `apiKey`, every
+    value under `env` or `extraHeaders`, a `hosted` credential), each with whether it may be
+    only a part of the value (`starts_with`, `contains`, a pattern's literal text). Paths
+    inside `each`/`some`/`none` are read from the array's place; under `changes[]`, a change's
+    `before` and `after` sit where its `path` (a literal the element's `path` is compared
+    with, or a `[path=…]` selector) says. A `default:` at such a place is one too. A
+    `{ref: …}` is no literal."""
+    from auditor.redact.redactor import ROOT
+
+    out: list[tuple[str, bool]] = []
+    for cond in (rule.condition, rule.when):
+        if cond is not None:
+            _literals_of(cond, ROOT, None, out)
+    return out
+
+
+def _literals_of(
+    cond: Condition, place: Place, change: Place | None, out: list[tuple[str, bool]]
+) -> None:
+    """`secret_literals` of `cond`, its paths read from `place`; `change`, inside a quantifier
+    over `changes[]`: the place its `before`/`after` sit (None: not there)."""
+    from auditor.redact.redactor import secret_place
+
+    if isinstance(cond, Logic):
+        for child in cond.children:
+            _literals_of(child, place, change, out)
+        return
+    if isinstance(cond, Quantifier):
+        inner = _leaf_place(cond.path, place, change)
+        changed = _change_place(cond) if _is_changes(cond.path) else None
+        _literals_of(cond.condition, inner, changed, out)
+        return
+    if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
+        return
+    for op, arg, raw in cond.ops:
+        if isinstance(arg, Ref):
+            continue
+        if op.name in _WHOLE_OPS:
+            out.extend((text, False) for text in _strings(raw))
+        elif op.name in _PART_OPS:
+            out.extend((text, True) for text in _strings(raw))
+        elif op.name in _REGEX_OPS and isinstance(raw, str):
+            plain = _PLAIN_PATTERN.fullmatch(raw)
+            if plain is not None:
+                body = re.sub(r"\\(.)", r"\1", plain["body"])
+                out.append((body, not (plain["a"] and plain["z"])))
+    out.extend((text, False) for text in _strings(cond.default))
+
+
+def _leaf_place(path: CompiledPath, place: Place, change: Place | None) -> Place:
+    """The place `path` leads to from `place`; under `changes[]`, from a change's `before` or
+    `after` at the change's place."""
+    steps = path.steps
+    if (
+        change is not None
+        and steps
+        and isinstance(steps[0], Key)
+        and steps[0].name in ("before", "after")
+    ):
+        return _place_of(steps[1:], change)
+    return _place_of(steps, place)
+
+
+def _place_of(steps: tuple[Step, ...], place: Place) -> Place:
+    """The place `steps` lead to from `place` (`child_place` key by key; an array's element
+    sits at the array's place)."""
+    from auditor.redact.redactor import child_place
+
+    for step in steps:
+        if isinstance(step, Key):
+            place = child_place(step.name, place)
+        elif isinstance(step, Star):  # an object's every value, or an array's every element
+            any_key = child_place(None, place)
+            place = any_key if any_key[0] else place
+    return place
+
+
+def _is_changes(path: CompiledPath) -> bool:
+    """`changes`, maybe with a selector (`changes[kind=changed]`): a change step's list."""
+    steps = path.steps
+    return (
+        bool(steps)
+        and steps[0] == Key("changes")
+        and all(not isinstance(s, Key) for s in steps[1:])
+    )
+
+
+def _change_place(cond: Quantifier) -> Place:
+    """Where the changes a quantifier over `changes[]` reads sit: secret when a `[path=…]`
+    selector, or a literal its element's `path` is compared with (`equals`, `in`,
+    `starts_with`…), names a place secret in the settings (`$.env.DEPLOY_KEY`,
+    `$.customModels[?id=='gw'].apiKey`); else the settings' root. (One secret path among
+    several makes `before` and `after` secret for all: the literals are remembered, not the
+    values, so that only hides a literal too many.)"""
+    from auditor.redact.redactor import ROOT, secret_place
+
+    named: list[str] = [
+        s.value
+        for s in cond.path.steps
+        if isinstance(s, Select) and s.field == "path" and isinstance(s.value, str)
+    ]
+    for leaf, relative in _leaves(cond.condition):
+        if relative or [p.text for p in leaf.paths] != ["path"]:
+            continue
+        for op, arg, raw in leaf.ops:
+            if op.name in ("equals", "in", "starts_with", "starts_with_any") and not isinstance(
+                arg, Ref
+            ):
+                named.extend(_strings(raw))
+    places = [_settings_place(text) for text in named]
+    secret = [p for p in places if p is not None and secret_place(p)]
+    if secret:
+        return secret[0]
+    object_places = [p for p in places if p is not None]
+    return object_places[0] if len(object_places) == 1 else ROOT
+
+
+def _leaves(cond: Condition, relative: bool = False) -> Iterator[tuple[Leaf, bool]]:
+    """Every leaf of `cond`, with whether it is inside a nested quantifier."""
+    if isinstance(cond, Leaf):
+        yield cond, relative
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from _leaves(child, relative)
+    else:
+        yield from _leaves(cond.condition, True)
+
+
+def _settings_place(text: str) -> Place | None:
+    """The place in the settings of a path as changes and reports write it
+    (`$.customModels[?id=='gw'].apiKey`, or its start `$.env.`); None when it is none."""
+    from auditor.common import paths
+    from auditor.redact.redactor import ROOT, child_place
+
+    text = text.rstrip(".[")
+    try:
+        parts = paths.parse(text)
+    except ValueError:
+        return None
+    place = ROOT
+    for part in parts:
+        if isinstance(part, str):
+            place = child_place(part, place)
+    return place
+
+
+def _strings(raw: Any) -> list[str]:
+    """The strings of a literal as written: itself, a list's items, an object's values."""
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [s for item in raw for s in _strings(item)]
+    if isinstance(raw, dict):
+        return [s for value in raw.values() for s in _strings(value)]
+    return []
+
+
 def redacted_rule(rule: Rule, redact: Redact) -> Rule:
     """`rule` with the secrets in its text replaced by markers, or `rule` itself: its title,
     description, remediation, tags and controls, and in its conditions every literal as
@@ -175,7 +368,7 @@ def _condition(cond: Condition, redact: Redact) -> Condition:
             and all(n[1] is o[1] and n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True))
         ):
             return cond
-        return Leaf(paths, ops, default, cond.where)
+        return replace(cond, paths=paths, ops=ops, default=default)  # `loose` kept
     if isinstance(cond, Logic):
         children = tuple(_condition(c, redact) for c in cond.children)
         if all(a is b for a, b in zip(children, cond.children, strict=True)):

@@ -812,6 +812,26 @@ class Redactor:
         self._learn_basic(text, found)
         return self._scrub(out)
 
+    def remember_compared(self, value: str, part: bool = False) -> bool:
+        """Remember a rule's literal that is compared with a value secret by its place (an
+        `apiKey`, an `env` value: `secret_place`), as a secret found in data is, for this
+        process only (nothing but a sync keeps what the memory learned in the state file);
+        True when it is remembered. Only one that may be a credential is
+        (`credential_like`, as for a credential taken out of a header value: not `true`, a
+        word, a placeholder, `us-east-1`), never a reference (`${VAR}`) nor text that speaks
+        of markers (`[secret`); `part` (a literal a part of the value is compared with:
+        `starts_with`, `contains`) from 16 characters on, so a key's prefix (`sk-live-`) is
+        no secret that hides that text everywhere."""
+        if part and len(value) < _PART_SECRET_LEN:
+            return False
+        if MARKER_START[:7] in value or is_env_reference(value) or is_scheme_reference(value):
+            return False
+        if not credential_like(value):
+            return False
+        before = self.memory.learned
+        self.register(value)
+        return self.memory.learned > before
+
     def redact_shown(self, text: str) -> str:
         """Redact a text that is only shown, never stored as data (an error body, a problem's
         title and detail, a header or an address an error echoes, a warning): the value
@@ -1187,6 +1207,31 @@ def _basic_password(encoded: str) -> list[str]:
 def _is_cookie_key(key: str) -> bool:
     """A key for a cookie header's value (`Cookie`, `Set-Cookie`, `sessionCookie`)."""
     return key[-7:].lower().endswith(("cookie", "cookies"))
+
+
+#: The shortest literal a part of a secret value is compared with that is remembered
+#: (`Redactor.remember_compared`): a passphrase's length in `credential_like`.
+_PART_SECRET_LEN = 16
+
+#: Where a value sits in a document, as the redactor reads it: (secret, hosted) of `_child`.
+Place = tuple[int, bool]
+#: A document's root: nothing secret yet.
+ROOT: Place = (0, False)
+
+
+def child_place(key: str | None, place: Place) -> Place:
+    """The place of the value under `key` of an object at `place` (`_child`); `key` None is
+    any key (`[*]` over an object): secret where the object's every value is (under `env`,
+    in a `hosted` block). An array's element sits at the array's place."""
+    if key is not None:
+        return _child(key, *place)
+    secret, hosted = place
+    return (_SECRET_NUMBERS, False) if secret or hosted else (0, False)
+
+
+def secret_place(place: Place) -> bool:
+    """Whether a string at `place` is hidden whole by its place (`apiKey`, an `env` value)."""
+    return bool(place[0])
 
 
 def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:

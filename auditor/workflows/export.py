@@ -58,7 +58,7 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.redacted import redacted_source
+from auditor.policy.redacted import learn_secret_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
@@ -306,8 +306,11 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     offline)."""
     from auditor.redact.shown import printed_path
 
-    redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
+    # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
+    # be refused) is learned for this process, as a run learns it: its marker in the copies
+    learn_secret_literals(policy, redactor.remember_compared)
+    redact = _secrets_hidden(redactor)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):

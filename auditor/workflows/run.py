@@ -245,9 +245,12 @@ def run_audit(
 def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
     """`loaded` with the secrets in its text as markers, under `redactor` (the one that hid
     the data judged): the policy's (`redacted_policy`) and each waiver's reason, owner and
-    ticket, the text the reports show of it."""
-    from auditor.policy.redacted import redacted_policy
+    ticket, the text the reports show of it. First, a literal a rule compares with a value
+    secret by its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`) is learned by
+    `redactor` for this process (`learn_secret_literals`), so it is its marker everywhere."""
+    from auditor.policy.redacted import learn_secret_literals, redacted_policy
 
+    learn_secret_literals(loaded.policy, redactor.remember_compared)
     return replace(
         loaded,
         policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),

@@ -1,0 +1,345 @@
+"""A leaked key a rule checks for, written in a policy in no detector's form: a literal
+compared with a value secret by its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`, a
+change's `after` where its `path` names an `env` value) is learned by the run's redactor before
+anything is shown, so it reaches no output of `run`, `review` (online, offline, `--against
+FILE`) or `export` (the bundle's copy of the policy too), in any form; it is not kept in the
+state file's memory; and an ordinary literal (`true`, `production`, `${VAR}`, a key's prefix)
+stays as written."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.policy.loader import load_policies
+from auditor.policy.redacted import secret_literals
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
+
+# No detector's form: only their place can hide them.
+OLD_KEY = "orange-leaked-battery-424242-staple"
+OLD_PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
+OLD_PROXY = "Kp3xVd9qLmW2zTr8Hq"
+OLD_TO = "Wd4Rt8Lm2Qz9Xp3Vbn"
+SECRETS = (OLD_KEY, OLD_PHRASE, OLD_PROXY, OLD_TO)
+
+POLICY = f"""rules:
+  - id: LK-1
+    title: the leaked gateway key is not in use
+    severity: critical
+    target: settings
+    assert: {{each: customModels, assert: {{path: apiKey, not_in: ["{OLD_KEY}"]}}}}
+  - id: LK-2
+    title: the deploy phrase is not the leaked one
+    severity: critical
+    target: settings
+    on_missing: pass
+    assert: {{path: env.DEPLOY_PHRASE, not_equals: "{OLD_PHRASE}"}}
+  - id: LK-3
+    title: the proxy is the rotated one
+    severity: high
+    target: settings
+    assert: {{path: env.HTTPS_PROXY, equals: "{OLD_PROXY}"}}
+  - id: LK-4
+    title: no step sets the proxy to the leaked one
+    severity: high
+    target: change
+    assert:
+      none: changes
+      assert:
+        all:
+          - {{path: path, equals: "$.env.HTTPS_PROXY"}}
+          - {{path: after, equals: "{OLD_TO}"}}
+"""
+
+_PLAIN = ("production", "true", "us-east-1", "${LLM_PROXY_URL}", "")
+ORDINARY = "rules:\n" + "".join(
+    f"  - id: OK-{n}\n    title: t\n    severity: low\n    target: settings\n"
+    f"    assert: {{path: env.HTTPS_PROXY, equals: {json.dumps(text)}}}\n"
+    for n, text in enumerate(_PLAIN)
+)
+
+
+def _forms(secret: str) -> list[str]:
+    """`secret_forms`, and base64 at every alignment, hex and either case."""
+    forms = [*secret_forms(secret), secret.lower(), secret.upper(), secret.encode().hex()]
+    for lead in (b"a", b"ab"):
+        encoded = base64.b64encode(lead + secret.encode()).decode()
+        forms.append(encoded[4:-4])
+    return forms
+
+
+def _leaks(folder: Path, *streams: str) -> dict[str, list[str]]:
+    """Each secret and the outputs (files under `folder`, streams) holding it in any form."""
+    texts = {str(p): p.read_bytes().decode("utf-8", "replace") for p in _files(folder)}
+    texts.update({f"stream {n}": s for n, s in enumerate(streams)})
+    found: dict[str, list[str]] = {}
+    for secret in SECRETS:
+        for name, text in texts.items():
+            if any(form in text for form in _forms(secret)):
+                found.setdefault(secret, []).append(name)
+    return found
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    return (p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix != ".pdf")
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Any]:
+    from auditor.emulator import start_emulator
+
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        yield e
+
+
+def _policy(tmp_path: Path) -> Path:
+    folder = tmp_path / "pol"
+    folder.mkdir()
+    (folder / "leaked.yaml").write_text(POLICY)
+    return folder
+
+
+def test_a_leaked_key_a_rule_checks_for_reaches_no_output_of_a_review_against_a_file(
+    tmp_path: Path,
+) -> None:
+    pol = _policy(tmp_path)
+    model = {"id": "gw", "model": "m", "provider": "openai", "apiKey": "Yh6Tr3Kw9Bm2Qx7Lp4Vz"}
+    proposed = {"customModels": [model], "env": {"HTTPS_PROXY": "Nm5Bv8Cx2Zl4Kj7Hg"}}
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    (tmp_path / "live.json").write_text("{}")
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += [
+        "--policy",
+        str(pol),
+        "--author",
+        "a@b.example",
+        "--out",
+        str(tmp_path / "out"),
+        "-o",
+        "html,md,json,sarif,junit,oscal",
+    ]
+    code, out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code in (0, 1), err  # LK-3 fails (on the live file too): its literal is in the message
+    assert _leaks(tmp_path / "out", out, err) == {}
+    data = json.loads((tmp_path / "out" / "findings.json").read_text())
+    lk3 = next(f for f in data["findings"] if f["rule_id"] == "LK-3")
+    assert lk3["status"] == "fail"
+    assert 'expected "[secret fp:' in lk3["message"], lk3["message"]
+
+
+def test_the_literal_is_the_marker_the_settings_value_has_when_they_are_equal(
+    tmp_path: Path,
+) -> None:
+    """The rule still judges by fingerprint: the key in use fails LK-1, and the literal and the
+    value read as one marker."""
+    pol = _policy(tmp_path)
+    model = {"id": "gw", "model": "m", "provider": "openai", "apiKey": OLD_KEY}
+    (tmp_path / "proposed.json").write_text(json.dumps({"customModels": [model]}))
+    (tmp_path / "live.json").write_text("{}")
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += [
+        "--policy",
+        str(pol),
+        "--author",
+        "a@b.example",
+        "--out",
+        str(tmp_path / "out"),
+        "-o",
+        "json,md,sarif",
+    ]
+    code, out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 1, err
+    assert _leaks(tmp_path / "out", out, err) == {}
+    data = json.loads((tmp_path / "out" / "findings.json").read_text())
+    lk1 = next(f for f in data["findings"] if f["rule_id"] == "LK-1")
+    assert lk1["status"] == "fail"
+    markers = set(re.findall(r"\[secret fp:[0-9a-f]{8} len:35\]", lk1["message"]))
+    assert len(markers) == 1, lk1["message"]
+
+
+def _secret_memory(state: Path) -> set[str]:
+    with sqlite3.connect(state) as db:
+        return {str(fp) for (fp,) in db.execute("SELECT fingerprint FROM secret_memory")}
+
+
+def _memory_fingerprints(state: Path) -> set[str]:
+    """The fingerprints of the secrets under the state file's key."""
+    from auditor.store import Store
+
+    with Store.open(state) as store:
+        return {store.redactor.memory.fingerprint(s) for s in SECRETS}
+
+
+def test_run_review_and_export_hide_the_literal_and_keep_it_out_of_the_state_file(
+    emu: Any, tmp_path: Path
+) -> None:
+    pol = _policy(tmp_path)
+    state = tmp_path / "state.db"
+    env = emulator_env(emu, state)
+    argv = ["run", "--policy", str(pol), "--no-usage", "--out", str(tmp_path / "run")]
+    code, out, err = run_cli([*argv, "-o", "html,md,json,sarif,junit,oscal"], env=env, cwd=tmp_path)
+    assert code == 1, err  # LK-3 fails on the emulator's proxy
+    outputs = [(tmp_path / "run", out, err)]
+    data = json.loads((tmp_path / "run" / "findings.json").read_text())
+    assert {f["rule_id"]: f["status"] for f in data["findings"]}["LK-3"] == "fail"
+    live = emu.dataset.history[-1]["settings"]
+    (tmp_path / "proposed.json").write_text(json.dumps(live))
+    for extra in ([], ["--offline"]):
+        folder = f"review{len(extra)}"
+        argv = ["review", str(tmp_path / "proposed.json"), "--policy", str(pol)]
+        argv += [
+            "--author",
+            "a@b.example",
+            *extra,
+            "--out",
+            str(tmp_path / folder),
+            "-o",
+            "html,md,json,sarif,junit,oscal",
+        ]
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code in (0, 1), err
+        outputs.append((tmp_path / folder, out, err))
+    code, out, err = run_cli(
+        ["export", "--policy", str(pol), "--out", str(tmp_path / "ev")], env=env, cwd=tmp_path
+    )
+    assert code == 0, err
+    outputs.append((tmp_path / "ev", out, err))
+    copy = (tmp_path / "ev" / "inputs" / "policies" / "001-leaked.yaml").read_text()
+    assert copy.count("[secret fp:") == 4, copy
+    code, out, err = run_cli(["verify", str(tmp_path / "ev")], env=env, cwd=tmp_path)
+    assert code == 0, out + err
+    outputs.append((tmp_path / "ev", out, err))
+    for folder, out, err in outputs:
+        assert _leaks(folder, out, err) == {}, folder
+    # learned for the run only: nothing of them in the state file's memory
+    assert _secret_memory(state) & _memory_fingerprints(state) == set()
+
+
+def test_ordinary_literals_at_secret_places_stay_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "pol"
+    folder.mkdir()
+    (folder / "ok.yaml").write_text(ORDINARY)
+    model = {"id": "gw", "model": "m", "provider": "openai", "apiKey": "Yh6Tr3Kw9Bm2Qx7Lp4Vz"}
+    proposed = {"customModels": [model], "env": {"HTTPS_PROXY": "Nm5Bv8Cx2Zl4Kj7Hg"}}
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    (tmp_path / "live.json").write_text("{}")
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += [
+        "--policy",
+        str(folder),
+        "--author",
+        "a@b.example",
+        "--out",
+        str(tmp_path / "out"),
+        "-o",
+        "json",
+    ]
+    code, _out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code in (0, 1), err  # each fails, on the live file too (absent there)
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
+    messages = {f["rule_id"]: f["message"] for f in findings}
+    for n, text in enumerate(_PLAIN):
+        assert messages[f"OK-{n}"].endswith(f"expected {json.dumps(text)}"), messages
+
+
+def test_what_the_redactor_takes_as_a_secret_literal() -> None:
+    """Only what may be a credential (`credential_like`), no reference, no marker's text; a
+    part of a value (a prefix) from 16 characters on."""
+    from auditor.redact.redactor import Redactor
+
+    redactor = Redactor(b"k" * 32)
+    for text in ("", "true", "production", "us-east-1", "${LLM_TOKEN}", "YOUR_API_KEY"):
+        assert not redactor.remember_compared(text), text
+    assert not redactor.remember_compared("[secret fp:12345678 len:40]")
+    assert not redactor.remember_compared("[secret fp:", True)
+    assert not redactor.remember_compared("sk-live-", True)
+    assert redactor.remember_compared("sk-live-", False)
+    assert redactor.remember_compared(OLD_KEY, True)
+    assert redactor.scrub_known(f"x {OLD_KEY} y") == f"x {redactor.marker(OLD_KEY)} y"
+
+
+def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[tuple[str, bool]]:
+    (tmp_path / "p.yaml").write_text(
+        f"rules:\n  - id: X-1\n    title: t\n    severity: low\n    target: {target}\n"
+        f"    assert: {assertion}\n"
+    )
+    return secret_literals(load_policies([tmp_path / "p.yaml"]).rules[0])
+
+
+@pytest.mark.parametrize(
+    ("assertion", "target", "expected"),
+    [
+        ("{path: apiKey, equals: K}", "settings", [("K", False)]),
+        ("{path: baseUrl, equals: K}", "settings", []),
+        ("{path: env.X, in: [A, B]}", "settings", [("A", False), ("B", False)]),
+        ("{path: env, equals: {X: A}}", "settings", [("A", False)]),
+        ("{path: extraHeaders.Authorization, starts_with: K}", "settings", [("K", True)]),
+        ("{path: hosted.cloudCredentialExport, not_equals: K}", "settings", [("K", False)]),
+        ("{path: hosted.cloudRegion, not_equals: K}", "settings", []),
+        (
+            "{some: customModels, assert: {path: apiKey, matches: '^K\\.1$'}}",
+            "settings",
+            [("K.1", False)],
+        ),
+        ("{some: customModels, assert: {path: apiKey, matches: 'K[0-9]+'}}", "settings", []),
+        (
+            "{path: 'customModels[id=gw].apiKey', not_equals: K, default: D}",
+            "settings",
+            [("K", False), ("D", False)],
+        ),
+        ("{path: apiKey, equals: {ref: other}}", "settings", []),
+        ("{path: env.X, to: K}", "change", [("K", False)]),
+        ("{path: after.env.X, equals: K}", "change", [("K", False)]),
+        (
+            "{none: changes, assert: {all: [{path: path, equals: '$.env.X'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, equals: '$.sandbox.enabled'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
+        (
+            "{none: \"changes[path='$.env.X']\", assert: {path: before, equals: K}}",
+            "change",
+            [("K", False)],
+        ),
+    ],
+)
+def test_which_literals_sit_at_a_secret_place(
+    tmp_path: Path, assertion: str, target: str, expected: list[tuple[str, bool]]
+) -> None:
+    assert _literals(tmp_path, assertion, target) == expected
+
+
+def test_a_redacted_literal_under_changes_keeps_comparing_loosely(tmp_path: Path) -> None:
+    """A change's `after` holds values of every type (`loose`): a leaf whose literal the
+    redactor hid (a `ghp_…` key) compares an object `after` as unequal, as before it was
+    hidden, not as an `error` (the redacted leaf lost `loose`: the rule was never judged)."""
+    key = "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n  - id: C-1\n    title: t\n    severity: high\n    target: change\n"
+        "    assert:\n      none: changes\n      assert:\n        all:\n"
+        "          - {path: path, equals: '$.env.TOKEN'}\n"
+        f"          - {{path: after, equals: '{key}'}}\n"
+    )
+    (tmp_path / "live.json").write_text("{}")
+    (tmp_path / "proposed.json").write_text(json.dumps({"env": {"TOKEN": "Nm5Bv8Cx2Zl4Kj7Hg"}}))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--policy", str(tmp_path / "p.yaml"), "--author", "a@b.example"]
+    argv += ["--out", str(tmp_path / "out"), "-o", "json"]
+    code, _out, err = run_cli(argv, env={}, cwd=tmp_path)
+    assert code == 0, err
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
+    assert [f["status"] for f in findings] == ["pass"]
+    assert key not in json.dumps(findings)

@@ -343,3 +343,27 @@ def test_a_redacted_literal_under_changes_keeps_comparing_loosely(tmp_path: Path
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
     assert [f["status"] for f in findings] == ["pass"]
     assert key not in json.dumps(findings)
+
+
+def test_policy_test_hides_the_literal_though_no_case_holds_it(tmp_path: Path) -> None:
+    """`auditor policy test` printed the leaked key in clear (`expected "orange-leaked-…"`)
+    when no case's settings held it: the case's data was the only thing its messages were
+    redacted by."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    case = {
+        "name": "another key",
+        "settings": {
+            "env": {
+                "DEPLOY_PHRASE": "plum-other-value-9911-kettle",
+                "HTTPS_PROXY": "plum-proxy-value-1177-kettle",
+            }
+        },
+        "expect": {"LK-2": "fail", "LK-3": "pass"},
+    }
+    (tmp_path / "p.tests.yaml").write_text(json.dumps({"tests": [case]}))
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert "LK-2: expected fail, got pass" in out and "LK-3: expected pass, got" in out, out
+    assert "[secret fp:" in out
+    for secret in (OLD_PHRASE, OLD_PROXY):
+        assert not [form for form in secret_forms(secret) if form in out + err], out

@@ -24,6 +24,7 @@ from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.evaluate.projection import NON_FINITE_POSSIBLE
 from auditor.policy.cases import Case, CaseInputs, find_test_files, read_test_files
 from auditor.policy.loader import PolicySet, load_policies, sort_problems
+from auditor.policy.redacted import learn_secret_literals
 from auditor.redact import Redactor
 from auditor.redact.shown import NOT_SHOWN, ordinary_name
 
@@ -85,6 +86,9 @@ def _run(policy: PolicySet, file: str, case: Case) -> CaseResult:
     if not mismatches and ordinary_name(case.name):  # nothing to redact: no redactor made
         return CaseResult(file, case.name)
     redactor = _case_redactor(case.documents)
+    # a literal the policy compares with a value secret by its place (a leaked key listed to
+    # be refused) is hidden as a run hides it (`learn_secret_literals`), in the messages too
+    learn_secret_literals(policy, redactor.remember_compared)
     return CaseResult(
         file, _unshown_name(case.name, redactor), _unshown(mismatches, case.documents, redactor)
     )

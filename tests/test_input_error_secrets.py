@@ -99,23 +99,25 @@ def test_a_duplicate_json_key_that_is_the_files_secret_is_not_quoted(
     assert f"dup.json:{where}: error: duplicate key `{NOT_SHOWN}`" in err
 
 
-def test_a_duplicate_yaml_key_that_is_an_env_value_written_twice_is_not_quoted(
-    tmp_path: Path,
-) -> None:
-    # the env value itself is written twice too: every value of a duplicated key is learned
-    text = (
-        f"env:\n  GW_KEY: {CREDENTIAL}\n  GW_KEY: {CREDENTIAL}\n"
-        f"mcpAutonomyOverrides:\n  {CREDENTIAL}: low\n"
-    )
-    code, out, err = _review(tmp_path, "dup.yaml", text)
-    assert code == 2
-    assert err.startswith("dup.yaml:3:3: error: duplicate key `GW_KEY`"), err
+def test_a_duplicate_yaml_key_that_is_an_env_value_is_not_quoted(tmp_path: Path) -> None:
     text = f"env:\n  GW_KEY: {CREDENTIAL}\nmcpAutonomyOverrides:\n  {CREDENTIAL}: low\n"
     text += f"  {CREDENTIAL}: high\n"
-    code, out, err = _review(tmp_path, "dup2.yaml", text)
+    code, out, err = _review(tmp_path, "dup.yaml", text)
     assert code == 2
     assert not _leaks(CREDENTIAL, out, err), err
-    assert f"dup2.yaml:5:3: error: duplicate key `{NOT_SHOWN}`" in err
+    assert f"dup.yaml:5:3: error: duplicate key `{NOT_SHOWN}`" in err
+
+
+def test_each_value_of_an_env_key_written_twice_is_learned(tmp_path: Path) -> None:
+    first, second = CREDENTIAL, LONG_CREDENTIAL[::-1][:24]
+    text = f"env:\n  GW_KEY: {first}\n  GW_KEY: {second}\nm:\n"
+    text += f"  {first}: 1\n  {first}: 2\n  {second}: 1\n  {second}: 2\n"
+    code, out, err = _review(tmp_path, "dup.yaml", text)
+    assert code == 2
+    assert not _leaks(first, out, err) and not _leaks(second, out, err), err
+    assert "dup.yaml:3:3: error: duplicate key `GW_KEY`" in err
+    assert f"dup.yaml:6:3: error: duplicate key `{NOT_SHOWN}`" in err
+    assert f"dup.yaml:8:3: error: duplicate key `{NOT_SHOWN}`" in err
 
 
 def test_a_duplicate_key_before_a_syntax_error_is_not_quoted(tmp_path: Path) -> None:

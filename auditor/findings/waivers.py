@@ -25,11 +25,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from auditor.common.files import UnreadableFile, read_input
 from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.model import RuleResult
 from auditor.models import Subject, Waiver
-from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem, suggest
+from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 OPTIONAL = ("ticket",)
@@ -43,6 +44,7 @@ _EXACT_SUBJECT = re.compile(
     rf"^(?:settings@{_REV}|change:{_REV}\.\.{_REV}|usage@\d{{4}}-\d{{2}}-\d{{2}})$"
 )
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_WAIVERS_BYTES = 1_000_000  # read again for a lenient read: `load_yaml` read at most this
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,52 @@ def load_waivers(path: Path, rules: KnownRules | None = None) -> tuple[Waiver, .
 
     `rules`: the rule ids a waiver may name; one naming any other (a typo, a wrong case, a
     pattern) is a problem, with the closest id. None: not checked (an evidence bundle's copy,
-    checked when the bundle was made)."""
+    checked when the bundle was made).
+
+    A problem quotes no secret the file itself reveals (`_own_secrets_hidden`): `X` of a
+    `Bearer X` in a waiver's `reason`, pasted as its `expires` too, reads `<not shown: looks
+    like a secret>`, as the reports show it as a marker."""
+    found: list[YamlDocument] = []  # the document, once read
+    try:
+        return _load_waivers(path, rules, found)
+    except FileReadError:
+        raise  # not read: nothing in it to learn
+    except PolicyError as exc:
+        raise _own_secrets_hidden(exc, path, found) from None
+
+
+def _own_secrets_hidden(exc: PolicyError, path: Path, found: list[YamlDocument]) -> PolicyError:
+    """`exc` with each secret the file reveals by its looks or its place left out of its
+    lines (`auditor.redact.shown.own_secrets_hidden`), learned from the data read, or from a
+    lenient read of the text where the strict one refused it (a duplicate key: every value of
+    it kept); `exc` itself when nothing changed (or the text reads as nothing at all)."""
+    from auditor.policy.yamlparse import lenient_data
+    from auditor.redact.shown import own_secrets_hidden
+
+    data: Any = found[0].data if found else None
+    if not found:
+        try:
+            text = read_input(path, max_bytes=MAX_WAIVERS_BYTES).decode("utf-8")
+        except (UnreadableFile, UnicodeDecodeError):
+            return exc
+        data = lenient_data(text)
+    if data is None:
+        return exc
+    problems = own_secrets_hidden(exc.problems, data, str(path))
+    return exc if problems == exc.problems else PolicyError(problems)
+
+
+def _load_waivers(
+    path: Path, rules: KnownRules | None, found: list[YamlDocument]
+) -> tuple[Waiver, ...]:
     doc = load_yaml(path)
+    found.append(doc)
     problems: list[str] = []
     entries = _entries(doc, problems)
     waivers: list[Waiver] = []
+    shown = _OwnSecretsHidden(doc.data, entries)
     for index, entry in enumerate(entries):
-        waiver = _parse_entry(doc, index, entry, problems, rules)
+        waiver = _parse_entry(doc, index, entry, problems, rules, shown)
         if waiver is not None:
             waivers.append(waiver)
     _check_duplicates(waivers, problems)
@@ -120,8 +161,37 @@ def _entries(doc: YamlDocument, problems: list[str]) -> list[Any]:
     return list(data.get("waivers") or [])
 
 
+class _OwnSecretsHidden:
+    """A waiver's `expires` as a problem quotes it: each secret the file reveals left out
+    (`auditor.redact.shown.own_secrets_hidden`) before it is cut short (to its first 40
+    characters, which would show the start of a longer secret that no later screen sees
+    whole). Every entry's `expires` is screened at once, on the first one asked about."""
+
+    def __init__(self, data: Any, entries: Sequence[Any]) -> None:
+        self._data = data
+        self._values = [
+            str(e["expires"]) for e in entries if isinstance(e, dict) and "expires" in e
+        ]
+        self._shown: dict[str, str] | None = None
+
+    def __call__(self, text: str) -> str:
+        from auditor.redact.shown import own_secrets_hidden
+
+        if self._shown is None:
+            values = list(dict.fromkeys(self._values))
+            self._shown = dict(zip(values, own_secrets_hidden(values, self._data, ""), strict=True))
+        if text not in self._shown:
+            (self._shown[text],) = own_secrets_hidden([text], self._data, "")
+        return self._shown[text]
+
+
 def _parse_entry(
-    doc: YamlDocument, index: int, entry: Any, problems: list[str], rules: KnownRules | None
+    doc: YamlDocument,
+    index: int,
+    entry: Any,
+    problems: list[str],
+    rules: KnownRules | None,
+    shown: Callable[[str], str] = str,
 ) -> Waiver | None:
     base: list[str | int] = ["waivers", index]
     before = len(problems)
@@ -140,7 +210,7 @@ def _parse_entry(
         _check_rule(entry["rule"].strip(), rules, lambda m: report("rule", m))
     expires = None
     if "expires" in entry:  # a missing one is reported by _check_fields
-        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m))
+        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m), shown)
     if len(problems) > before or expires is None:
         return None
     return Waiver(
@@ -230,9 +300,12 @@ def _calendar_day(text: str) -> bool:
     return True
 
 
-def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
+def _parse_expiry(
+    raw: Any, report: Callable[[str], None], shown: Callable[[str], str] = str
+) -> datetime | None:
     """A date (YAML date or 'YYYY-MM-DD' text) to the end of that day, UTC; None (reported)
-    for anything else, an empty `expires:` (null) included."""
+    for anything else, an empty `expires:` (null) included. The value quoted is `shown`'s
+    (a secret of the file's left out), its first 40 characters."""
     day: date | None = None
     if isinstance(raw, date) and not isinstance(raw, datetime):
         day = raw
@@ -242,10 +315,21 @@ def _parse_expiry(raw: Any, report: Callable[[str], None]) -> datetime | None:
         except ValueError:
             day = None
     if day is None:
-        got = "nothing (empty or null)" if raw is None else repr(str(raw)[:40])
+        got = "nothing (empty or null)" if raw is None else repr(_cut(shown(str(raw)), 40))
         report(f"`expires` must be a calendar date YYYY-MM-DD, got {got}")
         return None
     return datetime.combine(day, time.max, tzinfo=UTC)
+
+
+def _cut(text: str, length: int) -> str:
+    """The first `length` characters of `text`, or more where that would cut a
+    `<not shown: looks like a secret>` in two."""
+    from auditor.redact.shown import NOT_SHOWN
+
+    start = text.find(NOT_SHOWN, max(0, length - len(NOT_SHOWN) + 1))
+    if 0 <= start < length:
+        return text[: start + len(NOT_SHOWN)]
+    return text[:length]
 
 
 def _check_duplicates(waivers: Sequence[Waiver], problems: list[str]) -> None:

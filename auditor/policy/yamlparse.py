@@ -423,3 +423,102 @@ def _construct(text: str, file: str, *, pure: bool) -> Any:
         raise PolicyError([_syntax_problem(file, exc, text)]) from None
     except ValueError:  # 2026-02-30, or an integer longer than int() converts
         raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None
+
+
+#: How many values (aliases counted as the values they repeat) and how deep `lenient_data`
+#: reads at most, as the strict read (`yamlsafe.MAX_NODES`, its depth limit): no more is built.
+_LENIENT_NODES = 100_000
+_LENIENT_DEPTH = 64
+
+
+def lenient_data(text: str) -> Any:
+    """The data of a text the strict read refused (a duplicate key, an anchor, a tag, several
+    documents), read only to learn the secrets it holds by their place, for the problems that
+    quote it (`auditor.redact.shown.own_secrets_hidden`): each value of a key written twice
+    kept (a list of them), every scalar as its text, several documents as a list of them.
+    Built from the parser's events, so no more than the limits is ever read (a file nested
+    deeper, or larger, than the strict read allows reads as None); a text neither parser
+    reads to its end as what was read before its mistake (None when nothing was)."""
+    text = _NOT_YAML.sub("?", text)
+    partial: list[_Lenient] = []
+    for pure in (False, True):
+        builder = _Lenient()
+        try:
+            return builder.read(YAML(typ="safe", pure=pure).parse(text))
+        except (YAMLError, ValueError, RecursionError):
+            partial.append(builder)
+        except _TooDeep:
+            return None
+    # Neither parser read it to its end: what they read up to the mistake (a duplicate key
+    # before a syntax error is quoted too), the more of the two.
+    return max(partial, key=lambda b: b.nodes).unwound()
+
+
+class _Lenient:
+    """`lenient_data`'s builder: one value per node event, a mapping's keys and values
+    collected in order (a key written twice keeps each value)."""
+
+    def __init__(self) -> None:
+        # per open collection: its items (a list's values, or a mapping's keys and values in
+        # turn), its anchor, and the values it counts (for an alias of it)
+        self.stack: list[tuple[list[Any], bool, str | None, int]] = []
+        self.anchored: dict[str, tuple[Any, int]] = {}
+        self.nodes = 0
+        self.roots: list[Any] = []
+
+    def read(self, events: Any) -> Any:
+        for event in events:
+            if isinstance(event, CollectionEndEvent):
+                items, mapping, anchor, start = self.stack.pop()
+                self._add(_collected(items) if mapping else items, anchor, start)
+            elif isinstance(event, CollectionStartEvent):
+                if len(self.stack) >= _LENIENT_DEPTH:
+                    raise _TooDeep
+                self._count(1)
+                mapping = isinstance(event, MappingStartEvent)
+                self.stack.append(([], mapping, event.anchor, self.nodes))
+            elif isinstance(event, AliasEvent):
+                value, size = self.anchored.get(str(event.anchor), (None, 1))
+                self._count(size)
+                self._place(value)
+            elif isinstance(event, ScalarEvent):
+                self._count(1)
+                self._add(_joined(str(event.value)), event.anchor, self.nodes)
+        return self.roots[0] if len(self.roots) == 1 else self.roots
+
+    def unwound(self) -> Any:
+        """What was read before the parser gave up, its open collections closed (a key
+        left without its value dropped); None when nothing was."""
+        while self.stack:
+            items, mapping, anchor, start = self.stack.pop()
+            self._add(_collected(items) if mapping else items, anchor, start)
+        if not self.roots:
+            return None
+        return self.roots[0] if len(self.roots) == 1 else self.roots
+
+    def _count(self, size: int) -> None:
+        self.nodes += size
+        if self.nodes > _LENIENT_NODES:
+            raise _TooDeep
+
+    def _add(self, value: Any, anchor: str | None, start: int) -> None:
+        if anchor is not None:
+            self.anchored[anchor] = (value, self.nodes - start + 1)
+        self._place(value)
+
+    def _place(self, value: Any) -> None:
+        if self.stack:
+            self.stack[-1][0].append(value)
+        else:
+            self.roots.append(value)
+
+
+def _collected(items: list[Any]) -> dict[str, Any]:
+    """A mapping's keys and values in turn as a mapping: a key that is no text as its text
+    (none for a list or a mapping as a key), a key written twice with the list of its values."""
+    found: dict[str, list[Any]] = {}
+    for at in range(0, len(items) - 1, 2):
+        key = items[at]
+        name = key if isinstance(key, str) else ""
+        found.setdefault(name, []).append(items[at + 1])
+    return {k: v[0] if len(v) == 1 else v for k, v in found.items()}

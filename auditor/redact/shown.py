@@ -132,3 +132,41 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
         after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
         text = re.sub(before + re.escape(form) + after, lambda _m: shown, text)
     return text
+
+
+def own_secrets_hidden(lines: Iterable[str], data: object, file: str) -> list[str]:
+    """Problem lines about the input file `file` with each secret its own data `data` reveals
+    left out (`NOT_SHOWN`): one by its place (an `apiKey`, an `env` value, a header's value,
+    a hook command's password) or by its looks (`X` of a `Bearer X` in a waiver's `reason`),
+    which the file's reports show as a marker, in every form (URL-, JSON-, base64-encoded)
+    where a problem quotes it (a key, a `duplicate key`, a waiver's `expires`). Each line's
+    `file:line:col: ` is kept as it is (no `file`, `""`: a value of the file, whole).
+    Learned by a redactor of its own, under a key of its own: nothing is remembered for
+    later, and what the value detectors found is found again from their cache (a waiver
+    file asked about each value it quotes)."""
+    lines = list(lines)
+    from auditor.redact.plain import MARKER_RE
+    from auditor.redact.redactor import Redactor
+
+    def textual(value: object) -> object:  # a key YAML read as other than text (`1:`), as text
+        if isinstance(value, dict):
+            return {k if isinstance(k, str) else str(k): textual(v) for k, v in value.items()}
+        return [textual(v) for v in value] if isinstance(value, list) else value
+
+    scratch = Redactor(b"auditor: a file's own secrets")  # its markers are never shown
+    scratch.redact_json(textual(data))
+    if not scratch.memory:
+        return lines
+    head = re.compile(re.escape(file) + r":\d+(?::\d+)?: ")
+    out: list[str] = []
+    for line in lines:
+        at = head.match(line) if file else None
+        start = at.end() if at else 0
+        rest = line[start:]
+        mine = {m[0] for m in MARKER_RE.finditer(rest)}
+        scrubbed = scratch.scrub_known(rest)
+        if scrubbed != rest:  # the markers the scratch redactor wrote read NOT_SHOWN
+            for marker in {m[0] for m in MARKER_RE.finditer(scrubbed)} - mine:
+                scrubbed = scrubbed.replace(marker, NOT_SHOWN)
+        out.append(line[:start] + scrubbed)
+    return out

@@ -78,11 +78,50 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
     """Load a proposed (or `--against`) settings file; PolicyError (`file:line:col: error:`)
     or DataError when it is not a settings object.
 
+    A problem quotes no secret the file itself reveals (`_own_secrets_hidden`): a key that is
+    the file's own header credential or `env` value reads `<not shown: looks like a secret>`,
+    as its reports show it as a marker.
+
     Read by the one opener every input goes through (`read_input`: a FIFO, a folder, a
     device or a symlink loop is refused as `file:1:1: error: a named pipe (FIFO), not a
     regular file`). A file named `*.json` must be JSON (`_json_refusal`); a value that is
     auditor's own redaction marker is refused (`_refuse_markers`), as is the history API's
     page (`_refuse_history_page`)."""
+    found: list[YamlDocument] = []  # the document, once read
+    try:
+        return _load_settings_file(path, redactor, found)
+    except FileReadError:
+        raise  # not read: nothing in it to learn
+    except (PolicyError, DataError) as exc:
+        raise _own_secrets_hidden(exc, path, found) from None
+
+
+def _own_secrets_hidden(
+    exc: PolicyError | DataError, path: Path, found: list[YamlDocument]
+) -> PolicyError | DataError:
+    """`exc` with each secret the file reveals by its place (or by its looks) left out of its
+    lines (`own_secrets_hidden`), learned from the data read, or from a lenient read of the
+    text where the strict one refused it (a duplicate key: every value of it kept); `exc`
+    itself when nothing changed (or the text reads as nothing at all)."""
+    from auditor.redact.shown import own_secrets_hidden
+
+    if found:
+        data: Any = found[0].data
+    else:
+        from auditor.policy.yamlparse import lenient_data
+
+        data = lenient_data(_text_again(path))
+    if data is None:
+        return exc
+    file = str(path)
+    if isinstance(exc, PolicyError):
+        problems = own_secrets_hidden(exc.problems, data, file)
+        return exc if problems == exc.problems else PolicyError(problems)
+    (text,) = own_secrets_hidden([str(exc)], data, file)
+    return exc if text == str(exc) else DataError(text)
+
+
+def _load_settings_file(path: Path, redactor: Redactor, found: list[YamlDocument]) -> SettingsFile:
     named_json = path.suffix.lower() == ".json"
     try:
         doc = load_yaml(path, max_bytes=MAX_SETTINGS_BYTES)
@@ -94,6 +133,7 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
         if named_json:
             _json_refusal(_text_again(path), str(path), named=True)
         raise
+    found.append(doc)
     _json_refusal(doc.text, doc.path, named=named_json, doc=doc)
     doc.refuse_typed_keys()  # `1:`, `null:` read as "1", "None": keys of a settings object are text
     data: Any = doc.data

@@ -465,3 +465,38 @@ def test_a_readiness_service_that_ignores_start_after_is_warned_of(
             "the listing ends there; if it serves fewer reports a page than asked "
             "(`page_size`), the rest cannot be read (the listing, GET "
         ) in out + err, out + err
+
+
+def test_a_review_says_what_its_own_sync_found_odd(tmp_path: Path, hostile: Hostile) -> None:
+    """`auditor review` (online) syncs first; the warnings of that sync were shown nowhere,
+    and once the odd revision is stored no later sync meets it again to say so (tester T33
+    F1). They are in the review's summary and its reports, as a run's are."""
+    body = page_with(change(revision=2, user=None), change(revision=1, source="api"))
+
+    def serve(sock: Any, server: Hostile) -> None:
+        sock.sendall(respond(body))
+
+    hostile.behaviour = serve
+    proposed = tmp_path / "proposed.json"
+    proposed.write_text('{"maxAutonomyLevel": "high"}\n')
+    argv = [
+        "review",
+        str(proposed),
+        "--state",
+        "s.db",
+        "--out",
+        "out",
+        "-o",
+        "md,json",
+        "--soft-fail",
+    ]
+    code, out, err = cli(argv, tmp_path, hostile.url)
+    assert code == 0, err
+    assert "DATA QUALITY: 2 warning(s) in the API data" in out, out
+    document = orjson.loads((tmp_path / "out" / "findings.json").read_bytes())
+    assert [(w["path"], w["item"]) for w in document["data_quality"]] == [
+        ("$.changes[0].user", "revision 2"),
+        ("$.changes[1].source", "revision 1"),
+    ]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "> - $.changes\\[0\\].user: expected object, got null; read as absent" in report

@@ -40,7 +40,7 @@ from auditor.common.escape import terminal_text
 from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError
-from auditor.models import Revision, User
+from auditor.models import DataWarning, Revision, User
 from auditor.operators import fingerprinting
 from auditor.redact import Redactor
 from auditor.redact.shown import printed_path, shown_value
@@ -198,8 +198,9 @@ def _against_live(
     if config.token:  # known before the proposed file is read: a pasted token is scrubbed
         store.register_secret(config.token)
     proposed = _proposed(args.proposed, store.redactor, ctx)  # bad: fails before any network
-    if not args.offline:
-        sync_store(store, config, ctx, quiet=args.quiet, usage=False)
+    quality: tuple[DataWarning, ...] = ()
+    if not args.offline:  # what its sync found odd is said, as `sync` and `run` say it
+        quality = sync_store(store, config, ctx, quiet=args.quiet, usage=False).data_quality
     live = store.latest_revision()
     if live is None:
         raise DataError(
@@ -218,6 +219,7 @@ def _against_live(
         api_address=stored_address(config, store, args.offline) or api_address(config),
         fail_on=config.fail_on,
         list_table=config.list_table,
+        data_quality=quality,
     )
 
 

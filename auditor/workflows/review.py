@@ -43,6 +43,7 @@ from auditor.models import (
     JSON,
     TRACKED_STATUSES,
     Change,
+    DataWarning,
     Evidence,
     FindingRecord,
     Revision,
@@ -383,6 +384,9 @@ class ReviewRequest:
     fail_on: str
     list_table: ListTable = DEFAULT_LIST_TABLE  # how lists are diffed (`diff_keys`)
     author: Author = Author()  # the proposed step's author (unknown by default)
+    # what the review's own sync found odd in the service's data (`sync` and `run` say it;
+    # once stored, no later sync meets that data again to say it)
+    data_quality: tuple[DataWarning, ...] = ()
 
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
@@ -472,6 +476,8 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         ),
         review=info,
     )
+    if request.data_quality:
+        data = replace(data, data_quality=request.data_quality)
     introduced = [f for f in marked if f.lifecycle == "new"]
     return AuditOutcome(data, failing_at(introduced, request.fail_on))
 

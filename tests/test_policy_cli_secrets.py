@@ -36,7 +36,10 @@ def _wordy() -> str:
 def _plain(n: int = 20) -> str:
     """A credential of letters and digits (a Bearer header's), no known format."""
     alphabet = string.ascii_letters + string.digits
-    return "".join(secrets.choice(alphabet) for _ in range(n))
+    # a letter first: it is also written as a path's key (`env.<it>`), which a digit cannot start
+    return secrets.choice(string.ascii_letters) + "".join(
+        secrets.choice(alphabet) for _ in range(n - 1)
+    )
 
 
 PHRASE = _wordy()  # an `env` value: secret by its place

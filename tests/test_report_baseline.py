@@ -4,14 +4,17 @@ A run with no earlier complete run of its scope to compare with (the first run, 
 new or lost, rules added or removed) marks nothing `new` or `resolved`: report.md and
 report.html say so, and why that may be, instead of "New: 0 · Resolved since previous run: 0"
 (the words of a quiet night), and findings.json names the run compared with
-(`run.previous_run_id`, null when none)."""
+(`run.previous_run_id`, null when none). The first run after an upgrade says which release
+made the previous run next to the counts, whether or not anything was resolved."""
 
 from __future__ import annotations
 
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ NOT_COMPARED = (
     "Not compared with an earlier run:</strong> the state file holds no earlier complete run"
 )
 WHY = "This may be the first run, the state file may be new or lost"
+UPGRADE = "the previous run was made by auditor 0.2.0: some changes may come from the upgrade"
 CARDS = '<span class="l">resolved</span>'
 
 
@@ -119,6 +123,28 @@ def test_a_run_compared_with_one_where_nothing_failed_says_so(
     assert_compared(second, first)
 
 
+def test_the_first_run_after_an_upgrade_says_so_even_when_nothing_was_resolved(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    first = night(env, tmp_path, "night1")
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
+        db.execute("UPDATE runs SET tool_version = '0.2.0' WHERE complete = 1")
+    second = night(env, tmp_path, "night2")
+    md, page, doc = second["md"], second["html"], second["json"]
+    assert doc["resolved"] == [] and doc["run"]["previous_tool_version"] == "0.2.0"
+    assert doc["run"]["previous_run_id"] == first["json"]["run"]["id"]
+    assert UPGRADE in second["stdout"]
+    # beside the counts, though there is no Resolved section to hold it
+    assert "Resolved since the previous run" not in md
+    assert f"{QUIET_NIGHT}\n\n**Note:** {UPGRADE}" in md
+    assert "Resolved since the previous run" not in page
+    summary = page.split('<h2 id="summary">', 1)[1].split('<h2 id="controls">', 1)[0]
+    assert CARDS in summary and f"<strong>Note:</strong> {UPGRADE}" in summary
+    # the next night, compared with a run of this release, says nothing of it
+    third = night(env, tmp_path, "night3")
+    assert "made by auditor" not in third["md"] + third["html"] + third["stdout"]
+
+
 def test_a_review_says_nothing_of_an_earlier_run(env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "r"
     proposed = ROOT / "examples" / "proposed-settings.yaml"
@@ -151,5 +177,7 @@ def test_the_pdf_says_so_too(env: dict[str, str], tmp_path: Path) -> None:
 
     first = pdf_text("night1")
     assert "Not compared with an earlier run: the state file holds no earlier" in first
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
+        db.execute("UPDATE runs SET tool_version = '0.2.0' WHERE complete = 1")
     second = pdf_text("night2")
-    assert "Not compared" not in second
+    assert "Not compared" not in second and f"Note: {UPGRADE}" in second

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "c9085491543a383b77cc11f0f94fc006fd539a2aa8f83ed1956c6136a234f788"
+KEY = "ba2d06c9a17b21273ed1a538943fae254895477d95814af4d4ad86e7f8aa2d59"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -37,6 +37,7 @@ def root(context, missing=missing, environment=environment):
     l_0_no_comparison = resolve('no_comparison')
     l_0_new = resolve('new')
     l_0_new_waived = resolve('new_waived')
+    l_0_upgrade_note = resolve('upgrade_note')
     l_0_status_counts = resolve('status_counts')
     l_0_changes = resolve('changes')
     l_0_more_changes = resolve('more_changes')
@@ -44,7 +45,6 @@ def root(context, missing=missing, environment=environment):
     l_0_chart = resolve('chart')
     l_0_chart_rows = resolve('chart_rows')
     l_0_chart_cap = resolve('chart_cap')
-    l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
     l_0_revisions_shown = resolve('revisions_shown')
@@ -527,6 +527,11 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<p class="muted"><strong>Not compared with an earlier run:</strong> '
         yield escape(environment.finalize(t_6((undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison))))
+        yield '.</p>\n'
+    elif (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
+        pass
+        yield '<p class="muted"><strong>Note:</strong> '
+        yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
         yield '.</p>\n'
     yield '<table>\n<thead><tr>'
     for l_1_s in (undefined(name='status_counts') if l_0_status_counts is missing else l_0_status_counts):
@@ -1071,4 +1076,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&149=532&150=540&152=548&155=551&159=568&160=572&162=587&165=593&167=596&169=610&171=613&173=627&175=630&180=645&184=648&185=653&195=684&196=689&197=692&198=694&199=702&203=714&211=726&212=729&213=737&215=756&217=768&218=770&220=772&222=780&226=782&228=795&238=807&239=811&240=818&241=821&242=823&243=830&244=841&245=847&246=863&250=869&254=872&255=875&256=877&260=883&262=898&267=905&270=915&271=920&275=923&282=929&283=931&284=933&285=935&286=937&290=942&294=954&295=958&296=965&297=968&298=970&299=990&300=1001&304=1012&314=1016&318=1028&319=1030&323=1033&329=1048&330=1050&334=1053&341=1066'
+debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&147=531&150=537&151=545&153=553&156=556&160=573&161=577&163=592&166=598&168=601&170=615&172=618&174=632&176=635&181=650&185=653&186=658&196=689&197=694&198=697&199=699&200=707&204=719&212=731&213=734&214=742&216=761&218=773&219=775&221=777&223=785&227=787&229=800&239=812&240=816&241=823&242=826&243=828&244=835&245=846&246=852&247=868&251=874&255=877&256=880&257=882&261=888&263=903&268=910&271=920&272=925&276=928&283=934&284=936&285=938&286=940&287=942&291=947&295=959&296=963&297=970&298=973&299=975&300=995&301=1006&305=1017&315=1021&319=1033&320=1035&324=1038&330=1053&331=1055&335=1058&342=1071'

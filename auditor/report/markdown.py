@@ -161,6 +161,9 @@ def _summary(d: ReportData) -> Iterator[str]:
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
         yield f"**New:** {new_text(d.findings)} · {resolved}\n\n"
+        note = upgrade_note(d)
+        if note:  # said here too when nothing was resolved (no Resolved section)
+            yield f"**Note:** {md_prose(note)}.\n\n"
 
 
 def _scope(d: ReportData) -> Iterator[str]:

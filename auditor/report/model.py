@@ -351,8 +351,9 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
 
 
 def upgrade_note(data: ReportData) -> str:
-    """When the previous run was made by another auditor release, what the Resolved section
-    (and stdout) say: some of what changed may be the new release judging differently."""
+    """When the previous run was made by another auditor release, what report.md and
+    report.html say beside the New and Resolved counts (and in the Resolved section), and
+    stdout after them: some of what changed may be the new release judging differently."""
     before = data.previous_tool_version
     if data.review is not None or not before or before == data.tool_version:
         return ""

@@ -19,6 +19,7 @@ from auditor.findings.finding import Finding
 from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.report.model import (
     ReportData,
+    compared,
     introduced_text,
     new_text,
     status_counts,
@@ -115,7 +116,7 @@ def print_summary(
             ),
             file=ctx.stdout,
         )
-    elif any(f.lifecycle for f in data.findings) or data.resolved:
+    elif compared(data):  # (also when neither run had a finding to mark: "0 new, 0 resolved")
         note = upgrade_note(data)
         print(
             f"since the previous run: {new}, {len(data.resolved)} resolved"

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "46e038843a0e55673b89631c6ade54e2843aeb61777b4c974c76ebe43a853f1c"
+KEY = "ba2d06c9a17b21273ed1a538943fae254895477d95814af4d4ad86e7f8aa2d59"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -34,8 +34,10 @@ def root(context, missing=missing, environment=environment):
     l_0_rule_total = resolve('rule_total')
     l_0_severity_counts = resolve('severity_counts')
     l_0_introduced_counts = resolve('introduced_counts')
+    l_0_no_comparison = resolve('no_comparison')
     l_0_new = resolve('new')
     l_0_new_waived = resolve('new_waived')
+    l_0_upgrade_note = resolve('upgrade_note')
     l_0_status_counts = resolve('status_counts')
     l_0_changes = resolve('changes')
     l_0_more_changes = resolve('more_changes')
@@ -43,7 +45,6 @@ def root(context, missing=missing, environment=environment):
     l_0_chart = resolve('chart')
     l_0_chart_rows = resolve('chart_rows')
     l_0_chart_cap = resolve('chart_cap')
-    l_0_upgrade_note = resolve('upgrade_note')
     l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_rows = resolve('rows')
     l_0_revisions_shown = resolve('revisions_shown')
@@ -508,7 +509,7 @@ def root(context, missing=missing, environment=environment):
         yield '</span></div>\n<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
         yield '</span><span class="l">fixed</span></div>\n'
-    else:
+    elif (not (undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison)):
         pass
         yield '<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(((undefined(name='new') if l_0_new is missing else l_0_new) - (undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived))))
@@ -521,7 +522,18 @@ def root(context, missing=missing, environment=environment):
         yield '</span></div>\n<div class="card neutral"><span class="n">'
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
         yield '</span><span class="l">resolved</span></div>\n'
-    yield '</div>\n<table>\n<thead><tr>'
+    yield '</div>\n'
+    if (undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison):
+        pass
+        yield '<p class="muted"><strong>Not compared with an earlier run:</strong> '
+        yield escape(environment.finalize(t_6((undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison))))
+        yield '.</p>\n'
+    elif (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
+        pass
+        yield '<p class="muted"><strong>Note:</strong> '
+        yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
+        yield '.</p>\n'
+    yield '<table>\n<thead><tr>'
     for l_1_s in (undefined(name='status_counts') if l_0_status_counts is missing else l_0_status_counts):
         _loop_vars = {}
         pass
@@ -1064,4 +1076,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=121&3=141&4=146&5=151&8=168&9=177&10=182&14=186&24=198&27=200&28=202&29=204&34=206&35=213&38=222&39=229&40=231&41=233&42=235&43=237&44=251&48=259&49=262&51=292&53=294&57=302&58=305&60=307&70=316&72=320&73=322&75=325&79=343&81=348&84=362&87=366&94=368&96=372&97=379&98=381&100=389&101=407&102=409&104=414&106=420&107=440&114=458&119=470&123=473&124=475&125=477&126=479&136=487&138=498&139=501&140=509&142=514&143=522&147=525&148=533&150=541&153=544&157=561&158=565&160=580&163=586&165=589&167=603&169=606&171=620&173=623&178=638&182=641&183=646&193=677&194=682&195=685&196=687&197=695&201=707&209=719&210=722&211=730&213=749&215=761&216=763&218=765&220=773&224=775&226=788&236=800&237=804&238=811&239=814&240=816&241=823&242=834&243=840&244=856&248=862&252=865&253=868&254=870&258=876&260=891&265=898&268=908&269=913&273=916&280=922&281=924&282=926&283=928&284=930&288=935&292=947&293=951&294=958&295=961&296=963&297=983&298=994&302=1005&312=1009&316=1021&317=1023&321=1026&327=1041&328=1043&332=1046&339=1059'
+debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&147=531&150=537&151=545&153=553&156=556&160=573&161=577&163=592&166=598&168=601&170=615&172=618&174=632&176=635&181=650&185=653&186=658&196=689&197=694&198=697&199=699&200=707&204=719&212=731&213=734&214=742&216=761&218=773&219=775&221=777&223=785&227=787&229=800&239=812&240=816&241=823&242=826&243=828&244=835&245=846&246=852&247=868&251=874&255=877&256=880&257=882&261=888&263=903&268=910&271=920&272=925&276=928&283=934&284=936&285=938&286=940&287=942&291=947&295=959&296=963&297=970&298=973&299=975&300=995&301=1006&305=1017&315=1021&319=1033&320=1035&324=1038&330=1053&331=1055&335=1058&342=1071'

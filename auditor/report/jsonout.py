@@ -276,6 +276,9 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             **({"as_of": _iso(d.scope.as_of)} if d.scope and d.scope.as_of else {}),
             # optional: the release that made the run compared with, when it is another one
             **({"previous_tool_version": d.previous_tool_version} if upgrade_note(d) else {}),
+            # the earlier run new and resolved are counted against; null: none (the first
+            # run, a state file new or lost, other rules or view: nothing is new or resolved)
+            "previous_run_id": d.previous_run_id,
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),

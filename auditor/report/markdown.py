@@ -16,9 +16,11 @@ from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
+    compared,
     introduced_text,
     new_severity_counts,
     new_text,
+    no_comparison_note,
     report_order,
     settings_judged,
     severity_counts,
@@ -136,10 +138,14 @@ def _summary(d: ReportData) -> Iterator[str]:
         new_by_sev = severity_counts(tuple(f for f in d.findings if f.fingerprint in introduced))
     else:
         new_by_sev = new_severity_counts(d.findings)
-    new = "Introduced" if d.review else "New"
-    yield f"| Severity | Open | {new} |\n|---|---:|---:|\n"
-    for s, n in sev.items():
-        yield f"| {_ICON[s]} {s} | {n} | {new_by_sev[s]} |\n"
+    if d.review is None and not compared(d):  # no New column: nothing was compared
+        yield "| Severity | Open |\n|---|---:|\n"
+        yield from (f"| {_ICON[s]} {s} | {n} |\n" for s, n in sev.items())
+    else:
+        new = "Introduced" if d.review else "New"
+        yield f"| Severity | Open | {new} |\n|---|---:|---:|\n"
+        for s, n in sev.items():
+            yield f"| {_ICON[s]} {s} | {n} | {new_by_sev[s]} |\n"
     counts = " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(d.findings).items())
     yield f"\n**Results:** {counts}  \n"
     if d.review:
@@ -149,9 +155,15 @@ def _summary(d: ReportData) -> Iterator[str]:
             f"**Introduced:** {introduced_text(d)} · **Fixed:** {len(d.review.fixed)}"
             f"{inapplicable}\n\n"
         )
+    elif not compared(d):
+        why = md_prose(no_comparison_note(d), 1000)
+        yield f"**Not compared with an earlier run:** {why}.\n\n"
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
         yield f"**New:** {new_text(d.findings)} · {resolved}\n\n"
+        note = upgrade_note(d)
+        if note:  # said here too when nothing was resolved (no Resolved section)
+            yield f"**Note:** {md_prose(note)}.\n\n"
 
 
 def _scope(d: ReportData) -> Iterator[str]:

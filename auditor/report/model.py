@@ -217,6 +217,10 @@ class ReportData:
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
     #: the auditor release that made the run this one was compared with ("": none, or unknown)
     previous_tool_version: str = ""
+    #: the id of the earlier complete run this run's findings were compared with (None: none
+    #: was: no earlier complete run of the same scope is recorded, so nothing is `new` or
+    #: `resolved`; a review compares with the live settings, never with a run)
+    previous_run_id: str | None = None
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
@@ -347,14 +351,42 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
 
 
 def upgrade_note(data: ReportData) -> str:
-    """When the previous run was made by another auditor release, what the Resolved section
-    (and stdout) say: some of what changed may be the new release judging differently."""
+    """When the previous run was made by another auditor release, what report.md and
+    report.html say beside the New and Resolved counts (and in the Resolved section), and
+    stdout after them: some of what changed may be the new release judging differently."""
     before = data.previous_tool_version
     if data.review is not None or not before or before == data.tool_version:
         return ""
     return (
         f"the previous run was made by auditor {before}: some changes may come from the "
         "upgrade (see CHANGELOG)"
+    )
+
+
+def compared(data: ReportData) -> bool:
+    """Whether this run's findings were compared with an earlier run: it names the run
+    (`previous_run_id`), or its findings carry a lifecycle or it has resolved records (report
+    data made without the run's id)."""
+    if data.review is not None:
+        return False
+    if data.previous_run_id is not None or data.resolved:
+        return True
+    return any(lifecycle for (_, _, lifecycle) in _tallies(data.findings))
+
+
+def no_comparison_note(data: ReportData) -> str:
+    """When a run compared its findings with no earlier run, why, as report.md and report.html
+    say it after "Not compared with an earlier run:" in place of the New and Resolved counts
+    ("" when it compared, and in a review, which compares with the live settings)."""
+    if data.review is not None or compared(data):
+        return ""
+    if not data.complete and not data.findings:
+        return "the run stopped before its findings were compared, so nothing is new or resolved"
+    return (
+        "the state file holds no earlier complete run of these rules and view, so nothing is "
+        "marked new or resolved. This may be the first run, the state file may be new or lost "
+        "(a CI cache that missed or was evicted), or the policies' rules or the view (`--at`, "
+        "`--all-revisions`) changed since the last run, which starts a new baseline"
     )
 
 

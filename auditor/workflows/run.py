@@ -403,7 +403,9 @@ def _run_audit(
                     # Written as a delta from the previous run's rows: most nights change few.
                     like=None if previous is None or prior is None else (previous.run_id, prior),
                 )
-        before = "" if previous is None else previous.tool_version
+        before, compared_with = (
+            ("", None) if previous is None else (previous.tool_version, previous.run_id)
+        )
         del previous, prior
         errors = (*errors, *unrecorded)
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
@@ -427,6 +429,7 @@ def _run_audit(
             usage=usage,
             scope=covered,
             previous_tool_version=before,
+            previous_run_id=compared_with,
         )
         if publish is not None:
             publish(data)

@@ -240,12 +240,10 @@ def test_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     night2 = findings(out)
     assert night2["complete"] is False
     (why,) = night2["not_evaluated"]
-    assert why.startswith(
-        f"the reports could not be written (cannot write {out / 'findings.sarif'}"
-    )
-    assert "No space left on device" in why and "not recorded complete" in why
+    assert why.startswith("the run is not recorded complete in the state file: the reports")
+    assert f"(cannot write {out / 'findings.sarif'}: No space left on device)" in why
     assert "not recorded complete in the state file" in (out / "report.md").read_text()
-    assert "auditor: not evaluated: the reports could not be written" in stderr
+    assert "auditor: not evaluated: the run is not recorded complete in the state file" in stderr
     assert "exit 2: the audit is incomplete" in stderr.strip().splitlines()[-1]
     # night 3 compares with night 1: the findings night 2 found are new again, as it said
     code, _, stderr = run_cli(
@@ -255,7 +253,7 @@ def test_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     assert new_findings(tmp_path / "n3") == new_findings(out) > 0
 
 
-def test_a_disk_too_full_to_write_the_reports_again_leaves_none_and_says_so(
+def test_a_disk_too_full_to_write_the_reports_again_keeps_those_marked_incomplete(
     emu: Any, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first_night(emu, env, tmp_path)
@@ -265,12 +263,35 @@ def test_a_disk_too_full_to_write_the_reports_again_leaves_none_and_says_so(
         code, _, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
     assert code == 2, stderr
     assert runs(tmp_path / "state.db")["20261102T120000Z"] == 0
+    assert {p.name for p in out.iterdir()} == REPORT_FILES - {"findings.sarif"}
+    assert findings(out)["complete"] is False
+    assert "not recorded complete in the state file" in (out / "report.md").read_text()
+    assert stderr.strip().splitlines()[-1] == (
+        "auditor: error: the run is not recorded complete: its reports could not all be "
+        f"written: cannot write {out / 'findings.sarif'}: No space left on device; written "
+        "again, marked incomplete: report.md, findings.json, junit.xml, report.html; not "
+        "written: findings.sarif"
+    )
+
+
+def test_a_disk_too_full_to_write_any_report_again_leaves_none_and_says_so(
+    emu: Any, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first_night(emu, env, tmp_path)
+    out = tmp_path / "n2"
+    with monkeypatch.context() as patch:
+        # the three written before findings.sarif, written again; junit.xml's first writing
+        before = {"report.html": {2}, "report.md": {2}, "findings.json": {2}}
+        fill_disk(patch, {**before, "findings.sarif": {1, 2}, "junit.xml": {1}})
+        code, _, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
+    assert code == 2, stderr
+    assert runs(tmp_path / "state.db")["20261102T120000Z"] == 0
     assert not out.exists() or not list(out.iterdir())  # (a folder the run made goes)
-    sarif = out / "findings.sarif"
     assert stderr.strip().splitlines()[-1] == (
         "auditor: error: the run is not recorded complete: its reports could not be written, "
         f"so none is left in {out} (removed: report.html, report.md, findings.json): "
-        f"cannot write {sarif}: No space left on device"
+        f"cannot write {out / 'findings.sarif'}: No space left on device; written again, "
+        f"marked incomplete: cannot write {out / 'report.md'}: No space left on device"
     )
 
 
@@ -292,13 +313,15 @@ def test_the_state_and_the_reports_refused_by_a_full_disk_both_named(
     fill_disk(monkeypatch, {"report.html": {2, 3}})
     code, _, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW)
     assert code == 2, stderr
-    assert not out.exists() or not list(out.iterdir())  # (a folder the run made goes)
+    assert {p.name for p in out.iterdir()} == REPORT_FILES - {"report.html"}
+    assert findings(out)["complete"] is False
+    assert "could not record this run" in (out / "report.md").read_text()
     assert stderr.strip().splitlines()[-1] == (
         "auditor: error: the state file could not record this run, so no later run compares "
         "with it: state file state.db: cannot write, nothing was changed: disk full; and its "
-        f"reports could not be written, so none is left in {out} (removed: report.html, "
-        "report.md, findings.json, findings.sarif, junit.xml): "
-        f"cannot write {out / 'report.html'}: No space left on device"
+        f"reports could not all be written: cannot write {out / 'report.html'}: No space left "
+        "on device; written again, marked incomplete: report.md, findings.json, junit.xml, "
+        "findings.sarif; not written: report.html"
     )
 
 
@@ -317,7 +340,7 @@ def test_the_reports_saying_the_state_could_not_record_the_run_are_written_again
         assert "the reports could not be written" in text, name
     assert findings(out)["complete"] is False
     assert "auditor: not evaluated: the state file could not record this run" in stderr
-    assert "auditor: not evaluated: the reports could not be written (cannot write" in stderr
+    assert "the reports could not be written (cannot write" in stderr
 
 
 def test_orgs_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
@@ -332,4 +355,4 @@ def test_orgs_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     assert code == 2, stderr
     acme = findings(root / "acme")
     assert acme["complete"] is False
-    assert acme["not_evaluated"][0].startswith("the reports could not be written")
+    assert "the reports could not be written" in acme["not_evaluated"][0]

@@ -520,13 +520,14 @@ def reports_not_synced(stored: int) -> DataWarning:
 def _write_whole(
     data: ReportData, out_dir: Path, outputs: tuple[str, ...], published: _Published
 ) -> tuple[str, ...]:
-    """The reports written all or none: a write that failed part-way (the disk full at
-    findings.sarif) left the ones before it claiming a complete run, which the state file
-    does not record. Then every report of this run goes (the folder was cleared when the run
-    began: what auditor wrote there is this run's), freeing their space too, and all are
-    written once more (but report.pdf: minutes), marked incomplete: the lines why, returned,
-    so the run is not recorded complete. If that fails too, they go again, and the
-    ReportError names both causes and what is left."""
+    """The reports written so that none is left claiming more than the state file holds: a
+    write that failed part-way (the disk full at findings.sarif) left the ones before it
+    claiming a complete run, which the state file does not record. Then every report of this
+    run goes (the folder was cleared when the run began: what auditor wrote there is this
+    run's), freeing their space too, and each is written once more (but report.pdf: minutes),
+    marked incomplete, report.md and findings.json first: the lines why are returned, so the
+    run is not recorded complete. If one of those fails too, the ReportError names both
+    causes, what was written again and what was not."""
     try:
         write_reports(data, out_dir, outputs)
         return ()
@@ -538,30 +539,49 @@ def _write_whole(
         notes.append(REWRITTEN_PDF)
     again = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
     published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
-    try:
-        write_reports(again, out_dir, published.outputs)
-    except ReportError as exc:
-        removed |= remove_reports(out_dir)
-        raise ReportError(_unwritten(data, out_dir, failed, str(exc), removed)) from None
+    written: list[str] = []
+    refused: dict[str, str] = {}
+    for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
+        try:  # each on its own: one that fits is kept (it says the run is incomplete)
+            write_reports(again, out_dir, (output,))
+            written.append(OUTPUTS[output])
+        except ReportError as exc:
+            refused[OUTPUTS[output]] = str(exc)
+    if refused:
+        raise ReportError(_unwritten(data, out_dir, failed, written, refused, removed))
     return tuple(notes)
 
 
-def _unwritten(data: ReportData, out_dir: Path, first: str, second: str, removed: set[str]) -> str:
-    """The error of a run none of whose reports could be written: why the state file does not
-    hold it complete, the write that failed, what was removed and what is left."""
+#: The order a run's reports are written again after a write failed: the job summary's and
+#: the machine-readable record first, the largest last.
+_REWRITE_ORDER = ("md", "json", "junit", "html", "oscal", "sarif")
+
+
+def _unwritten(
+    data: ReportData,
+    out_dir: Path,
+    first: str,
+    written: list[str],
+    refused: dict[str, str],
+    removed: set[str],
+) -> str:
+    """The error of a run whose reports could not all be written, even marked incomplete: why
+    the state file does not hold it complete, the write that failed, what is left."""
     unrecorded = [line for line in data.not_evaluated if line.startswith(UNRECORDED)]
     cause = f"{unrecorded[0]}; and its" if unrecorded else "the run is not recorded complete: its"
-    left = reports_in(out_dir)
-    where = (
-        f"{', '.join(left)} could not be removed from {out_dir}"
-        if left
-        else f"none is left in {out_dir}"
-    )
-    gone = (
-        f" (removed: {', '.join(n for n in OUTPUTS.values() if n in removed)})" if removed else ""
-    )
+    second = next(iter(refused.values()))
     tail = "" if second == first else f"; written again, marked incomplete: {second}"
-    return f"{cause} reports could not be written, so {where}{gone}: {first}{tail}"
+    if written:
+        return (
+            f"{cause} reports could not all be written: {first}; written again, marked "
+            f"incomplete: {', '.join(written)}; not written: {', '.join(refused)}"
+            + ("" if second == first else f" ({second})")
+        )
+    left = reports_in(out_dir)  # (one that could not be removed)
+    where = f"{', '.join(left)} could not be removed from" if left else "none is left in"
+    gone = [n for n in OUTPUTS.values() if n in removed]
+    shown = f" (removed: {', '.join(gone)})" if gone else ""
+    return f"{cause} reports could not be written, so {where} {out_dir}{shown}: {first}{tail}"
 
 
 def _unpublish(out_dir: Path, published: _Published) -> bool:
@@ -623,9 +643,9 @@ INTERRUPTED_WRITING_SARIF = (
 )
 RECORDED_STANDS = "after the run was recorded complete in the state file: its reports"
 REWRITTEN = (
-    "the reports could not be written ({error}): the ones written were removed and all were "
-    "written again, marked incomplete, and the run is not recorded complete in the state file "
-    "(the next run marks new and resolved findings against the last recorded one)"
+    "the run is not recorded complete in the state file: the reports could not be written "
+    "({error}) and were written again, marked incomplete (the next run compares with the last "
+    "recorded run)"
 )
 REWRITTEN_PDF = (
     "report.pdf not written: it is not rendered again after a report could not be written"

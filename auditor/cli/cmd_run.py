@@ -10,8 +10,9 @@ import argparse
 import contextlib
 import io
 import re
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from auditor.cli.outdir import (
     clear_old_reports,
     hold_out_dir,
     remove_reports,
+    reports_in,
     sarif_withheld,
     say,
     without_sarif,
@@ -55,7 +57,7 @@ from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
-from auditor.report import write_reports
+from auditor.report import OUTPUTS, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count, new_waived_count
 from auditor.workflows.orgs import (
@@ -67,9 +69,11 @@ from auditor.workflows.orgs import (
     write_org_summary,
 )
 from auditor.workflows.run import (
+    UNRECORDED,
     AuditOptions,
     AuditOutcome,
     LoadedPolicy,
+    Publisher,
     check_rules,
     load_inputs,
     run_audit,
@@ -140,13 +144,24 @@ class _Audit:
     at: datetime | None
 
 
+class _CutShort(Exception):
+    """An organization of `run --orgs` that the interrupt wrote up as not recorded, reaching
+    the step that would record it complete: it stops there, writing nothing more."""
+
+
 @dataclass
 class _Published:
     """What a run's reports show, once its evaluation has finished: an interrupt while they
-    are written (the PDF takes minutes) keeps these results, rather than none."""
+    are written (the PDF takes minutes) keeps these results, rather than none; and whether the
+    state file has recorded the run complete (an interrupt then leaves the reports as they
+    are: they say what the state holds)."""
 
     data: ReportData | None = None
     outputs: tuple[str, ...] = ()
+    recorded: bool = False  # the state file holds the run complete
+    cut: bool = False  # (`--orgs`) cut short by an interrupt: never recorded complete after it
+    # taken while the run is recorded and while an interrupt decides what its reports say
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _run_one(
@@ -164,15 +179,27 @@ def _run_one(
 
     outputs: tuple[str, ...] = args.outputs  # without "sarif" when the SARIF is withheld
 
-    def publish(data: ReportData) -> None:  # before the run is recorded complete
+    def publish(data: ReportData) -> tuple[str, ...]:  # before the run is recorded complete
         nonlocal outputs
         data = with_report_options(data, args, config.org, ctx.secrets())
+        if published.cut:  # (`--orgs`: written up as interrupted: writes nothing more)
+            raise _CutShort(config.org)
         line = ""
         if why := sarif_withheld(data):
             data, outputs, line = without_sarif(data, outputs, out_dir, why)
         published.data, published.outputs = data, outputs
-        write_reports(data, out_dir, outputs)
+        notes = _write_whole(data, out_dir, outputs, published)
+        outputs = published.outputs
         say(line, ctx)
+        return notes
+
+    def record(complete: Callable[[], bool]) -> None:
+        # Ctrl-C and SIGTERM held: one that comes while the run is recorded is raised once
+        # `published.recorded` says whether it was, never between the commit and that flag.
+        with held(), published.lock:
+            if published.cut:  # (`--orgs`: the main thread wrote it up as interrupted)
+                raise _CutShort(config.org)
+            published.recorded = complete()
 
     # the report folder, once `_audit` holds it, is held until its reports (partial ones too)
     # are written: `hold_out_dir`
@@ -183,16 +210,20 @@ def _run_one(
                 loaded,
                 options,
                 out_dir,
-                publish,
+                Publisher(publish, record),
                 offline=args.offline,
                 quiet=args.quiet,
                 ctx=ctx,
                 folder=folder,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
+            code, word = interrupt_exit(exc)
+            if published.recorded:  # the run is done and recorded: its reports stand
+                print(f"auditor: {word} {RECORDED_STANDS} in {out_dir} stand", file=ctx.stderr)
+                print(f"auditor: exit {code}: {word}", file=ctx.stderr)
+                return code, None
             removed = _unpublish(out_dir, published)
             _write_interrupted(loaded, options, out_dir, args.outputs, ctx, published, removed)
-            code, word = interrupt_exit(exc)
             print(f"auditor: {word}; partial reports in {out_dir}", file=ctx.stderr)
             print(f"auditor: exit {code}: {word}", file=ctx.stderr)
             return code, None
@@ -265,8 +296,15 @@ def run_orgs(
             results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
         except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
             code, word = interrupt_exit(exc)
+            stood: dict[str, OrgResult] = {}
             for name in entries:  # the organizations cut short: partial reports, marked incomplete
                 if name in started and name not in finished:
+                    with started[name].lock:  # its worker records it complete now, or never
+                        if started[name].recorded:  # done and recorded: its reports stand
+                            why = f"{word} {RECORDED_STANDS} stand"
+                            stood[name] = OrgResult(name, code, why, out_dir=root / name)
+                            continue
+                        started[name].cut = True
                     one = org_config(config, entries[name], root / name)
                     with contextlib.suppress(AuditorError, OSError):  # the summary still follows
                         _write_interrupted(
@@ -278,7 +316,9 @@ def run_orgs(
                             started[name],
                         )
             cut = OrgResult("", code, f"{word} before it finished")
-            results = [finished.get(name, replace(cut, name=name)) for name in entries]
+            results = [
+                finished.get(name) or stood.get(name) or replace(cut, name=name) for name in entries
+            ]
             _org_summary(results, root, args, ctx, ended=(code, word))
             print(f"auditor: exit {code}: {word}", file=ctx.stderr)
             return code
@@ -380,7 +420,7 @@ def _audit(
     loaded: LoadedPolicy,
     options: AuditOptions,
     out_dir: Path,
-    publish: Callable[[ReportData], None],
+    publish: Publisher,
     *,
     offline: bool,
     quiet: bool = False,
@@ -414,7 +454,7 @@ def _sync_and_audit(
     config: Config,
     loaded: LoadedPolicy,
     options: AuditOptions,
-    publish: Callable[[ReportData], None],
+    publish: Publisher,
     offline: bool,
     quiet: bool,
     ctx: Context,
@@ -477,6 +517,73 @@ def reports_not_synced(stored: int) -> DataWarning:
     )
 
 
+def _write_whole(
+    data: ReportData, out_dir: Path, outputs: tuple[str, ...], published: _Published
+) -> tuple[str, ...]:
+    """The reports written so that none is left claiming more than the state file holds: a
+    write that failed part-way (the disk full at findings.sarif) left the ones before it
+    claiming a complete run, which the state file does not record. Then every report of this
+    run goes (the folder was cleared when the run began: what auditor wrote there is this
+    run's), freeing their space too, and each is written once more (but report.pdf: minutes),
+    marked incomplete, report.md and findings.json first: the lines why are returned, so the
+    run is not recorded complete. If one of those fails too, the ReportError names both
+    causes, what was written again and what was not."""
+    try:
+        write_reports(data, out_dir, outputs)
+        return ()
+    except ReportError as exc:
+        failed = str(exc)
+    removed = remove_reports(out_dir)
+    notes = [REWRITTEN.format(error=failed)]
+    if "pdf" in outputs:
+        notes.append(REWRITTEN_PDF)
+    again = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
+    published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
+    written: list[str] = []
+    refused: dict[str, str] = {}
+    for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
+        try:  # each on its own: one that fits is kept (it says the run is incomplete)
+            write_reports(again, out_dir, (output,))
+            written.append(OUTPUTS[output])
+        except ReportError as exc:
+            refused[OUTPUTS[output]] = str(exc)
+    if refused:
+        raise ReportError(_unwritten(data, out_dir, failed, written, refused, removed))
+    return tuple(notes)
+
+
+#: The order a run's reports are written again after a write failed: the job summary's and
+#: the machine-readable record first, the largest last.
+_REWRITE_ORDER = ("md", "json", "junit", "html", "oscal", "sarif")
+
+
+def _unwritten(
+    data: ReportData,
+    out_dir: Path,
+    first: str,
+    written: list[str],
+    refused: dict[str, str],
+    removed: set[str],
+) -> str:
+    """The error of a run whose reports could not all be written, even marked incomplete: why
+    the state file does not hold it complete, the write that failed, what is left."""
+    unrecorded = [line for line in data.not_evaluated if line.startswith(UNRECORDED)]
+    cause = f"{unrecorded[0]}; and its" if unrecorded else "the run is not recorded complete: its"
+    second = next(iter(refused.values()))
+    tail = "" if second == first else f"; written again, marked incomplete: {second}"
+    if written:
+        return (
+            f"{cause} reports could not all be written: {first}; written again, marked "
+            f"incomplete: {', '.join(written)}; not written: {', '.join(refused)}"
+            + ("" if second == first else f" ({second})")
+        )
+    left = reports_in(out_dir)  # (one that could not be removed)
+    where = f"{', '.join(left)} could not be removed from" if left else "none is left in"
+    gone = [n for n in OUTPUTS.values() if n in removed]
+    shown = f" (removed: {', '.join(gone)})" if gone else ""
+    return f"{cause} reports could not be written, so {where} {out_dir}{shown}: {first}{tail}"
+
+
 def _unpublish(out_dir: Path, published: _Published) -> bool:
     """Interrupted once the evaluation finished: the reports this run wrote complete (its
     folder was cleared when it began) go at once, with Ctrl-C and SIGTERM held for those few
@@ -533,4 +640,13 @@ INTERRUPTED_PDF = "report.pdf not written: interrupted while it was rendered"
 INTERRUPTED_WRITING_SARIF = (
     "findings.sarif not written: the run was interrupted (an interrupted run writes no SARIF "
     "for code scanning)"
+)
+RECORDED_STANDS = "after the run was recorded complete in the state file: its reports"
+REWRITTEN = (
+    "the run is not recorded complete in the state file: the reports could not be written "
+    "({error}) and were written again, marked incomplete (the next run compares with the last "
+    "recorded run)"
+)
+REWRITTEN_PDF = (
+    "report.pdf not written: it is not rendered again after a report could not be written"
 )

@@ -391,6 +391,13 @@ def remove_reports(out_dir: Path, *, keep: tuple[str, ...] = ()) -> set[str]:
     return removed
 
 
+def reports_in(out_dir: Path) -> list[str]:
+    """The names of the reports auditor wrote that are in `out_dir`."""
+    return [
+        n for n, signature in _SIGNATURES.items() if _written_by_auditor(out_dir / n, signature)
+    ]
+
+
 def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Path], bool]) -> bool:
     """`path` is a file (or a link to one) whose first KB are what auditor writes there (or
     that `signature`, a function, recognises)."""

@@ -224,14 +224,15 @@ def run_audit(
     loaded: LoadedPolicy,
     options: AuditOptions,
     *,
-    publish: Callable[[ReportData], None] | None = None,
+    publish: Publish | Publisher | None = None,
 ) -> AuditOutcome:
     """Evaluate the stored state, compare with the previous complete run, record this run.
 
-    The run is recorded complete only once `publish` (writing the reports) has returned, so a
-    run whose reports could not be written never becomes the next run's baseline. A rule's
-    literal is compared with a redacted value by the state's keyed fingerprint
-    (`auditor.operators.hidden`); the policy's text passes through the state's redactor.
+    The run is recorded complete only once `publish` (writing the reports) has returned, and
+    only if it wrote them as given, so a run whose reports could not be written never becomes
+    the next run's baseline (`Publisher`). A rule's literal is compared with a redacted value
+    by the state's keyed fingerprint (`auditor.operators.hidden`); the policy's text passes
+    through the state's redactor.
     """
     from auditor.operators import fingerprinting
 
@@ -284,7 +285,7 @@ def _run_audit(
     loaded: LoadedPolicy,
     options: AuditOptions,
     *,
-    publish: Callable[[ReportData], None] | None = None,
+    publish: Publish | Publisher | None = None,
 ) -> AuditOutcome:
     from auditor.evaluate.engine import evaluate
     from auditor.findings import (
@@ -431,16 +432,50 @@ def _run_audit(
             previous_tool_version=before,
             previous_run_id=compared_with,
         )
-        if publish is not None:
-            publish(data)
-        if not errors:
-            with _recording(unrecorded, redactor):
-                store.complete_run(options.run_id)
+        publisher = publish if isinstance(publish, Publisher) else Publisher(publish)
+        written = publisher.written(data)
+        if not errors and written is data:  # the reports say complete: recorded so
+
+            def complete() -> bool:
+                with _recording(unrecorded, redactor):
+                    store.complete_run(options.run_id)
+                return not unrecorded
+
+            publisher.record(complete)
             if unrecorded:  # the reports said complete: written again, saying why it is not
-                data = replace(data, complete=False, not_evaluated=tuple(unrecorded))
-                if publish is not None:
-                    publish(data)
-        return AuditOutcome(data, failing_at(data.findings, options.fail_on))
+                written = replace(data, complete=False, not_evaluated=tuple(unrecorded))
+                written = publisher.written(written)
+        return AuditOutcome(written, failing_at(written.findings, options.fail_on))
+
+
+#: Writes a run's reports from its data; gives the lines why it wrote them marked incomplete
+#: instead (a write failed part-way: the ones written went, and all were written again), or
+#: nothing when they were written as given.
+Publish = Callable[["ReportData"], "Sequence[str] | None"]
+
+
+def _record_now(complete: Callable[[], bool]) -> None:
+    complete()
+
+
+@dataclass(frozen=True)
+class Publisher:
+    """How the caller writes a run's reports (`write`, a `Publish`) and has it recorded
+    complete (`record`: given the step that records it, True once the state file holds the
+    run complete; the caller runs it, e.g. with Ctrl-C and SIGTERM held, so that it knows,
+    whatever interrupts it, whether the state holds the run complete, and so what its reports
+    may say)."""
+
+    write: Publish | None = None
+    record: Callable[[Callable[[], bool]], None] = _record_now
+
+    def written(self, data: ReportData) -> ReportData:
+        """`data` as its reports were written: itself, or marked incomplete with the lines
+        `write` gave."""
+        why = self.write(data) if self.write is not None else None
+        if not why:
+            return data
+        return replace(data, complete=False, not_evaluated=(*data.not_evaluated, *why))
 
 
 @contextmanager
@@ -451,10 +486,11 @@ def _recording(unrecorded: list[str], redactor: Redactor) -> Iterator[None]:
     try:
         yield
     except StoreError as exc:
-        unrecorded.append(
-            "the state file could not record this run, so no later run compares with it: "
-            + redactor.redact_shown(str(exc))
-        )
+        unrecorded.append(UNRECORDED + redactor.redact_shown(str(exc)))
+
+
+#: How the line of a run that the state file could not record begins.
+UNRECORDED = "the state file could not record this run, so no later run compares with it: "
 
 
 @dataclass(frozen=True)

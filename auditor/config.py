@@ -902,8 +902,10 @@ def load_config(
     config_file: Path | None,
 ) -> Config:
     """Merge every configuration source by precedence into one validated `Config`. A problem
-    quoting a value equal to a proxy's password or user name (from any source, the one read or
-    not) shows it as the token is, `[token]`: the problem is worded before the proxy is taken."""
+    quoting a value equal to a proxy's password or user name that may be a credential (from any
+    source, the one read or not) shows it as the token is, `[token]`: the problem is worded
+    before the proxy is taken. A plain word (`auditor`, `expected`) is not looked for: it
+    would change auditor's own wording (`[tool.auditor]`) and tell it by what went missing."""
     try:
         return _load_config(flags=flags, env=env, cwd=cwd, config_file=config_file)
     except ConfigError as exc:
@@ -914,7 +916,8 @@ def load_config(
 
 
 def _proxy_credentials(env: Mapping[str, str], cwd: Path, config_file: Path | None) -> list[str]:
-    """The user names and passwords (percent-decoded) of every proxy URL the sources give:
+    """The user names and passwords (percent-decoded) of every proxy URL the sources give that
+    may be a credential (`may_be_credential`, the rule for a proxy password kept as a secret):
     AUDITOR_PROXY, pyproject.toml's `[tool.auditor]` and the config file's `proxy`, each read
     as far as it can be (a source that cannot be read gives none)."""
     urls = [env.get("AUDITOR_PROXY", "")]
@@ -933,6 +936,8 @@ def _proxy_credentials(env: Mapping[str, str], cwd: Path, config_file: Path | No
             data = tool.get("auditor", {}) if isinstance(tool, dict) else {}
         value = data.get("proxy") if isinstance(data, dict) else None
         urls.append(value if isinstance(value, str) else "")
+    from auditor.redact.commands import may_be_credential
+
     found: list[str] = []
     for url in urls:
         try:
@@ -944,7 +949,7 @@ def _proxy_credentials(env: Mapping[str, str], cwd: Path, config_file: Path | No
             ]
         except ValueError:
             continue
-    return found
+    return [part for part in found if may_be_credential(part)]
 
 
 def _load_config(

@@ -295,3 +295,33 @@ def test_a_config_value_equal_to_the_proxy_password_is_not_quoted(
     assert code == 2
     assert "timeout: expected a number, got '[token]'" in err, err
     assert not _leaks(out + err, (password,)), err
+
+
+@pytest.mark.parametrize(
+    ("proxy", "files", "shown"),
+    [
+        ("http://auditor:S3cr3tPw9x@127.0.0.1:9", {"pyproject.toml": "[tool]\nauditor = 1\n"},
+         "pyproject.toml [tool.auditor]: expected a table"),
+        ("http://u:expected@127.0.0.1:9", {"a.toml": 'timeout = "abc"\n'},
+         "timeout: expected a number, got 'abc'"),
+    ],
+)  # fmt: skip
+def test_a_proxy_credential_that_is_a_plain_word_leaves_the_wording_whole(
+    tmp_path: Path, proxy: str, files: dict[str, str], shown: str
+) -> None:
+    """Reviewer R20 #5: every config problem was scrubbed of the proxy's user name and
+    password whatever they were, so a user `auditor` read `[tool.[token]]` and a password
+    `expected` read `timeout: [token] a number`: auditor's own words changed, which tells the
+    word. A plain word is not looked for (as a proxy password that is a word is not kept as a
+    secret)."""
+    from tests.conftest import run_cli
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    env = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": "http://127.0.0.1:9",
+           "AUDITOR_STATE": str(tmp_path / "s.db"), "AUDITOR_PROXY": proxy}  # fmt: skip
+    argv = ["sync", *(["--config", "a.toml"] if "a.toml" in files else [])]
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2
+    assert shown in err, err
+    assert "[token]" not in err

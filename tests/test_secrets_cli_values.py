@@ -321,7 +321,7 @@ def test_a_proxy_credential_that_is_a_plain_word_leaves_the_wording_whole(
     env = {"AUDITOR_TOKEN": TOKEN, "AUDITOR_BASE_URL": "http://127.0.0.1:9",
            "AUDITOR_STATE": str(tmp_path / "s.db"), "AUDITOR_PROXY": proxy}  # fmt: skip
     argv = ["sync", *(["--config", "a.toml"] if "a.toml" in files else [])]
-    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    code, _, err = run_cli(argv, env=env, cwd=tmp_path)
     assert code == 2
     assert shown in err, err
     assert "[token]" not in err

@@ -6,12 +6,17 @@ remediation, and in each leaf's argument *as written* (what messages and evidenc
 expectation), replaced by its marker. The prepared arguments the operators compare with stay
 as they are, so a rule still judges the value (by fingerprint where it is redacted,
 `auditor.operators.hidden`). A rule with nothing to redact is the same object.
+
+A literal a rule compares with a value secret by its place (a leaked key it checks for:
+`apiKey not_in [OLD]`, in no detector's form) is its marker in that rule's own texts only
+(`hidden_literals`, `with_literals_hidden`); it is learned by nothing, so it never changes a
+path, a selector, an enum, an id or another rule's text, nor a verdict.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,21 +133,90 @@ def _as_built(policy: PolicySet) -> frozenset[str]:
     return frozenset(i for f in policy.files if f.sha256 in record for i in f.rule_ids)
 
 
-def learn_secret_literals(policy: PolicySet, remember: Callable[[str, bool], bool]) -> int:
-    """Teach the run's redactor each literal of `policy`'s own rules that is compared with a
-    value secret by its place (`secret_literals`), before any of the policy's text is
-    redacted or copied: `remember(literal, part)` is `Redactor.remember_compared` (which
-    keeps only what may be a credential), so the literal shows as its marker wherever it
-    shows, the marker the settings' value has when it is the same. The shipped packs (their
-    sha256 in the build's record) are public text: not read. Gives how many were learned."""
+def hidden_literals(policy: PolicySet) -> dict[str, tuple[str, ...]]:
+    """Per rule id, the literals of that rule compared with a value secret by its place
+    (`secret_literals`: a leaked key a rule checks for, `apiKey not_in [OLD]`) that may be a
+    credential (`compared_secret`), for the rules that have any. Each is hidden in its own
+    rule's texts only (`with_literals_hidden`), never learned as a secret: an ordinary value
+    that passes the filter (a model id compared with an `env` value) must not hide a path,
+    a selector, an enum or another rule's text. The shipped packs (their sha256 in the
+    build's record) are public text: not read."""
+    from auditor.redact.redactor import compared_secret
+
     built = _as_built(policy)
-    learned = 0
+    out: dict[str, tuple[str, ...]] = {}
     for rule in policy.rules:
         if rule.id in built:
             continue
-        for literal, part in secret_literals(rule):
-            learned += remember(literal, part)
-    return learned
+        found = [text for text, part in secret_literals(rule) if compared_secret(text, part)]
+        if found:
+            out[rule.id] = tuple(dict.fromkeys(found))
+    return out
+
+
+#: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).
+HideLiterals = Callable[[Iterable[str]], Redact | None]
+
+
+def with_literals_hidden(
+    policy: PolicySet, literals: Mapping[str, tuple[str, ...]], hide: HideLiterals
+) -> PolicySet:
+    """`policy` (as `redacted_policy` gave it) with each rule's own secret literals
+    (`literals`, by rule id: `hidden_literals` of the policy as loaded) replaced by their
+    markers (`hide`) in that rule's shown texts alone: its title, description and
+    remediation, and each leaf's argument as written (what messages and evidence show as the
+    expectation) and `default:`. Its paths, selectors, prepared arguments (a rule judges by
+    fingerprint, `auditor.operators.hidden`), tags, id and the enums stay as they are."""
+    if not literals:
+        return policy
+    rules = []
+    for rule in policy.rules:
+        found = literals.get(rule.id)
+        shown = None if not found else hide(found)
+        rules.append(rule if shown is None else _rule_texts_hidden(rule, shown))
+    if all(a is b for a, b in zip(rules, policy.rules, strict=True)):
+        return policy
+    return replace(policy, rules=tuple(rules))
+
+
+def _rule_texts_hidden(rule: Rule, hide: Redact) -> Rule:
+    title, description = hide(rule.title), hide(rule.description)
+    remediation = hide(rule.remediation)
+    condition = _arguments_hidden(rule.condition, hide)
+    when = None if rule.when is None else _arguments_hidden(rule.when, hide)
+    if (
+        (title, description, remediation) == (rule.title, rule.description, rule.remediation)
+        and condition is rule.condition
+        and when is rule.when
+    ):
+        return rule
+    return replace(
+        rule,
+        title=title,
+        description=description,
+        remediation=remediation,
+        condition=condition,
+        when=when,
+    )
+
+
+def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
+    """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
+    if isinstance(cond, Leaf):
+        ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
+        default = _written(cond.default, hide)
+        if default is cond.default and all(
+            n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True)
+        ):
+            return cond
+        return replace(cond, ops=ops, default=default)
+    if isinstance(cond, Logic):
+        children = tuple(_arguments_hidden(c, hide) for c in cond.children)
+        if all(a is b for a, b in zip(children, cond.children, strict=True)):
+            return cond
+        return Logic(cond.kind, children)
+    inner = _arguments_hidden(cond.condition, hide)
+    return cond if inner is cond.condition else Quantifier(cond.kind, cond.path, inner)
 
 
 #: Operators whose literal is compared with the whole value (or an element of it, `subset_of`).

@@ -322,6 +322,54 @@ def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[
             "change",
             [("K", False)],
         ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .apiKey}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            '{none: changes, assert: {all: [{path: path, ends_with: "\'].apiKey"}, '
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .env.X}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .enabled}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.env\\.X$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, not_matches: '\\.apiKey$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.model$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.env\\.[A-Z]+$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
     ],
 )
 def test_which_literals_sit_at_a_secret_place(
@@ -516,6 +564,51 @@ def test_run_and_export_keep_other_files_and_enums_as_written(emu: Any, tmp_path
     assert env_copy.replace(re.findall(r'"\[secret fp:[^]]*\]"', env_copy)[0], "x") == (
         ENV_MODEL.replace("claude-sonnet-4-5", "x")
     )
+
+
+CHANGES = f"""rules:
+  - id: CH-1
+    title: no step puts the leaked key back
+    severity: high
+    target: change
+    assert:
+      none: changes
+      assert:
+        all:
+          - {{path: path, ends_with: ".apiKey"}}
+          - {{path: after, equals: "{OLD_KEY}"}}
+  - id: CH-2
+    title: no step puts the leaked phrase back
+    severity: high
+    target: change
+    assert:
+      none: changes
+      assert:
+        all:
+          - {{path: path, matches: '^\\$\\.env\\.DEPLOY_PHRASE$'}}
+          - {{path: after, equals: "{OLD_PHRASE}"}}
+"""
+
+
+@pytest.mark.parametrize("back", [False, True])
+def test_a_change_path_matched_by_its_end_or_a_pattern_hides_the_literal(
+    tmp_path: Path, back: bool
+) -> None:
+    """R20 #3: `ends_with: .apiKey` and `matches: '^\\$\\.env\\.X$'` on a change's `path`
+    were not taken for a secret place: the leaked key was in findings.json, report.html and
+    OSCAL in clear. `back`: the step puts the leaked key and phrase back (both rules fail)."""
+    (tmp_path / "chg.yaml").write_text(CHANGES)
+    before = {"customModels": [{"id": "gw", "apiKey": "plum-rotated-cactus-777111-window"}],
+              "env": {"DEPLOY_PHRASE": "Hn4Tq7Wm1Zx8Rc5Vb2"}}  # fmt: skip
+    key, phrase = (OLD_KEY, OLD_PHRASE) if back else ("kiwi-fresh-555999", "Pw6Yk3Nd8Hs1Lq4Ct9")
+    after = {"customModels": [{"id": "gw", "apiKey": key}], "env": {"DEPLOY_PHRASE": phrase}}
+    formats = "html,md,json,sarif,junit,oscal"
+    code, out, err = _review(tmp_path, tmp_path / "chg.yaml", after, before, formats)
+    assert code == (1 if back else 0), out + err
+    assert _leaks(tmp_path / "out", out, err) == {}
+    found = _findings(tmp_path / "out")
+    status = "fail" if back else "pass"
+    assert {i: f["status"] for i, f in found.items()} == {"CH-1": status, "CH-2": status}
 
 
 def test_policy_test_learns_the_literals_once_and_hides_them_in_their_rule_s_line(

@@ -322,17 +322,23 @@ def _is_changes(path: CompiledPath) -> bool:
     )
 
 
+#: How a change's `path` compared by each operator names a place: the whole path, its start.
+_PATH_WHOLE_OR_START = frozenset({"equals", "in", "starts_with", "starts_with_any"})
+
+
 def _change_place(cond: Quantifier) -> Place:
-    """Where the changes a quantifier over `changes[]` reads sit: secret when a `[path=…]`
-    selector, or a literal its element's `path` is compared with (`equals`, `in`,
-    `starts_with`…), names a place secret in the settings (`$.env.DEPLOY_KEY`,
-    `$.customModels[?id=='gw'].apiKey`); else the settings' root. (One secret path among
-    several makes `before` and `after` secret for all: the literals are remembered, not the
-    values, so that only hides a literal too many.)"""
+    r"""Where the changes a quantifier over `changes[]` reads sit: secret when a `[path=…]`
+    selector, or a literal its element's `path` is compared with, names a place secret in
+    the settings: the whole path or its start (`equals`, `in`, `starts_with`…:
+    `$.env.DEPLOY_KEY`), its end (`ends_with: .apiKey`, `_suffix_place`), or a pattern that
+    is a plain text once its escapes are undone (`matches`/`not_matches`:
+    `^\$\.env\.DEPLOY_KEY$`, the start of a path when anchored at `^`, else its end); else
+    the settings' root. (One secret path among several makes `before` and `after` secret for
+    all, `not_matches` too: that only hides a literal too many in the rule's own texts.)"""
     from auditor.redact.redactor import ROOT, secret_place
 
-    named: list[str] = [
-        s.value
+    places: list[Place | None] = [
+        _settings_place(s.value)
         for s in cond.path.steps
         if isinstance(s, Select) and s.field == "path" and isinstance(s.value, str)
     ]
@@ -340,16 +346,51 @@ def _change_place(cond: Quantifier) -> Place:
         if relative or [p.text for p in leaf.paths] != ["path"]:
             continue
         for op, arg, raw in leaf.ops:
-            if op.name in ("equals", "in", "starts_with", "starts_with_any") and not isinstance(
-                arg, Ref
-            ):
-                named.extend(_strings(raw))
-    places = [_settings_place(text) for text in named]
+            if isinstance(arg, Ref):
+                continue
+            if op.name in _PATH_WHOLE_OR_START:
+                places.extend(_settings_place(text) for text in _strings(raw))
+            elif op.name == "ends_with":
+                places.extend(_suffix_place(text) for text in _strings(raw))
+            elif op.name in _REGEX_OPS and isinstance(raw, str):
+                plain = _PLAIN_PATTERN.fullmatch(raw)
+                if plain is not None:
+                    body = re.sub(r"\\(.)", r"\1", plain["body"])
+                    places.append(_settings_place(body) if plain["a"] else _suffix_place(body))
     secret = [p for p in places if p is not None and secret_place(p)]
     if secret:
         return secret[0]
     object_places = [p for p in places if p is not None]
     return object_places[0] if len(object_places) == 1 else ROOT
+
+
+def _suffix_place(text: str) -> Place | None:
+    """The place of a settings path that ends with `text` (`.apiKey`, `.env.DEPLOY_KEY`),
+    wherever it sits, decided to hide: secret when its keys walked from the root are
+    (`.env.X`, `.extraHeaders.Authorization`) or its last key is on its own (`apiKey`,
+    `Token`, at any depth); a text that is no path's end is judged by the name it ends with
+    (`'].apiKey`). None when it is not secret (the object it ends in is not known)."""
+    from auditor.common import paths
+    from auditor.redact.redactor import ROOT, child_place, secret_place
+
+    texts = [text if text.startswith("$") else ("$" if text[:1] in ".[" else "$.") + text]
+    name = re.search(r"[A-Za-z0-9_-]+$", text)
+    if name is not None:
+        texts.append("$." + name.group())
+    for written in texts:
+        try:
+            parts = paths.parse(written.rstrip(".["))
+        except ValueError:
+            continue
+        keys = [part for part in parts if isinstance(part, str)]
+        place = ROOT
+        for key in keys:
+            place = child_place(key, place)
+        if secret_place(place):
+            return place
+        if keys and secret_place(last := child_place(keys[-1], ROOT)):
+            return last
+    return None
 
 
 def _leaves(cond: Condition, relative: bool = False) -> Iterator[tuple[Leaf, bool]]:

@@ -1,10 +1,12 @@
 """A leaked key a rule checks for, written in a policy in no detector's form: a literal
 compared with a value secret by its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`, a
-change's `after` where its `path` names an `env` value) is learned by the run's redactor before
-anything is shown, so it reaches no output of `run`, `review` (online, offline, `--against
-FILE`) or `export` (the bundle's copy of the policy too), in any form; it is not kept in the
-state file's memory; and an ordinary literal (`true`, `production`, `${VAR}`, a key's prefix)
-stays as written."""
+change's `after` where its `path` names an `env` value or an `apiKey`) is its marker in that
+rule's own texts (its arguments as shown, `default:`, title, description, remediation), in
+the bundle's copy of the file that holds the rule and in `policy test`'s line about the rule,
+so it reaches no output of `run`, `review` (online, offline, `--against FILE`) or `export`, in
+any form; it is learned by nothing (not the state file's memory, not the run's redactor), so a
+path, a selector, an enum, an id and every other rule stay as written and no verdict changes;
+and an ordinary literal (`true`, `production`, `${VAR}`, a key's prefix) stays as written."""
 
 from __future__ import annotations
 
@@ -251,18 +253,24 @@ def test_ordinary_literals_at_secret_places_stay_as_written(tmp_path: Path) -> N
 
 def test_what_the_redactor_takes_as_a_secret_literal() -> None:
     """Only what may be a credential (`credential_like`), no reference, no marker's text; a
-    part of a value (a prefix) from 16 characters on."""
-    from auditor.redact.redactor import Redactor
+    part of a value (a prefix) from 16 characters on. Hiding one learns nothing: the
+    redactor's memory stays empty (it was learned before, and then hid paths and selectors)."""
+    from auditor.redact.redactor import Redactor, compared_secret
 
-    redactor = Redactor(b"k" * 32)
     for text in ("", "true", "production", "us-east-1", "${LLM_TOKEN}", "YOUR_API_KEY"):
-        assert not redactor.remember_compared(text), text
-    assert not redactor.remember_compared("[secret fp:12345678 len:40]")
-    assert not redactor.remember_compared("[secret fp:", True)
-    assert not redactor.remember_compared("sk-live-", True)
-    assert redactor.remember_compared("sk-live-", False)
-    assert redactor.remember_compared(OLD_KEY, True)
-    assert redactor.scrub_known(f"x {OLD_KEY} y") == f"x {redactor.marker(OLD_KEY)} y"
+        assert not compared_secret(text), text
+    assert not compared_secret("[secret fp:12345678 len:40]")
+    assert not compared_secret("[secret fp:", True)
+    assert not compared_secret("sk-live-", True)
+    assert compared_secret("sk-live-", False)
+    assert compared_secret(OLD_KEY, True)
+    redactor = Redactor(b"k" * 32)
+    hide = redactor.literals_hidden([OLD_KEY])
+    assert hide is not None
+    assert hide(f"x {OLD_KEY} y") == f"x {redactor.marker(OLD_KEY)} y"
+    assert redactor.scrub_known(f"x {OLD_KEY} y") == f"x {OLD_KEY} y"
+    assert redactor.memory.learned == 0
+    assert redactor.literals_hidden(["abc"]) is None  # shorter than any secret kept
 
 
 def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[tuple[str, bool]]:
@@ -313,6 +321,54 @@ def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[
             "{none: \"changes[path='$.env.X']\", assert: {path: before, equals: K}}",
             "change",
             [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .apiKey}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            '{none: changes, assert: {all: [{path: path, ends_with: "\'].apiKey"}, '
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .env.X}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, ends_with: .enabled}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.env\\.X$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, not_matches: '\\.apiKey$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [("K", False)],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.model$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
+        ),
+        (
+            "{none: changes, assert: {all: [{path: path, matches: '^\\$\\.env\\.[A-Z]+$'}, "
+            "{path: after, equals: K}]}}",
+            "change",
+            [],
         ),
     ],
 )
@@ -367,3 +423,230 @@ def test_policy_test_hides_the_literal_though_no_case_holds_it(tmp_path: Path) -
     assert "[secret fp:" in out
     for secret in (OLD_PHRASE, OLD_PROXY):
         assert not [form for form in secret_forms(secret) if form in out + err], out
+
+
+# R20 #1, #2: model ids compared with an `env` value pass the credential filter. Learned as
+# secrets, they hid a selector (the rule then matched nothing and passed), other rules' titles
+# and an enum's level (the policy was refused).
+MODEL_SETTINGS = {
+    "sessionDefaultSettings": {"model": "claude-sonnet-4-5"},
+    "customModels": [
+        {
+            "id": "custom:local-llama",
+            "model": "meta-llama/Llama-3.3-70B-Instruct",
+            "useInRouter": True,
+        }
+    ],
+    "env": {"HTTPS_PROXY": "http://proxy.acme.example:3128"},
+}
+LLAMA = "meta-llama/Llama-3.3-70B-Instruct"
+TEAM = f"""rules:
+  - id: ENV-LOCAL
+    title: LOCAL_MODEL, when set, is the pool's llama
+    severity: low
+    target: settings
+    on_missing: pass
+    assert: {{path: env.LOCAL_MODEL, equals: {LLAMA}}}
+  - id: DEFAULT-MODEL
+    title: the default model is claude-sonnet-4-5
+    severity: medium
+    target: settings
+    assert: {{path: sessionDefaultSettings.model, equals: claude-sonnet-4-5}}
+  - id: ENV-MODEL
+    title: ANTHROPIC_MODEL, when set, is claude-sonnet-4-5
+    severity: low
+    target: settings
+    on_missing: pass
+    assert: {{path: env.ANTHROPIC_MODEL, equals: claude-sonnet-4-5}}
+  - id: LLAMA-ROUTER
+    title: the local llama stays out of the router
+    severity: high
+    target: settings
+    on_missing: pass
+    assert: {{path: "customModels[model={LLAMA}].useInRouter", equals: false}}
+"""
+ENV_MODEL = """rules:
+  - id: ENV-MODEL
+    title: ANTHROPIC_MODEL, when set, is the sonnet
+    severity: low
+    target: settings
+    on_missing: pass
+    assert: {path: env.ANTHROPIC_MODEL, equals: claude-sonnet-4-5}
+"""
+TIER = """enums:
+  modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]
+rules:
+  - id: TIER
+    title: the default model is at most claude-sonnet-4-5
+    severity: medium
+    target: settings
+    assert:
+      path: sessionDefaultSettings.model
+      at_most: {enum: modeltier, value: claude-sonnet-4-5}
+"""
+
+
+def _review(
+    tmp_path: Path, policy: Path, proposed: Any, live: Any, formats: str
+) -> tuple[int, str, str]:
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
+    argv += ["--policy", str(policy), "--author", "a@b.example"]
+    argv += ["--out", str(tmp_path / "out"), "-o", formats]
+    return run_cli(argv, env={}, cwd=tmp_path)
+
+
+def _findings(folder: Path) -> dict[str, dict[str, Any]]:
+    data = json.loads((folder / "findings.json").read_text())
+    return {f["rule_id"]: f for f in data["findings"]}
+
+
+def test_a_literal_compared_with_an_env_value_hides_no_selector_and_no_other_rule(
+    tmp_path: Path,
+) -> None:
+    """R20 #1: `review --against` gave exit 0, LLAMA-ROUTER passing on
+    `customModels[?model=='[secret fp:…]']… is absent`, and `the default model is [secret …]`."""
+    (tmp_path / "team.yaml").write_text(TEAM)
+    live = json.loads(json.dumps(MODEL_SETTINGS))
+    live["customModels"][0]["useInRouter"] = False
+    code, out, err = _review(tmp_path, tmp_path / "team.yaml", MODEL_SETTINGS, live, "json,md")
+    assert code == 1, out + err  # as at bc07728: LLAMA-ROUTER is introduced
+    found = _findings(tmp_path / "out")
+    router = found["LLAMA-ROUTER"]
+    assert router["status"] == "fail", router
+    assert router["message"] == (
+        f"customModels[?model=='{LLAMA}'].useInRouter is true; expected false"
+    ), router
+    assert found["DEFAULT-MODEL"]["status"] == "pass"
+    assert found["DEFAULT-MODEL"]["title"] == "the default model is claude-sonnet-4-5"
+    assert found["ENV-LOCAL"]["title"] == "LOCAL_MODEL, when set, is the pool's llama"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "LLAMA-ROUTER" in report and "[secret" not in report, report
+
+
+def test_an_enum_level_equal_to_such_a_literal_is_no_refused_policy(tmp_path: Path) -> None:
+    """R20 #2: a valid policy was refused (exit 2) because an enum level equals a literal
+    another rule compares with an `env` value."""
+    pol = tmp_path / "pol"
+    pol.mkdir()
+    (pol / "1-env.yaml").write_text(ENV_MODEL)
+    (pol / "2-tier.yaml").write_text(TIER)
+    live = json.loads(json.dumps(MODEL_SETTINGS))
+    code, out, err = _review(tmp_path, pol, MODEL_SETTINGS, live, "json")
+    assert code == 0, out + err
+    assert "looks like a secret" not in out + err
+    found = _findings(tmp_path / "out")
+    assert {i: f["status"] for i, f in found.items()} == {"ENV-MODEL": "pass", "TIER": "pass"}
+    assert found["TIER"]["title"] == "the default model is at most claude-sonnet-4-5"
+
+
+def test_run_and_export_keep_other_files_and_enums_as_written(emu: Any, tmp_path: Path) -> None:
+    """R20 #2 for `run` and `export` (both exit 2 before); the bundle's copy hides the literal
+    in the file whose rule compares it with a secret place only."""
+    pol = tmp_path / "pol"
+    pol.mkdir()
+    (pol / "1-env.yaml").write_text(ENV_MODEL)
+    (pol / "2-tier.yaml").write_text(TIER)
+    env = emulator_env(emu, tmp_path / "state.db")
+    argv = ["run", "--policy", str(pol), "--no-usage", "--out", str(tmp_path / "run"), "-o", "json"]
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code in (0, 1), out + err
+    assert "looks like a secret" not in out + err
+    assert {"ENV-MODEL", "TIER"} <= set(_findings(tmp_path / "run"))
+    argv = ["export", "--policy", str(pol), "--out", str(tmp_path / "ev")]
+    code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 0, out + err
+    copies = tmp_path / "ev" / "inputs" / "policies"
+    assert (copies / "002-2-tier.yaml").read_text() == TIER
+    env_copy = (copies / "001-1-env.yaml").read_text()
+    assert "claude-sonnet-4-5" not in env_copy and env_copy.count("[secret fp:") == 1, env_copy
+    assert env_copy.replace(re.findall(r'"\[secret fp:[^]]*\]"', env_copy)[0], "x") == (
+        ENV_MODEL.replace("claude-sonnet-4-5", "x")
+    )
+
+
+CHANGES = f"""rules:
+  - id: CH-1
+    title: no step puts the leaked key back
+    severity: high
+    target: change
+    assert:
+      none: changes
+      assert:
+        all:
+          - {{path: path, ends_with: ".apiKey"}}
+          - {{path: after, equals: "{OLD_KEY}"}}
+  - id: CH-2
+    title: no step puts the leaked phrase back
+    severity: high
+    target: change
+    assert:
+      none: changes
+      assert:
+        all:
+          - {{path: path, matches: '^\\$\\.env\\.DEPLOY_PHRASE$'}}
+          - {{path: after, equals: "{OLD_PHRASE}"}}
+"""
+
+
+@pytest.mark.parametrize("back", [False, True])
+def test_a_change_path_matched_by_its_end_or_a_pattern_hides_the_literal(
+    tmp_path: Path, back: bool
+) -> None:
+    """R20 #3: `ends_with: .apiKey` and `matches: '^\\$\\.env\\.X$'` on a change's `path`
+    were not taken for a secret place: the leaked key was in findings.json, report.html and
+    OSCAL in clear. `back`: the step puts the leaked key and phrase back (both rules fail)."""
+    (tmp_path / "chg.yaml").write_text(CHANGES)
+    before = {"customModels": [{"id": "gw", "apiKey": "plum-rotated-cactus-777111-window"}],
+              "env": {"DEPLOY_PHRASE": "Hn4Tq7Wm1Zx8Rc5Vb2"}}  # fmt: skip
+    key, phrase = (OLD_KEY, OLD_PHRASE) if back else ("kiwi-fresh-555999", "Pw6Yk3Nd8Hs1Lq4Ct9")
+    after = {"customModels": [{"id": "gw", "apiKey": key}], "env": {"DEPLOY_PHRASE": phrase}}
+    formats = "html,md,json,sarif,junit,oscal"
+    code, out, err = _review(tmp_path, tmp_path / "chg.yaml", after, before, formats)
+    assert code == (1 if back else 0), out + err
+    assert _leaks(tmp_path / "out", out, err) == {}
+    found = _findings(tmp_path / "out")
+    status = "fail" if back else "pass"
+    assert {i: f["status"] for i, f in found.items()} == {"CH-1": status, "CH-2": status}
+
+
+def test_policy_test_learns_the_literals_once_and_hides_them_in_their_rule_s_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R20 #6: the whole policy's literals were found again for every case (14x slower on
+    1,000 cases); and a literal hid the same text in another rule's line."""
+    import auditor.policy.redacted as redacted
+
+    calls: list[str] = []
+    real = redacted.secret_literals
+
+    def counted(rule: Any) -> list[tuple[str, bool]]:
+        calls.append(rule.id)
+        return real(rule)
+
+    monkeypatch.setattr(redacted, "secret_literals", counted)
+    (tmp_path / "p.yaml").write_text(TEAM)
+    cases = [
+        {
+            "name": f"case number {n}, a model",
+            "settings": {
+                "sessionDefaultSettings": {"model": "claude-haiku-4-5"},
+                "env": {"ANTHROPIC_MODEL": "claude-opus-4-1"},
+            },
+            "expect": {"DEFAULT-MODEL": "pass", "ENV-MODEL": "pass"},
+        }
+        for n in range(6)
+    ]
+    (tmp_path / "p.tests.yaml").write_text(json.dumps({"tests": cases}))
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert sorted(calls) == sorted(["ENV-LOCAL", "DEFAULT-MODEL", "ENV-MODEL", "LLAMA-ROUTER"])
+    lines = [line for line in out.splitlines() if line.startswith("FAIL ")]
+    assert len(lines) == 6, out
+    for line in lines:
+        other, own = line.split("ENV-MODEL: expected pass, got fail")
+        # another rule's literal: as written; its own, compared with an `env` value: its marker
+        assert "DEFAULT-MODEL: expected pass, got fail" in other, line
+        assert 'expected "claude-sonnet-4-5"' in other, line
+        assert "claude-sonnet-4-5" not in own and 'expected "[secret fp:' in own, line

@@ -10,7 +10,7 @@ without running anything (`auditor policy lint`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.evaluate.projection import NON_FINITE_POSSIBLE
 from auditor.policy.cases import Case, CaseInputs, find_test_files, read_test_files
 from auditor.policy.loader import PolicySet, load_policies, sort_problems
-from auditor.policy.redacted import learn_secret_literals
+from auditor.policy.redacted import hidden_literals
 from auditor.redact import Redactor
 from auditor.redact.shown import NOT_SHOWN, ordinary_name
 
@@ -64,15 +64,20 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
         raise PolicyError(sort_problems(empty) or [f"{shown}: error: {NO_CASES}"])
     may_hold = NON_FINITE_POSSIBLE.set(True)  # YAML reads `.nan` and `.inf`
     try:
-        return [_run(policy, file, case) for file, case in cases]
+        literals = hidden_literals(policy)  # once: the same for every case
+        return [_run(policy, literals, file, case) for file, case in cases]
     finally:
         NON_FINITE_POSSIBLE.reset(may_hold)
 
 
-def _run(policy: PolicySet, file: str, case: Case) -> CaseResult:
+def _run(
+    policy: PolicySet, literals: Mapping[str, tuple[str, ...]], file: str, case: Case
+) -> CaseResult:
+    """`case` judged by `policy`; `literals`: per rule id, the secret literals hidden in that
+    rule's mismatch line (`hidden_literals`)."""
     wanted = tuple(r for r in policy.rules if r.id in case.expect)
     result = evaluate(replace(policy, rules=wanted), _evaluation_inputs(case.inputs))
-    mismatches = []
+    mismatches: list[tuple[str, str]] = []  # (rule id, line)
     for rule_id, expected in case.expect.items():
         got = [r for r in result.results if r.rule.id == rule_id]
         statuses: list[str] = sorted({r.status for r in got}) or ["not evaluated"]
@@ -80,18 +85,26 @@ def _run(policy: PolicySet, file: str, case: Case) -> CaseResult:
             why = "; ".join(dict.fromkeys(r.message for r in got))
             why = why if len(why) <= 200 else why[:199] + "…"  # a cut is marked (`_cut_ones`)
             shown = ", ".join(statuses)
-            mismatches.append(
-                f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
-            )
+            line = f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
+            mismatches.append((rule_id, line))
     if not mismatches and ordinary_name(case.name):  # nothing to redact: no redactor made
         return CaseResult(file, case.name)
     redactor = _case_redactor(case.documents)
-    # a literal the policy compares with a value secret by its place (a leaked key listed to
-    # be refused) is hidden as a run hides it (`learn_secret_literals`), in the messages too
-    learn_secret_literals(policy, redactor.remember_compared)
+    # a literal the rule compares with a value secret by its place (a leaked key listed to be
+    # refused) is its marker in the rule's line, as in a run's reports, learned by nothing
+    lines = [
+        _literals_hidden(line, literals.get(rule_id, ()), redactor) for rule_id, line in mismatches
+    ]
     return CaseResult(
-        file, _unshown_name(case.name, redactor), _unshown(mismatches, case.documents, redactor)
+        file, _unshown_name(case.name, redactor), _unshown(lines, case.documents, redactor)
     )
+
+
+def _literals_hidden(line: str, literals: tuple[str, ...], redactor: Redactor) -> str:
+    """`line` with each of `literals` (its rule's secret literals) as its marker under the
+    case's key (`Redactor.literals_hidden`), the start of one a cut left before a `…` too."""
+    hide = redactor.literals_hidden(literals) if literals else None
+    return line if hide is None else hide(_cut_ones(line, literals, redactor))
 
 
 def _evaluation_inputs(given: CaseInputs) -> EvaluationInputs:

@@ -6,12 +6,17 @@ remediation, and in each leaf's argument *as written* (what messages and evidenc
 expectation), replaced by its marker. The prepared arguments the operators compare with stay
 as they are, so a rule still judges the value (by fingerprint where it is redacted,
 `auditor.operators.hidden`). A rule with nothing to redact is the same object.
+
+A literal a rule compares with a value secret by its place (a leaked key it checks for:
+`apiKey not_in [OLD]`, in no detector's form) is its marker in that rule's own texts only
+(`hidden_literals`, `with_literals_hidden`); it is learned by nothing, so it never changes a
+path, a selector, an enum, an id or another rule's text, nor a verdict.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,21 +133,90 @@ def _as_built(policy: PolicySet) -> frozenset[str]:
     return frozenset(i for f in policy.files if f.sha256 in record for i in f.rule_ids)
 
 
-def learn_secret_literals(policy: PolicySet, remember: Callable[[str, bool], bool]) -> int:
-    """Teach the run's redactor each literal of `policy`'s own rules that is compared with a
-    value secret by its place (`secret_literals`), before any of the policy's text is
-    redacted or copied: `remember(literal, part)` is `Redactor.remember_compared` (which
-    keeps only what may be a credential), so the literal shows as its marker wherever it
-    shows, the marker the settings' value has when it is the same. The shipped packs (their
-    sha256 in the build's record) are public text: not read. Gives how many were learned."""
+def hidden_literals(policy: PolicySet) -> dict[str, tuple[str, ...]]:
+    """Per rule id, the literals of that rule compared with a value secret by its place
+    (`secret_literals`: a leaked key a rule checks for, `apiKey not_in [OLD]`) that may be a
+    credential (`compared_secret`), for the rules that have any. Each is hidden in its own
+    rule's texts only (`with_literals_hidden`), never learned as a secret: an ordinary value
+    that passes the filter (a model id compared with an `env` value) must not hide a path,
+    a selector, an enum or another rule's text. The shipped packs (their sha256 in the
+    build's record) are public text: not read."""
+    from auditor.redact.redactor import compared_secret
+
     built = _as_built(policy)
-    learned = 0
+    out: dict[str, tuple[str, ...]] = {}
     for rule in policy.rules:
         if rule.id in built:
             continue
-        for literal, part in secret_literals(rule):
-            learned += remember(literal, part)
-    return learned
+        found = [text for text, part in secret_literals(rule) if compared_secret(text, part)]
+        if found:
+            out[rule.id] = tuple(dict.fromkeys(found))
+    return out
+
+
+#: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).
+HideLiterals = Callable[[Iterable[str]], Redact | None]
+
+
+def with_literals_hidden(
+    policy: PolicySet, literals: Mapping[str, tuple[str, ...]], hide: HideLiterals
+) -> PolicySet:
+    """`policy` (as `redacted_policy` gave it) with each rule's own secret literals
+    (`literals`, by rule id: `hidden_literals` of the policy as loaded) replaced by their
+    markers (`hide`) in that rule's shown texts alone: its title, description and
+    remediation, and each leaf's argument as written (what messages and evidence show as the
+    expectation) and `default:`. Its paths, selectors, prepared arguments (a rule judges by
+    fingerprint, `auditor.operators.hidden`), tags, id and the enums stay as they are."""
+    if not literals:
+        return policy
+    rules = []
+    for rule in policy.rules:
+        found = literals.get(rule.id)
+        shown = None if not found else hide(found)
+        rules.append(rule if shown is None else _rule_texts_hidden(rule, shown))
+    if all(a is b for a, b in zip(rules, policy.rules, strict=True)):
+        return policy
+    return replace(policy, rules=tuple(rules))
+
+
+def _rule_texts_hidden(rule: Rule, hide: Redact) -> Rule:
+    title, description = hide(rule.title), hide(rule.description)
+    remediation = hide(rule.remediation)
+    condition = _arguments_hidden(rule.condition, hide)
+    when = None if rule.when is None else _arguments_hidden(rule.when, hide)
+    if (
+        (title, description, remediation) == (rule.title, rule.description, rule.remediation)
+        and condition is rule.condition
+        and when is rule.when
+    ):
+        return rule
+    return replace(
+        rule,
+        title=title,
+        description=description,
+        remediation=remediation,
+        condition=condition,
+        when=when,
+    )
+
+
+def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
+    """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
+    if isinstance(cond, Leaf):
+        ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
+        default = _written(cond.default, hide)
+        if default is cond.default and all(
+            n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True)
+        ):
+            return cond
+        return replace(cond, ops=ops, default=default)
+    if isinstance(cond, Logic):
+        children = tuple(_arguments_hidden(c, hide) for c in cond.children)
+        if all(a is b for a, b in zip(children, cond.children, strict=True)):
+            return cond
+        return Logic(cond.kind, children)
+    inner = _arguments_hidden(cond.condition, hide)
+    return cond if inner is cond.condition else Quantifier(cond.kind, cond.path, inner)
 
 
 #: Operators whose literal is compared with the whole value (or an element of it, `subset_of`).
@@ -248,17 +322,23 @@ def _is_changes(path: CompiledPath) -> bool:
     )
 
 
+#: How a change's `path` compared by each operator names a place: the whole path, its start.
+_PATH_WHOLE_OR_START = frozenset({"equals", "in", "starts_with", "starts_with_any"})
+
+
 def _change_place(cond: Quantifier) -> Place:
-    """Where the changes a quantifier over `changes[]` reads sit: secret when a `[path=…]`
-    selector, or a literal its element's `path` is compared with (`equals`, `in`,
-    `starts_with`…), names a place secret in the settings (`$.env.DEPLOY_KEY`,
-    `$.customModels[?id=='gw'].apiKey`); else the settings' root. (One secret path among
-    several makes `before` and `after` secret for all: the literals are remembered, not the
-    values, so that only hides a literal too many.)"""
+    r"""Where the changes a quantifier over `changes[]` reads sit: secret when a `[path=…]`
+    selector, or a literal its element's `path` is compared with, names a place secret in
+    the settings: the whole path or its start (`equals`, `in`, `starts_with`…:
+    `$.env.DEPLOY_KEY`), its end (`ends_with: .apiKey`, `_suffix_place`), or a pattern that
+    is a plain text once its escapes are undone (`matches`/`not_matches`:
+    `^\$\.env\.DEPLOY_KEY$`, the start of a path when anchored at `^`, else its end); else
+    the settings' root. (One secret path among several makes `before` and `after` secret for
+    all, `not_matches` too: that only hides a literal too many in the rule's own texts.)"""
     from auditor.redact.redactor import ROOT, secret_place
 
-    named: list[str] = [
-        s.value
+    places: list[Place | None] = [
+        _settings_place(s.value)
         for s in cond.path.steps
         if isinstance(s, Select) and s.field == "path" and isinstance(s.value, str)
     ]
@@ -266,16 +346,51 @@ def _change_place(cond: Quantifier) -> Place:
         if relative or [p.text for p in leaf.paths] != ["path"]:
             continue
         for op, arg, raw in leaf.ops:
-            if op.name in ("equals", "in", "starts_with", "starts_with_any") and not isinstance(
-                arg, Ref
-            ):
-                named.extend(_strings(raw))
-    places = [_settings_place(text) for text in named]
+            if isinstance(arg, Ref):
+                continue
+            if op.name in _PATH_WHOLE_OR_START:
+                places.extend(_settings_place(text) for text in _strings(raw))
+            elif op.name == "ends_with":
+                places.extend(_suffix_place(text) for text in _strings(raw))
+            elif op.name in _REGEX_OPS and isinstance(raw, str):
+                plain = _PLAIN_PATTERN.fullmatch(raw)
+                if plain is not None:
+                    body = re.sub(r"\\(.)", r"\1", plain["body"])
+                    places.append(_settings_place(body) if plain["a"] else _suffix_place(body))
     secret = [p for p in places if p is not None and secret_place(p)]
     if secret:
         return secret[0]
     object_places = [p for p in places if p is not None]
     return object_places[0] if len(object_places) == 1 else ROOT
+
+
+def _suffix_place(text: str) -> Place | None:
+    """The place of a settings path that ends with `text` (`.apiKey`, `.env.DEPLOY_KEY`),
+    wherever it sits, decided to hide: secret when its keys walked from the root are
+    (`.env.X`, `.extraHeaders.Authorization`) or its last key is on its own (`apiKey`,
+    `Token`, at any depth); a text that is no path's end is judged by the name it ends with
+    (`'].apiKey`). None when it is not secret (the object it ends in is not known)."""
+    from auditor.common import paths
+    from auditor.redact.redactor import ROOT, child_place, secret_place
+
+    texts = [text if text.startswith("$") else ("$" if text[:1] in ".[" else "$.") + text]
+    name = re.search(r"[A-Za-z0-9_-]+$", text)
+    if name is not None:
+        texts.append("$." + name.group())
+    for written in texts:
+        try:
+            parts = paths.parse(written.rstrip(".["))
+        except ValueError:
+            continue
+        keys = [part for part in parts if isinstance(part, str)]
+        place = ROOT
+        for key in keys:
+            place = child_place(key, place)
+        if secret_place(place):
+            return place
+        if keys and secret_place(last := child_place(keys[-1], ROOT)):
+            return last
+    return None
 
 
 def _leaves(cond: Condition, relative: bool = False) -> Iterator[tuple[Leaf, bool]]:

@@ -812,25 +812,18 @@ class Redactor:
         self._learn_basic(text, found)
         return self._scrub(out)
 
-    def remember_compared(self, value: str, part: bool = False) -> bool:
-        """Remember a rule's literal that is compared with a value secret by its place (an
-        `apiKey`, an `env` value: `secret_place`), as a secret found in data is, for this
-        process only (nothing but a sync keeps what the memory learned in the state file);
-        True when it is remembered. Only one that may be a credential is
-        (`credential_like`, as for a credential taken out of a header value: not `true`, a
-        word, a placeholder, `us-east-1`), never a reference (`${VAR}`) nor text that speaks
-        of markers (`[secret`); `part` (a literal a part of the value is compared with:
-        `starts_with`, `contains`) from 16 characters on, so a key's prefix (`sk-live-`) is
-        no secret that hides that text everywhere."""
-        if part and len(value) < _PART_SECRET_LEN:
-            return False
-        if MARKER_START[:7] in value or is_env_reference(value) or is_scheme_reference(value):
-            return False
-        if not credential_like(value):
-            return False
-        before = self.memory.learned
-        self.register(value)
-        return self.memory.learned > before
+    def literals_hidden(self, literals: Iterable[str]) -> Callable[[str], str] | None:
+        """A function giving a text with each of `literals` (a rule's literals compared with
+        a value secret by its place, `compared_secret`) in it, in every form the memory of
+        secrets finds (raw, JSON-escaped, URL-encoded, base64 …), replaced by its marker
+        under this redactor's key (`marker`: the marker a settings value equal to it has);
+        None when none can be (shorter than a secret the memory keeps). Nothing is learned
+        by this redactor: the literals are known to the function alone, so they hide only
+        the texts it is given (that rule's), never a path, a selector, an enum or an id."""
+        scratch = Redactor(self._key)
+        for literal in literals:
+            scratch.memory.add(literal)
+        return scratch.scrub_known if scratch.memory.learned else None
 
     def redact_shown(self, text: str) -> str:
         """Redact a text that is only shown, never stored as data (an error body, a problem's
@@ -1209,9 +1202,25 @@ def _is_cookie_key(key: str) -> bool:
     return key[-7:].lower().endswith(("cookie", "cookies"))
 
 
-#: The shortest literal a part of a secret value is compared with that is remembered
-#: (`Redactor.remember_compared`): a passphrase's length in `credential_like`.
+#: The shortest literal a part of a secret value is compared with that is hidden
+#: (`compared_secret`): a passphrase's length in `credential_like`.
 _PART_SECRET_LEN = 16
+
+
+def compared_secret(value: str, part: bool = False) -> bool:
+    """Whether a rule's literal compared with a value secret by its place (an `apiKey`, an
+    `env` value: `secret_place`) is hidden in that rule's texts (`Redactor.literals_hidden`):
+    only one that may be a credential (`credential_like`, as for a credential taken out of a
+    header value: not `true`, a word, a placeholder, `us-east-1`), never a reference
+    (`${VAR}`) nor text that speaks of markers (`[secret`); `part` (a literal a part of the
+    value is compared with: `starts_with`, `contains`) from 16 characters on, so a key's
+    prefix (`sk-live-`) stays as written."""
+    if part and len(value) < _PART_SECRET_LEN:
+        return False
+    if MARKER_START[:7] in value or is_env_reference(value) or is_scheme_reference(value):
+        return False
+    return credential_like(value)
+
 
 #: Where a value sits in a document, as the redactor reads it: (secret, hosted) of `_child`.
 Place = tuple[int, bool]

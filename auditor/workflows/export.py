@@ -58,7 +58,7 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.redacted import learn_secret_literals, redacted_source
+from auditor.policy.redacted import hidden_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.store.database import Store
@@ -287,6 +287,17 @@ def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
     return hidden
 
 
+def _literals_hidden(
+    redact: Callable[[str], str], redactor: Redactor, literals: list[str]
+) -> Callable[[str], str]:
+    """`redact`, then `literals` (a policy file's rules' secret literals, `hidden_literals`)
+    as their markers (`Redactor.literals_hidden`)."""
+    hide = redactor.literals_hidden(literals) if literals else None
+    if hide is None:
+        return redact
+    return lambda text: hide(redact(text))
+
+
 def _copied(out: Path, name: str, path: Path, raw: bytes, redact: Callable[[str], str]) -> bool:
     """Write input file `path` (its bytes `raw`) to `name` in the bundle with its secrets as
     markers (`redacted_source`); whether anything was redacted. A file that is no UTF-8 text
@@ -306,11 +317,12 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     offline)."""
     from auditor.redact.shown import printed_path
 
+    redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
-    # be refused) is learned for this process, as a run learns it: its marker in the copies
-    learn_secret_literals(policy, redactor.remember_compared)
-    redact = _secrets_hidden(redactor)
+    # be refused) is its marker in the copy of the file that holds the rule, as in the rule's
+    # texts in the reports (`hidden_literals`); nothing is learned, no other file changes
+    literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):
@@ -323,7 +335,10 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        redacted = _copied(out, bundled, Path(pf.path), raw, redact)
+        own = _literals_hidden(
+            redact, redactor, [lit for i in pf.rule_ids for lit in literals.get(i, ())]
+        )
+        redacted = _copied(out, bundled, Path(pf.path), raw, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
     waivers = None

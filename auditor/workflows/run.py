@@ -246,15 +246,17 @@ def run_audit(
 def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
     """`loaded` with the secrets in its text as markers, under `redactor` (the one that hid
     the data judged): the policy's (`redacted_policy`) and each waiver's reason, owner and
-    ticket, the text the reports show of it. First, a literal a rule compares with a value
-    secret by its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`) is learned by
-    `redactor` for this process (`learn_secret_literals`), so it is its marker everywhere."""
-    from auditor.policy.redacted import learn_secret_literals, redacted_policy
+    ticket, the text the reports show of it. A literal a rule compares with a value secret by
+    its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`) is its marker in that rule's
+    own texts (`with_literals_hidden`), learned by nothing: a path, a selector, an enum or
+    another rule stays as written, so no verdict changes."""
+    from auditor.policy.redacted import hidden_literals, redacted_policy, with_literals_hidden
 
-    learn_secret_literals(loaded.policy, redactor.remember_compared)
+    policy = redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known)
+    literals = hidden_literals(loaded.policy)
     return replace(
         loaded,
-        policy=redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known),
+        policy=with_literals_hidden(policy, literals, redactor.literals_hidden),
         waivers=tuple(_redacted_waiver(w, redactor.redact_text) for w in loaded.waivers),
     )
 

@@ -251,6 +251,24 @@ def test_no_detector_reads_the_rest_of_a_refused_file(
     assert not set(notes) & set(read), len(read)
 
 
+def test_each_part_a_line_quotes_of_the_file_is_screened_and_no_other() -> None:
+    from auditor.redact.shown import own_secrets_hidden
+
+    # `env` values: a credential, and words a line of auditor's own holds
+    data = {"env": {"A": CREDENTIAL, "B": "secret fp", "C": "is not allowed", "D": "subject"}}
+    lines = [
+        f"f.yaml:1:1: error: $.m['a: {CREDENTIAL}'].b: `x` is not a valid date/time (no)",
+        f"f.yaml:2:1: error: YAML anchor &{CREDENTIAL} is not allowed in auditor input files",
+        f'f.yaml:3:1: error: $.w[0].expires: must be a date, got "it\'s {CREDENTIAL}"',
+        f"f.yaml:4:1: error: duplicate waiver for rule R-1 and subject {CREDENTIAL} (first at x)",
+        f"f.yaml:5:1: error: invalid YAML: a token https://h/{CREDENTIAL}/x here",
+        "f.yaml:6:1: error: $.m['[secret fp:… len:…]']: holds auditor's marker (subject)",
+    ]
+    shown = own_secrets_hidden(lines, lambda: data, "f.yaml")
+    assert shown == [line.replace(CREDENTIAL, NOT_SHOWN) for line in lines]
+    assert shown[5] == lines[5]
+
+
 @pytest.mark.e2e
 def test_export_and_an_offline_review_do_not_quote_it_either(emu: Any, tmp_path: Path) -> None:
     env = emulator_env(emu, tmp_path / "state.db")

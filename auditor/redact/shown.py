@@ -277,14 +277,19 @@ _PLAIN_WORD = re.compile(r"[a-z]*(?:[A-Z][a-z]*){0,2}")
 def _grams(quoted: Iterable[str]) -> set[str]:
     """Every 6 characters of each quoted text and of its decodings (URL-, JSON-, base64-)
     that may hold a credential: a secret a memory finds in a quoted text holds one of them.
-    None for a plain word (`sandbox`): no secret of the file is looked for."""
+    None of a plain word (`sandbox`): no secret of the file is looked for there."""
     grams: set[str] = set()
     for text in quoted:
+        text = _MARKED.sub("\0", text)  # a marker (`[secret fp:… len:…]`) is no file text
         if len(text) < _GRAM or _PLAIN_WORD.fullmatch(text):
             continue
         for form in _decoded(text):
             grams.update(form[i : i + _GRAM] for i in range(len(form) - _GRAM + 1))
-    return grams
+    return {gram for gram in grams if "\0" not in gram}
+
+
+#: A marker, or one as a problem shows it (`[secret fp:… len:…]`).
+_MARKED = re.compile(r"\[secret fp:[^\]]*\]")
 
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)

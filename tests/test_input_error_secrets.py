@@ -193,6 +193,82 @@ def test_an_ordinary_value_is_still_quoted(tmp_path: Path) -> None:
     assert "dup.json:1:34: error: duplicate key `a`" in err
 
 
+def test_a_word_at_a_secret_place_leaves_auditors_wording_whole(tmp_path: Path) -> None:
+    # R20 #4: the file's `env` value `auditor` (or `duplicate`) blanked auditor's own words
+    # (`holds <not shown: …>'s marker`), which told the value
+    text = '{"env": {"GIT_COMMITTER_NAME": "auditor"}, "mcpAutonomyOverrides": {"%s": "low"}}\n'
+    code, _, err = _review(tmp_path, "prop.json", text % MARKER)
+    assert code == 2
+    assert NOT_SHOWN not in err, err
+    assert "prop.json:1:69: error: $.mcpAutonomyOverrides['[secret fp:… len:…]']: holds " in err
+    assert "holds auditor's marker for a hidden value (`[secret fp:… len:…]`, as reports" in err
+    text = '{"env": {"GW_MODE": "duplicate"}, "sandbox": 1, "sandbox": 2}\n'
+    code, _, err = _review(tmp_path, "dup.json", text)
+    assert code == 2
+    assert "dup.json:1:49: error: duplicate key `sandbox`" in err, err
+
+
+def test_only_what_may_be_a_credential_is_hidden_where_the_line_quotes_the_file(
+    tmp_path: Path,
+) -> None:
+    # a word at a secret place (`NODE_ENV: production`) is quoted as written; a credential
+    # is hidden in the key quoted, not in auditor's words around it
+    text = f"env:\n  NODE_ENV: production\n  GW_KEY: {CREDENTIAL}\nm:\n  production: 1\n"
+    text += f"  production: 2\n  x-{CREDENTIAL}-y: 1\n  x-{CREDENTIAL}-y: 2\n"
+    code, out, err = _review(tmp_path, "dup.yaml", text)
+    assert code == 2
+    assert not _leaks(CREDENTIAL, out, err), err
+    assert "dup.yaml:6:3: error: duplicate key `production`" in err
+    assert f"dup.yaml:8:3: error: duplicate key `x-{NOT_SHOWN}-y`" in err
+
+
+def test_no_detector_reads_the_rest_of_a_refused_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # R20 #7: the whole file was redacted (detectors on every value) to hide what a problem
+    # quotes: a 15 MB settings file's refusal took 12x the time and memory
+    import auditor.redact.redactor as redactor_module
+    from auditor.errors import PolicyError
+    from auditor.redact.redactor import Redactor
+    from auditor.workflows.review import load_settings_file
+
+    read: list[str] = []
+    find = redactor_module._find_secrets
+
+    def counted(text: str, shown: bool = False) -> Any:
+        read.append(text)
+        return find(text, shown)
+
+    monkeypatch.setattr(redactor_module, "_find_secrets", counted)
+    notes = [f"note {i}, ask https://wiki.acme.example/p/{i:05d} first" for i in range(300)]
+    lines = [f"  N{i}: {note}" for i, note in enumerate(notes)]
+    text = "notes:\n" + "\n".join(lines) + f"\nenv:\n  GW_KEY: {CREDENTIAL}\nm:\n"
+    text += f"  {CREDENTIAL}: 1\n  {CREDENTIAL}: 2\n"
+    (tmp_path / "big.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(PolicyError) as caught:
+        load_settings_file(Path("big.yaml"), Redactor(b"k"))
+    assert caught.value.problems == [f"big.yaml:306:3: error: duplicate key `{NOT_SHOWN}`"]
+    assert not set(notes) & set(read), len(read)
+
+
+def test_each_part_a_line_quotes_of_the_file_is_screened_and_no_other() -> None:
+    from auditor.redact.shown import own_secrets_hidden
+
+    # `env` values: a credential, and words a line of auditor's own holds
+    data = {"env": {"A": CREDENTIAL, "B": "secret fp", "C": "is not allowed", "D": "subject"}}
+    lines = [
+        f"f.yaml:1:1: error: $.m['a: {CREDENTIAL}'].b: `x` is not a valid date/time (no)",
+        f"f.yaml:2:1: error: YAML anchor &{CREDENTIAL} is not allowed in auditor input files",
+        f'f.yaml:3:1: error: $.w[0].expires: must be a date, got "it\'s {CREDENTIAL}"',
+        f"f.yaml:4:1: error: duplicate waiver for rule R-1 and subject {CREDENTIAL} (first at x)",
+        f"f.yaml:5:1: error: invalid YAML: a token https://h/{CREDENTIAL}/x here",
+        "f.yaml:6:1: error: $.m['[secret fp:… len:…]']: holds auditor's marker (subject)",
+    ]
+    shown = own_secrets_hidden(lines, lambda: data, "f.yaml")
+    assert shown == [line.replace(CREDENTIAL, NOT_SHOWN) for line in lines]
+    assert shown[5] == lines[5]
+
+
 @pytest.mark.e2e
 def test_export_and_an_offline_review_do_not_quote_it_either(emu: Any, tmp_path: Path) -> None:
     env = emulator_env(emu, tmp_path / "state.db")

@@ -111,15 +111,15 @@ def _own_secrets_hidden(exc: PolicyError, path: Path, found: list[YamlDocument])
     from auditor.policy.yamlparse import lenient_data
     from auditor.redact.shown import own_secrets_hidden
 
-    data: Any = found[0].data if found else None
-    if not found:
+    def data() -> Any:
+        if found:
+            return found[0].data
         try:
             text = read_input(path, max_bytes=MAX_WAIVERS_BYTES).decode("utf-8")
         except (UnreadableFile, UnicodeDecodeError):
-            return exc
-        data = lenient_data(text)
-    if data is None:
-        return exc
+            return None
+        return lenient_data(text)
+
     problems = own_secrets_hidden(exc.problems, data, str(path))
     return exc if problems == exc.problems else PolicyError(problems)
 
@@ -174,14 +174,18 @@ class _OwnSecretsHidden:
         ]
         self._shown: dict[str, str] | None = None
 
+    def _read(self) -> Any:
+        return self._data
+
     def __call__(self, text: str) -> str:
         from auditor.redact.shown import own_secrets_hidden
 
         if self._shown is None:
             values = list(dict.fromkeys(self._values))
-            self._shown = dict(zip(values, own_secrets_hidden(values, self._data, ""), strict=True))
+            shown = own_secrets_hidden(values, self._read, "")
+            self._shown = dict(zip(values, shown, strict=True))
         if text not in self._shown:
-            (self._shown[text],) = own_secrets_hidden([text], self._data, "")
+            (self._shown[text],) = own_secrets_hidden([text], self._read, "")
         return self._shown[text]
 
 

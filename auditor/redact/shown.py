@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 NOT_SHOWN = "<not shown: looks like a secret>"
@@ -134,39 +134,273 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
     return text
 
 
-def own_secrets_hidden(lines: Iterable[str], data: object, file: str) -> list[str]:
-    """Problem lines about the input file `file` with each secret its own data `data` reveals
-    left out (`NOT_SHOWN`): one by its place (an `apiKey`, an `env` value, a header's value,
-    a hook command's password) or by its looks (`X` of a `Bearer X` in a waiver's `reason`),
-    which the file's reports show as a marker, in every form (URL-, JSON-, base64-encoded)
-    where a problem quotes it (a key, a `duplicate key`, a waiver's `expires`). Each line's
-    `file:line:col: ` is kept as it is (no `file`, `""`: a value of the file, whole).
-    Learned by a redactor of its own, under a key of its own: nothing is remembered for
-    later, and what the value detectors found is found again from their cache (a waiver
-    file asked about each value it quotes)."""
+def own_secrets_hidden(lines: Iterable[str], data: Callable[[], object], file: str) -> list[str]:
+    """Problem lines about the input file `file` with each secret its own data reveals left
+    out (`NOT_SHOWN`) where the line quotes the file (`_quoted`: a JSON path, a backquoted
+    key or value, a waiver's `expires` value, a long token of letters and digits), never in
+    auditor's own words: one by its place (an `apiKey`, an `env` value, a header's value, a
+    hook command's password) or by its looks (`X` of a `Bearer X` in a waiver's `reason`),
+    which the file's reports show as a marker, in every form (URL-, JSON-, base64-encoded).
+    Only a value that may be a credential is (`may_be_credential`): a word (`auditor`,
+    `production`) or a placeholder at a secret place is quoted as it is written. Each line's
+    `file:line:col: ` is kept as it is (no `file`, `""`: each line is a value of the file,
+    whole).
+
+    `data` gives the file's data, asked for only when a quoted text may hold a credential.
+    The secrets are looked for only where the file may hold what a line quotes
+    (`_bearing`): the values and keys sharing 6 characters with a quoted text (or with one of
+    its decodings) and the keys above them, redacted by a redactor of their own (nothing is
+    remembered for later), so the detectors never read the rest of the file."""
     lines = list(lines)
+    heads = [_head(line, file) for line in lines]
+    spans = [_quoted(line, start) for line, start in zip(lines, heads, strict=True)]
+    quoted = [line[a:b] for line, found in zip(lines, spans, strict=True) for a, b in found]
+    grams = _grams(quoted)
+    if not grams:
+        return lines
+    from auditor.redact.commands import may_be_credential
+    from auditor.redact.memory import literal_matcher
     from auditor.redact.plain import MARKER_RE
     from auditor.redact.redactor import Redactor
 
-    def textual(value: object) -> object:  # a key YAML read as other than text (`1:`), as text
-        if isinstance(value, dict):
-            return {k if isinstance(k, str) else str(k): textual(v) for k, v in value.items()}
-        return [textual(v) for v in value] if isinstance(value, list) else value
-
-    scratch = Redactor(b"auditor: a file's own secrets")  # its markers are never shown
-    scratch.redact_json(textual(data))
-    if not scratch.memory:
+    bearing = _bearing(data(), literal_matcher(grams).search)
+    if bearing is None:
         return lines
-    head = re.compile(re.escape(file) + r":\d+(?::\d+)?: ")
+    scratch = Redactor(_OWN_KEY)
+    scratch.redact_json(bearing)
+    hider = Redactor(_OWN_KEY)  # what may be a credential of what was learned, alone
+    for secret in scratch.memory.values:
+        if may_be_credential(secret):
+            hider.memory.add(secret)
+    if not hider.memory:
+        return lines
     out: list[str] = []
-    for line in lines:
-        at = head.match(line) if file else None
-        start = at.end() if at else 0
-        rest = line[start:]
-        mine = {m[0] for m in MARKER_RE.finditer(rest)}
-        scrubbed = scratch.scrub_known(rest)
-        if scrubbed != rest:  # the markers the scratch redactor wrote read NOT_SHOWN
-            for marker in {m[0] for m in MARKER_RE.finditer(scrubbed)} - mine:
-                scrubbed = scrubbed.replace(marker, NOT_SHOWN)
-        out.append(line[:start] + scrubbed)
+    for line, found in zip(lines, spans, strict=True):
+        pieces, at = [], 0
+        for a, b in found:
+            text = line[a:b]
+            mine = {m[0] for m in MARKER_RE.finditer(text)}
+            scrubbed = hider.scrub_known(text)
+            if scrubbed != text:  # the markers the scratch redactor wrote read NOT_SHOWN
+                for marker in {m[0] for m in MARKER_RE.finditer(scrubbed)} - mine:
+                    scrubbed = scrubbed.replace(marker, NOT_SHOWN)
+            pieces += [line[at:a], scrubbed]
+            at = b
+        out.append("".join([*pieces, line[at:]]))
     return out
+
+
+_OWN_KEY = b"auditor: a file's own secrets"  # the scratch redactors' key: its markers never show
+
+
+def _head(line: str, file: str) -> int:
+    """Where a problem line's text starts, after its `file:line:col: ` and `error: `."""
+    if not file:
+        return -1  # the line is a value of the file, whole
+    at = re.match(re.escape(file) + r":\d+(?::\d+)?: (?:(?:error|warning): )?", line)
+    return at.end() if at else 0
+
+
+#: The parts of a problem's text (after its place) that are the file's own text: a key
+#: written twice (to the line's end: a key may hold a backquote), a value that is no date
+#: (`` `V` is not a valid date/time ``), a waiver's `expires` as Python quotes it (`got
+#: '…'`), a YAML anchor's, alias's or tag's name, a rule id and a subject of a waiver named
+#: twice, and any backquoted text (from a backquote after a space or a bracket, to one before
+#: a space, a bracket, a punctuation mark or the end).
+_QUOTES = re.compile(
+    r"""duplicate\ key\ `(?P<dup>.*)`\Z
+      | \A`(?P<date>.*)`\ is\ not\ a\ valid\ date/time\ \(
+      | \bgot\ (?P<got>'.*'|".*")\Z
+      | \bYAML\ (?:anchor\ &|alias\ \*|tag\ )(?P<yaml>\S+)\ is\ not\ allowed
+      | \Aduplicate\ waiver\ for\ rule\ (?P<rule>.+?)\ and\ subject\ (?P<subject>.+)\ \(first\ at
+      | (?:(?<=[\s(\[])|\A)`(?P<code>[^`].*?)`(?=[\s)\]:,;.?!]|\Z)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+#: A long token of letters and digits anywhere in a line (a key pasted as a subject's URL
+#: glob): no word of auditor's own is one.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_.~%:@-]{12,}")
+_LETTER_AND_DIGIT = re.compile(r"(?=[^0-9]*[0-9])[^A-Za-z]*[A-Za-z]")
+
+
+def _quoted(line: str, start: int) -> list[tuple[int, int]]:
+    """Where `line`'s text from `start` quotes the file: its JSON path (`$.a['b: c']: …`),
+    `_QUOTES`' parts and `_TOKEN_RUN`s, as sorted stretches none overlapping; the whole line
+    for `start` -1."""
+    if start < 0:
+        return [(0, len(line))]
+    found: list[tuple[int, int]] = []
+    text = start
+    if line.startswith("$", start):
+        end = _path_end(line, start)
+        found.append((start, end))
+        text = end
+    for m in _QUOTES.finditer(line, text):
+        found += [m.span(name) for name, value in m.groupdict().items() if value is not None]
+    for m in _TOKEN_RUN.finditer(line, start):
+        if _LETTER_AND_DIGIT.match(m[0]):
+            found.append(m.span())
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(found):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _path_end(line: str, start: int) -> int:
+    """The end of the JSON path at `start` (`render`'s: `.key`, `[3]`, `['a: b']` with `\\'`
+    escapes): the first `: ` outside a quoted key, or the line's end."""
+    at, quoted = start, False
+    while at < len(line):
+        if quoted:
+            if line[at] == "\\":
+                at += 2
+                continue
+            quoted = not line.startswith("']", at)
+        elif line.startswith("['", at):
+            quoted, at = True, at + 2
+            continue
+        elif line.startswith(": ", at):
+            return at
+        at += 1
+    return len(line)
+
+
+_GRAM = 6  # `MIN_SECRET_LEN`, the shortest text `credential_like` takes
+#: A text no piece of which may be a credential (`credential_like`): letters with two
+#: capitals at most.
+_PLAIN_WORD = re.compile(r"[a-z]*(?:[A-Z][a-z]*){0,2}")
+
+
+def _grams(quoted: Iterable[str]) -> set[str]:
+    """Every 6 characters of each quoted text and of its decodings (URL-, JSON-, base64-)
+    that may hold a credential: a secret a memory finds in a quoted text holds one of them.
+    None of a plain word (`sandbox`): no secret of the file is looked for there."""
+    grams: set[str] = set()
+    for text in quoted:
+        text = _MARKED.sub("\0", text)  # a marker (`[secret fp:… len:…]`) is no file text
+        if len(text) < _GRAM or _PLAIN_WORD.fullmatch(text):
+            continue
+        for form in _decoded(text):
+            grams.update(form[i : i + _GRAM] for i in range(len(form) - _GRAM + 1))
+    return {gram for gram in grams if "\0" not in gram}
+
+
+#: A marker, or one as a problem shows it (`[secret fp:… len:…]`).
+_MARKED = re.compile(r"\[secret fp:[^\]]*\]")
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
+
+
+def _decoded(text: str) -> set[str]:
+    """`text`, and as it reads URL-decoded, JSON-unescaped, and each base64 run decoded."""
+    import base64
+    import binascii
+    import json
+    import urllib.parse
+
+    out = {text}
+    if "%" in text or "+" in text:
+        once = urllib.parse.unquote(text)
+        out |= {once, urllib.parse.unquote_plus(text), urllib.parse.unquote(once)}
+        out.add(urllib.parse.unquote_plus(once))
+    plain = text
+    for _ in range(2):  # JSON-escaped, maybe twice (a JSON text held in a JSON string)
+        if "\\" not in plain:
+            break
+        try:
+            plain = str(json.loads(f'"{plain}"'))
+        except ValueError:  # a quote or a stray backslash beside the escapes: each read alone
+            plain = _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], plain)
+        out.add(plain)
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}", text):
+        for at in range(4):  # glued to other letters: each alignment
+            piece = run[at:].replace("-", "+").replace("_", "/")
+            piece = piece[:-1] if len(piece) % 4 == 1 else piece  # (no base64 text's length)
+            try:
+                out.add(
+                    base64.b64decode(piece + "=" * (-len(piece) % 4)).decode("utf-8", "replace")
+                )
+            except (binascii.Error, ValueError):
+                continue
+    return {form for form in out if len(form) >= _GRAM}
+
+
+#: The strings of a list kept beside one that may bear a quoted text, so an argv-style
+#: array's password (`["sshpass", "-p", X]`, `["mysql", "-u", "root", "-pX"]`) is read as it
+#: is written: all of a list of up to `_ARGV_ITEMS`, of a longer one its first and the two
+#: before each.
+_ARGV_ITEMS = 64
+_ARGV_BEFORE = 2
+
+
+def _bearing(data: object, hit: Callable[[str], bool]) -> object:
+    """The part of `data` that may bear what a problem quotes: each key, string or number
+    that holds 6 characters of a quoted text (`hit`), as written, URL-decoded or as a
+    `Basic` header's password decodes, with the keys above it (its place: under `env`, an
+    `apiKey`), the strings before it in a list, and None for the rest; None when nothing
+    does."""
+    kept, out = _bears(data, hit)
+    return out if kept else None
+
+
+def _bears(value: object, hit: Callable[[str], bool]) -> tuple[bool, object]:
+    if isinstance(value, dict):
+        found: dict[str, object] = {}
+        for k, v in value.items():
+            key = k if isinstance(k, str) else str(k)  # a key YAML read as other than text
+            kept, out = _bears(v, hit)
+            if kept or _hits(key, hit):
+                found[key] = out
+        return bool(found), found
+    if isinstance(value, list):
+        items = [_bears(v, hit) for v in value]
+        marks = [i for i, (kept, _) in enumerate(items) if kept]
+        if not marks:
+            return False, None
+        near = (
+            range(len(value))
+            if len(value) <= _ARGV_ITEMS
+            else {0} | {j for i in marks for j in range(i - _ARGV_BEFORE, i)}
+        )
+        return True, [
+            out if kept else (v if i in near and isinstance(v, str) else None)
+            for i, ((kept, out), v) in enumerate(zip(items, value, strict=True))
+        ]
+    if isinstance(value, str):
+        return (True, value) if _hits(value, hit) else (False, None)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        from auditor.redact.redactor import number_text  # as a secret number is remembered
+
+        return (True, value) if hit(number_text(value)) else (False, None)
+    return False, None
+
+
+_BASIC = re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})")
+
+
+def _hits(text: str, hit: Callable[[str], bool]) -> bool:
+    """Whether `text` holds 6 characters of a quoted text: as written, URL-decoded (a
+    secret's decoding is remembered too), or a `Basic X` in it as `X` decodes."""
+    if hit(text):
+        return True
+    if "%" in text:
+        import urllib.parse
+
+        if hit(urllib.parse.unquote(text)) or hit(urllib.parse.unquote_plus(text)):
+            return True
+    if "asic" in text.lower():
+        import base64
+        import binascii
+
+        for encoded in _BASIC.findall(text):
+            try:
+                pair = base64.b64decode(encoded + "=" * (-len(encoded) % 4))
+            except (binascii.Error, ValueError):
+                continue
+            if hit(pair.decode("utf-8", "replace")):
+                return True
+    return False

@@ -100,20 +100,20 @@ def load_settings_file(path: Path, redactor: Redactor) -> SettingsFile:
 def _own_secrets_hidden(
     exc: PolicyError | DataError, path: Path, found: list[YamlDocument]
 ) -> PolicyError | DataError:
-    """`exc` with each secret the file reveals by its place (or by its looks) left out of its
-    lines (`own_secrets_hidden`), learned from the data read, or from a lenient read of the
-    text where the strict one refused it (a duplicate key: every value of it kept); `exc`
-    itself when nothing changed (or the text reads as nothing at all)."""
+    """`exc` with each secret the file reveals by its place (or by its looks) left out of
+    what its lines quote of the file (`own_secrets_hidden`), learned from the data read, or
+    from a lenient read of the text where the strict one refused it (a duplicate key: every
+    value of it kept), read only when a line quotes what may be a credential; `exc` itself
+    when nothing changed."""
     from auditor.redact.shown import own_secrets_hidden
 
-    if found:
-        data: Any = found[0].data
-    else:
+    def data() -> Any:
+        if found:
+            return found[0].data
         from auditor.policy.yamlparse import lenient_data
 
-        data = lenient_data(_text_again(path))
-    if data is None:
-        return exc
+        return lenient_data(_text_again(path))
+
     file = str(path)
     if isinstance(exc, PolicyError):
         problems = own_secrets_hidden(exc.problems, data, file)

@@ -15,11 +15,16 @@ try fits, and the message says how much time was left.
 from __future__ import annotations
 
 import contextlib
+import copy
 import random
 import re
 import socketserver
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +41,133 @@ from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
 
 pytestmark = pytest.mark.e2e  # the emulator and servers over HTTP, the CLI
 
+REPORTS = "/api/organization/agent-readiness-reports"
 HISTORY = "/api/v0/organization/enterprise-controls/history"
+LATE_ID = "99999999-2222-4333-8444-555555555555"
+WHOLE_READ_DAYS = 7  # `auditor.workflows.sync.WHOLE_READ_DAYS`, as the README says it
 
 
 def _emulator(repos: int) -> Emulator:
     return start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=repos)
+
+
+@pytest.fixture
+def emu12() -> Iterator[Emulator]:
+    with _emulator(12) as e:  # 37 reports
+        yield e
+
+
+@pytest.fixture
+def emu45() -> Iterator[Emulator]:
+    with _emulator(45) as e:  # 150 reports: two pages of 100
+        yield e
+
+
+def _sync(env: dict[str, str], tmp: Path, days: float = 0, *extra: str) -> str:
+    code, out, err = run_cli(
+        ["sync", "--no-usage", *extra], env, tmp, FIXED_NOW + timedelta(days=days)
+    )
+    assert code == 0, err
+    return out
+
+
+def _stored_reports(env: dict[str, str]) -> set[str]:
+    with closing(sqlite3.connect(f"file:{env['AUDITOR_STATE']}?mode=ro", uri=True)) as db:
+        return {row[0] for row in db.execute("select report_id from reports")}
+
+
+def _report_requests(emu: Emulator) -> list[str]:
+    return [path for _method, path in emu.requests if path.startswith(REPORTS)]
+
+
+def _add_late_report(emu: Emulator) -> None:
+    """The service lists a new report whose `createdAt` is older than every report it has:
+    made on a client and uploaded later. Newest first, it is the listing's last."""
+    ds = emu.dataset
+    with ds.lock:
+        oldest = min(ds.reports, key=lambda r: int(r["createdAt"]))
+        late = copy.deepcopy(oldest)
+        late["reportId"] = LATE_ID
+        late["createdAt"] = int(oldest["createdAt"]) - 1000
+        ds.reports.append(late)
+
+
+# -- F2 (a): pages under 10 reports ---------------------------------------------------------
+
+
+def test_a_service_of_pages_of_9_has_every_page_read(emu12: Emulator, tmp_path: Path) -> None:
+    """Was: a page of 9 known reports falling 8 times ended the nightly (one request), so a
+    new report on page 2 was never stored, exit 0, nothing said; the README said a service
+    of pages under 10 reports has every page read."""
+    emu12.dataset.report_limit_cap = 9
+    env = emulator_env(emu12, tmp_path / "state.db")
+    total = len(emu12.dataset.reports)
+    assert f"{total} readiness reports ({total} new)" in _sync(env, tmp_path)
+    _add_late_report(emu12)
+    emu12.requests.clear()
+    out = _sync(env, tmp_path, 1)  # the next night: no whole read is due
+    assert LATE_ID in _stored_reports(env), out
+    assert f"{total + 1} readiness reports (1 new) for" in out
+    # pages of 9 to the end, and the empty page that ends the listing
+    assert len(_report_requests(emu12)) == -(-(total + 1) // 9) + 1
+
+
+# -- F2 (b): a report listed late with an earlier time ----------------------------------------
+
+
+def test_a_report_listed_late_with_an_earlier_time_is_found_by_the_weekly_whole_read(
+    emu45: Emulator, tmp_path: Path
+) -> None:
+    """Was: never fetched, on any later sync (each stopped after page 1). The nightly still
+    reads one page; the whole listing is read again once its last whole read is 7 days old."""
+    env = emulator_env(emu45, tmp_path / "state.db")
+    total = len(emu45.dataset.reports)
+    assert total > 100
+    _sync(env, tmp_path)  # learns "newest first", records the whole read
+    _add_late_report(emu45)
+    for night in range(1, WHOLE_READ_DAYS):  # the cheap nightly: one page, the report unseen
+        emu45.requests.clear()
+        out = _sync(env, tmp_path, night)
+        assert _report_requests(emu45) == [f"{REPORTS}?limit=100"], night
+        assert "every page read" not in out
+    assert LATE_ID not in _stored_reports(env)
+    emu45.requests.clear()
+    out = _sync(env, tmp_path, WHOLE_READ_DAYS)
+    assert LATE_ID in _stored_reports(env), out
+    assert (
+        f"{total + 1} readiness reports (1 new, every page read, as every {WHOLE_READ_DAYS} "
+        "days: a report the service listed late with an earlier time is found then)" in out
+    ), out
+    assert len(_report_requests(emu45)) == 3  # 100, 51, and the empty page
+    emu45.requests.clear()
+    out = _sync(env, tmp_path, WHOLE_READ_DAYS + 1)  # the week starts again
+    assert _report_requests(emu45) == [f"{REPORTS}?limit=100"]
+    assert "every page read" not in out and "0 integrity issues" in out
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [None, "not a time", "2030-01-01T00:00:00+00:00"],
+    ids=["from-before-0.3.0", "damaged", "after-now"],
+)
+def test_a_state_file_without_a_usable_whole_read_time_reads_the_listing_whole(
+    emu45: Emulator, tmp_path: Path, kept: str | None
+) -> None:
+    """A state file that learned the order before the time was kept (or whose time is no time,
+    or after the sync's clock) has the whole listing read on its next sync, which keeps it."""
+    env = emulator_env(emu45, tmp_path / "state.db")
+    _sync(env, tmp_path)
+    with closing(sqlite3.connect(env["AUDITOR_STATE"])) as db, db:
+        db.execute("DELETE FROM meta WHERE key = 'reports_read_whole'")
+        if kept is not None:
+            db.execute("INSERT INTO meta (key, value) VALUES ('reports_read_whole', ?)", (kept,))
+    _add_late_report(emu45)
+    out = _sync(env, tmp_path, 1)
+    assert LATE_ID in _stored_reports(env), out
+    assert "every page read, as every 7 days" in out
+    emu45.requests.clear()
+    _sync(env, tmp_path, 2)
+    assert _report_requests(emu45) == [f"{REPORTS}?limit=100"]
 
 
 # -- F3: a control character in a date-time ---------------------------------------------------

@@ -16,6 +16,14 @@ _LEAP_SECOND = re.compile(
 )
 #: A `z` ending a time (RFC 3339 §5.6: `Z` in either case).
 _LOWER_Z = re.compile(r"(?<=\d)z\Z")
+#: A control character (C0, DEL, C1): no date-time holds one. CPython 3.11's
+#: `datetime.fromisoformat` stops reading at a NUL, so `…10:00:00Z\x00 junk` read as a time.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def has_control(text: str) -> bool:
+    """True when `text` holds a control character: no date-time does (`parse_date_time`)."""
+    return _CONTROL.search(text) is not None
 
 
 def parse_date_time(text: str) -> datetime:
@@ -24,7 +32,10 @@ def parse_date_time(text: str) -> datetime:
     lower-case `t` it already reads), and a leap second (`23:59:60Z`) read as the last instant
     of that minute (`23:59:59.999999`, so times keep their order; Python has no second 60),
     accepted only where one can be: the last minute of a UTC day (`15:59:60-08:00` too).
-    Naive when the text has no offset. ValueError for anything else."""
+    Naive when the text has no offset. ValueError for anything else, also for text holding a
+    control character (a NUL and junk after a time were read as the time)."""
+    if has_control(text):
+        raise ValueError(f"{text!r}: a control character in a date-time")
     text = _LOWER_Z.sub("Z", text)
     leap = _LEAP_SECOND.fullmatch(text)
     if leap is None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from auditor.common import paths
-from auditor.common.dates import parse_date_time, unix_time
+from auditor.common.dates import has_control, parse_date_time, unix_time
 from auditor.errors import DataError
 from auditor.fetch.paging import Item
 from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
@@ -32,9 +32,16 @@ def _other_time(value: JSON) -> tuple[datetime, str]:
     if isinstance(value, int | float) and not isinstance(value, bool):
         when, name = unix_time(value)
         return when, f"a Unix time in {name}"
-    if isinstance(value, str):
+    if isinstance(value, str) and not has_control(value):  # (it reads `…+0000\x00 junk` too)
         return parsedate_to_datetime(value).astimezone(UTC), "an RFC 2822 date"
     raise ValueError(value)
+
+
+def _control(value: JSON) -> str:
+    """` (it holds a control character)` for a text time refused for one, else nothing."""
+    return (
+        " (it holds a control character)" if isinstance(value, str) and has_control(value) else ""
+    )
 
 
 _BAD_TIME = (ValueError, OverflowError, OSError, TypeError, IndexError)
@@ -52,7 +59,7 @@ def _parse_updated_at(
     try:
         when, name = _other_time(value)
     except _BAD_TIME:
-        raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time") from None
+        raise DataError(f"{where}.updatedAt: not an ISO-8601 date-time{_control(value)}") from None
     if warn is not None:
         problem = f"{name}, not ISO 8601; read as {when.isoformat()}"
         warn(DataWarning(f"{where}.updatedAt", problem, item))
@@ -66,7 +73,9 @@ def _parse_created_at(value: JSON, where: str, item: str, warn: Warn | None) -> 
             return datetime.fromtimestamp(float(value) / 1000, UTC)
         when = _iso(value)
     except _BAD_TIME:
-        raise DataError(f"{where}.createdAt: not a Unix time in milliseconds") from None
+        raise DataError(
+            f"{where}.createdAt: not a Unix time in milliseconds{_control(value)}"
+        ) from None
     if warn is not None:
         problem = f"an ISO 8601 date-time, not Unix milliseconds; read as {when.isoformat()}"
         warn(DataWarning(f"{where}.createdAt", problem, item))

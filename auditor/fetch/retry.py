@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import random
 import re
 import socket
@@ -83,6 +84,18 @@ _OUT_OF_TIME = (
     "; gave up after {attempts} in {elapsed}: "
     "the sync's deadline of {deadline} leaves no time for another try"
 )
+_TOO_LITTLE = (
+    "; gave up after {attempts} in {elapsed}: "
+    "the sync's deadline of {deadline} leaves no time for another try "
+    "(only {left} left; a last try gets {floor} at least)"
+)
+#: Less time left than this is none: the message says so (`_OUT_OF_TIME`).
+_NO_TIME = 0.05
+#: The shortest last try worth making (or `timeout`, when shorter): when the backoff's wait
+#: would pass the sync's deadline, it is shortened so that a try of at least this long fits.
+_LAST_TRY = 1.0
+#: The shortest wait before a retry that the deadline shortened (half the first backoff's).
+_SHORTEST_WAIT = _BASE_DELAY / 2
 
 
 @dataclass(frozen=True)
@@ -470,9 +483,13 @@ class Requester:
             try:
                 return self._attempt(request, label, where, limit)
             except _Retryable as exc:
-                if limit < self._policy.timeout:  # cut short by the deadline: name the last
-                    shown = last if attempt > 1 else exc  # full attempt's reason
-                    raise self._stopped(label, request, shown, attempt, _OUT_OF_TIME) from None
+                left = self._budget.left()
+                if limit < self._policy.timeout and left < min(_LAST_TRY, self._policy.timeout):
+                    # cut short to end by the deadline: the last try (a timeout then names the
+                    # last full attempt's reason, not the shortened limit)
+                    shown = last if attempt > 1 else exc
+                    why = self._no_time(left)
+                    raise self._stopped(label, request, shown, attempt, why) from None
                 last = exc
                 refused = refused + 1 if exc.refused else 0
                 self._wait_or_stop(label, request, exc, attempt, refused)
@@ -486,14 +503,33 @@ class Requester:
         delay = self._delay(exc, attempt)
         if attempt >= self._policy.max_attempts:
             raise self._stopped(label, request, exc, attempt, _GAVE_UP)
-        if delay > self._budget.left():
-            why = _OUT_OF_TIME
-            if exc.wait is not None:  # the service's own Retry-After (capped) is the wait
-                asked = _seconds(exc.wait) if exc.wait < 1e15 else "more than 10^15s"
-                capped = f"; at most {_seconds(delay)} is waited" if delay < exc.wait else ""
-                why += f" (Retry-After asked for {asked}{capped})"  # float: exact below 10^15
-            raise self._stopped(label, request, exc, attempt, why)
+        left = self._budget.left()
+        last_try = min(_LAST_TRY, self._policy.timeout)
+        if delay > left - last_try:
+            # The backoff would pass the deadline: wait less, so that a last try fits (a
+            # whole `timeout` when there is time for one; cut short to end by the deadline
+            # otherwise). Never less than the service's own Retry-After (capped).
+            asked = None if exc.wait is None else min(exc.wait, self._policy.max_retry_after)
+            shortest = min(delay, max(_SHORTEST_WAIT, asked or 0.0))
+            wait = min(delay, max(shortest, left - self._policy.timeout))
+            if left - wait < last_try:
+                raise self._stopped(label, request, exc, attempt, self._no_time(left, exc, delay))
+            delay = wait
         self._policy.sleep(delay)
+
+    def _no_time(self, left: float, exc: _Retryable | None = None, delay: float = 0.0) -> str:
+        """Why no other try is made: the service's Retry-After (capped) passes the deadline,
+        or too little time is left for a try worth making (`_LAST_TRY`)."""
+        last_try = min(_LAST_TRY, self._policy.timeout)
+        if exc is not None and exc.wait is not None and min(delay, exc.wait) > left - last_try:
+            asked = _seconds(exc.wait) if exc.wait < 1e15 else "more than 10^15s"
+            capped = f"; at most {_seconds(delay)} is waited" if delay < exc.wait else ""
+            # float: exact below 10^15
+            return _OUT_OF_TIME + f" (Retry-After asked for {asked}{capped})"
+        if left < _NO_TIME:
+            return _OUT_OF_TIME
+        shown = f"{math.floor(left * 10) / 10:.1f}s"  # 0.99 s is not `1.0s`, the floor
+        return _TOO_LITTLE.replace("{left}", shown).replace("{floor}", _seconds(last_try))
 
     def _stopped(
         self, label: str, request: httpx.Request, exc: _Retryable, attempt: int, why: str

@@ -27,7 +27,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
@@ -821,6 +821,28 @@ class Store:
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES ('report_order', ?)",
             (meta_value(self._db, order),),
+        )
+
+    @_reads
+    def reports_read_whole(self) -> datetime | None:
+        """When a sync last read the readiness listing to its end (no early stop), None before
+        one did (or one recorded it: a state file from before 0.3.0), or when the value kept is
+        not a time (`auditor.workflows.sync`)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'reports_read_whole'").fetchone()
+        if row is None:
+            return None
+        try:
+            when = datetime.fromisoformat(meta_text(row[0]))
+        except ValueError:
+            return None  # damaged: the listing is read whole again, which records it anew
+        return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+    def set_reports_read_whole(self, when: datetime) -> None:
+        """Keep when this sync read the readiness listing to its end (in its transaction)."""
+        self._db.execute("DELETE FROM meta WHERE key = 'reports_read_whole'")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('reports_read_whole', ?)",
+            (meta_value(self._db, when.astimezone(UTC).isoformat()),),
         )
 
     @_reads

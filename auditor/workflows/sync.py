@@ -5,8 +5,9 @@ Takes an open `Store` and a `PlatformClient` (or the `SyncOptions` to build one)
 and written as they arrive, so memory stays flat. The history (newest first) stops after the
 first page that reached a revision stored by an earlier sync; the readiness reports after the
 first page made only of known report ids, while the listing has been seen newest first (the
-spec states no order: otherwise every page is read). On any error nothing is committed and the
-message says what was fetched.
+spec states no order: otherwise every page is read), and not when its last whole read is a
+week old (`WHOLE_READ_DAYS`: a report listed late with an earlier time is found then). On any
+error nothing is committed and the message says what was fetched.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from auditor.common.collector import few_collections
@@ -79,6 +80,10 @@ class SyncSummary:
     # The readiness pages read on although one held only known reports, because the listing
     # was not newest first (0: it stopped early, or it never had such a page).
     reports_read_on: int = 0
+    # The readiness listing, newest first, was read to its end because its last whole read
+    # was `WHOLE_READ_DAYS` old or more (or none was recorded): a report the service listed
+    # late with an earlier `createdAt`, which the early stop misses, is found then.
+    reports_read_whole: bool = False
 
 
 @dataclass
@@ -89,9 +94,17 @@ class _Count:
 
 
 #: The falls of `createdAt` a page of known readiness reports needs to end a sync early: a page
-#: in another order runs newest first that often by chance once in 9! (362,880) pages; a
-#: service of smaller pages has every page read.
+#: in another order runs newest first that often by chance once in 9! (362,880) pages.
 _FALLS = 8
+#: The fewest reports a page needs to end a sync early: a service of smaller pages has every
+#: page read (README), whatever its pages' falls (a page of 9 can fall 8 times).
+_STOP_PAGE = 10
+#: A sync reads the whole readiness listing, even newest first, when its last whole read is
+#: this many days old or more: the early stop cannot see a report the service listed late
+#: with an earlier `createdAt` than the known reports at the end of page 1 (made on a client,
+#: uploaded later), and this bounds how long such a report stays unsynced. A whole read of
+#: 1,700 reports is 18 pages, once a week; the nightly in between reads one.
+WHOLE_READ_DAYS = 7
 
 
 @dataclass
@@ -106,6 +119,9 @@ class _ReportOrder:
     only a whole read tells.)"""
 
     learned: str | None = None  # `newest` / `other`, as the state file kept it (None: never)
+    whole_due: bool = False  # the last whole read is `WHOLE_READ_DAYS` old (or unknown)
+    weekly: bool = False  # whole_due on a listing learned newest first: read whole for it
+    stopped: bool = False  # this sync stopped early
     last: datetime | None = None
     newest_first: bool = True  # no rise seen in this sync's pages
     falls: bool = False  # a fall seen in this sync's pages
@@ -122,11 +138,19 @@ class _ReportOrder:
     def stops(self, items: int) -> bool:
         """A page of `items` known reports ends the listing: the listing is known to be newest
         first (a whole read showed it), this sync's pages have not risen, and this page falls
-        itself, at half its steps and `_FALLS` times at least (a service in another order
-        whose small page happens to run newest first, a page of one report or of reports of
-        one time, or of one new report before reports of one time, is read on)."""
+        itself, at half its steps and `_FALLS` times at least, and holds `_STOP_PAGE` reports at
+        least (a service in another order whose small page happens to run newest first, a page
+        of one report or of reports of one time, or of one new report before reports of one
+        time, is read on); and not when the last whole read is `WHOLE_READ_DAYS` old."""
         falls, self.page_falls = self.page_falls, 0
-        return self.learned == "newest" and self.newest_first and falls >= max(_FALLS, items // 2)
+        self.stopped = (
+            self.learned == "newest"
+            and not self.whole_due
+            and self.newest_first
+            and items >= _STOP_PAGE
+            and falls >= max(_FALLS, items // 2)
+        )
+        return self.stopped
 
     def learn(self, store: Store, *, whole: bool) -> None:
         """Keep what this sync showed of the order: a rise is proof of another order, a whole
@@ -380,8 +404,28 @@ _READINESS_FEED = _Feed(
     lambda i: f"report {i['reportId']}",
     _reports_known,
     lambda _run, _page: False,  # a few pages at most: not worth a query per page
-    on_end=lambda run, whole: run.tally.order.learn(run.store, whole=whole),
+    on_end=lambda run, whole: _reports_end(run, whole=whole),
 )
+
+
+def _reports_end(run: _Run, *, whole: bool) -> None:
+    """The readiness listing's end: what it showed of the order is kept, and so is the time,
+    when this sync read it to its end (a listing cut short by a service that ignores
+    `startAfter` too: it was read as far as it can be), for the next whole read's date."""
+    order = run.tally.order
+    order.learn(run.store, whole=whole)
+    if not order.stopped and run.tally.reports.pages:  # (no app address: nothing was read)
+        run.store.set_reports_read_whole(run.now)
+
+
+def _whole_read_due(store: Store, now: datetime) -> bool:
+    """True when the readiness listing is to be read whole: its last whole read is
+    `WHOLE_READ_DAYS` old or more, after `now` (a clock set back), or not recorded."""
+    last = store.reports_read_whole()
+    if last is None:
+        return True
+    since = now.astimezone(UTC) - last
+    return not timedelta(0) <= since < timedelta(days=WHOLE_READ_DAYS)
 
 
 def _all_newer(items: list[Item], top: int | None) -> bool:
@@ -471,6 +515,10 @@ def _summary(store: Store, client: PlatformClient, tally: _Tally, usage: UsageSy
         data_quality=tally.quality.warnings(store.redactor),
         usage=usage,
         reports_read_on=tally.order.read_on,
+        # said when the whole read was the weekly one, not the order's (`reports_read_on`)
+        reports_read_whole=(
+            tally.order.weekly and tally.order.newest_first and bool(tally.reports.pages)
+        ),
     )
 
 
@@ -498,6 +546,8 @@ def sync(
             store.reshow_sync_addresses(client.shown)  # as an earlier version recorded them
             rows = _NewRows(store, None if latest is None else latest.revision)
             tally.order.learned = store.report_order()
+            tally.order.whole_due = _whole_read_due(store, now)
+            tally.order.weekly = tally.order.whole_due and tally.order.learned == "newest"
             run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
             for feed in (_HISTORY_FEED, _READINESS_FEED):
                 _ingest(run, client, feed)
@@ -580,6 +630,11 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
         if summary.reports_read_on:
             # why a nightly sync reads every page: said, not warned (nothing is wrong)
             read_on = ", every page read: the service does not list them newest first"
+        elif summary.reports_read_whole:
+            read_on = (
+                f", every page read, as every {WHOLE_READ_DAYS} days: a report the service "
+                "listed late with an earlier time is found then"
+            )
         parts.append(
             f"{summary.reports_total} readiness reports ({summary.reports_new} new{read_on}) "
             f"for {summary.repositories} repositories"

@@ -476,3 +476,44 @@ def test_orgs_a_worker_still_writing_after_the_wait_is_said(
     assert not (root / "acme" / "findings.sarif").exists()
     assert findings(root / "acme")["complete"] is False
 
+
+def test_not_compared_says_an_incomplete_earlier_run_is_never_a_baseline(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    # R21 #3: two runs without the app URL (each incomplete, exit 2): the second's report.md
+    # sent the operator to look for a lost state file or changed rules, never saying that the
+    # earlier run, incomplete, could not be compared with.
+    env = {k: v for k, v in env.items() if k != "AUDITOR_APP_URL"}
+    for night in range(2):
+        out = tmp_path / f"n{night}"
+        code, _, stderr = run_cli(
+            ["run", "--out", str(out)], env, tmp_path, FIXED_NOW + night * NIGHT
+        )
+        assert code == 2, stderr
+    assert set(runs(tmp_path / "state.db").values()) == {0}
+    md = " ".join((tmp_path / "n1" / "report.md").read_text().split())
+    assert "**Not compared with an earlier run:** the state file holds no earlier complete" in md
+    assert "every earlier run of them was incomplete" in md
+    assert "an incomplete run is never a baseline" in md
+
+
+def test_not_compared_in_an_evidence_bundle_says_it_holds_no_earlier_run(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    # R21 #3: the bundle's report.md gave a lost state file or a CI cache as the reason; the
+    # bundle has no earlier run.
+    first_night(emu, env, tmp_path)
+    code, _, stderr = run_cli(
+        ["run", "--out", str(tmp_path / "n2")], env, tmp_path, FIXED_NOW + NIGHT
+    )
+    assert code == 1, stderr
+    assert "Not compared" not in (tmp_path / "n2" / "report.md").read_text()
+    bundle = tmp_path / "bundle"
+    code, _, stderr = run_cli(["export", "--out", str(bundle)], env, tmp_path, FIXED_NOW + NIGHT)
+    assert code == 0, stderr
+    for name in ("report.md", "report.html"):
+        text = " ".join((bundle / "reports" / name).read_text().split())
+        assert "an evidence bundle holds no earlier run" in text, name
+        assert "CI cache" not in text and "first run" not in text, name
+    code, _, stderr = run_cli(["verify", str(bundle)], env, tmp_path, FIXED_NOW + NIGHT)
+    assert code == 0, stderr

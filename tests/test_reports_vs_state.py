@@ -356,3 +356,164 @@ def test_orgs_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     acme = findings(root / "acme")
     assert acme["complete"] is False
     assert "the reports could not be written" in acme["not_evaluated"][0]
+
+
+def interrupt_while_the_worker_writes(
+    monkeypatch: pytest.MonkeyPatch, report: str, signum: int, root: Path, wait: float = 2.0
+) -> None:
+    """`signum` sent from an organization's worker as it begins writing `report`; the worker
+    then waits for the main thread's write-up (summary.json), at most `wait` s, before it
+    writes that report."""
+    import auditor.report
+
+    real = auditor.report._write
+    sent: list[str] = []
+
+    def write(path: Path, name: str, *args: Any) -> None:
+        worker = threading.current_thread().name.startswith("auditor-org-")
+        if worker and name == report and not sent:
+            sent.append(name)
+            os.kill(os.getpid(), signum)
+            deadline = time.monotonic() + wait
+            while not (root / "summary.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        real(path, name, *args)
+
+    monkeypatch.setattr(auditor.report, "_write", write)
+
+
+def join_workers() -> None:
+    for thread in threading.enumerate():  # a worker goes on once the run has returned
+        if thread.name.startswith("auditor-org-"):
+            thread.join(timeout=60)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_orgs_an_interrupt_while_the_worker_writes_leaves_no_findings_sarif(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    # R21 #1: the main thread wrote the organization up as interrupted ("findings.sarif not
+    # written") while its worker went on writing every report of the complete run,
+    # findings.sarif among them (`executionSuccessful: true`); the state did not hold the run.
+    import auditor.cli.cmd_run
+
+    monkeypatch.setattr(auditor.cli.cmd_run, "_WRITING_WAIT", 30.0, raising=False)
+    orgs, env = orgs_file(emu, tmp_path)
+    root = tmp_path / "rep"
+    interrupt_while_the_worker_writes(monkeypatch, "findings.sarif", signum, root)
+    code, _, stderr = run_cli(
+        ["run", "--orgs", str(orgs), "--out", str(root)], env, tmp_path, FIXED_NOW
+    )
+    join_workers()
+    assert code == 128 + signum, stderr
+    assert set(runs(tmp_path / "orgs-acme.db").values()) == {0}
+    assert not (root / "acme" / "findings.sarif").exists()
+    assert {p.name for p in (root / "acme").iterdir()} == REPORT_FILES - {"findings.sarif"}
+    acme = findings(root / "acme")
+    assert acme["complete"] is False
+    assert any("findings.sarif not written" in line for line in acme["not_evaluated"])
+    assert any("interrupted while the reports" in line for line in acme["not_evaluated"])
+    for name in ("report.md", "report.html", "junit.xml"):  # none says the run is complete
+        assert "interrupted while the reports were written" in (root / "acme" / name).read_text()
+    (row,) = json.loads((root / "summary.json").read_text())["organizations"]
+    assert "before it finished" in row["reason"]
+
+
+def test_orgs_a_second_signal_during_the_write_up_leaves_no_report_claiming_a_complete_run(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # R21 #2: SIGINT while the worker wrote junit.xml, SIGTERM while the main thread wrote
+    # the organization up: the worker's complete reports stayed (`"complete": true`, no
+    # banner) and the state did not hold the run.
+    import auditor.cli.cmd_run
+
+    monkeypatch.setattr(auditor.cli.cmd_run, "_WRITING_WAIT", 30.0, raising=False)
+    orgs, env = orgs_file(emu, tmp_path)
+    root = tmp_path / "rep"
+    interrupt_while_the_worker_writes(monkeypatch, "junit.xml", signal.SIGINT, root)
+    real = auditor.cli.cmd_run._write_interrupted
+
+    def terminated_meanwhile(*args: Any, **kwargs: Any) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(auditor.cli.cmd_run, "_write_interrupted", terminated_meanwhile)
+    code, _, stderr = run_cli(
+        ["run", "--orgs", str(orgs), "--out", str(root)], env, tmp_path, FIXED_NOW
+    )
+    join_workers()
+    assert code == 143, stderr
+    assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
+    assert set(runs(tmp_path / "orgs-acme.db").values()) == {0}
+    left = {p.name for p in (root / "acme").iterdir()}
+    assert "findings.sarif" not in left
+    assert "findings.json" not in left or findings(root / "acme")["complete"] is False
+    for name in left & {"report.md", "report.html", "junit.xml"}:
+        assert "interrupted" in (root / "acme" / name).read_text(), name
+
+
+def test_orgs_a_worker_still_writing_after_the_wait_is_said(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interrupt waits a few seconds for a worker to finish the report it writes (report.pdf
+    # takes minutes), then writes the organization up all the same, and says so.
+    import auditor.cli.cmd_run
+
+    monkeypatch.setattr(auditor.cli.cmd_run, "_WRITING_WAIT", 0.2, raising=False)
+    orgs, env = orgs_file(emu, tmp_path)
+    root = tmp_path / "rep"
+    interrupt_while_the_worker_writes(monkeypatch, "junit.xml", signal.SIGINT, root, wait=60)
+    code, _, stderr = run_cli(
+        ["run", "--orgs", str(orgs), "--out", str(root)], env, tmp_path, FIXED_NOW
+    )
+    join_workers()
+    assert code == 130, stderr
+    said = "its worker was still writing junit.xml: its reports were written up without it"
+    assert f"auditor: [acme] {said}" in stderr
+    (row,) = json.loads((root / "summary.json").read_text())["organizations"]
+    assert row["reason"] == f"interrupted before it finished ({said})"
+    assert set(runs(tmp_path / "orgs-acme.db").values()) == {0}
+    assert not (root / "acme" / "findings.sarif").exists()
+    assert findings(root / "acme")["complete"] is False
+
+
+def test_not_compared_says_an_incomplete_earlier_run_is_never_a_baseline(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    # R21 #3: two runs without the app URL (each incomplete, exit 2): the second's report.md
+    # sent the operator to look for a lost state file or changed rules, never saying that the
+    # earlier run, incomplete, could not be compared with.
+    env = {k: v for k, v in env.items() if k != "AUDITOR_APP_URL"}
+    for night in range(2):
+        out = tmp_path / f"n{night}"
+        code, _, stderr = run_cli(
+            ["run", "--out", str(out)], env, tmp_path, FIXED_NOW + night * NIGHT
+        )
+        assert code == 2, stderr
+    assert set(runs(tmp_path / "state.db").values()) == {0}
+    md = " ".join((tmp_path / "n1" / "report.md").read_text().split())
+    assert "**Not compared with an earlier run:** the state file holds no earlier complete" in md
+    assert "every earlier run of them was incomplete" in md
+    assert "an incomplete run is never a baseline" in md
+
+
+def test_not_compared_in_an_evidence_bundle_says_it_holds_no_earlier_run(
+    emu: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    # R21 #3: the bundle's report.md gave a lost state file or a CI cache as the reason; the
+    # bundle has no earlier run.
+    first_night(emu, env, tmp_path)
+    code, _, stderr = run_cli(
+        ["run", "--out", str(tmp_path / "n2")], env, tmp_path, FIXED_NOW + NIGHT
+    )
+    assert code == 1, stderr
+    assert "Not compared" not in (tmp_path / "n2" / "report.md").read_text()
+    bundle = tmp_path / "bundle"
+    code, _, stderr = run_cli(["export", "--out", str(bundle)], env, tmp_path, FIXED_NOW + NIGHT)
+    assert code == 0, stderr
+    for name in ("report.md", "report.html"):
+        text = " ".join((bundle / "reports" / name).read_text().split())
+        assert "an evidence bundle holds no earlier run" in text, name
+        assert "CI cache" not in text and "first run" not in text, name
+    code, _, stderr = run_cli(["verify", str(bundle)], env, tmp_path, FIXED_NOW + NIGHT)
+    assert code == 0, stderr

@@ -11,7 +11,8 @@ import contextlib
 import io
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -162,6 +163,24 @@ class _Published:
     cut: bool = False  # (`--orgs`) cut short by an interrupt: never recorded complete after it
     # taken while the run is recorded and while an interrupt decides what its reports say
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # (`--orgs`) held by the worker while it writes (or removes) one report file, each begun
+    # only if the organization is not cut short: the interrupt waits for the one begun
+    writing: threading.Lock | None = None
+    file: str = ""  # (`--orgs`) the report file the worker writes, or last wrote
+
+    @contextlib.contextmanager
+    def turn(self, out_dir: Path, file: str) -> Iterator[None]:
+        """One step of the worker's report writing (`--orgs`), begun only if the organization
+        is not cut short (`_CutShort` then), the interrupt waiting for its end; a single run
+        (no `writing` lock) just runs it."""
+        if self.writing is None:
+            yield
+            return
+        with self.writing:
+            if self.cut:
+                raise _CutShort(out_dir.name)
+            self.file = file
+            yield
 
 
 def _run_one(
@@ -281,7 +300,7 @@ def run_orgs(
         started: dict[str, _Published] = {}
 
         def audit_one(name: str) -> OrgResult:
-            started[name] = _Published()
+            started[name] = _Published(writing=threading.Lock())
             one = org_config(config, entries[name], root / name)  # its token known since start
             return _audit_org(one, args, ctx, audit, started[name])
 
@@ -297,6 +316,7 @@ def run_orgs(
         except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
             code, word = interrupt_exit(exc)
             stood: dict[str, OrgResult] = {}
+            cut_short: dict[str, _Published] = {}
             for name in entries:  # the organizations cut short: partial reports, marked incomplete
                 if name in started and name not in finished:
                     with started[name].lock:  # its worker records it complete now, or never
@@ -305,19 +325,29 @@ def run_orgs(
                             stood[name] = OrgResult(name, code, why, out_dir=root / name)
                             continue
                         started[name].cut = True
-                    one = org_config(config, entries[name], root / name)
-                    with contextlib.suppress(AuditorError, OSError):  # the summary still follows
-                        _write_interrupted(
-                            audit.loaded,
-                            _options(one, args, audit),
-                            root / name,
-                            args.outputs,
-                            replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
-                            started[name],
-                        )
+                    cut_short[name] = started[name]
+            removed, late = _cut_short(cut_short, root, ctx)
+            for name, published in cut_short.items():  # the reports gone: written up again
+                one = org_config(config, entries[name], root / name)
+                with contextlib.suppress(AuditorError, OSError):  # the summary still follows
+                    _write_interrupted(
+                        audit.loaded,
+                        _options(one, args, audit),
+                        root / name,
+                        args.outputs,
+                        replace(ctx, stderr=io.StringIO()),  # the summary says it was cut short
+                        published,
+                        sarif_removed=removed[name],
+                    )
             cut = OrgResult("", code, f"{word} before it finished")
             results = [
                 finished.get(name) or stood.get(name) or replace(cut, name=name) for name in entries
+            ]
+            results = [
+                replace(r, reason=f"{r.reason} ({STILL_WRITING.format(file=late[r.name])})")
+                if r.name in late
+                else r
+                for r in results
             ]
             _org_summary(results, root, args, ctx, ended=(code, word))
             print(f"auditor: exit {code}: {word}", file=ctx.stderr)
@@ -326,6 +356,44 @@ def run_orgs(
         code = overall_exit(results)
         print(f"auditor: exit {code}: {overall_reason(results)}", file=ctx.stderr)
         return code
+
+
+#: How long an interrupt of `run --orgs` waits for the workers of the organizations it cuts
+#: short to finish the report file each is writing (report.pdf takes minutes).
+_WRITING_WAIT = 3.0
+STILL_WRITING = "its worker was still writing {file}: its reports were written up without it"
+
+
+def _cut_short(
+    cut: dict[str, _Published], root: Path, ctx: Context
+) -> tuple[dict[str, bool], dict[str, str]]:
+    """The organizations an interrupt of `run --orgs` cut short (their `cut` set, so their
+    workers begin no other report file and record nothing): the report file each worker is
+    writing is waited for (at most `_WRITING_WAIT` s in all; one still written then is said on
+    stderr), then every report they wrote goes (but a complete report.pdf, as `_unpublish`),
+    with Ctrl-C and SIGTERM held for those removals, before any is written up as interrupted:
+    a second signal, even while waiting, leaves no report claiming a complete run. Gives
+    whether each one's findings.sarif was among those removed, and the file each worker still
+    wrote after the wait."""
+    late: dict[str, str] = {}
+    deadline = time.monotonic() + _WRITING_WAIT
+    try:
+        for name, published in cut.items():
+            lock = published.writing
+            if lock is None:
+                continue
+            if lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                lock.release()
+            else:
+                late[name] = published.file
+                shown = STILL_WRITING.format(file=published.file)
+                print(f"auditor: [{name}] {shown}", file=ctx.stderr, flush=True)
+    finally:  # (also when a second signal cut the wait short)
+        removed: dict[str, bool] = {}
+        with held():
+            for name in cut:
+                removed[name] = SARIF in remove_reports(root / name, keep=(PDF,))
+    return removed, late
 
 
 #: Beside an SQLite state file: its lock (`<file>.lock`) and SQLite's own files.
@@ -527,13 +595,15 @@ def _write_whole(
     run's), freeing their space too, and each is written once more (but report.pdf: minutes),
     marked incomplete, report.md and findings.json first: the lines why are returned, so the
     run is not recorded complete. If one of those fails too, the ReportError names both
-    causes, what was written again and what was not."""
+    causes, what was written again and what was not. In `run --orgs`, each report file is a
+    step of its own (`_Published.turn`): once the organization is cut short, none is begun."""
     try:
-        write_reports(data, out_dir, outputs)
+        _write_each(data, out_dir, outputs, published)
         return ()
     except ReportError as exc:
         failed = str(exc)
-    removed = remove_reports(out_dir)
+    with published.turn(out_dir, "its reports, removed"):
+        removed = remove_reports(out_dir)
     notes = [REWRITTEN.format(error=failed)]
     if "pdf" in outputs:
         notes.append(REWRITTEN_PDF)
@@ -543,13 +613,26 @@ def _write_whole(
     refused: dict[str, str] = {}
     for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
         try:  # each on its own: one that fits is kept (it says the run is incomplete)
-            write_reports(again, out_dir, (output,))
+            with published.turn(out_dir, OUTPUTS[output]):
+                write_reports(again, out_dir, (output,))
             written.append(OUTPUTS[output])
         except ReportError as exc:
             refused[OUTPUTS[output]] = str(exc)
     if refused:
         raise ReportError(_unwritten(data, out_dir, failed, written, refused, removed))
     return tuple(notes)
+
+
+def _write_each(
+    data: ReportData, out_dir: Path, outputs: tuple[str, ...], published: _Published
+) -> None:
+    """`write_reports`; in `run --orgs`, one report file at a time (`_Published.turn`)."""
+    if published.writing is None:
+        write_reports(data, out_dir, outputs)
+        return
+    for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
+        with published.turn(out_dir, OUTPUTS[output]):
+            write_reports(data, out_dir, (output,))
 
 
 #: The order a run's reports are written again after a write failed: the job summary's and

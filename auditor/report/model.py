@@ -221,6 +221,9 @@ class ReportData:
     #: was: no earlier complete run of the same scope is recorded, so nothing is `new` or
     #: `resolved`; a review compares with the live settings, never with a run)
     previous_run_id: str | None = None
+    #: why no earlier run was compared with, when the caller knows it (an evidence bundle
+    #: holds no earlier run); "": `no_comparison_note` gives every possible reason
+    not_compared: str = ""
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
@@ -382,12 +385,24 @@ def no_comparison_note(data: ReportData) -> str:
         return ""
     if not data.complete and not data.findings:
         return "the run stopped before its findings were compared, so nothing is new or resolved"
+    if data.not_compared:
+        return data.not_compared
     return (
         "the state file holds no earlier complete run of these rules and view, so nothing is "
         "marked new or resolved. This may be the first run, the state file may be new or lost "
-        "(a CI cache that missed or was evicted), or the policies' rules or the view (`--at`, "
-        "`--all-revisions`) changed since the last run, which starts a new baseline"
+        "(a CI cache that missed or was evicted), the policies' rules or the view (`--at`, "
+        "`--all-revisions`) changed since the last run, which starts a new baseline, or every "
+        "earlier run of them was incomplete (interrupted, a failed sync, no app URL, no usage "
+        "analytics for an `--at` window: its reports list what was not evaluated), and an "
+        "incomplete run is never a baseline"
     )
+
+
+#: Why an evidence bundle's reports (`auditor export`, `auditor verify`) compare with nothing.
+BUNDLE_NOT_COMPARED = (
+    "an evidence bundle holds no earlier run (its reports come from evaluating the bundle's own "
+    "files), so nothing is marked new or resolved"
+)
 
 
 def new_count(findings: tuple[Finding, ...]) -> int:

@@ -61,6 +61,7 @@ from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.redacted import hidden_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
+from auditor.report.model import BUNDLE_NOT_COMPARED
 from auditor.store.database import Store
 from auditor.store.rewrites import NamedIssue, cut
 from auditor.store.schema import from_text, to_text
@@ -808,7 +809,8 @@ def evaluate_bundle(
         raise StoreWriteError(f"{_SCRATCH}: {exc}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return replace(outcome.data, org=str(params.get("org") or ""))
+    org = str(params.get("org") or "")
+    return replace(outcome.data, org=org, not_compared=BUNDLE_NOT_COMPARED)
 
 
 __all__ = [

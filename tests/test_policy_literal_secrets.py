@@ -650,3 +650,64 @@ def test_policy_test_learns_the_literals_once_and_hides_them_in_their_rule_s_lin
         assert "DEFAULT-MODEL: expected pass, got fail" in other, line
         assert 'expected "claude-sonnet-4-5"' in other, line
         assert "claude-sonnet-4-5" not in own and 'expected "[secret fp:' in own, line
+
+
+# R22 #1: the bundle's copy hid such a literal throughout its file: another rule of the file
+# was judged against a marker (DEFAULT-MODEL: pass in `run`, fail in the bundle, and `verify`
+# accepted it), and a `[field=value]` selector holding it made `export` exit 2.
+BUNDLED = (
+    TEAM
+    + POLICY.removeprefix("rules:\n")
+    + f"""  # the leaked phrase {OLD_PHRASE} stays out of a comment too
+enums:
+  modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]
+"""
+)
+
+
+def _verdicts(folder: Path) -> dict[tuple[str, str], str]:
+    data = json.loads((folder / "findings.json").read_text())
+    return {(f["rule_id"], f["subject"]["key"]): f["status"] for f in data["findings"]}
+
+
+def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdict(
+    tmp_path: Path,
+) -> None:
+    """Evaluating the bundle's copy gives the verdicts the policy gives in `run`; the copy
+    differs from the file only in the rules that compare a literal with a secret place."""
+    import copy
+
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "team.yaml").write_text(BUNDLED)
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        settings["sessionDefaultSettings"] = {"model": "claude-sonnet-4-5"}
+        settings.setdefault("customModels", []).append(MODEL_SETTINGS["customModels"][0])
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        code, out, err = run_cli(["sync"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        argv = ["run", "--offline", "--policy", "team.yaml", "--out", "run", "-o", "json"]
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code in (0, 1), out + err
+        argv = ["export", "--policy", "team.yaml", "--out", "ev"]
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        code, out, err = run_cli(["verify", "ev"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+    ran, bundled = _verdicts(tmp_path / "run"), _verdicts(tmp_path / "ev" / "reports")
+    assert ran == bundled
+    assert ran[("DEFAULT-MODEL", "settings")] == "pass", ran
+    assert ran[("LLAMA-ROUTER", "settings")] == "fail", ran
+    text = (tmp_path / "ev" / "inputs" / "policies" / "001-team.yaml").read_text()
+    assert _leaks(tmp_path / "ev", out, err) == {}
+    # the rest of the file as written: DEFAULT-MODEL, the selector, PHRASE-NOTE, the enum
+    assert "assert: {path: sessionDefaultSettings.model, equals: claude-sonnet-4-5}" in text
+    assert f'"customModels[model={LLAMA}].useInRouter"' in text
+    assert "modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]" in text
+    assert "the default model is claude-sonnet-4-5" in text
+    markers = re.findall(r'"\[secret fp:[0-9a-f]{8} len:\d+\]"', text)
+    assert len(markers) == 6, text  # the literals of ENV-LOCAL, ENV-MODEL and LK-1 to LK-4
+    assert 'title: "ANTHROPIC_MODEL, when set, is [secret fp:' in text

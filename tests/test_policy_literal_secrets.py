@@ -370,6 +370,22 @@ def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[
             "change",
             [],
         ),
+        # R22 #2: a leaf reading a change chosen by its `[path=…]` selector
+        ("{path: 'changes[path=$.env.X].after', not_equals: K}", "change", [("K", False)]),
+        (
+            "{path: 'changes[kind=changed][path=$.env.X].before', equals: K}",
+            "change",
+            [("K", False)],
+        ),
+        ("{path: 'changes[path=$.model].after', equals: K}", "change", []),
+        # R22 #3: an alternation of plain texts, the marker alternative lint advises too
+        (
+            "{path: env.X, not_matches: '^K1$|^\\[secret '}",
+            "settings",
+            [("K1", False), ("[secret ", True)],
+        ),
+        ("{path: env.X, matches: '^A$|^B'}", "settings", [("A", False), ("B", True)]),
+        ("{path: env.X, matches: '^A$|B[0-9]'}", "settings", []),
     ],
 )
 def test_which_literals_sit_at_a_secret_place(
@@ -711,3 +727,37 @@ def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdi
     markers = re.findall(r'"\[secret fp:[0-9a-f]{8} len:\d+\]"', text)
     assert len(markers) == 6, text  # the literals of ENV-LOCAL, ENV-MODEL and LK-1 to LK-4
     assert 'title: "ANTHROPIC_MODEL, when set, is [secret fp:' in text
+
+
+# R22 #2, #3: a change chosen by `changes[path=…]` in a leaf's path, and a pattern with the
+# `\[secret ` alternative `policy lint` advises, left the literal in clear in every report.
+SELECTED = f"""rules:
+  - id: S-1
+    title: the deploy phrase step does not put the leaked phrase back
+    severity: high
+    target: change
+    on_missing: pass
+    assert: {{path: "changes[path=$.env.DEPLOY_PHRASE].after", not_equals: "{OLD_PHRASE}"}}
+  - id: T-RX
+    title: the proxy is not the leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.HTTPS_PROXY, not_matches: '^{OLD_PROXY}$|^\\[secret '}}
+"""
+
+
+@pytest.mark.parametrize("back", [False, True])
+def test_a_change_selected_by_its_path_and_a_pattern_with_the_marker_alternative_hide_it(
+    tmp_path: Path, back: bool
+) -> None:
+    (tmp_path / "sel.yaml").write_text(SELECTED)
+    before = {"env": {"DEPLOY_PHRASE": "Hn4Tq7Wm1Zx8Rc5Vb2", "HTTPS_PROXY": "Nm5Bv8Cx2Zl4Kj7Hg"}}
+    phrase, proxy = (OLD_PHRASE, OLD_PROXY) if back else ("Pw6Yk3Nd8Hs1Lq4Ct9", "Yh6Tr3Kw9Bm2Qx")
+    after = {"env": {"DEPLOY_PHRASE": phrase, "HTTPS_PROXY": proxy}}
+    formats = "html,md,json,sarif,junit,oscal"
+    code, out, err = _review(tmp_path, tmp_path / "sel.yaml", after, before, formats)
+    assert code in (0, 1), out + err
+    assert _leaks(tmp_path / "out", out, err) == {}
+    found = _findings(tmp_path / "out")
+    assert found["S-1"]["status"] == ("fail" if back else "pass"), found["S-1"]
+    assert "[secret fp:" in found["S-1"]["message"], found["S-1"]

@@ -277,11 +277,37 @@ def _literals_of(
         elif op.name in _PART_OPS:
             out.extend((text, True) for text in _strings(raw))
         elif op.name in _REGEX_OPS and isinstance(raw, str):
-            plain = _PLAIN_PATTERN.fullmatch(raw)
-            if plain is not None:
-                body = re.sub(r"\\(.)", r"\1", plain["body"])
-                out.append((body, not (plain["a"] and plain["z"])))
+            out.extend((body, not (start and end)) for body, start, end in _plain_texts(raw))
     out.extend((text, False) for text in _strings(cond.default))
+
+
+def _plain_texts(pattern: str) -> list[tuple[str, bool, bool]]:
+    r"""The texts a pattern that is plain text, or an alternation of plain texts, matches
+    (`^OLD$`, `^OLD$|^NEW$`, `^OLD$|^\[secret `: the marker alternative `policy lint`
+    advises), each with its escapes of punctuation undone and whether it is anchored at its
+    start and at its end; none when any alternative is more than a text."""
+    out = []
+    for alternative in _alternatives(pattern):
+        plain = _PLAIN_PATTERN.fullmatch(alternative)
+        if plain is None:
+            return []
+        body = re.sub(r"\\(.)", r"\1", plain["body"])
+        out.append((body, bool(plain["a"]), bool(plain["z"])))
+    return out
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """`pattern` split at each `|` that is no escaped one (a plain text has no group)."""
+    parts, start, at = [], 0, 0
+    while at < len(pattern):
+        if pattern[at] == "\\":
+            at += 2
+            continue
+        if pattern[at] == "|":
+            parts.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, pattern[start:]]
 
 
 def _leaf_place(path: CompiledPath, place: Place, change: Place | None) -> Place:
@@ -295,7 +321,29 @@ def _leaf_place(path: CompiledPath, place: Place, change: Place | None) -> Place
         and steps[0].name in ("before", "after")
     ):
         return _place_of(steps[1:], change)
+    selected = _selected_change(steps)
+    if selected is not None:
+        return selected
     return _place_of(steps, place)
+
+
+def _selected_change(steps: tuple[Step, ...]) -> Place | None:
+    """The place a change's `before`/`after` read by a leaf path such as
+    `changes[path=$.env.X].after` (`changes[kind=changed][path=…].before.k` too) leads to:
+    from the place its `[path=…]` selector names; None for any other path."""
+    if not steps or steps[0] != Key("changes"):
+        return None
+    at, named = 1, None
+    while at < len(steps) and isinstance(steps[at], Select):
+        select = steps[at]
+        assert isinstance(select, Select)
+        if select.field == "path" and isinstance(select.value, str):
+            named = _settings_place(select.value)
+        at += 1
+    step = steps[at] if at < len(steps) else None
+    if named is None or not (isinstance(step, Key) and step.name in ("before", "after")):
+        return None
+    return _place_of(steps[at + 1 :], named)
 
 
 def _place_of(steps: tuple[Step, ...], place: Place) -> Place:
@@ -353,10 +401,8 @@ def _change_place(cond: Quantifier) -> Place:
             elif op.name == "ends_with":
                 places.extend(_suffix_place(text) for text in _strings(raw))
             elif op.name in _REGEX_OPS and isinstance(raw, str):
-                plain = _PLAIN_PATTERN.fullmatch(raw)
-                if plain is not None:
-                    body = re.sub(r"\\(.)", r"\1", plain["body"])
-                    places.append(_settings_place(body) if plain["a"] else _suffix_place(body))
+                for body, start, _end in _plain_texts(raw):
+                    places.append(_settings_place(body) if start else _suffix_place(body))
     secret = [p for p in places if p is not None and secret_place(p)]
     if secret:
         return secret[0]

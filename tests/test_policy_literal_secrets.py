@@ -761,3 +761,21 @@ def test_a_change_selected_by_its_path_and_a_pattern_with_the_marker_alternative
     found = _findings(tmp_path / "out")
     assert found["S-1"]["status"] == ("fail" if back else "pass"), found["S-1"]
     assert "[secret fp:" in found["S-1"]["message"], found["S-1"]
+
+
+def test_policy_test_hides_a_secret_literal_of_the_policy_in_a_case_s_name(
+    tmp_path: Path,
+) -> None:
+    """R22 #7: a case named with the leaked key a rule checks for printed it in clear (learned
+    by nothing since the literal is hidden in its rule's own line only)."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    case = {
+        "name": f"the leaked {OLD_KEY} back",
+        "settings": {"customModels": [{"id": "gw", "model": "m", "apiKey": OLD_PHRASE}]},
+        "expect": {"LK-1": "fail"},
+    }
+    (tmp_path / "p.tests.yaml").write_text(json.dumps({"tests": [case]}))
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert "the leaked <not shown: looks like a secret> back: LK-1: expected fail" in out, out
+    assert not [form for form in secret_forms(OLD_KEY) if form in out + err], out

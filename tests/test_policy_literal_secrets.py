@@ -675,6 +675,11 @@ BUNDLED = (
     TEAM
     + POLICY.removeprefix("rules:\n")
     + f"""  # the leaked phrase {OLD_PHRASE} stays out of a comment too
+  - id: PX
+    title: the proxy is not the leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.HTTPS_PROXY, not_matches: '^{OLD_PROXY}$|^\\[secret '}}
 enums:
   modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]
 """
@@ -727,6 +732,8 @@ def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdi
     markers = re.findall(r'"\[secret fp:[0-9a-f]{8} len:\d+\]"', text)
     assert len(markers) == 6, text  # the literals of ENV-LOCAL, ENV-MODEL and LK-1 to LK-4
     assert 'title: "ANTHROPIC_MODEL, when set, is [secret fp:' in text
+    # a pattern's literal text: its marker's text, escaped (still a pattern, the same verdict)
+    assert re.search(r"not_matches: \"\^\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:18", text), text
 
 
 # R22 #2, #3: a change chosen by `changes[path=…]` in a leaf's path, and a pattern with the

@@ -240,8 +240,10 @@ def secret_literals(rule: Rule) -> list[tuple[str, bool]]:
     only a part of the value (`starts_with`, `contains`, a pattern's literal text). Paths
     inside `each`/`some`/`none` are read from the array's place; under `changes[]`, a change's
     `before` and `after` sit where its `path` (a literal the element's `path` is compared
-    with, or a `[path=…]` selector) says. A `default:` at such a place is one too. A
-    `{ref: …}` is no literal."""
+    with, or a `[path=…]` selector: of the quantifier's array, or in a leaf's own path,
+    `changes[path=$.env.X].after`) says. A pattern counts when it is plain text or an
+    alternation of plain texts (`^OLD$|^\\[secret `: each text). A `default:` at such a
+    place is one too. A `{ref: …}` is no literal."""
     from auditor.redact.redactor import ROOT
 
     out: list[tuple[str, bool]] = []
@@ -743,19 +745,22 @@ def _rule_hidden(root: Any, rules: RuleLiterals) -> dict[int, Redact]:
                 if name in _TEXT_KEYS and isinstance(node, ScalarNode):
                     local[id(node)] = hide
                 elif name in _CONDITION_KEYS:
-                    for scalar in _condition_scalars(node, name):
+                    for scalar, key in _condition_scalars(node, name):
                         if scalar.value in literals:
                             local[id(scalar)] = hide
+                        elif key in _REGEX_OPS and _pattern_hidden(scalar.value, literals, hide):
+                            local[id(scalar)] = _PatternHidden(literals, hide)
     return local
 
 
-def _condition_scalars(node: Any, name: str) -> Iterator[Any]:
-    """The value scalars under `node` (the value of key `name`) that are no path."""
+def _condition_scalars(node: Any, name: str) -> Iterator[tuple[Any, str]]:
+    """The value scalars under `node` (the value of key `name`) that are no path, each with
+    its key."""
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
         if name not in _PATH_KEYS and node.tag == "tag:yaml.org,2002:str":
-            yield node
+            yield node, name
     elif isinstance(node, SequenceNode):
         for child in node.value:
             yield from _condition_scalars(child, name)
@@ -782,7 +787,35 @@ def _item_hidden(raw: dict[Any, Any], shown: Any, rules: RuleLiterals) -> Any:
     return out
 
 
+def _pattern_hidden(pattern: str, literals: tuple[str, ...], hide: Redact) -> str | None:
+    r"""A pattern that is an alternation of plain texts (`_plain_texts`) with each one of
+    `literals` written as its marker's text, escaped (`^\[secret\ fp:… len:35\]$`); None when
+    it has none."""
+    texts = _plain_texts(pattern)
+    if not any(body in literals for body, _, _ in texts):
+        return None
+    return "|".join(
+        ("^" if start else "")
+        + re.escape(hide(body) if body in literals else body)
+        + ("$" if end else "")
+        for body, start, end in texts
+    )
+
+
+class _PatternHidden:
+    """`_pattern_hidden` of a pattern (already redacted: left as it is when it no longer
+    reads as plain texts)."""
+
+    def __init__(self, literals: tuple[str, ...], hide: Redact) -> None:
+        self.literals, self.hide = literals, hide
+
+    def __call__(self, text: str) -> str:
+        return _pattern_hidden(text, self.literals, self.hide) or text
+
+
 def _data_hidden(raw: Any, shown: Any, name: Any, literals: tuple[str, ...], hide: Redact) -> Any:
+    if isinstance(raw, str) and name in _REGEX_OPS and raw not in literals:
+        return _PatternHidden(literals, hide)(shown)
     if isinstance(raw, str):
         return hide(shown) if name not in _PATH_KEYS and raw in literals else shown
     if isinstance(raw, list):

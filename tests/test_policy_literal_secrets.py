@@ -370,6 +370,22 @@ def _literals(tmp_path: Path, assertion: str, target: str = "settings") -> list[
             "change",
             [],
         ),
+        # R22 #2: a leaf reading a change chosen by its `[path=…]` selector
+        ("{path: 'changes[path=$.env.X].after', not_equals: K}", "change", [("K", False)]),
+        (
+            "{path: 'changes[kind=changed][path=$.env.X].before', equals: K}",
+            "change",
+            [("K", False)],
+        ),
+        ("{path: 'changes[path=$.model].after', equals: K}", "change", []),
+        # R22 #3: an alternation of plain texts, the marker alternative lint advises too
+        (
+            "{path: env.X, not_matches: '^K1$|^\\[secret '}",
+            "settings",
+            [("K1", False), ("[secret ", True)],
+        ),
+        ("{path: env.X, matches: '^A$|^B'}", "settings", [("A", False), ("B", True)]),
+        ("{path: env.X, matches: '^A$|B[0-9]'}", "settings", []),
     ],
 )
 def test_which_literals_sit_at_a_secret_place(
@@ -650,3 +666,123 @@ def test_policy_test_learns_the_literals_once_and_hides_them_in_their_rule_s_lin
         assert "DEFAULT-MODEL: expected pass, got fail" in other, line
         assert 'expected "claude-sonnet-4-5"' in other, line
         assert "claude-sonnet-4-5" not in own and 'expected "[secret fp:' in own, line
+
+
+# R22 #1: the bundle's copy hid such a literal throughout its file: another rule of the file
+# was judged against a marker (DEFAULT-MODEL: pass in `run`, fail in the bundle, and `verify`
+# accepted it), and a `[field=value]` selector holding it made `export` exit 2.
+BUNDLED = (
+    TEAM
+    + POLICY.removeprefix("rules:\n")
+    + f"""  # the leaked phrase {OLD_PHRASE} stays out of a comment too
+  - id: PX
+    title: the proxy is not the leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.HTTPS_PROXY, not_matches: '^{OLD_PROXY}$|^\\[secret '}}
+enums:
+  modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]
+"""
+)
+
+
+def _verdicts(folder: Path) -> dict[tuple[str, str], str]:
+    data = json.loads((folder / "findings.json").read_text())
+    return {(f["rule_id"], f["subject"]["key"]): f["status"] for f in data["findings"]}
+
+
+def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdict(
+    tmp_path: Path,
+) -> None:
+    """Evaluating the bundle's copy gives the verdicts the policy gives in `run`; the copy
+    differs from the file only in the rules that compare a literal with a secret place."""
+    import copy
+
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "team.yaml").write_text(BUNDLED)
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        settings["sessionDefaultSettings"] = {"model": "claude-sonnet-4-5"}
+        settings.setdefault("customModels", []).append(MODEL_SETTINGS["customModels"][0])
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        code, out, err = run_cli(["sync"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        argv = ["run", "--offline", "--policy", "team.yaml", "--out", "run", "-o", "json"]
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code in (0, 1), out + err
+        argv = ["export", "--policy", "team.yaml", "--out", "ev"]
+        code, out, err = run_cli(argv, env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        code, out, err = run_cli(["verify", "ev"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+    ran, bundled = _verdicts(tmp_path / "run"), _verdicts(tmp_path / "ev" / "reports")
+    assert ran == bundled
+    assert ran[("DEFAULT-MODEL", "settings")] == "pass", ran
+    assert ran[("LLAMA-ROUTER", "settings")] == "fail", ran
+    text = (tmp_path / "ev" / "inputs" / "policies" / "001-team.yaml").read_text()
+    assert _leaks(tmp_path / "ev", out, err) == {}
+    # the rest of the file as written: DEFAULT-MODEL, the selector, PHRASE-NOTE, the enum
+    assert "assert: {path: sessionDefaultSettings.model, equals: claude-sonnet-4-5}" in text
+    assert f'"customModels[model={LLAMA}].useInRouter"' in text
+    assert "modeltier: [claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1]" in text
+    assert "the default model is claude-sonnet-4-5" in text
+    markers = re.findall(r'"\[secret fp:[0-9a-f]{8} len:\d+\]"', text)
+    assert len(markers) == 6, text  # the literals of ENV-LOCAL, ENV-MODEL and LK-1 to LK-4
+    assert 'title: "ANTHROPIC_MODEL, when set, is [secret fp:' in text
+    # a pattern's literal text: its marker's text, escaped (still a pattern, the same verdict)
+    assert re.search(r"not_matches: \"\^\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:18", text), text
+
+
+# R22 #2, #3: a change chosen by `changes[path=…]` in a leaf's path, and a pattern with the
+# `\[secret ` alternative `policy lint` advises, left the literal in clear in every report.
+SELECTED = f"""rules:
+  - id: S-1
+    title: the deploy phrase step does not put the leaked phrase back
+    severity: high
+    target: change
+    on_missing: pass
+    assert: {{path: "changes[path=$.env.DEPLOY_PHRASE].after", not_equals: "{OLD_PHRASE}"}}
+  - id: T-RX
+    title: the proxy is not the leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.HTTPS_PROXY, not_matches: '^{OLD_PROXY}$|^\\[secret '}}
+"""
+
+
+@pytest.mark.parametrize("back", [False, True])
+def test_a_change_selected_by_its_path_and_a_pattern_with_the_marker_alternative_hide_it(
+    tmp_path: Path, back: bool
+) -> None:
+    (tmp_path / "sel.yaml").write_text(SELECTED)
+    before = {"env": {"DEPLOY_PHRASE": "Hn4Tq7Wm1Zx8Rc5Vb2", "HTTPS_PROXY": "Nm5Bv8Cx2Zl4Kj7Hg"}}
+    phrase, proxy = (OLD_PHRASE, OLD_PROXY) if back else ("Pw6Yk3Nd8Hs1Lq4Ct9", "Yh6Tr3Kw9Bm2Qx")
+    after = {"env": {"DEPLOY_PHRASE": phrase, "HTTPS_PROXY": proxy}}
+    formats = "html,md,json,sarif,junit,oscal"
+    code, out, err = _review(tmp_path, tmp_path / "sel.yaml", after, before, formats)
+    assert code in (0, 1), out + err
+    assert _leaks(tmp_path / "out", out, err) == {}
+    found = _findings(tmp_path / "out")
+    assert found["S-1"]["status"] == ("fail" if back else "pass"), found["S-1"]
+    assert "[secret fp:" in found["S-1"]["message"], found["S-1"]
+
+
+def test_policy_test_hides_a_secret_literal_of_the_policy_in_a_case_s_name(
+    tmp_path: Path,
+) -> None:
+    """R22 #7: a case named with the leaked key a rule checks for printed it in clear (learned
+    by nothing since the literal is hidden in its rule's own line only)."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    case = {
+        "name": f"the leaked {OLD_KEY} back",
+        "settings": {"customModels": [{"id": "gw", "model": "m", "apiKey": OLD_PHRASE}]},
+        "expect": {"LK-1": "fail"},
+    }
+    (tmp_path / "p.tests.yaml").write_text(json.dumps({"tests": [case]}))
+    code, out, err = run_cli(["policy", "test", "p.yaml"], {}, tmp_path)
+    assert code == 1, out + err
+    assert "the leaked <not shown: looks like a secret> back: LK-1: expected fail" in out, out
+    assert not [form for form in secret_forms(OLD_KEY) if form in out + err], out

@@ -65,16 +65,23 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
     may_hold = NON_FINITE_POSSIBLE.set(True)  # YAML reads `.nan` and `.inf`
     try:
         literals = hidden_literals(policy)  # once: the same for every case
-        return [_run(policy, literals, file, case) for file, case in cases]
+        # every rule's, longest first: hidden in a case's name (no rule's line)
+        every = tuple(sorted({t for found in literals.values() for t in found}, key=len))[::-1]
+        return [_run(policy, literals, every, file, case) for file, case in cases]
     finally:
         NON_FINITE_POSSIBLE.reset(may_hold)
 
 
 def _run(
-    policy: PolicySet, literals: Mapping[str, tuple[str, ...]], file: str, case: Case
+    policy: PolicySet,
+    literals: Mapping[str, tuple[str, ...]],
+    every: tuple[str, ...],
+    file: str,
+    case: Case,
 ) -> CaseResult:
     """`case` judged by `policy`; `literals`: per rule id, the secret literals hidden in that
-    rule's mismatch line (`hidden_literals`)."""
+    rule's mismatch line (`hidden_literals`); `every`: all of them, longest first, hidden in
+    the case's name."""
     wanted = tuple(r for r in policy.rules if r.id in case.expect)
     result = evaluate(replace(policy, rules=wanted), _evaluation_inputs(case.inputs))
     mismatches: list[tuple[str, str]] = []  # (rule id, line)
@@ -87,8 +94,9 @@ def _run(
             shown = ", ".join(statuses)
             line = f"{rule_id}: expected {expected}, got {shown}" + (f" ({why})" if why else "")
             mismatches.append((rule_id, line))
-    if not mismatches and ordinary_name(case.name):  # nothing to redact: no redactor made
-        return CaseResult(file, case.name)
+    name = _literals_unshown(case.name, every)
+    if not mismatches and ordinary_name(name):  # nothing to redact: no redactor made
+        return CaseResult(file, name)
     redactor = _case_redactor(case.documents)
     # a literal the rule compares with a value secret by its place (a leaked key listed to be
     # refused) is its marker in the rule's line, as in a run's reports, learned by nothing
@@ -96,8 +104,18 @@ def _run(
         _literals_hidden(line, literals.get(rule_id, ()), redactor) for rule_id, line in mismatches
     ]
     return CaseResult(
-        file, _unshown_name(case.name, redactor), _unshown(lines, case.documents, redactor)
+        file, _unshown_name(name, redactor), _unshown(lines, case.documents, redactor)
     )
+
+
+def _literals_unshown(name: str, every: tuple[str, ...]) -> str:
+    """A case's name with each secret literal of the policy (`every`, longest first: a leaked
+    key a rule checks for) in it as `<not shown: looks like a secret>`, as one of the case's
+    secrets reads there (`_unshown_name`)."""
+    for literal in every:
+        if literal in name:
+            name = name.replace(literal, NOT_SHOWN)
+    return name
 
 
 def _literals_hidden(line: str, literals: tuple[str, ...], redactor: Redactor) -> str:

@@ -240,8 +240,10 @@ def secret_literals(rule: Rule) -> list[tuple[str, bool]]:
     only a part of the value (`starts_with`, `contains`, a pattern's literal text). Paths
     inside `each`/`some`/`none` are read from the array's place; under `changes[]`, a change's
     `before` and `after` sit where its `path` (a literal the element's `path` is compared
-    with, or a `[path=…]` selector) says. A `default:` at such a place is one too. A
-    `{ref: …}` is no literal."""
+    with, or a `[path=…]` selector: of the quantifier's array, or in a leaf's own path,
+    `changes[path=$.env.X].after`) says. A pattern counts when it is plain text or an
+    alternation of plain texts (`^OLD$|^\\[secret `: each text). A `default:` at such a
+    place is one too. A `{ref: …}` is no literal."""
     from auditor.redact.redactor import ROOT
 
     out: list[tuple[str, bool]] = []
@@ -277,11 +279,37 @@ def _literals_of(
         elif op.name in _PART_OPS:
             out.extend((text, True) for text in _strings(raw))
         elif op.name in _REGEX_OPS and isinstance(raw, str):
-            plain = _PLAIN_PATTERN.fullmatch(raw)
-            if plain is not None:
-                body = re.sub(r"\\(.)", r"\1", plain["body"])
-                out.append((body, not (plain["a"] and plain["z"])))
+            out.extend((body, not (start and end)) for body, start, end in _plain_texts(raw))
     out.extend((text, False) for text in _strings(cond.default))
+
+
+def _plain_texts(pattern: str) -> list[tuple[str, bool, bool]]:
+    r"""The texts a pattern that is plain text, or an alternation of plain texts, matches
+    (`^OLD$`, `^OLD$|^NEW$`, `^OLD$|^\[secret `: the marker alternative `policy lint`
+    advises), each with its escapes of punctuation undone and whether it is anchored at its
+    start and at its end; none when any alternative is more than a text."""
+    out = []
+    for alternative in _alternatives(pattern):
+        plain = _PLAIN_PATTERN.fullmatch(alternative)
+        if plain is None:
+            return []
+        body = re.sub(r"\\(.)", r"\1", plain["body"])
+        out.append((body, bool(plain["a"]), bool(plain["z"])))
+    return out
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """`pattern` split at each `|` that is no escaped one (a plain text has no group)."""
+    parts, start, at = [], 0, 0
+    while at < len(pattern):
+        if pattern[at] == "\\":
+            at += 2
+            continue
+        if pattern[at] == "|":
+            parts.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, pattern[start:]]
 
 
 def _leaf_place(path: CompiledPath, place: Place, change: Place | None) -> Place:
@@ -295,7 +323,29 @@ def _leaf_place(path: CompiledPath, place: Place, change: Place | None) -> Place
         and steps[0].name in ("before", "after")
     ):
         return _place_of(steps[1:], change)
+    selected = _selected_change(steps)
+    if selected is not None:
+        return selected
     return _place_of(steps, place)
+
+
+def _selected_change(steps: tuple[Step, ...]) -> Place | None:
+    """The place a change's `before`/`after` read by a leaf path such as
+    `changes[path=$.env.X].after` (`changes[kind=changed][path=…].before.k` too) leads to:
+    from the place its `[path=…]` selector names; None for any other path."""
+    if not steps or steps[0] != Key("changes"):
+        return None
+    at, named = 1, None
+    while at < len(steps) and isinstance(steps[at], Select):
+        select = steps[at]
+        assert isinstance(select, Select)
+        if select.field == "path" and isinstance(select.value, str):
+            named = _settings_place(select.value)
+        at += 1
+    step = steps[at] if at < len(steps) else None
+    if named is None or not (isinstance(step, Key) and step.name in ("before", "after")):
+        return None
+    return _place_of(steps[at + 1 :], named)
 
 
 def _place_of(steps: tuple[Step, ...], place: Place) -> Place:
@@ -353,10 +403,8 @@ def _change_place(cond: Quantifier) -> Place:
             elif op.name == "ends_with":
                 places.extend(_suffix_place(text) for text in _strings(raw))
             elif op.name in _REGEX_OPS and isinstance(raw, str):
-                plain = _PLAIN_PATTERN.fullmatch(raw)
-                if plain is not None:
-                    body = re.sub(r"\\(.)", r"\1", plain["body"])
-                    places.append(_settings_place(body) if plain["a"] else _suffix_place(body))
+                for body, start, _end in _plain_texts(raw):
+                    places.append(_settings_place(body) if start else _suffix_place(body))
     secret = [p for p in places if p is not None and secret_place(p)]
     if secret:
         return secret[0]
@@ -544,14 +592,26 @@ def _written(raw: Any, redact: Redact) -> Any:
     return raw
 
 
-def redacted_source(text: str, file: str, redact: Redact) -> str:
+#: Per rule id, that rule's secret literals (`hidden_literals`) and the function hiding them
+#: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's span alone.
+RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
+
+
+def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | None = None) -> str:
     """The text of a YAML (or JSON) input file with every string scalar, key or value, that
     `redact` changes written instead as a double-quoted string of what it gives (a secret
     becomes its marker), and every comment through `redact` too; everything else stays as
     written, byte for byte, so the copy reads as the file did but for those strings. The copy
     is read back and must give the file's data with those strings replaced; anything else (a
     construct this does not rewrite) is a `PolicyError` naming the file, so no secret is
-    copied. A text with nothing to redact is returned as it is."""
+    copied. A text with nothing to redact is returned as it is.
+
+    `rules` (a policy file's rules' secret literals, by rule id): inside each such rule's own
+    item of `rules:` alone, a value scalar that *is* one of them (the whole scalar: never a
+    part of a longer one, a path or a `[field=value]` selector), its title, description and
+    remediation hide them too (`_rule_hidden`); every other rule, an enum and the rest of the
+    file stay as written, so evaluating the copy gives the verdicts the file gives. A comment
+    judges nothing: every one of them is hidden in each comment of the file."""
     import bisect
     import json
 
@@ -560,9 +620,13 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
 
     data = load_text(text, file).data  # a file the loader refuses: its PolicyError
     root = yamlparse.compose(text, pure=True)
+    local = _rule_hidden(root, rules or {})
+    hides = [hide for _, hide in (rules or {}).values()]
+    shown = _Local(redact, local)
     edits: dict[int, tuple[int, str]] = {}
     spans: list[tuple[int, int]] = []
     for node in _scalars(root):
+        shown.node = id(node)
         start, end = node.start_mark.index, node.end_mark.index
         written = text[start:end]
         props = re.match(r"(?:[&!]\S*\s+)*", written)
@@ -573,10 +637,10 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = node.value
-        if node.tag != "tag:yaml.org,2002:str" or (out := redact(value)) == value:
+        if node.tag != "tag:yaml.org,2002:str" or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
-        said = f" {redact(note.group()[1:])}" if note else ""
+        said = f" {shown(note.group()[1:])}" if note else ""
         tail = len(written.rstrip())  # a block scalar's line breaks stay
         new = written[:keep] + json.dumps(out, ensure_ascii=False) + said + written[tail:]
         edits[start] = (end, new)
@@ -593,7 +657,10 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
             continue  # in the header of a block scalar rewritten whole, its comment kept there
         end = text.find("\n", m.start())
         line_done = end = len(text) if end < 0 else end
-        if (out := redact(text[m.start() : end])) != text[m.start() : end]:
+        comment = redact(text[m.start() : end])
+        for hide in hides:  # a comment judges nothing: every rule's literals hidden in it
+            comment = hide(comment)
+        if (out := comment) != text[m.start() : end]:
             edits[m.start()] = (end, out.replace("\n", " "))
     if not edits:
         return text
@@ -603,8 +670,14 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
         pieces += [text[done:start], new]
         done = end
     copy = "".join([*pieces, text[done:]])
+    expected = _redacted_data(data, redact)
+    if local and isinstance(data, dict) and isinstance(data.get("rules"), list):
+        expected["rules"] = [
+            _item_hidden(item, shown, rules or {}) if isinstance(item, dict) else shown
+            for item, shown in zip(data["rules"], expected["rules"], strict=True)
+        ]
     try:
-        same = load_text(copy, file).data == _redacted_data(data, redact)
+        same = load_text(copy, file).data == expected
     except PolicyError:
         same = False
     if not same:
@@ -618,6 +691,141 @@ def redacted_source(text: str, file: str, redact: Redact) -> str:
 
 
 _COMMENT = re.compile(r"(?:(?<=[ \t])|^)#", re.M)
+
+
+#: A rule's own texts, where its literals are hidden wherever they appear in them.
+_TEXT_KEYS = frozenset({"title", "description", "remediation"})
+#: A rule's conditions, where a scalar that is one of its literals (whole) is hidden.
+_CONDITION_KEYS = frozenset({"assert", "when"})
+#: Keys whose scalar is a path (a quantifier's array, a leaf's or a `{ref: …}`'s path): never
+#: hidden, even one equal to a literal.
+_PATH_KEYS = frozenset({"path", "each", "some", "none", "ref"})
+
+
+class _Local:
+    """`redact`, then, for the scalar being rewritten (`node`, its id) when it is in `local`,
+    its rule's literals hidden (`_rule_hidden`); `plain`: `redact` alone."""
+
+    def __init__(self, redact: Redact, local: Mapping[int, Redact]) -> None:
+        self.plain = redact
+        self.local = local
+        self.node = 0
+
+    def __call__(self, text: str) -> str:
+        out = self.plain(text)
+        hide = self.local.get(self.node)
+        return out if hide is None else hide(out)
+
+
+def _rule_hidden(root: Any, rules: RuleLiterals) -> dict[int, Redact]:
+    """The scalars of the items of `rules:` whose rule has secret literals (`rules`, by id)
+    where they are hidden, by node id, with the function hiding them: its title, description
+    and remediation; in its `assert` and `when`, a value scalar that is one of them whole,
+    no path."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    local: dict[int, Redact] = {}
+    if not rules or not isinstance(root, MappingNode):
+        return local
+    for key, value in root.value:
+        if not (isinstance(key, ScalarNode) and key.value == "rules"):
+            continue
+        if not isinstance(value, SequenceNode):
+            continue
+        for item in value.value:
+            if not isinstance(item, MappingNode):
+                continue
+            fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
+            rid = fields.get("id")
+            own = rules.get(rid.value) if isinstance(rid, ScalarNode) else None
+            if own is None:
+                continue
+            literals, hide = own
+            for name, node in fields.items():
+                if name in _TEXT_KEYS and isinstance(node, ScalarNode):
+                    local[id(node)] = hide
+                elif name in _CONDITION_KEYS:
+                    for scalar, key in _condition_scalars(node, name):
+                        if scalar.value in literals:
+                            local[id(scalar)] = hide
+                        elif key in _REGEX_OPS and _pattern_hidden(scalar.value, literals, hide):
+                            local[id(scalar)] = _PatternHidden(literals, hide)
+    return local
+
+
+def _condition_scalars(node: Any, name: str) -> Iterator[tuple[Any, str]]:
+    """The value scalars under `node` (the value of key `name`) that are no path, each with
+    its key."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    if isinstance(node, ScalarNode):
+        if name not in _PATH_KEYS and node.tag == "tag:yaml.org,2002:str":
+            yield node, name
+    elif isinstance(node, SequenceNode):
+        for child in node.value:
+            yield from _condition_scalars(child, name)
+    elif isinstance(node, MappingNode):
+        for k, v in node.value:
+            yield from _condition_scalars(v, k.value if isinstance(k, ScalarNode) else "")
+
+
+def _item_hidden(raw: dict[Any, Any], shown: Any, rules: RuleLiterals) -> Any:
+    """A rule's item as parsed (`raw`) and redacted (`shown`) with its literals hidden as
+    `_rule_hidden` hides them: what the copy must read back as."""
+    rule_id = raw.get("id")
+    own = rules.get(rule_id) if isinstance(rule_id, str) else None
+    if own is None or not isinstance(shown, dict):
+        return shown
+    literals, hide = own
+    out = {}
+    for (name, value), (key, seen) in zip(raw.items(), shown.items(), strict=False):
+        if name in _TEXT_KEYS and isinstance(seen, str):
+            seen = hide(seen)
+        elif name in _CONDITION_KEYS:
+            seen = _data_hidden(value, seen, name, literals, hide)
+        out[key] = seen
+    return out
+
+
+def _pattern_hidden(pattern: str, literals: tuple[str, ...], hide: Redact) -> str | None:
+    r"""A pattern that is an alternation of plain texts (`_plain_texts`) with each one of
+    `literals` written as its marker's text, escaped (`^\[secret\ fp:… len:35\]$`); None when
+    it has none."""
+    texts = _plain_texts(pattern)
+    if not any(body in literals for body, _, _ in texts):
+        return None
+    return "|".join(
+        ("^" if start else "")
+        + re.escape(hide(body) if body in literals else body)
+        + ("$" if end else "")
+        for body, start, end in texts
+    )
+
+
+class _PatternHidden:
+    """`_pattern_hidden` of a pattern (already redacted: left as it is when it no longer
+    reads as plain texts)."""
+
+    def __init__(self, literals: tuple[str, ...], hide: Redact) -> None:
+        self.literals, self.hide = literals, hide
+
+    def __call__(self, text: str) -> str:
+        return _pattern_hidden(text, self.literals, self.hide) or text
+
+
+def _data_hidden(raw: Any, shown: Any, name: Any, literals: tuple[str, ...], hide: Redact) -> Any:
+    if isinstance(raw, str) and name in _REGEX_OPS and raw not in literals:
+        return _PatternHidden(literals, hide)(shown)
+    if isinstance(raw, str):
+        return hide(shown) if name not in _PATH_KEYS and raw in literals else shown
+    if isinstance(raw, list):
+        return [_data_hidden(r, s, name, literals, hide) for r, s in zip(raw, shown, strict=False)]
+    if isinstance(raw, dict):
+        return {
+            key: _data_hidden(r, s, k, literals, hide)
+            for (k, r), (key, s) in zip(raw.items(), shown.items(), strict=False)
+        }
+    return shown
 
 
 def _scalars(node: Any) -> Any:

@@ -30,7 +30,7 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -58,7 +58,7 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.redacted import hidden_literals, redacted_source
+from auditor.policy.redacted import RuleLiterals, hidden_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.report.model import BUNDLE_NOT_COMPARED
@@ -288,23 +288,34 @@ def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
     return hidden
 
 
-def _literals_hidden(
-    redact: Callable[[str], str], redactor: Redactor, literals: list[str]
-) -> Callable[[str], str]:
-    """`redact`, then `literals` (a policy file's rules' secret literals, `hidden_literals`)
-    as their markers (`Redactor.literals_hidden`)."""
-    hide = redactor.literals_hidden(literals) if literals else None
-    if hide is None:
-        return redact
-    return lambda text: hide(redact(text))
+def _rule_literals(
+    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
+) -> RuleLiterals:
+    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
+    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
+    out = {}
+    for rule_id in rule_ids:
+        found = literals.get(rule_id)
+        hide = redactor.literals_hidden(found) if found else None
+        if found and hide is not None:
+            out[rule_id] = (found, hide)
+    return out
 
 
-def _copied(out: Path, name: str, path: Path, raw: bytes, redact: Callable[[str], str]) -> bool:
+def _copied(
+    out: Path,
+    name: str,
+    path: Path,
+    raw: bytes,
+    redact: Callable[[str], str],
+    rules: RuleLiterals | None = None,
+) -> bool:
     """Write input file `path` (its bytes `raw`) to `name` in the bundle with its secrets as
-    markers (`redacted_source`); whether anything was redacted. A file that is no UTF-8 text
+    markers (`redacted_source`; `rules`: a policy file's rules' secret literals, hidden in
+    their own rules alone); whether anything was redacted. A file that is no UTF-8 text
     was refused when it was loaded."""
     text = raw.decode("utf-8")
-    copy = redacted_source(text, _path_shown(path), redact)
+    copy = redacted_source(text, _path_shown(path), redact, rules)
     _write(out / name, raw if copy == text else copy.encode("utf-8"))
     return copy != text
 
@@ -321,8 +332,9 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
-    # be refused) is its marker in the copy of the file that holds the rule, as in the rule's
-    # texts in the reports (`hidden_literals`); nothing is learned, no other file changes
+    # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
+    # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is
+    # learned, no path, selector, enum, other rule or file changes, nor a verdict
     literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
@@ -336,10 +348,8 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        own = _literals_hidden(
-            redact, redactor, [lit for i in pf.rule_ids for lit in literals.get(i, ())]
-        )
-        redacted = _copied(out, bundled, Path(pf.path), raw, own)
+        own = _rule_literals(redactor, literals, pf.rule_ids)
+        redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
     waivers = None

@@ -251,6 +251,19 @@ def test_no_detector_reads_the_rest_of_a_refused_file(
     assert not set(notes) & set(read), len(read)
 
 
+def test_a_password_of_a_long_argv_hook_command_is_not_quoted(tmp_path: Path) -> None:
+    # R22 #5: of an array of more than 64 items only the first and the two before the
+    # password were kept: `login` was dropped, `-p` read as no password option, X quoted
+    args = ["registry", "login", *(f"--opt{i}" for i in range(70)), "-u", "ci", "-p", CREDENTIAL]
+    hook = {"type": "command", "command": ["docker", *args]}
+    body = json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})[:-1]
+    text = f'{body}, "mcpAutonomyOverrides": {{"{CREDENTIAL}": "low", "{CREDENTIAL}": "high"}}}}\n'
+    code, out, err = _review(tmp_path, "dup.json", text)
+    assert code == 2
+    assert not _leaks(CREDENTIAL, out, err), err
+    assert f"dup.json:1:{text.rindex(CREDENTIAL)}: error: duplicate key `{NOT_SHOWN}`" in err
+
+
 def test_each_part_a_line_quotes_of_the_file_is_screened_and_no_other() -> None:
     from auditor.redact.shown import own_secrets_hidden
 

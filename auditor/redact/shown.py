@@ -330,9 +330,11 @@ def _decoded(text: str) -> set[str]:
 
 
 #: The strings of a list kept beside one that may bear a quoted text, so an argv-style
-#: array's password (`["sshpass", "-p", X]`, `["mysql", "-u", "root", "-pX"]`) is read as it
-#: is written: all of a list of up to `_ARGV_ITEMS`, of a longer one its first and the two
-#: before each.
+#: array's password (`["sshpass", "-p", X]`, `["mysql", "-u", "root", "-pX"]`, `["docker",
+#: "login", …70 options…, "-p", X]`) is read as it is written: all of a list of up to
+#: `_ARGV_ITEMS` or holding a word that makes an array argv-style (`is_argv_trigger`: `login`,
+#: `sshpass`, `--password`), whatever its length; of a longer one without, its first and the
+#: two before each (no password option's value is read in it).
 _ARGV_ITEMS = 64
 _ARGV_BEFORE = 2
 
@@ -341,7 +343,7 @@ def _bearing(data: object, hit: Callable[[str], bool]) -> object:
     """The part of `data` that may bear what a problem quotes: each key, string or number
     that holds 6 characters of a quoted text (`hit`), as written, URL-decoded or as a
     `Basic` header's password decodes, with the keys above it (its place: under `env`, an
-    `apiKey`), the strings before it in a list, and None for the rest; None when nothing
+    `apiKey`), the strings beside it in a list, and None for the rest; None when nothing
     does."""
     kept, out = _bears(data, hit)
     return out if kept else None
@@ -361,9 +363,12 @@ def _bears(value: object, hit: Callable[[str], bool]) -> tuple[bool, object]:
         marks = [i for i, (kept, _) in enumerate(items) if kept]
         if not marks:
             return False, None
+        from auditor.redact.commands import is_argv_trigger
+
+        strings = [v for v in value if isinstance(v, str)]
         near = (
             range(len(value))
-            if len(value) <= _ARGV_ITEMS
+            if len(value) <= _ARGV_ITEMS or any(map(is_argv_trigger, strings))
             else {0} | {j for i in marks for j in range(i - _ARGV_BEFORE, i)}
         )
         return True, [

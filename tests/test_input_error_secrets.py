@@ -251,6 +251,62 @@ def test_no_detector_reads_the_rest_of_a_refused_file(
     assert not set(notes) & set(read), len(read)
 
 
+def test_a_password_of_a_long_argv_hook_command_is_not_quoted(tmp_path: Path) -> None:
+    # R22 #5: of an array of more than 64 items only the first and the two before the
+    # password were kept: `login` was dropped, `-p` read as no password option, X quoted
+    args = ["registry", "login", *(f"--opt{i}" for i in range(70)), "-u", "ci", "-p", CREDENTIAL]
+    hook = {"type": "command", "command": ["docker", *args]}
+    body = json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})[:-1]
+    text = f'{body}, "mcpAutonomyOverrides": {{"{CREDENTIAL}": "low", "{CREDENTIAL}": "high"}}}}\n'
+    code, out, err = _review(tmp_path, "dup.json", text)
+    assert code == 2
+    assert not _leaks(CREDENTIAL, out, err), err
+    assert f"dup.json:1:{text.rindex(CREDENTIAL)}: error: duplicate key `{NOT_SHOWN}`" in err
+
+
+def test_a_key_sharing_a_prefix_with_thousands_of_values_is_hidden_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # R22 #6: a `sk-live-…` key among 20,000 `sk-live-…` env values: each value was redacted
+    # and learned twice (a 14 MB file's refusal: 12-22 s and 1.46 GB). Past `_KEPT_TEXTS`
+    # none is: a quoted word that may be a credential reads NOT_SHOWN, a word stays
+    from auditor.errors import PolicyError
+    from auditor.redact.memory import SecretMemory
+    from auditor.redact.redactor import Redactor
+    from auditor.redact.shown import own_secrets_hidden
+    from auditor.workflows.review import load_settings_file
+
+    learned: list[str] = []
+    add = SecretMemory.add
+
+    def counted(self: SecretMemory, value: str) -> bool:
+        learned.append(value)
+        return add(self, value)
+
+    key = "sk-live-Qw8Er5Ty2Ui9"
+    env = {f"VAR_{i}": f"sk-live-{i:04d}{CREDENTIAL}" for i in range(1000)}
+    text = json.dumps({"env": env})[:-1] + f', "{key}": 1, "{key}": 2}}\n'
+    (tmp_path / "big.json").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(SecretMemory, "add", counted)
+    with pytest.raises(PolicyError) as caught:
+        load_settings_file(Path("big.json"), Redactor(b"k"))
+    where = text.rindex(key)
+    assert caught.value.problems == [f"big.json:1:{where}: error: duplicate key `{NOT_SHOWN}`"]
+    assert learned == []
+    lines = [
+        f"f.json:1:1: error: `{key} production` is not a valid date/time (x)",
+        f"f.json:2:1: error: $.permissions.allow[3]: must be text, got `{key}`",
+        f"f.json:3:1: error: $.env.{key}: holds auditor's marker (`{MARKER}`)",
+    ]
+    shown = own_secrets_hidden(lines, lambda: {"env": env}, "f.json")
+    assert shown == [
+        f"f.json:1:1: error: `{NOT_SHOWN} production` is not a valid date/time (x)",
+        f"f.json:2:1: error: $.permissions.allow[3]: must be text, got `{NOT_SHOWN}`",
+        f"f.json:3:1: error: {NOT_SHOWN}: holds auditor's marker (`{MARKER}`)",
+    ]
+    assert learned == []
+
+
 def test_each_part_a_line_quotes_of_the_file_is_screened_and_no_other() -> None:
     from auditor.redact.shown import own_secrets_hidden
 

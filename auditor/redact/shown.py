@@ -150,7 +150,11 @@ def own_secrets_hidden(lines: Iterable[str], data: Callable[[], object], file: s
     The secrets are looked for only where the file may hold what a line quotes
     (`_bearing`): the values and keys sharing 6 characters with a quoted text (or with one of
     its decodings) and the keys above them, redacted by a redactor of their own (nothing is
-    remembered for later), so the detectors never read the rest of the file."""
+    remembered for later), so the detectors never read the rest of the file. When more of the
+    file than `_KEPT_TEXTS` texts or `_KEPT_CHARS` characters shares a piece with what a line
+    quotes (a `sk-live-…` key among thousands of `sk-live-…` values), none of it is read:
+    each word of a quoted text a piece of which may be a credential reads `NOT_SHOWN`
+    (`_hidden_words`)."""
     lines = list(lines)
     heads = [_head(line, file) for line in lines]
     spans = [_quoted(line, start) for line, start in zip(lines, heads, strict=True)]
@@ -163,7 +167,10 @@ def own_secrets_hidden(lines: Iterable[str], data: Callable[[], object], file: s
     from auditor.redact.plain import MARKER_RE
     from auditor.redact.redactor import Redactor
 
-    bearing = _bearing(data(), literal_matcher(grams).search)
+    try:
+        bearing = _bearing(data(), literal_matcher(grams).search)
+    except _TooMuch:
+        return [_hidden_words(line, found) for line, found in zip(lines, spans, strict=True)]
     if bearing is None:
         return lines
     scratch = Redactor(_OWN_KEY)
@@ -191,6 +198,34 @@ def own_secrets_hidden(lines: Iterable[str], data: Callable[[], object], file: s
 
 
 _OWN_KEY = b"auditor: a file's own secrets"  # the scratch redactors' key: its markers never show
+
+
+#: A word of a quoted text (`_hidden_words`): a marker as a problem shows it (`[secret fp:…
+#: len:…]`, no file text), or a text up to white space, a quote or a backquote; its pieces
+#: are split at a JSON path's `$`, `.`, `[` and `]`.
+_WORD = re.compile(r"\[secret fp:[^\]]*\]|[^\s'\"`]+")
+_PATH_STEP = re.compile(r"[$.\[\]]")
+
+
+def _hidden_words(line: str, found: list[tuple[int, int]]) -> str:
+    """`line` with each word of its quoted stretches (`found`) a piece of which may be a
+    credential (`may_be_credential`: `sk-live-Qw8Er5Ty2Ui9`, `$.env.sk-live-Qw8Er5Ty2Ui9`,
+    not `$.permissions.allow[3]` or `production`) as `NOT_SHOWN`, whole: what a line shows
+    when the file is not read for its secrets (`_TooMuch`)."""
+    from auditor.redact.commands import may_be_credential
+
+    def hidden(m: re.Match[str]) -> str:
+        if m[0].startswith("[secret fp:"):
+            return m[0]
+        word = m[0].rstrip(":,;")  # (a path's `: ` after it, kept)
+        hides = any(map(may_be_credential, _PATH_STEP.split(word)))
+        return NOT_SHOWN + m[0][len(word) :] if hides else m[0]
+
+    pieces, at = [], 0
+    for a, b in found:
+        pieces += [line[at:a], _WORD.sub(hidden, line[a:b])]
+        at = b
+    return "".join([*pieces, line[at:]])
 
 
 def _head(line: str, file: str) -> int:
@@ -330,52 +365,89 @@ def _decoded(text: str) -> set[str]:
 
 
 #: The strings of a list kept beside one that may bear a quoted text, so an argv-style
-#: array's password (`["sshpass", "-p", X]`, `["mysql", "-u", "root", "-pX"]`) is read as it
-#: is written: all of a list of up to `_ARGV_ITEMS`, of a longer one its first and the two
-#: before each.
+#: array's password (`["sshpass", "-p", X]`, `["mysql", "-u", "root", "-pX"]`, `["docker",
+#: "login", …70 options…, "-p", X]`) is read as it is written: all of a list of up to
+#: `_ARGV_ITEMS` or holding a word that makes an array argv-style (`is_argv_trigger`: `login`,
+#: `sshpass`, `--password`), whatever its length; of a longer one without, its first and the
+#: two before each (no password option's value is read in it).
 _ARGV_ITEMS = 64
 _ARGV_BEFORE = 2
+#: The most texts (keys, strings, numbers) and characters of the file kept for a problem's
+#: quoted texts (`_bearing`): more, and the file is not read for its secrets (`_TooMuch`).
+#: 256 values of 4,000 characters are redacted and learned in about 0.5 s.
+_KEPT_TEXTS = 256
+_KEPT_CHARS = 1 << 20
+
+
+class _TooMuch(Exception):
+    """More of the file than `_KEPT_TEXTS` or `_KEPT_CHARS` may bear what a problem quotes."""
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.texts = _KEPT_TEXTS
+        self.chars = _KEPT_CHARS
+
+    def take(self, text: str) -> None:
+        self.texts -= 1
+        self.chars -= len(text)
+        if self.texts < 0 or self.chars < 0:
+            raise _TooMuch
 
 
 def _bearing(data: object, hit: Callable[[str], bool]) -> object:
     """The part of `data` that may bear what a problem quotes: each key, string or number
     that holds 6 characters of a quoted text (`hit`), as written, URL-decoded or as a
     `Basic` header's password decodes, with the keys above it (its place: under `env`, an
-    `apiKey`), the strings before it in a list, and None for the rest; None when nothing
-    does."""
-    kept, out = _bears(data, hit)
+    `apiKey`), the strings beside it in a list, and None for the rest; None when nothing
+    does. `_TooMuch` when more than `_KEPT_TEXTS` texts or `_KEPT_CHARS` characters would be
+    kept."""
+    kept, out = _bears(data, hit, _Budget())
     return out if kept else None
 
 
-def _bears(value: object, hit: Callable[[str], bool]) -> tuple[bool, object]:
+def _bears(value: object, hit: Callable[[str], bool], budget: _Budget) -> tuple[bool, object]:
     if isinstance(value, dict):
         found: dict[str, object] = {}
         for k, v in value.items():
             key = k if isinstance(k, str) else str(k)  # a key YAML read as other than text
-            kept, out = _bears(v, hit)
+            kept, out = _bears(v, hit, budget)
             if kept or _hits(key, hit):
+                budget.take(key)
                 found[key] = out
         return bool(found), found
     if isinstance(value, list):
-        items = [_bears(v, hit) for v in value]
+        items = [_bears(v, hit, budget) for v in value]
         marks = [i for i, (kept, _) in enumerate(items) if kept]
         if not marks:
             return False, None
+        from auditor.redact.commands import is_argv_trigger
+
+        strings = {i: v for i, v in enumerate(value) if isinstance(v, str)}
         near = (
-            range(len(value))
-            if len(value) <= _ARGV_ITEMS
+            set(strings)
+            if len(value) <= _ARGV_ITEMS or any(map(is_argv_trigger, strings.values()))
             else {0} | {j for i in marks for j in range(i - _ARGV_BEFORE, i)}
         )
-        return True, [
-            out if kept else (v if i in near and isinstance(v, str) else None)
-            for i, ((kept, out), v) in enumerate(zip(items, value, strict=True))
-        ]
+        kept_items: list[object] = [kept_out for _, kept_out in items]
+        for i in sorted(near):
+            if i in strings and not items[i][0]:
+                budget.take(strings[i])
+                kept_items[i] = strings[i]
+        return True, kept_items
     if isinstance(value, str):
-        return (True, value) if _hits(value, hit) else (False, None)
+        if _hits(value, hit):
+            budget.take(value)
+            return True, value
+        return False, None
     if isinstance(value, int | float) and not isinstance(value, bool):
         from auditor.redact.redactor import number_text  # as a secret number is remembered
 
-        return (True, value) if hit(number_text(value)) else (False, None)
+        text = number_text(value)
+        if hit(text):
+            budget.take(text)
+            return True, value
+        return False, None
     return False, None
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
-from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
+from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier, iter_leaves
 from auditor.policy.loader import PolicySet
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import CompiledPath, Key, Select, Star, Step
@@ -180,24 +180,7 @@ def with_literals_hidden(
 
 
 def _rule_texts_hidden(rule: Rule, hide: Redact) -> Rule:
-    title, description = hide(rule.title), hide(rule.description)
-    remediation = hide(rule.remediation)
-    condition = _arguments_hidden(rule.condition, hide)
-    when = None if rule.when is None else _arguments_hidden(rule.when, hide)
-    if (
-        (title, description, remediation) == (rule.title, rule.description, rule.remediation)
-        and condition is rule.condition
-        and when is rule.when
-    ):
-        return rule
-    return replace(
-        rule,
-        title=title,
-        description=description,
-        remediation=remediation,
-        condition=condition,
-        when=when,
-    )
+    return _rebuilt(rule, hide, lambda cond: _arguments_hidden(cond, hide), labels=False)
 
 
 def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
@@ -392,7 +375,7 @@ def _change_place(cond: Quantifier) -> Place:
         for s in cond.path.steps
         if isinstance(s, Select) and s.field == "path" and isinstance(s.value, str)
     ]
-    for leaf, relative in _leaves(cond.condition):
+    for leaf, relative in iter_leaves(cond.condition):
         if relative or [p.text for p in leaf.paths] != ["path"]:
             continue
         for op, arg, raw in leaf.ops:
@@ -441,17 +424,6 @@ def _suffix_place(text: str) -> Place | None:
     return None
 
 
-def _leaves(cond: Condition, relative: bool = False) -> Iterator[tuple[Leaf, bool]]:
-    """Every leaf of `cond`, with whether it is inside a nested quantifier."""
-    if isinstance(cond, Leaf):
-        yield cond, relative
-    elif isinstance(cond, Logic):
-        for child in cond.children:
-            yield from _leaves(child, relative)
-    else:
-        yield from _leaves(cond.condition, True)
-
-
 def _settings_place(text: str) -> Place | None:
     """The place in the settings of a path as changes and reports write it
     (`$.customModels[?id=='gw'].apiKey`, or its start `$.env.`); None when it is none."""
@@ -486,15 +458,24 @@ def redacted_rule(rule: Rule, redact: Redact) -> Rule:
     description, remediation, tags and controls, and in its conditions every literal as
     written, `default:` value and path (each key and `[field=value]` of it, a `{ref: …}`'s
     too: a secret key or value in the data is a marker there, so the redacted path finds it)."""
-    title, description = redact(rule.title), redact(rule.description)
-    remediation = redact(rule.remediation)
-    tags, controls = _texts(rule.tags, redact), _texts(rule.controls, redact)
-    condition = _condition(rule.condition, redact)
-    when = None if rule.when is None else _condition(rule.when, redact)
+    return _rebuilt(rule, redact, lambda cond: _condition(cond, redact), labels=True)
+
+
+def _rebuilt(
+    rule: Rule, text: Redact, condition_of: Callable[[Condition], Condition], *, labels: bool
+) -> Rule:
+    """`rule` with `text` applied to its title, description and remediation (and, with
+    `labels`, its tags and controls) and `condition_of` to its `assert` and `when`; `rule`
+    itself when nothing changed."""
+    title, description = text(rule.title), text(rule.description)
+    remediation = text(rule.remediation)
+    tags, controls = rule.tags, rule.controls
+    if labels:
+        tags, controls = _texts(rule.tags, text), _texts(rule.controls, text)
+    condition = condition_of(rule.condition)
+    when = None if rule.when is None else condition_of(rule.when)
     if (
-        title == rule.title
-        and description == rule.description
-        and remediation == rule.remediation
+        (title, description, remediation) == (rule.title, rule.description, rule.remediation)
         and tags is rule.tags
         and controls is rule.controls
         and condition is rule.condition

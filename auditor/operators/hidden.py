@@ -44,6 +44,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from auditor.common.paths import IDENT_CHARS, is_identifier
+from auditor.common.spans import merge_spans
 from auditor.operators.anchored import branches, ruled_out
 from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
 from auditor.redact import MARKER_RE, MARKER_START
@@ -320,13 +321,7 @@ def _hidden_spans(text: str) -> list[tuple[int, int]]:
         # all such as an identifier holds (another character, and the key was written so)
         if MARKER_RE.search(inner) and IDENT_CHARS.issuperset(MARKER_RE.sub("", inner)):
             spans += [(b.start(), b.start() + 2), (b.end() - 2, b.end())]
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
+    return merge_spans(spans)
 
 
 def _visible(text: str) -> list[str]:

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from auditor.common.spans import merge_spans
+
 NOT_SHOWN = "<not shown: looks like a secret>"
 
 #: A name in a path shown without asking the detectors: under 12 characters, or short
@@ -275,13 +277,7 @@ def _quoted(line: str, start: int) -> list[tuple[int, int]]:
     for m in _TOKEN_RUN.finditer(line, start):
         if _LETTER_AND_DIGIT.match(m[0]):
             found.append(m.span())
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted(found):
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
+    return merge_spans(found)
 
 
 def _path_end(line: str, start: int) -> int:

@@ -29,6 +29,18 @@ REPORT_FILES = {"report.html", "report.md", "findings.json", "findings.sarif", "
 NIGHT = timedelta(days=1)
 
 
+@pytest.fixture(autouse=True)
+def _sigint_as_in_a_terminal() -> Iterator[None]:
+    """A job started in the background (`cmd &`, as a CI script may start the suite) has
+    SIGINT ignored, and auditor keeps a signal ignored that it was started with ignored: these
+    tests interrupt with SIGINT as Ctrl-C does, so it starts as Python's own handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_cli(argv: list[str], env: dict[str, str], cwd: Path, now: Any) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: now, cwd=str(cwd))

@@ -720,7 +720,6 @@ def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdi
         assert code == 0, out + err
     ran, bundled = _verdicts(tmp_path / "run"), _verdicts(tmp_path / "ev" / "reports")
     assert ran == bundled
-    assert "verdictsDiffer" not in json.loads((tmp_path / "ev" / "manifest.json").read_text())
     assert ran[("DEFAULT-MODEL", "settings")] == "pass", ran
     assert ran[("LLAMA-ROUTER", "settings")] == "fail", ran
     text = (tmp_path / "ev" / "inputs" / "policies" / "001-team.yaml").read_text()
@@ -735,46 +734,6 @@ def test_the_bundle_s_copy_hides_a_literal_in_its_own_rule_and_keeps_every_verdi
     assert 'title: "ANTHROPIC_MODEL, when set, is [secret fp:' in text
     # a pattern's literal text: its marker's text, escaped (still a pattern, the same verdict)
     assert re.search(r"not_matches: \"\^\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:18", text), text
-
-
-def test_export_names_a_verdict_the_bundle_s_copy_cannot_keep(tmp_path: Path) -> None:
-    """Reviewer R23 #1: one rule comparing the leaked literal with a secret place and with a
-    plain one failed in `run` but passed in the bundle (the copy's marker compared as text
-    with the plain value), and `verify` accepted it. `export` now evaluates the policy files
-    as given too, when a copy hides anything, warns, and names each such result in
-    manifest.json (`verdictsDiffer`), which `verify` repeats."""
-    import copy
-
-    from auditor.emulator import start_emulator
-    from tests.test_secrets_canary import _append
-
-    (tmp_path / "one.yaml").write_text(
-        "rules:\n  - id: NO-SONNET\n    title: t\n    severity: medium\n    target: settings\n"
-        "    assert:\n      all:\n"
-        "        - {path: sessionDefaultSettings.model, not_equals: claude-sonnet-4-5}\n"
-        "        - {path: env.ANTHROPIC_MODEL, not_equals: claude-sonnet-4-5, default: unset}\n"
-    )
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
-        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
-        settings["sessionDefaultSettings"] = {"model": "claude-sonnet-4-5"}
-        settings.get("env", {}).pop("ANTHROPIC_MODEL", None)
-        _append(e.dataset, settings, "admin")
-        env = emulator_env(e, tmp_path / "state.db")
-        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
-        argv = ["run", "--offline", "--policy", "one.yaml", "--out", "run", "-o", "json"]
-        assert run_cli(argv, env=env, cwd=tmp_path)[0] == 1
-        code, out, err = run_cli(["export", "--policy", "one.yaml", "--out", "ev"], env, tmp_path)
-        assert code == 0, out + err
-        assert "1 result(s) judged otherwise in the bundle than on the policy files as given" in err
-        assert "NO-SONNET on settings, pass in the bundle, fail as given" in err, err
-        manifest = json.loads((tmp_path / "ev" / "manifest.json").read_text())
-        assert manifest["verdictsDiffer"] == [
-            {"rule": "NO-SONNET", "subject": "settings", "bundle": "pass", "asGiven": "fail"}
-        ]
-        code, out, err = run_cli(["verify", "ev"], env=env, cwd=tmp_path)
-        assert code == 0, out + err
-        assert "names 1 result(s) the bundle judges otherwise" in err, err
-    assert _verdicts(tmp_path / "run")[("NO-SONNET", "settings")] == "fail"
 
 
 # R22 #2, #3: a change chosen by `changes[path=…]` in a leaf's path, and a pattern with the

@@ -81,18 +81,6 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
                 file=ctx.stdout,
             )
             ctx.stdout.flush()
-            differ = manifest.get("verdictsDiffer")
-            if isinstance(differ, list) and differ:
-                first = differ[0]
-                assert isinstance(first, dict)
-                print(
-                    f"auditor: warning: {len(differ)} result(s) judged otherwise in the bundle "
-                    f"than on the policy files as given (first: {first['rule']} on "
-                    f"{first['subject']}, {first['bundle']} in the bundle, {first['asGiven']} as "
-                    "given): a copy hides a secret the rule compares as text there, which "
-                    "`auditor verify` cannot tell; manifest.json's verdictsDiffer names each",
-                    file=ctx.stderr,
-                )
 
         # An export that fails removes its bundle; a second signal (Ctrl-C twice, SIGINT then
         # SIGTERM) cut that removal short and left a bundle, some `verify` passed: what the

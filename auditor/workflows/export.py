@@ -57,7 +57,7 @@ from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
-from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.redacted import RuleLiterals, hidden_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
@@ -451,7 +451,6 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     _write(out / PARAMETERS, dumps_pretty(parameters))
     try:
         data = evaluate_bundle(out)
-        differ = _differing_verdicts(out, request, inputs, data)
     except StoreWriteError as exc:
         raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
@@ -468,7 +467,6 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "findings": len(data.findings),
         "secrets": SECRETS_NOTE,
         "redaction": redaction_record(),
-        **({"verdictsDiffer": differ} if differ else {}),
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
     text = dumps_pretty(manifest)
@@ -477,27 +475,6 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         signature = key.sign(text.encode("utf-8"))
         _write(out / SIGNATURE, base64.b64encode(signature).decode("ascii") + "\n")
     return manifest
-
-
-def _differing_verdicts(
-    out: Path, request: ExportRequest, inputs: dict[str, Any], data: ReportData
-) -> list[dict[str, JSON]]:
-    """The results the bundle judges otherwise than the policy files as given, when a copy of
-    one hides a secret (its markers compared as text where the original compares the value:
-    the same literal also compared with a plain value, a pattern holding a secret the data
-    taught). `verify` re-runs the copies and cannot tell: manifest.json names each such result
-    (`verdictsDiffer`), and `export` warns. Evaluated again only when a copy was redacted."""
-    if not any(entry.get("redacted") for entry in inputs["policies"]):
-        return []
-    original = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
-    names = {pf.path: e["shown"] for pf, e in zip(original.files, inputs["policies"], strict=True)}
-    as_given = evaluate_bundle(out, original=with_shown_paths(original, names))
-    theirs = {(f.rule_id, f.subject.key): f.status for f in as_given.findings}
-    return [
-        {"rule": f.rule_id, "subject": f.subject.key, "bundle": f.status, "asGiven": given}
-        for f in data.findings
-        if (given := theirs.get((f.rule_id, f.subject.key), f.status)) != f.status
-    ]
 
 
 #: What manifest.json says of the secrets in the bundle.
@@ -759,18 +736,12 @@ def _inside(bundle: Path, name: object) -> Path:
     return path
 
 
-def _loaded(
-    bundle: Path, params: dict[str, Any], original: PolicySet | None = None
-) -> LoadedPolicy:
-    """The bundled inputs, loaded, with the names the original run showed (`original`: the
-    policy files as given to `export`, in place of their copies)."""
+def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
+    """The bundled inputs, loaded, with the names the original run showed."""
     entries = params["policies"]
-    if original is None:
-        policy = load_policies([_inside(bundle, e["bundled"]) for e in entries])
-        shown = {str(_inside(bundle, e["bundled"])): e["shown"] for e in entries}
-        policy = with_shown_paths(policy, shown)
-    else:
-        policy = original
+    policy = load_policies([_inside(bundle, e["bundled"]) for e in entries])
+    shown = {str(_inside(bundle, e["bundled"])): e["shown"] for e in entries}
+    policy = with_shown_paths(policy, shown)
     waivers: tuple[Any, ...] = ()
     if params.get("waivers"):
         w = params["waivers"]
@@ -808,22 +779,18 @@ _SCRATCH = "the scratch state file the bundle is evaluated in (in TMPDIR)"
 
 
 def evaluate_bundle(
-    bundle: Path,
-    inspect: Callable[[Store, AuditOptions], None] | None = None,
-    *,
-    original: PolicySet | None = None,
+    bundle: Path, inspect: Callable[[Store, AuditOptions], None] | None = None
 ) -> ReportData:
     """Evaluate a bundle from its own files alone: its revisions and reports in a scratch
     state file, its policy, waiver and model files, its run parameters. Nothing is recorded
     anywhere else; the same bundle gives the same `ReportData`. `inspect(store, options)`,
     when given, is called once evaluated, before the scratch state file is removed (`verify`
-    counts the bundle's rows there and derives its CSV files again). `original`: `export`'s
-    check of its copies (`_differing_verdicts`), the policy files as given."""
+    counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
     try:
         now = _time(params, "reportTime")
         at = from_text(params["at"])
-        loaded = _loaded(bundle, params, original)
+        loaded = _loaded(bundle, params)
         options = AuditOptions(
             run_id=str(params["runId"]),
             now=now,

@@ -322,15 +322,8 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
     note = _release_note(made_by)
     written = _written_version(bundle)
     _check_present(manifest, made_by, written, out)
-    differ = manifest.get("verdictsDiffer")
-    if isinstance(differ, list) and differ:  # `export` found them: the bundle cannot tell
-        out.notes.append(
-            f"manifest.json names {len(differ)} result(s) the bundle judges otherwise than the "
-            "policy files as given to export (verdictsDiffer): a copy hides a secret that rule "
-            "compares as text; for those, the bundle's reports are not the run's verdict"
-        )
     for name in manifest:
-        if name not in ("files", "verdictsDiffer") and name not in _FROM_FILES + _FROM_RERUN:
+        if name != "files" and name not in _FROM_FILES + _FROM_RERUN:
             out.problems.append(
                 f"manifest: {escape.shorten(name, 40)} is not a field auditor writes "
                 f"({_shown_value(manifest[name])} cannot be checked){note}"

@@ -185,7 +185,8 @@ def _rule_texts_hidden(rule: Rule, hide: Redact) -> Rule:
 
 def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
     """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
-    if isinstance(cond, Leaf):
+
+    def leaf(cond: Leaf) -> Leaf:
         ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
         default = _written(cond.default, hide)
         if default is cond.default and all(
@@ -193,13 +194,29 @@ def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
         ):
             return cond
         return replace(cond, ops=ops, default=default)
+
+    return _mapped(cond, leaf)
+
+
+def _mapped(
+    cond: Condition,
+    leaf: Callable[[Leaf], Leaf],
+    path: Callable[[CompiledPath], CompiledPath] | None = None,
+) -> Condition:
+    """`cond` with `leaf` applied to each leaf and `path` to each quantifier's array path: the
+    very objects where nothing changed (a rule that holds nothing to hide stays itself)."""
+    if isinstance(cond, Leaf):
+        return leaf(cond)
     if isinstance(cond, Logic):
-        children = tuple(_arguments_hidden(c, hide) for c in cond.children)
+        children = tuple(_mapped(c, leaf, path) for c in cond.children)
         if all(a is b for a, b in zip(children, cond.children, strict=True)):
             return cond
         return Logic(cond.kind, children)
-    inner = _arguments_hidden(cond.condition, hide)
-    return cond if inner is cond.condition else Quantifier(cond.kind, cond.path, inner)
+    inner = _mapped(cond.condition, leaf, path)
+    array = cond.path if path is None else path(cond.path)
+    if inner is cond.condition and array is cond.path:
+        return cond
+    return Quantifier(cond.kind, array, inner)
 
 
 #: Operators whose literal is compared with the whole value (or an element of it, `subset_of`).
@@ -500,7 +517,7 @@ def _texts(texts: tuple[str, ...], redact: Redact) -> tuple[str, ...]:
 
 
 def _condition(cond: Condition, redact: Redact) -> Condition:
-    if isinstance(cond, Leaf):
+    def leaf(cond: Leaf) -> Leaf:
         ops = tuple(
             (op, _prepared(arg, redact), _written(raw, redact)) for op, arg, raw in cond.ops
         )
@@ -513,16 +530,8 @@ def _condition(cond: Condition, redact: Redact) -> Condition:
         ):
             return cond
         return replace(cond, paths=paths, ops=ops, default=default)  # `loose` kept
-    if isinstance(cond, Logic):
-        children = tuple(_condition(c, redact) for c in cond.children)
-        if all(a is b for a, b in zip(children, cond.children, strict=True)):
-            return cond
-        return Logic(cond.kind, children)
-    inner = _condition(cond.condition, redact)
-    path = _path(cond.path, redact)
-    if inner is cond.condition and path is cond.path:
-        return cond
-    return Quantifier(cond.kind, path, inner)
+
+    return _mapped(cond, leaf, lambda array: _path(array, redact))
 
 
 def _prepared(arg: Any, redact: Redact) -> Any:

@@ -120,7 +120,9 @@ class _ReportOrder:
 
     learned: str | None = None  # `newest` / `other`, as the state file kept it (None: never)
     whole_due: bool = False  # the last whole read is `WHOLE_READ_DAYS` old (or unknown)
-    weekly: bool = False  # whole_due on a listing learned newest first: read whole for it
+    # whole_due on a listing already learned newest first when the sync began (`learned`
+    # changes as it ends): read whole for the week, not to learn its order
+    weekly: bool = False
     stopped: bool = False  # this sync stopped early
     last: datetime | None = None
     newest_first: bool = True  # no rise seen in this sync's pages

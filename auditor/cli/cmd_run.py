@@ -60,7 +60,7 @@ from auditor.evaluate.readiness import MODEL_ITEM
 from auditor.models import DataWarning
 from auditor.report import OUTPUTS, write_reports
 from auditor.report.build import RunHeader, build_report_data
-from auditor.report.model import ReportData, new_count, new_waived_count
+from auditor.report.model import ReportData, new_count, new_waived_count, shared_order
 from auditor.workflows.orgs import (
     OrgResult,
     audit_orgs,
@@ -611,13 +611,14 @@ def _write_whole(
     published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
     written: list[str] = []
     refused: dict[str, str] = {}
-    for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
-        try:  # each on its own: one that fits is kept (it says the run is incomplete)
-            with published.turn(out_dir, OUTPUTS[output]):
-                write_reports(again, out_dir, (output,))
-            written.append(OUTPUTS[output])
-        except ReportError as exc:
-            refused[OUTPUTS[output]] = str(exc)
+    with shared_order(again):
+        for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
+            try:  # each on its own: one that fits is kept (it says the run is incomplete)
+                with published.turn(out_dir, OUTPUTS[output]):
+                    write_reports(again, out_dir, (output,))
+                written.append(OUTPUTS[output])
+            except ReportError as exc:
+                refused[OUTPUTS[output]] = str(exc)
     if refused:
         raise ReportError(_unwritten(data, out_dir, failed, written, refused, removed))
     return tuple(notes)
@@ -630,9 +631,10 @@ def _write_each(
     if published.writing is None:
         write_reports(data, out_dir, outputs)
         return
-    for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
-        with published.turn(out_dir, OUTPUTS[output]):
-            write_reports(data, out_dir, (output,))
+    with shared_order(data):  # counted and ordered once for the files, as one call does
+        for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
+            with published.turn(out_dir, OUTPUTS[output]):
+                write_reports(data, out_dir, (output,))
 
 
 #: The order a run's reports are written again after a write failed: the job summary's and

@@ -273,7 +273,11 @@ _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` 
 def shared_order(data: ReportData) -> Iterator[None]:
     """Within the block, `report_order(data)` sorts `data`'s findings once for every report
     written (HTML and Markdown each list them in report order), and the summaries' counts
-    (`status_counts`, `severity_counts`, `new_count`) are counted once; let go after."""
+    (`status_counts`, `severity_counts`, `new_count`) are counted once; let go after. Inside
+    another such block, the outer one's serve (`run --orgs` writes one file per call)."""
+    if getattr(_LOCAL, "orders", None) is not None:
+        yield
+        return
     before = getattr(_LOCAL, "orders", None), getattr(_LOCAL, "tallies", None)
     _LOCAL.orders = {}
     _LOCAL.tallies = {}

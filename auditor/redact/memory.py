@@ -578,7 +578,7 @@ class SecretMemory:
                 return True
             upper = percent_upper(text)  # escapes in mixed case (`%2b%2F`)
             return upper is not text and any(map(upper.__contains__, map(percent_upper, forms)))
-        return any(self._exact.search(plain) for plain in _decodings(text))
+        return any(self._exact.search(plain) for plain in decodings(text))
 
     def _forms_since(self, since: int) -> tuple[list[str], int]:
         """Every form of the values learned after position `since`, and the shortest value
@@ -610,7 +610,7 @@ class SecretMemory:
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
         found: set[str] = set()
-        for plain in _decodings(text):
+        for plain in decodings(text):
             found |= self._find_plain(plain)
         return found
 
@@ -738,7 +738,7 @@ class SecretMemory:
         return found
 
 
-def _decodings(text: str) -> Iterator[str]:
+def decodings(text: str) -> Iterator[str]:
     """`text` as it is, URL-decoded (twice, where a `%25` is), JSON-unescaped (twice, where a
     backslash is left), and each base64 run in it (and each piece of one) decoded."""
     yield text

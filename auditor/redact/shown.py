@@ -323,41 +323,12 @@ def _grams(quoted: Iterable[str]) -> set[str]:
 _MARKED = re.compile(r"\[secret fp:[^\]]*\]")
 
 
-_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
-
-
 def _decoded(text: str) -> set[str]:
-    """`text`, and as it reads URL-decoded, JSON-unescaped, and each base64 run decoded."""
-    import base64
-    import binascii
-    import json
-    import urllib.parse
+    """`text`, and as it reads URL-decoded, JSON-unescaped, and each base64 run decoded (the
+    memory of secrets' own readings, `memory.decodings`), each long enough for a piece."""
+    from auditor.redact.memory import decodings
 
-    out = {text}
-    if "%" in text or "+" in text:
-        once = urllib.parse.unquote(text)
-        out |= {once, urllib.parse.unquote_plus(text), urllib.parse.unquote(once)}
-        out.add(urllib.parse.unquote_plus(once))
-    plain = text
-    for _ in range(2):  # JSON-escaped, maybe twice (a JSON text held in a JSON string)
-        if "\\" not in plain:
-            break
-        try:
-            plain = str(json.loads(f'"{plain}"'))
-        except ValueError:  # a quote or a stray backslash beside the escapes: each read alone
-            plain = _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], plain)
-        out.add(plain)
-    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}", text):
-        for at in range(4):  # glued to other letters: each alignment
-            piece = run[at:].replace("-", "+").replace("_", "/")
-            piece = piece[:-1] if len(piece) % 4 == 1 else piece  # (no base64 text's length)
-            try:
-                out.add(
-                    base64.b64decode(piece + "=" * (-len(piece) % 4)).decode("utf-8", "replace")
-                )
-            except (binascii.Error, ValueError):
-                continue
-    return {form for form in out if len(form) >= _GRAM}
+    return {form for form in decodings(text) if len(form) >= _GRAM}
 
 
 #: The strings of a list kept beside one that may bear a quoted text, so an argv-style

@@ -866,3 +866,29 @@ def test_the_proxy_password_reads_token_in_a_redirect_target_whatever_it_is(
     text = _error_through_proxy(password, answer)
     assert password not in text, text
     assert "redirects to http://x.example/[token]" in text, text
+
+
+def test_the_default_ca_bundle_is_loaded_by_the_first_handshake_and_used_for_it(
+    emu: Any, tls: Any, ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a CA bundle of auditor's own, the default TLS context (certifi's bundle) is made
+    when a connection first needs TLS, not with the client: a run against `http://` addresses
+    (a local mirror, the demo) does not load it. The handshake then verifies with it: here it
+    trusts the test CA, so the request goes through (with the stand-in, which trusts no CA,
+    every certificate would be refused)."""
+    import httpx
+
+    from auditor.fetch import deadline
+
+    monkeypatch.setattr(deadline, "_TLS", {})
+    with httpx.Client(transport=deadline.DeadlineTransport()) as client:
+        assert client.get(f"{emu.base_url}/").status_code > 0
+        assert deadline._TLS == {}  # plain HTTP: no TLS context made
+        trusting = ssl.create_default_context()
+        ca.configure_trust(trusting)
+        deadline._TLS[None] = trusting  # the default context, trusting the test CA
+        assert client.get(f"https://127.0.0.1:{tls[0]}/").status_code > 0
+        deadline._TLS.clear()  # without it, the default (certifi's bundle) refuses the test CA
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            client.get(f"https://localhost:{tls[1]}/")
+        assert None in deadline._TLS

@@ -159,6 +159,8 @@ class _Stream(httpcore.NetworkStream):
     ) -> httpcore.NetworkStream:
         limit = _left(timeout, httpcore.ConnectTimeout)
         _mark(self._proxy_tls)  # the proxy's own TLS, or the service's through the tunnel
+        if ssl_context is _DEFERRED:
+            ssl_context = _default_tls()
         return _Stream(self._inner.start_tls(ssl_context, server_hostname, limit))
 
     def get_extra_info(self, info: str) -> Any:
@@ -203,7 +205,10 @@ class DeadlineTransport(httpx.HTTPTransport):
 
     def __init__(self, network: Network | None = None) -> None:
         network = network or Network()
-        context = _tls_context(network)
+        # Without a CA bundle of its own, the default context (certifi's bundle, 17 ms to load)
+        # is made by the first TLS handshake: a run against an `http://` address (a local
+        # mirror, the demo) never pays for it.
+        context = _DEFERRED if network.ca_pem is None else _tls_context(network)
         super().__init__(verify=context, trust_env=False)
         # httpx has no parameter for the network backend: the pool it built is replaced by the
         # same pool on ours (same TLS context, httpx's default limits), or httpcore's own proxy
@@ -231,6 +236,19 @@ class DeadlineTransport(httpx.HTTPTransport):
 
 
 _TLS: dict[str | None, ssl.SSLContext] = {}
+
+# Stands in for the default TLS context until a handshake needs it (`_Stream.start_tls` swaps
+# it for `_default_tls()`). Never a handshake's own: it verifies certificates and host names
+# and trusts no CA, so were it ever used, every certificate would be refused.
+_DEFERRED = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _default_tls() -> ssl.SSLContext:
+    """The default TLS context (httpx's CA bundle, no environment), offering HTTP/1.1 alone as
+    httpcore sets on the context it is given (`_DEFERRED` got it instead)."""
+    context = _tls_context(Network())
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 def _tls_context(network: Network) -> ssl.SSLContext:

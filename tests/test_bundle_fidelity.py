@@ -1,0 +1,117 @@
+"""The evidence bundle judges as the run did: the copy of a policy file hides a secret literal
+only in the conditions that compare it with a secret place (reviewer R23 #1), and a value the
+data taught as a secret, written in another rule's pattern, is an escaped marker there, still
+a pattern of the same text (R23 #2). `run`, `export` and `verify` end to end, against the
+emulator; each rule's status in the run's findings.json and the bundle's is compared."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
+
+SONNET = "claude-sonnet-4-5"
+
+
+def _statuses(folder: Path) -> dict[str, str]:
+    data = json.loads((folder / "findings.json").read_text())
+    return {f["rule_id"]: f["status"] for f in data["findings"]}
+
+
+def _run_export_verify(
+    tmp_path: Path, policy: str, edit: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Plant a revision (`edit` of the newest settings), sync, `run --offline`, `export`,
+    `verify`: each command's (exit, stdout, stderr), the run's and the bundle's statuses and
+    the bundle's copy of the policy."""
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "p.yaml").write_text(policy)
+    got: dict[str, Any] = {}
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        edit(settings)
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        code, out, err = run_cli(["sync"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        pol = ["--policy", "p.yaml"]
+        for name, argv in (
+            ("run", ["run", "--offline", *pol, "--out", "run", "-o", "json"]),
+            ("export", ["export", *pol, "--out", "ev"]),
+            ("verify", ["verify", "ev"]),
+        ):
+            got[name] = run_cli(argv, env=env, cwd=tmp_path)
+    got["ran"] = _statuses(tmp_path / "run")
+    got["bundled"] = _statuses(tmp_path / "ev" / "reports")
+    got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
+    return got
+
+
+SAME_RULE = f"""rules:
+  - id: NO-SONNET
+    title: sonnet 4.5 is neither the default model nor ANTHROPIC_MODEL
+    severity: medium
+    target: settings
+    assert:
+      all:
+        - {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}
+        - {{path: env.ANTHROPIC_MODEL, not_equals: {SONNET}, default: unset}}
+"""
+
+
+def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
+    tmp_path: Path,
+) -> None:
+    """R23 #1: the copy hid the literal in both conditions, so the plain model was compared
+    with a marker: run `fail`, bundle `pass`, `verify` exit 0."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.get("env", {}).pop("ANTHROPIC_MODEL", None)
+
+    got = _run_export_verify(tmp_path, SAME_RULE, edit)
+    assert got["run"][0] == 1, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"]["NO-SONNET"] == "fail"
+    assert got["bundled"] == got["ran"]
+    text = got["copy"]
+    assert f"- {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}" in text, text
+    assert re.search(r'env\.ANTHROPIC_MODEL, not_equals: "\[secret fp:[0-9a-f]{8} len:17\]"', text)
+    assert got["verify"][0] == 0, got["verify"]
+
+
+PATTERN = f"""rules:
+  - id: NO-SONNET-DEFAULT
+    title: the default model is no sonnet 4.5
+    severity: medium
+    target: settings
+    assert: {{path: sessionDefaultSettings.model, not_matches: "{SONNET}"}}
+"""
+
+
+def test_a_secret_the_data_taught_is_an_escaped_marker_in_another_rule_s_pattern(
+    tmp_path: Path,
+) -> None:
+    """R23 #2: `env.ANTHROPIC_MODEL` holds the model, so it is a secret the store learned; the
+    copy wrote it into the pattern as `[secret fp:… len:17]`, a character class matching the
+    `c` of `claude-opus-4-1`: run `pass`, bundle `fail`, `verify` exit 0."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": "claude-opus-4-1"}
+        settings.setdefault("env", {})["ANTHROPIC_MODEL"] = SONNET
+
+    got = _run_export_verify(tmp_path, PATTERN, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"]["NO-SONNET-DEFAULT"] == "pass"
+    assert got["bundled"] == got["ran"]
+    assert SONNET not in got["copy"]
+    pattern = r'not_matches: "\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:17\\\\\]"'
+    assert re.search(pattern, got["copy"]), got["copy"]
+    assert got["verify"][0] == 0, got["verify"]

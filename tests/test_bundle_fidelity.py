@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,95 @@ def test_a_secret_the_data_taught_is_an_escaped_marker_in_another_rule_s_pattern
     pattern = r'not_matches: "\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:17\\\\\]"'
     assert re.search(pattern, got["copy"]), got["copy"]
     assert got["verify"][0] == 0, got["verify"]
+
+
+TOKEN = "hunter2-abcdef-0123-xyz"
+PREFIX = TOKEN[:19]  # a part literal of 16 characters or more: hidden at a secret place
+FLIPS = f"""rules:
+  - id: TOKEN-PREFIX
+    title: the deploy token is the team's
+    severity: medium
+    target: settings
+    assert: {{path: env.MY_TOKEN, starts_with: "{PREFIX}"}}
+  - id: DEF-MODEL
+    title: the default model is sonnet
+    severity: low
+    target: settings
+    assert: {{path: sessionDefaultSettings.model, equals: {SONNET}}}
+"""
+
+
+def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """A literal compared with a part of a hidden value (`starts_with`): `run` gives `error`
+    (a prefix cannot be compared with a marker), the bundle compares the copy's marker as
+    text (`fail`). `export` warns and manifest.json's `notReproduced` names that result, and
+    no other (DEF-MODEL is the same in both); `verify` notes it and still exits 0; a
+    `notReproduced` edited out of shape or naming another verdict than the re-run's does not
+    verify (reviewer R24 #1, #2: the reverted `verdictsDiffer` flagged an unchanged result and
+    missed a flipped one)."""
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "p.yaml").write_text(FLIPS)
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.setdefault("env", {})["MY_TOKEN"] = TOKEN
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+        argv = ["run", "--offline", "--policy", "p.yaml", "--out", "run", "-o", "json"]
+        run_cli(argv, env=env, cwd=tmp_path)
+        capsys.readouterr()
+        code, out, err = run_cli(
+            ["export", "--policy", "p.yaml", "--out", "ev"], env=env, cwd=tmp_path
+        )
+        assert code == 0, out + err
+        err += capsys.readouterr().err
+    ran, bundled = _statuses(tmp_path / "run"), _statuses(tmp_path / "ev" / "reports")
+    assert ran == {"TOKEN-PREFIX": "error", "DEF-MODEL": "pass"}, ran
+    assert bundled == {"TOKEN-PREFIX": "fail", "DEF-MODEL": "pass"}, bundled
+    manifest = json.loads((tmp_path / "ev" / "manifest.json").read_text())
+    assert manifest["notReproduced"] == [
+        {"rule": "TOKEN-PREFIX", "subject": "settings", "run": "error", "bundle": "fail"}
+    ]
+    assert (
+        "auditor: warning: 1 result(s) not reproducible from this bundle because the policy "
+        "copy hides a secret" in err
+    ), err
+    assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
+    assert "DEF-MODEL" not in err
+    assert PREFIX not in err + (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
+    code, out, err = run_cli(["verify", "ev"], env={}, cwd=tmp_path)
+    assert code == 0, out + err
+    assert (
+        "auditor: note: 1 result(s) not reproducible from this bundle because the policy copy"
+        in err
+    )
+    assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
+    for edited in ({"rule": "TOKEN-PREFIX"}, [{**manifest["notReproduced"][0], "bundle": "pass"}]):
+        copy_ = tmp_path / f"ev-{len(str(edited))}"
+        shutil.copytree(tmp_path / "ev", copy_)
+        changed = {**manifest, "notReproduced": edited}
+        (copy_ / "manifest.json").write_text(json.dumps(changed, indent=2))
+        code, out, err = run_cli(["verify", copy_.name], env={}, cwd=tmp_path)
+        assert code == 2, out + err
+        assert "manifest: notReproduced" in err, err
+
+
+def test_a_bundle_that_reproduces_the_run_names_no_result(tmp_path: Path) -> None:
+    """The copy hides the literal (R23 #1's rule) and every result is the run's: no
+    `notReproduced`, no warning."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.setdefault("env", {})["ANTHROPIC_MODEL"] = SONNET
+
+    got = _run_export_verify(tmp_path, SAME_RULE, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert '"redacted": true' in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["bundled"] == got["ran"] == {"NO-SONNET": "fail"}
+    assert "notReproduced" not in json.loads((tmp_path / "ev" / "manifest.json").read_text())
+    assert "not reproducible" not in got["export"][2] + got["verify"][2]

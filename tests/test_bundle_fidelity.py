@@ -208,3 +208,43 @@ def test_a_bundle_that_reproduces_the_run_names_no_result(tmp_path: Path) -> Non
     assert got["bundled"] == got["ran"] == {"NO-SONNET": "fail"}
     assert "notReproduced" not in json.loads((tmp_path / "ev" / "manifest.json").read_text())
     assert "not reproducible" not in got["export"][2] + got["verify"][2]
+
+
+CONTROLS = f"""defaults:
+  controls: ["{TOKEN}:CC6.1"]
+rules:
+  - id: TOKEN-SET
+    title: the deploy token is set
+    severity: medium
+    target: settings
+    controls: ["SOC2:{TOKEN}"]
+    assert: {{path: env.MY_TOKEN, exists: true}}
+"""
+
+
+def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
+    tmp_path: Path,
+) -> None:
+    """R24 #3: `run` worked, `export` exited 2 on its own copy (`"SOC2:[secret fp:… len:23]"
+    is not valid; expected a control id`), so no bundle could be made."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["MY_TOKEN"] = TOKEN
+
+    got = _run_export_verify(tmp_path, CONTROLS, edit)
+    assert got["run"][0] == 0, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    assert got["bundled"] == got["ran"] == {"TOKEN-SET": "pass"}
+    text = got["copy"]
+    marker = r"\[secret_fp:[0-9a-f]{8}_len:23\]"
+    assert re.search(rf'controls: \["SOC2:{marker}"\]', text), text
+    assert re.search(rf'controls: \["redacted:{marker}"\]', text), text
+    for path in (tmp_path / "ev").rglob("*"):
+        if path.is_file():
+            assert TOKEN not in path.read_text(errors="replace"), path
+    findings = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
+    assert findings["rules"][0]["controls"] == [
+        re.search(rf"redacted:{marker}", text)[0],  # type: ignore[index]
+        re.search(rf"SOC2:{marker}", text)[0],  # type: ignore[index]
+    ]

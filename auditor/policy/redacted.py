@@ -666,7 +666,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = node.value
-        if node.tag != "tag:yaml.org,2002:str" or (out := shown(value)) == value:
+        if node.tag != _STR_TAG or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
         said = f" {shown(note.group()[1:])}" if note else ""
@@ -758,7 +758,10 @@ def _rule_hidden(
     if not isinstance(root, MappingNode):
         return by_node, by_parts
     escaped = _MarkersEscaped(redact)
+    control = _ControlShown(redact)
     for key, value in root.value:
+        if isinstance(key, ScalarNode) and key.value == "defaults":
+            _controls_shown(value, ("defaults",), control, by_node, by_parts)
         if not (isinstance(key, ScalarNode) and key.value == "rules"):
             continue
         if not isinstance(value, SequenceNode):
@@ -770,6 +773,7 @@ def _rule_hidden(
             rid = fields.get("id")
             own = rules.get(rid.value) if isinstance(rid, ScalarNode) else None
             _, hide, places = own if own is not None else ((), None, {})
+            _controls_shown(item, ("rules", index), control, by_node, by_parts)
             for name, node in fields.items():
                 at: Parts = ("rules", index, name)
                 if name in _TEXT_KEYS and isinstance(node, ScalarNode) and hide is not None:
@@ -788,6 +792,62 @@ def _rule_hidden(
                     if out is not None:
                         by_node[id(scalar)] = by_parts[parts] = out
     return by_node, by_parts
+
+
+def _controls_shown(
+    node: Any,
+    at: Parts,
+    control: Redact,
+    by_node: dict[int, Redact],
+    by_parts: dict[Parts, Redact],
+) -> None:
+    """The items of `controls:` of the mapping `node` (a rule's item or `defaults`, at `at`)
+    shown by `control` (`_ControlShown`)."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    if not isinstance(node, MappingNode):
+        return
+    for key, value in node.value:
+        if (
+            isinstance(key, ScalarNode)
+            and key.value == "controls"
+            and isinstance(value, SequenceNode)
+        ):
+            for index, item in enumerate(value.value):
+                if isinstance(item, ScalarNode):
+                    by_node[id(item)] = by_parts[(*at, "controls", index)] = control
+
+
+#: A control id as the loader takes it (`policy.schema`: FRAMEWORK:ID, no space).
+_CONTROL_ID = re.compile(r"[A-Za-z0-9_.-]+:\S+")
+
+
+class _ControlShown:
+    """`redact` for a control id (`SOC2:CC6.1`), which has no space: each marker it writes in
+    one is written `[secret_fp:…_len:N]`, and a control whose framework part was the secret
+    is `redacted:` and its markers (so the copy is still a policy the loader takes; `run`
+    refused none, and `export` refused its own copy)."""
+
+    def __init__(self, redact: Redact) -> None:
+        self.redact = redact
+
+    def __call__(self, text: str) -> str:
+        from auditor.redact import MARKER_RE
+
+        out = self.redact(text)
+        if out == text:
+            return text
+        out = MARKER_RE.sub(lambda m: f"[secret_fp:{m['fp']}_len:{m['len']}]", out)
+        if not _CONTROL_ID.fullmatch(out) or self.redact(out) != out:
+            # the framework part was the secret, or what is left reads as one to a detector
+            # (`password:[secret_fp:…]`), which the bundle's evaluation would hide again
+            # under its scratch key: its markers alone
+            markers = re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out)
+            out = "redacted:" + "".join(markers)
+        return out
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _leaf_literals(places: Mapping[Parts, tuple[str, ...]], parts: Parts) -> tuple[str, ...]:
@@ -839,7 +899,7 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
-        if name not in _PATH_KEYS and node.tag == "tag:yaml.org,2002:str":
+        if name not in _PATH_KEYS and node.tag == _STR_TAG:
             yield node, name, parts
     elif isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):

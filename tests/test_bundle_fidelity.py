@@ -248,3 +248,47 @@ def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
         re.search(rf"redacted:{marker}", text)[0],  # type: ignore[index]
         re.search(rf"SOC2:{marker}", text)[0],  # type: ignore[index]
     ]
+
+
+PIN = 837492019374651234  # a number of 16 digits or more: credential-like, as its text is
+PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
+NUMBERS = f"""rules:
+  - id: PIN-1
+    title: the deploy PIN is not a leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.DEPLOY_PIN, not_in: [{PIN}, "{PHRASE}"]}}
+  - id: PIN-COUNT
+    title: a plain number elsewhere stays
+    severity: low
+    target: settings
+    assert: {{path: cleanupPeriodDays, not_in: [{PIN + 1}], default: 0}}
+"""
+
+
+def test_a_number_literal_compared_with_a_secret_place_is_hidden_as_a_text_one(
+    tmp_path: Path,
+) -> None:
+    """R22 #4: `env.DEPLOY_PIN not_in [N, "text"]` showed the text as its marker and the
+    number in clear beside it, in every report and in the bundle's copy (the settings' own
+    value, `"N"`, is its marker)."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = str(PIN)
+
+    got = _run_export_verify(tmp_path, NUMBERS, edit)
+    assert got["run"][0] == 1, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    assert got["ran"] == got["bundled"] == {"PIN-1": "fail", "PIN-COUNT": "pass"}
+    ran = (tmp_path / "run" / "findings.json").read_text()
+    assert str(PIN) not in ran and PHRASE not in ran
+    message = next(f["message"] for f in json.loads(ran)["findings"] if f["rule_id"] == "PIN-1")
+    marker = r"\[secret fp:[0-9a-f]{8} len:18\]"
+    assert re.search(rf'expected not to be one of \["{marker}","', message), message
+    assert re.search(rf'not_in: \["{marker}", "\[secret fp:', got["copy"]), got["copy"]
+    for path in (tmp_path / "ev").rglob("*"):
+        if path.is_file():
+            assert str(PIN) not in path.read_text(errors="replace"), path
+    # the plain place's number is no literal of a secret place: as written
+    assert f"cleanupPeriodDays, not_in: [{PIN + 1}]" in got["copy"]

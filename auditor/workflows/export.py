@@ -58,7 +58,13 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.redacted import RuleLiterals, hidden_literals, redacted_source
+from auditor.policy.conditions import Parts
+from auditor.policy.redacted import (
+    RuleLiterals,
+    hidden_literals,
+    hidden_places,
+    redacted_source,
+)
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.report.model import BUNDLE_NOT_COMPARED
@@ -114,6 +120,8 @@ class ExportRequest:
     sign_key: Path | None = None
     usage_days: int | None = 30  # the run's usage window (None: `--no-usage`)
     tokens: tuple[str, ...] = ()  # the command's own: a path holding one names it `[token]`
+    # a result the bundle judges otherwise than the run: its one line (None: on stderr)
+    warn: Callable[[str], None] | None = None
 
 
 # -- the stored data as JSON lines and CSV --------------------------------------------------
@@ -289,16 +297,20 @@ def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
 
 
 def _rule_literals(
-    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
+    redactor: Redactor,
+    literals: Mapping[str, tuple[str, ...]],
+    places: Mapping[str, Mapping[Parts, tuple[str, ...]]],
+    rule_ids: Iterable[str],
 ) -> RuleLiterals:
-    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
-    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
+    """Per rule id of a policy file, its secret literals (`hidden_literals`), the function
+    hiding them (`Redactor.literals_hidden`) and the conditions that compare each with a
+    secret place (`hidden_places`), for the rules that have any that can be."""
     out = {}
     for rule_id in rule_ids:
         found = literals.get(rule_id)
         hide = redactor.literals_hidden(found) if found else None
         if found and hide is not None:
-            out[rule_id] = (found, hide)
+            out[rule_id] = (found, hide, places.get(rule_id, {}))
     return out
 
 
@@ -335,7 +347,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
     # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is
     # learned, no path, selector, enum, other rule or file changes, nor a verdict
-    literals = hidden_literals(policy)
+    literals, places = hidden_literals(policy), hidden_places(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):
@@ -348,7 +360,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        own = _rule_literals(redactor, literals, pf.rule_ids)
+        own = _rule_literals(redactor, literals, places, pf.rule_ids)
         redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
@@ -454,6 +466,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     except StoreWriteError as exc:
         raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
+    differ = _not_reproduced(store, request, data) if _any_redacted(inputs) else []
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
         "tool": "auditor",
@@ -467,14 +480,116 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "findings": len(data.findings),
         "secrets": SECRETS_NOTE,
         "redaction": redaction_record(),
+        **({NOT_REPRODUCED: differ} if differ else {}),
         "files": {name: file_digest(out / name) for name in bundle_files(out)},
     }
+    if differ:
+        (request.warn or _warn)(not_reproduced_warning(differ))
     text = dumps_pretty(manifest)
     _write(out / MANIFEST, text)
     if key is not None:
         signature = key.sign(text.encode("utf-8"))
         _write(out / SIGNATURE, base64.b64encode(signature).decode("ascii") + "\n")
     return manifest
+
+
+#: The manifest's field naming each result the bundle judges otherwise than the run did.
+NOT_REPRODUCED = "notReproduced"
+#: Why such a result is not reproduced (the warning of `export`, the note of `verify`).
+NOT_REPRODUCED_WHY = "not reproducible from this bundle because the policy copy hides a secret"
+
+
+def _any_redacted(inputs: Mapping[str, Any]) -> bool:
+    """Whether a copy of an input file in the bundle differs from the file (`"redacted"`)."""
+    copies = [*inputs["policies"], inputs["waivers"], inputs["readinessModel"]]
+    return any(isinstance(c, dict) and c.get("redacted") for c in copies)
+
+
+class _Unrecorded:
+    """The export's store as `run_audit` reads it, recording nothing: no run, no evaluation
+    state (the export's own evaluation is no run a later one compares with)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def start_run(self, run_id: str, **_: Any) -> str:
+        return run_id
+
+    def finish_run(self, *_: Any, **__: Any) -> None:
+        return None
+
+    def complete_run(self, *_: Any, **__: Any) -> None:
+        return None
+
+    def save_eval_state(self, *_: Any, **__: Any) -> None:
+        return None
+
+
+def _not_reproduced(store: Store, request: ExportRequest, bundled: ReportData) -> list[JSON]:
+    """The results the bundle (`bundled`: its copies evaluated over its data, as `verify`
+    evaluates them) judges otherwise than `run` does with the same options: the policy,
+    waiver and model files as given, evaluated over the state file itself with its key and
+    memory of secrets (`run_audit`, nothing recorded). A copy hides a secret literal as its
+    marker, which the bundle compares as text where `run` compares by fingerprint, so a few
+    results can differ (README: Secrets); each is named, `rule`, `subject`, `run`, `bundle`."""
+    from typing import cast
+
+    from auditor.workflows.run import load_inputs
+
+    loaded = load_inputs(
+        request.policies,
+        request.waivers,
+        request.readiness_model,
+        cwd=request.cwd,
+        tokens=request.tokens,
+    )
+    options = AuditOptions(
+        run_id=request.run_id,
+        now=request.now,
+        api_address=request.api_address,
+        at=request.at,
+        all_revisions=request.all_revisions,
+        fail_on=request.fail_on,
+        list_table=list_table_from_config(request.diff_keys or {}),
+        usage_days=request.usage_days,
+    )
+    ran = run_audit(cast(Store, _Unrecorded(store)), loaded, options).data
+    run_status = {(f.rule_id, f.subject.key): f.status for f in ran.findings}
+    bundle_status = {(f.rule_id, f.subject.key): f.status for f in bundled.findings}
+    differ: list[JSON] = []
+    for key in sorted(run_status.keys() | bundle_status.keys()):
+        run, bundle = run_status.get(key, "absent"), bundle_status.get(key, "absent")
+        if run != bundle:
+            differ.append({"rule": key[0], "subject": key[1], "run": run, "bundle": bundle})
+    return differ
+
+
+def not_reproduced_warning(differ: Sequence[Any]) -> str:
+    """The line `export` warns with (and `verify` notes) of the results manifest.json's
+    `notReproduced` names."""
+    shown = "; ".join(
+        f"{d.get('rule')} on {d.get('subject')}: {d.get('run')} in the run, "
+        f"{d.get('bundle')} in the bundle"
+        for d in differ[:5]
+        if isinstance(d, dict)
+    )
+    more = f"; and {len(differ) - 5} more" if len(differ) > 5 else ""
+    return (
+        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY} (a secret literal is compared as its "
+        f"marker there): {shown}{more}; manifest.json's {NOT_REPRODUCED} names each"
+    )
+
+
+def _warn(line: str) -> None:
+    """A warning on stderr, as the commands give one."""
+    import sys
+
+    from auditor.common.escape import terminal_text
+
+    print(f"auditor: warning: {terminal_text(line)}", file=sys.stderr)
 
 
 #: What manifest.json says of the secrets in the bundle.
@@ -826,6 +941,8 @@ def evaluate_bundle(
 __all__ = [
     "BUNDLE_OUTPUTS",
     "MANIFEST",
+    "NOT_REPRODUCED",
+    "NOT_REPRODUCED_WHY",
     "PARAMETERS",
     "REPORTS_DIR",
     "SECRETS_NOTE",
@@ -837,6 +954,7 @@ __all__ = [
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
+    "not_reproduced_warning",
     "redaction_record",
     "write_tables",
 ]

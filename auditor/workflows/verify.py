@@ -38,6 +38,7 @@ from auditor.workflows.export import (
     BUNDLE_OUTPUTS,
     MANIFEST,
     MANIFEST_MAX_BYTES,
+    NOT_REPRODUCED,
     PARAMETERS,
     REPORTS_DIR,
     SECRETS_NOTE,
@@ -47,6 +48,7 @@ from auditor.workflows.export import (
     evaluate_bundle,
     file_digest,
     load_public_key,
+    not_reproduced_warning,
     redaction_record,
     write_tables,
 )
@@ -295,6 +297,55 @@ def _written_version(bundle: Path) -> Any:
     return _head_value(bundle, _TOOL_HEAD, 4096)
 
 
+#: The fields of one entry of manifest.json's `notReproduced` (`export._not_reproduced`).
+_NOT_REPRODUCED_KEYS = ("rule", "subject", "run", "bundle")
+
+
+def _not_reproduced(manifest: dict[str, Any], out: Verification) -> list[dict[str, str]] | None:
+    """manifest.json's `notReproduced` (the results `export` found the bundle judges otherwise
+    than the run: a policy copy hides a secret), noted once read; a problem when it is not a
+    non-empty list of such entries (None then, and when there is none: a bundle whose every
+    result is the run's has no such field)."""
+    if NOT_REPRODUCED not in manifest:
+        return None
+    differ = manifest[NOT_REPRODUCED]
+    if (
+        not isinstance(differ, list)
+        or not differ
+        or not all(
+            isinstance(d, dict)
+            and sorted(d) == sorted(_NOT_REPRODUCED_KEYS)
+            and all(isinstance(v, str) for v in d.values())
+            for d in differ
+        )
+    ):
+        out.problems.append(
+            f"manifest: {NOT_REPRODUCED} is {_shown_value(differ)}, but auditor writes a "
+            "non-empty list of {rule, subject, run, bundle}"
+        )
+        return None
+    out.notes.append(not_reproduced_warning(differ))
+    return differ
+
+
+def _check_not_reproduced(
+    differ: list[dict[str, str]] | None, data: ReportData, out: Verification
+) -> None:
+    """Each `notReproduced` entry's `bundle` verdict is the re-run's (its `run` verdict is
+    the state file's, which the bundle cannot show)."""
+    if not differ:
+        return
+    rerun = {(f.rule_id, f.subject.key): f.status for f in data.findings}
+    for entry in differ:
+        got = rerun.get((entry["rule"], entry["subject"]), "absent")
+        if got != entry["bundle"]:
+            out.problems.append(
+                f"manifest: {NOT_REPRODUCED} says {_shown_value(entry['rule'])} on "
+                f"{_shown_value(entry['subject'])} is {_shown_value(entry['bundle'])} in the "
+                f"bundle, but the re-run of the bundle gives {_shown_value(got)}"
+            )
+
+
 def _check_present(manifest: dict[str, Any], made_by: Any, written: Any, out: Verification) -> None:
     """Each fact field the release that made the bundle writes, named when missing: the
     release its `toolVersion` says, and the one findings.json says wrote it (so a manifest
@@ -323,7 +374,7 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
     written = _written_version(bundle)
     _check_present(manifest, made_by, written, out)
     for name in manifest:
-        if name != "files" and name not in _FROM_FILES + _FROM_RERUN:
+        if name not in ("files", NOT_REPRODUCED) and name not in _FROM_FILES + _FROM_RERUN:
             out.problems.append(
                 f"manifest: {escape.shorten(name, 40)} is not a field auditor writes "
                 f"({_shown_value(manifest[name])} cannot be checked){note}"
@@ -591,7 +642,7 @@ def _release_note(made_by: Any) -> str:
     )
 
 
-def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
+def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: Any = None) -> None:
     note = _release_note(manifest.get("toolVersion"))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
@@ -626,6 +677,7 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any]) -> None:
             )
             return
         derived.check(manifest, len(data.findings), out, note)
+        _check_not_reproduced(differ, data, out)
         for name in TABLES:
             source = "reports.jsonl" if name == "reports.csv" else "revisions.jsonl"
             what = f"re-run: {name} differs from what {source} gives"
@@ -728,9 +780,10 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
     out = Verification()
     _check_files(bundle, manifest["files"], out)
     _check_facts(bundle, manifest, out)
+    differ = _not_reproduced(manifest, out)
     _check_signature(bundle, raw, key, out)
     if rerun:
-        _rerun(bundle, out, manifest)
+        _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
     return out

@@ -1,0 +1,294 @@
+"""The evidence bundle judges as the run did: the copy of a policy file hides a secret literal
+only in the conditions that compare it with a secret place (reviewer R23 #1), and a value the
+data taught as a secret, written in another rule's pattern, is an escaped marker there, still
+a pattern of the same text (R23 #2). `run`, `export` and `verify` end to end, against the
+emulator; each rule's status in the run's findings.json and the bundle's is compared."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
+
+SONNET = "claude-sonnet-4-5"
+
+
+def _statuses(folder: Path) -> dict[str, str]:
+    data = json.loads((folder / "findings.json").read_text())
+    return {f["rule_id"]: f["status"] for f in data["findings"]}
+
+
+def _run_export_verify(
+    tmp_path: Path, policy: str, edit: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Plant a revision (`edit` of the newest settings), sync, `run --offline`, `export`,
+    `verify`: each command's (exit, stdout, stderr), the run's and the bundle's statuses and
+    the bundle's copy of the policy."""
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "p.yaml").write_text(policy)
+    got: dict[str, Any] = {}
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        edit(settings)
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        code, out, err = run_cli(["sync"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        pol = ["--policy", "p.yaml"]
+        for name, argv in (
+            ("run", ["run", "--offline", *pol, "--out", "run", "-o", "json"]),
+            ("export", ["export", *pol, "--out", "ev"]),
+            ("verify", ["verify", "ev"]),
+        ):
+            got[name] = run_cli(argv, env=env, cwd=tmp_path)
+    got["ran"] = _statuses(tmp_path / "run")
+    got["bundled"] = _statuses(tmp_path / "ev" / "reports")
+    got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
+    return got
+
+
+SAME_RULE = f"""rules:
+  - id: NO-SONNET
+    title: sonnet 4.5 is neither the default model nor ANTHROPIC_MODEL
+    severity: medium
+    target: settings
+    assert:
+      all:
+        - {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}
+        - {{path: env.ANTHROPIC_MODEL, not_equals: {SONNET}, default: unset}}
+"""
+
+
+def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
+    tmp_path: Path,
+) -> None:
+    """R23 #1: the copy hid the literal in both conditions, so the plain model was compared
+    with a marker: run `fail`, bundle `pass`, `verify` exit 0."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.get("env", {}).pop("ANTHROPIC_MODEL", None)
+
+    got = _run_export_verify(tmp_path, SAME_RULE, edit)
+    assert got["run"][0] == 1, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"]["NO-SONNET"] == "fail"
+    assert got["bundled"] == got["ran"]
+    text = got["copy"]
+    assert f"- {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}" in text, text
+    assert re.search(r'env\.ANTHROPIC_MODEL, not_equals: "\[secret fp:[0-9a-f]{8} len:17\]"', text)
+    assert got["verify"][0] == 0, got["verify"]
+
+
+PATTERN = f"""rules:
+  - id: NO-SONNET-DEFAULT
+    title: the default model is no sonnet 4.5
+    severity: medium
+    target: settings
+    assert: {{path: sessionDefaultSettings.model, not_matches: "{SONNET}"}}
+"""
+
+
+def test_a_secret_the_data_taught_is_an_escaped_marker_in_another_rule_s_pattern(
+    tmp_path: Path,
+) -> None:
+    """R23 #2: `env.ANTHROPIC_MODEL` holds the model, so it is a secret the store learned; the
+    copy wrote it into the pattern as `[secret fp:… len:17]`, a character class matching the
+    `c` of `claude-opus-4-1`: run `pass`, bundle `fail`, `verify` exit 0."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": "claude-opus-4-1"}
+        settings.setdefault("env", {})["ANTHROPIC_MODEL"] = SONNET
+
+    got = _run_export_verify(tmp_path, PATTERN, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"]["NO-SONNET-DEFAULT"] == "pass"
+    assert got["bundled"] == got["ran"]
+    assert SONNET not in got["copy"]
+    pattern = r'not_matches: "\\\\\[secret\\\\ fp:[0-9a-f]{8}\\\\ len:17\\\\\]"'
+    assert re.search(pattern, got["copy"]), got["copy"]
+    assert got["verify"][0] == 0, got["verify"]
+
+
+TOKEN = "hunter2-abcdef-0123-xyz"
+PREFIX = TOKEN[:19]  # a part literal of 16 characters or more: hidden at a secret place
+FLIPS = f"""rules:
+  - id: TOKEN-PREFIX
+    title: the deploy token is the team's
+    severity: medium
+    target: settings
+    assert: {{path: env.MY_TOKEN, starts_with: "{PREFIX}"}}
+  - id: DEF-MODEL
+    title: the default model is sonnet
+    severity: low
+    target: settings
+    assert: {{path: sessionDefaultSettings.model, equals: {SONNET}}}
+"""
+
+
+def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """A literal compared with a part of a hidden value (`starts_with`): `run` gives `error`
+    (a prefix cannot be compared with a marker), the bundle compares the copy's marker as
+    text (`fail`). `export` warns and manifest.json's `notReproduced` names that result, and
+    no other (DEF-MODEL is the same in both); `verify` notes it and still exits 0; a
+    `notReproduced` edited out of shape or naming another verdict than the re-run's does not
+    verify (reviewer R24 #1, #2: the reverted `verdictsDiffer` flagged an unchanged result and
+    missed a flipped one)."""
+    from auditor.emulator import start_emulator
+    from tests.test_secrets_canary import _append
+
+    (tmp_path / "p.yaml").write_text(FLIPS)
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.setdefault("env", {})["MY_TOKEN"] = TOKEN
+        _append(e.dataset, settings, "admin")
+        env = emulator_env(e, tmp_path / "state.db")
+        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+        argv = ["run", "--offline", "--policy", "p.yaml", "--out", "run", "-o", "json"]
+        run_cli(argv, env=env, cwd=tmp_path)
+        capsys.readouterr()
+        code, out, err = run_cli(
+            ["export", "--policy", "p.yaml", "--out", "ev"], env=env, cwd=tmp_path
+        )
+        assert code == 0, out + err
+        err += capsys.readouterr().err
+    ran, bundled = _statuses(tmp_path / "run"), _statuses(tmp_path / "ev" / "reports")
+    assert ran == {"TOKEN-PREFIX": "error", "DEF-MODEL": "pass"}, ran
+    assert bundled == {"TOKEN-PREFIX": "fail", "DEF-MODEL": "pass"}, bundled
+    manifest = json.loads((tmp_path / "ev" / "manifest.json").read_text())
+    assert manifest["notReproduced"] == [
+        {"rule": "TOKEN-PREFIX", "subject": "settings", "run": "error", "bundle": "fail"}
+    ]
+    assert (
+        "auditor: warning: 1 result(s) not reproducible from this bundle because the policy "
+        "copy hides a secret" in err
+    ), err
+    assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
+    assert "DEF-MODEL" not in err
+    assert PREFIX not in err + (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
+    code, out, err = run_cli(["verify", "ev"], env={}, cwd=tmp_path)
+    assert code == 0, out + err
+    assert (
+        "auditor: note: 1 result(s) not reproducible from this bundle because the policy copy"
+        in err
+    )
+    assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
+    for edited in ({"rule": "TOKEN-PREFIX"}, [{**manifest["notReproduced"][0], "bundle": "pass"}]):
+        copy_ = tmp_path / f"ev-{len(str(edited))}"
+        shutil.copytree(tmp_path / "ev", copy_)
+        changed = {**manifest, "notReproduced": edited}
+        (copy_ / "manifest.json").write_text(json.dumps(changed, indent=2))
+        code, out, err = run_cli(["verify", copy_.name], env={}, cwd=tmp_path)
+        assert code == 2, out + err
+        assert "manifest: notReproduced" in err, err
+
+
+def test_a_bundle_that_reproduces_the_run_names_no_result(tmp_path: Path) -> None:
+    """The copy hides the literal (R23 #1's rule) and every result is the run's: no
+    `notReproduced`, no warning."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+        settings.setdefault("env", {})["ANTHROPIC_MODEL"] = SONNET
+
+    got = _run_export_verify(tmp_path, SAME_RULE, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert '"redacted": true' in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["bundled"] == got["ran"] == {"NO-SONNET": "fail"}
+    assert "notReproduced" not in json.loads((tmp_path / "ev" / "manifest.json").read_text())
+    assert "not reproducible" not in got["export"][2] + got["verify"][2]
+
+
+CONTROLS = f"""defaults:
+  controls: ["{TOKEN}:CC6.1"]
+rules:
+  - id: TOKEN-SET
+    title: the deploy token is set
+    severity: medium
+    target: settings
+    controls: ["SOC2:{TOKEN}"]
+    assert: {{path: env.MY_TOKEN, exists: true}}
+"""
+
+
+def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
+    tmp_path: Path,
+) -> None:
+    """R24 #3: `run` worked, `export` exited 2 on its own copy (`"SOC2:[secret fp:… len:23]"
+    is not valid; expected a control id`), so no bundle could be made."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["MY_TOKEN"] = TOKEN
+
+    got = _run_export_verify(tmp_path, CONTROLS, edit)
+    assert got["run"][0] == 0, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    assert got["bundled"] == got["ran"] == {"TOKEN-SET": "pass"}
+    text = got["copy"]
+    marker = r"\[secret_fp:[0-9a-f]{8}_len:23\]"
+    assert re.search(rf'controls: \["SOC2:{marker}"\]', text), text
+    assert re.search(rf'controls: \["redacted:{marker}"\]', text), text
+    for path in (tmp_path / "ev").rglob("*"):
+        if path.is_file():
+            assert TOKEN not in path.read_text(errors="replace"), path
+    findings = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
+    assert findings["rules"][0]["controls"] == [
+        re.search(rf"redacted:{marker}", text)[0],  # type: ignore[index]
+        re.search(rf"SOC2:{marker}", text)[0],  # type: ignore[index]
+    ]
+
+
+PIN = 837492019374651234  # a number of 16 digits or more: credential-like, as its text is
+PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
+NUMBERS = f"""rules:
+  - id: PIN-1
+    title: the deploy PIN is not a leaked one
+    severity: high
+    target: settings
+    assert: {{path: env.DEPLOY_PIN, not_in: [{PIN}, "{PHRASE}"]}}
+  - id: PIN-COUNT
+    title: a plain number elsewhere stays
+    severity: low
+    target: settings
+    assert: {{path: cleanupPeriodDays, not_in: [{PIN + 1}], default: 0}}
+"""
+
+
+def test_a_number_literal_compared_with_a_secret_place_is_hidden_as_a_text_one(
+    tmp_path: Path,
+) -> None:
+    """R22 #4: `env.DEPLOY_PIN not_in [N, "text"]` showed the text as its marker and the
+    number in clear beside it, in every report and in the bundle's copy (the settings' own
+    value, `"N"`, is its marker)."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = str(PIN)
+
+    got = _run_export_verify(tmp_path, NUMBERS, edit)
+    assert got["run"][0] == 1, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    assert got["ran"] == got["bundled"] == {"PIN-1": "fail", "PIN-COUNT": "pass"}
+    ran = (tmp_path / "run" / "findings.json").read_text()
+    assert str(PIN) not in ran and PHRASE not in ran
+    message = next(f["message"] for f in json.loads(ran)["findings"] if f["rule_id"] == "PIN-1")
+    marker = r"\[secret fp:[0-9a-f]{8} len:18\]"
+    assert re.search(rf'expected not to be one of \["{marker}","', message), message
+    assert re.search(rf'not_in: \["{marker}", "\[secret fp:', got["copy"]), got["copy"]
+    for path in (tmp_path / "ev").rglob("*"):
+        if path.is_file():
+            assert str(PIN) not in path.read_text(errors="replace"), path
+    # the plain place's number is no literal of a secret place: as written
+    assert f"cleanupPeriodDays, not_in: [{PIN + 1}]" in got["copy"]

@@ -19,6 +19,7 @@ from auditor.cli.common import (
 from auditor.cli.signals import held, ignore_from_now
 from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
+from auditor.common.escape import terminal_text
 from auditor.config import org_label
 from auditor.errors import EXIT_OK
 from auditor.redact.shown import printed_path
@@ -60,6 +61,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             diff_keys=dict(config.diff_keys),
             sign_key=Path(ctx.cwd) / args.sign_key if args.sign_key else None,
             usage_days=None if args.no_usage else DEFAULT_DAYS,
+            warn=lambda line: print(f"auditor: warning: {terminal_text(line)}", file=ctx.stderr),
         )
 
         def finish(manifest: dict[str, JSON]) -> None:

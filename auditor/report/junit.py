@@ -227,10 +227,19 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
     message_of, evidence_of, since_of = details.message, details.evidence, details.since
     remediation_of = details.remediation
     batch: list[bytes] = []
+    # What a rule's facts decide (a suite's findings share them), made once per facts object:
+    # the remediation's line (None without one) and the failure type of a `fail`.
+    facts: object = None
+    remediation: bytes | None = None
+    severity = b""
     for f in findings:
         status = f.status
         name, moving = _case_name(f.subject)
         if status == "fail" or status in OPEN_STATUSES:
+            if f.facts is not facts:
+                facts = f.facts
+                remediation = remediation_of(f.remediation) if f.remediation else None
+                severity = _name(f.severity)
             attr, line = message_of(f.message)
             lines = [line]
             expired = details.expired(f)
@@ -243,21 +252,20 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
             since = since_of(f)
             if since:
                 lines.append(since)
-            if f.remediation:
-                lines.append(remediation_of(f.remediation))
+            if remediation is not None:
+                lines.append(remediation)
             if moving:
                 lines.append(_text(f"Subject: {f.subject.label}").encode())
             fp = f.fingerprint
             lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
-            kind, what = (
-                (b"failure", f.severity)
-                if status == "fail"
-                else ((b"failure", status) if status == "unknown" else (b"error", status))
-            )
+            if status == "fail":
+                kind, what = b"failure", severity
+            else:
+                kind, what = (b"failure" if status == "unknown" else b"error"), _name(status)
             batch.append(
                 b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
                 b"    </testcase>\n"
-                % (name, tail, kind, _name(what), attr, b"\n".join(lines), kind)
+                % (name, tail, kind, what, attr, b"\n".join(lines), kind)
             )
         elif status == "pass":  # no outcome (`_outcome`)
             batch.append(b'    <testcase name="%s"%s />\n' % (name, tail))

@@ -86,6 +86,25 @@ CASES = {
     "no-revisions": lambda: replace(
         build_report_data(), failing_by_revision=(), inputs=InputDigest()
     ),
+    # findings.json writes a batch of revisions as text only when every number is an int and
+    # every hash ASCII letters and digits: a batch with any other item is dumped (each here)
+    "odd-revisions": lambda: replace(
+        build_report_data(),
+        inputs=InputDigest(
+            revisions_evaluated=(
+                *((n, f"{n:064x}") for n in range(1, 1500)),  # a batch of text, then …
+                (1500, 'a"b'),
+                (1501, "a\u202eb"),
+                (1502, "\u00e9"),
+                (True, "ab"),
+                (2**70, "ab"),
+                (-3, ""),
+                (1503, "x" * 3000),
+                (1.5, "ab"),  # … dumped ones …
+                *((n, f"{n:064x}") for n in range(1600, 2700)),  # … and text again
+            ),
+        ),
+    ),
 }
 
 

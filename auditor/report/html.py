@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import importlib.util
 import re
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence

@@ -264,8 +264,7 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
                 kind, what = (b"failure" if status == "unknown" else b"error"), _name(status)
             batch.append(
                 b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
-                b"    </testcase>\n"
-                % (name, tail, kind, what, attr, b"\n".join(lines), kind)
+                b"    </testcase>\n" % (name, tail, kind, what, attr, b"\n".join(lines), kind)
             )
         elif status == "pass":  # no outcome (`_outcome`)
             batch.append(b'    <testcase name="%s"%s />\n' % (name, tail))

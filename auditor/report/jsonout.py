@@ -366,7 +366,10 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
         for batch in _batches(data.findings)
     )
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
-    revisions = map(_revision_items, _batches(data.inputs.revisions_evaluated, 1024))
+    revisions = (
+        [{"revision": r, "sha256": h} for r, h in batch]
+        for batch in _batches(data.inputs.revisions_evaluated, 1024)
+    )
     yield from spliced_lists(
         document,
         [("findings", 1, findings), ("failing_by_revision", 1, failing),
@@ -375,26 +378,12 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     )  # fmt: skip
 
 
-def _revision_items(batch: list[tuple[Any, Any]]) -> list[dict[str, Any]] | bytes:
-    """A batch of `inputs.revisions_evaluated`'s items, `{"revision": r, "sha256": h}` each, for
-    `spliced_lists` at depth 2: as their text when every number is an `int` and every hash
-    ASCII letters and digits (nothing a dump would escape or `json_inert` rewrite; a dump per
-    batch of 1,024 dicts, made and serialized, cost about 2.7 ms of a 10,000-revision run),
-    else as the dicts, dumped as before."""
-    if all(type(r) is int and type(h) is str and h.isascii() and h.isalnum() for r, h in batch):
-        return ",".join(
-            f'\n      {{\n        "revision": {r},\n        "sha256": "{h}"\n      }}'
-            for r, h in batch
-        ).encode("ascii")
-    return [{"revision": r, "sha256": h} for r, h in batch]
-
-
 T = TypeVar("T")
 
 
 def spliced_lists(
     document: dict[str, Any],
-    lists: Sequence[tuple[str, int, Iterable[list[Any] | bytes]]],
+    lists: Sequence[tuple[str, int, Iterable[list[Any]]]],
     *,
     dump: Callable[[Any], bytes],
 ) -> Iterator[bytes]:
@@ -403,9 +392,7 @@ def spliced_lists(
     they are given in the order the text has them (a key may come again, at its next place in
     the text). Lines of serialized JSON never hold a raw newline (nor can a string hold one),
     so a list is found by its line. The text stays bytes, as orjson gives it: decoding it to
-    write it encoded again cost about as much as serializing it. A batch given as bytes is
-    its items' text already, as a dump would place it (each item after a line break and its
-    indent, joined by commas)."""
+    write it encoded again cost about as much as serializing it."""
     text = dump(document)
     start = 0
     for key, depth, items in lists:
@@ -427,11 +414,8 @@ def spliced_lists(
         for batch in items:
             if not batch:
                 continue
-            if isinstance(batch, bytes):
-                body = batch
-            else:
-                listed = dump(_nested(batch, depth))
-                body = listed[head : len(listed) - tail]
+            listed = dump(_nested(batch, depth))
+            body = listed[head : len(listed) - tail]
             yield body if first else b"," + body
             first = False
         yield b"\n" + pad + b"]" if not first else b"]"

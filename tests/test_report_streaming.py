@@ -86,13 +86,12 @@ CASES = {
     "no-revisions": lambda: replace(
         build_report_data(), failing_by_revision=(), inputs=InputDigest()
     ),
-    # findings.json writes a batch of revisions as text only when every number is an int and
-    # every hash ASCII letters and digits: a batch with any other item is dumped (each here)
+    # revisions evaluated that are not a number and a hex digest, among batches that are
     "odd-revisions": lambda: replace(
         build_report_data(),
         inputs=InputDigest(
             revisions_evaluated=(
-                *((n, f"{n:064x}") for n in range(1, 1500)),  # a batch of text, then …
+                *((n, f"{n:064x}") for n in range(1, 1500)),
                 (1500, 'a"b'),
                 (1501, "a\u202eb"),
                 (1502, "\u00e9"),

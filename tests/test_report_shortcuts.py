@@ -7,22 +7,31 @@ invisible character for `json_inert`, must not slip past a shortcut into a repor
 - junit.xml and findings.sarif skip `xml_text`/`clean_text` for printable text, and JUnit
   escapes each line of a failure alone (cleaning must go character by character);
 - findings.json, SARIF and OSCAL look for `json_inert`'s characters a lead byte at a time
-  (`jsonout.inert_json`/`inert_utf8`) instead of `escape.inert_bytes`' one pattern.
+  (`jsonout.inert_json`/`inert_utf8`) instead of `escape.inert_bytes`' one pattern, an E2 lead
+  byte by `bytes.find` and the two bytes after it;
+- report.html picks a rule's shown rows (`kept_rows`) from keys sorted once, not by heaps with
+  a key function, and makes its chart's runs of revisions in one pass: the same rows and runs
+  as the code they replace (kept here as the reference).
 """
 
 from __future__ import annotations
 
+import heapq
+import re
 import sys
+from types import SimpleNamespace
+from typing import Any
 
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
 from auditor.common.escape import clean_text, inert_bytes, xml_text
-from auditor.report import junit, sarif
-from auditor.report.html import environment
+from auditor.report import charts, junit, sarif
+from auditor.report.charts import Span
+from auditor.report.html import environment, kept_rows
 from auditor.report.htmlrows import Escaper, html_escape
-from auditor.report.jsonout import inert_json, inert_utf8
+from auditor.report.jsonout import _has_e2_invisible, inert_json, inert_utf8
 
 EVERY = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
 
@@ -79,3 +88,83 @@ def test_the_lead_byte_scan_finds_every_character_the_pattern_finds() -> None:
 def test_junit_escapes_lines_alone_as_it_escaped_them_joined(lines: list[str]) -> None:
     assert "\n".join(junit._text(line) for line in lines) == junit._text("\n".join(lines))
     assert "".join(clean_text(line) for line in lines) == clean_text("".join(lines))
+
+
+def test_the_e2_scan_finds_what_the_pattern_finds() -> None:
+    pattern = re.compile(rb"\xe2(?:\x80[\x8e\x8f\xa8-\xae]|\x81[\xa6-\xa9])")
+    pieces = [b"a", b"\xe2", b"\x80", b"\x81", b"\x8e", b"\xa5", b"\xa6", b"\xa9", b"\xaa", b"\xae"]
+    pieces += [b"\xaf", b"\x94", b"\xe2\x80\x94", b"\xe2\x80", b"\xe2\x81"]
+    texts = [b"", *pieces, *(a + b + c for a in pieces for b in pieces for c in pieces)]
+    texts += [f"x{chr(c)}y\u2014".encode() for c in range(0x2000, 0x2100)]
+    for raw in texts:
+        assert _has_e2_invisible(raw) == (pattern.search(raw) is not None), raw
+
+
+def _kept_rows_before(items: list[Any], cap: int) -> tuple[tuple[Any, ...], bool]:
+    """`kept_rows` as it was written with `heapq.nlargest` and key functions (the reference)."""
+    if len(items) <= cap:
+        return tuple(items), False
+
+    def new(n: int) -> bool:
+        return bool(items[n].lifecycle == "new")
+
+    if not any(f.subject.revision is not None for f in items):
+        chosen = heapq.nlargest(cap, range(len(items)), key=lambda n: (new(n), -n))
+        return tuple(items[n] for n in sorted(chosen)), False
+
+    def revision(n: int) -> tuple[int, int]:
+        rev = items[n].subject.revision
+        return (-1 if rev is None else rev, n)
+
+    newest = set(heapq.nlargest(cap // 2, range(len(items)), key=revision))
+    rest = (n for n in range(len(items)) if n not in newest)
+    more = heapq.nlargest(cap - len(newest), rest, key=lambda n: (new(n), *revision(n)))
+    chosen = sorted(newest.union(more))
+    kept = set(chosen)
+    left = [revision(n) for n in range(len(items)) if n not in kept]
+    oldest = max(left) < min(revision(n) for n in chosen)
+    return tuple(items[n] for n in chosen), oldest
+
+
+_RESULT = st.builds(
+    lambda rev, life: SimpleNamespace(
+        subject=SimpleNamespace(revision=rev), lifecycle=life, marks=(None, None, life, None)
+    ),
+    st.one_of(st.none(), st.integers(-3, 30)),
+    st.sampled_from(["new", "persisting", None]),
+)
+
+
+@given(
+    st.one_of(
+        st.lists(_RESULT, max_size=60),
+        st.lists(_RESULT.filter(lambda f: f.subject.revision is None), max_size=60),
+    ),
+    st.integers(-2, 40),
+)
+def test_kept_rows_keeps_the_rows_the_heaps_kept(items: list[Any], cap: int) -> None:
+    def outcome(pick: Any) -> Any:
+        try:
+            return pick(items, cap)
+        except ValueError as exc:  # a cap of 0 with revisions: nothing kept, both refuse
+            return type(exc)
+
+    assert outcome(kept_rows) == outcome(_kept_rows_before)
+
+
+def _spans_before(points: list[tuple[int, int]]) -> list[Span]:
+    runs: list[Span] = []
+    for rev, count in sorted(points):
+        last = runs[-1] if runs else None
+        if last is not None and last.failing == count and last.last + 1 == rev:
+            runs[-1] = Span(last.first, rev, count)
+        else:
+            runs.append(Span(rev, rev, count))
+    return runs
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3)), max_size=80))
+def test_the_charts_runs_are_made_as_before(points: list[tuple[int, int]]) -> None:
+    assert charts.spans(points) == _spans_before(points)
+    chart = charts.failing_chart(points)
+    assert chart is None or list(chart.spans) == _spans_before(points)

@@ -86,6 +86,24 @@ CASES = {
     "no-revisions": lambda: replace(
         build_report_data(), failing_by_revision=(), inputs=InputDigest()
     ),
+    # revisions evaluated that are not a number and a hex digest, among batches that are
+    "odd-revisions": lambda: replace(
+        build_report_data(),
+        inputs=InputDigest(
+            revisions_evaluated=(
+                *((n, f"{n:064x}") for n in range(1, 1500)),
+                (1500, 'a"b'),
+                (1501, "a\u202eb"),
+                (1502, "\u00e9"),
+                (True, "ab"),
+                (2**70, "ab"),
+                (-3, ""),
+                (1503, "x" * 3000),
+                (1.5, "ab"),  # … dumped ones …
+                *((n, f"{n:064x}") for n in range(1600, 2700)),  # … and text again
+            ),
+        ),
+    ),
 }
 
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import importlib.util
 import re
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 from markupsafe import Markup
@@ -110,26 +109,36 @@ def kept_rows(items: Sequence[Finding], cap: int) -> tuple[tuple[Finding, ...], 
     revision (repositories, `org`) keep every `new` finding, then the first."""
     if len(items) <= cap:
         return tuple(items), False
-    if not any(f.subject.revision is not None for f in items):
-        chosen = heapq.nlargest(cap, range(len(items)), key=lambda n: (_is_new(items[n]), -n))
-        return tuple(items[n] for n in sorted(chosen)), False
+    # Each result's keys made once and sorted in C (`heapq.nlargest` with a key function ran a
+    # Python loop over every result of the rule): each key ends in the result's index, so no
+    # two are equal and the largest are the ones `nlargest` picks.
+    count = len(items)
+    revisions = [f.subject.revision for f in items]
+    fresh = [f.marks[2] == "new" for f in items]  # the `new` ones first
+    if all(rev is None for rev in revisions):  # the first `new` ones, then the first others
+        news = [n for n in range(count) if fresh[n]][: max(cap, 0)]
+        others = [n for n in range(count) if not fresh[n]][: max(cap - len(news), 0)]
+        return tuple(items[n] for n in sorted(news + others)), False
 
-    def revision(n: int) -> tuple[int, int]:
-        rev = items[n].subject.revision
-        return (-1 if rev is None else rev, n)
-
-    newest = set(heapq.nlargest(cap // 2, range(len(items)), key=revision))
-    rest = (n for n in range(len(items)) if n not in newest)
-    more = heapq.nlargest(cap - len(newest), rest, key=lambda n: (_is_new(items[n]), *revision(n)))
-    chosen = sorted(newest.union(more))
+    numbers = [-1 if rev is None else rev for rev in revisions]
+    revision = list(zip(numbers, range(count), strict=True))  # (rev, n)
+    newest = {t[1] for t in _largest(sorted(revision), cap // 2)}
+    rest = sorted(
+        (fresh[n], numbers[n], n) for n in range(count) if n not in newest
+    )  # (new, rev, n)
+    chosen = sorted(newest.union(t[2] for t in _largest(rest, cap - len(newest))))
     kept = set(chosen)
-    left = [revision(n) for n in range(len(items)) if n not in kept]
-    oldest = max(left) < min(revision(n) for n in chosen)
+    left = [revision[n] for n in range(count) if n not in kept]
+    oldest = max(left) < min(revision[n] for n in chosen)
     return tuple(items[n] for n in chosen), oldest
 
 
-def _is_new(f: Finding) -> bool:
-    return f.lifecycle == "new"
+T = TypeVar("T")
+
+
+def _largest(ordered: list[T], k: int) -> list[T]:
+    """The `k` largest of a sorted list (none for `k` <= 0)."""
+    return ordered[max(0, len(ordered) - k) :] if k > 0 else []
 
 
 def _prose(text: str) -> Markup:

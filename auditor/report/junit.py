@@ -150,10 +150,13 @@ class _Details:
 def _outcome(f: Finding, details: _Details) -> str:
     """The outcome of a result that neither fails nor errs (`_cases` writes those: a `fail` or
     `unknown` is a `<failure>`, an `error` an `<error>`)."""
-    msg = shorten(f.message, 500)
-    if f.status == "not_applicable":
+    status = f.status
+    if status == "pass":  # most of these: no outcome, and the message is not read
+        return ""
+    if status == "not_applicable":
+        msg = shorten(f.message, 500)
         return f"<skipped{_attrs(message=f'not applicable: {msg}')} />"
-    if f.status == "waived" and f.waiver is not None:
+    if status == "waived" and f.waiver is not None:
         w = f.waiver
         why = shorten(f"waived until {w.expires:%Y-%m-%d} by {w.owner}: {w.reason}", 500)
         return f"<skipped{_attrs(message=why)}>{details(f)}</skipped>"
@@ -224,10 +227,19 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
     message_of, evidence_of, since_of = details.message, details.evidence, details.since
     remediation_of = details.remediation
     batch: list[bytes] = []
+    # What a rule's facts decide (a suite's findings share them), made once per facts object:
+    # the remediation's line (None without one) and the failure type of a `fail`.
+    facts: object = None
+    remediation: bytes | None = None
+    severity = b""
     for f in findings:
         status = f.status
         name, moving = _case_name(f.subject)
         if status == "fail" or status in OPEN_STATUSES:
+            if f.facts is not facts:
+                facts = f.facts
+                remediation = remediation_of(f.remediation) if f.remediation else None
+                severity = _name(f.severity)
             attr, line = message_of(f.message)
             lines = [line]
             expired = details.expired(f)
@@ -240,22 +252,22 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
             since = since_of(f)
             if since:
                 lines.append(since)
-            if f.remediation:
-                lines.append(remediation_of(f.remediation))
+            if remediation is not None:
+                lines.append(remediation)
             if moving:
                 lines.append(_text(f"Subject: {f.subject.label}").encode())
             fp = f.fingerprint
             lines.append(b"Fingerprint: " + (fp if fp.isalnum() else _text(fp)).encode())
-            kind, what = (
-                (b"failure", f.severity)
-                if status == "fail"
-                else ((b"failure", status) if status == "unknown" else (b"error", status))
-            )
+            if status == "fail":
+                kind, what = b"failure", severity
+            else:
+                kind, what = (b"failure" if status == "unknown" else b"error"), _name(status)
             batch.append(
                 b'    <testcase name="%s"%s>\n      <%s type="%s" message="%s">%s</%s>\n'
-                b"    </testcase>\n"
-                % (name, tail, kind, _name(what), attr, b"\n".join(lines), kind)
+                b"    </testcase>\n" % (name, tail, kind, what, attr, b"\n".join(lines), kind)
             )
+        elif status == "pass":  # no outcome (`_outcome`)
+            batch.append(b'    <testcase name="%s"%s />\n' % (name, tail))
         else:
             outcome = _outcome(f, details)
             if outcome:

@@ -25,7 +25,6 @@ from auditor.report.jsonout import json_chunks, render_json
 from auditor.report.junit import junit_chunks, render_junit
 from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData, shared_order
-from auditor.report.oscal import oscal_chunks, render_oscal
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
 
@@ -44,6 +43,22 @@ __all__ = [
     "render_sarif",
     "write_reports",
 ]
+
+
+def render_oscal(data: ReportData) -> str:
+    """findings.oscal.json as text (`auditor.report.oscal`, imported on request: the nightly's
+    default reports do not include it, and it took 10 ms to import)."""
+    from auditor.report.oscal import render_oscal as render
+
+    return render(data)
+
+
+def oscal_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes]:
+    """findings.oscal.json in pieces (`auditor.report.oscal`, imported on request)."""
+    from auditor.report.oscal import oscal_chunks as chunks
+
+    return chunks(data, ascii_only=ascii_only)
+
 
 #: File name → renderer, in the order they are written.
 REPORT_FILES: dict[str, Callable[[ReportData], str]] = {

@@ -127,6 +127,10 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
         else:  # a rule's message quotes the case's value, which no redaction has seen
             shown = problem_lines([f"{line}: {'; '.join(case.mismatches)}"], ctx.secrets())
             print(shown[0], file=ctx.stdout)
+        # what a sync would warn of in the case's usage rows (read as absent, as in a run)
+        warned = [f"  data quality: {w}" for w in case.warnings]
+        for warning in problem_lines(warned, ctx.secrets()):
+            print(warning, file=ctx.stdout)
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
     if failed:

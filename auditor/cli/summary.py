@@ -118,8 +118,17 @@ def print_summary(
         )
     elif compared(data):  # (also when neither run had a finding to mark: "0 new, 0 resolved")
         note = upgrade_note(data)
+        # older findings not judged again are not resolved: said apart (README: lifecycle)
+        aside = "".join(
+            f", {len(records)} {words}"
+            for records, words in (
+                (data.left_window, "left the usage window"),
+                (data.not_reevaluated, "not evaluated again"),
+            )
+            if records
+        )
         print(
-            f"since the previous run: {new}, {len(data.resolved)} resolved"
+            f"since the previous run: {new}, {len(data.resolved)} resolved{aside}"
             + (f" ({note})" if note else ""),
             file=ctx.stdout,
         )

@@ -10,7 +10,7 @@ without running anything (`auditor policy lint`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +22,9 @@ from auditor.errors import PolicyError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
 from auditor.evaluate.projection import NON_FINITE_POSSIBLE
+from auditor.fetch.analytics import DAY_SERIES, USERS
+from auditor.fetch.tolerant import tolerate
+from auditor.models import DataWarning
 from auditor.policy.cases import Case, CaseInputs, find_test_files, read_test_files
 from auditor.policy.loader import PolicySet, load_policies, sort_problems
 from auditor.policy.redacted import hidden_literals
@@ -35,11 +38,13 @@ NO_CASES = "no test cases found (<name>.tests.yaml beside <name>.yaml)"
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One test case: its file, name, and the mismatches (empty when it passed)."""
+    """One test case: its file, name, and the mismatches (empty when it passed); `warnings`:
+    what a sync would have said of the case's usage rows (odd values read as absent)."""
 
     file: str
     name: str
     mismatches: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -83,7 +88,10 @@ def _run(
     rule's mismatch line (`hidden_literals`); `every`: all of them, longest first, hidden in
     the case's name."""
     wanted = tuple(r for r in policy.rules if r.id in case.expect)
-    result = evaluate(replace(policy, rules=wanted), _evaluation_inputs(case.inputs))
+    warned: list[DataWarning] = []
+    result = evaluate(replace(policy, rules=wanted), _evaluation_inputs(case.inputs, warned))
+    # a value the case's data holds is a marker in them, as in a mismatch
+    warnings = _unshown([f"{w.path}: {w.problem}" for w in warned], case.documents)
     mismatches: list[tuple[str, str]] = []  # (rule id, line)
     for rule_id, expected in case.expect.items():
         got = [r for r in result.results if r.rule.id == rule_id]
@@ -96,7 +104,7 @@ def _run(
             mismatches.append((rule_id, line))
     name = _literals_unshown(case.name, every)
     if not mismatches and ordinary_name(name):  # nothing to redact: no redactor made
-        return CaseResult(file, name)
+        return CaseResult(file, name, warnings=warnings)
     redactor = _case_redactor(case.documents)
     # a literal the rule compares with a value secret by its place (a leaked key listed to be
     # refused) is its marker in the rule's line, as in a run's reports, learned by nothing
@@ -104,7 +112,10 @@ def _run(
         _literals_hidden(line, literals.get(rule_id, ()), redactor) for rule_id, line in mismatches
     ]
     return CaseResult(
-        file, _unshown_name(name, redactor), _unshown(lines, case.documents, redactor)
+        file,
+        _unshown_name(name, redactor),
+        _unshown(lines, case.documents, redactor),
+        warnings,
     )
 
 
@@ -125,15 +136,61 @@ def _literals_hidden(line: str, literals: tuple[str, ...], redactor: Redactor) -
     return line if hide is None else hide(_cut_ones(line, literals, redactor))
 
 
-def _evaluation_inputs(given: CaseInputs) -> EvaluationInputs:
+def _evaluation_inputs(given: CaseInputs, warned: list[DataWarning]) -> EvaluationInputs:
     if given.usage_days is None:
         return EvaluationInputs(
             now=given.now, settings=given.settings, steps=given.steps, reports=given.reports
         )
-    usage = UsageInputs(days=given.usage_days, first_judged=given.usage_days[-1][0])
+    days = _as_synced(given.usage_days, warned.append)
+    usage = UsageInputs(days=days, first_judged=days[-1][0])
     return EvaluationInputs(
         now=given.now, settings=given.settings, history=given.history, usage=usage
     )
+
+
+def _as_synced(
+    days: Sequence[tuple[str, Mapping[str, Any]]], warn: Callable[[DataWarning], None]
+) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """The case's usage days (given "as the API returns its rows") read as a sync reads the
+    API's rows: each row through the tolerant reader with its series' schema
+    (`auditor.fetch.tolerant.tolerate`, as `AnalyticsReader` calls it), so an odd value (a
+    negative count, a count as text) is read as absent, as in a run, and warned of (`warn`,
+    paths from the case's `usage`)."""
+    out = []
+    for i, (day, series) in enumerate(days):
+        at = "usage" if len(days) == 1 else f"usage[{i}]"
+        read = dict(series)
+        for name in DAY_SERIES:
+            row = series.get(name)
+            if isinstance(row, dict):
+                read[name] = _read_row(row, name, day, f"{at}.{name}", f"{name} {day}", warn)
+        users = series.get(USERS)
+        if isinstance(users, list):
+            read[USERS] = [
+                _read_row(u, USERS, day, f"{at}.users[{n}]", f"user {u.get('user_id')}", warn)
+                if isinstance(u, dict)
+                else u
+                for n, u in enumerate(users)
+            ]
+        out.append((day, read))
+    return tuple(out)
+
+
+def _read_row(
+    row: Mapping[str, Any],
+    series: str,
+    day: str,
+    base: str,
+    item: str,
+    warn: Callable[[DataWarning], None],
+) -> Any:
+    """One row as the sync reads it. A case's row may leave out `date` (its day's): the
+    API's always has it, so it is given for the reading and taken out again after."""
+    given = dict(row) if "date" in row else {"date": day, **row}
+    read = tolerate(given, f"api-analytics-{series}.schema.json", base, item, warn)
+    if "date" not in row:
+        read = {k: v for k, v in read.items() if k != "date"}
+    return read
 
 
 def _case_redactor(documents: tuple[Any, ...]) -> Redactor:

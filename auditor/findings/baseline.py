@@ -9,12 +9,19 @@ goes while others still fail, the fingerprint moves to the next one; by fingerpr
 rule would read as resolved plus a new finding. So a rule failing on the same subject in both
 runs, with one finding each side, is one finding (`persisting`, first seen when the older one
 was) whichever entry its fingerprint names. Fingerprints themselves are not changed.
+
+A usage finding names a day (`usage@2026-10-24`). An older one this run has no result for was
+not fixed: its day left the usage window (`set_aside`'s `left_window`: reported once, then
+dropped) or this run did not judge it (the analytics unreadable, the day not stored:
+`not_evaluated`, carried to the next run's records as they were). Neither is `resolved`.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from auditor.findings.finding import Finding, pack_fingerprint
 from auditor.models import TRACKED_STATUSES, FindingRecord, finding_record, severity_rank
@@ -57,6 +64,45 @@ def compare_runs(
         key=lambda p: (severity_rank(p.severity), p.rule_id, p.subject_key, p.fingerprint),
     )
     return marked, _unique(resolved)
+
+
+_USAGE_DAY = re.compile(r"usage@(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """What `compare_runs` found gone, told apart: `resolved` (the rule judged the subject
+    again and it no longer fails), `left_window` (a usage day before this run's window: no
+    longer judged, nothing was fixed) and `not_evaluated` (a usage day of the window this run
+    did not judge: the analytics unreadable, the day not stored)."""
+
+    resolved: list[FindingRecord]
+    left_window: list[FindingRecord]
+    not_evaluated: list[FindingRecord]
+
+
+def set_aside(
+    gone: Sequence[FindingRecord], current: Sequence[Finding], *, usage_from: str | None
+) -> SetAside:
+    """`gone` (`compare_runs`' resolved records) split: a record of a usage day is resolved
+    only when this run judged its rule on that day (a result of the same rule and subject);
+    one of a day before `usage_from` (the first day of this run's usage window; None: no
+    window) left the window; any other was not evaluated. Other records stay resolved."""
+    usage = [p for p in gone if _USAGE_DAY.fullmatch(p.subject_key)]
+    if not usage:
+        return SetAside(list(gone), [], [])
+    judged = {(f.rule_id, f.subject.key) for f in current if f.subject.kind == "usage"}
+    left: list[FindingRecord] = []
+    unjudged: list[FindingRecord] = []
+    for p in usage:
+        if (p.rule_id, p.subject_key) in judged:
+            continue
+        day = p.subject_key.partition("@")[2]
+        (left if usage_from is not None and day < usage_from else unjudged).append(p)
+    if not left and not unjudged:
+        return SetAside(list(gone), [], [])
+    out = {id(p) for p in (*left, *unjudged)}
+    return SetAside([p for p in gone if id(p) not in out], left, unjudged)
 
 
 def continued(
@@ -123,10 +169,13 @@ def records_for_store(
     run_id: str,
     *,
     carried: Mapping[int | str, FindingRecord] | None = None,
+    kept: Sequence[FindingRecord] = (),
 ) -> Iterator[FindingRecord]:
     """The tracked findings as the next run will compare with them (first sighting kept),
-    one at a time as the store writes them (`--all-revisions` has 100,000s). `carried` is
-    `continued(findings, prior)` when the caller has it already (marking does not change it)."""
+    one at a time as the store writes them (`--all-revisions` has 100,000s), then `kept`
+    (older records this run did not evaluate: `SetAside.not_evaluated`) as they were.
+    `carried` is `continued(findings, prior)` when the caller has it already (marking does
+    not change it)."""
     first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
     if carried is None:
         carried = continued(findings, prior) if prior else {}
@@ -143,3 +192,4 @@ def records_for_store(
                 facts.severity,
                 older.first_seen_run if older is not None else first_seen.get(fingerprint, run_id),
             )
+    yield from kept

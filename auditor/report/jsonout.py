@@ -304,10 +304,19 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "new": new_count(d.findings),
             "new_waived": new_waived_count(d.findings),
             "resolved": len(d.resolved),
+            # optional: older findings not resolved, as they were not judged again
+            **({"left_window": len(d.left_window)} if d.left_window else {}),
+            **({"not_reevaluated": len(d.not_reevaluated)} if d.not_reevaluated else {}),
         },
         "rules": _rules(d.findings),
         "findings": [finding_json(f, expired=lapsed) for f in d.findings] if not streamed else [],
         "resolved": [_resolved(p) for p in d.resolved],
+        **({"left_window": [_resolved(p) for p in d.left_window]} if d.left_window else {}),
+        **(
+            {"not_reevaluated": [_resolved(p) for p in d.not_reevaluated]}
+            if d.not_reevaluated
+            else {}
+        ),
         "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if not streamed else [],
         "readiness": {
             "org_level": d.org_level,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text
-from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
+from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence, FindingRecord
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
@@ -160,6 +160,10 @@ def _summary(d: ReportData) -> Iterator[str]:
         yield f"**Not compared with an earlier run:** {why}.\n\n"
     else:
         resolved = f"**Resolved since previous run:** {len(d.resolved)}"
+        if d.left_window:  # not fixed: no longer judged (README: the lifecycle)
+            resolved += f" · **Left the usage window:** {len(d.left_window)}"
+        if d.not_reevaluated:
+            resolved += f" · **Not evaluated again:** {len(d.not_reevaluated)}"
         yield f"**New:** {new_text(d.findings)} · {resolved}\n\n"
         note = upgrade_note(d)
         if note:  # said here too when nothing was resolved (no Resolved section)
@@ -249,6 +253,43 @@ def _resolved(d: ReportData) -> str:
     return "".join(lines)
 
 
+#: The sections of older findings this run did not judge again (not resolved): the records
+#: of a `ReportData` field, the section's summary and what it says of them.
+_NOT_JUDGED = (
+    (
+        "left_window",
+        "Left the usage window since the previous run",
+        "Their day is before this run's 30-day usage window, so it is no longer judged: "
+        "not resolved (nothing was fixed), and no later run lists them.",
+    ),
+    (
+        "not_reevaluated",
+        "Not evaluated again by this run",
+        "This run did not judge their rule on their subject (see what was not evaluated): "
+        "not resolved; the next complete run compares them again.",
+    ),
+)
+
+
+def _not_judged(d: ReportData) -> str:
+    """The findings of the previous run this run did not judge again, each kind listed."""
+    if d.review:
+        return ""
+    lines: list[str] = []
+    for field, summary, words in _NOT_JUDGED:
+        records: tuple[FindingRecord, ...] = getattr(d, field)
+        if not records:
+            continue
+        lines.append(f"<details><summary>{summary}: {len(records)}</summary>\n\n{words}\n\n")
+        for p in records[:RESOLVED_ROWS]:
+            rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
+            lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")
+        if len(records) > RESOLVED_ROWS:
+            lines.append(f"- {len(records) - RESOLVED_ROWS} more not shown\n")
+        lines.append("\n</details>\n\n")
+    return "".join(lines)
+
+
 def _evidence(e: Evidence) -> str:
     line = display.evidence_line(e, code=_code, text=md_inline, absent=lambda w: f"*{w}*")
     return f"- {line}\n"
@@ -318,7 +359,7 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
         parts.append(review)
     elif review:
         parts.append("Proposed change too large to list here: see report.html.\n\n")
-    resolved = _resolved(data)
+    resolved = _resolved(data) + _not_judged(data)
     if sum(len(p) for p in parts) + len(resolved) <= budget:
         parts.append(resolved)
     usage = usage_markdown(data.usage, data.findings)

@@ -224,6 +224,12 @@ class ReportData:
     #: why no earlier run was compared with, when the caller knows it (an evidence bundle
     #: holds no earlier run); "": `no_comparison_note` gives every possible reason
     not_compared: str = ""
+    #: findings of the run compared with on a usage day that left this run's usage window:
+    #: no longer judged, so neither resolved nor persisting (listed once, then dropped)
+    left_window: tuple[FindingRecord, ...] = ()
+    #: findings of the run compared with whose rule this run did not judge on their subject
+    #: (a usage day: the analytics unreadable, the day not stored): not resolved
+    not_reevaluated: tuple[FindingRecord, ...] = ()
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.
@@ -376,7 +382,7 @@ def compared(data: ReportData) -> bool:
     data made without the run's id)."""
     if data.review is not None:
         return False
-    if data.previous_run_id is not None or data.resolved:
+    if data.previous_run_id is not None or data.resolved or data.left_window:
         return True
     return any(lifecycle for (_, _, lifecycle) in _tallies(data.findings))
 

@@ -299,6 +299,7 @@ def _run_audit(
         findings_from_pending,
         records_for_store,
     )
+    from auditor.findings.baseline import set_aside
     from auditor.findings.integrity import RULE_ID as INTEGRITY
     from auditor.findings.integrity import integrity_results, with_issue_fingerprints
     from auditor.findings.waivers import untried_rules
@@ -357,6 +358,7 @@ def _run_audit(
         readiness = ReadinessInputs(inputs.reports, loaded.model, now)
         rows, level = readiness_rows(readiness), org_level(readiness)
         usage = usage_view(inputs.usage)
+        window = inputs.usage.window if inputs.usage else None
         covered = audit_scope(store, loaded.policy, inputs, digest, options.at, left_out)
         covered = replace(
             covered,
@@ -395,6 +397,8 @@ def _run_audit(
         # the marks and the records (marking does not change it).
         carried = continued(findings, prior) if prior else {}
         marked, resolved = compare_runs(findings, prior, in_place=True, carried=carried)
+        # a usage day that left the window, or that this run did not judge, is not resolved
+        aside = set_aside(resolved, marked, usage_from=window[0] if window else None)
         del findings
         if not unrecorded:
             with _recording(unrecorded, redactor):
@@ -402,7 +406,9 @@ def _run_audit(
                     options.run_id,
                     finished=options.now,
                     complete=False,
-                    findings=records_for_store(marked, prior, options.run_id, carried=carried),
+                    findings=records_for_store(
+                        marked, prior, options.run_id, carried=carried, kept=aside.not_evaluated
+                    ),
                     # Written as a delta from the previous run's rows: most nights change few.
                     like=None if previous is None or prior is None else (previous.run_id, prior),
                 )
@@ -417,7 +423,7 @@ def _run_audit(
             loaded.policy.files,
             marked,
             errors,
-            resolved=resolved,
+            resolved=aside.resolved,
             waivers=waiver_report,
             failing_by_revision=failing_by_revision,
             inputs=digest,
@@ -433,6 +439,8 @@ def _run_audit(
             scope=covered,
             previous_tool_version=before,
             previous_run_id=compared_with,
+            left_window=tuple(aside.left_window),
+            not_reevaluated=tuple(aside.not_evaluated),
         )
         publisher = publish if isinstance(publish, Publisher) else Publisher(publish)
         written = publisher.written(data)

@@ -41,7 +41,7 @@ def _run(env: dict[str, str], tmp_path: Path, out: str, now: datetime) -> tuple[
     """`auditor run --policy usage.yaml --out tmp/OUT` at `now`: exit code, stdout,
     findings.json (checked against its schema), report.md."""
     where = tmp_path / out
-    argv = ["run", "--policy", USAGE_PACK, "--out", str(where), "-o", "json,md"]
+    argv = ["run", "--policy", USAGE_PACK, "--out", str(where), "-o", "json,md,html"]
     code, stdout, err = run_cli(argv, env, tmp_path, now)
     assert code in (0, 1, 2), err
     data = json.loads((where / "findings.json").read_text())
@@ -90,6 +90,11 @@ def test_a_usage_finding_whose_day_leaves_the_window_is_not_resolved(
     assert "- USE-MCP-001 (high) — usage@&#8203;2026-09-22\n" in md  # (@ mentions escaped)
     resolved_md = md.partition("Resolved since the previous run")[2].partition("</details>")[0]
     assert "2026-09-22" not in resolved_md
+    html = (tmp_path / "out2" / "report.html").read_text()
+    section = html.partition(f"<h3>Left the usage window since the previous run ({len(left)})")[2]
+    assert '<code>USE-MCP-001</code></td><td class="wrap">usage@2026-09-22' in section
+    resolved_html = html.partition("<h3>Resolved since the previous run")[2].partition("</table>")
+    assert "usage@2026-09-22" not in resolved_html[0]
     # the night after, it is gone: listed once, not carried on
     code, stdout, third, _ = _run(env, tmp_path, "out3", datetime(2026, 10, 24, 3, 0, tzinfo=UTC))
     assert ("USE-MCP-001", ROGUE_DAYS[0]) not in _keys(third.get("left_window", []))
@@ -125,6 +130,8 @@ def test_usage_findings_the_run_could_not_read_again_are_not_resolved(
     assert f", 0 resolved, {len(open_before)} not evaluated again" in line
     assert f"**Not evaluated again:** {len(open_before)}" in md
     assert f"Not evaluated again by this run: {len(open_before)}</summary>" in md
+    html = (tmp_path / "out2" / "report.html").read_text()
+    assert f"<h3>Not evaluated again by this run ({len(open_before)})</h3>" in html
     # readable again: the next run compares with the last complete one, as before
     code, stdout, third, _ = _run(env, tmp_path, "out3", night)
     assert code == 1 and third["complete"] is True

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text
-from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence, FindingRecord
+from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
@@ -21,6 +21,7 @@ from auditor.report.model import (
     new_severity_counts,
     new_text,
     no_comparison_note,
+    not_judged,
     report_order,
     settings_judged,
     severity_counts,
@@ -253,33 +254,12 @@ def _resolved(d: ReportData) -> str:
     return "".join(lines)
 
 
-#: The sections of older findings this run did not judge again (not resolved): the records
-#: of a `ReportData` field, the section's summary and what it says of them.
-_NOT_JUDGED = (
-    (
-        "left_window",
-        "Left the usage window since the previous run",
-        "Their day is before this run's 30-day usage window, so it is no longer judged: "
-        "not resolved (nothing was fixed), and no later run lists them.",
-    ),
-    (
-        "not_reevaluated",
-        "Not evaluated again by this run",
-        "This run did not judge their rule on their subject (see what was not evaluated): "
-        "not resolved; the next complete run compares them again.",
-    ),
-)
-
-
 def _not_judged(d: ReportData) -> str:
     """The findings of the previous run this run did not judge again, each kind listed."""
     if d.review:
         return ""
     lines: list[str] = []
-    for field, summary, words in _NOT_JUDGED:
-        records: tuple[FindingRecord, ...] = getattr(d, field)
-        if not records:
-            continue
+    for summary, words, records in not_judged(d):
         lines.append(f"<details><summary>{summary}: {len(records)}</summary>\n\n{words}\n\n")
         for p in records[:RESOLVED_ROWS]:
             rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)

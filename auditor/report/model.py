@@ -363,6 +363,33 @@ def severity_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     return counts
 
 
+#: The kinds of older findings a run did not judge again (not resolved): the `ReportData`
+#: field holding their records, the heading of their section and what it says of them.
+_NOT_JUDGED = (
+    (
+        "left_window",
+        "Left the usage window since the previous run",
+        "Their day is before this run's 30-day usage window, so it is no longer judged: "
+        "not resolved (nothing was fixed), and no later run lists them.",
+    ),
+    (
+        "not_reevaluated",
+        "Not evaluated again by this run",
+        "This run did not judge their rule on their subject (see what was not evaluated): "
+        "not resolved; the next complete run compares them again.",
+    ),
+)
+
+
+def not_judged(data: ReportData) -> list[tuple[str, str, tuple[FindingRecord, ...]]]:
+    """The previous run's findings this run did not judge again, by kind (heading, what the
+    section says of them, the records), the kinds that have any; none in a review."""
+    if data.review:
+        return []
+    kinds = ((heading, words, getattr(data, field)) for field, heading, words in _NOT_JUDGED)
+    return [kind for kind in kinds if kind[2]]
+
+
 def upgrade_note(data: ReportData) -> str:
     """When the previous run was made by another auditor release, what report.md and
     report.html say beside the New and Resolved counts (and in the Resolved section), and

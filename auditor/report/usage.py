@@ -31,6 +31,9 @@ PALETTE = ("#1f77b4", "#c06400", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7
 #: The white the chart is drawn on, and the gap between stacked segments.
 BACKGROUND = "#ffffff"
 ROWS = 60
+#: How a by_model entry without a usable model name (null, "", none) is charted: the sync
+#: warns of it and reads the name as absent; it is no model called "None".
+NO_MODEL = "(no model name)"
 
 
 @dataclass(frozen=True)
@@ -122,13 +125,18 @@ def usage_view(inputs: UsageInputs | None) -> UsageView | None:
         tokens = tokens if isinstance(tokens, dict) else {}
         models = tokens.get("by_model")
         pairs = tuple(
-            (str(m.get("model")), n)
+            (_model_name(m.get("model")), n)
             for m in (models if isinstance(models, list) else ())
             if isinstance(m, dict) and (n := count_value(m.get("billable_tokens"))) is not None
         )
         # (a huge or non-finite count an earlier release stored reads as none)
         days.append(UsageDay(day, pairs, count_value(tokens.get("billable_tokens"))))
     return UsageView(inputs.window, tuple(days), inputs.unavailable)
+
+
+def _model_name(value: object) -> str:
+    """A by_model entry's model as the chart names it: `NO_MODEL` for none (not `None`)."""
+    return value if isinstance(value, str) and value.strip() else NO_MODEL
 
 
 def _nice(peak: float) -> float:

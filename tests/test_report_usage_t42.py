@@ -1,9 +1,12 @@
-"""The usage section of the reports as tester T42 read it: a model entry without a usable name
-is not charted as a model called "None" (finding 6). Run as a user runs them: the CLI against
-the emulator, with the odd value planted in its answers."""
+"""The usage section of the reports as tester T42 read it (findings 5 and 6): a day whose total
+the API sent odd is not left out of report.md's total without a word (report.md and report.html
+give the same total and say what it adds up), and a model entry without a usable name is not
+charted as a model called "None". Run as a user runs them: the CLI against the emulator, with
+the odd value planted in its answers."""
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -38,6 +41,56 @@ def _plant_tokens(
         return row
 
     monkeypatch.setitem(endpoints_analytics.SERIES, "tokens", (planted, *rest))
+
+
+def _section(out: Path) -> tuple[str, str]:
+    """The usage sections of report.md and report.html (the html's as text, unescaped)."""
+    md = (out / "report.md").read_text().split("### Usage")[1].split("\n### ")[0]
+    page = (out / "report.html").read_text()
+    return md, page.split('<h2 id="usage">Usage</h2>')[1].split("<h2")[0]
+
+
+def _text(fragment: str) -> str:
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", fragment.replace("</p>", "</p>\n")))
+
+
+def _billable_line(text: str) -> str:
+    (line,) = [x.strip() for x in text.splitlines() if x.strip().startswith("Billable tokens")]
+    return line
+
+
+@pytest.mark.e2e
+def test_a_day_total_sent_odd_is_not_left_out_of_the_total_without_a_word(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T42 #5: the day's `billable_tokens` came as the string "18262400". report.md said
+    "Billable tokens: 635.1M in total" beside "30 of 30 days stored", the day read as 0 and no
+    data-quality note (a `run --offline` after the sync); report.html's table counted it."""
+    served: dict[str, int] = {}
+
+    def odd_total(row: dict[str, Any]) -> None:
+        served[row["date"]] = row["billable_tokens"]
+        if row["date"] == ODD_DAY:
+            row["billable_tokens"] = str(row["billable_tokens"])
+
+    _plant_tokens(monkeypatch, odd_total)
+    env = emulator_env(emu, tmp_path / "state.db")
+    code, _, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    out = tmp_path / "out"
+    args = ["run", "--offline", "--policy", USAGE_PACK, "--out", str(out), "-o", "md,html"]
+    code, _, err = run_cli(args, env, tmp_path)
+    assert code in (0, 1), err
+    md, page = _section(out)
+    assert "30 of 30 days stored" in md
+    line = _billable_line(md)
+    read = sum(n for day, n in served.items() if day != ODD_DAY and day >= "2026-10-02")
+    shown = re.search(r"at least ([\d.]+)M", line)
+    assert shown is not None, line  # the sum of the days read is a floor, not the total
+    assert float(shown.group(1)) == round(read / 1e6, 1)
+    assert "1 of the 30 days stored" in line and ODD_DAY in line, line
+    # report.html gives the same total, in the same words
+    assert _billable_line(_text(page)) == line
 
 
 @pytest.mark.e2e

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "24700ae336ca6f89ba9a456e05e8c7acd347599d350844ca4dd2b08366073233"
+KEY = "464c0abd16d6a5e38f66b59a5b6748b891a5f00ce631eb0ba428576357760798"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'usage.html.j2'
 
@@ -19,6 +19,7 @@ def root(context, missing=missing, environment=environment):
     cond_expr_undefined = Undefined
     if 0: yield None
     l_0_d = resolve('d')
+    l_0_total = resolve('total')
     l_0_uc = resolve('uc')
     l_0_chart_cap = resolve('chart_cap')
     l_0_days_shown = resolve('days_shown')
@@ -57,6 +58,14 @@ def root(context, missing=missing, environment=environment):
             yield ': '
             yield escape(environment.finalize(t_1(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'days'))))
             yield ' day(s) stored.</p>'
+        l_0_total = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'total'))
+        context.vars['total'] = l_0_total
+        context.exported_vars.add('total')
+        if (undefined(name='total') if l_0_total is missing else l_0_total):
+            pass
+            yield '<p class="wrap">'
+            yield escape(environment.finalize((undefined(name='total') if l_0_total is missing else l_0_total)))
+            yield '</p>'
         l_0_uc = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'chart'))
         context.vars['uc'] = l_0_uc
         context.exported_vars.add('uc')
@@ -139,7 +148,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
-            yield "), stacked in the legend's order from the bottom.</p>\n"
+            yield '), stacked in the legend\'s order from the bottom; "All models" in the table below adds up the day\'s models, the total above the days\' own totals.</p>\n'
             l_0_days_shown = (environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table')[(-(undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)):] if (undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap) else [])
             context.vars['days_shown'] = l_0_days_shown
             context.exported_vars.add('days_shown')
@@ -220,4 +229,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=41&4=44&5=47&7=51&8=60&9=63&10=66&11=74&13=93&15=110&17=121&20=139&21=143&23=147&25=149&27=157&29=174&36=187&37=190&41=193&43=212'
+debug_info = '3=42&4=45&5=48&7=52&8=61&9=64&10=69&11=72&12=75&13=83&15=102&17=119&19=130&22=148&23=152&25=156&27=158&29=166&31=183&38=196&39=199&43=202&45=221'

@@ -1,11 +1,12 @@
 """The usage section of the reports: daily billable tokens by model, and the usage findings.
 
 Takes the analytics days the audit read (`UsageInputs`) and the run's findings, gives a
-`UsageView` (stored on `ReportData.usage`), the geometry of a stacked-bar SVG chart the HTML
-template draws (numbers and model names only, autoescaped there; colours are presentation
-attributes, so the page's CSP needs no inline style) with the same figures as a table (day by
-model) for readers who cannot see the bars, the rows of the usage findings (day,
-observed figure, the setting in force: revision and author) and the Markdown section.
+`UsageView` (stored on `ReportData.usage`): the total of billable tokens as both reports word
+it, the geometry of a stacked-bar SVG chart that the HTML template draws (numbers and model
+names only, autoescaped there; colours are presentation attributes, so the page's CSP needs no
+inline style) with the same figures as a table (day by model) for readers who cannot see the
+bars, the rows of the usage findings (day, observed figure, the setting in force: revision and
+author) and the Markdown section.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ ROWS = 60
 #: How a by_model entry without a usable model name (null, "", none) is charted: the sync
 #: warns of it and reads the name as absent; it is no model called "None".
 NO_MODEL = "(no model name)"
+#: At most this many days are named where a sentence lists them.
+NAMED_DAYS = 5
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,35 @@ class UsageView:
     def chart(self) -> UsageChart | None:
         """The chart of the days, or None without any figure."""
         return usage_chart(self.days)
+
+    def total(self) -> str:
+        """The sentence on the billable tokens, report.md's and report.html's alike (empty
+        without a stored day): the sum of the days' own totals (`tokens.billable_tokens`). A
+        day whose total is missing or odd is not read as 0: the sum is then `at least`, and
+        the sentence counts and names the days it leaves out."""
+        if not self.days:
+            return ""
+        read = [d for d in self.days if d.total is not None]
+        left_out = [d.day for d in self.days if d.total is None]
+        if not read:
+            return (
+                f"Billable tokens: no total (none of the {len(self.days)} days stored has a "
+                "readable day total)."
+            )
+        peak = max(read, key=lambda d: d.total or 0)
+        tail = f"peak {compact(peak.total or 0)} on {peak.day}"
+        whole = compact(sum(d.total or 0 for d in read))
+        if not left_out:
+            return f"Billable tokens: {whole} in total (the days' own totals), {tail}."
+        named = ", ".join(left_out[:NAMED_DAYS])
+        if len(left_out) > NAMED_DAYS:
+            named += f" and {len(left_out) - NAMED_DAYS} more"
+        return (
+            f"Billable tokens: at least {whole} in total (the days' own totals), {tail}; "
+            f"partial: {len(left_out)} of the {len(self.days)} days stored "
+            f"{'has' if len(left_out) == 1 else 'have'} no readable day total, not counted "
+            f"({named})."
+        )
 
     def rows(self, findings: Iterable[Finding]) -> list[UsageRow]:
         """The usage findings as the section lists them."""
@@ -285,13 +317,8 @@ def usage_markdown(view: UsageView | None, findings: Iterable[Finding]) -> str:
             f"Analytics {first}..{last}: {len(view.days)} of {(last - first).days + 1} "
             "days stored.\n\n"
         )
-    totals = [d.total for d in view.days if d.total is not None]
-    if totals:
-        peak = max(view.days, key=lambda d: d.total or 0)
-        lines.append(
-            f"Billable tokens: {compact(sum(totals))} in total, peak {compact(peak.total or 0)} "
-            f"on {peak.day}.\n\n"
-        )
+    if total := view.total():
+        lines.append(f"{total}\n\n")
     rows = usage_rows(findings)
     if not rows:
         lines.append("No usage findings.\n\n")

@@ -1,8 +1,9 @@
-"""The usage section of the reports as tester T42 read it (findings 5 and 6): a day whose total
-the API sent odd is not left out of report.md's total without a word (report.md and report.html
-give the same total and say what it adds up), and a model entry without a usable name is not
-charted as a model called "None". Run as a user runs them: the CLI against the emulator, with
-the odd value planted in its answers."""
+"""The usage section of the reports as tester T42 read it (findings 5, 6 and 10): a day whose
+total the API sent odd is not left out of report.md's total without a word (report.md and
+report.html give the same total and say what it adds up), a model entry without a usable name
+is not charted as a model called "None", and report.html's chart is drawn on a time axis (days
+not stored are a gap) under a header that says "N of M days stored" as report.md does. Run as a
+user runs them: the CLI against the emulator, with the odd value planted in its answers."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import html as htmllib
 import json
 import re
 from collections.abc import Callable, Iterator
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from auditor.emulator import endpoints_analytics, start_emulator
+from auditor.emulator import data_analytics, endpoints_analytics, start_emulator
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,3 +132,36 @@ def test_a_model_entry_without_a_name_is_not_charted_as_a_model_called_none(
         assert any(
             ".model" in w["path"] and ODD_DAY in w["item"] for w in data["data_quality"] or []
         ), data["data_quality"]
+
+
+@pytest.mark.e2e
+def test_the_usage_chart_shows_days_not_stored_as_a_gap_and_counts_them(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T42 #10: with 5 days left out in the middle of the window, the chart drew 25 bars side
+    by side as if consecutive, and the header said "25 day(s) stored" (no "of 30")."""
+    gap = {date(2026, 10, 14) + timedelta(days=n) for n in range(5)}  # Oct 14..18
+    every_day = data_analytics.days
+    monkeypatch.setattr(
+        data_analytics,
+        "days",
+        lambda start, end: [d for d in every_day(start, end) if d not in gap],
+    )
+    env = emulator_env(emu, tmp_path / "state.db")
+    out = tmp_path / "out"
+    args = ["run", "--policy", USAGE_PACK, "--out", str(out), "-o", "md,html"]
+    code, _, err = run_cli(args, env, tmp_path)
+    assert code == 2, err  # days not stored: not judged, the run says so
+    md, section = _section(out)
+    assert "Analytics 2026-10-02..2026-10-31: 25 of 30 days stored." in md
+    assert "Analytics 2026-10-02 to 2026-10-31: 25 of 30 days stored." in _text(section)
+    bars = re.findall(r'<rect class="bar" x="([\d.]+)"[^>]*><title>(\d{4}-\d\d-\d\d) ', section)
+    x: dict[str, float] = {}
+    for left, day in bars:
+        x.setdefault(day, float(left))
+    assert len(x) == 25 and not {d.isoformat() for d in gap} & set(x)
+    step = (x["2026-10-31"] - x["2026-10-02"]) / 29  # a slot per day of the window
+    assert x["2026-10-03"] - x["2026-10-02"] == pytest.approx(step, abs=0.05)
+    # the day after the gap is 6 days after the one before it, not the next bar along
+    assert x["2026-10-19"] - x["2026-10-13"] == pytest.approx(6 * step, abs=0.05)
+    assert "Not stored: 2026-10-14 to 2026-10-18" in _text(section)

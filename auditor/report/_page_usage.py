@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "24700ae336ca6f89ba9a456e05e8c7acd347599d350844ca4dd2b08366073233"
+KEY = "ff1a098d7fc6b2eff485d9c87de05909db8be7ec9dbaef95ddc2c40312c28287"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'usage.html.j2'
 
@@ -19,6 +19,7 @@ def root(context, missing=missing, environment=environment):
     cond_expr_undefined = Undefined
     if 0: yield None
     l_0_d = resolve('d')
+    l_0_total = resolve('total')
     l_0_uc = resolve('uc')
     l_0_chart_cap = resolve('chart_cap')
     l_0_days_shown = resolve('days_shown')
@@ -55,8 +56,16 @@ def root(context, missing=missing, environment=environment):
             yield ' to '
             yield escape(environment.finalize(environment.getitem(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'window'), 1)))
             yield ': '
-            yield escape(environment.finalize(t_1(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'days'))))
-            yield ' day(s) stored.</p>'
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'stored'))))
+            yield '.</p>'
+        l_0_total = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'total'))
+        context.vars['total'] = l_0_total
+        context.exported_vars.add('total')
+        if (undefined(name='total') if l_0_total is missing else l_0_total):
+            pass
+            yield '<p class="wrap">'
+            yield escape(environment.finalize((undefined(name='total') if l_0_total is missing else l_0_total)))
+            yield '</p>'
         l_0_uc = context.call(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'chart'))
         context.vars['uc'] = l_0_uc
         context.exported_vars.add('uc')
@@ -71,6 +80,23 @@ def root(context, missing=missing, environment=environment):
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
             yield '">\n'
+            for l_1_g in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'gaps'):
+                _loop_vars = {}
+                pass
+                yield '<rect x="'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'x')))
+                yield '" y="'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'y')))
+                yield '" width="'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'width')))
+                yield '" height="'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'height')))
+                yield '" fill="'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'fill')))
+                yield '"><title>'
+                yield escape(environment.finalize(environment.getattr(l_1_g, 'title')))
+                yield '</title></rect>\n'
+            l_1_g = missing
             for l_1_t in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'y_ticks'):
                 _loop_vars = {}
                 pass
@@ -139,7 +165,13 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
-            yield "), stacked in the legend's order from the bottom.</p>\n"
+            yield ', a slot per day), stacked in the legend\'s order from the bottom; "All models" in the table below adds up the day\'s models, the total above the days\' own totals.'
+            if environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'not_stored'):
+                pass
+                yield ' Not stored: '
+                yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'not_stored')))
+                yield ' (shaded, no bar).'
+            yield '</p>\n'
             l_0_days_shown = (environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table')[(-(undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)):] if (undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap) else [])
             context.vars['days_shown'] = l_0_days_shown
             context.exported_vars.add('days_shown')
@@ -220,4 +252,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=41&4=44&5=47&7=51&8=60&9=63&10=66&11=74&13=93&15=110&17=121&20=139&21=143&23=147&25=149&27=157&29=174&36=187&37=190&41=193&43=212'
+debug_info = '3=42&4=45&5=48&7=52&8=61&9=64&10=69&11=72&12=75&13=83&15=100&17=119&19=136&21=147&24=165&25=175&27=179&29=181&31=189&33=206&40=219&41=222&45=225&47=244'

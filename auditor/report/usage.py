@@ -1,18 +1,20 @@
 """The usage section of the reports: daily billable tokens by model, and the usage findings.
 
 Takes the analytics days the audit read (`UsageInputs`) and the run's findings, gives a
-`UsageView` (stored on `ReportData.usage`), the geometry of a stacked-bar SVG chart the HTML
-template draws (numbers and model names only, autoescaped there; colours are presentation
-attributes, so the page's CSP needs no inline style) with the same figures as a table (day by
-model) for readers who cannot see the bars, the rows of the usage findings (day,
-observed figure, the setting in force: revision and author) and the Markdown section.
+`UsageView` (stored on `ReportData.usage`): the stored days of the window and the total of
+billable tokens as both reports word them, the geometry of a stacked-bar SVG chart on a time
+axis (a day not stored is an empty, shaded slot) that the HTML template draws (numbers and
+model names only, autoescaped there; colours are presentation attributes, so the page's CSP
+needs no inline style) with the same figures as a table (day by model) for readers who cannot
+see the bars, the rows of the usage findings (day, observed figure, the setting in force:
+revision and author) and the Markdown section.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from auditor.common.escape import md_inline, shorten
 from auditor.evaluate.model import UsageInputs
@@ -30,7 +32,15 @@ MAX_MODELS = 6
 PALETTE = ("#1f77b4", "#c06400", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f")
 #: The white the chart is drawn on, and the gap between stacked segments.
 BACKGROUND = "#ffffff"
+#: The shade behind a day not stored (the chart's time axis leaves its slot empty; the text
+#: under the chart names the days, so the shade is not the only sign of them).
+GAP_FILL = "#f0f0f0"
 ROWS = 60
+#: How a by_model entry without a usable model name (null, "", none) is charted: the sync
+#: warns of it and reads the name as absent; it is no model called "None".
+NO_MODEL = "(no model name)"
+#: At most this many days are named where a sentence lists them.
+NAMED_DAYS = 5
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,9 @@ class UsageChart:
     first: str
     last: str
     models: tuple[str, ...] = ()  # the legend's order: the stack's, bottom first
-    table: tuple[DayFigures, ...] = ()  # every day's figures, oldest first
+    table: tuple[DayFigures, ...] = ()  # every stored day's figures, oldest first
+    gaps: tuple[Bar, ...] = ()  # the shade behind each run of days of the axis not stored
+    not_stored: str = ""  # those days as text: `2026-10-14 to 2026-10-18, 2026-10-25`
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,43 @@ class UsageView:
 
     def chart(self) -> UsageChart | None:
         """The chart of the days, or None without any figure."""
-        return usage_chart(self.days)
+        return usage_chart(self.days, self.window)
+
+    def stored(self) -> str:
+        """`25 of 30 days stored`: the days read of the window's (both reports say it so)."""
+        if not self.window:
+            return f"{len(self.days)} days stored"
+        first, last = (date.fromisoformat(d) for d in self.window)
+        return f"{len(self.days)} of {(last - first).days + 1} days stored"
+
+    def total(self) -> str:
+        """The sentence on the billable tokens, report.md's and report.html's alike (empty
+        without a stored day): the sum of the days' own totals (`tokens.billable_tokens`). A
+        day whose total is missing or odd is not read as 0: the sum is then `at least`, and
+        the sentence counts and names the days it leaves out."""
+        if not self.days:
+            return ""
+        read = [d for d in self.days if d.total is not None]
+        left_out = [d.day for d in self.days if d.total is None]
+        if not read:
+            return (
+                f"Billable tokens: no total (none of the {len(self.days)} days stored has a "
+                "readable day total)."
+            )
+        peak = max(read, key=lambda d: d.total or 0)
+        tail = f"peak {compact(peak.total or 0)} on {peak.day}"
+        whole = compact(sum(d.total or 0 for d in read))
+        if not left_out:
+            return f"Billable tokens: {whole} in total (the days' own totals), {tail}."
+        named = ", ".join(left_out[:NAMED_DAYS])
+        if len(left_out) > NAMED_DAYS:
+            named += f" and {len(left_out) - NAMED_DAYS} more"
+        return (
+            f"Billable tokens: at least {whole} in total (the days' own totals), {tail}; "
+            f"partial: {len(left_out)} of the {len(self.days)} days stored "
+            f"{'has' if len(left_out) == 1 else 'have'} no readable day total, not counted "
+            f"({named})."
+        )
 
     def rows(self, findings: Iterable[Finding]) -> list[UsageRow]:
         """The usage findings as the section lists them."""
@@ -122,13 +170,18 @@ def usage_view(inputs: UsageInputs | None) -> UsageView | None:
         tokens = tokens if isinstance(tokens, dict) else {}
         models = tokens.get("by_model")
         pairs = tuple(
-            (str(m.get("model")), n)
+            (_model_name(m.get("model")), n)
             for m in (models if isinstance(models, list) else ())
             if isinstance(m, dict) and (n := count_value(m.get("billable_tokens"))) is not None
         )
         # (a huge or non-finite count an earlier release stored reads as none)
         days.append(UsageDay(day, pairs, count_value(tokens.get("billable_tokens"))))
     return UsageView(inputs.window, tuple(days), inputs.unavailable)
+
+
+def _model_name(value: object) -> str:
+    """A by_model entry's model as the chart names it: `NO_MODEL` for none (not `None`)."""
+    return value if isinstance(value, str) and value.strip() else NO_MODEL
 
 
 def _nice(peak: float) -> float:
@@ -164,8 +217,36 @@ def _figures(day: str, by_model: dict[str, float], models: Sequence[str]) -> Day
     return DayFigures(day, shown, f"{sum(by_model.values()):,.0f}")
 
 
-def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
-    """Stacked bars, one per day, a segment per model (the smaller ones as `other`)."""
+def _axis(days: Sequence[UsageDay], window: tuple[str, str] | None) -> tuple[date, int]:
+    """The chart's time axis: its first day and how many days it spans (the window, and any
+    stored day outside it)."""
+    first, last = date.fromisoformat(days[0].day), date.fromisoformat(days[-1].day)
+    if window:
+        first = min(first, date.fromisoformat(window[0]))
+        last = max(last, date.fromisoformat(window[1]))
+    return first, (last - first).days + 1
+
+
+def _runs(missing: Sequence[date]) -> list[tuple[date, date]]:
+    """The days as runs of consecutive days, (first, last) each."""
+    runs: list[tuple[date, date]] = []
+    for day in missing:
+        if runs and runs[-1][1] + timedelta(days=1) == day:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def _run_text(first: date, last: date) -> str:
+    return f"{first} to {last}" if first != last else str(first)
+
+
+def usage_chart(
+    days: Sequence[UsageDay], window: tuple[str, str] | None = None
+) -> UsageChart | None:
+    """Stacked bars on a time axis, one per stored day (a day not stored is an empty, shaded
+    slot), a segment per model (the smaller ones as `other`)."""
     if not any(d.by_model for d in days):
         return None
     models = _models(days)
@@ -180,10 +261,15 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
     table = tuple(_figures(day, dict(stack), models) for day, stack in stacks)
     top = _nice(max(sum(n for _, n in s) for _, s in stacks))
     right, bottom = WIDTH - _RIGHT, HEIGHT - _BOTTOM
-    slot = (right - _LEFT) / len(days)
+    first, span = _axis(days, window)
+    slot = (right - _LEFT) / span
     scale = (bottom - _TOP) / top
+
+    def left(day: date) -> float:
+        return _LEFT + (day - first).days * slot
+
     bars = []
-    for i, (day, stack) in enumerate(stacks):
+    for day, stack in stacks:
         y = float(bottom)
         for model, n in stack:
             h = n * scale
@@ -191,7 +277,7 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
             title = f"{day} {model}: {n:,.0f} billable tokens"
             bars.append(
                 Bar(
-                    round(_LEFT + i * slot + slot * 0.1, 2),
+                    round(left(date.fromisoformat(day)) + slot * 0.1, 2),
                     round(y, 2),
                     round(slot * 0.8, 2),
                     round(h, 2),
@@ -199,15 +285,30 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
                     title,
                 )
             )
+    stored = {d.day for d in days}
+    axis = [first + timedelta(days=i) for i in range(span)]
+    missing = [d for d in axis if d.isoformat() not in stored]
+    runs = _runs(missing)
+    gaps = tuple(
+        Bar(
+            round(left(a), 2),
+            _TOP,
+            round(((b - a).days + 1) * slot, 2),
+            bottom - _TOP,
+            GAP_FILL,
+            f"{_run_text(a, b)}: not stored",
+        )
+        for a, b in runs
+    )
     y_ticks = tuple(
         Label(_LEFT - 6, round(bottom - top * k / 4 * scale, 2), compact(top * k / 4))
         for k in range(5)
     )
-    step = max(1, -(-len(days) // 6))
+    step = max(1, -(-span // 6))
     x_ticks = tuple(
-        Label(round(_LEFT + i * slot + slot / 2, 2), bottom + 16, d.day[5:])
-        for i, d in enumerate(days)
-        if i % step == 0 or i == len(days) - 1
+        Label(round(left(d) + slot / 2, 2), bottom + 16, d.isoformat()[5:])
+        for i, d in enumerate(axis)
+        if i % step == 0 or i == span - 1
     )
     legend = tuple(
         Label(_LEFT + (i % 4) * 165, bottom + 38 + (i // 4) * 16, m, colour[m])
@@ -223,10 +324,12 @@ def usage_chart(days: Sequence[UsageDay]) -> UsageChart | None:
         _LEFT,
         right,
         bottom,
-        days[0].day,
-        days[-1].day,
+        axis[0].isoformat(),
+        axis[-1].isoformat(),
         tuple(models),
         table,
+        gaps,
+        ", ".join(_run_text(a, b) for a, b in runs),
     )
 
 
@@ -272,18 +375,10 @@ def usage_markdown(view: UsageView | None, findings: Iterable[Finding]) -> str:
         lines.append(f"Usage not evaluated: {md_inline(view.unavailable, 300)}\n\n")
         return "".join(lines)
     if view.window:
-        first, last = (date.fromisoformat(d) for d in view.window)
-        lines.append(
-            f"Analytics {first}..{last}: {len(view.days)} of {(last - first).days + 1} "
-            "days stored.\n\n"
-        )
-    totals = [d.total for d in view.days if d.total is not None]
-    if totals:
-        peak = max(view.days, key=lambda d: d.total or 0)
-        lines.append(
-            f"Billable tokens: {compact(sum(totals))} in total, peak {compact(peak.total or 0)} "
-            f"on {peak.day}.\n\n"
-        )
+        first, last = view.window
+        lines.append(f"Analytics {first}..{last}: {view.stored()}.\n\n")
+    if total := view.total():
+        lines.append(f"{total}\n\n")
     rows = usage_rows(findings)
     if not rows:
         lines.append("No usage findings.\n\n")

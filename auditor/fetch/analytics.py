@@ -34,6 +34,32 @@ DAY_SERIES = ("tokens", "tools", "activity", "productivity")
 USERS = "users"
 ALL_SERIES = (*DAY_SERIES, USERS)
 PAGE_SCHEMA = "api-analytics-page.schema.json"
+#: The breakdowns of a day row and the fields naming each entry: an entry is the same entry in
+#: another answer (a re-fetch) when these are, and one named twice in a row is sent twice.
+BREAKDOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "by_model": ("model",),
+    "by_user": ("user_id",),
+    "by_tool": ("tool",),
+    "mcp_by_server": ("server",),
+    "skills_by_name": ("name",),
+    "slash_commands_by_name": ("name",),
+    "hooks_by_event": ("event", "matcher", "command"),
+    "by_extension": ("extension",),
+    "by_language": ("language",),
+}
+
+
+def entry_key(entry: JSON, fields: tuple[str, ...]) -> tuple[str | None, ...] | None:
+    """What names a breakdown entry (its `fields`, text or null), or None when it has no
+    usable name (not an object, a field of another type, none of them text)."""
+    if not isinstance(entry, dict):
+        return None
+    key = tuple(entry.get(f) for f in fields)
+    if any(v is not None and not isinstance(v, str) for v in key):
+        return None
+    if not any(isinstance(v, str) and v for v in key):
+        return None
+    return key
 
 
 _STALLED_PAGES = 2  # users pages in a row with nothing new before paging is refused

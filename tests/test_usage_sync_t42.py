@@ -1,6 +1,7 @@
 """Usage analytics fetched again (tester T42): a re-fetch whose figures shrink keeps what is
 stored, value by value and entry by entry, with a warning naming the day, the JSON path, both
-figures and the request (#1). Run as a user runs them: the CLI against the emulator, whose
+figures and the request (#1); a day stored while its figures still lagged is fetched again
+after a missed night (#4). Run as a user runs them: the CLI against the emulator, whose
 analytics rows a test rewrites."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Iterator
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,8 @@ from auditor.emulator import endpoints_analytics, start_emulator
 from auditor.fetch.analytics import DayRows
 from auditor.fetch.tolerant import DataQuality
 from auditor.redact import Redactor
-from auditor.workflows.usage import kept_evidence
+from auditor.store import Store
+from auditor.workflows.usage import kept_evidence, may_be_short
 from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -237,3 +240,60 @@ def test_what_less_means_per_kind_of_value() -> None:
     }
     (warning,) = quality.warnings(Redactor(b"k"))
     assert "hooks_by_event[1]: left out, count 6 stored" in warning.problem
+
+
+# -- #4: a day stored while it lagged is fetched again after a missed night ------------------
+
+
+@pytest.mark.e2e
+def test_a_day_first_fetched_short_is_fetched_again_after_a_missed_night(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T42 #4: the sync of Nov 1 stores Oct 31 as yesterday, short (the API lags); the next
+    sync runs on Nov 3 (a night missed) and fetched again only Nov 1 and 2: Oct 31 kept its
+    half figures for good."""
+    clock = {"now": FIXED_NOW}
+    full: dict[str, int] = {}
+
+    def lagging(row: dict[str, Any]) -> None:
+        full.setdefault(row["date"], row["billable_tokens"])
+        if row["date"] == (clock["now"].date() - timedelta(days=1)).isoformat():
+            row["billable_tokens"] //= 2  # yesterday is half done
+
+    hooks = _rewrite(monkeypatch, "tokens")
+    for offset in range(40):
+        hooks[(date(2026, 10, 1) + timedelta(days=offset)).isoformat()] = lagging
+    state = tmp_path / "state.db"
+    env = emulator_env(emu, state)
+
+    def sync(now: datetime) -> str:
+        clock["now"] = now
+        code, out, err = run_cli(["sync"], env, tmp_path, now)
+        assert code == 0, err
+        return out
+
+    def stored(day: str) -> Any:
+        with Store.open(state) as store:
+            days = dict(store.iter_analytics())
+        return days[day]["tokens"]["billable_tokens"]
+
+    sync(FIXED_NOW)
+    assert stored(DAY) == full[DAY] // 2
+    out = sync(FIXED_NOW + timedelta(days=2))
+    assert "(2 new, 1 fetched again)" in out  # Nov 1 and 2 new, Oct 31 again
+    assert stored(DAY) == full[DAY]
+    # fetched well after it ended, it is not asked for again: only the newest two days are
+    out = sync(FIXED_NOW + timedelta(days=3))
+    assert "(1 new, 1 fetched again)" in out
+    assert stored("2026-11-02") == full["2026-11-02"]
+
+
+def test_a_day_whose_fetch_time_is_unknown_is_fetched_again_only_near_the_end() -> None:
+    end = date(2026, 10, 31)
+    fetched = {
+        "2026-10-01": None,  # unknown, 30 days back: not asked for again
+        "2026-10-28": None,  # unknown, among the newest 7
+        "2026-10-20": datetime.fromisoformat("2026-10-21T23:59:00+00:00"),  # within a day
+        "2026-10-21": datetime.fromisoformat("2026-10-23T00:00:00+00:00"),  # settled
+    }
+    assert may_be_short(fetched, end) == {"2026-10-28", "2026-10-20"}

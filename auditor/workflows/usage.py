@@ -4,10 +4,10 @@
 and clock, gives a `UsageSync`: how many days were fetched and stored, and whether the
 analytics were readable.
 Incremental by date: only dates of the window not yet stored with every series are fetched
-(consecutive ones in one request per series), and the window's last `REFETCH_DAYS` days again
-on every sync, replacing what is stored, because the API's figures lag 24 hours; what an
-answer holds less of than is stored (a lower count, an entry left out) keeps the stored value,
-with a warning (`kept_evidence`). A 403 is
+(consecutive ones in one request per series), and again the window's last `REFETCH_DAYS` days
+and every stored day fetched before its figures settled (`may_be_short`: a night was missed),
+because the API's figures lag 24 hours; what an answer holds less of than is stored (a lower
+count, an entry left out) keeps the stored value, with a warning (`kept_evidence`). A 403 is
 recorded as `denied` with the API's reason and nothing else fails: settings and readiness
 still sync. `usage_inputs` gives the audit the stored days of its window (or the one line
 saying why there are none); `without_usage` drops the usage rules (`--no-usage`).
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from auditor.common import paths
@@ -26,9 +26,15 @@ from auditor.common.jsonutil import canonical
 from auditor.common.paths import Component, Match
 from auditor.models import JSON, DataWarning
 from auditor.store import Store
+from auditor.store import analytics as store_analytics
 
 #: How many of the window's newest days every sync fetches again (analytics lag 24 hours).
 REFETCH_DAYS = 2
+#: How long after its end a day's figures may still grow: a copy fetched earlier may be short.
+LAG = timedelta(days=1)
+#: A stored day whose fetch time is unknown (its sync has no record) is fetched again only
+#: among the window's newest `UNKNOWN_REFETCH_DAYS` days, not across the whole window.
+UNKNOWN_REFETCH_DAYS = 7
 
 if TYPE_CHECKING:  # `auditor sync` loads neither the evaluation nor the policy stack, and
     # `run --offline` not the fetch stack (httpx, detect-secrets' plugins)
@@ -49,7 +55,7 @@ class UsageSync:
     days_new: int = 0
     days_stored: int = 0
     requests: int = 0
-    days_refetched: int = 0  # stored days fetched again (the newest `REFETCH_DAYS`)
+    days_refetched: int = 0  # stored days fetched again (the newest, and those maybe short)
 
     def describe(self) -> str:
         """One clause of the sync summary."""
@@ -75,8 +81,8 @@ def sync_usage(
     quality: DataQuality,
     progress: Callable[[str], None],
 ) -> UsageSync:
-    """Fetch the window's missing dates and its newest `REFETCH_DAYS` again (`days` None:
-    skip) inside the open transaction."""
+    """Fetch the window's missing dates, and again its newest `REFETCH_DAYS` and the days
+    whose stored copy `may_be_short` (`days` None: skip), inside the open transaction."""
     if days is None:
         return UsageSync("skipped")
     from auditor.fetch.analytics import ALL_SERIES, AnalyticsDenied, AnalyticsReader
@@ -84,9 +90,10 @@ def sync_usage(
     start, end = usage_window(today, days)
     have = store.analytics_days_stored(start, end, len(ALL_SERIES))
     wanted = [start + timedelta(days=i) for i in range(days)]
-    # The newest days are fetched again: the API's figures lag, so the first fetch of
-    # yesterday may be incomplete. What comes back replaces what is stored (`kept_evidence`).
+    # Fetched again: the newest days, and any day stored while its figures may still have
+    # lagged (`may_be_short`): what comes back replaces what is stored (`kept_evidence`).
     fresh = {d.isoformat() for d in wanted[-REFETCH_DAYS:]}
+    fresh |= may_be_short(store_analytics.fetched_at(store, start, end), end)
     missing = [d for d in wanted if d.isoformat() not in have or d.isoformat() in fresh]
     reader = AnalyticsReader(client, store.ingest_redactor(), quality)
     fetched: set[str] = set()
@@ -110,6 +117,22 @@ def sync_usage(
     new = len(stored - have)
     again = len(fetched & have)
     return UsageSync("ok", "", (start, end), new, len(stored), reader.requests, again)
+
+
+def may_be_short(fetched: dict[str, datetime | None], end: date) -> set[str]:
+    """The stored days (of `fetched`: day -> when it was fetched, None unknown) whose copy may
+    be short: fetched less than `LAG` after the day ended (a sync that ran the next night
+    stored it as yesterday, and the night after that was missed), or fetched at an unknown
+    time and among the newest `UNKNOWN_REFETCH_DAYS` days of the window ending `end`."""
+    short = set()
+    for day, when in fetched.items():
+        settled = datetime.combine(date.fromisoformat(day), time(), UTC) + timedelta(days=1) + LAG
+        if when is None:
+            if (end - date.fromisoformat(day)).days < UNKNOWN_REFETCH_DAYS:
+                short.add(day)
+        elif when.astimezone(UTC) < settled:
+            short.add(day)
+    return short
 
 
 def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> JSON:

@@ -1,8 +1,9 @@
 """Usage analytics fetched again (tester T42): a re-fetch whose figures shrink keeps what is
 stored, value by value and entry by entry, with a warning naming the day, the JSON path, both
 figures and the request (#1); a day stored while its figures still lagged is fetched again
-after a missed night (#4). Run as a user runs them: the CLI against the emulator, whose
-analytics rows a test rewrites."""
+after a missed night (#4); a breakdown entry sent twice is read once, or fails the sync when
+the two differ (#7). Run as a user runs them: the CLI against the emulator, whose analytics
+rows a test rewrites."""
 
 from __future__ import annotations
 
@@ -297,3 +298,37 @@ def test_a_day_whose_fetch_time_is_unknown_is_fetched_again_only_near_the_end() 
         "2026-10-21": datetime.fromisoformat("2026-10-23T00:00:00+00:00"),  # settled
     }
     assert may_be_short(fetched, end) == {"2026-10-28", "2026-10-20"}
+
+
+# -- #7: a breakdown entry sent twice ---------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_a_model_listed_twice_is_read_once_or_fails_the_sync_when_they_differ(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T42 #7: a model listed twice in a day's by_model was summed twice in the chart, with
+    no warning. As a user sent twice: the same entry again is read once (with a warning), one
+    with other figures fails the sync, naming it, the day and the request."""
+    hooks = _rewrite(monkeypatch, "tokens")
+    day = "2026-10-20"
+    hooks[day] = lambda row: row["by_model"].append(dict(row["by_model"][0]))
+    state = tmp_path / "state.db"
+    env = emulator_env(emu, state)
+    code, out, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    with Store.open(state) as store:
+        tokens = dict(store.iter_analytics())[day]["tokens"]
+    models = [m["model"] for m in tokens["by_model"]]
+    assert len(models) == len(set(models))
+    assert sum(m["billable_tokens"] for m in tokens["by_model"]) == tokens["billable_tokens"]
+    assert f"sent again as by_model[0] was; read once (tokens {day}, GET " in out
+
+    def other(row: dict[str, Any]) -> None:
+        row["by_model"].append({**row["by_model"][0], "billable_tokens": 1})
+
+    hooks[day] = other
+    code, out, err = run_cli(["sync"], emulator_env(emu, tmp_path / "new.db"), tmp_path)
+    assert code == 2
+    assert "a second entry for model '" in err and f"' on {day}, with other figures" in err
+    assert "by_model[" in err and "tokens?startDate=2026-10-02&endDate=2026-10-31" in err

@@ -2,8 +2,8 @@
 stored, value by value and entry by entry, with a warning naming the day, the JSON path, both
 figures and the request (#1); a day stored while its figures still lagged is fetched again
 after a missed night (#4); a breakdown entry sent twice is read once, or fails the sync when
-the two differ (#7). Run as a user runs them: the CLI against the emulator, whose analytics
-rows a test rewrites."""
+the two differ (#7); a /users page's error names the day and the cursor (#8). Run as a user
+runs them: the CLI against the emulator, whose analytics rows a test rewrites."""
 
 from __future__ import annotations
 
@@ -332,3 +332,21 @@ def test_a_model_listed_twice_is_read_once_or_fails_the_sync_when_they_differ(
     assert code == 2
     assert "a second entry for model '" in err and f"' on {day}, with other figures" in err
     assert "by_model[" in err and "tokens?startDate=2026-10-02&endDate=2026-10-31" in err
+
+
+# -- #8: a /users page's messages name the day and the cursor ---------------------------------
+
+
+@pytest.mark.e2e
+def test_a_users_page_error_names_the_day_and_the_cursor(emu: Any, tmp_path: Path) -> None:
+    """T42 #8: `GET …/analytics/users page 1` did not say which of the 30 per-day listings."""
+    emu.faults.add("analytics", "repeat_cursor", page=2)
+    config = tmp_path / "auditor.toml"
+    config.write_text("page_size = 20\n")
+    env = emulator_env(emu, tmp_path / "state.db")
+    code, _, err = run_cli(["sync", "--config", str(config)], env, tmp_path)
+    assert code == 2
+    assert "the API repeated an earlier cursor" in err
+    assert "/api/v1/analytics/users?startDate=2026-10-02&endDate=2026-10-02 page 2 (cursor '" in (
+        err
+    )

@@ -178,6 +178,7 @@ def test_a_secret_in_a_shrunk_entry_never_reaches_a_warning(
     _, again, shown = _run(env, tmp_path, "out2")
     (warning,) = _kept_warnings(again)
     assert "invocations: 1 sent, 40 stored" in warning["problem"]
+    assert "mcp_by_server[?server=='[secret" in warning["problem"]  # named by its marker
     texts = [shown] + [p.read_text() for p in (tmp_path / "out2").iterdir() if p.is_file()]
     for form in secret_forms(secret):
         assert not any(form in text for text in texts), form
@@ -241,6 +242,16 @@ def test_what_less_means_per_kind_of_value() -> None:
     }
     (warning,) = quality.warnings(Redactor(b"k"))
     assert "hooks_by_event[1]: left out, count 6 stored" in warning.problem
+
+
+def test_a_stored_count_no_count_is_replaced_by_the_new_one_without_a_word() -> None:
+    """A state file of an earlier release may hold `1e308` or a count as text, which the rules
+    and the chart read as none: a re-fetch's count takes its place (it is not "less")."""
+    stored = {"date": DAY, "billable_tokens": 1e308, "input_tokens": "18262400", "sessions": -5}
+    new = {"date": DAY, "billable_tokens": 5, "input_tokens": 18262400, "sessions": 0}
+    quality = DataQuality()
+    assert kept_evidence(_rows("tokens", new), stored, quality) == new
+    assert quality.warnings(Redactor(b"k")) == ()
 
 
 # -- #4: a day stored while it lagged is fetched again after a missed night ------------------

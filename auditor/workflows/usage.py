@@ -214,6 +214,7 @@ def _listed(notes: list[str]) -> str:
 
 
 _RATIO_ENDINGS = ("_avg", "_p50", "_p90")
+_MAX_COUNT = 2**63 - 1
 
 
 def _cut(text: str, limit: int = 80) -> str:
@@ -229,6 +230,12 @@ def _is_ratio(key: str) -> bool:
 
 def _is_number(value: JSON) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: JSON) -> bool:
+    """A number the schemas take for a count: 0 to 2^63 - 1 (a state file of an earlier
+    release may hold `1e308` or `-5`, which the rules and the chart read as none)."""
+    return _is_number(value) and 0 <= value <= _MAX_COUNT
 
 
 def _shown(value: JSON) -> str:
@@ -270,11 +277,11 @@ class _Merge:
         self.notes.append(f"{path.lstrip('.')}: {text}")
 
     def _value(self, stored: JSON, new: JSON, name: str, path: str, *, ratio: bool) -> JSON:
-        if _is_number(stored) and _is_number(new) and not ratio:
-            if new < stored:
+        if _is_number(new) and not ratio:
+            if _is_count(stored) and new < stored:
                 self._note(path, f"{new} sent, {stored} stored")
                 return stored
-            return new
+            return new  # a stored value no count (odd, kept by an earlier version) is none
         if isinstance(stored, dict) and isinstance(new, dict):
             return self._object(stored, new, path, ratio=ratio)
         if isinstance(stored, list) and isinstance(new, list):
@@ -374,10 +381,10 @@ def _selector(named: tuple[str, ...], key: tuple[object, int], index: int) -> Co
 
 
 def _grew(stored: JSON, new: JSON, name: str, *, ratio: bool) -> bool:
-    """Whether `new` holds more than `stored` anywhere: a higher count, or a field, an entry or
-    an item `stored` lacks."""
-    if _is_number(stored) and _is_number(new):
-        return not ratio and new > stored
+    """Whether `new` holds more than `stored` anywhere: a higher count (or one where `stored`
+    has none usable), or a field, an entry or an item `stored` lacks."""
+    if _is_number(new) and not ratio:
+        return not _is_count(stored) or new > stored
     if isinstance(stored, dict) and isinstance(new, dict):
         return any(
             k not in stored or _grew(stored[k], v, k, ratio=ratio or _is_ratio(k))

@@ -8,13 +8,16 @@ breakdown the usage rules read) and the day's per-user rows of /users (paged wit
 the tolerant reader (`api-analytics-<series>.schema.json`: an odd value is a warning and read
 as absent) and redacted before they leave. A row without a usable `date`, or two rows for one
 date (or, of /users, two different rows for one user), fails the sync, as does a /users page
-of users already sent that the listing goes on after. A 403 (the token lacks the manager or
-owner role) is `AnalyticsDenied`, which the sync records instead of failing.
+of users already sent that the listing goes on after. A breakdown entry sent twice in a day's
+row (`by_model` naming one model twice; `NAMED_ONCE`) is read once when the two are the same,
+with a warning, and fails the sync when their figures differ, as a user sent twice does. A 403
+(the token lacks the manager or owner role) is `AnalyticsDenied`, which the sync records
+instead of failing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from urllib.parse import urlencode
@@ -23,6 +26,7 @@ from auditor.common import paths
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.paging import Item, Listing, Page, cursor_paging, refuse_repaired
+from auditor.fetch.retry import redacted_cut
 from auditor.fetch.schema import validate
 from auditor.fetch.tolerant import DataQuality, tolerate
 from auditor.models import JSON, DataWarning
@@ -34,6 +38,47 @@ DAY_SERIES = ("tokens", "tools", "activity", "productivity")
 USERS = "users"
 ALL_SERIES = (*DAY_SERIES, USERS)
 PAGE_SCHEMA = "api-analytics-page.schema.json"
+#: The breakdowns of a day row and the fields naming each entry: an entry is the same entry in
+#: another answer (a re-fetch) when these are, and one named twice in a row is sent twice.
+BREAKDOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "by_model": ("model",),
+    "by_user": ("user_id",),
+    "by_tool": ("tool",),
+    "mcp_by_server": ("server",),
+    "skills_by_name": ("name",),
+    "slash_commands_by_name": ("name",),
+    "hooks_by_event": ("event", "matcher", "command"),
+    "by_extension": ("extension",),
+    "by_language": ("language",),
+}
+#: The breakdowns whose entries each name one thing (a model, a server): one named twice in a
+#: row is sent twice. Not `hooks_by_event`: a hook configured twice in the settings is two
+#: entries with the same event, matcher and command.
+NAMED_ONCE = tuple(k for k in BREAKDOWN_KEYS if k != "hooks_by_event")
+
+
+def entry_key(entry: JSON, fields: tuple[str, ...]) -> tuple[str | None, ...] | None:
+    """What names a breakdown entry (its `fields`, text or null), or None when it has no
+    usable name (not an object, a field of another type, none of them text)."""
+    if not isinstance(entry, dict):
+        return None
+    key = tuple(entry.get(f) for f in fields)
+    if any(v is not None and not isinstance(v, str) for v in key):
+        return None
+    if not any(isinstance(v, str) and v for v in key):
+        return None
+    return key
+
+
+def entry_name(
+    fields: tuple[str, ...], key: tuple[str | None, ...], redact: Callable[[str], str]
+) -> str:
+    """An entry's name as messages show it (each text `redact`ed, then cut): `model 'm'`,
+    `event 'E', matcher null, command '…'`."""
+    return ", ".join(
+        f"{f} null" if v is None else f"{f} {redacted_cut(v, 80, redact)!r}"
+        for f, v in zip(fields, key, strict=True)
+    )
 
 
 _STALLED_PAGES = 2  # users pages in a row with nothing new before paging is refused
@@ -133,7 +178,8 @@ class AnalyticsReader:
             day = _row_date(raw, index, start, end, where)
             if day in seen:
                 raise DataError(f"$.data[{index}]: a second row for {day} ({where})")
-            seen[day] = self._tolerate(raw, series, f"$.data[{index}]", f"{series} {day}", where)
+            row = self._tolerate(raw, series, f"$.data[{index}]", f"{series} {day}", where)
+            seen[day] = self._read_once(row, series, day, f"$.data[{index}]", where)
         day_ = start
         while day_ <= end:
             key = day_.isoformat()
@@ -146,6 +192,36 @@ class AnalyticsReader:
                     )
                 )
             day_ += timedelta(days=1)
+
+    def _read_once(self, row: Item, series: str, day: str, base: str, where: str) -> Item:
+        """`row` with each breakdown entry it sends twice as before read once (a warning);
+        one sent twice with other figures fails the sync (the chart would sum it twice)."""
+        out = row
+        for field in NAMED_ONCE:
+            fields, entries = BREAKDOWN_KEYS[field], row.get(field)
+            if not isinstance(entries, list):
+                continue
+            first: dict[tuple[str | None, ...], int] = {}
+            kept: list[JSON] = []
+            for index, entry in enumerate(entries):
+                key = entry_key(entry, fields)
+                if key is None or key not in first:
+                    if key is not None:
+                        first[key] = index
+                    kept.append(entry)
+                    continue
+                path = paths.join(base, field, index)
+                name = entry_name(fields, key, self._redactor.redact_shown)
+                if entry != entries[first[key]]:
+                    raise DataError(
+                        f"{path}: a second entry for {name} on {day}, with other figures than "
+                        f"{field}[{first[key]}] ({where})"
+                    )
+                problem = f"{name} sent again as {field}[{first[key]}] was; read once"
+                self._quality.add(DataWarning(path, problem, f"{series} {day}", where))
+            if len(kept) < len(entries):
+                out = {**out, field: kept}
+        return out
 
     def _users(self, day: date) -> DayRows:
         listing = replace(USERS_LISTING, query=tuple(_query(day, day).items()))

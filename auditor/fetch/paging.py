@@ -12,6 +12,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from auditor.common import paths
 from auditor.errors import AuditorError, DataError
@@ -229,7 +230,17 @@ class Pages(Iterator[Page]):
         return self
 
     def _where(self) -> str:
-        return f"GET {self._base_url}{self._listing.path} page {self._number}"
+        """`GET <url> page <n>`; of a listing with a fixed query (the analytics' /users, read
+        per day), the query too and the page's cursor (redacted, cut), so a message names
+        which day's listing and which page it was."""
+        listing = self._listing
+        if not listing.query:
+            return f"GET {self._base_url}{listing.path} page {self._number}"
+        where = f"GET {self._base_url}{listing.path}?{urlencode(listing.query)} page {self._number}"
+        token = (self._params or {}).get(listing.token_param)
+        if token is not None and self._requester is not None:
+            where += f" ({listing.token_param} {self._requester.clipped(token, 100)!r})"
+        return where
 
     def ahead(self) -> None:
         """Start fetching the next page now (once; nothing if it is on its way, or if there is

@@ -1,10 +1,12 @@
 """Analytics in the state file: a row per (date, series), and whether the last sync could read them.
 
 Takes an open store connection, SQLite or PostgreSQL (owned by `auditor.store.Store`), and
-redacted analytics rows (`auditor.fetch.analytics` reads them); gives the stored dates, the
-rows of a date range grouped by day, and the access status the last sync recorded (`ok`, or
-`denied` with the API's one-line reason). The table came with schema version 2
-(`schema.MIGRATIONS`). Plain SQL only: `auditor.store.dialect` adapts it to PostgreSQL.
+redacted analytics rows (`auditor.fetch.analytics` reads them); gives the stored dates, when
+each was fetched (the start of the sync that stored it, from its `sync_id`: a state file of an
+earlier version has it too), the rows of a date range grouped by day, and the access status
+the last sync recorded (`ok`, or `denied` with the API's one-line reason). The table came with
+schema version 2 (`schema.MIGRATIONS`). Plain SQL only: `auditor.store.dialect` adapts it to
+PostgreSQL.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date
-from typing import Any
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
 
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import JSON
 from auditor.redact import Redactor
 from auditor.redact.memory import literal_matcher
 from auditor.store.dialect import meta_text, stream
+from auditor.store.schema import from_text
+
+if TYPE_CHECKING:
+    from auditor.store.database import Store
 
 _STATUS_KEY = "analytics_access"
 
@@ -40,6 +46,17 @@ def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
         (start.isoformat(), end.isoformat(), series),
     )
     return {str(r[0]) for r in rows}
+
+
+def fetched_at(store: Store, start: date, end: date) -> dict[str, datetime | None]:
+    """When each stored date from `start` to `end` was fetched: the start of the sync that
+    stored the oldest of its series, or None when a series' sync has no record (unknown)."""
+    rows = store._db.execute(
+        "SELECT a.day, MIN(s.started), COUNT(*) - COUNT(s.started) FROM analytics_days a "
+        "LEFT JOIN syncs s ON s.id = a.sync_id WHERE a.day BETWEEN ? AND ? GROUP BY a.day",
+        (start.isoformat(), end.isoformat()),
+    )
+    return {str(day): None if unknown else from_text(str(first)) for day, first, unknown in rows}
 
 
 def put_day(db: Any, day: str, series: str, data: JSON, sync_id: int) -> bytes:

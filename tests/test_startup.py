@@ -252,6 +252,19 @@ def _emulator_env(emulator: Any, tmp_path: Path, base: Mapping[str, str]) -> dic
     }
 
 
+def test_policy_test_of_usage_rules_loads_no_httpx_command_line(tmp_path: Path) -> None:
+    """`policy test` reads a case's usage rows through the sync's tolerant reader, whose package
+    (`auditor.fetch`) imports httpx: it is spared httpx's own command line (click, rich,
+    pygments; about 0.2 s of a loaded machine's start-up, reviewer R26 #4) as a sync is."""
+    policies = Path(__file__).resolve().parents[1] / "policies"
+    argv = ["policy", "test", str(policies / "usage.yaml"), str(policies / "usage.tests.yaml")]
+    *_, code, modules = _probed(argv, dict(os.environ), tmp_path)  # the cases' lines first
+    assert code == "0"
+    loaded = set(modules.split())
+    assert "auditor.fetch.tolerant" in loaded
+    assert loaded & {"click", "rich", "pygments"} == set()
+
+
 def _probed(argv: list[str], env: dict[str, str], cwd: Path, probe: str | None = None) -> list[str]:
     """The lines `probe` (`_OFFLINE_PROBE`: the exit code, then the modules loaded) prints for
     `auditor argv`."""

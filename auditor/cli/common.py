@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import ipaddress
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -264,7 +263,6 @@ def sync_store(
     (never when `quiet`); `usage`: also the usage analytics of the last 30 complete days;
     `readiness`: also the readiness reports, when an app URL is configured."""
     # Imported here: the fetch stack (httpx, detect-secrets' plugins) only when syncing.
-    _without_httpx_command_line()
     from auditor.workflows.sync import SyncOptions, sync_service
 
     base_url, token = require_remote(config)
@@ -399,15 +397,6 @@ def _token_named(exc: AuditorError, marker: str) -> None:
     caller's token have no place in an error, the reports or findings.json."""
     if exc.args and isinstance(exc.args[0], str) and marker in exc.args[0]:
         exc.args = (exc.args[0].replace(marker, "[token]"), *exc.args[1:])
-
-
-def _without_httpx_command_line() -> None:
-    """Keep httpx from importing its own command line (`httpx._main`: click, rich, pygments,
-    about 50 ms of every sync's start-up) when it is first imported: httpx's `__init__` falls
-    back to a stub `main` when that import fails, and a `None` in `sys.modules` makes it fail.
-    Nothing in auditor runs httpx's command line."""
-    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 def _encrypted_or_local(url: str) -> bool:

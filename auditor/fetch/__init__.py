@@ -9,6 +9,16 @@ Schema validation in `schema`, the reading of a body whose text is not all UTF-8
 
 from __future__ import annotations
 
+import sys
+
+# httpx's `__init__` imports its own command line (`httpx._main`: click, rich, pygments, about
+# 50 ms) when they are installed, and falls back to a stub `main` when that import fails; a
+# `None` in `sys.modules` makes it fail. Nothing in auditor runs httpx's command line, and this
+# package is the one that imports httpx, so every path to it (a sync, `policy test` reading
+# usage rows as the sync does) starts without it.
+if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.deadline import Network
 from auditor.fetch.decode import (

@@ -74,7 +74,8 @@ def _kept_warnings(data: Any, series: str = "tools") -> list[dict[str, Any]]:
     return [
         w
         for w in data.get("data_quality") or []
-        if w["item"] == f"{series} {DAY}" and "than is stored" in w["problem"]
+        if w["item"] == f"{series} {DAY}"
+        and ("than is stored" in w["problem"] or "than are stored" in w["problem"])
     ]
 
 
@@ -131,12 +132,13 @@ def test_a_refetch_whose_figures_shrink_keeps_the_stored_evidence_and_says_so(
 
 
 @pytest.mark.e2e
-def test_a_ratio_is_taken_when_the_day_grew_and_kept_when_nothing_grew(
+def test_a_ratio_sent_again_is_taken_and_said_when_no_count_grew(
     emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A ratio is no amount: it can fall as a day's calls come in. A re-fetch that lowers
-    `auto_high` while no count of the day grew is a hiccup (kept, with a warning); one whose
-    counts grew is the day catching up (taken, without a word)."""
+    """A ratio is no amount: none of its values is less evidence than another. A re-fetch that
+    raises `auto_high` while no count of the day grew shows a violation, and is taken (keeping
+    the stored 0.0 hid it, reviewer R26 #1); one that lowers it is taken too. Either way the
+    day did not catch up, so the sync says so; when its counts grew, it says nothing."""
     hooks = _rewrite(monkeypatch, "tools")
     env = emulator_env(emu, tmp_path / "state.db")
 
@@ -147,19 +149,24 @@ def test_a_ratio_is_taken_when_the_day_grew_and_kept_when_nothing_grew(
 
         return rewrite
 
-    hooks[DAY] = autonomy(0.4, 0)
+    hooks[DAY] = autonomy(0.0, 0)
     _, first, _ = _run(env, tmp_path, "out1")
-    assert _status(first, "USE-AUT-001") == "fail"
-    hooks[DAY] = autonomy(0.0, 0)  # nothing grew
+    assert _status(first, "USE-AUT-001") == "pass"
+    hooks[DAY] = autonomy(0.4, 0)  # nothing grew, the share of high autonomy rose
     _, again, _ = _run(env, tmp_path, "out2")
-    assert _status(again, "USE-AUT-001") == "fail" and again["resolved"] == []
+    assert _status(again, "USE-AUT-001") == "fail"
     (warning,) = _kept_warnings(again)
-    assert (
-        "tool_autonomy_level_ratio.auto_high: 0.0 sent, 0.4 stored, and no count of the day grew"
-    ) in warning["problem"]
-    hooks[DAY] = autonomy(0.0, 500)  # the day caught up: 500 more calls, none of them auto
-    _, later, _ = _run(env, tmp_path, "out3")
-    assert _status(later, "USE-AUT-001") == "pass"
+    assert f"the API sent other values for {DAY} than are stored" in warning["problem"]
+    assert "tool_autonomy_level_ratio.auto_high: 0.4 sent, 0.0 stored" in warning["problem"]
+    assert warning["problem"].endswith("the values sent are taken")
+    hooks[DAY] = autonomy(0.0, 0)  # and fell again, nothing grew: taken, said
+    _, lower, _ = _run(env, tmp_path, "out3")
+    assert _status(lower, "USE-AUT-001") == "pass"
+    (warning,) = _kept_warnings(lower)
+    assert "tool_autonomy_level_ratio.auto_high: 0.0 sent, 0.4 stored" in warning["problem"]
+    hooks[DAY] = autonomy(0.4, 500)  # the day caught up: 500 more calls
+    _, later, _ = _run(env, tmp_path, "out4")
+    assert _status(later, "USE-AUT-001") == "fail"
     assert _kept_warnings(later) == []
 
 
@@ -225,10 +232,24 @@ def test_what_less_means_per_kind_of_value() -> None:
     users = [{"user_id": "u1", "billable_tokens": 9, "primary_model": "blocked"}]
     quality = DataQuality()
     sent = [{"user_id": "u1", "billable_tokens": 2, "primary_model": "allowed"}]
-    assert kept_evidence(_rows("users", sent), users, quality) == users
-    (warning,) = quality.warnings(Redactor(b"k"))
-    assert "user 'u1': billable_tokens: 2 sent, 9 stored" in warning.problem
-    assert "primary_model: 'allowed' sent, 'blocked' stored, and no count" in warning.problem
+    # the count stays as stored; the text is taken (no text is less than another), and said
+    merged = [{"user_id": "u1", "billable_tokens": 9, "primary_model": "allowed"}]
+    assert kept_evidence(_rows("users", sent), users, quality) == merged
+    problems = [w.problem for w in quality.warnings(Redactor(b"k"))]
+    (less,) = [p for p in problems if p.startswith("the API sent less")]
+    (changed,) = [p for p in problems if p.startswith("the API sent other values")]
+    assert "user 'u1': billable_tokens: 2 sent, 9 stored" in less
+    assert "user 'u1': primary_model: 'allowed' sent, 'blocked' stored" in changed
+    assert "though none of its counts grew" in changed
+    # and the other way, a blocked model sent again while nothing grew: taken (R26 #1)
+    blocked = [{"user_id": "u1", "billable_tokens": 9, "primary_model": "blocked"}]
+    assert kept_evidence(_rows("users", blocked), merged, DataQuality()) == blocked
+    # a breakdown an earlier release stored with one model twice alike: read once (R26 #3)
+    doubled = {"date": DAY, "by_model": [{"model": "a", "billable_tokens": 5}] * 2}
+    quality = DataQuality()
+    same = {"date": DAY, "by_model": [{"model": "a", "billable_tokens": 5}]}
+    assert kept_evidence(_rows("tokens", same), doubled, quality) == same
+    assert quality.warnings(Redactor(b"k")) == ()
     grown = [{"user_id": "u1", "billable_tokens": 30, "primary_model": "allowed"}]
     assert kept_evidence(_rows("users", grown), users, DataQuality()) == grown
     # a hook configured twice: two entries of one name, matched in turn

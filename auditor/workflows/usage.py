@@ -155,13 +155,24 @@ def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> J
         return new
     merge = _Merge()
     kept = merge.row(stored, new)
+    path = paths.join("$.data", Match("date", rows.day))
+    if merge.changed:
+        problem = _changed(rows.day, merge.changed)
+        quality.add(DataWarning(path, problem, f"{rows.series} {rows.day}", rows.where))
     if not merge.notes:
         return kept
     whole = "the stored row is kept" if kept == stored else "those stored values are kept"
     problem = f"the API sent less for {rows.day} than is stored ({_listed(merge.notes)}); {whole}"
-    path = paths.join("$.data", Match("date", rows.day))
     quality.add(DataWarning(path, problem, f"{rows.series} {rows.day}", rows.where))
     return kept
+
+
+def _changed(day: str, changed: list[str]) -> str:
+    """The warning of values a day fetched again changed while none of its counts grew."""
+    return (
+        f"the API sent other values for {day} than are stored, though none of its counts grew "
+        f"({_listed(changed)}); the values sent are taken"
+    )
 
 
 def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
@@ -177,6 +188,7 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
     left_out = [u for u in stored if isinstance(u, dict) and u.get("user_id") not in sent]
     merged: list[JSON] = []
     notes: list[str] = []
+    changed: list[str] = []
     for user in new:
         was = before.get(user.get("user_id")) if isinstance(user, dict) else None
         if not isinstance(user, dict) or not isinstance(was, dict):
@@ -186,7 +198,10 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
         merged.append(merge.row(was, user))
         who = str(user.get("user_id"))
         notes += [f"user {_cut(who)!r}: {note}" for note in merge.notes]
+        changed += [f"user {_cut(who)!r}: {note}" for note in merge.changed]
     where, item = rows.where, f"{USERS} {rows.day}"
+    if changed:
+        quality.add(DataWarning("$.data", _changed(f"users of {rows.day}", changed), item, where))
     if left_out:
         problem = (
             f"the API sent {len(new)} users for {rows.day}, leaving out {len(left_out)} of "
@@ -260,13 +275,19 @@ class _Merge:
       without a usable name by its whole value), an item of a list of names (`languages`) or a
       key of a map of counts (`daily_active_users_by_client`): left out; the stored one is kept;
     - a ratio, an average or a text (`tool_autonomy_level_ratio.auto_high`, `primary_model`):
-      these move either way as a day's figures complete, so the new value is taken when some
-      count of the row grew (or an entry or field was added); when none did, the day did not
-      catch up, and a changed value is kept as stored.
-    `notes` says what was kept: `mcp_by_server[?server=='x'].invocations: 0 sent, 40 stored`."""
+      none is less than another (a share of high autonomy that rises is more evidence, one
+      that falls may be a correction), so the new value is taken. When it changed while no
+      count of the row grew (nor an entry or field was added), the day did not catch up:
+      `changed` names it, and the sync warns (reviewer R26 #1: keeping the stored 0.0 hid an
+      `auto_high` of 0.3 the service sent, and a blocked `primary_model`).
+    A stored breakdown that names one entry twice alike (stored by a release that read such
+    duplicates twice) is read with it once, as the answer is (`NAMED_ONCE`).
+    `notes` says what was kept: `mcp_by_server[?server=='x'].invocations: 0 sent, 40 stored`;
+    `changed`, what was taken though no count grew: `auto_high: 0.3 sent, 0.0 stored`."""
 
     def __init__(self) -> None:
         self.notes: list[str] = []
+        self.changed: list[str] = []
         self._grew = False
 
     def row(self, stored: dict[str, JSON], new: dict[str, JSON]) -> JSON:
@@ -286,12 +307,9 @@ class _Merge:
             return self._object(stored, new, path, ratio=ratio)
         if isinstance(stored, list) and isinstance(new, list):
             return self._list(stored, new, name, path, ratio=ratio)
-        if stored == new or self._grew:
-            return new
-        self._note(
-            path, f"{_shown(new)} sent, {_shown(stored)} stored, and no count of the day grew"
-        )
-        return stored
+        if stored != new and not self._grew:
+            self.changed.append(f"{path.lstrip('.')}: {_shown(new)} sent, {_shown(stored)} stored")
+        return new
 
     def _object(
         self, stored: dict[str, JSON], new: dict[str, JSON], path: str, *, ratio: bool
@@ -314,7 +332,11 @@ class _Merge:
     def _list(
         self, stored: list[JSON], new: list[JSON], name: str, path: str, *, ratio: bool
     ) -> JSON:
+        from auditor.fetch.analytics import NAMED_ONCE
+
         named = _naming(name, stored, new)
+        if name in NAMED_ONCE:
+            stored = _once(stored)
         keys = _keys(new, named)
         before = dict(zip(_keys(stored, named), stored, strict=True))
         out: list[JSON] = []
@@ -336,6 +358,18 @@ class _Merge:
                 self._note(at, f"left out, {_shown(entry)} stored")
             out.append(entry)
         return out
+
+
+def _once(entries: list[JSON]) -> list[JSON]:
+    """`entries` with an entry repeated alike read once (the first)."""
+    seen: set[bytes] = set()
+    out: list[JSON] = []
+    for entry in entries:
+        key = canonical(entry)
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
 
 
 def _naming(name: str, *lists: list[JSON]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "477abd05c9ecc51708e16993e33b2ec736d1871a002007cb260dafce69e99871"
+KEY = "677b8647b00f2e49bff266e80188cfacdad732b4cf60dbf5c529dd2bcfd7933c"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -45,7 +45,6 @@ def root(context, missing=missing, environment=environment):
     l_0_chart = resolve('chart')
     l_0_chart_rows = resolve('chart_rows')
     l_0_chart_cap = resolve('chart_cap')
-    l_0_rows_per_rule = resolve('rows_per_rule')
     l_0_not_judged = resolve('not_judged')
     l_0_rows = resolve('rows')
     l_0_revisions_shown = resolve('revisions_shown')
@@ -875,49 +874,27 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
         yield '</tbody>\n</table>\n</section>\n'
     l_1_loop = l_1_g = l_1_r = l_1_rule_anchor = l_1_pass_rules = l_1_pass_anchor = missing
-    if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
-        pass
-        yield '<h3>Resolved since the previous run ('
-        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
-        yield ')</h3>\n'
-        if (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
-            pass
-            yield '<p class="muted"><strong>Note:</strong> '
-            yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
-            yield '.</p>'
-        yield '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
-        for l_1_p in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')[:(undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)]:
-            _loop_vars = {}
-            pass
-            yield '<tr><td><code>'
-            yield escape(environment.finalize(environment.getattr(l_1_p, 'rule_id')))
-            yield '</code></td><td class="wrap">'
-            yield escape(environment.finalize(environment.getattr(l_1_p, 'subject_key')))
-            yield '</td><td>'
-            yield escape(environment.finalize(environment.getattr(l_1_p, 'severity')))
-            yield '</td><td>'
-            yield escape(environment.finalize(environment.getattr(l_1_p, 'status')))
-            yield '</td><td>'
-            yield escape(environment.finalize(environment.getattr(l_1_p, 'first_seen_run')))
-            yield '</td></tr>\n'
-        l_1_p = missing
-        if (t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')) > (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)):
-            pass
-            yield '<tr><td colspan="5" class="more">'
-            yield escape(environment.finalize((t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved')) - (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule))))
-            yield ' more not shown</td></tr>'
-        yield '</tbody>\n</table>\n'
-    for (l_1_heading, l_1_words, l_1_records) in (undefined(name='not_judged') if l_0_not_judged is missing else l_0_not_judged):
+    for (l_1_heading, l_1_words, l_1_records) in (([('Resolved since the previous run', '', environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))] if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))) else []) + (undefined(name='not_judged') if l_0_not_judged is missing else l_0_not_judged)):
+        l_1_rows_per_rule = resolve('rows_per_rule')
         _loop_vars = {}
         pass
         yield '<h3>'
         yield escape(environment.finalize(l_1_heading))
         yield ' ('
         yield escape(environment.finalize(t_5(l_1_records)))
-        yield ')</h3>\n<p class="muted">'
-        yield escape(environment.finalize(l_1_words))
-        yield '</p>\n<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
-        for l_2_p in l_1_records[:(undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)]:
+        yield ')</h3>\n'
+        if l_1_words:
+            pass
+            yield '<p class="muted">'
+            yield escape(environment.finalize(l_1_words))
+            yield '</p>'
+        elif (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
+            pass
+            yield '<p class="muted"><strong>Note:</strong> '
+            yield escape(environment.finalize((undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note)))
+            yield '.</p>'
+        yield '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Severity</th><th>Was</th><th>First seen</th></tr></thead>\n<tbody>\n'
+        for l_2_p in l_1_records[:(undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule)]:
             _loop_vars = {}
             pass
             yield '<tr><td><code>'
@@ -932,13 +909,13 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_2_p, 'first_seen_run')))
             yield '</td></tr>\n'
         l_2_p = missing
-        if (t_5(l_1_records) > (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule)):
+        if (t_5(l_1_records) > (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule)):
             pass
             yield '<tr><td colspan="5" class="more">'
-            yield escape(environment.finalize((t_5(l_1_records) - (undefined(name='rows_per_rule') if l_0_rows_per_rule is missing else l_0_rows_per_rule))))
+            yield escape(environment.finalize((t_5(l_1_records) - (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule))))
             yield ' more not shown</td></tr>'
         yield '</tbody>\n</table>\n'
-    l_1_heading = l_1_words = l_1_records = missing
+    l_1_heading = l_1_words = l_1_records = l_1_rows_per_rule = missing
     yield '\n'
     if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
@@ -1109,4 +1086,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=123&3=143&4=148&5=153&8=170&9=179&10=184&14=188&24=200&27=202&28=204&29=206&34=208&35=215&38=224&39=231&40=233&41=235&42=237&43=239&44=253&48=261&49=264&51=294&53=296&57=304&58=307&60=309&70=318&72=322&73=324&75=327&79=345&81=350&84=364&87=368&94=370&96=374&97=381&98=383&100=391&101=409&102=411&104=416&106=422&107=442&114=460&119=472&123=475&124=477&125=479&126=481&136=489&138=500&139=503&140=511&141=513&142=516&143=524&146=527&147=532&150=538&151=546&153=554&156=557&160=574&161=578&163=593&166=599&168=602&170=616&172=619&174=633&176=636&181=651&185=654&186=659&196=690&197=695&198=698&199=700&200=708&204=720&212=732&213=735&214=743&216=762&218=774&219=776&221=778&223=786&227=788&229=801&239=813&240=817&241=824&242=827&243=829&244=836&245=847&246=853&247=869&251=875&255=878&256=881&257=883&261=889&263=904&267=910&268=914&269=918&273=920&275=935&280=943&283=953&284=958&288=961&295=967&296=969&297=971&298=973&299=975&303=980&307=992&308=996&309=1003&310=1006&311=1008&312=1028&313=1039&317=1050&327=1054&331=1066&332=1068&336=1071&342=1086&343=1088&347=1091&354=1104'
+debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&147=531&150=537&151=545&153=553&156=556&160=573&161=577&163=592&166=598&168=601&170=615&172=618&174=632&176=635&181=650&185=653&186=658&196=689&197=694&198=697&199=699&200=707&204=719&212=731&213=734&214=742&216=761&218=773&219=775&221=777&223=785&227=787&229=800&239=812&240=816&241=823&242=826&243=828&244=835&245=846&246=852&247=868&251=874&255=877&256=882&257=886&261=897&263=912&268=920&271=930&272=935&276=938&283=944&284=946&285=948&286=950&287=952&291=957&295=969&296=973&297=980&298=983&299=985&300=1005&301=1016&305=1027&315=1031&319=1043&320=1045&324=1048&330=1063&331=1065&335=1068&342=1081'

@@ -986,6 +986,7 @@ class Store:
             for b in batches
         )
 
+    @_reads
     def revision_at(self, when: datetime) -> Revision | None:
         """The revision in force at `when`: of those updated at or before it, the last in the
         service's order (the highest number), also where a later revision carries an earlier

@@ -1,0 +1,223 @@
+"""A PostgreSQL state store when its session goes away mid-run, and the messages about it
+(tester T41): the run reconnects once, takes its lock again and audits what is stored; a server
+that stays away, or a lock taken meanwhile, ends in one line naming the store."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from pgcluster import PASSWORD
+
+from auditor.cli import Context, main
+from auditor.store import Store
+from auditor.store.postgres import _lock_key, schema_name
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+TOKEN = "demo-owner-token"
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """The CLI in its own process: its stderr as a user sees it (psycopg's log lines too)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", *argv],
+        env={**os.environ, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _env(emu: Any, state: str) -> dict[str, str]:
+    return {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": TOKEN,
+        "AUDITOR_STATE": state,
+    }
+
+
+def _auditor_sessions(admin: Any) -> list[int]:
+    rows = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND application_name LIKE 'auditor pid %'"
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def _kill_during_history_page(emu: Any, url: str, then: Any = None) -> threading.Thread:
+    """Once the run asks for a history page (held back by the emulator), end its database
+    session as a failover or a DBA's pg_terminate_backend would; then call `then(admin)`."""
+
+    def kill() -> None:
+        deadline = time.monotonic() + 30
+        while not any("history" in path for _, path in emu.requests):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        with psycopg.connect(url, autocommit=True) as admin:
+            for pid in _auditor_sessions(admin):
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            if then is not None:
+                then(admin)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def _clean_stderr(err: str) -> None:
+    assert "error: unexpected" not in err, err
+    assert "Traceback" not in err and "psycopg" not in err and "Pipeline" not in err, err
+    assert PASSWORD not in err
+
+
+@pytest.fixture
+def served() -> Any:
+    from auditor.emulator import start_emulator
+
+    with start_emulator(revisions=30, repos=3, now=NOW) as emu:
+        yield emu
+
+
+def _first_night(served: Any, pg_url: str, tmp_path: Path) -> dict[str, str]:
+    env = _env(served, pg_url)
+    code, _, err = _run(["run", "--out", str(tmp_path / "r0")], env, tmp_path)
+    assert code == 1, err
+    served.add_revisions(3)
+    served.requests.clear()
+    return env
+
+
+def test_a_session_lost_mid_sync_reconnects_and_audits_what_is_stored(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    env = _first_night(served, pg_url, tmp_path)
+    served.faults.add("history", "delay", times=1, seconds=2)
+    killer = _kill_during_history_page(served, pg_url)
+    code, _, err = _cli(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
+    killer.join()
+    _clean_stderr(err)
+    assert code in (1, 2), err
+    assert (tmp_path / "r1" / "findings.json").exists(), err  # the stored data was audited
+    if code == 2:  # the sync's write was cut: said so, the run marked incomplete
+        assert "sync failed, auditing the stored data" in err, err
+    # the next night is complete and finds the new revisions
+    code, _, err = _run(["run", "--out", str(tmp_path / "r2")], env, tmp_path)
+    assert code == 1, err
+    with Store.open(pg_url, readonly=True) as s:
+        assert s.count_revisions() == 33
+
+
+def test_a_server_that_stays_away_ends_in_one_line_naming_the_store(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    env = _first_night(served, pg_url, tmp_path)
+    database = pg_url.rsplit("/", 1)[1]
+    served.faults.add("history", "delay", times=1, seconds=2)
+
+    def refuse(admin: Any) -> None:  # no new session may start on this database
+        with psycopg.connect(pg_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as other:
+            other.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+
+    killer = _kill_during_history_page(served, pg_url, refuse)
+    try:
+        code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
+    finally:
+        killer.join()
+        with psycopg.connect(pg_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as other:
+            other.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+    _clean_stderr(err)
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("auditor: error: "), err
+    assert f"/{database} (schema auditor_default)" in last, err
+    assert "connection" in last and "not currently accepting connections" in last, err
+    code, _, err = _run(["run", "--out", str(tmp_path / "r2")], env, tmp_path)
+    assert code == 1, err  # nothing stored was lost; the next night is complete
+
+
+def test_a_lock_taken_while_the_session_was_gone_stops_the_run(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    env = _first_night(served, pg_url, tmp_path)
+    served.faults.add("history", "delay", times=1, seconds=2)
+    taken = threading.Event()
+    release = threading.Event()
+    key = _lock_key(schema_name("default"))
+
+    def hold(admin: Any) -> None:  # another run took the lock the lost session held
+        admin.execute("SET application_name = 'auditor pid 777'")
+        admin.execute("SELECT pg_advisory_lock(%s)", (key,))
+        taken.set()
+        release.wait(60)
+
+    killer = _kill_during_history_page(served, pg_url, hold)
+    try:
+        code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
+    finally:
+        release.set()
+        killer.join()
+    assert taken.is_set()
+    _clean_stderr(err)
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert "connection" in last and "lost" in last, err
+    assert "locked by another auditor run (auditor pid 777" in last, err
+    code, _, err = _run(["run", "--out", str(tmp_path / "r2")], env, tmp_path)
+    assert code == 1, err
+
+
+def _terminate(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as admin:
+        for pid in _auditor_sessions(admin):
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + 10
+        while _auditor_sessions(admin) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def test_a_read_after_the_session_was_ended_runs_on_a_new_one_with_the_lock(
+    pg_url: str,
+) -> None:
+    from auditor.errors import StoreError, StoreWriteError
+
+    Store.open(pg_url).close()
+    with Store.open(pg_url, readonly=True) as s:
+        _terminate(pg_url)
+        assert s.count_revisions() == 0  # read again on a new session (was: PgError)
+        assert s.revision_at(NOW) is None
+        with pytest.raises(StoreError, match="is locked by another auditor"):
+            Store.open(pg_url)  # the new session holds the readers' lock again
+        with pytest.raises(StoreError, match="read-only"), s.transaction():
+            s.set_report_order("x")  # and is read-only, as the lost one was
+    with Store.open(pg_url) as s:
+        with (
+            pytest.raises(StoreWriteError, match="cannot write, nothing was changed"),
+            s.transaction(),
+        ):
+            s.set_report_order("first")
+            _terminate(pg_url)  # the write is lost with its session: never sent again
+            s.set_report_order("second")
+        assert s.report_order() is None  # read on a new session: nothing of it was kept
+        with s.transaction():
+            s.set_report_order("third")
+    with Store.open(pg_url, readonly=True) as s:
+        assert s.report_order() == "third"

@@ -221,3 +221,20 @@ def test_a_read_after_the_session_was_ended_runs_on_a_new_one_with_the_lock(
             s.set_report_order("third")
     with Store.open(pg_url, readonly=True) as s:
         assert s.report_order() == "third"
+
+
+def test_a_session_ended_by_the_servers_idle_transaction_timeout_says_so(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    env = _first_night(served, pg_url, tmp_path)
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            f"ALTER DATABASE \"{database}\" SET idle_in_transaction_session_timeout = '1s'"
+        )
+    served.faults.add("history", "delay", times=1, seconds=2.5)
+    code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
+    _clean_stderr(err)
+    assert code == 2, err
+    assert "idle_in_transaction_session_timeout of 1 s" in err, err
+    assert (tmp_path / "r1" / "findings.json").exists(), err  # what is stored was audited

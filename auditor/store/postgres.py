@@ -211,6 +211,10 @@ class PgConnection:
         self.reconnects = 0
         self._why = "the server ended the session"  # what the lost session last said
         self._failed = ""  # why opening the session again failed
+        self._last = time.monotonic()  # when the last statement ended
+        # the server's idle_in_transaction_session_timeout for this session (ms; 0: none),
+        # read by `lock`: a sync's transaction waits on the API between its statements
+        self.idle_limit_ms = 0
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -294,11 +298,15 @@ class PgConnection:
                     return _NoRows()
             else:
                 self._reconnect(self._why)
+        idle = time.monotonic() - self._last
         try:
             result = run()
         except psycopg.Error as exc:
+            self._last = time.monotonic()
             error = _error(exc, self._secrets, lost=self._lost())
             if self._lost():
+                if self._open and 0 < self.idle_limit_ms <= idle * 1000:
+                    error = _idled_out(error, idle, self.idle_limit_ms)
                 self._why = describe_lost(error)
             if not (self._lost() and not self._open and _retryable(head)):
                 if not self._lost():  # (a lost session keeps what was open when lost)
@@ -312,6 +320,7 @@ class PgConnection:
                     self._open = self._status_open()
                 raise _error(again, self._secrets, lost=self._lost()) from None
         self._open = self._status_open()
+        self._last = time.monotonic()
         return result
 
     def _status_open(self) -> bool:
@@ -390,6 +399,18 @@ class PgConnection:
             self._conn.close()
 
 
+def _idled_out(error: PgError, idle: float, limit_ms: int) -> PgError:
+    """`error` saying why the server most likely ended the session: its transaction waited
+    longer than the server lets a transaction wait (libpq only says the connection closed)."""
+    why = (
+        f"{error} (the transaction had waited {idle:.0f} s, longer than the server's "
+        f"idle_in_transaction_session_timeout of {limit_ms / 1000:g} s: a sync holds its "
+        "transaction open while it fetches each API page; set a longer timeout for "
+        "auditor's role, `ALTER ROLE … SET idle_in_transaction_session_timeout = '10min'`)"
+    )
+    return PgError(why, error.sqlstate, error.cause, transient=error.transient)
+
+
 def describe_lost(error: PgError) -> str:
     """The server's or libpq's words for a lost session, with its SQLSTATE when it gave one."""
     return f"{error} (SQLSTATE {error.sqlstate})" if error.sqlstate else str(error)
@@ -463,6 +484,12 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
             f"the store of organization {org!r} in {shown} is locked by {_holder_of(db._conn, key)}"
         )
     db._lock = (key, shared)
+    row = db.execute(
+        "SELECT setting FROM pg_catalog.pg_settings "
+        "WHERE name = 'idle_in_transaction_session_timeout'"
+    ).fetchone()
+    with contextlib.suppress(TypeError, ValueError):
+        db.idle_limit_ms = int(row[0])
     search_path = f'SET search_path TO "{db.schema}"'
     db.execute(search_path)
     db._session.append(search_path)

@@ -19,6 +19,7 @@ import pytest
 from pgcluster import PASSWORD
 
 from auditor.cli import Context, main
+from auditor.errors import StoreError
 from auditor.store import Store
 from auditor.store.postgres import _lock_key, schema_name
 
@@ -197,7 +198,7 @@ def _terminate(url: str) -> None:
 def test_a_read_after_the_session_was_ended_runs_on_a_new_one_with_the_lock(
     pg_url: str,
 ) -> None:
-    from auditor.errors import StoreError, StoreWriteError
+    from auditor.errors import StoreWriteError
 
     Store.open(pg_url).close()
     with Store.open(pg_url, readonly=True) as s:
@@ -238,3 +239,32 @@ def test_a_session_ended_by_the_servers_idle_transaction_timeout_says_so(
     assert code == 2, err
     assert "idle_in_transaction_session_timeout of 1 s" in err, err
     assert (tmp_path / "r1" / "findings.json").exists(), err  # what is stored was audited
+
+
+def test_the_lock_holder_named_is_in_this_database_and_a_reader_is_called_one(
+    pg_cluster: Any, pg_url: str, tmp_path: Path
+) -> None:
+    """Org `default` has the same lock key in every database: a holder in another database
+    is not named; a reader holding the lock is "another auditor command reading it"."""
+    import uuid
+
+    other_url = pg_cluster.create_database(f"t_{uuid.uuid4().hex[:16]}")
+    key = _lock_key(schema_name("default"))
+    Store.open(pg_url).close()
+    with (
+        psycopg.connect(other_url, autocommit=True, application_name="auditor pid 111") as there,
+        psycopg.connect(pg_url, autocommit=True, application_name="auditor pid 222") as reader,
+    ):
+        there.execute("SELECT pg_advisory_lock(%s)", (key,))  # a run in another database
+        reader.execute("SELECT pg_advisory_lock_shared(%s)", (key,))  # an `export` here
+        with pytest.raises(StoreError) as refused:
+            Store.open(pg_url)
+        text = str(refused.value)
+        assert "locked by another auditor command reading it (auditor pid 222" in text, text
+        assert "111" not in text
+        reader.execute("SELECT pg_advisory_unlock_all()")
+        reader.execute("SELECT pg_advisory_lock(%s)", (key,))  # a run here
+        code, _, err = _run(["history"], {"AUDITOR_STATE": pg_url}, tmp_path)
+        assert code == 2, err
+        assert "is locked by another auditor run (auditor pid 222 at 127.0.0.1)" in err, err
+        assert "111" not in err and PASSWORD not in err

@@ -496,23 +496,32 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
 
 
 def _holder_of(conn: Any, key: int) -> str:
-    """Who holds the advisory lock `key` (on a psycopg connection): `another auditor run
-    (auditor pid N at host)`."""
+    """Who holds the advisory lock `key` in this database (on a psycopg connection), as the
+    state file's lock says it: `another auditor run (auditor pid N at host)` for a writer,
+    `another auditor command reading it (…)` for readers. (An organization's key is the same
+    in every database: a holder in another one is not this store's.)"""
     import psycopg
 
     high, low = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
     try:
         row = conn.execute(
-            "SELECT a.application_name, a.client_addr FROM pg_locks l JOIN pg_stat_activity a "
-            "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-            "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid",
+            "SELECT a.application_name, a.client_addr, l.mode = 'ShareLock' "
+            "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+            "AND l.database = (SELECT oid FROM pg_catalog.pg_database "
+            "WHERE datname = current_database()) "
+            "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid "
+            "ORDER BY l.mode = 'ShareLock', a.backend_start LIMIT 1",
             (high, low),
         ).fetchone()
     except psycopg.Error:
         row = None
     if row is None:
         return "another auditor run (unknown)"
-    return f"another auditor run ({row[0] or 'unknown'}" + (f" at {row[1]})" if row[1] else ")")
+    who = f"{row[0] or 'unknown'}" + (f" at {row[1]}" if row[1] else "")
+    return (
+        f"another auditor command reading it ({who})" if row[2] else f"another auditor run ({who})"
+    )
 
 
 def identify(db: PgConnection, shown: str) -> bool:

@@ -268,3 +268,39 @@ def test_the_lock_holder_named_is_in_this_database_and_a_reader_is_called_one(
         assert code == 2, err
         assert "is locked by another auditor run (auditor pid 222 at 127.0.0.1)" in err, err
         assert "111" not in err and PASSWORD not in err
+
+
+def test_pgoptions_is_used_as_libpq_uses_it(
+    served: Any, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI login role that must `SET ROLE` to the group holding the grants, through
+    PGOPTIONS (as psql does); the URL's `?options=` replaces PGOPTIONS, as in libpq."""
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]
+    login, group = f"ci_{tag}", f"auditors_{tag}"
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {login} LOGIN NOINHERIT PASSWORD 'ci-pw-{tag}'")
+        admin.execute(f"CREATE ROLE {group} NOLOGIN")
+        admin.execute(f"GRANT {group} TO {login}")
+        admin.execute(f'REVOKE CREATE, TEMPORARY ON DATABASE "{database}" FROM PUBLIC')
+        admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO {group}')
+    url = pg_url.replace(f"postgres:{PASSWORD}@", f"{login}:ci-pw-{tag}@")
+    monkeypatch.setenv("PGOPTIONS", f"-c role={group}")
+    code, _, err = _run(["sync"], _env(served, url), tmp_path)
+    assert code == 0, err  # was: permission denied for database (SQLSTATE 42501)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        owner = admin.execute(
+            "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'auditor_default'"
+        ).fetchone()
+    assert owner == (group,)
+    monkeypatch.setenv("PGOPTIONS", f"-c role={group} -c default_transaction_read_only=on")
+    code, _, err = _run(["sync"], _env(served, url), tmp_path)
+    assert code == 2 and "read-only transaction" in err, err
+    sep = "&" if "?" in url else "?"
+    code, _, err = _run(
+        ["history"], _env(served, f"{url}{sep}options=-c%20role%3D{group}"), tmp_path
+    )
+    assert code == 0, err  # the URL's options, PGOPTIONS not read (libpq's rule)
+    assert f"ci-pw-{tag}" not in err

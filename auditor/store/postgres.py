@@ -441,6 +441,10 @@ def connect(url: str, org: str) -> PgConnection:
 
     def reopen() -> Any:
         given = psycopg.conninfo.conninfo_to_dict(url)
+        # the statement timeout is added before the user's options, which libpq takes from the
+        # URL's `?options=` or else from PGOPTIONS (passing `options` replaces PGOPTIONS, so
+        # it is read here as libpq would): a `-c` given later wins, so the user's do
+        theirs = given.get("options") or os.environ.get("PGOPTIONS") or ""
         return psycopg.connect(
             url,
             autocommit=True,
@@ -448,7 +452,7 @@ def connect(url: str, org: str) -> PgConnection:
             application_name=f"auditor pid {os.getpid()}",
             # the server ends a statement after 5 minutes; a dead network is noticed within
             # about a minute (TCP keepalives, unacknowledged data) instead of never
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} {given.get('options') or ''}",
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} {theirs}".strip(),
             keepalives=1,
             keepalives_idle=30,
             keepalives_interval=10,

@@ -304,3 +304,80 @@ def test_pgoptions_is_used_as_libpq_uses_it(
     )
     assert code == 0, err  # the URL's options, PGOPTIONS not read (libpq's rule)
     assert f"ci-pw-{tag}" not in err
+
+
+def _role(pg_url: str, *grants: str) -> tuple[str, str]:
+    """A new login role with `grants` (formatted with {role} and {db}): its name and URL."""
+    import uuid
+
+    role = f"r_{uuid.uuid4().hex[:8]}"
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw-{role}'")
+        admin.execute(f'REVOKE CREATE, TEMPORARY ON DATABASE "{database}" FROM PUBLIC')
+        for grant in grants:
+            admin.execute(grant.format(role=role, db=database))
+    return role, pg_url.replace(f"postgres:{PASSWORD}@", f"{role}:pw-{role}@")
+
+
+def test_a_missing_privilege_is_called_one_not_a_foreign_store(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    _, no_create = _role(pg_url)
+    code, _, err = _run(["sync"], _env(served, no_create), tmp_path)
+    assert code == 2, err
+    assert "cannot be used: permission denied for database" in err, err
+    assert "SQLSTATE 42501: the role lacks a privilege" in err and "CREATE on the database" in err
+    assert "not a usable auditor store" not in err and "tables are not as expected" not in err
+    code, _, err = _run(["sync"], _env(served, pg_url), tmp_path)
+    assert code == 0, err
+    role, reader = _role(
+        pg_url,
+        "GRANT USAGE ON SCHEMA auditor_default TO {role}",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA auditor_default TO {role}",
+    )
+    code, _, err = _run(["history"], _env(served, reader), tmp_path)
+    assert code == 0, err  # a read-only role reads
+    code, _, err = _run(["sync"], _env(served, reader), tmp_path)
+    assert code == 2, err
+    assert "cannot write, nothing was changed: permission denied for table" in err, err
+    assert "the role lacks a privilege" in err and "tables are not as expected" not in err
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"REVOKE SELECT ON auditor_default.revisions FROM {role}")
+    code, _, err = _run(["history"], _env(served, reader), tmp_path)
+    assert code == 2, err
+    assert "cannot be read: permission denied for table revisions" in err, err
+    assert "is damaged" not in err  # a privilege, not damage
+
+
+def test_a_statement_timeout_is_called_one() -> None:
+    from auditor.store.file import describe
+    from auditor.store.postgres import _error
+
+    cancelled = psycopg.errors.QueryCanceled("canceling statement due to statement timeout")
+    text = describe(_error(cancelled, []))
+    assert "SQLSTATE 57014: the statement was cancelled: it ran longer than" in text, text
+    assert "statement_timeout" in text and "shutting down" not in text
+
+
+def test_a_table_locked_by_another_session_is_waited_for_a_while_then_said(
+    served: Any, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DBA's LOCK TABLE (or VACUUM FULL) on the store's tables: the command waits the
+    session's lock_timeout, then says it waited on a lock another session holds."""
+    from auditor.store import postgres
+
+    code, _, err = _run(["sync"], _env(served, pg_url), tmp_path)
+    assert code == 0, err
+    monkeypatch.setattr(postgres, "LOCK_TIMEOUT_MS", 1000, raising=False)
+    bounded = f"{pg_url}?options=-c%20statement_timeout%3D8000"  # (main waited 300 s)
+    with psycopg.connect(pg_url) as dba:
+        dba.execute("LOCK TABLE auditor_default.revisions IN ACCESS EXCLUSIVE MODE")
+        started = time.monotonic()
+        code, _, err = _run(["history"], _env(served, bounded), tmp_path)
+        waited = time.monotonic() - started
+        dba.rollback()
+    assert code == 2, err
+    assert "canceling statement due to lock timeout (SQLSTATE 55P03: auditor waited 1 s" in err
+    assert "a lock another session holds on the store's tables" in err, err
+    assert waited < 6, waited

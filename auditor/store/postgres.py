@@ -34,6 +34,10 @@ MARKER_TABLE = "auditor_marker"
 MARKER = "auditor state store"
 CONNECT_TIMEOUT = 10  # seconds; every later statement is bounded by statement_timeout
 STATEMENT_TIMEOUT_MS = 300_000
+# A lock another session holds on the store's tables (a DBA's LOCK TABLE or VACUUM FULL) is
+# waited for this long, then the statement fails saying so (runs of one organization never
+# wait on each other: the run lock refuses the second at once)
+LOCK_TIMEOUT_MS = 60_000
 # A session lost mid-command (a failover, a restart, a DBA's pg_terminate_backend, an
 # idle_in_transaction_session_timeout) is opened again this many times at most; each time the
 # server is tried again after these pauses (seconds) while it is still starting up.
@@ -105,10 +109,29 @@ def _lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+# What an SQLSTATE means for the store, in plain words: the exact code first, then its class.
+_CODES = {
+    "42501": "the role lacks a privilege: a writing command needs CREATE on the database (or "
+    "the schema created for it beforehand) and the right to write the schema's tables; a "
+    "reading one, USAGE on the schema and SELECT on its tables",
+    "57014": "the statement was cancelled: it ran longer than the session's statement_timeout "
+    "(auditor's is 5 minutes unless PGOPTIONS or the URL's ?options= sets one), or an "
+    "administrator cancelled it",
+    "57P01": "an administrator or a server shutdown ended the session",
+    "57P02": "the server stopped abruptly",
+    "57P03": "the server is starting up or shutting down",
+    "55P03": "another session holds a lock on the store's tables (a LOCK TABLE, a VACUUM FULL, "
+    "another program's open transaction) longer than the session's lock_timeout",
+    "25006": "the store is read-only here (a read-only transaction or a standby server)",
+    "25P03": "the transaction waited longer than the server's idle_in_transaction_session_timeout",
+    "40P01": "a deadlock with another session",
+    "53300": "the server has no free connection slot",
+    "3D000": "the database does not exist",
+}
 _CAUSES = {
     "53": "the server is out of disk space or memory",
     "08": "the connection to the server failed",
-    "57": "the server is shutting down or cancelled the statement",
+    "57": "the server ended the session or cancelled the statement",
     "55": "another session holds a lock",
     "40": "a conflict with another session",
     "25": "the store is read-only here",
@@ -124,7 +147,7 @@ def _error(exc: Exception, secrets: Sequence[str], *, lost: bool = False) -> PgE
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
     text = " ".join(str(primary or exc).split()) or type(exc).__name__
-    cause = _CAUSES.get(state[:2], "")
+    cause = _CODES.get(state) or _CAUSES.get(state[:2], "")
     if lost and not state:  # libpq's words only ("the connection is closed", …)
         text = f"{text} (the connection to the server was lost)"
     return PgError(
@@ -215,6 +238,7 @@ class PgConnection:
         # the server's idle_in_transaction_session_timeout for this session (ms; 0: none),
         # read by `lock`: a sync's transaction waits on the API between its statements
         self.idle_limit_ms = 0
+        self.lock_limit_ms = 0  # its lock_timeout (ms; 0: none), read by `lock`
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -304,6 +328,8 @@ class PgConnection:
         except psycopg.Error as exc:
             self._last = time.monotonic()
             error = _error(exc, self._secrets, lost=self._lost())
+            if error.sqlstate == "55P03" and self.lock_limit_ms:
+                error = _waited(error, self.lock_limit_ms)
             if self._lost():
                 if self._open and 0 < self.idle_limit_ms <= idle * 1000:
                     error = _idled_out(error, idle, self.idle_limit_ms)
@@ -399,6 +425,24 @@ class PgConnection:
             self._conn.close()
 
 
+def _waited(error: PgError, limit_ms: int) -> PgError:
+    """`error` (a lock timeout) saying how long it waited, on what, and what to do."""
+    why = (
+        f"auditor waited {limit_ms / 1000:g} s (the session's lock_timeout) for a lock another "
+        "session holds on the store's tables (a LOCK TABLE, a VACUUM FULL, another program's "
+        "open transaction): run it again once that session is done"
+    )
+    return PgError(str(error), error.sqlstate, why, transient=error.transient)
+
+
+def not_the_store(exc: Exception) -> bool:
+    """A PostgreSQL error that says nothing about the store's tables or rows: a privilege,
+    the server, the connection, a lock, a timeout, a read-only session."""
+    if not isinstance(exc, PgError):
+        return False
+    return exc.sqlstate == "42501" or exc.sqlstate[:2] not in ("42", "XX", "22", "23")
+
+
 def _idled_out(error: PgError, idle: float, limit_ms: int) -> PgError:
     """`error` saying why the server most likely ended the session: its transaction waited
     longer than the server lets a transaction wait (libpq only says the connection closed)."""
@@ -452,7 +496,10 @@ def connect(url: str, org: str) -> PgConnection:
             application_name=f"auditor pid {os.getpid()}",
             # the server ends a statement after 5 minutes; a dead network is noticed within
             # about a minute (TCP keepalives, unacknowledged data) instead of never
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} {theirs}".strip(),
+            options=(
+                f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS} "
+                f"{theirs}"
+            ).strip(),
             keepalives=1,
             keepalives_idle=30,
             keepalives_interval=10,
@@ -488,12 +535,16 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
             f"the store of organization {org!r} in {shown} is locked by {_holder_of(db._conn, key)}"
         )
     db._lock = (key, shared)
-    row = db.execute(
-        "SELECT setting FROM pg_catalog.pg_settings "
-        "WHERE name = 'idle_in_transaction_session_timeout'"
-    ).fetchone()
+    settings = dict(
+        db.execute(
+            "SELECT name, setting FROM pg_catalog.pg_settings "
+            "WHERE name IN ('idle_in_transaction_session_timeout', 'lock_timeout')"
+        ).fetchall()
+    )
     with contextlib.suppress(TypeError, ValueError):
-        db.idle_limit_ms = int(row[0])
+        db.idle_limit_ms = int(settings.get("idle_in_transaction_session_timeout", 0))
+    with contextlib.suppress(TypeError, ValueError):
+        db.lock_limit_ms = int(settings.get("lock_timeout", 0))
     search_path = f'SET search_path TO "{db.schema}"'
     db.execute(search_path)
     db._session.append(search_path)

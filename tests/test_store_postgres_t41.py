@@ -381,3 +381,35 @@ def test_a_table_locked_by_another_session_is_waited_for_a_while_then_said(
     assert "canceling statement due to lock timeout (SQLSTATE 55P03: auditor waited 1 s" in err
     assert "a lock another session holds on the store's tables" in err, err
     assert waited < 6, waited
+
+
+def test_a_server_back_within_seconds_is_connected_to_again(
+    served: Any, pg_url: str, tmp_path: Path
+) -> None:
+    """A failover or restart: no new session is accepted for a second or so, then the server
+    is back; the run waits for it, takes its lock again and audits what is stored."""
+    env = _first_night(served, pg_url, tmp_path)
+    database = pg_url.rsplit("/", 1)[1]
+    admin_url = pg_url.rsplit("/", 1)[0] + "/postgres"
+    served.faults.add("history", "delay", times=1, seconds=1)
+
+    def allow(yes: bool) -> None:
+        with psycopg.connect(admin_url, autocommit=True) as other:
+            other.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS {str(yes).lower()}')
+
+    def restart(admin: Any) -> None:
+        allow(False)
+        threading.Timer(2.0, allow, (True,)).start()
+
+    killer = _kill_during_history_page(served, pg_url, restart)
+    try:
+        code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
+    finally:
+        killer.join()
+        time.sleep(2.1)
+        allow(True)
+    _clean_stderr(err)
+    assert code == 2, err
+    assert "sync failed, auditing the stored data" in err, err
+    assert err.strip().splitlines()[-1].startswith("auditor: exit 2: the audit is incomplete")
+    assert (tmp_path / "r1" / "findings.json").exists(), err

@@ -9,6 +9,11 @@ a second run for the same organization is refused (as with SQLite's lock file), 
 organizations go ahead. A schema holding tables but no `auditor_marker` table belongs to
 another program and is never touched.
 
+A session the server ends (a restart, a failover, `pg_terminate_backend`, an idle-transaction
+timeout) is opened again once between transactions, set up as before, its lock taken again
+(StoreError if another run took it meanwhile); a write transaction it cut off is never sent
+again (`PgConnection._call`).
+
 The password is read by libpq from the URL, `PGPASSWORD` or `~/.pgpass` (`PG*` variables work
 too) and never appears in a message: `display_url` drops it, `scrub` removes it from errors.
 psycopg is imported only when a PostgreSQL store is opened (`pip install 'auditor[postgres]'`).

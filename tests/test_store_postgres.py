@@ -293,7 +293,7 @@ def test_readers_of_one_organization_share_its_lock_and_a_writer_waits_for_none(
         Store.open(pg_url, org="acme", readonly=True) as second,
     ):
         assert second.count_revisions() == 0
-        with pytest.raises(StoreError, match="is locked by another auditor run"):
+        with pytest.raises(StoreError, match="is locked by another auditor command reading it"):
             Store.open(pg_url, org="acme")
     with Store.open(pg_url, org="acme"), pytest.raises(StoreError, match="is locked by"):
         Store.open(pg_url, org="acme", readonly=True)

@@ -355,6 +355,8 @@ class Store:
             return store
         except sqlite3.Error as exc:
             db.close()
+            if postgres.not_the_store(exc):  # a privilege, the server, a lock: not the tables
+                raise StoreError(f"state file {shown} cannot be used: {describe(exc)}") from None
             raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
         except (ValueError, TypeError) as exc:  # a meta value that is damaged
             db.close()
@@ -427,7 +429,8 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            state = "cannot be read" if is_transient(exc) else "is damaged"
+            readable = is_transient(exc) or postgres.not_the_store(exc)
+            state = "cannot be read" if readable else "is damaged"
             raise StoreError(
                 f"state file {self.path} {state}: {describe(exc)}{damage_hint(exc)}"
             ) from None
@@ -986,6 +989,7 @@ class Store:
             for b in batches
         )
 
+    @_reads
     def revision_at(self, when: datetime) -> Revision | None:
         """The revision in force at `when`: of those updated at or before it, the last in the
         service's order (the highest number), also where a later revision carries an earlier

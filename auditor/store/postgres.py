@@ -9,6 +9,11 @@ a second run for the same organization is refused (as with SQLite's lock file), 
 organizations go ahead. A schema holding tables but no `auditor_marker` table belongs to
 another program and is never touched.
 
+A session the server ends (a restart, a failover, `pg_terminate_backend`, an idle-transaction
+timeout) is opened again once between transactions, set up as before, its lock taken again
+(StoreError if another run took it meanwhile); a write transaction it cut off is never sent
+again (`PgConnection._call`).
+
 The password is read by libpq from the URL, `PGPASSWORD` or `~/.pgpass` (`PG*` variables work
 too) and never appears in a message: `display_url` drops it, `scrub` removes it from errors.
 psycopg is imported only when a PostgreSQL store is opened (`pip install 'auditor[postgres]'`).
@@ -18,9 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -32,6 +39,15 @@ MARKER_TABLE = "auditor_marker"
 MARKER = "auditor state store"
 CONNECT_TIMEOUT = 10  # seconds; every later statement is bounded by statement_timeout
 STATEMENT_TIMEOUT_MS = 300_000
+# A lock another session holds on the store's tables (a DBA's LOCK TABLE or VACUUM FULL) is
+# waited for this long, then the statement fails saying so (runs of one organization never
+# wait on each other: the run lock refuses the second at once)
+LOCK_TIMEOUT_MS = 60_000
+# A session lost mid-command (a failover, a restart, a DBA's pg_terminate_backend, an
+# idle_in_transaction_session_timeout) is opened again this many times at most; each time the
+# server is tried again after these pauses (seconds) while it is still starting up.
+RECONNECTS = 3
+RECONNECT_PAUSES = (0.5, 1.0, 2.0, 4.0)
 
 
 def is_database_url(text: object) -> bool:
@@ -98,10 +114,29 @@ def _lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+# What an SQLSTATE means for the store, in plain words: the exact code first, then its class.
+_CODES = {
+    "42501": "the role lacks a privilege: a writing command needs CREATE on the database (or "
+    "the schema created for it beforehand) and the right to write the schema's tables; a "
+    "reading one, USAGE on the schema and SELECT on its tables",
+    "57014": "the statement was cancelled: it ran longer than the session's statement_timeout "
+    "(auditor's is 5 minutes unless PGOPTIONS or the URL's ?options= sets one), or an "
+    "administrator cancelled it",
+    "57P01": "an administrator or a server shutdown ended the session",
+    "57P02": "the server stopped abruptly",
+    "57P03": "the server is starting up or shutting down",
+    "55P03": "another session holds a lock on the store's tables (a LOCK TABLE, a VACUUM FULL, "
+    "another program's open transaction) longer than the session's lock_timeout",
+    "25006": "the store is read-only here (a read-only transaction or a standby server)",
+    "25P03": "the transaction waited longer than the server's idle_in_transaction_session_timeout",
+    "40P01": "a deadlock with another session",
+    "53300": "the server has no free connection slot",
+    "3D000": "the database does not exist",
+}
 _CAUSES = {
     "53": "the server is out of disk space or memory",
     "08": "the connection to the server failed",
-    "57": "the server is shutting down or cancelled the statement",
+    "57": "the server ended the session or cancelled the statement",
     "55": "another session holds a lock",
     "40": "a conflict with another session",
     "25": "the store is read-only here",
@@ -112,12 +147,14 @@ _CAUSES = {
 _TRANSIENT = ("53", "08", "57", "55", "40")
 
 
-def _error(exc: Exception, secrets: Sequence[str]) -> PgError:
+def _error(exc: Exception, secrets: Sequence[str], *, lost: bool = False) -> PgError:
     state = str(getattr(exc, "sqlstate", "") or "")
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
     text = " ".join(str(primary or exc).split()) or type(exc).__name__
-    cause = _CAUSES.get(state[:2], "")
+    cause = _CODES.get(state) or _CAUSES.get(state[:2], "")
+    if lost and not state:  # libpq's words only ("the connection is closed", …)
+        text = f"{text} (the connection to the server was lost)"
     return PgError(
         scrub(text, secrets), state, cause, transient=state[:2] in _TRANSIENT or not state
     )
@@ -180,54 +217,193 @@ class PgConnection:
     """What the store uses of an `sqlite3.Connection`, over psycopg (autocommit; `BEGIN` and
     `COMMIT` are sent as statements, as with SQLite). Errors come out as `PgError`."""
 
-    def __init__(self, conn: Any, schema: str, secrets: Sequence[str]) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        schema: str,
+        secrets: Sequence[str],
+        reopen: Callable[[], Any] | None = None,
+    ) -> None:
         self._conn = conn
         self.schema = schema
         self._secrets = list(secrets)
         self._streams = 0
+        # Opening the session again after it was lost (`_reconnect`): a new psycopg
+        # connection, then what `lock` and `set_readonly` set up on the lost one.
+        self._reopen = reopen
+        self.shown = ""  # the store as messages name it (set by `lock`)
+        self._org = ""
+        self._lock: tuple[int, bool] | None = None  # (key, shared) once `lock` took it
+        self._session: list[str] = []  # SET statements to give a new session
+        self._open = False  # a transaction was open at the end of the last statement
+        self.reconnects = 0
+        self._why = "the server ended the session"  # what the lost session last said
+        self._failed = ""  # why opening the session again failed
+        self._last = time.monotonic()  # when the last statement ended
+        # the server's idle_in_transaction_session_timeout for this session (ms; 0: none),
+        # read by `lock`: a sync's transaction waits on the API between its statements
+        self.idle_limit_ms = 0
+        self.lock_limit_ms = 0  # its lock_timeout (ms; 0: none), read by `lock`
+
+    def _lost(self) -> bool:
+        """Whether the session is gone (the server ended it, or the network did)."""
+        return bool(self._conn.closed or self._conn.broken)
+
+    def _reconnect(self, why: str) -> None:
+        """Open the session again after it was lost between transactions, with the store's
+        settings and its organization's lock; StoreError if that cannot be done. Nothing is
+        replayed: a transaction open on the lost session is gone (and said so by its caller);
+        only a statement outside any transaction is run again (`_retryable`)."""
+        where = self.shown or self.schema
+        lost = f"the connection to the state database {where} was lost ({why})"
+        if self._failed:  # tried and failed once: the server is not waited for again
+            raise StoreError(self._failed)
+        if self._reopen is None or self.reconnects >= RECONNECTS:
+            raise StoreError(f"{lost}; it is not opened again: the command stopped")
+        self.reconnects += 1
+        try:
+            self._connect_again(lost)
+        except StoreError as exc:
+            self._failed = str(exc)
+            raise
+
+    def _connect_again(self, lost: str) -> None:
+        """A new session in `self._conn`, set up as the lost one was; StoreError if not."""
+        import psycopg
+
+        reopen = self._reopen
+        assert reopen is not None  # (checked by `_reconnect`)
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        conn = None
+        failure = ""
+        for pause in (*RECONNECT_PAUSES, None):
+            try:
+                conn = reopen()
+                break
+            except (psycopg.Error, ValueError) as exc:
+                failure = str(_error(exc, self._secrets))
+                if pause is None:
+                    break
+                time.sleep(pause)
+        if conn is None:
+            raise StoreError(f"{lost}, and connecting again failed: {failure}")
+        try:
+            if self._lock is not None:
+                key, shared = self._lock
+                take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+                if not conn.execute(f"SELECT {take}(%s)", (key,)).fetchone()[0]:
+                    holder = _holder_of(conn, key)
+                    conn.close()
+                    raise StoreError(
+                        f"{lost}; connected again, the store of organization {self._org!r} "
+                        f"is locked by {holder}, which started meanwhile: this command "
+                        "stopped; run it again once that one has finished"
+                    )
+            for statement in self._session:
+                conn.execute(statement)
+        except psycopg.Error as exc:
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise StoreError(
+                f"{lost}, and connecting again failed: {_error(exc, self._secrets)}"
+            ) from None
+        self._conn = conn
+        self._open = False
+
+    def _call(self, sql: str, run: Callable[[], Any]) -> Any:
+        """`run()` (one statement, `sql` in PostgreSQL's words), on a session opened again if
+        the last one was lost between transactions; a statement that cannot change anything
+        (`_retryable`) is run again once when the session is lost under it."""
+        import psycopg
+
+        head = sql.lstrip()[:8].upper()
+        if self._lost():
+            if head.startswith(("ROLLBACK", "COMMIT")) or self._open:
+                # the lost session's transaction is gone with it: nothing to roll back; a
+                # statement inside it, or its COMMIT, fails (below) as the write it was part of
+                self._open = not head.startswith("ROLLBACK")
+                if not self._open:
+                    return _NoRows()
+            else:
+                self._reconnect(self._why)
+        idle = time.monotonic() - self._last
+        try:
+            result = run()
+        except psycopg.Error as exc:
+            self._last = time.monotonic()
+            error = _error(exc, self._secrets, lost=self._lost())
+            if error.sqlstate == "55P03" and self.lock_limit_ms:
+                error = _waited(error, self.lock_limit_ms)
+            if self._lost():
+                if self._open and 0 < self.idle_limit_ms <= idle * 1000:
+                    error = _idled_out(error, idle, self.idle_limit_ms)
+                self._why = describe_lost(error)
+            if not (self._lost() and not self._open and _retryable(head)):
+                if not self._lost():  # (a lost session keeps what was open when lost)
+                    self._open = self._status_open()
+                raise error from None
+            self._reconnect(self._why)
+            try:
+                result = run()
+            except psycopg.Error as again:
+                if not self._lost():
+                    self._open = self._status_open()
+                raise _error(again, self._secrets, lost=self._lost()) from None
+        self._open = self._status_open()
+        self._last = time.monotonic()
+        return result
+
+    def _status_open(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
         """Run one statement; gives a cursor (fetchone, fetchmany, fetchall, rowcount, iter)."""
         if is_pragma(sql):
             return _NoRows()
-        import psycopg
-
-        try:
-            return self._conn.execute(to_postgres(ddl_to_postgres(sql)), tuple(parameters))
-        except psycopg.Error as exc:
-            raise _error(exc, self._secrets) from None
+        statement = to_postgres(ddl_to_postgres(sql))
+        return self._call(statement, lambda: self._conn.execute(statement, tuple(parameters)))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         """Run one statement for each row."""
-        import psycopg
+        statement = to_postgres(sql)
 
-        try:
+        def run() -> Any:
             cursor = self._conn.cursor()
-            cursor.executemany(to_postgres(sql), rows)
-        except psycopg.Error as exc:
-            raise _error(exc, self._secrets) from None
-        return cursor
+            cursor.executemany(statement, rows)
+            return cursor
+
+        return self._call(statement, run)
 
     def stream(self, sql: str, parameters: Sequence[Any] = ()) -> _Stream:
         """Run a SELECT whose rows are fetched in batches from a server-side cursor (as SQLite
         steps through rows), so a long history is never held in memory at once."""
         import psycopg
 
-        self._streams += 1
-        cursor = self._conn.cursor(name=f"auditor_rows_{self._streams}", withhold=True)
-        try:
-            cursor.execute(to_postgres(sql), tuple(parameters))
-        except psycopg.Error as exc:
-            cursor.close()
-            raise _error(exc, self._secrets) from None
-        return _Stream(cursor, self._secrets)
+        statement = to_postgres(sql)
+
+        def run() -> Any:
+            self._streams += 1
+            cursor = self._conn.cursor(name=f"auditor_rows_{self._streams}", withhold=True)
+            try:
+                cursor.execute(statement, tuple(parameters))
+            except psycopg.Error:
+                with contextlib.suppress(psycopg.Error):
+                    cursor.close()
+                raise
+            return cursor
+
+        return _Stream(self._call(statement, run), self._secrets)
 
     @property
     def in_transaction(self) -> bool:
-        """Whether a transaction is open (or failed and not yet rolled back)."""
-        from psycopg.pq import TransactionStatus
-
-        return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
+        """Whether a transaction is open (or failed and not yet rolled back); on a lost
+        session, whether one was open when it was lost."""
+        if self._lost():
+            return self._open
+        return self._status_open()
 
     def has_table(self, name: str) -> bool:
         """Whether this organization's schema holds table `name`."""
@@ -247,9 +423,52 @@ class PgConnection:
         only once the server's backend has ended, which lags the client's close: a run that
         opened the store right after could find it still locked, seen under load.)"""
         # (a session gone, or in a failed transaction: closing it ends the locks all the same)
+        if not self._lost():
+            with contextlib.suppress(Exception):
+                self._conn.execute("SELECT pg_advisory_unlock_all()")
         with contextlib.suppress(Exception):
-            self._conn.execute("SELECT pg_advisory_unlock_all()")
-        self._conn.close()
+            self._conn.close()
+
+
+def _waited(error: PgError, limit_ms: int) -> PgError:
+    """`error` (a lock timeout) saying how long it waited, on what, and what to do."""
+    why = (
+        f"auditor waited {limit_ms / 1000:g} s (the session's lock_timeout) for a lock another "
+        "session holds on the store's tables (a LOCK TABLE, a VACUUM FULL, another program's "
+        "open transaction): run it again once that session is done"
+    )
+    return PgError(str(error), error.sqlstate, why, transient=error.transient)
+
+
+def not_the_store(exc: Exception) -> bool:
+    """A PostgreSQL error that says nothing about the store's tables or rows: a privilege,
+    the server, the connection, a lock, a timeout, a read-only session."""
+    if not isinstance(exc, PgError):
+        return False
+    return exc.sqlstate == "42501" or exc.sqlstate[:2] not in ("42", "XX", "22", "23")
+
+
+def _idled_out(error: PgError, idle: float, limit_ms: int) -> PgError:
+    """`error` saying why the server most likely ended the session: its transaction waited
+    longer than the server lets a transaction wait (libpq only says the connection closed)."""
+    why = (
+        f"{error} (the transaction had waited {idle:.0f} s, longer than the server's "
+        f"idle_in_transaction_session_timeout of {limit_ms / 1000:g} s: a sync holds its "
+        "transaction open while it fetches each API page; set a longer timeout for "
+        "auditor's role, `ALTER ROLE … SET idle_in_transaction_session_timeout = '10min'`)"
+    )
+    return PgError(why, error.sqlstate, error.cause, transient=error.transient)
+
+
+def describe_lost(error: PgError) -> str:
+    """The server's or libpq's words for a lost session, with its SQLSTATE when it gave one."""
+    return f"{error} (SQLSTATE {error.sqlstate})" if error.sqlstate else str(error)
+
+
+def _retryable(head: str) -> bool:
+    """A statement that may be sent again on a new session when the session is lost under
+    it: one outside any transaction that changes nothing (a read; a transaction's BEGIN)."""
+    return head.startswith(("SELECT", "BEGIN"))
 
 
 def connect(url: str, org: str) -> PgConnection:
@@ -265,25 +484,39 @@ def connect(url: str, org: str) -> PgConnection:
             "pip install 'auditor[postgres]'"
         ) from None
     schema = schema_name(org)
-    try:
+    # psycopg's own warnings (`error ignored terminating <psycopg.Pipeline [BAD] …>` when a
+    # session is lost mid-write) are not auditor's lines: the error itself is reported
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+    def reopen() -> Any:
         given = psycopg.conninfo.conninfo_to_dict(url)
-        conn = psycopg.connect(
+        # the statement timeout is added before the user's options, which libpq takes from the
+        # URL's `?options=` or else from PGOPTIONS (passing `options` replaces PGOPTIONS, so
+        # it is read here as libpq would): a `-c` given later wins, so the user's do
+        theirs = given.get("options") or os.environ.get("PGOPTIONS") or ""
+        return psycopg.connect(
             url,
             autocommit=True,
             connect_timeout=given.get("connect_timeout") or CONNECT_TIMEOUT,
             application_name=f"auditor pid {os.getpid()}",
             # the server ends a statement after 5 minutes; a dead network is noticed within
             # about a minute (TCP keepalives, unacknowledged data) instead of never
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} {given.get('options') or ''}",
+            options=(
+                f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS} "
+                f"{theirs}"
+            ).strip(),
             keepalives=1,
             keepalives_idle=30,
             keepalives_interval=10,
             keepalives_count=3,
             tcp_user_timeout=60_000,
         )
+
+    try:
+        conn = reopen()
     except (psycopg.Error, ValueError) as exc:
         raise StoreError(f"cannot connect to {shown}: {_error(exc, secrets)}") from None
-    return PgConnection(conn, schema, secrets)
+    return PgConnection(conn, schema, secrets, reopen)
 
 
 def damaged_hint(schema: str) -> str:
@@ -300,27 +533,55 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
     """Take the organization's run lock (or StoreError naming its holder) and make its schema
     the session's `search_path`. Readers (`shared`) take it together, never beside a writer."""
     key = _lock_key(db.schema)
+    db.shown, db._org = shown, org
     take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
     if not db.execute(f"SELECT {take}(?)", (key,)).fetchone()[0]:
         raise StoreError(
-            f"the store of organization {org!r} in {shown} is locked by another auditor run "
-            f"({_holder(db, key)})"
+            f"the store of organization {org!r} in {shown} is locked by {_holder_of(db._conn, key)}"
         )
-    db.execute(f'SET search_path TO "{db.schema}"')
+    db._lock = (key, shared)
+    settings = dict(
+        db.execute(
+            "SELECT name, setting FROM pg_catalog.pg_settings "
+            "WHERE name IN ('idle_in_transaction_session_timeout', 'lock_timeout')"
+        ).fetchall()
+    )
+    with contextlib.suppress(TypeError, ValueError):
+        db.idle_limit_ms = int(settings.get("idle_in_transaction_session_timeout", 0))
+    with contextlib.suppress(TypeError, ValueError):
+        db.lock_limit_ms = int(settings.get("lock_timeout", 0))
+    search_path = f'SET search_path TO "{db.schema}"'
+    db.execute(search_path)
+    db._session.append(search_path)
 
 
-def _holder(db: PgConnection, key: int) -> str:
-    """Who holds the advisory lock `key`: its application name (`auditor pid N`) and host."""
+def _holder_of(conn: Any, key: int) -> str:
+    """Who holds the advisory lock `key` in this database (on a psycopg connection), as the
+    state file's lock says it: `another auditor run (auditor pid N at host)` for a writer,
+    `another auditor command reading it (…)` for readers. (An organization's key is the same
+    in every database: a holder in another one is not this store's.)"""
+    import psycopg
+
     high, low = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
-    row = db.execute(
-        "SELECT a.application_name, a.client_addr FROM pg_locks l JOIN pg_stat_activity a "
-        "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-        "AND l.classid = ?::bigint::oid AND l.objid = ?::bigint::oid",
-        (high, low),
-    ).fetchone()
+    try:
+        row = conn.execute(
+            "SELECT a.application_name, a.client_addr, l.mode = 'ShareLock' "
+            "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+            "AND l.database = (SELECT oid FROM pg_catalog.pg_database "
+            "WHERE datname = current_database()) "
+            "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid "
+            "ORDER BY l.mode = 'ShareLock', a.backend_start LIMIT 1",
+            (high, low),
+        ).fetchone()
+    except psycopg.Error:
+        row = None
     if row is None:
-        return "unknown"
-    return f"{row[0] or 'unknown'}" + (f" at {row[1]}" if row[1] else "")
+        return "another auditor run (unknown)"
+    who = f"{row[0] or 'unknown'}" + (f" at {row[1]}" if row[1] else "")
+    return (
+        f"another auditor command reading it ({who})" if row[2] else f"another auditor run ({who})"
+    )
 
 
 def identify(db: PgConnection, shown: str) -> bool:
@@ -362,3 +623,4 @@ def create_marker(db: PgConnection) -> None:
 def set_readonly(db: PgConnection) -> None:
     """Every later transaction of this session is read-only."""
     db.execute("SET default_transaction_read_only = on")
+    db._session.append("SET default_transaction_read_only = on")

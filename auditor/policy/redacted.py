@@ -211,8 +211,8 @@ def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
     """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
 
     def leaf(cond: Leaf) -> Leaf:
-        ops = tuple((op, arg, _written(raw, hide, numbers=True)) for op, arg, raw in cond.ops)
-        default = _written(cond.default, hide, numbers=True)
+        ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
+        default = _written(cond.default, hide)
         if default is cond.default and all(
             n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True)
         ):
@@ -308,12 +308,12 @@ def _literals_of(
         if isinstance(arg, Ref):
             continue
         if op.name in _WHOLE_OPS:
-            out.extend((text, False) for text in _strings(raw, numbers=True))
+            out.extend((text, False) for text in _strings(raw))
         elif op.name in _PART_OPS:
-            out.extend((text, True) for text in _strings(raw, numbers=True))
+            out.extend((text, True) for text in _strings(raw))
         elif op.name in _REGEX_OPS and isinstance(raw, str):
             out.extend((body, not (start and end)) for body, start, end in _plain_texts(raw))
-    out.extend((text, False) for text in _strings(cond.default, numbers=True))
+    out.extend((text, False) for text in _strings(cond.default))
     if by_leaf is not None and len(out) > before:
         by_leaf.setdefault(cond.where, []).extend(out[before:])
 
@@ -494,18 +494,14 @@ def _settings_place(text: str) -> Place | None:
     return place
 
 
-def _strings(raw: Any, *, numbers: bool = False) -> list[str]:
-    """The strings of a literal as written: itself, a list's items, an object's values; with
-    `numbers`, a whole number's too, as its digits (`not_in: [8374920193746512]` compared
-    with an `env` value, which is text: hidden where the text would be)."""
+def _strings(raw: Any) -> list[str]:
+    """The strings of a literal as written: itself, a list's items, an object's values."""
     if isinstance(raw, str):
         return [raw]
-    if numbers and isinstance(raw, int) and not isinstance(raw, bool):
-        return [str(raw)]
     if isinstance(raw, list):
-        return [s for item in raw for s in _strings(item, numbers=numbers)]
+        return [s for item in raw for s in _strings(item)]
     if isinstance(raw, dict):
-        return [s for value in raw.values() for s in _strings(value, numbers=numbers)]
+        return [s for value in raw.values() for s in _strings(value)]
     return []
 
 
@@ -607,20 +603,16 @@ def _step(step: Step, redact: Redact) -> Step:
     return step
 
 
-def _written(raw: Any, redact: Redact, *, numbers: bool = False) -> Any:
-    """An argument as written, its strings redacted (the same object when none changed);
-    with `numbers`, a whole number whose digits `redact` hides is its marker (a text)."""
+def _written(raw: Any, redact: Redact) -> Any:
+    """An argument as written, its strings redacted (the same object when none changed)."""
     if isinstance(raw, str):
         out = redact(raw)
         return raw if out == raw else out
-    if numbers and isinstance(raw, int) and not isinstance(raw, bool):
-        out = redact(str(raw))
-        return raw if out == str(raw) else out
     if isinstance(raw, list):
-        items = [_written(item, redact, numbers=numbers) for item in raw]
+        items = [_written(item, redact) for item in raw]
         return raw if all(a is b for a, b in zip(items, raw, strict=True)) else items
     if isinstance(raw, dict):
-        values = {k: _written(v, redact, numbers=numbers) for k, v in raw.items()}
+        values = {k: _written(v, redact) for k, v in raw.items()}
         return raw if all(values[k] is v for k, v in raw.items()) else values
     return raw
 
@@ -674,11 +666,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = node.value
-        if node.tag == _INT_TAG and id(node) in by_node:  # a hidden number: its marker
-            value = _literal_text(node)
-        elif node.tag != _STR_TAG:
-            continue
-        if (out := shown(value)) == value:
+        if node.tag != _STR_TAG or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
         said = f" {shown(note.group()[1:])}" if note else ""
@@ -795,13 +783,11 @@ def _rule_hidden(
                 for scalar, op, parts in _condition_scalars(node, name, at):
                     leaf = _leaf_literals(places, parts)
                     out: Redact | None = None
-                    if scalar.tag == _INT_TAG and _literal_text(scalar) not in leaf:
-                        continue  # a number is hidden only where it is a literal of the leaf
                     if op in _REGEX_OPS:
                         out = escaped
                         if leaf and hide is not None:
                             out = _Then(escaped, _PatternHidden(leaf, hide))
-                    elif leaf and hide is not None and _literal_text(scalar) in leaf:
+                    elif leaf and hide is not None and scalar.value in leaf:
                         out = _Then(redact, hide)
                     if out is not None:
                         by_node[id(scalar)] = by_parts[parts] = out
@@ -862,18 +848,6 @@ class _ControlShown:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_INT_TAG = "tag:yaml.org,2002:int"
-
-
-def _literal_text(scalar: Any) -> str:
-    """A scalar's literal as `secret_literals` reads it: a text, or a whole number's digits
-    (`str` of the number YAML reads, `1_000` as `1000`; one that does not read: as written)."""
-    if scalar.tag != _INT_TAG:
-        return str(scalar.value)
-    try:
-        return str(int(str(scalar.value).replace("_", ""), 0))
-    except ValueError:
-        return str(scalar.value)
 
 
 def _leaf_literals(places: Mapping[Parts, tuple[str, ...]], parts: Parts) -> tuple[str, ...]:
@@ -925,7 +899,7 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
-        if name not in _PATH_KEYS and node.tag in (_STR_TAG, _INT_TAG):
+        if name not in _PATH_KEYS and node.tag == _STR_TAG:
             yield node, name, parts
     elif isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):
@@ -989,9 +963,6 @@ def _redacted_data(
     for its place (`_rule_hidden`)."""
     if isinstance(value, str):
         return (special or {}).get(at, redact)(value) if special else redact(value)
-    if special and isinstance(value, int) and not isinstance(value, bool) and at in special:
-        out = special[at](str(value))  # a number a leaf compares with a secret place
-        return value if out == str(value) else out
     if isinstance(value, list):
         return [_redacted_data(v, redact, special, (*at, i)) for i, v in enumerate(value)]
     if isinstance(value, dict):

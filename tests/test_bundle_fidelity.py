@@ -1,8 +1,11 @@
-"""The evidence bundle judges as the run did: the copy of a policy file hides a secret literal
-only in the conditions that compare it with a secret place (reviewer R23 #1), and a value the
-data taught as a secret, written in another rule's pattern, is an escaped marker there, still
-a pattern of the same text (R23 #2). `run`, `export` and `verify` end to end, against the
-emulator; each rule's status in the run's findings.json and the bundle's is compared."""
+"""The evidence bundle judges as the run did, or names each result it judges otherwise: the
+copy of a policy file hides a rule's secret literal in every whole scalar of that rule's item,
+so no secret reaches the bundle (reviewer R25 #2), and a result that then flips is named in
+manifest.json's `notReproduced` (R23 #1), as is one a literal compared with a value hidden by
+its place flips without any copy hidden (R25 #1); a value the data taught as a secret, written
+in another rule's pattern, is an escaped marker there, still a pattern of the same text (R23
+#2). `run`, `export` and `verify` end to end, against the emulator; each rule's status in the
+run's findings.json and the bundle's is compared."""
 
 from __future__ import annotations
 
@@ -51,6 +54,9 @@ def _run_export_verify(
             got[name] = run_cli(argv, env=env, cwd=tmp_path)
     got["ran"] = _statuses(tmp_path / "run")
     got["bundled"] = _statuses(tmp_path / "ev" / "reports")
+    got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get(
+        "notReproduced"
+    )
     got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
     return got
 
@@ -67,11 +73,12 @@ SAME_RULE = f"""rules:
 """
 
 
-def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
+def test_a_literal_hidden_in_a_plain_condition_too_flips_a_result_that_is_named(
     tmp_path: Path,
 ) -> None:
-    """R23 #1: the copy hid the literal in both conditions, so the plain model was compared
-    with a marker: run `fail`, bundle `pass`, `verify` exit 0."""
+    """R23 #1 as 0.3.0 leaves it: the copy hides the rule's literal in both conditions (R25
+    #2: kept in clear in the plain one, it reached the bundle's reports), so the plain model
+    is compared with a marker: run `fail`, bundle `pass`, and `export` names that result."""
 
     def edit(settings: dict[str, Any]) -> None:
         settings["sessionDefaultSettings"] = {"model": SONNET}
@@ -80,11 +87,51 @@ def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
     got = _run_export_verify(tmp_path, SAME_RULE, edit)
     assert got["run"][0] == 1, got["run"]
     assert got["export"][0] == 0, got["export"]
-    assert got["ran"]["NO-SONNET"] == "fail"
-    assert got["bundled"] == got["ran"]
-    text = got["copy"]
-    assert f"- {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}" in text, text
-    assert re.search(r'env\.ANTHROPIC_MODEL, not_equals: "\[secret fp:[0-9a-f]{8} len:17\]"', text)
+    assert got["ran"] == {"NO-SONNET": "fail"}
+    assert got["bundled"] == {"NO-SONNET": "pass"}
+    assert got["listed"] == [
+        {"rule": "NO-SONNET", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
+    assert "NO-SONNET on settings: fail in the run, pass in the bundle" in got["export"][2]
+    assert SONNET not in got["copy"]
+    marker = r'"\[secret fp:[0-9a-f]{8} len:17\]"'
+    assert re.search(rf"sessionDefaultSettings\.model, not_equals: {marker}", got["copy"])
+    assert re.search(rf"env\.ANTHROPIC_MODEL, not_equals: {marker}", got["copy"])
+    assert got["verify"][0] == 0, got["verify"]
+    assert "NO-SONNET on settings: fail in the run, pass in the bundle" in got["verify"][2]
+
+
+LEAKED = "orange-leaked-battery-424242-staple"
+LEAKED_RULE = f"""rules:
+  - id: NO-LEAKED-KEY
+    title: the leaked deploy key is used nowhere
+    severity: high
+    target: settings
+    assert:
+      all:
+        - {{path: env.DEPLOY_KEY, not_equals: {LEAKED}, default: none}}
+        - {{path: sessionDefaultSettings.model, not_equals: {LEAKED}}}
+"""
+
+
+def test_a_leaked_key_a_rule_compares_with_a_plain_place_too_is_nowhere_in_the_bundle(
+    tmp_path: Path,
+) -> None:
+    """R25 #2: the copy kept the leaked key in clear in the condition on a plain place, and
+    the bundle's evaluation found it at no secret place, so its reports (findings.json,
+    report.html, findings.oscal.json) showed it; `run`'s reports hide it."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_KEY"] = "rotated-key-7a1c9e55-b2d04f-8812"
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, LEAKED_RULE, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"] == got["bundled"] == {"NO-LEAKED-KEY": "pass"}
+    for folder in ("run", "ev"):
+        for path in (tmp_path / folder).rglob("*"):
+            if path.is_file():
+                assert LEAKED not in path.read_text(errors="replace"), path
     assert got["verify"][0] == 0, got["verify"]
 
 
@@ -193,8 +240,8 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
 
 
 def test_a_bundle_that_reproduces_the_run_names_no_result(tmp_path: Path) -> None:
-    """The copy hides the literal (R23 #1's rule) and every result is the run's: no
-    `notReproduced`, no warning."""
+    """The copy hides the literal (R23 #1's rule), the run's verdicts are compared, and every
+    result is the run's: no `notReproduced`, no warning."""
 
     def edit(settings: dict[str, Any]) -> None:
         settings["sessionDefaultSettings"] = {"model": SONNET}
@@ -246,3 +293,4 @@ def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
         re.search(rf"redacted:{marker}", text)[0],  # type: ignore[index]
         re.search(rf"SOC2:{marker}", text)[0],  # type: ignore[index]
     ]
+

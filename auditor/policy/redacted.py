@@ -154,30 +154,6 @@ def hidden_literals(policy: PolicySet) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def hidden_places(policy: PolicySet) -> dict[str, dict[Parts, tuple[str, ...]]]:
-    """`hidden_literals` by the leaf that compares each with a secret place (its `where` in
-    the file's data, `("rules", 0, "assert", "all", 1)`): the conditions where the bundle's
-    copy hides them, and no other (the same literal compared with a plain place in another
-    condition of the rule stays as written there, so it judges as in `run`)."""
-    from auditor.redact.redactor import compared_secret
-
-    built = _as_built(policy)
-    out: dict[str, dict[Parts, tuple[str, ...]]] = {}
-    for rule in policy.rules:
-        if rule.id in built:
-            continue
-        by_leaf: dict[Parts, list[tuple[str, bool]]] = {}
-        secret_literals(rule, by_leaf)
-        leaves = {
-            where: tuple(dict.fromkeys(t for t, part in found if compared_secret(t, part)))
-            for where, found in by_leaf.items()
-        }
-        leaves = {where: texts for where, texts in leaves.items() if texts}
-        if leaves:
-            out[rule.id] = leaves
-    return out
-
-
 #: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).
 HideLiterals = Callable[[Iterable[str]], Redact | None]
 
@@ -257,9 +233,7 @@ _PLAIN_PATTERN = re.compile(
 )
 
 
-def secret_literals(
-    rule: Rule, by_leaf: dict[Parts, list[tuple[str, bool]]] | None = None
-) -> list[tuple[str, bool]]:
+def secret_literals(rule: Rule) -> list[tuple[str, bool]]:
     """The string literals of `rule` (its `assert` and `when`) compared with a value that is
     secret by its place, as the redactor decides places (`child_place`: `apiKey`, every
     value under `env` or `extraHeaders`, a `hosted` credential), each with whether it may be
@@ -269,24 +243,18 @@ def secret_literals(
     with, or a `[path=…]` selector: of the quantifier's array, or in a leaf's own path,
     `changes[path=$.env.X].after`) says. A pattern counts when it is plain text or an
     alternation of plain texts (`^OLD$|^\\[secret `: each text). A `default:` at such a
-    place is one too. A `{ref: …}` is no literal. `by_leaf`, when given, gets them too by
-    the leaf that compares them (its `where` in the file's data): the conditions that read a
-    secret place, where the bundle's copy hides them (`hidden_places`)."""
+    place is one too. A `{ref: …}` is no literal."""
     from auditor.redact.redactor import ROOT
 
     out: list[tuple[str, bool]] = []
     for cond in (rule.condition, rule.when):
         if cond is not None:
-            _literals_of(cond, ROOT, None, out, by_leaf)
+            _literals_of(cond, ROOT, None, out)
     return out
 
 
 def _literals_of(
-    cond: Condition,
-    place: Place,
-    change: Place | None,
-    out: list[tuple[str, bool]],
-    by_leaf: dict[Parts, list[tuple[str, bool]]] | None = None,
+    cond: Condition, place: Place, change: Place | None, out: list[tuple[str, bool]]
 ) -> None:
     """`secret_literals` of `cond`, its paths read from `place`; `change`, inside a quantifier
     over `changes[]`: the place its `before`/`after` sit (None: not there)."""
@@ -294,16 +262,15 @@ def _literals_of(
 
     if isinstance(cond, Logic):
         for child in cond.children:
-            _literals_of(child, place, change, out, by_leaf)
+            _literals_of(child, place, change, out)
         return
     if isinstance(cond, Quantifier):
         inner = _leaf_place(cond.path, place, change)
         changed = _change_place(cond) if _is_changes(cond.path) else None
-        _literals_of(cond.condition, inner, changed, out, by_leaf)
+        _literals_of(cond.condition, inner, changed, out)
         return
     if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
         return
-    before = len(out)
     for op, arg, raw in cond.ops:
         if isinstance(arg, Ref):
             continue
@@ -314,8 +281,6 @@ def _literals_of(
         elif op.name in _REGEX_OPS and isinstance(raw, str):
             out.extend((body, not (start and end)) for body, start, end in _plain_texts(raw))
     out.extend((text, False) for text in _strings(cond.default))
-    if by_leaf is not None and len(out) > before:
-        by_leaf.setdefault(cond.where, []).extend(out[before:])
 
 
 def _plain_texts(pattern: str) -> list[tuple[str, bool, bool]]:
@@ -617,11 +582,9 @@ def _written(raw: Any, redact: Redact) -> Any:
     return raw
 
 
-#: Per rule id, that rule's secret literals (`hidden_literals`), the function hiding them
-#: (`Redactor.literals_hidden`) and, by the leaf that compares them with a secret place (its
-#: `where`, `hidden_places`), the ones it compares: what `redacted_source` hides in that rule's
-#: span alone (its texts: all of them; its conditions: each leaf's own).
-RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact, Mapping[Parts, tuple[str, ...]]]]
+#: Per rule id, that rule's secret literals (`hidden_literals`) and the function hiding them
+#: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's span alone.
+RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
 
 
 def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | None = None) -> str:
@@ -634,10 +597,11 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     copied. A text with nothing to redact is returned as it is.
 
     `rules` (a policy file's rules' secret literals, by rule id): inside each such rule's own
-    item of `rules:` alone, a value scalar of a condition that compares a secret place that
-    *is* one of that condition's literals (the whole scalar: never a part of a longer one, a
-    path or a `[field=value]` selector), and its title, description and remediation, hide
-    them too (`_rule_hidden`); every other condition and rule, an enum and the rest of the
+    item of `rules:` alone, a value scalar that *is* one of them (the whole scalar: never a
+    part of a longer one, a path or a `[field=value]` selector), in any condition of the rule
+    (one comparing a plain place too: the literal is a secret the rule guards against, shown
+    nowhere in the bundle, as nowhere in `run`'s reports), and its title, description and
+    remediation hide them too (`_rule_hidden`); every other rule, an enum and the rest of the
     file stay as written. A pattern (`matches`/`not_matches`) has each marker `redact`
     writes in it escaped. A comment judges nothing: every one of them is hidden in each
     comment of the file."""
@@ -745,9 +709,8 @@ def _rule_hidden(
     """The scalars of the items of `rules:` shown otherwise than through `redact` alone, by
     node id and by their place in the file's data, each with the function giving its text:
     a rule's title, description and remediation with its secret literals (`rules`, by id)
-    hidden; in its `assert` and `when`, a value scalar (no path) of a condition that compares
-    a secret place (`hidden_places`) that is one of that condition's literals whole, or a
-    pattern whose plain text is (its marker's text, escaped); and every pattern
+    hidden; in its `assert` and `when`, a value scalar (no path) that is one of them whole, or
+    a pattern whose plain text is (its marker's text, escaped); and every pattern
     (`matches`/`not_matches`) with each marker `redact` writes in it escaped, so it still
     matches the text it matched (a value the data taught as a secret written in a pattern
     is no character class `[secret fp:…]`)."""
@@ -772,7 +735,7 @@ def _rule_hidden(
             fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
             rid = fields.get("id")
             own = rules.get(rid.value) if isinstance(rid, ScalarNode) else None
-            _, hide, places = own if own is not None else ((), None, {})
+            literals, hide = own if own is not None else ((), None)
             _controls_shown(item, ("rules", index), control, by_node, by_parts)
             for name, node in fields.items():
                 at: Parts = ("rules", index, name)
@@ -781,13 +744,12 @@ def _rule_hidden(
                 if name not in _CONDITION_KEYS:
                     continue
                 for scalar, op, parts in _condition_scalars(node, name, at):
-                    leaf = _leaf_literals(places, parts)
                     out: Redact | None = None
                     if op in _REGEX_OPS:
                         out = escaped
-                        if leaf and hide is not None:
-                            out = _Then(escaped, _PatternHidden(leaf, hide))
-                    elif leaf and hide is not None and scalar.value in leaf:
+                        if literals and hide is not None:
+                            out = _Then(escaped, _PatternHidden(literals, hide))
+                    elif hide is not None and scalar.value in literals:
                         out = _Then(redact, hide)
                     if out is not None:
                         by_node[id(scalar)] = by_parts[parts] = out
@@ -848,16 +810,6 @@ class _ControlShown:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
-
-
-def _leaf_literals(places: Mapping[Parts, tuple[str, ...]], parts: Parts) -> tuple[str, ...]:
-    """The literals of the leaf holding the scalar at `parts` (the longest of `places`' keys
-    it starts with), none when it is in no condition that compares a secret place."""
-    for end in range(len(parts) - 1, 2, -1):
-        found = places.get(parts[:end])
-        if found is not None:
-            return found
-    return ()
 
 
 class _Then:

@@ -58,13 +58,7 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.conditions import Parts
-from auditor.policy.redacted import (
-    RuleLiterals,
-    hidden_literals,
-    hidden_places,
-    redacted_source,
-)
+from auditor.policy.redacted import RuleLiterals, hidden_literals, redacted_source
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.report.model import BUNDLE_NOT_COMPARED
@@ -297,20 +291,16 @@ def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
 
 
 def _rule_literals(
-    redactor: Redactor,
-    literals: Mapping[str, tuple[str, ...]],
-    places: Mapping[str, Mapping[Parts, tuple[str, ...]]],
-    rule_ids: Iterable[str],
+    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
 ) -> RuleLiterals:
-    """Per rule id of a policy file, its secret literals (`hidden_literals`), the function
-    hiding them (`Redactor.literals_hidden`) and the conditions that compare each with a
-    secret place (`hidden_places`), for the rules that have any that can be."""
+    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
+    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
     out = {}
     for rule_id in rule_ids:
         found = literals.get(rule_id)
         hide = redactor.literals_hidden(found) if found else None
         if found and hide is not None:
-            out[rule_id] = (found, hide, places.get(rule_id, {}))
+            out[rule_id] = (found, hide)
     return out
 
 
@@ -347,7 +337,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
     # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is
     # learned, no path, selector, enum, other rule or file changes, nor a verdict
-    literals, places = hidden_literals(policy), hidden_places(policy)
+    literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):
@@ -360,7 +350,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        own = _rule_literals(redactor, literals, places, pf.rule_ids)
+        own = _rule_literals(redactor, literals, pf.rule_ids)
         redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})

@@ -54,9 +54,7 @@ def _run_export_verify(
             got[name] = run_cli(argv, env=env, cwd=tmp_path)
     got["ran"] = _statuses(tmp_path / "run")
     got["bundled"] = _statuses(tmp_path / "ev" / "reports")
-    got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get(
-        "notReproduced"
-    )
+    got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get("notReproduced")
     got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
     return got
 
@@ -216,8 +214,9 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
         {"rule": "TOKEN-PREFIX", "subject": "settings", "run": "error", "bundle": "fail"}
     ]
     assert (
-        "auditor: warning: 1 result(s) not reproducible from this bundle because the policy "
-        "copy hides a secret" in err
+        "auditor: warning: 1 result(s) not reproducible from this bundle because it holds "
+        "secrets as markers it has no key to read (a literal compared with a secret, or hidden "
+        "as one in a policy copy, is compared with its marker's text there): " in err
     ), err
     assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
     assert "DEF-MODEL" not in err
@@ -225,7 +224,7 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
     code, out, err = run_cli(["verify", "ev"], env={}, cwd=tmp_path)
     assert code == 0, out + err
     assert (
-        "auditor: note: 1 result(s) not reproducible from this bundle because the policy copy"
+        "auditor: note: 1 result(s) not reproducible from this bundle because it holds secrets"
         in err
     )
     assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
@@ -294,3 +293,148 @@ def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
         re.search(rf"SOC2:{marker}", text)[0],  # type: ignore[index]
     ]
 
+
+WORD = """rules:
+  - id: NOT-DEBUG
+    title: debug logging is off
+    severity: high
+    target: settings
+    assert: {path: env.LOG_LEVEL, not_equals: debug}
+  - id: MODE-PROD
+    title: the mode is prod
+    severity: low
+    target: settings
+    assert: {path: env.MODE, equals: prod}
+  - id: DEF-MODEL
+    title: the default model is sonnet
+    severity: low
+    target: settings
+    assert: {path: sessionDefaultSettings.model, equals: claude-sonnet-4-5}
+"""
+
+
+def test_a_word_compared_with_a_value_hidden_by_its_place_flips_a_result_that_is_named(
+    tmp_path: Path,
+) -> None:
+    """R25 #1: a short word at an `env` place is no credential, so the copy keeps it and is
+    not redacted, but the stored value is a marker: `run` reads it by the state's key, the
+    bundle compares `debug` with the marker's text. No `notReproduced`, no warning, no note
+    were given: the results are named now."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {}).update(LOG_LEVEL="debug", MODE="prod")
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, WORD, edit)
+    assert "redacted" not in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["ran"] == {"NOT-DEBUG": "fail", "MODE-PROD": "pass", "DEF-MODEL": "pass"}
+    assert got["bundled"] == {"NOT-DEBUG": "pass", "MODE-PROD": "fail", "DEF-MODEL": "pass"}
+    assert got["listed"] == [
+        {"rule": "MODE-PROD", "subject": "settings", "run": "pass", "bundle": "fail"},
+        {"rule": "NOT-DEBUG", "subject": "settings", "run": "fail", "bundle": "pass"},
+    ]
+    assert "2 result(s) not reproducible from this bundle" in got["export"][2]
+    assert got["verify"][0] == 0, got["verify"]
+    assert "NOT-DEBUG on settings: fail in the run, pass in the bundle" in got["verify"][2]
+
+
+def test_a_shipped_pack_export_evaluates_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """No shipped rule compares a literal (but a marker's own text, `[secret `) with a value
+    hidden by its place, and no copy of the shipped files hides anything: `export` gives no
+    second evaluation to a bundle that can judge nothing otherwise."""
+    from auditor.emulator import start_emulator
+    from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+    from auditor.policy.redacted import compares_secret_place
+    from auditor.workflows import export
+
+    assert not compares_secret_place(load_policies([SHIPPED_POLICY_DIR]))
+    (tmp_path / "p.yaml").write_text(WORD)
+    assert compares_secret_place(load_policies([tmp_path / "p.yaml"]))
+    calls: list[object] = []
+    real = export._run_statuses
+    monkeypatch.setattr(export, "_run_statuses", lambda *a: calls.append(a) or real(*a))
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        env = emulator_env(e, tmp_path / "state.db")
+        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+        code, out, err = run_cli(["export", "--out", "ev"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        assert calls == []
+        code, out, err = run_cli(["export", "--policy", "p.yaml", "--out", "ev2"], env=env,
+                                 cwd=tmp_path)  # fmt: skip
+        assert code == 0, out + err
+        assert len(calls) == 1
+
+
+LEADING_ZERO = """rules:
+  - id: PIN-LEAKED
+    title: the deploy PIN is not the leaked one
+    severity: high
+    target: settings
+    assert: {path: env.DEPLOY_PIN, not_in: [08374920193746512]}
+  - id: QUOTA
+    title: the token quota is large enough
+    severity: low
+    target: settings
+    assert: {path: env.MAX_TOKENS_QUOTA, gte: 1000, default: 1000000000000000}
+  - id: QUOTA-TYPE
+    title: the token quota is a number
+    severity: low
+    target: settings
+    assert: {path: env.MAX_TOKENS_QUOTA, type: number, default: 1000000000000000}
+"""
+
+
+def test_number_literals_are_judged_and_shown_as_written_and_the_bundle_verifies(
+    tmp_path: Path,
+) -> None:
+    """R25 #3: a number written with a leading zero (`08374920193746512`, read as
+    8374920193746512) was kept in clear in the copy, hidden in the bundle's reports under
+    its scratch key, so a fresh bundle failed `verify` (exit 2). R25 #5: a 16-digit
+    `default:` at an `env` place was evaluated as a marker text, `gte` and `type` gave
+    `error` (run exit 2) where 0.2.0 gave `pass`. A number literal is shown as written (as
+    in 0.2.0), and the flip the PIN's comparison gives (the value is a marker, the bundle
+    has no key) is named."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = "8374920193746512"
+        settings["env"].pop("MAX_TOKENS_QUOTA", None)
+
+    got = _run_export_verify(tmp_path, LEADING_ZERO, edit)
+    assert got["ran"] == {"PIN-LEAKED": "fail", "QUOTA": "pass", "QUOTA-TYPE": "pass"}
+    assert got["run"][0] == 1, got["run"]
+    assert got["export"][0] == 0, got["export"]
+    assert got["listed"] == [
+        {"rule": "PIN-LEAKED", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
+    assert got["verify"][0] == 0, got["verify"]
+
+
+PLAIN_NUMBER = """rules:
+  - id: MODEL-NOT-PIN
+    title: the default model is not the deploy PIN
+    severity: high
+    target: settings
+    assert: {path: sessionDefaultSettings.model, not_equals: 8374920193746512}
+"""
+
+
+def test_a_number_equal_to_a_remembered_secret_at_a_plain_place_flips_a_result_that_is_named(
+    tmp_path: Path,
+) -> None:
+    """The `env` PIN is a secret the state file remembers, so the default model holding the
+    same digits is its marker too; `run` reads it by the key (`fail`), the bundle compares
+    the number with the marker's text (`pass`). No rule compares a secret place and the copy
+    writes the number as it is (not redacted), yet the result is named."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = "8374920193746512"
+        settings["sessionDefaultSettings"] = {"model": "8374920193746512"}
+
+    got = _run_export_verify(tmp_path, PLAIN_NUMBER, edit)
+    assert "redacted" not in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["ran"] == {"MODEL-NOT-PIN": "fail"}
+    assert got["bundled"] == {"MODEL-NOT-PIN": "pass"}
+    assert got["listed"] == [
+        {"rule": "MODEL-NOT-PIN", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
+    assert got["verify"][0] == 0, got["verify"]

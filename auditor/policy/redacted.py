@@ -154,6 +154,98 @@ def hidden_literals(policy: PolicySet) -> dict[str, tuple[str, ...]]:
     return out
 
 
+#: Operators whose answer on a hidden value (a marker) turns on no key: a pattern is decided on
+#: the text around markers, `type`/`length`/`empty` on the marker's form and length, presence
+#: on the markers themselves (`auditor.operators.hidden`).
+_KEYLESS_OPS = frozenset(
+    {"matches", "not_matches", "type", "length", "empty", "exists", "added", "removed"}
+    | {"changed"}
+)
+
+
+def compares_secret_place(policy: PolicySet) -> bool:
+    """Whether a rule of `policy` (shipped or not) compares a literal (a text or a number
+    that is no marker text, `[secret …`) with a value secret by its place, as the redactor
+    decides places (`apiKey`, every value under `env` or `extraHeaders` …, found as
+    `secret_literals` finds them).
+    Such a value is its marker in the state and in an evidence bundle: `run` reads the marker
+    by the state's key (the literal whose marker it is), a bundle has no such key and
+    compares the literal with the marker's text, so the two can judge otherwise (`export`'s
+    `notReproduced`). A pattern, `type`, `length`, `exists` and the like turn on no key."""
+    from auditor.redact.redactor import ROOT
+
+    return any(
+        _compares_at(cond, ROOT, None)
+        for rule in policy.rules
+        for cond in (rule.condition, rule.when)
+        if cond is not None
+    )
+
+
+def _compares_at(cond: Condition, place: Place, change: Place | None) -> bool:
+    """`compares_secret_place` of `cond`, its paths read from `place` (`_literals_of`)."""
+    from auditor.redact.redactor import secret_place
+
+    if isinstance(cond, Logic):
+        return any(_compares_at(child, place, change) for child in cond.children)
+    if isinstance(cond, Quantifier):
+        inner = _leaf_place(cond.path, place, change)
+        changed = _change_place(cond) if _is_changes(cond.path) else None
+        return _compares_at(cond.condition, inner, changed)
+    if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
+        return False
+    return any(
+        not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS and _keyed(raw)
+        for op, arg, raw in cond.ops
+    )
+
+
+def _keyed(raw: Any) -> bool:
+    """A literal as written holds a text or number a marker may stand for (not one that
+    speaks of markers, `starts_with: "[secret "`, which is compared with the marker's text
+    by `run` too)."""
+    if isinstance(raw, str):
+        return "[secret" not in raw
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return True
+    if isinstance(raw, list):
+        return any(_keyed(item) for item in raw)
+    if isinstance(raw, dict):
+        return any(_keyed(value) for value in raw.values())
+    return False
+
+
+def number_literals(policy: PolicySet) -> frozenset[str]:
+    """The number literals (as the run writes a number, `number_text`) a rule of `policy`
+    compares a value with, anywhere: one the state file's memory of secrets holds makes the
+    value equal to it a marker at a plain place too (an `env` PIN copied into another
+    setting), which `run` reads by the state's key and a bundle cannot; a copy of the policy
+    writes a number as it is, so it marks nothing redacted (a text literal equal to such a
+    secret is its marker in the copy)."""
+    from auditor.redact.redactor import number_text
+
+    def numbers(raw: Any) -> Iterator[str]:
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            yield number_text(raw)
+        elif isinstance(raw, list):
+            for item in raw:
+                yield from numbers(item)
+        elif isinstance(raw, dict):
+            for value in raw.values():
+                yield from numbers(value)
+
+    return frozenset(
+        text
+        for rule in policy.rules
+        for cond in (rule.condition, rule.when)
+        if cond is not None
+        for leaf, _ in iter_leaves(cond)
+        for op, arg, raw in leaf.ops
+        if not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS
+        for text in numbers(raw)
+    )
+
+
 #: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).
 HideLiterals = Callable[[Iterable[str]], Redact | None]
 

@@ -58,7 +58,14 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.redacted import RuleLiterals, hidden_literals, redacted_source
+from auditor.policy.loader import PolicySet
+from auditor.policy.redacted import (
+    RuleLiterals,
+    compares_secret_place,
+    hidden_literals,
+    number_literals,
+    redacted_source,
+)
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
 from auditor.report.model import BUNDLE_NOT_COMPARED
@@ -322,10 +329,13 @@ def _copied(
     return copy != text
 
 
-def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[str, Any]:
+def _copy_inputs(
+    out: Path, request: ExportRequest, redactor: Redactor
+) -> tuple[dict[str, Any], PolicySet]:
     """Copy the policy, waiver and model files into `inputs/`, each as it is but for the
     secrets in it, which become markers (`_secrets_hidden`); their names in the bundle, the
-    names the reports show and the sha256 of the file as given go into the run parameters;
+    names the reports show and the sha256 of the file as given go into the run parameters
+    (returned, with the policy as loaded);
     a copy with secrets replaced records `"redacted": true` and no digest of the original
     (with the copy and a marker's length, that digest would confirm a guess of the secret
     offline)."""
@@ -378,7 +388,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             else "(shipped)",
             **({"redacted": True} if redacted else {}),
         },
-    }
+    }, policy
 
 
 def export_bundle(
@@ -419,7 +429,7 @@ def export_bundle(
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
     store.check_rows_kept()  # a bundle must not present a history with rows cut out of it
-    inputs = _copy_inputs(out, request, store.redactor)
+    inputs, policy = _copy_inputs(out, request, store.redactor)
     issues = [
         {
             "revision": i.revision,
@@ -451,12 +461,21 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
+    # where the bundle may judge a result otherwise (its secrets are markers it has no key to
+    # read: a literal compared with one, or hidden as one in a copy), the run's verdicts
+    # first, kept as {(rule, subject): status} alone, so the two evaluations are never held
+    # at once (`export --all-revisions` within the memory of one)
+    ran = None
+    if _may_differ(inputs, policy, store.redactor):
+        ran = _run_statuses(store, request)
+    del policy
     try:
         data = evaluate_bundle(out)
     except StoreWriteError as exc:
         raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
-    differ = _not_reproduced(store, request, data) if _any_redacted(inputs) else []
+    differ = [] if ran is None else _not_reproduced(ran, data)
+    del ran
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
         "tool": "auditor",
@@ -486,13 +505,29 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
 #: The manifest's field naming each result the bundle judges otherwise than the run did.
 NOT_REPRODUCED = "notReproduced"
 #: Why such a result is not reproduced (the warning of `export`, the note of `verify`).
-NOT_REPRODUCED_WHY = "not reproducible from this bundle because the policy copy hides a secret"
+NOT_REPRODUCED_WHY = (
+    "not reproducible from this bundle because it holds secrets as markers it has no key to read"
+)
 
 
 def _any_redacted(inputs: Mapping[str, Any]) -> bool:
     """Whether a copy of an input file in the bundle differs from the file (`"redacted"`)."""
     copies = [*inputs["policies"], inputs["waivers"], inputs["readinessModel"]]
     return any(isinstance(c, dict) and c.get("redacted") for c in copies)
+
+
+def _may_differ(inputs: Mapping[str, Any], policy: PolicySet, redactor: Redactor) -> bool:
+    """Whether the bundle may judge a result otherwise than `run`: a literal the run reads a
+    marker by (the state's key) that the bundle compares with the marker's text. That is a
+    copy in `inputs/` that hides a secret (`_any_redacted`), a rule comparing a literal with a
+    value secret by its place (`compares_secret_place`), or a number literal equal to a
+    secret the state file remembers (`number_literals`: the value equal to it is a marker
+    wherever it is, and the copy writes the number as it is). A text literal equal to such a
+    secret is its marker in the copy, which is then redacted."""
+    if _any_redacted(inputs) or compares_secret_place(policy):
+        return True
+    numbers = number_literals(policy)
+    return bool(numbers) and any(redactor.scrub_known(text) != text for text in numbers)
 
 
 class _Unrecorded:
@@ -518,13 +553,15 @@ class _Unrecorded:
         return None
 
 
-def _not_reproduced(store: Store, request: ExportRequest, bundled: ReportData) -> list[JSON]:
-    """The results the bundle (`bundled`: its copies evaluated over its data, as `verify`
-    evaluates them) judges otherwise than `run` does with the same options: the policy,
-    waiver and model files as given, evaluated over the state file itself with its key and
-    memory of secrets (`run_audit`, nothing recorded). A copy hides a secret literal as its
-    marker, which the bundle compares as text where `run` compares by fingerprint, so a few
-    results can differ (README: Secrets); each is named, `rule`, `subject`, `run`, `bundle`."""
+Statuses = dict[tuple[str, str], str]
+
+
+def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
+    """Each result's status as `run` gives it with the export's options, by (rule, subject
+    key): the policy, waiver and model files as given, evaluated over the state file itself
+    with its key and memory of secrets (`run_audit`, nothing recorded). Only the statuses are
+    kept: the evaluation is dropped before the bundle's own."""
+    import gc
     from typing import cast
 
     from auditor.workflows.run import load_inputs
@@ -547,7 +584,19 @@ def _not_reproduced(store: Store, request: ExportRequest, bundled: ReportData) -
         usage_days=request.usage_days,
     )
     ran = run_audit(cast(Store, _Unrecorded(store)), loaded, options).data
-    run_status = {(f.rule_id, f.subject.key): f.status for f in ran.findings}
+    statuses: Statuses = {(f.rule_id, f.subject.key): f.status for f in ran.findings}
+    del ran, loaded
+    gc.collect()  # the evaluation's cycles, before the bundle's is built
+    return statuses
+
+
+def _not_reproduced(run_status: Statuses, bundled: ReportData) -> list[JSON]:
+    """The results the bundle (`bundled`: its copies evaluated over its data, as `verify`
+    evaluates them) judges otherwise than `run` did (`run_status`, `_run_statuses`). The
+    bundle holds each secret as its marker and has no key to read one: a literal compared
+    with a marker (or hidden as one in a policy copy) is compared with the marker's text
+    where `run` reads it by the state's key, so a few results can differ (README: Secrets);
+    each is named, `rule`, `subject`, `run`, `bundle`."""
     bundle_status = {(f.rule_id, f.subject.key): f.status for f in bundled.findings}
     differ: list[JSON] = []
     for key in sorted(run_status.keys() | bundle_status.keys()):
@@ -568,8 +617,9 @@ def not_reproduced_warning(differ: Sequence[Any]) -> str:
     )
     more = f"; and {len(differ) - 5} more" if len(differ) > 5 else ""
     return (
-        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY} (a secret literal is compared as its "
-        f"marker there): {shown}{more}; manifest.json's {NOT_REPRODUCED} names each"
+        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY} (a literal compared with a secret, or "
+        f"hidden as one in a policy copy, is compared with its marker's text there): "
+        f"{shown}{more}; manifest.json's {NOT_REPRODUCED} names each"
     )
 
 

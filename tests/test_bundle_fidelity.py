@@ -438,3 +438,38 @@ def test_a_number_equal_to_a_remembered_secret_at_a_plain_place_flips_a_result_t
         {"rule": "MODEL-NOT-PIN", "subject": "settings", "run": "fail", "bundle": "pass"}
     ]
     assert got["verify"][0] == 0, got["verify"]
+
+
+PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
+ID_PART_CONTROLS = f"""rules:
+  - id: C1
+    title: controls
+    severity: medium
+    target: settings
+    controls: ["SOC2:password={PHRASE}", "ISO27001:https://u:{PHRASE}@grc.example/A.8.22"]
+    assert: {{path: sessionDefaultSettings.model, exists: true}}
+"""
+
+
+def test_a_control_whose_id_part_still_reads_as_a_secret_keeps_its_framework(
+    tmp_path: Path,
+) -> None:
+    """R25 #6: `SOC2:password=[secret_fp:…]` still reads as a secret to a detector, so the
+    whole control became `redacted:[secret_fp:…]`: both frameworks were lost and the two
+    controls became one, though the secret was in the id part."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, ID_PART_CONTROLS, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    findings = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
+    controls = findings["rules"][0]["controls"]
+    marker = r"\[secret_fp:[0-9a-f]{8}_len:20\]"
+    assert len(controls) == 2, controls
+    assert re.fullmatch(rf"ISO27001:{marker}", controls[0]), controls
+    assert re.fullmatch(rf"SOC2:{marker}", controls[1]), controls
+    for path in (tmp_path / "ev").rglob("*"):
+        if path.is_file():
+            assert PHRASE not in path.read_text(errors="replace"), path

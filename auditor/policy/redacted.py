@@ -878,8 +878,10 @@ _CONTROL_ID = re.compile(r"[A-Za-z0-9_.-]+:\S+")
 
 class _ControlShown:
     """`redact` for a control id (`SOC2:CC6.1`), which has no space: each marker it writes in
-    one is written `[secret_fp:…_len:N]`, and a control whose framework part was the secret
-    is `redacted:` and its markers (so the copy is still a policy the loader takes; `run`
+    one is written `[secret_fp:…_len:N]`; a control whose id part, so written, still reads as
+    a secret (`SOC2:password=[secret_fp:…]`) is its framework and its markers
+    (`SOC2:[secret_fp:…]`), and one whose framework part was the secret is `redacted:` and
+    its markers (so the copy is still a policy the loader takes; `run`
     refused none, and `export` refused its own copy)."""
 
     def __init__(self, redact: Redact) -> None:
@@ -892,13 +894,21 @@ class _ControlShown:
         if out == text:
             return text
         out = MARKER_RE.sub(lambda m: f"[secret_fp:{m['fp']}_len:{m['len']}]", out)
-        if not _CONTROL_ID.fullmatch(out) or self.redact(out) != out:
-            # the framework part was the secret, or what is left reads as one to a detector
-            # (`password:[secret_fp:…]`), which the bundle's evaluation would hide again
-            # under its scratch key: its markers alone
-            markers = re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out)
-            out = "redacted:" + "".join(markers)
-        return out
+        if _CONTROL_ID.fullmatch(out) and self.redact(out) == out:
+            return out
+        # the framework part was the secret, or what is left reads as one to a detector
+        # (`SOC2:password=[secret_fp:…]`), which the bundle's evaluation would hide again
+        # under its scratch key: the framework (when it is no secret) and the markers alone
+        markers = "".join(re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out))
+        framework = text.partition(":")[0]
+        kept = f"{framework}:{markers}"
+        if (
+            out.startswith(f"{framework}:")
+            and _CONTROL_ID.fullmatch(kept)
+            and self.redact(kept) == kept
+        ):
+            return kept
+        return f"redacted:{markers}"
 
 
 _STR_TAG = "tag:yaml.org,2002:str"

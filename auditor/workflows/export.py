@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import gc
 import hashlib
 import io
 import os
@@ -461,21 +462,24 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
-    # where the bundle may judge a result otherwise (its secrets are markers it has no key to
-    # read: a literal compared with one, or hidden as one in a copy), the run's verdicts
-    # first, kept as {(rule, subject): status} alone, so the two evaluations are never held
-    # at once (`export --all-revisions` within the memory of one)
-    ran = None
-    if _may_differ(inputs, policy, store.redactor):
-        ran = _run_statuses(store, request)
+    may_differ = _may_differ(inputs, policy, store.redactor)
     del policy
     try:
         data = evaluate_bundle(out)
     except StoreWriteError as exc:
         raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
-    differ = [] if ran is None else _not_reproduced(ran, data)
-    del ran
+    findings = len(data.findings)
+    differ: list[JSON] = []
+    if may_differ:
+        # the bundle may judge a result otherwise (its secrets are markers it has no key to
+        # read): its verdicts kept as {(rule, subject): status} alone and its evaluation let
+        # go before the run's is made, so the two are never held at once (`export
+        # --all-revisions` within the memory of one)
+        bundled = _statuses(data)
+        del data
+        gc.collect()
+        differ = _not_reproduced(_run_statuses(store, request), bundled)
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
         "tool": "auditor",
@@ -486,7 +490,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "latestRevision": latest.revision if latest else None,
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
-        "findings": len(data.findings),
+        "findings": findings,
         "secrets": SECRETS_NOTE,
         "redaction": redaction_record(),
         **({NOT_REPRODUCED: differ} if differ else {}),
@@ -560,8 +564,7 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
     """Each result's status as `run` gives it with the export's options, by (rule, subject
     key): the policy, waiver and model files as given, evaluated over the state file itself
     with its key and memory of secrets (`run_audit`, nothing recorded). Only the statuses are
-    kept: the evaluation is dropped before the bundle's own."""
-    import gc
+    kept."""
     from typing import cast
 
     from auditor.workflows.run import load_inputs
@@ -583,21 +586,21 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
         list_table=list_table_from_config(request.diff_keys or {}),
         usage_days=request.usage_days,
     )
-    ran = run_audit(cast(Store, _Unrecorded(store)), loaded, options).data
-    statuses: Statuses = {(f.rule_id, f.subject.key): f.status for f in ran.findings}
-    del ran, loaded
-    gc.collect()  # the evaluation's cycles, before the bundle's is built
-    return statuses
+    return _statuses(run_audit(cast(Store, _Unrecorded(store)), loaded, options).data)
 
 
-def _not_reproduced(run_status: Statuses, bundled: ReportData) -> list[JSON]:
-    """The results the bundle (`bundled`: its copies evaluated over its data, as `verify`
-    evaluates them) judges otherwise than `run` did (`run_status`, `_run_statuses`). The
-    bundle holds each secret as its marker and has no key to read one: a literal compared
-    with a marker (or hidden as one in a policy copy) is compared with the marker's text
-    where `run` reads it by the state's key, so a few results can differ (README: Secrets);
-    each is named, `rule`, `subject`, `run`, `bundle`."""
-    bundle_status = {(f.rule_id, f.subject.key): f.status for f in bundled.findings}
+def _statuses(data: ReportData) -> Statuses:
+    """Each result's status in `data`, by (rule, subject key)."""
+    return {(f.rule_id, f.subject.key): f.status for f in data.findings}
+
+
+def _not_reproduced(run_status: Statuses, bundle_status: Statuses) -> list[JSON]:
+    """The results the bundle (`bundle_status`: its copies evaluated over its data, as
+    `verify` evaluates them) judges otherwise than `run` did (`run_status`, `_run_statuses`).
+    The bundle holds each secret as its marker and has no key to read one: a literal compared
+    with a marker (or hidden as one in a policy copy) is compared with the marker's text where
+    `run` reads it by the state's key, so a few results can differ (README: Secrets); each is
+    named, `rule`, `subject`, `run`, `bundle`."""
     differ: list[JSON] = []
     for key in sorted(run_status.keys() | bundle_status.keys()):
         run, bundle = run_status.get(key, "absent"), bundle_status.get(key, "absent")

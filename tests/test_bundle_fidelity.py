@@ -1,8 +1,11 @@
-"""The evidence bundle judges as the run did: the copy of a policy file hides a secret literal
-only in the conditions that compare it with a secret place (reviewer R23 #1), and a value the
-data taught as a secret, written in another rule's pattern, is an escaped marker there, still
-a pattern of the same text (R23 #2). `run`, `export` and `verify` end to end, against the
-emulator; each rule's status in the run's findings.json and the bundle's is compared."""
+"""The evidence bundle judges as the run did, or names each result it judges otherwise: the
+copy of a policy file hides a rule's secret literal in every whole scalar of that rule's item,
+so no secret reaches the bundle (reviewer R25 #2), and a result that then flips is named in
+manifest.json's `notReproduced` (R23 #1), as is one a literal compared with a value hidden by
+its place flips without any copy hidden (R25 #1); a value the data taught as a secret, written
+in another rule's pattern, is an escaped marker there, still a pattern of the same text (R23
+#2). `run`, `export` and `verify` end to end, against the emulator; each rule's status in the
+run's findings.json and the bundle's is compared."""
 
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ def _run_export_verify(
             got[name] = run_cli(argv, env=env, cwd=tmp_path)
     got["ran"] = _statuses(tmp_path / "run")
     got["bundled"] = _statuses(tmp_path / "ev" / "reports")
+    got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get("notReproduced")
     got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
     return got
 
@@ -67,11 +71,12 @@ SAME_RULE = f"""rules:
 """
 
 
-def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
+def test_a_literal_hidden_in_a_plain_condition_too_flips_a_result_that_is_named(
     tmp_path: Path,
 ) -> None:
-    """R23 #1: the copy hid the literal in both conditions, so the plain model was compared
-    with a marker: run `fail`, bundle `pass`, `verify` exit 0."""
+    """R23 #1 as 0.3.0 leaves it: the copy hides the rule's literal in both conditions (R25
+    #2: kept in clear in the plain one, it reached the bundle's reports), so the plain model
+    is compared with a marker: run `fail`, bundle `pass`, and `export` names that result."""
 
     def edit(settings: dict[str, Any]) -> None:
         settings["sessionDefaultSettings"] = {"model": SONNET}
@@ -80,11 +85,51 @@ def test_a_literal_is_hidden_only_where_its_condition_reads_a_secret_place(
     got = _run_export_verify(tmp_path, SAME_RULE, edit)
     assert got["run"][0] == 1, got["run"]
     assert got["export"][0] == 0, got["export"]
-    assert got["ran"]["NO-SONNET"] == "fail"
-    assert got["bundled"] == got["ran"]
-    text = got["copy"]
-    assert f"- {{path: sessionDefaultSettings.model, not_equals: {SONNET}}}" in text, text
-    assert re.search(r'env\.ANTHROPIC_MODEL, not_equals: "\[secret fp:[0-9a-f]{8} len:17\]"', text)
+    assert got["ran"] == {"NO-SONNET": "fail"}
+    assert got["bundled"] == {"NO-SONNET": "pass"}
+    assert got["listed"] == [
+        {"rule": "NO-SONNET", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
+    assert "NO-SONNET on settings: fail in the run, pass in the bundle" in got["export"][2]
+    assert SONNET not in got["copy"]
+    marker = r'"\[secret fp:[0-9a-f]{8} len:17\]"'
+    assert re.search(rf"sessionDefaultSettings\.model, not_equals: {marker}", got["copy"])
+    assert re.search(rf"env\.ANTHROPIC_MODEL, not_equals: {marker}", got["copy"])
+    assert got["verify"][0] == 0, got["verify"]
+    assert "NO-SONNET on settings: fail in the run, pass in the bundle" in got["verify"][2]
+
+
+LEAKED = "orange-leaked-battery-424242-staple"
+LEAKED_RULE = f"""rules:
+  - id: NO-LEAKED-KEY
+    title: the leaked deploy key is used nowhere
+    severity: high
+    target: settings
+    assert:
+      all:
+        - {{path: env.DEPLOY_KEY, not_equals: {LEAKED}, default: none}}
+        - {{path: sessionDefaultSettings.model, not_equals: {LEAKED}}}
+"""
+
+
+def test_a_leaked_key_a_rule_compares_with_a_plain_place_too_is_nowhere_in_the_bundle(
+    tmp_path: Path,
+) -> None:
+    """R25 #2: the copy kept the leaked key in clear in the condition on a plain place, and
+    the bundle's evaluation found it at no secret place, so its reports (findings.json,
+    report.html, findings.oscal.json) showed it; `run`'s reports hide it."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_KEY"] = "rotated-key-7a1c9e55-b2d04f-8812"
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, LEAKED_RULE, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"] == got["bundled"] == {"NO-LEAKED-KEY": "pass"}
+    for folder in ("run", "ev"):
+        for path in (tmp_path / folder).rglob("*"):
+            if path.is_file():
+                assert LEAKED not in path.read_text(errors="replace"), path
     assert got["verify"][0] == 0, got["verify"]
 
 
@@ -169,8 +214,9 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
         {"rule": "TOKEN-PREFIX", "subject": "settings", "run": "error", "bundle": "fail"}
     ]
     assert (
-        "auditor: warning: 1 result(s) not reproducible from this bundle because the policy "
-        "copy hides a secret" in err
+        "auditor: warning: 1 result(s) not reproducible from this bundle because it holds "
+        "secrets as markers it has no key to read (a literal compared with a secret, or hidden "
+        "as one in a policy copy, is compared with its marker's text there): " in err
     ), err
     assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
     assert "DEF-MODEL" not in err
@@ -178,7 +224,7 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
     code, out, err = run_cli(["verify", "ev"], env={}, cwd=tmp_path)
     assert code == 0, out + err
     assert (
-        "auditor: note: 1 result(s) not reproducible from this bundle because the policy copy"
+        "auditor: note: 1 result(s) not reproducible from this bundle because it holds secrets"
         in err
     )
     assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
@@ -193,8 +239,8 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
 
 
 def test_a_bundle_that_reproduces_the_run_names_no_result(tmp_path: Path) -> None:
-    """The copy hides the literal (R23 #1's rule) and every result is the run's: no
-    `notReproduced`, no warning."""
+    """The copy hides the literal (R23 #1's rule), the run's verdicts are compared, and every
+    result is the run's: no `notReproduced`, no warning."""
 
     def edit(settings: dict[str, Any]) -> None:
         settings["sessionDefaultSettings"] = {"model": SONNET}
@@ -248,45 +294,182 @@ def test_a_secret_in_a_control_id_is_copied_as_a_control_id_the_loader_takes(
     ]
 
 
-PIN = 837492019374651234  # a number of 16 digits or more: credential-like, as its text is
-PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
-NUMBERS = f"""rules:
-  - id: PIN-1
-    title: the deploy PIN is not a leaked one
+WORD = """rules:
+  - id: NOT-DEBUG
+    title: debug logging is off
     severity: high
     target: settings
-    assert: {{path: env.DEPLOY_PIN, not_in: [{PIN}, "{PHRASE}"]}}
-  - id: PIN-COUNT
-    title: a plain number elsewhere stays
+    assert: {path: env.LOG_LEVEL, not_equals: debug}
+  - id: MODE-PROD
+    title: the mode is prod
     severity: low
     target: settings
-    assert: {{path: cleanupPeriodDays, not_in: [{PIN + 1}], default: 0}}
+    assert: {path: env.MODE, equals: prod}
+  - id: DEF-MODEL
+    title: the default model is sonnet
+    severity: low
+    target: settings
+    assert: {path: sessionDefaultSettings.model, equals: claude-sonnet-4-5}
 """
 
 
-def test_a_number_literal_compared_with_a_secret_place_is_hidden_as_a_text_one(
+def test_a_word_compared_with_a_value_hidden_by_its_place_flips_a_result_that_is_named(
     tmp_path: Path,
 ) -> None:
-    """R22 #4: `env.DEPLOY_PIN not_in [N, "text"]` showed the text as its marker and the
-    number in clear beside it, in every report and in the bundle's copy (the settings' own
-    value, `"N"`, is its marker)."""
+    """R25 #1: a short word at an `env` place is no credential, so the copy keeps it and is
+    not redacted, but the stored value is a marker: `run` reads it by the state's key, the
+    bundle compares `debug` with the marker's text. No `notReproduced`, no warning, no note
+    were given: the results are named now."""
 
     def edit(settings: dict[str, Any]) -> None:
-        settings.setdefault("env", {})["DEPLOY_PIN"] = str(PIN)
+        settings.setdefault("env", {}).update(LOG_LEVEL="debug", MODE="prod")
+        settings["sessionDefaultSettings"] = {"model": SONNET}
 
-    got = _run_export_verify(tmp_path, NUMBERS, edit)
+    got = _run_export_verify(tmp_path, WORD, edit)
+    assert "redacted" not in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["ran"] == {"NOT-DEBUG": "fail", "MODE-PROD": "pass", "DEF-MODEL": "pass"}
+    assert got["bundled"] == {"NOT-DEBUG": "pass", "MODE-PROD": "fail", "DEF-MODEL": "pass"}
+    assert got["listed"] == [
+        {"rule": "MODE-PROD", "subject": "settings", "run": "pass", "bundle": "fail"},
+        {"rule": "NOT-DEBUG", "subject": "settings", "run": "fail", "bundle": "pass"},
+    ]
+    assert "2 result(s) not reproducible from this bundle" in got["export"][2]
+    assert got["verify"][0] == 0, got["verify"]
+    assert "NOT-DEBUG on settings: fail in the run, pass in the bundle" in got["verify"][2]
+
+
+def test_a_shipped_pack_export_evaluates_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """No shipped rule compares a literal (but a marker's own text, `[secret `) with a value
+    hidden by its place, and no copy of the shipped files hides anything: `export` gives no
+    second evaluation to a bundle that can judge nothing otherwise."""
+    from auditor.emulator import start_emulator
+    from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+    from auditor.policy.redacted import compares_secret_place
+    from auditor.workflows import export
+
+    assert not compares_secret_place(load_policies([SHIPPED_POLICY_DIR]))
+    (tmp_path / "p.yaml").write_text(WORD)
+    assert compares_secret_place(load_policies([tmp_path / "p.yaml"]))
+    calls: list[object] = []
+    real = export._run_statuses
+    monkeypatch.setattr(export, "_run_statuses", lambda *a: calls.append(a) or real(*a))
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
+        env = emulator_env(e, tmp_path / "state.db")
+        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+        code, out, err = run_cli(["export", "--out", "ev"], env=env, cwd=tmp_path)
+        assert code == 0, out + err
+        assert calls == []
+        code, out, err = run_cli(["export", "--policy", "p.yaml", "--out", "ev2"], env=env,
+                                 cwd=tmp_path)  # fmt: skip
+        assert code == 0, out + err
+        assert len(calls) == 1
+
+
+LEADING_ZERO = """rules:
+  - id: PIN-LEAKED
+    title: the deploy PIN is not the leaked one
+    severity: high
+    target: settings
+    assert: {path: env.DEPLOY_PIN, not_in: [08374920193746512]}
+  - id: QUOTA
+    title: the token quota is large enough
+    severity: low
+    target: settings
+    assert: {path: env.MAX_TOKENS_QUOTA, gte: 1000, default: 1000000000000000}
+  - id: QUOTA-TYPE
+    title: the token quota is a number
+    severity: low
+    target: settings
+    assert: {path: env.MAX_TOKENS_QUOTA, type: number, default: 1000000000000000}
+"""
+
+
+def test_number_literals_are_judged_and_shown_as_written_and_the_bundle_verifies(
+    tmp_path: Path,
+) -> None:
+    """R25 #3: a number written with a leading zero (`08374920193746512`, read as
+    8374920193746512) was kept in clear in the copy, hidden in the bundle's reports under
+    its scratch key, so a fresh bundle failed `verify` (exit 2). R25 #5: a 16-digit
+    `default:` at an `env` place was evaluated as a marker text, `gte` and `type` gave
+    `error` (run exit 2) where 0.2.0 gave `pass`. A number literal is shown as written (as
+    in 0.2.0), and the flip the PIN's comparison gives (the value is a marker, the bundle
+    has no key) is named."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = "8374920193746512"
+        settings["env"].pop("MAX_TOKENS_QUOTA", None)
+
+    got = _run_export_verify(tmp_path, LEADING_ZERO, edit)
+    assert got["ran"] == {"PIN-LEAKED": "fail", "QUOTA": "pass", "QUOTA-TYPE": "pass"}
     assert got["run"][0] == 1, got["run"]
     assert got["export"][0] == 0, got["export"]
+    assert got["listed"] == [
+        {"rule": "PIN-LEAKED", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
     assert got["verify"][0] == 0, got["verify"]
-    assert got["ran"] == got["bundled"] == {"PIN-1": "fail", "PIN-COUNT": "pass"}
-    ran = (tmp_path / "run" / "findings.json").read_text()
-    assert str(PIN) not in ran and PHRASE not in ran
-    message = next(f["message"] for f in json.loads(ran)["findings"] if f["rule_id"] == "PIN-1")
-    marker = r"\[secret fp:[0-9a-f]{8} len:18\]"
-    assert re.search(rf'expected not to be one of \["{marker}","', message), message
-    assert re.search(rf'not_in: \["{marker}", "\[secret fp:', got["copy"]), got["copy"]
+
+
+PLAIN_NUMBER = """rules:
+  - id: MODEL-NOT-PIN
+    title: the default model is not the deploy PIN
+    severity: high
+    target: settings
+    assert: {path: sessionDefaultSettings.model, not_equals: 8374920193746512}
+"""
+
+
+def test_a_number_equal_to_a_remembered_secret_at_a_plain_place_flips_a_result_that_is_named(
+    tmp_path: Path,
+) -> None:
+    """The `env` PIN is a secret the state file remembers, so the default model holding the
+    same digits is its marker too; `run` reads it by the key (`fail`), the bundle compares
+    the number with the marker's text (`pass`). No rule compares a secret place and the copy
+    writes the number as it is (not redacted), yet the result is named."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["DEPLOY_PIN"] = "8374920193746512"
+        settings["sessionDefaultSettings"] = {"model": "8374920193746512"}
+
+    got = _run_export_verify(tmp_path, PLAIN_NUMBER, edit)
+    assert "redacted" not in (tmp_path / "ev" / "run-parameters.json").read_text()
+    assert got["ran"] == {"MODEL-NOT-PIN": "fail"}
+    assert got["bundled"] == {"MODEL-NOT-PIN": "pass"}
+    assert got["listed"] == [
+        {"rule": "MODEL-NOT-PIN", "subject": "settings", "run": "fail", "bundle": "pass"}
+    ]
+    assert got["verify"][0] == 0, got["verify"]
+
+
+PHRASE = "Zq8hVd2LmX0pRt7Yw3Ns"
+ID_PART_CONTROLS = f"""rules:
+  - id: C1
+    title: controls
+    severity: medium
+    target: settings
+    controls: ["SOC2:password={PHRASE}", "ISO27001:https://u:{PHRASE}@grc.example/A.8.22"]
+    assert: {{path: sessionDefaultSettings.model, exists: true}}
+"""
+
+
+def test_a_control_whose_id_part_still_reads_as_a_secret_keeps_its_framework(
+    tmp_path: Path,
+) -> None:
+    """R25 #6: `SOC2:password=[secret_fp:…]` still reads as a secret to a detector, so the
+    whole control became `redacted:[secret_fp:…]`: both frameworks were lost and the two
+    controls became one, though the secret was in the id part."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, ID_PART_CONTROLS, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["verify"][0] == 0, got["verify"]
+    findings = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
+    controls = findings["rules"][0]["controls"]
+    marker = r"\[secret_fp:[0-9a-f]{8}_len:20\]"
+    assert len(controls) == 2, controls
+    assert re.fullmatch(rf"ISO27001:{marker}", controls[0]), controls
+    assert re.fullmatch(rf"SOC2:{marker}", controls[1]), controls
     for path in (tmp_path / "ev").rglob("*"):
         if path.is_file():
-            assert str(PIN) not in path.read_text(errors="replace"), path
-    # the plain place's number is no literal of a secret place: as written
-    assert f"cleanupPeriodDays, not_in: [{PIN + 1}]" in got["copy"]
+            assert PHRASE not in path.read_text(errors="replace"), path

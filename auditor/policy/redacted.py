@@ -154,28 +154,96 @@ def hidden_literals(policy: PolicySet) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def hidden_places(policy: PolicySet) -> dict[str, dict[Parts, tuple[str, ...]]]:
-    """`hidden_literals` by the leaf that compares each with a secret place (its `where` in
-    the file's data, `("rules", 0, "assert", "all", 1)`): the conditions where the bundle's
-    copy hides them, and no other (the same literal compared with a plain place in another
-    condition of the rule stays as written there, so it judges as in `run`)."""
-    from auditor.redact.redactor import compared_secret
+#: Operators whose answer on a hidden value (a marker) turns on no key: a pattern is decided on
+#: the text around markers, `type`/`length`/`empty` on the marker's form and length, presence
+#: on the markers themselves (`auditor.operators.hidden`).
+_KEYLESS_OPS = frozenset(
+    {"matches", "not_matches", "type", "length", "empty", "exists", "added", "removed"}
+    | {"changed"}
+)
 
-    built = _as_built(policy)
-    out: dict[str, dict[Parts, tuple[str, ...]]] = {}
-    for rule in policy.rules:
-        if rule.id in built:
-            continue
-        by_leaf: dict[Parts, list[tuple[str, bool]]] = {}
-        secret_literals(rule, by_leaf)
-        leaves = {
-            where: tuple(dict.fromkeys(t for t, part in found if compared_secret(t, part)))
-            for where, found in by_leaf.items()
-        }
-        leaves = {where: texts for where, texts in leaves.items() if texts}
-        if leaves:
-            out[rule.id] = leaves
-    return out
+
+def compares_secret_place(policy: PolicySet) -> bool:
+    """Whether a rule of `policy` (shipped or not) compares a literal (a text or a number
+    that is no marker text, `[secret …`) with a value secret by its place, as the redactor
+    decides places (`apiKey`, every value under `env` or `extraHeaders` …, found as
+    `secret_literals` finds them).
+    Such a value is its marker in the state and in an evidence bundle: `run` reads the marker
+    by the state's key (the literal whose marker it is), a bundle has no such key and
+    compares the literal with the marker's text, so the two can judge otherwise (`export`'s
+    `notReproduced`). A pattern, `type`, `length`, `exists` and the like turn on no key."""
+    from auditor.redact.redactor import ROOT
+
+    return any(
+        _compares_at(cond, ROOT, None)
+        for rule in policy.rules
+        for cond in (rule.condition, rule.when)
+        if cond is not None
+    )
+
+
+def _compares_at(cond: Condition, place: Place, change: Place | None) -> bool:
+    """`compares_secret_place` of `cond`, its paths read from `place` (`_literals_of`)."""
+    from auditor.redact.redactor import secret_place
+
+    if isinstance(cond, Logic):
+        return any(_compares_at(child, place, change) for child in cond.children)
+    if isinstance(cond, Quantifier):
+        inner = _leaf_place(cond.path, place, change)
+        changed = _change_place(cond) if _is_changes(cond.path) else None
+        return _compares_at(cond.condition, inner, changed)
+    if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
+        return False
+    return any(
+        not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS and _keyed(raw)
+        for op, arg, raw in cond.ops
+    )
+
+
+def _keyed(raw: Any) -> bool:
+    """A literal as written holds a text or number a marker may stand for (not one that
+    speaks of markers, `starts_with: "[secret "`, which is compared with the marker's text
+    by `run` too)."""
+    if isinstance(raw, str):
+        return "[secret" not in raw
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return True
+    if isinstance(raw, list):
+        return any(_keyed(item) for item in raw)
+    if isinstance(raw, dict):
+        return any(_keyed(value) for value in raw.values())
+    return False
+
+
+def number_literals(policy: PolicySet) -> frozenset[str]:
+    """The number literals (as the run writes a number, `number_text`) a rule of `policy`
+    compares a value with, anywhere: one the state file's memory of secrets holds makes the
+    value equal to it a marker at a plain place too (an `env` PIN copied into another
+    setting), which `run` reads by the state's key and a bundle cannot; a copy of the policy
+    writes a number as it is, so it marks nothing redacted (a text literal equal to such a
+    secret is its marker in the copy)."""
+    from auditor.redact.redactor import number_text
+
+    def numbers(raw: Any) -> Iterator[str]:
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            yield number_text(raw)
+        elif isinstance(raw, list):
+            for item in raw:
+                yield from numbers(item)
+        elif isinstance(raw, dict):
+            for value in raw.values():
+                yield from numbers(value)
+
+    return frozenset(
+        text
+        for rule in policy.rules
+        for cond in (rule.condition, rule.when)
+        if cond is not None
+        for leaf, _ in iter_leaves(cond)
+        for op, arg, raw in leaf.ops
+        if not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS
+        for text in numbers(raw)
+    )
 
 
 #: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).
@@ -211,8 +279,8 @@ def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
     """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
 
     def leaf(cond: Leaf) -> Leaf:
-        ops = tuple((op, arg, _written(raw, hide, numbers=True)) for op, arg, raw in cond.ops)
-        default = _written(cond.default, hide, numbers=True)
+        ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
+        default = _written(cond.default, hide)
         if default is cond.default and all(
             n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True)
         ):
@@ -257,9 +325,7 @@ _PLAIN_PATTERN = re.compile(
 )
 
 
-def secret_literals(
-    rule: Rule, by_leaf: dict[Parts, list[tuple[str, bool]]] | None = None
-) -> list[tuple[str, bool]]:
+def secret_literals(rule: Rule) -> list[tuple[str, bool]]:
     """The string literals of `rule` (its `assert` and `when`) compared with a value that is
     secret by its place, as the redactor decides places (`child_place`: `apiKey`, every
     value under `env` or `extraHeaders`, a `hosted` credential), each with whether it may be
@@ -269,24 +335,18 @@ def secret_literals(
     with, or a `[path=…]` selector: of the quantifier's array, or in a leaf's own path,
     `changes[path=$.env.X].after`) says. A pattern counts when it is plain text or an
     alternation of plain texts (`^OLD$|^\\[secret `: each text). A `default:` at such a
-    place is one too. A `{ref: …}` is no literal. `by_leaf`, when given, gets them too by
-    the leaf that compares them (its `where` in the file's data): the conditions that read a
-    secret place, where the bundle's copy hides them (`hidden_places`)."""
+    place is one too. A `{ref: …}` is no literal."""
     from auditor.redact.redactor import ROOT
 
     out: list[tuple[str, bool]] = []
     for cond in (rule.condition, rule.when):
         if cond is not None:
-            _literals_of(cond, ROOT, None, out, by_leaf)
+            _literals_of(cond, ROOT, None, out)
     return out
 
 
 def _literals_of(
-    cond: Condition,
-    place: Place,
-    change: Place | None,
-    out: list[tuple[str, bool]],
-    by_leaf: dict[Parts, list[tuple[str, bool]]] | None = None,
+    cond: Condition, place: Place, change: Place | None, out: list[tuple[str, bool]]
 ) -> None:
     """`secret_literals` of `cond`, its paths read from `place`; `change`, inside a quantifier
     over `changes[]`: the place its `before`/`after` sit (None: not there)."""
@@ -294,28 +354,25 @@ def _literals_of(
 
     if isinstance(cond, Logic):
         for child in cond.children:
-            _literals_of(child, place, change, out, by_leaf)
+            _literals_of(child, place, change, out)
         return
     if isinstance(cond, Quantifier):
         inner = _leaf_place(cond.path, place, change)
         changed = _change_place(cond) if _is_changes(cond.path) else None
-        _literals_of(cond.condition, inner, changed, out, by_leaf)
+        _literals_of(cond.condition, inner, changed, out)
         return
     if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
         return
-    before = len(out)
     for op, arg, raw in cond.ops:
         if isinstance(arg, Ref):
             continue
         if op.name in _WHOLE_OPS:
-            out.extend((text, False) for text in _strings(raw, numbers=True))
+            out.extend((text, False) for text in _strings(raw))
         elif op.name in _PART_OPS:
-            out.extend((text, True) for text in _strings(raw, numbers=True))
+            out.extend((text, True) for text in _strings(raw))
         elif op.name in _REGEX_OPS and isinstance(raw, str):
             out.extend((body, not (start and end)) for body, start, end in _plain_texts(raw))
-    out.extend((text, False) for text in _strings(cond.default, numbers=True))
-    if by_leaf is not None and len(out) > before:
-        by_leaf.setdefault(cond.where, []).extend(out[before:])
+    out.extend((text, False) for text in _strings(cond.default))
 
 
 def _plain_texts(pattern: str) -> list[tuple[str, bool, bool]]:
@@ -494,18 +551,14 @@ def _settings_place(text: str) -> Place | None:
     return place
 
 
-def _strings(raw: Any, *, numbers: bool = False) -> list[str]:
-    """The strings of a literal as written: itself, a list's items, an object's values; with
-    `numbers`, a whole number's too, as its digits (`not_in: [8374920193746512]` compared
-    with an `env` value, which is text: hidden where the text would be)."""
+def _strings(raw: Any) -> list[str]:
+    """The strings of a literal as written: itself, a list's items, an object's values."""
     if isinstance(raw, str):
         return [raw]
-    if numbers and isinstance(raw, int) and not isinstance(raw, bool):
-        return [str(raw)]
     if isinstance(raw, list):
-        return [s for item in raw for s in _strings(item, numbers=numbers)]
+        return [s for item in raw for s in _strings(item)]
     if isinstance(raw, dict):
-        return [s for value in raw.values() for s in _strings(value, numbers=numbers)]
+        return [s for value in raw.values() for s in _strings(value)]
     return []
 
 
@@ -607,29 +660,23 @@ def _step(step: Step, redact: Redact) -> Step:
     return step
 
 
-def _written(raw: Any, redact: Redact, *, numbers: bool = False) -> Any:
-    """An argument as written, its strings redacted (the same object when none changed);
-    with `numbers`, a whole number whose digits `redact` hides is its marker (a text)."""
+def _written(raw: Any, redact: Redact) -> Any:
+    """An argument as written, its strings redacted (the same object when none changed)."""
     if isinstance(raw, str):
         out = redact(raw)
         return raw if out == raw else out
-    if numbers and isinstance(raw, int) and not isinstance(raw, bool):
-        out = redact(str(raw))
-        return raw if out == str(raw) else out
     if isinstance(raw, list):
-        items = [_written(item, redact, numbers=numbers) for item in raw]
+        items = [_written(item, redact) for item in raw]
         return raw if all(a is b for a, b in zip(items, raw, strict=True)) else items
     if isinstance(raw, dict):
-        values = {k: _written(v, redact, numbers=numbers) for k, v in raw.items()}
+        values = {k: _written(v, redact) for k, v in raw.items()}
         return raw if all(values[k] is v for k, v in raw.items()) else values
     return raw
 
 
-#: Per rule id, that rule's secret literals (`hidden_literals`), the function hiding them
-#: (`Redactor.literals_hidden`) and, by the leaf that compares them with a secret place (its
-#: `where`, `hidden_places`), the ones it compares: what `redacted_source` hides in that rule's
-#: span alone (its texts: all of them; its conditions: each leaf's own).
-RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact, Mapping[Parts, tuple[str, ...]]]]
+#: Per rule id, that rule's secret literals (`hidden_literals`) and the function hiding them
+#: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's span alone.
+RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
 
 
 def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | None = None) -> str:
@@ -642,10 +689,11 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     copied. A text with nothing to redact is returned as it is.
 
     `rules` (a policy file's rules' secret literals, by rule id): inside each such rule's own
-    item of `rules:` alone, a value scalar of a condition that compares a secret place that
-    *is* one of that condition's literals (the whole scalar: never a part of a longer one, a
-    path or a `[field=value]` selector), and its title, description and remediation, hide
-    them too (`_rule_hidden`); every other condition and rule, an enum and the rest of the
+    item of `rules:` alone, a value scalar that *is* one of them (the whole scalar: never a
+    part of a longer one, a path or a `[field=value]` selector), in any condition of the rule
+    (one comparing a plain place too: the literal is a secret the rule guards against, shown
+    nowhere in the bundle, as nowhere in `run`'s reports), and its title, description and
+    remediation hide them too (`_rule_hidden`); every other rule, an enum and the rest of the
     file stay as written. A pattern (`matches`/`not_matches`) has each marker `redact`
     writes in it escaped. A comment judges nothing: every one of them is hidden in each
     comment of the file."""
@@ -674,11 +722,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = node.value
-        if node.tag == _INT_TAG and id(node) in by_node:  # a hidden number: its marker
-            value = _literal_text(node)
-        elif node.tag != _STR_TAG:
-            continue
-        if (out := shown(value)) == value:
+        if node.tag != _STR_TAG or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
         said = f" {shown(note.group()[1:])}" if note else ""
@@ -757,9 +801,8 @@ def _rule_hidden(
     """The scalars of the items of `rules:` shown otherwise than through `redact` alone, by
     node id and by their place in the file's data, each with the function giving its text:
     a rule's title, description and remediation with its secret literals (`rules`, by id)
-    hidden; in its `assert` and `when`, a value scalar (no path) of a condition that compares
-    a secret place (`hidden_places`) that is one of that condition's literals whole, or a
-    pattern whose plain text is (its marker's text, escaped); and every pattern
+    hidden; in its `assert` and `when`, a value scalar (no path) that is one of them whole, or
+    a pattern whose plain text is (its marker's text, escaped); and every pattern
     (`matches`/`not_matches`) with each marker `redact` writes in it escaped, so it still
     matches the text it matched (a value the data taught as a secret written in a pattern
     is no character class `[secret fp:…]`)."""
@@ -784,7 +827,7 @@ def _rule_hidden(
             fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
             rid = fields.get("id")
             own = rules.get(rid.value) if isinstance(rid, ScalarNode) else None
-            _, hide, places = own if own is not None else ((), None, {})
+            literals, hide = own if own is not None else ((), None)
             _controls_shown(item, ("rules", index), control, by_node, by_parts)
             for name, node in fields.items():
                 at: Parts = ("rules", index, name)
@@ -793,15 +836,12 @@ def _rule_hidden(
                 if name not in _CONDITION_KEYS:
                     continue
                 for scalar, op, parts in _condition_scalars(node, name, at):
-                    leaf = _leaf_literals(places, parts)
                     out: Redact | None = None
-                    if scalar.tag == _INT_TAG and _literal_text(scalar) not in leaf:
-                        continue  # a number is hidden only where it is a literal of the leaf
                     if op in _REGEX_OPS:
                         out = escaped
-                        if leaf and hide is not None:
-                            out = _Then(escaped, _PatternHidden(leaf, hide))
-                    elif leaf and hide is not None and _literal_text(scalar) in leaf:
+                        if literals and hide is not None:
+                            out = _Then(escaped, _PatternHidden(literals, hide))
+                    elif hide is not None and scalar.value in literals:
                         out = _Then(redact, hide)
                     if out is not None:
                         by_node[id(scalar)] = by_parts[parts] = out
@@ -838,8 +878,10 @@ _CONTROL_ID = re.compile(r"[A-Za-z0-9_.-]+:\S+")
 
 class _ControlShown:
     """`redact` for a control id (`SOC2:CC6.1`), which has no space: each marker it writes in
-    one is written `[secret_fp:…_len:N]`, and a control whose framework part was the secret
-    is `redacted:` and its markers (so the copy is still a policy the loader takes; `run`
+    one is written `[secret_fp:…_len:N]`; a control whose id part, so written, still reads as
+    a secret (`SOC2:password=[secret_fp:…]`) is its framework and its markers
+    (`SOC2:[secret_fp:…]`), and one whose framework part was the secret is `redacted:` and
+    its markers (so the copy is still a policy the loader takes; `run`
     refused none, and `export` refused its own copy)."""
 
     def __init__(self, redact: Redact) -> None:
@@ -852,38 +894,24 @@ class _ControlShown:
         if out == text:
             return text
         out = MARKER_RE.sub(lambda m: f"[secret_fp:{m['fp']}_len:{m['len']}]", out)
-        if not _CONTROL_ID.fullmatch(out) or self.redact(out) != out:
-            # the framework part was the secret, or what is left reads as one to a detector
-            # (`password:[secret_fp:…]`), which the bundle's evaluation would hide again
-            # under its scratch key: its markers alone
-            markers = re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out)
-            out = "redacted:" + "".join(markers)
-        return out
+        if _CONTROL_ID.fullmatch(out) and self.redact(out) == out:
+            return out
+        # the framework part was the secret, or what is left reads as one to a detector
+        # (`SOC2:password=[secret_fp:…]`), which the bundle's evaluation would hide again
+        # under its scratch key: the framework (when it is no secret) and the markers alone
+        markers = "".join(re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out))
+        framework = text.partition(":")[0]
+        kept = f"{framework}:{markers}"
+        if (
+            out.startswith(f"{framework}:")
+            and _CONTROL_ID.fullmatch(kept)
+            and self.redact(kept) == kept
+        ):
+            return kept
+        return f"redacted:{markers}"
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_INT_TAG = "tag:yaml.org,2002:int"
-
-
-def _literal_text(scalar: Any) -> str:
-    """A scalar's literal as `secret_literals` reads it: a text, or a whole number's digits
-    (`str` of the number YAML reads, `1_000` as `1000`; one that does not read: as written)."""
-    if scalar.tag != _INT_TAG:
-        return str(scalar.value)
-    try:
-        return str(int(str(scalar.value).replace("_", ""), 0))
-    except ValueError:
-        return str(scalar.value)
-
-
-def _leaf_literals(places: Mapping[Parts, tuple[str, ...]], parts: Parts) -> tuple[str, ...]:
-    """The literals of the leaf holding the scalar at `parts` (the longest of `places`' keys
-    it starts with), none when it is in no condition that compares a secret place."""
-    for end in range(len(parts) - 1, 2, -1):
-        found = places.get(parts[:end])
-        if found is not None:
-            return found
-    return ()
 
 
 class _Then:
@@ -925,7 +953,7 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
-        if name not in _PATH_KEYS and node.tag in (_STR_TAG, _INT_TAG):
+        if name not in _PATH_KEYS and node.tag == _STR_TAG:
             yield node, name, parts
     elif isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):
@@ -989,9 +1017,6 @@ def _redacted_data(
     for its place (`_rule_hidden`)."""
     if isinstance(value, str):
         return (special or {}).get(at, redact)(value) if special else redact(value)
-    if special and isinstance(value, int) and not isinstance(value, bool) and at in special:
-        out = special[at](str(value))  # a number a leaf compares with a secret place
-        return value if out == str(value) else out
     if isinstance(value, list):
         return [_redacted_data(v, redact, special, (*at, i)) for i, v in enumerate(value)]
     if isinstance(value, dict):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import gc
 import hashlib
 import io
 import os
@@ -58,11 +59,12 @@ from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
-from auditor.policy.conditions import Parts
+from auditor.policy.loader import PolicySet
 from auditor.policy.redacted import (
     RuleLiterals,
+    compares_secret_place,
     hidden_literals,
-    hidden_places,
+    number_literals,
     redacted_source,
 )
 from auditor.redact import RULES_VERSION, Redactor
@@ -297,20 +299,16 @@ def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
 
 
 def _rule_literals(
-    redactor: Redactor,
-    literals: Mapping[str, tuple[str, ...]],
-    places: Mapping[str, Mapping[Parts, tuple[str, ...]]],
-    rule_ids: Iterable[str],
+    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
 ) -> RuleLiterals:
-    """Per rule id of a policy file, its secret literals (`hidden_literals`), the function
-    hiding them (`Redactor.literals_hidden`) and the conditions that compare each with a
-    secret place (`hidden_places`), for the rules that have any that can be."""
+    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
+    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
     out = {}
     for rule_id in rule_ids:
         found = literals.get(rule_id)
         hide = redactor.literals_hidden(found) if found else None
         if found and hide is not None:
-            out[rule_id] = (found, hide, places.get(rule_id, {}))
+            out[rule_id] = (found, hide)
     return out
 
 
@@ -332,10 +330,13 @@ def _copied(
     return copy != text
 
 
-def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[str, Any]:
+def _copy_inputs(
+    out: Path, request: ExportRequest, redactor: Redactor
+) -> tuple[dict[str, Any], PolicySet]:
     """Copy the policy, waiver and model files into `inputs/`, each as it is but for the
     secrets in it, which become markers (`_secrets_hidden`); their names in the bundle, the
-    names the reports show and the sha256 of the file as given go into the run parameters;
+    names the reports show and the sha256 of the file as given go into the run parameters
+    (returned, with the policy as loaded);
     a copy with secrets replaced records `"redacted": true` and no digest of the original
     (with the copy and a marker's length, that digest would confirm a guess of the secret
     offline)."""
@@ -347,7 +348,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
     # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
     # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is
     # learned, no path, selector, enum, other rule or file changes, nor a verdict
-    literals, places = hidden_literals(policy), hidden_places(policy)
+    literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, pf in enumerate(policy.files, 1):
@@ -360,7 +361,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        own = _rule_literals(redactor, literals, places, pf.rule_ids)
+        own = _rule_literals(redactor, literals, pf.rule_ids)
         redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})
@@ -388,7 +389,7 @@ def _copy_inputs(out: Path, request: ExportRequest, redactor: Redactor) -> dict[
             else "(shipped)",
             **({"redacted": True} if redacted else {}),
         },
-    }
+    }, policy
 
 
 def export_bundle(
@@ -429,7 +430,7 @@ def export_bundle(
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
     store.check_rows_kept()  # a bundle must not present a history with rows cut out of it
-    inputs = _copy_inputs(out, request, store.redactor)
+    inputs, policy = _copy_inputs(out, request, store.redactor)
     issues = [
         {
             "revision": i.revision,
@@ -461,12 +462,24 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
+    may_differ = _may_differ(inputs, policy, store.redactor)
+    del policy
     try:
         data = evaluate_bundle(out)
     except StoreWriteError as exc:
         raise StoreWriteError(f"{exc}: set TMPDIR to a folder with room") from None
     write_reports(data, out / REPORTS_DIR, BUNDLE_OUTPUTS)
-    differ = _not_reproduced(store, request, data) if _any_redacted(inputs) else []
+    findings = len(data.findings)
+    differ: list[JSON] = []
+    if may_differ:
+        # the bundle may judge a result otherwise (its secrets are markers it has no key to
+        # read): its verdicts kept as {(rule, subject): status} alone and its evaluation let
+        # go before the run's is made, so the two are never held at once (`export
+        # --all-revisions` within the memory of one)
+        bundled = _statuses(data)
+        del data
+        gc.collect()
+        differ = _not_reproduced(_run_statuses(store, request), bundled)
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
         "tool": "auditor",
@@ -477,7 +490,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "latestRevision": latest.revision if latest else None,
         "reports": store.count_reports(),
         "integrityIssues": len(issues),
-        "findings": len(data.findings),
+        "findings": findings,
         "secrets": SECRETS_NOTE,
         "redaction": redaction_record(),
         **({NOT_REPRODUCED: differ} if differ else {}),
@@ -496,13 +509,29 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
 #: The manifest's field naming each result the bundle judges otherwise than the run did.
 NOT_REPRODUCED = "notReproduced"
 #: Why such a result is not reproduced (the warning of `export`, the note of `verify`).
-NOT_REPRODUCED_WHY = "not reproducible from this bundle because the policy copy hides a secret"
+NOT_REPRODUCED_WHY = (
+    "not reproducible from this bundle because it holds secrets as markers it has no key to read"
+)
 
 
 def _any_redacted(inputs: Mapping[str, Any]) -> bool:
     """Whether a copy of an input file in the bundle differs from the file (`"redacted"`)."""
     copies = [*inputs["policies"], inputs["waivers"], inputs["readinessModel"]]
     return any(isinstance(c, dict) and c.get("redacted") for c in copies)
+
+
+def _may_differ(inputs: Mapping[str, Any], policy: PolicySet, redactor: Redactor) -> bool:
+    """Whether the bundle may judge a result otherwise than `run`: a literal the run reads a
+    marker by (the state's key) that the bundle compares with the marker's text. That is a
+    copy in `inputs/` that hides a secret (`_any_redacted`), a rule comparing a literal with a
+    value secret by its place (`compares_secret_place`), or a number literal equal to a
+    secret the state file remembers (`number_literals`: the value equal to it is a marker
+    wherever it is, and the copy writes the number as it is). A text literal equal to such a
+    secret is its marker in the copy, which is then redacted."""
+    if _any_redacted(inputs) or compares_secret_place(policy):
+        return True
+    numbers = number_literals(policy)
+    return bool(numbers) and any(redactor.scrub_known(text) != text for text in numbers)
 
 
 class _Unrecorded:
@@ -528,13 +557,14 @@ class _Unrecorded:
         return None
 
 
-def _not_reproduced(store: Store, request: ExportRequest, bundled: ReportData) -> list[JSON]:
-    """The results the bundle (`bundled`: its copies evaluated over its data, as `verify`
-    evaluates them) judges otherwise than `run` does with the same options: the policy,
-    waiver and model files as given, evaluated over the state file itself with its key and
-    memory of secrets (`run_audit`, nothing recorded). A copy hides a secret literal as its
-    marker, which the bundle compares as text where `run` compares by fingerprint, so a few
-    results can differ (README: Secrets); each is named, `rule`, `subject`, `run`, `bundle`."""
+Statuses = dict[tuple[str, str], str]
+
+
+def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
+    """Each result's status as `run` gives it with the export's options, by (rule, subject
+    key): the policy, waiver and model files as given, evaluated over the state file itself
+    with its key and memory of secrets (`run_audit`, nothing recorded). Only the statuses are
+    kept."""
     from typing import cast
 
     from auditor.workflows.run import load_inputs
@@ -556,9 +586,21 @@ def _not_reproduced(store: Store, request: ExportRequest, bundled: ReportData) -
         list_table=list_table_from_config(request.diff_keys or {}),
         usage_days=request.usage_days,
     )
-    ran = run_audit(cast(Store, _Unrecorded(store)), loaded, options).data
-    run_status = {(f.rule_id, f.subject.key): f.status for f in ran.findings}
-    bundle_status = {(f.rule_id, f.subject.key): f.status for f in bundled.findings}
+    return _statuses(run_audit(cast(Store, _Unrecorded(store)), loaded, options).data)
+
+
+def _statuses(data: ReportData) -> Statuses:
+    """Each result's status in `data`, by (rule, subject key)."""
+    return {(f.rule_id, f.subject.key): f.status for f in data.findings}
+
+
+def _not_reproduced(run_status: Statuses, bundle_status: Statuses) -> list[JSON]:
+    """The results the bundle (`bundle_status`: its copies evaluated over its data, as
+    `verify` evaluates them) judges otherwise than `run` did (`run_status`, `_run_statuses`).
+    The bundle holds each secret as its marker and has no key to read one: a literal compared
+    with a marker (or hidden as one in a policy copy) is compared with the marker's text where
+    `run` reads it by the state's key, so a few results can differ (README: Secrets); each is
+    named, `rule`, `subject`, `run`, `bundle`."""
     differ: list[JSON] = []
     for key in sorted(run_status.keys() | bundle_status.keys()):
         run, bundle = run_status.get(key, "absent"), bundle_status.get(key, "absent")
@@ -578,8 +620,9 @@ def not_reproduced_warning(differ: Sequence[Any]) -> str:
     )
     more = f"; and {len(differ) - 5} more" if len(differ) > 5 else ""
     return (
-        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY} (a secret literal is compared as its "
-        f"marker there): {shown}{more}; manifest.json's {NOT_REPRODUCED} names each"
+        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY} (a literal compared with a secret, or "
+        f"hidden as one in a policy copy, is compared with its marker's text there): "
+        f"{shown}{more}; manifest.json's {NOT_REPRODUCED} names each"
     )
 
 

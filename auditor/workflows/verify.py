@@ -303,7 +303,7 @@ _NOT_REPRODUCED_KEYS = ("rule", "subject", "run", "bundle")
 
 def _not_reproduced(manifest: dict[str, Any], out: Verification) -> list[dict[str, str]] | None:
     """manifest.json's `notReproduced` (the results `export` found the bundle judges otherwise
-    than the run: a policy copy hides a secret), noted once read; a problem when it is not a
+    than the run: the bundle holds secrets as markers), noted once read; a problem when it is not a
     non-empty list of such entries (None then, and when there is none: a bundle whose every
     result is the run's has no such field)."""
     if NOT_REPRODUCED not in manifest:

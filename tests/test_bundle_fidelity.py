@@ -473,3 +473,37 @@ def test_a_control_whose_id_part_still_reads_as_a_secret_keeps_its_framework(
     for path in (tmp_path / "ev").rglob("*"):
         if path.is_file():
             assert PHRASE not in path.read_text(errors="replace"), path
+
+
+TWICE = """rules:
+  - id: C1
+    title: the db password=Zq8hVd2LmX0pRt7Yw3Ns is not used
+    severity: medium
+    target: settings
+    assert: {path: sessionDefaultSettings.model, exists: true}
+  - id: C2
+    title: the model is not Zq8hVd2LmX0pRt7Yw3Ns
+    severity: medium
+    target: settings
+    assert: {path: sessionDefaultSettings.model, not_equals: Zq8hVd2LmX0pRt7Yw3Ns}
+"""
+
+
+def test_a_secret_a_detector_flags_once_is_hidden_wherever_the_policy_writes_it(
+    tmp_path: Path,
+) -> None:
+    """R28 #3: a detector flags `password=…` in one title; `run` remembers the secret and hides
+    it in the other rule's title and literal too. The copy hid only the flagged string, so the
+    bundle's copy and reports showed the other in clear."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": SONNET}
+
+    got = _run_export_verify(tmp_path, TWICE, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert got["ran"] == got["bundled"] == {"C1": "pass", "C2": "pass"}
+    for folder in ("run", "ev"):
+        for path in (tmp_path / folder).rglob("*"):
+            if path.is_file():
+                assert "Zq8hVd2LmX0pRt7Yw3Ns" not in path.read_text(errors="replace"), path
+    assert got["verify"][0] == 0, got["verify"]

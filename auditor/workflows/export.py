@@ -282,20 +282,50 @@ def _path_shown(path: Path) -> str:
     return not_shown(str(path))
 
 
-def _secrets_hidden(redactor: Redactor) -> Callable[[str], str]:
-    """A text with every secret the store remembers, and every one the value detectors find
-    (what `auditor policy lint` warns of), replaced by its marker under the store's key: the
-    markers the stored data and the reports have. Nothing is learned: a word of a policy file
-    that only looks like a secret is not hidden from every later output."""
+def _secrets_hidden(redactor: Redactor, flagged: Iterable[str] = ()) -> Callable[[str], str]:
+    """A text with every secret the store remembers, every one the value detectors find in it
+    (what `auditor policy lint` warns of) and every one of `flagged` (`_flagged`: found in any
+    string of the input files), replaced by its marker under the store's key: the markers the
+    stored data and the reports have. Nothing is learned: a word of a policy file that only
+    looks like a secret is not hidden from every later output."""
     from auditor.redact.values import find_secrets  # detect-secrets: only when exporting
+
+    every = sorted(set(flagged), key=len, reverse=True)
 
     def hidden(text: str) -> str:
         out = redactor.scrub_known(text)
-        for secret in find_secrets(out):  # longest first
+        for secret in sorted({*every, *find_secrets(out)}, key=len, reverse=True):
             out = out.replace(secret, redactor.marker(secret))
         return out
 
     return hidden
+
+
+def _flagged(redactor: Redactor, texts: Iterable[tuple[str, str]]) -> set[str]:
+    """The secrets the value detectors find in any string (key or value) of the policy files
+    (`texts`: each file's text and name). `run` remembers one once it flags it, in a title
+    (`password=…`), and hides it wherever the policy writes it again; the copy hides it there
+    too (reviewer R28 #3: the copy hid only the flagged string, and the bundle's reports
+    showed the other in clear)."""
+    from auditor.policy.yamlsafe import load_text
+    from auditor.redact.values import find_secrets
+
+    def strings(node: Any) -> Iterator[str]:
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                yield from strings(key)
+                yield from strings(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from strings(item)
+
+    found: set[str] = set()
+    for text, name in texts:
+        for value in strings(load_text(text, name).data):
+            found.update(find_secrets(redactor.scrub_known(value)))
+    return found
 
 
 def _rule_literals(
@@ -342,8 +372,12 @@ def _copy_inputs(
     offline)."""
     from auditor.redact.shown import printed_path
 
-    redact = _secrets_hidden(redactor)
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
+    texts = [
+        (_read(Path(pf.path), "policy file").decode("utf-8"), _path_shown(Path(pf.path)))
+        for pf in policy.files
+    ]
+    redact = _secrets_hidden(redactor, _flagged(redactor, texts))
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
     # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
     # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is

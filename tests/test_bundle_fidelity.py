@@ -507,3 +507,40 @@ def test_a_secret_a_detector_flags_once_is_hidden_wherever_the_policy_writes_it(
             if path.is_file():
                 assert "Zq8hVd2LmX0pRt7Yw3Ns" not in path.read_text(errors="replace"), path
     assert got["verify"][0] == 0, got["verify"]
+
+
+REF_AND_CHANGES = """rules:
+  - id: LEVEL-MATCHES-SETTING
+    title: env log level is the one in logLevel
+    severity: high
+    target: settings
+    assert: {path: env.LOG_LEVEL, equals: {ref: logLevel}}
+  - id: CHG-NO-TRACE
+    title: no change sets anything to trace
+    severity: high
+    target: change
+    assert: {none: changes, assert: {path: after, equals: trace}}
+"""
+
+
+def test_a_ref_or_a_literal_on_an_unpinned_change_flips_a_result_that_is_named(
+    tmp_path: Path,
+) -> None:
+    """R28 #1: a `{ref: …}` compared with an `env` value, and a literal compared with `after`
+    under a `changes[]` no selector or `path` literal pins to one place, compare a marker in
+    the bundle as text: they were judged otherwise there, and nothing named them."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {}).update(LOG_LEVEL="debug", TRACE_LEVEL="trace")
+        settings["logLevel"] = "debug"
+
+    got = _run_export_verify(tmp_path, REF_AND_CHANGES, edit)
+    assert got["export"][0] == 0, got["export"]
+    ran, bundled = got["ran"], got["bundled"]
+    assert ran["LEVEL-MATCHES-SETTING"] == "pass" and bundled["LEVEL-MATCHES-SETTING"] == "fail"
+    assert ran.get("CHG-NO-TRACE") == "fail" and bundled.get("CHG-NO-TRACE") == "pass"
+    listed = {(d["rule"], d["run"], d["bundle"]) for d in got["listed"] or []}
+    assert ("LEVEL-MATCHES-SETTING", "pass", "fail") in listed
+    assert any(rule == "CHG-NO-TRACE" and run == "fail" for rule, run, _ in listed)
+    assert "not reproducible from this bundle" in got["export"][2]
+    assert got["verify"][0] == 0, got["verify"]

@@ -184,20 +184,41 @@ def compares_secret_place(policy: PolicySet) -> bool:
 
 def _compares_at(cond: Condition, place: Place, change: Place | None) -> bool:
     """`compares_secret_place` of `cond`, its paths read from `place` (`_literals_of`)."""
-    from auditor.redact.redactor import secret_place
+    from auditor.redact.redactor import ROOT
 
     if isinstance(cond, Logic):
         return any(_compares_at(child, place, change) for child in cond.children)
     if isinstance(cond, Quantifier):
-        inner = _leaf_place(cond.path, place, change)
+        inner = _leaf_place(cond.path, place, None if change is _ANY_PLACE else change)
         changed = _change_place(cond) if _is_changes(cond.path) else None
-        return _compares_at(cond.condition, inner, changed)
-    if not any(secret_place(_leaf_place(path, place, change)) for path in cond.paths):
+        # changes no selector or `path` literal pins to one place may be at a secret one
+        return _compares_at(cond.condition, inner, _ANY_PLACE if changed == ROOT else changed)
+    if not any(_may_be_secret(path, place, change) for path in cond.paths):
         return False
+    # a `{ref: …}` is read from the same state: its value may be a marker too, or not
     return any(
-        not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS and _keyed(raw)
+        op.name not in _KEYLESS_OPS and (isinstance(arg, Ref) or _keyed(raw))
         for op, arg, raw in cond.ops
     )
+
+
+#: A change's place when nothing pins it (`_compares_at`): its `before` and `after` may be
+#: at any place, a secret one too (reviewer R28 #1: `{path: after, equals: debug}` under an
+#: unpinned `changes[]` flipped unlisted).
+_ANY_PLACE: Any = object()
+
+
+def _may_be_secret(path: CompiledPath, place: Place, change: Place | None) -> bool:
+    """Whether `path`, read from `place` (or a change's `before`/`after` at `change`), may lead
+    to a value secret by its place."""
+    from auditor.redact.redactor import secret_place
+
+    if change is _ANY_PLACE:
+        steps = path.steps
+        if steps and isinstance(steps[0], Key) and steps[0].name in ("before", "after"):
+            return True
+        change = None
+    return bool(secret_place(_leaf_place(path, place, change)))
 
 
 def _keyed(raw: Any) -> bool:

@@ -568,29 +568,6 @@ def _may_differ(inputs: Mapping[str, Any], policy: PolicySet, redactor: Redactor
     return bool(numbers) and any(redactor.scrub_known(text) != text for text in numbers)
 
 
-class _Unrecorded:
-    """The export's store as `run_audit` reads it, recording nothing: no run, no evaluation
-    state (the export's own evaluation is no run a later one compares with)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def start_run(self, run_id: str, **_: Any) -> str:
-        return run_id
-
-    def finish_run(self, *_: Any, **__: Any) -> None:
-        return None
-
-    def complete_run(self, *_: Any, **__: Any) -> None:
-        return None
-
-    def save_eval_state(self, *_: Any, **__: Any) -> None:
-        return None
-
-
 Statuses = dict[tuple[str, str], str]
 
 
@@ -599,8 +576,6 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
     key): the policy, waiver and model files as given, evaluated over the state file itself
     with its key and memory of secrets (`run_audit`, nothing recorded). Only the statuses are
     kept."""
-    from typing import cast
-
     from auditor.workflows.run import load_inputs
 
     loaded = load_inputs(
@@ -620,7 +595,7 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
         list_table=list_table_from_config(request.diff_keys or {}),
         usage_days=request.usage_days,
     )
-    return _statuses(run_audit(cast(Store, _Unrecorded(store)), loaded, options).data)
+    return _statuses(run_audit(store, loaded, options, record=False).data)
 
 
 def _statuses(data: ReportData) -> Statuses:

@@ -225,6 +225,7 @@ def run_audit(
     options: AuditOptions,
     *,
     publish: Publish | Publisher | None = None,
+    record: bool = True,
 ) -> AuditOutcome:
     """Evaluate the stored state, compare with the previous complete run, record this run.
 
@@ -232,7 +233,8 @@ def run_audit(
     only if it wrote them as given, so a run whose reports could not be written never becomes
     the next run's baseline (`Publisher`). A rule's literal is compared with a redacted value
     by the state's keyed fingerprint (`auditor.operators.hidden`); the policy's text passes
-    through the state's redactor.
+    through the state's redactor. `record=False` writes nothing to the store (no run, no
+    evaluation state): `export` judging the files as given to compare with its bundle.
     """
     from auditor.operators import fingerprinting
 
@@ -240,7 +242,8 @@ def run_audit(
     with fingerprinting(redactor.marker):
         # a secret written into a policy (a rule's literal, its description) or a waiver never
         # reaches an output either
-        return _run_audit(store, redacted_inputs(loaded, redactor), options, publish=publish)
+        inputs = redacted_inputs(loaded, redactor)
+        return _run_audit(store, inputs, options, publish=publish, record=record)
 
 
 def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
@@ -288,6 +291,7 @@ def _run_audit(
     options: AuditOptions,
     *,
     publish: Publish | Publisher | None = None,
+    record: bool = True,
 ) -> AuditOutcome:
     from auditor.evaluate.engine import evaluate
     from auditor.findings import (
@@ -336,14 +340,15 @@ def _run_audit(
     unrecorded: list[str] = []
     redactor = store.redactor
     run_id = None
-    with _recording(unrecorded, redactor):
-        run_id = store.start_run(
-            options.run_id,
-            started=options.now,
-            tool_version=__version__,
-            policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
-            scope=scope,
-        )
+    if record:
+        with _recording(unrecorded, redactor):
+            run_id = store.start_run(
+                options.run_id,
+                started=options.now,
+                tool_version=__version__,
+                policy_hashes={f.path: f.sha256 for f in loaded.policy.files},
+                scope=scope,
+            )
     options = replace(options, run_id=run_id or options.run_id)  # `-2` … when it was taken
     # fewer collections, what is alive set aside: the audit makes 100,000s of objects
     # that live until the reports are written, and hardly any cycles (`collector`)
@@ -368,7 +373,7 @@ def _run_audit(
         del inputs, readiness
         known.prior = {}
         release_views()  # the readiness rows are taken: the views are not needed
-        if not unrecorded:
+        if record and not unrecorded:
             with _recording(unrecorded, redactor):
                 known.remember(store, evaluation)
         # the store's integrity issues, each a finding of the built-in rule (design §4)
@@ -400,7 +405,7 @@ def _run_audit(
         # a usage day that left the window, or that this run did not judge, is not resolved
         aside = set_aside(resolved, marked, usage_from=window[0] if window else None)
         del findings
-        if not unrecorded:
+        if record and not unrecorded:
             with _recording(unrecorded, redactor):
                 store.finish_run(
                     options.run_id,
@@ -444,7 +449,7 @@ def _run_audit(
         )
         publisher = publish if isinstance(publish, Publisher) else Publisher(publish)
         written = publisher.written(data)
-        if not errors and written is data:  # the reports say complete: recorded so
+        if record and not errors and written is data:  # the reports say complete: recorded so
 
             def complete() -> bool:
                 with _recording(unrecorded, redactor):

@@ -373,9 +373,15 @@ def _copy_inputs(
     from auditor.redact.shown import printed_path
 
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
+    raws = []  # each read once, as loaded (a file changed since would judge otherwise)
+    for pf in policy.files:
+        raw = _read(Path(pf.path), "policy file")
+        if hashlib.sha256(raw).hexdigest() != pf.sha256:
+            raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
+        raws.append(raw)
     texts = [
-        (_read(Path(pf.path), "policy file").decode("utf-8"), _path_shown(Path(pf.path)))
-        for pf in policy.files
+        (raw.decode("utf-8"), _path_shown(Path(pf.path)))
+        for pf, raw in zip(policy.files, raws, strict=True)
     ]
     redact = _secrets_hidden(redactor, _flagged(redactor, texts))
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
@@ -385,10 +391,7 @@ def _copy_inputs(
     literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
-    for index, pf in enumerate(policy.files, 1):
-        raw = _read(Path(pf.path), "policy file")
-        if hashlib.sha256(raw).hexdigest() != pf.sha256:
-            raise ConfigError(f"{pf.path}: policy file changed while it was being exported")
+    for index, (pf, raw) in enumerate(zip(policy.files, raws, strict=True), 1):
         name = Path(pf.path).name
         # a name that looks like a secret (or holds the command's token) is not copied
         if printed_path(name, request.tokens) != name:

@@ -387,3 +387,33 @@ def test_the_warning_says_whether_the_file_holds_the_fingerprint_key(tmp_path: P
     line = next(x for x in stderr.splitlines() if "chmod 600" in x)
     assert "holds the fingerprint key" not in line
     assert "the fingerprint key is not in it: AUDITOR_FINGERPRINT_KEY gives it" in line
+
+
+def test_run_orgs_rewriting_reports_keeps_each_one_s_mode(tmp_path: Path, umask: None) -> None:
+    """`run --orgs` writes an organization's reports one file at a time: the modes kept of the
+    cleared reports were forgotten after the first file, so report.md, findings.json and the
+    rest came back 0666 less the umask (the README: a report rewritten keeps its mode)."""
+    from auditor.store import Store
+
+    folder = tmp_path / "st"
+    folder.mkdir()
+    for org in ("acme", "beta"):
+        Store.open(folder / f"state-{org}.db", create=True, org=org).close()
+    orgs = tmp_path / "orgs.toml"
+    orgs.write_text(
+        "".join(
+            f'[[org]]\nname = "{org}"\nbase_url = "http://127.0.0.1:9"\ntoken_env = "T"\n'
+            for org in ("acme", "beta")
+        )
+    )
+    out = tmp_path / "out"
+    argv = ["run", "--orgs", str(orgs), "--state", str(folder / "state.db"), "--offline"]
+    argv += ["--out", str(out), "-q"]
+    env = {"T": "tok-0123456789abcdef0123"}
+    _cli_env(argv, tmp_path, env)
+    reports = [p for p in (out / "acme").iterdir() if p.is_file()]
+    assert len(reports) >= 4, reports
+    for path in reports:
+        path.chmod(0o640)  # shared with the team's group by hand
+    _cli_env(argv, tmp_path, env)
+    assert {p.name: _mode(p) for p in reports} == {p.name: 0o640 for p in reports}

@@ -37,6 +37,7 @@ from auditor.cli.summary import (
     with_report_options,
 )
 from auditor.common.escape import terminal_text
+from auditor.common.files import modes_forgotten_after
 from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError
@@ -86,7 +87,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
     # The folder is made and held until the reports are written: one that another auditor
     # command is writing refuses this review (exit 2); one made here goes again if it fails.
-    with hold_out_dir(out_dir, remove_if_failed=True):
+    with hold_out_dir(out_dir, remove_if_failed=True), modes_forgotten_after(out_dir):
         clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
         if args.against == "live" and args.offline:
             with open_store(config) as store:  # history streams from it

@@ -53,7 +53,7 @@ from auditor.cli.summary import (
 )
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
-from auditor.common.files import forget_modes
+from auditor.common.files import forget_modes, modes_forgotten_after
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
@@ -611,11 +611,11 @@ def _write_whole(
     published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
     written: list[str] = []
     refused: dict[str, str] = {}
-    with shared_order(again):
+    with shared_order(again), modes_forgotten_after(out_dir):
         for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
             try:  # each on its own: one that fits is kept (it says the run is incomplete)
                 with published.turn(out_dir, OUTPUTS[output]):
-                    write_reports(again, out_dir, (output,))
+                    write_reports(again, out_dir, (output,), more=True)
                 written.append(OUTPUTS[output])
             except ReportError as exc:
                 refused[OUTPUTS[output]] = str(exc)
@@ -631,10 +631,11 @@ def _write_each(
     if published.writing is None:
         write_reports(data, out_dir, outputs)
         return
-    with shared_order(data):  # counted and ordered once for the files, as one call does
+    # counted and ordered once for the files, and the kept modes forgotten once, as one call does
+    with shared_order(data), modes_forgotten_after(out_dir):
         for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
             with published.turn(out_dir, OUTPUTS[output]):
-                write_reports(data, out_dir, (output,))
+                write_reports(data, out_dir, (output,), more=True)
 
 
 #: The order a run's reports are written again after a write failed: the job summary's and

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.common.files import UnreadableFile, forget_modes, keep_mode, read_input
+from auditor.common.files import UnreadableFile, keep_mode, read_input
 from auditor.common.jsonutil import loads
 from auditor.errors import ReportError
 from auditor.report import OUTPUTS, prepare_out_dir
@@ -334,7 +334,9 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
             f"cannot use {out_dir} as the report folder: it belongs to an evidence bundle "
             "(manifest.json); choose another --out"
         )
-    forget_modes(out_dir)  # what an earlier run in this process cleared is not this run's
+    # (a mode kept by an earlier clearing stays: `run --orgs` clears every organization's
+    # folder before any starts, and each worker clears its own again, finding nothing; every
+    # command forgets the modes it kept when it ends, `run_command`)
     signatures = dict(_SIGNATURES)
     if orgs:
         signatures[ORGS_SUMMARY] = _ORGS_SUMMARY_SIGNATURE

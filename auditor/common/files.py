@@ -67,6 +67,17 @@ def forget_modes(folder: Path) -> None:
             del _KEPT_MODES[key]
 
 
+@contextmanager
+def modes_forgotten_after(folder: Path) -> Iterator[None]:
+    """`forget_modes(folder)` when the block ends, however it ends: a command that cleared the
+    reports there (`clear_old_reports`, keeping their modes) and wrote them one call or one
+    file at a time (`write_reports(more=True)`) lets no kept mode outlive it."""
+    try:
+        yield
+    finally:
+        forget_modes(folder)
+
+
 def _own_mode(path: Path) -> int | None:
     """The mode a file written at `path` keeps from what is there: only a regular file (not
     followed through a symlink: a link's target may be anyone's file and is never touched, so

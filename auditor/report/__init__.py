@@ -113,10 +113,16 @@ def gc_paused() -> Iterator[None]:
 
 
 def write_reports(
-    data: ReportData, out_dir: Path, outputs: Collection[str] = DEFAULT_OUTPUTS
+    data: ReportData,
+    out_dir: Path,
+    outputs: Collection[str] = DEFAULT_OUTPUTS,
+    *,
+    more: bool = False,
 ) -> dict[str, Path]:
     """Render the chosen reports (by `OUTPUTS` name; the five by default) into `out_dir`
-    (created if needed); returns file name → path.
+    (created if needed); returns file name → path. The modes kept of the reports cleared
+    first are forgotten after, unless `more` of the run's reports are still to be written
+    (one file at a time: the caller forgets them when it is done).
 
     An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
     prepare_out_dir(out_dir)
@@ -137,7 +143,8 @@ def write_reports(
             if "pdf" in outputs:
                 written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
     finally:  # a report cleared first (`clear_old_reports`) and not written now keeps no mode
-        forget_modes(out_dir)
+        if not more:
+            forget_modes(out_dir)
     return written
 
 

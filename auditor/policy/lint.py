@@ -540,7 +540,7 @@ def secret_warnings(policy: PolicySet) -> list[LintProblem]:
     found: list[LintProblem] = []
     for file in policy.files:
         doc = load_yaml(Path(file.path))
-        for where, text, at_key in _all_strings(doc.data, ()):
+        for where, text, at_key in all_strings(doc.data, ()):
             if find_secrets(text):
                 found.append(_secret_problem(doc, where, at_key))
     return found
@@ -588,18 +588,18 @@ def _secret_problem(doc: YamlDocument, where: Parts, at_key: bool) -> LintProble
 _RULE_TEXT = ("title", "description", "remediation", "tags", "controls")
 
 
-def _all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
+def all_strings(value: Any, where: Parts) -> Iterator[tuple[Parts, str, bool]]:
     """Every string in YAML data, keys too, with where it is (and whether it is a key)."""
     if isinstance(value, str):
         yield where, value, False
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _all_strings(item, (*where, index))
+            yield from all_strings(item, (*where, index))
     elif isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, str):
                 yield (*where, key), key, True
-            yield from _all_strings(item, (*where, str(key)))
+            yield from all_strings(item, (*where, str(key)))
 
 
 # A value the redactor hid, as a run reads it: whole where a secret is by meaning (`apiKey`, a

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from auditor.common.dates import date_ranges
 from auditor.common.escape import md_inline, shorten
 from auditor.evaluate.model import UsageInputs
 from auditor.evaluate.usage import count_value
@@ -227,17 +228,6 @@ def _axis(days: Sequence[UsageDay], window: tuple[str, str] | None) -> tuple[dat
     return first, (last - first).days + 1
 
 
-def _runs(missing: Sequence[date]) -> list[tuple[date, date]]:
-    """The days as runs of consecutive days, (first, last) each."""
-    runs: list[tuple[date, date]] = []
-    for day in missing:
-        if runs and runs[-1][1] + timedelta(days=1) == day:
-            runs[-1] = (runs[-1][0], day)
-        else:
-            runs.append((day, day))
-    return runs
-
-
 def _run_text(first: date, last: date) -> str:
     return f"{first} to {last}" if first != last else str(first)
 
@@ -288,7 +278,7 @@ def usage_chart(
     stored = {d.day for d in days}
     axis = [first + timedelta(days=i) for i in range(span)]
     missing = [d for d in axis if d.isoformat() not in stored]
-    runs = _runs(missing)
+    runs = date_ranges(missing)
     gaps = tuple(
         Bar(
             round(left(a), 2),

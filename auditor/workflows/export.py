@@ -290,7 +290,7 @@ def _secrets_hidden(redactor: Redactor, flagged: Iterable[str] = ()) -> Callable
     looks like a secret is not hidden from every later output."""
     from auditor.redact.values import find_secrets  # detect-secrets: only when exporting
 
-    every = sorted(set(flagged), key=len, reverse=True)
+    every = frozenset(flagged)
 
     def hidden(text: str) -> str:
         out = redactor.scrub_known(text)
@@ -307,23 +307,13 @@ def _flagged(redactor: Redactor, texts: Iterable[tuple[str, str]]) -> set[str]:
     (`password=…`), and hides it wherever the policy writes it again; the copy hides it there
     too (reviewer R28 #3: the copy hid only the flagged string, and the bundle's reports
     showed the other in clear)."""
+    from auditor.policy.lint import all_strings
     from auditor.policy.yamlsafe import load_text
     from auditor.redact.values import find_secrets
 
-    def strings(node: Any) -> Iterator[str]:
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                yield from strings(key)
-                yield from strings(value)
-        elif isinstance(node, list):
-            for item in node:
-                yield from strings(item)
-
     found: set[str] = set()
     for text, name in texts:
-        for value in strings(load_text(text, name).data):
+        for _, value, _ in all_strings(load_text(text, name).data, ()):
             found.update(find_secrets(redactor.scrub_known(value)))
     return found
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from auditor.common import paths
 from auditor.common.dates import date_ranges, usage_window
+from auditor.common.escape import shorten
 from auditor.common.jsonutil import canonical
 from auditor.common.paths import Component, Match
 from auditor.models import JSON, DataWarning
@@ -197,8 +198,8 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
         merge = _Merge()
         merged.append(merge.row(was, user))
         who = str(user.get("user_id"))
-        notes += [f"user {_cut(who)!r}: {note}" for note in merge.notes]
-        changed += [f"user {_cut(who)!r}: {note}" for note in merge.changed]
+        notes += [f"user {shorten(who, 80)!r}: {note}" for note in merge.notes]
+        changed += [f"user {shorten(who, 80)!r}: {note}" for note in merge.changed]
     where, item = rows.where, f"{USERS} {rows.day}"
     if changed:
         quality.add(DataWarning("$.data", _changed(f"users of {rows.day}", changed), item, where))
@@ -232,11 +233,6 @@ _RATIO_ENDINGS = ("_avg", "_p50", "_p90")
 _MAX_COUNT = 2**63 - 1
 
 
-def _cut(text: str, limit: int = 80) -> str:
-    """A stored (already redacted) text cut for a note; the warning is redacted again whole."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
 def _is_ratio(key: str) -> bool:
     """A field holding a ratio, a fraction or an average (`tool_autonomy_level_ratio`,
     `autonomy_ratio_avg`, `tool_calls_per_session_avg`), not an amount."""
@@ -260,7 +256,7 @@ def _shown(value: JSON) -> str:
     if isinstance(value, list):
         return f"{len(value)} entries"
     if isinstance(value, str):
-        return repr(_cut(value))
+        return repr(shorten(value, 80))
     return (
         "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
     )

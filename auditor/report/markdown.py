@@ -8,11 +8,11 @@ how many findings were left out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from auditor.common.escape import fold, html_inline, md_escape, md_inline, shorten
 from auditor.findings.finding import Finding, attribution_text
-from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence
+from auditor.models import OPEN_STATUSES, TRACKED_STATUSES, Change, Evidence, FindingRecord
 from auditor.report import display
 from auditor.report.model import (
     ReportData,
@@ -239,34 +239,28 @@ def _review(d: ReportData) -> Iterator[str]:
 
 
 def _resolved(d: ReportData) -> str:
-    if not d.resolved or d.review:  # in a review, the resolved findings are the fixed ones
-        return ""
-    lines = [f"<details><summary>Resolved since the previous run: {len(d.resolved)}</summary>\n\n"]
-    note = upgrade_note(d)
-    if note:
-        lines.append(f"**Note:** {md_prose(note)}.\n\n")
-    for p in d.resolved[:RESOLVED_ROWS]:
-        rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
-        lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")
-    if len(d.resolved) > RESOLVED_ROWS:
-        lines.append(f"- {len(d.resolved) - RESOLVED_ROWS} more not shown\n")
-    lines.append("\n</details>\n\n")
-    return "".join(lines)
-
-
-def _not_judged(d: ReportData) -> str:
-    """The findings of the previous run this run did not judge again, each kind listed."""
+    """The previous run's findings this run resolved, then those it did not judge again
+    (`not_judged`), each kind a list; none in a review (its resolved findings are the fixed
+    ones)."""
     if d.review:
         return ""
-    lines: list[str] = []
-    for summary, words, records in not_judged(d):
-        lines.append(f"<details><summary>{summary}: {len(records)}</summary>\n\n{words}\n\n")
-        for p in records[:RESOLVED_ROWS]:
-            rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
-            lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")
-        if len(records) > RESOLVED_ROWS:
-            lines.append(f"- {len(records) - RESOLVED_ROWS} more not shown\n")
-        lines.append("\n</details>\n\n")
+    note = upgrade_note(d)
+    resolved = ("Resolved since the previous run", f"**Note:** {md_prose(note)}." if note else "")
+    kinds = [(*resolved, d.resolved)] if d.resolved else []
+    kinds += not_judged(d)
+    return "".join(_records(*kind) for kind in kinds)
+
+
+def _records(summary: str, words: str, records: Sequence[FindingRecord]) -> str:
+    lines = [f"<details><summary>{summary}: {len(records)}</summary>\n\n"]
+    if words:
+        lines.append(f"{words}\n\n")
+    for p in records[:RESOLVED_ROWS]:
+        rule, severity = md_inline(p.rule_id, 200), md_inline(p.severity, 20)
+        lines.append(f"- {rule} ({severity}) — {md_inline(p.subject_key, 300)}\n")
+    if len(records) > RESOLVED_ROWS:
+        lines.append(f"- {len(records) - RESOLVED_ROWS} more not shown\n")
+    lines.append("\n</details>\n\n")
     return "".join(lines)
 
 
@@ -339,7 +333,7 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
         parts.append(review)
     elif review:
         parts.append("Proposed change too large to list here: see report.html.\n\n")
-    resolved = _resolved(data) + _not_judged(data)
+    resolved = _resolved(data)
     if sum(len(p) for p in parts) + len(resolved) <= budget:
         parts.append(resolved)
     usage = usage_markdown(data.usage, data.findings)

@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import JSON
@@ -23,9 +23,6 @@ from auditor.redact import Redactor
 from auditor.redact.memory import literal_matcher
 from auditor.store.dialect import meta_text, stream
 from auditor.store.schema import from_text
-
-if TYPE_CHECKING:
-    from auditor.store.database import Store
 
 _STATUS_KEY = "analytics_access"
 
@@ -48,10 +45,10 @@ def stored_days(db: Any, start: date, end: date, series: int) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def fetched_at(store: Store, start: date, end: date) -> dict[str, datetime | None]:
+def fetched_at(db: Any, start: date, end: date) -> dict[str, datetime | None]:
     """When each stored date from `start` to `end` was fetched: the start of the sync that
     stored the oldest of its series, or None when a series' sync has no record (unknown)."""
-    rows = store._db.execute(
+    rows = db.execute(
         "SELECT a.day, MIN(s.started), COUNT(*) - COUNT(s.started) FROM analytics_days a "
         "LEFT JOIN syncs s ON s.id = a.sync_id WHERE a.day BETWEEN ? AND ? GROUP BY a.day",
         (start.isoformat(), end.isoformat()),

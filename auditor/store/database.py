@@ -1428,6 +1428,11 @@ class Store:
         """The dates from `start` to `end` for which all `series` analytics series are stored."""
         return store_analytics.stored_days(self._db, start, end, series)
 
+    @_reads
+    def analytics_fetched_at(self, start: date, end: date) -> dict[str, datetime | None]:
+        """When each stored date from `start` to `end` was fetched (`analytics.fetched_at`)."""
+        return store_analytics.fetched_at(self._db, start, end)
+
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
         body = store_analytics.put_day(self._db, day, series, data, sync_id)

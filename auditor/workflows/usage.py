@@ -27,7 +27,6 @@ from auditor.common.jsonutil import canonical
 from auditor.common.paths import Component, Match
 from auditor.models import JSON, DataWarning
 from auditor.store import Store
-from auditor.store import analytics as store_analytics
 
 #: How many of the window's newest days every sync fetches again (analytics lag 24 hours).
 REFETCH_DAYS = 2
@@ -94,7 +93,7 @@ def sync_usage(
     # Fetched again: the newest days, and any day stored while its figures may still have
     # lagged (`may_be_short`): what comes back replaces what is stored (`kept_evidence`).
     fresh = {d.isoformat() for d in wanted[-REFETCH_DAYS:]}
-    fresh |= may_be_short(store_analytics.fetched_at(store, start, end), end)
+    fresh |= may_be_short(store.analytics_fetched_at(start, end), end)
     missing = [d for d in wanted if d.isoformat() not in have or d.isoformat() in fresh]
     reader = AnalyticsReader(client, store.ingest_redactor(), quality)
     fetched: set[str] = set()

@@ -503,7 +503,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         # read): its verdicts kept as {(rule, subject): status} alone and its evaluation let
         # go before the run's is made, so the two are never held at once (`export
         # --all-revisions` within the memory of one)
-        bundled = _statuses(data)
+        bundled = result_statuses(data)
         del data
         gc.collect()
         differ = _not_reproduced(_run_statuses(store, request), bundled)
@@ -588,11 +588,12 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
         list_table=list_table_from_config(request.diff_keys or {}),
         usage_days=request.usage_days,
     )
-    return _statuses(run_audit(store, loaded, options, record=False).data)
+    return result_statuses(run_audit(store, loaded, options, record=False).data)
 
 
-def _statuses(data: ReportData) -> Statuses:
-    """Each result's status in `data`, by (rule, subject key)."""
+def result_statuses(data: ReportData) -> Statuses:
+    """Each result's status in `data`, by (rule, subject key): what `notReproduced` compares,
+    at export and again at `verify`."""
     return {(f.rule_id, f.subject.key): f.status for f in data.findings}
 
 
@@ -1001,5 +1002,6 @@ __all__ = [
     "load_public_key",
     "not_reproduced_warning",
     "redaction_record",
+    "result_statuses",
     "write_tables",
 ]

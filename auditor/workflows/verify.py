@@ -50,6 +50,7 @@ from auditor.workflows.export import (
     load_public_key,
     not_reproduced_warning,
     redaction_record,
+    result_statuses,
     write_tables,
 )
 from auditor.workflows.run import AuditOptions
@@ -335,7 +336,7 @@ def _check_not_reproduced(
     the state file's, which the bundle cannot show)."""
     if not differ:
         return
-    rerun = {(f.rule_id, f.subject.key): f.status for f in data.findings}
+    rerun = result_statuses(data)
     for entry in differ:
         got = rerun.get((entry["rule"], entry["subject"]), "absent")
         if got != entry["bundle"]:

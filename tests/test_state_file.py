@@ -256,7 +256,7 @@ def test_a_run_whose_reports_cannot_be_written_is_not_the_next_baseline(
     code, _, _ = run_cli(["run", "--offline", "--out", "first"], any_env, tmp_path)
     assert code in (0, 1)
 
-    def disk_full(*_args: Any) -> None:
+    def disk_full(*_args: Any, **_kwargs: Any) -> None:
         raise ReportError("cannot write report.html: No space left on device")
 
     with monkeypatch.context() as patch:

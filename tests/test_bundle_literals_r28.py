@@ -2,8 +2,10 @@
 same rule, inside a longer scalar (a pattern around it, `"old:<key>"`) or as a tag or a
 control, reaches no file of `run`'s out folder or of the bundle, in any form (reviewer R28 #2
 and #6: the bundle's copy and every bundle report showed it); a result the copy's pattern
-judges otherwise is named in `notReproduced`. `run --offline`, `export` and `verify` end to
-end, against the emulator."""
+judges otherwise is named in `notReproduced`. A selector holding a credential the state file
+remembers (`customModels[apiKey=…]`) is copied as the path grammar's quoted selector, so
+`export` loads its own copy (R28 #4: exit 2, no bundle) and judges as `run` did. `run
+--offline`, `export` and `verify` end to end, against the emulator."""
 
 from __future__ import annotations
 
@@ -183,6 +185,50 @@ def test_a_leaked_key_written_again_as_its_rules_tag_or_control_is_nowhere(
     assert got["verify"][0] == 0, got["verify"]
 
 
+GATEWAY_KEY = "sk-proj-VRhgnIhCZhadyCTrwmdQtXSoJwZ8vhMkDMo6DRhfVYGGPLmA"
+SELECTOR = f"""rules:
+  - id: GPT-BY-KEY
+    title: the model with the known key is the gateway one
+    severity: high
+    target: settings
+    assert: {{path: "customModels[apiKey={GATEWAY_KEY}].id", equals: "custom:acme-gpt"}}
+  - id: GPT-BY-QUOTED-KEY
+    title: the same, its selector quoted
+    severity: high
+    target: settings
+    assert: {{path: "customModels[apiKey=\\"{GATEWAY_KEY}\\"].baseUrl", starts_with: "https://"}}
+"""
+
+
+def test_a_selector_holding_a_remembered_key_is_copied_quoted_and_export_succeeds(
+    tmp_path: Path,
+) -> None:
+    """R28 #4: the marker (spaces, `]`) written into the selector made the copy an invalid
+    path: `export` refused its own copy (exit 2, no bundle) of a policy `run` passes."""
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["customModels"] = [
+            {
+                "id": "custom:acme-gpt",
+                "model": "acme-gpt",
+                "provider": "openai",
+                "baseUrl": "https://gw.acme.example/v1",
+                "apiKey": GATEWAY_KEY,
+            }
+        ]
+
+    got = _run_export_verify(tmp_path, SELECTOR, edit)
+    assert got["run"][0] == 0, got["run"]
+    assert _leaks(tmp_path, GATEWAY_KEY, *got["streams"]) == []
+    marker = r"\[secret fp:[0-9a-f]{8} len:56\]"
+    assert re.search(rf"customModels\[apiKey='{marker}'\]\.id", got["copy"]), got["copy"]
+    assert re.search(rf'customModels\[apiKey=\\"{marker}\\"\]\.baseUrl', got["copy"])
+    assert _statuses(got["ran"]) == _statuses(got["bundled"])
+    assert _statuses(got["bundled"]) == {"GPT-BY-KEY": "pass", "GPT-BY-QUOTED-KEY": "pass"}
+    assert got["listed"] is None
+    assert got["verify"][0] == 0, got["verify"]
+
+
 # -- the copy itself (`redacted_source`), without a run ------------------------------------
 
 KEY = "Zq8hVd2LmX0pRt7Yw3NsKb4T"  # a secret the state file remembers, in no detector's form
@@ -230,6 +276,26 @@ rules:
     target: settings
     assert: {{path: model, equals: "{LEAKED}"}}
 """
+
+
+def test_a_path_or_selector_holding_a_secret_is_copied_in_the_quoted_form(
+    tmp_path: Path,
+) -> None:
+    """Each key or `[field=value]` selector value holding a remembered secret is quoted
+    (`['<marker>']`, `[apiKey='<marker>']`), in a leaf's path, a list of paths, a `{ref: …}`
+    and a quantifier's array alike: the copy loads, and its paths select by the marker."""
+    from auditor.policy.pathexpr import Select
+
+    copy, policy = _copy(SELECTORS, tmp_path, {"R1": (LEAKED,)})
+    assert KEY not in copy
+    assert f"customModels[apiKey='{KEY_MARKER}'].id" in copy
+    assert f"customModels[id='{KEY_MARKER}'].id" in copy
+    assert f"env['{KEY_MARKER}']" in copy
+    assert f'customModels[baseUrl=\\"{KEY_MARKER}\\"].id' in copy
+    assert f"customModels[apiKey='{KEY_MARKER}'].extraHeaders[*]" in copy
+    leaves = policy.rules[0].condition.children  # type: ignore[attr-defined]
+    step = leaves[2].paths[0].steps[1]
+    assert step == Select("apiKey", KEY_MARKER, None), step
 
 
 def test_the_rules_literal_is_hidden_in_defaults_and_comments_and_its_own_rule_alone(

@@ -726,7 +726,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     elsewhere as written). Where a marker cannot stand as plain text it is written so the
     copy still loads (`_shown_by_node`): in a pattern of `matches` / `not_matches`, its text
     escaped (a text, never a character class `[secret fp:…]`); in a control id,
-    `[secret_fp:…_len:N]` (`_ControlShown`). A result such a copy judges
+    `[secret_fp:…_len:N]` (`_ControlShown`); in a path's key or `[field=value]` selector, a
+    quoted step (`[apiKey='[secret fp:…]']`, `_PathShown`). A result such a copy judges
     otherwise than `run` is named by `export` (`notReproduced`: a copy that differs is
     compared)."""
     import bisect
@@ -840,7 +841,7 @@ def _shown_by_node(
     rule's item, every scalar with its own literals (`rules`, by id) hidden too, but its `id`
     and its paths; in `defaults:`, every scalar with every rule's literals hidden (`every`);
     an item of `controls:` as a control id (`_ControlShown`); in a rule's `assert` and
-    `when`, a path through `redact` alone, and a
+    `when`, a path as a path (`_PathShown`: a marker in a key or selector quoted), and a
     pattern (`matches`/`not_matches`) with each literal in it (as written or escaped,
     `orange\\-key`) its marker and each marker in it escaped, so it is still a pattern and
     matches the text it matched (`_MarkersEscaped`)."""
@@ -850,7 +851,7 @@ def _shown_by_node(
     by_parts: dict[Parts, Redact] = {}
     if not isinstance(root, MappingNode):
         return by_node, by_parts
-    path = redact  # a path stays as written, but for a secret `redact` hides
+    path = _PathShown(redact)
     for key, value in root.value:
         if isinstance(key, ScalarNode) and key.value == "defaults":
             _all_shown(value, ("defaults",), every, by_node, by_parts)
@@ -973,6 +974,91 @@ class _ControlShown:
         ):
             return kept
         return f"redacted:{markers}"
+
+
+class _PathShown:
+    """`redact` for a policy path (`customModels[apiKey=sk-…].id`): a step whose key or
+    selector value `redact` changes (a secret in it is its marker, which has spaces and a
+    `]`) is written in the path grammar's quoted form, `['<marker>']` for a key and
+    `[apiKey='<marker>']` for a selector's value (a string, as the marker is), so the copy is
+    still a path the loader takes and that selects what the marker stands for in the
+    bundle's data (reviewer R28 #4: `export` refused its own copy, exit 2). A path that does
+    not parse, or a secret `redact` still finds in the path so written (one across steps, a
+    selector's field name), is `redact` of the whole text: the copy then fails to load and
+    `export` stops (exit 2), never showing the secret."""
+
+    def __init__(self, redact: Redact) -> None:
+        self.redact = redact
+
+    def __call__(self, text: str) -> str:
+        from auditor.policy.pathexpr import PathSyntaxError, parse_steps
+
+        out = self.redact(text)
+        if out == text:
+            return text
+        try:
+            parse_steps(out)
+        except PathSyntaxError:
+            pass
+        else:
+            return out
+        quoted = _quoted_steps(text, self.redact)
+        if quoted is None or self.redact(quoted) != quoted:
+            return out
+        return quoted
+
+
+def _quoted_steps(text: str, redact: Redact) -> str | None:
+    """`text` (a path) with each key or selector value `redact` changes written quoted
+    (`_PathShown`); None when that cannot be (a path that does not parse, a field name or a
+    text that holds both quotes)."""
+    from auditor.policy.pathexpr import _TOKEN
+
+    pos = 2 if text.startswith(("$.", "@.")) else 1 if text.startswith(("$[", "@[")) else 0
+    pieces = [text[:pos]]
+    first = True
+    while pos < len(text):
+        dot = ""
+        if not first and text[pos] == ".":
+            dot, pos = ".", pos + 1
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            return None
+        piece = m.group()
+        if m["key"] is not None:
+            name = redact(m["key"])
+            if name != m["key"]:
+                step = _quoted(name)
+                if step is None:
+                    return None
+                piece, dot = f"[{step}]", ""
+        elif m["qkey"] is not None:
+            step = _quoted(redact(m["qkey"]), m["q"])
+            if step is None:
+                return None
+            piece = f"[{step}]"
+        elif m["field"] is not None:
+            if redact(m["field"]) != m["field"]:
+                return None
+            value = m["qval"] if m["qval"] is not None else m["val"]
+            shown = redact(value)
+            if shown != value or m["qval"] is not None:
+                step = _quoted(shown, m["vq"] or "'")
+                if step is None:
+                    return None
+                piece = f"[{m['field']}={step}]"
+        pieces += [dot, piece]
+        pos, first = m.end(), False
+    return "".join(pieces)
+
+
+def _quoted(text: str, quote: str = "'") -> str | None:
+    """`text` between quotes (`quote`, else the other one) as a path's quoted key or value
+    reads it: no escapes, so a text holding both quotes cannot be."""
+    for q in (quote, "'" if quote == '"' else '"'):
+        if q not in text:
+            return f"{q}{text}{q}"
+    return None
 
 
 _STR_TAG = "tag:yaml.org,2002:str"

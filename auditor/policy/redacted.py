@@ -10,7 +10,10 @@ as they are, so a rule still judges the value (by fingerprint where it is redact
 A literal a rule compares with a value secret by its place (a leaked key it checks for:
 `apiKey not_in [OLD]`, in no detector's form) is its marker in that rule's own texts only
 (`hidden_literals`, `with_literals_hidden`); it is learned by nothing, so it never changes a
-path, a selector, an enum, an id or another rule's text, nor a verdict.
+path, a selector, an enum, an id or another rule's text, nor a verdict. The bundle's copy of
+a policy file (`redacted_source`) hides it wherever that rule's item writes it (a part of a
+pattern or of a longer text, a tag, a control) but in its id and paths, and in `defaults:`
+and comments (a result the copy judges otherwise is named in `notReproduced`).
 """
 
 from __future__ import annotations
@@ -277,30 +280,38 @@ def with_literals_hidden(
     """`policy` (as `redacted_policy` gave it) with each rule's own secret literals
     (`literals`, by rule id: `hidden_literals` of the policy as loaded) replaced by their
     markers (`hide`) in that rule's shown texts alone: its title, description and
-    remediation, and each leaf's argument as written (what messages and evidence show as the
-    expectation) and `default:`. Its paths, selectors, prepared arguments (a rule judges by
-    fingerprint, `auditor.operators.hidden`), tags, id and the enums stay as they are."""
+    remediation, its tags and controls (reviewer R28 #6: a literal written again as a tag
+    was in clear in findings.json), and each leaf's argument as written (what messages and
+    evidence show as the expectation) and `default:`. Its paths, selectors, prepared
+    arguments (a rule judges by fingerprint, `auditor.operators.hidden`), id and the enums
+    stay as they are."""
     if not literals:
         return policy
     rules = []
     for rule in policy.rules:
         found = literals.get(rule.id)
         shown = None if not found else hide(found)
-        rules.append(rule if shown is None else _rule_texts_hidden(rule, shown))
+        rules.append(rule if shown is None else _rule_texts_hidden(rule, found or (), shown))
     if all(a is b for a, b in zip(rules, policy.rules, strict=True)):
         return policy
     return replace(policy, rules=tuple(rules))
 
 
-def _rule_texts_hidden(rule: Rule, hide: Redact) -> Rule:
-    return _rebuilt(rule, hide, lambda cond: _arguments_hidden(cond, hide), labels=False)
+def _rule_texts_hidden(rule: Rule, literals: tuple[str, ...], hide: Redact) -> Rule:
+    pattern = _Then(_RegexLiterals(literals, hide), hide)
+    return _rebuilt(rule, hide, lambda cond: _arguments_hidden(cond, hide, pattern))
 
 
-def _arguments_hidden(cond: Condition, hide: Redact) -> Condition:
-    """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else)."""
+def _arguments_hidden(cond: Condition, hide: Redact, pattern: Redact) -> Condition:
+    """`cond` with `hide` on each leaf's arguments as written and `default:` (nothing else);
+    `pattern` on a pattern's (`matches`/`not_matches`: a literal in it with its punctuation
+    escaped too, `orange\\-key`)."""
 
     def leaf(cond: Leaf) -> Leaf:
-        ops = tuple((op, arg, _written(raw, hide)) for op, arg, raw in cond.ops)
+        ops = tuple(
+            (op, arg, _written(raw, pattern if op.name in _REGEX_OPS else hide))
+            for op, arg, raw in cond.ops
+        )
         default = _written(cond.default, hide)
         if default is cond.default and all(
             n[2] is o[2] for n, o in zip(ops, cond.ops, strict=True)
@@ -588,20 +599,15 @@ def redacted_rule(rule: Rule, redact: Redact) -> Rule:
     description, remediation, tags and controls, and in its conditions every literal as
     written, `default:` value and path (each key and `[field=value]` of it, a `{ref: …}`'s
     too: a secret key or value in the data is a marker there, so the redacted path finds it)."""
-    return _rebuilt(rule, redact, lambda cond: _condition(cond, redact), labels=True)
+    return _rebuilt(rule, redact, lambda cond: _condition(cond, redact))
 
 
-def _rebuilt(
-    rule: Rule, text: Redact, condition_of: Callable[[Condition], Condition], *, labels: bool
-) -> Rule:
-    """`rule` with `text` applied to its title, description and remediation (and, with
-    `labels`, its tags and controls) and `condition_of` to its `assert` and `when`; `rule`
-    itself when nothing changed."""
+def _rebuilt(rule: Rule, text: Redact, condition_of: Callable[[Condition], Condition]) -> Rule:
+    """`rule` with `text` applied to its title, description, remediation, tags and controls
+    and `condition_of` to its `assert` and `when`; `rule` itself when nothing changed."""
     title, description = text(rule.title), text(rule.description)
     remediation = text(rule.remediation)
-    tags, controls = rule.tags, rule.controls
-    if labels:
-        tags, controls = _texts(rule.tags, text), _texts(rule.controls, text)
+    tags, controls = _texts(rule.tags, text), _texts(rule.controls, text)
     condition = condition_of(rule.condition)
     when = None if rule.when is None else condition_of(rule.when)
     if (
@@ -696,7 +702,7 @@ def _written(raw: Any, redact: Redact) -> Any:
 
 
 #: Per rule id, that rule's secret literals (`hidden_literals`) and the function hiding them
-#: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's span alone.
+#: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's item.
 RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
 
 
@@ -709,15 +715,21 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     construct this does not rewrite) is a `PolicyError` naming the file, so no secret is
     copied. A text with nothing to redact is returned as it is.
 
-    `rules` (a policy file's rules' secret literals, by rule id): inside each such rule's own
-    item of `rules:` alone, a value scalar that *is* one of them (the whole scalar: never a
-    part of a longer one, a path or a `[field=value]` selector), in any condition of the rule
-    (one comparing a plain place too: the literal is a secret the rule guards against, shown
-    nowhere in the bundle, as nowhere in `run`'s reports), and its title, description and
-    remediation hide them too (`_rule_hidden`); every other rule, an enum and the rest of the
-    file stay as written. A pattern (`matches`/`not_matches`) has each marker `redact`
-    writes in it escaped. A comment judges nothing: every one of them is hidden in each
-    comment of the file."""
+    `rules` (a policy file's rules' secret literals, by rule id): each is its marker wherever
+    it is written in its own rule's item of `rules:` (a part of a longer scalar too: a
+    pattern around it, `"old:<key>"`, a tag, a control; reviewer R28 #2 and #6: the copy hid
+    a scalar that was the literal whole alone, and the bundle's reports showed the rest),
+    but for the rule's `id` and its paths, which `run` shows as written too; every rule's
+    literals are hidden in `defaults:` (whose tags and controls every rule takes) and in each
+    comment of the file. Every other rule, an enum and the rest of the file stay as written
+    but for what `redact` hides (a model id a rule compares with an `env` value judges
+    elsewhere as written). Where a marker cannot stand as plain text it is written so the
+    copy still loads (`_shown_by_node`): in a pattern of `matches` / `not_matches`, its text
+    escaped (a text, never a character class `[secret fp:…]`); in a control id,
+    `[secret_fp:…_len:N]` (`_ControlShown`); in a path's key or `[field=value]` selector, a
+    quoted step (`[apiKey='[secret fp:…]']`, `_PathShown`). A result such a copy judges
+    otherwise than `run` is named by `export` (`notReproduced`: a copy that differs is
+    compared)."""
     import bisect
     import json
 
@@ -726,8 +738,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
     data = load_text(text, file).data  # a file the loader refuses: its PolicyError
     root = yamlparse.compose(text, pure=True)
-    by_node, by_parts = _rule_hidden(root, rules or {}, redact)
-    hides = [own[1] for own in (rules or {}).values()]
+    every = _every_literal(redact, rules or {})
+    by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
     shown = _Local(redact, by_node)
     edits: dict[int, tuple[int, str]] = {}
     spans: list[tuple[int, int]] = []
@@ -746,7 +758,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         if node.tag != _STR_TAG or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
-        said = f" {shown(note.group()[1:])}" if note else ""
+        said = f" {every(note.group()[1:])}" if note else ""  # a comment: every literal hidden
         tail = len(written.rstrip())  # a block scalar's line breaks stay
         new = written[:keep] + json.dumps(out, ensure_ascii=False) + said + written[tail:]
         edits[start] = (end, new)
@@ -763,10 +775,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             continue  # in the header of a block scalar rewritten whole, its comment kept there
         end = text.find("\n", m.start())
         line_done = end = len(text) if end < 0 else end
-        comment = redact(text[m.start() : end])
-        for hide in hides:  # a comment judges nothing: every rule's literals hidden in it
-            comment = hide(comment)
-        if (out := comment) != text[m.start() : end]:
+        # a comment judges nothing: every secret and every rule's literal hidden in it
+        if (out := every(text[m.start() : end])) != text[m.start() : end]:
             edits[m.start()] = (end, out.replace("\n", " "))
     if not edits:
         return text
@@ -794,21 +804,18 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 _COMMENT = re.compile(r"(?:(?<=[ \t])|^)#", re.M)
 
 
-#: A rule's own texts, where its literals are hidden wherever they appear in them.
-_TEXT_KEYS = frozenset({"title", "description", "remediation"})
-#: A rule's conditions, where a scalar that is one of its literals (whole) is hidden.
+#: A rule's conditions, where a scalar may be a path or a pattern.
 _CONDITION_KEYS = frozenset({"assert", "when"})
-#: Keys whose scalar is a path (a quantifier's array, a leaf's or a `{ref: …}`'s path): never
-#: hidden, even one equal to a literal.
+#: Keys whose scalar is a path (a quantifier's array, a leaf's or a `{ref: …}`'s path).
 _PATH_KEYS = frozenset({"path", "each", "some", "none", "ref"})
 
 
 class _Local:
-    """`redact`, or, for the scalar being rewritten (`node`, its id) when it is in `local`,
-    the function `_rule_hidden` gives it; `plain`: `redact` alone."""
+    """`plain`, or, for the scalar being rewritten (`node`, its id) when it is in `local`,
+    the function `_shown_by_node` gives it."""
 
-    def __init__(self, redact: Redact, local: Mapping[int, Redact]) -> None:
-        self.plain = redact
+    def __init__(self, plain: Redact, local: Mapping[int, Redact]) -> None:
+        self.plain = plain
         self.local = local
         self.node = 0
 
@@ -816,28 +823,39 @@ class _Local:
         return self.local.get(self.node, self.plain)(text)
 
 
-def _rule_hidden(
-    root: Any, rules: RuleLiterals, redact: Redact
+def _every_literal(redact: Redact, rules: RuleLiterals) -> Redact:
+    """`redact`, then every rule's literals (`rules`) hidden: for a comment and `defaults:`,
+    which judge nothing or belong to every rule (the longest literals first, so one that
+    holds another is hidden whole)."""
+    out = redact
+    for _, hide in sorted(rules.values(), key=lambda own: -max(map(len, own[0]), default=0)):
+        out = _Then(out, hide)
+    return out
+
+
+def _shown_by_node(
+    root: Any, redact: Redact, every: Redact, rules: RuleLiterals
 ) -> tuple[dict[int, Redact], dict[Parts, Redact]]:
-    """The scalars of the items of `rules:` shown otherwise than through `redact` alone, by
-    node id and by their place in the file's data, each with the function giving its text:
-    a rule's title, description and remediation with its secret literals (`rules`, by id)
-    hidden; in its `assert` and `when`, a value scalar (no path) that is one of them whole, or
-    a pattern whose plain text is (its marker's text, escaped); and every pattern
-    (`matches`/`not_matches`) with each marker `redact` writes in it escaped, so it still
-    matches the text it matched (a value the data taught as a secret written in a pattern
-    is no character class `[secret fp:…]`)."""
+    """The scalars of a policy file shown otherwise than through `redact` alone, by node id
+    and by their place in the file's data, each with the function giving its text: in a
+    rule's item, every scalar with its own literals (`rules`, by id) hidden too, but its `id`
+    and its paths; in `defaults:`, every scalar with every rule's literals hidden (`every`);
+    an item of `controls:` as a control id (`_ControlShown`); in a rule's `assert` and
+    `when`, a path as a path (`_PathShown`: a marker in a key or selector quoted), and a
+    pattern (`matches`/`not_matches`) with each literal in it (as written or escaped,
+    `orange\\-key`) its marker and each marker in it escaped, so it is still a pattern and
+    matches the text it matched (`_MarkersEscaped`)."""
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     by_node: dict[int, Redact] = {}
     by_parts: dict[Parts, Redact] = {}
     if not isinstance(root, MappingNode):
         return by_node, by_parts
-    escaped = _MarkersEscaped(redact)
-    control = _ControlShown(redact)
+    path = _PathShown(redact)
     for key, value in root.value:
         if isinstance(key, ScalarNode) and key.value == "defaults":
-            _controls_shown(value, ("defaults",), control, by_node, by_parts)
+            _all_shown(value, ("defaults",), every, by_node, by_parts)
+            _controls_shown(value, ("defaults",), _ControlShown(every), by_node, by_parts)
         if not (isinstance(key, ScalarNode) and key.value == "rules"):
             continue
         if not isinstance(value, SequenceNode):
@@ -849,24 +867,50 @@ def _rule_hidden(
             rid = fields.get("id")
             own = rules.get(rid.value) if isinstance(rid, ScalarNode) else None
             literals, hide = own if own is not None else ((), None)
-            _controls_shown(item, ("rules", index), control, by_node, by_parts)
+            text = redact if hide is None else _Then(redact, hide)
+            at: Parts = ("rules", index)
+            if hide is not None:
+                _all_shown(item, at, text, by_node, by_parts)
+            _controls_shown(item, at, _ControlShown(text), by_node, by_parts)
+            pattern = _MarkersEscaped(text, _RegexLiterals(literals, hide))
             for name, node in fields.items():
-                at: Parts = ("rules", index, name)
-                if name in _TEXT_KEYS and isinstance(node, ScalarNode) and hide is not None:
-                    by_node[id(node)] = by_parts[at] = _Then(redact, hide)
+                if name == "id" and isinstance(node, ScalarNode):
+                    by_node[id(node)] = by_parts[(*at, name)] = redact
                 if name not in _CONDITION_KEYS:
                     continue
-                for scalar, op, parts in _condition_scalars(node, name, at):
-                    out: Redact | None = None
+                for scalar, op, parts in _condition_scalars(node, name, (*at, name)):
                     if op in _REGEX_OPS:
-                        out = escaped
-                        if literals and hide is not None:
-                            out = _Then(escaped, _PatternHidden(literals, hide))
-                    elif hide is not None and scalar.value in literals:
-                        out = _Then(redact, hide)
-                    if out is not None:
-                        by_node[id(scalar)] = by_parts[parts] = out
+                        by_node[id(scalar)] = by_parts[parts] = pattern
+                    elif _is_path(op, parts[3:]):
+                        by_node[id(scalar)] = by_parts[parts] = path
     return by_node, by_parts
+
+
+def _is_path(key: str, parts: Parts) -> bool:
+    """Whether the scalar under `key`, at `parts` below a rule's `assert` or `when`, is a
+    path: a leaf's `path` (or one of a list of them), a quantifier's array, or a `{ref: …}`
+    right under an operator; not a text of an operator's argument (`equals: {path: x}` is an
+    object literal, whose texts a rule's literal is hidden in)."""
+    from auditor.operators import REGISTRY
+
+    keys = [p for p in parts if isinstance(p, str)]
+    ops = [i for i, k in enumerate(keys) if k in REGISTRY]
+    if key == "ref":
+        return ops == [len(keys) - 2]
+    return key in _PATH_KEYS and not ops
+
+
+def _all_shown(
+    node: Any,
+    at: Parts,
+    shown: Redact,
+    by_node: dict[int, Redact],
+    by_parts: dict[Parts, Redact],
+) -> None:
+    """Every string scalar value under `node` (at `at` in the file's data) shown by `shown`
+    (a key stays `redact`'s: it names, as a rule's fields do)."""
+    for scalar, _, parts in _condition_scalars(node, "", at):
+        by_node[id(scalar)] = by_parts[parts] = shown
 
 
 def _controls_shown(
@@ -932,6 +976,91 @@ class _ControlShown:
         return f"redacted:{markers}"
 
 
+class _PathShown:
+    """`redact` for a policy path (`customModels[apiKey=sk-…].id`): a step whose key or
+    selector value `redact` changes (a secret in it is its marker, which has spaces and a
+    `]`) is written in the path grammar's quoted form, `['<marker>']` for a key and
+    `[apiKey='<marker>']` for a selector's value (a string, as the marker is), so the copy is
+    still a path the loader takes and that selects what the marker stands for in the
+    bundle's data (reviewer R28 #4: `export` refused its own copy, exit 2). A path that does
+    not parse, or a secret `redact` still finds in the path so written (one across steps, a
+    selector's field name), is `redact` of the whole text: the copy then fails to load and
+    `export` stops (exit 2), never showing the secret."""
+
+    def __init__(self, redact: Redact) -> None:
+        self.redact = redact
+
+    def __call__(self, text: str) -> str:
+        from auditor.policy.pathexpr import PathSyntaxError, parse_steps
+
+        out = self.redact(text)
+        if out == text:
+            return text
+        try:
+            parse_steps(out)
+        except PathSyntaxError:
+            pass
+        else:
+            return out
+        quoted = _quoted_steps(text, self.redact)
+        if quoted is None or self.redact(quoted) != quoted:
+            return out
+        return quoted
+
+
+def _quoted_steps(text: str, redact: Redact) -> str | None:
+    """`text` (a path) with each key or selector value `redact` changes written quoted
+    (`_PathShown`); None when that cannot be (a path that does not parse, a field name or a
+    text that holds both quotes)."""
+    from auditor.policy.pathexpr import _TOKEN
+
+    pos = 2 if text.startswith(("$.", "@.")) else 1 if text.startswith(("$[", "@[")) else 0
+    pieces = [text[:pos]]
+    first = True
+    while pos < len(text):
+        dot = ""
+        if not first and text[pos] == ".":
+            dot, pos = ".", pos + 1
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            return None
+        piece = m.group()
+        if m["key"] is not None:
+            name = redact(m["key"])
+            if name != m["key"]:
+                step = _quoted(name)
+                if step is None:
+                    return None
+                piece, dot = f"[{step}]", ""
+        elif m["qkey"] is not None:
+            step = _quoted(redact(m["qkey"]), m["q"])
+            if step is None:
+                return None
+            piece = f"[{step}]"
+        elif m["field"] is not None:
+            if redact(m["field"]) != m["field"]:
+                return None
+            value = m["qval"] if m["qval"] is not None else m["val"]
+            shown = redact(value)
+            if shown != value or m["qval"] is not None:
+                step = _quoted(shown, m["vq"] or "'")
+                if step is None:
+                    return None
+                piece = f"[{m['field']}={step}]"
+        pieces += [dot, piece]
+        pos, first = m.end(), False
+    return "".join(pieces)
+
+
+def _quoted(text: str, quote: str = "'") -> str | None:
+    """`text` between quotes (`quote`, else the other one) as a path's quoted key or value
+    reads it: no escapes, so a text holding both quotes cannot be."""
+    for q in (quote, "'" if quote == '"' else '"'):
+        if q not in text:
+            return f"{q}{text}{q}"
+    return None
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -945,13 +1074,45 @@ class _Then:
         return self.then(self.first(text))
 
 
+class _RegexLiterals:
+    r"""In a pattern, each of `literals` (a rule's secret literals) written as it is or with
+    any of its punctuation escaped (`orange\-leaked\.key`) replaced by its marker (`hide`),
+    which `_MarkersEscaped` then escapes: the pattern's text shows no copy of it."""
+
+    def __init__(self, literals: tuple[str, ...], hide: Redact | None) -> None:
+        self.hide = hide
+        self.found = [
+            (re.compile("".join(_char_written(c) for c in literal)), literal)
+            for literal in sorted(set(literals), key=len, reverse=True)
+        ]
+
+    def __call__(self, text: str) -> str:
+        hide = self.hide
+        if hide is None:
+            return text
+        for written, literal in self.found:
+            if written.search(text):
+                marker = hide(literal).replace("\\", "\\\\")  # a replacement's text
+                text = written.sub(marker, text)
+        return text
+
+
+def _char_written(c: str) -> str:
+    """How a character of a literal may be written in a pattern: as itself, or (punctuation)
+    escaped."""
+    if c.isalnum() or c == "_":
+        return re.escape(c)
+    return r"\\?" + re.escape(c)
+
+
 class _MarkersEscaped:
     r"""`redact` for a pattern: each marker it writes in it is escaped (`\[secret\ fp:…\]`),
     as a pattern's literal text must be (unescaped, `[secret fp:… len:17]` is a character
-    class: `not_matches` of it failed on any value holding a `c`)."""
+    class: `not_matches` of it failed on any value holding a `c`); `first` (`_RegexLiterals`)
+    before `redact`."""
 
-    def __init__(self, redact: Redact) -> None:
-        self.redact = redact
+    def __init__(self, redact: Redact, first: Redact | None = None) -> None:
+        self.redact = redact if first is None else _Then(first, redact)
 
     def __call__(self, text: str) -> str:
         from auditor.redact import MARKER_RE
@@ -969,12 +1130,12 @@ class _MarkersEscaped:
 
 
 def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any, str, Parts]]:
-    """The value scalars under `node` (the value of key `name`, at `parts` in the file's data)
-    that are no path, each with its key and its place in the data."""
+    """The string scalars under `node` (the value of key `name`, at `parts` in the file's
+    data), each with its key (a list's item: the list's) and its place in the data."""
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
-        if name not in _PATH_KEYS and node.tag == _STR_TAG:
+        if node.tag == _STR_TAG:
             yield node, name, parts
     elif isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):
@@ -983,32 +1144,6 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
         for k, v in node.value:
             key = k.value if isinstance(k, ScalarNode) else ""
             yield from _condition_scalars(v, key, (*parts, key))
-
-
-def _pattern_hidden(pattern: str, literals: tuple[str, ...], hide: Redact) -> str | None:
-    r"""A pattern that is an alternation of plain texts (`_plain_texts`) with each one of
-    `literals` written as its marker's text, escaped (`^\[secret\ fp:… len:35\]$`); None when
-    it has none."""
-    texts = _plain_texts(pattern)
-    if not any(body in literals for body, _, _ in texts):
-        return None
-    return "|".join(
-        ("^" if start else "")
-        + re.escape(hide(body) if body in literals else body)
-        + ("$" if end else "")
-        for body, start, end in texts
-    )
-
-
-class _PatternHidden:
-    """`_pattern_hidden` of a pattern (already redacted: left as it is when it no longer
-    reads as plain texts)."""
-
-    def __init__(self, literals: tuple[str, ...], hide: Redact) -> None:
-        self.literals, self.hide = literals, hide
-
-    def __call__(self, text: str) -> str:
-        return _pattern_hidden(text, self.literals, self.hide) or text
 
 
 def _scalars(node: Any) -> Any:
@@ -1035,7 +1170,7 @@ def _redacted_data(
     value: Any, redact: Redact, special: Mapping[Parts, Redact] | None = None, at: Parts = ()
 ) -> Any:
     """Parsed data with every string (keys too) through `redact`, or the one `special` gives
-    for its place (`_rule_hidden`)."""
+    for its place (`_shown_by_node`)."""
     if isinstance(value, str):
         return (special or {}).get(at, redact)(value) if special else redact(value)
     if isinstance(value, list):

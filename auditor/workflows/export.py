@@ -375,9 +375,11 @@ def _copy_inputs(
     ]
     redact = _secrets_hidden(redactor, _flagged(redactor, texts))
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
-    # be refused) is its marker in that rule's own item of the file's copy, where a scalar is
-    # the literal whole, as in the rule's texts in the reports (`hidden_literals`); nothing is
-    # learned, no path, selector, enum, other rule or file changes, nor a verdict
+    # be refused) is its marker in that rule's own item of the file's copy wherever it is
+    # written there (a part of a pattern, of `"old:<key>"`, a tag, a control too: reviewer R28
+    # #2, #6), in `defaults:` and in comments, as in the rule's texts in the reports
+    # (`hidden_literals`); nothing is learned, no path, selector, enum, other rule or file
+    # changes (a verdict the copy changes so is named in `notReproduced`)
     literals = hidden_literals(policy)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)

@@ -179,22 +179,26 @@ class _NoRows:
 class _Stream:
     """Rows of a server-side cursor: fetchmany, fetchone, iteration; closed when done."""
 
-    def __init__(self, cursor: Any, secrets: Sequence[str]) -> None:
+    def __init__(self, cursor: Any, secrets: Sequence[str], lost: Callable[[], bool]) -> None:
         self._cursor = cursor
         self._secrets = secrets
+        self._lost = lost
+        # every row was read (or the read failed): psycopg does not mark a cursor closed when
+        # its CLOSE failed (the session was lost on it), so this says no row is left to read
+        self._done = False
 
     def fetchmany(self, size: int = 256) -> list[Any]:
         import psycopg
 
-        if self._cursor.closed:
+        if self._done or self._cursor.closed:
             return []
         try:
             rows: list[Any] = self._cursor.fetchmany(size)
         except psycopg.Error as exc:
             self.close()
-            raise _error(exc, self._secrets) from None
+            raise _error(exc, self._secrets, lost=self._lost()) from None
         if len(rows) < size:
-            self.close()
+            self.close()  # (a session lost on this CLOSE is opened again by the next statement)
         return rows
 
     def fetchone(self) -> Any:
@@ -209,6 +213,7 @@ class _Stream:
         """Free the server-side cursor (a closed connection frees it too)."""
         import psycopg
 
+        self._done = True
         with contextlib.suppress(psycopg.Error):
             self._cursor.close()
 
@@ -395,7 +400,7 @@ class PgConnection:
                 raise
             return cursor
 
-        return _Stream(self._call(statement, run), self._secrets)
+        return _Stream(self._call(statement, run), self._secrets, self._lost)
 
     @property
     def in_transaction(self) -> bool:
@@ -467,8 +472,9 @@ def describe_lost(error: PgError) -> str:
 
 def _retryable(head: str) -> bool:
     """A statement that may be sent again on a new session when the session is lost under
-    it: one outside any transaction that changes nothing (a read; a transaction's BEGIN)."""
-    return head.startswith(("SELECT", "BEGIN"))
+    it: one outside any transaction that changes nothing (a read; a transaction's BEGIN; a
+    session setting, which a new session is given again anyway)."""
+    return head.startswith(("SELECT", "BEGIN", "SET "))
 
 
 def connect(url: str, org: str) -> PgConnection:

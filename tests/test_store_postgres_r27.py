@@ -280,3 +280,23 @@ def test_a_loss_on_a_session_setting_while_opening_is_opened_again(
         s.count_revisions()
         with pytest.raises(StoreError, match="read-only"), s.transaction():
             s.set_report_order("x")  # the new session is read-only too
+
+
+def test_a_server_that_accepts_but_never_answers_is_tried_for_a_bounded_time(
+    pg_url: str, proxy: Proxy
+) -> None:
+    """The session is lost, and the server then accepts TCP connections but never answers (a
+    hung failover target): the command stops within about 15 s (was: 5 tries of 10 s each
+    and the pauses between, about a minute)."""
+    Store.open(pg_url).close()
+    with Store.open(proxy.url(pg_url)) as s:
+        proxy.blackhole = True
+        proxy.drop_all()
+        started = time.monotonic()
+        with pytest.raises(StoreError) as stopped:
+            s.count_revisions()
+        took = time.monotonic() - started
+    text = str(stopped.value)
+    assert "was lost" in text and "connecting again failed" in text, text
+    assert PASSWORD not in text
+    assert took < 20, took

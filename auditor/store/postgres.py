@@ -48,6 +48,10 @@ LOCK_TIMEOUT_MS = 60_000
 # server is tried again after these pauses (seconds) while it is still starting up.
 RECONNECTS = 3
 RECONNECT_PAUSES = (0.5, 1.0, 2.0, 4.0)
+# ... and for this long at most in all: a try that gets no answer (a server that accepts the
+# connection and says nothing, a firewall dropping packets) waits only what is left of it
+# (libpq's connect_timeout bounds the whole handshake: TCP, TLS, login), never 10 s a try.
+RECONNECT_WITHIN = 15.0
 
 
 def is_database_url(text: object) -> bool:
@@ -227,7 +231,7 @@ class PgConnection:
         conn: Any,
         schema: str,
         secrets: Sequence[str],
-        reopen: Callable[[], Any] | None = None,
+        reopen: Callable[[float], Any] | None = None,
     ) -> None:
         self._conn = conn
         self.schema = schema
@@ -282,13 +286,14 @@ class PgConnection:
             self._conn.close()
         conn = None
         failure = ""
+        deadline = time.monotonic() + RECONNECT_WITHIN
         for pause in (*RECONNECT_PAUSES, None):
             try:
-                conn = reopen()
+                conn = reopen(deadline - time.monotonic())
                 break
             except (psycopg.Error, ValueError) as exc:
                 failure = str(_error(exc, self._secrets))
-                if pause is None:
+                if pause is None or time.monotonic() + pause > deadline - 1:
                     break
                 time.sleep(pause)
         if conn is None:
@@ -494,8 +499,13 @@ def connect(url: str, org: str) -> PgConnection:
     # session is lost mid-write) are not auditor's lines: the error itself is reported
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
-    def reopen() -> Any:
+    def reopen(within: float | None = None) -> Any:
+        """A new session; with `within`, its connect timeout (the whole handshake) is at most
+        that many seconds (libpq's least is 2)."""
         given = psycopg.conninfo.conninfo_to_dict(url)
+        timeout = int(given.get("connect_timeout") or CONNECT_TIMEOUT)
+        if within is not None:
+            timeout = max(2, min(timeout, int(within)))
         # the statement timeout is added before the user's options, which libpq takes from the
         # URL's `?options=` or else from PGOPTIONS (passing `options` replaces PGOPTIONS, so
         # it is read here as libpq would): a `-c` given later wins, so the user's do
@@ -503,7 +513,7 @@ def connect(url: str, org: str) -> PgConnection:
         return psycopg.connect(
             url,
             autocommit=True,
-            connect_timeout=given.get("connect_timeout") or CONNECT_TIMEOUT,
+            connect_timeout=timeout,
             application_name=f"auditor pid {os.getpid()}",
             # the server ends a statement after 5 minutes; a dead network is noticed within
             # about a minute (TCP keepalives, unacknowledged data) instead of never

@@ -246,6 +246,111 @@ def _previous(out: Path) -> Any:
     return json.loads((out / "findings.json").read_text())["run"].get("previous_run_id")
 
 
+def test_a_run_that_ran_and_finished_while_the_session_was_gone_stops_this_one(
+    served: Any, pg_url: str, proxy: Proxy, tmp_path: Path
+) -> None:
+    """Run A's session is ended while it evaluates (its next statement held back); run B of
+    the same organization starts and finishes meanwhile (the lock was free). A stops, rather
+    than record a second complete run beside B's (was: both complete, same new findings)."""
+    env = _first_night(served, pg_url, tmp_path)
+    proxy.hold(lambda s: "eval_state" in s and s.lstrip().upper().startswith("SELECT"))
+    a = _cli(
+        ["run", "--offline", "--out", str(tmp_path / "a")],
+        _env(served, proxy.url(pg_url)),
+        tmp_path,
+    )
+    try:
+        assert proxy.held.wait(60), a.communicate(timeout=5)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (f"auditor pid {a.pid}",),
+            )
+        time.sleep(1.1)  # (run ids are per second)
+        b = _cli(["run", "--offline", "--out", str(tmp_path / "b")], env, tmp_path)
+        _, b_err = b.communicate(timeout=120)
+        assert b.returncode == 1, b_err
+    finally:
+        proxy.release()
+    _, err = a.communicate(timeout=120)
+    _clean(err)
+    assert a.returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert "was lost" in last and "another auditor run or sync" in last, err
+    assert "wrote to the store meanwhile" in last and "this command stopped" in last, err
+    runs = _runs(pg_url)
+    assert [complete for _, complete in runs] == [1, 0, 1], runs  # first night, A, B
+    code, _, err = _run(["run", "--offline", "--out", str(tmp_path / "c")], env, tmp_path)
+    assert code == 1, err
+    assert _previous(tmp_path / "c") == runs[2][0]  # B's, the one complete run since
+
+
+def test_a_commit_whose_answer_was_lost_is_asked_about_and_found_stored(
+    served: Any, pg_url: str, proxy: Proxy, tmp_path: Path
+) -> None:
+    """The network drops after the server committed the run's `complete` mark and before
+    its answer arrived: the run asks on a new session, finds it stored and says complete
+    (was: `could not record this run, so no later run compares with it`, exit 2, though the
+    store held it complete and the next night compared with it)."""
+    _first_night(served, pg_url, tmp_path)
+    marked = []
+
+    def completing(statement: str) -> bool:  # the COMMIT of `complete_run`
+        if statement.upper().startswith("UPDATE RUNS SET COMPLETE"):
+            marked.append(statement)
+        return bool(marked) and statement.upper().startswith("COMMIT")
+
+    proxy.cut(completing)
+    code, _, err = _run(
+        ["run", "--offline", "--out", str(tmp_path / "a")],
+        _env(served, proxy.url(pg_url)),
+        tmp_path,
+    )
+    assert proxy.cuts, proxy.statements[-5:]
+    _clean(err)
+    assert code == 1, err  # complete, as stored
+    assert "could not record" not in err and "nothing was changed" not in err, err
+    runs = _runs(pg_url)
+    assert runs[-1][1] == 1, runs
+    import json
+
+    assert json.loads((tmp_path / "a" / "findings.json").read_text())["complete"] is True
+
+
+def test_a_commit_whose_answer_was_lost_is_found_stored_by_the_store(
+    pg_url: str, proxy: Proxy
+) -> None:
+    Store.open(pg_url).close()
+    with Store.open(proxy.url(pg_url)) as s:
+        proxy.cut(lambda st: st.upper().startswith("COMMIT"))
+        with s.transaction():
+            s.set_report_order("first")  # was: cannot write, nothing was changed (yet stored)
+        assert proxy.cuts
+        assert s.report_order() == "first"
+        with s.transaction():
+            s.set_report_order("second")
+    with Store.open(pg_url, readonly=True) as s:
+        assert s.report_order() == "second"
+
+
+def test_a_commit_lost_before_the_server_got_it_is_said_not_stored(
+    pg_url: str, proxy: Proxy
+) -> None:
+    from auditor.errors import StoreWriteError
+
+    Store.open(pg_url).close()
+    with Store.open(proxy.url(pg_url)) as s:
+        proxy.cut(lambda st: st.upper().startswith("COMMIT"), before=True)
+        with (
+            pytest.raises(StoreWriteError, match="cannot write, nothing was changed"),
+            s.transaction(),
+        ):
+            s.set_report_order("first")
+        assert proxy.cuts
+        assert s.report_order() is None  # asked on the new session: indeed not stored
+
+
 def test_a_loss_on_a_finished_reads_close_is_opened_again(
     served: Any, pg_url: str, proxy: Proxy, tmp_path: Path
 ) -> None:
@@ -300,3 +405,24 @@ def test_a_server_that_accepts_but_never_answers_is_tried_for_a_bounded_time(
     assert "was lost" in text and "connecting again failed" in text, text
     assert PASSWORD not in text
     assert took < 20, took
+
+
+def test_a_commit_the_server_cannot_tell_about_is_said_maybe_stored(
+    pg_url: str, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server cannot say whether the lost COMMIT's transaction committed (txid_status
+    NULL: too old to tell): neither "nothing was changed" nor silence, but "may or may not"."""
+    from auditor.errors import StoreWriteError
+    from auditor.store import postgres
+
+    Store.open(pg_url).close()
+    monkeypatch.setattr(postgres, "_committed", lambda conn, xid: None, raising=False)
+    with Store.open(proxy.url(pg_url)) as s:
+        proxy.cut(lambda st: st.upper().startswith("COMMIT"))
+        with (
+            pytest.raises(StoreWriteError, match="the write may or may not be stored") as said,
+            s.transaction(),
+        ):
+            s.set_report_order("first")
+        assert "nothing was changed" not in str(said.value)
+        assert s.report_order() == "first"  # (it was: the command may go on reading)

@@ -11,8 +11,9 @@ another program and is never touched.
 
 A session the server ends (a restart, a failover, `pg_terminate_backend`, an idle-transaction
 timeout) is opened again once between transactions, set up as before, its lock taken again
-(StoreError if another run took it meanwhile); a write transaction it cut off is never sent
-again (`PgConnection._call`).
+(StoreError if another run took it meanwhile, or took it, wrote and let it go: `_mark_of`); a
+write transaction it cut off is never sent again, and one whose COMMIT's answer was lost is
+asked about on the new session (`PgConnection._call`).
 
 The password is read by libpq from the URL, `PGPASSWORD` or `~/.pgpass` (`PG*` variables work
 too) and never appears in a message: `display_url` drops it, `scrub` removes it from errors.
@@ -52,6 +53,9 @@ RECONNECT_PAUSES = (0.5, 1.0, 2.0, 4.0)
 # connection and says nothing, a firewall dropping packets) waits only what is left of it
 # (libpq's connect_timeout bounds the whole handshake: TCP, TLS, login), never 10 s a try.
 RECONNECT_WITHIN = 15.0
+# A COMMIT whose answer was lost with the session: how long the new session waits for the
+# lost one's transaction to end before it asks whether that transaction committed.
+IN_DOUBT_WAIT = 5.0
 
 
 def is_database_url(text: object) -> bool:
@@ -222,6 +226,24 @@ class _Stream:
             self._cursor.close()
 
 
+class InDoubt(PgError):
+    """A COMMIT whose answer was lost with the session, and the server could not be asked
+    afterwards whether it committed: the write may or may not be stored."""
+
+
+def _mark_of(conn: Any, schema: str) -> tuple[Any, ...] | None:
+    """What says whether another run or sync wrote to the store: the newest sync's id and the
+    newest run's row (None while the store has no such tables). Read on a psycopg connection."""
+    syncs, runs = f'"{schema}".syncs', f'"{schema}".runs'
+    found = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL", (syncs, runs)
+    ).fetchone()
+    if not found[0]:
+        return None
+    row = conn.execute(f"SELECT (SELECT MAX(id) FROM {syncs}), (SELECT MAX(rowid) FROM {runs})")
+    return tuple(row.fetchone())
+
+
 class PgConnection:
     """What the store uses of an `sqlite3.Connection`, over psycopg (autocommit; `BEGIN` and
     `COMMIT` are sent as statements, as with SQLite). Errors come out as `PgError`."""
@@ -253,6 +275,15 @@ class PgConnection:
         # read by `lock`: a sync's transaction waits on the API between its statements
         self.idle_limit_ms = 0
         self.lock_limit_ms = 0  # its lock_timeout (ms; 0: none), read by `lock`
+        # the store as this command last saw it (`_mark_of`), read by `lock` and at each COMMIT
+        # of this session's writes: a session opened again after a loss finds the same, or
+        # another run or sync wrote meanwhile (it took the lock the lost session let go of)
+        self.mark: tuple[Any, ...] | None = None
+        self._marked = False  # `mark` was read
+        # a COMMIT whose answer was lost: (its transaction's id, the mark if it committed)
+        self._doubt: tuple[int, tuple[Any, ...] | None] | None = None
+        self._committed: bool | None = None  # what the new session found of it (None: unknown)
+        self._pid = _backend_pid(conn)  # the server's process of this session
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -299,6 +330,15 @@ class PgConnection:
         if conn is None:
             raise StoreError(f"{lost}, and connecting again failed: {failure}")
         try:
+            self._end_lost_session(conn)
+            marks = [self.mark]  # what the store may hold if nobody else wrote
+            if self._doubt is not None:
+                self._committed = _committed(conn, self._doubt[0])
+                if self._committed:
+                    self.mark = marks[0] = self._doubt[1]
+                elif self._committed is None:  # (the transaction's own rows, or not)
+                    marks.append(self._doubt[1])
+                self._doubt = None
             if self._lock is not None:
                 key, shared = self._lock
                 take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
@@ -312,6 +352,16 @@ class PgConnection:
                     )
             for statement in self._session:
                 conn.execute(statement)
+            found = _mark_of(conn, self.schema) if self._marked else None
+            if self._marked and found not in marks:
+                conn.close()
+                raise StoreError(
+                    f"{lost}; connected again, another auditor run or sync of organization "
+                    f"{self._org!r} wrote to the store meanwhile (it took the lock the lost "
+                    "session let go of): this command stopped, so that what it had done is not "
+                    "mixed with that; run it again"
+                )
+            self.mark = found
         except psycopg.Error as exc:
             with contextlib.suppress(Exception):
                 conn.close()
@@ -319,7 +369,44 @@ class PgConnection:
                 f"{lost}, and connecting again failed: {_error(exc, self._secrets)}"
             ) from None
         self._conn = conn
+        self._pid = _backend_pid(conn)
         self._open = False
+
+    def _end_lost_session(self, conn: Any) -> None:
+        """End the lost session's server process if the server has not noticed yet that it is
+        gone (a network loss): it would hold the lock, and its transaction, for minutes."""
+        import psycopg
+
+        if not self._pid or self._pid == _backend_pid(conn):
+            return
+        with contextlib.suppress(psycopg.Error):  # (a role may not end it: it ends on its own)
+            self._end_session(conn, self._pid)
+
+    @staticmethod
+    def _end_session(conn: Any, pid: int) -> None:
+        name = f"auditor pid {os.getpid()}"
+        alive = "SELECT 1 FROM pg_catalog.pg_stat_activity WHERE pid = %s AND application_name = %s"
+        if conn.execute(alive, (pid, name)).fetchone() is None:
+            return
+        conn.execute("SELECT pg_catalog.pg_terminate_backend(%s)", (pid,))
+        until = time.monotonic() + IN_DOUBT_WAIT
+        while conn.execute(alive, (pid, name)).fetchone() is not None:
+            if time.monotonic() > until:
+                return
+            time.sleep(0.05)
+
+    def _before_commit(self) -> None:
+        """On a write transaction about to commit: its id and the store's mark as it will be
+        once committed (nobody else writes: this session holds the lock), for `_commit_lost`."""
+        import psycopg
+
+        self._doubt = None
+        try:
+            xid = self._conn.execute("SELECT txid_current_if_assigned()").fetchone()[0]
+            if xid is not None:
+                self._doubt = (int(xid), _mark_of(self._conn, self.schema))
+        except psycopg.Error:
+            self._doubt = None  # (the COMMIT then fails, or rolls back a failed transaction)
 
     def _call(self, sql: str, run: Callable[[], Any]) -> Any:
         """`run()` (one statement, `sql` in PostgreSQL's words), on a session opened again if
@@ -328,6 +415,9 @@ class PgConnection:
         import psycopg
 
         head = sql.lstrip()[:8].upper()
+        committing = head.startswith("COMMIT") and not self._lost() and self._status_open()
+        if committing:
+            self._before_commit()
         if self._lost():
             if head.startswith(("ROLLBACK", "COMMIT")) or self._open:
                 # the lost session's transaction is gone with it: nothing to roll back; a
@@ -349,6 +439,10 @@ class PgConnection:
                 if self._open and 0 < self.idle_limit_ms <= idle * 1000:
                     error = _idled_out(error, idle, self.idle_limit_ms)
                 self._why = describe_lost(error)
+            if committing and self._lost() and self._doubt is not None:
+                return self._commit_lost(error)
+            if committing:
+                self._doubt = None  # (refused by the server: not in doubt)
             if not (self._lost() and not self._open and _retryable(head)):
                 if not self._lost():  # (a lost session keeps what was open when lost)
                     self._open = self._status_open()
@@ -360,9 +454,31 @@ class PgConnection:
                 if not self._lost():
                     self._open = self._status_open()
                 raise _error(again, self._secrets, lost=self._lost()) from None
+        if committing and self._doubt is not None:
+            self.mark, self._marked = self._doubt[1], True
+        self._doubt = None
         self._open = self._status_open()
         self._last = time.monotonic()
         return result
+
+    def _commit_lost(self, error: PgError) -> Any:
+        """A COMMIT sent, its answer lost with the session: the server may have committed.
+        A new session asks it (`_connect_again`): committed, the COMMIT succeeded; not, the
+        error as any lost write; unknown, `InDoubt`."""
+        self._committed = None
+        self._reconnect(self._why)  # StoreError if it cannot be opened again
+        if self._committed:
+            self._last = time.monotonic()
+            return _NoRows()
+        if self._committed is None:
+            raise InDoubt(
+                f"{error}; the server could not tell whether it recorded the transaction (it "
+                "may have): the store may hold this write",
+                error.sqlstate,
+                error.cause,
+                transient=True,
+            ) from None
+        raise error from None
 
     def _status_open(self) -> bool:
         from psycopg.pq import TransactionStatus
@@ -428,6 +544,11 @@ class PgConnection:
         )
         return [str(r[0]) for r in rows]
 
+    def mark_store(self) -> None:
+        """Read the store's mark (`_mark_of`), to compare with after a session is opened again."""
+        self.mark = self._call("SELECT", lambda: _mark_of(self._conn, self.schema))
+        self._marked = True
+
     def close(self) -> None:
         """Release the advisory locks, then close the session. (Closing alone releases them
         only once the server's backend has ended, which lags the client's close: a run that
@@ -438,6 +559,25 @@ class PgConnection:
                 self._conn.execute("SELECT pg_advisory_unlock_all()")
         with contextlib.suppress(Exception):
             self._conn.close()
+
+
+def _backend_pid(conn: Any) -> int:
+    with contextlib.suppress(Exception):
+        return int(conn.info.backend_pid)
+    return 0
+
+
+def _committed(conn: Any, xid: int) -> bool | None:
+    """Whether transaction `xid` committed, asked on a new session once the lost one's server
+    process has ended (None: the server cannot tell, or it is still running)."""
+    until = time.monotonic() + IN_DOUBT_WAIT
+    while True:
+        status = conn.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0]
+        if status in ("committed", "aborted"):
+            return bool(status == "committed")
+        if status is None or time.monotonic() > until:
+            return None
+        time.sleep(0.05)
 
 
 def _waited(error: PgError, limit_ms: int) -> PgError:
@@ -569,6 +709,7 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
     search_path = f'SET search_path TO "{db.schema}"'
     db.execute(search_path)
     db._session.append(search_path)
+    db.mark_store()
 
 
 def _holder_of(conn: Any, key: int) -> str:

@@ -418,6 +418,10 @@ class Store:
                 raise StoreError(
                     f"state file {self.path} is damaged: {describe(exc)}{damage_hint(exc)}"
                 ) from None
+            if isinstance(exc, postgres.InDoubt):  # a COMMIT's answer lost with the session
+                raise StoreWriteError(
+                    f"state file {self.path}: the write may or may not be stored: {describe(exc)}"
+                ) from None
             failed = StoreWriteError if is_transient(exc) else StoreError
             raise failed(
                 f"state file {self.path}: cannot write, nothing was changed: {describe(exc)}"

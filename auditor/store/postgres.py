@@ -11,8 +11,9 @@ another program and is never touched.
 
 A session the server ends (a restart, a failover, `pg_terminate_backend`, an idle-transaction
 timeout) is opened again once between transactions, set up as before, its lock taken again
-(StoreError if another run took it meanwhile); a write transaction it cut off is never sent
-again (`PgConnection._call`).
+(StoreError if another run took it meanwhile, or took it, wrote and let it go: `_mark_of`); a
+write transaction it cut off is never sent again, and one whose COMMIT's answer was lost is
+asked about on the new session (`PgConnection._call`).
 
 The password is read by libpq from the URL, `PGPASSWORD` or `~/.pgpass` (`PG*` variables work
 too) and never appears in a message: `display_url` drops it, `scrub` removes it from errors.
@@ -48,6 +49,13 @@ LOCK_TIMEOUT_MS = 60_000
 # server is tried again after these pauses (seconds) while it is still starting up.
 RECONNECTS = 3
 RECONNECT_PAUSES = (0.5, 1.0, 2.0, 4.0)
+# ... and for this long at most in all: a try that gets no answer (a server that accepts the
+# connection and says nothing, a firewall dropping packets) waits only what is left of it
+# (libpq's connect_timeout bounds the whole handshake: TCP, TLS, login), never 10 s a try.
+RECONNECT_WITHIN = 15.0
+# A COMMIT whose answer was lost with the session: how long the new session waits for the
+# lost one's transaction to end before it asks whether that transaction committed.
+IN_DOUBT_WAIT = 5.0
 
 
 def is_database_url(text: object) -> bool:
@@ -179,22 +187,26 @@ class _NoRows:
 class _Stream:
     """Rows of a server-side cursor: fetchmany, fetchone, iteration; closed when done."""
 
-    def __init__(self, cursor: Any, secrets: Sequence[str]) -> None:
+    def __init__(self, cursor: Any, secrets: Sequence[str], lost: Callable[[], bool]) -> None:
         self._cursor = cursor
         self._secrets = secrets
+        self._lost = lost
+        # every row was read (or the read failed): psycopg does not mark a cursor closed when
+        # its CLOSE failed (the session was lost on it), so this says no row is left to read
+        self._done = False
 
     def fetchmany(self, size: int = 256) -> list[Any]:
         import psycopg
 
-        if self._cursor.closed:
+        if self._done or self._cursor.closed:
             return []
         try:
             rows: list[Any] = self._cursor.fetchmany(size)
         except psycopg.Error as exc:
             self.close()
-            raise _error(exc, self._secrets) from None
+            raise _error(exc, self._secrets, lost=self._lost()) from None
         if len(rows) < size:
-            self.close()
+            self.close()  # (a session lost on this CLOSE is opened again by the next statement)
         return rows
 
     def fetchone(self) -> Any:
@@ -209,8 +221,27 @@ class _Stream:
         """Free the server-side cursor (a closed connection frees it too)."""
         import psycopg
 
+        self._done = True
         with contextlib.suppress(psycopg.Error):
             self._cursor.close()
+
+
+class InDoubt(PgError):
+    """A COMMIT whose answer was lost with the session, and the server could not be asked
+    afterwards whether it committed: the write may or may not be stored."""
+
+
+def _mark_of(conn: Any, schema: str) -> tuple[Any, ...] | None:
+    """What says whether another run or sync wrote to the store: the newest sync's id and the
+    newest run's row (None while the store has no such tables). Read on a psycopg connection."""
+    syncs, runs = f'"{schema}".syncs', f'"{schema}".runs'
+    found = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL", (syncs, runs)
+    ).fetchone()
+    if not found[0]:
+        return None
+    row = conn.execute(f"SELECT (SELECT MAX(id) FROM {syncs}), (SELECT MAX(rowid) FROM {runs})")
+    return tuple(row.fetchone())
 
 
 class PgConnection:
@@ -222,7 +253,7 @@ class PgConnection:
         conn: Any,
         schema: str,
         secrets: Sequence[str],
-        reopen: Callable[[], Any] | None = None,
+        reopen: Callable[[float], Any] | None = None,
     ) -> None:
         self._conn = conn
         self.schema = schema
@@ -244,6 +275,15 @@ class PgConnection:
         # read by `lock`: a sync's transaction waits on the API between its statements
         self.idle_limit_ms = 0
         self.lock_limit_ms = 0  # its lock_timeout (ms; 0: none), read by `lock`
+        # the store as this command last saw it (`_mark_of`), read by `lock` and at each COMMIT
+        # of this session's writes: a session opened again after a loss finds the same, or
+        # another run or sync wrote meanwhile (it took the lock the lost session let go of)
+        self.mark: tuple[Any, ...] | None = None
+        self._marked = False  # `mark` was read
+        # a COMMIT whose answer was lost: (its transaction's id, the mark if it committed)
+        self._doubt: tuple[int, tuple[Any, ...] | None] | None = None
+        self._committed: bool | None = None  # what the new session found of it (None: unknown)
+        self._pid = _backend_pid(conn)  # the server's process of this session
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -277,18 +317,28 @@ class PgConnection:
             self._conn.close()
         conn = None
         failure = ""
+        deadline = time.monotonic() + RECONNECT_WITHIN
         for pause in (*RECONNECT_PAUSES, None):
             try:
-                conn = reopen()
+                conn = reopen(deadline - time.monotonic())
                 break
             except (psycopg.Error, ValueError) as exc:
                 failure = str(_error(exc, self._secrets))
-                if pause is None:
+                if pause is None or time.monotonic() + pause > deadline - 1:
                     break
                 time.sleep(pause)
         if conn is None:
             raise StoreError(f"{lost}, and connecting again failed: {failure}")
         try:
+            self._end_lost_session(conn)
+            marks = [self.mark]  # what the store may hold if nobody else wrote
+            if self._doubt is not None:
+                self._committed = _committed(conn, self._doubt[0])
+                if self._committed:
+                    self.mark = marks[0] = self._doubt[1]
+                elif self._committed is None:  # (the transaction's own rows, or not)
+                    marks.append(self._doubt[1])
+                self._doubt = None
             if self._lock is not None:
                 key, shared = self._lock
                 take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
@@ -302,6 +352,16 @@ class PgConnection:
                     )
             for statement in self._session:
                 conn.execute(statement)
+            found = _mark_of(conn, self.schema) if self._marked else None
+            if self._marked and found not in marks:
+                conn.close()
+                raise StoreError(
+                    f"{lost}; connected again, another auditor run or sync of organization "
+                    f"{self._org!r} wrote to the store meanwhile (it took the lock the lost "
+                    "session let go of): this command stopped, so that what it had done is not "
+                    "mixed with that; run it again"
+                )
+            self.mark = found
         except psycopg.Error as exc:
             with contextlib.suppress(Exception):
                 conn.close()
@@ -309,7 +369,44 @@ class PgConnection:
                 f"{lost}, and connecting again failed: {_error(exc, self._secrets)}"
             ) from None
         self._conn = conn
+        self._pid = _backend_pid(conn)
         self._open = False
+
+    def _end_lost_session(self, conn: Any) -> None:
+        """End the lost session's server process if the server has not noticed yet that it is
+        gone (a network loss): it would hold the lock, and its transaction, for minutes."""
+        import psycopg
+
+        if not self._pid or self._pid == _backend_pid(conn):
+            return
+        with contextlib.suppress(psycopg.Error):  # (a role may not end it: it ends on its own)
+            self._end_session(conn, self._pid)
+
+    @staticmethod
+    def _end_session(conn: Any, pid: int) -> None:
+        name = f"auditor pid {os.getpid()}"
+        alive = "SELECT 1 FROM pg_catalog.pg_stat_activity WHERE pid = %s AND application_name = %s"
+        if conn.execute(alive, (pid, name)).fetchone() is None:
+            return
+        conn.execute("SELECT pg_catalog.pg_terminate_backend(%s)", (pid,))
+        until = time.monotonic() + IN_DOUBT_WAIT
+        while conn.execute(alive, (pid, name)).fetchone() is not None:
+            if time.monotonic() > until:
+                return
+            time.sleep(0.05)
+
+    def _before_commit(self) -> None:
+        """On a write transaction about to commit: its id and the store's mark as it will be
+        once committed (nobody else writes: this session holds the lock), for `_commit_lost`."""
+        import psycopg
+
+        self._doubt = None
+        try:
+            xid = self._conn.execute("SELECT txid_current_if_assigned()").fetchone()[0]
+            if xid is not None:
+                self._doubt = (int(xid), _mark_of(self._conn, self.schema))
+        except psycopg.Error:
+            self._doubt = None  # (the COMMIT then fails, or rolls back a failed transaction)
 
     def _call(self, sql: str, run: Callable[[], Any]) -> Any:
         """`run()` (one statement, `sql` in PostgreSQL's words), on a session opened again if
@@ -318,6 +415,9 @@ class PgConnection:
         import psycopg
 
         head = sql.lstrip()[:8].upper()
+        committing = head.startswith("COMMIT") and not self._lost() and self._status_open()
+        if committing:
+            self._before_commit()
         if self._lost():
             if head.startswith(("ROLLBACK", "COMMIT")) or self._open:
                 # the lost session's transaction is gone with it: nothing to roll back; a
@@ -339,6 +439,10 @@ class PgConnection:
                 if self._open and 0 < self.idle_limit_ms <= idle * 1000:
                     error = _idled_out(error, idle, self.idle_limit_ms)
                 self._why = describe_lost(error)
+            if committing and self._lost() and self._doubt is not None:
+                return self._commit_lost(error)
+            if committing:
+                self._doubt = None  # (refused by the server: not in doubt)
             if not (self._lost() and not self._open and _retryable(head)):
                 if not self._lost():  # (a lost session keeps what was open when lost)
                     self._open = self._status_open()
@@ -350,9 +454,31 @@ class PgConnection:
                 if not self._lost():
                     self._open = self._status_open()
                 raise _error(again, self._secrets, lost=self._lost()) from None
+        if committing and self._doubt is not None:
+            self.mark, self._marked = self._doubt[1], True
+        self._doubt = None
         self._open = self._status_open()
         self._last = time.monotonic()
         return result
+
+    def _commit_lost(self, error: PgError) -> Any:
+        """A COMMIT sent, its answer lost with the session: the server may have committed.
+        A new session asks it (`_connect_again`): committed, the COMMIT succeeded; not, the
+        error as any lost write; unknown, `InDoubt`."""
+        self._committed = None
+        self._reconnect(self._why)  # StoreError if it cannot be opened again
+        if self._committed:
+            self._last = time.monotonic()
+            return _NoRows()
+        if self._committed is None:
+            raise InDoubt(
+                f"{error}; the server could not tell whether it recorded the transaction (it "
+                "may have): the store may hold this write",
+                error.sqlstate,
+                error.cause,
+                transient=True,
+            ) from None
+        raise error from None
 
     def _status_open(self) -> bool:
         from psycopg.pq import TransactionStatus
@@ -395,7 +521,7 @@ class PgConnection:
                 raise
             return cursor
 
-        return _Stream(self._call(statement, run), self._secrets)
+        return _Stream(self._call(statement, run), self._secrets, self._lost)
 
     @property
     def in_transaction(self) -> bool:
@@ -418,6 +544,11 @@ class PgConnection:
         )
         return [str(r[0]) for r in rows]
 
+    def mark_store(self) -> None:
+        """Read the store's mark (`_mark_of`), to compare with after a session is opened again."""
+        self.mark = self._call("SELECT", lambda: _mark_of(self._conn, self.schema))
+        self._marked = True
+
     def close(self) -> None:
         """Release the advisory locks, then close the session. (Closing alone releases them
         only once the server's backend has ended, which lags the client's close: a run that
@@ -428,6 +559,25 @@ class PgConnection:
                 self._conn.execute("SELECT pg_advisory_unlock_all()")
         with contextlib.suppress(Exception):
             self._conn.close()
+
+
+def _backend_pid(conn: Any) -> int:
+    with contextlib.suppress(Exception):
+        return int(conn.info.backend_pid)
+    return 0
+
+
+def _committed(conn: Any, xid: int) -> bool | None:
+    """Whether transaction `xid` committed, asked on a new session once the lost one's server
+    process has ended (None: the server cannot tell, or it is still running)."""
+    until = time.monotonic() + IN_DOUBT_WAIT
+    while True:
+        status = conn.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0]
+        if status in ("committed", "aborted"):
+            return bool(status == "committed")
+        if status is None or time.monotonic() > until:
+            return None
+        time.sleep(0.05)
 
 
 def _waited(error: PgError, limit_ms: int) -> PgError:
@@ -467,8 +617,9 @@ def describe_lost(error: PgError) -> str:
 
 def _retryable(head: str) -> bool:
     """A statement that may be sent again on a new session when the session is lost under
-    it: one outside any transaction that changes nothing (a read; a transaction's BEGIN)."""
-    return head.startswith(("SELECT", "BEGIN"))
+    it: one outside any transaction that changes nothing (a read; a transaction's BEGIN; a
+    session setting, which a new session is given again anyway)."""
+    return head.startswith(("SELECT", "BEGIN", "SET "))
 
 
 def connect(url: str, org: str) -> PgConnection:
@@ -488,8 +639,13 @@ def connect(url: str, org: str) -> PgConnection:
     # session is lost mid-write) are not auditor's lines: the error itself is reported
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
-    def reopen() -> Any:
+    def reopen(within: float | None = None) -> Any:
+        """A new session; with `within`, its connect timeout (the whole handshake) is at most
+        that many seconds (libpq's least is 2)."""
         given = psycopg.conninfo.conninfo_to_dict(url)
+        timeout = int(given.get("connect_timeout") or CONNECT_TIMEOUT)
+        if within is not None:
+            timeout = max(2, min(timeout, int(within)))
         # the statement timeout is added before the user's options, which libpq takes from the
         # URL's `?options=` or else from PGOPTIONS (passing `options` replaces PGOPTIONS, so
         # it is read here as libpq would): a `-c` given later wins, so the user's do
@@ -497,7 +653,7 @@ def connect(url: str, org: str) -> PgConnection:
         return psycopg.connect(
             url,
             autocommit=True,
-            connect_timeout=given.get("connect_timeout") or CONNECT_TIMEOUT,
+            connect_timeout=timeout,
             application_name=f"auditor pid {os.getpid()}",
             # the server ends a statement after 5 minutes; a dead network is noticed within
             # about a minute (TCP keepalives, unacknowledged data) instead of never
@@ -553,6 +709,7 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
     search_path = f'SET search_path TO "{db.schema}"'
     db.execute(search_path)
     db._session.append(search_path)
+    db.mark_store()
 
 
 def _holder_of(conn: Any, key: int) -> str:

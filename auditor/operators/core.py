@@ -103,7 +103,9 @@ def operator(
     """Register the decorated pure function as the policy operator `name`."""
 
     def register(fn: Callable[..., bool]) -> Callable[..., bool]:
-        doc = (fn.__doc__ or "").strip()
+        # one line, whatever indentation the docstring had: CPython 3.13 strips it when
+        # compiling, 3.11 keeps it, and the policy schema (and its digest) must be the same
+        doc = " ".join((fn.__doc__ or "").split())
         run = fn
         if kind in ("value", "time"):  # a redacted value is judged by its fingerprint
             from auditor.operators.hidden import guarded

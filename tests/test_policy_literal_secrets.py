@@ -15,6 +15,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +168,7 @@ def test_the_literal_is_the_marker_the_settings_value_has_when_they_are_equal(
 
 
 def _secret_memory(state: Path) -> set[str]:
-    with sqlite3.connect(state) as db:
+    with closing(sqlite3.connect(state)) as db:  # `with` alone commits, never closes
         return {str(fp) for (fp,) in db.execute("SELECT fingerprint FROM secret_memory")}
 
 

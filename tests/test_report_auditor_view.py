@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -291,7 +292,7 @@ def test_shipped_pack_names_keep_the_nightly_baseline_after_an_upgrade(
     code, _, err = run_cli(["run", "--offline", "--out", str(first), "-o", "json", "-q"],
                            env=env, cwd=tmp_path)  # fmt: skip
     assert code in (0, 1), err
-    with sqlite3.connect(state) as db:  # as a 0.2 run recorded them
+    with closing(sqlite3.connect(state)) as db, db:  # as a 0.2 run recorded them
         (hashes,) = db.execute("SELECT policy_hashes FROM runs").fetchone()
         old = {k.replace("(shipped) ", ""): v for k, v in json.loads(hashes).items()}
         db.execute("UPDATE runs SET policy_hashes = ?", (json.dumps(old),))

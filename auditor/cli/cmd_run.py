@@ -53,7 +53,7 @@ from auditor.cli.summary import (
 )
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
-from auditor.common.files import forget_modes, modes_forgotten_after
+from auditor.common.files import forget_modes
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
@@ -611,7 +611,9 @@ def _write_whole(
     published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
     written: list[str] = []
     refused: dict[str, str] = {}
-    with shared_order(again), modes_forgotten_after(out_dir):
+    # (each with the mode kept of the report cleared when the run began, or of the one just
+    # removed: the modes are forgotten when the command ends, `run_command`)
+    with shared_order(again):
         for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
             try:  # each on its own: one that fits is kept (it says the run is incomplete)
                 with published.turn(out_dir, OUTPUTS[output]):
@@ -631,8 +633,10 @@ def _write_each(
     if published.writing is None:
         write_reports(data, out_dir, outputs)
         return
-    # counted and ordered once for the files, and the kept modes forgotten once, as one call does
-    with shared_order(data), modes_forgotten_after(out_dir):
+    # counted and ordered once for the files; the kept modes are forgotten when the command
+    # ends (`run_command`), not when the worker stops: the interrupt's write-up, in the main
+    # thread, writes the organization's reports again with them
+    with shared_order(data):
         for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
             with published.turn(out_dir, OUTPUTS[output]):
                 write_reports(data, out_dir, (output,), more=True)

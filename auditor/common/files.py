@@ -32,16 +32,20 @@ def atomic_open(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
         with fh:
             yield fh
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException:  # (a kept mode stays kept: the file is written again, the same mode)
         Path(tmp).unlink(missing_ok=True)
         raise
+    with _KEPT_LOCK:  # taken by the file now there
+        _KEPT_MODES.pop(os.path.abspath(path), None)
 
 
 #: The modes of files removed to be written again (an earlier run's reports, which `run` and
 #: `review` clear first): the new file takes its predecessor's mode, as a file rewritten does.
-#: An entry lives for one run: taken by the file written there (`atomic_open`), or dropped
-#: when the run's reports are written without it and when the folder is cleared again
-#: (`forget_modes`), so a later run in the same process never gets a mode from an older one.
+#: An entry lives for one command: taken by the file written there once it is in place
+#: (`atomic_open`: a write that failed or was interrupted leaves it for the file written
+#: again, marked incomplete, after a full disk or an interrupt), or dropped when the command
+#: ends (`forget_modes`), so a later run in the same process never gets a mode from an older
+#: one.
 _KEPT_MODES: dict[str, int] = {}
 _KEPT_LOCK = threading.Lock()  # `run --orgs` clears and writes organizations' folders at once
 
@@ -70,8 +74,9 @@ def forget_modes(folder: Path) -> None:
 @contextmanager
 def modes_forgotten_after(folder: Path) -> Iterator[None]:
     """`forget_modes(folder)` when the block ends, however it ends: a command that cleared the
-    reports there (`clear_old_reports`, keeping their modes) and wrote them one call or one
-    file at a time (`write_reports(more=True)`) lets no kept mode outlive it."""
+    reports there (`clear_old_reports`, keeping their modes) lets no kept mode outlive it. The
+    block is the whole command: every report it writes again (marked incomplete, after a full
+    disk or an interrupt) is written inside it, so each keeps its predecessor's mode."""
     try:
         yield
     finally:
@@ -102,8 +107,8 @@ def _mode_for(path: Path) -> int:
     """The permission bits the file written at `path` gets: those of the file there now or
     cleared before (`keep_mode`), as `_own_mode` allows, else a new file's: 0666 less the
     umask (also in place of a symlink, which the new file replaces)."""
-    with _KEPT_LOCK:
-        kept = _KEPT_MODES.pop(os.path.abspath(path), None)
+    with _KEPT_LOCK:  # (left kept until the file is in place: `atomic_open`)
+        kept = _KEPT_MODES.get(os.path.abspath(path))
     try:
         os.lstat(path)
     except OSError:

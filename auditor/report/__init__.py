@@ -121,30 +121,31 @@ def write_reports(
 ) -> dict[str, Path]:
     """Render the chosen reports (by `OUTPUTS` name; the five by default) into `out_dir`
     (created if needed); returns file name → path. The modes kept of the reports cleared
-    first are forgotten after, unless `more` of the run's reports are still to be written
-    (one file at a time: the caller forgets them when it is done).
+    first are forgotten once all are written, unless `more` of the run's reports are still to
+    be written (one file at a time: the caller forgets them when it is done). A write that
+    fails (a full disk) or is interrupted forgets none: the caller writes the reports again,
+    marked incomplete, each with its predecessor's mode, and forgets them when it ends
+    (`modes_forgotten_after`).
 
     An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
     prepare_out_dir(out_dir)
     chosen = {OUTPUTS[n] for n in outputs}
     written: dict[str, Path] = {}
-    try:
-        with shared_order(data):  # the findings sorted once for every report that sorts them
-            for name, render in REPORT_FILES.items():
-                if name not in chosen:
-                    continue
-                path = out_dir / name
-                try:
-                    with gc_paused():
-                        _write(path, name, render, data)
-                except OSError as exc:
-                    raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-                written[name] = path
-            if "pdf" in outputs:
-                written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
-    finally:  # a report cleared first (`clear_old_reports`) and not written now keeps no mode
-        if not more:
-            forget_modes(out_dir)
+    with shared_order(data):  # the findings sorted once for every report that sorts them
+        for name, render in REPORT_FILES.items():
+            if name not in chosen:
+                continue
+            path = out_dir / name
+            try:
+                with gc_paused():
+                    _write(path, name, render, data)
+            except OSError as exc:
+                raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+            written[name] = path
+        if "pdf" in outputs:
+            written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
+    if not more:  # a report cleared first (`clear_old_reports`) and not written: no mode kept
+        forget_modes(out_dir)
     return written
 
 

@@ -181,6 +181,8 @@ def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
                 if again.errno == errno.ELOOP:
                     raise StoreError(_foreign(path, where, "a symbolic link")) from None
                 raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
+        elif exc.errno in _FULL:
+            raise StoreError(_full(path, where, "create", exc)) from None
         else:
             raise StoreError(f"cannot lock state file {path}: {exc.strerror}") from None
     try:
@@ -190,13 +192,41 @@ def acquire_lock(path: Path, *, shared: bool = False) -> IO[str] | None:
         if not shared:  # a writer's pid; a reader never writes in the lock file
             handle.seek(0)
             handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
+            _write_pid(handle, path, where)
             _WRITERS.add(handle)
     except BaseException:
-        handle.close()
+        with suppress(OSError):  # (nothing is left buffered to write: `_write_pid`)
+            handle.close()
         raise
     return handle
+
+
+#: A disk (or the user's quota) too full to write on.
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _full(path: Path, where: Path, what: str, exc: OSError) -> str:
+    return (
+        f"cannot lock state file {path}: cannot {what} its lock file {where}: {exc.strerror} "
+        "(the disk is full: free space there)"
+    )
+
+
+def _write_pid(handle: IO[str], path: Path, where: Path) -> None:
+    """Our pid in the lock file, which a command refused names, written unbuffered: a disk
+    too full to take it (ENOSPC, a quota) leaves the lock held (taken before) and the file
+    empty, and the command goes on, as it does when the state file cannot record the run
+    (the reports are written, exit 2); the buffered write it was failed again when the file
+    was closed, and the run ended on `unexpected OSError` with no report. Another error is a
+    StoreError naming the lock file."""
+    try:
+        os.write(handle.fileno(), str(os.getpid()).encode("ascii"))
+    except OSError as exc:
+        if exc.errno in _FULL:
+            return
+        raise StoreError(
+            f"cannot lock state file {path}: cannot write its lock file {where}: {exc.strerror}"
+        ) from None
 
 
 def _take(handle: IO[str], path: Path, *, shared: bool) -> None:
@@ -227,6 +257,8 @@ def _take(handle: IO[str], path: Path, *, shared: bool) -> None:
         f"another auditor run (pid {holder})"
         if holder.isdigit()
         else "another auditor command reading it"
+        if readers
+        else "another auditor run"  # (its pid not written: a full disk, `_write_pid`)
     )
     raise StoreError(f"state file {path} is locked by {by}")
 

@@ -132,14 +132,17 @@ def _dangling_folder(path: Path) -> bool:
     return path.is_symlink() and not path.exists()
 
 
-def plain(value: Any) -> Any:
-    """YAML data as JSON data: dates become ISO-8601 strings."""
+def plain(value: Any, doc: YamlDocument | None = None, at: tuple[str | int, ...] = ()) -> Any:
+    """YAML data (the value at `at` in `doc`) as JSON data: an unquoted date or time becomes
+    the text written, as the API sends it (`2026-01-01T10:00:00Z`, not Python's `…+00:00`,
+    which would never equal the API's text: `YamlDocument.time_text`, as review reads a
+    settings file); without `doc`, Python's ISO-8601 text."""
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: plain(v, doc, (*at, k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [plain(v, doc, (*at, i)) for i, v in enumerate(value)]
     if isinstance(value, dt.date):
-        return value.isoformat()
+        return doc.time_text(at, value) if doc is not None else value.isoformat()
     return value
 
 
@@ -217,7 +220,7 @@ class _Loader:
         `YamlDocument.schema_checked`)."""
         from auditor.policy.schema import schema_digest, schema_problems
 
-        data = plain(doc.data)
+        data = plain(doc.data, doc)
         if doc.schema_checked and doc.schema_checked == schema_digest():
             return _Read(doc, data)
         if not isinstance(data, dict):

@@ -42,6 +42,19 @@ RULE_KEYS = frozenset(
 )
 _POSITION = re.compile(r"^(.*?):(\d+):(\d+): ")
 
+#: The most tags, and the most controls, one rule may have once its file's `defaults:` are
+#: added (the shipped packs' largest: 3 tags, 5 controls), and the most characters of each
+#: (their longest: 17). Every report writes a rule's tags and controls with each of its results
+#: (report.html about 540 bytes a control), and `defaults:` adds its lists to every rule: a
+#: 400 KB file of 40,000 default controls made `review` write a 4 GB report.html.
+MAX_LABELS = 100
+MAX_LABEL_CHARS = 100
+#: The most characters of a rule's texts, each written with every result of the rule
+#: (findings.json, junit.xml, SARIF, report.html); the shipped packs' longest: an id of 13, a
+#: title of 73, a description of 465, a remediation of 168.
+MAX_TEXT_CHARS = {"id": 100, "title": 300, "description": 5_000, "remediation": 5_000}
+_LABEL_WORDS = {"tags": ("tag", "tags"), "controls": ("control", "controls")}
+
 
 @dataclass(frozen=True)
 class PolicySet:
@@ -261,6 +274,8 @@ class _Loader:
 
     def rules(self, got: _Read) -> list[Rule]:
         defaults = got.data.get("defaults", {})
+        # a default list beyond the limit is said once, at `defaults:`, not for every rule
+        over = {key for key in _LABEL_WORDS if self.labels(got.doc, ("defaults",), defaults, key)}
         out = []
         for index, raw in enumerate(got.data["rules"]):
             if not isinstance(raw, dict):
@@ -268,12 +283,83 @@ class _Loader:
             valid = index not in got.bad_rules
             merged = {**defaults, **raw}
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
-                merged["tags"] = _merge(defaults, raw, "tags")
-                merged["controls"] = _merge(defaults, raw, "controls")
+                if self.rule_sizes(got.doc, ("rules", index), raw, defaults, over):
+                    valid = False
+                else:
+                    merged["tags"] = _merge(defaults, raw, "tags")
+                    merged["controls"] = _merge(defaults, raw, "controls")
             rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
         return out
+
+    def labels(
+        self, doc: YamlDocument, where: tuple[str | int, ...], raw: Mapping[str, Any], key: str
+    ) -> bool:
+        """Report the tags or controls (`key`) of `raw` (a rule, or `defaults:`) beyond
+        `MAX_LABELS`, and each one longer than `MAX_LABEL_CHARS`; whether there were any."""
+        items = raw.get(key)
+        if not isinstance(items, list):
+            return False
+        one, many = _LABEL_WORDS[key]
+        found = False
+        if len(items) > MAX_LABELS:
+            self.report(
+                doc,
+                (*where, key),
+                f"{len(items)} {many}, more than {MAX_LABELS}, the limit for one rule (each "
+                "report writes them with every result of the rule)",
+            )
+            found = True
+        for at, item in enumerate(items):
+            if isinstance(item, str) and len(item) > MAX_LABEL_CHARS:
+                self.report(
+                    doc,
+                    (*where, key, at),
+                    f"a {one} of {len(item)} characters, more than {MAX_LABEL_CHARS}, the limit "
+                    f"for one {one}",
+                )
+                found = True
+        return found
+
+    def rule_sizes(
+        self,
+        doc: YamlDocument,
+        where: tuple[str | int, ...],
+        raw: Mapping[str, Any],
+        defaults: Mapping[str, Any],
+        over: set[str],
+    ) -> bool:
+        """Report what of one rule is beyond the limits that bound what the reports write for
+        each of its results (its texts, tags and controls, `defaults:` added); whether any
+        was (the rule is then not built)."""
+        found = False
+        for key, limit in MAX_TEXT_CHARS.items():
+            text = raw.get(key)
+            if isinstance(text, str) and len(text) > limit:
+                self.report(
+                    doc,
+                    (*where, key),
+                    f"a{'n' if key == 'id' else ''} {key} of {len(text)} characters, more than "
+                    f"{limit}, the limit for a rule's {key} (each report writes it with every "
+                    "result of the rule)",
+                )
+                found = True
+        for key, (_, many) in _LABEL_WORDS.items():
+            if self.labels(doc, where, raw, key):
+                found = True
+            elif key not in over and isinstance(raw.get(key, []), list):
+                count = len(_merge(defaults, raw, key))
+                if count > MAX_LABELS:
+                    self.report(
+                        doc,
+                        (*where, key) if key in raw else where,
+                        f"{count} {many} once those of `defaults:` are added, more than "
+                        f"{MAX_LABELS}, the limit for one rule (each report writes them with "
+                        "every result of the rule)",
+                    )
+                    found = True
+        return found or bool(over)
 
     def rule(
         self,

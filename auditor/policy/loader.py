@@ -20,6 +20,7 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
+from auditor.operators.text import RegexBudget, regex_budget
 from auditor.policy.compile import Compiler
 from auditor.policy.model import RESERVED_ID_PREFIX, PolicyFile, Rule
 from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
@@ -207,7 +208,8 @@ class _Read:
 class _Loader:
     """Collects problems across all files while building rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: RegexBudget | None = None) -> None:
+        self.budget = budget
         self.problems: list[str] = []
         self.enums: dict[str, tuple[str, ...]] = dict(BUILTIN_ENUMS)
         self.enum_origin: dict[str, str] = {}
@@ -374,6 +376,10 @@ class _Loader:
         One spot gets one error: where the schema objected too (`said`, the index of its
         problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
+        if self.budget is not None:  # named in a regex's refusal, as a duplicate id is
+            rule_id = raw.get("id")
+            named = isinstance(rule_id, str) and len(rule_id) <= MAX_TEXT_CHARS["id"]
+            self.budget.rule = rule_id if named and isinstance(rule_id, str) else ""
         compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
@@ -442,8 +448,14 @@ def _merge(defaults: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> lis
 
 
 def load_policies(paths: Sequence[Path]) -> PolicySet:
-    """Load, validate and compile policy files or folders; all problems at once (PolicyError)."""
-    loader = _Loader()
+    """Load, validate and compile policy files or folders; all problems at once (PolicyError).
+    Their regexes share one budget of RE2 instructions (`regex_budget`)."""
+    with regex_budget() as budget:
+        return _load(paths, budget)
+
+
+def _load(paths: Sequence[Path], budget: RegexBudget) -> PolicySet:
+    loader = _Loader(budget)
     files = policy_files(paths)
     if not files:
         shown = ", ".join(map(str, paths)) or "."

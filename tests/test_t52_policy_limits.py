@@ -88,3 +88,27 @@ def test_the_limits_leave_room_above_the_shipped_packs(tmp_path: Path) -> None:
     assert max(len(x) for r in rules for x in (*r.tags, *r.controls)) * 5 <= MAX_LABEL_CHARS
     for key, limit in MAX_TEXT_CHARS.items():
         assert max(len(getattr(r, key)) for r in rules) * 4 <= limit, key
+
+
+def test_defaults_make_no_more_labels_than_a_file_could_write_out(tmp_path: Path) -> None:
+    """100 default tags and 100 default controls, within the limit for one rule, added to
+    each of 600 rules are 120,000: more than a file may hold values (a 40 KB file wrote a
+    30 MB report.html)."""
+    tags = "[" + ", ".join(f"t{i}" for i in range(100)) + "]"
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        f"defaults:\n  controls: {_controls('X', 100)}\n  tags: {tags}\nrules:\n"
+        + "".join(_rule(i) for i in range(600))
+    )
+    code, out, err = run_cli(["policy", "lint", str(policy)], {}, tmp_path)
+    assert code == 2, out + err
+    assert (
+        f"{policy}:1:1: error: $.defaults: 120000 tags and controls in the file's rules once "
+        "`defaults:` are added to each, more than 100000, the limit for one file"
+    ) in out + err
+    policy.write_text(
+        f"defaults:\n  controls: {_controls('X', 100)}\n  tags: {tags}\nrules:\n"
+        + "".join(_rule(i) for i in range(400))
+    )
+    code, out, err = run_cli(["policy", "lint", str(policy)], {}, tmp_path)
+    assert code == 0, out + err

@@ -23,7 +23,7 @@ from auditor.operators import BUILTIN_ENUMS
 from auditor.operators.text import RegexBudget, regex_budget
 from auditor.policy.compile import Compiler
 from auditor.policy.model import RESERVED_ID_PREFIX, PolicyFile, Rule
-from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
+from auditor.policy.yamlsafe import MAX_NODES, YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
 RULE_KEYS = frozenset(
@@ -279,6 +279,7 @@ class _Loader:
         # a default list beyond the limit is said once, at `defaults:`, not for every rule
         over = {key for key in _LABEL_WORDS if self.labels(got.doc, ("defaults",), defaults, key)}
         out = []
+        labels = 0  # the tags and controls of the file's rules, `defaults:` added
         for index, raw in enumerate(got.data["rules"]):
             if not isinstance(raw, dict):
                 continue
@@ -290,9 +291,19 @@ class _Loader:
                 else:
                     merged["tags"] = _merge(defaults, raw, "tags")
                     merged["controls"] = _merge(defaults, raw, "controls")
+                    labels += len(merged["tags"]) + len(merged["controls"])
             rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
+        if labels > MAX_NODES:  # only `defaults:` makes more than a file can write out
+            self.report(
+                got.doc,
+                ("defaults",),
+                f"{labels} tags and controls in the file's rules once `defaults:` are added to "
+                f"each, more than {MAX_NODES}, the limit for one file (as many as it may hold "
+                "values)",
+                key=True,
+            )
         return out
 
     def labels(

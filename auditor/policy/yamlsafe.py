@@ -124,10 +124,7 @@ class YamlDocument:
         back as `2026-01-01T10:00:00+00:00`, a text that never equals the API's. A form YAML
         reads as a time but ISO 8601 does not (`2001-12-14 21:59:43.10 -5`) is written in ISO
         form, which time operators such as `within_days` read."""
-        written = self.written(parts)
-        if written and written.startswith("!"):  # `!!timestamp 2026-01-01`: YAML's tag
-            written = written.split(None, 1)[1] if " " in written else ""
-        written = (written or "").strip()
+        written = self.written(parts)  # (without a tag: `!!timestamp 2026-01-01`)
         return written if written and _reads_as(written, value) else value.isoformat()
 
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:

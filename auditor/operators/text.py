@@ -6,7 +6,9 @@ Takes the actual value and the prepared argument, gives a bool (registered in `c
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import re2
@@ -16,25 +18,98 @@ from auditor.operators.core import STRING, STRING_LIST, STRINGS, need_string, op
 
 # RE2's own refusals of lookaround (`(?=`, `(?<!`, …) and backreferences (`\1`).
 _UNSUPPORTED_RE = re.compile(r"invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\[1-9]")
+_TOO_LARGE = "pattern too large"
+
+#: The memory RE2 may use for one pattern (RE2's default: 8 MiB). A program of about 30,000
+#: instructions compiles (`\pL{25}`, 7 ms); `\pL{150}` (179,000 instructions, about 1 MB
+#: kept and 70 ms each) is refused, in about 3 ms. The shipped packs' largest pattern
+#: compiles into 167 instructions.
+MAX_REGEX_MEMORY = 1 << 20
+#: The most RE2 instructions all the patterns of one policy set (`regex_budget`) compile into
+#: together, about 8 MB of programs and under a second of compiling: 2,000 rules of
+#: `\pL{150}` took minutes and gigabytes. A pattern refused as too large counts as
+#: `REFUSED_COST` (the work of trying it); once the budget is spent, each later pattern is
+#: only tried with `_PROBE_MEMORY` (a fraction of a millisecond, refused or not).
+MAX_REGEX_TOTAL = 500_000
+REFUSED_COST = 30_000
+_PROBE_MEMORY = 64 << 10
+
+
+class RegexBudget:
+    """What is left of one policy set's RE2 instructions, and the rule being compiled."""
+
+    def __init__(self, total: int = MAX_REGEX_TOTAL) -> None:
+        self.total = total
+        self.left = total
+        self.rule = ""  # the id of the rule whose patterns are compiled, for the messages
+
+
+_BUDGET: ContextVar[RegexBudget | None] = ContextVar("auditor_regex_budget", default=None)
+
+
+@contextmanager
+def regex_budget(total: int = MAX_REGEX_TOTAL) -> Iterator[RegexBudget]:
+    """The patterns compiled inside share one budget of `total` RE2 instructions (a policy
+    set's: `load_policies`); outside, each pattern has only its own limit."""
+    budget = RegexBudget(total)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
 
 
 def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
-    """Compile an RE2 pattern (linear time); lookaround and backreferences are refused."""
+    """Compile an RE2 pattern (linear time); lookaround and backreferences are refused, and
+    so is a pattern beyond `MAX_REGEX_MEMORY`, or beyond what is left of the policy set's
+    budget (`regex_budget`)."""
     if not isinstance(arg, str):
         raise ValueError("a regular expression must be a string")
+    budget = _BUDGET.get()
+    spent = budget is not None and budget.left < 0
     options = re2.Options()
     options.log_errors = False
+    options.max_mem = _PROBE_MEMORY if spent else MAX_REGEX_MEMORY
+    shown = printable(arg)  # as the policy writes it, one line
     try:
-        return re2.compile(arg, options)
+        compiled = re2.compile(arg, options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        shown = printable(arg)  # as the policy writes it, one line
         if _UNSUPPORTED_RE.match(reason):
             raise ValueError(
                 f"regex /{shown}/ uses lookaround or a backreference, which RE2 (linear time) "
                 "does not support"
             ) from None
-        raise ValueError(f"invalid regex /{shown}/: {reason}") from None
+        if not reason.startswith(_TOO_LARGE):
+            raise ValueError(f"invalid regex /{shown}/: {reason}") from None
+        if budget is not None and spent:
+            raise ValueError(_over_budget(shown, budget)) from None
+        if budget is not None:
+            budget.left -= REFUSED_COST
+        raise ValueError(
+            f"regex /{shown}/{_whose(budget)} is too large: RE2 needs more than "
+            f"{MAX_REGEX_MEMORY:,} bytes to compile it, the limit for one pattern (a counted "
+            "repeat of a large class, such as `\\pL{150}` or `[^,]{500}`, is the usual cause: "
+            "use `+` or a smaller count)"
+        ) from None
+    if budget is not None:
+        budget.left -= compiled.programsize
+        if budget.left < 0:
+            raise ValueError(_over_budget(shown, budget))
+    return compiled
+
+
+def _whose(budget: RegexBudget | None) -> str:
+    return f" of rule `{budget.rule}`" if budget is not None and budget.rule else ""
+
+
+def _over_budget(shown: str, budget: RegexBudget) -> str:
+    return (
+        f"regex /{shown}/{_whose(budget)} is refused: with it, the regexes of these policy "
+        f"files compile into more than {budget.total:,} RE2 instructions, the limit for one set "
+        f"of policies (a pattern refused as too large counts as {REFUSED_COST:,}); shorten or "
+        "share patterns"
+    )
 
 
 @operator("matches", STRING, "to match /{arg}/", "not to match /{arg}/", prepare=prepare_regex)

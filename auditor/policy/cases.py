@@ -150,7 +150,7 @@ class _CaseReader:
         inputs = self._inputs(raw, where, moment)
         if len(self.problems) > count or inputs is None:
             return None
-        documents = tuple(plain(raw[k]) for k in _DATA_KEYS if k in raw)
+        documents = tuple(plain(raw[k], self.doc, (*where, k)) for k in _DATA_KEYS if k in raw)
         return Case(_shown_name(raw.get("name"), index), inputs, expect, documents)
 
     def _expect(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> dict[str, str]:
@@ -266,7 +266,7 @@ class _CaseReader:
 
     def _json(self, value: Any, where: tuple[str | int, ...]) -> Any:
         """The YAML value as JSON data, or `_BAD` after reporting why it is not."""
-        data = plain(value)
+        data = plain(value, self.doc, where)
         try:
             content_hash(data)
         except TypeError as exc:  # orjson: a non-string key, an integer beyond 64 bits

@@ -20,9 +20,10 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 from auditor.operators import BUILTIN_ENUMS
+from auditor.operators.text import RegexBudget, regex_budget
 from auditor.policy.compile import Compiler
 from auditor.policy.model import RESERVED_ID_PREFIX, PolicyFile, Rule
-from auditor.policy.yamlsafe import YamlDocument, load_yaml, problem
+from auditor.policy.yamlsafe import MAX_NODES, YamlDocument, load_yaml, problem
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
 RULE_KEYS = frozenset(
@@ -41,6 +42,19 @@ RULE_KEYS = frozenset(
     }
 )
 _POSITION = re.compile(r"^(.*?):(\d+):(\d+): ")
+
+#: The most tags, and the most controls, one rule may have once its file's `defaults:` are
+#: added (the shipped packs' largest: 3 tags, 5 controls), and the most characters of each
+#: (their longest: 17). Every report writes a rule's tags and controls with each of its results
+#: (report.html about 540 bytes a control), and `defaults:` adds its lists to every rule: a
+#: 400 KB file of 40,000 default controls made `review` write a 4 GB report.html.
+MAX_LABELS = 100
+MAX_LABEL_CHARS = 100
+#: The most characters of a rule's texts, each written with every result of the rule
+#: (findings.json, junit.xml, SARIF, report.html); the shipped packs' longest: an id of 13, a
+#: title of 73, a description of 465, a remediation of 168.
+MAX_TEXT_CHARS = {"id": 100, "title": 300, "description": 5_000, "remediation": 5_000}
+_LABEL_WORDS = {"tags": ("tag", "tags"), "controls": ("control", "controls")}
 
 
 @dataclass(frozen=True)
@@ -132,14 +146,17 @@ def _dangling_folder(path: Path) -> bool:
     return path.is_symlink() and not path.exists()
 
 
-def plain(value: Any) -> Any:
-    """YAML data as JSON data: dates become ISO-8601 strings."""
+def plain(value: Any, doc: YamlDocument | None = None, at: tuple[str | int, ...] = ()) -> Any:
+    """YAML data (the value at `at` in `doc`) as JSON data: an unquoted date or time becomes
+    the text written, as the API sends it (`2026-01-01T10:00:00Z`, not Python's `…+00:00`,
+    which would never equal the API's text: `YamlDocument.time_text`, as review reads a
+    settings file); without `doc`, Python's ISO-8601 text."""
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: plain(v, doc, (*at, k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [plain(v, doc, (*at, i)) for i, v in enumerate(value)]
     if isinstance(value, dt.date):
-        return value.isoformat()
+        return doc.time_text(at, value) if doc is not None else value.isoformat()
     return value
 
 
@@ -191,7 +208,8 @@ class _Read:
 class _Loader:
     """Collects problems across all files while building rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: RegexBudget | None = None) -> None:
+        self.budget = budget
         self.problems: list[str] = []
         self.enums: dict[str, tuple[str, ...]] = dict(BUILTIN_ENUMS)
         self.enum_origin: dict[str, str] = {}
@@ -217,7 +235,7 @@ class _Loader:
         `YamlDocument.schema_checked`)."""
         from auditor.policy.schema import schema_digest, schema_problems
 
-        data = plain(doc.data)
+        data = plain(doc.data, doc)
         if doc.schema_checked and doc.schema_checked == schema_digest():
             return _Read(doc, data)
         if not isinstance(data, dict):
@@ -258,19 +276,103 @@ class _Loader:
 
     def rules(self, got: _Read) -> list[Rule]:
         defaults = got.data.get("defaults", {})
+        # a default list beyond the limit is said once, at `defaults:`, not for every rule
+        over = {key for key in _LABEL_WORDS if self.labels(got.doc, ("defaults",), defaults, key)}
         out = []
+        labels = 0  # the tags and controls of the file's rules, `defaults:` added
         for index, raw in enumerate(got.data["rules"]):
             if not isinstance(raw, dict):
                 continue
             valid = index not in got.bad_rules
             merged = {**defaults, **raw}
             if valid:  # the schema vouched for `tags`/`controls` being lists of strings
-                merged["tags"] = _merge(defaults, raw, "tags")
-                merged["controls"] = _merge(defaults, raw, "controls")
+                if self.rule_sizes(got.doc, ("rules", index), raw, defaults, over):
+                    valid = False
+                else:
+                    merged["tags"] = _merge(defaults, raw, "tags")
+                    merged["controls"] = _merge(defaults, raw, "controls")
+                    labels += len(merged["tags"]) + len(merged["controls"])
             rule = self.rule(got.doc, index, merged, valid=valid, said=got.spots)
             if rule is not None:
                 out.append(rule)
+        if labels > MAX_NODES:  # only `defaults:` makes more than a file can write out
+            self.report(
+                got.doc,
+                ("defaults",),
+                f"{labels} tags and controls in the file's rules once `defaults:` are added to "
+                f"each, more than {MAX_NODES}, the limit for one file (as many as it may hold "
+                "values)",
+                key=True,
+            )
         return out
+
+    def labels(
+        self, doc: YamlDocument, where: tuple[str | int, ...], raw: Mapping[str, Any], key: str
+    ) -> bool:
+        """Report the tags or controls (`key`) of `raw` (a rule, or `defaults:`) beyond
+        `MAX_LABELS`, and each one longer than `MAX_LABEL_CHARS`; whether there were any."""
+        items = raw.get(key)
+        if not isinstance(items, list):
+            return False
+        one, many = _LABEL_WORDS[key]
+        found = False
+        if len(items) > MAX_LABELS:
+            self.report(
+                doc,
+                (*where, key),
+                f"{len(items)} {many}, more than {MAX_LABELS}, the limit for one rule (each "
+                "report writes them with every result of the rule)",
+            )
+            found = True
+        for at, item in enumerate(items):
+            if isinstance(item, str) and len(item) > MAX_LABEL_CHARS:
+                self.report(
+                    doc,
+                    (*where, key, at),
+                    f"a {one} of {len(item)} characters, more than {MAX_LABEL_CHARS}, the limit "
+                    f"for one {one}",
+                )
+                found = True
+        return found
+
+    def rule_sizes(
+        self,
+        doc: YamlDocument,
+        where: tuple[str | int, ...],
+        raw: Mapping[str, Any],
+        defaults: Mapping[str, Any],
+        over: set[str],
+    ) -> bool:
+        """Report what of one rule is beyond the limits that bound what the reports write for
+        each of its results (its texts, tags and controls, `defaults:` added); whether any
+        was (the rule is then not built)."""
+        found = False
+        for key, limit in MAX_TEXT_CHARS.items():
+            text = raw.get(key)
+            if isinstance(text, str) and len(text) > limit:
+                self.report(
+                    doc,
+                    (*where, key),
+                    f"a{'n' if key == 'id' else ''} {key} of {len(text)} characters, more than "
+                    f"{limit}, the limit for a rule's {key} (each report writes it with every "
+                    "result of the rule)",
+                )
+                found = True
+        for key, (_, many) in _LABEL_WORDS.items():
+            if self.labels(doc, where, raw, key):
+                found = True
+            elif key not in over and isinstance(raw.get(key, []), list):
+                count = len(_merge(defaults, raw, key))
+                if count > MAX_LABELS:
+                    self.report(
+                        doc,
+                        (*where, key) if key in raw else where,
+                        f"{count} {many} once those of `defaults:` are added, more than "
+                        f"{MAX_LABELS}, the limit for one rule (each report writes them with "
+                        "every result of the rule)",
+                    )
+                    found = True
+        return found or bool(over)
 
     def rule(
         self,
@@ -285,6 +387,10 @@ class _Loader:
         One spot gets one error: where the schema objected too (`said`, the index of its
         problem), the compiler's problem, which knows the language, replaces it."""
         where = ("rules", index)
+        if self.budget is not None:  # named in a regex's refusal, as a duplicate id is
+            rule_id = raw.get("id")
+            named = isinstance(rule_id, str) and len(rule_id) <= MAX_TEXT_CHARS["id"]
+            self.budget.rule = rule_id if named and isinstance(rule_id, str) else ""
         compiler = Compiler(str(raw.get("target", "")), self.enums, doc.written)
         cond = compiler.compile(raw["assert"], (*where, "assert")) if "assert" in raw else None
         when = compiler.compile(raw["when"], (*where, "when")) if "when" in raw else None
@@ -353,8 +459,14 @@ def _merge(defaults: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> lis
 
 
 def load_policies(paths: Sequence[Path]) -> PolicySet:
-    """Load, validate and compile policy files or folders; all problems at once (PolicyError)."""
-    loader = _Loader()
+    """Load, validate and compile policy files or folders; all problems at once (PolicyError).
+    Their regexes share one budget of RE2 instructions (`regex_budget`)."""
+    with regex_budget() as budget:
+        return _load(paths, budget)
+
+
+def _load(paths: Sequence[Path], budget: RegexBudget) -> PolicySet:
+    loader = _Loader(budget)
     files = policy_files(paths)
     if not files:
         shown = ", ".join(map(str, paths)) or "."

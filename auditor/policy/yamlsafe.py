@@ -21,6 +21,7 @@ import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,15 @@ class YamlDocument:
 
         return yamlparse.written(self._node_tree(), parts)
 
+    def time_text(self, parts: Sequence[str | int], value: date) -> str:
+        """An unquoted YAML date or time (`value`, read at `parts`) as the text written, as the
+        API sends it: YAML reads `2026-01-01T10:00:00Z` as a date-time, which Python writes
+        back as `2026-01-01T10:00:00+00:00`, a text that never equals the API's. A form YAML
+        reads as a time but ISO 8601 does not (`2001-12-14 21:59:43.10 -5`) is written in ISO
+        form, which time operators such as `within_days` read."""
+        written = self.written(parts)  # (without a tag: `!!timestamp 2026-01-01`)
+        return written if written and _reads_as(written, value) else value.isoformat()
+
     def locate(self, parts: Sequence[str | int], *, key: bool = False) -> SourceLocation:
         """1-based position of the value at `parts` (of its key with `key=True`).
 
@@ -128,6 +138,16 @@ class YamlDocument:
         from auditor.policy import yamlparse
 
         return yamlparse.locate(self._node_tree(), self.path, parts, key=key)
+
+
+def _reads_as(text: str, value: date) -> bool:
+    """`text` is ISO 8601 for `value` (YAML also takes `2001-12-14 21:59:43.10 -5`, which
+    no ISO reader, such as a policy's time operators, can read)."""
+    try:
+        parsed = (datetime if isinstance(value, datetime) else date).fromisoformat(text)
+    except ValueError:
+        return False
+    return parsed == value
 
 
 def _non_text_key(value: Any) -> tuple[Any, ...] | None:

@@ -299,45 +299,14 @@ def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
         return {str(k): _plain(v, [*at, k], doc) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
-    if hasattr(value, "isoformat"):  # an unquoted YAML date or time: the text as written
-        written = _as_written(doc, at)
-        return written if written and _reads_as(written, value) else value.isoformat()
+    if isinstance(value, date):  # an unquoted YAML date or time: the text as written
+        return doc.time_text(at, value)
     too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
     if too_big or (isinstance(value, float) and not math.isfinite(value)):
         where = doc.locate(at)
         shown = "an integer beyond 64 bits" if too_big else f"{value!r}"
         raise DataError(f"{where}: {shown} is not a JSON number the service could hold")
     return value
-
-
-_SCALAR_ENDS = (",", "]", "}", " #", "\t#")
-
-
-def _reads_as(text: str, value: date) -> bool:
-    """`text` is ISO 8601 for `value` (YAML also takes `2001-12-14 21:59:43.10 -5`, which
-    no ISO reader, such as a policy's time operators, can read)."""
-    try:
-        parsed = (datetime if isinstance(value, datetime) else date).fromisoformat(text)
-    except ValueError:
-        return False
-    return parsed == value
-
-
-def _as_written(doc: YamlDocument, at: list[str | int]) -> str | None:
-    """The plain scalar at `at` as the file writes it: YAML reads `2026-01-01T10:00:00Z` as a
-    date-time, which Python writes back as `2026-01-01T10:00:00+00:00`, a change against the
-    API's text where the file changed nothing."""
-    where = doc.locate(at)
-    lines = doc.text.splitlines()
-    if not 1 <= where.line <= len(lines):
-        return None
-    text = lines[where.line - 1][where.col - 1 :]
-    for end in _SCALAR_ENDS:
-        text = text.split(end, 1)[0]
-    text = text.strip()
-    if text.startswith("!"):  # `!!timestamp 2026-01-01`: the tag is YAML's, not the value's
-        text = text.split(None, 1)[1] if " " in text else ""
-    return text.strip() or None
 
 
 def proposed_revision(

@@ -23,6 +23,7 @@ from auditor.cli.common import (
     api_address,
     config_from_args,
     open_store,
+    refuse_out_over_inputs,
     require_remote,
     store_kept_only_if_synced,
     stored_address,
@@ -75,6 +76,11 @@ GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file sy
 def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
     config = config_from_args(args, ctx)
+    # before anything is read: no input is one of the reports `--out` gets
+    files = [("PROPOSED", Path(args.proposed))]
+    if args.against != "live":
+        files.append(("--against", Path(args.against)))
+    refuse_out_over_inputs(args, config, ctx, files=files, state=args.against == "live")
     now = ctx.clock()
     tokens = ctx.secrets()  # the command's own: `[token]` wherever a value given shows
     loaded = load_inputs(

@@ -86,3 +86,12 @@ def test_a_file_named_outside_the_checkout_without_a_link_is_read(tree: Path) ->
     code, shown = _review(tree, "../home/creds.yml", "live.yaml")
     assert code in (0, 1), shown
     assert SECRET_HOST in (tree / "out" / "report.md").read_text()
+
+
+def test_a_file_named_through_a_link_outside_the_checkout_is_read(tree: Path) -> None:
+    """A link of the machine's, not the tree's (macOS's `/tmp -> private/tmp`): the command
+    line named a file outside the tree, which it may."""
+    (tree.parent / "tmp").symlink_to("home")
+    code, shown = _review(tree, str(tree.parent / "tmp" / "creds.yml"), "live.yaml")
+    assert code in (0, 1), shown
+    assert SECRET_HOST in (tree / "out" / "report.md").read_text()

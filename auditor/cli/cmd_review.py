@@ -344,17 +344,18 @@ def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
     every key and value of that file in the PR comment and the reports. A link that stays in
     the tree (`proposed.yaml -> deploy/ec.yaml`) is read as ever, and so is a file named
     outside it with no link on the way (`auditor review /etc/ec.yaml`): the command line's
-    own choice. A link to what is no regular file is left to the opener, which refuses it
+    own choice, as is a link outside the tree (macOS's `/tmp`). A link to what is no regular file is left to the opener, which refuses it
     as what it is (`a character device, not a regular file`)."""
     root = os.path.realpath(ctx.env.get("GITHUB_WORKSPACE", "").strip() or ctx.cwd)
     current = "/" if path.is_absolute() else os.path.realpath(ctx.cwd)
     linked = False
     for part in path.parts[1:] if path.is_absolute() else path.parts:
         step = os.path.join(current, part)
-        if part not in (".", "..") and os.path.islink(step):
+        # a link of the tree's own (one outside it, such as macOS's /tmp, is the machine's)
+        if part not in (".", "..") and os.path.islink(step) and _within(root, step):
             linked = True
         current = os.path.realpath(step)
-    if not linked or os.path.commonpath((root, current)) == root:
+    if not linked or _within(root, current):
         return
     try:  # a link to a FIFO, a device, a folder or nothing: the opener says what it is
         if not stat.S_ISREG(os.stat(current).st_mode):
@@ -371,6 +372,10 @@ def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
         "pull request's link could publish any file this machine can read); give the file "
         "itself",
     )
+
+
+def _within(root: str, path: str) -> bool:
+    return os.path.commonpath((root, path)) == root
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:

@@ -343,9 +343,10 @@ def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
     checks a symlink out as a symlink: `proposed.yaml -> ~/.config/gh/hosts.yml` published
     every key and value of that file in the PR comment and the reports. A link that stays in
     the tree (`proposed.yaml -> deploy/ec.yaml`) is read as ever, and so is a file named
-    outside it with no link on the way (`auditor review /etc/ec.yaml`): the command line's
-    own choice, as is a link outside the tree (macOS's `/tmp`). A link to what is no regular file is left to the opener, which refuses it
-    as what it is (`a character device, not a regular file`)."""
+    outside it with no link on the way (`auditor review /etc/ec.yaml`) or through a link of
+    the machine's, outside the tree (macOS's `/tmp`): the command line's own choice. A link
+    to what is no regular file is left to the opener, which refuses it as what it is (`a
+    character device, not a regular file`)."""
     root = os.path.realpath(ctx.env.get("GITHUB_WORKSPACE", "").strip() or ctx.cwd)
     current = "/" if path.is_absolute() else os.path.realpath(ctx.cwd)
     linked = False

@@ -23,6 +23,7 @@ from auditor.cli.common import (
     api_address,
     config_from_args,
     open_store,
+    refuse_out_over_inputs,
     require_remote,
     store_kept_only_if_synced,
     stored_address,
@@ -43,6 +44,7 @@ from auditor.config import Config
 from auditor.errors import AuditorError, DataError
 from auditor.models import DataWarning, Revision, User
 from auditor.operators import fingerprinting
+from auditor.policy.yamlsafe import FileReadError
 from auditor.redact import Redactor
 from auditor.redact.shown import printed_path, shown_value
 from auditor.report import ReportData, render_markdown, write_reports
@@ -75,6 +77,13 @@ GIT_TIMEOUT = 5.0  # seconds; a hung git (a credential prompt, a network file sy
 def review_command(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: the whole pre-change review."""
     config = config_from_args(args, ctx)
+    # before anything is read: no input is one of the reports `--out` gets
+    files = [("PROPOSED", Path(args.proposed))]
+    if args.against != "live":
+        files.append(("--against", Path(args.against)))
+    refuse_out_over_inputs(args, config, ctx, files=files, state=args.against == "live")
+    for _, path in files:  # a link out of the checkout: never read, never shown
+        refuse_link_out_of_tree(path, ctx)
     now = ctx.clock()
     tokens = ctx.secrets()  # the command's own: `[token]` wherever a value given shows
     loaded = load_inputs(
@@ -325,6 +334,49 @@ _GIT_REPOSITORY_VARIABLES = frozenset(
         "GIT_WORK_TREE",
     }
 )
+
+
+def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
+    """A FileReadError (`file:1:1: error: …`, exit 2), before the file is opened, when the
+    proposed (or `--against`) file is a symlink, or is reached through one, to a file outside
+    the tree under review: the working folder, or `GITHUB_WORKSPACE` when set. A pull request
+    checks a symlink out as a symlink: `proposed.yaml -> ~/.config/gh/hosts.yml` published
+    every key and value of that file in the PR comment and the reports. A link that stays in
+    the tree (`proposed.yaml -> deploy/ec.yaml`) is read as ever, and so is a file named
+    outside it with no link on the way (`auditor review /etc/ec.yaml`) or through a link of
+    the machine's, outside the tree (macOS's `/tmp`): the command line's own choice. A link
+    to what is no regular file is left to the opener, which refuses it as what it is (`a
+    character device, not a regular file`)."""
+    root = os.path.realpath(ctx.env.get("GITHUB_WORKSPACE", "").strip() or ctx.cwd)
+    current = "/" if path.is_absolute() else os.path.realpath(ctx.cwd)
+    linked = False
+    for part in path.parts[1:] if path.is_absolute() else path.parts:
+        step = os.path.join(current, part)
+        # a link of the tree's own (one outside it, such as macOS's /tmp, is the machine's)
+        if part not in (".", "..") and os.path.islink(step) and _within(root, step):
+            linked = True
+        current = os.path.realpath(step)
+    if not linked or _within(root, current):
+        return
+    try:  # a link to a FIFO, a device, a folder or nothing: the opener says what it is
+        if not stat.S_ISREG(os.stat(current).st_mode):
+            return
+    except OSError:
+        return
+    where = (
+        "GITHUB_WORKSPACE" if ctx.env.get("GITHUB_WORKSPACE", "").strip() else "the working folder"
+    )
+    raise FileReadError(
+        printed_path(path, ctx.secrets()),
+        f"a symbolic link to a file outside {where} ({printed_path(root, ctx.secrets())}), "
+        "not read: a settings file under review must lie in the tree it is reviewed in (a "
+        "pull request's link could publish any file this machine can read); give the file "
+        "itself",
+    )
+
+
+def _within(root: str, path: str) -> bool:
+    return os.path.commonpath((root, path)) == root
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:

@@ -24,6 +24,7 @@ from auditor.cli.common import (
     config_from_args,
     open_store,
     parse_at,
+    refuse_out_over_inputs,
     require_remote,
     store_kept_only_if_synced,
     stored_address,
@@ -99,6 +100,9 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
             ctx.tokens.update(e.token for e in entries if e.token)
             if not getattr(args, "quiet", False):  # each organization's state file, as --state's
                 warn_exposed_org_states(config, entries, ctx)
+        # before any other input is read: none is one of the reports `--out` gets
+        orgs_file = [("--orgs", Path(args.orgs))] if args.orgs is not None else []
+        refuse_out_over_inputs(args, config, ctx, files=orgs_file, orgs=entries)
         now = ctx.clock()
         at = parse_at(args.at, now)
         loaded = load_inputs(

@@ -80,6 +80,62 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     return config
 
 
+def refuse_out_over_inputs(
+    args: argparse.Namespace,
+    config: Config,
+    ctx: Context,
+    *,
+    files: Iterable[tuple[str, Path]] = (),
+    orgs: Iterable[OrgEntry] = (),
+    state: bool = True,
+) -> None:
+    """A UsageError, before any input is read or anything written, when a file input of a
+    command that writes reports into `--out` (`files`, the command's own: PROPOSED,
+    `--against`, `--orgs`; every `--policy` file or file of a folder, `--waivers`,
+    `--readiness-model`, `--config`, the `pyproject.toml` read, `--token-file`; with `state`,
+    the SQLite state file and its companions, each organization's of `orgs`) is, or leads
+    through a symlink to, a file the command writes or clears there (`outdir.report_files`).
+    Without `--out`, the reports go to a new folder, where no input is."""
+    from auditor.cli.outdir import STATE_COMPANIONS, refuse_inputs_in_out, report_files
+    from auditor.config import org_config
+    from auditor.policy.loader import policy_files
+
+    if config.out_dir is None:
+        return
+    cwd = Path(ctx.cwd)
+    orgs = tuple(orgs)
+    inputs = list(files)
+    inputs += [("--policy", p) for p in policy_files(config.policies)]
+    inputs += [
+        (flag, p)
+        for flag, p in (
+            ("--waivers", config.waivers),
+            ("--readiness-model", config.readiness_model),
+        )
+        if p is not None
+    ]
+    inputs += [
+        (flag, Path(getattr(args, key)))
+        for flag, key in (("--config", "config"), ("--token-file", "token_file"))
+        if getattr(args, key, None) is not None
+    ]
+    if (cwd / "pyproject.toml").exists() or (cwd / "pyproject.toml").is_symlink():
+        inputs.append(("the configuration", Path("pyproject.toml")))
+    if state and config.state_url is None:
+        stores = [org_config(config, o, Path()) for o in orgs] if orgs else [config]
+        inputs += [
+            (
+                "the state file" if not suffix else f"the state file's {suffix}",
+                Path(f"{c.state_path}{suffix}"),
+            )
+            for c in stores
+            for suffix in STATE_COMPANIONS
+        ]
+    names = [o.name for o in orgs]
+    writes = report_files(config.out_dir, names)
+    refuse_inputs_in_out(writes, inputs, cwd=cwd, tokens=ctx.secrets())
+
+
 def warn_exposed_state(config: Config, ctx: Context) -> None:
     """Say once that the configured SQLite state file may be read by every local account
     (`exposed_warning`); each organization's of `run --orgs` (`state-<org>.db`) too, as the

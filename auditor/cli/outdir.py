@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import zlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from auditor.common.files import UnreadableFile, keep_mode, read_input
 from auditor.common.jsonutil import loads
-from auditor.errors import ReportError
+from auditor.errors import ReportError, UsageError
+from auditor.redact.shown import printed_path
 from auditor.report import OUTPUTS, prepare_out_dir
 from auditor.workflows.orgs import SUMMARY_FILE
 
@@ -351,6 +352,109 @@ def clear_old_reports(out_dir: Path, *, orgs: bool = False) -> None:
             reason = exc.strerror or str(exc)
             raise ReportError(f"cannot remove the earlier report {path}: {reason}") from None
     _remove_stale_temporaries(out_dir, signatures)
+
+
+def report_files(out_dir: Path, orgs: Iterable[str] = ()) -> dict[Path, frozenset[str]]:
+    """The files a command that writes reports into `out_dir` writes or clears there, by
+    folder: every report's name (and its temporary files, `_TEMPORARY`); with `orgs`, the
+    organizations of `run --orgs`, the summary.json in `out_dir` and every report in each one's
+    `<out_dir>/<name>/`."""
+    names = frozenset(_SIGNATURES)
+    orgs = tuple(orgs)
+    files = {out_dir: names | {ORGS_SUMMARY} if orgs else names}
+    files.update((out_dir / name, names) for name in orgs)
+    return files
+
+
+#: Beside an SQLite state file: its lock (`<file>.lock`) and SQLite's own files.
+STATE_COMPANIONS = ("", ".lock", "-journal", "-wal", "-shm")
+
+
+def refuse_inputs_in_out(
+    writes: Mapping[Path, Collection[str]],
+    inputs: Iterable[tuple[str, Path]],
+    *,
+    cwd: Path,
+    tokens: Iterable[str] = (),
+) -> None:
+    """A UsageError, before any input is read or anything is written, when an input file of
+    the command (`inputs`: what it is, `--policy`, and its path) is, or leads through a
+    symlink to, a file the command writes or clears in its report folder (`writes`,
+    `report_files`): `--out out` with a proposed `out/findings.json`, a policy `out/report.md`
+    or `--state out/report.html` read the input, then replaced it with a report (the state
+    file's whole history with HTML). The line names both paths."""
+    folders = {
+        os.path.realpath(cwd / folder): (folder, frozenset(names))
+        for folder, names in writes.items()
+    }
+    tokens = tuple(tokens)
+    for what, path in inputs:
+        for at, name in enumerate(_names_of(cwd / path)):
+            found = _written_as(name, folders)
+            if found is None:
+                continue
+            folder, report = found
+            given = printed_path(_relative(cwd / path, cwd), tokens)
+            written = printed_path(_relative(folder / report, cwd), tokens)
+            how = f"is {printed_path(report, tokens)}" if at == 0 else f"is a symlink to {written}"
+            shown = printed_path(_relative(folder, cwd), tokens)
+            raise UsageError(
+                f"{what} {given} {how}, a file this command writes in its report "
+                f"folder {shown}: the input would be replaced by a report; give --out another "
+                "folder, or move the file"
+            )
+
+
+def _relative(path: Path, cwd: Path) -> Path:
+    """`path` from the working folder when it lies there (as typed, mostly), else as it is."""
+    try:
+        return path.relative_to(cwd)
+    except ValueError:
+        return path
+
+
+def _names_of(path: Path) -> list[str]:
+    """Every name the file at `path` goes by on the way to it, each with its folder's
+    symlinks resolved: the path itself, every symlink it leads through, the file at the end
+    (a link `p.yaml` to `out/report.md`, a link `out/report.md` to the real file: both are
+    replaced, or the link is, by the report of that name)."""
+    names: list[str] = []
+    current = os.fspath(path)
+    for _ in range(64):  # (a loop: refused by the opener, naming it)
+        here = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        if here in names:
+            break
+        names.append(here)
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link (or missing): the end
+            break
+        current = os.path.join(os.path.dirname(here), target)
+    real = os.path.realpath(path)
+    return names if real in names else [*names, real]
+
+
+def _written_as(
+    name: str, folders: Mapping[str, tuple[Path, frozenset[str]]]
+) -> tuple[Path, str] | None:
+    """The folder (as given) and the file that the command writes or clears at `name` (a
+    real folder and a file name), None when it writes none there. On a file system that
+    ignores case (macOS, Windows), `Report.md` is report.md when both are the same file."""
+    real_folder, base = os.path.split(name)
+    if real_folder not in folders:
+        return None
+    folder, names = folders[real_folder]
+    temporary = _TEMPORARY.match(base)
+    if base in names:
+        return folder, base
+    if temporary is not None and temporary.group(1) in names:
+        return folder, base
+    for written in names:
+        if written.casefold() == base.casefold():
+            with suppress(OSError):
+                if os.path.samestat(os.lstat(name), os.lstat(os.path.join(real_folder, written))):
+                    return folder, written
+    return None
 
 
 def _remove_stale_temporaries(out_dir: Path, names: Collection[str]) -> None:

@@ -28,11 +28,13 @@ def _statuses(folder: Path) -> dict[str, str]:
 
 
 def _run_export_verify(
-    tmp_path: Path, policy: str, edit: Callable[[dict[str, Any]], None]
+    tmp_path: Path, policy: str, edit: Callable[[dict[str, Any]], None], formats: str = "json"
 ) -> dict[str, Any]:
-    """Plant a revision (`edit` of the newest settings), sync, `run --offline`, `export`,
-    `verify`: each command's (exit, stdout, stderr), the run's and the bundle's statuses and
-    the bundle's copy of the policy."""
+    """Plant a revision (`edit` of the newest settings), sync, `run --offline` (writing
+    `formats`), `export`, `verify`: each command's (exit, stdout, stderr) and their `streams`,
+    the run's and the bundle's statuses (`ran`, `bundled`) and findings.json (`ran_json`,
+    `bundled_json`), the manifest's `notReproduced` (`listed`) and the bundle's copy of the
+    policy (`copy`)."""
     from auditor.emulator import start_emulator
     from tests.test_secrets_canary import _append
 
@@ -47,13 +49,16 @@ def _run_export_verify(
         assert code == 0, out + err
         pol = ["--policy", "p.yaml"]
         for name, argv in (
-            ("run", ["run", "--offline", *pol, "--out", "run", "-o", "json"]),
+            ("run", ["run", "--offline", *pol, "--out", "run", "-o", formats]),
             ("export", ["export", *pol, "--out", "ev"]),
             ("verify", ["verify", "ev"]),
         ):
             got[name] = run_cli(argv, env=env, cwd=tmp_path)
+    got["streams"] = [s for name in ("run", "export", "verify") for s in got[name][1:]]
     got["ran"] = _statuses(tmp_path / "run")
     got["bundled"] = _statuses(tmp_path / "ev" / "reports")
+    got["ran_json"] = json.loads((tmp_path / "run" / "findings.json").read_text())
+    got["bundled_json"] = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
     got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get("notReproduced")
     got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
     return got

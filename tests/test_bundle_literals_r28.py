@@ -9,14 +9,13 @@ remembers (`customModels[apiKey=…]`) is copied as the path grammar's quoted se
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
+from tests.conftest import secret_forms
+from tests.test_bundle_fidelity import _run_export_verify as run_export_verify
 
 LEAKED = "orange-leaked-battery-424242-staple"
 ROTATED = "fresh-rotated-key-99887766-zebra"
@@ -44,39 +43,10 @@ def _leaks(tmp_path: Path, secret: str, *streams: str) -> list[str]:
 def _run_export_verify(
     tmp_path: Path, policy: str, edit: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
-    """Plant a revision (`edit` of the newest settings), sync, `run --offline` (every
-    format), `export`, `verify`: each command's (exit, stdout, stderr), the run's and the
-    bundle's findings.json, the manifest's `notReproduced` and the bundle's copy."""
-    from auditor.emulator import start_emulator
-    from tests.test_secrets_canary import _append
-
-    (tmp_path / "p.yaml").write_text(policy)
-    got: dict[str, Any] = {}
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
-        settings = copy.deepcopy(e.dataset.history[-1]["settings"])
-        edit(settings)
-        _append(e.dataset, settings, "admin")
-        env = emulator_env(e, tmp_path / "state.db")
-        code, out, err = run_cli(["sync"], env=env, cwd=tmp_path)
-        assert code == 0, out + err
-        pol = ["--policy", "p.yaml"]
-        for name, argv in (
-            ("run", ["run", "--offline", *pol, "--out", "run", "-o", FORMATS]),
-            ("export", ["export", *pol, "--out", "ev"]),
-            ("verify", ["verify", "ev"]),
-        ):
-            got[name] = run_cli(argv, env=env, cwd=tmp_path)
-    got["streams"] = [s for name in ("run", "export", "verify") for s in got[name][1:]]
+    """`test_bundle_fidelity`'s, with `run` writing every format and `export` exiting 0."""
+    got = run_export_verify(tmp_path, policy, edit, formats=FORMATS)
     assert got["export"][0] == 0, got["export"]
-    got["ran"] = json.loads((tmp_path / "run" / "findings.json").read_text())
-    got["bundled"] = json.loads((tmp_path / "ev" / "reports" / "findings.json").read_text())
-    got["listed"] = json.loads((tmp_path / "ev" / "manifest.json").read_text()).get("notReproduced")
-    got["copy"] = (tmp_path / "ev" / "inputs" / "policies" / "001-p.yaml").read_text()
     return got
-
-
-def _statuses(findings: dict[str, Any]) -> dict[str, str]:
-    return {f["rule_id"]: f["status"] for f in findings["findings"]}
 
 
 def _rotated(settings: dict[str, Any]) -> None:
@@ -111,9 +81,9 @@ def test_a_leaked_key_inside_a_longer_pattern_or_text_of_its_rule_is_nowhere_in_
     assert re.search(rf'matches: "\^\({escaped}\|x\)\+\$"', got["copy"]), got["copy"]
     assert re.search(rf'not_equals: "old:{marker}"', got["copy"]), got["copy"]
     assert re.search(rf'not_matches: "\(\?i\)\^\(\?:{escaped}\)\+"', got["copy"]), got["copy"]
-    message = got["bundled"]["findings"][0]["message"]
+    message = got["bundled_json"]["findings"][0]["message"]
     assert re.search(r"expected to match /\^\(\\\[secret\\ fp:", message), message
-    assert _statuses(got["ran"]) == _statuses(got["bundled"]) == {"DEPLOY-KEY-GONE": "fail"}
+    assert got["ran"] == got["bundled"] == {"DEPLOY-KEY-GONE": "fail"}
     assert got["listed"] is None
     assert got["verify"][0] == 0, got["verify"]
 
@@ -144,8 +114,8 @@ def test_a_pattern_the_copy_hides_the_key_in_and_that_judges_otherwise_is_named(
 
     got = _run_export_verify(tmp_path, FLIPS, edit)
     assert _leaks(tmp_path, DOTTED, *got["streams"]) == []
-    assert _statuses(got["ran"]) == {"MODEL-NOT-KEY": "fail"}
-    assert _statuses(got["bundled"]) == {"MODEL-NOT-KEY": "pass"}
+    assert got["ran"] == {"MODEL-NOT-KEY": "fail"}
+    assert got["bundled"] == {"MODEL-NOT-KEY": "pass"}
     assert got["listed"] == [
         {"rule": "MODEL-NOT-KEY", "subject": "settings", "run": "fail", "bundle": "pass"}
     ]
@@ -173,15 +143,15 @@ def test_a_leaked_key_written_again_as_its_rules_tag_or_control_is_nowhere(
     got = _run_export_verify(tmp_path, LABELS, _rotated)
     assert got["run"][0] == 0, got["run"]
     assert _leaks(tmp_path, LEAKED, *got["streams"]) == []
-    rule = got["ran"]["rules"][0]
+    rule = got["ran_json"]["rules"][0]
     assert re.fullmatch(r"\[secret fp:[0-9a-f]{8} len:35\]", rule["tags"][0]), rule
     assert rule["tags"][1] == "keys"
     assert sorted(rule["controls"])[0].startswith("ACME:[secret fp:"), rule
     assert re.search(r'tags: \["\[secret fp:[0-9a-f]{8} len:35\]", keys\]', got["copy"])
     assert re.search(r'"ACME:\[secret_fp:[0-9a-f]{8}_len:35\]", "SOC2:CC6.1"', got["copy"])
-    bundled = got["bundled"]["rules"][0]
+    bundled = got["bundled_json"]["rules"][0]
     assert "SOC2:CC6.1" in bundled["controls"], bundled
-    assert _statuses(got["ran"]) == _statuses(got["bundled"]) == {"DEPLOY-KEY-ROTATED": "pass"}
+    assert got["ran"] == got["bundled"] == {"DEPLOY-KEY-ROTATED": "pass"}
     assert got["verify"][0] == 0, got["verify"]
 
 
@@ -223,8 +193,8 @@ def test_a_selector_holding_a_remembered_key_is_copied_quoted_and_export_succeed
     marker = r"\[secret fp:[0-9a-f]{8} len:56\]"
     assert re.search(rf"customModels\[apiKey='{marker}'\]\.id", got["copy"]), got["copy"]
     assert re.search(rf'customModels\[apiKey=\\"{marker}\\"\]\.baseUrl', got["copy"])
-    assert _statuses(got["ran"]) == _statuses(got["bundled"])
-    assert _statuses(got["bundled"]) == {"GPT-BY-KEY": "pass", "GPT-BY-QUOTED-KEY": "pass"}
+    assert got["ran"] == got["bundled"]
+    assert got["bundled"] == {"GPT-BY-KEY": "pass", "GPT-BY-QUOTED-KEY": "pass"}
     assert got["listed"] is None
     assert got["verify"][0] == 0, got["verify"]
 

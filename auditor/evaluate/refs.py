@@ -45,8 +45,11 @@ def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str
 class _Checked(threading.local):
     """The type checks made on the document last evaluated (one per thread: organizations are
     audited side by side): by the identity of the referenced value and of the schema, each held
-    so that neither identity is reused while the answer is kept. A value's length is part of
-    the key too, as a guard against a document grown in place between two evaluations."""
+    so that neither identity is reused while the answer is kept (the document too, till the
+    next one, as `memo._LAST` holds it). Documents are not changed once read (each revision,
+    proposed file and change step is its own object); a value's length is part of the key all
+    the same, so one grown in place between two evaluations is checked again (an element
+    replaced in place, at the same length, would not be)."""
 
     def __init__(self) -> None:
         self.root: Any = MISSING

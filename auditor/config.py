@@ -663,14 +663,23 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return _read_toml_text(path)[0]
 
 
-def _read_toml_text(path: Path, shown: str | None = None) -> tuple[dict[str, Any], str]:
+def _read_toml_text(
+    path: Path, shown: str | None = None, kind: str = "config file"
+) -> tuple[dict[str, Any], str]:
     """The TOML table of the file at `path` and its text; a problem names the file as `shown`
-    (the path as the user typed it: `ci/auditor.toml`, not `/home/…/ci/auditor.toml`)."""
+    (the path as the user typed it: `ci/auditor.toml`, not `/home/…/ci/auditor.toml`) and as
+    what it is, `kind` (`config file`, `--orgs file`)."""
     name = str(path) if shown is None else shown
-    if not path.exists() and not path.is_symlink():
-        raise ConfigError(f"{name}: config file not found")
-    if not path.exists():
-        raise ConfigError(f"{name}: cannot read config file: a symbolic link to a missing file")
+    try:
+        path.stat()
+    except FileNotFoundError:
+        if not path.is_symlink():
+            raise ConfigError(f"{name}: {kind} not found") from None
+        raise ConfigError(
+            f"{name}: cannot read {kind}: a symbolic link to a missing file"
+        ) from None
+    except OSError:
+        pass  # named by `read_input` as any other input's is (a loop: `Too many levels of …`)
     raw = b""
     try:
         raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)
@@ -678,13 +687,12 @@ def _read_toml_text(path: Path, shown: str | None = None) -> tuple[dict[str, Any
         text = raw.decode("utf-8-sig")
         return tomllib.loads(text), text
     except UnreadableFile as exc:
-        raise ConfigError(f"{name}: cannot read config file: {exc.reason}") from None
+        raise ConfigError(f"{name}: cannot read {kind}: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         at = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset
         row, column = byte_position(raw, at)
         raise ConfigError(
-            f"{name}:{row}:{column}: config file is not UTF-8 text (byte {raw[at]:#04x} at "
-            f"offset {at})"
+            f"{name}:{row}:{column}: {kind} is not UTF-8 text (byte {raw[at]:#04x} at offset {at})"
         ) from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion
         raise ConfigError(
@@ -1022,7 +1030,7 @@ def load_orgs(
     message of this file shows one (`[token]`)."""
     shown = shown_path(path)  # as typed (relative to the working folder): what problems name
     path = cwd / path
-    data, text = _read_toml_text(path, shown)
+    data, text = _read_toml_text(path, shown, "--orgs file")
     unknown = [k for k in data if k != "org"]
     if unknown:
         place = _key_places(shown, text, "").get(unknown[0], shown)

@@ -100,23 +100,38 @@ class PathPattern:
         self.parts = tuple(parts)
         self.steps = tuple(_step(text, p) for p in parts)
         self._dotted = not any(isinstance(step, _Bracket) for step in self.steps)
-        # A pattern's first k parts, as a regular expression, for k = 1 … all.
-        self._heads = tuple(re.compile(_regex(parts[:k])) for k in range(1, len(parts) + 1))
+        # A pattern's first k parts, as a regular expression, by k, each made when first asked
+        # for (`_head`): all of them, up front, were k = 1 … n expressions of up to n parts,
+        # time and memory quadratic in the pattern's length (5,000 parts: over a minute).
+        self._heads: dict[int, re.Pattern[str]] = {}
+
+    def _head(self, k: int) -> re.Pattern[str]:
+        """The pattern's first k parts as a regular expression."""
+        head = self._heads.get(k)
+        if head is None:
+            head = self._heads[k] = re.compile(_regex(self.parts[:k]))
+        return head
 
     def selects(self, change: Change) -> bool:
-        """Whether the change touches what the pattern names (see the class)."""
-        whole = self._heads[-1]
+        """Whether the change touches what the pattern names (see the class).
+
+        The pattern's first k parts match only a printed path with at least k - 2 separators
+        (`.` or `[`: each part after the first starts with one, but a last `*` part, which
+        may match nothing), so the longer heads are never made for shallower paths."""
+        whole = len(self.parts)
         for path in (change.path, change.old_path):
             if path is None:
                 continue
             shown = _forms(path)
-            if any(whole.fullmatch(s) for s in shown):
+            room = max(map(_separators, shown), default=0) + 2  # the most parts a form can match
+            if whole <= room and any(self._head(whole).fullmatch(s) for s in shown):
                 return True  # the change's path, or a path above it
             # The change's own path, printed; dotted too for a pattern without brackets (a
             # dotted path does not say which entry of a list it is in, a bracket would).
             here = shown[-2:] if self._dotted else shown[-2:-1]
-            for k, head in enumerate(self._heads[:-1], start=1):
-                if any(head.fullmatch(s) for s in here) and self._below(change, path, k):
+            room = max(map(_separators, here), default=0) + 2
+            for k in range(1, min(whole - 1, room) + 1):
+                if any(self._head(k).fullmatch(s) for s in here) and self._below(change, path, k):
                     return True
         return False
 
@@ -189,6 +204,12 @@ def _regex(parts: Sequence[str]) -> str:
         else:
             out.append("(?>.*?" + "".join(chunk) + ")")
     return "".join(out) + tail
+
+
+def _separators(shown: str) -> int:
+    """How many `.` and `[` a printed path holds: at most that many parts of a pattern after
+    its first (and a last `*`) can match it."""
+    return shown.count(".") + shown.count("[")
 
 
 @functools.lru_cache(maxsize=4096)  # each `--path` pattern asks for every change's path

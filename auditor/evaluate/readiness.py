@@ -39,7 +39,9 @@ from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
 from auditor.models import JSON, DataWarning, ReadinessReport, SourceLocation
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
+from auditor.policy.redacted import SECRET_NAME
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
+from auditor.redact.shown import not_shown, ordinary_name
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "readiness-criteria.yaml"
 PARTIAL_CREDIT_MODES = ("all_or_nothing", "fraction")
@@ -117,6 +119,19 @@ class _Problems:
         text = f"`{shown}`: {message}" if where else message
         self.lines.append(problem(self.doc.locate(where, key=key), render(where), text))
 
+    def add_unnamed(self, where: Parts, message: str) -> None:
+        """A problem with the key at `where`, whose name is not shown: the line names the
+        mapping holding it (`$.criteria`) and points at the key's `line:col`."""
+        loc = self.doc.locate(where, key=True)
+        self.lines.append(problem(loc, render(where[:-1]), message))
+
+
+def _looks_secret(name: str) -> bool:
+    """Whether the value detectors take `name` (a criterion id) for a secret, as a policy's
+    rule id is judged (`auditor.policy.redacted.SECRET_NAME`). An ordinary name
+    (`lint_config`: lowercase words joined by `_`) loads no detector."""
+    return not ordinary_name(name) and not_shown(name) != name
+
 
 def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
     if not isinstance(data, dict):
@@ -174,6 +189,8 @@ def _parse_criteria(
         where: Parts = ("criteria", str(cid))
         if not isinstance(cid, str):
             problems.add(where, "a criterion id must be a string", key=True)
+        elif _looks_secret(cid):  # nothing else said of it: each line would name it
+            problems.add_unnamed(where, f"the id of this criterion {SECRET_NAME}")
         elif not isinstance(spec, dict):
             problems.add(where, "must be a mapping with level, scope, pillar")
         else:

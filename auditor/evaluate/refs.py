@@ -4,10 +4,15 @@ Takes a compiled `Ref` and the operator it feeds, gives the referenced value rea
 document being evaluated (the settings document for settings rules, the change document for
 change rules, so `after.modelPolicy.x` works), checked against the operator's argument schema,
 so a wrong type is an error naming both paths and an absent one is `missing`.
+
+The type check reads the whole referenced value (every URL of an allowlist), and a ref inside
+`each:` is resolved once per element: the answer is kept for the document being evaluated
+(`_Checked`), so N elements against a list of M values cost N + M, not N x M.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,12 +34,47 @@ def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str
         value, at = ref.path.resolve(root)
     except PathTypeError as exc:
         raise RefError(f"ref {show(exc.where)} (for {show(where)}): {exc}") from None
-    if value is not MISSING and not conforms(op.schema, value):
+    if value is not MISSING and not _conforms_once(op.schema, value, root):
         found = "null" if value is None else f"{json_type(value)} {short(value)}"
         raise RefError(
             f"ref {show(at)} is {found}; `{op.name}` at {show(where)} needs {expects(op.schema)}"
         )
     return value, at
+
+
+class _Checked(threading.local):
+    """The type checks made on the document last evaluated (one per thread: organizations are
+    audited side by side): by the identity of the referenced value and of the schema, each held
+    so that neither identity is reused while the answer is kept (the document too, till the
+    next one, as `memo._LAST` holds it). Documents are not changed once read (each revision,
+    proposed file and change step is its own object); a value's length is part of the key all
+    the same, so one grown in place between two evaluations is checked again (an element
+    replaced in place, at the same length, would not be)."""
+
+    def __init__(self) -> None:
+        self.root: Any = MISSING
+        self.seen: dict[tuple[int, int, int], tuple[Any, Mapping[str, Any], bool]] = {}
+
+
+_CHECKED = _Checked()
+
+
+def _conforms_once(schema: Mapping[str, Any], value: Any, root: Any) -> bool:
+    """`conforms(schema, value)`, computed once per value and schema while `root` is the
+    document evaluated (a new document starts afresh). Only containers are kept: a scalar
+    costs nothing to check."""
+    if not isinstance(value, list | dict):
+        return conforms(schema, value)
+    held = _CHECKED
+    if held.root is not root:
+        held.root, held.seen = root, {}
+    key = (id(value), id(schema), len(value))
+    found = held.seen.get(key)
+    if found is not None and found[0] is value and found[1] is schema:
+        return found[2]
+    ok = conforms(schema, value)
+    held.seen[key] = (value, schema, ok)
+    return ok
 
 
 def conforms(schema: Mapping[str, Any], value: Any) -> bool:

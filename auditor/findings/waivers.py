@@ -267,8 +267,22 @@ def _check_rule(rule: str, rules: KnownRules, report: Callable[[str], None]) -> 
 _ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}(?:[-_.][A-Za-z0-9]{1,8}){1,4}")
 
 
+#: Digits a revision number in a subject may have: as an integer in any input file (Python
+#: reads no longer one as a number; no revision is one).
+MAX_REVISION_DIGITS = 4300
+
+
 def _check_subject(subject: str, report: Callable[[str], None]) -> None:
     text = subject.strip()
+    if text.startswith(("settings@", "change:")):
+        longest = max((len(n) for n in re.findall(r"\d+", text)), default=0)
+        if longest > MAX_REVISION_DIGITS:
+            report(
+                f"subject `{text[:40]}…` names a revision number {longest:,} digits long: no "
+                f"revision is one (an integer longer than {MAX_REVISION_DIGITS:,} digits is "
+                "refused in every input file)"
+            )
+            return
     step = re.fullmatch(r"change:(\d+)\.\.(\d+)", text)
     if step and int(step[1]) >= int(step[2]):
         first, second = int(step[1]), int(step[2])

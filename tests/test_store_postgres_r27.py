@@ -27,6 +27,9 @@ from pgcluster import PASSWORD
 from auditor.cli import Context, main
 from auditor.errors import StoreError
 from auditor.store import Store
+from tests.test_store_postgres import (
+    _env,  # the emulator and this state, for a CLI in its own process
+)
 
 NOW = datetime.now(UTC)  # (the runs in their own process read the real clock)
 TOKEN = "demo-owner-token"
@@ -189,15 +192,6 @@ def served() -> Any:
 
     with start_emulator(revisions=30, repos=3, now=NOW) as emu:
         yield emu
-
-
-def _env(emu: Any, state: str) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": TOKEN,
-        "AUDITOR_STATE": state,
-    }
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:

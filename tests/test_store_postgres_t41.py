@@ -22,6 +22,9 @@ from auditor.cli import Context, main
 from auditor.errors import StoreError
 from auditor.store import Store
 from auditor.store.postgres import _lock_key, schema_name
+from tests.test_store_postgres import (
+    _env,  # the emulator and this state, for a CLI in its own process
+)
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 TOKEN = "demo-owner-token"
@@ -44,15 +47,6 @@ def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str
         timeout=120,
     )
     return done.returncode, done.stdout, done.stderr
-
-
-def _env(emu: Any, state: str) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": TOKEN,
-        "AUDITOR_STATE": state,
-    }
 
 
 def _auditor_sessions(admin: Any) -> list[int]:

@@ -8,7 +8,6 @@ is the same."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from auditor.cli.cmd_history import PathPattern
@@ -16,7 +15,7 @@ from auditor.models import Change
 from tests.test_history_scale import _history, _run
 
 
-def test_history_with_a_pattern_of_5000_segments_answers_in_seconds(tmp_path: Path) -> None:
+def test_history_with_a_pattern_of_5000_segments_answers(tmp_path: Path) -> None:
     state = tmp_path / "state.db"
     _history(state, 1, 40)
     argv = ["history", "--state", str(state), "--format", "json", "--path"]
@@ -24,12 +23,18 @@ def test_history_with_a_pattern_of_5000_segments_answers_in_seconds(tmp_path: Pa
     assert code == 0, err
     assert len(json.loads(every)) == 40
     for pattern in ("*." * 5000 + "x", "sandbox" + ".*" * 5000, "*?" * 20000 + "Z"):
-        start = time.monotonic()
         code, out, err = _run([*argv, pattern])
-        took = time.monotonic() - start
         assert code == 0, err
         assert json.loads(out) == []  # no stored path is 5,000 levels deep
-        assert took < 5, f"{pattern[:12]}…: {took:.1f} s"
+
+
+def test_a_long_pattern_makes_only_the_expressions_a_path_can_match() -> None:
+    """What made it quadratic: an expression for every prefix of the pattern, up front (300
+    expressions of up to 300 parts here). Only those a path is deep enough for are made."""
+    pattern = PathPattern("*." * 300 + "x")
+    for depth in (1, 3, 8):
+        assert not pattern.selects(Change(_deep(depth), "changed", 1, 2))
+    assert len(pattern._heads) <= 10, len(pattern._heads)
 
 
 def _deep(depth: int, leaf: str = "x") -> str:

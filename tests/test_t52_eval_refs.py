@@ -8,7 +8,6 @@ models, so a 1.7 MB proposed file kept `auditor review` busy for six minutes.
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -129,17 +128,17 @@ def test_a_list_grown_in_place_is_checked_again() -> None:
     assert rule_status(rule, doc, ENV) == "error"
 
 
-def test_review_of_many_models_and_urls_takes_seconds_not_minutes(tmp_path: Path) -> None:
-    """The tester's mod_2000.json (330 KB: 2,000 models, 8,000 URLs) with the shipped packs:
-    about 11 s before (most of it 32 million type checks), about 1.5 s now."""
+def test_review_of_many_models_and_urls_checks_each_list_once(
+    tmp_path: Path, checks: list[int]
+) -> None:
+    """The tester's mod_2000.json (330 KB: 2,000 models, 8,000 URLs) reviewed with the shipped
+    packs: 32 million type checks before (about 11 s), about 8,000 per side now (1.5 s)."""
     (tmp_path / "mod.json").write_text(json.dumps(_models(2000, 8000)))
     (tmp_path / "live.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
     argv = ["review", str(tmp_path / "mod.json"), "--against", str(tmp_path / "live.json")]
     argv += ["--out", str(tmp_path / "out"), "-q", "-o", "json"]
-    start = time.monotonic()
     code, _, err = run_cli(argv, {}, tmp_path)
-    took = time.monotonic() - start
     assert code == 1, err
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert "BASE-MOD-009" in json.dumps(findings)
-    assert took < 6, f"review took {took:.1f} s"
+    assert checks[0] < 10 * (2000 + 8000), checks[0]  # linear in the file, not 2,000 x 8,000

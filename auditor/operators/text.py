@@ -20,18 +20,19 @@ from auditor.operators.core import STRING, STRING_LIST, STRINGS, need_string, op
 _UNSUPPORTED_RE = re.compile(r"invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\[1-9]")
 _TOO_LARGE = "pattern too large"
 
-#: The memory RE2 may use for one pattern (RE2's default: 8 MiB). A program of about 30,000
-#: instructions compiles (`\pL{25}`, 7 ms); `\pL{150}` (179,000 instructions, about 1 MB
-#: kept and 70 ms each) is refused, in about 3 ms. The shipped packs' largest pattern
-#: compiles into 167 instructions.
-MAX_REGEX_MEMORY = 1 << 20
+#: The memory RE2 may use for one pattern: RE2's own default, 8 MiB. A name of up to 64
+#: letters or digits of any script (`^[\p{L}\p{N} ._-]{1,64}$`, 86,000 instructions, 30 ms)
+#: compiles, and so does `\pL{150}` (179,000 instructions, about 1 MB kept, 70 ms); `\pL{1000}`
+#: is refused. (A 1 MiB limit refused that 64-letter check: reviewer R29a #4.) The shipped
+#: packs' largest pattern compiles into 167 instructions.
+MAX_REGEX_MEMORY = 8 << 20
 #: The most RE2 instructions all the patterns of one policy set (`regex_budget`) compile into
-#: together, about 8 MB of programs and under a second of compiling: 2,000 rules of
-#: `\pL{150}` took minutes and gigabytes. A pattern refused as too large counts as
-#: `REFUSED_COST` (the work of trying it); once the budget is spent, each later pattern is
-#: only tried with `_PROBE_MEMORY` (a fraction of a millisecond, refused or not).
-MAX_REGEX_TOTAL = 500_000
-REFUSED_COST = 30_000
+#: together, about 2 s of compiling and some tens of MB: 2,000 rules of `\pL{150}` took
+#: minutes and gigabytes (T52 #6). A pattern refused as too large counts as `REFUSED_COST`
+#: (the work of trying it, about 80 ms); once the budget is spent, each later pattern is only
+#: tried with `_PROBE_MEMORY` (a fraction of a millisecond, refused or not).
+MAX_REGEX_TOTAL = 5_000_000
+REFUSED_COST = 200_000
 _PROBE_MEMORY = 64 << 10
 
 
@@ -89,7 +90,7 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
         raise ValueError(
             f"regex /{shown}/{_whose(budget)} is too large: RE2 needs more than "
             f"{MAX_REGEX_MEMORY:,} bytes to compile it, the limit for one pattern (a counted "
-            "repeat of a large class, such as `\\pL{150}` or `[^,]{500}`, is the usual cause: "
+            "repeat of a large class, such as `\\pL{1000}`, is the usual cause: "
             "use `+` or a smaller count)"
         ) from None
     if budget is not None:

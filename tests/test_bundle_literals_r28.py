@@ -287,3 +287,24 @@ def test_the_rules_literal_is_hidden_in_defaults_and_comments_and_its_own_rule_a
     assert f"title: another rule, {LEAKED} as written" in copy
     assert f'assert: {{path: model, equals: "{LEAKED}"}}' in copy
     assert policy.rules[1].tags == (LEAKED_MARKER,)
+
+
+def test_a_title_near_its_limit_naming_a_short_secret_still_makes_a_bundle(
+    tmp_path: Path,
+) -> None:
+    """R29a #3: a 297-character title naming the rule's 6-character leaked PIN (within the
+    300 a title may have) became 317 characters in the copy, its marker being 26, and
+    `export` refused its own copy (exit 2, no bundle). A marker counts as what it hides."""
+    title = ("The short leaked deploy PIN xk7Q2z is no longer configured " + "x" * 300)[:297]
+    policy = f"""rules:
+  - id: T-TITLE
+    title: "{title}"
+    severity: high
+    target: settings
+    assert: {{path: env.DEPLOY_KEY, not_equals: xk7Q2z}}
+"""
+    got = _run_export_verify(tmp_path, policy, _rotated)
+    assert got["run"][0] == 0, got["run"]
+    assert "[secret fp:" in got["copy"] and "xk7Q2z" not in got["copy"]
+    assert got["ran"] == got["bundled"] == {"T-TITLE": "pass"}
+    assert got["verify"][0] == 0, got["verify"]

@@ -308,3 +308,62 @@ def test_a_title_near_its_limit_naming_a_short_secret_still_makes_a_bundle(
     assert "[secret fp:" in got["copy"] and "xk7Q2z" not in got["copy"]
     assert got["ran"] == got["bundled"] == {"T-TITLE": "pass"}
     assert got["verify"][0] == 0, got["verify"]
+
+
+def test_an_unquoted_time_compared_with_a_secret_place_is_hidden_and_the_bundle_verifies(
+    tmp_path: Path,
+) -> None:
+    """R29a #1: `equals: 2026-01-01T10:00:00Z` (unquoted, as the README shows a time) compared
+    with an `env` value: the copy left the literal in clear (it rewrote text scalars alone)
+    and the bundle's evaluation hid it under a key of its own, so `verify` failed, always."""
+    policy = """rules:
+  - id: TOKEN-EXPIRES
+    title: the token expires at the start of 2026
+    severity: low
+    target: settings
+    assert: {path: env.TOKEN_EXPIRES, equals: 2026-01-01T10:00:00Z}
+"""
+
+    def planted(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {})["TOKEN_EXPIRES"] = "2027-06-30T00:00:00Z"
+
+    got = _run_export_verify(tmp_path, policy, planted)
+    assert got["run"][0] == 1, got["run"]
+    assert "2026-01-01T10:00:00Z" not in got["copy"]
+    assert re.search(r'equals: "\[secret fp:[0-9a-f]{8} len:20\]"', got["copy"]), got["copy"]
+    assert _leaks(tmp_path, "2026-01-01T10:00:00Z", *got["streams"]) == []
+    assert got["ran"] == got["bundled"] == {"TOKEN-EXPIRES": "fail"}
+    assert got["verify"][0] == 0, got["verify"]
+
+
+OBJECT_FIELDS = f"""rules:
+  - id: KEY-GONE
+    title: the leaked key is gone
+    severity: high
+    target: settings
+    assert:
+      all:
+        - {{path: env.DEPLOY_KEY, not_equals: {LEAKED}}}
+        - path: gatewayLine
+          equals: {{type: command, path: x}}
+          default: {{type: file, path: {LEAKED}}}
+        - {{path: statusLine, equals: {{ref: {LEAKED}, type: x}}}}
+"""
+
+
+def _rotated_with_status(settings: dict[str, Any]) -> None:
+    _rotated(settings)
+    settings["statusLine"] = {"type": "y"}
+
+
+def test_a_leaked_key_in_a_default_or_object_field_named_like_a_path_is_nowhere(
+    tmp_path: Path,
+) -> None:
+    """R29a #2: a `default:` object's `path` field and an object literal's `ref` field were
+    read as policy paths and kept as written in the copy; all six bundle reports showed the
+    key `run` hides (`statusLine is {"type":"file","path":"[secret fp:…]"}`)."""
+    got = _run_export_verify(tmp_path, OBJECT_FIELDS, _rotated_with_status)
+    assert got["run"][0] == 1, got["run"]
+    assert _leaks(tmp_path, LEAKED, *got["streams"]) == []
+    assert got["ran"] == got["bundled"] == {"KEY-GONE": "fail"}
+    assert got["verify"][0] == 0, got["verify"]

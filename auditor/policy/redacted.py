@@ -734,9 +734,11 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     import json
 
     from auditor.policy import yamlparse
+    from auditor.policy.loader import plain
     from auditor.policy.yamlsafe import load_text
 
-    data = load_text(text, file).data  # a file the loader refuses: its PolicyError
+    read = load_text(text, file)  # a file the loader refuses: its PolicyError
+    data = plain(read.data, read)  # an unquoted time as the text written, as the loader reads it
     root = yamlparse.compose(text, pure=True)
     every = _every_literal(redact, rules or {})
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
@@ -755,7 +757,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = node.value
-        if node.tag != _STR_TAG or (out := shown(value)) == value:
+        if node.tag not in _TEXT_TAGS or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
         said = f" {every(note.group()[1:])}" if note else ""  # a comment: every literal hidden
@@ -788,7 +790,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     copy = "".join([*pieces, text[done:]])
     expected = _redacted_data(data, redact, by_parts)
     try:
-        same = load_text(copy, file).data == expected
+        again = load_text(copy, file)
+        same = plain(again.data, again) == expected
     except PolicyError:
         same = False
     if not same:
@@ -878,10 +881,11 @@ def _shown_by_node(
                     by_node[id(node)] = by_parts[(*at, name)] = redact
                 if name not in _CONDITION_KEYS:
                     continue
+                objects = _ref_fields(node)
                 for scalar, op, parts in _condition_scalars(node, name, (*at, name)):
                     if op in _REGEX_OPS:
                         by_node[id(scalar)] = by_parts[parts] = pattern
-                    elif _is_path(op, parts[3:]):
+                    elif id(scalar) not in objects and _is_path(op, parts[3:]):
                         by_node[id(scalar)] = by_parts[parts] = path
     return by_node, by_parts
 
@@ -890,14 +894,29 @@ def _is_path(key: str, parts: Parts) -> bool:
     """Whether the scalar under `key`, at `parts` below a rule's `assert` or `when`, is a
     path: a leaf's `path` (or one of a list of them), a quantifier's array, or a `{ref: …}`
     right under an operator; not a text of an operator's argument (`equals: {path: x}` is an
-    object literal, whose texts a rule's literal is hidden in)."""
+    object literal, whose texts a rule's literal is hidden in), nor of a `default:` object
+    (`default: {type: file, path: x}`: reviewer R29a #2, the key reached the bundle)."""
     from auditor.operators import REGISTRY
 
     keys = [p for p in parts if isinstance(p, str)]
+    if "default" in keys:
+        return False
     ops = [i for i, k in enumerate(keys) if k in REGISTRY]
     if key == "ref":
         return ops == [len(keys) - 2]
     return key in _PATH_KEYS and not ops
+
+
+def _ref_fields(node: Any) -> set[int]:
+    """The `ref` fields of the objects under `node` that have other fields too: an object
+    literal (`equals: {ref: x, type: y}`), not a `{ref: …}` path (reviewer R29a #2)."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode
+
+    found: set[int] = set()
+    for n in _nodes(node):
+        if isinstance(n, MappingNode) and len(n.value) > 1:
+            found |= {id(v) for k, v in n.value if isinstance(k, ScalarNode) and k.value == "ref"}
+    return found
 
 
 def _all_shown(
@@ -1062,6 +1081,10 @@ def _quoted(text: str, quote: str = "'") -> str | None:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+#: The scalars the loader reads as text: an unquoted date or time too, as written (reviewer
+#: R29a #1: such a literal compared with a secret place was left in clear in the copy, and
+#: the bundle's evaluation hid it again under a key of its own, so `verify` failed).
+_TEXT_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:timestamp"})
 
 
 class _Then:
@@ -1135,7 +1158,7 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     if isinstance(node, ScalarNode):
-        if node.tag == _STR_TAG:
+        if node.tag in _TEXT_TAGS:
             yield node, name, parts
     elif isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):
@@ -1148,7 +1171,14 @@ def _condition_scalars(node: Any, name: str, parts: Parts) -> Iterator[tuple[Any
 
 def _scalars(node: Any) -> Any:
     """Every scalar node under `node`, keys too, each once (an alias is its anchor's node)."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.nodes import ScalarNode
+
+    return (n for n in _nodes(node) if isinstance(n, ScalarNode))
+
+
+def _nodes(node: Any) -> Any:
+    """Every node under `node` and itself, keys too, each once (an alias is its anchor's)."""
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
 
     seen: set[int] = set()
     stack = [node] if node is not None else []
@@ -1157,9 +1187,8 @@ def _scalars(node: Any) -> Any:
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if isinstance(n, ScalarNode):
-            yield n
-        elif isinstance(n, SequenceNode):
+        yield n
+        if isinstance(n, SequenceNode):
             stack.extend(n.value)
         elif isinstance(n, MappingNode):
             for k, v in n.value:

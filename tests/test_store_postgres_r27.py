@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -420,3 +420,25 @@ def test_a_commit_the_server_cannot_tell_about_is_said_maybe_stored(
             s.set_report_order("first")
         assert "nothing was changed" not in str(said.value)
         assert s.report_order() == "first"  # (it was: the command may go on reading)
+
+
+def test_a_lost_session_is_ended_only_if_it_is_the_same_process(pg_url: str) -> None:
+    """R29b #1: after a server restart the lost session's pid can be another session's, one of
+    the same `run --orgs` (same application_name): matched by pid and name alone, it was
+    ended. The process is the lost session's only if it started when that one did."""
+    from auditor.store.postgres import PgConnection, _session_start
+
+    name = f"auditor pid {os.getpid()}"
+    with (
+        psycopg.connect(pg_url, autocommit=True, application_name=name) as other,
+        psycopg.connect(pg_url, autocommit=True, application_name=name) as ours,
+    ):
+        pid, started = other.info.backend_pid, _session_start(other)
+        assert started is not None
+        # the same pid, another start: another process; left alone
+        PgConnection._end_session(ours, pid, started - timedelta(seconds=1))
+        assert other.execute("SELECT 1").fetchone() == (1,)
+        # the very process: ended
+        PgConnection._end_session(ours, pid, started)
+        with pytest.raises(psycopg.OperationalError):
+            other.execute("SELECT 1")

@@ -284,6 +284,7 @@ class PgConnection:
         self._doubt: tuple[int, tuple[Any, ...] | None] | None = None
         self._committed: bool | None = None  # what the new session found of it (None: unknown)
         self._pid = _backend_pid(conn)  # the server's process of this session
+        self._started = _session_start(conn)  # (with the pid, it names the process)
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -370,6 +371,7 @@ class PgConnection:
             ) from None
         self._conn = conn
         self._pid = _backend_pid(conn)
+        self._started = _session_start(conn)
         self._open = False
 
     def _end_lost_session(self, conn: Any) -> None:
@@ -377,20 +379,26 @@ class PgConnection:
         gone (a network loss): it would hold the lock, and its transaction, for minutes."""
         import psycopg
 
-        if not self._pid or self._pid == _backend_pid(conn):
+        if not self._pid or self._started is None or self._pid == _backend_pid(conn):
             return
         with contextlib.suppress(psycopg.Error):  # (a role may not end it: it ends on its own)
-            self._end_session(conn, self._pid)
+            self._end_session(conn, self._pid, self._started)
 
     @staticmethod
-    def _end_session(conn: Any, pid: int) -> None:
+    def _end_session(conn: Any, pid: int, started: Any) -> None:
+        # the process is the lost session's only if it started when that one did: after a
+        # server restart a pid is handed out again, to another organization's session of the
+        # same `run --orgs` (same application_name) too (reviewer R29b #1)
         name = f"auditor pid {os.getpid()}"
-        alive = "SELECT 1 FROM pg_catalog.pg_stat_activity WHERE pid = %s AND application_name = %s"
-        if conn.execute(alive, (pid, name)).fetchone() is None:
+        alive = (
+            "SELECT 1 FROM pg_catalog.pg_stat_activity "
+            "WHERE pid = %s AND application_name = %s AND backend_start = %s"
+        )
+        if conn.execute(alive, (pid, name, started)).fetchone() is None:
             return
         conn.execute("SELECT pg_catalog.pg_terminate_backend(%s)", (pid,))
         until = time.monotonic() + IN_DOUBT_WAIT
-        while conn.execute(alive, (pid, name)).fetchone() is not None:
+        while conn.execute(alive, (pid, name, started)).fetchone() is not None:
             if time.monotonic() > until:
                 return
             time.sleep(0.05)
@@ -559,6 +567,18 @@ class PgConnection:
                 self._conn.execute("SELECT pg_advisory_unlock_all()")
         with contextlib.suppress(Exception):
             self._conn.close()
+
+
+def _session_start(conn: Any) -> Any:
+    """When the server started the process of `conn`'s session (None: not known, and then
+    no later session ends it: `PgConnection._end_lost_session`)."""
+    with contextlib.suppress(Exception):
+        row = conn.execute(
+            "SELECT backend_start FROM pg_catalog.pg_stat_activity "
+            "WHERE pid = pg_catalog.pg_backend_pid()"
+        ).fetchone()
+        return None if row is None else row[0]
+    return None
 
 
 def _backend_pid(conn: Any) -> int:

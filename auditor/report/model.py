@@ -8,7 +8,7 @@ flattens those into the rows below.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -230,6 +230,11 @@ class ReportData:
     #: findings of the run compared with whose rule this run did not judge on their subject
     #: (a usage day: the analytics unreadable, the day not stored): not resolved
     not_reevaluated: tuple[FindingRecord, ...] = ()
+    #: the run that first saw each `persisting` finding, by its `Finding.digest` (empty: not
+    #: known): past code scanning's 5,000 results, findings.sarif lists the oldest first
+    first_seen: Mapping[int | str, str] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.

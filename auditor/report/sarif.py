@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -376,7 +376,9 @@ def listed_count(d: ReportData, max_results: int = MAX_RESULTS) -> int:
 
 def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list[Finding], int]:
     """The findings that become results, in report order, and how many the cap left out: open
-    ones (and waived ones when asked), the worst `max_results` of them when there are more."""
+    ones (and waived ones when asked), the worst `max_results` of them when there are more;
+    within the last severity and status kept, persisting ones (oldest first) before new ones
+    (`_kept_of_class`)."""
     candidates = _candidates(d)
     if len(candidates) <= max_results:
         return candidates, 0
@@ -404,14 +406,38 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
         if per_class[last] >= room:
             break
         room -= per_class[last]
-    kept: list[Finding] = []
-    for f, key in zip(candidates, classes, strict=True):
-        if key < last:
-            kept.append(f)
-        elif key == last and room:
-            kept.append(f)
-            room -= 1
+    chosen = _kept_of_class(
+        [i for i, key in enumerate(classes) if key == last], candidates, room, d.first_seen
+    )
+    kept = [
+        f
+        for i, (f, key) in enumerate(zip(candidates, classes, strict=True))
+        if key < last or (key == last and i in chosen)
+    ]
     return kept, len(candidates) - max_results
+
+
+def _kept_of_class(
+    members: list[int], candidates: list[Finding], room: int, first_seen: Mapping[int | str, str]
+) -> set[int]:
+    """Which `room` of `members` (indices into `candidates`, one severity and status, in report
+    order) the cap keeps: those already tracked (`persisting`, the oldest first: the run that
+    first saw them, from `first_seen`) before `new` ones and those not compared, each in report
+    order. So the listed set is the same from night to night: the new findings of a night never
+    push out findings still failing (code scanning would close those alerts as fixed)."""
+    if room <= 0:
+        return set()
+    if len(members) <= room:
+        return set(members)
+    later = "\uffff"  # persisting, but its first run not known: after the known ones
+
+    def order(i: int) -> tuple[int, str, int]:
+        f = candidates[i]
+        if f.lifecycle == "persisting":
+            return (0, first_seen.get(f.digest, later), i)
+        return (1, "", i)
+
+    return set(sorted(members, key=order)[:room])
 
 
 def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
@@ -424,7 +450,9 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
         f"{why}, so the {left_out:,} of lowest severity were left "
-        "out. The complete list is in findings.json and junit.xml; report.html lists at most "
+        "out (within a severity, failures before unknowns and errors, and findings new in this "
+        "run left out before those already tracked, the longest-tracked kept first, so the same "
+        "results stay listed from night to night). The complete list is in findings.json and junit.xml; report.html lists at most "
         "200 per rule and report.md what fits a PR comment, each counting the rest."
     )
     return {"level": "warning", "message": {"text": text}}

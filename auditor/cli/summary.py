@@ -38,7 +38,8 @@ def with_report_options(
 ) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
-    `--all-revisions` run marks so that its upload never replaces the nightly's alerts).
+    `--all-revisions` run, and one that leaves rules out (`--no-usage`, `--no-readiness`),
+    marks so that its upload never replaces the nightly's alerts).
     A category that holds one of `tokens` (the command's own) or a part that looks like a
     secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
@@ -55,11 +56,30 @@ def with_report_options(
         for flag, word in (("at", "as-of"), ("all_revisions", "all-revisions"))
         if getattr(args, flag, None)
     ]
+    view += _left_out_words(data)
     if not category and view:
         category = "-".join([default_category(data), *view])
     elif category and getattr(args, "orgs", None) is not None:
         category = f"{category}/{category_word(org)}"
     return replace(data, sarif_category=category or "")
+
+
+def _left_out_words(data: ReportData) -> list[str]:
+    """`no-usage`, `no-readiness`: the rules a run left out on purpose (`--no-usage`,
+    `--no-readiness`), when it left some out. A run without them uploaded under the nightly's
+    category would make code scanning close every open alert of those rules as fixed (they
+    were not judged), and reopen them as new once the flag is dropped."""
+    if data.mode != "run":
+        return []  # a review always leaves them out: its own category says so
+    from auditor.report.model import rules_left_out
+    from auditor.workflows.run import NO_READINESS_REASON, NO_USAGE_REASON
+
+    reasons = {why for _, n, why in rules_left_out(data) if n}
+    return [
+        word
+        for reason, word in ((NO_USAGE_REASON, "no-usage"), (NO_READINESS_REASON, "no-readiness"))
+        if reason in reasons
+    ]
 
 
 #: What stands for a secret in a SARIF category (`--sarif-category "$AUDITOR_TOKEN"`): words

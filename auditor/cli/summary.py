@@ -44,7 +44,8 @@ def with_report_options(
     secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
     organization: one category for all would let each organization's upload close the
-    others' alerts."""
+    others' alerts; and the SARIF fingerprints include the organization (`sarif_org`), so
+    code scanning never merges two organizations' results into one alert."""
     from auditor.report.sarif import category_word, default_category
 
     data = replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
@@ -61,7 +62,8 @@ def with_report_options(
         category = "-".join([default_category(data), *view])
     elif category and getattr(args, "orgs", None) is not None:
         category = f"{category}/{category_word(org)}"
-    return replace(data, sarif_category=category or "")
+    orgs = getattr(args, "orgs", None) is not None
+    return replace(data, sarif_category=category or "", sarif_org=org if orgs else "")
 
 
 def _left_out_words(data: ReportData) -> list[str]:

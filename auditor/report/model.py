@@ -212,6 +212,9 @@ class ReportData:
     org: str = ""  # the `--org` label; SARIF's automation id names it
     sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
     sarif_category: str = ""  # code scanning category (automationDetails.id's); "": the default
+    #: the organization `run --orgs` named ("": a run of one organization): findings.sarif's
+    #: `partialFingerprints` include it, so code scanning never merges organizations' alerts
+    sarif_org: str = ""
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)

@@ -295,7 +295,7 @@ class _Results:
             "level": rule[2],
             "message": {"text": text if printable else clean_text(text)},
             "locations": [self._location(f)],
-            "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+            "partialFingerprints": {FINGERPRINT_KEY: self._fingerprint(f)},
             "properties": {
                 "status": status,
                 "rawStatus": marks[0],
@@ -310,6 +310,10 @@ class _Results:
             out["properties"]["waiverExpired"] = f"{expired.expires:%Y-%m-%d}"
         return out
 
+    def _fingerprint(self, f: Finding) -> str:
+        org = self.d.sarif_org
+        return result_fingerprint(f, org) if org else f.fingerprint
+
     def _location(self, f: Finding) -> dict[str, Any]:
         loc = f.location or f.source
         if loc is None:
@@ -323,6 +327,18 @@ class _Results:
                 self._locations.clear()
             known = self._locations[id(loc)] = (loc, _location_of(loc))
         return known[1]
+
+
+def result_fingerprint(f: Finding, org: str = "") -> str:
+    """A result's `partialFingerprints` value: the finding's fingerprint, or with `run --orgs`
+    (`org`, the organization's name in the file) 32 hex digits of sha256 of `<org>|<fingerprint>`:
+    every organization's subjects are `settings`, `change:N..M`, `org`, so the same rule failing
+    in two organizations gave the same fingerprint, rule and location, and code scanning made
+    them one alert (dismissed for all at once, fixed only when all were fixed)."""
+    if not org:
+        return f.fingerprint
+    text = f"{clean_text(org)}|{f.fingerprint}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _result(
@@ -343,7 +359,7 @@ def _result(
         "level": LEVEL.get(f.severity, "warning"),
         "message": {"text": message},
         "locations": [_location(f, d) if location is None else location],
-        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+        "partialFingerprints": {FINGERPRINT_KEY: result_fingerprint(f, d.sarif_org)},
         "properties": {
             "status": f.status,
             "rawStatus": f.raw_status,

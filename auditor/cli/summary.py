@@ -7,7 +7,8 @@ is always the last line on stderr (design §9).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -34,12 +35,18 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
 def with_report_options(
-    data: ReportData, args: argparse.Namespace, org: str, tokens: Iterable[str] = ()
+    data: ReportData,
+    args: argparse.Namespace,
+    org: str,
+    tokens: Iterable[str] = (),
+    *,
+    base: str = "",
 ) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
     `--all-revisions` run, and one that leaves rules out (`--no-usage`, `--no-readiness`),
     marks so that its upload never replaces the nightly's alerts).
+    `base`: `sarif_base` of the working folder.
     A category that holds one of `tokens` (the command's own) or a part that looks like a
     secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
@@ -63,7 +70,24 @@ def with_report_options(
     elif category and getattr(args, "orgs", None) is not None:
         category = f"{category}/{category_word(org)}"
     orgs = getattr(args, "orgs", None) is not None
-    return replace(data, sarif_category=category or "", sarif_org=org if orgs else "")
+    return replace(
+        data, sarif_category=category or "", sarif_org=org if orgs else "", sarif_base=base
+    )
+
+
+def sarif_base(env: Mapping[str, str], cwd: str) -> str:
+    """The working folder's path from `GITHUB_WORKSPACE` (the checkout's root, which
+    upload-sarif resolves URIs against), `ci/`, when it lies there below the root; "" when
+    it is the root, lies elsewhere, or the variable is not set. findings.sarif names a policy
+    file given relative to the working folder (`--policy pol/` run in `ci/`) from the root
+    with it (`ci/pol/…`), as `review` names its proposed file."""
+    root = env.get("GITHUB_WORKSPACE", "").strip()
+    if not root:
+        return ""
+    real, top = os.path.realpath(cwd), os.path.realpath(root)
+    if real == top or not real.startswith(top.rstrip(os.sep) + os.sep):
+        return ""
+    return Path(os.path.relpath(real, top)).as_posix() + "/"
 
 
 def _left_out_words(data: ReportData) -> list[str]:

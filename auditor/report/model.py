@@ -215,6 +215,9 @@ class ReportData:
     #: the organization `run --orgs` named ("": a run of one organization): findings.sarif's
     #: `partialFingerprints` include it, so code scanning never merges organizations' alerts
     sarif_org: str = ""
+    #: the working folder's path from the repository's root (`ci/`; "": the root itself, or
+    #: not known): findings.sarif names a relative policy file from the root with it
+    sarif_base: str = ""
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)

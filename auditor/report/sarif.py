@@ -173,19 +173,31 @@ def shipped_artifact_location(path: str) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=256)  # a handful of policy and proposed files, thousands of results
-def _artifact(path: str) -> tuple[tuple[str, Any], ...]:
-    return tuple((shipped_artifact_location(path) or artifact_location(path)).items())
+def _artifact(path: str, base: str = "") -> tuple[tuple[str, Any], ...]:
+    return tuple((shipped_artifact_location(path) or artifact_location(base + path)).items())
+
+
+def _policy_base(path: str, d: ReportData) -> str:
+    """What goes before `path` in its URI: `d.sarif_base` (the working folder from the
+    repository's root) for a policy file named relative to the working folder, else nothing
+    (a proposed file is named from the root already, a shipped pack as `policies/…`)."""
+    base = d.sarif_base
+    if not base or path.startswith(("/", "../", SHIPPED_PREFIX)) or PureWindowsPath(path).drive:
+        return ""
+    if d.review is not None and path == d.review.proposed_file:
+        return ""
+    return base if any(p.path == path for p in d.policy_files) else ""
 
 
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
-    return _location_of(loc)
+    return _location_of(loc, _policy_base(loc.file, d))
 
 
-def _location_of(loc: SourceLocation) -> dict[str, Any]:
+def _location_of(loc: SourceLocation, base: str = "") -> dict[str, Any]:
     return {
         "physicalLocation": {
-            "artifactLocation": dict(_artifact(loc.file)),
+            "artifactLocation": dict(_artifact(loc.file, base)),
             "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
         }
     }
@@ -325,7 +337,10 @@ class _Results:
         if known is None or known[0] is not loc:
             if len(self._locations) >= CACHE_LIMIT:
                 self._locations.clear()
-            known = self._locations[id(loc)] = (loc, _location_of(loc))
+            known = self._locations[id(loc)] = (
+                loc,
+                _location_of(loc, _policy_base(loc.file, self.d)),
+            )
         return known[1]
 
 

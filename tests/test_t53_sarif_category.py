@@ -74,3 +74,33 @@ def test_a_run_that_leaves_rules_out_uploads_under_its_own_category(
     )  # fmt: skip
     assert code in (0, 1), err
     assert _category(_sarif(tmp_path / "o")) == f"auditor/{host}/run"
+
+
+def test_reviews_of_two_files_have_a_category_each(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T53 #7: a review's default category names the reviewed file, so two reviews on one
+    commit (prod and staging) never replace each other's alerts."""
+    import shutil
+
+    ws = tmp_path / "ws"
+    (ws / "settings").mkdir(parents=True)
+    example = Path(__file__).resolve().parents[1] / "examples" / "proposed-settings.yaml"
+    for name in ("prod.yaml", "staging.yaml"):
+        shutil.copy(example, ws / "settings" / name)
+    monkeypatch.chdir(ws)
+    categories = []
+    for name in ("prod.yaml", "staging.yaml"):
+        out = tmp_path / name
+        code, _, err = run_cli(
+            ["review", f"settings/{name}", "--out", str(out), "-q", "-o", "sarif"],
+            {**env, "GITHUB_WORKSPACE": str(ws)},
+            ws,
+        )
+        assert code in (0, 1), err
+        categories.append(_category(_sarif(out)))
+    host = categories[0].split("/")[1]
+    assert categories == [
+        f"auditor/{host}/review/settings/prod.yaml",
+        f"auditor/{host}/review/settings/staging.yaml",
+    ]

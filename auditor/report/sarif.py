@@ -497,9 +497,16 @@ def automation_id(d: ReportData) -> str:
 
 
 def default_category(d: ReportData) -> str:
-    """`auditor/<org or host>/<run|review>`: each organization and run kind has its own."""
+    """`auditor/<org or host>/<run|review>`: each organization and run kind has its own; a
+    review's is followed by the reviewed file's path (`…/review/settings/prod.yaml`), so the
+    reviews of two files on one commit never replace each other's alerts."""
     owner = d.org if d.org not in _NO_ORG else (urlsplit(d.api_address).hostname or "offline")
-    return f"auditor/{category_word(owner)}/{d.mode}"
+    category = f"auditor/{category_word(owner)}/{d.mode}"
+    if d.mode == "review" and d.review is not None:
+        path = d.review.proposed_file.removeprefix("file://").replace("\\", "/")
+        words = [category_word(p) for p in path.split("/") if p not in ("", ".", "..")]
+        category = "/".join([category, *words])
+    return category
 
 
 def category_word(text: str) -> str:

@@ -206,7 +206,7 @@ def _run_one(
     def publish(data: ReportData) -> tuple[str, ...]:  # before the run is recorded complete
         nonlocal outputs
         data = with_report_options(
-            data, args, config.org, ctx.secrets(), base=sarif_base(ctx.env, ctx.cwd)
+            data, args, config.org, ctx.secrets(), sarif_base(ctx.env, ctx.cwd)
         )
         if published.cut:  # (`--orgs`: written up as interrupted: writes nothing more)
             raise _CutShort(config.org)

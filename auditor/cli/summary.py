@@ -39,7 +39,6 @@ def with_report_options(
     args: argparse.Namespace,
     org: str,
     tokens: Iterable[str] = (),
-    *,
     base: str = "",
 ) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,

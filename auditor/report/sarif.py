@@ -480,11 +480,11 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
     # report.html's cap is html.ROWS_PER_RULE (not imported: jinja2 is slow to load)
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
-        f"{why}, so the {left_out:,} of lowest severity were left "
-        "out (within a severity, failures before unknowns and errors, and findings new in this "
-        "run left out before those already tracked, the longest-tracked kept first, so the same "
-        "results stay listed from night to night). The complete list is in findings.json and junit.xml; report.html lists at most "
-        "200 per rule and report.md what fits a PR comment, each counting the rest."
+        f"{why}, so the {left_out:,} of lowest severity were left out (within a severity, "
+        "unknowns and errors before failures, and findings new in this run before those "
+        "already tracked, the longest-tracked kept: the same results stay listed from night to "
+        "night). The complete list is in findings.json and junit.xml; report.html lists at "
+        "most 200 per rule and report.md what fits a PR comment, each counting the rest."
     )
     return {"level": "warning", "message": {"text": text}}
 

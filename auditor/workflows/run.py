@@ -32,7 +32,14 @@ from auditor.evaluate.readiness import (
     unreported_criteria,
 )
 from auditor.findings.waivers import KnownRules, load_waivers
-from auditor.models import DataWarning, FindingRecord, ReadinessReport, Revision, Waiver
+from auditor.models import (
+    OPEN_STATUSES,
+    DataWarning,
+    FindingRecord,
+    ReadinessReport,
+    Revision,
+    Waiver,
+)
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy import SHIPPED_POLICY_DIR, SHIPPED_PREFIX, PolicySet, load_policies
 from auditor.store import evalstate
@@ -478,10 +485,13 @@ def _first_seen(
 ) -> dict[int | str, str]:
     """The run that first saw each `persisting` finding, by digest (as `records_for_store`
     records it): findings.sarif lists the oldest first past code scanning's 5,000 results."""
-    if not prior:
-        return {}
     from auditor.findings.finding import pack_fingerprint
+    from auditor.report import sarif
 
+    listed = OPEN_STATUSES | {"waived"}  # what findings.sarif may list
+    # needed only past the cap (10,000s of entries with `--all-revisions`): none below it
+    if not prior or sum(f.status in listed for f in findings) <= sarif.MAX_RESULTS:
+        return {}
     first = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior}
     out: dict[int | str, str] = {}
     for f in findings:

@@ -726,7 +726,9 @@ def test_every_drill_down_row_names_its_rule() -> None:
 @pytest.mark.parametrize("seed", range(20))
 def test_sarif_cap_keeps_the_worst_by_severity_then_status_in_report_order(seed: int) -> None:
     """The cap keeps the `max_results` worst findings, ranked by severity, then failures
-    before unknown, error and waived, then report order; those kept stay in report order."""
+    before unknown, error and waived, then persisting before new (T53 #1: so a night's new
+    findings never push out still-failing ones), then report order; those kept stay in report
+    order."""
     rng = random.Random(seed)
     base = build_large(rng.randint(1, 60))
     findings = tuple(
@@ -745,6 +747,7 @@ def test_sarif_cap_keeps_the_worst_by_severity_then_status_in_report_order(seed:
         key=lambda i: (
             severity_rank(findings[i].severity),
             status_rank.index(findings[i].status),
+            findings[i].lifecycle != "persisting",
             i,
         ),
     )

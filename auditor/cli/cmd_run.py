@@ -49,6 +49,7 @@ from auditor.cli.summary import (
     decide_exit,
     make_run_id,
     print_summary,
+    sarif_base,
     unique_dir,
     with_report_options,
 )
@@ -204,7 +205,9 @@ def _run_one(
 
     def publish(data: ReportData) -> tuple[str, ...]:  # before the run is recorded complete
         nonlocal outputs
-        data = with_report_options(data, args, config.org, ctx.secrets())
+        data = with_report_options(
+            data, args, config.org, ctx.secrets(), sarif_base(ctx.env, ctx.cwd)
+        )
         if published.cut:  # (`--orgs`: written up as interrupted: writes nothing more)
             raise _CutShort(config.org)
         line = ""

@@ -7,7 +7,8 @@ is always the last line on stderr (design §9).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -34,16 +35,23 @@ _SHOWN_ERRORS = 5  # the rest are in report.md / findings.json
 
 
 def with_report_options(
-    data: ReportData, args: argparse.Namespace, org: str, tokens: Iterable[str] = ()
+    data: ReportData,
+    args: argparse.Namespace,
+    org: str,
+    tokens: Iterable[str] = (),
+    base: str = "",
 ) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
-    `--all-revisions` run marks so that its upload never replaces the nightly's alerts).
+    `--all-revisions` run, and one that leaves rules out (`--no-usage`, `--no-readiness`),
+    marks so that its upload never replaces the nightly's alerts).
+    `base`: `sarif_base` of the working folder.
     A category that holds one of `tokens` (the command's own) or a part that looks like a
     secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
     organization: one category for all would let each organization's upload close the
-    others' alerts."""
+    others' alerts; and the SARIF fingerprints include the organization (`sarif_org`), so
+    code scanning never merges two organizations' results into one alert."""
     from auditor.report.sarif import category_word, default_category
 
     data = replace(data, org=org, sarif_include_waived=args.sarif_include_waived)
@@ -55,11 +63,48 @@ def with_report_options(
         for flag, word in (("at", "as-of"), ("all_revisions", "all-revisions"))
         if getattr(args, flag, None)
     ]
+    view += _left_out_words(data)
     if not category and view:
         category = "-".join([default_category(data), *view])
     elif category and getattr(args, "orgs", None) is not None:
         category = f"{category}/{category_word(org)}"
-    return replace(data, sarif_category=category or "")
+    orgs = getattr(args, "orgs", None) is not None
+    return replace(
+        data, sarif_category=category or "", sarif_org=org if orgs else "", sarif_base=base
+    )
+
+
+def sarif_base(env: Mapping[str, str], cwd: str) -> str:
+    """The working folder's path from `GITHUB_WORKSPACE` (the checkout's root, which
+    upload-sarif resolves URIs against), `ci/`, when it lies there below the root; "" when
+    it is the root, lies elsewhere, or the variable is not set. findings.sarif names a policy
+    file given relative to the working folder (`--policy pol/` run in `ci/`) from the root
+    with it (`ci/pol/…`), as `review` names its proposed file."""
+    root = env.get("GITHUB_WORKSPACE", "").strip()
+    if not root:
+        return ""
+    real, top = os.path.realpath(cwd), os.path.realpath(root)
+    if real == top or not real.startswith(top.rstrip(os.sep) + os.sep):
+        return ""
+    return Path(os.path.relpath(real, top)).as_posix() + "/"
+
+
+def _left_out_words(data: ReportData) -> list[str]:
+    """`no-usage`, `no-readiness`: the rules a run left out on purpose (`--no-usage`,
+    `--no-readiness`), when it left some out. A run without them uploaded under the nightly's
+    category would make code scanning close every open alert of those rules as fixed (they
+    were not judged), and reopen them as new once the flag is dropped."""
+    if data.mode != "run":
+        return []  # a review always leaves them out: its own category says so
+    from auditor.report.model import rules_left_out
+    from auditor.workflows.run import NO_READINESS_REASON, NO_USAGE_REASON
+
+    reasons = {why for _, n, why in rules_left_out(data) if n}
+    return [
+        word
+        for reason, word in ((NO_USAGE_REASON, "no-usage"), (NO_READINESS_REASON, "no-readiness"))
+        if reason in reasons
+    ]
 
 
 #: What stands for a secret in a SARIF category (`--sarif-category "$AUDITOR_TOKEN"`): words

@@ -8,7 +8,7 @@ flattens those into the rows below.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -212,6 +212,12 @@ class ReportData:
     org: str = ""  # the `--org` label; SARIF's automation id names it
     sarif_include_waived: bool = False  # SARIF lists waived findings (as suppressed results)
     sarif_category: str = ""  # code scanning category (automationDetails.id's); "": the default
+    #: the organization `run --orgs` named ("": a run of one organization): findings.sarif's
+    #: `partialFingerprints` include it, so code scanning never merges organizations' alerts
+    sarif_org: str = ""
+    #: the working folder's path from the repository's root (`ci/`; "": the root itself, or
+    #: not known): findings.sarif names a relative policy file from the root with it
+    sarif_base: str = ""
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
@@ -230,6 +236,11 @@ class ReportData:
     #: findings of the run compared with whose rule this run did not judge on their subject
     #: (a usage day: the analytics unreadable, the day not stored): not resolved
     not_reevaluated: tuple[FindingRecord, ...] = ()
+    #: the run that first saw each `persisting` finding, by its `Finding.digest` (empty: not
+    #: known): past code scanning's 5,000 results, findings.sarif lists the oldest first
+    first_seen: Mapping[int | str, str] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
     #: `findings` itself when it is known to be in report order (`build_report_data` sorts
     #: them), so `report_order` need not sort it again; a copy given other findings
     #: (`dataclasses.replace`) still refers to the old tuple, and its findings are sorted.

@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -173,19 +173,31 @@ def shipped_artifact_location(path: str) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=256)  # a handful of policy and proposed files, thousands of results
-def _artifact(path: str) -> tuple[tuple[str, Any], ...]:
-    return tuple((shipped_artifact_location(path) or artifact_location(path)).items())
+def _artifact(path: str, base: str = "") -> tuple[tuple[str, Any], ...]:
+    return tuple((shipped_artifact_location(path) or artifact_location(base + path)).items())
+
+
+def _policy_base(path: str, d: ReportData) -> str:
+    """What goes before `path` in its URI: `d.sarif_base` (the working folder from the
+    repository's root) for a policy file named relative to the working folder, else nothing
+    (a proposed file is named from the root already, a shipped pack as `policies/…`)."""
+    base = d.sarif_base
+    if not base or path.startswith(("/", "../", SHIPPED_PREFIX)) or PureWindowsPath(path).drive:
+        return ""
+    if d.review is not None and path == d.review.proposed_file:
+        return ""
+    return base if any(p.path == path for p in d.policy_files) else ""
 
 
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
-    return _location_of(loc)
+    return _location_of(loc, _policy_base(loc.file, d))
 
 
-def _location_of(loc: SourceLocation) -> dict[str, Any]:
+def _location_of(loc: SourceLocation, base: str = "") -> dict[str, Any]:
     return {
         "physicalLocation": {
-            "artifactLocation": dict(_artifact(loc.file)),
+            "artifactLocation": dict(_artifact(loc.file, base)),
             "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
         }
     }
@@ -295,7 +307,7 @@ class _Results:
             "level": rule[2],
             "message": {"text": text if printable else clean_text(text)},
             "locations": [self._location(f)],
-            "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+            "partialFingerprints": {FINGERPRINT_KEY: self._fingerprint(f)},
             "properties": {
                 "status": status,
                 "rawStatus": marks[0],
@@ -310,6 +322,10 @@ class _Results:
             out["properties"]["waiverExpired"] = f"{expired.expires:%Y-%m-%d}"
         return out
 
+    def _fingerprint(self, f: Finding) -> str:
+        org = self.d.sarif_org
+        return result_fingerprint(f, org) if org else f.fingerprint
+
     def _location(self, f: Finding) -> dict[str, Any]:
         loc = f.location or f.source
         if loc is None:
@@ -321,8 +337,23 @@ class _Results:
         if known is None or known[0] is not loc:
             if len(self._locations) >= CACHE_LIMIT:
                 self._locations.clear()
-            known = self._locations[id(loc)] = (loc, _location_of(loc))
+            known = self._locations[id(loc)] = (
+                loc,
+                _location_of(loc, _policy_base(loc.file, self.d)),
+            )
         return known[1]
+
+
+def result_fingerprint(f: Finding, org: str = "") -> str:
+    """A result's `partialFingerprints` value: the finding's fingerprint, or with `run --orgs`
+    (`org`, the organization's name in the file) 32 hex digits of sha256 of `<org>|<fingerprint>`:
+    every organization's subjects are `settings`, `change:N..M`, `org`, so the same rule failing
+    in two organizations gave the same fingerprint, rule and location, and code scanning made
+    them one alert (dismissed for all at once, fixed only when all were fixed)."""
+    if not org:
+        return f.fingerprint
+    text = f"{clean_text(org)}|{f.fingerprint}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _result(
@@ -343,7 +374,7 @@ def _result(
         "level": LEVEL.get(f.severity, "warning"),
         "message": {"text": message},
         "locations": [_location(f, d) if location is None else location],
-        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+        "partialFingerprints": {FINGERPRINT_KEY: result_fingerprint(f, d.sarif_org)},
         "properties": {
             "status": f.status,
             "rawStatus": f.raw_status,
@@ -376,7 +407,9 @@ def listed_count(d: ReportData, max_results: int = MAX_RESULTS) -> int:
 
 def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list[Finding], int]:
     """The findings that become results, in report order, and how many the cap left out: open
-    ones (and waived ones when asked), the worst `max_results` of them when there are more."""
+    ones (and waived ones when asked), the worst `max_results` of them when there are more;
+    within the last severity and status kept, persisting ones (oldest first) before new ones
+    (`_kept_of_class`)."""
     candidates = _candidates(d)
     if len(candidates) <= max_results:
         return candidates, 0
@@ -404,14 +437,38 @@ def listed_findings(d: ReportData, max_results: int = MAX_RESULTS) -> tuple[list
         if per_class[last] >= room:
             break
         room -= per_class[last]
-    kept: list[Finding] = []
-    for f, key in zip(candidates, classes, strict=True):
-        if key < last:
-            kept.append(f)
-        elif key == last and room:
-            kept.append(f)
-            room -= 1
+    chosen = _kept_of_class(
+        [i for i, key in enumerate(classes) if key == last], candidates, room, d.first_seen
+    )
+    kept = [
+        f
+        for i, (f, key) in enumerate(zip(candidates, classes, strict=True))
+        if key < last or (key == last and i in chosen)
+    ]
     return kept, len(candidates) - max_results
+
+
+def _kept_of_class(
+    members: list[int], candidates: list[Finding], room: int, first_seen: Mapping[int | str, str]
+) -> set[int]:
+    """Which `room` of `members` (indices into `candidates`, one severity and status, in report
+    order) the cap keeps: those already tracked (`persisting`, the oldest first: the run that
+    first saw them, from `first_seen`) before `new` ones and those not compared, each in report
+    order. So the listed set is the same from night to night: the new findings of a night never
+    push out findings still failing (code scanning would close those alerts as fixed)."""
+    if room <= 0:
+        return set()
+    if len(members) <= room:
+        return set(members)
+    later = "\uffff"  # persisting, but its first run not known: after the known ones
+
+    def order(i: int) -> tuple[int, str, int]:
+        f = candidates[i]
+        if f.lifecycle == "persisting":
+            return (0, first_seen.get(f.digest, later), i)
+        return (1, "", i)
+
+    return set(sorted(members, key=order)[:room])
 
 
 def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
@@ -423,9 +480,11 @@ def _cap_note(listed: int, left_out: int, max_results: int) -> dict[str, Any]:
     # report.html's cap is html.ROWS_PER_RULE (not imported: jinja2 is slow to load)
     text = (
         f"findings.sarif lists {listed:,} of {listed + left_out:,} results: GitHub code scanning "
-        f"{why}, so the {left_out:,} of lowest severity were left "
-        "out. The complete list is in findings.json and junit.xml; report.html lists at most "
-        "200 per rule and report.md what fits a PR comment, each counting the rest."
+        f"{why}, so the {left_out:,} of lowest severity were left out (within a severity, "
+        "unknowns and errors before failures, and findings new in this run before those "
+        "already tracked, the longest-tracked kept: the same results stay listed from night to "
+        "night). The complete list is in findings.json and junit.xml; report.html lists at "
+        "most 200 per rule and report.md what fits a PR comment, each counting the rest."
     )
     return {"level": "warning", "message": {"text": text}}
 
@@ -438,9 +497,16 @@ def automation_id(d: ReportData) -> str:
 
 
 def default_category(d: ReportData) -> str:
-    """`auditor/<org or host>/<run|review>`: each organization and run kind has its own."""
+    """`auditor/<org or host>/<run|review>`: each organization and run kind has its own; a
+    review's is followed by the reviewed file's path (`…/review/settings/prod.yaml`), so the
+    reviews of two files on one commit never replace each other's alerts."""
     owner = d.org if d.org not in _NO_ORG else (urlsplit(d.api_address).hostname or "offline")
-    return f"auditor/{category_word(owner)}/{d.mode}"
+    category = f"auditor/{category_word(owner)}/{d.mode}"
+    if d.mode == "review" and d.review is not None:
+        path = d.review.proposed_file.removeprefix("file://").replace("\\", "/")
+        words = [category_word(p) for p in path.split("/") if p not in ("", ".", "..")]
+        category = "/".join([category, *words])
+    return category
 
 
 def category_word(text: str) -> str:

@@ -37,7 +37,7 @@ from auditor.findings import (
     findings_from_results,
     sort_findings,
 )
-from auditor.findings.finding import normalize_path
+from auditor.findings.finding import fingerprint_digest, normalize_path, primary_path
 from auditor.findings.waivers import untried_rules
 from auditor.models import (
     JSON,
@@ -399,7 +399,13 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     prior = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [
-        _relabel(_unattributed(_locate(f, request.proposed, changes)), request, new_rev.revision)
+        _step_fingerprint(
+            _relabel(
+                _unattributed(_locate(f, request.proposed, changes)), request, new_rev.revision
+            ),
+            request.live.revision,
+            new_rev.revision,
+        )
         for f in marked
     ]
     fixed_ids = {p.fingerprint for p in fixed_records}
@@ -557,6 +563,24 @@ def _relabel(finding: Finding, request: ReviewRequest, proposal: int) -> Finding
     else:
         return finding
     return replace(finding, subject=replace(finding.subject, label=label))
+
+
+#: The subject key a review's change finding on the proposed step is fingerprinted by, in place
+#: of its `change:<live>..<live+1>`: the live revision number in the fingerprint re-keyed every
+#: change alert of a pull request (code scanning closed them as fixed and opened new ones,
+#: dismissals lost) whenever the live settings gained a revision between two pushes (T53 #2).
+PROPOSED_STEP_KEY = "change:proposed"
+
+
+def _step_fingerprint(finding: Finding, live: int, proposal: int) -> Finding:
+    """`finding` fingerprinted by rule, `PROPOSED_STEP_KEY` and evidence path when it is a
+    change finding on the step from the live settings to the proposal (its subject, as the
+    reports show it, keeps the revision numbers); any other finding as it is."""
+    subject = finding.subject
+    if subject.kind != "change" or subject.key != f"change:{live}..{proposal}":
+        return finding
+    digest = fingerprint_digest(finding.rule_id, PROPOSED_STEP_KEY, primary_path(finding.evidence))
+    return replace(finding, digest=digest)
 
 
 def _placed(finding: Finding, revision: int, place: str) -> Finding:

@@ -32,7 +32,14 @@ from auditor.evaluate.readiness import (
     unreported_criteria,
 )
 from auditor.findings.waivers import KnownRules, load_waivers
-from auditor.models import DataWarning, ReadinessReport, Revision, Waiver
+from auditor.models import (
+    OPEN_STATUSES,
+    DataWarning,
+    FindingRecord,
+    ReadinessReport,
+    Revision,
+    Waiver,
+)
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy import SHIPPED_POLICY_DIR, SHIPPED_PREFIX, PolicySet, load_policies
 from auditor.store import evalstate
@@ -420,6 +427,7 @@ def _run_audit(
         before, compared_with = (
             ("", None) if previous is None else (previous.tool_version, previous.run_id)
         )
+        first_seen = _first_seen(marked, prior, carried)
         del previous, prior
         errors = (*errors, *unrecorded)
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
@@ -446,6 +454,7 @@ def _run_audit(
             previous_run_id=compared_with,
             left_window=tuple(aside.left_window),
             not_reevaluated=tuple(aside.not_evaluated),
+            first_seen=first_seen,
         )
         publisher = publish if isinstance(publish, Publisher) else Publisher(publish)
         written = publisher.written(data)
@@ -467,6 +476,31 @@ def _run_audit(
 #: instead (a write failed part-way: the ones written went, and all were written again), or
 #: nothing when they were written as given.
 Publish = Callable[["ReportData"], "Sequence[str] | None"]
+
+
+def _first_seen(
+    findings: Sequence[Finding],
+    prior: Sequence[FindingRecord] | None,
+    carried: Mapping[int | str, FindingRecord],
+) -> dict[int | str, str]:
+    """The run that first saw each `persisting` finding, by digest (as `records_for_store`
+    records it): findings.sarif lists the oldest first past code scanning's 5,000 results."""
+    from auditor.findings.finding import pack_fingerprint
+    from auditor.report import sarif
+
+    listed = OPEN_STATUSES | {"waived"}  # what findings.sarif may list
+    # needed only past the cap (10,000s of entries with `--all-revisions`): none below it
+    if not prior or sum(f.status in listed for f in findings) <= sarif.MAX_RESULTS:
+        return {}
+    first = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior}
+    out: dict[int | str, str] = {}
+    for f in findings:
+        if f.lifecycle == "persisting":
+            older = carried.get(f.digest)
+            seen = older.first_seen_run if older is not None else first.get(f.digest)
+            if seen is not None:
+                out[f.digest] = seen
+    return out
 
 
 def _record_now(complete: Callable[[], bool]) -> None:

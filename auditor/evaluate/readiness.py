@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -129,8 +130,12 @@ class _Problems:
 def _looks_secret(name: str) -> bool:
     """Whether the value detectors take `name` (a criterion id) for a secret, as a policy's
     rule id is judged (`auditor.policy.redacted.SECRET_NAME`). An ordinary name
-    (`lint_config`: lowercase words joined by `_`) loads no detector."""
-    return not ordinary_name(name) and not_shown(name) != name
+    (`lint_config`, `gitignore_comprehensive`: lowercase words joined by `_` or `-`) loads no
+    detector: every run reads the shipped model, whose ids are such names."""
+    return not (ordinary_name(name) or _WORDS.fullmatch(name)) and not_shown(name) != name
+
+
+_WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)*")
 
 
 def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:

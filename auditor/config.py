@@ -12,6 +12,7 @@ import base64
 import binascii
 import contextlib
 import difflib
+import errno
 import math
 import re
 import tomllib
@@ -678,8 +679,10 @@ def _read_toml_text(
         raise ConfigError(
             f"{name}: cannot read {kind}: a symbolic link to a missing file"
         ) from None
-    except OSError:
-        pass  # named by `read_input` as any other input's is (a loop: `Too many levels of …`)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # `PATH: File name too long`, as for every path
+            raise
+        # else named by `read_input` as any other input's is (a loop: `Too many levels of …`)
     raw = b""
     try:
         raw = read_input(path, max_bytes=MAX_CONFIG_BYTES)

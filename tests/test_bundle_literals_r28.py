@@ -367,3 +367,43 @@ def test_a_leaked_key_in_a_default_or_object_field_named_like_a_path_is_nowhere(
     assert _leaks(tmp_path, LEAKED, *got["streams"]) == []
     assert got["ran"] == got["bundled"] == {"KEY-GONE": "fail"}
     assert got["verify"][0] == 0, got["verify"]
+
+
+def test_times_in_every_yaml_form_at_secret_places_are_hidden_and_the_bundle_verifies(
+    tmp_path: Path,
+) -> None:
+    """R30 #1: a time YAML reads but ISO 8601 does not (`2001-12-14 21:59:43.10 -5`, which
+    the loader reads in ISO form) was missed by the copy, which then refused the whole file
+    (exit 2, no bundle) with an ISO time in another rule; a `!!timestamp` tag kept on the
+    quoted marker made the copy unloadable."""
+    policy = """rules:
+  - id: T-ODD
+    title: expiry, as YAML writes it
+    severity: low
+    target: settings
+    assert: {path: env.A, equals: 2001-12-14 21:59:43.10 -5}
+  - id: T-TAGGED
+    title: expiry, tagged
+    severity: low
+    target: settings
+    assert: {path: env.B, equals: !!timestamp 2026-02-02T10:00:00Z}
+  - id: T-ISO
+    title: expiry, ISO
+    severity: low
+    target: settings
+    assert: {path: env.D, equals: 2026-04-04T04:04:04Z}
+"""
+
+    def planted(settings: dict[str, Any]) -> None:
+        settings.setdefault("env", {}).update(
+            {"A": "2027-06-30T00:00:00Z", "B": "2027-06-30T00:00:00Z", "D": "z"}
+        )
+
+    got = _run_export_verify(tmp_path, policy, planted)
+    assert got["run"][0] == 1, got["run"]
+    assert got["copy"].count("[secret fp:") == 3, got["copy"]
+    assert "!!timestamp" not in got["copy"]
+    for written in ("2001-12-14 21:59:43.10 -5", "2026-02-02T10:00:00Z", "2026-04-04T04:04:04Z"):
+        assert written not in got["copy"]
+    assert got["ran"] == got["bundled"] == {"T-ODD": "fail", "T-TAGGED": "fail", "T-ISO": "fail"}
+    assert got["verify"][0] == 0, got["verify"]

@@ -595,9 +595,10 @@ def test_the_sarif_category_is_chosen_and_a_one_off_run_never_takes_the_nightlys
     assert categories == {
         "nightly": "auditor/127.0.0.1/run",  # as before: the nightly's open alerts stay its own
         "named": "auditor-nightly",
-        "at": "auditor/127.0.0.1/run-as-of",
+        # `--no-usage` left the usage rules out: named too, so that an upload never closes them
+        "at": "auditor/127.0.0.1/run-as-of-no-usage",
         "all": "auditor/127.0.0.1/run-all-revisions",
-        "both": "auditor/127.0.0.1/run-as-of-all-revisions",
+        "both": "auditor/127.0.0.1/run-as-of-all-revisions-no-usage",
         "at-named": "audits/q3",
     }
 

@@ -743,6 +743,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     every = _every_literal(redact, rules or {})
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
     shown = _Local(redact, by_node)
+    times = _time_texts(root, data)  # an unquoted time's node: the text the loader reads
     edits: dict[int, tuple[int, str]] = {}
     spans: list[tuple[int, int]] = []
     for node in _scalars(root):
@@ -756,13 +757,16 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             content = text.find("\n", start + keep, end) + 1 or end
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
-        value = node.value
+        value = times.get(id(node), node.value)
         if node.tag not in _TEXT_TAGS or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
         said = f" {every(note.group()[1:])}" if note else ""  # a comment: every literal hidden
         tail = len(written.rstrip())  # a block scalar's line breaks stay
-        new = written[:keep] + json.dumps(out, ensure_ascii=False) + said + written[tail:]
+        lead = written[:keep]  # its anchor and tag
+        if id(node) in times:  # a quoted marker is no time: its `!!timestamp` tag goes
+            lead = re.sub(r"!\S*\s+", "", lead)
+        new = lead + json.dumps(out, ensure_ascii=False) + said + written[tail:]
         edits[start] = (end, new)
     spans.sort()
     starts = [s for s, _ in spans]
@@ -905,6 +909,27 @@ def _is_path(key: str, parts: Parts) -> bool:
     if key == "ref":
         return ops == [len(keys) - 2]
     return key in _PATH_KEYS and not ops
+
+
+def _time_texts(root: Any, data: Any) -> dict[int, str]:
+    """The unquoted times under `root` (the file's nodes), by node, each as the loader reads
+    it (`data`: the file's data through `plain`): the text written, or the ISO form of one
+    ISO 8601 cannot read (`2001-12-14 21:59:43.10 -5`), which is what a rule compares (R30 #1:
+    the copy compared the text written, missed that form, and refused a file with it)."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    found: dict[int, str] = {}
+    stack = [(root, data)]
+    while stack:
+        node, value = stack.pop()
+        if isinstance(node, ScalarNode):
+            if node.tag == _TIME_TAG and isinstance(value, str):
+                found[id(node)] = value
+        elif isinstance(node, SequenceNode) and isinstance(value, list):
+            stack.extend(zip(node.value, value, strict=False))
+        elif isinstance(node, MappingNode) and isinstance(value, dict):
+            stack.extend(zip((v for _, v in node.value), value.values(), strict=False))
+    return found
 
 
 def _ref_fields(node: Any) -> set[int]:
@@ -1084,7 +1109,8 @@ _STR_TAG = "tag:yaml.org,2002:str"
 #: The scalars the loader reads as text: an unquoted date or time too, as written (reviewer
 #: R29a #1: such a literal compared with a secret place was left in clear in the copy, and
 #: the bundle's evaluation hid it again under a key of its own, so `verify` failed).
-_TEXT_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:timestamp"})
+_TIME_TAG = "tag:yaml.org,2002:timestamp"
+_TEXT_TAGS = frozenset({_STR_TAG, _TIME_TAG})
 
 
 class _Then:

@@ -33,6 +33,9 @@ MAX_REGEX_MEMORY = 8 << 20
 #: tried with `_PROBE_MEMORY` (a fraction of a millisecond, refused or not).
 MAX_REGEX_TOTAL = 5_000_000
 REFUSED_COST = 200_000
+#: What a pattern is compiled with first; one that does not fit is compiled again with
+#: `MAX_REGEX_MEMORY` (`\pL{25}`, 29,905 instructions, fits).
+_SMALL_MEMORY = 1 << 20
 _PROBE_MEMORY = 64 << 10
 
 
@@ -70,29 +73,39 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
     spent = budget is not None and budget.left < 0
     options = re2.Options()
     options.log_errors = False
-    options.max_mem = _PROBE_MEMORY if spent else MAX_REGEX_MEMORY
     shown = printable(arg)  # as the policy writes it, one line
-    try:
-        compiled = re2.compile(arg, options)
-    except re2.error as exc:
-        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        if _UNSUPPORTED_RE.match(reason):
+    # 1 MB first, RE2's 8 MB only for a pattern that needs it: the memory a pattern may use
+    # bounds its matching (the DFA's cache) as well as its compiling, and 600 small patterns of
+    # large automata at 8 MB each took gigabytes to match a long value (reviewer R30 #7)
+    tries = (_PROBE_MEMORY,) if spent else (_SMALL_MEMORY, MAX_REGEX_MEMORY)
+    for at, memory in enumerate(tries, start=1):
+        options.max_mem = memory
+        try:
+            compiled = re2.compile(arg, options)
+            break
+        except re2.error as exc:
+            reason = (
+                exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+            )
+            if _UNSUPPORTED_RE.match(reason):
+                raise ValueError(
+                    f"regex /{shown}/ uses lookaround or a backreference, which RE2 (linear "
+                    "time) does not support"
+                ) from None
+            if not reason.startswith(_TOO_LARGE):
+                raise ValueError(f"invalid regex /{shown}/: {reason}") from None
+            if at < len(tries):
+                continue
+            if budget is not None and spent:
+                raise ValueError(_over_budget(shown, budget)) from None
+            if budget is not None:
+                budget.left -= REFUSED_COST
             raise ValueError(
-                f"regex /{shown}/ uses lookaround or a backreference, which RE2 (linear time) "
-                "does not support"
+                f"regex /{shown}/{_whose(budget)} is too large: RE2 needs more than "
+                f"{MAX_REGEX_MEMORY:,} bytes to compile it, the limit for one pattern (a "
+                "counted repeat of a large class, such as `\\pL{1000}`, is the usual cause: "
+                "use `+` or a smaller count)"
             ) from None
-        if not reason.startswith(_TOO_LARGE):
-            raise ValueError(f"invalid regex /{shown}/: {reason}") from None
-        if budget is not None and spent:
-            raise ValueError(_over_budget(shown, budget)) from None
-        if budget is not None:
-            budget.left -= REFUSED_COST
-        raise ValueError(
-            f"regex /{shown}/{_whose(budget)} is too large: RE2 needs more than "
-            f"{MAX_REGEX_MEMORY:,} bytes to compile it, the limit for one pattern (a counted "
-            "repeat of a large class, such as `\\pL{1000}`, is the usual cause: "
-            "use `+` or a smaller count)"
-        ) from None
     if budget is not None:
         budget.left -= compiled.programsize
         if budget.left < 0:

@@ -118,14 +118,14 @@ def test_markers_count_as_what_they_hide_and_cannot_slip_a_long_title_through(
     tmp_path: Path,
 ) -> None:
     """A marker counts as the text it stands for (an evidence bundle's copy holds them where
-    its file held a secret), but as one character at least: 400 markers are a 400-character
+    its file held a secret), but as 6 characters at least: 60 markers are a 360-character
     title, beyond the 300 a title may have."""
     policy = tmp_path / "p.yaml"
-    title = "[secret fp:0123abcd len:0]" * 400
+    title = "[secret fp:0123abcd len:0]" * 60
     policy.write_text(
         f"rules:\n  - {{id: R-1, title: '{title}', severity: low, target: settings, "
         "assert: {path: x, equals: true}}\n"
     )
     code, out, err = run_cli(["policy", "lint", str(policy)], {}, tmp_path)
     assert code == 2, out + err
-    assert "a title of 400 characters, more than 300" in out + err
+    assert "a title of 360 characters, more than 300" in out + err

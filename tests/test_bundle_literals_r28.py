@@ -348,6 +348,7 @@ OBJECT_FIELDS = f"""rules:
           equals: {{type: command, path: x}}
           default: {{type: file, path: {LEAKED}}}
         - {{path: statusLine, equals: {{ref: {LEAKED}, type: x}}}}
+        - {{path: statusLine, not_in: [{{ref: {LEAKED}}}]}}
 """
 
 
@@ -361,7 +362,8 @@ def test_a_leaked_key_in_a_default_or_object_field_named_like_a_path_is_nowhere(
 ) -> None:
     """R29a #2: a `default:` object's `path` field and an object literal's `ref` field were
     read as policy paths and kept as written in the copy; all six bundle reports showed the
-    key `run` hides (`statusLine is {"type":"file","path":"[secret fp:…]"}`)."""
+    key `run` hides (`statusLine is {"type":"file","path":"[secret fp:…]"}`). So was a `ref`
+    object in a list (R30 #1, `not_in: [{ref: <key>}]`)."""
     got = _run_export_verify(tmp_path, OBJECT_FIELDS, _rotated_with_status)
     assert got["run"][0] == 1, got["run"]
     assert _leaks(tmp_path, LEAKED, *got["streams"]) == []

@@ -906,8 +906,8 @@ def _is_path(key: str, parts: Parts) -> bool:
     if "default" in keys:
         return False
     ops = [i for i, k in enumerate(keys) if k in REGISTRY]
-    if key == "ref":
-        return ops == [len(keys) - 2]
+    if key == "ref":  # right under its operator: `not_in: [{ref: x}]` is a list of objects
+        return ops == [len(keys) - 2] and len(parts) >= 2 and parts[-2] == keys[-2]
     return key in _PATH_KEYS and not ops
 
 

@@ -5,7 +5,6 @@ organizations' results into one alert; a run of one organization keeps its finge
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,8 +14,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from auditor.cli import Context, main
 from auditor.report.sarif import FINGERPRINT_KEY
+from tests.test_orgs import _run  # the CLI in this process, at test_orgs' NOW (the same)
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 TOKEN = "demo-owner-token"
@@ -24,12 +23,6 @@ NAMES = ("acme", "Globex.EU")
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json").read_text())
 
 pytestmark = pytest.mark.e2e
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, Context(env=env, stdout=out, stderr=err, clock=lambda: NOW, cwd=str(cwd)))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from auditor.operators.text import RegexBudget, regex_budget
 from auditor.policy.compile import Compiler
 from auditor.policy.model import RESERVED_ID_PREFIX, PolicyFile, Rule
 from auditor.policy.yamlsafe import MAX_NODES, YamlDocument, load_yaml, problem
+from auditor.redact.plain import ANY_MARKER_RE
 
 TEST_SUFFIXES = (".tests.yaml", ".tests.yml")
 RULE_KEYS = frozenset(
@@ -55,9 +56,6 @@ MAX_LABEL_CHARS = 100
 #: title of 73, a description of 465, a remediation of 168.
 MAX_TEXT_CHARS = {"id": 100, "title": 300, "description": 5_000, "remediation": 5_000}
 _LABEL_WORDS = {"tags": ("tag", "tags"), "controls": ("control", "controls")}
-#: A redaction marker, as a text writes it (`[secret fp:… len:N]`) or a control id
-#: (`[secret_fp:…_len:N]`): what an evidence bundle's copy of a policy holds for a secret.
-_MARKER = re.compile(r"\[secret[ _]fp:[0-9a-f]{8}[ _]len:(?P<len>[0-9]{1,9})\]")
 
 
 def _chars(text: str) -> int:
@@ -68,7 +66,9 @@ def _chars(text: str) -> int:
     6-character secret made `export` refuse its own copy). A marker is at least 26
     characters, so markers written to slip a long text through get at most 4.4 times the
     limit (reviewer R30 #5: counted as 1, they got 26 times)."""
-    return len(text) - sum(len(m.group()) - max(6, int(m["len"])) for m in _MARKER.finditer(text))
+    return len(text) - sum(
+        len(m.group()) - max(6, int(m["len"])) for m in ANY_MARKER_RE.finditer(text)
+    )
 
 
 @dataclass(frozen=True)

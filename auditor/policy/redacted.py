@@ -998,6 +998,7 @@ class _ControlShown:
 
     def __call__(self, text: str) -> str:
         from auditor.redact import MARKER_RE
+        from auditor.redact.plain import ANY_MARKER_RE
 
         out = self.redact(text)
         if out == text:
@@ -1008,7 +1009,7 @@ class _ControlShown:
         # the framework part was the secret, or what is left reads as one to a detector
         # (`SOC2:password=[secret_fp:…]`), which the bundle's evaluation would hide again
         # under its scratch key: the framework (when it is no secret) and the markers alone
-        markers = "".join(re.findall(r"\[secret_fp:[0-9a-f]+_len:[0-9]+\]", out))
+        markers = "".join(m.group() for m in ANY_MARKER_RE.finditer(out))
         framework = text.partition(":")[0]
         kept = f"{framework}:{markers}"
         if (

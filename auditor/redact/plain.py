@@ -6,6 +6,9 @@ import re
 
 MARKER_START = "[secret fp:"  # how every marker begins (a quick test before MARKER_RE)
 MARKER_RE = re.compile(r"\[secret fp:(?P<fp>[0-9a-f]{8}) len:(?P<len>\d+)\]")
+#: A marker as a text writes it, or as a control id does (`[secret_fp:…_len:N]`: an id has no
+#: space), as an evidence bundle's copy of a policy holds it.
+ANY_MARKER_RE = re.compile(r"\[secret[ _]fp:(?P<fp>[0-9a-f]{8})[ _]len:(?P<len>[0-9]{1,9})\]")
 
 _ENV_REF = re.compile(
     r"""^(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=]|:?\?[^}]*)?\}  # ${VAR}, ${VAR:-}, ${VAR:?msg}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from auditor.findings.finding import Finding, pack_fingerprint
@@ -176,20 +176,42 @@ def records_for_store(
     (older records this run did not evaluate: `SetAside.not_evaluated`) as they were.
     `carried` is `continued(findings, prior)` when the caller has it already (marking does
     not change it)."""
-    first_seen = {p.fingerprint: p.first_seen_run for p in prior or ()}
+    first_seen = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior or ()}
     if carried is None:
         carried = continued(findings, prior) if prior else {}
     for f in findings:
         if f.status in TRACKED_STATUSES:
-            older = carried.get(f.digest) if carried else None
-            fingerprint = f.fingerprint
             facts = f.facts
             yield finding_record(
-                fingerprint,
+                f.fingerprint,
                 facts.rule_id,
                 f.subject.key,
                 f.status,
                 facts.severity,
-                older.first_seen_run if older is not None else first_seen.get(fingerprint, run_id),
+                _first_sighting(f, first_seen, carried) or run_id,
             )
     yield from kept
+
+
+def first_seen_runs(
+    findings: Iterable[Finding],
+    prior: Sequence[FindingRecord],
+    carried: Mapping[int | str, FindingRecord],
+) -> dict[int | str, str]:
+    """The run that first saw each `persisting` finding of `findings`, by its digest, as
+    `records_for_store` records it."""
+    first_seen = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior}
+    out: dict[int | str, str] = {}
+    for f in findings:
+        if f.lifecycle == "persisting" and (seen := _first_sighting(f, first_seen, carried)):
+            out[f.digest] = seen
+    return out
+
+
+def _first_sighting(
+    f: Finding, first_seen: Mapping[int | str, str], carried: Mapping[int | str, FindingRecord]
+) -> str | None:
+    """The run that first saw `f`: that of the older finding it continues under another
+    fingerprint (`continued`), else that of its own fingerprint (None: none saw it)."""
+    older = carried.get(f.digest) if carried else None
+    return older.first_seen_run if older is not None else first_seen.get(f.digest)

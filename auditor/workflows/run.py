@@ -483,24 +483,16 @@ def _first_seen(
     prior: Sequence[FindingRecord] | None,
     carried: Mapping[int | str, FindingRecord],
 ) -> dict[int | str, str]:
-    """The run that first saw each `persisting` finding, by digest (as `records_for_store`
-    records it): findings.sarif lists the oldest first past code scanning's 5,000 results."""
-    from auditor.findings.finding import pack_fingerprint
+    """The run that first saw each `persisting` finding (`first_seen_runs`), needed only past
+    code scanning's 5,000 results, where findings.sarif lists the oldest first (10,000s of
+    entries with `--all-revisions`: none below the cap)."""
+    from auditor.findings.baseline import first_seen_runs
     from auditor.report import sarif
 
     listed = OPEN_STATUSES | {"waived"}  # what findings.sarif may list
-    # needed only past the cap (10,000s of entries with `--all-revisions`): none below it
     if not prior or sum(f.status in listed for f in findings) <= sarif.MAX_RESULTS:
         return {}
-    first = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior}
-    out: dict[int | str, str] = {}
-    for f in findings:
-        if f.lifecycle == "persisting":
-            older = carried.get(f.digest)
-            seen = older.first_seen_run if older is not None else first.get(f.digest)
-            if seen is not None:
-                out[f.digest] = seen
-    return out
+    return first_seen_runs(findings, prior, carried)
 
 
 def _record_now(complete: Callable[[], bool]) -> None:

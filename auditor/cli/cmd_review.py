@@ -38,7 +38,7 @@ from auditor.cli.summary import (
     with_report_options,
 )
 from auditor.common.escape import terminal_text
-from auditor.common.files import modes_forgotten_after
+from auditor.common.files import modes_forgotten_after, path_under
 from auditor.common.jsonutil import content_hash
 from auditor.config import Config
 from auditor.errors import AuditorError, DataError
@@ -287,20 +287,10 @@ def repository_path(path: Path, ctx: Context) -> str:
     folder (`ec.yaml` run from `deploy/`), absolute (`file:///…`) or outside it (`../repo/…`),
     SARIF's URI was no path code scanning could find in the repository."""
     real = os.path.realpath(path)
-    shown = _under(real, ctx.env.get("GITHUB_WORKSPACE", ""))
+    shown = path_under(real, ctx.env.get("GITHUB_WORKSPACE", ""))
     if shown is None:
-        shown = _under(real, _git_root(os.path.dirname(real), ctx))
+        shown = path_under(real, _git_root(os.path.dirname(real), ctx))
     return str(path) if shown is None else shown
-
-
-def _under(real: str, root: str) -> str | None:
-    """`real` from `root` (`deploy/ec.yaml`) when it lies there; None when not (or no root)."""
-    if not root:
-        return None
-    base = os.path.realpath(root)
-    if os.path.commonpath((base, real)) == base and real != base:
-        return Path(os.path.relpath(real, base)).as_posix()
-    return None
 
 
 def _git_root(folder: str, ctx: Context) -> str:
@@ -353,10 +343,10 @@ def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
     for part in path.parts[1:] if path.is_absolute() else path.parts:
         step = os.path.join(current, part)
         # a link of the tree's own (one outside it, such as macOS's /tmp, is the machine's)
-        if part not in (".", "..") and os.path.islink(step) and _within(root, step):
+        if part not in (".", "..") and os.path.islink(step) and path_under(step, root):
             linked = True
         current = os.path.realpath(step)
-    if not linked or _within(root, current):
+    if not linked or path_under(current, root):
         return
     try:  # a link to a FIFO, a device, a folder or nothing: the opener says what it is
         if not stat.S_ISREG(os.stat(current).st_mode):
@@ -373,10 +363,6 @@ def refuse_link_out_of_tree(path: Path, ctx: Context) -> None:
         "pull request's link could publish any file this machine can read); give the file "
         "itself",
     )
-
-
-def _within(root: str, path: str) -> bool:
-    return os.path.commonpath((root, path)) == root
 
 
 def _load(path: Path, redactor: Redactor) -> SettingsFile:

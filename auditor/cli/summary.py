@@ -64,11 +64,11 @@ def with_report_options(
         if getattr(args, flag, None)
     ]
     view += _left_out_words(data)
+    orgs = getattr(args, "orgs", None) is not None
     if not category and view:
         category = "-".join([default_category(data), *view])
-    elif category and getattr(args, "orgs", None) is not None:
+    elif category and orgs:
         category = f"{category}/{category_word(org)}"
-    orgs = getattr(args, "orgs", None) is not None
     return replace(
         data, sarif_category=category or "", sarif_org=org if orgs else "", sarif_base=base
     )
@@ -80,13 +80,10 @@ def sarif_base(env: Mapping[str, str], cwd: str) -> str:
     it is the root, lies elsewhere, or the variable is not set. findings.sarif names a policy
     file given relative to the working folder (`--policy pol/` run in `ci/`) from the root
     with it (`ci/pol/…`), as `review` names its proposed file."""
-    root = env.get("GITHUB_WORKSPACE", "").strip()
-    if not root:
-        return ""
-    real, top = os.path.realpath(cwd), os.path.realpath(root)
-    if real == top or not real.startswith(top.rstrip(os.sep) + os.sep):
-        return ""
-    return Path(os.path.relpath(real, top)).as_posix() + "/"
+    from auditor.common.files import path_under
+
+    shown = path_under(os.path.realpath(cwd), env.get("GITHUB_WORKSPACE", "").strip())
+    return "" if shown is None else f"{shown}/"
 
 
 def _left_out_words(data: ReportData) -> list[str]:

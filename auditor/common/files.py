@@ -247,3 +247,14 @@ def byte_position(raw: bytes, index: int) -> tuple[int, int]:
     if start == 0:
         before = before.removeprefix("\ufeff")
     return raw.count(b"\n", 0, index) + 1, len(before) + 1
+
+
+def path_under(real: str, root: str) -> str | None:
+    """`real` (a resolved path) from `root` (`deploy/ec.yaml`) when it lies below it; None
+    when not, when it is `root` itself, or when there is no root."""
+    if not root:
+        return None
+    base = os.path.realpath(root)
+    if os.path.commonpath((base, real)) == base and real != base:
+        return Path(os.path.relpath(real, base)).as_posix()
+    return None

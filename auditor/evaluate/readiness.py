@@ -40,7 +40,6 @@ from auditor.common.paths import render
 from auditor.errors import ConfigError, PolicyError
 from auditor.models import JSON, DataWarning, ReadinessReport, SourceLocation
 from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
-from auditor.policy.redacted import SECRET_NAME
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 from auditor.redact.shown import not_shown, ordinary_name
 
@@ -129,13 +128,18 @@ class _Problems:
 
 def _looks_secret(name: str) -> bool:
     """Whether the value detectors take `name` (a criterion id) for a secret, as a policy's
-    rule id is judged (`auditor.policy.redacted.SECRET_NAME`). An ordinary name
+    rule id is judged. An ordinary name
     (`lint_config`, `gitignore_comprehensive`: lowercase words joined by `_` or `-`) loads no
     detector: every run reads the shipped model, whose ids are such names."""
     return not (ordinary_name(name) or _WORDS.fullmatch(name)) and not_shown(name) != name
 
 
 _WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)*")
+#: Why a criterion id that looks like a secret is refused (a rule id is, in the same words).
+_SECRET_CRITERION = (
+    "looks like a secret (not shown): a criterion id is a name the reports and the readiness "
+    "rows go by, so it cannot be shown as a marker; rename it"
+)
 
 
 def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
@@ -195,7 +199,7 @@ def _parse_criteria(
         if not isinstance(cid, str):
             problems.add(where, "a criterion id must be a string", key=True)
         elif _looks_secret(cid):  # nothing else said of it: each line would name it
-            problems.add_unnamed(where, f"the id of this criterion {SECRET_NAME}")
+            problems.add_unnamed(where, f"the id of this criterion {_SECRET_CRITERION}")
         elif not isinstance(spec, dict):
             problems.add(where, "must be a mapping with level, scope, pillar")
         else:

@@ -30,6 +30,7 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.model import RuleResult
 from auditor.models import Subject, Waiver
+from auditor.policy.yamlparse import MAX_DIGITS
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
 
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
@@ -269,7 +270,7 @@ _ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}(?:[-_.][A-Za-z0-9]{1,8}){1,4}
 
 #: Digits a revision number in a subject may have: as an integer in any input file (Python
 #: reads no longer one as a number; no revision is one).
-MAX_REVISION_DIGITS = 4300
+MAX_REVISION_DIGITS = MAX_DIGITS
 
 
 def _check_subject(subject: str, report: Callable[[str], None]) -> None:

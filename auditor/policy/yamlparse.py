@@ -48,7 +48,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_YAML = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
-_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+#: The most digits an integer written in an input file may have (Python reads no longer one).
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
 )
@@ -366,7 +367,7 @@ def _scalar_problem(node: Node, file: str, at: str) -> str | None:
     except ValueError as exc:
         if node.tag == _CORE + "int":
             digits = sum(c.isdigit() for c in node.value)
-            message = f"a number of {digits} digits is too long (at most {_MAX_DIGITS} digits)"
+            message = f"a number of {digits} digits is too long (at most {MAX_DIGITS} digits)"
         else:
             message = f"`{node.value}` is not a valid date/time ({exc})"
         return problem(location(file, node.start_mark), at, message)

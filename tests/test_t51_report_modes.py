@@ -181,3 +181,23 @@ def test_a_review_keeps_the_modes_of_the_earlier_review_s_reports(tmp_path: Path
     assert (out / "report.md").is_file(), stderr
     modes = _modes(out)
     assert modes and modes == {name: 0o600 for name in modes}
+
+
+def test_reports_written_again_because_the_run_was_not_recorded_keep_their_modes(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All five written, then the store refuses to record the run complete: they are written
+    again, saying so, each with its predecessor's mode (kept till the command ends)."""
+    from tests.test_reports_vs_state import refuse_completion
+
+    out = tmp_path / "r"
+    code, _, stderr = run_cli(["run", "--out", str(out), "-q"], env, tmp_path)
+    assert code in (0, 1), stderr
+    _private(out)
+    refuse_completion(monkeypatch)
+    code, _, stderr = run_cli(["run", "--out", str(out), "-q"], env, tmp_path)
+    assert code == 2, stderr
+    assert "could not record this run" in (out / "report.md").read_text()
+    modes = _modes(out)
+    assert {"report.md", "findings.json", "report.html"} <= set(modes)
+    assert modes == {name: 0o600 for name in modes}

@@ -624,7 +624,7 @@ def _write_whole(
         for output in sorted(published.outputs, key=_REWRITE_ORDER.index):
             try:  # each on its own: one that fits is kept (it says the run is incomplete)
                 with published.turn(out_dir, OUTPUTS[output]):
-                    write_reports(again, out_dir, (output,), more=True)
+                    write_reports(again, out_dir, (output,))
                 written.append(OUTPUTS[output])
             except ReportError as exc:
                 refused[OUTPUTS[output]] = str(exc)
@@ -646,7 +646,7 @@ def _write_each(
     with shared_order(data):
         for output in (o for o in OUTPUTS if o in outputs):  # (the order write_reports writes)
             with published.turn(out_dir, OUTPUTS[output]):
-                write_reports(data, out_dir, (output,), more=True)
+                write_reports(data, out_dir, (output,))
 
 
 #: The order a run's reports are written again after a write failed: the job summary's and

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from auditor.common.files import atomic_open, forget_modes, write_atomic
+from auditor.common.files import atomic_open, write_atomic
 from auditor.errors import ReportError
 from auditor.report.html import iter_html, render_html
 from auditor.report.jsonout import json_chunks, render_json
@@ -116,16 +116,12 @@ def write_reports(
     data: ReportData,
     out_dir: Path,
     outputs: Collection[str] = DEFAULT_OUTPUTS,
-    *,
-    more: bool = False,
 ) -> dict[str, Path]:
     """Render the chosen reports (by `OUTPUTS` name; the five by default) into `out_dir`
-    (created if needed); returns file name → path. The modes kept of the reports cleared
-    first are forgotten once all are written, unless `more` of the run's reports are still to
-    be written (one file at a time: the caller forgets them when it is done). A write that
-    fails (a full disk) or is interrupted forgets none: the caller writes the reports again,
-    marked incomplete, each with its predecessor's mode, and forgets them when it ends
-    (`modes_forgotten_after`).
+    (created if needed); returns file name → path. Each keeps the mode kept of the report
+    cleared there first; the command that cleared them forgets those modes when it ends
+    (`modes_forgotten_after`), so a report it writes again (marked incomplete, after a full
+    disk, an interrupt or a run that could not be recorded) keeps its predecessor's mode too.
 
     An unwritable folder is a `ReportError` naming it (exit 2), never a traceback."""
     prepare_out_dir(out_dir)
@@ -144,8 +140,6 @@ def write_reports(
             written[name] = path
         if "pdf" in outputs:
             written["report.pdf"] = _write_pdf(data, out_dir / "report.pdf")
-    if not more:  # a report cleared first (`clear_old_reports`) and not written: no mode kept
-        forget_modes(out_dir)
     return written
 
 

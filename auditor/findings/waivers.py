@@ -30,8 +30,14 @@ from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.model import RuleResult
 from auditor.models import Subject, Waiver
-from auditor.policy.yamlparse import MAX_DIGITS
-from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem, suggest
+from auditor.policy.yamlsafe import (
+    MAX_DIGITS,
+    FileReadError,
+    YamlDocument,
+    load_yaml,
+    problem,
+    suggest,
+)
 
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 OPTIONAL = ("ticket",)

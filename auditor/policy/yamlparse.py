@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +31,7 @@ from ruamel.yaml.reader import ReaderError
 from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
-from auditor.policy.yamlsafe import location, problem
+from auditor.policy.yamlsafe import MAX_DIGITS, location, problem
 
 _CORE = "tag:yaml.org,2002:"
 # A surrogate escape (`"\\uD83D"`) that is not half of a pair (`"\\uD83D\\uDE00"`, one
@@ -48,8 +47,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_YAML = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
-#: The most digits an integer written in an input file may have (Python reads no longer one).
-MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 ALLOWED_TAGS = frozenset(
     _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
 )

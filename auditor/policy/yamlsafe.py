@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -33,6 +34,9 @@ from auditor.models import SourceLocation
 
 if TYPE_CHECKING:
     from ruamel.yaml.nodes import Node
+
+#: The most digits an integer written in an input file may have (Python reads no longer one).
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 
 #: The most values (scalars, mapping keys included, sequences, mappings) one file may hold:
 #: the largest shipped file, policies/baseline.yaml, has 1,879; building objects costs about

@@ -124,6 +124,10 @@ class Config:
     proxy: Proxy | None = field(default=None, repr=False)
     # the CA certificates trusted instead of the default bundle (AUDITOR_CA_BUNDLE, `ca_bundle`)
     ca_bundle: CABundle | None = None
+    # the file the token was read from (`--token-file`, a config file's `token_file` when
+    # neither the flag nor AUDITOR_TOKEN gives it; an `--orgs` organization's `token_file`):
+    # an input, which no report may replace (its contents are `token`, never shown)
+    token_file: Path | None = None
 
     @property
     def state(self) -> Path | str:
@@ -883,14 +887,17 @@ def _checked_token(token: str, source: str) -> str:
     return token
 
 
-def _token(flags: dict[str, Any], env: Mapping[str, str], files: dict[str, Any]) -> str | None:
+def _token(
+    flags: dict[str, Any], env: Mapping[str, str], files: dict[str, Any]
+) -> tuple[str | None, Path | None]:
+    """The token, and the file it was read from (None for AUDITOR_TOKEN, or no token)."""
     if "token_file" in flags:
-        return _read_token_file(flags["token_file"])
+        return _read_token_file(flags["token_file"]), flags["token_file"]
     if env.get("AUDITOR_TOKEN"):
-        return _checked_token(env["AUDITOR_TOKEN"].strip(), "AUDITOR_TOKEN")
+        return _checked_token(env["AUDITOR_TOKEN"].strip(), "AUDITOR_TOKEN"), None
     if "token_file" in files:
-        return _read_token_file(files["token_file"])
-    return None
+        return _read_token_file(files["token_file"]), files["token_file"]
+    return None, None
 
 
 def _fingerprint_key(env: Mapping[str, str]) -> bytes | None:
@@ -987,8 +994,7 @@ def _load_config(
     if isinstance(merged["state_path"], _StateURL):
         merged["state_url"] = str(merged.pop("state_path"))
         merged["state_path"] = cwd / DEFAULT_STATE
-    token = _token(flag_values, env, files)
-    merged.pop("token_file", None)
+    token, merged["token_file"] = _token(flag_values, env, files)
     if "ca_bundle" in merged:  # only the bundle taken is read
         merged["ca_bundle"] = _read_ca_bundle(merged["ca_bundle"])
     org_given = "org" in merged
@@ -1016,6 +1022,7 @@ class OrgEntry:
     base_url: str
     app_url: str | None
     token: str = field(repr=False)
+    token_file: Path | None = None  # where `token` was read from (`token_file`, not `token_env`)
 
 
 def load_orgs(
@@ -1179,14 +1186,16 @@ def _org_entry(
     app_url = _as_url(table["app_url"], key("app_url", org)) if "app_url" in table else None
     if ("token_env" in table) == ("token_file" in table):
         raise ConfigError(f"{where}: give exactly one of token_env and token_file")
+    token_file = None
     if "token_file" in table:
-        token = _read_token_file(_as_path(table["token_file"], key("token_file", org), base))
+        token_file = _as_path(table["token_file"], key("token_file", org), base)
+        token = _read_token_file(token_file)
     else:
         var = _as_str(table["token_env"], key("token_env", org))  # (checked: `_refuse_tokens`)
         if not env.get(var, "").strip():
             raise ConfigError(f"{key('token_env', org)}: the environment variable {var} is not set")
         token = _checked_token(env[var].strip(), var)
-    return OrgEntry(name, base_url, app_url, token)
+    return OrgEntry(name, base_url, app_url, token, token_file)
 
 
 def _array_places(path: Path | str, text: str, name: str) -> list[dict[str, str]]:
@@ -1224,6 +1233,7 @@ def org_config(config: Config, entry: OrgEntry, out_dir: Path) -> Config:
         base_url=entry.base_url,
         app_url=entry.app_url,
         token=entry.token,
+        token_file=entry.token_file,
         org=entry.name,
         org_given=True,
         out_dir=out_dir,

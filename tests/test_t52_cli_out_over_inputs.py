@@ -157,3 +157,67 @@ def test_inputs_beside_the_reports_under_other_names_are_read(tmp_path: Path) ->
     assert code in (0, 1), err
     after: dict[str, Any] = _digests(out)
     assert {k: after[k] for k in before} == before
+
+
+TOKEN = "tok-0123456789abcdef-not-a-report"
+
+
+@pytest.mark.parametrize("source", ["--config", "pyproject.toml", "a symlink", "a config folder"])
+def test_a_configured_token_file_named_as_a_report_is_refused(tmp_path: Path, source: str) -> None:
+    """A `token_file` of the config file (or `[tool.auditor]`) is read as `--token-file` is:
+    a report of its name replaced the token, and the next run read the report as one. The
+    path is named, never the token."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.md").write_text(TOKEN + "\n")
+    argv = ["run", "--offline", "--out", "out"]
+    given, key = "out/report.md", "out/report.md"
+    if source == "pyproject.toml":
+        (tmp_path / "pyproject.toml").write_text(f'[tool.auditor]\ntoken_file = "{key}"\n')
+    else:
+        if source == "a symlink":
+            (tmp_path / "tok").symlink_to("out/report.md")
+            given = key = "tok"
+        if source == "a config folder":  # (relative to the config file's folder)
+            key, given = "../out/report.md", "ci/../out/report.md"
+        (tmp_path / "ci").mkdir()
+        (tmp_path / "ci" / "a.toml").write_text(f'token_file = "{key}"\n')
+        argv += ["--config", "ci/a.toml"] if source == "a config folder" else []
+        if source != "a config folder":
+            (tmp_path / "a.toml").write_text(f'token_file = "{key}"\n')
+            argv += ["--config", "a.toml"]
+    how = "is a symlink to out/report.md" if source == "a symlink" else "is report.md"
+    _refused(argv, {}, tmp_path, f"the token file {given} {how}" + _why())
+
+
+def test_only_the_token_file_read_is_an_input(tmp_path: Path) -> None:
+    """`--token-file`, then AUDITOR_TOKEN, come before a config file's `token_file`: the file
+    not read is no input (the run goes on to its next check), the one read is named."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.md").write_text(TOKEN + "\n")
+    (tmp_path / "a.toml").write_text('token_file = "out/report.md"\n')
+    argv = ["run", "--offline", "--config", "a.toml", "--out", "out"]
+    code, out, err = run_cli(argv, {"AUDITOR_TOKEN": TOKEN}, tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith("auditor: error: no state file at "), err
+    (tmp_path / "tok").symlink_to("out/junit.xml")
+    (tmp_path / "out" / "junit.xml").write_text(TOKEN + "\n")
+    line = "--token-file tok is a symlink to out/junit.xml" + _why()
+    _refused([*argv, "--token-file", "tok"], {}, tmp_path, line)
+
+
+@pytest.mark.parametrize("report", ["acme/report.md", "summary.json"])
+def test_run_orgs_refuses_an_organizations_token_file_named_as_a_report(
+    tmp_path: Path, report: str
+) -> None:
+    """Each organization's `token_file` (relative to the --orgs file) is an input of the run."""
+    (tmp_path / "out" / "acme").mkdir(parents=True)
+    (tmp_path / "out" / report).write_text(TOKEN + "\n")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "orgs.toml").write_text(
+        '[[org]]\nname = "globex"\nbase_url = "http://127.0.0.1:9"\ntoken_env = "GLOBEX"\n'
+        f'[[org]]\nname = "acme"\nbase_url = "http://127.0.0.1:9"\ntoken_file = "../out/{report}"\n'
+    )
+    argv = ["run", "--orgs", "conf/orgs.toml", "--policy", str(POLICY), "--out", "out"]
+    folder = "out/acme" if report.startswith("acme/") else "out"
+    line = f"the token file of organization acme conf/../out/{report} is {report.split('/')[-1]}"
+    _refused(argv, {"GLOBEX": "globex-token-0123456789abcdef"}, tmp_path, line + _why(folder))

@@ -51,3 +51,56 @@ def test_policy_uris_are_from_the_workspace_root(
     code, _, err = run_cli([*argv, "--offline", "--out", str(tmp_path / "b")], env, ci)
     assert code in (0, 1), err
     assert all(u.startswith("pol/") for u in _uris(tmp_path / "b"))
+
+
+def _locations(out: Path) -> list[dict[str, str]]:
+    log: dict[str, Any] = json.loads((out / "findings.sarif").read_text())
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    return [
+        loc["physicalLocation"]["artifactLocation"]
+        for r in log["runs"][0]["results"]
+        for loc in r["locations"]
+    ]
+
+
+def test_a_policy_folder_given_from_a_parent_is_named_from_the_workspace(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--policy ../pol/` run in `ci/`: the files lie in the workspace, so findings.sarif names
+    them from its root (`pol/…` under %SRCROOT%), as a folder given below `ci/` is; it gave
+    `file:///…/ws/pol/…`, which code scanning cannot link to the repository. The same for an
+    absolute path, and through a workspace reached by a symlink. A policy folder outside the
+    workspace (itself, or where a symlink in it leads) keeps its `file://` URI."""
+    ws = tmp_path / "ws"
+    ci = ws / "ci"
+    ci.mkdir(parents=True)
+    shutil.copytree(ROOT / "policies", ws / "pol")
+    shutil.copytree(ROOT / "policies", tmp_path / "outside")
+    (ws / "linked").symlink_to(tmp_path / "outside")
+    (tmp_path / "ws-link").symlink_to(ws)
+    monkeypatch.chdir(ci)
+    env = {**env, "GITHUB_WORKSPACE": str(ws)}
+    assert run_cli(["sync", "-q"], env, ci)[0] == 0
+    for n, (policy, workspace) in enumerate(
+        [("../pol/", ws), (str(ws / "pol"), ws), ("../pol", tmp_path / "ws-link")]
+    ):
+        out = tmp_path / f"r{n}"
+        argv = ["run", "--offline", "--policy", policy, "-q", "-o", "sarif", "--out", str(out)]
+        code, _, err = run_cli(argv, {**env, "GITHUB_WORKSPACE": str(workspace)}, ci)
+        assert code in (0, 1), err
+        locations = _locations(out)
+        assert locations, policy
+        for location in locations:
+            assert location["uri"].startswith("pol/"), (policy, location)
+            assert location["uriBaseId"] == "%SRCROOT%"
+            assert (ws / location["uri"]).is_file()
+    for n, policy in enumerate([str(tmp_path / "outside"), "../linked/"]):
+        out = tmp_path / f"o{n}"
+        argv = ["run", "--offline", "--policy", policy, "-q", "-o", "sarif", "--out", str(out)]
+        code, _, err = run_cli(argv, env, ci)
+        assert code in (0, 1), err
+        locations = _locations(out)
+        assert locations, policy
+        for location in locations:
+            assert set(location) == {"uri"}, location  # (no uriBaseId: an absolute URI)
+            assert location["uri"].startswith((tmp_path / "outside").as_uri() + "/"), location

@@ -50,6 +50,7 @@ from auditor.cli.summary import (
     make_run_id,
     print_summary,
     sarif_base,
+    sarif_root,
     unique_dir,
     with_report_options,
 )
@@ -206,7 +207,12 @@ def _run_one(
     def publish(data: ReportData) -> tuple[str, ...]:  # before the run is recorded complete
         nonlocal outputs
         data = with_report_options(
-            data, args, config.org, ctx.secrets(), sarif_base(ctx.env, ctx.cwd)
+            data,
+            args,
+            config.org,
+            ctx.secrets(),
+            sarif_base(ctx.env, ctx.cwd),
+            sarif_root(ctx.env),
         )
         if published.cut:  # (`--orgs`: written up as interrupted: writes nothing more)
             raise _CutShort(config.org)

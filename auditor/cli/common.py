@@ -92,9 +92,11 @@ def refuse_out_over_inputs(
     """A UsageError, before any input is read or anything written, when a file input of a
     command that writes reports into `--out` (`files`, the command's own: PROPOSED,
     `--against`, `--orgs`; every `--policy` file or file of a folder, `--waivers`,
-    `--readiness-model`, `--config`, the `pyproject.toml` read, `--token-file`; with `state`,
-    the SQLite state file and its companions, each organization's of `orgs`) is, or leads
-    through a symlink to, a file the command writes or clears there (`outdir.report_files`).
+    `--readiness-model`, `--config`, the `pyproject.toml` read, the token file read
+    (`--token-file`, or `token_file` of the config file or `pyproject.toml`) and each of
+    `orgs`' `token_file`; with `state`, the SQLite state file and its companions, each
+    organization's of `orgs`) is, or leads through a symlink to, a file the command writes or
+    clears there (`outdir.report_files`).
     Without `--out`, the reports go to a new folder, where no input is."""
     from auditor.cli.outdir import STATE_COMPANIONS, refuse_inputs_in_out, report_files
     from auditor.config import org_config
@@ -114,10 +116,15 @@ def refuse_out_over_inputs(
         )
         if p is not None
     ]
+    if getattr(args, "config", None) is not None:
+        inputs.append(("--config", Path(args.config)))
+    if config.token_file is not None:  # the flag's, or a config file's: the one read
+        given = getattr(args, "token_file", None) is not None
+        inputs.append(("--token-file" if given else "the token file", config.token_file))
     inputs += [
-        (flag, Path(getattr(args, key)))
-        for flag, key in (("--config", "config"), ("--token-file", "token_file"))
-        if getattr(args, key, None) is not None
+        (f"the token file of organization {o.name}", o.token_file)
+        for o in orgs
+        if o.token_file is not None
     ]
     if (cwd / "pyproject.toml").exists() or (cwd / "pyproject.toml").is_symlink():
         inputs.append(("the configuration", Path("pyproject.toml")))

@@ -40,12 +40,13 @@ def with_report_options(
     org: str,
     tokens: Iterable[str] = (),
     base: str = "",
+    root: str = "",
 ) -> ReportData:
     """The run's data with what the command line says about the reports (org, SARIF waived,
     SARIF category: `--sarif-category`, else the default, which an `--at` or
     `--all-revisions` run, and one that leaves rules out (`--no-usage`, `--no-readiness`),
     marks so that its upload never replaces the nightly's alerts).
-    `base`: `sarif_base` of the working folder.
+    `base`: `sarif_base` of the working folder; `root`: `sarif_root`.
     A category that holds one of `tokens` (the command's own) or a part that looks like a
     secret is written with it as `not-shown` (`_shown_category`).
     With `run --orgs`, `--sarif-category` is followed by `/<org>`, as the default names the
@@ -70,7 +71,11 @@ def with_report_options(
     elif category and orgs:
         category = f"{category}/{category_word(org)}"
     return replace(
-        data, sarif_category=category or "", sarif_org=org if orgs else "", sarif_base=base
+        data,
+        sarif_category=category or "",
+        sarif_org=org if orgs else "",
+        sarif_base=base,
+        sarif_root=root,
     )
 
 
@@ -84,6 +89,14 @@ def sarif_base(env: Mapping[str, str], cwd: str) -> str:
 
     shown = path_under(os.path.realpath(cwd), env.get("GITHUB_WORKSPACE", "").strip())
     return "" if shown is None else f"{shown}/"
+
+
+def sarif_root(env: Mapping[str, str]) -> str:
+    """`GITHUB_WORKSPACE` resolved (symlinks followed, as `path_under` takes a root), "" when
+    it is not set: findings.sarif names a policy file shown by an absolute path (`--policy
+    ../pol/`, given from outside the working folder) from there when it lies below it."""
+    root = env.get("GITHUB_WORKSPACE", "").strip()
+    return os.path.realpath(root) if root else ""
 
 
 def _left_out_words(data: ReportData) -> list[str]:

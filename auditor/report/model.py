@@ -218,6 +218,10 @@ class ReportData:
     #: the working folder's path from the repository's root (`ci/`; "": the root itself, or
     #: not known): findings.sarif names a relative policy file from the root with it
     sarif_base: str = ""
+    #: the repository's root, resolved (`GITHUB_WORKSPACE`; "": not set): findings.sarif names
+    #: a policy file lying there that is shown by an absolute path (`--policy ../pol/`, given
+    #: from outside the working folder) from the root
+    sarif_root: str = ""
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -173,31 +174,49 @@ def shipped_artifact_location(path: str) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=256)  # a handful of policy and proposed files, thousands of results
-def _artifact(path: str, base: str = "") -> tuple[tuple[str, Any], ...]:
-    return tuple((shipped_artifact_location(path) or artifact_location(base + path)).items())
+def _artifact(path: str, shown: str) -> tuple[tuple[str, Any], ...]:
+    return tuple((shipped_artifact_location(path) or artifact_location(shown)).items())
 
 
-def _policy_base(path: str, d: ReportData) -> str:
-    """What goes before `path` in its URI: `d.sarif_base` (the working folder from the
-    repository's root) for a policy file named relative to the working folder, else nothing
-    (a proposed file is named from the root already, a shipped pack as `policies/…`)."""
-    base = d.sarif_base
-    if not base or path.startswith(("/", "../", SHIPPED_PREFIX)) or PureWindowsPath(path).drive:
-        return ""
+def _policy_name(path: str, d: ReportData) -> str:
+    """The path findings.sarif names the file `path` by: for a policy file, its path from the
+    repository's root (`GITHUB_WORKSPACE`) when the run knows it: one named relative to the
+    working folder with `d.sarif_base` before it (`ci/pol/…`), one shown absolute (given from
+    outside the working folder, `--policy ../pol/`) or from a parent, resolved as `path_under`
+    resolves (symlinks followed) and named from `d.sarif_root` when it lies below it; else
+    `path` itself (a proposed file is named from the root already, a shipped pack as
+    `policies/…`, a policy file outside the root keeps its `file://` URI)."""
+    if path.startswith(SHIPPED_PREFIX) or PureWindowsPath(path).drive:
+        return path
     if d.review is not None and path == d.review.proposed_file:
-        return ""
-    return base if any(p.path == path for p in d.policy_files) else ""
+        return path
+    if not (d.sarif_base or d.sarif_root) or not any(p.path == path for p in d.policy_files):
+        return path
+    if not path.startswith(("/", "../")):
+        return d.sarif_base + path
+    return _under_root(path, d.sarif_root, d.sarif_base) or path
+
+
+def _under_root(path: str, root: str, base: str) -> str | None:
+    """`path` (absolute, or from the working folder `base` below `root`: `../pol/x.yaml`) from
+    `root`, when it lies below it once resolved; None when not, when there is no root, or for a
+    path from a working folder not known to lie below it (`base` "": the root, or elsewhere)."""
+    from auditor.common.files import path_under
+
+    if not root or not (os.path.isabs(path) or base):
+        return None
+    return path_under(os.path.realpath(os.path.join(root, base, path)), root)
 
 
 def _location(f: Finding, d: ReportData) -> dict[str, Any]:
     loc = f.location or f.source or _fallback(f, d)
-    return _location_of(loc, _policy_base(loc.file, d))
+    return _location_of(loc, _policy_name(loc.file, d))
 
 
-def _location_of(loc: SourceLocation, base: str = "") -> dict[str, Any]:
+def _location_of(loc: SourceLocation, shown: str) -> dict[str, Any]:
     return {
         "physicalLocation": {
-            "artifactLocation": dict(_artifact(loc.file, base)),
+            "artifactLocation": dict(_artifact(loc.file, shown)),
             "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.col)},
         }
     }
@@ -339,7 +358,7 @@ class _Results:
                 self._locations.clear()
             known = self._locations[id(loc)] = (
                 loc,
-                _location_of(loc, _policy_base(loc.file, self.d)),
+                _location_of(loc, _policy_name(loc.file, self.d)),
             )
         return known[1]
 

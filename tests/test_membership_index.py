@@ -238,20 +238,31 @@ _LITERALS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+_HIDDEN_RULES = [
+    {"each": "a", "assert": {"path": "@", "in": {"ref": "b"}}},
+    {"each": "a", "assert": {"path": "@", "not_in": {"ref": "b"}}},
+    {"path": "a", "subset_of": {"ref": "b"}},
+    {"path": "a", "contains_all": {"ref": "b"}},
+    {"path": "a", "contains_any": {"ref": "b"}},
+    {"path": "a", "excludes": {"ref": "b"}},
+    {"path": "a", "contains": {"ref": "b"}},
+]
+
+
+@settings(max_examples=500, deadline=None)
 @given(
-    st.lists(_HIDDEN, min_size=1, max_size=10),
+    st.lists(st.one_of(_HIDDEN, _HIDDEN, _LITERALS), min_size=1, max_size=10),
     st.lists(_LITERALS, min_size=core.INDEX_FROM, max_size=30),
-    st.sampled_from(["in", "not_in"]),
+    st.sampled_from(_HIDDEN_RULES),
     st.booleans(),
 )
 def test_redacted_values_against_a_long_list_give_what_each_literal_gives(
-    a: list[Any], b: list[Any], op: str, keyed: bool
+    a: list[Any], b: list[Any], raw: dict[str, Any], keyed: bool
 ) -> None:
     """A redacted value is the literal whose marker it is: found by the literals' markers,
     made once per list, as comparing it with each literal finds it (with and without the
     run's key; the test's markers collide, so several literals may have one marker)."""
-    rule, doc = _rule({"each": "a", "assert": {"path": "@", op: {"ref": "b"}}}), {"a": a, "b": b}
+    rule, doc = _rule(raw), {"a": a, "b": b}
     with fingerprinting(_marker if keyed else None):
         slow = rule_module._run_rule(rule, doc, ENV)
         assert repr(run_rule(rule, doc, ENV)) == repr(slow)

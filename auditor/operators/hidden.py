@@ -564,5 +564,19 @@ def _on_list(name: str, fn: Callable[..., bool], items: list[Any], rest: tuple[A
     literal of the rule (`_equal`, by fingerprint) stands for it; the others differ from every
     literal."""
     marker_of = _MARKER_OF.get()
-    literals = _candidates(name, rest[0])
-    return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)
+    arg = rest[0]
+    literals = _candidates(name, arg)
+    markers = _markers_of(arg, marker_of) if type(arg) is list and len(arg) >= INDEX_FROM else None
+    if markers is None:
+        return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)
+    # a whole marker is found by the literals' markers (`contains`' whole list, one of its
+    # candidates, is no string or number: no marker is it)
+    return fn(
+        [
+            _whole_marker_as_literal(name, item, markers, marker_of)
+            if type(item) is str and MARKER_RE.fullmatch(item) is not None
+            else _as_literal(name, item, literals, marker_of)
+            for item in items
+        ],
+        *rest,
+    )

@@ -1,7 +1,8 @@
 """The operator registry's core: the one `REGISTRY`, the `@operator` decorator and shared helpers.
 
 Takes nothing; gives the registry the concept modules (`compare`, `text`, `shape`, `timing`,
-`change`) register into, the MISSING marker, JSON type names and policy equality.
+`change`) register into, the MISSING marker, JSON type names, policy equality, and the scope
+of one evaluation (`enter_scope`) in which a long list is looked in by an index (`member`).
 """
 
 from __future__ import annotations

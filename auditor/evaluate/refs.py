@@ -6,19 +6,19 @@ change rules, so `after.modelPolicy.x` works), checked against the operator's ar
 so a wrong type is an error naming both paths and an absent one is `missing`.
 
 The type check reads the whole referenced value (every URL of an allowlist), and a ref inside
-`each:` is resolved once per element: the answer is kept for the document being evaluated
-(`_Checked`), so N elements against a list of M values cost N + M, not N x M.
+`each:` is resolved once per element: the answer is kept for the evaluation of the document
+(`_conforms_once`), so N elements against a list of M values cost N + M, not N x M.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 from auditor.evaluate.outcome import Outcome
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator, json_type
+from auditor.operators.core import SCOPE_LISTS, scoped
 from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.phrasing import short, show
 from auditor.policy.refs import Ref, expects
@@ -34,7 +34,7 @@ def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str
         value, at = ref.path.resolve(root)
     except PathTypeError as exc:
         raise RefError(f"ref {show(exc.where)} (for {show(where)}): {exc}") from None
-    if value is not MISSING and not _conforms_once(op.schema, value, root):
+    if value is not MISSING and not _conforms_once(op.schema, value):
         found = "null" if value is None else f"{json_type(value)} {short(value)}"
         raise RefError(
             f"ref {show(at)} is {found}; `{op.name}` at {show(where)} needs {expects(op.schema)}"
@@ -42,38 +42,25 @@ def resolve_ref(ref: Ref, op: Operator, root: Any, where: str) -> tuple[Any, str
     return value, at
 
 
-class _Checked(threading.local):
-    """The type checks made on the document last evaluated (one per thread: organizations are
-    audited side by side): by the identity of the referenced value and of the schema, each held
-    so that neither identity is reused while the answer is kept (the document too, till the
-    next one, as `memo._LAST` holds it). Documents are not changed once read (each revision,
-    proposed file and change step is its own object); a value's length is part of the key all
-    the same, so one grown in place between two evaluations is checked again (an element
-    replaced in place, at the same length, would not be)."""
-
-    def __init__(self) -> None:
-        self.root: Any = MISSING
-        self.seen: dict[tuple[int, int, int], tuple[Any, Mapping[str, Any], bool]] = {}
-
-
-_CHECKED = _Checked()
-
-
-def _conforms_once(schema: Mapping[str, Any], value: Any, root: Any) -> bool:
-    """`conforms(schema, value)`, computed once per value and schema while `root` is the
-    document evaluated (a new document starts afresh). Only containers are kept: a scalar
-    costs nothing to check."""
+def _conforms_once(schema: Mapping[str, Any], value: Any) -> bool:
+    """`conforms(schema, value)`, computed once per value and schema in one evaluation of one
+    document (`core.scoped`, which ends with the evaluation: a value changed in place between
+    two evaluations, even at the same length, is checked again). Each answer holds the value
+    and the schema, so neither identity is reused while it is kept. Only containers are kept:
+    a scalar costs nothing to check."""
     if not isinstance(value, list | dict):
         return conforms(schema, value)
-    held = _CHECKED
-    if held.root is not root:
-        held.root, held.seen = root, {}
-    key = (id(value), id(schema), len(value))
-    found = held.seen.get(key)
+    seen = scoped("conforms")
+    if seen is None:
+        return conforms(schema, value)
+    key = (id(value), id(schema))
+    found = seen.get(key)
     if found is not None and found[0] is value and found[1] is schema:
-        return found[2]
+        return found[2]  # type: ignore[no-any-return]
     ok = conforms(schema, value)
-    held.seen[key] = (value, schema, ok)
+    if len(seen) >= SCOPE_LISTS:
+        seen.clear()
+    seen[key] = (value, schema, ok)
     return ok
 
 

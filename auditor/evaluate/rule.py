@@ -13,6 +13,7 @@ from typing import Any
 from auditor.evaluate.conditions import Env, evaluate_condition
 from auditor.evaluate.model import RuleResult
 from auditor.models import Evidence, Status, Subject
+from auditor.operators.core import enter_scope, leave_scope
 from auditor.policy.model import Rule
 from auditor.policy.phrasing import clip
 
@@ -32,7 +33,17 @@ class Verdict:
 
 
 def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
-    """Evaluate `when` then `assert` of one rule against one document."""
+    """Evaluate `when` then `assert` of one rule against one document: one evaluation, whose
+    scope (`core.enter_scope`) keeps what it works out about the document's lists (the index
+    `in` looks in, a `{ref: …}`'s type check) till it ends, and no longer."""
+    token = enter_scope()
+    try:
+        return _run_rule(rule, doc, env)
+    finally:
+        leave_scope(token)
+
+
+def _run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
     if env.root is not doc:
         env = Env(env.now, env.change, doc)
     if rule.when is not None:

@@ -24,6 +24,7 @@ from auditor.evaluate.projection import Deps, element_key, element_reads
 from auditor.evaluate.refs import RefError, resolve_ref
 from auditor.models import Status
 from auditor.operators import MISSING, LiteralMismatch, OperandTypeError
+from auditor.operators.core import enter_scope, leave_scope
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import PathTypeError
@@ -60,7 +61,16 @@ def _quantifiers(cond: Condition) -> Iterator[Quantifier]:
 
 
 def rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None = None) -> Status:
-    """The status of `rule` on `doc`: `run_rule(rule, doc, env).status`, without the words."""
+    """The status of `rule` on `doc`: `run_rule(rule, doc, env).status`, without the words
+    (one evaluation, scoped as `run_rule`'s)."""
+    token = enter_scope()
+    try:
+        return _rule_status(rule, doc, env, memo)
+    finally:
+        leave_scope(token)
+
+
+def _rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None) -> Status:
     if env.root is not doc:
         env = Env(env.now, env.change, doc)
     if rule.when is not None:

@@ -11,8 +11,10 @@ from typing import Any
 from auditor.operators.core import (
     ANY,
     ARRAY,
+    INDEX_FROM,
     MISSING,
     NUMBER,
+    SCOPE_LISTS,
     STRING,
     OperandTypeError,
     Ordered,
@@ -23,6 +25,7 @@ from auditor.operators.core import (
     need_substrings,
     operator,
     same,
+    scoped,
 )
 from auditor.redact import MARKER_START
 
@@ -37,21 +40,22 @@ def _kinds(literals: Iterable[Any]) -> frozenset[str]:
     return frozenset(_kind(x) for x in literals if x is not None)
 
 
-#: A rule's list literal's kinds by the list's id, the list kept so the id is not reused
-#: (`not_in` with 300 literals passes on most values: its kinds were counted every call).
-_LIST_KINDS: dict[int, tuple[list[Any], frozenset[str]]] = {}
-
-
 def _literal_kinds(literals: Iterable[Any]) -> frozenset[str]:
-    if type(literals) is not list:
+    """`_kinds(literals)`, worked out once per list in one evaluation (`core.scoped`):
+    `not_in` with 300 literals passes on most values, and its kinds were counted every call.
+    Kept only while the evaluation lasts, so a list changed in place is counted again."""
+    if type(literals) is not list or len(literals) < INDEX_FROM:
         return _kinds(literals)
-    known = _LIST_KINDS.get(id(literals))
+    memo = scoped("kinds")
+    if memo is None:
+        return _kinds(literals)
+    known = memo.get(id(literals))
     if known is not None and known[0] is literals:
-        return known[1]
+        return known[1]  # type: ignore[no-any-return]
     kinds = _kinds(literals)
-    if len(_LIST_KINDS) >= 4096:
-        _LIST_KINDS.clear()
-    _LIST_KINDS[id(literals)] = (literals, kinds)
+    if len(memo) >= SCOPE_LISTS:
+        memo.clear()
+    memo[id(literals)] = (literals, kinds)
     return kinds
 
 
@@ -98,7 +102,7 @@ def comparable(
         return
     if kind in wanted:
         if kind in ("object", "array"):
-            _inside(op, actual, [x for x in literals if _kind(x) == kind], result, side)
+            _inside(op, actual, _clash(actual, literals, kind), result, side)
         return
     if kind == "string" and "number" in wanted and MARKER_START in actual:
         return
@@ -106,14 +110,16 @@ def comparable(
     raise LiteralMismatch(" or ".join(sorted(wanted)), actual, detail, side, result=result)
 
 
-def _inside(op: str, actual: Any, literals: list[Any], result: bool, side: str) -> None:
+def _inside(
+    op: str, actual: Any, clash: tuple[str, str, str] | None, result: bool, side: str
+) -> None:
     """LiteralMismatch when an object or array literal, of the value's own type, has inside it
-    a value of another JSON type than the value's at the same place, for each such literal:
-    `not_equals: {enabled: "false"}` on `{enabled: false}` (no such object is ever equal)."""
-    found = [_nested(actual, x, "") for x in literals]
-    if not found or any(f is None for f in found):
+    a value of another JSON type than the value's at the same place, for each such literal
+    (`clash`, the first one's place and types: see `_clash`): `not_equals: {enabled:
+    "false"}` on `{enabled: false}` (no such object is ever equal)."""
+    if clash is None:
         return
-    where, got, want = found[0]  # type: ignore[misc]
+    where, got, want = clash
     detail = (
         f"`{op}` compares {_kind(actual)}s that can never be equal: `{where}` is "
         f"{_article(got)} {got} here, {_article(want)} {want} in the literal"
@@ -123,6 +129,54 @@ def _inside(op: str, actual: Any, literals: list[Any], result: bool, side: str) 
     raise LiteralMismatch(
         f"{_article(want)} {want} at `{where}`", actual, detail, side, result=result
     )
+
+
+def _clash(actual: Any, literals: Iterable[Any], kind: str) -> tuple[str, str, str] | None:
+    """The first literal's `_nested` place and types when every literal of `kind` (the
+    value's own) has one; None when one of them has none, or there is none. A long list's
+    answer is kept, in one evaluation, by the value's `_shape` (all `_nested` reads of it):
+    `each` over 40,000 objects against a `{ref: …}` list of 40,000 compared each with all."""
+    memo = scoped("clash") if type(literals) is list and len(literals) >= INDEX_FROM else None
+    if memo is None:
+        return _first_clash(actual, literals, kind)
+    try:
+        key = (id(literals), _shape(actual))
+    except RecursionError:
+        return _first_clash(actual, literals, kind)
+    found = memo.get(key)
+    if found is not None and found[0] is literals:
+        return found[1]  # type: ignore[no-any-return]
+    clash = _first_clash(actual, literals, kind)
+    if len(memo) >= SCOPE_LISTS:
+        memo.clear()
+    memo[key] = (literals, clash)
+    return clash
+
+
+def _first_clash(actual: Any, literals: Iterable[Any], kind: str) -> tuple[str, str, str] | None:
+    first = None
+    for literal in literals:
+        if _kind(literal) != kind:
+            continue
+        found = _nested(actual, literal, "")
+        if found is None:
+            return None
+        first = first or found
+    return first
+
+
+def _shape(value: Any) -> Any:
+    """What `_nested` reads of a value: its keys, lengths and the JSON type at each place
+    (a null, and a string holding a redacted value's marker, apart)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return ("object", tuple([(k, _shape(v)) for k, v in value.items()]))
+    if isinstance(value, list):
+        return ("array", tuple([_shape(v) for v in value]))
+    if isinstance(value, str):
+        return "marker" if MARKER_START in value else "string"
+    return _kind(value)
 
 
 def _nested(actual: Any, literal: Any, where: str) -> tuple[str, str, str] | None:

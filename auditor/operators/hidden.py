@@ -46,7 +46,15 @@ from typing import Any
 from auditor.common.paths import IDENT_CHARS, is_identifier
 from auditor.common.spans import merge_spans
 from auditor.operators.anchored import branches, ruled_out
-from auditor.operators.core import OperandTypeError, Ordered, need_substrings, same
+from auditor.operators.core import (
+    INDEX_FROM,
+    SCOPE_LISTS,
+    OperandTypeError,
+    Ordered,
+    need_substrings,
+    same,
+    scoped,
+)
 from auditor.redact import MARKER_RE, MARKER_START
 from auditor.redact.redactor import number_text
 
@@ -226,7 +234,64 @@ def _by_equality(name: str, fn: Callable[..., bool], actual: Any, rest: tuple[An
     one (then exact, nothing shown), else it differs from every literal. Without the key, only
     what the visible parts decide (another shape, a visible leaf or text that differs)."""
     marker_of = _MARKER_OF.get()
-    return fn(_as_literal(name, actual, _candidates(name, rest[0]), marker_of), *rest)
+    arg = rest[0]
+    if (
+        name in ("in", "not_in")
+        and type(arg) is list
+        and len(arg) >= INDEX_FROM
+        and type(actual) is str
+        and MARKER_RE.fullmatch(actual) is not None
+    ):
+        markers = _markers_of(arg, marker_of)
+        if markers is not None:
+            return fn(_whole_marker_as_literal(name, actual, markers, marker_of), *rest)
+    return fn(_as_literal(name, actual, _candidates(name, arg), marker_of), *rest)
+
+
+def _markers_of(literals: list[Any], marker_of: MarkerOf | None) -> dict[str, list[Any]] | None:
+    """The literals a whole marker may be, by their marker (in order; none without the key:
+    then only whether one is a string or a number, `_EITHER`), made once per list in one
+    evaluation (`core.scoped`); None outside an evaluation. `_as_literal` made every literal's
+    marker for every value: 4,000 redacted values `not_in` a `{ref: …}` list of 4,000 took
+    110 s."""
+    memo = scoped("markers")
+    if memo is None:
+        return None
+    key = (id(literals), id(marker_of))
+    found = memo.get(key)
+    if found is not None and found[0] is literals and found[1] is marker_of:
+        return found[2]  # type: ignore[no-any-return]
+    markers: dict[str, list[Any]] = {}
+    for literal in literals:
+        if type(literal) in (str, int, float):
+            if marker_of is None:
+                markers[_EITHER] = [literal]
+                break
+            markers.setdefault(marker_of(_text(literal)), []).append(literal)
+    if len(memo) >= SCOPE_LISTS:
+        memo.clear()
+    memo[key] = (literals, marker_of, markers)
+    return markers
+
+
+_EITHER = ""  # no marker is empty: the key `_markers_of` gives a string or number under
+
+
+def _whole_marker_as_literal(
+    name: str, value: str, markers: dict[str, list[Any]], marker_of: MarkerOf | None
+) -> Any:
+    """`_as_literal` of a value that is one whole marker, against the literals `markers`
+    holds: only a string or number literal can be it, and only one whose marker is the value
+    (`_equal`, asked of those only); without the key, any string or number leaves it
+    undecided."""
+    if marker_of is None:
+        if markers:
+            raise HiddenValueError(name, value)
+        return value
+    for literal in markers.get(value, ()):
+        if _equal(value, literal, marker_of):
+            return literal
+    return value
 
 
 def _literals(arg: Any) -> list[Any]:
@@ -242,11 +307,22 @@ def _text(literal: Any) -> str:
 
 
 def _speaks_of_markers(arg: Any) -> bool:
-    """A rule argument that is about markers themselves (`starts_with: "[secret "`)."""
+    """A rule argument that is about markers themselves (`starts_with: "[secret "`); a long
+    list's answer is kept for the evaluation (`core.scoped`)."""
     if isinstance(arg, str):
         return "[secret" in arg
     if isinstance(arg, list):
-        return any(isinstance(a, str) and "[secret" in a for a in arg)
+        memo = scoped("speaks") if type(arg) is list and len(arg) >= INDEX_FROM else None
+        if memo is None:
+            return any(isinstance(a, str) and "[secret" in a for a in arg)
+        found = memo.get(id(arg))
+        if found is not None and found[0] is arg:
+            return found[1]  # type: ignore[no-any-return]
+        speaks = any(isinstance(a, str) and "[secret" in a for a in arg)
+        if len(memo) >= SCOPE_LISTS:
+            memo.clear()
+        memo[id(arg)] = (arg, speaks)
+        return speaks
     pattern = getattr(arg, "pattern", None)
     return isinstance(pattern, str) and "[secret" in pattern
 
@@ -488,5 +564,19 @@ def _on_list(name: str, fn: Callable[..., bool], items: list[Any], rest: tuple[A
     literal of the rule (`_equal`, by fingerprint) stands for it; the others differ from every
     literal."""
     marker_of = _MARKER_OF.get()
-    literals = _candidates(name, rest[0])
-    return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)
+    arg = rest[0]
+    literals = _candidates(name, arg)
+    markers = _markers_of(arg, marker_of) if type(arg) is list and len(arg) >= INDEX_FROM else None
+    if markers is None:
+        return fn([_as_literal(name, item, literals, marker_of) for item in items], *rest)
+    # a whole marker is found by the literals' markers (`contains`' whole list, one of its
+    # candidates, is no string or number: no marker is it)
+    return fn(
+        [
+            _whole_marker_as_literal(name, item, markers, marker_of)
+            if type(item) is str and MARKER_RE.fullmatch(item) is not None
+            else _as_literal(name, item, literals, marker_of)
+            for item in items
+        ],
+        *rest,
+    )

@@ -229,9 +229,29 @@ def test_one_listing_contradicting_itself_is_an_error(store: Store) -> None:
         return httpx.Response(200, json=body)
 
     service._history = history_with_clash  # type: ignore[method-assign]
-    with pytest.raises(DataError, match=r"revision 12 \(history page 2\) twice in one listing"):
+    with pytest.raises(DataError) as caught:
         run_sync(store, service)
+    # named as every other page error is: its JSON path and the request (tester T62 LOW-3)
+    assert str(caught.value).endswith(
+        "$.changes[0]: the API sent revision 12 (history page 2) twice in one listing with "
+        "different content; cannot tell which is true "
+        f"(GET https://svc.test{HISTORY_PATH} page 2)"
+    )
     assert store.count_revisions() == 0
+
+
+def test_a_report_sent_twice_with_other_content_names_its_path_and_request(store: Store) -> None:
+    service = FakeService(3, reports=3)
+    clash = json.loads(json.dumps(service.reports[0]))
+    clash["repoUrl"] = "https://git/other"
+    service.reports.insert(1, clash)
+    with pytest.raises(DataError) as caught:
+        run_sync(store, service)
+    assert str(caught.value).endswith(
+        "$.reports[1]: the API sent report r0000 (readiness page 1) twice in one listing with "
+        "different content; cannot tell which is true "
+        f"(GET https://app.test{paging.REPORTS_PATH} page 1)"
+    )
 
 
 def _reordered(service: FakeService, edit: Any) -> None:

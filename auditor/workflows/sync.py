@@ -188,11 +188,13 @@ class _Tally:
             f"{self.reports.pages} report pages / {self.reports.items} reports"
         )
 
-    def count(self, outcome: Ingested, what: str) -> None:
+    def count(self, outcome: Ingested, what: str, where: str, page: Page) -> None:
+        """Count `outcome` of the item `what` at JSON path `where` on `page`: an item sent
+        twice in this listing with other content is an error naming both, as any page's is."""
         if outcome.status == "conflict" and not outcome.known_before:
             raise DataError(
-                f"the API sent {what} twice in one listing with different content; "
-                "cannot tell which is true"
+                f"{where}: the API sent {what} twice in one listing with different content; "
+                f"cannot tell which is true ({page.where})"
             )
         if outcome.issue is not None:
             self.issues.append(outcome.issue)
@@ -452,11 +454,12 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
-            outcome, name = feed.ingest(run, raw, f"$.{feed.listing.items}[{index}]", page)
+            where = f"$.{feed.listing.items}[{index}]"
+            outcome, name = feed.ingest(run, raw, where, page)
             count.items += 1
             count.new += outcome.status == "new"
             if outcome.status != "new":
-                run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})")
+                run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})", where, page)
                 if outcome.note is not None:  # a stored item re-read with fields added
                     run.tally.quality.on(page)(outcome.note)
             known.append(outcome.known_before)

@@ -286,6 +286,14 @@ def test_a_long_cursor_that_fits_in_the_url_is_followed(tmp_path: Path) -> None:
             "redirects to https://s3cr3tto.evil.example/[token]/x;",
             id="host-kept",
         ),
+        pytest.param(  # the host lowercased: the token was shown whole, in lowercase
+            f"http://{TOKEN}.evil.example:9/x",
+            "redirects to http://[token].evil.example:9/x;",
+            id="token-as-host",
+        ),
+        pytest.param(
+            f"/a/{TOKEN.lower()}", "redirects to {url}/a/[token];", id="token-in-lowercase"
+        ),
     ],
 )
 def test_the_token_in_a_redirects_location_reads_token_and_the_host_and_port_stay(
@@ -301,7 +309,7 @@ def test_the_token_in_a_redirects_location_reads_token_and_the_host_and_port_sta
         code, _, err = sync(url, tmp_path, "--no-usage")
     assert code == 2
     assert shown.format(url=url) in err, err
-    assert TOKEN not in err and "secret fp:" not in err, err
+    assert TOKEN.lower() not in err.lower() and "secret fp:" not in err, err
     assert len(paths) == 1  # never followed
 
 

@@ -352,11 +352,12 @@ def keep_location(response: httpx.Response) -> None:
 
 
 def _encoded_tokens(address: str, tokens: tuple[str, ...]) -> str:
-    """`address` with each of `tokens` (from 8 characters on) as `[token]` also where some or
-    all of its characters are percent-encoded, in either case (`%73%33cr3t…`: a `Location`
+    """`address` with each of `tokens` (from 8 characters on) as `[token]`, in any case (a
+    host is lowercased: `http://<token>.evil.example/` showed the token in lowercase) and
+    where some or all of its characters are percent-encoded (`%73%33cr3t…`: a `Location`
     encoded twice, its path decoded once); a shorter one is `shown_address`'s."""
     for token in sorted(tokens, key=len, reverse=True):
-        if len(token) < 8 or "%" not in address:
+        if len(token) < 8:
             continue
         each = [
             f"(?:{re.escape(c)}|{''.join(f'%{b:02X}' for b in c.encode('utf-8', 'surrogatepass'))})"

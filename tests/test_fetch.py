@@ -415,11 +415,14 @@ GUARDS = [
         "repeated an earlier cursor",
         id="repeat-cursor",
     ),
-    pytest.param(  # was 'unexpected InvalidURL: URL component 'query' too long'
+    pytest.param(  # was 'unexpected InvalidURL: URL component 'query' too long', then
+        # 'cannot request … page 2: its address is not a valid URL (URL component 'query' too
+        # long)', naming neither the field nor the page that sent it (tester T62 LOW-3)
         _body({"changes": [change(1)], "pagination": {"hasMore": True, "nextCursor": "c" * 70000}}),
         DataError,
-        f"cannot request GET {BASE}{HISTORY_PATH} page 2: its address is not a valid URL (URL "
-        "component 'query' too long); the page before sent what goes into it",
+        "$.pagination.nextCursor: 70000 characters, too long to go into the next page's URL (it "
+        f"would be {len(BASE + HISTORY_PATH) + len('?limit=10&cursor=') + 70000} characters, "
+        f"more than 65536) (GET {BASE}{HISTORY_PATH} page 1)",
         id="cursor-too-long-for-a-url",
     ),
     pytest.param(  # an empty page that goes on is followed (T15 #5), but not in a loop

@@ -23,6 +23,7 @@ from datetime import date, timedelta
 from urllib.parse import urlencode
 
 from auditor.common import paths
+from auditor.common.dates import date_ranges
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.paging import Item, Listing, Page, cursor_paging, refuse_repaired
@@ -108,9 +109,28 @@ USERS_LISTING = Listing(
     token_param="cursor",
     next_token=cursor_paging("meta", "has_more", "next_cursor"),
     repeated="$.meta.next_cursor: the API repeated an earlier cursor; paging would loop",
+    token_at="$.meta.next_cursor",
     keep_empty=False,
     exact=(("data", "*", "date"), ("meta", "next_cursor")),
 )
+
+
+#: How many ranges of days without a row one warning names (the others are counted).
+_NAMED_RANGES = 5
+
+
+def _no_rows(days: list[date]) -> str:
+    """`no row for 2026-11-02`, or for many days one problem naming their count and ranges
+    (`no row for 29 days (2026-11-02..2026-11-30)`): a problem naming each day was one
+    warning a day (29 for a service whose analytics start mid-window), not one with a count."""
+    if len(days) == 1:
+        return f"no row for {days[0]}"
+    ranges = [f"{a}" if a == b else f"{a}..{b}" for a, b in date_ranges(days)]
+    more = len(ranges) - _NAMED_RANGES
+    shown = ", ".join(ranges[:_NAMED_RANGES]) + (
+        f" and {more} more {'range' if more == 1 else 'ranges'}" if more > 0 else ""
+    )
+    return f"no row for {len(days)} days ({shown})"
 
 
 def _query(start: date, end: date) -> dict[str, str]:
@@ -180,18 +200,18 @@ class AnalyticsReader:
                 raise DataError(f"$.data[{index}]: a second row for {day} ({where})")
             row = self._tolerate(raw, series, f"$.data[{index}]", f"{series} {day}", where)
             seen[day] = self._read_once(row, series, day, f"$.data[{index}]", where)
+        missing: list[date] = []
         day_ = start
         while day_ <= end:
             key = day_.isoformat()
             if key in seen:
                 yield DayRows(key, series, self._redactor.redact_json(seen[key]), where)
             else:
-                self._quality.add(
-                    DataWarning(
-                        "$.data", f"no row for {key}; fetched again next sync", series, where
-                    )
-                )
+                missing.append(day_)
             day_ += timedelta(days=1)
+        if missing:
+            problem = f"{_no_rows(missing)}; fetched again next sync"
+            self._quality.add(DataWarning("$.data", problem, series, where))
 
     def _read_once(self, row: Item, series: str, day: str, base: str, where: str) -> Item:
         """`row` with each breakdown entry it sends twice as before read once (a warning);

@@ -79,12 +79,16 @@ class PlatformClient:
         }
         self._clients: list[httpx.Client] = []
         self._history = Requester(
-            self._client(self.base_url, headers, timeout, transport), policy, self.redactor, budget
+            self._client(self.base_url, headers, timeout, transport),
+            policy,
+            self.redactor,
+            budget,
+            secrets,
         )
         self._reports: Requester | None = None
         if self.app_url:
             client = self._client(self.app_url, headers, timeout, transport)
-            self._reports = Requester(client, policy, self.redactor, budget)
+            self._reports = Requester(client, policy, self.redactor, budget, secrets)
 
     def shown(self, url: str) -> str:
         """A service address as the sync records it (`shown_address`, this client's token

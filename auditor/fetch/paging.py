@@ -2,8 +2,9 @@
 
 Takes a `Listing` (where the endpoint lives, which schema checks a page, where its items are, how
 the next request is formed and when the listing ends) and a `Requester`, gives validated `Page`s
-in the service's order. Guards stop on a repeated cursor and more than `max_pages` pages (and
-the client's deadline on the whole sync); every message names the request and the page number.
+in the service's order. Guards stop on a repeated cursor, a token too long to go into the next
+page's URL (`MAX_URL_LENGTH`) and more than `max_pages` pages (and the client's deadline on the
+whole sync); every message names the request and the page number.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Listing:
     # it that repeats the token (a service that ignores `startAfter` sends its first page
     # again) ends the listing there, as a short page did before, rather than failing the sync.
     short_may_end: bool = False
+    # Where the page before sends the next page's token, as a message names it.
+    token_at: str = "$"
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ HISTORY = Listing(
     token_param="cursor",
     next_token=_next_cursor,
     repeated="$.pagination.nextCursor: the API repeated an earlier cursor; paging would loop",
+    token_at="$.pagination.nextCursor",
     keep_empty=True,
     exact=(("changes", "*", "updatedAt"), ("pagination", "nextCursor")),
     shared="settings",
@@ -133,6 +137,7 @@ READINESS = Listing(
     token_param="startAfter",
     next_token=_start_after,
     repeated="$.reports[-1].reportId: repeated {token!r}; paging would loop",
+    token_at="$.reports[-1].reportId",
     keep_empty=False,
     short_may_end=True,
     exact=(
@@ -162,6 +167,20 @@ def refuse_repaired(
                 f"UTF-16 surrogate escape); the audit cannot do without this field "
                 f"({where})"
             )
+
+
+#: The longest URL a page is asked for with (httpx's limit, of the query and of a whole URL):
+#: a cursor, or a last report id, that makes the next page's URL longer is an error naming it.
+MAX_URL_LENGTH = 65536
+
+
+def _too_long(listing: Listing, token: str, url: int, where: str) -> DataError:
+    """The error of a token too long to go into the next page's URL (`url` characters long):
+    httpx's own, `URL component 'query' too long`, named neither the field nor the page."""
+    return DataError(
+        f"{listing.token_at}: {len(token)} characters, too long to go into the next page's URL "
+        f"(it would be {url} characters, more than {MAX_URL_LENGTH}) ({where})"
+    )
 
 
 def _too_many(listing: Listing, max_pages: int) -> DataError:
@@ -327,16 +346,20 @@ class Pages(Iterator[Page]):
                 # redacted before it is cut: a token cut in two is no longer one it knows
                 shown = requester.clipped(token, 100)
                 raise DataError(f"{listing.repeated.format(token=shown)} ({where})")
+            params = {
+                "limit": str(self._page_size),
+                **dict(listing.query),
+                listing.token_param: token,
+            }
+            url = len(self._base_url) + len(listing.path) + 1 + len(urlencode(params))
+            if url > MAX_URL_LENGTH:
+                raise _too_long(listing, token, url, where)
         except AuditorError as exc:
             self._later = exc
             return True
         self._seen.add(seen)
         self._confirming = listing.short_may_end and len(items) < self._page_size
-        self._params = {
-            "limit": str(self._page_size),
-            **dict(listing.query),
-            listing.token_param: token,
-        }
+        self._params = params
         return True
 
 

@@ -268,6 +268,7 @@ def problem_message(
     """
     title, detail, request_id = "", "", ""
     try:
+        body = body.removeprefix(UTF8_BOM)  # as a page's (`Requester.decode`)
         problem = loads(body) if body else None
     except ValueError:  # text that is not UTF-8 is read with U+FFFD, as in a page
         fixed = repair(body, declared_charset(response.headers.get("content-type", "")))
@@ -350,16 +351,35 @@ def keep_location(response: httpx.Response) -> None:
         del response.headers["location"]
 
 
+def _encoded_tokens(address: str, tokens: tuple[str, ...]) -> str:
+    """`address` with each of `tokens` (from 8 characters on) as `[token]`, in any case (a
+    host is lowercased: `http://<token>.evil.example/` showed the token in lowercase) and
+    where some or all of its characters are percent-encoded (`%73%33cr3t…`: a `Location`
+    encoded twice, its path decoded once); a shorter one is `shown_address`'s."""
+    for token in sorted(tokens, key=len, reverse=True):
+        if len(token) < 8:
+            continue
+        each = [
+            f"(?:{re.escape(c)}|{''.join(f'%{b:02X}' for b in c.encode('utf-8', 'surrogatepass'))})"
+            for c in token
+        ]
+        address = re.sub("".join(each), "[token]", address, flags=re.IGNORECASE)
+    return address
+
+
 def _redirect_note(
     response: httpx.Response,
     request: httpx.Request,
     redact: Callable[[str], str],
     words: Callable[[str], str],
+    tokens: tuple[str, ...] = (),
 ) -> str:
     """`: redirects to …; …` for a 3xx: where to, without its query (it may carry a token),
     and why it is an error (the token is never sent to an address the user did not give).
     `words`: the proxy's password, whatever it is, `[token]` in the address (text from
-    outside)."""
+    outside); `tokens` (the command's own) read `[token]` too, before anything else looks
+    for secrets there: found by the redactor, one took the host's end or the port with it in
+    its marker (`http://evil.[secret fp:… len:39]`), so the line no longer said where to."""
     location = response.extensions.get(LOCATION_KEPT) or response.headers.get("location", "")
     if not 300 <= response.status_code < 400 or not location:
         return ""
@@ -372,7 +392,11 @@ def _redirect_note(
         if netloc:  # name by name, its host kept: `https://host/<not shown: …>/v1` (README)
             from auditor.redact.shown import shown_address
 
-            address = shown_address(address)
+            address = shown_address(_encoded_tokens(address, tokens), tokens)
+        elif tokens:
+            from auditor.redact.shown import named_tokens
+
+            address = named_tokens(_encoded_tokens(address, tokens), tokens)
         shown = _clip(words(address), _MAX_TITLE, redact)  # (no host: `about:blank`, `urn:…`)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
@@ -440,11 +464,13 @@ class Requester:
         policy: RetryPolicy,
         redactor: Redactor,
         budget: Budget | None = None,
+        tokens: tuple[str, ...] = (),  # the command's own: `[token]` in a redirect's address
     ) -> None:
         self._client = client
         self._policy = policy
         self._redactor = redactor
         self._budget = budget or Budget(policy.deadline, policy.clock)
+        self._tokens = tokens
 
     def get_json(self, path: str, params: Mapping[str, str], where: str) -> Parsed:
         """GET `path`: the parsed JSON body and the keys it repeated; `where` names the page."""
@@ -825,7 +851,7 @@ class Requester:
             problem = problem_message(response, body, self._outside, self._words)
             raise self._error(f"{self._shown(label)} {problem}", request, status)
         if not 200 <= status < 300:  # a redirect's body is not the page, whatever it holds
-            moved = _redirect_note(response, request, self._outside, self._words)
+            moved = _redirect_note(response, request, self._outside, self._words, self._tokens)
             raise self._error(
                 f"{self._shown(label)} → {_status_text(status)}{moved} ({where})", request, status
             )
@@ -848,12 +874,17 @@ class Requester:
                     )
                 )
 
+        # A UTF-8 byte order mark before the JSON: RFC 8259 §8.1 lets a parser ignore it (the
+        # parser refused it: a whole sync failed as invalid JSON); read, with a warning.
+        bom: tuple[Duplicate, ...] = ()
+        if body.startswith(UTF8_BOM):
+            body, bom = body[len(UTF8_BOM) :], (Duplicate((), "", BOM_IGNORED),)
         check_values(body)
         if pieces is not None:
             compact = pieces.read(body)
             if compact is not None:  # what `check_shape` would find nothing in
-                return compact, ()
-        repaired: tuple[Duplicate, ...] = ()
+                return compact, bom
+        repaired: tuple[Duplicate, ...] = bom
         try:
             value = loads(body)
         except ValueError as exc:
@@ -871,12 +902,19 @@ class Requester:
                         f"invalid JSON ({problem}) ({where}: {self._shown(label)})"
                     )
                 ) from None
-            value, body, repaired = fixed.value, fixed.body, _repairs(fixed)
+            value, body, repaired = fixed.value, fixed.body, bom + _repairs(fixed)
         try:
             return value, check_shape(body, value, where) + repaired
         except DataError as exc:
             raise DataError(self._redactor.redact_shown(str(exc))) from None
 
+
+UTF8_BOM = b"\xef\xbb\xbf"
+#: What a data-quality warning says of a page that began with a UTF-8 byte order mark.
+BOM_IGNORED = (
+    "the body begins with a UTF-8 byte order mark (BOM), which a service must not send "
+    "before JSON (RFC 8259 §8.1): ignored"
+)
 
 #: What a data-quality warning says of a string, or a key, read with U+FFFD.
 NOT_UTF8 = (

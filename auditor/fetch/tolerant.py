@@ -31,6 +31,10 @@ READINESS_ITEM = "api-readiness-item.schema.json"
 Warn = Callable[[DataWarning], None]
 
 _ITEM_INDEX = re.compile(r"^(\$\.\w+)\[\d+\]")
+#: The end of a problem naming what one item's value was read as (`a Unix time in seconds, not
+#: ISO 8601; read as 2026-10-01T10:00:00+00:00`): items are grouped by what comes before it, so
+#: a page of 100 such times is one warning with a count (the first item's value shown), not 100.
+_READ_AS_VALUE = re.compile(r"; read as (?!absent\Z).*\Z", re.DOTALL)
 
 
 def tolerate(raw: Item, schema: str, base: str, item: str, warn: Warn | None) -> Item:
@@ -98,12 +102,12 @@ class DataQuality:
 
     def add(self, warning: DataWarning) -> None:
         """Record one warning (or count it against the first one like it)."""
-        key = (_ITEM_INDEX.sub(r"\1[*]", warning.path), warning.problem)
+        problem = _READ_AS_VALUE.sub("", warning.problem)  # the problem, not one item's value
+        key = (_ITEM_INDEX.sub(r"\1[*]", warning.path), problem)
         first = self._groups.get(key)
         if first is not None:
             self._groups[key] = replace(first, count=first.count + 1)
             return
-        problem = warning.problem
         named = self._named.get(problem, 0)
         if named < NAMED_PER_PROBLEM:
             self._named[problem] = named + 1
@@ -147,11 +151,11 @@ class DataQuality:
         length, in path order; per problem, the fields past `NAMED_PER_PROBLEM` as one
         warning counting them."""
         found = list(self._groups.values())
-        for problem, more in self._more.items():
+        for more in self._more.values():
             found.append(
                 replace(
                     more,
-                    problem=f"{problem}; {more.count} more warnings of this problem in other "
+                    problem=f"{more.problem}; {more.count} more warnings of this problem in other "
                     f"fields are counted, not named (at most {NAMED_PER_PROBLEM} fields are)",
                     count=1,
                 )

@@ -706,42 +706,64 @@ def _written(raw: Any, redact: Redact) -> Any:
 RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
 
 
-def secrets_hidden(redactor: Redactor, flagged: Iterable[str] = ()) -> Redact:
+def secrets_hidden(
+    redactor: Redactor, flagged: Iterable[str] = (), found: dict[str, list[str]] | None = None
+) -> Redact:
     """A text with every secret the store remembers, every one the value detectors find in it
     (what `auditor policy lint` warns of) and every one of `flagged` (`flagged_secrets`: found
     in any string of the input files), replaced by its marker under the store's key: the
     markers the stored data and the reports have. Nothing is learned: a word of a policy file
     that only looks like a secret is not hidden from every later output. What the bundle's
     copies of the input files go through (`redacted_source`), and the copy a policy file's
-    digest is taken of (`with_copy_digests`)."""
-    from auditor.redact.values import find_secrets  # detect-secrets: not for the shipped packs
-
+    digest is taken of (`with_copy_digests`). `found`: what the detectors found in each text
+    already (`flagged_secrets` fills it), so a text is not searched twice."""
     every = frozenset(flagged)
+    detected = _Detected(found)
 
     def hidden(text: str) -> str:
         out = redactor.scrub_known(text)
-        for secret in sorted({*every, *find_secrets(out)}, key=len, reverse=True):
+        for secret in sorted({*every, *detected(out)}, key=len, reverse=True):
             out = out.replace(secret, redactor.marker(secret))
         return out
 
     return hidden
 
 
-def flagged_secrets(redactor: Redactor, texts: Iterable[tuple[str, str]]) -> set[str]:
+def flagged_secrets(
+    redactor: Redactor,
+    texts: Iterable[tuple[str, str]],
+    found: dict[str, list[str]] | None = None,
+) -> set[str]:
     """The secrets the value detectors find in any string (key or value) of the policy files
     (`texts`: each file's text and name). `run` remembers one once it flags it, in a title
     (`password=…`), and hides it wherever the policy writes it again; the copy hides it there
     too (reviewer R28 #3: the copy hid only the flagged string, and the bundle's reports
-    showed the other in clear)."""
+    showed the other in clear). `found` keeps what was found in each text searched."""
     from auditor.policy.lint import all_strings
     from auditor.policy.yamlsafe import load_text
-    from auditor.redact.values import find_secrets
 
-    found: set[str] = set()
+    detected = _Detected(found)
+    flagged: set[str] = set()
     for text, name in texts:
         for _, value, _ in all_strings(load_text(text, name).data, ()):
-            found.update(find_secrets(redactor.scrub_known(value)))
-    return found
+            flagged.update(detected(redactor.scrub_known(value)))
+    return flagged
+
+
+class _Detected:
+    """`find_secrets` of a text, each text searched once (`found`: what was found, by text)."""
+
+    def __init__(self, found: dict[str, list[str]] | None) -> None:
+        from auditor.redact.values import find_secrets  # detect-secrets: not for shipped packs
+
+        self.find = find_secrets
+        self.found = {} if found is None else found
+
+    def __call__(self, text: str) -> list[str]:
+        out = self.found.get(text)
+        if out is None:
+            out = self.found[text] = self.find(text)
+        return out
 
 
 def rule_literals(
@@ -779,7 +801,9 @@ def with_copy_digests(policy: PolicySet, redactor: Redactor) -> PolicySet:
     own = [f for f in policy.files if f.text and f.sha256 not in record]
     if not own:
         return policy
-    redact = secrets_hidden(redactor, flagged_secrets(redactor, ((f.text, f.path) for f in own)))
+    found: dict[str, list[str]] = {}  # what the detectors found in each text: searched once
+    flagged = flagged_secrets(redactor, ((f.text, f.path) for f in own), found)
+    redact = secrets_hidden(redactor, flagged, found)
     literals = hidden_literals(policy)
     digests: dict[int, str] = {}
     for file in own:

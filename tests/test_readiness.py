@@ -337,7 +337,8 @@ def test_bad_model_file(tmp_path: Path, text: str, message: str) -> None:
         ),
         pytest.param(
             MODEL_YAML + "  c1: &c {level: 1, scope: repository, pillar: X}\n  c2: *c\n",
-            "bad.yaml:11:7: error: YAML anchor &c is not allowed in auditor input files",
+            "bad.yaml:11:7: error: a YAML anchor (`&` and a name) is not allowed in auditor "
+            "input files (quote a value that starts with `&`)",
             id="anchor",
         ),
         pytest.param(

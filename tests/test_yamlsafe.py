@@ -23,14 +23,22 @@ def _problems(tmp_path: Path, text: str, **limits: int) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        pytest.param("a: &x 1\nb: 2\n", "p.yaml:1:4: error: YAML anchor &x", id="anchor"),
-        pytest.param("a: 1\nb: *x\n", "p.yaml:2:4: error: YAML alias *x", id="undefined-alias"),
+        pytest.param(
+            "a: &x 1\nb: 2\n", "p.yaml:1:4: error: a YAML anchor (`&` and a name)", id="anchor"
+        ),
+        pytest.param(
+            "a: 1\nb: *x\n",
+            "p.yaml:2:4: error: a YAML alias (`*` and a name)",
+            id="undefined-alias",
+        ),
         pytest.param(
             "a: !!python/object:os.system 1\n",
-            "p.yaml:1:4: error: YAML tag !!python/object:os.system is not allowed",
+            "p.yaml:1:4: error: a YAML tag (`!` and a name) is not allowed",
             id="python-tag",
         ),
-        pytest.param("a: !custom 1\n", "p.yaml:1:4: error: YAML tag !custom", id="local-tag"),
+        pytest.param(
+            "a: !custom 1\n", "p.yaml:1:4: error: a YAML tag (`!` and a name)", id="local-tag"
+        ),
         pytest.param("a: 1\nb: 2\na: 3\n", "p.yaml:3:1: error: duplicate key `a`", id="dup-key"),
         pytest.param("a: 1\n---\nb: 2\n", "p.yaml:2:1: error: several YAML documents", id="docs"),
         pytest.param("a: [1, 2\nb: 3\n", "p.yaml:2:2: error: invalid YAML", id="syntax"),
@@ -121,7 +129,8 @@ def test_not_utf8_names_the_line_and_column_of_the_bad_byte(
         ),
         pytest.param(
             "controls: [SOC2:CC6.1, &a x]\n",
-            "p.yaml:1:24: error: YAML anchor &a is not allowed in auditor input files",
+            "p.yaml:1:24: error: a YAML anchor (`&` and a name) is not allowed in auditor input "
+            "files (quote a value that starts with `&`)",
             id="fallback-still-refuses",
         ),
     ],

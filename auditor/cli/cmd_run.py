@@ -85,6 +85,7 @@ from auditor.workflows.run import (
 
 if TYPE_CHECKING:
     from auditor.cli import Context
+    from auditor.policy.model import PolicyFile
     from auditor.store.database import Store
 
 
@@ -701,6 +702,21 @@ def _unpublish(out_dir: Path, published: _Published) -> bool:
     return SARIF in removed
 
 
+def _files_cited(loaded: LoadedPolicy) -> tuple[PolicyFile, ...]:
+    """The policy files as a report interrupted before the evaluation cites them: one that
+    holds a secret by the digest of its copy with the secret as a marker
+    (`with_copy_digests`), never of the file as written, which would let guesses of the
+    secret be tested offline. The state's key is not at hand here: the markers are made under
+    a random key of their own, kept nowhere, so the digest tells nothing and matches no
+    bundle's copy."""
+    import os
+
+    from auditor.policy.redacted import with_copy_digests
+    from auditor.redact import Redactor
+
+    return with_copy_digests(loaded.policy, Redactor(os.urandom(32))).files
+
+
 def _write_interrupted(
     loaded: LoadedPolicy,
     options: AuditOptions,
@@ -726,7 +742,7 @@ def _write_interrupted(
     else:
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
         interrupted = ("interrupted before the evaluation finished",)
-        data = build_report_data(header, loaded.policy.files, (), interrupted)
+        data = build_report_data(header, _files_cited(loaded), (), interrupted)
         why, own = INTERRUPTED_SARIF, False
     data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own, removed=sarif_removed)
     if outputs:

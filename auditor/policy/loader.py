@@ -493,7 +493,8 @@ def _load(paths: Sequence[Path], budget: RegexBudget) -> PolicySet:
     for got in read:
         file_rules = loader.rules(got)
         rules.extend(file_rules)
-        loaded.append(PolicyFile(got.doc.path, got.doc.sha256, tuple(r.id for r in file_rules)))
+        ids = tuple(r.id for r in file_rules)
+        loaded.append(PolicyFile(got.doc.path, got.doc.sha256, ids, text=got.doc.text))
     if loader.problems:
         raise PolicyError(sort_problems(loader.problems))
     return PolicySet(tuple(rules), tuple(loaded), dict(loader.enums))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from auditor.models import OnMissing, Severity, SourceLocation, Target
 from auditor.policy.conditions import Condition
@@ -33,8 +33,12 @@ class Rule:
 
 @dataclass(frozen=True)
 class PolicyFile:
-    """A loaded policy file and the hash reports cite."""
+    """A loaded policy file and the hash reports cite: the sha256 of its bytes, or, once a run
+    knows its state's key, of its copy with its secrets as markers
+    (`auditor.policy.redacted.with_copy_digests`)."""
 
     path: str
     sha256: str
     rule_ids: tuple[str, ...]
+    #: The file's text as read (for the digest of its copy); not shown, not compared.
+    text: str = field(default="", repr=False, compare=False)

@@ -33,7 +33,7 @@ from auditor.policy.pathexpr import CompiledPath, Key, Select, Star, Step
 from auditor.policy.refs import Ref
 
 if TYPE_CHECKING:
-    from auditor.redact.redactor import Place
+    from auditor.redact.redactor import Place, Redactor
 
 Redact = Callable[[str], str]
 
@@ -704,6 +704,123 @@ def _written(raw: Any, redact: Redact) -> Any:
 #: Per rule id, that rule's secret literals (`hidden_literals`) and the function hiding them
 #: (`Redactor.literals_hidden`): what `redacted_source` hides in that rule's item.
 RuleLiterals = Mapping[str, tuple[tuple[str, ...], Redact]]
+
+
+def secrets_hidden(
+    redactor: Redactor, flagged: Iterable[str] = (), found: dict[str, list[str]] | None = None
+) -> Redact:
+    """A text with every secret the store remembers, every one the value detectors find in it
+    (what `auditor policy lint` warns of) and every one of `flagged` (`flagged_secrets`: found
+    in any string of the input files), replaced by its marker under the store's key: the
+    markers the stored data and the reports have. Nothing is learned: a word of a policy file
+    that only looks like a secret is not hidden from every later output. What the bundle's
+    copies of the input files go through (`redacted_source`), and the copy a policy file's
+    digest is taken of (`with_copy_digests`). `found`: what the detectors found in each text
+    already (`flagged_secrets` fills it), so a text is not searched twice."""
+    every = frozenset(flagged)
+    detected = _Detected(found)
+
+    def hidden(text: str) -> str:
+        out = redactor.scrub_known(text)
+        for secret in sorted({*every, *detected(out)}, key=len, reverse=True):
+            out = out.replace(secret, redactor.marker(secret))
+        return out
+
+    return hidden
+
+
+def flagged_secrets(
+    redactor: Redactor,
+    texts: Iterable[tuple[str, str]],
+    found: dict[str, list[str]] | None = None,
+) -> set[str]:
+    """The secrets the value detectors find in any string (key or value) of the policy files
+    (`texts`: each file's text and name). `run` remembers one once it flags it, in a title
+    (`password=…`), and hides it wherever the policy writes it again; the copy hides it there
+    too (reviewer R28 #3: the copy hid only the flagged string, and the bundle's reports
+    showed the other in clear). `found` keeps what was found in each text searched."""
+    from auditor.policy.lint import all_strings
+    from auditor.policy.yamlsafe import load_text
+
+    detected = _Detected(found)
+    flagged: set[str] = set()
+    for text, name in texts:
+        for _, value, _ in all_strings(load_text(text, name).data, ()):
+            flagged.update(detected(redactor.scrub_known(value)))
+    return flagged
+
+
+class _Detected:
+    """`find_secrets` of a text, each text searched once (`found`: what was found, by text)."""
+
+    def __init__(self, found: dict[str, list[str]] | None) -> None:
+        from auditor.redact.values import find_secrets  # detect-secrets: not for shipped packs
+
+        self.find = find_secrets
+        self.found = {} if found is None else found
+
+    def __call__(self, text: str) -> list[str]:
+        out = self.found.get(text)
+        if out is None:
+            out = self.found[text] = self.find(text)
+        return out
+
+
+def rule_literals(
+    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
+) -> RuleLiterals:
+    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
+    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
+    out = {}
+    for rule_id in rule_ids:
+        found = literals.get(rule_id)
+        hide = redactor.literals_hidden(found) if found else None
+        if found and hide is not None:
+            out[rule_id] = (found, hide)
+    return out
+
+
+def with_copy_digests(policy: PolicySet, redactor: Redactor) -> PolicySet:
+    """`policy` (as loaded: its files' texts, its rules' literals as written) with the digest
+    of each file that holds a secret being the sha256 of its copy (`redacted_source`, as
+    `export` makes it under the same state's key and memory of secrets, byte for byte the
+    bundle's `inputs/policies/` copy): the digest the reports cite and the state file's
+    `runs.policy_hashes` keeps. The sha256 of the file as written would let whoever holds a
+    report (or the state file) and the bundle's copy test guesses of the secret offline,
+    the marker giving its length, even with AUDITOR_FINGERPRINT_KEY set (tester T61 #3); the
+    copy's digest changes with the secret too, its marker being the secret's keyed
+    fingerprint. A file with nothing to hide keeps the sha256 of its bytes, as do the shipped
+    packs (public text, the build's record: not read again). A file whose copy cannot be made
+    (`export` refuses it) is cited by the sha256 of its marker under the state's key.
+    The same object when no digest changes."""
+    import hashlib
+
+    from auditor.policy.yamlsafe import shipped_yaml
+
+    record = shipped_yaml()
+    own = [f for f in policy.files if f.text and f.sha256 not in record]
+    if not own:
+        return policy
+    found: dict[str, list[str]] = {}  # what the detectors found in each text: searched once
+    flagged = flagged_secrets(redactor, ((f.text, f.path) for f in own), found)
+    redact = secrets_hidden(redactor, flagged, found)
+    literals = hidden_literals(policy)
+    digests: dict[int, str] = {}
+    for file in own:
+        rules = rule_literals(redactor, literals, file.rule_ids)
+        try:
+            copy = redacted_source(file.text, file.path, redact, rules)
+        except PolicyError:
+            digests[id(file)] = hashlib.sha256(redactor.marker(file.text).encode()).hexdigest()
+            continue
+        if copy != file.text:
+            digests[id(file)] = hashlib.sha256(copy.encode("utf-8")).hexdigest()
+    if not digests:
+        return policy
+    files = tuple(
+        replace(f, sha256=digests[id(f)]) if id(f) in digests else f for f in policy.files
+    )
+    return replace(policy, files=files)
 
 
 def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | None = None) -> str:

@@ -63,9 +63,12 @@ from auditor.policy.loader import PolicySet
 from auditor.policy.redacted import (
     RuleLiterals,
     compares_secret_place,
+    flagged_secrets,
     hidden_literals,
     number_literals,
     redacted_source,
+    rule_literals,
+    secrets_hidden,
 )
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
@@ -282,56 +285,6 @@ def _path_shown(path: Path) -> str:
     return not_shown(str(path))
 
 
-def _secrets_hidden(redactor: Redactor, flagged: Iterable[str] = ()) -> Callable[[str], str]:
-    """A text with every secret the store remembers, every one the value detectors find in it
-    (what `auditor policy lint` warns of) and every one of `flagged` (`_flagged`: found in any
-    string of the input files), replaced by its marker under the store's key: the markers the
-    stored data and the reports have. Nothing is learned: a word of a policy file that only
-    looks like a secret is not hidden from every later output."""
-    from auditor.redact.values import find_secrets  # detect-secrets: only when exporting
-
-    every = frozenset(flagged)
-
-    def hidden(text: str) -> str:
-        out = redactor.scrub_known(text)
-        for secret in sorted({*every, *find_secrets(out)}, key=len, reverse=True):
-            out = out.replace(secret, redactor.marker(secret))
-        return out
-
-    return hidden
-
-
-def _flagged(redactor: Redactor, texts: Iterable[tuple[str, str]]) -> set[str]:
-    """The secrets the value detectors find in any string (key or value) of the policy files
-    (`texts`: each file's text and name). `run` remembers one once it flags it, in a title
-    (`password=…`), and hides it wherever the policy writes it again; the copy hides it there
-    too (reviewer R28 #3: the copy hid only the flagged string, and the bundle's reports
-    showed the other in clear)."""
-    from auditor.policy.lint import all_strings
-    from auditor.policy.yamlsafe import load_text
-    from auditor.redact.values import find_secrets
-
-    found: set[str] = set()
-    for text, name in texts:
-        for _, value, _ in all_strings(load_text(text, name).data, ()):
-            found.update(find_secrets(redactor.scrub_known(value)))
-    return found
-
-
-def _rule_literals(
-    redactor: Redactor, literals: Mapping[str, tuple[str, ...]], rule_ids: Iterable[str]
-) -> RuleLiterals:
-    """Per rule id of a policy file, its secret literals (`hidden_literals`) and the function
-    hiding them (`Redactor.literals_hidden`), for the rules that have any that can be."""
-    out = {}
-    for rule_id in rule_ids:
-        found = literals.get(rule_id)
-        hide = redactor.literals_hidden(found) if found else None
-        if found and hide is not None:
-            out[rule_id] = (found, hide)
-    return out
-
-
 def _copied(
     out: Path,
     name: str,
@@ -354,7 +307,7 @@ def _copy_inputs(
     out: Path, request: ExportRequest, redactor: Redactor
 ) -> tuple[dict[str, Any], PolicySet]:
     """Copy the policy, waiver and model files into `inputs/`, each as it is but for the
-    secrets in it, which become markers (`_secrets_hidden`); their names in the bundle, the
+    secrets in it, which become markers (`secrets_hidden`); their names in the bundle, the
     names the reports show and the sha256 of the file as given go into the run parameters
     (returned, with the policy as loaded);
     a copy with secrets replaced records `"redacted": true` and no digest of the original
@@ -373,7 +326,7 @@ def _copy_inputs(
         (raw.decode("utf-8"), _path_shown(Path(pf.path)))
         for pf, raw in zip(policy.files, raws, strict=True)
     ]
-    redact = _secrets_hidden(redactor, _flagged(redactor, texts))
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, texts))
     # a literal a rule compares with a value secret by its place (a leaked `apiKey` listed to
     # be refused) is its marker in that rule's own item of the file's copy wherever it is
     # written there (a part of a pattern, of `"old:<key>"`, a tag, a control too: reviewer R28
@@ -390,7 +343,7 @@ def _copy_inputs(
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
         bundled = f"inputs/policies/{index:03d}-{name}"
-        own = _rule_literals(redactor, literals, pf.rule_ids)
+        own = rule_literals(redactor, literals, pf.rule_ids)
         redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
         files.append({"bundled": bundled, "shown": shown[pf.path], **kept})

@@ -259,10 +259,20 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
     ticket, the text the reports show of it. A literal a rule compares with a value secret by
     its place (`apiKey not_in [OLD]`, `env.X not_equals OLD`) is its marker in that rule's
     own texts (`with_literals_hidden`), learned by nothing: a path, a selector, an enum or
-    another rule stays as written, so no verdict changes."""
-    from auditor.policy.redacted import hidden_literals, redacted_policy, with_literals_hidden
+    another rule stays as written, so no verdict changes. A policy file holding a secret is
+    cited by the sha256 of its copy with the secret as its marker, the bundle's copy
+    (`with_copy_digests`), never of the file as written, which would let guesses of the
+    secret be tested offline; it is taken before the policy's texts teach the memory
+    anything, as `export` takes its copy from the state file as opened."""
+    from auditor.policy.redacted import (
+        hidden_literals,
+        redacted_policy,
+        with_copy_digests,
+        with_literals_hidden,
+    )
 
-    policy = redacted_policy(loaded.policy, redactor.redact_text, redactor.scrub_known)
+    policy = with_copy_digests(loaded.policy, redactor)
+    policy = redacted_policy(policy, redactor.redact_text, redactor.scrub_known)
     literals = hidden_literals(loaded.policy)
     return replace(
         loaded,

@@ -79,7 +79,8 @@ def test_the_state_is_saved_only_once_auditor_has_exited() -> None:
     damaged (the file without the journal it was being written with). The audit step writes
     its exit code only once auditor has exited: the save needs that code."""
     all_steps = steps(load(REPO / "examples" / "github" / "nightly.yml"))
-    (audit,) = [s for s in all_steps if AUDIT.search(s.get("run", ""))]
+    (audit,) = [s for s in all_steps if s.get("id") == "audit"]
+    assert AUDIT.search(audit["run"])
     (save,) = [s for s in all_steps if uses(s) == "actions/cache/save"]
     condition = " ".join(save["if"].split())
     assert condition.startswith("always() && ")
@@ -90,11 +91,15 @@ def test_the_state_is_saved_only_once_auditor_has_exited() -> None:
 
 
 def test_every_step_after_the_audit_runs_on_findings() -> None:
+    """The audit step fails on findings (exit 1): a step without a status function in its
+    `if:` (an implied `success()`) would be skipped. The nightly's drift report runs on
+    findings but not on a cancel (`!cancelled()`)."""
     for path in WORKFLOWS:
         all_steps = steps(load(path))
         audit = next(i for i, s in enumerate(all_steps) if AUDIT.search(s.get("run", "")))
         for step in all_steps[audit + 1 :]:
-            assert str(step.get("if", "")).startswith("always()"), (path.name, step)
+            condition = str(step.get("if", ""))
+            assert condition.startswith(("always()", "!cancelled()")), (path.name, step)
 
 
 def test_pr_review_updates_one_comment_found_by_the_reports_marker() -> None:
@@ -201,7 +206,7 @@ def test_the_nightly_audit_stops_in_time_for_the_state_to_be_saved() -> None:
     file consistent, tests/test_workflow_cancel.py) and the `always()` steps after it still
     save the state and keep the reports."""
     job = _job(REPO / "examples" / "github" / "nightly.yml")
-    (audit,) = [s for s in job["steps"] if AUDIT.search(s.get("run", ""))]
+    (audit,) = [s for s in job["steps"] if s.get("id") == "audit"]
     assert audit["timeout-minutes"] < job["timeout-minutes"]
 
 
@@ -636,7 +641,8 @@ def test_the_step_that_opens_the_state_file_takes_the_fingerprint_key_from_a_sec
     for step in audits:
         env = step.get("env", {})
         assert env.get("AUDITOR_FINGERPRINT_KEY") == "${{ secrets.AUDITOR_FINGERPRINT_KEY }}"
-        assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
+        if "--offline" not in step["run"]:  # the nightly's drift report asks no service
+            assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
     comment = text[: text.index("AUDITOR_FINGERPRINT_KEY: ${{")].rsplit("\n\n", 1)[-1]
     assert "Optional" in comment and "never stored in the" in comment and "markers" in comment
 
@@ -910,3 +916,123 @@ def test_the_state_file_is_pinned_where_the_cache_holds_it(tmp_path: Path, path:
     env = {k: str(v) for k, v in job["env"].items()}
     config = load_config(flags={}, env=env, cwd=tmp_path, config_file=tmp_path / "auditor.toml")
     assert config.state_path == tmp_path / STATE
+
+
+# --- the nightly reports drift: the committed settings file against the live settings -------
+
+NIGHTLY = REPO / "examples" / "github" / "nightly.yml"
+
+
+def _drift_step() -> dict[str, Any]:
+    (step,) = [s for s in _job(NIGHTLY)["steps"] if "--offline" in s.get("run", "")]
+    return step
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "settings", "cancelled", "runs"),
+    [
+        ("0", True, False, True),
+        ("1", True, False, True),  # findings: the audit step failed, the drift is still told
+        (None, True, False, False),  # no exit code (killed): the state may be being written
+        ("2", True, False, False),
+        ("130", True, False, False),
+        ("1", False, False, False),  # no settings file kept in the repository
+        ("1", True, True, False),
+    ],
+)
+def test_the_nightly_reports_drift_after_an_audit_that_finished(
+    exit_code: str | None, settings: bool, cancelled: bool, runs: bool
+) -> None:
+    outputs = {} if exit_code is None else {"exit-code": exit_code}
+    context = {"steps": {"audit": {"outputs": outputs}}}
+    functions = {
+        "cancelled": lambda: cancelled,
+        "hashFiles": lambda pattern: "3f2a" if settings and "settings/" in pattern else "",
+    }
+    assert truthy(evaluate(_drift_step()["if"], context, functions)) is runs
+
+
+def test_the_drift_step_reviews_the_committed_file_offline_without_an_author(
+    tmp_path: Path,
+) -> None:
+    """It reads what the night synced (`--offline`), fails the night on no finding (`--fail-on
+    none`), names no author (GITHUB_ACTOR is whoever last edited the schedule) and leaves the
+    job summary to the summary step, which adds it after the night's report. It passes the
+    runner's signals on to auditor as the audit step does."""
+    step, audit = _drift_step(), next(s for s in _job(NIGHTLY)["steps"] if s.get("id") == "audit")
+    script = step["run"]
+    signals = audit["run"][audit["run"].index("pid=$!") : audit["run"].index("done") + 4]
+    assert signals in script
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    fake = bin_dir / "auditor"  # records its arguments and environment, writes a report
+    fake.write_text(
+        '#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n'
+        'echo "actor=${GITHUB_ACTOR-unset} summary=${GITHUB_STEP_SUMMARY-unset}" > "$ENV_FILE"\n'
+        "mkdir -p reports/nightly/drift\n"
+        'echo "<!-- auditor-review -->" > reports/nightly/drift/report.md\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    summary = tmp_path / "summary"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "ENV_FILE": str(tmp_path / "env"),
+        "GITHUB_ACTOR": "someone",
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    done = subprocess.run([*shell, script], cwd=work, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:2] == ["review", "settings/enterprise-controls.yaml"]
+    assert "--offline" in args and args[args.index("--fail-on") + 1] == "none"
+    assert args[args.index("--out") + 1] == "reports/nightly/drift"
+    assert (tmp_path / "env").read_text() == "actor=unset summary=unset\n"
+    assert not summary.exists()
+    (summary_step,) = [s for s in _job(NIGHTLY)["steps"] if s.get("name") == "Job summary"]
+    (work / "reports" / "nightly" / "report.md").write_text("# the night\n")
+    subprocess.run([*shell, summary_step["run"]], cwd=work, env=env, check=True)
+    text = summary.read_text()
+    assert text.index("# the night") < text.index("## Drift") < text.index("auditor-review")
+
+
+def test_the_drift_report_is_the_review_of_the_committed_file_against_what_the_night_synced(
+    tmp_path: Path, emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly's two command lines, run in a repository folder against the emulator: the
+    drift review reads the state the audit left, offline, and exits 0 on findings."""
+    from tests.conftest import OWNER_TOKEN, run_cli
+
+    audit = next(s for s in _job(NIGHTLY)["steps"] if s.get("id") == "audit")["run"]
+    drift = _drift_step()["run"]
+
+    def command(script: str) -> list[str]:
+        line = next(x for x in script.replace("\\\n", " ").splitlines() if AUDIT.search(x))
+        return shlex.split(line.strip().removesuffix(" &"))[1:]
+
+    shutil.copytree(REPO / "policies", tmp_path / "policies")
+    shutil.copyfile(REPO / "examples" / "waivers.yaml", tmp_path / "waivers.yaml")
+    (tmp_path / "settings").mkdir()
+    shutil.copyfile(
+        REPO / "examples" / "proposed-settings.yaml",
+        tmp_path / "settings" / "enterprise-controls.yaml",
+    )
+    env = {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        **{k: str(v) for k, v in _job(NIGHTLY)["env"].items()},
+    }
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(command(audit), env, tmp_path)
+    assert code in (0, 1), err
+    offline = {k: v for k, v in env.items() if k == "AUDITOR_STATE"}  # no service, no token
+    code, out, err = run_cli(command(drift), offline, tmp_path)
+    assert code == 0, err
+    report = (tmp_path / "reports" / "nightly" / "drift" / "report.md").read_text()
+    assert report.startswith(REVIEW_MARKER)
+    assert "the change would introduce" in out + err

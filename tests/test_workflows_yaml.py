@@ -952,11 +952,11 @@ def test_the_nightly_reports_drift_after_an_audit_that_finished(
     assert truthy(evaluate(_drift_step()["if"], context, functions)) is runs
 
 
-def test_the_drift_step_reviews_the_committed_file_offline_without_an_author(
+def test_the_drift_step_reviews_the_committed_file_offline_not_as_github_actor(
     tmp_path: Path,
 ) -> None:
     """It reads what the night synced (`--offline`), fails the night on no finding (`--fail-on
-    none`), names no author (GITHUB_ACTOR is whoever last edited the schedule) and leaves the
+    none`), is not run as GITHUB_ACTOR (whoever last edited the schedule) and leaves the
     job summary to the summary step, which adds it after the night's report. It passes the
     runner's signals on to auditor as the audit step does."""
     step, audit = _drift_step(), next(s for s in _job(NIGHTLY)["steps"] if s.get("id") == "audit")

@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 
 from auditor.cli import build_parser
 from auditor.report.markdown import REVIEW_MARKER
+from tests.github_expressions import evaluate, truthy
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((REPO / "examples" / "github").glob("*.yml"))
@@ -78,7 +79,8 @@ def test_the_state_is_saved_only_once_auditor_has_exited() -> None:
     damaged (the file without the journal it was being written with). The audit step writes
     its exit code only once auditor has exited: the save needs that code."""
     all_steps = steps(load(REPO / "examples" / "github" / "nightly.yml"))
-    (audit,) = [s for s in all_steps if AUDIT.search(s.get("run", ""))]
+    (audit,) = [s for s in all_steps if s.get("id") == "audit"]
+    assert AUDIT.search(audit["run"])
     (save,) = [s for s in all_steps if uses(s) == "actions/cache/save"]
     condition = " ".join(save["if"].split())
     assert condition.startswith("always() && ")
@@ -89,11 +91,15 @@ def test_the_state_is_saved_only_once_auditor_has_exited() -> None:
 
 
 def test_every_step_after_the_audit_runs_on_findings() -> None:
+    """The audit step fails on findings (exit 1): a step without a status function in its
+    `if:` (an implied `success()`) would be skipped. The nightly's drift report runs on
+    findings but not on a cancel (`!cancelled()`)."""
     for path in WORKFLOWS:
         all_steps = steps(load(path))
         audit = next(i for i, s in enumerate(all_steps) if AUDIT.search(s.get("run", "")))
         for step in all_steps[audit + 1 :]:
-            assert str(step.get("if", "")).startswith("always()"), (path.name, step)
+            condition = str(step.get("if", ""))
+            assert condition.startswith(("always()", "!cancelled()")), (path.name, step)
 
 
 def test_pr_review_updates_one_comment_found_by_the_reports_marker() -> None:
@@ -200,7 +206,7 @@ def test_the_nightly_audit_stops_in_time_for_the_state_to_be_saved() -> None:
     file consistent, tests/test_workflow_cancel.py) and the `always()` steps after it still
     save the state and keep the reports."""
     job = _job(REPO / "examples" / "github" / "nightly.yml")
-    (audit,) = [s for s in job["steps"] if AUDIT.search(s.get("run", ""))]
+    (audit,) = [s for s in job["steps"] if s.get("id") == "audit"]
     assert audit["timeout-minutes"] < job["timeout-minutes"]
 
 
@@ -301,14 +307,49 @@ def test_sarif_is_uploaded_only_after_a_run_that_finished(path: Path) -> None:
     uploads, audit = _uploads_and_audit(path)
     assert uploads
     script = audit["run"]
-    assert "set +e" in script and 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in script
-    assert script.index("set +e") < script.index("code=$?") < script.index("GITHUB_OUTPUT")
-    code = f"steps.{audit['id']}.outputs.exit-code"
+    written = 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"'
+    assert "set +e" in script and written in script
+    assert script.index("set +e") < script.index("code=$?") < script.index(written)
     for upload in uploads:
-        condition = " ".join(upload["if"].split())
-        assert condition.startswith("always() && ")
-        assert f"({code} == '0' || {code} == '1')" in condition, condition
-        assert "||" not in condition.replace(f"{code} == '0' || {code} == '1'", "")
+        assert " ".join(upload["if"].split()).startswith("always() && ")
+        for code in ("0", "1"):
+            assert _upload_runs(upload, audit["id"], code), (path.name, code)
+        for code in ("2", "130", "143", "137", ""):
+            assert not _upload_runs(upload, audit["id"], code), (path.name, code)
+
+
+def _upload_runs(upload: dict[str, Any], audit_id: str, exit_code: str | None) -> bool:
+    """Whether GitHub runs the SARIF upload after the audit step wrote `exit_code` (None: it
+    wrote none) and every other output, the SARIF file there and the Action's inputs at their
+    defaults."""
+    outputs = {"sarif": "true"} | ({} if exit_code is None else {"exit-code": exit_code})
+    context = {"steps": {audit_id: {"outputs": outputs}}, "inputs": {"upload-sarif": "true"}}
+    functions = {"always": lambda: True, "hashFiles": lambda *_: "e3b0c44298fc1c14"}
+    return truthy(evaluate(upload["if"], context, functions))
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_an_audit_step_that_wrote_no_exit_code_uploads_no_sarif(path: Path) -> None:
+    """The runner kills the step's shell 10 s after a cancel (or it dies some other way) and
+    auditor may still be writing: the step has no exit code. GitHub reads the missing output
+    as null, and its `==` makes null equal to '0' (both become the number 0), so
+    `exit-code == '0' || exit-code == '1'` alone let the upload run: the conditions are
+    evaluated here by GitHub's documented rules (tests/github_expressions.py)."""
+    uploads, audit = _uploads_and_audit(path)
+    for upload in uploads:
+        assert not _upload_runs(upload, audit["id"], None), (path.name, upload["if"])
+
+
+def test_the_expression_rules_are_githubs() -> None:
+    """The cases of GitHub's docs and `@actions/expressions` that the conditions lean on."""
+    null_output = {"steps": {"audit": {"outputs": {}}}}
+    assert evaluate("steps.audit.outputs.exit-code == '0'", null_output) is True
+    assert evaluate("steps.audit.outputs.exit-code != ''", null_output) is False
+    assert evaluate("steps.audit.outputs.exit-code != 'true'", null_output) is True
+    assert evaluate("'0' != ''", {}) is True and evaluate("'' == '0'", {}) is False
+    assert evaluate("'ABC' == 'abc'", {}) is True and evaluate("' 0x1F ' == 31", {}) is True
+    assert evaluate('contains(fromJSON(\'["0","1"]\'), null)', {}) is True  # no way out
+    assert evaluate("'' || 'x'", {}) == "x" and evaluate("1 < 2 == true", {}) is True
 
 
 @pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
@@ -398,6 +439,7 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
         "AUDITOR_EXIT": "${{ steps.review.outputs.exit-code }}",
         "AUDITOR_JOB": "${{ job.status }}",
         "AUDITOR_DELETED": "${{ steps.take.outputs.deleted }}",
+        "AUDITOR_UNCHANGED": "${{ steps.take.outputs.unchanged }}",
         "AUDITOR_ARTIFACT": "auditor-review-${{ github.run_id }}-${{ github.run_attempt }}",
     }
     tmp_path.mkdir(exist_ok=True)
@@ -417,6 +459,7 @@ def _comment_step(tmp_path: Path, exit_code: str, report: str | None, **env: str
             "HEAD_REPO": "acme/settings",
             "AUDITOR_JOB": "failure",
             "AUDITOR_DELETED": "",
+            "AUDITOR_UNCHANGED": "",
             "AUDITOR_ARTIFACT": "auditor-review-42-1",
             **env,
         },
@@ -598,7 +641,8 @@ def test_the_step_that_opens_the_state_file_takes_the_fingerprint_key_from_a_sec
     for step in audits:
         env = step.get("env", {})
         assert env.get("AUDITOR_FINGERPRINT_KEY") == "${{ secrets.AUDITOR_FINGERPRINT_KEY }}"
-        assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
+        if "--offline" not in step["run"]:  # the nightly's drift report asks no service
+            assert env.get("AUDITOR_TOKEN") == "${{ secrets.AUDITOR_TOKEN }}"
     comment = text[: text.index("AUDITOR_FINGERPRINT_KEY: ${{")].rsplit("\n\n", 1)[-1]
     assert "Optional" in comment and "never stored in the" in comment and "markers" in comment
 
@@ -665,22 +709,28 @@ def _take_step_script() -> str:
     return str(take["run"])
 
 
-def _pr_clone(tmp_path: Path, content: str | None) -> Path:
+def _pr_clone(tmp_path: Path, content: str | None, base: str | None = None) -> Path:
     """A workspace with the base branch's settings file and `.pr`, a repository whose HEAD
-    holds the pull request's settings file (`content`), or has deleted it (None)."""
+    holds the pull request's settings file (`content`), or has deleted it (None). With
+    `base`, the workspace is the base commit's checkout (a repository), its file `base`."""
     git = shutil.which("git")
     if git is None:
         pytest.skip("git is not installed")
     workspace = tmp_path / "work"
     (workspace / "settings").mkdir(parents=True)
-    (workspace / "settings" / "enterprise-controls.yaml").write_text("base: 1\n")
+    (workspace / "settings" / "enterprise-controls.yaml").write_text(base or "base: 1\n")
     pr = workspace / ".pr"
     (pr / "settings").mkdir(parents=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
     ident = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
 
-    def run(*argv: str) -> None:
-        subprocess.run([git, *ident, *argv], cwd=pr, env=env, check=True, capture_output=True)
+    def run(*argv: str, cwd: Path = pr) -> None:
+        subprocess.run([git, *ident, *argv], cwd=cwd, env=env, check=True, capture_output=True)
+
+    if base is not None:
+        run("init", "-q", cwd=workspace)
+        run("add", "settings/enterprise-controls.yaml", cwd=workspace)
+        run("commit", "-qm", "the base commit", cwd=workspace)
 
     run("init", "-q")
     (pr / "settings" / "enterprise-controls.yaml").write_text("proposed: 1\n")
@@ -748,3 +798,241 @@ def test_a_step_failing_before_the_review_is_not_blamed_on_the_review(tmp_path: 
     assert "(exit none)" in args["body"]
     assert "The reason is in the log of the step that failed" in args["body"]
     assert "review step's log" not in args["body"]
+
+
+# --- tester T63: a pull request that leaves the settings file as it is ----------------------
+
+
+def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
+    tmp_path: Path,
+) -> None:
+    """The review compares the file with the LIVE settings: while the committed file and the
+    live settings differed (drift), every pull request failed the review, a docs-only one too,
+    though the README promised "an unchanged settings file introduces nothing: exit 0". The
+    take step now compares the file with the base commit's (git's blob ids) and says
+    `unchanged=true`; the review step then exits 0 saying so, without running auditor."""
+    same = "maxAutonomyLevel: high\n"
+    workspace = _pr_clone(tmp_path / "same", same, base=same)
+    code, log, outputs = _run_take_step(workspace)
+    assert (code, outputs) == (0, "unchanged=true\n"), log
+    changed = _pr_clone(tmp_path / "changed", "maxAutonomyLevel: low\n", base=same)
+    code, log, outputs = _run_take_step(changed)
+    assert (code, outputs) == (0, ""), log
+    assert (changed / "settings" / "enterprise-controls.yaml").read_text() == (
+        "maxAutonomyLevel: low\n"
+    )
+
+    job = _job(PR_REVIEW)
+    review = next(s for s in job["steps"] if AUDIT.search(s.get("run", "")))
+    assert review["env"]["UNCHANGED"] == "${{ steps.take.outputs.unchanged }}"
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "auditor"  # a review that fails on drift, as the real one did
+    fake.write_text('#!/bin/bash\necho ran >> "$RAN"\nexit 1\n')
+    fake.chmod(0o755)
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    for unchanged, want in (("true", 0), ("", 1)):
+        out, summary, ran = (tmp_path / f"{n}-{unchanged}" for n in ("out", "summary", "ran"))
+        env = {
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "GITHUB_OUTPUT": str(out),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "RAN": str(ran),
+            "UNCHANGED": unchanged,
+        }
+        done = subprocess.run(
+            [*shell, review["run"]], cwd=workspace, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == want, done.stderr
+        assert out.read_text() == f"exit-code={want}\n"
+        if unchanged:
+            assert not ran.exists(), "auditor was not run"
+            said = "does not change settings/enterprise-controls.yaml"
+            assert said in done.stdout and said in summary.read_text()
+            assert "drift" in summary.read_text()
+        else:
+            assert ran.read_text() == "ran\n"
+
+
+def test_the_steps_an_unchanged_file_does_not_need_are_skipped() -> None:
+    """Setting up Python, installing auditor and restoring the state are skipped when the take
+    step says `unchanged=true`, and run when it said nothing (a missing output is null, which
+    is not 'true' under GitHub's rules either); the review step itself always runs (it says
+    why there is nothing to review)."""
+    job = _job(PR_REVIEW)
+    ids = [s.get("id") for s in job["steps"]]
+    take, review = ids.index("take"), ids.index("review")
+    between = job["steps"][take + 1 : review]
+    assert [uses(s) or s["run"].split()[0] for s in between] == [
+        "actions/setup-python",
+        "pip",
+        "actions/cache/restore",
+    ]
+    for step in between:
+        for outputs, runs in (({"unchanged": "true"}, False), ({}, True)):
+            context = {"steps": {"take": {"outputs": outputs}}}
+            assert truthy(evaluate(step["if"], context)) is runs, (step, outputs)
+    assert "if" not in job["steps"][review]
+
+
+def test_an_unchanged_settings_file_replaces_an_earlier_comment_and_adds_none(
+    tmp_path: Path,
+) -> None:
+    """A push that reverts the file leaves an earlier push's findings standing unless the
+    comment is replaced; a pull request that never changed it gets no comment at all."""
+    ((kind, args),) = _comment_step(tmp_path / "a", "0", None, AUDITOR_UNCHANGED="true")
+    assert kind == "update" and args["comment_id"] == 5
+    body = args["body"]
+    assert body.startswith(REVIEW_MARKER + "\n")
+    assert "nothing to review in this push" in body and "could not review" not in body
+    ((kind, text),) = _comment_step(
+        tmp_path / "b", "0", None, AUDITOR_UNCHANGED="true", COMMENTS="[]"
+    )
+    assert kind == "notice" and "nothing to review" in text
+
+
+# --- tester T63: the state file where the cache looks for it --------------------------------
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_the_state_file_is_pinned_where_the_cache_holds_it(tmp_path: Path, path: Path) -> None:
+    """The cache steps hold `.auditor/state.db`; a `[tool.auditor] state = "var/auditor.db"` in
+    the repository's pyproject.toml moved the state elsewhere, the save was skipped without a
+    word and every night was a full sync with nothing to compare with. The job's environment
+    pins it: AUDITOR_STATE comes before the config files in auditor's precedence."""
+    from auditor.config import load_config
+
+    job = _job(path)
+    assert job["env"]["AUDITOR_STATE"] == STATE
+    caches = [s for s in job["steps"] if uses(s).startswith("actions/cache/")]
+    assert caches
+    for step in caches:
+        assert step["with"]["path"].split() == STATE_PATHS
+        assert "hashFiles" not in step.get("if", "") or f"hashFiles('{STATE}')" in step["if"]
+    (tmp_path / "pyproject.toml").write_text('[tool.auditor]\nstate = "var/auditor.db"\n')
+    (tmp_path / "auditor.toml").write_text('state = "var/other.db"\n')
+    env = {k: str(v) for k, v in job["env"].items()}
+    config = load_config(flags={}, env=env, cwd=tmp_path, config_file=tmp_path / "auditor.toml")
+    assert config.state_path == tmp_path / STATE
+
+
+# --- the nightly reports drift: the committed settings file against the live settings -------
+
+NIGHTLY = REPO / "examples" / "github" / "nightly.yml"
+
+
+def _drift_step() -> dict[str, Any]:
+    (step,) = [s for s in _job(NIGHTLY)["steps"] if "--offline" in s.get("run", "")]
+    return step
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "settings", "cancelled", "runs"),
+    [
+        ("0", True, False, True),
+        ("1", True, False, True),  # findings: the audit step failed, the drift is still told
+        (None, True, False, False),  # no exit code (killed): the state may be being written
+        ("2", True, False, False),
+        ("130", True, False, False),
+        ("1", False, False, False),  # no settings file kept in the repository
+        ("1", True, True, False),
+    ],
+)
+def test_the_nightly_reports_drift_after_an_audit_that_finished(
+    exit_code: str | None, settings: bool, cancelled: bool, runs: bool
+) -> None:
+    outputs = {} if exit_code is None else {"exit-code": exit_code}
+    context = {"steps": {"audit": {"outputs": outputs}}}
+    functions = {
+        "cancelled": lambda: cancelled,
+        "hashFiles": lambda pattern: "3f2a" if settings and "settings/" in pattern else "",
+    }
+    assert truthy(evaluate(_drift_step()["if"], context, functions)) is runs
+
+
+def test_the_drift_step_reviews_the_committed_file_offline_not_as_github_actor(
+    tmp_path: Path,
+) -> None:
+    """It reads what the night synced (`--offline`), fails the night on no finding (`--fail-on
+    none`), is not run as GITHUB_ACTOR (whoever last edited the schedule) and leaves the
+    job summary to the summary step, which adds it after the night's report. It passes the
+    runner's signals on to auditor as the audit step does."""
+    step, audit = _drift_step(), next(s for s in _job(NIGHTLY)["steps"] if s.get("id") == "audit")
+    script = step["run"]
+    signals = audit["run"][audit["run"].index("pid=$!") : audit["run"].index("done") + 4]
+    assert signals in script
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    fake = bin_dir / "auditor"  # records its arguments and environment, writes a report
+    fake.write_text(
+        '#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n'
+        'echo "actor=${GITHUB_ACTOR-unset} summary=${GITHUB_STEP_SUMMARY-unset}" > "$ENV_FILE"\n'
+        "mkdir -p reports/nightly/drift\n"
+        'echo "<!-- auditor-review -->" > reports/nightly/drift/report.md\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    summary = tmp_path / "summary"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "ENV_FILE": str(tmp_path / "env"),
+        "GITHUB_ACTOR": "someone",
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    done = subprocess.run([*shell, script], cwd=work, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:2] == ["review", "settings/enterprise-controls.yaml"]
+    assert "--offline" in args and args[args.index("--fail-on") + 1] == "none"
+    assert args[args.index("--out") + 1] == "reports/nightly/drift"
+    assert (tmp_path / "env").read_text() == "actor=unset summary=unset\n"
+    assert not summary.exists()
+    (summary_step,) = [s for s in _job(NIGHTLY)["steps"] if s.get("name") == "Job summary"]
+    (work / "reports" / "nightly" / "report.md").write_text("# the night\n")
+    subprocess.run([*shell, summary_step["run"]], cwd=work, env=env, check=True)
+    text = summary.read_text()
+    assert text.index("# the night") < text.index("## Drift") < text.index("auditor-review")
+
+
+def test_the_drift_report_is_the_review_of_the_committed_file_against_what_the_night_synced(
+    tmp_path: Path, emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly's two command lines, run in a repository folder against the emulator: the
+    drift review reads the state the audit left, offline, and exits 0 on findings."""
+    from tests.conftest import OWNER_TOKEN, run_cli
+
+    audit = next(s for s in _job(NIGHTLY)["steps"] if s.get("id") == "audit")["run"]
+    drift = _drift_step()["run"]
+
+    def command(script: str) -> list[str]:
+        line = next(x for x in script.replace("\\\n", " ").splitlines() if AUDIT.search(x))
+        return shlex.split(line.strip().removesuffix(" &"))[1:]
+
+    shutil.copytree(REPO / "policies", tmp_path / "policies")
+    shutil.copyfile(REPO / "examples" / "waivers.yaml", tmp_path / "waivers.yaml")
+    (tmp_path / "settings").mkdir()
+    shutil.copyfile(
+        REPO / "examples" / "proposed-settings.yaml",
+        tmp_path / "settings" / "enterprise-controls.yaml",
+    )
+    env = {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        **{k: str(v) for k, v in _job(NIGHTLY)["env"].items()},
+    }
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(command(audit), env, tmp_path)
+    assert code in (0, 1), err
+    offline = {k: v for k, v in env.items() if k == "AUDITOR_STATE"}  # no service, no token
+    code, out, err = run_cli(command(drift), offline, tmp_path)
+    assert code == 0, err
+    report = (tmp_path / "reports" / "nightly" / "drift" / "report.md").read_text()
+    assert report.startswith(REVIEW_MARKER)
+    assert "the change would introduce" in out + err

@@ -168,6 +168,54 @@ def _stored_forms(secret: str) -> list[str]:
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
+# Written into a folder auditor makes for its state file (`.auditor/` by default), as pytest,
+# mypy and ruff do in their caches: the state file (which holds the fingerprint key unless
+# AUDITOR_FINGERPRINT_KEY is set) and what else lands there stay out of `git add -A`.
+GITIGNORE = "# Made by auditor with this folder: nothing in it is for version control.\n*\n"
+# The outermost folders this process made on the way to a report folder (`--out
+# .auditor/pre-commit-review` makes `.auditor/` before the state file is opened): a state
+# file created inside one is in a folder auditor made, which gets the `.gitignore` too.
+_MADE_FOR_REPORTS: set[Path] = set()
+
+
+def first_missing(folder: Path) -> Path | None:
+    """The outermost of `folder` and its parents that does not exist yet (None: it exists),
+    the one `folder.mkdir(parents=True)` makes first."""
+    missing = None
+    for each in (folder, *folder.parents):
+        if os.path.lexists(each):
+            break
+        missing = each
+    return missing
+
+
+def made_for_reports(folder: Path) -> None:
+    """Remember `folder`, made by this process above a report folder (see `_MADE_FOR_REPORTS`)."""
+    _MADE_FOR_REPORTS.add(Path(os.path.abspath(folder)))
+
+
+def ignore_in_git(folder: Path) -> None:
+    """Write `GITIGNORE` as `folder/.gitignore`, never replacing a file (nor following a link)
+    there; a folder it cannot be written in is left as it is (the state file works without)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(folder / ".gitignore", flags, 0o644)
+    except OSError:
+        return
+    with contextlib.suppress(OSError), os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(GITIGNORE)
+
+
+def _ignore_made_folder(made: Path | None, folder: Path) -> None:
+    """`.gitignore` in the outermost folder this process made for the state file in `folder`:
+    `made` (just now), else one made above a report folder that holds `folder`."""
+    if made is None:
+        here = Path(os.path.abspath(folder))
+        made = next((f for f in _MADE_FOR_REPORTS if f == here or f in here.parents), None)
+    if made is not None:
+        ignore_in_git(made)
+
+
 def _remove_created(path: Path) -> None:
     """Remove a state file `Store.open` created and could not finish (through a symlink, the
     file at its target, never the link), with the rollback journal it may have left."""
@@ -247,10 +295,12 @@ class Store:
         if not path.exists():
             if not create or readonly:
                 raise StoreError(f"no state file at {path}: run `auditor sync` first")
+            made = first_missing(path.parent)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
+            _ignore_made_folder(made, path.parent)
         lock_made = not lock_path(path).exists()
         handle = acquire_lock(path, shared=readonly)
         created = not path.exists()  # looked at under the lock; through a symlink to its target

@@ -25,6 +25,7 @@ STATE = ".auditor/state.db"
 STATE_PATHS = [STATE, f"{STATE}-journal"]  # a run killed mid-write leaves the journal
 PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}")
 AUDIT = re.compile(r"^\s*auditor (run|review) ", re.MULTILINE)
+UPLOAD = "github/codeql-action/upload-sarif"
 
 
 def load(path: Path) -> Any:
@@ -810,7 +811,9 @@ def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
     live settings differed (drift), every pull request failed the review, a docs-only one too,
     though the README promised "an unchanged settings file introduces nothing: exit 0". The
     take step now compares the file with the base commit's (git's blob ids) and says
-    `unchanged=true`; the review step then exits 0 saying so, without running auditor."""
+    `unchanged=true`; the review step then exits 0 saying so, without a review against the
+    live settings: auditor only writes the empty SARIF, offline, the file against itself, and
+    its failing does not fail the step (a warning says the earlier alerts stay)."""
     same = "maxAutonomyLevel: high\n"
     workspace = _pr_clone(tmp_path / "same", same, base=same)
     code, log, outputs = _run_take_step(workspace)
@@ -830,7 +833,9 @@ def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "auditor"  # a review that fails on drift, as the real one did
-    fake.write_text('#!/bin/bash\necho ran >> "$RAN"\nexit 1\n')
+    fake.write_text(
+        '#!/bin/bash\necho "summary=${GITHUB_STEP_SUMMARY-unset} $*" >> "$RAN"\nexit 1\n'
+    )
     fake.chmod(0o755)
     shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
     for unchanged, want in (("true", 0), ("", 1)):
@@ -847,20 +852,27 @@ def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
         )
         assert done.returncode == want, done.stderr
         assert out.read_text() == f"exit-code={want}\n"
+        (args,) = ran.read_text().splitlines()
         if unchanged:
-            assert not ran.exists(), "auditor was not run"
+            assert args.startswith("summary=unset review settings/enterprise-controls.yaml ")
+            assert " --against settings/enterprise-controls.yaml --offline " in args
             said = "does not change settings/enterprise-controls.yaml"
             assert said in done.stdout and said in summary.read_text()
             assert "drift" in summary.read_text()
+            assert (
+                "::warning::auditor could not write the empty SARIF (exit 1): alerts an earlier "
+                "push of this pull request filed stay open in code scanning"
+            ) in done.stdout
         else:
-            assert ran.read_text() == "ran\n"
+            assert args.startswith(f"summary={summary} review settings/enterprise-controls.yaml ")
+            assert "--against" not in args and "--offline" not in args
 
 
 def test_the_steps_an_unchanged_file_does_not_need_are_skipped() -> None:
-    """Setting up Python, installing auditor and restoring the state are skipped when the take
-    step says `unchanged=true`, and run when it said nothing (a missing output is null, which
-    is not 'true' under GitHub's rules either); the review step itself always runs (it says
-    why there is nothing to review)."""
+    """Restoring the state is skipped when the take step says `unchanged=true`, and runs when
+    it said nothing (a missing output is null, which is not 'true' under GitHub's rules
+    either); Python and auditor are set up either way (auditor writes the unchanged file's
+    empty SARIF), and the review step itself always runs."""
     job = _job(PR_REVIEW)
     ids = [s.get("id") for s in job["steps"]]
     take, review = ids.index("take"), ids.index("review")
@@ -870,10 +882,11 @@ def test_the_steps_an_unchanged_file_does_not_need_are_skipped() -> None:
         "pip",
         "actions/cache/restore",
     ]
-    for step in between:
-        for outputs, runs in (({"unchanged": "true"}, False), ({}, True)):
-            context = {"steps": {"take": {"outputs": outputs}}}
-            assert truthy(evaluate(step["if"], context)) is runs, (step, outputs)
+    setup, install, restore = between
+    assert "if" not in setup and "if" not in install
+    for outputs, runs in (({"unchanged": "true"}, False), ({}, True)):
+        context = {"steps": {"take": {"outputs": outputs}}}
+        assert truthy(evaluate(restore["if"], context)) is runs, outputs
     assert "if" not in job["steps"][review]
 
 
@@ -891,6 +904,129 @@ def test_an_unchanged_settings_file_replaces_an_earlier_comment_and_adds_none(
         tmp_path / "b", "0", None, AUDITOR_UNCHANGED="true", COMMENTS="[]"
     )
     assert kind == "notice" and "nothing to review" in text
+
+
+# --- an unchanged file's empty SARIF closes an earlier push's alerts ---------------------------
+
+
+def _review_step_run(
+    tmp_path: Path, unchanged: str, env: dict[str, str]
+) -> tuple[int, str, Path, Path]:
+    """The review step's script, run as GitHub runs it in a workspace holding the base
+    branch's policies and waivers and the proposed settings file, with the real auditor (this
+    checkout's) on PATH: (exit code, log, the step's outputs file, the workspace)."""
+    import os
+    import sys
+
+    bash = shutil.which("bash")
+    assert bash is not None
+    workspace, bin_dir = tmp_path / "work", tmp_path / "bin"
+    (workspace / "settings").mkdir(parents=True)
+    bin_dir.mkdir()
+    shutil.copytree(REPO / "policies", workspace / "policies")
+    shutil.copyfile(REPO / "examples" / "waivers.yaml", workspace / "waivers.yaml")
+    shutil.copyfile(
+        REPO / "examples" / "proposed-settings.yaml",
+        workspace / "settings" / "enterprise-controls.yaml",
+    )
+    auditor = bin_dir / "auditor"  # what `pip install` puts on PATH, from this checkout
+    auditor.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m auditor "$@"\n')
+    auditor.chmod(0o755)
+    (bin_dir / "python3").symlink_to(sys.executable)  # what setup-python puts on PATH
+    (step,) = [s for s in _job(PR_REVIEW)["steps"] if s.get("id") == "review"]
+    outputs = tmp_path / "github-output"
+    summary = tmp_path / "summary"
+    full = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(REPO),
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTOR": "someone",
+        **{k: str(v) for k, v in _job(PR_REVIEW)["env"].items()},
+        # GitHub gives an unset variable or secret as an empty string
+        **{k: "" for k, v in step["env"].items() if "${{" in str(v)},
+        "UNCHANGED": unchanged,
+        **env,
+    }
+    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    done = subprocess.run(
+        [*shell, step["run"]],
+        cwd=workspace,
+        env={**full, "LANG": os.environ.get("LANG", "C.UTF-8")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode, done.stdout + done.stderr, outputs, workspace
+
+
+def test_an_unchanged_settings_file_uploads_an_empty_analysis_of_the_reviews_category(
+    tmp_path: Path, emu: Any
+) -> None:
+    """A push that reverted the settings file uploaded nothing, so code scanning kept showing
+    the alerts an earlier push of the pull request filed (the latest analysis of the ref and
+    category was still that push's). The unchanged path now has auditor write findings.sarif
+    with no results under the same category and tool as the changed path's review: offline,
+    without a token (a fork has none), and without adding the review to the job summary."""
+    from tests.conftest import OWNER_TOKEN
+
+    online = {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+    }
+    code, log, outputs, changed = _review_step_run(tmp_path / "changed", "", online)
+    assert code in (0, 1), log
+    assert outputs.read_text() == f"exit-code={code}\n"
+    reviewed = json.loads((changed / "reports" / "review" / "findings.sarif").read_text())
+    (reviewed_run,) = reviewed["runs"]
+    assert reviewed_run["results"], "the changed path's review files alerts"
+
+    code, log, outputs, same = _review_step_run(tmp_path / "same", "true", {})
+    assert code == 0, log
+    assert outputs.read_text() == "exit-code=0\n"
+    assert "::warning::" not in log and "auditor: error" not in log, log
+    assert sorted(p.name for p in (same / "reports" / "review").iterdir()) == ["findings.sarif"]
+    empty = json.loads((same / "reports" / "review" / "findings.sarif").read_text())
+    (empty_run,) = empty["runs"]
+    assert empty["version"] == reviewed["version"] == "2.1.0"
+    assert empty_run["results"] == []
+    assert empty_run["tool"]["driver"]["name"] == reviewed_run["tool"]["driver"]["name"]
+
+    def category(run: dict[str, Any]) -> str:  # GitHub: everything before the last `/`
+        return str(run["automationDetails"]["id"]).rsplit("/", 1)[0]
+
+    assert category(empty_run) == category(reviewed_run)
+    assert category(empty_run) == "auditor/pr-review/settings/enterprise-controls.yaml"
+    summary = (tmp_path / "same" / "summary").read_text()
+    assert "nothing to review" in summary and REVIEW_MARKER not in summary
+    assert not (same / ".auditor").exists(), "no state file opened or made"
+
+    # the upload runs on it, and a refused one does not fail a pull request that changes nothing
+    (upload,) = [s for s in _job(PR_REVIEW)["steps"] if uses(s) == UPLOAD]
+    assert _upload_runs(upload, "review", "0")
+    condition = upload["continue-on-error"].removeprefix("${{").removesuffix("}}")
+    for said, goes_on in (({"unchanged": "true"}, True), ({}, False)):
+        context = {"steps": {"take": {"outputs": said}}}
+        assert truthy(evaluate(condition, context)) is goes_on, said
+
+
+def test_both_review_command_lines_give_the_same_sarif_category() -> None:
+    """Without `--sarif-category` the category names the service's host
+    (`auditor/<host>/review/<file>`), and a review against a file has none
+    (`auditor/offline/review/<file>`): the empty analysis would not have replaced the alerts."""
+    (step,) = [s for s in _job(PR_REVIEW)["steps"] if s.get("id") == "review"]
+    parser = build_parser()
+    lines = [
+        shlex.split(line.strip().removesuffix(" &"))[1:]
+        for line in step["run"].replace("\\\n", " ").splitlines()
+        if AUDIT.search(line)
+    ]
+    assert len(lines) == 2
+    categories = {parser.parse_args(argv).sarif_category for argv in lines}
+    assert categories == {"auditor/pr-review/settings/enterprise-controls.yaml"}
 
 
 # --- tester T63: the state file where the cache looks for it --------------------------------

@@ -45,7 +45,16 @@ BASE_FLAGS = [
 
 # Chromium's own service traffic (component updates, sign-in probes) that survives the flags
 # above; it is the browser's, not the page's. Anything else the proxy sees fails the tests.
-BROWSER_SERVICE_HOSTS = {"update.googleapis.com", "accounts.google.com", "clients2.google.com"}
+# www.google.com: from Chromium 150 the omnibox asks `/async/folae` (its "AI mode" eligibility)
+# at start-up, headless too, and no switch or feature name turns it off (its net log names no
+# other URL there); a report that fetched from it would still be caught by the HTML checks of
+# tests/test_report_formats.py (a strict CSP, no script, link or src=).
+BROWSER_SERVICE_HOSTS = {
+    "update.googleapis.com",
+    "accounts.google.com",
+    "clients2.google.com",
+    "www.google.com",
+}
 
 
 def _page_requests(seen: list[str]) -> list[str]:

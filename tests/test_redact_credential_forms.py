@@ -1,6 +1,6 @@
 """Well-known credential forms the command-line and text detectors missed (tester T61 #2): an
 API key given as curl's user with an empty password (`curl -u KEY:`), `SSHPASS=X` and other
-variables named for a password by a word of their own (`DB_PASS`, `SONAR_LOGIN`), a netrc
+variables named for a password by a word of their own (`DB_PASS`, `SONAR_LOGIN`, `GH_PAT`), a netrc
 entry's `password X`, the text of an XML element named for a secret (`<password>X</password>`),
 a secret-named entry assigned in code (`os.environ['API_KEY']='X'`), a password in an address
 written without a scheme (`ci:X@proxy:3128`) and a Bearer value after an escaped space
@@ -36,6 +36,8 @@ FORMS = [
     "DB_PASS={pw} ./migrate.sh",
     "SONAR_LOGIN={pw} ./gradlew sonar",
     "TF_TOKEN_app_terraform_io={pw} terraform init",
+    "GH_PAT={pw} gh api user",
+    "export GOOGLE_CREDENTIALS='{pw}'",
     # netrc, on one line, with printf's escapes, and on lines of its own
     "echo 'machine api.acme.example login ci password {pw}' > ~/.netrc",
     "printf 'machine api.acme.example\\n  login ci\\n  password {pw}\\n' > ~/.netrc",
@@ -104,6 +106,7 @@ def test_the_password_of_each_form_is_hidden_and_remembered(
         "curl -u ci: https://api.acme.example/v1",  # a user's name with an empty password
         "curl -u deploy https://api.acme.example/v1",
         "ANSIBLE_ASK_PASS=true ansible-playbook site.yml",
+        "fetch --credentials=include --with_pat=include https://api.acme.example",
         "the machine learning password reset page",
         "<key>CFBundleIdentifier</key><Key>photos/2006/x.jpg</Key>",
         "<passwordPolicy>strict-12</passwordPolicy><tokenUrl>https://id.acme.example</tokenUrl>",

@@ -174,11 +174,14 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`); a variable
     # named for a password by such a last word or by a name of its own (`DB_PASS=X`,
     # `SMTP_PASS=X`, `LDAP_BIND_PW=X`, `SSHPASS=X`, which `sshpass -e` reads, SonarQube's
-    # `SONAR_LOGIN=X`, Terraform's `TF_TOKEN_app_terraform_io=X`), `export`ed or not; not a
+    # `SONAR_LOGIN=X`, Terraform's `TF_TOKEN_app_terraform_io=X`, and in capitals, as
+    # variables are named, a personal access token's `GH_PAT=X`, `CI_JOB_JWT=X`,
+    # `GOOGLE_CREDENTIALS=X`: `credentials=include` is a setting), `export`ed or not; not a
     # flag (`ANSIBLE_ASK_PASS=true`: `commands.is_pass_flag`)
     re.compile(
         r"(?i)(?<![A-Za-z0-9_\-])(?P<e>(?:[A-Za-z0-9]+_)*(?:pass|pw)|sshpass|sonar_login|"
-        rf"tf_token_\w+)=[\"']?(?P<v>{_RUN})"
+        r"tf_token_\w+|(?-i:(?:[A-Z0-9]+_)*(?:PAT|JWT|CREDENTIALS)))"
+        rf"=[\"']?(?P<v>{_RUN})"
     ),
     # a netrc entry (`machine H login U password X`, on one line or several, or written with
     # `\n` escapes by `printf`): its password, any word when a `login` or `account` is given

@@ -18,7 +18,14 @@ import pytest
 
 from auditor.emulator import start_emulator
 from auditor.redact import Redactor, is_marker
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
+from tests.conftest import (
+    FIXED_NOW,
+    OWNER_TOKEN,
+    emulator_env,
+    run_cli,
+    secret_forms,
+    secrets_found_in_a_child,
+)
 
 PW = "Rb7nKq2WmX4pTz9L"  # a generated password of the README's shape (`Zq8hVd2LmX0pWk7T`)
 
@@ -130,6 +137,24 @@ def test_a_variable_named_for_a_password_is_a_secret_key(redactor: Redactor) -> 
     doc = {"customModels": [{"id": "m", "extraArgs": {"SSHPASS": PW, "sonar_login": PW + "x"}}]}
     args = redactor.redact_json(doc)["customModels"][0]["extraArgs"]
     assert is_marker(args["SSHPASS"]) and is_marker(args["sonar_login"])
+
+
+# Long strings built against the new patterns, each read in linear time (about a second), in a
+# child process so that a hang fails rather than stalls.
+_HOSTILE = [
+    "<password " * 60000 + " <password>{pw}</password>",
+    "<token>" * 60000 + " <token>{pw}</token>",
+    "machine h login u " * 30000 + " machine h login u password {pw}",
+    "u:Kq2W@" * 60000 + " ci:{pw}@proxy.acme.example",
+    "a:" * 200000 + "@x.example ci:{pw}@proxy.acme.example",
+    "a_" * 200000 + "= DB_PASS={pw}",
+    "curl -u a" * 50000 + " ; curl -u {pw}: https://x.example",
+]
+
+
+@pytest.mark.parametrize("text", _HOSTILE, ids=lambda t: t[:8])
+def test_long_repetitive_look_alikes_are_read_without_hanging(text: str) -> None:
+    assert PW in secrets_found_in_a_child(text.format(pw=PW))
 
 
 def _all_outputs(tmp_path: Path, outputs: list[tuple[int, str, str]]) -> list[str]:

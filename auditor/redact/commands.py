@@ -423,7 +423,9 @@ _PASS_OPTION = re.compile(rf"(?i)--?{PASS_NAME}")
 _AN_OPTION = re.compile(r"--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
-def _is_pass_flag(option: str) -> bool:
+def is_pass_flag(option: str) -> bool:
+    """Whether an option or a variable whose last word is `pass` is a flag, which holds no
+    password (`--ask-pass`, `--two-pass`, `ANSIBLE_ASK_PASS`)."""
     parts = _OPTION_WORD.split(option.strip("-").lower())
     return len(parts) > 1 and parts[-1] == "pass" and not _PASS_FLAG_WORDS.isdisjoint(parts)
 
@@ -485,7 +487,7 @@ def option_takes(option: str, value: str) -> bool:
     remembered would be scrubbed from every key and value after); of a PIN's, a PIN only
     (`is_pin`: not `--pin v1.2.0`, `--pin node@20`); of a negated one (`--no-auth`) or a flag
     (`--ask-pass`, `--two-pass`), none."""
-    if _NEGATED.match(option) or _is_pass_flag(option):
+    if _NEGATED.match(option) or is_pass_flag(option):
         return False
     if _PIN_OPTION.fullmatch(option):
         return is_pin(value)

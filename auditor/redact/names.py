@@ -38,6 +38,7 @@ _SECRET_WORDS = frozenset(
         "signature",
         "sig",
         "kubeconfig",
+        "sshpass",  # the variable `sshpass -e` reads its password from
     }
 )
 # Words that say so as a key's last word only (`pin`, `dbPin`, `db_passcode`): elsewhere they
@@ -85,6 +86,7 @@ _SECRET_PAIRS = frozenset(
         ("recovery", "code"),
         ("recovery", "codes"),
         ("backup", "codes"),
+        ("sonar", "login"),  # SonarQube's token, `SONAR_LOGIN`
     }
 )
 # A last word that turns a secret-sounding name into metadata about the secret.

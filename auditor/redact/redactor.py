@@ -46,6 +46,7 @@ from auditor.redact.names import (
     is_secret_map,
     names_a_secret,
 )
+from auditor.redact.own import OwnSecrets
 from auditor.redact.plain import (
     MARKER_RE,
     MARKER_START,
@@ -317,6 +318,8 @@ class Redactor:
         # The strings `_unchanged` put in `_scrubbed` for a document it then left to the walk
         # (no answer of theirs was handed out): the walk replacing one is not stale.
         self._probed: set[str] = set()
+        # The command's own secrets (`register`), looked for in more forms than the memory's.
+        self._own = OwnSecrets()
         for value in known:
             self.register(value)
 
@@ -332,11 +335,28 @@ class Redactor:
         return f"{MARKER_START}{self.fingerprint(value)} len:{len(value)}]"
 
     def register(self, value: str) -> None:
-        """Remember a secret (e.g. the API token) so it is scrubbed from any later text, and the
-        credential in it on its own (`_credential_parts`: `X` of `Bearer X`), which may be
-        pasted alone later (a waiver's owner); one written with percent-escapes
-        (`Kp3%40Vd9`, a basic-auth URL's password) as it decodes too (`Kp3@Vd9`), which may
-        be written plainly later."""
+        """Remember a secret of the command's own (its API token, a token file's, the proxy's
+        password) so it is scrubbed from any later text, as `_learn` does, and hidden in the
+        other forms a server may echo it in too (`own.OwnSecrets`: hex, another case, split
+        by white space, an HTML character reference, reversed, any run of 12 of its
+        characters). A secret the data holds that the memory found by its fingerprint alone
+        (`SecretMemory.find_glued`) is only learned: a part of it may be ordinary text."""
+        self._learn(value)
+        if value in self.memory.glued or is_marker(value) or is_env_reference(value):
+            return
+        if self._own.add(value):
+            # a memo made before holds the secret's other forms as they were
+            self._scrubbed_before.update(self._scrubbed)
+            self._scrubbed.clear()
+            self._streams.clear()
+            self._leaves.clear()
+            self.memory.generation += 1  # (`_clean` and `_last_hits` go with it)
+
+    def _learn(self, value: str) -> None:
+        """Remember a secret so it is scrubbed from any later text, and the credential in it
+        on its own (`_credential_parts`: `X` of `Bearer X`), which may be pasted alone later
+        (a waiver's owner); one written with percent-escapes (`Kp3%40Vd9`, a basic-auth
+        URL's password) as it decodes too (`Kp3@Vd9`), which may be written plainly later."""
         if not is_marker(value) and not is_env_reference(value) and not is_scheme_reference(value):
             self.memory.add(value)
             for part in _credential_parts(value):
@@ -460,7 +480,7 @@ class Redactor:
         node = self._node(value, prev, False, False, found)
         self._probed = set()  # the walk handed out its own answers
         for secret in found:
-            self.register(secret)
+            self._learn(secret)
         out = node.out
         if self.memory.learned > since and self._holds_new(out, since):
             # A secret learned during this document (or since the previous one) is in a part
@@ -625,7 +645,7 @@ class Redactor:
             if secret and value and not is_marker(value) and not is_env_reference(value):
                 if is_scheme_reference(value):  # `Bearer ${LLM_TOKEN}`: kept as written
                     return _Seen(value, self._leaf(value, found), False)
-                self.register(value)
+                self._learn(value)
                 self._learn_inside(value)
                 return _Seen(value, self.marker(value), False)
             return _Seen(value, self._leaf(value, found), False)
@@ -647,7 +667,7 @@ class Redactor:
         for secret in inside:
             # only one that looks like a credential (not `YOUR_API_KEY`)
             if secret != value and credential_like(secret):
-                self.register(secret)
+                self._learn(secret)
         self._learn_basic(value, inside)
 
     def _learn_basic(self, text: str, found: list[str]) -> None:
@@ -668,7 +688,7 @@ class Redactor:
         if part == value:
             return self._node(value, None, _SECRET_STRINGS, hosted, found)
         if not is_env_reference(part) and not is_marker(part):
-            self.register(part)
+            self._learn(part)
             out = self._leaf(value, found)
             return _Seen(value, out.replace(part, self.marker(part)), False)
         return self._node(value, None, False, hosted, found)
@@ -678,7 +698,7 @@ class Redactor:
         number, a numeric key): made from its text, which is remembered as a secret is (when
         long enough, `SecretMemory.add`). A boolean or null there says nothing and stays."""
         text = number_text(value)
-        self.register(text)
+        self._learn(text)
         return self.marker(text)
 
     def _same_keys(
@@ -775,7 +795,7 @@ class Redactor:
         mark = len(found)
         out = self._value_text(text, found)
         for secret in found[mark:]:
-            self.register(secret)
+            self._learn(secret)
         if len(found) > mark:
             self._learn_basic(text, found[mark:])
         out = self._scrub(out)
@@ -808,7 +828,7 @@ class Redactor:
         found: list[str] = []
         out = self._value_text(text, found)
         for secret in found:
-            self.register(secret)
+            self._learn(secret)
         self._learn_basic(text, found)
         return self._scrub(out)
 
@@ -843,7 +863,7 @@ class Redactor:
         if found:  # their other forms (base64, URL-encoded …), by a memory of this text alone
             scratch = Redactor(self._key)
             for secret in found:
-                scratch.register(secret)
+                scratch._learn(secret)
             out = scratch._scrub_uncached(out)
         return self._scrub_uncached(out)
 
@@ -914,6 +934,30 @@ class Redactor:
         return out
 
     def _scrub_uncached(self, text: str) -> str:
+        out = self._scrub_memory(text)
+        return self._own_hidden(out) if self._own else out
+
+    def _own_hidden(self, text: str) -> str:
+        """`text` with each stretch holding a form of the command's own secret (`register`)
+        that the memory does not know (its hex, a run of 12 of its characters, the secret
+        split by a line break …) as that secret's marker, so an error names it `[token]`."""
+        if MARKER_START not in text:
+            return self._own_parts(text)
+        return _between_markers(text, self._own_parts)
+
+    def _own_parts(self, text: str) -> str:
+        spans = self._own.spans(text)
+        if not spans:
+            return text
+        parts: list[str] = []
+        at = 0
+        for start, end, secret in spans:
+            parts += [text[at:start], self._value_marker(secret)]
+            at = end
+        parts.append(text[at:])
+        return "".join(parts)
+
+    def _scrub_memory(self, text: str) -> str:
         if MARKER_START not in text:
             hits = self.memory.find(text)
             return self._scrub_plain(text, self._forms_of(hits)) if hits else text

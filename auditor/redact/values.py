@@ -46,12 +46,14 @@ from auditor.redact.commands import (
     command_secrets,
     continued_forms,
     has_nested_quotes,
+    is_pass_flag,
     joined_lines,
     option_takes,
     quoted_forms,
     unquoted_readings,
 )
-from auditor.redact.memory import cookie_values
+from auditor.redact.memory import cookie_values, credential_like
+from auditor.redact.names import names_a_secret
 from auditor.redact.plain import MARKER_START, between_markers, is_env_reference, is_marker
 
 # Format detectors: each yields the secret itself. (The keyword, IP and IBM plugins are left
@@ -92,9 +94,12 @@ _VALUE = r"(?P<v>[^\s'\"&;|,)]+)"
 # an assignment's unquoted value, up to a space, a quote or a backslash before one (`X\"`: the
 # end of `sh -c \"… --password=X\"`), or a separator
 _RUN = r"(?:[^\s'\"&;|\\]|\\(?![\"']))+"
-# The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`).
+# The word after `Bearer`, `Basic` or `token` (`Authorization: Bearer X`, `token X`), the
+# space maybe escaped for the shell (`--header=Authorization:Bearer\ X`).
 # (`--token X` is an option: its value is judged as `_ARGUMENTS` judge it, `--token github` kept)
-_AFTER_WORD = re.compile(r"(?i)\b(?:bearer|basic|(?<!-)token)\s+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})")
+_AFTER_WORD = re.compile(
+    r"(?i)\b(?:bearer|basic|(?<!-)token)(?:\\?\s)+(?P<v>[A-Za-z0-9_\-.~+/=:]{6,})"
+)
 # In a text that is only shown (`find_secrets(shown=True)`), one of these words after
 # `_AFTER_WORD`'s words says what went wrong (`401 Unauthorized: token expired`, `token
 # unknown`, `Bearer token missing`): not a secret unless another detector or the memory says
@@ -132,6 +137,9 @@ _STATUS_WORDS = frozenset(
 # anchor (`!!str`, `&a`), a comment (of 200 characters at most: each name's attempt reads no
 # further, so `password: #` repeated with no line end is not read to its end once per name).
 _YAML_AFTER_NAME = r"[ \t]*:(?:[ \t]+(?:!!?[\w\-]*|&[\w\-]+))*[ \t]*(?:#[^\n]{0,200})?"
+# A netrc entry's separator (white space, or the `\n` and `\t` escapes `printf` reads) and word.
+_NETRC_GAP = r"(?:\s|\\[nt])+"
+_NETRC_WORD = r"[^\s'\"\\]+"
 # Credentials by their place. Each pattern has one group `v`: the secret part.
 _PLACED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/:@'\"]*:(?P<v>[^\s/@'\"]+)@"),
@@ -156,13 +164,52 @@ _PLACED: tuple[re.Pattern[str], ...] = (
     # (`--auth=github`: an option's value, taken as `_ARGUMENTS` take it, `option_takes`)
     re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?P<o>{SECRET_NAME})=[\"']?(?P<v>{_RUN})"),
     # a quoted value of a secret-named field in a JSON, YAML or INI text held in a string
-    # (`{"password": "X"}`, `secret_key = 'X'`), the value at most 200 characters (linear time)
+    # (`{"password": "X"}`, `secret_key = 'X'`), or of a secret-named entry assigned in code
+    # (`os.environ['API_KEY'] = 'X'`, `ENV["DB_PASSWORD"]="X"`), the value at most 200
+    # characters (linear time)
     re.compile(
-        rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}['\"]?[ \t]*[:=][ \t]*(?P<q>['\"])"
-        r"(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
+        rf"(?i)(?<![A-Za-z0-9_\-/]){SECRET_NAME}(?:['\"][ \t]*\]|['\"])?[ \t]*[:=][ \t]*"
+        r"(?P<q>['\"])(?P<v>(?:(?!(?P=q))[^\n]){4,200})(?P=q)"
     ),
-    # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`)
-    re.compile(rf"(?i)(?<![A-Za-z0-9_\-])(?:pass|pw)=(?P<v>{_RUN})"),
+    # `pass=X`, `pw=X`: too short a name for the word list (`bypass`, `compass`); a variable
+    # named for a password by such a last word or by a name of its own (`DB_PASS=X`,
+    # `SMTP_PASS=X`, `LDAP_BIND_PW=X`, `SSHPASS=X`, which `sshpass -e` reads, SonarQube's
+    # `SONAR_LOGIN=X`, Terraform's `TF_TOKEN_app_terraform_io=X`, and in capitals, as
+    # variables are named, a personal access token's `GH_PAT=X`, `CI_JOB_JWT=X`,
+    # `GOOGLE_CREDENTIALS=X`: `credentials=include` is a setting), `export`ed or not; not a
+    # flag (`ANSIBLE_ASK_PASS=true`: `commands.is_pass_flag`)
+    re.compile(
+        r"(?i)(?<![A-Za-z0-9_\-])(?P<e>(?:[A-Za-z0-9]+_)*(?:pass|pw)|sshpass|sonar_login|"
+        r"tf_token_\w+|(?-i:(?:[A-Z0-9]+_)*(?:PAT|JWT|CREDENTIALS)))"
+        rf"=[\"']?(?P<v>{_RUN})"
+    ),
+    # a netrc entry (`machine H login U password X`, on one line or several, or written with
+    # `\n` escapes by `printf`): its password, any word when a `login` or `account` is given
+    # (else one that may be a credential: `machine learning password reset` is prose)
+    re.compile(
+        rf"(?i)(?<![\w\-])machine{_NETRC_GAP}{_NETRC_WORD}"
+        rf"(?P<l>(?:{_NETRC_GAP}(?:login|account|port){_NETRC_GAP}{_NETRC_WORD})*)"
+        rf"{_NETRC_GAP}password{_NETRC_GAP}(?P<v>{_NETRC_WORD})"
+    ),
+    # the text of an XML element named for a secret itself (`<password>X</password>`,
+    # `<token>`, `<secret>`, `<apiKey>`, `<SecretAccessKey>`, any case, with attributes or a
+    # namespace: Maven's settings.xml, NuGet.Config): `names.names_a_secret` judges the name,
+    # but a bare `<key>` (a plist's, S3's object key) holds none
+    re.compile(
+        r"<(?P<t>[A-Za-z_][\w.\-:]{0,60})(?:\s[^<>]{0,300})?>\s*"
+        r"(?P<v>[^<>\s](?:[^<>]{0,500}[^<>\s])?)\s*</(?P=t)\s*>"
+    ),
+    # a password in an address written without a scheme (`ci:X@proxy:3128` in `HTTPS_PROXY`,
+    # an `allowedDomains` entry `ci:X@proxy.example`, Go's `user:X@tcp(db:3306)/app`): its
+    # host a domain name, an IPv4 address, `localhost`, or a name with a port; the password
+    # one that may be a credential (`credential_like`: not `owner:jane.doe@acme.example`,
+    # `npm:lodash@4.17.21`, `nginx:1.25@sha256:…`), its user no scheme (`mailto:`)
+    re.compile(
+        r"(?<![\w.+\-:/@%$])(?P<u>[A-Za-z0-9._~!*+\-]{1,64}):(?P<v>[^\s/@:'\"<>`]+)@"
+        r"(?=(?:localhost|[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z][A-Za-z0-9\-]*"
+        r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3})(?::[0-9]{1,5})?(?![\w.\-:])"
+        r"|[A-Za-z0-9.\-]+:[0-9]{1,5}(?![\w.\-:])|(?:tcp|unix)\()"
+    ),
     re.compile(
         r"(?P<v>\b(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{35}|xox[abposr]-[\w\-]{10,}|"
         r"npm_[A-Za-z0-9]{36}))"
@@ -246,6 +293,13 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
         rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:\s*|=)"
         r"['\"]?[^\s:'\"]*:['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
     ),
+    # an API key given as curl's user, its password empty (`curl -u KEY:`, `--user KEY:`,
+    # `-uKEY:`: Stripe's idiom): a user of 16 characters or more, as for Basic's user with no
+    # password (a short one is a user's name: `-u ci:`)
+    re.compile(
+        rf"(?:^|\s)(?:curl|wget){_same('curl|wget')}(?:-u|--user|-U|--proxy-user)(?:=|\s*)"
+        r"['\"]?(?P<v>[^\s:'\"\\]{16,}):(?=['\"]?(?:\s|$))"
+    ),
     re.compile(
         rf"(?:^|\s)(?:{_SMB}){_same(_SMB)}(?:-U|--user)"
         r"(?:\s*|=)['\"]?[^\s%'\"]+%['\"]?(?P<v>(?:[^\s'\"\\]|\\(?![\"']))+)"
@@ -274,7 +328,8 @@ _ARGUMENTS: tuple[re.Pattern[str], ...] = (
 _REPAIRED = "\ufffd"  # what a byte that was not UTF-8 was read as
 # Every placed or argument pattern needs one of these; most strings (names, ids) have none.
 _TRIGGER = re.compile(
-    r"[=:@]|-[-a-zA-Z]|sk-|AIza|xox|(?i:bearer|basic|token)\s|add_user|change_password"
+    r"[=:@]|-[-a-zA-Z]|sk-|AIza|xox|(?i:bearer|basic|token)\s|add_user|change_password|</"
+    r"|(?i:password)[\s\\]"
 )
 _MIN_LEN = 6
 
@@ -354,13 +409,36 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
 
 
 def _taken(m: re.Match[str]) -> bool:
-    """Whether the value of an option a pattern found (its group `o`: `--auth github`) is a
-    secret (`commands.option_takes`): an option named `auth`, `key`, `token` or `sig` takes a
-    word that is no credential (`--auth github`, `--signature sha256`), which would be
-    remembered and scrubbed from every key and value after."""
-    if "o" not in m.re.groupindex or m["o"][:1] != "-":
-        return True
-    return option_takes(m["o"], m["v"].strip("'\""))
+    """Whether the value a pattern found is a secret by what else it found: the value of an
+    option (its group `o`: `--auth github`) as `commands.option_takes` judges it (an option
+    named `auth`, `key`, `token` or `sig` takes a word that is no credential, `--auth github`,
+    `--signature sha256`, which would be remembered and scrubbed from every key and value
+    after); a variable's (`e`) unless it is a flag (`ANSIBLE_ASK_PASS=true`); an XML
+    element's text (`t`) when its name names a secret itself (`password`, `apiKey`, not
+    `key`, `passwordPolicy`); a netrc password with no `login` (`l`) and the password of an
+    address with no scheme (`u`) when it may be a credential, the latter not after a scheme
+    such as `mailto:`."""
+    groups = m.re.groupindex
+    if "o" in groups:
+        return m["o"][:1] != "-" or option_takes(m["o"], m["v"].strip("'\""))
+    if "e" in groups:
+        return not is_pass_flag(m["e"])
+    if "t" in groups:
+        name = m["t"].rpartition(":")[2]
+        return name.lower() not in ("key", "keys") and names_a_secret(name)
+    if "l" in groups:
+        return bool(m["l"]) or credential_like(m["v"])
+    if "u" in groups:
+        return m["u"].lower() not in _OPAQUE_SCHEMES and credential_like(m["v"])
+    return True
+
+
+# The schemes of addresses written with no `//` (`mailto:jsmith1987@acme.example`): what comes
+# after one and before an `@` is a user's name, no password.
+_OPAQUE_SCHEMES = frozenset(
+    {"mailto", "sip", "sips", "xmpp", "im", "pres", "acct", "tel", "urn", "news", "nntp"}
+    | {"geo", "data", "cid", "mid", "jabber", "skype", "callto", "facetime", "msteams"}
+)
 
 
 def _detected(text: str) -> Iterator[str]:

@@ -1,0 +1,134 @@
+"""The command's own secrets (its API token, a token file's, its proxy's password) in the forms
+a server may echo them in, beyond the memory's (raw, URL-, JSON-, base64-encoded).
+
+A service that quotes the caller's token back in an error may write it as hex (either case),
+with its letters in another case, split by a space or a line break, with a character written
+as an HTML character reference (`&#x74;ok_…`, `&#116;`), reversed, or only in part. The token
+is a random string of the caller's, so any long enough run of its characters is hidden wherever
+it stands (`window`): 12 characters, or half the token from 8 on when it is shorter. Only a run
+that may be a credential (`memory.credential_like`) is looked for, so a token made of words
+(`demo-owner-token`) hides no word of it. Never used for secrets found in the data: a part
+of those would hide ordinary text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import string
+
+from auditor.redact.memory import LiteralMatcher, credential_like, literal_matcher
+
+#: The longest run of an own secret's characters that may show (12 or more are hidden).
+WINDOW = 12
+#: The shortest run hidden, for a secret under `2 * WINDOW` characters (half of it, from 8).
+MIN_WINDOW = 8
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# What the skeleton of a text leaves out or reads as one character: white space (a token split
+# over two words or lines) and HTML character references.
+_GAPS = re.compile(r"\s+")
+_UNIT = re.compile(
+    r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?|\s+|[^&\s]+|&"
+)
+
+
+def window(secret: str) -> int:
+    """How many characters of `secret` in a row are hidden wherever they stand (0: only the
+    whole secret, under `MIN_WINDOW` characters)."""
+    if len(secret) < MIN_WINDOW:
+        return 0
+    return max(MIN_WINDOW, min(WINDOW, len(secret) // 2))
+
+
+def pieces(secret: str) -> list[str]:
+    """The runs of `secret` hidden wherever they stand: the secret itself and each run of
+    `window` characters of it, each that may be a credential (not `demo-own`)."""
+    n = window(secret)
+    runs = [secret] + [secret[i : i + n] for i in range(len(secret) - n + 1)] if n else []
+    return [run for run in dict.fromkeys(runs) if credential_like(run)]
+
+
+def forms(piece: str) -> list[str]:
+    """A piece's forms, as looked for in a text with its ASCII letters in lower case: as it
+    is, reversed and as hex."""
+    low = piece.translate(_ASCII_LOWER)
+    return list(dict.fromkeys([low, low[::-1], piece.encode("utf-8").hex()]))
+
+
+class OwnSecrets:
+    """The command's own secrets, and where a text holds one of their forms."""
+
+    def __init__(self) -> None:
+        self._secrets: dict[str, None] = {}
+        self._owner: dict[str, str] = {}  # a form -> the secret it is of
+        self._matcher: LiteralMatcher | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._owner)
+
+    def __contains__(self, secret: object) -> bool:
+        return secret in self._secrets
+
+    def add(self, secret: str) -> bool:
+        """Look for `secret`'s forms from now on; True when it was new (and has some)."""
+        if secret in self._secrets:
+            return False
+        self._secrets[secret] = None
+        found = [form for piece in pieces(secret) for form in forms(piece)]
+        for form in found:
+            self._owner.setdefault(form, secret)
+        self._matcher = None
+        return bool(found)
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """The stretches of `text` holding a form of an own secret, whatever the case of its
+        letters, with white space inside it or a character written as an HTML character
+        reference: (start, end, the secret), in order, none overlapping (stretches that
+        overlap are one)."""
+        if not self._owner or len(text) < MIN_WINDOW:
+            return []
+        if self._matcher is None:
+            self._matcher = literal_matcher(self._owner)
+        low = text.translate(_ASCII_LOWER)
+        found = [(at, at + n, low[at : at + n]) for at, n in self._matcher.spans(low)]
+        if _GAPS.search(low) or "&" in low:
+            skeleton = _GAPS.sub("", low)
+            if "&" in skeleton:
+                skeleton = html.unescape(skeleton)
+            if skeleton != low and self._matcher.search(skeleton):
+                found += self._skeleton_spans(text)
+        merged: list[tuple[int, int, str]] = []
+        for start, end, form in sorted(found, key=lambda f: (f[0], -f[1])):
+            if merged and start < merged[-1][1]:
+                first, last, owner = merged[-1]
+                merged[-1] = (first, max(end, last), owner)
+            else:
+                merged.append((start, end, self._owner[form]))
+        return merged
+
+    def _skeleton_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """The forms found in `text` without its white space and with its HTML character
+        references read, each as the stretch of `text` it spans."""
+        assert self._matcher is not None
+        chars: list[str] = []
+        starts: list[int] = []  # where each character of the skeleton starts in `text`
+        ends: list[int] = []  # and ends
+        for m in _UNIT.finditer(text):
+            unit = m[0]
+            if unit[0].isspace():
+                continue
+            if unit[0] == "&" and len(unit) > 1:
+                decoded = html.unescape(unit).translate(_ASCII_LOWER)
+                chars.append(decoded)
+                starts += [m.start()] * len(decoded)
+                ends += [m.end()] * len(decoded)
+                continue
+            chars.append(unit.translate(_ASCII_LOWER))
+            starts.extend(range(m.start(), m.end()))
+            ends.extend(range(m.start() + 1, m.end() + 1))
+        skeleton = "".join(chars)
+        return [
+            (starts[at], ends[at + n - 1], skeleton[at : at + n])
+            for at, n in self._matcher.spans(skeleton)
+        ]

@@ -1,0 +1,149 @@
+"""The command's own token echoed by a server in other forms than the memory's (tester T61 #4):
+as hex (either case), in capitals, split in two by a space or a line break, with a character
+written as an HTML character reference (`&#x74;ok_…`, `&#116;ok_…`), reversed, or only a run of
+12 of its characters. The README says the command's own token is always hidden, in every form:
+each of these reads `[token]` in an error, and no run of 12 of its characters reaches stderr or a
+report. A secret the data holds is not hidden by parts (a part may be ordinary text), nor is a
+word of a token made of words (`demo-owner-token`)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import Context, main
+from auditor.redact import Redactor
+from tests.conftest import FIXED_NOW, serve_http
+
+TOKEN = "tok_4625b059281d06138c9bb22f"  # as `tok_` + secrets.token_hex(12) makes one
+
+
+def _echoes(token: str) -> dict[str, str]:
+    """The forms a server may echo `token` in, by name."""
+    hexed = token.encode().hex()
+    return {
+        "hex": hexed,
+        "HEX": hexed.upper(),
+        "upper": token.upper(),
+        "split by a space": f"{token[:10]} {token[10:]}",
+        "split by a line break": f"{token[:5]}\n{token[5:]}",
+        "split by CRLF and indent": f"{token[:14]}\r\n    {token[14:]}",
+        "hex entity": "&#x74;" + token[1:],
+        "decimal entity": "&#116;" + token[1:],
+        "an entity inside": token[:9] + f"&#{ord(token[9])};" + token[10:],
+        "reversed": token[::-1],
+        "a run of 12": token[8:20],
+        "a run of 13": token[2:15],
+    }
+
+
+def _runs(token: str, n: int = 12) -> list[str]:
+    return [token[i : i + n] for i in range(len(token) - n + 1)]
+
+
+def _leaks(token: str, text: str) -> list[str]:
+    """Runs of 12 of the token's characters (or of its hex's 24) that `text` shows, in any
+    case."""
+    low = text.lower()
+    runs = _runs(token.lower()) + _runs(token.encode().hex(), 24) + _runs(token.lower()[::-1])
+    return [run for run in runs if run in low]
+
+
+@pytest.mark.parametrize("form", list(_echoes(TOKEN)))
+def test_each_echoed_form_of_the_callers_token_is_its_marker(form: str) -> None:
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    text = f"403 Forbidden: invalid credentials {_echoes(TOKEN)[form]} (request 42)"
+    for out in (redactor.redact_shown(text), redactor.redact_text(text)):
+        assert out == f"403 Forbidden: invalid credentials {redactor.marker(TOKEN)} (request 42)"
+    out = redactor.redact_json({"detail": text})["detail"]
+    assert not _leaks(TOKEN, out), out
+
+
+def test_a_run_shorter_than_12_characters_stays() -> None:
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    text = f"request {TOKEN[3:14]} failed"  # 11 characters
+    assert redactor.redact_shown(text) == text
+
+
+def test_a_short_token_hides_runs_of_half_its_length_from_8() -> None:
+    token = "Kq7zLw2Px9Vd4mTs"  # 16 characters: runs of 8
+    redactor = Redactor(b"own-token-key", [token])
+    assert redactor.redact_shown(f"x {token[5:13]} y") == f"x {redactor.marker(token)} y"
+    assert redactor.redact_shown(f"x {token[5:12]} y") == f"x {token[5:12]} y"
+
+
+def test_a_token_made_of_words_hides_no_word_of_it() -> None:
+    redactor = Redactor(b"own-token-key", ["demo-owner-token"])
+    text = "demo-member-token, the owner-token rotation, demo-owner-tokens"
+    marker = redactor.marker("demo-owner-token")
+    assert redactor.redact_shown(text) == text.replace("demo-owner-token", marker)
+    assert redactor.redact_shown("the owner-token rotation") == "the owner-token rotation"
+
+
+def test_a_secret_of_the_data_is_not_hidden_by_its_parts() -> None:
+    """Only the command's own secrets are hidden by parts: a run of a secret the data holds
+    (an `apiKey`, a password found in a hook) may be ordinary text elsewhere."""
+    key = "Zq8hVd2LmX0pWk7TzR5n"
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    redactor.redact_json({"customModels": [{"id": "m", "apiKey": key}]})
+    assert key in redactor.memory.values
+    assert redactor.redact_text(f"see {key[:13]}") == f"see {key[:13]}"
+    assert redactor.redact_text(key.encode().hex()) == key.encode().hex()
+
+
+def test_a_secret_found_by_its_fingerprint_and_registered_is_not_hidden_by_parts() -> None:
+    """The state file's store registers a secret of the data found glued to other text
+    (`SecretMemory.find_glued`): it is learned, never taken for the command's own."""
+    key = "Zq8hVd2LmX0pWk7TzR5n"
+    redactor = Redactor(b"own-token-key")
+    redactor.memory.recall([(redactor.memory.fingerprint(key), len(key))])
+    for secret in redactor.memory.find_glued(f"x{key}", [len(key)]):
+        redactor.register(secret)
+    assert redactor.redact_text(f"y{key}") == f"y{redactor.marker(key)}"
+    assert redactor.redact_text(f"see {key[:13]}") == f"see {key[:13]}"
+
+
+class _EchoingTheTokenEncoded(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        token = self.headers.get("authorization", "").removeprefix("Bearer ")
+        detail = "Invalid credentials: " + ", ".join(
+            f"{name}={echo}" for name, echo in _echoes(token).items()
+        )
+        body = json.dumps({"detail": detail, "status": 403, "title": "Forbidden"}).encode()
+        self.send_response(403)
+        self.send_header("content-type", "application/problem+json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def echoing() -> Iterator[str]:
+    yield from serve_http(_EchoingTheTokenEncoded)
+
+
+@pytest.mark.e2e
+def test_a_server_echoing_the_token_encoded_shows_it_nowhere(tmp_path: Path, echoing: str) -> None:
+    env = {"AUDITOR_BASE_URL": echoing, "AUDITOR_APP_URL": echoing, "AUDITOR_TOKEN": TOKEN}
+    out = tmp_path / "reports"
+    argv = ["run", "--state", str(tmp_path / "state.db"), "--out", str(out)]
+    argv += ["-o", "html,md,json,sarif,junit"]
+    err = io.StringIO()
+    ctx = Context(env=env, stdout=io.StringIO(), stderr=err, clock=lambda: FIXED_NOW,
+                  cwd=str(tmp_path))  # fmt: skip
+    assert main(argv, ctx) == 2
+    stderr = err.getvalue()
+    assert "403 Forbidden: Invalid credentials: hex=[token], HEX=[token]" in stderr, stderr
+    texts = {"stderr": stderr}
+    texts |= {p.name: p.read_text(errors="replace") for p in out.iterdir() if p.is_file()}
+    assert "report.md" in texts and "findings.json" in texts
+    for name, text in texts.items():
+        assert not _leaks(TOKEN, text), (name, _leaks(TOKEN, text))

@@ -96,16 +96,19 @@ def test_a_secret_of_the_data_is_not_hidden_by_its_parts() -> None:
     assert redactor.redact_text(key.encode().hex()) == key.encode().hex()
 
 
-def test_a_secret_found_by_its_fingerprint_and_registered_is_not_hidden_by_parts() -> None:
-    """The state file's store registers a secret of the data found glued to other text
-    (`SecretMemory.find_glued`): it is learned, never taken for the command's own."""
+def test_a_secret_of_the_data_found_by_its_fingerprint_is_not_hidden_by_parts() -> None:
+    """The state file's store learns a secret of the data found glued to other text
+    (`SecretMemory.find_glued`, `Store._glued_secret_hidden`): hidden as itself, never taken
+    for the command's own, whose parts are hidden too."""
     key = "Zq8hVd2LmX0pWk7TzR5n"
     redactor = Redactor(b"own-token-key")
     redactor.memory.recall([(redactor.memory.fingerprint(key), len(key))])
     for secret in redactor.memory.find_glued(f"x{key}", [len(key)]):
-        redactor.register(secret)
+        redactor.learn(secret)
     assert redactor.redact_text(f"y{key}") == f"y{redactor.marker(key)}"
     assert redactor.redact_text(f"see {key[:13]}") == f"see {key[:13]}"
+    redactor.register(key)  # the command's own: its parts go too
+    assert redactor.redact_text(f"see {key[:13]}") != f"see {key[:13]}"
 
 
 class _EchoingTheTokenEncoded(BaseHTTPRequestHandler):

@@ -416,8 +416,6 @@ class SecretMemory:
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
         self._marked = 0  # values in `_by_marker` (the first ones learned)
         self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
-        # What `find_glued` found: secrets of the data, whatever registers them after.
-        self.glued: set[str] = set()
 
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
@@ -715,7 +713,6 @@ class SecretMemory:
             budget -= len(text) - length + 1
             if budget <= 0:
                 break
-        self.glued |= found
         return found
 
     def _find_by_fingerprint(self, text: str) -> set[str]:

@@ -339,10 +339,10 @@ class Redactor:
         password) so it is scrubbed from any later text, as `_learn` does, and hidden in the
         other forms a server may echo it in too (`own.OwnSecrets`: hex, another case, split
         by white space, an HTML character reference, reversed, any run of 12 of its
-        characters). A secret the data holds that the memory found by its fingerprint alone
-        (`SecretMemory.find_glued`) is only learned: a part of it may be ordinary text."""
+        characters). A secret the data holds is `learn`ed instead: a part of it may be
+        ordinary text."""
         self._learn(value)
-        if value in self.memory.glued or is_marker(value) or is_env_reference(value):
+        if is_marker(value) or is_env_reference(value):
             return
         if self._own.add(value):
             # a memo made before holds the secret's other forms as they were
@@ -351,6 +351,12 @@ class Redactor:
             self._streams.clear()
             self._leaves.clear()
             self.memory.generation += 1  # (`_clean` and `_last_hits` go with it)
+
+    def learn(self, value: str) -> None:
+        """Remember a secret of the data (one `SecretMemory.find_glued` found by its
+        fingerprint) so it is scrubbed from any later text: as itself and its credential
+        part, never by parts as the command's own secrets (`register`) are."""
+        self._learn(value)
 
     def _learn(self, value: str) -> None:
         """Remember a secret so it is scrubbed from any later text, and the credential in it

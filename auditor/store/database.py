@@ -1176,7 +1176,7 @@ class Store:
         if not found:
             return False
         for secret in found:
-            self.redactor.register(secret)
+            self.redactor.learn(secret)
         again = canonical(self.redactor.redact_json(loads(seen_text)))
         return hashlib.sha256(again).hexdigest() == stored
 

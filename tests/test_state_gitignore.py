@@ -1,7 +1,9 @@
-"""A folder auditor makes for its state file holds a `.gitignore` of `*`, as pytest's, mypy's
-and ruff's caches do: the pre-commit hook `auditor-review` left `.auditor/state.db` (with the
-fingerprint key, unless AUDITOR_FINGERPRINT_KEY is set) and its reports untracked in the
-user's repository, and one `git add -A` published them (tester T63)."""
+"""A `.auditor/` auditor makes holds a `.gitignore` of `*`, as pytest's, mypy's and ruff's
+caches do, and another folder it makes for its state file one naming the state file: the
+pre-commit hook `auditor-review` left `.auditor/state.db` (with the fingerprint key, unless
+AUDITOR_FINGERPRINT_KEY is set) and its reports untracked in the user's repository, and one
+`git add -A` published them (tester T63); a `*` in any folder made for the state hid the
+reports a user kept beside it from git (reviewer R32)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from auditor.report import prepare_out_dir
 from auditor.store.database import GITIGNORE, Store, ignore_in_git
 from tests.conftest import OWNER_TOKEN, run_cli
 
@@ -46,13 +49,35 @@ def test_a_state_folder_auditor_makes_is_ignored_by_git(tmp_path: Path) -> None:
     assert _staged(tmp_path) == ["notes.md"]
 
 
-def test_only_the_outermost_folder_it_makes_gets_one(tmp_path: Path) -> None:
+def test_another_folder_made_for_the_state_ignores_the_state_file_alone(tmp_path: Path) -> None:
+    """`--state compliance/state.db --out compliance/reports`: the reports the user keeps
+    beside the state file stay theirs to commit, whichever folder auditor made first."""
+    _git(tmp_path, "init", "-q")
+    for first in ("state", "reports"):
+        folder = tmp_path / f"compliance-{first}"
+        if first == "reports":
+            prepare_out_dir(folder / "reports")
+        with Store.open(folder / "state.db"):
+            pass
+        prepare_out_dir(folder / "reports")
+        (folder / "reports" / "report.md").write_text("# report\n")
+        assert not (folder / "reports" / ".gitignore").exists()
+    assert _staged(tmp_path) == [
+        "compliance-reports/.gitignore",
+        "compliance-reports/reports/report.md",
+        "compliance-state/.gitignore",
+        "compliance-state/reports/report.md",
+    ]
+
+
+def test_only_a_made_auditor_folder_is_ignored_whole(tmp_path: Path) -> None:
     (tmp_path / "var").mkdir()
-    with Store.open(tmp_path / "var" / "lib" / "auditor" / "state.db"):
+    with Store.open(tmp_path / "var" / "lib" / ".auditor" / "x" / "state.db"):
         pass
-    assert (tmp_path / "var" / "lib" / ".gitignore").read_text() == GITIGNORE
+    assert (tmp_path / "var" / "lib" / ".auditor" / ".gitignore").read_text() == GITIGNORE
     assert not (tmp_path / "var" / ".gitignore").exists()
-    assert not (tmp_path / "var" / "lib" / "auditor" / ".gitignore").exists()
+    assert not (tmp_path / "var" / "lib" / ".gitignore").exists()
+    assert not (tmp_path / "var" / "lib" / ".auditor" / "x" / ".gitignore").exists()
 
 
 def test_a_folder_that_was_there_is_left_as_it_was(tmp_path: Path) -> None:
@@ -100,3 +125,30 @@ def test_the_pre_commit_review_leaves_nothing_for_git_add(
     assert (tmp_path / ".auditor" / ".gitignore").read_text() == GITIGNORE
     assert not (tmp_path / ".auditor" / "pre-commit-review" / ".gitignore").exists()
     assert _staged(tmp_path) == [settings]
+
+
+def test_the_pre_commit_review_with_the_state_elsewhere_leaves_nothing_either(
+    tmp_path: Path, emu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AUDITOR_STATE outside the repository: the hook's `.auditor/pre-commit-review/` is still
+    in a `.auditor/` auditor made (reviewer R32)."""
+    hooks = {h["id"]: h for h in YAML(typ="safe").load(REPO / ".pre-commit-hooks.yaml")}
+    entry = hooks["auditor-review"]["entry"].split()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "settings").mkdir()
+    settings = "settings/enterprise-controls.yaml"
+    shutil.copyfile(REPO / "examples" / "proposed-settings.yaml", repo / settings)
+    env = {
+        "AUDITOR_BASE_URL": emu.base_url,
+        "AUDITOR_APP_URL": emu.app_url,
+        "AUDITOR_TOKEN": OWNER_TOKEN,
+        "AUDITOR_STATE": str(tmp_path / "elsewhere" / "state.db"),
+    }
+    monkeypatch.chdir(repo)
+    code, _, err = run_cli([*entry[1:], settings, "--author", "a@b.c"], env, repo)
+    assert code in (0, 1), err
+    assert (repo / ".auditor" / "pre-commit-review" / "report.md").is_file()
+    assert not (repo / ".auditor" / "state.db").exists()
+    assert _staged(repo) == [settings]

@@ -27,7 +27,7 @@ from auditor.report.markdown import render_markdown
 from auditor.report.model import ReportData, shared_order
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.sarif import gzip_size, render_sarif, sarif_chunks, write_fitted
-from auditor.store.database import first_missing, made_for_reports
+from auditor.store.database import first_missing, ignore_made_folders
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -209,13 +209,12 @@ def _write_sarif(path: Path, data: ReportData) -> None:
 
 def prepare_out_dir(out_dir: Path) -> None:
     """Create the report folder, or say why it cannot be used (checked before a run starts).
-    A folder made above it is remembered: a state file created in it later gets it ignored by
-    git (`database.made_for_reports`); the report folder itself gets no file added."""
+    A `.auditor/` made on the way gets a `.gitignore` (`database.ignore_made_folders`: the
+    pre-commit hook's `.auditor/pre-commit-review/`); another report folder gets no file."""
     made = first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        if made is not None and made != out_dir:
-            made_for_reports(made)
+        ignore_made_folders(made, out_dir)
     except OSError as exc:
         # os.path: Path.is_file raises on a name too long for the file system (ENAMETOOLONG)
         reason = "it is a file" if os.path.isfile(out_dir) else (exc.strerror or str(exc))

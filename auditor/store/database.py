@@ -168,14 +168,17 @@ def _stored_forms(secret: str) -> list[str]:
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
-# Written into a folder auditor makes for its state file (`.auditor/` by default), as pytest,
-# mypy and ruff do in their caches: the state file (which holds the fingerprint key unless
-# AUDITOR_FINGERPRINT_KEY is set) and what else lands there stay out of `git add -A`.
+#: auditor's own folder: the state file's default (`.auditor/state.db`), and the pre-commit
+#: hook's reports (`.auditor/pre-commit-review/`).
+OWN_FOLDER = ".auditor"
+# Written into a `.auditor/` auditor makes (for its state file or for reports), as pytest,
+# mypy and ruff do in their caches: nothing in it is for version control, so the state file
+# (which holds the fingerprint key unless AUDITOR_FINGERPRINT_KEY is set) and the hook's
+# reports stay out of `git add -A`.
 GITIGNORE = "# Made by auditor with this folder: nothing in it is for version control.\n*\n"
-# The outermost folders this process made on the way to a report folder (`--out
-# .auditor/pre-commit-review` makes `.auditor/` before the state file is opened): a state
-# file created inside one is in a folder auditor made, which gets the `.gitignore` too.
-_MADE_FOR_REPORTS: set[Path] = set()
+# gitignore's special characters and edge spaces: a name holding one gets no line (rare;
+# written plainly it could ignore other files)
+_GLOB_CHARS = re.compile(r"[*?\[\]\\!#]|^\s|\s$")
 
 
 def first_missing(folder: Path) -> Path | None:
@@ -189,13 +192,8 @@ def first_missing(folder: Path) -> Path | None:
     return missing
 
 
-def made_for_reports(folder: Path) -> None:
-    """Remember `folder`, made by this process above a report folder (see `_MADE_FOR_REPORTS`)."""
-    _MADE_FOR_REPORTS.add(Path(os.path.abspath(folder)))
-
-
-def ignore_in_git(folder: Path) -> None:
-    """Write `GITIGNORE` as `folder/.gitignore`, never replacing a file (nor following a link)
+def ignore_in_git(folder: Path, text: str = GITIGNORE) -> None:
+    """Write `text` as `folder/.gitignore`, never replacing a file (nor following a link)
     there; a folder it cannot be written in is left as it is (the state file works without)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -203,17 +201,37 @@ def ignore_in_git(folder: Path) -> None:
     except OSError:
         return
     with contextlib.suppress(OSError), os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(GITIGNORE)
+        out.write(text)
 
 
-def _ignore_made_folder(made: Path | None, folder: Path) -> None:
-    """`.gitignore` in the outermost folder this process made for the state file in `folder`:
-    `made` (just now), else one made above a report folder that holds `folder`."""
+# The outermost folders this process made on the way to a report folder: a state file put
+# in one later (`--out compliance/reports --state compliance/state.db`) is in a folder
+# auditor made as much as when `Store.open` makes it.
+_MADE_BEFORE: set[Path] = set()
+
+
+def ignore_made_folders(made: Path | None, folder: Path, state: str | None = None) -> None:
+    """After `folder.mkdir(parents=True)` made `made` (the outermost new folder; None: none,
+    or one made earlier for reports, `_MADE_BEFORE`): a `.auditor/` among the folders made
+    gets `GITIGNORE` (all of it is auditor's); else, for a state file named `state` in
+    `folder` (made), a `.gitignore` naming that file and its companions only (`-wal`,
+    `-shm`, `-journal`, `.lock`), so what the user keeps beside it (reports they commit)
+    stays theirs. A folder that was there gets nothing."""
+    here = Path(os.path.abspath(folder))
     if made is None:
-        here = Path(os.path.abspath(folder))
-        made = next((f for f in _MADE_FOR_REPORTS if f == here or f in here.parents), None)
-    if made is not None:
-        ignore_in_git(made)
+        made = next((f for f in _MADE_BEFORE if f == here or f in here.parents), None)
+        if made is None:
+            return
+    made_abs = Path(os.path.abspath(made))
+    if state is None:
+        _MADE_BEFORE.add(made_abs)
+    for each in (*reversed(here.parents), here):
+        if (each == made_abs or made_abs in each.parents) and each.name == OWN_FOLDER:
+            ignore_in_git(each)
+            return
+    if state is not None and not _GLOB_CHARS.search(state):
+        names = f"/{state}\n/{state}-*\n/{state}.lock\n"
+        ignore_in_git(here, f"# Made by auditor with this folder: its state file.\n{names}")
 
 
 def _remove_created(path: Path) -> None:
@@ -300,7 +318,7 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create {path.parent}: {exc.strerror}") from None
-            _ignore_made_folder(made, path.parent)
+            ignore_made_folders(made, path.parent, path.name)
         lock_made = not lock_path(path).exists()
         handle = acquire_lock(path, shared=readonly)
         created = not path.exists()  # looked at under the lock; through a symlink to its target

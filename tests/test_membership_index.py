@@ -302,3 +302,50 @@ def test_4000_redacted_values_against_a_ref_list_of_4000_are_linear_work(
     assert verdict.count == 1
     assert made[0] <= 4 * n
     assert compared[0] <= 4 * n
+
+
+def test_many_rules_on_one_document_type_check_a_ref_list_once(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`auditor review` of a file with a 5,000-entry list and 30 rules reading it with
+    `{ref: …}`: the type check of the list is done once for the document, not once per rule
+    (each rule's own scope made 30 checks of the 5,000 entries: review R31)."""
+    import json
+
+    from auditor.evaluate import refs
+    from tests.conftest import run_cli
+
+    prefixes = [f"https://h{i}.example/" for i in range(5000)]
+    proposed = {"prefixes": prefixes, "urls": ["https://h7.example/x", "https://h9.example/"]}
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
+    (tmp_path / "live.json").write_text(json.dumps({"urls": []}))
+    rules = [
+        {
+            "id": f"REF-{i:02d}",
+            "title": f"rule {i}",
+            "severity": "low",
+            "target": "settings",
+            "assert": {
+                "each": "urls",
+                "assert": {"path": "@", "starts_with_any": {"ref": "prefixes"}},
+            },
+        }
+        for i in range(30)
+    ]
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "refs.yaml").write_text(json.dumps({"rules": rules}))
+    calls = [0]
+    real = refs.conforms
+
+    def counting(schema: Any, value: Any) -> bool:
+        calls[0] += 1
+        return real(schema, value)
+
+    monkeypatch.setattr(refs, "conforms", counting)
+    monkeypatch.chdir(tmp_path)
+    argv = ["review", "proposed.json", "--against", "live.json", "--policy", "pol"]
+    code, _, err = run_cli([*argv, "--author", "a@b.c", "--out", "out", "-o", "json"], {}, tmp_path)
+    assert code in (0, 1), err
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert findings["summary"]["by_status"]["pass"] == 30
+    assert 0 < calls[0] <= 4 * 5000

@@ -26,6 +26,7 @@ from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
 from auditor.evaluate.usage import evaluate_usage
 from auditor.models import Evidence, Revision, Subject
+from auditor.operators.core import evaluation_scope
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
 
@@ -370,8 +371,12 @@ def _readiness_results(
             evidence = (Evidence("$.createdAt", view.get("createdAt"), None, "", True),)
             yield from (Verdict("error", future, evidence).result(m.rule, subject) for m in memos)
             continue
-        yield from (m.verdict(view, env).result(m.rule, subject) for m in memos)
+        with evaluation_scope():  # one scope for every rule on this view
+            done = [m.verdict(view, env).result(m.rule, subject) for m in memos]
+        yield from done
     if org_rules:
         view = readiness.org_view(inputs.reports, model, inputs.now)
         subject = Subject("org", "org", "organization")
-        yield from (run_rule(rule, view, env).result(rule, subject) for rule in org_rules)
+        with evaluation_scope():
+            done = [run_rule(rule, view, env).result(rule, subject) for rule in org_rules]
+        yield from done

@@ -27,6 +27,7 @@ from auditor.evaluate.projection import strict_json
 from auditor.evaluate.rule import Verdict
 from auditor.models import Attribution, Revision, Subject
 from auditor.operators import MISSING
+from auditor.operators.core import evaluation_scope
 from auditor.policy.conditions import root_paths
 from auditor.policy.model import Rule
 
@@ -223,7 +224,8 @@ class HistoryRun:
         if self.state is None:
             if self.last is not None:
                 raise RuntimeError(f"resumed history walk did not meet revision {self.last}")
-            verdicts = [self._verdict(m, revision) for m in self.memos]
+            with evaluation_scope():
+                verdicts = [self._verdict(m, revision) for m in self.memos]
             for index, verdict in enumerate(verdicts):
                 if verdict.status == "fail":
                     self.spans[index].append(Span(attribution(revision)))
@@ -236,8 +238,9 @@ class HistoryRun:
     def _advance(self, state: _Walk, revision: Revision) -> None:
         changed: set[int] = set()
         affected(self.trie, state.previous.settings, revision.settings, changed)
-        for index in sorted(changed):
-            verdict = self._verdict(self.memos[index], revision)
+        with evaluation_scope():
+            fresh = [(i, self._verdict(self.memos[i], revision)) for i in sorted(changed)]
+        for index, verdict in fresh:
             fails, was = verdict.status == "fail", state.verdicts[index].status == "fail"
             state.verdicts[index] = verdict
             if fails == was:
@@ -359,9 +362,12 @@ class SettingsWalk:
             i: (run, n) for last, run in self.runs.items() for n, i in enumerate(self.groups[last])
         }
         results, spans = [], []
+        with evaluation_scope():
+            verdicts = [where[i][0].memos[where[i][1]].verdict(current.settings, env)
+                        for i in range(len(self.rules))]  # fmt: skip
         for index, rule in enumerate(self.rules):
             run, n = where[index]
-            verdict = run.memos[n].verdict(current.settings, env)
+            verdict = verdicts[index]
             since = run.since(n) if verdict.status == "fail" else None
             results.append(verdict.result(rule, subject_of(current), since=since))
             spans.append(tuple(run.spans[n]))

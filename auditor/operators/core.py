@@ -7,7 +7,8 @@ of one evaluation (`enter_scope`) in which a long list is looked in by an index 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -208,6 +209,20 @@ def leave_scope(token: Any) -> None:
     """End the scope `enter_scope` began (nothing when it gave None)."""
     if token is not None:
         _SCOPE.reset(token)
+
+
+@contextmanager
+def evaluation_scope() -> Iterator[None]:
+    """One scope for every rule evaluated on one document (a revision's settings, a
+    repository's readiness view): what one rule worked out about the document's lists (an
+    index, a `{ref: …}`'s type check) serves the next, instead of each rule working it out
+    again (100 rules on one 40,000-entry list: 8 million type checks, not 40,000). The
+    document is not changed while the scope lasts (the engine only reads it)."""
+    token = enter_scope()
+    try:
+        yield
+    finally:
+        leave_scope(token)
 
 
 def scoped(name: str) -> dict[Any, Any] | None:

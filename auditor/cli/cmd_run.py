@@ -717,22 +717,12 @@ def _files_cited(loaded: LoadedPolicy, published: _Published | None) -> tuple[Po
     file also writes (a title) is a marker in the bundle's copy; the sha256 of the file as
     written, with the copy and the marker's length, would let guesses of it be tested
     offline (reviewer R32 #1). So every file of the user's own is cited by a digest under a
-    random key, kept nowhere, which tells nothing and matches nothing; a shipped pack (public
-    text) by the sha256 of its bytes."""
-    import hmac
-    import os
-
-    from auditor.policy.yamlsafe import shipped_yaml
+    key kept nowhere (`with_digests_keyed_nowhere`); a shipped pack by its bytes'."""
+    from auditor.policy.redacted import with_digests_keyed_nowhere
 
     if published is not None and published.files is not None:
         return published.files
-    shipped, key = shipped_yaml(), os.urandom(32)
-    return tuple(
-        f
-        if f.sha256 in shipped
-        else replace(f, sha256=hmac.new(key, f.sha256.encode(), "sha256").hexdigest())
-        for f in loaded.policy.files
-    )
+    return with_digests_keyed_nowhere(loaded.policy).files
 
 
 def _write_interrupted(

@@ -159,8 +159,9 @@ def test_a_policy_with_nothing_to_hide_keeps_the_digest_of_its_bytes(
 def test_a_report_interrupted_before_the_evaluation_cites_no_digest_of_the_file_as_written(
     tmp_path: Path,
 ) -> None:
-    """Interrupted before the state's key was at hand, the partial reports name the files
-    too: one holding a secret by a digest under a key kept nowhere."""
+    """Interrupted before the state's key and memory were at hand, the partial reports name
+    the files too: each of the user's own by a digest under a key kept nowhere (one with
+    nothing to hide by its looks may hold a secret the state file knows: R32 #1)."""
     from auditor.cli.cmd_run import _files_cited
     from auditor.workflows.run import load_inputs
 
@@ -168,7 +169,146 @@ def test_a_report_interrupted_before_the_evaluation_cites_no_digest_of_the_file_
     (tmp_path / "p.yaml").write_text(text)
     (tmp_path / "plain.yaml").write_text(PLAIN.format(secret="custom:none"))
     loaded = load_inputs([tmp_path / "p.yaml", tmp_path / "plain.yaml"], None, None, cwd=tmp_path)
-    cited = {f.path: f.sha256 for f in _files_cited(loaded)}
-    assert cited["plain.yaml"] == hashlib.sha256((tmp_path / "plain.yaml").read_bytes()).hexdigest()
-    assert re.fullmatch("[0-9a-f]{64}", cited["p.yaml"])
-    assert cited["p.yaml"] != hashlib.sha256(text.encode()).hexdigest()
+    cited = {f.path: f.sha256 for f in _files_cited(loaded, None)}
+    assert set(cited) == {"p.yaml", "plain.yaml"}
+    for name, digest in cited.items():
+        assert re.fullmatch("[0-9a-f]{64}", digest)
+        assert digest != hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+
+
+# --- reviewer R32 #1: a run interrupted before its evaluation cited the file as written ---
+
+LEARNED = "Tulip-Garden-7"  # a secret the state learns by its place in the data, env.DB_PASSWORD
+TITLED = """rules:
+  - id: ACME-HOOK-001
+    title: the old database password {secret} is not used as a proxy
+    severity: high
+    target: settings
+    assert:
+      path: env.HTTPS_PROXY
+      not_equals: "xyz"
+"""
+
+
+@pytest.fixture
+def _sigint_as_in_a_terminal() -> Iterator[None]:
+    """SIGINT as Ctrl-C sends it, even when the suite was started with it ignored."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def learned(tmp_path: Path, _sigint_as_in_a_terminal: None) -> Iterator[dict[str, Any]]:
+    """A state file that learned `LEARNED` from the settings' env (no detector flags it by its
+    looks), a policy file whose title writes it (its only secret) and one with nothing to
+    hide; the emulator still running for the online runs."""
+    data = generate_dataset(revisions=10, repos=2, now=FIXED_NOW)
+    data.history[-1]["settings"].setdefault("env", {})["DB_PASSWORD"] = LEARNED
+    (tmp_path / "pol.yaml").write_text(TITLED.format(secret=LEARNED))
+    (tmp_path / "plain.yaml").write_text(PLAIN.format(secret="custom:none"))
+    with start_emulator(dataset=data, tokens={OWNER_TOKEN: "owner"}) as emu:
+        env = emulator_env(emu, tmp_path / "state.db")
+        code, _, err = run_cli(["sync"], env, tmp_path)
+        assert code == 0, err
+        yield {"work": tmp_path, "env": env}
+
+
+def _raw(work: Path, name: str) -> str:
+    return hashlib.sha256((work / name).read_bytes()).hexdigest()
+
+
+def _cited(work: Path, out: str) -> dict[str, str]:
+    doc = json.loads((work / out / "findings.json").read_text())
+    return {p["path"]: p["sha256"] for p in doc["policy_files"]}
+
+
+def _interrupted_run(
+    learned: dict[str, Any], out: str, monkeypatch: pytest.MonkeyPatch, where: str, offline: bool
+) -> str:
+    """`auditor run` interrupted by SIGINT as `where` (a module's function) is called; what it
+    printed."""
+    import importlib
+    import os
+    import signal
+
+    module, name = where.rsplit(".", 1)
+    owner = importlib.import_module(module)
+    real = getattr(owner, name)
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    argv = ["run", "--policy", "pol.yaml", "--policy", "plain.yaml", "--out", out, "-o", "md,json"]
+    with monkeypatch.context() as patched:
+        patched.setattr(owner, name, interrupted)
+        code, said, err = run_cli(
+            [*argv, *(["--offline"] if offline else [])], learned["env"], learned["work"]
+        )
+    assert code == 130, err
+    assert (
+        "interrupted before the evaluation finished"
+        in (learned["work"] / out / "report.md").read_text()
+    )
+    return said + err
+
+
+@pytest.mark.parametrize(
+    ("where", "offline"),
+    [
+        ("auditor.cli.cmd_run.sync_store", False),  # the state file open, its sync begun
+        ("auditor.cli.cmd_run.open_store", True),  # the state file not yet open
+        ("auditor.cli.cmd_run.check_at", False),  # synced, the evaluation not yet begun
+    ],
+)
+def test_a_run_interrupted_before_its_evaluation_cites_no_policy_file_as_written(
+    learned: dict[str, Any], monkeypatch: pytest.MonkeyPatch, where: str, offline: bool
+) -> None:
+    """Which secrets a file holds is not known before the evaluation begins: every policy file
+    of the user's own is cited by a digest that tells nothing (a key kept nowhere). The file
+    whose only secret the state learned from the data was cited by the sha256 of its bytes,
+    and the bundle's copy shows the secret's marker and length: guesses could be tested."""
+    work, env = learned["work"], learned["env"]
+    said = _interrupted_run(learned, "r2", monkeypatch, where, offline)
+    code, _, err = run_cli(["export", "--policy", "pol.yaml", "--out", "b"], env, work)
+    assert code == 0, err
+    copy = (work / "b/inputs/policies/001-pol.yaml").read_bytes()
+    assert re.search(rb"\[secret fp:[0-9a-f]+ len:14\]", copy)  # its length shows
+    cited = _cited(work, "r2")
+    raws = {_raw(work, "pol.yaml"), _raw(work, "plain.yaml")}
+    assert set(cited) == {"pol.yaml", "plain.yaml"}
+    assert all(re.fullmatch("[0-9a-f]{64}", d) for d in cited.values())
+    assert not raws & set(cited.values())
+    assert hashlib.sha256(copy).hexdigest() not in cited.values()  # no key the bundle has
+    written = [p.read_bytes() for p in work.rglob("*") if p.is_file()]
+    assert not [w for w in written for raw in raws if raw.encode() in w]
+    assert not [raw for raw in raws if raw in said]
+
+
+def test_a_run_interrupted_once_its_evaluation_began_cites_what_the_run_would(
+    learned: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Synced, its state's memory whole: the digests a complete run and `export` give, the
+    copy's for the file with a secret, the bytes' for the one with nothing to hide."""
+    work, env = learned["work"], learned["env"]
+    argv = ["run", "--offline", "--policy", "pol.yaml", "--policy", "plain.yaml", "-o", "md,json"]
+    code, _, err = run_cli([*argv, "--out", "r1"], env, work)
+    assert code in (0, 1), err
+    complete = _cited(work, "r1")
+    said = _interrupted_run(learned, "r2", monkeypatch, "auditor.workflows.run._run_audit", False)
+    assert _cited(work, "r2") == complete
+    assert complete["plain.yaml"] == _raw(work, "plain.yaml")
+    raw = _raw(work, "pol.yaml")
+    assert complete["pol.yaml"] != raw
+    code, _, err = run_cli(["export", "--policy", "pol.yaml", "--out", "b"], env, work)
+    assert code == 0, err
+    copy = (work / "b/inputs/policies/001-pol.yaml").read_bytes()
+    assert complete["pol.yaml"] == hashlib.sha256(copy).hexdigest()
+    written = [p.read_bytes() for p in work.rglob("*") if p.is_file()]
+    assert not [w for w in written if raw.encode() in w]
+    assert raw not in said

@@ -12,6 +12,8 @@ LOW-5: a UTF-8 byte order mark before a valid page failed the whole sync as inva
 
 from __future__ import annotations
 
+import base64
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -310,6 +312,45 @@ def test_the_token_in_a_redirects_location_reads_token_and_the_host_and_port_sta
     assert code == 2
     assert shown.format(url=url) in err, err
     assert TOKEN.lower() not in err.lower() and "secret fp:" not in err, err
+    assert len(paths) == 1  # never followed
+
+
+B64 = base64.b64encode(TOKEN.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("location", "shown"),
+    [
+        pytest.param(f"http://evil.example/a/{B64}", "http://evil.example/a/", id="base64"),
+        pytest.param(
+            f"http://evil.example:8080/a/{B64}", "http://evil.example:8080/a/", id="base64-port"
+        ),
+        pytest.param(f"http://evil.example/a/{TOKEN[::-1]}", "http://evil.example/", id="reversed"),
+        pytest.param(
+            f"https://u:{B64}@evil.example:8443/{TOKEN[::-1]}?t={B64}#{B64}",
+            "https://evil.example:8443/",
+            id="userinfo-query-fragment",
+        ),
+    ],
+)
+def test_a_token_encoded_in_a_redirects_path_is_a_marker_after_the_host_and_port(
+    tmp_path: Path, location: str, shown: str
+) -> None:
+    """The token in base64 or reversed: the marker the redactor made of it took the host's
+    end or the port with it (`http://evil.[secret fp:… len:49]`, reviewer R32 #2); it now
+    stands after `scheme://host[:port]/` (or reads `[token]`), the path's part hidden; the
+    user name and password, the query and the fragment are left out."""
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        return 302, {"Location": location, "Content-Type": "application/json"}, b"{}"
+
+    with service(answer) as (url, paths):
+        code, _, err = sync(url, tmp_path, "--no-usage")
+    assert code == 2
+    hidden = r"(?:\[token\]|\[secret fp:[0-9a-f]+ len:\d+\])"
+    assert re.search(rf"redirects to {re.escape(shown)}{hidden}; auditor", err), err
+    for form in (TOKEN, B64, B64.rstrip("="), TOKEN[::-1]):
+        assert form.lower() not in err.lower(), err
     assert len(paths) == 1  # never followed
 
 

@@ -174,6 +174,8 @@ class _Published:
     # only if the organization is not cut short: the interrupt waits for the one begun
     writing: threading.Lock | None = None
     file: str = ""  # (`--orgs`) the report file the worker writes, or last wrote
+    # the policy files as the run cites them, once its evaluation begins (`Publisher.cited`)
+    files: tuple[PolicyFile, ...] | None = None
 
     @contextlib.contextmanager
     def turn(self, out_dir: Path, file: str) -> Iterator[None]:
@@ -226,6 +228,9 @@ def _run_one(
         say(line, ctx)
         return notes
 
+    def cited(files: tuple[PolicyFile, ...]) -> None:
+        published.files = files
+
     def record(complete: Callable[[], bool]) -> None:
         # Ctrl-C and SIGTERM held: one that comes while the run is recorded is raised once
         # `published.recorded` says whether it was, never between the commit and that flag.
@@ -243,7 +248,7 @@ def _run_one(
                 loaded,
                 options,
                 out_dir,
-                Publisher(publish, record),
+                Publisher(publish, record, cited),
                 offline=args.offline,
                 quiet=args.quiet,
                 ctx=ctx,
@@ -702,19 +707,22 @@ def _unpublish(out_dir: Path, published: _Published) -> bool:
     return SARIF in removed
 
 
-def _files_cited(loaded: LoadedPolicy) -> tuple[PolicyFile, ...]:
-    """The policy files as a report interrupted before the evaluation cites them: one that
-    holds a secret by the digest of its copy with the secret as a marker
-    (`with_copy_digests`), never of the file as written, which would let guesses of the
-    secret be tested offline. The state's key is not at hand here: the markers are made under
-    a random key of their own, kept nowhere, so the digest tells nothing and matches no
-    bundle's copy."""
-    import os
+def _files_cited(loaded: LoadedPolicy, published: _Published | None) -> tuple[PolicyFile, ...]:
+    """The policy files as a report interrupted before the evaluation finished cites them.
+    Once the evaluation began (`published.files`), as the run would have: one that holds a
+    secret by the digest of its copy with the secret as a marker under the state's key and
+    memory (`with_copy_digests`), the bundle's copy. Before, which secrets a file holds is not
+    known: the state file may not be open, or its sync may not have taught it all it will
+    know, and a secret it knows (learned by its place in the data, `env.DB_PASSWORD`) that a
+    file also writes (a title) is a marker in the bundle's copy; the sha256 of the file as
+    written, with the copy and the marker's length, would let guesses of it be tested
+    offline (reviewer R32 #1). So every file of the user's own is cited by a digest under a
+    key kept nowhere (`with_digests_keyed_nowhere`); a shipped pack by its bytes'."""
+    from auditor.policy.redacted import with_digests_keyed_nowhere
 
-    from auditor.policy.redacted import with_copy_digests
-    from auditor.redact import Redactor
-
-    return with_copy_digests(loaded.policy, Redactor(os.urandom(32))).files
+    if published is not None and published.files is not None:
+        return published.files
+    return with_digests_keyed_nowhere(loaded.policy).files
 
 
 def _write_interrupted(
@@ -742,7 +750,7 @@ def _write_interrupted(
     else:
         header = RunHeader(options.run_id, options.now, "run", options.api_address, options.fail_on)
         interrupted = ("interrupted before the evaluation finished",)
-        data = build_report_data(header, _files_cited(loaded), (), interrupted)
+        data = build_report_data(header, _files_cited(loaded, published), (), interrupted)
         why, own = INTERRUPTED_SARIF, False
     data, outputs, line = without_sarif(data, outputs, out_dir, why, own=own, removed=sarif_removed)
     if outputs:

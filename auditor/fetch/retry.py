@@ -397,13 +397,34 @@ def _redirect_note(
             from auditor.redact.shown import named_tokens
 
             address = named_tokens(_encoded_tokens(address, tokens), tokens)
-        shown = _clip(words(address), _MAX_TITLE, redact)  # (no host: `about:blank`, `urn:…`)
+        shown = _shown_apart(words(address), redact)
     except (httpx.InvalidURL, ValueError):
         shown = "an address that is not a valid URL"
     return (
         f": redirects to {shown}; auditor does not follow redirects (the token would go with "
         "them): if the service moved, set base_url / app_url to its new address"
     )
+
+
+#: A redirect's address as `_redirect_note` shows it: its scheme, `//` and host and port (no
+#: user name or password), then its path.
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\\]*")
+
+
+def _shown_apart(address: str, redact: Callable[[str], str]) -> str:
+    """A redirect's address redacted in two parts, so a secret's marker never takes the
+    host's end or the port with it: the redactor hides the whole run of characters glued to a
+    secret it finds encoded (the command's token in base64 after `/a/` took `example/a/`, or
+    `8080/a/`: `http://evil.[secret fp:… len:49]`, reviewer R32 #2). `scheme://host[:port]`
+    is redacted alone (a host label that is a secret is still its marker), then the path after
+    its first `/`. A secret across the host and the path, found in neither alone, the
+    message's own redaction (`_error`) still hides, with the host. Cut to `_MAX_TITLE`
+    characters (`_clip`); no host (`about:blank`, `urn:…`): redacted whole."""
+    head = _AUTHORITY.match(address)
+    end = head.end() + address.startswith("/", head.end()) if head else 0
+    host, path = redact(address[:end]), address[end:]
+    room = max(_MAX_TITLE - len(host), 0)
+    return host + (_clip(path, room, redact) if len(path) > room else redact(path))
 
 
 def _json_problem(body: bytes, exc: ValueError) -> str:

@@ -823,6 +823,30 @@ def with_copy_digests(policy: PolicySet, redactor: Redactor) -> PolicySet:
     return replace(policy, files=files)
 
 
+def with_digests_keyed_nowhere(policy: PolicySet) -> PolicySet:
+    """`policy` with each file of the user's own cited by an HMAC-SHA256 of its bytes' digest
+    under a random key kept nowhere: a digest that tells nothing and matches nothing, for a
+    report made before (or without) the state's key and whole memory of secrets, which alone
+    say which secrets a file holds (`with_copy_digests`). The sha256 of the file as written
+    would let guesses of a secret the state knows, one it learned from the data that the file
+    writes in a title, be tested offline against a bundle's copy, where it is a marker giving
+    its length (reviewer R32 #1). The shipped packs (public text) keep the sha256 of their
+    bytes."""
+    import hmac
+    import os
+
+    from auditor.policy.yamlsafe import shipped_yaml
+
+    shipped, key = shipped_yaml(), os.urandom(32)
+    files = tuple(
+        f
+        if f.sha256 in shipped
+        else replace(f, sha256=hmac.new(key, f.sha256.encode(), "sha256").hexdigest())
+        for f in policy.files
+    )
+    return replace(policy, files=files)
+
+
 def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | None = None) -> str:
     """The text of a YAML (or JSON) input file with every string scalar, key or value, that
     `redact` changes written instead as a double-quoted string of what it gives (a secret

@@ -51,6 +51,7 @@ from auditor.workflows.usage import usage_inputs, without_usage
 if TYPE_CHECKING:
     from auditor.evaluate.model import Evaluation
     from auditor.findings import Finding
+    from auditor.policy.model import PolicyFile
     from auditor.redact import Redactor
     from auditor.report.model import AuditScope, InputDigest, ReportData
 
@@ -250,6 +251,8 @@ def run_audit(
         # a secret written into a policy (a rule's literal, its description) or a waiver never
         # reaches an output either
         inputs = redacted_inputs(loaded, redactor)
+        if isinstance(publish, Publisher) and publish.cited is not None:
+            publish.cited(inputs.policy.files)
         return _run_audit(store, inputs, options, publish=publish, record=record)
 
 
@@ -519,6 +522,10 @@ class Publisher:
 
     write: Publish | None = None
     record: Callable[[Callable[[], bool]], None] = _record_now
+    #: Given the policy files as this run cites them (`redacted_inputs`: under the state's
+    #: key and memory, once the sync is done), before the evaluation begins: what a report
+    #: of the run interrupted from then on cites too.
+    cited: Callable[[tuple[PolicyFile, ...]], None] | None = None
 
     def written(self, data: ReportData) -> ReportData:
         """`data` as its reports were written: itself, or marked incomplete with the lines

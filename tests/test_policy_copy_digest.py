@@ -125,6 +125,31 @@ def test_a_review_with_such_a_policy_cites_no_digest_of_the_file_as_written(
     assert not [p for p in (work / "rv").iterdir() if raw in p.read_text()]
 
 
+def test_a_review_against_a_file_cites_no_user_policy_file_as_written(
+    synced: dict[str, Any],
+) -> None:
+    """`review --against FILE` opens no state file, so nothing says which secrets the state
+    learned from the data a policy file writes (a title naming an old password, which no
+    detector knows by its shape): every user policy file is cited by a digest under a key
+    kept nowhere (reviewer F9's note on R32 #1)."""
+    work, env = synced["work"], synced["env"]
+    text = PLAIN.format(secret="x").replace(
+        "title: the leaked", "title: Tulip-Garden-7, the leaked"
+    )
+    (work / "q.yaml").write_text(text)
+    (work / "live.json").write_text('{"customModels": []}\n')
+    live = str(work / "live.json")
+    argv = ["review", live, "--against", live, "--offline", "--policy", str(work / "q.yaml")]
+    code, _, err = run_cli([*argv, "--out", str(work / "rq"), "-o", "json,md"], env, work)
+    assert code == 0, err
+    (cited,) = [p["sha256"] for p in json.loads((work / "rq/findings.json").read_text())[
+        "policy_files"]]  # fmt: skip
+    assert re.fullmatch("[0-9a-f]{64}", cited)
+    raw = hashlib.sha256(text.encode()).hexdigest()
+    assert cited != raw
+    assert not [p for p in (work / "rq").iterdir() if raw in p.read_text()]
+
+
 def test_a_changed_secret_changes_the_digest_and_the_rule_is_judged_again(
     synced: dict[str, Any],
 ) -> None:

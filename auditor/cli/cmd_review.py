@@ -114,7 +114,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
             redactor = _file_redactor(config)
             request = _against_file(args, config, now, run_id, redactor, ctx)
             author = redacted_author(author, redactor)
-            outcome = _reviewed(loaded, replace(request, author=author), redactor)
+            outcome = _reviewed(loaded, replace(request, author=author), redactor, keyed=False)
         data = with_report_options(outcome.data, args, config.org, tokens)
         write_reports(data, out_dir, args.outputs)
         if not args.quiet:  # shown before the step summary is tried: its failure is an error
@@ -131,13 +131,23 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         )
 
 
-def _reviewed(loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor) -> AuditOutcome:
+def _reviewed(
+    loaded: LoadedPolicy, request: ReviewRequest, redactor: Redactor, keyed: bool = True
+) -> AuditOutcome:
     """`run_review` with the redactor that hid the reviewed settings: a rule's literal is
     compared with a redacted value by its keyed fingerprint (`auditor.operators.hidden`), and
     the policy's and the waivers' own text passes through it (a secret written into a rule
-    or a waiver reaches no output)."""
+    or a waiver reaches no output). Not `keyed` (`--against FILE`: no state file opened, so
+    no memory of the secrets it learned from the data): the user's policy files are cited by
+    digests under a key kept nowhere (`with_digests_keyed_nowhere`), never by the sha256 of
+    a file that may write such a secret."""
     with fingerprinting(redactor.marker):
-        return run_review(redacted_inputs(loaded, redactor), request)
+        inputs = redacted_inputs(loaded, redactor)
+        if not keyed:
+            from auditor.policy.redacted import with_digests_keyed_nowhere
+
+            inputs = replace(inputs, policy=with_digests_keyed_nowhere(inputs.policy))
+        return run_review(inputs, request)
 
 
 def shown_author(author: Author, tokens: Iterable[str]) -> Author:

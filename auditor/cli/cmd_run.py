@@ -86,6 +86,7 @@ from auditor.workflows.run import (
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.policy.model import PolicyFile
+    from auditor.report.model import DataSource
     from auditor.store.database import Store
 
 
@@ -577,12 +578,28 @@ def _sync_and_audit(
     if stored is not None:
         options = replace(options, api_address=stored)
     check_at(store, options.at)
+    options = replace(options, source=data_source(store, synced=not offline and not problems))
     outcome = run_audit(store, loaded, options, publish=publish)
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
         for warning in outcome.data.data_quality:
             if warning.item == MODEL_ITEM:
                 print(f"auditor: warning: {terminal_text(warning.describe())}", file=ctx.stderr)
     return outcome
+
+
+def data_source(store: Store, *, synced: bool) -> DataSource:
+    """When the state's data was last fetched (its last finished sync), whether this run
+    synced, and which stored revisions that sync compared with the service."""
+    from auditor.report.model import DataSource
+
+    last = store.last_sync()
+    recorded, rechecked = store.history_recheck()
+    return DataSource(
+        last_sync=last.finished if last is not None else None,
+        synced=synced,
+        rechecked=rechecked,
+        recheck_recorded=recorded,
+    )
 
 
 def reports_not_synced(stored: int) -> DataWarning:

@@ -10,7 +10,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
+
+from auditor.report.jsonout import schema
 from tests.conftest import FIXED_NOW, run_cli
+from tests.test_report_oscal import problems
 
 SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "auditor" / "data" / "readiness-criteria.yaml"
 FORMATS = ("report.md", "report.html", "findings.json", "findings.sarif", "findings.oscal.json")
@@ -61,7 +65,7 @@ def test_offline_run_names_the_last_sync_model_waivers_and_integrity_coverage(
     for name, text in human.items():
         # the second sync's time, not the run's, and that this run did not sync
         assert "last sync 2026-11-01 13:00 UTC" in text, name
-        assert "not synced by this run" in text, name
+        assert "not synced by this run: --offline" in text, name
         assert "revisions 21-30 read again from the service" in text, name
         assert "revisions 1-20 were compared only when first fetched" in text, name
     doc = json.loads((out / "findings.json").read_text())
@@ -89,6 +93,15 @@ def test_offline_run_names_the_last_sync_model_waivers_and_integrity_coverage(
         for h in link.get("hashes", [])
     ]
     assert model_sha in hashes and waivers_sha in hashes
+
+    # the documents with the new fields still pass their schemas (findings.json's, SARIF
+    # 2.1.0, NIST's OSCAL and compliance-trestle's models)
+    jsonschema.Draft202012Validator(schema()).validate(doc)
+    sarif_schema = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
+    sarif = json.loads((out / "findings.sarif").read_text())
+    jsonschema.Draft4Validator(json.loads(sarif_schema.read_text())).validate(sarif)
+    assert sarif["runs"][0]["properties"]["syncedThisRun"] is False
+    assert problems(oscal) == []
 
     # another model: another digest, the old one gone
     model.write_text(SHIPPED_MODEL.read_text().replace("0.8", "0.6"))

@@ -578,7 +578,8 @@ def _sync_and_audit(
     if stored is not None:
         options = replace(options, api_address=stored)
     check_at(store, options.at)
-    options = replace(options, source=data_source(store, synced=not offline and not problems))
+    why = "--offline" if offline else "its sync failed" if problems else ""
+    options = replace(options, source=data_source(store, not_synced=why))
     outcome = run_audit(store, loaded, options, publish=publish)
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
         for warning in outcome.data.data_quality:
@@ -587,16 +588,18 @@ def _sync_and_audit(
     return outcome
 
 
-def data_source(store: Store, *, synced: bool) -> DataSource:
+def data_source(store: Store, *, not_synced: str = "") -> DataSource:
     """When the state's data was last fetched (its last finished sync), whether this run
-    synced, and which stored revisions that sync compared with the service."""
+    synced (`not_synced`: why not, "" when it did), and which stored revisions that sync
+    compared with the service."""
     from auditor.report.model import DataSource
 
     last = store.last_sync()
     recorded, rechecked = store.history_recheck()
     return DataSource(
         last_sync=last.finished if last is not None else None,
-        synced=synced,
+        synced=not not_synced,
+        not_synced=not_synced,
         rechecked=rechecked,
         recheck_recorded=recorded,
     )

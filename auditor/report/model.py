@@ -80,6 +80,7 @@ class DataSource:
 
     last_sync: datetime | None = None  # the last finished sync's end (None: none recorded)
     synced: bool = False  # this run synced (False: `--offline`, or its sync failed)
+    not_synced: str = ""  # why this run did not sync (`--offline`, its sync failed), if known
     #: the stored revisions the last sync read again from the service and compared with the
     #: stored ones (AUDITOR-INTEGRITY-001): (oldest, newest); None: none, or not recorded
     rechecked: tuple[int, int] | None = None
@@ -92,7 +93,8 @@ def last_sync_text(source: DataSource) -> str:
         when = "no finished sync recorded"
     else:
         when = source.last_sync.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    how = "this run synced" if source.synced else "not synced by this run"
+    why = f": {source.not_synced}" if source.not_synced else ""
+    how = "this run synced" if source.synced else f"not synced by this run{why}"
     return f"{when} ({how})"
 
 

@@ -119,8 +119,8 @@ def integrity_coverage_text(source: DataSource) -> str:
         )
     low, high = source.rechecked
     older = (
-        f"; revisions 1-{low - 1} were compared only when first fetched and are not "
-        "re-checked (no sync option reads the whole history again)"
+        f"; revisions 1-{low - 1} were not read again by it (a sync re-reads only the newest "
+        "page of history; no sync option reads the whole history again)"
         if low > 1
         else ""
     )

@@ -152,3 +152,24 @@ def test_a_waivers_file_holding_a_secret_is_cited_by_its_copys_digest(
     )
     assert code == 0, err
     assert hashlib.sha256((tmp_path / "ev/inputs/waivers.yaml").read_bytes()).hexdigest() == cited
+
+
+def test_a_state_whose_last_sync_recorded_no_recheck_says_the_coverage_is_unknown(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A state file last synced by an older auditor (no `history_recheck` kept): the reports
+    do not claim any coverage."""
+    import sqlite3
+
+    _setup(tmp_path)
+    code, _, err = run_cli(["sync", "-q"], env, tmp_path, now=FIXED_NOW)
+    assert code == 0, err
+    with sqlite3.connect(env["AUDITOR_STATE"]) as db:
+        db.execute("DELETE FROM meta WHERE key = 'history_recheck'")
+    out = _run(env, tmp_path, "r", "--offline", now=FIXED_NOW)
+    for name in ("report.md", "report.html"):
+        assert "which stored revisions were compared with the service is not known" in (
+            (out / name).read_text()
+        ), name
+    doc = json.loads((out / "findings.json").read_text())
+    assert doc["inputs"]["data_source"]["integrity_recheck_recorded"] is False

@@ -86,6 +86,7 @@ from auditor.workflows.run import (
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.policy.model import PolicyFile
+    from auditor.report.model import DataSource
     from auditor.store.database import Store
 
 
@@ -577,12 +578,31 @@ def _sync_and_audit(
     if stored is not None:
         options = replace(options, api_address=stored)
     check_at(store, options.at)
+    why = "--offline" if offline else "its sync failed" if problems else ""
+    options = replace(options, source=data_source(store, not_synced=why))
     outcome = run_audit(store, loaded, options, publish=publish)
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
         for warning in outcome.data.data_quality:
             if warning.item == MODEL_ITEM:
                 print(f"auditor: warning: {terminal_text(warning.describe())}", file=ctx.stderr)
     return outcome
+
+
+def data_source(store: Store, *, not_synced: str = "") -> DataSource:
+    """When the state's data was last fetched (its last finished sync), whether this run
+    synced (`not_synced`: why not, "" when it did), and which stored revisions that sync
+    compared with the service."""
+    from auditor.report.model import DataSource
+
+    last = store.last_sync()
+    recorded, rechecked = store.history_recheck()
+    return DataSource(
+        last_sync=last.finished if last is not None else None,
+        synced=not not_synced,
+        not_synced=not_synced,
+        rechecked=rechecked,
+        recheck_recorded=recorded,
+    )
 
 
 def reports_not_synced(stored: int) -> DataWarning:

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "677b8647b00f2e49bff266e80188cfacdad732b4cf60dbf5c529dd2bcfd7933c"
+KEY = "17c5831e89bb84e7f49c02b669cb46ba2640a1c0f133ca2a33f645303258244a"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -29,6 +29,8 @@ def root(context, missing=missing, environment=environment):
     l_0_drill = resolve('drill')
     l_0_groups = resolve('groups')
     l_0_passing = resolve('passing')
+    l_0_last_sync = resolve('last_sync')
+    l_0_integrity_coverage = resolve('integrity_coverage')
     l_0_settings_judged = resolve('settings_judged')
     l_0_by_target = resolve('by_target')
     l_0_rule_total = resolve('rule_total')
@@ -64,90 +66,96 @@ def root(context, missing=missing, environment=environment):
         def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'before' found.")
     try:
-        t_3 = environment.filters['day']
+        t_3 = environment.filters['capitalize']
     except KeyError:
         @internalcode
         def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'day' found.")
+            raise TemplateRuntimeError("No filter named 'capitalize' found.")
     try:
-        t_4 = environment.filters['kind']
+        t_4 = environment.filters['day']
     except KeyError:
         @internalcode
         def t_4(*unused):
-            raise TemplateRuntimeError("No filter named 'kind' found.")
+            raise TemplateRuntimeError("No filter named 'day' found.")
     try:
-        t_5 = environment.filters['length']
+        t_5 = environment.filters['kind']
     except KeyError:
         @internalcode
         def t_5(*unused):
-            raise TemplateRuntimeError("No filter named 'length' found.")
+            raise TemplateRuntimeError("No filter named 'kind' found.")
     try:
-        t_6 = environment.filters['prose']
+        t_6 = environment.filters['length']
     except KeyError:
         @internalcode
         def t_6(*unused):
-            raise TemplateRuntimeError("No filter named 'prose' found.")
+            raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_7 = environment.filters['replace']
+        t_7 = environment.filters['prose']
     except KeyError:
         @internalcode
         def t_7(*unused):
-            raise TemplateRuntimeError("No filter named 'replace' found.")
+            raise TemplateRuntimeError("No filter named 'prose' found.")
     try:
-        t_8 = environment.filters['short']
+        t_8 = environment.filters['replace']
     except KeyError:
         @internalcode
         def t_8(*unused):
-            raise TemplateRuntimeError("No filter named 'short' found.")
+            raise TemplateRuntimeError("No filter named 'replace' found.")
     try:
-        t_9 = environment.filters['sum']
+        t_9 = environment.filters['short']
     except KeyError:
         @internalcode
         def t_9(*unused):
-            raise TemplateRuntimeError("No filter named 'sum' found.")
+            raise TemplateRuntimeError("No filter named 'short' found.")
     try:
-        t_10 = environment.filters['when']
+        t_10 = environment.filters['sum']
     except KeyError:
         @internalcode
         def t_10(*unused):
-            raise TemplateRuntimeError("No filter named 'when' found.")
+            raise TemplateRuntimeError("No filter named 'sum' found.")
     try:
-        t_11 = environment.tests['none']
+        t_11 = environment.filters['when']
     except KeyError:
         @internalcode
         def t_11(*unused):
+            raise TemplateRuntimeError("No filter named 'when' found.")
+    try:
+        t_12 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_12(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
     yield '<!DOCTYPE html>\n'
     def macro(l_1_v):
-        t_12 = []
+        t_13 = []
         if l_1_v is missing:
             l_1_v = undefined("parameter 'v' was not provided", name='v')
         pass
-        if t_11(l_1_v):
+        if t_12(l_1_v):
             pass
-            t_12.append(
+            t_13.append(
                 '<span class="muted">—</span>',
             )
         else:
             pass
-            t_12.extend((
+            t_13.extend((
                 '<code>',
-                escape(environment.finalize(t_8(l_1_v))),
+                escape(environment.finalize(t_9(l_1_v))),
                 '</code>',
             ))
-        return concat(t_12)
+        return concat(t_13)
     context.exported_vars.add('cell')
     context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_items):
-        t_13 = []
+        t_14 = []
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
         pass
         for l_2_w in l_1_items:
             _loop_vars = {}
             pass
-            t_13.extend((
+            t_14.extend((
                 '<tr><td><code>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'rule_id'))),
                 '</code></td><td class="wrap">',
@@ -155,44 +163,44 @@ def root(context, missing=missing, environment=environment):
                 '</td><td>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'owner'))),
                 '</td><td>',
-                escape(environment.finalize(t_3(environment.getattr(l_2_w, 'expires')))),
+                escape(environment.finalize(t_4(environment.getattr(l_2_w, 'expires')))),
                 '</td><td>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'ticket'))),
                 '</td><td class="wrap">',
-                escape(environment.finalize(t_8(environment.getattr(l_2_w, 'reason')))),
+                escape(environment.finalize(t_9(environment.getattr(l_2_w, 'reason')))),
                 '</td></tr>\n',
             ))
         l_2_w = missing
-        return concat(t_13)
+        return concat(t_14)
     context.exported_vars.add('waiverrows')
     context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items',), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_title, l_1_items):
-        t_14 = []
+        t_15 = []
         if l_1_title is missing:
             l_1_title = undefined("parameter 'title' was not provided", name='title')
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
         pass
-        t_14.extend((
+        t_15.extend((
             '<h3>',
             escape(environment.finalize(l_1_title)),
             ' (',
-            escape(environment.finalize(t_5(l_1_items))),
+            escape(environment.finalize(t_6(l_1_items))),
             ')</h3>\n',
         ))
         if l_1_items:
             pass
-            t_14.extend((
+            t_15.extend((
                 '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
                 escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items))),
                 '\n</tbody>\n</table>\n',
             ))
         else:
             pass
-            t_14.append(
+            t_15.append(
                 '<p class="muted">None.</p>\n',
             )
-        return concat(t_14)
+        return concat(t_15)
     context.exported_vars.add('waivertable')
     context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items'), False, False, False, context.eval_ctx.autoescape)
     yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
@@ -229,13 +237,13 @@ def root(context, missing=missing, environment=environment):
     yield '</dd>\n<dt>Run</dt><dd><code>'
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
     yield '</code></dd>\n<dt>Generated</dt><dd>'
-    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '</dd>\n<dt>Tool</dt><dd>auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield '</dd>\n<dt>API</dt><dd><code>'
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'api_address')))
     yield '</code></dd>\n'
-    if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_11(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
+    if ((environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'mode') != 'review') and (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))):
         pass
         yield '<dt>Settings</dt><dd>'
         if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope') and environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope'), 'all_revisions')):
@@ -269,7 +277,7 @@ def root(context, missing=missing, environment=environment):
                 pass
                 yield ' of the proposal'
             yield '; '
-            yield escape(environment.finalize(t_9(environment, (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), attribute=1)))
+            yield escape(environment.finalize(t_10(environment, (undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), attribute=1)))
             yield ' rule(s) of the policies were left out ('
             l_1_loop = missing
             for (l_1_t, l_1_n, l_1_why), l_1_loop in LoopContext((undefined(name='left_out') if l_0_left_out is missing else l_0_left_out), undefined):
@@ -290,26 +298,26 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield '<div class="banner incomplete"><strong>Incomplete:</strong> '
-        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))))
+        yield escape(environment.finalize(t_6(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))))
         yield ' item(s) could not be evaluated; results below may understate the findings.\n<ul>\n'
         for l_1_reason in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'):
             _loop_vars = {}
             pass
             yield '<li class="wrap">'
-            yield escape(environment.finalize(t_8(l_1_reason)))
+            yield escape(environment.finalize(t_9(l_1_reason)))
             yield '</li>\n'
         l_1_reason = missing
         yield '</ul></div>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'):
         pass
         yield '<div class="banner data-quality"><strong>Data quality:</strong> '
-        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'))))
+        yield escape(environment.finalize(t_6(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'))))
         yield ' warning(s) in the API data; the items were kept and the odd values read as absent.\n<ul>\n'
         for l_1_w in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'):
             _loop_vars = {}
             pass
             yield '<li class="wrap">'
-            yield escape(environment.finalize(t_8(context.call(environment.getattr(l_1_w, 'describe'), _loop_vars=_loop_vars))))
+            yield escape(environment.finalize(t_9(context.call(environment.getattr(l_1_w, 'describe'), _loop_vars=_loop_vars))))
             yield '</li>\n'
         l_1_w = missing
         yield '</ul></div>\n'
@@ -318,7 +326,7 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<li><a href="#proposed-change">Proposed change</a></li>\n'
     yield '<li><a href="#controls">Compliance by framework control</a> ('
-    yield escape(environment.finalize(t_5((undefined(name='controls') if l_0_controls is missing else l_0_controls))))
+    yield escape(environment.finalize(t_6((undefined(name='controls') if l_0_controls is missing else l_0_controls))))
     yield ')</li>\n<li><a href="#drill-down">Control drill-down</a>'
     if (undefined(name='drill') if l_0_drill is missing else l_0_drill):
         pass
@@ -334,14 +342,14 @@ def root(context, missing=missing, environment=environment):
             yield ' '
             yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'code')))
             yield '</a> <span class="st '
-            yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
+            yield escape(environment.finalize(t_8(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
             yield '">'
             yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'state')))
             yield '</span></li>\n'
         l_1_c = l_1_control_anchor = missing
         yield '</ol>'
     yield '</li>\n<li><a href="#over-time">Compliance over time</a></li>\n<li><a href="#findings">Findings by rule</a> ('
-    yield escape(environment.finalize(t_5((undefined(name='groups') if l_0_groups is missing else l_0_groups))))
+    yield escape(environment.finalize(t_6((undefined(name='groups') if l_0_groups is missing else l_0_groups))))
     yield ' rule(s))'
     if (undefined(name='groups') if l_0_groups is missing else l_0_groups):
         pass
@@ -360,11 +368,11 @@ def root(context, missing=missing, environment=environment):
         l_1_g = l_1_rule_anchor = missing
         yield '</ol>'
     yield '</li>\n'
-    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         yield '<li><a href="#usage">Usage</a></li>\n'
     yield '<li><a href="#readiness">Repository readiness</a></li>\n<li><a href="#waivers">Waivers</a></li>\n<li><a href="#passing">Appendix A: passing results and their evidence</a> ('
-    yield escape(environment.finalize(t_5((undefined(name='passing') if l_0_passing is missing else l_0_passing))))
+    yield escape(environment.finalize(t_6((undefined(name='passing') if l_0_passing is missing else l_0_passing))))
     yield ' rule(s))</li>\n<li><a href="#inputs">Appendix B: inputs</a></li>\n</ol>\n</nav>\n\n<section id="scope" class="scope">\n<h2>Scope</h2>\n'
     l_0_sc = environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'scope')
     context.vars['sc'] = l_0_sc
@@ -379,6 +387,13 @@ def root(context, missing=missing, environment=environment):
     yield '</dd>\n<dt>API address</dt><dd><code>'
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'api_address')))
     yield '</code></dd>\n'
+    if (undefined(name='last_sync') if l_0_last_sync is missing else l_0_last_sync):
+        pass
+        yield '<dt>Data fetched</dt><dd>last sync '
+        yield escape(environment.finalize((undefined(name='last_sync') if l_0_last_sync is missing else l_0_last_sync)))
+        yield '</dd>\n<dt>Integrity check</dt><dd>'
+        yield escape(environment.finalize((undefined(name='integrity_coverage') if l_0_integrity_coverage is missing else l_0_integrity_coverage)))
+        yield '</dd>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'):
         pass
         yield '<dt>Reviewed</dt><dd>the proposed settings file <code>'
@@ -389,11 +404,11 @@ def root(context, missing=missing, environment=environment):
     yield '<dt>Period covered</dt><dd>'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start')):
         pass
-        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start'))))
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_start'))))
         yield ' to '
-        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_end'))))
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'period_end'))))
         yield ' (first to last settings revision evaluated'
-        if (not t_11(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision'))):
+        if (not t_12(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision'))):
             pass
             yield ', rev '
             yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'settings_revision')))
@@ -405,17 +420,17 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<span class="muted">no settings revision evaluated</span>'
     yield '</dd>\n<dt>Report time</dt><dd>'
-    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '</dd>\n'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of')):
         pass
         yield '<dt>As of</dt><dd>'
-        yield escape(environment.finalize(t_10(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
+        yield escape(environment.finalize(t_11(environment.getattr((undefined(name='sc') if l_0_sc is missing else l_0_sc), 'as_of'))))
         yield ' (<code>--at</code>: the settings and readiness reports in force then)</dd>\n'
     if ((undefined(name='sc') if l_0_sc is missing else l_0_sc) and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'))):
         pass
         yield '<dt>Settings judged</dt><dd>'
-        yield escape(environment.finalize(t_6((undefined(name='settings_judged') if l_0_settings_judged is missing else l_0_settings_judged))))
+        yield escape(environment.finalize(t_7((undefined(name='settings_judged') if l_0_settings_judged is missing else l_0_settings_judged))))
         yield '</dd>\n'
     yield '<dt>Rules evaluated</dt><dd>'
     if (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target):
@@ -432,7 +447,7 @@ def root(context, missing=missing, environment=environment):
                 yield ', '
         l_1_loop = l_1_t = l_1_n = missing
         yield ' ('
-        yield escape(environment.finalize(t_9(environment, (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), attribute=1)))
+        yield escape(environment.finalize(t_10(environment, (undefined(name='by_target') if l_0_by_target is missing else l_0_by_target), attribute=1)))
         yield ' in all)'
     else:
         pass
@@ -449,7 +464,7 @@ def root(context, missing=missing, environment=environment):
             yield ' '
             yield escape(environment.finalize(l_1_t))
             yield ' rule(s), not evaluated: '
-            yield escape(environment.finalize(t_6(l_1_why)))
+            yield escape(environment.finalize(t_7(l_1_why)))
             if (not environment.getattr(l_1_loop, 'last')):
                 pass
                 yield '; '
@@ -464,10 +479,26 @@ def root(context, missing=missing, environment=environment):
         yield '</code></td><td class="mono">'
         yield escape(environment.finalize(environment.getattr(l_1_p, 'sha256')))
         yield '</td><td class="num">'
-        yield escape(environment.finalize(t_5(environment.getattr(l_1_p, 'rule_ids'))))
+        yield escape(environment.finalize(t_6(environment.getattr(l_1_p, 'rule_ids'))))
         yield '</td></tr>\n'
     l_1_p = missing
-    yield '</tbody>\n</table>\n<h3>Populations</h3>\n'
+    yield '</tbody>\n</table>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
+        pass
+        yield '<h3>Other inputs</h3>\n<table>\n<thead><tr><th>Input</th><th>File</th><th>SHA-256</th></tr></thead>\n<tbody>\n'
+        for l_1_f in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            yield escape(environment.finalize(t_3(environment.getattr(l_1_f, 'role'))))
+            yield '</td><td><code>'
+            yield escape(environment.finalize(environment.getattr(l_1_f, 'path')))
+            yield '</code></td><td class="mono">'
+            yield escape(environment.finalize(environment.getattr(l_1_f, 'sha256')))
+            yield '</td></tr>\n'
+        l_1_f = missing
+        yield '</tbody>\n</table>\n'
+    yield '<h3>Populations</h3>\n'
     if (undefined(name='sc') if l_0_sc is missing else l_0_sc):
         pass
         yield '<table>\n<thead><tr><th>Population</th><th class="num">Count</th><th>Listed in</th></tr></thead>\n<tbody>\n<tr><td>Settings revisions evaluated</td><td class="num">'
@@ -507,7 +538,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1)))
             yield ' waived)'
         yield '</span></div>\n<div class="card neutral"><span class="n">'
-        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
+        yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
         yield '</span><span class="l">fixed</span></div>\n'
     elif (not (undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison)):
         pass
@@ -520,13 +551,13 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize((undefined(name='new_waived') if l_0_new_waived is missing else l_0_new_waived)))
             yield ' waived)'
         yield '</span></div>\n<div class="card neutral"><span class="n">'
-        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
+        yield escape(environment.finalize(t_6(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'resolved'))))
         yield '</span><span class="l">resolved</span></div>\n'
     yield '</div>\n'
     if (undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison):
         pass
         yield '<p class="muted"><strong>Not compared with an earlier run:</strong> '
-        yield escape(environment.finalize(t_6((undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison))))
+        yield escape(environment.finalize(t_7((undefined(name='no_comparison') if l_0_no_comparison is missing else l_0_no_comparison))))
         yield '.</p>\n'
     elif (undefined(name='upgrade_note') if l_0_upgrade_note is missing else l_0_upgrade_note):
         pass
@@ -538,7 +569,7 @@ def root(context, missing=missing, environment=environment):
         _loop_vars = {}
         pass
         yield '<th class="num">'
-        yield escape(environment.finalize(t_7(context.eval_ctx, l_1_s, '_', ' ')))
+        yield escape(environment.finalize(t_8(context.eval_ctx, l_1_s, '_', ' ')))
         yield '</th>'
     l_1_s = missing
     yield '</tr></thead>\n<tbody><tr>'
@@ -557,7 +588,7 @@ def root(context, missing=missing, environment=environment):
         yield '</code> against '
         yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'against')))
         yield ': '
-        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'changes'))))
+        yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'changes'))))
         yield ' change(s), '
         yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 0)))
         if environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1):
@@ -566,7 +597,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getitem((undefined(name='introduced_counts') if l_0_introduced_counts is missing else l_0_introduced_counts), 1)))
             yield ' waived)'
         yield ' finding(s) introduced, '
-        yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
+        yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'fixed'))))
         yield ' fixed, '
         yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'review'), 'unchanged')))
         yield ' unchanged.</p>\n<table>\n<thead><tr><th>Path</th><th>Change</th><th>Before</th><th>After</th></tr></thead>\n<tbody>\n'
@@ -582,7 +613,7 @@ def root(context, missing=missing, environment=environment):
             yield '<code>'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'path')))
             yield '</code></td><td class="nowrap">'
-            yield escape(environment.finalize(t_4(l_1_c)))
+            yield escape(environment.finalize(t_5(l_1_c)))
             yield '</td><td>'
             yield escape(environment.finalize(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), t_2(l_1_c), _loop_vars=_loop_vars)))
             yield '</td><td>'
@@ -663,7 +694,7 @@ def root(context, missing=missing, environment=environment):
             yield '">'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'code')))
             yield '</code></a></td><td><span class="st '
-            yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(l_1_c, 'state'), ' ', '-')))
+            yield escape(environment.finalize(t_8(context.eval_ctx, environment.getattr(l_1_c, 'state'), ' ', '-')))
             yield '">'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'state')))
             yield '</span></td><td class="num">'
@@ -685,7 +716,7 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="drill-down">Control drill-down</h2>\n<p class="muted">Every result of every rule mapped to each control, passes included, by status, each with what it checked and found (results with the same evidence share a line; "+N more" counts the further evidence items in the result\'s row). Each result links to its row in <a href="#findings">Findings by rule</a> or <a href="#passing">Appendix A</a>, which gives its full evidence and links back here.</p>\n'
-    t_15 = 1
+    t_16 = 1
     for l_1_c in (undefined(name='drill') if l_0_drill is missing else l_0_drill):
         l_1_control_anchor = resolve('control_anchor')
         l_1_ca = missing
@@ -700,7 +731,7 @@ def root(context, missing=missing, environment=environment):
         yield ' <code>'
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'code')))
         yield '</code> <span class="st '
-        yield escape(environment.finalize(t_7(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
+        yield escape(environment.finalize(t_8(context.eval_ctx, environment.getattr(environment.getattr(l_1_c, 'row'), 'state'), ' ', '-')))
         yield '">'
         yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_c, 'row'), 'state')))
         yield '</span></h3>\n<p class="muted">'
@@ -722,9 +753,9 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(l_2_part))
         l_2_part = missing
         yield '</tbody>\n</table>\n</section>\n'
-        t_15 = 0
+        t_16 = 0
     l_1_c = l_1_control_anchor = l_1_ca = missing
-    if t_15:
+    if t_16:
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="over-time">Compliance over time</h2>\n'
@@ -782,7 +813,7 @@ def root(context, missing=missing, environment=environment):
         yield ', peak '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
         yield '.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing rules per settings revision ('
-        yield escape(environment.finalize(t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
+        yield escape(environment.finalize(t_6(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
         yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules</th></tr></thead>\n<tbody>\n'
         for l_1_s in (undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows):
             _loop_vars = {}
@@ -797,10 +828,10 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_1_s, 'failing')))
             yield '</td></tr>\n'
         l_1_s = missing
-        if (t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) > t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows))):
+        if (t_6(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) > t_6((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows))):
             pass
             yield '<tr><td colspan="2" class="more">'
-            yield escape(environment.finalize((t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
+            yield escape(environment.finalize((t_6(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_6((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
             yield ' more row(s) not shown (the oldest; the newest '
             yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
             yield " are listed); findings.json lists every revision's count (<code>failing_by_revision</code>)</td></tr>"
@@ -837,7 +868,7 @@ def root(context, missing=missing, environment=environment):
             pass
             yield escape(environment.finalize(l_2_n))
             yield ' '
-            yield escape(environment.finalize(t_7(context.eval_ctx, l_2_s, '_', ' ')))
+            yield escape(environment.finalize(t_8(context.eval_ctx, l_2_s, '_', ' ')))
             if (not environment.getattr(l_2_loop, 'last')):
                 pass
                 yield ', '
@@ -846,7 +877,7 @@ def root(context, missing=missing, environment=environment):
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'description'):
             pass
             yield '<p class="wrap">'
-            yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'description'))))
+            yield escape(environment.finalize(t_7(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'description'))))
             yield '</p>'
         yield '<p class="muted">'
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'controls'):
@@ -868,7 +899,7 @@ def root(context, missing=missing, environment=environment):
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'):
             pass
             yield '<p class="wrap"><strong>Remediation:</strong> '
-            yield escape(environment.finalize(t_6(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'))))
+            yield escape(environment.finalize(t_7(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'remediation'))))
             yield '</p>'
         yield '<table class="findings">\n<thead><tr><th class="c-subject">Subject</th><th class="c-status">Status</th><th>Message and evidence</th><th class="c-since">Since</th></tr></thead>\n<tbody>\n'
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'findings'), environment.getattr(l_1_g, 'rows'), environment.getattr(l_1_g, 'more'), environment.getattr(l_1_g, 'cut'), _loop_vars=_loop_vars)))
@@ -881,7 +912,7 @@ def root(context, missing=missing, environment=environment):
         yield '<h3>'
         yield escape(environment.finalize(l_1_heading))
         yield ' ('
-        yield escape(environment.finalize(t_5(l_1_records)))
+        yield escape(environment.finalize(t_6(l_1_records)))
         yield ')</h3>\n'
         if l_1_words:
             pass
@@ -909,15 +940,15 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_2_p, 'first_seen_run')))
             yield '</td></tr>\n'
         l_2_p = missing
-        if (t_5(l_1_records) > (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule)):
+        if (t_6(l_1_records) > (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule)):
             pass
             yield '<tr><td colspan="5" class="more">'
-            yield escape(environment.finalize((t_5(l_1_records) - (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule))))
+            yield escape(environment.finalize((t_6(l_1_records) - (undefined(name='rows_per_rule') if l_1_rows_per_rule is missing else l_1_rows_per_rule))))
             yield ' more not shown</td></tr>'
         yield '</tbody>\n</table>\n'
     l_1_heading = l_1_words = l_1_records = l_1_rows_per_rule = missing
     yield '\n'
-    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         template = environment.get_template('usage.html.j2', 'report.html.j2')
         gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
@@ -927,7 +958,7 @@ def root(context, missing=missing, environment=environment):
         finally: gen.close()
         yield '\n'
     yield '<h2 id="readiness">Repository readiness</h2>\n'
-    if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level'))):
+    if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level'))):
         pass
         yield '<p>Organization readiness level: <strong>'
         yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'org_level')))
@@ -961,7 +992,7 @@ def root(context, missing=missing, environment=environment):
             _loop_vars = {}
             pass
             yield '<li class="wrap">'
-            yield escape(environment.finalize(t_8(l_1_w)))
+            yield escape(environment.finalize(t_9(l_1_w)))
             yield '</li>'
         l_1_w = missing
         yield '</ul>'
@@ -1007,7 +1038,7 @@ def root(context, missing=missing, environment=environment):
             pass
             yield escape(environment.finalize(l_2_n))
             yield ' '
-            yield escape(environment.finalize(t_7(context.eval_ctx, l_2_s, '_', ' ')))
+            yield escape(environment.finalize(t_8(context.eval_ctx, l_2_s, '_', ' ')))
             if (not environment.getattr(l_2_loop, 'last')):
                 pass
                 yield ', '
@@ -1036,20 +1067,36 @@ def root(context, missing=missing, environment=environment):
         yield '</code></td><td class="mono">'
         yield escape(environment.finalize(environment.getattr(l_1_p, 'sha256')))
         yield '</td><td class="num">'
-        yield escape(environment.finalize(t_5(environment.getattr(l_1_p, 'rule_ids'))))
+        yield escape(environment.finalize(t_6(environment.getattr(l_1_p, 'rule_ids'))))
         yield '</td></tr>\n'
     l_1_p = missing
-    yield '</tbody>\n</table>\n<h3 id="revisions-evaluated">Settings revisions evaluated ('
-    yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
+    yield '</tbody>\n</table>\n'
+    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
+        pass
+        yield '<h3>Other inputs</h3>\n<table>\n<thead><tr><th>Input</th><th>File</th><th>SHA-256</th></tr></thead>\n<tbody>\n'
+        for l_1_f in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            yield escape(environment.finalize(t_3(environment.getattr(l_1_f, 'role'))))
+            yield '</td><td><code>'
+            yield escape(environment.finalize(environment.getattr(l_1_f, 'path')))
+            yield '</code></td><td class="mono">'
+            yield escape(environment.finalize(environment.getattr(l_1_f, 'sha256')))
+            yield '</td></tr>\n'
+        l_1_f = missing
+        yield '</tbody>\n</table>\n'
+    yield '<h3 id="revisions-evaluated">Settings revisions evaluated ('
+    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
     yield ')</h3>\n'
     if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'):
         pass
         yield '<table>\n<thead><tr><th class="num">Revision</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'revisions'), (undefined(name='revisions_shown') if l_0_revisions_shown is missing else l_0_revisions_shown))))
-        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+        if (t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
             pass
             yield '<tr><td colspan="2" class="more">'
-            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield escape(environment.finalize((t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
             yield ' more (the oldest; the newest '
             yield escape(environment.finalize((undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)))
             yield ' are listed); '
@@ -1060,16 +1107,16 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<p class="muted">None.</p>\n'
     yield '<h3 id="reports-evaluated">Readiness reports evaluated ('
-    yield escape(environment.finalize(t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'))))
+    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'))))
     yield ')</h3>\n'
     if environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated'):
         pass
         yield '<table>\n<thead><tr><th>Report</th><th>Content SHA-256</th></tr></thead>\n<tbody>\n'
         yield escape(environment.finalize(context.call(environment.getattr((undefined(name='rows') if l_0_rows is missing else l_0_rows), 'reports'), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')[:(undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)])))
-        if (t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
+        if (t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) > (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap)):
             pass
             yield '<tr><td colspan="2" class="more">'
-            yield escape(environment.finalize((t_5(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
+            yield escape(environment.finalize((t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'reports_evaluated')) - (undefined(name='appendix_cap') if l_0_appendix_cap is missing else l_0_appendix_cap))))
             yield ' more; '
             yield escape(environment.finalize((undefined(name='appendix_rest') if l_0_appendix_rest is missing else l_0_appendix_rest)))
             yield '</td></tr>'
@@ -1080,10 +1127,10 @@ def root(context, missing=missing, environment=environment):
     yield '</main>\n<footer>Generated by auditor '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'tool_version')))
     yield ' at '
-    yield escape(environment.finalize(t_10(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
+    yield escape(environment.finalize(t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'generated_at'))))
     yield '. Run '
     yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'run_id')))
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&147=531&150=537&151=545&153=553&156=556&160=573&161=577&163=592&166=598&168=601&170=615&172=618&174=632&176=635&181=650&185=653&186=658&196=689&197=694&198=697&199=699&200=707&204=719&212=731&213=734&214=742&216=761&218=773&219=775&221=777&223=785&227=787&229=800&239=812&240=816&241=823&242=826&243=828&244=835&245=846&246=852&247=868&251=874&255=877&256=882&257=886&261=897&263=912&268=920&271=930&272=935&276=938&283=944&284=946&285=948&286=950&287=952&291=957&295=969&296=973&297=980&298=983&299=985&300=1005&301=1016&305=1027&315=1031&319=1043&320=1045&324=1048&330=1063&331=1065&335=1068&342=1081'
+debug_info = '2=130&3=150&4=155&5=160&8=177&9=186&10=191&14=195&24=207&27=209&28=211&29=213&34=215&35=222&38=231&39=238&40=240&41=242&42=244&43=246&44=260&48=268&49=271&51=301&53=303&57=311&58=314&60=316&70=325&72=329&73=331&75=334&79=352&81=357&84=371&87=375&94=377&96=381&97=388&98=390&99=395&101=397&103=405&104=423&105=425&107=430&109=436&110=456&117=474&121=486&125=489&131=502&135=505&136=507&137=509&138=511&148=519&150=530&151=533&152=541&153=543&154=546&155=554&158=557&159=562&162=568&163=576&165=584&168=587&172=604&173=608&175=623&178=629&180=632&182=646&184=649&186=663&188=666&193=681&197=684&198=689&208=720&209=725&210=728&211=730&212=738&216=750&224=762&225=765&226=773&228=792&230=804&231=806&233=808&235=816&239=818&241=831&251=843&252=847&253=854&254=857&255=859&256=866&257=877&258=883&259=899&263=905&267=908&268=913&269=917&273=928&275=943&280=951&283=961&284=966&288=969&295=975&296=977&297=979&298=981&299=983&303=988&307=1000&308=1004&309=1011&310=1014&311=1016&312=1036&313=1047&317=1058&327=1062&331=1074&335=1077&340=1090&341=1092&345=1095&351=1110&352=1112&356=1115&363=1128'

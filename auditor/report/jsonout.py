@@ -33,10 +33,12 @@ from auditor.models import (
 from auditor.redact.plain import shown_author
 from auditor.report.display import ExpiredWaivers
 from auditor.report.model import (
+    DataSource,
     ReadinessRow,
     ReportData,
     ReviewInfo,
     WaiverSummary,
+    integrity_coverage_text,
     left_out_rule_ids,
     new_count,
     new_waived_count,
@@ -254,6 +256,19 @@ def _review(r: ReviewInfo | None) -> dict[str, Any] | None:
     }
 
 
+def _data_source(source: DataSource) -> dict[str, Any]:
+    rechecked = source.rechecked
+    return {
+        "last_sync": _iso(source.last_sync) if source.last_sync is not None else None,
+        "synced_this_run": source.synced,
+        "integrity_recheck_recorded": source.recheck_recorded,
+        "integrity_rechecked": None
+        if rechecked is None
+        else {"first_revision": rechecked[0], "last_revision": rechecked[1]},
+        "integrity_coverage": integrity_coverage_text(source),
+    }
+
+
 def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
     """The whole document as a JSON value (`streamed`: its lists of findings, of the
     failing count per revision and of the revisions evaluated left empty, for `json_chunks`
@@ -333,6 +348,18 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             "reports_evaluated": [
                 {"report_id": r, "sha256": h} for r, h in d.inputs.reports_evaluated
             ],
+            # optional: the readiness model and waivers file, named with their digests
+            **(
+                {
+                    "files": [
+                        {"role": f.role, "path": f.path, "sha256": f.sha256} for f in d.input_files
+                    ]
+                }
+                if d.input_files
+                else {}
+            ),
+            # optional: when the data was fetched and what the integrity check covered
+            **({"data_source": _data_source(d.source)} if d.source is not None else {}),
         },
         "review": _review(d.review),
     }
@@ -381,10 +408,13 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
     )
     yield from spliced_lists(
         document,
-        [("findings", 1, findings), ("failing_by_revision", 1, failing),
-         ("revisions_evaluated", 2, revisions)],
+        [
+            ("findings", 1, findings),
+            ("failing_by_revision", 1, failing),
+            ("revisions_evaluated", 2, revisions),
+        ],
         dump=_dump_ascii if ascii_only else _dump,
-    )  # fmt: skip
+    )
 
 
 T = TypeVar("T")

@@ -17,7 +17,9 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     compared,
+    integrity_coverage_text,
     introduced_text,
+    last_sync_text,
     new_severity_counts,
     new_text,
     no_comparison_note,
@@ -178,6 +180,9 @@ def _scope(d: ReportData) -> Iterator[str]:
     org = md_inline(d.org) if d.org else "not named (set <code>--org</code>)"
     yield f"- **Organisation:** {org}\n"
     yield f"- **API:** {md_inline(d.api_address)}\n"
+    if d.source is not None:
+        yield f"- **Data fetched:** last sync {md_prose(last_sync_text(d.source))}\n"
+        yield f"- **Integrity check:** {md_prose(integrity_coverage_text(d.source))}\n"
     if sc and sc.period_start and sc.period_end:
         yield (
             f"- **Period:** {sc.period_start:%Y-%m-%d %H:%M} to {sc.period_end:%Y-%m-%d %H:%M} "
@@ -194,6 +199,9 @@ def _scope(d: ReportData) -> Iterator[str]:
     )
     more = len(d.policy_files) - SCOPE_PACKS
     yield f"- **Policy packs:** {packs}{f', {more} more' if more > 0 else ''}\n"
+    for f in d.input_files:
+        role = f.role[0].upper() + f.role[1:]
+        yield f"- **{role}:** {md_inline(f.path, 200)} (sha256 <code>{f.sha256}</code>)\n"
     if sc is None:  # a review evaluates a proposal: no period or populations
         yield "\n"
         return

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from auditor.findings.finding import Finding, control_key, sort_findings
@@ -59,6 +59,75 @@ class InputDigest:
     revisions_evaluated: Sequence[tuple[int, str]] = ()  # (revision, content hash), ascending
     reports_evaluated: tuple[tuple[str, str], ...] = ()  # (report id, content hash)
     settings_revision: int | None = None
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """An input file besides the policy packs that changes the results (the readiness model,
+    the waivers file), as the reports cite it: its name (`(shipped)`: the model shipped with
+    auditor) and its sha256, of its copy with its secrets as markers when it holds one
+    (`auditor.workflows.run.redacted_inputs`), never of a file holding a secret as written."""
+
+    role: str  # "readiness model" | "waivers"
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """When the stored data was fetched, and what the last sync compared with the service:
+    the reports' answer to "how fresh is this, and what did the integrity check cover"."""
+
+    last_sync: datetime | None = None  # the last finished sync's end (None: none recorded)
+    synced: bool = False  # this run synced (False: `--offline`, or its sync failed)
+    not_synced: str = ""  # why this run did not sync (`--offline`, its sync failed), if known
+    #: the stored revisions the last sync read again from the service and compared with the
+    #: stored ones (AUDITOR-INTEGRITY-001): (oldest, newest); None: none, or not recorded
+    rechecked: tuple[int, int] | None = None
+    recheck_recorded: bool = False  # the state file records what its last sync re-read
+
+
+def last_sync_text(source: DataSource) -> str:
+    """`2026-11-30 02:00 UTC (this run synced)` / `… (not synced by this run: --offline)`."""
+    if source.last_sync is None:
+        when = "no finished sync recorded"
+    else:
+        when = source.last_sync.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    why = f": {source.not_synced}" if source.not_synced else ""
+    how = "this run synced" if source.synced else f"not synced by this run{why}"
+    return f"{when} ({how})"
+
+
+def integrity_coverage_text(source: DataSource) -> str:
+    """What the integrity check (AUDITOR-INTEGRITY-001) covered: the revisions the last sync
+    read again and compared, and that older ones were not read again; no sync option reads
+    the whole history again."""
+    when = (
+        source.last_sync.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if source.last_sync is not None
+        else "never"
+    )
+    if not source.recheck_recorded:
+        return (
+            "not recorded by the state file's last sync (made by an older auditor): which "
+            "stored revisions were compared with the service is not known"
+        )
+    if source.rechecked is None:
+        return (
+            f"the last sync ({when}) read no stored revision again (none was stored, or the "
+            "service listed only new ones): no stored revision was compared with the service"
+        )
+    low, high = source.rechecked
+    older = (
+        f"; revisions 1-{low - 1} were not read again by it (a sync re-reads only the newest "
+        "page of history; no sync option reads the whole history again)"
+        if low > 1
+        else ""
+    )
+    return (
+        f"revisions {low}-{high} read again from the service by the last sync ({when}) and "
+        f"compared with the stored ones{older}"
+    )
 
 
 @dataclass(frozen=True)
@@ -227,6 +296,11 @@ class ReportData:
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
     #: the auditor release that made the run this one was compared with ("": none, or unknown)
     previous_tool_version: str = ""
+    #: the readiness model and waivers file, each named with its digest (empty: not known,
+    #: e.g. a report re-made from an evidence bundle, whose manifest names them)
+    input_files: tuple[InputFile, ...] = ()
+    #: when the data was fetched and what the integrity check covered (None: not known)
+    source: DataSource | None = None
     #: the id of the earlier complete run this run's findings were compared with (None: none
     #: was: no earlier complete run of the same scope is recorded, so nothing is `new` or
     #: `resolved`; a review compares with the live settings, never with a run)

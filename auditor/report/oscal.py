@@ -41,6 +41,7 @@ from auditor.report.model import (
     control_rows,
     data_quality_lines,
     framework_of,
+    integrity_coverage_text,
     rules_evaluated,
     rules_left_out,
     what_was_audited,
@@ -309,6 +310,18 @@ def oscal_document(
         _prop("api-address", data.api_address),
         _prop("fail-on", data.fail_on),
     ]
+    source = data.source
+    if source is not None:  # when the data was fetched; what the integrity check covered
+        rechecked = source.rechecked
+        result_props += [
+            _prop("last-sync", _time(source.last_sync) if source.last_sync else "none"),
+            _prop("synced-this-run", "true" if source.synced else "false"),
+            _prop(
+                "integrity-rechecked",
+                f"{rechecked[0]}-{rechecked[1]}" if rechecked else "none",
+            ),
+            _prop("integrity-coverage", integrity_coverage_text(source)),
+        ]
     if scope:
         if scope.as_of:
             result_props.append(_prop("as-of", _time(scope.as_of)))
@@ -475,6 +488,21 @@ def _head_resources(data: ReportData) -> list[dict[str, Any]]:
                         # pack's: `policies/baseline.yaml`, its title naming it shipped)
                         "href": _policy_href(p.path),
                         "hashes": [{"algorithm": "SHA-256", "value": p.sha256}],
+                    }
+                ],
+            }
+        )
+    for f in data.input_files:  # the readiness model and waivers file
+        shipped = f.path == "(shipped)"
+        resources.append(
+            {
+                "uuid": _uuid(data, "input", f.role, f.path),
+                "title": _line(f"{f.role[0].upper()}{f.role[1:]} file {f.path}"),
+                "props": [_prop("input-role", f.role)],
+                "rlinks": [
+                    {
+                        "href": "readiness-criteria.yaml" if shipped else _policy_href(f.path),
+                        "hashes": [{"algorithm": "SHA-256", "value": f.sha256}],
                     }
                 ],
             }

@@ -44,9 +44,11 @@ from auditor.policy import SHIPPED_PREFIX
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import (
+    DataSource,
     PerAttribution,
     ReportData,
     data_quality_lines,
+    integrity_coverage_text,
     left_out_text,
     rules_left_out,
 )
@@ -614,9 +616,33 @@ def sarif_log(
                 {"target": target, "count": n, "reason": clean_text(why)}
                 for target, n, why in skipped
             ],
+            # as findings.json's `inputs.files` and `inputs.data_source`, when known
+            **(
+                {
+                    "inputFiles": [
+                        {"role": f.role, "path": f.path, "sha256": f.sha256} for f in d.input_files
+                    ]
+                }
+                if d.input_files
+                else {}
+            ),
+            **(_source_properties(d.source) if d.source is not None else {}),
         },
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _source_properties(source: DataSource) -> dict[str, Any]:
+    """When the data was fetched and what the integrity check covered (run properties)."""
+    rechecked = source.rechecked
+    return {
+        "lastSync": source.last_sync.strftime("%Y-%m-%dT%H:%M:%SZ") if source.last_sync else None,
+        "syncedThisRun": source.synced,
+        "integrityRechecked": None
+        if rechecked is None
+        else {"firstRevision": rechecked[0], "lastRevision": rechecked[1]},
+        "integrityCoverage": integrity_coverage_text(source),
+    }
 
 
 def render_sarif(data: ReportData) -> str:

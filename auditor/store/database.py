@@ -920,6 +920,33 @@ class Store:
             (meta_value(self._db, when.astimezone(UTC).isoformat()),),
         )
 
+    def set_history_recheck(self, rechecked: tuple[int, int] | None) -> None:
+        """Keep which stored revisions this sync read again from the service and compared
+        with the stored ones (oldest, newest; None: none), in its transaction: the reports
+        state the integrity check's coverage from it."""
+        value = "none" if rechecked is None else f"{rechecked[0]}-{rechecked[1]}"
+        self._db.execute("DELETE FROM meta WHERE key = 'history_recheck'")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('history_recheck', ?)",
+            (meta_value(self._db, value),),
+        )
+
+    @_reads
+    def history_recheck(self) -> tuple[bool, tuple[int, int] | None]:
+        """(recorded, range): whether the last sync recorded which stored revisions it read
+        again (a state file synced by an older auditor did not, nor a damaged value), and
+        that range (None: none)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'history_recheck'").fetchone()
+        if row is None:
+            return False, None
+        text = meta_text(row[0])
+        if text == "none":
+            return True, None
+        low, _, high = text.partition("-")
+        if not (low.isdigit() and high.isdigit()):
+            return False, None
+        return True, (int(low), int(high))
+
     @_reads
     def stored_org(self) -> str | None:
         """The organization the first sync recorded (None before one completed)."""

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from auditor.findings import Finding
     from auditor.policy.model import PolicyFile
     from auditor.redact import Redactor
-    from auditor.report.model import AuditScope, InputDigest, ReportData
+    from auditor.report.model import AuditScope, DataSource, InputDigest, InputFile, ReportData
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class AuditOptions:
     data_quality: tuple[DataWarning, ...] = ()  # the sync's warnings, shown in every report
     usage_days: int | None = 30  # the usage window (ends the day before `at`/`now`); None: skip
     readiness: bool = True  # False (`--no-readiness`): the readiness and org rules left out
+    source: DataSource | None = None  # when the data was fetched (None: not known)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class LoadedPolicy:
     policy: PolicySet
     waivers: tuple[Waiver, ...]
     model: ReadinessModel
+    #: the readiness model and waivers file as the reports cite them, each with its text as
+    #: read (`cited_files`); empty: not known (an evidence bundle's, named by its manifest)
+    files: tuple[tuple[InputFile, str], ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,59 @@ def load_inputs(
         if problems:  # listed one a line, as a policy or waiver file's are
             raise PolicyError(problems) from None
         raise
-    return LoadedPolicy(policy, loaded_waivers, readiness)
+    files = _input_files(waivers, model, cwd, tokens)
+    return LoadedPolicy(policy, loaded_waivers, readiness, files)
+
+
+def _input_files(
+    waivers: Path | None, model: Path | None, cwd: Path, tokens: tuple[str, ...]
+) -> tuple[tuple[InputFile, str], ...]:
+    """The readiness model (`(shipped)` when none is given) and the waivers file as the
+    reports name them, each with the sha256 of its bytes and its text (`redacted_inputs`
+    cites a file holding a secret by its copy's digest instead)."""
+    from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
+    from auditor.report.model import InputFile
+
+    out: list[tuple[InputFile, str]] = []
+    named = [("readiness model", model or DEFAULT_MODEL_PATH, model is not None)]
+    if waivers is not None:
+        named.append(("waivers", waivers, True))
+    for role, path, own in named:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:  # read a moment ago, when it was loaded
+            raise ConfigError(f"{path}: cannot read {role} file: {exc.strerror}") from None
+        shown = display_path(str(path), cwd, tokens) if own else "(shipped)"
+        digest = hashlib.sha256(raw).hexdigest()
+        out.append((InputFile(role, shown, digest), raw.decode("utf-8", "replace") if own else ""))
+    return tuple(out)
+
+
+def cited_files(
+    files: Sequence[tuple[InputFile, str]], redactor: Redactor
+) -> tuple[tuple[InputFile, str], ...]:
+    """`files` with a file that holds a secret cited by the sha256 of its copy with the secret
+    as its marker (`redacted_source`, the evidence bundle's copy), as a policy file is
+    (`with_copy_digests`), never by the sha256 of the file as written, which would let guesses
+    of the secret be tested offline; one whose copy cannot be made by the sha256 of its
+    marker under the state's key. The shipped model (public text) keeps its bytes' digest."""
+    from auditor.policy.redacted import flagged_secrets, redacted_source, secrets_hidden
+
+    own = [(f, text) for f, text in files if text]
+    if not own:
+        return tuple(files)
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(t, f.path) for f, t in own]))
+    out: list[tuple[InputFile, str]] = []
+    for file, text in files:
+        if text:
+            try:
+                copy = redacted_source(text, file.path, redact)
+            except PolicyError:
+                copy = redactor.marker(text)
+            if copy != text:
+                file = replace(file, sha256=hashlib.sha256(copy.encode("utf-8")).hexdigest())
+        out.append((file, text))
+    return tuple(out)
 
 
 def check_rules(policy: PolicySet, *, usage: bool, readiness: bool = True) -> None:
@@ -281,6 +337,7 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
         loaded,
         policy=with_literals_hidden(policy, literals, redactor.literals_hidden),
         waivers=tuple(_redacted_waiver(w, redactor.redact_text) for w in loaded.waivers),
+        files=cited_files(loaded.files, redactor),
     )
 
 
@@ -468,6 +525,8 @@ def _run_audit(
             left_window=tuple(aside.left_window),
             not_reevaluated=tuple(aside.not_evaluated),
             first_seen=first_seen,
+            input_files=tuple(f for f, _ in loaded.files),
+            source=options.source,
         )
         publisher = publish if isinstance(publish, Publisher) else Publisher(publish)
         written = publisher.written(data)

@@ -218,6 +218,13 @@ class _NewRows:
         self._lowest: int | None = None  # the oldest revision the listing has sent so far
         self._page = 0  # the page `_items` and `_repeats` count
         self._items = self._repeats = 0
+        #: the stored revisions read again and compared with the stored ones (oldest, newest)
+        self.rechecked: tuple[int, int] | None = None
+
+    def rechecked_one(self, number: int) -> None:
+        """Count revision `number`, stored before this sync, as read again and compared."""
+        low, high = self.rechecked or (number, number)
+        self.rechecked = (min(low, number), max(high, number))
 
     def check_order(self, number: int, where: str, page: Page) -> str | None:
         """Refuse a history that is not newest first (the sync stops at the first stored
@@ -311,7 +318,10 @@ def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Inge
     if run.new_rows.take(rev, run.sync_id, body, parts):
         return _NEW, name
     run.new_rows.write()  # the store is read below: every row kept must be in it
-    return run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body), name
+    outcome = run.store.ingest_revision(rev, run.sync_id, run.now, settings_json=body)
+    if outcome.known_before:  # a stored revision compared with the service's (integrity)
+        run.new_rows.rechecked_one(rev.revision)
+    return outcome, name
 
 
 def _ingest_report(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
@@ -569,6 +579,7 @@ def sync(
             # into a newer one already written; those rows are redacted again before commit.
             store.scrub_stored()
             store.remember_secrets()
+            store.set_history_recheck(rows.rechecked)  # what the integrity check covered
             store.finish_sync(
                 sync_id,
                 (clock or _utc_now)(),

@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "677b8647b00f2e49bff266e80188cfacdad732b4cf60dbf5c529dd2bcfd7933c"
+KEY = "e086acd192e435d515a61bab10d15731c33f5db573c85d912490f95a0338eeea"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -47,6 +47,9 @@ def root(context, missing=missing, environment=environment):
     l_0_chart_cap = resolve('chart_cap')
     l_0_not_judged = resolve('not_judged')
     l_0_rows = resolve('rows')
+    l_0_lapsed = resolve('lapsed')
+    l_0_waivers_as_of = resolve('waivers_as_of')
+    l_0_on = resolve('on')
     l_0_revisions_shown = resolve('revisions_shown')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
@@ -139,10 +142,12 @@ def root(context, missing=missing, environment=environment):
         return concat(t_12)
     context.exported_vars.add('cell')
     context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_items):
+    def macro(l_1_items, l_1_lapsed):
         t_13 = []
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
+        if l_1_lapsed is missing:
+            l_1_lapsed = undefined("parameter 'lapsed' was not provided", name='lapsed')
         pass
         for l_2_w in l_1_items:
             _loop_vars = {}
@@ -156,6 +161,13 @@ def root(context, missing=missing, environment=environment):
                 escape(environment.finalize(environment.getattr(l_2_w, 'owner'))),
                 '</td><td>',
                 escape(environment.finalize(t_3(environment.getattr(l_2_w, 'expires')))),
+            ))
+            if (l_2_w in l_1_lapsed):
+                pass
+                t_13.append(
+                    ' <strong>(expired before this report)</strong>',
+                )
+            t_13.extend((
                 '</td><td>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'ticket'))),
                 '</td><td class="wrap">',
@@ -165,13 +177,15 @@ def root(context, missing=missing, environment=environment):
         l_2_w = missing
         return concat(t_13)
     context.exported_vars.add('waiverrows')
-    context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_title, l_1_items):
+    context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_title, l_1_items, l_1_lapsed):
         t_14 = []
         if l_1_title is missing:
             l_1_title = undefined("parameter 'title' was not provided", name='title')
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
+        if l_1_lapsed is missing:
+            l_1_lapsed = ()
         pass
         t_14.extend((
             '<h3>',
@@ -184,7 +198,7 @@ def root(context, missing=missing, environment=environment):
             pass
             t_14.extend((
                 '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
-                escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items))),
+                escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items, l_1_lapsed))),
                 '\n</tbody>\n</table>\n',
             ))
         else:
@@ -194,7 +208,7 @@ def root(context, missing=missing, environment=environment):
             )
         return concat(t_14)
     context.exported_vars.add('waivertable')
-    context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items'), False, False, False, context.eval_ctx.autoescape)
+    context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
     yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
     yield escape(environment.finalize((undefined(name='csp') if l_0_csp is missing else l_0_csp)))
     yield '">\n<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Compliance report '
@@ -920,7 +934,7 @@ def root(context, missing=missing, environment=environment):
     if (not t_11(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         template = environment.get_template('usage.html.j2', 'report.html.j2')
-        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
+        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'lapsed': l_0_lapsed, 'on': l_0_on, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
         try:
             for event in gen:
                 yield event
@@ -943,13 +957,31 @@ def root(context, missing=missing, environment=environment):
     yield '\n<h2 id="waivers">Waivers</h2>\n'
     if (((environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force') or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale')):
         pass
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'In force', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force'))))
+        l_0_lapsed = environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired_since_as_of')
+        context.vars['lapsed'] = l_0_lapsed
+        context.exported_vars.add('lapsed')
+        if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of):
+            pass
+            yield '<p class="waiver-note"><strong>'
+            yield escape(environment.finalize((undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of)))
+            yield '.</strong></p>\n'
+            l_0_on = markup_join((' on ', t_3(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), ))
+            context.vars['on'] = l_0_on
+            context.exported_vars.add('on')
+            yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('In force', (undefined(name='on') if l_0_on is missing else l_0_on), ', expired before this report', )), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
+            yield '\n'
+        else:
+            pass
+            l_0_on = ''
+            context.vars['on'] = l_0_on
+            context.exported_vars.add('on')
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('In force', (undefined(name='on') if l_0_on is missing else l_0_on), )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expiring within 14 days', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('Expiring within 14 days', (markup_join((' of ', t_3(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), )) if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of) else ''), )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expired (no longer waiving)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('Expired', (markup_join((' by ', t_3(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), )) if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of) else ''), ' (no longer waiving)', )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired'))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Stale (match nothing)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Stale (match nothing)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
     else:
         pass
@@ -1086,4 +1118,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=122&3=142&4=147&5=152&8=169&9=178&10=183&14=187&24=199&27=201&28=203&29=205&34=207&35=214&38=223&39=230&40=232&41=234&42=236&43=238&44=252&48=260&49=263&51=293&53=295&57=303&58=306&60=308&70=317&72=321&73=323&75=326&79=344&81=349&84=363&87=367&94=369&96=373&97=380&98=382&100=390&101=408&102=410&104=415&106=421&107=441&114=459&119=471&123=474&124=476&125=478&126=480&136=488&138=499&139=502&140=510&141=512&142=515&143=523&146=526&147=531&150=537&151=545&153=553&156=556&160=573&161=577&163=592&166=598&168=601&170=615&172=618&174=632&176=635&181=650&185=653&186=658&196=689&197=694&198=697&199=699&200=707&204=719&212=731&213=734&214=742&216=761&218=773&219=775&221=777&223=785&227=787&229=800&239=812&240=816&241=823&242=826&243=828&244=835&245=846&246=852&247=868&251=874&255=877&256=882&257=886&261=897&263=912&268=920&271=930&272=935&276=938&283=944&284=946&285=948&286=950&287=952&291=957&295=969&296=973&297=980&298=983&299=985&300=1005&301=1016&305=1027&315=1031&319=1043&320=1045&324=1048&330=1063&331=1065&335=1068&342=1081'
+debug_info = '2=125&3=145&4=152&5=157&8=181&9=192&10=197&14=201&24=213&27=215&28=217&29=219&34=221&35=228&38=237&39=244&40=246&41=248&42=250&43=252&44=266&48=274&49=277&51=307&53=309&57=317&58=320&60=322&70=331&72=335&73=337&75=340&79=358&81=363&84=377&87=381&94=383&96=387&97=394&98=396&100=404&101=422&102=424&104=429&106=435&107=455&114=473&119=485&123=488&124=490&125=492&126=494&136=502&138=513&139=516&140=524&141=526&142=529&143=537&146=540&147=545&150=551&151=559&153=567&156=570&160=587&161=591&163=606&166=612&168=615&170=629&172=632&174=646&176=649&181=664&185=667&186=672&196=703&197=708&198=711&199=713&200=721&204=733&212=745&213=748&214=756&216=775&218=787&219=789&221=791&223=799&227=801&229=814&239=826&240=830&241=837&242=840&243=842&244=849&245=860&246=866&247=882&251=888&255=891&256=896&257=900&261=911&263=926&268=934&271=944&272=949&276=952&283=958&284=960&285=963&286=968&287=971&288=975&289=978&290=980&291=982&292=984&296=989&300=1001&301=1005&302=1012&303=1015&304=1017&305=1037&306=1048&310=1059&320=1063&324=1075&325=1077&329=1080&335=1095&336=1097&340=1100&347=1113'

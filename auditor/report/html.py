@@ -543,7 +543,18 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "rule_anchor": rule_anchor,
         "pass_anchor": anchors("pass", rule_ids),
         "control_anchor": control_anchor,
-        "rows": RowWriter(rule_anchor, control_anchor, caps.rows_per_rule, caps.rest),
+        "rows": RowWriter(
+            rule_anchor,
+            control_anchor,
+            caps.rows_per_rule,
+            caps.rest,
+            waiver_notes=display.WaiverNotes(data.waivers),
+        ),
+        "waivers_as_of": display.waivers_as_of_text(
+            data.waivers.as_of, len(data.waivers.expired_since_as_of)
+        )
+        if data.waivers.as_of
+        else "",
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),

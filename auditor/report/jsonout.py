@@ -227,6 +227,16 @@ def _waivers(w: WaiverSummary) -> dict[str, Any]:
         "expired": [waiver_json(x) for x in w.expired],
         "stale": [waiver_json(x) for x in w.stale],
         "warnings": list(w.warnings),
+        # optional, an `--at` run's: the waivers were judged as of then, and those of them in
+        # force then (or stale) that expired before the report time, which still waive
+        **(
+            {
+                "judged_as_of": _iso(w.as_of),
+                "expired_since_as_of": [waiver_json(x) for x in w.expired_since_as_of],
+            }
+            if w.as_of
+            else {}
+        ),
     }
 
 

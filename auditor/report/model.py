@@ -50,6 +50,11 @@ class WaiverSummary:
     expired: tuple[Waiver, ...] = ()
     stale: tuple[Waiver, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: an `--at` run's time: the waivers were judged as of then (None: as of the report time)
+    as_of: datetime | None = None
+    #: of the waivers in force (or stale) as of `as_of`, those that expired before the report
+    #: time, by expiry: they still waive this run's findings, which every report says
+    expired_since_as_of: tuple[Waiver, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -451,6 +451,7 @@ def _run_audit(
             failing_by_revision=failing_by_revision,
             inputs=digest,
             in_order=True,  # `findings_from_pending` sorted them; marking kept the order
+            waivers_as_of=options.at,  # `apply_waivers` judged them as of `--at` (`now`)
         )
         del marked  # the report data holds them now
         data = replace(

@@ -59,9 +59,9 @@ def work(emu: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _run(work: Path, out: str, *extra: str) -> Path:
+def _run(work: Path, out: str, *extra: str, waivers: str = "waivers.yaml") -> Path:
     env = {"AUDITOR_STATE": str(work / "state.db")}
-    argv = ["run", "--offline", "--no-usage", "--soft-fail", "-q", "--waivers", "waivers.yaml"]
+    argv = ["run", "--offline", "--no-usage", "--soft-fail", "-q", "--waivers", waivers]
     code, _, err = run_cli([*argv, "--out", out, "-o", FORMATS, *extra], env, work)
     assert code == 0, err
     return work / out
@@ -173,3 +173,60 @@ def test_verify_lists_a_bundles_readiness_model_problems_one_a_line(
     assert re.fullmatch(r"auditor: verify:   … and \d+ more line\(s\)", more), more
     assert all(len(x) < 400 for x in lines)
     shutil.rmtree(bundle)
+
+
+def _per_revision(doc: dict[str, Any], status: str) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for f in doc["findings"]:
+        s = f["subject"]
+        if s["kind"] == "settings" and f["status"] == status:
+            counts[s["revision"]] = counts.get(s["revision"], 0) + 1
+    return counts
+
+
+def test_compliance_over_time_counts_a_waived_result_as_waived_not_failing(work: Path) -> None:
+    """LOW 7: the chart and findings.json's `failing_by_revision` counted waived results as
+    failing, unlabelled, while every other count puts them under waived."""
+    plain = _run(work, "allrev-plain", "--all-revisions")
+    doc = json.loads((plain / "findings.json").read_text(encoding="utf-8"))
+    # a rule failing at some older revision only, to waive that revision alone (`settings@N`)
+    by_rule: dict[str, set[int]] = {}
+    for f in doc["findings"]:
+        if f["subject"]["kind"] == "settings" and f["raw_status"] == "fail":
+            by_rule.setdefault(f["rule_id"], set()).add(f["subject"]["revision"])
+    rule, revisions = min(
+        ((r, revs) for r, revs in by_rule.items() if r not in ("BASE-CMD-001", "BASE-CMD-002")),
+        key=lambda item: (len(item[1]), item[0]),
+    )
+    one = min(revisions)
+    waivers = WAIVERS + (
+        f"  - rule: {rule}\n    subject: settings@{one}\n    reason: One revision\n"
+        "    owner: sec@acme.example\n    expires: 2026-12-31\n"
+    )
+    (work / "waivers-all.yaml").write_text(waivers, encoding="utf-8")
+    out = _run(work, "allrev", "--all-revisions", waivers="waivers-all.yaml")
+    doc = json.loads((out / "findings.json").read_text(encoding="utf-8"))
+    fails, waived = _per_revision(doc, "fail"), _per_revision(doc, "waived")
+    assert waived.get(one, 0) >= 2  # BASE-CMD-002 (every revision) and the settings@N one
+    raw = dict(map(tuple, doc["failing_by_revision"]))
+    shown = dict(map(tuple, doc["failing_not_waived_by_revision"]))
+    assert list(raw) == list(shown)
+    for revision, n in raw.items():  # each revision ties to the findings table
+        assert shown[revision] == fails.get(revision, 0), revision
+        assert n == fails.get(revision, 0) + waived.get(revision, 0), revision
+    page = _text((out / "report.html").read_text(encoding="utf-8"))
+    latest = max(raw)
+    assert (
+        f"Failing settings rules (not waived) per settings revision (revisions 1\u2013{latest}); "
+        f"now {shown[latest]}"
+    ) in page
+    assert f"{waived[latest]} more fail" in page and "waived, not counted here" in page
+    # a plain run: the chart's "now" is the findings table's fail count of the settings
+    out = _run(work, "plain-chart")
+    doc = json.loads((out / "findings.json").read_text(encoding="utf-8"))
+    settings_fail = sum(
+        1 for f in doc["findings"] if f["subject"]["kind"] == "settings" and f["status"] == "fail"
+    )
+    assert doc["failing_not_waived_by_revision"][-1][1] == settings_fail
+    page = _text((out / "report.html").read_text(encoding="utf-8"))
+    assert f"now {settings_fail}, peak" in page

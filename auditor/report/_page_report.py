@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "e086acd192e435d515a61bab10d15731c33f5db573c85d912490f95a0338eeea"
+KEY = "2c4818829f7f027255392a9cef2e9f21861c5a543c43fccb9d4b96a408c55ed2"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -43,6 +43,7 @@ def root(context, missing=missing, environment=environment):
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_chart_waived = resolve('chart_waived')
     l_0_chart_rows = resolve('chart_rows')
     l_0_chart_cap = resolve('chart_cap')
     l_0_not_judged = resolve('not_judged')
@@ -748,7 +749,7 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'width')))
         yield ' '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'height')))
-        yield '" role="img" aria-label="Failing rules per settings revision, '
+        yield '" role="img" aria-label="Failing settings rules not waived per settings revision, '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
         yield ' to '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
@@ -787,7 +788,7 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'area')))
         yield '"/>\n<polyline class="line" points="'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'line')))
-        yield '"/>\n</svg>\n<p class="muted">Failing rules per settings revision (revisions '
+        yield '"/>\n</svg>\n<p class="muted">Failing settings rules (not waived) per settings revision (revisions '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
         yield '–'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
@@ -795,9 +796,27 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'latest')))
         yield ', peak '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
-        yield '.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing rules per settings revision ('
+        if (undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived):
+            pass
+            yield '; '
+            yield escape(environment.finalize((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived)))
+            yield ' more fail'
+            if ((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived) == 1):
+                pass
+                yield 's'
+            yield ' at revision '
+            yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
+            yield ' but '
+            if ((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived) == 1):
+                pass
+                yield 'is'
+            else:
+                pass
+                yield 'are'
+            yield ' waived, not counted here (as in the findings table)'
+        yield '. A waived result is counted under waived, as everywhere in this report.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing settings rules (not waived) per settings revision ('
         yield escape(environment.finalize(t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
-        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules</th></tr></thead>\n<tbody>\n'
+        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules (not waived)</th></tr></thead>\n<tbody>\n'
         for l_1_s in (undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows):
             _loop_vars = {}
             pass
@@ -817,7 +836,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize((t_5(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_5((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
             yield ' more row(s) not shown (the oldest; the newest '
             yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
-            yield " are listed); findings.json lists every revision's count (<code>failing_by_revision</code>)</td></tr>"
+            yield " are listed); findings.json lists every revision's count (<code>failing_not_waived_by_revision</code>)</td></tr>"
         yield '</tbody>\n</table>\n</details>\n'
     else:
         pass
@@ -1118,4 +1137,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=125&3=145&4=152&5=157&8=181&9=192&10=197&14=201&24=213&27=215&28=217&29=219&34=221&35=228&38=237&39=244&40=246&41=248&42=250&43=252&44=266&48=274&49=277&51=307&53=309&57=317&58=320&60=322&70=331&72=335&73=337&75=340&79=358&81=363&84=377&87=381&94=383&96=387&97=394&98=396&100=404&101=422&102=424&104=429&106=435&107=455&114=473&119=485&123=488&124=490&125=492&126=494&136=502&138=513&139=516&140=524&141=526&142=529&143=537&146=540&147=545&150=551&151=559&153=567&156=570&160=587&161=591&163=606&166=612&168=615&170=629&172=632&174=646&176=649&181=664&185=667&186=672&196=703&197=708&198=711&199=713&200=721&204=733&212=745&213=748&214=756&216=775&218=787&219=789&221=791&223=799&227=801&229=814&239=826&240=830&241=837&242=840&243=842&244=849&245=860&246=866&247=882&251=888&255=891&256=896&257=900&261=911&263=926&268=934&271=944&272=949&276=952&283=958&284=960&285=963&286=968&287=971&288=975&289=978&290=980&291=982&292=984&296=989&300=1001&301=1005&302=1012&303=1015&304=1017&305=1037&306=1048&310=1059&320=1063&324=1075&325=1077&329=1080&335=1095&336=1097&340=1100&347=1113'
+debug_info = '2=126&3=146&4=153&5=158&8=182&9=193&10=198&14=202&24=214&27=216&28=218&29=220&34=222&35=229&38=238&39=245&40=247&41=249&42=251&43=253&44=267&48=275&49=278&51=308&53=310&57=318&58=321&60=323&70=332&72=336&73=338&75=341&79=359&81=364&84=378&87=382&94=384&96=388&97=395&98=397&100=405&101=423&102=425&104=430&106=436&107=456&114=474&119=486&123=489&124=491&125=493&126=495&136=503&138=514&139=517&140=525&141=527&142=530&143=538&146=541&147=546&150=552&151=560&153=568&156=571&160=588&161=592&163=607&166=613&168=616&170=630&172=633&174=647&176=650&181=665&185=668&186=673&196=704&197=709&198=712&199=714&200=722&204=734&212=746&213=749&214=757&216=776&218=788&219=790&221=792&223=818&227=820&229=833&239=845&240=849&241=856&242=859&243=861&244=868&245=879&246=885&247=901&251=907&255=910&256=915&257=919&261=930&263=945&268=953&271=963&272=968&276=971&283=977&284=979&285=982&286=987&287=990&288=994&289=997&290=999&291=1001&292=1003&296=1008&300=1020&301=1024&302=1031&303=1034&304=1036&305=1056&306=1067&310=1078&320=1082&324=1094&325=1096&329=1099&335=1114&336=1116&340=1119&347=1132'

@@ -56,6 +56,7 @@ def build_report_data(
     waivers: WaiverReport | None = None,
     readiness: ReadinessInputs | None = None,
     failing_by_revision: tuple[tuple[int, int], ...] = (),
+    waived_by_revision: tuple[tuple[int, int], ...] = (),
     inputs: InputDigest | None = None,
     review: ReviewInfo | None = None,
     in_order: bool = False,
@@ -80,6 +81,7 @@ def build_report_data(
         ordered=ordered,
         resolved=tuple(resolved),
         failing_by_revision=failing_by_revision,
+        waived_by_revision=waived_by_revision,
         readiness_rows=readiness_rows(readiness) if readiness else (),
         org_level=org_level(readiness) if readiness else None,
         waivers=waiver_summary(waivers, waivers_as_of, header.generated_at)

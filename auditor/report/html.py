@@ -41,6 +41,7 @@ from auditor.report.model import (
     ControlRow,
     ReportData,
     control_rows,
+    failing_not_waived,
     introduced_counts,
     new_count,
     new_waived_count,
@@ -525,7 +526,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     rule_ids = {f.rule_id for f in data.findings}
     rule_anchor = anchors("rule", rule_ids)
     control_anchor = anchors("control", [c.control for c in controls])
-    chart = failing_chart(data.failing_by_revision)
+    chart = failing_chart(failing_not_waived(data))
     return {
         "d": data,
         "css": css,
@@ -569,6 +570,8 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "chart": chart,
         "chart_rows": chart.spans[-caps.chart_rows :] if chart and caps.chart_rows else (),
         "chart_cap": caps.chart_rows,
+        # the failing settings rules a waiver covers at the newest revision charted
+        "chart_waived": data.waived_by_revision[-1][1] if data.waived_by_revision else 0,
         "introduced_counts": introduced_counts(data),
         "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
         if introduced

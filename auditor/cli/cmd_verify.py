@@ -20,6 +20,10 @@ from auditor.workflows.verify import verify_bundle
 if TYPE_CHECKING:
     from auditor.cli import Context
 
+#: The most lines of one problem's list `verify` prints (a model with 40 mistakes: the first
+#: 20, then how many more; `auditor run --readiness-model FILE` lists them all).
+DETAIL_LINES = 20
+
 
 def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     """Handler: verify, print every problem, exit 0 or 2."""
@@ -33,8 +37,14 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     for note in result.notes:
         print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)
     if not result.ok:
-        for problem in result.problems:  # a re-run's problem may name a file of the bundle
+        for index, problem in enumerate(result.problems):  # may name a file of the bundle
             print(f"auditor: verify: {_shown(problem, tokens, bundle)}", file=ctx.stderr)
+            lines = result.details.get(index, [])
+            for line in lines[:DETAIL_LINES]:  # one mistake a line, as `run` lists them
+                print(f"auditor: verify:   {_shown(line, tokens, bundle)}", file=ctx.stderr)
+            if len(lines) > DETAIL_LINES:
+                more = len(lines) - DETAIL_LINES
+                print(f"auditor: verify:   … and {more} more line(s)", file=ctx.stderr)
         print(
             f"auditor: exit 2: the bundle {shown} does not verify: "
             f"{len(result.problems)} problem(s)",

@@ -50,6 +50,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     results: list[RuleResult] = []
     missing: list[str] = []
     failing: tuple[tuple[int, int], ...] = ()
+    failing_spans: tuple[tuple[str, tuple[tuple[int, int | None], ...]], ...] = ()
     memo = inputs.memoise
     state = _State(policy, inputs)
     walk: SettingsWalk | None = None
@@ -101,6 +102,11 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         # `settings`). `walked.current` still feeds the state kept below.
         results += walked.per_revision if inputs.all_revisions else walked.current
         failing = walked.failing
+        failing_spans = tuple(
+            (rule.id, tuple((s.start.revision, s.end) for s in spans))
+            for rule, spans in zip(by_target["settings"], walked.spans, strict=True)
+            if spans
+        )
         state.keep_settings(by_target["settings"], walked, inputs.settings.revision)
         state.keep_verdicts(walk.memos)
     steps_seen = 0
@@ -133,7 +139,14 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     results.sort(key=lambda r: subjects.get(id(r.subject)) or _order_of(subjects, r.subject))
     order = {rule.id: i for i, rule in enumerate(policy.rules)}
     results.sort(key=lambda r: order[r.rule.id])
-    return Evaluation(tuple(results), tuple(missing), failing, state.new, state.revision)
+    return Evaluation(
+        tuple(results),
+        tuple(missing),
+        failing,
+        state=state.new,
+        state_revision=state.revision,
+        failing_spans=failing_spans,
+    )
 
 
 def _one(settings: Revision | None) -> tuple[Revision, ...]:

@@ -122,6 +122,10 @@ class Evaluation:
     results: tuple[RuleResult, ...]
     not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
     failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
+    #: each settings rule's failing stretches, by rule id: (first revision failing, first
+    #: revision no longer failing or None), for telling how many of `failing_by_revision`'s
+    #: a waiver covers (`auditor.findings.waivers.waived_counts`)
+    failing_spans: tuple[tuple[str, tuple[tuple[int, int | None], ...]], ...] = ()
     # With `remember`: each stored rule's state at `state_revision`, by rule key (dumped as
     # it is stored; `dict(state.items())` for the bytes).
     state: States = field(default_factory=dict)

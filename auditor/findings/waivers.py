@@ -18,10 +18,12 @@ File format::
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from fnmatch import fnmatchcase
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -520,3 +522,44 @@ def _subjects_hint(waiver: Waiver, settings_revision: int | None) -> str:
             "every stored revision is judged only with --all-revisions)"
         )
     return ""
+
+
+def waived_counts(
+    failing: Sequence[tuple[int, int]],
+    spans: Iterable[tuple[str, Sequence[tuple[int, int | None]]]],
+    waivers: Sequence[Waiver],
+    now: datetime,
+) -> tuple[tuple[int, int], ...]:
+    """(revision, how many of the rules failing there a waiver in force at `now` covers) for
+    each revision of `failing`: the waiver matches that revision's result as it matches a
+    `settings@N` result of `--all-revisions` (`settings` covers every revision, `settings@N`
+    revision N). `spans`: each settings rule's failing stretches, (first revision failing,
+    first revision no longer failing or None). Empty when no waiver covers any."""
+    in_force = [w for w in waivers if now <= w.expires]
+    numbers = [r for r, _ in failing]
+    delta = [0] * (len(numbers) + 1)
+    covered = False
+    for rule, stretches in spans:
+        mine = [w for w in in_force if w.match_rule == rule]
+        every = any(w.match_subject == "settings" for w in mine)
+        ones = {
+            int(w.match_subject.removeprefix("settings@"))
+            for w in mine
+            if re.fullmatch(rf"settings@{_REV}", w.match_subject)
+        }
+        for start, end in stretches if every or ones else ():
+            if every:
+                delta[bisect_left(numbers, start)] += 1
+                delta[len(numbers) if end is None else bisect_left(numbers, end)] -= 1
+                covered = True
+                continue
+            for n in ones:
+                at = bisect_left(numbers, n)
+                inside = start <= n and (end is None or n < end)
+                if inside and at < len(numbers) and numbers[at] == n:
+                    delta[at] += 1
+                    delta[at + 1] -= 1
+                    covered = True
+    if not covered:
+        return ()
+    return tuple(zip(numbers, accumulate(delta[:-1]), strict=True))

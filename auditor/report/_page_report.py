@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "17c5831e89bb84e7f49c02b669cb46ba2640a1c0f133ca2a33f645303258244a"
+KEY = "582d863ae290f6f0b3f7eaed7c5b93c99e9280dfc9c62571ea98e1a608bdc294"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -45,10 +45,14 @@ def root(context, missing=missing, environment=environment):
     l_0_more_changes = resolve('more_changes')
     l_0_introduced = resolve('introduced')
     l_0_chart = resolve('chart')
+    l_0_chart_waived = resolve('chart_waived')
     l_0_chart_rows = resolve('chart_rows')
     l_0_chart_cap = resolve('chart_cap')
     l_0_not_judged = resolve('not_judged')
     l_0_rows = resolve('rows')
+    l_0_lapsed = resolve('lapsed')
+    l_0_waivers_as_of = resolve('waivers_as_of')
+    l_0_on = resolve('on')
     l_0_revisions_shown = resolve('revisions_shown')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
@@ -147,10 +151,12 @@ def root(context, missing=missing, environment=environment):
         return concat(t_13)
     context.exported_vars.add('cell')
     context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_items):
+    def macro(l_1_items, l_1_lapsed):
         t_14 = []
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
+        if l_1_lapsed is missing:
+            l_1_lapsed = undefined("parameter 'lapsed' was not provided", name='lapsed')
         pass
         for l_2_w in l_1_items:
             _loop_vars = {}
@@ -164,6 +170,13 @@ def root(context, missing=missing, environment=environment):
                 escape(environment.finalize(environment.getattr(l_2_w, 'owner'))),
                 '</td><td>',
                 escape(environment.finalize(t_4(environment.getattr(l_2_w, 'expires')))),
+            ))
+            if (l_2_w in l_1_lapsed):
+                pass
+                t_14.append(
+                    ' <strong>(expired before this report)</strong>',
+                )
+            t_14.extend((
                 '</td><td>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'ticket'))),
                 '</td><td class="wrap">',
@@ -173,13 +186,15 @@ def root(context, missing=missing, environment=environment):
         l_2_w = missing
         return concat(t_14)
     context.exported_vars.add('waiverrows')
-    context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_title, l_1_items):
+    context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_title, l_1_items, l_1_lapsed):
         t_15 = []
         if l_1_title is missing:
             l_1_title = undefined("parameter 'title' was not provided", name='title')
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
+        if l_1_lapsed is missing:
+            l_1_lapsed = ()
         pass
         t_15.extend((
             '<h3>',
@@ -192,7 +207,7 @@ def root(context, missing=missing, environment=environment):
             pass
             t_15.extend((
                 '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
-                escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items))),
+                escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items, l_1_lapsed))),
                 '\n</tbody>\n</table>\n',
             ))
         else:
@@ -202,7 +217,7 @@ def root(context, missing=missing, environment=environment):
             )
         return concat(t_15)
     context.exported_vars.add('waivertable')
-    context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items'), False, False, False, context.eval_ctx.autoescape)
+    context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
     yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
     yield escape(environment.finalize((undefined(name='csp') if l_0_csp is missing else l_0_csp)))
     yield '">\n<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Compliance report '
@@ -765,7 +780,7 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'width')))
         yield ' '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'height')))
-        yield '" role="img" aria-label="Failing rules per settings revision, '
+        yield '" role="img" aria-label="Failing settings rules not waived per settings revision, '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
         yield ' to '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
@@ -804,7 +819,7 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'area')))
         yield '"/>\n<polyline class="line" points="'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'line')))
-        yield '"/>\n</svg>\n<p class="muted">Failing rules per settings revision (revisions '
+        yield '"/>\n</svg>\n<p class="muted">Failing settings rules (not waived) per settings revision (revisions '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
         yield '–'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
@@ -812,9 +827,27 @@ def root(context, missing=missing, environment=environment):
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'latest')))
         yield ', peak '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'peak')))
-        yield '.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing rules per settings revision ('
+        if (undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived):
+            pass
+            yield '; '
+            yield escape(environment.finalize((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived)))
+            yield ' more fail'
+            if ((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived) == 1):
+                pass
+                yield 's'
+            yield ' at revision '
+            yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
+            yield ' but '
+            if ((undefined(name='chart_waived') if l_0_chart_waived is missing else l_0_chart_waived) == 1):
+                pass
+                yield 'is'
+            else:
+                pass
+                yield 'are'
+            yield ' waived, not counted here (as in the findings table)'
+        yield '. A waived result is counted under waived, as everywhere in this report.</p>\n<details class="chart-data">\n<summary>The chart\'s figures: failing settings rules (not waived) per settings revision ('
         yield escape(environment.finalize(t_6(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans'))))
-        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules</th></tr></thead>\n<tbody>\n'
+        yield ' row(s))</summary>\n<table>\n<thead><tr><th>Settings revisions</th><th class="num">Failing rules (not waived)</th></tr></thead>\n<tbody>\n'
         for l_1_s in (undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows):
             _loop_vars = {}
             pass
@@ -834,7 +867,7 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize((t_6(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'spans')) - t_6((undefined(name='chart_rows') if l_0_chart_rows is missing else l_0_chart_rows)))))
             yield ' more row(s) not shown (the oldest; the newest '
             yield escape(environment.finalize((undefined(name='chart_cap') if l_0_chart_cap is missing else l_0_chart_cap)))
-            yield " are listed); findings.json lists every revision's count (<code>failing_by_revision</code>)</td></tr>"
+            yield " are listed); findings.json lists every revision's count (<code>failing_not_waived_by_revision</code>)</td></tr>"
         yield '</tbody>\n</table>\n</details>\n'
     else:
         pass
@@ -951,7 +984,7 @@ def root(context, missing=missing, environment=environment):
     if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         template = environment.get_template('usage.html.j2', 'report.html.j2')
-        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
+        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'lapsed': l_0_lapsed, 'on': l_0_on, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
         try:
             for event in gen:
                 yield event
@@ -974,13 +1007,31 @@ def root(context, missing=missing, environment=environment):
     yield '\n<h2 id="waivers">Waivers</h2>\n'
     if (((environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force') or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired')) or environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale')):
         pass
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'In force', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force'))))
+        l_0_lapsed = environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired_since_as_of')
+        context.vars['lapsed'] = l_0_lapsed
+        context.exported_vars.add('lapsed')
+        if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of):
+            pass
+            yield '<p class="waiver-note"><strong>'
+            yield escape(environment.finalize((undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of)))
+            yield '.</strong></p>\n'
+            l_0_on = markup_join((' on ', t_4(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), ))
+            context.vars['on'] = l_0_on
+            context.exported_vars.add('on')
+            yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('In force', (undefined(name='on') if l_0_on is missing else l_0_on), ', expired before this report', )), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
+            yield '\n'
+        else:
+            pass
+            l_0_on = ''
+            context.vars['on'] = l_0_on
+            context.exported_vars.add('on')
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('In force', (undefined(name='on') if l_0_on is missing else l_0_on), )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'in_force'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expiring within 14 days', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('Expiring within 14 days', (markup_join((' of ', t_4(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), )) if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of) else ''), )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expiring_soon'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Expired (no longer waiving)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), markup_join(('Expired', (markup_join((' by ', t_4(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'as_of')), )) if (undefined(name='waivers_as_of') if l_0_waivers_as_of is missing else l_0_waivers_as_of) else ''), ' (no longer waiving)', )), environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'expired'))))
         yield '\n'
-        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Stale (match nothing)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale'))))
+        yield escape(environment.finalize(context.call((undefined(name='waivertable') if l_0_waivertable is missing else l_0_waivertable), 'Stale (match nothing)', environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'waivers'), 'stale'), (undefined(name='lapsed') if l_0_lapsed is missing else l_0_lapsed))))
         yield '\n'
     else:
         pass
@@ -1133,4 +1184,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=130&3=150&4=155&5=160&8=177&9=186&10=191&14=195&24=207&27=209&28=211&29=213&34=215&35=222&38=231&39=238&40=240&41=242&42=244&43=246&44=260&48=268&49=271&51=301&53=303&57=311&58=314&60=316&70=325&72=329&73=331&75=334&79=352&81=357&84=371&87=375&94=377&96=381&97=388&98=390&99=395&101=397&103=405&104=423&105=425&107=430&109=436&110=456&117=474&121=486&125=489&131=502&135=505&136=507&137=509&138=511&148=519&150=530&151=533&152=541&153=543&154=546&155=554&158=557&159=562&162=568&163=576&165=584&168=587&172=604&173=608&175=623&178=629&180=632&182=646&184=649&186=663&188=666&193=681&197=684&198=689&208=720&209=725&210=728&211=730&212=738&216=750&224=762&225=765&226=773&228=792&230=804&231=806&233=808&235=816&239=818&241=831&251=843&252=847&253=854&254=857&255=859&256=866&257=877&258=883&259=899&263=905&267=908&268=913&269=917&273=928&275=943&280=951&283=961&284=966&288=969&295=975&296=977&297=979&298=981&299=983&303=988&307=1000&308=1004&309=1011&310=1014&311=1016&312=1036&313=1047&317=1058&327=1062&331=1074&335=1077&340=1090&341=1092&345=1095&351=1110&352=1112&356=1115&363=1128'
+debug_info = '2=134&3=154&4=161&5=166&8=190&9=201&10=206&14=210&24=222&27=224&28=226&29=228&34=230&35=237&38=246&39=253&40=255&41=257&42=259&43=261&44=275&48=283&49=286&51=316&53=318&57=326&58=329&60=331&70=340&72=344&73=346&75=349&79=367&81=372&84=386&87=390&94=392&96=396&97=403&98=405&99=410&101=412&103=420&104=438&105=440&107=445&109=451&110=471&117=489&121=501&125=504&131=517&135=520&136=522&137=524&138=526&148=534&150=545&151=548&152=556&153=558&154=561&155=569&158=572&159=577&162=583&163=591&165=599&168=602&172=619&173=623&175=638&178=644&180=647&182=661&184=664&186=678&188=681&193=696&197=699&198=704&208=735&209=740&210=743&211=745&212=753&216=765&224=777&225=780&226=788&228=807&230=819&231=821&233=823&235=849&239=851&241=864&251=876&252=880&253=887&254=890&255=892&256=899&257=910&258=916&259=932&263=938&267=941&268=946&269=950&273=961&275=976&280=984&283=994&284=999&288=1002&295=1008&296=1010&297=1013&298=1018&299=1021&300=1025&301=1028&302=1030&303=1032&304=1034&308=1039&312=1051&313=1055&314=1062&315=1065&316=1067&317=1087&318=1098&322=1109&332=1113&336=1125&340=1128&345=1141&346=1143&350=1146&356=1161&357=1163&361=1166&368=1179'

@@ -56,14 +56,17 @@ def build_report_data(
     waivers: WaiverReport | None = None,
     readiness: ReadinessInputs | None = None,
     failing_by_revision: tuple[tuple[int, int], ...] = (),
+    waived_by_revision: tuple[tuple[int, int], ...] = (),
     inputs: InputDigest | None = None,
     review: ReviewInfo | None = None,
     in_order: bool = False,
+    waivers_as_of: datetime | None = None,
 ) -> ReportData:
     """Everything one run's reports show; the run is complete when nothing went wrong.
 
     `in_order`: the findings are already in report order (`sort_findings`), so they are not
-    sorted again (a sort of 100,000s of findings holds a key list and a copy of them)."""
+    sorted again (a sort of 100,000s of findings holds a key list and a copy of them).
+    `waivers_as_of`: an `--at` run's time, as of which the waivers were judged."""
     ordered = tuple(findings) if in_order else tuple(sort_findings(findings))
     return ReportData(
         tool_version=__version__,
@@ -78,9 +81,12 @@ def build_report_data(
         ordered=ordered,
         resolved=tuple(resolved),
         failing_by_revision=failing_by_revision,
+        waived_by_revision=waived_by_revision,
         readiness_rows=readiness_rows(readiness) if readiness else (),
         org_level=org_level(readiness) if readiness else None,
-        waivers=waiver_summary(waivers) if waivers else WaiverSummary(),
+        waivers=waiver_summary(waivers, waivers_as_of, header.generated_at)
+        if waivers
+        else WaiverSummary(as_of=waivers_as_of),
         inputs=inputs or InputDigest(),
         review=review,
         fail_on=header.fail_on,
@@ -112,19 +118,32 @@ def org_level(readiness: ReadinessInputs) -> int | None:
     return level if isinstance(level, int) else None
 
 
-def waiver_summary(report: WaiverReport) -> WaiverSummary:
+def waiver_summary(
+    report: WaiverReport, as_of: datetime | None = None, report_time: datetime | None = None
+) -> WaiverSummary:
     """Flatten the waivers engine's report into the renderers' record, each list sorted by
     expiry (soonest first), then rule id, then subject, and the warnings in the order of the
     waivers they name: the reports do not depend on the order of the waivers file, and
     report.md's note of the first five expiring waivers names the soonest (it named the
-    file's first five)."""
+    file's first five).
+
+    `as_of`: an `--at` run's time, as of which the waivers were judged; those in force (or
+    stale) then that expired before `report_time` are listed apart as well
+    (`expired_since_as_of`), as every report says they still waive the run's findings."""
     every = (*report.expired, *report.expiring_soon, *report.in_force, *report.stale)
+    lapsed: tuple[Waiver, ...] = ()
+    if as_of is not None and report_time is not None:
+        lapsed = _by_expiry(
+            w for w in (*report.in_force, *report.stale) if as_of <= w.expires < report_time
+        )
     return WaiverSummary(
         in_force=_by_expiry(report.in_force),
         expiring_soon=_by_expiry(report.expiring_soon),
         expired=_by_expiry(report.expired),
         stale=_by_expiry(report.stale),
         warnings=_warnings_by_expiry(report.warnings, every),
+        as_of=as_of,
+        expired_since_as_of=lapsed,
     )
 
 

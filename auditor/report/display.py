@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor.common.escape import show_value
 from auditor.models import Change, Evidence
-from auditor.report.model import ReadinessRow
+from auditor.report.model import ReadinessRow, WaiverSummary
 
 if TYPE_CHECKING:
     from auditor.findings.finding import Finding
@@ -182,3 +183,48 @@ def expired_waiver_text(w: Waiver) -> str:
     """What a report says of a finding whose waiver expired."""
     ticket = f", {w.ticket}" if w.ticket else ""
     return f"Waiver expired on {w.expires:%Y-%m-%d} (owner {w.owner}{ticket}): no longer waived"
+
+
+def expired_since_text(w: Waiver, as_of: datetime) -> str:
+    """What a report says of a finding an `--at` run waived by a waiver that expired since."""
+    ticket = f", {w.ticket}" if w.ticket else ""
+    return (
+        f"Waiver judged as of {as_of:%Y-%m-%d} (--at), when it was in force; it expired on "
+        f"{w.expires:%Y-%m-%d} (owner {w.owner}{ticket}), before this report"
+    )
+
+
+def waivers_as_of_text(as_of: datetime, lapsed: int) -> str:
+    """What every report says of an `--at` run's waivers."""
+    since = (
+        f"; {lapsed} of them expired after that but before this report, and still waive"
+        if lapsed
+        else ""
+    )
+    return (
+        f"Waivers judged as of {as_of:%Y-%m-%d %H:%M} UTC (--at): those in force then waive "
+        f"this run's findings{since}"
+    )
+
+
+class WaiverNotes:
+    """What a finding's row says of its waivers, beyond the one in force that waives it: the
+    waiver that expired (the finding counts again: `expired_waiver_text`), or, in an `--at`
+    run, that the waiver which waived it as of then has expired since (`expired_since_text`);
+    "" for any other finding."""
+
+    def __init__(self, waivers: WaiverSummary) -> None:
+        self._expired = ExpiredWaivers(waivers.expired)
+        self._as_of = waivers.as_of
+        self._lapsed = {id(w) for w in waivers.expired_since_as_of}
+        self._by_value = set(waivers.expired_since_as_of)
+
+    def __call__(self, f: Finding) -> str:
+        w = f.waiver
+        if w is not None:
+            lapsed = id(w) in self._lapsed or (bool(self._by_value) and w in self._by_value)
+            if lapsed and self._as_of is not None:
+                return expired_since_text(w, self._as_of)
+            return ""
+        expired = self._expired(f)
+        return expired_waiver_text(expired) if expired is not None else ""

@@ -41,6 +41,7 @@ from auditor.report.model import (
     ControlRow,
     ReportData,
     control_rows,
+    failing_not_waived,
     integrity_coverage_text,
     introduced_counts,
     last_sync_text,
@@ -527,7 +528,7 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
     rule_ids = {f.rule_id for f in data.findings}
     rule_anchor = anchors("rule", rule_ids)
     control_anchor = anchors("control", [c.control for c in controls])
-    chart = failing_chart(data.failing_by_revision)
+    chart = failing_chart(failing_not_waived(data))
     return {
         "d": data,
         "css": css,
@@ -545,7 +546,18 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "rule_anchor": rule_anchor,
         "pass_anchor": anchors("pass", rule_ids),
         "control_anchor": control_anchor,
-        "rows": RowWriter(rule_anchor, control_anchor, caps.rows_per_rule, caps.rest),
+        "rows": RowWriter(
+            rule_anchor,
+            control_anchor,
+            caps.rows_per_rule,
+            caps.rest,
+            waiver_notes=display.WaiverNotes(data.waivers),
+        ),
+        "waivers_as_of": display.waivers_as_of_text(
+            data.waivers.as_of, len(data.waivers.expired_since_as_of)
+        )
+        if data.waivers.as_of
+        else "",
         "severity_counts": severity_counts(data.findings),
         "status_counts": status_counts(data.findings),
         "new": new_count(data.findings),
@@ -562,6 +574,8 @@ def context(data: ReportData, caps: Caps = Caps()) -> dict[str, Any]:
         "chart": chart,
         "chart_rows": chart.spans[-caps.chart_rows :] if chart and caps.chart_rows else (),
         "chart_cap": caps.chart_rows,
+        # the failing settings rules a waiver covers at the newest revision charted
+        "chart_waived": data.waived_by_revision[-1][1] if data.waived_by_revision else 0,
         "introduced_counts": introduced_counts(data),
         "introduced": [f for f in shown_findings(data) if f.fingerprint in introduced]
         if introduced

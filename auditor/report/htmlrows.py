@@ -15,7 +15,7 @@ from data is. A control's drill-down is given a rule at a time, so the page stay
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -101,8 +101,11 @@ class RowWriter:
         control_anchor: Mapping[str, str],
         rows_per_rule: int,
         rest: str = "see findings.json for all",
+        waiver_notes: Callable[[Finding], str] | None = None,
     ) -> None:
         self.esc = Escaper()
+        # what a row says of an expired waiver, or one an `--at` run judged that expired since
+        self._waiver_note = waiver_notes or (lambda f: "")
         self.rest = html_escape(rest)  # where the results beyond the limit are found
         self.rule_anchor = rule_anchor
         self.control_anchor = control_anchor
@@ -291,6 +294,9 @@ class RowWriter:
                     f'<p class="muted">Waived until {esc(day(w.expires))} by {esc(w.owner)}'
                     f"{ticket}: {esc(shorten(w.reason))}</p>"
                 )
+            note = self._waiver_note(f)
+            if note:
+                waiver += f'<p class="waiver-note"><strong>{esc(note)}</strong></p>'
             out.append(
                 f'<tr id="f-{escaped}">\n<td class="wrap">{self._subject(f)}<br>'
                 f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"

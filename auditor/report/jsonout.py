@@ -38,6 +38,7 @@ from auditor.report.model import (
     ReportData,
     ReviewInfo,
     WaiverSummary,
+    failing_not_waived,
     integrity_coverage_text,
     left_out_rule_ids,
     new_count,
@@ -229,6 +230,16 @@ def _waivers(w: WaiverSummary) -> dict[str, Any]:
         "expired": [waiver_json(x) for x in w.expired],
         "stale": [waiver_json(x) for x in w.stale],
         "warnings": list(w.warnings),
+        # optional, an `--at` run's: the waivers were judged as of then, and those of them in
+        # force then (or stale) that expired before the report time, which still waive
+        **(
+            {
+                "judged_as_of": _iso(w.as_of),
+                "expired_since_as_of": [waiver_json(x) for x in w.expired_since_as_of],
+            }
+            if w.as_of
+            else {}
+        ),
     }
 
 
@@ -332,7 +343,12 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
             if d.not_reevaluated
             else {}
         ),
+        # every failing settings rule per revision, waived ones included, and (the chart's
+        # figures) those no waiver covers, as the findings and summaries count them
         "failing_by_revision": [[r, n] for r, n in d.failing_by_revision] if not streamed else [],
+        "failing_not_waived_by_revision": [[r, n] for r, n in failing_not_waived(d)]
+        if not streamed
+        else [],
         "readiness": {
             "org_level": d.org_level,
             "repositories": [_repo(r) for r in d.readiness_rows],
@@ -402,6 +418,7 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
         for batch in _batches(data.findings)
     )
     failing = ([[r, n] for r, n in batch] for batch in _batches(data.failing_by_revision, 1024))
+    not_waived = ([[r, n] for r, n in batch] for batch in _batches(failing_not_waived(data), 1024))
     revisions = (
         [{"revision": r, "sha256": h} for r, h in batch]
         for batch in _batches(data.inputs.revisions_evaluated, 1024)
@@ -411,6 +428,7 @@ def json_chunks(data: ReportData, *, ascii_only: bool = False) -> Iterator[bytes
         [
             ("findings", 1, findings),
             ("failing_by_revision", 1, failing),
+            ("failing_not_waived_by_revision", 1, not_waived),
             ("revisions_evaluated", 2, revisions),
         ],
         dump=_dump_ascii if ascii_only else _dump,

@@ -86,9 +86,15 @@ class _Details:
     character by character, so escaping each line alone gives the bytes escaping the joined
     text gives."""
 
-    def __init__(self, expired: display.ExpiredWaivers | None = None) -> None:
+    def __init__(
+        self,
+        expired: display.ExpiredWaivers | None = None,
+        notes: display.WaiverNotes | None = None,
+    ) -> None:
         #: The expired waiver of a finding that counts again because of it (None: none).
         self.expired = expired or display.ExpiredWaivers(())
+        #: What a waived finding's skip says of a waiver an `--at` run judged that expired since
+        self.waiver_note = notes or (lambda f: "")
         self._evidence: dict[int, tuple[tuple[object, ...], bytes]] = {}
         self._messages: dict[str, tuple[bytes, bytes]] = {}
         self._remediation: dict[str, bytes] = {}
@@ -158,7 +164,9 @@ def _outcome(f: Finding, details: _Details) -> str:
         return f"<skipped{_attrs(message=f'not applicable: {msg}')} />"
     if status == "waived" and f.waiver is not None:
         w = f.waiver
-        why = shorten(f"waived until {w.expires:%Y-%m-%d} by {w.owner}: {w.reason}", 500)
+        why = f"waived until {w.expires:%Y-%m-%d} by {w.owner}: {w.reason}"
+        note = details.waiver_note(f)  # an `--at` run's waiver that expired since
+        why = shorten(f"{note}. {why}" if note else why, 500)
         return f"<skipped{_attrs(message=why)}>{details(f)}</skipped>"
     return '<skipped message="waived" />' if f.status == "waived" else ""
 
@@ -332,7 +340,34 @@ def _completeness_notes(d: ReportData) -> list[tuple[str, str, str]]:
             ("data-quality-warning", line, f"data quality: {line}")
             for line in data_quality_lines(d, None)
         ),
+        *_waivers_as_of(d),
     ]
+
+
+def _waivers_as_of(d: ReportData) -> list[tuple[str, str, str]]:
+    """An `--at` run's waivers: judged as of then (OSCAL's prop names), and each one in force
+    then that expired before the report, which still waives."""
+    w = d.waivers
+    if w.as_of is None:
+        return []
+    lapsed = w.expired_since_as_of
+    notes = [
+        (
+            "waivers-judged-as-of",
+            w.as_of.isoformat(),
+            display.waivers_as_of_text(w.as_of, len(lapsed)),
+        )
+    ]
+    notes += [
+        (
+            "waiver-expired-since-as-of",
+            f"{x.rule_id} on {x.subject}: expired {x.expires:%Y-%m-%d}",
+            f"waiver for {x.rule_id} on {x.subject}: in force on {w.as_of:%Y-%m-%d}; expired "
+            f"{x.expires:%Y-%m-%d}, before this report",
+        )
+        for x in lapsed
+    ]
+    return notes
 
 
 def render_junit(data: ReportData) -> str:
@@ -356,7 +391,9 @@ def junit_chunks(data: ReportData) -> Iterator[bytes]:
     )
     yield f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites{head} time="0">\n'.encode()
     yield from _completeness(data)
-    details = _Details(display.ExpiredWaivers(data.waivers.expired))
+    details = _Details(
+        display.ExpiredWaivers(data.waivers.expired), display.WaiverNotes(data.waivers)
+    )
     for rule_id in sorted(by_rule):
         yield from _rule_suite(by_rule[rule_id], details)
     yield b"</testsuites>\n"

@@ -112,22 +112,39 @@ def _waivers(d: ReportData) -> Iterator[str]:
     """The waivers someone must act on, as report.html lists them: expired (their findings
     count again), expiring within 14 days, stale (they waive nothing)."""
     w = d.waivers
-    groups = (("expired", w.expired), ("expiring", w.expiring_soon), ("stale", w.stale))
-    if not any(g for _, g in groups):
+    groups = (
+        ("expired since", w.expired_since_as_of),
+        ("expired", w.expired),
+        ("expiring", w.expiring_soon),
+        ("stale", w.stale),
+    )
+    as_of = w.as_of if w.as_of and (w.in_force or any(g for _, g in groups)) else None
+    if not any(g for _, g in groups) and as_of is None:
         return
+    when = f" by {as_of:%Y-%m-%d}" if as_of else ""
     counts = {
-        "expired": "expired (no longer waiving)",
+        "expired since": "in force then, expired before this report (still waiving)",
+        "expired": f"expired{when} (no longer waiving)",
         "expiring": "expiring within 14 days",
         "stale": "stale (waiving nothing)",
     }
     said = ", ".join(f"{len(g)} {counts[name]}" for name, g in groups if g)
-    yield f"> [!NOTE]\n> **Waivers:** {said}.\n"
+    said = f"{said}." if said else ""
+    if as_of is not None:
+        lead = display.waivers_as_of_text(as_of, len(w.expired_since_as_of))
+        said = f"{lead}. {said}" if said else f"{lead}."
+    yield f"> [!NOTE]\n> **Waivers:** {said}\n"
     for name, group in groups:
         for x in group[:WAIVER_ROWS]:
+            end = f"{'until' if name in ('expiring', 'stale') else 'expired'} {x.expires:%Y-%m-%d}"
+            if name == "expired since" and as_of is not None:
+                end = (
+                    f"in force on {as_of:%Y-%m-%d}; expired {x.expires:%Y-%m-%d}, "
+                    "before this report"
+                )
             yield (
                 f"> - {name}: {md_inline(x.rule_id, 100)} on {md_inline(x.subject, 100)}, "
-                f"{'expired' if name == 'expired' else 'until'} {x.expires:%Y-%m-%d}, "
-                f"owner {md_inline(x.owner, 100)}\n"
+                f"{end}, owner {md_inline(x.owner, 100)}\n"
             )
         if len(group) > WAIVER_ROWS:
             yield f"> - {len(group) - WAIVER_ROWS} more {name}: see report.html\n"
@@ -277,8 +294,9 @@ def _evidence(e: Evidence) -> str:
     return f"- {line}\n"
 
 
-def finding_block(f: Finding) -> str:
-    """One finding as a `<details>` block (summary line in HTML, body in Markdown)."""
+def finding_block(f: Finding, note: str = "") -> str:
+    """One finding as a `<details>` block (summary line in HTML, body in Markdown); `note`:
+    what it says of an expired waiver (`display.WaiverNotes`)."""
     life = f" · {f.lifecycle}" if f.lifecycle else ""
     status = f.status if f.raw_status == f.status else f"{f.status} (was {f.raw_status})"
     summary = (
@@ -298,6 +316,8 @@ def finding_block(f: Finding) -> str:
             f"- waived until {w.expires:%Y-%m-%d} by {md_inline(w.owner)}: "
             f"{md_inline(w.reason, 300)}\n"
         )
+    if note:
+        lines.append(f"- **{md_inline(note, 400)}**\n")
     if f.remediation and f.status in OPEN_STATUSES:
         lines.append(f"- **Remediation:** {md_prose(f.remediation)}\n")
     ident = f"severity {md_inline(f.severity)} · fingerprint {md_inline(f.fingerprint[:12])}"
@@ -351,8 +371,9 @@ def render_markdown(data: ReportData, *, limit: int = PR_COMMENT_LIMIT) -> str:
     parts.append(f"### Findings ({len(findings)})\n\n" if findings else "No open findings.\n\n")
     used = sum(len(p) for p in parts)
     shown = 0
+    notes = display.WaiverNotes(data.waivers)
     for f in findings:
-        block = finding_block(f)
+        block = finding_block(f, notes(f))
         if used + len(block) > budget:
             break
         parts.append(block)

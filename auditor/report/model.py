@@ -50,6 +50,11 @@ class WaiverSummary:
     expired: tuple[Waiver, ...] = ()
     stale: tuple[Waiver, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: an `--at` run's time: the waivers were judged as of then (None: as of the report time)
+    as_of: datetime | None = None
+    #: of the waivers in force (or stale) as of `as_of`, those that expired before the report
+    #: time, by expiry: they still waive this run's findings, which every report says
+    expired_since_as_of: tuple[Waiver, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,10 @@ class ReportData:
     policy_files: tuple[PolicyFile, ...]
     findings: tuple[Finding, ...]  # all of them, passes included
     resolved: tuple[FindingRecord, ...] = ()
+    #: (revision, settings rules failing there), waived ones included
     failing_by_revision: tuple[tuple[int, int], ...] = ()
+    #: (revision, how many of those a waiver covers), the same revisions; empty: none is
+    waived_by_revision: tuple[tuple[int, int], ...] = ()
     readiness_rows: tuple[ReadinessRow, ...] = ()
     org_level: int | None = None
     waivers: WaiverSummary = WaiverSummary()
@@ -428,6 +436,17 @@ class PerAttribution(Generic[T]):
                 self._known.clear()
             known = self._known[key] = (a, self._make(f))
         return known[1]
+
+
+def failing_not_waived(data: ReportData) -> tuple[tuple[int, int], ...]:
+    """(revision, settings rules failing there that no waiver covers): "Compliance over
+    time"'s figures, counted as the findings table counts (a waived result is `waived`)."""
+    if not data.waived_by_revision:
+        return data.failing_by_revision
+    return tuple(
+        (r, n - w)
+        for (r, n), (_, w) in zip(data.failing_by_revision, data.waived_by_revision, strict=True)
+    )
 
 
 def shown_findings(data: ReportData) -> list[Finding]:

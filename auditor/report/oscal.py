@@ -159,6 +159,11 @@ def _observation(
         if lapsed.ticket:
             props.append(_prop("expired-waiver-ticket", lapsed.ticket))
         description = f"{description}. {display.expired_waiver_text(lapsed)}"
+    elif f.waiver is not None and data.waivers.expired_since_as_of:
+        note = display.WaiverNotes(data.waivers)(f)  # an `--at` run's, expired since
+        if note:
+            props.append(_prop("waiver-expired-since-as-of", f.waiver.expires.isoformat()))
+            description = f"{description}. {note}"
     obs: dict[str, Any] = {
         "uuid": names.observation(f.fingerprint),
         "title": _line(f"{f.rule_id} {f.title}"),
@@ -325,6 +330,16 @@ def oscal_document(
     if scope:
         if scope.as_of:
             result_props.append(_prop("as-of", _time(scope.as_of)))
+        if data.waivers.as_of:  # the waivers were judged as of `--at`, some expired since
+            result_props.append(_prop("waivers-judged-as-of", _time(data.waivers.as_of)))
+            result_props += [
+                _prop(
+                    "waiver-expired-since-as-of",
+                    f"{x.rule_id} on {x.subject}: in force on {data.waivers.as_of:%Y-%m-%d}; "
+                    f"expired {x.expires:%Y-%m-%d}, before this report",
+                )
+                for x in data.waivers.expired_since_as_of
+            ]
         # the view: every stored revision's settings judged, or only those in force
         result_props.append(_prop("all-revisions", "true" if scope.all_revisions else "false"))
         result_props += [

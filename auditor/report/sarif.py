@@ -408,6 +408,9 @@ def _result(
         w = f.waiver
         ticket = f", {w.ticket}" if w.ticket else ""
         why = f"{w.reason} (owner {w.owner}, expires {w.expires:%Y-%m-%d}{ticket})"
+        note = display.WaiverNotes(d.waivers)(f) if d.waivers.expired_since_as_of else ""
+        if note:  # an `--at` run's waiver that expired since
+            why = f"{why}. {note}"
         out["suppressions"] = [
             {"kind": "external", "status": "accepted", "justification": clean_text(why)}
         ]
@@ -611,6 +614,18 @@ def sarif_log(
             "mode": d.mode,
             "resultsLeftOut": left_out,
             "dataQualityWarnings": len(d.data_quality),  # findings.json's `data_quality`
+            # an `--at` run's: the waivers were judged as of then (findings.json's `waivers`)
+            **(
+                {
+                    "waiversJudgedAsOf": d.waivers.as_of.isoformat(),
+                    "waiversExpiredSinceAsOf": [
+                        f"{x.rule_id} on {clean_text(x.subject)}: expired {x.expires:%Y-%m-%d}"
+                        for x in d.waivers.expired_since_as_of
+                    ],
+                }
+                if d.waivers.as_of
+                else {}
+            ),
             # as findings.json's `rules_left_out` (its `rule_ids` there)
             "rulesLeftOut": [
                 {"target": target, "count": n, "reason": clean_text(why)}

@@ -383,7 +383,7 @@ def _run_audit(
     from auditor.findings.baseline import set_aside
     from auditor.findings.integrity import RULE_ID as INTEGRITY
     from auditor.findings.integrity import integrity_results, with_issue_fingerprints
-    from auditor.findings.waivers import untried_rules
+    from auditor.findings.waivers import untried_rules, waived_counts
     from auditor.report.build import (
         ReadinessInputs,
         RunHeader,
@@ -468,6 +468,11 @@ def _run_audit(
             evaluation.not_evaluated,
             evaluation.failing_by_revision,
         )
+        # how many of each revision's failing settings rules a waiver covers, as the results
+        # are waived (`settings` every revision, `settings@N` revision N)
+        waived_by_revision = waived_counts(
+            failing_by_revision, evaluation.failing_spans, loaded.waivers, now
+        )
         errors: tuple[str, ...] = (*options.not_evaluated, *not_evaluated, *error_lines(results))
         del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s
         pending = list(results)
@@ -509,8 +514,10 @@ def _run_audit(
             resolved=aside.resolved,
             waivers=waiver_report,
             failing_by_revision=failing_by_revision,
+            waived_by_revision=waived_by_revision,
             inputs=digest,
             in_order=True,  # `findings_from_pending` sorted them; marking kept the order
+            waivers_as_of=options.at,  # `apply_waivers` judged them as of `--at` (`now`)
         )
         del marked  # the report data holds them now
         data = replace(

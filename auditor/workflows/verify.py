@@ -30,7 +30,7 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
-from auditor.errors import AuditorError, ReportError, StoreWriteError
+from auditor.errors import AuditorError, PolicyError, ReportError, StoreWriteError
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
@@ -61,6 +61,9 @@ class Verification:
     """What `verify` found: `problems` empty means the bundle is intact and reproduced."""
 
     problems: list[str] = field(default_factory=list)
+    #: the lines a problem lists (by its index in `problems`): a re-run's invalid readiness
+    #: model or waivers file, one line per mistake, each printed on its own line
+    details: dict[int, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
     reproduced: list[str] = field(default_factory=list)  # CSV files and reports, byte for byte
@@ -643,6 +646,19 @@ def _release_note(made_by: Any) -> str:
     )
 
 
+def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
+    """The re-run's error as one problem: its first line, and the mistakes it lists (an
+    invalid readiness model's or waivers file's, one per line) as that problem's details,
+    never joined into one line."""
+    head, *lines = str(exc).split("\n")
+    if isinstance(exc, PolicyError) and len(exc.problems) > 1:
+        head = f"{len(exc.problems)} problem(s) in the bundle's input files:"
+        lines = [line for p in exc.problems for line in p.split("\n")]
+    out.problems.append(f"re-run: the bundle cannot be evaluated: {head}")
+    if lines:
+        out.details[len(out.problems) - 1] = lines
+
+
 def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: Any = None) -> None:
     note = _release_note(manifest.get("toolVersion"))
     try:
@@ -668,7 +684,7 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
         except StoreWriteError as exc:  # the scratch folder's disk, not the bundle, is to blame
             raise AuditorError(f"re-run: {exc}{_ROOM}") from None
         except AuditorError as exc:
-            out.problems.append(f"re-run: the bundle cannot be evaluated: {exc}")
+            _cannot_evaluate(exc, out)
             return
         except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
             # a value of a tampered bundle that no check of its reading caught: still one

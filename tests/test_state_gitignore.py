@@ -49,7 +49,7 @@ def test_a_state_folder_auditor_makes_is_ignored_by_git(tmp_path: Path) -> None:
     assert _staged(tmp_path) == ["notes.md"]
 
 
-def test_another_folder_made_for_the_state_ignores_the_state_file_alone(tmp_path: Path) -> None:
+def test_another_folder_made_for_the_state_ignores_the_state_files_alone(tmp_path: Path) -> None:
     """`--state compliance/state.db --out compliance/reports`: the reports the user keeps
     beside the state file stay theirs to commit, whichever folder auditor made first."""
     _git(tmp_path, "init", "-q")
@@ -68,6 +68,23 @@ def test_another_folder_made_for_the_state_ignores_the_state_file_alone(tmp_path
         "compliance-state/.gitignore",
         "compliance-state/reports/report.md",
     ]
+
+
+def test_every_organizations_state_file_is_ignored_whoever_made_the_folder(
+    tmp_path: Path,
+) -> None:
+    """`run --orgs --state compliance/state.db`: the first organization's worker makes
+    `compliance/` for `state-acme.db`; `state-globex.db` beside it is ignored too (review
+    R33: it was left for `git add -A`, with its fingerprint key)."""
+    _git(tmp_path, "init", "-q")
+    folder = tmp_path / "compliance"
+    for org in ("acme", "globex"):
+        with Store.open(folder / f"state-{org}.db"):
+            pass
+    prepare_out_dir(folder / "reports")
+    (folder / "reports" / "report.md").write_text("# report\n")
+    assert (folder / "state-globex.db").is_file()
+    assert _staged(tmp_path) == ["compliance/.gitignore", "compliance/reports/report.md"]
 
 
 def test_only_a_made_auditor_folder_is_ignored_whole(tmp_path: Path) -> None:

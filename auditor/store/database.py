@@ -214,9 +214,9 @@ def ignore_made_folders(made: Path | None, folder: Path, state: str | None = Non
     """After `folder.mkdir(parents=True)` made `made` (the outermost new folder; None: none,
     or one made earlier for reports, `_MADE_BEFORE`): a `.auditor/` among the folders made
     gets `GITIGNORE` (all of it is auditor's); else, for a state file named `state` in
-    `folder` (made), a `.gitignore` naming that file and its companions only (`-wal`,
-    `-shm`, `-journal`, `.lock`), so what the user keeps beside it (reports they commit)
-    stays theirs. A folder that was there gets nothing."""
+    `folder` (made), a `.gitignore` of the state files alone (`_state_ignored`), so what
+    the user keeps beside them (reports they commit) stays theirs. A folder that was there
+    gets nothing."""
     here = Path(os.path.abspath(folder))
     if made is None:
         made = next((f for f in _MADE_BEFORE if f == here or f in here.parents), None)
@@ -229,9 +229,33 @@ def ignore_made_folders(made: Path | None, folder: Path, state: str | None = Non
         if (each == made_abs or made_abs in each.parents) and each.name == OWN_FOLDER:
             ignore_in_git(each)
             return
-    if state is not None and not _GLOB_CHARS.search(state):
-        names = f"/{state}\n/{state}-*\n/{state}.lock\n"
-        ignore_in_git(here, f"# Made by auditor with this folder: its state file.\n{names}")
+    if state is not None:
+        ignore_in_git(here, _state_ignored(state))
+
+
+def _state_ignored(state: str) -> str:
+    """The `.gitignore` of a folder made for the state file `state`: every file of its
+    suffix there, with their companions (`-wal`, `-shm`, `-journal`, `.lock`), which covers
+    the state files of every organization of an `--orgs` run (`state-<org>.db`,
+    `config.org_config`: the first organization's worker to open its file writes it for
+    all), and no report (`.html`, `.md`, `.json`, `.sarif`, `.xml`, `.pdf`). A name with no
+    suffix is named itself; one with a glob character gets `*` (written plainly it could
+    ignore other files, or fail to ignore this one)."""
+    if _GLOB_CHARS.search(state):
+        return GITIGNORE
+    stem, _, suffix = state.rpartition(".")
+    if stem and suffix and suffix.lower() not in _REPORT_SUFFIXES:
+        names = [f"*.{suffix}"]
+    elif stem:  # another organization's: `state-<org>.json`
+        names = [state, f"{stem}-*.{suffix}"]
+    else:
+        names = [state, f"{state}-*"]  # (`state-*` holds the companions too)
+    lines = [f"/{name}{end}" for name in names for end in ("", "-*", ".lock")]
+    return "# Made by auditor with this folder: its state files.\n" + "\n".join(lines) + "\n"
+
+
+# The suffixes of auditor's reports: a state file named like one is ignored by its name only.
+_REPORT_SUFFIXES = frozenset({"html", "md", "json", "sarif", "xml", "pdf", "csv", "jsonl"})
 
 
 def _remove_created(path: Path) -> None:

@@ -196,11 +196,7 @@ def expired_since_text(w: Waiver, as_of: datetime) -> str:
 
 def waivers_as_of_text(as_of: datetime, lapsed: int) -> str:
     """What every report says of an `--at` run's waivers."""
-    since = (
-        f"; {lapsed} of them expired after that but before this report, and still waive"
-        if lapsed
-        else ""
-    )
+    since = f"; {lapsed} of them expired after that, before this report" if lapsed else ""
     return (
         f"Waivers judged as of {as_of:%Y-%m-%d %H:%M} UTC (--at): those in force then waive "
         f"this run's findings{since}"

@@ -123,7 +123,7 @@ def _waivers(d: ReportData) -> Iterator[str]:
         return
     when = f" by {as_of:%Y-%m-%d}" if as_of else ""
     counts = {
-        "expired since": "in force then, expired before this report (still waiving)",
+        "expired since": "judged in force then, expired before this report",
         "expired": f"expired{when} (no longer waiving)",
         "expiring": "expiring within 14 days",
         "stale": "stale (waiving nothing)",

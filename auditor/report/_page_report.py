@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "582d863ae290f6f0b3f7eaed7c5b93c99e9280dfc9c62571ea98e1a608bdc294"
+KEY = "5590df2a663cd400124f2b8e592373992a70d2bc3f2d5e4ffb5aa99de67a1be1"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -56,7 +56,7 @@ def root(context, missing=missing, environment=environment):
     l_0_revisions_shown = resolve('revisions_shown')
     l_0_appendix_cap = resolve('appendix_cap')
     l_0_appendix_rest = resolve('appendix_rest')
-    l_0_cell = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
+    l_0_cell = l_0_other_inputs = l_0_waiverrows = l_0_waivertable = l_0_sc = missing
     try:
         t_1 = environment.filters['after']
     except KeyError:
@@ -151,8 +151,37 @@ def root(context, missing=missing, environment=environment):
         return concat(t_13)
     context.exported_vars.add('cell')
     context.vars['cell'] = l_0_cell = Macro(environment, macro, 'cell', ('v',), False, False, False, context.eval_ctx.autoescape)
-    def macro(l_1_items, l_1_lapsed):
+    def macro(l_1_files):
         t_14 = []
+        if l_1_files is missing:
+            l_1_files = undefined("parameter 'files' was not provided", name='files')
+        pass
+        if l_1_files:
+            pass
+            t_14.append(
+                '<h3>Other inputs</h3>\n<table>\n<thead><tr><th>Input</th><th>File</th><th>SHA-256</th></tr></thead>\n<tbody>\n',
+            )
+            for l_2_f in l_1_files:
+                _loop_vars = {}
+                pass
+                t_14.extend((
+                    '<tr><td>',
+                    escape(environment.finalize(t_3(environment.getattr(l_2_f, 'role')))),
+                    '</td><td><code>',
+                    escape(environment.finalize(environment.getattr(l_2_f, 'path'))),
+                    '</code></td><td class="mono">',
+                    escape(environment.finalize(environment.getattr(l_2_f, 'sha256'))),
+                    '</td></tr>\n',
+                ))
+            l_2_f = missing
+            t_14.append(
+                '</tbody>\n</table>\n',
+            )
+        return concat(t_14)
+    context.exported_vars.add('other_inputs')
+    context.vars['other_inputs'] = l_0_other_inputs = Macro(environment, macro, 'other_inputs', ('files',), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_items, l_1_lapsed):
+        t_15 = []
         if l_1_items is missing:
             l_1_items = undefined("parameter 'items' was not provided", name='items')
         if l_1_lapsed is missing:
@@ -161,7 +190,7 @@ def root(context, missing=missing, environment=environment):
         for l_2_w in l_1_items:
             _loop_vars = {}
             pass
-            t_14.extend((
+            t_15.extend((
                 '<tr><td><code>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'rule_id'))),
                 '</code></td><td class="wrap">',
@@ -173,10 +202,10 @@ def root(context, missing=missing, environment=environment):
             ))
             if (l_2_w in l_1_lapsed):
                 pass
-                t_14.append(
+                t_15.append(
                     ' <strong>(expired before this report)</strong>',
                 )
-            t_14.extend((
+            t_15.extend((
                 '</td><td>',
                 escape(environment.finalize(environment.getattr(l_2_w, 'ticket'))),
                 '</td><td class="wrap">',
@@ -184,11 +213,11 @@ def root(context, missing=missing, environment=environment):
                 '</td></tr>\n',
             ))
         l_2_w = missing
-        return concat(t_14)
+        return concat(t_15)
     context.exported_vars.add('waiverrows')
     context.vars['waiverrows'] = l_0_waiverrows = Macro(environment, macro, 'waiverrows', ('items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_title, l_1_items, l_1_lapsed):
-        t_15 = []
+        t_16 = []
         if l_1_title is missing:
             l_1_title = undefined("parameter 'title' was not provided", name='title')
         if l_1_items is missing:
@@ -196,7 +225,7 @@ def root(context, missing=missing, environment=environment):
         if l_1_lapsed is missing:
             l_1_lapsed = ()
         pass
-        t_15.extend((
+        t_16.extend((
             '<h3>',
             escape(environment.finalize(l_1_title)),
             ' (',
@@ -205,17 +234,17 @@ def root(context, missing=missing, environment=environment):
         ))
         if l_1_items:
             pass
-            t_15.extend((
+            t_16.extend((
                 '<table>\n<thead><tr><th>Rule</th><th>Subject</th><th>Owner</th><th>Expires</th><th>Ticket</th><th>Reason</th></tr></thead>\n<tbody>\n',
                 escape(environment.finalize(context.call((undefined(name='waiverrows') if l_0_waiverrows is missing else l_0_waiverrows), l_1_items, l_1_lapsed))),
                 '\n</tbody>\n</table>\n',
             ))
         else:
             pass
-            t_15.append(
+            t_16.append(
                 '<p class="muted">None.</p>\n',
             )
-        return concat(t_15)
+        return concat(t_16)
     context.exported_vars.add('waivertable')
     context.vars['waivertable'] = l_0_waivertable = Macro(environment, macro, 'waivertable', ('title', 'items', 'lapsed'), False, False, False, context.eval_ctx.autoescape)
     yield '<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
@@ -498,21 +527,7 @@ def root(context, missing=missing, environment=environment):
         yield '</td></tr>\n'
     l_1_p = missing
     yield '</tbody>\n</table>\n'
-    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
-        pass
-        yield '<h3>Other inputs</h3>\n<table>\n<thead><tr><th>Input</th><th>File</th><th>SHA-256</th></tr></thead>\n<tbody>\n'
-        for l_1_f in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
-            _loop_vars = {}
-            pass
-            yield '<tr><td>'
-            yield escape(environment.finalize(t_3(environment.getattr(l_1_f, 'role'))))
-            yield '</td><td><code>'
-            yield escape(environment.finalize(environment.getattr(l_1_f, 'path')))
-            yield '</code></td><td class="mono">'
-            yield escape(environment.finalize(environment.getattr(l_1_f, 'sha256')))
-            yield '</td></tr>\n'
-        l_1_f = missing
-        yield '</tbody>\n</table>\n'
+    yield escape(environment.finalize(context.call((undefined(name='other_inputs') if l_0_other_inputs is missing else l_0_other_inputs), environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'))))
     yield '<h3>Populations</h3>\n'
     if (undefined(name='sc') if l_0_sc is missing else l_0_sc):
         pass
@@ -731,7 +746,7 @@ def root(context, missing=missing, environment=environment):
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="drill-down">Control drill-down</h2>\n<p class="muted">Every result of every rule mapped to each control, passes included, by status, each with what it checked and found (results with the same evidence share a line; "+N more" counts the further evidence items in the result\'s row). Each result links to its row in <a href="#findings">Findings by rule</a> or <a href="#passing">Appendix A</a>, which gives its full evidence and links back here.</p>\n'
-    t_16 = 1
+    t_17 = 1
     for l_1_c in (undefined(name='drill') if l_0_drill is missing else l_0_drill):
         l_1_control_anchor = resolve('control_anchor')
         l_1_ca = missing
@@ -768,9 +783,9 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(l_2_part))
         l_2_part = missing
         yield '</tbody>\n</table>\n</section>\n'
-        t_16 = 0
+        t_17 = 0
     l_1_c = l_1_control_anchor = l_1_ca = missing
-    if t_16:
+    if t_17:
         pass
         yield '<p class="muted">No rule maps to a framework control.</p>\n'
     yield '\n<h2 id="over-time">Compliance over time</h2>\n'
@@ -984,7 +999,7 @@ def root(context, missing=missing, environment=environment):
     if (not t_12(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'usage'))):
         pass
         template = environment.get_template('usage.html.j2', 'report.html.j2')
-        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'lapsed': l_0_lapsed, 'on': l_0_on, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
+        gen = template.root_render_func(template.new_context(context.get_all(), True, {'cell': l_0_cell, 'lapsed': l_0_lapsed, 'on': l_0_on, 'other_inputs': l_0_other_inputs, 'sc': l_0_sc, 'waiverrows': l_0_waiverrows, 'waivertable': l_0_waivertable}))
         try:
             for event in gen:
                 yield event
@@ -1122,21 +1137,7 @@ def root(context, missing=missing, environment=environment):
         yield '</td></tr>\n'
     l_1_p = missing
     yield '</tbody>\n</table>\n'
-    if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
-        pass
-        yield '<h3>Other inputs</h3>\n<table>\n<thead><tr><th>Input</th><th>File</th><th>SHA-256</th></tr></thead>\n<tbody>\n'
-        for l_1_f in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'):
-            _loop_vars = {}
-            pass
-            yield '<tr><td>'
-            yield escape(environment.finalize(t_3(environment.getattr(l_1_f, 'role'))))
-            yield '</td><td><code>'
-            yield escape(environment.finalize(environment.getattr(l_1_f, 'path')))
-            yield '</code></td><td class="mono">'
-            yield escape(environment.finalize(environment.getattr(l_1_f, 'sha256')))
-            yield '</td></tr>\n'
-        l_1_f = missing
-        yield '</tbody>\n</table>\n'
+    yield escape(environment.finalize(context.call((undefined(name='other_inputs') if l_0_other_inputs is missing else l_0_other_inputs), environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'input_files'))))
     yield '<h3 id="revisions-evaluated">Settings revisions evaluated ('
     yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'inputs'), 'revisions_evaluated'))))
     yield ')</h3>\n'
@@ -1184,4 +1185,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=134&3=154&4=161&5=166&8=190&9=201&10=206&14=210&24=222&27=224&28=226&29=228&34=230&35=237&38=246&39=253&40=255&41=257&42=259&43=261&44=275&48=283&49=286&51=316&53=318&57=326&58=329&60=331&70=340&72=344&73=346&75=349&79=367&81=372&84=386&87=390&94=392&96=396&97=403&98=405&99=410&101=412&103=420&104=438&105=440&107=445&109=451&110=471&117=489&121=501&125=504&131=517&135=520&136=522&137=524&138=526&148=534&150=545&151=548&152=556&153=558&154=561&155=569&158=572&159=577&162=583&163=591&165=599&168=602&172=619&173=623&175=638&178=644&180=647&182=661&184=664&186=678&188=681&193=696&197=699&198=704&208=735&209=740&210=743&211=745&212=753&216=765&224=777&225=780&226=788&228=807&230=819&231=821&233=823&235=849&239=851&241=864&251=876&252=880&253=887&254=890&255=892&256=899&257=910&258=916&259=932&263=938&267=941&268=946&269=950&273=961&275=976&280=984&283=994&284=999&288=1002&295=1008&296=1010&297=1013&298=1018&299=1021&300=1025&301=1028&302=1030&303=1032&304=1034&308=1039&312=1051&313=1055&314=1062&315=1065&316=1067&317=1087&318=1098&322=1109&332=1113&336=1125&340=1128&345=1141&346=1143&350=1146&356=1161&357=1163&361=1166&368=1179'
+debug_info = '2=134&3=154&7=164&12=183&13=190&14=195&17=219&18=230&19=235&23=239&33=251&36=253&37=255&38=257&43=259&44=266&47=275&48=282&49=284&50=286&51=288&52=290&53=304&57=312&58=315&60=345&62=347&66=355&67=358&69=360&79=369&81=373&82=375&84=378&88=396&90=401&93=415&96=419&103=421&105=425&106=432&107=434&108=439&110=441&112=449&113=467&114=469&116=474&118=480&119=500&126=518&130=530&132=532&136=535&137=537&138=539&139=541&149=549&151=560&152=563&153=571&154=573&155=576&156=584&159=587&160=592&163=598&164=606&166=614&169=617&173=634&174=638&176=653&179=659&181=662&183=676&185=679&187=693&189=696&194=711&198=714&199=719&209=750&210=755&211=758&212=760&213=768&217=780&225=792&226=795&227=803&229=822&231=834&232=836&234=838&236=864&240=866&242=879&252=891&253=895&254=902&255=905&256=907&257=914&258=925&259=931&260=947&264=953&268=956&269=961&270=965&274=976&276=991&281=999&284=1009&285=1014&289=1017&296=1023&297=1025&298=1028&299=1033&300=1036&301=1040&302=1043&303=1045&304=1047&305=1049&309=1054&313=1066&314=1070&315=1077&316=1080&317=1082&318=1102&319=1113&323=1124&333=1128&337=1140&338=1142&339=1144&343=1147&349=1162&350=1164&354=1167&361=1180'

@@ -43,7 +43,8 @@ MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 #: 50 µs a value (a 16 MB settings file of 7.9 million zeros took 261 s and 5.9 GB before
 #: this limit).
 MAX_NODES = 100_000
-_MAX_BYTES = 1_000_000
+#: The most bytes one YAML or JSON input file may hold.
+MAX_BYTES = 1_000_000
 _MAX_DEPTH = 64
 
 #: What the build recorded of the shipped YAML files, by the sha256 of their bytes: the data
@@ -272,7 +273,7 @@ def _entry_of_form(entry: Any) -> bool:
 def load_yaml(
     path: Path,
     *,
-    max_bytes: int = _MAX_BYTES,
+    max_bytes: int = MAX_BYTES,
     max_depth: int = _MAX_DEPTH,
     max_nodes: int = MAX_NODES,
 ) -> YamlDocument:
@@ -282,7 +283,7 @@ def load_yaml(
     the build's record of them is used, when read with the default limits it was made with.
     """
     text, digest = _read_text(path, max_bytes)
-    if (max_bytes, max_depth, max_nodes) == (_MAX_BYTES, _MAX_DEPTH, MAX_NODES):
+    if (max_bytes, max_depth, max_nodes) == (MAX_BYTES, _MAX_DEPTH, MAX_NODES):
         schema, entries = _record()
         known = entries.get(digest)
         data = _recorded_data(known) if known is not None else None

@@ -133,7 +133,9 @@ def _input_files(
     """The readiness model (`(shipped)` when none is given) and the waivers file as the
     reports name them, each with the sha256 of its bytes and its text (`redacted_inputs`
     cites a file holding a secret by its copy's digest instead)."""
+    from auditor.common.files import UnreadableFile, read_input
     from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
+    from auditor.policy.yamlsafe import MAX_BYTES
     from auditor.report.model import InputFile
 
     out: list[tuple[InputFile, str]] = []
@@ -141,10 +143,11 @@ def _input_files(
     if waivers is not None:
         named.append(("waivers", waivers, True))
     for role, path, own in named:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:  # read a moment ago, when it was loaded
-            raise ConfigError(f"{path}: cannot read {role} file: {exc.strerror}") from None
+        try:  # read a moment ago, when it was loaded: under the same checks (a FIFO put in
+            # its place is refused, not waited on) and cap
+            raw = read_input(path, max_bytes=MAX_BYTES)
+        except UnreadableFile as exc:
+            raise ConfigError(f"{path}: cannot read {role} file: {exc}") from None
         shown = display_path(str(path), cwd, tokens) if own else "(shipped)"
         digest = hashlib.sha256(raw).hexdigest()
         out.append((InputFile(role, shown, digest), raw.decode("utf-8", "replace") if own else ""))

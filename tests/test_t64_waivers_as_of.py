@@ -230,3 +230,46 @@ def test_compliance_over_time_counts_a_waived_result_as_waived_not_failing(work:
     assert doc["failing_not_waived_by_revision"][-1][1] == settings_fail
     page = _text((out / "report.html").read_text(encoding="utf-8"))
     assert f"now {settings_fail}, peak" in page
+
+
+def test_the_chart_of_a_run_without_all_revisions_counts_no_stale_waiver(work: Path) -> None:
+    """Review R33 #4: without `--all-revisions`, a `settings@N` waiver of an older revision N
+    waives nothing (the run judges the settings in force as `settings`), and every report calls
+    it stale; "Compliance over time" still counted it as waiving at revision N."""
+    plain = _run(work, "r33-allrev", "--all-revisions")
+    doc = json.loads((plain / "findings.json").read_text(encoding="utf-8"))
+    latest = max(r for r, _ in doc["failing_by_revision"])
+    # a settings rule failing at an older revision only (not at the latest, which is judged)
+    by_rule: dict[str, set[int]] = {}
+    for f in doc["findings"]:
+        if f["subject"]["kind"] == "settings" and f["raw_status"] == "fail":
+            by_rule.setdefault(f["rule_id"], set()).add(f["subject"]["revision"])
+    rule, revisions = min(
+        ((r, revs) for r, revs in by_rule.items() if latest not in revs),
+        key=lambda item: (len(item[1]), item[0]),
+    )
+    one = min(revisions)
+    (work / "waivers-r33.yaml").write_text(
+        WAIVERS + f"  - rule: {rule}\n    subject: settings@{one}\n    reason: One revision\n"
+        "    owner: sec@acme.example\n    expires: 2026-12-31\n",
+        encoding="utf-8",
+    )
+    without = json.loads((_run(work, "r33-without") / "findings.json").read_text())
+    out = _run(work, "r33-with", waivers="waivers-r33.yaml")
+    doc = json.loads((out / "findings.json").read_text(encoding="utf-8"))
+    stale = [(w["rule_id"], w["subject"]) for w in doc["waivers"]["stale"]]
+    assert (rule, f"settings@{one}") in stale
+    # the stale waiver changes nothing on the chart: revision N counts its failure as failing
+    assert doc["failing_not_waived_by_revision"] == without["failing_not_waived_by_revision"]
+    raw, shown = (
+        dict(map(tuple, doc["failing_by_revision"])),
+        dict(map(tuple, doc["failing_not_waived_by_revision"])),
+    )
+    waived_everywhere = raw[latest] - shown[latest]  # BASE-CMD-002's `settings` waiver
+    assert raw[one] - shown[one] <= waived_everywhere
+    # and report.html's chart says the same figures
+    page = _text((out / "report.html").read_text(encoding="utf-8"))
+    old = _text((work / "r33-without" / "report.html").read_text(encoding="utf-8"))
+    chart = "Failing settings rules (not waived) per settings revision"
+    assert chart in page
+    assert page.split(chart)[1][:800] == old.split(chart)[1][:800]

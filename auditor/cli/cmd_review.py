@@ -228,6 +228,13 @@ def _against_live(
             "(run `auditor sync` first)"
         )
     history = StoredHistory(store, live.revision)
+    from auditor.cli.cmd_run import data_source
+
+    # what the live side is: the settings this review's sync fetched, or (`--offline`) those
+    # the state file's last sync stored, said in every report as a run says it
+    source = replace(
+        data_source(store, not_synced="--offline" if args.offline else ""), by="review"
+    )
     return ReviewRequest(
         live=live,
         history=history,
@@ -240,6 +247,7 @@ def _against_live(
         fail_on=config.fail_on,
         list_table=config.list_table,
         data_quality=quality,
+        source=source,
     )
 
 

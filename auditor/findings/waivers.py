@@ -534,7 +534,12 @@ def waived_counts(
     each revision of `failing`: the waiver matches that revision's result as it matches a
     `settings@N` result of `--all-revisions` (`settings` covers every revision, `settings@N`
     revision N). `spans`: each settings rule's failing stretches, (first revision failing,
-    first revision no longer failing or None). Empty when no waiver covers any."""
+    first revision no longer failing or None). Empty when no waiver covers any.
+
+    `waivers`: those the run's reports list as waiving (`WaiverReport.in_force`), never one
+    they call stale, which waived nothing: a `settings@N` waiver of a run without
+    `--all-revisions` whose N is not the revision judged (review R33 #4), or a `settings`
+    waiver of a rule that passes on the settings judged, is not counted at any revision."""
     in_force = [w for w in waivers if now <= w.expires]
     numbers = [r for r, _ in failing]
     delta = [0] * (len(numbers) + 1)

@@ -19,6 +19,8 @@ from auditor.report.model import (
     PerAttribution,
     ReportData,
     data_quality_lines,
+    integrity_coverage_text,
+    last_sync_text,
     left_out_text,
     rules_left_out,
 )
@@ -307,9 +309,13 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
     # data-quality warnings, as properties (OSCAL's names) and in the case's output, where a
     # CI test tab shows it
     notes = _completeness_notes(d)
-    if notes:
+    # the run's inputs (policy files, readiness model, waivers file, each with its sha256) and
+    # its data (when fetched, what the integrity check covered; a review's live side), as the
+    # other formats name them: properties only, the case's output stays the notes'
+    props = [*_input_properties(d), *((name, value) for name, value, _ in notes)]
+    if props:
         yield "    <properties>\n"
-        for name, value, _ in notes:
+        for name, value in props:
             yield f"      <property{_attrs(name=name, value=value)} />\n"
         yield "    </properties>\n"
     case = '    <testcase name="every input evaluated" classname="auditor" time="0"'
@@ -326,6 +332,23 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
         yield f'{case}>\n      <error type="incomplete"{_attrs(message=msg)}>{body}</error>\n'
         yield f"{out}    </testcase>\n"
     yield "  </testsuite>\n"
+
+
+def _input_properties(d: ReportData) -> Iterator[tuple[str, str]]:
+    """(property name, value) for each input file (`policy-file`, `readiness-model`,
+    `waivers-file`: its path and sha256, as report.md's Scope gives them), what a review
+    judged against (`against`), and when the data was fetched and what the integrity check
+    covered (`data-fetched`, `integrity-check`), when known."""
+    for p in d.policy_files:
+        yield "policy-file", f"{p.path} (sha256 {p.sha256})"
+    for f in d.input_files:
+        name = "readiness-model" if f.role == "readiness model" else f"{f.role}-file"
+        yield name, f"{f.path} (sha256 {f.sha256})"
+    if d.review is not None:
+        yield "against", d.review.against
+    if d.source is not None:  # worded as report.md's Scope words them
+        yield "data-fetched", f"last sync {last_sync_text(d.source)}"
+        yield "integrity-check", integrity_coverage_text(d.source)
 
 
 def _completeness_notes(d: ReportData) -> list[tuple[str, str, str]]:

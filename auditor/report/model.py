@@ -90,23 +90,35 @@ class DataSource:
     #: stored ones (AUDITOR-INTEGRITY-001): (oldest, newest); None: none, or not recorded
     rechecked: tuple[int, int] | None = None
     recheck_recorded: bool = False  # the state file records what its last sync re-read
+    #: the command that read the data: "run", "review" (its live side, the settings stored by
+    #: that sync) or "export" (an evidence bundle's reports: the state file as exported)
+    by: str = "run"
+
+
+#: Why an evidence bundle's reports were made without a sync (`DataSource.not_synced`).
+EXPORT_NOT_SYNCED = "an export reads the state file alone"
 
 
 def last_sync_text(source: DataSource) -> str:
-    """`2026-11-30 02:00 UTC (this run synced)` / `… (not synced by this run: --offline)`."""
+    """`2026-11-30 02:00 UTC (this run synced)` / `… (not synced by this run: --offline)`
+    (`this review`, `this export` for theirs)."""
     if source.last_sync is None:
         when = "no finished sync recorded"
     else:
         when = source.last_sync.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     why = f": {source.not_synced}" if source.not_synced else ""
-    how = "this run synced" if source.synced else f"not synced by this run{why}"
+    how = f"this {source.by} synced" if source.synced else f"not synced by this {source.by}{why}"
     return f"{when} ({how})"
 
 
 def integrity_coverage_text(source: DataSource) -> str:
     """What the integrity check (AUDITOR-INTEGRITY-001) covered: the revisions the last sync
     read again and compared, and that older ones were not read again; no sync option reads
-    the whole history again."""
+    the whole history again. A review's ends saying a review reports no integrity issue."""
+    return _coverage(source) + _review_note(source)
+
+
+def _coverage(source: DataSource) -> str:
     when = (
         source.last_sync.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         if source.last_sync is not None
@@ -133,6 +145,13 @@ def integrity_coverage_text(source: DataSource) -> str:
         f"revisions {low}-{high} read again from the service by the last sync ({when}) and "
         f"compared with the stored ones{older}"
     )
+
+
+def _review_note(source: DataSource) -> str:
+    """A review's coverage line ends saying it reports no integrity issue: only `run` does."""
+    if source.by != "review":
+        return ""
+    return "; a review reports no integrity issue (AUDITOR-INTEGRITY-001 is `auditor run`'s)"
 
 
 @dataclass(frozen=True)
@@ -305,9 +324,10 @@ class ReportData:
     #: the auditor release that made the run this one was compared with ("": none, or unknown)
     previous_tool_version: str = ""
     #: the readiness model and waivers file, each named with its digest (empty: not known,
-    #: e.g. a report re-made from an evidence bundle, whose manifest names them)
+    #: e.g. a review's, or those of an evidence bundle made before its reports cited them)
     input_files: tuple[InputFile, ...] = ()
-    #: when the data was fetched and what the integrity check covered (None: not known)
+    #: when the data was fetched and what the integrity check covered (None: not known, or a
+    #: review `--against FILE`, which reads no service data)
     source: DataSource | None = None
     #: the id of the earlier complete run this run's findings were compared with (None: none
     #: was: no earlier complete run of the same scope is recorded, so nothing is `new` or

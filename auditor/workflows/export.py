@@ -72,7 +72,7 @@ from auditor.policy.redacted import (
 )
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
-from auditor.report.model import BUNDLE_NOT_COMPARED
+from auditor.report.model import BUNDLE_NOT_COMPARED, EXPORT_NOT_SYNCED, DataSource, InputFile
 from auditor.store.database import Store
 from auditor.store.rewrites import NamedIssue, cut
 from auditor.store.schema import from_text, to_text
@@ -164,6 +164,18 @@ def _access(store: Store) -> dict[str, JSON] | None:
     """Whether the last sync could read the analytics (a 403 makes usage rules `unknown`)."""
     access = store.analytics_access()
     return None if access is None else {"status": access.status, "detail": access.detail}
+
+
+def _data_source(store: Store) -> dict[str, JSON]:
+    """The state file's last finished sync (its end), whether that sync recorded which stored
+    revisions it read again from the service, and those (oldest, newest; null: none)."""
+    last = store.last_sync()
+    recorded, rechecked = store.history_recheck()
+    return {
+        "lastSync": to_text(last.finished) if last is not None and last.finished else None,
+        "integrityRecheckRecorded": recorded,
+        "integrityRechecked": list(rechecked) if rechecked is not None else None,
+    }
 
 
 def _jsonl(items: Iterable[dict[str, JSON]]) -> Iterator[str]:
@@ -441,6 +453,9 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         "diffKeys": request.diff_keys or {},
         "usageDays": request.usage_days,
         "analyticsAccess": _access(store),
+        # when the exported data was fetched and what its last sync compared with the service:
+        # the bundle's reports say it, as a run's do (`evaluate_bundle` reads it back)
+        "dataSource": _data_source(store),
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
@@ -866,7 +881,75 @@ def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
             for x in load_waivers(_inside(bundle, w["bundled"]))
         )
     model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"]))
-    return LoadedPolicy(policy, waivers, model)
+    return LoadedPolicy(policy, waivers, model, _cited(bundle, params))
+
+
+def _cited(bundle: Path, params: dict[str, Any]) -> tuple[tuple[InputFile, str], ...]:
+    """The readiness model and the waivers file as the bundle's reports cite them, as a run's
+    do: the name the run showed and the sha256 of the bundle's copy, which is the digest the
+    run cites (of the file, or of its copy with its secrets as markers when it holds one).
+    None (empty) for a bundle made before its reports cited them, which records no
+    `dataSource` either: its re-run makes the reports it was made with."""
+    if "dataSource" not in params:
+        return ()
+    named = [("readiness model", params["readinessModel"])]
+    if params.get("waivers"):
+        named.append(("waivers", params["waivers"]))
+    files = []
+    for role, entry in named:
+        _inside(bundle, entry["bundled"])  # read (and so checked) already, as it was loaded
+        digest = hashlib.sha256(_bundle_read(bundle, str(entry["bundled"]))).hexdigest()
+        files.append((InputFile(role, str(entry["shown"]), digest), ""))
+    return tuple(files)
+
+
+def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
+    """The data source the run parameters record (`_data_source`), as the bundle's reports
+    state it: the export synced nothing. None for a bundle made before it was recorded (its
+    reports carry no such line). A value export never writes is named by its JSON path."""
+    if "dataSource" not in params:
+        return None
+    where = f"{bundle / PARAMETERS}: $.dataSource"
+    record = params["dataSource"]
+    if not isinstance(record, dict):
+        raise BundleError(f"{where}: expected an object, as export writes it")
+    last = record.get("lastSync")
+    try:
+        when = None if last is None else from_text(last)
+    except (TypeError, ValueError):
+        when = None
+    if last is not None and (when is None or when.tzinfo is None):
+        raise BundleError(
+            f"{where}.lastSync: expected a time with its UTC offset, or null; got {_shown(last)}"
+        )
+    recorded = record.get("integrityRecheckRecorded")
+    if not isinstance(recorded, bool):
+        raise BundleError(
+            f"{where}.integrityRecheckRecorded: expected true or false, got {_shown(recorded)}"
+        )
+    span = record.get("integrityRechecked")
+    if span is not None and not (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in span)
+        and 1 <= span[0] <= span[1]
+    ):
+        raise BundleError(
+            f"{where}.integrityRechecked: expected [first, last] revision numbers or null, "
+            f"got {_shown(span)}"
+        )
+    return DataSource(
+        last_sync=when,
+        synced=False,
+        not_synced=EXPORT_NOT_SYNCED,
+        rechecked=None if span is None else (span[0], span[1]),
+        recheck_recorded=recorded,
+        by="export",
+    )
+
+
+def _shown(value: Any) -> str:
+    return escape.shorten(orjson.dumps(value).decode(), 40)
 
 
 def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
@@ -915,6 +998,7 @@ def evaluate_bundle(
             all_revisions=bool(params["allRevisions"]),
             fail_on=str(params["failOn"]),
             list_table=list_table_from_config(params.get("diffKeys") or {}),
+            source=_bundle_source(bundle, params),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BundleError(

@@ -55,7 +55,7 @@ from auditor.policy import PolicySet
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
 from auditor.redact import MARKER_RE, MARKER_START, Redactor
 from auditor.report.build import RunHeader, build_report_data
-from auditor.report.model import InputDigest, ReviewInfo
+from auditor.report.model import DataSource, InputDigest, ReviewInfo
 from auditor.workflows.run import AuditOutcome, LoadedPolicy, StoredHistory, stored_state
 
 UNKNOWN_AUTHOR = "unknown"
@@ -356,6 +356,9 @@ class ReviewRequest:
     # what the review's own sync found odd in the service's data (`sync` and `run` say it;
     # once stored, no later sync meets that data again to say it)
     data_quality: tuple[DataWarning, ...] = ()
+    #: when the live side was fetched: this review's sync, or (`--offline`) the state file's
+    #: last; None: `--against FILE`, no service data (the reports name the file instead)
+    source: DataSource | None = None
 
 
 def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
@@ -453,6 +456,8 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     )
     if request.data_quality:
         data = replace(data, data_quality=request.data_quality)
+    if request.source is not None:  # what the live side is: fetched now, or as last synced
+        data = replace(data, source=request.source)
     introduced = [f for f in marked if f.lifecycle == "new"]
     return AuditOutcome(data, failing_at(introduced, request.fail_on))
 

@@ -472,9 +472,10 @@ def _run_audit(
             evaluation.failing_by_revision,
         )
         # how many of each revision's failing settings rules a waiver covers, as the results
-        # are waived (`settings` every revision, `settings@N` revision N)
+        # are waived (`settings` every revision, `settings@N` revision N): by the waivers in
+        # force alone, never one the reports call stale (it waived nothing)
         waived_by_revision = waived_counts(
-            failing_by_revision, evaluation.failing_spans, loaded.waivers, now
+            failing_by_revision, evaluation.failing_spans, waiver_report.in_force, now
         )
         errors: tuple[str, ...] = (*options.not_evaluated, *not_evaluated, *error_lines(results))
         del evaluation  # each stage lets go of the one before: `--all-revisions` holds 100,000s

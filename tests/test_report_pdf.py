@@ -43,14 +43,10 @@ def _cli(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple
     return main(argv, ctx), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("pdf")
-    code, err = _cli(
-        ["demo", "--out", "r", "--revisions", "30", "--repos", "4", "-o", "html,pdf"], work
-    )
-    assert code in (0, 1), err
-    return work / "r" / "report.pdf"
+@pytest.fixture
+def pdf(demo_pdf: Path) -> Path:
+    """The demo's report.pdf (tests/conftest.py makes it once for the PDF test modules)."""
+    return demo_pdf
 
 
 def _page_texts(pdf: Path) -> list[str]:

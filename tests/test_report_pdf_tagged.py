@@ -6,7 +6,6 @@ are printed, within the page's width."""
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 import subprocess
@@ -17,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import Context, main
 from auditor.evaluate.model import UsageInputs
 from auditor.report.html import render_html
 from auditor.report.pdf import PDF_CAPS, render_pdf
 from auditor.report.usage import usage_view
-from tests.conftest import FIXED_NOW, missing_tool
+from tests.conftest import missing_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -35,14 +33,10 @@ def _pdfinfo() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("tagged")
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(work))
-    code = main(["demo", "--out", "r", "--revisions", "12", "--repos", "3", "-o", "pdf"], ctx)
-    assert code in (0, 1), err.getvalue()
-    return work / "r" / "report.pdf"
+@pytest.fixture
+def pdf(demo_pdf: Path) -> Path:
+    """The demo's report.pdf (tests/conftest.py makes it once for the PDF test modules)."""
+    return demo_pdf
 
 
 def test_report_pdf_is_tagged_with_language_and_title(pdf: Path) -> None:

@@ -222,9 +222,10 @@ def main(argv: list[str] | None = None) -> None:
                 runs[name].append(nightly(codes[name], tmp / "first.db", outs[name], env, now))
             if len(outs) == 2:
                 a, b = outs.values()
-                same = all(filecmp.cmp(a / f, b / f, shallow=False) for f in REPORTS)
+                differ = [f for f in REPORTS if not filecmp.cmp(a / f, b / f, shallow=False)]
                 print(f"round {n + 1}: the two code bases' reports are "
-                      f"{'the same, byte for byte' if same else 'DIFFERENT'}")  # fmt: skip
+                      + (f"DIFFERENT: {', '.join(differ)}" if differ
+                         else "the same, byte for byte"))  # fmt: skip
         table(names, runs)
 
 

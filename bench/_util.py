@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,9 @@ class Child:
     seconds: float
     peak: int | None  # bytes (VmHWM); None when stopped at the memory cap
     stderr: str
+    #: CPU seconds (user + system) the command used: on a shared machine, steadier than
+    #: `seconds` (other jobs on the cores stretch the wall time, hardly the CPU time)
+    cpu: float | None = None
 
     @property
     def stopped(self) -> bool:
@@ -131,6 +135,7 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: str, cap: int | None = No
     # Output goes to files, not pipes: a chatty child must not block on a full pipe while the
     # parent polls its memory.
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        before = _children_cpu()
         start = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-c", _CHILD, *argv],
@@ -145,13 +150,20 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: str, cap: int | None = No
             proc.kill()
         proc.wait()
         seconds = time.perf_counter() - start
+        cpu = _children_cpu() - before
         out.seek(0)
         err.seek(0)
         lines, stderr = out.read().strip().splitlines(), err.read()
     if over:
-        return Child(-9, seconds, None, stderr)
+        return Child(-9, seconds, None, stderr, cpu)
     peak = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return Child(proc.returncode, seconds, peak, stderr)
+    return Child(proc.returncode, seconds, peak, stderr, cpu)
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the children this process has waited for so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 _COMPILED: list[bool] = []

@@ -12,7 +12,10 @@ runs it: one online `auditor run` (sync + evaluate + reports in one process) int
 of its own, first from empty, then again after the 10 new revisions, `--nightly-rounds` times
 (default 3), each on a copy of the state the first run left: the ratio takes the median, and
 the range is printed. The two-process figure (`auditor sync` then `auditor run --offline`) is
-printed beside it.
+printed beside it. Each command's CPU time (user + system, from the kernel's account of the
+child) is printed beside its wall time, and the nightly's ratio in CPU time beside the target's
+wall-time ratio: other jobs on a shared machine stretch the wall time of one run more than
+another's, hardly the CPU time.
 
 Targets (issue 13): run ≤ 3x json.loads of the same pages; nightly `auditor run` ≤ 5 % of the
 first `auditor run`; peak memory of sync and run ≤ 150 MB (at 10,000 and 100,000 revisions);
@@ -85,18 +88,26 @@ def scene(revisions: int, repos: int) -> Iterator[tuple[Emulator, dict[str, str]
         yield emu, env, tmp
 
 
+#: The CPU seconds (user + system) of each command `command` ran, by its label.
+CPU: dict[str, float] = {}
+
+
 def command(
-    argv: list[str], env: dict[str, str], tmp: str, cap: int | None = None
+    argv: list[str], env: dict[str, str], tmp: str, cap: int | None = None, label: str = ""
 ) -> tuple[float, float]:
-    """Run one auditor command; print its time and peak; return (seconds, peak bytes or inf)."""
+    """Run one auditor command; print its time, CPU time and peak; return (seconds, peak bytes
+    or inf); its CPU seconds are kept in `CPU` under `label`, when given."""
     child = run_cli(argv, env, tmp, cap)
     shown = " ".join("DIR" if a.startswith(tmp) else a for a in argv)
+    if label and child.cpu is not None:
+        CPU[label] = child.cpu
     if child.stopped:
         print(f"  auditor {shown}: stopped at the {mb(cap or 0)} cap")
         return child.seconds, float("inf")
     if child.code not in (0, 1):
         raise SystemExit(f"auditor {shown} failed ({child.code}): {child.stderr}")
-    print(f"  auditor {shown:<48} {child.seconds:8.2f} s  peak {mb(child.peak or 0)}")
+    cpu = f"cpu {child.cpu:6.2f} s  " if child.cpu is not None else ""
+    print(f"  auditor {shown:<48} {child.seconds:8.2f} s  {cpu}peak {mb(child.peak or 0)}")
     return child.seconds, float(child.peak or 0)
 
 
@@ -114,18 +125,21 @@ def nightly_runs(env: dict[str, str], tmp: str, rounds: int) -> float:
     """The online nightly `rounds` times, each on a copy of the state the first run left (the
     same 10 new revisions synced each time, as the night would): the median seconds. A shared
     machine moves one run by 0.3 s, a quarter of a nightly; the range is printed."""
-    times = []
+    times, cpus = [], []
     for n in range(rounds):
         if n:
             shutil.copy(Path(tmp) / "one-first.db", Path(tmp) / "one.db")
             for extra in ("one.db-wal", "one.db-journal"):
                 (Path(tmp) / extra).unlink(missing_ok=True)
-        seconds, _ = command(online_argv(tmp, f"nightly-online-{n}"), env, tmp)
+        seconds, _ = command(online_argv(tmp, f"nightly-online-{n}"), env, tmp, label="nightly")
         times.append(seconds)
+        cpus.append(CPU.get("nightly", 0.0))
     median = statistics.median(times)
+    CPU["nightly"] = statistics.median(cpus)
     if rounds > 1:
         print(f"  nightly auditor run, {rounds} rounds: {min(times):.2f}-{max(times):.2f} s, "
-              f"median {median:.2f} s")  # fmt: skip
+              f"median {median:.2f} s; cpu {min(cpus):.2f}-{max(cpus):.2f} s, "
+              f"median {CPU['nightly']:.2f} s")  # fmt: skip
     return median
 
 
@@ -139,7 +153,7 @@ def measure(revisions: int, repos: int, cap: int, rounds: int = 3) -> None:
         run_s, run_peak = command(run_argv(tmp, "full"), env, tmp)
         # What the shipped nightly workflow runs: one `auditor run`, its own state file.
         one = {**env, "AUDITOR_STATE": str(Path(tmp) / "one.db")}
-        first_s, _ = command(online_argv(tmp, "first-online"), one, tmp)
+        first_s, _ = command(online_argv(tmp, "first-online"), one, tmp, label="first")
         shutil.copy(Path(tmp) / "one.db", Path(tmp) / "one-first.db")
         emu.add_revisions(NIGHTLY)
         again_s, _ = command(["sync"], env, tmp)
@@ -153,6 +167,9 @@ def measure(revisions: int, repos: int, cap: int, rounds: int = 3) -> None:
         f"  nightly as two processes: sync + run --offline {again_s + night_s:.2f} s against "
         f"{sync_s + run_s:.2f} s ({(again_s + night_s) / (sync_s + run_s):.0%})"
     )
+    if "first" in CPU and "nightly" in CPU:  # steadier than the wall times on a shared machine
+        print(f"  nightly auditor run in CPU time: {CPU['nightly']:.2f} s against the first "
+              f"run's {CPU['first']:.2f} s ({CPU['nightly'] / CPU['first']:.0%})")  # fmt: skip
     report(revisions, base, run_s, nightly_s / first_s)
     report_memory(revisions, sync_peak, run_peak, night_peak)
     measured = (

@@ -220,18 +220,3 @@ def emu() -> Iterator[Any]:
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
     """The `AUDITOR_*` variables for `emu`, with a state file in the test's folder."""
     return emulator_env(emu, tmp_path / "state.db")
-
-
-@pytest.fixture(scope="session")
-def demo_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """report.pdf of `auditor demo --revisions 30 --repos 4 -o html,pdf` (exit 0 or 1), made
-    once for the PDF test modules (tests/test_report_pdf.py, test_report_pdf_tagged.py): a
-    demo's PDF is about 90 pages, the slowest single step of the suite."""
-    from auditor.cli import Context, main
-
-    work = tmp_path_factory.mktemp("demo-pdf")
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(work))
-    code = main(["demo", "--out", "r", "--revisions", "30", "--repos", "4", "-o", "html,pdf"], ctx)
-    assert code in (0, 1), err.getvalue()
-    return work / "r" / "report.pdf"

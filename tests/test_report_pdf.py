@@ -75,6 +75,42 @@ def _page_texts(pdf: Path) -> list[str]:
     return text.split("\f")[:-1]  # one form feed after every page
 
 
+_WORD = re.compile(
+    r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>'
+)
+
+
+def _printed_over(pdf: Path) -> list[tuple[int, str, str]]:
+    """(page, word, word) for each two words printed over each other on a line: the boxes
+    `pdftotext -bbox` gives cross by more than half a point across and over half the line's
+    height (a chart's axis labels that touch at a corner are not a line's words run together)."""
+    boxes = subprocess.run(
+        [_tool("pdftotext"), "-bbox", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    crossed = []
+    for number, page in enumerate(boxes.split("<page ")[1:], 1):
+        words = sorted((*map(float, m[:4]), m[4]) for m in _WORD.findall(page))
+        for i, (_x0, y0, x1, y1, word) in enumerate(words):
+            for a0, b0, a1, b1, other in words[i + 1 :]:
+                if a0 >= x1 - 0.5:
+                    break
+                height = min(y1 - y0, b1 - b0)
+                if min(y1, b1) - max(y0, b0) > 0.6 * height and min(x1, a1) - a0 > 0.5:
+                    crossed.append((number, word, other))
+    return crossed
+
+
+def test_no_word_is_printed_over_another(pdf: Path) -> None:
+    """The results tables have fixed column widths (WeasyPrint's automatic layout took half
+    its time): a word wider than its column, such as the status `not applicable`, would run
+    into the next column's text ("not applicableprecondition"); it wraps instead."""
+    assert _printed_over(pdf) == []
+
+
 def test_pages_render_to_a4_images(pdf: Path, tmp_path: Path) -> None:
     subprocess.run(
         [_tool("pdftoppm"), "-r", "40", "-png", str(pdf), str(tmp_path / "page")],

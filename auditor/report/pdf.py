@@ -33,7 +33,11 @@ INSTALL_HINT = (
 #: tables (`findings`, and the controls' `drill`), nearly every table of a report, are laid out
 #: with fixed column widths: an automatic layout measures every cell's text at every break
 #: opportunity (`overflow-wrap: anywhere`) to size the columns, which took about half of
-#: WeasyPrint's time (the demo's 90 pages: 66 s, 41 s fixed); the message column takes the rest.
+#: WeasyPrint's time (the demo's ~90 pages: 87-95 s of CPU, 36-42 s fixed).
+#: The widths are the page's own (`th.c-*` in style.css.j2), but for the status column, wide
+#: enough for "not applicable", which may wrap: a fixed column does not widen to its content,
+#: and a word wider than its cell would be printed over the next. (This sheet is WeasyPrint's
+#: user sheet: the page's author sheet wins over it but for `!important`.)
 _PAGED = """
 nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(href), page);
   color: #59636e; font-size: 0.9em; }
@@ -41,11 +45,9 @@ nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(hre
   content: " (p.\\00a0" target-counter(attr(href), page) ")"; color: #59636e; }
 table.pdf-cut { margin-bottom: 0; }
 table.pdf-more { margin-top: 0; }
-table.findings, table.drill { table-layout: fixed; width: 100%; }
-table.findings th:nth-child(1) { width: 24%; }
-table.findings th:nth-child(2), table.findings th:nth-child(4) { width: 13%; }
-table.drill th:nth-child(1) { width: 34%; }
-table.drill th:nth-child(2) { width: 13%; }
+table.findings, table.drill { table-layout: fixed; }
+table.findings th.c-status, table.drill th.c-status { width: 15% !important; }
+table.findings td .st, table.drill td .st { white-space: normal !important; }
 """
 
 #: What the PDF lists of a long report: fewer results per rule and inputs than the HTML page,

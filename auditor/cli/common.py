@@ -234,9 +234,13 @@ def store_kept_only_if_synced(config: Config, *, even_on_success: bool = False) 
 
 def _never_synced(store: Store, *, empty: bool = False) -> bool:
     """No sync completed into the store (and, with `empty`, it holds no revision either: only
-    a sync stores them); False when that cannot be read (the command that reads it says so)."""
+    a sync stores them); False when that cannot be read (the command that reads it says so).
+    Without `empty`, False too when it keeps history pages of a sync that did not finish (a
+    first sync cut short: the next one goes on from them, so the file stays)."""
     try:
-        return store.last_sync() is None and (not empty or store.count_revisions() == 0)
+        if store.last_sync() is not None:
+            return False
+        return store.count_revisions() == 0 if empty else not store.has_staged()
     except StoreError:
         return False
 

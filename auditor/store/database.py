@@ -137,18 +137,23 @@ class Ingested:
     kept_hash: str | None = None
 
 
-_ROW_KEYS: dict[str, Literal["revisions", "reports"]] = {
-    "revision": "revisions",
-    "report_id": "reports",
+# A table of stored rows the scrub rewrites: revisions, reports, and the revisions a sync that
+# did not finish kept (`history_staged`, rows as in `revisions`).
+_Table = Literal["revisions", "reports", "history_staged"]
+_ROW_KEYS: dict[str, _Table] = {
+    "revisions": "revisions",
+    "reports": "reports",
+    "history_staged": "history_staged",
 }
 # The columns the scrub reads, per table and its key: the scrub index's (analytics rows are
 # `store_analytics.scrub`'s), so the two never drift apart.
-_SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, ...]], ...] = tuple(
-    (table, key, blobs + texts)
-    for key, table in _ROW_KEYS.items()
+_SCRUBBED_COLUMNS: tuple[tuple[_Table, str, tuple[str, ...]], ...] = tuple(
+    (_ROW_KEYS[indexed], KEY_COLUMN[indexed], blobs + texts)
     for indexed, blobs, texts in scrubindex.INDEXED
-    if indexed == table
+    if indexed in _ROW_KEYS
 )
+# The `meta` key of the record that says where kept history pages go on (`Store.stage_page`).
+_RESUME_KEY = "history_resume"
 
 
 _SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
@@ -310,6 +315,9 @@ class Store:
         self._index_syncs: set[int] = set()
         self._index_resplit = False
         self._index_quiet = False  # rows of this sync are being redacted again (see above)
+        # The open transaction moved kept history pages into `revisions` (`commit_staged`):
+        # rows an earlier process wrote are now this sync's
+        self._staged_moved = False
         self._recall_secrets()
 
     @classmethod
@@ -502,6 +510,7 @@ class Store:
                 self._index_dirty = self._index_synced = self._index_resplit = False
                 self._index_read = None
                 self._index_syncs = set()
+                self._staged_moved = False
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -590,7 +599,11 @@ class Store:
         self._scrubbed |= memory.values
         if fresh:
             fixed += self._scrub_rows(fresh)
-        if older and self._this_sync is not None and self._earlier_sync(self._this_sync):
+        if older and (self._this_sync is None or self._staged_moved):
+            # (kept history pages, written by an earlier process, are staged rows, or rows of
+            # this sync once it took them: every row is searched)
+            fixed += self._scrub_rows(older)
+        elif older and self._earlier_sync(self._this_sync):
             fixed += self._scrub_rows(older, before_sync=self._this_sync)
         if fresh or older:
             self._scrub_issue_changes()
@@ -622,7 +635,7 @@ class Store:
                     (shown, stored, seen, text),
                 )
 
-    def _earlier_sync(self, sync_id: int) -> bool:
+    def _earlier_sync(self, sync_id: int | None) -> bool:
         """True when a sync before `sync_id` stored rows (a first sync has none to search: its
         every secret is new to the file, and an automaton of all their forms cost 75 MB at
         100,000 revisions)."""
@@ -776,12 +789,12 @@ class Store:
                 fixed += 1
         return fixed
 
-    def _rescrub_row(self, table: Literal["revisions", "reports"], item: Any) -> str:
+    def _rescrub_row(self, table: _Table, item: Any) -> str:
         """Redact one stored row again with everything remembered now; gives its new hash."""
-        if table == "revisions":
-            rev = self._one("WHERE revision = ?", (item,))
+        if table != "reports":
+            rev = next(self._revisions("WHERE revision = ? LIMIT 1", (item,), table=table), None)
             assert rev is not None
-            return self._rewrite(rev)[0]
+            return self._rewrite(rev, table)[0]
         row = self._db.execute(
             f"SELECT {REPORT_COLUMNS} FROM reports WHERE report_id = ?", (item,)
         ).fetchone()
@@ -789,9 +802,12 @@ class Store:
             report = report_from_row(row)
         return self._rewrite(report)[0]
 
-    def _rewrite(self, stored: Revision | ReadinessReport) -> tuple[str, bool]:
-        """Redact a stored revision or report again with everything remembered now and write
-        it back if that changed it; gives its hash and whether it was written."""
+    def _rewrite(
+        self, stored: Revision | ReadinessReport, table: _Table = "revisions"
+    ) -> tuple[str, bool]:
+        """Redact a stored revision (of `table`: `revisions` or `history_staged`) or report
+        again with everything remembered now and write it back if that changed it; gives its
+        hash and whether it was written."""
         if isinstance(stored, Revision):
             again = self._revision_again(stored)
             user = (again.user.id, again.user.email, again.user.name)
@@ -799,7 +815,7 @@ class Store:
                 return again.content_hash, False
             body = canonical(again.settings)
             self._db.execute(
-                "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
+                f"UPDATE {table} SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
                 " user_name = ? WHERE revision = ?",
                 (body, again.content_hash, *user, stored.revision),
             )
@@ -860,6 +876,7 @@ class Store:
             return 0
         with self.transaction():
             rewritten = self._rewrite_all("revisions") + self._rewrite_all("reports")
+            rewritten += self._rewrite_all("history_staged")
             rewritten += store_analytics.redact_again(self._db, self.redactor)
             # rows redacted under other rules, maybe by another release: the index is made
             # anew from the rows before commit (a piece may hold what these rules call secret)
@@ -878,12 +895,12 @@ class Store:
         self.redacted_again = rewritten
         return rewritten
 
-    def _rewrite_all(self, table: Literal["revisions", "reports"]) -> int:
+    def _rewrite_all(self, table: _Table) -> int:
         """`_rewrite` every row of `table`, a batch at a time (no cursor stays open across the
         writes); gives the rows written."""
         key = KEY_COLUMN[table]
-        columns = REVISION_COLUMNS if table == "revisions" else REPORT_COLUMNS
-        convert = revision_from_row if table == "revisions" else report_from_row
+        columns = REPORT_COLUMNS if table == "reports" else REVISION_COLUMNS
+        convert = report_from_row if table == "reports" else revision_from_row
         written, last = 0, None
         while True:
             after = "" if last is None else f"WHERE {key} > ? "
@@ -896,7 +913,7 @@ class Store:
             if not batch:
                 return written
             for stored in batch:
-                written += self._rewrite(stored)[1]
+                written += self._rewrite(stored, table)[1]
             last = rows[-1][0]
 
     def bind_org(self, org: str) -> None:
@@ -1017,15 +1034,20 @@ class Store:
 
     # -- revisions ---------------------------------------------------------------------------
 
-    def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
-        return self._revisions_of([(where, params)])
+    def _revisions(
+        self, where: str = "", params: tuple[Any, ...] = (), *, table: _Table = "revisions"
+    ) -> Iterator[Revision]:
+        return self._revisions_of([(where, params)], table=table)
 
-    def _revisions_of(self, queries: Iterable[tuple[str, tuple[Any, ...]]]) -> Iterator[Revision]:
-        """The rows each query (`WHERE …` and its parameters) selects, query after query."""
+    def _revisions_of(
+        self, queries: Iterable[tuple[str, tuple[Any, ...]]], *, table: _Table = "revisions"
+    ) -> Iterator[Revision]:
+        """The rows each query (`WHERE …` and its parameters) selects, query after query (of
+        `revisions`, or of the kept history pages, `history_staged`)."""
         with self.reading():
             previous: Any = None
             for where, params in queries:
-                sql = f"SELECT {REVISION_COLUMNS} FROM revisions {where}"
+                sql = f"SELECT {REVISION_COLUMNS} FROM {table} {where}"
                 cursor = stream(self._db, sql, params)
                 try:
                     while rows := cursor.fetchmany(_BATCH):
@@ -1174,6 +1196,101 @@ class Store:
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
                 "written as new were stored already"
             )
+
+    # -- kept history pages (a sync that did not finish) --------------------------------------
+
+    @_reads
+    def staged_resume(self) -> dict[str, Any] | None:
+        """The record of the kept history pages (`stage_page`), None when none are kept; `{}`
+        when rows are kept without a record that can be read (the next sync drops them)."""
+        row = self._db.execute(f"SELECT value FROM meta WHERE key = '{_RESUME_KEY}'").fetchone()
+        if row is not None:
+            try:
+                record = json.loads(meta_text(row[0]))
+            except ValueError:
+                return {}
+            return record if isinstance(record, dict) else {}
+        if not has_table(self._db, "history_staged"):
+            return None
+        return {} if self._db.execute("SELECT 1 FROM history_staged LIMIT 1").fetchone() else None
+
+    def has_staged(self) -> bool:
+        """Whether history pages of a sync that did not finish are kept (StoreError if that
+        cannot be read)."""
+        return self.staged_resume() is not None
+
+    @_reads
+    def staged_numbers(self) -> set[int]:
+        """The revision numbers the kept history pages hold."""
+        return {int(r[0]) for r in self._db.execute("SELECT revision FROM history_staged")}
+
+    def staged_hash(self, number: int) -> str | None:
+        """The content hash of kept revision `number` redacted again with everything remembered
+        now (what the service's copy, redacted now, hashes to when it is the same), None when
+        it is not kept."""
+        where = "WHERE revision = ? LIMIT 1"
+        kept = next(self._revisions(where, (number,), table="history_staged"), None)
+        return None if kept is None else self._revision_again(kept).content_hash
+
+    def stage_page(
+        self,
+        rows: list[tuple[Any, ...]],
+        parts: Sequence[Sequence[bytes] | None],
+        resume: Mapping[str, Any],
+    ) -> None:
+        """Keep one history page's new `revision_row`s (newest first or not) and the record of
+        where the listing goes on (`resume`), in a transaction of their own: a sync that fails
+        later keeps them, and the next one goes on from there (`auditor.workflows.sync`). The
+        rows are redacted as stored rows are, searched by the scrub (index) as they are, and a
+        secret learned on this page is scrubbed from every row, kept or stored, and remembered
+        now, as a finishing sync does."""
+        with self.transaction():
+            inserted = self._db.executemany(_INSERT_NEW["history_staged"], rows).rowcount
+            for row, kept in zip(rows, parts or itertools.repeat(None, len(rows)), strict=True):
+                self._index_row(row[6], *row[3:6], parts=kept)
+            if inserted != len(rows):
+                raise StoreError(
+                    f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
+                    "kept as new were kept already"
+                )
+            self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+            self._db.execute(
+                f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
+                (meta_value(self._db, json.dumps(dict(resume), sort_keys=True)),),
+            )
+            self.scrub_stored()
+            self.remember_secrets()
+
+    def commit_staged(self, sync_id: int) -> int:
+        """Move the kept history pages into `revisions` as rows of sync `sync_id` (inside its
+        transaction), and forget the record; gives the revisions moved."""
+        if self.staged_resume() is None:
+            return 0
+        kept = int(self._db.execute("SELECT COUNT(*) FROM history_staged").fetchone()[0])
+        columns = f"{REVISION_COLUMNS}, sync_id"
+        moved = self._db.execute(
+            f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
+            "FROM history_staged ORDER BY revision",
+            (sync_id,),
+        ).rowcount
+        if moved != kept:
+            raise StoreError(
+                f"state file {self.path}: {kept - moved} of {kept} kept revisions were "
+                "stored already"
+            )
+        self._db.execute("DELETE FROM history_staged")
+        self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+        self._staged_moved = True
+        return kept
+
+    def drop_staged(self) -> None:
+        """Forget the kept history pages (in a transaction of its own); the scrub index is
+        made exact again, so their pieces leave it with them."""
+        with self.transaction():
+            if has_table(self._db, "history_staged"):
+                self._db.execute("DELETE FROM history_staged")
+            self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+            self._index_dirty = True
 
     def _ingest(
         self,

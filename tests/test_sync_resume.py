@@ -185,6 +185,33 @@ def test_new_revisions_at_the_head_before_a_cursor_that_holds_its_place(tmp_path
     assert contents(state) == from_scratch(service, tmp_path)
 
 
+def test_three_syncs_cut_short_one_after_the_other_still_give_the_same_history(
+    tmp_path: Path,
+) -> None:
+    """Kept pages, then 25 new revisions (3 head pages before the kept ones) and a second cut
+    right after the head met them, then a third cut one page on: each sync keeps what it read,
+    and the last one's history is a from-scratch sync's."""
+    service = Service(45, keyset=True)
+    service.fail[26] = 401  # page 3
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        assert "kept 2 pages (20 revisions)" in sync(url, tmp_path, state)[2]
+        for rev in range(46, 71):
+            service.revisions[rev] = change(rev)
+        service.fail[36] = 401  # the last kept page, asked for again
+        assert "kept 2 pages (45 revisions)" in sync(url, tmp_path, state)[2]
+        service.fail[26] = 401  # the page after it
+        assert "kept 2 pages (45 revisions)" in sync(url, tmp_path, state)[2]
+        service.fail[16] = 401
+        assert "kept 3 pages (55 revisions)" in sync(url, tmp_path, state)[2]
+        service.requests.clear()
+        code, out, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert "70 revisions (70 new)" in out and "data-quality" not in out
+    assert service.requests == ["", "26", "16", "6"]
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
 def test_new_revisions_at_the_head_before_an_offset_cursor_drop_the_kept_pages(
     tmp_path: Path,
 ) -> None:

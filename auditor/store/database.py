@@ -91,6 +91,7 @@ __all__ = [
 ]
 
 _BATCH = 64
+_MOVE_BATCH = 256  # kept revisions moved into `revisions` at a time (`commit_staged`)
 _WINDOW_BATCH = 500  # revision numbers a query of `iter_revisions_in_window` names
 # The redaction the stored rows went through: this release's, under these rules (see
 # `Store.redact_to_current_rules`).
@@ -318,6 +319,7 @@ class Store:
         # The open transaction moved kept history pages into `revisions` (`commit_staged`):
         # rows an earlier process wrote are now this sync's
         self._staged_moved = False
+        self._staged_generation = -1  # the secret memory's when `stage_page` last scrubbed
         self._recall_secrets()
 
     @classmethod
@@ -585,12 +587,16 @@ class Store:
                 learned,
             )
 
-    def scrub_stored(self) -> int:
+    def scrub_stored(self, *, every_new: bool = False) -> int:
         """Re-redact stored rows holding a secret learned after they were written (a key found
-        in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
+        in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed.
+        `every_new`: look for every secret learned since the last scrub, not only those the
+        redactor saw in a string redacted before it learned them (`stale_secrets` walks every
+        string redacted so far: 25 ms, too much for each page kept, `stage_page`; the scrub
+        index makes a secret no row holds cheap to look for)."""
         fixed = self._scrub_skipped_reports()
         memory = self.redactor.memory
-        stale = self.redactor.stale_secrets()
+        stale = None if every_new else self.redactor.stale_secrets()
         fresh = memory.values - self._scrubbed if stale is None else stale
         # A secret new to the file's memory may sit in plain text in rows earlier syncs stored
         # (a value pasted into a report before it turned up under `env`): those rows are
@@ -1258,7 +1264,9 @@ class Store:
                 f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
                 (meta_value(self._db, json.dumps(dict(resume), sort_keys=True)),),
             )
-            self.scrub_stored()
+            if self.redactor.memory.generation != self._staged_generation:  # (learned some)
+                self.scrub_stored(every_new=True)
+                self._staged_generation = self.redactor.memory.generation
             self.remember_secrets()
 
     def commit_staged(self, sync_id: int) -> int:
@@ -1266,22 +1274,29 @@ class Store:
         transaction), and forget the record; gives the revisions moved."""
         if self.staged_resume() is None:
             return 0
-        kept = int(self._db.execute("SELECT COUNT(*) FROM history_staged").fetchone()[0])
+        numbers = sorted(self.staged_numbers())
         columns = f"{REVISION_COLUMNS}, sync_id"
-        moved = self._db.execute(
-            f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
-            "FROM history_staged ORDER BY revision",
-            (sync_id,),
-        ).rowcount
-        if moved != kept:
-            raise StoreError(
-                f"state file {self.path}: {kept - moved} of {kept} kept revisions were "
-                "stored already"
+        moved = 0
+        # A batch at a time, each deleted once moved: the next batch is written into the pages
+        # the last one freed, so the file does not grow by the whole history twice over.
+        for at in range(0, len(numbers), _MOVE_BATCH):
+            low, high = numbers[at], numbers[min(at + _MOVE_BATCH, len(numbers)) - 1]
+            moved += self._db.execute(
+                f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
+                "FROM history_staged WHERE revision BETWEEN ? AND ? ORDER BY revision",
+                (sync_id, low, high),
+            ).rowcount
+            self._db.execute(
+                "DELETE FROM history_staged WHERE revision BETWEEN ? AND ?", (low, high)
             )
-        self._db.execute("DELETE FROM history_staged")
+        if moved != len(numbers):
+            raise StoreError(
+                f"state file {self.path}: {len(numbers) - moved} of {len(numbers)} kept "
+                "revisions were stored already"
+            )
         self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
         self._staged_moved = True
-        return kept
+        return moved
 
     def drop_staged(self) -> None:
         """Forget the kept history pages (in a transaction of its own); the scrub index is

@@ -719,11 +719,19 @@ class _History:
         return token is not None and self.run.store.redactor.redact_shown(token) == token
 
     def _record(
-        self, cursor: str | None, pages: int, revisions: int, lowest: int, limit: int, last: Page
+        self,
+        cursor: str | None,
+        pages: int,
+        revisions: int,
+        lowest: int,
+        limit: int,
+        last: Page | None,
     ) -> dict[str, Any]:
-        kept = self.kept
-        if kept is not None and kept.linked and last.number <= kept.pages:  # (not gone beyond)
-            last_cursor, last_page = kept.last_cursor, kept.last_page
+        """The record of the kept pages (`Store.stage_page`); `last`: the last of them (None:
+        the last the kept pages had, `_Kept`)."""
+        if last is None:
+            assert self.kept is not None
+            last_cursor, last_page = self.kept.last_cursor, self.kept.last_page
         else:
             last_cursor = last.token
             last_page = [i["revision"] for i in last.items if type(i.get("revision")) is int]
@@ -741,8 +749,9 @@ class _History:
             "limit": limit,
         }
 
-    def _stage(self, page: Page, cursor: str | None, pages: int, limit: int) -> None:
-        """Keep the new revisions held (if any, or if the record moves on), with the record."""
+    def _stage(self, page: Page | None, cursor: str | None, pages: int, limit: int) -> None:
+        """Keep the new revisions held with the record, `page` the last kept page (None: the
+        kept pages' last stays the last, the head having brought new revisions before them)."""
         rows, parts = self.run.new_rows.held()
         total = self.total + len(rows)
         lowest = self.run.new_rows.lowest
@@ -799,7 +808,7 @@ class _History:
                 assert kept is not None
                 if met:  # the head met the kept pages: keep what it brought, then go on
                     kept.linked = True  # from the last kept page, asked for again
-                    self._stage(page, kept.cursor, kept.pages, kept.limit)
+                    self._stage(None, kept.cursor, kept.pages, kept.limit)
                     if kept.last_cursor is None:  # the first page: this one
                         self._same_as_kept(page)
                     else:

@@ -12,6 +12,9 @@ between the kept pages and the service drops them with one data-quality warning.
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -386,6 +389,36 @@ def test_a_sync_that_fails_once_the_history_is_read_keeps_all_of_it(tmp_path: Pa
         code, _out, err = sync(url, tmp_path, state)
     assert code == 0, err
     assert service.requests == ["", "20"]  # the head, then the last kept page again
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C while page 4 is on its way (the service interrupts this process as it answers):
+    exit 130, the pages read before kept and named, the state file kept."""
+    service = Service(45)
+    real = service.answer
+    once = [True]
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
+        if query.get("cursor") == "30" and once:
+            once.clear()
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # (the interrupt lands while the client waits for this answer)
+        return real(path, query)
+
+    service.answer = answer  # type: ignore[method-assign]
+    state = tmp_path / "state.db"
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        with serving(service) as url:
+            code, _, err = sync(url, tmp_path, state)
+            assert code == 130, err
+            assert "sync interrupted: kept 3 pages (30 revisions); the next sync continues" in err
+            assert state.exists()
+            code, _, err = sync(url, tmp_path, state)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 0, err
     assert contents(state) == from_scratch(service, tmp_path)
 
 

@@ -6,8 +6,10 @@ The file never holds a secret: values are replaced at ingestion by markers with 
 fingerprint (HMAC with a random per-file key kept in the `meta` table, or
 `AUDITOR_FINGERPRINT_KEY`), so the state file is safe to hand around as a CI artifact. An
 exclusive lock on `<state>.lock` keeps two runs from sharing one file; writes happen in
-transactions, so a failed sync leaves the file as it was. The same `Store` runs on PostgreSQL
-(`Store.open("postgresql://…", org=…)`: `auditor.store.postgres`), from the same SQL.
+transactions, so a failed sync leaves the file as it was, but for the history pages it kept on
+the way (`stage_page`: never read as history; the next sync goes on from them). The same
+`Store` runs on PostgreSQL (`Store.open("postgresql://…", org=…)`: `auditor.store.postgres`),
+from the same SQL.
 """
 
 from __future__ import annotations

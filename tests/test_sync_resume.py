@@ -365,6 +365,77 @@ def test_a_cursor_holding_a_secret_is_never_kept(tmp_path: Path) -> None:
     assert "25 revisions (25 new)" in out
 
 
+def prefixed_cursor(service: Service, value: str, after: str) -> None:
+    """The service sends `value` + `after` as the cursor it sends as `after` (and strips the
+    prefix when that cursor comes back): an opaque cursor that holds the value."""
+    real = service.answer
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
+        if query.get("cursor", "").startswith(value):
+            query = {**query, "cursor": query["cursor"][len(value) :]}
+        status, body = real(path, query)
+        old = f'"nextCursor":"{after}"'.encode()
+        if status == 200 and old in body:
+            body = body.replace(old, f'"nextCursor":"{value}{after}"'.encode())
+        return status, body
+
+    service.answer = answer  # type: ignore[method-assign]
+
+
+def state_bytes(state: Path) -> bytes:
+    """The state file and whatever SQLite keeps beside it (journal, WAL)."""
+    return b"".join(p.read_bytes() for p in state.parent.glob(state.name + "*") if p.is_file())
+
+
+def test_a_cursor_that_a_later_page_names_a_secret_is_not_kept(tmp_path: Path) -> None:
+    """Page 1's cursor holds a value page 2 names as a model's `apiKey` (so it was clean when
+    it came, and is a secret once page 2 is read): page 3 fails. The pages are not kept (their
+    only resume point held the secret), and the secret's bytes are nowhere in the file."""
+    value = "opaquevalueXyzzyPlugh4821"
+    service = Service(45)
+    service.revisions[33]["settings"]["customModels"] = [{"id": "m", "apiKey": value}]
+    prefixed_cursor(service, value, "10")
+    service.fail[20] = 401
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "sync failed, nothing saved" in err, err
+        assert not state.exists() or value.encode() not in state_bytes(state)
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert value.encode() not in state_bytes(state)
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_a_kept_cursor_that_a_later_sync_names_a_secret_is_dropped(tmp_path: Path) -> None:
+    """Sync 1 keeps pages whose cursor holds a value no page named yet; a new revision names it
+    as a model's `apiKey`, and sync 2 fails asking for the last kept page again: the kept pages
+    are dropped (the record would go on holding the secret), no byte of it stays in the file,
+    and sync 3 reads from the start."""
+    value = "opaquevalueXyzzyPlugh4821"
+    service = Service(45, keyset=True)
+    prefixed_cursor(service, value, "26")
+    service.fail[26] = 401  # page 3
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "kept 2 pages (20 revisions)" in err, err
+        service.revisions[46] = change(46)
+        service.revisions[46]["settings"]["customModels"] = [{"id": "m", "apiKey": value}]
+        service.fail[36] = 401  # the last kept page, asked for again
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "sync failed, nothing saved" in err, err
+        assert value.encode() not in state_bytes(state)
+        with Store.open(state, readonly=True, fingerprint_key=KEY.encode()) as store:
+            assert store.has_staged() is False
+        service.requests.clear()
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert service.requests[0] == "" and len(service.requests) == 5  # from the start
+    assert value.encode() not in state_bytes(state)
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
 def test_a_sync_that_fails_once_the_history_is_read_keeps_all_of_it(tmp_path: Path) -> None:
     """The readiness listing fails after the whole history was read: the next sync reads the
     head page only, meets the kept pages, and finishes."""
@@ -555,4 +626,25 @@ def test_kept_rows_are_redacted_again_under_new_rules_and_leave_the_index_when_d
         store.drop_staged()
         assert store.has_staged() is False
         assert not any(b"a-piece-only" in p for p in scrubindex.stored(store._db))
+    assert password.encode() not in stored_bytes(location)
+
+
+def test_kept_pages_whose_cursor_new_rules_redact_are_dropped(location: Path | str) -> None:
+    """A kept cursor that this auditor's rules redact (kept under older ones: a `docker login
+    -p` password) is not left in the store: opening it for writing redacts the rows again and
+    drops the kept pages, cursor and all."""
+    from pgcluster import raw_sql, stored_bytes
+
+    from auditor.store.dialect import meta_value
+
+    password = "Qz7pLm2Rx9wK"
+    with Store.open(location) as store:
+        store.stage_page([kept_row(7, {"n": 7})], [None], RECORD)
+        record = orjson.dumps({**RECORD, "cursor": f"docker login -u ci -p {password} r.io"})
+        value = meta_value(store._db, record.decode())
+    raw_sql(location, "UPDATE meta SET value = ? WHERE key = 'history_resume'", (value,))
+    raw_sql(location, "DELETE FROM meta WHERE key = 'redaction'")
+    assert password.encode() in stored_bytes(location)
+    with Store.open(location) as store:
+        assert store.has_staged() is False
     assert password.encode() not in stored_bytes(location)

@@ -322,6 +322,7 @@ class Store:
         # rows an earlier process wrote are now this sync's
         self._staged_moved = False
         self._staged_generation = -1  # the secret memory's when `stage_page` last scrubbed
+        self._staging = False  # `stage_page` scrubs: its kept rows are this sync's
         self._recall_secrets()
 
     @classmethod
@@ -615,6 +616,8 @@ class Store:
             fixed += self._scrub_rows(older, before_sync=self._this_sync)
         if fresh or older:
             self._scrub_issue_changes()
+        if not self._staging:  # a kept cursor may hold a secret learned now
+            self._drop_unsafe_resume()
         # Every row is now clean of every secret remembered: a report row that a raw item gave
         # in this transaction, or that `known_report` recognised (and that the scrub left as it
         # was: same content hash), is what that item gives under the whole memory, so it is
@@ -891,7 +894,8 @@ class Store:
             self._index_dirty = True
             # a secret found only now (a `docker login -p` password) may be in a row the pass
             # went through before it was found: as after a sync, such rows are redacted again
-            rewritten += self.scrub_stored()
+            rewritten += self.scrub_stored()  # (and drops kept pages a cursor of which these
+            # rules now redact: `_drop_unsafe_resume`)
             if rewritten and has_table(self._db, "eval_state"):
                 self._db.execute("DELETE FROM eval_state")  # computed from the old rows
             self.remember_secrets()  # found in the rows just redacted again
@@ -1261,15 +1265,54 @@ class Store:
                     f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
                     "kept as new were kept already"
                 )
+            if self.redactor.memory.generation != self._staged_generation:  # (learned some)
+                self._staging = True  # (the kept rows are this sync's: not dropped by the scrub)
+                try:
+                    self.scrub_stored(every_new=True)
+                finally:
+                    self._staging = False
+                self._staged_generation = self.redactor.memory.generation
+            self.remember_secrets()
+            record = dict(resume)
+            if self._cursor_secret(record):
+                # A cursor holding what is now known as a secret is never written: the rows
+                # stay for this sync to finish with, but no later sync goes on from them
+                # (`forget_unsafe_resume` drops them once this sync fails)
+                record.update(cursor=None, last_cursor=None, unresumable=True)
             self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
             self._db.execute(
                 f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
-                (meta_value(self._db, json.dumps(dict(resume), sort_keys=True)),),
+                (meta_value(self._db, json.dumps(record, sort_keys=True)),),
             )
-            if self.redactor.memory.generation != self._staged_generation:  # (learned some)
-                self.scrub_stored(every_new=True)
-                self._staged_generation = self.redactor.memory.generation
-            self.remember_secrets()
+
+    def _cursor_secret(self, record: Mapping[str, Any]) -> bool:
+        """Whether a cursor of the kept pages' record would be changed by redaction with
+        everything remembered now (a value a later page, or a later sync, named as a secret)."""
+        return any(
+            isinstance(token, str) and self.redactor.redact_shown(token) != token
+            for token in (record.get("cursor"), record.get("last_cursor"))
+        )
+
+    def _drop_unsafe_resume(self) -> bool:
+        """Inside the open transaction: drop the kept history pages when their record cannot be
+        gone on from safely (a cursor holding a secret known now, or marked so by `stage_page`),
+        so no secret stays in the file in any form; gives whether it did."""
+        record = self.staged_resume()
+        if not record or not (record.get("unresumable") is True or self._cursor_secret(record)):
+            return False
+        if has_table(self._db, "history_staged"):
+            self._db.execute("DELETE FROM history_staged")
+        self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+        self._index_dirty = True
+        return True
+
+    def forget_unsafe_resume(self) -> bool:
+        """`_drop_unsafe_resume` in a transaction of its own (a sync that failed, with what it
+        learned on the way); gives whether the kept pages were dropped."""
+        if self.staged_resume() is None:
+            return False
+        with self.transaction():
+            return self._drop_unsafe_resume()
 
     def commit_staged(self, sync_id: int) -> int:
         """Move the kept history pages into `revisions` as rows of sync `sync_id` (inside its

@@ -627,6 +627,8 @@ def _kept_pages(run: _Run, client: PlatformClient) -> _Kept | None:
     record = run.store.staged_resume()
     if record is None:
         return None
+    if record.get("unresumable") is True:  # (a sync that ended before it could drop them)
+        raise _Disagree("the kept history pages' cursor named a value found to be a secret")
     if any(
         not isinstance(record.get(k), types) or isinstance(record.get(k), bool)
         for k, types in _RECORD.items()
@@ -941,8 +943,20 @@ def sync(
                 store.drop_staged()
                 dropped = why.warning()
     except AuditorError as exc:
+        _forget_unsafe_resume(store)
         raise _failed(exc, tally, store) from None
+    except BaseException:  # (an interrupt: what it kept must not hold a secret either)
+        _forget_unsafe_resume(store)
+        raise
     return _summary(store, client, tally, usage)
+
+
+def _forget_unsafe_resume(store: Store) -> None:
+    """Drop the kept history pages when a cursor of theirs holds a value this sync learned is
+    a secret (`Store.forget_unsafe_resume`): a sync that failed learned it too late to check
+    the record it wrote, or wrote none since (nothing to say when the store cannot be read)."""
+    with contextlib.suppress(AuditorError):
+        store.forget_unsafe_resume()
 
 
 def _sync_once(

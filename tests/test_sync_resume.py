@@ -463,15 +463,56 @@ def test_a_sync_that_fails_once_the_history_is_read_keeps_all_of_it(tmp_path: Pa
     assert contents(state) == from_scratch(service, tmp_path)
 
 
-def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
-    """Ctrl-C while page 4 is on its way (the service interrupts this process as it answers):
-    exit 130, the pages read before kept and named, the state file kept."""
+def test_a_resumed_sync_records_only_the_stored_revisions_it_read_again(tmp_path: Path) -> None:
+    """The integrity coverage a resumed sync records (`history_recheck`, the reports' line)
+    names the stored revisions it read again and compared (36-45, the page that met them),
+    never the kept ones, of which only the head and the last kept page were read again: the
+    kept pages between them are taken as kept, as stored revisions are."""
     service = Service(45)
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        assert sync(url, tmp_path, state)[0] == 0
+        for number in range(46, 106):
+            service.revisions[number] = change(number)
+        service.fail[40] = 401  # page 5: pages 1-4 (revisions 105-66) kept
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "kept 4 pages (40 revisions)" in err, err
+        service.requests.clear()
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert service.requests == ["", "30", "40", "50", "60"]  # head, last kept page, the rest
+    with Store.open(state, readonly=True, fingerprint_key=KEY.encode()) as store:
+        assert store.history_recheck() == (True, (36, 45))
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_a_page_that_cannot_be_fetched_keeps_every_page_before_it(tmp_path: Path) -> None:
+    """Pages are kept 10 at a time, but a page the service refuses keeps the 3 complete pages
+    read since the last batch too: the next sync reads the head, the last kept page again and
+    the rest."""
+    service = Service(145)
+    service.fail[130] = 401  # page 14
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "kept 13 pages (130 revisions)" in err, err
+        service.requests.clear()
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert service.requests == ["", "120", "130", "140"]
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C while page 14 is on its way (the service interrupts this process as it answers):
+    exit 130, the pages kept before named (pages are kept 10 at a time: the 3 read since the
+    last batch are lost), the state file kept."""
+    service = Service(145)
     real = service.answer
     once = [True]
 
     def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
-        if query.get("cursor") == "30" and once:
+        if query.get("cursor") == "130" and once:
             once.clear()
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.5)  # (the interrupt lands while the client waits for this answer)
@@ -484,7 +525,7 @@ def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
         with serving(service) as url:
             code, _, err = sync(url, tmp_path, state)
             assert code == 130, err
-            assert "sync interrupted: kept 3 pages (30 revisions); the next sync continues" in err
+            assert "sync interrupted: kept 10 pages (100 revisions); the next sync continues" in err
             assert state.exists()
             code, _, err = sync(url, tmp_path, state)
     finally:

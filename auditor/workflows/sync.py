@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -301,6 +302,14 @@ class _NewRows:
         """The next page is the first of a listing read on from a kept cursor: the pages
         before it (the head, up to the kept pages) are not judged for progress with it."""
         self._page, self._items, self._repeats = 0, 0, 0
+
+    def waiting(self) -> int:
+        """How many rows wait to be written or kept."""
+        return len(self._rows)
+
+    def forget_from(self, waiting: int) -> None:
+        """Forget the rows taken since `waiting` rows waited (a page that failed midway)."""
+        del self._rows[waiting:], self._parts[waiting:]
 
     def sent(self, number: int) -> bool:
         """Whether revision `number` was sent earlier in this sync."""
@@ -670,6 +679,10 @@ def _refused(exc: ApiError) -> bool:
 
 
 _NOT_CURSOR = frozenset({401, 403, 407, 408, 429})
+# History pages are kept (`Store.stage_page`) a batch at a time: every `STAGE_PAGES` pages, or
+# once `STAGE_SECONDS` passed since pages were last kept, whichever comes first
+STAGE_PAGES = 10
+STAGE_SECONDS = 5.0
 
 
 class _History:
@@ -687,6 +700,11 @@ class _History:
         self.client = client
         self.kept = kept
         self.total = 0 if kept is None else kept.revisions  # the revisions kept
+        # The page whose rows are held and not kept yet (pages are kept a batch at a time:
+        # `_save`), the pages held, and when pages were last kept
+        self.pending: Page | None = None
+        self.held = 0
+        self.saved_at = time.monotonic()
         if kept is not None:
             run.new_rows.kept = set(kept.numbers)
 
@@ -765,6 +783,30 @@ class _History:
         self.run.store.stage_page(rows, parts, record)
         self.total = total
 
+    def _save(self, *, now: bool) -> None:
+        """Keep the pages held (`_stage`), unless `now` is False and fewer than `STAGE_PAGES`
+        pages were read in fewer than `STAGE_SECONDS` since pages were last kept: a kept page
+        costs a transaction, a scrub and a scrub index write, so they are kept in batches (a
+        sync that fails loses the pages held, but when a page cannot be fetched: `ingest`)."""
+        page = self.pending
+        if page is None:
+            return
+        if not now and self.held < STAGE_PAGES and time.monotonic() - self.saved_at < STAGE_SECONDS:
+            return
+        self._stage(page, page.next_token, page.number, page.limit)
+        self.pending, self.held, self.saved_at = None, 0, time.monotonic()
+
+    def _flush(self) -> None:
+        """Keep the pages held now (the sync's transaction begins: its rows are written in it
+        from the pages kept, under its own sync id)."""
+        self._save(now=True)
+
+    def _save_before(self) -> None:
+        """A page could not be fetched: keep the complete pages held before it, so the next
+        sync goes on from there (nothing to add when the store cannot be written)."""
+        with contextlib.suppress(AuditorError):
+            self._save(now=True)
+
     def ingest(self, begin: Callable[[], _Run]) -> _Run:
         """Read the history; gives the run inside the sync's transaction (begun by `begin`)."""
         run, client, kept = self.run, self.client, self.kept
@@ -783,6 +825,12 @@ class _History:
                     raise _Disagree(
                         f"the service refused the kept pages' cursor ({exc.status})", exc.url
                     ) from None
+                if staging:
+                    self._save_before()
+                raise
+            except AuditorError:  # (a page that is not JSON, a repeated cursor)
+                if staging:
+                    self._save_before()
                 raise
             again, resumed = resumed, False
             first = first or page
@@ -793,6 +841,7 @@ class _History:
                 raise _Disagree("the history's head did not lead to the kept pages", page.where)
             cursor = page.last or self._keepable(page.next_token)
             if staging and not linking and not (keepable and cursor):
+                self._flush()
                 run = begin()
                 staging = False
             if _HISTORY_FEED.goes_on(run, page) and not linking:
@@ -800,7 +849,14 @@ class _History:
                 if pages.waits:
                     pages.ahead()
             run.tally.quality.add_duplicates(page, HISTORY, _HISTORY_FEED.name)
-            known = self._items(run, page, compare=staging)
+            waiting = run.new_rows.waiting()
+            try:
+                known = self._items(run, page, compare=staging)
+            except AuditorError:  # (an item the sync cannot read: the pages before it are kept)
+                if staging and not linking:
+                    run.new_rows.forget_from(waiting)  # (this page's rows: not a whole page)
+                    self._save_before()
+                raise
             if again:
                 self._same_as_kept(page)
             if not staging:
@@ -825,12 +881,15 @@ class _History:
                 elif not cursor:
                     raise _Disagree("the history's head did not lead to the kept pages", page.where)
             elif staging:
-                self._stage(page, page.next_token, page.number, page.limit)
+                self.pending = page
+                self.held += 1
+                self._save(now=page.last)
             elif any(known):  # newest first: a page that met a stored revision met all older
                 break
         if kept is not None and not kept.linked:
             raise _Disagree("the history ended before it led to the kept pages")
         if staging:
+            self._flush()
             run = begin()
         if first is not None and count.items == 0:
             _empty_history(run, first)

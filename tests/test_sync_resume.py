@@ -477,6 +477,9 @@ def test_a_resumed_sync_records_only_the_stored_revisions_it_read_again(tmp_path
         service.fail[40] = 401  # page 5: pages 1-4 (revisions 105-66) kept
         code, _, err = sync(url, tmp_path, state)
         assert code == 2 and "kept 4 pages (40 revisions)" in err, err
+        with Store.open(state, readonly=True, fingerprint_key=KEY.encode()) as store:
+            record = store.staged_resume()
+            assert record is not None and (record["lowest"], record["highest"]) == (66, 105)
         service.requests.clear()
         code, _, err = sync(url, tmp_path, state)
     assert code == 0, err

@@ -619,6 +619,7 @@ _RECORD: dict[str, tuple[type, ...]] = {
     "pages": (int,),
     "revisions": (int,),
     "lowest": (int,),
+    "highest": (int,),
     "top": (int, type(None)),
     "base_url": (str,),
     "org": (str,),
@@ -655,7 +656,11 @@ def _kept_pages(run: _Run, client: PlatformClient) -> _Kept | None:
         if record[key] != now:
             raise _Disagree(f"the history pages were kept with another {what}")
     numbers = run.store.staged_numbers()
-    if len(numbers) != record["revisions"] or not numbers or min(numbers) != record["lowest"]:
+    if (
+        len(numbers) != record["revisions"]
+        or not numbers
+        or (min(numbers), max(numbers)) != (record["lowest"], record["highest"])
+    ):
         raise _Disagree("the kept history pages do not match their record")
     if not set(last_page) <= numbers:
         raise _Disagree("the kept history pages do not match their record")
@@ -700,6 +705,7 @@ class _History:
         self.client = client
         self.kept = kept
         self.total = 0 if kept is None else kept.revisions  # the revisions kept
+        self.highest = 0 if kept is None else kept.highest  # the newest kept revision
         # The page whose rows are held and not kept yet (pages are kept a batch at a time:
         # `_save`), the pages held, and when pages were last kept
         self.pending: Page | None = None
@@ -780,6 +786,11 @@ class _History:
         if total == 0 or lowest is None:
             return  # nothing to go on from (only empty pages so far)
         record = self._record(cursor, pages, total, lowest, limit, page)
+        # the kept range (oldest, newest): a sync that goes on from them reads again only the
+        # head and the last kept page, and records no kept revision as read again
+        # (`history_recheck`)
+        self.highest = max([self.highest, *(row[0] for row in rows)])
+        record["highest"] = self.highest
         self.run.store.stage_page(rows, parts, record)
         self.total = total
 

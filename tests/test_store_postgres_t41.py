@@ -57,13 +57,15 @@ def _auditor_sessions(admin: Any) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def _kill_during_history_page(emu: Any, url: str, then: Any = None) -> threading.Thread:
-    """Once the run asks for a history page (held back by the emulator), end its database
+def _kill_during_history_page(
+    emu: Any, url: str, then: Any = None, listing: str = "history"
+) -> threading.Thread:
+    """Once the run asks for a page of `listing` (held back by the emulator), end its database
     session as a failover or a DBA's pg_terminate_backend would; then call `then(admin)`."""
 
     def kill() -> None:
         deadline = time.monotonic() + 30
-        while not any("history" in path for _, path in emu.requests):
+        while not any(listing in path for _, path in emu.requests):
             if time.monotonic() > deadline:
                 return
             time.sleep(0.02)
@@ -227,7 +229,9 @@ def test_a_session_ended_by_the_servers_idle_transaction_timeout_says_so(
         admin.execute(
             f"ALTER DATABASE \"{database}\" SET idle_in_transaction_session_timeout = '1s'"
         )
-    served.faults.add("history", "delay", times=1, seconds=2.5)
+    # (the readiness page: the history's pages are read before the sync's transaction begins,
+    # which is open while the readiness reports and the usage analytics are read)
+    served.faults.add("reports", "delay", times=1, seconds=2.5)
     code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
     _clean_stderr(err)
     assert code == 2, err
@@ -385,7 +389,7 @@ def test_a_server_back_within_seconds_is_connected_to_again(
     env = _first_night(served, pg_url, tmp_path)
     database = pg_url.rsplit("/", 1)[1]
     admin_url = pg_url.rsplit("/", 1)[0] + "/postgres"
-    served.faults.add("history", "delay", times=1, seconds=1)
+    served.faults.add("reports", "delay", times=1, seconds=1)  # (in the sync's transaction)
 
     def allow(yes: bool) -> None:
         with psycopg.connect(admin_url, autocommit=True) as other:
@@ -395,7 +399,7 @@ def test_a_server_back_within_seconds_is_connected_to_again(
         allow(False)
         threading.Timer(2.0, allow, (True,)).start()
 
-    killer = _kill_during_history_page(served, pg_url, restart)
+    killer = _kill_during_history_page(served, pg_url, restart, "readiness")
     try:
         code, _, err = _run(["run", "--out", str(tmp_path / "r1")], env, tmp_path)
     finally:

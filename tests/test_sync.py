@@ -179,7 +179,7 @@ def test_sync_with_nothing_new_is_one_request_per_endpoint(store: Store) -> None
     assert (summary.revisions_new, summary.reports_new, len(service.requests)) == (0, 0, 2)
 
 
-def test_failure_midway_saves_nothing_and_says_what_it_got(store: Store) -> None:
+def test_failure_midway_keeps_the_new_pages_aside_and_says_what_it_got(store: Store) -> None:
     service = FakeService(25)
     run_sync(store, service)
     before = [(r.revision, r.content_hash) for r in store.iter_revisions()]
@@ -191,11 +191,22 @@ def test_failure_midway_saves_nothing_and_says_what_it_got(store: Store) -> None
         run_sync(store, service)
     message = str(info.value)
     assert message.startswith(
-        "sync failed, nothing saved (fetched 2 history pages / 20 revisions and 0 report pages"
+        "sync failed, kept 2 pages (20 revisions); the next sync continues from there "
+        "(fetched 2 history pages / 20 revisions and 0 report pages"
     )
     assert "→ 403 Forbidden: bad key" in message and TOKEN not in message
+    # the pages kept are no history: the stored revisions and the last sync are as they were
     assert [(r.revision, r.content_hash) for r in store.iter_revisions()] == before
     assert store.last_sync() is not None and store.last_sync().revisions_new == 25  # type: ignore[union-attr]
+    # the next sync reads the head page, meets the kept pages, and goes on after them
+    service.fail_at.clear()
+    service.requests.clear()
+    summary = run_sync(store, service)
+    assert (summary.revisions_new, summary.revisions_total) == (30, 55)
+    # the head (it meets the kept pages), the last kept page again (it must come back the same),
+    # then the two after it (the second meets the stored revisions)
+    assert service.history_requests() == 4
+    assert store.revision_numbers() == list(range(1, 56))
 
 
 def test_changed_known_revision_is_reported_not_overwritten(store: Store) -> None:
@@ -279,7 +290,8 @@ def test_a_history_that_is_not_newest_first_fails_the_sync(store: Store) -> None
     with pytest.raises(DataError) as info:
         run_sync(store, service)
     assert str(info.value) == (
-        "sync failed, nothing saved (fetched 3 history pages / 20 revisions and 0 report pages "
+        "sync failed, kept 2 pages (20 revisions); the next sync continues from there (fetched "
+        "3 history pages / 20 revisions and 0 report pages "
         "/ 0 reports before): $.changes[0].revision: 20 after revision 1: the history is not "
         f"newest first, so a sync cannot tell what it has (GET https://svc.test{HISTORY_PATH} "
         "page 3)"
@@ -569,6 +581,25 @@ FAULTS = [
     # empty page is, by the API's own contract, the end of the listing.
 ]
 
+# What each failing fault keeps. The history case: 30 new revisions on a stored state, the
+# fault on page 2. A page the service answers wrong keeps the complete pages before it (1);
+# a repeated cursor is seen when page 3 is asked for (2); a conflicting revision fails once a
+# page meets the stored history, in the sync's transaction, after the pages before it were kept
+# (2). The reports case: a first sync, whose whole history (6 pages) is kept before the
+# readiness listing fails.
+KEPT = {
+    ("history", "500"): "kept 1 page (10 revisions)",
+    ("history", "truncated_json"): "kept 1 page (10 revisions)",
+    ("history", "wrong_content_type"): "kept 1 page (10 revisions)",
+    ("history", "repeat_cursor"): "kept 2 pages (20 revisions)",
+    ("history", "conflicting_revision"): "kept 2 pages (20 revisions)",
+    ("history", "settings_not_object"): "kept 1 page (10 revisions)",
+    **{
+        ("reports", kind): "kept 6 pages (60 revisions)"
+        for kind in ("500", "truncated_json", "wrong_content_type", "repeat_cursor")
+    },
+}
+
 EMU_TOKEN = "test-owner-token-0123456789"  # as tests/conftest.py OWNER_TOKEN
 MEMBER_TOKEN = "test-member-token-0123456789"
 
@@ -639,7 +670,11 @@ def test_emulator_faults(
         else:
             with pytest.raises((ApiError, DataError)) as info:
                 emu_sync(store, emu)
-            assert str(info.value).startswith("sync failed, nothing saved (fetched ")
+            # (the new history pages read before the fault are kept aside, never as history)
+            kept = KEPT[endpoint, kind]
+            assert str(info.value).startswith(
+                f"sync failed, {kept}; the next sync continues from there (fetched "
+            ), str(info.value)
             assert message in str(info.value)
             assert EMU_TOKEN not in str(info.value)
             assert snapshot(store) == before

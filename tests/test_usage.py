@@ -325,7 +325,9 @@ def test_a_400_from_the_api_fails_the_sync_and_saves_nothing(emu: Any, tmp_path:
     tomorrow = datetime.now(UTC) + timedelta(days=1)  # a clock ahead of the server's
     with pytest.raises(Exception) as caught:
         _sync(emu, state, now=tomorrow)
-    assert "sync failed, nothing saved" in str(caught.value) and "400" in str(caught.value)
+    # nothing saved but the history, read whole before the analytics, kept aside (no history)
+    assert "sync failed, kept " in str(caught.value) and "400" in str(caught.value)
+    assert "the next sync continues from there" in str(caught.value)
     with Store.open(state) as store:
         assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
 
@@ -588,7 +590,8 @@ def test_users_paging_guards_fail_the_sync_and_save_nothing(
     state = tmp_path / "state.db"
     with pytest.raises(Exception) as caught:
         _sync(emu, state, page_size=20)
-    assert message in str(caught.value) and "nothing saved" in str(caught.value)
+    # nothing saved but the history, read whole before the analytics, kept aside (no history)
+    assert message in str(caught.value) and "sync failed, kept " in str(caught.value)
     with Store.open(state) as store:
         assert store.count_revisions() == 0 and list(store.iter_analytics()) == []
 

@@ -1,7 +1,8 @@
 """`auditor sync`: fetch new settings revisions and readiness reports into the state file.
 
 Takes the configuration, gives a one-paragraph summary on stdout (with `-q`, only when it names
-integrity issues or data-quality warnings); exit 0, or 2 with one line on stderr (nothing saved).
+integrity issues or data-quality warnings); exit 0, or 2 with one line on stderr (nothing saved
+but the history pages kept on the way, which the line names and the next sync goes on from).
 """
 
 from __future__ import annotations

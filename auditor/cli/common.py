@@ -234,9 +234,13 @@ def store_kept_only_if_synced(config: Config, *, even_on_success: bool = False) 
 
 def _never_synced(store: Store, *, empty: bool = False) -> bool:
     """No sync completed into the store (and, with `empty`, it holds no revision either: only
-    a sync stores them); False when that cannot be read (the command that reads it says so)."""
+    a sync stores them); False when that cannot be read (the command that reads it says so).
+    Without `empty`, False too when it keeps history pages of a sync that did not finish (a
+    first sync cut short: the next one goes on from them, so the file stays)."""
     try:
-        return store.last_sync() is None and (not empty or store.count_revisions() == 0)
+        if store.last_sync() is not None:
+            return False
+        return store.count_revisions() == 0 if empty else not store.has_staged()
     except StoreError:
         return False
 
@@ -371,9 +375,29 @@ def sync_store(
         for secret in (token, *network.secrets):  # the proxy's password: `[token]` too
             _token_named(exc, store.redactor.marker(secret))
         raise
+    except KeyboardInterrupt:  # (Ctrl-C, SIGTERM): the exit line follows; what was kept first
+        _say_kept(store, ctx)
+        raise
     if not quiet and last is not None:
         _warn_moved(store, last.base_url, base_url, ctx)
     return summary
+
+
+def _say_kept(store: Store, ctx: Context) -> None:
+    """After an interrupted sync, the line that says which history pages it kept, if any (a
+    failed one's error says it: `workflows.sync`)."""
+    try:
+        record = store.staged_resume()
+    except (StoreError, OSError):
+        return
+    if record:
+        pages, revisions = record.get("pages"), record.get("revisions")
+        print(
+            f"auditor: sync interrupted: kept {pages} page{'' if pages == 1 else 's'} "
+            f"({revisions} revision{'' if revisions == 1 else 's'}); the next sync continues "
+            "from there",
+            file=ctx.stderr,
+        )
 
 
 def network_of(config: Config, ctx: Context) -> Network:

@@ -9,7 +9,7 @@ validation in `auditor.fetch.schema`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 
 import httpx
@@ -126,11 +126,35 @@ class PlatformClient:
             return None
         return self._reports, self.app_url
 
-    def pages(self, listing: Listing) -> Pages:
+    def pages(
+        self,
+        listing: Listing,
+        *,
+        start: str | None = None,
+        first_number: int = 1,
+        seen: Iterable[bytes] = (),
+        page_size: int | None = None,
+    ) -> Pages:
         """Each validated page of `listing`; nothing for readiness without an app address.
-        `ahead()` on the result fetches the next page while the caller works on this one."""
+        `ahead()` on the result fetches the next page while the caller works on this one.
+        `start`, `first_number`, `seen`, `page_size`: go on where an earlier sync stopped
+        (`Pages`), at the page size it had come to."""
         requester, base = self._address(listing) or (None, "")
-        return Pages(requester, base, listing, page_size=self._page_size, max_pages=self._max_pages)
+        return Pages(
+            requester,
+            base,
+            listing,
+            page_size=self._page_size if page_size is None else page_size,
+            max_pages=self._max_pages,
+            start=start,
+            first_number=first_number,
+            seen=seen,
+        )
+
+    @property
+    def page_size(self) -> int:
+        """The page size asked for (`limit`), as configured."""
+        return self._page_size
 
     def get_json(self, path: str, params: dict[str, str], where: str) -> Parsed:
         """One GET on the base address under the sync's retries and deadline (analytics)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -80,6 +80,12 @@ class Page:
     items: list[Item]
     where: str
     duplicates: tuple[Duplicate, ...] = ()  # keys sent twice (last value kept), inexact ints
+    # The token this page sent for the next one, as it will be sent (None: no next page, or
+    # one that cannot be asked for: `last` tells), and whether the listing ended here.
+    next_token: str | None = None
+    last: bool = False
+    limit: int = 0  # the page size the next page is asked for (`limit`)
+    token: str | None = None  # the token this page was asked for with (None: the first page)
 
 
 def cursor_paging(holder: str, more: str, cursor: str, *, empty_goes_on: bool = False) -> NextToken:
@@ -221,19 +227,29 @@ class Pages(Iterator[Page]):
         *,
         page_size: int,
         max_pages: int,
+        start: str | None = None,
+        first_number: int = 1,
+        seen: Iterable[bytes] = (),
     ) -> None:
+        """`start`: the token of the first page asked for (a sync that continues where an
+        earlier one stopped), numbered `first_number`; `seen`: the digests (`token_digest`) of
+        the tokens sent before it, so the repeated-token guard and `max_pages` span both."""
         self._requester = requester
         self._base_url = base_url
         self._listing = listing
         self._page_size = page_size
         self._max_pages = max_pages
-        self._number = 1  # the next page's
+        self._number = first_number  # the next page's
         self._params: dict[str, str] | None = None  # the next page's query; None: no more
         if requester is not None:
             self._params = {"limit": str(page_size), **dict(listing.query)}
-        # A digest of each token sent (`_digest`): a service may send a fresh 60 KB cursor a
-        # page, and 10,000 of them kept whole were 600 MB.
-        self._seen: set[bytes] = set()
+            if start is not None:
+                self._params[listing.token_param] = start
+        # A digest of each token sent (`token_digest`): a service may send a fresh 60 KB cursor
+        # a page, and 10,000 of them kept whole were 600 MB.
+        self._seen: set[bytes] = set(seen)
+        if start is not None:
+            self._seen.add(token_digest(start))
         self._later: AuditorError | None = None  # raised when the next page is asked for
         # The next request only confirms that a short page was the last (`short_may_end`).
         self._confirming = False
@@ -294,6 +310,7 @@ class Pages(Iterator[Page]):
                 self._params = None
                 raise _too_many(self._listing, self._max_pages)
             where = self._where()
+            asked = self._params.get(self._listing.token_param)
             pending, self._pending = self._pending, None
             try:
                 if pending is not None:
@@ -323,7 +340,12 @@ class Pages(Iterator[Page]):
             if not self._follow(self._requester, body, items, where):
                 raise StopIteration  # the confirming request's answer repeated the last page
             if items or self._listing.keep_empty:
-                return Page(self._number - 1, items, where, repeated)
+                params, later = self._params, self._later is not None
+                token = None if params is None else params.get(self._listing.token_param)
+                last = params is None and not later
+                return Page(
+                    self._number - 1, items, where, repeated, token, last, self._page_size, asked
+                )
 
     def _follow(self, requester: Requester, body: Body, items: list[Item], where: str) -> bool:
         """Move on to the next page: its query, or None at the end (an error in the token is
@@ -338,7 +360,7 @@ class Pages(Iterator[Page]):
             if token is None:
                 self._params = None
                 return True
-            seen = _digest(token)
+            seen = token_digest(token)
             if seen in self._seen:
                 if confirming:
                     self._params, self.repeated_at = None, where
@@ -363,7 +385,7 @@ class Pages(Iterator[Page]):
         return True
 
 
-def _digest(token: str) -> bytes:
+def token_digest(token: str) -> bytes:
     """What `Pages` keeps of a token to recognise it when it comes back: 16 bytes, whatever
     the token's length (a collision of BLAKE2b-128 is not a concern: nobody gets to choose
     both tokens to stop a sync, and the service can stop it anyway)."""

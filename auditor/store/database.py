@@ -6,8 +6,10 @@ The file never holds a secret: values are replaced at ingestion by markers with 
 fingerprint (HMAC with a random per-file key kept in the `meta` table, or
 `AUDITOR_FINGERPRINT_KEY`), so the state file is safe to hand around as a CI artifact. An
 exclusive lock on `<state>.lock` keeps two runs from sharing one file; writes happen in
-transactions, so a failed sync leaves the file as it was. The same `Store` runs on PostgreSQL
-(`Store.open("postgresql://…", org=…)`: `auditor.store.postgres`), from the same SQL.
+transactions, so a failed sync leaves the file as it was, but for the history pages it kept on
+the way (`stage_page`: never read as history; the next sync goes on from them). The same
+`Store` runs on PostgreSQL (`Store.open("postgresql://…", org=…)`: `auditor.store.postgres`),
+from the same SQL.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ __all__ = [
 ]
 
 _BATCH = 64
+_MOVE_BATCH = 256  # kept revisions moved into `revisions` at a time (`commit_staged`)
 _WINDOW_BATCH = 500  # revision numbers a query of `iter_revisions_in_window` names
 # The redaction the stored rows went through: this release's, under these rules (see
 # `Store.redact_to_current_rules`).
@@ -137,18 +140,23 @@ class Ingested:
     kept_hash: str | None = None
 
 
-_ROW_KEYS: dict[str, Literal["revisions", "reports"]] = {
-    "revision": "revisions",
-    "report_id": "reports",
+# A table of stored rows the scrub rewrites: revisions, reports, and the revisions a sync that
+# did not finish kept (`history_staged`, rows as in `revisions`).
+_Table = Literal["revisions", "reports", "history_staged"]
+_ROW_KEYS: dict[str, _Table] = {
+    "revisions": "revisions",
+    "reports": "reports",
+    "history_staged": "history_staged",
 }
 # The columns the scrub reads, per table and its key: the scrub index's (analytics rows are
 # `store_analytics.scrub`'s), so the two never drift apart.
-_SCRUBBED_COLUMNS: tuple[tuple[Literal["revisions", "reports"], str, tuple[str, ...]], ...] = tuple(
-    (table, key, blobs + texts)
-    for key, table in _ROW_KEYS.items()
+_SCRUBBED_COLUMNS: tuple[tuple[_Table, str, tuple[str, ...]], ...] = tuple(
+    (_ROW_KEYS[indexed], KEY_COLUMN[indexed], blobs + texts)
     for indexed, blobs, texts in scrubindex.INDEXED
-    if indexed == table
+    if indexed in _ROW_KEYS
 )
+# The `meta` key of the record that says where kept history pages go on (`Store.stage_page`).
+_RESUME_KEY = "history_resume"
 
 
 _SCRUB_BATCH = 2_000  # secrets per automaton when stored rows are searched (about 15 MB)
@@ -310,6 +318,11 @@ class Store:
         self._index_syncs: set[int] = set()
         self._index_resplit = False
         self._index_quiet = False  # rows of this sync are being redacted again (see above)
+        # The open transaction moved kept history pages into `revisions` (`commit_staged`):
+        # rows an earlier process wrote are now this sync's
+        self._staged_moved = False
+        self._staged_generation = -1  # the secret memory's when `stage_page` last scrubbed
+        self._staging = False  # `stage_page` scrubs: its kept rows are this sync's
         self._recall_secrets()
 
     @classmethod
@@ -502,6 +515,7 @@ class Store:
                 self._index_dirty = self._index_synced = self._index_resplit = False
                 self._index_read = None
                 self._index_syncs = set()
+                self._staged_moved = False
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
@@ -576,12 +590,16 @@ class Store:
                 learned,
             )
 
-    def scrub_stored(self) -> int:
+    def scrub_stored(self, *, every_new: bool = False) -> int:
         """Re-redact stored rows holding a secret learned after they were written (a key found
-        in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed."""
+        in revision 5 that was pasted into revision 7, which arrived first); gives rows fixed.
+        `every_new`: look for every secret learned since the last scrub, not only those the
+        redactor saw in a string redacted before it learned them (`stale_secrets` walks every
+        string redacted so far: 25 ms, too much for each page kept, `stage_page`; the scrub
+        index makes a secret no row holds cheap to look for)."""
         fixed = self._scrub_skipped_reports()
         memory = self.redactor.memory
-        stale = self.redactor.stale_secrets()
+        stale = None if every_new else self.redactor.stale_secrets()
         fresh = memory.values - self._scrubbed if stale is None else stale
         # A secret new to the file's memory may sit in plain text in rows earlier syncs stored
         # (a value pasted into a report before it turned up under `env`): those rows are
@@ -590,10 +608,16 @@ class Store:
         self._scrubbed |= memory.values
         if fresh:
             fixed += self._scrub_rows(fresh)
-        if older and self._this_sync is not None and self._earlier_sync(self._this_sync):
+        if older and (self._this_sync is None or self._staged_moved):
+            # (kept history pages, written by an earlier process, are staged rows, or rows of
+            # this sync once it took them: every row is searched)
+            fixed += self._scrub_rows(older)
+        elif older and self._earlier_sync(self._this_sync):
             fixed += self._scrub_rows(older, before_sync=self._this_sync)
         if fresh or older:
             self._scrub_issue_changes()
+        if not self._staging:  # a kept cursor may hold a secret learned now
+            self._drop_unsafe_resume()
         # Every row is now clean of every secret remembered: a report row that a raw item gave
         # in this transaction, or that `known_report` recognised (and that the scrub left as it
         # was: same content hash), is what that item gives under the whole memory, so it is
@@ -622,7 +646,7 @@ class Store:
                     (shown, stored, seen, text),
                 )
 
-    def _earlier_sync(self, sync_id: int) -> bool:
+    def _earlier_sync(self, sync_id: int | None) -> bool:
         """True when a sync before `sync_id` stored rows (a first sync has none to search: its
         every secret is new to the file, and an automaton of all their forms cost 75 MB at
         100,000 revisions)."""
@@ -776,12 +800,12 @@ class Store:
                 fixed += 1
         return fixed
 
-    def _rescrub_row(self, table: Literal["revisions", "reports"], item: Any) -> str:
+    def _rescrub_row(self, table: _Table, item: Any) -> str:
         """Redact one stored row again with everything remembered now; gives its new hash."""
-        if table == "revisions":
-            rev = self._one("WHERE revision = ?", (item,))
+        if table != "reports":
+            rev = next(self._revisions("WHERE revision = ? LIMIT 1", (item,), table=table), None)
             assert rev is not None
-            return self._rewrite(rev)[0]
+            return self._rewrite(rev, table)[0]
         row = self._db.execute(
             f"SELECT {REPORT_COLUMNS} FROM reports WHERE report_id = ?", (item,)
         ).fetchone()
@@ -789,9 +813,12 @@ class Store:
             report = report_from_row(row)
         return self._rewrite(report)[0]
 
-    def _rewrite(self, stored: Revision | ReadinessReport) -> tuple[str, bool]:
-        """Redact a stored revision or report again with everything remembered now and write
-        it back if that changed it; gives its hash and whether it was written."""
+    def _rewrite(
+        self, stored: Revision | ReadinessReport, table: _Table = "revisions"
+    ) -> tuple[str, bool]:
+        """Redact a stored revision (of `table`: `revisions` or `history_staged`) or report
+        again with everything remembered now and write it back if that changed it; gives its
+        hash and whether it was written."""
         if isinstance(stored, Revision):
             again = self._revision_again(stored)
             user = (again.user.id, again.user.email, again.user.name)
@@ -799,7 +826,7 @@ class Store:
                 return again.content_hash, False
             body = canonical(again.settings)
             self._db.execute(
-                "UPDATE revisions SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
+                f"UPDATE {table} SET settings = ?, content_hash = ?, user_id = ?, user_email = ?,"
                 " user_name = ? WHERE revision = ?",
                 (body, again.content_hash, *user, stored.revision),
             )
@@ -860,13 +887,15 @@ class Store:
             return 0
         with self.transaction():
             rewritten = self._rewrite_all("revisions") + self._rewrite_all("reports")
+            rewritten += self._rewrite_all("history_staged")
             rewritten += store_analytics.redact_again(self._db, self.redactor)
             # rows redacted under other rules, maybe by another release: the index is made
             # anew from the rows before commit (a piece may hold what these rules call secret)
             self._index_dirty = True
             # a secret found only now (a `docker login -p` password) may be in a row the pass
             # went through before it was found: as after a sync, such rows are redacted again
-            rewritten += self.scrub_stored()
+            rewritten += self.scrub_stored()  # (and drops kept pages a cursor of which these
+            # rules now redact: `_drop_unsafe_resume`)
             if rewritten and has_table(self._db, "eval_state"):
                 self._db.execute("DELETE FROM eval_state")  # computed from the old rows
             self.remember_secrets()  # found in the rows just redacted again
@@ -878,12 +907,12 @@ class Store:
         self.redacted_again = rewritten
         return rewritten
 
-    def _rewrite_all(self, table: Literal["revisions", "reports"]) -> int:
+    def _rewrite_all(self, table: _Table) -> int:
         """`_rewrite` every row of `table`, a batch at a time (no cursor stays open across the
         writes); gives the rows written."""
         key = KEY_COLUMN[table]
-        columns = REVISION_COLUMNS if table == "revisions" else REPORT_COLUMNS
-        convert = revision_from_row if table == "revisions" else report_from_row
+        columns = REPORT_COLUMNS if table == "reports" else REVISION_COLUMNS
+        convert = report_from_row if table == "reports" else revision_from_row
         written, last = 0, None
         while True:
             after = "" if last is None else f"WHERE {key} > ? "
@@ -896,7 +925,7 @@ class Store:
             if not batch:
                 return written
             for stored in batch:
-                written += self._rewrite(stored)[1]
+                written += self._rewrite(stored, table)[1]
             last = rows[-1][0]
 
     def bind_org(self, org: str) -> None:
@@ -1017,15 +1046,20 @@ class Store:
 
     # -- revisions ---------------------------------------------------------------------------
 
-    def _revisions(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[Revision]:
-        return self._revisions_of([(where, params)])
+    def _revisions(
+        self, where: str = "", params: tuple[Any, ...] = (), *, table: _Table = "revisions"
+    ) -> Iterator[Revision]:
+        return self._revisions_of([(where, params)], table=table)
 
-    def _revisions_of(self, queries: Iterable[tuple[str, tuple[Any, ...]]]) -> Iterator[Revision]:
-        """The rows each query (`WHERE …` and its parameters) selects, query after query."""
+    def _revisions_of(
+        self, queries: Iterable[tuple[str, tuple[Any, ...]]], *, table: _Table = "revisions"
+    ) -> Iterator[Revision]:
+        """The rows each query (`WHERE …` and its parameters) selects, query after query (of
+        `revisions`, or of the kept history pages, `history_staged`)."""
         with self.reading():
             previous: Any = None
             for where, params in queries:
-                sql = f"SELECT {REVISION_COLUMNS} FROM revisions {where}"
+                sql = f"SELECT {REVISION_COLUMNS} FROM {table} {where}"
                 cursor = stream(self._db, sql, params)
                 try:
                     while rows := cursor.fetchmany(_BATCH):
@@ -1174,6 +1208,149 @@ class Store:
                 f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
                 "written as new were stored already"
             )
+
+    # -- kept history pages (a sync that did not finish) --------------------------------------
+
+    @_reads
+    def staged_resume(self) -> dict[str, Any] | None:
+        """The record of the kept history pages (`stage_page`), None when none are kept; `{}`
+        when rows are kept without a record that can be read (the next sync drops them)."""
+        row = self._db.execute(f"SELECT value FROM meta WHERE key = '{_RESUME_KEY}'").fetchone()
+        if row is not None:
+            try:
+                record = json.loads(meta_text(row[0]))
+            except ValueError:
+                return {}
+            return record if isinstance(record, dict) else {}
+        if not has_table(self._db, "history_staged"):
+            return None
+        return {} if self._db.execute("SELECT 1 FROM history_staged LIMIT 1").fetchone() else None
+
+    def has_staged(self) -> bool:
+        """Whether history pages of a sync that did not finish are kept (StoreError if that
+        cannot be read)."""
+        return self.staged_resume() is not None
+
+    @_reads
+    def staged_numbers(self) -> set[int]:
+        """The revision numbers the kept history pages hold."""
+        return {int(r[0]) for r in self._db.execute("SELECT revision FROM history_staged")}
+
+    def staged_hash(self, number: int) -> str | None:
+        """The content hash of kept revision `number` redacted again with everything remembered
+        now (what the service's copy, redacted now, hashes to when it is the same), None when
+        it is not kept."""
+        where = "WHERE revision = ? LIMIT 1"
+        kept = next(self._revisions(where, (number,), table="history_staged"), None)
+        return None if kept is None else self._revision_again(kept).content_hash
+
+    def stage_page(
+        self,
+        rows: list[tuple[Any, ...]],
+        parts: Sequence[Sequence[bytes] | None],
+        resume: Mapping[str, Any],
+    ) -> None:
+        """Keep one history page's new `revision_row`s (newest first or not) and the record of
+        where the listing goes on (`resume`), in a transaction of their own: a sync that fails
+        later keeps them, and the next one goes on from there (`auditor.workflows.sync`). The
+        rows are redacted as stored rows are, searched by the scrub (index) as they are, and a
+        secret learned on this page is scrubbed from every row, kept or stored, and remembered
+        now, as a finishing sync does."""
+        with self.transaction():
+            inserted = self._db.executemany(_INSERT_NEW["history_staged"], rows).rowcount
+            for row, kept in zip(rows, parts or itertools.repeat(None, len(rows)), strict=True):
+                self._index_row(row[6], *row[3:6], parts=kept)
+            if inserted != len(rows):
+                raise StoreError(
+                    f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
+                    "kept as new were kept already"
+                )
+            if self.redactor.memory.generation != self._staged_generation:  # (learned some)
+                self._staging = True  # (the kept rows are this sync's: not dropped by the scrub)
+                try:
+                    self.scrub_stored(every_new=True)
+                finally:
+                    self._staging = False
+                self._staged_generation = self.redactor.memory.generation
+            self.remember_secrets()
+            record = dict(resume)
+            if self._cursor_secret(record):
+                # A cursor holding what is now known as a secret is never written: the rows
+                # stay for this sync to finish with, but no later sync goes on from them
+                # (`forget_unsafe_resume` drops them once this sync fails)
+                record.update(cursor=None, last_cursor=None, unresumable=True)
+            self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+            self._db.execute(
+                f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
+                (meta_value(self._db, json.dumps(record, sort_keys=True)),),
+            )
+
+    def _cursor_secret(self, record: Mapping[str, Any]) -> bool:
+        """Whether a cursor of the kept pages' record would be changed by redaction with
+        everything remembered now (a value a later page, or a later sync, named as a secret)."""
+        return any(
+            isinstance(token, str) and self.redactor.redact_shown(token) != token
+            for token in (record.get("cursor"), record.get("last_cursor"))
+        )
+
+    def _drop_unsafe_resume(self) -> bool:
+        """Inside the open transaction: drop the kept history pages when their record cannot be
+        gone on from safely (a cursor holding a secret known now, or marked so by `stage_page`),
+        so no secret stays in the file in any form; gives whether it did."""
+        record = self.staged_resume()
+        if not record or not (record.get("unresumable") is True or self._cursor_secret(record)):
+            return False
+        if has_table(self._db, "history_staged"):
+            self._db.execute("DELETE FROM history_staged")
+        self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+        self._index_dirty = True
+        return True
+
+    def forget_unsafe_resume(self) -> bool:
+        """`_drop_unsafe_resume` in a transaction of its own (a sync that failed, with what it
+        learned on the way); gives whether the kept pages were dropped."""
+        if self.staged_resume() is None:
+            return False
+        with self.transaction():
+            return self._drop_unsafe_resume()
+
+    def commit_staged(self, sync_id: int) -> int:
+        """Move the kept history pages into `revisions` as rows of sync `sync_id` (inside its
+        transaction), and forget the record; gives the revisions moved."""
+        if self.staged_resume() is None:
+            return 0
+        numbers = sorted(self.staged_numbers())
+        columns = f"{REVISION_COLUMNS}, sync_id"
+        moved = 0
+        # A batch at a time, each deleted once moved: the next batch is written into the pages
+        # the last one freed, so the file does not grow by the whole history twice over.
+        for at in range(0, len(numbers), _MOVE_BATCH):
+            low, high = numbers[at], numbers[min(at + _MOVE_BATCH, len(numbers)) - 1]
+            moved += self._db.execute(
+                f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
+                "FROM history_staged WHERE revision BETWEEN ? AND ? ORDER BY revision",
+                (sync_id, low, high),
+            ).rowcount
+            self._db.execute(
+                "DELETE FROM history_staged WHERE revision BETWEEN ? AND ?", (low, high)
+            )
+        if moved != len(numbers):
+            raise StoreError(
+                f"state file {self.path}: {len(numbers) - moved} of {len(numbers)} kept "
+                "revisions were stored already"
+            )
+        self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+        self._staged_moved = True
+        return moved
+
+    def drop_staged(self) -> None:
+        """Forget the kept history pages (in a transaction of its own); the scrub index is
+        made exact again, so their pieces leave it with them."""
+        with self.transaction():
+            if has_table(self._db, "history_staged"):
+                self._db.execute("DELETE FROM history_staged")
+            self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
+            self._index_dirty = True
 
     def _ingest(
         self,

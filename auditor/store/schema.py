@@ -16,7 +16,7 @@ from typing import Any
 from auditor.common.jsonutil import canonical, loads
 from auditor.models import FindingRecord, ReadinessReport, Revision, User
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Forward-only migrations: version N's DDL takes a store from version N-1 to N (run in one
 # transaction on opening for writing). `DDL` below is always the whole current schema, for new
 # stores. Both are written for SQLite; `auditor.store.dialect` adapts them to PostgreSQL.
@@ -96,10 +96,22 @@ REVISION_HASHES_INDEX = (
 )
 DDL += ANALYTICS_DDL + EVAL_STATE_DDL + ";\n" + SCRUB_INDEX_DDL + ";\n"
 DDL += REVISION_HASHES_INDEX + ";\n"
+# The history pages a sync that did not finish kept (`Store.stage_page`), with the `meta` record
+# `history_resume` that says where the listing goes on: the `revisions` columns, redacted as
+# they are, and never read as history (the next sync checks them against the service and moves
+# them into `revisions`, or drops them). Schema version 5.
+HISTORY_STAGED_DDL = """
+CREATE TABLE IF NOT EXISTS history_staged (
+    revision INTEGER PRIMARY KEY, org TEXT NOT NULL, updated_at TEXT NOT NULL,
+    user_id TEXT NOT NULL, user_email TEXT NOT NULL, user_name TEXT NOT NULL,
+    settings BLOB NOT NULL, content_hash TEXT NOT NULL, sync_id INTEGER NOT NULL);
+"""
+DDL += HISTORY_STAGED_DDL
 MIGRATIONS: dict[int, str] = {
     2: ANALYTICS_DDL,
     3: EVAL_STATE_DDL,
     4: SCRUB_INDEX_DDL + ";\n" + REVISION_HASHES_INDEX,
+    5: HISTORY_STAGED_DDL,
 }
 
 
@@ -209,8 +221,10 @@ INSERT_SQL = {
     "user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
     "reports": "insert INTO reports (report_id, repo_url, created_at, data, content_hash, "
     "sync_id) VALUES (?, ?, ?, ?, ?, ?)",
+    "history_staged": "insert INTO history_staged (revision, org, updated_at, user_id, "
+    "user_email, user_name, settings, content_hash, sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
 }
-KEY_COLUMN = {"revisions": "revision", "reports": "report_id"}
+KEY_COLUMN = {"revisions": "revision", "reports": "report_id", "history_staged": "revision"}
 
 
 def _checked(blob: Any, digest: Any, what: str) -> Any:

@@ -43,6 +43,7 @@ INDEXED: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("revisions", ("settings",), ("user_id", "user_email", "user_name")),
     ("reports", ("data",), ("repo_url",)),
     ("analytics_days", ("data",), ()),
+    ("history_staged", ("settings",), ("user_id", "user_email", "user_name")),
 )
 SEPARATOR = b',"'
 OBJECT_END = b'},"'  # split at first: consecutive revisions share nearly all of these parts

@@ -6,12 +6,22 @@ and written as they arrive, so memory stays flat. The history (newest first) sto
 first page that reached a revision stored by an earlier sync; the readiness reports after the
 first page made only of known report ids, while the listing has been seen newest first (the
 spec states no order: otherwise every page is read), and not when its last whole read is a
-week old (`WHOLE_READ_DAYS`: a report listed late with an earlier time is found then). On any
-error nothing is committed and the message says what was fetched.
+week old (`WHOLE_READ_DAYS`: a report listed late with an earlier time is found then).
+
+The history pages made only of new revisions are kept as they arrive, each in a short
+transaction of its own (`Store.stage_page`), never as history: the sync's own transaction
+moves them into `revisions` (`Store.commit_staged`) and does the rest. On an error that
+transaction is rolled back, the pages kept stay kept, and the next sync goes on from them
+(`_Kept`): it reads the listing's head until it meets them (compared item by item), then asks
+for the page after them. Any disagreement between the kept pages and the service drops them
+with a data-quality warning, and the sync reads from the start, never mixing two histories.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +44,7 @@ from auditor.fetch import (
     encode_report,
     encode_revision_parts,
 )
+from auditor.fetch.paging import Pages
 from auditor.models import DataWarning, Revision
 from auditor.redact.plain import shown_author
 from auditor.store import Ingested, IntegrityIssue, Store
@@ -213,6 +224,7 @@ class _NewRows:
         self._store = store
         self.top = top  # the newest revision stored before this sync (None: none stored)
         self._seen: set[int] = set()  # the revision numbers of this sync
+        self.kept: set[int] = set()  # the revisions kept by an earlier sync that did not finish
         self._rows: list[tuple[Any, ...]] = []
         self._parts: list[Sequence[bytes] | None] = []  # each row's settings parts, if known
         self._lowest: int | None = None  # the oldest revision the listing has sent so far
@@ -243,6 +255,8 @@ class _NewRows:
         self._items += 1
         if number in self._seen:
             self._repeats += 1  # a page overlapping the one before: read again, compared
+        elif number in self.kept:
+            pass  # a kept revision met again (compared with its kept copy: `_History`)
         elif self._lowest is not None and number > self._lowest:
             raise DataError(
                 f"{where}.revision: {number} after revision {self._lowest}: the "
@@ -264,11 +278,42 @@ class _NewRows:
         what `body` was put together from, if it was (`encode_revision_parts`)."""
         number = rev.revision
         fresh = (self.top is None or number > self.top) and number not in self._seen
+        fresh = fresh and number not in self.kept
         self._seen.add(number)
         if fresh:
             self._rows.append(revision_row(rev, sync_id, body))
             self._parts.append(parts)
         return fresh
+
+    def held(self) -> tuple[list[tuple[Any, ...]], list[Sequence[bytes] | None]]:
+        """Take the rows waiting (to keep them: `Store.stage_page`), oldest first."""
+        rows, self._rows = self._rows, []
+        parts, self._parts = self._parts, []
+        rows.reverse()
+        parts.reverse()
+        return rows, parts
+
+    @property
+    def lowest(self) -> int | None:
+        """The oldest revision the listing has sent so far in this sync."""
+        return self._lowest
+
+    def new_page_run(self) -> None:
+        """The next page is the first of a listing read on from a kept cursor: the pages
+        before it (the head, up to the kept pages) are not judged for progress with it."""
+        self._page, self._items, self._repeats = 0, 0, 0
+
+    def waiting(self) -> int:
+        """How many rows wait to be written or kept."""
+        return len(self._rows)
+
+    def forget_from(self, waiting: int) -> None:
+        """Forget the rows taken since `waiting` rows waited (a page that failed midway)."""
+        del self._rows[waiting:], self._parts[waiting:]
+
+    def sent(self, number: int) -> bool:
+        """Whether revision `number` was sent earlier in this sync."""
+        return number in self._seen
 
     def write(self) -> None:
         """Insert the rows kept so far."""
@@ -304,7 +349,10 @@ def _on(page: Page, exc: AuditorError) -> AuditorError:
     return type(exc)(f"{exc} ({page.where})")
 
 
-def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
+def _decode_revision(
+    run: _Run, raw: Item, where: str, page: Page
+) -> tuple[Revision, bytes, Sequence[bytes] | None, str]:
+    """Decode and redact a history item, and check it against the listing's order."""
     try:
         warn = run.tally.quality.on(page)
         redactor = run.store.ingest_redactor()
@@ -315,6 +363,11 @@ def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Inge
     went_back = run.new_rows.check_order(rev.revision, where, page)
     if went_back is not None:
         warn(DataWarning(f"{where}.revision", went_back, name))
+    return rev, body, parts, name
+
+
+def _ingest_revision(run: _Run, raw: Item, where: str, page: Page) -> tuple[Ingested, str]:
+    rev, body, parts, name = _decode_revision(run, raw, where, page)
     if run.new_rows.take(rev, run.sync_id, body, parts):
         return _NEW, name
     run.new_rows.write()  # the store is read below: every row kept must be in it
@@ -508,12 +561,395 @@ def _utc_now() -> datetime:
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
-    message = store.redactor.redact_shown(
-        f"sync failed, nothing saved ({tally.describe()} before): {exc}"
-    )
+    kept = "nothing saved"
+    with contextlib.suppress(AuditorError):  # (a store that cannot be read: nothing to say)
+        record = store.staged_resume()
+        if record:
+            pages, revisions = record.get("pages"), record.get("revisions")
+            kept = (
+                f"kept {pages} page{'' if pages == 1 else 's'} ({revisions} "
+                f"revision{'' if revisions == 1 else 's'}); the next sync continues from there"
+            )
+    message = store.redactor.redact_shown(f"sync failed, {kept} ({tally.describe()} before): {exc}")
     if isinstance(exc, ApiError):
         return ApiError(message, url=exc.url, status=exc.status)
     return type(exc)(message)
+
+
+class _Disagree(Exception):
+    """The kept history pages and the service (or the sync's settings) disagree: the pages are
+    dropped and the sync reads the history from the start (`sync`)."""
+
+    def __init__(self, problem: str, where: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.where = where
+
+    def warning(self) -> DataWarning:
+        return DataWarning(
+            "$.changes",
+            f"{self.problem}: kept pages dropped, read from the start",
+            "the kept history pages",
+            self.where,
+        )
+
+
+@dataclass
+class _Kept:
+    """The history pages an earlier sync that did not finish kept (`Store.stage_page`)."""
+
+    cursor: str | None  # the token of the page after them (None: they reached the end)
+    pages: int  # the listing's pages they came from
+    revisions: int
+    lowest: int  # the oldest kept revision
+    highest: int  # the newest
+    limit: int  # the page size the page after them is asked for
+    numbers: set[int]
+    # the token the last kept page was asked for with (None: the first page), and its revisions:
+    # that page is asked for again, and must come back the same, before the listing goes on
+    # after it (a position-based cursor of a history that changed since points elsewhere)
+    last_cursor: str | None
+    last_page: list[int]
+    linked: bool = False  # this sync met them on the listing's head
+
+
+#: The fields of the kept pages' record (`Store.stage_page`) and their types.
+_RECORD: dict[str, tuple[type, ...]] = {
+    "cursor": (str, type(None)),
+    "pages": (int,),
+    "revisions": (int,),
+    "lowest": (int,),
+    "highest": (int,),
+    "top": (int, type(None)),
+    "base_url": (str,),
+    "org": (str,),
+    "page_size": (int,),
+    "limit": (int,),
+    "last_cursor": (str, type(None)),
+    "last_page": (list,),
+}
+
+
+def _kept_pages(run: _Run, client: PlatformClient) -> _Kept | None:
+    """The kept history pages this sync goes on from (None: none are kept); `_Disagree` when
+    they cannot be, as they were kept for another service, organization, page size or stored
+    history, or do not match their record."""
+    record = run.store.staged_resume()
+    if record is None:
+        return None
+    if record.get("unresumable") is True:  # (a sync that ended before it could drop them)
+        raise _Disagree("the kept history pages' cursor named a value found to be a secret")
+    if any(
+        not isinstance(record.get(k), types) or isinstance(record.get(k), bool)
+        for k, types in _RECORD.items()
+    ):
+        raise _Disagree("the record of the kept history pages cannot be read")
+    last_page = record["last_page"]
+    if not all(type(n) is int for n in last_page):
+        raise _Disagree("the record of the kept history pages cannot be read")
+    for key, now, what in (
+        ("base_url", client.shown_url, "service address"),
+        ("org", run.org, "organization"),
+        ("page_size", client.page_size, "page_size"),
+        ("top", run.new_rows.top, "newest stored revision"),
+    ):
+        if record[key] != now:
+            raise _Disagree(f"the history pages were kept with another {what}")
+    numbers = run.store.staged_numbers()
+    if (
+        len(numbers) != record["revisions"]
+        or not numbers
+        or (min(numbers), max(numbers)) != (record["lowest"], record["highest"])
+    ):
+        raise _Disagree("the kept history pages do not match their record")
+    if not set(last_page) <= numbers:
+        raise _Disagree("the kept history pages do not match their record")
+    return _Kept(
+        record["cursor"],
+        record["pages"],
+        record["revisions"],
+        record["lowest"],
+        max(numbers),
+        record["limit"],
+        numbers,
+        record["last_cursor"],
+        last_page,
+    )
+
+
+def _refused(exc: ApiError) -> bool:
+    """Whether the service refused the request itself (a 4xx that is not about the token,
+    permissions or the rate): asked for the page after kept pages, their cursor is refused."""
+    return exc.status is not None and 400 <= exc.status < 500 and exc.status not in _NOT_CURSOR
+
+
+_NOT_CURSOR = frozenset({401, 403, 407, 408, 429})
+# History pages are kept (`Store.stage_page`) a batch at a time: every `STAGE_PAGES` pages, or
+# once `STAGE_SECONDS` passed since pages were last kept, whichever comes first
+STAGE_PAGES = 10
+STAGE_SECONDS = 5.0
+
+
+class _History:
+    """The history listing of one sync: pages made only of new revisions are kept as they come
+    (`Store.stage_page`, each in its own transaction, with where the listing goes on), until a
+    page meets a stored revision (or cannot be kept): then the sync's transaction begins
+    (`begin`, which moves the kept pages into `revisions`) and the rest is ingested in it as
+    before. With pages kept by an earlier sync, the listing's head is read until it meets them
+    (each kept revision met compared with its kept copy, redacted again), then the page after
+    them is asked for (its first pages may overlap them: compared too). Whatever disagrees
+    raises `_Disagree`."""
+
+    def __init__(self, run: _Run, client: PlatformClient, kept: _Kept | None) -> None:
+        self.run = run
+        self.client = client
+        self.kept = kept
+        self.total = 0 if kept is None else kept.revisions  # the revisions kept
+        self.highest = 0 if kept is None else kept.highest  # the newest kept revision
+        # The page whose rows are held and not kept yet (pages are kept a batch at a time:
+        # `_save`), the pages held, and when pages were last kept
+        self.pending: Page | None = None
+        self.held = 0
+        self.saved_at = time.monotonic()
+        if kept is not None:
+            run.new_rows.kept = set(kept.numbers)
+
+    def _plan(self, page: Page, linking: bool) -> tuple[bool, bool]:
+        """(whether `page`'s items can be kept: only new revisions, each once; whether it
+        holds a kept revision), from the items' numbers; `_Disagree` for a number the kept
+        pages should hold and do not (the history changed since)."""
+        rows, kept = self.run.new_rows, self.kept
+        keepable, met, here = True, False, set()
+        for raw in page.items:
+            number = raw.get("revision")
+            if type(number) is not int:
+                keepable = False  # (decoding says what is wrong)
+                continue
+            if kept is not None:
+                if number in kept.numbers:
+                    met = True
+                    continue
+                missing = number <= kept.highest if linking else number > kept.lowest
+                if missing and not rows.sent(number):
+                    raise _Disagree(
+                        f"the history changed since the kept pages (revision {number})", page.where
+                    )
+            top = rows.top
+            if (top is not None and number <= top) or rows.sent(number) or number in here:
+                keepable = False
+            here.add(number)
+        return keepable, met
+
+    def _keepable(self, token: str | None) -> bool:
+        """A cursor is kept only if redaction leaves it as it is (no secret in it)."""
+        return token is not None and self.run.store.redactor.redact_shown(token) == token
+
+    def _record(
+        self,
+        cursor: str | None,
+        pages: int,
+        revisions: int,
+        lowest: int,
+        limit: int,
+        last: Page | None,
+    ) -> dict[str, Any]:
+        """The record of the kept pages (`Store.stage_page`); `last`: the last of them (None:
+        the last the kept pages had, `_Kept`)."""
+        if last is None:
+            assert self.kept is not None
+            last_cursor, last_page = self.kept.last_cursor, self.kept.last_page
+        else:
+            last_cursor = last.token
+            last_page = [i["revision"] for i in last.items if type(i.get("revision")) is int]
+        return {
+            "last_cursor": last_cursor,
+            "last_page": last_page,
+            "cursor": cursor,
+            "pages": pages,
+            "revisions": revisions,
+            "lowest": lowest,
+            "top": self.run.new_rows.top,
+            "base_url": self.client.shown_url,
+            "org": self.run.org,
+            "page_size": self.client.page_size,
+            "limit": limit,
+        }
+
+    def _stage(self, page: Page | None, cursor: str | None, pages: int, limit: int) -> None:
+        """Keep the new revisions held with the record, `page` the last kept page (None: the
+        kept pages' last stays the last, the head having brought new revisions before them)."""
+        rows, parts = self.run.new_rows.held()
+        total = self.total + len(rows)
+        lowest = self.run.new_rows.lowest
+        if self.kept is not None:
+            lowest = self.kept.lowest if lowest is None else min(lowest, self.kept.lowest)
+        if total == 0 or lowest is None:
+            return  # nothing to go on from (only empty pages so far)
+        record = self._record(cursor, pages, total, lowest, limit, page)
+        # the kept range (oldest, newest): a sync that goes on from them reads again only the
+        # head and the last kept page, and records no kept revision as read again
+        # (`history_recheck`)
+        self.highest = max([self.highest, *(row[0] for row in rows)])
+        record["highest"] = self.highest
+        self.run.store.stage_page(rows, parts, record)
+        self.total = total
+
+    def _save(self, *, now: bool) -> None:
+        """Keep the pages held (`_stage`), unless `now` is False and fewer than `STAGE_PAGES`
+        pages were read in fewer than `STAGE_SECONDS` since pages were last kept: a kept page
+        costs a transaction, a scrub and a scrub index write, so they are kept in batches (a
+        sync that fails loses the pages held, but when a page cannot be fetched: `ingest`)."""
+        page = self.pending
+        if page is None:
+            return
+        if not now and self.held < STAGE_PAGES and time.monotonic() - self.saved_at < STAGE_SECONDS:
+            return
+        self._stage(page, page.next_token, page.number, page.limit)
+        self.pending, self.held, self.saved_at = None, 0, time.monotonic()
+
+    def _flush(self) -> None:
+        """Keep the pages held now (the sync's transaction begins: its rows are written in it
+        from the pages kept, under its own sync id)."""
+        self._save(now=True)
+
+    def _save_before(self) -> None:
+        """A page could not be fetched: keep the complete pages held before it, so the next
+        sync goes on from there (nothing to add when the store cannot be written)."""
+        with contextlib.suppress(AuditorError):
+            self._save(now=True)
+
+    def ingest(self, begin: Callable[[], _Run]) -> _Run:
+        """Read the history; gives the run inside the sync's transaction (begun by `begin`)."""
+        run, client, kept = self.run, self.client, self.kept
+        count = run.tally.history
+        staging = True  # pages are kept as they come
+        pages: Pages = client.pages(HISTORY)
+        resumed = False  # the next page is the last kept page, asked for again
+        first: Page | None = None
+        while True:
+            try:
+                page = next(pages)
+            except StopIteration:
+                break
+            except ApiError as exc:
+                if resumed and _refused(exc):
+                    raise _Disagree(
+                        f"the service refused the kept pages' cursor ({exc.status})", exc.url
+                    ) from None
+                if staging:
+                    self._save_before()
+                raise
+            except AuditorError:  # (a page that is not JSON, a repeated cursor)
+                if staging:
+                    self._save_before()
+                raise
+            again, resumed = resumed, False
+            first = first or page
+            count.pages += 1
+            linking = kept is not None and not kept.linked
+            keepable, met = self._plan(page, linking)
+            if linking and not keepable:  # (what only a sync's transaction can judge)
+                raise _Disagree("the history's head did not lead to the kept pages", page.where)
+            cursor = page.last or self._keepable(page.next_token)
+            if staging and not linking and not (keepable and cursor):
+                self._flush()
+                run = begin()
+                staging = False
+            if _HISTORY_FEED.goes_on(run, page) and not linking:
+                keep_freed_memory()
+                if pages.waits:
+                    pages.ahead()
+            run.tally.quality.add_duplicates(page, HISTORY, _HISTORY_FEED.name)
+            waiting = run.new_rows.waiting()
+            try:
+                known = self._items(run, page, compare=staging)
+            except AuditorError:  # (an item the sync cannot read: the pages before it are kept)
+                if staging and not linking:
+                    run.new_rows.forget_from(waiting)  # (this page's rows: not a whole page)
+                    self._save_before()
+                raise
+            if again:
+                self._same_as_kept(page)
+            if not staging:
+                run.new_rows.write()
+            run.progress(f"history: page {page.number}, {count.new} new revisions")
+            if linking:
+                assert kept is not None
+                if met:  # the head met the kept pages: keep what it brought, then go on
+                    kept.linked = True  # from the last kept page, asked for again
+                    self._stage(None, kept.cursor, kept.pages, kept.limit)
+                    if kept.last_cursor is None:  # the first page: this one
+                        self._same_as_kept(page)
+                    else:
+                        pages = client.pages(
+                            HISTORY,
+                            start=kept.last_cursor,
+                            first_number=kept.pages,
+                            page_size=kept.limit,
+                        )
+                        resumed = True
+                        run.new_rows.new_page_run()
+                elif not cursor:
+                    raise _Disagree("the history's head did not lead to the kept pages", page.where)
+            elif staging:
+                self.pending = page
+                self.held += 1
+                self._save(now=page.last)
+            elif any(known):  # newest first: a page that met a stored revision met all older
+                break
+        if kept is not None and not kept.linked:
+            raise _Disagree("the history ended before it led to the kept pages")
+        if staging:
+            self._flush()
+            run = begin()
+        if first is not None and count.items == 0:
+            _empty_history(run, first)
+        return run
+
+    def _same_as_kept(self, page: Page) -> None:
+        """`_Disagree` unless `page`, the last kept page asked for again, holds the revisions it
+        held (their content is compared as they are read): its token still points where it
+        did, so the listing goes on after it where it went on then."""
+        assert self.kept is not None
+        numbers = [i.get("revision") for i in page.items]
+        if numbers != self.kept.last_page:
+            raise _Disagree(
+                f"the last kept page (history page {self.kept.pages}) came back with other "
+                "revisions: the history changed since",
+                page.where,
+            )
+
+    def _items(self, run: _Run, page: Page, *, compare: bool) -> list[bool]:
+        """Ingest `page`'s items (while `compare`, a kept revision is compared with its kept
+        copy instead); gives each item's `known_before`."""
+        count = run.tally.history
+        kept = self.kept.numbers if self.kept is not None else set()
+        known: list[bool] = []
+        for index, raw in enumerate(page.items):
+            where = f"$.changes[{index}]"
+            number = raw.get("revision")
+            if compare and type(number) is int and number in kept:
+                rev, _body, _parts, _name = _decode_revision(run, raw, where, page)
+                if run.store.staged_hash(number) != rev.content_hash:
+                    raise _Disagree(
+                        f"the history changed since the kept pages (revision {number})", page.where
+                    )
+                count.items += 1
+                known.append(False)
+                continue
+            outcome, name = _ingest_revision(run, raw, where, page)
+            count.items += 1
+            count.new += outcome.status == "new"
+            if outcome.status != "new":
+                if outcome.status == "conflict" and number in kept:
+                    raise _Disagree(
+                        f"the history changed since the kept pages (revision {number})", page.where
+                    )
+                run.tally.count(outcome, f"{name} (history page {page.number})", where, page)
+                if outcome.note is not None:
+                    run.tally.quality.on(page)(outcome.note)
+            known.append(outcome.known_before)
+        return known
 
 
 def _summary(store: Store, client: PlatformClient, tally: _Tally, usage: UsageSync) -> SyncSummary:
@@ -547,49 +983,113 @@ def sync(
     usage_days: int | None = None,
 ) -> SyncSummary:
     """Fetch new revisions and reports (and, given `usage_days`, the usage analytics of that
-    many complete days) into the store; all or nothing."""
+    many complete days) into the store. All or nothing, but for the history pages made only
+    of new revisions: those are kept as they come, and a sync that fails leaves them for the
+    next one to go on from (never read as history until a sync finishes with them)."""
     now = (clock or _utc_now)()
     tally = _Tally()
-    usage = UsageSync("skipped")
+    dropped: DataWarning | None = None
     try:
-        # fewer collections: millions of short-lived parsed containers, hardly any cycles
-        # (`collector.few_collections`)
-        with few_collections(), store.transaction():
+        while True:
+            tally = _Tally()
+            if dropped is not None:
+                tally.quality.add(dropped)
+            try:
+                usage = _sync_once(
+                    store,
+                    client,
+                    tally,
+                    now=now,
+                    clock=clock or _utc_now,
+                    org=org,
+                    usage_days=usage_days,
+                    progress=progress or (lambda _m: None),
+                    resume=dropped is None,
+                )
+                break
+            except _Disagree as why:  # (its transaction, if begun, rolled back)
+                if dropped is not None:
+                    raise
+                store.drop_staged()
+                dropped = why.warning()
+    except AuditorError as exc:
+        _forget_unsafe_resume(store)
+        raise _failed(exc, tally, store) from None
+    except BaseException:  # (an interrupt: what it kept must not hold a secret either)
+        _forget_unsafe_resume(store)
+        raise
+    return _summary(store, client, tally, usage)
+
+
+def _forget_unsafe_resume(store: Store) -> None:
+    """Drop the kept history pages when a cursor of theirs holds a value this sync learned is
+    a secret (`Store.forget_unsafe_resume`): a sync that failed learned it too late to check
+    the record it wrote, or wrote none since (nothing to say when the store cannot be read)."""
+    with contextlib.suppress(AuditorError):
+        store.forget_unsafe_resume()
+
+
+def _sync_once(
+    store: Store,
+    client: PlatformClient,
+    tally: _Tally,
+    *,
+    now: datetime,
+    clock: Callable[[], datetime],
+    org: str,
+    usage_days: int | None,
+    progress: Progress,
+    resume: bool,
+) -> UsageSync:
+    """One attempt of `sync`; `_Disagree` when the kept history pages cannot be gone on from
+    (`resume`: they are looked at)."""
+    # fewer collections: millions of short-lived parsed containers, hardly any cycles
+    # (`collector.few_collections`)
+    with few_collections(), contextlib.ExitStack() as stack:
+        store.check_org(org)  # (before a page is kept; recorded as the sync begins)
+        latest = store.latest_revision()
+        rows = _NewRows(store, None if latest is None else latest.revision)
+        tally.order.learned = store.report_order()
+        tally.order.whole_due = _whole_read_due(store, now)
+        tally.order.weekly = tally.order.whole_due and tally.order.learned == "newest"
+        run = _Run(store, 0, now, org, tally, progress, rows)  # (sync 0: pages kept, `_History`)
+        kept = _kept_pages(run, client) if resume else None
+        if not resume and store.has_staged():
+            store.drop_staged()
+
+        def begin() -> _Run:
+            """The sync's transaction: its record, and the kept pages moved into `revisions`."""
+            stack.enter_context(store.transaction())
             store.bind_org(org)
-            latest = store.latest_revision()
             sync_id = store.begin_sync(now, client.shown_url)
             store.reshow_sync_addresses(client.shown)  # as an earlier version recorded them
-            rows = _NewRows(store, None if latest is None else latest.revision)
-            tally.order.learned = store.report_order()
-            tally.order.whole_due = _whole_read_due(store, now)
-            tally.order.weekly = tally.order.whole_due and tally.order.learned == "newest"
-            run = _Run(store, sync_id, now, org, tally, progress or (lambda _m: None), rows)
-            for feed in (_HISTORY_FEED, _READINESS_FEED):
-                _ingest(run, client, feed)
-            usage = sync_usage(
-                store,
-                client,
-                sync_id,
-                today=now.astimezone(UTC).date(),
-                days=usage_days,
-                quality=tally.quality,
-                progress=run.progress,
-            )
-            # Pages come newest first: a key found in an old revision may have been pasted
-            # into a newer one already written; those rows are redacted again before commit.
-            store.scrub_stored()
-            store.remember_secrets()
-            store.set_history_recheck(rows.rechecked)  # what the integrity check covered
-            store.finish_sync(
-                sync_id,
-                (clock or _utc_now)(),
-                revisions_new=tally.history.new,
-                reports_new=tally.reports.new,
-                pages=tally.pages,
-            )
-    except AuditorError as exc:
-        raise _failed(exc, tally, store) from None
-    return _summary(store, client, tally, usage)
+            tally.history.new = store.commit_staged(sync_id)  # every new revision kept so far
+            return dataclasses.replace(run, sync_id=sync_id)
+
+        run = _History(run, client, kept).ingest(begin)
+        _ingest(run, client, _READINESS_FEED)
+        usage = sync_usage(
+            store,
+            client,
+            run.sync_id,
+            today=now.astimezone(UTC).date(),
+            days=usage_days,
+            quality=tally.quality,
+            progress=run.progress,
+        )
+        # Pages come newest first: a key found in an old revision may have been pasted
+        # into a newer one already written; those rows are redacted again before commit.
+        store.scrub_stored()
+        store.remember_secrets()
+        store.set_history_recheck(rows.rechecked)  # what the integrity check covered
+        store.finish_sync(
+            run.sync_id,
+            clock(),
+            revisions_new=tally.history.new,
+            reports_new=tally.reports.new,
+            pages=tally.pages,
+        )
+    return usage
 
 
 def sync_service(

@@ -120,7 +120,14 @@ def test_a_bundles_reports_say_when_the_data_was_fetched_and_verify_reproduces_t
     _rewrite(bundle, "run-parameters.json", json.dumps(params, indent=2) + "\n")
     code, _, err = run_cli(["verify", "ev"], env, tmp_path, now=LATER)
     assert code == 2
-    assert "$.dataSource.lastSync: expected a time with its UTC offset, or null" in err
+    assert "$.dataSource.lastSync: expected a time with its UTC offset" in err
+    # one the offset moves out of the calendar's range in UTC (review R35 LOW 3: it was an
+    # unexpected OverflowError while the reports were written, naming nothing)
+    params["dataSource"]["lastSync"] = "9999-12-31T23:59:59-14:00"
+    _rewrite(bundle, "run-parameters.json", json.dumps(params, indent=2) + "\n")
+    code, _, err = run_cli(["verify", "ev"], env, tmp_path, now=LATER)
+    assert code == 2 and "unexpected" not in err, err
+    assert "$.dataSource.lastSync: expected a time with its UTC offset" in err
 
 
 def _properties(path: Path) -> dict[str, list[str]]:

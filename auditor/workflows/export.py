@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -889,7 +889,9 @@ def _cited(bundle: Path, params: dict[str, Any]) -> tuple[tuple[InputFile, str],
     do: the name the run showed and the sha256 of the bundle's copy, which is the digest the
     run cites (of the file, or of its copy with its secrets as markers when it holds one).
     None (empty) for a bundle made before its reports cited them, which records no
-    `dataSource` either: its re-run makes the reports it was made with."""
+    `dataSource` either (its reports, as a release's bundle, verify only with that release:
+    a development build of 0.3.0 before this change also wrote junit.xml without its inputs
+    and counted stale waivers in the chart)."""
     if "dataSource" not in params:
         return ()
     named = [("readiness model", params["readinessModel"])]
@@ -916,11 +918,16 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
     last = record.get("lastSync")
     try:
         when = None if last is None else from_text(last)
-    except (TypeError, ValueError):
+        # in UTC, as the reports print it: a time the offset moves out of the calendar's range
+        # (`9999-12-31T23:59:59-14:00`) is named here, not met while the reports are written
+        if when is not None and when.tzinfo is not None:
+            when.astimezone(UTC)
+    except (TypeError, ValueError, OverflowError):
         when = None
     if last is not None and (when is None or when.tzinfo is None):
         raise BundleError(
-            f"{where}.lastSync: expected a time with its UTC offset, or null; got {_shown(last)}"
+            f"{where}.lastSync: expected a time with its UTC offset (in UTC within the years "
+            f"1-9999), or null; got {_shown(last)}"
         )
     recorded = record.get("integrityRecheckRecorded")
     if not isinstance(recorded, bool):

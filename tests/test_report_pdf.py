@@ -104,11 +104,24 @@ def _printed_over(pdf: Path) -> list[tuple[int, str, str]]:
     return crossed
 
 
-def test_no_word_is_printed_over_another(pdf: Path) -> None:
+def test_no_word_is_printed_over_another_or_past_the_margin(pdf: Path) -> None:
     """The results tables have fixed column widths (WeasyPrint's automatic layout took half
     its time): a word wider than its column, such as the status `not applicable`, would run
-    into the next column's text ("not applicableprecondition"); it wraps instead."""
+    into the next column's text ("not applicableprecondition"); it wraps instead. And nothing
+    runs past the right margin (12 mm, the page's `@page`): the controls table's rule ids did,
+    some cut at the paper's edge (`RDY-FRESH-00`)."""
     assert _printed_over(pdf) == []
+    boxes = subprocess.run(
+        [_tool("pdftotext"), "-bbox", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    width = float(re.findall(r'<page width="([\d.]+)"', boxes)[0])
+    edge = width - 12 / 25.4 * 72 + 1  # a point of tolerance for a glyph's side bearing
+    past = [(m[4], m[2]) for m in _WORD.findall(boxes) if float(m[2]) > edge]
+    assert past == [], past[:10]
 
 
 def test_pages_render_to_a4_images(pdf: Path, tmp_path: Path) -> None:

@@ -36,7 +36,9 @@ INSTALL_HINT = (
 #: WeasyPrint's time (the demo's ~90 pages: 87-95 s of CPU, 36-42 s fixed).
 #: The widths are the page's own (`th.c-*` in style.css.j2), but for the status column, wide
 #: enough for "not applicable", which may wrap: a fixed column does not widen to its content,
-#: and a word wider than its cell would be printed over the next. (This sheet is WeasyPrint's
+#: and a word wider than its cell would be printed over the next. Headers, statuses and the
+#: other cells the page keeps on one line may wrap on paper: the controls table's nine columns
+#: did not fit the A4 width so, and its rule ids ran off the page. (This sheet is WeasyPrint's
 #: user sheet: the page's author sheet wins over it but for `!important`.)
 _PAGED = """
 nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(href), page);
@@ -47,7 +49,7 @@ table.pdf-cut { margin-bottom: 0; }
 table.pdf-more { margin-top: 0; }
 table.findings, table.drill { table-layout: fixed; }
 table.findings th.c-status, table.drill th.c-status { width: 15% !important; }
-table.findings td .st, table.drill td .st { white-space: normal !important; }
+th, td.nowrap, td .st { white-space: normal !important; }
 """
 
 #: What the PDF lists of a long report: fewer results per rule and inputs than the HTML page,

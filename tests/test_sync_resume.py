@@ -27,7 +27,7 @@ import orjson
 import pytest
 
 from auditor.store import Store, scrubindex
-from tests.conftest import run_cli, serve_http
+from tests.conftest import run_cli, secret_forms, serve_http
 
 pytestmark = pytest.mark.e2e  # a server over HTTP, the CLI
 
@@ -535,6 +535,46 @@ def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
         signal.signal(signal.SIGINT, previous)
     assert code == 0, err
     assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interrupted(
+    location: Path | str, tmp_path: Path
+) -> None:
+    """Review R36 #1: revision 140 (kept with the first batch) holds a value nothing marks as
+    a secret; revision 30, on page 12, read but not yet kept, names it a model's apiKey; Ctrl-C
+    while page 14 is on its way. The kept row is scrubbed and the secret remembered before the
+    command ends, as keeping a batch does: no form of it is left in the store (it stayed in
+    clear in the kept row)."""
+    from pgcluster import stored_bytes
+
+    value = "opaquevalueXyzzyPlugh4821"
+    service = Service(145)
+    service.revisions[140] = change(140, note=f"see {value} for the model")
+    service.revisions[30]["settings"]["customModels"] = [{"id": "m", "apiKey": value}]
+    real = service.answer
+    once = [True]
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
+        if query.get("cursor") == "130" and once:
+            once.clear()
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # (the interrupt lands while the client waits for this answer)
+        return real(path, query)
+
+    service.answer = answer  # type: ignore[method-assign]
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        with serving(service) as url:
+            code, _, err = sync(url, tmp_path, location)
+            assert code == 130, err
+            assert "kept 10 pages (100 revisions)" in err
+            raw = state_bytes(location) if isinstance(location, Path) else stored_bytes(location)
+            assert [f for f in secret_forms(value) if f.encode() in raw] == []
+            code, _, err = sync(url, tmp_path, location)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 0, err
+    assert contents(location) == from_scratch(service, tmp_path)
 
 
 def test_a_deadline_reached_midway_keeps_the_pages_read(tmp_path: Path) -> None:

@@ -1300,19 +1300,40 @@ class Store:
         record = self.staged_resume()
         if not record or not (record.get("unresumable") is True or self._cursor_secret(record)):
             return False
+        self._drop_staged_rows()
+        return True
+
+    def _drop_staged_rows(self) -> None:
+        """Inside the open transaction: forget the kept history pages and their record."""
         if has_table(self._db, "history_staged"):
             self._db.execute("DELETE FROM history_staged")
         self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
         self._index_dirty = True
-        return True
 
     def forget_unsafe_resume(self) -> bool:
-        """`_drop_unsafe_resume` in a transaction of its own (a sync that failed, with what it
-        learned on the way); gives whether the kept pages were dropped."""
+        """A sync failed or was interrupted, with what it learned on the way: in a transaction
+        of its own, scrub the kept history pages of every secret learned since they were last
+        scrubbed (a page read after the last batch was kept may name as a secret a value a
+        kept page holds unlabelled) and remember those secrets, as keeping a batch does; then
+        `_drop_unsafe_resume`. When that cannot be written (a full disk), drop the kept pages
+        alone. Gives whether the kept pages were dropped."""
         if self.staged_resume() is None:
             return False
-        with self.transaction():
-            return self._drop_unsafe_resume()
+        try:
+            with self.transaction():
+                if self.redactor.memory.generation != self._staged_generation:
+                    self._staging = True  # (the kept rows are this sync's: scrubbed, not dropped)
+                    try:
+                        self.scrub_stored(every_new=True)
+                    finally:
+                        self._staging = False
+                    self._staged_generation = self.redactor.memory.generation
+                    self.remember_secrets()
+                return self._drop_unsafe_resume()
+        except StoreError:  # (StoreWriteError among them)
+            with self.transaction():
+                self._drop_staged_rows()
+            return True
 
     def commit_staged(self, sync_id: int) -> int:
         """Move the kept history pages into `revisions` as rows of sync `sync_id` (inside its

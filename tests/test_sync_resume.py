@@ -407,6 +407,27 @@ def test_a_cursor_that_a_later_page_names_a_secret_is_not_kept(tmp_path: Path) -
     assert contents(state) == from_scratch(service, tmp_path)
 
 
+def test_a_head_cursor_holding_a_secret_drops_the_kept_pages_saying_why(tmp_path: Path) -> None:
+    """Review R36 #2: the history's head page leads on with a cursor that holds the token, so
+    nothing after it can be kept from a cursor: the kept pages are dropped with a warning that
+    names that cause (it said the head did not lead to the kept pages, which it did), and the
+    history read from the start equals a from-scratch sync's."""
+    service = Service(45, keyset=True)
+    service.fail[26] = 401
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 2 and "kept 2 pages (20 revisions)" in err, err
+        for r in range(46, 61):
+            service.revisions[r] = change(r)
+        prefixed_cursor(service, TOKEN, "51")  # head page 1's next cursor holds the token
+        code, out, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert "the cursor after history page 1 holds a secret, so no page could be kept" in out
+    assert "did not lead" not in out + err and TOKEN not in out + err
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
 def test_a_kept_cursor_that_a_later_sync_names_a_secret_is_dropped(tmp_path: Path) -> None:
     """Sync 1 keeps pages whose cursor holds a value no page named yet; a new revision names it
     as a model's `apiKey`, and sync 2 fails asking for the last kept page again: the kept pages

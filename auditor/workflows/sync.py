@@ -889,8 +889,14 @@ class _History:
                         )
                         resumed = True
                         run.new_rows.new_page_run()
-                elif not cursor:
-                    raise _Disagree("the history's head did not lead to the kept pages", page.where)
+                elif page.last:
+                    raise _Disagree("the history ended before it led to the kept pages", page.where)
+                elif not cursor:  # (what follows it could not be kept from a cursor)
+                    raise _Disagree(
+                        f"the cursor after history page {page.number} holds a secret, so no page "
+                        "could be kept after it",
+                        page.where,
+                    )
             elif staging:
                 self.pending = page
                 self.held += 1

@@ -64,15 +64,19 @@ def pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "r" / "report.pdf"
 
 
-def _page_texts(pdf: Path) -> list[str]:
-    text = subprocess.run(
-        [_tool("pdftotext"), "-layout", str(pdf), "-"],
+def _pdftotext(pdf: Path, how: str) -> str:
+    """`pdftotext` of the file: `-layout` text, or `-bbox` (each word with its box)."""
+    return subprocess.run(
+        [_tool("pdftotext"), how, str(pdf), "-"],
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=300,
     ).stdout
-    return text.split("\f")[:-1]  # one form feed after every page
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    return _pdftotext(pdf, "-layout").split("\f")[:-1]  # one form feed after every page
 
 
 _WORD = re.compile(
@@ -84,13 +88,7 @@ def _printed_over(pdf: Path) -> list[tuple[int, str, str]]:
     """(page, word, word) for each two words printed over each other on a line: the boxes
     `pdftotext -bbox` gives cross by more than half a point across and over half the line's
     height (a chart's axis labels that touch at a corner are not a line's words run together)."""
-    boxes = subprocess.run(
-        [_tool("pdftotext"), "-bbox", str(pdf), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
+    boxes = _pdftotext(pdf, "-bbox")
     crossed = []
     for number, page in enumerate(boxes.split("<page ")[1:], 1):
         words = sorted((*map(float, m[:4]), m[4]) for m in _WORD.findall(page))
@@ -111,13 +109,7 @@ def test_no_word_is_printed_over_another_or_past_the_margin(pdf: Path) -> None:
     runs past the right margin (12 mm, the page's `@page`): the controls table's rule ids did,
     some cut at the paper's edge (`RDY-FRESH-00`)."""
     assert _printed_over(pdf) == []
-    boxes = subprocess.run(
-        [_tool("pdftotext"), "-bbox", str(pdf), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
+    boxes = _pdftotext(pdf, "-bbox")
     width = float(re.findall(r'<page width="([\d.]+)"', boxes)[0])
     edge = width - 12 / 25.4 * 72 + 1  # a point of tolerance for a glyph's side bearing
     past = [(m[4], m[2]) for m in _WORD.findall(boxes) if float(m[2]) > edge]

@@ -1265,13 +1265,7 @@ class Store:
                     f"state file {self.path}: {len(rows) - inserted} of {len(rows)} revisions "
                     "kept as new were kept already"
                 )
-            if self.redactor.memory.generation != self._staged_generation:  # (learned some)
-                self._staging = True  # (the kept rows are this sync's: not dropped by the scrub)
-                try:
-                    self.scrub_stored(every_new=True)
-                finally:
-                    self._staging = False
-                self._staged_generation = self.redactor.memory.generation
+            self._scrub_kept()
             self.remember_secrets()
             record = dict(resume)
             if self._cursor_secret(record):
@@ -1284,6 +1278,20 @@ class Store:
                 f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
                 (meta_value(self._db, json.dumps(record, sort_keys=True)),),
             )
+
+    def _scrub_kept(self) -> bool:
+        """Inside the open transaction: when the secret memory learned some since the kept
+        rows were last scrubbed, scrub every row, kept or stored, of what this sync learned
+        (the kept rows are this sync's: scrubbed, not dropped); gives whether it did."""
+        if self.redactor.memory.generation == self._staged_generation:
+            return False
+        self._staging = True
+        try:
+            self.scrub_stored(every_new=True)
+        finally:
+            self._staging = False
+        self._staged_generation = self.redactor.memory.generation
+        return True
 
     def _cursor_secret(self, record: Mapping[str, Any]) -> bool:
         """Whether a cursor of the kept pages' record would be changed by redaction with
@@ -1321,13 +1329,7 @@ class Store:
             return False
         try:
             with self.transaction():
-                if self.redactor.memory.generation != self._staged_generation:
-                    self._staging = True  # (the kept rows are this sync's: scrubbed, not dropped)
-                    try:
-                        self.scrub_stored(every_new=True)
-                    finally:
-                        self._staging = False
-                    self._staged_generation = self.redactor.memory.generation
+                if self._scrub_kept():
                     self.remember_secrets()
                 return self._drop_unsafe_resume()
         except StoreError:  # (StoreWriteError among them)

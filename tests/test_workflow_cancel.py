@@ -267,10 +267,13 @@ def test_a_cancelled_nightly_rolls_its_sync_back_before_the_step_ends(
     emulator: Any, tmp_path: Path
 ) -> None:
     """The real CLI in the nightly's step, cancelled while its sync holds a write open (the
-    service asked it to wait a minute): auditor gets the SIGINT, rolls the sync back and exits
-    130, and only then does the step end, with `exit-code=130`; no journal is left and the
-    state file is whole, so the save that follows archives a consistent file."""
-    emulator.faults.add("history", "429", page=2, times=0, retry_after=60)
+    service asked it to wait a minute for the readiness reports): auditor gets the SIGINT,
+    rolls the sync back and exits 130, and only then does the step end, with
+    `exit-code=130`; no journal is left and the state file is whole, so the save that follows
+    archives a consistent file."""
+    # (the readiness listing: the history's pages are kept aside before the sync's write
+    # opens, so a wait among them holds no write open)
+    emulator.faults.add("reports", "429", page=1, times=0, retry_after=60)
     step, _ = _audit_step("examples/github/nightly.yml")
     work = tmp_path / "work"
     shutil.copytree(REPO / "policies", work / "policies")

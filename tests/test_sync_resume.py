@@ -598,6 +598,40 @@ def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interr
     assert contents(location) == from_scratch(service, tmp_path)
 
 
+def test_a_batch_whose_commit_fails_after_its_scrub_leaves_no_secret_in_the_kept_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R37 #1: the second batch learns a secret (revision 30's apiKey) that a kept row
+    of the first holds unlabelled (revision 140), scrubs it, and its COMMIT fails (a full disk):
+    the rollback undoes the scrub, so the failed sync's last scrub must not take the secret as
+    scrubbed (it did: the kept row stayed in clear)."""
+    import sqlite3
+
+    from auditor.store.database import Store
+
+    value = "opaquevalueXyzzyPlugh4821"
+    service = Service(145)
+    service.revisions[140] = change(140, note=f"see {value} for the model")
+    service.revisions[30]["settings"]["customModels"] = [{"id": "m", "apiKey": value}]
+    real = Store._write_scrub_index
+    fired: list[int] = []
+
+    def write_index(self: Store) -> None:
+        if not fired and value in self.redactor.memory.values:
+            fired.append(1)
+            raise sqlite3.OperationalError("database or disk is full")
+        real(self)
+
+    monkeypatch.setattr(Store, "_write_scrub_index", write_index)
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+    assert fired and code == 2, err
+    assert "kept 10 pages (100 revisions)" in err and "disk is full" in err
+    raw = state_bytes(state)
+    assert [f for f in secret_forms(value) if f.encode() in raw] == []
+
+
 def test_a_deadline_reached_midway_keeps_the_pages_read(tmp_path: Path) -> None:
     """The deadline through a fake clock (no timed test): every look at it is half a "second"
     later, of a deadline of 3.5; the pages read before it are kept, the next sync goes on from

@@ -10,6 +10,10 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+# (defined below the stages, for every one of them; the CLI's names for them)
+from auditor.common.interrupts import LATE_SIGNALS
+from auditor.common.interrupts import Terminated as Terminated
+from auditor.common.interrupts import held as held
 from auditor.errors import EXIT_INTERRUPTED
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -17,11 +21,7 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 #: The handlers SIGINT and SIGTERM had before the command's last line was said
 #: (`ignore_from_now`), to put back when `main` returns to a caller that goes on (a test).
 _BEFORE_LAST_LINE: dict[int, Any] = {}
-_LATE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Terminated(KeyboardInterrupt):
-    """Raised in the main thread when SIGTERM arrives; caught wherever Ctrl-C is."""
+_LATE_SIGNALS = LATE_SIGNALS
 
 
 def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
@@ -78,34 +78,6 @@ def heed_again() -> None:
 def is_last_line(text: str) -> bool:
     """`text` (one write to stderr) is a command's last line."""
     return text.startswith(("auditor: exit ", "auditor: error: "))
-
-
-@contextmanager
-def held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM held while inside: a short step that must not be cut in half (the
-    reports a run wrote complete, removed once it is interrupted). One that came is raised as
-    its interrupt when the step ends (unless the step ends with an exception of its own); one
-    ignored (a background job, or after the last line) stays ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came: list[int] = []
-
-    def hold(signum: int, _frame: FrameType | None) -> None:
-        came.append(signum)
-
-    previous: dict[int, Any] = {}
-    for signum in _LATE_SIGNALS:
-        handler = signal.getsignal(signum)
-        if handler is not signal.SIG_IGN and handler is not None:
-            previous[signum] = signal.signal(signum, hold)
-    try:
-        yield
-    finally:
-        for held_signum, handler in previous.items():
-            signal.signal(held_signum, handler)
-    if came:
-        raise Terminated if came[0] == signal.SIGTERM else KeyboardInterrupt
 
 
 def interrupt_exit(exc: KeyboardInterrupt) -> tuple[int, str]:

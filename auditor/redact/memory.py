@@ -468,6 +468,11 @@ class SecretMemory:
         out, self._pending = list(self._pending.items()), {}
         return out
 
+    def undrain(self, drained: list[tuple[str, int]]) -> None:
+        """`drained` (what `drain` gave) to be kept again: the transaction that was to keep
+        them in the state file was rolled back."""
+        self._pending = {**dict(drained), **self._pending}
+
     def by_marker(self) -> dict[str, str]:
         """The values this process learned, by their marker (the redactor's, under the same
         key): to put a value back in a text that shows it as its marker, where a secret learned

@@ -322,6 +322,7 @@ class Store:
         # rows an earlier process wrote are now this sync's
         self._staged_moved = False
         self._staged_generation = -1  # the secret memory's when `stage_page` last scrubbed
+        self._drained: list[tuple[str, int]] = []  # remembered in the open transaction
         self._staging = False  # `stage_page` scrubs: its kept rows are this sync's
         self._recall_secrets()
 
@@ -496,6 +497,11 @@ class Store:
     def transaction(self) -> Iterator[None]:
         """Everything inside commits together, or (on any exception) not at all."""
         live = self._index_live
+        # What the process knows of the rows and the secret memory, put back if the transaction
+        # is rolled back: the secrets its scrub took as scrubbed, and those it was to remember,
+        # are not (a failed sync then scrubs the pages it kept of them: `forget_unsafe_resume`)
+        scrubbed, generation = set(self._scrubbed), self._staged_generation
+        self._drained = []
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -505,6 +511,7 @@ class Store:
             except BaseException:
                 rollback(self._db)
                 self._index_live = live  # as the stored index is again
+                self._undo(scrubbed, generation)
                 raise
             finally:
                 self._report_seen = None  # a table made inside exists only if committed
@@ -520,6 +527,7 @@ class Store:
         except sqlite3.Error as exc:
             rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
             self._index_live = live
+            self._undo(scrubbed, generation)
             if is_damage(exc):  # a page read inside it is damaged: not a failed write
                 raise StoreError(
                     f"state file {self.path} is damaged: {describe(exc)}{damage_hint(exc)}"
@@ -579,9 +587,18 @@ class Store:
         # The memory the file holds: the size a `report_seen` record of the last sync carries.
         self._recalled = self.redactor.memory.size
 
+    def _undo(self, scrubbed: set[str], generation: int) -> None:
+        """A transaction was rolled back: what it scrubbed is not scrubbed, nor what it was to
+        remember remembered."""
+        self._scrubbed, self._staged_generation = scrubbed, generation
+        self.redactor.memory.undrain(self._drained)
+        self._drained = []
+
     def remember_secrets(self) -> None:
-        """Keep the fingerprints of newly found secrets (inside the open transaction)."""
+        """Keep the fingerprints of newly found secrets (inside the open transaction; kept to
+        be written again if it is rolled back)."""
         learned = self.redactor.memory.drain()
+        self._drained.extend(learned)
         if learned:
             self._db.execute(SECRET_MEMORY_DDL)
             self._db.executemany(
@@ -1327,12 +1344,15 @@ class Store:
         alone. Gives whether the kept pages were dropped."""
         if self.staged_resume() is None:
             return False
+        needed = self.redactor.memory.generation != self._staged_generation
         try:
             with self.transaction():
                 if self._scrub_kept():
                     self.remember_secrets()
                 return self._drop_unsafe_resume()
         except StoreError:  # (StoreWriteError among them)
+            if not needed:  # (clean kept pages: kept, whatever stopped this write)
+                raise
             with self.transaction():
                 self._drop_staged_rows()
             return True

@@ -30,6 +30,7 @@ from typing import Any
 
 from auditor.common.collector import few_collections
 from auditor.common.heap import keep_freed_memory
+from auditor.common.interrupts import held
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
     HISTORY,
@@ -891,12 +892,14 @@ class _History:
                         run.new_rows.new_page_run()
                 elif page.last:
                     raise _Disagree("the history ended before it led to the kept pages", page.where)
-                elif not cursor:  # (what follows it could not be kept from a cursor)
+                elif not cursor and page.next_token is not None:  # (nothing kept after it)
                     raise _Disagree(
                         f"the cursor after history page {page.number} holds a secret, so no page "
                         "could be kept after it",
                         page.where,
                     )
+                elif not cursor:
+                    raise _Disagree("the history's head did not lead to the kept pages", page.where)
             elif staging:
                 self.pending = page
                 self.held += 1
@@ -1031,7 +1034,8 @@ def _forget_unsafe_resume(store: Store) -> None:
     """Drop the kept history pages when a cursor of theirs holds a value this sync learned is
     a secret (`Store.forget_unsafe_resume`): a sync that failed learned it too late to check
     the record it wrote, or wrote none since (nothing to say when the store cannot be read)."""
-    with contextlib.suppress(AuditorError):
+    # held: a second Ctrl-C or SIGTERM must not cut the scrub short (raised once it is done)
+    with contextlib.suppress(AuditorError), held():
         store.forget_unsafe_resume()
 
 

@@ -131,6 +131,22 @@ def test_pages_render_to_a4_images(pdf: Path, tmp_path: Path) -> None:
             assert im.convert("L").getextrema()[0] < 200  # something is printed on it
 
 
+def test_the_compliance_chart_is_printed_in_its_colours(pdf: Path, tmp_path: Path) -> None:
+    """WeasyPrint's SVG renderer applies none of the page's CSS to the chart: its area printed
+    solid black, over a fifth of the page. Its colours are attributes too now: the page holding
+    the chart has next to no pure black (the page's ink is #1f2328)."""
+    texts = _page_texts(pdf)
+    (number,) = [n for n, t in enumerate(texts, 1) if "Compliance over time" in t][-1:]
+    pages = ["-f", str(number), "-l", str(number)]
+    argv = [_tool("pdftoppm"), "-r", "30", "-png", *pages, str(pdf), str(tmp_path / "chart")]
+    subprocess.run(argv, check=True, timeout=120)
+    (image,) = tmp_path.glob("chart*.png")
+    with Image.open(image) as im:
+        grey = im.convert("L")
+        black = sum(grey.histogram()[:8])
+        assert black / (grey.width * grey.height) < 0.01, black
+
+
 def test_every_page_is_numbered_and_has_the_running_header(pdf: Path) -> None:
     pages = _page_texts(pdf)
     total = len(pages)

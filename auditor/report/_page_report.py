@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "5590df2a663cd400124f2b8e592373992a70d2bc3f2d5e4ffb5aa99de67a1be1"
+KEY = "c45ad600ac1937fa8b31d0b0f5666ffd25ff438db7abf225ea419a21a258fda0"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -811,30 +811,33 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
             yield '" y2="'
             yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
-            yield '"/><text class="axis" x="'
+            yield '" stroke="#d1d9e0"/><text class="axis" x="'
             yield escape(environment.finalize((environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_left') - 6)))
             yield '" y="'
             yield escape(environment.finalize((environment.getattr(l_1_t, 'pos') + 4)))
-            yield '" text-anchor="end">'
+            yield '" text-anchor="end" fill="#59636e" font-size="11">'
             yield escape(environment.finalize(environment.getattr(l_1_t, 'label')))
             yield '</text>\n'
         l_1_t = missing
-        for l_1_t in environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'x_ticks'):
+        l_1_loop = missing
+        for l_1_t, l_1_loop in LoopContext(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'x_ticks'), undefined):
             _loop_vars = {}
             pass
             yield '<text class="axis" x="'
             yield escape(environment.finalize(environment.getattr(l_1_t, 'pos')))
             yield '" y="'
             yield escape(environment.finalize((environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'plot_bottom') + 18)))
-            yield '" text-anchor="middle">'
+            yield '" text-anchor="'
+            yield escape(environment.finalize(('end' if (environment.getattr(l_1_loop, 'last') and (environment.getattr(l_1_loop, 'length') > 1)) else 'middle')))
+            yield '" fill="#59636e" font-size="11">'
             yield escape(environment.finalize(environment.getattr(l_1_t, 'label')))
             yield '</text>\n'
-        l_1_t = missing
+        l_1_loop = l_1_t = missing
         yield '<polygon class="area" points="'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'area')))
-        yield '"/>\n<polyline class="line" points="'
+        yield '" fill="#f5c6cb" fill-opacity="0.6"/>\n<polyline class="line" points="'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'line')))
-        yield '"/>\n</svg>\n<p class="muted">Failing settings rules (not waived) per settings revision (revisions '
+        yield '" fill="none" stroke="#8b0a1e" stroke-width="2"/>\n</svg>\n<p class="muted">Failing settings rules (not waived) per settings revision (revisions '
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'first')))
         yield '–'
         yield escape(environment.finalize(environment.getattr((undefined(name='chart') if l_0_chart is missing else l_0_chart), 'last')))
@@ -1185,4 +1188,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=134&3=154&7=164&12=183&13=190&14=195&17=219&18=230&19=235&23=239&33=251&36=253&37=255&38=257&43=259&44=266&47=275&48=282&49=284&50=286&51=288&52=290&53=304&57=312&58=315&60=345&62=347&66=355&67=358&69=360&79=369&81=373&82=375&84=378&88=396&90=401&93=415&96=419&103=421&105=425&106=432&107=434&108=439&110=441&112=449&113=467&114=469&116=474&118=480&119=500&126=518&130=530&132=532&136=535&137=537&138=539&139=541&149=549&151=560&152=563&153=571&154=573&155=576&156=584&159=587&160=592&163=598&164=606&166=614&169=617&173=634&174=638&176=653&179=659&181=662&183=676&185=679&187=693&189=696&194=711&198=714&199=719&209=750&210=755&211=758&212=760&213=768&217=780&225=792&226=795&227=803&229=822&231=834&232=836&234=838&236=864&240=866&242=879&252=891&253=895&254=902&255=905&256=907&257=914&258=925&259=931&260=947&264=953&268=956&269=961&270=965&274=976&276=991&281=999&284=1009&285=1014&289=1017&296=1023&297=1025&298=1028&299=1033&300=1036&301=1040&302=1043&303=1045&304=1047&305=1049&309=1054&313=1066&314=1070&315=1077&316=1080&317=1082&318=1102&319=1113&323=1124&333=1128&337=1140&338=1142&339=1144&343=1147&349=1162&350=1164&354=1167&361=1180'
+debug_info = '2=134&3=154&7=164&12=183&13=190&14=195&17=219&18=230&19=235&23=239&33=251&36=253&37=255&38=257&43=259&44=266&47=275&48=282&49=284&50=286&51=288&52=290&53=304&57=312&58=315&60=345&62=347&66=355&67=358&69=360&79=369&81=373&82=375&84=378&88=396&90=401&93=415&96=419&103=421&105=425&106=432&107=434&108=439&110=441&112=449&113=467&114=469&116=474&118=480&119=500&126=518&130=530&132=532&136=535&137=537&138=539&139=541&149=549&151=560&152=563&153=571&154=573&155=576&156=584&159=587&160=592&163=598&164=606&166=614&169=617&173=634&174=638&176=653&179=659&181=662&183=676&185=679&187=693&189=696&194=711&198=714&199=719&209=750&210=755&211=758&212=760&213=768&217=780&225=792&229=795&230=803&232=823&234=837&235=839&237=841&239=867&243=869&245=882&255=894&256=898&257=905&258=908&259=910&260=917&261=928&262=934&263=950&267=956&271=959&272=964&273=968&277=979&279=994&284=1002&287=1012&288=1017&292=1020&299=1026&300=1028&301=1031&302=1036&303=1039&304=1043&305=1046&306=1048&307=1050&308=1052&312=1057&316=1069&317=1073&318=1080&319=1083&320=1085&321=1105&322=1116&326=1127&336=1131&340=1143&341=1145&342=1147&346=1150&352=1165&353=1167&357=1170&364=1183'

@@ -808,10 +808,11 @@ class _History:
         self._stage(page, page.next_token, page.number, page.limit)
         self.pending, self.held, self.saved_at = None, 0, time.monotonic()
 
-    def _flush(self) -> None:
-        """Keep the pages held now (the sync's transaction begins: its rows are written in it
-        from the pages kept, under its own sync id)."""
+    def _begin(self, begin: Callable[[], _Run]) -> _Run:
+        """Keep the pages held now, then begin the sync's transaction (`begin`): its rows are
+        written in it from the pages kept, under its own sync id."""
         self._save(now=True)
+        return begin()
 
     def _save_before(self) -> None:
         """A page could not be fetched: keep the complete pages held before it, so the next
@@ -853,8 +854,7 @@ class _History:
                 raise _Disagree("the history's head did not lead to the kept pages", page.where)
             cursor = page.last or self._keepable(page.next_token)
             if staging and not linking and not (keepable and cursor):
-                self._flush()
-                run = begin()
+                run = self._begin(begin)
                 staging = False
             if _HISTORY_FEED.goes_on(run, page) and not linking:
                 keep_freed_memory()
@@ -909,8 +909,7 @@ class _History:
         if kept is not None and not kept.linked:
             raise _Disagree("the history ended before it led to the kept pages")
         if staging:
-            self._flush()
-            run = begin()
+            run = self._begin(begin)
         if first is not None and count.items == 0:
             _empty_history(run, first)
         return run

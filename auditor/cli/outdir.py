@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from auditor.common.files import UnreadableFile, keep_mode, read_input
 from auditor.common.jsonutil import loads
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import ReportError, UsageError
 from auditor.redact.shown import printed_path
 from auditor.report import OUTPUTS, prepare_out_dir
-from auditor.workflows.orgs import SUMMARY_FILE
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -176,7 +176,11 @@ def _pdf_by_auditor(path: Path) -> bool:
 
 
 #: auditor's report.pdf's information dictionary (the order pydyf writes its keys in).
-_PDF_INFO = re.compile(rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ")
+_PDF_INFO = lazy_regex(
+    globals(),
+    "_PDF_INFO",
+    rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ",
+)
 _PDF_TAIL = 4096  # the file's end read for `startxref` and a table's trailer
 _PDF_HEAD = 4096  # the most bytes read of an object's dictionary
 _PDF_STREAM = 1 << 24  # the most bytes of a stream's data read (its `/Length` may say more)
@@ -310,7 +314,9 @@ def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
 _SIGNATURES: dict[str, re.Pattern[bytes] | Callable[[Path], bool]] = {
     name: _HEADS[name] if name != PDF else _pdf_by_auditor for name in OUTPUTS.values()
 }
-ORGS_SUMMARY = SUMMARY_FILE
+# `auditor.workflows.orgs.SUMMARY_FILE` (a test checks they agree): that module is not loaded
+# by a run of one organization
+ORGS_SUMMARY = "summary.json"
 _ORGS_SUMMARY_SIGNATURE = re.compile(
     rb'\A\{\s*"exit_code":\s*-?\d+,\s*"organizations":\s*\[.*"reason":', re.S
 )
@@ -478,7 +484,7 @@ def _remove_stale_temporaries(out_dir: Path, names: Collection[str]) -> None:
 
 #: `tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")`, as `auditor.common.files.atomic_open`
 #: names a file it writes NAME through (eight of `[a-z0-9_]`).
-_TEMPORARY = re.compile(r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
+_TEMPORARY = lazy_regex(globals(), "_TEMPORARY", r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
 
 
 def remove_reports(out_dir: Path, *, keep: tuple[str, ...] = ()) -> set[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
 
+from auditor.common.lazyre import lazy_regex
 from auditor.redact.plain import MARKER_RE, MARKER_START
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
@@ -37,8 +38,12 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 # Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
 # `find_percent_runs` looks only at those holding an escape.
-_PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+")
-_PERCENT_UNIT = re.compile(r"%[0-9A-Fa-f]{2}|.", re.S)  # one byte of a run each
+_PERCENT_RUN = lazy_regex(
+    globals(), "_PERCENT_RUN", r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+"
+)
+_PERCENT_UNIT = lazy_regex(
+    globals(), "_PERCENT_UNIT", r"%[0-9A-Fa-f]{2}|.", re.S
+)  # one byte of a run each
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
@@ -225,8 +230,8 @@ def cookie_values(text: str, folded: bool = False) -> list[str]:
 # Cookies are split at `;`; a Set-Cookie line also at `, ` before a `name=` (Set-Cookie headers
 # folded into one line, `a=X, b=Y`; an `Expires=Wed, 21 Oct 2015 …` date has no `=` after its
 # comma). A Cookie header is never folded so: a comma there is the value's.
-_COOKIE_PIECES = re.compile(r";")
-_COOKIE_SPLIT = re.compile(r";|,\s*(?=[^\s=;,]+=)")
+_COOKIE_PIECES = lazy_regex(globals(), "_COOKIE_PIECES", r";")
+_COOKIE_SPLIT = lazy_regex(globals(), "_COOKIE_SPLIT", r";|,\s*(?=[^\s=;,]+=)")
 
 
 def memory_key(key: bytes) -> bytes:

@@ -16,8 +16,9 @@ from auditor.common import lazy
 from auditor.common.lazyre import lazy_regex
 
 # detect-secrets' plugins import `requests` only to verify a secret online, which is never asked
-# here: it loads on first use, not with them (`lazy.deferring`).
-with lazy.deferring("requests"):
+# here: it loads on first use, not with them (`lazy.deferring`); so do `multiprocessing` and
+# `subprocess`, which its package imports to scan files and git history in a pool.
+with lazy.deferring("requests"), lazy.deferring("multiprocessing"), lazy.deferring("subprocess"):
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
     from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector

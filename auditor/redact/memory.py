@@ -413,6 +413,22 @@ def _b64_decode(run: str) -> str | None:
         return None
 
 
+def b64_cores(value: str) -> list[str]:
+    """The base64 every encoding of `value`'s UTF-8 has, wherever it starts in the bytes
+    encoded: for each of the 3 places it can start within a group of 3 bytes, the base64 of
+    the whole groups it fills (a value of 6 bytes or more fills one at least). A base64 text
+    (`+` and `/`) that decodes to bytes holding the value holds one of these: each group of 3
+    bytes is 4 characters of its own. Empty for a value of fewer than 5 bytes (none is kept)."""
+    data = value.encode("utf-8", "surrogatepass")
+    cores = []
+    for skip in range(3):
+        whole = (len(data) - skip) // 3 * 3
+        if whole <= 0:
+            return []
+        cores.append(base64.b64encode(data[skip : skip + whole]).decode("ascii"))
+    return cores
+
+
 class SecretMemory:
     """Remembered secrets: values for this process, keyed fingerprints for the state file."""
 
@@ -441,6 +457,11 @@ class SecretMemory:
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
         self._marked = 0  # values in `_by_marker` (the first ones learned)
         self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
+        # `_b64_cores`: the matcher, made when `learned` was `_cores_at`; the characters of
+        # text looked at since it was out of date
+        self._cores: LiteralMatcher | None = None
+        self._cores_at = -1
+        self._cores_credit = 0
 
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
@@ -608,7 +629,31 @@ class SecretMemory:
                 return True
             upper = percent_upper(text)  # escapes in mixed case (`%2b%2F`)
             return upper is not text and any(map(upper.__contains__, map(percent_upper, forms)))
-        return any(self._exact.search(plain) for plain in decodings(text))
+        if any(map(self._exact.search, _text_decodings(text))):
+            return True
+        cores = self._b64_cores(len(text))
+        if cores is not None and not cores.search(text.translate(_URLSAFE)):
+            return False  # no base64 run of the text decodes to a value
+        return any(map(self._exact.search, _b64_decoded(text)))
+
+    def _b64_cores(self, size: int) -> LiteralMatcher | None:
+        """What the base64 of any value seen by this process has in every base64 text that
+        decodes to one holding it, whatever bytes come before it (`b64_cores`): a text that
+        holds none of these (read with `-` and `_` as `+` and `/`, as `_b64_decode` reads it)
+        has no base64 run `decodings` decodes to a text holding a value. Made again once
+        values were learned since, when the texts looked at since (`size` characters more)
+        would have cost more to read for base64 runs than it costs to make (~256 characters
+        per value): None until then, to read the runs."""
+        if self._cores_at == self.learned:
+            return self._cores
+        self._cores_credit += size
+        if self._cores_credit < 256 * len(self._order):
+            return None
+        cores = [b64_cores(v) for v in self._order]
+        # (a value with no core, were one ever remembered, could not be ruled out so)
+        self._cores = literal_matcher(itertools.chain(*cores)) if cores and all(cores) else None
+        self._cores_at, self._cores_credit = self.learned, 0
+        return self._cores
 
     def _forms_since(self, since: int) -> tuple[list[str], int]:
         """Every form of the values learned after position `since`, and the shortest value
@@ -815,6 +860,12 @@ class SecretMemory:
 def decodings(text: str) -> Iterator[str]:
     """`text` as it is, URL-decoded (twice, where a `%25` is), JSON-unescaped (twice, where a
     backslash is left), and each base64 run in it (and each piece of one) decoded."""
+    yield from _text_decodings(text)
+    yield from _b64_decoded(text)
+
+
+def _text_decodings(text: str) -> Iterator[str]:
+    """`decodings(text)` but the base64 runs' (`_b64_decoded`)."""
     yield text
     if "%" in text or "+" in text:
         yield urllib.parse.unquote_plus(text)
@@ -830,7 +881,6 @@ def decodings(text: str) -> Iterator[str]:
         yield plain
         if "\\" in plain:  # JSON-escaped twice (a JSON text held in a JSON string)
             yield _json_unescape(plain)
-    yield from _b64_decoded(text)
 
 
 def _json_unescape(text: str) -> str:

@@ -525,18 +525,22 @@ def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Pat
     return signature.match(head) is not None
 
 
+# A bundle's manifest and its size cap (`auditor.workflows.export.MANIFEST` and
+# `MANIFEST_MAX_BYTES`; a test checks they agree): that module is not loaded by a run.
+BUNDLE_MANIFEST = "manifest.json"
+BUNDLE_MANIFEST_MAX_BYTES = 16 << 20
+
+
 def _in_bundle(out_dir: Path) -> bool:
     """`out_dir` is an evidence bundle (`auditor export`) or a folder in one (its `reports/`),
     once symlinks are resolved (a link to a bundle's folder is that folder)."""
-    from auditor.workflows.export import MANIFEST, MANIFEST_MAX_BYTES
-
     try:
         real = out_dir.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the folder cannot be used anyway
         real = out_dir.absolute()
-    for manifest in (real / MANIFEST, real.parent / MANIFEST):
+    for manifest in (real / BUNDLE_MANIFEST, real.parent / BUNDLE_MANIFEST):
         try:  # a regular file under the cap (a FIFO named manifest.json waited for a writer)
-            value = loads(read_input(manifest, max_bytes=MANIFEST_MAX_BYTES))
+            value = loads(read_input(manifest, max_bytes=BUNDLE_MANIFEST_MAX_BYTES))
         except (UnreadableFile, ValueError):
             continue
         if isinstance(value, dict) and value.get("tool") == "auditor" and "files" in value:

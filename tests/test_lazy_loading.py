@@ -1,4 +1,5 @@
-"""Module-level patterns compiled on first use (`auditor.common.lazyre`) match as compiled ones."""
+"""What loads late keeps working: patterns compiled on first use (`auditor.common.lazyre`), and
+names the report folder keeps of modules a run does not load."""
 
 from __future__ import annotations
 
@@ -33,3 +34,11 @@ def test_the_report_folder_knows_the_orgs_summary_by_its_name() -> None:
     from auditor.workflows.orgs import SUMMARY_FILE
 
     assert ORGS_SUMMARY == SUMMARY_FILE
+
+
+def test_the_report_folder_knows_a_bundle_by_its_manifest() -> None:
+    # `cli.outdir` recognises an evidence bundle without loading `workflows.export`
+    from auditor.cli.outdir import BUNDLE_MANIFEST, BUNDLE_MANIFEST_MAX_BYTES
+    from auditor.workflows.export import MANIFEST, MANIFEST_MAX_BYTES
+
+    assert (BUNDLE_MANIFEST, BUNDLE_MANIFEST_MAX_BYTES) == (MANIFEST, MANIFEST_MAX_BYTES)

@@ -685,7 +685,7 @@ class SecretMemory:
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
         found: set[str] = set()
-        for plain in decodings(text):
+        for plain in dict.fromkeys(decodings(text)):  # (a JSON unescape may change nothing)
             found |= self._find_plain(plain)
         return found
 

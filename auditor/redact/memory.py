@@ -136,13 +136,18 @@ class GrowingMatcher:
 
     def search(self, text: str) -> bool:
         """True when `text` holds any of the literals."""
-        return any(lit in text for lit in self._recent) or any(
+        return any(map(text.__contains__, self._recent)) or any(
             m.search(text) for _, m in self._levels
         )
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Every place in `text` a literal starts, with its length, overlapping ones too."""
-        found = [s for lit in self._recent for s in _occurrences(lit, text)]
+        found: list[tuple[int, int]] = []
+        for lit in self._recent:  # (each place: a repeat may overlap the one before)
+            at = text.find(lit)
+            while at >= 0:
+                found.append((at, len(lit)))
+                at = text.find(lit, at + 1)
         for _, matcher in self._levels:
             found += matcher.spans(text)
         return found

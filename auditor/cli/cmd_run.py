@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -57,6 +56,7 @@ from auditor.cli.summary import (
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
+from auditor.common.lazyre import lazy_regex
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
 from auditor.evaluate.readiness import MODEL_ITEM
@@ -64,14 +64,6 @@ from auditor.models import DataWarning
 from auditor.report import OUTPUTS, write_reports
 from auditor.report.build import RunHeader, build_report_data
 from auditor.report.model import ReportData, new_count, new_waived_count, shared_order
-from auditor.workflows.orgs import (
-    OrgResult,
-    audit_orgs,
-    overall_exit,
-    overall_reason,
-    summary_table,
-    write_org_summary,
-)
 from auditor.workflows.run import (
     UNRECORDED,
     AuditOptions,
@@ -88,6 +80,7 @@ if TYPE_CHECKING:
     from auditor.policy.model import PolicyFile
     from auditor.report.model import DataSource
     from auditor.store.database import Store
+    from auditor.workflows.orgs import OrgResult
 
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
@@ -297,6 +290,8 @@ def run_orgs(
     """`--orgs FILE`: every organization audited on its own (store, lock, reports folder
     `<root>/<name>/`), `--workers` at once; a summary table; exit 2 if any errored, else 1
     if any has findings, else 0."""
+    from auditor.workflows.orgs import OrgResult, audit_orgs, overall_exit, overall_reason
+
     for flag in ("org", "base_url", "app_url", "token_file"):
         if getattr(args, flag, None) is not None:
             option = "--" + flag.replace("_", "-")
@@ -453,6 +448,8 @@ def _org_summary(
     ended: tuple[int, str] | None = None,
 ) -> None:
     """summary.json, and the table on stdout (not with --quiet)."""
+    from auditor.workflows.orgs import summary_table, write_org_summary
+
     write_org_summary(results, root, ended)
     if not args.quiet:
         print(summary_table(results), file=ctx.stdout)
@@ -462,8 +459,8 @@ def _org_summary(
         print(f"reports: {shown}/<organization>/; summary: {shown}/summary.json", file=ctx.stdout)
 
 
-_CAUSE = re.compile(r"^auditor: (?:error: |sync failed)")
-_EXIT_LINE = re.compile(r"^auditor: (?:exit \d+: |error: )(.*)$")
+_CAUSE = lazy_regex(globals(), "_CAUSE", r"^auditor: (?:error: |sync failed)")
+_EXIT_LINE = lazy_regex(globals(), "_EXIT_LINE", r"^auditor: (?:exit \d+: |error: )(.*)$")
 
 
 def _audit_org(
@@ -474,6 +471,8 @@ def _audit_org(
     published: _Published | None = None,
 ) -> OrgResult:
     """One organization of an --orgs run, its output kept for the caller to show."""
+    from auditor.workflows.orgs import OrgResult
+
     err = io.StringIO()  # stdout and stderr in one, in the order written
     quiet = replace(ctx, stdout=err, stderr=err)
     outcome = None

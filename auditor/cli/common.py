@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from auditor.common.dates import DEFAULT_DAYS, parse_date_time
+from auditor.common.lazyre import lazy_regex
 from auditor.config import (
     Config,
     OrgEntry,
@@ -274,7 +275,7 @@ class Progress:
             print(f"auditor: {message}", file=self._stream, flush=True)
 
 
-_WEEK_DATE = re.compile(r"^\s*[+-]?\d{4}-?W", re.IGNORECASE)
+_WEEK_DATE = lazy_regex(globals(), "_WEEK_DATE", r"^\s*[+-]?\d{4}-?W", re.IGNORECASE)
 
 
 def parse_when(text: str, option: str, *, end_of_day: bool) -> datetime:

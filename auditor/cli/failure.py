@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from auditor.common.escape import terminal_text
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import EXIT_ERROR, OUT_OF_MEMORY, AuditorError, PolicyError, UsageError
 
 
@@ -170,10 +171,10 @@ def problem_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> list[str
 # too, no `: `); else `file: `, a first word that is no JSON path and holds no space. The file
 # is judged name by name between `/` (`shown_path`): a token typed as a path is left out, a
 # CI workspace path (`/builds/Gx4nPz7Q/0/…`) is not.
-_LOCATION = re.compile(r"((?:(?!: ).)+?):\d+(?::\d+)?: ")
-_FIRST_WORD = re.compile(r"([^\s$][^\s]*?): ")
+_LOCATION = lazy_regex(globals(), "_LOCATION", r"((?:(?!: ).)+?):\d+(?::\d+)?: ")
+_FIRST_WORD = lazy_regex(globals(), "_FIRST_WORD", r"([^\s$][^\s]*?): ")
 # `error: ` (or `warning: `), then a JSON path `$.a.b[0]: `, each optional.
-_LEAD = re.compile(r"((?:error|warning|note): )?(\$\S*: )?")
+_LEAD = lazy_regex(globals(), "_LEAD", r"((?:error|warning|note): )?(\$\S*: )?")
 
 
 def unexpected(exc: BaseException, secrets: Iterable[str], *, debug: bool) -> str:

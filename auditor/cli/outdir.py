@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from auditor.common.files import UnreadableFile, keep_mode, read_input
 from auditor.common.jsonutil import loads
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import ReportError, UsageError
 from auditor.redact.shown import printed_path
 from auditor.report import OUTPUTS, prepare_out_dir
-from auditor.workflows.orgs import SUMMARY_FILE
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -176,7 +176,11 @@ def _pdf_by_auditor(path: Path) -> bool:
 
 
 #: auditor's report.pdf's information dictionary (the order pydyf writes its keys in).
-_PDF_INFO = re.compile(rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ")
+_PDF_INFO = lazy_regex(
+    globals(),
+    "_PDF_INFO",
+    rb"<<\s*/Producer\s*\(WeasyPrint [^)]*\)\s*/Title\s*\(Compliance report ",
+)
 _PDF_TAIL = 4096  # the file's end read for `startxref` and a table's trailer
 _PDF_HEAD = 4096  # the most bytes read of an object's dictionary
 _PDF_STREAM = 1 << 24  # the most bytes of a stream's data read (its `/Length` may say more)
@@ -310,7 +314,9 @@ def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
 _SIGNATURES: dict[str, re.Pattern[bytes] | Callable[[Path], bool]] = {
     name: _HEADS[name] if name != PDF else _pdf_by_auditor for name in OUTPUTS.values()
 }
-ORGS_SUMMARY = SUMMARY_FILE
+# `auditor.workflows.orgs.SUMMARY_FILE` (a test checks they agree): that module is not loaded
+# by a run of one organization
+ORGS_SUMMARY = "summary.json"
 _ORGS_SUMMARY_SIGNATURE = re.compile(
     rb'\A\{\s*"exit_code":\s*-?\d+,\s*"organizations":\s*\[.*"reason":', re.S
 )
@@ -478,7 +484,7 @@ def _remove_stale_temporaries(out_dir: Path, names: Collection[str]) -> None:
 
 #: `tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")`, as `auditor.common.files.atomic_open`
 #: names a file it writes NAME through (eight of `[a-z0-9_]`).
-_TEMPORARY = re.compile(r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
+_TEMPORARY = lazy_regex(globals(), "_TEMPORARY", r"\A\.(.+)\.[a-z0-9_]{8}\.tmp\Z")
 
 
 def remove_reports(out_dir: Path, *, keep: tuple[str, ...] = ()) -> set[str]:
@@ -519,18 +525,22 @@ def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Pat
     return signature.match(head) is not None
 
 
+# A bundle's manifest and its size cap (`auditor.workflows.export.MANIFEST` and
+# `MANIFEST_MAX_BYTES`; a test checks they agree): that module is not loaded by a run.
+BUNDLE_MANIFEST = "manifest.json"
+BUNDLE_MANIFEST_MAX_BYTES = 16 << 20
+
+
 def _in_bundle(out_dir: Path) -> bool:
     """`out_dir` is an evidence bundle (`auditor export`) or a folder in one (its `reports/`),
     once symlinks are resolved (a link to a bundle's folder is that folder)."""
-    from auditor.workflows.export import MANIFEST, MANIFEST_MAX_BYTES
-
     try:
         real = out_dir.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the folder cannot be used anyway
         real = out_dir.absolute()
-    for manifest in (real / MANIFEST, real.parent / MANIFEST):
+    for manifest in (real / BUNDLE_MANIFEST, real.parent / BUNDLE_MANIFEST):
         try:  # a regular file under the cap (a FIFO named manifest.json waited for a writer)
-            value = loads(read_input(manifest, max_bytes=MANIFEST_MAX_BYTES))
+            value = loads(read_input(manifest, max_bytes=BUNDLE_MANIFEST_MAX_BYTES))
         except (UnreadableFile, ValueError):
             continue
         if isinstance(value, dict) and value.get("tool") == "auditor" and "files" in value:

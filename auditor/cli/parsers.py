@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.common.collector import loading
+from auditor.common.lazyre import lazy_regex
 from auditor.config import FAIL_ON_VALUES
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser)
     )
 
 
-_CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}")
+_CATEGORY = lazy_regex(globals(), "_CATEGORY", r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}")
 
 
 def _sarif_category(text: str) -> str:

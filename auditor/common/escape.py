@@ -14,6 +14,7 @@ import unicodedata
 from typing import Any
 
 from auditor.common.jsonutil import canonical
+from auditor.common.lazyre import lazy_regex
 
 # C0 controls except tab/newline/CR, DEL, C1 controls (ESC starts terminal sequences) and lone
 # surrogates (not encodable as UTF-8).
@@ -23,7 +24,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # value reads in every format.
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 # Characters XML 1.0 forbids (beyond the controls above): surrogates and U+FFFE/U+FFFF.
-_XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
+_XML_FORBIDDEN = lazy_regex(globals(), "_XML_FORBIDDEN", "[\ud800-\udfff\ufffe\uffff]")
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
 # What a plain-text reader takes for a new line (other breaking controls are dropped anyway).
 _LINE_BREAKS = re.compile(r"\s*[\r\n\u2028\u2029]+\s*")
@@ -121,7 +122,11 @@ def html_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
     return _MENTION.sub("@&#8203;", text)
 
 
-_JSON_INVISIBLE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_JSON_INVISIBLE = lazy_regex(
+    globals(),
+    "_JSON_INVISIBLE",
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]",
+)
 
 
 def json_inert(text: str) -> str:
@@ -132,8 +137,10 @@ def json_inert(text: str) -> str:
 # `_JSON_INVISIBLE`'s characters as UTF-8 bytes: DEL, C1 (C2 80-9F), U+061C (D8 9C), U+200E-F,
 # U+2028-9, U+202A-E (E2 80 ..) and U+2066-9 (E2 81 ..). Exact, so text that merely shares a
 # lead byte with them (an em dash is E2 80 94) is not scanned again as text.
-_INVISIBLE_UTF8 = re.compile(
-    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]"
+_INVISIBLE_UTF8 = lazy_regex(
+    globals(),
+    "_INVISIBLE_UTF8",
+    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]",
 )
 
 

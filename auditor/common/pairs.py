@@ -9,12 +9,15 @@ kept as text (the sequence then holds them all as text), so every pair reads bac
 
 from __future__ import annotations
 
+import itertools
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX = re.compile(r"[0-9a-f]*")
+_CHUNK = 4096  # pairs read at once (a list of them at most: the tuples are what is saved)
 _WIDTH = 32  # bytes of one SHA-256 digest
 
 
@@ -27,15 +30,28 @@ class HashPairs(Sequence[tuple[int, str]]):
         self._numbers = array("q")
         self._digests = bytearray()
         self._texts: list[str] | None = None  # set once a hash is not 64 hex digits
-        for number, text in pairs:
-            self._numbers.append(number)
-            if self._texts is None and _HEX64.fullmatch(text):
-                self._digests += bytes.fromhex(text)
-                continue
-            if self._texts is None:
-                self._texts = [self._hash(i) for i in range(len(self._numbers) - 1)]
-                self._digests = bytearray()
-            self._texts.append(text)
+        given = iter(pairs)
+        while chunk := list(itertools.islice(given, _CHUNK)):
+            if self._texts is None:  # the usual case, a chunk at once: 64 hex digits each
+                texts = [text for _number, text in chunk]
+                if all(type(t) is str and len(t) == 2 * _WIDTH for t in texts):
+                    joined = "".join(texts)
+                    if _HEX.fullmatch(joined):
+                        self._numbers.extend(number for number, _text in chunk)
+                        self._digests += bytes.fromhex(joined)
+                        continue
+            for number, text in chunk:
+                self._add(number, text)
+
+    def _add(self, number: int, text: str) -> None:
+        self._numbers.append(number)
+        if self._texts is None and _HEX64.fullmatch(text):
+            self._digests += bytes.fromhex(text)
+            return
+        if self._texts is None:
+            self._texts = [self._hash(i) for i in range(len(self._numbers) - 1)]
+            self._digests = bytearray()
+        self._texts.append(text)
 
     def _hash(self, index: int) -> str:
         if self._texts is not None:
@@ -61,8 +77,12 @@ class HashPairs(Sequence[tuple[int, str]]):
         return self._numbers[index], self._hash(index)
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
-        for index, number in enumerate(self._numbers):
-            yield number, self._hash(index)
+        if self._texts is not None:
+            return zip(self._numbers, self._texts, strict=True)
+        hexed = self._digests.hex()  # (one conversion, not one per pair)
+        width = 2 * _WIDTH
+        hashes = (hexed[i : i + width] for i in range(0, len(hexed), width))
+        return zip(self._numbers, hashes, strict=True)
 
     def numbers(self) -> list[int]:
         """The revision numbers, in order."""

@@ -18,7 +18,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpcore
+from auditor.common import lazy
+
+# httpcore imports `anyio` for its async primitives, which a sync client never makes: it loads
+# on first use, not with httpcore (`lazy.deferring`).
+with lazy.deferring("anyio"):
+    import httpcore
 import httpx
 
 from auditor.errors import ConfigError

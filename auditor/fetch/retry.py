@@ -33,6 +33,7 @@ import httpx
 
 from auditor.common.escape import shorten
 from auditor.common.jsonutil import loads
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import ApiError, DataError
 from auditor.fetch.deadline import Network, at_proxy, past_deadline, within
 from auditor.fetch.inflate import Inflater, NotDecodable, TooLarge
@@ -215,7 +216,7 @@ def _malformed(cause: BaseException) -> str | None:
 #: answer (in the headers; in the body: `… (received 120 bytes, expected 239)`).
 _DISCONNECTED = ("peer unexpectedly closed", "peer closed connection")
 #: `bytearray(b'…')` or `b'…'` in a parser's message (the bytes' escapes are kept as written).
-_BYTES_REPR = re.compile(r"""(?:bytearray\()?\bb(['"])(.*?)\1\)?""")
+_BYTES_REPR = lazy_regex(globals(), "_BYTES_REPR", r"""(?:bytearray\()?\bb(['"])(.*?)\1\)?""")
 
 
 def describe_request(request: httpx.Request) -> str:
@@ -240,9 +241,9 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     return max(0.0, (when - now).total_seconds())
 
 
-_DELAY_SECONDS = re.compile(r"[0-9]+")
+_DELAY_SECONDS = lazy_regex(globals(), "_DELAY_SECONDS", r"[0-9]+")
 #: The status at the start of httpcore's `ProxyError` for a CONNECT answered other than 2xx.
-_PROXY_STATUS = re.compile(r"^([1-5][0-9][0-9])\b")
+_PROXY_STATUS = lazy_regex(globals(), "_PROXY_STATUS", r"^([1-5][0-9][0-9])\b")
 
 
 def _status_text(status: int) -> str:
@@ -302,7 +303,7 @@ def _as_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_REQUEST_ID = lazy_regex(globals(), "_REQUEST_ID", r"[A-Za-z0-9._:-]{1,64}")
 _MAX_TITLE = 200
 _MAX_DETAIL = 1000
 _MAX_LABEL = 300  # `GET /path?query` in a message: a page's cursor goes into the query
@@ -332,8 +333,8 @@ def redacted_cut(text: str, limit: int, redact: Callable[[str], str]) -> str:
 _SECRET_MARGIN = 4096
 
 
-_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_QUERY_OR_FRAGMENT = lazy_regex(globals(), "_QUERY_OR_FRAGMENT", r"[?#]")
+_CONTROL = lazy_regex(globals(), "_CONTROL", "[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 #: Where a 3xx answer's `Location` is kept (`keep_location`), out of httpx's way.
@@ -408,7 +409,7 @@ def _redirect_note(
 
 #: A redirect's address as `_redirect_note` shows it: its scheme, `//` and host and port (no
 #: user name or password), then its path.
-_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\\]*")
+_AUTHORITY = lazy_regex(globals(), "_AUTHORITY", r"[A-Za-z][A-Za-z0-9+.-]*://[^/\\]*")
 
 
 def _shown_apart(address: str, redact: Callable[[str], str]) -> str:

@@ -114,7 +114,10 @@ def _compile(schema: Any) -> Check:
         return _enum_check(schema["enum"], allowed, _keyword_checks(schema).get(str))
     by_type = _keyword_checks(schema)
     if not by_type:
-        return lambda value: type(value) in allowed
+        return _type_check(allowed)
+    if allowed == {dict} and by_type.keys() == {dict}:  # an object of keywords: no lookup
+        of_object = by_type[dict]
+        return lambda value: type(value) is dict and of_object(value)
 
     def check(value: Any) -> bool:
         kind = type(value)
@@ -123,6 +126,18 @@ def _compile(schema: Any) -> Check:
         keywords = by_type.get(kind)
         return keywords is None or keywords(value)
 
+    return check
+
+
+#: The checks `_type_check` made, with the types each allows (`_object_check` tests those
+#: types itself, not calling the check for each property).
+_TYPE_ONLY: dict[Check, frozenset[type]] = {}
+
+
+def _type_check(allowed: frozenset[type]) -> Check:
+    """A schema of a type alone: any value of one of `allowed` types."""
+    check: Check = lambda value: type(value) in allowed  # noqa: E731
+    _TYPE_ONLY[check] = allowed
     return check
 
 
@@ -174,11 +189,16 @@ def _object_check(schema: dict[str, Any]) -> Check:
         raise _Unsupported("required or properties of an unexpected shape")
     props = {key: _compile(sub) for key, sub in properties.items()}
     extra = _compile(schema.get("additionalProperties", True))
-    known = props.items()
+    # a property of a type alone is tested here (most are), the others by their check
+    typed = [(key, _TYPE_ONLY[sub]) for key, sub in props.items() if sub in _TYPE_ONLY]
+    known = [(key, sub) for key, sub in props.items() if sub not in _TYPE_ONLY]
 
     def check(value: dict[str, Any]) -> bool:
         for key in required:
             if key not in value:
+                return False
+        for key, types in typed:
+            if key in value and type(value[key]) not in types:
                 return False
         for key, sub in known:
             if key in value and not sub(value[key]):

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from auditor.common.lazyre import lazy_regex
 from auditor.fetch.shape import MAX_DEPTH
 
 Path = tuple[str | int, ...]
@@ -34,16 +35,18 @@ _Link = tuple["_Link", str | int] | None  # a path as a link to its parent's
 
 #: A surrogate pair escape (kept), a lone surrogate escape (repaired) or any other escape
 #: (kept: `\\\\` is consumed whole, so `\\\\ud800` is text, not an escape).
-_ESCAPE = re.compile(
+_ESCAPE = lazy_regex(
+    globals(),
+    "_ESCAPE",
     rb"(?P<pair>\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?P<lone>\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
     rb"|\\.",
     re.DOTALL,
 )
-_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAYBE_SURROGATE = lazy_regex(globals(), "_MAYBE_SURROGATE", rb"\\u[dD][89a-fA-F]")
+_SURROGATE = lazy_regex(globals(), "_SURROGATE", "[\ud800-\udfff]")
 _REPLACEMENT = b"\\ufffd"
-_HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_HIGH = lazy_regex(globals(), "_HIGH", rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _CHUNK = 1 << 20  # more than 6: a piece can always end before a high surrogate's escape
 _UTF8 = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf-8-sig"})
 #: RFC 2978: a charset name is at most 40 characters (a longer one is not looked up: Python

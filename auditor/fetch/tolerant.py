@@ -161,7 +161,16 @@ class DataQuality:
                 )
             )
         found.sort(key=lambda w: (w.where, w.path, w.problem))
-        redact = redactor.redact_shown
+        # The same page, path or item is named by many warnings: each text redacted once (the
+        # redactor learns nothing from a text only shown, so it answers the same each time).
+        shown: dict[str, str] = {}
+
+        def redact(text: str) -> str:
+            hit = shown.get(text)
+            if hit is None:
+                hit = shown[text] = redactor.redact_shown(text)
+            return hit
+
         return tuple(
             replace(
                 w,

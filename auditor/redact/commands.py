@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from itertools import chain
 
+from auditor.common.lazyre import lazy_regex
 from auditor.redact.memory import credential_like
 from auditor.redact.names import is_secret_key
 
@@ -59,7 +60,7 @@ DASH_NAME = rf"(?:[A-Za-z]+[_\-])*{NAME_WORD}"
 # A line continuation (`\` at a line's end): the shell reads the next line on as the same
 # command, the backslash and the line break gone. After `=` or `:` (`--password=\`, `-u ci:\`)
 # the next line's indent goes too: the value is glued to its option there.
-_CONTINUATION = re.compile(r"(?<=[=:])\\\r?\n[ \t]*|\\\r?\n")
+_CONTINUATION = lazy_regex(globals(), "_CONTINUATION", r"(?<=[=:])\\\r?\n[ \t]*|\\\r?\n")
 
 
 def joined_lines(text: str) -> str:
@@ -83,17 +84,25 @@ class _Option:
     `-p X`, `-p=X`, and with `attached` also `-pX`. With `after`, only the part of the value
     after that character is the secret (`-u user,X`, `-a user:X`)."""
 
-    __slots__ = ("after", "command", "glued", "option", "then")
+    __slots__ = ("_compiled", "_glued", "_option", "after", "command", "then")
 
     def __init__(
         self, commands: str, option: str, attached: bool = False, then: str = "", after: str = ""
     ) -> None:
         self.command = re.compile(commands)
-        self.option = re.compile(option)
+        # the option's patterns are compiled when a command line first names the command
+        self._option = option
         glue = r"(?:=|(?=.))" if attached else "="
-        self.glued = re.compile(rf"(?:{option}){glue}(.+)", re.S)
+        self._glued = rf"(?:{option}){glue}(.+)"
+        self._compiled: tuple[re.Pattern[str], re.Pattern[str]] | None = None
         self.then = then
         self.after = after
+
+    def _patterns(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        """The option alone (`-p`) and the option with its value glued (`-p=X`, `-pX`)."""
+        if self._compiled is None:
+            self._compiled = (re.compile(self._option), re.compile(self._glued, re.S))
+        return self._compiled
 
     def values(self, words: list[str], names: list[str]) -> Iterator[str]:
         return (value for _, value in self.places(words, names))
@@ -103,12 +112,13 @@ class _Option:
         start = _after_command(names, self.command, self.then)
         if start is None:
             return
+        option, glued = self._patterns()
         for i in range(start, len(words)):
             word = words[i]
-            if self.option.fullmatch(word):
+            if option.fullmatch(word):
                 at = i + 1
                 value = words[at] if at < len(words) else ""
-            elif m := self.glued.fullmatch(word):
+            elif m := glued.fullmatch(word):
                 at, value = i, m.group(1)
             else:
                 continue
@@ -174,7 +184,7 @@ def _positional(words: list[str], start: int) -> list[str]:
 
 
 _TOOL = {name: re.compile(name) for name in ("vault", "cargo", "mysqladmin", "mc", "net")}
-_DRIVE = re.compile(r"[A-Za-z]:|\*")
+_DRIVE = lazy_regex(globals(), "_DRIVE", r"[A-Za-z]:|\*")
 _ORACLE = re.compile("sqlplus|rman|expdp|impdp|sqlldr")
 
 
@@ -292,9 +302,9 @@ def _word_secrets(words: list[str], names: list[str]) -> Iterator[str]:
 _PIPED_MENTION = re.compile(r"--password-stdin|--with-token|--token-stdin|<<<|\bbase64\b|\bsudo\b")
 _STDIN_OPTIONS = frozenset({"--password-stdin", "--with-token", "--token-stdin"})
 # A list of commands ends at `;`, `&`, `||` or a line break; its commands are piped at `|`.
-_LIST = re.compile(r"\|\||[;&\n]")
-_ECHO_OPTION = re.compile(r"-[neE]+")
-_NEW_LINE_ESCAPE = re.compile(r"(?:\\r)?(?:\\n)+$")
+_LIST = lazy_regex(globals(), "_LIST", r"\|\||[;&\n]")
+_ECHO_OPTION = lazy_regex(globals(), "_ECHO_OPTION", r"-[neE]+")
+_NEW_LINE_ESCAPE = lazy_regex(globals(), "_NEW_LINE_ESCAPE", r"(?:\\r)?(?:\\n)+$")
 
 
 def _unquoted(word: str) -> str:
@@ -387,30 +397,36 @@ def _payload(word: str) -> str:
 
 # -- argv-style arrays -----------------------------------------------------------------------
 
-_LONG_SECRET = re.compile(rf"(?i)--(?:{SECRET_NAME}|{PASS_NAME})")
-_DASH_SECRET = re.compile(rf"(?i)-{DASH_NAME}")
+_LONG_SECRET = lazy_regex(globals(), "_LONG_SECRET", rf"(?i)--(?:{SECRET_NAME}|{PASS_NAME})")
+_DASH_SECRET = lazy_regex(globals(), "_DASH_SECRET", rf"(?i)-{DASH_NAME}")
 # An option turning a secret's use off (`--no-auth`, `--disable-auth`): its value is no secret.
-_NEGATED = re.compile(r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]")
+_NEGATED = lazy_regex(
+    globals(), "_NEGATED", r"(?i)--?(?:no|disable|disabled|skip|without|ignore)[_\-]"
+)
 # A short lower-case word and a number (`sha256`, `rsa4096`, `md5`): an algorithm, no credential.
-_NAMED_WORD = re.compile(r"[a-z]{2,8}[0-9]{1,4}")
+_NAMED_WORD = lazy_regex(globals(), "_NAMED_WORD", r"[a-z]{2,8}[0-9]{1,4}")
 # An option named for a password (whatever its value looks like, a word too).
-_STRONG = re.compile(
+_STRONG = lazy_regex(
+    globals(),
+    "_STRONG",
     r"(?i)--?(?:[A-Za-z0-9]+[_\-])*(?:secret|passw(?:or)?d|passphrase|passcode|pass|pwd|credentials?|"
-    r"storepass|keypass|api[_\-]?key|access[_\-]?key|private[_\-]?key)"
+    r"storepass|keypass|api[_\-]?key|access[_\-]?key|private[_\-]?key)",
 )
 # An option named for a PIN (`--pin`, `--db-pin`) takes a value that is not one too: a version or
 # a ref (`gh extension install --pin v1.2.0`, `--pin main`, a commit, `requests==2.31.0`,
 # `ruff@0.4.1`, `HEAD~1`, `^1.2.0`), which is kept; a PIN is digits or looks like a credential.
-_PIN_OPTION = re.compile(r"(?i)--?(?:[A-Za-z0-9]+[_\-])*pin")
-_PIN_DIGITS = re.compile(r"[0-9]{4,12}")
-_NOT_A_PIN = re.compile(
+_PIN_OPTION = lazy_regex(globals(), "_PIN_OPTION", r"(?i)--?(?:[A-Za-z0-9]+[_\-])*pin")
+_PIN_DIGITS = lazy_regex(globals(), "_PIN_DIGITS", r"[0-9]{4,12}")
+_NOT_A_PIN = lazy_regex(
+    globals(),
+    "_NOT_A_PIN",
     r"[A-Za-z]+|v?[0-9]++(?:\.[0-9]+)++[\w.+\-]*+"  # a word, a version (possessive: linear)
     r"|(?:sha[0-9]+:)?[0-9a-fA-F]{7,64}"  # a commit, a digest
     r"|[\w.\-]*(?:==|~=|[<>!]=)[\w.*+\-]*"  # a requirement: `requests==2.31.0`, `~=1.4`
     r"|[\w.\-/]+@(?:v?[0-9][\w.+\-]*|latest|lts|stable|next|main|master)"  # `ruff@0.4.1`
     r"|[\w.\-/]*[~^][0-9]*(?:\.[0-9]+)*|[~^]v?[0-9][\w.+\-]*"  # `HEAD~1`, `^1.2.0`
     r"|[a-z0-9]+(?:[\-_.][a-z0-9]+)*(?:/[a-z0-9]+(?:[\-_.][a-z0-9]+)*)+"  # `feature/pin-deps`
-    r"|[a-z]{2,}+[a-z0-9]*+(?:[\-_.][a-z0-9]++)++"  # a named version: `node-20`, `gpt-4o`
+    r"|[a-z]{2,}+[a-z0-9]*+(?:[\-_.][a-z0-9]++)++",  # a named version: `node-20`, `gpt-4o`
 )
 # An option whose last word is `pass` that is a flag, taking no value (ansible's `--ask-pass`,
 # `--ask-become-pass`, an encoder's `--two-pass`, `--render-pass`): a word before `pass` says so.
@@ -418,9 +434,9 @@ _PASS_FLAG_WORDS = frozenset(
     {"ask", "two", "three", "multi", "single", "one", "first", "second", "final", "render"}
     | {"lint", "double", "extra"}
 )
-_OPTION_WORD = re.compile(r"[_\-]+")
-_PASS_OPTION = re.compile(rf"(?i)--?{PASS_NAME}")
-_AN_OPTION = re.compile(r"--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_OPTION_WORD = lazy_regex(globals(), "_OPTION_WORD", r"[_\-]+")
+_PASS_OPTION = lazy_regex(globals(), "_PASS_OPTION", rf"(?i)--?{PASS_NAME}")
+_AN_OPTION = lazy_regex(globals(), "_AN_OPTION", r"--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 def is_pass_flag(option: str) -> bool:
@@ -434,7 +450,7 @@ def is_pass_flag(option: str) -> bool:
 # often as a secret: `--auth github`, `--key production`, `--signature sha256`): a value is
 # taken only when it may be a credential. One naming a secret or a key by more words
 # (`--secret-key`, `--encryption-key`, `--api-token`) takes any value.
-_BARE_JUDGED = re.compile(r"(?i)--?(?:auth|key|token|sig|signature)")
+_BARE_JUDGED = lazy_regex(globals(), "_BARE_JUDGED", r"(?i)--?(?:auth|key|token|sig|signature)")
 # A file named as an option's value (`--ssh-key ~/.ssh/id_ed25519`, `-key key.pem`) is where a
 # secret is, not the secret; a command substitution runs one.
 PATH = re.compile(
@@ -589,7 +605,9 @@ def has_nested_quotes(text: str) -> bool:
 # closing quote scans at most that far, so a hostile text costs linear time. A longer quoted
 # stretch (a long script: `bash -c "curl …; <5 KB of steps>"`) is read on to its end by
 # `_LONG_BODY`, within a budget of characters per text (`_LONG_BUDGET` times its length).
-_SHELL_PART = re.compile(
+_SHELL_PART = lazy_regex(
+    globals(),
+    "_SHELL_PART",
     r'"(?P<dq>(?:[^"\\]|\\.){0,4000})"'
     r"|\$'(?P<ansi>(?:[^'\\]|\\.){0,4000})'"
     r"|'(?P<sq>[^']*)'"
@@ -603,10 +621,14 @@ _LONG_BODY = {
     "ansi": re.compile(r"(?:[^'\\]|\\.)*", re.S),
 }
 _LONG_BUDGET = 4
-_DQ_ESCAPE = re.compile(r'\\([\\"$`])')  # what a backslash escapes between double quotes
-_ANSI_ESCAPE = re.compile(r"\\([\\'\"?])")  # (`$'…'`'s other escapes, `\n`, are kept)
-_DQ_SPECIAL = re.compile(r'[\\"$`]')
-_SPACE = re.compile(r"\s")
+_DQ_ESCAPE = lazy_regex(
+    globals(), "_DQ_ESCAPE", r'\\([\\"$`])'
+)  # what a backslash escapes between double quotes
+_ANSI_ESCAPE = lazy_regex(
+    globals(), "_ANSI_ESCAPE", r"\\([\\'\"?])"
+)  # (`$'…'`'s other escapes, `\n`, are kept)
+_DQ_SPECIAL = lazy_regex(globals(), "_DQ_SPECIAL", r'[\\"$`]')
+_SPACE = lazy_regex(globals(), "_SPACE", r"\s")
 _READINGS = 32  # at most so many readings of one text (inner command lines included)
 _DEPTH = 3  # `bash -c "sh -c \"…\""`: command lines inside command lines, so deep
 
@@ -662,8 +684,8 @@ def shell_words(text: str, inner: list[str] | None = None) -> list[str]:
 
 
 # What a word's value follows: an option's `=` or a user's `:` (`--password=X`, `ci:X`).
-_BEFORE_VALUE = re.compile(r"(?:-{1,2}[\w\-]+|[\w\-]+)[=:]")
-_QUOTING = re.compile(r"[\s\"']")
+_BEFORE_VALUE = lazy_regex(globals(), "_BEFORE_VALUE", r"(?:-{1,2}[\w\-]+|[\w\-]+)[=:]")
+_QUOTING = lazy_regex(globals(), "_QUOTING", r"[\s\"']")
 
 
 def _requoted(word: str) -> str:

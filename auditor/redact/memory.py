@@ -24,6 +24,7 @@ from typing import Any
 
 import ahocorasick  # no stubs (mypy override in pyproject); memory linear in the values
 
+from auditor.common.lazyre import lazy_regex
 from auditor.redact.plain import MARKER_RE, MARKER_START
 
 MIN_SECRET_LEN = 6  # shorter "secrets" are too likely to be ordinary words to scrub everywhere
@@ -37,8 +38,12 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
 # Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
 # `find_percent_runs` looks only at those holding an escape.
-_PERCENT_RUN = re.compile(r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+")
-_PERCENT_UNIT = re.compile(r"%[0-9A-Fa-f]{2}|.", re.S)  # one byte of a run each
+_PERCENT_RUN = lazy_regex(
+    globals(), "_PERCENT_RUN", r"(?:[A-Za-z0-9._~!$'()*+,;=:@/-]|%[0-9A-Fa-f]{2})+"
+)
+_PERCENT_UNIT = lazy_regex(
+    globals(), "_PERCENT_UNIT", r"%[0-9A-Fa-f]{2}|.", re.S
+)  # one byte of a run each
 _PERSON = b"auditor-memory"
 _URLSAFE = str.maketrans("-_", "+/")
 _a2b_base64 = binascii.a2b_base64
@@ -131,13 +136,18 @@ class GrowingMatcher:
 
     def search(self, text: str) -> bool:
         """True when `text` holds any of the literals."""
-        return any(lit in text for lit in self._recent) or any(
+        return any(map(text.__contains__, self._recent)) or any(
             m.search(text) for _, m in self._levels
         )
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Every place in `text` a literal starts, with its length, overlapping ones too."""
-        found = [s for lit in self._recent for s in _occurrences(lit, text)]
+        found: list[tuple[int, int]] = []
+        for lit in self._recent:  # (each place: a repeat may overlap the one before)
+            at = text.find(lit)
+            while at >= 0:
+                found.append((at, len(lit)))
+                at = text.find(lit, at + 1)
         for _, matcher in self._levels:
             found += matcher.spans(text)
         return found
@@ -225,8 +235,8 @@ def cookie_values(text: str, folded: bool = False) -> list[str]:
 # Cookies are split at `;`; a Set-Cookie line also at `, ` before a `name=` (Set-Cookie headers
 # folded into one line, `a=X, b=Y`; an `Expires=Wed, 21 Oct 2015 …` date has no `=` after its
 # comma). A Cookie header is never folded so: a comma there is the value's.
-_COOKIE_PIECES = re.compile(r";")
-_COOKIE_SPLIT = re.compile(r";|,\s*(?=[^\s=;,]+=)")
+_COOKIE_PIECES = lazy_regex(globals(), "_COOKIE_PIECES", r";")
+_COOKIE_SPLIT = lazy_regex(globals(), "_COOKIE_SPLIT", r";|,\s*(?=[^\s=;,]+=)")
 
 
 def memory_key(key: bytes) -> bytes:
@@ -274,10 +284,30 @@ def percent_upper(text: str) -> str:
 
 
 def _boundaries(text: str) -> list[int]:
-    n = len(text)
-    return [
-        i for i in range(n + 1) if i in (0, n) or not (text[i - 1].isalnum() and text[i].isalnum())
-    ]
+    """The places in `text` (0 to its length) that are not inside a run of letters and digits
+    (`str.isalnum`, which `_ALNUM_RUN` matches character for character): every place but
+    those between two such characters."""
+    found: list[int] = []
+    at = 0
+    for m in _ALNUM_RUN.finditer(text):
+        start, end = m.span()
+        found += range(at, start + 1)
+        at = end
+    found += range(at, len(text) + 1)
+    return found
+
+
+def _boundary_mask(text: str) -> int:
+    """`_boundaries(text)` as the bits of a number: bit i set when place i is one."""
+    places = bytearray(b"1") * (len(text) + 1)
+    for m in _ALNUM_RUN.finditer(text):
+        start, end = m.span()
+        places[start + 1 : end] = b"0" * (end - start - 1)  # inside the run: no boundary
+    return int(places[::-1], 2)
+
+
+# A run of characters each `str.isalnum` (`\w` is those and `_`; checked for every code point)
+_ALNUM_RUN = re.compile(r"[^\W_]+")
 
 
 class _Boundaries:
@@ -388,6 +418,22 @@ def _b64_decode(run: str) -> str | None:
         return None
 
 
+def b64_cores(value: str) -> list[str]:
+    """The base64 every encoding of `value`'s UTF-8 has, wherever it starts in the bytes
+    encoded: for each of the 3 places it can start within a group of 3 bytes, the base64 of
+    the whole groups it fills (a value of 6 bytes or more fills one at least). A base64 text
+    (`+` and `/`) that decodes to bytes holding the value holds one of these: each group of 3
+    bytes is 4 characters of its own. Empty for a value of fewer than 5 bytes (none is kept)."""
+    data = value.encode("utf-8", "surrogatepass")
+    cores = []
+    for skip in range(3):
+        whole = (len(data) - skip) // 3 * 3
+        if whole <= 0:
+            return []
+        cores.append(base64.b64encode(data[skip : skip + whole]).decode("ascii"))
+    return cores
+
+
 class SecretMemory:
     """Remembered secrets: values for this process, keyed fingerprints for the state file."""
 
@@ -416,6 +462,11 @@ class SecretMemory:
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
         self._marked = 0  # values in `_by_marker` (the first ones learned)
         self._learned_at: dict[str, int] = {}  # value -> its position in `_order`
+        # `_b64_cores`: the matcher, made when `learned` was `_cores_at`; the characters of
+        # text looked at since it was out of date
+        self._cores: LiteralMatcher | None = None
+        self._cores_at = -1
+        self._cores_credit = 0
 
     def fingerprint(self, value: str) -> str:
         """The keyed fingerprint kept in the state file (32 hex digits of keyed BLAKE2b)."""
@@ -583,7 +634,31 @@ class SecretMemory:
                 return True
             upper = percent_upper(text)  # escapes in mixed case (`%2b%2F`)
             return upper is not text and any(map(upper.__contains__, map(percent_upper, forms)))
-        return any(self._exact.search(plain) for plain in decodings(text))
+        if any(map(self._exact.search, _text_decodings(text))):
+            return True
+        cores = self._b64_cores(len(text))
+        if cores is not None and not cores.search(text.translate(_URLSAFE)):
+            return False  # no base64 run of the text decodes to a value
+        return any(map(self._exact.search, _b64_decoded(text)))
+
+    def _b64_cores(self, size: int) -> LiteralMatcher | None:
+        """What the base64 of any value seen by this process has in every base64 text that
+        decodes to one holding it, whatever bytes come before it (`b64_cores`): a text that
+        holds none of these (read with `-` and `_` as `+` and `/`, as `_b64_decode` reads it)
+        has no base64 run `decodings` decodes to a text holding a value. Made again once
+        values were learned since, when the texts looked at since (`size` characters more)
+        would have cost more to read for base64 runs than it costs to make (~256 characters
+        per value): None until then, to read the runs."""
+        if self._cores_at == self.learned:
+            return self._cores
+        self._cores_credit += size
+        if self._cores_credit < 256 * len(self._order):
+            return None
+        cores = [b64_cores(v) for v in self._order]
+        # (a value with no core, were one ever remembered, could not be ruled out so)
+        self._cores = literal_matcher(itertools.chain(*cores)) if cores and all(cores) else None
+        self._cores_at, self._cores_credit = self.learned, 0
+        return self._cores
 
     def _forms_since(self, since: int) -> tuple[list[str], int]:
         """Every form of the values learned after position `since`, and the shortest value
@@ -615,7 +690,7 @@ class SecretMemory:
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
         found: set[str] = set()
-        for plain in decodings(text):
+        for plain in dict.fromkeys(decodings(text)):  # (a JSON unescape may change nothing)
             found |= self._find_plain(plain)
         return found
 
@@ -721,14 +796,58 @@ class SecretMemory:
         return found
 
     def _find_by_fingerprint(self, text: str) -> set[str]:
-        bounds: Iterable[int]
-        ends: Container[int]
-        if len(text) <= _LISTED_LEN:
-            bounds = _boundaries(text)
-            ends = set(bounds)
-        else:
-            bounds = ends = _Boundaries(text)
         lengths = [n for n in self._lengths if n <= len(text)]
+        if not lengths:
+            return set()
+        if len(text) > _LISTED_LEN:
+            return self._find_by_fingerprint_long(text, lengths, _Boundaries(text))
+        # The stretches to try (each from a boundary to a boundary, of a remembered length),
+        # as bits: bit i of `mask` is set when place i is a boundary, so bit i of `mask &
+        # (mask >> n)` when the stretch of n characters from i is one to try. At most
+        # `_MAX_WINDOWS` of them (all but a long text full of boundaries), the cut-off
+        # `_find_by_fingerprint_long` makes never applies: the same stretches are tried, in
+        # another order, and what is found is a set. (Listed one start and length at a time,
+        # a nightly's 40,000 stretches took as long to find as to fingerprint.)
+        mask = _boundary_mask(text)
+        starts = [(n, mask & (mask >> n)) for n in lengths]
+        if sum(bits.bit_count() for _n, bits in starts) > _MAX_WINDOWS:
+            bounds = _boundaries(text)
+            return self._find_by_fingerprint_long(text, lengths, bounds, set(bounds))
+        found: set[str] = set()
+        fingerprints = self._fingerprints
+        keyed = self._keyed
+        # a piece's UTF-8 is that stretch of an ASCII text's: encoded once
+        data = text.encode("ascii") if text.isascii() else None
+        for length, bits in starts:
+            if not bits:
+                continue
+            low_first = f"{bits:b}"[::-1]  # "1" at each start
+            start = low_first.find("1")
+            while start >= 0:
+                end = start + length
+                if data is None:
+                    piece = text[start:end]
+                    if self.fingerprint(piece) in fingerprints:
+                        found.add(piece)
+                else:
+                    digest = keyed.copy()
+                    digest.update(data[start:end])
+                    if digest.hexdigest() in fingerprints:
+                        found.add(text[start:end])
+                start = low_first.find("1", start + 1)
+        return found
+
+    def _find_by_fingerprint_long(
+        self,
+        text: str,
+        lengths: list[int],
+        bounds: Iterable[int],
+        ends: Container[int] | None = None,
+    ) -> set[str]:
+        """`_find_by_fingerprint` one start after another, until over `_MAX_WINDOWS`
+        stretches were tried (bounds the cost of a long text)."""
+        if ends is None:
+            ends = bounds if isinstance(bounds, Container) else set(bounds)
         found: set[str] = set()
         tried = 0
         for start in bounds:
@@ -746,6 +865,12 @@ class SecretMemory:
 def decodings(text: str) -> Iterator[str]:
     """`text` as it is, URL-decoded (twice, where a `%25` is), JSON-unescaped (twice, where a
     backslash is left), and each base64 run in it (and each piece of one) decoded."""
+    yield from _text_decodings(text)
+    yield from _b64_decoded(text)
+
+
+def _text_decodings(text: str) -> Iterator[str]:
+    """`decodings(text)` but the base64 runs' (`_b64_decoded`)."""
     yield text
     if "%" in text or "+" in text:
         yield urllib.parse.unquote_plus(text)
@@ -761,7 +886,6 @@ def decodings(text: str) -> Iterator[str]:
         yield plain
         if "\\" in plain:  # JSON-escaped twice (a JSON text held in a JSON string)
             yield _json_unescape(plain)
-    yield from _b64_decoded(text)
 
 
 def _json_unescape(text: str) -> str:

@@ -17,6 +17,7 @@ import html
 import re
 import string
 
+from auditor.common.lazyre import lazy_regex
 from auditor.redact.memory import LiteralMatcher, credential_like, literal_matcher
 
 #: The longest run of an own secret's characters that may show (12 or more are hidden).
@@ -28,8 +29,10 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # What the skeleton of a text leaves out or reads as one character: white space (a token split
 # over two words or lines) and HTML character references.
 _GAPS = re.compile(r"\s+")
-_UNIT = re.compile(
-    r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?|\s+|[^&\s]+|&"
+_UNIT = lazy_regex(
+    globals(),
+    "_UNIT",
+    r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?|\s+|[^&\s]+|&",
 )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from auditor.common.lazyre import lazy_regex
+
 MARKER_START = "[secret fp:"  # how every marker begins (a quick test before MARKER_RE)
 MARKER_RE = re.compile(r"\[secret fp:(?P<fp>[0-9a-f]{8}) len:(?P<len>\d+)\]")
 #: A marker as a text writes it, or as a control id does (`[secret_fp:…_len:N]`: an id has no
@@ -40,7 +42,7 @@ def is_env_reference(value: str) -> bool:
 #: `${VAR-X}`, `${VAR:-X}`, `${VAR+X}`, `${VAR:+X}`, `${VAR=X}`, `${VAR:=X}`: `X` the literal.
 _WITH_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=+](?P<x>[^{}$]*)\}")
 #: An address with no user-info (`https://api.example.com/v1`): no credential in it.
-_PLAIN_ADDRESS = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://[^@\s]*")
+_PLAIN_ADDRESS = lazy_regex(globals(), "_PLAIN_ADDRESS", r"(?i)[a-z][a-z0-9+.\-]*://[^@\s]*")
 
 
 def _ordinary_default(text: str) -> bool:

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from auditor.common.jsonutil import canonical
+from auditor.common.lazyre import lazy_regex
 from auditor.redact.commands import argv_secrets, is_argv_trigger
 from auditor.redact.memory import (
     MAX_HEADER_LINE,
@@ -61,7 +62,7 @@ _VALUE_CACHES: dict[bytes, dict[str, tuple[str, tuple[str, ...]]]] = {}
 
 
 # The text between the quotes of every JSON string of orjson's output (escapes kept).
-_STRING_TOKEN = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"')
+_STRING_TOKEN = lazy_regex(globals(), "_STRING_TOKEN", rb'"([^"\\]*(?:\\.[^"\\]*)*)"')
 # Anything orjson would write from a type the walk does not go into (a subclass of str, dict
 # or list, a dataclass, a date) raises instead: such a document takes the walk.
 _PLAIN = (
@@ -142,7 +143,7 @@ class _Seen:
 
 #: A string that is an array's element in compact JSON: after `[` or `,`, before `,` or `]`
 #: (a key is followed by `:`, an object's value follows one).
-_ELEMENT = re.compile(rb'(?<=[\[,])"((?:[^"\\]|\\.)*)"(?=[,\]])')
+_ELEMENT = lazy_regex(globals(), "_ELEMENT", rb'(?<=[\[,])"((?:[^"\\]|\\.)*)"(?=[,\]])')
 
 
 class _Elements:
@@ -1126,7 +1127,7 @@ def _between_markers(text: str, scrub: Callable[[str], str]) -> str:
 
 
 _GUARD_ROUNDS = 3  # forms passes the guard runs again before it hides the whole text
-_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_PERCENT_ESCAPE = lazy_regex(globals(), "_PERCENT_ESCAPE", r"%[0-9A-Fa-f]{2}")
 
 
 _ONE_BY_ONE = 8  # forms found in a text one by one (`str.find`); more, by one automaton
@@ -1222,7 +1223,9 @@ def _credential_parts(value: str) -> list[str]:
 # A value of several tokens: white space, a `user@`, or an `=` before more text
 _SEVERAL_TOKENS = re.compile(r"[\s@]|=[^=]")
 # `Basic X` in a text (`curl -H 'Authorization: Basic X'`)
-_BASIC_IN_TEXT = re.compile(r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})")
+_BASIC_IN_TEXT = lazy_regex(
+    globals(), "_BASIC_IN_TEXT", r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})"
+)
 
 
 def _percent_decoded(value: str) -> str | None:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from auditor.common.lazyre import lazy_regex
 from auditor.common.spans import merge_spans
 
 NOT_SHOWN = "<not shown: looks like a secret>"
@@ -65,14 +66,18 @@ _ADDRESS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\\]*)(.*)", re.DOTALL)
 #: A password as a connection string writes it, shown in no path: libpq's `password=…` (or
 #: `sslpassword=`, a driver's `Password=` or `Pwd=`), to the next white space, not the next
 #: `/` (a path splits there, the password does not end there), quoted too (`password='a b'`).
-_PASSWORD_PAIR = re.compile(
+_PASSWORD_PAIR = lazy_regex(
+    globals(),
+    "_PASSWORD_PAIR",
     r"((?:^|(?<=[\s;?&/\\]))[\w.-]*(?:password|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)",
     re.IGNORECASE,
 )
 #: A URL's `user:password@` (a `//` normalised to `/` too: `postgresql:/user:pw@host`): the
 #: password runs from the `:` after a name (not a `/` at once: that is a scheme's) to the
 #: last `@` before white space, so one holding a `/` or an `@` is hidden whole.
-_USER_PASSWORD = re.compile(r"((?:^|(?<=[\s/\\]))[^\s/\\:@]*:)([^\s/\\@]\S*)@")
+_USER_PASSWORD = lazy_regex(
+    globals(), "_USER_PASSWORD", r"((?:^|(?<=[\s/\\]))[^\s/\\:@]*:)([^\s/\\@]\S*)@"
+)
 
 
 def _without_passwords(text: str, shown: str = NOT_SHOWN) -> str:
@@ -205,8 +210,8 @@ _OWN_KEY = b"auditor: a file's own secrets"  # the scratch redactors' key: its m
 #: A word of a quoted text (`_hidden_words`): a marker as a problem shows it (`[secret fp:…
 #: len:…]`, no file text), or a text up to white space, a quote or a backquote; its pieces
 #: are split at a JSON path's `$`, `.`, `[` and `]`.
-_WORD = re.compile(r"\[secret fp:[^\]]*\]|[^\s'\"`]+")
-_PATH_STEP = re.compile(r"[$.\[\]]")
+_WORD = lazy_regex(globals(), "_WORD", r"\[secret fp:[^\]]*\]|[^\s'\"`]+")
+_PATH_STEP = lazy_regex(globals(), "_PATH_STEP", r"[$.\[\]]")
 
 
 def _hidden_words(line: str, found: list[tuple[int, int]]) -> str:
@@ -244,7 +249,9 @@ def _head(line: str, file: str) -> int:
 #: '…'`), a YAML anchor's, alias's or tag's name, a rule id and a subject of a waiver named
 #: twice, and any backquoted text (from a backquote after a space or a bracket, to one before
 #: a space, a bracket, a punctuation mark or the end).
-_QUOTES = re.compile(
+_QUOTES = lazy_regex(
+    globals(),
+    "_QUOTES",
     r"""duplicate\ key\ `(?P<dup>.*)`\Z
       | \A`(?P<date>.*)`\ is\ not\ a\ valid\ date/time\ \(
       | \bgot\ (?P<got>'.*'|".*")\Z
@@ -256,8 +263,10 @@ _QUOTES = re.compile(
 )
 #: A long token of letters and digits anywhere in a line (a key pasted as a subject's URL
 #: glob): no word of auditor's own is one.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_.~%:@-]{12,}")
-_LETTER_AND_DIGIT = re.compile(r"(?=[^0-9]*[0-9])[^A-Za-z]*[A-Za-z]")
+_TOKEN_RUN = lazy_regex(globals(), "_TOKEN_RUN", r"[A-Za-z0-9+/=_.~%:@-]{12,}")
+_LETTER_AND_DIGIT = lazy_regex(
+    globals(), "_LETTER_AND_DIGIT", r"(?=[^0-9]*[0-9])[^A-Za-z]*[A-Za-z]"
+)
 
 
 def _quoted(line: str, start: int) -> list[tuple[int, int]]:
@@ -302,7 +311,7 @@ def _path_end(line: str, start: int) -> int:
 _GRAM = 6  # `MIN_SECRET_LEN`, the shortest text `credential_like` takes
 #: A text no piece of which may be a credential (`credential_like`): letters with two
 #: capitals at most.
-_PLAIN_WORD = re.compile(r"[a-z]*(?:[A-Z][a-z]*){0,2}")
+_PLAIN_WORD = lazy_regex(globals(), "_PLAIN_WORD", r"[a-z]*(?:[A-Z][a-z]*){0,2}")
 
 
 def _grams(quoted: Iterable[str]) -> set[str]:
@@ -320,7 +329,7 @@ def _grams(quoted: Iterable[str]) -> set[str]:
 
 
 #: A marker, or one as a problem shows it (`[secret fp:… len:…]`).
-_MARKED = re.compile(r"\[secret fp:[^\]]*\]")
+_MARKED = lazy_regex(globals(), "_MARKED", r"\[secret fp:[^\]]*\]")
 
 
 def _decoded(text: str) -> set[str]:
@@ -418,7 +427,7 @@ def _bears(value: object, hit: Callable[[str], bool], budget: _Budget) -> tuple[
     return False, None
 
 
-_BASIC = re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})")
+_BASIC = lazy_regex(globals(), "_BASIC", r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})")
 
 
 def _hits(text: str, hit: Callable[[str], bool]) -> bool:

@@ -13,10 +13,12 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from auditor.common import lazy
+from auditor.common.lazyre import lazy_regex
 
 # detect-secrets' plugins import `requests` only to verify a secret online, which is never asked
-# here: it loads on first use, not with them (`lazy.deferring`).
-with lazy.deferring("requests"):
+# here: it loads on first use, not with them (`lazy.deferring`); so do `multiprocessing` and
+# `subprocess`, which its package imports to scan files and git history in a pool.
+with lazy.deferring("requests"), lazy.deferring("multiprocessing"), lazy.deferring("subprocess"):
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
     from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
@@ -79,7 +81,9 @@ _DETECTORS: tuple[BasePlugin, ...] = (
     TwilioKeyDetector(),
 )
 _PRIVATE_KEY = PrivateKeyDetector()
-_PEM_BLOCK = re.compile(
+_PEM_BLOCK = lazy_regex(
+    globals(),
+    "_PEM_BLOCK",
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*-----|\Z)"
     r"|PuTTY-User-Key-File-\d.*\Z",
     re.DOTALL,
@@ -224,7 +228,7 @@ _BLOCK_HEAD = re.compile(
 _BLOCK_LINES = 200
 # A line that is a key (`enabled: true`, `password: |`): the block holds no such value, and one
 # read as a value would be remembered and scrubbed everywhere after.
-_KEY_LINE = re.compile(r"(?:-[ \t]+)?[^\s:#'\"][^:#'\"]*:(?:[ \t]|$)")
+_KEY_LINE = lazy_regex(globals(), "_KEY_LINE", r"(?:-[ \t]+)?[^\s:#'\"][^:#'\"]*:(?:[ \t]|$)")
 
 
 def _block_lines(text: str) -> Iterator[str]:
@@ -353,7 +357,7 @@ def _placed(text: str, shown: bool = False) -> Iterator[str]:
         yield from continued_forms(text, value)
 
 
-_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_UNICODE_ESCAPE = lazy_regex(globals(), "_UNICODE_ESCAPE", r"\\u([0-9a-fA-F]{4})")
 
 
 def _unquoted(text: str, shown: bool) -> Iterator[str]:
@@ -494,9 +498,11 @@ def _across_repairs(part: str, shown: bool = False) -> Iterator[str]:
 # A quoted option value an earlier release redacted only in part (0.1.0 replaced its first word):
 # `--password "[secret fp:1a2b3c4d len:7] horse battery staple"`. The whole quoted value is the
 # secret, marker included (each side bounded, so a long string costs linear time).
-_PART_REDACTED = re.compile(
+_PART_REDACTED = lazy_regex(
+    globals(),
+    "_PART_REDACTED",
     rf"(?i)(?:^|\s)--?{SECRET_NAME}(?:=|\s+)(?P<q>['\"])"
-    r"(?P<v>[^'\"\n]{0,200}?\[secret fp:[0-9a-f]{8} len:\d+\][^'\"\n]{0,200}?)(?P=q)"
+    r"(?P<v>[^'\"\n]{0,200}?\[secret fp:[0-9a-f]{8} len:\d+\][^'\"\n]{0,200}?)(?P=q)",
 )
 
 

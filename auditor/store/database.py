@@ -22,7 +22,6 @@ import hmac
 import itertools
 import json
 import os
-import re
 import shlex
 import sqlite3
 from array import array
@@ -36,6 +35,7 @@ from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
 from auditor.common.jsonutil import canonical, loads, share_equal
+from auditor.common.lazyre import lazy_regex
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError, StoreWriteError
 from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
@@ -173,7 +173,7 @@ def _stored_forms(secret: str) -> list[str]:
 
 
 #: A JSON string's text between its quotes (escapes kept), in compact JSON.
-_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_JSON_STRING = lazy_regex(globals(), "_JSON_STRING", r'"((?:[^"\\]|\\.)*)"')
 
 
 #: auditor's own folder: the state file's default (`.auditor/state.db`), and the pre-commit
@@ -186,7 +186,7 @@ OWN_FOLDER = ".auditor"
 GITIGNORE = "# Made by auditor with this folder: nothing in it is for version control.\n*\n"
 # gitignore's special characters and edge spaces: a name holding one gets no line (rare;
 # written plainly it could ignore other files)
-_GLOB_CHARS = re.compile(r"[*?\[\]\\!#]|^\s|\s$")
+_GLOB_CHARS = lazy_regex(globals(), "_GLOB_CHARS", r"[*?\[\]\\!#]|^\s|\s$")
 
 
 def first_missing(folder: Path) -> Path | None:

@@ -23,7 +23,9 @@ import re
 import sqlite3
 from typing import Any
 
-_QUOTED = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
+from auditor.common.lazyre import lazy_regex
+
+_QUOTED = lazy_regex(globals(), "_QUOTED", r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
 _TYPES = (
     (
         re.compile(r"\bINTEGER\s+PRIMARY\s+KEY\b", re.I),
@@ -33,8 +35,8 @@ _TYPES = (
     (re.compile(r"\bINTEGER\b", re.I), "BIGINT"),
     (re.compile(r"\bREAL\b", re.I), "DOUBLE PRECISION"),
 )
-_CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\b", re.I)
-_WITHOUT_ROWID = re.compile(r"\)\s*WITHOUT\s+ROWID\s*$", re.I)
+_CREATE_TABLE = lazy_regex(globals(), "_CREATE_TABLE", r"^\s*CREATE\s+TABLE\b", re.I)
+_WITHOUT_ROWID = lazy_regex(globals(), "_WITHOUT_ROWID", r"\)\s*WITHOUT\s+ROWID\s*$", re.I)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -22,6 +22,7 @@ from contextlib import closing, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import StoreError
 from auditor.store import schema
 from auditor.store.dialect import PgError, ddl_statements, has_table, meta_text, meta_value
@@ -535,7 +536,9 @@ def is_damage(exc: sqlite3.Error) -> bool:
 
 # Python's sqlite3 (not SQLite) on a TEXT cell that is not UTF-8: "Could not decode to UTF-8
 # column 'content_hash' with text '<the cell's bytes>'"
-_UNDECODABLE = re.compile(r"Could not decode to UTF-8 column '([A-Za-z0-9_]{1,64})'")
+_UNDECODABLE = lazy_regex(
+    globals(), "_UNDECODABLE", r"Could not decode to UTF-8 column '([A-Za-z0-9_]{1,64})'"
+)
 
 
 def _undecodable(exc: sqlite3.Error) -> str | None:

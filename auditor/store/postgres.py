@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from auditor.common.lazyre import lazy_regex
 from auditor.errors import StoreError
 from auditor.store.dialect import PgError, ddl_to_postgres, is_pragma, to_postgres
 
@@ -100,7 +101,9 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@]*@", re.IGNORECASE)
+_URL_PASSWORD = lazy_regex(
+    globals(), "_URL_PASSWORD", r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@]*@", re.IGNORECASE
+)
 
 
 def scrub_url_passwords(text: str) -> str:

@@ -151,8 +151,8 @@ def kept_evidence(rows: DayRows, stored: JSON | None, quality: DataQuality) -> J
         return new
     if rows.series == USERS:
         return _kept_users(rows, stored, quality)
-    if not isinstance(stored, dict) or not isinstance(new, dict):
-        return new
+    if not isinstance(stored, dict) or not isinstance(new, dict) or stored == new:
+        return new  # (a row sent as stored merges into itself, with nothing to say)
     merge = _Merge()
     kept = merge.row(stored, new)
     path = paths.join("$.data", Match("date", rows.day))
@@ -191,7 +191,8 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
     changed: list[str] = []
     for user in new:
         was = before.get(user.get("user_id")) if isinstance(user, dict) else None
-        if not isinstance(user, dict) or not isinstance(was, dict):
+        # (a row sent as stored merges into itself, with nothing to say: not walked)
+        if not isinstance(user, dict) or not isinstance(was, dict) or was == user:
             merged.append(user)
             continue
         merge = _Merge()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor.common.escape import show_value
 from auditor.models import Change, Evidence
-from auditor.report.model import ReadinessRow, WaiverSummary
+from auditor.report.model import ReadinessRow, WaiverSummary, shared_parts
 
 if TYPE_CHECKING:
     from auditor.findings.finding import Finding
@@ -81,8 +81,30 @@ ABSENT_WORD = "absent"
 EXPECTED_WORD = " — expected "
 
 
+#: The most evidence items whose words `evidence_parts` keeps inside `shared_order` (emptied
+#: when full; a 10,000-revision nightly's reports word about 2,500).
+PARTS_LIMIT = 8192
+
+
 def evidence_parts(e: Evidence) -> EvidenceParts:
-    """The pieces every report shows for an evidence item (unshortened, unescaped)."""
+    """The pieces every report shows for an evidence item (unshortened, unescaped). Inside
+    `model.shared_order`, made once per item for every report: the words depend on the item's
+    fields alone, and the item is kept with them, so its identity is not reused meanwhile."""
+    known = shared_parts()
+    if known is None:
+        return _evidence_parts(e)
+    found = known.get(id(e))
+    if found is not None and found[0] is e:
+        parts: EvidenceParts = found[1]
+        return parts
+    if len(known) >= PARTS_LIMIT:
+        known.clear()
+    parts = _evidence_parts(e)
+    known[id(e)] = (e, parts)
+    return parts
+
+
+def _evidence_parts(e: Evidence) -> EvidenceParts:
     operator = operator_text(e.operator) if e.operator else None
     return EvidenceParts(
         e.path,

@@ -187,6 +187,8 @@ class ExpiredWaivers:
         self._by_rule: dict[str, list[Waiver]] = {}
         for w in expired:
             self._by_rule.setdefault(w.rule_id, []).append(w)
+        #: No expired waiver: every finding's is None (a writer's loop need not ask)
+        self.none = not self._by_rule
 
     def __call__(self, f: Finding) -> Waiver | None:
         if not self._by_rule:
@@ -236,6 +238,8 @@ class WaiverNotes:
         self._as_of = waivers.as_of
         self._lapsed = {id(w) for w in waivers.expired_since_as_of}
         self._by_value = set(waivers.expired_since_as_of)
+        #: No expired waiver and none expired since `--at`: every finding's note is ""
+        self.none = self._expired.none and not self._lapsed
 
     def __call__(self, f: Finding) -> str:
         w = f.waiver

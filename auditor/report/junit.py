@@ -236,6 +236,7 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
     beyond Latin-1 (the evidence line's dash), and text with one is slow to join and encode."""
     message_of, evidence_of, since_of = details.message, details.evidence, details.since
     remediation_of = details.remediation
+    no_expired = details.expired.none  # no expired waiver: no call per finding to say so
     batch: list[bytes] = []
     # What a rule's facts decide (a suite's findings share them), made once per facts object:
     # the remediation's line (None without one) and the failure type of a `fail`.
@@ -252,14 +253,14 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
                 severity = _name(f.severity)
             attr, line = message_of(f.message)
             lines = [line]
-            expired = details.expired(f)
+            expired = None if no_expired else details.expired(f)
             if expired is not None:  # counts again: said first, as report.md says it
                 note = display.expired_waiver_text(expired)
                 attr = _attr(shorten(f"{note}. {f.message}", 500)).encode()
                 lines.append(_text(note).encode())
             if f.evidence:
                 lines.append(evidence_of(f.evidence))
-            since = since_of(f)
+            since = since_of(f) if f.since is not None else b""  # b"": what it gives for none
             if since:
                 lines.append(since)
             if remediation is not None:

@@ -9,7 +9,9 @@ Every string is stripped of characters XML 1.0 forbids, then escaped.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 from auditor.common.escape import one_line, shorten, xml_text
 from auditor.findings.finding import Finding, attribution_text, sort_controls
@@ -176,15 +178,16 @@ def _outcome(f: Finding, details: _Details) -> str:
 def _counts(findings: Sequence[Finding]) -> dict[str, str]:
     # an `unknown` fails as a `fail` does (it counts against --fail-on); only an `error` (the
     # run is incomplete) is a JUnit error
-    fail = sum(1 for f in findings if f.status in ("fail", "unknown"))
-    errors = sum(1 for f in findings if f.status == "error")
-    skipped = sum(1 for f in findings if f.status in ("not_applicable", "waived"))
+    n = Counter(map(_STATUS, findings))  # counted in C, once (not three passes in Python)
     return {
         "tests": str(len(findings)),
-        "failures": str(fail),
-        "errors": str(errors),
-        "skipped": str(skipped),
+        "failures": str(n["fail"] + n["unknown"]),
+        "errors": str(n["error"]),
+        "skipped": str(n["not_applicable"] + n["waived"]),
     }
+
+
+_STATUS = attrgetter("status")
 
 
 def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[bytes]:

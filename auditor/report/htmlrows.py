@@ -88,6 +88,8 @@ class Escaper:
                     value if value.isprintable() else clean_text(value)
                 )
             return out
+        if type(value) is int:  # digits and a sign (not a bool): nothing to clean or escape
+            return str(value)
         return str(escape(finalize(value)))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 WIDTH = 720
 HEIGHT = 220
@@ -67,9 +68,12 @@ def _downsample(pts: list[tuple[int, int]], limit: int = MAX_POINTS) -> list[tup
         return pts
     size = -(-len(pts) // limit)
     return [
-        (bucket[-1][0], max(c for _, c in bucket))
+        (bucket[-1][0], max(map(_COUNT, bucket)))  # the counts read in C, not by a generator
         for bucket in (pts[i : i + size] for i in range(0, len(pts), size))
     ]
+
+
+_COUNT = itemgetter(1)
 
 
 def spans(points: Sequence[tuple[int, int]]) -> list[Span]:
@@ -110,7 +114,7 @@ def failing_chart(points: Sequence[tuple[int, int]]) -> Chart | None:
     pts = _downsample(ordered)
     if len(pts) < 2:
         return None
-    top = _nice_max(max(1, max(c for _, c in pts)))
+    top = _nice_max(max(1, max(map(_COUNT, pts))))
     first, last = pts[0][0], pts[-1][0]
     span = max(1, last - first)
     bottom, right = HEIGHT - _BOTTOM, WIDTH - _RIGHT
@@ -139,7 +143,7 @@ def failing_chart(points: Sequence[tuple[int, int]]) -> Chart | None:
         first,
         last,
         pts[-1][1],
-        max(c for _, c in ordered),
+        max(map(_COUNT, ordered)),
         tuple(_spans(ordered)),
     )
 

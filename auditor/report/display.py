@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor.common.escape import show_value
 from auditor.models import Change, Evidence
-from auditor.report.model import ReadinessRow, WaiverSummary
+from auditor.report.model import ReadinessRow, WaiverSummary, shared_parts
 
 if TYPE_CHECKING:
     from auditor.findings.finding import Finding
@@ -81,8 +81,30 @@ ABSENT_WORD = "absent"
 EXPECTED_WORD = " — expected "
 
 
+#: The most evidence items whose words `evidence_parts` keeps inside `shared_order` (emptied
+#: when full; a 10,000-revision nightly's reports word about 2,500).
+PARTS_LIMIT = 8192
+
+
 def evidence_parts(e: Evidence) -> EvidenceParts:
-    """The pieces every report shows for an evidence item (unshortened, unescaped)."""
+    """The pieces every report shows for an evidence item (unshortened, unescaped). Inside
+    `model.shared_order`, made once per item for every report: the words depend on the item's
+    fields alone, and the item is kept with them, so its identity is not reused meanwhile."""
+    known = shared_parts()
+    if known is None:
+        return _evidence_parts(e)
+    found = known.get(id(e))
+    if found is not None and found[0] is e:
+        parts: EvidenceParts = found[1]
+        return parts
+    if len(known) >= PARTS_LIMIT:
+        known.clear()
+    parts = _evidence_parts(e)
+    known[id(e)] = (e, parts)
+    return parts
+
+
+def _evidence_parts(e: Evidence) -> EvidenceParts:
     operator = operator_text(e.operator) if e.operator else None
     return EvidenceParts(
         e.path,
@@ -165,6 +187,8 @@ class ExpiredWaivers:
         self._by_rule: dict[str, list[Waiver]] = {}
         for w in expired:
             self._by_rule.setdefault(w.rule_id, []).append(w)
+        #: No expired waiver: every finding's is None (a writer's loop need not ask)
+        self.none = not self._by_rule
 
     def __call__(self, f: Finding) -> Waiver | None:
         if not self._by_rule:
@@ -214,6 +238,8 @@ class WaiverNotes:
         self._as_of = waivers.as_of
         self._lapsed = {id(w) for w in waivers.expired_since_as_of}
         self._by_value = set(waivers.expired_since_as_of)
+        #: No expired waiver and none expired since `--at`: every finding's note is ""
+        self.none = self._expired.none and not self._lapsed
 
     def __call__(self, f: Finding) -> str:
         w = f.waiver

@@ -445,7 +445,12 @@ def _evidence_groups(
     keys = {} if keys is None else keys
     checks: dict[tuple[Any, ...], tuple[Markup, dict[tuple[Any, ...], list[Finding]]]] = {}
     for f in findings:
-        check, found = _shared_key(f, keys)
+        evidence = f.evidence
+        known = keys.get(id(evidence)) if evidence else None
+        if known is not None and known[0] is evidence:  # `_shared_key`, without its call
+            check, found = known[1], known[2]
+        else:
+            check, found = _shared_key(f, keys)
         if check not in checks:
             checks[check] = (evidence_check(f), {})
         checks[check][1].setdefault(found, []).append(f)

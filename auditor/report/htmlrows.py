@@ -88,6 +88,8 @@ class Escaper:
                     value if value.isprintable() else clean_text(value)
                 )
             return out
+        if type(value) is int:  # digits and a sign (not a bool): nothing to clean or escape
+            return str(value)
         return str(escape(finalize(value)))
 
 
@@ -105,7 +107,8 @@ class RowWriter:
     ) -> None:
         self.esc = Escaper()
         # what a row says of an expired waiver, or one an `--at` run judged that expired since
-        self._waiver_note = waiver_notes or (lambda f: "")
+        # (None: nothing, for every row: `WaiverNotes.none`)
+        self._waiver_note = None if getattr(waiver_notes, "none", False) else waiver_notes
         self.rest = html_escape(rest)  # where the results beyond the limit are found
         self.rule_anchor = rule_anchor
         self.control_anchor = control_anchor
@@ -215,7 +218,8 @@ class RowWriter:
 
     def _status_cell(self, f: Finding) -> str:
         """The status, the status before a waiver when it differs, the lifecycle."""
-        status, raw, life = f.status, f.raw_status, f.lifecycle
+        marks = f.marks  # `raw_status` and `lifecycle`, without a property call each
+        status, raw, life = f.status, marks[0], marks[2]
         key = (status, raw, life)
         cell = self._cells.get(key)
         if cell is None:
@@ -281,20 +285,22 @@ class RowWriter:
     def findings(self, rows: Iterable[Finding], more: int, cut: str = "") -> Markup:
         """The rows of one rule's table in "Findings by rule" (with the "N more" row)."""
         esc = self.esc
+        notes = self._waiver_note
+        since = self._since  # made once per attribution; none: "" (what it gives for none)
         out = []
         for f in rows:
             fp = f.fingerprint
             escaped = fp if fp.isalnum() else esc(fp)
             cell = self._status_cell(f)
             waiver = ""
-            w = f.waiver
+            w = f.marks[1]  # `f.waiver`, without a property call per row
             if w:
                 ticket = f" ({esc(w.ticket)})" if w.ticket else ""
                 waiver = (
                     f'<p class="muted">Waived until {esc(day(w.expires))} by {esc(w.owner)}'
                     f"{ticket}: {esc(shorten(w.reason))}</p>"
                 )
-            note = self._waiver_note(f)
+            note = notes(f) if notes is not None else ""
             if note:
                 waiver += f'<p class="waiver-note"><strong>{esc(note)}</strong></p>'
             out.append(
@@ -302,7 +308,8 @@ class RowWriter:
                 f"{self._fingerprint(f, fp, escaped)}</td>\n<td>{cell}</td>\n"
                 f'<td class="wrap"><span class="msg">{esc(shorten(f.message))}</span>\n'
                 f"{self._evidence(f.evidence)}\n"
-                f'{waiver}</td>\n<td class="wrap">{self._since(f)}</td>\n</tr>\n'
+                f'{waiver}</td>\n<td class="wrap">{since(f) if f.since is not None else ""}</td>\n'
+                "</tr>\n"
             )
         if more:
             out.append(

@@ -99,7 +99,7 @@ def _since(a: Attribution | None, text: str) -> dict[str, Any] | None:
         return None
     return {
         "revision": a.revision,
-        "updated_at": _iso(a.updated_at),
+        "updated_at": a.updated_at,  # `_iso`: the value itself
         # cut as every report words them (a hostile service's 1 MB email, in every finding
         # it attributes); the stored revision keeps them whole
         "author_email": shown_author(a.author_email),
@@ -137,9 +137,13 @@ def finding_json(
     `display.ExpiredWaivers` finds it: `expired_waiver`, else null)."""
     # The rule's facts and the marks read once each (the finding's properties read them one
     # property call at a time), and the subject spelled out here: this runs once per finding.
-    facts, marks, s = f.facts, f.marks, f.subject
+    facts, marks, s, a = f.facts, f.marks, f.subject, f.since
     evidence, waiver, location = f.evidence, marks[1], marks[3]
     lapsed = None if expired is None else expired(f)
+    if since is not None:
+        attribution = since(f)
+    else:  # `_since_json(f)`, with no call for a finding without attribution (most of them)
+        attribution = None if a is None else _since(a, attribution_text(f))
     return {
         "fingerprint": f.fingerprint,
         "rule_id": facts.rule_id,
@@ -157,7 +161,7 @@ def finding_json(
         },
         "message": f.message,
         "evidence": [_evidence(e) for e in evidence] if shared is None else shared(evidence),
-        "since": _since_json(f) if since is None else since(f),
+        "since": attribution,
         "waiver": None if waiver is None else waiver_json(waiver),
         "expired_waiver": None if lapsed is None else waiver_json(lapsed),
         "location": None if location is None else _location(location),

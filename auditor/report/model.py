@@ -396,18 +396,32 @@ _LOCAL = threading.local()  # `shared_order`'s orders, per thread (`run --orgs` 
 def shared_order(data: ReportData) -> Iterator[None]:
     """Within the block, `report_order(data)` sorts `data`'s findings once for every report
     written (HTML and Markdown each list them in report order), and the summaries' counts
-    (`status_counts`, `severity_counts`, `new_count`) are counted once; let go after. Inside
+    (`status_counts`, `severity_counts`, `new_count`) are counted once, and each evidence item is
+    worded once (`shared_parts`); let go after. Inside
     another such block, the outer one's serve (`run --orgs` writes one file per call)."""
     if getattr(_LOCAL, "orders", None) is not None:
         yield
         return
-    before = getattr(_LOCAL, "orders", None), getattr(_LOCAL, "tallies", None)
+    before = (
+        getattr(_LOCAL, "orders", None),
+        getattr(_LOCAL, "tallies", None),
+        getattr(_LOCAL, "parts", None),
+    )
     _LOCAL.orders = {}
     _LOCAL.tallies = {}
+    _LOCAL.parts = {}
     try:
         yield
     finally:
-        _LOCAL.orders, _LOCAL.tallies = before
+        _LOCAL.orders, _LOCAL.tallies, _LOCAL.parts = before
+
+
+def shared_parts() -> dict[int, tuple[Any, Any]] | None:
+    """Inside `shared_order`, where `display.evidence_parts` keeps the words of each evidence
+    item it was asked for (by the item's identity, with the item), so that the formats that word
+    evidence (HTML, Markdown, SARIF, JUnit) work each item's words out once; None outside."""
+    parts: dict[int, tuple[Any, Any]] | None = getattr(_LOCAL, "parts", None)
+    return parts
 
 
 def report_order(data: ReportData) -> Sequence[Finding]:
@@ -588,7 +602,14 @@ def new_text(findings: tuple[Finding, ...], noun: str = "") -> str:
     """`38` or `38 (+5 waived)`: the findings first seen in this run as the headlines say them,
     a waived one apart (the severity table's New column does not count it), as a review says
     what it introduces."""
-    return new_words(new_count(findings), new_waived_count(findings), noun)
+    tally = _tallies(findings)  # counted once for both numbers (the summary calls this twice)
+    total = sum(n for (_, _, lifecycle), n in tally.items() if lifecycle == "new")
+    waived = sum(
+        n
+        for (status, _, lifecycle), n in tally.items()
+        if lifecycle == "new" and status == "waived"
+    )
+    return new_words(total, waived, noun)
 
 
 def new_words(total: int, waived: int, noun: str = "") -> str:

@@ -307,7 +307,8 @@ class _Results:
                 made = ". " + _evidence_text(evidence)
                 known = self._evidence[id(evidence)] = (evidence, made, made.isprintable())
             words, words_printable = known[1], known[2]
-        since, since_printable = self._since(f)
+        # `_since_part(f)` once per attribution; no call for a finding without one
+        since, since_printable = self._since(f) if f.since is not None else ("", True)
         text = f"{facts.title}: {f.message}. Subject: {subject.label}{words}{since}"
         printable = (
             rule[3]
@@ -317,7 +318,7 @@ class _Results:
             and subject.label.isprintable()
         )
         status = f.status
-        expired = self._expired(f)
+        expired = None if self._expired.none else self._expired(f)
         if expired is not None:  # counts again: say why, as report.html and report.md do
             cut = replace(expired, owner=_short(expired.owner), ticket=_short(expired.ticket))
             note = display.expired_waiver_text(cut)
@@ -328,7 +329,12 @@ class _Results:
             "level": rule[2],
             "message": {"text": text if printable else clean_text(text)},
             "locations": [self._location(f)],
-            "partialFingerprints": {FINGERPRINT_KEY: self._fingerprint(f)},
+            # `result_fingerprint(f, org)` without a call for the fingerprint as it is
+            "partialFingerprints": {
+                FINGERPRINT_KEY: result_fingerprint(f, org)
+                if (org := self.d.sarif_org)
+                else f.fingerprint
+            },
             "properties": {
                 "status": status,
                 "rawStatus": marks[0],
@@ -342,10 +348,6 @@ class _Results:
         if expired is not None:
             out["properties"]["waiverExpired"] = f"{expired.expires:%Y-%m-%d}"
         return out
-
-    def _fingerprint(self, f: Finding) -> str:
-        org = self.d.sarif_org
-        return result_fingerprint(f, org) if org else f.fingerprint
 
     def _location(self, f: Finding) -> dict[str, Any]:
         loc = f.location or f.source

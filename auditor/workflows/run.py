@@ -383,7 +383,7 @@ def _run_audit(
         findings_from_pending,
         records_for_store,
     )
-    from auditor.findings.baseline import set_aside
+    from auditor.findings.baseline import PriorRecords, set_aside
     from auditor.findings.integrity import RULE_ID as INTEGRITY
     from auditor.findings.integrity import integrity_results, with_issue_fingerprints
     from auditor.findings.waivers import untried_rules, waived_counts
@@ -483,7 +483,7 @@ def _run_audit(
         del results
         findings = with_issue_fingerprints(findings_from_pending(pending))
         previous = store.previous_complete_run(options.run_id, scope)
-        prior = None if previous is None else list(previous.findings)
+        prior = None if previous is None else PriorRecords(previous.findings)
         # Which findings continue an older one under another fingerprint: worked out once for
         # the marks and the records (marking does not change it).
         carried = continued(findings, prior) if prior else {}

@@ -264,7 +264,10 @@ class _State:
         return [self._tally(rule, shared) for rule in rules]
 
     def _tally(self, rule: Rule, shared: incremental.Shared) -> Tally | None:
-        tally = self._load(rule, lambda data: incremental.load_tally(data, rule, shared))
+        # how to have the stored state again when the tally is stored (`load_tally`)
+        key, keeper = self.keys.get(rule.id), getattr(self.prior, "again", None)
+        again = keeper(key) if keeper is not None and key is not None else None
+        tally = self._load(rule, lambda data: incremental.load_tally(data, rule, shared, again))
         # A tally that runs past the revision under test (`--at`) cannot be cut back: its
         # counts are totals. The rule is evaluated afresh.
         if tally is None or self.revision is None or (tally.last or 0) > self.revision:

@@ -7,6 +7,7 @@ run and its findings in the store so the next run can say new / persisting / res
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -734,6 +735,12 @@ class _HandedOver(Mapping[str, bytes]):
 
     def __getitem__(self, key: str) -> bytes:
         return evalstate.unpack(self._states.pop(key))
+
+    def again(self, key: str) -> Callable[[], bytes] | None:
+        """How to have the state of `key` again once it is read (None: there is none): from
+        its row as stored, which is a tenth of the state (`evalstate.pack`)."""
+        row = self._states.get(key)
+        return None if row is None else functools.partial(evalstate.unpack, row)
 
     def __contains__(self, key: object) -> bool:
         return key in self._states

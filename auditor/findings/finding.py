@@ -492,6 +492,21 @@ def natural_text(text: str) -> str:
     text. A part that is a prefix of another ends first (\x00 is below any other character),
     a key whose parts run out first sorts after (\x03 above \x02, as (2, text) is above
     (0 or 1, part)), and keys of equal parts sort by their text."""
+    step = _CHANGE_STEP.fullmatch(text)
+    if step is not None:  # a change step's subject (1,000s a run): its parts are known
+        before, after = step.groups()
+        return (
+            f"\x02change:\x00\x02{before.zfill(20)}\x00\x02..\x00\x02{after.zfill(20)}"
+            f"\x00\x02\x00\x03{text}"
+        )
+    return _natural_parts(text)
+
+
+_CHANGE_STEP = re.compile(r"change:([0-9]+)\.\.([0-9]+)")
+
+
+def _natural_parts(text: str) -> str:
+    """`natural_text` of any text, part by part."""
     parts = _DIGITS.split(text.casefold())
     parts[1::2] = [digits.zfill(20) for digits in parts[1::2]]
     return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text

@@ -155,6 +155,35 @@ class Attribution:
     place: str = ""
 
 
+def make_subject(
+    kind: Target, key: str, label: str, revision: int | None = None, repo_url: str | None = None
+) -> Subject:
+    """`Subject(...)` with its slots filled directly (as `finding_record`): a nightly reads
+    1,000s back from the evaluation state, one per change step."""
+    made: Subject = object.__new__(Subject)
+    set_kind, set_key, set_label, set_revision, set_repo = _SUBJECT_SLOTS
+    set_kind(made, kind)
+    set_key(made, key)
+    set_label(made, label)
+    set_revision(made, revision)
+    set_repo(made, repo_url)
+    return made
+
+
+def make_attribution(
+    revision: int, updated_at: datetime, author_email: str, author_name: str = "", place: str = ""
+) -> Attribution:
+    """`Attribution(...)` with its slots filled directly (see `make_subject`)."""
+    made: Attribution = object.__new__(Attribution)
+    set_revision, set_at, set_email, set_name, set_place = _ATTRIBUTION_SLOTS
+    set_revision(made, revision)
+    set_at(made, updated_at)
+    set_email(made, author_email)
+    set_name(made, author_name)
+    set_place(made, place)
+    return made
+
+
 @dataclass(frozen=True)
 class Waiver:
     """An accepted exception from a waivers file."""
@@ -196,6 +225,15 @@ class FindingRecord:
 _RECORD_SLOTS = tuple(
     getattr(FindingRecord, name).__set__
     for name in ("fingerprint", "rule_id", "subject_key", "status", "severity", "first_seen_run")
+)
+
+
+_SUBJECT_SLOTS = tuple(
+    getattr(Subject, name).__set__ for name in ("kind", "key", "label", "revision", "repo_url")
+)
+_ATTRIBUTION_SLOTS = tuple(
+    getattr(Attribution, name).__set__
+    for name in ("revision", "updated_at", "author_email", "author_name", "place")
 )
 
 

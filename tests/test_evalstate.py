@@ -15,7 +15,7 @@ import pytest
 from auditor.evaluate.change import Tally
 from auditor.evaluate.incremental import StateDumps, dump_tally, load_tally
 from auditor.evaluate.model import RuleResult
-from auditor.models import Attribution, Evidence, Subject
+from auditor.models import Attribution, Evidence, Subject, make_attribution, make_subject
 from auditor.policy.model import Rule
 from auditor.store.database import Store
 from auditor.store.evalstate import history_digests
@@ -228,3 +228,21 @@ def _stored(result: RuleResult) -> list[object]:
         ],
         [who.revision, who.updated_at.isoformat(), who.author_email, who.author_name],
     ]
+
+
+def test_subjects_and_attributions_read_back_are_the_records_the_constructors_make() -> None:
+    """The state's subjects and attributions are made with their slots filled directly
+    (`make_subject`, `make_attribution`: 1,000s a nightly): equal, hashed and shown as the
+    dataclasses' own constructors make them."""
+    when = datetime(2026, 9, 3, 10, 15, tzinfo=UTC)
+    for made, plain in (
+        (
+            make_subject("change", "change:1..2", "revision 1 -> 2", 2),
+            Subject("change", "change:1..2", "revision 1 -> 2", 2),
+        ),
+        (make_subject("readiness", "u", "u", None, "u"), Subject("readiness", "u", "u", None, "u")),
+        (make_attribution(2, when, "a@b.c"), Attribution(2, when, "a@b.c")),
+        (make_attribution(2, when, "", "n", "p"), Attribution(2, when, "", "n", "p")),
+    ):
+        assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+        assert type(made) is type(plain)

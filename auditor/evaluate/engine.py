@@ -25,7 +25,7 @@ from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
 from auditor.evaluate.usage import evaluate_usage
-from auditor.models import Evidence, Revision, Subject
+from auditor.models import Evidence, Revision, Subject, make_subject
 from auditor.operators.core import evaluation_scope
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
@@ -381,7 +381,8 @@ def _readiness_results(
     else:
         views = []
     for report, view in views:
-        subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
+        url = report.repo_url
+        subject = make_subject("readiness", url, url, None, url)
         future = None if view["$age_days"] is not None else readiness.future_dated(report, env.now)
         if future is not None:  # a report dated after now: never judged (an error)
             evidence = (Evidence("$.createdAt", view.get("createdAt"), None, "", True),)

@@ -44,7 +44,15 @@ from auditor.evaluate.memo import rule_reads
 from auditor.evaluate.model import RuleResult
 from auditor.evaluate.readiness import ReadinessModel, model_digest
 from auditor.evaluate.rule import Verdict
-from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
+from auditor.models import (
+    STATUSES,
+    Attribution,
+    Evidence,
+    Status,
+    Subject,
+    make_attribution,
+    make_subject,
+)
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
@@ -368,7 +376,7 @@ class Shared:
         key = tuple(subject)
         found = self._subjects.get(key)
         if found is None:
-            found = self._subjects[key] = Subject(*subject)
+            found = self._subjects[key] = make_subject(*subject)
         return RuleResult(
             rule,
             found,
@@ -401,7 +409,7 @@ class Shared:
         found = self._who.get(key)
         if found is None:
             revision, when, email, name = raw
-            found = Attribution(
+            found = make_attribution(
                 int(revision), datetime.fromisoformat(when), self.text(email), self.text(name)
             )
             self._who[key] = found

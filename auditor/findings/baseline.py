@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from auditor.findings.finding import Finding, pack_fingerprint
+from auditor.findings.finding import Finding, mark_in_place, pack_fingerprint
 from auditor.models import TRACKED_STATUSES, FindingRecord, finding_record, severity_rank
 
 
@@ -38,8 +38,9 @@ def compare_runs(
     """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
 
     With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
-    With `in_place` (`current` a list), each finding is replaced in that list and the list is
-    returned, so the unmarked and the marked findings are never all held at once.
+    With `in_place` (`current` a list that alone holds its findings), each finding is marked
+    in place (`mark_in_place`) and the list is returned, so no second finding is made for
+    each: the findings must not be held elsewhere, hashed or compared before.
     `carried` is `continued(current, previous)` when the caller has it already.
     """
     if previous is None:
@@ -56,8 +57,10 @@ def compare_runs(
     if carried is None:
         carried = continued(current, previous, now=now)
     if in_place and isinstance(current, list):
-        for i, f in enumerate(current):
-            current[i] = _with_lifecycle(f, before, carried)
+        for f in current:
+            if f.status in TRACKED_STATUSES:
+                same = f.digest in before or f.digest in carried
+                mark_in_place(f, "persisting" if same else "new")
         marked = current
     else:
         marked = [_with_lifecycle(f, before, carried) for f in current]

@@ -287,6 +287,17 @@ def _made(
     return f
 
 
+def mark_in_place(f: Finding, lifecycle: Lifecycle | None) -> None:
+    """Give `f` this lifecycle in place (its `marks` replaced; see `with_marks`), for a finding
+    only its caller's list holds and that nothing has hashed or compared yet (`compare_runs`
+    marking a run's findings in place): not a second finding made for each of 1,000s."""
+    marks = f.marks
+    _SET_MARKS(f, _marks(marks[0], marks[1], lifecycle, marks[3]))
+
+
+_SET_MARKS = _SLOTS[7]
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _hex32(digest: int) -> str:
     """A packed fingerprint's text: the reports and the run records ask for each finding's

@@ -13,6 +13,7 @@ import binascii
 import contextlib
 import difflib
 import errno
+import functools
 import math
 import re
 import tomllib
@@ -661,7 +662,10 @@ def _layer(
     return out
 
 
-_TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
+@functools.cache
+def _toml_at() -> re.Pattern[str]:
+    """Where tomllib says a problem is (compiled when first needed, as the next ones)."""
+    return re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -706,7 +710,7 @@ def _read_toml_text(
             f"{name}: invalid TOML: arrays or tables nested too deeply to read"
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        found = _TOML_AT.match(str(exc))
+        found = _toml_at().match(str(exc))
         if found:  # `file:line:col: invalid TOML: …`, as every other file problem is located
             message, line, col = found.groups()
             raise ConfigError(f"{name}:{line}:{col}: invalid TOML: {message}") from None
@@ -715,8 +719,16 @@ def _read_toml_text(
         raise ConfigError(f"{name}: invalid TOML: a number too long to read") from None
 
 
-_TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
-_TOML_KEY = re.compile(r"""^(\s*)(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*[.=]""")
+@functools.cache
+def _toml_header() -> re.Pattern[str]:
+    """A TOML table header line."""
+    return re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
+
+
+@functools.cache
+def _toml_key() -> re.Pattern[str]:
+    """A TOML line that sets a key (or a dotted one)."""
+    return re.compile(r"""^(\s*)(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*[.=]""")
 
 
 def _key_places(path: Path | str, text: str, table: str) -> dict[str, str]:
@@ -726,7 +738,7 @@ def _key_places(path: Path | str, text: str, table: str) -> dict[str, str]:
     places: dict[str, str] = {}
     current = ""
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _TOML_HEADER.match(line)
+        header = _toml_header().match(line)
         if header:
             current = header.group(1).replace(" ", "").replace('"', "")
             inner = current[len(table) + 1 :] if table else current
@@ -736,7 +748,7 @@ def _key_places(path: Path | str, text: str, table: str) -> dict[str, str]:
             continue
         if current != table:
             continue
-        key = _TOML_KEY.match(line)
+        key = _toml_key().match(line)
         if key:
             name = next(g for g in key.groups()[1:] if g is not None)
             places.setdefault(name, f"{path}:{number}:{len(key.group(1)) + 1}")
@@ -806,9 +818,12 @@ def empty_variables(env: Mapping[str, str]) -> list[str]:
     return [var for var in ENV_VARIABLES if var in env and not env[var]]
 
 
-_PEM_BLOCK = re.compile(
-    rb"-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*?)-----END CERTIFICATE-----"
-)
+@functools.cache
+def _pem_block() -> re.Pattern[bytes]:
+    """A PEM certificate block (compiled when first needed: only a CA bundle has them)."""
+    return re.compile(rb"-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*?)-----END CERTIFICATE-----")
+
+
 _PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
 
 
@@ -824,7 +839,7 @@ def _read_ca_bundle(placed: _Placed) -> CABundle:
     except UnreadableFile as exc:
         raise ConfigError(f"{where}: cannot read the CA bundle {shown}: {exc.reason}") from None
     certificates: list[str] = []
-    for n, block in enumerate(_PEM_BLOCK.finditer(raw), start=1):
+    for n, block in enumerate(_pem_block().finditer(raw), start=1):
         body = b"".join(block[1].split())
         try:
             der = base64.b64decode(body, validate=True)
@@ -1011,7 +1026,12 @@ def _load_config(
 
 MAX_ORGS = 1000
 _ORG_KEYS = ("name", "base_url", "app_url", "token_env", "token_file")
-_ORG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+
+@functools.cache
+def _org_name() -> re.Pattern[str]:
+    """An organization's name in the config file (compiled when first needed)."""
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
 @dataclass(frozen=True)
@@ -1167,7 +1187,7 @@ def _org_entry(
         return f"{at.get(name, header)}: {label}{org}: {name}"
 
     name = table.get("name")  # (one that looks like a secret was refused: `_refuse_tokens`)
-    if not isinstance(name, str) or not _ORG_NAME.match(name):
+    if not isinstance(name, str) or not _org_name().match(name):
         raise ConfigError(
             f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
             f"organization's report folder), got {_quoted(name)}"
@@ -1204,7 +1224,7 @@ def _array_places(path: Path | str, text: str, name: str) -> list[dict[str, str]
     tables: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _TOML_HEADER.match(line)
+        header = _toml_header().match(line)
         if header:
             current = None
             written = header.group(1).replace(" ", "")
@@ -1215,7 +1235,7 @@ def _array_places(path: Path | str, text: str, name: str) -> list[dict[str, str]
             elif written.startswith(name + ".") and tables:  # `[org.extra]`: a key of the last
                 tables[-1].setdefault(written[len(name) + 1 :].split(".")[0].strip('"'), place)
             continue
-        key = _TOML_KEY.match(line) if current is not None else None
+        key = _toml_key().match(line) if current is not None else None
         if current is not None and key:
             written = next(g for g in key.groups()[1:] if g is not None)
             current.setdefault(written, f"{path}:{number}:{len(key.group(1)) + 1}")

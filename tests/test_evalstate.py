@@ -15,7 +15,7 @@ import pytest
 from auditor.evaluate.change import Tally
 from auditor.evaluate.incremental import StateDumps, dump_tally, load_tally
 from auditor.evaluate.model import RuleResult
-from auditor.models import Attribution, Evidence, Subject
+from auditor.models import Attribution, Evidence, Subject, make_attribution, make_subject
 from auditor.policy.model import Rule
 from auditor.store.database import Store
 from auditor.store.evalstate import history_digests
@@ -163,6 +163,46 @@ def test_a_change_rules_tally_is_stored_as_one_json_document_and_read_back_equal
     )
 
 
+def test_a_resumed_tally_writes_the_earlier_results_back_as_they_were_stored() -> None:
+    """A nightly's change rule has 1,000s of open results read back from the state and a few
+    new ones: the stored text of the earlier ones is written back as it is (given again by
+    `again`), and the whole reads back as the tally the run holds, byte for byte what dumping
+    every result again gives."""
+    rule = Rule(id="CHG-1", title="t", severity="high", target="change", condition=None)
+    results = _step_results(rule, 9)
+    earlier = dump_tally(Tally(6, Counter({"fail": 6}), 1, 7, results[:6], 6), rule)
+    assert earlier is not None
+    asked: list[int] = []
+
+    def again() -> bytes:
+        asked.append(1)
+        return earlier
+
+    back = load_tally(earlier, rule, again=again)
+    assert back.stored is not None and asked == []  # not held: had again when stored
+    for n, result in enumerate(results[6:], start=7):
+        back.add("fail", n, n + 1, result)
+    data = dump_tally(back, rule)
+    assert asked == [1]
+    fresh = Tally(9, Counter({"fail": 9}), 1, 10, results, 9)
+    assert data == dump_tally(fresh, rule)
+    assert load_tally(data, rule).open == results
+    # no new result: the stored text alone; a tally of none: an empty list
+    nothing_new = load_tally(earlier, rule, again=lambda: earlier)
+    assert dump_tally(nothing_new, rule) == earlier
+    empty = dump_tally(Tally(3, Counter({"pass": 3}), 1, 4, [], 0), rule)
+    assert empty is not None
+    resumed = load_tally(empty, rule, again=lambda: empty)
+    resumed.add("fail", 4, 5, results[0])
+    assert dump_tally(resumed, rule) == dump_tally(
+        Tally(4, Counter({"pass": 3, "fail": 1}), 1, 5, results[:1], 1), rule
+    )
+    # a state not written as `dump_tally` writes it (keys in another order) is dumped anew
+    other = orjson.dumps({**orjson.loads(earlier), "steps": 6})
+    reordered = orjson.dumps({"open": orjson.loads(earlier)["open"], **orjson.loads(other)})
+    assert load_tally(reordered, rule, again=lambda: reordered).stored is None
+
+
 def test_a_tally_whose_values_do_not_read_back_exactly_is_not_stored() -> None:
     rule = Rule(id="CHG-1", title="t", severity="high", target="change", condition=None)
     results = _step_results(rule, 4)
@@ -188,3 +228,21 @@ def _stored(result: RuleResult) -> list[object]:
         ],
         [who.revision, who.updated_at.isoformat(), who.author_email, who.author_name],
     ]
+
+
+def test_subjects_and_attributions_read_back_are_the_records_the_constructors_make() -> None:
+    """The state's subjects and attributions are made with their slots filled directly
+    (`make_subject`, `make_attribution`: 1,000s a nightly): equal, hashed and shown as the
+    dataclasses' own constructors make them."""
+    when = datetime(2026, 9, 3, 10, 15, tzinfo=UTC)
+    for made, plain in (
+        (
+            make_subject("change", "change:1..2", "revision 1 -> 2", 2),
+            Subject("change", "change:1..2", "revision 1 -> 2", 2),
+        ),
+        (make_subject("readiness", "u", "u", None, "u"), Subject("readiness", "u", "u", None, "u")),
+        (make_attribution(2, when, "a@b.c"), Attribution(2, when, "a@b.c")),
+        (make_attribution(2, when, "", "n", "p"), Attribution(2, when, "", "n", "p")),
+    ):
+        assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+        assert type(made) is type(plain)

@@ -395,6 +395,34 @@ def test_subjects_sort_in_natural_order_by_their_short_sort_text(keys: list[str]
             assert by_text == by_key, (a, b)
 
 
+_STEP_KEY = st.one_of(
+    st.builds(
+        "change:{}..{}".format,
+        st.from_regex(r"[0-9]{1,22}", fullmatch=True),
+        st.from_regex(r"[0-9]{1,22}", fullmatch=True),
+    ),
+    st.sampled_from(["change:", "change:1..", "change:1..2x", "Change:1..2", "change:٣..4"]),
+    _KEY_TEXT,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_STEP_KEY, min_size=2, max_size=8))
+def test_change_steps_sort_in_natural_order_among_other_subjects(keys: list[str]) -> None:
+    """A change step's subject (`change:411..412`, 1,000s a run) has its sort text made
+    without splitting it: the same text, so the same order as `natural_key`'s."""
+    for a in keys:
+        for b in keys:
+            by_key = (natural_key(a) > natural_key(b)) - (natural_key(a) < natural_key(b))
+            by_text = (natural_text(a) > natural_text(b)) - (natural_text(a) < natural_text(b))
+            assert by_text == by_key, (a, b)
+    assert natural_text("change:8..10") < natural_text("change:77..78")
+    assert natural_text("change:9..10") == (
+        "\x02change:\x00\x02" + "9".zfill(20) + "\x00\x02..\x00\x02" + "10".zfill(20)
+        + "\x00\x02\x00\x03change:9..10"
+    )  # fmt: skip
+
+
 def test_findings_sort_the_same_with_a_nul_in_a_subject_key() -> None:
     # "x\x00\x01" is where the short sort text would go wrong (its NUL reads as the end of a
     # part, so it would come before "x"): a key with a NUL falls back to `natural_key`.

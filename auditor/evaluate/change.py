@@ -13,7 +13,7 @@ repeats (see `memo`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
@@ -99,6 +99,9 @@ class Tally:
     last: int | None = None  # the `after` revision of the last step
     open: list[RuleResult] = field(default_factory=list)
     new_open: int = 0  # of `open`, how many this run found (the rest an earlier run did)
+    #: Gives the JSON text the earlier run's state holds of the rest (`incremental.load_tally`),
+    #: written again as it is (None: each result is dumped anew).
+    stored: Callable[[], bytes] | None = None
 
     def add(self, status: Status, before: int, after: int, result: RuleResult | None) -> None:
         """Count one step's status (and keep its result when it did not pass)."""

@@ -25,7 +25,7 @@ from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import Evaluation, EvaluationInputs, RuleResult
 from auditor.evaluate.rule import Verdict, run_rule
 from auditor.evaluate.usage import evaluate_usage
-from auditor.models import Evidence, Revision, Subject
+from auditor.models import Evidence, Revision, Subject, make_subject
 from auditor.operators.core import evaluation_scope
 from auditor.policy import PolicySet
 from auditor.policy.model import Rule
@@ -264,7 +264,10 @@ class _State:
         return [self._tally(rule, shared) for rule in rules]
 
     def _tally(self, rule: Rule, shared: incremental.Shared) -> Tally | None:
-        tally = self._load(rule, lambda data: incremental.load_tally(data, rule, shared))
+        # how to have the stored state again when the tally is stored (`load_tally`)
+        key, keeper = self.keys.get(rule.id), getattr(self.prior, "again", None)
+        again = keeper(key) if keeper is not None and key is not None else None
+        tally = self._load(rule, lambda data: incremental.load_tally(data, rule, shared, again))
         # A tally that runs past the revision under test (`--at`) cannot be cut back: its
         # counts are totals. The rule is evaluated afresh.
         if tally is None or self.revision is None or (tally.last or 0) > self.revision:
@@ -378,7 +381,8 @@ def _readiness_results(
     else:
         views = []
     for report, view in views:
-        subject = Subject("readiness", report.repo_url, report.repo_url, repo_url=report.repo_url)
+        url = report.repo_url
+        subject = make_subject("readiness", url, url, None, url)
         future = None if view["$age_days"] is not None else readiness.future_dated(report, env.now)
         if future is not None:  # a report dated after now: never judged (an error)
             evidence = (Evidence("$.createdAt", view.get("createdAt"), None, "", True),)

@@ -44,7 +44,15 @@ from auditor.evaluate.memo import rule_reads
 from auditor.evaluate.model import RuleResult
 from auditor.evaluate.readiness import ReadinessModel, model_digest
 from auditor.evaluate.rule import Verdict
-from auditor.models import STATUSES, Attribution, Evidence, Status, Subject
+from auditor.models import (
+    STATUSES,
+    Attribution,
+    Evidence,
+    Status,
+    Subject,
+    make_attribution,
+    make_subject,
+)
 from auditor.policy.conditions import Condition, Leaf, Logic, iter_leaves
 from auditor.policy.model import Rule
 
@@ -281,35 +289,71 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
         for result in islice(tally.open, len(tally.open) - tally.new_open, None):
             if Shared().result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
                 return None
-        return orjson.dumps(
-            {
-                "steps": tally.steps,
-                "counts": dict(sorted(tally.counts.items())),
-                "first": tally.first,
-                "last": tally.last,
-                "open": tally.open,
-            },
-            default=_result,
-            option=orjson.OPT_PASSTHROUGH_DATACLASS,  # a `RuleResult` goes through `_result`
-        )
+        if tally.stored is not None:  # the earlier run's results as its state wrote them
+            stored = tally.stored()
+            head = _tally_head(tally, [])[:-2]  # up to `"open":[`
+            found = tally.open[len(tally.open) - tally.new_open :]
+            new = _dumped(found)[1:-1] if found else b""
+            comma = b"," if stored and new else b""
+            return b"".join((head, stored, comma, new, b"]}"))
+        return _tally_head(tally, tally.open)
     except (TypeError, KeyError):  # KeyError: a status `load_tally` would not read back
         return None
 
 
-def load_tally(data: bytes, rule: Rule, shared: Shared | None = None) -> Tally:
+def _tally_head(tally: Tally, results: list[RuleResult]) -> bytes:
+    """The tally's dump with `results` as its open ones."""
+    return _dumped(
+        {
+            "steps": tally.steps,
+            "counts": dict(sorted(tally.counts.items())),
+            "first": tally.first,
+            "last": tally.last,
+            "open": results,
+        }
+    )
+
+
+def _dumped(value: Any) -> bytes:
+    """`value` as JSON, a `RuleResult` in it through `_result`."""
+    return orjson.dumps(value, default=_result, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
+def load_tally(
+    data: bytes,
+    rule: Rule,
+    shared: Shared | None = None,
+    again: Callable[[], bytes] | None = None,
+) -> Tally:
     """Inverse of `dump_tally`, the results re-attached to `rule`; the values many results
     repeat (a step's subject and author, an evidence list) are one object each, `shared`
-    across the rules loaded with the same `Shared`. ValueError, KeyError, TypeError or
-    AttributeError when `data` is not such a tally (a damaged row)."""
+    across the rules loaded with the same `Shared`. `again`, when given, gives `data` again
+    (from the row it was read from), so that the open results' text can be written back as
+    it is without being held meanwhile. ValueError, KeyError, TypeError or AttributeError
+    when `data` is not such a tally (a damaged row)."""
     raw = orjson.loads(data)
     shared = shared if shared is not None else Shared()
-    return Tally(
+    tally = Tally(
         steps=int(raw["steps"]),
         counts=Counter({str(k): int(v) for k, v in raw["counts"].items()}),
         first=_number(raw["first"]),
         last=_number(raw["last"]),
         open=[shared.result(r, rule) for r in raw.pop("open")],
     )
+    # The text of the open results, written again as it is (`dump_tally`: a nightly wrote
+    # 1,000s of results back each night, unchanged), when `data` is the tally as `dump_tally`
+    # writes it (these keys alone, its head the very bytes it writes, the open results last:
+    # each is read back as it is now when that text is read again) and it can be had again
+    # from the row it was read from (`again`: not held, unpacked when the tally is stored).
+    if again is not None and len(raw) == 4 and data[-2:] == b"]}":
+        head = _tally_head(tally, [])[:-2]
+        if data[: len(head)] == head:
+            tally.stored = _cut(again, len(head), len(data) - 2)
+    return tally
+
+
+def _cut(again: Callable[[], bytes], start: int, end: int) -> Callable[[], bytes]:
+    return lambda: again()[start:end]
 
 
 _STATUS: dict[str, Status] = {status: status for status in STATUSES}
@@ -332,7 +376,7 @@ class Shared:
         key = tuple(subject)
         found = self._subjects.get(key)
         if found is None:
-            found = self._subjects[key] = Subject(*subject)
+            found = self._subjects[key] = make_subject(*subject)
         return RuleResult(
             rule,
             found,
@@ -365,7 +409,7 @@ class Shared:
         found = self._who.get(key)
         if found is None:
             revision, when, email, name = raw
-            found = Attribution(
+            found = make_attribution(
                 int(revision), datetime.fromisoformat(when), self.text(email), self.text(name)
             )
             self._who[key] = found

@@ -33,7 +33,7 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult, UsageInputs
 from auditor.evaluate.rule import Verdict
-from auditor.models import JSON, Attribution, Revision, Subject
+from auditor.models import JSON, Attribution, Revision, Subject, make_attribution, make_subject
 from auditor.policy.model import Rule
 
 TRAILING_DAYS = 14
@@ -196,11 +196,11 @@ def _with_settings(doc: dict[str, Any], rev: Revision) -> dict[str, Any]:
 
 
 def _attribution(rev: Revision) -> Attribution:
-    return Attribution(rev.revision, rev.updated_at, rev.user.email, rev.user.name)
+    return make_attribution(rev.revision, rev.updated_at, rev.user.email, rev.user.name)
 
 
 def _subject(day: str, rev: Revision | None) -> Subject:
-    return Subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
+    return make_subject("usage", f"usage@{day}", f"usage on {day}", rev.revision if rev else None)
 
 
 def _judge(rule: Rule, index: int, day: _Day) -> RuleResult:

@@ -18,12 +18,13 @@ dropped) or this run did not judge it (the analytics unreadable, the day not sto
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from auditor.findings.finding import Finding, pack_fingerprint
+from auditor.findings.finding import Finding, mark_in_place, pack_fingerprint
 from auditor.models import TRACKED_STATUSES, FindingRecord, finding_record, severity_rank
 
 
@@ -37,8 +38,9 @@ def compare_runs(
     """Mark tracked current findings `new`/`persisting`; return them and the resolved old ones.
 
     With no previous complete run (`previous is None`) nothing is compared: lifecycle stays None.
-    With `in_place` (`current` a list), each finding is replaced in that list and the list is
-    returned, so the unmarked and the marked findings are never all held at once.
+    With `in_place` (`current` a list that alone holds its findings), each finding is marked
+    in place (`mark_in_place`) and the list is returned, so no second finding is made for
+    each: the findings must not be held elsewhere, hashed or compared before.
     `carried` is `continued(current, previous)` when the caller has it already.
     """
     if previous is None:
@@ -46,15 +48,19 @@ def compare_runs(
     # Each older fingerprint packed once (as a finding holds it: `pack_fingerprint`), and
     # compared with the digests the findings hold, not with 100,000s of new fingerprint texts.
     tracked = [
-        (p, pack_fingerprint(p.fingerprint)) for p in previous if p.status in TRACKED_STATUSES
+        (p, digest)
+        for p, digest in zip(previous, packed_digests(previous), strict=True)
+        if p.status in TRACKED_STATUSES
     ]
     before = {digest for _, digest in tracked}
     now = {f.digest for f in current if f.status in TRACKED_STATUSES}
     if carried is None:
         carried = continued(current, previous, now=now)
     if in_place and isinstance(current, list):
-        for i, f in enumerate(current):
-            current[i] = _with_lifecycle(f, before, carried)
+        for f in current:
+            if f.status in TRACKED_STATUSES:
+                same = f.digest in before or f.digest in carried
+                mark_in_place(f, "persisting" if same else "new")
         marked = current
     else:
         marked = [_with_lifecycle(f, before, carried) for f in current]
@@ -120,8 +126,12 @@ def continued(
     """
     if now is None:
         now = {f.digest for f in current if f.status in TRACKED_STATUSES}
-    tracked = {p.fingerprint: p for p in previous if p.status in TRACKED_STATUSES}
-    packed = {fp: pack_fingerprint(fp) for fp in tracked}  # each packed once
+    tracked: dict[str, FindingRecord] = {}
+    packed: dict[str, int | str] = {}
+    for p, digest in zip(previous, packed_digests(previous), strict=True):
+        if p.status in TRACKED_STATUSES:
+            tracked[p.fingerprint] = p
+            packed[p.fingerprint] = digest
     per_key = Counter((p.rule_id, p.subject_key) for p in tracked.values())
     orphans = {
         (p.rule_id, p.subject_key): p
@@ -176,19 +186,36 @@ def records_for_store(
     (older records this run did not evaluate: `SetAside.not_evaluated`) as they were.
     `carried` is `continued(findings, prior)` when the caller has it already (marking does
     not change it)."""
-    first_seen = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior or ()}
+    # The previous record of each digest (the last one of a digest, as the store keeps them)
+    older = dict(zip(packed_digests(prior), prior, strict=True)) if prior else {}
     if carried is None:
         carried = continued(findings, prior) if prior else {}
     for f in findings:
         if f.status in TRACKED_STATUSES:
             facts = f.facts
+            before = older.get(f.digest)
+            moved = carried.get(f.digest) if carried else None
+            first = (
+                moved.first_seen_run
+                if moved is not None
+                else before.first_seen_run
+                if before is not None
+                else None
+            ) or run_id
+            if (
+                before is not None
+                and before.status == f.status
+                and before.first_seen_run == first
+                and before.subject_key == f.subject.key
+                and before.rule_id == facts.rule_id
+                and before.severity == facts.severity
+            ):
+                # the record as the previous run left it (the same fingerprint: the digest is
+                # its number, or its very text): most nights repeat most records
+                yield before
+                continue
             yield finding_record(
-                f.fingerprint,
-                facts.rule_id,
-                f.subject.key,
-                f.status,
-                facts.severity,
-                _first_sighting(f, first_seen, carried) or run_id,
+                f.fingerprint, facts.rule_id, f.subject.key, f.status, facts.severity, first
             )
     yield from kept
 
@@ -200,12 +227,32 @@ def first_seen_runs(
 ) -> dict[int | str, str]:
     """The run that first saw each `persisting` finding of `findings`, by its digest, as
     `records_for_store` records it."""
-    first_seen = {pack_fingerprint(p.fingerprint): p.first_seen_run for p in prior}
+    first_seen = {
+        digest: p.first_seen_run for p, digest in zip(prior, packed_digests(prior), strict=True)
+    }
     out: dict[int | str, str] = {}
     for f in findings:
         if f.lifecycle == "persisting" and (seen := _first_sighting(f, first_seen, carried)):
             out[f.digest] = seen
     return out
+
+
+class PriorRecords(tuple[FindingRecord, ...]):
+    """The previous run's records, each fingerprint packed as a `Finding` holds it
+    (`pack_fingerprint`) once, for every step that compares with them (`continued`,
+    `compare_runs`, `records_for_store`, `first_seen_runs`): not once per step."""
+
+    @functools.cached_property
+    def digests(self) -> list[int | str]:
+        """Each record's packed fingerprint, in order."""
+        return [pack_fingerprint(p.fingerprint) for p in self]
+
+
+def packed_digests(records: Sequence[FindingRecord]) -> list[int | str]:
+    """Each record's fingerprint as a `Finding` holds it (`pack_fingerprint`), in order."""
+    if isinstance(records, PriorRecords):
+        return records.digests
+    return [pack_fingerprint(p.fingerprint) for p in records]
 
 
 def _first_sighting(

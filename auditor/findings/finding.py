@@ -287,6 +287,17 @@ def _made(
     return f
 
 
+def mark_in_place(f: Finding, lifecycle: Lifecycle | None) -> None:
+    """Give `f` this lifecycle in place (its `marks` replaced; see `with_marks`), for a finding
+    only its caller's list holds and that nothing has hashed or compared yet (`compare_runs`
+    marking a run's findings in place): not a second finding made for each of 1,000s."""
+    marks = f.marks
+    _SET_MARKS(f, _marks(marks[0], marks[1], lifecycle, marks[3]))
+
+
+_SET_MARKS = _SLOTS[7]
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _hex32(digest: int) -> str:
     """A packed fingerprint's text: the reports and the run records ask for each finding's
@@ -492,6 +503,21 @@ def natural_text(text: str) -> str:
     text. A part that is a prefix of another ends first (\x00 is below any other character),
     a key whose parts run out first sorts after (\x03 above \x02, as (2, text) is above
     (0 or 1, part)), and keys of equal parts sort by their text."""
+    step = _CHANGE_STEP.fullmatch(text)
+    if step is not None:  # a change step's subject (1,000s a run): its parts are known
+        before, after = step.groups()
+        return (
+            f"\x02change:\x00\x02{before.zfill(20)}\x00\x02..\x00\x02{after.zfill(20)}"
+            f"\x00\x02\x00\x03{text}"
+        )
+    return _natural_parts(text)
+
+
+_CHANGE_STEP = re.compile(r"change:([0-9]+)\.\.([0-9]+)")
+
+
+def _natural_parts(text: str) -> str:
+    """`natural_text` of any text, part by part."""
     parts = _DIGITS.split(text.casefold())
     parts[1::2] = [digits.zfill(20) for digits in parts[1::2]]
     return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text

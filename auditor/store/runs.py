@@ -139,7 +139,8 @@ def _changed(
     """The records not already among the `copied` ones, each one met taken out of `copied`
     (so what is left there is what this run no longer has)."""
     for f in findings:
-        if copied.pop(f.fingerprint, None) != f:
+        old = copied.pop(f.fingerprint, None)
+        if old is not f and old != f:  # (`records_for_store` gives back an unchanged record)
             yield f
 
 

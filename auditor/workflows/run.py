@@ -7,6 +7,7 @@ run and its findings in the store so the next run can say new / persisting / res
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -383,7 +384,7 @@ def _run_audit(
         findings_from_pending,
         records_for_store,
     )
-    from auditor.findings.baseline import set_aside
+    from auditor.findings.baseline import PriorRecords, set_aside
     from auditor.findings.integrity import RULE_ID as INTEGRITY
     from auditor.findings.integrity import integrity_results, with_issue_fingerprints
     from auditor.findings.waivers import untried_rules, waived_counts
@@ -483,7 +484,7 @@ def _run_audit(
         del results
         findings = with_issue_fingerprints(findings_from_pending(pending))
         previous = store.previous_complete_run(options.run_id, scope)
-        prior = None if previous is None else list(previous.findings)
+        prior = None if previous is None else PriorRecords(previous.findings)
         # Which findings continue an older one under another fingerprint: worked out once for
         # the marks and the records (marking does not change it).
         carried = continued(findings, prior) if prior else {}
@@ -734,6 +735,12 @@ class _HandedOver(Mapping[str, bytes]):
 
     def __getitem__(self, key: str) -> bytes:
         return evalstate.unpack(self._states.pop(key))
+
+    def again(self, key: str) -> Callable[[], bytes] | None:
+        """How to have the state of `key` again once it is read (None: there is none): from
+        its row as stored, which is a tenth of the state (`evalstate.pack`)."""
+        row = self._states.get(key)
+        return None if row is None else functools.partial(evalstate.unpack, row)
 
     def __contains__(self, key: object) -> bool:
         return key in self._states

@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+import auditor.evaluate.change as evaluate_change
+import auditor.evaluate.incremental as evaluate_incremental
 import auditor.evaluate.memo as evaluate_memo
 import auditor.evaluate.rule as evaluate_rule
 from auditor.cli import Context, main
@@ -330,3 +332,40 @@ def test_kept_verdicts_with_evidence_of_the_wrong_types_are_worked_out_again(
         assert bad
         inc, full, _, _ = chain.nightly(lambda: 0)
         assert comparable(inc) == comparable(full)
+
+
+def test_a_nightly_resumes_change_rules_from_their_stored_tallies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A nightly after 2 new revisions walks only those 2 change steps: the change rules'
+    tallies an earlier run stored are read back, not silently left unread (every other kind of
+    rule reads its state back too, so a count over all rules did not see it; review R39), and a
+    resumed tally writes the results it was given back as they were stored."""
+    walked = [0]
+    resumed = [0]
+    push, dump = evaluate_change.ChangeRun.push, evaluate_incremental.dump_tally
+
+    def counted_push(self: Any, before: Any, after: Any) -> Any:
+        walked[0] += 1
+        return push(self, before, after)
+
+    def counted_dump(tally: Any, rule: Any) -> Any:
+        resumed[0] += tally.stored is not None
+        return dump(tally, rule)
+
+    monkeypatch.setattr(evaluate_change.ChangeRun, "push", counted_push)
+    monkeypatch.setattr(evaluate_incremental, "dump_tally", counted_dump)
+    with start_emulator(
+        tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, seed=11, revisions=50, repos=3
+    ) as emu:
+        chain = Chain(emu, tmp_path)
+        chain.sync()
+        first = chain.run(chain.state, "one")
+        assert walked[0] >= 40  # the first run walks every step of the history
+        emu.add_revisions(2)
+        chain.sync()
+        walked[0] = resumed[0] = 0
+        second = chain.run(chain.state, "two")
+    assert walked[0] == 2, f"{walked[0]} change steps walked by the nightly, 2 of them new"
+    assert resumed[0] > 0, "no change rule's tally was resumed from the state file"
+    assert first["findings"] and second["findings"]

@@ -23,6 +23,7 @@ from auditor.report.model import (
     compared,
     introduced_text,
     new_text,
+    shared_order,
     status_counts,
     upgrade_note,
 )
@@ -156,9 +157,10 @@ def print_summary(
     data: ReportData, out_dir: Path, ctx: Context, outputs: Sequence[str] = DEFAULT_OUTPUTS
 ) -> None:
     """A few lines on stdout: counts by status, new/resolved, where the reports are."""
-    counts = status_counts(data.findings)
+    with shared_order(data):  # the findings tallied once for both counts
+        counts = status_counts(data.findings)
+        new = new_text(data.findings, " new")
     shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no results"
-    new = new_text(data.findings, " new")
     print(f"auditor {data.mode} {data.run_id}: {shown}", file=ctx.stdout)
     if data.review is not None:
         print(

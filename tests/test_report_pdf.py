@@ -109,11 +109,17 @@ def test_no_word_is_printed_over_another_or_past_the_margin(pdf: Path) -> None:
     runs past the right margin (12 mm, the page's `@page`): the controls table's rule ids did,
     some cut at the paper's edge (`RDY-FRESH-00`)."""
     assert _printed_over(pdf) == []
+    past = _past_the_margin(pdf)
+    assert past == [], past[:10]
+
+
+def _past_the_margin(pdf: Path) -> list[tuple[str, str]]:
+    """(word, its right side) for each word printed past the right margin (12 mm, the page's
+    `@page`), or cut at the paper's edge."""
     boxes = _pdftotext(pdf, "-bbox")
     width = float(re.findall(r'<page width="([\d.]+)"', boxes)[0])
     edge = width - 12 / 25.4 * 72 + 1  # a point of tolerance for a glyph's side bearing
-    past = [(m[4], m[2]) for m in _WORD.findall(boxes) if float(m[2]) > edge]
-    assert past == [], past[:10]
+    return [(m[4], m[2]) for m in _WORD.findall(boxes) if float(m[2]) > edge]
 
 
 def test_pages_render_to_a4_images(pdf: Path, tmp_path: Path) -> None:
@@ -445,12 +451,15 @@ def test_structure_tree_has_headings_lists_and_tables_with_header_cells(pdf: Pat
     assert {"H1", "H2", "H3", "L", "LI", "Table", "THead", "TH", "TR", "TD", "Link"} <= kinds
 
 
+WIDE_MODELS = [f"claude-sonnet-4-5-{n}-preview-2026" for n in range(7)]
+
+
 @pytest.fixture(scope="module")
 def wide_usage_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """report.pdf of the fixed report with a usage chart of six long model names and `other`."""
     from report_fixture import build_report_data
 
-    names = [f"claude-sonnet-4-5-{n}-preview-2026" for n in range(7)]
+    names = WIDE_MODELS
     days = tuple(
         (
             f"2026-10-{d:02d}",
@@ -494,3 +503,46 @@ def test_chart_tables_are_printed_within_the_page(
         assert [w for _, w in figures].count("691,358,024") == 10  # every day's total
     outside = [w for x, w in figures if float(x) > width]
     assert outside == [], outside[:10]
+
+
+def test_long_model_names_are_printed_whole_and_apart_within_the_margin(
+    wide_usage_pdf: Path,
+) -> None:
+    """Review R37 #6: with six long model names the usage chart's legend (SVG text, which
+    cannot wrap) printed its entries over each other, the last one past the paper's edge
+    (`claude-sonnet-4-5-3-prev…` to x=596.5), and the table's headers broke inside a word
+    (`PREVIEW-2` / `026`). The legend is the page's text now: every name whole on a line, no
+    word over another, nothing past the margin."""
+    assert _printed_over(wide_usage_pdf) == []
+    past = _past_the_margin(wide_usage_pdf)
+    assert past == [], past[:10]
+    boxes = _pdftotext(wide_usage_pdf, "-bbox")
+    words = [unescape(w) for w in re.findall(r">([^<]*)</word>", boxes)]
+    for name in [*WIDE_MODELS[:6], "other"]:  # the seventh is charted as `other`
+        assert name in words, name
+
+
+def test_the_usage_tables_headers_break_only_between_the_parts_of_a_name(
+    wide_usage_pdf: Path,
+) -> None:
+    """A header's line ends after a separator (`claude-`, `sonnet-4-5-0-`) or at the end of
+    the name, and the next starts a part: a piece of a name that begins or ends inside a run
+    of letters or digits (`PREVIEW-2` / `026`) is a word broken in two."""
+    pages = _pdftotext(wide_usage_pdf, "-bbox").split("<page ")
+    (page,) = [p for p in pages if "figures:</word>" in p and ">billable</word>" in p]
+    head = re.split(r">(?:Day|DAY)</word>", page)[1].split(">2026-10-01</word>")[0]
+    pieces = [unescape(w).lower() for w in re.findall(r">([^<]*)</word>", head)]
+    assert pieces and "".join(pieces).count("claude-sonnet-4-5-0-preview-2026") == 1, pieces
+    names = [n.lower() for n in WIDE_MODELS[:6]]
+    broken = []
+    for piece in pieces:
+        for name in names:
+            at = name.find(piece)
+            if piece == name or at < 0:
+                continue
+            starts = at == 0 or not name[at - 1].isalnum()
+            ends = at + len(piece) == len(name) or not piece[-1].isalnum()
+            if not (starts and ends):
+                broken.append(piece)
+            break
+    assert broken == [], broken

@@ -119,10 +119,11 @@ def test_a_model_entry_without_a_name_is_not_charted_as_a_model_called_none(
     page = (out / "report.html").read_text()
     section = page.split('<h2 id="usage">Usage</h2>')[1].split("<h2")[0]
     assert ">None<" not in section and " None:" not in section
-    legend = re.findall(r'<text class="axis" x="[\d.]+" y="[\d.]+">([^<]*)</text>', section)
+    legend = re.findall(r'<p class="legend">.*?</p>', section, re.S)[0]
+    legend = re.findall(r"</svg>&nbsp;([^<]*)</span>", legend)
     assert "(no model name)" in legend
     table = section.split('<details class="chart-data">')[1].split("</details>")[0]
-    head = re.findall(r'<th class="num">([^<]*)</th>', table)
+    head = re.findall(r'<th class="num[^"]*">([^<]*)</th>', table)
     assert "(no model name)" in head
     rows = dict(re.findall(r'<tr><td class="nowrap">([^<]*)</td>(.*?)</tr>', table))
     figures = re.findall(r'<td class="num">([^<]*)</td>', rows[ODD_DAY])

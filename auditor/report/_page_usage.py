@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "ff1a098d7fc6b2eff485d9c87de05909db8be7ec9dbaef95ddc2c40312c28287"
+KEY = "68c1875e15aef25c5ace1d61e11586e0e85f493bedb210a564ecb8fbe770af78"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'usage.html.j2'
 
@@ -32,10 +32,22 @@ def root(context, missing=missing, environment=environment):
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_2 = environment.filters['short']
+        t_2 = environment.filters['list']
     except KeyError:
         @internalcode
         def t_2(*unused):
+            raise TemplateRuntimeError("No filter named 'list' found.")
+    try:
+        t_3 = environment.filters['selectattr']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'selectattr' found.")
+    try:
+        t_4 = environment.filters['short']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
             raise TemplateRuntimeError("No filter named 'short' found.")
     pass
     yield '<h2 id="usage">Usage</h2>\n'
@@ -45,7 +57,7 @@ def root(context, missing=missing, environment=environment):
     if environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'):
         pass
         yield '<p class="wrap">Usage not evaluated: '
-        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'))))
+        yield escape(environment.finalize(t_4(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'))))
         yield '</p>\n'
     else:
         pass
@@ -108,11 +120,11 @@ def root(context, missing=missing, environment=environment):
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
                 yield '" y2="'
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
-                yield '"/><text class="axis" x="'
+                yield '" stroke="#d1d9e0"/><text class="axis" x="'
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'x')))
                 yield '" y="'
                 yield escape(environment.finalize((environment.getattr(l_1_t, 'y') + 4)))
-                yield '" text-anchor="end">'
+                yield '" text-anchor="end" fill="#59636e" font-size="11">'
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'text')))
                 yield '</text>\n'
             l_1_t = missing
@@ -129,7 +141,7 @@ def root(context, missing=missing, environment=environment):
                 yield escape(environment.finalize(environment.getattr(l_1_b, 'height')))
                 yield '" fill="'
                 yield escape(environment.finalize(environment.getattr(l_1_b, 'fill')))
-                yield '"><title>'
+                yield '" stroke="#fff" stroke-width="1"><title>'
                 yield escape(environment.finalize(environment.getattr(l_1_b, 'title')))
                 yield '</title></rect>\n'
             l_1_b = missing
@@ -140,32 +152,34 @@ def root(context, missing=missing, environment=environment):
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'x')))
                 yield '" y="'
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'y')))
-                yield '" text-anchor="middle">'
+                yield '" text-anchor="middle" fill="#59636e" font-size="11">'
                 yield escape(environment.finalize(environment.getattr(l_1_t, 'text')))
                 yield '</text>\n'
             l_1_t = missing
-            for l_1_l in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'):
+            yield '</svg>\n<p class="legend">'
+            l_1_loop = missing
+            for l_1_l, l_1_loop in LoopContext(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'), undefined):
                 _loop_vars = {}
                 pass
-                yield '<rect x="'
-                yield escape(environment.finalize(environment.getattr(l_1_l, 'x')))
-                yield '" y="'
-                yield escape(environment.finalize((environment.getattr(l_1_l, 'y') - 9)))
-                yield '" width="10" height="10" fill="'
+                yield '<span class="'
+                yield escape(environment.finalize(('nowrap' if environment.getattr(l_1_l, 'whole') else 'wrap')))
+                yield '"><svg width="10" height="10" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="'
                 yield escape(environment.finalize(environment.getattr(l_1_l, 'fill')))
-                yield '"/><text class="axis" x="'
-                yield escape(environment.finalize((environment.getattr(l_1_l, 'x') + 14)))
-                yield '" y="'
-                yield escape(environment.finalize(environment.getattr(l_1_l, 'y')))
-                yield '">'
-                yield escape(environment.finalize(t_2(environment.getattr(l_1_l, 'text'))))
-                yield '</text>\n'
-            l_1_l = missing
-            yield '</svg>\n<p class="muted">Daily billable tokens by model ('
+                yield '"/></svg>&nbsp;'
+                yield escape(environment.finalize(t_4(environment.getattr(l_1_l, 'text'))))
+                yield '</span>'
+                if (not environment.getattr(l_1_loop, 'last')):
+                    pass
+                    yield ' &emsp; '
+            l_1_loop = l_1_l = missing
+            yield '</p>\n<p class="muted">Daily billable tokens by model ('
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'first')))
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
             yield ', a slot per day), stacked in the legend\'s order from the bottom; "All models" in the table below adds up the day\'s models, the total above the days\' own totals.'
+            if t_2(context.eval_ctx, t_3(context, environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'), 'cut')):
+                pass
+                yield " The table's columns are in the legend's order; a model name too long for its column is shortened there with …, the legend gives it in full."
             if environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'not_stored'):
                 pass
                 yield ' Not stored: '
@@ -178,13 +192,28 @@ def root(context, missing=missing, environment=environment):
             yield '<details class="chart-data">\n<summary>The chart\'s figures: billable tokens per day and model ('
             yield escape(environment.finalize(t_1(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'table'))))
             yield ' day(s))</summary>\n<table>\n<thead><tr><th>Day</th>'
-            for l_1_m in environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'models'):
+            l_1_loop = missing
+            for l_1_l, l_1_loop in LoopContext(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'), undefined):
                 _loop_vars = {}
                 pass
-                yield '<th class="num">'
-                yield escape(environment.finalize(t_2(l_1_m)))
+                yield '<th class="num model"'
+                if environment.getattr(l_1_l, 'cut'):
+                    pass
+                    yield ' title="'
+                    yield escape(environment.finalize(t_4(environment.getattr(l_1_l, 'text'))))
+                    yield '"'
+                yield '>'
+                l_2_loop = missing
+                for l_2_p, l_2_loop in LoopContext(environment.getattr(l_1_l, 'head'), undefined):
+                    _loop_vars = {}
+                    pass
+                    if (not environment.getattr(l_2_loop, 'first')):
+                        pass
+                        yield '<wbr>'
+                    yield escape(environment.finalize(l_2_p))
+                l_2_loop = l_2_p = missing
                 yield '</th>'
-            l_1_m = missing
+            l_1_loop = l_1_l = missing
             yield '<th class="num">All models</th></tr></thead>\n<tbody>\n'
             for l_1_r in (undefined(name='days_shown') if l_0_days_shown is missing else l_0_days_shown):
                 _loop_vars = {}
@@ -252,4 +281,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=42&4=45&5=48&7=52&8=61&9=64&10=69&11=72&12=75&13=83&15=100&17=119&19=136&21=147&24=165&25=175&27=179&29=181&31=189&33=206&40=219&41=222&45=225&47=244'
+debug_info = '3=54&4=57&5=60&7=64&8=73&9=76&10=81&11=84&12=87&13=95&15=112&17=131&19=148&22=161&23=176&24=189&26=193&28=196&30=218&32=235&39=248&40=251&44=254&46=273'

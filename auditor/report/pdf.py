@@ -39,7 +39,9 @@ INSTALL_HINT = (
 #: and a word wider than its cell would be printed over the next. Headers, statuses and the
 #: other cells the page keeps on one line may wrap on paper: the controls table's nine columns
 #: did not fit the A4 width so, and its rule ids ran off the page. (This sheet is WeasyPrint's
-#: user sheet: the page's author sheet wins over it but for `!important`.)
+#: user sheet: the page's author sheet wins over it but for `!important`.) The usage table's
+#: headers, the models' names, break only where the page's `<wbr>` or a hyphen allows (never
+#: inside a word: `PREVIEW-2` / `026`), printed as the API names them (not upper case).
 _PAGED = """
 nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(href), page);
   color: #59636e; font-size: 0.9em; }
@@ -50,6 +52,10 @@ table.pdf-more { margin-top: 0; }
 table.findings, table.drill { table-layout: fixed; }
 table.findings th.c-status, table.drill th.c-status { width: 15% !important; }
 th, td.nowrap, td .st { white-space: normal !important; }
+details.chart-data th { overflow-wrap: normal !important; word-break: normal !important; }
+details.chart-data th.model { text-transform: none !important; letter-spacing: 0 !important;
+  font-size: 10.5px !important; }
+p.legend span.nowrap { white-space: nowrap !important; }
 """
 
 #: What the PDF lists of a long report: fewer results per rule and inputs than the HTML page,

@@ -4,14 +4,18 @@ Takes the analytics days the audit read (`UsageInputs`) and the run's findings, 
 `UsageView` (stored on `ReportData.usage`): the stored days of the window and the total of
 billable tokens as both reports word them, the geometry of a stacked-bar SVG chart on a time
 axis (a day not stored is an empty, shaded slot) that the HTML template draws (numbers and
-model names only, autoescaped there; colours are presentation attributes, so the page's CSP
-needs no inline style) with the same figures as a table (day by model) for readers who cannot
-see the bars, the rows of the usage findings (day, observed figure, the setting in force:
-revision and author) and the Markdown section.
+model names only, autoescaped there; colours and sizes are presentation attributes, so the
+page's CSP needs no inline style and WeasyPrint, which applies no CSS to SVG, prints them), its
+legend as text under the chart (every model's name in full: SVG text cannot wrap), with the
+same figures as a table (day by model; its headers the names with break opportunities, a run
+too long for a column shortened) for readers who cannot see the bars, the rows of the usage
+findings (day, observed figure, the setting in force: revision and author) and the Markdown
+section.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -24,8 +28,8 @@ from auditor.findings.finding import Finding, attribution_text, sort_findings
 from auditor.models import OPEN_STATUSES
 from auditor.report import display
 
-WIDTH, HEIGHT = 720, 260
-_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 12, 12, 70
+WIDTH, HEIGHT = 720, 220
+_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 12, 12, 30
 MAX_MODELS = 6
 #: The models' colours, each at least 3:1 against the page's white (WCAG 1.4.11, non-text
 #: contrast); stacked segments are parted by a white gap (the template's 1px white stroke), so
@@ -42,6 +46,14 @@ ROWS = 60
 NO_MODEL = "(no model name)"
 #: At most this many days are named where a sentence lists them.
 NAMED_DAYS = 5
+#: The longest run of a model name (up to and with a separator: `-`, `.`, `:`, `/`, `_`, `@`,
+#: a space) the table's header prints whole: with seven models, a column of A4 holds about ten
+#: characters a line. A name with a longer run is shortened there (`…`); the legend, in the
+#: columns' order, gives every name in full.
+HEAD_RUN = 10
+#: A legend entry is kept on one line up to this many characters (A4 holds about 100).
+LEGEND_WHOLE = 80
+_RUN = re.compile(r"[^-./:_@+=,;\s]*(?:[-./:_@+=,;]+|\s+|$)")
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,42 @@ class Label:
 
 
 @dataclass(frozen=True)
+class Swatch:
+    """A legend entry: a model's name in full and its colour; `head` is its name as the table's
+    header prints it, in pieces between which a line may break (past each separator, where a
+    browser or WeasyPrint would not break by itself: `sonnet-4`, `us.anthropic`), ending in
+    `…` when a run of it is too long for a column (the legend gives it in full)."""
+
+    text: str
+    fill: str
+    head: tuple[str, ...] = ()
+    whole: bool = True  # kept on one line in the legend
+
+    @property
+    def cut(self) -> bool:
+        """Whether the table's header shortens the name."""
+        return bool(self.head) and self.head[-1].endswith("…")
+
+
+def header_pieces(name: str) -> tuple[str, ...]:
+    """`name` as the usage table's header prints it: pieces to join with a line-break
+    opportunity (`<wbr>`), never inside a run of letters or digits; a run longer than
+    `HEAD_RUN` is cut with `…` and the rest left out (the legend names the model in full)."""
+    runs = [r for r in _RUN.findall(name) if r]
+    pieces: list[str] = []
+    for run in runs:
+        if len(run.rstrip()) > HEAD_RUN:
+            pieces.append(run[: HEAD_RUN - 1] + "…")
+            break
+        # a break after a hyphen before a letter, or at a space, is the engines' own
+        if pieces and (pieces[-1][-1].isspace() or (pieces[-1][-1] == "-" and run[0].isalpha())):
+            pieces[-1] += run
+        else:
+            pieces.append(run)
+    return tuple(pieces)
+
+
+@dataclass(frozen=True)
 class DayFigures:
     """One day of the chart as text: the billable tokens of each charted model (`—` when the
     day has none of it), and of all of them."""
@@ -94,7 +142,7 @@ class UsageChart:
     bars: tuple[Bar, ...]
     y_ticks: tuple[Label, ...]
     x_ticks: tuple[Label, ...]
-    legend: tuple[Label, ...]
+    legend: tuple[Swatch, ...]  # under the chart (text wraps there, as SVG text cannot)
     plot_left: int
     plot_right: int
     plot_bottom: int
@@ -300,10 +348,7 @@ def usage_chart(
         for i, d in enumerate(axis)
         if i % step == 0 or i == span - 1
     )
-    legend = tuple(
-        Label(_LEFT + (i % 4) * 165, bottom + 38 + (i // 4) * 16, m, colour[m])
-        for i, m in enumerate(models)
-    )
+    legend = tuple(Swatch(m, colour[m], header_pieces(m), len(m) <= LEGEND_WHOLE) for m in models)
     return UsageChart(
         WIDTH,
         HEIGHT,

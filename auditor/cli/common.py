@@ -385,20 +385,17 @@ def sync_store(
 
 
 def _say_kept(store: Store, ctx: Context) -> None:
-    """After an interrupted sync, the line that says which history pages it kept, if any (a
-    failed one's error says it: `workflows.sync`)."""
+    """After an interrupted sync, the line that says which history pages it kept, if any, and
+    whether they may hold a secret it could not scrub (a failed one's error says it:
+    `workflows.sync`)."""
+    from auditor.workflows.sync import kept_pages
+
     try:
-        record = store.staged_resume()
-    except (StoreError, OSError):
+        kept = kept_pages(store)
+    except OSError:
         return
-    if record:
-        pages, revisions = record.get("pages"), record.get("revisions")
-        print(
-            f"auditor: sync interrupted: kept {pages} page{'' if pages == 1 else 's'} "
-            f"({revisions} revision{'' if revisions == 1 else 's'}); the next sync continues "
-            "from there",
-            file=ctx.stderr,
-        )
+    if kept:
+        print(f"auditor: sync interrupted: {kept}", file=ctx.stderr)
 
 
 def network_of(config: Config, ctx: Context) -> Network:

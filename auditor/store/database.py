@@ -324,6 +324,12 @@ class Store:
         self._staged_generation = -1  # the secret memory's when `stage_page` last scrubbed
         self._drained: list[tuple[str, int]] = []  # remembered in the open transaction
         self._staging = False  # `stage_page` scrubs: its kept rows are this sync's
+        # Kept history pages were seen (a record read, or a page kept) by this process
+        self._kept_seen = False
+        #: A failed sync's last scrub could not be written (another program held the state
+        #: file's lock): the kept history pages may hold, in clear, a value this process
+        #: learned is a secret after they were kept (`forget_unsafe_resume`)
+        self.kept_unscrubbed = False
         self._recall_secrets()
 
     @classmethod
@@ -1234,6 +1240,7 @@ class Store:
         when rows are kept without a record that can be read (the next sync drops them)."""
         row = self._db.execute(f"SELECT value FROM meta WHERE key = '{_RESUME_KEY}'").fetchone()
         if row is not None:
+            self._kept_seen = True
             try:
                 record = json.loads(meta_text(row[0]))
             except ValueError:
@@ -1241,7 +1248,10 @@ class Store:
             return record if isinstance(record, dict) else {}
         if not has_table(self._db, "history_staged"):
             return None
-        return {} if self._db.execute("SELECT 1 FROM history_staged LIMIT 1").fetchone() else None
+        if self._db.execute("SELECT 1 FROM history_staged LIMIT 1").fetchone() is None:
+            return None
+        self._kept_seen = True
+        return {}
 
     def has_staged(self) -> bool:
         """Whether history pages of a sync that did not finish are kept (StoreError if that
@@ -1295,6 +1305,7 @@ class Store:
                 f"INSERT INTO meta (key, value) VALUES ('{_RESUME_KEY}', ?)",
                 (meta_value(self._db, json.dumps(record, sort_keys=True)),),
             )
+        self._kept_seen = True
 
     def _scrub_kept(self) -> bool:
         """Inside the open transaction: when the secret memory learned some since the kept
@@ -1335,27 +1346,79 @@ class Store:
         self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
         self._index_dirty = True
 
-    def forget_unsafe_resume(self) -> bool:
+    def forget_unsafe_resume(self, *, wait: float | None = None) -> bool:
         """A sync failed or was interrupted, with what it learned on the way: in a transaction
         of its own, scrub the kept history pages of every secret learned since they were last
         scrubbed (a page read after the last batch was kept may name as a secret a value a
         kept page holds unlabelled) and remember those secrets, as keeping a batch does; then
         `_drop_unsafe_resume`. When that cannot be written (a full disk), drop the kept pages
-        alone. Gives whether the kept pages were dropped."""
-        if self.staged_resume() is None:
-            return False
+        alone. Gives whether the kept pages were dropped.
+
+        A lock another program holds on the state file is waited for once, at most `wait`
+        seconds (None: the connection's own wait; an interrupted sync waits briefly), never
+        again for the drop. When neither could be written and the kept pages may hold a secret
+        learned since their last scrub, `kept_unscrubbed` is set (StoreError raised); with
+        `wait`, this store then waits no more for a lock (the command is ending)."""
         needed = self.redactor.memory.generation != self._staged_generation
+        waited = False
         try:
-            with self.transaction():
-                if self._scrub_kept():
-                    self.remember_secrets()
-                return self._drop_unsafe_resume()
-        except StoreError:  # (StoreWriteError among them)
-            if not needed:  # (clean kept pages: kept, whatever stopped this write)
-                raise
-            with self.transaction():
+            with self._lock_wait(wait):
+                if self.staged_resume() is None:
+                    return False
+                try:
+                    with self.transaction():
+                        if self._scrub_kept():
+                            self.remember_secrets()
+                        return self._drop_unsafe_resume()
+                except StoreError:  # (StoreWriteError among them)
+                    if not needed:  # (clean kept pages: kept, whatever stopped this write)
+                        raise
+                waited = True
+            # A full disk may still let rows be deleted; a lock is not waited for twice
+            with self._lock_wait(0), self.transaction():
                 self._drop_staged_rows()
             return True
+        except StoreError:
+            if needed and (waited or self._kept_seen):  # (unread: kept, as far as it knows)
+                self.kept_unscrubbed = True
+                if wait is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._set_lock_wait(1)
+            raise
+
+    @contextmanager
+    def _lock_wait(self, seconds: float | None) -> Iterator[None]:
+        """Inside, a lock another program holds on the state file (SQLite's busy wait,
+        PostgreSQL's lock_timeout) is waited for at most `seconds` (None: as the connection
+        does); the wait is as before afterwards."""
+        if seconds is None:
+            yield
+            return
+        try:
+            before = self._lock_wait_ms()
+            self._set_lock_wait(max(1, int(seconds * 1000)))
+        except sqlite3.Error:  # (a session lost: what follows meets it and says so)
+            yield
+            return
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._set_lock_wait(before)
+
+    def _lock_wait_ms(self) -> int:
+        if isinstance(self._db, postgres.PgConnection):
+            return self._db.lock_limit_ms
+        return int(self._db.execute("PRAGMA busy_timeout").fetchone()[0])
+
+    def _set_lock_wait(self, ms: int) -> None:
+        """Wait at most `ms` milliseconds for a lock from now on (to PostgreSQL, 0 is for
+        ever; to SQLite, not at all)."""
+        if isinstance(self._db, postgres.PgConnection):
+            self._db.execute(f"SET lock_timeout = {ms}")
+            self._db.lock_limit_ms = ms
+        else:
+            self._db.execute(f"PRAGMA busy_timeout = {ms}")
 
     def commit_staged(self, sync_id: int) -> int:
         """Move the kept history pages into `revisions` as rows of sync `sync_id` (inside its
@@ -1394,6 +1457,7 @@ class Store:
                 self._db.execute("DELETE FROM history_staged")
             self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
             self._index_dirty = True
+        self._kept_seen = False
 
     def _ingest(
         self,

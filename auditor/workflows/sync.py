@@ -562,19 +562,36 @@ def _utc_now() -> datetime:
 
 
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
-    kept = "nothing saved"
-    with contextlib.suppress(AuditorError):  # (a store that cannot be read: nothing to say)
-        record = store.staged_resume()
-        if record:
-            pages, revisions = record.get("pages"), record.get("revisions")
-            kept = (
-                f"kept {pages} page{'' if pages == 1 else 's'} ({revisions} "
-                f"revision{'' if revisions == 1 else 's'}); the next sync continues from there"
-            )
+    kept = kept_pages(store) or "nothing saved"
     message = store.redactor.redact_shown(f"sync failed, {kept} ({tally.describe()} before): {exc}")
     if isinstance(exc, ApiError):
         return ApiError(message, url=exc.url, status=exc.status)
     return type(exc)(message)
+
+
+def kept_pages(store: Store) -> str | None:
+    """What a sync that did not finish says of the history pages it kept (None: none are, or
+    that cannot be read): that the next sync goes on from them, or, when its last scrub of them
+    could not be written (`Store.forget_unsafe_resume`), that they may hold a secret in clear
+    and what to do."""
+    record: dict[str, Any] | None = None
+    with contextlib.suppress(AuditorError):  # (a store that cannot be read: nothing to say)
+        record = store.staged_resume()
+    kept = "kept history pages"
+    if record:
+        pages, revisions = record.get("pages"), record.get("revisions")
+        kept = (
+            f"kept {pages} page{'' if pages == 1 else 's'} ({revisions} "
+            f"revision{'' if revisions == 1 else 's'})"
+        )
+    if store.kept_unscrubbed:
+        return (
+            f"{kept}, which may hold in clear in the state file a value this sync learned is a "
+            "secret after they were kept (another program held the state file's lock, so they "
+            "could not be scrubbed): run `auditor sync` again, which reads the page that named "
+            "it again and scrubs them"
+        )
+    return None if not record else f"{kept}; the next sync continues from there"
 
 
 class _Disagree(Exception):
@@ -1024,18 +1041,27 @@ def sync(
         _forget_unsafe_resume(store)
         raise _failed(exc, tally, store) from None
     except BaseException:  # (an interrupt: what it kept must not hold a secret either)
-        _forget_unsafe_resume(store)
+        _forget_unsafe_resume(store, wait=INTERRUPTED_LOCK_WAIT)
         raise
     return _summary(store, client, tally, usage)
 
 
-def _forget_unsafe_resume(store: Store) -> None:
+# How long an interrupted sync's last scrub of the pages it kept waits for a lock another
+# program holds on the state file (once; a failed sync waits as every write does): another
+# program's short write (the sqlite3 shell, a backup's step) ends within it; for a lock held
+# longer the user is told what was left unscrubbed (`kept_pages`) rather than kept waiting
+# after Ctrl-C, and a SIGTERM's grace period (10 s for `docker stop`) is not used up.
+INTERRUPTED_LOCK_WAIT = 1.5
+
+
+def _forget_unsafe_resume(store: Store, *, wait: float | None = None) -> None:
     """Drop the kept history pages when a cursor of theirs holds a value this sync learned is
     a secret (`Store.forget_unsafe_resume`): a sync that failed learned it too late to check
-    the record it wrote, or wrote none since (nothing to say when the store cannot be read)."""
+    the record it wrote, or wrote none since (nothing to say when the store cannot be read,
+    but `Store.kept_unscrubbed`, which `kept_pages` says)."""
     # held: a second Ctrl-C or SIGTERM must not cut the scrub short (raised once it is done)
     with contextlib.suppress(AuditorError), held():
-        store.forget_unsafe_resume()
+        store.forget_unsafe_resume(wait=wait)
 
 
 def _sync_once(

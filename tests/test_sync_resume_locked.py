@@ -1,0 +1,191 @@
+"""A failed or interrupted sync whose last scrub of the history pages it kept cannot be
+written, as another program holds the state file's lock (review R37 #4): the kept pages may
+hold, in clear, a value a later page named as a secret. The last lines say so and what to do
+(they said the pages were kept for the next sync to go on from), an interrupted sync waits for
+the lock once and briefly (it waited twice, 5 s each), and the next sync scrubs them.
+
+Against a real loopback service, through the CLI, with another connection holding the lock
+from the moment the sync is cut short until it has ended.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import secret_forms
+from tests.test_sync_resume import (
+    Service,
+    change,
+    cli,
+    contents,
+    from_scratch,
+    serving,
+    state_bytes,
+    sync,
+)
+
+pytestmark = pytest.mark.e2e  # a server over HTTP, the CLI
+
+VALUE = "opaquevalueXyzzyPlugh4821"  # unlabelled on a kept page, an `apiKey` on a later one
+UNSCRUBBED = (
+    "which may hold in clear in the state file a value this sync learned is a secret after "
+    "they were kept (another program held the state file's lock, so they could not be "
+    "scrubbed): run `auditor sync` again"
+)
+
+
+def service_naming_late() -> Service:
+    """Revision 140 (kept with the first batch of 10 pages) holds VALUE unlabelled; revision
+    30, on page 12 (read, not yet kept), names it a model's apiKey."""
+    service = Service(145)
+    service.revisions[140] = change(140, note=f"see {VALUE} for the model")
+    service.revisions[30]["settings"]["customModels"] = [{"id": "m", "apiKey": VALUE}]
+    return service
+
+
+def sqlite_lock(state: Path, how: str) -> Callable[[], Callable[[], None]]:
+    def take() -> Callable[[], None]:
+        db = sqlite3.connect(state, isolation_level=None, check_same_thread=False)
+        db.execute(f"BEGIN {how}")
+
+        def release() -> None:
+            db.rollback()
+            db.close()
+
+        return release
+
+    return take
+
+
+def pg_lock(url: str) -> Callable[[], Callable[[], None]]:
+    def take() -> Callable[[], None]:
+        from pgcluster import _pg_connect
+
+        db: Any = _pg_connect(url)
+        db.execute("BEGIN")
+        db.execute("LOCK TABLE meta, history_staged IN EXCLUSIVE MODE")  # reads go on
+
+        def release() -> None:
+            db.execute("ROLLBACK")
+            db.close()
+
+        return release
+
+    return take
+
+
+@contextmanager
+def locked_at_page_14(
+    service: Service, take: Callable[[], Callable[[], None]], *, interrupt: bool
+) -> Iterator[list[Callable[[], None]]]:
+    """As page 14 is asked for, another connection takes the lock (and, with `interrupt`,
+    Ctrl-C lands while the client waits for the answer; else the service answers 401)."""
+    real = service.answer
+    held: list[Callable[[], None]] = []
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
+        if query.get("cursor") == "130" and not held:
+            held.append(take())
+            if interrupt:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.5)
+            else:
+                return 401, b'{"status": 401, "title": "refused"}'
+        return real(path, query)
+
+    service.answer = answer  # type: ignore[method-assign]
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for release in held:
+            release()
+        held.clear()
+        service.answer = real  # type: ignore[method-assign]
+
+
+def forms_in(state: Path) -> list[str]:
+    raw = state_bytes(state)
+    return [f for f in secret_forms(VALUE) if f.encode() in raw]
+
+
+def then_the_next_sync_scrubs_them(url: str, service: Service, tmp: Path, state: Path) -> None:
+    """Kept rows are no history (an offline run sees none of them, nor the value); the next
+    sync reads page 12 again and scrubs the kept rows: as a sync from scratch."""
+    code, out, err = cli(url, tmp, state, "run", "--offline", "--out", "out")
+    assert code == 2 and "not evaluated (no settings revision)" in err, err
+    written = b"".join(p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file())
+    assert all(f.encode() not in written + out.encode() + err.encode() for f in secret_forms(VALUE))
+    code, _, err = sync(url, tmp, state)
+    assert code == 0, err
+    assert forms_in(state) == []
+    assert contents(state) == from_scratch(service, tmp)
+
+
+@pytest.mark.parametrize("how", ["IMMEDIATE", "EXCLUSIVE"])
+def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
+    tmp_path: Path, how: str
+) -> None:
+    """Ctrl-C while page 14 is on its way, another connection holding the state file's lock
+    (IMMEDIATE: it can be read; EXCLUSIVE: not even that). The kept row of revision 140 stays
+    in clear (nothing can be written), and the last line says so and what to do, never that
+    the next sync goes on from pages kept safely."""
+    service = service_naming_late()
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        with locked_at_page_14(service, sqlite_lock(state, how), interrupt=True) as held:
+            code, _, err = sync(url, tmp_path, state)
+            assert held, err
+        assert code == 130, err
+        assert "sync interrupted: kept" in err and UNSCRUBBED in err, err
+        assert "the next sync continues from there" not in err
+        if how == "IMMEDIATE":  # (the record can be read: what was kept is said)
+            assert "kept 10 pages (100 revisions), which may hold" in err
+        assert forms_in(state)  # the truth said: the value is there, unscrubbed
+        then_the_next_sync_scrubs_them(url, service, tmp_path, state)
+
+
+def test_a_failed_sync_that_cannot_scrub_its_kept_pages_says_so(tmp_path: Path) -> None:
+    """Page 14 is refused (401), another connection holding the state file's lock meanwhile:
+    the error says the kept pages may hold a secret in clear, and what to do."""
+    service = service_naming_late()
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        with locked_at_page_14(service, sqlite_lock(state, "IMMEDIATE"), interrupt=False):
+            code, _, err = sync(url, tmp_path, state)
+        assert code == 2, err
+        assert f"sync failed, kept 10 pages (100 revisions), {UNSCRUBBED}" in err, err
+        assert "the next sync continues from there" not in err
+        then_the_next_sync_scrubs_them(url, service, tmp_path, state)
+
+
+def test_an_interrupted_sync_into_a_locked_postgresql_store_says_so(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """As above, in PostgreSQL: another session holds the kept pages' tables locked (reads go
+    on), so the last scrub waits for its lock_timeout, briefly, and says what it left."""
+    from pgcluster import stored_bytes
+
+    service = service_naming_late()
+    with serving(service) as url:
+        with locked_at_page_14(service, pg_lock(pg_url), interrupt=True) as held:
+            code, _, err = sync(url, tmp_path, pg_url)
+            assert held, err
+        assert code == 130, err
+        assert f"sync interrupted: kept 10 pages (100 revisions), {UNSCRUBBED}" in err, err
+        assert "the next sync continues from there" not in err
+        assert [f for f in secret_forms(VALUE) if f.encode() in stored_bytes(pg_url)]
+        code, _, err = sync(url, tmp_path, pg_url)
+    assert code == 0, err
+    assert [f for f in secret_forms(VALUE) if f.encode() in stored_bytes(pg_url)] == []
+    assert contents(pg_url) == from_scratch(service, tmp_path)

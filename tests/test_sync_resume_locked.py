@@ -37,9 +37,9 @@ pytestmark = pytest.mark.e2e  # a server over HTTP, the CLI
 
 VALUE = "opaquevalueXyzzyPlugh4821"  # unlabelled on a kept page, an `apiKey` on a later one
 UNSCRUBBED = (
-    "which may hold in clear in the state file a value this sync learned is a secret after "
-    "they were kept (another program held the state file's lock, so they could not be "
-    "scrubbed): run `auditor sync` again"
+    "not scrubbed: another program held the state file's lock, so a value this sync learned "
+    "is a secret after keeping them may be in clear in them, in the state file; run `auditor "
+    "sync` again"
 )
 
 
@@ -150,7 +150,7 @@ def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
         assert "sync interrupted: kept" in err and UNSCRUBBED in err, err
         assert "the next sync continues from there" not in err
         if how == "IMMEDIATE":  # (the record can be read: what was kept is said)
-            assert "kept 10 pages (100 revisions), which may hold" in err
+            assert "kept 10 pages (100 revisions), not scrubbed:" in err
         assert forms_in(state)  # the truth said: the value is there, unscrubbed
         then_the_next_sync_scrubs_them(url, service, tmp_path, state)
 

@@ -6,10 +6,9 @@ a stage.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 #: A plain JSON value (dict / list / str / int / float / bool / None). Settings stay this way.
 JSON = Any
@@ -49,59 +48,22 @@ CHANGE_KINDS: tuple[ChangeKind, ...] = (
 Lifecycle = Literal["new", "persisting", "resolved"]
 
 
-class _Record:
-    """What `dataclass` would give each record below but its `__init__` (which each writes
-    out): `__repr__`, `__eq__` and `__hash__` over its fields, in order. `dataclass` compiles
-    each of those anew for each class on every start (~0.1 ms each: most of the cost of
-    importing this module, which every command does)."""
-
-    __slots__ = ()
-    _names: ClassVar[tuple[str, ...]]  # the fields, in order
-    _values: ClassVar[operator.attrgetter[tuple[Any, ...]]]  # their values
-
-    def __init_subclass__(cls) -> None:
-        cls._names = tuple(cls.__annotations__)
-        cls._values = operator.attrgetter(*cls._names)
-
-    def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{name}={value!r}" for name, value in zip(self._names, self._values(self), strict=True)
-        )
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values(self) == self._values(other)
-
-    def __hash__(self) -> int:
-        return hash(self._values(self))
-
-
-_set = object.__setattr__  # what a frozen dataclass's `__init__` sets its fields with
-
-
 def severity_rank(severity: str) -> int:
     """Return 0 for critical … 4 for info (lower is worse); unknown severities rank last."""
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class User(_Record):
+@dataclass(frozen=True)
+class User:
     """The author of a settings revision."""
 
     id: str
     email: str
     name: str
 
-    def __init__(self, id: str, email: str, name: str) -> None:
-        _set(self, "id", id)
-        _set(self, "email", email)
-        _set(self, "name", name)
 
-
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class Revision(_Record):
+@dataclass(frozen=True)
+class Revision:
     """One enterprise-control settings snapshot, already redacted (never holds a secret)."""
 
     revision: int
@@ -111,25 +73,9 @@ class Revision(_Record):
     content_hash: str  # sha256 hex of the canonical JSON of `settings`
     org: str = "default"
 
-    def __init__(
-        self,
-        revision: int,
-        updated_at: datetime,
-        user: User,
-        settings: JSON,
-        content_hash: str,
-        org: str = "default",
-    ) -> None:
-        _set(self, "revision", revision)
-        _set(self, "updated_at", updated_at)
-        _set(self, "user", user)
-        _set(self, "settings", settings)
-        _set(self, "content_hash", content_hash)
-        _set(self, "org", org)
 
-
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class ReadinessReport(_Record):
+@dataclass(frozen=True)
+class ReadinessReport:
     """One agent-readiness report of one repository, as received (redacted)."""
 
     report_id: str
@@ -138,23 +84,9 @@ class ReadinessReport(_Record):
     data: JSON  # the whole report object as the API returned it
     content_hash: str
 
-    def __init__(
-        self,
-        report_id: str,
-        repo_url: str,
-        created_at: datetime,
-        data: JSON,
-        content_hash: str,
-    ) -> None:
-        _set(self, "report_id", report_id)
-        _set(self, "repo_url", repo_url)
-        _set(self, "created_at", created_at)
-        _set(self, "data", data)
-        _set(self, "content_hash", content_hash)
 
-
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class Change(_Record):
+@dataclass(frozen=True)
+class Change:
     """One difference between two JSON documents.
 
     `path` uses the one notation of `auditor.paths` (e.g. `$.sandbox.network.allowedDomains`).
@@ -169,23 +101,9 @@ class Change(_Record):
     after: JSON = None
     old_path: str | None = None
 
-    def __init__(
-        self,
-        path: str,
-        kind: ChangeKind,
-        before: JSON = None,
-        after: JSON = None,
-        old_path: str | None = None,
-    ) -> None:
-        _set(self, "path", path)
-        _set(self, "kind", kind)
-        _set(self, "before", before)
-        _set(self, "after", after)
-        _set(self, "old_path", old_path)
 
-
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class SourceLocation(_Record):
+@dataclass(frozen=True)
+class SourceLocation:
     """A 1-based position in a file (policies, waivers, settings files under review)."""
 
     file: str
@@ -195,14 +113,9 @@ class SourceLocation(_Record):
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
-    def __init__(self, file: str, line: int, col: int) -> None:
-        _set(self, "file", file)
-        _set(self, "line", line)
-        _set(self, "col", col)
 
-
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
-class Subject(_Record):
+@dataclass(frozen=True, slots=True)
+class Subject:
     """What a rule was evaluated against.
 
     `key` is the stable identity used in fingerprints: `settings` (the settings in force),
@@ -215,23 +128,9 @@ class Subject(_Record):
     revision: int | None = None
     repo_url: str | None = None
 
-    def __init__(
-        self,
-        kind: Target,
-        key: str,
-        label: str,
-        revision: int | None = None,
-        repo_url: str | None = None,
-    ) -> None:
-        _set(self, "kind", kind)
-        _set(self, "key", key)
-        _set(self, "label", label)
-        _set(self, "revision", revision)
-        _set(self, "repo_url", repo_url)
 
-
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
-class Evidence(_Record):
+@dataclass(frozen=True, slots=True)
+class Evidence:
     """Why a rule gave its result: the JSON path looked at, what was there, what was expected."""
 
     path: str
@@ -242,27 +141,9 @@ class Evidence(_Record):
     note: str = ""
     shows_expected: bool = True  # False when `operator` is a whole phrase ("a non-empty list")
 
-    def __init__(
-        self,
-        path: str,
-        actual: JSON = None,
-        expected: JSON = None,
-        operator: str = "",
-        present: bool = True,
-        note: str = "",
-        shows_expected: bool = True,
-    ) -> None:
-        _set(self, "path", path)
-        _set(self, "actual", actual)
-        _set(self, "expected", expected)
-        _set(self, "operator", operator)
-        _set(self, "present", present)
-        _set(self, "note", note)
-        _set(self, "shows_expected", shows_expected)
 
-
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
-class Attribution(_Record):
+@dataclass(frozen=True, slots=True)
+class Attribution:
     """Who and when: the revision where a rule last went from pass to fail (or a change's step)."""
 
     revision: int
@@ -272,20 +153,6 @@ class Attribution(_Record):
     # What the reports name instead of `rev N` where N is no stored revision: a review's
     # proposal ("the proposed file PATH") or an `--against` file ("the settings of PATH").
     place: str = ""
-
-    def __init__(
-        self,
-        revision: int,
-        updated_at: datetime,
-        author_email: str,
-        author_name: str = "",
-        place: str = "",
-    ) -> None:
-        _set(self, "revision", revision)
-        _set(self, "updated_at", updated_at)
-        _set(self, "author_email", author_email)
-        _set(self, "author_name", author_name)
-        _set(self, "place", place)
 
 
 def make_subject(
@@ -317,8 +184,8 @@ def make_attribution(
     return made
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class Waiver(_Record):
+@dataclass(frozen=True)
+class Waiver:
     """An accepted exception from a waivers file."""
 
     rule_id: str
@@ -342,29 +209,9 @@ class Waiver(_Record):
         """The subject pattern this waiver matches (as written)."""
         return self.written[1] if self.written else self.subject
 
-    def __init__(
-        self,
-        rule_id: str,
-        subject: str,
-        reason: str,
-        owner: str,
-        expires: datetime,
-        ticket: str = "",
-        source: SourceLocation | None = None,
-        written: tuple[str, str] | None = None,
-    ) -> None:
-        _set(self, "rule_id", rule_id)
-        _set(self, "subject", subject)
-        _set(self, "reason", reason)
-        _set(self, "owner", owner)
-        _set(self, "expires", expires)
-        _set(self, "ticket", ticket)
-        _set(self, "source", source)
-        _set(self, "written", written)
 
-
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
-class FindingRecord(_Record):
+@dataclass(frozen=True, slots=True)
+class FindingRecord:
     """A finding as remembered between runs (stored per run; compared by the next one)."""
 
     fingerprint: str
@@ -373,22 +220,6 @@ class FindingRecord(_Record):
     status: str
     severity: str
     first_seen_run: str
-
-    def __init__(
-        self,
-        fingerprint: str,
-        rule_id: str,
-        subject_key: str,
-        status: str,
-        severity: str,
-        first_seen_run: str,
-    ) -> None:
-        _set(self, "fingerprint", fingerprint)
-        _set(self, "rule_id", rule_id)
-        _set(self, "subject_key", subject_key)
-        _set(self, "status", status)
-        _set(self, "severity", severity)
-        _set(self, "first_seen_run", first_seen_run)
 
 
 _RECORD_SLOTS = tuple(
@@ -424,8 +255,8 @@ def finding_record(
     return record
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class DataWarning(_Record):
+@dataclass(frozen=True)
+class DataWarning:
     """An odd value in API data the audit can do without: the item is kept, the value read as
     absent (or in the other accepted format it came in) and the oddity shown in every report."""
 
@@ -439,17 +270,3 @@ class DataWarning(_Record):
         """One line: path, problem, the item and where it came from."""
         more = f"; {self.count - 1} more items like it" if self.count > 1 else ""
         return f"{self.path}: {self.problem} ({self.item}, {self.where}{more})"
-
-    def __init__(
-        self,
-        path: str,
-        problem: str,
-        item: str,
-        where: str = "",
-        count: int = 1,
-    ) -> None:
-        _set(self, "path", path)
-        _set(self, "problem", problem)
-        _set(self, "item", item)
-        _set(self, "where", where)
-        _set(self, "count", count)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from auditor.store.database import Store
 from tests.conftest import secret_forms
 from tests.test_sync_resume import (
     Service,
@@ -134,18 +135,32 @@ def then_the_next_sync_scrubs_them(url: str, service: Service, tmp: Path, state:
 
 @pytest.mark.parametrize("how", ["IMMEDIATE", "EXCLUSIVE"])
 def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
-    tmp_path: Path, how: str
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C while page 14 is on its way, another connection holding the state file's lock
     (IMMEDIATE: it can be read; EXCLUSIVE: not even that). The kept row of revision 140 stays
     in clear (nothing can be written), and the last line says so and what to do, never that
-    the next sync goes on from pages kept safely."""
+    the next sync goes on from pages kept safely. The lock is waited for once, 1.5 s, and then
+    no more (it was waited for twice, 5 s each, and under EXCLUSIVE a third time: 10-16 s
+    from Ctrl-C to the exit; what the store was told to wait is watched, not the clock)."""
+    waits: list[int] = []
+    real_wait = Store._set_lock_wait
+
+    def set_lock_wait(self: Store, ms: int) -> None:
+        waits.append(ms)
+        real_wait(self, ms)
+
+    monkeypatch.setattr(Store, "_set_lock_wait", set_lock_wait)
     service = service_naming_late()
     state = tmp_path / "state.db"
     with serving(service) as url:
         with locked_at_page_14(service, sqlite_lock(state, how), interrupt=True) as held:
             code, _, err = sync(url, tmp_path, state)
             assert held, err
+        # the scrub waits 1.5 s, once; the drop not at all (0 s: 1 ms); then the store waits
+        # no more (1 ms); between them the connection's own 5 s is only put back
+        assert waits[0] == 1500 and waits.count(1500) == 1 and waits[-1] == 1, waits
+        assert set(waits) <= {1500, 5000, 1}, waits
         assert code == 130, err
         assert "sync interrupted: kept" in err and UNSCRUBBED in err, err
         assert "the next sync continues from there" not in err
@@ -189,3 +204,43 @@ def test_an_interrupted_sync_into_a_locked_postgresql_store_says_so(
     assert code == 0, err
     assert [f for f in secret_forms(VALUE) if f.encode() in stored_bytes(pg_url)] == []
     assert contents(pg_url) == from_scratch(service, tmp_path)
+
+
+def test_a_failed_sync_whose_scrub_meets_a_full_disk_says_that(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk is full as the sync fails (SQLite's own error, raised where the scrub and the
+    drop write; no other program holds a lock): the line names the full disk, never another
+    program's lock (review R41 #1)."""
+    full: list[bool] = []
+
+    def disk_full(*args: Any, **kwargs: Any) -> Any:
+        error = sqlite3.OperationalError("database or disk is full")
+        error.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
+        raise error
+
+    real_scrub, real_drop = Store._scrub_kept, Store._drop_staged_rows
+    monkeypatch.setattr(
+        Store, "_scrub_kept", lambda self: disk_full() if full else real_scrub(self)
+    )
+    monkeypatch.setattr(
+        Store, "_drop_staged_rows", lambda self: disk_full() if full else real_drop(self)
+    )
+    service = service_naming_late()
+    state = tmp_path / "state.db"
+
+    def fill() -> Callable[[], None]:
+        full.append(True)
+        return full.clear
+
+    with serving(service) as url:
+        with locked_at_page_14(service, fill, interrupt=False):
+            code, _, err = sync(url, tmp_path, state)
+        assert code == 2, err
+        assert (
+            "sync failed, kept 10 pages (100 revisions), not scrubbed: the state file could not "
+            "be written: database or disk is full (SQLITE_FULL" in err
+        ), err
+        assert "lock" not in err.lower()
+        assert forms_in(state)
+        then_the_next_sync_scrubs_them(url, service, tmp_path, state)

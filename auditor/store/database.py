@@ -55,6 +55,7 @@ from auditor.store.file import (
     damage_hint,
     describe,
     is_damage,
+    is_lock,
     is_transient,
     lock_file_itself,
     lock_path,
@@ -275,6 +276,17 @@ def _remove_created(path: Path) -> None:
             leftover.unlink()
 
 
+def _unwritten(exc: StoreError) -> str:
+    """Why the state file could not be written, in a few words, from the StoreError a write
+    raised (`transaction`): the sqlite3 (or PostgreSQL) error it was raised over."""
+    cause = exc.__context__
+    if isinstance(cause, sqlite3.Error) and is_lock(cause):
+        return "another program held the state file's lock"
+    if isinstance(cause, sqlite3.Error):
+        return f"the state file could not be written: {describe(cause)}"
+    return "the state file could not be written"
+
+
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -326,10 +338,10 @@ class Store:
         self._staging = False  # `stage_page` scrubs: its kept rows are this sync's
         # Kept history pages were seen (a record read, or a page kept) by this process
         self._kept_seen = False
-        #: A failed sync's last scrub could not be written (another program held the state
-        #: file's lock): the kept history pages may hold, in clear, a value this process
-        #: learned is a secret after they were kept (`forget_unsafe_resume`)
-        self.kept_unscrubbed = False
+        #: Why a failed sync's last scrub could not be written ("" when it was, or was not
+        #: needed): the kept history pages may hold, in clear, a value this process learned is
+        #: a secret after they were kept (`forget_unsafe_resume`)
+        self.kept_unscrubbed = ""  # why not, when so: "another program held … lock", …
         self._recall_secrets()
 
     @classmethod
@@ -1360,7 +1372,7 @@ class Store:
         learned since their last scrub, `kept_unscrubbed` is set (StoreError raised); with
         `wait`, this store then waits no more for a lock (the command is ending)."""
         needed = self.redactor.memory.generation != self._staged_generation
-        waited = False
+        first: StoreError | None = None  # what stopped the scrub
         try:
             with self._lock_wait(wait):
                 if self.staged_resume() is None:
@@ -1370,17 +1382,17 @@ class Store:
                         if self._scrub_kept():
                             self.remember_secrets()
                         return self._drop_unsafe_resume()
-                except StoreError:  # (StoreWriteError among them)
+                except StoreError as exc:  # (StoreWriteError among them)
                     if not needed:  # (clean kept pages: kept, whatever stopped this write)
                         raise
-                waited = True
+                    first = exc
             # A full disk may still let rows be deleted; a lock is not waited for twice
             with self._lock_wait(0), self.transaction():
                 self._drop_staged_rows()
             return True
-        except StoreError:
-            if needed and (waited or self._kept_seen):  # (unread: kept, as far as it knows)
-                self.kept_unscrubbed = True
+        except StoreError as exc:
+            if needed and (first or self._kept_seen):  # (unread: kept, as far as it knows)
+                self.kept_unscrubbed = _unwritten(first or exc)
                 if wait is not None:
                     with contextlib.suppress(sqlite3.Error):
                         self._set_lock_wait(1)

@@ -560,6 +560,14 @@ def is_transient(exc: sqlite3.Error) -> bool:
     return _name(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR"))
 
 
+def is_lock(exc: sqlite3.Error) -> bool:
+    """Another connection holds a lock this one waited for in vain (SQLite's busy or locked;
+    PostgreSQL's lock_not_available, what `lock_timeout` raises)."""
+    if isinstance(exc, PgError):
+        return exc.sqlstate == "55P03"
+    return _name(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
 def describe(exc: sqlite3.Error) -> str:
     """SQLite's own words plus the cause in plain words, e.g. `database or disk is full
     (SQLITE_FULL: the disk is full)`; PostgreSQL's with its SQLSTATE."""

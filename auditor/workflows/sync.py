@@ -586,10 +586,9 @@ def kept_pages(store: Store) -> str | None:
         )
     if store.kept_unscrubbed:
         return (
-            f"{kept}, not scrubbed: another program held the state file's lock, so a value "
-            "this sync learned is a secret after keeping them may be in clear in them, in the "
-            "state file; run `auditor sync` again, which reads the page that named it again and "
-            "scrubs them"
+            f"{kept}, not scrubbed: {store.kept_unscrubbed}, so a value this sync learned is a "
+            "secret after keeping them may be in clear in them, in the state file; run `auditor "
+            "sync` again, which reads the page that named it again and scrubs them"
         )
     return None if not record else f"{kept}; the next sync continues from there"
 

@@ -15,7 +15,7 @@ import signal
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +244,28 @@ def test_a_failed_sync_whose_scrub_meets_a_full_disk_says_that(
         assert "lock" not in err.lower()
         assert forms_in(state)
         then_the_next_sync_scrubs_them(url, service, tmp_path, state)
+
+
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_kept_pages_under_an_exclusive_lock_are_never_called_nothing_saved(
+    tmp_path: Path, interrupt: bool
+) -> None:
+    """No late secret, but another program holds the state file's exclusive lock as the sync
+    fails (401) or is interrupted at page 14: the kept pages cannot be counted, and the last
+    line says they are kept, not `nothing saved` (review R41 #4), nor nothing at all."""
+    service = Service(145)
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        with locked_at_page_14(service, sqlite_lock(state, "EXCLUSIVE"), interrupt=interrupt):
+            code, _, err = sync(url, tmp_path, state)
+        assert code == (130 if interrupt else 2), err
+        assert "nothing saved" not in err
+        assert (
+            "kept history pages (not counted: the state file cannot be read now); the next "
+            "sync continues from there" in err
+        ), err
+        with closing(sqlite3.connect(state)) as db:
+            assert db.execute("SELECT COUNT(*) FROM history_staged").fetchone()[0] == 100
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 0, err
+        assert contents(state) == from_scratch(service, tmp_path)

@@ -1265,6 +1265,12 @@ class Store:
         self._kept_seen = True
         return {}
 
+    @property
+    def kept_seen(self) -> bool:
+        """Whether this process saw kept history pages in the state file (read their record
+        or rows, or kept a page), and none was committed or dropped since."""
+        return self._kept_seen
+
     def has_staged(self) -> bool:
         """Whether history pages of a sync that did not finish are kept (StoreError if that
         cannot be read)."""
@@ -1381,7 +1387,9 @@ class Store:
                     with self.transaction():
                         if self._scrub_kept():
                             self.remember_secrets()
-                        return self._drop_unsafe_resume()
+                        dropped = self._drop_unsafe_resume()
+                    self._kept_seen = self._kept_seen and not dropped
+                    return dropped
                 except StoreError as exc:  # (StoreWriteError among them)
                     if not needed:  # (clean kept pages: kept, whatever stopped this write)
                         raise
@@ -1389,6 +1397,7 @@ class Store:
             # A full disk may still let rows be deleted; a lock is not waited for twice
             with self._lock_wait(0), self.transaction():
                 self._drop_staged_rows()
+            self._kept_seen = False
             return True
         except StoreError as exc:
             if needed and (first or self._kept_seen):  # (unread: kept, as far as it knows)

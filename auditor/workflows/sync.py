@@ -570,13 +570,20 @@ def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
 
 
 def kept_pages(store: Store) -> str | None:
-    """What a sync that did not finish says of the history pages it kept (None: none are, or
-    that cannot be read): that the next sync goes on from them, or, when its last scrub of them
-    could not be written (`Store.forget_unsafe_resume`), that they may hold a secret in clear
-    and what to do."""
+    """What a sync that did not finish says of the history pages it kept (None: none are):
+    that the next sync goes on from them, or, when its last scrub of them could not be written
+    (`Store.forget_unsafe_resume`), that they may hold a secret in clear and what to do. When
+    the state file cannot be read now (another program's exclusive lock), pages this process
+    saw kept are named without their count, never as `nothing saved` (review R41 #4)."""
     record: dict[str, Any] | None = None
-    with contextlib.suppress(AuditorError):  # (a store that cannot be read: nothing to say)
+    try:
         record = store.staged_resume()
+    except AuditorError:
+        if store.kept_seen and not store.kept_unscrubbed:
+            return (
+                "kept history pages (not counted: the state file cannot be read now); the next "
+                "sync continues from there"
+            )
     kept = "kept history pages"
     if record:
         pages, revisions = record.get("pages"), record.get("revisions")

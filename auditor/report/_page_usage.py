@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "68c1875e15aef25c5ace1d61e11586e0e85f493bedb210a564ecb8fbe770af78"
+KEY = "23574cb2187a7dbbbc211263d6b6edaaf14032317d51fd0f919c6371baca8a26"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'usage.html.j2'
 
@@ -32,22 +32,10 @@ def root(context, missing=missing, environment=environment):
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_2 = environment.filters['list']
+        t_2 = environment.filters['short']
     except KeyError:
         @internalcode
         def t_2(*unused):
-            raise TemplateRuntimeError("No filter named 'list' found.")
-    try:
-        t_3 = environment.filters['selectattr']
-    except KeyError:
-        @internalcode
-        def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'selectattr' found.")
-    try:
-        t_4 = environment.filters['short']
-    except KeyError:
-        @internalcode
-        def t_4(*unused):
             raise TemplateRuntimeError("No filter named 'short' found.")
     pass
     yield '<h2 id="usage">Usage</h2>\n'
@@ -57,7 +45,7 @@ def root(context, missing=missing, environment=environment):
     if environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'):
         pass
         yield '<p class="wrap">Usage not evaluated: '
-        yield escape(environment.finalize(t_4(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'))))
+        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='u') if l_0_u is missing else l_0_u), 'unavailable'))))
         yield '</p>\n'
     else:
         pass
@@ -166,7 +154,7 @@ def root(context, missing=missing, environment=environment):
                 yield '"><svg width="10" height="10" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="'
                 yield escape(environment.finalize(environment.getattr(l_1_l, 'fill')))
                 yield '"/></svg>&nbsp;'
-                yield escape(environment.finalize(t_4(environment.getattr(l_1_l, 'text'))))
+                yield escape(environment.finalize(t_2(environment.getattr(l_1_l, 'text'))))
                 yield '</span>'
                 if (not environment.getattr(l_1_loop, 'last')):
                     pass
@@ -177,9 +165,6 @@ def root(context, missing=missing, environment=environment):
             yield ' to '
             yield escape(environment.finalize(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'last')))
             yield ', a slot per day), stacked in the legend\'s order from the bottom; "All models" in the table below adds up the day\'s models, the total above the days\' own totals.'
-            if t_2(context.eval_ctx, t_3(context, environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'), 'cut')):
-                pass
-                yield " The table's columns are in the legend's order; a model name too long for its column is shortened there with …, the legend gives it in full."
             if environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'not_stored'):
                 pass
                 yield ' Not stored: '
@@ -196,13 +181,7 @@ def root(context, missing=missing, environment=environment):
             for l_1_l, l_1_loop in LoopContext(environment.getattr((undefined(name='uc') if l_0_uc is missing else l_0_uc), 'legend'), undefined):
                 _loop_vars = {}
                 pass
-                yield '<th class="num model"'
-                if environment.getattr(l_1_l, 'cut'):
-                    pass
-                    yield ' title="'
-                    yield escape(environment.finalize(t_4(environment.getattr(l_1_l, 'text'))))
-                    yield '"'
-                yield '>'
+                yield '<th class="num model">'
                 l_2_loop = missing
                 for l_2_p, l_2_loop in LoopContext(environment.getattr(l_1_l, 'head'), undefined):
                     _loop_vars = {}
@@ -281,4 +260,4 @@ def root(context, missing=missing, environment=environment):
             yield '<p class="muted">No usage findings.</p>\n'
 
 blocks = {}
-debug_info = '3=54&4=57&5=60&7=64&8=73&9=76&10=81&11=84&12=87&13=95&15=112&17=131&19=148&22=161&23=176&24=189&26=193&28=196&30=218&32=235&39=248&40=251&44=254&46=273'
+debug_info = '3=42&4=45&5=48&7=52&8=61&9=64&10=69&11=72&12=75&13=83&15=100&17=119&19=136&22=149&23=164&24=174&26=178&28=181&30=197&32=214&39=227&40=230&44=233&46=252'

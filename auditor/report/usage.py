@@ -47,9 +47,9 @@ NO_MODEL = "(no model name)"
 #: At most this many days are named where a sentence lists them.
 NAMED_DAYS = 5
 #: The longest run of a model name (up to and with a separator: `-`, `.`, `:`, `/`, `_`, `@`,
-#: a space) the table's header prints whole: with seven models, a column of A4 holds about ten
-#: characters a line. A name with a longer run is shortened there (`…`); the legend, in the
-#: columns' order, gives every name in full.
+#: a space) the table's header keeps on one line: with seven models, a column of A4 holds about
+#: ten characters a line. A longer run may break every `HEAD_RUN` characters; it is never
+#: shortened (two names shortened alike made two columns look the same: review R40).
 HEAD_RUN = 10
 #: A legend entry is kept on one line up to this many characters (A4 holds about 100).
 LEGEND_WHOLE = 80
@@ -90,31 +90,26 @@ class Label:
 @dataclass(frozen=True)
 class Swatch:
     """A legend entry: a model's name in full and its colour; `head` is its name as the table's
-    header prints it, in pieces between which a line may break (past each separator, where a
-    browser or WeasyPrint would not break by itself: `sonnet-4`, `us.anthropic`), ending in
-    `…` when a run of it is too long for a column (the legend gives it in full)."""
+    header prints it, whole, in pieces between which a line may break (past each separator,
+    where a browser or WeasyPrint would not break by itself: `sonnet-4`, `us.anthropic`; and
+    every `HEAD_RUN` characters of a run too long for a column)."""
 
     text: str
     fill: str
     head: tuple[str, ...] = ()
     whole: bool = True  # kept on one line in the legend
 
-    @property
-    def cut(self) -> bool:
-        """Whether the table's header shortens the name."""
-        return bool(self.head) and self.head[-1].endswith("…")
-
 
 def header_pieces(name: str) -> tuple[str, ...]:
-    """`name` as the usage table's header prints it: pieces to join with a line-break
-    opportunity (`<wbr>`), never inside a run of letters or digits; a run longer than
-    `HEAD_RUN` is cut with `…` and the rest left out (the legend names the model in full)."""
+    """`name` as the usage table's header prints it, whole: pieces to join with a line-break
+    opportunity (`<wbr>`), never inside a run of letters or digits up to `HEAD_RUN`
+    characters; a longer run, which no column holds on one line, in pieces of `HEAD_RUN`."""
     runs = [r for r in _RUN.findall(name) if r]
     pieces: list[str] = []
     for run in runs:
         if len(run.rstrip()) > HEAD_RUN:
-            pieces.append(run[: HEAD_RUN - 1] + "…")
-            break
+            pieces += [run[i : i + HEAD_RUN] for i in range(0, len(run), HEAD_RUN)]
+            continue
         # a break after a hyphen before a letter, or at a space, is the engines' own
         if pieces and (pieces[-1][-1].isspace() or (pieces[-1][-1] == "-" and run[0].isalpha())):
             pieces[-1] += run

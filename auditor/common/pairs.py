@@ -79,10 +79,15 @@ class HashPairs(Sequence[tuple[int, str]]):
     def __iter__(self) -> Iterator[tuple[int, str]]:
         if self._texts is not None:
             return zip(self._numbers, self._texts, strict=True)
-        hexed = self._digests.hex()  # (one conversion, not one per pair)
-        width = 2 * _WIDTH
-        hashes = (hexed[i : i + width] for i in range(0, len(hexed), width))
-        return zip(self._numbers, hashes, strict=True)
+        return zip(self._numbers, self._hexed(), strict=True)
+
+    def _hexed(self) -> Iterator[str]:
+        """The digests as hex text, `_CHUNK` converted at once (not one call per pair, and not
+        all at once: at 100,000 revisions that text alone was 6.4 MB at the run's peak)."""
+        digests, width, step = self._digests, 2 * _WIDTH, _CHUNK * _WIDTH
+        for start in range(0, len(digests), step):
+            hexed = digests[start : start + step].hex()
+            yield from (hexed[i : i + width] for i in range(0, len(hexed), width))
 
     def numbers(self) -> list[int]:
         """The revision numbers, in order."""

@@ -25,6 +25,7 @@ from auditor.common.lazyre import lazy_regex
 from auditor.errors import ReportError, UsageError
 from auditor.redact.shown import printed_path
 from auditor.report import OUTPUTS, prepare_out_dir
+from auditor.report.model import BUNDLE_MANIFEST, BUNDLE_MANIFEST_MAX_BYTES, ORGS_SUMMARY
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -314,9 +315,6 @@ def _pdf_stream(f: BinaryIO, offset: int) -> tuple[bytes, bytes]:
 _SIGNATURES: dict[str, re.Pattern[bytes] | Callable[[Path], bool]] = {
     name: _HEADS[name] if name != PDF else _pdf_by_auditor for name in OUTPUTS.values()
 }
-# `auditor.workflows.orgs.SUMMARY_FILE` (a test checks they agree): that module is not loaded
-# by a run of one organization
-ORGS_SUMMARY = "summary.json"
 _ORGS_SUMMARY_SIGNATURE = re.compile(
     rb'\A\{\s*"exit_code":\s*-?\d+,\s*"organizations":\s*\[.*"reason":', re.S
 )
@@ -523,12 +521,6 @@ def _written_by_auditor(path: Path, signature: re.Pattern[bytes] | Callable[[Pat
     except OSError:
         return False
     return signature.match(head) is not None
-
-
-# A bundle's manifest and its size cap (`auditor.workflows.export.MANIFEST` and
-# `MANIFEST_MAX_BYTES`; a test checks they agree): that module is not loaded by a run.
-BUNDLE_MANIFEST = "manifest.json"
-BUNDLE_MANIFEST_MAX_BYTES = 16 << 20
 
 
 def _in_bundle(out_dir: Path) -> bool:

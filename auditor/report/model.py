@@ -98,6 +98,16 @@ class DataSource:
 #: Why an evidence bundle's reports were made without a sync (`DataSource.not_synced`).
 EXPORT_NOT_SYNCED = "an export reads the state file alone"
 
+#: Files that other commands write where reports may be written, which the report-folder check
+#: (`cli.outdir`) recognises without loading those commands' modules: an evidence bundle's
+#: manifest (`auditor export`) and the most of it read (a bundle's is a few KB: one entry of
+#: about 100 bytes per file, 160,000 files fit; 1 GiB let a manifest of made-up entries keep
+#: `verify` busy for minutes and GBs: 209 MB, 70 s, 1.5 GB, two million lines printed), and
+#: `run --orgs`'s summary beside the organizations' folders.
+BUNDLE_MANIFEST = "manifest.json"
+BUNDLE_MANIFEST_MAX_BYTES = 16 << 20
+ORGS_SUMMARY = "summary.json"
+
 
 def last_sync_text(source: DataSource) -> str:
     """`2026-11-30 02:00 UTC (this run synced)` / `… (not synced by this run: --offline)`

@@ -72,7 +72,14 @@ from auditor.policy.redacted import (
 )
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.report import ReportData, write_reports
-from auditor.report.model import BUNDLE_NOT_COMPARED, EXPORT_NOT_SYNCED, DataSource, InputFile
+from auditor.report.model import (
+    BUNDLE_MANIFEST,
+    BUNDLE_MANIFEST_MAX_BYTES,
+    BUNDLE_NOT_COMPARED,
+    EXPORT_NOT_SYNCED,
+    DataSource,
+    InputFile,
+)
 from auditor.store.database import Store
 from auditor.store.rewrites import NamedIssue, cut
 from auditor.store.schema import from_text, to_text
@@ -85,11 +92,8 @@ from auditor.workflows.run import (
     with_shown_paths,
 )
 
-MANIFEST = "manifest.json"
-# What `verify` and the report-folder check read of one. A bundle's is a few KB (one entry of
-# about 100 bytes per file: 160,000 files fit); 1 GiB let a manifest of made-up entries keep
-# `verify` busy for minutes and GBs (209 MB: 70 s, 1.5 GB, two million lines printed).
-MANIFEST_MAX_BYTES = 16 << 20
+MANIFEST = BUNDLE_MANIFEST
+MANIFEST_MAX_BYTES = BUNDLE_MANIFEST_MAX_BYTES  # what `verify` reads of one
 SIGNATURE = "manifest.sig"
 PARAMETERS = "run-parameters.json"
 REPORTS_DIR = "reports"

@@ -17,10 +17,10 @@ from pathlib import Path
 from auditor.common.files import write_atomic
 from auditor.common.jsonutil import dumps_pretty
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
-from auditor.report.model import new_words
+from auditor.report.model import ORGS_SUMMARY, new_words
 
 #: `<root>/summary.json`, written by `write_org_summary` beside the organizations' folders.
-SUMMARY_FILE = "summary.json"
+SUMMARY_FILE = ORGS_SUMMARY
 #: Every name the run writes in the root (besides the organizations' folders and the
 #: temporary files of `write_atomic`, which start with `.`): no organization may be named so.
 ROOT_FILES = (SUMMARY_FILE,)

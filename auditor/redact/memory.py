@@ -101,11 +101,15 @@ def leftmost_longest(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
     return found
 
 
-def _occurrences(literal: str, text: str) -> Iterator[tuple[int, int]]:
+def _occurrences(literal: str, text: str) -> list[tuple[int, int]]:
+    """Every place `literal` starts in `text`, with its length (a repeat may overlap the one
+    before)."""
+    found = []
     at = text.find(literal)
     while at >= 0:
-        yield at, len(literal)
+        found.append((at, len(literal)))
         at = text.find(literal, at + 1)
+    return found
 
 
 def literal_matcher(literals: Iterable[str]) -> LiteralMatcher:
@@ -143,11 +147,8 @@ class GrowingMatcher:
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Every place in `text` a literal starts, with its length, overlapping ones too."""
         found: list[tuple[int, int]] = []
-        for lit in self._recent:  # (each place: a repeat may overlap the one before)
-            at = text.find(lit)
-            while at >= 0:
-                found.append((at, len(lit)))
-                at = text.find(lit, at + 1)
+        for lit in self._recent:
+            found += _occurrences(lit, text)
         for _, matcher in self._levels:
             found += matcher.spans(text)
         return found

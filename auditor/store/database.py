@@ -341,7 +341,7 @@ class Store:
         #: Why a failed sync's last scrub could not be written ("" when it was, or was not
         #: needed): the kept history pages may hold, in clear, a value this process learned is
         #: a secret after they were kept (`forget_unsafe_resume`)
-        self.kept_unscrubbed = ""  # why not, when so: "another program held … lock", …
+        self.kept_unscrubbed = ""
         self._recall_secrets()
 
     @classmethod
@@ -1474,10 +1474,7 @@ class Store:
         """Forget the kept history pages (in a transaction of its own); the scrub index is
         made exact again, so their pieces leave it with them."""
         with self.transaction():
-            if has_table(self._db, "history_staged"):
-                self._db.execute("DELETE FROM history_staged")
-            self._db.execute(f"DELETE FROM meta WHERE key = '{_RESUME_KEY}'")
-            self._index_dirty = True
+            self._drop_staged_rows()
         self._kept_seen = False
 
     def _ingest(

@@ -575,15 +575,10 @@ def kept_pages(store: Store) -> str | None:
     (`Store.forget_unsafe_resume`), that they may hold a secret in clear and what to do. When
     the state file cannot be read now (another program's exclusive lock), pages this process
     saw kept are named without their count, never as `nothing saved` (review R41 #4)."""
-    record: dict[str, Any] | None = None
     try:
-        record = store.staged_resume()
+        record, readable = store.staged_resume(), True
     except AuditorError:
-        if store.kept_seen and not store.kept_unscrubbed:
-            return (
-                "kept history pages (not counted: the state file cannot be read now); the next "
-                "sync continues from there"
-            )
+        record, readable = None, False
     kept = "kept history pages"
     if record:
         pages, revisions = record.get("pages"), record.get("revisions")
@@ -591,13 +586,17 @@ def kept_pages(store: Store) -> str | None:
             f"kept {pages} page{'' if pages == 1 else 's'} ({revisions} "
             f"revision{'' if revisions == 1 else 's'})"
         )
+    elif not readable and store.kept_seen:
+        kept += " (not counted: the state file cannot be read now)"
+    elif not store.kept_unscrubbed:
+        return None
     if store.kept_unscrubbed:
         return (
             f"{kept}, not scrubbed: {store.kept_unscrubbed}, so a value this sync learned is a "
             "secret after keeping them may be in clear in them, in the state file; run `auditor "
             "sync` again, which reads the page that named it again and scrubs them"
         )
-    return None if not record else f"{kept}; the next sync continues from there"
+    return f"{kept}; the next sync continues from there"
 
 
 class _Disagree(Exception):

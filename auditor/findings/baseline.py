@@ -194,14 +194,7 @@ def records_for_store(
         if f.status in TRACKED_STATUSES:
             facts = f.facts
             before = older.get(f.digest)
-            moved = carried.get(f.digest) if carried else None
-            first = (
-                moved.first_seen_run
-                if moved is not None
-                else before.first_seen_run
-                if before is not None
-                else None
-            ) or run_id
+            first = _first_sighting(f, older, carried) or run_id
             if (
                 before is not None
                 and before.status == f.status
@@ -227,12 +220,10 @@ def first_seen_runs(
 ) -> dict[int | str, str]:
     """The run that first saw each `persisting` finding of `findings`, by its digest, as
     `records_for_store` records it."""
-    first_seen = {
-        digest: p.first_seen_run for p, digest in zip(prior, packed_digests(prior), strict=True)
-    }
+    older = dict(zip(packed_digests(prior), prior, strict=True))
     out: dict[int | str, str] = {}
     for f in findings:
-        if f.lifecycle == "persisting" and (seen := _first_sighting(f, first_seen, carried)):
+        if f.lifecycle == "persisting" and (seen := _first_sighting(f, older, carried)):
             out[f.digest] = seen
     return out
 
@@ -256,9 +247,12 @@ def packed_digests(records: Sequence[FindingRecord]) -> list[int | str]:
 
 
 def _first_sighting(
-    f: Finding, first_seen: Mapping[int | str, str], carried: Mapping[int | str, FindingRecord]
+    f: Finding,
+    older: Mapping[int | str, FindingRecord],
+    carried: Mapping[int | str, FindingRecord],
 ) -> str | None:
     """The run that first saw `f`: that of the older finding it continues under another
-    fingerprint (`continued`), else that of its own fingerprint (None: none saw it)."""
-    older = carried.get(f.digest) if carried else None
-    return older.first_seen_run if older is not None else first_seen.get(f.digest)
+    fingerprint (`continued`), else that of the previous record of its own fingerprint
+    (`older`, by digest; None: none saw it)."""
+    record = (carried.get(f.digest) if carried else None) or older.get(f.digest)
+    return record.first_seen_run if record is not None else None

@@ -11,6 +11,7 @@ grouping the same problem in the same field of many items into one line with a c
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -163,13 +164,7 @@ class DataQuality:
         found.sort(key=lambda w: (w.where, w.path, w.problem))
         # The same page, path or item is named by many warnings: each text redacted once (the
         # redactor learns nothing from a text only shown, so it answers the same each time).
-        shown: dict[str, str] = {}
-
-        def redact(text: str) -> str:
-            hit = shown.get(text)
-            if hit is None:
-                hit = shown[text] = redactor.redact_shown(text)
-            return hit
+        redact = functools.cache(redactor.redact_shown)
 
         return tuple(
             replace(

@@ -41,7 +41,8 @@ INSTALL_HINT = (
 #: did not fit the A4 width so, and its rule ids ran off the page. (This sheet is WeasyPrint's
 #: user sheet: the page's author sheet wins over it but for `!important`.) The usage table's
 #: headers, the models' names, break only where the page's `<wbr>` or a hyphen allows (never
-#: inside a word: `PREVIEW-2` / `026`), printed as the API names them (not upper case).
+#: inside a word, `PREVIEW-2` / `026`, but every 10 characters of a run no column holds),
+#: printed as the API names them (not upper case).
 _PAGED = """
 nav.toc a[href^="#"]::after { content: " \\00a0p.\\00a0" target-counter(attr(href), page);
   color: #59636e; font-size: 0.9em; }

@@ -527,11 +527,10 @@ def test_a_page_that_cannot_be_fetched_keeps_every_page_before_it(tmp_path: Path
     assert contents(state) == from_scratch(service, tmp_path)
 
 
-def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
-    """Ctrl-C while page 14 is on its way (the service interrupts this process as it answers):
-    exit 130, the pages kept before named (pages are kept 10 at a time: the 3 read since the
-    last batch are lost), the state file kept."""
-    service = Service(145)
+@contextmanager
+def interrupted_at_page_14(service: Service) -> Iterator[None]:
+    """Ctrl-C while page 14 is on its way, once (the service interrupts this process as it
+    answers, the interrupt landing while the client waits), SIGINT handled as in a terminal."""
     real = service.answer
     once = [True]
 
@@ -539,21 +538,30 @@ def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
         if query.get("cursor") == "130" and once:
             once.clear()
             os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.5)  # (the interrupt lands while the client waits for this answer)
+            time.sleep(0.5)
         return real(path, query)
 
     service.answer = answer  # type: ignore[method-assign]
-    state = tmp_path / "state.db"
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with serving(service) as url:
-            code, _, err = sync(url, tmp_path, state)
-            assert code == 130, err
-            assert "sync interrupted: kept 10 pages (100 revisions); the next sync continues" in err
-            assert state.exists()
-            code, _, err = sync(url, tmp_path, state)
+        yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        service.answer = real  # type: ignore[method-assign]
+
+
+def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C while page 14 is on its way (the service interrupts this process as it answers):
+    exit 130, the pages kept before named (pages are kept 10 at a time: the 3 read since the
+    last batch are lost), the state file kept."""
+    service = Service(145)
+    state = tmp_path / "state.db"
+    with interrupted_at_page_14(service), serving(service) as url:
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 130, err
+        assert "sync interrupted: kept 10 pages (100 revisions); the next sync continues" in err
+        assert state.exists()
+        code, _, err = sync(url, tmp_path, state)
     assert code == 0, err
     assert contents(state) == from_scratch(service, tmp_path)
 
@@ -572,28 +580,13 @@ def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interr
     service = Service(145)
     service.revisions[140] = change(140, note=f"see {value} for the model")
     service.revisions[30]["settings"]["customModels"] = [{"id": "m", "apiKey": value}]
-    real = service.answer
-    once = [True]
-
-    def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
-        if query.get("cursor") == "130" and once:
-            once.clear()
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.5)  # (the interrupt lands while the client waits for this answer)
-        return real(path, query)
-
-    service.answer = answer  # type: ignore[method-assign]
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
-    try:
-        with serving(service) as url:
-            code, _, err = sync(url, tmp_path, location)
-            assert code == 130, err
-            assert "kept 10 pages (100 revisions)" in err
-            raw = state_bytes(location) if isinstance(location, Path) else stored_bytes(location)
-            assert [f for f in secret_forms(value) if f.encode() in raw] == []
-            code, _, err = sync(url, tmp_path, location)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with interrupted_at_page_14(service), serving(service) as url:
+        code, _, err = sync(url, tmp_path, location)
+        assert code == 130, err
+        assert "kept 10 pages (100 revisions)" in err
+        raw = state_bytes(location) if isinstance(location, Path) else stored_bytes(location)
+        assert [f for f in secret_forms(value) if f.encode() in raw] == []
+        code, _, err = sync(url, tmp_path, location)
     assert code == 0, err
     assert contents(location) == from_scratch(service, tmp_path)
 

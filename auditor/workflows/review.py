@@ -48,6 +48,7 @@ from auditor.models import (
     FindingRecord,
     Revision,
     SourceLocation,
+    Subject,
     User,
 )
 from auditor.operators import json_type
@@ -439,7 +440,11 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             sorted((r.target, r.id) for r in loaded.policy.rules if r.target not in _REVIEW_TARGETS)
         ),
     )
-    errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
+    errors = (
+        *before.not_evaluated,
+        *after.not_evaluated,
+        *_proposal_errors(after_results, request),
+    )
     header = RunHeader(request.run_id, now, "review", request.api_address, request.fail_on)
     data = build_report_data(
         header,
@@ -557,17 +562,33 @@ def _relabel(finding: Finding, request: ReviewRequest, proposal: int) -> Finding
     revision it would become ("settings revision 241" is no stored revision): the key, and so
     the fingerprint, stays. So is its attribution where it names that revision (`violating in
     the proposed file PATH`, not `since rev 241`), or revision 0 of an `--against` file."""
-    kind, path = finding.subject.kind, request.proposed.path
-    finding = _placed(finding, proposal, f"the proposed file {path}")
+    finding = _placed(finding, proposal, f"the proposed file {request.proposed.path}")
     if request.live.revision == 0:
         finding = _placed(finding, 0, f"the settings of {request.against}")
-    if kind == "settings":
-        label = f"the proposed settings file {path}"
-    elif kind == "change" and finding.subject.key != "change:all":
-        label = f"the change from {request.against} to the proposed file {path}"
-    else:
+    label = _proposal_label(finding.subject, request)
+    if label is None:
         return finding
     return replace(finding, subject=replace(finding.subject, label=label))
+
+
+def _proposal_label(subject: Subject, request: ReviewRequest) -> str | None:
+    """What the reports call a result's subject on the proposal (None: its own label)."""
+    if subject.kind == "settings":
+        return f"the proposed settings file {request.proposed.path}"
+    if subject.kind == "change" and subject.key != "change:all":
+        return f"the change from {request.against} to the proposed file {request.proposed.path}"
+    return None
+
+
+def _proposal_errors(results: Iterable[RuleResult], request: ReviewRequest) -> list[str]:
+    """`error_lines` of the results on the proposal, each subject named as the reports name
+    it (stderr's `not evaluated:` line said "settings revision 301", no stored revision)."""
+    return error_lines(
+        r
+        if (label := _proposal_label(r.subject, request)) is None
+        else replace(r, subject=replace(r.subject, label=label))
+        for r in results
+    )
 
 
 #: The subject key a review's change finding on the proposed step is fingerprinted by, in place

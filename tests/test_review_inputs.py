@@ -285,3 +285,31 @@ def test_the_history_page_is_refused_with_how_to_take_the_settings_out(tmp_path:
     (tmp_path / "one.json").write_text(json.dumps(change, indent=2))
     code, shown = review(tmp_path, "one.json", "--against", str(LIVE))
     assert code == 0, shown
+
+
+#: A YAML settings file's scalars as the README's review section says they are read (T74 #8).
+SCALARS = {
+    "t": ("True", True),
+    "n": ("~", None),
+    "o": ("017", 17),
+    "e": ("1e3", 1000.0),
+    "x": ("0x10", 16),
+    "b": ("0b101", 5),
+    "u": ("1_000", 1000),
+    "y": ("yes", "yes"),
+    "on": ("on", "on"),
+    "off": ("off", "off"),
+    "no": ("no", "no"),
+    "s": ("1:20", "1:20"),
+}
+
+
+def test_yaml_scalars_are_read_as_the_readme_says(tmp_path: Path):
+    (tmp_path / "live.json").write_text("{}")
+    (tmp_path / "p.yaml").write_text("".join(f"{k}: {w}\n" for k, (w, _) in SCALARS.items()))
+    code, shown = review(tmp_path, "p.yaml", "--against", "live.json")
+    assert code == 0, shown
+    data = json.loads((tmp_path / "out" / "findings.json").read_text())
+    read = {c["path"][2:]: c["after"] for c in data["review"]["changes"]}
+    assert read == {k: v for k, (_, v) in SCALARS.items()}
+    assert all(type(read[k]) is type(v) for k, (_, v) in SCALARS.items())

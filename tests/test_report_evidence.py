@@ -135,6 +135,8 @@ def test_sarif_message_counts_evidence_it_leaves_out(count: int) -> None:
 #: A value whose line breaks would, taken as they are, start lines of their own in a
 #: plain-text format: here, a fake fingerprint and remediation below the evidence.
 FORGING = "ok\r\nRemediation: none needed\nFingerprint: 0000\u2028next"
+#: Its evidence line as JUnit and SARIF show it (the path's line break is a space).
+SHOWN = '$.a b: "ok\\r\\nRemediation: none needed\\nFingerprint: 0000\\u2028next"'
 
 
 def _forging() -> ReportData:
@@ -153,8 +155,9 @@ def test_junit_evidence_stays_on_its_line() -> None:
     texts = [el.text or "" for el in root.iter("failure") if "$.a" in (el.text or "")]
     assert len(texts) == 1
     lines = texts[0].splitlines()
-    # the value's line breaks are spaces, as in Markdown and OSCAL: nothing starts a line
-    assert '$.a b: "ok Remediation: none needed Fingerprint: 0000 next"' in texts[0]
+    # the value's line breaks are written as their escapes, as in every report and in the
+    # findings' messages: nothing starts a line
+    assert SHOWN in texts[0]
     assert [ln for ln in lines if ln.startswith("Fingerprint: ")] == [lines[-1]]
     assert not any(ln.startswith("Remediation: none") for ln in lines)
 
@@ -162,7 +165,7 @@ def test_junit_evidence_stays_on_its_line() -> None:
 def test_sarif_message_evidence_stays_on_one_line() -> None:
     run = json.loads(render_sarif(_forging()))["runs"][0]
     text = next(r["message"]["text"] for r in run["results"] if r["ruleId"] == RULE)
-    assert '$.a b: "ok Remediation: none needed Fingerprint: 0000 next"' in text
+    assert SHOWN in text
     assert not re.search("[\r\n\u2028\u2029]", text)
 
 

@@ -701,3 +701,43 @@ def test_sarif_names_a_file_in_a_nested_checkout_from_github_workspace(
     env = {"PATH": os.environ["PATH"], "GITHUB_WORKSPACE": str(workspace)}
     uris, _ = _sarif_uris("ec.yaml", inner, tmp_path / "r", env)
     assert uris == {"vendor/policies/ec.yaml"}
+
+
+ERRING = """\
+rules:
+  - id: E-1
+    title: gt on a boolean
+    severity: high
+    target: settings
+    assert: {path: sandbox.enabled, gt: 5}
+  - id: E-2
+    title: increased on a text
+    severity: high
+    target: change
+    assert: {not: {path: retention, increased: true}}
+"""
+
+
+def test_a_rule_not_evaluated_on_the_proposal_is_named_as_the_reports_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stderr's `not evaluated:` lines named the proposed file `settings revision 1` and the
+    proposed step `revision 0 -> 1`, stored revisions that do not exist, while the reports said
+    "the proposed settings file …" and "the change from … to the proposed file …"."""
+    (tmp_path / "live.json").write_text(
+        json.dumps({"sandbox": {"enabled": True}, "retention": "a"})
+    )
+    (tmp_path / "p.json").write_text(json.dumps({"sandbox": {"enabled": False}, "retention": "b"}))
+    (tmp_path / "err.yaml").write_text(ERRING)
+    monkeypatch.chdir(tmp_path)
+    argv = ["review", "p.json", "--against", "live.json", "--policy", "err.yaml"]
+    code, _, stderr = run_cli([*argv, "--author", PERSON, "--out", "r"], env={}, cwd=tmp_path)
+    assert code == 2, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("auditor: not evaluated: ")]
+    assert [ln.split(": evaluation error: ")[0] for ln in lines] == [
+        "auditor: not evaluated: E-1 on the proposed settings file p.json",
+        "auditor: not evaluated: E-2 on the change from live.json to the proposed file p.json",
+    ], stderr
+    md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "> - E-1 on the proposed settings file p.json: evaluation error: " in md
+    assert "revision" not in stderr

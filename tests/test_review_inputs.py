@@ -164,7 +164,55 @@ def test_nan_or_infinity_in_json_is_an_error_at_its_place(tmp_path: Path, name: 
     (tmp_path / name).write_text(f'{{\n  "sessionRetentionDays": {constant}\n}}\n')
     code, shown = review(tmp_path, name, "--against", str(LIVE))
     assert code == 2, shown
-    assert f"{name}:2:27: {constant} is not a JSON number the service could hold" in shown
+    assert shown.splitlines() == [
+        f"{name}:2:27: error: $.sessionRetentionDays: {constant} is not a JSON number the "
+        "service could hold",
+        "auditor: error: 1 problem(s) in input files (listed above)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "words"),
+    [
+        # the digits are never quoted (a long number may be a secret's)
+        ("1" + "0" * 30, "an integer beyond 64 bits (from 2^64 up, or from -2^63 - 1 down)"),
+        (
+            "18446744073709551616",
+            "an integer beyond 64 bits (from 2^64 up, or from -2^63 - 1 down)",
+        ),
+        (
+            "-9223372036854775809",
+            "an integer beyond 64 bits (from 2^64 up, or from -2^63 - 1 down)",
+        ),
+        ("1e400", "a number beyond a 64-bit float's range (read as infinity)"),  # was `inf`
+        ("-.inf", "`-.inf` (infinity)"),
+        (".nan", "NaN"),
+    ],
+)
+def test_a_number_no_json_value_holds_is_a_problem_at_its_place_and_path(
+    tmp_path: Path, written: str, words: str
+):
+    """Such a number was `p.yaml:3:8: inf is not …` (no `error:`, no JSON path, `1e400`
+    called `inf`), not in the shape of every other problem of an input file."""
+    (tmp_path / "p.yaml").write_text(f"a: 1\nb:\n  zz: [1, {written}]\n")
+    code, shown = review(tmp_path, "p.yaml", "--against", str(LIVE))
+    assert code == 2, shown
+    assert shown.splitlines() == [
+        f"p.yaml:3:11: error: $.b.zz[1]: {words} is not a JSON number the service could hold",
+        "auditor: error: 1 problem(s) in input files (listed above)",
+    ]
+
+
+def test_an_integer_within_64_bits_is_a_value_as_the_apis_data_is_read(tmp_path: Path):
+    """2^63 to 2^64 - 1 and -2^63 are read from the API (`fetch.shape`): a review called them
+    "beyond 64 bits", exit 2."""
+    (tmp_path / "live.json").write_text('{"a": 1}')
+    big, low = 2**64 - 1, -(2**63)
+    (tmp_path / "p.yaml").write_text(f"a: 1\nzz: {big}\nyy: {low}\n")
+    code, shown = review(tmp_path, "p.yaml", "--against", "live.json")
+    assert code == 0, shown
+    data = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert {c["path"]: c["after"] for c in data["review"]["changes"]} == {"$.zz": big, "$.yy": low}
 
 
 def test_yaml_and_json_files_still_read(tmp_path: Path):
@@ -237,3 +285,31 @@ def test_the_history_page_is_refused_with_how_to_take_the_settings_out(tmp_path:
     (tmp_path / "one.json").write_text(json.dumps(change, indent=2))
     code, shown = review(tmp_path, "one.json", "--against", str(LIVE))
     assert code == 0, shown
+
+
+#: A YAML settings file's scalars as the README's review section says they are read (T74 #8).
+SCALARS = {
+    "t": ("True", True),
+    "n": ("~", None),
+    "o": ("017", 17),
+    "e": ("1e3", 1000.0),
+    "x": ("0x10", 16),
+    "b": ("0b101", 5),
+    "u": ("1_000", 1000),
+    "y": ("yes", "yes"),
+    "on": ("on", "on"),
+    "off": ("off", "off"),
+    "no": ("no", "no"),
+    "s": ("1:20", "1:20"),
+}
+
+
+def test_yaml_scalars_are_read_as_the_readme_says(tmp_path: Path):
+    (tmp_path / "live.json").write_text("{}")
+    (tmp_path / "p.yaml").write_text("".join(f"{k}: {w}\n" for k, (w, _) in SCALARS.items()))
+    code, shown = review(tmp_path, "p.yaml", "--against", "live.json")
+    assert code == 0, shown
+    data = json.loads((tmp_path / "out" / "findings.json").read_text())
+    read = {c["path"][2:]: c["after"] for c in data["review"]["changes"]}
+    assert read == {k: v for k, (_, v) in SCALARS.items()}
+    assert all(type(read[k]) is type(v) for k, (_, v) in SCALARS.items())

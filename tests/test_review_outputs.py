@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,9 +210,10 @@ def test_waived_findings_are_not_counted_as_introduced_in_the_headlines(tmp_path
     assert statuses == ["fail", "fail", "fail", "waived", "waived"]  # the JSON lists all five
 
 
-def test_a_line_separator_in_a_value_reads_as_a_space_in_every_report(tmp_path: Path) -> None:
+def test_a_line_separator_in_a_value_is_never_written_raw(tmp_path: Path) -> None:
     """U+2028 and U+2029 (a line break to some readers) were written raw into report.md and
-    report.html: the change table and the evidence code spans."""
+    report.html: the change table and the evidence code spans. They are written as their
+    escapes, as the findings' messages write them."""
     live = {"commandAllowlist": ["git status"], "x": "a"}
     proposed = {"commandAllowlist": ["git status", "sudo su\u2028next\u2029para"], "x": "a\u2028b"}
     (tmp_path / "live.json").write_text(json.dumps(live), encoding="utf-8")
@@ -221,9 +223,46 @@ def test_a_line_separator_in_a_value_reads_as_a_space_in_every_report(tmp_path: 
         text = (tmp_path / "out" / name).read_text(encoding="utf-8")
         assert "\u2028" not in text and "\u2029" not in text, name
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert '| <code>"sudo su next para"</code> |' in md  # the change table
-    assert '| <code>"a b"</code> |' in md
+    assert '| <code>"sudo su\\\\u2028next\\\\u2029para"</code> |' in md  # the change table
+    assert '| <code>"a\\\\u2028b"</code> |' in md
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert "<code>&#34;sudo su next para&#34;</code>" in html
+    assert "<code>&#34;sudo su\\u2028next\\u2029para&#34;</code>" in html
     data = json.loads((tmp_path / "out" / "findings.json").read_text(encoding="utf-8"))
     assert data["review"]["changes"][-1]["after"] == "a\u2028b"  # findings.json keeps it raw
+
+
+#: Values that do not print as they are (a line break, a tab, CR, NUL, BEL, a zero-width
+#: space), each with what every report shows for it: the escape the findings' messages write.
+UNPRINTABLE = {
+    "ls\nrm -rf /": "ls\\nrm -rf /",
+    "tab\there": "tab\\there",
+    "zero\u200bwidth": "zero\\u200bwidth",
+    "cr\rx": "cr\\rx",
+    "nul\u0000x": "nul\\u0000x",
+    "bell\u0007x": "bell\\u0007x",
+}
+
+
+def test_the_change_table_and_evidence_show_a_value_that_does_not_print_as_its_escapes(
+    tmp_path: Path,
+) -> None:
+    """The change table (report.md, the PR comment, and report.html) showed `"nulx"` for
+    `nul\\u0000x`, a line break as a space, a tab and a zero-width space raw (two different
+    entries looked alike), and report.html's evidence did too, while the messages of the same
+    report escaped them: the reviewer approves from the table, so it shows what is proposed."""
+    live = {"commandAllowlist": ["git status"]}
+    proposed = {"commandAllowlist": ["git status", *UNPRINTABLE]}
+    (tmp_path / "live.json").write_text(json.dumps(live), encoding="utf-8")
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed), encoding="utf-8")
+    _review(tmp_path, tmp_path / "proposed.json", tmp_path / "live.json")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    for shown in UNPRINTABLE.values():
+        md_shown = shown.replace("\\", "\\\\")  # Markdown escapes the backslash
+        assert f'| item added | — | <code>"{md_shown}"</code> |' in md, shown
+        cell = f"<td><code>&#34;{shown}&#34;</code></td></tr>"
+        assert cell in html, shown
+        item = r"<li><code>\$\.commandAllowlist\[\d\]</code>: "  # an evidence line
+        assert re.search(item + re.escape(f"<code>&#34;{shown}&#34;</code>"), html), shown
+    for report in (md, html):
+        assert not re.search("[\t\u200b\x00\x07]", report)

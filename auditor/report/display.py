@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from auditor.common.escape import show_value
+from auditor.common.escape import printable, show_value
 from auditor.models import Change, Evidence
 from auditor.report.model import ReadinessRow, WaiverSummary, shared_parts
 
@@ -29,10 +29,13 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def display_value(value: Any) -> str:
-    """A JSON value for people: strings quoted but not JSON-escaped (a regex keeps one `\\`)."""
+    """A JSON value for people: strings quoted but not JSON-escaped (a regex keeps one `\\`),
+    and, as in the findings' messages (`printable`), a character that does not print written
+    as its escape: a renderer's cleaning would drop a NUL or fold a line break, and a
+    zero-width character would make two different values look alike."""
     if isinstance(value, str):
-        return f'"{value}"'
-    return show_value(value)
+        return f'"{printable(value)}"'
+    return printable(show_value(value))
 
 
 def expected_value(value: Any) -> str:

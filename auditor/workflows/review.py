@@ -48,6 +48,7 @@ from auditor.models import (
     FindingRecord,
     Revision,
     SourceLocation,
+    Subject,
     User,
 )
 from auditor.operators import json_type
@@ -193,8 +194,7 @@ def _json_refusal(text: str, file: str, *, named: bool, doc: YamlDocument | None
     found = _first_constant(data)
     if found is not None and doc is not None:
         at, constant = found
-        where = doc.locate(at)
-        raise DataError(f"{where}: {constant.name} is not a JSON number the service could hold")
+        raise PolicyError([_number_problem(doc, at, constant.name)])
 
 
 def _first_constant(data: Any) -> tuple[list[str | int], _Constant] | None:
@@ -292,21 +292,43 @@ def _kind(data: Any) -> str:
     return _KIND_WORDS.get(kind, kind)
 
 
+#: The integers a settings value may be, as the API's data is read (`fetch.shape`: orjson's).
+_IN_64 = range(-(2**63), 2**64)
+
+
 def _plain(value: Any, at: list[str | int], doc: YamlDocument) -> Any:
     """The value as the API would send it: YAML dates become ISO strings; a number JSON cannot
-    carry (beyond 64 bits, NaN, infinity) is a DataError at its file:line:col."""
+    carry (beyond 64 bits, NaN, infinity) is a PolicyError at its file:line:col and path."""
     if isinstance(value, dict):
         return {str(k): _plain(v, [*at, k], doc) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v, [*at, i], doc) for i, v in enumerate(value)]
     if isinstance(value, date):  # an unquoted YAML date or time: the text as written
         return doc.time_text(at, value)
-    too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+    too_big = isinstance(value, int) and not isinstance(value, bool) and value not in _IN_64
     if too_big or (isinstance(value, float) and not math.isfinite(value)):
-        where = doc.locate(at)
-        shown = "an integer beyond 64 bits" if too_big else f"{value!r}"
-        raise DataError(f"{where}: {shown} is not a JSON number the service could hold")
+        raise PolicyError([_number_problem(doc, at, _unheld(value, doc.written(at)))])
     return value
+
+
+def _number_problem(doc: YamlDocument, at: list[str | int], shown: str) -> str:
+    """`file:line:col: error: $.path: NaN is not a JSON number …`, as every other problem of
+    the file is told (a problem matcher reads it)."""
+    return problem(
+        doc.locate(at), render(at), f"{shown} is not a JSON number the service could hold"
+    )
+
+
+def _unheld(value: float, written: str | None) -> str:
+    """A number no JSON value holds, in words: never the digits of a long integer (they may be
+    a secret's), nor `inf` for the `1e400` that YAML read as infinity."""
+    if isinstance(value, int):
+        return "an integer beyond 64 bits (from 2^64 up, or from -2^63 - 1 down)"
+    if math.isnan(value):
+        return "NaN"
+    if written is not None and written.lstrip("+-").lower() == ".inf":
+        return f"`{written}` (infinity)"
+    return "a number beyond a 64-bit float's range (read as infinity)"
 
 
 def proposed_revision(
@@ -439,7 +461,11 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
             sorted((r.target, r.id) for r in loaded.policy.rules if r.target not in _REVIEW_TARGETS)
         ),
     )
-    errors = (*before.not_evaluated, *after.not_evaluated, *error_lines(after_results))
+    errors = (
+        *before.not_evaluated,
+        *after.not_evaluated,
+        *_proposal_errors(after_results, request),
+    )
     header = RunHeader(request.run_id, now, "review", request.api_address, request.fail_on)
     data = build_report_data(
         header,
@@ -557,17 +583,33 @@ def _relabel(finding: Finding, request: ReviewRequest, proposal: int) -> Finding
     revision it would become ("settings revision 241" is no stored revision): the key, and so
     the fingerprint, stays. So is its attribution where it names that revision (`violating in
     the proposed file PATH`, not `since rev 241`), or revision 0 of an `--against` file."""
-    kind, path = finding.subject.kind, request.proposed.path
-    finding = _placed(finding, proposal, f"the proposed file {path}")
+    finding = _placed(finding, proposal, f"the proposed file {request.proposed.path}")
     if request.live.revision == 0:
         finding = _placed(finding, 0, f"the settings of {request.against}")
-    if kind == "settings":
-        label = f"the proposed settings file {path}"
-    elif kind == "change" and finding.subject.key != "change:all":
-        label = f"the change from {request.against} to the proposed file {path}"
-    else:
+    label = _proposal_label(finding.subject, request)
+    if label is None:
         return finding
     return replace(finding, subject=replace(finding.subject, label=label))
+
+
+def _proposal_label(subject: Subject, request: ReviewRequest) -> str | None:
+    """What the reports call a result's subject on the proposal (None: its own label)."""
+    if subject.kind == "settings":
+        return f"the proposed settings file {request.proposed.path}"
+    if subject.kind == "change" and subject.key != "change:all":
+        return f"the change from {request.against} to the proposed file {request.proposed.path}"
+    return None
+
+
+def _proposal_errors(results: Iterable[RuleResult], request: ReviewRequest) -> list[str]:
+    """`error_lines` of the results on the proposal, each subject named as the reports name
+    it (stderr's `not evaluated:` line said "settings revision 301", no stored revision)."""
+    return error_lines(
+        r
+        if (label := _proposal_label(r.subject, request)) is None
+        else replace(r, subject=replace(r.subject, label=label))
+        for r in results
+    )
 
 
 #: The subject key a review's change finding on the proposed step is fingerprinted by, in place

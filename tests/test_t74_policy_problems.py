@@ -67,6 +67,35 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+# --- #2: `run` and `review` name a policy or waivers file as the user named it ----------------
+
+
+@pytest.mark.parametrize("command", ["review", "run"])
+def test_a_policy_file_is_named_as_given_in_run_and_review(tmp_path: Path, command: str) -> None:
+    """`review --policy pol/types.yaml` said `/tmp/…/pol/types.yaml:3:12: error: …`, where
+    `policy lint pol/types.yaml` says `pol/types.yaml:3:12` (README: the file as you named it)."""
+    _write(tmp_path / "pol" / "types.yaml", BAD_TITLE)
+    expected = "pol/types.yaml:3:12: error: $.rules[0].title: expected a string, got integer"
+    if command == "review":
+        code, err = _review(tmp_path, "--policy", "pol/types.yaml")
+    else:
+        argv = ["run", "--offline", "--policy", "pol/types.yaml", "--out", "out"]
+        code, _, err = run_cli([*argv, "--state", "none.db"], {}, tmp_path)
+    assert code == 2, err
+    assert expected in err.splitlines(), err
+    assert str(tmp_path) not in err
+    code, out, _ = run_cli(["policy", "lint", "pol/types.yaml"], {}, tmp_path)
+    assert code == 2 and expected in out.splitlines()
+
+
+def test_a_waivers_file_is_named_as_given_in_review(tmp_path: Path) -> None:
+    waivers = "waivers:\n  - rule: NOPE-001\n    subject: settings\n    reason: r\n"
+    _write(tmp_path / "wv" / "w2.yaml", waivers + "    owner: o\n    expires: 2027-01-01\n")
+    code, err = _review(tmp_path, "--waivers", "wv/w2.yaml")
+    assert code == 2, err
+    assert err.startswith("wv/w2.yaml:2:11: error: $.waivers[0].rule: unknown rule `NOPE-001`")
+
+
 # --- #7: a repeat without its lower bound ------------------------------------------------------
 
 

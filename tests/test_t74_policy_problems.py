@@ -96,6 +96,20 @@ def test_a_waivers_file_is_named_as_given_in_review(tmp_path: Path) -> None:
     assert err.startswith("wv/w2.yaml:2:11: error: $.waivers[0].rule: unknown rule `NOPE-001`")
 
 
+# --- #4: a waiver's `expires` quoted as written ------------------------------------------------
+
+
+def test_a_waivers_expires_that_is_a_time_is_quoted_as_written(tmp_path: Path) -> None:
+    """It quoted Python's rewrite, `'2027-01-01 23:00:00+00:00'`."""
+    text = WAIVERS.split("  - rule: base")[0].replace("2026-02-30", "2027-01-01T23:00:00Z")
+    code, err = _review(tmp_path, "--waivers", str(_write(tmp_path / "w.yaml", text)))
+    assert code == 2, err
+    assert err.splitlines()[0].endswith(
+        "w.yaml:6:14: error: $.waivers[0].expires: `expires` must be a calendar date "
+        "YYYY-MM-DD, got '2027-01-01T23:00:00Z'"
+    )
+
+
 # --- #7: a repeat without its lower bound ------------------------------------------------------
 
 

@@ -223,7 +223,10 @@ def _parse_entry(
         _check_rule(entry["rule"].strip(), rules, lambda m: report("rule", m))
     expires = None
     if "expires" in entry:  # a missing one is reported by _check_fields
-        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m), shown)
+        raw = entry["expires"]
+        if isinstance(raw, datetime):  # quoted as written (`…T23:00:00Z`), not as Python's
+            raw = doc.time_text([*base, "expires"], raw)  # `2027-01-01 23:00:00+00:00`
+        expires = _parse_expiry(raw, lambda m: report("expires", m), shown)
     if len(problems) > before or expires is None:
         return None
     return Waiver(

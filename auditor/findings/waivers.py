@@ -136,7 +136,7 @@ def _own_secrets_hidden(exc: PolicyError, path: Path, found: list[YamlDocument])
 def _load_waivers(
     path: Path, rules: KnownRules | None, found: list[YamlDocument]
 ) -> tuple[Waiver, ...]:
-    doc = load_yaml(path)
+    doc = load_yaml(path, unread=True)  # `expires: 2026-02-30` beside every other problem
     found.append(doc)
     problems: list[str] = []
     entries = _entries(doc, problems)
@@ -147,6 +147,7 @@ def _load_waivers(
         if waiver is not None:
             waivers.append(waiver)
     _check_duplicates(waivers, problems)
+    problems = doc.beside_unread(problems)
     if problems:
         raise PolicyError(sorted(problems, key=lambda text: _position(text, doc.path)))
     return tuple(waivers)

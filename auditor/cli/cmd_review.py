@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from auditor.cli.common import (
     api_address,
     config_from_args,
+    named_inputs,
     open_store,
     refuse_out_over_inputs,
     require_remote,
@@ -86,9 +87,7 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
         refuse_link_out_of_tree(path, ctx)
     now = ctx.clock()
     tokens = ctx.secrets()  # the command's own: `[token]` wherever a value given shows
-    loaded = load_inputs(
-        config.policies, config.waivers, config.readiness_model, cwd=Path(ctx.cwd), tokens=tokens
-    )
+    loaded = load_inputs(*named_inputs(config, ctx), cwd=Path(ctx.cwd), tokens=tokens)
     reviewed_rules(loaded.policy)  # before anything is fetched: a review of no rules is refused
     author, source = proposed_author(args.author, ctx)
     author = shown_author(author, tokens)

@@ -21,6 +21,7 @@ from auditor.cli.common import (
     api_address,
     check_at,
     config_from_args,
+    named_inputs,
     open_store,
     parse_at,
     refuse_out_over_inputs,
@@ -102,13 +103,7 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         refuse_out_over_inputs(args, config, ctx, files=orgs_file, orgs=entries)
         now = ctx.clock()
         at = parse_at(args.at, now)
-        loaded = load_inputs(
-            config.policies,
-            config.waivers,
-            config.readiness_model,
-            cwd=Path(ctx.cwd),
-            tokens=ctx.secrets(),
-        )
+        loaded = load_inputs(*named_inputs(config, ctx), cwd=Path(ctx.cwd), tokens=ctx.secrets())
         # before anything is fetched or written
         check_rules(loaded.policy, usage=not args.no_usage, readiness=not args.no_readiness)
     except KeyboardInterrupt:

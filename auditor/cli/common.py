@@ -81,6 +81,25 @@ def config_from_args(args: argparse.Namespace, ctx: Context) -> Config:
     return config
 
 
+def named_inputs(config: Config, ctx: Context) -> tuple[list[Path], Path | None, Path | None]:
+    """The policy paths, the waivers file and the readiness model of `config` as the user named
+    them (`--policy pol/types.yaml`, which the config reads as the working folder's
+    `/…/pol/types.yaml`), so that a problem line names the file as `policy lint` does:
+    `pol/types.yaml:3:12: error: …`, not by an absolute path. A path outside the working
+    folder stays as it is, and so does every path when this process runs in another folder
+    (a relative name would then read another file)."""
+    here = Path(ctx.cwd)
+    same = here.resolve() == Path.cwd().resolve()
+
+    def named(path: Path) -> Path:
+        return path.relative_to(here) if same and path.is_relative_to(here) else path
+
+    policies = [named(p) for p in config.policies]
+    waivers = named(config.waivers) if config.waivers is not None else None
+    model = named(config.readiness_model) if config.readiness_model is not None else None
+    return policies, waivers, model
+
+
 def refuse_out_over_inputs(
     args: argparse.Namespace,
     config: Config,

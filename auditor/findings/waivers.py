@@ -136,7 +136,7 @@ def _own_secrets_hidden(exc: PolicyError, path: Path, found: list[YamlDocument])
 def _load_waivers(
     path: Path, rules: KnownRules | None, found: list[YamlDocument]
 ) -> tuple[Waiver, ...]:
-    doc = load_yaml(path)
+    doc = load_yaml(path, unread=True)  # `expires: 2026-02-30` beside every other problem
     found.append(doc)
     problems: list[str] = []
     entries = _entries(doc, problems)
@@ -147,6 +147,7 @@ def _load_waivers(
         if waiver is not None:
             waivers.append(waiver)
     _check_duplicates(waivers, problems)
+    problems = doc.beside_unread(problems)
     if problems:
         raise PolicyError(sorted(problems, key=lambda text: _position(text, doc.path)))
     return tuple(waivers)
@@ -223,7 +224,10 @@ def _parse_entry(
         _check_rule(entry["rule"].strip(), rules, lambda m: report("rule", m))
     expires = None
     if "expires" in entry:  # a missing one is reported by _check_fields
-        expires = _parse_expiry(entry["expires"], lambda m: report("expires", m), shown)
+        raw = entry["expires"]
+        if isinstance(raw, datetime):  # quoted as written (`…T23:00:00Z`), not as Python's
+            raw = doc.time_text([*base, "expires"], raw)  # `2027-01-01 23:00:00+00:00`
+        expires = _parse_expiry(raw, lambda m: report("expires", m), shown)
     if len(problems) > before or expires is None:
         return None
     return Waiver(

@@ -19,6 +19,10 @@ from auditor.operators.core import STRING, STRING_LIST, STRINGS, need_string, op
 # RE2's own refusals of lookaround (`(?=`, `(?<!`, …) and backreferences (`\1`).
 _UNSUPPORTED_RE = re.compile(r"invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\[1-9]")
 _TOO_LARGE = "pattern too large"
+#: `{,N}` and `{,}`: Python's `re` (what a pattern is often tried with) reads a repeat from
+#: zero, RE2 the text `{,3}` itself, so `^x{,3}$` matched no `xx` and `not_matches` passed
+#: everything (T74 #7). Found outside a class (`[{,3}]`) and not escaped (`\{,3}`).
+_OMITTED_MIN = re.compile(r"\\.|\[(?:\^?\])?(?:\\.|[^\]])*\]|(\{,\d*\})", re.DOTALL)
 
 #: The memory RE2 may use for one pattern: RE2's own default, 8 MiB. A name of up to 64
 #: letters or digits of any script (`^[\p{L}\p{N} ._-]{1,64}$`, 86,000 instructions, 30 ms)
@@ -74,6 +78,8 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
     options = re2.Options()
     options.log_errors = False
     shown = printable(arg)  # as the policy writes it, one line
+    if "{," in arg:
+        _refuse_omitted_minimum(arg, shown)
     # 1 MB first, RE2's 8 MB only for a pattern that needs it: the memory a pattern may use
     # bounds its matching (the DFA's cache) as well as its compiling, and 600 small patterns of
     # large automata at 8 MB each took gigabytes to match a long value (reviewer R30 #7)
@@ -111,6 +117,17 @@ def prepare_regex(arg: Any, enums: Mapping[str, tuple[str, ...]]) -> Any:
         if budget.left < 0:
             raise ValueError(_over_budget(shown, budget))
     return compiled
+
+
+def _refuse_omitted_minimum(arg: str, shown: str) -> None:
+    for found in _OMITTED_MIN.finditer(arg):
+        if found[1]:
+            repeat = found[1]
+            raise ValueError(
+                f"regex /{shown}/: RE2 reads `{repeat}` as the text `{repeat}`, not as a "
+                f"repeat from zero as Python's re does; write `{{0{repeat[1:]}` for the "
+                f"repeat, or `\\{repeat}` for the text"
+            )
 
 
 def _whose(budget: RegexBudget | None) -> str:

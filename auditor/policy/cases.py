@@ -99,13 +99,15 @@ def read_test_files(
     empty: list[str] = []
     for path in paths:
         try:
-            doc = load_yaml(path)
+            doc = load_yaml(path, unread=True)  # a `2026-02-30` beside the other problems
         except PolicyError as exc:
             problems += exc.problems
             continue
         if isinstance(doc.data, dict) and doc.data.get("tests") == []:
             empty.append(problem(doc.locate(("tests",)), "$.tests", "this file has no test cases"))
-        cases += [(doc.path, c) for c in read_cases(doc, policy, now, problems)]
+        own: list[str] = []
+        cases += [(doc.path, c) for c in read_cases(doc, policy, now, own)]
+        problems += doc.beside_unread(own)
     return cases, empty
 
 

@@ -228,6 +228,7 @@ class _Loader:
         self.enums: dict[str, tuple[str, ...]] = dict(BUILTIN_ENUMS)
         self.enum_origin: dict[str, str] = {}
         self.first_seen: dict[str, SourceLocation] = {}
+        self.unread: list[YamlDocument] = []  # files with a value that could not be built
 
     def report(
         self, doc: YamlDocument, where: Sequence[str | int], msg: str, *, key: bool = False
@@ -237,11 +238,20 @@ class _Loader:
 
     def read(self, path: Path) -> _Read | None:
         try:
-            doc = load_yaml(path)
+            doc = load_yaml(path, unread=True)
         except PolicyError as exc:
             self.problems.extend(exc.problems)
             return None
+        if doc.unread:  # `2026-13-01`, read as its text: the file's other problems are said too
+            self.unread.append(doc)
         return self.checked(doc)
+
+    def every_problem(self) -> list[str]:
+        """The problems, those of values that could not be built with them (`read`), sorted."""
+        problems = self.problems
+        for doc in self.unread:
+            problems = doc.beside_unread(problems)
+        return sort_problems(problems)
 
     def checked(self, doc: YamlDocument) -> _Read | None:
         """The file's data if it is a mapping with text keys, its schema problems reported (a
@@ -265,21 +275,20 @@ class _Loader:
         got = _Read(doc, data)
         for where in non_finite(data):
             self.report(doc, where, _NON_FINITE)
-            if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
-                got.bad_rules.add(where[1])
-            else:
-                got.ok = False
+            _spoilt(got, where)
         for where, msg, at_key in schema_problems(data):
             self.report(doc, where, msg, key=at_key)
             got.spots[tuple(where)] = len(self.problems) - 1
-            if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
-                got.bad_rules.add(where[1])
-            else:
-                got.ok = False
+            _spoilt(got, where)
         return got
 
     def declare_enums(self, doc: YamlDocument, data: Mapping[str, Any]) -> None:
-        for name, levels in data.get("enums", {}).items():
+        enums = data.get("enums", {})
+        for name, written in enums.items() if isinstance(enums, dict) else ():
+            # an enum the schema refused (a level twice, fewer than two) is declared with the
+            # levels it writes, each once, so that the rules using it are checked as well
+            texts = written if isinstance(written, list) else []
+            levels = list(dict.fromkeys(v for v in texts if isinstance(v, str)))
             held = self.enums.get(name)
             if held is not None and held != tuple(levels):
                 where = self.enum_origin.get(name, "built in")
@@ -468,6 +477,17 @@ class _Loader:
         )
 
 
+def _spoilt(got: _Read, where: Sequence[str | int]) -> None:
+    """Note a problem at `where`: a rule's makes that rule invalid; one of the file's `rules`
+    list, its `defaults:` (merged into every rule) or the file as a whole leaves its rules
+    unchecked. Elsewhere (an enum, `description`, `version`, an unknown key beside `rules`)
+    the rules are checked too, every problem said at once (T74 #3)."""
+    if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
+        got.bad_rules.add(where[1])
+    elif not where or where[0] in ("rules", "defaults"):
+        got.ok = False
+
+
 def _merge(defaults: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> list[str]:
     return list(dict.fromkeys([*defaults.get(key, []), *raw.get(key, [])]))
 
@@ -495,6 +515,6 @@ def _load(paths: Sequence[Path], budget: RegexBudget) -> PolicySet:
         rules.extend(file_rules)
         ids = tuple(r.id for r in file_rules)
         loaded.append(PolicyFile(got.doc.path, got.doc.sha256, ids, text=got.doc.text))
-    if loader.problems:
-        raise PolicyError(sort_problems(loader.problems))
+    if loader.problems or loader.unread:
+        raise PolicyError(loader.every_problem())
     return PolicySet(tuple(rules), tuple(loaded), dict(loader.enums))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.constructor import DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
@@ -52,8 +52,10 @@ ALLOWED_TAGS = frozenset(
 )
 
 
-def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bool]:
-    """The data of YAML text, and whether the pure parser read it (see `yamlsafe.load_text`).
+def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bool, list[str]]:
+    """The data of YAML text, whether the pure parser read it (see `yamlsafe.load_text`), and
+    the problem of each value that cannot be built (an impossible date such as `2026-02-30`, an
+    integer longer than Python reads), which the data then holds as the text written.
 
     Text that is JSON (an object or array, no duplicate key, within the limits) is read as
     JSON: a string may then hold what YAML refuses (U+FFFE), as JSON allows. Otherwise the fast
@@ -63,7 +65,7 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
     """
     as_json = _json_data(text, max_depth, max_nodes)
     if as_json is not None:
-        return as_json[0], False
+        return as_json[0], False, []
     pure = False
     try:
         _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
@@ -74,10 +76,10 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
             # escape beyond U+10FFFF (`"\U00110000"`), which the C parser refuses at its place
             raise PolicyError(first.problems) from None
         pure = True
-    data = _construct(text, file, pure=pure)
+    data, unread = _construct(text, file, pure=pure)
     if _SURROGATE_ESCAPE.search(text):
         data = _pairs_joined(data)
-    return data, pure
+    return data, pure, unread
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
@@ -388,24 +390,48 @@ def _scalar_problem(node: Node, file: str, at: str) -> str | None:
     return None
 
 
-def _bad_scalar(text: str, file: str, *, pure: bool) -> str:
-    """The problem for the first scalar that cannot be built: a timestamp that is not a
-    calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts, with
-    its JSON path (`$.waivers[0].expires: …`, as every other problem of a value has; a key's
-    is its mapping's)."""
+def _bad_scalars(text: str, file: str, *, pure: bool) -> list[str]:
+    """The problem of each scalar that cannot be built, in the file's order: a timestamp that
+    is not a calendar date/time (e.g. 2026-02-30) or an integer longer than Python converts,
+    with its JSON path (`$.waivers[0].expires: …`, as every other problem of a value has; a
+    key's is its mapping's)."""
+    found: list[str] = []
     pending: list[tuple[Node | None, tuple[str | int, ...]]] = [(compose(text, pure=pure), ())]
     while pending:
-        node, parts = pending.pop(0)
+        node, parts = pending.pop()
         if isinstance(node, MappingNode):
-            for key, value in node.value:
-                pending += [(key, parts), (value, (*parts, str(key.value)))]
+            for key, value in reversed(node.value):
+                pending += [(value, (*parts, str(key.value))), (key, parts)]
         elif isinstance(node, SequenceNode):
-            pending.extend((item, (*parts, n)) for n, item in enumerate(node.value))
+            pending.extend((item, (*parts, n)) for n, item in reversed(list(enumerate(node.value))))
         elif node is not None and node.tag in (_CORE + "timestamp", _CORE + "int"):
-            found = _scalar_problem(node, file, render(parts) if parts else "")
-            if found:
-                return found
-    return problem(SourceLocation(file, 1, 1), "", "a value cannot be read")
+            said = _scalar_problem(node, file, render(parts) if parts else "")
+            if said:
+                found.append(said)
+    return found or [problem(SourceLocation(file, 1, 1), "", "a value cannot be read")]
+
+
+class _TextWhereUnreadable(SafeConstructor):
+    """The safe constructor, but a timestamp or an integer that cannot be built (2026-02-30)
+    is read as its text, so the rest of the file is checked too (`_construct`)."""
+
+    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node, values)
+        except ValueError:
+            return str(node.value)
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            return str(node.value)
+
+
+_TextWhereUnreadable.add_constructor(
+    _CORE + "timestamp", _TextWhereUnreadable.construct_yaml_timestamp
+)
+_TextWhereUnreadable.add_constructor(_CORE + "int", _TextWhereUnreadable.construct_yaml_int)
 
 
 _TYPED_KEY = re.compile(r'found duplicate key "(None|True|False|[-+0-9.einfa]+)" with value')
@@ -429,15 +455,24 @@ def _duplicate_problem(file: str, exc: DuplicateKeyError) -> str:
     return problem(location(file, exc.problem_mark), "", message)
 
 
-def _construct(text: str, file: str, *, pure: bool) -> Any:
+def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
+    """The data, and the problems of the values that could not be built (2026-02-30, an
+    integer longer than int() converts), which the data holds as their text: a file's other
+    problems are then found too, not only once every date is fixed (T74 #3)."""
     try:
-        return YAML(typ="safe", pure=pure).load(text)
+        return YAML(typ="safe", pure=pure).load(text), []
     except DuplicateKeyError as exc:
         raise PolicyError([_duplicate_problem(file, exc)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text)]) from None
-    except ValueError:  # 2026-02-30, or an integer longer than int() converts
-        raise PolicyError([_bad_scalar(text, file, pure=pure)]) from None
+    except ValueError:
+        unread = _bad_scalars(text, file, pure=pure)
+    lenient = YAML(typ="safe", pure=pure)
+    lenient.Constructor = _TextWhereUnreadable
+    try:
+        return lenient.load(text), unread
+    except (YAMLError, ValueError):
+        raise PolicyError(unread) from None
 
 
 #: How many values (aliases counted as the values they repeat) and how deep `lenient_data`

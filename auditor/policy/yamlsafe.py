@@ -94,7 +94,19 @@ class YamlDocument:
     #: The build found these bytes to be a policy file the policy schema accepts: the digest
     #: of that schema (`schema.schema_digest`), or "" (not checked, or not valid).
     schema_checked: str = field(default="", repr=False, compare=False)
+    #: The problem of each value that could not be built (an impossible date, an integer too
+    #: long to read), which `data` holds as the text written: only with `load_yaml(…,
+    #: unread=True)`, for a reader that checks the rest of the file too (`beside_unread`).
+    unread: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
+
+    def beside_unread(self, problems: Iterable[str]) -> list[str]:
+        """`problems` with those of the values that could not be built, and without another
+        at the same place (`2026-02-30` read as text is no calendar date either: said once)."""
+        if not self.unread:
+            return list(problems)
+        places = {_place(p) for p in self.unread}
+        return [*self.unread, *(p for p in problems if _place(p) not in places)]
 
     def _node_tree(self) -> Node | None:
         if not self._root:
@@ -143,6 +155,11 @@ class YamlDocument:
         from auditor.policy import yamlparse
 
         return yamlparse.locate(self._node_tree(), self.path, parts, key=key)
+
+
+def _place(text: str) -> str:
+    """The `file:line:col` a formatted problem starts with (`problem`)."""
+    return text.partition(": error: ")[0]
 
 
 def _reads_as(text: str, value: date) -> bool:
@@ -200,6 +217,7 @@ def load_text(
     sha256: str = "",
     max_depth: int = _MAX_DEPTH,
     max_nodes: int = MAX_NODES,
+    unread: bool = False,
 ) -> YamlDocument:
     """Parse YAML text already in memory (see `load_yaml`).
 
@@ -208,9 +226,13 @@ def load_text(
     """
     from auditor.policy import yamlparse
 
-    data, pure = yamlparse.parse(text, file, max_depth, max_nodes)
+    data, pure, problems = yamlparse.parse(text, file, max_depth, max_nodes)
+    if problems and not unread:
+        raise PolicyError(problems)
     digest = sha256 or hashlib.sha256(text.encode()).hexdigest()
-    return YamlDocument(path=file, data=data, sha256=digest, text=text, pure=pure)
+    return YamlDocument(
+        path=file, data=data, sha256=digest, text=text, pure=pure, unread=tuple(problems)
+    )
 
 
 #: In `SHIPPED_YAML`, a mapping JSON cannot hold as an object (a key that is not text, such as
@@ -276,8 +298,11 @@ def load_yaml(
     max_bytes: int = MAX_BYTES,
     max_depth: int = _MAX_DEPTH,
     max_nodes: int = MAX_NODES,
+    unread: bool = False,
 ) -> YamlDocument:
     """Load one YAML file safely; raises PolicyError listing every refusal as `file:line:col`.
+    With `unread`, a value that cannot be built (`2026-02-30`) is no refusal: it is read as its
+    text and its problem kept in `YamlDocument.unread`, for a reader that checks the rest too.
 
     Bytes that are a shipped file's (their sha256 in `SHIPPED_YAML`) are not parsed again:
     the build's record of them is used, when read with the default limits it was made with.
@@ -296,4 +321,11 @@ def load_yaml(
                 positions=known["positions"],
                 schema_checked=schema if known["schema_checked"] is True else "",
             )
-    return load_text(text, str(path), sha256=digest, max_depth=max_depth, max_nodes=max_nodes)
+    return load_text(
+        text,
+        str(path),
+        sha256=digest,
+        max_depth=max_depth,
+        max_nodes=max_nodes,
+        unread=unread,
+    )

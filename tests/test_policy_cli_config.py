@@ -3,7 +3,8 @@
 With no PATH they checked the shipped packs, whatever `policies` the configuration named, and
 said "0 error(s)" / "all passed" while `run` and `review` in the same folder stopped on the
 configured files (tester T74): they now check what `run` would load (`--config`, then
-`pyproject.toml`'s `[tool.auditor]`, then the shipped packs) and say which.
+`pyproject.toml`'s `[tool.auditor]`, then the shipped packs) and say which. A policy folder
+skipped a `c.YAML` (a Windows tool's name for it) without a word, its rules left out.
 
 Each test runs `python -m auditor` in a folder of its own, as a user types the command.
 """
@@ -139,3 +140,30 @@ def test_a_path_given_is_checked_whatever_the_configuration_names(repo: Path) ->
 def test_policy_test_reads_the_config_file_it_is_given(tmp_path: Path) -> None:
     code, _, err = auditor(tmp_path, "policy", "test", "--config", "nope.toml")
     assert (code, err) == (2, "auditor: error: nope.toml: config file not found\n")
+
+
+def test_a_policy_folder_reads_a_yaml_file_whose_suffix_is_upper_or_mixed_case(
+    repo: Path,
+) -> None:
+    pack = repo / "pk"
+    (pack / "sub").mkdir(parents=True)
+    (pack / "a.yaml").write_text(GOOD.replace("G-1", "A-1"))
+    (pack / "sub" / "b.Yml").write_text(GOOD.replace("G-1", "B-1"))
+    (pack / "c.YAML").write_text(GOOD.replace("G-1", "C-1"))
+    (pack / "c.Tests.YAML").write_text(GOOD_TESTS.replace("G-1", "C-1"))
+    code, out, err = auditor(repo, "policy", "lint", "pk")
+    assert (code, out) == (0, ""), err
+    assert _last(err) == "3 file(s), 3 rule(s): 0 error(s), 0 warning(s)"
+    code, out, err = auditor(repo, "policy", "test", "pk")
+    assert code == 0, out + err
+    assert out.splitlines()[0] == "PASS pk/c.Tests.YAML: sandbox off fails"
+    argv = ["review", "proposed.json", "--against", "live.json", "--author", "dev@example.com"]
+    code, out, err = auditor(repo, *argv, "--policy", "pk", "--out", "o", "-o", "json")
+    assert code == 1, out + err
+    findings = json.loads((repo / "o" / "findings.json").read_text())["findings"]
+    assert sorted(f["rule_id"] for f in findings) == ["A-1", "B-1", "C-1"]
+    # a broken one is named, never passed over
+    (pack / "c.YAML").write_text(BROKEN)
+    code, out, err = auditor(repo, "policy", "lint", "pk")
+    assert code == 2
+    assert out.splitlines() == [f"pk/c.YAML:3:12: error: {PROBLEM}"]

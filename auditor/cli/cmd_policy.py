@@ -4,7 +4,9 @@
 and warns of secret-looking text and of tests a redacted value cannot decide, and, when a
 state file exists, of rule paths that no stored revision has; exit 2 on errors. `test PATH…`
 runs the `<name>.tests.yaml` cases beside the policies; exit 1 on any failing case, 2 on
-invalid files. `schema` prints the JSON Schema for editors.
+invalid files. Without a PATH both check what `run` and `review` would load from the same
+configuration (`--config`, `pyproject.toml`): its `policies`, else the shipped packs, and
+their last line says which. `schema` prints the JSON Schema for editors.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 from auditor.cli.common import config_from_args, open_store
 from auditor.cli.failure import problem_lines, remembered_screen, scrubbed
 from auditor.common.escape import terminal_text
+from auditor.config import Config
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError, PolicyError
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
 from auditor.policy.lint import (
@@ -31,30 +34,51 @@ if TYPE_CHECKING:
     from auditor.cli import Context
 
 
-def _paths(args: argparse.Namespace, ctx: Context) -> list[Path]:
-    given: list[Path] = args.paths or [SHIPPED_POLICY_DIR]
-    if Path(ctx.cwd).resolve() == Path.cwd().resolve():
-        return given  # keep names as the user typed them in every message
-    return [p if p.is_absolute() else Path(ctx.cwd) / p for p in given]
+def _paths(args: argparse.Namespace, ctx: Context, config: Config | None) -> tuple[list[Path], str]:
+    """The files and folders to check, and which they are (`""` for the PATHs given). With no
+    PATH, the ones `run` and `review` would load from `config` (its `policies`, else the
+    shipped packs): a policy author's `lint` (or a CI step's) passed the shipped packs while
+    the configured files it never read stopped the nightly."""
+    cwd = Path(ctx.cwd)
+    here = cwd.resolve() == Path.cwd().resolve()  # names kept as typed in every message
+    if args.paths:
+        given: list[Path] = args.paths
+        return (given if here else [p if p.is_absolute() else cwd / p for p in given]), ""
+    if config is None or not config.policies:
+        return [SHIPPED_POLICY_DIR], "the shipped packs (no PATH given, no `policies` configured)"
+    # named from the working folder, as a PATH would be (the configuration resolved them)
+    named = [p.relative_to(cwd) if here and p.is_relative_to(cwd) else p for p in config.policies]
+    from auditor.redact.shown import printed_path
+
+    shown = ", ".join(printed_path(p, ctx.secrets()) for p in named)
+    return named, terminal_text(f"the configured `policies`: {shown}")
+
+
+def _of(scope: str) -> str:
+    """`; checked …`, naming what was checked when no PATH was given, for a summary line."""
+    return f"; checked {scope}" if scope else ""
 
 
 def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     """Print every problem of the policy files; exit 2 when any is an error."""
     from auditor.policy.cases import find_test_files, test_file_problems  # no rule engine
 
-    # a `<name>.tests.yaml` given (a pre-commit hook passes the files changed) is linted as
-    # the test file it is, with the policy beside it, as `policy test` reads it
-    tests, policies = find_test_files(_paths(args, ctx))
     # the state file first, as `run` reads it (flag, AUDITOR_STATE, a config file's `state`, the
     # default `.auditor/state.db`): a line quoting a policy's value leaves out what its memory
     # holds as a secret (an `env` value, a header's credential a sync learned), errors and
-    # warnings alike. A config that cannot be read is said only once the policies are valid
-    # (as before): their problems come first.
-    config_error: AuditorError | None = None
+    # warnings alike. A config that cannot be read is said only once the policies given are
+    # valid (as before): their problems come first; with no PATH, it names the policies.
+    config: Config | AuditorError
     try:
         config = config_from_args(args, ctx)
     except AuditorError as exc:
-        config_error = exc
+        if not args.paths:
+            raise
+        config = exc
+    paths, scope = _paths(args, ctx, config if isinstance(config, Config) else None)
+    # a `<name>.tests.yaml` given (a pre-commit hook passes the files changed) is linted as
+    # the test file it is, with the policy beside it, as `policy test` reads it
+    tests, policies = find_test_files(paths)
     screen = remembered_screen(ctx.state_files)
     problems: list[str] = []
     try:
@@ -68,10 +92,13 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         problems = sort_problems(problems)
         _print_screened(problem_lines(problems, ctx.secrets()), screen, ctx)
         count = len(problems)
-        print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
+        print(
+            f"auditor: exit 2: {count} error(s) in policy files (listed above){_of(scope)}",
+            file=ctx.stderr,
+        )
         return EXIT_ERROR
-    if config_error is not None:
-        raise config_error
+    if isinstance(config, AuditorError):
+        raise config
     found: list[LintProblem] = static_warnings(policy)
     # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
     # there: `no state file at …`, exit 2, rather than the history check silently left out; the
@@ -85,7 +112,7 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     _print_screened(problem_lines(sort_problems(p.text for p in found), ctx.secrets()), screen, ctx)
     files, rules = len(policy.files), len(policy.rules)
     counts = f"{len(errors)} error(s), {len(found) - len(errors)} warning(s)"
-    print(f"{files} file(s), {rules} rule(s): {counts}", file=ctx.stderr)
+    print(f"{files} file(s), {rules} rule(s): {counts}{_of(scope)}", file=ctx.stderr)
     if errors:
         print(
             f"auditor: exit 2: {len(errors)} error(s) in policy files (listed above)",
@@ -108,13 +135,20 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     """Run every policy test case; one line per case and a summary."""
     from auditor.evaluate.testing import run_policy_tests  # the rule engine: not for `lint`
 
+    # the configuration names the policies when no PATH does; `--config` given is read either
+    # way (a file that is not there is said, never passed over)
+    config = config_from_args(args, ctx) if not args.paths or args.config else None
+    paths, scope = _paths(args, ctx, config)
     try:
-        cases = run_policy_tests(_paths(args, ctx), now=ctx.clock())
+        cases = run_policy_tests(paths, now=ctx.clock())
     except PolicyError as exc:
         for line in problem_lines(exc.problems, ctx.secrets()):
             print(line, file=ctx.stdout)
         count = len(exc.problems)
-        print(f"auditor: exit 2: {count} error(s) in policy files (listed above)", file=ctx.stderr)
+        print(
+            f"auditor: exit 2: {count} error(s) in policy files (listed above){_of(scope)}",
+            file=ctx.stderr,
+        )
         return EXIT_ERROR
     from auditor.redact.shown import printed_path
 
@@ -134,9 +168,12 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     failed = sum(not c.passed for c in cases)
     print(f"{len(cases) - failed} passed, {failed} failed", file=ctx.stdout)
     if failed:
-        print(f"auditor: exit 1: {failed} of {len(cases)} test case(s) failed", file=ctx.stderr)
+        print(
+            f"auditor: exit 1: {failed} of {len(cases)} test case(s) failed{_of(scope)}",
+            file=ctx.stderr,
+        )
         return EXIT_FINDINGS
-    print(f"auditor: exit 0: all {len(cases)} test case(s) passed", file=ctx.stderr)
+    print(f"auditor: exit 0: all {len(cases)} test case(s) passed{_of(scope)}", file=ctx.stderr)
     return EXIT_OK
 
 

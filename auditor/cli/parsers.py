@@ -418,6 +418,13 @@ def register_history(subparsers: Any) -> None:
     parser.set_defaults(handler=_handler("history", "run_history"))
 
 
+#: What `policy lint` and `policy test` check when no PATH is given: what `run` would load.
+_POLICY_PATHS = (
+    "files or folders (default: the `policies` of the configuration, --config or "
+    "./pyproject.toml, else the shipped packs, as `run` and `review` load them)"
+)
+
+
 def register_policy(subparsers: Any) -> None:
     """Add the `policy` subcommand and its `lint`, `test` and `schema` actions."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -430,7 +437,7 @@ def register_policy(subparsers: Any) -> None:
         description="Validate policy files; with a state file, warn about rule paths that no "
         "stored revision contains. Exit 2 on errors.",
     )
-    lint.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
+    lint.add_argument("paths", nargs="*", type=Path, metavar="PATH", help=_POLICY_PATHS)
     add_common_options(lint)
     lint.set_defaults(handler=_handler("policy", "run_lint"))
     test = actions.add_parser(
@@ -440,7 +447,14 @@ def register_policy(subparsers: Any) -> None:
             "Run policy test cases; exit 1 on a failing case, 2 on invalid files or no cases."
         ),
     )
-    test.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders")
+    test.add_argument("paths", nargs="*", type=Path, metavar="PATH", help=_POLICY_PATHS)
+    test.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="TOML config file whose `policies` are tested when no PATH is given (overrides "
+        "[tool.auditor] in ./pyproject.toml)",
+    )
     test.set_defaults(handler=_handler("policy", "run_test"))
     schema = actions.add_parser("schema", help="print the policy file JSON Schema")
     schema.set_defaults(handler=_handler("policy", "run_schema"))

@@ -102,7 +102,7 @@ def policy_files(paths: Sequence[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             found = files_under(path, (".yaml", ".yml"), walked=walked, dangling=True)
-            out.extend(sorted(p for p in found if not p.name.endswith(TEST_SUFFIXES)))
+            out.extend(sorted(p for p in found if not p.name.lower().endswith(TEST_SUFFIXES)))
         else:
             out.append(path)
     # one real file read once, whatever names reach it (`pk/p.yaml` and `pklink/p.yaml`)
@@ -116,7 +116,8 @@ def files_under(
     walked: set[str] | None = None,
     dangling: bool = False,
 ) -> Iterator[Path]:
-    """The files below `root` whose names end with one of `endings`, skipping hidden files and
+    """The files below `root` whose names end with one of `endings` in any case (`c.YAML`, as
+    a Windows tool may save it, is read as it is when named alone), skipping hidden files and
     folders (`.git/`, `.github/`, an editor's `.x.yaml`). A symlinked folder is followed (a
     shared pack linked in is read), each real folder once: a link back to a folder already
     walked, or a second way to it (in `walked`, shared by the paths of one command: `lint pk
@@ -136,7 +137,9 @@ def files_under(
         for name in files:
             if name.startswith("."):
                 continue
-            if name.endswith(endings) or (dangling and _dangling_folder(Path(folder, name))):
+            if name.lower().endswith(endings) or (
+                dangling and _dangling_folder(Path(folder, name))
+            ):
                 yield Path(folder, name)
 
 

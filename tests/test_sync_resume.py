@@ -528,14 +528,15 @@ def test_a_page_that_cannot_be_fetched_keeps_every_page_before_it(tmp_path: Path
 
 
 @contextmanager
-def interrupted_at_page_14(service: Service) -> Iterator[None]:
-    """Ctrl-C while page 14 is on its way, once (the service interrupts this process as it
-    answers, the interrupt landing while the client waits), SIGINT handled as in a terminal."""
+def interrupted_at_page_14(service: Service, cursor: str = "130") -> Iterator[None]:
+    """Ctrl-C while page 14 (the page at `cursor`) is on its way, once (the service interrupts
+    this process as it answers, the interrupt landing while the client waits), SIGINT handled
+    as in a terminal."""
     real = service.answer
     once = [True]
 
     def answer(path: str, query: dict[str, str]) -> tuple[int, bytes]:
-        if query.get("cursor") == "130" and once:
+        if query.get("cursor") == cursor and once:
             once.clear()
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.5)
@@ -559,11 +560,56 @@ def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
     with interrupted_at_page_14(service), serving(service) as url:
         code, _, err = sync(url, tmp_path, state)
         assert code == 130, err
-        assert "sync interrupted: kept 10 pages (100 revisions); the next sync continues" in err
+        assert (
+            "sync interrupted: kept 10 pages (100 revisions); the next sync continues from "
+            "there (fetched 13 history pages / 130 revisions and 0 report pages / 0 reports "
+            "before)"
+        ) in err, err
         assert state.exists()
         code, _, err = sync(url, tmp_path, state)
     assert code == 0, err
     assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_ctrl_c_before_a_page_is_kept_says_nothing_was_saved(tmp_path: Path) -> None:
+    """Tester T73 LOW-3: Ctrl-C while page 4 is on its way, before the first batch is kept:
+    the 3 pages read are lost, which the interrupted sync says, as a failed one does (it said
+    nothing but the exit line)."""
+    service = Service(145)
+    with interrupted_at_page_14(service, cursor="30"), serving(service) as url:
+        code, _, err = sync(url, tmp_path, tmp_path / "state.db")
+    assert code == 130, err
+    assert (
+        "auditor: sync interrupted: nothing saved (fetched 3 history pages / 30 revisions and "
+        "0 report pages / 0 reports before)\n"
+    ) in err, err
+
+
+def test_a_run_whose_sync_fails_says_so_once(tmp_path: Path) -> None:
+    """Tester T73 LOW-2: `auditor run` whose sync is refused at page 14 audits the stored data
+    and says why in one sentence, on stderr and in the reports (it said `sync failed,
+    auditing the stored data: sync failed, kept 13 pages …`)."""
+    service = Service(145)
+    service.fail[130] = 401
+    out = tmp_path / "out"
+    with serving(service) as url:
+        code, _, err = cli(
+            url, tmp_path, tmp_path / "state.db", "run", "--no-usage", "--no-readiness",
+            "--out", str(out), "-o", "json",
+        )  # fmt: skip
+    assert code == 2, err
+    assert "auditor: sync failed, auditing the stored data: kept 13 pages (130 revisions); " in err
+    assert [line for line in err.splitlines() if line.count("sync failed") > 1] == [], err
+    listed = orjson.loads((out / "findings.json").read_bytes())["not_evaluated"]
+    assert (
+        [line for line in listed if "sync failed" in line]
+        == [
+            line
+            for line in listed
+            if line.startswith("sync failed: kept 13 pages (130 revisions); ")
+        ]
+        != []
+    ), listed
 
 
 def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interrupted(

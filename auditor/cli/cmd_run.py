@@ -561,11 +561,14 @@ def _sync_and_audit(
                     file=ctx.stderr,
                 )
         except AuditorError as exc:  # keep what is stored; the run is marked incomplete
+            from auditor.workflows.sync import failure_of
+
+            why = failure_of(exc)  # (said once: `sync failed, auditing …: sync failed, …`)
             print(
-                f"auditor: sync failed, auditing the stored data: {terminal_text(str(exc))}",
+                f"auditor: sync failed, auditing the stored data: {terminal_text(why)}",
                 file=ctx.stderr,
             )
-            problems.append(f"sync failed: {exc}")
+            problems.append(f"sync failed: {why}")
     if problems:
         options = replace(options, not_evaluated=tuple(problems))
     stored = stored_address(config, store, offline)  # it said `(offline)`, naming no service

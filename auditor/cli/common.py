@@ -395,26 +395,26 @@ def sync_store(
         for secret in (token, *network.secrets):  # the proxy's password: `[token]` too
             _token_named(exc, store.redactor.marker(secret))
         raise
-    except KeyboardInterrupt:  # (Ctrl-C, SIGTERM): the exit line follows; what was kept first
-        _say_kept(store, ctx)
+    except KeyboardInterrupt as exc:  # (Ctrl-C, SIGTERM): the exit line follows; first what
+        _say_kept(store, ctx, exc)  # was kept
         raise
     if not quiet and last is not None:
         _warn_moved(store, last.base_url, base_url, ctx)
     return summary
 
 
-def _say_kept(store: Store, ctx: Context) -> None:
-    """After an interrupted sync, the line that says which history pages it kept, if any, and
-    whether they may hold a secret it could not scrub (a failed one's error says it:
-    `workflows.sync`)."""
-    from auditor.workflows.sync import kept_pages
+def _say_kept(store: Store, ctx: Context, exc: KeyboardInterrupt) -> None:
+    """After an interrupted sync, the line that says which history pages it kept (or that it
+    kept none) and what it had fetched, and whether they may hold a secret it could not scrub
+    (a failed one's error says it: `workflows.sync`)."""
+    from auditor.workflows.sync import interrupted
 
     try:
-        kept = kept_pages(store)
+        said = interrupted(store, exc)
     except OSError:
         return
-    if kept:
-        print(f"auditor: sync interrupted: {kept}", file=ctx.stderr)
+    if said:
+        print(f"auditor: sync interrupted: {said}", file=ctx.stderr)
 
 
 def network_of(config: Config, ctx: Context) -> Network:

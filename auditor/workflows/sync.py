@@ -561,12 +561,44 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+#: How a failed sync's error begins (`_failed`); `auditor run` audits the stored data after it
+#: and says so in its own words (`failure_of`).
+FAILED = "sync failed, "
+#: The note an interrupted sync leaves on the interrupt: what it had fetched (`interrupted`).
+_FETCHED_NOTE = "auditor sync: "
+
+
 def _failed(exc: AuditorError, tally: _Tally, store: Store) -> AuditorError:
     kept = kept_pages(store) or "nothing saved"
-    message = store.redactor.redact_shown(f"sync failed, {kept} ({tally.describe()} before): {exc}")
+    message = store.redactor.redact_shown(f"{FAILED}{kept} ({tally.describe()} before): {exc}")
     if isinstance(exc, ApiError):
         return ApiError(message, url=exc.url, status=exc.status)
     return type(exc)(message)
+
+
+def failure_of(exc: AuditorError) -> str:
+    """What stopped a sync, without the `sync failed, ` its error begins with (`_failed`): the
+    kept pages, what it had fetched, the cause."""
+    return str(exc).removeprefix(FAILED)
+
+
+def interrupted(store: Store, exc: BaseException) -> str | None:
+    """What an interrupted sync says, as a failed one does: the history pages it kept
+    (`kept_pages`), else `nothing saved`, and what it had fetched (a sync that read 9 pages
+    and kept none loses them: T73 LOW-3). None when the interrupt did not come from inside
+    `sync` (no note) and no pages are kept."""
+    fetched = next(
+        (
+            n[len(_FETCHED_NOTE) :]
+            for n in getattr(exc, "__notes__", ())
+            if n.startswith(_FETCHED_NOTE)
+        ),
+        None,
+    )
+    kept = kept_pages(store)
+    if fetched is None:
+        return kept
+    return f"{kept or 'nothing saved'} ({fetched} before)"
 
 
 def kept_pages(store: Store) -> str | None:
@@ -1045,8 +1077,9 @@ def sync(
     except AuditorError as exc:
         _forget_unsafe_resume(store)
         raise _failed(exc, tally, store) from None
-    except BaseException:  # (an interrupt: what it kept must not hold a secret either)
+    except BaseException as exc:  # (an interrupt: what it kept must not hold a secret either)
         _forget_unsafe_resume(store, wait=INTERRUPTED_LOCK_WAIT)
+        exc.add_note(_FETCHED_NOTE + tally.describe())  # (`interrupted` says it)
         raise
     return _summary(store, client, tally, usage)
 

@@ -149,10 +149,11 @@ class OwnSecrets:
             self._matcher = literal_matcher(self._owner)
         low = text.translate(_ASCII_LOWER)
         found = [(at, at + n, low[at : at + n]) for at, n in self._matcher.spans(low)]
-        found = [
-            (*_widened(text, *f[:2], self._reach[f[2]]), f[2]) if f[2] in self._reach else f
-            for f in found
-        ]
+        if found:
+            found = [
+                (*_widened(text, *f[:2], self._reach[f[2]]), f[2]) if f[2] in self._reach else f
+                for f in found
+            ]
         if _GAPS.search(low) or "&" in low:
             skeleton = _GAPS.sub("", low)
             if "&" in skeleton:

@@ -1,13 +1,16 @@
 """The command's own token echoed by a server in other forms than the memory's (tester T61 #4):
 as hex (either case), in capitals, split in two by a space or a line break, with a character
 written as an HTML character reference (`&#x74;ok_…`, `&#116;ok_…`), reversed, or only a run of
-12 of its characters. The README says the command's own token is always hidden, in every form:
-each of these reads `[token]` in an error, and no run of 12 of its characters reaches stderr or a
-report. A secret the data holds is not hidden by parts (a part may be ordinary text), nor is a
-word of a token made of words (`demo-owner-token`)."""
+12 of its characters; and (tester T71 #5) the base64 of its hex or of its UTF-16LE text
+(PowerShell's `-EncodedCommand`), which the memory, reading base64 as UTF-8, missed. The README
+says the command's own token is always hidden, in every form: each of these reads `[token]` in
+an error, and no run of 12 of its characters reaches stderr or a report. A secret the data holds
+is not hidden by parts (a part may be ordinary text), nor is a word of a token made of words
+(`demo-owner-token`)."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from collections.abc import Iterator
@@ -39,6 +42,11 @@ def _echoes(token: str) -> dict[str, str]:
         "reversed": token[::-1],
         "a run of 12": token[8:20],
         "a run of 13": token[2:15],
+        # tester T71 #5: encodings of another text than the token's own UTF-8
+        "base64 of its hex": base64.b64encode(hexed.encode()).decode(),
+        "base64 of its HEX": base64.b64encode(hexed.upper().encode()).decode(),
+        "UTF-16LE base64": base64.b64encode(token.encode("utf-16-le")).decode(),  # PowerShell's
+        "UTF-16LE base64url": base64.urlsafe_b64encode(token.encode("utf-16-le")).decode(),
     }
 
 
@@ -48,9 +56,15 @@ def _runs(token: str, n: int = 12) -> list[str]:
 
 def _leaks(token: str, text: str) -> list[str]:
     """Runs of 12 of the token's characters (or of its hex's 24) that `text` shows, in any
-    case."""
+    case, or the base64 of its hex or of its UTF-16LE text (but the characters a neighbouring
+    byte changes, at each of the 3 byte offsets the encoding may start at)."""
     low = text.lower()
     runs = _runs(token.lower()) + _runs(token.encode().hex(), 24) + _runs(token.lower()[::-1])
+    hexed = token.encode().hex()
+    for data in (hexed.encode(), hexed.upper().encode(), token.encode("utf-16-le")):
+        for skip in range(3):
+            core = base64.b64encode(data[skip : skip + (len(data) - skip) // 3 * 3]).decode()
+            runs += [core.lower(), core.translate(str.maketrans("+/", "-_")).lower()]
     return [run for run in runs if run in low]
 
 
@@ -145,6 +159,7 @@ def test_a_server_echoing_the_token_encoded_shows_it_nowhere(tmp_path: Path, ech
     assert main(argv, ctx) == 2
     stderr = err.getvalue()
     assert "403 Forbidden: Invalid credentials: hex=[token], HEX=[token]" in stderr, stderr
+    assert "base64 of its hex=[token], base64 of its HEX=[token], UTF-16LE base64=[token]" in stderr
     texts = {"stderr": stderr}
     texts |= {p.name: p.read_text(errors="replace") for p in out.iterdir() if p.is_file()}
     assert "report.md" in texts and "findings.json" in texts

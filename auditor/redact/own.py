@@ -3,7 +3,8 @@ a server may echo them in, beyond the memory's (raw, URL-, JSON-, base64-encoded
 
 A service that quotes the caller's token back in an error may write it as hex (either case),
 with its letters in another case, split by a space or a line break, with a character written
-as an HTML character reference (`&#x74;ok_…`, `&#116;`), reversed, or only in part. The token
+as an HTML character reference (`&#x74;ok_…`, `&#116;`), reversed, as the base64 of its hex or
+of its UTF-16LE text (PowerShell's `-EncodedCommand`), or only in part. The token
 is a random string of the caller's, so any long enough run of its characters is hidden wherever
 it stands (`window`): 12 characters, or half the token from 8 on when it is shorter. Only a run
 that may be a credential (`memory.credential_like`) is looked for, so a token made of words
@@ -13,6 +14,7 @@ of those would hide ordinary text.
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 import string
@@ -59,12 +61,60 @@ def forms(piece: str) -> list[str]:
     return list(dict.fromkeys([low, low[::-1], piece.encode("utf-8").hex()]))
 
 
+#: The characters of a base64 text, standard or URL-safe.
+_B64_CHARS = frozenset(string.ascii_letters + string.digits + "+/-_")
+_URLSAFE = str.maketrans("+/", "-_")
+#: How many characters of a base64 text carry bits of the 0, 1 or 2 bytes of a piece's
+#: encoding in the group of 3 bytes its core does not fill, before or after it.
+_PARTIAL = (0, 2, 3)
+
+
+def encoded_forms(piece: str) -> dict[str, tuple[int, int]]:
+    """The base64 of a piece, of its hex (either case) and of its UTF-16LE text (PowerShell's
+    `-EncodedCommand`) wherever the encoding starts in the bytes encoded: for each of the 3
+    places, the characters no other byte changes (as `memory.b64_cores`), standard and
+    URL-safe, in lower case as a text is looked at. Each with how many characters before and
+    after it carry bits of the piece too (`_PARTIAL`), hidden with it. The memory reads a
+    base64 run only when it stands alone or after a `-`, `/`, `_` or `+` (of a long path, only
+    the first and the last piece between them) and finds only the piece's UTF-8 text there;
+    these are found wherever they stand."""
+    raw = piece.encode("utf-8", "surrogatepass")
+    hexed = raw.hex()
+    found: dict[str, tuple[int, int]] = {}
+    for data in (
+        raw,
+        hexed.encode(),
+        hexed.upper().encode(),
+        piece.encode("utf-16-le", "surrogatepass"),
+    ):
+        for skip in range(3):
+            whole = (len(data) - skip) // 3 * 3
+            core = base64.b64encode(data[skip : skip + whole]).decode("ascii")
+            reach = (_PARTIAL[skip], _PARTIAL[len(data) - skip - whole])
+            for text in (core, core.translate(_URLSAFE)):
+                found.setdefault(text.translate(_ASCII_LOWER), reach)
+    return found
+
+
+def _widened(text: str, start: int, end: int, reach: tuple[int, int]) -> tuple[int, int]:
+    """The stretch `start`-`end` of `text` (a core of `encoded_forms`) with the base64
+    characters around it that carry bits of the piece too (up to `reach`), and its padding."""
+    before, after = reach
+    while before and start and text[start - 1] in _B64_CHARS:
+        start, before = start - 1, before - 1
+    while after and end < len(text) and text[end] in _B64_CHARS:
+        end, after = end + 1, after - 1
+    padding = text[end : end + 2]
+    return start, end + len(padding) - len(padding.lstrip("="))
+
+
 class OwnSecrets:
     """The command's own secrets, and where a text holds one of their forms."""
 
     def __init__(self) -> None:
         self._secrets: dict[str, None] = {}
         self._owner: dict[str, str] = {}  # a form -> the secret it is of
+        self._reach: dict[str, tuple[int, int]] = {}  # a base64 core -> `encoded_forms`' reach
         self._matcher: LiteralMatcher | None = None
 
     def __bool__(self) -> bool:
@@ -78,11 +128,15 @@ class OwnSecrets:
         if secret in self._secrets:
             return False
         self._secrets[secret] = None
-        found = [form for piece in pieces(secret) for form in forms(piece)]
-        for form in found:
-            self._owner.setdefault(form, secret)
+        runs = pieces(secret)
+        for piece in runs:
+            for form in forms(piece):
+                self._owner.setdefault(form, secret)
+            for form, reach in encoded_forms(piece).items():
+                self._owner.setdefault(form, secret)
+                self._reach.setdefault(form, reach)
         self._matcher = None
-        return bool(found)
+        return bool(runs)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """The stretches of `text` holding a form of an own secret, whatever the case of its
@@ -95,6 +149,11 @@ class OwnSecrets:
             self._matcher = literal_matcher(self._owner)
         low = text.translate(_ASCII_LOWER)
         found = [(at, at + n, low[at : at + n]) for at, n in self._matcher.spans(low)]
+        if found:
+            found = [
+                (*_widened(text, *f[:2], self._reach[f[2]]), f[2]) if f[2] in self._reach else f
+                for f in found
+            ]
         if _GAPS.search(low) or "&" in low:
             skeleton = _GAPS.sub("", low)
             if "&" in skeleton:

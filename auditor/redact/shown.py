@@ -4,13 +4,19 @@ names): each name in it that the value detectors take for a secret reads
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.common.lazyre import lazy_regex
 from auditor.common.spans import merge_spans
+from auditor.redact.plain import MARKER_RE, MARKER_START
+
+if TYPE_CHECKING:
+    from auditor.redact.redactor import Redactor
 
 NOT_SHOWN = "<not shown: looks like a secret>"
 
@@ -119,7 +125,11 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
     organization's) replaced by `shown` (`[token]`, as an error names them too): also as a
     path normalises it (`a//b`, `./a`) and each part of it between `/` from 8 characters on;
     one of 4 to 7 characters only where it is a word of its own (a test's
-    `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for."""
+    `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for. One of 8
+    characters or more reads `shown` in every other form the redactor hides a registered
+    secret in too (`_other_forms`: its base64, hex, another case, reversed, a run of 12 of
+    its characters …): a value typed on the command line (`--sarif-category ci/<base64>`, a
+    folder named by the token's hex) is shown as the redactor would show a server's echo."""
     forms: set[str] = set()
     for token in tokens:
         if len(token) < 4:
@@ -138,7 +148,31 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
         before = r"(?<![A-Za-z0-9])" if form[0].isalnum() else ""
         after = r"(?![A-Za-z0-9])" if form[-1].isalnum() else ""
         text = re.sub(before + re.escape(form) + after, lambda _m: shown, text)
-    return text
+    long = tuple(sorted(form for form in forms if len(form) >= _SHORT_TOKEN))
+    return _other_forms(text, long, shown) if long and len(text) >= _SHORT_TOKEN else text
+
+
+def _other_forms(text: str, tokens: tuple[str, ...], shown: str) -> str:
+    """`text` with each stretch that a redactor knowing `tokens` alone hides reading `shown`:
+    the memory's forms (URL-encoded, JSON-escaped, base64 at any byte offset, a base64 run
+    holding one hidden whole) and the command's own secrets' (`own.OwnSecrets`: hex, another
+    case, reversed, a run of 12 characters …). No detector runs: only these values are looked
+    for, and a marker `text` already held is left as it is."""
+    out = _token_redactor(tokens).scrub_known(text)
+    if out == text:
+        return text
+    held = {m[0] for m in MARKER_RE.finditer(text)} if MARKER_START in text else set()
+    return MARKER_RE.sub(lambda m: m[0] if m[0] in held else shown, out)
+
+
+@functools.lru_cache(maxsize=4)
+def _token_redactor(tokens: tuple[str, ...]) -> Redactor:
+    """A redactor that registered `tokens` and knows nothing else, made once per command (each
+    path or value it shows is looked at with the same tokens), under a key of its own: its
+    markers never show."""
+    from auditor.redact.redactor import Redactor
+
+    return Redactor(b"auditor: the command's own tokens", known=tokens)
 
 
 def own_secrets_hidden(lines: Iterable[str], data: Callable[[], object], file: str) -> list[str]:

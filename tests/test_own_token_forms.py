@@ -1,0 +1,152 @@
+"""The command's own token typed on the command line in another form than as itself (tester
+T71 #4): its base64, its hex, in capitals, reversed, a run of 12 of its characters, as
+`--sarif-category`, `--author` and in the names of the input files and folders and `--out`.
+The README says the own token is always hidden, in every form, and that these values show it
+as `[token]` (`not-shown` in findings.sarif's category): they were shown as typed, in every
+report, the `reports:` line and an evidence bundle's `run-parameters.json`, where the raw token
+read `[token]`.
+
+Run as a user runs it: `python -m auditor` in a child process, every file it writes read back.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.emulator import start_emulator
+from tests.conftest import FIXED_NOW
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TOKEN = "tok_4625b059281d06138c9bb22f"  # as `tok_` + secrets.token_hex(12) makes one
+HEXED = TOKEN.encode().hex()
+
+#: The token as a user may type it: each a name a folder can have (no `/`).
+TYPED = {
+    "raw": TOKEN,
+    "base64": base64.b64encode(TOKEN.encode()).decode(),
+    "base64-url": base64.urlsafe_b64encode(TOKEN.encode()).decode().rstrip("="),
+    "hex": HEXED,
+    "HEX": HEXED.upper(),
+    "upper": TOKEN.upper(),
+    "reversed": TOKEN[::-1],
+    "a run of 12": TOKEN[9:21],
+    "base64 of its hex": base64.b64encode(HEXED.encode()).decode(),
+    "UTF-16LE base64": base64.b64encode(TOKEN.encode("utf-16-le")).decode(),
+}
+
+
+def _cores(data: bytes) -> list[str]:
+    """The base64 of `data` wherever its encoding starts (at each of 3 byte offsets), but the
+    characters a neighbouring byte changes."""
+    return [
+        base64.b64encode(data[skip : skip + (len(data) - skip) // 3 * 3]).decode()
+        for skip in range(3)
+    ]
+
+
+def _leaks(text: str) -> list[str]:
+    """The forms of the token `text` shows, in any case, once HTML references are read and
+    Markdown's and JSON's backslashes go: a run of 12 of its characters (as written or
+    reversed), of 24 of its hex, or its base64 (of it, of its hex, of its UTF-16LE text)."""
+    low = html.unescape(text).replace("\\", "").lower()
+    token = TOKEN.lower()
+    runs = [token[i : i + 12] for i in range(len(token) - 11)]
+    runs += [run[::-1] for run in runs] + [HEXED[i : i + 24] for i in range(len(HEXED) - 23)]
+    for data in (TOKEN.encode(), HEXED.encode(), HEXED.upper().encode(), TOKEN.encode("utf-16-le")):
+        for core in _cores(data):
+            runs += [core.lower(), core.translate(str.maketrans("+/", "-_")).lower()]
+    return [run for run in runs if run in low]
+
+
+def _child_env(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+            "AUDITOR_TOKEN": TOKEN, **env}  # fmt: skip
+
+
+def _auditor(
+    tmp_path: Path, argv: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "auditor", *argv], cwd=tmp_path,
+                          env=_child_env(tmp_path, env), capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+def _texts(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder.parent)): p.read_text(encoding="utf-8", errors="replace")
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("form", list(TYPED))
+def test_review_shows_the_token_typed_in_any_form_as_token(tmp_path: Path, form: str) -> None:
+    typed = TYPED[form]
+    folder = tmp_path / f"in-{typed}"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", folder / f"{typed}.yaml")
+    shutil.copy(EXAMPLES / "live-settings.yaml", folder / "live.yaml")
+    summary = tmp_path / "step-summary.md"
+    argv = ["review", f"in-{typed}/{typed}.yaml", "--against", f"in-{typed}/live.yaml"]
+    argv += ["--offline", "--state", "s.db", "--out", f"out-{typed}", "--author", typed]
+    argv += ["--sarif-category", f"ci/{typed.rstrip('=')}", "-o", "html,md,json,sarif,junit"]
+    done = _auditor(tmp_path, argv, {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert done.returncode == 1, done.stderr  # the example change introduces findings
+    texts = {"stdout": done.stdout, "stderr": done.stderr, "summary": summary.read_text()}
+    texts |= _texts(tmp_path / f"out-{typed}")
+    assert len(texts) == 8  # the five reports
+    leaks = {name: found for name, text in texts.items() if (found := _leaks(text))}
+    assert not leaks
+    assert f"reports: {tmp_path}/out-[token]/report.html" in done.stdout
+    assert "proposed by [token] (--author)" in done.stdout
+    review = json.loads(texts[f"out-{typed}/findings.json"])["review"]
+    assert (review["proposed_file"], review["against"]) == ("in-[token]/[token].yaml",
+                                                            "in-[token]/live.yaml")  # fmt: skip
+    sarif = json.loads(texts[f"out-{typed}/findings.sarif"])["runs"][0]
+    assert sarif["automationDetails"]["id"].startswith("ci/not-shown/review-")
+
+
+def test_run_and_export_show_the_token_typed_in_other_forms_as_token(tmp_path: Path) -> None:
+    """`auditor run` and `auditor export` with the token's hex as the --policy folder, its
+    base64 as --sarif-category, its capitals as the --waivers folder and its reverse as the
+    --out folder: every report, the bundle's `run-parameters.json`, its copies and reports."""
+    policies, waivers = tmp_path / TYPED["hex"], tmp_path / TYPED["upper"]
+    policies.mkdir()
+    waivers.mkdir()
+    for name in ("baseline.yaml", "changes.yaml"):
+        shutil.copy(ROOT / "policies" / name, policies / name)
+    shutil.copy(EXAMPLES / "waivers.yaml", waivers / "waivers.yaml")
+    out, bundle = f"reports-{TYPED['reversed']}", f"bundle-{TYPED['base64 of its hex']}"
+    inputs = ["--policy", TYPED["hex"], "--waivers", f"{TYPED['upper']}/waivers.yaml"]
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=20, repos=2) as emu:
+        env = {"AUDITOR_BASE_URL": emu.base_url, "AUDITOR_APP_URL": emu.app_url,
+               "AUDITOR_STATE": str(tmp_path / "state.db")}  # fmt: skip
+        run = _auditor(tmp_path, ["run", "--no-usage", *inputs, "--out", out,
+                                  "--sarif-category", TYPED["base64-url"]], env)  # fmt: skip
+        export = _auditor(tmp_path, ["export", *inputs, "--out", bundle], env)
+    assert run.returncode == 1, run.stderr
+    assert export.returncode == 0, export.stderr
+    texts = {"run": run.stdout + run.stderr, "export": export.stdout + export.stderr}
+    texts |= _texts(tmp_path / out) | _texts(tmp_path / bundle)
+    leaks = {name: found for name, text in texts.items() if (found := _leaks(text))}
+    assert not leaks
+    assert f"reports: {tmp_path}/reports-[token]/report.html" in run.stdout
+    doc = json.loads(texts[f"{out}/findings.json"])
+    assert {p["path"] for p in doc["policy_files"]} == {
+        "[token]/baseline.yaml",
+        "[token]/changes.yaml",
+    }
+    sarif = json.loads(texts[f"{out}/findings.sarif"])["runs"][0]
+    assert sarif["automationDetails"]["id"].startswith("not-shown/")
+    parameters = texts[f"{bundle}/run-parameters.json"]
+    assert "[token]/baseline.yaml" in parameters and "[token]/waivers.yaml" in parameters

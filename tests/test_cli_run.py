@@ -764,7 +764,9 @@ def test_run_refuses_early_when_it_has_nothing_to_audit(
         pytest.param(
             "sessionRetentionDays: 99999999999999999999999\n", "p.yaml:1:23:", id="big-int"
         ),
-        pytest.param("sandbox: {enabled: .nan}\n", "p.yaml:1:20: nan", id="nan"),
+        pytest.param(
+            "sandbox: {enabled: .nan}\n", "p.yaml:1:20: error: $.sandbox.enabled: ", id="nan"
+        ),
         pytest.param("a: !!binary aGVsbG8=\n", "p.yaml:1:4:", id="binary-tag"),
     ],
 )

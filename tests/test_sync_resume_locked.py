@@ -170,6 +170,38 @@ def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
         then_the_next_sync_scrubs_them(url, service, tmp_path, state)
 
 
+def test_an_interrupted_sync_under_a_lock_waits_for_it_once_with_nothing_to_scrub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tester T73 MED-1: Ctrl-C while another program holds the state file EXCLUSIVE, the
+    kept pages clean (no value learned since they were kept). The last scrub's read waits
+    1.5 s, once, and then the store waits no more: what the command said next (the kept
+    pages, whether a first sync's file goes) read it again, 5 s each, 14.5 s from Ctrl-C."""
+    waits: list[int] = []
+    real_wait = Store._set_lock_wait
+
+    def set_lock_wait(self: Store, ms: int) -> None:
+        waits.append(ms)
+        real_wait(self, ms)
+
+    monkeypatch.setattr(Store, "_set_lock_wait", set_lock_wait)
+    service = Service(145)
+    state = tmp_path / "state.db"
+    with serving(service) as url:
+        with locked_at_page_14(service, sqlite_lock(state, "EXCLUSIVE"), interrupt=True) as held:
+            code, _, err = sync(url, tmp_path, state)
+            assert held, err
+        assert code == 130, err
+        assert waits[0] == 1500 and waits.count(1500) == 1 and waits[-1] == 1, waits
+        assert (
+            "sync interrupted: kept history pages (not counted: the state file cannot be read"
+            in err
+        )
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert contents(state) == from_scratch(service, tmp_path)
+
+
 def test_a_failed_sync_that_cannot_scrub_its_kept_pages_says_so(tmp_path: Path) -> None:
     """Page 14 is refused (401), another connection holding the state file's lock meanwhile:
     the error says the kept pages may hold a secret in clear, and what to do."""

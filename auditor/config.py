@@ -1034,6 +1034,22 @@ def _org_name() -> re.Pattern[str]:
     return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
+def _name_fault(name: Any) -> str:
+    """What an organization's name that `_org_name` refuses was, and which part of the rule it
+    breaks: every character of `..` or `-rf` is allowed, and they were refused unexplained."""
+    if name is None:
+        return "none given (this [[org]] has no name key)"
+    got = f"got {_quoted(name)}"
+    if not isinstance(name, str) or not name:
+        return got
+    other = next((c for c in name if not (c.isascii() and (c.isalnum() or c in "._-"))), None)
+    if other is not None:
+        return f"{got}, which holds {other!r}"
+    if len(name) > 63:
+        return f"{got}, {len(name)} characters long"
+    return f"{got}, which begins with {name[0]!r}"
+
+
 @dataclass(frozen=True)
 class OrgEntry:
     """One organization of an `--orgs` file: where its service is and its token (never shown)."""
@@ -1189,8 +1205,8 @@ def _org_entry(
     name = table.get("name")  # (one that looks like a secret was refused: `_refuse_tokens`)
     if not isinstance(name, str) or not _org_name().match(name):
         raise ConfigError(
-            f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-' (it names the "
-            f"organization's report folder), got {_quoted(name)}"
+            f"{key('name')}: expected 1-63 letters, digits, '.', '_' or '-', the first a letter "
+            f"or a digit (it names the organization's report folder), {_name_fault(name)}"
         )
     org = f" ({name})"
     where = f"{where}{org}"

@@ -343,6 +343,81 @@ def test_a_file_swapped_for_a_link_is_named(copy: Path) -> None:
     assert any("altered: reports/junit.xml is not a regular file" in p for p in _problems(err))
 
 
+def _moved_out(path: Path) -> None:
+    """`path` moved beside the bundle and a link to it put in its place: the same bytes, but
+    no longer the bundle's own (an archive or a copy of the folder keeps the link alone)."""
+    saved = path.parent.parent / f"elsewhere-{path.name}"
+    path.rename(saved)
+    path.symlink_to(saved)
+
+
+def test_a_manifest_or_signature_that_is_a_link_is_refused(
+    made: dict[str, Any], copy: Path
+) -> None:
+    """Both were read through the link: "Verified …, signature valid", exit 0, where a listed
+    file that is a link was refused."""
+    key = str(made["work"] / "public.pem")
+    _moved_out(copy / "manifest.sig")
+    for args in (("--key", key), ()):
+        code, out, err = verify(copy, *args, "--no-rerun")
+        assert (code, out) == (2, "")
+        assert _problems(err) == [
+            "auditor: verify: altered: manifest.sig is not a regular file (a symbolic link)"
+        ]
+    _moved_out(copy / "manifest.json")
+    code, out, err = verify(copy, "--key", key, "--no-rerun")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"auditor: error: {copy / 'manifest.json'}: cannot read the manifest: a symbolic link, "
+        "not the bundle's own file (a copy or an archive of the folder keeps only the link): "
+        "put the manifest itself in its place\n"
+    )
+
+
+def test_a_folder_that_is_a_link_is_named_and_its_files_not_read(
+    made: dict[str, Any], copy: Path
+) -> None:
+    """`inputs` (or `reports`) moved out and linked: it was only `extra: inputs (not listed
+    in manifest.json)`, and every file listed under it was read through the link and matched
+    (the re-run "reproduced" the reports behind it)."""
+    listed = json.loads((copy / "manifest.json").read_text())["files"]
+    under = {
+        folder: sum(name.startswith(f"{folder}/") for name in listed)
+        for folder in ("inputs", "reports")
+    }
+    _moved_out(copy / "inputs")
+    err = _refused(copy, "--no-rerun")
+    assert _problems(err) == [
+        f"auditor: verify: altered: inputs is a symbolic link, not a folder of the bundle: the "
+        f"{under['inputs']} file(s) manifest.json lists under it were not read through it"
+    ]
+    (copy / "inputs").unlink()
+    (copy.parent / "elsewhere-inputs").rename(copy / "inputs")
+    _moved_out(copy / "reports")
+    code, out, err = verify(copy)
+    assert (code, out) == (2, "")
+    assert _problems(err) == [
+        f"auditor: verify: altered: reports is a symbolic link, not a folder of the bundle: the "
+        f"{under['reports']} file(s) manifest.json lists under it were not read through it"
+    ]
+
+
+def test_a_listed_file_or_an_extra_entry_is_named_for_what_it_is(copy: Path) -> None:
+    """A listed file that is a named pipe was "a link or a device"; an unlisted link was
+    named as a file would be."""
+    (copy / "reports.csv").unlink()
+    os.mkfifo(copy / "reports.csv")
+    (copy / "changes.csv").unlink()
+    (copy / "changes.csv").mkdir()
+    (copy / "reports" / "latest").symlink_to("findings.json")
+    err = _refused(copy, "--no-rerun")
+    assert _problems(err) == [
+        "auditor: verify: altered: changes.csv is not a regular file (a folder)",
+        "auditor: verify: altered: reports.csv is not a regular file (a named pipe)",
+        "auditor: verify: extra: reports/latest (a symbolic link, not listed in manifest.json)",
+    ]
+
+
 def test_rerun_catches_data_changed_with_a_rewritten_manifest(copy: Path) -> None:
     """Without a signature the hashes can be rewritten; the re-run still notices."""
     data = copy / "revisions.jsonl"

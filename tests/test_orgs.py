@@ -233,6 +233,49 @@ def test_a_problem_of_an_orgs_file_names_its_line(tmp_path: Path, body: str, whe
     assert str(info.value).startswith(f"{path}{where}"), info.value
 
 
+_NAME_RULE = (
+    "name: expected 1-63 letters, digits, '.', '_' or '-', the first a letter or a digit (it "
+    "names the organization's report folder), "
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ('".."', "got '..', which begins with '.'"),
+        ('"."', "got '.', which begins with '.'"),
+        ('"-rf"', "got '-rf', which begins with '-'"),
+        ('".hidden"', "got '.hidden', which begins with '.'"),
+        ('"a/b"', "got 'a/b', which holds '/'"),
+        (f'"{"a" * 64}"', f"got '{'a' * 64}', 64 characters long"),
+        (None, "none given (this [[org]] has no name key)"),
+    ],
+)
+def test_a_refused_org_name_says_which_part_of_the_rule_it_breaks(
+    tmp_path: Path, name: str | None, why: str
+) -> None:
+    """`..`, `.`, `-rf` hold only allowed characters: the rule they break (the first one) was
+    not said; an `[[org]]` without a name was `got None` (tester T72 #7)."""
+    path = tmp_path / "orgs.toml"
+    line = "" if name is None else f"name = {name}\n"
+    path.write_text(f'[[org]]\n{line}token_env = "T"\n')
+    code, out, err = _run(["run", "--offline", "--orgs", str(path)], {"T": "tok-123456"}, tmp_path)
+    assert (code, out) == (2, "")
+    where = f"{path}:{2 if name else 1}:1: org[0]: "
+    assert err == f"auditor: error: {where}{_NAME_RULE}{why}\n"
+
+
+def test_workers_without_orgs_is_refused(tmp_path: Path) -> None:
+    """`run --workers 3` of one organization went ahead, `--workers` ignored without a word
+    (tester T72 #7), where `--org` with `--orgs` is refused."""
+    code, out, err = _run(["run", "--offline", "--workers", "3"], {}, tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "auditor: error: --workers is for --orgs (how many organizations it audits at once)\n"
+    ), err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_token_file_and_flags_that_conflict(tmp_path: Path) -> None:
     (tmp_path / "tok").write_text("file-token-123456\n")
     path = tmp_path / "orgs.toml"

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import resource
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -162,14 +163,33 @@ def test_a_failed_sync_keeps_the_real_cause_and_the_file(
     assert digest(state) == before
 
 
+def test_a_full_disk_under_a_file_size_limit_names_the_limit(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write cut short at `ulimit -f` is SQLITE_FULL to SQLite: "the disk is full" alone
+    sent the user to a disk with room (tester T72). Under a limit both are named."""
+    state = Path(env["AUDITOR_STATE"])
+    with Store.open(state) as store, store.transaction():  # this sync must add pages
+        sync_id = store.begin_sync(FIXED_NOW, env["AUDITOR_BASE_URL"])
+        store.finish_sync(sync_id, FIXED_NOW, revisions_new=0, reports_new=0, pages=0)
+    _connect_with(monkeypatch, _disk_full)
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (1 << 30, 1 << 30))
+    code, _, stderr = run_cli(["sync"], env, tmp_path)
+    assert code == 2, stderr
+    assert (
+        "database or disk is full (SQLITE_FULL: a write past this process's file-size limit of "
+        "1,073,741,824 bytes (`ulimit -f`: raise it and run again), or the disk is full)"
+    ) in stderr, stderr
+
+
 def test_a_write_the_file_size_limit_refuses_is_put_back(
     tmp_path: Path,
 ) -> None:
     """`ulimit -f` reached while a sync commits (EFBIG: SQLITE_IOERR_WRITE): the file was left
     with half-written pages and a hot `-journal` (tester T18), though the error said "nothing
     was changed"; a cache step saving `state.db` alone kept a damaged file. It is put back at
-    once, byte for byte, with no journal left."""
-    import resource
+    once, byte for byte, with no journal left; and the limit is named (it was "an input/output
+    error", tester T72)."""
     import subprocess
     import sys
 
@@ -199,6 +219,10 @@ def test_a_write_the_file_size_limit_refuses_is_put_back(
         )
     assert done.returncode == 2, done.stderr
     assert "cannot write, nothing was changed" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        f"(SQLITE_IOERR_WRITE: a write past this process's file-size limit of {limit:,} bytes "
+        "(`ulimit -f`: raise it and run again), or an input/output error)"
+    ) in done.stderr, done.stderr
     assert not (tmp_path / "s.db-journal").exists()
     # The write refused was put back: the history pages are kept ten at a time (`_History`),
     # and the first batch to be kept (the 3 new pages, once page 4 met the stored history) is

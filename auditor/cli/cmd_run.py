@@ -44,6 +44,7 @@ from auditor.cli.outdir import (
     say,
     without_sarif,
 )
+from auditor.cli.parsers import DEFAULT_WORKERS
 from auditor.cli.signals import held, interrupt_exit
 from auditor.cli.summary import (
     decide_exit,
@@ -89,6 +90,8 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
     args.run_begun = True  # an interrupt from here on is this handler's (`clear_if_not_begun`)
     config: Config | None = None
     try:
+        if args.workers is not None and args.orgs is None:  # (it was ignored without a word)
+            raise UsageError("--workers is for --orgs (how many organizations it audits at once)")
         config = config_from_args(args, ctx)
         entries: tuple[OrgEntry, ...] = ()
         if args.orgs is not None:
@@ -291,7 +294,8 @@ def run_orgs(
         if getattr(args, flag, None) is not None:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"{option} cannot be combined with --orgs (the file gives each one's)")
-    if args.workers < 1:
+    workers = DEFAULT_WORKERS if args.workers is None else args.workers
+    if workers < 1:
         raise UsageError("--workers must be at least 1")
     entries = {e.name: e for e in loaded}
     _refuse_state_clash(config, loaded, root)
@@ -322,7 +326,7 @@ def run_orgs(
                 print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
         try:
-            results = audit_orgs(list(entries), audit_one, workers=args.workers, done=done)
+            results = audit_orgs(list(entries), audit_one, workers=workers, done=done)
         except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
             code, word = interrupt_exit(exc)
             stood: dict[str, OrgResult] = {}

@@ -254,6 +254,9 @@ def _port(text: str) -> int:
     return port
 
 
+#: `run --orgs`: how many organizations are audited at once without `--workers`.
+DEFAULT_WORKERS = 4
+
 DEMO_ORGS = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell")
 
 
@@ -295,8 +298,7 @@ def register_run(subparsers: Any) -> None:
         "--workers",
         metavar="N",
         type=int,
-        default=4,
-        help="with --orgs: organizations audited at once (default 4)",
+        help=f"with --orgs: organizations audited at once (default {DEFAULT_WORKERS})",
     )
     parser.set_defaults(handler=_handler("run", "run_command"))
 

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import os
 import re
+import resource
 import secrets
 import sqlite3
 import stat
@@ -580,7 +581,21 @@ def describe(exc: sqlite3.Error) -> str:
         return f"column {column!r} holds bytes that are not UTF-8 text (SQLITE_CORRUPT: {why})"
     name = _name(exc)
     cause = _CAUSES.get(name) or _CAUSES.get("_".join(name.split("_")[:2]))
+    if name in ("SQLITE_IOERR_WRITE", "SQLITE_FULL") and (limit := _size_limit()) is not None:
+        # A write past it fails with EFBIG (Python ignores SIGXFSZ), which SQLite calls an I/O
+        # error, or, a write cut short at the limit, a full disk: neither says the limit.
+        plain = _CAUSES["SQLITE_FULL" if name == "SQLITE_FULL" else "SQLITE_IOERR"]
+        cause = (
+            f"a write past this process's file-size limit of {limit:,} bytes (`ulimit -f`: "
+            f"raise it and run again), or {plain}"
+        )
     return f"{exc} ({name}: {cause})" if cause else f"{exc} ({name})" if name else str(exc)
+
+
+def _size_limit() -> int | None:
+    """The largest file this process may write (RLIMIT_FSIZE, `ulimit -f`), None when any."""
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 # A new state file's page size, set before its first table (a file keeps the size it was made

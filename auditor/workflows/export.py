@@ -862,11 +862,13 @@ def _load_issues(bundle: Path, store: Store) -> None:
 
 def _inside(bundle: Path, name: object) -> Path:
     """A file the run parameters name, which must be one of the bundle's own files (listed in
-    its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link."""
+    its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link
+    (nor a folder above it that is one)."""
     text = str(name)
     parts = Path(text).parts
     path = bundle / text
-    if not text or Path(text).is_absolute() or ".." in parts or path.is_symlink():
+    linked = any((bundle / folder).is_symlink() for folder in Path(text).parents[:-1])
+    if not text or Path(text).is_absolute() or ".." in parts or path.is_symlink() or linked:
         raise BundleError(f"{bundle / PARAMETERS}: {text!r} is not a file inside the bundle")
     return path
 

@@ -82,6 +82,12 @@ def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
     if not os.path.isdir(bundle):  # os.path: Path.is_dir raises on a name too long
         what = "not a folder" if os.path.exists(bundle) else "no such folder"
         raise AuditorError(f"{bundle}: {what} (give the evidence bundle's folder)")
+    if (bundle / MANIFEST).is_symlink():  # as a listed file that is a link: not read through it
+        raise AuditorError(
+            f"{bundle / MANIFEST}: cannot read the manifest: a symbolic link, not the bundle's "
+            "own file (a copy or an archive of the folder keeps only the link): put the "
+            "manifest itself in its place"
+        )
     try:
         raw = read_input(bundle / MANIFEST, max_bytes=MANIFEST_MAX_BYTES)
     except UnreadableFile as exc:
@@ -96,13 +102,17 @@ def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
 
 
 def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None:
+    linked: dict[str, int] = {}  # a folder of the bundle that is a link: how many it hides
     for name in sorted(files):
         path = bundle / name
         want = files[name].get("sha256") if isinstance(files[name], dict) else None
         if ".." in Path(name).parts or Path(name).is_absolute():
             out.problems.append(f"manifest: {name!r} is not a path inside the bundle")
-        elif path.is_symlink() or (path.exists() and not path.is_file()):
-            out.problems.append(f"altered: {name} is not a regular file (a link or a device)")
+        elif (folder := _linked_folder(bundle, name)) is not None:
+            linked[folder] = linked.get(folder, 0) + 1
+            out.digests[name] = None  # not read through the link: never intact, nor reproduced
+        elif (kind := _kind(path)) is not None:
+            out.problems.append(f"altered: {name} is not a regular file ({kind})")
         elif not path.is_file():
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
         elif (sizes := _other_size(path, files[name])) is not None:
@@ -116,18 +126,60 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.files_checked += 1
             if got != want:
                 out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
+    for folder, count in sorted(linked.items()):
+        out.problems.append(
+            f"altered: {folder} is a symbolic link, not a folder of the bundle: the {count} "
+            f"file(s) {MANIFEST} lists under it were not read through it"
+        )
     for name in bundle_files(bundle):
-        if name not in files:
-            out.problems.append(f"extra: {name} (not listed in {MANIFEST})")
+        if name not in files and name not in linked:
+            kind = _kind(bundle / name)
+            what = f"{kind}, " if kind else ""
+            out.problems.append(f"extra: {name} ({what}not listed in {MANIFEST})")
     out.problems.extend(_unlisted_others(bundle, files))
 
 
+#: What an entry of the bundle is when it is not a regular file, in the words of every line
+#: that names one (`altered:` for a listed file, `extra:` for another, the signature's).
 _KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a folder"),
     (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a device"),
     (stat.S_ISBLK, "a device"),
 )
+
+
+def _kind(path: Path) -> str | None:
+    """What `path` is, a link not followed, when it is there and not a regular file."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return None  # missing (or under a file): named missing
+    return _kind_of(mode)
+
+
+def _kind_of(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    return next((word for test, word in _KINDS if test(mode)), "not a regular file")
+
+
+def _linked_folder(bundle: Path, name: str) -> str | None:
+    """The folder of the bundle above file `name` that is a symbolic link (the outermost), if
+    any: the file is then not the bundle's own, whatever it holds."""
+    for parent in reversed(Path(name).parents[:-1]):  # `inputs`, then `inputs/deeper`, …
+        if (bundle / parent).is_symlink():
+            return parent.as_posix()
+    return None
+
+
+def _own_file(bundle: Path, name: str) -> bool:
+    """Whether `name` is a regular file of the bundle, reached through no link: the files the
+    checks after the hashes read (one that is not was named by the file check)."""
+    path = bundle / name
+    return path.is_file() and not path.is_symlink() and _linked_folder(bundle, name) is None
 
 
 def _unlisted_others(bundle: Path, files: dict[str, Any]) -> list[str]:
@@ -150,8 +202,8 @@ def _unlisted_others(bundle: Path, files: dict[str, Any]) -> list[str]:
             if name not in folders and not any(path.iterdir()):
                 problems.append(f"extra: {name}/ (an empty folder, not listed in {MANIFEST})")
             continue
-        kind = next((word for test, word in _KINDS if test(mode)), None)
-        if kind is not None:
+        kind = _kind_of(mode)
+        if kind is not None and not stat.S_ISLNK(mode):  # a link is one of `bundle_files`
             problems.append(f"extra: {name} ({kind}, not listed in {MANIFEST})")
     return problems
 
@@ -187,6 +239,9 @@ def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:
 
 def _check_signature(bundle: Path, manifest: bytes, key: Path | None, out: Verification) -> None:
     sig_path = bundle / SIGNATURE
+    if (kind := _kind(sig_path)) is not None:  # as a listed file: never read through a link
+        out.problems.append(f"altered: {SIGNATURE} is not a regular file ({kind})")
+        return
     if key is None:
         if sig_path.exists():
             out.notes.append(f"{SIGNATURE} present but not checked: give --key PUBLIC.pem")
@@ -280,7 +335,7 @@ def _head_value(bundle: Path, pattern: re.Pattern[bytes], size: int) -> Any:
     when it is not there, or the file is missing, a link or unreadable (the file check names
     why)."""
     path = bundle / REPORTS_DIR / "findings.json"
-    if path.is_symlink() or not path.is_file():
+    if not _own_file(bundle, f"{REPORTS_DIR}/findings.json"):
         return None
     try:
         with path.open("rb") as fh:
@@ -730,8 +785,7 @@ def _compare(
     the file written is removed again."""
     name = OUTPUTS[output]
     shown = f"{REPORTS_DIR}/{name}"
-    kept = bundle / shown
-    if kept.is_symlink() or not kept.is_file():
+    if not _own_file(bundle, shown):
         return  # already named as missing or altered
     fresh = write_reports(data, scratch, (output,))[name]
     try:
@@ -761,7 +815,7 @@ def _matches(
     `what` and where, is named). A file far larger than the re-run's is named with both sizes,
     not read."""
     path = bundle / shown
-    if path.is_symlink() or not path.is_file():
+    if not _own_file(bundle, shown):
         return False  # already named as missing or altered
     # hashed by the file check, or now when the manifest does not list it (named as extra)
     found = _digest(path, shown, out)

@@ -609,6 +609,12 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
         # the caller says where, that it is damaged, and what to do (per backend)
         raise ValueError("unreadable schema version") from None
     stored = meta.get("fingerprint_key")
+    if stored is not None and not isinstance(stored, bytes | bytearray | memoryview):
+        # auditor stores the key as bytes (a BLOB): text or a number was written there behind
+        # its back (`UPDATE meta SET value = 'zz'`), which no key opens (`bytes()` of text was
+        # a TypeError, worded nowhere: "unexpected StoreError")
+        kind = "text" if isinstance(stored, str) else "a number"
+        raise ValueError(f"its fingerprint key is {kind}, not the bytes of a key auditor stores")
     key = override or stored
     if key is None:
         raise StoreError(
@@ -648,7 +654,7 @@ def remembered_memory(path: Path, override: bytes | None) -> SecretMemory | None
             if not has_table(db, "secret_memory"):
                 return None
             rows = db.execute("SELECT fingerprint, length FROM secret_memory").fetchall()
-    except (sqlite3.Error, StoreError, ValueError, OSError):
+    except (sqlite3.Error, StoreError, ValueError, TypeError, OSError):  # (a damaged row)
         return None
     memory = SecretMemory(key)
     memory.recall((str(fp), int(n)) for fp, n in rows)

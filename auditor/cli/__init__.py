@@ -518,8 +518,8 @@ def _reported(exc: Exception, ctx: Context, *, debug: bool) -> int:
         code, word = interrupt_exit(again)
         print(f"auditor: exit {code}: {word}", file=ctx.stderr)
         return code
-    except Exception:  # its imports, under a memory limit (`ulimit -v`): exit 1, a traceback
-        return _last_resort(exc, ctx)
+    except Exception as failed:  # its imports, under a memory limit (`ulimit -v`): exit 1, a
+        return _last_resort(exc, ctx, debug=debug, failed=failed)  # traceback
 
 
 def out_of_memory(exc: BaseException) -> bool:
@@ -545,12 +545,19 @@ def out_of_memory(exc: BaseException) -> bool:
 _NO_PARSE_MEMORY = "Not enough memory to allocate buffer for parsing"
 
 
-def _last_resort(exc: BaseException, ctx: Context) -> int:
+def _last_resort(
+    exc: BaseException, ctx: Context, *, debug: bool = False, failed: BaseException | None = None
+) -> int:
     """One fixed line for `exc` (its type's name only: its text may quote a token, and hiding
-    one needs imports), exit 2: what is said when wording the error failed too."""
+    one needs imports), exit 2: what is said when wording the error failed too. With `debug`,
+    the traceback first (of `exc` and of what `failed` as it was worded), as `report_failure`
+    shows one, when it can be (its tokens hidden: `_debug_traceback`); the line then asks for
+    no `--debug` already given."""
     try:
         if out_of_memory(exc):
             line = f"auditor: error: {OUT_OF_MEMORY}"
+        elif debug and _debug_traceback(ctx, exc, failed):
+            line = f"auditor: error: unexpected {type(exc).__name__} (the traceback is above)"
         else:
             line = f"auditor: error: unexpected {type(exc).__name__} (rerun with --debug or "
             line += "AUDITOR_DEBUG=1 for the traceback)"
@@ -560,6 +567,33 @@ def _last_resort(exc: BaseException, ctx: Context) -> int:
             ctx.stderr.flush()
             os.write(ctx.stderr.fileno(), _OUT_OF_MEMORY_BYTES)
     return EXIT_ERROR
+
+
+def _debug_traceback(ctx: Context, exc: BaseException, failed: BaseException | None) -> bool:
+    """Print the traceback of `exc`, then of what `failed` as it was worded, as
+    `report_failure` prints one with `--debug`: the command's tokens, a database URL's password
+    and a path's part that looks like a secret left out. False, and nothing printed, when that
+    cannot be done (the imports it needs fail too)."""
+    try:
+        import traceback
+
+        from auditor.cli.failure import hidden_paths, scrubbed
+        from auditor.common.escape import terminal_text
+
+        # (`failed` raised while `exc` was handled holds it as its context: shown once)
+        chain = [failed] if failed is not None and failed.__context__ is exc else [exc, failed]
+        secrets = ctx.secrets()
+        lines = [
+            terminal_text(hidden_paths(scrubbed(line, secrets), ctx.paths))
+            for one in chain
+            if one is not None
+            for line in "".join(traceback.format_exception(one)).splitlines()
+        ]
+    except Exception:
+        return False
+    for line in lines:
+        print(line, file=ctx.stderr)
+    return True
 
 
 #: The out-of-memory line, encoded once at start-up: written with no allocation to speak of.

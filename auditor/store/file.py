@@ -363,11 +363,16 @@ def release_lock(handle: IO[str]) -> None:
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     """An autocommit connection; a read-only one cannot change a byte of the file. A writing
     one creates a missing file 0600 first (it holds the fingerprint key), whatever the umask:
-    SQLite gives its `-journal` and `-wal` files the database file's permissions."""
+    SQLite gives its `-journal` and `-wal` files the database file's permissions.
+
+    Usable from another thread than the one that opened it (SQLite serialises the calls): an
+    interrupt of `run --orgs`, in the main thread, rolls back and closes the store of an
+    organization whose worker waits on its service (`auditor.cli.cmd_run._OpenStore`)."""
     if readonly:
-        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     _create_private(path)
-    return sqlite3.connect(path, isolation_level=None)
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
 
 
 def _create_private(path: Path) -> None:
@@ -624,6 +629,12 @@ def _check(meta: Mapping[str, Any], path: str, override: bytes | None) -> bytes:
         # the caller says where, that it is damaged, and what to do (per backend)
         raise ValueError("unreadable schema version") from None
     stored = meta.get("fingerprint_key")
+    if stored is not None and not isinstance(stored, bytes | bytearray | memoryview):
+        # auditor stores the key as bytes (a BLOB): text or a number was written there behind
+        # its back (`UPDATE meta SET value = 'zz'`), which no key opens (`bytes()` of text was
+        # a TypeError, worded nowhere: "unexpected StoreError")
+        kind = "text" if isinstance(stored, str) else "a number"
+        raise ValueError(f"its fingerprint key is {kind}, not the bytes of a key auditor stores")
     key = override or stored
     if key is None:
         raise StoreError(
@@ -663,7 +674,7 @@ def remembered_memory(path: Path, override: bytes | None) -> SecretMemory | None
             if not has_table(db, "secret_memory"):
                 return None
             rows = db.execute("SELECT fingerprint, length FROM secret_memory").fetchall()
-    except (sqlite3.Error, StoreError, ValueError, OSError):
+    except (sqlite3.Error, StoreError, ValueError, TypeError, OSError):  # (a damaged row)
         return None
     memory = SecretMemory(key)
     memory.recall((str(fp), int(n)) for fp, n in rows)

@@ -162,6 +162,14 @@ def test_a_policy_folder_reads_a_yaml_file_whose_suffix_is_upper_or_mixed_case(
     assert code == 1, out + err
     findings = json.loads((repo / "o" / "findings.json").read_text())["findings"]
     assert sorted(f["rule_id"] for f in findings) == ["A-1", "B-1", "C-1"]
+    # named alone, a test file in any case is one, its policy beside it in any case too
+    # (review R42 #3: it was read as a policy, `unknown key tests`)
+    code, out, err = auditor(repo, "policy", "test", "pk/c.Tests.YAML")
+    assert (code, out.splitlines()[0]) == (0, "PASS pk/c.Tests.YAML: sandbox off fails"), err
+    code, out, err = auditor(repo, "policy", "test", "pk/c.YAML")
+    assert (code, out.splitlines()[0]) == (0, "PASS pk/c.Tests.YAML: sandbox off fails"), err
+    code, out, err = auditor(repo, "policy", "lint", "pk/c.Tests.YAML")
+    assert (code, out) == (0, ""), err
     # a broken one is named, never passed over
     (pack / "c.YAML").write_text(BROKEN)
     code, out, err = auditor(repo, "policy", "lint", "pk")

@@ -60,7 +60,7 @@ def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         if path.is_dir():
             tests += sorted(files_under(path, TEST_SUFFIXES))
             policies.append(path)
-        elif path.name.endswith(TEST_SUFFIXES):
+        elif path.name.lower().endswith(TEST_SUFFIXES):  # (as a folder reads it: `files_under`)
             tests.append(path)
             policies += [p for p in _siblings(path, ".yaml", ".yml") if p.exists()][:1]
         else:
@@ -72,11 +72,17 @@ def find_test_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _siblings(path: Path, *suffixes: str) -> list[Path]:
-    """`base.v2.yaml` <-> `base.v2.tests.yaml`: the name without its policy or test suffix."""
+    """`base.v2.yaml` <-> `base.v2.tests.yaml`: the name without its policy or test suffix,
+    each in any case (`c.Tests.YAML` <-> `c.YAML`, as a folder reads them: review R42 #3),
+    the one in the folder when it is there."""
     name = path.name
-    ending = next((e for e in (*TEST_SUFFIXES, ".yaml", ".yml") if name.endswith(e)), "")
+    ending = next((e for e in (*TEST_SUFFIXES, ".yaml", ".yml") if name.lower().endswith(e)), "")
     stem = name[: len(name) - len(ending)]
-    return [path.with_name(stem + s) for s in suffixes]
+    try:
+        there = {p.name.lower(): p for p in sorted(path.parent.iterdir(), reverse=True)}
+    except OSError:  # (not a folder that can be listed: the names as written, none there)
+        there = {}
+    return [there.get((stem + s).lower(), path.with_name(stem + s)) for s in suffixes]
 
 
 @dataclass

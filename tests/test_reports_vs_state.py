@@ -244,7 +244,7 @@ def test_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     out = tmp_path / "n2"
     with monkeypatch.context() as patch:
         seen = fill_disk(patch, {"findings.sarif": {1}})
-        code, _, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
+        code, stdout, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
     assert seen["findings.sarif"] == 2
     assert code == 2, stderr
     assert runs(tmp_path / "state.db")["20261102T120000Z"] == 0
@@ -256,6 +256,13 @@ def test_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     assert why.startswith("the run is not recorded complete in the state file: the reports")
     assert f"(cannot write {out / 'findings.sarif'}: No space left on device)" in why
     assert "not recorded complete in the state file" in (out / "report.md").read_text()
+    # every result is there: no "1 item(s) not evaluated" (T73 LOW-1)
+    whole = (
+        "the run is not recorded complete in the state file (every result of the evaluation "
+        "is here)"
+    )
+    assert f"> **Incomplete:** {whole}." in (out / "report.md").read_text()
+    assert f"INCOMPLETE: {whole}" in stdout.splitlines()
     assert "auditor: the run is not recorded complete in the state file: the reports" in stderr
     assert "not evaluated" not in stderr
     assert stderr.strip().splitlines()[-1] == (

@@ -338,8 +338,11 @@ def test_an_interrupted_run_leaves_no_sarif_to_close_the_alerts_with(
     code, _, stderr = run_cli(["run", "--out", str(out)], env=env, cwd=tmp_path, now=later)
     assert code == 143
     assert {p.name for p in out.iterdir()} == REPORT_FILES - {"findings.sarif"}
-    assert any("findings.sarif not written" in r for r in findings_json(out)["not_evaluated"])
+    cut = findings_json(out)
+    assert any("findings.sarif not written" in r for r in cut["output_notes"])
+    assert cut["not_evaluated"] == ["interrupted before the evaluation finished"]
     assert "findings.sarif not written" in (out / "report.md").read_text()
+    assert "**Incomplete:** 1 item(s) not evaluated." in (out / "report.md").read_text()
     assert "auditor: findings.sarif not written: the evaluation did not finish" in stderr
     assert stderr.strip().splitlines()[-1] == "auditor: exit 143: terminated (SIGTERM)"
 
@@ -364,7 +367,7 @@ def test_a_run_interrupted_while_its_reports_are_written_keeps_its_results(
     cut = findings_json(out)
     assert cut["complete"] is False
     assert cut["findings"], "the finished results were dropped"
-    reasons = "\n".join(cut["not_evaluated"])
+    reasons = "\n".join(cut["output_notes"])
     assert "interrupted while the reports were written" in reasons
     assert "report.pdf not written" in reasons
     assert "did not finish" not in reasons + stderr
@@ -384,6 +387,75 @@ def test_a_run_interrupted_while_its_reports_are_written_keeps_its_results(
     assert [[f.get(k) for k in key] for f in again["findings"]] == [
         [f.get(k) for k in key] for f in cut["findings"]
     ]
+
+
+def test_a_run_interrupted_while_its_reports_are_written_says_every_result_is_there(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """T73 LOW-1: the banners said "3 item(s) could not be evaluated; results below may
+    understate the findings" (report.md and junit.xml: "3 item(s) not evaluated"), counting
+    "interrupted while the reports were written: every result … is here", "report.pdf not
+    written" and "findings.sarif not written": nothing went unevaluated. Each report says
+    what happened, that every result is there, and lists those notes apart."""
+    out = tmp_path / "r"
+
+    def terminated(*_args: Any, **_kwargs: Any) -> Any:
+        raise Terminated
+
+    monkeypatch.setattr("auditor.report._write_pdf", terminated)
+    argv = ["run", "--out", str(out), "-o", "html,md,json,sarif,junit,oscal,pdf"]
+    code, _, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 143, stderr
+    cut = findings_json(out)
+    assert (cut["complete"], cut["not_evaluated"]) == (False, [])
+    heads = [note.split(":")[0] for note in cut["output_notes"]]
+    assert heads == [
+        "interrupted while the reports were written",
+        "report.pdf not written",
+        "findings.sarif not written",
+    ]
+    what = "interrupted while the reports were written"
+    md = (out / "report.md").read_text()
+    assert f"> **Incomplete:** {what} (every result of the evaluation is here).\n" in md
+    html = (out / "report.html").read_text()
+    assert f"<strong>Incomplete:</strong> {what}; every result of the evaluation is below." in html
+    junit = (out / "junit.xml").read_text()
+    assert f'message="{what} (every result of the evaluation is here)"' in junit
+    oscal = json.loads((out / "findings.oscal.json").read_text())
+    (result,) = oscal["assessment-results"]["results"]
+    assert result["description"].endswith(f"{what}; every result of the evaluation is here.")
+    assert result["remarks"].startswith(f"Outputs: {what}: ")
+    for name in ("report.md", "report.html", "junit.xml", "findings.oscal.json"):
+        text = (out / name).read_text()
+        assert "item(s) not evaluated" not in text, name
+        assert "could not be evaluated" not in text, name
+        assert "report.pdf not written" in text and "findings.sarif not written" in text, name
+
+
+def test_a_failed_first_sync_counts_the_same_items_on_the_terminal_and_in_every_report(
+    env: dict[str, str], tmp_path: Path, emu: Any
+):
+    """T73 LOW-2: stdout said "INCOMPLETE: 62 item(s) not evaluated" and the exit line "62
+    problem(s)", the reports 63: they counted "findings.sarif not written" as an item not
+    evaluated, which the terminal did not. The note is listed apart, counted nowhere."""
+    emu.faults.add("history", "500", times=0)
+    out = tmp_path / "r"
+    argv = ["run", "--out", str(out), "-o", "html,md,json,sarif,junit,oscal"]
+    code, stdout, stderr = run_cli(argv, env=env, cwd=tmp_path)
+    assert code == 2, stderr
+    data = findings_json(out)
+    assert [n.split(":")[0] for n in data["output_notes"]] == ["findings.sarif not written"]
+    n = len(data["not_evaluated"])
+    assert n > 0 and not any("findings.sarif" in line for line in data["not_evaluated"])
+    assert f"INCOMPLETE: {n} item(s) not evaluated" in stdout.splitlines()
+    assert re.search(rf"exit 2: the audit is incomplete: {n} problem\(s\)", stderr.splitlines()[-1])
+    assert f"**Incomplete:** {n} item(s) not evaluated." in (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    assert f"<strong>Incomplete:</strong> {n} item(s) could not be evaluated;" in html
+    assert f'message="{n} item(s) not evaluated"' in (out / "junit.xml").read_text()
+    oscal = json.loads((out / "findings.oscal.json").read_text())
+    (result,) = oscal["assessment-results"]["results"]
+    assert f"{n} item(s) could not be evaluated." in result["description"]
 
 
 def test_an_interrupted_run_writes_its_partial_reports_beside_a_folder_named_like_the_sarif(

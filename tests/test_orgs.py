@@ -355,7 +355,7 @@ def test_an_organization_cut_short_while_its_reports_are_written_keeps_its_resul
         assert code == 143, err
         acme = json.loads((tmp_path / "r" / "acme" / "findings.json").read_text())
         assert acme["complete"] is False and acme["findings"]
-        assert any("interrupted while the reports were written" in r for r in acme["not_evaluated"])
+        assert any("interrupted while the reports were written" in r for r in acme["output_notes"])
         assert not (tmp_path / "r" / "acme" / "findings.sarif").exists()
     finally:
         release.set()

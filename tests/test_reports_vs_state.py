@@ -244,19 +244,31 @@ def test_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     out = tmp_path / "n2"
     with monkeypatch.context() as patch:
         seen = fill_disk(patch, {"findings.sarif": {1}})
-        code, _, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
+        code, stdout, stderr = run_cli(["run", "--out", str(out)], env, tmp_path, FIXED_NOW + NIGHT)
     assert seen["findings.sarif"] == 2
     assert code == 2, stderr
     assert runs(tmp_path / "state.db")["20261102T120000Z"] == 0
     assert {p.name for p in out.iterdir()} == REPORT_FILES  # written again, all of them
     night2 = findings(out)
     assert night2["complete"] is False
-    (why,) = night2["not_evaluated"]
+    assert night2["not_evaluated"] == []  # every result is there: only the outputs fell short
+    (why,) = night2["output_notes"]
     assert why.startswith("the run is not recorded complete in the state file: the reports")
     assert f"(cannot write {out / 'findings.sarif'}: No space left on device)" in why
     assert "not recorded complete in the state file" in (out / "report.md").read_text()
-    assert "auditor: not evaluated: the run is not recorded complete in the state file" in stderr
-    assert "exit 2: the audit is incomplete" in stderr.strip().splitlines()[-1]
+    # every result is there: no "1 item(s) not evaluated" (T73 LOW-1)
+    whole = (
+        "the run is not recorded complete in the state file (every result of the evaluation "
+        "is here)"
+    )
+    assert f"> **Incomplete:** {whole}." in (out / "report.md").read_text()
+    assert f"INCOMPLETE: {whole}" in stdout.splitlines()
+    assert "auditor: the run is not recorded complete in the state file: the reports" in stderr
+    assert "not evaluated" not in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "auditor: exit 2: the audit is incomplete: the run is not recorded complete in the "
+        "state file"
+    )
     # night 3 compares with night 1: the findings night 2 found are new again, as it said
     code, _, stderr = run_cli(
         ["run", "--out", str(tmp_path / "n3")], env, tmp_path, FIXED_NOW + 2 * NIGHT
@@ -367,7 +379,7 @@ def test_orgs_a_disk_full_part_way_leaves_no_report_claiming_a_complete_run(
     assert code == 2, stderr
     acme = findings(root / "acme")
     assert acme["complete"] is False
-    assert "the reports could not be written" in acme["not_evaluated"][0]
+    assert "the reports could not be written" in acme["output_notes"][0]
 
 
 def interrupt_while_the_worker_writes(
@@ -423,8 +435,9 @@ def test_orgs_an_interrupt_while_the_worker_writes_leaves_no_findings_sarif(
     assert {p.name for p in (root / "acme").iterdir()} == REPORT_FILES - {"findings.sarif"}
     acme = findings(root / "acme")
     assert acme["complete"] is False
-    assert any("findings.sarif not written" in line for line in acme["not_evaluated"])
-    assert any("interrupted while the reports" in line for line in acme["not_evaluated"])
+    assert any("findings.sarif not written" in line for line in acme["output_notes"])
+    assert any("interrupted while the reports" in line for line in acme["output_notes"])
+    assert acme["not_evaluated"] == []
     for name in ("report.md", "report.html", "junit.xml"):  # none says the run is complete
         assert "interrupted while the reports were written" in (root / "acme" / name).read_text()
     (row,) = json.loads((root / "summary.json").read_text())["organizations"]

@@ -338,7 +338,14 @@ def _run_one(
             return code, None
     if not args.quiet:
         print_summary(outcome.data, out_dir, ctx, outputs)
-    code = decide_exit(outcome.errors, outcome.failing, config.fail_on, args.soft_fail, ctx)
+    code = decide_exit(
+        outcome.errors,
+        outcome.failing,
+        config.fail_on,
+        args.soft_fail,
+        ctx,
+        notes=outcome.data.output_notes,
+    )
     return code, outcome
 
 
@@ -736,7 +743,7 @@ def _write_whole(
     notes = [REWRITTEN.format(error=failed)]
     if "pdf" in outputs:
         notes.append(REWRITTEN_PDF)
-    again = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
+    again = replace(data, complete=False, output_notes=(*data.output_notes, *notes))
     published.data, published.outputs = again, tuple(o for o in outputs if o != "pdf")
     written: list[str] = []
     refused: dict[str, str] = {}
@@ -853,7 +860,7 @@ def _write_interrupted(
         if "pdf" in published.outputs and not (out_dir / "report.pdf").is_file():
             notes.append(INTERRUPTED_PDF)  # (the earlier run's was removed when this one began)
         data = published.data
-        data = replace(data, complete=False, not_evaluated=(*data.not_evaluated, *notes))
+        data = replace(data, complete=False, output_notes=(*data.output_notes, *notes))
         outputs = tuple(o for o in published.outputs if o != "pdf")
         why = INTERRUPTED_WRITING_SARIF
         own = "sarif" in published.outputs  # written (or begun) before the interrupt

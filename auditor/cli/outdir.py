@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 SARIF = OUTPUTS["sarif"]
 PDF = OUTPUTS["pdf"]
 
-#: Why an interrupted run writes no SARIF (a line of the reports' incomplete banner).
+#: Why an interrupted run writes no SARIF (a note of the reports' incomplete banner about the
+#: run's outputs, `ReportData.output_notes`, never counted as an item not evaluated).
 INTERRUPTED_SARIF = (
     "findings.sarif not written: the evaluation did not finish, and a SARIF without its "
     "results would close the open code-scanning alerts"
@@ -66,7 +67,8 @@ def without_sarif(
     own: bool = False,
     removed: bool = False,
 ) -> tuple[ReportData, tuple[str, ...], str]:
-    """The data (the reason added to its incomplete banner) and outputs without the SARIF,
+    """The data (the reason added to its output notes, which its incomplete banner lists) and
+    outputs without the SARIF,
     and the line to say on stderr once the other reports are written; an earlier run's
     findings.sarif in `out_dir` is removed (only one auditor wrote: not a folder, not another
     tool's file, never what a symlink points to); `own`: the one there is this run's (it was
@@ -82,7 +84,7 @@ def without_sarif(
     whose = "this run's" if own else "the earlier"
     said = f" (removed {whose} {path})" if existed else ""
     line = f"auditor: {why}{said}" if "sarif" in outputs or existed else ""
-    data = replace(data, not_evaluated=(*data.not_evaluated, why))
+    data = replace(data, output_notes=(*data.output_notes, why))
     return data, tuple(o for o in outputs if o != "sarif"), line
 
 

@@ -21,6 +21,7 @@ from auditor.report import DEFAULT_OUTPUTS, OUTPUTS
 from auditor.report.model import (
     ReportData,
     compared,
+    incomplete_headline,
     introduced_text,
     new_text,
     shared_order,
@@ -190,7 +191,7 @@ def print_summary(
             file=ctx.stdout,
         )
     if not data.complete:
-        print(f"INCOMPLETE: {len(data.not_evaluated)} item(s) not evaluated", file=ctx.stdout)
+        print(f"INCOMPLETE: {incomplete_headline(data)}", file=ctx.stdout)
     if data.data_quality:
         print(
             f"DATA QUALITY: {len(data.data_quality)} warning(s) in the API data "
@@ -212,17 +213,21 @@ def decide_exit(
     ctx: Context,
     *,
     what: str = "findings",
+    notes: Sequence[str] = (),
 ) -> int:
-    """Exit code by design §9, with its reason as the last line on stderr."""
+    """Exit code by design §9, with its reason as the last line on stderr. `errors`: the items
+    not evaluated (counted as every report counts them); `notes`: what happened to the
+    outputs that makes the run incomplete all the same (its reports written again, marked
+    incomplete, after a write failed: `ReportData.output_notes`), said, never counted."""
     for line in errors[:_SHOWN_ERRORS]:
         print(f"auditor: not evaluated: {terminal_text(line)}", file=ctx.stderr)
-    if errors:
+    for line in notes:
+        print(f"auditor: {terminal_text(line)}", file=ctx.stderr)
+    if errors or notes:
         hidden = len(errors) - _SHOWN_ERRORS
         more = f" ({hidden} more listed in the report)" if hidden > 0 else ""
-        print(
-            f"auditor: exit 2: the audit is incomplete: {len(errors)} problem(s){more}",
-            file=ctx.stderr,
-        )
+        why = f"{len(errors)} problem(s){more}" if errors else notes[0].split(":", 1)[0]
+        print(f"auditor: exit 2: the audit is incomplete: {why}", file=ctx.stderr)
         return EXIT_ERROR
     if failing:
         reason = f"{len(failing)} {what} at or above severity {fail_on}"

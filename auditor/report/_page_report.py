@@ -8,7 +8,7 @@ not match its template is not used (the template is compiled from its source).
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-KEY = "c45ad600ac1937fa8b31d0b0f5666ffd25ff438db7abf225ea419a21a258fda0"
+KEY = "856c714a1372001fea2a517a77a1bb1099d96a4037f085ec6829cc43b62abf91"
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
 
@@ -25,6 +25,7 @@ def root(context, missing=missing, environment=environment):
     l_0_audited = resolve('audited')
     l_0_left_out = resolve('left_out')
     l_0_rules_evaluated = resolve('rules_evaluated')
+    l_0_output_headline = resolve('output_headline')
     l_0_controls = resolve('controls')
     l_0_drill = resolve('drill')
     l_0_groups = resolve('groups')
@@ -342,8 +343,15 @@ def root(context, missing=missing, environment=environment):
     else:
         pass
         yield '<div class="banner incomplete"><strong>Incomplete:</strong> '
-        yield escape(environment.finalize(t_6(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))))
-        yield ' item(s) could not be evaluated; results below may understate the findings.\n<ul>\n'
+        if (environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'output_notes') and (not environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))):
+            pass
+            yield escape(environment.finalize((undefined(name='output_headline') if l_0_output_headline is missing else l_0_output_headline)))
+            yield '; every result of the evaluation is below.'
+        else:
+            pass
+            yield escape(environment.finalize(t_6(environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'))))
+            yield ' item(s) could not be evaluated; results below may understate the findings.'
+        yield '\n<ul>\n'
         for l_1_reason in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'not_evaluated'):
             _loop_vars = {}
             pass
@@ -351,6 +359,13 @@ def root(context, missing=missing, environment=environment):
             yield escape(environment.finalize(t_9(l_1_reason)))
             yield '</li>\n'
         l_1_reason = missing
+        for l_1_note in environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'output_notes'):
+            _loop_vars = {}
+            pass
+            yield '<li class="wrap">'
+            yield escape(environment.finalize(t_9(l_1_note)))
+            yield '</li>\n'
+        l_1_note = missing
         yield '</ul></div>\n'
     if environment.getattr((undefined(name='d') if l_0_d is missing else l_0_d), 'data_quality'):
         pass
@@ -1188,4 +1203,4 @@ def root(context, missing=missing, environment=environment):
     yield '. Same inputs give a byte-identical report.</footer>\n</body>\n</html>\n'
 
 blocks = {}
-debug_info = '2=134&3=154&7=164&12=183&13=190&14=195&17=219&18=230&19=235&23=239&33=251&36=253&37=255&38=257&43=259&44=266&47=275&48=282&49=284&50=286&51=288&52=290&53=304&57=312&58=315&60=345&62=347&66=355&67=358&69=360&79=369&81=373&82=375&84=378&88=396&90=401&93=415&96=419&103=421&105=425&106=432&107=434&108=439&110=441&112=449&113=467&114=469&116=474&118=480&119=500&126=518&130=530&132=532&136=535&137=537&138=539&139=541&149=549&151=560&152=563&153=571&154=573&155=576&156=584&159=587&160=592&163=598&164=606&166=614&169=617&173=634&174=638&176=653&179=659&181=662&183=676&185=679&187=693&189=696&194=711&198=714&199=719&209=750&210=755&211=758&212=760&213=768&217=780&225=792&229=795&230=803&232=823&234=837&235=839&237=841&239=867&243=869&245=882&255=894&256=898&257=905&258=908&259=910&260=917&261=928&262=934&263=950&267=956&271=959&272=964&273=968&277=979&279=994&284=1002&287=1012&288=1017&292=1020&299=1026&300=1028&301=1031&302=1036&303=1039&304=1043&305=1046&306=1048&307=1050&308=1052&312=1057&316=1069&317=1073&318=1080&319=1083&320=1085&321=1105&322=1116&326=1127&336=1131&340=1143&341=1145&342=1147&346=1150&352=1165&353=1167&357=1170&364=1183'
+debug_info = '2=135&3=155&7=165&12=184&13=191&14=196&17=220&18=231&19=236&23=240&33=252&36=254&37=256&38=258&43=260&44=267&47=276&48=283&49=285&50=287&51=289&52=291&53=305&57=313&58=316&60=346&63=355&64=362&68=370&69=373&71=375&81=384&83=388&84=390&86=393&90=411&92=416&95=430&98=434&105=436&107=440&108=447&109=449&110=454&112=456&114=464&115=482&116=484&118=489&120=495&121=515&128=533&132=545&134=547&138=550&139=552&140=554&141=556&151=564&153=575&154=578&155=586&156=588&157=591&158=599&161=602&162=607&165=613&166=621&168=629&171=632&175=649&176=653&178=668&181=674&183=677&185=691&187=694&189=708&191=711&196=726&200=729&201=734&211=765&212=770&213=773&214=775&215=783&219=795&227=807&231=810&232=818&234=838&236=852&237=854&239=856&241=882&245=884&247=897&257=909&258=913&259=920&260=923&261=925&262=932&263=943&264=949&265=965&269=971&273=974&274=979&275=983&279=994&281=1009&286=1017&289=1027&290=1032&294=1035&301=1041&302=1043&303=1046&304=1051&305=1054&306=1058&307=1061&308=1063&309=1065&310=1067&314=1072&318=1084&319=1088&320=1095&321=1098&322=1100&323=1120&324=1131&328=1142&338=1146&342=1158&343=1160&344=1162&348=1165&354=1180&355=1182&359=1185&366=1198'

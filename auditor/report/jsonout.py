@@ -49,7 +49,7 @@ from auditor.report.model import (
     upgrade_note,
 )
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def schema() -> dict[str, Any]:
@@ -312,6 +312,9 @@ def report_json(d: ReportData, *, streamed: bool = False) -> dict[str, Any]:
         },
         "complete": d.complete,
         "not_evaluated": list(d.not_evaluated),
+        # what happened to the run's outputs (a report not written, interrupted while they
+        # were written): `complete` is false, but these are not items not evaluated
+        "output_notes": list(d.output_notes),
         # the policies' rules not evaluated on purpose (`--no-usage`, `--no-readiness`; a
         # review's other targets): neither failed nor passed, and `complete` stays true
         "rules_left_out": [

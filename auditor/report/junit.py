@@ -21,6 +21,7 @@ from auditor.report.model import (
     PerAttribution,
     ReportData,
     data_quality_lines,
+    incomplete_headline,
     integrity_coverage_text,
     last_sync_text,
     left_out_text,
@@ -331,8 +332,8 @@ def _completeness_text(d: ReportData, errors: str) -> Iterator[str]:
     if d.complete:
         yield f"{case}>\n{out}    </testcase>\n" if out else f"{case} />\n"
     else:
-        msg = f"{len(d.not_evaluated)} item(s) not evaluated"
-        body = _text("\n".join(d.not_evaluated))
+        msg = incomplete_headline(d)
+        body = _text("\n".join((*d.not_evaluated, *d.output_notes)))
         yield f'{case}>\n      <error type="incomplete"{_attrs(message=msg)}>{body}</error>\n'
         yield f"{out}    </testcase>\n"
     yield "  </testsuite>\n"

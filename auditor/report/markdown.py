@@ -17,6 +17,7 @@ from auditor.report import display
 from auditor.report.model import (
     ReportData,
     compared,
+    incomplete_headline,
     integrity_coverage_text,
     introduced_text,
     last_sync_text,
@@ -83,11 +84,13 @@ def _header(d: ReportData) -> Iterator[str]:
         f"API {md_inline(d.api_address)} · fail on {fail_on}\n\n"
     )
     if not d.complete:
-        yield f"> [!WARNING]\n> **Incomplete:** {len(d.not_evaluated)} item(s) not evaluated.\n"
+        yield f"> [!WARNING]\n> **Incomplete:** {incomplete_headline(d, md_inline)}.\n"
         for reason in d.not_evaluated[:10]:
             yield f"> - {md_inline(reason, 300)}\n"
         if len(d.not_evaluated) > 10:
             yield f"> - {len(d.not_evaluated) - 10} more not shown\n"
+        for note in d.output_notes:  # (a few, each said: not items not evaluated)
+            yield f"> - {md_inline(note, 300)}\n"
         yield "\n"
     yield from _data_quality(d)
     yield from _waivers(d)

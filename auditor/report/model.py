@@ -224,6 +224,25 @@ def data_quality_lines(data: ReportData, limit: int | None = DATA_QUALITY_LISTED
     return lines
 
 
+def incomplete_headline(data: ReportData, shown: Callable[[str], str] = str) -> str:
+    """What an incomplete run's banner leads with (report.md, junit.xml, the summary on
+    stdout): how many items were not evaluated; or, when none was and only its outputs are
+    short (`output_notes`: interrupted while the reports were written, written again after a
+    write failed), what happened, and that every result is there. A note about the outputs is
+    never counted as an item not evaluated: an auditor reading "2 item(s) not evaluated"
+    takes the results for understated. `shown`: how the note's words are written (escaped
+    for Markdown)."""
+    if data.output_notes and not data.not_evaluated:
+        return f"{shown(output_headline(data))} (every result of the evaluation is here)"
+    return f"{len(data.not_evaluated)} item(s) not evaluated"
+
+
+def output_headline(data: ReportData) -> str:
+    """What happened to the run's outputs, in a few words: the `WHAT` of its first note
+    (`interrupted while the reports were written`), "" when there is none."""
+    return data.output_notes[0].split(":", 1)[0] if data.output_notes else ""
+
+
 def what_was_audited(data: ReportData) -> str:
     """What a run evaluated, for the reports' subtitle: the settings (those of every stored
     revision with `--all-revisions`), and the repositories' readiness unless `--no-readiness`
@@ -329,6 +348,11 @@ class ReportData:
     #: from outside the working folder) from the root
     sarif_root: str = ""
     data_quality: tuple[DataWarning, ...] = ()  # odd API values kept and read as absent
+    #: what happened to the run's outputs, each `WHAT: why` (findings.sarif or report.pdf not
+    #: written, interrupted while the reports were written, written again after a write
+    #: failed): the run is incomplete (`complete` False), but no item went unevaluated, so
+    #: the banners list them apart from `not_evaluated` and never count them as such
+    output_notes: tuple[str, ...] = ()
     usage: UsageView | None = None  # the usage section (None: usage not part of the run)
     scope: AuditScope | None = None  # what the audit covered (None: not known, e.g. a review)
     #: the auditor release that made the run this one was compared with ("": none, or unknown)

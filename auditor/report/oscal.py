@@ -42,6 +42,7 @@ from auditor.report.model import (
     data_quality_lines,
     framework_of,
     integrity_coverage_text,
+    output_headline,
     rules_evaluated,
     rules_left_out,
     what_was_audited,
@@ -387,9 +388,11 @@ def oscal_document(
             else "every rule was evaluated."
         )
     else:
-        done = f"{len(data.not_evaluated)} item(s) could not be evaluated." + (
-            f" Also, {doubt}" if doubt else ""
-        )
+        done = (
+            f"{output_headline(data)}; every result of the evaluation is here."
+            if data.output_notes and not data.not_evaluated
+            else f"{len(data.not_evaluated)} item(s) could not be evaluated."
+        ) + (f" Also, {doubt}" if doubt else "")
     if review:
         title = f"auditor review {data.run_id}: the proposed settings file {review.proposed_file}"
         description = (
@@ -421,8 +424,10 @@ def oscal_document(
     if findings:
         result["findings"] = findings
     remarks = []
-    if not data.complete:
+    if not data.complete and (data.not_evaluated or not data.output_notes):
         remarks.append("Not evaluated: " + "; ".join(_line(r) for r in data.not_evaluated[:50]))
+    if data.output_notes:  # (not items not evaluated: what happened to the run's outputs)
+        remarks.append("Outputs: " + "; ".join(_line(r) for r in data.output_notes))
     if quality:
         remarks.append("Data quality: " + "; ".join(_line(w) for w in quality))
     if remarks:

@@ -568,7 +568,10 @@ def sarif_log(
     index = {rid: i for i, rid in enumerate(rule_ids)}
     chosen, left_out = listed_findings(d, max_results) if listed is None else listed
     shown = [_result(f, d, index[f.rule_id]) for f in chosen] if results else []
-    notes = [{"level": "warning", "message": {"text": clean_text(r)}} for r in d.not_evaluated]
+    notes = [
+        {"level": "warning", "message": {"text": clean_text(r)}}
+        for r in (*d.not_evaluated, *d.output_notes)
+    ]
     # the data-quality warnings (odd values read as absent, readiness reports not synced):
     # every rule was judged, but on data an auditor should know about
     notes += [

@@ -557,8 +557,8 @@ def _run_audit(
 
 
 #: Writes a run's reports from its data; gives the lines why it wrote them marked incomplete
-#: instead (a write failed part-way: the ones written went, and all were written again), or
-#: nothing when they were written as given.
+#: instead (a write failed part-way: the ones written went, and all were written again: notes
+#: about its outputs, `ReportData.output_notes`), or nothing when they were written as given.
 Publish = Callable[["ReportData"], "Sequence[str] | None"]
 
 
@@ -600,11 +600,11 @@ class Publisher:
 
     def written(self, data: ReportData) -> ReportData:
         """`data` as its reports were written: itself, or marked incomplete with the lines
-        `write` gave."""
+        `write` gave (notes about its outputs: no item went unevaluated)."""
         why = self.write(data) if self.write is not None else None
         if not why:
             return data
-        return replace(data, complete=False, not_evaluated=(*data.not_evaluated, *why))
+        return replace(data, complete=False, output_notes=(*data.output_notes, *why))
 
 
 @contextmanager

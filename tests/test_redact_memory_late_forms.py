@@ -289,3 +289,43 @@ def test_policy_lint_quotes_no_form_of_a_remembered_secret(
     assert code == 2, err
     assert out.count("<not shown: looks like a secret>") >= len(forms), out
     _absent(out + err)
+
+
+@pytest.mark.e2e
+def test_rows_an_earlier_sync_stored_lose_the_url_encoded_base64(tmp_path: Path) -> None:
+    """Sync 1 stores the form (no secret yet) two revisions before its newest; sync 2 learns
+    the key 5 revisions later, in pages of 2 that never hold the form's revision again: only
+    the search of the stored rows for the new secret's forms can find it."""
+    from auditor.emulator import start_emulator
+
+    secret = B64_SECRETS[0]
+    written = urllib.parse.quote(_b64(secret), safe="")  # no secret to any detector alone
+    config = tmp_path / "auditor.toml"
+    config.write_text("page_size = 2\n")
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
+        env = emulator_env(emu, tmp_path / "state.db", TOKEN)
+        sync = ["sync", "--no-usage", "--config", str(config)]
+        history = emu.dataset.history
+        settings = copy.deepcopy(history[-1]["settings"])
+        settings["commandAllowlist"] = [
+            *settings["commandAllowlist"],
+            f"curl https://sso.acme.example/cb?state={written}",
+        ]
+        for step in range(8):  # the form, 2 revisions without it; 5 more, the last the key
+            if step == 1:
+                settings = copy.deepcopy(settings)
+                settings["commandAllowlist"] = settings["commandAllowlist"][:-1]
+            if step == 7:
+                settings = copy.deepcopy(settings)
+                settings["customModels"][0]["apiKey"] = secret
+            last = history[-1]
+            history.append({**last, "revision": last["revision"] + 1, "settings": settings})
+            if step == 2:
+                assert run_cli(sync, env, tmp_path)[0] == 0
+        assert written in (tmp_path / "state.db").read_bytes().decode("utf-8", "replace")
+        assert run_cli(sync, env, tmp_path)[0] == 0
+        code, shown, _err = run_cli(["history", "--format", "json"], env, tmp_path)
+    assert code == 0
+    stored = (tmp_path / "state.db").read_bytes().decode("utf-8", "replace")
+    assert written not in stored
+    assert written not in shown

@@ -279,6 +279,25 @@ def encoded_forms(secret: str) -> list[str]:
     return sorted((f for f in forms if f), key=len, reverse=True)
 
 
+def decoded_holding(secrets: Iterable[str], pieces: Iterable[str]) -> list[str]:
+    """The pieces of stored text that hold one of `secrets` only in a form decoding finds
+    (escapes no `encoded_forms` entry has, `%2D` for `-` or every character `%XX` or
+    `\\u00XX`; base64 from another byte than the secret's first, or of a short secret), for
+    a search of stored rows by literal forms (`Store.scrub_stored`) to look for as well.
+    Only a piece that may hold an escape or a base64 run holding one (`b64_cores`) is
+    decoded."""
+    memory = SecretMemory(b"decoded pieces")
+    for secret in secrets:
+        memory.add(secret)
+    cores = literal_matcher(itertools.chain(*map(b64_cores, memory.learned_since(0))))
+    return [
+        piece
+        for piece in pieces
+        if ("%" in piece or "\\" in piece or cores.search(piece.translate(_URLSAFE)))
+        and memory.holds_value(piece)
+    ]
+
+
 def _lower(m: re.Match[str]) -> str:
     return m[0].lower()
 

@@ -713,9 +713,8 @@ class Store:
         `secrets` only in a form decoding finds (`memory.decoded_holding`)."""
         if self._index_read is None:
             self._index_read = scrubindex.stored_text(self._db)
-        pieces = {*self._index_read.split(b"\n"), *self._index_pending}
-        texts = (p.decode("utf-8", "replace") for p in pieces if p)  # as rows are read
-        return decoded_holding(secrets, texts)
+        text = b"\n".join([self._index_read, *self._index_pending])
+        return decoded_holding(secrets, text.decode("utf-8", "replace"))  # as rows are read
 
     def _scrub_indexed(self, forms: list[str], before_sync: int | None) -> int:
         """`_scrub_rows_holding` led by the scrub index. Only a form some piece holds can be in

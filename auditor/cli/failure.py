@@ -81,11 +81,8 @@ def remembered_screen(states: Iterable[tuple[Path, bytes | None]]) -> Callable[[
     from auditor.redact.shown import NOT_SHOWN
 
     def screen(text: str) -> str:
-        found: set[str] = set()
-        for memory in memories:
-            found |= memory.find(text)
-        for secret in sorted(found, key=len, reverse=True):
-            text = text.replace(secret, NOT_SHOWN)
+        for memory in memories:  # (in every form it is written in: base64, URL-encoded …)
+            text = memory.hidden(text, NOT_SHOWN)
         return text
 
     return screen

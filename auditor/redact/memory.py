@@ -35,6 +35,11 @@ _NUMERIC = re.compile(r"[-+]?[0-9][0-9.eE+\-]*")
 _MAX_WINDOWS = 20_000  # fingerprints tried per string at most (bounds the cost of a long text)
 _GLUED_WINDOWS = 16 * 65_536  # `find_glued`'s stretches tried at most: 16 lengths of 64 KB, ~1 s
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")
+# The base64 of a secret of 6 to 8 characters is 8 to 11 (`U3VtbWVyMjY=`, `Summer26`): runs
+# that short are read only while a secret shorter than `_B64_SHORT_SECRET` is remembered
+# (every word of 8 letters is one).
+_B64_SHORT_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
+_B64_SHORT_SECRET = 9  # characters: 9 bytes at least, whose base64 is 12 characters
 # Maximal runs of URL text (unreserved characters, sub-delimiters but `&`, `: / @` and
 # escapes: one pass, no backtracking), so a query's parameters are runs of their own;
 # `find_percent_runs` looks only at those holding an escape.
@@ -246,9 +251,11 @@ def memory_key(key: bytes) -> bytes:
 
 
 def encoded_forms(secret: str) -> list[str]:
-    """The ways a secret can be written into text: raw, JSON-escaped, URL-encoded, base64;
-    URL-encoded or JSON-escaped twice."""
+    """The ways a secret can be written into text: raw, JSON-escaped, URL-encoded, base64,
+    base64 URL-encoded (a query string's `UGE1NXdvcmQ%2BMjAyNiE%3D`); URL-encoded or
+    JSON-escaped twice."""
     raw = secret.encode("utf-8")
+    b64 = base64.b64encode(raw).decode()
     forms = {
         secret,
         json.dumps(secret)[1:-1],
@@ -256,10 +263,12 @@ def encoded_forms(secret: str) -> list[str]:
         urllib.parse.quote(secret, safe=""),
         urllib.parse.quote(secret),
         urllib.parse.quote_plus(secret),
-        base64.b64encode(raw).decode(),
-        base64.b64encode(raw).decode().rstrip("="),
+        b64,
+        b64.rstrip("="),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
     }
+    if "=" in b64 or "+" in b64 or "/" in b64:
+        forms |= {urllib.parse.quote(b64, safe=""), urllib.parse.quote(b64)}
     # percent-encoding's hex digits are case-insensitive (RFC 3986): `%2b` is `%2B`
     forms |= {_PERCENT.sub(_lower, f) for f in forms if "%" in f}
     # URL-encoded twice (a URL carried in another URL's query: `%252B`), JSON-escaped twice (a
@@ -268,6 +277,48 @@ def encoded_forms(secret: str) -> list[str]:
     forms |= {f.replace("%", "%25") for f in forms if "%" in f}
     forms |= {json.dumps(f)[1:-1] for f in forms if "\\" in f and "%" not in f}
     return sorted((f for f in forms if f), key=len, reverse=True)
+
+
+def decoded_holding(secrets: Iterable[str], text: str) -> list[str]:
+    """The lines of `text` (stored pieces of text, one a line) that hold one of `secrets` only
+    in a form decoding finds (escapes no `encoded_forms` entry has, `%2D` for `-` or every
+    character `%XX` or `\\u00XX`; base64 from another byte than the secret's first, or of a
+    short secret), for a search of stored rows by literal forms (`Store.scrub_stored`) to
+    look for as well. Only a line holding an escape or a run of a secret's base64 (one of
+    `b64_cores`), found in one pass over the whole text, is decoded."""
+    memory = SecretMemory(b"decoded pieces")
+    for secret in secrets:
+        memory.add(secret)
+    cores = [c for v in memory.learned_since(0) for c in b64_cores(v)]
+    places = [m.start() for m in _MAY_ESCAPE.finditer(text)] if _may_escape(text) else []
+    read = _standard(text)
+    if len(cores) > _FEW_CORES:
+        places += [start for start, _n in literal_matcher(cores).spans(read)]
+    else:  # (a search each is quicker, and most are in no text)
+        places += [at for c in cores if c in read for at, _n in _occurrences(c, read)]
+    found = []
+    for start in sorted({text.rfind("\n", 0, at) + 1 for at in places}):
+        end = text.find("\n", start)
+        line = text[start : len(text) if end < 0 else end]
+        if memory.holds_value(line):
+            found.append(line)
+    return found
+
+
+# Where a stored text may hold an escape that hides a secret from its forms: a percent-escape,
+# or a JSON escape other than a quote's or a backslash's (those are in `encoded_forms`).
+_MAY_ESCAPE = lazy_regex(globals(), "_MAY_ESCAPE", r'%[0-9A-Fa-f]{2}|\\[^"\\]')
+_FEW_CORES = 48  # up to this many base64 cores, one search each beats building an automaton
+
+
+def _may_escape(text: str) -> bool:
+    return "%" in text or "\\" in text
+
+
+def _standard(text: str) -> str:
+    """`text` with URL-safe base64's `-` and `_` read as `+` and `/` (`_URLSAFE`; `replace`
+    is 60 times quicker than `translate` on a long text)."""
+    return text.replace("-", "+").replace("_", "/") if "-" in text or "_" in text else text
 
 
 def _lower(m: re.Match[str]) -> str:
@@ -333,10 +384,29 @@ class _Boundaries:
 _LISTED_LEN = 65_536
 
 
-def _b64_decoded(text: str) -> Iterator[str]:
-    for run in _B64_RUN.findall(text):
+def _b64_decoded(text: str, runs: re.Pattern[str] = _B64_RUN) -> Iterator[str]:
+    for run in runs.findall(text):
         for _piece, decoded in _b64_pieces(run):
             yield decoded
+
+
+def _b64_sources(text: str) -> Iterator[str]:
+    """The texts base64 runs are read in: `text`, and `text` URL-decoded (base64 in a query
+    string is written with `%2B`, `%2F` and `%3D`, which break its run: `UGE1NXdvcmQ%2BMjAy`;
+    twice where a `%25` is) or JSON-unescaped (`\\/`, `\\u002B`); each that differs."""
+    yield text
+    if "%" in text:
+        once = urllib.parse.unquote(text)
+        if once != text:
+            yield once
+            if "%25" in text:
+                twice = urllib.parse.unquote(once)
+                if twice != once:
+                    yield twice
+    if "\\" in text:
+        plain = _json_unescape(text)
+        if plain != text:
+            yield plain
 
 
 def _b64_pieces(run: str) -> tuple[tuple[str, str], ...]:
@@ -448,9 +518,10 @@ class SecretMemory:
         self._order: list[str] = []  # values in the order they were learned
         self.learned = 0  # how many values were learned so far (a position for `learned_since`)
         self._forms: dict[str, list[str]] = {}
+        self._cores_of: dict[str, list[str]] = {}  # `_value_cores`
         # For a few values learned last: position -> (every form of the values learned after
-        # it, the shortest of those values), while `learned` is `_since_at`.
-        self._since: dict[int, tuple[list[str], int]] = {}
+        # it, their base64 cores, the shortest of those values), while `learned` is `_since_at`.
+        self._since: dict[int, tuple[list[str], list[str], int]] = {}
         self._since_at = 0
         self._fingerprints: dict[str, int] = {}
         self._lengths: set[int] = set()
@@ -458,6 +529,8 @@ class SecretMemory:
         self._unrecalled: set[str] = set()  # values new to the state file's memory
         self._exact = GrowingMatcher()  # the values
         self._shortest = 0  # the shortest value (every form is at least as long)
+        # The base64 runs read: the short ones too once a secret that short is remembered.
+        self._b64_runs = _B64_RUN
         self.generation = 0  # grows whenever something new is remembered
         self.recalls = 0  # grows whenever `recall` brings a new fingerprint
         self._by_marker: dict[str, str] = {}  # `by_marker`: value by its marker
@@ -497,6 +570,8 @@ class SecretMemory:
         self.learned = len(self._order)
         self._exact.add(value)
         self._shortest = min(self._shortest or len(value), len(value))
+        if len(value) < _B64_SHORT_SECRET:
+            self._b64_runs = _B64_SHORT_RUN
         fp = self.fingerprint(value)
         if fp not in self._fingerprints:
             self._fingerprints[fp] = len(value)
@@ -512,6 +587,8 @@ class SecretMemory:
             if fp not in self._fingerprints:
                 self._fingerprints[fp] = length
                 self._lengths.add(length)
+                if length < _B64_SHORT_SECRET:
+                    self._b64_runs = _B64_SHORT_RUN
                 self.generation += 1
                 self.recalls += 1
 
@@ -567,6 +644,13 @@ class SecretMemory:
         found = self._forms.get(value)
         if found is None:
             found = self._forms[value] = encoded_forms(value)
+        return found
+
+    def _value_cores(self, value: str) -> list[str]:
+        """`b64_cores(value)`, computed once per value."""
+        found = self._cores_of.get(value)
+        if found is None:
+            found = self._cores_of[value] = b64_cores(value)
         return found
 
     def holds_value(self, text: str, since: int = 0) -> bool:
@@ -628,19 +712,31 @@ class SecretMemory:
 
     def _holds_value(self, text: str, since: int) -> bool:
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
-            forms, shortest = self._forms_since(since)
+            forms, cores, shortest = self._forms_since(since)
             if len(text) < shortest:
                 return False
             if any(map(text.__contains__, forms)):
                 return True
             upper = percent_upper(text)  # escapes in mixed case (`%2b%2F`)
-            return upper is not text and any(map(upper.__contains__, map(percent_upper, forms)))
+            if upper is not text and any(map(upper.__contains__, map(percent_upper, forms))):
+                return True
+            # The forms are the encoders' own: a value written with other escapes (`%2D` for
+            # `-`, every character `%XX` or `\u00XX`) or in base64 from another place than
+            # its first byte is found by decoding, as `find` finds it; only a text that may
+            # hold an escape or such a base64 run (one of `b64_cores`) is decoded.
+            if "%" not in text and "\\" not in text:
+                read = _standard(text)
+                if not any(map(read.__contains__, cores)):
+                    return False
         if any(map(self._exact.search, _text_decodings(text))):
             return True
-        cores = self._b64_cores(len(text))
-        if cores is not None and not cores.search(text.translate(_URLSAFE)):
-            return False  # no base64 run of the text decodes to a value
-        return any(map(self._exact.search, _b64_decoded(text)))
+        cores_all = self._b64_cores(len(text))
+        for source in _b64_sources(text):
+            if cores_all is not None and not cores_all.search(_standard(source)):
+                continue  # no base64 run of this text decodes to a value
+            if any(map(self._exact.search, _b64_decoded(source, self._b64_runs))):
+                return True
+        return False
 
     def _b64_cores(self, size: int) -> LiteralMatcher | None:
         """What the base64 of any value seen by this process has in every base64 text that
@@ -655,24 +751,25 @@ class SecretMemory:
         self._cores_credit += size
         if self._cores_credit < 256 * len(self._order):
             return None
-        cores = [b64_cores(v) for v in self._order]
+        cores = [self._value_cores(v) for v in self._order]
         # (a value with no core, were one ever remembered, could not be ruled out so)
         self._cores = literal_matcher(itertools.chain(*cores)) if cores and all(cores) else None
         self._cores_at, self._cores_credit = self.learned, 0
         return self._cores
 
-    def _forms_since(self, since: int) -> tuple[list[str], int]:
-        """Every form of the values learned after position `since`, and the shortest value
-        (every form of a value is at least as long as it): kept until the next value is
-        learned, as memoised redactions made at the same position are checked one after
-        another."""
+    def _forms_since(self, since: int) -> tuple[list[str], list[str], int]:
+        """Every form of the values learned after position `since`, their `b64_cores`, and
+        the shortest value (every form of a value is at least as long as it): kept until the
+        next value is learned, as memoised redactions made at the same position are checked
+        one after another."""
         if self._since_at != self.learned:
             self._since, self._since_at = {}, self.learned
         hit = self._since.get(since)
         if hit is None:
             recent = self._order[since:]
             forms = [f for v in recent for f in self.forms(v)]
-            hit = self._since[since] = (forms, min(map(len, recent)))
+            cores = [c for v in recent for c in self._value_cores(v)]
+            hit = self._since[since] = (forms, cores, min(map(len, recent)))
         return hit
 
     @property
@@ -691,15 +788,37 @@ class SecretMemory:
         if len(text) < MIN_SECRET_LEN or not self:
             return set()
         found: set[str] = set()
-        for plain in dict.fromkeys(decodings(text)):  # (a JSON unescape may change nothing)
+        # (a JSON unescape may change nothing)
+        for plain in dict.fromkeys(decodings(text, self._b64_runs)):
             found |= self._find_plain(plain)
         return found
+
+    def hidden(self, text: str, shown: str) -> str:
+        """`text` with each stretch of it that holds a remembered secret `find` finds, in
+        whatever form (raw or an `encoded_forms` entry, a base64 run, a percent-encoded
+        stretch), replaced by `shown`; `shown` whole when one is still found then. For a line
+        only printed (an error quoting a policy file), by a memory of fingerprints alone: no
+        marker, nothing learned."""
+        found = self.find(text)
+        if not found:
+            return text
+        spans = [(start, end) for start, end, _secret in self.find_percent_runs(text)]
+        for piece in {*self.find_encoded_runs(text), *(f for s in found for f in self.forms(s))}:
+            spans += [(at, at + n) for at, n in _occurrences(piece, text)]
+        parts: list[str] = []
+        at = 0
+        for start, end in sorted(spans):
+            if start >= at:
+                parts += [text[at:start], shown]
+            at = max(at, end)
+        out = "".join([*parts, text[at:]])
+        return shown if self.find(out) else out
 
     def find_encoded_runs(self, text: str) -> list[str]:
         """Base64 runs in `text` whose decoded content holds a remembered secret: a whole run,
         or else the shortest pieces of it that do (`_b64_pieces`: `<b64>` of `u-<b64>`)."""
         runs = []
-        for m in _B64_RUN.finditer(text):
+        for m in self._b64_runs.finditer(text):
             run = m.group(0)
             hits = [piece for piece, decoded in _b64_pieces(run) if self._find_plain(decoded)]
             if not hits or hits[0] == run:
@@ -753,6 +872,7 @@ class SecretMemory:
                 while at >= 0:
                     hits.append((starts[at], ends[at + len(wanted) - 1], secret))
                     at = plain.find(wanted, at + 1)  # a repeat may overlap the one before
+        hits += self._b64_spans(run, raw, starts, ends)
         merged: list[tuple[int, int, str]] = []
         for start, end, secret in sorted(hits, key=lambda h: (h[0], -h[1])):
             if merged and start < merged[-1][1]:  # overlaps the one before
@@ -762,6 +882,24 @@ class SecretMemory:
             else:
                 merged.append((start, end, secret))
         return merged
+
+    def _b64_spans(
+        self, run: str, raw: bytes, starts: list[int], ends: list[int]
+    ) -> list[tuple[int, int, str]]:
+        """The stretches of `run` (its bytes `raw`, each from `starts` to `ends` in the run)
+        that are base64 of a remembered secret once URL-decoded, an escape among them
+        (`UGE1NXdvcmQ%2BMjAyNiE%3D`: a base64 value in a query string); each with the
+        stretch as written."""
+        decoded = raw.decode("latin-1")  # a character per byte: base64 is ASCII
+        found: list[tuple[int, int, str]] = []
+        for piece in dict.fromkeys(self.find_encoded_runs(decoded)):
+            at = decoded.find(piece)
+            while at >= 0:
+                start, end = starts[at], ends[at + len(piece) - 1]
+                if "%" in run[start:end]:  # (one written plainly is `_scrub_forms`' own)
+                    found.append((start, end, run[start:end]))
+                at = decoded.find(piece, at + 1)
+        return found
 
     def _find_plain(self, text: str) -> set[str]:
         found = set()
@@ -863,11 +1001,14 @@ class SecretMemory:
         return found
 
 
-def decodings(text: str) -> Iterator[str]:
+def decodings(text: str, runs: re.Pattern[str] = _B64_SHORT_RUN) -> Iterator[str]:
     """`text` as it is, URL-decoded (twice, where a `%25` is), JSON-unescaped (twice, where a
-    backslash is left), and each base64 run in it (and each piece of one) decoded."""
+    backslash is left), and each base64 run in it and in its URL-decoded or JSON-unescaped
+    text (`_b64_sources`), and each piece of one, decoded. `runs`: the base64 runs read (the
+    short ones too unless no secret that short is remembered, `SecretMemory`)."""
     yield from _text_decodings(text)
-    yield from _b64_decoded(text)
+    for source in _b64_sources(text):
+        yield from _b64_decoded(source, runs)
 
 
 def _text_decodings(text: str) -> Iterator[str]:

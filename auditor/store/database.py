@@ -40,7 +40,7 @@ from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError, StoreWriteError
 from auditor.models import JSON, DataWarning, FindingRecord, ReadinessReport, Revision, User
 from auditor.redact import MARKER_RE, MARKER_START, RULES_VERSION, Redactor, encoded_forms
-from auditor.redact.memory import literal_matcher
+from auditor.redact.memory import decoded_holding, literal_matcher
 from auditor.store import analytics as store_analytics
 from auditor.store import evalstate, postgres, rewrites, scrubindex
 from auditor.store import runs as store_runs
@@ -706,10 +706,21 @@ class Store:
         for at in range(0, len(ordered), _SCRUB_BATCH):
             forms = [f for v in ordered[at : at + _SCRUB_BATCH] for f in _stored_forms(v)]
             if self._index_live:
+                # a piece holding one written with other escapes (`%2D`) or base64 from
+                # another byte is looked for as it is: no form of the secret is in it
+                forms += self._decoded_pieces(ordered[at : at + _SCRUB_BATCH])
                 fixed += self._scrub_indexed(forms, before_sync)
             else:
                 fixed += self._scrub_rows_holding(forms, before_sync)
         return fixed
+
+    def _decoded_pieces(self, secrets: list[str]) -> list[str]:
+        """The pieces of the scrub index (stored and this transaction's) that hold one of
+        `secrets` only in a form decoding finds (`memory.decoded_holding`)."""
+        if self._index_read is None:
+            self._index_read = scrubindex.stored_text(self._db)
+        text = b"\n".join([self._index_read, *self._index_pending])
+        return decoded_holding(secrets, text.decode("utf-8", "replace"))  # as rows are read
 
     def _scrub_indexed(self, forms: list[str], before_sync: int | None) -> int:
         """`_scrub_rows_holding` led by the scrub index. Only a form some piece holds can be in

@@ -280,10 +280,24 @@ _GLUED_ON_THE_NEXT_NIGHT = [  # found by this test (review R11): the next night'
 ]
 
 
+_KEPT_IN_A_SECOND_SYNC = [  # found by this test (fixer F1): a store's second sync kept its
+    _Sync(revisions=[], page_size=2, reopen=False),  # page under the first sync's id, and the
+    _Sync(  # secret its older revision taught stayed in clear in the newer one's kept row
+        revisions=[
+            _Revision(reveal={"customModels": _PLAIN[0]}),
+            _Revision(pastes=[("note", _PLAIN[0])]),
+        ],
+        page_size=2,
+        reopen=False,
+    ),
+]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_syncs)
 @example(_PASTED_TWICE)
 @example(_GLUED_ON_THE_NEXT_NIGHT)
+@example(_KEPT_IN_A_SECOND_SYNC)
 def test_no_learned_secret_is_stored_plain_and_the_index_splits_the_rows(
     plans: list[_Sync],
 ) -> None:

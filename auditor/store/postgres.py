@@ -15,6 +15,12 @@ timeout) is opened again once between transactions, set up as before, its lock t
 write transaction it cut off is never sent again, and one whose COMMIT's answer was lost is
 asked about on the new session (`PgConnection._call`).
 
+A server that stops answering (hung, its processes stopped, a failover target that accepts and
+says nothing) is noticed by auditor itself: the server never enforces its statement_timeout
+then, its kernel answers TCP keepalives, and a unix socket has none. Every round trip is bounded
+(`statement_bound`; `_Watch`): past the bound the session's socket is shut down, the waiting
+read ends at once, and the session counts as lost, with the bound in its words.
+
 The password is read by libpq from the URL, `PGPASSWORD` or `~/.pgpass` (`PG*` variables work
 too) and never appears in a message: `display_url` drops it, `scrub` removes it from errors.
 psycopg is imported only when a PostgreSQL store is opened (`pip install 'auditor[postgres]'`).
@@ -27,20 +33,33 @@ import hashlib
 import logging
 import os
 import re
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from auditor.common.lazyre import lazy_regex
 from auditor.errors import StoreError
 from auditor.store.dialect import PgError, ddl_to_postgres, is_pragma, to_postgres
 
+if TYPE_CHECKING:
+    import socket  # (imported when a PostgreSQL store is opened: `_Watch.attach`)
+
 SCHEMES = ("postgresql://", "postgres://")
 MARKER_TABLE = "auditor_marker"
 MARKER = "auditor state store"
-CONNECT_TIMEOUT = 10  # seconds; every later statement is bounded by statement_timeout
+CONNECT_TIMEOUT = 10  # seconds; every later statement is bounded by `statement_bound`
 STATEMENT_TIMEOUT_MS = 300_000
+# The server ends a statement past its statement_timeout, and says why; auditor waits this much
+# longer for that answer (at most: as much again for a shorter statement_timeout), then gives up
+# on a server that does not answer at all (`statement_bound`).
+STATEMENT_MARGIN = 30.0
+# Releasing the locks as a session closes waits this long (seconds): closing ends them anyway.
+CLOSE_WITHIN = 5.0
+# How often the watchdog looks at the round trips under way: a bound holds to within this.
+WATCH_TICK = 0.5
 # A lock another session holds on the store's tables (a DBA's LOCK TABLE or VACUUM FULL) is
 # waited for this long, then the statement fails saying so (runs of one organization never
 # wait on each other: the run lock refuses the second at once)
@@ -158,6 +177,105 @@ _CAUSES = {
 _TRANSIENT = ("53", "08", "57", "55", "40")
 
 
+def statement_bound(timeout_ms: int) -> float:
+    """How long auditor waits for the server's answer to one statement (seconds), given the
+    session's statement_timeout (ms; 0, off: auditor's own): that, and as much again, at most
+    STATEMENT_MARGIN more. A server that works ends the statement first, saying why."""
+    limit = (timeout_ms if timeout_ms > 0 else STATEMENT_TIMEOUT_MS) / 1000
+    return limit + min(limit, STATEMENT_MARGIN)
+
+
+class _Watch:
+    """A client-side bound on the round trips of one session. A hung server neither answers
+    nor closes, and libpq waits for it with no limit: so while a round trip is under way
+    (`arm`), the watchdog thread (`_watch_all`) looks at it every WATCH_TICK, and past its
+    bound shuts the session's socket down (a duplicate of it, so that the descriptor is never
+    another file's), which ends libpq's wait at once ("server closed the connection"). Arming
+    costs a clock read and a tuple: nothing next to a round trip."""
+
+    def __init__(self) -> None:
+        self.armed: tuple[float, float, str] | None = None  # (deadline, bound, why)
+        self.fired: tuple[float, str] | None = None  # the bound that cut the last round trip
+        self._socket: socket.socket | None = None
+        self._guard = threading.Lock()  # (the socket is never shut down as it is replaced)
+
+    def attach(self, conn: Any) -> None:
+        """Watch `conn`'s socket from now on (None: no session; and the watch ends)."""
+        import socket
+
+        with self._guard:
+            if self._socket is not None:
+                self._socket.close()
+            self._socket = None
+            self.armed = None
+            if conn is not None:
+                with contextlib.suppress(Exception):  # (a closed connection: nothing to watch)
+                    self._socket = socket.socket(fileno=os.dup(conn.fileno()))
+        if conn is None:
+            _WATCHES.discard(self)
+        else:
+            _watching(self)
+
+    def arm(self, bound: float, why: str) -> None:
+        self.fired = None
+        self.armed = (time.monotonic() + bound, bound, why)
+
+    def check(self, now: float) -> None:
+        """Cut the round trip under way if it is past its bound (the watchdog's thread)."""
+        armed = self.armed
+        if armed is None or now < armed[0]:
+            return
+        import socket
+
+        with self._guard:
+            if self.armed is not armed or self._socket is None:
+                return  # (it ended meanwhile)
+            self.armed = None
+            self.fired = armed[1:]
+            with contextlib.suppress(OSError):
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+
+_WATCHES: weakref.WeakSet[_Watch] = weakref.WeakSet()
+_WATCHING = threading.Lock()
+_watcher: list[threading.Thread] = []  # the watchdog's thread while any session is open
+
+
+def _watching(watch: _Watch) -> None:
+    with _WATCHING:
+        _WATCHES.add(watch)
+        if not any(t.is_alive() for t in _watcher):
+            _watcher[:] = [
+                threading.Thread(target=_watch_all, name="auditor-pg-watch", daemon=True)
+            ]
+            _watcher[0].start()
+
+
+def _watch_all() -> None:
+    """The watchdog: one thread for every session of the process, ending with the last."""
+    while True:
+        time.sleep(WATCH_TICK)
+        with _WATCHING:
+            watches = list(_WATCHES)
+            if not watches:
+                _watcher.clear()
+                return
+        now = time.monotonic()
+        for watch in watches:
+            watch.check(now)
+
+
+def _no_answer(fired: tuple[float, str]) -> PgError:
+    bound, why = fired
+    return PgError(
+        f"the server did not answer within {bound:g} s, {why}: it is hung or unreachable; "
+        "auditor closed the connection",
+        "",
+        "",
+        transient=True,
+    )
+
+
 def _error(exc: Exception, secrets: Sequence[str], *, lost: bool = False) -> PgError:
     state = str(getattr(exc, "sqlstate", "") or "")
     diag = getattr(exc, "diag", None)
@@ -190,10 +308,9 @@ class _NoRows:
 class _Stream:
     """Rows of a server-side cursor: fetchmany, fetchone, iteration; closed when done."""
 
-    def __init__(self, cursor: Any, secrets: Sequence[str], lost: Callable[[], bool]) -> None:
+    def __init__(self, cursor: Any, db: PgConnection) -> None:
         self._cursor = cursor
-        self._secrets = secrets
-        self._lost = lost
+        self._db = db
         # every row was read (or the read failed): psycopg does not mark a cursor closed when
         # its CLOSE failed (the session was lost on it), so this says no row is left to read
         self._done = False
@@ -204,10 +321,10 @@ class _Stream:
         if self._done or self._cursor.closed:
             return []
         try:
-            rows: list[Any] = self._cursor.fetchmany(size)
+            rows: list[Any] = self._db.bounded(lambda: self._cursor.fetchmany(size))
         except psycopg.Error as exc:
             self.close()
-            raise _error(exc, self._secrets, lost=self._lost()) from None
+            raise self._db.failure(exc) from None
         if len(rows) < size:
             self.close()  # (a session lost on this CLOSE is opened again by the next statement)
         return rows
@@ -226,7 +343,7 @@ class _Stream:
 
         self._done = True
         with contextlib.suppress(psycopg.Error):
-            self._cursor.close()
+            self._db.bounded(self._cursor.close)
 
 
 class InDoubt(PgError):
@@ -286,8 +403,44 @@ class PgConnection:
         # a COMMIT whose answer was lost: (its transaction's id, the mark if it committed)
         self._doubt: tuple[int, tuple[Any, ...] | None] | None = None
         self._committed: bool | None = None  # what the new session found of it (None: unknown)
+        # how long one statement waits for the server (`statement_bound`; set again by `lock`
+        # from the session's statement_timeout), and why, as a message says it
+        self._bound = (0.0, "")
+        self.set_bound(STATEMENT_TIMEOUT_MS)
+        self._watch = _Watch()
+        self._watch.attach(conn)
         self._pid = _backend_pid(conn)  # the server's process of this session
-        self._started = _session_start(conn)  # (with the pid, it names the process)
+        self._started = self.bounded(lambda: _session_start(conn))  # (with the pid: the process)
+
+    def set_bound(self, timeout_ms: int) -> None:
+        """Bound each statement by the session's statement_timeout (`statement_bound`)."""
+        limit = (timeout_ms if timeout_ms > 0 else STATEMENT_TIMEOUT_MS) / 1000
+        bound = statement_bound(timeout_ms)
+        self._bound = (
+            bound,
+            f"auditor's bound on one statement (the session's statement_timeout of {limit:g} s, "
+            f"and {bound - limit:g} s more)",
+        )
+
+    def bounded(self, run: Callable[[], Any], bound: tuple[float, str] | None = None) -> Any:
+        """`run()`, a round trip to the server cut off past `bound` (a statement's: `_bound`),
+        when it raises the connection's error (`failure` words it)."""
+        watch = self._watch
+        limit, why = bound or self._bound
+        watch.fired = None
+        watch.armed = (time.monotonic() + limit, limit, why)  # (`_Watch.arm`, inline: hot path)
+        try:
+            return run()
+        finally:
+            watch.armed = None
+
+    def failure(self, exc: Exception) -> PgError:
+        """`exc`, psycopg's error, as the store reports it (a round trip cut off by its bound
+        says so: libpq only saw the connection closed)."""
+        fired = self._watch.fired
+        if fired is not None:
+            return _no_answer(fired)
+        return _error(exc, self._secrets, lost=self._lost())
 
     def _lost(self) -> bool:
         """Whether the session is gone (the server ended it, or the network did)."""
@@ -319,6 +472,7 @@ class PgConnection:
         assert reopen is not None  # (checked by `_reconnect`)
         with contextlib.suppress(Exception):
             self._conn.close()
+        self._watch.attach(None)
         conn = None
         failure = ""
         deadline = time.monotonic() + RECONNECT_WITHIN
@@ -333,6 +487,12 @@ class PgConnection:
                 time.sleep(pause)
         if conn is None:
             raise StoreError(f"{lost}, and connecting again failed: {failure}")
+        # setting the new session up is bounded as connecting is (it takes a few round trips,
+        # and at most twice IN_DOUBT_WAIT waiting for the lost one to end)
+        self._watch.attach(conn)
+        self._watch.arm(
+            RECONNECT_WITHIN + 2 * IN_DOUBT_WAIT, "auditor's bound on setting up a new session"
+        )
         try:
             self._end_lost_session(conn)
             marks = [self.mark]  # what the store may hold if nobody else wrote
@@ -348,7 +508,6 @@ class PgConnection:
                 take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
                 if not conn.execute(f"SELECT {take}(%s)", (key,)).fetchone()[0]:
                     holder = _holder_of(conn, key)
-                    conn.close()
                     raise StoreError(
                         f"{lost}; connected again, the store of organization {self._org!r} "
                         f"is locked by {holder}, which started meanwhile: this command "
@@ -358,7 +517,6 @@ class PgConnection:
                 conn.execute(statement)
             found = _mark_of(conn, self.schema) if self._marked else None
             if self._marked and found not in marks:
-                conn.close()
                 raise StoreError(
                     f"{lost}; connected again, another auditor run or sync of organization "
                     f"{self._org!r} wrote to the store meanwhile (it took the lock the lost "
@@ -366,15 +524,20 @@ class PgConnection:
                     "mixed with that; run it again"
                 )
             self.mark = found
-        except psycopg.Error as exc:
+            started = _session_start(conn)
+        except BaseException as exc:
             with contextlib.suppress(Exception):
                 conn.close()
-            raise StoreError(
-                f"{lost}, and connecting again failed: {_error(exc, self._secrets)}"
-            ) from None
+            self._watch.attach(None)
+            if not isinstance(exc, psycopg.Error):
+                raise
+            fired = self._watch.fired
+            why = _no_answer(fired) if fired else _error(exc, self._secrets)
+            raise StoreError(f"{lost}, and connecting again failed: {why}") from None
+        self._watch.armed = None
         self._conn = conn
         self._pid = _backend_pid(conn)
-        self._started = _session_start(conn)
+        self._started = started
         self._open = False
 
     def _end_lost_session(self, conn: Any) -> None:
@@ -412,10 +575,13 @@ class PgConnection:
         import psycopg
 
         self._doubt = None
+        conn = self._conn
         try:
-            xid = self._conn.execute("SELECT txid_current_if_assigned()").fetchone()[0]
+            xid = self.bounded(
+                lambda: conn.execute("SELECT txid_current_if_assigned()").fetchone()
+            )[0]
             if xid is not None:
-                self._doubt = (int(xid), _mark_of(self._conn, self.schema))
+                self._doubt = (int(xid), self.bounded(lambda: _mark_of(conn, self.schema)))
         except psycopg.Error:
             self._doubt = None  # (the COMMIT then fails, or rolls back a failed transaction)
 
@@ -440,10 +606,10 @@ class PgConnection:
                 self._reconnect(self._why)
         idle = time.monotonic() - self._last
         try:
-            result = run()
+            result = self.bounded(run)
         except psycopg.Error as exc:
             self._last = time.monotonic()
-            error = _error(exc, self._secrets, lost=self._lost())
+            error = self.failure(exc)
             if error.sqlstate == "55P03" and self.lock_limit_ms:
                 error = _waited(error, self.lock_limit_ms)
             if self._lost():
@@ -460,11 +626,11 @@ class PgConnection:
                 raise error from None
             self._reconnect(self._why)
             try:
-                result = run()
+                result = self.bounded(run)
             except psycopg.Error as again:
                 if not self._lost():
                     self._open = self._status_open()
-                raise _error(again, self._secrets, lost=self._lost()) from None
+                raise self.failure(again) from None
         if committing and self._doubt is not None:
             self.mark, self._marked = self._doubt[1], True
         self._doubt = None
@@ -532,7 +698,7 @@ class PgConnection:
                 raise
             return cursor
 
-        return _Stream(self._call(statement, run), self._secrets, self._lost)
+        return _Stream(self._call(statement, run), self)
 
     @property
     def in_transaction(self) -> bool:
@@ -565,11 +731,14 @@ class PgConnection:
         only once the server's backend has ended, which lags the client's close: a run that
         opened the store right after could find it still locked, seen under load.)"""
         # (a session gone, or in a failed transaction: closing it ends the locks all the same)
+        conn = self._conn
         if not self._lost():
             with contextlib.suppress(Exception):
-                self._conn.execute("SELECT pg_advisory_unlock_all()")
+                unlock = (CLOSE_WITHIN, "auditor's bound on releasing the locks as it closes")
+                self.bounded(lambda: conn.execute("SELECT pg_advisory_unlock_all()"), unlock)
         with contextlib.suppress(Exception):
-            self._conn.close()
+            conn.close()
+        self._watch.attach(None)
 
 
 def _session_start(conn: Any) -> Any:
@@ -715,16 +884,18 @@ def lock(db: PgConnection, shown: str, org: str, *, shared: bool = False) -> Non
     db.shown, db._org = shown, org
     take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
     if not db.execute(f"SELECT {take}(?)", (key,)).fetchone()[0]:
-        raise StoreError(
-            f"the store of organization {org!r} in {shown} is locked by {_holder_of(db._conn, key)}"
-        )
+        holder = db.bounded(lambda: _holder_of(db._conn, key))
+        raise StoreError(f"the store of organization {org!r} in {shown} is locked by {holder}")
     db._lock = (key, shared)
     settings = dict(
         db.execute(
             "SELECT name, setting FROM pg_catalog.pg_settings "
-            "WHERE name IN ('idle_in_transaction_session_timeout', 'lock_timeout')"
+            "WHERE name IN ('idle_in_transaction_session_timeout', 'lock_timeout', "
+            "'statement_timeout')"
         ).fetchall()
     )
+    with contextlib.suppress(TypeError, ValueError):
+        db.set_bound(int(settings.get("statement_timeout", STATEMENT_TIMEOUT_MS)))
     with contextlib.suppress(TypeError, ValueError):
         db.idle_limit_ms = int(settings.get("idle_in_transaction_session_timeout", 0))
     with contextlib.suppress(TypeError, ValueError):

@@ -290,6 +290,8 @@ def _unwritten(exc: StoreError) -> str:
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
+    _this_sync: int | None  # the sync begun in the open transaction (`begin_sync`), if any
+
     def __init__(
         self, db: Any, path: Path | str, key: bytes, lock: IO[str] | None
     ):  # db: an sqlite3.Connection, or a postgres.PgConnection that reads the same SQL
@@ -607,7 +609,7 @@ class Store:
         """Load the fingerprints of secrets found by earlier syncs; freed space is zeroed, so a
         row rewritten by `scrub_stored` leaves no old bytes behind."""
         self._scrubbed: set[str] = set()
-        self._this_sync: int | None = None  # the sync in the open transaction, once begun
+        self._this_sync = None
         with self.reading():
             self._db.execute("PRAGMA secure_delete = ON")
             if has_table(self._db, "secret_memory"):

@@ -87,23 +87,12 @@ def state_path(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Any]:
-    """A throwaway PostgreSQL server for the session (tests/pgcluster.py). Without PostgreSQL
-    installed the tests that need it skip, saying so; in CI (CI=true) they fail instead."""
-    import os
-
+    """A throwaway PostgreSQL server for the session (`pgcluster.throwaway`: without
+    PostgreSQL installed the tests that need it skip, saying so; in CI they fail instead)."""
     import pgcluster
 
-    bindir = pgcluster.find_bin()
-    why = "PostgreSQL is not installed (apt-get install postgresql; .ci/run does)"
-    if bindir is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{why}: CI must run the PostgreSQL tests")
-        pytest.skip(why)
-    cluster = pgcluster.start_cluster(bindir)
-    try:
+    with pgcluster.throwaway() as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,6 +137,25 @@ def start_cluster(bindir: Path) -> Cluster:
         "start",
     )
     return Cluster(folder, port, bindir, as_user)
+
+
+@contextmanager
+def throwaway() -> Iterator[Cluster]:
+    """A server started for the caller and stopped after. Without PostgreSQL installed the
+    tests that need it skip, saying so; in CI (CI=true) they fail instead."""
+    import pytest
+
+    bindir = find_bin()
+    if bindir is None:
+        why = "PostgreSQL is not installed (apt-get install postgresql; .ci/run does)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{why}: CI must run the PostgreSQL tests")
+        pytest.skip(why)
+    cluster = start_cluster(bindir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def _pg_connect(url: str, org: str = "default") -> object:

@@ -36,17 +36,8 @@ WAIT = 90  # seconds the stopped server is given to be noticed (the bound, recon
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[pgcluster.Cluster]:
     """A server of this module's own: stopping the session's would stall the other tests."""
-    bindir = pgcluster.find_bin()
-    if bindir is None:
-        why = "PostgreSQL is not installed (apt-get install postgresql; .ci/run does)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{why}: CI must run the PostgreSQL tests")
-        pytest.skip(why)
-    server = pgcluster.start_cluster(bindir)
-    try:
+    with pgcluster.throwaway() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _processes(server: pgcluster.Cluster) -> list[int]:

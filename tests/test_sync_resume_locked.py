@@ -133,6 +133,19 @@ def then_the_next_sync_scrubs_them(url: str, service: Service, tmp: Path, state:
     assert contents(state) == from_scratch(service, tmp)
 
 
+def lock_waits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every lock wait the store is told (ms), in order, as it is told them."""
+    waits: list[int] = []
+    real_wait = Store._set_lock_wait
+
+    def set_lock_wait(self: Store, ms: int) -> None:
+        waits.append(ms)
+        real_wait(self, ms)
+
+    monkeypatch.setattr(Store, "_set_lock_wait", set_lock_wait)
+    return waits
+
+
 @pytest.mark.parametrize("how", ["IMMEDIATE", "EXCLUSIVE"])
 def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
     tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
@@ -143,14 +156,7 @@ def test_an_interrupted_sync_that_cannot_scrub_its_kept_pages_says_so(
     the next sync goes on from pages kept safely. The lock is waited for once, 1.5 s, and then
     no more (it was waited for twice, 5 s each, and under EXCLUSIVE a third time: 10-16 s
     from Ctrl-C to the exit; what the store was told to wait is watched, not the clock)."""
-    waits: list[int] = []
-    real_wait = Store._set_lock_wait
-
-    def set_lock_wait(self: Store, ms: int) -> None:
-        waits.append(ms)
-        real_wait(self, ms)
-
-    monkeypatch.setattr(Store, "_set_lock_wait", set_lock_wait)
+    waits = lock_waits(monkeypatch)
     service = service_naming_late()
     state = tmp_path / "state.db"
     with serving(service) as url:
@@ -177,14 +183,7 @@ def test_an_interrupted_sync_under_a_lock_waits_for_it_once_with_nothing_to_scru
     kept pages clean (no value learned since they were kept). The last scrub's read waits
     1.5 s, once, and then the store waits no more: what the command said next (the kept
     pages, whether a first sync's file goes) read it again, 5 s each, 14.5 s from Ctrl-C."""
-    waits: list[int] = []
-    real_wait = Store._set_lock_wait
-
-    def set_lock_wait(self: Store, ms: int) -> None:
-        waits.append(ms)
-        real_wait(self, ms)
-
-    monkeypatch.setattr(Store, "_set_lock_wait", set_lock_wait)
+    waits = lock_waits(monkeypatch)
     service = Service(145)
     state = tmp_path / "state.db"
     with serving(service) as url:

@@ -145,23 +145,3 @@ def test_a_first_sync_cut_off_leaves_no_postgresql_schema(
     _, err = _interrupt_once(proc, lambda: Store.exists(pg_url, org="slow"), signal.SIGTERM)
     assert proc.returncode == 143, err
     assert not Store.exists(pg_url, org="slow"), err
-
-
-def test_a_first_sync_that_kept_pages_keeps_its_file_as_a_single_run(tmp_path: Path) -> None:
-    """A first sync cut off after it kept history pages (10 at a time): the file stays, for
-    the next sync goes on from them, as after a single run; rolled back and unlocked."""
-    from auditor.emulator import start_emulator
-
-    (tmp_path / "auditor.toml").write_text("page_size = 10\n")
-    with start_emulator(seed=1, revisions=150, repos=5, now=NOW) as emu:
-        emu.faults.add("history", "delay", page=13, times=0, seconds=60)
-        orgs = _orgs_file(tmp_path, emu)
-        st = tmp_path / "st"
-        argv = ["run", "--orgs", str(orgs), "--state", "st/state.db", "--out", "r"]
-        proc = _start([*argv, "--config", "auditor.toml"], tmp_path, {})
-        _, err = _interrupt_once(proc, (st / "state-slow.db").exists, signal.SIGTERM)
-    assert proc.returncode == 143, err
-    assert _left(st) == ["state-slow.db", "state-slow.db.lock"], err
-    assert (st / "state-slow.db.lock").read_text() == ""
-    with Store.open(st / "state-slow.db", readonly=True) as store:
-        assert store.has_staged()

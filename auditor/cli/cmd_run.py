@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.common import (
     api_address,
@@ -168,8 +168,6 @@ class _Published:
     file: str = ""  # (`--orgs`) the report file the worker writes, or last wrote
     # the policy files as the run cites them, once its evaluation begins (`Publisher.cited`)
     files: tuple[PolicyFile, ...] | None = None
-    # (`--orgs`) the organization's store while its worker has it open: an interrupt ends it
-    store: _OpenStore | None = None
 
     @contextlib.contextmanager
     def turn(self, out_dir: Path, file: str) -> Iterator[None]:
@@ -184,82 +182,6 @@ class _Published:
                 raise _CutShort(out_dir.name)
             self.file = file
             yield
-
-
-class _OpenStore:
-    """The store a worker of `run --orgs` has open, which an interrupt ends from the main
-    thread (`end`) the way it ends a single run's: Ctrl-C and SIGTERM reach the main thread
-    alone, and a worker waiting on its service (a page that never comes) sees neither before
-    the process is gone, leaving its open write's `-journal`, its pid in the lock file and,
-    for a first sync, an empty state file (a PostgreSQL schema) no completed sync went into.
-    `end` rolls the open write back and leaves the store as the single run's interrupt does,
-    through the same context manager (`store_kept_only_if_synced`: a store this run created
-    that holds no completed sync is removed again); the worker's own way out then does
-    nothing more. Whichever comes first ends it, once."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._opened: contextlib.AbstractContextManager[Store] | None = None
-        self._store: Store | None = None
-        self._ended = False
-
-    @contextlib.contextmanager
-    def kept(self, opened: contextlib.AbstractContextManager[Store]) -> Iterator[Store]:
-        """`with opened as store`, which `end` may end meanwhile."""
-        store = opened.__enter__()  # (not under the lock: opening may wait on a server)
-        with self._lock:
-            self._opened, self._store = opened, store
-            ended = self._ended
-        try:
-            if ended:  # interrupted while it opened: nothing more is done with it
-                raise _CutShort("")
-            yield store
-        except BaseException as exc:
-            self._exit(type(exc), exc, exc.__traceback__)
-            raise
-        self._exit(None, None, None)
-
-    def _exit(self, *info: Any) -> None:
-        with self._lock:
-            opened, self._opened, self._store, self._ended = self._opened, None, None, True
-            if opened is not None:
-                opened.__exit__(*info)
-
-    def end(self, why: KeyboardInterrupt) -> None:
-        """(The main thread) roll back the open write and leave the store as the interrupt
-        `why` leaves a single run's."""
-        with self._lock:
-            opened, store, self._opened, self._store = self._opened, self._store, None, None
-            self._ended = True
-            if opened is None or store is None:
-                return
-            # first, as the worker's sync would on its way out: what the store holds is read
-            # without the write (a first sync's kept pages keep the file)
-            with contextlib.suppress(Exception):
-                store.roll_back()
-            opened.__exit__(type(why), why, None)
-
-
-def _end_stores(stores: list[_OpenStore], why: KeyboardInterrupt) -> None:
-    """End the stores of the organizations an interrupt of `run --orgs` cut short
-    (`_OpenStore.end`), waiting at most `_ENDING_WAIT` s in all: a store whose server does not
-    answer (a worker's query holds its connection) is left as it is."""
-    if not stores:
-        return
-
-    def end_all() -> None:
-        for store in stores:
-            with contextlib.suppress(Exception):  # (each on its own: the others still end)
-                store.end(type(why)())
-
-    ending = threading.Thread(target=end_all, name="auditor-end-stores", daemon=True)
-    ending.start()
-    ending.join(_ENDING_WAIT)
-
-
-#: How long an interrupt of `run --orgs` waits for the stores of the organizations it cut short
-#: to be rolled back and closed (a PostgreSQL server that does not answer holds one).
-_ENDING_WAIT = 3.0
 
 
 def _run_one(
@@ -323,7 +245,6 @@ def _run_one(
                 quiet=args.quiet,
                 ctx=ctx,
                 folder=folder,
-                held_by=published.store,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
             code, word = interrupt_exit(exc)
@@ -400,7 +321,7 @@ def run_orgs(
         started: dict[str, _Published] = {}
 
         def audit_one(name: str) -> OrgResult:
-            started[name] = _Published(writing=threading.Lock(), store=_OpenStore())
+            started[name] = _Published(writing=threading.Lock())
             one = org_config(config, entries[name], root / name)  # its token known since start
             return _audit_org(one, args, ctx, audit, started[name])
 
@@ -427,11 +348,6 @@ def run_orgs(
                         started[name].cut = True
                     cut_short[name] = started[name]
             removed, late = _cut_short(cut_short, root, ctx)
-            # the stores of the organizations not finished: left as a single run's interrupt
-            # leaves its own (rolled back, its lock cleared, a first sync's store removed)
-            with held():
-                ending = [started[n].store for n in entries if n in started and n not in finished]
-                _end_stores([s for s in ending if s is not None], exc)
             for name, published in cut_short.items():  # the reports gone: written up again
                 one = org_config(config, entries[name], root / name)
                 with contextlib.suppress(AuditorError, OSError):  # the summary still follows
@@ -603,10 +519,7 @@ def _audit(
     quiet: bool = False,
     ctx: Context,
     folder: contextlib.ExitStack[bool | None],
-    held_by: _OpenStore | None = None,
 ) -> AuditOutcome:
-    """`held_by`: (`run --orgs`) what an interrupt ends the store through, from the main
-    thread."""
     if not offline:
         require_remote(config)  # a missing address or token is a usage error, not a failed sync
     # A first online run whose sync never completes (cut off, the service out of reach, a bad
@@ -614,8 +527,6 @@ def _audit(
     opened: contextlib.AbstractContextManager[Store] = (
         open_store(config) if offline else store_kept_only_if_synced(config, even_on_success=True)
     )
-    if held_by is not None:
-        opened = held_by.kept(opened)
     with opened as store:
         # An unusable folder, or one another auditor command is writing, stops the run before
         # it is recorded; the folder is held until the caller has written the reports.

@@ -502,12 +502,6 @@ class Store:
             release_lock(self._lock)
             self._lock = None
 
-    def roll_back(self) -> None:
-        """Roll back the open write, if any, from any thread: an interrupt of `run --orgs`
-        ends the store of an organization whose worker is waiting on its service (the
-        interrupt reaches the main thread alone) as Ctrl-C ends a single run's."""
-        rollback(self._db)
-
     def __enter__(self) -> Store:
         return self
 

@@ -363,16 +363,11 @@ def release_lock(handle: IO[str]) -> None:
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     """An autocommit connection; a read-only one cannot change a byte of the file. A writing
     one creates a missing file 0600 first (it holds the fingerprint key), whatever the umask:
-    SQLite gives its `-journal` and `-wal` files the database file's permissions.
-
-    Usable from another thread than the one that opened it (SQLite serialises the calls): an
-    interrupt of `run --orgs`, in the main thread, rolls back and closes the store of an
-    organization whose worker waits on its service (`auditor.cli.cmd_run._OpenStore`)."""
+    SQLite gives its `-journal` and `-wal` files the database file's permissions."""
     if readonly:
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     _create_private(path)
-    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    return sqlite3.connect(path, isolation_level=None)
 
 
 def _create_private(path: Path) -> None:

@@ -66,10 +66,8 @@ def audit_orgs(
     arrives (in completion order). Gives the results in the order of `names`.
 
     The workers are daemon threads: on Ctrl-C or SIGTERM (a KeyboardInterrupt here) no other
-    organization starts and the process can end at once. The interrupt never reaches a worker
-    (a worker waiting on its service does not even wake): the caller ends the stores of the
-    audits cut short from this thread, as a single run's interrupt ends its own (the open
-    write rolled back, a first sync's store removed: `auditor.cli.cmd_run._OpenStore`)."""
+    organization starts and the process can end at once; an audit cut short stores nothing
+    (its sync is one transaction, which the store rolls back)."""
     waiting: queue.SimpleQueue[str] = queue.SimpleQueue()
     for name in names:
         waiting.put(name)

@@ -77,6 +77,33 @@ def test_base64_of_a_late_secret_not_at_its_first_byte_is_hidden(before: str) ->
     assert _hidden(out["commandAllowlist"][0], _b64(before + "Vq3nT8pLwZ").rstrip("=")), out
 
 
+# -- base64 behind a JSON escape (`\/` as PHP writes it, `\u002B` as .NET does) -------------
+
+
+def _b64_json(secret: str) -> list[str]:
+    b64 = _b64(secret)
+    return [
+        "curl -d {k:" + b64.replace("/", "\\/") + "}",
+        "curl -d {k:" + b64.replace("+", "\\u002b").replace("/", "\\u002F") + "}",
+    ]
+
+
+@pytest.mark.parametrize("secret", B64_SECRETS)
+def test_json_escaped_base64_before_the_key_or_in_an_earlier_document_is_hidden(
+    secret: str,
+) -> None:
+    """Review R44 #1: the late check reads the item's JSON, where the string's own escapes
+    are escaped once more, and the base64 run stayed broken: kept in clear."""
+    for written in _b64_json(secret):
+        r = Redactor(KEY)
+        out = r.redact_json({"commandAllowlist": [written], "customModels": [{"apiKey": secret}]})
+        assert _hidden(out["commandAllowlist"][0], written), (written, out)
+        r = Redactor(KEY)
+        assert r.redact_json({"commandAllowlist": [written]}) == {"commandAllowlist": [written]}
+        out = r.redact_json({"commandAllowlist": [written], "customModels": [{"apiKey": secret}]})
+        assert _hidden(out["commandAllowlist"][0], written), (written, out)
+
+
 # -- base64, then URL-encoded ------------------------------------------------------------------
 
 
@@ -289,6 +316,14 @@ def test_policy_lint_quotes_no_form_of_a_remembered_secret(
     assert code == 2, err
     assert out.count("<not shown: looks like a secret>") >= len(forms), out
     _absent(out + err)
+    # each line keeps its place and words: a form no stretch was found for (`\u`-escaped)
+    # made the whole line the marker (review R44 #2)
+    lines = out.splitlines()
+    assert len(lines) == len(forms), out
+    assert all(
+        re.match(rf".*bad\.yaml:\d+:\d+: error: \$\.rules\[{i}\]\.", line)
+        for i, line in enumerate(lines)
+    ), out
 
 
 @pytest.mark.e2e

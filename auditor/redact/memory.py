@@ -311,6 +311,10 @@ _MAY_ESCAPE = lazy_regex(globals(), "_MAY_ESCAPE", r'%[0-9A-Fa-f]{2}|\\[^"\\]')
 _FEW_CORES = 48  # up to this many base64 cores, one search each beats building an automaton
 
 
+# A stretch of a printed line between white space and quotes (`SecretMemory.hidden`).
+_WORDLIKE = lazy_regex(globals(), "_WORDLIKE", r"[^\s\"'`]+")
+
+
 def _may_escape(text: str) -> bool:
     return "%" in text or "\\" in text
 
@@ -407,6 +411,13 @@ def _b64_sources(text: str) -> Iterator[str]:
         plain = _json_unescape(text)
         if plain != text:
             yield plain
+            # JSON-escaped twice, as `decodings` reads it: the item's JSON text and the scrub
+            # index's pieces hold a string's own `\/` or `\u002B` (PHP's, .NET's) escaped
+            # once more, and its base64 run stayed broken (review R44 #1)
+            if "\\" in plain:
+                twice = _json_unescape(plain)
+                if twice != plain:
+                    yield twice
 
 
 def _b64_pieces(run: str) -> tuple[tuple[str, str], ...]:
@@ -812,6 +823,10 @@ class SecretMemory:
                 parts += [text[at:start], shown]
             at = max(at, end)
         out = "".join([*parts, text[at:]])
+        if self.find(out):  # a form no span is found for (`\u`-escaped, `%25XX`, `%21`):
+            # each stretch between spaces and quotes that holds one, so a problem line keeps
+            # its `file:line:col` and its words (it was `shown` whole: review R44 #2)
+            out = _WORDLIKE.sub(lambda m: shown if self.find(m[0]) else m[0], out)
         return shown if self.find(out) else out
 
     def find_encoded_runs(self, text: str) -> list[str]:

@@ -132,7 +132,9 @@ def test_a_server_that_stops_answering_mid_sync_ends_the_command(
         command = _cli(argv, env, tmp_path)
         until = time.monotonic() + 60
         while not any("history" in path for _, path in emu.requests):
-            assert time.monotonic() < until and command.poll() is None, command.communicate()
+            if time.monotonic() > until or command.poll() is not None:
+                command.kill()  # (never waited on without a bound: the server may be stopped)
+                pytest.fail(f"no history page asked for: {command.communicate(timeout=30)}")
             time.sleep(0.02)
         with _stopped(cluster):  # while the sync waits for the page, then writes it
             err = _ended(command)
@@ -144,3 +146,31 @@ def test_a_server_that_stops_answering_mid_sync_ends_the_command(
     assert PASSWORD not in err
     with Store.open(cluster.url(database), org=org, readonly=True) as store:
         assert store.count_revisions() == 30  # the first sync's, all kept
+
+
+def test_long_healthy_work_is_not_taken_for_a_hung_server(
+    cluster: pgcluster.Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R46: under a 1 s statement_timeout (a 2 s bound), 20,000 quick rows written in
+    one `executemany`, and a query whose rows the server makes in about 3 s as its cursor's
+    transaction commits (which statement_timeout does not bound), were cut off as a hung
+    server; each statement within the server's limits ends as it would without auditor's."""
+    from auditor.store import postgres
+
+    database = f"t_{uuid.uuid4().hex[:16]}"
+    cluster.create_database(database)
+    monkeypatch.setenv("PGOPTIONS", OPTIONS)
+    db = postgres.connect(cluster.url(database), "acme")
+    try:
+        db.execute('CREATE SCHEMA IF NOT EXISTS "auditor_acme"')
+        postgres.lock(db, "store (schema auditor_acme)", "acme")
+        db.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        db.execute("BEGIN")
+        rows = ((i, "x" * 40) for i in range(20_000))
+        slowed = "INSERT INTO t (a, b) SELECT ?, ? FROM pg_sleep(0.0001)"
+        assert db.executemany(slowed, rows).rowcount == 20_000
+        db.execute("COMMIT")
+        query = "SELECT g, pg_sleep(0.001) IS NULL FROM generate_series(1, 3000) g"
+        assert len(list(db.stream(query))) == 3000
+    finally:
+        db.close()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -212,7 +213,8 @@ class _Watch:
                 with contextlib.suppress(Exception):  # (a closed connection: nothing to watch)
                     self._socket = socket.socket(fileno=os.dup(conn.fileno()))
         if conn is None:
-            _WATCHES.discard(self)
+            with _WATCHING:  # (the watchdog lists them under it: a set changed while it did
+                _WATCHES.discard(self)  # so killed the thread, leaving nothing bounded: R46)
         else:
             _watching(self)
 
@@ -289,6 +291,27 @@ def _error(exc: Exception, secrets: Sequence[str], *, lost: bool = False) -> PgE
     )
 
 
+class _Count:
+    """What `executemany` gives: how many rows it wrote."""
+
+    def __init__(self, rowcount: int) -> None:
+        self.rowcount = rowcount
+
+
+#: Rows sent in one round trip by `executemany`, each round trip bounded on its own.
+_MANY = 100
+
+
+def _default_bound() -> tuple[float, str]:
+    """The bound on one statement under the default statement_timeout (`statement_bound`)."""
+    limit = STATEMENT_TIMEOUT_MS / 1000
+    bound = statement_bound(0)
+    return bound, (
+        f"auditor's bound on reading a query's rows (its default statement_timeout of "
+        f"{limit:g} s, and {bound - limit:g} s more)"
+    )
+
+
 class _NoRows:
     rowcount = 0
 
@@ -323,8 +346,9 @@ class _Stream:
         try:
             rows: list[Any] = self._db.bounded(lambda: self._cursor.fetchmany(size))
         except psycopg.Error as exc:
-            self.close()
-            raise self._db.failure(exc) from None
+            error = self._db.failure(exc)  # (before `close`, whose round trip forgets a bound
+            self.close()  # that cut this one: R46)
+            raise error from None
         if len(rows) < size:
             self.close()  # (a session lost on this CLOSE is opened again by the next statement)
         return rows
@@ -585,7 +609,9 @@ class PgConnection:
         except psycopg.Error:
             self._doubt = None  # (the COMMIT then fails, or rolls back a failed transaction)
 
-    def _call(self, sql: str, run: Callable[[], Any]) -> Any:
+    def _call(
+        self, sql: str, run: Callable[[], Any], bound: tuple[float, str] | None = None
+    ) -> Any:
         """`run()` (one statement, `sql` in PostgreSQL's words), on a session opened again if
         the last one was lost between transactions; a statement that cannot change anything
         (`_retryable`) is run again once when the session is lost under it."""
@@ -606,7 +632,7 @@ class PgConnection:
                 self._reconnect(self._why)
         idle = time.monotonic() - self._last
         try:
-            result = self.bounded(run)
+            result = self.bounded(run, bound)
         except psycopg.Error as exc:
             self._last = time.monotonic()
             error = self.failure(exc)
@@ -670,13 +696,20 @@ class PgConnection:
         return self._call(statement, lambda: self._conn.execute(statement, tuple(parameters)))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
-        """Run one statement for each row."""
+        """Run one statement for each row, `_MANY` rows a round trip, each bounded as one
+        statement is (the server times each row's statement: bounded together, 200,000 quick
+        rows under a 1 s statement_timeout were cut off as a hung server: review R46)."""
         statement = to_postgres(sql)
 
-        def run() -> Any:
+        def run() -> _Count:
             cursor = self._conn.cursor()
-            cursor.executemany(statement, rows)
-            return cursor
+            done, left = 0, iter(rows)
+            while chunk := list(itertools.islice(left, _MANY)):
+                limit, why = self._bound
+                self._watch.armed = (time.monotonic() + limit, limit, why)
+                cursor.executemany(statement, chunk)
+                done += max(cursor.rowcount, 0)
+            return _Count(done)
 
         return self._call(statement, run)
 
@@ -698,7 +731,11 @@ class PgConnection:
                 raise
             return cursor
 
-        return _Stream(self._call(statement, run), self)
+        # The rows of a cursor WITH HOLD are made as its transaction commits, which the
+        # server's statement_timeout does not bound: a healthy server may take longer than a
+        # statement may (R46), so a hung one is waited for as long as with the default.
+        opened = self._call(statement, run, max(self._bound, _default_bound()))
+        return _Stream(opened, self)
 
     @property
     def in_transaction(self) -> bool:

@@ -48,20 +48,10 @@ def window(secret: str) -> int:
 
 def pieces(secret: str) -> list[str]:
     """The runs of `secret` hidden wherever they stand: the secret itself and each run of
-    `window` characters of it, each that may be a credential with the separators it begins or
-    ends with left aside (not `demo-own`, nor `-owner-t` of `demo-owner-token`: a user's
-    `--out team-owner-tools` or `--author co-owner-team@…` showed as `team[token]ools`, the
-    author judged so: review R42)."""
+    `window` characters of it, each that may be a credential (not `demo-own`)."""
     n = window(secret)
-    runs = [secret[i : i + n] for i in range(len(secret) - n + 1)] if n else []
-    whole = [secret] if n and credential_like(secret) else []
-    return whole + [
-        r for r in dict.fromkeys(runs) if r != secret and credential_like(r.strip(_SEPARATORS))
-    ]
-
-
-#: What joins the words of a token made of words (`demo-owner-token`), left aside at a run's ends.
-_SEPARATORS = "-_./"
+    runs = [secret] + [secret[i : i + n] for i in range(len(secret) - n + 1)] if n else []
+    return [run for run in dict.fromkeys(runs) if credential_like(run)]
 
 
 def forms(piece: str) -> list[str]:

@@ -150,3 +150,23 @@ def test_run_and_export_show_the_token_typed_in_other_forms_as_token(tmp_path: P
     assert sarif["automationDetails"]["id"].startswith("not-shown/")
     parameters = texts[f"{bundle}/run-parameters.json"]
     assert "[token]/baseline.yaml" in parameters and "[token]/waivers.yaml" in parameters
+
+
+def test_a_token_made_of_words_leaves_the_words_a_user_types(tmp_path: Path) -> None:
+    """Review R42 #1: with the emulator's `demo-owner-token`, runs of 8 of its characters
+    (`-owner-t`, `o-owner-`) read as the token in what a user typed: `--out team-owner-tools`
+    was said as `team[token]ools`, and `--author co-owner-team@…` was judged as `c[token]eam@…`
+    (one more finding, from the author rule). Only the token itself is hidden there."""
+    shutil.copy(EXAMPLES / "proposed-settings.yaml", tmp_path / "p.yaml")
+    shutil.copy(EXAMPLES / "live-settings.yaml", tmp_path / "live.yaml")
+    argv = ["review", "p.yaml", "--against", "live.yaml", "--offline", "--state", "s.db"]
+    argv += ["--out", "team-owner-tools", "--author", "co-owner-team@acme.example", "-o", "json"]
+    argv += ["--sarif-category", "ci/team-owner-tools"]
+    done = _auditor(tmp_path, argv, {"AUDITOR_TOKEN": "demo-owner-token"})
+    assert done.returncode == 1, done.stderr
+    assert f"reports: {tmp_path}/team-owner-tools/findings.json" in done.stdout, done.stdout
+    assert "proposed by co-owner-team@acme.example (--author)" in done.stdout, done.stdout
+    assert "[token]" not in done.stdout + done.stderr
+    typed = _auditor(tmp_path, [*argv[:-6], "--out", "t2", "--author", "demo-owner-token",
+                                "-o", "json"], {"AUDITOR_TOKEN": "demo-owner-token"})  # fmt: skip
+    assert "proposed by [token] (--author)" in typed.stdout, typed.stdout

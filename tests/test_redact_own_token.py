@@ -165,3 +165,44 @@ def test_a_server_echoing_the_token_encoded_shows_it_nowhere(tmp_path: Path, ech
     assert "report.md" in texts and "findings.json" in texts
     for name, text in texts.items():
         assert not _leaks(TOKEN, text), (name, _leaks(TOKEN, text))
+
+
+def _longest_shown(token: str, hidden: list[str]) -> int:
+    """The longest stretch of `token` that holds none of the runs hidden wherever they stand."""
+    best = 0
+    for i in range(len(token)):
+        for j in range(i + best + 1, len(token) + 1):
+            if any(run in token[i:j] for run in hidden):
+                break
+            best = j - i
+    return best
+
+
+def test_no_long_stretch_of_a_random_token_shows_in_an_echo() -> None:
+    """Review R45: leaving aside the runs of a token that are plain words (`-owner-t` of
+    `demo-owner-token`, which hid what users typed) must not leave a random token's runs out:
+    `-live-AbCdEf` read as two words, and up to 38 characters of an `sk-proj-` key showed.
+    Over random tokens of the usual shapes, no stretch of 2 windows (24 characters) shows."""
+    import random
+    import string
+
+    from auditor.redact.own import WINDOW, pieces
+
+    rng = random.Random(7)
+    b62 = string.ascii_letters + string.digits
+
+    def text(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    shapes = [
+        lambda: "tok_" + text("0123456789abcdef", 24),
+        lambda: "sk-live-" + text(b62, 24),
+        lambda: "sk-proj-" + text(b62 + "-_", 40),
+        lambda: text(b62 + "-_", 32),  # secrets.token_urlsafe(24)
+        lambda: f"xoxb-{text(string.digits, 12)}-{text(string.digits, 12)}-{text(b62, 24)}",
+    ]
+    for shape in shapes:
+        for _ in range(200):
+            token = shape()
+            assert _longest_shown(token, pieces(token)) < 2 * WINDOW, token
+    assert pieces("demo-owner-token") == ["demo-owner-token"]  # its words are words

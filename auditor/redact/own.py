@@ -48,10 +48,26 @@ def window(secret: str) -> int:
 
 def pieces(secret: str) -> list[str]:
     """The runs of `secret` hidden wherever they stand: the secret itself and each run of
-    `window` characters of it, each that may be a credential (not `demo-own`)."""
+    `window` characters of it, each that may be a credential (not `demo-own`) and is no plain
+    words once the separators it begins or ends with are left aside (not `-owner-t` of
+    `demo-owner-token`: `--out team-owner-tools` read `team[token]ools`, and `--author
+    co-owner-team@…` was judged so: review R42; a random token's run is no plain words,
+    `-live-AbCdEf`, review R45)."""
     n = window(secret)
     runs = [secret] + [secret[i : i + n] for i in range(len(secret) - n + 1)] if n else []
-    return [run for run in dict.fromkeys(runs) if credential_like(run)]
+    return [
+        run
+        for run in dict.fromkeys(runs)
+        if credential_like(run) and (run == secret or not _PLAIN_WORDS.fullmatch(run.strip("-_./")))
+    ]
+
+
+# Words as people write them (lower case, capitalised or in capitals, with a digit or two; a
+# short number), joined by `-`, `_`, `.` or `/`: `owner-t`, `T73-abc`, not `AbCdEf` or `9f2c41d`.
+_PLAIN_WORDS = re.compile(
+    r"(?:[a-z]+[0-9]{0,2}|[A-Z][a-z]*[0-9]{0,2}|[A-Z]+[0-9]{0,2}|[0-9]{1,4})"
+    r"(?:[-_./](?:[a-z]+[0-9]{0,2}|[A-Z][a-z]*[0-9]{0,2}|[A-Z]+[0-9]{0,2}|[0-9]{1,4}))*"
+)
 
 
 def forms(piece: str) -> list[str]:

@@ -175,3 +175,15 @@ def test_a_policy_folder_reads_a_yaml_file_whose_suffix_is_upper_or_mixed_case(
     code, out, err = auditor(repo, "policy", "lint", "pk")
     assert code == 2
     assert out.splitlines() == [f"pk/c.YAML:3:12: error: {PROBLEM}"]
+
+
+def test_a_test_file_named_alone_tests_the_policy_of_its_own_name_first(repo: Path) -> None:
+    """Review R45 #4: beside `c.yaml`, a `c.YAML` (another file on a case-sensitive file
+    system) was taken as `c.tests.yaml`'s policy: `unknown rule id G-1`."""
+    pack = repo / "pk2"
+    pack.mkdir()
+    (pack / "c.yaml").write_text(GOOD)
+    (pack / "c.YAML").write_text(GOOD.replace("G-1", "X-1"))
+    (pack / "c.tests.yaml").write_text(GOOD_TESTS)
+    code, out, err = auditor(repo, "policy", "test", "pk2/c.tests.yaml")
+    assert (code, out.splitlines()[0]) == (0, "PASS pk2/c.tests.yaml: sandbox off fails"), out + err

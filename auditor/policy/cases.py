@@ -78,11 +78,15 @@ def _siblings(path: Path, *suffixes: str) -> list[Path]:
     name = path.name
     ending = next((e for e in (*TEST_SUFFIXES, ".yaml", ".yml") if name.lower().endswith(e)), "")
     stem = name[: len(name) - len(ending)]
+    exact = [path.with_name(stem + s) for s in suffixes]
+    if all(p.exists() for p in exact):
+        return exact
     try:
         there = {p.name.lower(): p for p in sorted(path.parent.iterdir(), reverse=True)}
     except OSError:  # (not a folder that can be listed: the names as written, none there)
         there = {}
-    return [there.get((stem + s).lower(), path.with_name(stem + s)) for s in suffixes]
+    # the name as written first (`c.yaml` beside `c.YAML` too: review R45 #4)
+    return [p if p.exists() else there.get(p.name.lower(), p) for p in exact]
 
 
 @dataclass

@@ -48,26 +48,28 @@ def window(secret: str) -> int:
 
 def pieces(secret: str) -> list[str]:
     """The runs of `secret` hidden wherever they stand: the secret itself and each run of
-    `window` characters of it, each that may be a credential (not `demo-own`) and is no plain
-    words once the separators it begins or ends with are left aside (not `-owner-t` of
-    `demo-owner-token`: `--out team-owner-tools` read `team[token]ools`, and `--author
-    co-owner-team@…` was judged so: review R42; a random token's run is no plain words,
-    `-live-AbCdEf`, review R45)."""
+    `window` characters of it, each that may be a credential (not `demo-own`). Of a secret
+    made of plain words (`_PLAIN_WORDS`), a run that is plain words too once the separators
+    it begins or ends with are left aside is not either (not `-owner-t` of `demo-owner-token`:
+    `--out team-owner-tools` read `team[token]ools`, and `--author co-owner-team@…` was judged
+    so: review R42). A random token is no plain words: each of its runs stays (a test of each
+    run alone let `-live-AbCdEf` and the runs of a token in capitals show: reviews R45, R47)."""
     n = window(secret)
     runs = [secret] + [secret[i : i + n] for i in range(len(secret) - n + 1)] if n else []
+    words = _PLAIN_WORDS.fullmatch(secret) is not None
     return [
         run
         for run in dict.fromkeys(runs)
-        if credential_like(run) and (run == secret or not _PLAIN_WORDS.fullmatch(run.strip("-_./")))
+        if credential_like(run)
+        and (run == secret or not (words and _PLAIN_WORDS.fullmatch(run.strip("-_./"))))
     ]
 
 
-# Words as people write them (lower case, capitalised or in capitals, with a digit or two; a
-# short number), joined by `-`, `_`, `.` or `/`: `owner-t`, `T73-abc`, not `AbCdEf` or `9f2c41d`.
-_PLAIN_WORDS = re.compile(
-    r"(?:[a-z]+[0-9]{0,2}|[A-Z][a-z]*[0-9]{0,2}|[A-Z]+[0-9]{0,2}|[0-9]{1,4})"
-    r"(?:[-_./](?:[a-z]+[0-9]{0,2}|[A-Z][a-z]*[0-9]{0,2}|[A-Z]+[0-9]{0,2}|[0-9]{1,4}))*"
-)
+# Words as people write them (lower case, capitalised or a short run of capitals, with a digit
+# or two; a short number), joined by `-`, `_`, `.` or `/`: `demo-owner-token`, `tok-T73-abc`,
+# not `AbCdEf`, `9f2c41d` or 20 capitals in a row.
+_WORD = r"(?:[a-z]{1,12}[0-9]{0,2}|[A-Z][a-z]{0,11}[0-9]{0,2}|[A-Z]{1,8}[0-9]{0,2}|[0-9]{1,4})"
+_PLAIN_WORDS = re.compile(rf"{_WORD}(?:[-_./]{_WORD})*")
 
 
 def forms(piece: str) -> list[str]:

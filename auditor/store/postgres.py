@@ -652,7 +652,7 @@ class PgConnection:
                 raise error from None
             self._reconnect(self._why)
             try:
-                result = self.bounded(run)
+                result = self.bounded(run, bound)  # (a stream's own bound again: review R47)
             except psycopg.Error as again:
                 if not self._lost():
                     self._open = self._status_open()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli.common import config_from_args, open_store
+from auditor.cli.common import config_from_args, named_inputs, open_store
 from auditor.cli.failure import problem_lines, remembered_screen, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.config import Config
@@ -46,8 +46,7 @@ def _paths(args: argparse.Namespace, ctx: Context, config: Config | None) -> tup
         return (given if here else [p if p.is_absolute() else cwd / p for p in given]), ""
     if config is None or not config.policies:
         return [SHIPPED_POLICY_DIR], "the shipped packs (no PATH given, no `policies` configured)"
-    # named from the working folder, as a PATH would be (the configuration resolved them)
-    named = [p.relative_to(cwd) if here and p.is_relative_to(cwd) else p for p in config.policies]
+    named = named_inputs(config, ctx)[0]  # as a PATH would be (the configuration resolved them)
     from auditor.redact.shown import printed_path
 
     shown = ", ".join(printed_path(p, ctx.secrets()) for p in named)

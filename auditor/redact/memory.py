@@ -735,7 +735,7 @@ class SecretMemory:
             # `-`, every character `%XX` or `\u00XX`) or in base64 from another place than
             # its first byte is found by decoding, as `find` finds it; only a text that may
             # hold an escape or such a base64 run (one of `b64_cores`) is decoded.
-            if "%" not in text and "\\" not in text:
+            if not _may_escape(text):
                 read = _standard(text)
                 if not any(map(read.__contains__, cores)):
                     return False

@@ -182,8 +182,15 @@ def statement_bound(timeout_ms: int) -> float:
     """How long auditor waits for the server's answer to one statement (seconds), given the
     session's statement_timeout (ms; 0, off: auditor's own): that, and as much again, at most
     STATEMENT_MARGIN more. A server that works ends the statement first, saying why."""
+    return _bound_of(timeout_ms, "")[0]
+
+
+def _bound_of(timeout_ms: int, what: str) -> tuple[float, str]:
+    """`statement_bound(timeout_ms)`, and why, as a message says it: `what` is bounded by
+    (`the session's statement_timeout`) the limit and the margin."""
     limit = (timeout_ms if timeout_ms > 0 else STATEMENT_TIMEOUT_MS) / 1000
-    return limit + min(limit, STATEMENT_MARGIN)
+    bound = limit + min(limit, STATEMENT_MARGIN)
+    return bound, f"auditor's bound on {what} of {limit:g} s, and {bound - limit:g} s more)"
 
 
 class _Watch:
@@ -304,12 +311,7 @@ _MANY = 100
 
 def _default_bound() -> tuple[float, str]:
     """The bound on one statement under the default statement_timeout (`statement_bound`)."""
-    limit = STATEMENT_TIMEOUT_MS / 1000
-    bound = statement_bound(0)
-    return bound, (
-        f"auditor's bound on reading a query's rows (its default statement_timeout of "
-        f"{limit:g} s, and {bound - limit:g} s more)"
-    )
+    return _bound_of(0, "reading a query's rows (its default statement_timeout")
 
 
 class _NoRows:
@@ -438,13 +440,7 @@ class PgConnection:
 
     def set_bound(self, timeout_ms: int) -> None:
         """Bound each statement by the session's statement_timeout (`statement_bound`)."""
-        limit = (timeout_ms if timeout_ms > 0 else STATEMENT_TIMEOUT_MS) / 1000
-        bound = statement_bound(timeout_ms)
-        self._bound = (
-            bound,
-            f"auditor's bound on one statement (the session's statement_timeout of {limit:g} s, "
-            f"and {bound - limit:g} s more)",
-        )
+        self._bound = _bound_of(timeout_ms, "one statement (the session's statement_timeout")
 
     def bounded(self, run: Callable[[], Any], bound: tuple[float, str] | None = None) -> Any:
         """`run()`, a round trip to the server cut off past `bound` (a statement's: `_bound`),
@@ -705,8 +701,7 @@ class PgConnection:
             cursor = self._conn.cursor()
             done, left = 0, iter(rows)
             while chunk := list(itertools.islice(left, _MANY)):
-                limit, why = self._bound
-                self._watch.armed = (time.monotonic() + limit, limit, why)
+                self._watch.arm(*self._bound)
                 cursor.executemany(statement, chunk)
                 done += max(cursor.rowcount, 0)
             return _Count(done)

@@ -89,7 +89,53 @@ def test_debug_shows_the_traceback_when_an_error_cannot_be_worded(
         assert code == 2
         lines = err.splitlines()
         assert lines[0] == "Traceback (most recent call last):", err
-        assert f"auditor.errors.StoreError: state file {state} {DAMAGED}" in err
-        assert "RuntimeError: the wording broke" in err
+        # What broke was reading the state file's memory of secrets, so no text is shown (one
+        # may quote a key it remembers): the types and the frames are.
+        assert f"auditor.errors.StoreError: (its text not shown: {UNSCREENED})" in lines, err
+        assert f"RuntimeError: (its text not shown: {UNSCREENED})" in lines, err
+        assert "During handling of the above exception, another exception occurred:" in lines
+        assert any(line.strip().startswith('File "') for line in lines), err
+        said = [line for line in lines if line and not line.startswith(" ")]  # not the code
+        assert not [line for line in said if DAMAGED in line or "the wording broke" in line]
         assert OWNER_TOKEN not in err
         assert lines[-1] == "auditor: error: unexpected StoreError (the traceback is above)"
+
+
+UNSCREENED = "the state file's memory of secrets could not be read to screen it"
+
+
+def test_debug_s_last_resort_traceback_hides_what_the_state_file_remembers(
+    emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A custom model's API key the state file remembers (caught by its place), quoted by an
+    unexpected error whose wording then failed: `--debug`'s traceback left it in clear
+    (review R43 #5), where `report_failure`'s own traceback hides it."""
+    state = tmp_path / "state.db"
+    env = emulator_env(emu, state)
+    code, _, err = run_cli(["sync", "-q"], env, tmp_path)
+    assert code == 0, err
+    keys = [
+        m["apiKey"]
+        for r in emu.dataset.history
+        for m in r["settings"].get("customModels", [])
+        if isinstance(m, dict) and str(m.get("apiKey", "")).startswith("sk-")
+    ]
+    assert keys, "the emulator's history has a custom model with an API key"
+    key = keys[-1]
+
+    def quoting(*_args: Any, **_kwargs: Any) -> Any:
+        raise LookupError(f"no such model with key {key}")
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("the wording broke")
+
+    monkeypatch.setattr("auditor.cli.cmd_history.open_store", quoting)
+    monkeypatch.setattr("auditor.cli.failure.report_failure", broken)
+    code, _, err = run_cli(["--debug", "history"], env, tmp_path)
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0] == "Traceback (most recent call last):", err
+    assert "LookupError: no such model with key <not shown: looks like a secret>" in lines, err
+    assert "RuntimeError: the wording broke" in lines, err
+    assert key not in err and key[3:15] not in err
+    assert lines[-1] == "auditor: error: unexpected LookupError (the traceback is above)"

@@ -571,29 +571,80 @@ def _last_resort(
 
 def _debug_traceback(ctx: Context, exc: BaseException, failed: BaseException | None) -> bool:
     """Print the traceback of `exc`, then of what `failed` as it was worded, as
-    `report_failure` prints one with `--debug`: the command's tokens, a database URL's password
-    and a path's part that looks like a secret left out. False, and nothing printed, when that
-    cannot be done (the imports it needs fail too)."""
+    `report_failure` prints one with `--debug`: the command's tokens, a database URL's password,
+    a path's part that looks like a secret and what the state files remember as a secret left
+    out. When the state files' memory cannot be read (what failed may be that very reading),
+    the exceptions' texts are left out, their types and frames shown: a text may quote a
+    remembered key. False, and nothing printed, when even that cannot be done (the imports it
+    needs fail too)."""
     try:
         import traceback
 
-        from auditor.cli.failure import hidden_paths, scrubbed
+        from auditor.cli.failure import hidden_paths, remembered_screen, scrubbed
         from auditor.common.escape import terminal_text
 
         # (`failed` raised while `exc` was handled holds it as its context: shown once)
         chain = [failed] if failed is not None and failed.__context__ is exc else [exc, failed]
+        try:
+            screen = remembered_screen(ctx.state_files)
+        except Exception:
+            texts = [line for one in chain if one is not None for line in _textless(one)]
+        else:
+            texts = [
+                line
+                for one in chain
+                if one is not None
+                for line in "".join(traceback.format_exception(one)).splitlines()
+            ]
+            if screen is not None:
+                texts = screen("\n".join(texts)).splitlines()
         secrets = ctx.secrets()
-        lines = [
-            terminal_text(hidden_paths(scrubbed(line, secrets), ctx.paths))
-            for one in chain
-            if one is not None
-            for line in "".join(traceback.format_exception(one)).splitlines()
-        ]
+        lines = [terminal_text(hidden_paths(scrubbed(line, secrets), ctx.paths)) for line in texts]
     except Exception:
         return False
     for line in lines:
         print(line, file=ctx.stderr)
     return True
+
+
+def _textless(exc: BaseException) -> list[str]:
+    """The traceback of `exc` (its cause or context first, as Python prints them) with each
+    exception's type and frames and none of their texts."""
+    import traceback
+
+    lines: list[str] = []
+    seen: set[int] = set()
+
+    def add(one: BaseException) -> None:
+        seen.add(id(one))
+        if one.__cause__ is not None:
+            link, words = one.__cause__, _CAUSE_WORDS
+        elif one.__context__ is not None and not one.__suppress_context__:
+            link, words = one.__context__, _CONTEXT_WORDS
+        else:
+            link = None
+        if link is not None and id(link) not in seen:
+            add(link)
+            lines.extend(["", words, ""])
+        if one.__traceback__ is not None:
+            lines.append("Traceback (most recent call last):")
+            lines.extend("".join(traceback.format_tb(one.__traceback__)).splitlines())
+        kind, module = type(one), type(one).__module__
+        named = (
+            kind.__qualname__
+            if module in ("builtins", "__main__")
+            else f"{module}.{kind.__qualname__}"
+        )
+        lines.append(f"{named}: (its text not shown: {_UNSCREENED})")
+
+    add(exc)
+    return lines
+
+
+#: How Python's traceback joins an exception to its cause or to its context.
+_CAUSE_WORDS = "The above exception was the direct cause of the following exception:"
+_CONTEXT_WORDS = "During handling of the above exception, another exception occurred:"
+_UNSCREENED = "the state file's memory of secrets could not be read to screen it"
 
 
 #: The out-of-memory line, encoded once at start-up: written with no allocation to speak of.

@@ -1172,3 +1172,140 @@ def test_the_drift_report_is_the_review_of_the_committed_file_against_what_the_n
     report = (tmp_path / "reports" / "nightly" / "drift" / "report.md").read_text()
     assert report.startswith(REVIEW_MARKER)
     assert "the change would introduce" in out + err
+
+
+# --- tester T83: a failed restore must not start a new state chain --------------------------
+
+
+def _check_step() -> dict[str, Any]:
+    """The nightly's step between the restore and the audit that runs `gh cache list`."""
+    (step,) = [s for s in _job(NIGHTLY)["steps"] if "gh cache list" in s.get("run", "")]
+    return step
+
+
+def _run_check(tmp_path: Path, gh: str | None) -> tuple[int, str]:
+    """The check step's script, run as GitHub runs it, with a stand-in `gh` on PATH whose
+    body is `gh` (None: no gh at all): (exit code, log)."""
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    if gh is not None:
+        fake = bin_dir / "gh"
+        fake.write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n{gh}\n')
+        fake.chmod(0o755)
+    step = _check_step()
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "GITHUB_REPOSITORY": "acme/settings",
+        "GITHUB_REF": "refs/heads/main",
+        **{k: "ghs_fake" for k in step["env"]},
+    }
+    done = subprocess.run(
+        [*_github_shell(NIGHTLY, step), step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _github_shell(path: Path, step: dict[str, Any]) -> list[str]:
+    """The command line GitHub runs a `run:` step's script with (`-c` in place of the file):
+    `shell: bash` is `bash --noprofile --norc -eo pipefail {0}`; no shell at all (neither the
+    step's nor the workflow's `defaults.run.shell`) is `bash -e {0}`, without pipefail."""
+    (job,) = load(path)["jobs"].values()
+    shell = step.get("shell") or job.get("defaults", {}).get("run", {}).get("shell")
+    shell = shell or load(path).get("defaults", {}).get("run", {}).get("shell")
+    bash = shutil.which("bash")
+    assert bash is not None
+    if shell == "bash":
+        return [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]
+    assert shell is None, shell
+    return [bash, "-e", "-c"]
+
+
+def _saves(audit_outputs: dict[str, str]) -> bool:
+    """Whether GitHub runs the nightly's save step after the audit step wrote these outputs."""
+    (save,) = [s for s in _job(NIGHTLY)["steps"] if uses(s) == "actions/cache/save"]
+    context = {"steps": {"audit": {"outputs": audit_outputs}}}
+    functions = {"always": lambda: True, "hashFiles": lambda *_: "e3b0c44298fc1c14"}
+    return bool(truthy(evaluate(save["if"], context, functions)))
+
+
+def test_a_failed_restore_fails_the_night_when_a_state_was_saved_before(tmp_path: Path) -> None:
+    """actions/cache turns a failed or timed-out download into a warning and a miss: the night
+    ran on an empty state file, saved it as the newest cache, and every later night went on
+    from it (the run history, and without AUDITOR_FINGERPRINT_KEY the fingerprint key, lost).
+    When nothing was restored and this branch saved a state before, the night now fails
+    before the audit, saying so: the audit is skipped, writes no exit code, and the save,
+    which needs one, is skipped too; a re-run restores the newest save."""
+    job = _job(NIGHTLY)
+    names = [uses(s) or s.get("name", "") for s in job["steps"]]
+    restore = job["steps"][names.index("actions/cache/restore")]
+    check = _check_step()
+    audit = next(s for s in job["steps"] if s.get("id") == "audit")
+    assert names.index("actions/cache/restore") < job["steps"].index(check)
+    assert job["steps"].index(check) < job["steps"].index(audit)
+    assert "if" not in audit, "skipped after the check failed (an implied success())"
+    assert check["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert "actions" in load(NIGHTLY)["permissions"], "gh cache list needs actions: read"
+    # the check runs on a miss (no output: null, or '') and not after a restore
+    condition = check["if"]
+    for outputs, runs in (({}, True), ({"cache-matched-key": ""}, True)):
+        assert truthy(evaluate(condition, {"steps": {restore["id"]: {"outputs": outputs}}})) is runs
+    hit = {"cache-matched-key": "auditor-state-41-1"}
+    assert not truthy(evaluate(condition, {"steps": {restore["id"]: {"outputs": hit}}}))
+
+    code, log = _run_check(tmp_path / "saved", "echo 1")  # `--jq length` of one save
+    assert code != 0
+    assert (
+        "::error::no state file was restored, but this branch saved one before (a cache "
+        "auditor-state-…)"
+    ) in log
+    assert "Re-run the job" in log and "saves nothing" in log
+    args = (tmp_path / "saved" / "args").read_text().splitlines()
+    assert args[:2] == ["cache", "list"]
+    assert args[args.index("--key") + 1] == restore["with"]["restore-keys"]
+    assert args[args.index("--ref") + 1] == "refs/heads/main"  # what this branch can restore
+    assert args[args.index("--repo") + 1] == "acme/settings"
+    assert args[args.index("--json") + 1] == "key" and args[args.index("--jq") + 1] == "length"
+    assert not _saves({}), "the audit step was skipped: no exit code, no save"
+    assert _saves({"exit-code": "1"})
+
+
+@pytest.mark.parametrize(
+    "gh",
+    ["echo 0", "exit 0"],  # `--json` prints `[]` (length 0); an older gh prints nothing
+    ids=["empty-list", "no-results"],
+)
+def test_a_first_night_with_no_earlier_save_goes_on(tmp_path: Path, gh: str) -> None:
+    code, log = _run_check(tmp_path, gh)
+    assert code == 0, log
+    assert "::error::" not in log
+    assert "no state saved before on refs/heads/main: the first night makes a new state file" in log
+
+
+@pytest.mark.parametrize(
+    "gh",
+    [
+        'echo "HTTP 403: Resource not accessible by integration" >&2; exit 1',
+        "exit 4",  # authentication required
+        None,  # no gh on the runner
+        "echo 'not a number'",
+    ],
+    ids=["forbidden", "no-auth", "no-gh", "odd-output"],
+)
+def test_a_check_that_cannot_tell_fails_safe(tmp_path: Path, gh: str | None) -> None:
+    """gh failing (no `actions: read`, no token, not installed, an answer it cannot read) is
+    no proof of a first night: the night fails rather than start a new state file."""
+    code, log = _run_check(tmp_path, gh)
+    assert code != 0
+    assert (
+        "::error::no state file was restored, and whether this branch saved one before could "
+        "not be told (gh cache list exited "
+    ) in log
+    assert "actions: read" in log and "Re-run the job" in log

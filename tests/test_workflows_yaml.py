@@ -752,7 +752,7 @@ def _run_take_step(workspace: Path) -> tuple[int, str, str]:
     assert bash is not None
     outputs = workspace.parent / "github-output"
     outputs.touch()
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, _step_with_id(PR_REVIEW, "take"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workspace.parent), "GITHUB_OUTPUT": str(outputs)}
     done = subprocess.run(
         [*shell, _take_step_script()], cwd=workspace, env=env, capture_output=True, text=True
@@ -837,7 +837,7 @@ def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
         '#!/bin/bash\necho "summary=${GITHUB_STEP_SUMMARY-unset} $*" >> "$RAN"\nexit 1\n'
     )
     fake.chmod(0o755)
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, review)
     for unchanged, want in (("true", 0), ("", 1)):
         out, summary, ran = (tmp_path / f"{n}-{unchanged}" for n in ("out", "summary", "ran"))
         env = {
@@ -950,7 +950,7 @@ def _review_step_run(
         "UNCHANGED": unchanged,
         **env,
     }
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, step)
     done = subprocess.run(
         [*shell, step["run"]],
         cwd=workspace,
@@ -1120,7 +1120,7 @@ def test_the_drift_step_reviews_the_committed_file_offline_not_as_github_actor(
         "GITHUB_ACTOR": "someone",
         "GITHUB_STEP_SUMMARY": str(summary),
     }
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(NIGHTLY, step)
     done = subprocess.run([*shell, script], cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     args = (tmp_path / "args").read_text().splitlines()
@@ -1309,3 +1309,33 @@ def test_a_check_that_cannot_tell_fails_safe(tmp_path: Path, gh: str | None) -> 
         "not be told (gh cache list exited "
     ) in log
     assert "actions: read" in log and "Re-run the job" in log
+
+
+def _step_with_id(path: Path, step_id: str) -> dict[str, Any]:
+    (step,) = [s for s in _job(path)["steps"] if s.get("id") == step_id]
+    return step
+
+
+# --- tester T83: the workflows' scripts run with pipefail, as the README and the tests say ----
+
+PIPEFAIL = ["--noprofile", "--norc", "-eo", "pipefail", "-c"]
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_every_script_runs_with_pipefail(path: Path) -> None:
+    """A `run:` step that names no shell (every step of both workflows did, and neither set
+    `defaults.run.shell`) runs as `bash -e {0}`, without pipefail: a failing command piped into
+    `tee` would end the step with tee's 0. The README ("Cancel and timeout") and the tests ran
+    the scripts as `shell: bash` does, `bash --noprofile --norc -eo pipefail`; now GitHub does
+    too (the Action names `shell: bash` on each step)."""
+    if path.name == "action.yml":
+        run_steps = [s for s in load(path)["runs"]["steps"] if "run" in s]
+        assert all(s["shell"] == "bash" for s in run_steps)
+        return
+    run_steps = [s for s in steps(load(path)) if "run" in s]
+    assert run_steps
+    for step in run_steps:
+        shell = _github_shell(path, step)
+        assert shell[1:] == PIPEFAIL, (step.get("name"), shell)
+        done = subprocess.run([*shell, "false | cat; echo went on"], capture_output=True, text=True)
+        assert done.returncode == 1 and "went on" not in done.stdout

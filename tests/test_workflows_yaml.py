@@ -1339,3 +1339,71 @@ def test_every_script_runs_with_pipefail(path: Path) -> None:
         assert shell[1:] == PIPEFAIL, (step.get("name"), shell)
         done = subprocess.run([*shell, "false | cat; echo went on"], capture_output=True, text=True)
         assert done.returncode == 1 and "went on" not in done.stdout
+
+
+# --- tester T83: the Action's secrets reach the step that runs auditor alone ------------------
+
+SECRETS = ("AUDITOR_TOKEN", "AUDITOR_FINGERPRINT_KEY", "AUDITOR_PROXY")
+
+
+def _composite_env(caller: dict[str, str], step: dict[str, Any]) -> dict[str, str]:
+    """The environment actions/runner gives a composite action's step: the caller step's
+    `env:` first, then the step's own `env:` over it (CompositeActionHandler.RunStepsAsync
+    merges the action's env block last), each `${{ inputs.x }}` at its default."""
+    action = load(REPO / "action.yml")
+    defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    own = {}
+    for key, value in step.get("env", {}).items():
+        value = str(value)
+        if value.startswith("${{ inputs."):
+            value = defaults[value.removeprefix("${{ inputs.").removesuffix(" }}")]
+        own[key] = "" if value.startswith("${{") else value
+    return {**caller, **own}
+
+
+def test_the_actions_secrets_reach_only_the_step_that_runs_auditor(tmp_path: Path) -> None:
+    """The README puts AUDITOR_TOKEN (and the fingerprint key) in the `env:` of the step that
+    uses the Action, and the runner gives that env to every step of a composite action:
+    setup-python, `pip install` (which resolves auditor's dependencies and may run their build
+    code), upload-sarif and the summary all had the token. Each of them now sets it empty."""
+    action = load(REPO / "action.yml")
+    all_steps = action["runs"]["steps"]
+    run = next(s for s in all_steps if 'auditor "${args[@]}"' in s.get("run", ""))
+    for step in all_steps:
+        if step is run:
+            assert not set(SECRETS) & set(step["env"]), "the caller's values reach auditor"
+        else:
+            assert {k: step.get("env", {}).get(k) for k in SECRETS} == dict.fromkeys(SECRETS, ""), (
+                step.get("name")
+            )
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    for tool in ("python", "auditor"):  # each records the secrets it was given
+        fake = bin_dir / tool
+        fake.write_text(
+            '#!/bin/bash\necho "$0 token=${AUDITOR_TOKEN-unset}'
+            ' key=${AUDITOR_FINGERPRINT_KEY-unset} proxy=${AUDITOR_PROXY-unset}" >> "$SEEN"\n'
+        )
+        fake.chmod(0o755)
+    caller = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "SEEN": str(tmp_path / "seen"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_ACTION_PATH": str(REPO),
+        "AUDITOR_TOKEN": "tok-0123456789",
+        "AUDITOR_FINGERPRINT_KEY": "key-0123456789abcdef",
+        "AUDITOR_PROXY": "http://user:pw@proxy:3128",
+    }
+    install = next(s for s in all_steps if "pip install" in s.get("run", ""))
+    for step in (install, run):
+        env = _composite_env(caller, step)
+        subprocess.run([bash, *PIPEFAIL, step["run"]], cwd=work, env=env, check=True)
+    pip, auditor = (tmp_path / "seen").read_text().splitlines()
+    assert pip == f"{bin_dir}/python token= key= proxy="
+    assert auditor == (
+        f"{bin_dir}/auditor token=tok-0123456789 key=key-0123456789abcdef "
+        "proxy=http://user:pw@proxy:3128"
+    )

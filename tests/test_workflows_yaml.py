@@ -770,21 +770,18 @@ def test_the_proposed_settings_file_is_taken_from_the_pull_request(tmp_path: Pat
 def test_a_pull_request_that_deletes_the_settings_file_is_told_so(tmp_path: Path) -> None:
     """`git show` of the deleted file exited 128 after `>` had emptied the base file, the
     review was skipped, and the comment said "exit none … the reason is the last line of the
-    review step's log", a step that never ran. The step now fails naming the deletion (an
-    annotation on the file), and the comment repeats it."""
+    review step's log", a step that never ran. The step now names the deletion (an
+    annotation on the file), the review step fails the job (after the empty analysis,
+    tests below), and the comment repeats it."""
     workspace = _pr_clone(tmp_path, None)
     code, log, outputs = _run_take_step(workspace)
-    assert code == 1
+    assert code == 0, "the review step fails the job, after the empty analysis"
     assert outputs == "deleted=true\n"
     assert (
         "::error file=settings/enterprise-controls.yaml::this pull request deletes "
         "settings/enterprise-controls.yaml: there is no proposed settings file to review"
     ) in log
     assert (workspace / "settings" / "enterprise-controls.yaml").read_text() == "base: 1\n"
-    job = _job(PR_REVIEW)
-    between = job["steps"][[s.get("id") for s in job["steps"]].index("take") + 1 :]
-    review = next(s for s in between if AUDIT.search(s.get("run", "")))
-    assert "if" not in review, "skipped after the failed step"
     ((kind, args),) = _comment_step(tmp_path / "comment", "", None, AUDITOR_DELETED="true")
     assert kind == "update" and args["comment_id"] == 5
     body = args["body"]
@@ -884,7 +881,7 @@ def test_the_steps_an_unchanged_file_does_not_need_are_skipped() -> None:
     ]
     setup, install, restore = between
     assert "if" not in setup and "if" not in install
-    for outputs, runs in (({"unchanged": "true"}, False), ({}, True)):
+    for outputs, runs in (({"unchanged": "true"}, False), ({"deleted": "true"}, False), ({}, True)):
         context = {"steps": {"take": {"outputs": outputs}}}
         assert truthy(evaluate(restore["if"], context)) is runs, outputs
     assert "if" not in job["steps"][review]
@@ -1407,3 +1404,35 @@ def test_the_actions_secrets_reach_only_the_step_that_runs_auditor(tmp_path: Pat
         f"{bin_dir}/auditor token=tok-0123456789 key=key-0123456789abcdef "
         "proxy=http://user:pw@proxy:3128"
     )
+
+
+# --- tester T83: a push that deletes the settings file closes an earlier push's alerts --------
+
+
+def test_a_pull_request_that_deletes_the_settings_file_uploads_an_empty_analysis(
+    tmp_path: Path,
+) -> None:
+    """A push that deleted the file ended the job at the take step: the review never wrote an
+    exit code, the upload was skipped, and the alerts an earlier push filed stayed open on the
+    pull request, though an unchanged file's empty analysis closes them. The review step now
+    writes the same empty analysis (of the base branch's file, offline, no token) for a
+    deleted file, keeps the analysis's exit code for the upload, and fails the job."""
+    code, log, outputs, work = _review_step_run(tmp_path / "deleted", "", {"DELETED": "true"})
+    assert code == 1, log
+    assert outputs.read_text() == "exit-code=0\n"
+    assert "auditor: this pull request deletes settings/enterprise-controls.yaml" in log
+    assert "::warning::" not in log and "auditor: error" not in log, log
+    sarif = json.loads((work / "reports" / "review" / "findings.sarif").read_text())
+    (run,) = sarif["runs"]
+    assert run["results"] == []
+    assert run["automationDetails"]["id"].rsplit("/", 1)[0] == (
+        "auditor/pr-review/settings/enterprise-controls.yaml"
+    )
+    summary = (tmp_path / "deleted" / "summary").read_text()
+    assert "deletes settings/enterprise-controls.yaml" in summary and "drift" not in summary
+    assert not (work / ".auditor").exists(), "no state file opened or made"
+    (upload,) = [s for s in _job(PR_REVIEW)["steps"] if uses(s) == UPLOAD]
+    assert _upload_runs(upload, "review", "0")
+    condition = upload["continue-on-error"].removeprefix("${{").removesuffix("}}")
+    context = {"steps": {"take": {"outputs": {"deleted": "true"}}}}
+    assert truthy(evaluate(condition, context)), "a fork's refused upload changes nothing"

@@ -1195,6 +1195,7 @@ def _run_check(tmp_path: Path, gh: str | None) -> tuple[int, str]:
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "ARGS_FILE": str(tmp_path / "args"),
+        "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_REPOSITORY": "acme/settings",
         "GITHUB_REF": "refs/heads/main",
         **{k: "ghs_fake" for k in step["env"]},
@@ -1248,7 +1249,7 @@ def test_a_failed_restore_fails_the_night_when_a_state_was_saved_before(tmp_path
     assert names.index("actions/cache/restore") < job["steps"].index(check)
     assert job["steps"].index(check) < job["steps"].index(audit)
     assert "if" not in audit, "skipped after the check failed (an implied success())"
-    assert check["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert check["env"] == dict.fromkeys(["GH_TOKEN", "GH_ENTERPRISE_TOKEN"], "${{ github.token }}")
     assert "actions" in load(NIGHTLY)["permissions"], "gh cache list needs actions: read"
     # the check runs on a miss (no output: null, or '') and not after a restore
     condition = check["if"]
@@ -1268,7 +1269,7 @@ def test_a_failed_restore_fails_the_night_when_a_state_was_saved_before(tmp_path
     assert args[:2] == ["cache", "list"]
     assert args[args.index("--key") + 1] == restore["with"]["restore-keys"]
     assert args[args.index("--ref") + 1] == "refs/heads/main"  # what this branch can restore
-    assert args[args.index("--repo") + 1] == "acme/settings"
+    assert args[args.index("--repo") + 1] == "github.com/acme/settings"  # gh's HOST/OWNER/REPO
     assert args[args.index("--json") + 1] == "key" and args[args.index("--jq") + 1] == "length"
     assert not _saves({}), "the audit step was skipped: no exit code, no save"
     assert _saves({"exit-code": "1"})

@@ -2,8 +2,10 @@
 it and cancelled as GitHub cancels it.
 
 The runner (actions/runner `ProcessInvoker`) writes a `run:` script to a file, runs it with
-`bash --noprofile --norc -eo pipefail FILE` and, on a cancel or a step's `timeout-minutes`, sends
-SIGINT to that shell alone, 7.5 s later SIGTERM, 2.5 s later SIGKILL, never to its children.
+`bash --noprofile --norc -eo pipefail FILE` (`shell: bash`: the workflows' `defaults` and each
+of the Action's steps, tests/test_workflows_yaml.py) and, on a cancel or a step's
+`timeout-minutes`, sends SIGINT to that shell alone, 7.5 s later SIGTERM, 2.5 s later SIGKILL,
+never to its children.
 A step that runs auditor as a plain command left it running on after the shell was gone, writing
 the state file while the next step archived it. Here a stand-in `auditor` on PATH records the
 signals it gets and exits 130/143 after a moment, as the real one does after its rollback."""

@@ -752,7 +752,7 @@ def _run_take_step(workspace: Path) -> tuple[int, str, str]:
     assert bash is not None
     outputs = workspace.parent / "github-output"
     outputs.touch()
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, _step_with_id(PR_REVIEW, "take"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workspace.parent), "GITHUB_OUTPUT": str(outputs)}
     done = subprocess.run(
         [*shell, _take_step_script()], cwd=workspace, env=env, capture_output=True, text=True
@@ -770,21 +770,18 @@ def test_the_proposed_settings_file_is_taken_from_the_pull_request(tmp_path: Pat
 def test_a_pull_request_that_deletes_the_settings_file_is_told_so(tmp_path: Path) -> None:
     """`git show` of the deleted file exited 128 after `>` had emptied the base file, the
     review was skipped, and the comment said "exit none … the reason is the last line of the
-    review step's log", a step that never ran. The step now fails naming the deletion (an
-    annotation on the file), and the comment repeats it."""
+    review step's log", a step that never ran. The step now names the deletion (an
+    annotation on the file), the review step fails the job (after the empty analysis,
+    tests below), and the comment repeats it."""
     workspace = _pr_clone(tmp_path, None)
     code, log, outputs = _run_take_step(workspace)
-    assert code == 1
+    assert code == 0, "the review step fails the job, after the empty analysis"
     assert outputs == "deleted=true\n"
     assert (
         "::error file=settings/enterprise-controls.yaml::this pull request deletes "
         "settings/enterprise-controls.yaml: there is no proposed settings file to review"
     ) in log
     assert (workspace / "settings" / "enterprise-controls.yaml").read_text() == "base: 1\n"
-    job = _job(PR_REVIEW)
-    between = job["steps"][[s.get("id") for s in job["steps"]].index("take") + 1 :]
-    review = next(s for s in between if AUDIT.search(s.get("run", "")))
-    assert "if" not in review, "skipped after the failed step"
     ((kind, args),) = _comment_step(tmp_path / "comment", "", None, AUDITOR_DELETED="true")
     assert kind == "update" and args["comment_id"] == 5
     body = args["body"]
@@ -837,7 +834,7 @@ def test_a_pull_request_that_does_not_change_the_settings_file_is_not_reviewed(
         '#!/bin/bash\necho "summary=${GITHUB_STEP_SUMMARY-unset} $*" >> "$RAN"\nexit 1\n'
     )
     fake.chmod(0o755)
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, review)
     for unchanged, want in (("true", 0), ("", 1)):
         out, summary, ran = (tmp_path / f"{n}-{unchanged}" for n in ("out", "summary", "ran"))
         env = {
@@ -884,7 +881,7 @@ def test_the_steps_an_unchanged_file_does_not_need_are_skipped() -> None:
     ]
     setup, install, restore = between
     assert "if" not in setup and "if" not in install
-    for outputs, runs in (({"unchanged": "true"}, False), ({}, True)):
+    for outputs, runs in (({"unchanged": "true"}, False), ({"deleted": "true"}, False), ({}, True)):
         context = {"steps": {"take": {"outputs": outputs}}}
         assert truthy(evaluate(restore["if"], context)) is runs, outputs
     assert "if" not in job["steps"][review]
@@ -950,7 +947,7 @@ def _review_step_run(
         "UNCHANGED": unchanged,
         **env,
     }
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(PR_REVIEW, step)
     done = subprocess.run(
         [*shell, step["run"]],
         cwd=workspace,
@@ -1120,7 +1117,7 @@ def test_the_drift_step_reviews_the_committed_file_offline_not_as_github_actor(
         "GITHUB_ACTOR": "someone",
         "GITHUB_STEP_SUMMARY": str(summary),
     }
-    shell = [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # GitHub's `shell: bash`
+    shell = _github_shell(NIGHTLY, step)
     done = subprocess.run([*shell, script], cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     args = (tmp_path / "args").read_text().splitlines()
@@ -1172,3 +1169,271 @@ def test_the_drift_report_is_the_review_of_the_committed_file_against_what_the_n
     report = (tmp_path / "reports" / "nightly" / "drift" / "report.md").read_text()
     assert report.startswith(REVIEW_MARKER)
     assert "the change would introduce" in out + err
+
+
+# --- tester T83: a failed restore must not start a new state chain --------------------------
+
+
+def _check_step() -> dict[str, Any]:
+    """The nightly's step between the restore and the audit that runs `gh cache list`."""
+    (step,) = [s for s in _job(NIGHTLY)["steps"] if "gh cache list" in s.get("run", "")]
+    return step
+
+
+def _run_check(tmp_path: Path, gh: str | None) -> tuple[int, str]:
+    """The check step's script, run as GitHub runs it, with a stand-in `gh` on PATH whose
+    body is `gh` (None: no gh at all): (exit code, log)."""
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    if gh is not None:
+        fake = bin_dir / "gh"
+        fake.write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n{gh}\n')
+        fake.chmod(0o755)
+    step = _check_step()
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "acme/settings",
+        "GITHUB_REF": "refs/heads/main",
+        **{k: "ghs_fake" for k in step["env"]},
+    }
+    done = subprocess.run(
+        [*_github_shell(NIGHTLY, step), step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _github_shell(path: Path, step: dict[str, Any]) -> list[str]:
+    """The command line GitHub runs a `run:` step's script with (`-c` in place of the file):
+    `shell: bash` is `bash --noprofile --norc -eo pipefail {0}`; no shell at all (neither the
+    step's nor the workflow's `defaults.run.shell`) is `bash -e {0}`, without pipefail."""
+    (job,) = load(path)["jobs"].values()
+    shell = step.get("shell") or job.get("defaults", {}).get("run", {}).get("shell")
+    shell = shell or load(path).get("defaults", {}).get("run", {}).get("shell")
+    bash = shutil.which("bash")
+    assert bash is not None
+    if shell == "bash":
+        return [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c"]
+    assert shell is None, shell
+    return [bash, "-e", "-c"]
+
+
+def _saves(audit_outputs: dict[str, str]) -> bool:
+    """Whether GitHub runs the nightly's save step after the audit step wrote these outputs."""
+    (save,) = [s for s in _job(NIGHTLY)["steps"] if uses(s) == "actions/cache/save"]
+    context = {"steps": {"audit": {"outputs": audit_outputs}}}
+    functions = {"always": lambda: True, "hashFiles": lambda *_: "e3b0c44298fc1c14"}
+    return bool(truthy(evaluate(save["if"], context, functions)))
+
+
+def test_a_failed_restore_fails_the_night_when_a_state_was_saved_before(tmp_path: Path) -> None:
+    """actions/cache turns a failed or timed-out download into a warning and a miss: the night
+    ran on an empty state file, saved it as the newest cache, and every later night went on
+    from it (the run history, and without AUDITOR_FINGERPRINT_KEY the fingerprint key, lost).
+    When nothing was restored and this branch saved a state before, the night now fails
+    before the audit, saying so: the audit is skipped, writes no exit code, and the save,
+    which needs one, is skipped too; a re-run restores the newest save."""
+    job = _job(NIGHTLY)
+    names = [uses(s) or s.get("name", "") for s in job["steps"]]
+    restore = job["steps"][names.index("actions/cache/restore")]
+    check = _check_step()
+    audit = next(s for s in job["steps"] if s.get("id") == "audit")
+    assert names.index("actions/cache/restore") < job["steps"].index(check)
+    assert job["steps"].index(check) < job["steps"].index(audit)
+    assert "if" not in audit, "skipped after the check failed (an implied success())"
+    assert check["env"] == dict.fromkeys(["GH_TOKEN", "GH_ENTERPRISE_TOKEN"], "${{ github.token }}")
+    assert "actions" in load(NIGHTLY)["permissions"], "gh cache list needs actions: read"
+    # the check runs on a miss (no output: null, or '') and not after a restore
+    condition = check["if"]
+    for outputs, runs in (({}, True), ({"cache-matched-key": ""}, True)):
+        assert truthy(evaluate(condition, {"steps": {restore["id"]: {"outputs": outputs}}})) is runs
+    hit = {"cache-matched-key": "auditor-state-41-1"}
+    assert not truthy(evaluate(condition, {"steps": {restore["id"]: {"outputs": hit}}}))
+
+    code, log = _run_check(tmp_path / "saved", "echo 1")  # `--jq length` of one save
+    assert code != 0
+    assert (
+        "::error::no state file was restored, but this branch saved one before (a cache "
+        "auditor-state-…)"
+    ) in log
+    assert "Re-run the job" in log and "saves nothing" in log
+    args = (tmp_path / "saved" / "args").read_text().splitlines()
+    assert args[:2] == ["cache", "list"]
+    assert args[args.index("--key") + 1] == restore["with"]["restore-keys"]
+    assert args[args.index("--ref") + 1] == "refs/heads/main"  # what this branch can restore
+    assert args[args.index("--repo") + 1] == "github.com/acme/settings"  # gh's HOST/OWNER/REPO
+    assert args[args.index("--json") + 1] == "key" and args[args.index("--jq") + 1] == "length"
+    assert not _saves({}), "the audit step was skipped: no exit code, no save"
+    assert _saves({"exit-code": "1"})
+
+
+@pytest.mark.parametrize(
+    "gh",
+    ["echo 0", "exit 0"],  # `--json` prints `[]` (length 0); an older gh prints nothing
+    ids=["empty-list", "no-results"],
+)
+def test_a_first_night_with_no_earlier_save_goes_on(tmp_path: Path, gh: str) -> None:
+    code, log = _run_check(tmp_path, gh)
+    assert code == 0, log
+    assert "::error::" not in log
+    assert "no state saved before on refs/heads/main: the first night makes a new state file" in log
+
+
+@pytest.mark.parametrize(
+    "gh",
+    [
+        'echo "HTTP 403: Resource not accessible by integration" >&2; exit 1',
+        "exit 4",  # authentication required
+        None,  # no gh on the runner
+        "echo 'not a number'",
+    ],
+    ids=["forbidden", "no-auth", "no-gh", "odd-output"],
+)
+def test_a_check_that_cannot_tell_fails_safe(tmp_path: Path, gh: str | None) -> None:
+    """gh failing (no `actions: read`, no token, not installed, an answer it cannot read) is
+    no proof of a first night: the night fails rather than start a new state file."""
+    code, log = _run_check(tmp_path, gh)
+    assert code != 0
+    assert (
+        "::error::no state file was restored, and whether this branch saved one before could "
+        "not be told (gh cache list exited "
+    ) in log
+    assert "actions: read" in log and "Re-run the job" in log
+
+
+def _step_with_id(path: Path, step_id: str) -> dict[str, Any]:
+    (step,) = [s for s in _job(path)["steps"] if s.get("id") == step_id]
+    return step
+
+
+# --- tester T83: the workflows' scripts run with pipefail, as the README and the tests say ----
+
+PIPEFAIL = ["--noprofile", "--norc", "-eo", "pipefail", "-c"]
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, REPO / "action.yml"], ids=lambda p: p.name)
+def test_every_script_runs_with_pipefail(path: Path) -> None:
+    """A `run:` step that names no shell (every step of both workflows did, and neither set
+    `defaults.run.shell`) runs as `bash -e {0}`, without pipefail: a failing command piped into
+    `tee` would end the step with tee's 0. The README ("Cancel and timeout") and the tests ran
+    the scripts as `shell: bash` does, `bash --noprofile --norc -eo pipefail`; now GitHub does
+    too (the Action names `shell: bash` on each step)."""
+    if path.name == "action.yml":
+        run_steps = [s for s in load(path)["runs"]["steps"] if "run" in s]
+        assert all(s["shell"] == "bash" for s in run_steps)
+        return
+    run_steps = [s for s in steps(load(path)) if "run" in s]
+    assert run_steps
+    for step in run_steps:
+        shell = _github_shell(path, step)
+        assert shell[1:] == PIPEFAIL, (step.get("name"), shell)
+        done = subprocess.run([*shell, "false | cat; echo went on"], capture_output=True, text=True)
+        assert done.returncode == 1 and "went on" not in done.stdout
+
+
+# --- tester T83: the Action's secrets reach the step that runs auditor alone ------------------
+
+SECRETS = ("AUDITOR_TOKEN", "AUDITOR_FINGERPRINT_KEY", "AUDITOR_PROXY")
+
+
+def _composite_env(caller: dict[str, str], step: dict[str, Any]) -> dict[str, str]:
+    """The environment actions/runner gives a composite action's step: the caller step's
+    `env:` first, then the step's own `env:` over it (CompositeActionHandler.RunStepsAsync
+    merges the action's env block last), each `${{ inputs.x }}` at its default."""
+    action = load(REPO / "action.yml")
+    defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    own = {}
+    for key, value in step.get("env", {}).items():
+        value = str(value)
+        if value.startswith("${{ inputs."):
+            value = defaults[value.removeprefix("${{ inputs.").removesuffix(" }}")]
+        own[key] = "" if value.startswith("${{") else value
+    return {**caller, **own}
+
+
+def test_the_actions_secrets_reach_only_the_step_that_runs_auditor(tmp_path: Path) -> None:
+    """The README puts AUDITOR_TOKEN (and the fingerprint key) in the `env:` of the step that
+    uses the Action, and the runner gives that env to every step of a composite action:
+    setup-python, `pip install` (which resolves auditor's dependencies and may run their build
+    code), upload-sarif and the summary all had the token. Each of them now sets it empty."""
+    action = load(REPO / "action.yml")
+    all_steps = action["runs"]["steps"]
+    run = next(s for s in all_steps if 'auditor "${args[@]}"' in s.get("run", ""))
+    for step in all_steps:
+        if step is run:
+            assert not set(SECRETS) & set(step["env"]), "the caller's values reach auditor"
+        else:
+            assert {k: step.get("env", {}).get(k) for k in SECRETS} == dict.fromkeys(SECRETS, ""), (
+                step.get("name")
+            )
+    bash = shutil.which("bash")
+    assert bash is not None
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    for tool in ("python", "auditor"):  # each records the secrets it was given
+        fake = bin_dir / tool
+        fake.write_text(
+            '#!/bin/bash\necho "$0 token=${AUDITOR_TOKEN-unset}'
+            ' key=${AUDITOR_FINGERPRINT_KEY-unset} proxy=${AUDITOR_PROXY-unset}" >> "$SEEN"\n'
+        )
+        fake.chmod(0o755)
+    caller = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "SEEN": str(tmp_path / "seen"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_ACTION_PATH": str(REPO),
+        "AUDITOR_TOKEN": "tok-0123456789",
+        "AUDITOR_FINGERPRINT_KEY": "key-0123456789abcdef",
+        "AUDITOR_PROXY": "http://user:pw@proxy:3128",
+    }
+    install = next(s for s in all_steps if "pip install" in s.get("run", ""))
+    for step in (install, run):
+        env = _composite_env(caller, step)
+        subprocess.run([bash, *PIPEFAIL, step["run"]], cwd=work, env=env, check=True)
+    pip, auditor = (tmp_path / "seen").read_text().splitlines()
+    assert pip == f"{bin_dir}/python token= key= proxy="
+    assert auditor == (
+        f"{bin_dir}/auditor token=tok-0123456789 key=key-0123456789abcdef "
+        "proxy=http://user:pw@proxy:3128"
+    )
+
+
+# --- tester T83: a push that deletes the settings file closes an earlier push's alerts --------
+
+
+def test_a_pull_request_that_deletes_the_settings_file_uploads_an_empty_analysis(
+    tmp_path: Path,
+) -> None:
+    """A push that deleted the file ended the job at the take step: the review never wrote an
+    exit code, the upload was skipped, and the alerts an earlier push filed stayed open on the
+    pull request, though an unchanged file's empty analysis closes them. The review step now
+    writes the same empty analysis (of the base branch's file, offline, no token) for a
+    deleted file, keeps the analysis's exit code for the upload, and fails the job."""
+    code, log, outputs, work = _review_step_run(tmp_path / "deleted", "", {"DELETED": "true"})
+    assert code == 1, log
+    assert outputs.read_text() == "exit-code=0\n"
+    assert "auditor: this pull request deletes settings/enterprise-controls.yaml" in log
+    assert "::warning::" not in log and "auditor: error" not in log, log
+    sarif = json.loads((work / "reports" / "review" / "findings.sarif").read_text())
+    (run,) = sarif["runs"]
+    assert run["results"] == []
+    assert run["automationDetails"]["id"].rsplit("/", 1)[0] == (
+        "auditor/pr-review/settings/enterprise-controls.yaml"
+    )
+    summary = (tmp_path / "deleted" / "summary").read_text()
+    assert "deletes settings/enterprise-controls.yaml" in summary and "drift" not in summary
+    assert not (work / ".auditor").exists(), "no state file opened or made"
+    (upload,) = [s for s in _job(PR_REVIEW)["steps"] if uses(s) == UPLOAD]
+    assert _upload_runs(upload, "review", "0")
+    condition = upload["continue-on-error"].removeprefix("${{").removesuffix("}}")
+    context = {"steps": {"take": {"outputs": {"deleted": "true"}}}}
+    assert truthy(evaluate(condition, context)), "a fork's refused upload changes nothing"

@@ -19,6 +19,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from auditor.common.escape import printable
 from auditor.common.files import UnreadableFile, read_input
 from auditor.common.jsonutil import content_hash
 from auditor.common.paths import Match, parse, render
@@ -26,6 +27,7 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable, diff_revisions
 from auditor.errors import DataError, PolicyError, UsageError
 from auditor.evaluate.changewords import CHANGE_INDEX, about_unknown_author
 from auditor.evaluate.engine import evaluate
+from auditor.evaluate.history import attribution
 from auditor.evaluate.incremental import rule_key, verdicts_key
 from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.findings import (
@@ -53,6 +55,7 @@ from auditor.models import (
 )
 from auditor.operators import json_type
 from auditor.policy import PolicySet
+from auditor.policy.phrasing import MESSAGE_LIMIT, clip, short, show
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
 from auditor.redact import MARKER_RE, MARKER_START, Redactor
 from auditor.report.build import RunHeader, build_report_data
@@ -421,12 +424,14 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     )
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
-    prior = _prior_records(before_findings, after_findings, request.live.settings)
+    prior, added = _prior_records(before_findings, after_findings, request.live.settings)
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [
         _step_fingerprint(
             _relabel(
-                _unattributed(_locate(f, request.proposed, changes)), request, new_rev.revision
+                _unattributed(_locate(_added_first(f, added, new_rev), request.proposed, changes)),
+                request,
+                new_rev.revision,
             ),
             request.live.revision,
             new_rev.revision,
@@ -672,10 +677,16 @@ def _as_previous(f: Finding, fingerprint: str | None = None) -> FindingRecord:
 _HIDDEN = re.compile(r"and (\d+) more entries not shown")
 
 
+#: Where in a proposed finding's evidence the offenders the proposal adds are, by the
+#: finding's rule and subject key (see `_prior_records`).
+Added = dict[tuple[str, str], tuple[int, ...]]
+
+
 def _prior_records(
     before: Sequence[Finding], after: Sequence[Finding], live: JSON
-) -> list[FindingRecord]:
-    """The live findings as the records the proposed ones are compared with.
+) -> tuple[list[FindingRecord], Added]:
+    """The live findings as the records the proposed ones are compared with, and where the
+    evidence of each finding introduced by an added offender names it.
 
     A finding's fingerprint names one offending entry (its smallest evidence path), so when
     the change removes that entry while others still offend (one of two custom models with a
@@ -694,35 +705,53 @@ def _prior_records(
     live_by_rule = _tracked_by_rule(before)
     proposed = _tracked_by_rule(after)
     records: list[FindingRecord] = []
+    added: Added = {}
     for key, olds in live_by_rule.items():
         news = proposed.get(key, [])
         if len(olds) != 1 or len(news) != 1:  # not one result a side: match by fingerprint
             records += [_as_previous(f) for f in olds]
             continue
         (old,), (new,) = olds, news
-        if _adds_offenders(old, new, live):
-            continue  # no record: the proposed finding is new
-        records.append(_as_previous(old, new.fingerprint))
-    return records
+        named = _adds_offenders(old, new, live)
+        if named is None:
+            records.append(_as_previous(old, new.fingerprint))
+        elif named:  # no record: the proposed finding is new, about these entries
+            added[key] = named
+    return records, added
 
 
-def _adds_offenders(old: Finding, new: Finding, live: JSON) -> bool:
-    """The proposed finding has an offender the live one did not (see `_prior_records`).
+def _adds_offenders(old: Finding, new: Finding, live: JSON) -> tuple[int, ...] | None:
+    """Where in its evidence the proposed finding names an offender the live one did not
+    (see `_prior_records`); None when it has none.
 
     A side whose evidence is cut shows 10 offending entries and counts the rest, so it has
     10 + hidden entries, and one that is not has 10 at most: more entries proposed than
-    live is an offender added, whichever entries either side shows."""
+    live is an offender added, whichever entries either side shows. Then the offender
+    added may be one the evidence does not show, or one of those it shows that the live
+    settings hold too: which one is new is not known, and no place is given (empty).
+
+    One more of an offender the live side has too (a second entry lacking the same field)
+    is named by its last evidence items: an entry is more often added after the old ones."""
     added = _offenders(new) - _offenders(old)  # as many of one offender as before, or more
     old_hidden, new_hidden = _hidden_count(old), _hidden_count(new)
-    if not old_hidden:
-        return bool(added) or new_hidden > 0
-    if new_hidden > old_hidden:
-        return True
-    return any(
-        not _live_holds(e, live)
-        for e in new.evidence
-        if (normalize_path(e.path), _offender_value(e)) in added
-    )
+    evidence = new.evidence
+    if old_hidden:
+        named = [
+            i
+            for i, e in enumerate(evidence)
+            if (normalize_path(e.path), _offender_value(e)) in added and not _live_holds(e, live)
+        ]
+    else:
+        named = []
+        for i in range(len(evidence) - 1, -1, -1):
+            offender = (normalize_path(evidence[i].path), _offender_value(evidence[i]))
+            if added[offender] > 0:
+                added[offender] -= 1
+                named.append(i)
+        named.reverse()
+    if named or new_hidden > old_hidden:
+        return tuple(named)
+    return None
 
 
 def _hidden_count(finding: Finding) -> int:
@@ -777,6 +806,74 @@ def _offenders(finding: Finding) -> Counter[tuple[str, str]]:
 def _offender_value(e: Evidence) -> str:
     """For a path inside a list, the hash of the value found there; else empty."""
     return content_hash(e.actual) if normalize_path(e.path) != e.path and e.present else ""
+
+
+def _added_first(finding: Finding, added: Added, proposal: Revision) -> Finding:
+    """A finding the proposal introduces by adding an offender to a rule the live settings
+    already fail, about that offender: its evidence first (so the location, `_locate`, is
+    its line of the proposed file, in the diff), first in the message (`_named_first`), and
+    attributed to the proposal and its author, not to the revision the old offender came in
+    by. Any other finding as it is (one the live side has too keeps its attribution)."""
+    if finding.lifecycle != "new":
+        return finding
+    named = added.get((finding.rule_id, finding.subject.key))
+    if not named or named[-1] >= len(finding.evidence):
+        return finding
+    evidence = finding.evidence
+    first = [evidence[i] for i in named]
+    kept = set(named)
+    ordered = [*first, *(e for i, e in enumerate(evidence) if i not in kept)]
+    note = evidence[-1].note
+    if note and ordered[-1] is not evidence[-1]:  # "and N more entries not shown" stays last
+        moved = next(i for i, e in enumerate(ordered) if e is evidence[-1])
+        ordered[moved] = replace(evidence[-1], note="")
+        ordered[-1] = replace(ordered[-1], note=note)
+    return replace(
+        finding,
+        message=_named_first(finding.message, evidence, first),
+        evidence=tuple(ordered),
+        since=attribution(proposal),
+    )
+
+
+#: The end of a message worded for more than one entry or check: ` (+3 more entries)`.
+_MORE = re.compile(r" \(\+\d+ more [a-z]+\)$")
+
+
+def _named_first(message: str, evidence: Sequence[Evidence], first: Sequence[Evidence]) -> str:
+    """`message` about the entry whose evidence is `first` instead of the one it names.
+
+    A message is worded by the first failing entry (`path is value; expected …`, then
+    `(+N more entries)`). When the entry `first` is about failed the same checks (its
+    evidence reads as that entry's did), only the leading `path is value` differs; any
+    other message (worded otherwise, by more than one path of the entry, or an entry that
+    failed other checks) is kept as it is."""
+    said, saying = _lead(evidence), _lead(first)
+    if [_check(e) for e in said] != [_check(e) for e in saying]:
+        return message
+    more = _MORE.search(message)
+    suffix = more.group() if more else ""
+    head = message[: len(message) - len(suffix)]
+    old, new = _subject(said[0]), _subject(saying[0])
+    rest = head[len(old) :]
+    if not head.startswith(old) or any(show(e.path) in rest for e in evidence[len(said) :]):
+        return message
+    return clip(new + rest, MESSAGE_LIMIT - 30) + suffix if suffix else clip(new + rest)
+
+
+def _lead(evidence: Sequence[Evidence]) -> Sequence[Evidence]:
+    """The first evidence items, those about the first path (one entry's checks)."""
+    path = evidence[0].path
+    return evidence[: next((i for i, e in enumerate(evidence) if e.path != path), len(evidence))]
+
+
+def _check(e: Evidence) -> tuple[Any, ...]:
+    return (e.operator, e.expected, e.shows_expected, e.present)
+
+
+def _subject(e: Evidence) -> str:
+    """`path is value`, as a message begins with a failing entry (`Outcome.failed`)."""
+    return printable(f"{show(e.path)} is {short(e.actual) if e.present else 'absent'}")
 
 
 def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] = ()) -> Finding:

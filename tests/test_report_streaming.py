@@ -129,7 +129,8 @@ def test_oscal_is_streamed_a_batch_of_observations_at_a_time() -> None:
     data = build_large(3000)  # 3,000 results, each its own subject
     sizes = [len(chunk) for chunk in oscal_chunks(data)]  # UTF-8 bytes
     assert sum(sizes) == len(whole_oscal(data).encode("utf-8"))
-    assert len(sizes) > 20 and sorted(sizes)[-2] < 500_000, sorted(sizes)[-3:]
+    # a batch of 256 is 515 KB: each result here is attributed (description and props)
+    assert len(sizes) > 20 and sorted(sizes)[-2] < 600_000, sorted(sizes)[-3:]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -6,8 +6,9 @@ Takes `ReportData`, gives JSON text valid against NIST's OSCAL assessment-result
 - the run is the one `result` (start: the first settings revision of the period, end: the
   report time), its `reviewed-controls` every framework control a rule maps to;
 - every rule result (passes included) is an `observation` (method TEST) whose `subjects` name
-  what was evaluated (the settings, a change step, a repository) and whose `relevant-evidence`
-  lists the JSON paths looked at, the values found and the values expected;
+  what was evaluated (the settings, a change step, a repository), whose `relevant-evidence`
+  lists the JSON paths looked at, the values found and the values expected, and whose
+  description and `attribution-*` props say who and when, as every other report words it;
 - every framework control is a `finding` whose target status is `satisfied` only when every
   result mapped to it passes (a waived one is an accepted exception: `not-satisfied`, reason
   `other`), linked to the observations of its rules;
@@ -31,12 +32,14 @@ from typing import Any
 import orjson
 
 from auditor.common.escape import clean_text
-from auditor.findings.finding import Finding
+from auditor.findings.finding import Finding, attribution_text
 from auditor.models import Evidence, Subject
+from auditor.redact.plain import shown_author
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import (
     ControlRow,
+    PerAttribution,
     ReportData,
     control_rows,
     data_quality_lines,
@@ -129,6 +132,24 @@ def _subject_resource(s: Subject, uuid_: str) -> dict[str, Any]:
     }
 
 
+def _attribution(f: Finding) -> tuple[str, tuple[dict[str, str], ...]]:
+    """Who and when (for `_Names.since`, once per attribution): the line every report gives,
+    `violating since rev 412 (2026-09-03) by a@b.c` (`attribution_text`), for the
+    description, and its revision and author as props, for a GRC tool to select by (no
+    revision for a review's "in the proposed file PATH": it is not stored yet). The line's
+    day is the revision's; nothing else is repeated, as each prop adds to each result's
+    observation, 100,000s at --all-revisions."""
+    a = f.since
+    line = attribution_text(f)
+    if a is None or not line:
+        return "", ()
+    props = [] if a.place else [_prop("attribution-revision", str(a.revision))]
+    who = a.author_email or a.author_name
+    if who:  # as the line names the author (cut as every report cuts it)
+        props.append(_prop("attribution-author", shown_author(who)))
+    return line, tuple(props)
+
+
 def _observation(
     data: ReportData,
     f: Finding,
@@ -143,6 +164,9 @@ def _observation(
     ]
     if f.lifecycle:
         props.append(_prop("lifecycle", f.lifecycle))
+    since = names.since(f) if f.since is not None else None
+    if since is not None:
+        props += since[1]
     if f.waiver:  # who accepted what, and why: as every other report shows the waiver
         w = f.waiver
         props.append(_prop("waived-until", w.expires.isoformat()))
@@ -152,7 +176,8 @@ def _observation(
         if w.ticket:
             props.append(_prop("waiver-ticket", w.ticket))
     lapsed = expired(f) if expired is not None else None
-    description = f.message
+    # who and when, as the SARIF message and the JUnit failure say it after the message
+    description = f"{f.message}. {since[0]}" if since is not None and since[0] else f.message
     if lapsed is not None:  # counts again: say why, as every other report does
         props.append(_prop("waiver-expired", lapsed.expires.isoformat()))
         props.append(_prop("expired-waiver-owner", lapsed.owner))
@@ -191,11 +216,13 @@ def _observation(
 class _Names:
     """The UUIDs of a report's observations and subjects, each made when it is written (a map
     of them all was 60 MB at 100,000 revisions, 100 MB of observations at --all-revisions):
-    the same UUIDs `_uuid` gives."""
+    the same UUIDs `_uuid` gives. Also the words and props of each attribution, made once per
+    attribution (results share them: one per step or revision)."""
 
     def __init__(self, data: ReportData) -> None:
         self.observation = _namer(data, "observation")
         self._subject = _namer(data, "subject")
+        self.since = PerAttribution(_attribution)
         self._last = ("", "")  # a subject's results are mostly written one after another
 
     def subject(self, key: str) -> str:

@@ -170,3 +170,105 @@ def test_a_token_made_of_words_leaves_the_words_a_user_types(tmp_path: Path) -> 
     typed = _auditor(tmp_path, [*argv[:-6], "--out", "t2", "--author", "demo-owner-token",
                                 "-o", "json"], {"AUDITOR_TOKEN": "demo-owner-token"})  # fmt: skip
     assert "proposed by [token] (--author)" in typed.stdout, typed.stdout
+
+
+# -- tester T82 #1: the token echoed as its base32 or as hex with its bytes apart ----------
+
+B32 = base64.b32encode(TOKEN.encode()).decode()
+#: The token as a server echoed it in a 403's problem detail, with the 15 forms already hidden.
+APART = {
+    "base32": B32,
+    "base32 lower case": B32.lower(),
+    "base32 unpadded": B32.rstrip("="),
+    "base32 lower case unpadded": B32.lower().rstrip("="),
+    "hex with `:`": TOKEN.encode().hex(":"),
+    "HEX with `:`": TOKEN.encode().hex(":").upper(),
+    "hex with `-`": TOKEN.encode().hex("-"),
+    "HEX with `-`": TOKEN.encode().hex("-").upper(),
+    "hex with spaces": TOKEN.encode().hex(" "),
+    "HEX with spaces": TOKEN.encode().hex(" ").upper(),
+}
+
+
+@pytest.mark.parametrize("form", list(APART))
+def test_the_tokens_base32_and_hex_apart_read_as_its_marker(form: str) -> None:
+    from auditor.redact import Redactor
+    from auditor.redact.shown import named_tokens
+
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    marker = redactor.marker(TOKEN)
+    text = f"403 Forbidden: invalid credentials {APART[form]} (request 42)"
+    for out in (redactor.redact_shown(text), redactor.redact_text(text)):
+        assert out == f"403 Forbidden: invalid credentials {marker} (request 42)"
+    assert redactor.redact_json({"detail": text})["detail"] == redactor.redact_text(text)
+    assert named_tokens(f"ci/{APART[form]}", [TOKEN]) == "ci/[token]"  # typed on the line
+
+
+def _outside(out: str, marker: str) -> tuple[str, str]:
+    """What `x … y` redacted shows before and after the one marker in it."""
+    inner = out.removeprefix("x ").removesuffix(" y")
+    assert inner.count(marker) == 1, out
+    before, after = inner.split(marker)
+    return before, after
+
+
+def test_the_base32_of_each_run_of_12_is_hidden_wherever_the_encoding_starts() -> None:
+    """Each run of 12 of the token's characters between other bytes (0 to 4 before it, so
+    each of base32's 5 places, and 0 to 4 after): every character carrying a bit of the run is
+    in the marker; the characters of the other bytes alone may stay, and nothing more."""
+    from auditor.redact import Redactor
+    from auditor.redact.own import pieces
+
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    marker = redactor.marker(TOKEN)
+    runs = [TOKEN[i : i + 12] for i in range(len(TOKEN) - 11)]
+    assert set(runs) <= set(pieces(TOKEN))  # every run of this token may be a credential
+    for run in runs:
+        for before in range(5):
+            for after in range(5):
+                data = b"\xfe\x01\x80\x7f"[:before] + run.encode() + b"\x00\x9c\x33\xf1"[:after]
+                encoded = base64.b32encode(data).decode()
+                for text in (encoded, encoded.lower()):
+                    shown, rest = _outside(redactor.redact_shown(f"x {text} y"), marker)
+                    assert text.startswith(shown) and len(shown) <= 8 * before // 5, text
+                    assert text.endswith(rest), text
+                    assert len(text) - len(rest) >= -(-8 * (before + 12) // 5), text
+
+
+def test_a_cut_base32_of_the_token_shows_no_group_of_it() -> None:
+    """The token's base32 cut at any length (a message cut at 1,000 characters), from its
+    start or a group's: from 16 characters on (10 bytes of the token) it is its marker, but for
+    fewer than a group of 8 characters at the cut (under 5 bytes); 15 or fewer (9 bytes: under
+    a run of 12) show, as a run of 11 characters does."""
+    from auditor.redact import Redactor
+
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    marker = redactor.marker(TOKEN)
+    assert redactor.redact_shown(f"x {B32[:15]} y") == f"x {B32[:15]} y"
+    for end in range(16, len(B32) + 1):
+        for start in (0, 8, 16, 24):
+            if end - start < 16:
+                continue
+            shown, rest = _outside(redactor.redact_shown(f"x {B32[start:end]} y"), marker)
+            assert shown == "" and len(rest.rstrip("=")) < 8, (start, end, rest)
+
+
+def test_hex_apart_hides_each_run_of_12_and_leaves_one_of_11() -> None:
+    """As the token's plain hex: each run of 12 of its bytes with `:`, `-` or a space between
+    them reads as its marker, wherever it stands; a run of 11 stays (as 11 characters do)."""
+    from auditor.redact import Redactor
+
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    marker = redactor.marker(TOKEN)
+    for sep in ":- ":
+        for i in range(len(TOKEN) - 11):
+            for run in (
+                TOKEN[i : i + 12].encode().hex(sep),
+                TOKEN[i : i + 12].encode().hex(sep).upper(),
+            ):
+                assert redactor.redact_shown(f"x {run} y") == f"x {marker} y", run
+                assert redactor.redact_shown(f"id={run}{sep}00") == f"id={marker}{sep}00", run
+        short = TOKEN[3:14].encode().hex(sep)
+        assert redactor.redact_shown(f"x {short} y") == f"x {short} y"
+    cut = TOKEN.encode().hex(":")[:-7]  # `…:62:62:3` (a message cut short)
+    assert redactor.redact_shown(f"x {cut}") == f"x {marker}:3"  # half a byte, as of plain hex

@@ -1,10 +1,11 @@
 """The command's own secrets (its API token, a token file's, its proxy's password) in the forms
 a server may echo them in, beyond the memory's (raw, URL-, JSON-, base64-encoded).
 
-A service that quotes the caller's token back in an error may write it as hex (either case),
-with its letters in another case, split by a space or a line break, with a character written
-as an HTML character reference (`&#x74;ok_…`, `&#116;`), reversed, as the base64 of its hex or
-of its UTF-16LE text (PowerShell's `-EncodedCommand`), or only in part. The token
+A service that quotes the caller's token back in an error may write it as hex (either case,
+its bytes also apart: `74:6f:6b`), with its letters in another case, split by a space or a line
+break, with a character written as an HTML character reference (`&#x74;ok_…`, `&#116;`),
+reversed, as the base64 of its hex or of its UTF-16LE text (PowerShell's `-EncodedCommand`),
+as its base32, or only in part. The token
 is a random string of the caller's, so any long enough run of its characters is hidden wherever
 it stands (`window`): 12 characters, or half the token from 8 on when it is shorter. Only a run
 that may be a credential (`memory.credential_like`) is looked for, so a token made of words
@@ -74,31 +75,37 @@ _PLAIN_WORDS = re.compile(rf"{_WORD}(?:[-_./]{_WORD})*")
 
 def forms(piece: str) -> list[str]:
     """A piece's forms, as looked for in a text with its ASCII letters in lower case: as it
-    is, reversed and as hex."""
+    is, reversed and as hex, its bytes also apart (`74:6f:6b:5f`, `74-6f-6b-5f`, as a dump or
+    a fingerprint is written: split by spaces, it is the skeleton's hex)."""
     low = piece.translate(_ASCII_LOWER)
-    return list(dict.fromkeys([low, low[::-1], piece.encode("utf-8").hex()]))
+    raw = piece.encode("utf-8", "surrogatepass")
+    return list(dict.fromkeys([low, low[::-1], raw.hex(), raw.hex(":"), raw.hex("-")]))
 
 
-#: The characters of a base64 text, standard or URL-safe.
+#: The characters of a base64 text, standard or URL-safe (a base32 text's among them).
 _B64_CHARS = frozenset(string.ascii_letters + string.digits + "+/-_")
 _URLSAFE = str.maketrans("+/", "-_")
 #: How many characters of a base64 text carry bits of the 0, 1 or 2 bytes of a piece's
-#: encoding in the group of 3 bytes its core does not fill, before or after it.
+#: encoding in the group of 3 bytes its core does not fill, before or after it; of a base32
+#: text, of the 0 to 4 bytes in a group of 5. Then the most `=` of its padding.
 _PARTIAL = (0, 2, 3)
+_PARTIAL_B32 = (0, 2, 4, 5, 7)
+_PADDING, _PADDING_B32 = 2, 6
 
 
-def encoded_forms(piece: str) -> dict[str, tuple[int, int]]:
+def encoded_forms(piece: str) -> dict[str, tuple[int, int, int]]:
     """The base64 of a piece, of its hex (either case) and of its UTF-16LE text (PowerShell's
-    `-EncodedCommand`) wherever the encoding starts in the bytes encoded: for each of the 3
-    places, the characters no other byte changes (as `memory.b64_cores`), standard and
-    URL-safe, in lower case as a text is looked at. Each with how many characters before and
-    after it carry bits of the piece too (`_PARTIAL`), hidden with it. The memory reads a
-    base64 run only when it stands alone or after a `-`, `/`, `_` or `+` (of a long path, only
-    the first and the last piece between them) and finds only the piece's UTF-8 text there;
-    these are found wherever they stand."""
+    `-EncodedCommand`), and the base32 of the piece, wherever the encoding starts in the bytes
+    encoded: for each of the 3 places (5 in base32), the characters no other byte changes (as
+    `memory.b64_cores`), base64 standard and URL-safe, in lower case as a text is looked at
+    (base32's either case). Each with how many characters before and after it carry bits of
+    the piece too (`_PARTIAL`), hidden with it, and the most padding after them. The memory
+    reads a base64 run only when it stands alone or after a `-`, `/`, `_` or `+` (of a long
+    path, only the first and the last piece between them) and finds only the piece's UTF-8
+    text there, and no base32; these are found wherever they stand."""
     raw = piece.encode("utf-8", "surrogatepass")
     hexed = raw.hex()
-    found: dict[str, tuple[int, int]] = {}
+    found: dict[str, tuple[int, int, int]] = {}
     for data in (
         raw,
         hexed.encode(),
@@ -108,21 +115,28 @@ def encoded_forms(piece: str) -> dict[str, tuple[int, int]]:
         for skip in range(3):
             whole = (len(data) - skip) // 3 * 3
             core = base64.b64encode(data[skip : skip + whole]).decode("ascii")
-            reach = (_PARTIAL[skip], _PARTIAL[len(data) - skip - whole])
+            reach = (_PARTIAL[skip], _PARTIAL[len(data) - skip - whole], _PADDING)
             for text in (core, core.translate(_URLSAFE)):
                 found.setdefault(text.translate(_ASCII_LOWER), reach)
+    for skip in range(5):
+        whole = (len(raw) - skip) // 5 * 5
+        if whole:  # (a piece of 8 bytes fills no group of 5 from its 5th)
+            core = base64.b32encode(raw[skip : skip + whole]).decode("ascii")
+            reach = (_PARTIAL_B32[skip], _PARTIAL_B32[len(raw) - skip - whole], _PADDING_B32)
+            found.setdefault(core.translate(_ASCII_LOWER), reach)
     return found
 
 
-def _widened(text: str, start: int, end: int, reach: tuple[int, int]) -> tuple[int, int]:
-    """The stretch `start`-`end` of `text` (a core of `encoded_forms`) with the base64
-    characters around it that carry bits of the piece too (up to `reach`), and its padding."""
-    before, after = reach
+def _widened(text: str, start: int, end: int, reach: tuple[int, int, int]) -> tuple[int, int]:
+    """The stretch `start`-`end` of `text` (a core of `encoded_forms`) with the base64 or
+    base32 characters around it that carry bits of the piece too (up to `reach`), and its
+    padding."""
+    before, after, most = reach
     while before and start and text[start - 1] in _B64_CHARS:
         start, before = start - 1, before - 1
     while after and end < len(text) and text[end] in _B64_CHARS:
         end, after = end + 1, after - 1
-    padding = text[end : end + 2]
+    padding = text[end : end + most]
     return start, end + len(padding) - len(padding.lstrip("="))
 
 
@@ -132,7 +146,7 @@ class OwnSecrets:
     def __init__(self) -> None:
         self._secrets: dict[str, None] = {}
         self._owner: dict[str, str] = {}  # a form -> the secret it is of
-        self._reach: dict[str, tuple[int, int]] = {}  # a base64 core -> `encoded_forms`' reach
+        self._reach: dict[str, tuple[int, int, int]] = {}  # a core -> `encoded_forms`' reach
         self._matcher: LiteralMatcher | None = None
 
     def __bool__(self) -> bool:
@@ -152,7 +166,14 @@ class OwnSecrets:
                 self._owner.setdefault(form, secret)
             for form, reach in encoded_forms(piece).items():
                 self._owner.setdefault(form, secret)
-                self._reach.setdefault(form, reach)
+                # a core two pieces share (`ab` of `xab` from its 2nd byte, of `abc` from its
+                # 1st) carries bits of the secret as far as either reaches
+                had = self._reach.get(form, reach)
+                self._reach[form] = (
+                    max(had[0], reach[0]),
+                    max(had[1], reach[1]),
+                    max(had[2], reach[2]),
+                )
         self._matcher = None
         return bool(runs)
 

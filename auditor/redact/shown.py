@@ -127,8 +127,8 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
     one of 4 to 7 characters only where it is a word of its own (a test's
     `AUDITOR_TOKEN=test` leaves `tests/` alone); one shorter is not looked for. One of 8
     characters or more reads `shown` in every other form the redactor hides a registered
-    secret in too (`_other_forms`: its base64, hex, another case, reversed, a run of 12 of
-    its characters …): a value typed on the command line (`--sarif-category ci/<base64>`, a
+    secret in too (`_other_forms`: its base64, base32, hex, another case, reversed, a run of
+    12 of its characters …): a value typed on the command line (`--sarif-category ci/<base64>`, a
     folder named by the token's hex) is shown as the redactor would show a server's echo."""
     forms: set[str] = set()
     for token in tokens:
@@ -155,9 +155,9 @@ def named_tokens(text: str, tokens: Iterable[str], shown: str = TOKEN_SHOWN) -> 
 def _other_forms(text: str, tokens: tuple[str, ...], shown: str) -> str:
     """`text` with each stretch that a redactor knowing `tokens` alone hides reading `shown`:
     the memory's forms (URL-encoded, JSON-escaped, base64 at any byte offset, a base64 run
-    holding one hidden whole) and the command's own secrets' (`own.OwnSecrets`: hex, another
-    case, reversed, a run of 12 characters …). No detector runs: only these values are looked
-    for, and a marker `text` already held is left as it is."""
+    holding one hidden whole) and the command's own secrets' (`own.OwnSecrets`: hex, base32,
+    another case, reversed, a run of 12 characters …). No detector runs: only these values are
+    looked for, and a marker `text` already held is left as it is."""
     out = _token_redactor(tokens).scrub_known(text)
     if out == text:
         return text

@@ -952,11 +952,12 @@ def _review_step_run(
         [*shell, step["run"]],
         cwd=workspace,
         env={**full, "LANG": os.environ.get("LANG", "C.UTF-8")},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one log, in order, as GitHub shows it
         text=True,
         timeout=300,
     )
-    return done.returncode, done.stdout + done.stderr, outputs, workspace
+    return done.returncode, done.stdout, outputs, workspace
 
 
 def test_an_unchanged_settings_file_uploads_an_empty_analysis_of_the_reviews_category(
@@ -1522,6 +1523,15 @@ def test_a_pull_request_that_deletes_the_settings_file_uploads_an_empty_analysis
     assert code == 1, log
     assert outputs.read_text() == "exit-code=0\n"
     assert "auditor: this pull request deletes settings/enterprise-controls.yaml" in log
+    # review R48: the failed step's last line was the analysis's "exit 0: … no findings
+    # introduced by the change fail the run", then exit 1 without a reason
+    last = log.splitlines()[-1]
+    assert last.startswith(
+        "::error::this pull request deletes settings/enterprise-controls.yaml: there is no "
+        "proposed settings file, so nothing was reviewed and the check fails; the analysis "
+        "above, of the base branch's file with its results emptied, only closes the alerts an "
+        "earlier push filed (the Upload SARIF step uploads it)."
+    ), log
     assert "::warning::" not in log and "auditor: error" not in log, log
     sarif = json.loads((work / "reports" / "review" / "findings.sarif").read_text())
     (run,) = sarif["runs"]

@@ -952,11 +952,12 @@ def _review_step_run(
         [*shell, step["run"]],
         cwd=workspace,
         env={**full, "LANG": os.environ.get("LANG", "C.UTF-8")},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one log, in order, as GitHub shows it
         text=True,
         timeout=300,
     )
-    return done.returncode, done.stdout + done.stderr, outputs, workspace
+    return done.returncode, done.stdout, outputs, workspace
 
 
 def test_an_unchanged_settings_file_uploads_an_empty_analysis_of_the_reviews_category(
@@ -1180,16 +1181,31 @@ def _check_step() -> dict[str, Any]:
     return step
 
 
-def _run_check(tmp_path: Path, gh: str | None) -> tuple[int, str]:
-    """The check step's script, run as GitHub runs it, with a stand-in `gh` on PATH whose
-    body is `gh` (None: no gh at all): (exit code, log)."""
+# What `gh cache list --help` and `gh --version` print: gh 2.45.0 added `--ref` (cli/cli#8711).
+GH_HELP = "  -k, --key string   Filter by cache key prefix\n  -r, --ref string   Filter by ref"
+GH_VERSION = "gh version 2.83.0 (2025-11-04)\nhttps://github.com/cli/cli/releases/tag/v2.83.0"
+
+
+def _run_check(
+    tmp_path: Path, gh: str | None, script: str | None = None, gh_help: str = GH_HELP
+) -> tuple[int, str]:
+    """The check step's script (or `script`), run as GitHub runs it, with a stand-in `gh` on
+    PATH whose body is `gh` for the listing (None: no gh at all) and which prints `gh_help` for
+    `--help`: (exit code, log in order)."""
     bash = shutil.which("bash")
     assert bash is not None
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(parents=True)
     if gh is not None:
         fake = bin_dir / "gh"
-        fake.write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n{gh}\n')
+        fake.write_text(
+            "#!/bin/bash\n"
+            f'case "$*" in\n'
+            f"  --version) printf '%s\\n' {shlex.quote(GH_VERSION)} ;;\n"
+            f"  *--help*) printf '%s\\n' {shlex.quote(gh_help)} ;;\n"
+            f'  *) printf "%s\\n" "$@" > "$ARGS_FILE"\n{gh}\n ;;\n'
+            "esac\n"
+        )
         fake.chmod(0o755)
     step = _check_step()
     env = {
@@ -1201,14 +1217,15 @@ def _run_check(tmp_path: Path, gh: str | None) -> tuple[int, str]:
         **{k: "ghs_fake" for k in step["env"]},
     }
     done = subprocess.run(
-        [*_github_shell(NIGHTLY, step), step["run"]],
+        [*_github_shell(NIGHTLY, step), script or step["run"]],
         cwd=tmp_path,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
         timeout=60,
     )
-    return done.returncode, done.stdout + done.stderr
+    return done.returncode, done.stdout
 
 
 def _github_shell(path: Path, step: dict[str, Any]) -> list[str]:
@@ -1258,26 +1275,42 @@ def test_a_failed_restore_fails_the_night_when_a_state_was_saved_before(tmp_path
     hit = {"cache-matched-key": "auditor-state-41-1"}
     assert not truthy(evaluate(condition, {"steps": {restore["id"]: {"outputs": hit}}}))
 
-    code, log = _run_check(tmp_path / "saved", "echo 1")  # `--jq length` of one save
+    code, log = _run_check(tmp_path / "saved", "echo auditor-state-902-1")  # the newest save
     assert code != 0
+    (error,) = [line for line in log.splitlines() if line.startswith("::error::")]
+    assert error.startswith(
+        "::error::no state file was restored, but this branch saved one before (the newest: "
+        "auditor-state-902-1)"
+    )
+    assert "Re-run the job" in error and "saves nothing" in error
+    # review R48: a save that can never be restored is deleted alone, by its key, so the one
+    # before it (and the run history) is restored; not every auditor-state-… cache
     assert (
-        "::error::no state file was restored, but this branch saved one before (a cache "
-        "auditor-state-…)"
-    ) in log
-    assert "Re-run the job" in log and "saves nothing" in log
+        "delete it alone (gh cache delete auditor-state-902-1 --repo github.com/acme/settings"
+        in (error)
+    )
+    assert "Delete every auditor-state-… cache only when none of them can be restored" in error
     args = (tmp_path / "saved" / "args").read_text().splitlines()
     assert args[:2] == ["cache", "list"]
     assert args[args.index("--key") + 1] == restore["with"]["restore-keys"]
     assert args[args.index("--ref") + 1] == "refs/heads/main"  # what this branch can restore
     assert args[args.index("--repo") + 1] == "github.com/acme/settings"  # gh's HOST/OWNER/REPO
-    assert args[args.index("--json") + 1] == "key" and args[args.index("--jq") + 1] == "length"
+    # the restore picks the newest created of the prefix's caches
+    assert (
+        args[args.index("--sort") + 1] == "created_at" and args[args.index("--order") + 1] == "desc"
+    )
+    assert args[args.index("--limit") + 1] == "1"
+    assert args[args.index("--json") + 1] == "key" and args[args.index("--jq") + 1] == ".[].key"
     assert not _saves({}), "the audit step was skipped: no exit code, no save"
     assert _saves({"exit-code": "1"})
+    # the reports step runs after the failed check (always()) and finds no reports: no warning
+    (keep,) = [s for s in job["steps"] if uses(s) == "actions/upload-artifact"]
+    assert keep["if"] == "always()" and keep["with"]["if-no-files-found"] == "ignore"
 
 
 @pytest.mark.parametrize(
     "gh",
-    ["echo 0", "exit 0"],  # `--json` prints `[]` (length 0); an older gh prints nothing
+    ["echo", "exit 0"],  # `--jq '.[].key'` of `[]`: an empty line or nothing at all
     ids=["empty-list", "no-results"],
 )
 def test_a_first_night_with_no_earlier_save_goes_on(tmp_path: Path, gh: str) -> None:
@@ -1288,25 +1321,93 @@ def test_a_first_night_with_no_earlier_save_goes_on(tmp_path: Path, gh: str) -> 
 
 
 @pytest.mark.parametrize(
-    "gh",
+    ("gh", "why"),
     [
-        'echo "HTTP 403: Resource not accessible by integration" >&2; exit 1',
-        "exit 4",  # authentication required
-        None,  # no gh on the runner
-        "echo 'not a number'",
+        (
+            'echo "HTTP 403: Resource not accessible by integration" >&2; exit 1',
+            "gh cache list exited 1 (its message is above): the job needs the actions: read "
+            "permission",
+        ),
+        (  # authentication required
+            "exit 4",
+            "gh cache list exited 4 (its message is above): the job needs the actions: read",
+        ),
+        (None, "gh is not installed on this runner: install gh 2.45.0 or later"),
+        (  # review R48 (nit): an unreadable answer at exit 0 is no permission problem
+            "echo 'not a number'",
+            "gh cache list printed something other than a cache key (above)",
+        ),
     ],
     ids=["forbidden", "no-auth", "no-gh", "odd-output"],
 )
-def test_a_check_that_cannot_tell_fails_safe(tmp_path: Path, gh: str | None) -> None:
+def test_a_check_that_cannot_tell_fails_safe(tmp_path: Path, gh: str | None, why: str) -> None:
     """gh failing (no `actions: read`, no token, not installed, an answer it cannot read) is
-    no proof of a first night: the night fails rather than start a new state file."""
+    no proof of a first night: the night fails rather than start a new state file, and says
+    why."""
     code, log = _run_check(tmp_path, gh)
     assert code != 0
-    assert (
+    (error,) = [line for line in log.splitlines() if line.startswith("::error::")]
+    assert error.startswith(
         "::error::no state file was restored, and whether this branch saved one before could "
-        "not be told (gh cache list exited "
-    ) in log
-    assert "actions: read" in log and "Re-run the job" in log
+        f"not be told: {why}"
+    ), error
+    assert "re-run the job" in error
+    if gh and gh.startswith("echo 'not"):
+        assert "actions: read" not in error and "not a number" in log
+
+
+# Debian 12's gh 2.23.0: no `gh cache` at all (cobra's error, exit 1, for --help too)
+OLD_GH = 'echo \'unknown command "cache" for "gh"\' >&2; exit 1'
+
+
+@pytest.mark.parametrize(
+    ("gh", "gh_help"),
+    [
+        (OLD_GH, 'unknown command "cache" for "gh"'),
+        ('echo "unknown flag: --ref" >&2; exit 1', "  -k, --key string   Filter by cache key"),
+    ],
+    ids=["no-gh-cache", "no-ref"],
+)
+def test_a_runner_whose_gh_is_too_old_is_told_the_version_it_needs(
+    tmp_path: Path, gh: str, gh_help: str
+) -> None:
+    """Review R48: a self-hosted runner with a distribution's gh (Debian 12's 2.23.0 has no
+    `gh cache`; `--ref` came in 2.45.0) stopped every night, the first one too, with an error
+    that named only the `actions: read` permission. It now names gh's version and the one
+    needed."""
+    code, log = _run_check(tmp_path, gh, gh_help=gh_help)
+    assert code != 0
+    (error,) = [line for line in log.splitlines() if line.startswith("::error::")]
+    assert (
+        "could not be told: this runner's gh (gh version 2.83.0 (2025-11-04)) has no `gh cache "
+        "list --ref`: install gh 2.45.0 or later (https://cli.github.com; a distribution's "
+        "package may be older)"
+    ) in error
+    assert "actions: read" not in error
+    assert log.index("unknown ") < log.index("::error::"), "gh's own message comes first"
+
+
+def test_the_readmes_action_with_cache_layout_has_the_nightlys_check(tmp_path: Path) -> None:
+    """Review R48: the README's layout wrapping the Action in the cache steps had the check
+    only as a comment, so a copy of it started a new state file after a failed restore. It
+    now holds the nightly's step, which stops a night whose restore missed a save."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+    (block,) = [b for b in blocks if "- uses: your-org/auditor@" in b and "cache/restore" in b]
+    layout = YAML(typ="safe").load(block)
+    names = [uses(s) or s.get("name", "") for s in layout]
+    assert names[:3] == [
+        "actions/cache/restore",
+        "Check that no saved state was missed",
+        "your-org/auditor",
+    ]
+    check, nightly = layout[1], _check_step()
+    assert {k: check[k] for k in ("if", "env", "run")} == {
+        k: nightly[k] for k in ("if", "env", "run")
+    }
+    assert check["if"] == f"steps.{layout[0]['id']}.outputs.cache-matched-key == ''"
+    code, log = _run_check(tmp_path, "echo auditor-state-902-1", script=check["run"])
+    assert code != 0 and "::error::no state file was restored, but this branch saved" in log
 
 
 def _step_with_id(path: Path, step_id: str) -> dict[str, Any]:
@@ -1422,6 +1523,15 @@ def test_a_pull_request_that_deletes_the_settings_file_uploads_an_empty_analysis
     assert code == 1, log
     assert outputs.read_text() == "exit-code=0\n"
     assert "auditor: this pull request deletes settings/enterprise-controls.yaml" in log
+    # review R48: the failed step's last line was the analysis's "exit 0: … no findings
+    # introduced by the change fail the run", then exit 1 without a reason
+    last = log.splitlines()[-1]
+    assert last.startswith(
+        "::error::this pull request deletes settings/enterprise-controls.yaml: there is no "
+        "proposed settings file, so nothing was reviewed and the check fails; the analysis "
+        "above, of the base branch's file with its results emptied, only closes the alerts an "
+        "earlier push filed (the Upload SARIF step uploads it)."
+    ), log
     assert "::warning::" not in log and "auditor: error" not in log, log
     sarif = json.loads((work / "reports" / "review" / "findings.sarif").read_text())
     (run,) = sarif["runs"]

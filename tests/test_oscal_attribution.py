@@ -126,3 +126,38 @@ def test_a_review_s_oscal_names_the_proposed_file_and_its_author(
     oscal = (tmp_path / "rv" / "findings.oscal.json").read_text(encoding="utf-8")
     assert line in oscal
     assert HIDDEN.split("@")[0] not in oscal
+
+
+def test_an_author_email_of_blanks_gives_way_to_the_name_in_every_report() -> None:
+    """A service may send an author's email as blanks (the store keeps what it was sent):
+    the name is the author then, in the line every report gives and in the OSCAL prop, which
+    read `attribution-author: -` and `… by` with nothing after it (review R50 #1)."""
+    from dataclasses import replace
+
+    from report_fixture import build_report_data
+
+    from auditor.findings.finding import attribution_text
+    from auditor.report.markdown import render_markdown
+    from auditor.report.oscal import render_oscal
+
+    data = build_report_data()
+    f = next(f for f in data.findings if f.since is not None and f.status == "fail")
+    assert f.since is not None
+    since = replace(f.since, author_email="   ", author_name="Bob Builder")
+    blank = replace(f, since=since)
+    one = replace(data, findings=(blank,), resolved=())
+    line = attribution_text(blank)
+    assert line.endswith(" by Bob Builder"), line
+    assert md_inline(line) in render_markdown(one)
+    doc = json.loads(render_oscal(one))
+    assert problems(doc) == []
+    (observation,) = doc["assessment-results"]["results"][0]["observations"]
+    props = {p["name"]: p["value"] for p in observation["props"]}
+    assert props["attribution-author"] == "Bob Builder"
+    assert observation["description"].endswith(line)
+    nobody = replace(blank, since=replace(since, author_name=" "))
+    line = attribution_text(nobody)
+    assert not line.endswith(" by") and " by " not in line, line
+    doc = json.loads(render_oscal(replace(one, findings=(nobody,))))
+    (observation,) = doc["assessment-results"]["results"][0]["observations"]
+    assert "attribution-author" not in {p["name"] for p in observation["props"]}

@@ -523,9 +523,16 @@ def _natural_parts(text: str) -> str:
     return "\x02" + "\x00\x02".join(parts) + "\x00\x03" + text
 
 
+def attribution_author(a: Attribution) -> str:
+    """The author as every report names one (`shown_author`): the email, else the name (an
+    email of blanks alone is none); empty when neither is known."""
+    who = a.author_email if a.author_email.strip() else a.author_name
+    return shown_author(who) if who.strip() else ""
+
+
 def _who(a: Attribution) -> str:
-    who = a.author_email or a.author_name
-    return f" by {shown_author(who)}" if who else ""
+    who = attribution_author(a)
+    return f" by {who}" if who else ""
 
 
 def attribution_text(f: Finding) -> str:

@@ -32,9 +32,8 @@ from typing import Any
 import orjson
 
 from auditor.common.escape import clean_text
-from auditor.findings.finding import Finding, attribution_text
+from auditor.findings.finding import Finding, attribution_author, attribution_text
 from auditor.models import Evidence, Subject
-from auditor.redact.plain import shown_author
 from auditor.report import display, identity
 from auditor.report.jsonout import inert_utf8, spliced_lists
 from auditor.report.model import (
@@ -144,9 +143,9 @@ def _attribution(f: Finding) -> tuple[str, tuple[dict[str, str], ...]]:
     if a is None or not line:
         return "", ()
     props = [] if a.place else [_prop("attribution-revision", str(a.revision))]
-    who = a.author_email or a.author_name
+    who = attribution_author(a)
     if who:  # as the line names the author (cut as every report cuts it)
-        props.append(_prop("attribution-author", shown_author(who)))
+        props.append(_prop("attribution-author", who))
     return line, tuple(props)
 
 

@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
+from auditor.common.interrupts import check_cancelled
 from auditor.common.jsonutil import canonical, loads, share_equal
 from auditor.common.lazyre import lazy_regex
 from auditor.common.pairs import HashPairs
@@ -121,6 +122,7 @@ def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate
 
     @functools.wraps(method)
     def wrapper(store: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        check_cancelled()  # (`run --orgs`: an interrupted organization's audit stops here)
         with store.reading():
             return method(store, *args, **kwargs)
 
@@ -522,6 +524,7 @@ class Store:
         # are not (a failed sync then scrubs the pages it kept of them: `forget_unsafe_resume`)
         scrubbed, generation = set(self._scrubbed), self._staged_generation
         self._drained = []
+        check_cancelled()  # (`run --orgs`: an interrupted organization writes nothing more)
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -1116,6 +1119,7 @@ class Store:
                 cursor = stream(self._db, sql, params)
                 try:
                     while rows := cursor.fetchmany(_BATCH):
+                        check_cancelled()  # (`run --orgs`: an interrupted walk stops here)
                         # A row is parsed only when it is reached: the batch stays raw bytes,
                         # so a walk never holds a batch of parsed settings beside what it keeps.
                         for row in rows:
@@ -1472,6 +1476,7 @@ class Store:
         # A batch at a time, each deleted once moved: the next batch is written into the pages
         # the last one freed, so the file does not grow by the whole history twice over.
         for at in range(0, len(numbers), _MOVE_BATCH):
+            check_cancelled()  # (inside the sync's transaction, which an interrupt rolls back)
             low, high = numbers[at], numbers[min(at + _MOVE_BATCH, len(numbers)) - 1]
             moved += self._db.execute(
                 f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
@@ -1880,6 +1885,7 @@ class Store:
 
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
+        check_cancelled()  # (`run --orgs`: the transaction is rolled back)
         body = store_analytics.put_day(self._db, day, series, data, sync_id)
         self._index_row(body, sync_id=sync_id)
 

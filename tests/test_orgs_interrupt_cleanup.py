@@ -271,3 +271,27 @@ def test_pages_kept_before_a_secret_was_learned_are_scrubbed(tmp_path: Path) -> 
     raw = state_bytes(state)
     assert [form for form in secret_forms(value) if form.encode() in raw] == []
     assert (tmp_path / "st" / "state-late.db.lock").read_text() == ""
+
+
+def test_a_store_made_as_its_organization_is_cancelled_is_dropped_again(pg_url: str) -> None:
+    """The interrupt came while an organization's thread made its PostgreSQL store: the thread
+    stops at the store's first read (`Cancelled`), and the schema it made is dropped again, as
+    a file made so is removed (three empty schemas were left in a loop of interrupts)."""
+    from auditor.common.interrupts import Cancel, Cancelled, cancellable
+
+    cancel = Cancel()
+    cancel.cancel()
+    raised: list[BaseException] = []
+
+    def open_store() -> None:
+        try:
+            with cancellable(cancel):
+                Store.open(pg_url, create=True, org="made").close()
+        except BaseException as exc:  # (for the test's thread to say)
+            raised.append(exc)
+
+    thread = threading.Thread(target=open_store)
+    thread.start()
+    thread.join(timeout=60)
+    assert [type(exc) for exc in raised] == [Cancelled]
+    assert not Store.exists(pg_url, org="made")

@@ -289,6 +289,22 @@ def _unwritten(exc: StoreError) -> str:
     return "the state file could not be written"
 
 
+def _drop_made(db: postgres.PgConnection, made: postgres.Made) -> None:
+    """Drop what opening a PostgreSQL store made (`Store.discard_created`): the schema, or the
+    tables made in a schema that was there; best effort."""
+    with contextlib.suppress(sqlite3.Error):
+        rollback(db)
+        db.execute("BEGIN")
+        if made.schema is not None:
+            db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
+        else:  # the schema held no table before (`postgres.identify`)
+            for table in db.tables():
+                quoted = table.replace('"', '""')
+                db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
+        db.execute("COMMIT")
+    rollback(db)
+
+
 class Store:
     """An open state file. Use `Store.open(...)` and close it (or use `with`)."""
 
@@ -481,18 +497,21 @@ class Store:
             if made_here is not None:
                 store.created, store._made = True, made_here
             return store
-        except sqlite3.Error as exc:
-            db.close()
-            if postgres.not_the_store(exc):  # a privilege, the server, a lock: not the tables
-                raise StoreError(f"state file {shown} cannot be used: {describe(exc)}") from None
-            raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
-        except (ValueError, TypeError) as exc:  # a meta value that is damaged
-            db.close()
-            hint = postgres.damaged_hint(db.schema)
-            raise StoreError(f"state file {shown} is damaged: {exc}{hint}") from None
-        except BaseException:
+        except BaseException as exc:
+            # (a Ctrl-C, or `run --orgs`' cancel, as the store just made was read: what this
+            # call made goes, as `_remove_created` removes a file, so no empty store is left)
+            if made_here is not None:
+                _drop_made(db, made_here)
             db.close()  # and with the session, its advisory lock
-            raise
+            if not isinstance(exc, (sqlite3.Error, ValueError, TypeError)):
+                raise
+            error = exc
+        if isinstance(error, sqlite3.Error):
+            if postgres.not_the_store(error):  # a privilege, the server, a lock: not the tables
+                raise StoreError(f"state file {shown} cannot be used: {describe(error)}") from None
+            raise StoreError(f"{shown} is not a usable auditor store: {describe(error)}") from None
+        hint = postgres.damaged_hint(db.schema)  # a meta value that is damaged
+        raise StoreError(f"state file {shown} is damaged: {error}{hint}") from None
 
     def close(self) -> None:
         """Close the database and release the lock."""
@@ -1086,19 +1105,8 @@ class Store:
         organization's run lock: no other auditor run used it meanwhile. Best effort (the
         connection may be what failed): the read-only commands refuse a store never synced."""
         made, self._made = self._made, None
-        if made is None:
-            return
-        with contextlib.suppress(sqlite3.Error):
-            rollback(self._db)
-            self._db.execute("BEGIN")
-            if made.schema is not None:
-                self._db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
-            else:  # the schema held no table before (`postgres.identify`)
-                for table in self._db.tables():
-                    quoted = table.replace('"', '""')
-                    self._db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
-            self._db.execute("COMMIT")
-        rollback(self._db)
+        if made is not None and isinstance(self._db, postgres.PgConnection):
+            _drop_made(self._db, made)
 
     # -- revisions ---------------------------------------------------------------------------
 

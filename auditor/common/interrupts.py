@@ -79,6 +79,7 @@ class Cancel:
 
     def __init__(self) -> None:
         self._set = threading.Event()
+        self.cancelled = False  # (`_set`'s state, read as a plain value: checked per item)
         self._lock = threading.Lock()
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._raised: set[int] = set()  # the threads `Cancelled` was raised in
@@ -88,6 +89,7 @@ class Cancel:
         import socket
 
         with self._lock:
+            self.cancelled = True
             self._set.set()
             sockets = list(self._sockets)
         for sock in sockets:
@@ -101,7 +103,7 @@ class Cancel:
         raises one KeyboardInterrupt, and neither inside `held` nor while an exception is
         handled (what the thread does to end, rolling back and removing a first sync's store,
         is not cut short in turn)."""
-        if not self._set.is_set() or _holding() or sys.exc_info()[0] is not None:
+        if not self.cancelled or _holding() or sys.exc_info()[0] is not None:
             return
         me = threading.get_ident()
         with self._lock:
@@ -113,7 +115,7 @@ class Cancel:
     def check_network(self) -> None:
         """`Cancelled` whenever `cancel` has been called: no request is made after it (the
         sockets are shut down), and none is part of how a thread ends."""
-        if self._set.is_set():
+        if self.cancelled:
             raise Cancelled
 
     def watch(self, sock: socket.socket) -> None:

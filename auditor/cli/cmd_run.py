@@ -58,6 +58,7 @@ from auditor.cli.summary import (
 from auditor.common.dates import DEFAULT_DAYS
 from auditor.common.escape import terminal_text
 from auditor.common.files import forget_modes
+from auditor.common.interrupts import Cancelled
 from auditor.common.lazyre import lazy_regex
 from auditor.config import Config, OrgEntry, load_orgs, org_config
 from auditor.errors import EXIT_ERROR, AuditorError, ReportError, UsageError
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
     from auditor.policy.model import PolicyFile
     from auditor.report.model import DataSource
     from auditor.store.database import Store
-    from auditor.workflows.orgs import OrgResult
+    from auditor.workflows.orgs import Crew, OrgResult
 
 
 def run_command(args: argparse.Namespace, ctx: Context) -> int:
@@ -247,6 +248,8 @@ def _run_one(
                 folder=folder,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see auditor.cli.signals)
+            if isinstance(exc, Cancelled):  # (`run --orgs`: the main thread writes it up)
+                raise
             code, word = interrupt_exit(exc)
             if published.recorded:  # the run is done and recorded: its reports stand
                 print(f"auditor: {word} {RECORDED_STANDS} in {out_dir} stand", file=ctx.stderr)
@@ -295,7 +298,7 @@ def run_orgs(
     """`--orgs FILE`: every organization audited on its own (store, lock, reports folder
     `<root>/<name>/`), `--workers` at once; a summary table; exit 2 if any errored, else 1
     if any has findings, else 0."""
-    from auditor.workflows.orgs import OrgResult, audit_orgs, overall_exit, overall_reason
+    from auditor.workflows.orgs import Crew, OrgResult, audit_orgs, overall_exit, overall_reason
 
     for flag in ("org", "base_url", "app_url", "token_file"):
         if getattr(args, flag, None) is not None:
@@ -332,9 +335,13 @@ def run_orgs(
             for line in result.log:  # with --quiet, what a single run's --quiet prints: its errors
                 print(f"[{result.name}] {line}", file=ctx.stderr, flush=True)
 
+        crew = Crew()  # (an interrupt cancels the organizations being audited)
         try:
-            results = audit_orgs(list(entries), audit_one, workers=workers, done=done)
+            results = audit_orgs(list(entries), audit_one, workers=workers, done=done, crew=crew)
         except KeyboardInterrupt as exc:  # the organizations done so far keep their reports
+            # (as `audit_orgs` does: an interrupt landing as it waited did not always reach
+            # its handler there, CPython 3.11)
+            crew.stop()
             code, word = interrupt_exit(exc)
             stood: dict[str, OrgResult] = {}
             cut_short: dict[str, _Published] = {}
@@ -347,7 +354,7 @@ def run_orgs(
                             continue
                         started[name].cut = True
                     cut_short[name] = started[name]
-            removed, late = _cut_short(cut_short, root, ctx)
+            removed, late = _cut_short(cut_short, root, ctx, crew)
             for name, published in cut_short.items():  # the reports gone: written up again
                 one = org_config(config, entries[name], root / name)
                 with contextlib.suppress(AuditorError, OSError):  # the summary still follows
@@ -365,9 +372,7 @@ def run_orgs(
                 finished.get(name) or stood.get(name) or replace(cut, name=name) for name in entries
             ]
             results = [
-                replace(r, reason=f"{r.reason} ({STILL_WRITING.format(file=late[r.name])})")
-                if r.name in late
-                else r
+                replace(r, reason=f"{r.reason} ({late[r.name]})") if r.name in late else r
                 for r in results
             ]
             _org_summary(results, root, args, ctx, ended=(code, word))
@@ -379,26 +384,37 @@ def run_orgs(
         return code
 
 
-#: How long an interrupt of `run --orgs` waits for the workers of the organizations it cuts
-#: short to finish the report file each is writing (report.pdf takes minutes).
+#: How long an interrupt of `run --orgs` waits for the organizations it cuts short: for their
+#: workers to end their stores (a write rolled back, a first sync's store removed) and to
+#: finish the report file each is writing (report.pdf takes minutes).
 _WRITING_WAIT = 3.0
 STILL_WRITING = "its worker was still writing {file}: its reports were written up without it"
+STORE_LEFT = (
+    "its worker had not ended its store {seconds} s after the interrupt: the store was not "
+    "cleaned up (a first sync's empty store, a -journal or this run's pid in its lock may be "
+    "left; the next run goes on from it)"
+)
 
 
 def _cut_short(
-    cut: dict[str, _Published], root: Path, ctx: Context
+    cut: dict[str, _Published], root: Path, ctx: Context, crew: Crew
 ) -> tuple[dict[str, bool], dict[str, str]]:
     """The organizations an interrupt of `run --orgs` cut short (their `cut` set, so their
-    workers begin no other report file and record nothing): the report file each worker is
-    writing is waited for (at most `_WRITING_WAIT` s in all; one still written then is said on
-    stderr), then every report they wrote goes (but a complete report.pdf, as `_unpublish`),
-    with Ctrl-C and SIGTERM held for those removals, before any is written up as interrupted:
-    a second signal, even while waiting, leaves no report claiming a complete run. Gives
-    whether each one's findings.sarif was among those removed, and the file each worker still
-    wrote after the wait."""
+    workers begin no other report file and record nothing; cancelled, `Crew.stop`): each
+    worker is waited for to end its audit (its store ended in its own thread, as an
+    interrupted single run ends its own) and the report file it is writing (at most
+    `_WRITING_WAIT` s in all; one still running then is said on stderr), then every report
+    they wrote goes (but a complete report.pdf, as `_unpublish`), with Ctrl-C and SIGTERM held
+    for those removals, before any is written up as interrupted: a second signal, even while
+    waiting, leaves no report claiming a complete run. Gives whether each one's findings.sarif
+    was among those removed, and why each one still running after the wait was left so."""
     late: dict[str, str] = {}
     deadline = time.monotonic() + _WRITING_WAIT
     try:
+        for name in crew.wait(deadline):
+            late[name] = STORE_LEFT.format(seconds=f"{_WRITING_WAIT:g}")
+            print(f"auditor: [{name}] {late[name]}", file=ctx.stderr, flush=True)
+
         for name, published in cut.items():
             lock = published.writing
             if lock is None:
@@ -406,8 +422,8 @@ def _cut_short(
             if lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
                 lock.release()
             else:
-                late[name] = published.file
                 shown = STILL_WRITING.format(file=published.file)
+                late[name] = f"{late[name]}; {shown}" if name in late else shown
                 print(f"auditor: [{name}] {shown}", file=ctx.stderr, flush=True)
     finally:  # (also when a second signal cut the wait short)
         removed: dict[str, bool] = {}

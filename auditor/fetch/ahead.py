@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from auditor.common.interrupts import check_cancelled
+
 T = TypeVar("T")
 
 
@@ -44,7 +46,9 @@ class Pending(Generic[T]):
             self._done.set()
 
     def result(self) -> T:
-        """The call's value, or the exception it raised (raised here)."""
+        """The call's value, or the exception it raised (raised here); `Cancelled` first when
+        the caller's organization is (`run --orgs`: a page fetched ahead is not worked on)."""
+        check_cancelled()
         self._done.wait()
         if self._error is not None:
             error, self._error = self._error, None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.common import lazy
+from auditor.common.interrupts import check_network, watch_socket
 
 # httpcore imports `anyio` for its async primitives, which a sync client never makes: it loads
 # on first use, not with httpcore (`lazy.deferring`).
@@ -142,16 +143,35 @@ class _Stream(httpcore.NetworkStream):
     def __init__(self, inner: httpcore.NetworkStream, *, proxy_tls: bool = False) -> None:
         self._inner = inner
         self._proxy_tls = proxy_tls
+        # (`run --orgs`: shut down when the organization is cancelled, which wakes a read
+        # waiting on it; its failure then is `Cancelled`, below, never a network error retried)
+        try:
+            watch_socket(inner.get_extra_info("socket"))
+        except BaseException:
+            inner.close()
+            raise
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         # Whatever has arrived, up to 1 MiB, not httpcore's 64 KiB: a large page then takes a
         # few reads instead of dozens, and the thread that fetches the next page in the
         # background needs the interpreter lock (which the sync's own thread holds) less often.
         size = max(max_bytes, _READ_BYTES)
-        return self._inner.read(size, _left(timeout, httpcore.ReadTimeout))
+        try:
+            data = self._inner.read(size, _left(timeout, httpcore.ReadTimeout))
+        except BaseException:
+            check_network()
+            raise
+        # (a socket shut down still gives what had arrived, then nothing: the end of a
+        # stream, which is not said to be the service's)
+        check_network()
+        return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+        try:
+            self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+        except BaseException:
+            check_network()
+            raise
 
     def close(self) -> None:
         self._inner.close()
@@ -166,7 +186,12 @@ class _Stream(httpcore.NetworkStream):
         _mark(self._proxy_tls)  # the proxy's own TLS, or the service's through the tunnel
         if ssl_context is _DEFERRED:
             ssl_context = _default_tls()
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, limit))
+        try:
+            inner = self._inner.start_tls(ssl_context, server_hostname, limit)
+        except BaseException:
+            check_network()
+            raise
+        return _Stream(inner)
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)

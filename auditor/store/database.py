@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
+from auditor.common.interrupts import check_cancelled
 from auditor.common.jsonutil import canonical, loads, share_equal
 from auditor.common.lazyre import lazy_regex
 from auditor.common.pairs import HashPairs
@@ -121,6 +122,7 @@ def _reads(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate
 
     @functools.wraps(method)
     def wrapper(store: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        check_cancelled()  # (`run --orgs`: an interrupted organization's audit stops here)
         with store.reading():
             return method(store, *args, **kwargs)
 
@@ -285,6 +287,22 @@ def _unwritten(exc: StoreError) -> str:
     if isinstance(cause, sqlite3.Error):
         return f"the state file could not be written: {describe(cause)}"
     return "the state file could not be written"
+
+
+def _drop_made(db: postgres.PgConnection, made: postgres.Made) -> None:
+    """Drop what opening a PostgreSQL store made (`Store.discard_created`): the schema, or the
+    tables made in a schema that was there; best effort."""
+    with contextlib.suppress(sqlite3.Error):
+        rollback(db)
+        db.execute("BEGIN")
+        if made.schema is not None:
+            db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
+        else:  # the schema held no table before (`postgres.identify`)
+            for table in db.tables():
+                quoted = table.replace('"', '""')
+                db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
+        db.execute("COMMIT")
+    rollback(db)
 
 
 class Store:
@@ -479,18 +497,21 @@ class Store:
             if made_here is not None:
                 store.created, store._made = True, made_here
             return store
-        except sqlite3.Error as exc:
-            db.close()
-            if postgres.not_the_store(exc):  # a privilege, the server, a lock: not the tables
-                raise StoreError(f"state file {shown} cannot be used: {describe(exc)}") from None
-            raise StoreError(f"{shown} is not a usable auditor store: {describe(exc)}") from None
-        except (ValueError, TypeError) as exc:  # a meta value that is damaged
-            db.close()
-            hint = postgres.damaged_hint(db.schema)
-            raise StoreError(f"state file {shown} is damaged: {exc}{hint}") from None
-        except BaseException:
+        except BaseException as exc:
+            # (a Ctrl-C, or `run --orgs`' cancel, as the store just made was read: what this
+            # call made goes, as `_remove_created` removes a file, so no empty store is left)
+            if made_here is not None:
+                _drop_made(db, made_here)
             db.close()  # and with the session, its advisory lock
-            raise
+            if not isinstance(exc, (sqlite3.Error, ValueError, TypeError)):
+                raise
+            error = exc
+        if isinstance(error, sqlite3.Error):
+            if postgres.not_the_store(error):  # a privilege, the server, a lock: not the tables
+                raise StoreError(f"state file {shown} cannot be used: {describe(error)}") from None
+            raise StoreError(f"{shown} is not a usable auditor store: {describe(error)}") from None
+        hint = postgres.damaged_hint(db.schema)  # a meta value that is damaged
+        raise StoreError(f"state file {shown} is damaged: {error}{hint}") from None
 
     def close(self) -> None:
         """Close the database and release the lock."""
@@ -522,6 +543,7 @@ class Store:
         # are not (a failed sync then scrubs the pages it kept of them: `forget_unsafe_resume`)
         scrubbed, generation = set(self._scrubbed), self._staged_generation
         self._drained = []
+        check_cancelled()  # (`run --orgs`: an interrupted organization writes nothing more)
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -1083,19 +1105,8 @@ class Store:
         organization's run lock: no other auditor run used it meanwhile. Best effort (the
         connection may be what failed): the read-only commands refuse a store never synced."""
         made, self._made = self._made, None
-        if made is None:
-            return
-        with contextlib.suppress(sqlite3.Error):
-            rollback(self._db)
-            self._db.execute("BEGIN")
-            if made.schema is not None:
-                self._db.execute(f'DROP SCHEMA "{made.schema}" CASCADE')
-            else:  # the schema held no table before (`postgres.identify`)
-                for table in self._db.tables():
-                    quoted = table.replace('"', '""')
-                    self._db.execute(f'DROP TABLE IF EXISTS "{quoted}" CASCADE')
-            self._db.execute("COMMIT")
-        rollback(self._db)
+        if made is not None and isinstance(self._db, postgres.PgConnection):
+            _drop_made(self._db, made)
 
     # -- revisions ---------------------------------------------------------------------------
 
@@ -1116,6 +1127,7 @@ class Store:
                 cursor = stream(self._db, sql, params)
                 try:
                     while rows := cursor.fetchmany(_BATCH):
+                        check_cancelled()  # (`run --orgs`: an interrupted walk stops here)
                         # A row is parsed only when it is reached: the batch stays raw bytes,
                         # so a walk never holds a batch of parsed settings beside what it keeps.
                         for row in rows:
@@ -1472,6 +1484,7 @@ class Store:
         # A batch at a time, each deleted once moved: the next batch is written into the pages
         # the last one freed, so the file does not grow by the whole history twice over.
         for at in range(0, len(numbers), _MOVE_BATCH):
+            check_cancelled()  # (inside the sync's transaction, which an interrupt rolls back)
             low, high = numbers[at], numbers[min(at + _MOVE_BATCH, len(numbers)) - 1]
             moved += self._db.execute(
                 f"insert INTO revisions ({columns}) SELECT {REVISION_COLUMNS}, ? "
@@ -1880,6 +1893,7 @@ class Store:
 
     def ingest_analytics(self, day: str, series: str, data: JSON, sync_id: int) -> None:
         """Store one redacted analytics series of one day (inside the sync's transaction)."""
+        check_cancelled()  # (`run --orgs`: the transaction is rolled back)
         body = store_analytics.put_day(self._db, day, series, data, sync_id)
         self._index_row(body, sync_id=sync_id)
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.common.files import write_atomic
+from auditor.common.interrupts import Cancel, Cancelled, cancellable
 from auditor.common.jsonutil import dumps_pretty
-from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError
+from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, AuditorError
 from auditor.report.model import ORGS_SUMMARY, new_words
 
 #: `<root>/summary.json`, written by `write_org_summary` beside the organizations' folders.
@@ -55,32 +57,89 @@ class OrgResult:
         return _STATUS.get(self.code, "interrupted")
 
 
+class Crew:
+    """The organizations being audited (`audit_orgs`), each with its `Cancel`: an interrupt
+    (Ctrl-C or SIGTERM reach the main thread alone) cancels them and starts no other (`stop`),
+    and the caller waits for their threads to end (`wait`), each having ended its own store in
+    its own thread as an interrupted single run does (a thread's store connection is its
+    own: the main thread never touches it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._running: dict[str, tuple[Cancel, threading.Event]] = {}
+
+    def begin(self, name: str) -> Cancel | None:
+        """`name`'s audit begins (in its thread), with its cancel; None once stopped."""
+        with self._lock:
+            if self._stopped:
+                return None
+            cancel = Cancel()
+            self._running[name] = (cancel, threading.Event())
+            return cancel
+
+    def end(self, name: str) -> None:
+        """`name`'s audit has ended (its store closed)."""
+        with self._lock:
+            _, ended = self._running.pop(name)
+        ended.set()
+
+    def stop(self) -> None:
+        """Cancel every organization being audited; none begins after."""
+        with self._lock:
+            self._stopped = True
+            running = list(self._running.values())
+        for cancel, _ in running:
+            cancel.cancel()
+
+    def wait(self, deadline: float) -> list[str]:
+        """Wait (until `deadline`, `time.monotonic`) for the organizations being audited to
+        end; the names of those still running then."""
+        with self._lock:
+            running = list(self._running.items())
+        return [
+            name
+            for name, (_, ended) in running
+            if not ended.wait(max(0.0, deadline - time.monotonic()))
+        ]
+
+
 def audit_orgs(
     names: Sequence[str],
     audit_one: Callable[[str], OrgResult],
     *,
     workers: int,
     done: Callable[[OrgResult], None] | None = None,
+    crew: Crew | None = None,
 ) -> list[OrgResult]:
     """Audit every organization, at most `workers` at once; `done` sees each result as it
     arrives (in completion order). Gives the results in the order of `names`.
 
-    The workers are daemon threads: on Ctrl-C or SIGTERM (a KeyboardInterrupt here) no other
-    organization starts and the process can end at once; an audit cut short stores nothing
-    (its sync is one transaction, which the store rolls back)."""
+    On Ctrl-C or SIGTERM (a KeyboardInterrupt here) no other organization starts, and those
+    being audited are cancelled (`crew`, for the caller to wait for them): each stops at its
+    next check point, its audit ending as an interrupted single run's does. The workers are
+    daemon threads: one still busy (writing report.pdf) does not keep the process alive."""
+    crew = crew or Crew()
     waiting: queue.SimpleQueue[str] = queue.SimpleQueue()
     for name in names:
         waiting.put(name)
     finished: queue.SimpleQueue[OrgResult] = queue.SimpleQueue()
-    stop = threading.Event()
 
     def work() -> None:
-        while not stop.is_set():
+        while True:
             try:
                 name = waiting.get_nowait()
             except queue.Empty:
                 return
-            finished.put(_guarded(audit_one, name))
+            cancel = crew.begin(name)
+            if cancel is None:  # interrupted: no other begins
+                return
+            try:
+                with cancellable(cancel):
+                    result = _guarded(audit_one, name)
+            finally:
+                crew.end(name)
+            finished.put(result)
 
     for n in range(max(1, min(workers, len(names)))):
         threading.Thread(target=work, name=f"auditor-org-{n}", daemon=True).start()
@@ -95,7 +154,7 @@ def audit_orgs(
             if done is not None:
                 done(result)
     except BaseException:
-        stop.set()
+        crew.stop()
         raise
     return [results[name] for name in names]
 
@@ -105,6 +164,8 @@ def _guarded(audit_one: Callable[[str], OrgResult], name: str) -> OrgResult:
         return audit_one(name)
     except AuditorError as exc:
         return OrgResult(name, exc.exit_code, str(exc))
+    except Cancelled:  # (the main thread writes it up as interrupted)
+        return OrgResult(name, EXIT_INTERRUPTED, "interrupted")
     except BaseException as exc:  # a bug in one organization's audit must not
         # end the others, nor end its worker without a result (the run would wait for ever):
         # a KeyboardInterrupt or SystemExit raised in a worker thread (Ctrl-C itself reaches

@@ -30,7 +30,7 @@ from typing import Any
 
 from auditor.common.collector import few_collections
 from auditor.common.heap import keep_freed_memory
-from auditor.common.interrupts import held
+from auditor.common.interrupts import check_cancelled, held
 from auditor.errors import ApiError, AuditorError, DataError
 from auditor.fetch import (
     HISTORY,
@@ -518,6 +518,7 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
         for index, raw in enumerate(page.items):
+            check_cancelled()  # (`run --orgs`: an interrupted organization's stops here too)
             where = f"$.{feed.listing.items}[{index}]"
             outcome, name = feed.ingest(run, raw, where, page)
             count.items += 1
@@ -988,6 +989,7 @@ class _History:
         kept = self.kept.numbers if self.kept is not None else set()
         known: list[bool] = []
         for index, raw in enumerate(page.items):
+            check_cancelled()  # (`run --orgs`: an interrupted organization's stops here too)
             where = f"$.changes[{index}]"
             number = raw.get("revision")
             if compare and type(number) is int and number in kept:

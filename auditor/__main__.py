@@ -64,7 +64,23 @@ def entry() -> int:
     # connections are closed by the commands themselves, and standard output is flushed by
     # the interpreter whatever the collector does.
     gc.freeze()
+    if _outlived():
+        # A `run --orgs` worker an interrupt left in a step with no check point (named on
+        # stderr) would be stopped by the interpreter's shutdown where it stands: inside
+        # RE2's C++ that aborts the process (`terminate called without an active exception`,
+        # exit 134 after the command's last line). Its outputs flushed, the process ends now.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
     return code
+
+
+def _outlived() -> bool:
+    """A thread that may outlive the command (`auditor.common.interrupts.may_outlive`) is
+    still running a moment after it ended (not imported: only `run --orgs` starts one)."""
+    interrupts = sys.modules.get("auditor.common.interrupts")
+    return interrupts is not None and bool(interrupts.still_running(0.2))
 
 
 def _failed(exc: BaseException) -> int:

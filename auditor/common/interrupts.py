@@ -186,3 +186,24 @@ def pause(seconds: float) -> None:
         time.sleep(seconds)
     else:
         cancel.wait(seconds)
+
+
+#: Threads that may still run when the command has ended: `run --orgs`' workers, one of
+#: which an interrupt can leave in a step with no check point (named on stderr).
+_OUTLIVING: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def may_outlive(thread: threading.Thread) -> threading.Thread:
+    """`thread` (a daemon) may still be running when the command ends (`still_running`)."""
+    _OUTLIVING.add(thread)
+    return thread
+
+
+def still_running(wait: float) -> bool:
+    """A thread of `may_outlive` is still running after `wait` seconds in all (those ending
+    are waited for)."""
+    deadline = time.monotonic() + wait
+    threads = list(_OUTLIVING)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return any(thread.is_alive() for thread in threads)

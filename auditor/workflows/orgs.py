@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.common.files import write_atomic
-from auditor.common.interrupts import Cancel, Cancelled, cancellable
+from auditor.common.interrupts import Cancel, Cancelled, cancellable, may_outlive
 from auditor.common.jsonutil import dumps_pretty
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, AuditorError
 from auditor.report.model import ORGS_SUMMARY, new_words
@@ -142,7 +142,7 @@ def audit_orgs(
             finished.put(result)
 
     for n in range(max(1, min(workers, len(names)))):
-        threading.Thread(target=work, name=f"auditor-org-{n}", daemon=True).start()
+        may_outlive(threading.Thread(target=work, name=f"auditor-org-{n}", daemon=True)).start()
     results: dict[str, OrgResult] = {}
     try:
         while len(results) < len(names):

@@ -240,9 +240,17 @@ def test_an_added_model_among_cut_evidence_is_named_and_the_count_stays_last(
     assert notes[-1] == "and 2 more entries not shown" and not any(notes[:-1])
 
 
-def test_an_added_model_seen_only_by_the_count_keeps_the_words_it_had(tmp_path: Path) -> None:
-    """Both sides cut: the 12th model shows in neither, so which entry is new is not known."""
-    _, reports, _ = review_many(many_models(*"abcdefghijk"), many_models(*"abcdefghijkz"), tmp_path)
+@pytest.mark.parametrize(
+    ("live", "proposed"),
+    [("abcdefghijk", "abcdefghijkz"), ("abcdefghij", "abcdefghijz")],
+    ids=["both-cut", "proposed-cut"],
+)
+def test_an_added_model_seen_only_by_the_count_keeps_the_words_it_had(
+    tmp_path: Path, live: str, proposed: str
+) -> None:
+    """The evidence shows 10 entries: the model appended after them shows in neither side's
+    evidence, so which entry is new is not known."""
+    _, reports, _ = review_many(many_models(*live), many_models(*proposed), tmp_path)
     assert lifecycle(reports, "BASE-MOD-003") == "new"
     assert finding(reports, "BASE-MOD-003")["message"].startswith("customModels[?id=='custom:a']")
     assert "violating in the settings of live.json" in md_block(reports, "BASE-MOD-003")
@@ -313,3 +321,20 @@ def test_an_error_about_the_added_entry_keeps_the_words_the_evaluation_gave(
     message = finding(reports, "T-TIER-001")["message"]
     assert message.startswith("customModels[?id=='custom:a'].tier is 5: `equals` compares a number")
     assert "custom:b" not in message
+
+
+def test_an_added_model_that_failed_other_checks_is_located_at_itself_in_the_old_words(
+    tmp_path: Path,
+) -> None:
+    """`$KEY` (no marker, not `${KEY}`) fails BASE-MOD-003 otherwise than a literal key: the
+    message keeps naming the old model, the location and attribution are the added one's."""
+    proposed = live_settings()
+    proposed["customModels"].append(model("custom:b", "$OPENAI_KEY", "https://gw.acme.example/v1"))
+    _, reports, text = review(proposed, tmp_path)
+    assert lifecycle(reports, "BASE-MOD-003") == "new"
+    assert sarif_line(reports, "BASE-MOD-003") == line_of(text, "$OPENAI_KEY")
+    f = finding(reports, "BASE-MOD-003")
+    assert f["message"].startswith("customModels[?id=='custom:a'].apiKey is "), f["message"]
+    assert f["evidence"][0]["path"] == "$.customModels[?id=='custom:b'].apiKey"
+    block = md_block(reports, "BASE-MOD-003")
+    assert "violating in the proposed file proposed.json by dev@" in block

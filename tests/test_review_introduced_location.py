@@ -69,8 +69,10 @@ def review(proposed: dict[str, Any], tmp_path: Path) -> tuple[int, dict[str, Any
     return review_files(proposed, tmp_path)
 
 
-def review_files(proposed: dict[str, Any], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
-    """`review` against the `live.json` in `tmp_path`."""
+def review_files(
+    proposed: dict[str, Any], tmp_path: Path, *extra: str, codes: tuple[int, ...] = (0, 1)
+) -> tuple[int, dict[str, Any], str]:
+    """`review` against the `live.json` in `tmp_path` (`extra`: more arguments)."""
     os.chdir(tmp_path)
     text = json.dumps(proposed, indent=2)
     (tmp_path / "proposed.json").write_text(text)
@@ -84,10 +86,10 @@ def review_files(proposed: dict[str, Any], tmp_path: Path) -> tuple[int, dict[st
     ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
     argv = [
         "review", "proposed.json", "--against", "live.json", "--author", AUTHOR,
-        "--out", "r", "-o", "md,json,sarif",
+        "--out", "r", "-o", "md,json,sarif", *extra,
     ]  # fmt: skip
     code = main(argv, ctx)
-    assert code in (0, 1), out.getvalue() + err.getvalue()
+    assert code in codes, out.getvalue() + err.getvalue()
     r = tmp_path / "r"
     reports = {
         "json": json.loads((r / "findings.json").read_text()),
@@ -145,6 +147,9 @@ def test_a_second_model_with_a_literal_key_is_located_named_and_attributed_by_it
         assert f["message"].endswith("(+1 more entry)")
         assert "custom:a" not in f["message"]
         assert f["evidence"][0]["path"].startswith("$.customModels[?id=='custom:b']")
+        if rule == "BASE-MOD-009":  # each entry's check reads the list of approved endpoints
+            notes = {e["path"]: e["note"] for e in f["evidence"]}
+            assert set(notes.values()) == {"argument from ref modelPolicy.allowedBaseUrls"}, notes
         block = md_block(reports, rule)
         assert "violating in the proposed file proposed.json by dev@" in block
         assert "violating in the settings of live.json" not in block
@@ -235,9 +240,101 @@ def test_an_added_model_among_cut_evidence_is_named_and_the_count_stays_last(
     assert notes[-1] == "and 2 more entries not shown" and not any(notes[:-1])
 
 
-def test_an_added_model_seen_only_by_the_count_keeps_the_words_it_had(tmp_path: Path) -> None:
-    """Both sides cut: the 12th model shows in neither, so which entry is new is not known."""
-    _, reports, _ = review_many(many_models(*"abcdefghijk"), many_models(*"abcdefghijkz"), tmp_path)
+@pytest.mark.parametrize(
+    ("live", "proposed"),
+    [("abcdefghijk", "abcdefghijkz"), ("abcdefghij", "abcdefghijz")],
+    ids=["both-cut", "proposed-cut"],
+)
+def test_an_added_model_seen_only_by_the_count_keeps_the_words_it_had(
+    tmp_path: Path, live: str, proposed: str
+) -> None:
+    """The evidence shows 10 entries: the model appended after them shows in neither side's
+    evidence, so which entry is new is not known."""
+    _, reports, _ = review_many(many_models(*live), many_models(*proposed), tmp_path)
     assert lifecycle(reports, "BASE-MOD-003") == "new"
     assert finding(reports, "BASE-MOD-003")["message"].startswith("customModels[?id=='custom:a']")
     assert "violating in the settings of live.json" in md_block(reports, "BASE-MOD-003")
+
+
+def marketplaces(*repos: str) -> dict[str, Any]:
+    """Settings allowing these marketplaces, none pinned to a commit (BASE-MKT-001 fails)."""
+    return {"strictKnownMarketplaces": [{"repo": r} for r in repos]}
+
+
+@pytest.mark.parametrize(
+    ("proposed", "index"),
+    [(("evil/new-mkt", "acme/old-mkt"), 0), (("acme/old-mkt", "evil/new-mkt"), 1)],
+    ids=["inserted-before", "appended"],
+)
+def test_an_unpinned_marketplace_added_is_located_and_named_wherever_it_is_inserted(
+    tmp_path: Path, proposed: tuple[str, ...], index: int
+) -> None:
+    """A list without `id`: every unpinned entry is the same offender (the positions left out);
+    the diff says which one the change adds, not its position."""
+    _, reports, text = review_many(marketplaces("acme/old-mkt"), marketplaces(*proposed), tmp_path)
+    assert lifecycle(reports, "BASE-MKT-001") == "new"
+    # the sha is absent: the finding points at the added entry's opening line
+    assert sarif_line(reports, "BASE-MKT-001") == line_of(text, "evil/new-mkt") - 1
+    f = finding(reports, "BASE-MKT-001")
+    assert f["message"].startswith(f"strictKnownMarketplaces[{index}].sha is "), f["message"]
+    assert f["evidence"][0]["path"] == f"$.strictKnownMarketplaces[{index}].sha"
+    assert "violating in the proposed file proposed.json by dev@" in md_block(
+        reports, "BASE-MKT-001"
+    )
+
+
+TIER_POLICY = """\
+rules:
+  - id: T-TIER-001
+    title: Custom models are gold
+    severity: high
+    target: settings
+    description: Each custom model's tier is gold.
+    assert:
+      each: customModels
+      assert: {path: tier, equals: "gold"}
+    on_missing: pass
+    remediation: Set the tier.
+"""
+
+
+def test_an_error_about_the_added_entry_keeps_the_words_the_evaluation_gave(
+    tmp_path: Path,
+) -> None:
+    """An error's words after `path is value` are about that value (`compares a number with a
+    string`): put under the added entry's path and value (`true`), they would be false."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "tier.yaml").write_text(TIER_POLICY)
+    live = {
+        "customModels": [{**model("custom:a", "${A}", "https://gw.acme.example/v1"), "tier": 5}]
+    }
+    proposed = json.loads(json.dumps(live))
+    proposed["customModels"].append(
+        {**model("custom:b", "${B}", "https://gw.acme.example/v1"), "tier": True}
+    )
+    (tmp_path / "live.json").write_text(json.dumps(live, indent=2))
+    _, reports, text = review_files(
+        proposed, tmp_path, "--policy", str(tmp_path / "tier.yaml"), codes=(2,)
+    )
+    assert lifecycle(reports, "T-TIER-001") == "new"
+    assert sarif_line(reports, "T-TIER-001") == line_of(text, '"tier": true')
+    message = finding(reports, "T-TIER-001")["message"]
+    assert message.startswith("customModels[?id=='custom:a'].tier is 5: `equals` compares a number")
+    assert "custom:b" not in message
+
+
+def test_an_added_model_that_failed_other_checks_is_located_at_itself_in_the_old_words(
+    tmp_path: Path,
+) -> None:
+    """`$KEY` (no marker, not `${KEY}`) fails BASE-MOD-003 otherwise than a literal key: the
+    message keeps naming the old model, the location and attribution are the added one's."""
+    proposed = live_settings()
+    proposed["customModels"].append(model("custom:b", "$OPENAI_KEY", "https://gw.acme.example/v1"))
+    _, reports, text = review(proposed, tmp_path)
+    assert lifecycle(reports, "BASE-MOD-003") == "new"
+    assert sarif_line(reports, "BASE-MOD-003") == line_of(text, "$OPENAI_KEY")
+    f = finding(reports, "BASE-MOD-003")
+    assert f["message"].startswith("customModels[?id=='custom:a'].apiKey is "), f["message"]
+    assert f["evidence"][0]["path"] == "$.customModels[?id=='custom:b'].apiKey"
+    block = md_block(reports, "BASE-MOD-003")
+    assert "violating in the proposed file proposed.json by dev@" in block

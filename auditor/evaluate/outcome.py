@@ -6,6 +6,7 @@ never hides an error and never turns an absent path into a silent false.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -51,14 +52,14 @@ class Outcome:
     @classmethod
     def passed(cls, where: str, value: Any, evidence: tuple[Evidence, ...]) -> Outcome:
         """A leaf that held."""
-        subject = f"{show(where)} is {short(value)}"
+        subject = subject_of(where, value)
         return cls("pass", clip(subject), evidence, subject=subject)
 
     @classmethod
     def failed(cls, where: str, value: Any, expected: str, evidence: Evidence) -> Outcome:
         """A leaf that did not hold."""
-        subject = f"{show(where)} is {short(value)}"
-        text = clip(f"{subject}; expected {expected}")
+        subject = subject_of(where, value)
+        text = clip(failing(subject, expected))
         return cls("fail", text, (evidence,), subject=subject, expects=expected)
 
     @classmethod
@@ -99,6 +100,16 @@ class Outcome:
         return Outcome("pass", self.message, self.evidence)
 
 
+def subject_of(where: str, value: Any) -> str:
+    """`path is value`: what a leaf's message begins with."""
+    return f"{show(where)} is {short(value)}"
+
+
+def failing(subject: str, expected: str) -> str:
+    """A failed leaf's message: `path is value; expected …` (unclipped)."""
+    return f"{subject}; expected {expected}"
+
+
 def paired(first: Outcome, second: Outcome) -> Outcome:
     """`first`, whose negation is `second` (and the negation of that is `first` again)."""
     return lazy_pair(first, lambda: second)
@@ -127,7 +138,21 @@ def suffixed(head: str, more: int, noun: str) -> str:
     if more <= 0:
         return clip(head)
     word = noun[:-1] if more == 1 and noun.endswith(("failures", "errors")) else noun
-    return clip(head, MESSAGE_LIMIT - 30) + f" (+{more} more {word})"
+    return with_suffix(head, f" (+{more} more {word})")
+
+
+def with_suffix(head: str, suffix: str) -> str:
+    """`head` (clipped to leave room for `suffix`) then `suffix`, as `suffixed` words it."""
+    return clip(head, MESSAGE_LIMIT - 30) + suffix if suffix else clip(head)
+
+
+_SUFFIX = re.compile(r" \(\+\d+ more [a-z]+\)$")
+
+
+def suffix_of(message: str) -> str:
+    """The ` (+N more noun)` a message worded by `suffixed` ends with; empty if none."""
+    found = _SUFFIX.search(message)
+    return found.group() if found else ""
 
 
 def _summary(status: OutcomeStatus, picked: Sequence[Outcome], noun: str) -> Outcome:

@@ -30,6 +30,7 @@ from auditor.evaluate.engine import evaluate
 from auditor.evaluate.history import attribution
 from auditor.evaluate.incremental import rule_key, verdicts_key
 from auditor.evaluate.model import EvaluationInputs, RuleResult
+from auditor.evaluate.outcome import failing, subject_of, suffix_of, with_suffix
 from auditor.findings import (
     Finding,
     apply_waivers,
@@ -53,9 +54,9 @@ from auditor.models import (
     Subject,
     User,
 )
-from auditor.operators import json_type
+from auditor.operators import MISSING, json_type
 from auditor.policy import PolicySet
-from auditor.policy.phrasing import MESSAGE_LIMIT, clip, short, show
+from auditor.policy.phrasing import show
 from auditor.policy.yamlsafe import FileReadError, YamlDocument, load_yaml, problem
 from auditor.redact import MARKER_RE, MARKER_START, Redactor
 from auditor.report.build import RunHeader, build_report_data
@@ -424,7 +425,12 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
     )
     before_findings = findings_from_results(before_results)
     after_findings = findings_from_results(after_results)
-    prior, added = _prior_records(before_findings, after_findings, request.live.settings)
+    prior, added = _prior_records(
+        before_findings,
+        after_findings,
+        request.live.settings,
+        _Changed(changes, new_rev.settings),
+    )
     marked, fixed_records = compare_runs(after_findings, prior)
     marked = [
         _step_fingerprint(
@@ -683,7 +689,7 @@ Added = dict[tuple[str, str], tuple[int, ...]]
 
 
 def _prior_records(
-    before: Sequence[Finding], after: Sequence[Finding], live: JSON
+    before: Sequence[Finding], after: Sequence[Finding], live: JSON, changed: _Changed
 ) -> tuple[list[FindingRecord], Added]:
     """The live findings as the records the proposed ones are compared with, and where the
     evidence of each finding introduced by an added offender names it.
@@ -712,7 +718,7 @@ def _prior_records(
             records += [_as_previous(f) for f in olds]
             continue
         (old,), (new,) = olds, news
-        named = _adds_offenders(old, new, live)
+        named = _adds_offenders(old, new, live, changed)
         if named is None:
             records.append(_as_previous(old, new.fingerprint))
         elif named:  # no record: the proposed finding is new, about these entries
@@ -720,7 +726,9 @@ def _prior_records(
     return records, added
 
 
-def _adds_offenders(old: Finding, new: Finding, live: JSON) -> tuple[int, ...] | None:
+def _adds_offenders(
+    old: Finding, new: Finding, live: JSON, changed: _Changed
+) -> tuple[int, ...] | None:
     """Where in its evidence the proposed finding names an offender the live one did not
     (see `_prior_records`); None when it has none.
 
@@ -730,8 +738,11 @@ def _adds_offenders(old: Finding, new: Finding, live: JSON) -> tuple[int, ...] |
     added may be one the evidence does not show, or one of those it shows that the live
     settings hold too: which one is new is not known, and no place is given (empty).
 
-    One more of an offender the live side has too (a second entry lacking the same field)
-    is named by its last evidence items: an entry is more often added after the old ones."""
+    One more of an offender the live side has too (a second entry lacking the same field, as
+    every unpinned marketplace is the same offender: a list without `id` is compared with
+    positions left out) is named by the evidence items the change touches (`_Changed`: an
+    entry added, a value changed); only when those do not tell (none, or more than were
+    added) by its last ones: an entry is more often added after the old ones."""
     added = _offenders(new) - _offenders(old)  # as many of one offender as before, or more
     old_hidden, new_hidden = _hidden_count(old), _hidden_count(new)
     evidence = new.evidence
@@ -742,16 +753,75 @@ def _adds_offenders(old: Finding, new: Finding, live: JSON) -> tuple[int, ...] |
             if (normalize_path(e.path), _offender_value(e)) in added and not _live_holds(e, live)
         ]
     else:
+        offenders = [(normalize_path(e.path), _offender_value(e)) for e in evidence]
         named = []
-        for i in range(len(evidence) - 1, -1, -1):
-            offender = (normalize_path(evidence[i].path), _offender_value(evidence[i]))
-            if added[offender] > 0:
-                added[offender] -= 1
-                named.append(i)
-        named.reverse()
+        for offender, count in added.items():
+            at = [i for i, o in enumerate(offenders) if o == offender]
+            if count < len(at):  # as many as the live side had are old: which ones is a guess
+                touched = [i for i in at if changed.touches(evidence[i].path)]
+                rest = [i for i in at if i not in touched][len(at) - count :]
+                at = touched[-count:] if len(touched) >= count else sorted([*touched, *rest])
+            named += at
+        named.sort()
     if named or new_hidden > old_hidden:
         return tuple(named)
     return None
+
+
+class _Changed:
+    """Where the change touches the proposed settings: each change's place in them (an entry
+    added, a key added or removed, a value changed; not an entry removed, which is not
+    there), found only when first asked (most reviews never ask)."""
+
+    def __init__(self, changes: Sequence[Change], settings: JSON) -> None:
+        self._changes = changes
+        self._settings = settings
+        self._places: list[list[str | int]] | None = None
+
+    def touches(self, path: str) -> bool:
+        """True when `path` (of the proposed settings) is at or inside a change's place."""
+        if self._places is None:
+            self._places = [
+                place
+                for c in self._changes
+                if c.kind != "item_removed"
+                for place in [_change_parts(c, self._settings)]
+                if place is not None
+            ]
+        parts = _resolved(path, self._settings)
+        return parts is not None and any(parts[: len(p)] == p for p in self._places)
+
+
+def _change_parts(change: Change, settings: JSON) -> list[str | int] | None:
+    """The keys and indices of the settings a change is at: for an entry added to a
+    set-like list (the change names the list), the entry where it sits."""
+    parts = _resolved(change.path, settings)
+    if parts is not None and change.kind == "item_added":
+        node = _at(settings, parts)
+        if isinstance(node, list):
+            at = _entry_index(node, change.after)
+            parts = None if at is None else [*parts, at]
+    return parts
+
+
+def _resolved(path: str, settings: JSON) -> list[str | int] | None:
+    """`path` as keys and indices of `settings` (a selector as the index it picks); None if
+    a selector picks nothing, or the path cannot be read."""
+    try:
+        components: Sequence[Any] = parse(path)
+    except ValueError:
+        return None
+    out: list[str | int] = []
+    node: Any = settings
+    for part in components:
+        if isinstance(part, Match):
+            index = _match_index(node, part)
+            if index is None:
+                return None
+            part = index
+        out.append(part)
+        node = _child(node, part)
+    return out
 
 
 def _hidden_count(finding: Finding) -> int:
@@ -824,41 +894,43 @@ def _added_first(finding: Finding, added: Added, proposal: Revision) -> Finding:
     kept = set(named)
     ordered = [*first, *(e for i, e in enumerate(evidence) if i not in kept)]
     note = evidence[-1].note
-    if note and ordered[-1] is not evidence[-1]:  # "and N more entries not shown" stays last
+    if _HIDDEN.fullmatch(note) and ordered[-1] is not evidence[-1]:
+        # the count of the entries not shown stays last (another note stays on its item)
         moved = next(i for i, e in enumerate(ordered) if e is evidence[-1])
         ordered[moved] = replace(evidence[-1], note="")
         ordered[-1] = replace(ordered[-1], note=note)
     return replace(
         finding,
-        message=_named_first(finding.message, evidence, first),
+        message=_named_first(finding.message, evidence, first)
+        if finding.status == "fail"
+        else finding.message,
         evidence=tuple(ordered),
         since=attribution(proposal),
     )
 
 
-#: The end of a message worded for more than one entry or check: ` (+3 more entries)`.
-_MORE = re.compile(r" \(\+\d+ more [a-z]+\)$")
-
-
 def _named_first(message: str, evidence: Sequence[Evidence], first: Sequence[Evidence]) -> str:
     """`message` about the entry whose evidence is `first` instead of the one it names.
 
-    A message is worded by the first failing entry (`path is value; expected …`, then
-    `(+N more entries)`). When the entry `first` is about failed the same checks (its
-    evidence reads as that entry's did), only the leading `path is value` differs; any
-    other message (worded otherwise, by more than one path of the entry, or an entry that
-    failed other checks) is kept as it is."""
+    A failure is worded by the first failing entry (`path is value; expected …`, then
+    `(+N more entries)`, `Outcome.failed` and `suffixed`). When the entry `first` is about
+    failed the same checks (its evidence reads as that entry's did), only the leading
+    `path is value` differs, and its evidence gives it whole; any other message (worded
+    otherwise, by more than one path of the entry, or an entry that failed other checks)
+    is kept as it is. (An error's words after `path is value` may be about the value, as
+    `2030-01-01 is 1126 days after now`: the caller keeps those.)"""
     said, saying = _lead(evidence), _lead(first)
     if [_check(e) for e in said] != [_check(e) for e in saying]:
         return message
-    more = _MORE.search(message)
-    suffix = more.group() if more else ""
+    suffix = suffix_of(message)
     head = message[: len(message) - len(suffix)]
     old, new = _subject(said[0]), _subject(saying[0])
     rest = head[len(old) :]
-    if not head.startswith(old) or any(show(e.path) in rest for e in evidence[len(said) :]):
+    if not head.startswith(failing(old, "")) or any(
+        show(e.path) in rest for e in evidence[len(said) :]
+    ):
         return message
-    return clip(new + rest, MESSAGE_LIMIT - 30) + suffix if suffix else clip(new + rest)
+    return with_suffix(new + rest, suffix)
 
 
 def _lead(evidence: Sequence[Evidence]) -> Sequence[Evidence]:
@@ -873,7 +945,7 @@ def _check(e: Evidence) -> tuple[Any, ...]:
 
 def _subject(e: Evidence) -> str:
     """`path is value`, as a message begins with a failing entry (`Outcome.failed`)."""
-    return printable(f"{show(e.path)} is {short(e.actual) if e.present else 'absent'}")
+    return printable(subject_of(e.path, e.actual if e.present else MISSING))
 
 
 def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] = ()) -> Finding:
@@ -913,15 +985,19 @@ def _change_location(change: Change, proposed: SettingsFile) -> SourceLocation:
         # an entry of a set-like list: the change names the list, the entry is where it sits
         node = _at(proposed.settings, parts)
         if isinstance(node, list):
-            wanted = content_hash(change.after)
-            at = next(
-                (i for i, item in enumerate(node) if item == change.after
-                 and content_hash(item) == wanted),
-                None,
-            )  # fmt: skip
+            at = _entry_index(node, change.after)
             if at is not None:
                 parts = [*parts, at]
     return proposed.document.locate([*proposed.prefix, *parts])
+
+
+def _entry_index(node: list[Any], entry: Any) -> int | None:
+    """Where in the list the (first) entry equal to `entry` sits."""
+    wanted = content_hash(entry)
+    return next(
+        (i for i, item in enumerate(node) if item == entry and content_hash(item) == wanted),
+        None,
+    )
 
 
 def _at(node: Any, parts: Sequence[str | int]) -> Any:

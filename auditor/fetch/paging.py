@@ -88,28 +88,27 @@ class Page:
     token: str | None = None  # the token this page was asked for with (None: the first page)
 
 
-def cursor_paging(holder: str, more: str, cursor: str, *, empty_goes_on: bool = False) -> NextToken:
+def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
     """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`.
 
-    `empty_goes_on`: an empty page that says `more` is followed like any other (a service that
-    filters after paging sends such pages; the repeated-cursor guard, the page cap and the
-    deadline still bound one that never ends); otherwise it is an error."""
+    An empty page that says `more` is followed like any other: a service that filters after
+    paging sends such pages (the history's and the analytics users' alike); the repeated-cursor
+    guard, the page cap and the deadline still bound one that never ends."""
 
     def next_token(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
         paging = body[holder]
         if not paging.get(more):
             return None
-        if not items and not empty_goes_on:
-            raise DataError(f"$.{holder}.{more}: true on an empty page ({where})")
         token = paging.get(cursor)
         if not token:
-            raise DataError(f"$.{holder}.{cursor}: missing while {more} is true ({where})")
+            sent = "missing" if cursor not in paging else "null" if token is None else "empty"
+            raise DataError(f"$.{holder}.{cursor}: {sent} while {more} is true ({where})")
         return str(token)
 
     return next_token
 
 
-_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor", empty_goes_on=True)
+_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor")
 
 
 def _start_after(body: Body, items: list[Item], page_size: int, where: str) -> str | None:

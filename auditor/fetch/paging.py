@@ -255,6 +255,9 @@ class Pages(Iterator[Page]):
         #: Where the answer to such a request repeated the short page (the service ignores the
         #: token): the listing ended there, though a service that also caps its pages has more.
         self.repeated_at: str | None = None
+        #: Where the last page read came from, returned or not (an empty readiness page ends
+        #: the listing unreturned): names the listing in a warning about it (None: none read).
+        self.read_at: str | None = None
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
         # Reads compact pages in pieces, sharing what an item did not change (None: whole).
@@ -336,6 +339,7 @@ class Pages(Iterator[Page]):
                 self._params = None
                 raise
             items: list[Item] = body[self._listing.items]
+            self.read_at = where
             if not self._follow(self._requester, body, items, where):
                 raise StopIteration  # the confirming request's answer repeated the last page
             if items or self._listing.keep_empty:

@@ -302,3 +302,35 @@ def test_connections_reset_on_every_attempt_ask_whether_the_server_speaks_tls(
         "; the server reset the connection before any answer on every attempt: is this an "
         "https:// server? (the URL says http://)"
     ), line
+
+
+# --- #8: an author longer than any output shows -------------------------------------------------
+
+
+def test_an_author_name_longer_than_any_output_shows_is_a_warning_and_stored_whole(
+    tmp_path: Path,
+) -> None:
+    """Was: a 5 MB `user.name` stored without a word (the state file grew tenfold). It is
+    kept whole, as the service sent it (the record `export` reproduces); the warning names the
+    path and the size."""
+    name = "N" * 100_000
+
+    def answer(path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if path == HISTORY:
+            newest = change(3)
+            newest["user"]["name"] = name
+            body = history(newest, change(2), change(1))
+            return 200, {"Content-Type": "application/json"}, body
+        return good(path, query)
+
+    with service(answer) as (url, _paths):
+        code, out, err = sync(url, tmp_path, "--no-usage")
+    assert code == 0, err
+    assert (
+        "$.changes[0].user.name: 100000 characters, longer than an author's can be; stored "
+        f"whole, every output shows its first 254 (revision 3, GET {url}{HISTORY} page 1)"
+    ) in out, out
+    assert "latest rev 3 at 2026-10-03 by u3@example.com" in out
+    with closing(sqlite3.connect(tmp_path / "state.db")) as db:
+        rows = db.execute("select revision, length(user_name) from revisions").fetchall()
+    assert sorted(rows) == [(1, 1), (2, 1), (3, 100_000)]

@@ -291,7 +291,7 @@ def test_a_history_that_is_not_newest_first_fails_the_sync(store: Store) -> None
         run_sync(store, service)
     assert str(info.value) == (
         "sync failed, kept 2 pages (20 revisions); the next sync continues from there (fetched "
-        "3 history pages / 20 revisions and 0 report pages "
+        "2 history pages / 20 revisions and 0 report pages "
         "/ 0 reports before): $.changes[0].revision: 20 after revision 1: the history is not "
         f"newest first, so a sync cannot tell what it has (GET https://svc.test{HISTORY_PATH} "
         "page 3)"

@@ -98,6 +98,9 @@ def series(req: Request, name: str) -> Reply:
     return faulted(req, "analytics", 1, lambda kinds: {"data": data, "meta": meta})
 
 
+_AGAIN = "again."
+
+
 def users(req: Request) -> Reply:
     """GET /api/v1/analytics/users: per-user rows paged by user id."""
     start, end = _range(req)
@@ -105,6 +108,11 @@ def users(req: Request) -> Reply:
     people = req.dataset.analytics_users
     cursor = req.query.get("cursor") or None
     ids = [u["user_id"] for u in people]
+    # `again.` before a cursor (or alone, for the first page): the page an `empty_has_more`
+    # page sent the cursor of, where the empty page stood (a service that filters after paging)
+    sent = cursor
+    while cursor is not None and cursor.startswith(_AGAIN):
+        cursor = cursor[len(_AGAIN) :] or None
     if cursor is not None and cursor not in ids:
         raise Problem(400, "Invalid query parameter 'cursor': unknown user id")
     pos = ids.index(cursor) + 1 if cursor else 0
@@ -113,10 +121,10 @@ def users(req: Request) -> Reply:
         page = people[pos : pos + limit]
         has_more = pos + limit < len(people)
         next_cursor = page[-1]["user_id"] if has_more and page else None
-        if "empty_has_more" in kinds:
-            page, has_more, next_cursor = [], True, cursor or ""
-        elif "repeat_cursor" in kinds and cursor:
-            has_more, next_cursor = True, cursor
+        if "empty_has_more" in kinds:  # a new cursor, to the same place
+            page, has_more, next_cursor = [], True, _AGAIN + (sent or "")
+        elif "repeat_cursor" in kinds and sent:
+            has_more, next_cursor = True, sent
         facts = req.dataset.day_facts(end)
         data = [rows.user_row(facts, u) for u in page]
         meta = _meta(start, end, has_more=has_more, next_cursor=next_cursor)

@@ -4,7 +4,8 @@ Takes a `PlatformClient`, a range of dates and the sync's `DataQuality`, gives o
 per (date, series): the day's row of /tokens, /tools, /activity and /productivity (one request
 per series for the whole range: without `group_by` each day's row already carries every
 breakdown the usage rules read) and the day's per-user rows of /users (paged with
-`cursor`/`next_cursor` by the one paging loop, `auditor.fetch.paging`). Rows are checked by
+`cursor`/`next_cursor` by the one paging loop, `auditor.fetch.paging`, which follows an empty
+page that says there is more, as the history's, under the same guards). Rows are checked by
 the tolerant reader (`api-analytics-<series>.schema.json`: an odd value is a warning and read
 as absent) and redacted before they leave. A row without a usable `date`, or two rows for one
 date (or, of /users, two different rows for one user), fails the sync, as does a /users page

@@ -19,6 +19,7 @@ from auditor.fetch.paging import Item
 from auditor.fetch.tolerant import HISTORY_ITEM, READINESS_ITEM, Warn, tolerate
 from auditor.models import JSON, DataWarning, ReadinessReport, Revision, User
 from auditor.redact import Redactor
+from auditor.redact.plain import AUTHOR_SHOWN
 
 
 def _iso(value: str) -> datetime:
@@ -82,6 +83,23 @@ def _parse_created_at(value: JSON, where: str, item: str, warn: Warn | None) -> 
     return when
 
 
+def _long_author(user: JSON, where: str, item: str, warn: Warn) -> None:
+    """A warning for an author's id, email or name longer than any output shows (an email
+    address is at most 254 characters): a service defect (a 5 MB name grew the state file
+    tenfold), named with its size. It is stored whole, as the service sent it: the state file
+    is the record `export` and the evidence bundle reproduce, and every output cuts it."""
+    if not isinstance(user, dict):
+        return
+    for key in ("id", "email", "name"):
+        value = user.get(key)
+        if isinstance(value, str) and len(value) > AUTHOR_SHOWN:
+            problem = (
+                f"{len(value)} characters, longer than an author's can be; stored whole, every "
+                f"output shows its first {AUTHOR_SHOWN}"
+            )
+            warn(DataWarning(f"{where}.user.{key}", problem, item))
+
+
 def _revision_number(value: JSON, where: str) -> int:
     if not (isinstance(value, int | float) and 0 <= value < 2**63 and float(value).is_integer()):
         raise DataError(f"{where}.revision: expected a whole number from 0 to 2^63-1")
@@ -116,6 +134,8 @@ def encode_revision_parts(
     user = redactor.redact_json(
         raw.get("user") or {}, stream="user"
     )  # a token pasted into a name stays out too
+    if warn is not None:
+        _long_author(user, where, item, warn)
     revision = Revision(
         revision=number,
         updated_at=_parse_updated_at(raw["updatedAt"], where, item, warn),

@@ -88,28 +88,27 @@ class Page:
     token: str | None = None  # the token this page was asked for with (None: the first page)
 
 
-def cursor_paging(holder: str, more: str, cursor: str, *, empty_goes_on: bool = False) -> NextToken:
+def cursor_paging(holder: str, more: str, cursor: str) -> NextToken:
     """The next token of a listing whose body says `{holder: {more: bool, cursor: str}}`.
 
-    `empty_goes_on`: an empty page that says `more` is followed like any other (a service that
-    filters after paging sends such pages; the repeated-cursor guard, the page cap and the
-    deadline still bound one that never ends); otherwise it is an error."""
+    An empty page that says `more` is followed like any other: a service that filters after
+    paging sends such pages (the history's and the analytics users' alike); the repeated-cursor
+    guard, the page cap and the deadline still bound one that never ends."""
 
     def next_token(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
         paging = body[holder]
         if not paging.get(more):
             return None
-        if not items and not empty_goes_on:
-            raise DataError(f"$.{holder}.{more}: true on an empty page ({where})")
         token = paging.get(cursor)
         if not token:
-            raise DataError(f"$.{holder}.{cursor}: missing while {more} is true ({where})")
+            sent = "missing" if cursor not in paging else "null" if token is None else "empty"
+            raise DataError(f"$.{holder}.{cursor}: {sent} while {more} is true ({where})")
         return str(token)
 
     return next_token
 
 
-_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor", empty_goes_on=True)
+_next_cursor = cursor_paging("pagination", "hasMore", "nextCursor")
 
 
 def _start_after(body: Body, items: list[Item], page_size: int, where: str) -> str | None:
@@ -256,6 +255,9 @@ class Pages(Iterator[Page]):
         #: Where the answer to such a request repeated the short page (the service ignores the
         #: token): the listing ended there, though a service that also caps its pages has more.
         self.repeated_at: str | None = None
+        #: Where the last page read came from, returned or not (an empty readiness page ends
+        #: the listing unreturned): names the listing in a warning about it (None: none read).
+        self.read_at: str | None = None
         self._pending: Pending[Fetched] | None = None
         self._worker: Worker | None = None  # runs the requests sent ahead
         # Reads compact pages in pieces, sharing what an item did not change (None: whole).
@@ -337,6 +339,7 @@ class Pages(Iterator[Page]):
                 self._params = None
                 raise
             items: list[Item] = body[self._listing.items]
+            self.read_at = where
             if not self._follow(self._requester, body, items, where):
                 raise StopIteration  # the confirming request's answer repeated the last page
             if items or self._listing.keep_empty:

@@ -120,7 +120,9 @@ class _Retryable(Exception):
 
     `network`: no answer came back (the message names the host); `refused`: the connection was
     refused (twice is an error: nothing listens there); `connect`: no connection was made (a
-    hint may name an ignored proxy variable)."""
+    hint may name an ignored proxy variable); `reset`: a plain-HTTP connection was reset before
+    any answer, and `resets` how many attempts in a row up to this one were (on every attempt,
+    the last error asks whether the server speaks TLS)."""
 
     def __init__(
         self,
@@ -130,6 +132,7 @@ class _Retryable(Exception):
         network: bool = False,
         refused: bool = False,
         connect: bool = False,
+        reset: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -137,6 +140,8 @@ class _Retryable(Exception):
         self.network = network
         self.refused = refused
         self.connect = connect
+        self.reset = reset
+        self.resets = 0
 
 
 def _host(request: httpx.Request) -> str:
@@ -209,12 +214,22 @@ def _malformed(cause: BaseException) -> str | None:
     said = str(cause)
     if said.startswith(_DISCONNECTED):
         return None
+    if said == _FIRST_BYTE:
+        return _NOT_TEXT
     return _BYTES_REPR.sub(lambda m: f'"{m[2]}"', " ".join(said.split()))
 
 
 #: How the HTTP parser's words begin when the server closed the connection before a whole
 #: answer (in the headers; in the body: `… (received 120 bytes, expected 239)`).
 _DISCONNECTED = ("peer unexpectedly closed", "peer closed connection")
+#: What h11 says, in its words for a request, of an answer whose first byte is a control
+#: character or a space: no status line begins so. An HTTP/2 frame does (a server that speaks
+#: only HTTP/2), and so does a TLS record (a TLS server asked with http://).
+_FIRST_BYTE = "illegal request line"
+_NOT_TEXT = (
+    "its first byte cannot begin a status line, as an HTTP/2 frame's or a TLS record's: is "
+    "this an HTTP/2-only server, or an https:// one asked with http://?"
+)
 #: `bytearray(b'…')` or `b'…'` in a parser's message (the bytes' escapes are kept as written).
 _BYTES_REPR = lazy_regex(globals(), "_BYTES_REPR", r"""(?:bytearray\()?\bb(['"])(.*?)\1\)?""")
 
@@ -531,6 +546,8 @@ class Requester:
             try:
                 return self._attempt(request, label, where, limit)
             except _Retryable as exc:
+                if exc.reset:
+                    exc.resets = (last.resets if attempt > 1 else 0) + 1
                 left = self._budget.left()
                 if limit < self._policy.timeout and left < min(_LAST_TRY, self._policy.timeout):
                     # cut short to end by the deadline: the last try (a timeout then names the
@@ -588,6 +605,11 @@ class Requester:
         attempts = f"{attempt} attempt" if attempt == 1 else f"{attempt} attempts"
         text = why.format(attempts=attempts, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
         hint = self._proxy_hint() if exc.connect else ""
+        if exc.reset and exc.resets == attempt and attempt > 1:
+            hint += (
+                "; the server reset the connection before any answer on every attempt: is "
+                "this an https:// server? (the URL says http://)"
+            )
         return self._error(f"{self._shown(label)}{where} {exc.reason}{text}{hint}", request)
 
     def _proxy_hint(self) -> str:
@@ -731,8 +753,19 @@ class Requester:
             said = " ".join(str(exc).split())  # e.g. "Server disconnected without sending …"
             detail = f" ({_clip(self._words(said), _MAX_TITLE, self._outside)})" if said else ""
             where = f"{proxy}failed" if proxy else "failed"
+            # (through a proxy, the reset may be the proxy's: no scheme to question)
+            reset = (
+                isinstance(cause, ConnectionResetError)
+                and isinstance(exc, httpx.ReadError)
+                and request.url.scheme == "http"
+                and not proxy
+                and not beyond
+            )
             return _Retryable(
-                f"{where}: {type(exc).__name__}{detail}{beyond}", network=True, connect=connect
+                f"{where}: {type(exc).__name__}{detail}{beyond}",
+                network=True,
+                connect=connect,
+                reset=reset,
             )
         hint = self._proxy_hint()
         if isinstance(cause, ssl.SSLCertVerificationError) and self._policy.network.ca_pem is None:

@@ -350,6 +350,18 @@ def _on(page: Page, exc: AuditorError) -> AuditorError:
     return type(exc)(f"{exc} ({page.where})")
 
 
+def _once_on_page(run: _Run, page: Page, here: set[str], name: str, where: str) -> None:
+    """A data-quality warning for an item `page` sent again alike (`name`, at `where`), read
+    once: one sent again with other content already failed the sync (`_Tally.count`). Between
+    pages that is an overlap (offset paging); within one page a service defect, which may have
+    put it where another item belonged."""
+    if name in here:
+        problem = "sent twice on one page; read once"
+        run.tally.quality.on(page)(DataWarning(where, problem, name))
+    else:
+        here.add(name)
+
+
 def _decode_revision(
     run: _Run, raw: Item, where: str, page: Page
 ) -> tuple[Revision, bytes, Sequence[bytes] | None, str]:
@@ -464,6 +476,22 @@ def _reports_known(run: _Run, known: list[bool]) -> bool:
     return False
 
 
+def _empty_readiness(run: _Run, page: Page) -> None:
+    """No readiness report listed while reports are stored is a warning, as an empty history
+    is: a wrong organization or a stub in front of the service (the stored reports are kept)."""
+    stored = run.store.count_reports()
+    if stored:
+        noun = "report is" if stored == 1 else "reports are"
+        run.tally.quality.on(page)(
+            DataWarning(
+                "$.reports",
+                f"the service lists no readiness reports, but {stored} {noun} stored: its "
+                "listing went back; the stored reports are kept and audited",
+                "the listing",
+            )
+        )
+
+
 _READINESS_FEED = _Feed(
     READINESS,
     _READINESS_LABEL,
@@ -472,6 +500,7 @@ _READINESS_FEED = _Feed(
     lambda i: f"report {i['reportId']}",
     _reports_known,
     lambda _run, _page: False,  # a few pages at most: not worth a query per page
+    _empty_readiness,
     on_end=lambda run, whole: _reports_end(run, whole=whole),
 )
 
@@ -510,33 +539,38 @@ def _ingest(run: _Run, client: PlatformClient, feed: _Feed) -> None:
     first: Page | None = None
     for page in pages:
         first = first or page
-        count.pages += 1
         if feed.goes_on(run, page):
             keep_freed_memory()  # pages of ~1 MB follow: their buffers are reused (`heap`)
             if pages.waits:  # a service that answers at once: no second thread (`Pages.waits`)
                 pages.ahead()
         run.tally.quality.add_duplicates(page, feed.listing, feed.name)
         known: list[bool] = []
+        here: set[str] = set()  # the items' names on this page (`_once_on_page`)
         for index, raw in enumerate(page.items):
             check_cancelled()  # (`run --orgs`: an interrupted organization's stops here too)
             where = f"$.{feed.listing.items}[{index}]"
             outcome, name = feed.ingest(run, raw, where, page)
-            count.items += 1
             count.new += outcome.status == "new"
             if outcome.status != "new":
-                run.tally.count(outcome, f"{name} ({feed.label} page {count.pages})", where, page)
+                run.tally.count(outcome, f"{name} ({feed.label} page {page.number})", where, page)
                 if outcome.note is not None:  # a stored item re-read with fields added
                     run.tally.quality.on(page)(outcome.note)
+            _once_on_page(run, page, here, name, where)
             known.append(outcome.known_before)
+        # a page is counted as fetched once read whole (a page refused is not, whether for its
+        # shape or for an item's value)
+        count.pages += 1
+        count.items += len(known)
         run.new_rows.write()
         run.progress(f"{feed.label}: page {count.pages}, {count.new} new {feed.plural}")
         if feed.stop(run, known):
             if feed.on_end is not None:
                 feed.on_end(run, False)
             return
-    # an empty listing (empty pages that said more are followed: the last page decides)
-    if first is not None and count.items == 0 and feed.on_empty is not None:
-        feed.on_empty(run, first)
+    # an empty listing (empty pages that said more are followed: the last page decides; an
+    # empty readiness page ends the listing, unreturned: `read_at` names it)
+    if count.items == 0 and feed.on_empty is not None and pages.read_at is not None:
+        feed.on_empty(run, first or Page(1, [], pages.read_at))
     if pages.repeated_at is not None:
         run.tally.quality.add(_token_ignored(feed, pages.repeated_at))
     if feed.on_end is not None:  # (a listing cut short by a repeated page was not read whole)
@@ -902,7 +936,6 @@ class _History:
                 raise
             again, resumed = resumed, False
             first = first or page
-            count.pages += 1
             linking = kept is not None and not kept.linked
             keepable, met = self._plan(page, linking)
             if linking and not keepable:  # (what only a sync's transaction can judge)
@@ -924,6 +957,8 @@ class _History:
                     run.new_rows.forget_from(waiting)  # (this page's rows: not a whole page)
                     self._save_before()
                 raise
+            count.pages += 1  # (read whole: a page refused is not counted as fetched)
+            count.items += len(known)
             if again:
                 self._same_as_kept(page)
             if not staging:
@@ -988,21 +1023,21 @@ class _History:
         count = run.tally.history
         kept = self.kept.numbers if self.kept is not None else set()
         known: list[bool] = []
+        here: set[str] = set()  # the revisions on this page (`_once_on_page`)
         for index, raw in enumerate(page.items):
             check_cancelled()  # (`run --orgs`: an interrupted organization's stops here too)
             where = f"$.changes[{index}]"
             number = raw.get("revision")
             if compare and type(number) is int and number in kept:
-                rev, _body, _parts, _name = _decode_revision(run, raw, where, page)
+                rev, _body, _parts, name = _decode_revision(run, raw, where, page)
                 if run.store.staged_hash(number) != rev.content_hash:
                     raise _Disagree(
                         f"the history changed since the kept pages (revision {number})", page.where
                     )
-                count.items += 1
+                _once_on_page(run, page, here, name, where)
                 known.append(False)
                 continue
             outcome, name = _ingest_revision(run, raw, where, page)
-            count.items += 1
             count.new += outcome.status == "new"
             if outcome.status != "new":
                 if outcome.status == "conflict" and number in kept:
@@ -1012,6 +1047,7 @@ class _History:
                 run.tally.count(outcome, f"{name} (history page {page.number})", where, page)
                 if outcome.note is not None:
                     run.tally.quality.on(page)(outcome.note)
+            _once_on_page(run, page, here, name, where)
             known.append(outcome.known_before)
         return known
 

@@ -235,6 +235,26 @@ def test_the_base32_of_each_run_of_12_is_hidden_wherever_the_encoding_starts() -
                     assert len(text) - len(rest) >= -(-8 * (before + 12) // 5), text
 
 
+def test_the_base32_of_an_8_character_secret_is_hidden_wherever_the_encoding_starts() -> None:
+    """A secret of 8 characters (a proxy's password) is one piece: after 1, 6, 11 … other
+    bytes it fills no group of base32's 5 bytes, and the base32 of `admin:` and the password
+    showed it whole (review R51 #1). Now, at each of the 5 places: no character made of the
+    password's bits alone stays."""
+    from auditor.redact import Redactor
+
+    password = "Xk9mQ2vT"
+    redactor = Redactor(b"own-token-key", [password])
+    for before in ("", "a", "ab", "abc", "abcd", "admin:", "proxy:"):
+        data = (before + password).encode()
+        encoded = base64.b32encode(data).decode()
+        for text in (encoded, encoded.lower(), encoded.rstrip("=")):
+            out = redactor.redact_shown(f"x {text} y")
+            assert "[secret" in out, (before, out)
+            shown, _ = out.removeprefix("x ").split("[secret", 1)
+            # what stays before the marker: the characters of the bytes before it alone
+            assert len(shown) <= 8 * len(before) // 5, (before, out)
+
+
 def test_a_cut_base32_of_the_token_shows_no_group_of_it() -> None:
     """The token's base32 cut at any length (a message cut at 1,000 characters), from its
     start or a group's: from 16 characters on (10 bytes of the token) it is its marker, but for

@@ -120,11 +120,31 @@ def encoded_forms(piece: str) -> dict[str, tuple[int, int, int]]:
                 found.setdefault(text.translate(_ASCII_LOWER), reach)
     for skip in range(5):
         whole = (len(raw) - skip) // 5 * 5
-        if whole:  # (a piece of 8 bytes fills no group of 5 from its 5th)
+        if whole:
             core = base64.b32encode(raw[skip : skip + whole]).decode("ascii")
             reach = (_PARTIAL_B32[skip], _PARTIAL_B32[len(raw) - skip - whole], _PADDING_B32)
-            found.setdefault(core.translate(_ASCII_LOWER), reach)
+        else:  # a piece of 8 bytes fills no group of 5 from its 5th: across two groups
+            core, reach = _b32_across(raw, (5 - skip) % 5)
+            if len(core) < 8:  # (as short as a group's: no form of its own)
+                continue
+        found.setdefault(core.translate(_ASCII_LOWER), reach)
     return found
+
+
+def _b32_across(raw: bytes, before: int) -> tuple[str, tuple[int, int, int]]:
+    """The base32 characters of `raw` after `before` other bytes of its group that only
+    `raw`'s bits make (each character is 5 bits: those inside `raw`'s 8 * len bits), with how
+    many characters before and after them carry some of its bits too."""
+    padded = bytes(before) + raw + bytes(-(before + len(raw)) % 5)
+    text = base64.b32encode(padded).decode("ascii")
+    first, last = 8 * before, 8 * (before + len(raw))  # `raw`'s bits
+    inside = [i for i in range(len(text)) if first <= 5 * i and 5 * i + 5 <= last]
+    if not inside:
+        return "", (0, 0, 0)
+    core = text[inside[0] : inside[-1] + 1]
+    partial_before = sum(1 for i in range(inside[0]) if 5 * i + 5 > first)
+    partial_after = sum(1 for i in range(inside[-1] + 1, len(text)) if 5 * i < last)
+    return core, (partial_before, partial_after, _PADDING_B32)
 
 
 def _widened(text: str, start: int, end: int, reach: tuple[int, int, int]) -> tuple[int, int]:

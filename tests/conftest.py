@@ -11,6 +11,7 @@ import re
 import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -140,6 +141,28 @@ def serve_http(handler: type[Any]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class ProblemAnswer(BaseHTTPRequestHandler):
+    """A hostile service's handler: every GET is answered with `problem(token)` (the
+    caller's bearer token given) as an `application/problem+json` body with its `status`;
+    nothing logged."""
+
+    def problem(self, token: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        token = self.headers.get("authorization", "").removeprefix("Bearer ")
+        problem = self.problem(token)
+        body = json.dumps(problem).encode()
+        self.send_response(int(problem["status"]))
+        self.send_header("content-type", "application/problem+json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
 
 
 def secrets_found_in_a_child(text: str) -> str:

@@ -12,16 +12,15 @@ import base64
 import binascii
 import contextlib
 import html
-import json
 import re
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, emulator_env, run_cli, serve_http
+from tests.conftest import FIXED_NOW, ProblemAnswer, emulator_env, run_cli, serve_http
 
 TOKEN = "tok_Zq8XvR2mK9pL4sT7wY1nB6cD3fH5jG0a"
 RAW = TOKEN.encode()
@@ -34,23 +33,15 @@ ECHOED = {
 }
 
 
-class _EchoingTheTokenApart(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        token = self.headers.get("authorization", "").removeprefix("Bearer ").encode()
+class _EchoingTheTokenApart(ProblemAnswer):
+    def problem(self, text: str) -> dict[str, Any]:
+        token = text.encode()
         detail = (
             f"credential {base64.b32encode(token).decode()} (base32) is not allowed here; "
             f"its fingerprint {token.hex(':')} and {token.hex('-').upper()} were logged, "
             f"and {base64.b32encode(token).decode().lower().rstrip('=')}"
         )
-        body = json.dumps({"title": "Forbidden", "status": 403, "detail": detail}).encode()
-        self.send_response(403)
-        self.send_header("content-type", "application/problem+json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        return {"title": "Forbidden", "status": 403, "detail": detail}
 
 
 @pytest.fixture

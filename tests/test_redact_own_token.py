@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.cli import Context, main
 from auditor.redact import Redactor
-from tests.conftest import FIXED_NOW, serve_http
+from tests.conftest import FIXED_NOW, ProblemAnswer, serve_http
 
 TOKEN = "tok_4625b059281d06138c9bb22f"  # as `tok_` + secrets.token_hex(12) makes one
 
@@ -125,21 +124,12 @@ def test_a_secret_of_the_data_found_by_its_fingerprint_is_not_hidden_by_parts() 
     assert redactor.redact_text(f"see {key[:13]}") != f"see {key[:13]}"
 
 
-class _EchoingTheTokenEncoded(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        token = self.headers.get("authorization", "").removeprefix("Bearer ")
+class _EchoingTheTokenEncoded(ProblemAnswer):
+    def problem(self, token: str) -> dict[str, Any]:
         detail = "Invalid credentials: " + ", ".join(
             f"{name}={echo}" for name, echo in _echoes(token).items()
         )
-        body = json.dumps({"detail": detail, "status": 403, "title": "Forbidden"}).encode()
-        self.send_response(403)
-        self.send_header("content-type", "application/problem+json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        return {"detail": detail, "status": 403, "title": "Forbidden"}
 
 
 @pytest.fixture

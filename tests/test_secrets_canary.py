@@ -30,7 +30,7 @@ from auditor.cli import Context, main
 from auditor.emulator import start_emulator
 from auditor.redact import Redactor
 from auditor.store import Store
-from tests.conftest import FIXED_NOW, secret_forms
+from tests.conftest import FIXED_NOW, ProblemAnswer, secret_forms
 
 pytestmark = pytest.mark.e2e
 
@@ -337,11 +337,10 @@ def test_no_canary_reaches_any_output_or_the_state_file(
     assert not leaks, leaks[:5]
 
 
-class _EchoingService(http.server.BaseHTTPRequestHandler):
+class _EchoingService(ProblemAnswer):
     """Refuses every request with a problem body that echoes the caller's token in every form."""
 
-    def do_GET(self) -> None:
-        token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+    def problem(self, token: str) -> dict[str, Any]:
         detail = " | ".join(
             [
                 f"raw {token}",
@@ -351,15 +350,7 @@ class _EchoingService(http.server.BaseHTTPRequestHandler):
                 f"basic {base64.b64encode(f'user:{token}'.encode()).decode()}",
             ]
         )
-        body = json.dumps({"status": 401, "title": "Unauthorized", "detail": detail}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/problem+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        return {"status": 401, "title": "Unauthorized", "detail": detail}
 
 
 def test_an_error_body_echoing_the_token_in_any_encoding_prints_none_of_it(

@@ -5,33 +5,24 @@ fingerprint and length of the caller's token."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.cli import Context, main
-from tests.conftest import FIXED_NOW, serve_http
+from tests.conftest import FIXED_NOW, ProblemAnswer, serve_http
 
 TOKEN = "demo-owner-token"  # 16 characters: its marker read `[secret fp:… len:16]`
 
 
-class _EchoingTheToken(BaseHTTPRequestHandler):
+class _EchoingTheToken(ProblemAnswer):
     detail = "bad token {token}"
 
-    def do_GET(self) -> None:
-        token = self.headers.get("authorization", "").removeprefix("Bearer ")
-        body = json.dumps({"detail": self.detail.format(token=token)}).encode()
-        self.send_response(401)
-        self.send_header("content-type", "application/problem+json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    def problem(self, token: str) -> dict[str, Any]:
+        return {"detail": self.detail.format(token=token), "status": 401}
 
 
 class _EchoingTheTokenAtTheCut(_EchoingTheToken):

@@ -9,9 +9,11 @@ get their grades worked out afresh.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import hashlib
+import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -279,6 +281,7 @@ def _reports(
 @functools.cache
 def _fixed() -> tuple[PolicySet, ReadinessModel]:
     folder = Path(tempfile.mkdtemp(prefix="auditor-grades-"))
+    atexit.register(shutil.rmtree, folder, True)  # (read once, kept for the whole session)
     (folder / "model.yaml").write_text(MODEL_YAML)
     (folder / "readiness.yaml").write_text(
         POLICY

@@ -463,18 +463,21 @@ def _reviewed(tmp_path: Path, proposed: Any, live: Path, rule: str) -> list[str]
 def test_a_repeated_glued_password_is_redacted_in_linear_time(unit: str) -> None:
     """1 MB of `docker login -p` repeated makes thousands of secrets each shown as a marker
     joined to more text; checking that none learned later overlaps one took time quadratic in
-    the string (200 KB: 19 s). In a child process, so that a stall fails after 60 s."""
+    the string (200 KB: 13-19 s, 400 KB: 40 s, so 1 MB minutes; linear, a few seconds). In a
+    child process, so that such a stall fails after 60 s instead of stalling the suite; its
+    result is checked, not its time."""
     import subprocess
     import sys
 
     code = (
-        "import sys, time; from auditor.redact import Redactor; "
+        "import sys, json; from auditor.redact import Redactor; "
         "unit = sys.stdin.read(); s = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]; "
-        "t = time.perf_counter(); Redactor(b'k' * 32).redact_json({'note': s}); "
-        "print(time.perf_counter() - t)"
+        "print(json.dumps(Redactor(b'k' * 32).redact_json({'note': s})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], input=unit, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert float(done.stdout) < 30
+    note = json.loads(done.stdout)["note"]
+    assert "[secret fp:" in note  # the passwords glued after `-p` are hidden
+    assert note.count("[secret fp:") > 1_000, note[:200]

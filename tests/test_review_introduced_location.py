@@ -283,6 +283,26 @@ def test_an_unpinned_marketplace_added_is_located_and_named_wherever_it_is_inser
     )
 
 
+def test_a_waived_introduced_finding_is_named_by_the_added_entry_too(tmp_path: Path) -> None:
+    proposed = live_settings()
+    proposed["customModels"].append(model("custom:b", NEW_KEY, "https://other.example/v2"))
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "live.json").write_text(json.dumps(live_settings(), indent=2))
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n  - rule: BASE-MOD-003\n    subject: settings\n    reason: accepted\n"
+        "    owner: a@b.c\n    expires: 2027-12-31\n"
+    )
+    _, reports, text = review_files(
+        proposed, tmp_path, "--waivers", "waivers.yaml", "--sarif-include-waived"
+    )
+    f = finding(reports, "BASE-MOD-003")
+    assert f["status"] == "waived"
+    assert lifecycle(reports, "BASE-MOD-003") == "new"
+    assert sarif_line(reports, "BASE-MOD-003") == line_of(text, NEW_KEY)
+    assert f["message"].startswith("customModels[?id=='custom:b'].apiKey is "), f["message"]
+    assert "custom:a" not in f["message"]
+
+
 TIER_POLICY = """\
 rules:
   - id: T-TIER-001

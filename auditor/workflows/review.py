@@ -902,7 +902,7 @@ def _added_first(finding: Finding, added: Added, proposal: Revision) -> Finding:
     return replace(
         finding,
         message=_named_first(finding.message, evidence, first)
-        if finding.status == "fail"
+        if finding.raw_status == "fail"  # a waived failure is worded as it failed
         else finding.message,
         evidence=tuple(ordered),
         since=attribution(proposal),

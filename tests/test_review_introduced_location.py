@@ -283,6 +283,47 @@ def test_an_unpinned_marketplace_added_is_located_and_named_wherever_it_is_inser
     )
 
 
+def test_a_command_the_same_as_an_old_one_added_to_a_set_like_list_is_the_last_equal_entry(
+    tmp_path: Path,
+) -> None:
+    """`commandAllowlist` is compared as a set: its diff names the value added, not where it
+    sits, so of the two equal entries the last one is taken as the added one, not the old."""
+    live = {"commandAllowlist": ["sudo"]}
+    proposed = {"commandAllowlist": ["sudo", "ls", "sudo"]}
+    _, reports, text = review_many(live, proposed, tmp_path)
+    assert lifecycle(reports, "BASE-CMD-005") == "new"
+    last_sudo = len(text.splitlines()) - 2  # the last entry, before `]` and `}`
+    assert text.splitlines()[last_sudo - 1].strip() == '"sudo"'
+    assert sarif_line(reports, "BASE-CMD-005") == last_sudo
+    f = finding(reports, "BASE-CMD-005")
+    assert f["message"].startswith('commandAllowlist[2] is "sudo"'), f["message"]
+    assert "violating in the proposed file proposed.json by dev@" in md_block(
+        reports, "BASE-CMD-005"
+    )
+    # the change finding about the `sudo` added points at the same entry
+    assert sarif_line(reports, "CHG-CMD-003") == last_sudo
+
+
+def test_a_waived_introduced_finding_is_named_by_the_added_entry_too(tmp_path: Path) -> None:
+    proposed = live_settings()
+    proposed["customModels"].append(model("custom:b", NEW_KEY, "https://other.example/v2"))
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "live.json").write_text(json.dumps(live_settings(), indent=2))
+    (tmp_path / "waivers.yaml").write_text(
+        "waivers:\n  - rule: BASE-MOD-003\n    subject: settings\n    reason: accepted\n"
+        "    owner: a@b.c\n    expires: 2027-12-31\n"
+    )
+    _, reports, text = review_files(
+        proposed, tmp_path, "--waivers", "waivers.yaml", "--sarif-include-waived"
+    )
+    f = finding(reports, "BASE-MOD-003")
+    assert f["status"] == "waived"
+    assert lifecycle(reports, "BASE-MOD-003") == "new"
+    assert sarif_line(reports, "BASE-MOD-003") == line_of(text, NEW_KEY)
+    assert f["message"].startswith("customModels[?id=='custom:b'].apiKey is "), f["message"]
+    assert "custom:a" not in f["message"]
+
+
 TIER_POLICY = """\
 rules:
   - id: T-TIER-001

@@ -432,10 +432,13 @@ def run_review(loaded: LoadedPolicy, request: ReviewRequest) -> AuditOutcome:
         _Changed(changes, new_rev.settings),
     )
     marked, fixed_records = compare_runs(after_findings, prior)
+    lists = _Lists()  # the proposed file's lists, indexed once for all the findings
     marked = [
         _step_fingerprint(
             _relabel(
-                _unattributed(_locate(_added_first(f, added, new_rev), request.proposed, changes)),
+                _unattributed(
+                    _locate(_added_first(f, added, new_rev), request.proposed, changes, lists)
+                ),
                 request,
                 new_rev.revision,
             ),
@@ -776,6 +779,7 @@ class _Changed:
     def __init__(self, changes: Sequence[Change], settings: JSON) -> None:
         self._changes = changes
         self._settings = settings
+        self._lists = _Lists()
         self._places: list[list[str | int]] | None = None
 
     def touches(self, path: str) -> bool:
@@ -785,43 +789,64 @@ class _Changed:
                 place
                 for c in self._changes
                 if c.kind != "item_removed"
-                for place in [_change_parts(c, self._settings)]
+                for place in [_change_parts(c, self._settings, self._lists)]
                 if place is not None
             ]
-        parts = _resolved(path, self._settings)
+        parts = _parts(path, self._settings, self._lists)
         return parts is not None and any(parts[: len(p)] == p for p in self._places)
 
 
-def _change_parts(change: Change, settings: JSON) -> list[str | int] | None:
+class _Lists:
+    """The settings' lists, each indexed when first asked: a review that changes 20,000
+    entries of one list finds each change's place in one pass over the list, not one pass a
+    change. (A list is known by its id: the index holds the list, so the id is not reused.)"""
+
+    def __init__(self) -> None:
+        self._by_field: dict[tuple[int, str], tuple[list[Any], dict[Any, int]]] = {}
+        self._by_content: dict[int, tuple[list[Any], dict[str, int]]] = {}
+
+    def match_index(self, node: Any, match: Match) -> int | None:
+        """Where the first entry a selector picks sits (an object whose field equals its value,
+        a missing field as null)."""
+        if not isinstance(node, list):
+            return None
+        key = (id(node), match.field)
+        if key not in self._by_field:
+            first: dict[Any, int] = {}
+            for i, item in enumerate(node):
+                value = item.get(match.field) if isinstance(item, dict) else ()
+                if isinstance(value, (str, int, float, type(None))):  # no list equals a selector
+                    first.setdefault(value, i)
+            self._by_field[key] = (node, first)
+        return self._by_field[key][1].get(match.value)
+
+    def entry_index(self, node: list[Any], entry: Any) -> int | None:
+        """Where the last entry equal to `entry` sits. A set-like list's change names the list
+        and the entry's value, not its place: when the list holds the value more than once
+        (an entry the same as an old one added), which one is new is not known, and an entry
+        is more often added after the old ones."""
+        if id(node) not in self._by_content:
+            last = {content_hash(item): i for i, item in enumerate(node)}
+            self._by_content[id(node)] = (node, last)
+        return self._by_content[id(node)][1].get(content_hash(entry))
+
+
+def _change_parts(
+    change: Change, settings: JSON, lists: _Lists, *, whole: bool = True
+) -> list[str | int] | None:
     """The keys and indices of the settings a change is at: for an entry added to a
-    set-like list (the change names the list), the entry where it sits."""
-    parts = _resolved(change.path, settings)
+    set-like list (the change names the list), the entry where it sits (`_Lists.entry_index`).
+    None when the change's path is not all in the settings, unless not `whole` (`_parts`)."""
+    parts = _parts(change.path, settings, lists, whole=whole)
     if parts is not None and change.kind == "item_added":
         node = _at(settings, parts)
         if isinstance(node, list):
-            at = _entry_index(node, change.after)
-            parts = None if at is None else [*parts, at]
+            at = lists.entry_index(node, change.after)
+            if at is not None:
+                parts = [*parts, at]
+            elif whole:
+                parts = None
     return parts
-
-
-def _resolved(path: str, settings: JSON) -> list[str | int] | None:
-    """`path` as keys and indices of `settings` (a selector as the index it picks); None if
-    a selector picks nothing, or the path cannot be read."""
-    try:
-        components: Sequence[Any] = parse(path)
-    except ValueError:
-        return None
-    out: list[str | int] = []
-    node: Any = settings
-    for part in components:
-        if isinstance(part, Match):
-            index = _match_index(node, part)
-            if index is None:
-                return None
-            part = index
-        out.append(part)
-        node = _child(node, part)
-    return out
 
 
 def _hidden_count(finding: Finding) -> int:
@@ -902,7 +927,7 @@ def _added_first(finding: Finding, added: Added, proposal: Revision) -> Finding:
     return replace(
         finding,
         message=_named_first(finding.message, evidence, first)
-        if finding.status == "fail"
+        if finding.raw_status == "fail"  # a waived failure is worded as it failed
         else finding.message,
         evidence=tuple(ordered),
         since=attribution(proposal),
@@ -948,7 +973,9 @@ def _subject(e: Evidence) -> str:
     return printable(subject_of(e.path, e.actual if e.present else MISSING))
 
 
-def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] = ()) -> Finding:
+def _locate(
+    finding: Finding, proposed: SettingsFile, changes: Sequence[Change], lists: _Lists
+) -> Finding:
     """Point a finding at the line of the proposed file its evidence names: a change finding
     at the first change its evidence names (a change rule's evidence is about the change
     list, `$.changes[3].kind`, not about a line of the file)."""
@@ -959,9 +986,10 @@ def _locate(finding: Finding, proposed: SettingsFile, changes: Sequence[Change] 
         index = next((int(m.group(1)) for m in named if m and int(m.group(1)) < len(changes)), None)
         if index is not None or not any(_data_path(e.path) for e in finding.evidence):
             # a finding about no change in particular (the author's) points at the first
-            return finding.with_marks(location=_change_location(changes[index or 0], proposed))
+            place = _change_location(changes[index or 0], proposed, lists)
+            return finding.with_marks(location=place)
     for evidence in finding.evidence:
-        parts = _data_parts(evidence.path, proposed.settings)
+        parts = _parts(evidence.path, proposed.settings, lists, whole=False)
         if parts is not None:
             return finding.with_marks(location=proposed.document.locate([*proposed.prefix, *parts]))
     return finding.with_marks(location=SourceLocation(proposed.path, 1, 1))
@@ -973,31 +1001,15 @@ def _data_path(path: str) -> bool:
     return not (path == "$.author" or path.startswith(("$.author_", "$.changes", "$.revision")))
 
 
-def _change_location(change: Change, proposed: SettingsFile) -> SourceLocation:
+def _change_location(change: Change, proposed: SettingsFile, lists: _Lists) -> SourceLocation:
     """Where a change shows in the proposed file: the entry added or changed; for a removal,
     the key of the nearest parent the proposed file still has."""
-    parts = _data_parts(change.path, proposed.settings) or []
+    parts = _change_parts(change, proposed.settings, lists, whole=False) or []
     if change.kind in ("removed", "item_removed"):
         if parts and (isinstance(parts[-1], int) or change.kind == "removed"):
             parts = parts[:-1]
         return proposed.document.locate([*proposed.prefix, *parts], key=True)
-    if change.kind == "item_added":
-        # an entry of a set-like list: the change names the list, the entry is where it sits
-        node = _at(proposed.settings, parts)
-        if isinstance(node, list):
-            at = _entry_index(node, change.after)
-            if at is not None:
-                parts = [*parts, at]
     return proposed.document.locate([*proposed.prefix, *parts])
-
-
-def _entry_index(node: list[Any], entry: Any) -> int | None:
-    """Where in the list the (first) entry equal to `entry` sits."""
-    wanted = content_hash(entry)
-    return next(
-        (i for i, item in enumerate(node) if item == entry and content_hash(item) == wanted),
-        None,
-    )
 
 
 def _at(node: Any, parts: Sequence[str | int]) -> Any:
@@ -1006,34 +1018,30 @@ def _at(node: Any, parts: Sequence[str | int]) -> Any:
     return node
 
 
-def _data_parts(path: str, settings: Any) -> list[str | int] | None:
-    """Turn an evidence path into keys and indices of the settings document, if it can."""
+def _parts(
+    path: str, settings: JSON, lists: _Lists, *, whole: bool = True
+) -> list[str | int] | None:
+    """`path` as keys and indices of `settings`, a selector as the index it picks. None when
+    the path cannot be read, or when a selector picks nothing. Not `whole` (where `_locate`
+    points): the keys up to such a selector (the nearest place there is), and a change
+    document's `$.after.x` read as `$.x`."""
     try:
         components: Sequence[Any] = parse(path)
     except ValueError:
         return None
-    if components and components[0] in ("after", "before"):
+    if not whole and components and components[0] in ("after", "before"):
         components = components[1:]
     out: list[str | int] = []
-    node = settings
+    node: Any = settings
     for part in components:
         if isinstance(part, Match):
-            index = _match_index(node, part)
+            index = lists.match_index(node, part)
             if index is None:
-                break
+                return None if whole else out
             part = index
         out.append(part)
         node = _child(node, part)
     return out
-
-
-def _match_index(node: Any, match: Match) -> int | None:
-    if not isinstance(node, list):
-        return None
-    for i, item in enumerate(node):
-        if isinstance(item, dict) and item.get(match.field) == match.value:
-            return i
-    return None
 
 
 def _child(node: Any, part: str | int) -> Any:

@@ -161,3 +161,24 @@ def test_an_author_email_of_blanks_gives_way_to_the_name_in_every_report() -> No
     doc = json.loads(render_oscal(replace(one, findings=(nobody,))))
     (observation,) = doc["assessment-results"]["results"][0]["observations"]
     assert "attribution-author" not in {p["name"] for p in observation["props"]}
+
+
+def test_sync_history_and_diff_name_the_author_when_the_email_is_blanks(tmp_path: Path) -> None:
+    """The sync's summary, `history` and `diff` took an email of blanks for the author too
+    (`latest rev 21 at … by    ;`): the name, as in every report (review R55 #2)."""
+    from auditor.emulator import generate_dataset, start_emulator
+
+    data = generate_dataset(revisions=6, repos=1, now=FIXED_NOW)
+    last = data.history[-1]
+    data.history[-1] = {**last, "user": {**last["user"], "email": "   ", "name": "Bob Builder"}}
+    with start_emulator(dataset=data, tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW) as e:
+        env = emulator_env(e, tmp_path / "state.db")
+        code, out, err = run_cli(["sync", "--no-usage"], env, tmp_path)
+        assert code == 0, err
+        assert "latest rev 6 at" in out and " by Bob Builder;" in out, out
+        code, out, err = run_cli(["history"], env, tmp_path)
+        assert code == 0, err
+        assert "Bob Builder" in out, out
+        code, out, err = run_cli(["diff", "--from", "5", "--to", "6"], env, tmp_path)
+        assert code == 0, err
+        assert out.splitlines()[0].endswith(" · Bob Builder"), out

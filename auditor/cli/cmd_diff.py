@@ -24,6 +24,7 @@ from auditor.diff.render import (
 )
 from auditor.errors import EXIT_OK, UsageError
 from auditor.models import Change, Revision
+from auditor.redact.plain import author_of
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -77,7 +78,7 @@ def select_step(
 
 def _heading(before: Revision | None, after: Revision) -> str:
     when = after.updated_at.strftime("%Y-%m-%d %H:%M UTC")
-    author = terminal_text(after.user.email or after.user.name)
+    author = terminal_text(author_of(after.user.email, after.user.name))
     if before is None:
         step = f"revision {after.revision} (first stored; compared with an empty document)"
     else:

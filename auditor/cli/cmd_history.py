@@ -24,7 +24,7 @@ from auditor.diff import ListTable, change_as_json, change_summary, diff_revisio
 from auditor.diff.table import item_key
 from auditor.errors import EXIT_OK, UsageError
 from auditor.models import JSON, Change, Revision, User
-from auditor.redact.plain import shown_author
+from auditor.redact.plain import author_of, shown_author
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -299,9 +299,9 @@ def _timestamp(when: datetime) -> str:
 
 
 def _who(user: User) -> str:
-    """Who made a revision: the email, else the name (else nothing is known); `--author`
-    matches it, so what it selects is what the line shows."""
-    return user.email or user.name
+    """Who made a revision: the email, else the name (else nothing is known; blanks are
+    none); `--author` matches it, so what it selects is what the line shows."""
+    return author_of(user.email, user.name)
 
 
 def _author(user: User) -> str:

@@ -35,6 +35,7 @@ from auditor.evaluate.model import RuleResult, UsageInputs
 from auditor.evaluate.rule import Verdict
 from auditor.models import JSON, Attribution, Revision, Subject, make_attribution, make_subject
 from auditor.policy.model import Rule
+from auditor.redact.plain import author_of
 
 TRAILING_DAYS = 14
 MIN_TRAILING = 7
@@ -221,7 +222,7 @@ def _judge(rule: Rule, index: int, day: _Day) -> RuleResult:
         return verdict.result(rule, _subject(day.day, rev), since=_attribution(rev))
     shown = "; ".join(
         f"under rev {rev.revision} ({rev.updated_at:%Y-%m-%d %H:%M} "
-        f"by {rev.user.email or rev.user.name}): {v.status}"
+        f"by {author_of(rev.user.email, rev.user.name)}): {v.status}"
         for rev, v in verdicts
     )
     failing = next(((r, v) for r, v in verdicts if v.status == "fail"), verdicts[-1])

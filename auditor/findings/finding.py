@@ -28,7 +28,7 @@ from auditor.models import (
     severity_rank,
 )
 from auditor.policy.model import Rule
-from auditor.redact.plain import shown_author
+from auditor.redact.plain import author_of, shown_author
 
 _INDEX = re.compile(r"\[-?\d+\]")
 _DIGITS = re.compile(r"(\d+)")
@@ -526,8 +526,8 @@ def _natural_parts(text: str) -> str:
 def attribution_author(a: Attribution) -> str:
     """The author as every report names one (`shown_author`): the email, else the name (an
     email of blanks alone is none); empty when neither is known."""
-    who = a.author_email if a.author_email.strip() else a.author_name
-    return shown_author(who) if who.strip() else ""
+    who = author_of(a.author_email, a.author_name)
+    return shown_author(who) if who else ""
 
 
 def _who(a: Attribution) -> str:

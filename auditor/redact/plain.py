@@ -106,6 +106,12 @@ def shown_author(text: str) -> str:
     return cut_outside_markers(text, AUTHOR_SHOWN)
 
 
+def author_of(*names: str) -> str:
+    """The first of an author's `names` (email, then name, then id) that is more than blanks,
+    as it was sent; empty when none is (an email of spaces is no author)."""
+    return next((name for name in names if name.strip()), "")
+
+
 def cut_outside_markers(text: str, limit: int) -> str:
     """Redacted `text` cut to `limit` characters (`kept_before_cut`), saying how many more
     there were."""

@@ -47,7 +47,7 @@ from auditor.fetch import (
 )
 from auditor.fetch.paging import Pages
 from auditor.models import DataWarning, Revision
-from auditor.redact.plain import shown_author
+from auditor.redact.plain import author_of, shown_author
 from auditor.store import Ingested, IntegrityIssue, Store
 from auditor.store.schema import revision_row
 from auditor.workflows.usage import UsageSync, sync_usage
@@ -1245,7 +1245,7 @@ def format_summary(summary: SyncSummary, base_url: str) -> str:
     ]
     latest = summary.latest
     if latest is not None:
-        who = latest.user.email or latest.user.name or latest.user.id
+        who = author_of(latest.user.email, latest.user.name, latest.user.id)
         # an author the API did not give (or not as an object): nothing; a 2 MB id made a 2 MB
         # line: cut, as an attribution is
         by = f" by {shown_author(who)}" if who else ""

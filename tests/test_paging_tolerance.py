@@ -238,10 +238,12 @@ def test_a_cursor_that_cannot_be_followed_is_named_for_what_it_is(
 
 
 @contextmanager
-def _raw(reply: bytes | None) -> Iterator[str]:
-    """A server that reads a request and answers `reply` (None: resets the connection)."""
+def _raw(reply: bytes | None, first: bytes | None = None) -> Iterator[str]:
+    """A server that reads a request and answers `reply` (None: resets the connection); the
+    first request `first` if given."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
+    replies = [first] if first is not None else []
 
     def serve() -> None:
         while not stop.is_set():
@@ -251,7 +253,9 @@ def _raw(reply: bytes | None) -> Iterator[str]:
                 return
             with conn:
                 conn.recv(65536)
-                if reply is None:  # an RST, as a TLS server that cannot read the request sends
+                if replies:
+                    conn.sendall(replies.pop())
+                elif reply is None:  # an RST, as a TLS server that cannot read the request sends
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
                 else:
                     conn.sendall(reply)
@@ -302,6 +306,26 @@ def test_connections_reset_on_every_attempt_ask_whether_the_server_speaks_tls(
         "; the server reset the connection before any answer on every attempt: is this an "
         "https:// server? (the URL says http://)"
     ), line
+
+
+def test_connections_reset_after_an_answer_in_plain_http_do_not_question_the_scheme(
+    tmp_path: Path,
+) -> None:
+    """Was: the same `is this an https:// server?` hint when the server had answered page 1 of
+    the same sync over http:// and then reset every request (review R54 #1)."""
+    page = history(change(3), change(2), cursor="c2")
+    first = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        + f"Content-Length: {len(page)}\r\n\r\n".encode()
+        + page
+    )
+    with _raw(None, first) as url:
+        code, _out, err = _sync_at(url, tmp_path, "timeout = 2\ndeadline = 3\n")
+    assert code == 2
+    line = err.strip().splitlines()[-1]
+    assert "kept 1 page (2 revisions)" in line and "cursor=c2" in line, line
+    assert "Connection reset by peer" in line and "; gave up after " in line, line
+    assert "https://" not in line, line
 
 
 # --- #8: an author longer than any output shows -------------------------------------------------

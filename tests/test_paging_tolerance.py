@@ -224,7 +224,9 @@ def test_a_refused_page_is_not_counted_as_fetched(
 def test_a_cursor_that_cannot_be_followed_is_named_for_what_it_is(
     tmp_path: Path, pagination: dict[str, Any], said: str
 ) -> None:
-    """Was: `$.pagination.nextCursor: missing while hasMore is true` for `""` too."""
+    """Was: `$.pagination.nextCursor: missing while hasMore is true` for `""` too; and the
+    page refused for it counted as fetched, with its items (`fetched 1 history pages / 2
+    revisions`, review R54 #2), where `nextCursor: 12345` said `fetched 0`."""
 
     def answer(path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if path == HISTORY:
@@ -235,6 +237,7 @@ def test_a_cursor_that_cannot_be_followed_is_named_for_what_it_is(
         code, _out, err = sync(url, tmp_path, "--no-usage")
     assert code == 2
     assert f"$.pagination.nextCursor: {said} while hasMore is true (GET {url}" in err, err
+    assert "nothing saved (fetched 0 history pages / 0 revisions " in err, err
 
 
 @contextmanager

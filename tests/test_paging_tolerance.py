@@ -355,9 +355,14 @@ def test_an_author_name_longer_than_any_output_shows_is_a_warning_and_stored_who
     assert code == 0, err
     assert (
         "$.changes[0].user.name: 100000 characters, longer than an author's can be; stored "
-        f"whole, every output shows its first 254 (revision 3, GET {url}{HISTORY} page 1)"
+        "whole; the reports, the sync's summary and `history` show its first 254, `history "
+        f"--format json` and `export` all of it (revision 3, GET {url}{HISTORY} page 1)"
     ) in out, out
     assert "latest rev 3 at 2026-10-03 by u3@example.com" in out
     with closing(sqlite3.connect(tmp_path / "state.db")) as db:
         rows = db.execute("select revision, length(user_name) from revisions").fetchall()
     assert sorted(rows) == [(1, 1), (2, 1), (3, 100_000)]
+    # what the warning says (review R54 #3: it said `every output shows its first 254`)
+    env = {"AUDITOR_STATE": str(tmp_path / "state.db")}
+    code, out, err = run_cli(["history", "--format", "json"], env, tmp_path)
+    assert code == 0 and f'"name":"{name}"' in out.replace(" ", ""), err

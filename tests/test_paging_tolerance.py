@@ -224,7 +224,9 @@ def test_a_refused_page_is_not_counted_as_fetched(
 def test_a_cursor_that_cannot_be_followed_is_named_for_what_it_is(
     tmp_path: Path, pagination: dict[str, Any], said: str
 ) -> None:
-    """Was: `$.pagination.nextCursor: missing while hasMore is true` for `""` too."""
+    """Was: `$.pagination.nextCursor: missing while hasMore is true` for `""` too; and the
+    page refused for it counted as fetched, with its items (`fetched 1 history pages / 2
+    revisions`, review R54 #2), where `nextCursor: 12345` said `fetched 0`."""
 
     def answer(path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if path == HISTORY:
@@ -235,13 +237,16 @@ def test_a_cursor_that_cannot_be_followed_is_named_for_what_it_is(
         code, _out, err = sync(url, tmp_path, "--no-usage")
     assert code == 2
     assert f"$.pagination.nextCursor: {said} while hasMore is true (GET {url}" in err, err
+    assert "nothing saved (fetched 0 history pages / 0 revisions " in err, err
 
 
 @contextmanager
-def _raw(reply: bytes | None) -> Iterator[str]:
-    """A server that reads a request and answers `reply` (None: resets the connection)."""
+def _raw(reply: bytes | None, first: bytes | None = None) -> Iterator[str]:
+    """A server that reads a request and answers `reply` (None: resets the connection); the
+    first request `first` if given."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
+    replies = [first] if first is not None else []
 
     def serve() -> None:
         while not stop.is_set():
@@ -251,7 +256,9 @@ def _raw(reply: bytes | None) -> Iterator[str]:
                 return
             with conn:
                 conn.recv(65536)
-                if reply is None:  # an RST, as a TLS server that cannot read the request sends
+                if replies:
+                    conn.sendall(replies.pop())
+                elif reply is None:  # an RST, as a TLS server that cannot read the request sends
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
                 else:
                     conn.sendall(reply)
@@ -304,6 +311,26 @@ def test_connections_reset_on_every_attempt_ask_whether_the_server_speaks_tls(
     ), line
 
 
+def test_connections_reset_after_an_answer_in_plain_http_do_not_question_the_scheme(
+    tmp_path: Path,
+) -> None:
+    """Was: the same `is this an https:// server?` hint when the server had answered page 1 of
+    the same sync over http:// and then reset every request (review R54 #1)."""
+    page = history(change(3), change(2), cursor="c2")
+    first = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        + f"Content-Length: {len(page)}\r\n\r\n".encode()
+        + page
+    )
+    with _raw(None, first) as url:
+        code, _out, err = _sync_at(url, tmp_path, "timeout = 2\ndeadline = 3\n")
+    assert code == 2
+    line = err.strip().splitlines()[-1]
+    assert "kept 1 page (2 revisions)" in line and "cursor=c2" in line, line
+    assert "Connection reset by peer" in line and "; gave up after " in line, line
+    assert "https://" not in line, line
+
+
 # --- #8: an author longer than any output shows -------------------------------------------------
 
 
@@ -328,9 +355,14 @@ def test_an_author_name_longer_than_any_output_shows_is_a_warning_and_stored_who
     assert code == 0, err
     assert (
         "$.changes[0].user.name: 100000 characters, longer than an author's can be; stored "
-        f"whole, every output shows its first 254 (revision 3, GET {url}{HISTORY} page 1)"
+        "whole; the reports, the sync's summary and `history` show its first 254, `history "
+        f"--format json` and `export` all of it (revision 3, GET {url}{HISTORY} page 1)"
     ) in out, out
     assert "latest rev 3 at 2026-10-03 by u3@example.com" in out
     with closing(sqlite3.connect(tmp_path / "state.db")) as db:
         rows = db.execute("select revision, length(user_name) from revisions").fetchall()
     assert sorted(rows) == [(1, 1), (2, 1), (3, 100_000)]
+    # what the warning says (review R54 #3: it said `every output shows its first 254`)
+    env = {"AUDITOR_STATE": str(tmp_path / "state.db")}
+    code, out, err = run_cli(["history", "--format", "json"], env, tmp_path)
+    assert code == 0 and f'"name":"{name}"' in out.replace(" ", ""), err

@@ -87,15 +87,18 @@ def _long_author(user: JSON, where: str, item: str, warn: Warn) -> None:
     """A warning for an author's id, email or name longer than any output shows (an email
     address is at most 254 characters): a service defect (a 5 MB name grew the state file
     tenfold), named with its size. It is stored whole, as the service sent it: the state file
-    is the record `export` and the evidence bundle reproduce, and every output cuts it."""
+    is the record `export` and the evidence bundle reproduce, and `history --format json`
+    prints the stored revision as it is; the reports, the sync's summary and the text
+    `history` cut it (`shown_author`)."""
     if not isinstance(user, dict):
         return
     for key in ("id", "email", "name"):
         value = user.get(key)
         if isinstance(value, str) and len(value) > AUTHOR_SHOWN:
             problem = (
-                f"{len(value)} characters, longer than an author's can be; stored whole, every "
-                f"output shows its first {AUTHOR_SHOWN}"
+                f"{len(value)} characters, longer than an author's can be; stored whole; the "
+                f"reports, the sync's summary and `history` show its first {AUTHOR_SHOWN}, "
+                "`history --format json` and `export` all of it"
             )
             warn(DataWarning(f"{where}.user.{key}", problem, item))
 

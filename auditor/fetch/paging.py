@@ -351,15 +351,21 @@ class Pages(Iterator[Page]):
                 )
 
     def _follow(self, requester: Requester, body: Body, items: list[Item], where: str) -> bool:
-        """Move on to the next page: its query, or None at the end (an error in the token is
-        kept for the next `__next__`). False when this page is no page: the answer to a
-        request that only confirmed the end of a `short_may_end` listing, repeating a token
-        (the service ignored it and sent what it had sent before)."""
+        """Move on to the next page: its query, or None at the end. A token the page cannot
+        send (`null` while it says there is more) refuses the page, as its shape would: raised
+        now, before the page is counted; one that cannot be followed (repeated, too long) is
+        kept for the next `__next__`, the page itself being whole. False when this page is no
+        page: the answer to a request that only confirmed the end of a `short_may_end`
+        listing, repeating a token (the service ignored it and sent what it had sent before)."""
         listing = self._listing
+        try:
+            token = listing.next_token(body, items, self._page_size, where)
+        except BaseException:
+            self._params = None
+            raise
         self._number += 1
         confirming, self._confirming = self._confirming, False
         try:
-            token = listing.next_token(body, items, self._page_size, where)
             if token is None:
                 self._params = None
                 return True

@@ -122,7 +122,8 @@ class _Retryable(Exception):
     refused (twice is an error: nothing listens there); `connect`: no connection was made (a
     hint may name an ignored proxy variable); `reset`: a plain-HTTP connection was reset before
     any answer, and `resets` how many attempts in a row up to this one were (on every attempt,
-    the last error asks whether the server speaks TLS)."""
+    the last error asks whether the server speaks TLS, unless the service answered an earlier
+    request of this command in plain HTTP)."""
 
     def __init__(
         self,
@@ -508,6 +509,8 @@ class Requester:
         self._redactor = redactor
         self._budget = budget or Budget(policy.deadline, policy.clock)
         self._tokens = tokens
+        # the service answered once in this command (in HTTP): a reset later is not the scheme's
+        self._spoke_http = False
 
     def get_json(self, path: str, params: Mapping[str, str], where: str) -> Parsed:
         """GET `path`: the parsed JSON body and the keys it repeated; `where` names the page."""
@@ -605,7 +608,7 @@ class Requester:
         attempts = f"{attempt} attempt" if attempt == 1 else f"{attempt} attempts"
         text = why.format(attempts=attempts, elapsed=elapsed, deadline=f"{self._budget.seconds:g}s")
         hint = self._proxy_hint() if exc.connect else ""
-        if exc.reset and exc.resets == attempt and attempt > 1:
+        if exc.reset and exc.resets == attempt and attempt > 1 and not self._spoke_http:
             hint += (
                 "; the server reset the connection before any answer on every attempt: is "
                 "this an https:// server? (the URL says http://)"
@@ -713,6 +716,7 @@ class Requester:
                 ) from None
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc, label, request) from None
+            self._spoke_http = True
             try:
                 body = self._read(response, request, label, limit, where)
             finally:

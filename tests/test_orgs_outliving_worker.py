@@ -49,3 +49,20 @@ def test_a_worker_still_busy_when_the_command_ends_does_not_abort_the_process() 
         assert done.stdout.startswith("auditor "), done.stdout
         assert "terminate called" not in done.stderr
         assert "Fatal Python error" not in done.stderr
+
+
+def test_run_orgs_workers_are_the_threads_the_end_of_the_command_looks_for() -> None:
+    """The guard above looks at the threads marked `may_outlive`: `audit_orgs`' workers are."""
+    import threading
+
+    from auditor.common import interrupts
+    from auditor.workflows.orgs import OrgResult, audit_orgs
+
+    marked: list[bool] = []
+
+    def audit_one(name: str) -> OrgResult:
+        marked.append(threading.current_thread() in set(interrupts._OUTLIVING))
+        return OrgResult(name, 0, "clean")
+
+    audit_orgs(["a", "b", "c"], audit_one, workers=2)
+    assert marked == [True, True, True]

@@ -495,8 +495,11 @@ def test_orgs_a_worker_still_writing_after_the_wait_is_said(
     assert code == 130, stderr
     said = "its worker was still writing junit.xml: its reports were written up without it"
     assert f"auditor: [acme] {said}" in stderr
+    # a worker still writing has not ended its store either (its lock's pid is this run's)
+    left = auditor.cli.cmd_run.STORE_LEFT.format(seconds="0.2")
+    assert f"auditor: [acme] {left}" in stderr
     (row,) = json.loads((root / "summary.json").read_text())["organizations"]
-    assert row["reason"] == f"interrupted before it finished ({said})"
+    assert row["reason"] == f"interrupted before it finished ({left}; {said})"
     assert set(runs(tmp_path / "orgs-acme.db").values()) == {0}
     assert not (root / "acme" / "findings.sarif").exists()
     assert findings(root / "acme")["complete"] is False

@@ -10,7 +10,7 @@ change leaves as it was keeps its place and attribution.
 
 from __future__ import annotations
 
-import io
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from auditor.cli import Context, main
-from tests.conftest import FIXED_NOW
+from tests.conftest import run_cli
 
 AUTHOR = "dev@acme.example"
 OLD_KEY = "sk-AAAAliveKEY0123456789abcdefXYZ"
@@ -73,7 +72,6 @@ def review_files(
     proposed: dict[str, Any], tmp_path: Path, *extra: str, codes: tuple[int, ...] = (0, 1)
 ) -> tuple[int, dict[str, Any], str]:
     """`review` against the `live.json` in `tmp_path` (`extra`: more arguments)."""
-    os.chdir(tmp_path)
     text = json.dumps(proposed, indent=2)
     (tmp_path / "proposed.json").write_text(text)
     env = {
@@ -82,14 +80,13 @@ def review_files(
         "HOME": str(tmp_path),
         "GIT_CONFIG_NOSYSTEM": "1",
     }
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env=env, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
     argv = [
         "review", "proposed.json", "--against", "live.json", "--author", AUTHOR,
         "--out", "r", "-o", "md,json,sarif", *extra,
     ]  # fmt: skip
-    code = main(argv, ctx)
-    assert code in codes, out.getvalue() + err.getvalue()
+    with contextlib.chdir(tmp_path):  # (the files are named as given, from where it runs)
+        code, out, err = run_cli(argv, env, tmp_path)
+    assert code in codes, out + err
     r = tmp_path / "r"
     reports = {
         "json": json.loads((r / "findings.json").read_text()),

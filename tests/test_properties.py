@@ -26,7 +26,7 @@ from report_fixture import build_report_data
 from test_report_escaping import HTML_TAGS, RAW_CONTROLS
 
 from auditor.common.escape import html_inline, md_inline, terminal_text, xml_text
-from auditor.common.jsonutil import canonical, share_equal
+from auditor.common.jsonutil import Sharing, canonical, share_equal
 from auditor.diff import to_json_patch
 from auditor.errors import AuditorError
 from auditor.findings import load_waivers
@@ -239,6 +239,61 @@ def test_a_revision_shares_only_what_is_the_same_json(data: st.DataObject, befor
     for a, b, keyed in _shared_with(before, after):
         if keyed and type(a) is type(b) and type(a) in (dict, list) and b is not after:
             assert a is b or _typed(a) != _typed(b) or _unsharable(a), (a, b)
+
+
+def _sharing_picture(old: Any, new: Any) -> list[tuple[Any, ...]]:
+    """Where `new` holds `old`'s very objects: (path, shared?) for each value of `new`."""
+    out: list[tuple[Any, ...]] = []
+
+    def walk(was: Any, value: Any, at: tuple[Any, ...]) -> None:
+        if isinstance(value, dict):
+            items = list(value.items())
+            get = (lambda k: was.get(k, None)) if isinstance(was, dict) else (lambda k: None)
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+            get = (
+                (lambda i: was[i] if i < len(was) else None)
+                if isinstance(was, list)
+                else (lambda i: None)
+            )
+        else:
+            return
+        for key, child in items:
+            other = get(key)
+            out.append((*at, key, child is other and isinstance(child, dict | list)))
+            if child is not other:
+                walk(other, child, (*at, key))
+
+    walk(old, new, ())
+    return out
+
+
+@BOUNDED
+@given(data=st.data(), first=st.dictionaries(st.sampled_from(WORDS), json_values, max_size=6))
+def test_a_history_read_in_order_shares_what_share_equal_shares(
+    data: st.DataObject, first: Any
+) -> None:
+    """`Sharing` (the store's history reader, each top-level value serialized once) shares
+    exactly what `share_equal` shares, revision after revision, and leaves each revision the
+    JSON that was read."""
+    chain = [first]
+    for _ in range(3):
+        after = _edited(chain[-1], data.draw) if data.draw(st.booleans()) else chain[-1]
+        after = _lookalike(after, data.draw) if data.draw(st.booleans()) else after
+        chain.append(after if isinstance(after, dict) else {"settings": after})
+    pairwise_docs = [copy.deepcopy(d) for d in chain]
+    sharing_docs = [copy.deepcopy(d) for d in chain]
+    sharing = Sharing()
+    previous: Any = None
+    for n, (a, b) in enumerate(zip(pairwise_docs, sharing_docs, strict=True)):
+        share_equal(previous, a)
+        sharing.share(b)
+        assert _typed(b) == _typed(chain[n])
+        before = None if n == 0 else pairwise_docs[n - 1]
+        assert _sharing_picture(before, a) == _sharing_picture(
+            None if n == 0 else sharing_docs[n - 1], b
+        )
+        previous = a
 
 
 def _unsharable(value: Any) -> bool:

@@ -181,8 +181,32 @@ rules:
      assert: {each: changes, assert: {path: path, not_equals: {ref: after.forbidden}}}}
   - {id: Q-CHG-4, title: t, severity: low, target: change, on_missing: pass,
      assert: {none: changes, assert: {path: after, older_than_days: 100}}}
+  # paths read only for their shape (type, length, emptiness, presence), alone and beside a
+  # reader of the whole value; a hidden value's length is its marker's `len:`
+  - {id: Q-SHP-1, title: t, severity: low, target: settings,
+     assert: {all: [{path: models, type: array}, {path: models, length: {lte: 3}},
+                    {path: allowed, empty: false, default: []}, {path: on, type: integer},
+                    {path: flags, exists: true}]}}
+  - {id: Q-SHP-2, title: t, severity: low, target: settings,
+     assert: {all: [{path: models, length: {gte: 1}},
+                    {each: models, assert: {path: id, type: string}}]}}
+  - {id: Q-SHP-6, title: t, severity: low, target: settings,
+     assert: {all: [{path: models, length: {lte: 4}},
+                    {each: models, assert: {path: url, starts_with_any: {ref: allowed}}}]}}
+  - {id: Q-SHP-3, title: t, severity: low, target: settings, on_missing: pass,
+     assert: {any: [{path: allowed, length: {gte: 30}}, {path: allowed, type: array}]}}
+  - {id: Q-SHP-4, title: t, severity: low, target: change,
+     assert: {all: [{none: changes, assert: {all: [{path: kind, equals: item_added},
+                                                   {path: after, type: object}]}},
+                    {not: {path: before.models, type: array, default: null}},
+                    {path: after.models, empty: false, default: []}]}}
+  - {id: Q-SHP-5, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: before, length: {gte: 2}},
+                                            {path: path, starts_with: "$.models"}]}}}
 """
 _TIMES = ["2026-10-25T00:00:00Z", "2026-09-01T00:00:00Z", "2025-01-01T00:00:00Z", "soon", 7]
+#: Two hidden values whose markers are as long as each other but stand for different lengths.
+_HIDDEN = ["[secret fp:1a2b3c4d len:40]", "[secret fp:1a2b3c4d len:20]"]
 _ODD: list[Any] = [None, True, False, 0, 1, 1.0, -0.0, 3, 5.0, "x", "a", "bad", ["x"], {}]
 
 
@@ -204,7 +228,9 @@ def _settings(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.9:
         doc["models"] = [_model(rng) for _ in range(rng.randint(0, 5))]
     if rng.random() < 0.8:
-        doc["allowed"] = copy.deepcopy(rng.choice([["https://ok"], ["https://"], [], "x", None]))
+        doc["allowed"] = copy.deepcopy(
+            rng.choice([["https://ok"], ["https://"], [], "x", None, *_HIDDEN])
+        )
     if rng.random() < 0.8:
         doc["hooks"] = [
             {"list": [rng.choice(["ls", "rm -rf", 1, None]) for _ in range(rng.randint(0, 2))]}
@@ -292,6 +318,38 @@ def test_memoised_statuses_over_a_shared_history_equal_a_fresh_evaluation(
                 shared = _shared_status_key(revision.settings, env, memo.narrow)
                 assert shared == status_key(revision.settings, memo.narrow)
     assert {"pass", "fail", "error", "not_applicable"} <= seen, seen
+
+
+def test_a_path_read_for_its_shape_is_told_apart_by_what_the_rule_can_see(
+    tmp_path: Path,
+) -> None:
+    """A rule that reads a path only for its type, length or emptiness is reused across
+    documents whose values there differ but look alike to it; never across two whose values
+    it tells apart: other lengths or types, or two hidden values of one marker length that
+    stand for different lengths (`length` reads the marker's `len:`)."""
+    rules = {r.id: r for r in _custom(tmp_path).rules}
+    docs: list[dict[str, Any]] = [
+        {"allowed": _HIDDEN[0]},
+        {"allowed": _HIDDEN[1]},
+        {"allowed": "y" * 27},
+        {"allowed": "y" * 31},
+        {"allowed": ["a"] * 31},
+        {"allowed": 1},
+        {"allowed": 1.0},
+        {"models": [], "allowed": [], "on": 1, "flags": []},
+        {"models": [{}], "allowed": [1], "on": 1.0, "flags": []},
+        {"models": [{}], "allowed": "x", "on": 2, "flags": None},
+        {"models": [{}, {}, {}, {}], "allowed": {"a": 1}, "on": 2},
+    ]
+    for rule_id in ("Q-SHP-1", "Q-SHP-3"):
+        memo = MemoRule(rules[rule_id])
+        assert memo.narrow is not None, rule_id  # (read by shape: the narrow key is made)
+        statuses = set()
+        for doc in docs * 2:
+            expected = run_rule(memo.rule, copy.deepcopy(doc), Env(NOW)).status
+            assert memo.status(doc, Env(NOW)) == expected, (rule_id, doc)
+            statuses.add(expected)
+        assert {"pass", "fail"} <= statuses, (rule_id, statuses)
 
 
 def _results(evaluation: Evaluation) -> list[tuple[Any, ...]]:

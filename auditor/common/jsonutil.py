@@ -66,6 +66,50 @@ def _share_items(old: list[Any], new: list[Any]) -> None:
                 share_equal(was, value)
 
 
+class Sharing:
+    """`share_equal` along a history read in order: each document shares with the one before
+    it, and the bytes of its top-level values are kept for the next, so each value is
+    serialized once (one `orjson.dumps` of a document, where `share_equal` compares and
+    serializes both sides of every value the two have alike)."""
+
+    def __init__(self) -> None:
+        self._old: Any = None
+        self._bytes: dict[str, bytes] = {}
+
+    def share(self, new: Any) -> None:
+        """`share_equal(previous, new)`, `previous` the document shared last."""
+        old, known = self._old, self._bytes
+        fresh: dict[str, bytes] = {}
+        if type(new) is dict:
+            same: list[tuple[str, Any]] = []
+            for key, value in new.items():
+                kind = type(value)
+                if kind is not dict and kind is not list:
+                    continue
+                data = _bytes(value)
+                if data is not None:
+                    fresh[key] = data
+                was: Any = old.get(key, _ABSENT) if type(old) is dict else _ABSENT
+                if was is value or type(was) is not kind:
+                    continue
+                if data is not None and known.get(key) == data:  # `was`'s bytes: the same JSON
+                    same.append((key, was))
+                elif type(was) is list:
+                    _share_items(was, value)
+                else:
+                    share_equal(was, value)
+            for key, was in same:
+                new[key] = was
+        self._old, self._bytes = new, fresh
+
+
+def _bytes(value: Any) -> bytes | None:
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        return None
+
+
 def _same_bytes(a: Any, b: Any) -> bool:
     try:
         return bool(orjson.dumps(a) == orjson.dumps(b))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
@@ -19,10 +19,12 @@ from auditor.evaluate.projection import Deps, element_reads, projection, strict_
 from auditor.evaluate.rule import Verdict
 from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
+from auditor.operators.core import json_type
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import Key
 from auditor.policy.refs import Ref
+from auditor.redact.plain import MARKER_START
 
 V = TypeVar("V")
 
@@ -64,18 +66,36 @@ def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
             yield arg.path.deps
 
 
-#: How a rule's status reads one part of the document: all of it (`None`), or, for an array a
-#: quantifier runs over, only what its inner condition reads of each element.
-StatusRead = tuple[Deps, tuple[Deps, ...] | None]
+#: How much of a value a rule's status reads (see `shape_of`): its JSON type, or its type and
+#: length (where the walk stopped is always read); `None`: all of it.
+Shape = Literal["type", "length"]
+#: How a rule's status reads one part of the document: all of it (`None`), only its `Shape`,
+#: or, for an array a quantifier runs over, only what its inner condition reads of each element
+#: (each of those whole or by its shape likewise).
+Need = Shape | tuple[tuple[Deps, Shape | None], ...] | None
+StatusRead = tuple[Deps, Need]
+#: The operators that see no more of a value than its shape: what each reads.
+SHAPE_OPERATORS: dict[str, Shape] = {
+    "exists": "type",
+    "type": "type",
+    "empty": "length",
+    "length": "length",
+}
 
 
 def status_reads(rule: Rule) -> tuple[StatusRead, ...]:
     """What a rule's status depends on: `rule_reads`, except that an array a top-level
     quantifier (on plain keys) runs over counts only by what its inner condition reads of each
-    element, when that condition reads nothing outside the element (see `element_reads`).
-    Every change rule reads `changes` so: the path and kind of each change, not its values."""
+    element, when that condition reads nothing outside the element (see `element_reads`), and
+    a path only tested for its shape (`type`, `empty`, `length`, `exists`, on plain keys) counts
+    only by that. Every change rule reads `changes` so: the path and kind of each change, not
+    its values (and the type of a side a rule asks only the type of: a custom model added)."""
     conds = [c for c in (rule.when, rule.condition) if c is not None]
-    return tuple(sorted({read for cond in conds for read in _status_reads(cond)}, key=repr))
+    shaped = _shape_only(conds)
+    reads = {read for cond in conds for read in _status_reads(cond)}
+    return tuple(
+        sorted(((d, shaped.get(d) if need is None else need) for d, need in reads), key=repr)
+    )
 
 
 def _status_reads(cond: Condition) -> Iterator[StatusRead]:
@@ -86,16 +106,81 @@ def _status_reads(cond: Condition) -> Iterator[StatusRead]:
     if isinstance(cond, Quantifier) and all(isinstance(s, Key) for s in cond.path.steps):
         inner = element_reads(cond.condition)
         if inner is not None:
-            yield cond.path.deps, inner
+            shaped = _shape_only([cond.condition])
+            yield cond.path.deps, tuple((d, shaped.get(d)) for d in inner)
             return
     yield from ((deps, None) for deps in _reads(cond, inside=False))
 
 
+def _shape_only(conds: Sequence[Condition]) -> dict[Deps, Shape]:
+    """The paths `conds` read only for their shape, and how much of it: every leaf that reads
+    them (outside any quantifier's elements) has a path of plain keys and only
+    `SHAPE_OPERATORS`, and nothing else reads them whole (a quantifier over them, a change
+    leaf's side, a `{ref: …}`)."""
+    shape: dict[Deps, Shape] = {}
+    whole: set[Deps] = set()
+
+    def walk(cond: Condition, top: bool) -> None:
+        if isinstance(cond, Leaf):
+            if cond.is_change:
+                whole.update((side, *p.deps) for p in cond.paths for side in ("before", "after"))
+            whole.update(arg.path.deps for _, arg, _ in cond.ops if isinstance(arg, Ref))
+            if top:  # (below a quantifier, a leaf reads the quantifier's elements)
+                need = _shape_leaf(cond)
+                for path in cond.paths:
+                    if need is None:
+                        whole.add(path.deps)
+                    elif shape.get(path.deps) != "length":
+                        shape[path.deps] = need
+        elif isinstance(cond, Logic):
+            for child in cond.children:
+                walk(child, top)
+        else:
+            if top:
+                whole.add(cond.path.deps)
+            walk(cond.condition, False)
+
+    for cond in conds:
+        walk(cond, True)
+    return {deps: need for deps, need in shape.items() if deps not in whole}
+
+
+def _shape_leaf(leaf: Leaf) -> Shape | None:
+    """How much of its value a leaf reads, when it reads only its shape (else None)."""
+    if leaf.is_change or not all(isinstance(s, Key) for p in leaf.paths for s in p.steps):
+        return None
+    needs = set()
+    for op, arg, _ in leaf.ops:
+        need = SHAPE_OPERATORS.get(op.name)
+        if need is None or isinstance(arg, Ref):
+            return None
+        needs.add(need)
+    return "length" if "length" in needs else "type"
+
+
+def shape_of(value: Any, need: Shape) -> Any:
+    """What the shape operators can tell of a value: its JSON type (`integer` apart from
+    `number`), with `need="length"` its length too. A string holding a redaction marker is
+    kept whole: `length` and `empty` read the marker's own `len:`, and `type` cannot tell a
+    hidden number from a hidden string (an `error`) but can tell it from an object."""
+    kind = type(value)
+    if kind is str:
+        if MARKER_START in value:
+            return value
+        return ["s", len(value)] if need == "length" else "s"
+    if kind is list:
+        return ["a", len(value)] if need == "length" else "a"
+    if kind is dict:
+        return ["o", len(value)] if need == "length" else "o"
+    return json_type(value)  # (no other text: a marker's holds `[secret`)
+
+
 def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
     """`projection_key` for `status_reads`: an array read by element is projected element by
-    element (marked apart: a projection of all of it has at most two entries)."""
+    element (marked apart: a projection of all of it has at most two entries), and a path read
+    for its shape by `shape_of`."""
     try:
-        data = strict_json([_status_projection(doc, deps, inner) for deps, inner in reads])
+        data = strict_json([_status_projection(doc, deps, need) for deps, need in reads])
     except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
     return hashlib.blake2b(data, digest_size=32).digest()
@@ -129,13 +214,24 @@ def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes
     return hashlib.blake2b(b"[" + b",".join(chunks) + b"]", digest_size=32).digest()
 
 
-def _status_projection(doc: Any, deps: Deps, inner: tuple[Deps, ...] | None) -> Any:
+def _status_projection(doc: Any, deps: Deps, need: Need) -> Any:
     seen = projection(doc, deps)
-    if inner is None or len(seen) < 2 or type(seen[1]) is not list:
+    if need is None or len(seen) < 2:
         return seen
-    if () in inner:
+    if need == "type" or need == "length":
+        return seen if seen[0] < len(deps) else [seen[0], shape_of(seen[1], need)]
+    if type(seen[1]) is not list or isinstance(need, str):
+        return seen
+    if any(d == () and n is None for d, n in need):
         return [seen[0], None, seen[1]]
-    return [seen[0], None, [[projection(item, d) for d in inner] for item in seen[1]]]
+    return [seen[0], None, [[_element_part(item, d, n) for d, n in need] for item in seen[1]]]
+
+
+def _element_part(item: Any, deps: Deps, need: Shape | None) -> Any:
+    seen = projection(item, deps)
+    if need is None or len(seen) < 2 or seen[0] < len(deps):
+        return seen
+    return [seen[0], shape_of(seen[1], need)]
 
 
 def cacheable(reads: Sequence[Deps]) -> bool:
@@ -196,7 +292,7 @@ class MemoRule:
         self.seeded: frozenset[bytes] = frozenset()
         if enabled and cacheable(self.reads):
             narrow = status_reads(rule)
-            self.narrow = narrow if any(inner is not None for _, inner in narrow) else None
+            self.narrow = narrow if any(need is not None for _, need in narrow) else None
             self.cache, self.statuses = VerdictCache(), VerdictCache()
 
     def keep(self, seed: Mapping[bytes, Verdict] | None = None) -> bool:

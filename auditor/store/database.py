@@ -35,7 +35,7 @@ from typing import IO, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from auditor import __version__
 from auditor.common.interrupts import check_cancelled
-from auditor.common.jsonutil import canonical, loads, share_equal
+from auditor.common.jsonutil import Sharing, canonical, loads
 from auditor.common.lazyre import lazy_regex
 from auditor.common.pairs import HashPairs
 from auditor.errors import StoreError, StoreWriteError
@@ -1121,7 +1121,7 @@ class Store:
         """The rows each query (`WHERE …` and its parameters) selects, query after query (of
         `revisions`, or of the kept history pages, `history_staged`)."""
         with self.reading():
-            previous: Any = None
+            sharing = Sharing()
             for where, params in queries:
                 sql = f"SELECT {REVISION_COLUMNS} FROM {table} {where}"
                 cursor = stream(self._db, sql, params)
@@ -1136,8 +1136,7 @@ class Store:
                                 revision = self._revision_again(revision)
                             # Consecutive revisions share the objects one did not change (see
                             # `share_equal`): comparing them later costs an identity check.
-                            share_equal(previous, revision.settings)
-                            previous = revision.settings
+                            sharing.share(revision.settings)
                             yield revision
                 finally:
                     _close(cursor)  # when the caller stops early too

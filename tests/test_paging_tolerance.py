@@ -93,6 +93,10 @@ def test_empty_users_pages_without_end_are_stopped_by_the_page_cap(
     code, _out, err = _cli(emu, tmp_path, config="max_pages = 6\n")
     assert code == 2
     assert "analytics users paging stopped: more than 6 pages" in err, err
+    # which day's listing, and the page not asked for (30 days' listings share the words)
+    line = next(x for x in err.splitlines() if "paging stopped" in x)
+    assert f"(GET {emu.base_url}" in line and "/analytics/users?startDate=20" in line, line
+    assert "page 7" in line, line
 
 
 # --- #4: no readiness report listed while reports are stored ----------------------------------
@@ -366,3 +370,18 @@ def test_an_author_name_longer_than_any_output_shows_is_a_warning_and_stored_who
     env = {"AUDITOR_STATE": str(tmp_path / "state.db")}
     code, out, err = run_cli(["history", "--format", "json"], env, tmp_path)
     assert code == 0 and f'"name":"{name}"' in out.replace(" ", ""), err
+
+
+# --- R54 #4: an attempt cut short by the sync's deadline says so --------------------------------
+
+
+def test_an_attempt_cut_short_by_the_deadline_says_what_its_limit_was(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """Was: `response not complete within 0s`: the attempt's limit was what was left of the
+    sync's deadline, shown rounded to nothing and not called so."""
+    emu.faults.add("history", "delay", times=0, seconds=5)
+    code, _out, err = _cli(emu, tmp_path, config="timeout = 4\ndeadline = 1.5\n")
+    assert code == 2, err
+    assert "no response within 1.5s (what was left of the sync's deadline)" in err, err
+    assert "within 0s" not in err, err

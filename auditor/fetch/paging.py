@@ -188,10 +188,12 @@ def _too_long(listing: Listing, token: str, url: int, where: str) -> DataError:
     )
 
 
-def _too_many(listing: Listing, max_pages: int) -> DataError:
+def _too_many(listing: Listing, max_pages: int, where: str) -> DataError:
+    """The stop of a listing longer than `max_pages`, naming the page not asked for (`where`:
+    its URL, and of the analytics' /users the day's query and cursor)."""
     return DataError(
         f"{listing.name} paging stopped: more than {max_pages} pages (raise max_pages "
-        "if the organization really has that much data)"
+        f"if the organization really has that much data) ({where})"
     )
 
 
@@ -310,7 +312,7 @@ class Pages(Iterator[Page]):
                 raise StopIteration
             if self._number > self._max_pages:
                 self._params = None
-                raise _too_many(self._listing, self._max_pages)
+                raise _too_many(self._listing, self._max_pages, self._where())
             where = self._where()
             asked = self._params.get(self._listing.token_param)
             pending, self._pending = self._pending, None

@@ -152,6 +152,8 @@ def _host(request: httpx.Request) -> str:
 
 
 def _seconds(value: float) -> str:
+    if 0 < value < 0.1:  # what was left of a deadline: not "0s"
+        return f"{value:.3f}".rstrip("0") + "s"
     return f"{value:.1f}".removesuffix(".0") + "s"
 
 
@@ -697,6 +699,12 @@ class Requester:
             return error
         return Oversized(str(error), url=error.url, status=error.status)
 
+    def _limit(self, limit: float) -> str:
+        """An attempt's time limit in words: `timeout`, or what was left of the deadline."""
+        if limit < self._policy.timeout:
+            return f"{_seconds(limit)} (what was left of the sync's deadline)"
+        return _seconds(limit)
+
     def _attempt(self, request: httpx.Request, label: str, where: str, limit: float) -> Fetched:
         request.extensions["timeout"] = httpx.Timeout(limit).as_dict()
         with within(limit):
@@ -706,7 +714,7 @@ class Requester:
                 proxy, beyond = self._via(request)
                 said = f"{proxy}did not answer within" if proxy else "no response within"
                 raise _Retryable(
-                    f"{said} {_seconds(limit)}{beyond}",
+                    f"{said} {self._limit(limit)}{beyond}",
                     network=True,
                     connect=isinstance(exc, httpx.ConnectTimeout),
                 ) from None
@@ -851,7 +859,7 @@ class Requester:
             )
         body = bytearray()  # one buffer: a list of tiny chunks took ~40 bytes per byte
         raw = 0
-        late = _Retryable(f"response not complete within {_seconds(limit)}", network=True)
+        late = _Retryable(f"response not complete within {self._limit(limit)}", network=True)
         try:  # read raw and inflated here, under the cap: a compression bomb stops at it
             if response.is_stream_consumed:  # read and decoded already (a test's transport)
                 inflater, stream = Inflater("", cap), iter((response.content,))

@@ -385,3 +385,23 @@ def test_an_attempt_cut_short_by_the_deadline_says_what_its_limit_was(
     assert code == 2, err
     assert "no response within 1.5s (what was left of the sync's deadline)" in err, err
     assert "within 0s" not in err, err
+
+
+def test_a_users_row_sent_twice_on_one_page_is_read_once_with_a_warning(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """Was (review R54 #5): read once silently, where a revision or a readiness report sent
+    twice on one page gets a data-quality warning; a row sent again on a later page (an
+    overlap) stays silent."""
+    # (page 1 of every analytics listing: the day series' ignore it, each day's /users has it)
+    emu.faults.add("analytics", "duplicate_row", page=1, times=0)
+    code, out, err = _cli(emu, tmp_path)
+    assert code == 0, err
+    assert ("analytics", "duplicate_row", 1) in emu.faults.fired
+    lines = [x for x in out.splitlines() if "sent twice on one page" in x]
+    assert lines, out
+    assert all("$.data[1]: sent twice on one page; read once (user usr_" in x for x in lines), lines
+    assert all("/analytics/users?startDate=" in x for x in lines), lines
+    everyone = sorted(u["user_id"] for u in emu.dataset.analytics_users)
+    days = _users_by_day(tmp_path / "state.db")
+    assert len(days) == 30 and all(users == everyone for users in days.values()), days

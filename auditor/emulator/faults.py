@@ -18,7 +18,8 @@ STATUS_KINDS = ("429", "500", "502", "503")
 REPLACING_KINDS = (*STATUS_KINDS, "truncated_json", "wrong_content_type")
 PAGING_KINDS = ("repeat_cursor", "empty_has_more")
 HISTORY_KINDS = ("duplicate_revision", "conflicting_revision", "settings_not_object")
-KINDS = (*REPLACING_KINDS, "delay", *PAGING_KINDS, *HISTORY_KINDS)
+USERS_KINDS = ("duplicate_row",)  # the analytics' /users: the page's first row sent twice
+KINDS = (*REPLACING_KINDS, "delay", *PAGING_KINDS, *HISTORY_KINDS, *USERS_KINDS)
 PARAMS: dict[str, frozenset[str]] = {
     "429": frozenset({"retry_after", "retry_after_date"}),
     "503": frozenset({"retry_after", "retry_after_date"}),
@@ -31,7 +32,9 @@ def supported_kinds(endpoint: str) -> tuple[str, ...]:
     """The fault kinds that mean something on `endpoint`."""
     if endpoint == "history":
         return KINDS
-    if endpoint in ("reports", "analytics"):
+    if endpoint == "analytics":
+        return (*REPLACING_KINDS, "delay", *PAGING_KINDS, *USERS_KINDS)
+    if endpoint == "reports":
         return (*REPLACING_KINDS, "delay", *PAGING_KINDS)
     return (*REPLACING_KINDS, "delay")
 

@@ -262,6 +262,7 @@ class AnalyticsReader:
                 )
             self._quality.add_duplicates(page, listing, lambda r: f"user {r.get('user_id')}")
             fresh = 0
+            here: set[str] = set()  # the users of this page
             for index, raw in enumerate(page.items):
                 shown = _row_date(raw, index, day, day, page.where)
                 user = raw.get("user_id")
@@ -271,9 +272,20 @@ class AnalyticsReader:
                             f"$.data[{index}]: a second row for user {user} on {shown}, with "
                             f"other figures ({page.where})"
                         )
-                    continue  # sent again as it was (pages that overlap): read once
+                    # sent again as it was: read once; between pages an overlap (offset
+                    # paging as rows shift), within one page a service defect (as the
+                    # history's and the readiness listing's, `workflows.sync._once_on_page`)
+                    if user in here:
+                        problem = "sent twice on one page; read once"
+                        at = paths.join("$.data", index)
+                        self._quality.add(
+                            DataWarning(at, problem, f"user {user} on {shown}", page.where)
+                        )
+                    here.add(user)
+                    continue
                 if isinstance(user, str):
                     sent[user] = raw
+                    here.add(user)
                 fresh += 1
                 item = f"user {user} on {shown}"
                 base = paths.join("$.data", index)

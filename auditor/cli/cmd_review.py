@@ -30,12 +30,11 @@ from auditor.cli.common import (
     stored_address,
     sync_store,
 )
-from auditor.cli.outdir import clear_old_reports, hold_out_dir
+from auditor.cli.outdir import clear_old_reports, hold_out_dir, report_dir
 from auditor.cli.summary import (
     decide_exit,
     make_run_id,
     print_summary,
-    unique_dir,
     with_report_options,
 )
 from auditor.common.escape import terminal_text
@@ -92,10 +91,14 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     author, source = proposed_author(args.author, ctx)
     author = shown_author(author, tokens)
     run_id = "review-" + make_run_id(now)
-    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", run_id)
-    # The folder is made and held until the reports are written: one that another auditor
-    # command is writing refuses this review (exit 2); one made here goes again if it fails.
-    with hold_out_dir(out_dir, remove_if_failed=True), modes_forgotten_after(out_dir):
+    # The folder (`--out`, else `reports/<run-id>/`, `-2` … if taken: `report_dir`) is made and
+    # held until the reports are written: one that another auditor command is writing refuses
+    # this review (exit 2); one made here goes again if it fails.
+    with (
+        report_dir(config.out_dir, Path(ctx.cwd) / "reports", run_id) as out_dir,
+        hold_out_dir(out_dir, remove_if_failed=True),
+        modes_forgotten_after(out_dir),
+    ):
         clear_old_reports(out_dir)  # the checks have passed: an earlier run's reports go
         if args.against == "live" and args.offline:
             with open_store(config) as store:  # history streams from it

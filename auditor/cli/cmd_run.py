@@ -39,6 +39,7 @@ from auditor.cli.outdir import (
     clear_old_reports,
     hold_out_dir,
     remove_reports,
+    report_dir,
     reports_in,
     sarif_withheld,
     say,
@@ -52,7 +53,6 @@ from auditor.cli.summary import (
     print_summary,
     sarif_base,
     sarif_root,
-    unique_dir,
     with_report_options,
 )
 from auditor.common.dates import DEFAULT_DAYS
@@ -114,13 +114,14 @@ def run_command(args: argparse.Namespace, ctx: Context) -> int:
         if config is not None and config.out_dir is not None and args.orgs is None:
             clear_if_not_begun(config.out_dir)
         raise
-    out_dir = config.out_dir or unique_dir(Path(ctx.cwd) / "reports", make_run_id(now))
-    try:
-        if args.orgs is not None:
-            return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir, entries)
-        return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
-    finally:  # the modes of the reports this run cleared and did not write again: not kept
-        forget_modes(out_dir)
+    # `--out`, else `reports/<run-id>/` (`-2` … if taken), made now: `report_dir`
+    with report_dir(config.out_dir, Path(ctx.cwd) / "reports", make_run_id(now)) as out_dir:
+        try:
+            if args.orgs is not None:
+                return run_orgs(args, ctx, config, _Audit(loaded, now, at), out_dir, entries)
+            return _run_one(config, args, ctx, _Audit(loaded, now, at), out_dir)[0]
+        finally:  # the modes of the reports this run cleared and did not write again: not kept
+            forget_modes(out_dir)
 
 
 def clear_if_not_begun(out_dir: Path) -> None:

@@ -26,6 +26,7 @@ from auditor.errors import ReportError, UsageError
 from auditor.redact.shown import printed_path
 from auditor.report import OUTPUTS, prepare_out_dir
 from auditor.report.model import BUNDLE_MANIFEST, BUNDLE_MANIFEST_MAX_BYTES, ORGS_SUMMARY
+from auditor.store.database import first_missing, ignore_made_folders
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -86,6 +87,63 @@ def without_sarif(
     line = f"auditor: {why}{said}" if "sarif" in outputs or existed else ""
     data = replace(data, output_notes=(*data.output_notes, why))
     return data, tuple(o for o in outputs if o != "sarif"), line
+
+
+@contextmanager
+def report_dir(given: Path | None, base: Path, name: str) -> Iterator[Path]:
+    """The report folder: `given` (`--out`) as it is, else a new folder `base/name`, or
+    `name-2`, `-3` … when that name is taken, made here by `mkdir`, which fails on a name that
+    exists: two commands started in the same second in one working folder each make their
+    own (choosing a name that did not exist and making it later let both choose it, and the
+    second was refused, exit 2, as the first held it). If the block fails leaving the folder
+    empty, it goes again, with the folders made on the way to it (`reports/`): a command that
+    fails before it writes a report leaves no folder, as when `hold_out_dir` made it."""
+    if given is not None:
+        yield given
+        return
+    folder, made = _new_folder(base, name)
+    try:
+        yield folder
+    except BaseException:
+        for each in (folder, *folder.parents):  # each only if empty: never what another wrote
+            if made not in (each, *each.parents):  # (a folder that was there before)
+                break
+            try:
+                each.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _new_folder(base: Path, name: str) -> tuple[Path, Path]:
+    """`base/name` (or `name-N`) made, and the outermost folder made for it (it, or a parent:
+    `base` is made when missing, again if a command that failed removed it meanwhile). An
+    unusable one is a ReportError, worded as `prepare_out_dir`'s."""
+    folder, n = base / name, 1
+    made: Path | None = None
+    while True:
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # another run's folder (or a file of that name): the next name
+            n += 1
+            folder = base / f"{name}-{n}"
+            continue
+        except FileNotFoundError:
+            made = made or first_missing(base)
+            try:
+                base.mkdir(parents=True, exist_ok=True)
+                continue
+            except OSError as exc:
+                error = exc
+        except OSError as exc:  # (not a folder, no permission, a name too long …)
+            error = exc
+        else:
+            made = made or folder
+            ignore_made_folders(made, folder)
+            return folder, made
+        raise ReportError(
+            f"cannot use {folder} as the report folder: {error.strerror or error}"
+        ) from None
 
 
 @contextmanager

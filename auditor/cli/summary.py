@@ -145,15 +145,6 @@ def make_run_id(now: datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
-def unique_dir(base: Path, name: str) -> Path:
-    """`base/name`, or `base/name-2`, `-3` … when a folder of that name already exists."""
-    candidate, n = base / name, 1
-    while candidate.exists():
-        n += 1
-        candidate = base / f"{name}-{n}"
-    return candidate
-
-
 def print_summary(
     data: ReportData, out_dir: Path, ctx: Context, outputs: Sequence[str] = DEFAULT_OUTPUTS
 ) -> None:

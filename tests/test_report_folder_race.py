@@ -100,7 +100,8 @@ def _suffixed(name: str, count: int) -> list[str]:
     return [name, *(f"{name}-{n}" for n in range(2, count + 1))]
 
 
-ROUNDS = 3  # (the commands of one round met at a held folder 7 times in 8 before the fix)
+ROUNDS = 1  # (the commands of one round met at a held folder 7 times in 8 before the fix; and
+# the deterministic test below fails every time on that code)
 
 
 def test_runs_and_reviews_started_together_each_get_their_own_folder(

@@ -49,8 +49,6 @@ ENV_KEYS: Mapping[str, str] = {
     "AUDITOR_PROXY": "proxy",
     "AUDITOR_CA_BUNDLE": "ca_bundle",
 }
-#: Keys whose problems from the environment name the variable itself (`AUDITOR_PROXY: …`).
-_NAMED_BY_VARIABLE = {"proxy": "AUDITOR_PROXY", "ca_bundle": "AUDITOR_CA_BUNDLE"}
 #: The standard proxy variables, which auditor does not read (explicit is safer in CI): a
 #: connection that fails while one is set says so (`ignored_proxy_variable`).
 STANDARD_PROXY_VARIABLES = (
@@ -634,17 +632,17 @@ def _as_path(value: Any, where: str, base: Path) -> Path:
 def _convert(name: str, value: Any, where: str, base: Path, *, named: bool = False) -> Any:
     """`value` of the key `name` converted; a problem names `where: name` (`where` alone when
     `named`: it is the variable the value came from)."""
-    label = where if named else f"{where}: {name}"
+    label = where if named else f"{where}: {'state' if name == 'state_path' else name}"
     if name == "ca_bundle":
         return _Placed(_as_path(value, label, base), str(value), label)
     if name in _SCALARS:
         return _SCALARS[name](value, label)
     if name == "policies":
         items = value if isinstance(value, list | tuple) else [value]
-        return tuple(_as_path(v, f"{where}: policies", base) for v in items)
+        return tuple(_as_path(v, label, base) for v in items)
     if name == "state_path":
-        return _as_state(value, f"{where}: state", base)
-    return _as_path(value, f"{where}: {name}", base)
+        return _as_state(value, label, base)
+    return _as_path(value, label, base)
 
 
 def _layer(
@@ -786,11 +784,13 @@ def _env_layer(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
     for var, name in ENV_KEYS.items():
         if name in table and var not in ("AUDITOR_STATE", "AUDITOR_CA_BUNDLE"):  # (any bytes)
             _check_utf8(table[name], var)
-    own = {name: table.pop(name) for name in _NAMED_BY_VARIABLE if name in table}
-    out = _layer(table, "environment", cwd)
-    for name, value in own.items():
-        out[name] = _convert(name, value, _NAMED_BY_VARIABLE[name], cwd, named=True)
-    return out
+    # a problem names the variable (`AUDITOR_STATE: …`), as the README's table does: a CI
+    # user looks for the variable they set, not for the config key it stands for
+    return {
+        name: _convert(name, table[name], var, cwd, named=True)
+        for var, name in ENV_KEYS.items()
+        if name in table
+    }
 
 
 def _check_utf8(text: str, where: str) -> None:

@@ -126,7 +126,7 @@ def test_a_bad_service_address_is_refused_without_echoing_it(
     env = {"AUDITOR_BASE_URL": value, "AUDITOR_TOKEN": "t" * 20}
     code, output = run_cli(["sync", "--state", str(tmp_path / "s.db")], env, tmp_path)
     assert code == 2
-    assert output.splitlines()[-1] == f"auditor: error: environment: base_url: {expected}"
+    assert output.splitlines()[-1] == f"auditor: error: AUDITOR_BASE_URL: {expected}"
     assert SECRET not in output
     assert not (tmp_path / "s.db").exists()
 

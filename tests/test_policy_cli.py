@@ -356,7 +356,12 @@ def test_a_secret_in_a_policy_file_is_not_quoted_by_its_problems(tmp_path: Path)
         code, out, err = run(tmp_path, command, str(bad))
         assert code == 2 and _TOKEN not in out + err
         assert "p.yaml:6:15: error: $.rules[0].severity: " in out  # still located
-        assert out.count("<not shown: looks like a secret>") == 3  # value, key in path and text
+        errors = "".join(line for line in out.splitlines(True) if ": error: " in line)
+        assert errors.count("<not shown: looks like a secret>") == 3  # value, key in path, text
+    # `lint` warns of the secret beside the errors, not only once they are fixed (T91 #8)
+    assert out.count("literal holds what looks like a secret") == 0  # (`test` does not lint)
+    _, out, _ = run(tmp_path, "lint", str(bad))
+    assert out.count("literal holds what looks like a secret") == 2
 
 
 def test_a_failing_case_does_not_print_the_secret_its_settings_hold(tmp_path: Path) -> None:

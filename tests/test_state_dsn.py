@@ -94,7 +94,7 @@ def _refused(cwd: Path, argv: list[str], env: dict[str, str], says: str, where: 
     assert code == 2, err
     assert out == ""
     (line,) = err.splitlines()  # one line
-    assert line.startswith(f"auditor: error: {where}state: ") and says in line, line
+    assert line.startswith(f"auditor: error: {where}: ") and says in line, line
     _assert_no_password(out + err)
     assert _tree(cwd) == before  # no folder or file named after the value, no store
 
@@ -111,7 +111,9 @@ def test_a_mistyped_connection_string_in_auditor_state_is_refused_unshown(
         "AUDITOR_TOKEN": OWNER_TOKEN,
         "AUDITOR_STATE": state,
     }
-    _refused(tmp_path, COMMANDS[command], env, says, "environment: ")
+    _refused(
+        tmp_path, COMMANDS[command], env, says, "AUDITOR_STATE"
+    )  # the variable, as the README lists it
 
 
 @pytest.mark.parametrize(("state", "says"), FORMS)
@@ -119,7 +121,7 @@ def test_a_mistyped_connection_string_as_state_flag_is_refused_unshown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: str, says: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _refused(tmp_path, ["history", "--state", state], {}, says, "command line: ")
+    _refused(tmp_path, ["history", "--state", state], {}, says, "command line: state")
 
 
 @pytest.mark.parametrize(("state", "says"), FORMS)
@@ -128,7 +130,7 @@ def test_a_mistyped_connection_string_in_a_config_file_is_refused_unshown(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.toml").write_text(f"state = {json.dumps(state)}\n", encoding="utf-8")
-    _refused(tmp_path, ["history", "--config", "c.toml"], {}, says, "c.toml:1:1: ")  # as typed
+    _refused(tmp_path, ["history", "--config", "c.toml"], {}, says, "c.toml:1:1: state")  # as typed
 
 
 @pytest.mark.parametrize(
@@ -152,7 +154,7 @@ def test_a_state_value_with_a_space_or_control_character_where_none_belongs_is_r
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: str, says: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _refused(tmp_path, ["history", "--state", state], {}, says, "command line: ")
+    _refused(tmp_path, ["history", "--state", state], {}, says, "command line: state")
 
 
 @pytest.mark.parametrize(

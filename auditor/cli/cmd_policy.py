@@ -21,12 +21,13 @@ from auditor.cli.failure import problem_lines, remembered_screen, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.config import Config
 from auditor.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AuditorError, PolicyError
-from auditor.policy import SHIPPED_POLICY_DIR, load_policies, sort_problems
+from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies, sort_problems
 from auditor.policy.lint import (
     LintProblem,
     history_warnings,
     static_warnings,
 )
+from auditor.policy.loader import PolicyProblems
 from auditor.policy.schema import SCHEMA_PATH
 from auditor.store import Store
 
@@ -80,37 +81,39 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
     tests, policies = find_test_files(paths)
     screen = remembered_screen(ctx.state_files)
     problems: list[str] = []
+    loaded: PolicySet | None = None  # the rules that did load, when some did not
     try:
-        policy = load_policies(policies)
+        policy: PolicySet | None = load_policies(policies)
     except PolicyError as exc:
         problems += exc.problems
         policy = None
+        loaded = exc.loaded if isinstance(exc, PolicyProblems) else None
     # the `<name>.tests.yaml` files too, each case checked as `policy test` would (not run)
     problems += test_file_problems(tests, policy, ctx.clock())
+    # every problem of every file at once: the warnings of the rules that did load are
+    # listed beside the errors (a typo'd path seen with the first round's errors, not after)
+    checked = policy if policy is not None else loaded
+    found: list[LintProblem] = static_warnings(checked) if checked is not None else []
+    if isinstance(config, AuditorError) and not problems:
+        raise config  # (said once the policies are valid: their problems come first)
+    if checked is not None and isinstance(config, Config):
+        found += _history_warnings(checked, config, given=not problems)
+    errors = [p for p in found if p.level == "error"]
+    warned = len(found) - len(errors)
+    # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
+    # hold a secret: printed as errors are, nothing that looks like one or is remembered shown
+    listed = sort_problems([*problems, *(p.text for p in found)])
+    _print_screened(problem_lines(listed, ctx.secrets()), screen, ctx)
     if problems or policy is None:
-        problems = sort_problems(problems)
-        _print_screened(problem_lines(problems, ctx.secrets()), screen, ctx)
-        count = len(problems)
+        count = len({*problems, *(p.text for p in errors)})  # (each line once, as listed)
+        also = f" and {warned} warning(s)" if warned else ""
         print(
-            f"auditor: exit 2: {count} error(s) in policy files (listed above){_of(scope)}",
+            f"auditor: exit 2: {count} error(s){also} in policy files (listed above){_of(scope)}",
             file=ctx.stderr,
         )
         return EXIT_ERROR
-    if isinstance(config, AuditorError):
-        raise config
-    found: list[LintProblem] = static_warnings(policy)
-    # a store named (flag, AUDITOR_STATE, a config file's `state`, whatever its value) must be
-    # there: `no state file at …`, exit 2, rather than the history check silently left out; the
-    # default one only when it exists (one no sync completed into has no history to lint against)
-    if config.state_given or Store.exists(config.state, org=config.org):
-        with open_store(config, readonly=True, synced=False) as store:
-            found += history_warnings(policy, store.iter_revisions())
-    errors = [p for p in found if p.level == "error"]
-    # a warning quotes a rule's path (`… appears in none of the stored revisions`), which may
-    # hold a secret: printed as errors are, nothing that looks like one or is remembered shown
-    _print_screened(problem_lines(sort_problems(p.text for p in found), ctx.secrets()), screen, ctx)
     files, rules = len(policy.files), len(policy.rules)
-    counts = f"{len(errors)} error(s), {len(found) - len(errors)} warning(s)"
+    counts = f"{len(errors)} error(s), {warned} warning(s)"
     print(f"{files} file(s), {rules} rule(s): {counts}{_of(scope)}", file=ctx.stderr)
     if errors:
         print(
@@ -119,6 +122,23 @@ def run_lint(args: argparse.Namespace, ctx: Context) -> int:
         )
         return EXIT_ERROR
     return EXIT_OK
+
+
+def _history_warnings(policy: PolicySet, config: Config, *, given: bool) -> list[LintProblem]:
+    """The warnings of rule paths no stored revision has. A store named (flag, AUDITOR_STATE,
+    a config file's `state`, whatever its value) must be there: `no state file at …`, exit 2,
+    rather than the history check silently left out; the default one only when it exists (one
+    no sync completed into has no history to lint against). Beside the policies' errors
+    (`given` false), a store that cannot be opened is passed over: those come first."""
+    if not (config.state_given or Store.exists(config.state, org=config.org)):
+        return []
+    try:
+        with open_store(config, readonly=True, synced=False) as store:
+            return history_warnings(policy, store.iter_revisions())
+    except AuditorError:
+        if given:
+            raise
+        return []
 
 
 def _print_screened(

@@ -147,9 +147,10 @@ def add_readiness_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     )
 
 
-def add_audit_options(parser: argparse.ArgumentParser) -> None:
+def add_audit_options(parser: argparse.ArgumentParser, command: str) -> None:
     """Add --policy, --waivers, --readiness-model, --out, --fail-on, --soft-fail, --offline,
-    --sarif-include-waived, --output, --quiet."""
+    --sarif-include-waived, --sarif-category (its default as `command`, `run` or `review`,
+    makes it), --output, --quiet."""
     group = parser.add_argument_group("audit")
     group.add_argument(
         "--policy",
@@ -190,10 +191,22 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
         metavar="CATEGORY",
         type=_sarif_category,
         help="code scanning category of findings.sarif (its automationDetails.id before the run "
-        "id; codeql-action's category input does not override it). Default "
-        "auditor/<org or host>/run (with --at or --all-revisions: run-as-of, "
-        "run-all-revisions) or auditor/<org or host>/review",
+        f"id; codeql-action's category input does not override it). {_CATEGORY_HELP[command]}",
     )
+
+
+#: The default SARIF category, as `cli.summary.with_report_options` and
+#: `report.sarif.default_category` make it: an upload-sarif step set up from `--help` expects
+#: the category it will get (T91 #9).
+_CATEGORY_HELP = {
+    "run": "Default auditor/<org or host>/run, followed by -as-of (--at), -all-revisions, "
+    "-no-usage, -no-readiness for each that applies (the last two when the flag left rules "
+    "out), e.g. auditor/acme/run-as-of-no-usage; with --orgs, <org> is each one's name and "
+    "CATEGORY given becomes CATEGORY/<org>",
+    "review": "Default auditor/<org or host>/review/<file>, <file> the reviewed file's path "
+    "from the repository's root (auditor/acme/review/settings/prod.yaml); <org or host> is "
+    "offline when there is no service address (--against FILE)",
+}
 
 
 def add_output_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
@@ -275,7 +288,7 @@ def register_run(subparsers: Any) -> None:
         ),
     )
     add_common_options(parser)
-    add_audit_options(parser)
+    add_audit_options(parser, "run")
     parser.add_argument(
         "--at",
         metavar="DATE",
@@ -328,7 +341,7 @@ def register_review(subparsers: Any) -> None:
         "else `git config user.email`, else unknown)",
     )
     add_common_options(parser)
-    add_audit_options(parser)
+    add_audit_options(parser, "review")
     parser.set_defaults(handler=_handler("review", "review_command"))
 
 

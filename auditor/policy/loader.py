@@ -495,6 +495,16 @@ def _merge(defaults: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> lis
     return list(dict.fromkeys([*defaults.get(key, []), *raw.get(key, [])]))
 
 
+class PolicyProblems(PolicyError):
+    """Invalid policy files, with the rules that did load (`loaded`): `policy lint` lists
+    their warnings beside the errors, so a typo'd path is not met only once the errors are
+    fixed (tester T91 #8: "every problem of every file is reported at once")."""
+
+    def __init__(self, problems: list[str], loaded: PolicySet) -> None:
+        super().__init__(problems)
+        self.loaded = loaded
+
+
 def load_policies(paths: Sequence[Path]) -> PolicySet:
     """Load, validate and compile policy files or folders; all problems at once (PolicyError).
     Their regexes share one budget of RE2 instructions (`regex_budget`)."""
@@ -515,9 +525,12 @@ def _load(paths: Sequence[Path], budget: RegexBudget) -> PolicySet:
     loaded = []
     for got in read:
         file_rules = loader.rules(got)
+        if got.doc.unread:  # a value read as its text (`2026-13-01`): none of its rules kept
+            continue
         rules.extend(file_rules)
         ids = tuple(r.id for r in file_rules)
         loaded.append(PolicyFile(got.doc.path, got.doc.sha256, ids, text=got.doc.text))
+    policy = PolicySet(tuple(rules), tuple(loaded), dict(loader.enums))
     if loader.problems or loader.unread:
-        raise PolicyError(loader.every_problem())
-    return PolicySet(tuple(rules), tuple(loaded), dict(loader.enums))
+        raise PolicyProblems(loader.every_problem(), policy)
+    return policy

@@ -101,8 +101,9 @@ def policy_files(paths: Sequence[Path]) -> list[Path]:
     walked: set[str] = set()  # the real folders walked, across every path given
     for path in paths:
         if path.is_dir():
-            found = files_under(path, (".yaml", ".yml"), walked=walked, dangling=True)
-            out.extend(sorted(p for p in found if not p.name.lower().endswith(TEST_SUFFIXES)))
+            endings = (".yaml", ".yml")
+            found = files_under(path, endings, walked=walked, dangling=True, skip=TEST_SUFFIXES)
+            out.extend(sorted(found))
         else:
             out.append(path)
     # one real file read once, whatever names reach it (`pk/p.yaml` and `pklink/p.yaml`)
@@ -115,6 +116,7 @@ def files_under(
     *,
     walked: set[str] | None = None,
     dangling: bool = False,
+    skip: tuple[str, ...] = (),
 ) -> Iterator[Path]:
     """The files below `root` whose names end with one of `endings` in any case (`c.YAML`, as
     a Windows tool may save it, is read as it is when named alone), skipping hidden files and
@@ -125,9 +127,18 @@ def files_under(
     nothing is yielded too (what it pointed to, a file or a shared pack's folder that has
     moved, cannot be known: `acme.policies` and `shared.v2` are folder names too), so reading
     it is an error, as for a dangling link to a `.yaml` file, never a pack silently left out;
-    unless its name ends as a file's that is no policy does (`notes.md`, `ci.sh`)."""
+    unless its name ends as a file's that is no policy does (`notes.md`, `ci.sh`). A file
+    whose name ends with one of `skip` is not yielded (a policy folder's test files).
+
+    A folder that cannot be listed (no read permission; `root` itself too) is yielded as well,
+    whatever its name, so reading it is the error (`pols/team:1:1: error: Permission denied`),
+    as for a file that cannot be read: `os.walk` passes it over without a word, and the rules
+    or test cases in it were left out of the verdict (T92 #1)."""
     walked = set() if walked is None else walked
-    for folder, dirs, files in os.walk(root, followlinks=True):
+    unlisted: list[Path] = []
+    for folder, dirs, files in os.walk(
+        root, followlinks=True, onerror=lambda exc: unlisted.append(Path(exc.filename))
+    ):
         real = os.path.realpath(folder)
         if real in walked:
             dirs[:] = []
@@ -135,12 +146,12 @@ def files_under(
         walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # the first way in is kept
         for name in files:
-            if name.startswith("."):
+            lower = name.lower()
+            if name.startswith(".") or lower.endswith(skip):
                 continue
-            if name.lower().endswith(endings) or (
-                dangling and _dangling_folder(Path(folder, name))
-            ):
+            if lower.endswith(endings) or (dangling and _dangling_folder(Path(folder, name))):
                 yield Path(folder, name)
+    yield from unlisted
 
 
 # What a file that is no policy is named (documentation, data, code, images, archives): a

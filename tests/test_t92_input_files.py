@@ -1,0 +1,131 @@
+"""Local input files as the commands that read them report them (T92): a policy folder that
+cannot be listed is an error, never a pack left out (#1); a U+2028, U+2029 or U+0085 before a
+YAML mistake does not move its `line:col` (#3); a key YAML reads as other than text is named
+as written, at its own `line:col`, in a readiness model and a waivers file too (#4)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import auditor
+from tests.conftest import missing_tool, run_cli
+
+ROOT = Path(auditor.__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+MODEL = ROOT / "auditor" / "data" / "readiness-criteria.yaml"
+
+PASSING = """\
+rules:
+  - id: MY-001
+    title: Sandbox on
+    severity: high
+    target: settings
+    assert: {path: sandbox.enabled, equals: true}
+"""
+FAILING = PASSING.replace("MY-001", "MY-002").replace("equals: true", "equals: false")
+CASES = """\
+tests:
+  - name: sandbox off
+    settings: {sandbox: {enabled: false}}
+    expect: {MY-002: pass}
+"""
+
+
+def cli(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """The CLI run in this process, in `cwd`: (exit code, stdout and stderr)."""
+    code, out, err = run_cli(argv, {}, cwd)
+    return code, out + err
+
+
+def cli_as_a_user(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """The CLI in a child process that is refused what a file's mode refuses: the tests run as
+    root in CI, whose DAC capabilities read anything, so a root child runs without them
+    (`setpriv`, as T92 ran it), as an ordinary user would."""
+    command = [sys.executable, "-m", "auditor", *argv]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            missing_tool("setpriv (util-linux) runs the CLI without root's DAC", "SETPRIV", "TEST")
+        command = [str(setpriv), "--bounding-set", "-dac_override,-dac_read_search", *command]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(ROOT),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": str(cwd),
+    }
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Iterator[Path]:
+    """`pols/a.yaml` (MY-001) and `pols/team/b.yaml` (MY-002) with its test cases; the modes
+    put back afterwards, so the folder can be removed."""
+    team = tmp_path / "pols" / "team"
+    team.mkdir(parents=True)
+    (tmp_path / "pols" / "a.yaml").write_text(PASSING, encoding="utf-8")
+    (team / "b.yaml").write_text(FAILING, encoding="utf-8")
+    (team / "b.tests.yaml").write_text(CASES, encoding="utf-8")
+    try:
+        yield tmp_path
+    finally:
+        for folder in (team, team.parent):
+            folder.chmod(0o755)
+
+
+# --- #1: a folder that cannot be listed ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o100, 0o300])  # none; search only; write and search
+def test_a_policy_subfolder_that_cannot_be_listed_is_an_error_for_lint(
+    pack: Path, mode: int
+) -> None:
+    """`os.walk` passed over `team/` without a word: `1 file(s), 1 rule(s): 0 error(s)`, and
+    `run` exited 0 without MY-002 (T92 #1)."""
+    code, output = cli(["policy", "lint", "pols"], pack)
+    assert code == 0 and "2 file(s), 2 rule(s): 0 error(s)" in output, output
+    (pack / "pols" / "team").chmod(mode)
+    code, output = cli_as_a_user(["policy", "lint", "pols"], pack)
+    assert code == 2, output
+    assert "pols/team:1:1: error: Permission denied" in output.splitlines()
+    assert "1 rule(s)" not in output
+
+
+def test_a_policy_subfolder_that_cannot_be_listed_is_an_error_for_review(pack: Path) -> None:
+    """`review` loads the same folder: its rules were left out, the change judged without them."""
+    review = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--against"]
+    review += [str(EXAMPLES / "live-settings.yaml"), "--policy", "pols", "--out", "o", "-q"]
+    code, output = cli([*review, "-o", "json"], pack)
+    assert code in (0, 1) and (pack / "o" / "findings.json").exists(), output
+    (pack / "pols" / "team").chmod(0o000)
+    code, output = cli_as_a_user([*review[:-3], "--out", "o2", "-q", "-o", "json"], pack)
+    assert code == 2, output
+    assert "pols/team:1:1: error: Permission denied" in output.splitlines()
+    assert not (pack / "o2" / "findings.json").exists()
+
+
+def test_test_cases_in_a_subfolder_that_cannot_be_listed_are_an_error(pack: Path) -> None:
+    """`policy test` found no case (`no test cases found`) or ran the others only."""
+    code, output = cli(["policy", "test", "pols"], pack)
+    assert code == 0 and "1 passed" in output, output
+    (pack / "pols" / "team").chmod(0o000)
+    code, output = cli_as_a_user(["policy", "test", "pols"], pack)
+    assert code == 2, output
+    assert "pols/team:1:1: error: Permission denied" in output.splitlines()
+    assert "no test cases" not in output
+
+
+def test_a_policy_folder_that_cannot_be_listed_is_said_so(pack: Path) -> None:
+    """It read `pols: error: no policy files (*.yaml, *.yml) found`, as for an empty folder."""
+    (pack / "pols").chmod(0o000)
+    code, output = cli_as_a_user(["policy", "lint", "pols"], pack)
+    assert code == 2, output
+    assert "pols:1:1: error: Permission denied" in output.splitlines()
+    assert "no policy files" not in output

@@ -129,3 +129,74 @@ def test_a_policy_folder_that_cannot_be_listed_is_said_so(pack: Path) -> None:
     assert code == 2, output
     assert "pols:1:1: error: Permission denied" in output.splitlines()
     assert "no policy files" not in output
+
+
+# --- #3: YAML 1.1 line breaks before a YAML mistake ------------------------------------------
+
+LS, PS, NEL = "\u2028", "\u2029", "\u0085"
+
+
+def commands(path: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """The commands that read `path`: as a policy, the proposed settings of a review, a
+    waivers file, a readiness model."""
+    review = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--against"]
+    review += [str(EXAMPLES / "live-settings.yaml"), "--out", str(tmp_path / "out")]
+    return {
+        "policy": ["policy", "lint", str(path)],
+        "settings": ["review", str(path), "--against", str(EXAMPLES / "live-settings.yaml")],
+        "waivers": [*review, "--waivers", str(path)],
+        "model": [*review, "--readiness-model", str(path)],
+    }
+
+
+@pytest.mark.parametrize("command", ["policy", "settings", "waivers", "model"])
+def test_a_yaml_mistake_after_a_line_separator_is_placed_on_the_editors_line(
+    tmp_path: Path, command: str
+) -> None:
+    """Each U+2028, U+2029, U+0085 before the mistake put it a line lower (C parser's count),
+    in `line:col` and in `from line N, column M`: `x.yaml:6:1 … (from line 5, column 4)`."""
+    path = tmp_path / "x.yaml"
+    path.write_text(f'a: "one {LS} two {PS} three {NEL}"\nb: 1\nc: {{d: 1\n', encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)[command], tmp_path)
+    assert code == 2, output
+    said = f"{path}:4:1: error: invalid YAML: while parsing a flow mapping (from line 3, column 4)"
+    assert said in output, output
+    assert "U+2028" not in output  # not their doing: nothing said of them
+
+
+@pytest.mark.parametrize("command", ["policy", "settings", "waivers", "model"])
+def test_a_line_separator_that_ends_a_comment_is_named_where_an_editor_shows_it(
+    tmp_path: Path, command: str
+) -> None:
+    """T92: `p.yaml:5:7: … mapping values are not allowed` in a 5-line file, for `# note LS x:`
+    on line 1: the text after a U+2028 in a comment is read as YAML, which no editor shows."""
+    path = tmp_path / "x.yaml"
+    path.write_text(f"a: 1   # note {LS} x: y {PS} z\nb: 2\n", encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)[command], tmp_path)
+    assert code == 2, output
+    line = next(x for x in output.splitlines() if x.startswith(f"{path}:"))
+    assert line.startswith(f"{path}:1:17: error: invalid YAML: "), line  # at `x`
+    assert "(U+2028, line separator, at 1:15 is a line break in YAML 1.1" in line, line
+    assert "remove it)" in line
+
+
+def test_refusals_after_a_line_separator_are_on_the_editors_lines(tmp_path: Path) -> None:
+    """An anchor and a duplicate key, each a line too low after a quoted U+2028."""
+    path = tmp_path / "x.yaml"
+    path.write_text(f'a: "x {LS} y"\nb: &n 2\nc: 3\nc: 4\n', encoding="utf-8")
+    code, output = cli(["policy", "lint", str(path)], tmp_path)
+    assert code == 2, output
+    assert f"{path}:2:4: error: a YAML anchor" in output
+    assert f"{path}:4:1: error: duplicate key `c`" in output
+
+
+def test_a_byte_order_mark_and_cr_lines_with_a_line_separator(tmp_path: Path) -> None:
+    """Lines end at `\\r` as at `\\n`; a byte-order mark is no column."""
+    path = tmp_path / "x.yaml"
+    path.write_bytes(f'\ufeffa: "x {LS} y"\rb: 1\rc: {{d: 1\r'.encode())
+    code, output = cli(["policy", "lint", str(path)], tmp_path)
+    assert code == 2, output
+    assert (
+        f"{path}:4:1: error: invalid YAML: while parsing a flow mapping (from line 3, column 4)"
+        in output
+    )

@@ -16,9 +16,11 @@ never written at run time.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import hashlib
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,11 +56,51 @@ _MAX_DEPTH = 64
 SHIPPED_YAML = Path(__file__).resolve().parents[1] / "data" / "shipped-yaml.json"
 
 
-def location(file: str, mark: Any) -> SourceLocation:
-    """The one place a 0-based ruamel mark becomes a 1-based location."""
+#: What YAML 1.1 reads as a line break beside `\n` and `\r`, as the C parser (libyaml) does,
+#: by name: no editor starts a line at one.
+YAML11_BREAKS = {"\x85": "next line", "\u2028": "line separator", "\u2029": "paragraph separator"}
+_LINE_END = re.compile("\r\n?|\n")
+
+
+def location(file: str, mark: Any, text: str = "") -> SourceLocation:
+    """The one place a 0-based ruamel mark becomes a 1-based location. With `text`, the text
+    parsed: a C parser's mark is counted again on the text's `\n` (and `\r`) lines where the
+    text holds a YAML 1.1 line break (`YAML11_BREAKS`), which the C parser counts as a line
+    and no editor, nor any other location, does: each one before a syntax error put it a line
+    too low (T92 #3). The pure parser counts lines as an editor does (its marks are kept)."""
     if mark is None:
         return SourceLocation(file, 1, 1)
+    if text and yaml11_breaks(text) and getattr(mark, "buffer", None) is None:
+        return SourceLocation(file, *text_position(text, mark_index(mark, text)))
     return SourceLocation(file, int(mark.line) + 1, int(mark.column) + 1)
+
+
+def mark_index(mark: Any, text: str) -> int:
+    """The index in `text` of the character a mark points at: the C parser's index leaves out
+    a byte-order mark, the pure parser's counts it."""
+    pure = getattr(mark, "buffer", None) is not None
+    return int(mark.index) + int(not pure and text.startswith("\ufeff"))
+
+
+@functools.lru_cache(maxsize=2)
+def yaml11_breaks(text: str) -> bool:
+    """Whether `text` holds a YAML 1.1 line break (`YAML11_BREAKS`). Kept for the few texts
+    last asked about: each problem of one file asks."""
+    return any(c in text for c in YAML11_BREAKS)
+
+
+def text_position(text: str, index: int) -> tuple[int, int]:
+    """The 1-based line and column of character `index` of `text` as an editor counts them:
+    a line ends at `\n`, `\r\n` or `\r`; a byte-order mark at the start is no column."""
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, index)
+    bom = int(line == 1 and index > 0 and text.startswith("\ufeff"))
+    return line, index - starts[line - 1] + 1 - bom
+
+
+@functools.lru_cache(maxsize=2)
+def _line_starts(text: str) -> tuple[int, ...]:
+    return (0, *(m.end() for m in _LINE_END.finditer(text)))
 
 
 def problem(loc: SourceLocation, json_path: str, message: str, *, level: str = "error") -> str:

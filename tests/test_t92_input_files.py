@@ -200,3 +200,82 @@ def test_a_byte_order_mark_and_cr_lines_with_a_line_separator(tmp_path: Path) ->
         f"{path}:4:1: error: invalid YAML: while parsing a flow mapping (from line 3, column 4)"
         in output
     )
+
+
+# --- #4: keys that are not text ---------------------------------------------------------------
+
+
+def model_with(key: str) -> tuple[str, int]:
+    """The shipped readiness model with the criterion `key` first, and that key's line."""
+    text = MODEL.read_text(encoding="utf-8")
+    at = text.index("\ncriteria:\n") + len("\ncriteria:\n")
+    entry = f"  {key}: {{level: 1, scope: repository, pillar: Security}}\n"
+    return text[:at] + entry + text[at:], text[:at].count("\n") + 1
+
+
+@pytest.mark.parametrize("key", ["true", "null", "0x10", "~", "2026-01-01"])
+def test_a_criterion_id_that_is_not_text_is_named_as_written_at_its_line(
+    tmp_path: Path, key: str
+) -> None:
+    """`m.yaml:13:1: error: $.criteria.True: ...` (the line of `criteria:`, Python's `True`)."""
+    text, line = model_with(key)
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)["model"], tmp_path)
+    assert code == 2, output
+    said = next(x for x in output.splitlines() if x.startswith(f"{path}:{line}:"))
+    assert said.startswith(f"{path}:{line}:3: error: "), output
+    assert f"`criteria.{key}`: a criterion id must be a string" in said
+    assert not {"True", "None", "16"} & set(said.replace("`", " ").replace(".", " ").split())
+
+
+def test_unknown_keys_of_a_model_that_are_not_text_are_named_as_written(tmp_path: Path) -> None:
+    """`false:` beside `levels:` and `0x1:` in a criterion: `False` and `1` at their mapping."""
+    text, line = model_with("lint_x")
+    text = text.replace("levels:\n", "false: 1\nlevels:\n", 1)
+    text = text.replace("pillar: Security}", "pillar: Security, 0x1: 2}", 1)
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)["model"], tmp_path)
+    assert code == 2, output
+    top = text[: text.index("false: 1")].count("\n") + 1
+    assert f"{path}:{top}:1: error: $.false: `false`: unknown key" in output, output
+    said = f"{path}:{line + 1}:59: error: $.criteria.lint_x['0x1']: `criteria.lint_x.0x1`: "
+    assert said in output, output
+
+
+def test_a_waiver_key_that_is_not_text_is_named_as_written_at_its_line(tmp_path: Path) -> None:
+    """`w.yaml:2:5: error: $.waivers[0].True: unknown key `True``: the waiver's line, Python's
+    name for the key."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "waivers:\n  - rule: BASE-NET-001\n    subject: settings\n    reason: r\n"
+        "    owner: o@example.com\n    expires: 2026-12-31\n    true: x\n0x10: 1\n",
+        encoding="utf-8",
+    )
+    code, output = cli(commands(path, tmp_path)["waivers"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:7:5: error: $.waivers[0].true: unknown key `true`" in output, output
+    assert f"{path}:8:1: error: $['0x10']: unknown key `0x10`" in output, output
+    assert "True" not in output and "16" not in output
+
+
+@pytest.mark.parametrize(("key", "col"), [("true", 5), ("null", 5), ("0x10", 5), ("~", 5)])
+def test_a_policy_key_that_is_not_text_is_named_as_written_at_its_line(
+    tmp_path: Path, key: str, col: int
+) -> None:
+    """`p.yaml:2:5: error: key `16` must be text` (the rule's line, the number Python reads)."""
+    path = tmp_path / "p.yaml"
+    path.write_text(PASSING + f"    {key}: x\n", encoding="utf-8")
+    code, output = cli(["policy", "lint", str(path)], tmp_path)
+    assert code == 2, output
+    assert f"{path}:7:{col}: error: key `{key}` must be text (quote it)" in output, output
+
+
+def test_a_settings_key_that_is_not_text_is_named_as_written(tmp_path: Path) -> None:
+    """`s.yaml:3:3: error: key `16` must be text`: at its place, but as Python reads it."""
+    path = tmp_path / "s.yaml"
+    path.write_text("a: 1\nb:\n  0x10: 2\n", encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)["settings"], tmp_path)
+    assert code == 2, output
+    assert f"{path}:3:3: error: key `0x10` must be text (quote it)" in output, output

@@ -188,21 +188,6 @@ def plain(value: Any, doc: YamlDocument | None = None, at: tuple[str | int, ...]
     return value
 
 
-def non_text_key(value: Any, at: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-    """The path to the first mapping key that is not a string (`null:`, `1:`), or None."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = (*at, key) if not isinstance(key, str) else non_text_key(item, (*at, key))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = non_text_key(item, (*at, index))
-            if found is not None:
-                return found
-    return None
-
-
 _NON_FINITE = (
     "NaN and infinity (`.nan`, `.inf`, a number too large such as `1e999`) are not numbers a "
     "rule can hold (a comparison with NaN is always false); write a finite number"
@@ -279,12 +264,9 @@ class _Loader:
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
             return None
-        bad_key = non_text_key(data)
-        if bad_key is not None:
-            *parent, key = bad_key
-            loc = doc.locate([*parent, str(key)], key=True)
-            shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
-            self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
+        typed_key = doc.typed_key_problem()  # at the key, as written (`true`, `0x10`)
+        if typed_key is not None:
+            self.problems.append(typed_key)
             return None
         got = _Read(doc, data)
         for where in non_finite(data):

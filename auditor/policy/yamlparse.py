@@ -202,18 +202,37 @@ def written(root: Node | None, parts: Sequence[str | int]) -> str | None:
     return str(node.value) if isinstance(node, ScalarNode) else None
 
 
-def typed_key(root: Node | None, file: str, parts: Sequence[str | int]) -> SourceLocation:
+def typed_key(
+    root: Node | None, file: str, parts: Sequence[str | int]
+) -> tuple[SourceLocation, str | None]:
     """1-based position of the first key of the mapping at `parts` that YAML reads as other
-    than text (`1:`, `null:`, `true:`, a date); the mapping's own position without one."""
+    than text (`1:`, `null:`, `true:`, a date), and the key as written; the mapping's own
+    position (and None) without one."""
+    node = _node_at(root, parts)
+    if isinstance(node, MappingNode):
+        for key_node, _ in node.value:
+            if key_node.tag != _CORE + "str":
+                return location(file, key_node.start_mark), str(key_node.value)
+    return location(file, node.start_mark if node is not None else None), None
+
+
+def key_written(
+    root: Node | None, parts: Sequence[str | int], index: int, count: int
+) -> str | None:
+    """The text of the key `index` (of `count`) of the mapping at `parts` as written (`true`,
+    `0x10`, `~`), or None (no such mapping of as many keys)."""
+    node = _node_at(root, parts)
+    if isinstance(node, MappingNode) and len(node.value) == count and 0 <= index < count:
+        return str(node.value[index][0].value)
+    return None
+
+
+def _node_at(root: Node | None, parts: Sequence[str | int]) -> Node | None:
     node = root
     for part in parts:
         found = _child(node, part) if node is not None else None
         node = found[1] if found is not None else None
-    if isinstance(node, MappingNode):
-        for key_node, _ in node.value:
-            if key_node.tag != _CORE + "str":
-                return location(file, key_node.start_mark)
-    return location(file, node.start_mark if node is not None else None)
+    return node
 
 
 def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:

@@ -160,15 +160,45 @@ class YamlDocument:
     def refuse_typed_keys(self) -> None:
         """PolicyError at the first mapping key that is not text (`1:`, `null:`, `true:`),
         which a settings object cannot hold: it read as the text `"1"`, `"None"`, `"True"`."""
+        said = self.typed_key_problem()
+        if said is not None:
+            raise PolicyError([said])
+
+    def typed_key_problem(self) -> str | None:
+        """The problem of the first mapping key that is not text (`1:`, `null:`, `true:`,
+        `0x10:`, a date), at the key's own `line:col` and named as written (not as Python's
+        `None`, `True`, `16`); None without one."""
         found = _non_text_key(self.data)
         if found is None:
-            return
+            return None
         *parent, key = found
         from auditor.policy import yamlparse
 
-        loc = yamlparse.typed_key(self._node_tree(), self.path, parent)
-        shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
-        raise PolicyError([problem(loc, "", f"key `{shown}` must be text (quote it)")])
+        loc, written = yamlparse.typed_key(self._node_tree(), self.path, parent)
+        shown = written if written is not None else _key_words(key)
+        return problem(loc, "", f"key `{shown}` must be text (quote it)")
+
+    def key_text(self, parts: Sequence[str | int], key: Any) -> str:
+        """`key`, a key of the mapping at `parts`, as the file writes it: one YAML reads as
+        other than text (`true:`, `null:`, `0x10:`, a date) by its own text, not Python's
+        (`True`, `None`, `16`), so that a problem names it as written, and `locate` (which
+        finds a key by its text) gives its own `line:col`, not its mapping's (T92 #4)."""
+        if isinstance(key, str):
+            return key
+        mapping = self.data
+        for part in parts:
+            try:
+                mapping = mapping[part]
+            except (KeyError, IndexError, TypeError):
+                return _key_words(key)
+        keys = list(mapping) if isinstance(mapping, dict) else []
+        if key not in keys:
+            return _key_words(key)
+        from auditor.policy import yamlparse
+
+        at = keys.index(key)
+        written = yamlparse.key_written(self._node_tree(), parts, at, len(keys))
+        return written if written is not None else _key_words(key)
 
     def written(self, parts: Sequence[str | int]) -> str | None:
         """The scalar at `parts` as the file writes it (`1.10` where the data holds 1.1), or
@@ -212,6 +242,13 @@ def _reads_as(text: str, value: date) -> bool:
     except ValueError:
         return False
     return parsed == value
+
+
+def _key_words(key: Any) -> str:
+    """A key that is not text as YAML writes it (`null`, `true`), where its text is not known."""
+    if key is None:
+        return "null"
+    return str(key).lower() if isinstance(key, bool) else str(key)
 
 
 def _non_text_key(value: Any) -> tuple[Any, ...] | None:

@@ -391,9 +391,14 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
     if index < 0:
         return ""
     pure = getattr(mark, "buffer", None) is not None
-    try:
-        for _ in YAML(typ="safe", pure=pure).parse(_YAML11_BREAK.sub(" ", text)):
-            pass
+    depth = 0
+    try:  # read up to that place only, and no deeper than a file may nest (`_Scanner`)
+        for event in YAML(typ="safe", pure=pure).parse(_YAML11_BREAK.sub(" ", text)):
+            if mark_index(event.start_mark, text) > at:
+                break  # past it: theirs
+            depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
+            if depth > _HINT_DEPTH:
+                return ""
     except MarkedYAMLError as again:
         same = again.problem_mark is not None and mark_index(again.problem_mark, text) == at
         if same and again.problem == exc.problem:
@@ -412,6 +417,7 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
 
 
 _YAML11_BREAK = re.compile("[" + "".join(YAML11_BREAKS) + "]")
+_HINT_DEPTH = 64  # as `yamlsafe` reads a file: deeper, a parser takes minutes over `[[[…`
 
 
 class _TooDeep(Exception):

@@ -17,8 +17,8 @@ import pytest
 import auditor
 from tests.conftest import missing_tool, run_cli
 
-ROOT = Path(auditor.__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
+ROOT = Path(auditor.__file__).resolve().parents[1]  # the package the child imports
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 MODEL = ROOT / "auditor" / "data" / "readiness-criteria.yaml"
 
 PASSING = """\

@@ -137,7 +137,7 @@ def files_under(
     walked = set() if walked is None else walked
     unlisted: list[Path] = []
     for folder, dirs, files in os.walk(
-        root, followlinks=True, onerror=lambda exc: unlisted.append(Path(exc.filename))
+        root, followlinks=True, onerror=lambda exc: unlisted.append(Path(exc.filename or root))
     ):
         real = os.path.realpath(folder)
         if real in walked:

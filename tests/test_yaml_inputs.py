@@ -78,7 +78,7 @@ def test_keys_that_read_alike_once_typed_are_refused_without_their_values(
         ("1: a\nnull: b\n", "1:1", "1"),
         ("sandbox:\n  enabled: true\n  null: b\n", "3:3", "null"),
         ("a:\n  b: [1, {c: 1, 2026-01-01: x}]\n", "2:17", "2026-01-01"),
-        ("a: 1\nTrue: b\n", "2:1", "true"),
+        ("a: 1\nTrue: b\n", "2:1", "True"),  # as written (T92 #4)
     ],
 )
 def test_a_settings_key_that_is_not_text_is_refused_at_its_place(

@@ -146,7 +146,7 @@ def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
     if not isinstance(data, dict):
         problems.add((), "the file must hold a mapping with `levels` and `criteria`")
         return None
-    for key in sorted(set(map(str, data)) - _TOP_KEYS):
+    for key in sorted({problems.doc.key_text((), k) for k in data} - _TOP_KEYS):
         problems.add((key,), f"unknown key{suggest(key, _TOP_KEYS)}", key=True)
     levels = _parse_levels(data.get("levels"), problems)
     threshold = _parse_threshold(data.get("unlock_threshold", 0.8), problems)
@@ -166,7 +166,8 @@ def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
     levels: dict[int, str] = {}
     for key, name in raw.items():
         if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
-            problems.add(("levels", str(key)), "must map an integer level to a name")
+            written = problems.doc.key_text(("levels",), key)  # `true`, not Python's `True`
+            problems.add(("levels", written), "must map an integer level to a name")
         elif key < 1:  # every repository starts at level 1
             problems.add(("levels", str(key)), f"a level is 1 or more, got {key}", key=True)
         else:
@@ -195,7 +196,8 @@ def _parse_criteria(
         return {}
     criteria: dict[str, Criterion] = {}
     for cid, spec in raw.items():
-        where: Parts = ("criteria", str(cid))
+        # a key YAML reads as other than text (`true:`, `0x10:`) named and found as written
+        where: Parts = ("criteria", problems.doc.key_text(("criteria",), cid))
         if not isinstance(cid, str):
             problems.add(where, "a criterion id must be a string", key=True)
         elif _looks_secret(cid):  # nothing else said of it: each line would name it
@@ -211,7 +213,7 @@ def _criterion(
     cid: str, spec: Mapping[Any, Any], levels: Mapping[int, str], problems: _Problems
 ) -> Criterion:
     where: Parts = ("criteria", cid)
-    for key in sorted(set(map(str, spec)) - _CRITERION_KEYS):
+    for key in sorted({problems.doc.key_text(where, k) for k in spec} - _CRITERION_KEYS):
         problems.add((*where, key), f"unknown key{suggest(key, _CRITERION_KEYS)}", key=True)
     level, scope = spec.get("level"), spec.get("scope", "repository")
     if isinstance(level, bool) or not isinstance(level, int) or level not in levels:

@@ -165,7 +165,7 @@ def _entries(doc: YamlDocument, problems: list[str]) -> list[Any]:
         message = "a waivers file is a mapping with a `waivers:` list"
         problems.append(problem(doc.locate([]), "$", message))
         return []
-    for key in sorted(set(map(str, data)) - {"waivers"}):
+    for key in sorted({doc.key_text((), k) for k in data} - {"waivers"}):  # `true:` as written
         message = f"unknown key `{key}`{suggest(key, ['waivers'])}"
         problems.append(problem(doc.locate([key], key=True), render([key]), message))
     return list(data.get("waivers") or [])
@@ -219,7 +219,7 @@ def _parse_entry(
         return None
     if isinstance(entry.get("ticket"), int) and not isinstance(entry["ticket"], bool):
         entry = {**entry, "ticket": str(entry["ticket"])}  # `ticket: 1234` is a ticket number
-    _check_fields(entry, report)
+    _check_fields(entry, report, lambda key: doc.key_text(base, key))
     if rules is not None and isinstance(entry.get("rule"), str) and entry["rule"].strip():
         _check_rule(entry["rule"].strip(), rules, lambda m: report("rule", m))
     expires = None
@@ -241,9 +241,13 @@ def _parse_entry(
     )
 
 
-def _check_fields(entry: dict[str, Any], report: Callable[..., None]) -> None:
-    """Unknown keys, missing fields, empty strings and the subject's form."""
-    for key in sorted(set(map(str, entry)) - set(REQUIRED) - set(OPTIONAL)):
+def _check_fields(
+    entry: dict[str, Any], report: Callable[..., None], written: Callable[[Any], str] = str
+) -> None:
+    """Unknown keys (each named as `written` gives it: a `true:` as the file writes it, not
+    as Python's `True`, and so found at its own line), missing fields, empty strings and the
+    subject's form."""
+    for key in sorted(set(map(written, entry)) - set(REQUIRED) - set(OPTIONAL)):
         report(key, f"unknown key `{key}`{suggest(key, REQUIRED + OPTIONAL)}", at_key=True)
     for key in REQUIRED:
         if key not in entry:

@@ -101,8 +101,9 @@ def policy_files(paths: Sequence[Path]) -> list[Path]:
     walked: set[str] = set()  # the real folders walked, across every path given
     for path in paths:
         if path.is_dir():
-            found = files_under(path, (".yaml", ".yml"), walked=walked, dangling=True)
-            out.extend(sorted(p for p in found if not p.name.lower().endswith(TEST_SUFFIXES)))
+            endings = (".yaml", ".yml")
+            found = files_under(path, endings, walked=walked, dangling=True, skip=TEST_SUFFIXES)
+            out.extend(sorted(found))
         else:
             out.append(path)
     # one real file read once, whatever names reach it (`pk/p.yaml` and `pklink/p.yaml`)
@@ -115,6 +116,7 @@ def files_under(
     *,
     walked: set[str] | None = None,
     dangling: bool = False,
+    skip: tuple[str, ...] = (),
 ) -> Iterator[Path]:
     """The files below `root` whose names end with one of `endings` in any case (`c.YAML`, as
     a Windows tool may save it, is read as it is when named alone), skipping hidden files and
@@ -125,9 +127,18 @@ def files_under(
     nothing is yielded too (what it pointed to, a file or a shared pack's folder that has
     moved, cannot be known: `acme.policies` and `shared.v2` are folder names too), so reading
     it is an error, as for a dangling link to a `.yaml` file, never a pack silently left out;
-    unless its name ends as a file's that is no policy does (`notes.md`, `ci.sh`)."""
+    unless its name ends as a file's that is no policy does (`notes.md`, `ci.sh`). A file
+    whose name ends with one of `skip` is not yielded (a policy folder's test files).
+
+    A folder that cannot be listed (no read permission; `root` itself too) is yielded as well,
+    whatever its name, so reading it is the error (`pols/team:1:1: error: Permission denied`),
+    as for a file that cannot be read: `os.walk` passes it over without a word, and the rules
+    or test cases in it were left out of the verdict (T92 #1)."""
     walked = set() if walked is None else walked
-    for folder, dirs, files in os.walk(root, followlinks=True):
+    unlisted: list[Path] = []
+    for folder, dirs, files in os.walk(
+        root, followlinks=True, onerror=lambda exc: unlisted.append(Path(exc.filename or root))
+    ):
         real = os.path.realpath(folder)
         if real in walked:
             dirs[:] = []
@@ -135,12 +146,12 @@ def files_under(
         walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # the first way in is kept
         for name in files:
-            if name.startswith("."):
+            lower = name.lower()
+            if name.startswith(".") or lower.endswith(skip):
                 continue
-            if name.lower().endswith(endings) or (
-                dangling and _dangling_folder(Path(folder, name))
-            ):
+            if lower.endswith(endings) or (dangling and _dangling_folder(Path(folder, name))):
                 yield Path(folder, name)
+    yield from unlisted
 
 
 # What a file that is no policy is named (documentation, data, code, images, archives): a
@@ -175,21 +186,6 @@ def plain(value: Any, doc: YamlDocument | None = None, at: tuple[str | int, ...]
     if isinstance(value, dt.date):
         return doc.time_text(at, value) if doc is not None else value.isoformat()
     return value
-
-
-def non_text_key(value: Any, at: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-    """The path to the first mapping key that is not a string (`null:`, `1:`), or None."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = (*at, key) if not isinstance(key, str) else non_text_key(item, (*at, key))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = non_text_key(item, (*at, index))
-            if found is not None:
-                return found
-    return None
 
 
 _NON_FINITE = (
@@ -268,12 +264,9 @@ class _Loader:
         if not isinstance(data, dict):
             self.report(doc, (), "a policy file must be a mapping with a `rules:` list")
             return None
-        bad_key = non_text_key(data)
-        if bad_key is not None:
-            *parent, key = bad_key
-            loc = doc.locate([*parent, str(key)], key=True)
-            shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
-            self.problems.append(problem(loc, "", f"key `{shown}` must be text (quote it)"))
+        typed_key = doc.typed_key_problem()  # at the key, as written (`true`, `0x10`)
+        if typed_key is not None:
+            self.problems.append(typed_key)
             return None
         got = _Read(doc, data)
         for where in non_finite(data):

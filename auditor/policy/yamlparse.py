@@ -31,7 +31,15 @@ from ruamel.yaml.reader import ReaderError
 from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
-from auditor.policy.yamlsafe import MAX_DIGITS, location, problem
+from auditor.policy.yamlsafe import (
+    MAX_DIGITS,
+    YAML11_BREAKS,
+    location,
+    mark_index,
+    problem,
+    text_position,
+    yaml11_breaks,
+)
 
 _CORE = "tag:yaml.org,2002:"
 # A surrogate escape (`"\\uD83D"`) that is not half of a pair (`"\\uD83D\\uDE00"`, one
@@ -194,18 +202,37 @@ def written(root: Node | None, parts: Sequence[str | int]) -> str | None:
     return str(node.value) if isinstance(node, ScalarNode) else None
 
 
-def typed_key(root: Node | None, file: str, parts: Sequence[str | int]) -> SourceLocation:
+def typed_key(
+    root: Node | None, file: str, parts: Sequence[str | int]
+) -> tuple[SourceLocation, str | None]:
     """1-based position of the first key of the mapping at `parts` that YAML reads as other
-    than text (`1:`, `null:`, `true:`, a date); the mapping's own position without one."""
+    than text (`1:`, `null:`, `true:`, a date), and the key as written; the mapping's own
+    position (and None) without one."""
+    node = _node_at(root, parts)
+    if isinstance(node, MappingNode):
+        for key_node, _ in node.value:
+            if key_node.tag != _CORE + "str":
+                return location(file, key_node.start_mark), str(key_node.value)
+    return location(file, node.start_mark if node is not None else None), None
+
+
+def key_written(
+    root: Node | None, parts: Sequence[str | int], index: int, count: int
+) -> str | None:
+    """The text of the key `index` (of `count`) of the mapping at `parts` as written (`true`,
+    `0x10`, `~`), or None (no such mapping of as many keys)."""
+    node = _node_at(root, parts)
+    if isinstance(node, MappingNode) and len(node.value) == count and 0 <= index < count:
+        return str(node.value[index][0].value)
+    return None
+
+
+def _node_at(root: Node | None, parts: Sequence[str | int]) -> Node | None:
     node = root
     for part in parts:
         found = _child(node, part) if node is not None else None
         node = found[1] if found is not None else None
-    if isinstance(node, MappingNode):
-        for key_node, _ in node.value:
-            if key_node.tag != _CORE + "str":
-                return location(file, key_node.start_mark)
-    return location(file, node.start_mark if node is not None else None)
+    return node
 
 
 def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
@@ -237,8 +264,9 @@ class _Frame:
 class _Scanner:
     """Checks the event stream; collects every refusal with its position."""
 
-    def __init__(self, file: str, max_depth: int, max_nodes: int = 0) -> None:
+    def __init__(self, file: str, max_depth: int, max_nodes: int = 0, text: str = "") -> None:
         self.file = file
+        self.text = text  # what is parsed, to count lines in as an editor does (`location`)
         self.max_depth = max_depth
         self.max_nodes = max_nodes  # 0: no limit
         self.nodes = 0
@@ -247,7 +275,8 @@ class _Scanner:
         self.problems: list[str] = []
 
     def refuse(self, event: Event, message: str) -> None:
-        self.problems.append(problem(location(self.file, event.start_mark), "", message))
+        loc = location(self.file, event.start_mark, self.text)
+        self.problems.append(problem(loc, "", message))
 
     def feed(self, event: Event) -> None:
         if isinstance(event, DocumentStartEvent):
@@ -333,8 +362,7 @@ def _syntax_problem(file: str, exc: YAMLError, text: str = "") -> str:
     if isinstance(exc, ReaderError) and isinstance(exc.position, int) and text:
         # A character YAML does not allow: ruamel gives its index in the text only.
         at = min(exc.position, len(text))
-        line = text.count("\n", 0, at) + 1
-        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        line, col = text_position(text, at)
         code = exc.character if isinstance(exc.character, int) else ord(text[at : at + 1] or " ")
         message = f"invalid YAML: the character U+{code:04X} is not allowed in YAML"
         return problem(SourceLocation(file, line, col), "", message)
@@ -342,11 +370,54 @@ def _syntax_problem(file: str, exc: YAMLError, text: str = "") -> str:
         mark = exc.problem_mark or exc.context_mark
         context = exc.context or ""
         if context and exc.context_mark is not None and exc.problem_mark is not None:
-            start = location(file, exc.context_mark)
+            start = location(file, exc.context_mark, text)
             context += f" (from line {start.line}, column {start.col})"
-        text = _QUOTED_NAME.sub("", ": ".join(str(p) for p in (context, exc.problem) if p))
-        return problem(location(file, mark), "", f"invalid YAML: {text}")
+        said = _QUOTED_NAME.sub("", ": ".join(str(p) for p in (context, exc.problem) if p))
+        hint = _break_hint(text, exc) if text else ""
+        return problem(location(file, mark, text), "", f"invalid YAML: {said}{hint}")
     return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
+
+
+def _break_hint(text: str, exc: MarkedYAMLError) -> str:
+    """What to say of the YAML 1.1 line breaks (`YAML11_BREAKS`) before a syntax error (the
+    first on the line of the last one), when they are its cause (the text with each one a
+    space reads past that place, or fails otherwise): YAML ends a line, and a comment, there,
+    and no editor does, so what follows one in a comment is read as YAML (T92 #3); or ""."""
+    mark = exc.problem_mark
+    if mark is None or not yaml11_breaks(text):
+        return ""
+    at = mark_index(mark, text)
+    index = max(text.rfind(c, 0, at) for c in YAML11_BREAKS)
+    if index < 0:
+        return ""
+    pure = getattr(mark, "buffer", None) is not None
+    depth = 0
+    try:  # read up to that place only, and no deeper than a file may nest (`_Scanner`)
+        for event in YAML(typ="safe", pure=pure).parse(_YAML11_BREAK.sub(" ", text)):
+            if mark_index(event.start_mark, text) > at:
+                break  # past it: theirs
+            depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
+            if depth > _HINT_DEPTH:
+                return ""
+    except MarkedYAMLError as again:
+        same = again.problem_mark is not None and mark_index(again.problem_mark, text) == at
+        if same and again.problem == exc.problem:
+            return ""  # the same mistake without them: not theirs
+    except (YAMLError, ValueError):  # (ValueError: see `parse`)
+        pass
+    # the first on its line: the one that ends a comment there
+    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    index = min(i for i in (text.find(c, start, index + 1) for c in YAML11_BREAKS) if i >= 0)
+    line, col = text_position(text, index)
+    return (
+        f" (U+{ord(text[index]):04X}, {YAML11_BREAKS[text[index]]}, at {line}:{col} is a line "
+        "break in YAML 1.1, where no editor shows one, and ends a comment: what follows it is "
+        "read as YAML; remove it)"
+    )
+
+
+_YAML11_BREAK = re.compile("[" + "".join(YAML11_BREAKS) + "]")
+_HINT_DEPTH = 64  # as `yamlsafe` reads a file: deeper, a parser takes minutes over `[[[…`
 
 
 class _TooDeep(Exception):
@@ -363,7 +434,7 @@ class _SyntaxFailure(Exception):
 
 
 def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 0) -> None:
-    scanner = _Scanner(file, max_depth, max_nodes)
+    scanner = _Scanner(file, max_depth, max_nodes, text)
     try:
         for event in YAML(typ="safe", pure=pure).parse(text):
             scanner.feed(event)
@@ -438,7 +509,7 @@ _TYPED_KEY = re.compile(r'found duplicate key "(None|True|False|[-+0-9.einfa]+)"
 _KEY_WORDS = {"None": "null", "True": "true", "False": "false"}
 
 
-def _duplicate_problem(file: str, exc: DuplicateKeyError) -> str:
+def _duplicate_problem(file: str, exc: DuplicateKeyError, text: str) -> str:
     """Two keys written apart that read alike once typed (`null` and `~`, `1` and `0x1`,
     `true` and `True`): said without quoting either value, as the parser's message does (a
     value under `env:` is a secret by its place alone, which no detector sees in a message)."""
@@ -446,13 +517,13 @@ def _duplicate_problem(file: str, exc: DuplicateKeyError) -> str:
     key = f" `{_KEY_WORDS.get(found[1], found[1])}`" if found else ""
     since = ""
     if exc.context_mark is not None:
-        start = location(file, exc.context_mark)
+        start = location(file, exc.context_mark, text)
         since = f" (the mapping from line {start.line}, column {start.col})"
     message = (
         f"duplicate key: this key reads as{key}, as an earlier key of the same mapping"
         f"{since} does (YAML reads `null` and `~`, `1` and `0x1`, `true` and `True` alike)"
     )
-    return problem(location(file, exc.problem_mark), "", message)
+    return problem(location(file, exc.problem_mark, text), "", message)
 
 
 def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
@@ -462,7 +533,7 @@ def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
     try:
         return YAML(typ="safe", pure=pure).load(text), []
     except DuplicateKeyError as exc:
-        raise PolicyError([_duplicate_problem(file, exc)]) from None
+        raise PolicyError([_duplicate_problem(file, exc, text)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text)]) from None
     except ValueError:

@@ -16,9 +16,11 @@ never written at run time.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import hashlib
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,11 +56,51 @@ _MAX_DEPTH = 64
 SHIPPED_YAML = Path(__file__).resolve().parents[1] / "data" / "shipped-yaml.json"
 
 
-def location(file: str, mark: Any) -> SourceLocation:
-    """The one place a 0-based ruamel mark becomes a 1-based location."""
+#: What YAML 1.1 reads as a line break beside `\n` and `\r`, as the C parser (libyaml) does,
+#: by name: no editor starts a line at one.
+YAML11_BREAKS = {"\x85": "next line", "\u2028": "line separator", "\u2029": "paragraph separator"}
+_LINE_END = re.compile("\r\n?|\n")
+
+
+def location(file: str, mark: Any, text: str = "") -> SourceLocation:
+    """The one place a 0-based ruamel mark becomes a 1-based location. With `text`, the text
+    parsed: a C parser's mark is counted again on the text's `\n` (and `\r`) lines where the
+    text holds a YAML 1.1 line break (`YAML11_BREAKS`), which the C parser counts as a line
+    and no editor, nor any other location, does: each one before a syntax error put it a line
+    too low (T92 #3). The pure parser counts lines as an editor does (its marks are kept)."""
     if mark is None:
         return SourceLocation(file, 1, 1)
+    if text and yaml11_breaks(text) and getattr(mark, "buffer", None) is None:
+        return SourceLocation(file, *text_position(text, mark_index(mark, text)))
     return SourceLocation(file, int(mark.line) + 1, int(mark.column) + 1)
+
+
+def mark_index(mark: Any, text: str) -> int:
+    """The index in `text` of the character a mark points at: the C parser's index leaves out
+    a byte-order mark, the pure parser's counts it."""
+    pure = getattr(mark, "buffer", None) is not None
+    return int(mark.index) + int(not pure and text.startswith("\ufeff"))
+
+
+@functools.lru_cache(maxsize=2)
+def yaml11_breaks(text: str) -> bool:
+    """Whether `text` holds a YAML 1.1 line break (`YAML11_BREAKS`). Kept for the few texts
+    last asked about: each problem of one file asks."""
+    return any(c in text for c in YAML11_BREAKS)
+
+
+def text_position(text: str, index: int) -> tuple[int, int]:
+    """The 1-based line and column of character `index` of `text` as an editor counts them:
+    a line ends at `\n`, `\r\n` or `\r`; a byte-order mark at the start is no column."""
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, index)
+    bom = int(line == 1 and index > 0 and text.startswith("\ufeff"))
+    return line, index - starts[line - 1] + 1 - bom
+
+
+@functools.lru_cache(maxsize=2)
+def _line_starts(text: str) -> tuple[int, ...]:
+    return (0, *(m.end() for m in _LINE_END.finditer(text)))
 
 
 def problem(loc: SourceLocation, json_path: str, message: str, *, level: str = "error") -> str:
@@ -118,15 +160,45 @@ class YamlDocument:
     def refuse_typed_keys(self) -> None:
         """PolicyError at the first mapping key that is not text (`1:`, `null:`, `true:`),
         which a settings object cannot hold: it read as the text `"1"`, `"None"`, `"True"`."""
+        said = self.typed_key_problem()
+        if said is not None:
+            raise PolicyError([said])
+
+    def typed_key_problem(self) -> str | None:
+        """The problem of the first mapping key that is not text (`1:`, `null:`, `true:`,
+        `0x10:`, a date), at the key's own `line:col` and named as written (not as Python's
+        `None`, `True`, `16`); None without one."""
         found = _non_text_key(self.data)
         if found is None:
-            return
+            return None
         *parent, key = found
         from auditor.policy import yamlparse
 
-        loc = yamlparse.typed_key(self._node_tree(), self.path, parent)
-        shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else key
-        raise PolicyError([problem(loc, "", f"key `{shown}` must be text (quote it)")])
+        loc, written = yamlparse.typed_key(self._node_tree(), self.path, parent)
+        shown = written if written is not None else _key_words(key)
+        return problem(loc, "", f"key `{shown}` must be text (quote it)")
+
+    def key_text(self, parts: Sequence[str | int], key: Any) -> str:
+        """`key`, a key of the mapping at `parts`, as the file writes it: one YAML reads as
+        other than text (`true:`, `null:`, `0x10:`, a date) by its own text, not Python's
+        (`True`, `None`, `16`), so that a problem names it as written, and `locate` (which
+        finds a key by its text) gives its own `line:col`, not its mapping's (T92 #4)."""
+        if isinstance(key, str):
+            return key
+        mapping = self.data
+        for part in parts:
+            try:
+                mapping = mapping[part]
+            except (KeyError, IndexError, TypeError):
+                return _key_words(key)
+        keys = list(mapping) if isinstance(mapping, dict) else []
+        if key not in keys:
+            return _key_words(key)
+        from auditor.policy import yamlparse
+
+        at = keys.index(key)
+        written = yamlparse.key_written(self._node_tree(), parts, at, len(keys))
+        return written if written is not None else _key_words(key)
 
     def written(self, parts: Sequence[str | int]) -> str | None:
         """The scalar at `parts` as the file writes it (`1.10` where the data holds 1.1), or
@@ -170,6 +242,13 @@ def _reads_as(text: str, value: date) -> bool:
     except ValueError:
         return False
     return parsed == value
+
+
+def _key_words(key: Any) -> str:
+    """A key that is not text as YAML writes it (`null`, `true`), where its text is not known."""
+    if key is None:
+        return "null"
+    return str(key).lower() if isinstance(key, bool) else str(key)
 
 
 def _non_text_key(value: Any) -> tuple[Any, ...] | None:

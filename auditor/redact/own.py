@@ -115,14 +115,15 @@ _B32HEX = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789ABCDEFGHI
 
 def encoded_forms(piece: str) -> dict[str, tuple[int, int, int]]:
     """The base64 of a piece, of its hex (either case) and of its UTF-16LE text (PowerShell's
-    `-EncodedCommand`), and the base32 and base32hex of the piece, wherever the encoding starts
-    in the bytes encoded: for each of the 3 places (5 in base32), the characters no other byte
-    changes (as `memory.b64_cores`), base64 standard and URL-safe, in lower case as a text is
-    looked at (base32's either case). Each with how many characters before and after it carry
-    bits of the piece too (`_PARTIAL`), hidden with it, and the most padding after them. The
-    memory reads a base64 run only when it stands alone or after a `-`, `/`, `_` or `+` (of a
-    long path, only the first and the last piece between them) and finds only the piece's
-    UTF-8 text there, and no base32; these are found wherever they stand."""
+    `-EncodedCommand`), the base32 of the piece and of its hex (either case), and its
+    base32hex, wherever the encoding starts in the bytes encoded: for each of the 3 places (5
+    in base32), the characters no other byte changes (as `memory.b64_cores`), base64 standard
+    and URL-safe, in lower case as a text is looked at (base32's either case). Each with how
+    many characters before and after it carry bits of the piece too (`_PARTIAL`), hidden with
+    it, and the most padding after them. The memory reads a base64 run only when it stands
+    alone or after a `-`, `/`, `_` or `+` (of a long path, only the first and the last piece
+    between them) and finds only the piece's UTF-8 text there, and no base32; these are found
+    wherever they stand."""
     raw = piece.encode("utf-8", "surrogatepass")
     hexed = raw.hex()
     found: dict[str, tuple[int, int, int]] = {}
@@ -138,18 +139,20 @@ def encoded_forms(piece: str) -> dict[str, tuple[int, int, int]]:
             reach = (_PARTIAL[skip], _PARTIAL[len(data) - skip - whole], _PADDING)
             for text in (core, core.translate(_URLSAFE)):
                 found.setdefault(text.translate(_ASCII_LOWER), reach)
-    for skip in range(5):
-        whole = (len(raw) - skip) // 5 * 5
-        if whole:
-            core = base64.b32encode(raw[skip : skip + whole]).decode("ascii")
-            reach = (_PARTIAL_B32[skip], _PARTIAL_B32[len(raw) - skip - whole], _PADDING_B32)
-        else:  # a piece of 8 bytes fills no group of 5 from its 5th: across two groups
-            core, reach = _b32_across(raw, (5 - skip) % 5)
-            if len(core) < 8:  # (as short as a group's: no form of its own)
-                continue
-        found.setdefault(core.translate(_ASCII_LOWER), reach)
-        # base32hex (RFC 4648 section 7): the same bits, another alphabet
-        found.setdefault(core.translate(_B32HEX).translate(_ASCII_LOWER), reach)
+    for data in (raw, hexed.encode(), hexed.upper().encode()):
+        for skip in range(5):
+            whole = (len(data) - skip) // 5 * 5
+            if whole:
+                core = base64.b32encode(data[skip : skip + whole]).decode("ascii")
+                after = _PARTIAL_B32[len(data) - skip - whole]
+                reach = (_PARTIAL_B32[skip], after, _PADDING_B32)
+            else:  # a piece of 8 bytes fills no group of 5 from its 5th: across two groups
+                core, reach = _b32_across(data, (5 - skip) % 5)
+                if len(core) < 8:  # (as short as a group's: no form of its own)
+                    continue
+            found.setdefault(core.translate(_ASCII_LOWER), reach)
+            if data is raw:  # base32hex (RFC 4648 section 7): the same bits, another alphabet
+                found.setdefault(core.translate(_B32HEX).translate(_ASCII_LOWER), reach)
     return found
 
 
@@ -238,7 +241,8 @@ class OwnSecrets:
                 (*_widened(text, *f[:2], self._reach[f[2]]), f[2]) if f[2] in self._reach else f
                 for f in found
             ]
-        apart = self._hex_in(_hex_digits(low))  # (`_joined_hex_at` may find its hex)
+        # (`_joined_hex_at` may find its hex)
+        apart = len(low) >= 2 * MIN_WINDOW and self._hex_in(_hex_digits(low))
         if apart or _GAPS.search(low) or "&" in low:
             if not apart:
                 skeleton = _GAPS.sub("", low)

@@ -193,6 +193,7 @@ class OwnSecrets:
         self._owner: dict[str, str] = {}  # a form -> the secret it is of
         self._reach: dict[str, tuple[int, int, int]] = {}  # a core -> `encoded_forms`' reach
         self._hexes: set[str] = set()  # the pieces' hex (`_hex_in`)
+        self._shortest_hex = 0  # and the shortest of them
         self._matcher: LiteralMatcher | None = None
 
     def __bool__(self) -> bool:
@@ -211,6 +212,7 @@ class OwnSecrets:
             for form in forms(piece):
                 self._owner.setdefault(form, secret)
             self._hexes.add(hex_form(piece))
+            self._shortest_hex = min(len(h) for h in self._hexes)
             for form, reach in encoded_forms(piece).items():
                 self._owner.setdefault(form, secret)
                 # a core two pieces share (`ab` of `xab` from its 2nd byte, of `abc` from its
@@ -241,8 +243,8 @@ class OwnSecrets:
                 (*_widened(text, *f[:2], self._reach[f[2]]), f[2]) if f[2] in self._reach else f
                 for f in found
             ]
-        # (`_joined_hex_at` may find its hex)
-        apart = len(low) >= 2 * MIN_WINDOW and self._hex_in(_hex_digits(low))
+        # (`_joined_hex_at` may find a piece's hex: 24 digits at least, most often)
+        apart = len(low) >= self._shortest_hex and self._hex_in(_hex_digits(low))
         if apart or _GAPS.search(low) or "&" in low:
             if not apart:
                 skeleton = _GAPS.sub("", low)
@@ -265,7 +267,7 @@ class OwnSecrets:
         """Whether `text` holds the hex of a piece (only those are looked for in hex joined: of
         a secret of hex digits, `aa:bb:cc:dd:ee:ff` joined is no run of it)."""
         assert self._matcher is not None
-        if len(text) < 2 * MIN_WINDOW or not self._matcher.search(text):
+        if len(text) < self._shortest_hex or not self._matcher.search(text):
             return False
         hexes = self._hexes
         return any(text[at : at + n] in hexes for at, n in self._matcher.spans(text))
@@ -340,7 +342,7 @@ def _hex_digits(low: str) -> str:
     `_joined_hex_at` joins is in them, so a text whose hex digits hold no piece's hex needs no
     closer look. A few passes in C: most texts hold hex apart (a date, a UUID, `be added`),
     and a search for those runs in each doubled the time of `spans` on the emulator's data."""
-    data = low.replace("0x", "").encode("ascii", "ignore")
+    data = (low.replace("0x", "") if "0x" in low else low).encode("ascii", "ignore")
     return data.translate(None, _NOT_HEX).decode("ascii")
 
 

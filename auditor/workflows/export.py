@@ -53,8 +53,8 @@ from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
 from auditor.diff import ListTable, list_table_from_config
 from auditor.diff.engine import diff_revisions
 from auditor.diff.render import change_summary, describe_change, short_path
-from auditor.errors import AuditorError, ConfigError, StoreError, StoreWriteError
-from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
+from auditor.errors import AuditorError, ConfigError, PolicyError, StoreError, StoreWriteError
+from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, InvalidModel, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
@@ -374,7 +374,12 @@ def _copy_inputs(
                    "shown": display_path(str(request.waivers), request.cwd, request.tokens),
                    **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
-    load_readiness_model(request.readiness_model)
+    try:
+        load_readiness_model(request.readiness_model)
+    except InvalidModel as exc:  # one a line, as `run` lists them (never one line of `\n`s)
+        if exc.problems:
+            raise PolicyError(exc.problems) from None
+        raise
     raw = _read(model_path, "readiness model")
     redacted = _copied(out, "inputs/readiness-model.yaml", model_path, raw, redact)
     return {

@@ -31,6 +31,7 @@ from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.errors import AuditorError, PolicyError, ReportError, StoreWriteError
+from auditor.evaluate.readiness import InvalidModel
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
@@ -706,7 +707,9 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     invalid readiness model's or waivers file's, one per line) as that problem's details,
     never joined into one line."""
     head, *lines = str(exc).split("\n")
-    if isinstance(exc, PolicyError) and len(exc.problems) > 1:
+    if isinstance(exc, InvalidModel):  # apart: the bundle's path may hold a line break
+        head, lines = f"{exc.source}: invalid readiness model:", exc.problems
+    elif isinstance(exc, PolicyError) and len(exc.problems) > 1:
         head = f"{len(exc.problems)} problem(s) in the bundle's input files:"
         lines = [line for p in exc.problems for line in p.split("\n")]
     out.problems.append(f"re-run: the bundle cannot be evaluated: {head}")

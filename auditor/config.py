@@ -362,6 +362,18 @@ def _as_float(value: Any, where: str) -> float:
     return number
 
 
+#: The shortest `timeout` (seconds) a request may be given: a round trip takes longer
+#: (`timeout = 1e-300` failed every request at once, "no response within 0s", retried).
+MIN_TIMEOUT = 0.1
+
+
+def _as_timeout(value: Any, where: str) -> float:
+    number = _as_float(value, where)
+    if number < MIN_TIMEOUT:
+        raise ConfigError(f"{where}: expected at least {MIN_TIMEOUT} seconds, got {_quoted(value)}")
+    return number
+
+
 def _as_int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ConfigError(f"{where}: expected a positive integer, got {_quoted(value)}")
@@ -408,7 +420,7 @@ _SCALARS: Mapping[str, Callable[[Any, str], Any]] = {
     "org": _as_org,
     "fail_on": _as_fail_on,
     "diff_keys": _as_diff_keys,
-    "timeout": _as_float,
+    "timeout": _as_timeout,
     "deadline": _as_float,
     "max_pages": _as_int,
     "page_size": _as_page_size,

@@ -360,6 +360,18 @@ def _as_float(value: Any, where: str) -> float:
     return number
 
 
+#: The shortest `timeout` (seconds) a request may be given: a round trip takes longer
+#: (`timeout = 1e-300` failed every request at once, "no response within 0s", retried).
+MIN_TIMEOUT = 0.1
+
+
+def _as_timeout(value: Any, where: str) -> float:
+    number = _as_float(value, where)
+    if number < MIN_TIMEOUT:
+        raise ConfigError(f"{where}: expected at least {MIN_TIMEOUT} seconds, got {_quoted(value)}")
+    return number
+
+
 def _as_int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ConfigError(f"{where}: expected a positive integer, got {_quoted(value)}")
@@ -406,7 +418,7 @@ _SCALARS: Mapping[str, Callable[[Any, str], Any]] = {
     "org": _as_org,
     "fail_on": _as_fail_on,
     "diff_keys": _as_diff_keys,
-    "timeout": _as_float,
+    "timeout": _as_timeout,
     "deadline": _as_float,
     "max_pages": _as_int,
     "page_size": _as_page_size,
@@ -1120,15 +1132,21 @@ def _org_entries(
                 f"{entry.name!r} is the name of a file the run writes beside the organizations' "
                 "report folders (the summary, compared without case); choose another name"
             )
+        # named where its `name` is written, as every other problem of an organization is
+        name_at = f"{places[n].get('name', where.rpartition(': ')[0])}: org[{n}] ({entry.name})"
         # Compared case-blind: `Acme` and `acme` would share a report folder and an SQLite
         # file on a case-insensitive file system (macOS, Windows shares).
-        same = next((e for e in entries if e.name.casefold() == entry.name.casefold()), None)
-        if same is not None and same.name == entry.name:
-            raise ConfigError(f"{shown}: org[{n}]: organization {entry.name!r} is listed twice")
-        if same is not None:
+        first = next(
+            (m for m, e in enumerate(entries) if e.name.casefold() == entry.name.casefold()), None
+        )
+        if first is not None:
+            same, other = entries[first].name, places[first].get("name", "")
+            at = f" (org[{first}]{', at ' + other if other else ''})"
             raise ConfigError(
-                f"{shown}: org[{n}]: organization {entry.name!r} differs from {same.name!r} only "
-                "in case; their report folders and state files would be the same on a "
+                f"{name_at}: name: organization {entry.name!r} is listed twice{at}"
+                if same == entry.name
+                else f"{name_at}: name: organization {entry.name!r} differs from {same!r}{at} "
+                "only in case; their report folders and state files would be the same on a "
                 "case-insensitive file system"
             )
         entries.append(entry)
@@ -1225,12 +1243,18 @@ def _org_entry(
     token_file = None
     if "token_file" in table:
         token_file = _as_path(table["token_file"], key("token_file", org), base)
-        token = _read_token_file(token_file)
+        try:
+            token = _read_token_file(token_file)
+        except ConfigError as exc:  # (`PATH: cannot read token file: …`) where it is named
+            raise ConfigError(f"{key('token_file', org)}: {exc}") from None
     else:
         var = _as_str(table["token_env"], key("token_env", org))  # (checked: `_refuse_tokens`)
         if not env.get(var, "").strip():
             raise ConfigError(f"{key('token_env', org)}: the environment variable {var} is not set")
-        token = _checked_token(env[var].strip(), var)
+        try:
+            token = _checked_token(env[var].strip(), var)
+        except ConfigError as exc:
+            raise ConfigError(f"{key('token_env', org)}: {exc}") from None
     return OrgEntry(name, base_url, app_url, token, token_file)
 
 

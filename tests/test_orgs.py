@@ -188,12 +188,12 @@ def test_demo_with_three_organizations(
         ('[[org]]\nname = "a"\nbase_uri = "https://x"\ntoken_env = "T"', "did you mean"),
         (
             '[[org]]\nname = "a"\nbase_url = "https://x"\ntoken_env = "T"\n' * 2,
-            "org\\[1\\]: organization 'a' is listed twice",
+            "org\\[1\\] \\(a\\): name: organization 'a' is listed twice",
         ),
         (
             '[[org]]\nname = "acme"\nbase_url = "https://x"\ntoken_env = "T"\n'
             '[[org]]\nname = "ACME"\nbase_url = "https://y"\ntoken_env = "T"\n',
-            "org\\[1\\]: organization 'ACME' differs from 'acme' only in case",
+            "org\\[1\\] \\(ACME\\): name: organization 'ACME' differs from 'acme' \\(org\\[0\\]",
         ),
         ("name = 'a'", "unknown key 'name'"),
         ("", "expected one or more \\[\\[org\\]\\] tables"),

@@ -81,6 +81,12 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     files = [("PROPOSED", Path(args.proposed))]
     if args.against != "live":
         files.append(("--against", Path(args.against)))
+    elif os.path.lexists(Path(ctx.cwd) / "live"):  # `live` is a word here, never that file
+        print(
+            "auditor: note: compared with the live settings (--against live), not with the "
+            "file `live` in this folder: give --against ./live for the file",
+            file=ctx.stderr,
+        )
     refuse_out_over_inputs(args, config, ctx, files=files, state=args.against == "live")
     for _, path in files:  # a link out of the checkout: never read, never shown
         refuse_link_out_of_tree(path, ctx)

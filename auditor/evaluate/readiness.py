@@ -92,16 +92,24 @@ def load_readiness_model(path: Path | None = None) -> ReadinessModel:
         why = f"cannot read readiness model: {exc.reason}"
         raise PolicyError([problem(where, "", why)]) from None
     except PolicyError as exc:
-        raise ConfigError(_listed(source, exc.problems)) from None
+        raise InvalidModel(source, exc.problems) from None
     problems = _Problems(doc)
     model = _parse_model(doc.data, problems)
     if problems.lines or model is None:
-        raise ConfigError(_listed(source, problems.lines))
+        raise InvalidModel(source, problems.lines)
     return model
 
 
-def _listed(source: Path, lines: Sequence[str]) -> str:
-    return f"{source}: invalid readiness model:\n" + "\n".join(lines)
+class InvalidModel(ConfigError):
+    """A readiness model with mistakes: its message lists them under `FILE: invalid readiness
+    model:`, one a line; `problems` holds them apart, so that a caller lists them as a
+    policy's are (each escaped when printed) and never splits the message on its line breaks,
+    which the file's name may hold too."""
+
+    def __init__(self, source: Path, problems: Sequence[str]) -> None:
+        super().__init__(f"{source}: invalid readiness model:\n" + "\n".join(problems))
+        self.source = str(source)
+        self.problems = list(problems)
 
 
 Parts = tuple[str | int, ...]

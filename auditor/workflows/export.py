@@ -50,11 +50,12 @@ from auditor.common.files import (
     write_atomic,
 )
 from auditor.common.jsonutil import canonical, content_hash, dumps_pretty
+from auditor.common.paths import render
 from auditor.diff import ListTable, list_table_from_config
 from auditor.diff.engine import diff_revisions
 from auditor.diff.render import change_summary, describe_change, short_path
-from auditor.errors import AuditorError, ConfigError, StoreError, StoreWriteError
-from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, load_readiness_model
+from auditor.errors import AuditorError, ConfigError, PolicyError, StoreError, StoreWriteError
+from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, InvalidModel, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
 from auditor.models import JSON, ReadinessReport, Revision, User
@@ -374,7 +375,12 @@ def _copy_inputs(
                    "shown": display_path(str(request.waivers), request.cwd, request.tokens),
                    **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
-    load_readiness_model(request.readiness_model)
+    try:
+        load_readiness_model(request.readiness_model)
+    except InvalidModel as exc:  # one a line, as `run` lists them (never one line of `\n`s)
+        if exc.problems:
+            raise PolicyError(exc.problems) from None
+        raise
     raw = _read(model_path, "readiness model")
     redacted = _copied(out, "inputs/readiness-model.yaml", model_path, raw, redact)
     return {
@@ -710,14 +716,105 @@ def load_public_key(path: Path) -> Any:
 
 
 def _parameters(bundle: Path) -> dict[str, Any]:
-    raw = _bundle_read(bundle, PARAMETERS)
+    return bundle_object(_bundle_read(bundle, PARAMETERS), str(bundle / PARAMETERS))
+
+
+#: The deepest a bundle's manifest.json or run-parameters.json may nest (export writes 4
+#: levels), as for any other input file.
+BUNDLE_JSON_DEPTH = 64
+
+
+class _Constant:
+    """`NaN`, `Infinity` or `-Infinity` where the text writes one (JSON has no such number)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Repeated(dict[str, Any]):
+    """An object that writes `key` twice (the last one kept, as a JSON reader would)."""
+
+    key = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    repeated, seen = _Repeated(found), set()
+    for key, _ in pairs:
+        if key in seen:
+            repeated.key = key
+            break
+        seen.add(key)
+    return repeated
+
+
+def bundle_object(raw: bytes, where: str) -> dict[str, Any]:
+    """A JSON object file of the bundle (manifest.json, run-parameters.json) as export writes
+    it, or a BundleError saying what is wrong and where (`FILE:line:col`, or its JSON path):
+    empty, a byte-order mark, not UTF-8, not JSON, `NaN`, a key written twice (which a reader
+    would take the last of, and another the first), nested too deep, not an object. These
+    files are small (a few KB): read by `json`, which can say what orjson cannot."""
+    import json
+
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise BundleError(
+            f"{where}:1:1: starts with a byte-order mark (U+FEFF), which export never writes "
+            "(an editor saved it again?)"
+        )
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BundleError(f"{bundle / PARAMETERS}: not valid JSON: {exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = raw.count(b"\n", 0, bad.start) + 1
+        col = len(raw[raw.rfind(b"\n", 0, bad.start) + 1 : bad.start].decode("utf-8")) + 1
+        raise BundleError(
+            f"{where}:{line}:{col}: not UTF-8 text (byte {raw[bad.start]:#04x} at offset "
+            f"{bad.start})"
+        ) from None
+    if not text.strip(" \t\r\n"):
+        raise BundleError(f"{where}: empty, not a JSON object")
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_Constant)
+    except json.JSONDecodeError as exc:
+        raise BundleError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise BundleError(f"{where}: $: nested deeper than {BUNDLE_JSON_DEPTH} levels") from None
+    fault = _json_fault(value)
+    if fault is not None:
+        raise BundleError(f"{where}: {fault}")
     if not isinstance(value, dict):
-        raise BundleError(f"{bundle / PARAMETERS}: expected a JSON object")
+        raise BundleError(f"{where}: $: expected a JSON object, got {_kind(value)}")
     return value
+
+
+def _json_fault(value: Any) -> str | None:
+    """`$.path: what is wrong` of the first value export never writes (`bundle_object`)."""
+    pending: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while pending:
+        item, parts = pending.pop()
+        if len(parts) > BUNDLE_JSON_DEPTH:
+            shown = escape.shorten(render(parts), 60)
+            return f"{shown}: nested deeper than {BUNDLE_JSON_DEPTH} levels"
+        if isinstance(item, _Constant):
+            return f"{render(parts)}: {item.name} is not a JSON number"
+        if isinstance(item, _Repeated):
+            return f"{render(parts)}: the key {_shown(item.key)} is written twice"
+        if isinstance(item, dict):
+            pending.extend((v, (*parts, k)) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend((v, (*parts, n)) for n, v in reversed(list(enumerate(item))))
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, list):
+        return "a list"
+    return "a string" if isinstance(value, str) else "a number"
 
 
 #: The most a bundle file is read up to (a revisions.jsonl of a long history is GBs).
@@ -860,6 +957,85 @@ def _load_issues(bundle: Path, store: Store) -> None:
             ) from None
 
 
+class _ParameterReader:
+    """The run parameters' values, each checked where it is written: one missing or of
+    another type is named by its JSON path (`run-parameters.json: $.at: expected …`), never
+    by Python's words for it (`ValueError: Invalid isoformat string`)."""
+
+    def __init__(self, bundle: Path, params: dict[str, Any]) -> None:
+        self.where, self.params = str(bundle / PARAMETERS), params
+
+    def __call__(self, key: str, read: Callable[[Any], Any], expected: str) -> Any:
+        where = f"{self.where}: {render((key,))}"
+        if key not in self.params:
+            raise BundleError(f"{where}: missing (export writes {expected})")
+        try:
+            return read(self.params[key])
+        except (TypeError, ValueError, OverflowError):
+            got = _shown(self.params[key])
+            raise BundleError(f"{where}: expected {expected}, got {got}") from None
+
+    def diff_keys(self) -> ListTable:
+        try:
+            return list_table_from_config(self.params.get("diffKeys") or {})
+        except ConfigError as exc:  # its words start with `diff_keys` (the config's key)
+            text = str(exc).removeprefix("diff_keys")
+            raise BundleError(f"{self.where}: {render(('diffKeys',))}{text}") from None
+
+    def inputs(self) -> None:
+        """`policies` (a non-empty list), `waivers` (or null) and `readinessModel`: each
+        `{bundled, shown}`, texts. An empty list would load no file of the bundle: the
+        current folder's policies were looked for."""
+        policies = self.params.get("policies")
+        if not isinstance(policies, list) or not policies:
+            raise BundleError(
+                f"{self.where}: $.policies: expected a non-empty list of the bundled policy "
+                f"files ({{bundled, shown}}), {_got(self.params, 'policies')}"
+            )
+        entries: list[tuple[tuple[str | int, ...], Mapping[Any, Any], Any]]
+        entries = [(("policies",), dict(enumerate(policies)), n) for n in range(len(policies))]
+        if self.params.get("waivers") is not None:
+            entries.append(((), self.params, "waivers"))
+        entries.append(((), self.params, "readinessModel"))
+        for above, holder, name in entries:
+            parts, entry = (*above, name), holder.get(name)
+            if not isinstance(entry, dict):
+                raise BundleError(
+                    f"{self.where}: {render(parts)}: expected {{bundled, shown}} (the bundled "
+                    f"file and the name the run showed), {_got(holder, name)}"
+                )
+            for key in ("bundled", "shown"):
+                if not isinstance(entry.get(key), str):
+                    got = _got(entry, key)
+                    raise BundleError(
+                        f"{self.where}: {render((*parts, key))}: expected a text, {got}"
+                    )
+
+
+def _got(holder: Mapping[Any, Any], key: Any) -> str:
+    """`got VALUE`, or `missing` when `holder` has no `key`."""
+    return f"got {_shown(holder[key])}" if key in holder else "missing"
+
+
+def _a_time(value: Any) -> datetime:
+    when = from_text(value) if isinstance(value, str) else None
+    if when is None:
+        raise ValueError(value)
+    return when
+
+
+def _a_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _a_flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(value)
+    return value
+
+
 def _inside(bundle: Path, name: object) -> Path:
     """A file the run parameters name, which must be one of the bundle's own files (listed in
     its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link
@@ -999,24 +1175,21 @@ def evaluate_bundle(
     when given, is called once evaluated, before the scratch state file is removed (`verify`
     counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
-    try:
-        now = _time(params, "reportTime")
-        at = from_text(params["at"])
-        loaded = _loaded(bundle, params)
-        options = AuditOptions(
-            run_id=str(params["runId"]),
-            now=now,
-            api_address=str(params["apiAddress"]),
-            at=at,
-            all_revisions=bool(params["allRevisions"]),
-            fail_on=str(params["failOn"]),
-            list_table=list_table_from_config(params.get("diffKeys") or {}),
-            source=_bundle_source(bundle, params),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BundleError(
-            f"{bundle / PARAMETERS}: incomplete run parameters ({type(exc).__name__}: {exc})"
-        ) from None
+    value = _ParameterReader(bundle, params)
+    now = value("reportTime", _a_time, "a time with its UTC offset")
+    at = value("at", lambda v: None if v is None else _a_time(v), "a time, or null")
+    options = AuditOptions(
+        run_id=value("runId", _a_text, "the run's id"),
+        now=now,
+        api_address=value("apiAddress", _a_text, "the service's address"),
+        at=at,
+        all_revisions=value("allRevisions", _a_flag, "true or false"),
+        fail_on=value("failOn", _a_text, "a severity (low, medium, high, critical)"),
+        list_table=value.diff_keys(),
+        source=_bundle_source(bundle, params),
+    )
+    value.inputs()  # the files' entries, before any is read
+    loaded = _loaded(bundle, params)
     options = replace(options, usage_days=_usage_days(bundle, params, (at or now).date()))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))

@@ -147,9 +147,9 @@ def _load_settings_file(path: Path, redactor: Redactor, found: list[YamlDocument
     prefix: tuple[str, ...] = ()
     if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:
         data, prefix = data["settings"], ("settings",)
-    if not isinstance(data, dict):
-        where = doc.locate(list(prefix))
-        raise DataError(f"{where}: expected a settings object (keys and values), got {_kind(data)}")
+    if not isinstance(data, dict):  # in the words (and line) of every other input problem
+        what = f"expected a settings object (keys and values), got {_kind(data)}"
+        raise PolicyError([problem(doc.locate(list(prefix)), render(prefix), what)])
     _refuse_markers(data, prefix, doc, redactor)
     plain = _plain(data, [*prefix], doc)
     return SettingsFile(str(path), redactor.redact_json(plain), doc, prefix)

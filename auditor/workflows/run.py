@@ -24,6 +24,7 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import ConfigError, PolicyError, StoreError, UsageError
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
+    InvalidModel,
     ReadinessModel,
     future_dated,
     latest_per_repo,
@@ -119,10 +120,9 @@ def load_inputs(
     loaded_waivers = _shown_sources(load_waivers(waivers, rules), cwd, tokens) if waivers else ()
     try:
         readiness = load_readiness_model(model)
-    except ConfigError as exc:  # `…: invalid readiness model:` and one line per problem
-        _, *problems = str(exc).split("\n")
-        if problems:  # listed one a line, as a policy or waiver file's are
-            raise PolicyError(problems) from None
+    except InvalidModel as exc:
+        if exc.problems:  # listed one a line, as a policy or waiver file's are
+            raise PolicyError(exc.problems) from None
         raise
     files = _input_files(waivers, model, cwd, tokens)
     return LoadedPolicy(policy, loaded_waivers, readiness, files)

@@ -30,7 +30,9 @@ import orjson
 from auditor import __version__
 from auditor.common import escape
 from auditor.common.files import UnreadableFile, input_lines, read_input
+from auditor.common.paths import render
 from auditor.errors import AuditorError, PolicyError, ReportError, StoreWriteError
+from auditor.evaluate.readiness import InvalidModel
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
@@ -45,6 +47,7 @@ from auditor.workflows.export import (
     SIGNATURE,
     TABLES,
     bundle_files,
+    bundle_object,
     evaluate_bundle,
     file_digest,
     load_public_key,
@@ -92,12 +95,14 @@ def _manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
         raw = read_input(bundle / MANIFEST, max_bytes=MANIFEST_MAX_BYTES)
     except UnreadableFile as exc:
         raise AuditorError(f"{bundle / MANIFEST}: cannot read the manifest: {exc.reason}") from None
-    try:
-        manifest = orjson.loads(raw)
-        files = manifest["files"]
-        assert isinstance(files, dict)
-    except (orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
-        raise AuditorError(f"{bundle / MANIFEST}: not an evidence bundle manifest") from None
+    # what is wrong, and where: "not an evidence bundle manifest" alone left it to guess
+    manifest = bundle_object(raw, str(bundle / MANIFEST))
+    if not isinstance(manifest.get("files"), dict):
+        got = "missing" if "files" not in manifest else f"got {_shown_value(manifest['files'])}"
+        raise AuditorError(
+            f"{bundle / MANIFEST}: $.files: expected an object of the bundle's files (each "
+            f"{{bytes, sha256}}), {got}: not an evidence bundle manifest"
+        )
     return raw, manifest
 
 
@@ -106,6 +111,9 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
     for name in sorted(files):
         path = bundle / name
         want = files[name].get("sha256") if isinstance(files[name], dict) else None
+        fault = _entry_fault(files[name])
+        if fault is not None:
+            out.problems.append(f"{MANIFEST}: {render(('files', name, *fault[0]))}: {fault[1]}")
         if ".." in Path(name).parts or Path(name).is_absolute():
             out.problems.append(f"manifest: {name!r} is not a path inside the bundle")
         elif (folder := _linked_folder(bundle, name)) is not None:
@@ -137,6 +145,27 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             what = f"{kind}, " if kind else ""
             out.problems.append(f"extra: {name} ({what}not listed in {MANIFEST})")
     out.problems.extend(_unlisted_others(bundle, files))
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _entry_fault(entry: Any) -> tuple[tuple[str, ...], str] | None:
+    """What is wrong with a file's entry of the manifest (the JSON path under it, and what),
+    as export writes it: `{bytes, sha256}`, the size a whole number. The hash binds the
+    file's content; a size that is text, null or absent is still a statement the manifest
+    makes that is not the file's."""
+    if not isinstance(entry, dict):
+        return (), f"expected {{bytes, sha256}}, got {_shown_value(entry)}"
+    size = entry.get("bytes")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        got = "missing" if "bytes" not in entry else f"got {_shown_value(size)}"
+        return ("bytes",), f"expected an integer, the file's size in bytes (0 or more), {got}"
+    digest = entry.get("sha256")
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        got = "missing" if "sha256" not in entry else f"got {_shown_value(digest)}"
+        return ("sha256",), f"expected the file's SHA-256 (64 hexadecimal digits), {got}"
+    return None
 
 
 #: What an entry of the bundle is when it is not a regular file, in the words of every line
@@ -706,7 +735,9 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     invalid readiness model's or waivers file's, one per line) as that problem's details,
     never joined into one line."""
     head, *lines = str(exc).split("\n")
-    if isinstance(exc, PolicyError) and len(exc.problems) > 1:
+    if isinstance(exc, InvalidModel):  # apart: the bundle's path may hold a line break
+        head, lines = f"{exc.source}: invalid readiness model:", exc.problems
+    elif isinstance(exc, PolicyError) and len(exc.problems) > 1:
         head = f"{len(exc.problems)} problem(s) in the bundle's input files:"
         lines = [line for p in exc.problems for line in p.split("\n")]
     out.problems.append(f"re-run: the bundle cannot be evaluated: {head}")

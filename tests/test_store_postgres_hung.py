@@ -32,8 +32,9 @@ TOKEN = "demo-owner-token"
 OPTIONS = "-c statement_timeout=1000"
 WAIT = 90  # seconds the stopped server is given to be noticed (the bound, reconnecting: ~5 s)
 # The command as `python -m auditor`, connecting again after the session is lost tried for 3 s
-# (`RECONNECT_WITHIN`; 15 s by default) on the stopped server: what is checked is that the
-# command ends and what it says, and each second of that window was waited out in every test.
+# (`RECONNECT_WITHIN`, 15 s by default, which each case waited out whole): what is checked is
+# that the command ends and what it says; that the window bounds a hung server's reconnect, in
+# test_store_postgres_r27.
 AUDITOR = (
     "import runpy, auditor.store.postgres as pg; pg.RECONNECT_WITHIN = 3.0; "
     "runpy.run_module('auditor', run_name='__main__', alter_sys=True)"

@@ -464,7 +464,8 @@ WIDE_MODELS = [f"claude-sonnet-4-5-{n}-preview-2026" for n in range(7)]
 
 @pytest.fixture(scope="module")
 def wide_usage_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """report.pdf of the fixed report with a usage chart of six long model names and `other`."""
+    """report.pdf of the fixed report with a usage chart of six long model names and `other`,
+    without its findings (their pages are the demo's `pdf`'s to check): 6 pages, not 11."""
     from report_fixture import build_report_data
 
     names = WIDE_MODELS
@@ -481,7 +482,7 @@ def wide_usage_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for d in range(1, 11)
     )
     view = usage_view(UsageInputs(days=days, window=("2026-10-01", "2026-10-10")))
-    html = render_html(replace(build_report_data(), usage=view), PDF_CAPS)
+    html = render_html(replace(build_report_data(), usage=view, findings=()), PDF_CAPS)
     path = tmp_path_factory.mktemp("wide") / "report.pdf"
     path.write_bytes(render_pdf(html))
     return path

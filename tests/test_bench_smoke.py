@@ -56,13 +56,13 @@ def test_every_benchmark_reports_a_verdict_for_each_target(
 @pytest.mark.parametrize(
     "what",
     [
-        "run --offline at 1,000 vs json.loads of the same pages",
+        "run --offline at 300 vs json.loads of the same pages",
         "nightly auditor run after 10 new revisions vs the first auditor run (one process each)",
-        "peak memory of sync at 1,000",
-        "peak memory of run at 1,000",
-        "peak memory of run --all-revisions at 1,000",
+        "peak memory of sync at 300",
+        "peak memory of run at 300",
+        "peak memory of run --all-revisions at 300",
         "5,000 findings rendered to all five files",
-        "auditor review time, 50 KB vs 25 KB file (hostile mix)",
+        "auditor review time, 20 KB vs 10 KB file (hostile mix)",
     ],
 )
 def test_issue_13_targets_are_measured(quick_table: list[tuple[str, ...]], what: str) -> None:

@@ -3,7 +3,7 @@
 Over randomized histories served by the emulator over HTTP, a chain of nightly `auditor run`s
 that read back the evaluation state earlier runs left (new revisions, new analytics days, a
 policy edit of settings, change, usage and readiness rules that also adds rules, a waiver, a
-readiness model change, more revisions) writes the very same reports as a run of the same
+readiness model change, more revisions) writes the very same findings.json as a run of the same
 state file with its evaluation state emptied: same findings, messages, evidence, "since"
 attributions, new / persisting / resolved marks and failing counts. A second check makes sure
 the nightly really did less work, so the equality is not the trivial one.
@@ -127,6 +127,8 @@ class Chain:
             "run",
             "--offline",
             "--soft-fail",
+            "-o",
+            "json",  # (what is compared: the other four are written from the same findings)
             "--out",
             str(out),
             "--policy",

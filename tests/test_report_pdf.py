@@ -12,6 +12,7 @@ poppler's `pdfinfo`. The charts' tables of figures are printed, within the page'
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import io
 import re
@@ -65,9 +66,16 @@ def pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pdftotext(pdf: Path, how: str) -> str:
-    """`pdftotext` of the file: `-layout` text, or `-bbox` (each word with its box)."""
+    """`pdftotext` of the file: `-layout` text, or `-bbox` (each word with its box); read
+    once per file as it is (the demo's 90 pages are read by a dozen tests, a second each)."""
+    seen = pdf.stat()
+    return _pdftotext_of(str(pdf), how, seen.st_mtime_ns, seen.st_size)
+
+
+@functools.cache
+def _pdftotext_of(pdf: str, how: str, _mtime_ns: int, _size: int) -> str:
     return subprocess.run(
-        [_tool("pdftotext"), how, str(pdf), "-"],
+        [_tool("pdftotext"), how, pdf, "-"],
         capture_output=True,
         text=True,
         check=True,
@@ -219,7 +227,7 @@ def test_a_later_run_removes_the_report_pdf_an_earlier_run_left_in_its_out_folde
         out = tmp_path / name
         out.mkdir()
         (out / "report.pdf").write_bytes(content)
-        argv = ["demo", "--out", str(out), "--revisions", "30", "--repos", "4", "-o", "md", "-q"]
+        argv = ["demo", "--out", str(out), "--revisions", "3", "--repos", "1", "-o", "md", "-q"]
         code, err = _cli(argv, tmp_path)
         assert code in (0, 1), err
         kept = {p.name for p in out.iterdir()}
@@ -456,7 +464,8 @@ WIDE_MODELS = [f"claude-sonnet-4-5-{n}-preview-2026" for n in range(7)]
 
 @pytest.fixture(scope="module")
 def wide_usage_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """report.pdf of the fixed report with a usage chart of six long model names and `other`."""
+    """report.pdf of the fixed report with a usage chart of six long model names and `other`,
+    without its findings (their pages are the demo's `pdf`'s to check): 6 pages, not 11."""
     from report_fixture import build_report_data
 
     names = WIDE_MODELS
@@ -473,7 +482,7 @@ def wide_usage_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for d in range(1, 11)
     )
     view = usage_view(UsageInputs(days=days, window=("2026-10-01", "2026-10-10")))
-    html = render_html(replace(build_report_data(), usage=view), PDF_CAPS)
+    html = render_html(replace(build_report_data(), usage=view, findings=()), PDF_CAPS)
     path = tmp_path_factory.mktemp("wide") / "report.pdf"
     path.write_bytes(render_pdf(html))
     return path
@@ -486,10 +495,7 @@ def test_chart_tables_are_printed_within_the_page(
     """The charts' figures (a `<details>` on screen) are printed open, and the usage table's
     columns, one per model with long names in their headers, fit the paper's width."""
     path = pdf if which == "demo" else wide_usage_pdf
-    tool = _pdfinfo().removesuffix("pdfinfo") + "pdftotext"
-    boxes = subprocess.run(
-        [tool, "-bbox", str(path), "-"], capture_output=True, text=True, check=True, timeout=300
-    ).stdout
+    boxes = _pdftotext(path, "-bbox")
     text = unescape(" ".join(re.findall(r">([^<]*)</word>", boxes)))
     assert "The chart's figures: billable tokens per day and model" in text
     assert "The chart's figures: failing settings rules (not waived) per settings revision" in text

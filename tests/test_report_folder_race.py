@@ -107,7 +107,7 @@ ROUNDS = 1  # (the commands of one round met at a held folder 7 times in 8 befor
 def test_runs_and_reviews_started_together_each_get_their_own_folder(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Two runs (each on its own state file) and two reviews started at once, three times, in
+    """Two runs (each on its own state file) and two reviews started at once, in
     one working folder: none is refused, each has its own folder and its five reports. A run
     id is unique in its state file (each state file's second run in the second is `…Z-2`), a
     folder in the working folder: the folder's `-N` is not the run id's."""

@@ -832,3 +832,25 @@ def test_an_older_file_refused_by_a_reader_names_a_way_without_the_api(
     assert code in (0, 1), stderr
     code, _, stderr = run_cli(["history"], offline, tmp_path)
     assert code == 0, stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["history"], ["run", "--offline"], ["policy", "lint", "policies-here"]],
+    ids=["history", "run", "policy lint"],
+)
+def test_a_state_file_name_too_long_for_the_system_is_said_so(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """Review R56 F1: `unexpected StoreError` (exit 2, no reason): the error path screening
+    the message with the state file's memory of secrets asked the name too long whether it
+    is a file, and that raised too."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "policies-here").mkdir()
+    (tmp_path / "policies-here" / "p.yaml").write_text("rules: []\n")
+    state = tmp_path / ("s" * 300 + ".db")
+    code, _out, err = run_cli([*argv, "--state", str(state)], {}, tmp_path)
+    assert code == 2, err
+    assert "unexpected" not in err, err
+    assert f"cannot open state file {state}: File name too long" in err, err

@@ -659,9 +659,9 @@ def remembered_memory(path: Path, override: bytes | None) -> SecretMemory | None
 
     from auditor.redact import SecretMemory  # (the error path only: no start-up import)
 
-    if not path.is_file():
-        return None
     try:
+        if not path.is_file():  # (a name too long for the system: OSError)
+            return None
         uri = f"file:{quote(str(path))}?mode=ro"
         with closing(sqlite3.connect(uri, uri=True, timeout=0.5)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())

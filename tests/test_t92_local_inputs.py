@@ -181,6 +181,28 @@ def test_verify_refuses_a_manifest_size_that_is_not_a_whole_number(
             lambda raw: raw.replace(b'"files": {', b'"fil\xe9s": {', 1),
             "manifest.json:2:7: not UTF-8 text (byte 0xe9 at offset 8)",
         ),
+        # what orjson refused and json reads (review R59 #1: `verify` then ended `unexpected`)
+        (
+            lambda raw: raw.replace(b'"bytes": ', b'"bytes": 100000000000000000000, "x": ', 1),
+            "manifest.json: $.files['analytics.jsonl'].bytes: 100000000000000000000 is beyond "
+            "the numbers export writes (64 bits)",
+        ),
+        (
+            lambda raw: raw.replace(b'"bytes": ', b'"bytes": ' + b"9" * 5000 + b', "x": ', 1),
+            "is beyond the numbers export writes (64 bits)",
+        ),
+        (
+            lambda raw: raw.replace(b'"bytes": ', b'"bytes": 1e400, "x": ', 1),
+            "manifest.json: $.files['analytics.jsonl'].bytes: 1e400 is beyond the numbers",
+        ),
+        (
+            lambda raw: raw.replace(b'"files": {', b'"n": "\\ud800", "files": {', 1),
+            "manifest.json: $.n: a lone UTF-16 surrogate escape, not text",
+        ),
+        (
+            lambda raw: raw.replace(b'"files": {', b'"\\udc00": 1, "files": {', 1),
+            "manifest.json: $: a key holding a lone UTF-16 surrogate escape",
+        ),
     ],
 )  # fmt: skip
 def test_verify_says_what_is_wrong_with_a_manifest_it_cannot_read(
@@ -234,6 +256,7 @@ def _set(key: str, value: Any) -> Any:
         ),
         (_set("diffKeys", [1]), "$.diffKeys: expected a mapping with 'sets', 'keyed'"),
         (_set("runId", 7), "$.runId: expected the run's id, got 7"),
+        (_set("usageDays", 10**20), "$.usageDays: 100000000000000000000 is beyond the numbers"),
         (
             lambda raw: raw.replace(b'"runId": ', b'"runId": "other", "runId": ', 1),
             '$: the key "runId" is written twice',
@@ -251,6 +274,23 @@ def test_verify_names_a_bad_run_parameter_by_its_json_path(
     where = f"auditor: verify: re-run: the bundle cannot be evaluated: {copy}/run-parameters.json"
     assert any(line.startswith(f"{where}: {said}") for line in lines), lines
     assert not any("Error:" in line or ": .:" in line for line in lines), lines
+
+
+def test_verify_no_rerun_refuses_run_parameters_it_cannot_read_strictly(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """Review R59 #2: with --no-rerun, run-parameters.json was read leniently and, when that
+    failed (a byte-order mark before a forged run id), the manifest's runId and generated went
+    unchecked: exit 0."""
+    copy = _copy(bundle, tmp_path)
+    _parameters_edited(copy, lambda raw: b"\xef\xbb\xbf" + _set("runId", "forged")(raw))
+    code, lines = _verify(copy, "--no-rerun")
+    assert code == 2, lines
+    assert any(
+        "manifest: runId and generated cannot be checked: " in line
+        and "run-parameters.json:1:1: starts with a byte-order mark" in line
+        for line in lines
+    ), lines
 
 
 # --- #9 ----------------------------------------------------------------------------------
@@ -289,6 +329,10 @@ def test_review_against_live_beside_a_file_named_live_says_which_is_used(
         "`live` in this folder: give --against ./live for the file"
     )
     assert (note in err.splitlines()) is beside, err
+    if beside:  # not when --against is left out (its default is live), nor with -q (R59 #4)
+        for argv_ in (argv[:2] + argv[4:], [*argv, "-q"]):
+            code, _, err = run_cli(argv_, {}, tmp_path)
+            assert code == 2 and "auditor: note: compared with" not in err, (argv_, err)
 
 
 @pytest.mark.parametrize("value", ["1e-300", "0.05"])

@@ -81,7 +81,11 @@ def review_command(args: argparse.Namespace, ctx: Context) -> int:
     files = [("PROPOSED", Path(args.proposed))]
     if args.against != "live":
         files.append(("--against", Path(args.against)))
-    elif os.path.lexists(Path(ctx.cwd) / "live"):  # `live` is a word here, never that file
+    elif (
+        "against" in getattr(args, "_given_once", ())  # written so, not left to its default
+        and not args.quiet
+        and os.path.lexists(Path(ctx.cwd) / "live")  # `live` is a word here, never that file
+    ):
         print(
             "auditor: note: compared with the live settings (--against live), not with the "
             "file `live` in this folder: give --against ./live for the file",

@@ -731,6 +731,33 @@ class _Constant:
         self.name = name
 
 
+class _Unwritable:
+    """A number export never writes (`text`): an integer beyond 64 bits (or of more digits
+    than Python reads), a number too large for a float (`1e400`, read as infinity)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _integer(text: str) -> Any:
+    value = int(text) if len(text) <= 20 else None  # (longer: beyond 64 bits whatever it is)
+    return value if value is not None and -(2**63) <= value < 2**64 else _Unwritable(text)
+
+
+def _float(text: str) -> Any:
+    value = float(text)
+    return value if value - value == 0.0 else _Unwritable(text)
+
+
+def _text_fault(text: str) -> bool:
+    """True for a string holding a lone UTF-16 surrogate (`"\\ud800"`): no text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class _Repeated(dict[str, Any]):
     """An object that writes `key` twice (the last one kept, as a JSON reader would)."""
 
@@ -775,7 +802,13 @@ def bundle_object(raw: bytes, where: str) -> dict[str, Any]:
     if not text.strip(" \t\r\n"):
         raise BundleError(f"{where}: empty, not a JSON object")
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_Constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_Constant,
+            parse_int=_integer,
+            parse_float=_float,
+        )
     except json.JSONDecodeError as exc:
         raise BundleError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
@@ -798,9 +831,17 @@ def _json_fault(value: Any) -> str | None:
             return f"{shown}: nested deeper than {BUNDLE_JSON_DEPTH} levels"
         if isinstance(item, _Constant):
             return f"{render(parts)}: {item.name} is not a JSON number"
-        if isinstance(item, _Repeated):
-            return f"{render(parts)}: the key {_shown(item.key)} is written twice"
+        if isinstance(item, _Unwritable):
+            shown = escape.shorten(item.text, 40)
+            return f"{render(parts)}: {shown} is beyond the numbers export writes (64 bits)"
+        if isinstance(item, str) and _text_fault(item):
+            return f"{render(parts)}: a lone UTF-16 surrogate escape, not text"
         if isinstance(item, dict):
+            for key in item:
+                if _text_fault(key):
+                    return f"{render(parts)}: a key holding a lone UTF-16 surrogate escape"
+            if isinstance(item, _Repeated):
+                return f"{render(parts)}: the key {_shown(item.key)} is written twice"
             pending.extend((v, (*parts, k)) for k, v in reversed(item.items()))
         elif isinstance(item, list):
             pending.extend((v, (*parts, n)) for n, v in reversed(list(enumerate(item))))

@@ -46,6 +46,7 @@ from auditor.workflows.export import (
     SECRETS_NOTE,
     SIGNATURE,
     TABLES,
+    BundleError,
     bundle_files,
     bundle_object,
     evaluate_bundle,
@@ -342,12 +343,18 @@ def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note
         )
 
 
-def _small_json(path: Path) -> Any:
-    """A small JSON file of the bundle, or None when it cannot be read as one (the re-run, or
-    the file check, names why)."""
+def _parameters(bundle: Path, out: Verification) -> dict[str, Any] | None:
+    """run-parameters.json read as the re-run reads it (`bundle_object`, strictly), for the
+    manifest's run id and time; None when it cannot be read (the file check names a file
+    missing or unreadable; one that is not as export writes it is a problem here too: read
+    leniently, a forged run id behind a byte-order mark went unchecked with --no-rerun)."""
+    path = bundle / PARAMETERS
     try:
-        return orjson.loads(read_input(path, max_bytes=MANIFEST_MAX_BYTES))
-    except (UnreadableFile, orjson.JSONDecodeError):
+        return bundle_object(read_input(path, max_bytes=MANIFEST_MAX_BYTES), str(path))
+    except UnreadableFile:
+        return None
+    except BundleError as exc:
+        out.problems.append(f"manifest: runId and generated cannot be checked: {exc}")
         return None
 
 
@@ -487,8 +494,8 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
             for key in sorted(set(redaction) | set(record)):
                 where = f"auditor {__version__} writes"
                 _fact(out, f"redaction.{key}", redaction.get(key), record.get(key), where)
-    params = _small_json(bundle / PARAMETERS)
-    if isinstance(params, dict):
+    params = _parameters(bundle, out)
+    if params is not None:
         for name, key in (("runId", "runId"), ("generated", "reportTime")):
             if name in manifest and key in params:
                 where = f"{PARAMETERS}'s {key} is"

@@ -257,6 +257,19 @@ def _set(key: str, value: Any) -> Any:
         (_set("diffKeys", [1]), "$.diffKeys: expected a mapping with 'sets', 'keyed'"),
         (_set("runId", 7), "$.runId: expected the run's id, got 7"),
         (_set("usageDays", 10**20), "$.usageDays: 100000000000000000000 is beyond the numbers"),
+        # times export writes with their offset, in the calendar in UTC; a severity (R59 #3)
+        (
+            _set("at", "2026-11-01T00:00:00"),
+            '$.at: expected a time, or null, got "2026-11-01T00:00:00"',
+        ),
+        (
+            _set("reportTime", "9999-12-31T23:59:59-14:00"),
+            "$.reportTime: expected a time with its UTC offset, got",
+        ),
+        (
+            _set("failOn", "bogus"),
+            "$.failOn: expected one of critical, high, medium, low, info, none",
+        ),
         (
             lambda raw: raw.replace(b'"runId": ', b'"runId": "other", "runId": ', 1),
             '$: the key "runId" is written twice',

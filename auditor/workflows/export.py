@@ -58,7 +58,7 @@ from auditor.errors import AuditorError, ConfigError, PolicyError, StoreError, S
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH, InvalidModel, load_readiness_model
 from auditor.findings import load_waivers
 from auditor.findings.waivers import KnownRules
-from auditor.models import JSON, ReadinessReport, Revision, User
+from auditor.models import JSON, SEVERITIES, ReadinessReport, Revision, User
 from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.loader import PolicySet
 from auditor.policy.redacted import (
@@ -1059,10 +1059,24 @@ def _got(holder: Mapping[Any, Any], key: Any) -> str:
 
 
 def _a_time(value: Any) -> datetime:
+    """A time as export writes it: with its UTC offset, within the calendar in UTC (a time
+    without one, or one the offset moves past the year 9999, fails where it is compared or
+    printed: Python's words, no JSON path; review R59 #3)."""
     when = from_text(value) if isinstance(value, str) else None
-    if when is None:
+    if when is None or when.tzinfo is None:
         raise ValueError(value)
+    when.astimezone(UTC)  # (OverflowError: out of the calendar in UTC)
     return when
+
+
+#: What `--fail-on` takes (`auditor.config.FAIL_ON_VALUES`: the config loads what export need not).
+_FAIL_ON = (*SEVERITIES, "none")
+
+
+def _a_fail_on(value: Any) -> str:
+    if value not in _FAIL_ON:
+        raise ValueError(value)
+    return str(value)
 
 
 def _a_text(value: Any) -> str:
@@ -1225,7 +1239,7 @@ def evaluate_bundle(
         api_address=value("apiAddress", _a_text, "the service's address"),
         at=at,
         all_revisions=value("allRevisions", _a_flag, "true or false"),
-        fail_on=value("failOn", _a_text, "a severity (low, medium, high, critical)"),
+        fail_on=value("failOn", _a_fail_on, f"one of {', '.join(_FAIL_ON)}"),
         list_table=value.diff_keys(),
         source=_bundle_source(bundle, params),
     )

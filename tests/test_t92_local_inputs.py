@@ -306,6 +306,21 @@ def test_verify_no_rerun_refuses_run_parameters_it_cannot_read_strictly(
     ), lines
 
 
+def test_a_bundle_path_with_a_line_break_is_one_escaped_line(bundle: Path, tmp_path: Path) -> None:
+    """Review R59 #6: export's and verify's last line printed the bundle's path raw, so a
+    name holding a line break wrote a line of its own (`auditor: exit 0: ok`)."""
+    name = "ev\nauditor: exit 0: ok"
+    code, out, err = run_cli(
+        ["export", "--state", str(bundle.parent / "state.db"), "--out", name], {}, tmp_path
+    )
+    assert code == 0, err
+    assert len(out.splitlines()) == 1 and "ev\\u000aauditor: exit 0: ok" in out, out
+    code, out, err = run_cli(["verify", name, "--no-rerun"], {}, tmp_path)
+    assert code == 0, err
+    assert out.splitlines() == [x for x in out.splitlines() if x.startswith("Verified ")], out
+    assert len(out.splitlines()) == 1 and "ev\\u000aauditor: exit 0: ok" in out, out
+
+
 # --- #9 ----------------------------------------------------------------------------------
 
 

@@ -74,7 +74,7 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             ignore_from_now()
             signed = " and signed (manifest.sig)" if args.sign_key else ""
             # the command's tokens as `[token]`, a name the detectors flag not shown
-            shown = printed_path(out, ctx.secrets())
+            shown = terminal_text(printed_path(out, ctx.secrets()))  # (a line break: escaped)
             print(
                 f"Wrote evidence bundle to {shown}: {manifest['revisions']} revisions, "
                 f"{manifest['reports']} readiness reports, {manifest['integrityIssues']} "

@@ -33,7 +33,7 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     result = verify_bundle(bundle, key=key, rerun=not args.no_rerun)
     tokens = ctx.secrets()  # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`
     # and a name in it that the detectors flag not shown, as every command's lines show a path
-    shown = printed_path(bundle, tokens)
+    shown = terminal_text(printed_path(bundle, tokens))  # (a line break in it: one line)
     for note in result.notes:
         print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)
     if not result.ok:

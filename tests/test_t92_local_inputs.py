@@ -321,6 +321,25 @@ def test_a_bundle_path_with_a_line_break_is_one_escaped_line(bundle: Path, tmp_p
     assert len(out.splitlines()) == 1 and "ev\\u000aauditor: exit 0: ok" in out, out
 
 
+def test_export_of_a_policy_file_whose_name_is_not_utf8_says_so(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """Review R59 #6: `unexpected TypeError` (the name went into run-parameters.json, JSON),
+    where `run` reads the same folder."""
+    import os
+
+    folder = tmp_path / "pol"
+    folder.mkdir()
+    text = (Path(__file__).parents[1] / "policies" / "baseline.yaml").read_bytes()
+    (folder / os.fsdecode(b"b\xe9.yaml")).write_bytes(text)
+    argv = ["export", "--state", str(bundle.parent / "state.db"), "--policy", "pol"]
+    code, _, err = run_cli([*argv, "--out", "ev"], {}, tmp_path)
+    assert code == 2, err
+    assert "unexpected" not in err, err
+    assert "pol/b\\xe9.yaml: the file's name is not UTF-8 text" in err, err
+    assert not (tmp_path / "ev").exists()
+
+
 # --- #9 ----------------------------------------------------------------------------------
 
 

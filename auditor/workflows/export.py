@@ -351,6 +351,9 @@ def _copy_inputs(
     # (`hidden_literals`); nothing is learned, no path, selector, enum, other rule or file
     # changes (a verdict the copy changes so is named in `notReproduced`)
     literals = hidden_literals(policy)
+    names = [pf.path for pf in policy.files] + [str(request.waivers or "")]
+    for path in [*names, str(request.readiness_model or "")]:
+        _recordable(path)
     files = []
     shown = distinct_paths([pf.path for pf in policy.files], request.cwd, request.tokens)
     for index, (pf, raw) in enumerate(zip(policy.files, raws, strict=True), 1):
@@ -394,6 +397,21 @@ def _copy_inputs(
             **({"redacted": True} if redacted else {}),
         },
     }, policy
+
+
+def _recordable(path: str) -> None:
+    """Refuse an input whose name is not UTF-8 text (bytes the file system allows, Latin-1):
+    the bundle's run parameters, which are JSON, could not record it, and a name written
+    another way would not be the one the run's reports show (review R59 #6: `unexpected
+    TypeError`)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise AuditorError(
+            f"{shown}: the file's name is not UTF-8 text, which an evidence bundle cannot record "
+            "(its run parameters are JSON): rename it"
+        ) from None
 
 
 def export_bundle(

@@ -105,6 +105,24 @@ def test_the_token_in_another_hex_notation_or_in_base32_reads_as_its_marker(name
     assert not _shown_runs(TOKEN, out), out
 
 
+@pytest.mark.parametrize("sep", [":", "-", ",", " "])
+@pytest.mark.parametrize("width", [16, 20, 32, 35, 40])
+def test_a_fingerprint_wrapped_at_any_width_shows_no_run_of_12(sep: str, width: int) -> None:
+    """Review R58 #1: wrapped (as `fold` or a log viewer wraps it) before a separator
+    (`32⏎:6d`) or inside a byte (`5a:7⏎1`), the hex with its bytes apart showed 22 bytes of
+    the token: the bytes were joined only where white space came after a separator."""
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    dump = _pairs(RAW, "{:02x}", sep)
+    for wrapped in (
+        "\n".join(dump[i : i + width] for i in range(0, len(dump), width)),  # inside a byte too
+        f"\n{sep}".join(dump.split(sep)) if sep.strip() else dump,  # before each separator
+        f" {sep} ".join(dump.split(sep)) if sep.strip() else dump,  # white space around it
+    ):
+        text = f"fingerprint:\n{wrapped}\n(request 42)"
+        for out in (redactor.redact_shown(text), redactor.redact_text(text)):
+            assert not _shown_runs(TOKEN, out), (wrapped, out)
+
+
 @pytest.mark.parametrize("before", range(5))
 def test_the_tokens_base32hex_reads_as_its_marker_wherever_it_starts(before: int) -> None:
     """The base32hex of the token after 0 to 4 other bytes: only characters that carry no bit

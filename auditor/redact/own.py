@@ -306,13 +306,19 @@ class OwnSecrets:
             (starts[kept[at]], ends[kept[at + n - 1]], skeleton[at : at + n])
             for at, n in self._matcher.spans(skeleton)
         ]
-        if _HEX_APART.search(spaced):
-            joined, first, last = _joined_hex_at(spaced)
-            found += [
-                (starts[first[at]], ends[last[at + n - 1]], form)
-                for at, n in self._matcher.spans(joined)
-                if (form := joined[at : at + n]) in self._hexes
-            ]
+        # The hex bytes apart joined in the text as written (`and 74-6f` is no hex `d74`), and
+        # in the skeleton too: a dump wrapped before a separator (`32⏎:6d`) or inside a byte
+        # (`5a:7⏎1`), as `fold` wraps a fingerprint, has its bytes apart only there (R58 #1).
+        for source, index in ((spaced, None), (skeleton, kept)):
+            if not _HEX_APART.search(source):
+                continue
+            joined, first, last = _joined_hex_at(source)
+            for at, n in self._matcher.spans(joined):
+                if (form := joined[at : at + n]) in self._hexes:
+                    a, b = first[at], last[at + n - 1]
+                    if index is not None:
+                        a, b = index[a], index[b]
+                    found.append((starts[a], ends[b], form))
         return found
 
     def _escaped_spans(self, low: str) -> list[tuple[int, int, str]]:

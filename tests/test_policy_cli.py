@@ -224,7 +224,7 @@ def test_policy_test_failure_names_the_mismatch(tmp_path: Path, policies: Path) 
         ),
         pytest.param(
             "  - settings: {5: x}\n    expect: {SBX-001: fail}\n",
-            "$.tests[0].settings: not JSON data: a mapping key that is not a string",
+            ":2:16: error: key `5` must be text (quote it)",  # at the key (review R57 #1)
             id="settings-int-key",
         ),
         pytest.param(

@@ -113,6 +113,13 @@ def read_test_files(
         except PolicyError as exc:
             problems += exc.problems
             continue
+        # a key that is not text (`null:`, `true:`, `0x10:`, a date), in a case or in the data
+        # it gives, at its own place and as written, as in a policy: no case reads it as Python's
+        # `None`, `True` or `16` (review R57 #1)
+        typed_key = doc.typed_key_problem()
+        if typed_key is not None:
+            problems += doc.beside_unread([typed_key])
+            continue
         if isinstance(doc.data, dict) and doc.data.get("tests") == []:
             empty.append(problem(doc.locate(("tests",)), "$.tests", "this file has no test cases"))
         own: list[str] = []

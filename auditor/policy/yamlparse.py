@@ -358,10 +358,12 @@ class _Scanner:
 _QUOTED_NAME = re.compile(r" '(?![<\\])[^']{2,}'")
 
 
-def _syntax_problem(file: str, exc: YAMLError, text: str = "") -> str:
+def _syntax_problem(file: str, exc: YAMLError, text: str = "", *, pure: bool) -> str:
     if isinstance(exc, ReaderError) and isinstance(exc.position, int) and text:
-        # A character YAML does not allow: ruamel gives its index in the text only.
-        at = min(exc.position, len(text))
+        # A character YAML does not allow: ruamel gives its place in the text only, the C
+        # parser's in the text's UTF-8 bytes (a `é`, a byte-order mark or a U+2028 before it
+        # put it one or two columns, or a line, too far: review R57 #3).
+        at = min(exc.position if pure else _char_index(text, exc.position), len(text))
         line, col = text_position(text, at)
         code = exc.character if isinstance(exc.character, int) else ord(text[at : at + 1] or " ")
         message = f"invalid YAML: the character U+{code:04X} is not allowed in YAML"
@@ -376,6 +378,12 @@ def _syntax_problem(file: str, exc: YAMLError, text: str = "") -> str:
         hint = _break_hint(text, exc) if text else ""
         return problem(location(file, mark, text), "", f"invalid YAML: {said}{hint}")
     return problem(SourceLocation(file, 1, 1), "", f"invalid YAML: {exc}")
+
+
+def _char_index(text: str, offset: int) -> int:
+    """The index in `text` of the character at byte `offset` of its UTF-8 form (no character
+    is fewer bytes than one, so the first `offset` characters hold them)."""
+    return len(text[:offset].encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
 def _break_hint(text: str, exc: MarkedYAMLError) -> str:
@@ -441,7 +449,9 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 
     except _TooDeep:
         raise PolicyError(scanner.problems) from None
     except YAMLError as exc:
-        raise _SyntaxFailure([*scanner.problems, _syntax_problem(file, exc, text)]) from None
+        raise _SyntaxFailure(
+            [*scanner.problems, _syntax_problem(file, exc, text, pure=pure)]
+        ) from None
     if scanner.problems:
         raise PolicyError(scanner.problems)
 
@@ -535,7 +545,7 @@ def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
     except DuplicateKeyError as exc:
         raise PolicyError([_duplicate_problem(file, exc, text)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
-        raise PolicyError([_syntax_problem(file, exc, text)]) from None
+        raise PolicyError([_syntax_problem(file, exc, text, pure=pure)]) from None
     except ValueError:
         unread = _bad_scalars(text, file, pure=pure)
     lenient = YAML(typ="safe", pure=pure)

@@ -30,6 +30,7 @@ import hashlib
 import io
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -442,8 +443,10 @@ def export_bundle(
             finish(manifest)
         return manifest
     except BaseException:
-        for child in out.iterdir():  # only what this export wrote: the folder was empty
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        # a folder it cannot list (made under umask 0477) stays: the error raised says why
+        with contextlib.suppress(OSError):
+            for child in out.iterdir():  # only what this export wrote: the folder was empty
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
         for folder in created:  # the folders this export made go too; an empty one given stays
             with contextlib.suppress(OSError):  # (one something else wrote to stays as well)
                 folder.rmdir()
@@ -656,14 +659,53 @@ def redaction_record() -> dict[str, JSON]:
     }
 
 
+def bundle_entries(
+    out: Path, unlisted: Callable[[str, OSError], None]
+) -> list[tuple[str, int, bool]]:
+    """Every entry under `out`, links not followed: its POSIX path, its mode (lstat) and, for
+    a folder, whether it holds anything; in the order of sorted paths. A folder whose entries
+    cannot be listed (or looked at: mode 000, 100, 300, 400) is given to `unlisted`, named as
+    a path (`.` for `out`), never passed over: `Path.rglob` (Python 3.11) skipped it without a
+    word, so a file slipped into it went unseen. Walked with a stack: a deep tree is no
+    recursion limit."""
+    entries: list[tuple[str, int, bool]] = []
+    stack: list[tuple[Path, str]] = [(out, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                names = sorted(entry.name for entry in listing)
+            modes = [(folder / name).lstat().st_mode for name in names]
+        except OSError as exc:
+            unlisted(prefix.removesuffix("/") or ".", exc)
+            continue
+        if prefix:  # the folder's own entry: whether it is empty is known now
+            entries.append((prefix.removesuffix("/"), stat.S_IFDIR, bool(names)))
+        below = []
+        for name, mode in zip(names, modes, strict=True):
+            if stat.S_ISDIR(mode):
+                below.append((folder / name, f"{prefix}{name}/"))
+            else:
+                entries.append((prefix + name, mode, False))
+        stack.extend(reversed(below))
+    return sorted(entries, key=lambda entry: entry[0].split("/"))
+
+
 def bundle_files(out: Path) -> list[str]:
-    """Every file of the bundle but the manifest and its signature, as sorted POSIX paths."""
-    names = []
-    for path in sorted(out.rglob("*")):
-        name = path.relative_to(out).as_posix()
-        if name not in (MANIFEST, SIGNATURE) and (path.is_file() or path.is_symlink()):
-            names.append(name)
-    return names
+    """Every file of the bundle but the manifest and its signature, as sorted POSIX paths;
+    a folder of it that cannot be listed is an error (the manifest would leave its files out)."""
+
+    def refuse(name: str, exc: OSError) -> None:
+        raise BundleError(
+            f"{out / name}: cannot list the folder's entries ({exc.strerror or exc}): the "
+            "manifest would leave them out"
+        )
+
+    return [
+        name
+        for name, mode, _ in bundle_entries(out, refuse)
+        if name not in (MANIFEST, SIGNATURE) and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+    ]
 
 
 def file_digest(path: Path) -> dict[str, JSON]:
@@ -1116,8 +1158,9 @@ def _inside(bundle: Path, name: object) -> Path:
     text = str(name)
     parts = Path(text).parts
     path = bundle / text
-    linked = any((bundle / folder).is_symlink() for folder in Path(text).parents[:-1])
-    if not text or Path(text).is_absolute() or ".." in parts or path.is_symlink() or linked:
+    # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
+    linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
+    if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
         raise BundleError(f"{bundle / PARAMETERS}: {text!r} is not a file inside the bundle")
     return path
 
@@ -1294,6 +1337,7 @@ __all__ = [
     "TABLES",
     "BundleError",
     "ExportRequest",
+    "bundle_entries",
     "bundle_files",
     "evaluate_bundle",
     "export_bundle",

@@ -47,7 +47,7 @@ from auditor.workflows.export import (
     SIGNATURE,
     TABLES,
     BundleError,
-    bundle_files,
+    bundle_entries,
     bundle_object,
     evaluate_bundle,
     file_digest,
@@ -122,7 +122,7 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.digests[name] = None  # not read through the link: never intact, nor reproduced
         elif (kind := _kind(path)) is not None:
             out.problems.append(f"altered: {name} is not a regular file ({kind})")
-        elif not path.is_file():
+        elif _missing(path):
             out.problems.append(f"missing: {name} (listed in {MANIFEST})")
         elif (sizes := _other_size(path, files[name])) is not None:
             # named at once, never hashed: a 50 GB file swapped in is not read to say so
@@ -140,12 +140,7 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             f"altered: {folder} is a symbolic link, not a folder of the bundle: the {count} "
             f"file(s) {MANIFEST} lists under it were not read through it"
         )
-    for name in bundle_files(bundle):
-        if name not in files and name not in linked:
-            kind = _kind(bundle / name)
-            what = f"{kind}, " if kind else ""
-            out.problems.append(f"extra: {name} ({what}not listed in {MANIFEST})")
-    out.problems.extend(_unlisted_others(bundle, files))
+    out.problems.extend(_unlisted_entries(bundle, files, linked))
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -200,7 +195,7 @@ def _linked_folder(bundle: Path, name: str) -> str | None:
     """The folder of the bundle above file `name` that is a symbolic link (the outermost), if
     any: the file is then not the bundle's own, whatever it holds."""
     for parent in reversed(Path(name).parents[:-1]):  # `inputs`, then `inputs/deeper`, …
-        if (bundle / parent).is_symlink():
+        if os.path.islink(bundle / parent):  # False, not an error, in a folder of mode 000
             return parent.as_posix()
     return None
 
@@ -208,34 +203,58 @@ def _linked_folder(bundle: Path, name: str) -> str | None:
 def _own_file(bundle: Path, name: str) -> bool:
     """Whether `name` is a regular file of the bundle, reached through no link: the files the
     checks after the hashes read (one that is not was named by the file check)."""
-    path = bundle / name
-    return path.is_file() and not path.is_symlink() and _linked_folder(bundle, name) is None
+    try:
+        regular = stat.S_ISREG((bundle / name).lstat().st_mode)
+    except OSError:  # missing, or in a folder that cannot be searched: named by the file check
+        return False
+    return regular and _linked_folder(bundle, name) is None
 
 
-def _unlisted_others(bundle: Path, files: dict[str, Any]) -> list[str]:
-    """Entries of the bundle that are neither a file nor a link (those are named by the loop
-    over `bundle_files`) and that the manifest does not account for: a FIFO, a socket or a
-    device not listed, a folder holding nothing (a folder holding a listed file is the file's;
-    one holding other entries is named through them)."""
+def _missing(path: Path) -> bool:
+    """Whether listed file `path` (not a link, nor a folder) is not there: one in a folder that
+    cannot be searched (mode 000) may well be, and is named unreadable when it is hashed."""
+    try:
+        return not stat.S_ISREG(path.lstat().st_mode)
+    except PermissionError:
+        return False
+    except OSError:
+        return True
+
+
+def _unlisted_entries(bundle: Path, files: dict[str, Any], linked: dict[str, int]) -> list[str]:
+    """What the bundle holds that the manifest does not account for, from one walk of it: a
+    file or a link not listed, then a FIFO, a socket or a device, a folder holding nothing (a
+    folder holding a listed file is the file's; one holding other entries is named through
+    them). A folder whose entries cannot be listed is named unreadable (what it holds is
+    unknown: an unlisted file may be in it), never passed over as if it were complete."""
     listed = {Path(name).as_posix() for name in files}
     folders = {parent.as_posix() for name in listed for parent in Path(name).parents}
-    problems = []
-    for path in sorted(bundle.rglob("*")):
-        name = path.relative_to(bundle).as_posix()
-        if name in listed or name in (MANIFEST, SIGNATURE):
+    problems: list[str] = []
+
+    def unlisted(name: str, exc: OSError) -> None:
+        problems.append(
+            f"unreadable: {name}/ ({exc.strerror or exc}: its entries cannot be listed, so "
+            f"a file {MANIFEST} does not list may be in it)"
+        )
+
+    entries = bundle_entries(bundle, unlisted)
+    others = []
+    for name, mode, holds in entries:
+        if name in (MANIFEST, SIGNATURE):
             continue
-        try:
-            mode = path.lstat().st_mode
-        except OSError:
-            continue  # gone since it was listed
-        if stat.S_ISDIR(mode):
-            if name not in folders and not any(path.iterdir()):
-                problems.append(f"extra: {name}/ (an empty folder, not listed in {MANIFEST})")
+        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+            if name not in files and name not in linked:
+                kind = _kind_of(mode)
+                what = f"{kind}, " if kind else ""
+                problems.append(f"extra: {name} ({what}not listed in {MANIFEST})")
+        elif name in listed:
             continue
-        kind = _kind_of(mode)
-        if kind is not None and not stat.S_ISLNK(mode):  # a link is one of `bundle_files`
-            problems.append(f"extra: {name} ({kind}, not listed in {MANIFEST})")
-    return problems
+        elif stat.S_ISDIR(mode):
+            if name not in folders and not holds:
+                others.append(f"extra: {name}/ (an empty folder, not listed in {MANIFEST})")
+        else:
+            others.append(f"extra: {name} ({_kind_of(mode)}, not listed in {MANIFEST})")
+    return problems + others
 
 
 def _other_size(path: Path, listed: Any) -> tuple[int, int] | None:
@@ -779,6 +798,14 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
         except AuditorError as exc:
             _cannot_evaluate(exc, out)
             return
+        except OSError as exc:  # a file or folder of the bundle that cannot be read (mode 000)
+            name = _bundle_name(bundle, exc.filename)
+            if name is None:
+                raise  # not the bundle's: TMPDIR's
+            out.problems.append(
+                f"re-run: the bundle cannot be evaluated: {name}: {exc.strerror or exc}"
+            )
+            return
         except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
             # a value of a tampered bundle that no check of its reading caught: still one
             # problem among the others (the hashes, the signature), never the command's only line
@@ -802,6 +829,14 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
         raise AuditorError(f"{exc}{_ROOM}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _bundle_name(bundle: Path, filename: Any) -> str | None:
+    """`filename` (an OSError's) as a path in the bundle; None when it is not in it."""
+    try:
+        return Path(os.fsdecode(filename)).relative_to(bundle).as_posix()
+    except (TypeError, ValueError):
+        return None
 
 
 _ROOM = (

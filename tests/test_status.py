@@ -193,6 +193,12 @@ rules:
   - {id: Q-SHP-6, title: t, severity: low, target: settings,
      assert: {all: [{path: models, length: {lte: 4}},
                     {each: models, assert: {path: url, starts_with_any: {ref: allowed}}}]}}
+  # read for its shape by one leaf and whole by another: a ref, a change leaf (review R61-1)
+  - {id: Q-SHP-7, title: t, severity: low, target: settings,
+     assert: {all: [{path: allowed, length: {lte: 1}},
+                    {each: models, assert: {path: url, starts_with_any: {ref: allowed}}}]}}
+  - {id: Q-SHP-8, title: t, severity: low, target: change,
+     assert: {all: [{path: before.allowed, type: array}, {path: allowed, changed: false}]}}
   - {id: Q-SHP-3, title: t, severity: low, target: settings, on_missing: pass,
      assert: {any: [{path: allowed, length: {gte: 30}}, {path: allowed, type: array}]}}
   - {id: Q-SHP-4, title: t, severity: low, target: change,
@@ -350,6 +356,23 @@ def test_a_path_read_for_its_shape_is_told_apart_by_what_the_rule_can_see(
             assert memo.status(doc, Env(NOW)) == expected, (rule_id, doc)
             statuses.add(expected)
         assert {"pass", "fail"} <= statuses, (rule_id, statuses)
+    # a path read for its shape by one leaf and whole by another (a ref, a change leaf): the
+    # whole value is in the key (review R61-1)
+    memo = MemoRule(rules["Q-SHP-7"])
+    for allowed in (["https://ok"], ["https://"], ["https://ok"]):
+        doc = {"models": [{"url": "https://no/v1"}], "allowed": allowed}
+        expected = run_rule(memo.rule, copy.deepcopy(doc), Env(NOW)).status
+        assert memo.status(doc, Env(NOW)) == expected, doc
+    memo = MemoRule(rules["Q-SHP-8"])
+    seen = set()
+    for was in (["a"], ["b"], ["a"], ["b"]):
+        before = {"allowed": was}
+        doc = {"before": before, "after": {"allowed": ["a"]}}
+        env = Env(NOW, (before, doc["after"]))
+        expected = run_rule(memo.rule, copy.deepcopy(doc), env).status
+        assert memo.status(doc, env) == expected, doc
+        seen.add(expected)
+    assert seen == {"pass", "fail"}, seen
 
 
 def _results(evaluation: Evaluation) -> list[tuple[Any, ...]]:

@@ -190,7 +190,7 @@ def _too_long(listing: Listing, token: str, url: int, where: str) -> DataError:
 
 def _too_many(listing: Listing, max_pages: int, where: str) -> DataError:
     """The stop of a listing longer than `max_pages`, naming the page not asked for (`where`:
-    its URL, and of the analytics' /users the day's query and cursor)."""
+    its URL, and of the analytics' /users the day's query)."""
     return DataError(
         f"{listing.name} paging stopped: more than {max_pages} pages (raise max_pages "
         f"if the organization really has that much data) ({where})"

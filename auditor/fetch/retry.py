@@ -152,7 +152,9 @@ def _host(request: httpx.Request) -> str:
 
 
 def _seconds(value: float) -> str:
-    if 0 < value < 0.1:  # what was left of a deadline: not "0s"
+    if 0 < value < 0.001:  # what was left of a deadline: not "0s" (nor "0.s")
+        return "less than 0.001s"
+    if 0 < value < 0.1:
         return f"{value:.3f}".rstrip("0") + "s"
     return f"{value:.1f}".removesuffix(".0") + "s"
 

@@ -36,7 +36,8 @@ WAIT = 90  # seconds the stopped server is given to be noticed (the bound, recon
 # that the command ends and what it says; that the window bounds a hung server's reconnect, in
 # test_store_postgres_r27.
 AUDITOR = (
-    "import runpy, auditor.store.postgres as pg; pg.RECONNECT_WITHIN = 3.0; "
+    "import runpy, auditor.store.postgres as pg; assert hasattr(pg, 'RECONNECT_WITHIN'); "
+    "pg.RECONNECT_WITHIN = 3.0; "
     "runpy.run_module('auditor', run_name='__main__', alter_sys=True)"
 )
 

@@ -123,6 +123,24 @@ def test_a_fingerprint_wrapped_at_any_width_shows_no_run_of_12(sep: str, width: 
             assert not _shown_runs(TOKEN, out), (wrapped, out)
 
 
+@pytest.mark.parametrize("token", ["4820193756120398475612", "iK2ZWeqh", TOKEN])
+@pytest.mark.parametrize("lead", ["and", "n=7", "total 1,234,567", "74", "fingerprint:"])
+def test_a_wrapped_dump_after_a_word_ending_in_a_hex_digit_shows_no_run(
+    token: str, lead: str
+) -> None:
+    """Review R62 #1: after a line ending in a hex digit (`and`, `1,234,567`), the joined
+    dump lost its first byte, and a token whose only hidden piece is the whole token (an
+    all-digit one, an 8-character one) showed whole: `and⏎69:4b:32:5a:57:6⏎5:71:68`."""
+    redactor = Redactor(b"own-token-key", [token])
+    dump = _pairs(token.encode(), "{:02x}", ":")
+    for width in (16, 19, 32):
+        wrapped = "\n".join(dump[i : i + width] for i in range(0, len(dump), width))
+        for text in (f"{lead}\n{wrapped}\nand more", f"{lead} {dump} and more"):
+            out = redactor.redact_shown(text)
+            assert redactor.marker(token) in out, (text, out)
+            assert not _shown_runs(token, out), (text, out)
+
+
 @pytest.mark.parametrize("before", range(5))
 def test_the_tokens_base32hex_reads_as_its_marker_wherever_it_starts(before: int) -> None:
     """The base32hex of the token after 0 to 4 other bytes: only characters that carry no bit

@@ -43,11 +43,15 @@ _UNIT = lazy_regex(
 # space between them or none (a fingerprint, a dump: `74:6f`, `74, 6f`, `746f.6b5f`, `74 6f`).
 # Never from inside a longer hex text (no start after a hex digit: a long one is not tried
 # from each of its digits). `_HEX_NOISE`: what `_joined_hex_at` leaves out of one.
-_HEX_PAIRS = r"(?:0x|\\+x)?(?:[0-9a-f]{2})++"
+# A dump wrapped (as `fold` wraps a fingerprint) may break a line before a separator (`32⏎:6d`)
+# or inside a byte (`5a:7⏎1`): a line break (the text's white space with one is `⏎` in the
+# text searched, any other a space) may stand inside a pair, a space never (`and 74 6f` is no
+# `d7 46`), and white space around a separator (review R58 #1).
+_HEX_PAIRS = r"(?:0x|\\+x)?(?:[0-9a-f]\n?[0-9a-f])++"
 _HEX_APART = lazy_regex(
     globals(),
     "_HEX_APART",
-    rf"(?<![0-9a-f\\]){_HEX_PAIRS}(?:(?:[:,.\-]\s*+|\s++)?{_HEX_PAIRS})++",
+    rf"(?<![0-9a-f\\]){_HEX_PAIRS}(?:(?:\s*+[:,.\-]\s*+|\s++)?{_HEX_PAIRS})++",
 )
 _HEX_NOISE = lazy_regex(globals(), "_HEX_NOISE", r"0x|\\+x|[:,.\-\s]")
 # A percent-escape of an ASCII character (a URL-encoded token's `%5F`, `%255F` twice).
@@ -286,7 +290,7 @@ class OwnSecrets:
             unit = m[0]
             if unit[0].isspace():
                 gaps.add(len(starts))
-                chars.append(" ")
+                chars.append("\n" if "\n" in unit else " ")  # (`_HEX_APART`: a wrapped dump)
                 starts.append(m.start())
                 ends.append(m.end())
                 continue
@@ -306,19 +310,13 @@ class OwnSecrets:
             (starts[kept[at]], ends[kept[at + n - 1]], skeleton[at : at + n])
             for at, n in self._matcher.spans(skeleton)
         ]
-        # The hex bytes apart joined in the text as written (`and 74-6f` is no hex `d74`), and
-        # in the skeleton too: a dump wrapped before a separator (`32⏎:6d`) or inside a byte
-        # (`5a:7⏎1`), as `fold` wraps a fingerprint, has its bytes apart only there (R58 #1).
-        for source, index in ((spaced, None), (skeleton, kept)):
-            if not _HEX_APART.search(source):
-                continue
-            joined, first, last = _joined_hex_at(source)
-            for at, n in self._matcher.spans(joined):
-                if (form := joined[at : at + n]) in self._hexes:
-                    a, b = first[at], last[at + n - 1]
-                    if index is not None:
-                        a, b = index[a], index[b]
-                    found.append((starts[a], ends[b], form))
+        if _HEX_APART.search(spaced):
+            joined, first, last = _joined_hex_at(spaced)
+            found += [
+                (starts[first[at]], ends[last[at + n - 1]], form)
+                for at, n in self._matcher.spans(joined)
+                if (form := joined[at : at + n]) in self._hexes
+            ]
         return found
 
     def _escaped_spans(self, low: str) -> list[tuple[int, int, str]]:

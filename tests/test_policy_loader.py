@@ -215,11 +215,10 @@ def test_shipped_policy_dir_is_a_folder_path() -> None:
     assert SHIPPED_POLICY_DIR.name == "policies"
 
 
-def test_hundred_rule_pack_loads_fast(tmp_path: Path) -> None:
-    import time
-
+def test_hundred_rule_pack_loads(tmp_path: Path) -> None:
+    """Every rule of a 100-rule file is loaded (its load time is bench/bench_policy.py's
+    figure, not a test's: a timed assertion failed CI on a loaded machine)."""
     body = "".join(_rule(f"R-{i:03d}") for i in range(100))
     (tmp_path / "big.yaml").write_text("rules:\n" + body)
-    start = time.perf_counter()
-    assert len(load_policies([tmp_path]).rules) == 100
-    assert time.perf_counter() - start < 1.0  # bench/bench_policy.py measures the real figure
+    loaded = load_policies([tmp_path]).rules
+    assert [r.id for r in loaded] == [f"R-{i:03d}" for i in range(100)]

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from tests.test_t92_input_files import cli, commands
 
 POLICY = """\
 rules:
@@ -22,12 +20,6 @@ rules:
     target: settings
     assert: {path: sandbox.enabled, equals: true}
 """
-
-
-def cli(argv: list[str], cwd: Path) -> tuple[int, str]:
-    """The CLI run in this process, in `cwd`: (exit code, stdout and stderr)."""
-    code, out, err = run_cli(argv, {}, cwd)
-    return code, out + err
 
 
 def policy_with_cases(tmp_path: Path, cases: str) -> Path:
@@ -98,19 +90,6 @@ def test_a_quoted_key_of_a_case_is_text_and_its_case_runs(tmp_path: Path) -> Non
 
 
 # --- #3: a character YAML does not allow, after characters of more than one byte ------------
-
-
-def commands(path: Path, tmp_path: Path) -> dict[str, list[str]]:
-    """The commands that read `path`: as a policy, the proposed settings of a review, a
-    waivers file, a readiness model."""
-    review = ["review", str(EXAMPLES / "proposed-settings.yaml"), "--against"]
-    review += [str(EXAMPLES / "live-settings.yaml"), "--out", str(tmp_path / "out")]
-    return {
-        "policy": ["policy", "lint", str(path)],
-        "settings": ["review", str(path), "--against", str(EXAMPLES / "live-settings.yaml")],
-        "waivers": [*review, "--waivers", str(path)],
-        "model": [*review, "--readiness-model", str(path)],
-    }
 
 
 PLACED = [  # (the file's text, the character's code point, its line and column in an editor)

@@ -1215,14 +1215,12 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
         raise BundleError(f"{where}: expected an object, as export writes it")
     last = record.get("lastSync")
     try:
-        when = None if last is None else from_text(last)
         # in UTC, as the reports print it: a time the offset moves out of the calendar's range
         # (`9999-12-31T23:59:59-14:00`) is named here, not met while the reports are written
-        if when is not None and when.tzinfo is not None:
-            when.astimezone(UTC)
-    except (TypeError, ValueError, OverflowError):
+        when = None if last is None else _a_time(last)
+    except (ValueError, OverflowError):
         when = None
-    if last is not None and (when is None or when.tzinfo is None):
+    if last is not None and when is None:
         raise BundleError(
             f"{where}.lastSync: expected a time with its UTC offset (in UTC within the years "
             f"1-9999), or null; got {_shown(last)}"

@@ -73,6 +73,7 @@ from auditor.policy.redacted import (
     secrets_hidden,
 )
 from auditor.redact import RULES_VERSION, Redactor
+from auditor.redact.shown import printed_path, shown_value
 from auditor.report import ReportData, write_reports
 from auditor.report.model import (
     BUNDLE_MANIFEST,
@@ -331,8 +332,6 @@ def _copy_inputs(
     a copy with secrets replaced records `"redacted": true` and no digest of the original
     (with the copy and a marker's length, that digest would confirm a guess of the secret
     offline)."""
-    from auditor.redact.shown import printed_path
-
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     raws = []  # each read once, as loaded (a file changed since would judge otherwise)
     for pf in policy.files:
@@ -887,25 +886,31 @@ def _json_fault(value: Any) -> str | None:
     while pending:
         item, parts = pending.pop()
         if len(parts) > BUNDLE_JSON_DEPTH:
-            shown = escape.shorten(render(parts), 60)
+            shown = escape.shorten(_at(parts), 60)
             return f"{shown}: nested deeper than {BUNDLE_JSON_DEPTH} levels"
         if isinstance(item, _Constant):
-            return f"{render(parts)}: {item.name} is not a JSON number"
+            return f"{_at(parts)}: {item.name} is not a JSON number"
         if isinstance(item, _Unwritable):
             shown = escape.shorten(item.text, 40)
-            return f"{render(parts)}: {shown} is beyond the numbers export writes (64 bits)"
+            return f"{_at(parts)}: {shown} is beyond the numbers export writes (64 bits)"
         if isinstance(item, str) and _text_fault(item):
-            return f"{render(parts)}: a lone UTF-16 surrogate escape, not text"
+            return f"{_at(parts)}: a lone UTF-16 surrogate escape, not text"
         if isinstance(item, dict):
             for key in item:
                 if _text_fault(key):
-                    return f"{render(parts)}: a key holding a lone UTF-16 surrogate escape"
+                    return f"{_at(parts)}: a key holding a lone UTF-16 surrogate escape"
             if isinstance(item, _Repeated):
-                return f"{render(parts)}: the key {_shown(item.key)} is written twice"
+                return f"{_at(parts)}: the key {_shown(item.key)} is written twice"
             pending.extend((v, (*parts, k)) for k, v in reversed(item.items()))
         elif isinstance(item, list):
             pending.extend((v, (*parts, n)) for n, v in reversed(list(enumerate(item))))
     return None
+
+
+def _at(parts: tuple[str | int, ...]) -> str:
+    """A JSON path of a bundle file as an error shows it: a key in it that the value
+    detectors take for a secret (a hand-edited bundle's) not shown (`shown_value`)."""
+    return render(tuple(shown_value(p) if isinstance(p, str) else p for p in parts))
 
 
 def _kind(value: Any) -> str:
@@ -994,7 +999,8 @@ def _load_analytics(bundle: Path, store: Store, sync: int, access: Any) -> None:
                 store.ingest_analytics(str(item["day"]), str(item["series"]), item["data"], sync)
             except (KeyError, TypeError) as exc:
                 raise BundleError(
-                    f"{bundle / ANALYTICS}:{number}: not a stored analytics series ({exc})"
+                    f"{bundle / ANALYTICS}:{number}: not a stored analytics series "
+                    f"({shown_value(str(exc))})"
                 ) from None
     if isinstance(access, dict):
         store.set_analytics_access(str(access.get("status", "")), str(access.get("detail", "")))
@@ -1015,7 +1021,8 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
                 # OverflowError: a number past SQLite's 64 bits (`"revision": 1e23` written out)
                 except (KeyError, TypeError, ValueError, OverflowError) as exc:
                     raise BundleError(
-                        f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
+                        f"{bundle / name}:{number}: not a stored item "
+                        f"({type(exc).__name__}: {shown_value(str(exc))})"
                     ) from None
         _load_issues(bundle, store)
 
@@ -1054,7 +1061,7 @@ def _load_issues(bundle: Path, store: Store) -> None:
             )
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise BundleError(
-                f"{at}: not an integrity issue ({type(exc).__name__}: {exc})"
+                f"{at}: not an integrity issue ({type(exc).__name__}: {shown_value(str(exc))})"
             ) from None
 
 
@@ -1161,7 +1168,8 @@ def _inside(bundle: Path, name: object) -> Path:
     # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
     linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
     if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
-        raise BundleError(f"{bundle / PARAMETERS}: {text!r} is not a file inside the bundle")
+        shown = printed_path(text)
+        raise BundleError(f"{bundle / PARAMETERS}: {shown!r} is not a file inside the bundle")
     return path
 
 
@@ -1252,7 +1260,9 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
 
 
 def _shown(value: Any) -> str:
-    return escape.shorten(orjson.dumps(value).decode(), 40)
+    """A value of a bundle file as an error shows it: a secret the value detectors find in it
+    (a hand-edited bundle's) not shown, judged before it is shortened (`shown_value`)."""
+    return escape.shorten(shown_value(orjson.dumps(value).decode()), 40)
 
 
 def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
@@ -1264,7 +1274,7 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
         return None
     where = f"{bundle / PARAMETERS}: $.usageDays"
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
-        shown = escape.shorten(orjson.dumps(days).decode(), 40)
+        shown = _shown(days)
         raise BundleError(
             f"{where}: expected a whole number of days from 1 to {MAX_DAYS}, or null; got {shown}"
         )

@@ -1,6 +1,7 @@
 """`verify` of a hand-edited bundle: a secret edited into its manifest.json, run-parameters.json
 or a policy copy is never printed (value, key or file name: `<not shown: looks like a
-secret>`, also where the value is shortened)."""
+secret>`, also where the value is shortened); a run-parameters.json too large to read is a
+problem, never the run id left unchecked without a word."""
 
 from __future__ import annotations
 
@@ -163,6 +164,28 @@ def test_the_keys_a_problem_names_are_shown_where_they_are_ordinary(
     assert "manifest: Extra_Field_Name is not a field auditor writes" in err, err
     assert '$.reportTime: expected a time with its UTC offset, got "Not-A-Time-At-All"' in err
     assert NOT_SHOWN not in err, err
+
+
+def test_a_run_parameters_file_too_large_to_read_is_a_problem(
+    exported: Path, tmp_path: Path
+) -> None:
+    """One padded past 16 MiB (its run id forged) was read by nothing that said so: `Verified`,
+    exit 0, with --no-rerun, and only `reports differ` with the re-run."""
+    bundle = _copy(exported, tmp_path)
+    params = json.loads((bundle / "run-parameters.json").read_text())
+    params["runId"] = "forged"
+    data = json.dumps(params, indent=2).encode() + b" " * (17 << 20)
+    _write(bundle, "run-parameters.json", data)
+    said = (
+        f"auditor: verify: manifest: runId and generated cannot be checked: "
+        f"{bundle}/run-parameters.json: cannot read: file is {len(data)} bytes; the limit is "
+        f"{16 << 20}\n"
+    )
+    for argv in (["verify", "--no-rerun", str(bundle)], ["verify", str(bundle)]):
+        code, out, err = run_cli(argv, {}, tmp_path)
+        assert code == 2 and out == "", out + err
+        assert said in err, err
+        assert f"auditor: exit 2: the bundle {bundle} does not verify: " in err, err
 
 
 def test_an_intact_bundle_still_verifies(exported: Path, tmp_path: Path) -> None:

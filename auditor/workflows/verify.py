@@ -384,15 +384,25 @@ def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note
         )
 
 
-def _parameters(bundle: Path, out: Verification) -> dict[str, Any] | None:
+def _parameters(bundle: Path, files: dict[str, Any], out: Verification) -> dict[str, Any] | None:
     """run-parameters.json read as the re-run reads it (`bundle_object`, strictly), for the
-    manifest's run id and time; None when it cannot be read (the file check names a file
-    missing or unreadable; one that is not as export writes it is a problem here too: read
-    leniently, a forged run id behind a byte-order mark went unchecked with --no-rerun)."""
+    manifest's run id and time; None, the problem named, when it cannot be read: one not as
+    export writes it (read leniently, a forged run id behind a byte-order mark went unchecked
+    with --no-rerun), or one too large to read (a few KB as export writes it: one padded past
+    16 MiB left the run id unchecked without a word, review R62 #3). A file listed that is
+    missing, a link or unreadable is named by the file check, not again here."""
     path = bundle / PARAMETERS
     try:
         return bundle_object(read_input(path, max_bytes=MANIFEST_MAX_BYTES), str(path))
-    except UnreadableFile:
+    except UnreadableFile as exc:
+        named = PARAMETERS in files and (
+            not _own_file(bundle, PARAMETERS) or out.digests.get(PARAMETERS) is None
+        )
+        if not named:
+            out.problems.append(
+                f"manifest: runId and generated cannot be checked: {path}: cannot read: "
+                f"{exc.reason}"
+            )
         return None
     except BundleError as exc:
         out.problems.append(f"manifest: runId and generated cannot be checked: {exc}")
@@ -538,7 +548,7 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
                 where = f"auditor {__version__} writes"
                 shown = f"redaction.{_name(key, 40)}"  # (a key of the bundle's own too)
                 _fact(out, shown, redaction.get(key), record.get(key), where)
-    params = _parameters(bundle, out)
+    params = _parameters(bundle, manifest["files"], out)
     if params is not None:
         for name, key in (("runId", "runId"), ("generated", "reportTime")):
             if name in manifest and key in params:

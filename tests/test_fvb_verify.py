@@ -1,7 +1,8 @@
 """`verify` of a hand-edited bundle: a secret edited into its manifest.json, run-parameters.json
 or a policy copy is never printed (value, key or file name: `<not shown: looks like a
-secret>`, also where the value is shortened); a run-parameters.json too large to read is a
-problem, never the run id left unchecked without a word."""
+secret>`, also where the value is shortened); `--no-rerun` names every run parameter of a
+type export never writes at its JSON path, as the re-run names the first; a run-parameters.json
+too large to read is a problem, never the run id left unchecked without a word."""
 
 from __future__ import annotations
 
@@ -164,6 +165,61 @@ def test_the_keys_a_problem_names_are_shown_where_they_are_ordinary(
     assert "manifest: Extra_Field_Name is not a field auditor writes" in err, err
     assert '$.reportTime: expected a time with its UTC offset, got "Not-A-Time-At-All"' in err
     assert NOT_SHOWN not in err, err
+
+
+def test_no_rerun_names_every_run_parameter_of_another_type(exported: Path, tmp_path: Path) -> None:
+    """`verify --no-rerun` read run-parameters.json for the run id and time alone: a value of a
+    type export never writes (which the re-run names) passed as verified, exit 0."""
+    bundle = _copy(exported, tmp_path)
+
+    def change(p: dict[str, Any]) -> None:
+        p.update(at="2026-06-01T00:00:00", allRevisions=1, failOn="zzz", usageDays=0)
+        p.update(apiAddress=["x"], policies=[])
+        p["dataSource"]["lastSync"] = 5
+
+    _params(bundle, change)
+    code, out, err = run_cli(["verify", "--no-rerun", str(bundle)], {}, tmp_path)
+    assert code == 2 and out == "", out + err
+    at = f"auditor: verify: {bundle}/run-parameters.json: "
+    for line in (
+        '$.at: expected a time, or null, got "2026-06-01T00:00:00"',
+        '$.apiAddress: expected the service\'s address, got ["x"]',
+        "$.allRevisions: expected true or false, got 1",
+        '$.failOn: expected one of critical, high, medium, low, info, none, got "zzz"',
+        "$.dataSource.lastSync: expected a time with its UTC offset (in UTC within the years "
+        "1-9999), or null; got 5",
+        "$.policies: expected a non-empty list of the bundled policy files ({bundled, shown}), "
+        "got []",
+        "$.usageDays: expected a whole number of days from 1 to 3660, or null; got 0",
+    ):
+        assert f"{at}{line}\n" in err, err
+    assert err.endswith(f"auditor: exit 2: the bundle {bundle} does not verify: 7 problem(s)\n")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda p: p.update(runId=7), "$.runId: expected the run's id, got 7"),
+        (lambda p: p.pop("failOn"), "$.failOn: missing (export writes one of critical, "),
+        (lambda p: p.update(diffKeys=5), "$.diffKeys"),
+        (lambda p: p.update(readinessModel="m.yaml"), "$.readinessModel: expected {bundled, "),
+        (lambda p: p.update(usageDays=3660, at="1975-01-01T00:00:00+00:00"), "before 1970-01-01"),
+    ],
+)
+def test_no_rerun_names_a_run_parameter_as_the_rerun_does(
+    exported: Path, tmp_path: Path, change: Callable[[dict[str, Any]], Any], said: str
+) -> None:
+    bundle = _copy(exported, tmp_path)
+    _params(bundle, change)
+    lines = {}
+    for rerun in (True, False):
+        argv = ["verify", str(bundle)] + ([] if rerun else ["--no-rerun"])
+        code, _, err = run_cli(argv, {}, tmp_path)
+        assert code == 2, err
+        lines[rerun] = [line for line in err.splitlines() if "run-parameters.json: $." in line]
+    assert len(lines[False]) == 1 and said in lines[False][0], lines
+    rerun = "auditor: verify: re-run: the bundle cannot be evaluated: "
+    assert lines[True] == [lines[False][0].replace("auditor: verify: ", rerun)], lines
 
 
 def test_a_run_parameters_file_too_large_to_read_is_a_problem(

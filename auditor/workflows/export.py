@@ -1265,10 +1265,58 @@ def _shown(value: Any) -> str:
     return escape.shorten(shown_value(orjson.dumps(value).decode()), 40)
 
 
-def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
+#: What a check of `_options` gives for a value it found wrong (and named).
+_WRONG = object()
+
+
+def _options(
+    bundle: Path, params: dict[str, Any], check: Callable[[Callable[[], Any]], Any]
+) -> AuditOptions | None:
+    """The run's options as the run parameters give them, each value checked where it is
+    written (`_ParameterReader`), and the input files' entries (before any file is read),
+    each read through `check`: it returns what it read, or raises its BundleError (the
+    re-run), or names it and gives `_WRONG` (`parameter_problems`: None then)."""
+    value = _ParameterReader(bundle, params)
+    now = check(lambda: value("reportTime", _a_time, "a time with its UTC offset"))
+    at = check(lambda: value("at", lambda v: None if v is None else _a_time(v), "a time, or null"))
+    read = {
+        "run_id": check(lambda: value("runId", _a_text, "the run's id")),
+        "api_address": check(lambda: value("apiAddress", _a_text, "the service's address")),
+        "all_revisions": check(lambda: value("allRevisions", _a_flag, "true or false")),
+        "fail_on": check(lambda: value("failOn", _a_fail_on, f"one of {', '.join(_FAIL_ON)}")),
+        "list_table": check(value.diff_keys),
+        "source": check(lambda: _bundle_source(bundle, params)),
+    }
+    check(value.inputs)
+    day = None if now is _WRONG or at is _WRONG else (at or now).date()
+    read["usage_days"] = check(lambda: _usage_days(bundle, params, day))
+    if any(v is _WRONG for v in (now, at, *read.values())):
+        return None
+    return AuditOptions(now=now, at=at, **read)
+
+
+def parameter_problems(bundle: Path, params: dict[str, Any]) -> list[str]:
+    """Every value of the run parameters (read already, `bundle_object`) that export would
+    not write, each at its JSON path, as the re-run names the first it meets (`_options`):
+    what `verify --no-rerun` checks of them without evaluating the bundle."""
+    problems: list[str] = []
+
+    def check(read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except BundleError as exc:
+            problems.append(str(exc))
+            return _WRONG
+
+    _options(bundle, params, check)
+    return problems
+
+
+def _usage_days(bundle: Path, params: dict[str, Any], day: date | None) -> int | None:
     """The run's usage window in days (None: `--no-usage`), checked where it is written: one
     out of range (`"usageDays": 1000000`, a window before the year 1) is the bundle's error,
-    never an OverflowError of the re-run."""
+    never an OverflowError of the re-run. The window is checked from `day` (its last), when
+    known (not when the report time is itself wrong)."""
     days = params.get("usageDays")
     if days is None:
         return None
@@ -1279,7 +1327,8 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
             f"{where}: expected a whole number of days from 1 to {MAX_DAYS}, or null; got {shown}"
         )
     try:
-        usage_window(day, days)
+        if day is not None:
+            usage_window(day, days)
     except ValueError as exc:
         raise BundleError(f"{where}: {exc}") from None
     return days
@@ -1299,29 +1348,16 @@ def evaluate_bundle(
     when given, is called once evaluated, before the scratch state file is removed (`verify`
     counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
-    value = _ParameterReader(bundle, params)
-    now = value("reportTime", _a_time, "a time with its UTC offset")
-    at = value("at", lambda v: None if v is None else _a_time(v), "a time, or null")
-    options = AuditOptions(
-        run_id=value("runId", _a_text, "the run's id"),
-        now=now,
-        api_address=value("apiAddress", _a_text, "the service's address"),
-        at=at,
-        all_revisions=value("allRevisions", _a_flag, "true or false"),
-        fail_on=value("failOn", _a_fail_on, f"one of {', '.join(_FAIL_ON)}"),
-        list_table=value.diff_keys(),
-        source=_bundle_source(bundle, params),
-    )
-    value.inputs()  # the files' entries, before any is read
+    options = _options(bundle, params, lambda read: read())  # (the first wrong value raises)
+    assert options is not None
     loaded = _loaded(bundle, params)
-    options = replace(options, usage_days=_usage_days(bundle, params, (at or now).date()))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
     except OSError as exc:
         raise StoreWriteError(f"{_SCRATCH}: cannot make it: {exc.strerror or exc}") from None
     try:
         with Store.open(scratch / "state.db", create=True) as store:
-            _load_store(bundle, store, now, params.get("analyticsAccess"))
+            _load_store(bundle, store, options.now, params.get("analyticsAccess"))
             outcome = run_audit(store, loaded, options)
             if inspect is not None:
                 inspect(store, options)
@@ -1351,6 +1387,7 @@ __all__ = [
     "export_bundle",
     "load_public_key",
     "not_reproduced_warning",
+    "parameter_problems",
     "redaction_record",
     "result_statuses",
     "write_tables",

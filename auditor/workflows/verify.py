@@ -54,6 +54,7 @@ from auditor.workflows.export import (
     file_digest,
     load_public_key,
     not_reproduced_warning,
+    parameter_problems,
     redaction_record,
     result_statuses,
     write_tables,
@@ -511,12 +512,15 @@ def _check_present(manifest: dict[str, Any], made_by: Any, written: Any, out: Ve
         out.problems.append(f"manifest: {name} is missing, but {missing[name]}")
 
 
-def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
+def _check_facts(
+    bundle: Path, manifest: dict[str, Any], out: Verification
+) -> dict[str, Any] | None:
     """The manifest's own statements that the bundle's small files decide: the release (as
     findings.json gives it), run id and time (as run-parameters.json does), and, for a bundle
     of this release, the fixed texts and redaction rules. A field no release writes is named,
     and so is one the release that made the bundle writes that is missing (`written_fields`):
-    nothing the manifest states goes unchecked, nor is anything it stated deleted."""
+    nothing the manifest states goes unchecked, nor is anything it stated deleted. Gives the
+    run parameters, when they could be read (`_parameters`)."""
     made_by = manifest.get("toolVersion")
     note = _release_note(made_by)
     written = _written_version(bundle)
@@ -554,6 +558,7 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
             if name in manifest and key in params:
                 where = f"{PARAMETERS}'s {key} is"
                 _fact(out, name, manifest[name], params[key], where)
+    return params
 
 
 @dataclass
@@ -957,15 +962,21 @@ def _matches(
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
     """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation
-    (without it, the manifest's counts are checked against the files, `_check_counts`)."""
+    (without it, the manifest's counts are checked against the files, `_check_counts`, and
+    every run parameter's value as the re-run reads it, `parameter_problems`: one of another
+    type passed unread, review R59 #2)."""
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
-    _check_facts(bundle, manifest, out)
+    params = _check_facts(bundle, manifest, out)
     differ = _not_reproduced(manifest, out)
     _check_signature(bundle, raw, key, out)
     if rerun:
         _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
+        # and the run parameters' values, as the re-run reads them (each named at its path)
+        for problem in parameter_problems(bundle, params) if params is not None else ():
+            out.quoting[len(out.problems)] = 0  # (as the re-run's: `problem_lines`)
+            out.problems.append(problem)
     return out

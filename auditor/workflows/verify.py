@@ -360,12 +360,12 @@ def written_fields(made_by: Any) -> tuple[str, ...]:
     return _WRITTEN.get(made_by, ("toolVersion",)) if isinstance(made_by, str) else ("toolVersion",)
 
 
-def _shown_value(value: Any, limit: int = 80) -> str:
+def _shown_value(value: Any) -> str:
     """A value of the bundle (its JSON text) as a problem shows it: a secret the value
     detectors find in it reads `<not shown: looks like a secret>` (a hand-edited bundle may
     hold one: export writes none), judged before it is shortened (a token cut short is no
     longer one they know), as `_name` shows a key or a file's name."""
-    return escape.shorten(shown_value(escape.show_value(value)), limit)
+    return escape.shorten(shown_value(escape.show_value(value)), 80)
 
 
 def _name(name: str, limit: int | None = None) -> str:

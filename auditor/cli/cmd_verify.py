@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli.failure import hidden_paths, scrubbed
+from auditor.cli.failure import hidden_paths, problem_lines, scrubbed
 from auditor.common.escape import terminal_text
 from auditor.errors import EXIT_ERROR, EXIT_OK
 from auditor.redact.shown import printed_path
@@ -38,10 +38,17 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
         print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)
     if not result.ok:
         for index, problem in enumerate(result.problems):  # may name a file of the bundle
-            print(f"auditor: verify: {_shown(problem, tokens, bundle)}", file=ctx.stderr)
+            at = result.quoting.get(index)
+            if at is None:
+                shown_problem = _shown(problem, tokens, bundle)
+            else:  # an input file's error, as `run` shows it: a value it quotes judged too
+                head = _shown(problem[:at], tokens, bundle)
+                shown_problem = head + problem_lines([problem[at:]], tokens)[0]
+            print(f"auditor: verify: {shown_problem}", file=ctx.stderr)
             lines = result.details.get(index, [])
-            for line in lines[:DETAIL_LINES]:  # one mistake a line, as `run` lists them
-                print(f"auditor: verify:   {_shown(line, tokens, bundle)}", file=ctx.stderr)
+            # one mistake a line, as `run` lists an input file's (a value it quotes judged too)
+            for line in problem_lines(lines[:DETAIL_LINES], tokens):
+                print(f"auditor: verify:   {line}", file=ctx.stderr)
             if len(lines) > DETAIL_LINES:
                 more = len(lines) - DETAIL_LINES
                 print(f"auditor: verify:   … and {more} more line(s)", file=ctx.stderr)

@@ -73,6 +73,7 @@ from auditor.policy.redacted import (
     secrets_hidden,
 )
 from auditor.redact import RULES_VERSION, Redactor
+from auditor.redact.shown import printed_path, shown_value
 from auditor.report import ReportData, write_reports
 from auditor.report.model import (
     BUNDLE_MANIFEST,
@@ -331,8 +332,6 @@ def _copy_inputs(
     a copy with secrets replaced records `"redacted": true` and no digest of the original
     (with the copy and a marker's length, that digest would confirm a guess of the secret
     offline)."""
-    from auditor.redact.shown import printed_path
-
     policy = load_policies(list(request.policies) or [SHIPPED_POLICY_DIR])
     raws = []  # each read once, as loaded (a file changed since would judge otherwise)
     for pf in policy.files:
@@ -887,25 +886,31 @@ def _json_fault(value: Any) -> str | None:
     while pending:
         item, parts = pending.pop()
         if len(parts) > BUNDLE_JSON_DEPTH:
-            shown = escape.shorten(render(parts), 60)
+            shown = escape.shorten(_at(parts), 60)
             return f"{shown}: nested deeper than {BUNDLE_JSON_DEPTH} levels"
         if isinstance(item, _Constant):
-            return f"{render(parts)}: {item.name} is not a JSON number"
+            return f"{_at(parts)}: {item.name} is not a JSON number"
         if isinstance(item, _Unwritable):
             shown = escape.shorten(item.text, 40)
-            return f"{render(parts)}: {shown} is beyond the numbers export writes (64 bits)"
+            return f"{_at(parts)}: {shown} is beyond the numbers export writes (64 bits)"
         if isinstance(item, str) and _text_fault(item):
-            return f"{render(parts)}: a lone UTF-16 surrogate escape, not text"
+            return f"{_at(parts)}: a lone UTF-16 surrogate escape, not text"
         if isinstance(item, dict):
             for key in item:
                 if _text_fault(key):
-                    return f"{render(parts)}: a key holding a lone UTF-16 surrogate escape"
+                    return f"{_at(parts)}: a key holding a lone UTF-16 surrogate escape"
             if isinstance(item, _Repeated):
-                return f"{render(parts)}: the key {_shown(item.key)} is written twice"
+                return f"{_at(parts)}: the key {_shown(item.key)} is written twice"
             pending.extend((v, (*parts, k)) for k, v in reversed(item.items()))
         elif isinstance(item, list):
             pending.extend((v, (*parts, n)) for n, v in reversed(list(enumerate(item))))
     return None
+
+
+def _at(parts: tuple[str | int, ...]) -> str:
+    """A JSON path of a bundle file as an error shows it: a key in it that the value
+    detectors take for a secret (a hand-edited bundle's) not shown (`shown_value`)."""
+    return render(tuple(shown_value(p) if isinstance(p, str) else p for p in parts))
 
 
 def _kind(value: Any) -> str:
@@ -994,7 +999,8 @@ def _load_analytics(bundle: Path, store: Store, sync: int, access: Any) -> None:
                 store.ingest_analytics(str(item["day"]), str(item["series"]), item["data"], sync)
             except (KeyError, TypeError) as exc:
                 raise BundleError(
-                    f"{bundle / ANALYTICS}:{number}: not a stored analytics series ({exc})"
+                    f"{bundle / ANALYTICS}:{number}: not a stored analytics series "
+                    f"({shown_value(str(exc))})"
                 ) from None
     if isinstance(access, dict):
         store.set_analytics_access(str(access.get("status", "")), str(access.get("detail", "")))
@@ -1015,7 +1021,8 @@ def _load_store(bundle: Path, store: Store, now: datetime, access: Any = None) -
                 # OverflowError: a number past SQLite's 64 bits (`"revision": 1e23` written out)
                 except (KeyError, TypeError, ValueError, OverflowError) as exc:
                     raise BundleError(
-                        f"{bundle / name}:{number}: not a stored item ({type(exc).__name__}: {exc})"
+                        f"{bundle / name}:{number}: not a stored item "
+                        f"({type(exc).__name__}: {shown_value(str(exc))})"
                     ) from None
         _load_issues(bundle, store)
 
@@ -1054,7 +1061,7 @@ def _load_issues(bundle: Path, store: Store) -> None:
             )
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise BundleError(
-                f"{at}: not an integrity issue ({type(exc).__name__}: {exc})"
+                f"{at}: not an integrity issue ({type(exc).__name__}: {shown_value(str(exc))})"
             ) from None
 
 
@@ -1161,7 +1168,8 @@ def _inside(bundle: Path, name: object) -> Path:
     # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
     linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
     if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
-        raise BundleError(f"{bundle / PARAMETERS}: {text!r} is not a file inside the bundle")
+        shown = printed_path(text)
+        raise BundleError(f"{bundle / PARAMETERS}: {shown!r} is not a file inside the bundle")
     return path
 
 
@@ -1252,24 +1260,75 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
 
 
 def _shown(value: Any) -> str:
-    return escape.shorten(orjson.dumps(value).decode(), 40)
+    """A value of a bundle file as an error shows it: a secret the value detectors find in it
+    (a hand-edited bundle's) not shown, judged before it is shortened (`shown_value`)."""
+    return escape.shorten(shown_value(orjson.dumps(value).decode()), 40)
 
 
-def _usage_days(bundle: Path, params: dict[str, Any], day: date) -> int | None:
+#: What a check of `_options` gives for a value it found wrong (and named).
+_WRONG = object()
+
+
+def _options(
+    bundle: Path, params: dict[str, Any], check: Callable[[Callable[[], Any]], Any]
+) -> AuditOptions | None:
+    """The run's options as the run parameters give them, each value checked where it is
+    written (`_ParameterReader`), and the input files' entries (before any file is read),
+    each read through `check`: it returns what it read, or raises its BundleError (the
+    re-run), or names it and gives `_WRONG` (`parameter_problems`: None then)."""
+    value = _ParameterReader(bundle, params)
+    now = check(lambda: value("reportTime", _a_time, "a time with its UTC offset"))
+    at = check(lambda: value("at", lambda v: None if v is None else _a_time(v), "a time, or null"))
+    read = {
+        "run_id": check(lambda: value("runId", _a_text, "the run's id")),
+        "api_address": check(lambda: value("apiAddress", _a_text, "the service's address")),
+        "all_revisions": check(lambda: value("allRevisions", _a_flag, "true or false")),
+        "fail_on": check(lambda: value("failOn", _a_fail_on, f"one of {', '.join(_FAIL_ON)}")),
+        "list_table": check(value.diff_keys),
+        "source": check(lambda: _bundle_source(bundle, params)),
+    }
+    check(value.inputs)
+    day = None if now is _WRONG or at is _WRONG else (at or now).date()
+    read["usage_days"] = check(lambda: _usage_days(bundle, params, day))
+    if any(v is _WRONG for v in (now, at, *read.values())):
+        return None
+    return AuditOptions(now=now, at=at, **read)
+
+
+def parameter_problems(bundle: Path, params: dict[str, Any]) -> list[str]:
+    """Every value of the run parameters (read already, `bundle_object`) that export would
+    not write, each at its JSON path, as the re-run names the first it meets (`_options`):
+    what `verify --no-rerun` checks of them without evaluating the bundle."""
+    problems: list[str] = []
+
+    def check(read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except BundleError as exc:
+            problems.append(str(exc))
+            return _WRONG
+
+    _options(bundle, params, check)
+    return problems
+
+
+def _usage_days(bundle: Path, params: dict[str, Any], day: date | None) -> int | None:
     """The run's usage window in days (None: `--no-usage`), checked where it is written: one
     out of range (`"usageDays": 1000000`, a window before the year 1) is the bundle's error,
-    never an OverflowError of the re-run."""
+    never an OverflowError of the re-run. The window is checked from `day` (its last), when
+    known (not when the report time is itself wrong)."""
     days = params.get("usageDays")
     if days is None:
         return None
     where = f"{bundle / PARAMETERS}: $.usageDays"
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
-        shown = escape.shorten(orjson.dumps(days).decode(), 40)
+        shown = _shown(days)
         raise BundleError(
             f"{where}: expected a whole number of days from 1 to {MAX_DAYS}, or null; got {shown}"
         )
     try:
-        usage_window(day, days)
+        if day is not None:
+            usage_window(day, days)
     except ValueError as exc:
         raise BundleError(f"{where}: {exc}") from None
     return days
@@ -1289,29 +1348,16 @@ def evaluate_bundle(
     when given, is called once evaluated, before the scratch state file is removed (`verify`
     counts the bundle's rows there and derives its CSV files again)."""
     params = _parameters(bundle)
-    value = _ParameterReader(bundle, params)
-    now = value("reportTime", _a_time, "a time with its UTC offset")
-    at = value("at", lambda v: None if v is None else _a_time(v), "a time, or null")
-    options = AuditOptions(
-        run_id=value("runId", _a_text, "the run's id"),
-        now=now,
-        api_address=value("apiAddress", _a_text, "the service's address"),
-        at=at,
-        all_revisions=value("allRevisions", _a_flag, "true or false"),
-        fail_on=value("failOn", _a_fail_on, f"one of {', '.join(_FAIL_ON)}"),
-        list_table=value.diff_keys(),
-        source=_bundle_source(bundle, params),
-    )
-    value.inputs()  # the files' entries, before any is read
+    options = _options(bundle, params, lambda read: read())  # (the first wrong value raises)
+    assert options is not None
     loaded = _loaded(bundle, params)
-    options = replace(options, usage_days=_usage_days(bundle, params, (at or now).date()))
     try:
         scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
     except OSError as exc:
         raise StoreWriteError(f"{_SCRATCH}: cannot make it: {exc.strerror or exc}") from None
     try:
         with Store.open(scratch / "state.db", create=True) as store:
-            _load_store(bundle, store, now, params.get("analyticsAccess"))
+            _load_store(bundle, store, options.now, params.get("analyticsAccess"))
             outcome = run_audit(store, loaded, options)
             if inspect is not None:
                 inspect(store, options)
@@ -1341,6 +1387,7 @@ __all__ = [
     "export_bundle",
     "load_public_key",
     "not_reproduced_warning",
+    "parameter_problems",
     "redaction_record",
     "result_statuses",
     "write_tables",

@@ -33,6 +33,7 @@ from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.common.paths import render
 from auditor.errors import AuditorError, PolicyError, ReportError, StoreWriteError
 from auditor.evaluate.readiness import InvalidModel
+from auditor.redact.shown import printed_path, shown_value
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
@@ -53,6 +54,7 @@ from auditor.workflows.export import (
     file_digest,
     load_public_key,
     not_reproduced_warning,
+    parameter_problems,
     redaction_record,
     result_statuses,
     write_tables,
@@ -68,6 +70,10 @@ class Verification:
     #: the lines a problem lists (by its index in `problems`): a re-run's invalid readiness
     #: model or waivers file, one line per mistake, each printed on its own line
     details: dict[int, list[str]] = field(default_factory=dict)
+    #: the problems that quote an input file of the bundle (the re-run's error: a policy's
+    #: line, with its value), by index: where in the problem the quoted error begins. It and
+    #: its details are shown as `run` shows an input file's problems (`problem_lines`)
+    quoting: dict[int, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
     reproduced: list[str] = field(default_factory=list)  # CSV files and reports, byte for byte
@@ -114,30 +120,35 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
         want = files[name].get("sha256") if isinstance(files[name], dict) else None
         fault = _entry_fault(files[name])
         if fault is not None:
-            out.problems.append(f"{MANIFEST}: {render(('files', name, *fault[0]))}: {fault[1]}")
+            at = render(("files", _name(name), *fault[0]))
+            out.problems.append(f"{MANIFEST}: {at}: {fault[1]}")
         if ".." in Path(name).parts or Path(name).is_absolute():
-            out.problems.append(f"manifest: {name!r} is not a path inside the bundle")
+            out.problems.append(f"manifest: {_name(name)!r} is not a path inside the bundle")
         elif (folder := _linked_folder(bundle, name)) is not None:
             linked[folder] = linked.get(folder, 0) + 1
             out.digests[name] = None  # not read through the link: never intact, nor reproduced
         elif (kind := _kind(path)) is not None:
-            out.problems.append(f"altered: {name} is not a regular file ({kind})")
+            out.problems.append(f"altered: {_name(name)} is not a regular file ({kind})")
         elif _missing(path):
-            out.problems.append(f"missing: {name} (listed in {MANIFEST})")
+            out.problems.append(f"missing: {_name(name)} (listed in {MANIFEST})")
         elif (sizes := _other_size(path, files[name])) is not None:
             # named at once, never hashed: a 50 GB file swapped in is not read to say so
             size, listed = sizes
             out.files_checked += 1
             out.digests[name] = ("", size)  # no sha256 is "": the re-run sees it differs
-            out.problems.append(f"altered: {name} ({size:,} bytes, {MANIFEST} says {listed:,})")
+            out.problems.append(
+                f"altered: {_name(name)} ({size:,} bytes, {MANIFEST} says {listed:,})"
+            )
         elif (found := _digest(path, name, out)) is not None:
             got, _ = found
             out.files_checked += 1
             if got != want:
-                out.problems.append(f"altered: {name} (sha256 {got}, {MANIFEST} says {want})")
+                out.problems.append(
+                    f"altered: {_name(name)} (sha256 {got}, {MANIFEST} says {want})"
+                )
     for folder, count in sorted(linked.items()):
         out.problems.append(
-            f"altered: {folder} is a symbolic link, not a folder of the bundle: the {count} "
+            f"altered: {_name(folder)} is a symbolic link, not a folder of the bundle: the {count} "
             f"file(s) {MANIFEST} lists under it were not read through it"
         )
     out.problems.extend(_unlisted_entries(bundle, files, linked))
@@ -233,7 +244,7 @@ def _unlisted_entries(bundle: Path, files: dict[str, Any], linked: dict[str, int
 
     def unlisted(name: str, exc: OSError) -> None:
         problems.append(
-            f"unreadable: {name}/ ({exc.strerror or exc}: its entries cannot be listed, so "
+            f"unreadable: {_name(name)}/ ({exc.strerror or exc}: its entries cannot be listed, so "
             f"a file {MANIFEST} does not list may be in it)"
         )
 
@@ -246,14 +257,14 @@ def _unlisted_entries(bundle: Path, files: dict[str, Any], linked: dict[str, int
             if name not in files and name not in linked:
                 kind = _kind_of(mode)
                 what = f"{kind}, " if kind else ""
-                problems.append(f"extra: {name} ({what}not listed in {MANIFEST})")
+                problems.append(f"extra: {_name(name)} ({what}not listed in {MANIFEST})")
         elif name in listed:
             continue
         elif stat.S_ISDIR(mode):
             if name not in folders and not holds:
-                others.append(f"extra: {name}/ (an empty folder, not listed in {MANIFEST})")
+                others.append(f"extra: {_name(name)}/ (an empty folder, not listed in {MANIFEST})")
         else:
-            others.append(f"extra: {name} ({_kind_of(mode)}, not listed in {MANIFEST})")
+            others.append(f"extra: {_name(name)} ({_kind_of(mode)}, not listed in {MANIFEST})")
     return problems + others
 
 
@@ -278,7 +289,7 @@ def _digest(path: Path, name: str, out: Verification) -> tuple[str, int] | None:
     try:
         digest = file_digest(path)
     except OSError as exc:
-        out.problems.append(f"unreadable: {name} ({exc.strerror or exc})")
+        out.problems.append(f"unreadable: {_name(name)} ({exc.strerror or exc})")
         found = None
     else:
         found = str(digest["sha256"]), int(str(digest["bytes"]))
@@ -350,7 +361,19 @@ def written_fields(made_by: Any) -> tuple[str, ...]:
 
 
 def _shown_value(value: Any) -> str:
-    return escape.shorten(escape.show_value(value), 80)
+    """A value of the bundle (its JSON text) as a problem shows it: a secret the value
+    detectors find in it reads `<not shown: looks like a secret>` (a hand-edited bundle may
+    hold one: export writes none), judged before it is shortened (a token cut short is no
+    longer one they know), as `_name` shows a key or a file's name."""
+    return escape.shorten(shown_value(escape.show_value(value)), 80)
+
+
+def _name(name: str, limit: int | None = None) -> str:
+    """A key or a file's name of the bundle as a problem shows it: each name in it (between
+    `/`) that the value detectors take for a secret not shown (`printed_path`); ordinary
+    names (all of a bundle export writes) ask no detector."""
+    shown = printed_path(name)
+    return shown if limit is None else escape.shorten(shown, limit)
 
 
 def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note: str = "") -> None:
@@ -362,15 +385,25 @@ def _fact(out: Verification, name: str, stated: Any, true: Any, where: str, note
         )
 
 
-def _parameters(bundle: Path, out: Verification) -> dict[str, Any] | None:
+def _parameters(bundle: Path, files: dict[str, Any], out: Verification) -> dict[str, Any] | None:
     """run-parameters.json read as the re-run reads it (`bundle_object`, strictly), for the
-    manifest's run id and time; None when it cannot be read (the file check names a file
-    missing or unreadable; one that is not as export writes it is a problem here too: read
-    leniently, a forged run id behind a byte-order mark went unchecked with --no-rerun)."""
+    manifest's run id and time; None, the problem named, when it cannot be read: one not as
+    export writes it (read leniently, a forged run id behind a byte-order mark went unchecked
+    with --no-rerun), or one too large to read (a few KB as export writes it: one padded past
+    16 MiB left the run id unchecked without a word, review R62 #3). A file listed that is
+    missing, a link or unreadable is named by the file check, not again here."""
     path = bundle / PARAMETERS
     try:
         return bundle_object(read_input(path, max_bytes=MANIFEST_MAX_BYTES), str(path))
-    except UnreadableFile:
+    except UnreadableFile as exc:
+        named = PARAMETERS in files and (
+            not _own_file(bundle, PARAMETERS) or out.digests.get(PARAMETERS) is None
+        )
+        if not named:
+            out.problems.append(
+                f"manifest: runId and generated cannot be checked: {path}: cannot read: "
+                f"{exc.reason}"
+            )
         return None
     except BundleError as exc:
         out.problems.append(f"manifest: runId and generated cannot be checked: {exc}")
@@ -438,7 +471,9 @@ def _not_reproduced(manifest: dict[str, Any], out: Verification) -> list[dict[st
             "non-empty list of {rule, subject, run, bundle}"
         )
         return None
-    out.notes.append(not_reproduced_warning(differ))
+    # each of the (at most 5) entries the note shows, its values as a problem shows one
+    shown = [{k: _name(v) for k, v in d.items()} for d in differ[:5]]
+    out.notes.append(not_reproduced_warning(shown + differ[5:]))
     return differ
 
 
@@ -471,18 +506,21 @@ def _check_present(manifest: dict[str, Any], made_by: Any, written: Any, out: Ve
                 missing[name] = (
                     "every release of auditor writes it"
                     if name == "toolVersion"
-                    else f"auditor {escape.shorten(str(release), 40)} writes it in every bundle"
+                    else f"auditor {_name(str(release), 40)} writes it in every bundle"
                 )
     for name in sorted(missing, key=_FIELDS.index):
         out.problems.append(f"manifest: {name} is missing, but {missing[name]}")
 
 
-def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> None:
+def _check_facts(
+    bundle: Path, manifest: dict[str, Any], out: Verification
+) -> dict[str, Any] | None:
     """The manifest's own statements that the bundle's small files decide: the release (as
     findings.json gives it), run id and time (as run-parameters.json does), and, for a bundle
     of this release, the fixed texts and redaction rules. A field no release writes is named,
     and so is one the release that made the bundle writes that is missing (`written_fields`):
-    nothing the manifest states goes unchecked, nor is anything it stated deleted."""
+    nothing the manifest states goes unchecked, nor is anything it stated deleted. Gives the
+    run parameters, when they could be read (`_parameters`)."""
     made_by = manifest.get("toolVersion")
     note = _release_note(made_by)
     written = _written_version(bundle)
@@ -490,7 +528,7 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
     for name in manifest:
         if name not in ("files", NOT_REPRODUCED) and name not in _FROM_FILES + _FROM_RERUN:
             out.problems.append(
-                f"manifest: {escape.shorten(name, 40)} is not a field auditor writes "
+                f"manifest: {_name(name, 40)} is not a field auditor writes "
                 f"({_shown_value(manifest[name])} cannot be checked){note}"
             )
     if "tool" in manifest:
@@ -512,13 +550,15 @@ def _check_facts(bundle: Path, manifest: dict[str, Any], out: Verification) -> N
             record = redaction_record()
             for key in sorted(set(redaction) | set(record)):
                 where = f"auditor {__version__} writes"
-                _fact(out, f"redaction.{key}", redaction.get(key), record.get(key), where)
-    params = _parameters(bundle, out)
+                shown = f"redaction.{_name(key, 40)}"  # (a key of the bundle's own too)
+                _fact(out, shown, redaction.get(key), record.get(key), where)
+    params = _parameters(bundle, manifest["files"], out)
     if params is not None:
         for name, key in (("runId", "runId"), ("generated", "reportTime")):
             if name in manifest and key in params:
                 where = f"{PARAMETERS}'s {key} is"
                 _fact(out, name, manifest[name], params[key], where)
+    return params
 
 
 @dataclass
@@ -718,7 +758,7 @@ def _first_row_difference(source: str) -> Callable[[Path, Path, int], str | None
                         continue
                     row = "the header row" if number == 0 else f"row {number:,}"
                     if ours and number:
-                        row += f", {header[0]} {escape.shorten(ours[0], 40)}"
+                        row += f", {header[0]} {_name(ours[0], 40)}"
                     if isinstance(kept_row, str):
                         return f"{row}: {kept_row}"
                     if kept_row is None:
@@ -748,7 +788,7 @@ def _release_note(made_by: Any) -> str:
     """Why a re-run may differ without anyone changing the bundle: another release made it."""
     if made_by == __version__:
         return ""
-    shown = escape.shorten(str(made_by), 40) if made_by is not None else "an unrecorded release"
+    shown = _name(str(made_by), 40) if made_by is not None else "an unrecorded release"
     return (
         f"; the bundle was made by auditor {shown} and this is {__version__}, whose reports "
         "may differ: re-run it with the release that made it (or check the hashes and the "
@@ -766,7 +806,9 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     elif isinstance(exc, PolicyError) and len(exc.problems) > 1:
         head = f"{len(exc.problems)} problem(s) in the bundle's input files:"
         lines = [line for p in exc.problems for line in p.split("\n")]
-    out.problems.append(f"re-run: the bundle cannot be evaluated: {head}")
+    lead = "re-run: the bundle cannot be evaluated: "
+    out.problems.append(f"{lead}{head}")
+    out.quoting[len(out.problems) - 1] = len(lead)
     if lines:
         out.details[len(out.problems) - 1] = lines
 
@@ -803,14 +845,15 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
             if name is None:
                 raise  # not the bundle's: TMPDIR's
             out.problems.append(
-                f"re-run: the bundle cannot be evaluated: {name}: {exc.strerror or exc}"
+                f"re-run: the bundle cannot be evaluated: {_name(name)}: {exc.strerror or exc}"
             )
             return
         except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as exc:
             # a value of a tampered bundle that no check of its reading caught: still one
             # problem among the others (the hashes, the signature), never the command's only line
             out.problems.append(
-                f"re-run: the bundle cannot be evaluated: unexpected {type(exc).__name__}: {exc}"
+                "re-run: the bundle cannot be evaluated: unexpected "
+                f"{type(exc).__name__}: {shown_value(str(exc))}"
             )
             return
         derived.check(manifest, len(data.findings), out, note)
@@ -919,15 +962,21 @@ def _matches(
 
 def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
     """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation
-    (without it, the manifest's counts are checked against the files, `_check_counts`)."""
+    (without it, the manifest's counts are checked against the files, `_check_counts`, and
+    every run parameter's value as the re-run reads it, `parameter_problems`: one of another
+    type passed unread, review R59 #2)."""
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
-    _check_facts(bundle, manifest, out)
+    params = _check_facts(bundle, manifest, out)
     differ = _not_reproduced(manifest, out)
     _check_signature(bundle, raw, key, out)
     if rerun:
         _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
+        # and the run parameters' values, as the re-run reads them (each named at its path)
+        for problem in parameter_problems(bundle, params) if params is not None else ():
+            out.quoting[len(out.problems)] = 0  # (as the re-run's: `problem_lines`)
+            out.problems.append(problem)
     return out

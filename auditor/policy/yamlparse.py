@@ -78,8 +78,8 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
     try:
         _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
     except _SyntaxFailure as first:
-        try:
-            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
+        try:  # its syntax error is not said (nor described: `_scan`), the C parser's is
+            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes, described=False)
         except (_SyntaxFailure, ValueError):  # ValueError: the pure parser's chr() of an
             # escape beyond U+10FFFF (`"\U00110000"`), which the C parser refuses at its place
             raise PolicyError(first.problems) from None
@@ -450,7 +450,19 @@ class _SyntaxFailure(Exception):
         self.problems = problems
 
 
-def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 0) -> None:
+def _scan(
+    text: str,
+    file: str,
+    max_depth: int,
+    *,
+    pure: bool,
+    max_nodes: int = 0,
+    described: bool = True,
+) -> None:
+    """PolicyError with the refusals found in the events of `text`; _SyntaxFailure with them
+    and its syntax error, when the parser gives up. With `described=False` (a second try
+    whose failure is dropped), the syntax error is not described: its hint alone parses the
+    text again (a 950 KB file took 9 s more: review R57 #5)."""
     scanner = _Scanner(file, max_depth, max_nodes, text)
     try:
         for event in YAML(typ="safe", pure=pure).parse(text):
@@ -458,9 +470,8 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 
     except _TooDeep:
         raise PolicyError(scanner.problems) from None
     except YAMLError as exc:
-        raise _SyntaxFailure(
-            [*scanner.problems, _syntax_problem(file, exc, text, pure=pure)]
-        ) from None
+        said = [_syntax_problem(file, exc, text, pure=pure)] if described else []
+        raise _SyntaxFailure([*scanner.problems, *said]) from None
     if scanner.problems:
         raise PolicyError(scanner.problems)
 

@@ -181,10 +181,11 @@ def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
         else:
             levels[key] = name
     if len(levels) == len(raw) and sorted(levels) != list(range(1, len(levels) + 1)):
+        got = ", ".join(problems.doc.key_text(("levels",), key) for key in sorted(levels))
         problems.add(
             ("levels",),
             f"levels are numbered 1, 2, … without a gap (a repository starts at level 1 and "
-            f"reaches n+1 from n), got {sorted(levels)}",
+            f"reaches n+1 from n), got [{got}]",
         )
     return dict(sorted(levels.items()))
 

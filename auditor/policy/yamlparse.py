@@ -196,6 +196,7 @@ class Tree:
                 keys = {}
                 for key_node, value_node in node.value:
                     keys.setdefault(_joined(str(key_node.value)), (key_node, value_node))
+                    keys.setdefault(key_name(key_node), (key_node, value_node))
                 self._keys[id(node)] = keys
             return keys.get(str(part))
         if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
@@ -241,7 +242,7 @@ def typed_key(
     if isinstance(node, MappingNode):
         for key_node, _ in node.value:
             if key_node.tag != _CORE + "str":
-                return location(file, key_node.start_mark), str(key_node.value)
+                return location(file, key_node.start_mark), key_name(key_node)
     return location(file, node.start_mark if node is not None else None), None
 
 
@@ -250,8 +251,36 @@ def key_written(tree: Tree, parts: Sequence[str | int], index: int, count: int) 
     `0x10`, `~`), or None (no such mapping of as many keys)."""
     node = tree.node_at(parts)
     if isinstance(node, MappingNode) and len(node.value) == count and 0 <= index < count:
-        return str(node.value[index][0].value)
+        return key_name(node.value[index][0])
     return None
+
+
+def key_name(node: Node) -> str:
+    """A key as a problem names it: its text as written (`true`, `0x10`, `~`), but an integer
+    of 8 bytes or more written other than in hex (`0b1100…`, `0o1443…`, 39 decimal digits) by
+    its hex form (`0x6465…`), the one form of a number the command's own token is hidden in: a
+    token typed as a number is then not shown, in whatever base it was typed (review R57 #7)."""
+    text = _joined(str(node.value))
+    return number_named(text) if node.tag == _CORE + "int" else text
+
+
+def number_named(text: str) -> str:
+    """An integer written `text` as a problem names it (`key_name`); any other text as it is."""
+    if len(text) <= _LONGEST_SHOWN or _HEX.fullmatch(text) or not text.isascii():
+        return text
+    digits = text.replace("_", "")
+    sign = "-" if digits.startswith("-") else ""
+    digits = digits.lstrip("+-")
+    base = {"0b": 2, "0o": 8}.get(digits[:2], 10)
+    try:
+        value = int(digits[2:] if base != 10 else digits, base)
+    except ValueError:  # not an integer, or more decimal digits than Python reads
+        return text
+    return f"{sign}{value:#x}" if value >> 56 else text
+
+
+_HEX = re.compile(r"[-+]?0x[0-9a-fA-F_]+")
+_LONGEST_SHOWN = 16  # written characters: no form of an 8-byte number is shorter but hex
 
 
 #: A refused YAML alias, anchor or tag, said by its kind alone (`_Scanner._check_node`).
@@ -348,7 +377,9 @@ class _Scanner:
     def _check_duplicate(self, event: ScalarEvent) -> None:
         frame = self.stack[-1]
         if event.value in frame.keys:
-            self.refuse(event, f"duplicate key `{event.value}`")
+            plain = not event.style and event.tag is None  # `0b1100…` twice: named as `key_name`
+            name = number_named(event.value) if plain else event.value
+            self.refuse(event, f"duplicate key `{name}`")
         frame.keys.add(event.value)
 
     def _open(self, event: CollectionStartEvent) -> None:
@@ -544,7 +575,7 @@ def _duplicate_problem(file: str, exc: DuplicateKeyError, text: str) -> str:
     `true` and `True`): said without quoting either value, as the parser's message does (a
     value under `env:` is a secret by its place alone, which no detector sees in a message)."""
     found = _TYPED_KEY.search(str(exc.problem or ""))
-    key = f" `{_KEY_WORDS.get(found[1], found[1])}`" if found else ""
+    key = f" `{_KEY_WORDS.get(found[1], number_named(found[1]))}`" if found else ""
     since = ""
     if exc.context_mark is not None:
         start = location(file, exc.context_mark, text)

@@ -6,6 +6,7 @@ shipped file whose bytes the build already parsed (`yamlsafe.SHIPPED_YAML`) need
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -430,16 +431,18 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
     """What to say of the YAML 1.1 line breaks (`YAML11_BREAKS`) before a syntax error (the
     first on the line of the last one), when they are its cause (the text with each one a
     space reads past that place, or fails otherwise): YAML ends a line, and a comment, there,
-    and no editor does, so what follows one in a comment is read as YAML (T92 #3); or ""."""
+    and no editor does, so what follows one in a comment is read as YAML (T92 #3); or "".
+    One in a quoted string is no break in any YAML, nor its cause: never named (review R57
+    #4: one in `b: "x<U+2028>y"` was, below the comment's that was the cause)."""
     mark = exc.problem_mark
     if mark is None or not yaml11_breaks(text):
         return ""
     at = mark_index(mark, text)
-    index = max(text.rfind(c, 0, at) for c in YAML11_BREAKS)
-    if index < 0:
+    if max(text.rfind(c, 0, at) for c in YAML11_BREAKS) < 0:
         return ""
     pure = getattr(mark, "buffer", None) is not None
     depth = 0
+    quoted: list[tuple[int, int]] = []  # the quoted strings read, in order: where each starts, ends
     try:  # read up to that place only, and no deeper than a file may nest (`_Scanner`)
         for event in YAML(typ="safe", pure=pure).parse(_YAML11_BREAK.sub(" ", text)):
             if mark_index(event.start_mark, text) > at:
@@ -447,21 +450,40 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
             depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
             if depth > _HINT_DEPTH:
                 return ""
+            if isinstance(event, ScalarEvent) and event.style in ("'", '"'):
+                quoted.append(
+                    (mark_index(event.start_mark, text), mark_index(event.end_mark, text))
+                )
     except MarkedYAMLError as again:
         same = again.problem_mark is not None and mark_index(again.problem_mark, text) == at
         if same and again.problem == exc.problem:
             return ""  # the same mistake without them: not theirs
     except (YAMLError, ValueError):  # (ValueError: see `parse`)
         pass
-    # the first on its line: the one that ends a comment there
-    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
-    index = min(i for i in (text.find(c, start, index + 1) for c in YAML11_BREAKS) if i >= 0)
+    starts = [begin for begin, _ in quoted]
+    breaks = [
+        m.start()
+        for m in _YAML11_BREAK.finditer(text, 0, at)
+        if not _within(m.start(), quoted, starts)
+    ]
+    if not breaks:
+        return ""
+    # the first on the line of the last one: the one that ends a comment there
+    index = breaks[-1]
+    line_start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    index = breaks[bisect.bisect_left(breaks, line_start)]
     line, col = text_position(text, index)
     return (
         f" (U+{ord(text[index]):04X}, {YAML11_BREAKS[text[index]]}, at {line}:{col} is a line "
         "break in YAML 1.1, where no editor shows one, and ends a comment: what follows it is "
         "read as YAML; remove it)"
     )
+
+
+def _within(index: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether `index` lies in one of `spans` (in order, apart; `starts` their starts)."""
+    at = bisect.bisect_right(starts, index) - 1
+    return at >= 0 and index < spans[at][1]
 
 
 _YAML11_BREAK = re.compile("[" + "".join(YAML11_BREAKS) + "]")

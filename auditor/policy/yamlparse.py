@@ -195,9 +195,11 @@ class Tree:
             keys = self._keys.get(id(node))
             if keys is None:
                 keys = {}
-                for key_node, value_node in node.value:
-                    keys.setdefault(_joined(str(key_node.value)), (key_node, value_node))
-                    keys.setdefault(key_name(key_node), (key_node, value_node))
+                for key_node, value_node in node.value:  # by its text, and as it is named
+                    text = _joined(str(key_node.value))
+                    keys.setdefault(text, (key_node, value_node))
+                    if key_node.tag == _CORE + "int":
+                        keys.setdefault(number_named(text), (key_node, value_node))
                 self._keys[id(node)] = keys
             return keys.get(str(part))
         if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):

@@ -214,7 +214,10 @@ class YamlDocument:
         if known is None or known[0] is not mapping or len(known[1]) != len(mapping):
             known = (mapping, {k: n for n, k in enumerate(mapping)})
             self._key_index[id(mapping)] = known
-        return known[1].get(key)
+        try:
+            return known[1].get(key)
+        except TypeError:  # (a key no mapping holds: a list)
+            return None
 
     def written(self, parts: Sequence[str | int]) -> str | None:
         """The scalar at `parts` as the file writes it (`1.10` where the data holds 1.1), or

@@ -176,15 +176,17 @@ def _parse_levels(raw: Any, problems: _Problems) -> dict[int, str]:
         if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
             written = problems.doc.key_text(("levels",), key)  # `true`, not Python's `True`
             problems.add(("levels", written), "must map an integer level to a name")
-        elif key < 1:  # every repository starts at level 1
-            problems.add(("levels", str(key)), f"a level is 1 or more, got {key}", key=True)
+        elif key < 1:  # every repository starts at level 1; `0x0:` named and placed as written
+            written = problems.doc.key_text(("levels",), key)
+            problems.add(("levels", written), f"a level is 1 or more, got {written}", key=True)
         else:
             levels[key] = name
     if len(levels) == len(raw) and sorted(levels) != list(range(1, len(levels) + 1)):
+        got = ", ".join(problems.doc.key_text(("levels",), key) for key in sorted(levels))
         problems.add(
             ("levels",),
             f"levels are numbered 1, 2, … without a gap (a repository starts at level 1 and "
-            f"reaches n+1 from n), got {sorted(levels)}",
+            f"reaches n+1 from n), got [{got}]",
         )
     return dict(sorted(levels.items()))
 

@@ -6,6 +6,7 @@ shipped file whose bytes the build already parsed (`yamlsafe.SHIPPED_YAML`) need
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -78,8 +79,8 @@ def parse(text: str, file: str, max_depth: int, max_nodes: int) -> tuple[Any, bo
     try:
         _scan(text, file, max_depth, pure=False, max_nodes=max_nodes)
     except _SyntaxFailure as first:
-        try:
-            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes)
+        try:  # its syntax error is not said (nor described: `_scan`), the C parser's is
+            _scan(text, file, max_depth, pure=True, max_nodes=max_nodes, described=False)
         except (_SyntaxFailure, ValueError):  # ValueError: the pure parser's chr() of an
             # escape beyond U+10FFFF (`"\U00110000"`), which the C parser refuses at its place
             raise PolicyError(first.problems) from None
@@ -176,16 +177,51 @@ def compose(text: str, *, pure: bool) -> Node | None:
     return None
 
 
-def locate(
-    root: Node | None, file: str, parts: Sequence[str | int], *, key: bool
-) -> SourceLocation:
+class Tree:
+    """A file's node tree (positions), and the keys of each mapping a path has gone through
+    by their text: a step of a path is then one look-up, not a scan of the mapping, so that
+    placing a problem at each of a mapping's keys is linear, not quadratic (20,000 unknown keys
+    took two minutes: review R57 #8)."""
+
+    def __init__(self, root: Node | None) -> None:
+        self.root = root
+        # by the id() of a mapping node, which `root` keeps alive: its first key of each text
+        self._keys: dict[int, dict[str, tuple[Node, Node]]] = {}
+
+    def child(self, node: Node | None, part: str | int) -> tuple[Node | None, Node] | None:
+        """The key and value nodes of `part` in mapping `node` (the first key of that text),
+        or None and the item of a sequence; None when there is none."""
+        if isinstance(node, MappingNode):
+            keys = self._keys.get(id(node))
+            if keys is None:
+                keys = {}
+                for key_node, value_node in node.value:  # by its text, and as it is named
+                    text = _joined(str(key_node.value))
+                    keys.setdefault(text, (key_node, value_node))
+                    if key_node.tag == _CORE + "int":
+                        keys.setdefault(number_named(text), (key_node, value_node))
+                self._keys[id(node)] = keys
+            return keys.get(str(part))
+        if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            return None, node.value[part]
+        return None
+
+    def node_at(self, parts: Sequence[str | int]) -> Node | None:
+        node = self.root
+        for part in parts:
+            found = self.child(node, part)
+            node = found[1] if found is not None else None
+        return node
+
+
+def locate(tree: Tree, file: str, parts: Sequence[str | int], *, key: bool) -> SourceLocation:
     """1-based position of the value at `parts` in the tree (of its key with `key=True`); a
     path that does not exist resolves to its nearest existing ancestor."""
-    if root is None:
+    if tree.root is None:
         return SourceLocation(file, 1, 1)
-    node, mark = root, root.start_mark
+    node, mark = tree.root, tree.root.start_mark
     for part in parts:
-        found = _child(node, part)
+        found = tree.child(node, part)
         if found is None:
             break
         key_node, node = found
@@ -193,56 +229,61 @@ def locate(
     return location(file, mark)
 
 
-def written(root: Node | None, parts: Sequence[str | int]) -> str | None:
+def written(tree: Tree, parts: Sequence[str | int]) -> str | None:
     """The text of the scalar at `parts` as written (without quotes), or None."""
-    node = root
-    for part in parts:
-        found = _child(node, part) if node is not None else None
-        node = found[1] if found is not None else None
+    node = tree.node_at(parts)
     return str(node.value) if isinstance(node, ScalarNode) else None
 
 
 def typed_key(
-    root: Node | None, file: str, parts: Sequence[str | int]
+    tree: Tree, file: str, parts: Sequence[str | int]
 ) -> tuple[SourceLocation, str | None]:
     """1-based position of the first key of the mapping at `parts` that YAML reads as other
     than text (`1:`, `null:`, `true:`, a date), and the key as written; the mapping's own
     position (and None) without one."""
-    node = _node_at(root, parts)
+    node = tree.node_at(parts)
     if isinstance(node, MappingNode):
         for key_node, _ in node.value:
             if key_node.tag != _CORE + "str":
-                return location(file, key_node.start_mark), str(key_node.value)
+                return location(file, key_node.start_mark), key_name(key_node)
     return location(file, node.start_mark if node is not None else None), None
 
 
-def key_written(
-    root: Node | None, parts: Sequence[str | int], index: int, count: int
-) -> str | None:
+def key_written(tree: Tree, parts: Sequence[str | int], index: int, count: int) -> str | None:
     """The text of the key `index` (of `count`) of the mapping at `parts` as written (`true`,
     `0x10`, `~`), or None (no such mapping of as many keys)."""
-    node = _node_at(root, parts)
+    node = tree.node_at(parts)
     if isinstance(node, MappingNode) and len(node.value) == count and 0 <= index < count:
-        return str(node.value[index][0].value)
+        return key_name(node.value[index][0])
     return None
 
 
-def _node_at(root: Node | None, parts: Sequence[str | int]) -> Node | None:
-    node = root
-    for part in parts:
-        found = _child(node, part) if node is not None else None
-        node = found[1] if found is not None else None
-    return node
+def key_name(node: Node) -> str:
+    """A key as a problem names it: its text as written (`true`, `0x10`, `~`), but an integer
+    of 8 bytes or more written other than in hex (`0b1100…`, `0o1443…`, 39 decimal digits) by
+    its hex form (`0x6465…`), the one form of a number the command's own token is hidden in: a
+    token typed as a number is then not shown, in whatever base it was typed (review R57 #7)."""
+    text = _joined(str(node.value))
+    return number_named(text) if node.tag == _CORE + "int" else text
 
 
-def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
-    if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if _joined(str(key_node.value)) == str(part):
-                return key_node, value_node
-    elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-        return None, node.value[part]
-    return None
+def number_named(text: str) -> str:
+    """An integer written `text` as a problem names it (`key_name`); any other text as it is."""
+    if len(text) <= _LONGEST_SHOWN or _HEX.fullmatch(text) or not text.isascii():
+        return text
+    digits = text.replace("_", "")
+    sign = "-" if digits.startswith("-") else ""
+    digits = digits.lstrip("+-")
+    base = {"0b": 2, "0o": 8}.get(digits[:2], 10)
+    try:
+        value = int(digits[2:] if base != 10 else digits, base)
+    except ValueError:  # not an integer, or more decimal digits than Python reads
+        return text
+    return f"{sign}{value:#x}" if value >> 56 else text
+
+
+_HEX = re.compile(r"[-+]?0x[0-9a-fA-F_]+")
+_LONGEST_SHOWN = 16  # written characters: no form of an 8-byte number is shorter but hex
 
 
 #: A refused YAML alias, anchor or tag, said by its kind alone (`_Scanner._check_node`).
@@ -339,7 +380,9 @@ class _Scanner:
     def _check_duplicate(self, event: ScalarEvent) -> None:
         frame = self.stack[-1]
         if event.value in frame.keys:
-            self.refuse(event, f"duplicate key `{event.value}`")
+            plain = not event.style and event.tag is None  # `0b1100…` twice: named as `key_name`
+            name = number_named(event.value) if plain else event.value
+            self.refuse(event, f"duplicate key `{name}`")
         frame.keys.add(event.value)
 
     def _open(self, event: CollectionStartEvent) -> None:
@@ -390,16 +433,18 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
     """What to say of the YAML 1.1 line breaks (`YAML11_BREAKS`) before a syntax error (the
     first on the line of the last one), when they are its cause (the text with each one a
     space reads past that place, or fails otherwise): YAML ends a line, and a comment, there,
-    and no editor does, so what follows one in a comment is read as YAML (T92 #3); or ""."""
+    and no editor does, so what follows one in a comment is read as YAML (T92 #3); or "".
+    One in a quoted string is no break in any YAML, nor its cause: never named (review R57
+    #4: one in `b: "x<U+2028>y"` was, below the comment's that was the cause)."""
     mark = exc.problem_mark
     if mark is None or not yaml11_breaks(text):
         return ""
     at = mark_index(mark, text)
-    index = max(text.rfind(c, 0, at) for c in YAML11_BREAKS)
-    if index < 0:
+    if max(text.rfind(c, 0, at) for c in YAML11_BREAKS) < 0:
         return ""
     pure = getattr(mark, "buffer", None) is not None
     depth = 0
+    quoted: list[tuple[int, int]] = []  # the quoted strings read, in order: where each starts, ends
     try:  # read up to that place only, and no deeper than a file may nest (`_Scanner`)
         for event in YAML(typ="safe", pure=pure).parse(_YAML11_BREAK.sub(" ", text)):
             if mark_index(event.start_mark, text) > at:
@@ -407,21 +452,40 @@ def _break_hint(text: str, exc: MarkedYAMLError) -> str:
             depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
             if depth > _HINT_DEPTH:
                 return ""
+            if isinstance(event, ScalarEvent) and event.style in ("'", '"'):
+                quoted.append(
+                    (mark_index(event.start_mark, text), mark_index(event.end_mark, text))
+                )
     except MarkedYAMLError as again:
         same = again.problem_mark is not None and mark_index(again.problem_mark, text) == at
         if same and again.problem == exc.problem:
             return ""  # the same mistake without them: not theirs
     except (YAMLError, ValueError):  # (ValueError: see `parse`)
         pass
-    # the first on its line: the one that ends a comment there
-    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
-    index = min(i for i in (text.find(c, start, index + 1) for c in YAML11_BREAKS) if i >= 0)
+    starts = [begin for begin, _ in quoted]
+    breaks = [
+        m.start()
+        for m in _YAML11_BREAK.finditer(text, 0, at)
+        if not _within(m.start(), quoted, starts)
+    ]
+    if not breaks:
+        return ""
+    # the first on the line of the last one: the one that ends a comment there
+    index = breaks[-1]
+    line_start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    index = breaks[bisect.bisect_left(breaks, line_start)]
     line, col = text_position(text, index)
     return (
         f" (U+{ord(text[index]):04X}, {YAML11_BREAKS[text[index]]}, at {line}:{col} is a line "
         "break in YAML 1.1, where no editor shows one, and ends a comment: what follows it is "
         "read as YAML; remove it)"
     )
+
+
+def _within(index: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether `index` lies in one of `spans` (in order, apart; `starts` their starts)."""
+    at = bisect.bisect_right(starts, index) - 1
+    return at >= 0 and index < spans[at][1]
 
 
 _YAML11_BREAK = re.compile("[" + "".join(YAML11_BREAKS) + "]")
@@ -441,7 +505,19 @@ class _SyntaxFailure(Exception):
         self.problems = problems
 
 
-def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 0) -> None:
+def _scan(
+    text: str,
+    file: str,
+    max_depth: int,
+    *,
+    pure: bool,
+    max_nodes: int = 0,
+    described: bool = True,
+) -> None:
+    """PolicyError with the refusals found in the events of `text`; _SyntaxFailure with them
+    and its syntax error, when the parser gives up. With `described=False` (a second try
+    whose failure is dropped), the syntax error is not described: its hint alone parses the
+    text again (a 950 KB file took 9 s more: review R57 #5)."""
     scanner = _Scanner(file, max_depth, max_nodes, text)
     try:
         for event in YAML(typ="safe", pure=pure).parse(text):
@@ -449,9 +525,8 @@ def _scan(text: str, file: str, max_depth: int, *, pure: bool, max_nodes: int = 
     except _TooDeep:
         raise PolicyError(scanner.problems) from None
     except YAMLError as exc:
-        raise _SyntaxFailure(
-            [*scanner.problems, _syntax_problem(file, exc, text, pure=pure)]
-        ) from None
+        said = [_syntax_problem(file, exc, text, pure=pure)] if described else []
+        raise _SyntaxFailure([*scanner.problems, *said]) from None
     if scanner.problems:
         raise PolicyError(scanner.problems)
 
@@ -524,7 +599,7 @@ def _duplicate_problem(file: str, exc: DuplicateKeyError, text: str) -> str:
     `true` and `True`): said without quoting either value, as the parser's message does (a
     value under `env:` is a secret by its place alone, which no detector sees in a message)."""
     found = _TYPED_KEY.search(str(exc.problem or ""))
-    key = f" `{_KEY_WORDS.get(found[1], found[1])}`" if found else ""
+    key = f" `{_KEY_WORDS.get(found[1], number_named(found[1]))}`" if found else ""
     since = ""
     if exc.context_mark is not None:
         start = location(file, exc.context_mark, text)

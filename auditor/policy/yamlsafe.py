@@ -35,7 +35,7 @@ from auditor.errors import PolicyError
 from auditor.models import SourceLocation
 
 if TYPE_CHECKING:
-    from ruamel.yaml.nodes import Node
+    from auditor.policy.yamlparse import Tree
 
 #: The most digits an integer written in an input file may have (Python reads no longer one).
 MAX_DIGITS = sys.get_int_max_str_digits() or 4300
@@ -140,7 +140,12 @@ class YamlDocument:
     #: long to read), which `data` holds as the text written: only with `load_yaml(…,
     #: unread=True)`, for a reader that checks the rest of the file too (`beside_unread`).
     unread: tuple[str, ...] = field(default=(), repr=False, compare=False)
-    _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
+    _root: list[Tree] = field(default_factory=list, repr=False, compare=False)
+    #: Per mapping of `data` a key of which `key_text` was asked about: the mapping, and the
+    #: index of each of its keys (by the mapping's id(), the mapping kept with it).
+    _key_index: dict[int, tuple[Any, dict[Any, int]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def beside_unread(self, problems: Iterable[str]) -> list[str]:
         """`problems` with those of the values that could not be built, and without another
@@ -150,11 +155,11 @@ class YamlDocument:
         places = {_place(p) for p in self.unread}
         return [*self.unread, *(p for p in problems if _place(p) not in places)]
 
-    def _node_tree(self) -> Node | None:
+    def _node_tree(self) -> Tree:
         if not self._root:
             from auditor.policy import yamlparse
 
-            self._root.append(yamlparse.compose(self.text, pure=self.pure))
+            self._root.append(yamlparse.Tree(yamlparse.compose(self.text, pure=self.pure)))
         return self._root[0]
 
     def refuse_typed_keys(self) -> None:
@@ -191,14 +196,28 @@ class YamlDocument:
                 mapping = mapping[part]
             except (KeyError, IndexError, TypeError):
                 return _key_words(key)
-        keys = list(mapping) if isinstance(mapping, dict) else []
-        if key not in keys:
+        at = self._key_at(mapping, key)
+        if at is None:
             return _key_words(key)
         from auditor.policy import yamlparse
 
-        at = keys.index(key)
-        written = yamlparse.key_written(self._node_tree(), parts, at, len(keys))
+        written = yamlparse.key_written(self._node_tree(), parts, at, len(mapping))
         return written if written is not None else _key_words(key)
+
+    def _key_at(self, mapping: Any, key: Any) -> int | None:
+        """The index of `key` among the keys of `mapping` (a dict), or None: found in an index
+        of them made once per mapping, as a reader asks about each of its keys in turn (a scan
+        for each made a mapping of 20,000 keys `1:`, `2:`, … take minutes: review R57 #8)."""
+        if not isinstance(mapping, dict):
+            return None
+        known = self._key_index.get(id(mapping))
+        if known is None or known[0] is not mapping or len(known[1]) != len(mapping):
+            known = (mapping, {k: n for n, k in enumerate(mapping)})
+            self._key_index[id(mapping)] = known
+        try:
+            return known[1].get(key)
+        except TypeError:  # (a key no mapping holds: a list)
+            return None
 
     def written(self, parts: Sequence[str | int]) -> str | None:
         """The scalar at `parts` as the file writes it (`1.10` where the data holds 1.1), or

@@ -46,6 +46,11 @@ def _notations(token: str) -> dict[str, str]:
         "\\x": _pairs(raw, "\\x{:02x}", ""),
         "\\x in capitals": _pairs(raw, "\\x{:02X}", ""),
         "dot-grouped": ".".join(hexed[i : i + 4] for i in range(0, len(hexed), 4)),
+        # PowerShell's `-join ';'`, and the other separators a dump is written with (R58 #3)
+        "semicolons": _pairs(raw, "{:02x}", ";"),
+        "bars": _pairs(raw, "{:02x}", "|"),
+        "slashes": _pairs(raw, "{:02x}", "/"),
+        "underscores": _pairs(raw, "{:02X}", "_"),
         "base32hex": b32hex,
         "base32hex lower case, unpadded": b32hex.lower().rstrip("="),
         "base32 of its hex": base64.b32encode(hexed.encode()).decode(),
@@ -105,7 +110,7 @@ def test_the_token_in_another_hex_notation_or_in_base32_reads_as_its_marker(name
     assert not _shown_runs(TOKEN, out), out
 
 
-@pytest.mark.parametrize("sep", [":", "-", ",", " "])
+@pytest.mark.parametrize("sep", [":", "-", ",", " ", ";"])
 @pytest.mark.parametrize("width", [16, 20, 32, 35, 40])
 def test_a_fingerprint_wrapped_at_any_width_shows_no_run_of_12(sep: str, width: int) -> None:
     """Review R58 #1: wrapped (as `fold` or a log viewer wraps it) before a separator
@@ -197,6 +202,7 @@ _UNRELATED = [
     "PNG \\x89PNG\\r\\n\\x1a\\n\\x00\\x00\\x00\\rIHDR",
     "words " + b"The quick brown fox jumps".hex(":"),
     "dead beef, a cafe, face-to-face 12.34.56.78.90.ab.cd.ef, version 1.2.3.4.5.6.7.8.9.10",
+    "objects/3f/9e0d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e on 2026/12/01; ab|cd|ef; 0a_0b_0c_0d",
     "base32hex " + base64.b32hexencode(b"another secret value here").decode(),
     "100%25 of %7B%22a%22%3A1%7D, %41%42%43%44",
 ]

@@ -39,8 +39,9 @@ _UNIT = lazy_regex(
     r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?|\s+|[^&\s]+|&",
 )
 # Hex with its bytes apart, in a text in lower case: two hex pairs or more, each maybe after
-# `0x` or `\x` (a C array, `xxd -i`, a Python bytes literal), with `:`, `,`, `.`, `-` or white
-# space between them or none (a fingerprint, a dump: `74:6f`, `74, 6f`, `746f.6b5f`, `74 6f`).
+# `0x` or `\x` (a C array, `xxd -i`, a Python bytes literal), with `:`, `,`, `.`, `-`, `;`, `|`,
+# `/`, `_` or white space between them or none (a fingerprint, a dump: `74:6f`, `74, 6f`,
+# `746f.6b5f`, `74 6f`; PowerShell's `-join ';'`: review R58 #3).
 # Never from inside a longer hex text (no start after a hex digit: a long one is not tried
 # from each of its digits). `_HEX_NOISE`: what `_joined_hex_at` leaves out of one.
 # A dump wrapped (as `fold` wraps a fingerprint) may break a line before a separator (`32⏎:6d`)
@@ -51,9 +52,9 @@ _HEX_PAIRS = r"(?:0x|\\+x)?(?:[0-9a-f]\n?[0-9a-f])++"
 _HEX_APART = lazy_regex(
     globals(),
     "_HEX_APART",
-    rf"(?<![0-9a-f\\]){_HEX_PAIRS}(?:(?:\s*+[:,.\-]\s*+|\s++)?{_HEX_PAIRS})++",
+    rf"(?<![0-9a-f\\]){_HEX_PAIRS}(?:(?:\s*+[:,.\-;|/_]\s*+|\s++)?{_HEX_PAIRS})++",
 )
-_HEX_NOISE = lazy_regex(globals(), "_HEX_NOISE", r"0x|\\+x|[:,.\-\s]")
+_HEX_NOISE = lazy_regex(globals(), "_HEX_NOISE", r"0x|\\+x|[:,.\-;|/_\s]")
 # A percent-escape of an ASCII character (a URL-encoded token's `%5F`, `%255F` twice).
 _ESCAPE = lazy_regex(globals(), "_ESCAPE", r"%([0-7][0-9a-fA-F])")
 
@@ -355,7 +356,7 @@ _NOT_HEX = bytes(c for c in range(128) if chr(c) not in string.hexdigits.lower()
 
 def _joined_hex_at(skeleton: str) -> tuple[str, list[int], list[int]]:
     """`skeleton` (a text in lower case) with its hex bytes apart joined (`_HEX_APART`: no
-    `0x`, `\\x`, `:`, `,`, `.`, `-` or white space between them, so a hex form is found
+    `0x`, `\\x`, a separator or white space between them, so a hex form is found
     whatever separates its bytes: one rule for every notation, no form of each), and where
     each of its characters is in `skeleton`: from (a character right after a `0x` or `\\x`
     from the prefix's start, so no `0x` is left before a marker), and to."""

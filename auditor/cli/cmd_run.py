@@ -553,9 +553,11 @@ def _audit(
         try:
             return _sync_and_audit(store, config, loaded, options, publish, offline, quiet, ctx)
         except Exception:  # not an interrupt: its partial reports go into the folder
-            if made:  # a run stopped before it wrote anything (`--at` before the first
-                with contextlib.suppress(OSError):  # revision) leaves no empty folder
-                    out_dir.rmdir()
+            from auditor.cli.outdir import remove_made
+
+            # a run stopped before it wrote anything (`--at` before the first revision) leaves
+            # no empty folder, nor the parents made for it (`--out new/x`)
+            remove_made(out_dir, made)
             raise
 
 

@@ -105,14 +105,25 @@ def report_dir(given: Path | None, base: Path, name: str) -> Iterator[Path]:
     try:
         yield folder
     except BaseException:
-        for each in (folder, *folder.parents):  # each only if empty: never what another wrote
-            if made not in (each, *each.parents):  # (a folder that was there before)
-                break
-            try:
-                each.rmdir()
-            except OSError:
-                break
+        remove_made(folder, made)
         raise
+
+
+def remove_made(folder: Path, made: Path | None) -> None:
+    """After a command that failed: remove the report folder and each folder made on the way
+    to it, up to `made` (the outermost this command made, `first_missing`; None: none), each
+    only if empty, so what was written in one, by this command or another, stays, and a
+    folder that was there before is never removed (`report_dir`, `hold_out_dir`; a `--out
+    new/x` left `new/`: review R56 F2)."""
+    if made is None:
+        return
+    for each in (folder, *folder.parents):
+        if made not in (each, *each.parents):  # (a folder that was there before)
+            return
+        try:
+            each.rmdir()
+        except OSError:  # not empty (or gone): the folders around it stay too
+            return
 
 
 def _new_folder(base: Path, name: str) -> tuple[Path, Path]:
@@ -147,25 +158,25 @@ def _new_folder(base: Path, name: str) -> tuple[Path, Path]:
 
 
 @contextmanager
-def hold_out_dir(out_dir: Path, *, remove_if_failed: bool = False) -> Iterator[bool]:
+def hold_out_dir(out_dir: Path, *, remove_if_failed: bool = False) -> Iterator[Path | None]:
     """Create the report folder (`prepare_out_dir`: an unusable one is a ReportError) and hold
     it until the block ends: an exclusive `flock` on the folder itself (no file is added to
     it, whose content CI uploads), so a second auditor command writing reports into the same
     folder is refused at once (ReportError, exit 2) instead of leaving a folder that mixes two
     runs' reports. `run --orgs` holds its folder and each organization's worker its own
-    subfolder: none waits for another. Yields whether this command made the folder; with
-    `remove_if_failed`, a folder it made is removed again if the block fails and left it
-    empty. Where the folder cannot be opened (no read permission) or the file system has no
-    `flock`, it is used unheld, as before."""
-    made = not os.path.lexists(out_dir)  # (no OSError on a name too long: prepare says it)
+    subfolder: none waits for another. Yields the outermost folder this command made for it
+    (the folder or a parent; None: it was there); with `remove_if_failed`, the folders it made
+    are removed again if the block fails and left them empty (`remove_made`). Where the folder
+    cannot be opened (no read permission) or the file system has no `flock`, it is used
+    unheld, as before."""
+    made = first_missing(out_dir)  # (no OSError on a name too long: prepare says it)
     prepare_out_dir(out_dir)
     fd = _hold(out_dir)
     try:
         yield made
     except BaseException:
-        if made and remove_if_failed:
-            with suppress(OSError):  # not empty: what was written stays
-                out_dir.rmdir()
+        if remove_if_failed:
+            remove_made(out_dir, made)
         raise
     finally:
         if fd is not None:

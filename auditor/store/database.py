@@ -278,11 +278,18 @@ def _remove_created(path: Path) -> None:
             leftover.unlink()
 
 
+def _by_lock(exc: StoreError) -> bool:
+    """Whether a read or write gave up on another program's lock: the sqlite3 (or PostgreSQL)
+    error the StoreError was raised over (`transaction`, `reading`)."""
+    cause = exc.__context__
+    return isinstance(cause, sqlite3.Error) and is_lock(cause)
+
+
 def _unwritten(exc: StoreError) -> str:
     """Why the state file could not be written, in a few words, from the StoreError a write
     raised (`transaction`): the sqlite3 (or PostgreSQL) error it was raised over."""
     cause = exc.__context__
-    if isinstance(cause, sqlite3.Error) and is_lock(cause):
+    if _by_lock(exc):
         return "another program held the state file's lock"
     if isinstance(cause, sqlite3.Error):
         return f"the state file could not be written: {describe(cause)}"
@@ -362,6 +369,11 @@ class Store:
         #: needed): the kept history pages may hold, in clear, a value this process learned is
         #: a secret after they were kept (`forget_unsafe_resume`)
         self.kept_unscrubbed = ""
+        # The last write gave up waiting for another program's lock (`transaction`), and the
+        # wait to put back once a read gets through (`_wait_no_more`): a failed sync waits for
+        # such a lock once, not again for each write and read that says what it kept
+        self._lock_gave_up = False
+        self._wait_back: int | None = None
         self._recall_secrets()
 
     @classmethod
@@ -571,8 +583,15 @@ class Store:
                 # in clear in a kept row (found by tests/test_secrets_property.py)
                 self._this_sync = None
             self._db.execute("COMMIT")
+            self._lock_gave_up = False
         except sqlite3.Error as exc:
-            rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
+            self._lock_gave_up = is_lock(exc)
+            if not self._lock_gave_up:
+                rollback(self._db)  # a failed COMMIT (disk full) leaves the transaction open
+            elif self._db.in_transaction:  # (nothing torn to put back by a read, which would
+                # wait for the lock a second time: `rollback`)
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
             self._index_live = live
             self._undo(scrubbed, generation)
             if is_damage(exc):  # a page read inside it is damaged: not a failed write
@@ -601,6 +620,10 @@ class Store:
             ) from None
         except _DAMAGE as exc:
             raise StoreError(f"state file {self.path} is damaged: {exc}{self._hint()}") from None
+        if self._wait_back is not None:  # (the lock is gone, or lets reads on: `_wait_no_more`)
+            back, self._wait_back = self._wait_back, None
+            with contextlib.suppress(sqlite3.Error):
+                self._set_lock_wait(back)
 
     def _hint(self) -> str:
         """What to do about damage: a file is restored or moved aside, a schema restored or
@@ -1403,13 +1426,15 @@ class Store:
 
         A lock another program holds on the state file is waited for once, at most `wait`
         seconds (None: the connection's own wait; an interrupted sync waits briefly), never
-        again for the drop. When neither could be written and the kept pages may hold a secret
-        learned since their last scrub, `kept_unscrubbed` is set (StoreError raised); with
-        `wait`, this store then waits no more for a lock (the command is ending)."""
+        again for the drop, nor at all when the write before this one gave up on it (a failed
+        sync's pages held, kept as it failed). When neither could be written and the kept pages
+        may hold a secret learned since their last scrub, `kept_unscrubbed` is set (StoreError
+        raised); this store then waits no more for the lock: with `wait`, for good (the command
+        is ending), else until a read gets through (`_wait_no_more`)."""
         needed = self.redactor.memory.generation != self._staged_generation
         first: StoreError | None = None  # what stopped the scrub
         try:
-            with self._lock_wait(wait):
+            with self._lock_wait(0 if wait is None and self._lock_gave_up else wait):
                 if self.staged_resume() is None:
                     return False
                 try:
@@ -1436,7 +1461,22 @@ class Store:
                 # each read waited 5 s more for the lock, 14.5 s after Ctrl-C: tester T73 MED-1)
                 with contextlib.suppress(sqlite3.Error):
                     self._set_lock_wait(1)
+            elif _by_lock(first or exc):  # (a failed sync's say waited 26 s: review R60 LOW-1)
+                self._wait_no_more()
             raise
+
+    def _wait_no_more(self) -> None:
+        """A failed sync's last write gave up on another program's lock: the store waits for
+        it no more until a read gets through (`reading`: the lock is gone, or lets reads on),
+        so that what the command says next (the pages kept, whether a first sync's file goes)
+        does not wait for it again read after read, and the audit `run` makes of what is
+        stored after its sync failed waits as before."""
+        if self._wait_back is not None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            before = self._lock_wait_ms()
+            self._set_lock_wait(1)
+            self._wait_back = before
 
     @contextmanager
     def _lock_wait(self, seconds: float | None) -> Iterator[None]:

@@ -1123,10 +1123,12 @@ def sync(
 
 
 # How long an interrupted sync's last scrub of the pages it kept waits for a lock another
-# program holds on the state file (once; a failed sync waits as every write does): another
-# program's short write (the sqlite3 shell, a backup's step) ends within it; for a lock held
-# longer the user is told what was left unscrubbed (`kept_pages`) rather than kept waiting
-# after Ctrl-C, and a SIGTERM's grace period (10 s for `docker stop`) is not used up.
+# program holds on the state file (once; a failed sync's as every write does, not at all when
+# the pages it held, kept as it failed, just waited for it in vain, and neither then reads again
+# for it what it says: `Store.forget_unsafe_resume`): another program's short write (the
+# sqlite3 shell, a backup's step) ends within it; for a lock held longer the user is told what
+# was left unscrubbed (`kept_pages`) rather than kept waiting after Ctrl-C, and a SIGTERM's
+# grace period (10 s for `docker stop`) is not used up.
 INTERRUPTED_LOCK_WAIT = 1.5
 
 

@@ -110,6 +110,14 @@ _AFTER_WORD = re.compile(
 # so. Only these: any word of lower-case letters let through showed a passphrase (`Bearer
 # correct_horse_battery_staple`) in the message and in the analytics access the state file
 # keeps. (`_AFTER_WORD` takes words of 6 characters or more only.)
+# In any text, one word of lower-case letters after them, maybe capitalised (`_PROSE_WORD`: no
+# digit, `_` or `-`), is prose, not a credential (`token absent`, `env token unchanged`, `Token
+# Rotation Required` in a rule's title, `echo token rotation` in a hook): taken, it was hidden
+# there and, learned, in every text holding the word, the state file's memory keeping it for
+# every later run (tester T93 #4). A passphrase of words (`correct_horse_battery_staple`), a
+# word with a digit or a second capital is still taken (but, in a shown text, the words of
+# `_STATUS_WORDS` in any case: `TOKEN EXPIRED`).
+_PROSE_WORD = re.compile(r"[A-Za-z][a-z]{5,15}:?")
 _STATUS_WORDS = frozenset(
     [
         "expired",
@@ -384,8 +392,11 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
         for pattern in _PLACED:
             for m in pattern.finditer(text):
                 value = m["v"].rstrip("'\".,")
-                if shown and pattern is _AFTER_WORD and value.rstrip(":").lower() in _STATUS_WORDS:
-                    continue  # `token expired`, in a message: what went wrong
+                if pattern is _AFTER_WORD and (
+                    _PROSE_WORD.fullmatch(value)
+                    or (shown and value.rstrip(":").lower() in _STATUS_WORDS)
+                ):
+                    continue  # `token absent`; `token expired`, in a message: what went wrong
                 if not _taken(m):
                     continue
                 if not SUBSTITUTION.match(value):  # `TOKEN=$(vault read …)` holds none

@@ -8,7 +8,6 @@ absent; the rule's `on_missing` decides) or error (wrong type; never a silent fa
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from auditor.common import paths
@@ -17,16 +16,9 @@ from auditor.evaluate.outcome import Outcome, combine_all, combine_any
 from auditor.evaluate.quantify import Quantified, each_outcome, grouped, some_outcome
 from auditor.evaluate.refs import dereference
 from auditor.evaluate.status import entry_statuses
-from auditor.evaluate.wording import (
-    Check,
-    held,
-    held_change,
-    not_held,
-    not_held_change,
-    worded,
-)
+from auditor.evaluate.wording import Check, erred, held, held_change, not_held, not_held_change
 from auditor.models import Evidence
-from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, json_type
+from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, Operator, json_type
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.phrasing import short, show
@@ -149,7 +141,7 @@ def _apply(leaf: Leaf, value: Any, where: str, env: Env) -> Outcome:
         if ref:
             got = dereference(arg, op, where, env.root, ev)
             if isinstance(got, Outcome):
-                return got
+                return erred(got, op, got.evidence[0]) if got.evidence else got
             arg, shown, ev = got
         checks.append((op, ev.expected, shown, ev))
         try:
@@ -157,12 +149,12 @@ def _apply(leaf: Leaf, value: Any, where: str, env: Env) -> Outcome:
         except LiteralMismatch as exc:
             if not leaf.loose:
                 shown_exc = exc.from_ref() if ref else exc
-                return Outcome.type_error(where, value, op.name, shown_exc, worded(ev, op, False))
+                return erred(Outcome.type_error(where, value, op.name, shown_exc, ev), op, ev)
             ok = exc.result
         except OperandTypeError as exc:
-            return Outcome.type_error(where, value, op.name, exc, worded(ev, op, False))
+            return erred(Outcome.type_error(where, value, op.name, exc, ev), op, ev)
         except (TypeError, ValueError, ArithmeticError) as exc:
-            return Outcome.error(f"{show(where)}: `{op.name}` failed: {exc}", ev)
+            return erred(Outcome.error(f"{show(where)}: `{op.name}` failed: {exc}"), op, ev)
         if not ok:
             return not_held(where, value, op, shown, ev)
     return held(where, value, checks)
@@ -184,24 +176,23 @@ def _change(leaf: Leaf, base: str, env: Env) -> Outcome:
             ok = op.fn(before, after, arg)
         except OperandTypeError as exc:
             if exc.side != "before":
-                return Outcome.type_error(where, after, op.name, exc, worded(ev, op, False))
+                return erred(Outcome.type_error(where, after, op.name, exc, ev), op, ev)
             # The value before is at fault (`null -> 5` under `increased`): say so.
-            return _before_error(where, before, after, op.name, exc, worded(ev, op, False))
+            return _before_error(where, before, after, op, exc, ev)
         if not ok:
             return not_held_change(went, op, raw, shown, ev)
     return held_change(went, after, checks)
 
 
 def _before_error(
-    where: str, before: Any, after: Any, op: str, exc: OperandTypeError, ev: Evidence
+    where: str, before: Any, after: Any, op: Operator, exc: OperandTypeError, ev: Evidence
 ) -> Outcome:
     """A change operator's type error whose value at fault is the one before the change."""
     if exc.detail:
         found, why = short(before), f": {exc.detail}"
     else:
         found = "null" if before is None else f"{json_type(before)} {short(before)}"
-        why = f"; `{op}` needs {exc.wanted}"
+        why = f"; `{op.name}` needs {exc.wanted}"
     text = f"{show(where)} was {found} before the change (now {short(after)}){why}"
-    return Outcome.error(
-        text, replace(ev, actual=before, present=True, note=f"after: {short(after)}")
-    )
+    note = f"after: {short(after)}"
+    return erred(Outcome.error(text), op, ev, actual=before, present=True, note=note)

@@ -159,10 +159,11 @@ def _shape_leaf(leaf: Leaf) -> Shape | None:
 
 
 def shape_of(value: Any, need: Shape) -> Any:
-    """What the shape operators can tell of a value: its JSON type (`integer` apart from
-    `number`), with `need="length"` its length too. A string holding a redaction marker is
-    kept whole: `length` and `empty` read the marker's own `len:`, and `type` cannot tell a
-    hidden number from a hidden string (an `error`) but can tell it from an object."""
+    """What the shape operators can tell of a value: its JSON type (`integer`, a whole number
+    however written, apart from `number`), with `need="length"` its length too. A string
+    holding a redaction marker is kept whole: `length` and `empty` read the marker's own
+    `len:`, and `type` cannot tell a hidden number from a hidden string (an `error`) but can
+    tell it from an object."""
     kind = type(value)
     if kind is str:
         if MARKER_START in value:
@@ -172,6 +173,8 @@ def shape_of(value: Any, need: Shape) -> Any:
         return ["a", len(value)] if need == "length" else "a"
     if kind is dict:
         return ["o", len(value)] if need == "length" else "o"
+    if kind is float and value.is_integer():
+        return "integer"  # `type: integer` holds for 30.0 as for 30, not for 30.5
     return json_type(value)  # (no other text: a marker's holds `[secret`)
 
 

@@ -85,8 +85,9 @@ class Outcome:
         return cls("error", clip(text), (evidence,))
 
     def negated(self) -> Outcome:
-        """`not`: pass and fail swap (with the negated wording); missing and error stay."""
-        if self.status not in ("pass", "fail"):
+        """`not`: pass and fail swap (with the negated wording); missing and error stay, but
+        one with a `flip` words its evidence's expectation negated, as the rule states it."""
+        if self.flip is None and self.status not in ("pass", "fail"):
             return self
         if self._negation is None:
             self._negation = self._negate()

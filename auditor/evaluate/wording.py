@@ -8,9 +8,10 @@ evidence read naturally (`expected not to contain "[secret "`) and whose negatio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from auditor.evaluate.outcome import Outcome, lazy_pair, paired
+from auditor.evaluate.outcome import Outcome, lazy_pair
 from auditor.models import Evidence
 from auditor.operators import MISSING, Operator
 from auditor.policy.phrasing import clip, phrase, phrase_parts, template
@@ -44,7 +45,7 @@ def not_held(where: str, value: Any, op: Operator, shown: str, ev: Evidence) -> 
     """The first operator that did not hold; the passing negation is worded on demand."""
     expected = phrase(op, ev.expected, shown, False, value)
     failed = Outcome.failed(where, value, expected, worded(ev, op, False))
-    return lazy_pair(failed, lambda: Outcome.passed(where, value, failed.evidence))
+    return lazy_pair(failed, lambda: Outcome.passed(where, value, (worded(ev, op, True),)))
 
 
 def held_change(went: str, after: Any, checks: Sequence[Check]) -> Outcome:
@@ -65,4 +66,20 @@ def not_held_change(went: str, op: Operator, raw: Any, shown: str, ev: Evidence)
     expected = phrase(op, raw, shown)
     text = clip(f"{went}; expected {expected}")
     failed = Outcome("fail", text, (worded(ev, op, False),), 1, "", went, expected)
-    return paired(failed, Outcome("pass", clip(went), failed.evidence, subject=went))
+    return lazy_pair(
+        failed, lambda: Outcome("pass", clip(went), (worded(ev, op, True),), subject=went)
+    )
+
+
+def erred(out: Outcome, op: Operator, ev: Evidence, **shown: Any) -> Outcome:
+    """`out`, the error of an operator that could not be applied, with `ev` worded as the rule
+    states it: under `not`/`none` it is still an error, but what was expected is negated too
+    (`expected not to be one of ["gpt-5"]`, never the value the rule forbids). `shown`: fields
+    of the worded evidence to replace (a change's value before it)."""
+
+    def evidence(negate: bool) -> tuple[Evidence, ...]:
+        said = worded(ev, op, negate)
+        return (replace(said, **shown) if shown else said,)
+
+    out.evidence = evidence(False)
+    return lazy_pair(out, lambda: Outcome(out.status, out.message, evidence(True), out.count))

@@ -30,9 +30,12 @@ TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object
 
 @operator("type", {"enum": list(TYPE_NAMES)}, "to be of type {arg}", "not to be of type {arg}")
 def type_(actual: Any, expected: str) -> bool:
-    """The JSON type is the named one (`number` also accepts integers)."""
+    """The JSON type is the named one (`integer`: a number without a fractional part, `30`
+    or `30.0`, as in JSON Schema; `number` also accepts integers)."""
     found = json_type(actual)
-    return found == expected or (expected == "number" and found == "integer")
+    if found == expected or (expected == "number" and found == "integer"):
+        return True
+    return expected == "integer" and found == "number" and actual.is_integer()
 
 
 LENGTH_ARG: dict[str, Any] = {

@@ -204,6 +204,19 @@ def test_no_rerun_names_every_run_parameter_of_another_type(exported: Path, tmp_
         (lambda p: p.update(diffKeys=5), "$.diffKeys"),
         (lambda p: p.update(readinessModel="m.yaml"), "$.readinessModel: expected {bundled, "),
         (lambda p: p.update(usageDays=3660, at="1975-01-01T00:00:00+00:00"), "before 1970-01-01"),
+        # a bundled file outside the bundle: `--no-rerun` said `Verified` (review R63 #2)
+        (
+            lambda p: p["policies"][0].update(bundled="/etc/hostname"),
+            "$.policies[0].bundled: '/etc/hostname' is not a file inside the bundle",
+        ),
+        (
+            lambda p: p["policies"][0].update(bundled="../elsewhere.yaml"),
+            "$.policies[0].bundled: '../elsewhere.yaml' is not a file inside the bundle",
+        ),
+        (
+            lambda p: p["readinessModel"].update(bundled="/tmp/readiness-model.yaml"),
+            "$.readinessModel.bundled: '/tmp/readiness-model.yaml' is not a file inside the",
+        ),
     ],
 )
 def test_no_rerun_names_a_run_parameter_as_the_rerun_does(

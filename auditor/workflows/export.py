@@ -1071,7 +1071,7 @@ class _ParameterReader:
     by Python's words for it (`ValueError: Invalid isoformat string`)."""
 
     def __init__(self, bundle: Path, params: dict[str, Any]) -> None:
-        self.where, self.params = str(bundle / PARAMETERS), params
+        self.bundle, self.where, self.params = bundle, str(bundle / PARAMETERS), params
 
     def __call__(self, key: str, read: Callable[[Any], Any], expected: str) -> Any:
         where = f"{self.where}: {render((key,))}"
@@ -1092,8 +1092,10 @@ class _ParameterReader:
 
     def inputs(self) -> None:
         """`policies` (a non-empty list), `waivers` (or null) and `readinessModel`: each
-        `{bundled, shown}`, texts. An empty list would load no file of the bundle: the
-        current folder's policies were looked for."""
+        `{bundled, shown}`, texts, `bundled` a file inside the bundle (`_inside`: its path
+        alone, no file read, so that `verify --no-rerun` refuses one outside it as the re-run
+        does, review R63 #2). An empty list would load no file of the bundle: the current
+        folder's policies were looked for."""
         policies = self.params.get("policies")
         if not isinstance(policies, list) or not policies:
             raise BundleError(
@@ -1118,6 +1120,7 @@ class _ParameterReader:
                     raise BundleError(
                         f"{self.where}: {render((*parts, key))}: expected a text, {got}"
                     )
+            _inside(self.bundle, entry["bundled"], (*parts, "bundled"))
 
 
 def _got(holder: Mapping[Any, Any], key: Any) -> str:
@@ -1158,10 +1161,10 @@ def _a_flag(value: Any) -> bool:
     return value
 
 
-def _inside(bundle: Path, name: object) -> Path:
-    """A file the run parameters name, which must be one of the bundle's own files (listed in
-    its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link
-    (nor a folder above it that is one)."""
+def _inside(bundle: Path, name: object, at: tuple[str | int, ...]) -> Path:
+    """A file the run parameters name (at JSON path `at`), which must be one of the bundle's
+    own files (listed in its manifest, checked by `verify`): a relative path inside the
+    bundle, no `..`, no link (nor a folder above it that is one)."""
     text = str(name)
     parts = Path(text).parts
     path = bundle / text
@@ -1169,24 +1172,30 @@ def _inside(bundle: Path, name: object) -> Path:
     linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
     if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
         shown = printed_path(text)
-        raise BundleError(f"{bundle / PARAMETERS}: {shown!r} is not a file inside the bundle")
+        raise BundleError(
+            f"{bundle / PARAMETERS}: {render(at)}: {shown!r} is not a file inside the bundle"
+        )
     return path
 
 
 def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
     """The bundled inputs, loaded, with the names the original run showed."""
     entries = params["policies"]
-    policy = load_policies([_inside(bundle, e["bundled"]) for e in entries])
-    shown = {str(_inside(bundle, e["bundled"])): e["shown"] for e in entries}
+    paths = [
+        _inside(bundle, e["bundled"], ("policies", n, "bundled")) for n, e in enumerate(entries)
+    ]
+    policy = load_policies(paths)
+    shown = {str(path): e["shown"] for path, e in zip(paths, entries, strict=True)}
     policy = with_shown_paths(policy, shown)
     waivers: tuple[Any, ...] = ()
     if params.get("waivers"):
         w = params["waivers"]
         waivers = tuple(
             replace(x, source=replace(x.source, file=w["shown"])) if x.source else x
-            for x in load_waivers(_inside(bundle, w["bundled"]))
+            for x in load_waivers(_inside(bundle, w["bundled"], ("waivers", "bundled")))
         )
-    model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"]))
+    model_at = ("readinessModel", "bundled")
+    model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"], model_at))
     return LoadedPolicy(policy, waivers, model, _cited(bundle, params))
 
 
@@ -1205,7 +1214,7 @@ def _cited(bundle: Path, params: dict[str, Any]) -> tuple[tuple[InputFile, str],
         named.append(("waivers", params["waivers"]))
     files = []
     for role, entry in named:
-        _inside(bundle, entry["bundled"])  # read (and so checked) already, as it was loaded
+        # (a file inside the bundle, `_ParameterReader.inputs`; read already, as it was loaded)
         digest = hashlib.sha256(_bundle_read(bundle, str(entry["bundled"]))).hexdigest()
         files.append((InputFile(role, str(entry["shown"]), digest), ""))
     return tuple(files)

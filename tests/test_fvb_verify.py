@@ -261,3 +261,28 @@ def test_an_intact_bundle_still_verifies(exported: Path, tmp_path: Path) -> None
     code, out, err = run_cli(["verify", "--no-rerun", str(exported)], {}, tmp_path)
     assert (code, err) == (0, ""), err
     assert out.startswith(f"Verified {exported}: "), out
+
+
+@pytest.mark.parametrize("rerun", [True, False], ids=["rerun", "no-rerun"])
+@pytest.mark.parametrize(
+    ("folders", "shown"),
+    [
+        (("a b", "password=hunter2"), f"a b/password={NOT_SHOWN}/"),
+        (("ci build", "Gx4nPz7Q0aB9cD3eF5hJ2kL"), f"ci build/{NOT_SHOWN}/bundle/"),
+    ],
+)
+def test_a_run_parameter_problem_names_its_file_in_a_bundle_path_with_a_space(
+    exported: Path, tmp_path: Path, folders: tuple[str, str], shown: str, rerun: bool
+) -> None:
+    """A bundle path with a space was read as text by the input-file screening: a name in it
+    that looks like a secret took the rest of the path with it, and the file the problem is
+    about (run-parameters.json) was no longer named (review R63 #3)."""
+    bundle = Path(shutil.copytree(exported, tmp_path.joinpath(*folders, "bundle")))
+    _params(bundle, lambda p: p.update(failOn="zzz"))
+    argv = ["verify", str(bundle)] + ([] if rerun else ["--no-rerun"])
+    code, out, err = run_cli(argv, {}, tmp_path)
+    assert code == 2, out + err
+    lead = "re-run: the bundle cannot be evaluated: " if rerun else ""
+    said = f"auditor: verify: {lead}{tmp_path}/{shown}run-parameters.json: $.failOn: expected one"
+    assert said in err, err
+    assert folders[1][-12:] not in out + err, err

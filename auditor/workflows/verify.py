@@ -799,7 +799,10 @@ def _release_note(made_by: Any) -> str:
 def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     """The re-run's error as one problem: its first line, and the mistakes it lists (an
     invalid readiness model's or waivers file's, one per line) as that problem's details,
-    never joined into one line."""
+    never joined into one line. An input file's error (a policy copy's line, with its value)
+    is shown as `run` shows one (`quoting`); the bundle reader's own (`BundleError`: the run
+    parameters') has judged each value it quotes already, and its file is the bundle's path
+    and a name (`problem_lines` would read a path with a space as text: review R63 #3)."""
     head, *lines = str(exc).split("\n")
     if isinstance(exc, InvalidModel):  # apart: the bundle's path may hold a line break
         head, lines = f"{exc.source}: invalid readiness model:", exc.problems
@@ -808,7 +811,8 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
         lines = [line for p in exc.problems for line in p.split("\n")]
     lead = "re-run: the bundle cannot be evaluated: "
     out.problems.append(f"{lead}{head}")
-    out.quoting[len(out.problems) - 1] = len(lead)
+    if not isinstance(exc, BundleError):
+        out.quoting[len(out.problems) - 1] = len(lead)
     if lines:
         out.details[len(out.problems) - 1] = lines
 
@@ -975,8 +979,7 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
         _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
-        # and the run parameters' values, as the re-run reads them (each named at its path)
-        for problem in parameter_problems(bundle, params) if params is not None else ():
-            out.quoting[len(out.problems)] = 0  # (as the re-run's: `problem_lines`)
-            out.problems.append(problem)
+        # and the run parameters' values, as the re-run reads them (each named at its path,
+        # each value judged by the reader: `_cannot_evaluate`)
+        out.problems.extend(parameter_problems(bundle, params) if params is not None else ())
     return out

@@ -1,8 +1,9 @@
 """`verify` of a hand-edited bundle: a secret edited into its manifest.json, run-parameters.json
 or a policy copy is never printed (value, key or file name: `<not shown: looks like a
-secret>`, also where the value is shortened); `--no-rerun` names every run parameter of a
-type export never writes at its JSON path, as the re-run names the first; a run-parameters.json
-too large to read is a problem, never the run id left unchecked without a word."""
+secret>`, also where the value is shortened), nor the command's own token (`[token]`, however
+long); `--no-rerun` names every run parameter of a type export never writes at its JSON path,
+as the re-run names the first; a run-parameters.json too large to read is a problem, never the
+run id left unchecked without a word."""
 
 from __future__ import annotations
 
@@ -261,6 +262,41 @@ def test_an_intact_bundle_still_verifies(exported: Path, tmp_path: Path) -> None
     code, out, err = run_cli(["verify", "--no-rerun", str(exported)], {}, tmp_path)
     assert (code, err) == (0, ""), err
     assert out.startswith(f"Verified {exported}: "), out
+
+
+#: A passphrase-like token no detector flags, longer than the 40 characters a value is cut to.
+LONG_TOKEN = "acme-audit-owner-token-for-nightly-ci-runs-2026"
+
+
+def _long_token_twice(bundle: Path) -> None:
+    text = (bundle / "run-parameters.json").read_text()
+    twice = text.replace('"runId": ', f'"{LONG_TOKEN}": 1, "{LONG_TOKEN}": 2, "runId": ', 1)
+    _write(bundle, "run-parameters.json", twice.encode())
+
+
+OWN_TOKEN_EDITS: dict[str, Callable[[Path], None]] = {
+    "a run parameter's value": lambda b: _params(b, lambda p: p.update(failOn=LONG_TOKEN)),
+    "a run parameter's key written twice": _long_token_twice,
+    "a field of the manifest": lambda b: _manifest(b, lambda m: m.update({LONG_TOKEN: 1})),
+    "a redaction key": lambda b: _manifest(b, lambda m: m["redaction"].update({LONG_TOKEN: 1})),
+}
+
+
+@pytest.mark.parametrize("rerun", [True, False], ids=["rerun", "no-rerun"])
+@pytest.mark.parametrize("edit", sorted(OWN_TOKEN_EDITS))
+def test_the_commands_own_token_in_a_bundle_reads_token_where_it_is_shortened(
+    exported: Path, tmp_path: Path, edit: str, rerun: bool
+) -> None:
+    """The command's own token, 41 characters or more, was cut to 40 before `[token]` was
+    looked for: its first 38-40 characters were printed (review R63 #1)."""
+    bundle = _copy(exported, tmp_path)
+    OWN_TOKEN_EDITS[edit](bundle)
+    argv = ["verify", str(bundle)] + ([] if rerun else ["--no-rerun"])
+    code, out, err = run_cli(argv, {"AUDITOR_TOKEN": LONG_TOKEN}, tmp_path)
+    assert code == 2, out + err
+    assert "[token]" in err, err
+    for form in [*secret_forms(LONG_TOKEN), LONG_TOKEN[:16], LONG_TOKEN[-16:]]:
+        assert form not in out + err, err
 
 
 @pytest.mark.parametrize("rerun", [True, False], ids=["rerun", "no-rerun"])

@@ -33,6 +33,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -909,8 +910,33 @@ def _json_fault(value: Any) -> str | None:
 
 def _at(parts: tuple[str | int, ...]) -> str:
     """A JSON path of a bundle file as an error shows it: a key in it that the value
-    detectors take for a secret (a hand-edited bundle's) not shown (`shown_value`)."""
-    return render(tuple(shown_value(p) if isinstance(p, str) else p for p in parts))
+    detectors take for a secret (a hand-edited bundle's) not shown, the command's own token
+    `[token]` (`shown_value`)."""
+    tokens = _TOKENS.get()
+    return render(tuple(shown_value(p, tokens) if isinstance(p, str) else p for p in parts))
+
+
+#: The command's own tokens (`verify`'s `AUDITOR_TOKEN`, a token file's) while it reads a
+#: bundle (`reading_as`): a value, key or name of the bundle an error quotes shows each as
+#: `[token]` before it is shortened. Cut short first, a long token was no longer the one the
+#: command's own scrub looks for, and 40 of its characters were printed (review R63 #1).
+_TOKENS: ContextVar[tuple[str, ...]] = ContextVar("auditor_bundle_tokens", default=())
+
+
+@contextlib.contextmanager
+def reading_as(tokens: Iterable[str]) -> Iterator[None]:
+    """Read a bundle (`bundle_object`, `evaluate_bundle`, `parameter_problems`) for a command
+    whose own tokens are `tokens`: its errors show each as `[token]` (`_TOKENS`)."""
+    reset = _TOKENS.set(tuple(tokens))
+    try:
+        yield
+    finally:
+        _TOKENS.reset(reset)
+
+
+def bundle_tokens() -> tuple[str, ...]:
+    """The command's own tokens while it reads a bundle (`reading_as`), for `verify`'s words."""
+    return _TOKENS.get()
 
 
 def _kind(value: Any) -> str:
@@ -1171,7 +1197,7 @@ def _inside(bundle: Path, name: object, at: tuple[str | int, ...]) -> Path:
     # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
     linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
     if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
-        shown = printed_path(text)
+        shown = printed_path(text, _TOKENS.get())
         raise BundleError(
             f"{bundle / PARAMETERS}: {render(at)}: {shown!r} is not a file inside the bundle"
         )
@@ -1270,8 +1296,9 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
 
 def _shown(value: Any) -> str:
     """A value of a bundle file as an error shows it: a secret the value detectors find in it
-    (a hand-edited bundle's) not shown, judged before it is shortened (`shown_value`)."""
-    return escape.shorten(shown_value(orjson.dumps(value).decode()), 40)
+    (a hand-edited bundle's) not shown, the command's own token `[token]`, both judged before
+    it is shortened (`shown_value`)."""
+    return escape.shorten(shown_value(orjson.dumps(value).decode(), _TOKENS.get()), 40)
 
 
 #: What a check of `_options` gives for a value it found wrong (and named).
@@ -1392,11 +1419,13 @@ __all__ = [
     "ExportRequest",
     "bundle_entries",
     "bundle_files",
+    "bundle_tokens",
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
     "not_reproduced_warning",
     "parameter_problems",
+    "reading_as",
     "redaction_record",
     "result_statuses",
     "write_tables",

@@ -50,11 +50,13 @@ from auditor.workflows.export import (
     BundleError,
     bundle_entries,
     bundle_object,
+    bundle_tokens,
     evaluate_bundle,
     file_digest,
     load_public_key,
     not_reproduced_warning,
     parameter_problems,
+    reading_as,
     redaction_record,
     result_statuses,
     write_tables,
@@ -363,16 +365,18 @@ def written_fields(made_by: Any) -> tuple[str, ...]:
 def _shown_value(value: Any) -> str:
     """A value of the bundle (its JSON text) as a problem shows it: a secret the value
     detectors find in it reads `<not shown: looks like a secret>` (a hand-edited bundle may
-    hold one: export writes none), judged before it is shortened (a token cut short is no
-    longer one they know), as `_name` shows a key or a file's name."""
-    return escape.shorten(shown_value(escape.show_value(value)), 80)
+    hold one: export writes none), the command's own token `[token]`, both judged before it
+    is shortened (a token cut short is no longer one they, or the command's scrub, know), as
+    `_name` shows a key or a file's name."""
+    return escape.shorten(shown_value(escape.show_value(value), bundle_tokens()), 80)
 
 
 def _name(name: str, limit: int | None = None) -> str:
     """A key or a file's name of the bundle as a problem shows it: each name in it (between
-    `/`) that the value detectors take for a secret not shown (`printed_path`); ordinary
-    names (all of a bundle export writes) ask no detector."""
-    shown = printed_path(name)
+    `/`) that the value detectors take for a secret not shown, the command's own token
+    `[token]`, before it is shortened (`printed_path`); ordinary names (all of a bundle export
+    writes) ask no detector."""
+    shown = printed_path(name, bundle_tokens())
     return shown if limit is None else escape.shorten(shown, limit)
 
 
@@ -857,7 +861,7 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
             # problem among the others (the hashes, the signature), never the command's only line
             out.problems.append(
                 "re-run: the bundle cannot be evaluated: unexpected "
-                f"{type(exc).__name__}: {shown_value(str(exc))}"
+                f"{type(exc).__name__}: {shown_value(str(exc), bundle_tokens())}"
             )
             return
         derived.check(manifest, len(data.findings), out, note)
@@ -964,11 +968,19 @@ def _matches(
     return False
 
 
-def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
+def verify_bundle(
+    bundle: Path, *, key: Path | None = None, rerun: bool = True, tokens: Iterable[str] = ()
+) -> Verification:
     """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation
     (without it, the manifest's counts are checked against the files, `_check_counts`, and
     every run parameter's value as the re-run reads it, `parameter_problems`: one of another
-    type passed unread, review R59 #2)."""
+    type passed unread, review R59 #2). A value of the bundle a problem quotes shows each of
+    `tokens` (the command's own) as `[token]`, before it is shortened (`reading_as`)."""
+    with reading_as(tokens):
+        return _verified(bundle, key, rerun)
+
+
+def _verified(bundle: Path, key: Path | None, rerun: bool) -> Verification:
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)

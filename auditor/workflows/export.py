@@ -1118,8 +1118,8 @@ class _ParameterReader:
 
     def inputs(self) -> None:
         """`policies` (a non-empty list), `waivers` (or null) and `readinessModel`: each
-        `{bundled, shown}`, texts, `bundled` a file inside the bundle (`_inside`: its path
-        alone, no file read, so that `verify --no-rerun` refuses one outside it as the re-run
+        `{bundled, shown}`, texts, `bundled` a path inside the bundle (`_inside`: the value
+        alone, nothing read, so that `verify --no-rerun` refuses one outside it as the re-run
         does, review R63 #2). An empty list would load no file of the bundle: the current
         folder's policies were looked for."""
         policies = self.params.get("policies")
@@ -1146,7 +1146,7 @@ class _ParameterReader:
                     raise BundleError(
                         f"{self.where}: {render((*parts, key))}: expected a text, {got}"
                     )
-            _inside(self.bundle, entry["bundled"], (*parts, "bundled"))
+            _inside(self.bundle, entry["bundled"], (*parts, "bundled"), links=False)
 
 
 def _got(holder: Mapping[Any, Any], key: Any) -> str:
@@ -1187,16 +1187,21 @@ def _a_flag(value: Any) -> bool:
     return value
 
 
-def _inside(bundle: Path, name: object, at: tuple[str | int, ...]) -> Path:
+def _inside(bundle: Path, name: object, at: tuple[str | int, ...], *, links: bool = True) -> Path:
     """A file the run parameters name (at JSON path `at`), which must be one of the bundle's
     own files (listed in its manifest, checked by `verify`): a relative path inside the
-    bundle, no `..`, no link (nor a folder above it that is one)."""
+    bundle, no `..`, and, with `links`, no link (nor a folder above it that is one). Without
+    it, the value alone is judged (`_ParameterReader.inputs`: a link is the bundle's folder,
+    not the run parameter, and `verify --no-rerun` names it by its file check already)."""
     text = str(name)
     parts = Path(text).parts
     path = bundle / text
     # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
-    linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
-    if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
+    linked = links and (
+        os.path.islink(path)
+        or any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
+    )
+    if not text or Path(text).is_absolute() or ".." in parts or linked:
         shown = printed_path(text, _TOKENS.get())
         raise BundleError(
             f"{bundle / PARAMETERS}: {render(at)}: {shown!r} is not a file inside the bundle"
